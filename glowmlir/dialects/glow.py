@@ -1,0 +1,504 @@
+"""The `glow` dialect: Glow's graph IR, with tensor semantics.
+
+A network is a `glow.function` whose single block holds the graph: `glow.placeholder`
+ops read the inputs, `glow.constant` ops hold the weights, compute ops (Convolution,
+FullyConnected, pools, elementwise arithmetic, ...) produce new tensors, and `glow.save`
+ops name the outputs. Layouts are ONNX's: NCHW activations, OIHW filters. FullyConnected
+takes its weights as [in, out], as Glow does.
+
+Every compute op checks its result type against the shape rule in its `infer_shape`,
+which the importer also uses to build ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    opt_prop_def,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from glowmlir.dialects.weights import parse_named_weight, print_named_weight
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def ints(values: Sequence[int]) -> DenseArrayBase:
+    """An `array<i64: ...>` attribute."""
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def f32_attr(value: float) -> FloatAttr:
+    return FloatAttr(float(value), f32)
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType), value.type
+    return tuple(value.type.get_shape())
+
+
+def tensor(shape: Sequence[int], element_type: Attribute = f32) -> TensorType:
+    return TensorType(element_type, list(shape))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """Numpy/ONNX multidirectional broadcasting; raises ValueError when incompatible."""
+    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, dilation: int = 1) -> int:
+    """Output extent of a sliding window (floor rounding, as Glow and ONNX by default)."""
+    return (size + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1
+
+
+class GlowOp(IRDLOperation):
+    """Base of the compute ops: the result type must equal the op's shape rule."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+    def infer_shape(self) -> tuple[int, ...]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        try:
+            expected = tuple(self.infer_shape())
+        except (ValueError, IndexError) as error:
+            raise VerifyException(f"{self.name}: {error}") from error
+        actual = shape_of(self.results[0])
+        if actual != expected:
+            raise VerifyException(f"{self.name}: result shape {list(actual)} does not match the inferred shape {list(expected)}")
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+@irdl_op_definition
+class FunctionOp(IRDLOperation):
+    """A network: one block of graph ops, no terminator (outputs are `glow.save` ops)."""
+
+    name = "glow.function"
+    sym_name = prop_def(SymbolNameConstraint())
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), NoTerminator(), IsolatedFromAbove())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def __init__(self, name: str, body: Region):
+        super().__init__(properties={"sym_name": StringAttr(name)}, regions=[body])
+
+
+@irdl_op_definition
+class PlaceholderOp(IRDLOperation):
+    """A graph input, bound by the caller in the mutable region."""
+
+    name = "glow.placeholder"
+    name_ = prop_def(StringAttr, prop_name="name")
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$name attr-dict `:` type($result)"
+
+    def __init__(self, name: str, result_type: TensorType):
+        super().__init__(properties={"name": StringAttr(name)}, result_types=[result_type])
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A named constant tensor (a weight); large values print as `elided`."""
+
+    name = "glow.constant"
+    name_ = prop_def(StringAttr, prop_name="name")
+    value = opt_prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, name: str, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[value.type])
+
+    def print(self, printer: Printer) -> None:
+        print_named_weight(self, printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        properties, result_type = parse_named_weight(parser)
+        return cls.create(properties=properties, result_types=[result_type])
+
+    def verify_(self) -> None:
+        if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
+            raise VerifyException(f"glow.constant \"{self.name_.data}\": value shape does not match the result type")
+
+
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """A tensor whose elements all equal `value`."""
+
+    name = "glow.splat"
+    value = prop_def(FloatAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: float, result_type: TensorType):
+        super().__init__(properties={"value": f32_attr(value)}, result_types=[result_type])
+
+
+@irdl_op_definition
+class SaveOp(IRDLOperation):
+    """Writes a tensor to the output placeholder `name` (Glow's Save node)."""
+
+    name = "glow.save"
+    input = operand_def(TensorType)
+    name_ = prop_def(StringAttr, prop_name="name")
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `as` $name attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue, name: str):
+        super().__init__(operands=[input], properties={"name": StringAttr(name)})
+
+
+# ----------------------------------------------------------------------------- compute ops
+
+ACTIVATIONS = ("relu", "clip")
+"""Activations that Convolution, FullyConnected and Add can apply to their result."""
+
+
+class FusedActivationMixin:
+    """`activation = "relu"` or `"clip"` (with `clip_min`/`clip_max`) on the result."""
+
+    def verify_activation(self) -> None:
+        activation = self.properties.get("activation")
+        if activation is not None and activation.data not in ACTIVATIONS:
+            raise VerifyException(f"{self.name}: unknown fused activation \"{activation.data}\"")
+
+
+@irdl_op_definition
+class ConvolutionOp(GlowOp, FusedActivationMixin):
+    """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O]."""
+
+    name = "glow.convolution"
+    input = operand_def(TensorType)
+    filter = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
+    dilations = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+    activation = opt_prop_def(StringAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+    assembly_format = "$input `,` $filter `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    @staticmethod
+    def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
+        n, c, h, w = input_shape
+        o, i, kh, kw = filter_shape
+        if c != i * group or o % group:
+            raise ValueError(f"filter {list(filter_shape)} does not fit input channels {c} with group {group}")
+        return (n, o, pooled_size(h, kh, strides[0], pads[0], pads[2], dilations[0]),
+                pooled_size(w, kw, strides[1], pads[1], pads[3], dilations[1]))
+
+    def infer_shape(self):
+        return self.shape_rule(shape_of(self.input), shape_of(self.filter), self.strides.get_values(),
+                               self.pads.get_values(), self.dilations.get_values(), self.group.value.data)
+
+    def verify_(self) -> None:
+        super().verify_()
+        self.verify_activation()
+        if shape_of(self.bias) != (shape_of(self.filter)[0],):
+            raise VerifyException("glow.convolution: bias must have one element per output channel")
+
+
+@irdl_op_definition
+class FullyConnectedOp(GlowOp, FusedActivationMixin):
+    """out[m, n] = sum_k input[m, k] * weights[k, n] + bias[n]."""
+
+    name = "glow.fully_connected"
+    input = operand_def(TensorType)
+    weights = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    activation = opt_prop_def(StringAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+    assembly_format = "$input `,` $weights `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        (m, k), (k2, n) = shape_of(self.input), shape_of(self.weights)
+        if k != k2 or shape_of(self.bias) != (n,):
+            raise ValueError(f"input {[m, k]}, weights {[k2, n]} and bias {list(shape_of(self.bias))} do not fit")
+        return (m, n)
+
+    def verify_(self) -> None:
+        super().verify_()
+        self.verify_activation()
+
+
+@irdl_op_definition
+class MatMulOp(GlowOp):
+    """Batched matrix product with numpy broadcasting of the batch dimensions."""
+
+    name = "glow.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        a, b = shape_of(self.lhs), shape_of(self.rhs)
+        if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+            raise ValueError(f"cannot multiply {list(a)} by {list(b)}")
+        return broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+
+
+class PoolOp(GlowOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        n, c, h, w = shape_of(self.input)
+        k, s, p = self.kernel.get_values(), self.strides.get_values(), self.pads.get_values()
+        return (n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3]))
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    name = "glow.max_pool"
+
+
+@irdl_op_definition
+class AvgPoolOp(PoolOp):
+    """Average pool; `count_include_pad` = divide by the whole window, pads included."""
+
+    name = "glow.avg_pool"
+    count_include_pad = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+
+
+class UnaryOp(GlowOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        return shape_of(self.input)
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "glow.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    name = "glow.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "glow.tanh"
+
+
+@irdl_op_definition
+class ClipOp(UnaryOp):
+    name = "glow.clip"
+    min = prop_def(FloatAttr)
+    max = prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class SoftMaxOp(UnaryOp):
+    """Softmax over one axis."""
+
+    name = "glow.softmax"
+    axis = prop_def(IntegerAttr)
+
+
+@irdl_op_definition
+class BatchNormalizationOp(GlowOp):
+    """Inference batch normalization over axis 1; folded into a Convolution when it follows one."""
+
+    name = "glow.batch_normalization"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    result = result_def(TensorType)
+    epsilon = prop_def(FloatAttr)
+    assembly_format = "$input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        shape = shape_of(self.input)
+        for operand in (self.scale, self.bias, self.mean, self.var):
+            if shape_of(operand) != (shape[1],):
+                raise ValueError("scale, bias, mean and var must have one element per channel")
+        return shape
+
+
+class BinaryOp(GlowOp):
+    """Elementwise arithmetic with numpy/ONNX broadcasting."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        return broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs))
+
+
+@irdl_op_definition
+class AddOp(BinaryOp, FusedActivationMixin):
+    name = "glow.add"
+    activation = opt_prop_def(StringAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+
+    def verify_(self) -> None:
+        super().verify_()
+        self.verify_activation()
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "glow.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "glow.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    name = "glow.div"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    name = "glow.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    name = "glow.min"
+
+
+@irdl_op_definition
+class ReshapeOp(UnaryOp):
+    """Same elements, new shape (the result type)."""
+
+    name = "glow.reshape"
+
+    def infer_shape(self):
+        if int(np.prod(shape_of(self.input))) != int(np.prod(shape_of(self.result))):
+            raise ValueError("reshape must keep the number of elements")
+        return shape_of(self.result)
+
+
+@irdl_op_definition
+class TransposeOp(UnaryOp):
+    name = "glow.transpose"
+    perm = prop_def(DenseArrayBase)
+
+    def infer_shape(self):
+        shape, perm = shape_of(self.input), self.perm.get_values()
+        if sorted(perm) != list(range(len(shape))):
+            raise ValueError(f"{list(perm)} is not a permutation of {len(shape)} dimensions")
+        return tuple(shape[p] for p in perm)
+
+
+@irdl_op_definition
+class ConcatOp(GlowOp):
+    name = "glow.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, results)"
+
+    def infer_shape(self):
+        shapes = [shape_of(v) for v in self.inputs]
+        axis = self.axis.value.data
+        for s in shapes:
+            if len(s) != len(shapes[0]) or s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:]:
+                raise ValueError(f"inputs {[list(s) for s in shapes]} cannot be concatenated on axis {axis}")
+        return shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
+
+
+@irdl_op_definition
+class SliceOp(UnaryOp):
+    """result[i] = input[starts + i * steps] (steps > 0)."""
+
+    name = "glow.slice"
+    starts = prop_def(DenseArrayBase)
+    steps = prop_def(DenseArrayBase)
+
+    def infer_shape(self):
+        shape, out = shape_of(self.input), shape_of(self.result)
+        for size, start, step, n in zip(shape, self.starts.get_values(), self.steps.get_values(), out, strict=True):
+            if step < 1 or start < 0 or n < 1 or start + (n - 1) * step >= size:
+                raise ValueError(f"slice out of bounds of {list(shape)}")
+        return out
+
+
+@irdl_op_definition
+class PadOp(UnaryOp):
+    """Constant padding: `pads` = begin of each dimension, then end of each dimension."""
+
+    name = "glow.pad"
+    pads = prop_def(DenseArrayBase)
+    value = prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
+
+    def infer_shape(self):
+        shape, pads = shape_of(self.input), self.pads.get_values()
+        rank = len(shape)
+        if len(pads) != 2 * rank or min(pads) < 0:
+            raise ValueError("pads must hold 2 * rank non-negative values")
+        return tuple(s + pads[d] + pads[d + rank] for d, s in enumerate(shape))
+
+
+
+Glow = Dialect(
+    "glow",
+    [
+        FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
+        ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
+        ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp,
+        AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp,
+        ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
+    ],
+    [],
+)

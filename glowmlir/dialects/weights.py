@@ -1,0 +1,123 @@
+"""Weight data attached to IR ops, and how it is printed.
+
+`glow.constant` and `glowll.weight` both carry a tensor of weights. In memory the data is
+a `DenseIntOrFPElementsAttr` built straight from bytes (cheap, numpy reads it back without
+a copy). In IR text, weights larger than `ELIDE_LIMIT` elements are printed as the keyword
+`elided`, so ResNet-50 prints as a readable page, not as megabytes of hex. `glow-opt
+--weights-file=F` saves the elided data to an `.npz` side file and loads it back on parse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+ELIDE_LIMIT = 16
+"""Weights with more elements than this are printed as `elided`."""
+
+_print_all_weights = False
+
+
+@contextlib.contextmanager
+def printing_all_weights() -> Iterator[None]:
+    """Within this context, weights are printed in full (for exact round trips)."""
+    global _print_all_weights
+    previous, _print_all_weights = _print_all_weights, True
+    try:
+        yield
+    finally:
+        _print_all_weights = previous
+
+
+_NUMPY_OF_ELEMENT = {"f32": np.float32, "i8": np.int8, "i32": np.int32, "i64": np.int64}
+
+
+def numpy_dtype(element_type: Attribute) -> type:
+    """The numpy dtype of an MLIR element type (f32, i8, i32, i64)."""
+    if isinstance(element_type, Float32Type):
+        return np.float32
+    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 32, 64):
+        return _NUMPY_OF_ELEMENT[f"i{element_type.width.data}"]
+    raise ValueError(f"unsupported element type {element_type}")
+
+
+def element_type_of(dtype: np.dtype) -> Attribute:
+    """The MLIR element type of a numpy dtype."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        return f32
+    if dtype.kind == "i" and dtype.itemsize in (1, 4, 8):
+        return IntegerType(8 * dtype.itemsize, Signedness.SIGNLESS)
+    raise ValueError(f"unsupported numpy dtype {dtype}")
+
+
+def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """Wrap a numpy array as a dense attribute without going through Python lists."""
+    array = np.ascontiguousarray(array)
+    tensor_type = TensorType(element_type_of(array.dtype), array.shape)
+    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(array.tobytes()))
+
+
+def array_from_dense(value: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The numpy view of a dense attribute (read only, no copy)."""
+    dtype = numpy_dtype(value.get_element_type())
+    return np.frombuffer(value.data.data, dtype).reshape(value.get_shape())
+
+
+def print_named_weight(op: Operation, printer: Printer) -> None:
+    """`"name" [elided] {attrs} : type`, shared by the constant-like ops of both dialects.
+
+    Small weights stay in the attribute dictionary as a `dense<...>` literal; large ones
+    are replaced by the keyword `elided`.
+    """
+    value = op.properties.get("value")
+    printer.print_string(" ")
+    printer.print_attribute(op.properties["name"])
+    shown = {k: v for k, v in op.properties.items() if k != "name"}
+    if value is None or (len(value) > ELIDE_LIMIT and not _print_all_weights):
+        printer.print_string(" elided")
+        shown.pop("value", None)
+    printer.print_op_attributes(shown | op.attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(op.results[0].type)
+
+
+def parse_named_weight(parser: Parser) -> tuple[dict[str, Attribute], Attribute]:
+    """Parse the form printed by `print_named_weight`; returns (properties, result type)."""
+    properties: dict[str, Attribute] = {"name": StringAttr(parser.parse_str_literal("weight name"))}
+    parser.parse_optional_keyword("elided")
+    properties |= parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    return properties, parser.parse_type()
+
+
+def save_weights(module: Operation, path: str) -> None:
+    """Write every weight of `module` to an .npz side file, keyed by weight name."""
+    arrays = {op.properties["name"].data: array_from_dense(op.properties["value"])
+              for op in module.walk() if "value" in op.properties and "name" in op.properties}
+    np.savez(path, **arrays)
+
+
+def load_weights(module: Operation, path: str) -> None:
+    """Fill the elided weights of `module` from an .npz side file written by `save_weights`."""
+    with np.load(path) as arrays:
+        for op in module.walk():
+            if "name" in op.properties and "value" not in op.properties and hasattr(op, "value"):
+                name = op.properties["name"].data
+                if name in arrays:
+                    op.properties["value"] = dense_from_array(arrays[name])

@@ -1,0 +1,597 @@
+"""ONNX importer: an `.onnx` or `.onnxtxt` model becomes a `glow.function`.
+
+The model is checked with onnx's checker and shaped with onnx's shape inference after the
+user's `-model-input` and `-onnx-define-symbol` settings are applied. Initializers and
+every node whose inputs are all known at compile time (Constant, Shape, ConstantOfShape,
+Gather on shapes, ...) are evaluated at import with onnx's reference evaluator, so the
+graph that reaches the `glow` dialect holds only the computation on the inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from google.protobuf import text_format
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from glowmlir.dialects import glow
+from glowmlir.dialects.weights import dense_from_array
+from glowmlir.errors import GlowError
+from glowmlir.names import UniqueNames, legalize_name
+
+# ----------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """One `-model-input=name,type,[d0,d1,...]` option."""
+
+    name: str
+    element_type: str
+    shape: tuple[int, ...]
+
+    @staticmethod
+    def parse(spec: str) -> ModelInput:
+        """Glow's forms: `name`, `name,type,[dims]` (quantized forms come with quantization)."""
+        bad = GlowError(f"-model-input=\"{spec}\": expected name,float,[d0,d1,...]")
+        if "," not in spec:
+            if not spec:
+                raise bad
+            return ModelInput(spec, "float", (1,))
+        name, rest = spec.split(",", 1)
+        if "," not in rest:
+            raise bad
+        element_type, dims = rest.split(",", 1)
+        if element_type != "float":
+            raise GlowError(f"-model-input=\"{spec}\": element type \"{element_type}\" is not supported (use float)")
+        dims = dims.strip()
+        if not name or not (dims.startswith("[") and dims.endswith("]")):
+            raise bad
+        try:
+            shape = tuple(int(d) for d in dims[1:-1].split(",") if d.strip())
+        except ValueError:
+            raise bad from None
+        if not shape or min(shape) < 1:
+            raise bad
+        return ModelInput(name, element_type, shape)
+
+
+def parse_define_symbol(spec: str) -> tuple[str, int]:
+    """One `-onnx-define-symbol=name,value` option."""
+    parts = spec.split(",")
+    if len(parts) != 2 or not parts[0] or not parts[1].strip().isdigit():
+        raise GlowError(f"-onnx-define-symbol=\"{spec}\": expected symbol,positive-integer")
+    return parts[0], int(parts[1])
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_onnx_model(path: str) -> onnx.ModelProto:
+    """Read a binary `.onnx` or protobuf-text `.onnxtxt` model; errors name the file."""
+    if not os.path.isfile(path):
+        raise GlowError(f"-model: file \"{path}\" not found")
+    try:
+        if path.endswith(".onnxtxt"):
+            with open(path, encoding="utf-8") as f:
+                return text_format.Parse(f.read(), onnx.ModelProto())
+        model = onnx.load(path)
+    except Exception as error:  # protobuf raises several unrelated types
+        raise GlowError(f"-model: \"{path}\" is not an ONNX model ({type(error).__name__})") from None
+    if not model.graph.node and not model.graph.output:
+        raise GlowError(f"-model: \"{path}\" is not an ONNX model (no graph)")
+    return model
+
+
+def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int]) -> None:
+    """Write `-model-input` shapes and `-onnx-define-symbol` values into the graph inputs."""
+    initializers = {t.name for t in model.graph.initializer}
+    graph_inputs = {i.name: i for i in model.graph.input if i.name not in initializers}
+    for spec in inputs:
+        if spec.name not in graph_inputs:
+            raise GlowError(f"-model-input: the model has no input \"{spec.name}\" (inputs: {', '.join(graph_inputs)})")
+        dims = graph_inputs[spec.name].type.tensor_type.shape.dim
+        del dims[:]
+        for size in spec.shape:
+            dims.add().dim_value = size
+    for name, value_info in graph_inputs.items():
+        for dim in value_info.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param"):
+                if dim.dim_param not in symbols:
+                    raise GlowError(f"input \"{name}\" has the undefined symbolic dimension \"{dim.dim_param}\": "
+                                    f"set it with -onnx-define-symbol={dim.dim_param},<value>")
+                dim.dim_value = symbols[dim.dim_param]
+
+
+# ----------------------------------------------------------------------------- importer
+
+Value = SSAValue | np.ndarray
+NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
+_NODE_IMPORTERS: dict[str, NodeImporter] = {}
+
+
+def imports(*op_types: str):
+    """Registers the function that turns ONNX nodes of these types into glow ops."""
+
+    def register(function: NodeImporter) -> NodeImporter:
+        for op_type in op_types:
+            _NODE_IMPORTERS[op_type] = function
+        return function
+
+    return register
+
+
+class OnnxImporter:
+    """Walks the ONNX graph in order, building the ops of one `glow.function`."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.model = model
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+        self.block = Block()
+        self.values: dict[str, Value] = {}
+        self.names = UniqueNames()
+        self.constants: dict[str, SSAValue] = {}
+        self.node: onnx.NodeProto | None = None
+
+    # --- building
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def where(self) -> str:
+        node = self.node
+        return f"node \"{node.name or node.output[0]}\" ({node.op_type}, opset {self.opset})"
+
+    def error(self, message: str) -> GlowError:
+        return GlowError(f"{self.where()}: {message}")
+
+    def tensor(self, onnx_name: str) -> SSAValue:
+        """The SSA value of an ONNX tensor; compile-time arrays become `glow.constant`s."""
+        value = self.values[onnx_name]
+        if isinstance(value, SSAValue):
+            return value
+        if onnx_name not in self.constants:
+            array = value.astype(np.float32) if value.dtype.kind == "f" else value
+            if array.dtype != np.float32:
+                raise self.error(f"tensor \"{onnx_name}\" of type {array.dtype} is used in float computation")
+            self.constants[onnx_name] = self.add(glow.ConstantOp(self.names(onnx_name), dense_from_array(array)))
+        return self.constants[onnx_name]
+
+    def constant(self, name: str, array: np.ndarray) -> SSAValue:
+        return self.add(glow.ConstantOp(self.names(name), dense_from_array(np.asarray(array, np.float32))))
+
+    def known(self, onnx_name: str) -> np.ndarray | None:
+        """The compile-time value of an ONNX tensor, or None if it is computed at run time."""
+        value = self.values.get(onnx_name) if onnx_name else None
+        return value if isinstance(value, np.ndarray) else None
+
+    def required_known(self, onnx_name: str, what: str) -> np.ndarray:
+        value = self.known(onnx_name)
+        if value is None:
+            raise self.error(f"{what} (\"{onnx_name}\") must be a constant")
+        return value
+
+    # --- the walk
+
+    def run(self, name: str) -> ModuleOp:
+        graph = self.model.graph
+        for init in graph.initializer:
+            self.values[init.name] = numpy_helper.to_array(init)
+        for graph_input in graph.input:
+            if graph_input.name in self.values:
+                continue
+            tensor_type = graph_input.type.tensor_type
+            if tensor_type.elem_type != onnx.TensorProto.FLOAT:
+                raise GlowError(f"input \"{graph_input.name}\": element type "
+                                f"{onnx.TensorProto.DataType.Name(tensor_type.elem_type)} is not supported (float only)")
+            shape = [d.dim_value for d in tensor_type.shape.dim]
+            placeholder = glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(shape))
+            self.values[graph_input.name] = self.add(placeholder)
+        for node in graph.node:
+            self.node = node
+            self.import_node(node)
+        for graph_output in graph.output:
+            self.node = None
+            source = self.tensor(graph_output.name)
+            self.add(glow.SaveOp(source, self.names(graph_output.name)))
+        return ModuleOp([glow.FunctionOp(name, Region(self.block))])
+
+    def import_node(self, node: onnx.NodeProto) -> None:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+        if node.domain not in ("", "ai.onnx"):
+            raise self.error(f"unsupported op domain \"{node.domain}\"")
+        inputs = [self.known(i) for i in node.input]
+        if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type != "Dropout":
+            outputs = self.fold(node)
+        elif node.op_type in _NODE_IMPORTERS:
+            outputs = _NODE_IMPORTERS[node.op_type](self, node, attrs)
+        else:
+            raise self.error(f"unsupported op type \"{node.op_type}\"")
+        for name, value in zip(node.output, outputs):
+            if name:
+                self.values[name] = value
+
+    def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
+        """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
+        feeds = {name: self.values[name] for name in node.input if name}
+        try:
+            graph = helper.make_graph([node], "fold", [helper.make_value_info(name, onnx.TypeProto()) for name in feeds],
+                                      [helper.make_value_info(name, onnx.TypeProto()) for name in node.output])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
+            evaluator = ReferenceEvaluator(model)
+            return [np.asarray(v) for v in evaluator.run(None, feeds)]
+        except Exception as error:
+            raise self.error(f"cannot evaluate constant node: {error}") from None
+
+
+def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str, int] | None = None,
+                name: str | None = None) -> ModuleOp:
+    """Load, check, shape and import an ONNX model file into a module holding one `glow.function`."""
+    model = load_onnx_model(path)
+    _apply_input_settings(model, inputs, symbols or {})
+    try:
+        onnx.checker.check_model(model)
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise GlowError(f"\"{path}\" fails onnx's checks: {first_line}") from None
+    network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
+    module = OnnxImporter(model).run(network)
+    module.verify()
+    return module
+
+
+# ----------------------------------------------------------------------------- node importers
+
+
+def _window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], kernel: Sequence[int],
+                 strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
+    """ONNX `pads`/`auto_pad` as [top, left, bottom, right]."""
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    if auto_pad in ("NOTSET", "VALID"):
+        pads = list(attrs.get("pads", [0] * 4)) if auto_pad == "NOTSET" else [0] * 4
+        if len(pads) != 4:
+            raise importer.error("only 2-D windows are supported")
+        return pads
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise importer.error(f"unknown auto_pad \"{auto_pad}\"")
+    begin, end = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, large = total // 2, total - total // 2
+        begin.append(small if auto_pad == "SAME_UPPER" else large)
+        end.append(large if auto_pad == "SAME_UPPER" else small)
+    return begin + end
+
+
+@imports("Conv")
+def _conv(importer: OnnxImporter, node, attrs):
+    x, w = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
+    if len(x_shape) != 4:
+        raise importer.error(f"only 2-D convolution is supported (input {list(x_shape)})")
+    strides = list(attrs.get("strides", [1, 1]))
+    dilations = list(attrs.get("dilations", [1, 1]))
+    pads = _window_pads(importer, attrs, x_shape[2:], w_shape[2:], strides, dilations)
+    group = attrs.get("group", 1)
+    if len(node.input) > 2 and node.input[2]:
+        bias = importer.tensor(node.input[2])
+    else:
+        bias = importer.constant(f"{node.output[0]}_bias", np.zeros(w_shape[0], np.float32))
+    shape = glow.ConvolutionOp.shape_rule(x_shape, w_shape, strides, pads, dilations, group)
+    op = glow.ConvolutionOp.create(
+        operands=[x, w, bias], result_types=[glow.tensor(shape)],
+        properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
+                    "group": glow.IntegerAttr(group, glow.i64)})
+    return [importer.add(op)]
+
+
+def _pool(importer: OnnxImporter, node, attrs, op_type, kernel, strides, pads, **extra):
+    x = importer.tensor(node.input[0])
+    n, c, h, w = glow.shape_of(x)
+    properties = {"kernel": glow.ints(kernel), "strides": glow.ints(strides), "pads": glow.ints(pads)} | extra
+    shape = (n, c, glow.pooled_size(h, kernel[0], strides[0], pads[0], pads[2]),
+             glow.pooled_size(w, kernel[1], strides[1], pads[1], pads[3]))
+    return [importer.add(op_type.create(operands=[x], result_types=[glow.tensor(shape)], properties=properties))]
+
+
+@imports("MaxPool", "AveragePool")
+def _max_avg_pool(importer: OnnxImporter, node, attrs):
+    if len(node.output) > 1 and node.output[1]:
+        raise importer.error("the Indices output of MaxPool is not supported")
+    x_shape = glow.shape_of(importer.tensor(node.input[0]))
+    kernel = list(attrs["kernel_shape"])
+    if len(kernel) != 2 or len(x_shape) != 4:
+        raise importer.error("only 2-D pooling is supported")
+    strides = list(attrs.get("strides", [1, 1]))
+    if any(d != 1 for d in attrs.get("dilations", [1, 1])):
+        raise importer.error("dilated pooling is not supported")
+    pads = _window_pads(importer, attrs, x_shape[2:], kernel, strides, [1, 1])
+    if attrs.get("ceil_mode", 0):
+        # Extend the end padding so that floor rounding gives ceil's extent.
+        for axis in range(2):
+            size, k, s = x_shape[2 + axis], kernel[axis], strides[axis]
+            span = size + pads[axis] + pads[axis + 2] - k
+            if span % s:
+                pads[axis + 2] += s - span % s
+        if node.op_type == "AveragePool" and attrs.get("count_include_pad", 0):
+            raise importer.error("ceil_mode with count_include_pad is not supported")
+    if node.op_type == "MaxPool":
+        return _pool(importer, node, attrs, glow.MaxPoolOp, kernel, strides, pads)
+    include = glow.IntegerAttr(attrs.get("count_include_pad", 0), glow.i64)
+    return _pool(importer, node, attrs, glow.AvgPoolOp, kernel, strides, pads, count_include_pad=include)
+
+
+@imports("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(importer: OnnxImporter, node, attrs):
+    x_shape = glow.shape_of(importer.tensor(node.input[0]))
+    if len(x_shape) != 4:
+        raise importer.error("only 2-D pooling is supported")
+    op_type = glow.AvgPoolOp if node.op_type == "GlobalAveragePool" else glow.MaxPoolOp
+    return _pool(importer, node, attrs, op_type, list(x_shape[2:]), [1, 1], [0, 0, 0, 0])
+
+
+def _unary(op_type, **properties):
+    def build(importer: OnnxImporter, node, attrs):
+        x = importer.tensor(node.input[0])
+        op = op_type.create(operands=[x], result_types=[x.type], properties=properties)
+        return [importer.add(op)]
+
+    return build
+
+
+imports("Relu")(_unary(glow.ReluOp))
+imports("Sigmoid")(_unary(glow.SigmoidOp))
+imports("Tanh")(_unary(glow.TanhOp))
+
+
+@imports("Identity", "Dropout")
+def _identity(importer: OnnxImporter, node, attrs):
+    value = importer.values[node.input[0]]
+    shape = value.shape if isinstance(value, np.ndarray) else glow.shape_of(value)
+    return [value, np.ones(shape, bool)]  # at inference Dropout keeps everything
+
+
+@imports("Clip")
+def _clip(importer: OnnxImporter, node, attrs):
+    if importer.opset < 11:
+        low, high = attrs.get("min", -np.inf), attrs.get("max", np.inf)
+    else:
+        low = importer.required_known(node.input[1], "min") if len(node.input) > 1 and node.input[1] else -np.inf
+        high = importer.required_known(node.input[2], "max") if len(node.input) > 2 and node.input[2] else np.inf
+    low, high = float(low), float(high)
+    if low == 0.0 and high == np.inf:
+        return _unary(glow.ReluOp)(importer, node, attrs)
+    return _unary(glow.ClipOp, min=glow.f32_attr(low), max=glow.f32_attr(high))(importer, node, attrs)
+
+
+def _reshape_to(importer: OnnxImporter, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if glow.shape_of(x) == tuple(shape):
+        return x
+    return importer.add(glow.ReshapeOp.create(operands=[x], result_types=[glow.tensor(shape)]))
+
+
+@imports("Softmax")
+def _softmax(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    axis = attrs.get("axis", 1 if importer.opset < 13 else -1) % len(shape)
+    if importer.opset < 13:
+        # Before opset 13 the input is coerced to 2-D at `axis`.
+        rows, columns = int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))
+        flat = _reshape_to(importer, x, (rows, columns))
+        op = glow.SoftMaxOp.create(operands=[flat], result_types=[flat.type],
+                                   properties={"axis": glow.IntegerAttr(1, glow.i64)})
+        return [_reshape_to(importer, importer.add(op), shape)]
+    op = glow.SoftMaxOp.create(operands=[x], result_types=[x.type], properties={"axis": glow.IntegerAttr(axis, glow.i64)})
+    return [importer.add(op)]
+
+
+@imports("BatchNormalization")
+def _batch_norm(importer: OnnxImporter, node, attrs):
+    if len([o for o in node.output if o]) > 1:
+        raise importer.error("training-mode BatchNormalization is not supported")
+    operands = [importer.tensor(name) for name in node.input[:5]]
+    op = glow.BatchNormalizationOp.create(operands=operands, result_types=[operands[0].type],
+                                          properties={"epsilon": glow.f32_attr(attrs.get("epsilon", 1e-5))})
+    return [importer.add(op)]
+
+
+_BINARY = {"Add": glow.AddOp, "Sub": glow.SubOp, "Mul": glow.MulOp, "Div": glow.DivOp,
+           "Max": glow.MaxOp, "Min": glow.MinOp, "Sum": glow.AddOp}
+
+
+def _binary(importer: OnnxImporter, op_type, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
+    return importer.add(op_type.create(operands=[lhs, rhs], result_types=[glow.tensor(shape)]))
+
+
+@imports(*_BINARY)
+def _elementwise(importer: OnnxImporter, node, attrs):
+    if importer.opset < 7 and attrs.get("broadcast"):
+        raise importer.error("legacy broadcast (opset < 7) is not supported")
+    values = [importer.tensor(name) for name in node.input]
+    try:
+        result = values[0]
+        for value in values[1:]:
+            result = _binary(importer, _BINARY[node.op_type], result, value)
+    except ValueError as error:
+        raise importer.error(str(error)) from None
+    return [result]
+
+
+@imports("Gemm")
+def _gemm(importer: OnnxImporter, node, attrs):
+    alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
+    a = importer.tensor(node.input[0])
+    if attrs.get("transA", 0):
+        a = importer.add(glow.TransposeOp.create(operands=[a], result_types=[glow.tensor(glow.shape_of(a)[::-1])],
+                                                 properties={"perm": glow.ints([1, 0])}))
+    b = importer.known(node.input[1])
+    if b is None:
+        raise importer.error("Gemm with a non-constant B is not supported")
+    b = (b.T if attrs.get("transB", 0) else b) * np.float32(alpha)
+    n = b.shape[1]
+    c = importer.known(node.input[2]) if len(node.input) > 2 and node.input[2] else np.zeros(n, np.float32)
+    if c is None:
+        raise importer.error("Gemm with a non-constant C is not supported")
+    m = glow.shape_of(a)[0]
+    c = np.broadcast_to(np.asarray(c, np.float32) * np.float32(beta), (m, n))
+    if m > 1 and not (c == c[0]).all():
+        raise importer.error("Gemm whose C differs between rows is not supported")
+    weights = importer.constant(node.input[1], b)
+    bias = importer.constant(node.input[2] if len(node.input) > 2 and node.input[2] else f"{node.output[0]}_bias", c[0])
+    op = glow.FullyConnectedOp.create(operands=[a, weights, bias], result_types=[glow.tensor((m, n))])
+    return [importer.add(op)]
+
+
+@imports("MatMul")
+def _matmul(importer: OnnxImporter, node, attrs):
+    a = importer.tensor(node.input[0])
+    b = importer.known(node.input[1])
+    if b is not None and b.ndim == 2 and len(glow.shape_of(a)) == 2:
+        weights = importer.constant(node.input[1], b)
+        bias = importer.constant(f"{node.output[0]}_bias", np.zeros(b.shape[1], np.float32))
+        op = glow.FullyConnectedOp.create(operands=[a, weights, bias],
+                                          result_types=[glow.tensor((glow.shape_of(a)[0], b.shape[1]))])
+        return [importer.add(op)]
+    rhs = importer.tensor(node.input[1])
+    a_shape, b_shape = glow.shape_of(a), glow.shape_of(rhs)
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise importer.error("MatMul of 1-D tensors is not supported")
+    try:
+        shape = glow.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + (a_shape[-2], b_shape[-1])
+    except ValueError as error:
+        raise importer.error(str(error)) from None
+    return [importer.add(glow.MatMulOp.create(operands=[a, rhs], result_types=[glow.tensor(shape)]))]
+
+
+@imports("Reshape")
+def _reshape(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    target = attrs["shape"] if importer.opset < 5 else importer.required_known(node.input[1], "the shape")
+    in_shape = glow.shape_of(x)
+    shape = [in_shape[i] if d == 0 and not attrs.get("allowzero", 0) else int(d) for i, d in enumerate(target)]
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1]))
+        shape[shape.index(-1)] = int(np.prod(in_shape)) // max(known, 1)
+    if int(np.prod(shape)) != int(np.prod(in_shape)):
+        raise importer.error(f"cannot reshape {list(in_shape)} to {list(target)}")
+    return [_reshape_to(importer, x, shape)]
+
+
+@imports("Flatten")
+def _flatten(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    axis = attrs.get("axis", 1) % (len(shape) + 1) if attrs.get("axis", 1) < 0 else attrs.get("axis", 1)
+    return [_reshape_to(importer, x, (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]
+
+
+@imports("Squeeze", "Unsqueeze")
+def _squeeze(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = list(glow.shape_of(x))
+    if importer.opset < 13:
+        axes = attrs.get("axes")
+    else:
+        axes = importer.required_known(node.input[1], "axes") if len(node.input) > 1 and node.input[1] else None
+    if node.op_type == "Squeeze":
+        axes = [a % len(shape) for a in axes] if axes is not None else [i for i, d in enumerate(shape) if d == 1]
+        new_shape = [d for i, d in enumerate(shape) if i not in axes]
+    else:
+        rank = len(shape) + len(axes)
+        new_shape = shape
+        for axis in sorted(int(a) % rank for a in axes):
+            new_shape.insert(axis, 1)
+    return [_reshape_to(importer, x, new_shape)]
+
+
+@imports("Transpose")
+def _transpose(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    perm = list(attrs.get("perm", range(len(shape) - 1, -1, -1)))
+    op = glow.TransposeOp.create(operands=[x], result_types=[glow.tensor([shape[p] for p in perm])],
+                                 properties={"perm": glow.ints(perm)})
+    return [importer.add(op)]
+
+
+@imports("Concat")
+def _concat(importer: OnnxImporter, node, attrs):
+    values = [importer.tensor(name) for name in node.input]
+    shapes = [glow.shape_of(v) for v in values]
+    axis = attrs["axis"] % len(shapes[0])
+    shape = list(shapes[0])
+    shape[axis] = sum(s[axis] for s in shapes)
+    op = glow.ConcatOp.create(operands=values, result_types=[glow.tensor(shape)],
+                              properties={"axis": glow.IntegerAttr(axis, glow.i64)})
+    return [importer.add(op)]
+
+
+@imports("Slice")
+def _slice(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+
+    def operand(index, what):
+        return importer.required_known(node.input[index], what) if len(node.input) > index and node.input[index] else None
+
+    if importer.opset < 10:
+        starts, ends, axes, steps = attrs["starts"], attrs["ends"], attrs.get("axes"), None
+    else:
+        starts, ends, axes, steps = operand(1, "starts"), operand(2, "ends"), operand(3, "axes"), operand(4, "steps")
+    axes = list(range(len(starts))) if axes is None else [int(a) % len(shape) for a in axes]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
+    begin, step, out = [0] * len(shape), [1] * len(shape), list(shape)
+    for axis, start, end, s in zip(axes, starts, ends, steps):
+        if s < 1:
+            raise importer.error("Slice with a negative step is not supported")
+        size = shape[axis]
+        start, end = (int(v) + size if v < 0 else int(v) for v in (max(start, -size), max(end, -size - 1)))
+        start, end = min(max(start, 0), size), min(max(end, 0), size)
+        begin[axis], step[axis], out[axis] = start, s, max(0, -(-(end - start) // s))
+    if 0 in out:
+        raise importer.error("Slice produces an empty tensor")
+    op = glow.SliceOp.create(operands=[x], result_types=[glow.tensor(out)],
+                             properties={"starts": glow.ints(begin), "steps": glow.ints(step)})
+    return [importer.add(op)]
+
+
+@imports("Pad")
+def _pad(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    if attrs.get("mode", "constant") != "constant":
+        raise importer.error(f"Pad mode \"{attrs['mode']}\" is not supported")
+    if importer.opset < 11:
+        pads, value = list(attrs["pads"]), attrs.get("value", 0.0)
+    else:
+        pads = [int(p) for p in importer.required_known(node.input[1], "pads")]
+        value = importer.known(node.input[2]) if len(node.input) > 2 and node.input[2] else 0.0
+        if len(node.input) > 3 and node.input[3]:
+            raise importer.error("Pad with axes is not supported")
+    if min(pads) < 0:
+        raise importer.error("negative pads are not supported")
+    rank = len(shape)
+    out = [s + pads[d] + pads[d + rank] for d, s in enumerate(shape)]
+    op = glow.PadOp.create(operands=[x], result_types=[glow.tensor(out)],
+                           properties={"pads": glow.ints(pads), "value": glow.f32_attr(float(np.asarray(value).reshape(-1)[0]))})
+    return [importer.add(op)]
+
+
+@imports("Shape")
+def _shape(importer: OnnxImporter, node, attrs):
+    shape = np.array(glow.shape_of(importer.tensor(node.input[0])), np.int64)
+    start, end = attrs.get("start", 0), attrs.get("end", len(shape))
+    return [shape[start:end]]
