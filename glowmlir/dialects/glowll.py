@@ -1,0 +1,290 @@
+"""The `glowll` dialect: Glow's low-level IR, with buffer semantics.
+
+Every value is a buffer (a `memref`) that lives in one of the bundle's three memory
+regions:
+
+* `glowll.weight`      — the constant region (`constantWeight`), holding weights;
+* `glowll.placeholder` — the mutable region (`mutableWeight`), the network's inputs and outputs;
+* `glowll.alloc`       — the activations region (`activations`), scratch for intermediates.
+
+Each carries an `offset` (bytes from the start of its region) once memory is allocated.
+Instructions read and write buffers and return nothing; by Glow's convention the
+destination buffer comes first. A `glowll.function` records the three region sizes.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolNameConstraint,
+)
+from xdsl.ir import Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from glowmlir.dialects.weights import parse_named_weight, print_named_weight
+
+REGIONS = ("constant", "mutable", "activations")
+
+
+@irdl_op_definition
+class FunctionOp(IRDLOperation):
+    """The network's instructions in schedule order, plus the sizes of the three regions."""
+
+    name = "glowll.function"
+    sym_name = prop_def(SymbolNameConstraint())
+    constant_size = opt_prop_def(IntegerAttr)
+    mutable_size = opt_prop_def(IntegerAttr)
+    activations_size = opt_prop_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface(), NoTerminator(), IsolatedFromAbove())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def __init__(self, name: str, body: Region):
+        super().__init__(properties={"sym_name": StringAttr(name)}, regions=[body])
+
+
+# ----------------------------------------------------------------------------- buffers
+
+
+class BufferOp(IRDLOperation):
+    """Defines a buffer in one region; `offset` is set by memory allocation."""
+
+    region_name: str
+    offset = opt_prop_def(IntegerAttr)
+    buffer = result_def(MemRefType)
+
+    @property
+    def byte_size(self) -> int:
+        memref = self.buffer.type
+        return memref.element_count() * memref.element_type.compile_time_size
+
+
+@irdl_op_definition
+class WeightOp(BufferOp):
+    """A constant buffer holding the named weight (printed `elided` when large)."""
+
+    name = "glowll.weight"
+    region_name = "constant"
+    name_ = prop_def(StringAttr, prop_name="name")
+    value = opt_prop_def(DenseIntOrFPElementsAttr)
+
+    def print(self, printer: Printer) -> None:
+        print_named_weight(self, printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WeightOp:
+        properties, result_type = parse_named_weight(parser)
+        return cls.create(properties=properties, result_types=[result_type])
+
+
+@irdl_op_definition
+class PlaceholderOp(BufferOp):
+    """A network input or output in the mutable region; `kind` is "input" or "output"."""
+
+    name = "glowll.placeholder"
+    region_name = "mutable"
+    name_ = prop_def(StringAttr, prop_name="name")
+    kind = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$name attr-dict `:` type($buffer)"
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("input", "output"):
+            raise VerifyException(f"glowll.placeholder: kind must be \"input\" or \"output\", not \"{self.kind.data}\"")
+
+
+@irdl_op_definition
+class AllocOp(BufferOp):
+    """A scratch buffer in the activations region."""
+
+    name = "glowll.alloc"
+    region_name = "activations"
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($buffer)"
+
+
+# ----------------------------------------------------------------------------- instructions
+
+
+class InstructionOp(IRDLOperation):
+    """Base of the instructions: `dest` is written, the other operands are read."""
+
+    dest = operand_def(MemRefType)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @property
+    def sources(self) -> tuple[SSAValue, ...]:
+        return tuple(self.operands[1:])
+
+
+@irdl_op_definition
+class ConvolutionOp(InstructionOp):
+    """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx])."""
+
+    name = "glowll.convolution"
+    input = operand_def(MemRefType)
+    filter = operand_def(MemRefType)
+    bias = operand_def(MemRefType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr)
+    activation = opt_prop_def(StringAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+    assembly_format = "$dest `,` $input `,` $filter `,` $bias attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class FullyConnectedOp(InstructionOp):
+    """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[k, n])."""
+
+    name = "glowll.fully_connected"
+    input = operand_def(MemRefType)
+    weights = operand_def(MemRefType)
+    bias = operand_def(MemRefType)
+    activation = opt_prop_def(StringAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+    assembly_format = "$dest `,` $input `,` $weights `,` $bias attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class MatMulOp(InstructionOp):
+    """Batched matrix product, batch dimensions broadcast."""
+
+    name = "glowll.matmul"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    assembly_format = "$dest `,` $lhs `,` $rhs attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class MaxPoolOp(InstructionOp):
+    name = "glowll.max_pool"
+    input = operand_def(MemRefType)
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class AvgPoolOp(InstructionOp):
+    name = "glowll.avg_pool"
+    input = operand_def(MemRefType)
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    count_include_pad = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+ELEMENTWISE_KINDS = {
+    # kind: number of sources
+    "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2,
+    "relu": 1, "clip": 1, "sigmoid": 1, "tanh": 1, "copy": 1, "splat": 0,
+}
+
+
+@irdl_op_definition
+class ElementwiseOp(InstructionOp):
+    """dest = kind(sources...), sources broadcast to dest's shape (numpy rules).
+
+    `splat` fills dest with `value`; `clip` uses `clip_min`/`clip_max`; `add` may apply a
+    fused `activation`.
+    """
+
+    name = "glowll.elementwise"
+    inputs = var_operand_def(MemRefType)
+    kind = prop_def(StringAttr)
+    value = opt_prop_def(FloatAttr)
+    activation = opt_prop_def(StringAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+    assembly_format = "$dest (`,` $inputs^)? attr-dict `:` type(operands)"
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        if kind not in ELEMENTWISE_KINDS:
+            raise VerifyException(f"glowll.elementwise: unknown kind \"{kind}\"")
+        if len(self.inputs) != ELEMENTWISE_KINDS[kind]:
+            raise VerifyException(f"glowll.elementwise: \"{kind}\" takes {ELEMENTWISE_KINDS[kind]} sources")
+
+
+@irdl_op_definition
+class SoftMaxOp(InstructionOp):
+    name = "glowll.softmax"
+    input = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class CopyOp(InstructionOp):
+    """Copies the elements of `input` in row-major order (a reshape)."""
+
+    name = "glowll.copy"
+    input = operand_def(MemRefType)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class TransposeOp(InstructionOp):
+    name = "glowll.transpose"
+    input = operand_def(MemRefType)
+    perm = prop_def(DenseArrayBase)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class InsertTensorOp(InstructionOp):
+    """Writes `input` into dest at `offsets` (Concat, Pad)."""
+
+    name = "glowll.insert_tensor"
+    input = operand_def(MemRefType)
+    offsets = prop_def(DenseArrayBase)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class ExtractTensorOp(InstructionOp):
+    """dest[i] = input[starts + i * steps] (Slice)."""
+
+    name = "glowll.extract_tensor"
+    input = operand_def(MemRefType)
+    starts = prop_def(DenseArrayBase)
+    steps = prop_def(DenseArrayBase)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+GlowLL = Dialect(
+    "glowll",
+    [
+        FunctionOp, WeightOp, PlaceholderOp, AllocOp,
+        ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
+        ElementwiseOp, SoftMaxOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
+    ],
+    [],
+)

@@ -1,0 +1,256 @@
+"""A small builder for kernel code in xDSL's `llvm` dialect.
+
+xDSL 0.74 has no arith/scf/memref → llvm conversions, so kernels are emitted directly as
+llvm-dialect ops. `KernelBuilder` hides the block plumbing: integer arithmetic on Python
+ints folds at build time, counted loops become header/body/exit blocks with block
+arguments (the translator turns them into phis), and buffers are addressed with GEPs so
+that LLVM's alias analysis and vectorizer see plain affine accesses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i8, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+Index = int | SSAValue
+"""An i64 index: a Python int while it is known at compile time, else an SSA value."""
+
+_NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+CONTRACT = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
+"""Lets LLVM fuse a*b+c into one fma, the only liberty taken in most kernels."""
+REASSOCIATE = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT, llvm.FastMathFlag.REASSOC])
+"""Also lets LLVM vectorize float reductions (softmax sums)."""
+
+
+@dataclass
+class View:
+    """Elements of one f32 buffer: element (i0, i1, ...) is at `base[offset + sum(i_d * strides[d])]`."""
+
+    base: SSAValue
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+
+    @staticmethod
+    def contiguous(base: SSAValue, shape: Sequence[int], offset: int = 0) -> View:
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= size
+        return View(base, tuple(shape), tuple(reversed(strides)), offset)
+
+
+@dataclass
+class Loop:
+    """An open counted loop; `carried` are the loop-carried values of this iteration."""
+
+    index: SSAValue
+    carried: list[SSAValue]
+    results: list[SSAValue] = field(default_factory=list)
+    next_values: list[SSAValue] | None = None
+
+    def next(self, *values: SSAValue) -> None:
+        """The carried values for the next iteration."""
+        self.next_values = list(values)
+
+
+class KernelBuilder:
+    """Appends llvm-dialect ops to the current block of a function region."""
+
+    def __init__(self, region: Region, block: Block):
+        self.region = region
+        self.block = block
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def new_block(self, arg_types: Sequence = ()) -> Block:
+        block = Block(arg_types=arg_types)
+        self.region.add_block(block)
+        return block
+
+    # ----------------------------------------------------------------- integers (i64)
+
+    def index(self, value: Index) -> SSAValue:
+        if isinstance(value, int):
+            return self.emit(llvm.ConstantOp(IntegerAttr(value, i64), i64))
+        return value
+
+    def add(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if b == 0:
+            return a
+        if a == 0:
+            return b
+        return self.emit(llvm.AddOp(self.index(a), self.index(b), overflow=_NSW))
+
+    def sub(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if b == 0:
+            return a
+        return self.emit(llvm.SubOp(self.index(a), self.index(b), overflow=_NSW))
+
+    def mul(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if b == 1:
+            return a
+        if a == 1:
+            return b
+        if a == 0 or b == 0:
+            return 0
+        return self.emit(llvm.MulOp(self.index(a), self.index(b), overflow=_NSW))
+
+    def div(self, a: Index, b: int) -> Index:
+        """Signed division truncating toward zero (b > 0)."""
+        if isinstance(a, int):
+            return int(a / b)
+        if b == 1:
+            return a
+        return self.emit(llvm.SDivOp(a, self.index(b)))
+
+    def compare(self, predicate: str, a: Index, b: Index) -> SSAValue:
+        """Integer comparison: predicate is one of slt, sle, sgt, sge, ult, eq, ne."""
+        flag = llvm.ICmpPredicateFlag(predicate).to_int()
+        return self.emit(llvm.ICmpOp(self.index(a), self.index(b), IntegerAttr(flag, i64)))
+
+    def max(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        return self.emit(llvm.SelectOp(self.compare("sgt", a, b), self.index(a), self.index(b)))
+
+    def min(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self.emit(llvm.SelectOp(self.compare("slt", a, b), self.index(a), self.index(b)))
+
+    def ceil_div(self, a: Index, b: int) -> Index:
+        """ceil(a / b) for b > 0, exact whenever a > -b (callers clamp the rest)."""
+        return self.div(self.add(a, b - 1), b)
+
+    # ----------------------------------------------------------------- floats (f32)
+
+    def f32(self, value: float) -> SSAValue:
+        return self.emit(llvm.ConstantOp(FloatAttr(float(value), f32), f32))
+
+    def fadd(self, a, b, fast_math=CONTRACT):
+        return self.emit(llvm.FAddOp(a, b, fast_math))
+
+    def fsub(self, a, b, fast_math=CONTRACT):
+        return self.emit(llvm.FSubOp(a, b, fast_math))
+
+    def fmul(self, a, b, fast_math=CONTRACT):
+        return self.emit(llvm.FMulOp(a, b, fast_math))
+
+    def fdiv(self, a, b, fast_math=CONTRACT):
+        return self.emit(llvm.FDivOp(a, b, fast_math))
+
+    def fmax(self, a, b):
+        return self.emit(llvm.SelectOp(self.emit(llvm.FCmpOp(a, b, "ogt")), a, b))
+
+    def fmin(self, a, b):
+        return self.emit(llvm.SelectOp(self.emit(llvm.FCmpOp(a, b, "olt")), a, b))
+
+    def fexp(self, a):
+        return self.emit(llvm.FExpOp(a))
+
+    def to_f32(self, a: Index) -> SSAValue:
+        if isinstance(a, int):
+            return self.f32(float(a))
+        return self.emit(llvm.SIToFPOp(a, f32))
+
+    # ----------------------------------------------------------------- memory
+
+    def byte_address(self, base: SSAValue, byte_offset: int) -> SSAValue:
+        """`base + byte_offset` for a region base pointer."""
+        if byte_offset == 0:
+            return base
+        return self.emit(llvm.GEPOp(base, [byte_offset], i8, inbounds=True))
+
+    def element(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        """The address of one element of a view."""
+        flat: Index = view.offset
+        for index, stride in zip(indices, view.strides, strict=True):
+            flat = self.add(flat, self.mul(index, stride))
+        if isinstance(flat, int):
+            return self.emit(llvm.GEPOp(view.base, [flat], f32, inbounds=True)) if flat else view.base
+        return self.emit(llvm.GEPOp(view.base, [llvm.GEP_USE_SSA_VAL], f32, ssa_indices=[flat], inbounds=True))
+
+    def load(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        return self.emit(llvm.LoadOp(self.element(view, indices), f32, alignment=4))
+
+    def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
+        self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=4))
+
+    # ----------------------------------------------------------------- control flow
+
+    @contextlib.contextmanager
+    def loop(self, start: Index, stop: Index, carried: Sequence[SSAValue] = ()) -> Iterator[Loop]:
+        """`for i in range(start, stop)`; the body is emitted inside the `with` block.
+
+        Loop-carried values start as `carried`; the body sets the next ones with
+        `loop.next(...)`, and after the `with` block `loop.results` holds the final ones.
+        """
+        carried_types = [v.type for v in carried]
+        header = self.new_block([i64, *carried_types])
+        body = self.new_block()
+        exit_block = self.new_block(carried_types)
+        self.emit(llvm.BrOp(header, self.index(start), *carried))
+        self.block = header
+        index, *values = header.args
+        more = self.compare("slt", index, stop)
+        self.emit(llvm.CondBrOp(more, body, [], exit_block, values))
+        self.block = body
+        loop = Loop(index, list(values))
+        yield loop
+        if carried and loop.next_values is None:
+            raise AssertionError("a loop with carried values must call loop.next()")
+        self.emit(llvm.BrOp(header, self.add(index, 1), *(loop.next_values or [])))
+        self.block = exit_block
+        loop.results = list(exit_block.args)
+
+    def loops(self, shape: Sequence[int]):
+        """A nest of loops over `shape` (outermost first); yields the list of indices."""
+        return _LoopNest(self, shape)
+
+    @contextlib.contextmanager
+    def when(self, condition: SSAValue) -> Iterator[None]:
+        """`if condition:`; the guarded code is emitted inside the `with` block."""
+        then_block, join = self.new_block(), self.new_block()
+        self.emit(llvm.CondBrOp(condition, then_block, [], join, []))
+        self.block = then_block
+        yield
+        self.emit(llvm.BrOp(join))
+        self.block = join
+
+    def in_range(self, value: Index, size: int) -> SSAValue:
+        """0 <= value < size, as one unsigned comparison."""
+        return self.compare("ult", value, size)
+
+
+class _LoopNest:
+    def __init__(self, builder: KernelBuilder, shape: Sequence[int]):
+        self.builder, self.shape = builder, list(shape)
+        self.stack = contextlib.ExitStack()
+
+    def __enter__(self) -> list[Index]:
+        indices: list[Index] = []
+        for size in self.shape:
+            if size == 1:
+                indices.append(0)  # no loop for a unit dimension
+            else:
+                indices.append(self.stack.enter_context(self.builder.loop(0, size)).index)
+        return indices
+
+    def __exit__(self, *exc) -> None:
+        self.stack.__exit__(*exc)
+
+
