@@ -14,6 +14,8 @@ destination buffer comes first. A `glowll.function` records the three region siz
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -70,7 +72,7 @@ class FunctionOp(IRDLOperation):
 class BufferOp(IRDLOperation):
     """Defines a buffer in one region; `offset` is set by memory allocation."""
 
-    region_name: str
+    REGION: ClassVar[str]
     offset = opt_prop_def(IntegerAttr)
     buffer = result_def(MemRefType)
 
@@ -85,7 +87,7 @@ class WeightOp(BufferOp):
     """A constant buffer holding the named weight (printed `elided` when large)."""
 
     name = "glowll.weight"
-    region_name = "constant"
+    REGION: ClassVar[str] = "constant"
     name_ = prop_def(StringAttr, prop_name="name")
     value = opt_prop_def(DenseIntOrFPElementsAttr)
 
@@ -103,7 +105,7 @@ class PlaceholderOp(BufferOp):
     """A network input or output in the mutable region; `kind` is "input" or "output"."""
 
     name = "glowll.placeholder"
-    region_name = "mutable"
+    REGION: ClassVar[str] = "mutable"
     name_ = prop_def(StringAttr, prop_name="name")
     kind = prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
@@ -119,7 +121,7 @@ class AllocOp(BufferOp):
     """A scratch buffer in the activations region."""
 
     name = "glowll.alloc"
-    region_name = "activations"
+    REGION: ClassVar[str] = "activations"
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($buffer)"
 
@@ -128,9 +130,8 @@ class AllocOp(BufferOp):
 
 
 class InstructionOp(IRDLOperation):
-    """Base of the instructions: `dest` is written, the other operands are read."""
+    """Base of the instructions: the first operand, `dest`, is written; the others are read."""
 
-    dest = operand_def(MemRefType)
     irdl_options = (ParsePropInAttrDict(),)
 
     @property
@@ -143,6 +144,7 @@ class ConvolutionOp(InstructionOp):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx])."""
 
     name = "glowll.convolution"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     filter = operand_def(MemRefType)
     bias = operand_def(MemRefType)
@@ -161,6 +163,7 @@ class FullyConnectedOp(InstructionOp):
     """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[k, n])."""
 
     name = "glowll.fully_connected"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
@@ -175,6 +178,7 @@ class MatMulOp(InstructionOp):
     """Batched matrix product, batch dimensions broadcast."""
 
     name = "glowll.matmul"
+    dest = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
     assembly_format = "$dest `,` $lhs `,` $rhs attr-dict `:` type(operands)"
@@ -183,6 +187,7 @@ class MatMulOp(InstructionOp):
 @irdl_op_definition
 class MaxPoolOp(InstructionOp):
     name = "glowll.max_pool"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
@@ -193,6 +198,7 @@ class MaxPoolOp(InstructionOp):
 @irdl_op_definition
 class AvgPoolOp(InstructionOp):
     name = "glowll.avg_pool"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
@@ -217,6 +223,7 @@ class ElementwiseOp(InstructionOp):
     """
 
     name = "glowll.elementwise"
+    dest = operand_def(MemRefType)
     inputs = var_operand_def(MemRefType)
     kind = prop_def(StringAttr)
     value = opt_prop_def(FloatAttr)
@@ -236,6 +243,7 @@ class ElementwiseOp(InstructionOp):
 @irdl_op_definition
 class SoftMaxOp(InstructionOp):
     name = "glowll.softmax"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
@@ -246,6 +254,7 @@ class CopyOp(InstructionOp):
     """Copies the elements of `input` in row-major order (a reshape)."""
 
     name = "glowll.copy"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
@@ -253,6 +262,7 @@ class CopyOp(InstructionOp):
 @irdl_op_definition
 class TransposeOp(InstructionOp):
     name = "glowll.transpose"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     perm = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
@@ -263,6 +273,7 @@ class InsertTensorOp(InstructionOp):
     """Writes `input` into dest at `offsets` (Concat, Pad)."""
 
     name = "glowll.insert_tensor"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     offsets = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
@@ -273,6 +284,7 @@ class ExtractTensorOp(InstructionOp):
     """dest[i] = input[starts + i * steps] (Slice)."""
 
     name = "glowll.extract_tensor"
+    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     starts = prop_def(DenseArrayBase)
     steps = prop_def(DenseArrayBase)

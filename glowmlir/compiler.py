@@ -1,0 +1,160 @@
+"""The compile pipeline: model file → glow → glowll → llvm → object + bundle files.
+
+    import glowmlir
+    bundle = glowmlir.compile("lenet_mnist.onnx")
+    bundle.save("build")                      # lenet_mnist.{o,h,weights.bin,weights.txt}
+    outputs = bundle.run(data=image)          # on the host, numpy in and out
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from llvmlite import ir
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+from glowmlir import bundle as bundle_files
+from glowmlir.dialects import glowll
+from glowmlir.errors import GlowError
+from glowmlir.importers.onnx import ModelInput, import_onnx
+from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
+from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
+from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_object
+from glowmlir.names import legalize_name
+from glowmlir.transforms import graph_passes
+from glowmlir.transforms.allocate_memory import AllocateMemory
+
+
+def graph_pipeline() -> list[ModulePass]:
+    """The `glow` graph optimizations, in order."""
+    return graph_passes()
+
+
+def glowll_pipeline(reuse_activations: bool = True) -> list[ModulePass]:
+    """From the optimized graph to an allocated `glowll.function`."""
+    return [LowerGlowToGlowLL(), AllocateMemory(reuse=reuse_activations)]
+
+
+@dataclass
+class CompileOptions:
+    """The options of `glow-compile` that shape the bundle (names as in Glow)."""
+
+    network_name: str | None = None
+    model_inputs: Sequence[ModelInput] = ()
+    symbols: dict[str, int] = field(default_factory=dict)
+    bundle_api: str = "static"
+    target: Target = HOST
+    reuse_activations: bool = True
+
+
+@dataclass
+class Bundle:
+    """A compiled network: its layout, object code and the IR of each stage."""
+
+    layout: bundle_files.BundleLayout
+    object_code: bytes
+    api: str
+    ir: dict[str, str]
+    timings: dict[str, float]
+
+    @property
+    def name(self) -> str:
+        return self.layout.name
+
+    def files(self) -> dict[str, bytes]:
+        """File name → contents, as `-emit-bundle` writes them."""
+        name = self.name
+        files = {f"{name}.o": self.object_code, f"{name}.h": bundle_files.header(self.layout, self.api).encode()}
+        image = bundle_files.constant_region(self.layout)
+        files[f"{name}.weights.bin"] = image
+        if self.api == "static":
+            files[f"{name}.weights.txt"] = bundle_files.weights_text(image).encode()
+        return files
+
+    def save(self, directory: str) -> list[str]:
+        """Writes the bundle into `directory` (created if absent) all at once, or not at all."""
+        parent = os.path.dirname(os.path.abspath(directory))
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".glowmlir-", dir=parent)
+        try:
+            for file_name, contents in self.files().items():
+                with open(os.path.join(staging, file_name), "wb") as f:
+                    f.write(contents)
+            os.makedirs(directory, exist_ok=True)
+            written = []
+            for file_name in sorted(os.listdir(staging)):
+                os.replace(os.path.join(staging, file_name), os.path.join(directory, file_name))
+                written.append(os.path.join(directory, file_name))
+            return written
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    @cached_property
+    def runner(self):
+        from glowmlir.runtime.host import HostRunner
+
+        return HostRunner(self.layout, self.object_code)
+
+    def run(self, inputs: dict[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
+        """Runs the bundle on the host (host target only)."""
+        return self.runner.run(inputs, **named)
+
+
+def run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
+    PassPipeline(tuple(passes)).apply(Context(), module)
+
+
+def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,
+                   timings: dict[str, float] | None = None) -> Bundle:
+    """Compiles a module holding one `glow.function` into a bundle."""
+    ir_log = {} if ir_log is None else ir_log
+    timings = {} if timings is None else timings
+
+    def stage(label: str, passes: Sequence[ModulePass]) -> None:
+        start = time.perf_counter()
+        run_passes(module, passes)
+        module.verify()
+        timings[label] = time.perf_counter() - start
+        ir_log[label] = str(module)
+
+    stage("glow", graph_pipeline())
+    stage("glowll", glowll_pipeline(options.reuse_activations))
+    function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
+    layout = bundle_files.BundleLayout.of(function)
+    stage("llvm", [LowerGlowLLToLLVM()])
+    start = time.perf_counter()
+    extend = _dynamic_api_config(layout) if options.bundle_api == "dynamic" else None
+    object_code, ir_log["llvm-ir"] = compile_to_object(module, options.target, extend)
+    timings["object"] = time.perf_counter() - start
+    return Bundle(layout, object_code, options.bundle_api, ir_log, timings)
+
+
+def _dynamic_api_config(layout: bundle_files.BundleLayout):
+    def extend(module: ir.Module) -> None:
+        bundle_files.add_bundle_config(module, layout)
+
+    return extend
+
+
+def compile(model: str, **options) -> Bundle:  # noqa: A001 - the API name users expect
+    """Compiles an ONNX model file; keyword options are the fields of `CompileOptions`."""
+    if options.get("bundle_api", "static") not in ("static", "dynamic"):
+        raise GlowError(f"-bundle-api=\"{options['bundle_api']}\": expected static or dynamic")
+    compile_options = CompileOptions(**options)
+    start = time.perf_counter()
+    name = compile_options.network_name
+    if name is not None and not name:
+        raise GlowError("-network-name must not be empty")
+    name = legalize_name(name) if name else None
+    module = import_onnx(model, compile_options.model_inputs, compile_options.symbols, name)
+    timings = {"import": time.perf_counter() - start}
+    return compile_module(module, compile_options, timings=timings)

@@ -1,0 +1,196 @@
+"""`lower-glow-to-glowll`: Glow's IRGen, from tensors to buffers.
+
+Each `glow.function` becomes a `glowll.function` in the same order:
+placeholders become input `glowll.placeholder`s, constants `glowll.weight`s, every
+compute result a `glowll.alloc` written by one instruction. A value that only feeds a
+`glow.save` is written straight into its output placeholder, so no final copy is made.
+Buffers get no offsets here: `glowll-allocate-memory` places them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.errors import GlowError
+
+
+def _memref(value: SSAValue) -> MemRefType:
+    return MemRefType(value.type.element_type, value.type.get_shape())
+
+
+_ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.DivOp: "div",
+                glow.MaxOp: "max", glow.MinOp: "min", glow.ReluOp: "relu", glow.ClipOp: "clip",
+                glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh"}
+
+_FUSED = ("activation", "clip_min", "clip_max")
+
+
+def _copied(op: Operation, *names: str) -> dict:
+    return {name: op.properties[name] for name in names if name in op.properties}
+
+
+class _FunctionLowering:
+    def __init__(self, function: glow.FunctionOp):
+        self.function = function
+        self.block = Block()
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        self.outputs: dict[SSAValue, SSAValue] = {}
+
+    def add(self, op: Operation) -> SSAValue | None:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        return self.buffers[value]
+
+    def result_buffer(self, value: SSAValue) -> SSAValue:
+        """The buffer an instruction writes `value` into: its output placeholder, or a new alloc."""
+        if value in self.outputs:
+            buffer = self.outputs[value]
+        else:
+            buffer = self.add(glowll.AllocOp.create(result_types=[_memref(value)]))
+        self.buffers[value] = buffer
+        return buffer
+
+    def instruction(self, op_type, result: SSAValue, sources, properties=None) -> None:
+        dest = self.result_buffer(result)
+        self.add(op_type.create(operands=[dest, *(self.buffer(s) for s in sources)], properties=properties or {}))
+
+    def run(self) -> glowll.FunctionOp:
+        ops = list(self.function.body.block.ops)
+        # Output placeholders come first in the mutable region's order, after the inputs;
+        # declare them up front so producers can write into them.
+        placeholders = [op for op in ops if isinstance(op, glow.PlaceholderOp)]
+        for op in placeholders:
+            self.buffers[op.result] = self.add(glowll.PlaceholderOp.create(
+                properties={"name": op.properties["name"], "kind": StringAttr("input")},
+                result_types=[_memref(op.result)]))
+        for save in (op for op in ops if isinstance(op, glow.SaveOp)):
+            output = self.add(glowll.PlaceholderOp.create(
+                properties={"name": save.properties["name"], "kind": StringAttr("output")},
+                result_types=[_memref(save.input)]))
+            producer = save.input.owner
+            writes_directly = (save.input.has_one_use() and isinstance(producer, Operation)
+                               and not isinstance(producer, glow.PlaceholderOp | glow.ConstantOp)
+                               and save.input not in self.outputs)
+            if writes_directly:
+                self.outputs[save.input] = output
+            else:
+                self.buffers[save] = output
+        for op in ops:
+            if not isinstance(op, glow.PlaceholderOp):
+                self.lower(op)
+        return glowll.FunctionOp(self.function.sym_name.data, Region(self.block))
+
+    def lower(self, op: Operation) -> None:
+        lowering = _LOWERINGS.get(type(op))
+        if lowering is None:
+            raise GlowError(f"{op.name}: no lowering to glowll (run glow-fold-batchnorm first?)")
+        lowering(self, op)
+
+
+def _lower_constant(lowering: _FunctionLowering, op: glow.ConstantOp) -> None:
+    lowering.buffers[op.result] = lowering.add(glowll.WeightOp.create(
+        properties=_copied(op, "name", "value"), result_types=[_memref(op.result)]))
+
+
+def _lower_save(lowering: _FunctionLowering, op: glow.SaveOp) -> None:
+    if op in lowering.buffers:  # the saved value is not written in place: copy it
+        lowering.add(glowll.CopyOp.create(operands=[lowering.buffers[op], lowering.buffer(op.input)]))
+
+
+def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
+    dest = lowering.result_buffer(op.result)
+    lowering.add(glowll.ElementwiseOp.create(operands=[dest], properties={"kind": StringAttr("splat"), "value": op.value}))
+
+
+def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
+    lowering.instruction(glowll.ConvolutionOp, op.result, [op.input, op.filter, op.bias],
+                         _copied(op, "strides", "pads", "dilations", "group", *_FUSED))
+
+
+def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:
+    lowering.instruction(glowll.FullyConnectedOp, op.result, [op.input, op.weights, op.bias], _copied(op, *_FUSED))
+
+
+def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
+    if isinstance(op, glow.MaxPoolOp):
+        lowering.instruction(glowll.MaxPoolOp, op.result, [op.input], _copied(op, "kernel", "strides", "pads"))
+    else:
+        lowering.instruction(glowll.AvgPoolOp, op.result, [op.input],
+                             _copied(op, "kernel", "strides", "pads", "count_include_pad"))
+
+
+def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
+    properties = {"kind": StringAttr(_ELEMENTWISE[type(op)])} | _copied(op, *_FUSED)
+    if isinstance(op, glow.ClipOp):
+        properties |= {"clip_min": op.min, "clip_max": op.max}
+    lowering.instruction(glowll.ElementwiseOp, op.results[0], op.operands, properties)
+
+
+def _lower_simple(op_type, *properties: str) -> Callable:
+    def lower(lowering: _FunctionLowering, op: Operation) -> None:
+        lowering.instruction(op_type, op.results[0], op.operands, _copied(op, *properties))
+
+    return lower
+
+
+def _lower_concat(lowering: _FunctionLowering, op: glow.ConcatOp) -> None:
+    dest = lowering.result_buffer(op.result)
+    axis, offset = op.axis.value.data, 0
+    for value in op.inputs:
+        offsets = [0] * len(glow.shape_of(value))
+        offsets[axis] = offset
+        lowering.add(glowll.InsertTensorOp.create(operands=[dest, lowering.buffer(value)],
+                                                  properties={"offsets": glow.ints(offsets)}))
+        offset += glow.shape_of(value)[axis]
+
+
+def _lower_pad(lowering: _FunctionLowering, op: glow.PadOp) -> None:
+    dest = lowering.result_buffer(op.result)
+    rank = len(glow.shape_of(op.input))
+    lowering.add(glowll.ElementwiseOp.create(operands=[dest], properties={"kind": StringAttr("splat"), "value": op.value}))
+    lowering.add(glowll.InsertTensorOp.create(operands=[dest, lowering.buffer(op.input)],
+                                              properties={"offsets": glow.ints(op.pads.get_values()[:rank])}))
+
+
+_LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
+    glow.ConstantOp: _lower_constant,
+    glow.SaveOp: _lower_save,
+    glow.SplatOp: _lower_splat,
+    glow.ConvolutionOp: _lower_convolution,
+    glow.FullyConnectedOp: _lower_fully_connected,
+    glow.MaxPoolOp: _lower_pool,
+    glow.AvgPoolOp: _lower_pool,
+    glow.MatMulOp: _lower_simple(glowll.MatMulOp),
+    glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis"),
+    glow.ReshapeOp: _lower_simple(glowll.CopyOp),
+    glow.TransposeOp: _lower_simple(glowll.TransposeOp, "perm"),
+    glow.SliceOp: _lower_simple(glowll.ExtractTensorOp, "starts", "steps"),
+    glow.ConcatOp: _lower_concat,
+    glow.PadOp: _lower_pad,
+    **{op_type: _lower_elementwise for op_type in _ELEMENTWISE},
+}
+
+
+@dataclass(frozen=True)
+class LowerGlowToGlowLL(ModulePass):
+    """Turns every `glow.function` into a `glowll.function` (buffers not yet placed)."""
+
+    name = "lower-glow-to-glowll"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in list(op.body.block.ops):
+            if isinstance(function, glow.FunctionOp):
+                op.body.block.insert_op_before(_FunctionLowering(function).run(), function)
+                function.detach()
+                function.erase(safe_erase=False)
+
+

@@ -1,0 +1,285 @@
+"""Loop nests for the `glowll` instructions, emitted in the `llvm` dialect.
+
+Layout is NCHW. Every kernel keeps its innermost loop on a contiguous row of the
+destination (the output width for convolution and pooling, the output features for
+FullyConnected), so LLVM's loop vectorizer turns it into SIMD code; weights are loop
+invariant scalars broadcast across that row, and `contract` lets LLVM use fma.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
+
+ViewOf = Callable[[SSAValue], View]
+"""Maps a buffer SSA value of the instruction to a contiguous view of its memory."""
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())
+
+
+def _activation(b: KernelBuilder, op, value: SSAValue) -> SSAValue:
+    """Applies the fused activation (`relu` or `clip`) of `op`, if any."""
+    activation = op.properties.get("activation")
+    if activation is None:
+        return value
+    if activation.data == "relu":
+        return b.fmax(value, b.f32(0.0))
+    value = b.fmax(value, b.f32(op.clip_min.value.data))
+    return b.fmin(value, b.f32(op.clip_max.value.data))
+
+
+def _window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, stride: int, pad: int,
+                    dilation: int) -> tuple[Index, Index, Index]:
+    """For kernel column kx: the output columns [lo, hi) whose input column
+    `x * stride + shift` falls inside the input, and that `shift`."""
+    shift = b.sub(b.mul(kx, dilation), pad)
+    lo = b.max(b.ceil_div(b.sub(0, shift), stride), 0)
+    hi = b.min(b.max(b.ceil_div(b.sub(in_width, shift), stride), 0), out_width)
+    return lo, hi, shift
+
+
+def _fill_row(b: KernelBuilder, row: View, prefix: Sequence[Index], width: int, value_at: Callable[[Index], SSAValue]):
+    with b.loop(0, width) as x:
+        b.store(value_at(x.index), row, [*prefix, x.index])
+
+
+def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, out_c, out_h, out_w = dest.shape
+    _, in_c, in_h, in_w = src.shape
+    _, group_c, k_h, k_w = filt.shape
+    sy, sx = op.strides.get_values()
+    pt, pl, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    out_per_group = out_c // op.group.value.data
+    with b.loops([n_size, out_c, out_h]) as (n, o, y):
+        bias_o = b.load(bias, [o])
+        _fill_row(b, dest, [n, o, y], out_w, lambda x: bias_o)
+        first_channel = b.mul(b.div(o, out_per_group), group_c) if op.group.value.data > 1 else 0
+        with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
+            in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
+            with b.when(b.in_range(in_y, in_h)), b.loop(0, k_w) as kx:
+                lo, hi, shift = _window_columns(b, kx.index, in_w, out_w, sx, pl, dx)
+                weight = b.load(filt, [o, c.index, ky.index, kx.index])
+                channel = b.add(first_channel, c.index)
+                with b.loop(lo, hi) as x:
+                    pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
+                    total = b.fadd(b.load(dest, [n, o, y, x.index]), b.fmul(pixel, weight))
+                    b.store(total, dest, [n, o, y, x.index])
+        if op.activation is not None:
+            _fill_row(b, dest, [n, o, y], out_w, lambda x: _activation(b, op, b.load(dest, [n, o, y, x])))
+
+
+def _emit_pool(b: KernelBuilder, op, view: ViewOf, is_max: bool) -> None:
+    dest, src = view(op.dest), view(op.input)
+    n_size, channels, out_h, out_w = dest.shape
+    _, _, in_h, in_w = src.shape
+    k_h, k_w = op.kernel.get_values()
+    sy, sx = op.strides.get_values()
+    pt, pl, _, _ = op.pads.get_values()
+    combine = b.fmax if is_max else b.fadd
+    with b.loops([n_size, channels, out_h]) as (n, c, y):
+        start = b.f32(-np.inf if is_max else 0.0)
+        _fill_row(b, dest, [n, c, y], out_w, lambda x: start)
+        with b.loop(0, k_h) as ky:
+            in_y = b.sub(b.add(b.mul(y, sy), ky.index), pt)
+            with b.when(b.in_range(in_y, in_h)), b.loop(0, k_w) as kx:
+                lo, hi, shift = _window_columns(b, kx.index, in_w, out_w, sx, pl, 1)
+                with b.loop(lo, hi) as x:
+                    pixel = b.load(src, [n, c, in_y, b.add(b.mul(x.index, sx), shift)])
+                    b.store(combine(b.load(dest, [n, c, y, x.index]), pixel), dest, [n, c, y, x.index])
+        if not is_max:
+            _finish_average(b, op, dest, [n, c, y], src.shape[2:])
+
+
+def _finish_average(b: KernelBuilder, op: glowll.AvgPoolOp, dest: View, prefix: list[Index], in_hw) -> None:
+    """Divides the window sums of one output row by the window sizes."""
+    y, out_w = prefix[2], dest.shape[3]
+    k_h, k_w = op.kernel.get_values()
+    sy, sx = op.strides.get_values()
+    pt, pl, pb, pr = op.pads.get_values()
+    if op.count_include_pad.value.data or not any((pt, pl, pb, pr)):
+        scale = b.f32(1.0 / (k_h * k_w))
+        _fill_row(b, dest, prefix, out_w, lambda x: b.fmul(b.load(dest, [*prefix, x]), scale))
+        return
+    # Divide by the number of window elements inside the input.
+    in_h, in_w = in_hw
+    top = b.sub(b.mul(y, sy), pt)
+    rows = b.sub(b.min(b.add(top, k_h), in_h), b.max(top, 0))
+
+    def average(x: Index) -> SSAValue:
+        left = b.sub(b.mul(x, sx), pl)
+        columns = b.sub(b.min(b.add(left, k_w), in_w), b.max(left, 0))
+        return b.fdiv(b.load(dest, [*prefix, x]), b.to_f32(b.mul(rows, columns)))
+
+    _fill_row(b, dest, prefix, out_w, average)
+
+
+def emit_max_pool(b: KernelBuilder, op: glowll.MaxPoolOp, view: ViewOf) -> None:
+    _emit_pool(b, op, view, is_max=True)
+
+
+def emit_avg_pool(b: KernelBuilder, op: glowll.AvgPoolOp, view: ViewOf) -> None:
+    _emit_pool(b, op, view, is_max=False)
+
+
+def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
+    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
+    rows, columns = dest.shape
+    depth = src.shape[1]
+    with b.loops([rows]) as (m,):
+        _fill_row(b, dest, [m], columns, lambda n: b.load(bias, [n]))
+        with b.loop(0, depth) as k:
+            a = b.load(src, [m, k.index])
+            with b.loop(0, columns) as n:
+                total = b.fadd(b.load(dest, [m, n.index]), b.fmul(a, b.load(weights, [k.index, n.index])))
+                b.store(total, dest, [m, n.index])
+        if op.activation is not None:
+            _fill_row(b, dest, [m], columns, lambda n: _activation(b, op, b.load(dest, [m, n])))
+
+
+def _broadcast_view(source: View, shape: Sequence[int]) -> View:
+    """`source` seen with `shape` (numpy broadcasting: stride 0 on broadcast dimensions)."""
+    pad = len(shape) - len(source.shape)
+    strides = [0] * pad + [0 if size == 1 and full != 1 else stride
+                           for size, stride, full in zip(source.shape, source.strides, shape[pad:])]
+    return View(source.base, tuple(shape), tuple(strides), source.offset)
+
+
+def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
+    dest = view(op.dest)
+    *batch, rows, columns = dest.shape
+    lhs, rhs = view(op.lhs), view(op.rhs)
+    depth = lhs.shape[-1]
+    lhs = _broadcast_view(lhs, [*batch, rows, depth])
+    rhs = _broadcast_view(rhs, [*batch, depth, columns])
+    zero = b.f32(0.0)
+    with b.loops([*batch, rows]) as outer:
+        *bi, m = outer
+        _fill_row(b, dest, outer, columns, lambda n: zero)
+        with b.loop(0, depth) as k:
+            a = b.load(lhs, [*bi, m, k.index])
+            with b.loop(0, columns) as n:
+                total = b.fadd(b.load(dest, [*bi, m, n.index]), b.fmul(a, b.load(rhs, [*bi, k.index, n.index])))
+                b.store(total, dest, [*bi, m, n.index])
+
+
+def emit_strided_map(b: KernelBuilder, dest: View, sources: Sequence[View],
+                     compute: Callable[[list[SSAValue]], SSAValue]) -> None:
+    """dest[i] = compute(sources[i]) over dest's shape, for arbitrary strided views."""
+    shape, views = _merge_dimensions(dest, sources)
+    with b.loops(shape) as indices:
+        values = [b.load(v, indices) for v in views[1:]]
+        b.store(compute(values), views[0], indices)
+
+
+def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
+    """Collapses adjacent dimensions that are contiguous in every view into one loop."""
+    views = [dest, *sources]
+    shape = list(dest.shape) or [1]
+    strides = [list(v.strides) or [1] for v in views]
+    merged_shape, merged = [shape[0]], [[s[0]] for s in strides]
+    for d in range(1, len(shape)):
+        if all(s[d - 1] == s[d] * shape[d] for s in strides):
+            merged_shape[-1] *= shape[d]
+            for m, s in zip(merged, strides):
+                m[-1] = s[d]
+        else:
+            merged_shape.append(shape[d])
+            for m, s in zip(merged, strides):
+                m.append(s[d])
+    return merged_shape, [View(v.base, tuple(merged_shape), tuple(m), v.offset) for v, m in zip(views, merged)]
+
+
+def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
+    dest = view(op.dest)
+    sources = [_broadcast_view(view(v), dest.shape) for v in op.inputs]
+    kind = op.kind.data
+    one = b.f32(1.0) if kind in ("sigmoid", "tanh") else None
+
+    def sigmoid(x):
+        return b.fdiv(one, b.fadd(one, b.fexp(b.fsub(b.f32(0.0), x))))
+
+    compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
+        "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
+        "div": lambda v: b.fdiv(*v), "max": lambda v: b.fmax(*v), "min": lambda v: b.fmin(*v),
+        "relu": lambda v: b.fmax(v[0], b.f32(0.0)),
+        "clip": lambda v: b.fmin(b.fmax(v[0], b.f32(op.clip_min.value.data)), b.f32(op.clip_max.value.data)),
+        "sigmoid": lambda v: sigmoid(v[0]),
+        # tanh(x) = 2 * sigmoid(2x) - 1
+        "tanh": lambda v: b.fsub(b.fmul(b.f32(2.0), sigmoid(b.fadd(v[0], v[0]))), one),
+        "copy": lambda v: v[0],
+        "splat": lambda v: b.f32(op.value.value.data),
+    }
+    operation = compute[kind]
+    emit_strided_map(b, dest, sources, lambda v: _activation(b, op, operation(v)))
+
+
+def emit_copy(b: KernelBuilder, op: glowll.CopyOp, view: ViewOf) -> None:
+    dest, src = view(op.dest), view(op.input)
+    size = int(np.prod(dest.shape))
+    emit_strided_map(b, View(dest.base, (size,), (1,), dest.offset), [View(src.base, (size,), (1,), src.offset)],
+                     lambda v: v[0])
+
+
+def emit_transpose(b: KernelBuilder, op: glowll.TransposeOp, view: ViewOf) -> None:
+    dest, src = view(op.dest), view(op.input)
+    perm = op.perm.get_values()
+    emit_strided_map(b, dest, [View(src.base, dest.shape, tuple(src.strides[p] for p in perm), src.offset)],
+                     lambda v: v[0])
+
+
+def emit_insert_tensor(b: KernelBuilder, op: glowll.InsertTensorOp, view: ViewOf) -> None:
+    dest, src = view(op.dest), view(op.input)
+    start = dest.offset + sum(o * s for o, s in zip(op.offsets.get_values(), dest.strides))
+    emit_strided_map(b, View(dest.base, src.shape, dest.strides, start), [src], lambda v: v[0])
+
+
+def emit_extract_tensor(b: KernelBuilder, op: glowll.ExtractTensorOp, view: ViewOf) -> None:
+    dest, src = view(op.dest), view(op.input)
+    start = src.offset + sum(o * s for o, s in zip(op.starts.get_values(), src.strides))
+    strides = tuple(s * step for s, step in zip(src.strides, op.steps.get_values()))
+    emit_strided_map(b, dest, [View(src.base, dest.shape, strides, start)], lambda v: v[0])
+
+
+def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
+    dest, src = view(op.dest), view(op.input)
+    shape, axis = dest.shape, op.axis.value.data
+    outer, size, inner = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
+    dest = View(dest.base, (outer, size, inner), (size * inner, inner, 1), dest.offset)
+    src = View(src.base, (outer, size, inner), (size * inner, inner, 1), src.offset)
+    with b.loops([outer, inner]) as (o, i):
+        with b.loop(0, size, carried=[b.f32(-np.inf)]) as loop:
+            loop.next(b.fmax(loop.carried[0], b.load(src, [o, loop.index, i])))
+        (largest,) = loop.results
+        with b.loop(0, size, carried=[b.f32(0.0)]) as loop:
+            e = b.fexp(b.fsub(b.load(src, [o, loop.index, i]), largest))
+            b.store(e, dest, [o, loop.index, i])
+            loop.next(b.fadd(loop.carried[0], e, REASSOCIATE))
+        (total,) = loop.results
+        reciprocal = b.fdiv(b.f32(1.0), total)
+        with b.loop(0, size) as a:
+            b.store(b.fmul(b.load(dest, [o, a.index, i]), reciprocal), dest, [o, a.index, i])
+
+
+KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
+    glowll.ConvolutionOp: emit_convolution,
+    glowll.FullyConnectedOp: emit_fully_connected,
+    glowll.MatMulOp: emit_matmul,
+    glowll.MaxPoolOp: emit_max_pool,
+    glowll.AvgPoolOp: emit_avg_pool,
+    glowll.ElementwiseOp: emit_elementwise,
+    glowll.SoftMaxOp: emit_softmax,
+    glowll.CopyOp: emit_copy,
+    glowll.TransposeOp: emit_transpose,
+    glowll.InsertTensorOp: emit_insert_tensor,
+    glowll.ExtractTensorOp: emit_extract_tensor,
+}
+"""The emitter of each instruction."""

@@ -1,0 +1,88 @@
+"""The last step: a module of `llvm.func`s becomes target object code.
+
+xDSL's `convert_module` translates the `llvm` dialect into an llvmlite module; llvmlite
+then parses it into LLVM, runs the new pass manager at O3 (loop and SLP vectorization
+on) and emits an ELF object for the target machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects.builtin import ModuleOp
+
+from glowmlir.errors import GlowError
+
+_initialized = False
+
+
+def _initialize() -> None:
+    global _initialized
+    if not _initialized:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _initialized = True
+
+
+@dataclass(frozen=True)
+class Target:
+    """An LLVM target machine: 4-part triple, CPU, features and relocation model."""
+
+    triple: str = ""
+    cpu: str = ""
+    features: str = ""
+    relocation: str = "pic"
+    opt_level: int = 3
+
+    def machine(self) -> llvm.TargetMachine:
+        _initialize()
+        triple = self.triple or llvm.get_process_triple()
+        try:
+            target = llvm.Target.from_triple(triple)
+        except RuntimeError as error:
+            raise GlowError(f"-target=\"{triple}\": {str(error).strip()}") from None
+        cpu = self.cpu or (llvm.get_host_cpu_name() if not self.triple else "")
+        features = self.features or (llvm.get_host_cpu_features().flatten() if not self.triple else "")
+        return target.create_target_machine(cpu=cpu, features=features, opt=self.opt_level,
+                                            reloc=self.relocation, codemodel="default")
+
+
+HOST = Target()
+
+
+def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine,
+               extend: Callable[[ir.Module], None] | None = None) -> llvm.ModuleRef:
+    """Translate and verify; function attributes that xDSL's translator drops are added here.
+
+    `extend` may add globals (such as the dynamic bundle API's config) to the llvmlite module.
+    """
+    ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
+    for function in ir_module.functions:
+        if not function.is_declaration:
+            function.attributes.add("nounwind")
+    if extend is not None:
+        extend(ir_module)
+    parsed = llvm.parse_assembly(str(ir_module))
+    parsed.verify()
+    return parsed
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: int = 3) -> None:
+    options = llvm.create_pipeline_tuning_options(speed_level=speed_level)
+    options.loop_vectorization = speed_level > 1
+    options.slp_vectorization = speed_level > 1
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+
+
+def compile_to_object(module: ModuleOp, target: Target = HOST,
+                      extend: Callable[[ir.Module], None] | None = None) -> tuple[bytes, str]:
+    """Object code for the module's functions, and the optimized LLVM IR text."""
+    machine = target.machine()
+    ir_module = to_llvm_ir(module, machine, extend)
+    optimize(ir_module, machine, target.opt_level)
+    return machine.emit_object(ir_module), str(ir_module)

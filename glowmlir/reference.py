@@ -1,0 +1,138 @@
+"""Numpy semantics of the `glow` ops.
+
+`glow-constant-fold` evaluates ops on constant inputs with these functions, and the unit
+tests check the generated kernels against them on random data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.ir import Operation
+
+from glowmlir.dialects import glow
+
+
+def activation(op: Operation, x: np.ndarray) -> np.ndarray:
+    """The fused activation of Convolution, FullyConnected or Add."""
+    kind = op.properties.get("activation")
+    if kind is None:
+        return x
+    if kind.data == "relu":
+        return np.maximum(x, 0)
+    return np.clip(x, op.clip_min.value.data, op.clip_max.value.data)
+
+
+def _windows(x: np.ndarray, kernel, strides, pads, dilations=(1, 1), pad_value=0.0) -> np.ndarray:
+    """[N, C, OH, OW, KH, KW] windows of an NCHW tensor."""
+    top, left, bottom, right = pads
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value)
+    kh, kw = kernel
+    dy, dx = dilations
+    span = (dy * (kh - 1) + 1, dx * (kw - 1) + 1)
+    windows = sliding_window_view(padded, span, axis=(2, 3))[:, :, ::strides[0], ::strides[1], ::dy, ::dx]
+    return windows
+
+
+def convolution(op: glow.ConvolutionOp, x, w, b):
+    group = op.group.value.data
+    windows = _windows(x, w.shape[2:], op.strides.get_values(), op.pads.get_values(), op.dilations.get_values())
+    n, c, oh, ow = windows.shape[:4]
+    cg, og = c // group, w.shape[0] // group
+    outputs = [np.einsum("ncyxhw,ochw->noyx", windows[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], optimize=True)
+               for g in range(group)]
+    out = np.concatenate(outputs, axis=1) + b.reshape(1, -1, 1, 1)
+    return activation(op, out.astype(np.float32))
+
+
+def max_pool(op: glow.MaxPoolOp, x):
+    windows = _windows(x, op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(), pad_value=-np.inf)
+    return windows.max(axis=(4, 5))
+
+
+def avg_pool(op: glow.AvgPoolOp, x):
+    kernel, strides, pads = op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()
+    sums = _windows(x, kernel, strides, pads).sum(axis=(4, 5))
+    if op.count_include_pad.value.data:
+        return (sums / (kernel[0] * kernel[1])).astype(np.float32)
+    counts = _windows(np.ones((1, 1) + x.shape[2:], np.float32), kernel, strides, pads).sum(axis=(4, 5))
+    return (sums / counts).astype(np.float32)
+
+
+def softmax(op: glow.SoftMaxOp, x):
+    axis = op.axis.value.data
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def batch_normalization(op: glow.BatchNormalizationOp, x, scale, bias, mean, var):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    factor = scale / np.sqrt(var + np.float32(op.epsilon.value.data))
+    return ((x - mean.reshape(shape)) * factor.reshape(shape) + bias.reshape(shape)).astype(np.float32)
+
+
+def slice_(op: glow.SliceOp, x):
+    out = glow.shape_of(op.result)
+    index = tuple(slice(s, s + (n - 1) * step + 1, step) for s, step, n in
+                  zip(op.starts.get_values(), op.steps.get_values(), out))
+    return x[index]
+
+
+def pad(op: glow.PadOp, x):
+    pads = op.pads.get_values()
+    rank = x.ndim
+    return np.pad(x, list(zip(pads[:rank], pads[rank:])), constant_values=op.value.value.data)
+
+
+EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
+    glow.ConvolutionOp: convolution,
+    glow.FullyConnectedOp: lambda op, x, w, b: activation(op, x @ w + b),
+    glow.MatMulOp: lambda op, a, b: np.matmul(a, b),
+    glow.MaxPoolOp: max_pool,
+    glow.AvgPoolOp: avg_pool,
+    glow.ReluOp: lambda op, x: np.maximum(x, 0),
+    glow.ClipOp: lambda op, x: np.clip(x, op.min.value.data, op.max.value.data),
+    glow.SigmoidOp: lambda op, x: 1 / (1 + np.exp(-x)),
+    glow.TanhOp: lambda op, x: np.tanh(x),
+    glow.SoftMaxOp: softmax,
+    glow.BatchNormalizationOp: batch_normalization,
+    glow.AddOp: lambda op, a, b: activation(op, a + b),
+    glow.SubOp: lambda op, a, b: a - b,
+    glow.MulOp: lambda op, a, b: a * b,
+    glow.DivOp: lambda op, a, b: a / b,
+    glow.MaxOp: lambda op, a, b: np.maximum(a, b),
+    glow.MinOp: lambda op, a, b: np.minimum(a, b),
+    glow.ReshapeOp: lambda op, x: x.reshape(glow.shape_of(op.result)),
+    glow.TransposeOp: lambda op, x: np.transpose(x, op.perm.get_values()),
+    glow.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis.value.data),
+    glow.SliceOp: slice_,
+    glow.PadOp: pad,
+}
+
+
+def evaluate(op: Operation, *inputs: np.ndarray) -> np.ndarray:
+    """The float32 result of one glow compute op on numpy inputs."""
+    result = EVALUATORS[type(op)](op, *inputs)
+    return np.ascontiguousarray(result, dtype=np.float32).reshape(glow.shape_of(op.results[0]))
+
+
+def run_function(function: glow.FunctionOp, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Interprets a whole `glow.function` (the reference for end-to-end tests of passes)."""
+    from glowmlir.dialects.weights import array_from_dense
+
+    values = {}
+    outputs = {}
+    for op in function.body.block.ops:
+        if isinstance(op, glow.PlaceholderOp):
+            values[op.result] = np.asarray(inputs[op.name_.data], np.float32).reshape(glow.shape_of(op.result))
+        elif isinstance(op, glow.ConstantOp):
+            values[op.result] = array_from_dense(op.value)
+        elif isinstance(op, glow.SplatOp):
+            values[op.result] = np.full(glow.shape_of(op.result), op.value.value.data, np.float32)
+        elif isinstance(op, glow.SaveOp):
+            outputs[op.name_.data] = values[op.input]
+        else:
+            values[op.results[0]] = evaluate(op, *(values[v] for v in op.operands))
+    return outputs

@@ -1,0 +1,54 @@
+"""Optimization passes, and the registry of every pass `glow-opt -p` can run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def graph_passes() -> list[ModulePass]:
+    """The default `glow` graph pipeline, in order."""
+    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations
+
+    return [ConstantFold(), FoldBatchNorm(), ConstantFold(), FuseActivations(),
+            CommonSubexpressionElimination(), DeadCodeElimination()]
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Pass name → factory of its class, for xDSL's opt driver."""
+
+    def graph(name):
+        def load():
+            from glowmlir.transforms import graph as module
+
+            return getattr(module, name)
+
+        return load
+
+    def allocate():
+        from glowmlir.transforms.allocate_memory import AllocateMemory
+
+        return AllocateMemory
+
+    def to_glowll():
+        from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
+
+        return LowerGlowToGlowLL
+
+    def to_llvm():
+        from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
+
+        return LowerGlowLLToLLVM
+
+    return {
+        "glow-constant-fold": graph("ConstantFold"),
+        "glow-fold-batchnorm": graph("FoldBatchNorm"),
+        "glow-fuse-activations": graph("FuseActivations"),
+        "lower-glow-to-glowll": to_glowll,
+        "glowll-allocate-memory": allocate,
+        "lower-glowll-to-llvm": to_llvm,
+    }
