@@ -1,0 +1,6 @@
+"""glowmlir: an ahead-of-time neural-network compiler producing Glow-compatible bundles."""
+
+from glowmlir.compiler import Bundle, CompileOptions, compile  # noqa: A004
+from glowmlir.errors import GlowError
+
+__all__ = ["Bundle", "CompileOptions", "GlowError", "compile"]

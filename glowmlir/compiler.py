@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from glowmlir import bundle as bundle_files
 from glowmlir.dialects import glowll
 from glowmlir.errors import GlowError
+from glowmlir.graph_dot import graph_dot
 from glowmlir.importers.onnx import ModelInput, import_onnx
 from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
@@ -65,6 +66,7 @@ class Bundle:
     api: str
     ir: dict[str, str]
     timings: dict[str, float]
+    graph_dot: str
 
     @property
     def name(self) -> str:
@@ -127,6 +129,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         ir_log[label] = str(module)
 
     stage("glow", graph_pipeline())
+    graph = graph_dot(module)
     stage("glowll", glowll_pipeline(options.reuse_activations))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
@@ -135,7 +138,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     extend = _dynamic_api_config(layout) if options.bundle_api == "dynamic" else None
     object_code, ir_log["llvm-ir"] = compile_to_object(module, options.target, extend)
     timings["object"] = time.perf_counter() - start
-    return Bundle(layout, object_code, options.bundle_api, ir_log, timings)
+    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph)
 
 
 def _dynamic_api_config(layout: bundle_files.BundleLayout):

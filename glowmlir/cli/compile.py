@@ -1,0 +1,123 @@
+"""`glow-compile`: Glow's `model-compiler` — an ONNX model in, a bundle directory out.
+
+    glow-compile -backend=CPU -model=lenet_mnist.onnx -emit-bundle=build
+    glow-compile --model lenet_mnist.onnx --emit-bundle build --network-name lenet
+
+Glow's single-dash `-option=value` spelling is accepted as well as `--option value`.
+Errors are one line on stderr with exit status 2, and leave no bundle files behind.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Optional
+
+
+import typer
+from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
+from rich.console import Console
+from rich.table import Table
+
+from glowmlir.errors import GlowError
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+_BOOL = {"true": True, "1": True, "false": False, "0": False}
+
+
+def glow_style_arguments(argv: Sequence[str]) -> list[str]:
+    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`."""
+    return [f"-{arg}" if re.match(r"^-[A-Za-z][\w-]", arg) else arg for arg in argv]
+
+
+def parse_bool(option: str, value: str) -> bool:
+    if value.lower() not in _BOOL:
+        raise GlowError(f"-{option}=\"{value}\": expected true or false")
+    return _BOOL[value.lower()]
+
+
+def code_size(object_code: bytes) -> int:
+    """Bytes of code and read-only data in an object (.text* and .rodata* sections)."""
+    import llvmlite.binding as llvm
+
+    total = 0
+    for section in llvm.ObjectFileRef.from_data(object_code).sections():
+        name = section.name() or b""
+        if name.startswith((b".text", b".rodata")):
+            total += section.size()
+    return total
+
+
+def print_summary(bundle, written: Sequence[str], console: Console) -> None:
+    layout = bundle.layout
+    table = Table(title=f"bundle {layout.name}", title_justify="left")
+    table.add_column("memory")
+    table.add_column("bytes", justify="right")
+    table.add_row("constant weights (CONSTANT_MEM_SIZE)", f"{layout.constant_size:,}")
+    table.add_row("inputs/outputs (MUTABLE_MEM_SIZE)", f"{layout.mutable_size:,}")
+    table.add_row("activations (ACTIVATIONS_MEM_SIZE)", f"{layout.activations_size:,}")
+    table.add_row("code (.text + .rodata of the object)", f"{code_size(bundle.object_code):,}")
+    console.print(table)
+    console.print("wrote " + ", ".join(written))
+
+
+@app.command()
+def compile_command(
+    model: Annotated[str, typer.Option("--model", "-m", help="ONNX model (.onnx or .onnxtxt)")],
+    emit_bundle: Annotated[str, typer.Option("--emit-bundle", help="output directory of the bundle")],
+    backend: Annotated[str, typer.Option("--backend", help="CPU (LLVM bundles)")] = "CPU",
+    network_name: Annotated[Optional[str], typer.Option("--network-name", help="bundle name (default: model file name)")] = None,
+    model_input: Annotated[Optional[list[str]], typer.Option("--model-input", "--model-input-name",
+                                                             help="name,float,[d0,d1,...]; repeatable")] = None,
+    onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol", help="symbol,value; repeatable")] = None,
+    bundle_api: Annotated[str, typer.Option("--bundle-api", help="static or dynamic")] = "static",
+    dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG", help="write the optimized graph as DOT")] = None,
+    dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
+    dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
+    reuse_activation_memory_allocations: Annotated[str, typer.Option(
+        "--reuse-activation-memory-allocations", help="true (default) or false")] = "true",
+) -> None:
+    """Compile a model into a Glow bundle."""
+    from glowmlir import compiler
+    from glowmlir.importers.onnx import ModelInput, parse_define_symbol
+
+    if backend != "CPU":
+        raise GlowError(f"-backend=\"{backend}\": only CPU bundles are supported")
+    options = dict(
+        network_name=network_name,
+        model_inputs=[ModelInput.parse(spec) for spec in model_input or []],
+        symbols=dict(parse_define_symbol(spec) for spec in onnx_define_symbol or []),
+        bundle_api=bundle_api,
+        reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
+    )
+    bundle = compiler.compile(model, **options)
+    if dump_ir:
+        print(bundle.ir["glowll"])
+    if dump_llvm_ir:
+        print(bundle.ir["llvm-ir"])
+    if dump_graph_dag:
+        with open(dump_graph_dag, "w", encoding="utf-8") as f:
+            f.write(bundle.graph_dot)
+    written = bundle.save(emit_bundle)
+    print_summary(bundle, written, Console(stderr=False))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        app(argv, prog_name="glow-compile", standalone_mode=False)
+    except GlowError as error:
+        print(f"glow-compile: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    except UsageError as error:
+        print(f"glow-compile: error: {error.format_message()}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as error:
+        print(f"glow-compile: error: {error.strerror}: {error.filename}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
