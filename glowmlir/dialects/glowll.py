@@ -160,7 +160,11 @@ class ConvolutionOp(InstructionOp):
 
 @irdl_op_definition
 class FullyConnectedOp(InstructionOp):
-    """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[k, n])."""
+    """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[n, k]).
+
+    Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
+    contiguous row.
+    """
 
     name = "glowll.fully_connected"
     dest = operand_def(MemRefType)

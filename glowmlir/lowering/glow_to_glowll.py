@@ -18,6 +18,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 
 
@@ -48,6 +49,11 @@ class _FunctionLowering:
         return op.results[0] if op.results else None
 
     def buffer(self, value: SSAValue) -> SSAValue:
+        """The buffer holding `value`; a constant's weight buffer is declared at its first use."""
+        if value not in self.buffers and isinstance(value.owner, glow.ConstantOp):
+            constant = value.owner
+            self.buffers[value] = self.add(glowll.WeightOp.create(
+                properties=_copied(constant, "name", "value"), result_types=[_memref(value)]))
         return self.buffers[value]
 
     def result_buffer(self, value: SSAValue) -> SSAValue:
@@ -96,11 +102,6 @@ class _FunctionLowering:
         lowering(self, op)
 
 
-def _lower_constant(lowering: _FunctionLowering, op: glow.ConstantOp) -> None:
-    lowering.buffers[op.result] = lowering.add(glowll.WeightOp.create(
-        properties=_copied(op, "name", "value"), result_types=[_memref(op.result)]))
-
-
 def _lower_save(lowering: _FunctionLowering, op: glow.SaveOp) -> None:
     if op in lowering.buffers:  # the saved value is not written in place: copy it
         lowering.add(glowll.CopyOp.create(operands=[lowering.buffers[op], lowering.buffer(op.input)]))
@@ -117,7 +118,22 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
 
 
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:
-    lowering.instruction(glowll.FullyConnectedOp, op.result, [op.input, op.weights, op.bias], _copied(op, *_FUSED))
+    # glowll wants [out, in] weights: transpose a constant here, anything else at run time.
+    depth, columns = glow.shape_of(op.weights)
+    transposed_type = MemRefType(op.weights.type.element_type, [columns, depth])
+    constant = op.weights.owner
+    if isinstance(constant, glow.ConstantOp) and constant.value is not None:
+        weights = lowering.add(glowll.WeightOp.create(
+            properties={"name": StringAttr(constant.name_.data + "_transposed"),
+                        "value": dense_from_array(array_from_dense(constant.value).T)},
+            result_types=[transposed_type]))
+    else:
+        weights = lowering.add(glowll.AllocOp.create(result_types=[transposed_type]))
+        lowering.add(glowll.TransposeOp.create(operands=[weights, lowering.buffer(op.weights)],
+                                               properties={"perm": glow.ints([1, 0])}))
+    dest = lowering.result_buffer(op.result)
+    lowering.add(glowll.FullyConnectedOp.create(operands=[dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias)],
+                                                properties=_copied(op, *_FUSED)))
 
 
 def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
@@ -162,7 +178,7 @@ def _lower_pad(lowering: _FunctionLowering, op: glow.PadOp) -> None:
 
 
 _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
-    glow.ConstantOp: _lower_constant,
+    glow.ConstantOp: lambda lowering, op: None,  # declared where first used
     glow.SaveOp: _lower_save,
     glow.SplatOp: _lower_splat,
     glow.ConvolutionOp: _lower_convolution,

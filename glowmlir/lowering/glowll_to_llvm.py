@@ -23,38 +23,67 @@ from glowmlir.lowering.kernels import KERNELS
 
 REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
 
+_POINTER = llvm.LLVMPointerType()
 
-def lower_function(function: glowll.FunctionOp) -> llvm.FuncOp:
-    pointer = llvm.LLVMPointerType()
+
+def _pointer_attributes(alignment: int) -> DictionaryAttr:
+    return DictionaryAttr({"llvm.noalias": UnitAttr(), "llvm.align": IntegerAttr(alignment, 64)})
+
+
+def _buffer_op(buffer: SSAValue, function_name: str) -> glowll.BufferOp:
+    definition = buffer.owner
+    assert isinstance(definition, glowll.BufferOp)
+    if definition.offset is None:
+        raise GlowError(f"{function_name}: buffers must be allocated before lowering to llvm "
+                        f"(run glowll-allocate-memory)")
+    return definition
+
+
+def lower_instruction(op: glowll.InstructionOp, name: str) -> llvm.FuncOp:
+    """One instruction as an internal kernel function taking one noalias pointer per buffer.
+
+    The entry point calls it and LLVM inlines it; the `noalias` arguments become alias
+    scopes, so LLVM knows that, say, a convolution's output row does not overlap its
+    input and keeps the row in registers.
+    """
+    buffers = list(dict.fromkeys(op.operands))  # an in-place operand is passed once
     region = Region()
-    entry = Block(arg_types=[pointer] * 3)
+    entry = Block(arg_types=[_POINTER] * len(buffers))
+    region.add_block(entry)
+    builder = KernelBuilder(region, entry)
+    arguments = dict(zip(buffers, entry.args))
+    KERNELS[type(op)](builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape()))
+    builder.emit(llvm.ReturnOp())
+    alignments = [_alignment(buffer.owner.offset.value.data) for buffer in buffers]
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(buffers)), linkage=llvm.LinkageAttr("internal"),
+                       body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(a) for a in alignments])})
+
+
+def _alignment(offset: int) -> int:
+    return min(64, offset & -offset) if offset else 64
+
+
+def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
+    """The entry point `i32 @<name>(constantWeight, mutableWeight, activations)` and its kernels."""
+    name = function.sym_name.data
+    region = Region()
+    entry = Block(arg_types=[_POINTER] * 3)
     region.add_block(entry)
     builder = KernelBuilder(region, entry)
     region_base = dict(zip(glowll.REGIONS, entry.args))
-
-    def view(buffer: SSAValue) -> View:
-        definition = buffer.owner
-        assert isinstance(definition, glowll.BufferOp)
-        if definition.offset is None:
-            raise GlowError(f"{function.sym_name.data}: buffers must be allocated before lowering to llvm "
-                            f"(run glowll-allocate-memory)")
-        base = region_base[definition.REGION]
-        element_size = buffer.type.element_type.compile_time_size
-        offset = definition.offset.value.data
-        if offset % element_size:
-            return View.contiguous(builder.byte_address(base, offset), buffer.type.get_shape())
-        return View.contiguous(base, buffer.type.get_shape(), offset // element_size)
-
+    kernels = []
     for op in function.body.block.ops:
         if isinstance(op, glowll.BufferOp):
             continue
-        KERNELS[type(op)](builder, op, view)
+        buffers = [_buffer_op(buffer, name) for buffer in dict.fromkeys(op.operands)]
+        kernel = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}")
+        kernels.append(kernel)
+        pointers = [builder.byte_address(region_base[b.REGION], b.offset.value.data) for b in buffers]
+        builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
-
-    noalias = DictionaryAttr({"llvm.noalias": UnitAttr(), "llvm.align": IntegerAttr(64, 64)})
-    return llvm.FuncOp(function.sym_name.data, llvm.LLVMFunctionType([pointer] * 3, i32),
-                       linkage=llvm.LinkageAttr("external"), body=region,
-                       other_props={"arg_attrs": ArrayAttr([noalias] * 3)})
+    entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
+                              body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(64)] * 3)})
+    return [entry_point, *kernels]
 
 
 @dataclass(frozen=True)
@@ -66,7 +95,6 @@ class LowerGlowLLToLLVM(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.body.block.ops):
             if isinstance(function, glowll.FunctionOp):
-                lowered = lower_function(function)
-                op.body.block.insert_op_before(lowered, function)
+                op.body.block.insert_ops_before(lower_function(function), function)
                 function.detach()
                 function.erase()

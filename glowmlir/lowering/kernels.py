@@ -8,6 +8,7 @@ invariant scalars broadcast across that row, and `contract` lets LLVM use fma.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -50,31 +51,47 @@ def _fill_row(b: KernelBuilder, row: View, prefix: Sequence[Index], width: int, 
         b.store(value_at(x.index), row, [*prefix, x.index])
 
 
+CHANNEL_BLOCKS = (4, 5, 6, 3, 2, 1)
+"""Output channels computed together by a convolution: independent accumulator chains."""
+
+
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, out_c, out_h, out_w = dest.shape
     _, in_c, in_h, in_w = src.shape
     _, group_c, k_h, k_w = filt.shape
     sy, sx = op.strides.get_values()
-    pt, pl, _, _ = op.pads.get_values()
+    pt, pl, pb, _ = op.pads.get_values()
     dy, dx = op.dilations.get_values()
     out_per_group = out_c // op.group.value.data
-    with b.loops([n_size, out_c, out_h]) as (n, o, y):
-        bias_o = b.load(bias, [o])
-        _fill_row(b, dest, [n, o, y], out_w, lambda x: bias_o)
-        first_channel = b.mul(b.div(o, out_per_group), group_c) if op.group.value.data > 1 else 0
+    block = next(size for size in CHANNEL_BLOCKS if out_per_group % size == 0)
+    with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        for o in channels:
+            bias_o = b.load(bias, [o])
+            _fill_row(b, dest, [n, o, y], out_w, lambda x: bias_o)
+        first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
         with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
             in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
-            with b.when(b.in_range(in_y, in_h)), b.loop(0, k_w) as kx:
-                lo, hi, shift = _window_columns(b, kx.index, in_w, out_w, sx, pl, dx)
-                weight = b.load(filt, [o, c.index, ky.index, kx.index])
+            with _inside_rows(b, in_y, in_h, pt or pb):
                 channel = b.add(first_channel, c.index)
-                with b.loop(lo, hi) as x:
-                    pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
-                    total = b.fadd(b.load(dest, [n, o, y, x.index]), b.fmul(pixel, weight))
-                    b.store(total, dest, [n, o, y, x.index])
+                # Unrolled over the kernel columns: each column's valid output range is a constant.
+                for kx in range(k_w):
+                    lo, hi, shift = _window_columns(b, kx, in_w, out_w, sx, pl, dx)
+                    weights = [b.load(filt, [o, c.index, ky.index, kx]) for o in channels]
+                    with b.loop(lo, hi) as x:
+                        pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
+                        for o, weight in zip(channels, weights):
+                            total = b.fadd(b.load(dest, [n, o, y, x.index]), b.fmul(pixel, weight))
+                            b.store(total, dest, [n, o, y, x.index])
         if op.activation is not None:
-            _fill_row(b, dest, [n, o, y], out_w, lambda x: _activation(b, op, b.load(dest, [n, o, y, x])))
+            for o in channels:
+                _fill_row(b, dest, [n, o, y], out_w, lambda x: _activation(b, op, b.load(dest, [n, o, y, x])))
+
+
+def _inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
+    """Guards code for input row `in_y`; without vertical padding every row is inside."""
+    return b.when(b.in_range(in_y, in_h)) if padded else contextlib.nullcontext()
 
 
 def _emit_pool(b: KernelBuilder, op, view: ViewOf, is_max: bool) -> None:
@@ -83,14 +100,14 @@ def _emit_pool(b: KernelBuilder, op, view: ViewOf, is_max: bool) -> None:
     _, _, in_h, in_w = src.shape
     k_h, k_w = op.kernel.get_values()
     sy, sx = op.strides.get_values()
-    pt, pl, _, _ = op.pads.get_values()
+    pt, pl, pb, _ = op.pads.get_values()
     combine = b.fmax if is_max else b.fadd
     with b.loops([n_size, channels, out_h]) as (n, c, y):
         start = b.f32(-np.inf if is_max else 0.0)
         _fill_row(b, dest, [n, c, y], out_w, lambda x: start)
         with b.loop(0, k_h) as ky:
             in_y = b.sub(b.add(b.mul(y, sy), ky.index), pt)
-            with b.when(b.in_range(in_y, in_h)), b.loop(0, k_w) as kx:
+            with _inside_rows(b, in_y, in_h, pt or pb), b.loop(0, k_w) as kx:
                 lo, hi, shift = _window_columns(b, kx.index, in_w, out_w, sx, pl, 1)
                 with b.loop(lo, hi) as x:
                     pixel = b.load(src, [n, c, in_y, b.add(b.mul(x.index, sx), shift)])
@@ -131,18 +148,15 @@ def emit_avg_pool(b: KernelBuilder, op: glowll.AvgPoolOp, view: ViewOf) -> None:
 
 
 def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
+    """Each output is one dot product over a contiguous weight row ([N, K] layout)."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
-    with b.loops([rows]) as (m,):
-        _fill_row(b, dest, [m], columns, lambda n: b.load(bias, [n]))
-        with b.loop(0, depth) as k:
-            a = b.load(src, [m, k.index])
-            with b.loop(0, columns) as n:
-                total = b.fadd(b.load(dest, [m, n.index]), b.fmul(a, b.load(weights, [k.index, n.index])))
-                b.store(total, dest, [m, n.index])
-        if op.activation is not None:
-            _fill_row(b, dest, [m], columns, lambda n: _activation(b, op, b.load(dest, [m, n])))
+    with b.loops([rows, columns]) as (m, n):
+        with b.loop(0, depth, carried=[b.f32(0.0)]) as k:
+            product = b.fmul(b.load(src, [m, k.index]), b.load(weights, [n, k.index]), REASSOCIATE)
+            k.next(b.fadd(k.carried[0], product, REASSOCIATE))
+        b.store(_activation(b, op, b.fadd(k.results[0], b.load(bias, [n]))), dest, [m, n])
 
 
 def _broadcast_view(source: View, shape: Sequence[int]) -> View:

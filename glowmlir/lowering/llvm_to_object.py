@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
@@ -61,9 +62,12 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine,
     `extend` may add globals (such as the dynamic bundle API's config) to the llvmlite module.
     """
     ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
+    linkage = {op.sym_name.data: op.linkage.linkage.data for op in module.walk() if isinstance(op, xllvm.FuncOp)}
     for function in ir_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
+            if linkage.get(function.name) == "internal":  # xDSL's translator drops linkage
+                function.linkage = "internal"
     if extend is not None:
         extend(ir_module)
     parsed = llvm.parse_assembly(str(ir_module))
