@@ -138,7 +138,7 @@ struct BundleConfig {
   // Number of symbols in the symbol table.
   uint64_t numSymbols;
   // Symbol table.
-  const SymbolTableEntry *symbolTable;
+  const struct SymbolTableEntry *symbolTable;
 };
 """
 

@@ -72,7 +72,7 @@ class FoldConstantOperands(RewritePattern):
             return
         result = reference.evaluate(op, *values)
         name = self.names(_constant_name(op.operands[0], "folded"))
-        rewriter.replace_op(op, glow.ConstantOp(name, dense_from_array(result)))
+        rewriter.replace(op, glow.ConstantOp(name, dense_from_array(result)))
 
 
 @dataclass(frozen=True)
@@ -108,9 +108,9 @@ class FoldBatchNormalization(RewritePattern):
                                              dense_from_array(filter_ * factor.reshape(-1, 1, 1, 1)))
                 new_bias = glow.ConstantOp(self.names(_constant_name(conv.bias, "bn")),
                                            dense_from_array(conv_bias * factor + shift))
-                rewriter.insert_op([new_filter, new_bias], InsertPoint.before(conv))
+                rewriter.insert([new_filter, new_bias], InsertPoint.before(conv))
                 conv.operands[1], conv.operands[2] = new_filter.result, new_bias.result
-                rewriter.replace_op(op, [], [conv.result])
+                rewriter.replace(op, [], [conv.result])
                 return
         # Not after a convolution: y = x * factor + shift, per channel (axis 1).
         rank = len(glow.shape_of(op.input))
@@ -119,7 +119,7 @@ class FoldBatchNormalization(RewritePattern):
         shift_op = glow.ConstantOp(self.names(_constant_name(op.bias, "bn_shift")), dense_from_array(shift.reshape(channel_shape)))
         mul = glow.MulOp.create(operands=[op.input, factor_op.result], result_types=[op.result.type])
         add = glow.AddOp.create(operands=[mul.results[0], shift_op.result], result_types=[op.result.type])
-        rewriter.replace_op(op, [factor_op, shift_op, mul, add])
+        rewriter.replace(op, [factor_op, shift_op, mul, add])
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class FuseActivationIntoProducer(RewritePattern):
         else:
             producer.properties["activation"] = StringAttr("clip")
             producer.properties["clip_min"], producer.properties["clip_max"] = op.min, op.max
-        rewriter.replace_op(op, [], [producer.results[0]])
+        rewriter.replace(op, [], [producer.results[0]])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""Models for the tests: onnx's light models with their splat weights made random, and small graphs."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+LENET = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "lenet_mnist", "lenet_mnist.onnx")
+
+
+def light_model_path(name: str) -> str:
+    return os.path.join(LIGHT_DIR, f"light_{name}.onnx")
+
+
+def light_reference_output(name: str) -> np.ndarray:
+    tensor = onnx.TensorProto()
+    with open(os.path.join(LIGHT_DIR, f"light_{name}_output_0.pb"), "rb") as f:
+        tensor.ParseFromString(f.read())
+    return numpy_helper.to_array(tensor)
+
+
+def randomized(model: onnx.ModelProto, seed: int = 0, extra_outputs: list[str] = ()) -> onnx.ModelProto:
+    """The model with every ConstantOfShape weight replaced by random values.
+
+    Filters get He-scaled normal values (so activations stay O(1) through deep nets);
+    1-D parameters (biases, batch-norm scale/shift/mean/variance) get values in [0.5, 1.5],
+    positive so that variances stay valid.
+    """
+    rng = np.random.default_rng(seed)
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    shapes = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    kept = []
+    for node in graph.node:
+        if node.op_type == "ConstantOfShape" and node.input[0] in shapes:
+            shape = tuple(int(d) for d in shapes[node.input[0]])
+            if len(shape) >= 2:
+                fan_in = int(np.prod(shape[1:]))
+                value = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
+            else:
+                value = rng.uniform(0.5, 1.5, shape)
+            graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+        else:
+            kept.append(node)
+    del graph.node[:]
+    graph.node.extend(kept)
+    inputs = {i.name for i in graph.input}
+    for init in graph.initializer:
+        if init.name not in inputs:
+            graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+    if extra_outputs:
+        inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(model).graph.value_info}
+        graph.output.extend(inferred[name] for name in extra_outputs)
+    return model
+
+
+def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    initializers = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in initializers]
+
+
+def random_inputs(model: onnx.ModelProto, seed: int = 1) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+            for i in graph_inputs(model)}
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options)
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, inputs)))

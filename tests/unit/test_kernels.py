@@ -1,0 +1,154 @@
+"""Each kernel, compiled to a host bundle, against onnxruntime on random weights and inputs."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+
+import glowmlir
+from tests.support.models import onnxruntime_outputs, random_inputs
+from tests.support.onnx_graphs import single_node_model
+
+rng = np.random.default_rng(1234)
+
+
+def random(*shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+def check(model: onnx.ModelProto, tmp_path, tolerance: float = 1e-5) -> None:
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=7)
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    actual = glowmlir.compile(path).run(inputs)["y"]
+    scale = max(1.0, float(np.abs(expected).max()))
+    assert actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, atol=tolerance * scale, rtol=0)
+
+
+CONVOLUTIONS = [
+    # input shape, filter shape, attributes
+    ([1, 3, 9, 9], [4, 3, 3, 3], {}),
+    ([2, 3, 9, 11], [5, 3, 3, 3], {"pads": [1, 1, 1, 1]}),
+    ([1, 4, 10, 10], [6, 4, 3, 3], {"strides": [2, 2], "pads": [1, 0, 2, 1]}),
+    ([1, 3, 12, 12], [4, 3, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    ([1, 6, 8, 8], [6, 1, 3, 3], {"group": 6, "pads": [1, 1, 1, 1]}),  # depthwise
+    ([1, 8, 7, 7], [4, 4, 1, 1], {"group": 2}),  # grouped 1x1
+    ([1, 3, 11, 11], [7, 3, 5, 5], {"strides": [3, 2], "auto_pad": "SAME_UPPER"}),
+    ([1, 2, 5, 5], [3, 2, 7, 7], {"pads": [3, 3, 3, 3]}),  # kernel wider than the input
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attributes", CONVOLUTIONS)
+def test_convolution(x_shape, w_shape, attributes, tmp_path):
+    model = single_node_model("Conv", {"x": x_shape}, {"w": random(*w_shape), "b": random(w_shape[0])}, **attributes)
+    check(model, tmp_path)
+
+
+def test_convolution_without_bias(tmp_path):
+    check(single_node_model("Conv", {"x": [1, 2, 6, 6]}, {"w": random(3, 2, 3, 3)}), tmp_path)
+
+
+POOLS = [
+    ("MaxPool", [1, 3, 8, 8], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ("MaxPool", [1, 2, 9, 9], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ("MaxPool", [1, 2, 10, 10], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    ("AveragePool", [1, 3, 8, 8], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ("AveragePool", [1, 2, 7, 7], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    ("AveragePool", [1, 2, 7, 7], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+    ("GlobalAveragePool", [2, 5, 6, 7], {}),
+    ("GlobalMaxPool", [1, 5, 6, 7], {}),
+]
+
+
+@pytest.mark.parametrize("op_type,shape,attributes", POOLS)
+def test_pool(op_type, shape, attributes, tmp_path):
+    check(single_node_model(op_type, {"x": shape}, **attributes), tmp_path)
+
+
+@pytest.mark.parametrize("attributes", [{}, {"transB": 1}, {"transA": 1, "alpha": 0.5, "beta": 2.0}])
+def test_gemm(attributes, tmp_path):
+    a_shape = [7, 3] if attributes.get("transA") else [3, 7]
+    b = random(5, 7) if attributes.get("transB") else random(7, 5)
+    check(single_node_model("Gemm", {"a": a_shape}, {"b": b, "c": random(5)}, **attributes), tmp_path)
+
+
+@pytest.mark.parametrize("a_shape,b_shape,constant_b", [
+    ([4, 6], [6, 3], True),     # becomes FullyConnected
+    ([2, 4, 6], [6, 5], False),  # batch broadcast
+    ([3, 1, 4, 6], [2, 6, 5], False),
+])
+def test_matmul(a_shape, b_shape, constant_b, tmp_path):
+    if constant_b:
+        model = single_node_model("MatMul", {"a": a_shape}, {"b": random(*b_shape)})
+    else:
+        model = single_node_model("MatMul", {"a": a_shape, "b": b_shape})
+    check(model, tmp_path)
+
+
+@pytest.mark.parametrize("op_type", ["Add", "Sub", "Mul", "Max", "Min"])
+@pytest.mark.parametrize("a_shape,b_shape", [([2, 3, 4], [2, 3, 4]), ([2, 3, 4], [3, 1]), ([1, 5, 1, 3], [2, 1, 4, 1])])
+def test_binary_broadcast(op_type, a_shape, b_shape, tmp_path):
+    check(single_node_model(op_type, {"a": a_shape, "b": b_shape}), tmp_path)
+
+
+def test_div(tmp_path):
+    model = single_node_model("Div", {"a": [3, 4]}, {"b": random(4, low=0.5, high=2.0)})
+    check(model, tmp_path)
+
+
+@pytest.mark.parametrize("op_type", ["Relu", "Sigmoid", "Tanh"])
+def test_unary(op_type, tmp_path):
+    check(single_node_model(op_type, {"x": [2, 3, 17]}), tmp_path)
+
+
+def test_clip(tmp_path):
+    model = single_node_model("Clip", {"x": [4, 9]}, {"lo": np.float32(-0.3), "hi": np.float32(0.4)})
+    check(model, tmp_path)
+
+
+@pytest.mark.parametrize("shape,axis,opset", [([3, 10], 1, 13), ([2, 3, 4], 1, 13), ([2, 3, 4], -1, 13), ([2, 3, 4], 1, 11)])
+def test_softmax(shape, axis, opset, tmp_path):
+    check(single_node_model("Softmax", {"x": shape}, opset=opset, axis=axis), tmp_path)
+
+
+def test_transpose(tmp_path):
+    check(single_node_model("Transpose", {"x": [2, 3, 4, 5]}, perm=[0, 2, 3, 1]), tmp_path)
+
+
+def test_concat(tmp_path):
+    model = single_node_model("Concat", {"a": [1, 2, 3, 3], "b": [1, 5, 3, 3]}, {"c": random(1, 1, 3, 3)}, axis=1)
+    check(model, tmp_path)
+
+
+def test_slice(tmp_path):
+    model = single_node_model("Slice", {"x": [4, 10, 6]}, {
+        "starts": np.array([1, -8], np.int64), "ends": np.array([3, 100], np.int64),
+        "axes": np.array([0, 1], np.int64), "steps": np.array([1, 3], np.int64)})
+    check(model, tmp_path)
+
+
+def test_pad(tmp_path):
+    model = single_node_model("Pad", {"x": [1, 2, 3, 3]}, {"pads": np.array([0, 0, 1, 2, 0, 1, 0, 1], np.int64),
+                                                          "value": np.float32(0.5)})
+    check(model, tmp_path)
+
+
+@pytest.mark.parametrize("op_type,attributes,extra", [
+    ("Reshape", {}, {"shape": np.array([0, -1], np.int64)}),
+    ("Flatten", {"axis": 2}, {}),
+    ("Unsqueeze", {}, {"axes": np.array([0, 3], np.int64)}),
+    ("Squeeze", {}, {"axes": np.array([1], np.int64)}),
+])
+def test_shape_ops(op_type, attributes, extra, tmp_path):
+    shape = [2, 1, 3, 4] if op_type == "Squeeze" else [2, 3, 4, 5]
+    check(single_node_model(op_type, {"x": shape}, extra, **attributes), tmp_path)
+
+
+def test_batch_normalization_alone(tmp_path):
+    params = {"scale": random(3), "bias": random(3), "mean": random(3), "var": random(3, low=0.5, high=2.0)}
+    check(single_node_model("BatchNormalization", {"x": [2, 3, 4, 5]}, params, epsilon=1e-3), tmp_path)
