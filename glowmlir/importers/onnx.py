@@ -101,6 +101,11 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
         del dims[:]
         for size in spec.shape:
             dims.add().dim_value = size
+    if inputs or symbols:
+        # Shapes recorded downstream of the inputs are stale now: let shape inference redo them.
+        del model.graph.value_info[:]
+        for output in model.graph.output:
+            output.type.tensor_type.ClearField("shape")
     for name, value_info in graph_inputs.items():
         for dim in value_info.type.tensor_type.shape.dim:
             if dim.HasField("dim_param"):
@@ -237,9 +242,9 @@ def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str,
                 name: str | None = None) -> ModuleOp:
     """Load, check, shape and import an ONNX model file into a module holding one `glow.function`."""
     model = load_onnx_model(path)
-    _apply_input_settings(model, inputs, symbols or {})
     try:
         onnx.checker.check_model(model)
+        _apply_input_settings(model, inputs, symbols or {})
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         first_line = str(error).strip().splitlines()[0]

@@ -53,8 +53,12 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
 
 
 def _constant_name(value: SSAValue, suffix: str) -> str:
+    """`<name of value's constant>_<suffix>`, without repeating a suffix it already has."""
     op = value.owner
-    return f"{op.name_.data}_{suffix}" if isinstance(op, glow.ConstantOp) else suffix
+    if not isinstance(op, glow.ConstantOp):
+        return suffix
+    name = op.name_.data.split("__")[0]
+    return name if name.endswith(f"_{suffix}") else f"{name}_{suffix}"
 
 
 # ----------------------------------------------------------------------------- constant folding

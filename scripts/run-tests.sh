@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets everything up and runs every test: unit and end-to-end tests with pytest, and the
+# FileCheck tests of tests/lit through lit (driven from tests/unit/test_lit.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec .venv/bin/python -m pytest -q "$@"

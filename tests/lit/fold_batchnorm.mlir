@@ -1,0 +1,31 @@
+// RUN: glow-opt %s -p glow-fold-batchnorm,dce | filecheck %s
+// BatchNormalization after a Convolution disappears into its filter and bias;
+// elsewhere it becomes a per-channel multiply-add.
+
+glow.function @net {
+  %x = glow.placeholder "x" : tensor<1x1x2x2xf32>
+  %w = glow.constant "w" {value = dense<[[[[2.0]]], [[[4.0]]]]> : tensor<2x1x1x1xf32>} : tensor<2x1x1x1xf32>
+  %b = glow.constant "b" {value = dense<[1.0, 1.0]> : tensor<2xf32>} : tensor<2xf32>
+  %conv = glow.convolution %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %scale = glow.constant "scale" {value = dense<[0.5, 2.0]> : tensor<2xf32>} : tensor<2xf32>
+  %shift = glow.constant "shift" {value = dense<[1.0, 0.0]> : tensor<2xf32>} : tensor<2xf32>
+  %mean = glow.constant "mean" {value = dense<[1.0, 1.0]> : tensor<2xf32>} : tensor<2xf32>
+  %var = glow.constant "var" {value = dense<[1.0, 1.0]> : tensor<2xf32>} : tensor<2xf32>
+  %bn = glow.batch_normalization %conv, %scale, %shift, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  glow.save %bn as "y" : tensor<1x2x2x2xf32>
+  %x2 = glow.placeholder "x2" : tensor<1x2x3xf32>
+  %bn2 = glow.batch_normalization %x2, %scale, %shift, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x2x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3xf32>
+  glow.save %bn2 as "z" : tensor<1x2x3xf32>
+}
+
+// CHECK-LABEL: glow.function @net
+// CHECK:       %[[W:.*]] = glow.constant "w_bn" {value = dense<{{\[\[\[\[}}1.000000e+00]]], {{\[\[\[}}8.000000e+00]]]]>
+// CHECK-NEXT:  %[[B:.*]] = glow.constant "b_bn" {value = dense<[1.000000e+00, 0.000000e+00]>
+// CHECK-NEXT:  %[[C:.*]] = glow.convolution %{{.*}}, %[[W]], %[[B]]
+// CHECK-NOT:   glow.batch_normalization
+// CHECK:       glow.save %[[C]] as "y"
+// CHECK:       %[[F:.*]] = glow.constant "scale_bn_scale" {value = dense<{{\[\[}}5.000000e-01], [2.000000e+00]]> : tensor<2x1xf32>}
+// CHECK-NEXT:  %[[S:.*]] = glow.constant "shift_bn_shift" {value = dense<{{\[\[}}5.000000e-01], [-2.000000e+00]]> : tensor<2x1xf32>}
+// CHECK-NEXT:  %[[M:.*]] = glow.mul %{{.*}}, %[[F]]
+// CHECK-NEXT:  glow.add %[[M]], %[[S]]
+// CHECK-NOT:   glow.batch_normalization
