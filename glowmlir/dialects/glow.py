@@ -40,12 +40,10 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.dialects.weights import parse_named_weight, print_named_weight
+from glowmlir.dialects.weights import NamedWeightSyntax
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -131,7 +129,7 @@ class PlaceholderOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConstantOp(IRDLOperation):
+class ConstantOp(NamedWeightSyntax, IRDLOperation):
     """A named constant tensor (a weight); large values print as `elided`."""
 
     name = "glow.constant"
@@ -143,13 +141,6 @@ class ConstantOp(IRDLOperation):
     def __init__(self, name: str, value: DenseIntOrFPElementsAttr):
         super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[value.type])
 
-    def print(self, printer: Printer) -> None:
-        print_named_weight(self, printer)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstantOp:
-        properties, result_type = parse_named_weight(parser)
-        return cls.create(properties=properties, result_types=[result_type])
 
     def verify_(self) -> None:
         if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):

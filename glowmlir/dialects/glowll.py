@@ -38,12 +38,10 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.dialects.weights import parse_named_weight, print_named_weight
+from glowmlir.dialects.weights import NamedWeightSyntax
 
 REGIONS = ("constant", "mutable", "activations")
 
@@ -83,7 +81,7 @@ class BufferOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WeightOp(BufferOp):
+class WeightOp(NamedWeightSyntax, BufferOp):
     """A constant buffer holding the named weight (printed `elided` when large)."""
 
     name = "glowll.weight"
@@ -91,13 +89,6 @@ class WeightOp(BufferOp):
     name_ = prop_def(StringAttr, prop_name="name")
     value = opt_prop_def(DenseIntOrFPElementsAttr)
 
-    def print(self, printer: Printer) -> None:
-        print_named_weight(self, printer)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> WeightOp:
-        properties, result_type = parse_named_weight(parser)
-        return cls.create(properties=properties, result_types=[result_type])
 
 
 @irdl_op_definition

@@ -106,6 +106,18 @@ def parse_named_weight(parser: Parser) -> tuple[dict[str, Attribute], Attribute]
     return properties, parser.parse_type()
 
 
+class NamedWeightSyntax:
+    """Custom syntax of the constant-like ops (`glow.constant`, `glowll.weight`)."""
+
+    def print(self, printer: Printer) -> None:
+        print_named_weight(self, printer)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        properties, result_type = parse_named_weight(parser)
+        return cls.create(properties=properties, result_types=[result_type])
+
+
 def save_weights(module: Operation, path: str) -> None:
     """Write every weight of `module` to an .npz side file, keyed by weight name."""
     arrays = {op.properties["name"].data: array_from_dense(op.properties["value"])
