@@ -91,12 +91,18 @@ def constant_region(layout: BundleLayout) -> bytes:
     return bytes(image)
 
 
+_BYTE_TEXT = np.frombuffer("".join(f" 0X{b:02X}," for b in range(256)).encode(), np.uint8).reshape(256, 6)
+
+
 def weights_text(image: bytes) -> str:
     """weights.txt: ` 0X%02X,` per byte, 20 bytes a line, one extra newline at the end."""
-    lines = []
-    for start in range(0, len(image), 20):
-        lines.append("".join(f" 0X{byte:02X}," for byte in image[start:start + 20]) + "\n")
-    return "".join(lines) + "\n"
+    data = np.frombuffer(image, np.uint8)
+    full = len(data) // 20 * 20
+    rows = _BYTE_TEXT[data[:full]].reshape(-1, 120)  # 20 bytes of 6 characters a line
+    lines = np.concatenate([rows, np.full((len(rows), 1), ord("\n"), np.uint8)], axis=1).tobytes().decode()
+    if full < len(data):
+        lines += _BYTE_TEXT[data[full:]].tobytes().decode() + "\n"
+    return lines + "\n"
 
 
 # ----------------------------------------------------------------------------- header

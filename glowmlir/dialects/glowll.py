@@ -55,6 +55,8 @@ class FunctionOp(IRDLOperation):
     constant_size = opt_prop_def(IntegerAttr)
     mutable_size = opt_prop_def(IntegerAttr)
     activations_size = opt_prop_def(IntegerAttr)
+    activations_lower_bound = opt_prop_def(IntegerAttr)
+    allocation_strategy = opt_prop_def(StringAttr)
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), NoTerminator(), IsolatedFromAbove())
     irdl_options = (ParsePropInAttrDict(),)
@@ -113,8 +115,39 @@ class AllocOp(BufferOp):
 
     name = "glowll.alloc"
     REGION: ClassVar[str] = "activations"
+    live_range = opt_prop_def(DenseArrayBase)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($buffer)"
+
+
+@irdl_op_definition
+class TensorViewOp(IRDLOperation):
+    """Another shape over `source`'s memory, from element `offset` on: no buffer, no copy.
+
+    Reshapes are views; so are the slices of a Concat that its producers write in place.
+    """
+
+    name = "glowll.tensorview"
+    source = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr)
+    buffer = result_def(MemRefType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($buffer)"
+
+    def verify_(self) -> None:
+        if self.offset.value.data < 0 or self.offset.value.data + self.buffer.type.element_count() > \
+                self.source.type.element_count():
+            raise VerifyException("glowll.tensorview: the view does not fit in its source")
+
+
+def root_buffer(buffer: SSAValue) -> tuple[BufferOp, int]:
+    """The buffer that owns `buffer`'s memory, and `buffer`'s element offset inside it."""
+    offset = 0
+    while isinstance(view := buffer.owner, TensorViewOp):
+        offset += view.offset.value.data
+        buffer = view.source
+    assert isinstance(buffer.owner, BufferOp), buffer.owner
+    return buffer.owner, offset
 
 
 # ----------------------------------------------------------------------------- instructions
@@ -289,7 +322,7 @@ class ExtractTensorOp(InstructionOp):
 GlowLL = Dialect(
     "glowll",
     [
-        FunctionOp, WeightOp, PlaceholderOp, AllocOp,
+        FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ElementwiseOp, SoftMaxOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
     ],

@@ -30,33 +30,35 @@ def _pointer_attributes(alignment: int) -> DictionaryAttr:
     return DictionaryAttr({"llvm.noalias": UnitAttr(), "llvm.align": IntegerAttr(alignment, 64)})
 
 
-def _buffer_op(buffer: SSAValue, function_name: str) -> glowll.BufferOp:
-    definition = buffer.owner
-    assert isinstance(definition, glowll.BufferOp)
-    if definition.offset is None:
+def buffer_address(buffer: SSAValue, function_name: str) -> tuple[str, int]:
+    """(region, byte offset) of a buffer or view; buffers must be allocated."""
+    root, element_offset = glowll.root_buffer(buffer)
+    if root.offset is None:
         raise GlowError(f"{function_name}: buffers must be allocated before lowering to llvm "
                         f"(run glowll-allocate-memory)")
-    return definition
+    return root.REGION, root.offset.value.data + element_offset * buffer.type.element_type.compile_time_size
 
 
-def lower_instruction(op: glowll.InstructionOp, name: str) -> llvm.FuncOp:
+def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]]) -> llvm.FuncOp:
     """One instruction as an internal kernel function taking one noalias pointer per buffer.
 
     The entry point calls it and LLVM inlines it; the `noalias` arguments become alias
     scopes, so LLVM knows that, say, a convolution's output row does not overlap its
-    input and keeps the row in registers.
+    input and keeps the row in registers. Operands at the same address (an instruction
+    working in place) share one argument.
     """
-    buffers = list(dict.fromkeys(op.operands))  # an in-place operand is passed once
+    distinct = list(dict.fromkeys(addresses))
     region = Region()
-    entry = Block(arg_types=[_POINTER] * len(buffers))
+    entry = Block(arg_types=[_POINTER] * len(distinct))
     region.add_block(entry)
     builder = KernelBuilder(region, entry)
-    arguments = dict(zip(buffers, entry.args))
+    pointer_of = dict(zip(distinct, entry.args))
+    arguments = {operand: pointer_of[address] for operand, address in zip(op.operands, addresses)}
     KERNELS[type(op)](builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape()))
     builder.emit(llvm.ReturnOp())
-    alignments = [_alignment(buffer.owner.offset.value.data) for buffer in buffers]
-    return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(buffers)), linkage=llvm.LinkageAttr("internal"),
-                       body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(a) for a in alignments])})
+    attributes = ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct)), linkage=llvm.LinkageAttr("internal"),
+                       body=region, other_props={"arg_attrs": attributes})
 
 
 def _alignment(offset: int) -> int:
@@ -73,12 +75,12 @@ def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
     region_base = dict(zip(glowll.REGIONS, entry.args))
     kernels = []
     for op in function.body.block.ops:
-        if isinstance(op, glowll.BufferOp):
+        if not isinstance(op, glowll.InstructionOp):
             continue
-        buffers = [_buffer_op(buffer, name) for buffer in dict.fromkeys(op.operands)]
-        kernel = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}")
+        addresses = [buffer_address(buffer, name) for buffer in op.operands]
+        kernel = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}", addresses)
         kernels.append(kernel)
-        pointers = [builder.byte_address(region_base[b.REGION], b.offset.value.data) for b in buffers]
+        pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
         builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),

@@ -29,10 +29,13 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return load
 
-    def allocate():
-        from glowmlir.transforms.allocate_memory import AllocateMemory
+    def allocation(name):
+        def load():
+            from glowmlir.transforms import allocate_memory as module
 
-        return AllocateMemory
+            return getattr(module, name)
+
+        return load
 
     def to_glowll():
         from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
@@ -49,6 +52,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-fold-batchnorm": graph("FoldBatchNorm"),
         "glow-fuse-activations": graph("FuseActivations"),
         "lower-glow-to-glowll": to_glowll,
-        "glowll-allocate-memory": allocate,
+        "glowll-liveness": allocation("Liveness"),
+        "glowll-allocate-memory": allocation("AllocateMemory"),
         "lower-glowll-to-llvm": to_llvm,
     }

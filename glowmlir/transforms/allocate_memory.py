@@ -1,22 +1,29 @@
-"""`glowll-allocate-memory`: byte offsets for every buffer, and the three region sizes.
+"""Memory allocation on `glowll`: liveness, then byte offsets in the three regions.
 
-As in Glow (lib/CodeGen/MemoryAllocator.cpp, lib/Backend/BackendUtils.cpp), every buffer
-starts on a 64-byte boundary. Weights and placeholders are laid out back to back in
-order (placeholders: inputs first, then outputs). Activations are placed first fit
-over their live ranges in schedule order, so buffers whose lifetimes do not overlap
-share memory; `reuse=false` gives each its own slot
-(`-reuse-activation-memory-allocations=false`).
+* `glowll-liveness` records on every `glowll.alloc` its `live_range`: the first and last
+  instruction (in schedule order) that touches its memory, through any view.
+* `glowll-allocate-memory` places every buffer on a 64-byte boundary (Glow's
+  TensorAlignment). Weights go back to back, identical weights stored once; placeholders
+  likewise, inputs before outputs (Glow's order). Activations are placed by several
+  strategies — Glow's three orderings, greedy by size (TFLite Micro, TVM) and greedy by
+  conflicts — and the smallest result is kept. The function records the region sizes,
+  the strategy chosen and `activations_lower_bound`: the most bytes live at any one
+  instruction, which no placement can beat. `reuse=false` gives every activation its own
+  slot (`-reuse-activation-memory-allocations=false`).
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
 
 ALIGNMENT = 64
 
@@ -25,75 +32,180 @@ def align(size: int, alignment: int = ALIGNMENT) -> int:
     return -(-max(size, 1) // alignment) * alignment
 
 
-class FirstFitAllocator:
-    """Glow's MemoryAllocator: first gap from address 0 that fits, sizes rounded to 64."""
-
-    def __init__(self) -> None:
-        self.live: dict[object, tuple[int, int]] = {}
-        self.peak = 0
-
-    def allocate(self, key: object, size: int) -> int:
-        size = align(size)
-        start = 0
-        for begin, end in sorted(self.live.values()):
-            if begin - start >= size:
-                break
-            start = max(start, end)
-        self.live[key] = (start, start + size)
-        self.peak = max(self.peak, start + size)
-        return start
-
-    def free(self, key: object) -> None:
-        del self.live[key]
+# ----------------------------------------------------------------------------- liveness
 
 
 def live_ranges(function: glowll.FunctionOp) -> dict[glowll.AllocOp, tuple[int, int]]:
-    """For each activation buffer, the first and last instruction index that touch it."""
+    """For each activation buffer, the first and last instruction index touching its memory."""
     ranges: dict[glowll.AllocOp, tuple[int, int]] = {}
     instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
     for index, op in enumerate(instructions):
         for operand in op.operands:
-            alloc = operand.owner
-            if isinstance(alloc, glowll.AllocOp):
-                first, _ = ranges.get(alloc, (index, index))
-                ranges[alloc] = (first, index)
+            root, _ = glowll.root_buffer(operand)
+            if isinstance(root, glowll.AllocOp):
+                first, _ = ranges.get(root, (index, index))
+                ranges[root] = (first, index)
     return ranges
 
 
-def allocate_function(function: glowll.FunctionOp, reuse: bool = True) -> None:
-    def set_offset(buffer: glowll.BufferOp, offset: int) -> None:
-        buffer.properties["offset"] = IntegerAttr(offset, i64)
+@dataclass(frozen=True)
+class Liveness(ModulePass):
+    """Annotates every activation buffer with its live range (instruction indices)."""
 
+    name = "glowll-liveness"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if isinstance(function, glowll.FunctionOp):
+                for alloc, (first, last) in live_ranges(function).items():
+                    alloc.properties["live_range"] = glow.ints([first, last])
+
+
+# ----------------------------------------------------------------------------- placement
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A buffer to place: `size` bytes live from instruction `start` to `stop` inclusive."""
+
+    key: object
+    size: int
+    start: int
+    stop: int
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.start <= other.stop and other.start <= self.stop
+
+
+def lower_bound(intervals: Sequence[Interval]) -> int:
+    """The most bytes live at any one instruction."""
+    if not intervals:
+        return 0
+    events = [0] * (max(i.stop for i in intervals) + 2)
+    for i in intervals:
+        events[i.start] += i.size
+        events[i.stop + 1] -= i.size
+    peak = live = 0
+    for delta in events:
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
+def place(order: Sequence[Interval]) -> tuple[dict[object, int], int]:
+    """Places buffers in the given order, each at the lowest offset free over its lifetime."""
+    placed: list[tuple[Interval, int]] = []
+    offsets: dict[object, int] = {}
+    for interval in order:
+        busy = sorted((offset, offset + other.size) for other, offset in placed if other.overlaps(interval))
+        offset = 0
+        for begin, end in busy:
+            if begin - offset >= interval.size:
+                break
+            offset = max(offset, end)
+        placed.append((interval, offset))
+        offsets[interval.key] = offset
+    return offsets, max((offset + i.size for i, offset in placed), default=0)
+
+
+def _by_live_size(intervals: Sequence[Interval], prefer: Callable[[Interval], tuple]) -> list[Interval]:
+    """Glow's MaxLiveSize orderings: at the instruction with the most unplaced bytes live,
+    take the buffer that `prefer` ranks highest; repeat."""
+    remaining = list(intervals)
+    order = []
+    while remaining:
+        steps = range(min(i.start for i in remaining), max(i.stop for i in remaining) + 1)
+        busiest = max(steps, key=lambda t: sum(i.size for i in remaining if i.start <= t <= i.stop))
+        choice = max((i for i in remaining if i.start <= busiest <= i.stop), key=prefer)
+        order.append(choice)
+        remaining.remove(choice)
+    return order
+
+
+def _by_conflicts(intervals: Sequence[Interval]) -> list[Interval]:
+    """Most-constrained first: the buffers overlapping the most others, then the biggest."""
+    conflicts = {i.key: sum(1 for j in intervals if j is not i and i.overlaps(j)) for i in intervals}
+    return sorted(intervals, key=lambda i: (-conflicts[i.key], -i.size))
+
+
+STRATEGIES: dict[str, Callable[[Sequence[Interval]], list[Interval]]] = {
+    "glow-max-live-size-max-buffer-size": lambda iv: _by_live_size(iv, lambda i: (i.size, i.stop - i.start)),
+    "glow-max-live-size-max-buffer-time": lambda iv: _by_live_size(iv, lambda i: (i.stop - i.start, i.size)),
+    "glow-same-order": lambda iv: list(iv),
+    "greedy-by-size": lambda iv: sorted(iv, key=lambda i: (-i.size, i.start - i.stop)),
+    "greedy-by-conflicts": _by_conflicts,
+}
+"""Orderings tried by the allocator (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class Allocation:
+    offsets: dict[object, int]
+    size: int
+    strategy: str
+    lower_bound: int
+
+
+def allocate_intervals(intervals: Sequence[Interval], strategies: Sequence[str] = tuple(STRATEGIES)) -> Allocation:
+    """Tries each strategy; keeps the smallest (the first that reaches the lower bound wins)."""
+    bound = lower_bound(intervals)
+    best: Allocation | None = None
+    for name in strategies:
+        offsets, size = place(STRATEGIES[name](intervals))
+        if best is None or size < best.size:
+            best = Allocation(offsets, size, name, bound)
+        if size == bound:
+            break
+    return best or Allocation({}, 0, strategies[0], 0)
+
+
+# ----------------------------------------------------------------------------- the pass
+
+
+def _set_offset(buffer: glowll.BufferOp, offset: int) -> None:
+    buffer.properties["offset"] = IntegerAttr(offset, i64)
+
+
+def _allocate_weights(weights: Sequence[glowll.WeightOp]) -> int:
+    """Back to back in order; a weight whose bytes equal an earlier one shares its offset."""
+    end = 0
+    seen: dict[tuple, int] = {}
+    for weight in weights:
+        key = None
+        if weight.value is not None:
+            data = array_from_dense(weight.value)
+            key = (data.dtype.str, data.shape, hashlib.sha256(data.tobytes()).digest())
+        if key is not None and key in seen:
+            _set_offset(weight, seen[key])
+            continue
+        _set_offset(weight, end)
+        if key is not None:
+            seen[key] = end
+        end += align(weight.byte_size)
+    return end
+
+
+def allocate_function(function: glowll.FunctionOp, reuse: bool = True) -> Allocation:
     buffers = [op for op in function.body.block.ops if isinstance(op, glowll.BufferOp)]
-    # Constant and mutable regions: back to back, never freed.
-    constant_end = 0
-    for weight in (b for b in buffers if isinstance(b, glowll.WeightOp)):
-        set_offset(weight, constant_end)
-        constant_end += align(weight.byte_size)
-    placeholders = [b for b in buffers if isinstance(b, glowll.PlaceholderOp)]
+    constant_size = _allocate_weights([b for b in buffers if isinstance(b, glowll.WeightOp)])
     mutable_end = 0
+    placeholders = [b for b in buffers if isinstance(b, glowll.PlaceholderOp)]
     for placeholder in sorted(placeholders, key=lambda p: p.kind.data != "input"):
-        set_offset(placeholder, mutable_end)
+        _set_offset(placeholder, mutable_end)
         mutable_end += align(placeholder.byte_size)
-    # Activations: first fit over live ranges.
     ranges = live_ranges(function)
-    allocator = FirstFitAllocator()
-    starts: dict[int, list[glowll.AllocOp]] = {}
-    ends: dict[int, list[glowll.AllocOp]] = {}
-    for alloc, (first, last) in ranges.items():
-        starts.setdefault(first, []).append(alloc)
-        ends.setdefault(last, []).append(alloc)
-    for index in range(max((last for _, last in ranges.values()), default=-1) + 1):
-        for alloc in starts.get(index, []):
-            set_offset(alloc, allocator.allocate(alloc, alloc.byte_size))
-        if reuse:
-            for alloc in ends.get(index, []):
-                allocator.free(alloc)
-    for unused in (b for b in buffers if isinstance(b, glowll.AllocOp) and b not in ranges):
-        set_offset(unused, 0)
-    function.properties["constant_size"] = IntegerAttr(constant_end, i64)
+    everything = (0, max((stop for _, stop in ranges.values()), default=0))
+    intervals = [Interval(alloc, align(alloc.byte_size), *(first_last if reuse else everything))
+                 for alloc, first_last in ranges.items()]
+    allocation = allocate_intervals(intervals, tuple(STRATEGIES) if reuse else ("glow-same-order",))
+    for alloc in (b for b in buffers if isinstance(b, glowll.AllocOp)):
+        _set_offset(alloc, allocation.offsets.get(alloc, 0))
+    function.properties["constant_size"] = IntegerAttr(constant_size, i64)
     function.properties["mutable_size"] = IntegerAttr(mutable_end, i64)
-    function.properties["activations_size"] = IntegerAttr(allocator.peak, i64)
+    function.properties["activations_size"] = IntegerAttr(allocation.size, i64)
+    function.properties["activations_lower_bound"] = IntegerAttr(allocation.lower_bound, i64)
+    function.properties["allocation_strategy"] = StringAttr(allocation.strategy)
+    return allocation
 
 
 @dataclass(frozen=True)
