@@ -33,6 +33,7 @@ from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_object
 from glowmlir.names import legalize_name
 from glowmlir.transforms import graph_passes
 from glowmlir.transforms.allocate_memory import AllocateMemory
+from glowmlir.transforms.share_buffers import ShareBuffers
 
 
 def graph_pipeline() -> list[ModulePass]:
@@ -42,7 +43,7 @@ def graph_pipeline() -> list[ModulePass]:
 
 def glowll_pipeline(reuse_activations: bool = True) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`."""
-    return [LowerGlowToGlowLL(), AllocateMemory(reuse=reuse_activations)]
+    return [LowerGlowToGlowLL(), ShareBuffers(), AllocateMemory(reuse=reuse_activations)]
 
 
 @dataclass
@@ -121,19 +122,20 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     ir_log = {} if ir_log is None else ir_log
     timings = {} if timings is None else timings
 
-    def stage(label: str, passes: Sequence[ModulePass]) -> None:
+    def stage(label: str, passes: Sequence[ModulePass], keep_ir: bool = True) -> None:
         start = time.perf_counter()
         run_passes(module, passes)
-        module.verify()
+        if keep_ir:  # the llvm-dialect stage is large: LLVM's own verifier checks it later
+            module.verify()
+            ir_log[label] = str(module)
         timings[label] = time.perf_counter() - start
-        ir_log[label] = str(module)
 
     stage("glow", graph_pipeline())
     graph = graph_dot(module)
     stage("glowll", glowll_pipeline(options.reuse_activations))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
-    stage("llvm", [LowerGlowLLToLLVM()])
+    stage("llvm", [LowerGlowLLToLLVM()], keep_ir=False)
     start = time.perf_counter()
     extend = _dynamic_api_config(layout) if options.bundle_api == "dynamic" else None
     object_code, ir_log["llvm-ir"] = compile_to_object(module, options.target, extend)

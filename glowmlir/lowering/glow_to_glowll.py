@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -43,6 +43,7 @@ class _FunctionLowering:
         self.block = Block()
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.outputs: dict[SSAValue, SSAValue] = {}
+        self.outputs_of_saves: dict[glow.SaveOp, SSAValue] = {}
 
     def add(self, op: Operation) -> SSAValue | None:
         self.block.add_op(op)
@@ -82,14 +83,17 @@ class _FunctionLowering:
             output = self.add(glowll.PlaceholderOp.create(
                 properties={"name": save.properties["name"], "kind": StringAttr("output")},
                 result_types=[_memref(save.input)]))
-            producer = save.input.owner
-            writes_directly = (save.input.has_one_use() and isinstance(producer, Operation)
-                               and not isinstance(producer, glow.PlaceholderOp | glow.ConstantOp)
-                               and save.input not in self.outputs)
-            if writes_directly:
-                self.outputs[save.input] = output
-            else:
-                self.buffers[save] = output
+            self.outputs_of_saves[save] = output
+            # The op computing the saved value (seen through reshapes, which are views)
+            # writes straight into the output placeholder.
+            source = save.input
+            while isinstance(source.owner, glow.ReshapeOp) and source.has_one_use():
+                source = source.owner.input
+            producer = source.owner
+            if (source.has_one_use() and isinstance(producer, Operation) and source not in self.outputs
+                    and not isinstance(producer, glow.PlaceholderOp | glow.ConstantOp | glow.ReshapeOp)):
+                self.outputs[source] = output if source is save.input else self.add(glowll.TensorViewOp.create(
+                    operands=[output], properties={"offset": IntegerAttr(0, i64)}, result_types=[_memref(source)]))
         for op in ops:
             if not isinstance(op, glow.PlaceholderOp):
                 self.lower(op)
@@ -103,8 +107,16 @@ class _FunctionLowering:
 
 
 def _lower_save(lowering: _FunctionLowering, op: glow.SaveOp) -> None:
-    if op in lowering.buffers:  # the saved value is not written in place: copy it
-        lowering.add(glowll.CopyOp.create(operands=[lowering.buffers[op], lowering.buffer(op.input)]))
+    output, source = lowering.outputs_of_saves[op], lowering.buffer(op.input)
+    if glowll.root_buffer(source) != (output.owner, 0):  # not written in place: copy it
+        lowering.add(glowll.CopyOp.create(operands=[output, source]))
+
+
+def _lower_reshape(lowering: _FunctionLowering, op: glow.ReshapeOp) -> None:
+    """A reshape is a view of its input's buffer: no instruction, no memory."""
+    lowering.buffers[op.result] = lowering.add(glowll.TensorViewOp.create(
+        operands=[lowering.buffer(op.input)], properties={"offset": IntegerAttr(0, i64)},
+        result_types=[_memref(op.result)]))
 
 
 def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
@@ -187,7 +199,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.AvgPoolOp: _lower_pool,
     glow.MatMulOp: _lower_simple(glowll.MatMulOp),
     glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis"),
-    glow.ReshapeOp: _lower_simple(glowll.CopyOp),
+    glow.ReshapeOp: _lower_reshape,
     glow.TransposeOp: _lower_simple(glowll.TransposeOp, "perm"),
     glow.SliceOp: _lower_simple(glowll.ExtractTensorOp, "starts", "steps"),
     glow.ConcatOp: _lower_concat,

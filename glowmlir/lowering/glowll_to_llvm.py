@@ -73,19 +73,29 @@ def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
     region.add_block(entry)
     builder = KernelBuilder(region, entry)
     region_base = dict(zip(glowll.REGIONS, entry.args))
-    kernels = []
+    kernels: dict[tuple, llvm.FuncOp] = {}
     for op in function.body.block.ops:
         if not isinstance(op, glowll.InstructionOp):
             continue
         addresses = [buffer_address(buffer, name) for buffer in op.operands]
-        kernel = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}", addresses)
-        kernels.append(kernel)
+        # Instructions identical but for their buffers' addresses share one kernel.
+        signature = _kernel_signature(op, addresses)
+        if signature not in kernels:
+            kernels[signature] = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}",
+                                                   addresses)
+        kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
         builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
                               body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(64)] * 3)})
-    return [entry_point, *kernels]
+    return [entry_point, *kernels.values()]
+
+
+def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]) -> tuple:
+    distinct = list(dict.fromkeys(addresses))
+    return (op.name, str(op.properties), tuple(str(t) for t in op.operand_types),
+            tuple(distinct.index(a) for a in addresses), tuple(_alignment(offset) for _, offset in distinct))
 
 
 @dataclass(frozen=True)

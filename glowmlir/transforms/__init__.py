@@ -37,6 +37,11 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return load
 
+    def share_buffers():
+        from glowmlir.transforms.share_buffers import ShareBuffers
+
+        return ShareBuffers
+
     def to_glowll():
         from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 
@@ -52,6 +57,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-fold-batchnorm": graph("FoldBatchNorm"),
         "glow-fuse-activations": graph("FuseActivations"),
         "lower-glow-to-glowll": to_glowll,
+        "glowll-share-buffers": share_buffers,
         "glowll-liveness": allocation("Liveness"),
         "glowll-allocate-memory": allocation("AllocateMemory"),
         "lower-glowll-to-llvm": to_llvm,

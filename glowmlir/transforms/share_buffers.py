@@ -1,0 +1,133 @@
+"""`glowll-share-buffers`: instructions write where their result is needed (Glow's shareBuffers).
+
+* Concat in place: a buffer whose last use is being inserted into a Concat's output
+  becomes a view of its slice of that output, so its producer writes there directly and
+  the `insert_tensor` copy disappears. Only contiguous slices qualify (all dimensions
+  before the concatenation axis are 1, as in batch-1 CNNs).
+* Elementwise in place: when an elementwise instruction's source buffer dies at it and
+  has the destination's shape, source and destination become one buffer (the source's
+  producer writes into the destination, or the instruction overwrites its source).
+
+Buffer definitions are first hoisted to the top of the function so that a new view can be
+defined before every instruction that uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from glowmlir.dialects import glowll
+
+IN_PLACE_KINDS = ("add", "sub", "mul", "div", "max", "min", "relu", "clip", "sigmoid", "tanh", "copy")
+
+
+def _uses_by_instruction(function: glowll.FunctionOp) -> dict[SSAValue, list[int]]:
+    """For each buffer value (views included), the indices of the instructions using it directly."""
+    uses: dict[SSAValue, list[int]] = {}
+    instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
+    for index, op in enumerate(instructions):
+        for operand in dict.fromkeys(op.operands):
+            uses.setdefault(operand, []).append(index)
+    return uses
+
+
+def _memory_uses(value: SSAValue, uses: dict[SSAValue, list[int]]) -> list[int]:
+    """Instruction indices touching `value`'s memory through it or any view of it."""
+    indices = list(uses.get(value, []))
+    for use in value.uses:
+        if isinstance(use.operation, glowll.TensorViewOp):
+            indices += _memory_uses(use.operation.buffer, uses)
+    return sorted(indices)
+
+
+def _contiguous_offset(dest_shape, src_shape, offsets) -> int | None:
+    """The flat element offset of a slice, or None when the slice is not contiguous."""
+    axis = next((d for d, (a, b) in enumerate(zip(dest_shape, src_shape)) if a != b), len(dest_shape))
+    if any(size != 1 for size in src_shape[:axis]) or tuple(src_shape[axis + 1:]) != tuple(dest_shape[axis + 1:]):
+        return None
+    strides = np.cumprod((list(dest_shape[1:]) + [1])[::-1])[::-1]
+    return int(sum(o * s for o, s in zip(offsets, strides)))
+
+
+def _replace_buffer(old: Operation, new: SSAValue) -> None:
+    old.results[0].replace_all_uses_with(new)
+    old.detach()
+    old.erase()
+
+
+def _hoist_buffer_definitions(function: glowll.FunctionOp) -> Operation | None:
+    """Moves buffers and views to the top, in order; returns the last of them."""
+    block = function.body.block
+    definitions = [op for op in block.ops if isinstance(op, glowll.BufferOp | glowll.TensorViewOp)]
+    for op in definitions:
+        op.detach()
+    first = block.first_op
+    for op in definitions:
+        if first is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, first)
+    return definitions[-1] if definitions else None
+
+
+def share_buffers(function: glowll.FunctionOp) -> None:
+    last_definition = _hoist_buffer_definitions(function)
+    block = function.body.block
+    instructions = [op for op in block.ops if isinstance(op, glowll.InstructionOp)]
+    uses = _uses_by_instruction(function)
+    # Backwards, so that removing an instruction never renumbers the ones still to visit;
+    # the use lists are recomputed after every change.
+    for index in range(len(instructions) - 1, -1, -1):
+        op = instructions[index]
+        if isinstance(op, glowll.InsertTensorOp):
+            source = op.input
+            if not isinstance(source.owner, glowll.AllocOp) or source == op.dest \
+                    or _memory_uses(source, uses)[-1] != index:
+                continue
+            offset = _contiguous_offset(op.dest.type.get_shape(), source.type.get_shape(), op.offsets.get_values())
+            if offset is None:
+                continue
+            view = glowll.TensorViewOp.create(operands=[op.dest], properties={"offset": IntegerAttr(offset, i64)},
+                                              result_types=[source.type])
+            block.insert_op_after(view, last_definition)
+            last_definition = view
+            _replace_buffer(source.owner, view.buffer)
+            op.detach()
+            op.erase()
+            uses = _uses_by_instruction(function)
+        elif isinstance(op, glowll.ElementwiseOp) and op.kind.data in IN_PLACE_KINDS:
+            dest = op.dest
+            if _memory_uses(dest, uses)[0] != index:
+                continue
+            for source in op.inputs:
+                root, _ = glowll.root_buffer(source)
+                if source.type != dest.type or not isinstance(root, glowll.AllocOp) \
+                        or _memory_uses(root.buffer, uses)[-1] != index:
+                    continue
+                # One buffer for both: drop whichever of the two is a plain alloc.
+                if isinstance(dest.owner, glowll.AllocOp):
+                    _replace_buffer(dest.owner, source)
+                elif isinstance(source.owner, glowll.AllocOp):
+                    _replace_buffer(source.owner, dest)
+                else:
+                    continue
+                uses = _uses_by_instruction(function)
+                break
+
+
+@dataclass(frozen=True)
+class ShareBuffers(ModulePass):
+    """Concat producers write into their slices; elementwise ops overwrite dying sources."""
+
+    name = "glowll-share-buffers"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.body.block.ops:
+            if isinstance(function, glowll.FunctionOp):
+                share_buffers(function)
