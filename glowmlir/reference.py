@@ -43,8 +43,14 @@ def convolution(op: glow.ConvolutionOp, x, w, b):
     cg, og = c // group, w.shape[0] // group
     outputs = [np.einsum("ncyxhw,ochw->noyx", windows[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], optimize=True)
                for g in range(group)]
-    out = np.concatenate(outputs, axis=1) + b.reshape(1, -1, 1, 1)
-    return activation(op, out.astype(np.float32))
+    out = activation(op, (np.concatenate(outputs, axis=1) + b.reshape(1, -1, 1, 1)).astype(np.float32))
+    if op.pool is None:
+        return out
+    kernel, strides, pads = op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values()
+    if op.pool.data == "max":
+        return _windows(out, kernel, strides, pads, pad_value=-np.inf).max(axis=(4, 5))
+    include_pad = bool(op.pool_count_include_pad and op.pool_count_include_pad.value.data)
+    return _average(out, kernel, strides, pads, include_pad)
 
 
 def max_pool(op: glow.MaxPoolOp, x):
@@ -53,9 +59,13 @@ def max_pool(op: glow.MaxPoolOp, x):
 
 
 def avg_pool(op: glow.AvgPoolOp, x):
-    kernel, strides, pads = op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()
+    return _average(x, op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(),
+                    bool(op.count_include_pad.value.data))
+
+
+def _average(x, kernel, strides, pads, count_include_pad: bool):
     sums = _windows(x, kernel, strides, pads).sum(axis=(4, 5))
-    if op.count_include_pad.value.data:
+    if count_include_pad:
         return (sums / (kernel[0] * kernel[1])).astype(np.float32)
     counts = _windows(np.ones((1, 1) + x.shape[2:], np.float32), kernel, strides, pads).sum(axis=(4, 5))
     return (sums / counts).astype(np.float32)

@@ -193,7 +193,11 @@ class FusedActivationMixin:
 
 @irdl_op_definition
 class ConvolutionOp(GlowOp, FusedActivationMixin):
-    """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O]."""
+    """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O].
+
+    `glow-fuse-conv-pool` may give it a `pool` window ("max" or "avg", with `pool_kernel`,
+    `pool_strides`, `pool_pads`): the result is then the pooled convolution.
+    """
 
     name = "glow.convolution"
     input = operand_def(TensorType)
@@ -207,6 +211,11 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     activation = opt_prop_def(StringAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
+    pool = opt_prop_def(StringAttr)
+    pool_kernel = opt_prop_def(DenseArrayBase)
+    pool_strides = opt_prop_def(DenseArrayBase)
+    pool_pads = opt_prop_def(DenseArrayBase)
+    pool_count_include_pad = opt_prop_def(IntegerAttr)
     assembly_format = "$input `,` $filter `,` $bias attr-dict `:` functional-type(operands, results)"
 
     @staticmethod
@@ -218,9 +227,17 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
         return (n, o, pooled_size(h, kh, strides[0], pads[0], pads[2], dilations[0]),
                 pooled_size(w, kw, strides[1], pads[1], pads[3], dilations[1]))
 
-    def infer_shape(self):
+    def convolution_shape(self) -> tuple[int, ...]:
+        """The shape before the fused pooling, if any."""
         return self.shape_rule(shape_of(self.input), shape_of(self.filter), self.strides.get_values(),
                                self.pads.get_values(), self.dilations.get_values(), self.group.value.data)
+
+    def infer_shape(self):
+        n, c, h, w = self.convolution_shape()
+        if self.pool is None:
+            return n, c, h, w
+        k, s, p = self.pool_kernel.get_values(), self.pool_strides.get_values(), self.pool_pads.get_values()
+        return n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3])
 
     def verify_(self) -> None:
         super().verify_()

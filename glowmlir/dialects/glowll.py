@@ -165,7 +165,10 @@ class InstructionOp(IRDLOperation):
 
 @irdl_op_definition
 class ConvolutionOp(InstructionOp):
-    """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx])."""
+    """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
+
+    then pooled by a fused `pool` window ("max" or "avg") when one is set.
+    """
 
     name = "glowll.convolution"
     dest = operand_def(MemRefType)
@@ -179,6 +182,11 @@ class ConvolutionOp(InstructionOp):
     activation = opt_prop_def(StringAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
+    pool = opt_prop_def(StringAttr)
+    pool_kernel = opt_prop_def(DenseArrayBase)
+    pool_strides = opt_prop_def(DenseArrayBase)
+    pool_pads = opt_prop_def(DenseArrayBase)
+    pool_count_include_pad = opt_prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input `,` $filter `,` $bias attr-dict `:` type(operands)"
 
 

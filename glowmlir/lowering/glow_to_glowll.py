@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
+from glowmlir.transforms.graph import POOL_PROPERTIES
 
 
 def _memref(value: SSAValue) -> MemRefType:
@@ -126,7 +127,7 @@ def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
 
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
     lowering.instruction(glowll.ConvolutionOp, op.result, [op.input, op.filter, op.bias],
-                         _copied(op, "strides", "pads", "dilations", "group", *_FUSED))
+                         _copied(op, "strides", "pads", "dilations", "group", *_FUSED, *POOL_PROPERTIES))
 
 
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:

@@ -190,6 +190,14 @@ class KernelBuilder:
     def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
         self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=4))
 
+    def alloca(self, count: int) -> SSAValue:
+        """A stack array of `count` floats, allocated once in the function's entry block."""
+        entry = self.region.blocks[0]
+        size = llvm.ConstantOp(IntegerAttr(count, i64), i64)
+        array = llvm.AllocaOp(size.results[0], f32, alignment=64)
+        entry.insert_ops_before([size, array], entry.first_op) if entry.first_op else entry.add_ops([size, array])
+        return array.results[0]
+
     # ----------------------------------------------------------------- control flow
 
     @contextlib.contextmanager

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
 
 ViewOf = Callable[[SSAValue], View]
@@ -55,38 +56,97 @@ CHANNEL_BLOCKS = (4, 5, 6, 3, 2, 1)
 """Output channels computed together by a convolution: independent accumulator chains."""
 
 
-def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
-    n_size, out_c, out_h, out_w = dest.shape
+@dataclass(frozen=True)
+class Window:
+    """A pooling window: kernel, strides, pads (top, left, bottom, right), averaging rule."""
+
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int, int, int]
+    is_max: bool
+    count_include_pad: bool = False
+
+    @staticmethod
+    def of_pool(op) -> Window:
+        return Window(op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(),
+                      isinstance(op, glowll.MaxPoolOp), bool(getattr(op, "count_include_pad", None)
+                                                              and op.count_include_pad.value.data))
+
+    @staticmethod
+    def of_fused_pool(op: glowll.ConvolutionOp) -> Window | None:
+        if op.pool is None:
+            return None
+        return Window(op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values(),
+                      op.pool.data == "max", bool(op.pool_count_include_pad and op.pool_count_include_pad.value.data))
+
+
+def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, filt: View, bias: View, n: Index,
+                      channels: list[Index], y: Index, rows: list[tuple[View, list[Index]]], out_w: int) -> None:
+    """Convolution output row `y` of each of `channels` into `rows[j]` = (view, index prefix)."""
     _, in_c, in_h, in_w = src.shape
     _, group_c, k_h, k_w = filt.shape
     sy, sx = op.strides.get_values()
     pt, pl, pb, _ = op.pads.get_values()
     dy, dx = op.dilations.get_values()
+    out_per_group = filt.shape[0] // op.group.value.data
+    for o, (row, prefix) in zip(channels, rows):
+        bias_o = b.load(bias, [o])
+        _fill_row(b, row, prefix, out_w, lambda x: bias_o)
+    first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
+    with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
+        in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
+        with _inside_rows(b, in_y, in_h, pt or pb):
+            channel = b.add(first_channel, c.index)
+            # Unrolled over the kernel columns: each column's valid output range is a constant.
+            for kx in range(k_w):
+                lo, hi, shift = _window_columns(b, kx, in_w, out_w, sx, pl, dx)
+                weights = [b.load(filt, [o, c.index, ky.index, kx]) for o in channels]
+                with b.loop(lo, hi) as x:
+                    pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
+                    for (row, prefix), weight in zip(rows, weights):
+                        total = b.fadd(b.load(row, [*prefix, x.index]), b.fmul(pixel, weight))
+                        b.store(total, row, [*prefix, x.index])
+    if op.activation is not None:
+        for row, prefix in rows:
+            _fill_row(b, row, prefix, out_w, lambda x: _activation(b, op, b.load(row, [*prefix, x])))
+
+
+def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """Convolution, optionally followed by a fused pooling window.
+
+    Fused, each pooled output row is reduced from the convolution rows under its window,
+    computed one at a time into a small stack row: the full-resolution convolution output
+    is never stored.
+    """
+    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, out_c, out_h, out_w = dest.shape
     out_per_group = out_c // op.group.value.data
     block = next(size for size in CHANNEL_BLOCKS if out_per_group % size == 0)
+    pool = Window.of_fused_pool(op)
+    if pool is None:
+        with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
+            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+            _convolution_rows(b, op, src, filt, bias, n, channels, y, [(dest, [n, o, y]) for o in channels], out_w)
+        return
+    conv_h, conv_w = glow.ConvolutionOp.shape_rule(
+        src.shape, filt.shape, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values(),
+        op.group.value.data)[2:]
+    scratch = View.contiguous(b.alloca(block * conv_w), (block, conv_w))
     with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        start = b.f32(-np.inf if pool.is_max else 0.0)
         for o in channels:
-            bias_o = b.load(bias, [o])
-            _fill_row(b, dest, [n, o, y], out_w, lambda x: bias_o)
-        first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
-        with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
-            in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
-            with _inside_rows(b, in_y, in_h, pt or pb):
-                channel = b.add(first_channel, c.index)
-                # Unrolled over the kernel columns: each column's valid output range is a constant.
-                for kx in range(k_w):
-                    lo, hi, shift = _window_columns(b, kx, in_w, out_w, sx, pl, dx)
-                    weights = [b.load(filt, [o, c.index, ky.index, kx]) for o in channels]
-                    with b.loop(lo, hi) as x:
-                        pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
-                        for o, weight in zip(channels, weights):
-                            total = b.fadd(b.load(dest, [n, o, y, x.index]), b.fmul(pixel, weight))
-                            b.store(total, dest, [n, o, y, x.index])
-        if op.activation is not None:
+            _fill_row(b, dest, [n, o, y], out_w, lambda x: start)
+        for wy in range(pool.kernel[0]):
+            conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
+            with _inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
+                _convolution_rows(b, op, src, filt, bias, n, channels, conv_y,
+                                  [(scratch, [j]) for j in range(block)], conv_w)
+                for j, o in enumerate(channels):
+                    _pool_row(b, pool, dest, [n, o, y], scratch, [j], conv_w)
+        if not pool.is_max:
             for o in channels:
-                _fill_row(b, dest, [n, o, y], out_w, lambda x: _activation(b, op, b.load(dest, [n, o, y, x])))
+                _finish_average(b, pool, dest, [n, o, y], (conv_h, conv_w))
 
 
 def _inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
@@ -94,35 +154,41 @@ def _inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
     return b.when(b.in_range(in_y, in_h)) if padded else contextlib.nullcontext()
 
 
-def _emit_pool(b: KernelBuilder, op, view: ViewOf, is_max: bool) -> None:
+def _pool_row(b: KernelBuilder, window: Window, dest: View, dest_prefix: list[Index], src: View,
+              src_prefix: list[Index], in_w: int) -> None:
+    """Folds one input row into one output row, horizontally over the window."""
+    combine = b.fmax if window.is_max else b.fadd
+    out_w = dest.shape[-1]
+    for kx in range(window.kernel[1]):
+        lo, hi, shift = _window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
+        with b.loop(lo, hi) as x:
+            pixel = b.load(src, [*src_prefix, b.add(b.mul(x.index, window.strides[1]), shift)])
+            b.store(combine(b.load(dest, [*dest_prefix, x.index]), pixel), dest, [*dest_prefix, x.index])
+
+
+def emit_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
+    window = Window.of_pool(op)
     n_size, channels, out_h, out_w = dest.shape
-    _, _, in_h, in_w = src.shape
-    k_h, k_w = op.kernel.get_values()
-    sy, sx = op.strides.get_values()
-    pt, pl, pb, _ = op.pads.get_values()
-    combine = b.fmax if is_max else b.fadd
+    in_h, in_w = src.shape[2:]
     with b.loops([n_size, channels, out_h]) as (n, c, y):
-        start = b.f32(-np.inf if is_max else 0.0)
+        start = b.f32(-np.inf if window.is_max else 0.0)
         _fill_row(b, dest, [n, c, y], out_w, lambda x: start)
-        with b.loop(0, k_h) as ky:
-            in_y = b.sub(b.add(b.mul(y, sy), ky.index), pt)
-            with _inside_rows(b, in_y, in_h, pt or pb), b.loop(0, k_w) as kx:
-                lo, hi, shift = _window_columns(b, kx.index, in_w, out_w, sx, pl, 1)
-                with b.loop(lo, hi) as x:
-                    pixel = b.load(src, [n, c, in_y, b.add(b.mul(x.index, sx), shift)])
-                    b.store(combine(b.load(dest, [n, c, y, x.index]), pixel), dest, [n, c, y, x.index])
-        if not is_max:
-            _finish_average(b, op, dest, [n, c, y], src.shape[2:])
+        with b.loop(0, window.kernel[0]) as ky:
+            in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
+            with _inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
+                _pool_row(b, window, dest, [n, c, y], src, [n, c, in_y], in_w)
+        if not window.is_max:
+            _finish_average(b, window, dest, [n, c, y], (in_h, in_w))
 
 
-def _finish_average(b: KernelBuilder, op: glowll.AvgPoolOp, dest: View, prefix: list[Index], in_hw) -> None:
+def _finish_average(b: KernelBuilder, window: Window, dest: View, prefix: list[Index], in_hw) -> None:
     """Divides the window sums of one output row by the window sizes."""
     y, out_w = prefix[2], dest.shape[3]
-    k_h, k_w = op.kernel.get_values()
-    sy, sx = op.strides.get_values()
-    pt, pl, pb, pr = op.pads.get_values()
-    if op.count_include_pad.value.data or not any((pt, pl, pb, pr)):
+    k_h, k_w = window.kernel
+    sy, sx = window.strides
+    pt, pl, pb, pr = window.pads
+    if window.count_include_pad or not any((pt, pl, pb, pr)):
         scale = b.f32(1.0 / (k_h * k_w))
         _fill_row(b, dest, prefix, out_w, lambda x: b.fmul(b.load(dest, [*prefix, x]), scale))
         return
@@ -137,14 +203,6 @@ def _finish_average(b: KernelBuilder, op: glowll.AvgPoolOp, dest: View, prefix: 
         return b.fdiv(b.load(dest, [*prefix, x]), b.to_f32(b.mul(rows, columns)))
 
     _fill_row(b, dest, prefix, out_w, average)
-
-
-def emit_max_pool(b: KernelBuilder, op: glowll.MaxPoolOp, view: ViewOf) -> None:
-    _emit_pool(b, op, view, is_max=True)
-
-
-def emit_avg_pool(b: KernelBuilder, op: glowll.AvgPoolOp, view: ViewOf) -> None:
-    _emit_pool(b, op, view, is_max=False)
 
 
 def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
@@ -287,8 +345,8 @@ KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
     glowll.ConvolutionOp: emit_convolution,
     glowll.FullyConnectedOp: emit_fully_connected,
     glowll.MatMulOp: emit_matmul,
-    glowll.MaxPoolOp: emit_max_pool,
-    glowll.AvgPoolOp: emit_avg_pool,
+    glowll.MaxPoolOp: emit_pool,
+    glowll.AvgPoolOp: emit_pool,
     glowll.ElementwiseOp: emit_elementwise,
     glowll.SoftMaxOp: emit_softmax,
     glowll.CopyOp: emit_copy,

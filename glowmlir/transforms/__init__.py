@@ -7,15 +7,17 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
-def graph_passes() -> list[ModulePass]:
+def graph_passes(fuse_conv_pool: bool = True) -> list[ModulePass]:
     """The default `glow` graph pipeline, in order."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations
+    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations, FuseConvPool
 
-    return [ConstantFold(), FoldBatchNorm(), ConstantFold(), FuseActivations(),
-            CommonSubexpressionElimination(), DeadCodeElimination()]
+    passes = [ConstantFold(), FoldBatchNorm(), ConstantFold(), FuseActivations()]
+    if fuse_conv_pool:
+        passes.append(FuseConvPool())
+    return passes + [CommonSubexpressionElimination(), DeadCodeElimination()]
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -56,6 +58,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-constant-fold": graph("ConstantFold"),
         "glow-fold-batchnorm": graph("FoldBatchNorm"),
         "glow-fuse-activations": graph("FuseActivations"),
+        "glow-fuse-conv-pool": graph("FuseConvPool"),
         "lower-glow-to-glowll": to_glowll,
         "glowll-share-buffers": share_buffers,
         "glowll-liveness": allocation("Liveness"),

@@ -4,7 +4,9 @@
 * `glow-fold-batchnorm`  — BatchNormalization after a Convolution is folded into its
   filter and bias; any other BatchNormalization becomes a per-channel Mul and Add;
 * `glow-fuse-activations` — Relu/Clip after Convolution, FullyConnected or Add becomes
-  the producer's fused `activation`.
+  the producer's fused `activation`;
+* `glow-fuse-conv-pool` — MaxPool/AvgPool after a Convolution becomes the convolution's
+  fused `pool` window, so only the pooled output is stored.
 
 xDSL's own `dce` and `cse` complete the pipeline.
 """
@@ -148,6 +150,8 @@ class FuseActivationIntoProducer(RewritePattern):
             return
         if not op.input.has_one_use() or producer.activation is not None:
             return
+        if isinstance(producer, glow.ConvolutionOp) and producer.pool is not None and producer.pool.data != "max":
+            return  # an activation after average pooling does not commute with it
         if isinstance(op, glow.ReluOp):
             producer.properties["activation"] = StringAttr("relu")
         else:
@@ -164,3 +168,36 @@ class FuseActivations(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(GreedyRewritePatternApplier([FuseActivationIntoProducer()])).rewrite_module(op)
+
+
+# ----------------------------------------------------------------------------- convolution + pooling
+
+POOL_PROPERTIES = ("pool", "pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
+
+
+class FuseConvolutionIntoPool(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.PoolOp, rewriter: PatternRewriter) -> None:
+        conv = op.input.owner
+        if not isinstance(conv, glow.ConvolutionOp) or conv.pool is not None or not op.input.has_one_use():
+            return
+        fused = glow.ConvolutionOp.create(operands=list(conv.operands), result_types=[op.result.type],
+                                          properties=dict(conv.properties) | {
+                                              "pool": StringAttr("max" if isinstance(op, glow.MaxPoolOp) else "avg"),
+                                              "pool_kernel": op.kernel, "pool_strides": op.strides,
+                                              "pool_pads": op.pads})
+        if isinstance(op, glow.AvgPoolOp):
+            fused.properties["pool_count_include_pad"] = op.count_include_pad
+        rewriter.replace(op, fused)
+        rewriter.erase(conv)
+
+
+@dataclass(frozen=True)
+class FuseConvPool(ModulePass):
+    """Merges a MaxPool/AvgPool into the Convolution feeding it: the convolution's
+    full-resolution output is then never stored, only the pooled one."""
+
+    name = "glow-fuse-conv-pool"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FuseConvolutionIntoPool(), apply_recursively=False).rewrite_module(op)

@@ -152,3 +152,46 @@ def test_shape_ops(op_type, attributes, extra, tmp_path):
 def test_batch_normalization_alone(tmp_path):
     params = {"scale": random(3), "bias": random(3), "mean": random(3), "var": random(3, low=0.5, high=2.0)}
     check(single_node_model("BatchNormalization", {"x": [2, 3, 4, 5]}, params, epsilon=1e-3), tmp_path)
+
+
+FUSED_POOLS = [
+    # conv attributes, pool op, pool attributes, activation between (None, "Relu" before pool, "after")
+    ({}, "MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, None),
+    ({"pads": [1, 1, 1, 1]}, "MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, "Relu"),
+    ({"group": 2}, "AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2]}, None),
+    ({"pads": [1, 1, 1, 1]}, "AveragePool", {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}, "after"),
+    ({"strides": [2, 2]}, "AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}, None),
+    ({"pads": [1, 1, 1, 1]}, "MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, "after"),
+]
+
+
+@pytest.mark.parametrize("conv_attributes,pool_type,pool_attributes,relu", FUSED_POOLS)
+@pytest.mark.parametrize("fuse", [True, False])
+def test_convolution_with_pooling(conv_attributes, pool_type, pool_attributes, relu, fuse, tmp_path):
+    """Convolution (+ Relu) + pooling, fused by glow-fuse-conv-pool or not."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], **conv_attributes)]
+    pool_input = "c"
+    if relu == "Relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        pool_input = "r"
+    nodes.append(helper.make_node(pool_type, [pool_input], ["p" if relu == "after" else "y"], **pool_attributes))
+    if relu == "after":
+        nodes.append(helper.make_node("Relu", ["p"], ["y"]))
+    weights = {"w": random(6, 4 // conv_attributes.get("group", 1), 3, 3), "b": random(6)}
+    graph = helper.make_graph(nodes, "fused", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 11, 10])],
+                              [helper.make_empty_tensor_value_info("y")],
+                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                                                                ir_version=8))
+    output = next(v for v in model.graph.value_info if v.name == "y")
+    del model.graph.output[:]
+    model.graph.output.append(output)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=3)
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    bundle = glowmlir.compile(path, fuse_conv_pool=fuse)
+    assert ("pool = " in bundle.ir["glowll"]) == fuse
+    np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5, rtol=0)
