@@ -50,6 +50,7 @@ class BundleLayout:
     constant_size: int
     mutable_size: int
     activations_size: int
+    activations_lower_bound: int
     placeholders: tuple[Placeholder, ...]
     weights: tuple[tuple[str, int, np.ndarray], ...]  # (name, offset, data)
 
@@ -70,7 +71,7 @@ class BundleLayout:
                 weights.append((op.name_.data, op.offset.value.data, array_from_dense(op.value)))
         return BundleLayout(function.sym_name.data, function.constant_size.value.data,
                             function.mutable_size.value.data, function.activations_size.value.data,
-                            placeholders, tuple(weights))
+                            function.activations_lower_bound.value.data, placeholders, tuple(weights))
 
     def placeholder(self, name: str) -> Placeholder:
         for p in self.placeholders:

@@ -9,6 +9,7 @@ Errors are one line on stderr with exit status 2, and leave no bundle files behi
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -18,7 +19,6 @@ from typing import Annotated, Optional
 import typer
 from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
 from rich.console import Console
-from rich.table import Table
 
 from glowmlir.errors import GlowError
 
@@ -38,28 +38,10 @@ def parse_bool(option: str, value: str) -> bool:
     return _BOOL[value.lower()]
 
 
-def code_size(object_code: bytes) -> int:
-    """Bytes of code and read-only data in an object (.text* and .rodata* sections)."""
-    import llvmlite.binding as llvm
+def print_summary(report, written: Sequence[str], console: Console) -> None:
+    from glowmlir.memory_report import report_table
 
-    total = 0
-    for section in llvm.ObjectFileRef.from_data(object_code).sections():
-        name = section.name() or b""
-        if name.startswith((b".text", b".rodata")):
-            total += section.size()
-    return total
-
-
-def print_summary(bundle, written: Sequence[str], console: Console) -> None:
-    layout = bundle.layout
-    table = Table(title=f"bundle {layout.name}", title_justify="left")
-    table.add_column("memory")
-    table.add_column("bytes", justify="right")
-    table.add_row("constant weights (CONSTANT_MEM_SIZE)", f"{layout.constant_size:,}")
-    table.add_row("inputs/outputs (MUTABLE_MEM_SIZE)", f"{layout.mutable_size:,}")
-    table.add_row("activations (ACTIVATIONS_MEM_SIZE)", f"{layout.activations_size:,}")
-    table.add_row("code (.text + .rodata of the object)", f"{code_size(bundle.object_code):,}")
-    console.print(table)
+    console.print(report_table(report))
     console.print("wrote " + ", ".join(written))
 
 
@@ -78,10 +60,17 @@ def compile_command(
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
     reuse_activation_memory_allocations: Annotated[str, typer.Option(
         "--reuse-activation-memory-allocations", help="true (default) or false")] = "true",
+    memory_report: Annotated[Optional[str], typer.Option("--memory-report", help="write the memory report as JSON")] = None,
+    board: Annotated[Optional[str], typer.Option("--board", help="imxrt1060, imxrt685, mps2-an385/an386/an500/an505")] = None,
+    ram_size: Annotated[Optional[str], typer.Option("--ram-size", help="RAM of the target, e.g. 512K")] = None,
+    flash_size: Annotated[Optional[str], typer.Option("--flash-size", help="flash of the target, e.g. 2M")] = None,
+    require_fit: Annotated[bool, typer.Option("--require-fit", help="fail unless the bundle fits (weights in flash)")] = False,
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
     from glowmlir.importers.onnx import ModelInput, parse_define_symbol
+    from glowmlir.memory_report import BOARDS, parse_size, report_table
+    from glowmlir.memory_report import memory_report as make_report
 
     if backend != "CPU":
         raise GlowError(f"-backend=\"{backend}\": only CPU bundles are supported")
@@ -92,7 +81,14 @@ def compile_command(
         bundle_api=bundle_api,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
     )
+    if board is not None and board not in BOARDS:
+        raise GlowError(f"-board=\"{board}\": unknown board (known: {', '.join(BOARDS)})")
+    ram = parse_size("ram-size", ram_size) if ram_size else None
+    flash = parse_size("flash-size", flash_size) if flash_size else None
+    if require_fit and board is None and ram is None and flash is None:
+        raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
     bundle = compiler.compile(model, **options)
+    report = make_report(bundle, board, ram, flash)
     if dump_ir:
         print(bundle.ir["glowll"])
     if dump_llvm_ir:
@@ -100,8 +96,16 @@ def compile_command(
     if dump_graph_dag:
         with open(dump_graph_dag, "w", encoding="utf-8") as f:
             f.write(bundle.graph_dot)
+    console = Console()
+    if require_fit and not report.weights_in_flash.fits:
+        console.print(report_table(report))
+        raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
     written = bundle.save(emit_bundle)
-    print_summary(bundle, written, Console(stderr=False))
+    if memory_report:
+        with open(memory_report, "w", encoding="utf-8") as f:
+            json.dump(report.as_json(), f, indent=2)
+        written.append(memory_report)
+    print_summary(report, written, console)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

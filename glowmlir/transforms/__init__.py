@@ -14,10 +14,12 @@ def graph_passes(fuse_conv_pool: bool = True) -> list[ModulePass]:
 
     from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations, FuseConvPool
 
+    from glowmlir.transforms.schedule import ScheduleForMemory
+
     passes = [ConstantFold(), FoldBatchNorm(), ConstantFold(), FuseActivations()]
     if fuse_conv_pool:
         passes.append(FuseConvPool())
-    return passes + [CommonSubexpressionElimination(), DeadCodeElimination()]
+    return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -44,6 +46,11 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ShareBuffers
 
+    def schedule():
+        from glowmlir.transforms.schedule import ScheduleForMemory
+
+        return ScheduleForMemory
+
     def to_glowll():
         from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 
@@ -59,6 +66,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-fold-batchnorm": graph("FoldBatchNorm"),
         "glow-fuse-activations": graph("FuseActivations"),
         "glow-fuse-conv-pool": graph("FuseConvPool"),
+        "glow-schedule-for-memory": schedule,
         "lower-glow-to-glowll": to_glowll,
         "glowll-share-buffers": share_buffers,
         "glowll-liveness": allocation("Liveness"),
