@@ -96,6 +96,14 @@ def pad(op: glow.PadOp, x):
     return np.pad(x, list(zip(pads[:rank], pads[rank:])), constant_values=op.value.value.data)
 
 
+def local_response_normalization(op: glow.LocalResponseNormalizationOp, x):
+    size = op.size.value.data
+    squares = np.pad(x * x, ((0, 0), ((size - 1) // 2, size // 2), (0, 0), (0, 0)))
+    sums = sliding_window_view(squares, size, axis=1).sum(axis=-1)
+    scale = op.bias.value.data + op.alpha.value.data / size * sums
+    return (x / scale ** op.beta.value.data).astype(np.float32)
+
+
 EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.ConvolutionOp: convolution,
     glow.FullyConnectedOp: lambda op, x, w, b: activation(op, x @ w + b),
@@ -108,6 +116,7 @@ EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.TanhOp: lambda op, x: np.tanh(x),
     glow.SoftMaxOp: softmax,
     glow.BatchNormalizationOp: batch_normalization,
+    glow.LocalResponseNormalizationOp: local_response_normalization,
     glow.AddOp: lambda op, a, b: activation(op, a + b),
     glow.SubOp: lambda op, a, b: a - b,
     glow.MulOp: lambda op, a, b: a * b,

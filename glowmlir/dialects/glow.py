@@ -355,6 +355,17 @@ class SoftMaxOp(UnaryOp):
 
 
 @irdl_op_definition
+class LocalResponseNormalizationOp(UnaryOp):
+    """ONNX LRN across channels: x / (bias + alpha / size * sum of x^2 over `size` channels)^beta."""
+
+    name = "glow.local_response_normalization"
+    size = prop_def(IntegerAttr)
+    alpha = prop_def(FloatAttr)
+    beta = prop_def(FloatAttr)
+    bias = prop_def(FloatAttr)
+
+
+@irdl_op_definition
 class BatchNormalizationOp(GlowOp):
     """Inference batch normalization over axis 1; folded into a Convolution when it follows one."""
 
@@ -504,7 +515,7 @@ Glow = Dialect(
     [
         FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
-        ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp,
+        ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,
         AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp,
         ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
     ],

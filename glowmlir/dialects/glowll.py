@@ -286,6 +286,20 @@ class SoftMaxOp(InstructionOp):
 
 
 @irdl_op_definition
+class LocalResponseNormalizationOp(InstructionOp):
+    """See `glow.local_response_normalization` (NCHW, across channels)."""
+
+    name = "glowll.local_response_normalization"
+    dest = operand_def(MemRefType)
+    input = operand_def(MemRefType)
+    size = prop_def(IntegerAttr)
+    alpha = prop_def(FloatAttr)
+    beta = prop_def(FloatAttr)
+    bias = prop_def(FloatAttr)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
 class CopyOp(InstructionOp):
     """Copies the elements of `input` in row-major order (a reshape)."""
 
@@ -332,7 +346,7 @@ GlowLL = Dialect(
     [
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
-        ElementwiseOp, SoftMaxOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
+        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
     ],
     [],
 )

@@ -402,6 +402,17 @@ def _softmax(importer: OnnxImporter, node, attrs):
     return [importer.add(op)]
 
 
+@imports("LRN")
+def _lrn(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    if len(glow.shape_of(x)) != 4:
+        raise importer.error("only 4-D LRN is supported")
+    properties = {"size": glow.IntegerAttr(attrs["size"], glow.i64), "alpha": glow.f32_attr(attrs.get("alpha", 1e-4)),
+                  "beta": glow.f32_attr(attrs.get("beta", 0.75)), "bias": glow.f32_attr(attrs.get("bias", 1.0))}
+    op = glow.LocalResponseNormalizationOp.create(operands=[x], result_types=[x.type], properties=properties)
+    return [importer.add(op)]
+
+
 @imports("BatchNormalization")
 def _batch_norm(importer: OnnxImporter, node, attrs):
     if len([o for o in node.output if o]) > 1:

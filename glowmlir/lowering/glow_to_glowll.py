@@ -200,6 +200,8 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.AvgPoolOp: _lower_pool,
     glow.MatMulOp: _lower_simple(glowll.MatMulOp),
     glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis"),
+    glow.LocalResponseNormalizationOp: _lower_simple(glowll.LocalResponseNormalizationOp,
+                                                     "size", "alpha", "beta", "bias"),
     glow.ReshapeOp: _lower_reshape,
     glow.TransposeOp: _lower_simple(glowll.TransposeOp, "perm"),
     glow.SliceOp: _lower_simple(glowll.ExtractTensorOp, "starts", "steps"),

@@ -162,6 +162,9 @@ class KernelBuilder:
     def fexp(self, a):
         return self.emit(llvm.FExpOp(a))
 
+    def fpow(self, a, b):
+        return self.emit(llvm.FPowOp(a, b))
+
     def to_f32(self, a: Index) -> SSAValue:
         if isinstance(a, int):
             return self.f32(float(a))

@@ -341,6 +341,31 @@ def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
             b.store(b.fmul(b.load(dest, [o, a.index, i]), reciprocal), dest, [o, a.index, i])
 
 
+def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponseNormalizationOp,
+                                      view: ViewOf) -> None:
+    """Per output row: sum the squares of the rows of the neighbouring channels into dest,
+    then dest = x * (bias + alpha / size * sum) ^ -beta."""
+    dest, src = view(op.dest), view(op.input)
+    n_size, channels, height, width = dest.shape
+    size = op.size.value.data
+    alpha = op.alpha.value.data / size
+    zero = b.f32(0.0)
+    with b.loops([n_size, channels, height]) as (n, c, y):
+        _fill_row(b, dest, [n, c, y], width, lambda x: zero)
+        first = b.max(b.sub(c, (size - 1) // 2), 0)
+        last = b.min(b.add(c, size // 2 + 1), channels)
+        with b.loop(first, last) as neighbour, b.loop(0, width) as x:
+            value = b.load(src, [n, neighbour.index, y, x.index])
+            total = b.fadd(b.load(dest, [n, c, y, x.index]), b.fmul(value, value))
+            b.store(total, dest, [n, c, y, x.index])
+
+        def normalize(x: Index) -> SSAValue:
+            scale = b.fadd(b.f32(op.bias.value.data), b.fmul(b.f32(alpha), b.load(dest, [n, c, y, x])))
+            return b.fmul(b.load(src, [n, c, y, x]), b.fpow(scale, b.f32(-op.beta.value.data)))
+
+        _fill_row(b, dest, [n, c, y], width, normalize)
+
+
 KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
     glowll.ConvolutionOp: emit_convolution,
     glowll.FullyConnectedOp: emit_fully_connected,
@@ -349,6 +374,7 @@ KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
     glowll.AvgPoolOp: emit_pool,
     glowll.ElementwiseOp: emit_elementwise,
     glowll.SoftMaxOp: emit_softmax,
+    glowll.LocalResponseNormalizationOp: emit_local_response_normalization,
     glowll.CopyOp: emit_copy,
     glowll.TransposeOp: emit_transpose,
     glowll.InsertTensorOp: emit_insert_tensor,

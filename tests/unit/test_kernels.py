@@ -195,3 +195,9 @@ def test_convolution_with_pooling(conv_attributes, pool_type, pool_attributes, r
     bundle = glowmlir.compile(path, fuse_conv_pool=fuse)
     assert ("pool = " in bundle.ir["glowll"]) == fuse
     np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("size", [3, 5])  # onnxruntime takes odd sizes only
+def test_local_response_normalization(size, tmp_path):
+    model = single_node_model("LRN", {"x": [1, 7, 4, 5]}, size=size, alpha=0.3, beta=0.6, bias=1.5)
+    check(model, tmp_path)
