@@ -37,7 +37,9 @@ class Target:
     cpu: str = ""
     features: str = ""
     relocation: str = "pic"
+    code_model: str = "small"
     opt_level: int = 3
+    size_attribute: str | None = None  # "optsize" or "minsize" on every function
 
     def machine(self) -> llvm.TargetMachine:
         _initialize()
@@ -49,23 +51,28 @@ class Target:
         cpu = self.cpu or (llvm.get_host_cpu_name() if not self.triple else "")
         features = self.features or (llvm.get_host_cpu_features().flatten() if not self.triple else "")
         return target.create_target_machine(cpu=cpu, features=features, opt=self.opt_level,
-                                            reloc=self.relocation, codemodel="default")
+                                            reloc=self.relocation, codemodel=self.code_model)
 
 
 HOST = Target()
 
 
-def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine,
-               extend: Callable[[ir.Module], None] | None = None) -> llvm.ModuleRef:
+def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[ir.Module], None] | None = None,
+               size_attribute: str | None = None) -> llvm.ModuleRef:
     """Translate and verify; function attributes that xDSL's translator drops are added here.
 
-    `extend` may add globals (such as the dynamic bundle API's config) to the llvmlite module.
+    Every function is `nounwind` and `no-builtins` (LLVM must not turn loops into calls
+    to memset/memcpy: the bundle calls nothing outside itself), and `optsize`/`minsize`
+    when asked. `extend` may add globals (the dynamic bundle API's config).
     """
     ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
     linkage = {op.sym_name.data: op.linkage.linkage.data for op in module.walk() if isinstance(op, xllvm.FuncOp)}
     for function in ir_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
+            function.attributes.add("no-builtins")
+            if size_attribute:
+                function.attributes.add(size_attribute)
             if linkage.get(function.name) == "internal":  # xDSL's translator drops linkage
                 function.linkage = "internal"
     if extend is not None:
@@ -87,6 +94,6 @@ def compile_to_object(module: ModuleOp, target: Target = HOST,
                       extend: Callable[[ir.Module], None] | None = None) -> tuple[bytes, str]:
     """Object code for the module's functions, and the optimized LLVM IR text."""
     machine = target.machine()
-    ir_module = to_llvm_ir(module, machine, extend)
+    ir_module = to_llvm_ir(module, machine, extend, target.size_attribute)
     optimize(ir_module, machine, target.opt_level)
     return machine.emit_object(ir_module), str(ir_module)

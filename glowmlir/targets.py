@@ -1,0 +1,112 @@
+"""Targets: Glow's `-target/-mcpu/-mattr/-float-abi/...` options resolved to an LLVM machine.
+
+CPU presets carry the 4-part triple and the FPU features each core really has. Triples
+are normalised to 4 parts: LLVM reads `thumbv7em-none-eabihf` as vendor `none` with an
+unknown environment and silently falls back to soft-float calls, while
+`thumbv7em-unknown-none-eabihf` gives hard float (see the spike notes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from glowmlir.errors import GlowError
+from glowmlir.lowering.llvm_to_object import Target
+
+
+@dataclass(frozen=True)
+class CpuPreset:
+    triple: str
+    features: str
+    note: str
+
+
+CPU_PRESETS: dict[str, CpuPreset] = {
+    "x86-64": CpuPreset("x86_64-unknown-linux-gnu", "", "generic x86-64 (SSE2)"),
+    "i386": CpuPreset("i386-unknown-linux-gnu", "+sse2", "32-bit x86"),
+    "cortex-a53": CpuPreset("aarch64-unknown-linux-gnu", "+neon", "Armv8-A, NEON"),
+    "cortex-a72": CpuPreset("aarch64-unknown-linux-gnu", "+neon", "Armv8-A, NEON"),
+    "cortex-m0": CpuPreset("thumbv6m-unknown-none-eabi", "", "Armv6-M, no FPU"),
+    "cortex-m0plus": CpuPreset("thumbv6m-unknown-none-eabi", "", "Armv6-M, no FPU"),
+    "cortex-m3": CpuPreset("thumbv7m-unknown-none-eabi", "", "Armv7-M, no FPU"),
+    "cortex-m4": CpuPreset("thumbv7em-unknown-none-eabihf", "+vfp4d16sp,+dsp", "Armv7E-M, FPv4-SP"),
+    "cortex-m7": CpuPreset("thumbv7em-unknown-none-eabihf", "+fp-armv8d16,+dsp", "Armv7E-M, FPv5-D16"),
+    "cortex-m33": CpuPreset("thumbv8m.main-unknown-none-eabihf", "+fp-armv8d16sp,+dsp", "Armv8-M Mainline, FPv5-SP"),
+    "cortex-m55": CpuPreset("thumbv8.1m.main-unknown-none-eabihf", "+fp-armv8d16,+mve.fp,+dsp",
+                            "Armv8.1-M, FPv5 + Helium (MVE)"),
+    "rv32imc": CpuPreset("riscv32-unknown-none-elf", "+m,+c", "RV32IMC, no FPU"),
+    "rv32imafc": CpuPreset("riscv32-unknown-none-elf", "+m,+a,+f,+c", "RV32IMAFC, single-precision FPU"),
+}
+
+OPT_LEVELS = {"O0": (0, None), "O1": (1, None), "O2": (2, None), "O3": (3, None),
+              "Os": (2, "optsize"), "Oz": (2, "minsize")}
+"""-opt-level: LLVM speed level, and the size attribute put on every function (llvmlite
+has no -Os/-Oz pipeline; `optsize`/`minsize` steer the O2 pipeline and the backend)."""
+
+_ARCH_ALIASES = {"arm": "thumbv7em", "thumb": "thumbv7em", "x86_64": "x86_64", "x86": "i386", "aarch64": "aarch64",
+                 "arm64": "aarch64", "riscv32": "riscv32", "i386": "i386", "i686": "i686"}
+
+
+def normalize_triple(triple: str, float_abi: str = "default") -> str:
+    """A 4-part LLVM triple; `-float-abi=hard|soft` picks eabihf or eabi on Arm."""
+    parts = triple.split("-")
+    arch = _ARCH_ALIASES.get(parts[0], parts[0])
+    if len(parts) == 1:
+        if arch.startswith(("thumb", "arm")):
+            parts = [arch, "unknown", "none", "eabihf" if float_abi == "hard" else "eabi"]
+        elif arch.startswith("riscv"):
+            parts = [arch, "unknown", "none", "elf"]
+        else:
+            parts = [arch, "unknown", "linux", "gnu"]
+    elif len(parts) == 3:
+        # arch-os-env (thumbv7em-none-eabihf) or arch-vendor-os (x86_64-pc-linux)
+        if parts[1] in ("none", "linux", "elf") or parts[2].startswith(("eabi", "gnu", "elf")):
+            parts = [arch, "unknown", parts[1], parts[2]]
+        else:
+            parts = [arch, parts[1], parts[2], "gnu" if parts[2] == "linux" else "elf"]
+    elif len(parts) == 2:
+        parts = [arch, "unknown", parts[1], "elf"]
+    else:
+        parts = [arch, *parts[1:4]]
+    if parts[0].startswith(("thumb", "arm")) and float_abi in ("hard", "soft"):
+        parts[3] = "eabihf" if float_abi == "hard" else "eabi"
+    return "-".join(parts)
+
+
+def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: str | None = None,
+                   float_abi: str = "default", relocation_model: str | None = None, code_model: str = "small",
+                   opt_level: str | None = None) -> Target:
+    """Glow's target options → the `Target` the backend builds a machine from."""
+    if float_abi not in ("default", "soft", "hard"):
+        raise GlowError(f"-float-abi=\"{float_abi}\": expected default, soft or hard")
+    if relocation_model not in (None, "static", "pic"):
+        raise GlowError(f"-relocation-model=\"{relocation_model}\": expected static or pic")
+    if code_model not in ("small", "medium", "large", "default"):
+        raise GlowError(f"-code-model=\"{code_model}\": expected small, medium or large")
+    preset = CPU_PRESETS.get(mcpu) if mcpu else None
+    if mcpu and preset is None and not target:
+        raise GlowError(f"-mcpu=\"{mcpu}\": unknown CPU without -target (presets: {', '.join(CPU_PRESETS)})")
+    if target is None and preset is None:
+        host = Target()
+        if opt_level:
+            host = _with_opt_level(host, opt_level)
+        return replace(host, relocation=relocation_model or "pic", code_model=code_model)
+    triple = normalize_triple(target or preset.triple, float_abi)
+    if preset and float_abi == "soft" and triple.endswith("eabihf"):
+        triple = triple[: -len("hf")]
+    features = ",".join(f for f in ((preset.features if preset else ""), mattr or "") if f)
+    if float_abi == "soft" and triple.endswith("-eabi") and preset and "fp" in preset.features:
+        features = ",".join(f for f in features.split(",") if "fp" not in f and "mve" not in f)
+    cpu = {"rv32imc": "generic-rv32", "rv32imafc": "generic-rv32", "x86-64": "x86-64", "i386": "pentium4"}.get(
+        mcpu or "", mcpu or "")
+    embedded = triple.split("-")[2] == "none"
+    result = Target(triple=triple, cpu=cpu, features=features,
+                    relocation=relocation_model or ("static" if embedded else "pic"), code_model=code_model)
+    return _with_opt_level(result, opt_level) if opt_level else result
+
+
+def _with_opt_level(target: Target, opt_level: str) -> Target:
+    if opt_level not in OPT_LEVELS:
+        raise GlowError(f"-opt-level=\"{opt_level}\": expected one of {', '.join(OPT_LEVELS)}")
+    speed, size = OPT_LEVELS[opt_level]
+    return replace(target, opt_level=speed, size_attribute=size)
