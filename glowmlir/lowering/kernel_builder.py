@@ -159,12 +159,6 @@ class KernelBuilder:
     def fmin(self, a, b):
         return self.emit(llvm.SelectOp(self.emit(llvm.FCmpOp(a, b, "olt")), a, b))
 
-    def fexp(self, a):
-        return self.emit(llvm.FExpOp(a))
-
-    def fpow(self, a, b):
-        return self.emit(llvm.FPowOp(a, b))
-
     def to_f32(self, a: Index) -> SSAValue:
         if isinstance(a, int):
             return self.f32(float(a))

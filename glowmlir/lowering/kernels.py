@@ -16,6 +16,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.lowering import math_approx
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
 
 ViewOf = Callable[[SSAValue], View]
@@ -277,7 +278,7 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
     one = b.f32(1.0) if kind in ("sigmoid", "tanh") else None
 
     def sigmoid(x):
-        return b.fdiv(one, b.fadd(one, b.fexp(b.fsub(b.f32(0.0), x))))
+        return b.fdiv(one, b.fadd(one, math_approx.exp(b, b.fsub(b.f32(0.0), x))))
 
     compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
         "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
@@ -332,7 +333,7 @@ def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
             loop.next(b.fmax(loop.carried[0], b.load(src, [o, loop.index, i])))
         (largest,) = loop.results
         with b.loop(0, size, carried=[b.f32(0.0)]) as loop:
-            e = b.fexp(b.fsub(b.load(src, [o, loop.index, i]), largest))
+            e = math_approx.exp(b, b.fsub(b.load(src, [o, loop.index, i]), largest))
             b.store(e, dest, [o, loop.index, i])
             loop.next(b.fadd(loop.carried[0], e, REASSOCIATE))
         (total,) = loop.results
@@ -361,7 +362,7 @@ def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponse
 
         def normalize(x: Index) -> SSAValue:
             scale = b.fadd(b.f32(op.bias.value.data), b.fmul(b.f32(alpha), b.load(dest, [n, c, y, x])))
-            return b.fmul(b.load(src, [n, c, y, x]), b.fpow(scale, b.f32(-op.beta.value.data)))
+            return b.fmul(b.load(src, [n, c, y, x]), math_approx.pow(b, scale, b.f32(-op.beta.value.data)))
 
         _fill_row(b, dest, [n, c, y], width, normalize)
 

@@ -70,7 +70,6 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
     for function in ir_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
-            function.attributes.add("no-builtins")
             if size_attribute:
                 function.attributes.add(size_attribute)
             if linkage.get(function.name) == "internal":  # xDSL's translator drops linkage

@@ -1,0 +1,42 @@
+"""The inline exp/log/pow approximations, checked against numpy over their whole range."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+
+import glowmlir
+from tests.support.onnx_graphs import single_node_model
+
+
+def run_unary(op_type: str, x: np.ndarray, tmp_path, **extra) -> np.ndarray:
+    model = single_node_model(op_type, {"x": list(x.shape)}, **extra)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    return glowmlir.compile(path).run(x=x)["y"]
+
+
+def test_exp_through_softmax_of_two(tmp_path):
+    """softmax([x, 0]) = e^x / (e^x + 1): exercises exp over [-87, 88]."""
+    x = np.linspace(-87.0, 88.0, 40001, dtype=np.float32)
+    pairs = np.stack([x, np.zeros_like(x)], axis=1)
+    actual = run_unary("Softmax", pairs, tmp_path, axis=1)[:, 0]
+    expected = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+    np.testing.assert_allclose(actual, expected, rtol=6e-7, atol=1e-37)
+
+
+def test_sigmoid_and_tanh_bounds(tmp_path):
+    x = np.linspace(-30.0, 30.0, 20001, dtype=np.float32).reshape(1, -1)
+    np.testing.assert_allclose(run_unary("Sigmoid", x, tmp_path), 1 / (1 + np.exp(-x.astype(np.float64))),
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(run_unary("Tanh", x, tmp_path), np.tanh(x.astype(np.float64)), atol=5e-7)
+
+
+def test_log_and_pow_through_lrn(tmp_path):
+    """LRN with size 1: y = x / (bias + alpha x^2)^beta, so (bias + alpha x^2) spans 1 .. 1e12."""
+    x = np.geomspace(1e-3, 1e6, 4000, dtype=np.float32).reshape(1, 1, 1, -1)
+    actual = run_unary("LRN", x, tmp_path, size=1, alpha=1.0, beta=0.75, bias=1.0)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(actual, x64 / (1 + x64 * x64) ** 0.75, rtol=3e-6)
