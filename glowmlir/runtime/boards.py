@@ -1,0 +1,205 @@
+"""Running bundles on emulated boards: QEMU's MPS2 Cortex-M boards and AArch64 Linux.
+
+A bundle compiled for the board's CPU is linked with the harness in `embedded/` (startup
+code that turns the FPU on first, a linker script per board, a Glow-style main.c) by
+Debian's cross compilers, run under QEMU with semihosting, and its outputs read back
+bit-exact. With `count_instructions`, a QEMU TCG plugin counts the guest instructions of
+two builds that run the inference once and twice; the difference is the exact cost of one
+inference, soft-float library calls included.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from glowmlir.errors import GlowError
+
+EMBEDDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded")
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    cpu: str  # glowmlir CPU preset, see glowmlir.targets.CPU_PRESETS
+    float_abi: str
+    compiler: str
+    compiler_flags: tuple[str, ...]
+    qemu: tuple[str, ...]  # the emulator command before the program
+    memory: dict[str, str] | None = None  # linker script values for bare-metal boards
+
+
+_M_FLAGS = ("-mthumb", "-O2", "-ffunction-sections", "-fdata-sections", "--specs=rdimon.specs", "-nostartfiles",
+            "-Wl,--gc-sections", "-Wl,--no-warn-execstack")
+_MPS2_MEMORY = {"CODE_ORIGIN": "0x00000000", "RAM_ORIGIN": "0x20000000", "RAM_LEN": "4M"}
+
+BOARDS = {
+    "mps2-an385": Board("mps2-an385", "cortex-m3", "soft", "arm-none-eabi-gcc",
+                        ("-mcpu=cortex-m3", "-mfloat-abi=soft", *_M_FLAGS),
+                        ("qemu-system-arm", "-M", "mps2-an385"), _MPS2_MEMORY | {"BIG_ORIGIN": "0x21000000"}),
+    "mps2-an386": Board("mps2-an386", "cortex-m4", "hard", "arm-none-eabi-gcc",
+                        ("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard", *_M_FLAGS),
+                        ("qemu-system-arm", "-M", "mps2-an386"), _MPS2_MEMORY | {"BIG_ORIGIN": "0x21000000"}),
+    "mps2-an500": Board("mps2-an500", "cortex-m7", "hard", "arm-none-eabi-gcc",
+                        ("-mcpu=cortex-m7", "-mfpu=fpv5-d16", "-mfloat-abi=hard", *_M_FLAGS),
+                        ("qemu-system-arm", "-M", "mps2-an500"), _MPS2_MEMORY | {"BIG_ORIGIN": "0x60000000"}),
+    "mps2-an505": Board("mps2-an505", "cortex-m33", "hard", "arm-none-eabi-gcc",
+                        ("-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard", *_M_FLAGS),
+                        ("qemu-system-arm", "-M", "mps2-an505"),
+                        {"CODE_ORIGIN": "0x10000000", "RAM_ORIGIN": "0x38000000", "RAM_LEN": "4M",
+                         "BIG_ORIGIN": "0x80000000"}),
+    "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
+                     ("qemu-aarch64",)),
+}
+
+
+@dataclass(frozen=True)
+class BoardRun:
+    outputs: dict[str, np.ndarray]
+    instructions: int | None
+
+
+def board(name: str) -> Board:
+    if name not in BOARDS:
+        raise GlowError(f"-board=\"{name}\": unknown emulated board (known: host, {', '.join(BOARDS)})")
+    return BOARDS[name]
+
+
+def target_for(board_name: str, opt_level: str | None = None):
+    """The compile target of a board's CPU."""
+    from glowmlir.targets import resolve_target
+
+    spec = board(board_name)
+    return resolve_target(mcpu=spec.cpu, float_abi=spec.float_abi, opt_level=opt_level)
+
+
+def _require(tool: str) -> None:
+    if shutil.which(tool) is None:
+        raise GlowError(f"\"{tool}\" is not installed (scripts/setup.sh installs the emulators and cross compilers)")
+
+
+def _c_bytes(data: bytes) -> str:
+    return ",".join(str(b) for b in data)
+
+
+def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool) -> str:
+    layout = bundle.layout
+    upper = layout.name.upper()
+    lines = ["#include <stdint.h>", f"#include \"{layout.name}.h\"", f"#define BUNDLE_ENTRY {layout.name}",
+             f"#define BUNDLE_WEIGHTS_TXT \"{layout.name}.weights.txt\""]
+    for size in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN"):
+        lines.append(f"#define BUNDLE_{size} {upper}_{size}")
+    lines.append("#define BIG_BSS " + ('__attribute__((section(".big_bss")))' if bare_metal else ""))
+    lines.append("struct tensor_in { unsigned offset; unsigned size; const uint8_t *data; };")
+    lines.append("struct tensor_out { const char *name; unsigned offset; unsigned size; };")
+    entries = []
+    for index, placeholder in enumerate(p for p in layout.placeholders if p.kind == "input"):
+        if placeholder.name not in inputs:
+            raise GlowError(f"no value given for input \"{placeholder.name}\"")
+        data = np.ascontiguousarray(inputs[placeholder.name], placeholder.dtype).tobytes()
+        if len(data) != placeholder.byte_size:
+            raise GlowError(f"input \"{placeholder.name}\" has {len(data)} bytes, the bundle expects {placeholder.byte_size}")
+        lines.append(f"static const uint8_t input_{index}[] __attribute__((aligned(8))) = {{{_c_bytes(data)}}};")
+        entries.append(f"{{{upper}_{placeholder.name}, {placeholder.byte_size}, input_{index}}}")
+    lines.append(f"static const struct tensor_in inputs[] = {{{', '.join(entries)}}};")
+    lines.append(f"#define NUM_INPUTS {len(entries)}")
+    outputs = [p for p in layout.placeholders if p.kind == "output"]
+    lines.append("static const struct tensor_out outputs[] = {" + ", ".join(
+        f"{{\"{p.name}\", {upper}_{p.name}, {p.byte_size}}}" for p in outputs) + "};")
+    lines.append(f"#define NUM_OUTPUTS {len(outputs)}")
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def _instruction_counter() -> str:
+    """Builds the QEMU TCG plugin once per process."""
+    directory = tempfile.mkdtemp(prefix="glowmlir-plugin-")
+    library = os.path.join(directory, "libinsncount.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", library, os.path.join(EMBEDDED, "insncount.c")],
+                   check=True, capture_output=True)
+    return library
+
+
+def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int) -> str:
+    bare_metal = spec.memory is not None
+    with open(os.path.join(directory, "harness.h"), "w") as f:
+        f.write(_harness_header(bundle, inputs, bare_metal))
+    sources = [os.path.join(EMBEDDED, "main.c")]
+    flags = [*spec.compiler_flags, "-I", directory, f"-DINFERENCES={inferences}"]
+    if weights_in == "ram":
+        flags.append("-DWEIGHTS_IN_RAM")
+    if bare_metal:
+        with open(os.path.join(EMBEDDED, "mps2.ld.in")) as f:
+            script = f.read()
+        for key, value in spec.memory.items():
+            script = script.replace(f"@{key}@", value)
+        linker_script = os.path.join(directory, "board.ld")
+        with open(linker_script, "w") as f:
+            f.write(script)
+        sources.append(os.path.join(EMBEDDED, "startup.c"))
+        flags += ["-T", linker_script]
+    program = os.path.join(directory, f"prog{inferences}.elf")
+    result = subprocess.run([spec.compiler, *flags, *sources, os.path.join(directory, f"{bundle.name}.o"), "-lm",
+                             "-o", program], capture_output=True, text=True)
+    if result.returncode:
+        raise GlowError(f"linking for {spec.name} failed: {result.stderr.strip().splitlines()[-1]}")
+    return program
+
+
+def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, int | None]:
+    command = [*spec.qemu]
+    counter_file = program + ".count"
+    if count:
+        command += ["-plugin", f"{_instruction_counter()},out={counter_file}"]
+    if spec.memory is not None:
+        command += ["-nographic", "-semihosting", "-kernel", program]
+    else:
+        command += [program]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise GlowError(f"{spec.name}: the program did not finish within {timeout:.0f} s") from None
+    if result.returncode:
+        raise GlowError(f"{spec.name}: the program exited with status {result.returncode}: {result.stdout[-200:]}")
+    instructions = None
+    if count:
+        with open(counter_file) as f:
+            instructions = int(re.search(r"insns: (\d+)", f.read()).group(1))
+    return result.stdout, instructions
+
+
+def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
+                 count_instructions: bool = False, timeout: float = 300.0) -> BoardRun:
+    """Links `bundle` (compiled for the board's CPU, static API) for the board, runs it under
+    QEMU and returns its outputs and, if asked, the instructions of one inference."""
+    spec = board(board_name)
+    if weights_in not in ("flash", "ram"):
+        raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
+    _require(spec.compiler)
+    _require(spec.qemu[0])
+    with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
+        bundle.save(directory)
+        program = _build(bundle, spec, directory, inputs, weights_in, 1)
+        stdout, once = _run(spec, program, count_instructions, timeout)
+        instructions = None
+        if count_instructions:
+            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2), True, timeout)
+            instructions = twice - once
+    outputs = {}
+    placeholders = {p.name: p for p in bundle.layout.placeholders}
+    for line in stdout.splitlines():
+        if line.startswith("output "):
+            _, name, *words = line.split()
+            bits = np.array([int(w, 16) for w in words], np.uint32)
+            placeholder = placeholders[name]
+            outputs[name] = bits.view(np.float32).reshape(placeholder.shape)
+    if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
+        raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
+    return BoardRun(outputs, instructions)
