@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-import llvmlite.binding as llvm
-
+from glowmlir.elf import code_size
 from glowmlir.errors import GlowError
 
 KIB, MIB = 1024, 1024 * 1024
@@ -43,16 +42,6 @@ def parse_size(option: str, text: str) -> int:
         raise GlowError(f"-{option}=\"{text}\": expected a size such as 524288, 512K or 1M")
     number, unit = float(match.group(1)), match.group(2).upper()
     return int(number * {"": 1, "K": KIB, "M": MIB}[unit])
-
-
-def code_size(object_code: bytes) -> int:
-    """Bytes of code and read-only data in an object (.text* and .rodata* sections)."""
-    total = 0
-    for section in llvm.ObjectFileRef.from_data(object_code).sections():
-        name = section.name() or b""
-        if name.startswith((b".text", b".rodata")):
-            total += section.size()
-    return total
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine: the system packages the tests and the example need, and a
-# virtual environment (.venv) holding glowmlir with its pinned dependencies.
+# Sets up a fresh machine: the system packages the tests and the example need (C compiler,
+# libpng, the Arm and AArch64 cross compilers, QEMU for the emulated boards) and a virtual
+# environment (.venv) holding glowmlir with its pinned dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +9,11 @@ missing=()
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 [ -f /usr/include/png.h ] || missing+=(libpng-dev)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing+=(gcc-arm-none-eabi)
+[ -f /usr/lib/arm-none-eabi/newlib/librdimon.a ] || missing+=(libnewlib-arm-none-eabi)
+command -v qemu-system-arm >/dev/null 2>&1 || missing+=(qemu-system-arm)
+command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq

@@ -65,6 +65,13 @@ def compile_command(
     ram_size: Annotated[Optional[str], typer.Option("--ram-size", help="RAM of the target, e.g. 512K")] = None,
     flash_size: Annotated[Optional[str], typer.Option("--flash-size", help="flash of the target, e.g. 2M")] = None,
     require_fit: Annotated[bool, typer.Option("--require-fit", help="fail unless the bundle fits (weights in flash)")] = False,
+    target: Annotated[Optional[str], typer.Option("--target", help="LLVM triple, e.g. thumbv7em-none-eabihf")] = None,
+    mcpu: Annotated[Optional[str], typer.Option("--mcpu", help="CPU, e.g. cortex-m7 (presets fill in triple and FPU)")] = None,
+    mattr: Annotated[Optional[str], typer.Option("--mattr", "--target-feature", help="LLVM features, e.g. +dsp")] = None,
+    float_abi: Annotated[str, typer.Option("--float-abi", help="default, soft or hard")] = "default",
+    relocation_model: Annotated[Optional[str], typer.Option("--relocation-model", help="static or pic")] = None,
+    code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model", help="small, medium, large")] = "small",
+    opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3 (O3 default), Os or Oz for size")] = None,
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
@@ -74,7 +81,10 @@ def compile_command(
 
     if backend != "CPU":
         raise GlowError(f"-backend=\"{backend}\": only CPU bundles are supported")
+    from glowmlir.targets import resolve_target
+
     options = dict(
+        target=resolve_target(target, mcpu, mattr, float_abi, relocation_model, code_model, opt_level),
         network_name=network_name,
         model_inputs=[ModelInput.parse(spec) for spec in model_input or []],
         symbols=dict(parse_define_symbol(spec) for spec in onnx_define_symbol or []),

@@ -77,3 +77,40 @@ def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -
     session = onnxruntime.InferenceSession(model.SerializeToString(), options)
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(None, inputs)))
+
+
+def small_convnet(seed: int = 0) -> onnx.ModelProto:
+    """A CIFAR-10-sized conv net with random weights: padded convolutions with ReLU, max and
+    average pooling (fused into the convolutions), a depthwise convolution, a residual Add,
+    global average pooling, Gemm and Softmax."""
+    rng = np.random.default_rng(seed)
+
+    def weight(*shape):
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        return numpy_helper.from_array(rng.normal(0, np.sqrt(2 / fan_in), shape).astype(np.float32))
+
+    initializers = {"w1": weight(16, 3, 3, 3), "b1": weight(16), "w2": weight(24, 16, 3, 3), "b2": weight(24),
+                    "w3": weight(24, 1, 3, 3), "b3": weight(24), "fc_w": weight(10, 24), "fc_b": weight(10)}
+    for name, tensor in initializers.items():
+        tensor.name = name
+    nodes = [
+        helper.make_node("Conv", ["data", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("AveragePool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p2", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1], group=24),
+        helper.make_node("Add", ["c3", "p2"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["r3"]),
+        helper.make_node("GlobalAveragePool", ["r3"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
+    ]
+    graph = helper.make_graph(nodes, "small_convnet",
+                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, 32, 32])],
+                              [helper.make_tensor_value_info("prob", onnx.TensorProto.FLOAT, [1, 10]),
+                               helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, 10])],
+                              list(initializers.values()))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)

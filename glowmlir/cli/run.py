@@ -1,0 +1,111 @@
+"""`glow-run`: compile a model for a board, run it there on given inputs, print the outputs.
+
+    glow-run -model=lenet_mnist.onnx -board=mps2-an500 -input=digit.png
+    glow-run -model=net.onnx -board=host -input=data=x.npy -input=mask=m.npy
+
+Boards: `host` (this machine), QEMU's `mps2-an385` (Cortex-M3, soft float), `mps2-an386`
+(M4F), `mps2-an500` (M7), `mps2-an505` (M33) and `aarch64` (Linux user mode). On emulated
+boards it also prints the exact number of instructions one inference executed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
+
+from glowmlir.cli.compile import glow_style_arguments
+from glowmlir.errors import GlowError
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+IMAGE_MODES = {"0to1": (0.0, 1.0), "0to255": (0.0, 255.0), "neg1to1": (-1.0, 1.0), "neg128to127": (-128.0, 127.0)}
+
+
+def load_input(path: str, shape: Sequence[int], image_mode: str) -> np.ndarray:
+    """A .npy array, or a PNG scaled to `image_mode` in NCHW layout (image-classifier's rule)."""
+    if not os.path.isfile(path):
+        raise GlowError(f"-input: file \"{path}\" not found")
+    if path.endswith(".npy"):
+        return np.load(path).astype(np.float32)
+    if image_mode not in IMAGE_MODES:
+        raise GlowError(f"-image-mode=\"{image_mode}\": expected one of {', '.join(IMAGE_MODES)}")
+    from PIL import Image
+
+    try:
+        image = Image.open(path)
+    except OSError:
+        raise GlowError(f"-input: \"{path}\" is neither .npy nor an image") from None
+    channels = shape[1] if len(shape) == 4 else 1
+    pixels = np.asarray(image.convert("L" if channels == 1 else "RGB"), np.float32)
+    low, high = IMAGE_MODES[image_mode]
+    pixels = pixels / 255.0 * (high - low) + low
+    return (pixels[None, None] if channels == 1 else pixels.transpose(2, 0, 1)[None]).astype(np.float32)
+
+
+@app.command()
+def run_command(
+    model: Annotated[str, typer.Option("--model", "-m", help="ONNX model")],
+    input: Annotated[Optional[list[str]], typer.Option("--input", help="[name=]file.npy|file.png; repeatable")] = None,
+    board: Annotated[str, typer.Option("--board", help="host, mps2-an385, mps2-an386, mps2-an500, mps2-an505, aarch64")] = "host",
+    weights_in: Annotated[str, typer.Option("--weights-in", help="flash (const) or ram (copied at start)")] = "flash",
+    opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3, Os, Oz")] = None,
+    image_mode: Annotated[str, typer.Option("--image-mode", help="PNG pixel range: 0to1, 0to255, neg1to1, neg128to127")] = "0to1",
+) -> None:
+    """Run a model on the host or an emulated board."""
+    import glowmlir
+    from glowmlir.runtime.boards import run_on_board, target_for
+    from glowmlir.targets import resolve_target
+
+    target = resolve_target(opt_level=opt_level) if board == "host" else target_for(board, opt_level)
+    bundle = glowmlir.compile(model, target=target)
+    placeholders = [p for p in bundle.layout.placeholders if p.kind == "input"]
+    inputs = {}
+    for spec in input or []:
+        name, _, path = spec.rpartition("=")
+        if not name:
+            if len(placeholders) != 1:
+                raise GlowError(f"-input=\"{spec}\": name the input (inputs: {', '.join(p.name for p in placeholders)})")
+            name = placeholders[0].name
+        placeholder = bundle.layout.placeholder(name)
+        value = load_input(path, placeholder.shape, image_mode)
+        if value.size != placeholder.size:
+            raise GlowError(f"-input=\"{spec}\": {value.size} values, input \"{name}\" needs {list(placeholder.shape)}")
+        inputs[name] = value.reshape(placeholder.shape)
+    missing = [p.name for p in placeholders if p.name not in inputs]
+    if missing:
+        raise GlowError(f"no -input for {', '.join(missing)}")
+    if board == "host":
+        outputs, instructions = bundle.run(inputs), None
+    else:
+        result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True)
+        outputs, instructions = result.outputs, result.instructions
+    np.set_printoptions(precision=6, suppress=True, linewidth=120)
+    for name, value in outputs.items():
+        flat = value.reshape(-1)
+        print(f"{name} {list(value.shape)}: {flat}")
+        if flat.size > 1:
+            print(f"{name} argmax: {int(flat.argmax())}")
+    if instructions is not None:
+        print(f"instructions per inference on {board}: {instructions}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        app(argv, prog_name="glow-run", standalone_mode=False)
+    except GlowError as error:
+        print(f"glow-run: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    except UsageError as error:
+        print(f"glow-run: error: {error.format_message()}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

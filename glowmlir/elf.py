@@ -1,0 +1,69 @@
+"""Just enough of ELF to measure a bundle object: section sizes and undefined symbols.
+
+Works for the 32- and 64-bit little-endian objects of every target (x86, Arm, AArch64,
+RISC-V), with no cross binutils needed.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+SHT_SYMTAB = 2
+SHN_UNDEF = 0
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    kind: int
+    offset: int
+    size: int
+    link: int
+    entry_size: int
+
+
+def sections(data: bytes) -> list[Section]:
+    if data[:4] != b"\x7fELF" or data[5] != 1:
+        raise ValueError("not a little-endian ELF object")
+    is64 = data[4] == 2
+    if is64:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        layout = "<IIQQQQIIQQ"
+    else:
+        shoff, = struct.unpack_from("<I", data, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
+        layout = "<IIIIIIIIII"
+    raw = [struct.unpack_from(layout, data, shoff + i * shentsize) for i in range(shnum)]
+    # fields: name, type, flags, addr, offset, size, link, info, addralign, entsize
+    names_offset = raw[shstrndx][4]
+
+    def name_at(offset: int) -> str:
+        end = data.index(b"\0", names_offset + offset)
+        return data[names_offset + offset:end].decode()
+
+    return [Section(name_at(r[0]), r[1], r[4], r[5], r[6], r[9]) for r in raw]
+
+
+def code_size(data: bytes) -> int:
+    """Bytes of code and read-only data (.text* and .rodata* sections)."""
+    return sum(s.size for s in sections(data) if s.name.startswith((".text", ".rodata")))
+
+
+def undefined_symbols(data: bytes) -> set[str]:
+    """Names the object needs from elsewhere."""
+    all_sections = sections(data)
+    is64 = data[4] == 2
+    undefined = set()
+    for table in (s for s in all_sections if s.kind == SHT_SYMTAB):
+        strings = all_sections[table.link]
+        for offset in range(table.offset, table.offset + table.size, table.entry_size):
+            if is64:
+                name, _, _, shndx = struct.unpack_from("<IBBH", data, offset)
+            else:
+                name, _, _, _, _, shndx = struct.unpack_from("<IIIBBH", data, offset)
+            if shndx == SHN_UNDEF and name:
+                end = data.index(b"\0", strings.offset + name)
+                undefined.add(data[strings.offset + name:end].decode())
+    return undefined
