@@ -40,7 +40,7 @@ def measure(path: str) -> dict:
     row = {}
     for fusion in (False, True):
         start = time.perf_counter()
-        layout = glowmlir.compile(path, fuse_conv_pool=fusion).layout
+        layout = glowmlir.compile(path, memory_fusion=fusion).layout
         row[fusion] = {"activations": layout.activations_size, "lower_bound": layout.activations_lower_bound,
                        "compile_seconds": round(time.perf_counter() - start, 2)}
     unfused_bound = row[False]["lower_bound"]

@@ -36,9 +36,9 @@ from glowmlir.transforms.allocate_memory import AllocateMemory
 from glowmlir.transforms.share_buffers import ShareBuffers
 
 
-def graph_pipeline(fuse_conv_pool: bool = True) -> list[ModulePass]:
+def graph_pipeline(memory_fusion: bool = True) -> list[ModulePass]:
     """The `glow` graph optimizations, in order."""
-    return graph_passes(fuse_conv_pool)
+    return graph_passes(memory_fusion)
 
 
 def glowll_pipeline(reuse_activations: bool = True) -> list[ModulePass]:
@@ -56,7 +56,7 @@ class CompileOptions:
     bundle_api: str = "static"
     target: Target = HOST
     reuse_activations: bool = True
-    fuse_conv_pool: bool = True
+    memory_fusion: bool = True
 
 
 @dataclass
@@ -131,7 +131,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
             ir_log[label] = str(module)
         timings[label] = time.perf_counter() - start
 
-    stage("glow", graph_pipeline(options.fuse_conv_pool))
+    stage("glow", graph_pipeline(options.memory_fusion))
     graph = graph_dot(module)
     stage("glowll", glowll_pipeline(options.reuse_activations))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))

@@ -36,14 +36,15 @@ def _windows(x: np.ndarray, kernel, strides, pads, dilations=(1, 1), pad_value=0
     return windows
 
 
-def convolution(op: glow.ConvolutionOp, x, w, b):
+def convolution(op: glow.ConvolutionOp, x, w, b, residual=None):
     group = op.group.value.data
     windows = _windows(x, w.shape[2:], op.strides.get_values(), op.pads.get_values(), op.dilations.get_values())
     n, c, oh, ow = windows.shape[:4]
     cg, og = c // group, w.shape[0] // group
     outputs = [np.einsum("ncyxhw,ochw->noyx", windows[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], optimize=True)
                for g in range(group)]
-    out = activation(op, (np.concatenate(outputs, axis=1) + b.reshape(1, -1, 1, 1)).astype(np.float32))
+    out = np.concatenate(outputs, axis=1) + b.reshape(1, -1, 1, 1)
+    out = activation(op, (out if residual is None else out + residual).astype(np.float32))
     if op.pool is None:
         return out
     kernel, strides, pads = op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values()

@@ -32,8 +32,9 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
-    opt_prop_def,
     operand_def,
+    opt_operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -197,12 +198,15 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
 
     `glow-fuse-conv-pool` may give it a `pool` window ("max" or "avg", with `pool_kernel`,
     `pool_strides`, `pool_pads`): the result is then the pooled convolution.
+    `glow-fuse-residual-add` may give it a `residual` operand added to its result (before
+    the activation), as in ResNet blocks.
     """
 
     name = "glow.convolution"
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
     result = result_def(TensorType)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)  # top, left, bottom, right
@@ -216,7 +220,8 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
     pool_count_include_pad = opt_prop_def(IntegerAttr)
-    assembly_format = "$input `,` $filter `,` $bias attr-dict `:` functional-type(operands, results)"
+    assembly_format = ("$input `,` $filter `,` $bias (`residual` $residual^)? attr-dict `:` "
+                       "functional-type(operands, results)")
 
     @staticmethod
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
@@ -244,6 +249,8 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
         self.verify_activation()
         if shape_of(self.bias) != (shape_of(self.filter)[0],):
             raise VerifyException("glow.convolution: bias must have one element per output channel")
+        if self.residual is not None and (shape_of(self.residual) != shape_of(self.result) or self.pool is not None):
+            raise VerifyException("glow.convolution: a residual must have the result's shape, and no pool")
 
 
 @irdl_op_definition

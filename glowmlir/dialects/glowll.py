@@ -31,6 +31,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -167,7 +168,9 @@ class InstructionOp(IRDLOperation):
 class ConvolutionOp(InstructionOp):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
 
-    then pooled by a fused `pool` window ("max" or "avg") when one is set.
+    then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
+    `residual` buffer, residual[n, o, y, x] is added before the activation (it may be
+    `dest` itself: the convolution then accumulates into it in place).
     """
 
     name = "glowll.convolution"
@@ -175,6 +178,7 @@ class ConvolutionOp(InstructionOp):
     input = operand_def(MemRefType)
     filter = operand_def(MemRefType)
     bias = operand_def(MemRefType)
+    residual = opt_operand_def(MemRefType)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
@@ -187,7 +191,7 @@ class ConvolutionOp(InstructionOp):
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
     pool_count_include_pad = opt_prop_def(IntegerAttr)
-    assembly_format = "$dest `,` $input `,` $filter `,` $bias attr-dict `:` type(operands)"
+    assembly_format = "$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? attr-dict `:` type(operands)"
 
 
 @irdl_op_definition

@@ -126,7 +126,7 @@ def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
 
 
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
-    lowering.instruction(glowll.ConvolutionOp, op.result, [op.input, op.filter, op.bias],
+    lowering.instruction(glowll.ConvolutionOp, op.result, list(op.operands),
                          _copied(op, "strides", "pads", "dilations", "group", *_FUSED, *POOL_PROPERTIES))
 
 

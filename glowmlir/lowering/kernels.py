@@ -82,8 +82,10 @@ class Window:
 
 
 def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, filt: View, bias: View, n: Index,
-                      channels: list[Index], y: Index, rows: list[tuple[View, list[Index]]], out_w: int) -> None:
-    """Convolution output row `y` of each of `channels` into `rows[j]` = (view, index prefix)."""
+                      channels: list[Index], y: Index, rows: list[tuple[View, list[Index]]], out_w: int,
+                      residual: View | None = None) -> None:
+    """Convolution output row `y` of each of `channels` into `rows[j]` = (view, index prefix),
+    starting from bias (+ the residual row)."""
     _, in_c, in_h, in_w = src.shape
     _, group_c, k_h, k_w = filt.shape
     sy, sx = op.strides.get_values()
@@ -92,7 +94,10 @@ def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, fil
     out_per_group = filt.shape[0] // op.group.value.data
     for o, (row, prefix) in zip(channels, rows):
         bias_o = b.load(bias, [o])
-        _fill_row(b, row, prefix, out_w, lambda x: bias_o)
+        if residual is None:
+            _fill_row(b, row, prefix, out_w, lambda x: bias_o)
+        else:
+            _fill_row(b, row, prefix, out_w, lambda x: b.fadd(bias_o, b.load(residual, [n, o, y, x])))
     first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
     with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
         in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
@@ -127,7 +132,8 @@ def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -
     if pool is None:
         with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
             channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-            _convolution_rows(b, op, src, filt, bias, n, channels, y, [(dest, [n, o, y]) for o in channels], out_w)
+            _convolution_rows(b, op, src, filt, bias, n, channels, y, [(dest, [n, o, y]) for o in channels], out_w,
+                              view(op.residual) if op.residual is not None else None)
         return
     conv_h, conv_w = glow.ConvolutionOp.shape_rule(
         src.shape, filt.shape, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values(),

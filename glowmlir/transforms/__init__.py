@@ -7,18 +7,18 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
-def graph_passes(fuse_conv_pool: bool = True) -> list[ModulePass]:
+def graph_passes(memory_fusion: bool = True) -> list[ModulePass]:
     """The default `glow` graph pipeline, in order."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations, FuseConvPool
+    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations, FuseConvPool, FuseResidualAdd
 
     from glowmlir.transforms.schedule import ScheduleForMemory
 
     passes = [ConstantFold(), FoldBatchNorm(), ConstantFold(), FuseActivations()]
-    if fuse_conv_pool:
-        passes.append(FuseConvPool())
+    if memory_fusion:
+        passes += [FuseConvPool(), FuseResidualAdd()]
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
@@ -66,6 +66,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-fold-batchnorm": graph("FoldBatchNorm"),
         "glow-fuse-activations": graph("FuseActivations"),
         "glow-fuse-conv-pool": graph("FuseConvPool"),
+        "glow-fuse-residual-add": graph("FuseResidualAdd"),
         "glow-schedule-for-memory": schedule,
         "lower-glow-to-glowll": to_glowll,
         "glowll-share-buffers": share_buffers,

@@ -4,9 +4,10 @@
   becomes a view of its slice of that output, so its producer writes there directly and
   the `insert_tensor` copy disappears. Only contiguous slices qualify (all dimensions
   before the concatenation axis are 1, as in batch-1 CNNs).
-* Elementwise in place: when an elementwise instruction's source buffer dies at it and
-  has the destination's shape, source and destination become one buffer (the source's
-  producer writes into the destination, or the instruction overwrites its source).
+* In place: when an elementwise instruction's source buffer (or a convolution's residual)
+  dies at it and has the destination's shape, source and destination become one buffer
+  (the source's producer writes into the destination, or the instruction overwrites its
+  source). Each element is read before it is written, at the same position.
 
 Buffer definitions are first hoisted to the top of the function so that a new view can be
 defined before every instruction that uses it.
@@ -102,23 +103,38 @@ def share_buffers(function: glowll.FunctionOp) -> None:
             op.erase()
             uses = _uses_by_instruction(function)
         elif isinstance(op, glowll.ElementwiseOp) and op.kind.data in IN_PLACE_KINDS:
-            dest = op.dest
-            if _memory_uses(dest, uses)[0] != index:
-                continue
-            for source in op.inputs:
-                root, _ = glowll.root_buffer(source)
-                if source.type != dest.type or not isinstance(root, glowll.AllocOp) \
-                        or _memory_uses(root.buffer, uses)[-1] != index:
-                    continue
-                # One buffer for both: drop whichever of the two is a plain alloc.
-                if isinstance(dest.owner, glowll.AllocOp):
-                    _replace_buffer(dest.owner, source)
-                elif isinstance(source.owner, glowll.AllocOp):
-                    _replace_buffer(source.owner, dest)
-                else:
-                    continue
+            broadcast = [i for i in op.inputs if i.type != op.dest.type]
+            if _merge_in_place(op, index, op.inputs, broadcast, uses):
                 uses = _uses_by_instruction(function)
-                break
+        elif isinstance(op, glowll.ConvolutionOp) and op.residual is not None:
+            if _merge_in_place(op, index, [op.residual], [op.input, op.filter, op.bias], uses):
+                uses = _uses_by_instruction(function)
+
+
+def _merge_in_place(op: glowll.InstructionOp, index: int, sources, other_reads, uses) -> bool:
+    """Makes `op` write over one of `sources` (read at the position it writes) that dies at
+    it: of the two buffers, whichever is a plain alloc is dropped. `other_reads` are the
+    operands read elsewhere than where they are written: they must not share that memory."""
+    dest = op.dest
+    if _memory_uses(dest, uses)[0] != index:
+        return False
+    for source in sources:
+        root, _ = glowll.root_buffer(source)
+        if source.type != dest.type or not isinstance(root, glowll.AllocOp) \
+                or _memory_uses(root.buffer, uses)[-1] != index:
+            continue
+        # Another read of that memory (a convolution's input, a broadcast operand) would
+        # see it half overwritten.
+        if any(glowll.root_buffer(o)[0] is root for o in other_reads):
+            continue
+        if isinstance(dest.owner, glowll.AllocOp):
+            _replace_buffer(dest.owner, source)
+        elif isinstance(source.owner, glowll.AllocOp):
+            _replace_buffer(source.owner, dest)
+        else:
+            continue
+        return True
+    return False
 
 
 @dataclass(frozen=True)

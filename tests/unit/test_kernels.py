@@ -192,7 +192,7 @@ def test_convolution_with_pooling(conv_attributes, pool_type, pool_attributes, r
     onnx.save(model, path)
     inputs = random_inputs(model, seed=3)
     expected = onnxruntime_outputs(model, inputs)["y"]
-    bundle = glowmlir.compile(path, fuse_conv_pool=fuse)
+    bundle = glowmlir.compile(path, memory_fusion=fuse)
     assert ("pool = " in bundle.ir["glowll"]) == fuse
     np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5, rtol=0)
 
@@ -201,3 +201,27 @@ def test_convolution_with_pooling(conv_attributes, pool_type, pool_attributes, r
 def test_local_response_normalization(size, tmp_path):
     model = single_node_model("LRN", {"x": [1, 7, 4, 5]}, size=size, alpha=0.3, beta=0.6, bias=1.5)
     check(model, tmp_path)
+
+
+@pytest.mark.parametrize("residual_is_input", [False, True])
+def test_convolution_with_residual_add(residual_is_input, tmp_path):
+    """Add(Relu(Conv(t)), r) → a convolution starting from r, in place where that is safe."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["t"]),
+             helper.make_node("Conv", ["t", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "t" if residual_is_input else "r"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    if not residual_is_input:
+        nodes.insert(0, helper.make_node("Sigmoid", ["x"], ["r"]))
+    weights = {"w": random(4, 4, 3, 3), "b": random(4)}
+    graph = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 7, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 7, 6])],
+                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=4)
+    bundle = glowmlir.compile(path)
+    assert "residual" in bundle.ir["glowll"]
+    np.testing.assert_allclose(bundle.run(inputs)["y"], onnxruntime_outputs(model, inputs)["y"], atol=1e-5, rtol=0)

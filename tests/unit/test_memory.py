@@ -96,8 +96,8 @@ def test_lenet_float_activations_with_fusion(lenet):
 
 
 def test_lenet_float_activations_without_fusion_and_without_reuse():
-    assert glowmlir.compile(LENET, fuse_conv_pool=False).layout.activations_size == 57_600
-    no_reuse = glowmlir.compile(LENET, fuse_conv_pool=False, reuse_activations=False).layout
+    assert glowmlir.compile(LENET, memory_fusion=False).layout.activations_size == 57_600
+    no_reuse = glowmlir.compile(LENET, memory_fusion=False, reuse_activations=False).layout
     assert no_reuse.activations_size > 57_600
 
 
