@@ -38,12 +38,18 @@ class Board:
 
 _M_FLAGS = ("-mthumb", "-O2", "-ffunction-sections", "-fdata-sections", "--specs=rdimon.specs", "-nostartfiles",
             "-Wl,--gc-sections", "-Wl,--no-warn-execstack")
-_MPS2_MEMORY = {"CODE_ORIGIN": "0x00000000", "RAM_ORIGIN": "0x20000000", "RAM_LEN": "4M"}
+_MPS2_MEMORY = {"CODE_ORIGIN": "0x00000000", "CODE_LEN": "4M", "RAM_ORIGIN": "0x20000000", "RAM_LEN": "4M",
+                "EXTRA_MEMORY": "", "WEIGHTS_REGION": "CODE"}
 
 BOARDS = {
     "mps2-an385": Board("mps2-an385", "cortex-m3", "soft", "arm-none-eabi-gcc",
                         ("-mcpu=cortex-m3", "-mfloat-abi=soft", *_M_FLAGS),
                         ("qemu-system-arm", "-M", "mps2-an385"), _MPS2_MEMORY | {"BIG_ORIGIN": "0x21000000"}),
+    # QEMU has no Armv6-M MPS2 board; Armv6-M code runs unchanged on the M3 (Armv7-M is a
+    # superset), so instruction counts of Cortex-M0+ code are exact, timing is not.
+    "mps2-an385-m0plus": Board("mps2-an385-m0plus", "cortex-m0plus", "soft", "arm-none-eabi-gcc",
+                               ("-mcpu=cortex-m0plus", "-mfloat-abi=soft", *_M_FLAGS),
+                               ("qemu-system-arm", "-M", "mps2-an385"), _MPS2_MEMORY | {"BIG_ORIGIN": "0x21000000"}),
     "mps2-an386": Board("mps2-an386", "cortex-m4", "hard", "arm-none-eabi-gcc",
                         ("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard", *_M_FLAGS),
                         ("qemu-system-arm", "-M", "mps2-an386"), _MPS2_MEMORY | {"BIG_ORIGIN": "0x21000000"}),
@@ -53,8 +59,16 @@ BOARDS = {
     "mps2-an505": Board("mps2-an505", "cortex-m33", "hard", "arm-none-eabi-gcc",
                         ("-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard", *_M_FLAGS),
                         ("qemu-system-arm", "-M", "mps2-an505"),
-                        {"CODE_ORIGIN": "0x10000000", "RAM_ORIGIN": "0x38000000", "RAM_LEN": "4M",
-                         "BIG_ORIGIN": "0x80000000"}),
+                        _MPS2_MEMORY | {"CODE_ORIGIN": "0x10000000", "RAM_ORIGIN": "0x38000000",
+                                        "BIG_ORIGIN": "0x80000000"}),
+    # SSE-300: code in the ITCM (512 KB), data in the DTCM (512 KB), weights and big
+    # buffers in DDR; secure aliases, as the core boots secure.
+    "mps3-an547": Board("mps3-an547", "cortex-m55", "hard", "arm-none-eabi-gcc",
+                        ("-mcpu=cortex-m55", "-mfloat-abi=hard", *_M_FLAGS),
+                        ("qemu-system-arm", "-M", "mps3-an547"),
+                        {"CODE_ORIGIN": "0x10000000", "CODE_LEN": "512K", "RAM_ORIGIN": "0x30000000",
+                         "RAM_LEN": "512K", "BIG_ORIGIN": "0x71000000",
+                         "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"}),
     "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
                      ("qemu-aarch64",)),
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include "harness.h"
 
-GLOW_MEM_ALIGN(BUNDLE_MEM_ALIGN)
+GLOW_MEM_ALIGN(BUNDLE_MEM_ALIGN) __attribute__((section(".weights")))
 static const uint8_t constantWeightFlash[BUNDLE_CONSTANT_MEM_SIZE] = {
 #include BUNDLE_WEIGHTS_TXT
 };
