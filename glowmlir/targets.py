@@ -100,8 +100,9 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
     cpu = {"rv32imc": "generic-rv32", "rv32imafc": "generic-rv32", "x86-64": "x86-64", "i386": "pentium4"}.get(
         mcpu or "", mcpu or "")
     embedded = triple.split("-")[2] == "none"
+    abi = "ilp32f" if triple.startswith("riscv32") and "+f" in features.split(",") and float_abi != "soft" else None
     result = Target(triple=triple, cpu=cpu, features=features,
-                    relocation=relocation_model or ("static" if embedded else "pic"), code_model=code_model)
+                    relocation=relocation_model or ("static" if embedded else "pic"), code_model=code_model, abi=abi)
     return _with_opt_level(result, opt_level) if opt_level else result
 
 

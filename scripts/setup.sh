@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine: the system packages the tests and the example need (C compiler,
-# libpng, the Arm and AArch64 cross compilers, QEMU for the emulated boards) and a virtual
+# libpng, the Arm, AArch64 and RISC-V cross compilers, QEMU for the emulated boards) and a virtual
 # environment (.venv) holding glowmlir with its pinned dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,9 @@ command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing+=(gcc-arm-none-eabi)
 command -v qemu-system-arm >/dev/null 2>&1 || missing+=(qemu-system-arm)
 command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || missing+=(gcc-riscv64-unknown-elf)
+[ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || missing+=(picolibc-riscv64-unknown-elf)
+command -v qemu-system-riscv32 >/dev/null 2>&1 || missing+=(qemu-system-misc)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq

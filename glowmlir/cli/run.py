@@ -3,9 +3,11 @@
     glow-run -model=lenet_mnist.onnx -board=mps2-an500 -input=digit.png
     glow-run -model=net.onnx -board=host -input=data=x.npy -input=mask=m.npy
 
-Boards: `host` (this machine), QEMU's `mps2-an385` (Cortex-M3, soft float), `mps2-an386`
-(M4F), `mps2-an500` (M7), `mps2-an505` (M33) and `aarch64` (Linux user mode). On emulated
-boards it also prints the exact number of instructions one inference executed.
+Boards: `host` (this machine), QEMU's `mps2-an385` (Cortex-M3, soft float),
+`mps2-an385-m0plus` (Cortex-M0+ code on the an385), `mps2-an386` (M4F), `mps2-an500` (M7),
+`mps2-an505` (M33), `mps3-an547` (M55), `virt-rv32imc`, `virt-rv32imafc` and `aarch64`
+(Linux user mode). On emulated boards it also prints the exact number of instructions one
+inference executed.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def load_input(path: str, shape: Sequence[int], image_mode: str) -> np.ndarray:
 def run_command(
     model: Annotated[str, typer.Option("--model", "-m", help="ONNX model")],
     input: Annotated[Optional[list[str]], typer.Option("--input", help="[name=]file.npy|file.png; repeatable")] = None,
-    board: Annotated[str, typer.Option("--board", help="host, mps2-an385, mps2-an386, mps2-an500, mps2-an505, aarch64")] = "host",
+    board: Annotated[str, typer.Option("--board", help="host or an emulated board (see glowmlir.runtime.boards)")] = "host",
     weights_in: Annotated[str, typer.Option("--weights-in", help="flash (const) or ram (copied at start)")] = "flash",
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3, Os, Oz")] = None,
     image_mode: Annotated[str, typer.Option("--image-mode", help="PNG pixel range: 0to1, 0to255, neg1to1, neg128to127")] = "0to1",

@@ -40,6 +40,7 @@ class Target:
     code_model: str = "small"
     opt_level: int = 3
     size_attribute: str | None = None  # "optsize" or "minsize" on every function
+    abi: str | None = None  # the "target-abi" module flag (RISC-V hard-float: ilp32f)
 
     def machine(self) -> llvm.TargetMachine:
         _initialize()
@@ -58,7 +59,7 @@ HOST = Target()
 
 
 def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[ir.Module], None] | None = None,
-               size_attribute: str | None = None) -> llvm.ModuleRef:
+               size_attribute: str | None = None, abi: str | None = None) -> llvm.ModuleRef:
     """Translate and verify; function attributes that xDSL's translator drops are added here.
 
     Every function is `nounwind` and `no-builtins` (LLVM must not turn loops into calls
@@ -76,6 +77,10 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
                 function.linkage = "internal"
     if extend is not None:
         extend(ir_module)
+    if abi:
+        flag = ir_module.add_metadata([ir.Constant(ir.IntType(32), 1), ir.MetaDataString(ir_module, "target-abi"),
+                                       ir.MetaDataString(ir_module, abi)])
+        ir_module.add_named_metadata("llvm.module.flags", flag)
     parsed = llvm.parse_assembly(str(ir_module))
     parsed.verify()
     return parsed
@@ -93,6 +98,6 @@ def compile_to_object(module: ModuleOp, target: Target = HOST,
                       extend: Callable[[ir.Module], None] | None = None) -> tuple[bytes, str]:
     """Object code for the module's functions, and the optimized LLVM IR text."""
     machine = target.machine()
-    ir_module = to_llvm_ir(module, machine, extend, target.size_attribute)
+    ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
     optimize(ir_module, machine, target.opt_level)
     return machine.emit_object(ir_module), str(ir_module)

@@ -33,11 +33,16 @@ class Board:
     compiler: str
     compiler_flags: tuple[str, ...]
     qemu: tuple[str, ...]  # the emulator command before the program
-    memory: dict[str, str] | None = None  # linker script values for bare-metal boards
+    memory: dict[str, str] | None = None  # values for embedded/mps2.ld.in (Cortex-M boards)
+    semihosting: bool = True  # a bare-metal program talking through semihosting (else Linux user mode)
 
 
 _M_FLAGS = ("-mthumb", "-O2", "-ffunction-sections", "-fdata-sections", "--specs=rdimon.specs", "-nostartfiles",
             "-Wl,--gc-sections", "-Wl,--no-warn-execstack")
+_RISCV_FLAGS = ("-O2", "--specs=picolibc.specs", "--oslib=semihost", "--crt0=semihost",
+                "-Wl,--defsym=__flash=0x80000000", "-Wl,--defsym=__flash_size=0x800000",
+                "-Wl,--defsym=__ram=0x80800000", "-Wl,--defsym=__ram_size=0x2000000",
+                "-Wl,--defsym=__stack_size=0x10000")
 _MPS2_MEMORY = {"CODE_ORIGIN": "0x00000000", "CODE_LEN": "4M", "RAM_ORIGIN": "0x20000000", "RAM_LEN": "4M",
                 "EXTRA_MEMORY": "", "WEIGHTS_REGION": "CODE"}
 
@@ -70,7 +75,14 @@ BOARDS = {
                          "RAM_LEN": "512K", "BIG_ORIGIN": "0x71000000",
                          "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"}),
     "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
-                     ("qemu-aarch64",)),
+                     ("qemu-aarch64",), semihosting=False),
+    # RISC-V: QEMU's virt machine, picolibc's start-up code and linker script over semihosting.
+    "virt-rv32imc": Board("virt-rv32imc", "rv32imc", "soft", "riscv64-unknown-elf-gcc",
+                          ("-march=rv32imac", "-mabi=ilp32", *_RISCV_FLAGS),
+                          ("qemu-system-riscv32", "-M", "virt", "-bios", "none")),
+    "virt-rv32imafc": Board("virt-rv32imafc", "rv32imafc", "hard", "riscv64-unknown-elf-gcc",
+                            ("-march=rv32imafc", "-mabi=ilp32f", *_RISCV_FLAGS),
+                            ("qemu-system-riscv32", "-M", "virt", "-bios", "none")),
 }
 
 
@@ -142,14 +154,13 @@ def _instruction_counter() -> str:
 
 
 def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int) -> str:
-    bare_metal = spec.memory is not None
     with open(os.path.join(directory, "harness.h"), "w") as f:
-        f.write(_harness_header(bundle, inputs, bare_metal))
+        f.write(_harness_header(bundle, inputs, spec.memory is not None))
     sources = [os.path.join(EMBEDDED, "main.c")]
     flags = [*spec.compiler_flags, "-I", directory, f"-DINFERENCES={inferences}"]
     if weights_in == "ram":
         flags.append("-DWEIGHTS_IN_RAM")
-    if bare_metal:
+    if spec.memory is not None:
         with open(os.path.join(EMBEDDED, "mps2.ld.in")) as f:
             script = f.read()
         for key, value in spec.memory.items():
@@ -172,8 +183,8 @@ def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, i
     counter_file = program + ".count"
     if count:
         command += ["-plugin", f"{_instruction_counter()},out={counter_file}"]
-    if spec.memory is not None:
-        command += ["-nographic", "-semihosting", "-kernel", program]
+    if spec.semihosting:
+        command += ["-nographic", "-semihosting-config", "enable=on,target=native", "-kernel", program]
     else:
         command += [program]
     try:
@@ -186,7 +197,7 @@ def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, i
     if count:
         with open(counter_file) as f:
             instructions = int(re.search(r"insns: (\d+)", f.read()).group(1))
-    return result.stdout, instructions
+    return result.stdout + result.stderr, instructions  # RISC-V semihosting writes to stderr
 
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
