@@ -76,6 +76,7 @@ BOARDS = {
                          "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"}),
     "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
                      ("qemu-aarch64",), semihosting=False),
+    "i386": Board("i386", "i386", "default", "gcc", ("-m32", "-O2", "-static"), ("qemu-i386",), semihosting=False),
     # RISC-V: QEMU's virt machine, picolibc's start-up code and linker script over semihosting.
     "virt-rv32imc": Board("virt-rv32imc", "rv32imc", "soft", "riscv64-unknown-elf-gcc",
                           ("-march=rv32imac", "-mabi=ilp32", *_RISCV_FLAGS),

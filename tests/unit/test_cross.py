@@ -103,3 +103,19 @@ def test_instruction_counts_are_exact_and_repeatable(convnet_path):
 def test_unknown_board():
     with pytest.raises(GlowError, match="unknown emulated board"):
         target_for("esp32")
+
+
+def test_glow_run_on_a_board_and_on_the_host():
+    import subprocess
+    import sys
+
+    image = os.path.join(os.path.dirname(LENET), "images", "3900_7.png")
+    for board in ("mps2-an500", "host"):
+        result = subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={LENET}", f"-board={board}",
+                                 f"-input={image}"], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert "softmax argmax: 7" in result.stdout
+        assert ("instructions per inference on mps2-an500: " in result.stdout) == (board != "host")
+    result = subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={LENET}", "-board=esp32",
+                             f"-input={image}"], capture_output=True, text=True)
+    assert result.returncode == 2 and "unknown emulated board" in result.stderr and "Traceback" not in result.stderr
