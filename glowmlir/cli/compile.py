@@ -10,26 +10,19 @@ Errors are one line on stderr with exit status 2, and leave no bundle files behi
 from __future__ import annotations
 
 import json
-import re
-import sys
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
 
 import typer
-from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
 from rich.console import Console
 
+from glowmlir.cli.common import run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
-
-
-def glow_style_arguments(argv: Sequence[str]) -> list[str]:
-    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`."""
-    return [f"-{arg}" if re.match(r"^-[A-Za-z][\w-]", arg) else arg for arg in argv]
 
 
 def parse_bool(option: str, value: str) -> bool:
@@ -119,18 +112,7 @@ def compile_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv)
-    try:
-        app(argv, prog_name="glow-compile", standalone_mode=False)
-    except GlowError as error:
-        print(f"glow-compile: error: {error}", file=sys.stderr)
-        sys.exit(2)
-    except UsageError as error:
-        print(f"glow-compile: error: {error.format_message()}", file=sys.stderr)
-        sys.exit(2)
-    except OSError as error:
-        print(f"glow-compile: error: {error.strerror}: {error.filename}", file=sys.stderr)
-        sys.exit(2)
+    run_app(app, "glow-compile", argv)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,13 @@ inference executed.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
 import numpy as np
 import typer
-from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
 
-from glowmlir.cli.compile import glow_style_arguments
+from glowmlir.cli.common import run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -98,15 +96,7 @@ def run_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv)
-    try:
-        app(argv, prog_name="glow-run", standalone_mode=False)
-    except GlowError as error:
-        print(f"glow-run: error: {error}", file=sys.stderr)
-        sys.exit(2)
-    except UsageError as error:
-        print(f"glow-run: error: {error.format_message()}", file=sys.stderr)
-        sys.exit(2)
+    run_app(app, "glow-run", argv)
 
 
 if __name__ == "__main__":

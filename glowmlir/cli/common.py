@@ -1,0 +1,34 @@
+"""What the command-line tools share: Glow's option spelling and one-line errors."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+
+import typer
+from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
+
+from glowmlir.errors import GlowError
+
+
+def glow_style_arguments(argv: Sequence[str]) -> list[str]:
+    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`."""
+    return [f"-{arg}" if re.match(r"^-[A-Za-z][\w-]", arg) else arg for arg in argv]
+
+
+def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None) -> None:
+    """Runs a typer app; any user error becomes `<program>: error: ...` and exit status 2."""
+    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        app(argv, prog_name=program, standalone_mode=False)
+    except GlowError as error:
+        message = str(error)
+    except UsageError as error:
+        message = error.format_message()
+    except OSError as error:
+        message = f"{error.strerror}: {error.filename}"
+    else:
+        return
+    print(f"{program}: error: {message}", file=sys.stderr)
+    sys.exit(2)
