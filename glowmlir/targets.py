@@ -83,6 +83,7 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
         raise GlowError(f"-relocation-model=\"{relocation_model}\": expected static or pic")
     if code_model not in ("small", "medium", "large", "default"):
         raise GlowError(f"-code-model=\"{code_model}\": expected small, medium or large")
+    mcpu = {"x86_64": "x86-64", "cortex-m0+": "cortex-m0plus"}.get(mcpu, mcpu)
     preset = CPU_PRESETS.get(mcpu) if mcpu else None
     if mcpu and preset is None and not target:
         raise GlowError(f"-mcpu=\"{mcpu}\": unknown CPU without -target (presets: {', '.join(CPU_PRESETS)})")

@@ -76,6 +76,8 @@ BOARDS = {
                          "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"}),
     "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
                      ("qemu-aarch64",), semihosting=False),
+    # This machine itself, through the same Glow-style C main (no emulator, no counting).
+    "native": Board("native", "", "default", "cc", ("-O2",), (), semihosting=False),
     "i386": Board("i386", "i386", "default", "gcc", ("-m32", "-O2", "-static"), ("qemu-i386",), semihosting=False),
     # RISC-V: QEMU's virt machine, picolibc's start-up code and linker script over semihosting.
     "virt-rv32imc": Board("virt-rv32imc", "rv32imc", "soft", "riscv64-unknown-elf-gcc",
@@ -104,7 +106,7 @@ def target_for(board_name: str, opt_level: str | None = None):
     from glowmlir.targets import resolve_target
 
     spec = board(board_name)
-    return resolve_target(mcpu=spec.cpu, float_abi=spec.float_abi, opt_level=opt_level)
+    return resolve_target(mcpu=spec.cpu or None, float_abi=spec.float_abi, opt_level=opt_level)
 
 
 def _require(tool: str) -> None:
@@ -182,6 +184,8 @@ def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferen
 def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, int | None]:
     command = [*spec.qemu]
     counter_file = program + ".count"
+    if count and not spec.qemu:
+        raise GlowError(f"{spec.name}: instructions are counted on emulated boards only")
     if count:
         command += ["-plugin", f"{_instruction_counter()},out={counter_file}"]
     if spec.semihosting:
@@ -209,7 +213,8 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
     _require(spec.compiler)
-    _require(spec.qemu[0])
+    if spec.qemu:
+        _require(spec.qemu[0])
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory)
         program = _build(bundle, spec, directory, inputs, weights_in, 1)

@@ -82,6 +82,26 @@ def test_light_model_with_random_weights_matches_onnxruntime(name, tmp_path):
         assert error <= 1e-4 * scale, f"{output_name}: max error {error} against output scale {scale}"
 
 
+@pytest.mark.parametrize("name", ["squeezenet", "resnet50"])
+def test_light_model_through_a_c_main(name, tmp_path):
+    """Compiled, linked with a Glow-style C main by the system compiler, run as a program."""
+    from glowmlir.runtime.boards import run_on_board
+
+    model = onnx.load(light_model_path(name))
+    logits = next(n.input[0] for n in model.graph.node if n.op_type == "Softmax")
+    model = randomized(model, seed=5, extra_outputs=[logits])
+    path = os.path.join(tmp_path, f"{name}.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=2)
+    expected = onnxruntime_outputs(model, inputs)
+    bundle = glowmlir.compile(path)
+    outputs = run_on_board(bundle, "native", {legalize_name(k): v for k, v in inputs.items()}).outputs
+    for output_name, value in expected.items():
+        scale = float(np.abs(value).max())
+        error = float(np.abs(outputs[legalize_name(output_name)].reshape(value.shape) - value).max())
+        assert error <= 1e-4 * scale, f"{output_name}: max error {error} against output scale {scale}"
+
+
 def test_glow_style_main_builds_against_our_header_unchanged(tmp_path):
     """examples/lenet_mnist/main.c, written for Glow's bundle API, compiles and predicts."""
     bundle_dir = os.path.join(tmp_path, "bundle")
