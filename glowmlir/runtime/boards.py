@@ -118,11 +118,12 @@ def _c_bytes(data: bytes) -> str:
     return ",".join(str(b) for b in data)
 
 
-def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool) -> str:
+def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool, directory: str) -> str:
     layout = bundle.layout
     upper = layout.name.upper()
+    weights = os.path.join(directory, f"{layout.name}.weights.bin")
     lines = ["#include <stdint.h>", f"#include \"{layout.name}.h\"", f"#define BUNDLE_ENTRY {layout.name}",
-             f"#define BUNDLE_WEIGHTS_TXT \"{layout.name}.weights.txt\""]
+             f"#define BUNDLE_WEIGHTS_BIN \"{weights}\""]
     for size in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN"):
         lines.append(f"#define BUNDLE_{size} {upper}_{size}")
     lines.append("#define BIG_BSS " + ('__attribute__((section(".big_bss")))' if bare_metal else ""))
@@ -158,7 +159,7 @@ def _instruction_counter() -> str:
 
 def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int) -> str:
     with open(os.path.join(directory, "harness.h"), "w") as f:
-        f.write(_harness_header(bundle, inputs, spec.memory is not None))
+        f.write(_harness_header(bundle, inputs, spec.memory is not None, directory))
     sources = [os.path.join(EMBEDDED, "main.c")]
     flags = [*spec.compiler_flags, "-I", directory, f"-DINFERENCES={inferences}"]
     if weights_in == "ram":
