@@ -120,8 +120,7 @@ class PlaceholderOp(IRDLOperation):
 
     name = "glow.placeholder"
     name_ = prop_def(StringAttr, prop_name="name")
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
+    result = result_def(TensorType)  # not Pure: an unused input stays part of the bundle's API
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$name attr-dict `:` type($result)"
 

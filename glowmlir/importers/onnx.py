@@ -153,6 +153,8 @@ class OnnxImporter:
 
     def where(self) -> str:
         node = self.node
+        if node is None:
+            return "graph outputs"
         return f"node \"{node.name or node.output[0]}\" ({node.op_type}, opset {self.opset})"
 
     def error(self, message: str) -> GlowError:
@@ -166,6 +168,8 @@ class OnnxImporter:
         if onnx_name not in self.constants:
             array = value.astype(np.float32) if value.dtype.kind == "f" else value
             if array.dtype != np.float32:
+                if self.node is None:
+                    raise GlowError(f"output \"{onnx_name}\" has type {array.dtype}: only float outputs are supported")
                 raise self.error(f"tensor \"{onnx_name}\" of type {array.dtype} is used in float computation")
             self.constants[onnx_name] = self.add(glow.ConstantOp(self.names(onnx_name), dense_from_array(array)))
         return self.constants[onnx_name]
@@ -188,6 +192,8 @@ class OnnxImporter:
 
     def run(self, name: str) -> ModuleOp:
         graph = self.model.graph
+        # Inputs and outputs keep their names; other storage gets a suffix on a clash.
+        output_names = {o.name: self.names(o.name) for o in graph.output}
         for init in graph.initializer:
             self.values[init.name] = numpy_helper.to_array(init)
         for graph_input in graph.input:
@@ -206,7 +212,7 @@ class OnnxImporter:
         for graph_output in graph.output:
             self.node = None
             source = self.tensor(graph_output.name)
-            self.add(glow.SaveOp(source, self.names(graph_output.name)))
+            self.add(glow.SaveOp(source, output_names[graph_output.name]))
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
     def import_node(self, node: onnx.NodeProto) -> None:
@@ -323,12 +329,14 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
         raise importer.error("dilated pooling is not supported")
     pads = _window_pads(importer, attrs, x_shape[2:], kernel, strides, [1, 1])
     if attrs.get("ceil_mode", 0):
-        # Extend the end padding so that floor rounding gives ceil's extent.
+        # Extend the end padding so that floor rounding gives ceil's extent, except for a
+        # last window that would start in the end padding (ONNX drops that one).
         for axis in range(2):
             size, k, s = x_shape[2 + axis], kernel[axis], strides[axis]
-            span = size + pads[axis] + pads[axis + 2] - k
-            if span % s:
-                pads[axis + 2] += s - span % s
+            out = -(-(size + pads[axis] + pads[axis + 2] - k) // s) + 1
+            if (out - 1) * s >= size + pads[axis]:
+                out -= 1
+            pads[axis + 2] = max(pads[axis + 2], (out - 1) * s + k - size - pads[axis])
         if node.op_type == "AveragePool" and attrs.get("count_include_pad", 0):
             raise importer.error("ceil_mode with count_include_pad is not supported")
     if node.op_type == "MaxPool":
@@ -417,6 +425,8 @@ def _lrn(importer: OnnxImporter, node, attrs):
 def _batch_norm(importer: OnnxImporter, node, attrs):
     if len([o for o in node.output if o]) > 1:
         raise importer.error("training-mode BatchNormalization is not supported")
+    for name, what in zip(node.input[1:5], ("scale", "bias", "mean", "var")):
+        importer.required_known(name, what)
     operands = [importer.tensor(name) for name in node.input[:5]]
     op = glow.BatchNormalizationOp.create(operands=operands, result_types=[operands[0].type],
                                           properties={"epsilon": glow.f32_attr(attrs.get("epsilon", 1e-5))})
@@ -510,7 +520,8 @@ def _reshape(importer: OnnxImporter, node, attrs):
 def _flatten(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    axis = attrs.get("axis", 1) % (len(shape) + 1) if attrs.get("axis", 1) < 0 else attrs.get("axis", 1)
+    axis = attrs.get("axis", 1)
+    axis = axis + len(shape) if axis < 0 else axis
     return [_reshape_to(importer, x, (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]
 
 
