@@ -74,8 +74,15 @@ def _average(x, kernel, strides, pads, count_include_pad: bool):
 
 def softmax(op: glow.SoftMaxOp, x):
     axis = op.axis.value.data
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    shifted = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    if op.log is not None and op.log.value.data:
+        return shifted - np.log(e.sum(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def _param(op, name: str) -> float:
+    return op.properties[name].value.data
 
 
 def batch_normalization(op: glow.BatchNormalizationOp, x, scale, bias, mean, var):
@@ -124,6 +131,17 @@ EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.DivOp: lambda op, a, b: a / b,
     glow.MaxOp: lambda op, a, b: np.maximum(a, b),
     glow.MinOp: lambda op, a, b: np.minimum(a, b),
+    glow.PReluOp: lambda op, x, slope: np.where(x >= 0, x, slope * x),
+    glow.LeakyReluOp: lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x),
+    glow.EluOp: lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)),
+    glow.SeluOp: lambda op, x: _param(op, "beta") * np.where(x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)),
+    glow.HardSigmoidOp: lambda op, x: np.clip(_param(op, "alpha") * x + _param(op, "beta"), 0, 1),
+    glow.HardSwishOp: lambda op, x: x * np.clip(x / 6 + 0.5, 0, 1),
+    glow.ExpOp: lambda op, x: np.exp(x),
+    glow.NegOp: lambda op, x: -x,
+    glow.AbsOp: lambda op, x: np.abs(x),
+    glow.ReduceOp: lambda op, x: {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[op.kind.data](
+        x, axis=tuple(op.axes.get_values())),
     glow.ReshapeOp: lambda op, x: x.reshape(glow.shape_of(op.result)),
     glow.TransposeOp: lambda op, x: np.transpose(x, op.perm.get_values()),
     glow.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis.value.data),

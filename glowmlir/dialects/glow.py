@@ -352,12 +352,71 @@ class ClipOp(UnaryOp):
     max = prop_def(FloatAttr)
 
 
+class ParametricUnaryOp(UnaryOp):
+    """An elementwise function with optional `alpha`/`beta` parameters (ONNX's defaults are
+    written in by the importer)."""
+
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class LeakyReluOp(ParametricUnaryOp):
+    """x if x >= 0 else alpha * x."""
+
+    name = "glow.leaky_relu"
+
+
+@irdl_op_definition
+class EluOp(ParametricUnaryOp):
+    """x if x >= 0 else alpha * (e^x - 1)."""
+
+    name = "glow.elu"
+
+
+@irdl_op_definition
+class SeluOp(ParametricUnaryOp):
+    """beta (gamma) * (x if x > 0 else alpha * (e^x - 1))."""
+
+    name = "glow.selu"
+
+
+@irdl_op_definition
+class HardSigmoidOp(ParametricUnaryOp):
+    """max(0, min(1, alpha * x + beta))."""
+
+    name = "glow.hard_sigmoid"
+
+
+@irdl_op_definition
+class HardSwishOp(UnaryOp):
+    """x * max(0, min(1, x / 6 + 1/2))."""
+
+    name = "glow.hard_swish"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    name = "glow.exp"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "glow.neg"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "glow.abs"
+
+
 @irdl_op_definition
 class SoftMaxOp(UnaryOp):
-    """Softmax over one axis."""
+    """Softmax over one axis; with `log` = 1, LogSoftmax."""
 
     name = "glow.softmax"
     axis = prop_def(IntegerAttr)
+    log = opt_prop_def(IntegerAttr)
 
 
 @irdl_op_definition
@@ -443,6 +502,33 @@ class MinOp(BinaryOp):
 
 
 @irdl_op_definition
+class PReluOp(BinaryOp):
+    """lhs if lhs >= 0 else rhs * lhs (rhs: the slope, broadcast)."""
+
+    name = "glow.prelu"
+
+
+@irdl_op_definition
+class ReduceOp(UnaryOp):
+    """Reduces `axes` with `kind` ("sum", "mean", "max", "min"); the result type says whether
+    the reduced dimensions are kept (as 1) or dropped."""
+
+    name = "glow.reduce"
+    kind = prop_def(StringAttr)
+    axes = prop_def(DenseArrayBase)
+
+    def infer_shape(self):
+        shape, axes = shape_of(self.input), set(self.axes.get_values())
+        if self.kind.data not in ("sum", "mean", "max", "min") or not axes <= set(range(len(shape))):
+            raise ValueError(f"cannot reduce axes {sorted(axes)} of {list(shape)} with \"{self.kind.data}\"")
+        kept = tuple(1 if d in axes else s for d, s in enumerate(shape))
+        dropped = tuple(s for d, s in enumerate(shape) if d not in axes)
+        if shape_of(self.result) not in (kept, dropped):
+            raise ValueError(f"result must be {list(kept)} or {list(dropped)}")
+        return shape_of(self.result)
+
+
+@irdl_op_definition
 class ReshapeOp(UnaryOp):
     """Same elements, new shape (the result type)."""
 
@@ -522,8 +608,9 @@ Glow = Dialect(
         FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,
-        AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp,
-        ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
+        AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PReluOp,
+        LeakyReluOp, EluOp, SeluOp, HardSigmoidOp, HardSwishOp, ExpOp, NegOp, AbsOp,
+        ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
     ],
     [],
 )

@@ -249,8 +249,9 @@ class AvgPoolOp(InstructionOp):
 
 ELEMENTWISE_KINDS = {
     # kind: number of sources
-    "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2,
-    "relu": 1, "clip": 1, "sigmoid": 1, "tanh": 1, "copy": 1, "splat": 0,
+    "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2, "prelu": 2,
+    "relu": 1, "clip": 1, "sigmoid": 1, "tanh": 1, "leaky_relu": 1, "elu": 1, "selu": 1, "hard_sigmoid": 1,
+    "hard_swish": 1, "exp": 1, "neg": 1, "abs": 1, "copy": 1, "splat": 0,
 }
 
 
@@ -267,6 +268,8 @@ class ElementwiseOp(InstructionOp):
     inputs = var_operand_def(MemRefType)
     kind = prop_def(StringAttr)
     value = opt_prop_def(FloatAttr)
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
     activation = opt_prop_def(StringAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
@@ -286,6 +289,7 @@ class SoftMaxOp(InstructionOp):
     dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
+    log = opt_prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
 
@@ -300,6 +304,18 @@ class LocalResponseNormalizationOp(InstructionOp):
     alpha = prop_def(FloatAttr)
     beta = prop_def(FloatAttr)
     bias = prop_def(FloatAttr)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class ReduceOp(InstructionOp):
+    """dest = reduction (`kind`) of input over `axes`; dest has input's rank, 1 on `axes`."""
+
+    name = "glowll.reduce"
+    dest = operand_def(MemRefType)
+    input = operand_def(MemRefType)
+    kind = prop_def(StringAttr)
+    axes = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
 
@@ -350,7 +366,7 @@ GlowLL = Dialect(
     [
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
-        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
+        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
     ],
     [],
 )

@@ -18,8 +18,9 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import dense_from_array
@@ -257,7 +258,10 @@ def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str,
         raise GlowError(f"\"{path}\" fails onnx's checks: {first_line}") from None
     network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
     module = OnnxImporter(model).run(network)
-    module.verify()
+    try:
+        module.verify()
+    except VerifyException as error:  # a shape rule the importer did not foresee
+        raise GlowError(f"\"{path}\": the imported graph does not verify: {str(error).splitlines()[0]}") from None
     return module
 
 
@@ -364,6 +368,28 @@ def _unary(op_type, **properties):
 
 
 imports("Relu")(_unary(glow.ReluOp))
+imports("HardSwish")(_unary(glow.HardSwishOp))
+imports("Exp")(_unary(glow.ExpOp))
+imports("Neg")(_unary(glow.NegOp))
+imports("Abs")(_unary(glow.AbsOp))
+
+
+def _parametric(op_type, **defaults):
+    """An elementwise op whose ONNX attributes (with ONNX's defaults) become alpha/beta."""
+
+    def build(importer: OnnxImporter, node, attrs):
+        properties = {ours: glow.f32_attr(attrs.get(onnx_name, default))
+                      for ours, (onnx_name, default) in defaults.items()}
+        return _unary(op_type, **properties)(importer, node, attrs)
+
+    return build
+
+
+imports("LeakyRelu")(_parametric(glow.LeakyReluOp, alpha=("alpha", 0.01)))
+imports("Elu")(_parametric(glow.EluOp, alpha=("alpha", 1.0)))
+imports("Selu")(_parametric(glow.SeluOp, alpha=("alpha", 1.67326319217681884765625),
+                            beta=("gamma", 1.05070102214813232421875)))
+imports("HardSigmoid")(_parametric(glow.HardSigmoidOp, alpha=("alpha", 0.2), beta=("beta", 0.5)))
 imports("Sigmoid")(_unary(glow.SigmoidOp))
 imports("Tanh")(_unary(glow.TanhOp))
 
@@ -394,19 +420,21 @@ def _reshape_to(importer: OnnxImporter, x: SSAValue, shape: Sequence[int]) -> SS
     return importer.add(glow.ReshapeOp.create(operands=[x], result_types=[glow.tensor(shape)]))
 
 
-@imports("Softmax")
+@imports("Softmax", "LogSoftmax")
 def _softmax(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
+    log = {"log": glow.IntegerAttr(1, glow.i64)} if node.op_type == "LogSoftmax" else {}
     axis = attrs.get("axis", 1 if importer.opset < 13 else -1) % len(shape)
     if importer.opset < 13:
         # Before opset 13 the input is coerced to 2-D at `axis`.
         rows, columns = int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))
         flat = _reshape_to(importer, x, (rows, columns))
         op = glow.SoftMaxOp.create(operands=[flat], result_types=[flat.type],
-                                   properties={"axis": glow.IntegerAttr(1, glow.i64)})
+                                   properties={"axis": glow.IntegerAttr(1, glow.i64)} | log)
         return [_reshape_to(importer, importer.add(op), shape)]
-    op = glow.SoftMaxOp.create(operands=[x], result_types=[x.type], properties={"axis": glow.IntegerAttr(axis, glow.i64)})
+    op = glow.SoftMaxOp.create(operands=[x], result_types=[x.type],
+                               properties={"axis": glow.IntegerAttr(axis, glow.i64)} | log)
     return [importer.add(op)]
 
 
@@ -434,7 +462,7 @@ def _batch_norm(importer: OnnxImporter, node, attrs):
 
 
 _BINARY = {"Add": glow.AddOp, "Sub": glow.SubOp, "Mul": glow.MulOp, "Div": glow.DivOp,
-           "Max": glow.MaxOp, "Min": glow.MinOp, "Sum": glow.AddOp}
+           "Max": glow.MaxOp, "Min": glow.MinOp, "Sum": glow.AddOp, "Mean": glow.AddOp, "PRelu": glow.PReluOp}
 
 
 def _binary(importer: OnnxImporter, op_type, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -447,10 +475,18 @@ def _elementwise(importer: OnnxImporter, node, attrs):
     if importer.opset < 7 and attrs.get("broadcast"):
         raise importer.error("legacy broadcast (opset < 7) is not supported")
     values = [importer.tensor(name) for name in node.input]
+    if node.op_type == "PRelu":
+        # a 1-D slope of one value per channel applies along axis 1 (PyTorch's exports)
+        x_shape, slope_shape = glow.shape_of(values[0]), glow.shape_of(values[1])
+        if len(slope_shape) == 1 and len(x_shape) > 2 and slope_shape[0] == x_shape[1] != x_shape[-1]:
+            values[1] = _reshape_to(importer, values[1], (slope_shape[0],) + (1,) * (len(x_shape) - 2))
     try:
         result = values[0]
         for value in values[1:]:
             result = _binary(importer, _BINARY[node.op_type], result, value)
+        if node.op_type == "Mean" and len(values) > 1:
+            count = importer.add(glow.SplatOp(1.0 / len(values), glow.tensor([1])))
+            result = _binary(importer, glow.MulOp, result, count)
     except ValueError as error:
         raise importer.error(str(error)) from None
     return [result]
@@ -615,6 +651,86 @@ def _pad(importer: OnnxImporter, node, attrs):
     op = glow.PadOp.create(operands=[x], result_types=[glow.tensor(out)],
                            properties={"pads": glow.ints(pads), "value": glow.f32_attr(float(np.asarray(value).reshape(-1)[0]))})
     return [importer.add(op)]
+
+
+@imports("Split")
+def _split(importer: OnnxImporter, node, attrs):
+    """Split becomes one Slice per output."""
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    axis = attrs.get("axis", 0) % len(shape)
+    outputs = [o for o in node.output]
+    if importer.opset < 13 and "split" in attrs:
+        sizes = list(attrs["split"])
+    elif importer.opset >= 13 and len(node.input) > 1 and node.input[1]:
+        sizes = [int(v) for v in importer.required_known(node.input[1], "split")]
+    else:
+        parts = attrs.get("num_outputs", len(outputs))
+        chunk = -(-shape[axis] // parts)
+        sizes = [min(chunk, shape[axis] - i * chunk) for i in range(parts)]
+    if sum(sizes) != shape[axis] or len(sizes) != len(outputs):
+        raise importer.error(f"split sizes {sizes} do not divide axis {axis} of {list(shape)}")
+    results, start = [], 0
+    for size in sizes:
+        starts, out = [0] * len(shape), list(shape)
+        starts[axis], out[axis] = start, size
+        op = glow.SliceOp.create(operands=[x], result_types=[glow.tensor(out)],
+                                 properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))})
+        results.append(importer.add(op))
+        start += size
+    return results
+
+
+@imports("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin")
+def _reduce(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    axes_from_input = node.op_type == "ReduceSum" and importer.opset >= 13 or importer.opset >= 18
+    if axes_from_input:
+        axes = importer.known(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+        if len(node.input) > 1 and node.input[1] and axes is None:
+            raise importer.error("axes must be a constant")
+    else:
+        axes = attrs.get("axes")
+    if axes is None or len(axes) == 0:
+        if attrs.get("noop_with_empty_axes", 0):
+            return [x]
+        axes = range(len(shape))
+    axes = sorted({int(a) % len(shape) for a in axes})
+    keep = attrs.get("keepdims", 1)
+    out = [1 if d in axes else s for d, s in enumerate(shape)] if keep else [s for d, s in enumerate(shape) if d not in axes]
+    kind = node.op_type.removeprefix("Reduce").lower()
+    op = glow.ReduceOp.create(operands=[x], result_types=[glow.tensor(out)],
+                              properties={"kind": StringAttr(kind), "axes": glow.ints(axes)})
+    return [importer.add(op)]
+
+
+@imports("Cast", "CastLike")
+def _cast(importer: OnnxImporter, node, attrs):
+    """Casts between float32 tensors are no-ops; other types are not supported."""
+    to = attrs.get("to") if node.op_type == "Cast" else None
+    if node.op_type == "CastLike":
+        like = importer.known(node.input[1])
+        like_type = like.dtype if like is not None else np.float32
+        if like_type != np.float32:
+            raise importer.error(f"cast to {like_type} is not supported (float only)")
+    elif to != onnx.TensorProto.FLOAT:
+        raise importer.error(f"cast to {onnx.TensorProto.DataType.Name(to)} is not supported (float only)")
+    return [importer.values[node.input[0]]]
+
+
+@imports("Expand")
+def _expand(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    target = importer.required_known(node.input[1], "the shape")
+    try:
+        shape = glow.broadcast_shapes(glow.shape_of(x), [int(d) for d in target])
+    except ValueError as error:
+        raise importer.error(str(error)) from None
+    if shape == glow.shape_of(x):
+        return [x]
+    zeros = importer.add(glow.SplatOp(0.0, glow.tensor(shape)))
+    return [_binary(importer, glow.AddOp, x, zeros)]
 
 
 @imports("Shape")

@@ -29,7 +29,10 @@ def _memref(value: SSAValue) -> MemRefType:
 
 _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.DivOp: "div",
                 glow.MaxOp: "max", glow.MinOp: "min", glow.ReluOp: "relu", glow.ClipOp: "clip",
-                glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh"}
+                glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh", glow.PReluOp: "prelu",
+                glow.LeakyReluOp: "leaky_relu", glow.EluOp: "elu", glow.SeluOp: "selu",
+                glow.HardSigmoidOp: "hard_sigmoid", glow.HardSwishOp: "hard_swish", glow.ExpOp: "exp",
+                glow.NegOp: "neg", glow.AbsOp: "abs"}
 
 _FUSED = ("activation", "clip_min", "clip_max")
 
@@ -158,7 +161,7 @@ def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
 
 
 def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
-    properties = {"kind": StringAttr(_ELEMENTWISE[type(op)])} | _copied(op, *_FUSED)
+    properties = {"kind": StringAttr(_ELEMENTWISE[type(op)])} | _copied(op, *_FUSED, "alpha", "beta")
     if isinstance(op, glow.ClipOp):
         properties |= {"clip_min": op.min, "clip_max": op.max}
     lowering.instruction(glowll.ElementwiseOp, op.results[0], op.operands, properties)
@@ -169,6 +172,20 @@ def _lower_simple(op_type, *properties: str) -> Callable:
         lowering.instruction(op_type, op.results[0], op.operands, _copied(op, *properties))
 
     return lower
+
+
+def _lower_reduce(lowering: _FunctionLowering, op: glow.ReduceOp) -> None:
+    """glowll.reduce keeps the reduced dimensions; a dropped-dimension result is a view of it."""
+    in_shape, axes = glow.shape_of(op.input), set(op.axes.get_values())
+    kept = [1 if d in axes else size for d, size in enumerate(in_shape)]
+    if tuple(kept) == glow.shape_of(op.result):
+        dest = lowering.result_buffer(op.result)
+    else:
+        dest = lowering.add(glowll.AllocOp.create(result_types=[MemRefType(op.result.type.element_type, kept)]))
+        lowering.buffers[op.result] = lowering.add(glowll.TensorViewOp.create(
+            operands=[dest], properties={"offset": IntegerAttr(0, i64)}, result_types=[_memref(op.result)]))
+    lowering.add(glowll.ReduceOp.create(operands=[dest, lowering.buffer(op.input)],
+                                        properties=_copied(op, "kind", "axes")))
 
 
 def _lower_concat(lowering: _FunctionLowering, op: glow.ConcatOp) -> None:
@@ -199,13 +216,14 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.MaxPoolOp: _lower_pool,
     glow.AvgPoolOp: _lower_pool,
     glow.MatMulOp: _lower_simple(glowll.MatMulOp),
-    glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis"),
+    glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis", "log"),
     glow.LocalResponseNormalizationOp: _lower_simple(glowll.LocalResponseNormalizationOp,
                                                      "size", "alpha", "beta", "bias"),
     glow.ReshapeOp: _lower_reshape,
     glow.TransposeOp: _lower_simple(glowll.TransposeOp, "perm"),
     glow.SliceOp: _lower_simple(glowll.ExtractTensorOp, "starts", "steps"),
     glow.ConcatOp: _lower_concat,
+    glow.ReduceOp: _lower_reduce,
     glow.PadOp: _lower_pad,
     **{op_type: _lower_elementwise for op_type in _ELEMENTWISE},
 }

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import llvm
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -283,8 +284,18 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
     kind = op.kind.data
     one = b.f32(1.0) if kind in ("sigmoid", "tanh") else None
 
+    alpha = op.alpha.value.data if op.alpha is not None else 0.0
+    beta = op.beta.value.data if op.beta is not None else 0.0
+
     def sigmoid(x):
         return b.fdiv(one, b.fadd(one, math_approx.exp(b, b.fsub(b.f32(0.0), x))))
+
+    def negative_scaled(x, scaled):
+        """x where x >= 0, else `scaled`."""
+        return b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, b.f32(0.0), "oge")), x, scaled))
+
+    def unit_clamp(x):
+        return b.fmin(b.fmax(x, b.f32(0.0)), b.f32(1.0))
 
     compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
         "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
@@ -294,11 +305,36 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
         "sigmoid": lambda v: sigmoid(v[0]),
         # tanh(x) = 2 * sigmoid(2x) - 1
         "tanh": lambda v: b.fsub(b.fmul(b.f32(2.0), sigmoid(b.fadd(v[0], v[0]))), one),
+        "prelu": lambda v: negative_scaled(v[0], b.fmul(v[1], v[0])),
+        "leaky_relu": lambda v: negative_scaled(v[0], b.fmul(b.f32(alpha), v[0])),
+        "elu": lambda v: negative_scaled(v[0], b.fmul(b.f32(alpha), b.fsub(math_approx.exp(b, v[0]), b.f32(1.0)))),
+        "selu": lambda v: b.fmul(b.f32(beta), negative_scaled(
+            v[0], b.fmul(b.f32(alpha), b.fsub(math_approx.exp(b, v[0]), b.f32(1.0))))),
+        "hard_sigmoid": lambda v: unit_clamp(b.fadd(b.fmul(b.f32(alpha), v[0]), b.f32(beta))),
+        "hard_swish": lambda v: b.fmul(v[0], unit_clamp(b.fadd(b.fmul(b.f32(1 / 6), v[0]), b.f32(0.5)))),
+        "exp": lambda v: math_approx.exp(b, v[0]),
+        "neg": lambda v: b.fsub(b.f32(0.0), v[0]),
+        "abs": lambda v: b.fmax(v[0], b.fsub(b.f32(0.0), v[0])),
         "copy": lambda v: v[0],
         "splat": lambda v: b.f32(op.value.value.data),
     }
     operation = compute[kind]
     emit_strided_map(b, dest, sources, lambda v: _activation(b, op, operation(v)))
+
+
+def emit_reduce(b: KernelBuilder, op: glowll.ReduceOp, view: ViewOf) -> None:
+    """dest starts at the reduction's identity; every input element is folded into the dest
+    element it projects to (dest seen with stride 0 on the reduced axes); mean divides last."""
+    dest, src = view(op.dest), view(op.input)
+    kind, axes = op.kind.data, set(op.axes.get_values())
+    start = {"sum": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf}[kind]
+    emit_strided_map(b, dest, [], lambda v: b.f32(start))
+    projected = View(dest.base, src.shape, tuple(0 if d in axes else s for d, s in enumerate(dest.strides)), dest.offset)
+    combine = {"sum": b.fadd, "mean": b.fadd, "max": b.fmax, "min": b.fmin}[kind]
+    emit_strided_map(b, projected, [projected, src], lambda v: combine(v[0], v[1]))
+    if kind == "mean":
+        scale = b.f32(1.0 / int(np.prod([src.shape[a] for a in axes])))
+        emit_strided_map(b, dest, [dest], lambda v: b.fmul(v[0], scale))
 
 
 def emit_copy(b: KernelBuilder, op: glowll.CopyOp, view: ViewOf) -> None:
@@ -343,9 +379,15 @@ def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
             b.store(e, dest, [o, loop.index, i])
             loop.next(b.fadd(loop.carried[0], e, REASSOCIATE))
         (total,) = loop.results
-        reciprocal = b.fdiv(b.f32(1.0), total)
-        with b.loop(0, size) as a:
-            b.store(b.fmul(b.load(dest, [o, a.index, i]), reciprocal), dest, [o, a.index, i])
+        if op.log is not None and op.log.value.data:
+            # log softmax: x - max - log(sum)
+            shift = b.fadd(largest, math_approx.log(b, total))
+            with b.loop(0, size) as a:
+                b.store(b.fsub(b.load(src, [o, a.index, i]), shift), dest, [o, a.index, i])
+        else:
+            reciprocal = b.fdiv(b.f32(1.0), total)
+            with b.loop(0, size) as a:
+                b.store(b.fmul(b.load(dest, [o, a.index, i]), reciprocal), dest, [o, a.index, i])
 
 
 def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponseNormalizationOp,
@@ -382,6 +424,7 @@ KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
     glowll.ElementwiseOp: emit_elementwise,
     glowll.SoftMaxOp: emit_softmax,
     glowll.LocalResponseNormalizationOp: emit_local_response_normalization,
+    glowll.ReduceOp: emit_reduce,
     glowll.CopyOp: emit_copy,
     glowll.TransposeOp: emit_transpose,
     glowll.InsertTensorOp: emit_insert_tensor,

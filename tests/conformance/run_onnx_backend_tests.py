@@ -26,6 +26,7 @@ from tests.conformance.suite import EXCLUSIONS, backend_test, suite_of  # noqa: 
 def _reason(traceback_text: str) -> str:
     last = traceback_text.strip().splitlines()[-1]
     last = re.sub(r"^glowmlir\.errors\.GlowError: ", "", last)
+    last = re.sub(r'"/[^"]*model\.onnx"', "the model", last)
     last = re.sub(r'^(node|input|output) "[^"]*"', r"\1", last)
     return re.sub(r"opset \d+", "opset", last)[:160]
 

@@ -225,3 +225,33 @@ def test_convolution_with_residual_add(residual_is_input, tmp_path):
     bundle = glowmlir.compile(path)
     assert "residual" in bundle.ir["glowll"]
     np.testing.assert_allclose(bundle.run(inputs)["y"], onnxruntime_outputs(model, inputs)["y"], atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("op_type,attributes", [
+    ("LeakyRelu", {"alpha": 0.2}), ("Elu", {"alpha": 0.7}), ("Selu", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+    ("HardSwish", {}), ("Exp", {}), ("Neg", {}), ("Abs", {}),
+])
+def test_more_unary(op_type, attributes, tmp_path):
+    check(single_node_model(op_type, {"x": [2, 3, 9]}, opset=14, **attributes), tmp_path)
+
+
+def test_prelu_with_channel_slopes(tmp_path):
+    check(single_node_model("PRelu", {"x": [1, 3, 4, 4]}, {"slope": random(3, 1, 1)}), tmp_path)
+
+
+@pytest.mark.parametrize("op_type", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("axes,keepdims", [([1], 1), ([0, 2], 0), ([-1], 1)])
+def test_reductions(op_type, axes, keepdims, tmp_path):
+    model = single_node_model(op_type, {"x": [3, 4, 5]}, {"axes": np.array(axes, np.int64)}, opset=18, keepdims=keepdims)
+    check(model, tmp_path)
+
+
+def test_log_softmax_and_split(tmp_path):
+    check(single_node_model("LogSoftmax", {"x": [2, 7]}, axis=1), tmp_path)
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2),
+                               helper.make_node("Sub", ["a", "b"], ["y"])], "split",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), tmp_path)
