@@ -670,6 +670,8 @@ def _split(importer: OnnxImporter, node, attrs):
         sizes = [min(chunk, shape[axis] - i * chunk) for i in range(parts)]
     if sum(sizes) != shape[axis] or len(sizes) != len(outputs):
         raise importer.error(f"split sizes {sizes} do not divide axis {axis} of {list(shape)}")
+    if 0 in sizes:
+        raise importer.error("Split into an empty part is not supported")
     results, start = [], 0
     for size in sizes:
         starts, out = [0] * len(shape), list(shape)
