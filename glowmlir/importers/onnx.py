@@ -735,6 +735,32 @@ def _expand(importer: OnnxImporter, node, attrs):
     return [_binary(importer, glow.AddOp, x, zeros)]
 
 
+@imports("Gather")
+def _gather(importer: OnnxImporter, node, attrs):
+    """Gather with constant indices on run-time data: one Slice per index, concatenated."""
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    indices = importer.required_known(node.input[1], "indices")
+    axis = attrs.get("axis", 0) % len(shape)
+    flat = [int(i) % shape[axis] for i in indices.reshape(-1)]
+    pieces = []
+    for index in flat:
+        starts, out = [0] * len(shape), list(shape)
+        starts[axis], out[axis] = index, 1
+        pieces.append(importer.add(glow.SliceOp.create(
+            operands=[x], result_types=[glow.tensor(out)],
+            properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))})))
+    if len(pieces) == 1:
+        gathered = pieces[0]
+    else:
+        out = list(shape)
+        out[axis] = len(pieces)
+        gathered = importer.add(glow.ConcatOp.create(operands=pieces, result_types=[glow.tensor(out)],
+                                                     properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
+    result_shape = list(shape[:axis]) + list(indices.shape) + list(shape[axis + 1:])
+    return [_reshape_to(importer, gathered, result_shape)]
+
+
 @imports("Shape")
 def _shape(importer: OnnxImporter, node, attrs):
     shape = np.array(glow.shape_of(importer.tensor(node.input[0])), np.int64)

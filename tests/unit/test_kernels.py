@@ -255,3 +255,9 @@ def test_log_softmax_and_split(tmp_path):
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
     check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), tmp_path)
+
+
+@pytest.mark.parametrize("indices,axis", [(np.array(2, np.int64), 1), (np.array([3, 0, -1], np.int64), 0),
+                                          (np.array([[1, 1], [0, 2]], np.int64), 2)])
+def test_gather_with_constant_indices(indices, axis, tmp_path):
+    check(single_node_model("Gather", {"x": [4, 3, 5]}, {"i": indices}, axis=axis), tmp_path)
