@@ -139,3 +139,20 @@ def test_dynamic_bundle_api(tmp_path):
     assert lines[0] == f"{layout.constant_size} {layout.mutable_size} {layout.activations_size} 64 2"
     assert lines[1:] == ["data 0 784 1", "softmax 3136 10 1"]
     assert not os.path.exists(os.path.join(bundle_dir, "lenet_mnist.weights.txt"))
+
+
+def test_mobilenet_v2_from_pytorch_matches_onnxruntime(tmp_path):
+    """MobileNetV2 (width 0.35, 96x96) exported from PyTorch with random weights
+    (examples/mobilenet_v2/export.py): depthwise convolutions, ReLU6, residual adds."""
+    path = os.path.join(os.path.dirname(EXAMPLE), "mobilenet_v2", "mobilenet_v2.onnx")
+    model = onnx.load(path)
+    logits = next(n.output[0] for n in model.graph.node if n.op_type == "Gemm")
+    model.graph.output.extend(v for v in onnx.shape_inference.infer_shapes(model).graph.value_info if v.name == logits)
+    with_logits = os.path.join(tmp_path, "mobilenet_v2.onnx")
+    onnx.save(model, with_logits)
+    inputs = random_inputs(model)
+    expected = onnxruntime_outputs(model, inputs)
+    actual = glowmlir.compile(with_logits).run(inputs)
+    for name, value in expected.items():
+        scale = float(np.abs(value).max())
+        np.testing.assert_allclose(actual[legalize_name(name)].reshape(value.shape), value, atol=1e-4 * scale, rtol=0)
