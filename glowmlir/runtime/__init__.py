@@ -1,0 +1,1 @@
+"""Running bundles: on the host through ctypes, and on emulated boards through QEMU."""
