@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
+from glowmlir.lowering import replace_functions
 from glowmlir.transforms.graph import POOL_PROPERTIES
 
 
@@ -236,10 +237,6 @@ class LowerGlowToGlowLL(ModulePass):
     name = "lower-glow-to-glowll"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in list(op.body.block.ops):
-            if isinstance(function, glow.FunctionOp):
-                op.body.block.insert_op_before(_FunctionLowering(function).run(), function)
-                function.detach()
-                function.erase(safe_erase=False)
+        replace_functions(op, glow.FunctionOp, lambda function: [_FunctionLowering(function).run()])
 
 

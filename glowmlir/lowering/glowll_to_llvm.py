@@ -18,6 +18,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glowll
 from glowmlir.errors import GlowError
+from glowmlir.lowering import replace_functions
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.kernels import KERNELS
 
@@ -105,8 +106,4 @@ class LowerGlowLLToLLVM(ModulePass):
     name = "lower-glowll-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in list(op.body.block.ops):
-            if isinstance(function, glowll.FunctionOp):
-                op.body.block.insert_ops_before(lower_function(function), function)
-                function.detach()
-                function.erase()
+        replace_functions(op, glowll.FunctionOp, lower_function)
