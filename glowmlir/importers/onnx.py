@@ -311,6 +311,60 @@ def _conv(importer: OnnxImporter, node, attrs):
     return [importer.add(op)]
 
 
+def _zero_pad(importer: OnnxImporter, x: SSAValue, begin: Sequence[int], end: Sequence[int]) -> SSAValue:
+    """Zero padding (negative amounts crop)."""
+    shape = glow.shape_of(x)
+    if any(b < 0 for b in begin) or any(e < 0 for e in end):
+        starts = [max(0, -b) for b in begin]
+        sizes = [s - max(0, -b) - max(0, -e) for s, b, e in zip(shape, begin, end)]
+        x = importer.add(glow.SliceOp.create(operands=[x], result_types=[glow.tensor(sizes)],
+                                             properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))}))
+        begin, end, shape = [max(0, b) for b in begin], [max(0, e) for e in end], tuple(sizes)
+    if not any(begin) and not any(end):
+        return x
+    out = [s + b + e for s, b, e in zip(shape, begin, end)]
+    return importer.add(glow.PadOp.create(operands=[x], result_types=[glow.tensor(out)],
+                                          properties={"pads": glow.ints([*begin, *end]), "value": glow.f32_attr(0.0)}))
+
+
+@imports("ConvTranspose")
+def _conv_transpose(importer: OnnxImporter, node, attrs):
+    """A transposed convolution is a convolution (flipped kernel, in/out channels swapped,
+    stride 1) over the input with (stride - 1) zeros between its pixels, padded by
+    dilation * (kernel - 1) minus the transposed convolution's own pads."""
+    x = importer.tensor(node.input[0])
+    w = importer.required_known(node.input[1], "the filter").astype(np.float32)
+    x_shape = glow.shape_of(x)
+    if len(x_shape) != 4 or "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") != "NOTSET":
+        raise importer.error("only 2-D ConvTranspose with explicit pads is supported")
+    strides, dilations = list(attrs.get("strides", [1, 1])), list(attrs.get("dilations", [1, 1]))
+    pads, output_padding = list(attrs.get("pads", [0] * 4)), list(attrs.get("output_padding", [0, 0]))
+    group = attrs.get("group", 1)
+    n, c, h, width = x_shape
+    # Zeros between pixels: [n,c,h,w] -> [n,c,h,1,w,1] -> pad -> [n,c,h,s,w,s] -> [n,c,h*s,w*s], crop the tail.
+    if strides != [1, 1]:
+        grid = _reshape_to(importer, x, (n, c, h, 1, width, 1))
+        grid = _zero_pad(importer, grid, [0] * 6, [0, 0, 0, strides[0] - 1, 0, strides[1] - 1])
+        x = _reshape_to(importer, grid, (n, c, h * strides[0], width * strides[1]))
+        x = _zero_pad(importer, x, [0] * 4, [0, 0, 1 - strides[0], 1 - strides[1]])
+    k_h, k_w = w.shape[2:]
+    begin = [dilations[0] * (k_h - 1) - pads[0], dilations[1] * (k_w - 1) - pads[1]]
+    end = [dilations[0] * (k_h - 1) - pads[2] + output_padding[0], dilations[1] * (k_w - 1) - pads[3] + output_padding[1]]
+    x = _zero_pad(importer, x, [0, 0, *begin], [0, 0, *end])
+    in_per_group = c // group
+    flipped = np.concatenate([w[g * in_per_group:(g + 1) * in_per_group].transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
+                              for g in range(group)], axis=0)
+    filter_ = importer.constant(f"{node.input[1]}_flipped", np.ascontiguousarray(flipped))
+    bias = importer.tensor(node.input[2]) if len(node.input) > 2 and node.input[2] else \
+        importer.constant(f"{node.output[0]}_bias", np.zeros(flipped.shape[0], np.float32))
+    shape = glow.ConvolutionOp.shape_rule(glow.shape_of(x), flipped.shape, [1, 1], [0, 0, 0, 0], dilations, group)
+    op = glow.ConvolutionOp.create(
+        operands=[x, filter_, bias], result_types=[glow.tensor(shape)],
+        properties={"strides": glow.ints([1, 1]), "pads": glow.ints([0, 0, 0, 0]), "dilations": glow.ints(dilations),
+                    "group": glow.IntegerAttr(group, glow.i64)})
+    return [importer.add(op)]
+
+
 def _pool(importer: OnnxImporter, node, attrs, op_type, kernel, strides, pads, **extra):
     x = importer.tensor(node.input[0])
     n, c, h, w = glow.shape_of(x)

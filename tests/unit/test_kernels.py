@@ -261,3 +261,16 @@ def test_log_softmax_and_split(tmp_path):
                                           (np.array([[1, 1], [0, 2]], np.int64), 2)])
 def test_gather_with_constant_indices(indices, axis, tmp_path):
     check(single_node_model("Gather", {"x": [4, 3, 5]}, {"i": indices}, axis=axis), tmp_path)
+
+
+@pytest.mark.parametrize("w_shape,attributes", [
+    ([3, 4, 3, 3], {}),
+    ([3, 2, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ([3, 4, 2, 3], {"strides": [2, 3], "output_padding": [1, 1]}),
+    ([4, 2, 3, 3], {"group": 2, "strides": [2, 2], "dilations": [2, 1], "pads": [0, 1, 2, 0]}),
+])
+def test_conv_transpose(w_shape, attributes, tmp_path):
+    channels_in = w_shape[0]
+    model = single_node_model("ConvTranspose", {"x": [1, channels_in, 5, 4]},
+                              {"w": random(*w_shape), "b": random(w_shape[1] * attributes.get("group", 1))}, **attributes)
+    check(model, tmp_path)
