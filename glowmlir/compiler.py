@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -17,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from llvmlite import ir
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -57,6 +57,7 @@ class CompileOptions:
     target: Target = HOST
     reuse_activations: bool = True
     memory_fusion: bool = True
+    keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
 
 
 @dataclass
@@ -74,23 +75,23 @@ class Bundle:
     def name(self) -> str:
         return self.layout.name
 
-    def files(self) -> dict[str, bytes]:
-        """File name → contents, as `-emit-bundle` writes them."""
+    def files(self, weights_text: bool = True) -> dict[str, bytes]:
+        """File name → contents, as `-emit-bundle` writes them (weights.txt only if asked)."""
         name = self.name
         files = {f"{name}.o": self.object_code, f"{name}.h": bundle_files.header(self.layout, self.api).encode()}
         image = bundle_files.constant_region(self.layout)
         files[f"{name}.weights.bin"] = image
-        if self.api == "static":
+        if self.api == "static" and weights_text:
             files[f"{name}.weights.txt"] = bundle_files.weights_text(image).encode()
         return files
 
-    def save(self, directory: str) -> list[str]:
+    def save(self, directory: str, weights_text: bool = True) -> list[str]:
         """Writes the bundle into `directory` (created if absent) all at once, or not at all."""
         parent = os.path.dirname(os.path.abspath(directory))
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".glowmlir-", dir=parent)
         try:
-            for file_name, contents in self.files().items():
+            for file_name, contents in self.files(weights_text).items():
                 with open(os.path.join(staging, file_name), "wb") as f:
                     f.write(contents)
             os.makedirs(directory, exist_ok=True)
@@ -138,17 +139,12 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     layout = bundle_files.BundleLayout.of(function)
     stage("llvm", [LowerGlowLLToLLVM()], keep_ir=False)
     start = time.perf_counter()
-    extend = _dynamic_api_config(layout) if options.bundle_api == "dynamic" else None
-    object_code, ir_log["llvm-ir"] = compile_to_object(module, options.target, extend)
+    extend = functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic" else None
+    object_code, llvm_ir = compile_to_object(module, options.target, extend, options.keep_llvm_ir)
+    if llvm_ir is not None:
+        ir_log["llvm-ir"] = llvm_ir
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph)
-
-
-def _dynamic_api_config(layout: bundle_files.BundleLayout):
-    def extend(module: ir.Module) -> None:
-        bundle_files.add_bundle_config(module, layout)
-
-    return extend
 
 
 def compile(model: str, **options) -> Bundle:  # noqa: A001 - the API name users expect

@@ -35,6 +35,12 @@ BOARDS = {
 }
 
 
+def board_preset(name: str) -> Board:
+    if name not in BOARDS:
+        raise GlowError(f"-board=\"{name}\": unknown board (known: {', '.join(BOARDS)})")
+    return BOARDS[name]
+
+
 def parse_size(option: str, text: str) -> int:
     """`524288`, `512K`, `512KB`, `1M`, `4.5MB` → bytes."""
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KkMm]?)(?:i?B)?\s*", text)
@@ -84,10 +90,9 @@ class MemoryReport:
 def memory_report(bundle, board: str | None = None, ram_size: int | None = None,
                   flash_size: int | None = None) -> MemoryReport:
     if board is not None:
-        if board not in BOARDS:
-            raise GlowError(f"-board=\"{board}\": unknown board (known: {', '.join(BOARDS)})")
-        ram_size = ram_size if ram_size is not None else BOARDS[board].ram
-        flash_size = flash_size if flash_size is not None else BOARDS[board].flash
+        preset = board_preset(board)
+        ram_size = ram_size if ram_size is not None else preset.ram
+        flash_size = flash_size if flash_size is not None else preset.flash
     layout = bundle.layout
     code = code_size(bundle.object_code)
     weights, io, activations = layout.constant_size, layout.mutable_size, layout.activations_size

@@ -13,6 +13,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.ir import Operation
 
 from glowmlir.dialects import glow
+from glowmlir.dialects.weights import array_from_dense
 
 
 def activation(op: Operation, x: np.ndarray) -> np.ndarray:
@@ -158,8 +159,6 @@ def evaluate(op: Operation, *inputs: np.ndarray) -> np.ndarray:
 
 def run_function(function: glow.FunctionOp, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Interprets a whole `glow.function` (the reference for end-to-end tests of passes)."""
-    from glowmlir.dialects.weights import array_from_dense
-
     values = {}
     outputs = {}
     for op in function.body.block.ops:

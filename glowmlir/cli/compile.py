@@ -69,7 +69,7 @@ def compile_command(
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
     from glowmlir.importers.onnx import ModelInput, parse_define_symbol
-    from glowmlir.memory_report import BOARDS, parse_size, report_table
+    from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
 
     if backend != "CPU":
@@ -82,10 +82,11 @@ def compile_command(
         model_inputs=[ModelInput.parse(spec) for spec in model_input or []],
         symbols=dict(parse_define_symbol(spec) for spec in onnx_define_symbol or []),
         bundle_api=bundle_api,
+        keep_llvm_ir=dump_llvm_ir,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
     )
-    if board is not None and board not in BOARDS:
-        raise GlowError(f"-board=\"{board}\": unknown board (known: {', '.join(BOARDS)})")
+    if board is not None:
+        board_preset(board)  # fail before compiling
     ram = parse_size("ram-size", ram_size) if ram_size else None
     flash = parse_size("flash-size", flash_size) if flash_size else None
     if require_fit and board is None and ram is None and flash is None:

@@ -94,10 +94,10 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: i
     builder.getModulePassManager().run(module, builder)
 
 
-def compile_to_object(module: ModuleOp, target: Target = HOST,
-                      extend: Callable[[ir.Module], None] | None = None) -> tuple[bytes, str]:
-    """Object code for the module's functions, and the optimized LLVM IR text."""
+def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[[ir.Module], None] | None = None,
+                      keep_ir: bool = False) -> tuple[bytes, str | None]:
+    """Object code for the module's functions, and the optimized LLVM IR text if `keep_ir`."""
     machine = target.machine()
     ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
     optimize(ir_module, machine, target.opt_level)
-    return machine.emit_object(ir_module), str(ir_module)
+    return machine.emit_object(ir_module), str(ir_module) if keep_ir else None

@@ -217,7 +217,7 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
     if spec.qemu:
         _require(spec.qemu[0])
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
-        bundle.save(directory)
+        bundle.save(directory, weights_text=False)  # the harness takes weights.bin
         program = _build(bundle, spec, directory, inputs, weights_in, 1)
         stdout, once = _run(spec, program, count_instructions, timeout)
         instructions = None

@@ -8,10 +8,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 def single_node_model(op_type: str, input_shapes: dict[str, list[int]], initializers: dict[str, np.ndarray] | None = None,
-                      opset: int = 13, inputs_order: list[str] | None = None, **attributes) -> onnx.ModelProto:
+                      opset: int = 13, **attributes) -> onnx.ModelProto:
     """A model computing `op_type` on graph inputs and constant initializers; output "y"."""
     initializers = initializers or {}
-    names = inputs_order or [*input_shapes, *initializers]
+    names = [*input_shapes, *initializers]
     node = helper.make_node(op_type, names, ["y"], **attributes)
     graph = helper.make_graph(
         [node], f"test_{op_type}",
