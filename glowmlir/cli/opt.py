@@ -28,9 +28,11 @@ class GlowOptMain(xDSLOptMain):
         super().register_all_dialects()
         from glowmlir.dialects.glow import Glow
         from glowmlir.dialects.glowll import GlowLL
+        from glowmlir.dialects.quant import Quant
 
         self.ctx.register_dialect("glow", lambda: Glow)
         self.ctx.register_dialect("glowll", lambda: GlowLL)
+        self.ctx.register_dialect("quant", lambda: Quant)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -13,6 +13,7 @@ which the importer also uses to build ops.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 
 import numpy as np
@@ -44,6 +45,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from glowmlir.dialects.quant import is_quantized
 from glowmlir.dialects.weights import NamedWeightSyntax
 
 # ----------------------------------------------------------------------------- helpers
@@ -585,6 +587,50 @@ class SliceOp(UnaryOp):
         return out
 
 
+# ----------------------------------------------------------------------------- quantization
+
+
+class ConversionOp(UnaryOp):
+    """Changes the element type, keeping the shape; see the `quant` dialect for the types."""
+
+    SOURCE_QUANTIZED: ClassVar[bool]
+    RESULT_QUANTIZED: ClassVar[bool]
+
+    def verify_(self) -> None:
+        super().verify_()
+        for value, quantized in ((self.input, self.SOURCE_QUANTIZED), (self.result, self.RESULT_QUANTIZED)):
+            if is_quantized(value.type) != quantized or (not quantized and value.type.element_type != f32):
+                raise VerifyException(f"{self.name}: expected a {'quantized' if quantized else 'f32'} "
+                                      f"{'input' if value is self.input else 'result'}")
+
+
+@irdl_op_definition
+class QuantizeOp(ConversionOp):
+    """q = clip(round(x / scale + offset)), with the result type's scale and offset."""
+
+    name = "glow.quantize"
+    SOURCE_QUANTIZED: ClassVar[bool] = False
+    RESULT_QUANTIZED: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class DequantizeOp(ConversionOp):
+    """x = scale * (q - offset), with the input type's scale and offset."""
+
+    name = "glow.dequantize"
+    SOURCE_QUANTIZED: ClassVar[bool] = True
+    RESULT_QUANTIZED: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class RescaleQuantizedOp(ConversionOp):
+    """The same real values re-expressed with the result type's scale and offset."""
+
+    name = "glow.rescale_quantized"
+    SOURCE_QUANTIZED: ClassVar[bool] = True
+    RESULT_QUANTIZED: ClassVar[bool] = True
+
+
 @irdl_op_definition
 class PadOp(UnaryOp):
     """Constant padding: `pads` = begin of each dimension, then end of each dimension."""
@@ -611,6 +657,7 @@ Glow = Dialect(
         AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PReluOp,
         LeakyReluOp, EluOp, SeluOp, HardSigmoidOp, HardSwishOp, ExpOp, NegOp, AbsOp,
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
+        QuantizeOp, DequantizeOp, RescaleQuantizedOp,
     ],
     [],
 )

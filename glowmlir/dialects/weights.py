@@ -44,14 +44,15 @@ def printing_all_weights() -> Iterator[None]:
         _print_all_weights = previous
 
 
-_NUMPY_OF_ELEMENT = {"f32": np.float32, "i8": np.int8, "i32": np.int32, "i64": np.int64}
+_NUMPY_OF_ELEMENT = {"f32": np.float32, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
 
 
 def numpy_dtype(element_type: Attribute) -> type:
     """The numpy dtype of an MLIR element type (f32, i8, i32, i64)."""
     if isinstance(element_type, Float32Type):
         return np.float32
-    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 32, 64):
+    element_type = getattr(element_type, "storage_type", element_type)  # quantized: its integers
+    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 16, 32, 64):
         return _NUMPY_OF_ELEMENT[f"i{element_type.width.data}"]
     raise ValueError(f"unsupported element type {element_type}")
 
@@ -61,7 +62,7 @@ def element_type_of(dtype: np.dtype) -> Attribute:
     dtype = np.dtype(dtype)
     if dtype == np.float32:
         return f32
-    if dtype.kind == "i" and dtype.itemsize in (1, 4, 8):
+    if dtype.kind == "i" and dtype.itemsize in (1, 2, 4, 8):
         return IntegerType(8 * dtype.itemsize, Signedness.SIGNLESS)
     raise ValueError(f"unsupported numpy dtype {dtype}")
 

@@ -119,6 +119,8 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
 # ----------------------------------------------------------------------------- importer
 
 Value = SSAValue | np.ndarray
+NODE_NAME = "name"
+"""The attribute naming a compute op after the ONNX node it came from."""
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
@@ -231,6 +233,16 @@ class OnnxImporter:
         for name, value in zip(node.output, outputs):
             if name:
                 self.values[name] = value
+        self.name_results(node, outputs)
+
+    def name_results(self, node: onnx.NodeProto, outputs: list[Value]) -> None:
+        """Gives the op computing each output Glow's node name (the ONNX node's name, else its
+        first output's), unique among all names: profiles key values as `<name>:0`."""
+        for value in outputs:
+            op = value.owner if isinstance(value, SSAValue) else None
+            if isinstance(op, Operation) and not isinstance(op, glow.PlaceholderOp | glow.ConstantOp) \
+                    and NODE_NAME not in op.attributes:
+                op.attributes[NODE_NAME] = StringAttr(self.names(node.name or node.output[0]))
 
     def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
         """Evaluates a node on compile-time inputs with onnx's reference evaluator."""

@@ -17,6 +17,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glowll
+from glowmlir.dialects.quant import storage_type
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
@@ -55,7 +56,8 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     builder = KernelBuilder(region, entry)
     pointer_of = dict(zip(distinct, entry.args))
     arguments = {operand: pointer_of[address] for operand, address in zip(op.operands, addresses)}
-    KERNELS[type(op)](builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape()))
+    KERNELS[type(op)](builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape(),
+                                                                  element_type=storage_type(buffer.type.element_type)))
     builder.emit(llvm.ReturnOp())
     attributes = ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])
     return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct)), linkage=llvm.LinkageAttr("internal"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i8, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 Index = int | SSAValue
 """An i64 index: a Python int while it is known at compile time, else an SSA value."""
@@ -29,20 +29,27 @@ REASSOCIATE = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT, llvm.FastMath
 
 @dataclass
 class View:
-    """Elements of one f32 buffer: element (i0, i1, ...) is at `base[offset + sum(i_d * strides[d])]`."""
+    """Elements of one buffer: element (i0, i1, ...) is at `base[offset + sum(i_d * strides[d])]`,
+    each of `element_type` (f32, or the integer storage type of a quantized buffer)."""
 
     base: SSAValue
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int = 0
+    element_type: Attribute = f32
 
     @staticmethod
-    def contiguous(base: SSAValue, shape: Sequence[int], offset: int = 0) -> View:
+    def contiguous(base: SSAValue, shape: Sequence[int], offset: int = 0, element_type: Attribute = f32) -> View:
         strides, step = [], 1
         for size in reversed(shape):
             strides.append(step)
             step *= size
-        return View(base, tuple(shape), tuple(reversed(strides)), offset)
+        return View(base, tuple(shape), tuple(reversed(strides)), offset, element_type)
+
+    def reshaped(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> View:
+        """The same buffer and element type seen with another shape, strides and offset."""
+        return View(self.base, tuple(shape), tuple(strides), self.offset if offset is None else offset,
+                    self.element_type)
 
 
 @dataclass
@@ -57,6 +64,10 @@ class Loop:
     def next(self, *values: SSAValue) -> None:
         """The carried values for the next iteration."""
         self.next_values = list(values)
+
+
+def _byte_size(element_type: Attribute) -> int:
+    return 4 if element_type == f32 else element_type.width.data // 8
 
 
 class KernelBuilder:
@@ -178,20 +189,23 @@ class KernelBuilder:
         for index, stride in zip(indices, view.strides, strict=True):
             flat = self.add(flat, self.mul(index, stride))
         if isinstance(flat, int):
-            return self.emit(llvm.GEPOp(view.base, [flat], f32, inbounds=True)) if flat else view.base
-        return self.emit(llvm.GEPOp(view.base, [llvm.GEP_USE_SSA_VAL], f32, ssa_indices=[flat], inbounds=True))
+            return self.emit(llvm.GEPOp(view.base, [flat], view.element_type, inbounds=True)) if flat else view.base
+        return self.emit(llvm.GEPOp(view.base, [llvm.GEP_USE_SSA_VAL], view.element_type, ssa_indices=[flat],
+                                    inbounds=True))
 
     def load(self, view: View, indices: Sequence[Index]) -> SSAValue:
-        return self.emit(llvm.LoadOp(self.element(view, indices), f32, alignment=4))
+        return self.emit(llvm.LoadOp(self.element(view, indices), view.element_type,
+                                     alignment=_byte_size(view.element_type)))
 
     def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
-        self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=4))
+        self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=_byte_size(view.element_type)))
 
-    def alloca(self, count: int) -> SSAValue:
-        """A stack array of `count` floats, allocated once in the function's entry block."""
+    def alloca(self, count: int, element_type: Attribute | None = None) -> SSAValue:
+        """A stack array of `count` elements (default f32), allocated once in the function's entry block."""
+        element_type = element_type or f32
         entry = self.region.blocks[0]
         size = llvm.ConstantOp(IntegerAttr(count, i64), i64)
-        array = llvm.AllocaOp(size.results[0], f32, alignment=64)
+        array = llvm.AllocaOp(size.results[0], element_type, alignment=64)
         entry.insert_ops_before([size, array], entry.first_op) if entry.first_op else entry.add_ops([size, array])
         return array.results[0]
 

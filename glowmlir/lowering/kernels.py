@@ -230,7 +230,7 @@ def _broadcast_view(source: View, shape: Sequence[int]) -> View:
     pad = len(shape) - len(source.shape)
     strides = [0] * pad + [0 if size == 1 and full != 1 else stride
                            for size, stride, full in zip(source.shape, source.strides, shape[pad:])]
-    return View(source.base, tuple(shape), tuple(strides), source.offset)
+    return source.reshaped(shape, strides)
 
 
 def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
@@ -275,7 +275,7 @@ def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], l
             merged_shape.append(shape[d])
             for m, s in zip(merged, strides):
                 m.append(s[d])
-    return merged_shape, [View(v.base, tuple(merged_shape), tuple(m), v.offset) for v, m in zip(views, merged)]
+    return merged_shape, [v.reshaped(merged_shape, m) for v, m in zip(views, merged)]
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
@@ -329,7 +329,7 @@ def emit_reduce(b: KernelBuilder, op: glowll.ReduceOp, view: ViewOf) -> None:
     kind, axes = op.kind.data, set(op.axes.get_values())
     start = {"sum": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf}[kind]
     emit_strided_map(b, dest, [], lambda v: b.f32(start))
-    projected = View(dest.base, src.shape, tuple(0 if d in axes else s for d, s in enumerate(dest.strides)), dest.offset)
+    projected = dest.reshaped(src.shape, [0 if d in axes else s for d, s in enumerate(dest.strides)])
     combine = {"sum": b.fadd, "mean": b.fadd, "max": b.fmax, "min": b.fmin}[kind]
     emit_strided_map(b, projected, [projected, src], lambda v: combine(v[0], v[1]))
     if kind == "mean":
@@ -340,36 +340,36 @@ def emit_reduce(b: KernelBuilder, op: glowll.ReduceOp, view: ViewOf) -> None:
 def emit_copy(b: KernelBuilder, op: glowll.CopyOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
     size = int(np.prod(dest.shape))
-    emit_strided_map(b, View(dest.base, (size,), (1,), dest.offset), [View(src.base, (size,), (1,), src.offset)],
+    emit_strided_map(b, dest.reshaped((size,), (1,)), [src.reshaped((size,), (1,))],
                      lambda v: v[0])
 
 
 def emit_transpose(b: KernelBuilder, op: glowll.TransposeOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
     perm = op.perm.get_values()
-    emit_strided_map(b, dest, [View(src.base, dest.shape, tuple(src.strides[p] for p in perm), src.offset)],
+    emit_strided_map(b, dest, [src.reshaped(dest.shape, [src.strides[p] for p in perm])],
                      lambda v: v[0])
 
 
 def emit_insert_tensor(b: KernelBuilder, op: glowll.InsertTensorOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
     start = dest.offset + sum(o * s for o, s in zip(op.offsets.get_values(), dest.strides))
-    emit_strided_map(b, View(dest.base, src.shape, dest.strides, start), [src], lambda v: v[0])
+    emit_strided_map(b, dest.reshaped(src.shape, dest.strides, start), [src], lambda v: v[0])
 
 
 def emit_extract_tensor(b: KernelBuilder, op: glowll.ExtractTensorOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
     start = src.offset + sum(o * s for o, s in zip(op.starts.get_values(), src.strides))
     strides = tuple(s * step for s, step in zip(src.strides, op.steps.get_values()))
-    emit_strided_map(b, dest, [View(src.base, dest.shape, strides, start)], lambda v: v[0])
+    emit_strided_map(b, dest, [src.reshaped(dest.shape, strides, start)], lambda v: v[0])
 
 
 def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
     shape, axis = dest.shape, op.axis.value.data
     outer, size, inner = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
-    dest = View(dest.base, (outer, size, inner), (size * inner, inner, 1), dest.offset)
-    src = View(src.base, (outer, size, inner), (size * inner, inner, 1), src.offset)
+    dest = dest.reshaped((outer, size, inner), (size * inner, inner, 1))
+    src = src.reshaped((outer, size, inner), (size * inner, inner, 1))
     with b.loops([outer, inner]) as (o, i):
         with b.loop(0, size, carried=[b.f32(-np.inf)]) as loop:
             loop.next(b.fmax(loop.carried[0], b.load(src, [o, loop.index, i])))

@@ -32,6 +32,7 @@ from xdsl.pattern_rewriter import (
 
 from glowmlir import reference
 from glowmlir.dialects import glow
+from glowmlir.dialects.quant import is_quantized, retype
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.names import UniqueNames
 
@@ -72,7 +73,7 @@ class FoldConstantOperands(RewritePattern):
         self.names = names
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) not in reference.EVALUATORS or not op.operands:
+        if type(op) not in reference.EVALUATORS or not op.operands or any(is_quantized(v.type) for v in op.operands):
             return
         values = [constant_value(v) for v in op.operands]
         if any(v is None for v in values):
@@ -153,6 +154,10 @@ class FuseActivationIntoProducer(RewritePattern):
             return
         if isinstance(producer, glow.ConvolutionOp) and producer.pool is not None and producer.pool.data != "max":
             return  # an activation after average pooling does not commute with it
+        if is_quantized(op.input.type) != is_quantized(op.result.type):
+            return
+        # Quantized, the producer now requantizes straight to the activation's parameters.
+        retype(producer.results[0], op.result.type)
         if isinstance(op, glow.ReluOp):
             producer.properties["activation"] = StringAttr("relu")
         else:
@@ -182,6 +187,8 @@ class FuseConvolutionIntoPool(RewritePattern):
         conv = op.input.owner
         if not isinstance(conv, glow.ConvolutionOp) or conv.pool is not None or not op.input.has_one_use():
             return
+        if op.result.type.element_type != conv.result.type.element_type:
+            return  # quantized with different parameters: the pooled rows could not be reused as they are
         fused = glow.ConvolutionOp.create(operands=list(conv.operands), result_types=[op.result.type],
                                           properties=dict(conv.properties) | {
                                               "pool": StringAttr("max" if isinstance(op, glow.MaxPoolOp) else "avg"),
@@ -213,6 +220,7 @@ class FuseAddIntoConvolution(RewritePattern):
         for conv_value, residual in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             conv = conv_value.owner
             if (isinstance(conv, glow.ConvolutionOp) and conv_value.has_one_use() and conv.residual is None
+                    and not is_quantized(op.result.type)
                     and conv.activation is None and conv.pool is None
                     and glow.shape_of(residual) == glow.shape_of(op.result) == glow.shape_of(conv_value)):
                 properties = dict(conv.properties) | {k: v for k, v in op.properties.items()

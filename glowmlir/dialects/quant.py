@@ -1,0 +1,166 @@
+"""The `quant` dialect: the quantized element type, spelled as in MLIR's quant dialect.
+
+    !quant.uniform<i8:f32, 0.0235294:-128>          one scale and offset for the tensor
+    !quant.uniform<i8:f32:0, {0.01:0, 0.02:0}>      one per index of dimension 0 (per channel)
+
+An integer `q` of the storage type (i8, i16 or i32) stands for the real value
+`scale * (q - offset)`; Glow calls the zero point "offset". Tensors and memrefs of this
+type are what the quantization passes produce; kernels read the scale and offset from
+their operands' types. Scales are float32 values, printed with the fewest digits that
+read back to the same float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, FixedBitwidthType, FloatData, IntAttr, IntegerType, i8, i16, i32
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+STORAGE_TYPES = {"Int8": i8, "Int16": i16, "Int32": i32}
+"""Glow's precision names and their storage types."""
+
+
+def float32(value: float) -> float:
+    """`value` rounded to float32, as Glow stores scales."""
+    return float(np.float32(value))
+
+
+def _format_scale(value: float) -> str:
+    """Shortest float32 round trip, always with a decimal point (MLIR's float literal)."""
+    mantissa, exponent = np.format_float_scientific(np.float32(value), unique=True, trim="-").split("e")
+    return f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent}"
+
+
+@irdl_attr_definition
+class UniformQuantizedType(ParametrizedAttribute, FixedBitwidthType, TypeAttribute):
+    """Integers of `storage_type` standing for `scale * (q - offset)`; `axis` = -1 for one
+    scale/offset per tensor, else the dimension whose indices each have their own."""
+
+    name = "quant.uniform"
+    storage_type: IntegerType
+    scales: ArrayAttr[FloatData]
+    offsets: ArrayAttr[IntAttr]
+    axis: IntAttr
+
+    def __init__(self, storage_type: IntegerType, scales: Sequence[float] | float, offsets: Sequence[int] | int,
+                 axis: int = -1):
+        if axis < 0:
+            scales, offsets = [scales], [offsets]
+        super().__init__(storage_type, ArrayAttr([FloatData(float32(s)) for s in scales]),
+                         ArrayAttr([IntAttr(int(o)) for o in offsets]), IntAttr(axis))
+
+    # ----------------------------------------------------------------- access
+
+    @property
+    def bitwidth(self) -> int:
+        return self.storage_type.width.data
+
+    @property
+    def compile_time_size(self) -> int:
+        return self.bitwidth // 8
+
+    @property
+    def per_channel(self) -> bool:
+        return self.axis.data >= 0
+
+    @property
+    def scale(self) -> float:
+        """The scale of a per-tensor type."""
+        assert not self.per_channel, "per-channel type has no single scale"
+        return self.scales.data[0].data
+
+    @property
+    def offset(self) -> int:
+        assert not self.per_channel, "per-channel type has no single offset"
+        return self.offsets.data[0].data
+
+    def scale_array(self) -> np.ndarray:
+        return np.array([s.data for s in self.scales.data], np.float32)
+
+    def offset_array(self) -> np.ndarray:
+        return np.array([o.data for o in self.offsets.data], np.int32)
+
+    @property
+    def value_range(self) -> tuple[int, int]:
+        """The storage type's integer range (Glow restricts i32 to +-2^29 for biases)."""
+        bits = self.bitwidth
+        if bits == 32:
+            return -(1 << 29), (1 << 29) - 1
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def verify(self) -> None:
+        if self.storage_type.width.data not in (8, 16, 32):
+            raise VerifyException("quant.uniform: storage type must be i8, i16 or i32")
+        if len(self.scales.data) != len(self.offsets.data) or not self.scales.data:
+            raise VerifyException("quant.uniform: one offset per scale")
+        if not self.per_channel and len(self.scales.data) != 1:
+            raise VerifyException("quant.uniform: a per-tensor type has one scale")
+        if any(not s.data > 0 for s in self.scales.data):
+            raise VerifyException("quant.uniform: scales must be positive")
+        low, high = self.value_range
+        if any(not low <= o.data <= high for o in self.offsets.data):
+            raise VerifyException(f"quant.uniform: offsets must lie in [{low}, {high}]")
+
+    # ----------------------------------------------------------------- syntax
+
+    def print_parameters(self, printer: Printer) -> None:
+        pairs = [f"{_format_scale(s.data)}:{o.data}" for s, o in zip(self.scales.data, self.offsets.data)]
+        if self.per_channel:
+            printer.print_string(f"<i{self.bitwidth}:f32:{self.axis.data}, {{{', '.join(pairs)}}}>")
+        else:
+            printer.print_string(f"<i{self.bitwidth}:f32, {pairs[0]}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        storage = parser.parse_type()
+        if not isinstance(storage, IntegerType):
+            parser.raise_error("expected an integer storage type")
+        parser.parse_punctuation(":")
+        parser.parse_keyword("f32")
+        axis = -1
+        if parser.parse_optional_punctuation(":"):
+            axis = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation(",")
+
+        def pair() -> tuple[float, int]:
+            scale = parser.parse_float()
+            parser.parse_punctuation(":")
+            return scale, parser.parse_integer(allow_boolean=False)
+
+        if axis >= 0:
+            pairs = parser.parse_comma_separated_list(parser.Delimiter.BRACES, pair)
+        else:
+            pairs = [pair()]
+        parser.parse_punctuation(">")
+        return (storage, ArrayAttr([FloatData(float32(s)) for s, _ in pairs]),
+                ArrayAttr([IntAttr(o) for _, o in pairs]), IntAttr(axis))
+
+
+def is_quantized(value_type: Attribute) -> bool:
+    """Whether a tensor or memref type has a quantized element type."""
+    return isinstance(getattr(value_type, "element_type", None), UniformQuantizedType)
+
+
+def storage_type(element_type: Attribute) -> Attribute:
+    """How elements of this type are stored: a quantized type's integer type, else itself."""
+    return element_type.storage_type if isinstance(element_type, UniformQuantizedType) else element_type
+
+
+def retype(value: SSAValue, new_type: Attribute) -> None:
+    """Gives an SSA value a new type in place (xDSL 0.74's `SSAValue.type` has no setter;
+    its users' verifiers run on the next `verify`)."""
+    value._type = new_type
+
+
+def quantized_type(precision: str, scale: float, offset: int) -> UniformQuantizedType:
+    return UniformQuantizedType(STORAGE_TYPES[precision], scale, offset)
+
+
+Quant = Dialect("quant", [], [UniformQuantizedType])

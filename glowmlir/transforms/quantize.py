@@ -1,0 +1,441 @@
+"""Profile-guided quantization of the `glow` graph (Glow's FunctionQuantizer).
+
+* `glow-quantize{profile=F schema=... precision=... ...}` — every op that has an integer
+  kernel and whose values the profile covers gets quantized types
+  (`!quant.uniform<i8:f32, scale:offset>`); `glow.quantize`/`glow.dequantize` appear at
+  the boundaries with float ops and graph I/O, constants are quantized at compile time;
+* `glow-optimize-quantization` — removes conversion pairs that cancel and folds the rest
+  (Glow's OptimizeQuantization);
+* `glow-convert-placeholders` — graph inputs and outputs take the quantized types
+  themselves (`-convert-placeholders`), so no conversion runs in the bundle.
+
+Parameters follow Glow (glow-quantization.md): activations use the profiled range and the
+schema; weights their own range; a bias is int32 with scale = input scale x weight scale
+(what CMSIS-NN adds straight into its accumulators) and offset 0. `-enable-channelwise`
+gives convolution filters one symmetric scale per output channel (axis 0, OIHW).
+Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
+inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from glowmlir.dialects import glow
+from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized, retype
+from glowmlir.dialects.weights import array_from_dense, dense_from_array
+from glowmlir.errors import GlowError
+from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
+from glowmlir.quantization.profile import Profile, read_profile
+
+NODE_NAME = "name"  # the importer's attribute naming an op after its ONNX node
+
+GLOW_KINDS: dict[type, str] = {
+    glow.ConvolutionOp: "Convolution", glow.FullyConnectedOp: "FullyConnected", glow.MaxPoolOp: "MaxPool",
+    glow.AvgPoolOp: "AvgPool", glow.ReluOp: "Relu", glow.ClipOp: "Clip", glow.AddOp: "Add", glow.MulOp: "Mul",
+    glow.ConcatOp: "Concat", glow.SoftMaxOp: "SoftMax", glow.ReshapeOp: "Reshape", glow.TransposeOp: "Transpose",
+    glow.SliceOp: "Slice", glow.PadOp: "Pad",
+}
+"""The ops with integer kernels, by the node kind names Glow's options use."""
+
+_FOLLOW_INPUT = (glow.MaxPoolOp, glow.AvgPoolOp, glow.ReshapeOp, glow.TransposeOp, glow.SliceOp, glow.PadOp)
+"""Ops whose result keeps the input's type (they only move or select values)."""
+
+SOFTMAX_OUTPUT = (1.0 / 256.0, -128)
+
+
+def value_key(value: SSAValue) -> str | None:
+    """The profile key of a value: `<node name>:0`, or None for an unnamed op's result."""
+    op = value.owner
+    if isinstance(op, glow.PlaceholderOp):
+        return f"{op.name_.data}:0"
+    name = op.attributes.get(NODE_NAME) if isinstance(op, Operation) else None
+    return f"{name.data}:0" if name is not None else None
+
+
+def graph_hash(module: ModuleOp) -> int:
+    """A 64-bit hash of the graph before quantization (weights elided), as Glow's
+    GraphPreLowerHash: a profile made for another graph is refused."""
+    return int.from_bytes(hashlib.sha256(str(module).encode()).digest()[:8], "little")
+
+
+def with_element_type(value_type: TensorType, element_type: Attribute) -> TensorType:
+    return TensorType(element_type, value_type.get_shape())
+
+
+@dataclass
+class QuantizationConfig:
+    """The quantization options of `glow-compile`, with Glow's defaults."""
+
+    schema: str = "asymmetric"
+    precision: str = "Int8"
+    precision_bias: str = "Int32"
+    channelwise: bool = False
+    calibration: str = "None"
+    keep_original_precision_for_nodes: tuple[str, ...] = ()
+    assert_all_nodes_quantized: bool = False
+
+    def check(self) -> None:
+        choices = {"quantization-schema": (self.schema, SCHEMAS),
+                   "quantization-precision": (self.precision, ("Int8", "Int16")),
+                   "quantization-precision-bias": (self.precision_bias, ("Int8", "Int32")),
+                   "quantization-calibration": (self.calibration, ("None", "KL"))}
+        for option, (value, allowed) in choices.items():
+            if value not in allowed:
+                raise GlowError(f"-{option}=\"{value}\": expected one of {', '.join(allowed)}")
+        unknown = set(self.keep_original_precision_for_nodes) - set(GLOW_KINDS.values())
+        if unknown:
+            raise GlowError(f"-keep-original-precision-for-nodes: unknown node kind \"{sorted(unknown)[0]}\" "
+                            f"(kinds: {', '.join(sorted(set(GLOW_KINDS.values())))})")
+        if self.channelwise and self.precision_bias != "Int32":
+            raise GlowError("-enable-channelwise needs -quantization-precision-bias=Int32")
+
+
+class _FunctionQuantizer:
+    """Converts one `glow.function`, op by op in order (producers before users)."""
+
+    def __init__(self, function: glow.FunctionOp, profile: Profile, config: QuantizationConfig, profile_path: str):
+        self.function, self.profile, self.config, self.path = function, profile, config, profile_path
+        self.quantized: dict[tuple[SSAValue, Attribute], SSAValue] = {}
+        self.dequantized: dict[SSAValue, SSAValue] = {}
+        self.skipped: list[str] = []
+
+    # ----------------------------------------------------------------- parameters
+
+    def element(self, params: QuantParams, precision: str | None = None) -> UniformQuantizedType:
+        return UniformQuantizedType(STORAGE_TYPES[precision or self.config.precision], params.scale, params.offset)
+
+    def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
+        """The quantized type of a float value from its profile entry (None: not profiled)."""
+        key = value_key(value)
+        entry = self.profile.entries.get(key) if key else None
+        if entry is None:
+            return None
+        return self.element(choose_params(entry.min, entry.max, self.config.schema, self.config.precision,
+                                          entry.histogram, self.config.calibration))
+
+    def input_type(self, value: SSAValue) -> UniformQuantizedType | None:
+        """The quantized type an operand has (already quantized) or would get: a constant's
+        from its own range, any other value's from its profile."""
+        if is_quantized(value.type):
+            return value.type.element_type
+        if isinstance(value.owner, glow.ConstantOp) and value.owner.value is not None:
+            return _weight_type(self, array_from_dense(value.owner.value), None)
+        return self.profiled(value)
+
+    # ----------------------------------------------------------------- rewriting
+
+    def insert(self, op: Operation, before: Operation) -> SSAValue:
+        Rewriter.insert_op(op, InsertPoint.before(before))
+        return op.results[0]
+
+    def as_type(self, value: SSAValue, element: UniformQuantizedType, user: Operation) -> SSAValue:
+        """`value` with the quantized element type `element`, converting where needed."""
+        if value.type.element_type == element:
+            return value
+        cache = (value, element)
+        if cache not in self.quantized:
+            new_type = with_element_type(value.type, element)
+            source = value.owner
+            if isinstance(source, glow.ConstantOp) and not is_quantized(value.type) and source.value is not None:
+                data = quantize(array_from_dense(source.value), QuantParams(element.scale, element.offset),
+                                _precision(element))
+                op = glow.ConstantOp(source.name_.data, dense_from_array(data))
+                retype(op.result, new_type)
+            elif is_quantized(value.type):
+                op = glow.RescaleQuantizedOp.create(operands=[value], result_types=[new_type])
+            else:
+                op = glow.QuantizeOp.create(operands=[value], result_types=[new_type])
+            self.quantized[cache] = self.insert(op, user)
+        return self.quantized[cache]
+
+    def as_float(self, value: SSAValue, user: Operation) -> SSAValue:
+        if not is_quantized(value.type):
+            return value
+        if value not in self.dequantized:
+            self.dequantized[value] = self.insert(glow.DequantizeOp.create(
+                operands=[value], result_types=[with_element_type(value.type, f32)]), user)
+        return self.dequantized[value]
+
+    def set_result(self, op: Operation, element: Attribute) -> None:
+        retype(op.results[0], with_element_type(op.results[0].type, element))
+
+    # ----------------------------------------------------------------- the walk
+
+    def run(self) -> None:
+        for op in list(self.function.body.block.ops):
+            if isinstance(op, glow.PlaceholderOp | glow.ConstantOp | glow.SplatOp):
+                continue
+            convert = self.converter(op)
+            if convert is None or not convert(op):
+                name = op.attributes.get(NODE_NAME)
+                if type(op) in GLOW_KINDS and not isinstance(op, _FOLLOW_INPUT):
+                    self.skipped.append(name.data if name else op.name)
+                for index, operand in enumerate(op.operands):
+                    op.operands[index] = self.as_float(operand, op)
+        if self.config.assert_all_nodes_quantized and self.skipped:
+            raise GlowError(f"-assert-all-nodes-quantized: node \"{self.skipped[0]}\" was not quantized")
+
+    def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
+        kind = GLOW_KINDS.get(type(op))
+        if kind is None or kind in self.config.keep_original_precision_for_nodes:
+            return None
+        if self.config.precision != "Int8" and not isinstance(op, _FOLLOW_INPUT):
+            return None  # like Glow's CPU backend: Int16 has no compute kernels
+        if any(not is_quantized(v.type) and v.type.element_type != f32 for v in op.operands):
+            return None
+        return _CONVERTERS.get(type(op), _convert_generic)
+
+
+def _precision(element: UniformQuantizedType) -> str:
+    return {8: "Int8", 16: "Int16", 32: "Int32"}[element.bitwidth]
+
+
+# ----------------------------------------------------------------------------- per-op rules
+
+
+def _convert_follow_input(q: _FunctionQuantizer, op: Operation) -> bool:
+    """Data movement keeps its input's type; only worth it when the input is quantized."""
+    if not is_quantized(op.operands[0].type):
+        return False
+    element = op.operands[0].type.element_type
+    if isinstance(op, glow.PadOp):
+        real = op.value.value.data
+        low, high = element.value_range
+        level = int(np.clip(np.rint(np.float32(real) / np.float32(element.scale) + element.offset), low, high))
+        op.properties["value"] = FloatAttr(float(level), f32)  # the pad value, in the quantized domain
+    q.set_result(op, element)
+    return True
+
+
+def _convert_generic(q: _FunctionQuantizer, op: Operation) -> bool:
+    """Relu, Clip, Add, Mul: each input keeps (or gets) its own parameters; the result has its profile's."""
+    result = q.profiled(op.results[0])
+    inputs = [q.input_type(v) for v in op.operands]
+    if result is None or None in inputs:
+        return False
+    for index, (value, element) in enumerate(zip(list(op.operands), inputs)):
+        op.operands[index] = q.as_type(value, element, op)
+    q.set_result(op, result)
+    return True
+
+
+def _convert_concat(q: _FunctionQuantizer, op: glow.ConcatOp) -> bool:
+    result = q.profiled(op.result)
+    if result is None or any(q.input_type(v) is None for v in op.inputs):
+        return False
+    for index, value in enumerate(list(op.operands)):
+        op.operands[index] = q.as_type(value, result, op)
+    q.set_result(op, result)
+    return True
+
+
+def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
+    element = q.input_type(op.input)
+    last_axis = op.axis.value.data == len(glow.shape_of(op.input)) - 1
+    if element is None or not last_axis or (op.log is not None and op.log.value.data):
+        return False
+    op.operands[0] = q.as_type(op.input, element, op)
+    q.set_result(op, q.element(QuantParams(*SOFTMAX_OUTPUT)))
+    return True
+
+
+def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None) -> UniformQuantizedType:
+    """A weight's type from its own range: per tensor, or symmetric per channel."""
+    if channel_axis is None:
+        return q.element(choose_params(float(weights.min()), float(weights.max()), q.config.schema, q.config.precision))
+    schema = "symmetric" if q.config.schema == "asymmetric" else q.config.schema
+    moved = np.moveaxis(weights, channel_axis, 0).reshape(weights.shape[channel_axis], -1)
+    params = [choose_params(float(row.min()), float(row.max()), schema, q.config.precision) for row in moved]
+    return UniformQuantizedType(STORAGE_TYPES[q.config.precision], [p.scale for p in params],
+                                [p.offset for p in params], channel_axis)
+
+
+def _bias_type(q: _FunctionQuantizer, bias: np.ndarray, input_scale: float,
+               weights: UniformQuantizedType) -> UniformQuantizedType:
+    """Int32: scale = input scale x weight scale, offset 0. Int8 (Glow's rule): that product
+    when it is at least the bias's own scale or the bias is all zeros, else the bias's own."""
+    products = (np.float32(input_scale) * weights.scale_array()).astype(np.float32)
+    if weights.per_channel:
+        return UniformQuantizedType(STORAGE_TYPES["Int32"], products.tolist(), [0] * products.size, 0)
+    product = float(products[0])
+    if q.config.precision_bias == "Int32":
+        return UniformQuantizedType(STORAGE_TYPES["Int32"], product, 0)
+    own = choose_params(float(bias.min()), float(bias.max()), q.config.schema, "Int8")
+    if product >= own.scale or not bias.any():
+        return UniformQuantizedType(STORAGE_TYPES["Int8"], product, 0)
+    return UniformQuantizedType(STORAGE_TYPES["Int8"], own.scale, own.offset)
+
+
+def _quantized_constant(value: SSAValue, element: UniformQuantizedType, user: Operation) -> SSAValue:
+    """A new constant holding `value`'s data quantized to `element` (per tensor or per channel)."""
+    source = value.owner
+    data = array_from_dense(source.value)
+    if element.per_channel:
+        levels = quantize_per_channel(data, element.scale_array(), element.offset_array(), element.axis.data,
+                                      _precision(element))
+    else:
+        levels = quantize(data, QuantParams(element.scale, element.offset), _precision(element))
+    op = glow.ConstantOp(source.name_.data, dense_from_array(levels))
+    retype(op.result, with_element_type(value.type, element))
+    Rewriter.insert_op(op, InsertPoint.before(user))
+    return op.result
+
+
+def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp) -> bool:
+    """Convolution and FullyConnected: quantized input, constant weights and bias."""
+    weights_value = op.filter if isinstance(op, glow.ConvolutionOp) else op.weights
+    result = q.profiled(op.result)
+    element = q.input_type(op.input)
+    weights, bias = (v.owner.value if isinstance(v.owner, glow.ConstantOp) else None for v in (weights_value, op.bias))
+    if result is None or element is None or weights is None or bias is None:
+        return False
+    if isinstance(op, glow.ConvolutionOp) and (op.residual is not None or op.pool is not None):
+        return False
+    weights, bias = array_from_dense(weights), array_from_dense(bias)
+    channel_axis = 0 if q.config.channelwise and isinstance(op, glow.ConvolutionOp) else None
+    weight_type = _weight_type(q, weights, channel_axis)
+    bias_type = _bias_type(q, bias, element.scale, weight_type)
+    op.operands[0] = q.as_type(op.input, element, op)
+    op.operands[1] = _quantized_constant(weights_value, weight_type, op)
+    op.operands[2] = _quantized_constant(op.bias, bias_type, op)
+    q.set_result(op, result)
+    return True
+
+
+_CONVERTERS: dict[type, Callable] = {
+    glow.ConvolutionOp: _convert_weighted,
+    glow.FullyConnectedOp: _convert_weighted,
+    glow.ConcatOp: _convert_concat,
+    glow.SoftMaxOp: _convert_softmax,
+    **{op_type: _convert_follow_input for op_type in _FOLLOW_INPUT},
+}
+
+
+def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None:
+    """A profile made by glowmlir must be for this graph; any profile must name its values."""
+    if profile.tools_version.startswith("glowmlir") and profile.graph_hash != graph_hash(module):
+        raise GlowError(f"-load-profile: \"{path}\" was made for another graph (graph hash mismatch; "
+                        f"profile again with the same model and options)")
+    for op in module.walk():
+        if isinstance(op, glow.PlaceholderOp) or (type(op) in GLOW_KINDS and NODE_NAME in op.attributes):
+            key = value_key(op.results[0])
+            if key not in profile.entries and op.results[0].type.element_type == f32:
+                raise GlowError(f"-load-profile: \"{path}\" has no entry \"{key}\": it was made for another model")
+
+
+@dataclass(frozen=True)
+class Quantize(ModulePass):
+    """Quantizes every op with an integer kernel, using a Glow profile (see module doc)."""
+
+    name = "glow-quantize"
+
+    profile: str = ""
+    schema: str = "asymmetric"
+    precision: str = "Int8"
+    precision_bias: str = "Int32"
+    channelwise: bool = False
+    calibration: str = "None"
+    keep_original_precision_for_nodes: str = ""
+    assert_all_nodes_quantized: bool = False
+
+    def config(self) -> QuantizationConfig:
+        return QuantizationConfig(self.schema, self.precision, self.precision_bias, self.channelwise, self.calibration,
+                                  tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
+                                  self.assert_all_nodes_quantized)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.profile:
+            raise GlowError("glow-quantize needs profile=<file>")
+        config = self.config()
+        config.check()
+        profile = read_profile(self.profile)
+        check_profile_matches(op, profile, self.profile)
+        for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
+            _FunctionQuantizer(function, profile, config, self.profile).run()
+
+
+# ----------------------------------------------------------------------------- optimization
+
+
+class CancelConversions(RewritePattern):
+    """Dequantize(Quantize(x)) -> x; Quantize(Dequantize(x)) -> x or Rescale(x);
+    Rescale(Rescale(x)) -> Rescale(x); a Rescale to the same type -> its input."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, glow.ConversionOp):
+            return
+        source = op.input.owner
+        if isinstance(op, glow.RescaleQuantizedOp) and op.input.type == op.result.type:
+            rewriter.replace_op(op, [], [op.input])
+        elif isinstance(op, glow.DequantizeOp) and isinstance(source, glow.QuantizeOp):
+            rewriter.replace_op(op, [], [source.input])
+        elif isinstance(op, glow.QuantizeOp | glow.RescaleQuantizedOp) and \
+                isinstance(source, glow.DequantizeOp | glow.RescaleQuantizedOp):
+            rewriter.replace_op(op, glow.RescaleQuantizedOp.create(operands=[source.input], result_types=[op.result.type]))
+
+
+class MergeRescaleIntoProducer(RewritePattern):
+    """Rescale(op(...)) -> op(...) with the rescaled type, for ops that requantize their
+    result anyway (Convolution, FullyConnected, Add, Mul, Relu, Clip) and have no other user."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.RescaleQuantizedOp, rewriter: PatternRewriter) -> None:
+        producer = op.input.owner
+        if isinstance(producer, glow.ConvolutionOp | glow.FullyConnectedOp | glow.AddOp | glow.MulOp | glow.ReluOp
+                      | glow.ClipOp) and op.input.has_one_use():
+            retype(producer.results[0], op.result.type)
+            rewriter.replace_op(op, [], [producer.results[0]])
+
+
+@dataclass(frozen=True)
+class OptimizeQuantization(ModulePass):
+    """Removes and merges the conversions quantization left (Glow's OptimizeQuantization)."""
+
+    name = "glow-optimize-quantization"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from xdsl.pattern_rewriter import GreedyRewritePatternApplier
+
+        PatternRewriteWalker(GreedyRewritePatternApplier([CancelConversions(), MergeRescaleIntoProducer()])
+                             ).rewrite_module(op)
+        from xdsl.transforms.dead_code_elimination import dce
+
+        dce(op)
+
+
+# ----------------------------------------------------------------------------- placeholders
+
+
+@dataclass(frozen=True)
+class ConvertPlaceholders(ModulePass):
+    """`-convert-placeholders`: an input used only by identical Quantize ops becomes
+    quantized itself; an output saved from a Dequantize is saved quantized."""
+
+    name = "glow-convert-placeholders"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for placeholder in [p for p in op.walk() if isinstance(p, glow.PlaceholderOp)]:
+            users = [use.operation for use in placeholder.result.uses]
+            types = {u.result.type for u in users if isinstance(u, glow.QuantizeOp)}
+            if users and len(types) == 1 and all(isinstance(u, glow.QuantizeOp) for u in users):
+                retype(placeholder.result, types.pop())
+                for user in users:
+                    user.result.replace_by(placeholder.result)
+                    Rewriter.erase_op(user)
+        for save in [s for s in op.walk() if isinstance(s, glow.SaveOp)]:
+            if isinstance(save.input.owner, glow.DequantizeOp):
+                dequantize = save.input.owner
+                save.operands[0] = dequantize.input
+                if not dequantize.result.uses:
+                    Rewriter.erase_op(dequantize)
