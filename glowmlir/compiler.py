@@ -36,9 +36,32 @@ from glowmlir.transforms.allocate_memory import AllocateMemory
 from glowmlir.transforms.share_buffers import ShareBuffers
 
 
-def graph_pipeline(memory_fusion: bool = True) -> list[ModulePass]:
+@dataclass(frozen=True)
+class QuantizationOptions:
+    """`-load-profile` and the options that go with it (Glow's names and defaults)."""
+
+    profile: str
+    schema: str = "asymmetric"
+    precision: str = "Int8"
+    precision_bias: str = "Int32"
+    channelwise: bool = False
+    calibration: str = "None"
+    keep_original_precision_for_nodes: tuple[str, ...] = ()
+    assert_all_nodes_quantized: bool = False
+    convert_placeholders: bool = False
+
+    def passes(self) -> list[ModulePass]:
+        from glowmlir.transforms.quantize import ConvertPlaceholders, OptimizeQuantization, Quantize
+
+        quantize = Quantize(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
+                            self.calibration, ",".join(self.keep_original_precision_for_nodes),
+                            self.assert_all_nodes_quantized)
+        return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
+
+
+def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None) -> list[ModulePass]:
     """The `glow` graph optimizations, in order."""
-    return graph_passes(memory_fusion)
+    return graph_passes(memory_fusion, quantization.passes() if quantization else ())
 
 
 def glowll_pipeline(reuse_activations: bool = True) -> list[ModulePass]:
@@ -58,6 +81,7 @@ class CompileOptions:
     reuse_activations: bool = True
     memory_fusion: bool = True
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
+    quantization: QuantizationOptions | None = None
 
 
 @dataclass
@@ -132,7 +156,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
             ir_log[label] = str(module)
         timings[label] = time.perf_counter() - start
 
-    stage("glow", graph_pipeline(options.memory_fusion))
+    stage("glow", graph_pipeline(options.memory_fusion, options.quantization))
     graph = graph_dot(module)
     stage("glowll", glowll_pipeline(options.reuse_activations))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))

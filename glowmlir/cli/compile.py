@@ -38,6 +38,11 @@ def print_summary(report, written: Sequence[str], console: Console) -> None:
     console.print("wrote " + ", ".join(written))
 
 
+def _calibration(value: str) -> str:
+    """Glow spells it `none` or `KL`; any case is accepted."""
+    return {"none": "None", "kl": "KL"}.get(value.lower(), value)
+
+
 @app.command()
 def compile_command(
     model: Annotated[str, typer.Option("--model", "-m", help="ONNX model (.onnx or .onnxtxt)")],
@@ -65,6 +70,20 @@ def compile_command(
     relocation_model: Annotated[Optional[str], typer.Option("--relocation-model", help="static or pic")] = None,
     code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model", help="small, medium, large")] = "small",
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3 (O3 default), Os or Oz for size")] = None,
+    load_profile: Annotated[Optional[str], typer.Option("--load-profile", help="quantize with this profile (glow-profile)")] = None,
+    quantization_schema: Annotated[str, typer.Option("--quantization-schema", help="asymmetric, symmetric, "
+                                                     "symmetric_with_uint8, symmetric_with_power2_scale")] = "asymmetric",
+    quantization_precision: Annotated[str, typer.Option("--quantization-precision", help="Int8 or Int16")] = "Int8",
+    quantization_precision_bias: Annotated[str, typer.Option("--quantization-precision-bias", help="Int32 or Int8")] = "Int32",
+    quantization_calibration: Annotated[str, typer.Option("--quantization-calibration", help="None or KL")] = "None",
+    enable_channelwise: Annotated[str, typer.Option("--enable-channelwise", is_flag=False, flag_value="true",
+                                                    help="per-channel convolution filters")] = "false",
+    keep_original_precision_for_nodes: Annotated[Optional[str], typer.Option(
+        "--keep-original-precision-for-nodes", help="node kinds kept float, e.g. SoftMax,Add")] = None,
+    convert_placeholders: Annotated[str, typer.Option("--convert-placeholders", is_flag=False, flag_value="true",
+                                                      help="quantized inputs/outputs")] = "false",
+    assert_all_nodes_quantized: Annotated[str, typer.Option("--assert-all-nodes-quantized", is_flag=False,
+                                                            flag_value="true")] = "false",
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
@@ -85,6 +104,17 @@ def compile_command(
         keep_llvm_ir=dump_llvm_ir,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
     )
+    quantization_flags = {"enable-channelwise": enable_channelwise, "convert-placeholders": convert_placeholders,
+                          "assert-all-nodes-quantized": assert_all_nodes_quantized}
+    flags = {option: parse_bool(option, value) for option, value in quantization_flags.items()}
+    if load_profile is not None:
+        options["quantization"] = compiler.QuantizationOptions(
+            load_profile, quantization_schema, quantization_precision, quantization_precision_bias,
+            flags["enable-channelwise"], _calibration(quantization_calibration),
+            tuple(k for k in (keep_original_precision_for_nodes or "").split(",") if k),
+            flags["assert-all-nodes-quantized"], flags["convert-placeholders"])
+    elif any(flags.values()):
+        raise GlowError(f"-{next(o for o, v in flags.items() if v)} needs -load-profile")
     if board is not None:
         board_preset(board)  # fail before compiling
     ram = parse_size("ram-size", ram_size) if ram_size else None

@@ -24,28 +24,15 @@ from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-IMAGE_MODES = {"0to1": (0.0, 1.0), "0to255": (0.0, 255.0), "neg1to1": (-1.0, 1.0), "neg128to127": (-128.0, 127.0)}
-
-
 def load_input(path: str, shape: Sequence[int], image_mode: str) -> np.ndarray:
-    """A .npy array, or a PNG scaled to `image_mode` in NCHW layout (image-classifier's rule)."""
+    """A .npy array, or an image scaled to `image_mode` in NCHW layout, RGB (image-classifier's rule)."""
+    from glowmlir.datasets import ImageOptions, load_image
+
     if not os.path.isfile(path):
         raise GlowError(f"-input: file \"{path}\" not found")
     if path.endswith(".npy"):
         return np.load(path).astype(np.float32)
-    if image_mode not in IMAGE_MODES:
-        raise GlowError(f"-image-mode=\"{image_mode}\": expected one of {', '.join(IMAGE_MODES)}")
-    from PIL import Image
-
-    try:
-        image = Image.open(path)
-    except OSError:
-        raise GlowError(f"-input: \"{path}\" is neither .npy nor an image") from None
-    channels = shape[1] if len(shape) == 4 else 1
-    pixels = np.asarray(image.convert("L" if channels == 1 else "RGB"), np.float32)
-    low, high = IMAGE_MODES[image_mode]
-    pixels = pixels / 255.0 * (high - low) + low
-    return (pixels[None, None] if channels == 1 else pixels.transpose(2, 0, 1)[None]).astype(np.float32)
+    return load_image(path, shape, ImageOptions.parse(image_mode, "NCHW", "RGB"))
 
 
 @app.command()

@@ -24,9 +24,11 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolNameConstraint,
+    i32,
 )
 from xdsl.ir import Dialect, Region, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -171,6 +173,9 @@ class ConvolutionOp(InstructionOp):
     then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
     `residual` buffer, residual[n, o, y, x] is added before the activation (it may be
     `dest` itself: the convolution then accumulates into it in place).
+
+    Quantized with a per-channel filter, `requantization` is an i32 [2, O] weight: the
+    multiplier of each output channel, then its shift.
     """
 
     name = "glowll.convolution"
@@ -179,6 +184,7 @@ class ConvolutionOp(InstructionOp):
     filter = operand_def(MemRefType)
     bias = operand_def(MemRefType)
     residual = opt_operand_def(MemRefType)
+    requantization = opt_operand_def(MemRefType)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
@@ -191,7 +197,19 @@ class ConvolutionOp(InstructionOp):
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
     pool_count_include_pad = opt_prop_def(IntegerAttr)
-    assembly_format = "$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? attr-dict `:` type(operands)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
+                       "(`requantization` $requantization^)? attr-dict `:` type($dest) `,` type($input) `,` "
+                       "type($filter) `,` type($bias) (`,` type($residual)^)? (`requantization` type($requantization)^)?")
+
+    @staticmethod
+    def build(operands: list[SSAValue], properties: dict, residual: SSAValue | None = None,
+              requantization: SSAValue | None = None) -> ConvolutionOp:
+        """From dest, input, filter, bias and the optional residual and requantization buffers."""
+        optional = [v for v in (residual, requantization) if v is not None]
+        sizes = DenseArrayBase.from_list(i32, [1, 1, 1, 1, int(residual is not None), int(requantization is not None)])
+        return ConvolutionOp.create(operands=[*operands, *optional],
+                                    properties=properties | {"operandSegmentSizes": sizes})
 
 
 @irdl_op_definition

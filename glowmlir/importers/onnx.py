@@ -18,11 +18,12 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, i8
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.names import UniqueNames, legalize_name
@@ -32,36 +33,39 @@ from glowmlir.names import UniqueNames, legalize_name
 
 @dataclass(frozen=True)
 class ModelInput:
-    """One `-model-input=name,type,[d0,d1,...]` option."""
+    """One `-model-input=name,type,[d0,d1,...]` option (`int8q` adds `scale,offset` before the shape)."""
 
     name: str
     element_type: str
     shape: tuple[int, ...]
+    scale: float | None = None
+    offset: int | None = None
 
     @staticmethod
     def parse(spec: str) -> ModelInput:
-        """Glow's forms: `name`, `name,type,[dims]` (quantized forms come with quantization)."""
-        bad = GlowError(f"-model-input=\"{spec}\": expected name,float,[d0,d1,...]")
+        """Glow's forms: `name`, `name,float,[dims]`, `name,int8q,scale,offset,[dims]`."""
+        bad = GlowError(f"-model-input=\"{spec}\": expected name,float,[d0,d1,...] or name,int8q,scale,offset,[d0,...]")
         if "," not in spec:
             if not spec:
                 raise bad
             return ModelInput(spec, "float", (1,))
-        name, rest = spec.split(",", 1)
-        if "," not in rest:
+        if "[" not in spec or not spec.endswith("]"):
             raise bad
-        element_type, dims = rest.split(",", 1)
-        if element_type != "float":
-            raise GlowError(f"-model-input=\"{spec}\": element type \"{element_type}\" is not supported (use float)")
-        dims = dims.strip()
-        if not name or not (dims.startswith("[") and dims.endswith("]")):
+        head, dims = spec[:spec.index("[")].rstrip(","), spec[spec.index("["):]
+        name, element_type, *quantization = head.split(",")
+        if element_type not in ("float", "int8q"):
+            raise GlowError(f"-model-input=\"{spec}\": element type \"{element_type}\" is not supported "
+                            f"(use float or int8q)")
+        if not name or len(quantization) != (2 if element_type == "int8q" else 0):
             raise bad
         try:
             shape = tuple(int(d) for d in dims[1:-1].split(",") if d.strip())
+            scale, offset = (float(quantization[0]), int(quantization[1])) if quantization else (None, None)
         except ValueError:
             raise bad from None
-        if not shape or min(shape) < 1:
+        if not shape or min(shape) < 1 or (scale is not None and not (scale > 0 and -128 <= offset <= 127)):
             raise bad
-        return ModelInput(name, element_type, shape)
+        return ModelInput(name, element_type, shape, scale, offset)
 
 
 def parse_define_symbol(spec: str) -> tuple[str, int]:
@@ -139,8 +143,9 @@ def imports(*op_types: str):
 class OnnxImporter:
     """Walks the ONNX graph in order, building the ops of one `glow.function`."""
 
-    def __init__(self, model: onnx.ModelProto):
+    def __init__(self, model: onnx.ModelProto, inputs: Sequence[ModelInput] = ()):
         self.model = model
+        self.quantized_inputs = {spec.name: spec for spec in inputs if spec.element_type == "int8q"}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
         self.block = Block()
         self.values: dict[str, Value] = {}
@@ -207,8 +212,15 @@ class OnnxImporter:
                 raise GlowError(f"input \"{graph_input.name}\": element type "
                                 f"{onnx.TensorProto.DataType.Name(tensor_type.elem_type)} is not supported (float only)")
             shape = [d.dim_value for d in tensor_type.shape.dim]
-            placeholder = glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(shape))
-            self.values[graph_input.name] = self.add(placeholder)
+            quantized = self.quantized_inputs.get(graph_input.name)
+            if quantized is None:
+                self.values[graph_input.name] = self.add(glow.PlaceholderOp(self.names(graph_input.name),
+                                                                            glow.tensor(shape)))
+            else:  # an int8 input: the float graph sees its dequantized values
+                placeholder = self.add(glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(
+                    shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
+                self.values[graph_input.name] = self.add(glow.DequantizeOp.create(
+                    operands=[placeholder], result_types=[glow.tensor(shape)]))
         for node in graph.node:
             self.node = node
             self.import_node(node)
@@ -269,7 +281,7 @@ def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str,
         first_line = str(error).strip().splitlines()[0]
         raise GlowError(f"\"{path}\" fails onnx's checks: {first_line}") from None
     network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
-    module = OnnxImporter(model).run(network)
+    module = OnnxImporter(model, inputs).run(network)
     try:
         module.verify()
     except VerifyException as error:  # a shape rule the importer did not foresee

@@ -13,14 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i64
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
+from glowmlir.quantization.rescaling import output_multipliers
 from glowmlir.transforms.graph import POOL_PROPERTIES
 
 
@@ -33,7 +36,8 @@ _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.Di
                 glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh", glow.PReluOp: "prelu",
                 glow.LeakyReluOp: "leaky_relu", glow.EluOp: "elu", glow.SeluOp: "selu",
                 glow.HardSigmoidOp: "hard_sigmoid", glow.HardSwishOp: "hard_swish", glow.ExpOp: "exp",
-                glow.NegOp: "neg", glow.AbsOp: "abs"}
+                glow.NegOp: "neg", glow.AbsOp: "abs", glow.QuantizeOp: "quantize", glow.DequantizeOp: "dequantize",
+                glow.RescaleQuantizedOp: "rescale_quantized"}
 
 _FUSED = ("activation", "clip_min", "clip_max")
 
@@ -130,8 +134,20 @@ def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
 
 
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
-    lowering.instruction(glowll.ConvolutionOp, op.result, list(op.operands),
-                         _copied(op, "strides", "pads", "dilations", "group", *_FUSED, *POOL_PROPERTIES))
+    sources = [lowering.buffer(v) for v in (op.input, op.filter, op.bias)]
+    residual = lowering.buffer(op.residual) if op.residual is not None else None
+    requantization = None
+    filter_type = op.filter.type.element_type
+    if isinstance(filter_type, UniformQuantizedType) and filter_type.per_channel:
+        multipliers, shifts = output_multipliers(op.input.type.element_type, filter_type, op.result.type.element_type)
+        requantization = lowering.add(glowll.WeightOp.create(
+            properties={"name": StringAttr(op.filter.owner.name_.data + "_requantization"),
+                        "value": dense_from_array(np.stack([multipliers, shifts]))},
+            result_types=[MemRefType(i32, [2, len(multipliers)])]))
+    dest = lowering.result_buffer(op.result)
+    lowering.add(glowll.ConvolutionOp.build(
+        [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", *_FUSED, *POOL_PROPERTIES),
+        residual, requantization))
 
 
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:

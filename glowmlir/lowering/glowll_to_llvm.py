@@ -22,6 +22,7 @@ from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.kernels import KERNELS
+from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, is_quantized_instruction
 
 REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
 
@@ -56,7 +57,8 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     builder = KernelBuilder(region, entry)
     pointer_of = dict(zip(distinct, entry.args))
     arguments = {operand: pointer_of[address] for operand, address in zip(op.operands, addresses)}
-    KERNELS[type(op)](builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape(),
+    emitter = QUANTIZED_KERNELS.get(type(op)) if is_quantized_instruction(op) else None
+    (emitter or KERNELS[type(op)])(builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape(),
                                                                   element_type=storage_type(buffer.type.element_type)))
     builder.emit(llvm.ReturnOp())
     attributes = ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])

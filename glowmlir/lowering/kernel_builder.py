@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i8, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 Index = int | SSAValue
@@ -174,6 +174,72 @@ class KernelBuilder:
         if isinstance(a, int):
             return self.f32(float(a))
         return self.emit(llvm.SIToFPOp(a, f32))
+
+    # ----------------------------------------------------------------- integers of any width (quantized kernels)
+
+    def integer(self, value: int, int_type: Attribute = i32) -> SSAValue:
+        return self.emit(llvm.ConstantOp(IntegerAttr(value, int_type), int_type))
+
+    def int_value(self, value: int | SSAValue, int_type: Attribute = i32) -> SSAValue:
+        return self.integer(value, int_type) if isinstance(value, int) else value
+
+    def int_add(self, a, b) -> SSAValue:
+        return self.emit(llvm.AddOp(*self._same_int(a, b)))
+
+    def int_sub(self, a, b) -> SSAValue:
+        return self.emit(llvm.SubOp(*self._same_int(a, b)))
+
+    def int_mul(self, a, b) -> SSAValue:
+        return self.emit(llvm.MulOp(*self._same_int(a, b)))
+
+    def int_and(self, a, b) -> SSAValue:
+        return self.emit(llvm.AndOp(*self._same_int(a, b)))
+
+    def shift_left(self, a, b) -> SSAValue:
+        return self.emit(llvm.ShlOp(*self._same_int(a, b)))
+
+    def shift_right(self, a, b) -> SSAValue:
+        """Arithmetic (sign-preserving) shift right."""
+        return self.emit(llvm.AShrOp(*self._same_int(a, b)))
+
+    def int_div(self, a, b) -> SSAValue:
+        """Signed division truncating toward zero."""
+        return self.emit(llvm.SDivOp(*self._same_int(a, b)))
+
+    def int_compare(self, predicate: str, a, b) -> SSAValue:
+        a, b = self._same_int(a, b)
+        return self.emit(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(predicate).to_int(), i64)))
+
+    def select(self, condition: SSAValue, a, b) -> SSAValue:
+        a, b = self._same_int(a, b) if isinstance(a, int) or isinstance(b, int) else (a, b)
+        return self.emit(llvm.SelectOp(condition, a, b))
+
+    def int_max(self, a, b) -> SSAValue:
+        return self.select(self.int_compare("sgt", a, b), a, b)
+
+    def int_min(self, a, b) -> SSAValue:
+        return self.select(self.int_compare("slt", a, b), a, b)
+
+    def clamp(self, value, low, high) -> SSAValue:
+        return self.int_min(self.int_max(value, low), high)
+
+    def sign_extend(self, value: SSAValue, int_type: Attribute = i32) -> SSAValue:
+        if value.type == int_type:
+            return value
+        return self.emit(llvm.SExtOp(value, int_type))
+
+    def truncate(self, value: SSAValue, int_type: Attribute) -> SSAValue:
+        if value.type == int_type:
+            return value
+        return self.emit(llvm.TruncOp(value, int_type))
+
+    def _same_int(self, a, b) -> tuple[SSAValue, SSAValue]:
+        """Two operands of one integer type; Python ints take the other operand's type (i32 if both are ints)."""
+        int_type = a.type if isinstance(a, SSAValue) else b.type if isinstance(b, SSAValue) else i32
+        return self.int_value(a, int_type), self.int_value(b, int_type)
+
+    def bitcast(self, value: SSAValue, to_type: Attribute) -> SSAValue:
+        return self.emit(llvm.BitcastOp(value, to_type))
 
     # ----------------------------------------------------------------- memory
 

@@ -39,7 +39,7 @@ def _activation(b: KernelBuilder, op, value: SSAValue) -> SSAValue:
     return b.fmin(value, b.f32(op.clip_max.value.data))
 
 
-def _window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, stride: int, pad: int,
+def window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, stride: int, pad: int,
                     dilation: int) -> tuple[Index, Index, Index]:
     """For kernel column kx: the output columns [lo, hi) whose input column
     `x * stride + shift` falls inside the input, and that `shift`."""
@@ -49,7 +49,7 @@ def _window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, 
     return lo, hi, shift
 
 
-def _fill_row(b: KernelBuilder, row: View, prefix: Sequence[Index], width: int, value_at: Callable[[Index], SSAValue]):
+def fill_row(b: KernelBuilder, row: View, prefix: Sequence[Index], width: int, value_at: Callable[[Index], SSAValue]):
     with b.loop(0, width) as x:
         b.store(value_at(x.index), row, [*prefix, x.index])
 
@@ -96,17 +96,17 @@ def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, fil
     for o, (row, prefix) in zip(channels, rows):
         bias_o = b.load(bias, [o])
         if residual is None:
-            _fill_row(b, row, prefix, out_w, lambda x: bias_o)
+            fill_row(b, row, prefix, out_w, lambda x: bias_o)
         else:
-            _fill_row(b, row, prefix, out_w, lambda x: b.fadd(bias_o, b.load(residual, [n, o, y, x])))
+            fill_row(b, row, prefix, out_w, lambda x: b.fadd(bias_o, b.load(residual, [n, o, y, x])))
     first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
     with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
         in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
-        with _inside_rows(b, in_y, in_h, pt or pb):
+        with inside_rows(b, in_y, in_h, pt or pb):
             channel = b.add(first_channel, c.index)
             # Unrolled over the kernel columns: each column's valid output range is a constant.
             for kx in range(k_w):
-                lo, hi, shift = _window_columns(b, kx, in_w, out_w, sx, pl, dx)
+                lo, hi, shift = window_columns(b, kx, in_w, out_w, sx, pl, dx)
                 weights = [b.load(filt, [o, c.index, ky.index, kx]) for o in channels]
                 with b.loop(lo, hi) as x:
                     pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
@@ -115,7 +115,7 @@ def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, fil
                         b.store(total, row, [*prefix, x.index])
     if op.activation is not None:
         for row, prefix in rows:
-            _fill_row(b, row, prefix, out_w, lambda x: _activation(b, op, b.load(row, [*prefix, x])))
+            fill_row(b, row, prefix, out_w, lambda x: _activation(b, op, b.load(row, [*prefix, x])))
 
 
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
@@ -144,31 +144,32 @@ def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
         start = b.f32(-np.inf if pool.is_max else 0.0)
         for o in channels:
-            _fill_row(b, dest, [n, o, y], out_w, lambda x: start)
+            fill_row(b, dest, [n, o, y], out_w, lambda x: start)
         for wy in range(pool.kernel[0]):
             conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
-            with _inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
+            with inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
                 _convolution_rows(b, op, src, filt, bias, n, channels, conv_y,
                                   [(scratch, [j]) for j in range(block)], conv_w)
                 for j, o in enumerate(channels):
-                    _pool_row(b, pool, dest, [n, o, y], scratch, [j], conv_w)
+                    pool_row(b, pool, dest, [n, o, y], scratch, [j], conv_w)
         if not pool.is_max:
             for o in channels:
                 _finish_average(b, pool, dest, [n, o, y], (conv_h, conv_w))
 
 
-def _inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
+def inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
     """Guards code for input row `in_y`; without vertical padding every row is inside."""
     return b.when(b.in_range(in_y, in_h)) if padded else contextlib.nullcontext()
 
 
-def _pool_row(b: KernelBuilder, window: Window, dest: View, dest_prefix: list[Index], src: View,
-              src_prefix: list[Index], in_w: int) -> None:
-    """Folds one input row into one output row, horizontally over the window."""
-    combine = b.fmax if window.is_max else b.fadd
+def pool_row(b: KernelBuilder, window: Window, dest: View, dest_prefix: list[Index], src: View,
+              src_prefix: list[Index], in_w: int, combine: Callable | None = None) -> None:
+    """Folds one input row into one output row, horizontally over the window, with
+    `combine(dest element, input element)` (default: float max or sum)."""
+    combine = combine or (b.fmax if window.is_max else b.fadd)
     out_w = dest.shape[-1]
     for kx in range(window.kernel[1]):
-        lo, hi, shift = _window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
+        lo, hi, shift = window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
         with b.loop(lo, hi) as x:
             pixel = b.load(src, [*src_prefix, b.add(b.mul(x.index, window.strides[1]), shift)])
             b.store(combine(b.load(dest, [*dest_prefix, x.index]), pixel), dest, [*dest_prefix, x.index])
@@ -181,36 +182,43 @@ def emit_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: V
     in_h, in_w = src.shape[2:]
     with b.loops([n_size, channels, out_h]) as (n, c, y):
         start = b.f32(-np.inf if window.is_max else 0.0)
-        _fill_row(b, dest, [n, c, y], out_w, lambda x: start)
+        fill_row(b, dest, [n, c, y], out_w, lambda x: start)
         with b.loop(0, window.kernel[0]) as ky:
             in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
-            with _inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
-                _pool_row(b, window, dest, [n, c, y], src, [n, c, in_y], in_w)
+            with inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
+                pool_row(b, window, dest, [n, c, y], src, [n, c, in_y], in_w)
         if not window.is_max:
             _finish_average(b, window, dest, [n, c, y], (in_h, in_w))
 
 
-def _finish_average(b: KernelBuilder, window: Window, dest: View, prefix: list[Index], in_hw) -> None:
-    """Divides the window sums of one output row by the window sizes."""
-    y, out_w = prefix[2], dest.shape[3]
+def window_size(b: KernelBuilder, window: Window, y: Index, in_hw: tuple[int, int]) -> int | Callable[[Index], Index]:
+    """How many input elements the averaging window of output row `y` divides by: an int
+    when every window counts the same, else a function of the output column."""
     k_h, k_w = window.kernel
     sy, sx = window.strides
     pt, pl, pb, pr = window.pads
     if window.count_include_pad or not any((pt, pl, pb, pr)):
-        scale = b.f32(1.0 / (k_h * k_w))
-        _fill_row(b, dest, prefix, out_w, lambda x: b.fmul(b.load(dest, [*prefix, x]), scale))
-        return
-    # Divide by the number of window elements inside the input.
+        return k_h * k_w
     in_h, in_w = in_hw
     top = b.sub(b.mul(y, sy), pt)
     rows = b.sub(b.min(b.add(top, k_h), in_h), b.max(top, 0))
 
-    def average(x: Index) -> SSAValue:
+    def size_at(x: Index) -> Index:
         left = b.sub(b.mul(x, sx), pl)
-        columns = b.sub(b.min(b.add(left, k_w), in_w), b.max(left, 0))
-        return b.fdiv(b.load(dest, [*prefix, x]), b.to_f32(b.mul(rows, columns)))
+        return b.mul(rows, b.sub(b.min(b.add(left, k_w), in_w), b.max(left, 0)))
 
-    _fill_row(b, dest, prefix, out_w, average)
+    return size_at
+
+
+def _finish_average(b: KernelBuilder, window: Window, dest: View, prefix: list[Index], in_hw) -> None:
+    """Divides the window sums of one output row by the window sizes."""
+    size = window_size(b, window, prefix[2], in_hw)
+    out_w = dest.shape[3]
+    if isinstance(size, int):
+        scale = b.f32(1.0 / size)
+        fill_row(b, dest, prefix, out_w, lambda x: b.fmul(b.load(dest, [*prefix, x]), scale))
+    else:
+        fill_row(b, dest, prefix, out_w, lambda x: b.fdiv(b.load(dest, [*prefix, x]), b.to_f32(size(x))))
 
 
 def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
@@ -225,7 +233,7 @@ def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: Vi
         b.store(_activation(b, op, b.fadd(k.results[0], b.load(bias, [n]))), dest, [m, n])
 
 
-def _broadcast_view(source: View, shape: Sequence[int]) -> View:
+def broadcast_view(source: View, shape: Sequence[int]) -> View:
     """`source` seen with `shape` (numpy broadcasting: stride 0 on broadcast dimensions)."""
     pad = len(shape) - len(source.shape)
     strides = [0] * pad + [0 if size == 1 and full != 1 else stride
@@ -238,12 +246,12 @@ def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
     *batch, rows, columns = dest.shape
     lhs, rhs = view(op.lhs), view(op.rhs)
     depth = lhs.shape[-1]
-    lhs = _broadcast_view(lhs, [*batch, rows, depth])
-    rhs = _broadcast_view(rhs, [*batch, depth, columns])
+    lhs = broadcast_view(lhs, [*batch, rows, depth])
+    rhs = broadcast_view(rhs, [*batch, depth, columns])
     zero = b.f32(0.0)
     with b.loops([*batch, rows]) as outer:
         *bi, m = outer
-        _fill_row(b, dest, outer, columns, lambda n: zero)
+        fill_row(b, dest, outer, columns, lambda n: zero)
         with b.loop(0, depth) as k:
             a = b.load(lhs, [*bi, m, k.index])
             with b.loop(0, columns) as n:
@@ -280,7 +288,7 @@ def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], l
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
     dest = view(op.dest)
-    sources = [_broadcast_view(view(v), dest.shape) for v in op.inputs]
+    sources = [broadcast_view(view(v), dest.shape) for v in op.inputs]
     kind = op.kind.data
     one = b.f32(1.0) if kind in ("sigmoid", "tanh") else None
 
@@ -400,7 +408,7 @@ def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponse
     alpha = op.alpha.value.data / size
     zero = b.f32(0.0)
     with b.loops([n_size, channels, height]) as (n, c, y):
-        _fill_row(b, dest, [n, c, y], width, lambda x: zero)
+        fill_row(b, dest, [n, c, y], width, lambda x: zero)
         first = b.max(b.sub(c, (size - 1) // 2), 0)
         last = b.min(b.add(c, size // 2 + 1), channels)
         with b.loop(first, last) as neighbour, b.loop(0, width) as x:
@@ -412,7 +420,7 @@ def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponse
             scale = b.fadd(b.f32(op.bias.value.data), b.fmul(b.f32(alpha), b.load(dest, [n, c, y, x])))
             return b.fmul(b.load(src, [n, c, y, x]), math_approx.pow(b, scale, b.f32(-op.beta.value.data)))
 
-        _fill_row(b, dest, [n, c, y], width, normalize)
+        fill_row(b, dest, [n, c, y], width, normalize)
 
 
 KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from xdsl.passes import ModulePass
 
 
-def graph_passes(memory_fusion: bool = True) -> list[ModulePass]:
-    """The default `glow` graph pipeline, in order."""
+def pre_quantization_passes() -> list[ModulePass]:
+    """The graph passes before quantization: a profile is taken of the graph they leave."""
+    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm
+
+    return [ConstantFold(), FoldBatchNorm(), ConstantFold()]
+
+
+def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = ()) -> list[ModulePass]:
+    """The default `glow` graph pipeline, in order; `quantization` passes run before the
+    fusions, as in Glow (fusion then applies to the quantized ops too)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm, FuseActivations, FuseConvPool, FuseResidualAdd
-
+    from glowmlir.transforms.graph import FuseActivations, FuseConvPool, FuseResidualAdd
     from glowmlir.transforms.schedule import ScheduleForMemory
 
-    passes = [ConstantFold(), FoldBatchNorm(), ConstantFold(), FuseActivations()]
+    passes = [*pre_quantization_passes(), *quantization, FuseActivations()]
     if memory_fusion:
         passes += [FuseConvPool(), FuseResidualAdd()]
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
@@ -51,6 +58,14 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ScheduleForMemory
 
+    def quantization(name):
+        def load():
+            from glowmlir.transforms import quantize as module
+
+            return getattr(module, name)
+
+        return load
+
     def to_glowll():
         from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 
@@ -64,6 +79,9 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "glow-constant-fold": graph("ConstantFold"),
         "glow-fold-batchnorm": graph("FoldBatchNorm"),
+        "glow-quantize": quantization("Quantize"),
+        "glow-optimize-quantization": quantization("OptimizeQuantization"),
+        "glow-convert-placeholders": quantization("ConvertPlaceholders"),
         "glow-fuse-activations": graph("FuseActivations"),
         "glow-fuse-conv-pool": graph("FuseConvPool"),
         "glow-fuse-residual-add": graph("FuseResidualAdd"),

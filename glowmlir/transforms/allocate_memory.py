@@ -66,30 +66,31 @@ class Liveness(ModulePass):
 
 @dataclass(frozen=True)
 class Interval:
-    """A buffer to place: `size` bytes live from instruction `start` to `stop` inclusive."""
+    """A buffer to place: `size` bytes live from instruction `start` to `stop` inclusive.
+
+    Buffers start at `ALIGNMENT`-aligned offsets, so each takes `extent` bytes, except that
+    the region may end right after the last byte of its topmost buffer."""
 
     key: object
     size: int
     start: int
     stop: int
 
+    @property
+    def extent(self) -> int:
+        return align(self.size)
+
     def overlaps(self, other: Interval) -> bool:
         return self.start <= other.stop and other.start <= self.stop
 
 
 def lower_bound(intervals: Sequence[Interval]) -> int:
-    """The most bytes live at any one instruction."""
+    """The most bytes live at any one instruction (all aligned but the topmost buffer)."""
     if not intervals:
         return 0
-    events = [0] * (max(i.stop for i in intervals) + 2)
-    for i in intervals:
-        events[i.start] += i.size
-        events[i.stop + 1] -= i.size
-    peak = live = 0
-    for delta in events:
-        live += delta
-        peak = max(peak, live)
-    return peak
+    steps = sorted({i.start for i in intervals})  # the live set only grows at a start
+    return max(sum(i.extent for i in live) - max(i.extent - i.size for i in live)
+               for live in ([i for i in intervals if i.start <= t <= i.stop] for t in steps))
 
 
 def place(order: Sequence[Interval]) -> tuple[dict[object, int], int]:
@@ -97,10 +98,10 @@ def place(order: Sequence[Interval]) -> tuple[dict[object, int], int]:
     placed: list[tuple[Interval, int]] = []
     offsets: dict[object, int] = {}
     for interval in order:
-        busy = sorted((offset, offset + other.size) for other, offset in placed if other.overlaps(interval))
+        busy = sorted((offset, offset + other.extent) for other, offset in placed if other.overlaps(interval))
         offset = 0
         for begin, end in busy:
-            if begin - offset >= interval.size:
+            if begin - offset >= interval.extent:
                 break
             offset = max(offset, end)
         placed.append((interval, offset))
@@ -115,7 +116,7 @@ def _by_live_size(intervals: Sequence[Interval], prefer: Callable[[Interval], tu
     order = []
     while remaining:
         steps = range(min(i.start for i in remaining), max(i.stop for i in remaining) + 1)
-        busiest = max(steps, key=lambda t: sum(i.size for i in remaining if i.start <= t <= i.stop))
+        busiest = max(steps, key=lambda t: sum(i.extent for i in remaining if i.start <= t <= i.stop))
         choice = max((i for i in remaining if i.start <= busiest <= i.stop), key=prefer)
         order.append(choice)
         remaining.remove(choice)
@@ -195,7 +196,7 @@ def allocate_function(function: glowll.FunctionOp, reuse: bool = True) -> Alloca
         mutable_end += align(placeholder.byte_size)
     ranges = live_ranges(function)
     everything = (0, max((stop for _, stop in ranges.values()), default=0))
-    intervals = [Interval(alloc, align(alloc.byte_size), *(first_last if reuse else everything))
+    intervals = [Interval(alloc, alloc.byte_size, *(first_last if reuse else everything))
                  for alloc, first_last in ranges.items()]
     allocation = allocate_intervals(intervals, tuple(STRATEGIES) if reuse else ("glow-same-order",))
     for alloc in (b for b in buffers if isinstance(b, glowll.AllocOp)):

@@ -129,6 +129,8 @@ class _FunctionQuantizer:
         from its own range, any other value's from its profile."""
         if is_quantized(value.type):
             return value.type.element_type
+        if isinstance(value.owner, glow.DequantizeOp):  # e.g. an int8q model input
+            return value.owner.input.type.element_type
         if isinstance(value.owner, glow.ConstantOp) and value.owner.value is not None:
             return _weight_type(self, array_from_dense(value.owner.value), None)
         return self.profiled(value)
@@ -177,7 +179,7 @@ class _FunctionQuantizer:
             if isinstance(op, glow.PlaceholderOp | glow.ConstantOp | glow.SplatOp):
                 continue
             convert = self.converter(op)
-            if convert is None or not convert(op):
+            if convert is None or not convert(self, op):
                 name = op.attributes.get(NODE_NAME)
                 if type(op) in GLOW_KINDS and not isinstance(op, _FOLLOW_INPUT):
                     self.skipped.append(name.data if name else op.name)

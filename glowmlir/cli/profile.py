@@ -1,0 +1,81 @@
+"""`glow-profile`: Glow's model-profiler — runs the float model over a calibration set and
+writes a quantization profile (Glow's YAML format) for `glow-compile -load-profile`.
+
+    glow-profile -model=lenet_mnist.onnx -image-mode=0to1 images/ -dump-profile=lenet.yaml
+    glow-profile -model=net.onnx -input-dataset=data,rawbin,dir,calib/ -dump-profile=net.yaml
+    glow-profile -model=net.onnx calibration.npz -dump-profile=net.yaml
+
+Positional arguments are images (files or directories, image-classifier's pre-processing)
+or `.npy`/`.npz` arrays, each optionally `name=`-prefixed; `-input-dataset` reads raw
+tensors as model-profiler does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from glowmlir.cli.common import run_app
+from glowmlir.errors import GlowError
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+def _is_array(entry: str) -> bool:
+    return entry.rsplit("=", 1)[-1].endswith((".npy", ".npz"))
+
+
+@app.command()
+def profile_command(
+    model: Annotated[str, typer.Option("--model", "-m", help="ONNX model (.onnx or .onnxtxt)")],
+    dump_profile: Annotated[str, typer.Option("--dump-profile", help="profile file to write (YAML)")],
+    inputs: Annotated[Optional[list[str]], typer.Argument(help="[name=]image|dir|file.npy|file.npz")] = None,
+    input_dataset: Annotated[Optional[list[str]], typer.Option(
+        "--input-dataset", help="name,rawbin|rawtxt,file|dir,path[,dir]; repeatable")] = None,
+    model_input: Annotated[Optional[list[str]], typer.Option("--model-input", "--model-input-name",
+                                                             help="name,float,[d0,d1,...]; repeatable")] = None,
+    onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol", help="symbol,value")] = None,
+    image_mode: Annotated[Optional[str], typer.Option("--image-mode", help="0to1, 0to255 (default), neg1to1, neg128to127")] = None,
+    image_layout: Annotated[Optional[str], typer.Option("--image-layout", help="NCHW (default) or NHWC")] = None,
+    image_channel_order: Annotated[Optional[str], typer.Option("--image-channel-order", help="BGR (default) or RGB")] = None,
+    mean: Annotated[Optional[str], typer.Option("--mean", help="per-channel mean, 0..255 units, e.g. 104,117,123")] = None,
+    stddev: Annotated[Optional[str], typer.Option("--stddev", help="per-channel standard deviation, 0..255 units")] = None,
+    num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins", help="histogram bins per value (KL needs >= 255)")] = 10,
+) -> None:
+    """Profile a float model over calibration inputs."""
+    from glowmlir.compiler import CompileOptions
+    from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
+    from glowmlir.importers.onnx import ModelInput, parse_define_symbol
+    from glowmlir.profiling import Profiler
+    from glowmlir.quantization.profile import write_profile
+
+    if num_histogram_bins < 1:
+        raise GlowError(f"-num-histogram-bins={num_histogram_bins}: must be at least 1")
+    image_options = ImageOptions.parse(image_mode, image_layout, image_channel_order, mean, stddev)
+    datasets = [parse_input_dataset(spec) for spec in input_dataset or []]
+    entries = inputs or []
+    if not entries and not datasets:
+        raise GlowError("no calibration inputs: give images, .npy/.npz files or -input-dataset")
+    options = CompileOptions(model_inputs=[ModelInput.parse(spec) for spec in model_input or []],
+                             symbols=dict(parse_define_symbol(spec) for spec in onnx_define_symbol or []))
+    profiler = Profiler.for_model(model, options, num_histogram_bins)
+    count, feeds = calibration_samples(profiler.input_shapes(), [e for e in entries if not _is_array(e)], datasets,
+                                       [e for e in entries if _is_array(e)], image_options)
+    columns = (TextColumn("profiling"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True, disable=count < 20) as progress:
+        task = progress.add_task("profiling", total=count)
+        for _ in profiler.run(feeds):
+            progress.advance(task)
+    write_profile(dump_profile, profiler.profile)
+    print(f"profiled {len(profiler.profile.entries)} values over {count} inferences; wrote {dump_profile}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    run_app(app, "glow-profile", argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,457 @@
+"""Integer kernels for quantized `glowll` instructions.
+
+Storage is int8 (any `!quant.uniform` storage type), accumulation int32, and there is no
+floating point anywhere in them except in `quantize`/`dequantize` themselves, so cores
+without an FPU run them without soft-float calls. The arithmetic is TFLite's int8
+reference arithmetic, the one CMSIS-NN's s8 functions implement, so that kernel selection
+can swap a kernel for a library call without changing a single output bit:
+
+* Convolution / FullyConnected: `acc = bias + sum (x - x_offset) * (w - w_offset)`, then
+  `y = clamp(requantize(acc, M, S) + y_offset)`, with (M, S) from
+  `input_scale * weight_scale / output_scale` (per output channel for per-channel filters);
+* Add: both inputs are shifted left by 20 and requantized to a common scale, summed and
+  requantized again; Mul: `requantize((a - a_offset) * (b - b_offset))`;
+* Relu/Clip/Rescale: `requantize(x - x_offset)` to the output's parameters, clamped;
+* Max/AvgPool: on the raw integers (input and output share parameters), averages rounded
+  half away from zero;
+* SoftMax: CMSIS-NN's `arm_softmax_s8` fixed-point exp and reciprocal; output scale
+  1/256 and offset -128.
+
+`requantize` is CMSIS-NN's `arm_nn_requantize`: a rounding doubling high multiply by
+the 31-bit multiplier M, then a rounding shift by S.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32, i64
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.lowering import kernels
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.quantization.rescaling import (
+    ADD_LEFT_SHIFT,
+    activation_bounds,
+    add_multipliers,
+    bias_multiplier,
+    multiplier_and_shift,
+    output_multipliers,
+    softmax_parameters,
+)
+
+ViewOf = Callable[[SSAValue], View]
+
+
+def _type(value: SSAValue) -> UniformQuantizedType:
+    return value.type.element_type
+
+
+# ----------------------------------------------------------------------------- requantization
+
+
+def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
+    """CMSIS-NN's `arm_nn_requantize(value, multiplier, shift)` on i32 values.
+
+    `divide_by_power_of_two(doubling_high_mul(value << max(shift, 0), multiplier), max(-shift, 0))`
+    where the doubling high multiply is `(value * multiplier + 2^30) >> 31` in 64 bits.
+    Compile-time multiplier/shift fold into constants.
+    """
+    if isinstance(shift, int):
+        left, right = max(shift, 0), max(-shift, 0)
+    else:
+        left, right = b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+    if not (isinstance(left, int) and left == 0):
+        value = b.shift_left(value, left)
+    wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
+    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 30), 31), i32)
+    return divide_by_power_of_two(b, high, right)
+
+
+def divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
+    """`arm_nn_divide_by_power_of_two`: value / 2^exponent rounded half away from zero."""
+    if isinstance(exponent, int) and exponent == 0:
+        return value
+    mask = (1 << exponent) - 1 if isinstance(exponent, int) else b.int_sub(b.shift_left(1, exponent), 1)
+    quotient = b.shift_right(value, exponent)
+    remainder = b.int_and(value, mask)
+    threshold = b.int_add(b.shift_right(mask, 1), b.select(b.int_compare("slt", quotient, 0), 1, 0))
+    return b.int_add(quotient, b.select(b.int_compare("sgt", remainder, threshold), 1, 0))
+
+
+def store_level(b: KernelBuilder, level: SSAValue, low: int, high: int, view: View, indices: Sequence[Index]) -> None:
+    """Clamps an i32 level to [low, high] and stores it in the view's storage type."""
+    b.store(b.truncate(b.clamp(level, low, high), view.element_type), view, indices)
+
+
+def load_level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
+    """An element widened to i32."""
+    return b.sign_extend(b.load(view, indices))
+
+
+# ----------------------------------------------------------------------------- convolution
+
+
+class ChannelRequantization:
+    """The (multiplier, shift) of each output channel: constants for a per-tensor filter,
+    else loaded from the instruction's `requantization` buffer ([2, channels]: multipliers, shifts)."""
+
+    def __init__(self, b: KernelBuilder, op, view: ViewOf, weight_type: UniformQuantizedType):
+        self.b = b
+        self.table = view(op.requantization) if op.requantization is not None else None
+        if self.table is None:
+            (multiplier,), (shift,) = output_multipliers(_type(op.input), weight_type, _type(op.dest))
+            self.constant = (int(multiplier), int(shift))
+
+    def of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue]:
+        if self.table is None:
+            return self.constant
+        return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
+
+
+def _bias_term(b: KernelBuilder, op, bias: View, channel: Index) -> SSAValue:
+    """The bias in accumulator units (input scale x weight scale): as stored when its scale
+    is that product, else requantized (an Int8 bias keeps its own scale in Glow's rule)."""
+    bias_type = _type(op.bias)
+    level = b.int_sub(load_level(b, bias, [channel]), 0 if bias_type.per_channel else bias_type.offset)
+    rescaling = bias_multiplier(_type(op.input), _type(op.operands[2]), bias_type)
+    return level if rescaling is None else requantize(b, level, *rescaling)
+
+
+def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """Per output row and block of channels: int32 accumulator rows on the stack, filled
+    from the bias, accumulated tap by tap, then requantized into the destination (or into
+    a row of the fused pooling window)."""
+    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    in_type, w_type, out_type = _type(op.input), _type(op.filter), _type(op.dest)
+    n_size, out_c, out_h, out_w = dest.shape
+    _, group_c, k_h, k_w = filt.shape
+    in_h, in_w = src.shape[2:]
+    sy, sx = op.strides.get_values()
+    pt, pl, pb, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    groups = op.group.value.data
+    out_per_group = out_c // groups
+    block = next(size for size in kernels.CHANNEL_BLOCKS if out_per_group % size == 0)
+    pool = kernels.Window.of_fused_pool(op)
+    conv_h, conv_w = glow.ConvolutionOp.shape_rule(src.shape, filt.shape, (sy, sx), op.pads.get_values(), (dy, dx),
+                                                   groups)[2:]
+    requantization = ChannelRequantization(b, op, view, w_type)
+    low, high = activation_bounds(op, out_type)
+    accumulators = View.contiguous(b.alloca(block * conv_w, i32), (block, conv_w), element_type=i32)
+
+    def convolution_rows(n: Index, channels: list[Index], y: Index, store_row: Callable[[int, Index], None]) -> None:
+        for j, o in enumerate(channels):
+            bias_o = _bias_term(b, op, bias, o)
+            kernels.fill_row(b, accumulators, [j], conv_w, lambda x: bias_o)
+        first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if groups > 1 else 0
+        with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
+            in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
+            with kernels.inside_rows(b, in_y, in_h, pt or pb):
+                channel = b.add(first_channel, c.index)
+                for kx in range(k_w):
+                    lo, hi, shift = kernels.window_columns(b, kx, in_w, conv_w, sx, pl, dx)
+                    weights = [b.int_sub(load_level(b, filt, [o, c.index, ky.index, kx]), _weight_offset(b, w_type, o))
+                               for o in channels]
+                    with b.loop(lo, hi) as x:
+                        pixel = b.int_sub(load_level(b, src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)]),
+                                          in_type.offset)
+                        for j, weight in enumerate(weights):
+                            total = b.int_add(b.load(accumulators, [j, x.index]), b.int_mul(pixel, weight))
+                            b.store(total, accumulators, [j, x.index])
+        for j, o in enumerate(channels):
+            multiplier, shift = requantization.of(o)
+            with b.loop(0, conv_w) as x:
+                level = b.int_add(requantize(b, b.load(accumulators, [j, x.index]), multiplier, shift), out_type.offset)
+                store_row(j, x.index, b.clamp(level, low, high))
+
+    with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        if pool is None:
+            convolution_rows(n, channels, y, lambda j, x, level: b.store(
+                b.truncate(level, dest.element_type), dest, [n, channels[j], y, x]))
+        else:
+            _pooled_rows(b, pool, dest, n, channels, y, (conv_h, conv_w), convolution_rows)
+
+
+def _weight_offset(b: KernelBuilder, weight_type: UniformQuantizedType, channel: Index) -> int:
+    if weight_type.per_channel:
+        if weight_type.offset_array().any():
+            raise NotImplementedError("per-channel weights must be symmetric")
+        return 0
+    return weight_type.offset
+
+
+def _pooled_rows(b: KernelBuilder, pool: kernels.Window, dest: View, n: Index, channels: list[Index], y: Index,
+                 conv_hw: tuple[int, int], convolution_rows) -> None:
+    """Fused pooling: each convolution row under the window is requantized into a stack row
+    of levels and folded into the output row (max), or into int32 sums (average)."""
+    conv_h, conv_w = conv_hw
+    out_w = dest.shape[3]
+    block = len(channels)
+    levels = View.contiguous(b.alloca(block * conv_w, i32), (block, conv_w), element_type=i32)
+    sums = View.contiguous(b.alloca(block * out_w, i32), (block, out_w), element_type=i32)
+    start = -(1 << 31) if pool.is_max else 0
+    for j in range(block):
+        kernels.fill_row(b, sums, [j], out_w, lambda x: b.integer(start))
+    for wy in range(pool.kernel[0]):
+        conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
+        with kernels.inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
+            convolution_rows(n, channels, conv_y, lambda j, x, level: b.store(level, levels, [j, x]))
+            for j in range(block):
+                kernels.pool_row(b, pool, sums, [j], levels, [j], conv_w, b.int_max if pool.is_max else b.int_add)
+    for j, o in enumerate(channels):
+        _store_pooled_row(b, pool, dest, [n, o, y], sums, [j], conv_hw)
+
+
+def _store_pooled_row(b: KernelBuilder, window: kernels.Window, dest: View, prefix: list[Index], sums: View,
+                      sums_prefix: list[Index], in_hw: tuple[int, int]) -> None:
+    """Writes one pooled row: maxima as they are, sums divided by the window size with
+    rounding half away from zero (TFLite's average pool)."""
+    out_w = dest.shape[3]
+    if window.is_max:
+        kernels.fill_row(b, dest, prefix, out_w,
+                         lambda x: b.truncate(b.load(sums, [*sums_prefix, x]), dest.element_type))
+        return
+    size = kernels.window_size(b, window, prefix[2], in_hw)
+
+    def average(x: Index) -> SSAValue:
+        total = b.load(sums, [*sums_prefix, x])
+        count = b.integer(size) if isinstance(size, int) else b.truncate(b.index(size(x)), i32)
+        half = b.int_div(count, 2)
+        rounded = b.select(b.int_compare("sgt", total, 0), b.int_add(total, half), b.int_sub(total, half))
+        return b.truncate(b.int_div(rounded, count), dest.element_type)
+
+    kernels.fill_row(b, dest, prefix, out_w, average)
+
+
+def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: ViewOf) -> None:
+    """Max/AvgPool on the raw levels: input and output share their parameters."""
+    dest, src = view(op.dest), view(op.input)
+    window = kernels.Window.of_pool(op)
+    n_size, channels, out_h, out_w = dest.shape
+    in_h, in_w = src.shape[2:]
+    sums = View.contiguous(b.alloca(out_w, i32), (out_w,), element_type=i32)
+    start = -(1 << 31) if window.is_max else 0
+
+    def combine(total: SSAValue, level: SSAValue) -> SSAValue:
+        level = b.sign_extend(level)
+        return b.int_max(total, level) if window.is_max else b.int_add(total, level)
+
+    with b.loops([n_size, channels, out_h]) as (n, c, y):
+        kernels.fill_row(b, sums, [], out_w, lambda x: b.integer(start))
+        with b.loop(0, window.kernel[0]) as ky:
+            in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
+            with kernels.inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
+                kernels.pool_row(b, window, sums, [], src, [n, c, in_y], in_w, combine)
+        _store_pooled_row(b, window, dest, [n, c, y], sums, [], (in_h, in_w))
+
+
+# ----------------------------------------------------------------------------- fully connected
+
+
+def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
+    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
+    in_type, w_type, out_type = _type(op.input), _type(op.weights), _type(op.dest)
+    (multiplier,), (shift,) = output_multipliers(in_type, w_type, out_type)
+    low, high = activation_bounds(op, out_type)
+    rows, columns = dest.shape
+    depth = src.shape[1]
+    with b.loops([rows, columns]) as (m, n):
+        with b.loop(0, depth, carried=[_bias_term(b, op, bias, n)]) as k:
+            x = b.int_sub(load_level(b, src, [m, k.index]), in_type.offset)
+            w = b.int_sub(load_level(b, weights, [n, k.index]), w_type.offset)
+            k.next(b.int_add(k.carried[0], b.int_mul(x, w)))
+        level = b.int_add(requantize(b, k.results[0], int(multiplier), int(shift)), out_type.offset)
+        store_level(b, level, low, high, dest, [m, n])
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, dest: UniformQuantizedType) -> SSAValue:
+    """A level of `source` re-expressed in `dest`'s parameters (before clamping)."""
+    multiplier, shift = multiplier_and_shift(source.scale / dest.scale)
+    return b.int_add(requantize(b, b.int_sub(level, source.offset), multiplier, shift), dest.offset)
+
+
+def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
+    """Glow's quantize: `clamp(nearbyint(x / scale + offset))` as an i32, computed in f32.
+
+    Rounding is done the classic way, without a float-to-int instruction: after clamping to
+    the level range, adding 1.5 * 2^23 leaves the nearest integer (ties to even) in the low
+    mantissa bits."""
+    low, high = dest.value_range
+    scaled = b.emit(llvm.FAddOp(b.emit(llvm.FDivOp(value, b.f32(dest.scale))), b.f32(float(dest.offset))))
+    clamped = b.fmin(b.fmax(scaled, b.f32(float(low))), b.f32(float(high)))
+    magic = b.emit(llvm.FAddOp(clamped, b.f32(12582912.0)))
+    return b.int_sub(b.bitcast(magic, i32), 0x4B400000)
+
+
+def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
+    dest = view(op.dest)
+    sources = [kernels.broadcast_view(view(v), dest.shape) for v in op.inputs]
+    kind = op.kind.data
+    if kind == "dequantize":
+        source = _type(op.inputs[0])
+        scale = b.f32(source.scale)
+        kernels.emit_strided_map(b, dest, sources, lambda v: b.fmul(
+            b.to_f32(b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
+        return
+    out_type = _type(op.dest)
+    low, high = activation_bounds(op, out_type) if kind in ("relu", "clip", "add") else out_type.value_range
+    narrow = dest.element_type
+
+    def store(level: SSAValue) -> SSAValue:
+        return b.truncate(b.clamp(level, low, high), narrow)
+
+    if kind == "quantize":
+        compute = lambda v: store(_quantize_float(b, v[0], out_type))  # noqa: E731
+    elif kind == "splat":
+        level = int(op.value.value.data)
+        compute = lambda v: b.integer(level, narrow)  # noqa: E731
+    elif kind == "copy":
+        compute = lambda v: v[0]  # noqa: E731
+    elif kind in ("relu", "clip", "rescale_quantized"):
+        source = _type(op.inputs[0])
+        compute = lambda v: store(_rescaled(b, b.sign_extend(v[0]), source, out_type))  # noqa: E731
+    elif kind == "add":
+        first, second = (_type(v) for v in op.inputs)
+        (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+
+        def compute(v):
+            a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), ADD_LEFT_SHIFT), m1, s1)
+            c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), ADD_LEFT_SHIFT), m2, s2)
+            return store(b.int_add(requantize(b, b.int_add(a, c), mo, so), out_type.offset))
+    elif kind == "mul":
+        first, second = (_type(v) for v in op.inputs)
+        multiplier, shift = multiplier_and_shift(float(np.float32(first.scale) * np.float32(second.scale)) / out_type.scale)
+
+        def compute(v):
+            product = b.int_mul(b.int_sub(b.sign_extend(v[0]), first.offset), b.int_sub(b.sign_extend(v[1]), second.offset))
+            return store(b.int_add(requantize(b, product, multiplier, shift), out_type.offset))
+    else:
+        raise NotImplementedError(f"quantized elementwise \"{kind}\"")
+    kernels.emit_strided_map(b, dest, sources, compute)
+
+
+# ----------------------------------------------------------------------------- softmax
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def doubling_high_mult(b: KernelBuilder, a: SSAValue, c: int | SSAValue) -> SSAValue:
+    """`arm_nn_doubling_high_mult` (MUL_SAT): round(a * c / 2^31), ties away from zero,
+    saturating the one overflow (INT32_MIN * INT32_MIN)."""
+    c = b.int_value(c)
+    product = b.int_mul(b.sign_extend(a, i64), b.sign_extend(c, i64))
+    signs_differ = b.int_compare("ne", b.int_compare("slt", a, 0), b.int_compare("slt", c, 0))
+    nudge = b.select(signs_differ, b.integer(1 - (1 << 30), i64), b.integer(1 << 30, i64))
+    result = b.truncate(b.int_div(b.int_add(product, nudge), b.integer(1 << 31, i64)), i32)
+    overflow = b.int_and(b.int_compare("eq", a, c), b.int_compare("eq", a, INT32_MIN))
+    return b.select(overflow, INT32_MAX, result)
+
+
+def multiply_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int) -> SSAValue:
+    """`arm_nn_mult_by_power_of_two`: value * 2^exponent, saturated to int32."""
+    threshold = (1 << (31 - exponent)) - 1
+    result = b.select(b.int_compare("sgt", value, threshold), INT32_MAX, b.shift_left(value, exponent))
+    return b.select(b.int_compare("slt", value, -threshold), INT32_MIN, result)
+
+
+def exp_on_negative_values(b: KernelBuilder, value: SSAValue) -> SSAValue:
+    """`arm_nn_exp_on_negative_values`: exp(x) in Q0.31 for x <= 0 given in Q5.26
+    (gemmlowp's polynomial on [-1/4, 0) and a product of exp(-2^k) factors)."""
+    quarter = 1 << 24
+    modulo_minus_quarter = b.int_sub(b.int_and(value, quarter - 1), quarter)
+    remainder = b.int_sub(modulo_minus_quarter, value)
+    x = b.int_add(b.shift_left(modulo_minus_quarter, 5), 1 << 28)
+    x2 = doubling_high_mult(b, x, x)
+    x3 = doubling_high_mult(b, x2, x)
+    x4_over_4 = divide_by_power_of_two(b, doubling_high_mult(b, x2, x2), 2)
+    polynomial = divide_by_power_of_two(
+        b, b.int_add(doubling_high_mult(b, b.int_add(x4_over_4, x3), 715827883), x2), 1)
+    result = b.int_add(1895147668, doubling_high_mult(b, b.integer(1895147668), b.int_add(x, polynomial)))
+    for bit, factor in enumerate((1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242), start=24):
+        has_bit = b.int_compare("ne", b.int_and(remainder, 1 << bit), 0)
+        result = b.select(has_bit, doubling_high_mult(b, result, factor), result)
+    return b.select(b.int_compare("eq", value, 0), INT32_MAX, result)
+
+
+def one_over_one_plus_x(b: KernelBuilder, value: SSAValue) -> SSAValue:
+    """`arm_nn_one_over_one_plus_x_for_x_in_0_1`: 1 / (1 + x) by Newton-Raphson, Q0.31."""
+    total = b.int_add(b.sign_extend(value, i64), b.integer(INT32_MAX, i64))
+    rounding = b.select(b.int_compare("sge", total, 0), b.integer(1, i64), b.integer(-1, i64))
+    half_denominator = b.truncate(b.int_div(b.int_add(total, rounding), b.integer(2, i64)), i32)
+    x = b.int_add(1515870810, doubling_high_mult(b, half_denominator, -1010580540))
+    for _ in range(3):
+        error = b.int_sub(1 << 29, doubling_high_mult(b, half_denominator, x))
+        x = b.int_add(x, multiply_by_power_of_two(b, doubling_high_mult(b, x, error), 2))
+    return multiply_by_power_of_two(b, x, 1)
+
+
+def count_leading_zeros(b: KernelBuilder, value: SSAValue) -> SSAValue:
+    """Leading zero bits of a positive i32, by halving the search range five times."""
+    count = b.integer(0)
+    for bits in (16, 8, 4, 2, 1):
+        small = b.int_compare("ult", value, 1 << (32 - bits) if bits < 32 else 0)
+        count = b.select(small, b.int_add(count, bits), count)
+        value = b.select(small, b.shift_left(value, bits), value)
+    return count
+
+
+ACCUMULATION_BITS = 12
+
+
+def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
+    """`arm_softmax_s8` over the last axis: exp of the input's distance to the row maximum
+    in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128."""
+    dest, src = view(op.dest), view(op.input)
+    multiplier, shift, diff_min = softmax_parameters(_type(op.input))
+    size = dest.shape[-1]
+    rows = int(np.prod(dest.shape[:-1]))
+    dest, src = dest.reshaped((rows, size), (size, 1)), src.reshaped((rows, size), (size, 1))
+    with b.loop(0, rows) as row:
+        with b.loop(0, size, carried=[b.integer(INT32_MIN)]) as loop:
+            loop.next(b.int_max(loop.carried[0], load_level(b, src, [row.index, loop.index])))
+        (largest,) = loop.results
+
+        def exp_of(column: Index) -> tuple[SSAValue, SSAValue]:
+            """(whether the column counts, exp of its distance to the maximum in Q0.31)."""
+            distance = b.int_sub(load_level(b, src, [row.index, column]), largest)
+            scaled = doubling_high_mult(b, b.int_mul(distance, 1 << shift), multiplier)
+            return b.int_compare("sge", distance, diff_min), exp_on_negative_values(b, scaled)
+
+        with b.loop(0, size, carried=[b.integer(0)]) as loop:
+            counts, value = exp_of(loop.index)
+            term = b.select(counts, divide_by_power_of_two(b, value, ACCUMULATION_BITS), 0)
+            loop.next(b.int_add(loop.carried[0], term))
+        (total,) = loop.results
+        headroom = count_leading_zeros(b, total)
+        normalized = b.select(b.int_compare("sgt", total, 0), b.shift_left(total, headroom), 0)
+        scale = one_over_one_plus_x(b, b.int_sub(normalized, INT32_MIN))
+        bits_over_unit = b.int_sub(ACCUMULATION_BITS + 23, headroom)
+        with b.loop(0, size) as column:
+            counts, value = exp_of(column.index)
+            level = b.int_sub(divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit), 128)
+            store_level(b, b.select(counts, level, -128), -128, 127, dest, [row.index, column.index])
+
+
+QUANTIZED_KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
+    glowll.ConvolutionOp: emit_quantized_convolution,
+    glowll.FullyConnectedOp: emit_quantized_fully_connected,
+    glowll.MaxPoolOp: emit_quantized_pool,
+    glowll.AvgPoolOp: emit_quantized_pool,
+    glowll.ElementwiseOp: emit_quantized_elementwise,
+    glowll.SoftMaxOp: emit_quantized_softmax,
+}
+"""The emitters of instructions on quantized buffers; data movement (copy, transpose,
+insert/extract tensor) is type-generic and uses the float kernels' emitters."""
+
+
+def is_quantized_instruction(op: glowll.InstructionOp) -> bool:
+    return any(is_quantized(v.type) for v in op.operands)

@@ -1,0 +1,76 @@
+"""Profiling a float model for quantization (Glow's `-dump-profile`).
+
+The graph is taken to the point where `glow-quantize` will later see it (the passes before
+quantization), every named value (`<node>:0`) and every input becomes an extra output of
+a host bundle, and each calibration run folds those tensors into a `NodeProfile`
+(min, max, histogram). The profile records a hash of that graph, so a profile made for
+another model or other input shapes is refused when quantizing.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from glowmlir.compiler import Bundle, CompileOptions, compile_module, run_passes
+from glowmlir.dialects import glow
+from glowmlir.importers.onnx import import_onnx
+from glowmlir.quantization.profile import NodeProfile, Profile
+from glowmlir.transforms import pre_quantization_passes
+from glowmlir.transforms.quantize import graph_hash, value_key
+
+TOOLS_VERSION = f"glowmlir {importlib.metadata.version('glowmlir')}"
+
+
+def instrument(module: ModuleOp) -> dict[str, str]:
+    """Saves every profiled value as an extra output `profile_<k>`; returns output name -> profile key."""
+    function = next(op for op in module.body.block.ops if isinstance(op, glow.FunctionOp))
+    outputs: dict[str, str] = {}
+    for op in list(function.body.block.ops):
+        if not op.results or op.results[0].type.element_type != f32:
+            continue
+        key = value_key(op.results[0])
+        if key is None or key in outputs.values():
+            continue
+        name = f"profile_{len(outputs)}"
+        Rewriter.insert_op(glow.SaveOp(op.results[0], name), InsertPoint.at_end(function.body.block))
+        outputs[name] = key
+    return outputs
+
+
+@dataclass
+class Profiler:
+    """A host bundle of the instrumented model, and the profile it accumulates."""
+
+    bundle: Bundle
+    keys: dict[str, str]
+    profile: Profile
+
+    @staticmethod
+    def for_model(model: str, options: CompileOptions, num_bins: int = 10) -> Profiler:
+        module = import_onnx(model, options.model_inputs, options.symbols, options.network_name)
+        run_passes(module, pre_quantization_passes())
+        hash_value = graph_hash(module)
+        keys = instrument(module)
+        bundle = compile_module(module, replace(options, memory_fusion=False, quantization=None))
+        entries = {key: NodeProfile.empty(key, num_bins) for key in keys.values()}
+        return Profiler(bundle, keys, Profile(TOOLS_VERSION, hash_value, entries))
+
+    def input_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {p.name: p.shape for p in self.bundle.layout.placeholders if p.kind == "input"}
+
+    def observe(self, feed: dict[str, np.ndarray]) -> None:
+        """Runs one inference and folds every observed tensor into its profile entry."""
+        outputs = self.bundle.run(feed)
+        for name, key in self.keys.items():
+            self.profile.entries[key].update(outputs[name])
+
+    def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[None]:
+        for feed in feeds:
+            self.observe(feed)
+            yield

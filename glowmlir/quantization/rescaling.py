@@ -1,0 +1,89 @@
+"""The compile-time integer constants of quantized kernels, derived from their types.
+
+One place computes every multiplier, shift and clamp bound a quantized op needs, from the
+scales and offsets of its operand types, the way TFLite prepares its int8 kernels. Our
+generated kernels use them, and so will library calls (CMSIS-NN takes exactly these
+arguments), so both compute the same bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glowmlir.quantization.params import quantize_multiplier
+
+ADD_LEFT_SHIFT = 20
+"""TFLite's int8 Add shifts both inputs left by 20 bits before rescaling them."""
+
+
+def multiplier_and_shift(real: float) -> tuple[int, int]:
+    """`real` as a 31-bit fixed-point multiplier and a power-of-two shift (TFLite's QuantizeMultiplier)."""
+    return quantize_multiplier(float(real))
+
+
+def _product_scales(input_type, weight_type) -> np.ndarray:
+    """input scale x weight scale (per channel), in float32 as TFLite and Glow multiply them."""
+    return (np.float32(input_type.scale) * weight_type.scale_array()).astype(np.float32)
+
+
+def output_multipliers(input_type, weight_type, output_type) -> tuple[np.ndarray, np.ndarray]:
+    """Convolution/FullyConnected: (multipliers, shifts) of `input x weight / output` scale,
+    one per channel of a per-channel weight type, else a single one."""
+    pairs = [multiplier_and_shift(float(p) / output_type.scale) for p in _product_scales(input_type, weight_type)]
+    return np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32)
+
+
+def bias_multiplier(input_type, weight_type, bias_type) -> tuple[int, int] | None:
+    """None when the bias is stored in accumulator units (scale = input x weight scale, as
+    with an Int32 bias); else the (multiplier, shift) that brings it there."""
+    products = _product_scales(input_type, weight_type)
+    if bias_type.per_channel:
+        if not np.array_equal(bias_type.scale_array(), products):
+            raise ValueError("a per-channel bias must have scale = input scale x weight scale")
+        return None
+    if bias_type.scale == float(products[0]) and bias_type.offset == 0:
+        return None
+    return multiplier_and_shift(bias_type.scale / float(products[0]))
+
+
+def add_multipliers(first, second, output) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """TFLite's int8 Add: each input is rescaled to twice the larger input scale (after the
+    left shift), the sum to the output scale."""
+    twice_max = 2.0 * max(first.scale, second.scale)
+    return (multiplier_and_shift(first.scale / twice_max), multiplier_and_shift(second.scale / twice_max),
+            multiplier_and_shift(twice_max / ((1 << ADD_LEFT_SHIFT) * output.scale)))
+
+
+def quantize_level(real: float, element_type) -> int:
+    """The level of a real value in a per-tensor type (Glow's quantize: round half to even, clamp)."""
+    low, high = element_type.value_range
+    level = np.rint(np.float32(real) / np.float32(element_type.scale) + np.float32(element_type.offset))
+    return int(np.clip(level, low, high))
+
+
+def activation_bounds(op, output_type) -> tuple[int, int]:
+    """The clamp range of a quantized result: the type's range, narrowed by the op's
+    relu/clip (its `kind`, or its fused `activation`) to the levels of [0, inf) or [min, max]."""
+    low, high = output_type.value_range
+    kind = op.properties.get("activation") or op.properties.get("kind")
+    kind = kind.data if kind is not None else None
+    if kind == "relu":
+        return max(low, quantize_level(0.0, output_type)), high
+    if kind == "clip":
+        return (max(low, quantize_level(op.clip_min.value.data, output_type)),
+                min(high, quantize_level(op.clip_max.value.data, output_type)))
+    return low, high
+
+
+SOFTMAX_INPUT_INTEGER_BITS = 5
+"""TFLite's int8 softmax feeds exp with the input's distance to the row maximum in Q5.26."""
+
+
+def softmax_parameters(input_type, beta: float = 1.0) -> tuple[int, int, int]:
+    """(multiplier, shift, diff_min) of TFLite's int8 softmax (arm_softmax_s8's arguments):
+    distances below diff_min have exp too small to count."""
+    total_bits = 31 - SOFTMAX_INPUT_INTEGER_BITS
+    real = min(beta * input_type.scale * (1 << total_bits), (1 << 31) - 1.0)
+    multiplier, shift = multiplier_and_shift(real)
+    radius = ((1 << SOFTMAX_INPUT_INTEGER_BITS) - 1) * (1 << total_bits) / (1 << shift)
+    return multiplier, shift, -int(np.floor(radius))

@@ -1,0 +1,318 @@
+"""glowmlir.quantization.params: Glow's chooseQuantizationParams / optimizeKL / rescaleHistogram,
+quantize/dequantize, TFLite's QuantizeMultiplier and CMSIS-NN's arm_nn_requantize."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glowmlir.quantization.params import (
+    RANGES, SCHEMAS, QuantParams, choose_params, dequantize, dequantize_per_channel, multiplier_shift_arrays,
+    optimize_kl, quantize, quantize_multiplier, quantize_per_channel, requantize, rescale_histogram,
+    round_to_float32)
+
+f32 = round_to_float32
+
+
+# ----------------------------------------------------------------------------- worked examples (notes §4)
+
+def test_asymmetric_0_6():
+    params = choose_params(0.0, 6.0)
+    assert params == QuantParams(f32(6 / 255), -128)
+
+
+def test_symmetric_minus1_2():
+    params = choose_params(-1.0, 2.0, "symmetric")
+    assert params.offset == 0
+    assert params.scale == pytest.approx(2 / 127, rel=1e-6)
+
+
+def test_power2_rounds_the_scale_up():
+    # Glow: scale = exp2(ceil(log2(scale))). For [-1, 2] the scale is 2/127 = 0.015748 > 2^-6,
+    # so it rounds up to 2^-5 (the notes' "2^-6" would be rounding down and lose range).
+    assert choose_params(-1.0, 2.0, "symmetric_with_power2_scale") == QuantParams(2.0 ** -5, 0)
+    # [-1, 1.9]: 1.9/127 = 0.01496 -> 2^-6.
+    assert choose_params(-1.0, 1.9, "symmetric_with_power2_scale") == QuantParams(2.0 ** -6, 0)
+
+
+def test_symmetric_with_uint8():
+    unsigned = choose_params(0.5, 3.0, "symmetric_with_uint8")
+    assert unsigned == QuantParams(f32(3 / 255), -128)  # zero forced in, then asymmetric formulas
+    assert choose_params(-0.5, 3.0, "symmetric_with_uint8") == choose_params(-0.5, 3.0, "symmetric")
+
+
+def test_zero_range_gets_scale_0_1():
+    assert choose_params(0.0, 0.0) == QuantParams(f32(0.1), 0)
+    assert choose_params(0.0, 0.0, "symmetric_with_power2_scale") == QuantParams(0.125, 0)
+
+
+def test_range_not_containing_zero_is_extended():
+    assert choose_params(2.0, 6.0) == choose_params(0.0, 6.0)
+    assert choose_params(-6.0, -2.0) == QuantParams(f32(6 / 255), 127)
+
+
+def test_int16_and_restricted_int32():
+    assert RANGES["Int32"] == (-(2 ** 31) >> 2, (2 ** 31 - 1) >> 2)
+    assert choose_params(0.0, 1.0, precision="Int16") == QuantParams(f32(1 / 65535), -32768)
+    params = choose_params(-1.0, 1.0, "symmetric", precision="Int32")
+    assert params.offset == 0 and params.scale == f32(2 / (2 ** 30 - 1))
+
+
+def test_scale_is_float32():
+    params = choose_params(0.0, 6.0)
+    assert params.scale == float(np.float32(params.scale))
+    assert QuantParams(0.1, 3).scale == float(np.float32(0.1))
+
+
+@pytest.mark.parametrize("arguments, fragment", [
+    (dict(schema="assymetric"), "schema"),
+    (dict(precision="Int4"), "precision"),
+    (dict(calibration="kl"), "calibration"),
+])
+def test_unknown_choices_are_rejected(arguments, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        choose_params(0.0, 1.0, **arguments)
+
+
+def test_min_above_max_is_rejected():
+    with pytest.raises(ValueError, match="min"):
+        choose_params(1.0, 0.0)
+
+
+# ----------------------------------------------------------------------------- properties of choose_params
+
+magnitudes = st.one_of(st.just(0.0), st.floats(1e-3, 1e4))
+signed = st.builds(lambda magnitude, negative: -magnitude if negative else magnitude, magnitudes, st.booleans())
+ranges = st.lists(signed, min_size=2, max_size=2).map(sorted)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ranges, st.sampled_from(SCHEMAS), st.sampled_from(["Int8", "Int16"]))
+def test_choose_params_properties(bounds, schema, precision):
+    low, high = bounds
+    qmin, qmax = RANGES[precision]
+    params = choose_params(low, high, schema, precision)
+    assert qmin <= params.offset <= qmax
+    assert params.scale > 0
+    # Zero is exactly representable.
+    zero_level = quantize(np.float32(0), params, precision)
+    assert zero_level == params.offset and dequantize(zero_level, params) == 0
+    if schema in ("symmetric", "symmetric_with_power2_scale") or (schema == "symmetric_with_uint8" and low < 0):
+        assert params.offset == 0
+    if schema == "symmetric_with_uint8" and low >= 0 and high > 0:
+        assert params.offset == qmin
+    if schema == "symmetric_with_power2_scale":
+        assert math.frexp(params.scale)[0] == 0.5
+    # Values inside the profiled range come back within half a step (float32 slack).
+    values = np.linspace(low, high, 101, dtype=np.float32)
+    restored = dequantize(quantize(values, params, precision), params)
+    slack = params.scale * 2.0 ** -8 + np.abs(values) * 2.0 ** -22
+    assert np.all(np.abs(restored - values) <= params.scale / 2 + slack)
+
+
+# ----------------------------------------------------------------------------- quantize / dequantize
+
+def test_quantize_rounds_half_to_even_and_clips():
+    params = QuantParams(1.0, 0)
+    assert quantize([0.5, 1.5, 2.5, -0.5, -1.5, 300.0, -300.0], params).tolist() == [0, 2, 2, 0, -2, 127, -128]
+    assert quantize([1e12, -1e12], params, "Int32").tolist() == [2 ** 31 - 1, -(2 ** 31)]
+    assert quantize([1.0], params, "Int16").dtype == np.int16
+
+
+def test_dequantize_is_float32():
+    out = dequantize(np.array([-128, 0, 127], dtype=np.int8), QuantParams(0.5, -128))
+    assert out.dtype == np.float32 and out.tolist() == [0.0, 64.0, 127.5]
+
+
+def test_quantize_rejects_nan():
+    with pytest.raises(ValueError, match="NaN"):
+        quantize([np.nan], QuantParams(1.0, 0))
+
+
+def test_per_channel_matches_per_tensor():
+    rng = np.random.default_rng(0)
+    weights = rng.normal(size=(3, 2, 2, 4)).astype(np.float32)
+    params = [choose_params(float(w.min()), float(w.max()), "symmetric") for w in weights]
+    scales = np.array([p.scale for p in params], dtype=np.float32)
+    offsets = np.array([p.offset for p in params], dtype=np.int32)
+    levels = quantize_per_channel(weights, scales, offsets, 0)
+    for channel, p in enumerate(params):
+        assert np.array_equal(levels[channel], quantize(weights[channel], p))
+    restored = dequantize_per_channel(levels, scales, offsets, 0)
+    assert np.array_equal(restored[1], dequantize(levels[1], params[1]))
+    with pytest.raises(ValueError, match="per-channel"):
+        quantize_per_channel(weights, scales[:2], offsets[:2], 0)
+
+
+# ----------------------------------------------------------------------------- QuantizeMultiplier
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(2.0 ** -31, 2.0 ** 30, exclude_max=True))
+def test_quantize_multiplier_properties(real):
+    multiplier, shift = quantize_multiplier(real)
+    assert 2 ** 30 <= multiplier <= 2 ** 31 - 1
+    assert -31 <= shift <= 30
+    approximation = Fraction(multiplier) * Fraction(2) ** (shift - 31)
+    assert abs(approximation - Fraction(real)) <= Fraction(real) * Fraction(1, 2 ** 31)
+
+
+def test_quantize_multiplier_edges():
+    assert quantize_multiplier(0.0) == (0, 0)
+    assert quantize_multiplier(0.5) == (2 ** 30, 0)
+    assert quantize_multiplier(1.0) == (2 ** 30, 1)
+    assert quantize_multiplier(0.75) == (3 * 2 ** 29, 0)
+    assert quantize_multiplier(1 - 2.0 ** -40) == (2 ** 30, 1)  # rounds to 2^31: halved, shift + 1
+    assert quantize_multiplier(2.0 ** -33) == (0, 0)  # exponent < -31 flushes to zero
+    assert quantize_multiplier(2.0 ** 31) == (2 ** 31 - 1, 30)  # exponent > 30 saturates (TFLite)
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(ValueError):
+            quantize_multiplier(bad)
+
+
+def test_multiplier_shift_arrays():
+    multipliers, shifts = multiplier_shift_arrays(np.array([[0.5, 0.75], [1.0, 0.0]]))
+    assert multipliers.dtype == np.int32 and shifts.dtype == np.int32
+    assert multipliers.tolist() == [[2 ** 30, 3 * 2 ** 29], [2 ** 30, 0]]
+    assert shifts.tolist() == [[0, 0], [1, 0]]
+
+
+# ----------------------------------------------------------------------------- arm_nn_requantize
+
+def _cmsis_reference(value: int, multiplier: int, shift: int) -> int:
+    """arm_nn_requantize (default branch) transcribed line by line from arm_nnsupportfunctions.h,
+    with C's int32 wrap-around made explicit."""
+    def int32(x):
+        return ((x + 2 ** 31) % 2 ** 32) - 2 ** 31
+
+    def doubling_high_mult_no_sat(m1, m2):
+        return int32(((1 << 30) + m1 * m2) >> 31)
+
+    def divide_by_power_of_two(dividend, exponent):
+        remainder_mask = (1 << exponent) - 1
+        remainder = remainder_mask & dividend
+        result = dividend >> exponent
+        threshold = remainder_mask >> 1
+        if result < 0:
+            threshold += 1
+        if remainder > threshold:
+            result += 1
+        return result
+
+    left, right = max(shift, 0), max(-shift, 0)
+    return divide_by_power_of_two(doubling_high_mult_no_sat(int32(value * (1 << left)), multiplier), right)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2 ** 31), 2 ** 31 - 1), min_size=1, max_size=16),
+       st.integers(-(2 ** 31) + 1, 2 ** 31 - 1), st.integers(-31, 30))
+def test_requantize_matches_the_c_code(values, multiplier, shift):
+    got = requantize(np.array(values, dtype=np.int32), multiplier, shift)
+    assert got.dtype == np.int32
+    assert got.tolist() == [_cmsis_reference(v, multiplier, shift) for v in values]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2 ** 24), 2 ** 24), min_size=1, max_size=32), st.floats(1e-6, 4.0))
+def test_requantize_is_within_one_of_the_real_product(values, real):
+    acc = np.array(values, dtype=np.int32)
+    got = requantize(acc, *quantize_multiplier(real)).astype(np.float64)
+    assert np.all(np.abs(got - acc.astype(np.float64) * real) <= 1.0)
+
+
+@pytest.mark.parametrize("acc, real, expected", [
+    (2, 0.25, 1), (-2, 0.25, -1),          # +-0.5: away from zero (the divide by 2^k)
+    (24, 2 ** -4, 2), (-24, 2 ** -4, -2),  # +-1.5
+    (20, 2 ** -4, 1), (-20, 2 ** -4, -1),  # +-1.25
+    (6, 2 ** -3, 1), (-6, 2 ** -3, -1),    # +-0.75
+    (-3, 2 ** -3, 0),                      # -0.375
+    (3, 2.0, 6), (-7, 3.0, -21),           # left shifts
+    (1000, 0.1, 100), (-1000, 0.1, -100),
+])
+def test_requantize_hand_computed(acc, real, expected):
+    exact = Fraction(acc) * Fraction(real)
+    assert expected == math.copysign(math.floor(abs(exact) + Fraction(1, 2)), exact)  # half away from zero
+    assert requantize(acc, *quantize_multiplier(real)) == expected
+
+
+def test_requantize_doubling_high_multiply_rounds_halves_up():
+    # With no right shift the only rounding is (a*b + 2^30) >> 31: halves go towards +inf,
+    # exactly like TFLite's SaturatingRoundingDoublingHighMul.
+    assert requantize([5, -5], 2 ** 30, 0).tolist() == [3, -2]
+
+
+def test_requantize_broadcasts_per_channel():
+    rng = np.random.default_rng(3)
+    acc = rng.integers(-(2 ** 20), 2 ** 20, size=(5, 3)).astype(np.int32)
+    multipliers, shifts = multiplier_shift_arrays(np.array([0.01, 0.5, 3.0]))
+    got = requantize(acc, multipliers, shifts)
+    for channel in range(3):
+        assert np.array_equal(got[:, channel], requantize(acc[:, channel], multipliers[channel], shifts[channel]))
+
+
+def test_requantize_wraps_the_left_shift_like_c():
+    assert requantize(2 ** 30, 2 ** 30, 2) == _cmsis_reference(2 ** 30, 2 ** 30, 2) == 0
+
+
+def test_requantize_rejects_bad_operands():
+    with pytest.raises(ValueError):
+        requantize(2 ** 31, 2 ** 30, 0)
+    with pytest.raises(ValueError):
+        requantize(1, 2 ** 30, 31)
+    with pytest.raises(TypeError):
+        requantize(1.5, 2 ** 30, 0)
+
+
+# ----------------------------------------------------------------------------- histograms and KL
+
+def test_rescale_histogram_hand_computed():
+    assert rescale_histogram([4, 0], 0, 2, 0, 4).tolist() == [4, 0]
+    assert rescale_histogram([0, 2], 0, 2, 0, 4).tolist() == [2, 0]
+    assert rescale_histogram([4, 0], 0, 2, -1, 2).tolist() == [2, 2]  # split by overlap
+    assert rescale_histogram([3, 0], 0, 2, -1, 2).tolist() == [2, 1]  # round(1.5) = 2, rest capped
+    assert rescale_histogram([4, 0, 0], 0, 3, -1.5, 3).tolist() == [0, 4, 0]
+    assert rescale_histogram([1, 2, 3], 0, 3, 0, 3).tolist() == [1, 2, 3]
+    assert rescale_histogram([], 0, 1, 0, 2).size == 0
+
+
+def _outlier_histogram(num_bins: int) -> tuple[np.ndarray, float, float]:
+    rng = np.random.default_rng(7)
+    data = np.concatenate([rng.normal(size=50_000), [-30.0, 40.0]]).astype(np.float32)
+    low, high = float(data.min()), float(data.max())
+    counts, _ = np.histogram(data, bins=num_bins, range=(low, high))
+    return counts.astype(np.float32), low, high
+
+
+def test_optimize_kl_narrows_a_range_with_outliers():
+    counts, low, high = _outlier_histogram(600)
+    new_low, new_high = optimize_kl(counts, low, high, symmetric=False)
+    assert low < new_low < -1.0 and 1.0 < new_high < high
+    assert new_high - new_low < (high - low) / 2
+
+
+def test_optimize_kl_symmetric_keeps_the_zero_point():
+    counts, _, _ = _outlier_histogram(600)
+    new_low, new_high = optimize_kl(counts, -40.0, 40.0, symmetric=True)
+    assert new_low == -new_high and 1.0 < new_high < 40.0
+    # An off-centre range keeps its min/max ratio (so the zero point stays 0).
+    new_low, new_high = optimize_kl(counts, -32.0, 40.0, symmetric=True)
+    assert new_low / -32.0 == pytest.approx(new_high / 40.0, rel=1e-6) and new_high < 40.0
+
+
+def test_optimize_kl_needs_255_bins():
+    counts, low, high = _outlier_histogram(254)
+    assert optimize_kl(counts, low, high, symmetric=False) == (low, high)
+    assert optimize_kl(np.zeros(0), -1.0, 2.0, symmetric=True) == (-1.0, 2.0)
+
+
+def test_choose_params_with_kl_calibration():
+    counts, low, high = _outlier_histogram(600)
+    plain = choose_params(low, high, "symmetric")
+    calibrated = choose_params(low, high, "symmetric", histogram=counts, calibration="KL")
+    assert calibrated.offset == 0 and calibrated.scale < plain.scale / 2
+    assert choose_params(low, high, "symmetric", histogram=counts) == plain  # calibration None ignores it
+    assert choose_params(low, high, "asymmetric", histogram=counts[:10], calibration="KL") == choose_params(low, high)
