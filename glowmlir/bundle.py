@@ -13,6 +13,7 @@ import numpy as np
 from llvmlite import ir
 
 from glowmlir.dialects import glowll
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
 from glowmlir.errors import GlowError
 from glowmlir.transforms.allocate_memory import ALIGNMENT
@@ -27,6 +28,7 @@ class Placeholder:
     shape: tuple[int, ...]
     dtype: np.dtype
     offset: int
+    quantization: tuple[float, int] | None = None  # (scale, offset) of a quantized placeholder
 
     @property
     def size(self) -> int:
@@ -37,9 +39,22 @@ class Placeholder:
         return self.size * np.dtype(self.dtype).itemsize
 
     def type_string(self) -> str:
-        """Glow's Type::toString, e.g. `float<1 x 1 x 28 x 28>`."""
-        element = {np.float32: "float", np.int8: "i8", np.int32: "index32", np.int64: "index64"}[np.dtype(self.dtype).type]
+        """Glow's Type::toString, e.g. `float<1 x 1 x 28 x 28>` or, quantized,
+        `i8[S:0.003921569 O:-128][-0.502,0.498]<1 x 1 x 28 x 28>`."""
+        element = {np.float32: "float", np.int8: "i8", np.int16: "i16", np.int32: "index32",
+                   np.int64: "index64"}[np.dtype(self.dtype).type]
+        if self.quantization is not None:
+            scale, offset = self.quantization
+            info = np.iinfo(self.dtype)
+            element += (f"[S:{scale:.9f} O:{offset}][{scale * (info.min - offset):.3f},"
+                        f"{scale * (info.max - offset):.3f}]")
         return f"{element}<{' x '.join(str(d) for d in self.shape)}>"
+
+
+def _quantization(element_type) -> tuple[float, int] | None:
+    if isinstance(element_type, UniformQuantizedType):
+        return element_type.scale, element_type.offset
+    return None
 
 
 @dataclass(frozen=True)
@@ -61,7 +76,8 @@ class BundleLayout:
         ops = list(function.body.block.ops)
         placeholders = tuple(sorted(
             (Placeholder(op.name_.data, op.kind.data, tuple(op.buffer.type.get_shape()),
-                         np.dtype(numpy_dtype(op.buffer.type.element_type)), op.offset.value.data)
+                         np.dtype(numpy_dtype(op.buffer.type.element_type)), op.offset.value.data,
+                         _quantization(op.buffer.type.element_type))
              for op in ops if isinstance(op, glowll.PlaceholderOp)), key=lambda p: p.offset))
         weights = []
         for op in ops:
@@ -175,6 +191,13 @@ def header(layout: BundleLayout, api: str = "static") -> str:
         width = max((len(p.name) for p in layout.placeholders), default=0)
         lines.append("// Placeholder address offsets within mutable buffer (bytes).")
         lines += [f"#define {upper}_{p.name}{' ' * (width - len(p.name))}  {p.offset}" for p in layout.placeholders]
+        quantized = [p for p in layout.placeholders if p.quantization is not None]
+        if quantized:  # not in Glow's headers (it only comments the type): real = scale * (q - offset)
+            lines += ["", "// Quantized placeholders: real value = scale * (integer - offset)."]
+            for p in quantized:
+                scale = np.format_float_positional(np.float32(p.quantization[0]), unique=True)
+                lines += [f"#define {upper}_{p.name}_scale   {scale}f",
+                          f"#define {upper}_{p.name}_offset  {p.quantization[1]}"]
         lines += ["", "// Memory sizes (bytes).",
                   f"#define {upper}_CONSTANT_MEM_SIZE     {layout.constant_size}",
                   f"#define {upper}_MUTABLE_MEM_SIZE      {layout.mutable_size}",

@@ -12,14 +12,18 @@ from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinn
 from glowmlir.errors import GlowError
 
 
-def glow_style_arguments(argv: Sequence[str]) -> list[str]:
-    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`."""
-    return [f"-{arg}" if re.match(r"^-[A-Za-z][\w-]", arg) else arg for arg in argv]
+def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = ()) -> list[str]:
+    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`; a bare
+    boolean option (`-enable-channelwise`) becomes `--enable-channelwise=true`, as in LLVM."""
+    arguments = [f"-{arg}" if re.match(r"^-[A-Za-z][\w-]", arg) else arg for arg in argv]
+    return [f"{arg}=true" if arg.lstrip("-") in boolean_options and arg.startswith("--") else arg
+            for arg in arguments]
 
 
-def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None) -> None:
-    """Runs a typer app; any user error becomes `<program>: error: ...` and exit status 2."""
-    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv)
+def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_options: Sequence[str] = ()) -> None:
+    """Runs a typer app; any user error becomes `<program>: error: ...` and exit status 2.
+    `boolean_options` take `=true|false` but may be given bare."""
+    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv, boolean_options)
     try:
         app(argv, prog_name=program, standalone_mode=False)
     except GlowError as error:

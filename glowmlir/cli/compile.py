@@ -22,6 +22,9 @@ from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
+BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized")
+"""Options given bare or as `=true|false` (LLVM cl's boolean options)."""
+
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
 
 
@@ -76,14 +79,14 @@ def compile_command(
     quantization_precision: Annotated[str, typer.Option("--quantization-precision", help="Int8 or Int16")] = "Int8",
     quantization_precision_bias: Annotated[str, typer.Option("--quantization-precision-bias", help="Int32 or Int8")] = "Int32",
     quantization_calibration: Annotated[str, typer.Option("--quantization-calibration", help="None or KL")] = "None",
-    enable_channelwise: Annotated[str, typer.Option("--enable-channelwise", is_flag=False, flag_value="true",
+    enable_channelwise: Annotated[str, typer.Option("--enable-channelwise",
                                                     help="per-channel convolution filters")] = "false",
     keep_original_precision_for_nodes: Annotated[Optional[str], typer.Option(
         "--keep-original-precision-for-nodes", help="node kinds kept float, e.g. SoftMax,Add")] = None,
-    convert_placeholders: Annotated[str, typer.Option("--convert-placeholders", is_flag=False, flag_value="true",
+    convert_placeholders: Annotated[str, typer.Option("--convert-placeholders",
                                                       help="quantized inputs/outputs")] = "false",
-    assert_all_nodes_quantized: Annotated[str, typer.Option("--assert-all-nodes-quantized", is_flag=False,
-                                                            flag_value="true")] = "false",
+    assert_all_nodes_quantized: Annotated[str, typer.Option("--assert-all-nodes-quantized",
+                                                            help="fail if a node stays float")] = "false",
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
@@ -143,7 +146,7 @@ def compile_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-compile", argv)
+    run_app(app, "glow-compile", argv, BOOLEAN_OPTIONS)
 
 
 if __name__ == "__main__":

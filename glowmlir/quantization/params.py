@@ -201,7 +201,8 @@ def rescale_histogram(histogram, old_min: float, old_max: float, new_min: float,
     old_min, old_max = round_to_float32(old_min), round_to_float32(old_max)
     new_min, new_max = round_to_float32(new_min), round_to_float32(new_max)
     if not (old_min < old_max and new_min < new_max):
-        raise ValueError(f"rescale_histogram needs non-empty ranges, got [{old_min}, {old_max}] -> [{new_min}, {new_max}]")
+        raise ValueError(f"rescale_histogram needs non-empty ranges, "
+                         f"got [{old_min}, {old_max}] -> [{new_min}, {new_max}]")
     if old_min == new_min and old_max == new_max:
         return source.copy()
 
@@ -377,7 +378,8 @@ def quantize(array, params: QuantParams, precision: str = "Int8") -> np.ndarray:
                             np.float32(params.offset), precision)
 
 
-def quantize_per_channel(array, scales: np.ndarray, offsets: np.ndarray, axis: int, precision: str = "Int8") -> np.ndarray:
+def quantize_per_channel(array, scales: np.ndarray, offsets: np.ndarray, axis: int,
+                         precision: str = "Int8") -> np.ndarray:
     """`quantize` with one (scale, offset) per index along `axis` (Glow's channel-wise
     `quantizeTensor`, e.g. axis 0 of a [C_out, kH, kW, C_in] filter)."""
     values = np.asarray(array, dtype=np.float32)

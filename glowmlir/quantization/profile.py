@@ -24,7 +24,8 @@ GraphPreLowerHash: 0x3A5F09C2D4E1B777
 ```
 
 Min/Max are printed with `%.126f` minus trailing zeros (exact for every float32), histogram
-counts with LLVM's default `%g`, the hash as LLVM's `Hex64` (`0x%llX`: upper case, no padding),
+counts with LLVM's default `%g`, the hash as LLVM's `Hex64` of the LLVM 7/8 that Glow's CI
+builds with (`0x%016llX`; current LLVM prints `0x%" PRIX64` without the padding — both are read),
 strings quoted only when LLVM's `needsQuotes` asks for it, and flow sequences wrapped after
 column 70 as LLVM's `Output` does.
 """
@@ -69,9 +70,10 @@ def _redistribute_for_wider_range(histogram: np.ndarray, old_min: float, old_max
     Each non-empty old bin lands in at most two new bins (the new bins are at least as wide):
     the part up to the end of the new bin holding the old bin's start,
     `min(round(overlap / oldWidth * count), count)` truncated to an integer, goes to that bin and
-    the rest to the next one. This is not `params.rescale_histogram`, which Glow uses only for
-    KL calibration: it splits over any number of bins, rounds every share separately, and loses
-    the counts of a zero-width old range (min == max), which this step keeps whole.
+    the rest to the next one. Glow does not reuse `rescaleHistogram` (`params.rescale_histogram`,
+    its KL-calibration helper) here, and neither do we: that one splits over any number of bins,
+    rounds every share separately (float rounding can drop a count) and cannot take a zero-width
+    old range (min == max after a constant first batch), which this step keeps whole.
     """
     num_bins = histogram.size
     old_width = round_to_float32(round_to_float32(old_max - old_min) / num_bins)
@@ -275,7 +277,7 @@ def _profile_text(profile: Profile) -> str:
     if not 0 <= profile.graph_hash < 1 << 64:
         raise ValueError(f"graph hash {profile.graph_hash} is not an unsigned 64-bit value")
     lines = ["---", _padded_key("GlowToolsVersion") + _yaml_string(profile.tools_version), "...",
-             "---", _padded_key("GraphPreLowerHash") + f"0x{profile.graph_hash:X}", "...", "---"]
+             "---", _padded_key("GraphPreLowerHash") + f"0x{profile.graph_hash:016X}", "...", "---"]
     for name in sorted(profile.entries):
         entry = profile.entries[name]
         if entry.name != name:

@@ -228,10 +228,9 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
     placeholders = {p.name: p for p in bundle.layout.placeholders}
     for line in stdout.splitlines():
         if line.startswith("output "):
-            _, name, *words = line.split()
-            bits = np.array([int(w, 16) for w in words], np.uint32)
+            _, name, hex_bytes = line.split()
             placeholder = placeholders[name]
-            outputs[name] = bits.view(np.float32).reshape(placeholder.shape)
+            outputs[name] = np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype).reshape(placeholder.shape)
     if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
         raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
     return BoardRun(outputs, instructions)

@@ -185,6 +185,9 @@ class _FunctionQuantizer:
                     self.skipped.append(name.data if name else op.name)
                 for index, operand in enumerate(op.operands):
                     op.operands[index] = self.as_float(operand, op)
+        for op in list(self.function.body.block.ops):  # the float weights that were quantized
+            if isinstance(op, glow.ConstantOp) and not op.result.uses:
+                Rewriter.erase_op(op)
         if self.config.assert_all_nodes_quantized and self.skipped:
             raise GlowError(f"-assert-all-nodes-quantized: node \"{self.skipped[0]}\" was not quantized")
 
@@ -433,7 +436,7 @@ class ConvertPlaceholders(ModulePass):
             if users and len(types) == 1 and all(isinstance(u, glow.QuantizeOp) for u in users):
                 retype(placeholder.result, types.pop())
                 for user in users:
-                    user.result.replace_by(placeholder.result)
+                    user.result.replace_all_uses_with(placeholder.result)
                     Rewriter.erase_op(user)
         for save in [s for s in op.walk() if isinstance(s, glow.SaveOp)]:
             if isinstance(save.input.owner, glow.DequantizeOp):

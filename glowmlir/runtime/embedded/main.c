@@ -2,8 +2,8 @@
  * static GLOW_MEM_ALIGN buffers, inputs and outputs through GLOW_GET_ADDR. The weights are
  * the bytes of <name>.weights.bin, pulled in with .incbin rather than compiled from
  * weights.txt (same bytes, and a 100 MB network still links in seconds). harness.h (generated per run) names the bundle and holds
- * the input data; outputs are printed as IEEE-754 bit patterns over semihosting so the
- * host reads them back exactly.
+ * the input data; outputs are printed as hex bytes over semihosting so the host reads them
+ * back exactly, whatever their element type.
  *
  *   WEIGHTS_IN_RAM     copy the weights from flash into a RAM buffer before inference
  *   BIG_BSS            (from harness.h) puts the large RAM buffers in the board's big RAM
@@ -45,10 +45,10 @@ int main(void) {
         }
     }
     for (unsigned i = 0; i < NUM_OUTPUTS; i++) {
-        const uint32_t *bits = (const uint32_t *)GLOW_GET_ADDR(mutableWeight, outputs[i].offset);
-        printf("output %s", outputs[i].name);
-        for (unsigned k = 0; k < outputs[i].size / 4; k++)
-            printf(" %08lx", (unsigned long)bits[k]);
+        const uint8_t *bytes = GLOW_GET_ADDR(mutableWeight, outputs[i].offset);
+        printf("output %s ", outputs[i].name);
+        for (unsigned k = 0; k < outputs[i].size; k++)
+            printf("%02x", bytes[k]);
         printf("\n");
     }
     return 0;
