@@ -203,7 +203,7 @@ class ConvolutionOp(InstructionOp):
                        "type($filter) `,` type($bias) (`,` type($residual)^)? (`requantization` type($requantization)^)?")
 
     @staticmethod
-    def build(operands: list[SSAValue], properties: dict, residual: SSAValue | None = None,
+    def from_buffers(operands: list[SSAValue], properties: dict, residual: SSAValue | None = None,
               requantization: SSAValue | None = None) -> ConvolutionOp:
         """From dest, input, filter, bias and the optional residual and requantization buffers."""
         optional = [v for v in (residual, requantization) if v is not None]

@@ -145,7 +145,7 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
                         "value": dense_from_array(np.stack([multipliers, shifts]))},
             result_types=[MemRefType(i32, [2, len(multipliers)])]))
     dest = lowering.result_buffer(op.result)
-    lowering.add(glowll.ConvolutionOp.build(
+    lowering.add(glowll.ConvolutionOp.from_buffers(
         [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", *_FUSED, *POOL_PROPERTIES),
         residual, requantization))
 

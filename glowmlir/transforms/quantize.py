@@ -176,7 +176,7 @@ class _FunctionQuantizer:
 
     def run(self) -> None:
         for op in list(self.function.body.block.ops):
-            if isinstance(op, glow.PlaceholderOp | glow.ConstantOp | glow.SplatOp):
+            if isinstance(op, glow.PlaceholderOp | glow.ConstantOp | glow.SplatOp | glow.ConversionOp):
                 continue
             convert = self.converter(op)
             if convert is None or not convert(self, op):
@@ -382,12 +382,12 @@ class CancelConversions(RewritePattern):
             return
         source = op.input.owner
         if isinstance(op, glow.RescaleQuantizedOp) and op.input.type == op.result.type:
-            rewriter.replace_op(op, [], [op.input])
+            rewriter.replace(op, [], [op.input])
         elif isinstance(op, glow.DequantizeOp) and isinstance(source, glow.QuantizeOp):
-            rewriter.replace_op(op, [], [source.input])
+            rewriter.replace(op, [], [source.input])
         elif isinstance(op, glow.QuantizeOp | glow.RescaleQuantizedOp) and \
                 isinstance(source, glow.DequantizeOp | glow.RescaleQuantizedOp):
-            rewriter.replace_op(op, glow.RescaleQuantizedOp.create(operands=[source.input], result_types=[op.result.type]))
+            rewriter.replace(op, glow.RescaleQuantizedOp.create(operands=[source.input], result_types=[op.result.type]))
 
 
 class MergeRescaleIntoProducer(RewritePattern):
@@ -400,7 +400,7 @@ class MergeRescaleIntoProducer(RewritePattern):
         if isinstance(producer, glow.ConvolutionOp | glow.FullyConnectedOp | glow.AddOp | glow.MulOp | glow.ReluOp
                       | glow.ClipOp) and op.input.has_one_use():
             retype(producer.results[0], op.result.type)
-            rewriter.replace_op(op, [], [producer.results[0]])
+            rewriter.replace(op, [], [producer.results[0]])
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,15 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.llvm import LLVM
 from xdsl.parser import Parser
 
-from glowmlir.compiler import Bundle, glowll_pipeline, graph_pipeline
+import glowmlir
+from glowmlir.compiler import Bundle, CompileOptions, QuantizationOptions, glowll_pipeline, graph_pipeline
 from glowmlir.bundle import BundleLayout
 from glowmlir.dialects import glowll
 from glowmlir.dialects.glow import Glow
 from glowmlir.dialects.glowll import GlowLL
+from glowmlir.dialects.quant import Quant
+from glowmlir.profiling import Profiler
+from glowmlir.quantization.profile import write_profile
 from glowmlir.dialects.weights import printing_all_weights
 from glowmlir.importers.onnx import import_onnx
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
@@ -28,7 +32,7 @@ from tests.support.models import LENET, onnxruntime_outputs, random_inputs
 
 def reparsed(module):
     context = Context()
-    for dialect in (Builtin, Glow, GlowLL, LLVM):
+    for dialect in (Builtin, Glow, GlowLL, Quant, LLVM):
         context.load_dialect(dialect)
     with printing_all_weights():
         text = str(module)
@@ -41,16 +45,34 @@ def test_every_stage_prints_and_parses_back():
     expected = onnxruntime_outputs(onnx.load(LENET), inputs)["softmax"]
     # the reference interpreter on the imported graph agrees with onnxruntime
     np.testing.assert_allclose(run_function(module.body.block.first_op, inputs)["softmax"], expected, atol=1e-6)
+    bundle = _compile_reparsing_every_stage(module, graph_pipeline())
+    np.testing.assert_allclose(bundle.run(inputs)["softmax"], expected, atol=1e-6)
+
+
+def test_every_quantized_stage_prints_and_parses_back(tmp_path):
+    """The same with quantization: the quant types round-trip exactly, so the bundle built
+    through text is bit-identical to the one compiled in memory."""
+    inputs = random_inputs(onnx.load(LENET))
+    profiler = Profiler.for_model(LENET, CompileOptions())
+    for _ in profiler.run([inputs, random_inputs(onnx.load(LENET), seed=2)]):
+        pass
+    write_profile(str(tmp_path / "lenet.yaml"), profiler.profile)
+    quantization = QuantizationOptions(str(tmp_path / "lenet.yaml"), channelwise=True)
+    bundle = _compile_reparsing_every_stage(import_onnx(LENET), graph_pipeline(quantization=quantization))
+    expected = glowmlir.compile(LENET, quantization=quantization).run(inputs)["softmax"]
+    np.testing.assert_array_equal(bundle.run(inputs)["softmax"], expected)
+
+
+def _compile_reparsing_every_stage(module, graph_passes) -> Bundle:
     layout = None
-    for compiler_pass in [*graph_pipeline(), *glowll_pipeline(), LowerGlowLLToLLVM()]:
+    for compiler_pass in [*graph_passes, *glowll_pipeline(), LowerGlowLLToLLVM()]:
         if isinstance(compiler_pass, LowerGlowLLToLLVM):
             layout = BundleLayout.of(next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp)))
         compiler_pass.apply(Context(), module)
         module = reparsed(module)
         module.verify()
     object_code, _ = compile_to_object(module)
-    bundle = Bundle(layout, object_code, "static", {}, {}, "")
-    np.testing.assert_allclose(bundle.run(inputs)["softmax"], expected, atol=1e-6)
+    return Bundle(layout, object_code, "static", {}, {}, "")
 
 
 def test_graph_passes_keep_the_numbers_of_a_batchnorm_network():

@@ -1,0 +1,96 @@
+"""LeNet quantized with each of Glow's four schemas: memory, accuracy and speed.
+
+The profile comes from the 20 example digits (examples/lenet_mnist/images) through
+glow-profile's pipeline; accuracy is on the 1,000 held-out MNIST digits. Instructions per
+inference are counted exactly on the emulated Cortex-M7 (mps2-an500) and Cortex-M3
+(mps2-an385, no FPU) with the default -O3 build; "int8 I/O" rows use -convert-placeholders.
+
+    .venv/bin/python bench/bench_quantization.py [--json out.json] [--no-boards]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import glowmlir  # noqa: E402
+from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
+from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
+from glowmlir.profiling import Profiler  # noqa: E402
+from glowmlir.quantization.profile import write_profile  # noqa: E402
+from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "lenet_mnist")
+LENET = os.path.join(EXAMPLE, "lenet_mnist.onnx")
+SCHEMAS = ("asymmetric", "symmetric", "symmetric_with_uint8", "symmetric_with_power2_scale")
+BOARDS = ("mps2-an500", "mps2-an385")
+BARS = {"CONSTANT": 433_152, "ACTIVATIONS": 3_680}
+GLOW = {"ACTIVATIONS": 15_232, "M7 cycles": 15_600_000}
+
+
+def make_profile(path: str) -> None:
+    profiler = Profiler.for_model(LENET, CompileOptions())
+    _, feeds = calibration_samples(profiler.input_shapes(), [os.path.join(EXAMPLE, "images")], [], [],
+                                   ImageOptions.parse("0to1"))
+    for _ in profiler.run(feeds):
+        pass
+    write_profile(path, profiler.profile)
+
+
+def accuracy(bundle, images, labels) -> float:
+    return float(np.mean([np.argmax(bundle.run(data=x)["softmax"]) == y for x, y in zip(images, labels)]))
+
+
+def board_input(bundle, image: np.ndarray) -> np.ndarray:
+    data = bundle.layout.placeholder("data")
+    if data.quantization is None:
+        return image
+    scale, offset = data.quantization
+    return np.clip(np.rint(image / np.float32(scale)) + offset, -128, 127).astype(np.int8)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json")
+    parser.add_argument("--no-boards", action="store_true")
+    args = parser.parse_args()
+    heldout = np.load(os.path.join(EXAMPLE, "heldout.npz"))
+    images, labels = (heldout["images"].astype(np.float32) / np.float32(255))[:, None, None], heldout["labels"]
+    profile = os.path.join(tempfile.mkdtemp(), "lenet.yaml")
+    make_profile(profile)
+    configurations = {"float": None, **{schema: QuantizationOptions(profile, schema=schema) for schema in SCHEMAS},
+                      "asymmetric, int8 I/O": QuantizationOptions(profile, convert_placeholders=True),
+                      "asymmetric, channelwise": QuantizationOptions(profile, channelwise=True)}
+    rows = {}
+    header = f"{'configuration':26s} {'CONSTANT':>9s} {'ACTIVATIONS':>11s} {'accuracy':>8s}"
+    boards = () if args.no_boards else BOARDS
+    print(header + "".join(f" {'instr ' + b:>18s}" for b in boards))
+    for label, quantization in configurations.items():
+        bundle = glowmlir.compile(LENET, quantization=quantization)
+        row = {"CONSTANT": bundle.layout.constant_size, "ACTIVATIONS": bundle.layout.activations_size}
+        if quantization is None or not quantization.convert_placeholders:
+            row["accuracy"] = accuracy(bundle, images, labels)
+        for board in boards:
+            device = glowmlir.compile(LENET, quantization=quantization, target=target_for(board))
+            run = run_on_board(device, board, {"data": board_input(device, images[0])}, count_instructions=True)
+            row[f"instructions {board}"] = run.instructions
+        rows[label] = row
+        text = f"{label:26s} {row['CONSTANT']:>9,} {row['ACTIVATIONS']:>11,} {row.get('accuracy', float('nan')):>8.3f}"
+        print(text + "".join(f" {row[f'instructions {b}']:>18,}" for b in boards), flush=True)
+    print(f"bars: CONSTANT <= {BARS['CONSTANT']:,}, ACTIVATIONS <= {BARS['ACTIVATIONS']:,} "
+          f"(Glow: {GLOW['ACTIVATIONS']:,}); Glow int8 LeNet on a 600 MHz M7 without CMSIS-NN: "
+          f"~{GLOW['M7 cycles']:,} cycles")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""Profile-guided quantization end to end: glow-profile, glow-compile -load-profile, accuracy,
+memory, bit-identical results on the emulated Cortex-M boards, and the options' errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import glowmlir
+from glowmlir.compiler import CompileOptions, QuantizationOptions
+from glowmlir.elf import undefined_symbols
+from glowmlir.importers.onnx import ModelInput
+from glowmlir.profiling import Profiler
+from glowmlir.quantization.profile import read_profile, write_profile
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support.models import LENET
+from tests.unit.test_errors import assert_clean_failure, glow_compile
+
+EXAMPLE = os.path.join(os.path.dirname(LENET))
+SCHEMAS = ("asymmetric", "symmetric", "symmetric_with_uint8", "symmetric_with_power2_scale")
+
+
+def glow_profile(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "glowmlir.cli.profile", *arguments], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def heldout():
+    data = np.load(os.path.join(EXAMPLE, "heldout.npz"))
+    return (data["images"].astype(np.float32) / np.float32(255.0))[:, None, None], data["labels"]
+
+
+@pytest.fixture(scope="module")
+def lenet_profile(tmp_path_factory):
+    """The LeNet profile, from the 20 example digits through the glow-profile CLI."""
+    path = str(tmp_path_factory.mktemp("profile") / "lenet.yaml")
+    result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"), f"-dump-profile={path}")
+    assert result.returncode == 0, result.stderr
+    assert "over 20 inferences" in result.stdout
+    return path
+
+
+def accuracy(bundle: glowmlir.Bundle, images: np.ndarray, labels: np.ndarray) -> float:
+    hits = sum(int(np.argmax(bundle.run(data=image)["softmax"]) == label) for image, label in zip(images, labels))
+    return hits / len(labels)
+
+
+def test_profile_covers_every_value_and_records_the_graph(lenet_profile):
+    profile = read_profile(lenet_profile)
+    assert profile.tools_version.startswith("glowmlir")
+    assert set(profile.entries) == {"data:0", "_conv1_Conv:0", "_MaxPool:0", "_conv2_Conv:0", "_MaxPool_1:0",
+                                    "_Flatten:0", "_fc1_Gemm:0", "_Relu:0", "_fc2_Gemm:0", "_Softmax:0"}
+    data = profile.entries["data:0"]
+    assert data.min == 0.0 and data.max == 1.0 and data.histogram.sum() == 20 * 28 * 28
+    assert profile.entries["_Relu:0"].min == 0.0
+
+
+def test_profile_from_npz_equals_profile_from_pngs(lenet_profile, tmp_path):
+    """The same 20 digits as an .npz array give the same profile as the PNG files."""
+    from PIL import Image
+
+    names = sorted(os.listdir(os.path.join(EXAMPLE, "images")))
+    pixels = np.stack([np.asarray(Image.open(os.path.join(EXAMPLE, "images", n)), np.float32) for n in names])
+    np.savez(tmp_path / "digits.npz", data=(pixels * np.float32(1 / 255))[:, None, None])
+    path = str(tmp_path / "from_npz.yaml")
+    result = glow_profile(f"-model={LENET}", str(tmp_path / "digits.npz"), f"-dump-profile={path}")
+    assert result.returncode == 0, result.stderr
+    assert read_profile(path).entries == read_profile(lenet_profile).entries
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
+    """Each schema stays within 0.5 points of float on the 1,000 held-out digits, with int8
+    weights (CONSTANT <= 433,152) and int8 activations (ACTIVATIONS <= 3,680)."""
+    images, labels = heldout
+    bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, schema=schema))
+    assert bundle.layout.constant_size <= 433_152
+    assert bundle.layout.activations_size <= 3_680
+    float_accuracy = 0.971  # examples/lenet_mnist/accuracy.json
+    assert accuracy(bundle, images, labels) >= float_accuracy - 0.005
+
+
+def test_channelwise_and_kl_calibration(tmp_path, heldout):
+    """-enable-channelwise gives per-channel filters; -quantization-calibration=KL narrows
+    ranges (it needs >= 255 histogram bins); both keep the accuracy."""
+    images, labels = heldout
+    path = str(tmp_path / "fine.yaml")
+    result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"),
+                          "-num-histogram-bins=1000", f"-dump-profile={path}")
+    assert result.returncode == 0, result.stderr
+    channelwise = glowmlir.compile(LENET, quantization=QuantizationOptions(path, channelwise=True))
+    assert "!quant.uniform<i8:f32:0, {" in channelwise.ir["glow"]
+    assert "requantization" in channelwise.ir["glowll"]
+    kl = glowmlir.compile(LENET, quantization=QuantizationOptions(path, calibration="KL"))
+    plain = glowmlir.compile(LENET, quantization=QuantizationOptions(path))
+    assert kl.ir["glow"] != plain.ir["glow"]
+    for bundle in (channelwise, kl):
+        assert accuracy(bundle, images[:300], labels[:300]) >= 0.95
+
+
+def test_convert_placeholders_and_quantized_model_input(lenet_profile, heldout, tmp_path):
+    """-convert-placeholders makes I/O int8 (scale and offset in the header); the int8q
+    -model-input form (profiled with the same -model-input) gives an int8 input too."""
+    images, _ = heldout
+    converted = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, convert_placeholders=True))
+    data, output = converted.layout.placeholder("data"), converted.layout.placeholder("softmax")
+    assert data.dtype == np.int8 and output.dtype == np.int8
+    assert output.quantization == (1 / 256, -128)
+    header = converted.files()["lenet_mnist.h"].decode()
+    assert "#define LENET_MNIST_data_offset  -128" in header
+    assert "//   Type: i8[S:0.003906250 O:-128][0.000,0.996]<1 x 10>" in header
+    scale, offset = data.quantization
+    levels = np.clip(np.rint(images[:5] / np.float32(scale)) + offset, -128, 127).astype(np.int8)
+    model_input = ModelInput.parse(f"data,int8q,{scale!r},{offset},[1,1,28,28]")
+    profiler = Profiler.for_model(LENET, CompileOptions(model_inputs=[model_input]))
+    assert "data:0" not in profiler.profile.entries  # an int8 input is not profiled
+    for _ in profiler.run({"data": level} for level in levels):
+        pass
+    write_profile(str(tmp_path / "int8q.yaml"), profiler.profile)
+    int8q = glowmlir.compile(LENET, model_inputs=[model_input],
+                             quantization=QuantizationOptions(str(tmp_path / "int8q.yaml"), convert_placeholders=True))
+    assert int8q.layout.placeholder("data").quantization == (scale, offset)
+    assert "glow.quantize" not in int8q.ir["glow"] and "glow.dequantize" not in int8q.ir["glow"]
+    for image, level in zip(images[:5], levels):
+        assert np.argmax(int8q.run(data=level)["softmax"]) == np.argmax(converted.run(data=level)["softmax"])
+    float_io = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile))
+    for image, level in zip(images[:5], levels):
+        expected = float_io.run(data=image)["softmax"]
+        np.testing.assert_array_equal((converted.run(data=level)["softmax"].astype(np.float32) + 128) / 256, expected)
+
+
+QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps2-an385-m0plus"])
+def test_quantized_lenet_is_bit_identical_on_cortex_m(lenet_profile, heldout, board):
+    images, _ = heldout
+    options = QuantizationOptions(lenet_profile, convert_placeholders=True)
+    host = glowmlir.compile(LENET, quantization=options)
+    level = np.clip(np.rint(images[7] / np.float32(host.layout.placeholder("data").quantization[0])) - 128,
+                    -128, 127).astype(np.int8)
+    device = glowmlir.compile(LENET, quantization=options, target=target_for(board))
+    result = run_on_board(device, board, {"data": level})
+    np.testing.assert_array_equal(result.outputs["softmax"], host.run(data=level)["softmax"])
+    # Integer kernels only: no soft-float call on the cores without an FPU.
+    assert not [s for s in undefined_symbols(device.object_code) if s.startswith(("__aeabi_f", "__aeabi_d", "__aeabi_i2f"))]
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+@pytest.fixture
+def out_dir(tmp_path):
+    path = os.path.join(tmp_path, "bundle")
+    yield path
+    assert not os.path.exists(path), "a failed compile left a bundle directory"
+
+
+def test_profile_of_another_graph_is_refused(lenet_profile, tmp_path, out_dir):
+    result = glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", "-model-input=data,float,[2,1,28,28]",
+                          f"-emit-bundle={out_dir}")
+    assert_clean_failure(result, lenet_profile, "another graph")
+
+
+def test_profile_without_the_models_values_is_refused(tmp_path, out_dir):
+    path = tmp_path / "other.yaml"
+    path.write_text("---\nGlowToolsVersion: ''\n...\n---\nGraphPreLowerHash: 0x0\n...\n---\n"
+                    "- NodeOutputName: 'x:0'\n  Min: 0.0\n  Max: 1.0\n  Histogram: [ 1 ]\n")
+    assert_clean_failure(glow_compile(f"-model={LENET}", f"-load-profile={path}", f"-emit-bundle={out_dir}"),
+                         str(path), "no entry \"data:0\"")
+
+
+@pytest.mark.parametrize("option, fragment", [
+    ("-quantization-schema=asym", "-quantization-schema=\"asym\""),
+    ("-quantization-precision=Int4", "-quantization-precision=\"Int4\""),
+    ("-quantization-calibration=MSE", "-quantization-calibration=\"MSE\""),
+    ("-keep-original-precision-for-nodes=Conv", "unknown node kind \"Conv\""),
+])
+def test_bad_quantization_options(lenet_profile, out_dir, option, fragment):
+    assert_clean_failure(glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", option,
+                                      f"-emit-bundle={out_dir}"), fragment)
+
+
+def test_missing_profile_and_flags_without_profile(out_dir):
+    assert_clean_failure(glow_compile(f"-model={LENET}", "-load-profile=nothing.yaml", f"-emit-bundle={out_dir}"),
+                         "nothing.yaml")
+    assert_clean_failure(glow_compile(f"-model={LENET}", "-enable-channelwise", f"-emit-bundle={out_dir}"),
+                         "-enable-channelwise needs -load-profile")
+
+
+def test_assert_all_nodes_quantized_names_the_float_node(lenet_profile, out_dir):
+    result = glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", "-assert-all-nodes-quantized",
+                          "-keep-original-precision-for-nodes=SoftMax", f"-emit-bundle={out_dir}")
+    assert_clean_failure(result, "-assert-all-nodes-quantized", "\"_Softmax\"")
+
+
+def test_glow_profile_errors(tmp_path):
+    result = glow_profile(f"-model={LENET}", f"-dump-profile={tmp_path / 'p.yaml'}")
+    assert result.returncode == 2 and "no calibration inputs" in result.stderr and "Traceback" not in result.stderr
+    result = glow_profile(f"-model={LENET}", "-image-mode=0to2", os.path.join(EXAMPLE, "images"),
+                          f"-dump-profile={tmp_path / 'p.yaml'}")
+    assert result.returncode == 2 and "-image-mode=\"0to2\"" in result.stderr
+    assert not (tmp_path / "p.yaml").exists()
