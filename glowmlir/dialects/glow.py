@@ -420,6 +420,12 @@ class SoftMaxOp(UnaryOp):
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(IntegerAttr)
 
+    def verify_(self) -> None:
+        super().verify_()
+        quantized_log = self.log is not None and self.log.value.data
+        if is_quantized(self.result.type) and (self.axis.value.data != len(shape_of(self.input)) - 1 or quantized_log):
+            raise VerifyException("glow.softmax: a quantized softmax works on the last axis, without log")
+
 
 @irdl_op_definition
 class LocalResponseNormalizationOp(UnaryOp):

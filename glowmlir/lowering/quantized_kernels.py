@@ -24,6 +24,7 @@ the 31-bit multiplier M, then a rounding shift by S.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import llvm
@@ -32,6 +33,7 @@ from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.errors import GlowError
 from glowmlir.lowering import kernels
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.quantization.rescaling import (
@@ -39,6 +41,7 @@ from glowmlir.quantization.rescaling import (
     activation_bounds,
     add_multipliers,
     bias_multiplier,
+    mul_multiplier,
     multiplier_and_shift,
     output_multipliers,
     softmax_parameters,
@@ -175,7 +178,7 @@ def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view:
             convolution_rows(n, channels, y, lambda j, x, level: b.store(
                 b.truncate(level, dest.element_type), dest, [n, channels[j], y, x]))
         else:
-            _pooled_rows(b, pool, dest, n, channels, y, (conv_h, conv_w), convolution_rows)
+            _pooled_rows(b, pool, dest, n, channels, y, (conv_h, conv_w), out_type.offset, convolution_rows)
 
 
 def _weight_offset(b: KernelBuilder, weight_type: UniformQuantizedType, channel: Index) -> int:
@@ -187,7 +190,7 @@ def _weight_offset(b: KernelBuilder, weight_type: UniformQuantizedType, channel:
 
 
 def _pooled_rows(b: KernelBuilder, pool: kernels.Window, dest: View, n: Index, channels: list[Index], y: Index,
-                 conv_hw: tuple[int, int], convolution_rows) -> None:
+                 conv_hw: tuple[int, int], offset: int, convolution_rows) -> None:
     """Fused pooling: each convolution row under the window is requantized into a stack row
     of levels and folded into the output row (max), or into int32 sums (average)."""
     conv_h, conv_w = conv_hw
@@ -205,11 +208,11 @@ def _pooled_rows(b: KernelBuilder, pool: kernels.Window, dest: View, n: Index, c
             for j in range(block):
                 kernels.pool_row(b, pool, sums, [j], levels, [j], conv_w, b.int_max if pool.is_max else b.int_add)
     for j, o in enumerate(channels):
-        _store_pooled_row(b, pool, dest, [n, o, y], sums, [j], conv_hw)
+        _store_pooled_row(b, pool, dest, [n, o, y], sums, [j], conv_hw, offset)
 
 
 def _store_pooled_row(b: KernelBuilder, window: kernels.Window, dest: View, prefix: list[Index], sums: View,
-                      sums_prefix: list[Index], in_hw: tuple[int, int]) -> None:
+                      sums_prefix: list[Index], in_hw: tuple[int, int], offset: int) -> None:
     """Writes one pooled row: maxima as they are, sums divided by the window size with
     rounding half away from zero (TFLite's average pool)."""
     out_w = dest.shape[3]
@@ -218,9 +221,16 @@ def _store_pooled_row(b: KernelBuilder, window: kernels.Window, dest: View, pref
                          lambda x: b.truncate(b.load(sums, [*sums_prefix, x]), dest.element_type))
         return
     size = kernels.window_size(b, window, prefix[2], in_hw)
+    padding = None
+    if window.count_include_pad and offset and any(window.pads):
+        # Padded taps hold real 0, the offset level: add them to the sum.
+        inside = kernels.window_size(b, replace(window, count_include_pad=False), prefix[2], in_hw)
+        padding = lambda x: b.int_mul(b.int_sub(size, b.truncate(b.index(inside(x)), i32)), offset)  # noqa: E731
 
     def average(x: Index) -> SSAValue:
         total = b.load(sums, [*sums_prefix, x])
+        if padding is not None:
+            total = b.int_add(total, padding(x))
         count = b.integer(size) if isinstance(size, int) else b.truncate(b.index(size(x)), i32)
         half = b.int_div(count, 2)
         rounded = b.select(b.int_compare("sgt", total, 0), b.int_add(total, half), b.int_sub(total, half))
@@ -248,7 +258,7 @@ def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolO
             in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
             with kernels.inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
                 kernels.pool_row(b, window, sums, [], src, [n, c, in_y], in_w, combine)
-        _store_pooled_row(b, window, dest, [n, c, y], sums, [], (in_h, in_w))
+        _store_pooled_row(b, window, dest, [n, c, y], sums, [], (in_h, in_w), _type(op.dest).offset)
 
 
 # ----------------------------------------------------------------------------- fully connected
@@ -329,7 +339,7 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
             return store(b.int_add(requantize(b, b.int_add(a, c), mo, so), out_type.offset))
     elif kind == "mul":
         first, second = (_type(v) for v in op.inputs)
-        multiplier, shift = multiplier_and_shift(float(np.float32(first.scale) * np.float32(second.scale)) / out_type.scale)
+        multiplier, shift = mul_multiplier(first, second, out_type)
 
         def compute(v):
             product = b.int_mul(b.int_sub(b.sign_extend(v[0]), first.offset), b.int_sub(b.sign_extend(v[1]), second.offset))
@@ -411,6 +421,8 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
     """`arm_softmax_s8` over the last axis: exp of the input's distance to the row maximum
     in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128."""
     dest, src = view(op.dest), view(op.input)
+    if op.axis.value.data != len(dest.shape) - 1 or (op.log is not None and op.log.value.data):
+        raise GlowError("glowll.softmax: a quantized softmax works on the last axis, without log")
     multiplier, shift, diff_min = softmax_parameters(_type(op.input))
     size = dest.shape[-1]
     rows = int(np.prod(dest.shape[:-1]))

@@ -21,25 +21,34 @@ def multiplier_and_shift(real: float) -> tuple[int, int]:
     return quantize_multiplier(float(real))
 
 
-def _product_scales(input_type, weight_type) -> np.ndarray:
-    """input scale x weight scale (per channel), in float32 as TFLite and Glow multiply them."""
+def bias_scales(input_type, weight_type) -> np.ndarray:
+    """input scale x weight scale (per channel) in float32: the scale of an int32 bias, a
+    float32 tensor parameter as in TFLite and Glow."""
     return (np.float32(input_type.scale) * weight_type.scale_array()).astype(np.float32)
 
 
 def output_multipliers(input_type, weight_type, output_type) -> tuple[np.ndarray, np.ndarray]:
     """Convolution/FullyConnected: (multipliers, shifts) of `input x weight / output` scale,
-    one per channel of a per-channel weight type, else a single one."""
-    pairs = [multiplier_and_shift(float(p) / output_type.scale) for p in _product_scales(input_type, weight_type)]
+    one per channel of a per-channel weight type, else a single one; computed in double as
+    TFLite's GetQuantizedConvolutionMultipler does."""
+    reals = input_type.scale * weight_type.scale_array().astype(np.float64) / output_type.scale
+    pairs = [multiplier_and_shift(real) for real in reals]
     return np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32)
+
+
+def mul_multiplier(first, second, output) -> tuple[int, int]:
+    """Mul: `first x second / output` scale, in double (TFLite)."""
+    return multiplier_and_shift(first.scale * second.scale / output.scale)
 
 
 def bias_multiplier(input_type, weight_type, bias_type) -> tuple[int, int] | None:
     """None when the bias is stored in accumulator units (scale = input x weight scale, as
     with an Int32 bias); else the (multiplier, shift) that brings it there."""
-    products = _product_scales(input_type, weight_type)
-    if bias_type.per_channel:
-        if not np.array_equal(bias_type.scale_array(), products):
-            raise ValueError("a per-channel bias must have scale = input scale x weight scale")
+    products = bias_scales(input_type, weight_type)
+    if bias_type.per_channel or weight_type.per_channel:
+        if not bias_type.per_channel or not np.array_equal(bias_type.scale_array(), products):
+            raise ValueError("with per-channel weights, the bias must have one scale per channel: "
+                             "input scale x weight scale")
         return None
     if bias_type.scale == float(products[0]) and bias_type.offset == 0:
         return None

@@ -37,6 +37,7 @@ from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
 from glowmlir.quantization.profile import Profile, read_profile
+from glowmlir.quantization.rescaling import bias_scales
 
 NODE_NAME = "name"  # the importer's attribute naming an op after its ONNX node
 
@@ -270,7 +271,7 @@ def _bias_type(q: _FunctionQuantizer, bias: np.ndarray, input_scale: float,
                weights: UniformQuantizedType) -> UniformQuantizedType:
     """Int32: scale = input scale x weight scale, offset 0. Int8 (Glow's rule): that product
     when it is at least the bias's own scale or the bias is all zeros, else the bias's own."""
-    products = (np.float32(input_scale) * weights.scale_array()).astype(np.float32)
+    products = bias_scales(UniformQuantizedType(STORAGE_TYPES["Int8"], input_scale, 0), weights)
     if weights.per_channel:
         return UniformQuantizedType(STORAGE_TYPES["Int32"], products.tolist(), [0] * products.size, 0)
     product = float(products[0])

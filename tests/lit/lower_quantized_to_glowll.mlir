@@ -14,6 +14,6 @@ glow.function @net {
 
 // 0.1 x 0.02 / 0.04 = 0.05 = 0.8 * 2^-4 and 0.1 x 0.05 / 0.04 = 0.125 = 0.5 * 2^-2 (in float32
 // scales, a few units off 0.8 * 2^31 and 0.5 * 2^31):
-// CHECK:      %[[R:.*]] = glowll.weight "w_requantization" {value = dense<{{\[\[}}1717987038, 1073741924], [-4, -2]]> : tensor<2x2xi32>} : memref<2x2xi32>
+// CHECK:      %[[R:.*]] = glowll.weight "w_requantization" {value = dense<{{\[\[}}1717986944, 1073741880], [-4, -2]]> : tensor<2x2xi32>} : memref<2x2xi32>
 // CHECK:      glowll.convolution %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} requantization %[[R]] {{.*}} : memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:0>>, {{.*}} requantization memref<2x2xi32>
 // CHECK-NEXT: glowll.elementwise %{{.*}}, %{{.*}} {kind = "dequantize"} : memref<1x2x3x3xf32>, memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:0>>

@@ -195,9 +195,6 @@ def test_convolution_per_channel(name, activation):
                       activation=activation)
 
 
-AVG_POOL_PADS_BUG = (
-    "compiler bug: quantized AvgPool with count_include_pad counts a padded tap as level 0 "
-    "instead of the input offset (real 0.0), so results are off whenever the offset is not 0")
 
 FUSED_POOLS = [
     ("3x3_pad1", None, dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
@@ -206,8 +203,7 @@ FUSED_POOLS = [
     ("non_square", "relu", dict(kind="avg", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
     ("dilation2", "clip", dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(1, 1, 1, 1))),
     pytest.param("depthwise", None, dict(kind="avg", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1),
-                                         count_include_pad=True),
-                 marks=pytest.mark.xfail(strict=True, reason=AVG_POOL_PADS_BUG.replace("AvgPool", "fused avg pool"))),
+                                         count_include_pad=True)),
 ]
 
 
@@ -232,10 +228,8 @@ POOLS = [
     ("avg", (2, 2, 7, 9), (3, 3), (2, 2), (1, 1, 1, 1), False, None),
     ("avg", (1, 4, 6, 6), (3, 2), (1, 2), (2, 0, 1, 1), False, None),
     ("avg", (2, 2, 7, 9), (3, 3), (2, 2), (1, 1, 1, 1), True, 0),
-    pytest.param("avg", (2, 2, 7, 9), (3, 3), (2, 2), (1, 1, 1, 1), True, -16,
-                 marks=pytest.mark.xfail(strict=True, reason=AVG_POOL_PADS_BUG)),
-    pytest.param("avg", (1, 4, 6, 6), (3, 2), (1, 2), (2, 0, 1, 1), True, 19,
-                 marks=pytest.mark.xfail(strict=True, reason=AVG_POOL_PADS_BUG)),
+    pytest.param("avg", (2, 2, 7, 9), (3, 3), (2, 2), (1, 1, 1, 1), True, -16),
+    pytest.param("avg", (1, 4, 6, 6), (3, 2), (1, 2), (2, 0, 1, 1), True, 19),
 ]
 
 
@@ -446,13 +440,8 @@ def test_softmax_below_diff_min():
     assert (expected[2, :5] == -128).all()
 
 
-SOFTMAX_AXIS_BUG = (
-    "compiler bug: the quantized softmax kernel ignores `axis` and always normalizes over the last "
-    "dimension (glow-quantize only quantizes last-axis softmaxes, but such IR verifies and compiles)")
-
-
-@pytest.mark.xfail(strict=True, reason=SOFTMAX_AXIS_BUG)
-def test_softmax_on_a_middle_axis():
+def test_quantized_softmax_only_on_the_last_axis():
+    """arm_softmax_s8 normalizes rows: a quantized softmax on another axis is invalid IR."""
     rng = np.random.default_rng(920)
     x = levels(rng, 2, 10, 3)
     expected = np.moveaxis(ref.softmax_s8(np.moveaxis(x, 1, -1), 0.05), -1, 1)
@@ -461,7 +450,9 @@ def test_softmax_on_a_middle_axis():
   %x = glow.placeholder "x" : {x_t}
   %y = glow.softmax %x {{axis = 1 : i64}} : ({x_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
-    np.testing.assert_array_equal(run(body, {"x": x})["y"], expected)
+    with pytest.raises(Exception, match="last axis"):
+        run(body, {"x": x})
+    assert expected.shape == x.shape
 
 
 def test_softmax_probability_one():
@@ -483,15 +474,10 @@ def test_softmax_flat_row_of_1000():
 # ----------------------------------------------------------------------------- multiplier derivation
 
 # Scales for which TFLite's multiplier of s_a * s_b / s_out (Prepare of Conv, FullyConnected
-# and Mul: `double(s_a) * double(s_b) / double(s_out)`) differs from the one of the float32
-# product: 1537349372 vs 1537349345 (shift -6). Among all products of two int8 levels, 16
+# and Mul: `double(s_a) * double(s_b) / double(s_out)`, which glowmlir follows) differs from
+# the one of the float32 product: 1537349372 vs 1537349345 (shift -6). Among all products of two int8 levels, 16
 # then requantize differently, e.g. (-94) * (-29) = 2726 -> 31 (TFLite) vs 30.
 PRODUCT_SCALES = (0.042577940970659256, 0.09147429466247559, 0.3481937646865845)
-DOUBLE_PRODUCT_BUG = (
-    "discrepancy with TFLite: the requantization multiplier is derived from the float32 product "
-    "input_scale * weight_scale (rescaling._product_scales / the Mul emitter) instead of TFLite's "
-    "double(input_scale) * double(weight_scale) / double(output_scale), so some outputs differ by one level")
-
 
 def test_product_scales_make_the_two_rules_differ():
     sa, sb, so = PRODUCT_SCALES
@@ -506,7 +492,6 @@ ALL_A = np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
 ALL_B = np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
 
 
-@pytest.mark.xfail(strict=True, reason=DOUBLE_PRODUCT_BUG)
 def test_mul_multiplier_from_double_product():
     sa, sb, so = PRODUCT_SCALES
     a_t, b_t, y_t = tensor(ALL_A.shape, q8(sa, 0)), tensor(ALL_B.shape, q8(sb, 0)), tensor(ALL_A.shape, q8(so, 0))
@@ -519,7 +504,6 @@ def test_mul_multiplier_from_double_product():
     np.testing.assert_array_equal(run(body, {"a": ALL_A, "b": ALL_B})["y"], expected)
 
 
-@pytest.mark.xfail(strict=True, reason=DOUBLE_PRODUCT_BUG)
 def test_fully_connected_multiplier_from_double_product():
     """x [256, 1] x w [1, 256]: every product of two levels is an accumulator."""
     sa, sb, so = PRODUCT_SCALES
@@ -538,7 +522,6 @@ def test_fully_connected_multiplier_from_double_product():
     np.testing.assert_array_equal(run(body, {"x": x}, {"w": w, "b": bias})["y"], expected)
 
 
-@pytest.mark.xfail(strict=True, reason=DOUBLE_PRODUCT_BUG)
 def test_convolution_per_channel_multiplier_from_double_product():
     """A 1x1 convolution of one input channel holding every level into 256 per-channel
     output channels whose weights are the 256 levels: every product of two levels."""
