@@ -18,7 +18,10 @@ from glowmlir.importers.onnx import ModelInput
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
-from tests.support.models import LENET
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from tests.support.models import LENET, small_convnet
 from tests.unit.test_errors import assert_clean_failure, glow_compile
 
 EXAMPLE = os.path.join(os.path.dirname(LENET))
@@ -207,3 +210,64 @@ def test_glow_profile_errors(tmp_path):
                           f"-dump-profile={tmp_path / 'p.yaml'}")
     assert result.returncode == 2 and "-image-mode=\"0to2\"" in result.stderr
     assert not (tmp_path / "p.yaml").exists()
+
+
+# ----------------------------------------------------------------------------- other networks
+
+
+def _profile_and_compile(tmp_path, model, calibration: list[dict], **quantization) -> tuple:
+    path = str(tmp_path / "model.onnx")
+    onnx.save(model, path)
+    profiler = Profiler.for_model(path, CompileOptions())
+    for _ in profiler.run(calibration):
+        pass
+    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
+    options = QuantizationOptions(str(tmp_path / "profile.yaml"), assert_all_nodes_quantized=True, **quantization)
+    return glowmlir.compile(path), glowmlir.compile(path, quantization=options)
+
+
+@pytest.mark.parametrize("channelwise", [False, True])
+def test_quantized_convnet_tracks_float(tmp_path, channelwise):
+    """Depthwise convolution, residual Add, max and average pooling, Gemm and SoftMax, all
+    quantized (-assert-all-nodes-quantized): logits within a few percent of float."""
+    model = small_convnet()
+    rng = np.random.default_rng(3)
+    samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(24)]
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:16], channelwise=channelwise)
+    assert quantized.layout.activations_size * 3 < float_bundle.layout.activations_size
+    for sample in samples[16:]:
+        expected, actual = float_bundle.run(sample)["logits"], quantized.run(sample)["logits"]
+        spread = expected.max() - expected.min()
+        assert np.abs(actual - expected).max() < 0.05 * spread
+        assert np.argmax(actual) == np.argmax(expected)
+
+
+def test_concat_clip_and_mul_are_quantized(tmp_path):
+    """Concat rescales its inputs to its own parameters; Clip (ReLU6) and Mul run in int8."""
+    rng = np.random.default_rng(4)
+    weights = {name: numpy_helper.from_array(rng.normal(0, 0.5, shape).astype(np.float32), name)
+               for name, shape in {"wa": (4, 3, 3, 3), "wb": (2, 3, 1, 1), "ba": (4,), "bb": (2,), "k": (1, 6, 1, 1)}.items()}
+    nodes = [helper.make_node("Conv", ["x", "wa", "ba"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "wb", "bb"], ["b"]),
+             helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["r"]),
+             helper.make_node("Mul", ["r", "k"], ["y"])]
+    weights |= {"lo": numpy_helper.from_array(np.float32(0), "lo"), "hi": numpy_helper.from_array(np.float32(6), "hi")}
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])], list(weights.values()))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    samples = [{"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32) * 2} for _ in range(12)]
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:8])
+    concat = next(line for line in quantized.ir["glow"].splitlines() if "glow.concat" in line)
+    assert concat.count("!quant.uniform") == 3 and "glow.quantize" not in concat
+    for sample in samples[8:]:
+        expected, actual = float_bundle.run(sample)["y"], quantized.run(sample)["y"]
+        assert np.abs(actual - expected).max() < 0.03 * (expected.max() - expected.min())
+
+
+def test_int16_precision_keeps_compute_float_like_glows_cpu_backend(lenet_profile, heldout):
+    """Glow's CPU backend has no Int16 compute kernels: every compute node stays float."""
+    images, _ = heldout
+    bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, precision="Int16"))
+    assert "!quant.uniform" not in bundle.ir["glow"]
+    np.testing.assert_array_equal(bundle.run(data=images[0])["softmax"], glowmlir.compile(LENET).run(data=images[0])["softmax"])
