@@ -33,30 +33,8 @@ from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_object
 from glowmlir.names import legalize_name
 from glowmlir.transforms import graph_passes
 from glowmlir.transforms.allocate_memory import AllocateMemory
+from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.share_buffers import ShareBuffers
-
-
-@dataclass(frozen=True)
-class QuantizationOptions:
-    """`-load-profile` and the options that go with it (Glow's names and defaults)."""
-
-    profile: str
-    schema: str = "asymmetric"
-    precision: str = "Int8"
-    precision_bias: str = "Int32"
-    channelwise: bool = False
-    calibration: str = "None"
-    keep_original_precision_for_nodes: tuple[str, ...] = ()
-    assert_all_nodes_quantized: bool = False
-    convert_placeholders: bool = False
-
-    def passes(self) -> list[ModulePass]:
-        from glowmlir.transforms.quantize import ConvertPlaceholders, OptimizeQuantization, Quantize
-
-        quantize = Quantize(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
-                            self.calibration, ",".join(self.keep_original_precision_for_nodes),
-                            self.assert_all_nodes_quantized)
-        return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
 
 
 def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None) -> list[ModulePass]:

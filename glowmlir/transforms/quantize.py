@@ -74,10 +74,11 @@ def with_element_type(value_type: TensorType, element_type: Attribute) -> Tensor
     return TensorType(element_type, value_type.get_shape())
 
 
-@dataclass
-class QuantizationConfig:
-    """The quantization options of `glow-compile`, with Glow's defaults."""
+@dataclass(frozen=True)
+class QuantizationOptions:
+    """`-load-profile` and the options that go with it (Glow's names and defaults)."""
 
+    profile: str
     schema: str = "asymmetric"
     precision: str = "Int8"
     precision_bias: str = "Int32"
@@ -85,6 +86,14 @@ class QuantizationConfig:
     calibration: str = "None"
     keep_original_precision_for_nodes: tuple[str, ...] = ()
     assert_all_nodes_quantized: bool = False
+    convert_placeholders: bool = False
+
+    def passes(self) -> list[ModulePass]:
+        """glow-quantize, glow-optimize-quantization and, if asked, glow-convert-placeholders."""
+        quantize = Quantize(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
+                            self.calibration, ",".join(self.keep_original_precision_for_nodes),
+                            self.assert_all_nodes_quantized)
+        return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
 
     def check(self) -> None:
         choices = {"quantization-schema": (self.schema, SCHEMAS),
@@ -105,7 +114,7 @@ class QuantizationConfig:
 class _FunctionQuantizer:
     """Converts one `glow.function`, op by op in order (producers before users)."""
 
-    def __init__(self, function: glow.FunctionOp, profile: Profile, config: QuantizationConfig, profile_path: str):
+    def __init__(self, function: glow.FunctionOp, profile: Profile, config: QuantizationOptions, profile_path: str):
         self.function, self.profile, self.config, self.path = function, profile, config, profile_path
         self.quantized: dict[tuple[SSAValue, Attribute], SSAValue] = {}
         self.dequantized: dict[SSAValue, SSAValue] = {}
@@ -355,10 +364,10 @@ class Quantize(ModulePass):
     keep_original_precision_for_nodes: str = ""
     assert_all_nodes_quantized: bool = False
 
-    def config(self) -> QuantizationConfig:
-        return QuantizationConfig(self.schema, self.precision, self.precision_bias, self.channelwise, self.calibration,
-                                  tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
-                                  self.assert_all_nodes_quantized)
+    def config(self) -> QuantizationOptions:
+        return QuantizationOptions(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
+                                   self.calibration, tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
+                                   self.assert_all_nodes_quantized)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.profile:
