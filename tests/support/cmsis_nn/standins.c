@@ -1,0 +1,949 @@
+/*
+ * Host stand-ins for the CMSIS-NN int8 ("s8") functions glowmlir calls, FOR TESTS ONLY.
+ *
+ * Written for this project from the documented semantics of the CMSIS-NN v7 API
+ * (bit-exact with TFLite(-Micro)'s int8 reference kernels); this is not Arm's code. It is
+ * deliberately plain reference code: straightforward loops, 64-bit accumulation wrapped
+ * to int32 the way the 32-bit accumulators of the library wrap, no vectorisation.
+ *
+ * Arithmetic (the library's default "double rounding" build):
+ *   requantize(v, m, s) = divide_by_power_of_two(doubling_high_mult_no_sat(v * 2^max(s, 0), m), max(-s, 0))
+ *   doubling_high_mult_no_sat(a, b) = (int32)((a * b + 2^30) >> 31)          (64-bit product)
+ *   divide_by_power_of_two(x, e)    = x / 2^e rounded half away from zero
+ *   conv / depthwise: acc = bias[c] + sum (x + input_offset) * w   (padded taps contribute 0)
+ *   fully connected:  acc = bias[c] + sum (x + input_offset) * (w + filter_offset)
+ *   out = clamp(requantize(acc, mult, shift) + output_offset, act.min, act.max)
+ *
+ * Scratch buffers: each *_get_buffer_size returns what the library's plain DSP (Cortex-M4/M7,
+ * non-MVE, GCC) build asks for; the rules are spelled out next to each getter. Whenever that
+ * size is positive the stand-in requires ctx->buf != NULL and ctx->size >= size, clears the
+ * first `size` bytes and uses the buffer as its working memory (im2col columns, pooling
+ * sums), so a caller that under-plans the scratch fails.
+ *
+ * Validation: every function returns ARM_CMSIS_NN_ARG_ERROR for arguments it cannot handle
+ * (see the check_* helpers). This is deliberately stricter than the library, which mostly
+ * trusts its caller, so that a mistake in the generated calls shows up in host tests.
+ * arm_softmax_s8 returns void: on invalid arguments it writes nothing.
+ */
+#include "arm_nnfunctions.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define Q7_MIN (-128)
+#define Q7_MAX 127
+#define Q31_MIN ((int32_t)0x80000000)
+#define Q31_MAX ((int32_t)0x7FFFFFFF)
+
+/* ------------------------------------------------------------------ fixed-point helpers */
+
+/* Two's-complement truncation of a 64-bit value to int32 (what 32-bit hardware does). */
+static int32_t wrap32(int64_t value)
+{
+    return (int32_t)(uint32_t)(uint64_t)value;
+}
+
+/* (a * b + 2^30) >> 31 on the 64-bit product, arithmetic shift: the rounding term is always
+ * +2^30 (CMSIS-NN arm_nn_doubling_high_mult_no_sat, used for requantization). */
+static int32_t doubling_high_mult_no_sat(int32_t a, int32_t b)
+{
+    const int64_t product = (int64_t)a * (int64_t)b + ((int64_t)1 << 30);
+    return wrap32(product >> 31);
+}
+
+/* gemmlowp SaturatingRoundingDoublingHighMul (CMSIS-NN arm_nn_doubling_high_mult): the
+ * rounding term is 2^30 for a non-negative product and 1 - 2^30 for a negative one, the
+ * division by 2^31 truncates toward zero, INT32_MIN * INT32_MIN saturates. */
+static int32_t doubling_high_mult(int32_t a, int32_t b)
+{
+    if (a == Q31_MIN && b == Q31_MIN)
+    {
+        return Q31_MAX;
+    }
+    const int64_t nudge = ((a < 0) != (b < 0)) ? 1 - ((int64_t)1 << 30) : ((int64_t)1 << 30);
+    return wrap32(((int64_t)a * (int64_t)b + nudge) / ((int64_t)1 << 31));
+}
+
+/* x / 2^exponent, rounding half away from zero (gemmlowp RoundingDivideByPOT), for an
+ * exponent in [0, 62]; for int32 values and exponents up to 31 this is exactly CMSIS-NN's
+ * arm_nn_divide_by_power_of_two. */
+static int64_t divide_by_power_of_two(int64_t dividend, int32_t exponent)
+{
+    const int64_t mask = ((int64_t)1 << exponent) - 1;
+    const int64_t remainder = dividend & mask;
+    int64_t result = dividend >> exponent; /* floor */
+    int64_t threshold = mask >> 1;
+    if (result < 0)
+    {
+        threshold += 1;
+    }
+    if (remainder > threshold)
+    {
+        result += 1;
+    }
+    return result;
+}
+
+/* CMSIS-NN arm_nn_requantize, default (double rounding) build; shift in [-31, 30]. The
+ * left shift wraps like the library's int32 multiply. */
+static int32_t requantize(int32_t value, int32_t multiplier, int32_t shift)
+{
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    const int32_t scaled = wrap32((int64_t)value * ((int64_t)1 << left));
+    return (int32_t)divide_by_power_of_two(doubling_high_mult_no_sat(scaled, multiplier), right);
+}
+
+static int32_t clamp(int32_t value, int32_t low, int32_t high)
+{
+    if (value < low)
+    {
+        return low;
+    }
+    if (value > high)
+    {
+        return high;
+    }
+    return value;
+}
+
+/* ------------------------------------------------------------------ argument checks */
+
+static int in_range(int32_t value, int32_t low, int32_t high)
+{
+    return value >= low && value <= high;
+}
+
+static int check_activation(const cmsis_nn_activation *act)
+{
+    return in_range(act->min, Q7_MIN, Q7_MAX) && in_range(act->max, Q7_MIN, Q7_MAX) && act->min <= act->max;
+}
+
+/* An input offset is -zero_point of an int8 tensor, an output offset +zero_point. */
+static int check_input_offset(int32_t offset)
+{
+    return in_range(offset, -127, 128);
+}
+
+static int check_output_offset(int32_t offset)
+{
+    return in_range(offset, Q7_MIN, Q7_MAX);
+}
+
+static int check_requant(int32_t multiplier, int32_t shift)
+{
+    return multiplier != Q31_MIN && in_range(shift, -31, 30);
+}
+
+static int check_per_channel(const cmsis_nn_per_channel_quant_params *quant, int32_t channels)
+{
+    if (quant == NULL || quant->multiplier == NULL || quant->shift == NULL)
+    {
+        return 0;
+    }
+    for (int32_t c = 0; c < channels; c++)
+    {
+        if (!check_requant(quant->multiplier[c], quant->shift[c]))
+        {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int check_dims_positive(const cmsis_nn_dims *dims)
+{
+    return dims != NULL && dims->n >= 1 && dims->h >= 1 && dims->w >= 1 && dims->c >= 1;
+}
+
+/* One spatial axis of a windowed operation: positive sizes, stride and dilation >= 1,
+ * padding >= 0, and an output no smaller than TFLite's / Glow's output size for some
+ * non-negative far-side padding, i.e. the implied far-side padding
+ * (out - 1) * stride + effective_kernel - in - pad is greater than -stride. */
+static int check_axis(int32_t in, int32_t out, int32_t kernel, int32_t stride, int32_t pad, int32_t dilation)
+{
+    if (in < 1 || out < 1 || kernel < 1 || stride < 1 || pad < 0 || dilation < 1)
+    {
+        return 0;
+    }
+    const int64_t effective_kernel = (int64_t)(kernel - 1) * dilation + 1;
+    const int64_t far_pad = (int64_t)(out - 1) * stride + effective_kernel - in - pad;
+    return far_pad > -(int64_t)stride;
+}
+
+/* The scratch check shared by the functions taking a context. */
+static int check_scratch(const cmsis_nn_context *ctx, int32_t required)
+{
+    if (ctx == NULL || required < 0)
+    {
+        return 0;
+    }
+    if (required > 0 && (ctx->buf == NULL || ctx->size < required))
+    {
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ convolution */
+
+/*
+ * arm_convolve_wrapper_s8_get_buffer_size (DSP, non-MVE, GCC build of CMSIS-NN):
+ *   - 1x1 kernel, padding 0, dilation 1, input_dims->c == filter_dims->c (not grouped), any
+ *     stride: 0 (arm_convolve_1x1_s8_fast / arm_convolve_1x1_s8 need no scratch with GCC);
+ *   - everything else (arm_convolve_1_x_n_s8 and arm_convolve_s8, which share the same
+ *     DSP size): 2 * align4(KH * KW * input_dims->c) * sizeof(int16_t): two im2col columns
+ *     of int16. input_dims->c (not C_IN / groups) as in the library's getter.
+ * The grouped-1x1 case follows the current library (arm_nn_is_convolve_1x1 checks the
+ * channel counts); v7.0.0's getter returned 0 there although its wrapper dispatches to
+ * arm_convolve_s8, which requires a buffer.
+ */
+static int conv_is_1x1(const cmsis_nn_conv_params *conv_params,
+                       const cmsis_nn_dims *input_dims,
+                       const cmsis_nn_dims *filter_dims)
+{
+    return conv_params->padding.w == 0 && conv_params->padding.h == 0 && filter_dims->w == 1 && filter_dims->h == 1 &&
+        conv_params->dilation.w == 1 && conv_params->dilation.h == 1 && input_dims->c == filter_dims->c;
+}
+
+static int32_t conv_im2col_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
+{
+    const int32_t rhs_cols = filter_dims->h * filter_dims->w * input_dims->c;
+    const int32_t aligned = (rhs_cols + 3) / 4 * 4;
+    return 2 * aligned * (int32_t)sizeof(int16_t);
+}
+
+int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
+                                                const cmsis_nn_dims *input_dims,
+                                                const cmsis_nn_dims *filter_dims,
+                                                const cmsis_nn_dims *output_dims)
+{
+    (void)output_dims;
+    if (conv_is_1x1(conv_params, input_dims, filter_dims))
+    {
+        return 0;
+    }
+    return conv_im2col_size(input_dims, filter_dims);
+}
+
+/* The input value of one convolution tap with the input offset added, or 0 for a tap in
+ * the padding (padding stands for the real value 0, i.e. the zero point). */
+static int32_t conv_tap(const int8_t *input, const cmsis_nn_dims *input_dims, int32_t batch, int32_t y, int32_t x,
+                        int32_t channel, int32_t input_offset)
+{
+    if (y < 0 || y >= input_dims->h || x < 0 || x >= input_dims->w)
+    {
+        return 0;
+    }
+    const int64_t index = (((int64_t)batch * input_dims->h + y) * input_dims->w + x) * input_dims->c + channel;
+    return (int32_t)input[index] + input_offset;
+}
+
+arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx,
+                                            const cmsis_nn_conv_params *conv_params,
+                                            const cmsis_nn_per_channel_quant_params *quant_params,
+                                            const cmsis_nn_dims *input_dims,
+                                            const int8_t *input_data,
+                                            const cmsis_nn_dims *filter_dims,
+                                            const int8_t *filter_data,
+                                            const cmsis_nn_dims *bias_dims,
+                                            const int32_t *bias_data,
+                                            const cmsis_nn_dims *output_dims,
+                                            int8_t *output_data)
+{
+    (void)bias_dims; /* unused by the library too; bias_data may be NULL (no bias) */
+    if (conv_params == NULL || !check_dims_positive(input_dims) || !check_dims_positive(filter_dims) ||
+        !check_dims_positive(output_dims) || input_data == NULL || filter_data == NULL || output_data == NULL)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t in_ch = input_dims->c;
+    const int32_t group_ch = filter_dims->c; /* input channels per group */
+    const int32_t out_ch = output_dims->c;
+    if (in_ch % group_ch != 0)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t groups = in_ch / group_ch;
+    if (filter_dims->n != out_ch || out_ch % groups != 0 || output_dims->n != input_dims->n)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t out_ch_per_group = out_ch / groups;
+    if (!check_axis(input_dims->h, output_dims->h, filter_dims->h, conv_params->stride.h, conv_params->padding.h,
+                    conv_params->dilation.h) ||
+        !check_axis(input_dims->w, output_dims->w, filter_dims->w, conv_params->stride.w, conv_params->padding.w,
+                    conv_params->dilation.w))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    if (!check_input_offset(conv_params->input_offset) || !check_output_offset(conv_params->output_offset) ||
+        !check_activation(&conv_params->activation) || !check_per_channel(quant_params, out_ch))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t scratch_size = arm_convolve_wrapper_s8_get_buffer_size(conv_params, input_dims, filter_dims, output_dims);
+    if (!check_scratch(ctx, scratch_size))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+
+    /* General path: the scratch holds the im2col column of one output pixel and group,
+     * (x + input_offset) as int16 in filter order (ky, kx, channel). */
+    int16_t *column = NULL;
+    if (scratch_size > 0)
+    {
+        memset(ctx->buf, 0, (size_t)scratch_size);
+        column = (int16_t *)ctx->buf;
+    }
+
+    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    const int32_t column_length = kh * kw * group_ch;
+    for (int32_t b = 0; b < input_dims->n; b++)
+    {
+        for (int32_t oy = 0; oy < output_dims->h; oy++)
+        {
+            for (int32_t ox = 0; ox < output_dims->w; ox++)
+            {
+                const int32_t y0 = oy * conv_params->stride.h - conv_params->padding.h;
+                const int32_t x0 = ox * conv_params->stride.w - conv_params->padding.w;
+                for (int32_t g = 0; g < groups; g++)
+                {
+                    if (column != NULL)
+                    {
+                        for (int32_t ky = 0; ky < kh; ky++)
+                        {
+                            for (int32_t kx = 0; kx < kw; kx++)
+                            {
+                                for (int32_t ci = 0; ci < group_ch; ci++)
+                                {
+                                    column[(ky * kw + kx) * group_ch + ci] =
+                                        (int16_t)conv_tap(input_data, input_dims, b, y0 + ky * conv_params->dilation.h,
+                                                          x0 + kx * conv_params->dilation.w, g * group_ch + ci,
+                                                          conv_params->input_offset);
+                                }
+                            }
+                        }
+                    }
+                    for (int32_t oc = g * out_ch_per_group; oc < (g + 1) * out_ch_per_group; oc++)
+                    {
+                        int64_t acc = bias_data != NULL ? bias_data[oc] : 0;
+                        const int8_t *weights = filter_data + (int64_t)oc * column_length;
+                        for (int32_t ky = 0; ky < kh; ky++)
+                        {
+                            for (int32_t kx = 0; kx < kw; kx++)
+                            {
+                                for (int32_t ci = 0; ci < group_ch; ci++)
+                                {
+                                    const int32_t k = (ky * kw + kx) * group_ch + ci;
+                                    const int32_t tap = column != NULL
+                                        ? column[k]
+                                        : conv_tap(input_data, input_dims, b, y0 + ky * conv_params->dilation.h,
+                                                   x0 + kx * conv_params->dilation.w, g * group_ch + ci,
+                                                   conv_params->input_offset);
+                                    acc += (int64_t)tap * weights[k];
+                                }
+                            }
+                        }
+                        int32_t out = requantize(wrap32(acc), quant_params->multiplier[oc], quant_params->shift[oc]);
+                        out = clamp(out + conv_params->output_offset, conv_params->activation.min,
+                                    conv_params->activation.max);
+                        const int64_t index = (((int64_t)b * output_dims->h + oy) * output_dims->w + ox) * out_ch + oc;
+                        output_data[index] = (int8_t)out;
+                    }
+                }
+            }
+        }
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ depthwise convolution */
+
+/*
+ * arm_depthwise_conv_wrapper_s8_get_buffer_size (DSP, non-MVE build of CMSIS-NN):
+ *   - input_dims->c == output_dims->c (ch_mult 1), batch 1, dilation 1:
+ *       3x3 kernel with padding.h <= 1 and padding.w <= 1 -> 0 (arm_depthwise_conv_3x3_s8);
+ *       otherwise C_IN * KH * KW * sizeof(int16_t)             (arm_depthwise_conv_s8_opt);
+ *   - everything else -> 0 (generic arm_depthwise_conv_s8).
+ */
+int32_t arm_depthwise_conv_wrapper_s8_get_buffer_size(const cmsis_nn_dw_conv_params *dw_conv_params,
+                                                      const cmsis_nn_dims *input_dims,
+                                                      const cmsis_nn_dims *filter_dims,
+                                                      const cmsis_nn_dims *output_dims)
+{
+    if (input_dims->c == output_dims->c && input_dims->n == 1 && dw_conv_params->dilation.w == 1 &&
+        dw_conv_params->dilation.h == 1)
+    {
+        if (filter_dims->w == 3 && filter_dims->h == 3 && dw_conv_params->padding.h <= 1 &&
+            dw_conv_params->padding.w <= 1)
+        {
+            return 0;
+        }
+        return input_dims->c * filter_dims->w * filter_dims->h * (int32_t)sizeof(int16_t);
+    }
+    return 0;
+}
+
+arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx,
+                                                  const cmsis_nn_dw_conv_params *dw_conv_params,
+                                                  const cmsis_nn_per_channel_quant_params *quant_params,
+                                                  const cmsis_nn_dims *input_dims,
+                                                  const int8_t *input_data,
+                                                  const cmsis_nn_dims *filter_dims,
+                                                  const int8_t *filter_data,
+                                                  const cmsis_nn_dims *bias_dims,
+                                                  const int32_t *bias_data,
+                                                  const cmsis_nn_dims *output_dims,
+                                                  int8_t *output_data)
+{
+    (void)bias_dims;
+    if (dw_conv_params == NULL || !check_dims_positive(input_dims) || !check_dims_positive(filter_dims) ||
+        !check_dims_positive(output_dims) || input_data == NULL || filter_data == NULL || output_data == NULL)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    /* Batch 1 only (the optimised paths assume it); filter [1, KH, KW, C_OUT]. */
+    const int32_t in_ch = input_dims->c, out_ch = output_dims->c, ch_mult = dw_conv_params->ch_mult;
+    if (input_dims->n != 1 || output_dims->n != 1 || filter_dims->n != 1 || ch_mult < 1 ||
+        out_ch != in_ch * ch_mult || filter_dims->c != out_ch)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    if (!check_axis(input_dims->h, output_dims->h, filter_dims->h, dw_conv_params->stride.h,
+                    dw_conv_params->padding.h, dw_conv_params->dilation.h) ||
+        !check_axis(input_dims->w, output_dims->w, filter_dims->w, dw_conv_params->stride.w,
+                    dw_conv_params->padding.w, dw_conv_params->dilation.w))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    if (!check_input_offset(dw_conv_params->input_offset) || !check_output_offset(dw_conv_params->output_offset) ||
+        !check_activation(&dw_conv_params->activation) || !check_per_channel(quant_params, out_ch))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t scratch_size =
+        arm_depthwise_conv_wrapper_s8_get_buffer_size(dw_conv_params, input_dims, filter_dims, output_dims);
+    if (!check_scratch(ctx, scratch_size))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+
+    /* Optimised path: the scratch holds the im2col patch of one output pixel,
+     * (x + input_offset) as int16 in (ky, kx, input channel) order. */
+    int16_t *patch = NULL;
+    if (scratch_size > 0)
+    {
+        memset(ctx->buf, 0, (size_t)scratch_size);
+        patch = (int16_t *)ctx->buf;
+    }
+
+    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    for (int32_t oy = 0; oy < output_dims->h; oy++)
+    {
+        for (int32_t ox = 0; ox < output_dims->w; ox++)
+        {
+            const int32_t y0 = oy * dw_conv_params->stride.h - dw_conv_params->padding.h;
+            const int32_t x0 = ox * dw_conv_params->stride.w - dw_conv_params->padding.w;
+            if (patch != NULL)
+            {
+                for (int32_t ky = 0; ky < kh; ky++)
+                {
+                    for (int32_t kx = 0; kx < kw; kx++)
+                    {
+                        for (int32_t ic = 0; ic < in_ch; ic++)
+                        {
+                            patch[(ky * kw + kx) * in_ch + ic] =
+                                (int16_t)conv_tap(input_data, input_dims, 0, y0 + ky * dw_conv_params->dilation.h,
+                                                  x0 + kx * dw_conv_params->dilation.w, ic,
+                                                  dw_conv_params->input_offset);
+                        }
+                    }
+                }
+            }
+            for (int32_t oc = 0; oc < out_ch; oc++)
+            {
+                const int32_t ic = oc / ch_mult;
+                int64_t acc = bias_data != NULL ? bias_data[oc] : 0;
+                for (int32_t ky = 0; ky < kh; ky++)
+                {
+                    for (int32_t kx = 0; kx < kw; kx++)
+                    {
+                        const int32_t tap = patch != NULL
+                            ? patch[(ky * kw + kx) * in_ch + ic]
+                            : conv_tap(input_data, input_dims, 0, y0 + ky * dw_conv_params->dilation.h,
+                                       x0 + kx * dw_conv_params->dilation.w, ic, dw_conv_params->input_offset);
+                        acc += (int64_t)tap * filter_data[(ky * kw + kx) * out_ch + oc];
+                    }
+                }
+                int32_t out = requantize(wrap32(acc), quant_params->multiplier[oc], quant_params->shift[oc]);
+                out = clamp(out + dw_conv_params->output_offset, dw_conv_params->activation.min,
+                            dw_conv_params->activation.max);
+                output_data[((int64_t)oy * output_dims->w + ox) * out_ch + oc] = (int8_t)out;
+            }
+        }
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ fully connected */
+
+/* arm_fully_connected_s8_get_buffer_size (DSP, non-MVE build): 0. (An MVE build asks for
+ * C_OUT * 4 bytes of precomputed kernel sums; not modelled.) */
+int32_t arm_fully_connected_s8_get_buffer_size(const cmsis_nn_dims *filter_dims)
+{
+    (void)filter_dims;
+    return 0;
+}
+
+/*
+ * input_dims: n = batches, h * w * c = accumulation depth (the input is read as
+ * [n][accum_depth]); filter_dims: n = accumulation depth, c = output depth;
+ * output_dims: n = batches, c = output depth. Weights [C_OUT][accum_depth].
+ */
+arm_cmsis_nn_status arm_fully_connected_s8(const cmsis_nn_context *ctx,
+                                           const cmsis_nn_fc_params *fc_params,
+                                           const cmsis_nn_per_tensor_quant_params *quant_params,
+                                           const cmsis_nn_dims *input_dims,
+                                           const int8_t *input_data,
+                                           const cmsis_nn_dims *filter_dims,
+                                           const int8_t *filter_data,
+                                           const cmsis_nn_dims *bias_dims,
+                                           const int32_t *bias_data,
+                                           const cmsis_nn_dims *output_dims,
+                                           int8_t *output_data)
+{
+    (void)bias_dims;
+    if (fc_params == NULL || quant_params == NULL || !check_dims_positive(input_dims) || filter_dims == NULL ||
+        output_dims == NULL || input_data == NULL || filter_data == NULL || output_data == NULL)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t batches = input_dims->n;
+    const int32_t depth = filter_dims->n;
+    const int32_t out_ch = output_dims->c;
+    if (depth < 1 || out_ch < 1 || (int64_t)input_dims->h * input_dims->w * input_dims->c != depth ||
+        filter_dims->c != out_ch || output_dims->n != batches)
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    if (!check_input_offset(fc_params->input_offset) || !check_input_offset(fc_params->filter_offset) ||
+        !check_output_offset(fc_params->output_offset) || !check_activation(&fc_params->activation) ||
+        !check_requant(quant_params->multiplier, quant_params->shift))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    if (!check_scratch(ctx, arm_fully_connected_s8_get_buffer_size(filter_dims)))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+
+    for (int32_t b = 0; b < batches; b++)
+    {
+        const int8_t *x = input_data + (int64_t)b * depth;
+        for (int32_t oc = 0; oc < out_ch; oc++)
+        {
+            const int8_t *w = filter_data + (int64_t)oc * depth;
+            int64_t acc = bias_data != NULL ? bias_data[oc] : 0;
+            for (int32_t k = 0; k < depth; k++)
+            {
+                acc += ((int64_t)x[k] + fc_params->input_offset) * ((int64_t)w[k] + fc_params->filter_offset);
+            }
+            int32_t out = requantize(wrap32(acc), quant_params->multiplier, quant_params->shift);
+            out = clamp(out + fc_params->output_offset, fc_params->activation.min, fc_params->activation.max);
+            output_data[(int64_t)b * out_ch + oc] = (int8_t)out;
+        }
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ pooling */
+
+static int check_pool(const cmsis_nn_pool_params *pool_params,
+                      const cmsis_nn_dims *input_dims,
+                      const int8_t *input_data,
+                      const cmsis_nn_dims *filter_dims,
+                      const cmsis_nn_dims *output_dims,
+                      const int8_t *output_data)
+{
+    if (pool_params == NULL || !check_dims_positive(input_dims) || filter_dims == NULL || output_dims == NULL ||
+        input_data == NULL || output_data == NULL)
+    {
+        return 0;
+    }
+    /* Only filter h and w are used; the channel count is preserved. */
+    if (output_dims->n != input_dims->n || output_dims->c != input_dims->c)
+    {
+        return 0;
+    }
+    return check_axis(input_dims->h, output_dims->h, filter_dims->h, pool_params->stride.h, pool_params->padding.h,
+                      1) &&
+        check_axis(input_dims->w, output_dims->w, filter_dims->w, pool_params->stride.w, pool_params->padding.w, 1) &&
+        check_activation(&pool_params->activation);
+}
+
+/* The in-bounds part [start, end) of a pooling window along one axis. */
+static void window_bounds(int32_t out_index, int32_t stride, int32_t pad, int32_t kernel, int32_t in_size,
+                          int32_t *start, int32_t *end)
+{
+    const int32_t first = out_index * stride - pad;
+    *start = first < 0 ? 0 : first;
+    *end = first + kernel < in_size ? first + kernel : in_size;
+}
+
+/* Max pool: the maximum over the in-bounds taps (padding is ignored), then the activation
+ * clamp. No scratch (ctx is not used and may be NULL). A window without an in-bounds tap is
+ * an error. */
+arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx,
+                                    const cmsis_nn_pool_params *pool_params,
+                                    const cmsis_nn_dims *input_dims,
+                                    const int8_t *input_data,
+                                    const cmsis_nn_dims *filter_dims,
+                                    const cmsis_nn_dims *output_dims,
+                                    int8_t *output_data)
+{
+    (void)ctx;
+    if (!check_pool(pool_params, input_dims, input_data, filter_dims, output_dims, output_data))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, ch = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w;
+    for (int32_t b = 0; b < input_dims->n; b++)
+    {
+        for (int32_t oy = 0; oy < out_h; oy++)
+        {
+            int32_t y_start, y_end;
+            window_bounds(oy, pool_params->stride.h, pool_params->padding.h, filter_dims->h, in_h, &y_start, &y_end);
+            for (int32_t ox = 0; ox < out_w; ox++)
+            {
+                int32_t x_start, x_end;
+                window_bounds(ox, pool_params->stride.w, pool_params->padding.w, filter_dims->w, in_w, &x_start,
+                              &x_end);
+                if (y_start >= y_end || x_start >= x_end)
+                {
+                    return ARM_CMSIS_NN_ARG_ERROR;
+                }
+                for (int32_t c = 0; c < ch; c++)
+                {
+                    int32_t max = Q7_MIN;
+                    for (int32_t y = y_start; y < y_end; y++)
+                    {
+                        for (int32_t x = x_start; x < x_end; x++)
+                        {
+                            const int32_t value = input_data[(((int64_t)b * in_h + y) * in_w + x) * ch + c];
+                            max = value > max ? value : max;
+                        }
+                    }
+                    output_data[(((int64_t)b * out_h + oy) * out_w + ox) * ch + c] =
+                        (int8_t)clamp(max, pool_params->activation.min, pool_params->activation.max);
+                }
+            }
+        }
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* arm_avgpool_s8_get_buffer_size (DSP, non-MVE build): ch_src * sizeof(int32_t), one int32
+ * sum per channel; the output width does not matter. */
+int32_t arm_avgpool_s8_get_buffer_size(const int dim_dst_width, const int ch_src)
+{
+    (void)dim_dst_width;
+    return ch_src * (int32_t)sizeof(int32_t);
+}
+
+/* Average pool: the sum of the in-bounds taps (padding is not counted), divided by their
+ * number rounding half away from zero, then the activation clamp. The per-channel sums of
+ * one output pixel live in the scratch buffer. A window without an in-bounds tap is an
+ * error. */
+arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx,
+                                   const cmsis_nn_pool_params *pool_params,
+                                   const cmsis_nn_dims *input_dims,
+                                   const int8_t *input_data,
+                                   const cmsis_nn_dims *filter_dims,
+                                   const cmsis_nn_dims *output_dims,
+                                   int8_t *output_data)
+{
+    if (!check_pool(pool_params, input_dims, input_data, filter_dims, output_dims, output_data))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    const int32_t scratch_size = arm_avgpool_s8_get_buffer_size(output_dims->w, input_dims->c);
+    if (!check_scratch(ctx, scratch_size))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    memset(ctx->buf, 0, (size_t)scratch_size);
+    int32_t *sums = (int32_t *)ctx->buf;
+
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, ch = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w;
+    for (int32_t b = 0; b < input_dims->n; b++)
+    {
+        for (int32_t oy = 0; oy < out_h; oy++)
+        {
+            int32_t y_start, y_end;
+            window_bounds(oy, pool_params->stride.h, pool_params->padding.h, filter_dims->h, in_h, &y_start, &y_end);
+            for (int32_t ox = 0; ox < out_w; ox++)
+            {
+                int32_t x_start, x_end;
+                window_bounds(ox, pool_params->stride.w, pool_params->padding.w, filter_dims->w, in_w, &x_start,
+                              &x_end);
+                if (y_start >= y_end || x_start >= x_end)
+                {
+                    return ARM_CMSIS_NN_ARG_ERROR;
+                }
+                const int32_t count = (y_end - y_start) * (x_end - x_start);
+                for (int32_t c = 0; c < ch; c++)
+                {
+                    sums[c] = 0;
+                }
+                for (int32_t y = y_start; y < y_end; y++)
+                {
+                    for (int32_t x = x_start; x < x_end; x++)
+                    {
+                        for (int32_t c = 0; c < ch; c++)
+                        {
+                            sums[c] += input_data[(((int64_t)b * in_h + y) * in_w + x) * ch + c];
+                        }
+                    }
+                }
+                for (int32_t c = 0; c < ch; c++)
+                {
+                    const int32_t sum = sums[c];
+                    const int32_t average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+                    output_data[(((int64_t)b * out_h + oy) * out_w + ox) * ch + c] =
+                        (int8_t)clamp(average, pool_params->activation.min, pool_params->activation.max);
+                }
+            }
+        }
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ softmax */
+
+#define SOFTMAX_ACCUM_BITS 12
+
+/* value * 2^exponent saturated to int32 (CMSIS-NN arm_nn_mult_by_power_of_two), exponent in [0, 30]. */
+static int32_t mult_by_power_of_two(int32_t value, int32_t exponent)
+{
+    const int32_t threshold = (int32_t)(((int64_t)1 << (31 - exponent)) - 1);
+    if (value > threshold)
+    {
+        return Q31_MAX;
+    }
+    if (value < -threshold)
+    {
+        return Q31_MIN;
+    }
+    return wrap32((int64_t)value * ((int64_t)1 << exponent));
+}
+
+/* exp(x) in Q0.31 of a Q5.26 value x <= 0 (gemmlowp exp_on_negative_values, 5 integer
+ * bits): exp on [-1/4, 0) by a polynomial around -1/8, times exp(-2^k / 4) for each set
+ * bit k of the remaining integer multiple of 1/4. */
+static int32_t exp_on_negative_values(int32_t value)
+{
+    const int32_t quarter_bits = 24; /* 1/4 in Q5.26 */
+    const int32_t mod_minus_quarter = (value & ((1 << quarter_bits) - 1)) - (1 << quarter_bits);
+    const int32_t remainder = mod_minus_quarter - value;
+
+    /* exp(t - 1/8) with t = mod_minus_quarter + 1/8, in Q0.31 */
+    const int32_t x = wrap32((int64_t)mod_minus_quarter * 32 + (1 << 28));
+    const int32_t x2 = doubling_high_mult(x, x);
+    const int32_t x3 = doubling_high_mult(x2, x);
+    const int32_t x4_over_4 = (int32_t)divide_by_power_of_two(doubling_high_mult(x2, x2), 2);
+    const int32_t x4_over_24_plus_x3_over_6_plus_x2_over_2 = (int32_t)divide_by_power_of_two(
+        wrap32((int64_t)doubling_high_mult(wrap32((int64_t)x4_over_4 + x3), 715827883) + x2), 1);
+    const int32_t exp_minus_one_eighth = 1895147668;
+    int32_t result = wrap32((int64_t)exp_minus_one_eighth +
+                            doubling_high_mult(exp_minus_one_eighth,
+                                               wrap32((int64_t)x + x4_over_24_plus_x3_over_6_plus_x2_over_2)));
+
+    /* exp(-1/4), exp(-1/2), exp(-1), exp(-2), exp(-4), exp(-8), exp(-16) in Q0.31 */
+    static const int32_t barrel[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    for (int32_t k = 0; k < 7; k++)
+    {
+        if (remainder & (1 << (quarter_bits + k)))
+        {
+            result = doubling_high_mult(result, barrel[k]);
+        }
+    }
+    return value == 0 ? Q31_MAX : result;
+}
+
+/* 1 / (1 + x) in Q0.31 for x in [0, 1) in Q0.31 (gemmlowp one_over_one_plus_x_for_x_in_0_1):
+ * three Newton-Raphson steps on the half denominator. */
+static int32_t one_over_one_plus_x_for_x_in_0_1(int32_t value)
+{
+    const int64_t sum = (int64_t)value + Q31_MAX;
+    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int32_t x = wrap32((int64_t)1515870810 + doubling_high_mult(half_denominator, -1010580540)); /* 48/17, -32/17 */
+    const int32_t one_quarter = 1 << 29;
+    for (int32_t step = 0; step < 3; step++)
+    {
+        const int32_t error = wrap32((int64_t)one_quarter - doubling_high_mult(half_denominator, x));
+        x = wrap32((int64_t)x + mult_by_power_of_two(doubling_high_mult(x, error), 2));
+    }
+    return mult_by_power_of_two(x, 1);
+}
+
+static int32_t count_leading_zeros(uint32_t value)
+{
+    int32_t zeros = 0;
+    for (uint32_t bit = 0x80000000u; bit != 0 && (value & bit) == 0; bit >>= 1)
+    {
+        zeros++;
+    }
+    return zeros; /* 32 for 0, like the CLZ instruction */
+}
+
+/* The softmax input difference (x - row max), scaled to Q5.26 as the library does:
+ * doubling_high_mult(diff * 2^shift, mult). */
+static int32_t softmax_scaled_diff(int32_t diff, int32_t mult, int32_t shift)
+{
+    return doubling_high_mult(wrap32((int64_t)diff * ((int64_t)1 << shift)), mult);
+}
+
+/*
+ * CMSIS-NN arm_softmax_s8 (TFLite int8 softmax, output scale 1/256 and zero point -128):
+ * per row, with diff = x - max(row): entries with diff < diff_min give -128; the others
+ * give exp(diff) / sum(exp) computed with ACCUM_BITS = 12 fractional bits for the sum. The
+ * final rounding shift (12 - headroom + 23) exceeds 31 only for rows whose sum reaches 2^28
+ * (more than ~512 entries tied at the maximum; undefined in the library's C): there the
+ * exact rounded quotient is used.
+ * Requires shift in [0, 30] (TFLite's QuantizeMultiplierGreaterThanOne), num_rows >= 0 and
+ * row_size >= 1; otherwise nothing is written.
+ */
+void arm_softmax_s8(const int8_t *input,
+                    const int32_t num_rows,
+                    const int32_t row_size,
+                    const int32_t mult,
+                    const int32_t shift,
+                    const int32_t diff_min,
+                    int8_t *output)
+{
+    if (input == NULL || output == NULL || num_rows < 0 || row_size < 1 || shift < 0 || shift > 30)
+    {
+        return;
+    }
+    for (int32_t row = 0; row < num_rows; row++)
+    {
+        const int8_t *x = input + (int64_t)row * row_size;
+        int8_t *y = output + (int64_t)row * row_size;
+
+        int32_t max = x[0];
+        for (int32_t i = 1; i < row_size; i++)
+        {
+            max = x[i] > max ? x[i] : max;
+        }
+
+        int32_t sum = 0;
+        for (int32_t i = 0; i < row_size; i++)
+        {
+            const int32_t diff = x[i] - max;
+            if (diff >= diff_min)
+            {
+                const int32_t e = exp_on_negative_values(softmax_scaled_diff(diff, mult, shift));
+                sum = wrap32((int64_t)sum + divide_by_power_of_two(e, SOFTMAX_ACCUM_BITS));
+            }
+        }
+
+        const int32_t headroom = count_leading_zeros((uint32_t)sum);
+        const int32_t normalized = sum > 0 ? wrap32((int64_t)sum << headroom) : 0;
+        const int32_t shifted_scale = one_over_one_plus_x_for_x_in_0_1(wrap32((int64_t)normalized - Q31_MIN));
+        const int32_t bits_over_unit = SOFTMAX_ACCUM_BITS - headroom + 23;
+
+        for (int32_t i = 0; i < row_size; i++)
+        {
+            const int32_t diff = x[i] - max;
+            if (diff >= diff_min)
+            {
+                const int32_t e = exp_on_negative_values(softmax_scaled_diff(diff, mult, shift));
+                const int64_t level = divide_by_power_of_two(doubling_high_mult(shifted_scale, e), bits_over_unit);
+                y[i] = (int8_t)clamp((int32_t)(level + Q7_MIN), Q7_MIN, Q7_MAX);
+            }
+            else
+            {
+                y[i] = Q7_MIN;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ elementwise */
+
+/*
+ * Add (TFLite int8 Add): each input (x + offset) << left_shift, requantized with its own
+ * multiplier/shift, summed, requantized with the output multiplier/shift, + out_offset,
+ * clamped. Element counts: block_size, no broadcasting. left_shift in [0, 23] (so that
+ * (x + offset) << left_shift fits in int32; TFLite uses 20).
+ */
+arm_cmsis_nn_status arm_elementwise_add_s8(const int8_t *input_1_vect,
+                                           const int8_t *input_2_vect,
+                                           const int32_t input_1_offset,
+                                           const int32_t input_1_mult,
+                                           const int32_t input_1_shift,
+                                           const int32_t input_2_offset,
+                                           const int32_t input_2_mult,
+                                           const int32_t input_2_shift,
+                                           const int32_t left_shift,
+                                           int8_t *output,
+                                           const int32_t out_offset,
+                                           const int32_t out_mult,
+                                           const int32_t out_shift,
+                                           const int32_t out_activation_min,
+                                           const int32_t out_activation_max,
+                                           const int32_t block_size)
+{
+    const cmsis_nn_activation act = {out_activation_min, out_activation_max};
+    if (input_1_vect == NULL || input_2_vect == NULL || output == NULL || block_size < 0 ||
+        !check_input_offset(input_1_offset) || !check_input_offset(input_2_offset) ||
+        !check_output_offset(out_offset) || !check_requant(input_1_mult, input_1_shift) ||
+        !check_requant(input_2_mult, input_2_shift) || !check_requant(out_mult, out_shift) ||
+        !in_range(left_shift, 0, 23) || !check_activation(&act))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    for (int32_t i = 0; i < block_size; i++)
+    {
+        const int32_t a = ((int32_t)input_1_vect[i] + input_1_offset) * (1 << left_shift);
+        const int32_t b = ((int32_t)input_2_vect[i] + input_2_offset) * (1 << left_shift);
+        const int32_t sum =
+            wrap32((int64_t)requantize(a, input_1_mult, input_1_shift) + requantize(b, input_2_mult, input_2_shift));
+        const int32_t out = requantize(sum, out_mult, out_shift) + out_offset;
+        output[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* Mul (TFLite int8 Mul): (x1 + offset1) * (x2 + offset2), requantized, + out_offset,
+ * clamped. block_size elements, no broadcasting. */
+arm_cmsis_nn_status arm_elementwise_mul_s8(const int8_t *input_1_vect,
+                                           const int8_t *input_2_vect,
+                                           const int32_t input_1_offset,
+                                           const int32_t input_2_offset,
+                                           int8_t *output,
+                                           const int32_t out_offset,
+                                           const int32_t out_mult,
+                                           const int32_t out_shift,
+                                           const int32_t out_activation_min,
+                                           const int32_t out_activation_max,
+                                           const int32_t block_size)
+{
+    const cmsis_nn_activation act = {out_activation_min, out_activation_max};
+    if (input_1_vect == NULL || input_2_vect == NULL || output == NULL || block_size < 0 ||
+        !check_input_offset(input_1_offset) || !check_input_offset(input_2_offset) ||
+        !check_output_offset(out_offset) || !check_requant(out_mult, out_shift) || !check_activation(&act))
+    {
+        return ARM_CMSIS_NN_ARG_ERROR;
+    }
+    for (int32_t i = 0; i < block_size; i++)
+    {
+        const int32_t product = ((int32_t)input_1_vect[i] + input_1_offset) * ((int32_t)input_2_vect[i] + input_2_offset);
+        const int32_t out = requantize(product, out_mult, out_shift) + out_offset;
+        output[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
+    }
+    return ARM_CMSIS_NN_SUCCESS;
+}
