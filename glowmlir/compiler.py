@@ -34,6 +34,7 @@ from glowmlir.names import legalize_name
 from glowmlir.transforms import graph_passes
 from glowmlir.transforms.allocate_memory import AllocateMemory
 from glowmlir.transforms.quantize import QuantizationOptions
+from glowmlir.transforms.select_kernels import library_report
 from glowmlir.transforms.share_buffers import ShareBuffers
 
 
@@ -42,9 +43,16 @@ def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions
     return graph_passes(memory_fusion, quantization.passes() if quantization else ())
 
 
-def glowll_pipeline(reuse_activations: bool = True) -> list[ModulePass]:
-    """From the optimized graph to an allocated `glowll.function`."""
-    return [LowerGlowToGlowLL(), ShareBuffers(), AllocateMemory(reuse=reuse_activations)]
+KERNEL_LIBRARIES = ("cmsis-nn",)
+
+
+def glowll_pipeline(reuse_activations: bool = True, kernel_library: str | None = None) -> list[ModulePass]:
+    """From the optimized graph to an allocated `glowll.function`; with a kernel library,
+    the instructions it implements become calls into it."""
+    from glowmlir.transforms.select_kernels import SelectCmsisNN
+
+    selection = {"cmsis-nn": [SelectCmsisNN()], None: []}[kernel_library]
+    return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse=reuse_activations)]
 
 
 @dataclass
@@ -60,6 +68,7 @@ class CompileOptions:
     memory_fusion: bool = True
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
     quantization: QuantizationOptions | None = None
+    kernel_library: str | None = None  # "cmsis-nn": -use-cmsis
 
 
 @dataclass
@@ -72,6 +81,7 @@ class Bundle:
     ir: dict[str, str]
     timings: dict[str, float]
     graph_dot: str
+    library_calls: list[tuple[str, str, str]] = field(default_factory=list)  # see select_kernels.library_report
 
     @property
     def name(self) -> str:
@@ -136,9 +146,10 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
 
     stage("glow", graph_pipeline(options.memory_fusion, options.quantization))
     graph = graph_dot(module)
-    stage("glowll", glowll_pipeline(options.reuse_activations))
+    stage("glowll", glowll_pipeline(options.reuse_activations, options.kernel_library))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
+    library_calls = library_report(function)
     stage("llvm", [LowerGlowLLToLLVM()], keep_ir=False)
     start = time.perf_counter()
     extend = functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic" else None
@@ -146,7 +157,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     if llvm_ir is not None:
         ir_log["llvm-ir"] = llvm_ir
     timings["object"] = time.perf_counter() - start
-    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph)
+    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls)
 
 
 def compile(model: str, **options) -> Bundle:  # noqa: A001 - the API name users expect

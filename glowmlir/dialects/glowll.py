@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolNameConstraint,
+    UnitAttr,
     i32,
 )
 from xdsl.ir import Dialect, Region, SSAValue
@@ -72,6 +74,11 @@ class FunctionOp(IRDLOperation):
 # ----------------------------------------------------------------------------- buffers
 
 
+def byte_size(memref: MemRefType) -> int:
+    """The bytes of a buffer of this type."""
+    return memref.element_count() * memref.element_type.compile_time_size
+
+
 class BufferOp(IRDLOperation):
     """Defines a buffer in one region; `offset` is set by memory allocation."""
 
@@ -81,8 +88,7 @@ class BufferOp(IRDLOperation):
 
     @property
     def byte_size(self) -> int:
-        memref = self.buffer.type
-        return memref.element_count() * memref.element_type.compile_time_size
+        return byte_size(self.buffer.type)
 
 
 @irdl_op_definition
@@ -380,12 +386,49 @@ class ExtractTensorOp(InstructionOp):
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
 
+LIBRARY_ARGUMENT_FORMS = ("buffer", "context", "pointers", "int", "null")
+
+
+@irdl_op_definition
+class LibraryCallOp(InstructionOp):
+    """A call into a kernel library (CMSIS-NN, HiFi4 NNLib) standing for the instruction
+    named in `replaces`: `int32_t callee(args...)`, a non-zero result being an error.
+
+    `dest` and the other buffers are operands; `arguments` gives the C arguments in order,
+    each a string: `buffer K` (pointer to operand K), `context K` (pointer to a
+    `{void *buf; int32_t size;}` for scratch operand K, or `context none`), `pointers K L`
+    (pointer to a `{T *, T *}` struct of operands K and L), `int V` (an int32 value),
+    `null`. Constant arguments (structs, multipliers, shifts) are weights among the operands.
+    A callee marked `returns_void` returns nothing (success is then assumed).
+    """
+
+    name = "glowll.library_call"
+    dest = operand_def(MemRefType)
+    inputs = var_operand_def(MemRefType)
+    callee = prop_def(StringAttr)
+    arguments = prop_def(ArrayAttr)
+    replaces = prop_def(StringAttr)
+    returns_void = opt_prop_def(UnitAttr)  # a callee without a status (e.g. arm_softmax_s8)
+    assembly_format = "$callee `(` $dest (`,` $inputs^)? `)` attr-dict `:` type(operands)"
+
+    def verify_(self) -> None:
+        for argument in self.arguments.data:
+            words = argument.data.split()
+            if not words or words[0] not in LIBRARY_ARGUMENT_FORMS:
+                raise VerifyException(f"glowll.library_call: bad argument \"{argument.data}\"")
+            for word in words[1:]:
+                if words[0] in ("buffer", "context", "pointers") and word != "none" and \
+                        not 0 <= int(word) < len(self.operands):
+                    raise VerifyException(f"glowll.library_call: argument \"{argument.data}\" names no operand")
+
+
 GlowLL = Dialect(
     "glowll",
     [
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
+        LibraryCallOp,
     ],
     [],
 )

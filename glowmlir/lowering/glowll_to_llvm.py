@@ -22,6 +22,7 @@ from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.kernels import KERNELS
+from glowmlir.lowering.library_calls import declaration, emit_library_call
 from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, is_quantized_instruction
 
 REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
@@ -57,13 +58,29 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     builder = KernelBuilder(region, entry)
     pointer_of = dict(zip(distinct, entry.args))
     arguments = {operand: pointer_of[address] for operand, address in zip(op.operands, addresses)}
-    emitter = QUANTIZED_KERNELS.get(type(op)) if is_quantized_instruction(op) else None
-    (emitter or KERNELS[type(op)])(builder, op, lambda buffer: View.contiguous(arguments[buffer], buffer.type.get_shape(),
-                                                                  element_type=storage_type(buffer.type.element_type)))
-    builder.emit(llvm.ReturnOp())
+
+    def view(buffer: SSAValue) -> View:
+        return View.contiguous(arguments[buffer], buffer.type.get_shape(),
+                               element_type=storage_type(buffer.type.element_type))
+
+    if isinstance(op, glowll.LibraryCallOp):  # returns the library's status
+        builder.emit(llvm.ReturnOp(emit_library_call(builder, op, view)))
+        result_type = i32
+    else:
+        if isinstance(op, glowll.ConvolutionOp | glowll.MaxPoolOp | glowll.AvgPoolOp) and _layout(op) != "NCHW":
+            raise GlowError(f"{op.name}: the {_layout(op)} layout has no generated kernel (only library calls)")
+        emitter = QUANTIZED_KERNELS.get(type(op)) if is_quantized_instruction(op) else None
+        (emitter or KERNELS[type(op)])(builder, op, view)
+        builder.emit(llvm.ReturnOp())
+        result_type = llvm.LLVMVoidType()
     attributes = ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])
-    return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct)), linkage=llvm.LinkageAttr("internal"),
-                       body=region, other_props={"arg_attrs": attributes})
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct), result_type),
+                       linkage=llvm.LinkageAttr("internal"), body=region, other_props={"arg_attrs": attributes})
+
+
+def _layout(op) -> str:
+    layout = op.properties.get("layout")
+    return layout.data if layout is not None else "NCHW"
 
 
 def _alignment(offset: int) -> int:
@@ -79,6 +96,7 @@ def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
     builder = KernelBuilder(region, entry)
     region_base = dict(zip(glowll.REGIONS, entry.args))
     kernels: dict[tuple, llvm.FuncOp] = {}
+    declarations: dict[str, llvm.FuncOp] = {}
     for op in function.body.block.ops:
         if not isinstance(op, glowll.InstructionOp):
             continue
@@ -90,11 +108,18 @@ def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
                                                    addresses)
         kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
-        builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
+        if isinstance(op, glowll.LibraryCallOp):
+            declarations.setdefault(op.callee.data, declaration(op))
+            status = builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers, return_type=i32))
+            with builder.when(builder.int_compare("ne", status, 0)):  # a library error ends the inference
+                builder.emit(llvm.ReturnOp(status))
+                builder.block = builder.new_block()  # unreachable: `when` closes it with a branch
+        else:
+            builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
                               body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(64)] * 3)})
-    return [entry_point, *kernels.values()]
+    return [entry_point, *kernels.values(), *declarations.values()]
 
 
 def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]) -> tuple:

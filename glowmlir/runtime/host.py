@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -37,14 +38,16 @@ def c_compiler() -> str:
 class HostRunner:
     """A bundle object linked and loaded into this process."""
 
-    def __init__(self, layout: BundleLayout, object_code: bytes):
+    def __init__(self, layout: BundleLayout, object_code: bytes, link: Sequence[str] = ()):
+        """`link`: C sources or objects the bundle calls into (e.g. a kernel library)."""
         self.layout = layout
         self._directory = tempfile.TemporaryDirectory(prefix="glowmlir-")
         object_path = os.path.join(self._directory.name, f"{layout.name}.o")
         library_path = os.path.join(self._directory.name, f"lib{layout.name}.so")
         with open(object_path, "wb") as f:
             f.write(object_code)
-        subprocess.run([c_compiler(), "-shared", "-o", library_path, object_path, "-lm"], check=True)
+        subprocess.run([c_compiler(), "-shared", "-fPIC", "-O1", "-o", library_path, object_path, *link, "-lm"],
+                       check=True)
         self._library = ctypes.CDLL(library_path)
         self._entry = getattr(self._library, layout.name)
         self._entry.restype = ctypes.c_int

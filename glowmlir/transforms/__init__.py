@@ -66,6 +66,14 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return load
 
+    def select_kernels(name):
+        def load():
+            from glowmlir.transforms import select_kernels as module
+
+            return getattr(module, name)
+
+        return load
+
     def to_glowll():
         from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 
@@ -87,6 +95,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-fuse-residual-add": graph("FuseResidualAdd"),
         "glow-schedule-for-memory": schedule,
         "lower-glow-to-glowll": to_glowll,
+        "glowll-select-cmsis-nn": select_kernels("SelectCmsisNN"),
         "glowll-share-buffers": share_buffers,
         "glowll-liveness": allocation("Liveness"),
         "glowll-allocate-memory": allocation("AllocateMemory"),

@@ -282,7 +282,8 @@ arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx,
     {
         return ARM_CMSIS_NN_ARG_ERROR;
     }
-    const int32_t scratch_size = arm_convolve_wrapper_s8_get_buffer_size(conv_params, input_dims, filter_dims, output_dims);
+    const int32_t scratch_size =
+        arm_convolve_wrapper_s8_get_buffer_size(conv_params, input_dims, filter_dims, output_dims);
     if (!check_scratch(ctx, scratch_size))
     {
         return ARM_CMSIS_NN_ARG_ERROR;
@@ -941,7 +942,8 @@ arm_cmsis_nn_status arm_elementwise_mul_s8(const int8_t *input_1_vect,
     }
     for (int32_t i = 0; i < block_size; i++)
     {
-        const int32_t product = ((int32_t)input_1_vect[i] + input_1_offset) * ((int32_t)input_2_vect[i] + input_2_offset);
+        const int32_t product =
+            ((int32_t)input_1_vect[i] + input_1_offset) * ((int32_t)input_2_vect[i] + input_2_offset);
         const int32_t out = requantize(product, out_mult, out_shift) + out_offset;
         output[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
     }

@@ -1,0 +1,1 @@
+"""Kernel libraries that kernel selection maps quantized instructions onto."""

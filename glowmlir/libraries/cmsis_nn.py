@@ -1,0 +1,269 @@
+"""Arm CMSIS-NN's int8 ("s8") API, as glowmlir calls it (../shared/reference/cmsis-nn-api.md).
+
+For each quantized `glowll` instruction, `map_instruction` either returns the call that
+computes it — callee, C arguments, the constant structs and arrays it needs (weights in the
+constant region), its scratch size — or the reason CMSIS-NN cannot. Every multiplier,
+shift and clamp bound comes from `glowmlir.quantization.rescaling`, the same helpers our
+own int8 kernels use, so a call and the kernel it replaces compute the same bits.
+
+Conventions (TFLite's): NHWC activations, OHWI filters, depthwise filters [1, KH, KW, C],
+FullyConnected weights [out][in] (what `glowll.fully_connected` already holds),
+`input_offset = -input zero point`, `output_offset = +output zero point`, symmetric
+weights, int32 bias with scale input x weight scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.quantization.rescaling import (
+    ADD_LEFT_SHIFT,
+    activation_bounds,
+    add_multipliers,
+    bias_multiplier,
+    mul_multiplier,
+    output_multipliers,
+    softmax_parameters,
+)
+
+INT32_STRUCTS: dict[str, tuple[str, ...]] = {
+    "cmsis_nn_dims": ("n", "h", "w", "c"),
+    "cmsis_nn_conv_params": ("input_offset", "output_offset", "stride.w", "stride.h", "padding.w", "padding.h",
+                             "dilation.w", "dilation.h", "activation.min", "activation.max"),
+    "cmsis_nn_dw_conv_params": ("input_offset", "output_offset", "ch_mult", "stride.w", "stride.h", "padding.w",
+                                "padding.h", "dilation.w", "dilation.h", "activation.min", "activation.max"),
+    "cmsis_nn_pool_params": ("stride.w", "stride.h", "padding.w", "padding.h", "activation.min", "activation.max"),
+    "cmsis_nn_fc_params": ("input_offset", "filter_offset", "output_offset", "activation.min", "activation.max"),
+    "cmsis_nn_per_tensor_quant_params": ("multiplier", "shift"),
+}
+"""The pointer-free argument structs, field by field in declaration order (nested tiles
+flattened: every field is an int32_t, so the layout is the same on every ABI)."""
+
+POINTER_STRUCTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "cmsis_nn_context": (("buf", "pointer"), ("size", "int32")),
+    "cmsis_nn_per_channel_quant_params": (("multiplier", "pointer"), ("shift", "pointer")),
+}
+"""The structs holding pointers, built on the stack at each call (`context K`, `pointers K L`)."""
+
+
+def struct_offsets(name: str, pointer_size: int) -> dict[str, int]:
+    """Byte offset of each field, by C's layout rules (natural alignment)."""
+    if name in INT32_STRUCTS:
+        return {f: 4 * i for i, f in enumerate(INT32_STRUCTS[name])}
+    offsets, offset = {}, 0
+    for field_name, kind in POINTER_STRUCTS[name]:
+        size = pointer_size if kind == "pointer" else 4
+        offset = -(-offset // size) * size
+        offsets[field_name] = offset
+        offset += size
+    return offsets
+
+
+def struct_size(name: str, pointer_size: int) -> int:
+    if name in INT32_STRUCTS:
+        return 4 * len(INT32_STRUCTS[name])
+    alignment = max(pointer_size if kind == "pointer" else 4 for _, kind in POINTER_STRUCTS[name])
+    end = max(offset + (pointer_size if dict(POINTER_STRUCTS[name])[f] == "pointer" else 4)
+              for f, offset in struct_offsets(name, pointer_size).items())
+    return -(-end // alignment) * alignment
+
+
+def pack(name: str, **values: int) -> np.ndarray:
+    """A pointer-free struct as int32 words (fields named with `_` for `.`)."""
+    fields = INT32_STRUCTS[name]
+    missing = {f.replace(".", "_") for f in fields} - set(values)
+    assert not missing, missing
+    return np.array([values[f.replace(".", "_")] for f in fields], np.int32)
+
+
+def dims(n: int, h: int, w: int, c: int) -> np.ndarray:
+    return pack("cmsis_nn_dims", n=n, h=h, w=w, c=c)
+
+
+# ----------------------------------------------------------------------------- mapping
+
+
+@dataclass
+class Call:
+    """One library call: C arguments over buffers, constants and immediates."""
+
+    callee: str
+    buffers: list[SSAValue] = field(default_factory=list)  # existing buffers, dest first
+    constants: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (name suffix, data) -> weights
+    scratch: int = 0  # bytes of scratch the call asks for (its *_get_buffer_size)
+    arguments: list[str] = field(default_factory=list)  # in terms of "%b<k>", "%c<k>", "%scratch"
+    filter_permutation: tuple[int, ...] | None = None  # buffers[2] is a weight to store permuted so
+    returns_void: bool = False  # the callee has no status result
+
+
+class Declined(Exception):
+    """CMSIS-NN has no function for this instruction; the message says why."""
+
+
+def _type(value: SSAValue) -> UniformQuantizedType:
+    return value.type.element_type
+
+
+def _require_int8(op: glowll.InstructionOp) -> None:
+    for value in op.operands:
+        element = value.type.element_type
+        if not is_quantized(value.type):
+            raise Declined("not quantized")
+        if element.bitwidth == 8 and value is not getattr(op, "bias", None):
+            continue
+        if value is getattr(op, "bias", None) and element.bitwidth == 32:
+            continue
+        raise Declined("needs int8 tensors and an int32 bias")
+
+
+def _layout(op) -> str:
+    layout = op.properties.get("layout")
+    return layout.data if layout is not None else "NCHW"
+
+
+def _symmetric_weights(weights: UniformQuantizedType) -> None:
+    if weights.offset_array().any():
+        raise Declined("weights are not symmetric (zero point 0); use -quantization-schema=symmetric "
+                       "or -enable-channelwise")
+
+
+def _per_channel_requantization(op) -> tuple[np.ndarray, np.ndarray]:
+    weights = _type(op.operands[2])
+    if bias_multiplier(_type(op.input), weights, _type(op.bias)) is not None:
+        raise Declined("the bias scale is not input scale x weight scale (use an Int32 bias)")
+    multipliers, shifts = output_multipliers(_type(op.input), weights, _type(op.dest))
+    channels = op.bias.type.get_shape()[0]
+    return np.broadcast_to(multipliers, (channels,)).copy(), np.broadcast_to(shifts, (channels,)).copy()
+
+
+def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
+    _require_int8(op)
+    weights = _type(op.weights)
+    _symmetric_weights(weights)
+    if bias_multiplier(_type(op.input), weights, _type(op.bias)) is not None:
+        raise Declined("the bias scale is not input scale x weight scale (use an Int32 bias)")
+    (multiplier,), (shift,) = output_multipliers(_type(op.input), weights, _type(op.dest))
+    low, high = activation_bounds(op, _type(op.dest))
+    (rows, depth), (columns, _) = op.input.type.get_shape(), op.weights.type.get_shape()
+    params = pack("cmsis_nn_fc_params", input_offset=-_type(op.input).offset, filter_offset=0,
+                  output_offset=_type(op.dest).offset, activation_min=low, activation_max=high)
+    quant = pack("cmsis_nn_per_tensor_quant_params", multiplier=int(multiplier), shift=int(shift))
+    return Call("arm_fully_connected_s8", [op.dest, op.input, op.weights, op.bias],
+                [("fc_params", params), ("quant_params", quant), ("input_dims", dims(rows, 1, 1, depth)),
+                 ("filter_dims", dims(depth, 1, 1, columns)), ("bias_dims", dims(1, 1, 1, columns)),
+                 ("output_dims", dims(rows, 1, 1, columns))], 0,
+                ["%scratch", "%c0", "%c1", "%c2", "%b1", "%c3", "%b2", "%c4", "%b3", "%c5", "%b0"])
+
+
+def map_convolution(op: glowll.ConvolutionOp) -> Call:
+    _require_int8(op)
+    if op.pool is not None:
+        raise Declined("fused pooling (our kernel never stores the full-resolution output; CMSIS-NN would)")
+    if op.residual is not None:
+        raise Declined("fused residual add")
+    if _layout(op) != "NHWC":
+        raise Declined("NCHW layout (the graph was not converted to NHWC here)")
+    weights = _type(op.filter)
+    _symmetric_weights(weights)
+    multipliers, shifts = _per_channel_requantization(op)
+    n, in_h, in_w, in_c = op.input.type.get_shape()
+    out_c, k_h, k_w, group_c = op.filter.type.get_shape()
+    _, out_h, out_w, _ = op.dest.type.get_shape()
+    stride_h, stride_w = op.strides.get_values()
+    pad_top, pad_left = op.pads.get_values()[:2]
+    dilation_h, dilation_w = op.dilations.get_values()
+    low, high = activation_bounds(op, _type(op.dest))
+    common = dict(input_offset=-_type(op.input).offset, output_offset=_type(op.dest).offset, stride_w=stride_w,
+                  stride_h=stride_h, padding_w=pad_left, padding_h=pad_top, dilation_w=dilation_w,
+                  dilation_h=dilation_h, activation_min=low, activation_max=high)
+    constants = [("multipliers", multipliers), ("shifts", shifts), ("input_dims", dims(n, in_h, in_w, in_c)),
+                 None, ("bias_dims", dims(1, 1, 1, out_c)), ("output_dims", dims(n, out_h, out_w, out_c))]
+    groups = op.group.value.data
+    if groups > 1 and group_c == 1 and out_c % in_c == 0:  # depthwise
+        if n != 1:
+            raise Declined("depthwise convolution of a batch > 1")
+        constants[3] = ("filter_dims", dims(1, k_h, k_w, out_c))
+        params = pack("cmsis_nn_dw_conv_params", ch_mult=out_c // in_c, **common)
+        scratch = 0
+        if out_c == in_c and dilation_h == dilation_w == 1:
+            scratch = 0 if (k_h, k_w) == (3, 3) and pad_top <= 1 and pad_left <= 1 else in_c * k_h * k_w * 2
+        callee, filter_key = "arm_depthwise_conv_wrapper_s8", "depthwise_filter"
+    else:
+        constants[3] = ("filter_dims", dims(out_c, k_h, k_w, group_c))
+        params = pack("cmsis_nn_conv_params", **common)
+        one_by_one = (k_h, k_w) == (1, 1) and pad_top == pad_left == 0 and dilation_h == dilation_w == 1 \
+            and in_c == group_c and not any(op.pads.get_values())
+        scratch = 0 if one_by_one else 2 * (-(-(k_h * k_w * in_c) // 4) * 4) * 2
+        callee, filter_key = "arm_convolve_wrapper_s8", None
+    call = Call(callee, [op.dest, op.input, op.filter, op.bias], [("conv_params", params), *constants], scratch,
+                ["%scratch", "%c0", "pointers %c1 %c2", "%c3", "%b1", "%c4", "%b2", "%c5", "%b3", "%c6", "%b0"])
+    if filter_key:  # the depthwise filter [C, KH, KW, 1] -> [1, KH, KW, C]
+        call.filter_permutation = (3, 1, 2, 0)
+    return call
+
+
+def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
+    _require_int8(op)
+    if _layout(op) != "NHWC":
+        raise Declined("NCHW layout (the graph was not converted to NHWC here)")
+    if isinstance(op, glowll.AvgPoolOp) and op.count_include_pad.value.data and any(op.pads.get_values()):
+        raise Declined("average pooling that counts the padding")
+    n, in_h, in_w, channels = op.input.type.get_shape()
+    _, out_h, out_w, _ = op.dest.type.get_shape()
+    (k_h, k_w), (s_h, s_w) = op.kernel.get_values(), op.strides.get_values()
+    pad_top, pad_left = op.pads.get_values()[:2]
+    low, high = _type(op.dest).value_range
+    params = pack("cmsis_nn_pool_params", stride_w=s_w, stride_h=s_h, padding_w=pad_left, padding_h=pad_top,
+                  activation_min=low, activation_max=high)
+    is_max = isinstance(op, glowll.MaxPoolOp)
+    return Call("arm_max_pool_s8" if is_max else "arm_avgpool_s8", [op.dest, op.input],
+                [("pool_params", params), ("input_dims", dims(n, in_h, in_w, channels)),
+                 ("filter_dims", dims(1, k_h, k_w, 1)), ("output_dims", dims(n, out_h, out_w, channels))],
+                0 if is_max else channels * 4, ["%scratch", "%c0", "%c1", "%b1", "%c2", "%c3", "%b0"])
+
+
+def map_softmax(op: glowll.SoftMaxOp) -> Call:
+    _require_int8(op)
+    shape = op.input.type.get_shape()
+    multiplier, shift, diff_min = softmax_parameters(_type(op.input))
+    rows = int(np.prod(shape[:-1]))
+    return Call("arm_softmax_s8", [op.dest, op.input], [], 0,
+                ["%b1", f"int {rows}", f"int {shape[-1]}", f"int {multiplier}", f"int {shift}", f"int {diff_min}",
+                 "%b0"], returns_void=True)
+
+
+def map_elementwise(op: glowll.ElementwiseOp) -> Call:
+    kind = op.kind.data
+    if kind not in ("add", "mul"):
+        raise Declined(f"no s8 function for elementwise \"{kind}\"")
+    _require_int8(op)
+    if any(v.type.get_shape() != op.dest.type.get_shape() for v in op.inputs):
+        raise Declined("broadcasting")
+    first, second, out = (_type(v) for v in (*op.inputs, op.dest))
+    low, high = activation_bounds(op, out)
+    size = int(np.prod(op.dest.type.get_shape()))
+    if kind == "add":
+        (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out)
+        arguments = ["%b1", "%b2", f"int {-first.offset}", f"int {m1}", f"int {s1}", f"int {-second.offset}",
+                     f"int {m2}", f"int {s2}", f"int {ADD_LEFT_SHIFT}", "%b0", f"int {out.offset}", f"int {mo}",
+                     f"int {so}", f"int {low}", f"int {high}", f"int {size}"]
+        return Call("arm_elementwise_add_s8", [op.dest, *op.inputs], [], 0, arguments)
+    multiplier, shift = mul_multiplier(first, second, out)
+    arguments = ["%b1", "%b2", f"int {-first.offset}", f"int {-second.offset}", "%b0", f"int {out.offset}",
+                 f"int {multiplier}", f"int {shift}", f"int {low}", f"int {high}", f"int {size}"]
+    return Call("arm_elementwise_mul_s8", [op.dest, *op.inputs], [], 0, arguments)
+
+
+MAPPINGS = {
+    glowll.FullyConnectedOp: map_fully_connected,
+    glowll.ConvolutionOp: map_convolution,
+    glowll.MaxPoolOp: map_pool,
+    glowll.AvgPoolOp: map_pool,
+    glowll.SoftMaxOp: map_softmax,
+    glowll.ElementwiseOp: map_elementwise,
+}

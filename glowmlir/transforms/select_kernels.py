@@ -1,0 +1,127 @@
+"""Kernel selection on `glowll`: quantized instructions a library implements become calls.
+
+* `glowll-select-cmsis-nn` (`glow-compile -use-cmsis`) — Arm CMSIS-NN's s8 functions.
+
+Each instruction the library's mapping accepts is replaced by a `glowll.library_call`
+whose constant arguments (parameter structs, per-channel multipliers and shifts, a
+re-laid-out filter) are new weights in the constant region, and whose scratch buffer (the
+size the library's `*_get_buffer_size` asks for) is a `glowll.alloc` marked
+`library_scratch`, planned in the activations region like any buffer (it lives for the
+call only, so calls share it). Every other quantized instruction keeps our generated
+kernel and gets a `library` attribute saying why, which `-dump-ir` shows and
+`glow-compile` lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr, UnitAttr, i8
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from glowmlir.dialects import glowll
+from glowmlir.dialects.weights import array_from_dense, dense_from_array, element_type_of
+from glowmlir.lowering.quantized_kernels import is_quantized_instruction
+
+LIBRARY_ATTRIBUTE = "library"
+"""On an instruction a library did not take: why."""
+
+SCRATCH_ATTRIBUTE = "library_scratch"
+"""On the scratch `glowll.alloc` of a library call."""
+
+
+def _weight(name: str, data: np.ndarray, before: Operation, element_type=None) -> SSAValue:
+    op = glowll.WeightOp.create(properties={"name": StringAttr(name), "value": dense_from_array(data)},
+                                result_types=[MemRefType(element_type or element_type_of(data.dtype), data.shape)])
+    Rewriter.insert_op(op, InsertPoint.before(before))
+    return op.buffer
+
+
+def _library_call(op: glowll.InstructionOp, call, prefix: str) -> glowll.LibraryCallOp:
+    """Builds the `glowll.library_call` for a mapping's `call`, with its weights and scratch."""
+    buffers = list(call.buffers)
+    if call.filter_permutation is not None:
+        filter_op = buffers[2].owner
+        data = np.ascontiguousarray(np.transpose(array_from_dense(filter_op.value), call.filter_permutation))
+        buffers[2] = _weight(f"{filter_op.name_.data}_{prefix}", data, op, buffers[2].type.element_type)
+    constants = [_weight(f"{prefix}_{suffix}", data, op) for suffix, data in call.constants]
+    operands = buffers + constants
+    scratch = None
+    if call.scratch:
+        alloc = glowll.AllocOp.create(result_types=[MemRefType(i8, [call.scratch])],
+                                      attributes={SCRATCH_ATTRIBUTE: UnitAttr()})
+        Rewriter.insert_op(alloc, InsertPoint.before(op))
+        scratch = len(operands)
+        operands.append(alloc.buffer)
+
+    def operand(token: str) -> str:
+        if token == "%scratch":
+            return f"context {'none' if scratch is None else scratch}"
+        index = int(token[2:])
+        return str(index if token.startswith("%b") else len(buffers) + index)
+
+    def argument(text: str) -> str:
+        if text == "%scratch":
+            return operand(text)
+        if text.startswith("%"):
+            return f"buffer {operand(text)}"
+        kind, *words = text.split()
+        return " ".join([kind, *(operand(w) if w.startswith("%") else w for w in words)])
+
+    properties = {"callee": StringAttr(call.callee), "replaces": StringAttr(op.name),
+                  "arguments": ArrayAttr([StringAttr(argument(a)) for a in call.arguments])}
+    if call.returns_void:
+        properties["returns_void"] = UnitAttr()
+    return glowll.LibraryCallOp.create(operands=operands, properties=properties)
+
+
+def select_library(function: glowll.FunctionOp, mappings: dict[type, Callable], declined: type[Exception],
+                   library: str) -> None:
+    """Replaces the instructions `mappings` accept; annotates the other quantized ones."""
+    calls = 0
+    for op in list(function.body.block.ops):
+        if not isinstance(op, glowll.InstructionOp) or isinstance(op, glowll.LibraryCallOp) \
+                or not is_quantized_instruction(op):
+            continue
+        mapping = mappings.get(type(op))
+        try:
+            if mapping is None:
+                raise declined(f"no {library} function for {op.name}")
+            call = mapping(op)
+        except declined as reason:
+            op.attributes[LIBRARY_ATTRIBUTE] = StringAttr(f"not {library}: {reason}")
+            continue
+        Rewriter.replace_op(op, _library_call(op, call, f"{call.callee}_{calls}"))
+        calls += 1
+    for op in list(function.body.block.ops):  # weights only the replaced instructions read
+        if isinstance(op, glowll.WeightOp) and not op.buffer.uses:
+            Rewriter.erase_op(op)
+
+
+def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:
+    """(instruction, "library" or "generated", callee or reason) for every quantized instruction."""
+    rows = []
+    for op in function.body.block.ops:
+        if isinstance(op, glowll.LibraryCallOp):
+            rows.append((op.replaces.data, "library", op.callee.data))
+        elif LIBRARY_ATTRIBUTE in op.attributes:
+            rows.append((op.name, "generated", op.attributes[LIBRARY_ATTRIBUTE].data))
+    return rows
+
+
+@dataclass(frozen=True)
+class SelectCmsisNN(ModulePass):
+    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls (see module doc)."""
+
+    name = "glowll-select-cmsis-nn"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glowmlir.libraries import cmsis_nn
+
+        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
+            select_library(function, cmsis_nn.MAPPINGS, cmsis_nn.Declined, "CMSIS-NN")
