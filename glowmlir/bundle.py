@@ -68,6 +68,7 @@ class BundleLayout:
     activations_lower_bound: int
     placeholders: tuple[Placeholder, ...]
     weights: tuple[tuple[str, int, np.ndarray], ...]  # (name, offset, data)
+    library_scratch: int = 0  # the largest scratch buffer a library call asks for (in ACTIVATIONS)
 
     @staticmethod
     def of(function: glowll.FunctionOp) -> BundleLayout:
@@ -85,9 +86,11 @@ class BundleLayout:
                 if op.value is None:
                     raise GlowError(f"weight \"{op.name_.data}\" has no data (elided; pass its --weights-file)")
                 weights.append((op.name_.data, op.offset.value.data, array_from_dense(op.value)))
+        scratch = max((op.byte_size for op in ops if isinstance(op, glowll.AllocOp) and "library_scratch" in op.attributes),
+                      default=0)
         return BundleLayout(function.sym_name.data, function.constant_size.value.data,
                             function.mutable_size.value.data, function.activations_size.value.data,
-                            function.activations_lower_bound.value.data, placeholders, tuple(weights))
+                            function.activations_lower_bound.value.data, placeholders, tuple(weights), scratch)
 
     def placeholder(self, name: str) -> Placeholder:
         for p in self.placeholders:

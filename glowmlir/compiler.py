@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
@@ -38,9 +39,10 @@ from glowmlir.transforms.select_kernels import library_report
 from glowmlir.transforms.share_buffers import ShareBuffers
 
 
-def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None) -> list[ModulePass]:
+def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
+                   kernel_library: str | None = None) -> list[ModulePass]:
     """The `glow` graph optimizations, in order."""
-    return graph_passes(memory_fusion, quantization.passes() if quantization else ())
+    return graph_passes(memory_fusion, quantization.passes() if quantization else (), kernel_library)
 
 
 KERNEL_LIBRARIES = ("cmsis-nn",)
@@ -144,7 +146,10 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
             ir_log[label] = str(module)
         timings[label] = time.perf_counter() - start
 
-    stage("glow", graph_pipeline(options.memory_fusion, options.quantization))
+    quantization = options.quantization
+    if quantization is not None and options.kernel_library is not None:
+        quantization = dataclasses.replace(quantization, symmetric_weights=True)
+    stage("glow", graph_pipeline(options.memory_fusion, quantization, options.kernel_library))
     graph = graph_dot(module)
     stage("glowll", glowll_pipeline(options.reuse_activations, options.kernel_library))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))

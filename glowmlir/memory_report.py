@@ -79,6 +79,7 @@ class MemoryReport:
     board: str | None = None
     ram_size: int | None = None
     flash_size: int | None = None
+    library_scratch: int = 0  # of the activations: the largest scratch a library call asks for
 
     def as_json(self) -> dict:
         report = asdict(self)
@@ -104,7 +105,7 @@ def memory_report(bundle, board: str | None = None, ram_size: int | None = None,
     return MemoryReport(layout.name, weights, io, activations, layout.activations_lower_bound, code,
                         weights_in_flash=placement(weights + code, io + activations),
                         weights_in_ram=placement(weights + code, weights + io + activations),
-                        board=board, ram_size=ram_size, flash_size=flash_size)
+                        board=board, ram_size=ram_size, flash_size=flash_size, library_scratch=layout.library_scratch)
 
 
 def _fit_text(margin: int | None) -> str:
@@ -127,6 +128,8 @@ def report_table(report: MemoryReport):
     table.add_row("inputs/outputs (MUTABLE_MEM_SIZE)", f"{report.io:,}", "")
     table.add_row("activations (ACTIVATIONS_MEM_SIZE)", f"{report.activations:,}",
                   f"lower bound {report.activations_lower_bound:,}")
+    if report.library_scratch:
+        table.add_row("  of which library scratch (largest call)", f"{report.library_scratch:,}", "")
     table.add_row("code (.text + .rodata)", f"{report.code:,}", "", end_section=True)
     for label, placement in (("weights in flash", report.weights_in_flash), ("weights in RAM", report.weights_in_ram)):
         table.add_row(f"{label}: Flash", f"{placement.flash:,}", _fit_text(placement.flash_margin))

@@ -22,7 +22,7 @@ from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized")
+BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis")
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
@@ -32,6 +32,18 @@ def parse_bool(option: str, value: str) -> bool:
     if value.lower() not in _BOOL:
         raise GlowError(f"-{option}=\"{value}\": expected true or false")
     return _BOOL[value.lower()]
+
+
+def library_table(rows):
+    """Which instructions went to the kernel library, and why the others did not."""
+    from rich.table import Table
+
+    table = Table(title="kernel selection", title_justify="left")
+    for column in ("instruction", "kernel", "function / reason"):
+        table.add_column(column)
+    for instruction, kind, detail in rows:
+        table.add_row(instruction.removeprefix("glowll."), kind, detail)
+    return table
 
 
 def print_summary(report, written: Sequence[str], console: Console) -> None:
@@ -73,6 +85,7 @@ def compile_command(
     relocation_model: Annotated[Optional[str], typer.Option("--relocation-model", help="static or pic")] = None,
     code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model", help="small, medium, large")] = "small",
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3 (O3 default), Os or Oz for size")] = None,
+    use_cmsis: Annotated[str, typer.Option("--use-cmsis", help="call CMSIS-NN s8 functions where they apply")] = "false",
     load_profile: Annotated[Optional[str], typer.Option("--load-profile", help="quantize with this profile (glow-profile)")] = None,
     quantization_schema: Annotated[str, typer.Option("--quantization-schema", help="asymmetric, symmetric, "
                                                      "symmetric_with_uint8, symmetric_with_power2_scale")] = "asymmetric",
@@ -118,6 +131,10 @@ def compile_command(
             flags["assert-all-nodes-quantized"], flags["convert-placeholders"])
     elif any(flags.values()):
         raise GlowError(f"-{next(o for o, v in flags.items() if v)} needs -load-profile")
+    if parse_bool("use-cmsis", use_cmsis):
+        if load_profile is None:
+            raise GlowError("-use-cmsis needs a quantized model (-load-profile): CMSIS-NN's functions are int8")
+        options["kernel_library"] = "cmsis-nn"
     if board is not None:
         board_preset(board)  # fail before compiling
     ram = parse_size("ram-size", ram_size) if ram_size else None
@@ -143,6 +160,8 @@ def compile_command(
             json.dump(report.as_json(), f, indent=2)
         written.append(memory_report)
     print_summary(report, written, console)
+    if bundle.library_calls:
+        console.print(library_table(bundle.library_calls))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -79,6 +79,23 @@ def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: in
     return (size + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1
 
 
+NCHW_TO_NHWC = (0, 2, 3, 1)
+NHWC_TO_NCHW = (0, 3, 1, 2)
+
+
+def to_nhwc(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(shape[p] for p in NCHW_TO_NHWC)
+
+
+def to_nchw(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(shape[p] for p in NHWC_TO_NCHW)
+
+
+def is_nhwc(op: IRDLOperation) -> bool:
+    layout = op.properties.get("layout")
+    return layout is not None and layout.data == "NHWC"
+
+
 class GlowOp(IRDLOperation):
     """Base of the compute ops: the result type must equal the op's shape rule."""
 
@@ -204,6 +221,7 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     """
 
     name = "glow.convolution"
+    layout = opt_prop_def(StringAttr)  # "NHWC": NHWC input and result, OHWI filter (for kernel libraries)
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -234,12 +252,19 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
                 pooled_size(w, kw, strides[1], pads[1], pads[3], dilations[1]))
 
     def convolution_shape(self) -> tuple[int, ...]:
-        """The shape before the fused pooling, if any."""
-        return self.shape_rule(shape_of(self.input), shape_of(self.filter), self.strides.get_values(),
+        """The shape before the fused pooling, if any (NCHW)."""
+        input_shape, filter_shape = shape_of(self.input), shape_of(self.filter)
+        if is_nhwc(self):  # NHWC input, OHWI filter: the same rule on the NCHW/OIHW views
+            input_shape, filter_shape = to_nchw(input_shape), to_nchw(filter_shape)
+        return self.shape_rule(input_shape, filter_shape, self.strides.get_values(),
                                self.pads.get_values(), self.dilations.get_values(), self.group.value.data)
 
     def infer_shape(self):
         n, c, h, w = self.convolution_shape()
+        if is_nhwc(self):
+            if self.pool is not None:
+                raise ValueError("an NHWC convolution has no fused pool")
+            return n, h, w, c
         if self.pool is None:
             return n, c, h, w
         k, s, p = self.pool_kernel.get_values(), self.pool_strides.get_values(), self.pool_pads.get_values()
@@ -302,12 +327,15 @@ class PoolOp(GlowOp):
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)  # top, left, bottom, right
+    layout = opt_prop_def(StringAttr)  # "NHWC" (for kernel libraries); NCHW otherwise
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def infer_shape(self):
-        n, c, h, w = shape_of(self.input)
+        nhwc = is_nhwc(self)
+        n, c, h, w = to_nchw(shape_of(self.input)) if nhwc else shape_of(self.input)
         k, s, p = self.kernel.get_values(), self.strides.get_values(), self.pads.get_values()
-        return (n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3]))
+        shape = (n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3]))
+        return to_nhwc(shape) if nhwc else shape
 
 
 @irdl_op_definition

@@ -203,6 +203,7 @@ class ConvolutionOp(InstructionOp):
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
     pool_count_include_pad = opt_prop_def(IntegerAttr)
+    layout = opt_prop_def(StringAttr)  # "NHWC": NHWC buffers and OHWI filter (kernel libraries only)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? attr-dict `:` type($dest) `,` type($input) `,` "
@@ -256,6 +257,7 @@ class MaxPoolOp(InstructionOp):
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
+    layout = opt_prop_def(StringAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
 
@@ -267,6 +269,7 @@ class AvgPoolOp(InstructionOp):
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
+    layout = opt_prop_def(StringAttr)
     count_include_pad = prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 

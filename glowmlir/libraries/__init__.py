@@ -1,1 +1,20 @@
 """Kernel libraries that kernel selection maps quantized instructions onto."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+
+class _Libraries(dict):
+    """Library name -> its module (`accepts`, `MAPPINGS`, `Declined`), imported on first use."""
+
+    MODULES = {"cmsis-nn": "glowmlir.libraries.cmsis_nn"}
+
+    def __missing__(self, name: str) -> ModuleType:
+        module = importlib.import_module(self.MODULES[name])
+        self[name] = module
+        return module
+
+
+LIBRARIES = _Libraries()

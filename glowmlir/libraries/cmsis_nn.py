@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.quantization.rescaling import (
     ADD_LEFT_SHIFT,
@@ -109,16 +109,12 @@ def _type(value: SSAValue) -> UniformQuantizedType:
     return value.type.element_type
 
 
-def _require_int8(op: glowll.InstructionOp) -> None:
-    for value in op.operands:
-        element = value.type.element_type
+def _require_int8(values: list[SSAValue], bias: SSAValue | None = None) -> None:
+    for value in values:
         if not is_quantized(value.type):
             raise Declined("not quantized")
-        if element.bitwidth == 8 and value is not getattr(op, "bias", None):
-            continue
-        if value is getattr(op, "bias", None) and element.bitwidth == 32:
-            continue
-        raise Declined("needs int8 tensors and an int32 bias")
+        if value.type.element_type.bitwidth != (32 if value is bias else 8):
+            raise Declined("needs int8 tensors and an int32 bias")
 
 
 def _layout(op) -> str:
@@ -132,21 +128,61 @@ def _symmetric_weights(weights: UniformQuantizedType) -> None:
                        "or -enable-channelwise")
 
 
-def _per_channel_requantization(op) -> tuple[np.ndarray, np.ndarray]:
-    weights = _type(op.operands[2])
-    if bias_multiplier(_type(op.input), weights, _type(op.bias)) is not None:
+def _accumulator_bias(op, weights: SSAValue) -> None:
+    if bias_multiplier(_type(op.input), _type(weights), _type(op.bias)) is not None:
         raise Declined("the bias scale is not input scale x weight scale (use an Int32 bias)")
-    multipliers, shifts = output_multipliers(_type(op.input), weights, _type(op.dest))
+
+
+def check_convolution(op, output: SSAValue) -> None:
+    """What CMSIS-NN needs of a convolution, glow or glowll (raises Declined)."""
+    _require_int8([op.input, op.filter, op.bias, output], op.bias)
+    if op.pool is not None:
+        raise Declined("fused pooling (our kernel never stores the full-resolution output; CMSIS-NN would)")
+    if op.residual is not None:
+        raise Declined("fused residual add")
+    _symmetric_weights(_type(op.filter))
+    _accumulator_bias(op, op.filter)
+    if _is_depthwise(op) and op.input.type.get_shape()[0] != 1:
+        raise Declined("depthwise convolution of a batch > 1")
+
+
+def check_pool(op, output: SSAValue) -> None:
+    _require_int8([op.input, output])
+    if isinstance(op, glowll.AvgPoolOp | glow.AvgPoolOp) and op.count_include_pad.value.data and any(op.pads.get_values()):
+        raise Declined("average pooling that counts the padding")
+
+
+def _is_depthwise(op) -> bool:
+    """A convolution with one input channel per group (CMSIS-NN's depthwise functions)."""
+    groups = op.group.value.data
+    return groups > 1 and groups == (op.input.type.get_shape()[3 if _layout(op) == "NHWC" else 1])
+
+
+def accepts(op) -> str | None:
+    """For a `glow` op: None if CMSIS-NN will take it (once NHWC), else the reason it will not."""
+    try:
+        if isinstance(op, glow.ConvolutionOp):
+            check_convolution(op, op.result)
+        elif isinstance(op, glow.MaxPoolOp | glow.AvgPoolOp):
+            check_pool(op, op.result)
+        else:
+            return "not a convolution or pool"
+    except Declined as reason:
+        return str(reason)
+    return None
+
+
+def _per_channel_requantization(op) -> tuple[np.ndarray, np.ndarray]:
+    multipliers, shifts = output_multipliers(_type(op.input), _type(op.filter), _type(op.dest))
     channels = op.bias.type.get_shape()[0]
     return np.broadcast_to(multipliers, (channels,)).copy(), np.broadcast_to(shifts, (channels,)).copy()
 
 
 def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
-    _require_int8(op)
+    _require_int8([op.input, op.weights, op.bias, op.dest], op.bias)
     weights = _type(op.weights)
     _symmetric_weights(weights)
-    if bias_multiplier(_type(op.input), weights, _type(op.bias)) is not None:
-        raise Declined("the bias scale is not input scale x weight scale (use an Int32 bias)")
+    _accumulator_bias(op, op.weights)
     (multiplier,), (shift,) = output_multipliers(_type(op.input), weights, _type(op.dest))
     low, high = activation_bounds(op, _type(op.dest))
     (rows, depth), (columns, _) = op.input.type.get_shape(), op.weights.type.get_shape()
@@ -161,15 +197,9 @@ def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
 
 
 def map_convolution(op: glowll.ConvolutionOp) -> Call:
-    _require_int8(op)
-    if op.pool is not None:
-        raise Declined("fused pooling (our kernel never stores the full-resolution output; CMSIS-NN would)")
-    if op.residual is not None:
-        raise Declined("fused residual add")
+    check_convolution(op, op.dest)
     if _layout(op) != "NHWC":
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
-    weights = _type(op.filter)
-    _symmetric_weights(weights)
     multipliers, shifts = _per_channel_requantization(op)
     n, in_h, in_w, in_c = op.input.type.get_shape()
     out_c, k_h, k_w, group_c = op.filter.type.get_shape()
@@ -183,10 +213,7 @@ def map_convolution(op: glowll.ConvolutionOp) -> Call:
                   dilation_h=dilation_h, activation_min=low, activation_max=high)
     constants = [("multipliers", multipliers), ("shifts", shifts), ("input_dims", dims(n, in_h, in_w, in_c)),
                  None, ("bias_dims", dims(1, 1, 1, out_c)), ("output_dims", dims(n, out_h, out_w, out_c))]
-    groups = op.group.value.data
-    if groups > 1 and group_c == 1 and out_c % in_c == 0:  # depthwise
-        if n != 1:
-            raise Declined("depthwise convolution of a batch > 1")
+    if _is_depthwise(op):
         constants[3] = ("filter_dims", dims(1, k_h, k_w, out_c))
         params = pack("cmsis_nn_dw_conv_params", ch_mult=out_c // in_c, **common)
         scratch = 0
@@ -208,11 +235,9 @@ def map_convolution(op: glowll.ConvolutionOp) -> Call:
 
 
 def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
-    _require_int8(op)
+    check_pool(op, op.dest)
     if _layout(op) != "NHWC":
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
-    if isinstance(op, glowll.AvgPoolOp) and op.count_include_pad.value.data and any(op.pads.get_values()):
-        raise Declined("average pooling that counts the padding")
     n, in_h, in_w, channels = op.input.type.get_shape()
     _, out_h, out_w, _ = op.dest.type.get_shape()
     (k_h, k_w), (s_h, s_w) = op.kernel.get_values(), op.strides.get_values()
@@ -228,7 +253,7 @@ def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
 
 
 def map_softmax(op: glowll.SoftMaxOp) -> Call:
-    _require_int8(op)
+    _require_int8([op.input, op.dest])
     shape = op.input.type.get_shape()
     multiplier, shift, diff_min = softmax_parameters(_type(op.input))
     rows = int(np.prod(shape[:-1]))
@@ -241,7 +266,7 @@ def map_elementwise(op: glowll.ElementwiseOp) -> Call:
     kind = op.kind.data
     if kind not in ("add", "mul"):
         raise Declined(f"no s8 function for elementwise \"{kind}\"")
-    _require_int8(op)
+    _require_int8([*op.inputs, op.dest])
     if any(v.type.get_shape() != op.dest.type.get_shape() for v in op.inputs):
         raise Declined("broadcasting")
     first, second, out = (_type(v) for v in (*op.inputs, op.dest))

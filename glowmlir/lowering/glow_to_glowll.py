@@ -146,7 +146,7 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
             result_types=[MemRefType(i32, [2, len(multipliers)])]))
     dest = lowering.result_buffer(op.result)
     lowering.add(glowll.ConvolutionOp.from_buffers(
-        [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", *_FUSED, *POOL_PROPERTIES),
+        [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", "layout", *_FUSED, *POOL_PROPERTIES),
         residual, requantization))
 
 
@@ -171,10 +171,10 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
 
 def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
     if isinstance(op, glow.MaxPoolOp):
-        lowering.instruction(glowll.MaxPoolOp, op.result, [op.input], _copied(op, "kernel", "strides", "pads"))
+        lowering.instruction(glowll.MaxPoolOp, op.result, [op.input], _copied(op, "kernel", "strides", "pads", "layout"))
     else:
         lowering.instruction(glowll.AvgPoolOp, op.result, [op.input],
-                             _copied(op, "kernel", "strides", "pads", "count_include_pad"))
+                             _copied(op, "kernel", "strides", "pads", "count_include_pad", "layout"))
 
 
 def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:

@@ -14,9 +14,11 @@ def pre_quantization_passes() -> list[ModulePass]:
     return [ConstantFold(), FoldBatchNorm(), ConstantFold()]
 
 
-def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = ()) -> list[ModulePass]:
+def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
+                 kernel_library: str | None = None) -> list[ModulePass]:
     """The default `glow` graph pipeline, in order; `quantization` passes run before the
-    fusions, as in Glow (fusion then applies to the quantized ops too)."""
+    fusions, as in Glow (fusion then applies to the quantized ops too); with a kernel
+    library, what it takes runs NHWC."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
@@ -26,6 +28,10 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     passes = [*pre_quantization_passes(), *quantization, FuseActivations()]
     if memory_fusion:
         passes += [FuseConvPool(), FuseResidualAdd()]
+    if kernel_library is not None:
+        from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
+
+        passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
@@ -74,6 +80,14 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return load
 
+    def layout(name):
+        def load():
+            from glowmlir.transforms import layout as module
+
+            return getattr(module, name)
+
+        return load
+
     def to_glowll():
         from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 
@@ -91,6 +105,8 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-optimize-quantization": quantization("OptimizeQuantization"),
         "glow-convert-placeholders": quantization("ConvertPlaceholders"),
         "glow-fuse-activations": graph("FuseActivations"),
+        "glow-convert-to-nhwc": layout("ConvertToNHWC"),
+        "glow-sink-transposes": layout("SinkTransposes"),
         "glow-fuse-conv-pool": graph("FuseConvPool"),
         "glow-fuse-residual-add": graph("FuseResidualAdd"),
         "glow-schedule-for-memory": schedule,

@@ -87,12 +87,13 @@ class QuantizationOptions:
     keep_original_precision_for_nodes: tuple[str, ...] = ()
     assert_all_nodes_quantized: bool = False
     convert_placeholders: bool = False
+    symmetric_weights: bool = False  # set by -use-cmsis / -use-hifi4: the libraries need them
 
     def passes(self) -> list[ModulePass]:
         """glow-quantize, glow-optimize-quantization and, if asked, glow-convert-placeholders."""
         quantize = Quantize(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
                             self.calibration, ",".join(self.keep_original_precision_for_nodes),
-                            self.assert_all_nodes_quantized)
+                            self.assert_all_nodes_quantized, self.symmetric_weights)
         return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
 
     def check(self) -> None:
@@ -267,9 +268,11 @@ def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
 
 def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None) -> UniformQuantizedType:
     """A weight's type from its own range: per tensor, or symmetric per channel."""
+    schema = q.config.schema
+    if (channel_axis is not None or q.config.symmetric_weights) and schema in ("asymmetric", "symmetric_with_uint8"):
+        schema = "symmetric"  # TFLite's int8 spec: symmetric weights, as kernel libraries want
     if channel_axis is None:
-        return q.element(choose_params(float(weights.min()), float(weights.max()), q.config.schema, q.config.precision))
-    schema = "symmetric" if q.config.schema == "asymmetric" else q.config.schema
+        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, q.config.precision))
     moved = np.moveaxis(weights, channel_axis, 0).reshape(weights.shape[channel_axis], -1)
     params = [choose_params(float(row.min()), float(row.max()), schema, q.config.precision) for row in moved]
     return UniformQuantizedType(STORAGE_TYPES[q.config.precision], [p.scale for p in params],
@@ -363,11 +366,12 @@ class Quantize(ModulePass):
     calibration: str = "None"
     keep_original_precision_for_nodes: str = ""
     assert_all_nodes_quantized: bool = False
+    symmetric_weights: bool = False
 
     def config(self) -> QuantizationOptions:
         return QuantizationOptions(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
                                    self.calibration, tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
-                                   self.assert_all_nodes_quantized)
+                                   self.assert_all_nodes_quantized, symmetric_weights=self.symmetric_weights)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.profile:
