@@ -85,6 +85,8 @@ def compile_command(
     relocation_model: Annotated[Optional[str], typer.Option("--relocation-model", help="static or pic")] = None,
     code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model", help="small, medium, large")] = "small",
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3 (O3 default), Os or Oz for size")] = None,
+    memory_fusion: Annotated[str, typer.Option("--memory-fusion", help="fuse pools and residual adds into "
+                                                "convolutions (default true; false lets -use-cmsis take them)")] = "true",
     use_cmsis: Annotated[str, typer.Option("--use-cmsis", help="call CMSIS-NN s8 functions where they apply")] = "false",
     load_profile: Annotated[Optional[str], typer.Option("--load-profile", help="quantize with this profile (glow-profile)")] = None,
     quantization_schema: Annotated[str, typer.Option("--quantization-schema", help="asymmetric, symmetric, "
@@ -119,6 +121,7 @@ def compile_command(
         bundle_api=bundle_api,
         keep_llvm_ir=dump_llvm_ir,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
+        memory_fusion=parse_bool("memory-fusion", memory_fusion),
     )
     quantization_flags = {"enable-channelwise": enable_channelwise, "convert-placeholders": convert_placeholders,
                           "assert-all-nodes-quantized": assert_all_nodes_quantized}

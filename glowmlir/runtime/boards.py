@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 import re
 import shutil
 import subprocess
@@ -157,10 +158,11 @@ def _instruction_counter() -> str:
     return library
 
 
-def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int) -> str:
+def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int,
+           link: Sequence[str] = ()) -> str:
     with open(os.path.join(directory, "harness.h"), "w") as f:
         f.write(_harness_header(bundle, inputs, spec.memory is not None, directory))
-    sources = [os.path.join(EMBEDDED, "main.c")]
+    sources = [os.path.join(EMBEDDED, "main.c"), *link]
     flags = [*spec.compiler_flags, "-I", directory, f"-DINFERENCES={inferences}"]
     if weights_in == "ram":
         flags.append("-DWEIGHTS_IN_RAM")
@@ -207,9 +209,10 @@ def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, i
 
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
-                 count_instructions: bool = False, timeout: float = 300.0) -> BoardRun:
-    """Links `bundle` (compiled for the board's CPU, static API) for the board, runs it under
-    QEMU and returns its outputs and, if asked, the instructions of one inference."""
+                 count_instructions: bool = False, timeout: float = 300.0, link: Sequence[str] = ()) -> BoardRun:
+    """Links `bundle` (compiled for the board's CPU, static API) for the board, with the C
+    sources in `link` (e.g. a kernel library) built for it too, runs it under QEMU and
+    returns its outputs and, if asked, the instructions of one inference."""
     spec = board(board_name)
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
@@ -218,11 +221,11 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
         _require(spec.qemu[0])
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
-        program = _build(bundle, spec, directory, inputs, weights_in, 1)
+        program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
         stdout, once = _run(spec, program, count_instructions, timeout)
         instructions = None
         if count_instructions:
-            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2), True, timeout)
+            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout)
             instructions = twice - once
     outputs = {}
     placeholders = {p.name: p for p in bundle.layout.placeholders}

@@ -101,9 +101,9 @@ class CancelTransposes(RewritePattern):
             return
         composed = tuple(_perm(inner)[p] for p in _perm(op))
         if composed == tuple(range(len(composed))):
-            rewriter.replace_op(op, [], [inner.input])
+            rewriter.replace(op, [], [inner.input])
         else:
-            rewriter.replace_op(op, transpose(inner.input, composed))
+            rewriter.replace(op, transpose(inner.input, composed))
 
 
 _ELEMENTWISE = (glow.ReluOp, glow.ClipOp, glow.SigmoidOp, glow.TanhOp, glow.LeakyReluOp, glow.QuantizeOp,
@@ -128,7 +128,7 @@ class SinkThroughElementwise(RewritePattern):
         moved = type(op).create(operands=[s.input for s in sources], attributes=dict(op.attributes),
                                 properties=dict(op.properties),
                                 result_types=[glow.tensor(inner_shape, op.results[0].type.element_type)])
-        rewriter.replace_op(op, [moved, back := transpose(moved.results[0], perm)], [back.result])
+        rewriter.replace(op, [moved, back := transpose(moved.results[0], perm)], [back.result])
 
 
 class SinkThroughConcat(RewritePattern):
@@ -148,7 +148,7 @@ class SinkThroughConcat(RewritePattern):
         moved = glow.ConcatOp.create(operands=[s.input for s in sources], attributes=dict(op.attributes),
                                      properties=dict(op.properties) | {"axis": glow.IntegerAttr(axis, glow.i64)},
                                      result_types=[glow.tensor(shape, op.result.type.element_type)])
-        rewriter.replace_op(op, [moved, back := transpose(moved.result, perm)], [back.result])
+        rewriter.replace(op, [moved, back := transpose(moved.result, perm)], [back.result])
 
 
 class AbsorbIntoFullyConnected(RewritePattern):
@@ -178,7 +178,7 @@ class AbsorbIntoFullyConnected(RewritePattern):
         retype(new_weights.result, op.weights.type)
         new_flatten = glow.ReshapeOp.create(operands=[source.input], result_types=[op.input.type],
                                             attributes=dict(flatten.attributes))
-        rewriter.insert_op([new_weights, new_flatten], InsertPoint.before(op))
+        rewriter.insert([new_weights, new_flatten], InsertPoint.before(op))
         op.operands[0], op.operands[1] = new_flatten.result, new_weights.result
 
 
@@ -190,7 +190,7 @@ class TrivialTransposeToReshape(RewritePattern):
         shape = glow.shape_of(op.input)
         moved = [p for p in _perm(op) if shape[p] != 1]
         if moved == sorted(moved):
-            rewriter.replace_op(op, glow.ReshapeOp.create(operands=[op.input], result_types=[op.result.type],
+            rewriter.replace(op, glow.ReshapeOp.create(operands=[op.input], result_types=[op.result.type],
                                                           attributes=dict(op.attributes)))
 
 
