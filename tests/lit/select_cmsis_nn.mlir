@@ -1,0 +1,32 @@
+// RUN: glow-opt %s -p glowll-select-cmsis-nn | filecheck %s
+// Kernel selection: a quantized FullyConnected with symmetric weights and an int32 bias
+// becomes arm_fully_connected_s8, its parameter structs (fc_params, quant_params, the
+// four dims) new weights in the constant region; the SoftMax becomes arm_softmax_s8 with
+// immediate arguments; the FullyConnected with asymmetric weights keeps our kernel and
+// says why.
+
+glowll.function @net {
+  %x = glowll.placeholder "x" {kind = "input"} : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder "y" {kind = "output"} : memref<1x2x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %w = glowll.weight "w" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b = glowll.weight "b" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %h = glowll.alloc : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>
+  glowll.fully_connected %h, %x, %w, %b {activation = "relu"} : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %wa = glowll.weight "wa" {value = dense<[[1, 2], [3, 4]]> : tensor<2x2xi8>} : memref<2x2x!quant.uniform<i8:f32, 1.0e-02:7>>
+  %ba = glowll.weight "ba" {value = dense<[0, 0]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 1.0e-03:0>>
+  %h2 = glowll.alloc : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.fully_connected %h2, %h, %wa, %ba : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>, memref<2x2x!quant.uniform<i8:f32, 1.0e-02:7>>, memref<2x!quant.uniform<i32:f32, 1.0e-03:0>>
+  glowll.softmax %y, %h2 {axis = 1 : i64} : memref<1x2x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
+}
+
+// fc_params: input_offset = -3 (minus the input zero point), filter_offset 0, output
+// offset -5, Relu -> [-5, 127]; quant_params: 0.05 x 0.01 / 0.1 = 0.64 x 2^-7.
+// CHECK:      %[[P:.*]] = glowll.weight "arm_fully_connected_s8_0_fc_params" {value = dense<[-3, 0, -5, -5, 127]> : tensor<5xi32>} : memref<5xi32>
+// CHECK-NEXT: %[[Q:.*]] = glowll.weight "arm_fully_connected_s8_0_quant_params" {value = dense<[1374389504, -7]> : tensor<2xi32>} : memref<2xi32>
+// CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_input_dims" {value = dense<[1, 1, 1, 4]> : tensor<4xi32>}
+// CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_filter_dims" {value = dense<[4, 1, 1, 2]> : tensor<4xi32>}
+// CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_bias_dims" {value = dense<[1, 1, 1, 2]> : tensor<4xi32>}
+// CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_output_dims" {value = dense<[1, 1, 1, 2]> : tensor<4xi32>}
+// CHECK-NEXT: glowll.library_call "arm_fully_connected_s8"(%h, %x, %w, %b, %[[P]], %[[Q]], {{.*}}) {replaces = "glowll.fully_connected", arguments = ["context none", "buffer 4", "buffer 5", "buffer 6", "buffer 1", "buffer 7", "buffer 2", "buffer 8", "buffer 3", "buffer 9", "buffer 0"]}
+// CHECK:      glowll.fully_connected %h2, %h, %wa, %ba {library = "not CMSIS-NN: weights are not symmetric (zero point 0){{.*}}"}
+// CHECK-NEXT: glowll.library_call "arm_softmax_s8"(%y, %h2) {replaces = "glowll.softmax", arguments = ["buffer 1", "int 1", "int 2", "int 1717986944", "int 23", "int -248", "buffer 0"], returns_void}
