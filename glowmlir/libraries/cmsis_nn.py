@@ -14,18 +14,27 @@ weights, int32 bias with scale input x weight scale.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.dialects import glowll
+from glowmlir.libraries import common
+from glowmlir.libraries.common import (
+    Call,
+    Declined,
+    check_pool,
+    element,
+    is_depthwise,
+    layout_of,
+    per_channel_requantization,
+    require_int8,
+    symmetric_weights,
+    accumulator_bias,
+)
 from glowmlir.quantization.rescaling import (
     ADD_LEFT_SHIFT,
     activation_bounds,
     add_multipliers,
-    bias_multiplier,
     mul_multiplier,
     output_multipliers,
     softmax_parameters,
@@ -88,106 +97,28 @@ def dims(n: int, h: int, w: int, c: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- mapping
 
 
-@dataclass
-class Call:
-    """One library call: C arguments over buffers, constants and immediates."""
-
-    callee: str
-    buffers: list[SSAValue] = field(default_factory=list)  # existing buffers, dest first
-    constants: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (name suffix, data) -> weights
-    scratch: int = 0  # bytes of scratch the call asks for (its *_get_buffer_size)
-    arguments: list[str] = field(default_factory=list)  # in terms of "%b<k>", "%c<k>", "%scratch"
-    filter_permutation: tuple[int, ...] | None = None  # buffers[2] is a weight to store permuted so
-    returns_void: bool = False  # the callee has no status result
-
-
-class Declined(Exception):
-    """CMSIS-NN has no function for this instruction; the message says why."""
-
-
-def _type(value: SSAValue) -> UniformQuantizedType:
-    return value.type.element_type
-
-
-def _require_int8(values: list[SSAValue], bias: SSAValue | None = None) -> None:
-    for value in values:
-        if not is_quantized(value.type):
-            raise Declined("not quantized")
-        if value.type.element_type.bitwidth != (32 if value is bias else 8):
-            raise Declined("needs int8 tensors and an int32 bias")
-
-
-def _layout(op) -> str:
-    layout = op.properties.get("layout")
-    return layout.data if layout is not None else "NCHW"
-
-
-def _symmetric_weights(weights: UniformQuantizedType) -> None:
-    if weights.offset_array().any():
-        raise Declined("weights are not symmetric (zero point 0); use -quantization-schema=symmetric "
-                       "or -enable-channelwise")
-
-
-def _accumulator_bias(op, weights: SSAValue) -> None:
-    if bias_multiplier(_type(op.input), _type(weights), _type(op.bias)) is not None:
-        raise Declined("the bias scale is not input scale x weight scale (use an Int32 bias)")
+def accepts(op) -> str | None:
+    """For a `glow` op: None if CMSIS-NN will take it (once NHWC), else the reason it will not."""
+    return common.accepts(op, check_convolution, check_pool)
 
 
 def check_convolution(op, output: SSAValue) -> None:
     """What CMSIS-NN needs of a convolution, glow or glowll (raises Declined)."""
-    _require_int8([op.input, op.filter, op.bias, output], op.bias)
-    if op.pool is not None:
-        raise Declined("fused pooling (our kernel never stores the full-resolution output; CMSIS-NN would)")
-    if op.residual is not None:
-        raise Declined("fused residual add")
-    _symmetric_weights(_type(op.filter))
-    _accumulator_bias(op, op.filter)
-    if _is_depthwise(op) and op.input.type.get_shape()[0] != 1:
+    common.check_convolution(op, output)
+    if is_depthwise(op) and op.input.type.get_shape()[0] != 1:
         raise Declined("depthwise convolution of a batch > 1")
 
 
-def check_pool(op, output: SSAValue) -> None:
-    _require_int8([op.input, output])
-    if isinstance(op, glowll.AvgPoolOp | glow.AvgPoolOp) and op.count_include_pad.value.data and any(op.pads.get_values()):
-        raise Declined("average pooling that counts the padding")
-
-
-def _is_depthwise(op) -> bool:
-    """A convolution with one input channel per group (CMSIS-NN's depthwise functions)."""
-    groups = op.group.value.data
-    return groups > 1 and groups == (op.input.type.get_shape()[3 if _layout(op) == "NHWC" else 1])
-
-
-def accepts(op) -> str | None:
-    """For a `glow` op: None if CMSIS-NN will take it (once NHWC), else the reason it will not."""
-    try:
-        if isinstance(op, glow.ConvolutionOp):
-            check_convolution(op, op.result)
-        elif isinstance(op, glow.MaxPoolOp | glow.AvgPoolOp):
-            check_pool(op, op.result)
-        else:
-            return "not a convolution or pool"
-    except Declined as reason:
-        return str(reason)
-    return None
-
-
-def _per_channel_requantization(op) -> tuple[np.ndarray, np.ndarray]:
-    multipliers, shifts = output_multipliers(_type(op.input), _type(op.filter), _type(op.dest))
-    channels = op.bias.type.get_shape()[0]
-    return np.broadcast_to(multipliers, (channels,)).copy(), np.broadcast_to(shifts, (channels,)).copy()
-
-
 def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
-    _require_int8([op.input, op.weights, op.bias, op.dest], op.bias)
-    weights = _type(op.weights)
-    _symmetric_weights(weights)
-    _accumulator_bias(op, op.weights)
-    (multiplier,), (shift,) = output_multipliers(_type(op.input), weights, _type(op.dest))
-    low, high = activation_bounds(op, _type(op.dest))
+    require_int8([op.input, op.weights, op.bias, op.dest], op.bias)
+    weights = element(op.weights)
+    symmetric_weights(weights)
+    accumulator_bias(op, op.weights)
+    (multiplier,), (shift,) = output_multipliers(element(op.input), weights, element(op.dest))
+    low, high = activation_bounds(op, element(op.dest))
     (rows, depth), (columns, _) = op.input.type.get_shape(), op.weights.type.get_shape()
-    params = pack("cmsis_nn_fc_params", input_offset=-_type(op.input).offset, filter_offset=0,
-                  output_offset=_type(op.dest).offset, activation_min=low, activation_max=high)
+    params = pack("cmsis_nn_fc_params", input_offset=-element(op.input).offset, filter_offset=0,
+                  output_offset=element(op.dest).offset, activation_min=low, activation_max=high)
     quant = pack("cmsis_nn_per_tensor_quant_params", multiplier=int(multiplier), shift=int(shift))
     return Call("arm_fully_connected_s8", [op.dest, op.input, op.weights, op.bias],
                 [("fc_params", params), ("quant_params", quant), ("input_dims", dims(rows, 1, 1, depth)),
@@ -198,22 +129,22 @@ def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
 
 def map_convolution(op: glowll.ConvolutionOp) -> Call:
     check_convolution(op, op.dest)
-    if _layout(op) != "NHWC":
+    if layout_of(op) != "NHWC":
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
-    multipliers, shifts = _per_channel_requantization(op)
+    multipliers, shifts = per_channel_requantization(op)
     n, in_h, in_w, in_c = op.input.type.get_shape()
     out_c, k_h, k_w, group_c = op.filter.type.get_shape()
     _, out_h, out_w, _ = op.dest.type.get_shape()
     stride_h, stride_w = op.strides.get_values()
     pad_top, pad_left = op.pads.get_values()[:2]
     dilation_h, dilation_w = op.dilations.get_values()
-    low, high = activation_bounds(op, _type(op.dest))
-    common = dict(input_offset=-_type(op.input).offset, output_offset=_type(op.dest).offset, stride_w=stride_w,
+    low, high = activation_bounds(op, element(op.dest))
+    common = dict(input_offset=-element(op.input).offset, output_offset=element(op.dest).offset, stride_w=stride_w,
                   stride_h=stride_h, padding_w=pad_left, padding_h=pad_top, dilation_w=dilation_w,
                   dilation_h=dilation_h, activation_min=low, activation_max=high)
     constants = [("multipliers", multipliers), ("shifts", shifts), ("input_dims", dims(n, in_h, in_w, in_c)),
                  None, ("bias_dims", dims(1, 1, 1, out_c)), ("output_dims", dims(n, out_h, out_w, out_c))]
-    if _is_depthwise(op):
+    if is_depthwise(op):
         constants[3] = ("filter_dims", dims(1, k_h, k_w, out_c))
         params = pack("cmsis_nn_dw_conv_params", ch_mult=out_c // in_c, **common)
         scratch = 0
@@ -236,13 +167,13 @@ def map_convolution(op: glowll.ConvolutionOp) -> Call:
 
 def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
     check_pool(op, op.dest)
-    if _layout(op) != "NHWC":
+    if layout_of(op) != "NHWC":
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
     n, in_h, in_w, channels = op.input.type.get_shape()
     _, out_h, out_w, _ = op.dest.type.get_shape()
     (k_h, k_w), (s_h, s_w) = op.kernel.get_values(), op.strides.get_values()
     pad_top, pad_left = op.pads.get_values()[:2]
-    low, high = _type(op.dest).value_range
+    low, high = element(op.dest).value_range
     params = pack("cmsis_nn_pool_params", stride_w=s_w, stride_h=s_h, padding_w=pad_left, padding_h=pad_top,
                   activation_min=low, activation_max=high)
     is_max = isinstance(op, glowll.MaxPoolOp)
@@ -253,9 +184,9 @@ def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
 
 
 def map_softmax(op: glowll.SoftMaxOp) -> Call:
-    _require_int8([op.input, op.dest])
+    require_int8([op.input, op.dest])
     shape = op.input.type.get_shape()
-    multiplier, shift, diff_min = softmax_parameters(_type(op.input))
+    multiplier, shift, diff_min = softmax_parameters(element(op.input))
     rows = int(np.prod(shape[:-1]))
     return Call("arm_softmax_s8", [op.dest, op.input], [], 0,
                 ["%b1", f"int {rows}", f"int {shape[-1]}", f"int {multiplier}", f"int {shift}", f"int {diff_min}",
@@ -266,10 +197,10 @@ def map_elementwise(op: glowll.ElementwiseOp) -> Call:
     kind = op.kind.data
     if kind not in ("add", "mul"):
         raise Declined(f"no s8 function for elementwise \"{kind}\"")
-    _require_int8([*op.inputs, op.dest])
+    require_int8([*op.inputs, op.dest])
     if any(v.type.get_shape() != op.dest.type.get_shape() for v in op.inputs):
         raise Declined("broadcasting")
-    first, second, out = (_type(v) for v in (*op.inputs, op.dest))
+    first, second, out = (element(v) for v in (*op.inputs, op.dest))
     low, high = activation_bounds(op, out)
     size = int(np.prod(op.dest.type.get_shape()))
     if kind == "add":

@@ -62,7 +62,7 @@ def test_lenet_fully_connected_and_softmax_go_to_cmsis(lenet_profile):
     calls = [(op, kind, detail) for op, kind, detail in library.library_calls]
     assert [c[2] for c in calls if c[1] == "library"] == ["arm_fully_connected_s8"] * 2 + ["arm_softmax_s8"]
     assert [c[2] for c in calls if c[0] == "glowll.convolution"] == [
-        "not CMSIS-NN: fused pooling (our kernel never stores the full-resolution output; CMSIS-NN would)"] * 2
+        "not CMSIS-NN: fused pooling (our kernel never stores the full-resolution output; the library would)"] * 2
     assert library.layout.activations_size == 3_680 and library.layout.library_scratch == 0
     for image in digits(10):
         np.testing.assert_array_equal(runner.run(data=image)["softmax"], ours.run(data=image)["softmax"])

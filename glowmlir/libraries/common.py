@@ -1,0 +1,109 @@
+"""What the kernel libraries share: the call description, and the checks every library
+makes of an instruction (int8 tensors, symmetric weights, an int32 bias in accumulator
+units) before taking it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers
+
+
+@dataclass
+class Call:
+    """One library call: C arguments over buffers, constants and immediates.
+
+    `arguments` name the instruction's buffers `%b<k>` (`buffers[k]`), the constants
+    `%c<k>` (stored as weights) and `%scratch` (the scratch buffer, or none); see
+    `glowll.library_call` for the forms (`buffer`, `context`, `pointers`, `int`, `null`).
+    """
+
+    callee: str
+    buffers: list[SSAValue] = field(default_factory=list)  # existing buffers, dest first
+    constants: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (name suffix, data) -> weights
+    scratch: int = 0  # bytes of scratch the call asks for (its get-size function)
+    arguments: list[str] = field(default_factory=list)
+    filter_permutation: tuple[int, ...] | None = None  # buffers[2] is a weight to store permuted so
+    returns_void: bool = False  # the callee has no status result
+
+
+class Declined(Exception):
+    """The library has no function for this instruction; the message says why."""
+
+
+def element(value: SSAValue) -> UniformQuantizedType:
+    return value.type.element_type
+
+
+def require_int8(values: list[SSAValue], bias: SSAValue | None = None) -> None:
+    for value in values:
+        if not is_quantized(value.type):
+            raise Declined("not quantized")
+        if value.type.element_type.bitwidth != (32 if value is bias else 8):
+            raise Declined("needs int8 tensors and an int32 bias")
+
+
+def layout_of(op) -> str:
+    layout = op.properties.get("layout")
+    return layout.data if layout is not None else "NCHW"
+
+
+def symmetric_weights(weights: UniformQuantizedType) -> None:
+    if weights.offset_array().any():
+        raise Declined("weights are not symmetric (zero point 0); use -quantization-schema=symmetric "
+                       "or -enable-channelwise")
+
+
+def accumulator_bias(op, weights: SSAValue) -> None:
+    if bias_multiplier(element(op.input), element(weights), element(op.bias)) is not None:
+        raise Declined("the bias scale is not input scale x weight scale (use an Int32 bias)")
+
+
+def is_depthwise(op) -> bool:
+    """A convolution with one input channel per group (the libraries' depthwise functions)."""
+    groups = op.group.value.data
+    return groups > 1 and groups == (op.input.type.get_shape()[3 if layout_of(op) == "NHWC" else 1])
+
+
+def check_convolution(op, output: SSAValue) -> None:
+    """What every library needs of a convolution, glow or glowll (raises Declined)."""
+    require_int8([op.input, op.filter, op.bias, output], op.bias)
+    if op.pool is not None:
+        raise Declined("fused pooling (our kernel never stores the full-resolution output; the library would)")
+    if op.residual is not None:
+        raise Declined("fused residual add")
+    symmetric_weights(element(op.filter))
+    accumulator_bias(op, op.filter)
+
+
+def check_pool(op, output: SSAValue) -> None:
+    require_int8([op.input, output])
+    if isinstance(op, glowll.AvgPoolOp | glow.AvgPoolOp) and op.count_include_pad.value.data and any(op.pads.get_values()):
+        raise Declined("average pooling that counts the padding")
+
+
+def accepts(op, check_convolution: Callable, check_pool: Callable) -> str | None:
+    """For a `glow` op: None if the library will take it (once NHWC), else the reason."""
+    try:
+        if isinstance(op, glow.ConvolutionOp):
+            check_convolution(op, op.result)
+        elif isinstance(op, glow.MaxPoolOp | glow.AvgPoolOp):
+            check_pool(op, op.result)
+        else:
+            return "not a convolution or pool"
+    except Declined as reason:
+        return str(reason)
+    return None
+
+
+def per_channel_requantization(op) -> tuple[np.ndarray, np.ndarray]:
+    """The output multipliers and shifts of a convolution, one per output channel."""
+    multipliers, shifts = output_multipliers(element(op.input), element(op.filter), element(op.dest))
+    channels = op.bias.type.get_shape()[0]
+    return np.broadcast_to(multipliers, (channels,)).copy(), np.broadcast_to(shifts, (channels,)).copy()
