@@ -30,7 +30,7 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers.onnx import ModelInput, import_onnx
 from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
-from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_object
+from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
 from glowmlir.names import legalize_name
 from glowmlir.transforms import graph_passes
 from glowmlir.transforms.allocate_memory import AllocateMemory
@@ -45,15 +45,15 @@ def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions
     return graph_passes(memory_fusion, quantization.passes() if quantization else (), kernel_library)
 
 
-KERNEL_LIBRARIES = ("cmsis-nn",)
+KERNEL_LIBRARIES = ("cmsis-nn", "hifi4")
 
 
 def glowll_pipeline(reuse_activations: bool = True, kernel_library: str | None = None) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it."""
-    from glowmlir.transforms.select_kernels import SelectCmsisNN
+    from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
 
-    selection = {"cmsis-nn": [SelectCmsisNN()], None: []}[kernel_library]
+    selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse=reuse_activations)]
 
 
@@ -70,7 +70,7 @@ class CompileOptions:
     memory_fusion: bool = True
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
     quantization: QuantizationOptions | None = None
-    kernel_library: str | None = None  # "cmsis-nn": -use-cmsis
+    kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
 
 
 @dataclass
@@ -84,6 +84,7 @@ class Bundle:
     timings: dict[str, float]
     graph_dot: str
     library_calls: list[tuple[str, str, str]] = field(default_factory=list)  # see select_kernels.library_report
+    bitcode: bytes | None = None  # instead of object code, for a target without a back end here (Xtensa)
 
     @property
     def name(self) -> str:
@@ -92,7 +93,11 @@ class Bundle:
     def files(self, weights_text: bool = True) -> dict[str, bytes]:
         """File name → contents, as `-emit-bundle` writes them (weights.txt only if asked)."""
         name = self.name
-        files = {f"{name}.o": self.object_code, f"{name}.h": bundle_files.header(self.layout, self.api).encode()}
+        if self.bitcode is None:
+            files = {f"{name}.o": self.object_code}
+        else:  # LLVM IR for the vendor's compiler: xt-clang -c <name>.bc
+            files = {f"{name}.bc": self.bitcode, f"{name}.ll": self.ir["llvm-ir"].encode()}
+        files[f"{name}.h"] = bundle_files.header(self.layout, self.api).encode()
         image = bundle_files.constant_region(self.layout)
         files[f"{name}.weights.bin"] = image
         if self.api == "static" and weights_text:
@@ -158,11 +163,16 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     stage("llvm", [LowerGlowLLToLLVM()], keep_ir=False)
     start = time.perf_counter()
     extend = functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic" else None
-    object_code, llvm_ir = compile_to_object(module, options.target, extend, options.keep_llvm_ir)
-    if llvm_ir is not None:
-        ir_log["llvm-ir"] = llvm_ir
+    if options.target.emits_llvm_ir:  # HiFi4: IR and bitcode for Cadence's toolchain, no object
+        llvm_ir, bitcode = compile_to_llvm_ir(module, options.target, extend)
+        object_code, ir_log["llvm-ir"] = b"", llvm_ir
+    else:
+        bitcode = None
+        object_code, llvm_ir = compile_to_object(module, options.target, extend, options.keep_llvm_ir)
+        if llvm_ir is not None:
+            ir_log["llvm-ir"] = llvm_ir
     timings["object"] = time.perf_counter() - start
-    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls)
+    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode)
 
 
 def compile(model: str, **options) -> Bundle:  # noqa: A001 - the API name users expect

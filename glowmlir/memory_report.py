@@ -95,7 +95,7 @@ def memory_report(bundle, board: str | None = None, ram_size: int | None = None,
         ram_size = ram_size if ram_size is not None else preset.ram
         flash_size = flash_size if flash_size is not None else preset.flash
     layout = bundle.layout
-    code = code_size(bundle.object_code)
+    code = code_size(bundle.object_code) if bundle.object_code else 0  # LLVM IR bundles: the vendor compiles it
     weights, io, activations = layout.constant_size, layout.mutable_size, layout.activations_size
 
     def placement(flash: int, ram: int) -> Placement:

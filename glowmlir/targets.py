@@ -36,6 +36,8 @@ CPU_PRESETS: dict[str, CpuPreset] = {
                             "Armv8.1-M, FPv5 + Helium (MVE)"),
     "rv32imc": CpuPreset("riscv32-unknown-none-elf", "+m,+c", "RV32IMC, no FPU"),
     "rv32imafc": CpuPreset("riscv32-unknown-none-elf", "+m,+a,+f,+c", "RV32IMAFC, single-precision FPU"),
+    "hifi4": CpuPreset("xtensa-unknown-none-elf", "", "Cadence HiFi 4 DSP (RT685): LLVM IR and bitcode for "
+                                                     "Cadence's clang-based xt-clang, no object (no Xtensa back end)"),
 }
 
 OPT_LEVELS = {"O0": (0, None), "O1": (1, None), "O2": (2, None), "O3": (3, None),

@@ -22,7 +22,7 @@ from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis")
+BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis", "use-hifi4")
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
@@ -87,6 +87,8 @@ def compile_command(
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3 (O3 default), Os or Oz for size")] = None,
     memory_fusion: Annotated[str, typer.Option("--memory-fusion", help="fuse pools and residual adds into "
                                                 "convolutions (default true; false lets -use-cmsis take them)")] = "true",
+    use_hifi4: Annotated[str, typer.Option("--use-hifi4", help="call HiFi 4 NNLib xa_nn_* functions where they apply "
+                                           "(with -mcpu=hifi4: LLVM IR for xt-clang)")] = "false",
     use_cmsis: Annotated[str, typer.Option("--use-cmsis", help="call CMSIS-NN s8 functions where they apply")] = "false",
     load_profile: Annotated[Optional[str], typer.Option("--load-profile", help="quantize with this profile (glow-profile)")] = None,
     quantization_schema: Annotated[str, typer.Option("--quantization-schema", help="asymmetric, symmetric, "
@@ -134,10 +136,15 @@ def compile_command(
             flags["assert-all-nodes-quantized"], flags["convert-placeholders"])
     elif any(flags.values()):
         raise GlowError(f"-{next(o for o, v in flags.items() if v)} needs -load-profile")
-    if parse_bool("use-cmsis", use_cmsis):
+    libraries = [(option, library) for option, value, library in (("use-cmsis", use_cmsis, "cmsis-nn"),
+                                                                   ("use-hifi4", use_hifi4, "hifi4"))
+                 if parse_bool(option, value)]
+    if len(libraries) > 1:
+        raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
+    for option, library in libraries:
         if load_profile is None:
-            raise GlowError("-use-cmsis needs a quantized model (-load-profile): CMSIS-NN's functions are int8")
-        options["kernel_library"] = "cmsis-nn"
+            raise GlowError(f"-{option} needs a quantized model (-load-profile): the library's functions are int8")
+        options["kernel_library"] = library
     if board is not None:
         board_preset(board)  # fail before compiling
     ram = parse_size("ram-size", ram_size) if ram_size else None

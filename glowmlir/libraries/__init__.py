@@ -9,7 +9,7 @@ from types import ModuleType
 class _Libraries(dict):
     """Library name -> its module (`accepts`, `MAPPINGS`, `Declined`), imported on first use."""
 
-    MODULES = {"cmsis-nn": "glowmlir.libraries.cmsis_nn"}
+    MODULES = {"cmsis-nn": "glowmlir.libraries.cmsis_nn", "hifi4": "glowmlir.libraries.hifi4"}
 
     def __missing__(self, name: str) -> ModuleType:
         module = importlib.import_module(self.MODULES[name])

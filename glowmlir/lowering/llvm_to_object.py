@@ -42,6 +42,11 @@ class Target:
     size_attribute: str | None = None  # "optsize" or "minsize" on every function
     abi: str | None = None  # the "target-abi" module flag (RISC-V hard-float: ilp32f)
 
+    @property
+    def emits_llvm_ir(self) -> bool:
+        """Xtensa (HiFi4): llvmlite's LLVM has no back end for it; the bundle carries LLVM IR."""
+        return self.triple.startswith("xtensa")
+
     def machine(self) -> llvm.TargetMachine:
         _initialize()
         triple = self.triple or llvm.get_process_triple()
@@ -101,3 +106,27 @@ def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[
     ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
     optimize(ir_module, machine, target.opt_level)
     return machine.emit_object(ir_module), str(ir_module) if keep_ir else None
+
+
+XTENSA_DATA_LAYOUT = "e-m:e-p:32:32-i8:8:32-i16:16:32-i64:64-n32"
+"""LLVM's Xtensa data layout (32-bit pointers, little endian)."""
+
+_XTENSA_STAND_IN = Target(triple="riscv32-unknown-none-elf", cpu="generic-rv32", features="+m", relocation="static")
+"""A 32-bit little-endian machine without vector units, used to translate and optimize an
+Xtensa module target-independently (no vectorization) before it is retargeted."""
+
+
+def compile_to_llvm_ir(module: ModuleOp, target: Target, extend: Callable[[ir.Module], None] | None = None
+                       ) -> tuple[str, bytes]:
+    """For targets without a back end here (Xtensa): the optimized module as LLVM IR text and
+    bitcode, with the target's triple and data layout, for the vendor's clang."""
+    machine = _XTENSA_STAND_IN.machine()
+    ir_module = to_llvm_ir(module, machine, extend, target.size_attribute)
+    options = llvm.create_pipeline_tuning_options(speed_level=min(target.opt_level, 2))
+    options.loop_vectorization = options.slp_vectorization = False
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(ir_module, builder)
+    ir_module.triple = target.triple
+    ir_module.data_layout = XTENSA_DATA_LAYOUT
+    text = str(ir_module)
+    return text, llvm.parse_assembly(text).as_bitcode()

@@ -112,6 +112,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "glow-schedule-for-memory": schedule,
         "lower-glow-to-glowll": to_glowll,
         "glowll-select-cmsis-nn": select_kernels("SelectCmsisNN"),
+        "glowll-select-hifi4": select_kernels("SelectHifi4"),
         "glowll-share-buffers": share_buffers,
         "glowll-liveness": allocation("Liveness"),
         "glowll-allocate-memory": allocation("AllocateMemory"),

@@ -1,6 +1,7 @@
 """Kernel selection on `glowll`: quantized instructions a library implements become calls.
 
-* `glowll-select-cmsis-nn` (`glow-compile -use-cmsis`) — Arm CMSIS-NN's s8 functions.
+* `glowll-select-cmsis-nn` (`glow-compile -use-cmsis`) — Arm CMSIS-NN's s8 functions;
+* `glowll-select-hifi4` (`glow-compile -use-hifi4`) — Cadence's HiFi 4 NN library.
 
 Each instruction the library's mapping accepts is replaced by a `glowll.library_call`
 whose constant arguments (parameter structs, per-channel multipliers and shifts, a
@@ -33,6 +34,9 @@ LIBRARY_ATTRIBUTE = "library"
 
 SCRATCH_ATTRIBUTE = "library_scratch"
 """On the scratch `glowll.alloc` of a library call."""
+
+CONTINUES_ATTRIBUTE = "continues"
+"""On the second and later calls that one instruction became (e.g. a fused activation)."""
 
 
 def _weight(name: str, data: np.ndarray, before: Operation, element_type=None) -> SSAValue:
@@ -92,12 +96,17 @@ def select_library(function: glowll.FunctionOp, mappings: dict[type, Callable], 
         try:
             if mapping is None:
                 raise declined(f"no {library} function for {op.name}")
-            call = mapping(op)
+            mapped = mapping(op)
         except declined as reason:
             op.attributes[LIBRARY_ATTRIBUTE] = StringAttr(f"not {library}: {reason}")
             continue
-        Rewriter.replace_op(op, _library_call(op, call, f"{call.callee}_{calls}"))
-        calls += 1
+        replacements = []
+        for call in mapped if isinstance(mapped, list) else [mapped]:
+            replacements.append(_library_call(op, call, f"{call.callee}_{calls}"))
+            if len(replacements) > 1:
+                replacements[-1].attributes[CONTINUES_ATTRIBUTE] = UnitAttr()
+            calls += 1
+        Rewriter.replace_op(op, replacements, [])
     for op in list(function.body.block.ops):  # weights only the replaced instructions read
         if isinstance(op, glowll.WeightOp) and not op.buffer.uses:
             Rewriter.erase_op(op)
@@ -108,7 +117,10 @@ def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:
     rows = []
     for op in function.body.block.ops:
         if isinstance(op, glowll.LibraryCallOp):
-            rows.append((op.replaces.data, "library", op.callee.data))
+            if CONTINUES_ATTRIBUTE in op.attributes:  # the second call of one instruction
+                rows[-1] = (rows[-1][0], "library", f"{rows[-1][2]} + {op.callee.data}")
+            else:
+                rows.append((op.replaces.data, "library", op.callee.data))
         elif LIBRARY_ATTRIBUTE in op.attributes:
             rows.append((op.name, "generated", op.attributes[LIBRARY_ATTRIBUTE].data))
     return rows
@@ -125,3 +137,16 @@ class SelectCmsisNN(ModulePass):
 
         for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
             select_library(function, cmsis_nn.MAPPINGS, cmsis_nn.Declined, "CMSIS-NN")
+
+
+@dataclass(frozen=True)
+class SelectHifi4(ModulePass):
+    """Quantized instructions HiFi 4 NNLib implements become `xa_nn_*` calls (see module doc)."""
+
+    name = "glowll-select-hifi4"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glowmlir.libraries import hifi4
+
+        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
+            select_library(function, hifi4.MAPPINGS, hifi4.Declined, "HiFi4 NNLib")
