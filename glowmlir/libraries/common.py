@@ -20,7 +20,8 @@ class Call:
     """One library call: C arguments over buffers, constants and immediates.
 
     `arguments` name the instruction's buffers `%b<k>` (`buffers[k]`), the constants
-    `%c<k>` (stored as weights) and `%scratch` (the scratch buffer, or none); see
+    `%c<k>` (stored as weights), `%scratch` (a `cmsis_nn_context` of the scratch buffer) and
+    `%scratch_pointer` (a plain pointer to it, or NULL); see
     `glowll.library_call` for the forms (`buffer`, `context`, `pointers`, `int`, `null`).
     """
 

@@ -109,12 +109,12 @@ def map_convolution(op: glowll.ConvolutionOp) -> list[Call]:
         call = Call("xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s", [op.dest, op.input, op.filter, op.bias],
                     constants, conv2d_depthwise_scratch(in_c, k_h, k_w, out_c // in_c),
                     ["%b0", "%b2", "%b1", "%b3", *geometry, f"int {out_c // in_c}", *window, *zero_biases,
-                     "int 0", "int 0", "%scratch"], filter_permutation=(1, 2, 3, 0))
+                     "int 0", "int 0", "%scratch_pointer"], filter_permutation=(1, 2, 3, 0))
     else:
         call = Call("xa_nn_conv2d_std_per_chan_sym8sxasym8s", [op.dest, op.input, op.filter, op.bias], constants,
                     conv2d_std_scratch(in_c, k_h, k_w),
                     ["%b0", "%b1", "%b2", "%b3", *geometry, f"int {out_c}", *window, *zero_biases, "int 0",
-                     "%scratch"])
+                     "%scratch_pointer"])
     return [call, *_clamp(op)]
 
 
@@ -146,7 +146,7 @@ def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> list[Call]:
     callee = "xa_nn_maxpool_8" if isinstance(op, glowll.MaxPoolOp) else "xa_nn_avgpool_8"
     return [Call(callee, [op.dest, op.input], [], pool_scratch(out_w, channels),
                  ["%b0", "%b1", *(f"int {v}" for v in (in_h, in_w, channels, k_h, k_w, s_w, s_h, pad_left, pad_top,
-                                                       out_h, out_w)), "int 0", "int 0", "%scratch"])]
+                                                       out_h, out_w)), "int 0", "int 0", "%scratch_pointer"])]
 
 
 def map_softmax(op: glowll.SoftMaxOp) -> list[Call]:
@@ -157,7 +157,7 @@ def map_softmax(op: glowll.SoftMaxOp) -> list[Call]:
     multiplier, shift, diff_min = softmax_parameters(element(op.input))
     return [Call("xa_nn_vec_softmax_asym8s_asym8s", [op.dest, op.input], [], softmax_scratch(shape[-1]),
                  ["%b0", "%b1", f"int {diff_min}", f"int {shift}", f"int {multiplier}", f"int {shape[-1]}",
-                  "%scratch"])]
+                  "%scratch_pointer"])]
 
 
 def map_elementwise(op: glowll.ElementwiseOp) -> list[Call]:

@@ -64,14 +64,14 @@ def _library_call(op: glowll.InstructionOp, call, prefix: str) -> glowll.Library
         operands.append(alloc.buffer)
 
     def operand(token: str) -> str:
-        if token == "%scratch":
-            return f"context {'none' if scratch is None else scratch}"
         index = int(token[2:])
         return str(index if token.startswith("%b") else len(buffers) + index)
 
     def argument(text: str) -> str:
-        if text == "%scratch":
-            return operand(text)
+        if text == "%scratch":  # a cmsis_nn_context
+            return f"context {'none' if scratch is None else scratch}"
+        if text == "%scratch_pointer":  # a plain pointer
+            return "null" if scratch is None else f"buffer {scratch}"
         if text.startswith("%"):
             return f"buffer {operand(text)}"
         kind, *words = text.split()
