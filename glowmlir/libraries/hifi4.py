@@ -38,31 +38,26 @@ from glowmlir.quantization.rescaling import (
 )
 
 ALIGNMENT = 8
-"""The library aligns its scratch pointer to 8 bytes; sizes include the slack."""
+"""The library aligns its scratch pointer to 8 bytes; every size includes that slack."""
 
 
-def _aligned(size: int) -> int:
-    return -(-size // ALIGNMENT) * ALIGNMENT + ALIGNMENT
+def _align_up(size: int) -> int:
+    return -(-size // ALIGNMENT) * ALIGNMENT
 
 
-def conv2d_std_scratch(in_c: int, k_h: int, k_w: int) -> int:
-    """xa_nn_conv2d_std_getsize: one int16 im2col patch."""
-    return _aligned(in_c * k_h * k_w * 2)
-
-
-def conv2d_depthwise_scratch(in_c: int, k_h: int, k_w: int, multiplier: int) -> int:
-    """xa_nn_conv2d_depthwise_getsize: one int16 patch of every output channel."""
-    return _aligned(in_c * multiplier * k_h * k_w * 2)
+def conv2d_scratch(in_c: int, k_h: int, k_w: int) -> int:
+    """xa_nn_conv2d_std_getsize and xa_nn_conv2d_depthwise_getsize: one int16 im2col patch."""
+    return _align_up(in_c * k_h * k_w * 2) + ALIGNMENT
 
 
 def pool_scratch(out_w: int, in_c: int) -> int:
-    """xa_nn_maxpool_getsize / xa_nn_avgpool_getsize: one int32 row of sums."""
-    return _aligned(out_w * in_c * 4)
+    """xa_nn_maxpool_getsize / xa_nn_avgpool_getsize: one int32 row of accumulators."""
+    return out_w * in_c * 4 + ALIGNMENT
 
 
 def softmax_scratch(length: int) -> int:
     """get_softmax_scratch_size: one int32 per element."""
-    return _aligned(length * 4)
+    return length * 4 + ALIGNMENT
 
 
 def check_convolution(op, output) -> None:
@@ -107,12 +102,12 @@ def map_convolution(op: glowll.ConvolutionOp) -> list[Call]:
     constants = [("multipliers", multipliers), ("shifts", shifts)]
     if is_depthwise(op):
         call = Call("xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s", [op.dest, op.input, op.filter, op.bias],
-                    constants, conv2d_depthwise_scratch(in_c, k_h, k_w, out_c // in_c),
+                    constants, conv2d_scratch(in_c, k_h, k_w),
                     ["%b0", "%b2", "%b1", "%b3", *geometry, f"int {out_c // in_c}", *window, *zero_biases,
                      "int 0", "int 0", "%scratch_pointer"], filter_permutation=(1, 2, 3, 0))
     else:
         call = Call("xa_nn_conv2d_std_per_chan_sym8sxasym8s", [op.dest, op.input, op.filter, op.bias], constants,
-                    conv2d_std_scratch(in_c, k_h, k_w),
+                    conv2d_scratch(in_c, k_h, k_w),
                     ["%b0", "%b1", "%b2", "%b3", *geometry, f"int {out_c}", *window, *zero_biases, "int 0",
                      "%scratch_pointer"])
     return [call, *_clamp(op)]

@@ -32,10 +32,11 @@
  *
  * Validation: every function returns -1 for arguments it cannot handle (see the check_*
  * helpers): NULL data pointers, non-positive sizes, strides < 1, negative pads, an output
- * size the geometry cannot produce, zero biases outside [-127, 128] (inputs) or [-128, 127]
- * (outputs), negative multipliers, shifts outside [-31, 30], activation bounds outside the
- * int8 range or min > max, data formats other than 0. This is deliberately stricter than the
- * library so that a mistake in the generated calls shows up in host tests.
+ * size the geometry cannot produce or a window lying entirely in the padding, zero biases
+ * outside [-127, 128] (inputs) or [-128, 127] (outputs), negative multipliers, shifts
+ * outside [-31, 30], activation bounds outside the int8 range or min > max, data formats
+ * other than 0. This is deliberately stricter than the library so that a mistake in the
+ * generated calls shows up in host tests. Kernels check everything before writing anything.
  */
 #include "xa_nnlib_kernels_api.h"
 
@@ -168,18 +169,23 @@ static int check_activation(int32_t low, int32_t high)
     return in_range(low, Q7_MIN, Q7_MAX) && in_range(high, Q7_MIN, Q7_MAX) && low <= high;
 }
 
-/* One spatial axis of a windowed operation: positive sizes, stride >= 1, padding >= 0, and
- * an output no smaller than TFLite's output size for some non-negative far-side padding,
- * i.e. the implied far-side padding (out - 1) * stride + kernel - in - pad is greater than
- * -stride. */
+/* One spatial axis of a windowed operation (conv, depthwise, pools): positive sizes,
+ * stride >= 1, padding >= 0, and an output size the geometry can produce with some
+ * non-negative far-side padding, every window overlapping the input:
+ *   - the implied far-side padding (out - 1) * stride + kernel - in - pad is > -stride
+ *     (the output is not smaller than TFLite's output size for that padding);
+ *   - pad < kernel (the first window holds an input tap) and (out - 1) * stride - pad < in
+ *     (so does the last, hence every window).
+ * TFLite's SAME / VALID paddings always satisfy this; a window lying entirely in the
+ * padding is rejected. */
 static int check_axis(int32_t in, int32_t out, int32_t kernel, int32_t stride, int32_t pad)
 {
-    if (in < 1 || out < 1 || kernel < 1 || stride < 1 || pad < 0)
+    if (in < 1 || out < 1 || kernel < 1 || stride < 1 || pad < 0 || pad >= kernel)
     {
         return 0;
     }
     const int64_t far_pad = (int64_t)(out - 1) * stride + kernel - in - pad;
-    return far_pad > -(int64_t)stride;
+    return far_pad > -(int64_t)stride && (int64_t)(out - 1) * stride - pad < in;
 }
 
 /* The first byte at or after `scratch` aligned to ALIGNMENT. */
@@ -546,38 +552,15 @@ static void window_bounds(int32_t o, int32_t stride, int32_t pad, int32_t kernel
     *end = origin + kernel < size ? origin + kernel : size;
 }
 
-/* Arguments of both pools; additionally every window must hold at least one in-bounds tap
- * (checked before anything is written). */
+/* Arguments of both pools (check_axis guarantees at least one in-bounds tap per window). */
 static int check_pool(const WORD8 *p_out, const WORD8 *p_inp, WORD32 input_height, WORD32 input_width,
                       WORD32 input_channels, WORD32 kernel_height, WORD32 kernel_width, WORD32 x_stride,
                       WORD32 y_stride, WORD32 x_padding, WORD32 y_padding, WORD32 out_height, WORD32 out_width,
                       WORD32 inp_data_format, WORD32 out_data_format, const VOID *p_scratch)
 {
-    if (p_out == NULL || p_inp == NULL || p_scratch == NULL || input_channels < 1 || inp_data_format != 0 ||
-        out_data_format != 0 || !check_axis(input_height, out_height, kernel_height, y_stride, y_padding) ||
-        !check_axis(input_width, out_width, kernel_width, x_stride, x_padding))
-    {
-        return 0;
-    }
-    for (int32_t oy = 0; oy < out_height; oy++)
-    {
-        int32_t start, end;
-        window_bounds(oy, y_stride, y_padding, kernel_height, input_height, &start, &end);
-        if (start >= end)
-        {
-            return 0;
-        }
-    }
-    for (int32_t ox = 0; ox < out_width; ox++)
-    {
-        int32_t start, end;
-        window_bounds(ox, x_stride, x_padding, kernel_width, input_width, &start, &end);
-        if (start >= end)
-        {
-            return 0;
-        }
-    }
-    return 1;
+    return p_out != NULL && p_inp != NULL && p_scratch != NULL && input_channels >= 1 && inp_data_format == 0 &&
+        out_data_format == 0 && check_axis(input_height, out_height, kernel_height, y_stride, y_padding) &&
+        check_axis(input_width, out_width, kernel_width, x_stride, x_padding);
 }
 
 /* The shared pooling loop: per output row, the int32 row accumulator in the scratch takes

@@ -1,6 +1,7 @@
-"""-use-cmsis: kernel selection into CMSIS-NN, checked against our own int8 kernels bit for
-bit, with the bundle linked against our host stand-ins of the s8 functions
-(tests/support/cmsis_nn/standins.c, written from the documented semantics)."""
+"""-use-cmsis / -use-hifi4: kernel selection into CMSIS-NN and HiFi 4 NNLib, checked against
+our own int8 kernels bit for bit, with the bundle linked against our host stand-ins of the
+library functions (tests/support/{cmsis_nn,hifi4}/standins.c, written from the documented
+semantics)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from tests.unit.test_errors import assert_clean_failure, glow_compile
 
 SUPPORT = os.path.join(os.path.dirname(__file__), "..", "support", "cmsis_nn")
 STANDINS = os.path.join(SUPPORT, "standins.c")
+HIFI4_STANDINS = os.path.join(os.path.dirname(__file__), "..", "support", "hifi4", "standins.c")
+STANDINS_OF = {"cmsis-nn": STANDINS, "hifi4": HIFI4_STANDINS}
 
 
 def profile_for(model_path: str, samples: list[dict], path: str) -> str:
@@ -47,12 +50,13 @@ def digits(count: int) -> np.ndarray:
     return (data["images"][100:100 + count].astype(np.float32) / np.float32(255))[:, None, None]
 
 
-def compile_both(model: str, profile: str, **options) -> tuple[glowmlir.Bundle, HostRunner, glowmlir.Bundle]:
-    """The CMSIS-NN bundle (and a host runner linked with the stand-ins) and our own kernels'
-    bundle for the same quantization (symmetric weights, as -use-cmsis asks for)."""
-    library = glowmlir.compile(model, quantization=QuantizationOptions(profile), kernel_library="cmsis-nn", **options)
+def compile_both(model: str, profile: str, library_name: str = "cmsis-nn",
+                 **options) -> tuple[glowmlir.Bundle, HostRunner, glowmlir.Bundle]:
+    """The library's bundle (and a host runner linked with its stand-ins) and our own
+    kernels' bundle for the same quantization (symmetric weights, as the libraries ask for)."""
+    library = glowmlir.compile(model, quantization=QuantizationOptions(profile), kernel_library=library_name, **options)
     ours = glowmlir.compile(model, quantization=QuantizationOptions(profile, symmetric_weights=True), **options)
-    return library, HostRunner(library.layout, library.object_code, link=[STANDINS]), ours
+    return library, HostRunner(library.layout, library.object_code, link=[STANDINS_OF[library_name]]), ours
 
 
 def test_lenet_fully_connected_and_softmax_go_to_cmsis(lenet_profile):
@@ -84,19 +88,25 @@ def test_lenet_unfused_runs_nhwc_with_no_transpose_left(lenet_profile):
         np.testing.assert_array_equal(runner.run(data=image)["softmax"], ours.run(data=image)["softmax"])
 
 
+@pytest.mark.parametrize("library_name", ["cmsis-nn", "hifi4"])
 @pytest.mark.parametrize("memory_fusion", [True, False])
-def test_convnet_with_depthwise_residual_and_average_pooling(tmp_path, memory_fusion):
+def test_convnet_with_depthwise_residual_and_average_pooling(tmp_path, memory_fusion, library_name):
     model = small_convnet(seed=2)
     path = str(tmp_path / "convnet.onnx")
     onnx.save(model, path)
     rng = np.random.default_rng(7)
     samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(12)]
     profile = profile_for(path, samples[:8], str(tmp_path / "convnet.yaml"))
-    library, runner, ours = compile_both(path, profile, memory_fusion=memory_fusion)
+    library, runner, ours = compile_both(path, profile, library_name, memory_fusion=memory_fusion)
     callees = {detail for _, kind, detail in library.library_calls if kind == "library"}
-    assert {"arm_depthwise_conv_wrapper_s8", "arm_fully_connected_s8", "arm_softmax_s8"} <= callees
+    expected = {"cmsis-nn": {"arm_depthwise_conv_wrapper_s8", "arm_fully_connected_s8", "arm_softmax_s8"},
+                "hifi4": {"xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s", "xa_nn_vec_softmax_asym8s_asym8s"}}
+    unfused = {"cmsis-nn": {"arm_convolve_wrapper_s8", "arm_max_pool_s8", "arm_avgpool_s8", "arm_elementwise_add_s8"},
+               "hifi4": {"xa_nn_conv2d_std_per_chan_sym8sxasym8s", "xa_nn_maxpool_8", "xa_nn_avgpool_8",
+                         "xa_nn_elm_add_asym8sxasym8s_asym8s"}}
+    assert expected[library_name] <= {c.split(" + ")[0] for c in callees}
     if not memory_fusion:
-        assert {"arm_convolve_wrapper_s8", "arm_max_pool_s8", "arm_avgpool_s8", "arm_elementwise_add_s8"} <= callees
+        assert unfused[library_name] <= {c.split(" + ")[0] for c in callees}
     for sample in samples[8:]:
         expected = ours.run(sample)
         for name, value in runner.run(sample).items():
@@ -155,3 +165,31 @@ def test_glow_compile_lists_the_selection(lenet_profile, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "arm_fully_connected_s8" in result.stdout and "fused pooling" in result.stdout
     assert 'glowll.library_call "arm_softmax_s8"' in result.stdout
+
+
+def test_hifi4_lenet_and_its_xtensa_bundle(lenet_profile, tmp_path):
+    """-use-hifi4 on the host (stand-ins linked) equals our kernels; with -mcpu=hifi4 the
+    bundle holds LLVM bitcode and IR for Xtensa calling the xa_nn functions, not an object."""
+    library, runner, ours = compile_both(LENET, lenet_profile, "hifi4", memory_fusion=False)
+    assert library.layout.library_scratch == 1_008  # conv2: align8(5 * 5 * 20 * 2) + 8
+    for image in digits(5):
+        np.testing.assert_array_equal(runner.run(data=image)["softmax"], ours.run(data=image)["softmax"])
+    from glowmlir.targets import resolve_target
+    from llvmlite import binding as llvm
+
+    xtensa = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile), kernel_library="hifi4",
+                              memory_fusion=False, target=resolve_target(mcpu="hifi4"))
+    written = sorted(os.path.basename(p) for p in xtensa.save(str(tmp_path / "hifi4")))
+    assert written == ["lenet_mnist.bc", "lenet_mnist.h", "lenet_mnist.ll", "lenet_mnist.weights.bin",
+                       "lenet_mnist.weights.txt"]
+    module = llvm.parse_bitcode((tmp_path / "hifi4" / "lenet_mnist.bc").read_bytes())
+    assert module.triple == "xtensa-unknown-none-elf"
+    declared = {f.name for f in module.functions if f.is_declaration}
+    assert {"xa_nn_conv2d_std_per_chan_sym8sxasym8s", "xa_nn_maxpool_8", "xa_nn_fully_connected_sym8sxasym8s_asym8s",
+            "xa_nn_vec_softmax_asym8s_asym8s"} <= declared
+    assert not module.get_function("lenet_mnist").is_declaration
+
+
+def test_cmsis_and_hifi4_exclude_each_other(lenet_profile, tmp_path):
+    assert_clean_failure(glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", "-use-cmsis", "-use-hifi4",
+                                      f"-emit-bundle={tmp_path / 'b'}"), "exclude each other")
