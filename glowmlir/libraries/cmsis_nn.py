@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 from glowmlir.dialects import glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
+    elementwise_operands,
     Call,
     Declined,
     check_pool,
@@ -194,15 +195,7 @@ def map_softmax(op: glowll.SoftMaxOp) -> Call:
 
 
 def map_elementwise(op: glowll.ElementwiseOp) -> Call:
-    kind = op.kind.data
-    if kind not in ("add", "mul"):
-        raise Declined(f"no s8 function for elementwise \"{kind}\"")
-    require_int8([*op.inputs, op.dest])
-    if any(v.type.get_shape() != op.dest.type.get_shape() for v in op.inputs):
-        raise Declined("broadcasting")
-    first, second, out = (element(v) for v in (*op.inputs, op.dest))
-    low, high = activation_bounds(op, out)
-    size = int(np.prod(op.dest.type.get_shape()))
+    kind, first, second, out, low, high, size = elementwise_operands(op, "no s8 function for elementwise")
     if kind == "add":
         (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out)
         arguments = ["%b1", "%b2", f"int {-first.offset}", f"int {m1}", f"int {s1}", f"int {-second.offset}",

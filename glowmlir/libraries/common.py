@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
-from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers
+from glowmlir.quantization.rescaling import activation_bounds, bias_multiplier, output_multipliers
 
 
 @dataclass
@@ -108,3 +108,17 @@ def per_channel_requantization(op) -> tuple[np.ndarray, np.ndarray]:
     multipliers, shifts = output_multipliers(element(op.input), element(op.filter), element(op.dest))
     channels = op.bias.type.get_shape()[0]
     return np.broadcast_to(multipliers, (channels,)).copy(), np.broadcast_to(shifts, (channels,)).copy()
+
+
+def elementwise_operands(op: glowll.ElementwiseOp, no_function: str) -> tuple:
+    """(kind, first, second and output types, clamp bounds, element count) of an int8 Add or
+    Mul of same-shaped operands, which both libraries implement (raises Declined otherwise)."""
+    kind = op.kind.data
+    if kind not in ("add", "mul"):
+        raise Declined(f"{no_function} \"{kind}\"")
+    require_int8([*op.inputs, op.dest])
+    if any(v.type.get_shape() != op.dest.type.get_shape() for v in op.inputs):
+        raise Declined("broadcasting")
+    first, second, out = (element(v) for v in (*op.inputs, op.dest))
+    low, high = activation_bounds(op, out)
+    return kind, first, second, out, low, high, int(np.prod(op.dest.type.get_shape()))

@@ -17,6 +17,7 @@ import numpy as np
 from glowmlir.dialects import glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
+    elementwise_operands,
     Call,
     Declined,
     accumulator_bias,
@@ -156,15 +157,7 @@ def map_softmax(op: glowll.SoftMaxOp) -> list[Call]:
 
 
 def map_elementwise(op: glowll.ElementwiseOp) -> list[Call]:
-    kind = op.kind.data
-    if kind not in ("add", "mul"):
-        raise Declined(f"no function for elementwise \"{kind}\"")
-    require_int8([*op.inputs, op.dest])
-    if any(v.type.get_shape() != op.dest.type.get_shape() for v in op.inputs):
-        raise Declined("broadcasting")
-    first, second, out = (element(v) for v in (*op.inputs, op.dest))
-    low, high = activation_bounds(op, out)
-    size = int(np.prod(op.dest.type.get_shape()))
+    kind, first, second, out, low, high, size = elementwise_operands(op, "no function for elementwise")
     if kind == "add":
         (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out)
         arguments = ["%b0", f"int {out.offset}", f"int {so}", f"int {mo}", f"int {low}", f"int {high}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 
 from xdsl.passes import ModulePass
@@ -35,86 +36,38 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
+def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory importing `name` from `glowmlir.<module>` only when the pass is asked for."""
+
+    def load() -> type[ModulePass]:
+        return getattr(importlib.import_module(f"glowmlir.{module}"), name)
+
+    return load
+
+
+PASSES: dict[str, tuple[str, str]] = {
+    "glow-constant-fold": ("transforms.graph", "ConstantFold"),
+    "glow-fold-batchnorm": ("transforms.graph", "FoldBatchNorm"),
+    "glow-quantize": ("transforms.quantize", "Quantize"),
+    "glow-optimize-quantization": ("transforms.quantize", "OptimizeQuantization"),
+    "glow-convert-placeholders": ("transforms.quantize", "ConvertPlaceholders"),
+    "glow-fuse-activations": ("transforms.graph", "FuseActivations"),
+    "glow-convert-to-nhwc": ("transforms.layout", "ConvertToNHWC"),
+    "glow-sink-transposes": ("transforms.layout", "SinkTransposes"),
+    "glow-fuse-conv-pool": ("transforms.graph", "FuseConvPool"),
+    "glow-fuse-residual-add": ("transforms.graph", "FuseResidualAdd"),
+    "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
+    "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
+    "glowll-select-cmsis-nn": ("transforms.select_kernels", "SelectCmsisNN"),
+    "glowll-select-hifi4": ("transforms.select_kernels", "SelectHifi4"),
+    "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
+    "glowll-liveness": ("transforms.allocate_memory", "Liveness"),
+    "glowll-allocate-memory": ("transforms.allocate_memory", "AllocateMemory"),
+    "lower-glowll-to-llvm": ("lowering.glowll_to_llvm", "LowerGlowLLToLLVM"),
+}
+"""Every pass `glow-opt -p` runs: name -> (module under glowmlir, class)."""
+
+
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name → factory of its class, for xDSL's opt driver."""
-
-    def graph(name):
-        def load():
-            from glowmlir.transforms import graph as module
-
-            return getattr(module, name)
-
-        return load
-
-    def allocation(name):
-        def load():
-            from glowmlir.transforms import allocate_memory as module
-
-            return getattr(module, name)
-
-        return load
-
-    def share_buffers():
-        from glowmlir.transforms.share_buffers import ShareBuffers
-
-        return ShareBuffers
-
-    def schedule():
-        from glowmlir.transforms.schedule import ScheduleForMemory
-
-        return ScheduleForMemory
-
-    def quantization(name):
-        def load():
-            from glowmlir.transforms import quantize as module
-
-            return getattr(module, name)
-
-        return load
-
-    def select_kernels(name):
-        def load():
-            from glowmlir.transforms import select_kernels as module
-
-            return getattr(module, name)
-
-        return load
-
-    def layout(name):
-        def load():
-            from glowmlir.transforms import layout as module
-
-            return getattr(module, name)
-
-        return load
-
-    def to_glowll():
-        from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
-
-        return LowerGlowToGlowLL
-
-    def to_llvm():
-        from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
-
-        return LowerGlowLLToLLVM
-
-    return {
-        "glow-constant-fold": graph("ConstantFold"),
-        "glow-fold-batchnorm": graph("FoldBatchNorm"),
-        "glow-quantize": quantization("Quantize"),
-        "glow-optimize-quantization": quantization("OptimizeQuantization"),
-        "glow-convert-placeholders": quantization("ConvertPlaceholders"),
-        "glow-fuse-activations": graph("FuseActivations"),
-        "glow-convert-to-nhwc": layout("ConvertToNHWC"),
-        "glow-sink-transposes": layout("SinkTransposes"),
-        "glow-fuse-conv-pool": graph("FuseConvPool"),
-        "glow-fuse-residual-add": graph("FuseResidualAdd"),
-        "glow-schedule-for-memory": schedule,
-        "lower-glow-to-glowll": to_glowll,
-        "glowll-select-cmsis-nn": select_kernels("SelectCmsisNN"),
-        "glowll-select-hifi4": select_kernels("SelectHifi4"),
-        "glowll-share-buffers": share_buffers,
-        "glowll-liveness": allocation("Liveness"),
-        "glowll-allocate-memory": allocation("AllocateMemory"),
-        "lower-glowll-to-llvm": to_llvm,
-    }
+    return {name: _lazy(module, cls) for name, (module, cls) in PASSES.items()}

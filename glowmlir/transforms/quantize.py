@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from xdsl.context import Context
@@ -126,27 +127,33 @@ def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:
     return rows
 
 
+class SelectLibrary(ModulePass):
+    """Quantized instructions the library implements become calls into it (see module doc)."""
+
+    LIBRARY: ClassVar[str]  # key of glowmlir.libraries.LIBRARIES
+    TITLE: ClassVar[str]  # how reasons name it
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glowmlir.libraries import LIBRARIES
+
+        library = LIBRARIES[self.LIBRARY]
+        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
+            select_library(function, library.MAPPINGS, library.Declined, self.TITLE)
+
+
 @dataclass(frozen=True)
-class SelectCmsisNN(ModulePass):
-    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls (see module doc)."""
+class SelectCmsisNN(SelectLibrary):
+    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls."""
 
     name = "glowll-select-cmsis-nn"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glowmlir.libraries import cmsis_nn
-
-        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
-            select_library(function, cmsis_nn.MAPPINGS, cmsis_nn.Declined, "CMSIS-NN")
+    LIBRARY: ClassVar[str] = "cmsis-nn"
+    TITLE: ClassVar[str] = "CMSIS-NN"
 
 
 @dataclass(frozen=True)
-class SelectHifi4(ModulePass):
-    """Quantized instructions HiFi 4 NNLib implements become `xa_nn_*` calls (see module doc)."""
+class SelectHifi4(SelectLibrary):
+    """Quantized instructions HiFi 4 NNLib implements become `xa_nn_*` calls."""
 
     name = "glowll-select-hifi4"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glowmlir.libraries import hifi4
-
-        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
-            select_library(function, hifi4.MAPPINGS, hifi4.Declined, "HiFi4 NNLib")
+    LIBRARY: ClassVar[str] = "hifi4"
+    TITLE: ClassVar[str] = "HiFi4 NNLib"
