@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import glowmlir  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.runtime.boards import BOARDS, run_on_board, target_for  # noqa: E402
-from glowmlir.targets import CPU_PRESETS, resolve_target  # noqa: E402
+from glowmlir.targets import OBJECT_CPUS, resolve_target  # noqa: E402
 
 LENET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "lenet_mnist", "lenet_mnist.onnx")
 GLOW_LENET_FLASH_RT1060 = 9_640
@@ -34,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     results = {"code_size": {}, "instructions": {}}
     print(f"{'cpu':14s} {'code -O3':>10s} {'code -Os':>10s}")
-    for cpu in CPU_PRESETS:
+    for cpu in OBJECT_CPUS:
         sizes = {level: code_size(glowmlir.compile(LENET, target=resolve_target(mcpu=cpu, opt_level=level)).object_code)
                  for level in ("O3", "Os")}
         results["code_size"][cpu] = sizes

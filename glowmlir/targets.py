@@ -20,6 +20,11 @@ class CpuPreset:
     features: str
     note: str
 
+    @property
+    def emits_object(self) -> bool:
+        """False for Xtensa (HiFi4): llvmlite's LLVM has no back end, the bundle is LLVM IR."""
+        return not self.triple.startswith("xtensa")
+
 
 CPU_PRESETS: dict[str, CpuPreset] = {
     "x86-64": CpuPreset("x86_64-unknown-linux-gnu", "", "generic x86-64 (SSE2)"),
@@ -44,6 +49,9 @@ OPT_LEVELS = {"O0": (0, None), "O1": (1, None), "O2": (2, None), "O3": (3, None)
               "Os": (2, "optsize"), "Oz": (2, "minsize")}
 """-opt-level: LLVM speed level, and the size attribute put on every function (llvmlite
 has no -Os/-Oz pipeline; `optsize`/`minsize` steer the O2 pipeline and the backend)."""
+
+OBJECT_CPUS = [name for name, preset in CPU_PRESETS.items() if preset.emits_object]
+"""The presets glowmlir compiles object code for."""
 
 _ARCH_ALIASES = {"arm": "thumbv7em", "thumb": "thumbv7em", "x86_64": "x86_64", "x86": "i386", "aarch64": "aarch64",
                  "arm64": "aarch64", "riscv32": "riscv32", "i386": "i386", "i686": "i686"}

@@ -12,7 +12,7 @@ import glowmlir
 from glowmlir.elf import undefined_symbols
 from glowmlir.errors import GlowError
 from glowmlir.runtime.boards import BOARDS, run_on_board, target_for
-from glowmlir.targets import CPU_PRESETS, normalize_triple, resolve_target
+from glowmlir.targets import OBJECT_CPUS, normalize_triple, resolve_target
 from tests.support.models import LENET, onnxruntime_outputs, random_inputs, small_convnet
 
 SOFT_FLOAT_ARM = {"__aeabi_fadd", "__aeabi_fsub", "__aeabi_fmul", "__aeabi_fdiv", "__aeabi_fcmplt",
@@ -41,10 +41,10 @@ def test_triples_are_normalised_to_four_parts():
 @pytest.fixture(scope="module")
 def lenet_objects():
     return {cpu: glowmlir.compile(LENET, target=resolve_target(mcpu=cpu, opt_level="Os")).object_code
-            for cpu in CPU_PRESETS}
+            for cpu in OBJECT_CPUS}
 
 
-@pytest.mark.parametrize("cpu", list(CPU_PRESETS))
+@pytest.mark.parametrize("cpu", OBJECT_CPUS)
 def test_objects_call_nothing_outside_the_documented_list(cpu, lenet_objects):
     assert undefined_symbols(lenet_objects[cpu]) <= ALLOWED_UNDEFINED.get(cpu, set())
 

@@ -193,3 +193,28 @@ def test_hifi4_lenet_and_its_xtensa_bundle(lenet_profile, tmp_path):
 def test_cmsis_and_hifi4_exclude_each_other(lenet_profile, tmp_path):
     assert_clean_failure(glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", "-use-cmsis", "-use-hifi4",
                                       f"-emit-bundle={tmp_path / 'b'}"), "exclude each other")
+
+
+MOBILENET = os.path.join(os.path.dirname(LENET), "..", "mobilenet_v2", "mobilenet_v2.onnx")
+
+
+@pytest.fixture(scope="module")
+def mobilenet_profile(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    samples = [{"data": rng.normal(size=(1, 3, 96, 96)).astype(np.float32)} for _ in range(4)]
+    return profile_for(MOBILENET, samples, str(tmp_path_factory.mktemp("mb") / "mobilenet.yaml"))
+
+
+@pytest.mark.parametrize("library_name", ["cmsis-nn", "hifi4"])
+def test_mobilenet_v2_runs_nhwc_in_the_library(mobilenet_profile, library_name):
+    """52 convolutions (17 depthwise), 11 residual adds, the classifier and the softmax go to
+    the library; the only layout changes left are at the float edges (the 3-channel input,
+    the float ReduceMean); the outputs equal our own kernels'."""
+    library, runner, ours = compile_both(MOBILENET, mobilenet_profile, library_name)
+    calls = [detail for _, kind, detail in library.library_calls if kind == "library"]
+    assert len(calls) == 35 + 17 + 11 + 2
+    assert library.ir["glow"].count("glow.transpose") == 2
+    sample = {"data": np.random.default_rng(12).normal(size=(1, 3, 96, 96)).astype(np.float32)}
+    expected = ours.run(sample)
+    for name, value in runner.run(sample).items():
+        np.testing.assert_array_equal(value, expected[name])
