@@ -13,24 +13,22 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
-import subprocess
-from ctypes import POINTER, Structure, c_int, c_int8, c_int32, c_void_p
+from ctypes import POINTER, Structure, c_int, c_int32, c_void_p
 
 import numpy as np
 import pytest
 
-from glowmlir.quantization.params import quantize_multiplier
 from tests.support import int8_reference as ref
+from tests.support.c_library import (ARM_GCC, CORTEX_M7_FLAGS, P8, P32, SOFTMAX_CASES, SOFTMAX_EVERY_DIFFERENCE_SCALES,
+                                     GuardedBuffer, add_reference_case, assert_spread, build_library, compile_object,
+                                     conv_reference_case, every_difference_rows, fc_reference_case, levels,
+                                     mul_reference_case, nchw, nhwc, out_size, p8, p32, softmax_rows)
 
 CMSIS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support", "cmsis_nn")
 HEADER = os.path.join(CMSIS_DIR, "arm_nnfunctions.h")
 SOURCE = os.path.join(CMSIS_DIR, "standins.c")
-ARM_GCC = shutil.which("arm-none-eabi-gcc")
-CORTEX_M7_FLAGS = ["-mcpu=cortex-m7", "-mthumb"]
 
 SUCCESS, ARG_ERROR = 0, -1
-SENTINEL = 0xAB
 
 # ----------------------------------------------------------------------------- ctypes mirror of the header
 
@@ -125,20 +123,15 @@ def layout_source(layout: dict, status_size: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_c(compiler: str, flags: list[str], source_text: str | None, source_path: str | None, out_dir) -> None:
-    if source_text is not None:
-        source_path = os.path.join(str(out_dir), "layout.c")
-        with open(source_path, "w") as f:
-            f.write(source_text)
-    result = subprocess.run([compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", CMSIS_DIR, *flags, "-c",
-                             source_path, "-o", os.path.join(str(out_dir), "out.o")],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+def compile_layout(compiler: str, flags, layout: dict, status_size: int, out_dir) -> None:
+    source = out_dir / "layout.c"
+    source.write_text(layout_source(layout, status_size))
+    compile_object(source, out_dir / "out.o", CMSIS_DIR, compiler, flags)
 
 
 def test_layout_host(tmp_path):
     assert ctypes.sizeof(c_void_p) == 8, "the host expectations are written for an LP64 host (x86-64)"
-    compile_c("cc", [], layout_source(LAYOUT_X86_64, STATUS_SIZE["x86_64"]), None, tmp_path)
+    compile_layout("cc", [], LAYOUT_X86_64, STATUS_SIZE["x86_64"], tmp_path)
     # the ctypes mirror used below agrees with the header
     for struct, (size, fields) in LAYOUT_X86_64.items():
         mirror = CTYPES[struct]
@@ -149,12 +142,12 @@ def test_layout_host(tmp_path):
 
 @pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc not installed")
 def test_layout_cortex_m7(tmp_path):
-    compile_c(ARM_GCC, CORTEX_M7_FLAGS, layout_source(LAYOUT_CORTEX_M, STATUS_SIZE["cortex-m7"]), None, tmp_path)
+    compile_layout(ARM_GCC, CORTEX_M7_FLAGS, LAYOUT_CORTEX_M, STATUS_SIZE["cortex-m7"], tmp_path)
 
 
 @pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc not installed")
 def test_standins_compile_for_cortex_m7(tmp_path):
-    compile_c(ARM_GCC, [*CORTEX_M7_FLAGS, "-O2"], None, SOURCE, tmp_path)
+    compile_object(SOURCE, tmp_path / "out.o", CMSIS_DIR, ARM_GCC, [*CORTEX_M7_FLAGS, "-O2"])
 
 
 # ----------------------------------------------------------------------------- the library
@@ -162,28 +155,24 @@ def test_standins_compile_for_cortex_m7(tmp_path):
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("cmsis_standins") / "libcmsis_standins.so")
-    result = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
-                             CMSIS_DIR, SOURCE, "-o", out], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    so = ctypes.CDLL(out)
-    p8, p32, pdims = POINTER(c_int8), POINTER(c_int32), POINTER(Dims)
-    conv_args = [POINTER(Context), c_void_p, POINTER(PerChannelQuant), pdims, p8, pdims, p8, pdims, p32, pdims, p8]
+    so = build_library(SOURCE, CMSIS_DIR, tmp_path_factory.mktemp("cmsis_standins"), "cmsis_standins")
+    pdims = POINTER(Dims)
+    conv_args = [POINTER(Context), c_void_p, POINTER(PerChannelQuant), pdims, P8, pdims, P8, pdims, P32, pdims, P8]
     so.arm_convolve_wrapper_s8.argtypes = [conv_args[0], POINTER(ConvParams), *conv_args[2:]]
     so.arm_convolve_wrapper_s8_get_buffer_size.argtypes = [POINTER(ConvParams), pdims, pdims, pdims]
     so.arm_depthwise_conv_wrapper_s8.argtypes = [conv_args[0], POINTER(DwConvParams), *conv_args[2:]]
     so.arm_depthwise_conv_wrapper_s8_get_buffer_size.argtypes = [POINTER(DwConvParams), pdims, pdims, pdims]
-    so.arm_fully_connected_s8.argtypes = [POINTER(Context), POINTER(FcParams), POINTER(PerTensorQuant), pdims, p8,
-                                          pdims, p8, pdims, p32, pdims, p8]
+    so.arm_fully_connected_s8.argtypes = [POINTER(Context), POINTER(FcParams), POINTER(PerTensorQuant), pdims, P8,
+                                          pdims, P8, pdims, P32, pdims, P8]
     so.arm_fully_connected_s8_get_buffer_size.argtypes = [pdims]
-    pool_args = [POINTER(Context), POINTER(PoolParams), pdims, p8, pdims, pdims, p8]
+    pool_args = [POINTER(Context), POINTER(PoolParams), pdims, P8, pdims, pdims, P8]
     so.arm_max_pool_s8.argtypes = pool_args
     so.arm_avgpool_s8.argtypes = pool_args
     so.arm_avgpool_s8_get_buffer_size.argtypes = [c_int, c_int]
-    so.arm_softmax_s8.argtypes = [p8, c_int32, c_int32, c_int32, c_int32, c_int32, p8]
+    so.arm_softmax_s8.argtypes = [P8, c_int32, c_int32, c_int32, c_int32, c_int32, P8]
     so.arm_softmax_s8.restype = None
-    so.arm_elementwise_add_s8.argtypes = [p8, p8, *[c_int32] * 7, p8, *[c_int32] * 6]
-    so.arm_elementwise_mul_s8.argtypes = [p8, p8, c_int32, c_int32, p8, *[c_int32] * 6]
+    so.arm_elementwise_add_s8.argtypes = [P8, P8, *[c_int32] * 7, P8, *[c_int32] * 6]
+    so.arm_elementwise_mul_s8.argtypes = [P8, P8, c_int32, c_int32, P8, *[c_int32] * 6]
     for name in ("arm_convolve_wrapper_s8", "arm_convolve_wrapper_s8_get_buffer_size",
                  "arm_depthwise_conv_wrapper_s8", "arm_depthwise_conv_wrapper_s8_get_buffer_size",
                  "arm_fully_connected_s8", "arm_fully_connected_s8_get_buffer_size", "arm_max_pool_s8",
@@ -193,71 +182,22 @@ def lib(tmp_path_factory):
     return so
 
 
-def p8(array: np.ndarray | None):
-    if array is None:
-        return None
-    assert array.dtype == np.int8 and array.flags.c_contiguous
-    return array.ctypes.data_as(POINTER(c_int8))
-
-
-def p32(array: np.ndarray | None):
-    if array is None:
-        return None
-    assert array.dtype == np.int32 and array.flags.c_contiguous
-    return array.ctypes.data_as(POINTER(c_int32))
-
-
-class Scratch:
-    """A scratch buffer of `size` bytes followed by a guard zone, all filled with SENTINEL;
-    `context` claims `claimed` bytes (default: the whole buffer)."""
-
-    GUARD = 64
+class Scratch(GuardedBuffer):
+    """A scratch buffer of `size` bytes followed by a guard zone, all filled with SENTINEL
+    (`size` None: no buffer); `context` claims `claimed` bytes (default: the whole buffer)."""
 
     def __init__(self, size: int | None, claimed: int | None = None):
-        self.size = size
         if size is None:
+            self.size = None
             self.memory = None
             self.context = Context(None, 0)
         else:
-            self.memory = np.full(size + self.GUARD, SENTINEL, np.uint8)
-            self.context = Context(self.memory.ctypes.data, size + self.GUARD if claimed is None else claimed)
+            super().__init__(size)
+            self.context = Context(self.address, size + self.GUARD if claimed is None else claimed)
 
     def used(self) -> bool:
-        """The planned bytes were written (their last byte too) and nothing after them."""
-        return bool(self.memory[self.size - 1] != SENTINEL and (self.memory[:self.size] != SENTINEL).any())
-
-    def guard_intact(self) -> bool:
-        return bool((self.memory[self.size:] == SENTINEL).all())
-
-
-def levels(rng, *shape) -> np.ndarray:
-    return rng.integers(-128, 128, shape, dtype=np.int8)
-
-
-def out_size(size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int = 1) -> int:
-    return (size + pad_before + pad_after - (dilation * (kernel - 1) + 1)) // stride + 1
-
-
-def act_bounds(rng, out_scale: float, out_zp: int, activation: str | None, spread: float):
-    """(activation name, clip_min, clip_max) and the quantized bounds the reference uses."""
-    if activation == "clip":
-        clip_min, clip_max = -0.4 * spread * out_scale, 0.6 * spread * out_scale
-    else:
-        clip_min = clip_max = None
-    return (activation, clip_min, clip_max), ref.activation_range(out_scale, out_zp, activation, clip_min, clip_max)
-
-
-def assert_spread(y: np.ndarray) -> None:
-    """The comparison is meaningful: outputs take many values."""
-    assert len(np.unique(y)) > min(20, y.size // 4), np.unique(y)
-
-
-def nchw(x_nhwc: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2))
-
-
-def nhwc(x_nchw: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x_nchw.transpose(0, 2, 3, 1))
+        """The planned bytes were written (their last byte too)."""
+        return self.last_byte_written()
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -281,33 +221,14 @@ CONVOLUTIONS = {
 
 
 def conv_case(seed: int, geometry, depthwise: bool, with_bias: bool = True, activation: str | None = None):
-    """Random data for a conv (OHWI filter) or depthwise conv ([1, KH, KW, C_OUT] filter) and
+    """Random data for a conv (OHWI kernel) or depthwise conv ([1, KH, KW, C_OUT] kernel) and
     the reference's result (NHWC)."""
-    n, h, w, cin, cout, (kh, kw), strides, pads, dilations, groups, x_zp = geometry
-    rng = np.random.default_rng(seed)
-    x = levels(rng, n, h, w, cin)
-    cg = 1 if depthwise else cin // groups
-    w_oihw = levels(rng, cout, cg, kh, kw)
-    w_scales = rng.uniform(0.002, 0.05, cout).astype(np.float32)
-    x_scale = ref.f32(rng.uniform(0.005, 0.1))
-    bias = rng.integers(-20000, 20001, cout).astype(np.int32) if with_bias else None
-    group = cin if depthwise else groups
-    acc = ref.conv2d_accumulators(nchw(x), w_oihw, np.zeros(cout) if bias is None else bias, x_zp, np.zeros(cout),
-                                  strides, pads, dilations, group)
-    reals = acc * x_scale * w_scales[None, :, None, None]
-    out_scale = ref.f32(float(np.abs(reals).max()) / 110.0)
-    out_zp = int(rng.integers(-15, 16))
-    act, (act_min, act_max) = act_bounds(rng, out_scale, out_zp, activation, 100.0)
-    expected = nhwc(ref.conv2d(nchw(x), w_oihw, np.zeros(cout) if bias is None else bias, (x_scale, x_zp), w_scales,
-                               0, (out_scale, out_zp), strides, pads, dilations, group,
-                               activation=act[0], clip_min=act[1], clip_max=act[2]))
-    mult, shift = ref.multipliers([ref.real_multiplier(x_scale, s, out_scale) for s in w_scales])
+    n, h, w, cin, cout, kernel, strides, pads, dilations, groups, x_zp = geometry
+    case = conv_reference_case(seed, n, h, w, cin, cout, kernel, strides, pads, dilations, groups, x_zp, depthwise,
+                               with_bias, activation)
     if depthwise:
-        filt = np.ascontiguousarray(w_oihw[:, 0].transpose(1, 2, 0)[None])  # [1, KH, KW, C_OUT]
-    else:
-        filt = np.ascontiguousarray(w_oihw.transpose(0, 2, 3, 1))  # OHWI
-    return dict(x=x, filt=filt, bias=bias, x_zp=x_zp, out_zp=out_zp, act=(act_min, act_max),
-                mult=mult.astype(np.int32), shift=shift.astype(np.int32), expected=expected)
+        case["kernel"] = case["kernel"][None]
+    return case
 
 
 def conv_structs(geometry, case, depthwise: bool):
@@ -343,7 +264,7 @@ def run_conv(lib, geometry, case, depthwise: bool, scratch: Scratch | None = Non
     out = np.zeros((out_dims.n, out_dims.h, out_dims.w, out_dims.c), np.int8)
     function = lib.arm_depthwise_conv_wrapper_s8 if depthwise else lib.arm_convolve_wrapper_s8
     status = function(ctypes.byref(scratch.context), ctypes.byref(params), ctypes.byref(quant), ctypes.byref(in_dims),
-                      p8(case["x"]), ctypes.byref(filter_dims), p8(case["filt"]), ctypes.byref(bias_dims),
+                      p8(case["x"]), ctypes.byref(filter_dims), p8(case["kernel"]), ctypes.byref(bias_dims),
                       p32(case["bias"]), ctypes.byref(out_dims), p8(out))
     return status, out, size, scratch
 
@@ -357,7 +278,7 @@ def test_convolve(lib, name):
     np.testing.assert_array_equal(out, case["expected"])
     assert_spread(out)
     if size > 0:
-        assert scratch.used() and scratch.guard_intact()
+        assert scratch.used() and scratch.guards_intact()
 
 
 @pytest.mark.parametrize("activation", ["relu", "clip"])
@@ -396,7 +317,7 @@ def test_depthwise_conv(lib, name):
     np.testing.assert_array_equal(out, case["expected"])
     assert_spread(out)
     if size > 0:
-        assert scratch.used() and scratch.guard_intact()
+        assert scratch.used() and scratch.guards_intact()
 
 
 @pytest.mark.parametrize("activation", ["relu", "clip"])
@@ -424,22 +345,11 @@ FULLY_CONNECTED = {
 def fc_case(seed: int, spec, activation: str | None = None):
     batches, (h, w, c), outputs, w_zp, with_bias = spec
     depth = h * w * c
-    rng = np.random.default_rng(seed)
-    x = levels(rng, batches, depth)
-    weights = levels(rng, depth, outputs)  # the reference's [depth, C_OUT]
-    bias = rng.integers(-20000, 20001, outputs).astype(np.int32) if with_bias else None
-    x_type = (ref.f32(rng.uniform(0.005, 0.1)), int(rng.integers(-40, 41)))
-    w_type = (ref.f32(rng.uniform(0.002, 0.05)), w_zp)
-    acc = (x.astype(np.int64) - x_type[1]) @ (weights.astype(np.int64) - w_zp) + (0 if bias is None else bias)
-    out_scale = ref.f32(float(np.abs(acc).max()) * x_type[0] * w_type[0] / 110.0)
-    out_type = (out_scale, int(rng.integers(-15, 16)))
-    act, bounds = act_bounds(rng, out_scale, out_type[1], activation, 100.0)
-    expected = ref.fully_connected(x, weights, np.zeros(outputs) if bias is None else bias, x_type, w_type, out_type,
-                                   activation=act[0], clip_min=act[1], clip_max=act[2])
-    mult, shift = quantize_multiplier(ref.real_multiplier(x_type[0], w_type[0], out_scale))
-    params = FcParams(-x_type[1], -w_zp, out_type[1], Activation(*bounds))
-    return dict(x=np.ascontiguousarray(x.reshape(batches, h, w, c)), weights=np.ascontiguousarray(weights.T),
-                bias=bias, params=params, quant=PerTensorQuant(mult, shift), expected=expected,
+    case = fc_reference_case(seed, batches, depth, outputs, (-40, 41), w_zp, with_bias, activation)
+    params = FcParams(-case["x_type"][1], -w_zp, case["out_type"][1], Activation(*case["act"]))
+    return dict(x=np.ascontiguousarray(case["x"].reshape(batches, h, w, c)),
+                weights=np.ascontiguousarray(case["weights"].T), bias=case["bias"], params=params,
+                quant=PerTensorQuant(case["mult"], case["shift"]), expected=case["expected"],
                 dims=(Dims(batches, h, w, c), Dims(depth, 1, 1, outputs), Dims(outputs, 1, 1, 1),
                       Dims(batches, 1, 1, outputs)))
 
@@ -532,7 +442,7 @@ def test_avgpool(lib, name, clamped):
     status, out = run_pool(lib, lib.arm_avgpool_s8, spec, x, act, scratch.context)
     assert status == SUCCESS
     np.testing.assert_array_equal(out, expected)
-    assert scratch.used() and scratch.guard_intact()
+    assert scratch.used() and scratch.guards_intact()
 
 
 def test_avgpool_rounds_half_away_from_zero(lib):
@@ -549,13 +459,9 @@ def test_avgpool_rounds_half_away_from_zero(lib):
 # ----------------------------------------------------------------------------- softmax
 
 
-@pytest.mark.parametrize("rows,row_size,input_scale", [
-    (1, 10, 0.1), (4, 37, 0.05), (3, 1, 0.2), (2, 300, 0.02), (5, 16, 0.5), (3, 64, 2.0), (2, 100, 0.004),
-])
+@pytest.mark.parametrize("rows,row_size,input_scale", SOFTMAX_CASES)
 def test_softmax(lib, rows, row_size, input_scale):
-    rng = np.random.default_rng(rows * 1000 + row_size)
-    x = levels(rng, rows, row_size)
-    x[0, : row_size // 2] = x[0].max()  # ties at the maximum
+    x = softmax_rows(rows, row_size)
     mult, shift, diff_min = ref.softmax_parameters(input_scale)
     out = np.zeros_like(x)
     lib.arm_softmax_s8(p8(x), rows, row_size, mult, shift, diff_min, p8(out))
@@ -566,8 +472,8 @@ def test_softmax_every_difference(lib):
     """Rows [127, v, random] for every level v over a range of input scales: every input
     difference to the row maximum, with sums of two and three terms."""
     rng = np.random.default_rng(42)
-    for input_scale in (0.003, 0.01, 0.03, 0.08, 0.2, 0.6, 1.5):
-        x = np.stack([np.full(256, 127), np.arange(-128, 128), rng.integers(-128, 128, 256)], axis=1).astype(np.int8)
+    for input_scale in SOFTMAX_EVERY_DIFFERENCE_SCALES:
+        x = every_difference_rows(rng)
         mult, shift, diff_min = ref.softmax_parameters(input_scale)
         out = np.zeros_like(x)
         lib.arm_softmax_s8(p8(x), x.shape[0], x.shape[1], mult, shift, diff_min, p8(out))
@@ -596,54 +502,30 @@ def test_softmax_invalid_shift_writes_nothing(lib):
 # ----------------------------------------------------------------------------- elementwise
 
 
-def add_parameters(a_type, b_type, out_type):
-    """TFLite's Add Prepare (the reference's rule): left shift 20, each input rescaled by
-    s_i / (2 max(s_a, s_b)), the sum by 2 max(s_a, s_b) / (2^20 s_out)."""
-    sa, sb, so = ref.f32(a_type[0]), ref.f32(b_type[0]), ref.f32(out_type[0])
-    twice_max = 2.0 * max(sa, sb)
-    return (quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max),
-            quantize_multiplier(twice_max / ((1 << ref.ADD_LEFT_SHIFT) * so)))
-
-
 @pytest.mark.parametrize("activation", [None, "relu", "clip"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_elementwise_add(lib, seed, activation):
-    rng = np.random.default_rng(seed)
-    size = 257
-    a, b = levels(rng, size), levels(rng, size)
-    a_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    b_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    reals = ref.dequantize(a, *a_type) + ref.dequantize(b, *b_type)
-    out_type = (ref.f32(float(np.abs(reals).max()) / 100.0), int(rng.integers(-20, 21)))
-    act, (low, high) = act_bounds(rng, out_type[0], out_type[1], activation, 100.0)
-    expected = ref.add(a, b, a_type, b_type, out_type, act[0], act[1], act[2])
-    (ma, sha), (mb, shb), (mo, sho) = add_parameters(a_type, b_type, out_type)
-    out = np.zeros(size, np.int8)
-    status = lib.arm_elementwise_add_s8(p8(a), p8(b), -a_type[1], ma, sha, -b_type[1], mb, shb, ref.ADD_LEFT_SHIFT,
-                                        p8(out), out_type[1], mo, sho, low, high, size)
+    case = add_reference_case(seed, activation)
+    a, b, out = case["a"], case["b"], np.zeros(case["a"].size, np.int8)
+    status = lib.arm_elementwise_add_s8(p8(a), p8(b), -case["a_type"][1], case["a_mult"], case["a_shift"],
+                                        -case["b_type"][1], case["b_mult"], case["b_shift"], ref.ADD_LEFT_SHIFT,
+                                        p8(out), case["out_type"][1], case["out_mult"], case["out_shift"],
+                                        case["low"], case["high"], a.size)
     assert status == SUCCESS
-    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out, case["expected"])
     assert_spread(out)
 
 
 @pytest.mark.parametrize("clamped", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_elementwise_mul(lib, seed, clamped):
-    rng = np.random.default_rng(10 + seed)
-    size = 300
-    a, b = levels(rng, size), levels(rng, size)
-    a_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    b_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    reals = ref.dequantize(a, *a_type) * ref.dequantize(b, *b_type)
-    out_type = (ref.f32(float(np.abs(reals).max()) / 100.0), int(rng.integers(-20, 21)))
-    low, high = (-30, 50) if clamped else (-128, 127)
-    expected = np.clip(ref.mul(a, b, a_type, b_type, out_type), low, high)
-    mult, shift = quantize_multiplier(ref.real_multiplier(a_type[0], b_type[0], out_type[0]))
-    out = np.zeros(size, np.int8)
-    status = lib.arm_elementwise_mul_s8(p8(a), p8(b), -a_type[1], -b_type[1], p8(out), out_type[1], mult, shift,
-                                        low, high, size)
+    case = mul_reference_case(seed, clamped)
+    a, b, out = case["a"], case["b"], np.zeros(case["a"].size, np.int8)
+    status = lib.arm_elementwise_mul_s8(p8(a), p8(b), -case["a_type"][1], -case["b_type"][1], p8(out),
+                                        case["out_type"][1], case["mult"], case["shift"], case["low"], case["high"],
+                                        a.size)
     assert status == SUCCESS
-    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out, case["expected"])
     assert_spread(out)
 
 
@@ -712,7 +594,7 @@ def test_scratch_is_required(lib, depthwise, name):
     assert run_conv(lib, geometry, case, depthwise, Scratch(size, claimed=size - 1))[0] == ARG_ERROR
     scratch = Scratch(size, claimed=size)
     status, out, _, _ = run_conv(lib, geometry, case, depthwise, scratch)
-    assert status == SUCCESS and scratch.used() and scratch.guard_intact()
+    assert status == SUCCESS and scratch.used() and scratch.guards_intact()
     np.testing.assert_array_equal(out, case["expected"])
 
 
@@ -733,7 +615,7 @@ def test_avgpool_scratch_is_required(lib):
     assert run_pool(lib, lib.arm_avgpool_s8, spec, x, (-128, 127), Scratch(12, claimed=11).context)[0] == ARG_ERROR
     scratch = Scratch(12, claimed=12)
     assert run_pool(lib, lib.arm_avgpool_s8, spec, x, (-128, 127), scratch.context)[0] == SUCCESS
-    assert scratch.used() and scratch.guard_intact()
+    assert scratch.used() and scratch.guards_intact()
 
 
 # ----------------------------------------------------------------------------- argument validation
@@ -762,7 +644,7 @@ def test_convolve_rejects(lib, override):
 def test_convolve_rejects_grouping_and_shift(lib):
     geometry = CONVOLUTIONS["grouped2"]  # C_IN 8, filter C 4: 2 groups
     case = conv_case(9, geometry, depthwise=False)
-    case_odd = dict(case, filt=np.zeros((5, 3, 3, 4), np.int8), mult=np.full(5, 1 << 30, np.int32),
+    case_odd = dict(case, kernel=np.zeros((5, 3, 3, 4), np.int8), mult=np.full(5, 1 << 30, np.int32),
                     shift=np.zeros(5, np.int32), bias=None)
     # C_OUT 5 not a multiple of the 2 groups
     assert run_conv(lib, geometry, case_odd, False, Scratch(4096), **{"filter_dims.n": 5, "out_dims.c": 5})[0] \

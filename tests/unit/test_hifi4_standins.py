@@ -13,30 +13,29 @@ one argument by name.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import subprocess
-from ctypes import POINTER, c_int, c_int8, c_int32, c_void_p
+from ctypes import c_int, c_int32, c_void_p
 
 import numpy as np
 import pytest
 
-from glowmlir.quantization.params import quantize_multiplier
 from tests.support import int8_reference as ref
+from tests.support.c_library import (ARM_GCC, CORTEX_M7_FLAGS, P8, P32, SENTINEL, SOFTMAX_CASES,
+                                     SOFTMAX_EVERY_DIFFERENCE_SCALES, GuardedBuffer, add_reference_case, assert_spread,
+                                     build_library, compile_object, conv_reference_case, every_difference_rows,
+                                     fc_reference_case, levels, mul_reference_case, out_size, p8, p32, run_compiler,
+                                     softmax_rows)
 
 HIFI4_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support", "hifi4")
 HEADER = os.path.join(HIFI4_DIR, "xa_nnlib_kernels_api.h")
 SOURCE = os.path.join(HIFI4_DIR, "standins.c")
-ARM_GCC = shutil.which("arm-none-eabi-gcc")
 
 OK, BAD = 0, -1
 PREC_8, PREC_ASYM8S, PREC_SYM8S, PREC_16, PREC_ASYM8U = 8, -4, -5, 16, -3
-SENTINEL = 0xAB
 
 # ----------------------------------------------------------------------------- the library
 
-P8, P32 = POINTER(c_int8), POINTER(c_int32)
 SIGNATURES = {
     # name: argument types in the documented order (restype WORD32 / int for all)
     "xa_nn_conv2d_std_per_chan_sym8sxasym8s": [P8, P8, P8, P32, *[c_int32] * 13, P32, P32, c_int32, c_int32,
@@ -59,17 +58,9 @@ SIGNATURES = {
 }
 
 
-def compile_flags() -> list[str]:
-    return ["-std=c11", "-Wall", "-Wextra", "-Werror", "-I", HIFI4_DIR]
-
-
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("hifi4_standins") / "libhifi4_standins.so")
-    result = subprocess.run(["cc", "-shared", "-fPIC", "-O1", *compile_flags(), SOURCE, "-o", out],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    so = ctypes.CDLL(out)
+    so = build_library(SOURCE, HIFI4_DIR, tmp_path_factory.mktemp("hifi4_standins"), "hifi4_standins")
     for name, argtypes in SIGNATURES.items():
         function = getattr(so, name)
         function.argtypes = argtypes
@@ -114,61 +105,30 @@ def test_header_declares_the_documented_prototypes(tmp_path):
     ]
     source = tmp_path / "decl.c"
     source.write_text('#include "xa_nnlib_kernels_api.h"\n' + "\n".join(redeclarations + checks) + "\n")
-    result = subprocess.run(["cc", *compile_flags(), "-c", str(source), "-o", str(tmp_path / "decl.o")],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    compile_object(source, tmp_path / "decl.o", HIFI4_DIR)
     cxx = shutil.which("c++")
     if cxx is not None:
         source_cc = tmp_path / "decl.cc"
         source_cc.write_text('#include "xa_nnlib_kernels_api.h"\nint main() { return PREC_ASYM8S; }\n')
-        result = subprocess.run([cxx, "-Wall", "-Werror", "-I", HIFI4_DIR, "-c", str(source_cc), "-o",
-                                 str(tmp_path / "decl_cc.o")], capture_output=True, text=True)
-        assert result.returncode == 0, result.stderr
+        run_compiler(cxx, "-Wall", "-Werror", "-I", HIFI4_DIR, "-c", source_cc, "-o", tmp_path / "decl_cc.o")
 
 
 @pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc not installed")
 def test_standins_compile_for_a_32_bit_target(tmp_path):
     """A 32-bit bare-metal compile (a stand-in for the 32-bit Xtensa target)."""
-    result = subprocess.run([ARM_GCC, "-mcpu=cortex-m7", "-mthumb", "-O2", *compile_flags(), "-c", SOURCE, "-o",
-                             str(tmp_path / "standins.o")], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    compile_object(SOURCE, tmp_path / "standins.o", HIFI4_DIR, ARM_GCC, [*CORTEX_M7_FLAGS, "-O2"])
 
 
 # ----------------------------------------------------------------------------- helpers
 
 
-def p8(array: np.ndarray | None):
-    if array is None:
-        return None
-    assert array.dtype == np.int8 and array.flags.c_contiguous
-    return array.ctypes.data_as(P8)
-
-
-def p32(array: np.ndarray | None):
-    if array is None:
-        return None
-    assert array.dtype == np.int32 and array.flags.c_contiguous
-    return array.ctypes.data_as(P32)
-
-
-class Scratch:
+class Scratch(GuardedBuffer):
     """`size` bytes at `misalign` bytes past a multiple of 8 (by default 3: deliberately not
     8-byte aligned), with guard zones before and after, all filled with `fill`."""
 
-    GUARD = 64
-
     def __init__(self, size: int, misalign: int = 3, fill: int = SENTINEL):
-        self.size = size
-        self.fill = fill
-        self.memory = np.full(size + 2 * self.GUARD + 8, fill, np.uint8)
-        base = self.memory.ctypes.data
-        self.start = self.GUARD + (misalign - (base + self.GUARD)) % 8
-        assert (base + self.start) % 8 == misalign % 8
-        self.pointer = c_void_p(base + self.start)
-
-    @property
-    def region(self) -> np.ndarray:
-        return self.memory[self.start:self.start + self.size]
+        super().__init__(size, misalign, fill)
+        self.pointer = c_void_p(self.address)
 
     def used(self) -> bool:
         """The last planned byte was written (it lies past the aligned working area, so only
@@ -176,25 +136,8 @@ class Scratch:
         clearing's 0), and nothing outside the planned bytes was touched. (That every planned
         byte is written is checked by `test_scratch_fully_written`.)"""
         region = self.region
-        return bool(region[-1] != self.fill and ((region != self.fill) & (region != 0)).any()
+        return bool(self.last_byte_written() and ((region != self.fill) & (region != 0)).any()
                     and self.guards_intact())
-
-    def guards_intact(self) -> bool:
-        return bool((self.memory[:self.start] == self.fill).all()
-                    and (self.memory[self.start + self.size:] == self.fill).all())
-
-
-def levels(rng, *shape) -> np.ndarray:
-    return rng.integers(-128, 128, shape, dtype=np.int8)
-
-
-def out_size(size: int, kernel: int, stride: int, pad_before: int, pad_after: int) -> int:
-    return (size + pad_before + pad_after - kernel) // stride + 1
-
-
-def assert_spread(y: np.ndarray) -> None:
-    """The comparison is meaningful: outputs take many values."""
-    assert len(np.unique(y)) > min(20, y.size // 4), np.unique(y)
 
 
 def nchw(x_hwc: np.ndarray) -> np.ndarray:
@@ -246,29 +189,11 @@ def conv_case(seed: int, geometry, depthwise: bool, with_bias: bool = True):
     """Random data for a conv (OHWI kernel) or depthwise conv ([KH, KW, C_OUT] kernel) and
     the reference's result (HWC). No activation: the HiFi kernels only clamp to int8."""
     h, w, cin, cout, (kh, kw), strides, pads, x_zp = geometry
-    rng = np.random.default_rng(seed)
-    x = levels(rng, h, w, cin)
-    w_oihw = levels(rng, cout, 1 if depthwise else cin, kh, kw)
-    w_scales = rng.uniform(0.002, 0.05, cout).astype(np.float32)
-    x_scale = ref.f32(rng.uniform(0.005, 0.1))
-    bias = rng.integers(-20000, 20001, cout).astype(np.int32) if with_bias else None
-    ref_bias = np.zeros(cout) if bias is None else bias
-    group = cin if depthwise else 1
-    acc = ref.conv2d_accumulators(nchw(x), w_oihw, ref_bias, x_zp, np.zeros(cout), strides, pads, (1, 1), group)
-    reals = acc * x_scale * w_scales[None, :, None, None]
-    out_scale = ref.f32(float(np.abs(reals).max()) / 110.0)
-    out_zp = int(rng.integers(-15, 16))
-    expected = hwc(ref.conv2d(nchw(x), w_oihw, ref_bias, (x_scale, x_zp), w_scales, 0, (out_scale, out_zp), strides,
-                              pads, (1, 1), group))
-    mult, shift = ref.multipliers([ref.real_multiplier(x_scale, s, out_scale) for s in w_scales])
-    if depthwise:
-        kernel = np.ascontiguousarray(w_oihw[:, 0].transpose(1, 2, 0))  # [KH, KW, C_OUT]
-    else:
-        kernel = np.ascontiguousarray(w_oihw.transpose(0, 2, 3, 1))  # OHWI
+    case = conv_reference_case(seed, 1, h, w, cin, cout, (kh, kw), strides, pads, x_zp=x_zp, depthwise=depthwise,
+                               with_bias=with_bias)
     oh = out_size(h, kh, strides[0], pads[0], pads[2])
     ow = out_size(w, kw, strides[1], pads[1], pads[3])
-    return dict(x=x, kernel=kernel, bias=bias, x_zp=x_zp, out_zp=out_zp, mult=mult.astype(np.int32),
-                shift=shift.astype(np.int32), expected=expected, out=np.zeros((oh, ow, cout), np.int8))
+    return dict(case, x=case["x"][0], expected=case["expected"][0], out=np.zeros((oh, ow, cout), np.int8))
 
 
 def conv_args(geometry, case, scratch) -> dict:
@@ -387,25 +312,16 @@ FULLY_CONNECTED = {
 
 def fc_case(seed: int, spec):
     depth, outputs, with_bias = spec
-    rng = np.random.default_rng(seed)
-    x = levels(rng, 1, depth)
-    weights = levels(rng, depth, outputs)  # the reference's [depth, C_OUT]
-    bias = rng.integers(-20000, 20001, outputs).astype(np.int32) if with_bias else None
-    x_type = (ref.f32(rng.uniform(0.005, 0.1)), int(rng.integers(-128, 128)))
-    w_type = (ref.f32(rng.uniform(0.002, 0.05)), 0)
-    acc = (x.astype(np.int64) - x_type[1]) @ weights.astype(np.int64) + (0 if bias is None else bias)
-    out_scale = ref.f32(float(np.abs(acc).max()) * x_type[0] * w_type[0] / 110.0)
-    out_type = (out_scale, int(rng.integers(-15, 16)))
-    expected = ref.fully_connected(x, weights, np.zeros(outputs) if bias is None else bias, x_type, w_type, out_type)
-    mult, shift = quantize_multiplier(ref.real_multiplier(x_type[0], w_type[0], out_scale))
+    case = fc_reference_case(seed, 1, depth, outputs, (-128, 128), with_bias=with_bias)
     out = np.zeros(outputs, np.int8)
-    weights_t = np.ascontiguousarray(weights.T)  # [out_depth][weight_depth]
-    vector = np.ascontiguousarray(x[0])
+    weights_t = np.ascontiguousarray(case["weights"].T)  # [out_depth][weight_depth]
+    vector = np.ascontiguousarray(case["x"][0])
+    bias = case["bias"]
     args = dict(p_out=p8(out), p_weight=p8(weights_t), p_inp=p8(vector), p_bias=p32(bias), weight_depth=depth,
-                out_depth=outputs, input_zero_bias=-x_type[1], out_multiplier=mult, out_shift=shift,
-                out_zero_bias=out_type[1])
+                out_depth=outputs, input_zero_bias=-case["x_type"][1], out_multiplier=case["mult"],
+                out_shift=case["shift"], out_zero_bias=case["out_type"][1])
     # the arrays behind the pointers stay referenced by the case
-    return dict(args=args, out=out, expected=expected[0], keep=(weights_t, vector, bias))
+    return dict(args=args, out=out, expected=case["expected"][0], keep=(weights_t, vector, bias))
 
 
 @pytest.mark.parametrize("name", sorted(FULLY_CONNECTED))
@@ -525,7 +441,7 @@ def test_activation_min_max(lib):
 # ----------------------------------------------------------------------------- softmax
 
 
-def softmax_rows(lib, x: np.ndarray, input_scale: float, in_place: bool = False) -> np.ndarray:
+def run_softmax(lib, x: np.ndarray, input_scale: float, in_place: bool = False) -> np.ndarray:
     """The stand-in over each row of `x` (one call per row), with TFLite's parameters."""
     mult, shift, diff_min = ref.softmax_parameters(input_scale)
     length = x.shape[1]
@@ -544,28 +460,24 @@ def softmax_rows(lib, x: np.ndarray, input_scale: float, in_place: bool = False)
     return out
 
 
-@pytest.mark.parametrize("rows,length,input_scale", [
-    (1, 10, 0.1), (4, 37, 0.05), (3, 1, 0.2), (2, 300, 0.02), (5, 16, 0.5), (3, 64, 2.0), (2, 100, 0.004),
-])
+@pytest.mark.parametrize("rows,length,input_scale", SOFTMAX_CASES)
 def test_softmax(lib, rows, length, input_scale):
-    rng = np.random.default_rng(rows * 1000 + length)
-    x = levels(rng, rows, length)
-    x[0, : length // 2] = x[0].max()  # ties at the maximum
-    np.testing.assert_array_equal(softmax_rows(lib, x, input_scale), ref.softmax_s8(x, input_scale))
+    x = softmax_rows(rows, length)
+    np.testing.assert_array_equal(run_softmax(lib, x, input_scale), ref.softmax_s8(x, input_scale))
 
 
 def test_softmax_in_place(lib):
     x = levels(np.random.default_rng(8), 3, 50)
-    np.testing.assert_array_equal(softmax_rows(lib, x, 0.07, in_place=True), ref.softmax_s8(x, 0.07))
+    np.testing.assert_array_equal(run_softmax(lib, x, 0.07, in_place=True), ref.softmax_s8(x, 0.07))
 
 
 def test_softmax_every_difference(lib):
     """Rows [127, v, random] for every level v over a range of input scales: every input
     difference to the row maximum, with sums of two and three terms."""
     rng = np.random.default_rng(42)
-    for input_scale in (0.003, 0.01, 0.03, 0.08, 0.2, 0.6, 1.5):
-        x = np.stack([np.full(256, 127), np.arange(-128, 128), rng.integers(-128, 128, 256)], axis=1).astype(np.int8)
-        np.testing.assert_array_equal(softmax_rows(lib, x, input_scale), ref.softmax_s8(x, input_scale),
+    for input_scale in SOFTMAX_EVERY_DIFFERENCE_SCALES:
+        x = every_difference_rows(rng)
+        np.testing.assert_array_equal(run_softmax(lib, x, input_scale), ref.softmax_s8(x, input_scale),
                                       err_msg=f"input scale {input_scale}")
 
 
@@ -575,7 +487,7 @@ def test_softmax_below_diff_min(lib):
     _, _, diff_min = ref.softmax_parameters(input_scale)
     assert -20 < diff_min < 0
     x = np.array([[100, 99, 90, 50, -128, 100, 97]], np.int8)
-    out = softmax_rows(lib, x, input_scale)
+    out = run_softmax(lib, x, input_scale)
     np.testing.assert_array_equal(out, ref.softmax_s8(x, input_scale))
     assert out[0, 4] == -128 and out[0, 3] == -128
 
@@ -607,33 +519,18 @@ def test_softmax_scratch_size_rule_and_rejects(lib):
 # ----------------------------------------------------------------------------- elementwise
 
 
-def add_parameters(a_type, b_type, out_type):
-    """TFLite's Add Prepare (the reference's rule): left shift 20, each input rescaled by
-    s_i / (2 max(s_a, s_b)), the sum by 2 max(s_a, s_b) / (2^20 s_out)."""
-    sa, sb, so = ref.f32(a_type[0]), ref.f32(b_type[0]), ref.f32(out_type[0])
-    twice_max = 2.0 * max(sa, sb)
-    return (quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max),
-            quantize_multiplier(twice_max / ((1 << ref.ADD_LEFT_SHIFT) * so)))
-
-
 def add_case(seed: int, activation: str | None = None, size: int = 257):
-    rng = np.random.default_rng(seed)
-    a, b = levels(rng, size), levels(rng, size)
-    a_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    b_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    reals = ref.dequantize(a, *a_type) + ref.dequantize(b, *b_type)
-    out_type = (ref.f32(float(np.abs(reals).max()) / 100.0), int(rng.integers(-20, 21)))
-    clip = (-0.4 * 100 * out_type[0], 0.6 * 100 * out_type[0]) if activation == "clip" else (None, None)
-    low, high = ref.activation_range(out_type[0], out_type[1], activation, *clip)
-    expected = ref.add(a, b, a_type, b_type, out_type, activation, *clip)
-    (ma, sha), (mb, shb), (mo, sho) = add_parameters(a_type, b_type, out_type)
-    assert sha <= 0 and shb <= 0 and sho <= 0
+    case = add_reference_case(seed, activation, size)
+    a, b, out_type = case["a"], case["b"], case["out_type"]
+    assert case["a_shift"] <= 0 and case["b_shift"] <= 0 and case["out_shift"] <= 0
     out = np.zeros(size, np.int8)
-    args = dict(p_out=p8(out), out_zero_bias=out_type[1], out_left_shift=sho, out_multiplier=mo,
-                out_activation_min=low, out_activation_max=high, p_inp1=p8(a), inp1_zero_bias=-a_type[1],
-                inp1_left_shift=sha, inp1_multiplier=ma, p_inp2=p8(b), inp2_zero_bias=-b_type[1],
-                inp2_left_shift=shb, inp2_multiplier=mb, left_shift=ref.ADD_LEFT_SHIFT, num_elm=size)
-    return dict(args=args, out=out, expected=expected, a=a, b=b)
+    args = dict(p_out=p8(out), out_zero_bias=out_type[1], out_left_shift=case["out_shift"],
+                out_multiplier=case["out_mult"], out_activation_min=case["low"], out_activation_max=case["high"],
+                p_inp1=p8(a), inp1_zero_bias=-case["a_type"][1], inp1_left_shift=case["a_shift"],
+                inp1_multiplier=case["a_mult"], p_inp2=p8(b), inp2_zero_bias=-case["b_type"][1],
+                inp2_left_shift=case["b_shift"], inp2_multiplier=case["b_mult"], left_shift=ref.ADD_LEFT_SHIFT,
+                num_elm=size)
+    return dict(args=args, out=out, expected=case["expected"], a=a, b=b)
 
 
 @pytest.mark.parametrize("activation", [None, "relu", "clip"])
@@ -653,20 +550,13 @@ def test_elm_add_in_place(lib):
 
 
 def mul_case(seed: int, clamped: bool, size: int = 300):
-    rng = np.random.default_rng(10 + seed)
-    a, b = levels(rng, size), levels(rng, size)
-    a_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    b_type = (ref.f32(rng.uniform(0.01, 0.1)), int(rng.integers(-128, 128)))
-    reals = ref.dequantize(a, *a_type) * ref.dequantize(b, *b_type)
-    out_type = (ref.f32(float(np.abs(reals).max()) / 100.0), int(rng.integers(-20, 21)))
-    low, high = (-30, 50) if clamped else (-128, 127)
-    expected = np.clip(ref.mul(a, b, a_type, b_type, out_type), low, high)
-    mult, shift = quantize_multiplier(ref.real_multiplier(a_type[0], b_type[0], out_type[0]))
+    case = mul_reference_case(seed, clamped, size)
+    a, b = case["a"], case["b"]
     out = np.zeros(size, np.int8)
-    args = dict(p_out=p8(out), out_zero_bias=out_type[1], out_shift=shift, out_multiplier=mult,
-                out_activation_min=low, out_activation_max=high, p_inp1=p8(a), inp1_zero_bias=-a_type[1],
-                p_inp2=p8(b), inp2_zero_bias=-b_type[1], num_elm=size)
-    return dict(args=args, out=out, expected=expected, a=a, b=b)
+    args = dict(p_out=p8(out), out_zero_bias=case["out_type"][1], out_shift=case["shift"], out_multiplier=case["mult"],
+                out_activation_min=case["low"], out_activation_max=case["high"], p_inp1=p8(a),
+                inp1_zero_bias=-case["a_type"][1], p_inp2=p8(b), inp2_zero_bias=-case["b_type"][1], num_elm=size)
+    return dict(args=args, out=out, expected=case["expected"], a=a, b=b)
 
 
 @pytest.mark.parametrize("clamped", [False, True])

@@ -6,7 +6,8 @@
  * deliberately plain reference code: straightforward loops, 64-bit accumulation wrapped
  * to int32 the way the 32-bit accumulators of the library wrap, no vectorisation.
  *
- * Arithmetic (the library's default "double rounding" build):
+ * Arithmetic (the library's default "double rounding" build; the shared TFLite int8 helpers
+ * are in ../tflite_int8.h):
  *   requantize(v, m, s) = divide_by_power_of_two(doubling_high_mult_no_sat(v * 2^max(s, 0), m), max(-s, 0))
  *   doubling_high_mult_no_sat(a, b) = (int32)((a * b + 2^30) >> 31)          (64-bit product)
  *   divide_by_power_of_two(x, e)    = x / 2^e rounded half away from zero
@@ -27,92 +28,12 @@
  */
 #include "arm_nnfunctions.h"
 
+#include "../tflite_int8.h"
+
 #include <stddef.h>
 #include <string.h>
 
-#define Q7_MIN (-128)
-#define Q7_MAX 127
-#define Q31_MIN ((int32_t)0x80000000)
-#define Q31_MAX ((int32_t)0x7FFFFFFF)
-
-/* ------------------------------------------------------------------ fixed-point helpers */
-
-/* Two's-complement truncation of a 64-bit value to int32 (what 32-bit hardware does). */
-static int32_t wrap32(int64_t value)
-{
-    return (int32_t)(uint32_t)(uint64_t)value;
-}
-
-/* (a * b + 2^30) >> 31 on the 64-bit product, arithmetic shift: the rounding term is always
- * +2^30 (CMSIS-NN arm_nn_doubling_high_mult_no_sat, used for requantization). */
-static int32_t doubling_high_mult_no_sat(int32_t a, int32_t b)
-{
-    const int64_t product = (int64_t)a * (int64_t)b + ((int64_t)1 << 30);
-    return wrap32(product >> 31);
-}
-
-/* gemmlowp SaturatingRoundingDoublingHighMul (CMSIS-NN arm_nn_doubling_high_mult): the
- * rounding term is 2^30 for a non-negative product and 1 - 2^30 for a negative one, the
- * division by 2^31 truncates toward zero, INT32_MIN * INT32_MIN saturates. */
-static int32_t doubling_high_mult(int32_t a, int32_t b)
-{
-    if (a == Q31_MIN && b == Q31_MIN)
-    {
-        return Q31_MAX;
-    }
-    const int64_t nudge = ((a < 0) != (b < 0)) ? 1 - ((int64_t)1 << 30) : ((int64_t)1 << 30);
-    return wrap32(((int64_t)a * (int64_t)b + nudge) / ((int64_t)1 << 31));
-}
-
-/* x / 2^exponent, rounding half away from zero (gemmlowp RoundingDivideByPOT), for an
- * exponent in [0, 62]; for int32 values and exponents up to 31 this is exactly CMSIS-NN's
- * arm_nn_divide_by_power_of_two. */
-static int64_t divide_by_power_of_two(int64_t dividend, int32_t exponent)
-{
-    const int64_t mask = ((int64_t)1 << exponent) - 1;
-    const int64_t remainder = dividend & mask;
-    int64_t result = dividend >> exponent; /* floor */
-    int64_t threshold = mask >> 1;
-    if (result < 0)
-    {
-        threshold += 1;
-    }
-    if (remainder > threshold)
-    {
-        result += 1;
-    }
-    return result;
-}
-
-/* CMSIS-NN arm_nn_requantize, default (double rounding) build; shift in [-31, 30]. The
- * left shift wraps like the library's int32 multiply. */
-static int32_t requantize(int32_t value, int32_t multiplier, int32_t shift)
-{
-    const int32_t left = shift > 0 ? shift : 0;
-    const int32_t right = shift > 0 ? 0 : -shift;
-    const int32_t scaled = wrap32((int64_t)value * ((int64_t)1 << left));
-    return (int32_t)divide_by_power_of_two(doubling_high_mult_no_sat(scaled, multiplier), right);
-}
-
-static int32_t clamp(int32_t value, int32_t low, int32_t high)
-{
-    if (value < low)
-    {
-        return low;
-    }
-    if (value > high)
-    {
-        return high;
-    }
-    return value;
-}
-
 /* ------------------------------------------------------------------ argument checks */
-
-static int in_range(int32_t value, int32_t low, int32_t high)
-{
-    return value >= low && value <= high;
-}
 
 static int check_activation(const cmsis_nn_activation *act)
 {
@@ -346,11 +267,11 @@ arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx,
                                 }
                             }
                         }
-                        int32_t out = requantize(wrap32(acc), quant_params->multiplier[oc], quant_params->shift[oc]);
-                        out = clamp(out + conv_params->output_offset, conv_params->activation.min,
-                                    conv_params->activation.max);
                         const int64_t index = (((int64_t)b * output_dims->h + oy) * output_dims->w + ox) * out_ch + oc;
-                        output_data[index] = (int8_t)out;
+                        output_data[index] = requantize_to_int8(wrap32(acc), quant_params->multiplier[oc],
+                                                                quant_params->shift[oc], conv_params->output_offset,
+                                                                conv_params->activation.min,
+                                                                conv_params->activation.max);
                     }
                 }
             }
@@ -477,10 +398,9 @@ arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx,
                         acc += (int64_t)tap * filter_data[(ky * kw + kx) * out_ch + oc];
                     }
                 }
-                int32_t out = requantize(wrap32(acc), quant_params->multiplier[oc], quant_params->shift[oc]);
-                out = clamp(out + dw_conv_params->output_offset, dw_conv_params->activation.min,
-                            dw_conv_params->activation.max);
-                output_data[((int64_t)oy * output_dims->w + ox) * out_ch + oc] = (int8_t)out;
+                output_data[((int64_t)oy * output_dims->w + ox) * out_ch + oc] = requantize_to_int8(
+                    wrap32(acc), quant_params->multiplier[oc], quant_params->shift[oc], dw_conv_params->output_offset,
+                    dw_conv_params->activation.min, dw_conv_params->activation.max);
             }
         }
     }
@@ -550,9 +470,9 @@ arm_cmsis_nn_status arm_fully_connected_s8(const cmsis_nn_context *ctx,
             {
                 acc += ((int64_t)x[k] + fc_params->input_offset) * ((int64_t)w[k] + fc_params->filter_offset);
             }
-            int32_t out = requantize(wrap32(acc), quant_params->multiplier, quant_params->shift);
-            out = clamp(out + fc_params->output_offset, fc_params->activation.min, fc_params->activation.max);
-            output_data[(int64_t)b * out_ch + oc] = (int8_t)out;
+            output_data[(int64_t)b * out_ch + oc] =
+                requantize_to_int8(wrap32(acc), quant_params->multiplier, quant_params->shift, fc_params->output_offset,
+                                   fc_params->activation.min, fc_params->activation.max);
         }
     }
     return ARM_CMSIS_NN_SUCCESS;
@@ -581,15 +501,6 @@ static int check_pool(const cmsis_nn_pool_params *pool_params,
                       1) &&
         check_axis(input_dims->w, output_dims->w, filter_dims->w, pool_params->stride.w, pool_params->padding.w, 1) &&
         check_activation(&pool_params->activation);
-}
-
-/* The in-bounds part [start, end) of a pooling window along one axis. */
-static void window_bounds(int32_t out_index, int32_t stride, int32_t pad, int32_t kernel, int32_t in_size,
-                          int32_t *start, int32_t *end)
-{
-    const int32_t first = out_index * stride - pad;
-    *start = first < 0 ? 0 : first;
-    *end = first + kernel < in_size ? first + kernel : in_size;
 }
 
 /* Max pool: the maximum over the in-bounds taps (padding is ignored), then the activation
@@ -711,10 +622,8 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx,
                 }
                 for (int32_t c = 0; c < ch; c++)
                 {
-                    const int32_t sum = sums[c];
-                    const int32_t average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
-                    output_data[(((int64_t)b * out_h + oy) * out_w + ox) * ch + c] =
-                        (int8_t)clamp(average, pool_params->activation.min, pool_params->activation.max);
+                    output_data[(((int64_t)b * out_h + oy) * out_w + ox) * ch + c] = (int8_t)clamp(
+                        rounded_average(sums[c], count), pool_params->activation.min, pool_params->activation.max);
                 }
             }
         }
@@ -724,93 +633,11 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx,
 
 /* ------------------------------------------------------------------ softmax */
 
-#define SOFTMAX_ACCUM_BITS 12
-
-/* value * 2^exponent saturated to int32 (CMSIS-NN arm_nn_mult_by_power_of_two), exponent in [0, 30]. */
-static int32_t mult_by_power_of_two(int32_t value, int32_t exponent)
-{
-    const int32_t threshold = (int32_t)(((int64_t)1 << (31 - exponent)) - 1);
-    if (value > threshold)
-    {
-        return Q31_MAX;
-    }
-    if (value < -threshold)
-    {
-        return Q31_MIN;
-    }
-    return wrap32((int64_t)value * ((int64_t)1 << exponent));
-}
-
-/* exp(x) in Q0.31 of a Q5.26 value x <= 0 (gemmlowp exp_on_negative_values, 5 integer
- * bits): exp on [-1/4, 0) by a polynomial around -1/8, times exp(-2^k / 4) for each set
- * bit k of the remaining integer multiple of 1/4. */
-static int32_t exp_on_negative_values(int32_t value)
-{
-    const int32_t quarter_bits = 24; /* 1/4 in Q5.26 */
-    const int32_t mod_minus_quarter = (value & ((1 << quarter_bits) - 1)) - (1 << quarter_bits);
-    const int32_t remainder = mod_minus_quarter - value;
-
-    /* exp(t - 1/8) with t = mod_minus_quarter + 1/8, in Q0.31 */
-    const int32_t x = wrap32((int64_t)mod_minus_quarter * 32 + (1 << 28));
-    const int32_t x2 = doubling_high_mult(x, x);
-    const int32_t x3 = doubling_high_mult(x2, x);
-    const int32_t x4_over_4 = (int32_t)divide_by_power_of_two(doubling_high_mult(x2, x2), 2);
-    const int32_t x4_over_24_plus_x3_over_6_plus_x2_over_2 = (int32_t)divide_by_power_of_two(
-        wrap32((int64_t)doubling_high_mult(wrap32((int64_t)x4_over_4 + x3), 715827883) + x2), 1);
-    const int32_t exp_minus_one_eighth = 1895147668;
-    int32_t result = wrap32((int64_t)exp_minus_one_eighth +
-                            doubling_high_mult(exp_minus_one_eighth,
-                                               wrap32((int64_t)x + x4_over_24_plus_x3_over_6_plus_x2_over_2)));
-
-    /* exp(-1/4), exp(-1/2), exp(-1), exp(-2), exp(-4), exp(-8), exp(-16) in Q0.31 */
-    static const int32_t barrel[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
-    for (int32_t k = 0; k < 7; k++)
-    {
-        if (remainder & (1 << (quarter_bits + k)))
-        {
-            result = doubling_high_mult(result, barrel[k]);
-        }
-    }
-    return value == 0 ? Q31_MAX : result;
-}
-
-/* 1 / (1 + x) in Q0.31 for x in [0, 1) in Q0.31 (gemmlowp one_over_one_plus_x_for_x_in_0_1):
- * three Newton-Raphson steps on the half denominator. */
-static int32_t one_over_one_plus_x_for_x_in_0_1(int32_t value)
-{
-    const int64_t sum = (int64_t)value + Q31_MAX;
-    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
-    int32_t x = wrap32((int64_t)1515870810 + doubling_high_mult(half_denominator, -1010580540)); /* 48/17, -32/17 */
-    const int32_t one_quarter = 1 << 29;
-    for (int32_t step = 0; step < 3; step++)
-    {
-        const int32_t error = wrap32((int64_t)one_quarter - doubling_high_mult(half_denominator, x));
-        x = wrap32((int64_t)x + mult_by_power_of_two(doubling_high_mult(x, error), 2));
-    }
-    return mult_by_power_of_two(x, 1);
-}
-
-static int32_t count_leading_zeros(uint32_t value)
-{
-    int32_t zeros = 0;
-    for (uint32_t bit = 0x80000000u; bit != 0 && (value & bit) == 0; bit >>= 1)
-    {
-        zeros++;
-    }
-    return zeros; /* 32 for 0, like the CLZ instruction */
-}
-
-/* The softmax input difference (x - row max), scaled to Q5.26 as the library does:
- * doubling_high_mult(diff * 2^shift, mult). */
-static int32_t softmax_scaled_diff(int32_t diff, int32_t mult, int32_t shift)
-{
-    return doubling_high_mult(wrap32((int64_t)diff * ((int64_t)1 << shift)), mult);
-}
-
 /*
  * CMSIS-NN arm_softmax_s8 (TFLite int8 softmax, output scale 1/256 and zero point -128):
- * per row, with diff = x - max(row): entries with diff < diff_min give -128; the others
- * give exp(diff) / sum(exp) computed with ACCUM_BITS = 12 fractional bits for the sum. The
+ * softmax_row of ../tflite_int8.h on each of the num_rows rows of row_size entries: with
+ * diff = x - max(row), entries with diff < diff_min give -128; the others give
+ * exp(diff) / sum(exp) computed with ACCUM_BITS = 12 fractional bits for the sum. The
  * final rounding shift (12 - headroom + 23) exceeds 31 only for rows whose sum reaches 2^28
  * (more than ~512 entries tied at the maximum; undefined in the library's C): there the
  * exact rounded quotient is used.
@@ -831,45 +658,9 @@ void arm_softmax_s8(const int8_t *input,
     }
     for (int32_t row = 0; row < num_rows; row++)
     {
-        const int8_t *x = input + (int64_t)row * row_size;
-        int8_t *y = output + (int64_t)row * row_size;
-
-        int32_t max = x[0];
-        for (int32_t i = 1; i < row_size; i++)
-        {
-            max = x[i] > max ? x[i] : max;
-        }
-
-        int32_t sum = 0;
-        for (int32_t i = 0; i < row_size; i++)
-        {
-            const int32_t diff = x[i] - max;
-            if (diff >= diff_min)
-            {
-                const int32_t e = exp_on_negative_values(softmax_scaled_diff(diff, mult, shift));
-                sum = wrap32((int64_t)sum + divide_by_power_of_two(e, SOFTMAX_ACCUM_BITS));
-            }
-        }
-
-        const int32_t headroom = count_leading_zeros((uint32_t)sum);
-        const int32_t normalized = sum > 0 ? wrap32((int64_t)sum << headroom) : 0;
-        const int32_t shifted_scale = one_over_one_plus_x_for_x_in_0_1(wrap32((int64_t)normalized - Q31_MIN));
-        const int32_t bits_over_unit = SOFTMAX_ACCUM_BITS - headroom + 23;
-
-        for (int32_t i = 0; i < row_size; i++)
-        {
-            const int32_t diff = x[i] - max;
-            if (diff >= diff_min)
-            {
-                const int32_t e = exp_on_negative_values(softmax_scaled_diff(diff, mult, shift));
-                const int64_t level = divide_by_power_of_two(doubling_high_mult(shifted_scale, e), bits_over_unit);
-                y[i] = (int8_t)clamp((int32_t)(level + Q7_MIN), Q7_MIN, Q7_MAX);
-            }
-            else
-            {
-                y[i] = Q7_MIN;
-            }
-        }
+        /* no scratch: the output pass recomputes the exps from the input */
+        softmax_row(input + (int64_t)row * row_size, output + (int64_t)row * row_size, row_size, mult, shift,
+                    diff_min, NULL);
     }
 }
 
@@ -909,12 +700,10 @@ arm_cmsis_nn_status arm_elementwise_add_s8(const int8_t *input_1_vect,
     }
     for (int32_t i = 0; i < block_size; i++)
     {
-        const int32_t a = ((int32_t)input_1_vect[i] + input_1_offset) * (1 << left_shift);
-        const int32_t b = ((int32_t)input_2_vect[i] + input_2_offset) * (1 << left_shift);
         const int32_t sum =
-            wrap32((int64_t)requantize(a, input_1_mult, input_1_shift) + requantize(b, input_2_mult, input_2_shift));
-        const int32_t out = requantize(sum, out_mult, out_shift) + out_offset;
-        output[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
+            wrap32((int64_t)add_input(input_1_vect[i], input_1_offset, left_shift, input_1_mult, input_1_shift) +
+                   add_input(input_2_vect[i], input_2_offset, left_shift, input_2_mult, input_2_shift));
+        output[i] = requantize_to_int8(sum, out_mult, out_shift, out_offset, out_activation_min, out_activation_max);
     }
     return ARM_CMSIS_NN_SUCCESS;
 }
@@ -944,8 +733,8 @@ arm_cmsis_nn_status arm_elementwise_mul_s8(const int8_t *input_1_vect,
     {
         const int32_t product =
             ((int32_t)input_1_vect[i] + input_1_offset) * ((int32_t)input_2_vect[i] + input_2_offset);
-        const int32_t out = requantize(product, out_mult, out_shift) + out_offset;
-        output[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
+        output[i] =
+            requantize_to_int8(product, out_mult, out_shift, out_offset, out_activation_min, out_activation_max);
     }
     return ARM_CMSIS_NN_SUCCESS;
 }

@@ -8,7 +8,7 @@
  * int32 the way 32-bit accumulators wrap, no vectorisation.
  *
  * Arithmetic (TFLite MultiplyByQuantizedMultiplier, double rounding, written exactly as
- * CMSIS-NN's arm_nn_requantize):
+ * CMSIS-NN's arm_nn_requantize; the shared TFLite int8 helpers are in ../tflite_int8.h):
  *   requantize(v, m, s) = divide_by_power_of_two(doubling_high_mult_no_sat(v * 2^max(s, 0), m), max(-s, 0))
  *   doubling_high_mult_no_sat(a, b) = (int32)((a * b + 2^30) >> 31)          (64-bit product)
  *   divide_by_power_of_two(x, e)    = x / 2^e rounded half away from zero
@@ -40,13 +40,10 @@
  */
 #include "xa_nnlib_kernels_api.h"
 
+#include "../tflite_int8.h"
+
 #include <stddef.h>
 #include <string.h>
-
-#define Q7_MIN (-128)
-#define Q7_MAX 127
-#define Q31_MIN ((int32_t)0x80000000)
-#define Q31_MAX ((int32_t)0x7FFFFFFF)
 
 #define ALIGNMENT 8
 #define ALIGN_UP(value) (((value) + (ALIGNMENT - 1)) / ALIGNMENT * ALIGNMENT)
@@ -54,82 +51,7 @@
 #define OK 0
 #define BAD (-1)
 
-/* ------------------------------------------------------------------ fixed-point helpers */
-
-/* Two's-complement truncation of a 64-bit value to int32 (what 32-bit hardware does). */
-static int32_t wrap32(int64_t value)
-{
-    return (int32_t)(uint32_t)(uint64_t)value;
-}
-
-/* (a * b + 2^30) >> 31 on the 64-bit product, arithmetic shift (used for requantization). */
-static int32_t doubling_high_mult_no_sat(int32_t a, int32_t b)
-{
-    const int64_t product = (int64_t)a * (int64_t)b + ((int64_t)1 << 30);
-    return wrap32(product >> 31);
-}
-
-/* gemmlowp SaturatingRoundingDoublingHighMul: the rounding term is 2^30 for a non-negative
- * product and 1 - 2^30 for a negative one, the division by 2^31 truncates toward zero,
- * INT32_MIN * INT32_MIN saturates (used by softmax). */
-static int32_t doubling_high_mult(int32_t a, int32_t b)
-{
-    if (a == Q31_MIN && b == Q31_MIN)
-    {
-        return Q31_MAX;
-    }
-    const int64_t nudge = ((a < 0) != (b < 0)) ? 1 - ((int64_t)1 << 30) : ((int64_t)1 << 30);
-    return wrap32(((int64_t)a * (int64_t)b + nudge) / ((int64_t)1 << 31));
-}
-
-/* x / 2^exponent, rounding half away from zero (gemmlowp RoundingDivideByPOT), for an
- * exponent in [0, 62]. */
-static int64_t divide_by_power_of_two(int64_t dividend, int32_t exponent)
-{
-    const int64_t mask = ((int64_t)1 << exponent) - 1;
-    const int64_t remainder = dividend & mask;
-    int64_t result = dividend >> exponent; /* floor */
-    int64_t threshold = mask >> 1;
-    if (result < 0)
-    {
-        threshold += 1;
-    }
-    if (remainder > threshold)
-    {
-        result += 1;
-    }
-    return result;
-}
-
-/* TFLite MultiplyByQuantizedMultiplier as CMSIS-NN's arm_nn_requantize (double rounding);
- * shift in [-31, 30], positive = left. The left shift wraps like an int32 multiply. */
-static int32_t requantize(int32_t value, int32_t multiplier, int32_t shift)
-{
-    const int32_t left = shift > 0 ? shift : 0;
-    const int32_t right = shift > 0 ? 0 : -shift;
-    const int32_t scaled = wrap32((int64_t)value * ((int64_t)1 << left));
-    return (int32_t)divide_by_power_of_two(doubling_high_mult_no_sat(scaled, multiplier), right);
-}
-
-static int32_t clamp(int32_t value, int32_t low, int32_t high)
-{
-    if (value < low)
-    {
-        return low;
-    }
-    if (value > high)
-    {
-        return high;
-    }
-    return value;
-}
-
 /* ------------------------------------------------------------------ argument checks */
-
-static int in_range(int32_t value, int32_t low, int32_t high)
-{
-    return value >= low && value <= high;
-}
 
 /* input_zero_bias is -zero_point of an int8 tensor, out_zero_bias +zero_point. */
 static int check_input_zero_bias(int32_t zero_bias)
@@ -313,8 +235,8 @@ WORD32 xa_nn_conv2d_std_per_chan_sym8sxasym8s(WORD8 *__restrict__ p_out,
                 {
                     acc += (int64_t)patch[k] * weights[k];
                 }
-                const int32_t out = requantize(wrap32(acc), p_out_multiplier[oc], p_out_shift[oc]) + out_zero_bias;
-                p_out[((int64_t)oy * out_width + ox) * out_channels + oc] = (int8_t)clamp(out, Q7_MIN, Q7_MAX);
+                p_out[((int64_t)oy * out_width + ox) * out_channels + oc] = requantize_to_int8(
+                    wrap32(acc), p_out_multiplier[oc], p_out_shift[oc], out_zero_bias, Q7_MIN, Q7_MAX);
             }
         }
     }
@@ -429,8 +351,8 @@ WORD32 xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s(pWORD8 __restrict__ p_out,
                             p_kernel[(ky * kernel_width + kx) * out_channels + oc];
                     }
                 }
-                const int32_t out = requantize(wrap32(acc), p_out_multiplier[oc], p_out_shift[oc]) + out_zero_bias;
-                p_out[((int64_t)oy * out_width + ox) * out_channels + oc] = (int8_t)clamp(out, Q7_MIN, Q7_MAX);
+                p_out[((int64_t)oy * out_width + ox) * out_channels + oc] = requantize_to_int8(
+                    wrap32(acc), p_out_multiplier[oc], p_out_shift[oc], out_zero_bias, Q7_MIN, Q7_MAX);
             }
         }
     }
@@ -465,8 +387,7 @@ WORD32 xa_nn_fully_connected_sym8sxasym8s_asym8s(pWORD8 __restrict__ p_out,
         {
             acc += ((int64_t)p_inp[k] + input_zero_bias) * w[k];
         }
-        const int32_t out = requantize(wrap32(acc), out_multiplier, out_shift) + out_zero_bias;
-        p_out[o] = (int8_t)clamp(out, Q7_MIN, Q7_MAX);
+        p_out[o] = requantize_to_int8(wrap32(acc), out_multiplier, out_shift, out_zero_bias, Q7_MIN, Q7_MAX);
     }
     return OK;
 }
@@ -543,15 +464,6 @@ WORD32 xa_nn_avgpool_getsize(WORD32 input_channels,
                         inp_data_format, out_data_format);
 }
 
-/* [start, end) of the in-bounds input positions of output position `o` along one axis. */
-static void window_bounds(int32_t o, int32_t stride, int32_t pad, int32_t kernel, int32_t size, int32_t *start,
-                          int32_t *end)
-{
-    const int32_t origin = o * stride - pad;
-    *start = origin > 0 ? origin : 0;
-    *end = origin + kernel < size ? origin + kernel : size;
-}
-
 /* Arguments of both pools (check_axis guarantees at least one in-bounds tap per window). */
 static int check_pool(const WORD8 *p_out, const WORD8 *p_inp, WORD32 input_height, WORD32 input_width,
                       WORD32 input_channels, WORD32 kernel_height, WORD32 kernel_width, WORD32 x_stride,
@@ -615,11 +527,7 @@ static WORD32 pool_8(int is_max, WORD8 *p_out, const WORD8 *p_inp, WORD32 input_
             const int32_t count = (y_end - y_start) * (x_end - x_start);
             for (int32_t c = 0; c < channels; c++)
             {
-                int32_t value = acc[c];
-                if (!is_max)
-                {
-                    value = value > 0 ? (value + count / 2) / count : (value - count / 2) / count;
-                }
+                const int32_t value = is_max ? acc[c] : rounded_average(acc[c], count);
                 p_out[((int64_t)oy * out_width + ox) * channels + c] = (int8_t)clamp(value, Q7_MIN, Q7_MAX);
             }
         }
@@ -693,83 +601,6 @@ WORD32 xa_nn_vec_activation_min_max_8_8(WORD8 *p_out,
 
 /* ------------------------------------------------------------------ softmax */
 
-#define SOFTMAX_ACCUM_BITS 12
-
-/* value * 2^exponent saturated to int32 (gemmlowp SaturatingRoundingMultiplyByPOT for a
- * positive exponent), exponent in [0, 30]. */
-static int32_t mult_by_power_of_two(int32_t value, int32_t exponent)
-{
-    const int32_t threshold = (int32_t)(((int64_t)1 << (31 - exponent)) - 1);
-    if (value > threshold)
-    {
-        return Q31_MAX;
-    }
-    if (value < -threshold)
-    {
-        return Q31_MIN;
-    }
-    return wrap32((int64_t)value * ((int64_t)1 << exponent));
-}
-
-/* exp(x) in Q0.31 of a Q5.26 value x <= 0 (gemmlowp exp_on_negative_values, 5 integer
- * bits): exp on [-1/4, 0) by a polynomial around -1/8, times exp(-2^k / 4) for each set bit
- * k of the remaining integer multiple of 1/4. */
-static int32_t exp_on_negative_values(int32_t value)
-{
-    const int32_t quarter_bits = 24; /* 1/4 in Q5.26 */
-    const int32_t mod_minus_quarter = (value & ((1 << quarter_bits) - 1)) - (1 << quarter_bits);
-    const int32_t remainder = mod_minus_quarter - value;
-
-    /* exp(t - 1/8) with t = mod_minus_quarter + 1/8, in Q0.31 */
-    const int32_t x = wrap32((int64_t)mod_minus_quarter * 32 + (1 << 28));
-    const int32_t x2 = doubling_high_mult(x, x);
-    const int32_t x3 = doubling_high_mult(x2, x);
-    const int32_t x4_over_4 = (int32_t)divide_by_power_of_two(doubling_high_mult(x2, x2), 2);
-    const int32_t x4_over_24_plus_x3_over_6_plus_x2_over_2 = (int32_t)divide_by_power_of_two(
-        wrap32((int64_t)doubling_high_mult(wrap32((int64_t)x4_over_4 + x3), 715827883) + x2), 1);
-    const int32_t exp_minus_one_eighth = 1895147668;
-    int32_t result = wrap32((int64_t)exp_minus_one_eighth +
-                            doubling_high_mult(exp_minus_one_eighth,
-                                               wrap32((int64_t)x + x4_over_24_plus_x3_over_6_plus_x2_over_2)));
-
-    /* exp(-1/4), exp(-1/2), exp(-1), exp(-2), exp(-4), exp(-8), exp(-16) in Q0.31 */
-    static const int32_t barrel[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
-    for (int32_t k = 0; k < 7; k++)
-    {
-        if (remainder & (1 << (quarter_bits + k)))
-        {
-            result = doubling_high_mult(result, barrel[k]);
-        }
-    }
-    return value == 0 ? Q31_MAX : result;
-}
-
-/* 1 / (1 + x) in Q0.31 for x in [0, 1) in Q0.31 (gemmlowp one_over_one_plus_x_for_x_in_0_1):
- * three Newton-Raphson steps on the half denominator. */
-static int32_t one_over_one_plus_x_for_x_in_0_1(int32_t value)
-{
-    const int64_t sum = (int64_t)value + Q31_MAX;
-    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
-    int32_t x = wrap32((int64_t)1515870810 + doubling_high_mult(half_denominator, -1010580540)); /* 48/17, -32/17 */
-    const int32_t one_quarter = 1 << 29;
-    for (int32_t step = 0; step < 3; step++)
-    {
-        const int32_t error = wrap32((int64_t)one_quarter - doubling_high_mult(half_denominator, x));
-        x = wrap32((int64_t)x + mult_by_power_of_two(doubling_high_mult(x, error), 2));
-    }
-    return mult_by_power_of_two(x, 1);
-}
-
-static int32_t count_leading_zeros(uint32_t value)
-{
-    int32_t zeros = 0;
-    for (uint32_t bit = 0x80000000u; bit != 0 && (value & bit) == 0; bit >>= 1)
-    {
-        zeros++;
-    }
-    return zeros; /* 32 for 0, like the CLZ instruction */
-}
-
 /*
  * Scratch rule of get_softmax_scratch_size: length * 4 + 8 = one int32 exp per element,
  * plus 8 bytes for aligning p_scratch; only inp_precision == out_precision == PREC_ASYM8S
@@ -791,9 +622,10 @@ int get_softmax_scratch_size(int inp_precision, int out_precision, int length)
 
 /*
  * TFLite int8 softmax of ONE row of vec_length elements (= CMSIS-NN arm_softmax_s8 for one
- * row), output scale 1/256 and zero point -128. With diff = x - max(row): entries with diff
- * < diffmin give -128; the others exp(diff) / sum(exp), with the input difference scaled to
- * Q5.26 as doubling_high_mult(diff * 2^input_beta_left_shift, input_beta_multiplier) and
+ * row; softmax_row of ../tflite_int8.h), output scale 1/256 and zero point -128. With
+ * diff = x - max(row): entries with diff < diffmin give -128; the others exp(diff) /
+ * sum(exp), with the input difference scaled to Q5.26 as
+ * doubling_high_mult(diff * 2^input_beta_left_shift, input_beta_multiplier) and
  * ACCUM_BITS = 12 fractional bits for the sum. The final rounding shift (12 - headroom + 23)
  * exceeds 31 only for rows whose sum reaches 2^28 (more than ~512 entries tied at the
  * maximum; undefined in C): there the exact rounded quotient is used.
@@ -818,46 +650,7 @@ WORD32 xa_nn_vec_softmax_asym8s_asym8s(WORD8 *p_out,
     memset(p_scratch, 0, (size_t)softmax_scratch_bytes(vec_length));
     int32_t *exps = (int32_t *)align_scratch(p_scratch);
 
-    int32_t max = p_vec[0];
-    for (int32_t i = 1; i < vec_length; i++)
-    {
-        max = p_vec[i] > max ? p_vec[i] : max;
-    }
-
-    int32_t sum = 0;
-    for (int32_t i = 0; i < vec_length; i++)
-    {
-        const int32_t diff = p_vec[i] - max;
-        if (diff >= diffmin)
-        {
-            const int32_t scaled = doubling_high_mult(wrap32((int64_t)diff * ((int64_t)1 << input_beta_left_shift)),
-                                                      input_beta_multiplier);
-            exps[i] = exp_on_negative_values(scaled);
-            sum = wrap32((int64_t)sum + divide_by_power_of_two(exps[i], SOFTMAX_ACCUM_BITS));
-        }
-        else
-        {
-            exps[i] = -1;
-        }
-    }
-
-    const int32_t headroom = count_leading_zeros((uint32_t)sum);
-    const int32_t normalized = sum > 0 ? wrap32((int64_t)sum << headroom) : 0;
-    const int32_t shifted_scale = one_over_one_plus_x_for_x_in_0_1(wrap32((int64_t)normalized - Q31_MIN));
-    const int32_t bits_over_unit = SOFTMAX_ACCUM_BITS - headroom + 23;
-
-    for (int32_t i = 0; i < vec_length; i++)
-    {
-        if (exps[i] >= 0)
-        {
-            const int64_t level = divide_by_power_of_two(doubling_high_mult(shifted_scale, exps[i]), bits_over_unit);
-            p_out[i] = (int8_t)clamp((int32_t)(level + Q7_MIN), Q7_MIN, Q7_MAX);
-        }
-        else
-        {
-            p_out[i] = Q7_MIN;
-        }
-    }
+    softmax_row(p_vec, p_out, vec_length, input_beta_multiplier, input_beta_left_shift, diffmin, exps);
     return OK;
 }
 
@@ -899,12 +692,11 @@ WORD32 xa_nn_elm_add_asym8sxasym8s_asym8s(WORD8 *p_out,
     }
     for (int32_t i = 0; i < num_elm; i++)
     {
-        const int32_t a = ((int32_t)p_inp1[i] + inp1_zero_bias) * (1 << left_shift);
-        const int32_t b = ((int32_t)p_inp2[i] + inp2_zero_bias) * (1 << left_shift);
-        const int32_t sum = wrap32((int64_t)requantize(a, inp1_multiplier, inp1_left_shift) +
-                                   requantize(b, inp2_multiplier, inp2_left_shift));
-        const int32_t out = requantize(sum, out_multiplier, out_left_shift) + out_zero_bias;
-        p_out[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
+        const int32_t sum =
+            wrap32((int64_t)add_input(p_inp1[i], inp1_zero_bias, left_shift, inp1_multiplier, inp1_left_shift) +
+                   add_input(p_inp2[i], inp2_zero_bias, left_shift, inp2_multiplier, inp2_left_shift));
+        p_out[i] = requantize_to_int8(sum, out_multiplier, out_left_shift, out_zero_bias, out_activation_min,
+                                      out_activation_max);
     }
     return OK;
 }
@@ -933,8 +725,8 @@ WORD32 xa_nn_elm_mul_asym8sxasym8s_asym8s(WORD8 *p_out,
     for (int32_t i = 0; i < num_elm; i++)
     {
         const int32_t product = ((int32_t)p_inp1[i] + inp1_zero_bias) * ((int32_t)p_inp2[i] + inp2_zero_bias);
-        const int32_t out = requantize(product, out_multiplier, out_shift) + out_zero_bias;
-        p_out[i] = (int8_t)clamp(out, out_activation_min, out_activation_max);
+        p_out[i] = requantize_to_int8(product, out_multiplier, out_shift, out_zero_bias, out_activation_min,
+                                      out_activation_max);
     }
     return OK;
 }
