@@ -22,6 +22,7 @@ from glowmlir.libraries import common
 from glowmlir.libraries.common import (
     elementwise_operands,
     Call,
+    ConvolutionGeometry,
     Declined,
     check_pool,
     element,
@@ -130,40 +131,30 @@ def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
 
 def map_convolution(op: glowll.ConvolutionOp) -> Call:
     check_convolution(op, op.dest)
-    if layout_of(op) != "NHWC":
-        raise Declined("NCHW layout (the graph was not converted to NHWC here)")
+    g = ConvolutionGeometry.of(op)
     multipliers, shifts = per_channel_requantization(op)
-    n, in_h, in_w, in_c = op.input.type.get_shape()
-    out_c, k_h, k_w, group_c = op.filter.type.get_shape()
-    _, out_h, out_w, _ = op.dest.type.get_shape()
-    stride_h, stride_w = op.strides.get_values()
-    pad_top, pad_left = op.pads.get_values()[:2]
-    dilation_h, dilation_w = op.dilations.get_values()
     low, high = activation_bounds(op, element(op.dest))
-    common = dict(input_offset=-element(op.input).offset, output_offset=element(op.dest).offset, stride_w=stride_w,
-                  stride_h=stride_h, padding_w=pad_left, padding_h=pad_top, dilation_w=dilation_w,
-                  dilation_h=dilation_h, activation_min=low, activation_max=high)
-    constants = [("multipliers", multipliers), ("shifts", shifts), ("input_dims", dims(n, in_h, in_w, in_c)),
-                 None, ("bias_dims", dims(1, 1, 1, out_c)), ("output_dims", dims(n, out_h, out_w, out_c))]
-    if is_depthwise(op):
-        constants[3] = ("filter_dims", dims(1, k_h, k_w, out_c))
-        params = pack("cmsis_nn_dw_conv_params", ch_mult=out_c // in_c, **common)
-        scratch = 0
-        if out_c == in_c and dilation_h == dilation_w == 1:
-            scratch = 0 if (k_h, k_w) == (3, 3) and pad_top <= 1 and pad_left <= 1 else in_c * k_h * k_w * 2
-        callee, filter_key = "arm_depthwise_conv_wrapper_s8", "depthwise_filter"
+    common = dict(input_offset=-element(op.input).offset, output_offset=element(op.dest).offset,
+                  stride_w=g.stride_w, stride_h=g.stride_h, padding_w=g.pad_left, padding_h=g.pad_top,
+                  dilation_w=g.dilation_w, dilation_h=g.dilation_h, activation_min=low, activation_max=high)
+    constants = [("multipliers", multipliers), ("shifts", shifts), ("input_dims", dims(g.n, g.in_h, g.in_w, g.in_c)),
+                 None, ("bias_dims", dims(1, 1, 1, g.out_c)), ("output_dims", dims(g.n, g.out_h, g.out_w, g.out_c))]
+    undilated = g.dilation_h == g.dilation_w == 1
+    if is_depthwise(op):  # the filter [C, KH, KW, 1] is stored as [1, KH, KW, C]
+        constants[3] = ("filter_dims", dims(1, g.k_h, g.k_w, g.out_c))
+        params = pack("cmsis_nn_dw_conv_params", ch_mult=g.out_c // g.in_c, **common)
+        three_by_three = (g.k_h, g.k_w) == (3, 3) and g.pad_top <= 1 and g.pad_left <= 1
+        scratch = g.in_c * g.k_h * g.k_w * 2 if g.out_c == g.in_c and undilated and not three_by_three else 0
+        callee, permutation = "arm_depthwise_conv_wrapper_s8", (3, 1, 2, 0)
     else:
-        constants[3] = ("filter_dims", dims(out_c, k_h, k_w, group_c))
+        constants[3] = ("filter_dims", dims(g.out_c, g.k_h, g.k_w, g.group_c))
         params = pack("cmsis_nn_conv_params", **common)
-        one_by_one = (k_h, k_w) == (1, 1) and pad_top == pad_left == 0 and dilation_h == dilation_w == 1 \
-            and in_c == group_c and not any(op.pads.get_values())
-        scratch = 0 if one_by_one else 2 * (-(-(k_h * k_w * in_c) // 4) * 4) * 2
-        callee, filter_key = "arm_convolve_wrapper_s8", None
-    call = Call(callee, [op.dest, op.input, op.filter, op.bias], [("conv_params", params), *constants], scratch,
-                ["%scratch", "%c0", "pointers %c1 %c2", "%c3", "%b1", "%c4", "%b2", "%c5", "%b3", "%c6", "%b0"])
-    if filter_key:  # the depthwise filter [C, KH, KW, 1] -> [1, KH, KW, C]
-        call.filter_permutation = (3, 1, 2, 0)
-    return call
+        one_by_one = (g.k_h, g.k_w) == (1, 1) and g.pad_top == g.pad_left == 0 and undilated and g.in_c == g.group_c
+        scratch = 0 if one_by_one else 2 * (-(-(g.k_h * g.k_w * g.in_c) // 4) * 4) * 2  # two int16 im2col columns
+        callee, permutation = "arm_convolve_wrapper_s8", None
+    return Call(callee, [op.dest, op.input, op.filter, op.bias], [("conv_params", params), *constants], scratch,
+                ["%scratch", "%c0", "pointers %c1 %c2", "%c3", "%b1", "%c4", "%b2", "%c5", "%b3", "%c6", "%b0"],
+                filter_permutation=permutation)
 
 
 def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:

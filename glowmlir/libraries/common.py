@@ -122,3 +122,36 @@ def elementwise_operands(op: glowll.ElementwiseOp, no_function: str) -> tuple:
     first, second, out = (element(v) for v in (*op.inputs, op.dest))
     low, high = activation_bounds(op, out)
     return kind, first, second, out, low, high, int(np.prod(op.dest.type.get_shape()))
+
+
+@dataclass(frozen=True)
+class ConvolutionGeometry:
+    """The sizes of an NHWC convolution as the libraries' arguments name them."""
+
+    n: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_c: int
+    k_h: int
+    k_w: int
+    group_c: int
+    out_h: int
+    out_w: int
+    stride_h: int
+    stride_w: int
+    pad_top: int
+    pad_left: int
+    dilation_h: int
+    dilation_w: int
+
+    @staticmethod
+    def of(op: glowll.ConvolutionOp) -> ConvolutionGeometry:
+        """Raises Declined for an NCHW convolution (the graph was not converted here)."""
+        if layout_of(op) != "NHWC":
+            raise Declined("NCHW layout (the graph was not converted to NHWC here)")
+        n, in_h, in_w, in_c = op.input.type.get_shape()
+        out_c, k_h, k_w, group_c = op.filter.type.get_shape()
+        _, out_h, out_w, _ = op.dest.type.get_shape()
+        return ConvolutionGeometry(n, in_h, in_w, in_c, out_c, k_h, k_w, group_c, out_h, out_w,
+                                   *op.strides.get_values(), *op.pads.get_values()[:2], *op.dilations.get_values())

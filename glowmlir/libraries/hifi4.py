@@ -19,6 +19,7 @@ from glowmlir.libraries import common
 from glowmlir.libraries.common import (
     elementwise_operands,
     Call,
+    ConvolutionGeometry,
     Declined,
     accumulator_bias,
     check_pool,
@@ -89,28 +90,22 @@ def _clamp(op, dest_index: str = "%b0") -> list[Call]:
 
 def map_convolution(op: glowll.ConvolutionOp) -> list[Call]:
     check_convolution(op, op.dest)
-    if layout_of(op) != "NHWC":
-        raise Declined("NCHW layout (the graph was not converted to NHWC here)")
+    g = ConvolutionGeometry.of(op)
     multipliers, shifts = per_channel_requantization(op)
-    _, in_h, in_w, in_c = op.input.type.get_shape()
-    out_c, k_h, k_w, _ = op.filter.type.get_shape()
-    _, out_h, out_w, _ = op.dest.type.get_shape()
-    stride_h, stride_w = op.strides.get_values()
-    pad_top, pad_left = op.pads.get_values()[:2]
     zero_biases = [f"int {-element(op.input).offset}", "%c0", "%c1", f"int {element(op.dest).offset}"]
-    geometry = [f"int {v}" for v in (in_h, in_w, in_c, k_h, k_w)]
-    window = [f"int {v}" for v in (stride_w, stride_h, pad_left, pad_top, out_h, out_w)]
+    geometry = [f"int {v}" for v in (g.in_h, g.in_w, g.in_c, g.k_h, g.k_w)]
+    window = [f"int {v}" for v in (g.stride_w, g.stride_h, g.pad_left, g.pad_top, g.out_h, g.out_w)]
     constants = [("multipliers", multipliers), ("shifts", shifts)]
-    if is_depthwise(op):
+    scratch = conv2d_scratch(g.in_c, g.k_h, g.k_w)
+    if is_depthwise(op):  # the filter [C, KH, KW, 1] is stored as [KH, KW, C]
         call = Call("xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s", [op.dest, op.input, op.filter, op.bias],
-                    constants, conv2d_scratch(in_c, k_h, k_w),
-                    ["%b0", "%b2", "%b1", "%b3", *geometry, f"int {out_c // in_c}", *window, *zero_biases,
-                     "int 0", "int 0", "%scratch_pointer"], filter_permutation=(1, 2, 3, 0))
+                    constants, scratch, ["%b0", "%b2", "%b1", "%b3", *geometry, f"int {g.out_c // g.in_c}", *window,
+                                         *zero_biases, "int 0", "int 0", "%scratch_pointer"],
+                    filter_permutation=(1, 2, 3, 0))
     else:
         call = Call("xa_nn_conv2d_std_per_chan_sym8sxasym8s", [op.dest, op.input, op.filter, op.bias], constants,
-                    conv2d_scratch(in_c, k_h, k_w),
-                    ["%b0", "%b1", "%b2", "%b3", *geometry, f"int {out_c}", *window, *zero_biases, "int 0",
-                     "%scratch_pointer"])
+                    scratch, ["%b0", "%b1", "%b2", "%b3", *geometry, f"int {g.out_c}", *window, *zero_biases, "int 0",
+                              "%scratch_pointer"])
     return [call, *_clamp(op)]
 
 
