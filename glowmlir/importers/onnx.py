@@ -313,12 +313,53 @@ def _window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], ke
     return begin + end
 
 
+_WINDOW_ATTRIBUTES = {"kernel_shape": 1, "strides": 1, "dilations": 1, "output_padding": 0}
+"""Window attributes of a 1-D node, and the value their added leading dimension takes."""
+
+
+def one_dimensional_as_two(build: NodeImporter) -> NodeImporter:
+    """Lets a 2-D window importer (Conv, pools) take a 1-D node: tensors [N, C, L] are seen as
+    [N, C, 1, L] (a filter [O, I, K] as [O, I, 1, K]), window attributes get a unit first
+    dimension, pads [b, e] become [0, b, 0, e], and the result is reshaped back."""
+
+    def build_1d_or_2d(importer: OnnxImporter, node, attrs):
+        x = importer.tensor(node.input[0])
+        if len(glow.shape_of(x)) != 3:
+            return build(importer, node, attrs)
+        inputs = list(node.input)
+        for index, name in enumerate(inputs[:2]):
+            if index == 1 and not name:
+                continue
+            wide = f"{name}__2d"
+            known = importer.known(name)
+            if known is not None:
+                importer.values[wide] = known.reshape(known.shape[:2] + (1,) + known.shape[2:])
+            else:
+                shape = glow.shape_of(importer.tensor(name))
+                importer.values[wide] = _reshape_to(importer, importer.tensor(name), shape[:2] + (1,) + shape[2:])
+            inputs[index] = wide
+            if node.op_type not in ("Conv", "ConvTranspose"):
+                break
+        attrs = dict(attrs)
+        for key, unit in _WINDOW_ATTRIBUTES.items():
+            if key in attrs:
+                attrs[key] = [unit, *attrs[key]]
+        if "pads" in attrs:
+            attrs["pads"] = [0, attrs["pads"][0], 0, attrs["pads"][1]]
+        wide_node = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
+        results = build(importer, wide_node, attrs)
+        return [_reshape_to(importer, r, glow.shape_of(r)[:2] + glow.shape_of(r)[3:]) for r in results]
+
+    return build_1d_or_2d
+
+
 @imports("Conv")
+@one_dimensional_as_two
 def _conv(importer: OnnxImporter, node, attrs):
     x, w = importer.tensor(node.input[0]), importer.tensor(node.input[1])
     x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
     if len(x_shape) != 4:
-        raise importer.error(f"only 2-D convolution is supported (input {list(x_shape)})")
+        raise importer.error(f"only 1-D and 2-D convolution are supported (input {list(x_shape)})")
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
     pads = _window_pads(importer, attrs, x_shape[2:], w_shape[2:], strides, dilations)
@@ -352,6 +393,7 @@ def _zero_pad(importer: OnnxImporter, x: SSAValue, begin: Sequence[int], end: Se
 
 
 @imports("ConvTranspose")
+@one_dimensional_as_two
 def _conv_transpose(importer: OnnxImporter, node, attrs):
     """A transposed convolution is a convolution (flipped kernel, in/out channels swapped,
     stride 1) over the input with (stride - 1) zeros between its pixels, padded by
@@ -360,7 +402,7 @@ def _conv_transpose(importer: OnnxImporter, node, attrs):
     w = importer.required_known(node.input[1], "the filter").astype(np.float32)
     x_shape = glow.shape_of(x)
     if len(x_shape) != 4 or "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") != "NOTSET":
-        raise importer.error("only 2-D ConvTranspose with explicit pads is supported")
+        raise importer.error("only 1-D and 2-D ConvTranspose with explicit pads are supported")
     strides, dilations = list(attrs.get("strides", [1, 1])), list(attrs.get("dilations", [1, 1]))
     pads, output_padding = list(attrs.get("pads", [0] * 4)), list(attrs.get("output_padding", [0, 0]))
     group = attrs.get("group", 1)
@@ -399,13 +441,14 @@ def _pool(importer: OnnxImporter, node, attrs, op_type, kernel, strides, pads, *
 
 
 @imports("MaxPool", "AveragePool")
+@one_dimensional_as_two
 def _max_avg_pool(importer: OnnxImporter, node, attrs):
     if len(node.output) > 1 and node.output[1]:
         raise importer.error("the Indices output of MaxPool is not supported")
     x_shape = glow.shape_of(importer.tensor(node.input[0]))
     kernel = list(attrs["kernel_shape"])
     if len(kernel) != 2 or len(x_shape) != 4:
-        raise importer.error("only 2-D pooling is supported")
+        raise importer.error("only 1-D and 2-D pooling are supported")
     strides = list(attrs.get("strides", [1, 1]))
     if any(d != 1 for d in attrs.get("dilations", [1, 1])):
         raise importer.error("dilated pooling is not supported")
@@ -428,10 +471,11 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
 
 
 @imports("GlobalAveragePool", "GlobalMaxPool")
+@one_dimensional_as_two
 def _global_pool(importer: OnnxImporter, node, attrs):
     x_shape = glow.shape_of(importer.tensor(node.input[0]))
     if len(x_shape) != 4:
-        raise importer.error("only 2-D pooling is supported")
+        raise importer.error("only 1-D and 2-D pooling are supported")
     op_type = glow.AvgPoolOp if node.op_type == "GlobalAveragePool" else glow.MaxPoolOp
     return _pool(importer, node, attrs, op_type, list(x_shape[2:]), [1, 1], [0, 0, 0, 0])
 
@@ -671,13 +715,7 @@ def _transpose(importer: OnnxImporter, node, attrs):
 @imports("Concat")
 def _concat(importer: OnnxImporter, node, attrs):
     values = [importer.tensor(name) for name in node.input]
-    shapes = [glow.shape_of(v) for v in values]
-    axis = attrs["axis"] % len(shapes[0])
-    shape = list(shapes[0])
-    shape[axis] = sum(s[axis] for s in shapes)
-    op = glow.ConcatOp.create(operands=values, result_types=[glow.tensor(shape)],
-                              properties={"axis": glow.IntegerAttr(axis, glow.i64)})
-    return [importer.add(op)]
+    return [_concat_values(importer, values, attrs["axis"] % len(glow.shape_of(values[0])))]
 
 
 @imports("Slice")
@@ -709,12 +747,51 @@ def _slice(importer: OnnxImporter, node, attrs):
     return [importer.add(op)]
 
 
+def _slice_axis(importer: OnnxImporter, x: SSAValue, axis: int, start: int, stop: int) -> SSAValue:
+    """x[..., start:stop, ...] along `axis` (step 1)."""
+    shape = list(glow.shape_of(x))
+    starts = [0] * len(shape)
+    starts[axis], shape[axis] = start, stop - start
+    return importer.add(glow.SliceOp.create(operands=[x], result_types=[glow.tensor(shape)],
+                                            properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))}))
+
+
+def _concat_values(importer: OnnxImporter, pieces: list[SSAValue], axis: int) -> SSAValue:
+    shape = list(glow.shape_of(pieces[0]))
+    shape[axis] = sum(glow.shape_of(p)[axis] for p in pieces)
+    return importer.add(glow.ConcatOp.create(operands=pieces, result_types=[glow.tensor(shape)],
+                                             properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
+
+
+def _pad_by_copies(importer: OnnxImporter, x: SSAValue, pads: list[int], mode: str) -> SSAValue:
+    """Edge, reflect and wrap padding as a Concat of slices of the input, axis by axis."""
+    rank = len(glow.shape_of(x))
+    for axis in range(rank):
+        begin, end = pads[axis], pads[axis + rank]
+        size = glow.shape_of(x)[axis]
+        if not begin and not end:
+            continue
+        if mode == "reflect" and max(begin, end) >= size:
+            raise importer.error(f"reflect padding of {max(begin, end)} needs more than {size} elements")
+        if mode == "wrap":
+            left = [_slice_axis(importer, x, axis, size - begin, size)] if begin else []
+            right = [_slice_axis(importer, x, axis, 0, end)] if end else []
+        else:  # one element per padded position: the edge, or its mirror image
+            left_index = (lambda k: 0) if mode == "edge" else (lambda k: begin - k)
+            right_index = (lambda k: size - 1) if mode == "edge" else (lambda k: size - 2 - k)
+            left = [_slice_axis(importer, x, axis, left_index(k), left_index(k) + 1) for k in range(begin)]
+            right = [_slice_axis(importer, x, axis, right_index(k), right_index(k) + 1) for k in range(end)]
+        x = _concat_values(importer, [*left, x, *right], axis)
+    return x
+
+
 @imports("Pad")
 def _pad(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    if attrs.get("mode", "constant") != "constant":
-        raise importer.error(f"Pad mode \"{attrs['mode']}\" is not supported")
+    mode = attrs.get("mode", "constant")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise importer.error(f"Pad mode \"{mode}\" is not supported")
     if importer.opset < 11:
         pads, value = list(attrs["pads"]), attrs.get("value", 0.0)
     else:
@@ -724,6 +801,8 @@ def _pad(importer: OnnxImporter, node, attrs):
             raise importer.error("Pad with axes is not supported")
     if min(pads) < 0:
         raise importer.error("negative pads are not supported")
+    if mode != "constant":
+        return [_pad_by_copies(importer, x, pads, mode)]
     rank = len(shape)
     out = [s + pads[d] + pads[d + rank] for d, s in enumerate(shape)]
     op = glow.PadOp.create(operands=[x], result_types=[glow.tensor(out)],
@@ -752,11 +831,7 @@ def _split(importer: OnnxImporter, node, attrs):
         raise importer.error("Split into an empty part is not supported")
     results, start = [], 0
     for size in sizes:
-        starts, out = [0] * len(shape), list(shape)
-        starts[axis], out[axis] = start, size
-        op = glow.SliceOp.create(operands=[x], result_types=[glow.tensor(out)],
-                                 properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))})
-        results.append(importer.add(op))
+        results.append(_slice_axis(importer, x, axis, start, start + size))
         start += size
     return results
 
@@ -821,20 +896,8 @@ def _gather(importer: OnnxImporter, node, attrs):
     indices = importer.required_known(node.input[1], "indices")
     axis = attrs.get("axis", 0) % len(shape)
     flat = [int(i) % shape[axis] for i in indices.reshape(-1)]
-    pieces = []
-    for index in flat:
-        starts, out = [0] * len(shape), list(shape)
-        starts[axis], out[axis] = index, 1
-        pieces.append(importer.add(glow.SliceOp.create(
-            operands=[x], result_types=[glow.tensor(out)],
-            properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))})))
-    if len(pieces) == 1:
-        gathered = pieces[0]
-    else:
-        out = list(shape)
-        out[axis] = len(pieces)
-        gathered = importer.add(glow.ConcatOp.create(operands=pieces, result_types=[glow.tensor(out)],
-                                                     properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
+    pieces = [_slice_axis(importer, x, axis, index, index + 1) for index in flat]
+    gathered = pieces[0] if len(pieces) == 1 else _concat_values(importer, pieces, axis)
     result_shape = list(shape[:axis]) + list(indices.shape) + list(shape[axis + 1:])
     return [_reshape_to(importer, gathered, result_shape)]
 

@@ -274,3 +274,27 @@ def test_conv_transpose(w_shape, attributes, tmp_path):
     model = single_node_model("ConvTranspose", {"x": [1, channels_in, 5, 4]},
                               {"w": random(*w_shape), "b": random(w_shape[1] * attributes.get("group", 1))}, **attributes)
     check(model, tmp_path)
+
+
+@pytest.mark.parametrize("op_type, attributes, weights", [
+    ("Conv", {"pads": [1, 2], "strides": [2], "dilations": [2]}, (4, 3, 3)),
+    ("Conv", {"auto_pad": "SAME_UPPER", "group": 3}, (6, 1, 5)),
+    ("ConvTranspose", {"strides": [2], "pads": [1, 0]}, (3, 2, 3)),
+    ("MaxPool", {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}, None),
+    ("AveragePool", {"kernel_shape": [4], "strides": [1], "pads": [0, 2]}, None),
+    ("GlobalAveragePool", {}, None),
+    ("GlobalMaxPool", {}, None),
+])
+def test_one_dimensional_windows(op_type, attributes, weights, tmp_path):
+    """1-D Conv, ConvTranspose and pools run as their 2-D forms over [N, C, 1, L]."""
+    initializers = {"w": random(*weights), "b": random(weights[0] if op_type == "Conv" else weights[1])} \
+        if weights else {}
+    check(single_node_model(op_type, {"x": [2, 3, 17]}, initializers, **attributes), tmp_path)
+
+
+@pytest.mark.parametrize("mode, opset", [("edge", 13), ("reflect", 13), ("wrap", 19)])
+@pytest.mark.parametrize("pads", [[0, 1, 2, 0, 2, 1], [1, 0, 0, 0, 3, 2]])
+def test_pad_modes(mode, opset, pads, tmp_path):
+    """Edge, reflect and wrap padding, as a Concat of slices of the input."""
+    model = single_node_model("Pad", {"x": [2, 4, 5]}, {"pads": np.array(pads, np.int64)}, opset=opset, mode=mode)
+    check(model, tmp_path)
