@@ -331,7 +331,8 @@ def one_dimensional_as_two(build: NodeImporter) -> NodeImporter:
             if index == 1 and not name:
                 continue
             wide = f"{name}__2d"
-            known = importer.known(name)
+            known = importer.required_known(name, "the filter") if node.op_type == "ConvTranspose" and index \
+                else importer.known(name)
             if known is not None:
                 importer.values[wide] = known.reshape(known.shape[:2] + (1,) + known.shape[2:])
             else:
