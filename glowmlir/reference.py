@@ -141,6 +141,13 @@ EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.ExpOp: lambda op, x: np.exp(x),
     glow.NegOp: lambda op, x: -x,
     glow.AbsOp: lambda op, x: np.abs(x),
+    glow.SqrtOp: lambda op, x: np.sqrt(x),
+    glow.ReciprocalOp: lambda op, x: 1 / x,
+    glow.LogOp: lambda op, x: np.log(x),
+    glow.SoftplusOp: lambda op, x: np.log1p(np.exp(x)),
+    glow.SoftsignOp: lambda op, x: x / (1 + np.abs(x)),
+    glow.MishOp: lambda op, x: x * np.tanh(np.log1p(np.exp(x))),
+    glow.CeluOp: lambda op, x: np.maximum(x, 0) + np.minimum(0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)),
     glow.ReduceOp: lambda op, x: {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[op.kind.data](
         x, axis=tuple(op.axes.get_values())),
     glow.ReshapeOp: lambda op, x: x.reshape(glow.shape_of(op.result)),

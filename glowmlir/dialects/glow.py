@@ -436,6 +436,51 @@ class NegOp(UnaryOp):
 
 
 @irdl_op_definition
+class SqrtOp(UnaryOp):
+    name = "glow.sqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    name = "glow.reciprocal"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Natural logarithm."""
+
+    name = "glow.log"
+
+
+@irdl_op_definition
+class SoftplusOp(UnaryOp):
+    """log(1 + e^x)."""
+
+    name = "glow.softplus"
+
+
+@irdl_op_definition
+class SoftsignOp(UnaryOp):
+    """x / (1 + |x|)."""
+
+    name = "glow.softsign"
+
+
+@irdl_op_definition
+class MishOp(UnaryOp):
+    """x * tanh(softplus(x))."""
+
+    name = "glow.mish"
+
+
+@irdl_op_definition
+class CeluOp(ParametricUnaryOp):
+    """max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
+
+    name = "glow.celu"
+
+
+@irdl_op_definition
 class AbsOp(UnaryOp):
     name = "glow.abs"
 
@@ -690,6 +735,7 @@ Glow = Dialect(
         ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,
         AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PReluOp,
         LeakyReluOp, EluOp, SeluOp, HardSigmoidOp, HardSwishOp, ExpOp, NegOp, AbsOp,
+        SqrtOp, ReciprocalOp, LogOp, SoftplusOp, SoftsignOp, MishOp, CeluOp,
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
     ],

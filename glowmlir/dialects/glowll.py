@@ -278,7 +278,8 @@ ELEMENTWISE_KINDS = {
     # kind: number of sources
     "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2, "prelu": 2,
     "relu": 1, "clip": 1, "sigmoid": 1, "tanh": 1, "leaky_relu": 1, "elu": 1, "selu": 1, "hard_sigmoid": 1,
-    "hard_swish": 1, "exp": 1, "neg": 1, "abs": 1, "copy": 1, "splat": 0,
+    "hard_swish": 1, "exp": 1, "neg": 1, "abs": 1, "sqrt": 1, "reciprocal": 1, "log": 1, "softplus": 1,
+    "softsign": 1, "mish": 1, "celu": 1, "copy": 1, "splat": 0,
     "quantize": 1, "dequantize": 1, "rescale_quantized": 1,
 }
 

@@ -495,6 +495,12 @@ imports("HardSwish")(_unary(glow.HardSwishOp))
 imports("Exp")(_unary(glow.ExpOp))
 imports("Neg")(_unary(glow.NegOp))
 imports("Abs")(_unary(glow.AbsOp))
+imports("Sqrt")(_unary(glow.SqrtOp))
+imports("Reciprocal")(_unary(glow.ReciprocalOp))
+imports("Log")(_unary(glow.LogOp))
+imports("Softplus")(_unary(glow.SoftplusOp))
+imports("Softsign")(_unary(glow.SoftsignOp))
+imports("Mish")(_unary(glow.MishOp))
 
 
 def _parametric(op_type, **defaults):
@@ -513,6 +519,7 @@ imports("Elu")(_parametric(glow.EluOp, alpha=("alpha", 1.0)))
 imports("Selu")(_parametric(glow.SeluOp, alpha=("alpha", 1.67326319217681884765625),
                             beta=("gamma", 1.05070102214813232421875)))
 imports("HardSigmoid")(_parametric(glow.HardSigmoidOp, alpha=("alpha", 0.2), beta=("beta", 0.5)))
+imports("Celu")(_parametric(glow.CeluOp, alpha=("alpha", 1.0)))
 imports("Sigmoid")(_unary(glow.SigmoidOp))
 imports("Tanh")(_unary(glow.TanhOp))
 
@@ -855,10 +862,41 @@ def _reduce(importer: OnnxImporter, node, attrs):
     axes = sorted({int(a) % len(shape) for a in axes})
     keep = attrs.get("keepdims", 1)
     out = [1 if d in axes else s for d, s in enumerate(shape)] if keep else [s for d, s in enumerate(shape) if d not in axes]
-    kind = node.op_type.removeprefix("Reduce").lower()
-    op = glow.ReduceOp.create(operands=[x], result_types=[glow.tensor(out)],
-                              properties={"kind": StringAttr(kind), "axes": glow.ints(axes)})
-    return [importer.add(op)]
+    return [_reduce_axes(importer, x, node.op_type.removeprefix("Reduce").lower(), axes, out)]
+
+
+def _reduce_axes(importer: OnnxImporter, x: SSAValue, kind: str, axes: Sequence[int],
+                 shape: Sequence[int] | None = None) -> SSAValue:
+    """glow.reduce of `axes`; the result keeps them as 1 unless `shape` says otherwise."""
+    shape = shape or [1 if d in axes else s for d, s in enumerate(glow.shape_of(x))]
+    return importer.add(glow.ReduceOp.create(operands=[x], result_types=[glow.tensor(shape)],
+                                             properties={"kind": StringAttr(kind), "axes": glow.ints(axes)}))
+
+
+@imports("LayerNormalization", "RMSNormalization")
+def _normalization(importer: OnnxImporter, node, attrs):
+    """(x - mean) / sqrt(variance + epsilon) * scale + bias over the axes from `axis` on
+    (RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale), from reductions, Sqrt and
+    elementwise arithmetic."""
+    x = importer.tensor(node.input[0])
+    rank = len(glow.shape_of(x))
+    axes = list(range(attrs.get("axis", -1) % rank, rank))
+    centered = mean = x
+    if node.op_type == "LayerNormalization":
+        mean = _reduce_axes(importer, x, "mean", axes)
+        centered = _binary(importer, glow.SubOp, x, mean)
+    variance = _reduce_axes(importer, _binary(importer, glow.MulOp, centered, centered), "mean", axes)
+    epsilon = importer.constant(f"{node.output[0]}_epsilon", np.float32(attrs.get("epsilon", 1e-5)))
+    deviation = importer.add(glow.SqrtOp.create(operands=[_binary(importer, glow.AddOp, variance, epsilon)],
+                                                result_types=[variance.type]))
+    y = _binary(importer, glow.MulOp, _binary(importer, glow.DivOp, centered, deviation),
+                importer.tensor(node.input[1]))
+    if len(node.input) > 2 and node.input[2]:
+        y = _binary(importer, glow.AddOp, y, importer.tensor(node.input[2]))
+    if len(node.output) == 1:
+        return [y]
+    inverse = importer.add(glow.ReciprocalOp.create(operands=[deviation], result_types=[deviation.type]))
+    return [y, mean, inverse]  # LayerNormalization's optional Mean and InvStdDev
 
 
 @imports("Cast", "CastLike")

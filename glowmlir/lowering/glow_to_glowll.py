@@ -36,7 +36,9 @@ _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.Di
                 glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh", glow.PReluOp: "prelu",
                 glow.LeakyReluOp: "leaky_relu", glow.EluOp: "elu", glow.SeluOp: "selu",
                 glow.HardSigmoidOp: "hard_sigmoid", glow.HardSwishOp: "hard_swish", glow.ExpOp: "exp",
-                glow.NegOp: "neg", glow.AbsOp: "abs", glow.QuantizeOp: "quantize", glow.DequantizeOp: "dequantize",
+                glow.NegOp: "neg", glow.AbsOp: "abs", glow.SqrtOp: "sqrt", glow.ReciprocalOp: "reciprocal",
+                glow.LogOp: "log", glow.SoftplusOp: "softplus", glow.SoftsignOp: "softsign", glow.MishOp: "mish",
+                glow.CeluOp: "celu", glow.QuantizeOp: "quantize", glow.DequantizeOp: "dequantize",
                 glow.RescaleQuantizedOp: "rescale_quantized"}
 
 _FUSED = ("activation", "clip_min", "clip_max")

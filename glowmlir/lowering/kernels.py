@@ -290,7 +290,7 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
     dest = view(op.dest)
     sources = [broadcast_view(view(v), dest.shape) for v in op.inputs]
     kind = op.kind.data
-    one = b.f32(1.0) if kind in ("sigmoid", "tanh") else None
+    one = b.f32(1.0) if kind in ("sigmoid", "tanh", "mish") else None
 
     alpha = op.alpha.value.data if op.alpha is not None else 0.0
     beta = op.beta.value.data if op.beta is not None else 0.0
@@ -305,14 +305,24 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
     def unit_clamp(x):
         return b.fmin(b.fmax(x, b.f32(0.0)), b.f32(1.0))
 
+    def softplus(x):
+        """log(1 + e^x), as x + log(1 + e^-x) for large x so that e^x cannot overflow."""
+        positive = b.emit(llvm.FCmpOp(x, b.f32(0.0), "ogt"))
+        small = math_approx.log(b, b.fadd(b.f32(1.0), math_approx.exp(b, x)))
+        large = b.fadd(x, math_approx.log(b, b.fadd(b.f32(1.0), math_approx.exp(b, b.fsub(b.f32(0.0), x)))))
+        return b.emit(llvm.SelectOp(positive, large, small))
+
+    def tanh(x):
+        """tanh(x) = 2 * sigmoid(2x) - 1."""
+        return b.fsub(b.fmul(b.f32(2.0), sigmoid(b.fadd(x, x))), b.f32(1.0))
+
     compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
         "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
         "div": lambda v: b.fdiv(*v), "max": lambda v: b.fmax(*v), "min": lambda v: b.fmin(*v),
         "relu": lambda v: b.fmax(v[0], b.f32(0.0)),
         "clip": lambda v: b.fmin(b.fmax(v[0], b.f32(op.clip_min.value.data)), b.f32(op.clip_max.value.data)),
         "sigmoid": lambda v: sigmoid(v[0]),
-        # tanh(x) = 2 * sigmoid(2x) - 1
-        "tanh": lambda v: b.fsub(b.fmul(b.f32(2.0), sigmoid(b.fadd(v[0], v[0]))), one),
+        "tanh": lambda v: tanh(v[0]),
         "prelu": lambda v: negative_scaled(v[0], b.fmul(v[1], v[0])),
         "leaky_relu": lambda v: negative_scaled(v[0], b.fmul(b.f32(alpha), v[0])),
         "elu": lambda v: negative_scaled(v[0], b.fmul(b.f32(alpha), b.fsub(math_approx.exp(b, v[0]), b.f32(1.0)))),
@@ -323,6 +333,14 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
         "exp": lambda v: math_approx.exp(b, v[0]),
         "neg": lambda v: b.fsub(b.f32(0.0), v[0]),
         "abs": lambda v: b.fmax(v[0], b.fsub(b.f32(0.0), v[0])),
+        "sqrt": lambda v: b.emit(llvm.FSqrtOp(v[0])),
+        "reciprocal": lambda v: b.fdiv(b.f32(1.0), v[0]),
+        "log": lambda v: math_approx.log(b, v[0]),
+        "softplus": lambda v: softplus(v[0]),
+        "softsign": lambda v: b.fdiv(v[0], b.fadd(b.f32(1.0), b.fmax(v[0], b.fsub(b.f32(0.0), v[0])))),
+        "mish": lambda v: b.fmul(v[0], tanh(softplus(v[0]))),
+        "celu": lambda v: b.fadd(b.fmax(v[0], b.f32(0.0)), b.fmin(b.f32(0.0), b.fmul(b.f32(alpha), b.fsub(
+            math_approx.exp(b, b.fdiv(v[0], b.f32(alpha))), b.f32(1.0))))),
         "copy": lambda v: v[0],
         "splat": lambda v: b.f32(op.value.value.data),
     }

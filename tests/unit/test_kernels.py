@@ -235,6 +235,21 @@ def test_more_unary(op_type, attributes, tmp_path):
     check(single_node_model(op_type, {"x": [2, 3, 9]}, opset=14, **attributes), tmp_path)
 
 
+@pytest.mark.parametrize("op_type,attributes", [
+    ("Sqrt", {}), ("Reciprocal", {}), ("Log", {}), ("Softplus", {}), ("Softsign", {}), ("Mish", {}),
+    ("Celu", {"alpha": 0.8}),
+])
+def test_math_unary(op_type, attributes, tmp_path):
+    """On positive and negative values where the function is defined (Sqrt, Log: positive)."""
+    model = single_node_model(op_type, {"x": [2, 3, 9]}, opset=18, **attributes)
+    low = 0.05 if op_type in ("Sqrt", "Log", "Reciprocal") else -6.0
+    x = np.random.default_rng(5).uniform(low, 6.0, (2, 3, 9)).astype(np.float32)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    np.testing.assert_allclose(glowmlir.compile(path).run(x=x)["y"], onnxruntime_outputs(model, {"x": x})["y"],
+                               rtol=2e-5, atol=2e-6)
+
+
 def test_prelu_with_channel_slopes(tmp_path):
     check(single_node_model("PRelu", {"x": [1, 3, 4, 4]}, {"slope": random(3, 1, 1)}), tmp_path)
 
@@ -298,3 +313,14 @@ def test_pad_modes(mode, opset, pads, tmp_path):
     """Edge, reflect and wrap padding, as a Concat of slices of the input."""
     model = single_node_model("Pad", {"x": [2, 4, 5]}, {"pads": np.array(pads, np.int64)}, opset=opset, mode=mode)
     check(model, tmp_path)
+
+
+@pytest.mark.parametrize("op_type, opset, axis, bias", [("LayerNormalization", 17, -1, True),
+                                                       ("LayerNormalization", 17, 1, False),
+                                                       ("RMSNormalization", 23, -1, False)])
+def test_normalization(op_type, opset, axis, bias, tmp_path):
+    """Layer and RMS normalization, from reductions, Sqrt and elementwise arithmetic."""
+    shape = [2, 3, 8]
+    normalized = shape[axis % 3:]
+    weights = {"scale": random(*normalized)} | ({"bias": random(*normalized)} if bias else {})
+    check(single_node_model(op_type, {"x": shape}, weights, opset=opset, axis=axis, epsilon=1e-3), tmp_path, 2e-5)
