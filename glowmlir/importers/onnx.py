@@ -630,21 +630,39 @@ def _gemm(importer: OnnxImporter, node, attrs):
         a = importer.add(glow.TransposeOp.create(operands=[a], result_types=[glow.tensor(glow.shape_of(a)[::-1])],
                                                  properties={"perm": glow.ints([1, 0])}))
     b = importer.known(node.input[1])
-    if b is None:
-        raise importer.error("Gemm with a non-constant B is not supported")
+    has_c = len(node.input) > 2 and node.input[2]
+    c = importer.known(node.input[2]) if has_c else None
+    if b is None or (has_c and c is None):  # weights computed at run time
+        return [_gemm_at_run_time(importer, node, attrs, a)]
     b = (b.T if attrs.get("transB", 0) else b) * np.float32(alpha)
-    n = b.shape[1]
-    c = importer.known(node.input[2]) if len(node.input) > 2 and node.input[2] else np.zeros(n, np.float32)
-    if c is None:
-        raise importer.error("Gemm with a non-constant C is not supported")
-    m = glow.shape_of(a)[0]
-    c = np.broadcast_to(np.asarray(c, np.float32) * np.float32(beta), (m, n))
-    if m > 1 and not (c == c[0]).all():
-        raise importer.error("Gemm whose C differs between rows is not supported")
+    m, n = glow.shape_of(a)[0], b.shape[1]
+    c = np.broadcast_to(np.asarray(np.zeros(n) if c is None else c, np.float32) * np.float32(beta), (m, n))
+    if m > 1 and not (c == c[0]).all():  # FullyConnected's bias is one row
+        return [_gemm_at_run_time(importer, node, attrs, a)]
     weights = importer.constant(node.input[1], b)
     bias = importer.constant(node.input[2] if len(node.input) > 2 and node.input[2] else f"{node.output[0]}_bias", c[0])
     op = glow.FullyConnectedOp.create(operands=[a, weights, bias], result_types=[glow.tensor((m, n))])
     return [importer.add(op)]
+
+
+def _gemm_at_run_time(importer: OnnxImporter, node, attrs, a: SSAValue) -> SSAValue:
+    """alpha * A B + beta * C with B (or a per-row C) computed at run time: a MatMul, a
+    transpose of B if asked, and broadcasting Mul/Add."""
+    b = importer.tensor(node.input[1])
+    if attrs.get("transB", 0):
+        b = importer.add(glow.TransposeOp.create(operands=[b], result_types=[glow.tensor(glow.shape_of(b)[::-1])],
+                                                 properties={"perm": glow.ints([1, 0])}))
+    product = importer.add(glow.MatMulOp.create(
+        operands=[a, b], result_types=[glow.tensor((glow.shape_of(a)[0], glow.shape_of(b)[1]))]))
+    alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
+    if alpha != 1.0:
+        product = _binary(importer, glow.MulOp, product, importer.constant(f"{node.output[0]}_alpha", np.float32(alpha)))
+    if len(node.input) > 2 and node.input[2]:
+        c = importer.tensor(node.input[2])
+        if beta != 1.0:
+            c = _binary(importer, glow.MulOp, c, importer.constant(f"{node.output[0]}_beta", np.float32(beta)))
+        product = _binary(importer, glow.AddOp, product, c)
+    return product
 
 
 @imports("MatMul")

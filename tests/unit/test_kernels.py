@@ -324,3 +324,13 @@ def test_normalization(op_type, opset, axis, bias, tmp_path):
     normalized = shape[axis % 3:]
     weights = {"scale": random(*normalized)} | ({"bias": random(*normalized)} if bias else {})
     check(single_node_model(op_type, {"x": shape}, weights, opset=opset, axis=axis, epsilon=1e-3), tmp_path, 2e-5)
+
+
+@pytest.mark.parametrize("attributes", [{}, {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0}])
+@pytest.mark.parametrize("c_shape", [None, [1, 5], [4, 5]])
+def test_gemm_with_run_time_weights(attributes, c_shape, tmp_path):
+    """B (and C) as graph inputs: a MatMul and broadcasting arithmetic instead of FullyConnected."""
+    a_shape = [3, 4] if attributes.get("transA") else [4, 3]
+    b_shape = [5, 3] if attributes.get("transB") else [3, 5]
+    inputs = {"a": a_shape, "b": b_shape} | ({"c": c_shape} if c_shape else {})
+    check(single_node_model("Gemm", inputs, **attributes), tmp_path)
