@@ -113,6 +113,13 @@ def local_response_normalization(op: glow.LocalResponseNormalizationOp, x):
     return (x / scale ** op.beta.value.data).astype(np.float32)
 
 
+def resample(op: glow.ResampleOp, x: np.ndarray, taps: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    axis = op.axis.value.data
+    gathered = np.take(x, taps, axis=axis)  # the axis becomes [output size, taps]
+    factors = weights.reshape((1,) * axis + weights.shape + (1,) * (x.ndim - axis - 1))
+    return np.sum(gathered * factors, axis=axis + 1, dtype=np.float32)
+
+
 EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.ConvolutionOp: convolution,
     glow.FullyConnectedOp: lambda op, x, w, b: activation(op, x @ w + b),
@@ -155,6 +162,7 @@ EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis.value.data),
     glow.SliceOp: slice_,
     glow.PadOp: pad,
+    glow.ResampleOp: resample,
 }
 
 

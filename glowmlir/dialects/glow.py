@@ -666,6 +666,29 @@ class SliceOp(UnaryOp):
         return out
 
 
+@irdl_op_definition
+class ResampleOp(GlowOp):
+    """Resampling along `axis` (Resize, Upsample): output position j along the axis is
+    `sum_t weights[j, t] * input[..., taps[j, t], ...]` (taps i32 and weights f32
+    constants [out, T]; T = 1 for nearest, 2 for linear)."""
+
+    name = "glow.resample"
+    input = operand_def(TensorType)
+    taps = operand_def(TensorType)
+    weights = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$input `,` $taps `,` $weights attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        shape, axis = list(shape_of(self.input)), self.axis.value.data
+        taps = shape_of(self.taps)
+        if len(taps) != 2 or shape_of(self.weights) != taps or not 0 <= axis < len(shape):
+            raise ValueError("taps and weights must be [output size, taps per output] on an axis of the input")
+        shape[axis] = taps[0]
+        return tuple(shape)
+
+
 # ----------------------------------------------------------------------------- quantization
 
 
@@ -736,7 +759,7 @@ Glow = Dialect(
         AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PReluOp,
         LeakyReluOp, EluOp, SeluOp, HardSigmoidOp, HardSwishOp, ExpOp, NegOp, AbsOp,
         SqrtOp, ReciprocalOp, LogOp, SoftplusOp, SoftsignOp, MishOp, CeluOp,
-        ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
+        ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, ResampleOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
     ],
     [],

@@ -390,6 +390,19 @@ class ExtractTensorOp(InstructionOp):
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
 
+@irdl_op_definition
+class ResampleOp(InstructionOp):
+    """See `glow.resample`: dest[..., j, ...] = sum_t weights[j, t] * input[..., taps[j, t], ...] along `axis`."""
+
+    name = "glowll.resample"
+    dest = operand_def(MemRefType)
+    input = operand_def(MemRefType)
+    taps = operand_def(MemRefType)
+    weights = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $input `,` $taps `,` $weights attr-dict `:` type(operands)"
+
+
 LIBRARY_ARGUMENT_FORMS = ("buffer", "context", "pointers", "int", "null")
 
 
@@ -432,7 +445,7 @@ GlowLL = Dialect(
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
-        LibraryCallOp,
+        ResampleOp, LibraryCallOp,
     ],
     [],
 )

@@ -244,6 +244,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ConcatOp: _lower_concat,
     glow.ReduceOp: _lower_reduce,
     glow.PadOp: _lower_pad,
+    glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),
     **{op_type: _lower_elementwise for op_type in _ELEMENTWISE},
 }
 

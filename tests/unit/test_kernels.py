@@ -334,3 +334,26 @@ def test_gemm_with_run_time_weights(attributes, c_shape, tmp_path):
     b_shape = [5, 3] if attributes.get("transB") else [3, 5]
     inputs = {"a": a_shape, "b": b_shape} | ({"c": c_shape} if c_shape else {})
     check(single_node_model("Gemm", inputs, **attributes), tmp_path)
+
+
+@pytest.mark.parametrize("mode, transform, nearest", [
+    ("nearest", "half_pixel", "round_prefer_floor"), ("nearest", "asymmetric", "floor"),
+    ("nearest", "align_corners", "round_prefer_ceil"), ("nearest", "half_pixel", "ceil"),
+    ("linear", "half_pixel", None), ("linear", "align_corners", None), ("linear", "asymmetric", None),
+    ("linear", "pytorch_half_pixel", None), ("linear", "half_pixel_symmetric", None),
+])
+@pytest.mark.parametrize("scales, sizes", [([1, 1, 2.0, 1.5], None), ([1, 1, 0.5, 0.8], None), (None, [1, 3, 7, 3])])
+def test_resize(mode, transform, nearest, scales, sizes, tmp_path):
+    """Resize with constant scales or sizes, one resampled axis at a time, against onnxruntime."""
+    attributes = {"mode": mode, "coordinate_transformation_mode": transform}
+    if nearest:
+        attributes["nearest_mode"] = nearest
+    constants = {"roi": np.array([], np.float32), "scales": np.array(scales or [], np.float32)}
+    if sizes:
+        constants["sizes"] = np.array(sizes, np.int64)
+    check(single_node_model("Resize", {"x": [1, 3, 6, 5]}, constants, opset=19, **attributes), tmp_path)
+
+
+def test_upsample(tmp_path):
+    check(single_node_model("Upsample", {"x": [1, 2, 3, 4]}, {"scales": np.array([1, 1, 2, 3], np.float32)},
+                            opset=9, mode="nearest"), tmp_path)
