@@ -331,8 +331,7 @@ def one_dimensional_as_two(build: NodeImporter) -> NodeImporter:
             if index == 1 and not name:
                 continue
             wide = f"{name}__2d"
-            known = importer.required_known(name, "the filter") if node.op_type == "ConvTranspose" and index \
-                else importer.known(name)
+            known = importer.known(name)
             if known is not None:
                 importer.values[wide] = known.reshape(known.shape[:2] + (1,) + known.shape[2:])
             else:
@@ -398,9 +397,10 @@ def _zero_pad(importer: OnnxImporter, x: SSAValue, begin: Sequence[int], end: Se
 def _conv_transpose(importer: OnnxImporter, node, attrs):
     """A transposed convolution is a convolution (flipped kernel, in/out channels swapped,
     stride 1) over the input with (stride - 1) zeros between its pixels, padded by
-    dilation * (kernel - 1) minus the transposed convolution's own pads."""
+    dilation * (kernel - 1) minus the transposed convolution's own pads. The filter may be
+    computed at run time."""
     x = importer.tensor(node.input[0])
-    w = importer.required_known(node.input[1], "the filter").astype(np.float32)
+    w_shape = glow.shape_of(importer.tensor(node.input[1]))
     x_shape = glow.shape_of(x)
     if len(x_shape) != 4 or "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") != "NOTSET":
         raise importer.error("only 1-D and 2-D ConvTranspose with explicit pads are supported")
@@ -414,22 +414,49 @@ def _conv_transpose(importer: OnnxImporter, node, attrs):
         grid = _zero_pad(importer, grid, [0] * 6, [0, 0, 0, strides[0] - 1, 0, strides[1] - 1])
         x = _reshape_to(importer, grid, (n, c, h * strides[0], width * strides[1]))
         x = _zero_pad(importer, x, [0] * 4, [0, 0, 1 - strides[0], 1 - strides[1]])
-    k_h, k_w = w.shape[2:]
+    k_h, k_w = w_shape[2:]
     begin = [dilations[0] * (k_h - 1) - pads[0], dilations[1] * (k_w - 1) - pads[1]]
     end = [dilations[0] * (k_h - 1) - pads[2] + output_padding[0], dilations[1] * (k_w - 1) - pads[3] + output_padding[1]]
     x = _zero_pad(importer, x, [0, 0, *begin], [0, 0, *end])
-    in_per_group = c // group
-    flipped = np.concatenate([w[g * in_per_group:(g + 1) * in_per_group].transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
-                              for g in range(group)], axis=0)
-    filter_ = importer.constant(f"{node.input[1]}_flipped", np.ascontiguousarray(flipped))
+    filter_ = _transposed_filter(importer, node.input[1], group)
+    flipped_shape = glow.shape_of(filter_)
     bias = importer.tensor(node.input[2]) if len(node.input) > 2 and node.input[2] else \
-        importer.constant(f"{node.output[0]}_bias", np.zeros(flipped.shape[0], np.float32))
-    shape = glow.ConvolutionOp.shape_rule(glow.shape_of(x), flipped.shape, [1, 1], [0, 0, 0, 0], dilations, group)
+        importer.constant(f"{node.output[0]}_bias", np.zeros(flipped_shape[0], np.float32))
+    shape = glow.ConvolutionOp.shape_rule(glow.shape_of(x), flipped_shape, [1, 1], [0, 0, 0, 0], dilations, group)
     op = glow.ConvolutionOp.create(
         operands=[x, filter_, bias], result_types=[glow.tensor(shape)],
         properties={"strides": glow.ints([1, 1]), "pads": glow.ints([0, 0, 0, 0]), "dilations": glow.ints(dilations),
                     "group": glow.IntegerAttr(group, glow.i64)})
     return [importer.add(op)]
+
+
+def _transposed_filter(importer: OnnxImporter, name: str, group: int) -> SSAValue:
+    """A ConvTranspose filter [C_in, C_out/g, kh, kw] as the equivalent convolution's
+    [C_out, C_in/g, kh, kw]: in and out channels swapped within each group, the window
+    flipped. Computed here for a constant filter, else by ops at run time."""
+    known = importer.known(name)
+    if known is not None:
+        w = known.astype(np.float32)
+        per_group = w.shape[0] // group
+        flipped = np.concatenate([w[g * per_group:(g + 1) * per_group].transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
+                                  for g in range(group)], axis=0)
+        return importer.constant(f"{name}_flipped", np.ascontiguousarray(flipped))
+    w = importer.tensor(name)
+    c_in, out_per_group, k_h, k_w = glow.shape_of(w)
+    grouped = _reshape_to(importer, w, (group, c_in // group, out_per_group, k_h, k_w))
+    swapped = importer.add(glow.TransposeOp.create(
+        operands=[grouped], properties={"perm": glow.ints([0, 2, 1, 3, 4])},
+        result_types=[glow.tensor((group, out_per_group, c_in // group, k_h, k_w))]))
+    w = _reshape_to(importer, swapped, (group * out_per_group, c_in // group, k_h, k_w))
+    for axis, size in ((2, k_h), (3, k_w)):  # reverse the window: a resampling by reversed taps
+        if size > 1:
+            shape = glow.shape_of(w)
+            taps = importer.add(glow.ConstantOp(importer.names(f"{name}_reversed{axis}"),
+                                                dense_from_array(np.arange(size - 1, -1, -1, dtype=np.int32)[:, None])))
+            ones = importer.constant(f"{name}_ones{axis}", np.ones((size, 1), np.float32))
+            w = importer.add(glow.ResampleOp.create(operands=[w, taps, ones], result_types=[glow.tensor(shape)],
+                                                    properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
+    return w
 
 
 def _pool(importer: OnnxImporter, node, attrs, op_type, kernel, strides, pads, **extra):

@@ -56,6 +56,28 @@ def _contiguous_offset(dest_shape, src_shape, offsets) -> int | None:
     return int(sum(o * s for o, s in zip(offsets, strides)))
 
 
+def _written_region(op: glowll.InstructionOp) -> tuple[object, int, int]:
+    """(root buffer, first element, end element) of the memory an instruction writes."""
+    root, start = glowll.root_buffer(op.dest)
+    if isinstance(op, glowll.InsertTensorOp):
+        offset = _contiguous_offset(op.dest.type.get_shape(), op.input.type.get_shape(), op.offsets.get_values())
+        if offset is not None:
+            return root, start + offset, start + offset + op.input.type.element_count()
+    return root, start, start + op.dest.type.element_count()
+
+
+def _written_between(function: glowll.FunctionOp, dest: SSAValue, first: int, last: int,
+                     region: tuple[int, int]) -> bool:
+    """Whether an instruction in [first, last) writes `region` (elements) of dest's memory."""
+    root, base = glowll.root_buffer(dest)
+    instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
+    for other in instructions[first:last]:
+        other_root, begin, end = _written_region(other)
+        if other_root is root and begin < base + region[1] and base + region[0] < end:
+            return True
+    return False
+
+
 def _replace_buffer(old: Operation, new: SSAValue) -> None:
     old.results[0].replace_all_uses_with(new)
     old.detach()
@@ -92,8 +114,9 @@ def share_buffers(function: glowll.FunctionOp) -> None:
                     or _memory_uses(source, uses)[-1] != index:
                 continue
             offset = _contiguous_offset(op.dest.type.get_shape(), source.type.get_shape(), op.offsets.get_values())
-            if offset is None:
-                continue
+            if offset is None or _written_between(function, op.dest, _memory_uses(source, uses)[0], index,
+                                                  (offset, offset + source.type.element_count())):
+                continue  # the source's producer would write where dest is still written afterwards
             view = glowll.TensorViewOp.create(operands=[op.dest], properties={"offset": IntegerAttr(offset, i64)},
                                               result_types=[source.type])
             block.insert_op_after(view, last_definition)

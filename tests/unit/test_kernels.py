@@ -283,12 +283,18 @@ def test_gather_with_constant_indices(indices, axis, tmp_path):
     ([3, 2, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ([3, 4, 2, 3], {"strides": [2, 3], "output_padding": [1, 1]}),
     ([4, 2, 3, 3], {"group": 2, "strides": [2, 2], "dilations": [2, 1], "pads": [0, 1, 2, 0]}),
+    # pads that cancel the kernel's along the width: the interleaved input is padded along the
+    # height only, and the Pad's fill must not run over the cropped input written in place
+    ([1, 2, 3, 3], {"strides": [3, 2], "pads": [1, 2, 1, 2]}),
 ])
-def test_conv_transpose(w_shape, attributes, tmp_path):
+@pytest.mark.parametrize("filter_at_run_time", [False, True])
+def test_conv_transpose(w_shape, attributes, filter_at_run_time, tmp_path):
+    """A constant filter is flipped at compile time; a graph input one by ops at run time."""
     channels_in = w_shape[0]
-    model = single_node_model("ConvTranspose", {"x": [1, channels_in, 5, 4]},
-                              {"w": random(*w_shape), "b": random(w_shape[1] * attributes.get("group", 1))}, **attributes)
-    check(model, tmp_path)
+    inputs = {"x": [1, channels_in, 5, 4]} | ({"w": w_shape} if filter_at_run_time else {})
+    constants = ({} if filter_at_run_time else {"w": random(*w_shape)}) | \
+        {"b": random(w_shape[1] * attributes.get("group", 1))}
+    check(single_node_model("ConvTranspose", inputs, constants, **attributes), tmp_path)
 
 
 @pytest.mark.parametrize("op_type, attributes, weights", [
