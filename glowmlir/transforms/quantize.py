@@ -115,8 +115,8 @@ class QuantizationOptions:
 class _FunctionQuantizer:
     """Converts one `glow.function`, op by op in order (producers before users)."""
 
-    def __init__(self, function: glow.FunctionOp, profile: Profile, config: QuantizationOptions, profile_path: str):
-        self.function, self.profile, self.config, self.path = function, profile, config, profile_path
+    def __init__(self, function: glow.FunctionOp, profile: Profile, config: QuantizationOptions):
+        self.function, self.profile, self.config = function, profile, config
         self.quantized: dict[tuple[SSAValue, Attribute], SSAValue] = {}
         self.dequantized: dict[SSAValue, SSAValue] = {}
         self.skipped: list[str] = []
@@ -161,15 +161,10 @@ class _FunctionQuantizer:
             new_type = with_element_type(value.type, element)
             source = value.owner
             if isinstance(source, glow.ConstantOp) and not is_quantized(value.type) and source.value is not None:
-                data = quantize(array_from_dense(source.value), QuantParams(element.scale, element.offset),
-                                _precision(element))
-                op = glow.ConstantOp(source.name_.data, dense_from_array(data))
-                retype(op.result, new_type)
-            elif is_quantized(value.type):
-                op = glow.RescaleQuantizedOp.create(operands=[value], result_types=[new_type])
+                self.quantized[cache] = _quantized_constant(value, element, user)
             else:
-                op = glow.QuantizeOp.create(operands=[value], result_types=[new_type])
-            self.quantized[cache] = self.insert(op, user)
+                conversion = glow.RescaleQuantizedOp if is_quantized(value.type) else glow.QuantizeOp
+                self.quantized[cache] = self.insert(conversion.create(operands=[value], result_types=[new_type]), user)
         return self.quantized[cache]
 
     def as_float(self, value: SSAValue, user: Operation) -> SSAValue:
@@ -381,7 +376,7 @@ class Quantize(ModulePass):
         profile = read_profile(self.profile)
         check_profile_matches(op, profile, self.profile)
         for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
-            _FunctionQuantizer(function, profile, config, self.profile).run()
+            _FunctionQuantizer(function, profile, config).run()
 
 
 # ----------------------------------------------------------------------------- optimization
