@@ -353,6 +353,42 @@ def one_dimensional_as_two(build: NodeImporter) -> NodeImporter:
     return build_1d_or_2d
 
 
+def three_dimensional_pools_as_two(build: NodeImporter) -> NodeImporter:
+    """Lets a 2-D pool importer take a 3-D node. Max and average pooling are separable (an
+    average's in-bounds count is the product of the per-axis counts): pool H and W over
+    [N, C*D, H, W], then D over [N, C, D, H'*W'] with a [kd, 1] window."""
+
+    def pool(importer: OnnxImporter, node, attrs, value: SSAValue, step: int) -> SSAValue:
+        name = f"{node.output[0]}__3d{step}"
+        importer.values[name] = value
+        return build(importer, helper.make_node(node.op_type, [name], [node.output[0]], name=node.name), attrs)[0]
+
+    def build_any(importer: OnnxImporter, node, attrs):
+        x = importer.tensor(node.input[0])
+        shape = glow.shape_of(x)
+        if len(shape) != 5:
+            return build(importer, node, attrs)
+        n, c, d, h, w = shape
+        if node.op_type.startswith("Global"):
+            return [_reshape_to(importer, pool(importer, node, attrs, _reshape_to(importer, x, (n, c, d, h * w)), 0),
+                                (n, c, 1, 1, 1))]
+        kernel, strides = list(attrs["kernel_shape"]), list(attrs.get("strides", [1] * 3))
+        dilations = list(attrs.get("dilations", [1] * 3))
+        pads = list(attrs.get("pads", [0] * 6)) if attrs.get("auto_pad", "NOTSET") == "NOTSET" else \
+            _window_pads(importer, attrs, shape[2:], kernel, strides, dilations)
+        common = {k: v for k, v in attrs.items() if k in ("ceil_mode", "count_include_pad")}
+        planes = pool(importer, node, common | {"kernel_shape": kernel[1:], "strides": strides[1:],
+                                                "dilations": dilations[1:], "pads": [*pads[1:3], *pads[4:6]]},
+                      _reshape_to(importer, x, (n, c * d, h, w)), 0)
+        height, width = glow.shape_of(planes)[2:]
+        depth = pool(importer, node, common | {"kernel_shape": [kernel[0], 1], "strides": [strides[0], 1],
+                                               "dilations": [dilations[0], 1], "pads": [pads[0], 0, pads[3], 0]},
+                     _reshape_to(importer, planes, (n, c, d, height * width)), 1)
+        return [_reshape_to(importer, depth, (n, c, glow.shape_of(depth)[2], height, width))]
+
+    return build_any
+
+
 @imports("Conv")
 @one_dimensional_as_two
 def _conv(importer: OnnxImporter, node, attrs):
@@ -469,6 +505,7 @@ def _pool(importer: OnnxImporter, node, attrs, op_type, kernel, strides, pads, *
 
 
 @imports("MaxPool", "AveragePool")
+@three_dimensional_pools_as_two
 @one_dimensional_as_two
 def _max_avg_pool(importer: OnnxImporter, node, attrs):
     if len(node.output) > 1 and node.output[1]:
@@ -476,7 +513,7 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
     x_shape = glow.shape_of(importer.tensor(node.input[0]))
     kernel = list(attrs["kernel_shape"])
     if len(kernel) != 2 or len(x_shape) != 4:
-        raise importer.error("only 1-D and 2-D pooling are supported")
+        raise importer.error("only 1-D, 2-D and 3-D pooling are supported")
     strides = list(attrs.get("strides", [1, 1]))
     if any(d != 1 for d in attrs.get("dilations", [1, 1])):
         raise importer.error("dilated pooling is not supported")
@@ -499,11 +536,12 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
 
 
 @imports("GlobalAveragePool", "GlobalMaxPool")
+@three_dimensional_pools_as_two
 @one_dimensional_as_two
 def _global_pool(importer: OnnxImporter, node, attrs):
     x_shape = glow.shape_of(importer.tensor(node.input[0]))
     if len(x_shape) != 4:
-        raise importer.error("only 1-D and 2-D pooling are supported")
+        raise importer.error("only 1-D, 2-D and 3-D pooling are supported")
     op_type = glow.AvgPoolOp if node.op_type == "GlobalAveragePool" else glow.MaxPoolOp
     return _pool(importer, node, attrs, op_type, list(x_shape[2:]), [1, 1], [0, 0, 0, 0])
 

@@ -363,3 +363,15 @@ def test_resize(mode, transform, nearest, scales, sizes, tmp_path):
 def test_upsample(tmp_path):
     check(single_node_model("Upsample", {"x": [1, 2, 3, 4]}, {"scales": np.array([1, 1, 2, 3], np.float32)},
                             opset=9, mode="nearest"), tmp_path)
+
+
+@pytest.mark.parametrize("op_type, attributes", [
+    ("MaxPool", {"kernel_shape": [2, 3, 2], "strides": [2, 1, 2], "pads": [1, 0, 1, 0, 1, 1]}),
+    ("AveragePool", {"kernel_shape": [3, 2, 2], "strides": [1, 2, 2], "pads": [1, 1, 0, 1, 0, 1]}),
+    ("AveragePool", {"kernel_shape": [3, 3, 3], "pads": [1, 1, 1, 1, 1, 1], "count_include_pad": 1}),
+    ("MaxPool", {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "ceil_mode": 1}),
+    ("GlobalAveragePool", {}), ("GlobalMaxPool", {}),
+])
+def test_three_dimensional_pools(op_type, attributes, tmp_path):
+    """3-D pools as a 2-D pool over the planes and one over the depth (they are separable)."""
+    check(single_node_model(op_type, {"x": [1, 2, 5, 6, 7]}, **attributes), tmp_path)
