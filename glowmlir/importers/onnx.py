@@ -389,13 +389,61 @@ def three_dimensional_pools_as_two(build: NodeImporter) -> NodeImporter:
     return build_any
 
 
+def three_dimensional_convolution_as_two(build: NodeImporter) -> NodeImporter:
+    """Lets the 2-D Conv importer take a 3-D node: with the depth planes as a batch, one 2-D
+    convolution per depth tap kd of the filter (W[:, :, kd]) runs over every plane of the
+    depth-padded input; output plane z sums, over kd, plane z * stride + kd * dilation of the
+    kd-th result."""
+
+    def build_any(importer: OnnxImporter, node, attrs):
+        x = importer.tensor(node.input[0])
+        shape = glow.shape_of(x)
+        if len(shape) != 5:
+            return build(importer, node, attrs)
+        n, c, d, h, w = shape
+        weights = importer.required_known(node.input[1], "the 3-D filter").astype(np.float32)
+        k_d = weights.shape[2]
+        strides, dilations = list(attrs.get("strides", [1] * 3)), list(attrs.get("dilations", [1] * 3))
+        pads = list(attrs.get("pads", [0] * 6)) if attrs.get("auto_pad", "NOTSET") == "NOTSET" else \
+            _window_pads(importer, attrs, shape[2:], weights.shape[2:], strides, dilations)
+        padded = _zero_pad(importer, x, [0, 0, pads[0], 0, 0], [0, 0, pads[3], 0, 0])
+        depth = glow.shape_of(padded)[2]
+        planes = importer.add(glow.TransposeOp.create(
+            operands=[padded], properties={"perm": glow.ints([0, 2, 1, 3, 4])},
+            result_types=[glow.tensor((n, depth, c, h, w))]))
+        planes = _reshape_to(importer, planes, (n * depth, c, h, w))
+        out_depth = (depth - dilations[0] * (k_d - 1) - 1) // strides[0] + 1
+        plane_attrs = {k: v for k, v in attrs.items() if k in ("group",)} | {
+            "strides": strides[1:], "dilations": dilations[1:], "pads": [*pads[1:3], *pads[4:6]]}
+        total = None
+        for tap in range(k_d):
+            name = f"{node.output[0]}__tap{tap}"
+            importer.values[f"{name}_w"] = weights[:, :, tap]
+            importer.values[f"{name}_x"] = planes
+            inputs = [f"{name}_x", f"{name}_w"] + ([node.input[2]] if tap == 0 and len(node.input) > 2 else [])
+            result = build(importer, helper.make_node("Conv", inputs, [name], name=node.name), plane_attrs)[0]
+            _, out_c, out_h, out_w = glow.shape_of(result)
+            result = _reshape_to(importer, result, (n, depth, out_c, out_h, out_w))
+            start = tap * dilations[0]
+            sliced = importer.add(glow.SliceOp.create(
+                operands=[result], result_types=[glow.tensor((n, out_depth, out_c, out_h, out_w))],
+                properties={"starts": glow.ints([0, start, 0, 0, 0]), "steps": glow.ints([1, strides[0], 1, 1, 1])}))
+            total = sliced if total is None else _binary(importer, glow.AddOp, total, sliced)
+        return [importer.add(glow.TransposeOp.create(
+            operands=[total], properties={"perm": glow.ints([0, 2, 1, 3, 4])},
+            result_types=[glow.tensor((n, out_c, out_depth, out_h, out_w))]))]
+
+    return build_any
+
+
 @imports("Conv")
+@three_dimensional_convolution_as_two
 @one_dimensional_as_two
 def _conv(importer: OnnxImporter, node, attrs):
     x, w = importer.tensor(node.input[0]), importer.tensor(node.input[1])
     x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
     if len(x_shape) != 4:
-        raise importer.error(f"only 1-D and 2-D convolution are supported (input {list(x_shape)})")
+        raise importer.error(f"only 1-D, 2-D and 3-D convolution are supported (input {list(x_shape)})")
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
     pads = _window_pads(importer, attrs, x_shape[2:], w_shape[2:], strides, dilations)

@@ -375,3 +375,14 @@ def test_upsample(tmp_path):
 def test_three_dimensional_pools(op_type, attributes, tmp_path):
     """3-D pools as a 2-D pool over the planes and one over the depth (they are separable)."""
     check(single_node_model(op_type, {"x": [1, 2, 5, 6, 7]}, **attributes), tmp_path)
+
+
+@pytest.mark.parametrize("weights, attributes", [
+    ((4, 2, 3, 3, 3), {"pads": [1, 1, 1, 1, 1, 1]}),
+    ((4, 2, 2, 3, 1), {"strides": [2, 1, 2], "dilations": [2, 1, 1], "pads": [1, 0, 0, 0, 1, 0]}),
+    ((4, 1, 3, 1, 2), {"group": 2, "strides": [1, 2, 1]}),
+])
+def test_three_dimensional_convolution(weights, attributes, tmp_path):
+    """3-D Conv as one 2-D convolution per depth tap over the depth planes, summed."""
+    check(single_node_model("Conv", {"x": [1, 2, 5, 6, 4]}, {"w": random(*weights), "b": random(weights[0])},
+                            **attributes), tmp_path)
