@@ -294,12 +294,13 @@ def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str,
 
 def _window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
-    """ONNX `pads`/`auto_pad` as [top, left, bottom, right]."""
+    """ONNX `pads`/`auto_pad` as the begin of each spatial axis, then its end (2-D: [top, left,
+    bottom, right])."""
     auto_pad = attrs.get("auto_pad", "NOTSET")
     if auto_pad in ("NOTSET", "VALID"):
-        pads = list(attrs.get("pads", [0] * 4)) if auto_pad == "NOTSET" else [0] * 4
-        if len(pads) != 4:
-            raise importer.error("only 2-D windows are supported")
+        pads = list(attrs.get("pads", [0] * (2 * len(spatial)))) if auto_pad == "NOTSET" else [0] * (2 * len(spatial))
+        if len(pads) != 2 * len(spatial):
+            raise importer.error(f"pads {pads} do not give a begin and an end for {len(spatial)} spatial axes")
         return pads
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise importer.error(f"unknown auto_pad \"{auto_pad}\"")
@@ -374,8 +375,7 @@ def three_dimensional_pools_as_two(build: NodeImporter) -> NodeImporter:
                                 (n, c, 1, 1, 1))]
         kernel, strides = list(attrs["kernel_shape"]), list(attrs.get("strides", [1] * 3))
         dilations = list(attrs.get("dilations", [1] * 3))
-        pads = list(attrs.get("pads", [0] * 6)) if attrs.get("auto_pad", "NOTSET") == "NOTSET" else \
-            _window_pads(importer, attrs, shape[2:], kernel, strides, dilations)
+        pads = _window_pads(importer, attrs, shape[2:], kernel, strides, dilations)
         common = {k: v for k, v in attrs.items() if k in ("ceil_mode", "count_include_pad")}
         planes = pool(importer, node, common | {"kernel_shape": kernel[1:], "strides": strides[1:],
                                                 "dilations": dilations[1:], "pads": [*pads[1:3], *pads[4:6]]},
@@ -404,8 +404,7 @@ def three_dimensional_convolution_as_two(build: NodeImporter) -> NodeImporter:
         weights = importer.required_known(node.input[1], "the 3-D filter").astype(np.float32)
         k_d = weights.shape[2]
         strides, dilations = list(attrs.get("strides", [1] * 3)), list(attrs.get("dilations", [1] * 3))
-        pads = list(attrs.get("pads", [0] * 6)) if attrs.get("auto_pad", "NOTSET") == "NOTSET" else \
-            _window_pads(importer, attrs, shape[2:], weights.shape[2:], strides, dilations)
+        pads = _window_pads(importer, attrs, shape[2:], weights.shape[2:], strides, dilations)
         padded = _zero_pad(importer, x, [0, 0, pads[0], 0, 0], [0, 0, pads[3], 0, 0])
         depth = glow.shape_of(padded)[2]
         planes = importer.add(glow.TransposeOp.create(
