@@ -14,6 +14,7 @@ from llvmlite import ir
 
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
 from glowmlir.errors import GlowError
 from glowmlir.transforms.allocate_memory import ALIGNMENT
@@ -86,7 +87,7 @@ class BundleLayout:
                 if op.value is None:
                     raise GlowError(f"weight \"{op.name_.data}\" has no data (elided; pass its --weights-file)")
                 weights.append((op.name_.data, op.offset.value.data, array_from_dense(op.value)))
-        scratch = max((op.byte_size for op in ops if isinstance(op, glowll.AllocOp) and "library_scratch" in op.attributes),
+        scratch = max((op.byte_size for op in ops if isinstance(op, glowll.AllocOp) and SCRATCH_ATTRIBUTE in op.attributes),
                       default=0)
         return BundleLayout(function.sym_name.data, function.constant_size.value.data,
                             function.mutable_size.value.data, function.activations_size.value.data,

@@ -45,9 +45,6 @@ def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions
     return graph_passes(memory_fusion, quantization.passes() if quantization else (), kernel_library)
 
 
-KERNEL_LIBRARIES = ("cmsis-nn", "hifi4")
-
-
 def glowll_pipeline(reuse_activations: bool = True, kernel_library: str | None = None) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it."""

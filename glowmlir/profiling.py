@@ -31,15 +31,17 @@ def instrument(module: ModuleOp) -> dict[str, str]:
     """Saves every profiled value as an extra output `profile_<k>`; returns output name -> profile key."""
     function = next(op for op in module.body.block.ops if isinstance(op, glow.FunctionOp))
     outputs: dict[str, str] = {}
+    profiled: set[str] = set()
     for op in list(function.body.block.ops):
         if not op.results or op.results[0].type.element_type != f32:
             continue
         key = value_key(op.results[0])
-        if key is None or key in outputs.values():
+        if key is None or key in profiled:
             continue
         name = f"profile_{len(outputs)}"
         Rewriter.insert_op(glow.SaveOp(op.results[0], name), InsertPoint.at_end(function.body.block))
         outputs[name] = key
+        profiled.add(key)
     return outputs
 
 

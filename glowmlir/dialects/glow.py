@@ -51,6 +51,11 @@ from glowmlir.dialects.weights import NamedWeightSyntax
 # ----------------------------------------------------------------------------- helpers
 
 
+NODE_NAME = "name"
+"""The attribute naming a compute op after the model node it came from (profiles key values
+as `<name>:0`)."""
+
+
 def ints(values: Sequence[int]) -> DenseArrayBase:
     """An `array<i64: ...>` attribute."""
     return DenseArrayBase.from_list(i64, list(values))
@@ -631,6 +636,13 @@ class TransposeOp(UnaryOp):
         if sorted(perm) != list(range(len(shape))):
             raise ValueError(f"{list(perm)} is not a permutation of {len(shape)} dimensions")
         return tuple(shape[p] for p in perm)
+
+
+def transpose(value: SSAValue, perm: Sequence[int]) -> TransposeOp:
+    """A new (unattached) `glow.transpose` of `value` by `perm`."""
+    shape = shape_of(value)
+    return TransposeOp.create(operands=[value], properties={"perm": ints(perm)},
+                              result_types=[tensor([shape[p] for p in perm], value.type.element_type)])
 
 
 @irdl_op_definition

@@ -22,13 +22,10 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from glowmlir.quantization.params import round_to_float32
+
 STORAGE_TYPES = {"Int8": i8, "Int16": i16, "Int32": i32}
 """Glow's precision names and their storage types."""
-
-
-def float32(value: float) -> float:
-    """`value` rounded to float32, as Glow stores scales."""
-    return float(np.float32(value))
 
 
 def _format_scale(value: float) -> str:
@@ -52,7 +49,7 @@ class UniformQuantizedType(ParametrizedAttribute, FixedBitwidthType, TypeAttribu
                  axis: int = -1):
         if axis < 0:
             scales, offsets = [scales], [offsets]
-        super().__init__(storage_type, ArrayAttr([FloatData(float32(s)) for s in scales]),
+        super().__init__(storage_type, ArrayAttr([FloatData(round_to_float32(s)) for s in scales]),
                          ArrayAttr([IntAttr(int(o)) for o in offsets]), IntAttr(axis))
 
     # ----------------------------------------------------------------- access
@@ -139,7 +136,7 @@ class UniformQuantizedType(ParametrizedAttribute, FixedBitwidthType, TypeAttribu
         else:
             pairs = [pair()]
         parser.parse_punctuation(">")
-        return (storage, ArrayAttr([FloatData(float32(s)) for s, _ in pairs]),
+        return (storage, ArrayAttr([FloatData(round_to_float32(s)) for s, _ in pairs]),
                 ArrayAttr([IntAttr(o) for _, o in pairs]), IntAttr(axis))
 
 
@@ -158,9 +155,6 @@ def retype(value: SSAValue, new_type: Attribute) -> None:
     its users' verifiers run on the next `verify`)."""
     value._type = new_type
 
-
-def quantized_type(precision: str, scale: float, offset: int) -> UniformQuantizedType:
-    return UniformQuantizedType(STORAGE_TYPES[precision], scale, offset)
 
 
 Quant = Dialect("quant", [], [UniformQuantizedType])

@@ -123,8 +123,6 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
 # ----------------------------------------------------------------------------- importer
 
 Value = SSAValue | np.ndarray
-NODE_NAME = "name"
-"""The attribute naming a compute op after the ONNX node it came from."""
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
@@ -253,8 +251,8 @@ class OnnxImporter:
         for value in outputs:
             op = value.owner if isinstance(value, SSAValue) else None
             if isinstance(op, Operation) and not isinstance(op, glow.PlaceholderOp | glow.ConstantOp) \
-                    and NODE_NAME not in op.attributes:
-                op.attributes[NODE_NAME] = StringAttr(self.names(node.name or node.output[0]))
+                    and glow.NODE_NAME not in op.attributes:
+                op.attributes[glow.NODE_NAME] = StringAttr(self.names(node.name or node.output[0]))
 
     def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
         """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
@@ -407,10 +405,7 @@ def three_dimensional_convolution_as_two(build: NodeImporter) -> NodeImporter:
         pads = _window_pads(importer, attrs, shape[2:], weights.shape[2:], strides, dilations)
         padded = _zero_pad(importer, x, [0, 0, pads[0], 0, 0], [0, 0, pads[3], 0, 0])
         depth = glow.shape_of(padded)[2]
-        planes = importer.add(glow.TransposeOp.create(
-            operands=[padded], properties={"perm": glow.ints([0, 2, 1, 3, 4])},
-            result_types=[glow.tensor((n, depth, c, h, w))]))
-        planes = _reshape_to(importer, planes, (n * depth, c, h, w))
+        planes = _reshape_to(importer, importer.add(glow.transpose(padded, [0, 2, 1, 3, 4])), (n * depth, c, h, w))
         out_depth = (depth - dilations[0] * (k_d - 1) - 1) // strides[0] + 1
         plane_attrs = {k: v for k, v in attrs.items() if k in ("group",)} | {
             "strides": strides[1:], "dilations": dilations[1:], "pads": [*pads[1:3], *pads[4:6]]}
@@ -428,9 +423,7 @@ def three_dimensional_convolution_as_two(build: NodeImporter) -> NodeImporter:
                 operands=[result], result_types=[glow.tensor((n, out_depth, out_c, out_h, out_w))],
                 properties={"starts": glow.ints([0, start, 0, 0, 0]), "steps": glow.ints([1, strides[0], 1, 1, 1])}))
             total = sliced if total is None else _binary(importer, glow.AddOp, total, sliced)
-        return [importer.add(glow.TransposeOp.create(
-            operands=[total], properties={"perm": glow.ints([0, 2, 1, 3, 4])},
-            result_types=[glow.tensor((n, out_c, out_depth, out_h, out_w))]))]
+        return [importer.add(glow.transpose(total, [0, 2, 1, 3, 4]))]
 
     return build_any
 
@@ -527,9 +520,7 @@ def _transposed_filter(importer: OnnxImporter, name: str, group: int) -> SSAValu
     w = importer.tensor(name)
     c_in, out_per_group, k_h, k_w = glow.shape_of(w)
     grouped = _reshape_to(importer, w, (group, c_in // group, out_per_group, k_h, k_w))
-    swapped = importer.add(glow.TransposeOp.create(
-        operands=[grouped], properties={"perm": glow.ints([0, 2, 1, 3, 4])},
-        result_types=[glow.tensor((group, out_per_group, c_in // group, k_h, k_w))]))
+    swapped = importer.add(glow.transpose(grouped, [0, 2, 1, 3, 4]))
     w = _reshape_to(importer, swapped, (group * out_per_group, c_in // group, k_h, k_w))
     for axis, size in ((2, k_h), (3, k_w)):  # reverse the window: a resampling by reversed taps
         if size > 1:
@@ -739,8 +730,7 @@ def _gemm(importer: OnnxImporter, node, attrs):
     alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
     a = importer.tensor(node.input[0])
     if attrs.get("transA", 0):
-        a = importer.add(glow.TransposeOp.create(operands=[a], result_types=[glow.tensor(glow.shape_of(a)[::-1])],
-                                                 properties={"perm": glow.ints([1, 0])}))
+        a = importer.add(glow.transpose(a, [1, 0]))
     b = importer.known(node.input[1])
     has_c = len(node.input) > 2 and node.input[2]
     c = importer.known(node.input[2]) if has_c else None
@@ -762,8 +752,7 @@ def _gemm_at_run_time(importer: OnnxImporter, node, attrs, a: SSAValue) -> SSAVa
     transpose of B if asked, and broadcasting Mul/Add."""
     b = importer.tensor(node.input[1])
     if attrs.get("transB", 0):
-        b = importer.add(glow.TransposeOp.create(operands=[b], result_types=[glow.tensor(glow.shape_of(b)[::-1])],
-                                                 properties={"perm": glow.ints([1, 0])}))
+        b = importer.add(glow.transpose(b, [1, 0]))
     product = importer.add(glow.MatMulOp.create(
         operands=[a, b], result_types=[glow.tensor((glow.shape_of(a)[0], glow.shape_of(b)[1]))]))
     alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
@@ -844,10 +833,7 @@ def _squeeze(importer: OnnxImporter, node, attrs):
 def _transpose(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    perm = list(attrs.get("perm", range(len(shape) - 1, -1, -1)))
-    op = glow.TransposeOp.create(operands=[x], result_types=[glow.tensor([shape[p] for p in perm])],
-                                 properties={"perm": glow.ints(perm)})
-    return [importer.add(op)]
+    return [importer.add(glow.transpose(x, list(attrs.get("perm", range(len(shape) - 1, -1, -1)))))]
 
 
 @imports("Concat")

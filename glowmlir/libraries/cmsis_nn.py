@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
     elementwise_operands,
@@ -27,7 +27,6 @@ from glowmlir.libraries.common import (
     check_pool,
     element,
     is_depthwise,
-    layout_of,
     per_channel_requantization,
     require_int8,
     symmetric_weights,
@@ -159,7 +158,7 @@ def map_convolution(op: glowll.ConvolutionOp) -> Call:
 
 def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
     check_pool(op, op.dest)
-    if layout_of(op) != "NHWC":
+    if not glow.is_nhwc(op):
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
     n, in_h, in_w, channels = op.input.type.get_shape()
     _, out_h, out_w, _ = op.dest.type.get_shape()

@@ -50,11 +50,6 @@ def require_int8(values: list[SSAValue], bias: SSAValue | None = None) -> None:
             raise Declined("needs int8 tensors and an int32 bias")
 
 
-def layout_of(op) -> str:
-    layout = op.properties.get("layout")
-    return layout.data if layout is not None else "NCHW"
-
-
 def symmetric_weights(weights: UniformQuantizedType) -> None:
     if weights.offset_array().any():
         raise Declined("weights are not symmetric (zero point 0); use -quantization-schema=symmetric "
@@ -69,7 +64,7 @@ def accumulator_bias(op, weights: SSAValue) -> None:
 def is_depthwise(op) -> bool:
     """A convolution with one input channel per group (the libraries' depthwise functions)."""
     groups = op.group.value.data
-    return groups > 1 and groups == (op.input.type.get_shape()[3 if layout_of(op) == "NHWC" else 1])
+    return groups > 1 and groups == (op.input.type.get_shape()[3 if glow.is_nhwc(op) else 1])
 
 
 def check_convolution(op, output: SSAValue) -> None:
@@ -148,7 +143,7 @@ class ConvolutionGeometry:
     @staticmethod
     def of(op: glowll.ConvolutionOp) -> ConvolutionGeometry:
         """Raises Declined for an NCHW convolution (the graph was not converted here)."""
-        if layout_of(op) != "NHWC":
+        if not glow.is_nhwc(op):
             raise Declined("NCHW layout (the graph was not converted to NHWC here)")
         n, in_h, in_w, in_c = op.input.type.get_shape()
         out_c, k_h, k_w, group_c = op.filter.type.get_shape()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
     elementwise_operands,
@@ -25,7 +25,6 @@ from glowmlir.libraries.common import (
     check_pool,
     element,
     is_depthwise,
-    layout_of,
     per_channel_requantization,
     require_int8,
     symmetric_weights,
@@ -126,7 +125,7 @@ def map_fully_connected(op: glowll.FullyConnectedOp) -> list[Call]:
 
 def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> list[Call]:
     check_pool(op, op.dest)
-    if layout_of(op) != "NHWC":
+    if not glow.is_nhwc(op):
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
     n, in_h, in_w, channels = op.input.type.get_shape()
     if n != 1:

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
@@ -67,8 +67,8 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
         builder.emit(llvm.ReturnOp(emit_library_call(builder, op, view)))
         result_type = i32
     else:
-        if isinstance(op, glowll.ConvolutionOp | glowll.MaxPoolOp | glowll.AvgPoolOp) and _layout(op) != "NCHW":
-            raise GlowError(f"{op.name}: the {_layout(op)} layout has no generated kernel (only library calls)")
+        if glow.is_nhwc(op):
+            raise GlowError(f"{op.name}: the NHWC layout has no generated kernel (only library calls)")
         emitter = QUANTIZED_KERNELS.get(type(op)) if is_quantized_instruction(op) else None
         (emitter or KERNELS[type(op)])(builder, op, view)
         builder.emit(llvm.ReturnOp())
@@ -77,10 +77,6 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct), result_type),
                        linkage=llvm.LinkageAttr("internal"), body=region, other_props={"arg_attrs": attributes})
 
-
-def _layout(op) -> str:
-    layout = op.properties.get("layout")
-    return layout.data if layout is not None else "NCHW"
 
 
 def _alignment(offset: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from glowmlir.quantization.params import quantize_multiplier
+from glowmlir.quantization.params import QuantParams, multiplier_shift_arrays, quantize, quantize_multiplier
 
 ADD_LEFT_SHIFT = 20
 """TFLite's int8 Add shifts both inputs left by 20 bits before rescaling them."""
@@ -31,9 +31,7 @@ def output_multipliers(input_type, weight_type, output_type) -> tuple[np.ndarray
     """Convolution/FullyConnected: (multipliers, shifts) of `input x weight / output` scale,
     one per channel of a per-channel weight type, else a single one; computed in double as
     TFLite's GetQuantizedConvolutionMultipler does."""
-    reals = input_type.scale * weight_type.scale_array().astype(np.float64) / output_type.scale
-    pairs = [multiplier_and_shift(real) for real in reals]
-    return np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32)
+    return multiplier_shift_arrays(input_type.scale * weight_type.scale_array().astype(np.float64) / output_type.scale)
 
 
 def mul_multiplier(first, second, output) -> tuple[int, int]:
@@ -66,7 +64,7 @@ def add_multipliers(first, second, output) -> tuple[tuple[int, int], tuple[int, 
 def quantize_level(real: float, element_type) -> int:
     """The level of a real value in a per-tensor type (Glow's quantize: round half to even, clamp)."""
     low, high = element_type.value_range
-    level = np.rint(np.float32(real) / np.float32(element_type.scale) + np.float32(element_type.offset))
+    level = quantize(np.float32(real), QuantParams(element_type.scale, element_type.offset), "Int32")
     return int(np.clip(level, low, high))
 
 

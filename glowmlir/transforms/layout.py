@@ -33,12 +33,6 @@ from glowmlir.dialects.quant import retype
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 
 
-def transpose(value: SSAValue, perm: tuple[int, ...]) -> glow.TransposeOp:
-    shape = glow.shape_of(value)
-    return glow.TransposeOp.create(operands=[value], properties={"perm": glow.ints(perm)},
-                                   result_types=[glow.tensor([shape[p] for p in perm], value.type.element_type)])
-
-
 def _permuted_constant(value: SSAValue, perm: tuple[int, ...], before: Operation) -> SSAValue:
     """A new constant holding `value`'s data transposed by `perm`, same element type."""
     source = value.owner
@@ -54,7 +48,7 @@ def _permuted_constant(value: SSAValue, perm: tuple[int, ...], before: Operation
 
 def _convert(op: Operation) -> None:
     """Rewrites one accepted op into NHWC, with transposes on its input and result."""
-    to_nhwc = transpose(op.operands[0], glow.NCHW_TO_NHWC)
+    to_nhwc = glow.transpose(op.operands[0], glow.NCHW_TO_NHWC)
     Rewriter.insert_op(to_nhwc, InsertPoint.before(op))
     operands = [to_nhwc.result, *op.operands[1:]]
     if isinstance(op, glow.ConvolutionOp):
@@ -62,7 +56,7 @@ def _convert(op: Operation) -> None:
     result_type = glow.tensor(glow.to_nhwc(glow.shape_of(op.results[0])), op.results[0].type.element_type)
     converted = type(op).create(operands=operands, result_types=[result_type], attributes=dict(op.attributes),
                                 properties=dict(op.properties) | {"layout": StringAttr("NHWC")})
-    back = transpose(converted.results[0], glow.NHWC_TO_NCHW)
+    back = glow.transpose(converted.results[0], glow.NHWC_TO_NCHW)
     Rewriter.replace_op(op, [converted, back], [back.result])
 
 
@@ -103,7 +97,7 @@ class CancelTransposes(RewritePattern):
         if composed == tuple(range(len(composed))):
             rewriter.replace(op, [], [inner.input])
         else:
-            rewriter.replace(op, transpose(inner.input, composed))
+            rewriter.replace(op, glow.transpose(inner.input, composed))
 
 
 _ELEMENTWISE = (glow.ReluOp, glow.ClipOp, glow.SigmoidOp, glow.TanhOp, glow.LeakyReluOp, glow.QuantizeOp,
@@ -128,7 +122,7 @@ class SinkThroughElementwise(RewritePattern):
         moved = type(op).create(operands=[s.input for s in sources], attributes=dict(op.attributes),
                                 properties=dict(op.properties),
                                 result_types=[glow.tensor(inner_shape, op.results[0].type.element_type)])
-        rewriter.replace(op, [moved, back := transpose(moved.results[0], perm)], [back.result])
+        rewriter.replace(op, [moved, back := glow.transpose(moved.results[0], perm)], [back.result])
 
 
 class SinkThroughConcat(RewritePattern):
@@ -148,7 +142,7 @@ class SinkThroughConcat(RewritePattern):
         moved = glow.ConcatOp.create(operands=[s.input for s in sources], attributes=dict(op.attributes),
                                      properties=dict(op.properties) | {"axis": glow.IntegerAttr(axis, glow.i64)},
                                      result_types=[glow.tensor(shape, op.result.type.element_type)])
-        rewriter.replace(op, [moved, back := transpose(moved.result, perm)], [back.result])
+        rewriter.replace(op, [moved, back := glow.transpose(moved.result, perm)], [back.result])
 
 
 class AbsorbIntoFullyConnected(RewritePattern):

@@ -37,9 +37,7 @@ from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
 from glowmlir.quantization.profile import Profile, read_profile
-from glowmlir.quantization.rescaling import bias_scales
-
-NODE_NAME = "name"  # the importer's attribute naming an op after its ONNX node
+from glowmlir.quantization.rescaling import bias_scales, quantize_level
 
 GLOW_KINDS: dict[type, str] = {
     glow.ConvolutionOp: "Convolution", glow.FullyConnectedOp: "FullyConnected", glow.MaxPoolOp: "MaxPool",
@@ -60,7 +58,7 @@ def value_key(value: SSAValue) -> str | None:
     op = value.owner
     if isinstance(op, glow.PlaceholderOp):
         return f"{op.name_.data}:0"
-    name = op.attributes.get(NODE_NAME) if isinstance(op, Operation) else None
+    name = op.attributes.get(glow.NODE_NAME) if isinstance(op, Operation) else None
     return f"{name.data}:0" if name is not None else None
 
 
@@ -186,7 +184,7 @@ class _FunctionQuantizer:
                 continue
             convert = self.converter(op)
             if convert is None or not convert(self, op):
-                name = op.attributes.get(NODE_NAME)
+                name = op.attributes.get(glow.NODE_NAME)
                 if type(op) in GLOW_KINDS and not isinstance(op, _FOLLOW_INPUT):
                     self.skipped.append(name.data if name else op.name)
                 for index, operand in enumerate(op.operands):
@@ -221,9 +219,7 @@ def _convert_follow_input(q: _FunctionQuantizer, op: Operation) -> bool:
         return False
     element = op.operands[0].type.element_type
     if isinstance(op, glow.PadOp):
-        real = op.value.value.data
-        low, high = element.value_range
-        level = int(np.clip(np.rint(np.float32(real) / np.float32(element.scale) + element.offset), low, high))
+        level = quantize_level(op.value.value.data, element)
         op.properties["value"] = FloatAttr(float(level), f32)  # the pad value, in the quantized domain
     q.set_result(op, element)
     return True
@@ -341,7 +337,7 @@ def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None
         raise GlowError(f"-load-profile: \"{path}\" was made for another graph (graph hash mismatch; "
                         f"profile again with the same model and options)")
     for op in module.walk():
-        if isinstance(op, glow.PlaceholderOp) or (type(op) in GLOW_KINDS and NODE_NAME in op.attributes):
+        if isinstance(op, glow.PlaceholderOp) or (type(op) in GLOW_KINDS and glow.NODE_NAME in op.attributes):
             key = value_key(op.results[0])
             if key not in profile.entries and op.results[0].type.element_type == f32:
                 raise GlowError(f"-load-profile: \"{path}\" has no entry \"{key}\": it was made for another model")

@@ -116,9 +116,7 @@ def test_convnet_with_depthwise_residual_and_average_pooling(tmp_path, memory_fu
 def test_struct_layouts_match_the_c_declarations(tmp_path):
     """Our struct tables (what the constant region and the stack hold) against the C
     compiler's offsetof/sizeof of the documented declarations: host and Cortex-M ABIs."""
-    checks = []
-    for name, fields in cmsis_nn.INT32_STRUCTS.items():
-        checks += [(name, f, o) for f, o in cmsis_nn.struct_offsets(name, 4).items()]
+    compiled = 0
     for pointer_size, compiler, flags in ((8, "cc", []), (4, "arm-none-eabi-gcc", ["-mcpu=cortex-m7", "-mthumb"])):
         if shutil.which(compiler) is None:
             continue
@@ -132,7 +130,8 @@ def test_struct_layouts_match_the_c_declarations(tmp_path):
         result = subprocess.run([compiler, *flags, "-I", SUPPORT, "-c", str(source), "-o", str(tmp_path / "x.o")],
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
-    assert checks  # the int32 structs are the same on both ABIs
+        compiled += 1
+    assert compiled, "no C compiler to check the layouts with"
 
 
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")

@@ -444,7 +444,6 @@ def test_quantized_softmax_only_on_the_last_axis():
     """arm_softmax_s8 normalizes rows: a quantized softmax on another axis is invalid IR."""
     rng = np.random.default_rng(920)
     x = levels(rng, 2, 10, 3)
-    expected = np.moveaxis(ref.softmax_s8(np.moveaxis(x, 1, -1), 0.05), -1, 1)
     x_t, y_t = tensor(x.shape, q8(0.05, 0)), tensor(x.shape, q8(*ref.SOFTMAX_OUTPUT))
     body = f"""
   %x = glow.placeholder "x" : {x_t}
@@ -452,7 +451,6 @@ def test_quantized_softmax_only_on_the_last_axis():
   glow.save %y as "y" : {y_t}"""
     with pytest.raises(Exception, match="last axis"):
         run(body, {"x": x})
-    assert expected.shape == x.shape
 
 
 def test_softmax_probability_one():
