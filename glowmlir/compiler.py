@@ -27,7 +27,8 @@ from glowmlir import bundle as bundle_files
 from glowmlir.dialects import glowll
 from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
-from glowmlir.importers.onnx import ModelInput, import_onnx
+from glowmlir.importers import ImportOptions, import_model
+from glowmlir.importers.onnx import ModelInput
 from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
 from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
@@ -68,6 +69,11 @@ class CompileOptions:
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
+    tflite_float_inputs: bool = False
+    tflite_float_outputs: bool = False
+
+    def import_options(self) -> ImportOptions:
+        return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs)
 
 
 @dataclass
@@ -172,8 +178,9 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode)
 
 
-def compile(model: str, **options) -> Bundle:  # noqa: A001 - the API name users expect
-    """Compiles an ONNX model file; keyword options are the fields of `CompileOptions`."""
+def compile(model: str | Sequence[str], **options) -> Bundle:  # noqa: A001 - the API name users expect
+    """Compiles a model (ONNX or TFLite file, Caffe2 directory or net and weights pair);
+    keyword options are the fields of `CompileOptions`."""
     if options.get("bundle_api", "static") not in ("static", "dynamic"):
         raise GlowError(f"-bundle-api=\"{options['bundle_api']}\": expected static or dynamic")
     compile_options = CompileOptions(**options)
@@ -182,6 +189,6 @@ def compile(model: str, **options) -> Bundle:  # noqa: A001 - the API name users
     if name is not None and not name:
         raise GlowError("-network-name must not be empty")
     name = legalize_name(name) if name else None
-    module = import_onnx(model, compile_options.model_inputs, compile_options.symbols, name)
+    module = import_model(model, compile_options.import_options(), name)
     timings = {"import": time.perf_counter() - start}
     return compile_module(module, compile_options, timings=timings)

@@ -22,7 +22,8 @@ from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis", "use-hifi4")
+BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis", "use-hifi4",
+                   "tflite-float-inputs", "tflite-float-outputs")
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
@@ -60,7 +61,8 @@ def _calibration(value: str) -> str:
 
 @app.command()
 def compile_command(
-    model: Annotated[str, typer.Option("--model", "-m", help="ONNX model (.onnx or .onnxtxt)")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="ONNX (.onnx, .onnxtxt) or TFLite (.tflite) file, "
+                                             "or Caffe2 directory (or net and weights: -model twice)")],
     emit_bundle: Annotated[str, typer.Option("--emit-bundle", help="output directory of the bundle")],
     backend: Annotated[str, typer.Option("--backend", help="CPU (LLVM bundles)")] = "CPU",
     network_name: Annotated[Optional[str], typer.Option("--network-name", help="bundle name (default: model file name)")] = None,
@@ -104,9 +106,14 @@ def compile_command(
                                                       help="quantized inputs/outputs")] = "false",
     assert_all_nodes_quantized: Annotated[str, typer.Option("--assert-all-nodes-quantized",
                                                             help="fail if a node stays float")] = "false",
+    tflite_float_inputs: Annotated[str, typer.Option("--tflite-float-inputs",
+                                                     help="float inputs for a quantized TFLite model")] = "false",
+    tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
+                                                      help="float outputs for a quantized TFLite model")] = "false",
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
+    from glowmlir.importers import model_format
     from glowmlir.importers.onnx import ModelInput, parse_define_symbol
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
@@ -124,6 +131,8 @@ def compile_command(
         keep_llvm_ir=dump_llvm_ir,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
         memory_fusion=parse_bool("memory-fusion", memory_fusion),
+        tflite_float_inputs=parse_bool("tflite-float-inputs", tflite_float_inputs),
+        tflite_float_outputs=parse_bool("tflite-float-outputs", tflite_float_outputs),
     )
     quantization_flags = {"enable-channelwise": enable_channelwise, "convert-placeholders": convert_placeholders,
                           "assert-all-nodes-quantized": assert_all_nodes_quantized}
@@ -142,7 +151,7 @@ def compile_command(
     if len(libraries) > 1:
         raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
     for option, library in libraries:
-        if load_profile is None:
+        if load_profile is None and model_format(model) != "tflite":  # a TFLite model may be int8 already
             raise GlowError(f"-{option} needs a quantized model (-load-profile): the library's functions are int8")
         options["kernel_library"] = library
     if board is not None:

@@ -44,15 +44,16 @@ class GlowOptMain(xDSLOptMain):
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
 
-        def parse_onnx(_: IO[bytes]) -> ModuleOp:
-            from glowmlir.importers.onnx import ModelInput, import_onnx, parse_define_symbol
+        def parse_model(_: IO[bytes]) -> ModuleOp:
+            from glowmlir.importers import ImportOptions, import_model
+            from glowmlir.importers.onnx import ModelInput, parse_define_symbol
 
             inputs = [ModelInput.parse(spec) for spec in self.args.model_input]
             symbols = dict(parse_define_symbol(spec) for spec in self.args.onnx_define_symbol)
-            return import_onnx(self.args.input_file, inputs, symbols)
+            return import_model(self.args.input_file, ImportOptions(inputs, symbols))
 
-        self.available_frontends["onnx"] = parse_onnx
-        self.available_frontends["onnxtxt"] = parse_onnx
+        for extension in ("onnx", "onnxtxt", "tflite"):
+            self.available_frontends[extension] = parse_model
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)

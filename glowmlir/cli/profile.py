@@ -30,7 +30,8 @@ def _is_array(entry: str) -> bool:
 
 @app.command()
 def profile_command(
-    model: Annotated[str, typer.Option("--model", "-m", help="ONNX model (.onnx or .onnxtxt)")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="ONNX (.onnx, .onnxtxt) or TFLite (.tflite) file, "
+                                             "or Caffe2 directory (or net and weights: -model twice)")],
     dump_profile: Annotated[str, typer.Option("--dump-profile", help="profile file to write (YAML)")],
     inputs: Annotated[Optional[list[str]], typer.Argument(help="[name=]image|dir|file.npy|file.npz")] = None,
     input_dataset: Annotated[Optional[list[str]], typer.Option(

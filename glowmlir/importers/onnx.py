@@ -270,21 +270,32 @@ class OnnxImporter:
 def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str, int] | None = None,
                 name: str | None = None) -> ModuleOp:
     """Load, check, shape and import an ONNX model file into a module holding one `glow.function`."""
-    model = load_onnx_model(path)
+    network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
+    return import_onnx_model(load_onnx_model(path), network, f"\"{path}\"", inputs, symbols)
+
+
+def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs: Sequence[ModelInput] = (),
+                      symbols: dict[str, int] | None = None) -> ModuleOp:
+    """Check, shape and import an in-memory ONNX model (the Caffe2 importer builds one);
+    `source` names the model in errors."""
     try:
         onnx.checker.check_model(model)
         _apply_input_settings(model, inputs, symbols or {})
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         first_line = str(error).strip().splitlines()[0]
-        raise GlowError(f"\"{path}\" fails onnx's checks: {first_line}") from None
-    network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
+        raise GlowError(f"{source} fails onnx's checks: {first_line}") from None
     module = OnnxImporter(model, inputs).run(network)
+    verify_imported(module, source)
+    return module
+
+
+def verify_imported(module: ModuleOp, source: str) -> None:
+    """Every importer ends here: a shape rule the importer did not foresee is a one-line error."""
     try:
         module.verify()
-    except VerifyException as error:  # a shape rule the importer did not foresee
-        raise GlowError(f"\"{path}\": the imported graph does not verify: {str(error).splitlines()[0]}") from None
-    return module
+    except VerifyException as error:
+        raise GlowError(f"{source}: the imported graph does not verify: {str(error).splitlines()[0]}") from None
 
 
 # ----------------------------------------------------------------------------- node importers
