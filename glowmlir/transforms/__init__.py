@@ -26,12 +26,14 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.graph import FuseActivations, FuseConvPool, FuseResidualAdd
     from glowmlir.transforms.schedule import ScheduleForMemory
 
-    passes = [*pre_quantization_passes(), *quantization, FuseActivations()]
+    from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
+
+    # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
+    # stand between a convolution and its activation or pool.
+    passes = [*pre_quantization_passes(), *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         passes += [FuseConvPool(), FuseResidualAdd()]
     if kernel_library is not None:
-        from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
-
         passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 

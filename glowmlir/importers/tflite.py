@@ -1,0 +1,734 @@
+"""TFLite importer: a `.tflite` flatbuffer becomes a `glow.function` (Glow's TFLiteModelLoader).
+
+The file is read with the `tflite` package (the generated flatbuffer accessors of TFLite's
+schema). Float models import as float graphs. Int8 models keep the file's own quantization:
+every tensor's scale and zero point become its `!quant.uniform` element type, so no profile
+is needed, and ops with integer kernels (Conv2D, DepthwiseConv2D, FullyConnected with a
+per-tensor filter, the pools, Add, Mul, the ReLUs, Concatenation, Softmax, and the data
+movement ops) are built quantized. Any other op runs in float between a `glow.dequantize`
+of its inputs and a `glow.quantize` of its outputs. UINT8 tensors become INT8 ones with
+the zero point moved by -128 (Glow's default `-tflite-uint8-to-int8`).
+
+TFLite is NHWC; Glow's Convolution and pools are NCHW. Each becomes its NCHW form between a
+transpose in and a transpose out, and the importer remembers the NCHW value behind every
+transposed one, so a chain of convolutions, pools, pads, activations and concatenations
+transposes only at its ends (Glow's loader leaves that to its graph optimizer).
+
+Quantized graph inputs and outputs stay quantized (the header gives their scale and
+offset) unless `-tflite-float-inputs` / `-tflite-float-outputs` ask for float ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import tflite
+from xdsl.dialects.builtin import Attribute, IntegerAttr, ModuleOp, StringAttr, f32, i8, i32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from glowmlir.dialects import glow
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, retype
+from glowmlir.dialects.weights import dense_from_array
+from glowmlir.errors import GlowError
+from glowmlir.importers.onnx import verify_imported
+from glowmlir.names import UniqueNames
+from glowmlir.quantization.rescaling import bias_scales
+
+def quantized_element(element: Attribute) -> bool:
+    return isinstance(element, UniformQuantizedType)
+
+
+OPERATOR_NAMES = {value: name for name, value in vars(tflite.BuiltinOperator).items() if name.isupper()}
+TENSOR_TYPES = {value: name for name, value in vars(tflite.TensorType).items() if name.isupper()}
+_NUMPY_TYPES = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
+                "INT64": np.int64, "INT8": np.int8, "INT16": np.int16, "BOOL": np.bool_}
+
+TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+NHWC_AXIS_IN_NCHW = (0, 2, 3, 1)
+"""Where each NHWC dimension sits in the NCHW form."""
+
+FUSED_ACTIVATIONS = {0: None, 1: ("relu", 0.0, None), 2: ("clip", -1.0, 1.0), 3: ("clip", 0.0, 6.0)}
+"""TFLite's ActivationFunctionType: NONE, RELU, RELU_N1_TO_1, RELU6 (TANH and SIGN_BIT are not supported)."""
+
+
+# ----------------------------------------------------------------------------- tensors
+
+
+@dataclass
+class TensorInfo:
+    """One TFLite tensor: its shape, element type (f32 or quantized) and, for a constant, its data."""
+
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    type_name: str
+    element: Attribute
+    data: np.ndarray | None
+
+    @property
+    def quantized(self) -> bool:
+        return quantized_element(self.element)
+
+    def float_data(self) -> np.ndarray:
+        """A constant's real values (dequantized if it is quantized)."""
+        if not self.quantized:
+            return self.data.astype(np.float32)
+        element = self.element
+        axis = element.axis.data if element.per_channel else 0
+        shape = [1] * self.data.ndim
+        if element.per_channel:
+            shape[axis] = -1
+        scales, offsets = element.scale_array().reshape(shape), element.offset_array().reshape(shape)
+        return ((self.data.astype(np.float32) - offsets) * scales).astype(np.float32)
+
+
+def _element_type(tensor, type_name: str, where: str) -> Attribute:
+    quantization = tensor.Quantization()
+    scales = quantization.ScaleAsNumpy() if quantization is not None and quantization.ScaleLength() else None
+    if scales is None:
+        return f32 if type_name in ("FLOAT32", "FLOAT16") else {"INT32": i32, "INT64": i64}.get(type_name, i8)
+    if type_name not in ("INT8", "UINT8", "INT32"):
+        raise GlowError(f"{where}: quantized type {type_name} is not supported (INT8, UINT8 and INT32 biases)")
+    offsets = (quantization.ZeroPointAsNumpy() if quantization.ZeroPointLength() else np.zeros_like(scales)).astype(int)
+    if type_name == "UINT8":
+        offsets = offsets - 128
+    storage = i32 if type_name == "INT32" else i8
+    if len(scales) == 1:
+        return UniformQuantizedType(storage, float(scales[0]), int(offsets[0]))
+    return UniformQuantizedType(storage, [float(s) for s in scales], [int(o) for o in offsets],
+                                quantization.QuantizedDimension())
+
+
+def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+    buffer = model.Buffers(tensor.Buffer())
+    if buffer is None:
+        return None
+    if buffer.Offset() > 1:  # a model over 2 GB keeps its data after the flatbuffer
+        data = np.frombuffer(raw, np.uint8, buffer.Size(), buffer.Offset())
+    elif buffer.DataLength():
+        data = buffer.DataAsNumpy()
+    else:
+        return None
+    array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name]).reshape(shape)
+    if type_name == "UINT8":
+        return (array.astype(np.int16) - 128).astype(np.int8)
+    return array.astype(np.float32) if type_name == "FLOAT16" else array
+
+
+def load_tflite_model(path: str):
+    """The flatbuffer's root `Model` and the file's bytes; errors name the file."""
+    if not os.path.isfile(path):
+        raise GlowError(f"-model: file \"{path}\" not found")
+    with open(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 8 or raw[4:8] != b"TFL3":
+        raise GlowError(f"-model: \"{path}\" is not a TFLite model (no TFL3 identifier)")
+    try:
+        model = tflite.Model.GetRootAsModel(raw, 0)
+        if model.SubgraphsLength() < 1:
+            raise ValueError("no subgraph")
+    except Exception as error:  # a damaged flatbuffer raises several unrelated types
+        raise GlowError(f"-model: \"{path}\" is not a readable TFLite model ({type(error).__name__})") from None
+    return model, raw
+
+
+# ----------------------------------------------------------------------------- the importer
+
+OperatorImporter = Callable[["TFLiteImporter", object], list[SSAValue]]
+
+
+@dataclass(frozen=True)
+class OperatorRule:
+    build: OperatorImporter
+    int8: Callable[["TFLiteImporter", object], bool] | bool  # whether it runs quantized when its tensors are
+
+
+_OPERATORS: dict[str, OperatorRule] = {}
+
+
+def operator(*names: str, int8: Callable | bool = False):
+    """Registers the function that imports TFLite operators `names`; `int8` says when a
+    quantized operator keeps integer types (else it runs in float between conversions)."""
+
+    def register(build: OperatorImporter) -> OperatorImporter:
+        for name in names:
+            _OPERATORS[name] = OperatorRule(build, int8)
+        return build
+
+    return register
+
+
+class TFLiteImporter:
+    """Walks the main subgraph's operators in order, building one `glow.function`."""
+
+    def __init__(self, model, raw: bytes, path: str, float_inputs: bool, float_outputs: bool):
+        self.model, self.path = model, path
+        self.graph = model.Subgraphs(0)
+        self.float_inputs, self.float_outputs = float_inputs, float_outputs
+        self.tensors = [self._tensor_info(raw, i) for i in range(self.graph.TensorsLength())]
+        self.block = Block()
+        self.names = UniqueNames()
+        self.values: dict[int, SSAValue] = {}
+        self.nchw_of: dict[SSAValue, SSAValue] = {}
+        self.dequantized: dict[SSAValue, SSAValue] = {}
+        self.op = None
+        self.op_index = -1
+        self.in_float = False  # importing a quantized operator in float
+
+    def _tensor_info(self, raw: bytes, index: int) -> TensorInfo:
+        tensor = self.graph.Tensors(index)
+        name = tensor.Name().decode() if tensor.Name() else f"tensor_{index}"
+        type_name = TENSOR_TYPES.get(tensor.Type(), str(tensor.Type()))
+        shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+        if type_name not in _NUMPY_TYPES:
+            raise GlowError(f"\"{self.path}\": tensor \"{name}\" has the unsupported type {type_name}")
+        element = _element_type(tensor, type_name, f"tensor \"{name}\"")
+        return TensorInfo(index, name, shape, type_name, element, _tensor_data(self.model, raw, tensor, type_name, shape))
+
+    # ----------------------------------------------------------------- building
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def error(self, message: str) -> GlowError:
+        name = self.operator_name(self.op) if self.op is not None else ""
+        output = self.tensors[self.op.Outputs(0)].name if self.op is not None and self.op.OutputsLength() else ""
+        return GlowError(f"TFLite operator {self.op_index} ({name}, output \"{output}\"): {message}")
+
+    def info(self, position: int) -> TensorInfo | None:
+        """The operator's input at `position` (None: an omitted optional input)."""
+        if position >= self.op.InputsLength() or self.op.Inputs(position) < 0:
+            return None
+        return self.tensors[self.op.Inputs(position)]
+
+    def output_info(self, position: int = 0) -> TensorInfo:
+        return self.tensors[self.op.Outputs(position)]
+
+    def constant_data(self, position: int, what: str) -> np.ndarray:
+        """A compile-time input: its values (real values when quantized)."""
+        info = self.info(position)
+        if info is None or info.data is None:
+            raise self.error(f"the {what} must be a constant")
+        return info.float_data() if info.quantized else info.data
+
+    def constant_value(self, info: TensorInfo, data: np.ndarray | None = None, element: Attribute | None = None,
+                       shape: Sequence[int] | None = None) -> SSAValue:
+        """A `glow.constant` of a tensor's data (or of `data`, e.g. permuted), in its element type."""
+        data = info.data if data is None else data
+        element = element or info.element
+        if self.in_float and quantized_element(element):
+            data, element = info.float_data(), f32
+        if not quantized_element(element):
+            if element != f32:
+                raise self.error(f"tensor \"{info.name}\" of type {info.type_name} is used in float computation")
+            data = data.astype(np.float32)
+        op = glow.ConstantOp(self.names(info.name), dense_from_array(data))
+        if quantized_element(element):
+            retype(op.result, glow.tensor(data.shape if shape is None else shape, element))
+        return self.add(op)
+
+    def input(self, position: int) -> SSAValue:
+        """The value of an operator input, dequantized when the operator runs in float."""
+        info = self.info(position)
+        if info.index not in self.values:
+            if info.data is None:
+                raise self.error(f"input \"{info.name}\" is neither computed before nor a constant")
+            self.values[info.index] = self.constant_value(info)
+        value = self.values[info.index]
+        if self.in_float and is_quantized(value.type):
+            return self.dequantize(value)
+        return value
+
+    def dequantize(self, value: SSAValue) -> SSAValue:
+        if value not in self.dequantized:
+            self.dequantized[value] = self.add(glow.DequantizeOp.create(
+                operands=[value], result_types=[glow.tensor(glow.shape_of(value))]))
+            if value in self.nchw_of:
+                self.nchw_of[self.dequantized[value]] = self.dequantize(self.nchw_of[value])
+        return self.dequantized[value]
+
+    def output_element(self, position: int = 0) -> Attribute:
+        return f32 if self.in_float else self.output_info(position).element
+
+    def output_type(self, shape: Sequence[int] | None = None, position: int = 0) -> glow.TensorType:
+        info = self.output_info(position)
+        return glow.tensor(info.shape if shape is None else shape, self.output_element(position))
+
+    def converted(self, value: SSAValue, element: Attribute) -> SSAValue:
+        """`value` in `element`: unchanged, rescaled, quantized or dequantized."""
+        if value.type.element_type == element:
+            return value
+        shape = glow.shape_of(value)
+        if not quantized_element(element):
+            return self.dequantize(value)
+        conversion = glow.RescaleQuantizedOp if is_quantized(value.type) else glow.QuantizeOp
+        result = self.add(conversion.create(operands=[value], result_types=[glow.tensor(shape, element)]))
+        if value in self.nchw_of:
+            self.nchw_of[result] = self.converted(self.nchw_of[value], element)
+        return result
+
+    # ----------------------------------------------------------------- layout
+
+    def nchw(self, value: SSAValue) -> SSAValue:
+        """The NCHW form of a 4-D NHWC value (the one it was transposed from, if any)."""
+        if value not in self.nchw_of:
+            self.nchw_of[value] = self.add(glow.transpose(value, TO_NCHW))
+        return self.nchw_of[value]
+
+    def from_nchw(self, value: SSAValue) -> SSAValue:
+        """The NHWC form of an NCHW result (remembering where it came from)."""
+        nhwc = self.add(glow.transpose(value, TO_NHWC))
+        self.nchw_of[nhwc] = value
+        return nhwc
+
+    def has_nchw(self, value: SSAValue) -> bool:
+        return value in self.nchw_of
+
+    # ----------------------------------------------------------------- the walk
+
+    def operator_name(self, op) -> str:
+        code = self.model.OperatorCodes(op.OpcodeIndex())
+        number = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if number == tflite.BuiltinOperator.CUSTOM:
+            return f"CUSTOM:{code.CustomCode().decode() if code.CustomCode() else '?'}"
+        return OPERATOR_NAMES.get(number, str(number))
+
+    def run(self, network: str, model_inputs: Sequence) -> ModuleOp:
+        graph = self.graph
+        inputs = [self.tensors[graph.Inputs(i)] for i in range(graph.InputsLength())]
+        outputs = [self.tensors[graph.Outputs(i)] for i in range(graph.OutputsLength())]
+        _check_model_inputs(inputs, model_inputs)
+        output_names = {info.index: self.names(info.name) for info in outputs}
+        for info in inputs:
+            self.values[info.index] = self.placeholder(info)
+        for index in range(graph.OperatorsLength()):
+            self.op, self.op_index = graph.Operators(index), index
+            self.import_operator()
+        self.op = None
+        for info in outputs:
+            if info.index not in self.values:
+                raise GlowError(f"\"{self.path}\": output \"{info.name}\" is not computed by any operator")
+            value = self.values[info.index]
+            if self.float_outputs and is_quantized(value.type):
+                value = self.dequantize(value)
+            self.add(glow.SaveOp(value, output_names[info.index]))
+        return ModuleOp([glow.FunctionOp(network, Region(self.block))])
+
+    def placeholder(self, info: TensorInfo) -> SSAValue:
+        if info.element != f32 and not info.quantized:
+            raise GlowError(f"input \"{info.name}\": element type {info.type_name} is not supported "
+                            f"(float or quantized int8 only)")
+        if info.quantized and self.float_inputs:
+            value = self.add(glow.PlaceholderOp(self.names(info.name), glow.tensor(info.shape)))
+            return self.converted(value, info.element)
+        return self.add(glow.PlaceholderOp(self.names(info.name), glow.tensor(info.shape, info.element)))
+
+    def import_operator(self) -> None:
+        name = self.operator_name(self.op)
+        rule = _OPERATORS.get(name)
+        if rule is None:
+            raise self.error(f"unsupported operator \"{name}\"")
+        infos = [self.info(i) for i in range(self.op.InputsLength())] + \
+                [self.output_info(i) for i in range(self.op.OutputsLength())]
+        quantized = any(info is not None and info.quantized for info in infos)
+        self.in_float = quantized and not (rule.int8 if isinstance(rule.int8, bool) else rule.int8(self, self.op))
+        results = rule.build(self, self.op)
+        self.in_float = False
+        for position, value in enumerate(results):
+            info = self.output_info(position)
+            value = self.converted(value, info.element)
+            op = (self.nchw_of[value] if value in self.nchw_of else value).owner  # the compute op, not its transpose
+            if isinstance(op, Operation) and not isinstance(op, glow.PlaceholderOp | glow.ConstantOp) \
+                    and glow.NODE_NAME not in op.attributes:
+                op.attributes[glow.NODE_NAME] = StringAttr(self.names(info.name))
+            self.values[info.index] = value
+
+    def options(self, table_class):
+        """The operator's builtin options as `table_class` (e.g. tflite.Conv2DOptions)."""
+        table = self.op.BuiltinOptions()
+        options = table_class()
+        if table is None:
+            raise self.error(f"missing {table_class.__name__}")
+        options.Init(table.Bytes, table.Pos)
+        return options
+
+
+def _check_model_inputs(inputs: Sequence[TensorInfo], model_inputs: Sequence) -> None:
+    """`-model-input` for TFLite may only restate an input (Glow: the shape must match the model's)."""
+    by_name = {info.name: info for info in inputs}
+    for spec in model_inputs:
+        info = by_name.get(spec.name)
+        if info is None:
+            raise GlowError(f"-model-input: the model has no input \"{spec.name}\" (inputs: {', '.join(by_name)})")
+        if tuple(spec.shape) != info.shape:
+            raise GlowError(f"-model-input: input \"{spec.name}\" has shape {list(info.shape)} in the model, "
+                            f"not {list(spec.shape)}")
+
+
+def import_tflite(path: str, options, network: str) -> ModuleOp:
+    """Load and import a TFLite model file (`options`: an `importers.ImportOptions`)."""
+    model, raw = load_tflite_model(path)
+    importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs)
+    module = importer.run(network, options.model_inputs)
+    verify_imported(module, f"\"{path}\"")
+    return module
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _same_padding(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """TFLite's SAME padding: output ceil(size / stride), the extra row or column at the end."""
+    effective = (kernel - 1) * dilation + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + effective - size, 0)
+    return total // 2, total - total // 2
+
+
+def _window_pads(importer: TFLiteImporter, padding: int, spatial: Sequence[int], kernel: Sequence[int],
+                 strides: Sequence[int], dilations: Sequence[int] = (1, 1)) -> list[int]:
+    """Glow's pads (top, left, bottom, right) of a TFLite SAME or VALID window."""
+    if padding == tflite.Padding.VALID:
+        return [0, 0, 0, 0]
+    if padding != tflite.Padding.SAME:
+        raise importer.error(f"padding {padding} is not supported")
+    (top, bottom), (left, right) = (_same_padding(s, k, st, d) for s, k, st, d in zip(spatial, kernel, strides, dilations))
+    return [top, left, bottom, right]
+
+
+def _fused_activation(importer: TFLiteImporter, code: int) -> dict:
+    """The properties of a fused activation (empty for NONE)."""
+    if code not in FUSED_ACTIVATIONS:
+        raise importer.error(f"fused activation {code} (TANH or SIGN_BIT) is not supported")
+    activation = FUSED_ACTIVATIONS[code]
+    if activation is None:
+        return {}
+    kind, low, high = activation
+    if kind == "relu":
+        return {"activation": StringAttr("relu")}
+    return {"activation": StringAttr("clip"), "clip_min": glow.f32_attr(low), "clip_max": glow.f32_attr(high)}
+
+
+def _apply_activation(importer: TFLiteImporter, value: SSAValue, code: int) -> SSAValue:
+    """A fused activation of an op that has none of its own, as a separate Relu or Clip."""
+    properties = _fused_activation(importer, code)
+    if not properties:
+        return value
+    if properties["activation"].data == "relu":
+        op = glow.ReluOp.create(operands=[value], result_types=[value.type])
+    else:
+        op = glow.ClipOp.create(operands=[value], result_types=[value.type],
+                                properties={"min": properties["clip_min"], "max": properties["clip_max"]})
+    return _layout_preserving(importer, value, op)
+
+
+def _layout_preserving(importer: TFLiteImporter, value: SSAValue, op: Operation) -> SSAValue:
+    """Adds an elementwise op of `value`; it runs on the NCHW form when `value` has one."""
+    if importer.has_nchw(value):
+        nchw = importer.nchw(value)
+        retype(op.results[0], glow.tensor(glow.shape_of(nchw), op.results[0].type.element_type))
+        op.operands[0] = nchw
+        return importer.from_nchw(importer.add(op))
+    return importer.add(op)
+
+
+def _weights(importer: TFLiteImporter, position: int, perm: Sequence[int], what: str) -> SSAValue:
+    """A constant filter or weight matrix, permuted (a per-channel axis moves with it)."""
+    info = importer.info(position)
+    if info is None or info.data is None:
+        raise importer.error(f"the {what} must be a constant")
+    data = np.ascontiguousarray(np.transpose(info.data, perm))
+    element = info.element
+    if quantized_element(element) and element.per_channel:
+        element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
+                                       element.offset_array().tolist(), list(perm).index(element.axis.data))
+    return importer.constant_value(TensorInfo(info.index, info.name, data.shape, info.type_name, element, data))
+
+
+def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, weights: SSAValue) -> SSAValue:
+    """The bias (zeros if omitted); quantized, its scale is input scale x weight scale, as TFLite adds it."""
+    info = importer.info(position)
+    quantized = is_quantized(weights.type)
+    if info is None:
+        data = np.zeros(channels, np.int32 if quantized else np.float32)
+        info = TensorInfo(-1, "bias", (channels,), "INT32" if quantized else "FLOAT32", f32, data)
+    elif info.data is None:
+        raise importer.error("the bias must be a constant")
+    if not quantized:
+        return importer.constant_value(TensorInfo(info.index, info.name, info.shape, info.type_name, info.element,
+                                                  info.float_data() if info.quantized else info.data))
+    weight_type = weights.type.element_type
+    scales = bias_scales(x.type.element_type, weight_type)
+    element = (UniformQuantizedType(i32, scales.tolist(), [0] * scales.size, 0) if weight_type.per_channel
+               else UniformQuantizedType(i32, float(scales[0]), 0))
+    return importer.constant_value(info, info.data.astype(np.int32), element)
+
+
+def _per_tensor_weights(position: int):
+    """int8 predicate: the kernel wants one scale for the weights at `position`."""
+    return lambda importer, op: not (importer.info(position).quantized and importer.info(position).element.per_channel)
+
+
+# ----------------------------------------------------------------------------- operators
+
+
+def _convolution(importer: TFLiteImporter, options, filter_perm: Sequence[int], group_of: Callable[[int, int], int]):
+    x = importer.nchw(importer.input(0))
+    n, c, h, w = glow.shape_of(x)
+    weights = _weights(importer, 1, filter_perm, "filter")
+    o, _, kh, kw = glow.shape_of(weights)
+    strides, dilations = [options.StrideH(), options.StrideW()], [options.DilationHFactor(), options.DilationWFactor()]
+    pads = _window_pads(importer, options.Padding(), (h, w), (kh, kw), strides, dilations)
+    group = group_of(c, glow.shape_of(weights)[1])
+    bias = _bias(importer, 2, o, x, weights)
+    properties = {"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
+                  "group": IntegerAttr(group, i64)} | _fused_activation(importer, options.FusedActivationFunction())
+    shape = glow.ConvolutionOp.shape_rule((n, c, h, w), glow.shape_of(weights), strides, pads, dilations, group)
+    op = glow.ConvolutionOp.create(operands=[x, weights, bias], properties=properties,
+                                   result_types=[glow.tensor(shape, importer.output_element())])
+    return [importer.from_nchw(importer.add(op))]
+
+
+@operator("CONV_2D", int8=True)
+def _conv_2d(importer: TFLiteImporter, op):
+    def group(channels: int, filter_channels: int) -> int:
+        if channels % filter_channels:
+            raise importer.error(f"filter depth {filter_channels} does not divide the {channels} input channels")
+        return channels // filter_channels
+
+    return _convolution(importer, importer.options(tflite.Conv2DOptions), (0, 3, 1, 2), group)
+
+
+@operator("DEPTHWISE_CONV_2D", int8=True)
+def _depthwise_conv_2d(importer: TFLiteImporter, op):
+    # Filter [1, KH, KW, C x M] -> [C x M, 1, KH, KW]: one group per input channel.
+    return _convolution(importer, importer.options(tflite.DepthwiseConv2DOptions), (3, 0, 1, 2),
+                        lambda channels, _: channels)
+
+
+@operator("FULLY_CONNECTED", int8=_per_tensor_weights(1))
+def _fully_connected(importer: TFLiteImporter, op):
+    options = importer.options(tflite.FullyConnectedOptions)
+    if options.WeightsFormat() != 0:
+        raise importer.error("shuffled weights are not supported")
+    x = importer.input(0)
+    weights = _weights(importer, 1, (1, 0), "weight matrix")  # [O, I] -> [I, O]
+    depth, units = glow.shape_of(weights)
+    rows = int(np.prod(glow.shape_of(x))) // depth
+    flat = _reshaped(importer, x, (rows, depth))
+    bias = _bias(importer, 2, units, x, weights)
+    fc = glow.FullyConnectedOp.create(operands=[flat, weights, bias],
+                                      result_types=[glow.tensor((rows, units), importer.output_element())],
+                                      properties=_fused_activation(importer, options.FusedActivationFunction()))
+    result = importer.add(fc)
+    return [_reshaped(importer, result, importer.output_info().shape)]
+
+
+def _reshaped(importer: TFLiteImporter, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if glow.shape_of(value) == tuple(shape):
+        return value
+    return importer.add(glow.ReshapeOp.create(operands=[value], result_types=[glow.tensor(shape, value.type.element_type)]))
+
+
+@operator("MAX_POOL_2D", "AVERAGE_POOL_2D", int8=True)
+def _pool(importer: TFLiteImporter, op):
+    options = importer.options(tflite.Pool2DOptions)
+    x = importer.nchw(importer.input(0))
+    kernel, strides = [options.FilterHeight(), options.FilterWidth()], [options.StrideH(), options.StrideW()]
+    pads = _window_pads(importer, options.Padding(), glow.shape_of(x)[2:], kernel, strides)
+    maximum = importer.operator_name(op) == "MAX_POOL_2D"
+    pooled = _pool_nchw(importer, x, glow.MaxPoolOp if maximum else glow.AvgPoolOp, kernel, strides, pads)
+    return [_apply_activation(importer, importer.from_nchw(pooled), options.FusedActivationFunction())]
+
+
+def _pool_nchw(importer: TFLiteImporter, x: SSAValue, op_type, kernel, strides, pads) -> SSAValue:
+    """A pool of an NCHW value; it keeps its input's type (TFLite's rule for int8 pools)."""
+    n, c, h, w = glow.shape_of(x)
+    shape = (n, c, glow.pooled_size(h, kernel[0], strides[0], pads[0], pads[2]),
+             glow.pooled_size(w, kernel[1], strides[1], pads[1], pads[3]))
+    properties = {"kernel": glow.ints(kernel), "strides": glow.ints(strides), "pads": glow.ints(pads)}
+    return importer.add(op_type.create(operands=[x], result_types=[glow.tensor(shape, x.type.element_type)],
+                                       properties=properties))
+
+
+_BINARY = {"ADD": glow.AddOp, "SUB": glow.SubOp, "MUL": glow.MulOp, "DIV": glow.DivOp,
+           "MAXIMUM": glow.MaxOp, "MINIMUM": glow.MinOp}
+_BINARY_OPTIONS = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions, "MUL": tflite.MulOptions, "DIV": tflite.DivOptions}
+
+
+@operator(*_BINARY, int8=lambda importer, op: importer.operator_name(op) in ("ADD", "MUL"))
+def _binary(importer: TFLiteImporter, op):
+    name = importer.operator_name(op)
+    lhs, rhs = importer.input(0), importer.input(1)
+    activation = importer.options(_BINARY_OPTIONS[name]).FusedActivationFunction() if name in _BINARY_OPTIONS else 0
+    element = importer.output_element()
+    if importer.has_nchw(lhs) and importer.has_nchw(rhs) and glow.shape_of(lhs) == glow.shape_of(rhs):
+        a, b = importer.nchw(lhs), importer.nchw(rhs)
+        result = importer.add(_BINARY[name].create(operands=[a, b], result_types=[glow.tensor(glow.shape_of(a), element)]))
+        result = importer.from_nchw(result)
+    else:
+        shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
+        result = importer.add(_BINARY[name].create(operands=[lhs, rhs], result_types=[glow.tensor(shape, element)]))
+    return [_apply_activation(importer, result, activation)]
+
+
+_UNARY = {"RELU": glow.ReluOp, "LOGISTIC": glow.SigmoidOp, "TANH": glow.TanhOp, "HARD_SWISH": glow.HardSwishOp,
+          "EXP": glow.ExpOp, "ABS": glow.AbsOp, "NEG": glow.NegOp, "SQRT": glow.SqrtOp, "LOG": glow.LogOp}
+_CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
+
+
+@operator(*_UNARY, *_CLIPS, "LEAKY_RELU", "RSQRT", int8=lambda importer, op: importer.operator_name(op) in ("RELU", *_CLIPS))
+def _elementwise_unary(importer: TFLiteImporter, op):
+    name = importer.operator_name(op)
+    x = importer.input(0)
+    result_type = glow.tensor(glow.shape_of(x), importer.output_element())
+    if name in _CLIPS:
+        low, high = _CLIPS[name]
+        unary = glow.ClipOp.create(operands=[x], result_types=[result_type],
+                                   properties={"min": glow.f32_attr(low), "max": glow.f32_attr(high)})
+    elif name == "LEAKY_RELU":
+        alpha = importer.options(tflite.LeakyReluOptions).Alpha()
+        unary = glow.LeakyReluOp.create(operands=[x], result_types=[result_type], properties={"alpha": glow.f32_attr(alpha)})
+    elif name == "RSQRT":
+        root = _layout_preserving(importer, x, glow.SqrtOp.create(operands=[x], result_types=[result_type]))
+        return [_layout_preserving(importer, root, glow.ReciprocalOp.create(operands=[root], result_types=[result_type]))]
+    else:
+        unary = _UNARY[name].create(operands=[x], result_types=[result_type])
+    return [_layout_preserving(importer, x, unary)]
+
+
+@operator("PRELU")
+def _prelu(importer: TFLiteImporter, op):
+    x, slope = importer.input(0), importer.input(1)
+    shape = glow.broadcast_shapes(glow.shape_of(x), glow.shape_of(slope))
+    return [importer.add(glow.PReluOp.create(operands=[x, slope], result_types=[glow.tensor(shape)]))]
+
+
+def _softmax_int8(importer: TFLiteImporter, op) -> bool:
+    output = importer.output_info().element
+    return (importer.operator_name(op) == "SOFTMAX" and importer.options(tflite.SoftmaxOptions).Beta() == 1.0
+            and quantized_element(output) and not output.per_channel and (output.scale, output.offset) == (1 / 256, -128))
+
+
+@operator("SOFTMAX", "LOG_SOFTMAX", int8=_softmax_int8)
+def _softmax(importer: TFLiteImporter, op):
+    x = importer.input(0)
+    properties = {"axis": IntegerAttr(len(glow.shape_of(x)) - 1, i64)}
+    if importer.operator_name(op) == "LOG_SOFTMAX":
+        properties["log"] = IntegerAttr(1, i64)
+    else:
+        beta = importer.options(tflite.SoftmaxOptions).Beta()
+        if beta != 1.0:  # float: the inputs are scaled by beta first
+            scale = importer.add(glow.SplatOp(beta, x.type))
+            x = importer.add(glow.MulOp.create(operands=[x, scale], result_types=[x.type]))
+    return [importer.add(glow.SoftMaxOp.create(operands=[x], result_types=[glow.tensor(glow.shape_of(x),
+                                                                                        importer.output_element())],
+                                               properties=properties))]
+
+
+@operator("RESHAPE", "SQUEEZE", "EXPAND_DIMS", int8=True)
+def _reshape(importer: TFLiteImporter, op):
+    x = importer.input(0)
+    return [_reshaped(importer, x, importer.output_info().shape)]
+
+
+@operator("CONCATENATION", int8=True)
+def _concatenation(importer: TFLiteImporter, op):
+    options = importer.options(tflite.ConcatenationOptions)
+    element = importer.output_element()
+    values = [importer.converted(importer.input(i), element) for i in range(op.InputsLength())]
+    rank = len(glow.shape_of(values[0]))
+    axis = options.Axis() % rank
+    in_nchw = rank == 4 and all(importer.has_nchw(v) for v in values)
+    if in_nchw:
+        values, axis = [importer.nchw(v) for v in values], NHWC_AXIS_IN_NCHW[axis]
+    concat = glow.ConcatOp.create(operands=values, properties={"axis": IntegerAttr(axis, i64)},
+                                  result_types=[glow.tensor(_concat_shape(values, axis), element)])
+    result = importer.add(concat)
+    if in_nchw:
+        result = importer.from_nchw(result)
+    return [_apply_activation(importer, result, options.FusedActivationFunction())]
+
+
+def _concat_shape(values: Sequence[SSAValue], axis: int) -> tuple[int, ...]:
+    shape = list(glow.shape_of(values[0]))
+    shape[axis] = sum(glow.shape_of(v)[axis] for v in values)
+    return tuple(shape)
+
+
+_REDUCERS = {"MEAN": "mean", "SUM": "sum", "REDUCE_MAX": "max", "REDUCE_MIN": "min"}
+
+
+def _spatial_mean_int8(importer: TFLiteImporter, op) -> bool:
+    """A MEAN over H and W of an int8 NHWC tensor is an average pool, which has an int8 kernel."""
+    x = importer.info(0)
+    axes = importer.info(1)
+    return (importer.operator_name(op) == "MEAN" and len(x.shape) == 4 and axes is not None and axes.data is not None
+            and sorted(int(a) % 4 for a in axes.data.ravel()) == [1, 2])
+
+
+@operator(*_REDUCERS, int8=_spatial_mean_int8)
+def _reduce(importer: TFLiteImporter, op):
+    x = importer.input(0)
+    rank = len(glow.shape_of(x))
+    axes = sorted({int(a) % rank for a in importer.constant_data(1, "axes").ravel()})
+    name = importer.operator_name(op)
+    if name == "MEAN" and rank == 4 and axes == [1, 2]:  # a global average pool
+        nchw = importer.nchw(x)
+        pooled = _pool_nchw(importer, nchw, glow.AvgPoolOp, glow.shape_of(nchw)[2:], [1, 1], [0, 0, 0, 0])
+        return [_reshaped(importer, importer.from_nchw(pooled), importer.output_info().shape)]
+    reduce = glow.ReduceOp.create(operands=[x], result_types=[importer.output_type()],
+                                  properties={"kind": StringAttr(_REDUCERS[name]), "axes": glow.ints(axes)})
+    return [importer.add(reduce)]
+
+
+@operator("PAD", "PADV2", int8=True)
+def _pad(importer: TFLiteImporter, op):
+    x = importer.input(0)
+    rank = len(glow.shape_of(x))
+    paddings = importer.constant_data(1, "paddings").astype(int).reshape(rank, 2)
+    value = 0.0
+    if importer.operator_name(op) == "PADV2" and importer.info(2) is not None:
+        value = float(importer.constant_data(2, "constant value").ravel()[0])
+    if is_quantized(x.type):  # the pad value in the quantized domain: real 0 is the zero point
+        element = x.type.element_type
+        value = float(np.clip(np.round(value / element.scale) + element.offset, *element.value_range))
+    begin, end = list(paddings[:, 0]), list(paddings[:, 1])
+    source, from_nchw = x, False
+    if rank == 4 and importer.has_nchw(x):
+        source, from_nchw = importer.nchw(x), True
+        begin, end = [begin[a] for a in TO_NCHW], [end[a] for a in TO_NCHW]
+    begin, end = [int(b) for b in begin], [int(e) for e in end]
+    shape = [s + b + e for s, b, e in zip(glow.shape_of(source), begin, end)]
+    pad = glow.PadOp.create(operands=[source], result_types=[glow.tensor(shape, source.type.element_type)],
+                            properties={"pads": glow.ints(begin + end), "value": glow.f32_attr(value)})
+    result = importer.add(pad)
+    return [importer.from_nchw(result) if from_nchw else result]
+
+
+@operator("TRANSPOSE", int8=True)
+def _transpose(importer: TFLiteImporter, op):
+    perm = [int(p) for p in importer.constant_data(1, "permutation").ravel()]
+    return [importer.add(glow.transpose(importer.input(0), perm))]
+
+
+@operator("SLICE", int8=True)
+def _slice(importer: TFLiteImporter, op):
+    x = importer.input(0)
+    begin = [int(b) for b in importer.constant_data(1, "begin").ravel()]
+    shape = importer.output_info().shape
+    slice_op = glow.SliceOp.create(operands=[x], result_types=[glow.tensor(shape, x.type.element_type)],
+                                   properties={"starts": glow.ints(begin), "steps": glow.ints([1] * len(begin))})
+    return [importer.add(slice_op)]
+
+
+@operator("QUANTIZE", "DEQUANTIZE", int8=True)
+def _quantize(importer: TFLiteImporter, op):
+    info = importer.info(0)
+    if info.index not in importer.values and info.data is not None:  # e.g. float16 or int8 weights
+        importer.values[info.index] = importer.constant_value(info, info.float_data(), f32)
+    return [importer.converted(importer.input(0), importer.output_info().element)]
