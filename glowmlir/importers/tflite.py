@@ -664,11 +664,11 @@ _REDUCERS = {"MEAN": "mean", "SUM": "sum", "REDUCE_MAX": "max", "REDUCE_MIN": "m
 
 
 def _spatial_mean_int8(importer: TFLiteImporter, op) -> bool:
-    """A MEAN over H and W of an int8 NHWC tensor is an average pool, which has an int8 kernel."""
-    x = importer.info(0)
-    axes = importer.info(1)
+    """A MEAN over H and W of an int8 NHWC tensor is an average pool, which has an int8 kernel;
+    it keeps its input's parameters (another output scale would round twice: float is closer)."""
+    x, axes = importer.info(0), importer.info(1)
     return (importer.operator_name(op) == "MEAN" and len(x.shape) == 4 and axes is not None and axes.data is not None
-            and sorted(int(a) % 4 for a in axes.data.ravel()) == [1, 2])
+            and sorted(int(a) % 4 for a in axes.data.ravel()) == [1, 2] and x.element == importer.output_info().element)
 
 
 @operator(*_REDUCERS, int8=_spatial_mean_int8)
