@@ -33,6 +33,9 @@ class GlowOptMain(xDSLOptMain):
         self.ctx.register_dialect("glow", lambda: Glow)
         self.ctx.register_dialect("glowll", lambda: GlowLL)
         self.ctx.register_dialect("quant", lambda: Quant)
+        from glowmlir.dialects.llvm_casts import LLVMWithCasts
+
+        self.ctx._registered_dialects["llvm"] = lambda: LLVMWithCasts  # xDSL's llvm + fptosi, fptoui, uitofp
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -24,8 +24,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     SymbolNameConstraint,
+    IntegerType,
     TensorType,
     f32,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
@@ -701,6 +703,131 @@ class ResampleOp(GlowOp):
         return tuple(shape)
 
 
+# ----------------------------------------------------------------------------- integer and boolean tensors
+#
+# Element types beyond f32: signless integers (i8 ... i64) are signed, `ui8` ... `ui64`
+# unsigned, `i1` boolean (one byte in memory). The data movement ops, the arithmetic
+# BinaryOps, Neg, Abs and Relu take them as they take f32; the ops below exist for them.
+
+COMPARISON_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def is_integer(element_type: Attribute) -> bool:
+    """An integer or boolean element type (not a quantized one)."""
+    return isinstance(element_type, IntegerType)
+
+
+@irdl_op_definition
+class ConvertOp(UnaryOp):
+    """Changes the element type (ONNX Cast): float to integer truncates toward zero, to
+    boolean tests for non-zero; boolean becomes 0 or 1."""
+
+    name = "glow.convert"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if is_quantized(self.input.type) or is_quantized(self.result.type):
+            raise VerifyException("glow.convert: quantized types change with glow.quantize / glow.dequantize")
+
+
+@irdl_op_definition
+class CompareOp(BinaryOp):
+    """lhs `predicate` rhs, elementwise with broadcasting; the result is boolean (i1)."""
+
+    name = "glow.compare"
+    predicate = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.predicate.data not in COMPARISON_PREDICATES or self.result.type.element_type != i1:
+            raise VerifyException(f"glow.compare: predicate must be one of {', '.join(COMPARISON_PREDICATES)} "
+                                  f"and the result boolean")
+
+
+@irdl_op_definition
+class AndOp(BinaryOp):
+    """Logical (booleans) or bitwise (integers) and."""
+
+    name = "glow.and"
+
+
+@irdl_op_definition
+class OrOp(BinaryOp):
+    name = "glow.or"
+
+
+@irdl_op_definition
+class XorOp(BinaryOp):
+    name = "glow.xor"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    """Logical (booleans) or bitwise (integers) not."""
+
+    name = "glow.not"
+
+
+@irdl_op_definition
+class SelectOp(GlowOp):
+    """condition ? lhs : rhs (ONNX Where), the three broadcast together."""
+
+    name = "glow.select"
+    condition = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        if self.condition.type.element_type != i1:
+            raise ValueError("the condition must be boolean")
+        return broadcast_shapes(shape_of(self.condition), shape_of(self.lhs), shape_of(self.rhs))
+
+
+@irdl_op_definition
+class ArgReduceOp(GlowOp):
+    """The i64 index of the largest (`kind` = "max") or smallest element along `axis`; the
+    first such index, or the last with `select_last_index`. The result type keeps the axis
+    (as 1) or drops it."""
+
+    name = "glow.arg_reduce"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kind = prop_def(StringAttr)
+    axis = prop_def(IntegerAttr)
+    select_last_index = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        shape, axis = shape_of(self.input), self.axis.value.data
+        if self.kind.data not in ("max", "min") or not 0 <= axis < len(shape):
+            raise ValueError(f"cannot take the arg{self.kind.data} of axis {axis} of {list(shape)}")
+        if self.result.type.element_type != i64:
+            raise ValueError("the result holds i64 indices")
+        kept, dropped = shape[:axis] + (1,) + shape[axis + 1:], shape[:axis] + shape[axis + 1:]
+        return kept if shape_of(self.result) == kept else dropped
+
+
+@irdl_op_definition
+class GatherOp(GlowOp):
+    """result = data indexed along `axis` by the integer `indices` (negative ones count from
+    the end): shape data[:axis] + indices + data[axis + 1:]."""
+
+    name = "glow.gather"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        data, axis = shape_of(self.data), self.axis.value.data
+        if not is_integer(self.indices.type.element_type) or not 0 <= axis < len(data):
+            raise ValueError("indices must be integers indexing an axis of the data")
+        return data[:axis] + shape_of(self.indices) + data[axis + 1:]
+
+
 # ----------------------------------------------------------------------------- quantization
 
 
@@ -773,6 +900,7 @@ Glow = Dialect(
         SqrtOp, ReciprocalOp, LogOp, SoftplusOp, SoftsignOp, MishOp, CeluOp,
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, ResampleOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
+        ConvertOp, CompareOp, AndOp, OrOp, XorOp, NotOp, SelectOp, ArgReduceOp, GatherOp,
     ],
     [],
 )

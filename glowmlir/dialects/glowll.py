@@ -281,6 +281,7 @@ ELEMENTWISE_KINDS = {
     "hard_swish": 1, "exp": 1, "neg": 1, "abs": 1, "sqrt": 1, "reciprocal": 1, "log": 1, "softplus": 1,
     "softsign": 1, "mish": 1, "celu": 1, "copy": 1, "splat": 0,
     "quantize": 1, "dequantize": 1, "rescale_quantized": 1,
+    "convert": 1, "compare": 2, "and": 2, "or": 2, "xor": 2, "not": 1, "select": 3,
 }
 
 
@@ -302,6 +303,7 @@ class ElementwiseOp(InstructionOp):
     activation = opt_prop_def(StringAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
+    predicate = opt_prop_def(StringAttr)  # of `compare`: eq, ne, lt, le, gt, ge
     assembly_format = "$dest (`,` $inputs^)? attr-dict `:` type(operands)"
 
     def verify_(self) -> None:
@@ -346,6 +348,31 @@ class ReduceOp(InstructionOp):
     kind = prop_def(StringAttr)
     axes = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class ArgReduceOp(InstructionOp):
+    """dest (i64, input's shape with 1 on `axis`) = index of the max/min (`kind`) along `axis`."""
+
+    name = "glowll.arg_reduce"
+    dest = operand_def(MemRefType)
+    input = operand_def(MemRefType)
+    kind = prop_def(StringAttr)
+    axis = prop_def(IntegerAttr)
+    select_last_index = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class GatherOp(InstructionOp):
+    """dest[pre, j..., post] = data[pre, indices[j...] (+ size if negative), post] along `axis`."""
+
+    name = "glowll.gather"
+    dest = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    indices = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $data `,` $indices attr-dict `:` type(operands)"
 
 
 @irdl_op_definition
@@ -444,7 +471,7 @@ GlowLL = Dialect(
     [
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
-        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
+        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
         ResampleOp, LibraryCallOp,
     ],
     [],

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, FixedBitwidthType, FloatData, IntAttr, IntegerType, i8, i16, i32
+from xdsl.dialects.builtin import ArrayAttr, FixedBitwidthType, FloatData, IntAttr, IntegerType, Signedness, i8, i16, i32
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -146,8 +146,14 @@ def is_quantized(value_type: Attribute) -> bool:
 
 
 def storage_type(element_type: Attribute) -> Attribute:
-    """How elements of this type are stored: a quantized type's integer type, else itself."""
-    return element_type.storage_type if isinstance(element_type, UniformQuantizedType) else element_type
+    """How elements of this type are stored in memory, as LLVM sees them: a quantized type's
+    integer type, a boolean as a byte, an unsigned integer as the signless one of its width."""
+    if isinstance(element_type, UniformQuantizedType):
+        return element_type.storage_type
+    if isinstance(element_type, IntegerType) and (element_type.width.data == 1
+                                                   or element_type.signedness.data != Signedness.SIGNLESS):
+        return IntegerType(max(8, element_type.width.data))
+    return element_type
 
 
 def retype(value: SSAValue, new_type: Attribute) -> None:

@@ -44,26 +44,31 @@ def printing_all_weights() -> Iterator[None]:
         _print_all_weights = previous
 
 
-_NUMPY_OF_ELEMENT = {"f32": np.float32, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
-
-
 def numpy_dtype(element_type: Attribute) -> type:
-    """The numpy dtype of an MLIR element type (f32, i8, i32, i64)."""
+    """The numpy dtype of an element type: f32, i1 (bool), signless (signed) and unsigned
+    integers; a quantized type's storage integers."""
     if isinstance(element_type, Float32Type):
         return np.float32
     element_type = getattr(element_type, "storage_type", element_type)  # quantized: its integers
-    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 16, 32, 64):
-        return _NUMPY_OF_ELEMENT[f"i{element_type.width.data}"]
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.bool_
+        if width in (8, 16, 32, 64):
+            unsigned = element_type.signedness.data == Signedness.UNSIGNED
+            return np.dtype(f"{'u' if unsigned else ''}int{width}").type
     raise ValueError(f"unsupported element type {element_type}")
 
 
 def element_type_of(dtype: np.dtype) -> Attribute:
-    """The MLIR element type of a numpy dtype."""
+    """The element type of a numpy dtype (the inverse of `numpy_dtype`)."""
     dtype = np.dtype(dtype)
     if dtype == np.float32:
         return f32
-    if dtype.kind == "i" and dtype.itemsize in (1, 2, 4, 8):
-        return IntegerType(8 * dtype.itemsize, Signedness.SIGNLESS)
+    if dtype == np.bool_:
+        return IntegerType(1)
+    if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8):
+        return IntegerType(8 * dtype.itemsize, Signedness.UNSIGNED if dtype.kind == "u" else Signedness.SIGNLESS)
     raise ValueError(f"unsupported numpy dtype {dtype}")
 
 

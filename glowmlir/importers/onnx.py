@@ -18,15 +18,34 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.dialects.builtin import ModuleOp, StringAttr, i8
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32, i1, i8, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType
-from glowmlir.dialects.weights import dense_from_array
+from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError
 from glowmlir.names import UniqueNames, legalize_name
+
+ANY_ELEMENT_TYPE = frozenset({
+    "Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Split",
+    "Expand", "Gather", "Pad", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Neg", "Abs",
+    "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
+    "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin",
+})
+"""The ops imported for integer and boolean tensors as well as float32 ones."""
+
+
+def onnx_element_type(elem_type: int, what: str) -> Attribute:
+    """The glow element type of an ONNX tensor type (float32, integers, bool)."""
+    name = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        return element_type_of(helper.tensor_dtype_to_np_dtype(elem_type))
+    except (ValueError, KeyError, TypeError):
+        raise GlowError(f"{what}: element type {name} is not supported "
+                        f"(float32, integers of 8 to 64 bits and bool)") from None
+
 
 # ----------------------------------------------------------------------------- options
 
@@ -123,6 +142,11 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
 # ----------------------------------------------------------------------------- importer
 
 Value = SSAValue | np.ndarray
+
+
+def like(value: SSAValue, shape: Sequence[int]) -> glow.TensorType:
+    """A tensor type of `shape` with `value`'s element type."""
+    return glow.tensor(shape, value.type.element_type)
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
@@ -173,11 +197,12 @@ class OnnxImporter:
             return value
         if onnx_name not in self.constants:
             array = value.astype(np.float32) if value.dtype.kind == "f" else value
-            if array.dtype != np.float32:
-                if self.node is None:
-                    raise GlowError(f"output \"{onnx_name}\" has type {array.dtype}: only float outputs are supported")
-                raise self.error(f"tensor \"{onnx_name}\" of type {array.dtype} is used in float computation")
-            self.constants[onnx_name] = self.add(glow.ConstantOp(self.names(onnx_name), dense_from_array(array)))
+            try:
+                dense = dense_from_array(array)
+            except ValueError:
+                where = f"output \"{onnx_name}\"" if self.node is None else self.where()
+                raise GlowError(f"{where}: tensor \"{onnx_name}\" of type {array.dtype} is not supported") from None
+            self.constants[onnx_name] = self.add(glow.ConstantOp(self.names(onnx_name), dense))
         return self.constants[onnx_name]
 
     def constant(self, name: str, array: np.ndarray) -> SSAValue:
@@ -206,14 +231,12 @@ class OnnxImporter:
             if graph_input.name in self.values:
                 continue
             tensor_type = graph_input.type.tensor_type
-            if tensor_type.elem_type != onnx.TensorProto.FLOAT:
-                raise GlowError(f"input \"{graph_input.name}\": element type "
-                                f"{onnx.TensorProto.DataType.Name(tensor_type.elem_type)} is not supported (float only)")
+            element = onnx_element_type(tensor_type.elem_type, f"input \"{graph_input.name}\"")
             shape = [d.dim_value for d in tensor_type.shape.dim]
             quantized = self.quantized_inputs.get(graph_input.name)
             if quantized is None:
                 self.values[graph_input.name] = self.add(glow.PlaceholderOp(self.names(graph_input.name),
-                                                                            glow.tensor(shape)))
+                                                                            glow.tensor(shape, element)))
             else:  # an int8 input: the float graph sees its dequantized values
                 placeholder = self.add(glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(
                     shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
@@ -237,6 +260,7 @@ class OnnxImporter:
         if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type != "Dropout":
             outputs = self.fold(node)
         elif node.op_type in _NODE_IMPORTERS:
+            self.check_element_types(node)
             outputs = _NODE_IMPORTERS[node.op_type](self, node, attrs)
         else:
             raise self.error(f"unsupported op type \"{node.op_type}\"")
@@ -244,6 +268,16 @@ class OnnxImporter:
             if name:
                 self.values[name] = value
         self.name_results(node, outputs)
+
+    def check_element_types(self, node: onnx.NodeProto) -> None:
+        """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean tensors."""
+        if node.op_type in ANY_ELEMENT_TYPE:
+            return
+        for name in node.input:
+            value = self.values.get(name) if name else None
+            if isinstance(value, SSAValue) and value.type.element_type != f32:
+                dtype = np.dtype(numpy_dtype(value.type.element_type)).name
+                raise self.error(f"element type {dtype} of \"{name}\" is not supported by {node.op_type} (float only)")
 
     def name_results(self, node: onnx.NodeProto, outputs: list[Value]) -> None:
         """Gives the op computing each output Glow's node name (the ONNX node's name, else its
@@ -661,7 +695,7 @@ def _clip(importer: OnnxImporter, node, attrs):
 def _reshape_to(importer: OnnxImporter, x: SSAValue, shape: Sequence[int]) -> SSAValue:
     if glow.shape_of(x) == tuple(shape):
         return x
-    return importer.add(glow.ReshapeOp.create(operands=[x], result_types=[glow.tensor(shape)]))
+    return importer.add(glow.ReshapeOp.create(operands=[x], result_types=[like(x, shape)]))
 
 
 @imports("Softmax", "LogSoftmax")
@@ -711,7 +745,7 @@ _BINARY = {"Add": glow.AddOp, "Sub": glow.SubOp, "Mul": glow.MulOp, "Div": glow.
 
 def _binary(importer: OnnxImporter, op_type, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
-    return importer.add(op_type.create(operands=[lhs, rhs], result_types=[glow.tensor(shape)]))
+    return importer.add(op_type.create(operands=[lhs, rhs], result_types=[like(lhs, shape)]))
 
 
 @imports(*_BINARY)
@@ -877,7 +911,7 @@ def _slice(importer: OnnxImporter, node, attrs):
         begin[axis], step[axis], out[axis] = start, s, max(0, -(-(end - start) // s))
     if 0 in out:
         raise importer.error("Slice produces an empty tensor")
-    op = glow.SliceOp.create(operands=[x], result_types=[glow.tensor(out)],
+    op = glow.SliceOp.create(operands=[x], result_types=[like(x, out)],
                              properties={"starts": glow.ints(begin), "steps": glow.ints(step)})
     return [importer.add(op)]
 
@@ -887,14 +921,14 @@ def _slice_axis(importer: OnnxImporter, x: SSAValue, axis: int, start: int, stop
     shape = list(glow.shape_of(x))
     starts = [0] * len(shape)
     starts[axis], shape[axis] = start, stop - start
-    return importer.add(glow.SliceOp.create(operands=[x], result_types=[glow.tensor(shape)],
+    return importer.add(glow.SliceOp.create(operands=[x], result_types=[like(x, shape)],
                                             properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))}))
 
 
 def _concat_values(importer: OnnxImporter, pieces: list[SSAValue], axis: int) -> SSAValue:
     shape = list(glow.shape_of(pieces[0]))
     shape[axis] = sum(glow.shape_of(p)[axis] for p in pieces)
-    return importer.add(glow.ConcatOp.create(operands=pieces, result_types=[glow.tensor(shape)],
+    return importer.add(glow.ConcatOp.create(operands=pieces, result_types=[like(pieces[0], shape)],
                                              properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
 
 
@@ -940,7 +974,7 @@ def _pad(importer: OnnxImporter, node, attrs):
         return [_pad_by_copies(importer, x, pads, mode)]
     rank = len(shape)
     out = [s + pads[d] + pads[d + rank] for d, s in enumerate(shape)]
-    op = glow.PadOp.create(operands=[x], result_types=[glow.tensor(out)],
+    op = glow.PadOp.create(operands=[x], result_types=[like(x, out)],
                            properties={"pads": glow.ints(pads), "value": glow.f32_attr(float(np.asarray(value).reshape(-1)[0]))})
     return [importer.add(op)]
 
@@ -1108,16 +1142,68 @@ def _normalization(importer: OnnxImporter, node, attrs):
 
 @imports("Cast", "CastLike")
 def _cast(importer: OnnxImporter, node, attrs):
-    """Casts between float32 tensors are no-ops; other types are not supported."""
-    to = attrs.get("to") if node.op_type == "Cast" else None
+    """A `glow.convert` between float32, integer and boolean tensors (none if the type stays)."""
+    x = importer.tensor(node.input[0])
     if node.op_type == "CastLike":
-        like = importer.known(node.input[1])
-        like_type = like.dtype if like is not None else np.float32
-        if like_type != np.float32:
-            raise importer.error(f"cast to {like_type} is not supported (float only)")
-    elif to != onnx.TensorProto.FLOAT:
-        raise importer.error(f"cast to {onnx.TensorProto.DataType.Name(to)} is not supported (float only)")
-    return [importer.values[node.input[0]]]
+        like_value = importer.values[node.input[1]]
+        dtype = like_value.dtype if isinstance(like_value, np.ndarray) else numpy_dtype(like_value.type.element_type)
+        element = element_of_dtype(importer, dtype)
+    else:
+        element = onnx_element_type(attrs["to"], importer.where())
+    if element == x.type.element_type:
+        return [x]
+    return [importer.add(glow.ConvertOp.create(operands=[x], result_types=[glow.tensor(glow.shape_of(x), element)]))]
+
+
+def element_of_dtype(importer: OnnxImporter, dtype) -> Attribute:
+    try:
+        return element_type_of(np.float32 if np.dtype(dtype).kind == "f" else dtype)
+    except ValueError:
+        raise importer.error(f"element type {np.dtype(dtype).name} is not supported") from None
+
+
+_PREDICATES = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge"}
+
+
+@imports(*_PREDICATES)
+def _compare(importer: OnnxImporter, node, attrs):
+    lhs, rhs = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
+    op = glow.CompareOp.create(operands=[lhs, rhs], result_types=[glow.tensor(shape, i1)],
+                               properties={"predicate": StringAttr(_PREDICATES[node.op_type])})
+    return [importer.add(op)]
+
+
+_LOGICAL = {"And": glow.AndOp, "Or": glow.OrOp, "Xor": glow.XorOp,
+            "BitwiseAnd": glow.AndOp, "BitwiseOr": glow.OrOp, "BitwiseXor": glow.XorOp}
+
+
+@imports(*_LOGICAL)
+def _logical(importer: OnnxImporter, node, attrs):
+    return [_binary(importer, _LOGICAL[node.op_type], importer.tensor(node.input[0]), importer.tensor(node.input[1]))]
+
+
+imports("Not", "BitwiseNot")(_unary(glow.NotOp))
+
+
+@imports("Where")
+def _where(importer: OnnxImporter, node, attrs):
+    condition, lhs, rhs = (importer.tensor(name) for name in node.input)
+    shape = glow.broadcast_shapes(*(glow.shape_of(v) for v in (condition, lhs, rhs)))
+    return [importer.add(glow.SelectOp.create(operands=[condition, lhs, rhs], result_types=[like(lhs, shape)]))]
+
+
+@imports("ArgMax", "ArgMin")
+def _arg_reduce(importer: OnnxImporter, node, attrs):
+    x = importer.tensor(node.input[0])
+    shape = list(glow.shape_of(x))
+    axis = attrs.get("axis", 0) % len(shape)
+    out = shape[:axis] + ([1] if attrs.get("keepdims", 1) else []) + shape[axis + 1:]
+    properties = {"kind": StringAttr("max" if node.op_type == "ArgMax" else "min"),
+                  "axis": glow.IntegerAttr(axis, i64),
+                  "select_last_index": glow.IntegerAttr(attrs.get("select_last_index", 0), i64)}
+    return [importer.add(glow.ArgReduceOp.create(operands=[x], result_types=[glow.tensor(out, i64)],
+                                                 properties=properties))]
 
 
 @imports("Expand")
@@ -1130,17 +1216,25 @@ def _expand(importer: OnnxImporter, node, attrs):
         raise importer.error(str(error)) from None
     if shape == glow.shape_of(x):
         return [x]
-    zeros = importer.add(glow.SplatOp(0.0, glow.tensor(shape)))
+    if x.type.element_type == i1:  # no arithmetic on booleans: or with false
+        return [_binary(importer, glow.OrOp, x, importer.add(glow.SplatOp(0.0, like(x, shape))))]
+    zeros = importer.add(glow.SplatOp(0.0, like(x, shape)))
     return [_binary(importer, glow.AddOp, x, zeros)]
 
 
 @imports("Gather")
 def _gather(importer: OnnxImporter, node, attrs):
-    """Gather with constant indices on run-time data: one Slice per index, concatenated."""
+    """Gather with constant indices: one Slice per index, concatenated; with run-time
+    indices, a `glow.gather`."""
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    indices = importer.required_known(node.input[1], "indices")
     axis = attrs.get("axis", 0) % len(shape)
+    indices = importer.known(node.input[1])
+    if indices is None:
+        index_value = importer.tensor(node.input[1])
+        result_shape = list(shape[:axis]) + list(glow.shape_of(index_value)) + list(shape[axis + 1:])
+        return [importer.add(glow.GatherOp.create(operands=[x, index_value], result_types=[like(x, result_shape)],
+                                                  properties={"axis": glow.IntegerAttr(axis, i64)}))]
     flat = [int(i) % shape[axis] for i in indices.reshape(-1)]
     pieces = [_slice_axis(importer, x, axis, index, index + 1) for index in flat]
     gathered = pieces[0] if len(pieces) == 1 else _concat_values(importer, pieces, axis)

@@ -39,7 +39,8 @@ _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.Di
                 glow.NegOp: "neg", glow.AbsOp: "abs", glow.SqrtOp: "sqrt", glow.ReciprocalOp: "reciprocal",
                 glow.LogOp: "log", glow.SoftplusOp: "softplus", glow.SoftsignOp: "softsign", glow.MishOp: "mish",
                 glow.CeluOp: "celu", glow.QuantizeOp: "quantize", glow.DequantizeOp: "dequantize",
-                glow.RescaleQuantizedOp: "rescale_quantized"}
+                glow.RescaleQuantizedOp: "rescale_quantized", glow.ConvertOp: "convert", glow.CompareOp: "compare",
+                glow.AndOp: "and", glow.OrOp: "or", glow.XorOp: "xor", glow.NotOp: "not", glow.SelectOp: "select"}
 
 _FUSED = ("activation", "clip_min", "clip_max")
 
@@ -180,7 +181,7 @@ def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
 
 
 def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
-    properties = {"kind": StringAttr(_ELEMENTWISE[type(op)])} | _copied(op, *_FUSED, "alpha", "beta")
+    properties = {"kind": StringAttr(_ELEMENTWISE[type(op)])} | _copied(op, *_FUSED, "alpha", "beta", "predicate")
     if isinstance(op, glow.ClipOp):
         properties |= {"clip_min": op.min, "clip_max": op.max}
     lowering.instruction(glowll.ElementwiseOp, op.results[0], op.operands, properties)
@@ -193,18 +194,32 @@ def _lower_simple(op_type, *properties: str) -> Callable:
     return lower
 
 
+def _kept_dimensions_buffer(lowering: _FunctionLowering, result: SSAValue, kept: list[int]) -> SSAValue:
+    """The buffer a reduction writes (the reduced dimensions kept as 1); a result that drops
+    them is a view of it."""
+    if tuple(kept) == glow.shape_of(result):
+        return lowering.result_buffer(result)
+    dest = lowering.add(glowll.AllocOp.create(result_types=[MemRefType(result.type.element_type, kept)]))
+    lowering.buffers[result] = lowering.add(glowll.TensorViewOp.create(
+        operands=[dest], properties={"offset": IntegerAttr(0, i64)}, result_types=[_memref(result)]))
+    return dest
+
+
 def _lower_reduce(lowering: _FunctionLowering, op: glow.ReduceOp) -> None:
-    """glowll.reduce keeps the reduced dimensions; a dropped-dimension result is a view of it."""
-    in_shape, axes = glow.shape_of(op.input), set(op.axes.get_values())
-    kept = [1 if d in axes else size for d, size in enumerate(in_shape)]
-    if tuple(kept) == glow.shape_of(op.result):
-        dest = lowering.result_buffer(op.result)
-    else:
-        dest = lowering.add(glowll.AllocOp.create(result_types=[MemRefType(op.result.type.element_type, kept)]))
-        lowering.buffers[op.result] = lowering.add(glowll.TensorViewOp.create(
-            operands=[dest], properties={"offset": IntegerAttr(0, i64)}, result_types=[_memref(op.result)]))
+    axes = set(op.axes.get_values())
+    kept = [1 if d in axes else size for d, size in enumerate(glow.shape_of(op.input))]
+    dest = _kept_dimensions_buffer(lowering, op.result, kept)
     lowering.add(glowll.ReduceOp.create(operands=[dest, lowering.buffer(op.input)],
                                         properties=_copied(op, "kind", "axes")))
+
+
+def _lower_arg_reduce(lowering: _FunctionLowering, op: glow.ArgReduceOp) -> None:
+    axis = op.axis.value.data
+    kept = [1 if d == axis else size for d, size in enumerate(glow.shape_of(op.input))]
+    dest = _kept_dimensions_buffer(lowering, op.result, kept)
+    lowering.add(glowll.ArgReduceOp.create(operands=[dest, lowering.buffer(op.input)],
+                                           properties={"kind": op.kind, "axis": op.axis,
+                                                       "select_last_index": op.select_last_index}))
 
 
 def _lower_concat(lowering: _FunctionLowering, op: glow.ConcatOp) -> None:
@@ -243,6 +258,8 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.SliceOp: _lower_simple(glowll.ExtractTensorOp, "starts", "steps"),
     glow.ConcatOp: _lower_concat,
     glow.ReduceOp: _lower_reduce,
+    glow.ArgReduceOp: _lower_arg_reduce,
+    glow.GatherOp: _lower_simple(glowll.GatherOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),
     **{op_type: _lower_elementwise for op_type in _ELEMENTWISE},

@@ -21,6 +21,7 @@ from glowmlir.dialects.quant import storage_type
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
+from glowmlir.lowering.integer_kernels import INTEGER_KERNELS, emit_integer_elementwise, is_integer_instruction
 from glowmlir.lowering.kernels import KERNELS
 from glowmlir.lowering.library_calls import declaration, emit_library_call
 from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, is_quantized_instruction
@@ -69,8 +70,13 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     else:
         if glow.is_nhwc(op):
             raise GlowError(f"{op.name}: the NHWC layout has no generated kernel (only library calls)")
-        emitter = QUANTIZED_KERNELS.get(type(op)) if is_quantized_instruction(op) else None
-        (emitter or KERNELS[type(op)])(builder, op, view)
+        if is_quantized_instruction(op):
+            emitter = QUANTIZED_KERNELS.get(type(op), KERNELS[type(op)])
+        elif is_integer_instruction(op):
+            emitter = emit_integer_elementwise
+        else:
+            emitter = KERNELS.get(type(op)) or INTEGER_KERNELS[type(op)]
+        emitter(builder, op, view)
         builder.emit(llvm.ReturnOp())
         result_type = llvm.LLVMVoidType()
     attributes = ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])

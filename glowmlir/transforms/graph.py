@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -73,7 +73,8 @@ class FoldConstantOperands(RewritePattern):
         self.names = names
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) not in reference.EVALUATORS or not op.operands or any(is_quantized(v.type) for v in op.operands):
+        if type(op) not in reference.EVALUATORS or not op.operands or \
+                any(v.type.element_type != f32 for v in (*op.operands, *op.results)):  # float32 semantics only
             return
         values = [constant_value(v) for v in op.operands]
         if any(v is None for v in values):

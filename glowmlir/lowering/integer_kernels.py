@@ -1,0 +1,186 @@
+"""Kernels on integer and boolean tensors, and between element types.
+
+Buffers keep the glow element type in their memref type: signless integers are signed,
+`ui*` unsigned, `i1` boolean. In memory (and in LLVM) an unsigned integer is the signless
+integer of its width and a boolean a byte holding 0 or 1 (`quant.storage_type`); these
+kernels pick signed or unsigned division, comparison and widening from the memref types.
+
+* `glowll.elementwise` on integers (add, sub, mul, div, max, min, neg, abs, relu, clip,
+  copy, splat), and the kinds that mix types: convert, compare, and/or/xor/not, select;
+* `glowll.arg_reduce` (any element type) and `glowll.gather` (any data, integer indices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import Attribute, Float32Type, IntegerType, Signedness, f32, i8, i64
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.dialects.llvm_casts import FPToSIOp, FPToUIOp, UIToFPOp
+from glowmlir.dialects.quant import storage_type
+from glowmlir.dialects.weights import numpy_dtype
+from glowmlir.lowering.kernel_builder import KernelBuilder
+from glowmlir.lowering.kernels import ViewOf, broadcast_view, emit_strided_map
+
+MIXED_TYPE_KINDS = ("convert", "compare", "and", "or", "xor", "not", "select")
+
+_FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_UNSIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+def element_of(buffer: SSAValue) -> Attribute:
+    return buffer.type.element_type
+
+
+def is_boolean(element: Attribute) -> bool:
+    return isinstance(element, IntegerType) and element.width.data == 1
+
+
+def is_unsigned(element: Attribute) -> bool:
+    """Unsigned integers and booleans (both widen with zeros)."""
+    return isinstance(element, IntegerType) and (is_boolean(element) or element.signedness.data == Signedness.UNSIGNED)
+
+
+def is_integer_instruction(op: glowll.InstructionOp) -> bool:
+    """An elementwise instruction these kernels emit: a mixed-type kind, or integer data."""
+    return isinstance(op, glowll.ElementwiseOp) and (
+        op.kind.data in MIXED_TYPE_KINDS or isinstance(element_of(op.dest), IntegerType))
+
+
+# ----------------------------------------------------------------------------- scalar helpers
+
+
+def compare(b: KernelBuilder, predicate: str, lhs: SSAValue, rhs: SSAValue, element: Attribute) -> SSAValue:
+    """An i1: `lhs predicate rhs` for values of `element` (f32, signed or unsigned)."""
+    if isinstance(element, Float32Type):
+        return b.emit(llvm.FCmpOp(lhs, rhs, _FLOAT_PREDICATES[predicate]))
+    table = _UNSIGNED_PREDICATES if is_unsigned(element) else _SIGNED_PREDICATES
+    return b.int_compare(table[predicate], lhs, rhs)
+
+
+def boolean_byte(b: KernelBuilder, bit: SSAValue) -> SSAValue:
+    """An i1 as a stored boolean (an i8 of 0 or 1)."""
+    return b.emit(llvm.ZExtOp(bit, i8))
+
+
+def convert(b: KernelBuilder, value: SSAValue, source: Attribute, dest: Attribute) -> SSAValue:
+    """`value` (stored as `source`) as a stored `dest`: C's conversions (float to integer
+    rounds toward zero), non-zero to boolean true, booleans to 0 and 1."""
+    if source == dest:
+        return value
+    dest_storage = storage_type(dest)
+    if isinstance(dest, Float32Type):
+        return b.emit((UIToFPOp if is_unsigned(source) else llvm.SIToFPOp)(value, f32))
+    if is_boolean(dest):
+        zero = b.f32(0.0) if isinstance(source, Float32Type) else b.integer(0, storage_type(source))
+        return boolean_byte(b, compare(b, "ne", value, zero, source))
+    if isinstance(source, Float32Type):
+        return b.emit((FPToUIOp if is_unsigned(dest) else FPToSIOp)(value, dest_storage))
+    source_width, dest_width = storage_type(source).width.data, dest_storage.width.data
+    if dest_width < source_width:
+        return b.emit(llvm.TruncOp(value, dest_storage))
+    if dest_width > source_width:
+        return b.emit((llvm.ZExtOp if is_unsigned(source) else llvm.SExtOp)(value, dest_storage))
+    return value
+
+
+def _constant(b: KernelBuilder, value: float, element: Attribute) -> SSAValue:
+    """`value` as a stored `element`; an infinite bound of an integer clip is its type's limit."""
+    if isinstance(element, Float32Type):
+        return b.f32(value)
+    limits = np.iinfo(numpy_dtype(element)) if not is_boolean(element) else None
+    if limits is not None and not np.isfinite(value):
+        value = limits.max if value > 0 else limits.min
+    return b.integer(int(value), storage_type(element))
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
+    dest = view(op.dest)
+    sources = [broadcast_view(view(v), dest.shape) for v in op.inputs]
+    kind, out = op.kind.data, element_of(op.dest)
+    element = element_of(op.inputs[0]) if op.inputs else out
+    unsigned = is_unsigned(element)
+
+    def maximum(x, y):
+        return b.select(compare(b, "gt", x, y, element), x, y)
+
+    def minimum(x, y):
+        return b.select(compare(b, "lt", x, y, element), x, y)
+
+    def negate(x):
+        return b.int_sub(0, x)
+
+    compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
+        "convert": lambda v: convert(b, v[0], element, out),
+        "compare": lambda v: boolean_byte(b, compare(b, op.predicate.data, v[0], v[1], element)),
+        "and": lambda v: b.emit(llvm.AndOp(v[0], v[1])),
+        "or": lambda v: b.emit(llvm.OrOp(v[0], v[1])),
+        "xor": lambda v: b.emit(llvm.XOrOp(v[0], v[1])),
+        "not": lambda v: b.emit(llvm.XOrOp(v[0], b.integer(1 if is_boolean(element) else -1, v[0].type))),
+        # select's inputs are (condition, lhs, rhs): its element is the condition's
+        "select": lambda v: b.select(compare(b, "ne", v[0], b.integer(0, i8), element), v[1], v[2]),
+        "add": lambda v: b.int_add(v[0], v[1]),
+        "sub": lambda v: b.int_sub(v[0], v[1]),
+        "mul": lambda v: b.int_mul(v[0], v[1]),
+        "div": lambda v: b.emit((llvm.UDivOp if unsigned else llvm.SDivOp)(v[0], v[1])),
+        "max": lambda v: maximum(v[0], v[1]),
+        "min": lambda v: minimum(v[0], v[1]),
+        "neg": lambda v: negate(v[0]),
+        "abs": lambda v: v[0] if unsigned else maximum(v[0], negate(v[0])),
+        "relu": lambda v: maximum(v[0], _constant(b, 0, element)),
+        "clip": lambda v: minimum(maximum(v[0], _constant(b, op.clip_min.value.data, element)),
+                                  _constant(b, op.clip_max.value.data, element)),
+        "copy": lambda v: v[0],
+        "splat": lambda v: _constant(b, op.value.value.data, out),
+    }
+    if kind not in compute:
+        raise NotImplementedError(f"glowll.elementwise \"{kind}\" on {element}")
+    emit_strided_map(b, dest, sources, compute[kind])
+
+
+# ----------------------------------------------------------------------------- arg_reduce, gather
+
+
+def emit_arg_reduce(b: KernelBuilder, op: glowll.ArgReduceOp, view: ViewOf) -> None:
+    """For each dest element: a loop along `axis` carrying the best value and its index."""
+    dest, src = view(op.dest), view(op.input)
+    axis, size = op.axis.value.data, view(op.input).shape[op.axis.value.data]
+    element = element_of(op.input)
+    # Strictly better keeps the first index; better or equal moves to the last one.
+    last = bool(op.select_last_index.value.data)
+    predicate = {("max", False): "gt", ("min", False): "lt", ("max", True): "ge", ("min", True): "le"}[op.kind.data, last]
+    with b.loops(dest.shape) as indices:
+
+        def at(position):
+            return [*indices[:axis], position, *indices[axis + 1:]]
+
+        with b.loop(1, size, carried=[b.load(src, at(0)), b.integer(0, i64)]) as step:
+            value = b.load(src, at(step.index))
+            better = compare(b, predicate, value, step.carried[0], element)
+            step.next(b.select(better, value, step.carried[0]), b.select(better, step.index, step.carried[1]))
+        b.store(step.results[1], dest, indices)
+
+
+def emit_gather(b: KernelBuilder, op: glowll.GatherOp, view: ViewOf) -> None:
+    dest, data, indices = view(op.dest), view(op.data), view(op.indices)
+    axis, rank = op.axis.value.data, len(indices.shape)
+    size = data.shape[axis]
+    index_element = element_of(op.indices)
+    with b.loops(dest.shape) as position:
+        index = convert(b, b.load(indices, position[axis:axis + rank]), index_element, i64)
+        if not is_unsigned(index_element):  # negative indices count from the end
+            index = b.select(b.int_compare("slt", index, 0), b.int_add(index, size), index)
+        source = [*position[:axis], index, *position[axis + rank:]]
+        b.store(b.load(data, source), dest, position)
+
+
+INTEGER_KERNELS = {glowll.ArgReduceOp: emit_arg_reduce, glowll.GatherOp: emit_gather}
+"""The instructions only these kernels emit (any element type)."""
