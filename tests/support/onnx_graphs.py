@@ -8,14 +8,16 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 def single_node_model(op_type: str, input_shapes: dict[str, list[int]], initializers: dict[str, np.ndarray] | None = None,
-                      opset: int = 13, **attributes) -> onnx.ModelProto:
-    """A model computing `op_type` on graph inputs and constant initializers; output "y"."""
-    initializers = initializers or {}
+                      opset: int = 13, input_types: dict[str, int] | None = None, **attributes) -> onnx.ModelProto:
+    """A model computing `op_type` on graph inputs (float unless `input_types` gives their
+    TensorProto type) and constant initializers; output "y"."""
+    initializers, input_types = initializers or {}, input_types or {}
     names = [*input_shapes, *initializers]
     node = helper.make_node(op_type, names, ["y"], **attributes)
     graph = helper.make_graph(
         [node], f"test_{op_type}",
-        [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name, shape in input_shapes.items()],
+        [helper.make_tensor_value_info(name, input_types.get(name, TensorProto.FLOAT), shape)
+         for name, shape in input_shapes.items()],
         [helper.make_empty_tensor_value_info("y")],
         [numpy_helper.from_array(np.asarray(v), name) for name, v in initializers.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
