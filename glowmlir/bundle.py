@@ -42,8 +42,9 @@ class Placeholder:
     def type_string(self) -> str:
         """Glow's Type::toString, e.g. `float<1 x 1 x 28 x 28>` or, quantized,
         `i8[S:0.003921569 O:-128][-0.502,0.498]<1 x 1 x 28 x 28>`."""
-        element = {np.float32: "float", np.int8: "i8", np.int16: "i16", np.int32: "index32",
-                   np.int64: "index64"}[np.dtype(self.dtype).type]
+        element = {np.float32: "float", np.float16: "float16", np.float64: "double", np.bool_: "bool",
+                   np.int8: "i8", np.int16: "i16", np.int32: "index32", np.int64: "index64", np.uint8: "ui8",
+                   np.uint16: "ui16", np.uint32: "ui32", np.uint64: "ui64"}[np.dtype(self.dtype).type]
         if self.quantization is not None:
             scale, offset = self.quantization
             info = np.iinfo(self.dtype)

@@ -762,6 +762,29 @@ class XorOp(BinaryOp):
 
 
 @irdl_op_definition
+class ShiftLeftOp(BinaryOp):
+    """Integers: lhs << rhs."""
+
+    name = "glow.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightOp(BinaryOp):
+    """Integers: lhs >> rhs (arithmetic for signed, logical for unsigned)."""
+
+    name = "glow.shift_right"
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """The remainder of lhs / rhs: with `fmod` = 1 C's fmod (the sign of lhs, floats too);
+    else Python's (the sign of rhs, integers)."""
+
+    name = "glow.mod"
+    fmod = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+
+
+@irdl_op_definition
 class NotOp(UnaryOp):
     """Logical (booleans) or bitwise (integers) not."""
 
@@ -901,6 +924,7 @@ Glow = Dialect(
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, ResampleOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
         ConvertOp, CompareOp, AndOp, OrOp, XorOp, NotOp, SelectOp, ArgReduceOp, GatherOp,
+        ShiftLeftOp, ShiftRightOp, ModOp,
     ],
     [],
 )

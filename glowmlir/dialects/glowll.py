@@ -282,6 +282,7 @@ ELEMENTWISE_KINDS = {
     "softsign": 1, "mish": 1, "celu": 1, "copy": 1, "splat": 0,
     "quantize": 1, "dequantize": 1, "rescale_quantized": 1,
     "convert": 1, "compare": 2, "and": 2, "or": 2, "xor": 2, "not": 1, "select": 3,
+    "shift_left": 2, "shift_right": 2, "mod": 2, "fmod": 2,
 }
 
 

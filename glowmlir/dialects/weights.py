@@ -16,12 +16,16 @@ import numpy as np
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
+    Float64Type,
     IntegerType,
     Signedness,
     StringAttr,
     TensorType,
+    f16,
     f32,
+    f64,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
@@ -45,10 +49,10 @@ def printing_all_weights() -> Iterator[None]:
 
 
 def numpy_dtype(element_type: Attribute) -> type:
-    """The numpy dtype of an element type: f32, i1 (bool), signless (signed) and unsigned
-    integers; a quantized type's storage integers."""
-    if isinstance(element_type, Float32Type):
-        return np.float32
+    """The numpy dtype of an element type: f32 (f16 and f64 at a graph's boundary), i1
+    (bool), signless (signed) and unsigned integers; a quantized type's storage integers."""
+    if isinstance(element_type, Float32Type | Float16Type | Float64Type):
+        return np.dtype(f"float{element_type.bitwidth}").type
     element_type = getattr(element_type, "storage_type", element_type)  # quantized: its integers
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
@@ -63,8 +67,8 @@ def numpy_dtype(element_type: Attribute) -> type:
 def element_type_of(dtype: np.dtype) -> Attribute:
     """The element type of a numpy dtype (the inverse of `numpy_dtype`)."""
     dtype = np.dtype(dtype)
-    if dtype == np.float32:
-        return f32
+    if dtype.kind == "f" and dtype.itemsize in (2, 4, 8):
+        return {2: f16, 4: f32, 8: f64}[dtype.itemsize]
     if dtype == np.bool_:
         return IntegerType(1)
     if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8):

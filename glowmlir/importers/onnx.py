@@ -18,7 +18,7 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.dialects.builtin import ModuleOp, StringAttr, f32, i1, i8, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32, f64, i1, i8, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -32,19 +32,24 @@ ANY_ELEMENT_TYPE = frozenset({
     "Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Split",
     "Expand", "Gather", "Pad", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Neg", "Abs",
     "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
-    "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin",
+    "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin", "BitShift", "Mod", "Trilu",
 })
 """The ops imported for integer and boolean tensors as well as float32 ones."""
 
 
+def compute_element(element: Attribute) -> Attribute:
+    """The element type a tensor is computed in: float16 and double ones in float32."""
+    return f32 if element in (f16, f64) else element
+
+
 def onnx_element_type(elem_type: int, what: str) -> Attribute:
-    """The glow element type of an ONNX tensor type (float32, integers, bool)."""
+    """The glow element type of an ONNX tensor type (float32, float16, double, integers, bool)."""
     name = onnx.TensorProto.DataType.Name(elem_type)
     try:
         return element_type_of(helper.tensor_dtype_to_np_dtype(elem_type))
     except (ValueError, KeyError, TypeError):
         raise GlowError(f"{what}: element type {name} is not supported "
-                        f"(float32, integers of 8 to 64 bits and bool)") from None
+                        f"(float32, float16, double, integers of 8 to 64 bits and bool)") from None
 
 
 # ----------------------------------------------------------------------------- options
@@ -235,8 +240,8 @@ class OnnxImporter:
             shape = [d.dim_value for d in tensor_type.shape.dim]
             quantized = self.quantized_inputs.get(graph_input.name)
             if quantized is None:
-                self.values[graph_input.name] = self.add(glow.PlaceholderOp(self.names(graph_input.name),
-                                                                            glow.tensor(shape, element)))
+                placeholder = self.add(glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(shape, element)))
+                self.values[graph_input.name] = self.converted(placeholder, compute_element(element))
             else:  # an int8 input: the float graph sees its dequantized values
                 placeholder = self.add(glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(
                     shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
@@ -248,6 +253,9 @@ class OnnxImporter:
         for graph_output in graph.output:
             self.node = None
             source = self.tensor(graph_output.name)
+            if source.type.element_type == f32:  # a float16 or double output is computed in float32
+                source = self.converted(source, onnx_element_type(graph_output.type.tensor_type.elem_type,
+                                                                  f"output \"{graph_output.name}\""))
             self.add(glow.SaveOp(source, output_names[graph_output.name]))
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
@@ -268,6 +276,12 @@ class OnnxImporter:
             if name:
                 self.values[name] = value
         self.name_results(node, outputs)
+
+    def converted(self, value: SSAValue, element: Attribute) -> SSAValue:
+        """`value` with the element type `element` (a `glow.convert` unless it has it)."""
+        if value.type.element_type == element:
+            return value
+        return self.add(glow.ConvertOp.create(operands=[value], result_types=[glow.tensor(glow.shape_of(value), element)]))
 
     def check_element_types(self, node: onnx.NodeProto) -> None:
         """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean tensors."""
@@ -1085,8 +1099,24 @@ def _split(importer: OnnxImporter, node, attrs):
     return results
 
 
-@imports("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin")
+def _unary_value(importer: OnnxImporter, op_type, x: SSAValue) -> SSAValue:
+    return importer.add(op_type.create(operands=[x], result_types=[x.type]))
+
+
+_COMPOSITE_REDUCTIONS = {
+    # op: (applied to each element, reduction, applied to the result)
+    "ReduceL1": (lambda importer, x: _unary_value(importer, glow.AbsOp, x), "sum", None),
+    "ReduceL2": (lambda importer, x: _binary(importer, glow.MulOp, x, x), "sum",
+                 lambda importer, x: _unary_value(importer, glow.SqrtOp, x)),
+    "ReduceSumSquare": (lambda importer, x: _binary(importer, glow.MulOp, x, x), "sum", None),
+    "ReduceLogSum": (None, "sum", lambda importer, x: _unary_value(importer, glow.LogOp, x)),
+}
+
+
+@imports("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceLogSumExp", *_COMPOSITE_REDUCTIONS)
 def _reduce(importer: OnnxImporter, node, attrs):
+    """The reductions glow.reduce has, and those built around one: L1, L2, SumSquare,
+    LogSum, and LogSumExp as max + log(sum(exp(x - max)))."""
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
     axes_from_input = node.op_type == "ReduceSum" and importer.opset >= 13 or importer.opset >= 18
@@ -1103,7 +1133,15 @@ def _reduce(importer: OnnxImporter, node, attrs):
     axes = sorted({int(a) % len(shape) for a in axes})
     keep = attrs.get("keepdims", 1)
     out = [1 if d in axes else s for d, s in enumerate(shape)] if keep else [s for d, s in enumerate(shape) if d not in axes]
-    return [_reduce_axes(importer, x, node.op_type.removeprefix("Reduce").lower(), axes, out)]
+    if node.op_type == "ReduceLogSumExp":
+        largest = _reduce_axes(importer, x, "max", axes)
+        exponentials = _unary_value(importer, glow.ExpOp, _binary(importer, glow.SubOp, x, largest))
+        logarithm = _unary_value(importer, glow.LogOp, _reduce_axes(importer, exponentials, "sum", axes))
+        return [_reshape_to(importer, _binary(importer, glow.AddOp, logarithm, largest), out)]
+    before, kind, after = _COMPOSITE_REDUCTIONS.get(node.op_type, (None, node.op_type.removeprefix("Reduce").lower(),
+                                                                   None))
+    reduced = _reduce_axes(importer, before(importer, x) if before else x, kind, axes, out)
+    return [after(importer, reduced) if after else reduced]
 
 
 def _reduce_axes(importer: OnnxImporter, x: SSAValue, kind: str, axes: Sequence[int],
@@ -1150,9 +1188,7 @@ def _cast(importer: OnnxImporter, node, attrs):
         element = element_of_dtype(importer, dtype)
     else:
         element = onnx_element_type(attrs["to"], importer.where())
-    if element == x.type.element_type:
-        return [x]
-    return [importer.add(glow.ConvertOp.create(operands=[x], result_types=[glow.tensor(glow.shape_of(x), element)]))]
+    return [importer.converted(x, compute_element(element))]
 
 
 def element_of_dtype(importer: OnnxImporter, dtype) -> Attribute:
@@ -1184,6 +1220,36 @@ def _logical(importer: OnnxImporter, node, attrs):
 
 
 imports("Not", "BitwiseNot")(_unary(glow.NotOp))
+
+
+@imports("BitShift")
+def _bit_shift(importer: OnnxImporter, node, attrs):
+    op_type = glow.ShiftLeftOp if attrs["direction"] == "LEFT" else glow.ShiftRightOp
+    return [_binary(importer, op_type, importer.tensor(node.input[0]), importer.tensor(node.input[1]))]
+
+
+@imports("Mod")
+def _mod(importer: OnnxImporter, node, attrs):
+    lhs, rhs = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    fmod = attrs.get("fmod", 0)
+    if not fmod and lhs.type.element_type == f32:
+        raise importer.error("Mod of floats needs fmod=1")
+    shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
+    return [importer.add(glow.ModOp.create(operands=[lhs, rhs], result_types=[like(lhs, shape)],
+                                           properties={"fmod": glow.IntegerAttr(fmod, i64)}))]
+
+
+@imports("Trilu")
+def _trilu(importer: OnnxImporter, node, attrs):
+    """The upper (or lower) triangle of the last two dimensions: a select with a constant mask."""
+    x = importer.tensor(node.input[0])
+    k = int(importer.required_known(node.input[1], "k")) if len(node.input) > 1 and node.input[1] else 0
+    rows, columns = glow.shape_of(x)[-2:]
+    diagonal = np.arange(columns)[None, :] - np.arange(rows)[:, None]
+    mask = diagonal >= k if attrs.get("upper", 1) else diagonal <= k
+    kept = importer.add(glow.ConstantOp(importer.names(f"{node.output[0]}_mask"), dense_from_array(mask)))
+    zeros = importer.add(glow.SplatOp(0.0, like(x, [1])))
+    return [importer.add(glow.SelectOp.create(operands=[kept, x, zeros], result_types=[x.type]))]
 
 
 @imports("Where")

@@ -40,7 +40,8 @@ _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.Di
                 glow.LogOp: "log", glow.SoftplusOp: "softplus", glow.SoftsignOp: "softsign", glow.MishOp: "mish",
                 glow.CeluOp: "celu", glow.QuantizeOp: "quantize", glow.DequantizeOp: "dequantize",
                 glow.RescaleQuantizedOp: "rescale_quantized", glow.ConvertOp: "convert", glow.CompareOp: "compare",
-                glow.AndOp: "and", glow.OrOp: "or", glow.XorOp: "xor", glow.NotOp: "not", glow.SelectOp: "select"}
+                glow.AndOp: "and", glow.OrOp: "or", glow.XorOp: "xor", glow.NotOp: "not", glow.SelectOp: "select",
+                glow.ShiftLeftOp: "shift_left", glow.ShiftRightOp: "shift_right"}
 
 _FUSED = ("activation", "clip_min", "clip_max")
 
@@ -187,6 +188,11 @@ def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
     lowering.instruction(glowll.ElementwiseOp, op.results[0], op.operands, properties)
 
 
+def _lower_mod(lowering: _FunctionLowering, op: glow.ModOp) -> None:
+    kind = "fmod" if op.fmod.value.data else "mod"
+    lowering.instruction(glowll.ElementwiseOp, op.result, op.operands, {"kind": StringAttr(kind)})
+
+
 def _lower_simple(op_type, *properties: str) -> Callable:
     def lower(lowering: _FunctionLowering, op: Operation) -> None:
         lowering.instruction(op_type, op.results[0], op.operands, _copied(op, *properties))
@@ -259,6 +265,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ConcatOp: _lower_concat,
     glow.ReduceOp: _lower_reduce,
     glow.ArgReduceOp: _lower_arg_reduce,
+    glow.ModOp: _lower_mod,
     glow.GatherOp: _lower_simple(glowll.GatherOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import Attribute, Float32Type, IntegerType, Signedness, f32, i8, i64
+from xdsl.dialects.builtin import Attribute, Float16Type, Float32Type, Float64Type, IntegerType, Signedness, f32, i8, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -26,7 +26,7 @@ from glowmlir.dialects.weights import numpy_dtype
 from glowmlir.lowering.kernel_builder import KernelBuilder
 from glowmlir.lowering.kernels import ViewOf, broadcast_view, emit_strided_map
 
-MIXED_TYPE_KINDS = ("convert", "compare", "and", "or", "xor", "not", "select")
+MIXED_TYPE_KINDS = ("convert", "compare", "and", "or", "xor", "not", "select", "fmod")
 
 _FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
@@ -35,6 +35,10 @@ _UNSIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": 
 
 def element_of(buffer: SSAValue) -> Attribute:
     return buffer.type.element_type
+
+
+def is_float(element: Attribute) -> bool:
+    return isinstance(element, Float16Type | Float32Type | Float64Type)
 
 
 def is_boolean(element: Attribute) -> bool:
@@ -74,6 +78,8 @@ def convert(b: KernelBuilder, value: SSAValue, source: Attribute, dest: Attribut
     if source == dest:
         return value
     dest_storage = storage_type(dest)
+    if is_float(source) and is_float(dest):  # f16 and f64 meet f32 at a graph's boundary
+        return b.emit((llvm.FPExtOp if dest.bitwidth > source.bitwidth else llvm.FPTruncOp)(value, dest))
     if isinstance(dest, Float32Type):
         return b.emit((UIToFPOp if is_unsigned(source) else llvm.SIToFPOp)(value, f32))
     if is_boolean(dest):
@@ -118,6 +124,20 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
     def negate(x):
         return b.int_sub(0, x)
 
+    def python_mod(x, y):
+        """The remainder with the divisor's sign: C's, plus the divisor when the signs differ."""
+        if unsigned:
+            return b.emit(llvm.URemOp(x, y))
+        remainder = b.emit(llvm.SRemOp(x, y))
+        differ = b.int_compare("slt", b.emit(llvm.XOrOp(remainder, y)), 0)
+        adjust = b.emit(llvm.AndOp(differ, b.int_compare("ne", remainder, 0)))
+        return b.select(adjust, b.int_add(remainder, y), remainder)
+
+    def c_mod(x, y):
+        if isinstance(element, Float32Type):
+            return b.emit(llvm.FRemOp(x, y))
+        return b.emit((llvm.URemOp if unsigned else llvm.SRemOp)(x, y))
+
     compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
         "convert": lambda v: convert(b, v[0], element, out),
         "compare": lambda v: boolean_byte(b, compare(b, op.predicate.data, v[0], v[1], element)),
@@ -140,6 +160,10 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
                                   _constant(b, op.clip_max.value.data, element)),
         "copy": lambda v: v[0],
         "splat": lambda v: _constant(b, op.value.value.data, out),
+        "shift_left": lambda v: b.emit(llvm.ShlOp(v[0], v[1])),
+        "shift_right": lambda v: b.emit((llvm.LShrOp if unsigned else llvm.AShrOp)(v[0], v[1])),
+        "mod": lambda v: python_mod(v[0], v[1]),
+        "fmod": lambda v: c_mod(v[0], v[1]),
     }
     if kind not in compute:
         raise NotImplementedError(f"glowll.elementwise \"{kind}\" on {element}")

@@ -67,7 +67,7 @@ class Loop:
 
 
 def _byte_size(element_type: Attribute) -> int:
-    return 4 if element_type == f32 else element_type.width.data // 8
+    return element_type.compile_time_size
 
 
 class KernelBuilder:

@@ -128,6 +128,36 @@ def test_data_movement(op_type, extra, elem, tmp_path):
     check_exact(tmp_path, op_type, inputs, **extra)
 
 
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("elem", [T.UINT8, T.UINT32, T.UINT64])
+def test_bit_shift(direction, elem, tmp_path):
+    feeds = {"a": sample([3, 4], elem), "b": rng.integers(0, 8, [4]).astype(DTYPES[elem])}
+    check_exact(tmp_path, "BitShift", {"a": ([3, 4], elem), "b": ([4], elem)}, feeds=feeds, direction=direction)
+
+
+@pytest.mark.parametrize("elem,fmod", [(T.INT32, 0), (T.INT64, 0), (T.INT8, 1), (T.UINT16, 0), (T.FLOAT, 1)])
+def test_mod(elem, fmod, tmp_path):
+    """fmod=0: the sign of the divisor (Python's %); fmod=1: the sign of the dividend (C's fmod)."""
+    feeds = {"a": sample([3, 4], elem), "b": sample([4], elem)}
+    feeds["b"][feeds["b"] == 0] = 7
+    check_exact(tmp_path, "Mod", {"a": ([3, 4], elem), "b": ([4], elem)}, feeds=feeds, fmod=fmod)
+
+
+@pytest.mark.parametrize("elem", [T.FLOAT16, T.DOUBLE])
+def test_float16_and_double_are_computed_in_float32(elem, tmp_path):
+    """Inputs convert to float32 on entry and outputs back on exit: the bundle's placeholders
+    keep the model's types."""
+    model = single_node_model("Mul", {"a": [3, 4], "b": [4]}, input_types={"a": elem, "b": elem})
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    dtype = np.float16 if elem == T.FLOAT16 else np.float64
+    feeds = {"a": rng.standard_normal([3, 4]).astype(dtype), "b": rng.standard_normal([4]).astype(dtype)}
+    bundle = glowmlir.compile(path)
+    assert {p.name: p.dtype for p in bundle.layout.placeholders} == {"a": dtype, "b": dtype, "y": dtype}
+    expected = (feeds["a"].astype(np.float32) * feeds["b"].astype(np.float32)).astype(dtype)
+    np.testing.assert_array_equal(bundle.run(feeds)["y"], expected)
+
+
 def test_integer_clip_and_pad(tmp_path):
     model = single_node_model("Clip", {"x": [4, 4]}, {"lo": np.int8(-20), "hi": np.int8(30)},
                               input_types={"x": T.INT8})
@@ -152,8 +182,8 @@ def test_float_only_ops_name_the_integer_tensor(tmp_path):
 
 
 def test_unsupported_element_type_names_the_input(tmp_path):
-    model = single_node_model("Identity", {"x": [2]}, input_types={"x": T.FLOAT16})
+    model = single_node_model("Identity", {"x": [2]}, input_types={"x": T.BFLOAT16})
     path = os.path.join(tmp_path, "model.onnx")
     onnx.save(model, path)
-    with pytest.raises(GlowError, match=r'input "x": element type FLOAT16 is not supported'):
+    with pytest.raises(GlowError, match=r'input "x": element type BFLOAT16 is not supported'):
         glowmlir.compile(path)

@@ -254,11 +254,28 @@ def test_prelu_with_channel_slopes(tmp_path):
     check(single_node_model("PRelu", {"x": [1, 3, 4, 4]}, {"slope": random(3, 1, 1)}), tmp_path)
 
 
-@pytest.mark.parametrize("op_type", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("op_type", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
+                                     "ReduceSumSquare", "ReduceLogSumExp"])
 @pytest.mark.parametrize("axes,keepdims", [([1], 1), ([0, 2], 0), ([-1], 1)])
 def test_reductions(op_type, axes, keepdims, tmp_path):
     model = single_node_model(op_type, {"x": [3, 4, 5]}, {"axes": np.array(axes, np.int64)}, opset=18, keepdims=keepdims)
     check(model, tmp_path)
+
+
+def test_reduce_log_sum_of_positive_values(tmp_path):
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Abs", ["x"], ["a"]),
+                               helper.make_node("ReduceLogSum", ["a", "axes"], ["y"], keepdims=0)], "log_sum",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor("axes", TensorProto.INT64, [1], [1])])
+    check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), tmp_path)
+
+
+@pytest.mark.parametrize("upper,k", [(1, 0), (0, 0), (1, 2), (0, -1)])
+def test_trilu(upper, k, tmp_path):
+    check(single_node_model("Trilu", {"x": [2, 4, 5]}, {"k": np.int64(k)}, opset=14, upper=upper), tmp_path)
 
 
 def test_log_softmax_and_split(tmp_path):
