@@ -580,6 +580,13 @@ class DivOp(BinaryOp):
 
 
 @irdl_op_definition
+class PowOp(BinaryOp):
+    """lhs ^ rhs (floats), as C's powf."""
+
+    name = "glow.pow"
+
+
+@irdl_op_definition
 class MaxOp(BinaryOp):
     name = "glow.max"
 
@@ -762,6 +769,25 @@ class XorOp(BinaryOp):
 
 
 @irdl_op_definition
+class GatherElementsOp(GlowOp):
+    """result[i] = data[i with its `axis` coordinate replaced by indices[i]] (ONNX
+    GatherElements); the result has the indices' shape."""
+
+    name = "glow.gather_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def infer_shape(self):
+        data, indices, axis = shape_of(self.data), shape_of(self.indices), self.axis.value.data
+        if not is_integer(self.indices.type.element_type) or len(data) != len(indices) or not 0 <= axis < len(data):
+            raise ValueError("indices must be integers of the data's rank")
+        return indices
+
+
+@irdl_op_definition
 class ShiftLeftOp(BinaryOp):
     """Integers: lhs << rhs."""
 
@@ -918,13 +944,13 @@ Glow = Dialect(
         FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,
-        AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PReluOp,
+        AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp,
         LeakyReluOp, EluOp, SeluOp, HardSigmoidOp, HardSwishOp, ExpOp, NegOp, AbsOp,
         SqrtOp, ReciprocalOp, LogOp, SoftplusOp, SoftsignOp, MishOp, CeluOp,
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, ResampleOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
         ConvertOp, CompareOp, AndOp, OrOp, XorOp, NotOp, SelectOp, ArgReduceOp, GatherOp,
-        ShiftLeftOp, ShiftRightOp, ModOp,
+        ShiftLeftOp, ShiftRightOp, ModOp, GatherElementsOp,
     ],
     [],
 )

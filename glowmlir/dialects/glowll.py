@@ -276,7 +276,7 @@ class AvgPoolOp(InstructionOp):
 
 ELEMENTWISE_KINDS = {
     # kind: number of sources
-    "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2, "prelu": 2,
+    "add": 2, "sub": 2, "mul": 2, "div": 2, "pow": 2, "max": 2, "min": 2, "prelu": 2,
     "relu": 1, "clip": 1, "sigmoid": 1, "tanh": 1, "leaky_relu": 1, "elu": 1, "selu": 1, "hard_sigmoid": 1,
     "hard_swish": 1, "exp": 1, "neg": 1, "abs": 1, "sqrt": 1, "reciprocal": 1, "log": 1, "softplus": 1,
     "softsign": 1, "mish": 1, "celu": 1, "copy": 1, "splat": 0,
@@ -369,6 +369,18 @@ class GatherOp(InstructionOp):
     """dest[pre, j..., post] = data[pre, indices[j...] (+ size if negative), post] along `axis`."""
 
     name = "glowll.gather"
+    dest = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    indices = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $data `,` $indices attr-dict `:` type(operands)"
+
+
+@irdl_op_definition
+class GatherElementsOp(InstructionOp):
+    """dest[i] = data[i with its `axis` coordinate replaced by indices[i] (+ size if negative)]."""
+
+    name = "glowll.gather_elements"
     dest = operand_def(MemRefType)
     data = operand_def(MemRefType)
     indices = operand_def(MemRefType)
@@ -472,7 +484,7 @@ GlowLL = Dialect(
     [
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
-        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
+        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
         ResampleOp, LibraryCallOp,
     ],
     [],

@@ -78,7 +78,9 @@ def element_type_of(dtype: np.dtype) -> Attribute:
 
 def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """Wrap a numpy array as a dense attribute without going through Python lists."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        array = array.copy(order="C")
     tensor_type = TensorType(element_type_of(array.dtype), array.shape)
     return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(array.tobytes()))
 

@@ -33,6 +33,7 @@ ANY_ELEMENT_TYPE = frozenset({
     "Expand", "Gather", "Pad", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Neg", "Abs",
     "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
     "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin", "BitShift", "Mod", "Trilu",
+    "Shape", "Size", "GatherElements", "IsNaN", "IsInf",
 })
 """The ops imported for integer and boolean tensors as well as float32 ones."""
 
@@ -284,14 +285,16 @@ class OnnxImporter:
         return self.add(glow.ConvertOp.create(operands=[value], result_types=[glow.tensor(glow.shape_of(value), element)]))
 
     def check_element_types(self, node: onnx.NodeProto) -> None:
-        """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean tensors."""
-        if node.op_type in ANY_ELEMENT_TYPE:
+        """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean data. The data
+        is the first input (onnx's type check binds the others of its type to it); other
+        run-time inputs are parameters (axes, pads, ...) each importer asks to be constant."""
+        if node.op_type in ANY_ELEMENT_TYPE or not node.input:
             return
-        for name in node.input:
-            value = self.values.get(name) if name else None
-            if isinstance(value, SSAValue) and value.type.element_type != f32:
-                dtype = np.dtype(numpy_dtype(value.type.element_type)).name
-                raise self.error(f"element type {dtype} of \"{name}\" is not supported by {node.op_type} (float only)")
+        value = self.values.get(node.input[0])
+        if isinstance(value, SSAValue) and value.type.element_type != f32:
+            dtype = np.dtype(numpy_dtype(value.type.element_type)).name
+            raise self.error(f"element type {dtype} of \"{node.input[0]}\" is not supported by {node.op_type} "
+                             f"(float only)")
 
     def name_results(self, node: onnx.NodeProto, outputs: list[Value]) -> None:
         """Gives the op computing each output Glow's node name (the ONNX node's name, else its
@@ -1222,6 +1225,13 @@ def _logical(importer: OnnxImporter, node, attrs):
 imports("Not", "BitwiseNot")(_unary(glow.NotOp))
 
 
+@imports("Pow")
+def _pow(importer: OnnxImporter, node, attrs):
+    """Float bases; an integer exponent is converted to float."""
+    base, exponent = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    return [_binary(importer, glow.PowOp, base, importer.converted(exponent, f32))]
+
+
 @imports("BitShift")
 def _bit_shift(importer: OnnxImporter, node, attrs):
     op_type = glow.ShiftLeftOp if attrs["direction"] == "LEFT" else glow.ShiftRightOp
@@ -1306,6 +1316,59 @@ def _gather(importer: OnnxImporter, node, attrs):
     gathered = pieces[0] if len(pieces) == 1 else _concat_values(importer, pieces, axis)
     result_shape = list(shape[:axis]) + list(indices.shape) + list(shape[axis + 1:])
     return [_reshape_to(importer, gathered, result_shape)]
+
+
+@imports("Size")
+def _size(importer: OnnxImporter, node, attrs):
+    return [np.array(int(np.prod(glow.shape_of(importer.tensor(node.input[0])))), np.int64)]
+
+
+@imports("Hardmax")
+def _hardmax(importer: OnnxImporter, node, attrs):
+    """1 at the first largest element along `axis`, 0 elsewhere: ArgMax compared with the
+    positions along the axis."""
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    axis = attrs.get("axis", -1 if importer.opset >= 13 else 1) % len(shape)
+    if importer.opset < 13 and axis != len(shape) - 1:
+        raise importer.error("Hardmax before opset 13 is supported on the last axis only")
+    kept = [1 if d == axis else s for d, s in enumerate(shape)]
+    largest = importer.add(glow.ArgReduceOp.create(
+        operands=[x], result_types=[glow.tensor(kept, i64)],
+        properties={"kind": StringAttr("max"), "axis": glow.IntegerAttr(axis, i64),
+                    "select_last_index": glow.IntegerAttr(0, i64)}))
+    positions = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(len(shape))])
+    position = importer.add(glow.ConstantOp(importer.names(f"{node.output[0]}_positions"), dense_from_array(positions)))
+    hits = importer.add(glow.CompareOp.create(operands=[largest, position], result_types=[glow.tensor(shape, i1)],
+                                              properties={"predicate": StringAttr("eq")}))
+    return [importer.converted(hits, f32)]
+
+
+@imports("IsNaN", "IsInf")
+def _is_nan_or_inf(importer: OnnxImporter, node, attrs):
+    """IsNaN: x != x; IsInf: x == +inf or x == -inf (as `detect_positive/negative` ask)."""
+    x = importer.tensor(node.input[0])
+
+    def compare(predicate: str, rhs: SSAValue) -> SSAValue:
+        return importer.add(glow.CompareOp.create(operands=[x, rhs], result_types=[glow.tensor(glow.shape_of(x), i1)],
+                                                  properties={"predicate": StringAttr(predicate)}))
+
+    if node.op_type == "IsNaN":
+        return [compare("ne", x)]
+    tests = [compare("eq", importer.add(glow.SplatOp(sign * np.inf, glow.tensor([1]))))
+             for sign, attribute in ((1, "detect_positive"), (-1, "detect_negative")) if attrs.get(attribute, 1)]
+    if not tests:  # detects neither infinity: all false
+        return [importer.add(glow.SplatOp(0.0, glow.tensor(glow.shape_of(x), i1)))]
+    return [tests[0] if len(tests) == 1 else _binary(importer, glow.OrOp, *tests)]
+
+
+@imports("GatherElements")
+def _gather_elements(importer: OnnxImporter, node, attrs):
+    x, indices = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    axis = attrs.get("axis", 0) % len(glow.shape_of(x))
+    return [importer.add(glow.GatherElementsOp.create(operands=[x, indices],
+                                                      result_types=[like(x, glow.shape_of(indices))],
+                                                      properties={"axis": glow.IntegerAttr(axis, i64)}))]
 
 
 @imports("Shape")

@@ -31,7 +31,7 @@ def _memref(value: SSAValue) -> MemRefType:
     return MemRefType(value.type.element_type, value.type.get_shape())
 
 
-_ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.DivOp: "div",
+_ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.DivOp: "div", glow.PowOp: "pow",
                 glow.MaxOp: "max", glow.MinOp: "min", glow.ReluOp: "relu", glow.ClipOp: "clip",
                 glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh", glow.PReluOp: "prelu",
                 glow.LeakyReluOp: "leaky_relu", glow.EluOp: "elu", glow.SeluOp: "selu",
@@ -267,6 +267,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ArgReduceOp: _lower_arg_reduce,
     glow.ModOp: _lower_mod,
     glow.GatherOp: _lower_simple(glowll.GatherOp, "axis"),
+    glow.GatherElementsOp: _lower_simple(glowll.GatherElementsOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),
     **{op_type: _lower_elementwise for op_type in _ELEMENTWISE},

@@ -193,18 +193,32 @@ def emit_arg_reduce(b: KernelBuilder, op: glowll.ArgReduceOp, view: ViewOf) -> N
         b.store(step.results[1], dest, indices)
 
 
+def _load_index(b: KernelBuilder, indices, op, position) -> SSAValue:
+    """An index read as i64; a negative one counts from the end of the data's `axis`."""
+    element = element_of(op.indices)
+    index = convert(b, b.load(indices, position), element, i64)
+    if is_unsigned(element):
+        return index
+    extent = op.data.type.get_shape()[op.axis.value.data]
+    return b.select(b.int_compare("slt", index, 0), b.int_add(index, extent), index)
+
+
 def emit_gather(b: KernelBuilder, op: glowll.GatherOp, view: ViewOf) -> None:
     dest, data, indices = view(op.dest), view(op.data), view(op.indices)
     axis, rank = op.axis.value.data, len(indices.shape)
-    size = data.shape[axis]
-    index_element = element_of(op.indices)
     with b.loops(dest.shape) as position:
-        index = convert(b, b.load(indices, position[axis:axis + rank]), index_element, i64)
-        if not is_unsigned(index_element):  # negative indices count from the end
-            index = b.select(b.int_compare("slt", index, 0), b.int_add(index, size), index)
-        source = [*position[:axis], index, *position[axis + rank:]]
-        b.store(b.load(data, source), dest, position)
+        index = _load_index(b, indices, op, position[axis:axis + rank])
+        b.store(b.load(data, [*position[:axis], index, *position[axis + rank:]]), dest, position)
 
 
-INTEGER_KERNELS = {glowll.ArgReduceOp: emit_arg_reduce, glowll.GatherOp: emit_gather}
+def emit_gather_elements(b: KernelBuilder, op: glowll.GatherElementsOp, view: ViewOf) -> None:
+    dest, data, indices = view(op.dest), view(op.data), view(op.indices)
+    axis = op.axis.value.data
+    with b.loops(dest.shape) as position:
+        index = _load_index(b, indices, op, position)
+        b.store(b.load(data, [*position[:axis], index, *position[axis + 1:]]), dest, position)
+
+
+INTEGER_KERNELS = {glowll.ArgReduceOp: emit_arg_reduce, glowll.GatherOp: emit_gather,
+                   glowll.GatherElementsOp: emit_gather_elements}
 """The instructions only these kernels emit (any element type)."""

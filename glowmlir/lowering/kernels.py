@@ -319,6 +319,7 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
     compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
         "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
         "div": lambda v: b.fdiv(*v), "max": lambda v: b.fmax(*v), "min": lambda v: b.fmin(*v),
+        "pow": lambda v: math_approx.general_pow(b, *v),
         "relu": lambda v: b.fmax(v[0], b.f32(0.0)),
         "clip": lambda v: b.fmin(b.fmax(v[0], b.f32(op.clip_min.value.data)), b.f32(op.clip_max.value.data)),
         "sigmoid": lambda v: sigmoid(v[0]),

@@ -8,7 +8,7 @@ Error bounds (checked against numpy in tests/unit/test_math_approx.py):
 * `exp(x)`: relative error below 6e-7 for x in [-87, 88]; inputs are clamped to that
   range (exp(-87) ~ 1.6e-38, so the absolute error below it is < 2e-38).
 * `log(x)`: absolute error below 3e-7 for normal positive x.
-* `pow(x, y) = exp(y * log(x))` for x > 0.
+* `pow(x, y) = exp(y * log(x))` for x > 0; `general_pow` adds negative and zero bases.
 """
 
 from __future__ import annotations
@@ -71,3 +71,20 @@ def log(b: KernelBuilder, x: SSAValue) -> SSAValue:
 def pow(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - the math name
     """x^y for x > 0."""
     return exp(b, b.fmul(y, log(b, x)))
+
+
+def general_pow(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x^y for any x, as C's powf: |x|^y, negated for a negative x and an odd integral y, NaN
+    for a negative x and a fractional y; 0^y is 0, 1 or +inf as y is positive, zero or negative."""
+    from glowmlir.dialects.llvm_casts import FPToSIOp
+
+    magnitude = pow(b, b.fmax(x, b.fsub(b.f32(0.0), x)), y)
+    whole = b.emit(FPToSIOp(y, i32))  # |y| < 2^31 is enough to tell odd from even
+    integral = b.emit(llvm.FCmpOp(b.emit(llvm.SIToFPOp(whole, f32)), y, "oeq"))
+    odd = b.int_compare("ne", b.emit(llvm.AndOp(whole, _i32(b, 1))), 0)
+    negative_base = b.select(odd, b.fsub(b.f32(0.0), magnitude), magnitude)
+    negative = b.select(integral, negative_base, b.f32(math.nan))
+    zero_base = b.select(b.emit(llvm.FCmpOp(y, b.f32(0.0), "ogt")), b.f32(0.0),
+                         b.select(b.emit(llvm.FCmpOp(y, b.f32(0.0), "oeq")), b.f32(1.0), b.f32(math.inf)))
+    result = b.select(b.emit(llvm.FCmpOp(x, b.f32(0.0), "olt")), negative, magnitude)
+    return b.select(b.emit(llvm.FCmpOp(x, b.f32(0.0), "oeq")), zero_base, result)

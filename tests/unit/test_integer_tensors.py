@@ -187,3 +187,37 @@ def test_unsupported_element_type_names_the_input(tmp_path):
     onnx.save(model, path)
     with pytest.raises(GlowError, match=r'input "x": element type BFLOAT16 is not supported'):
         glowmlir.compile(path)
+
+
+@pytest.mark.parametrize("axis,indices_shape", [(0, [2, 5]), (1, [4, 3])])
+def test_gather_elements(axis, indices_shape, tmp_path):
+    data_shape = [4, 5]
+    feeds = {"data": sample(data_shape, T.FLOAT),
+             "indices": rng.integers(-data_shape[axis], data_shape[axis], indices_shape).astype(np.int64)}
+    check_exact(tmp_path, "GatherElements", {"data": (data_shape, T.FLOAT), "indices": (indices_shape, T.INT64)},
+                feeds=feeds, axis=axis)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_hardmax_marks_the_first_largest(axis, tmp_path):
+    feeds = {"x": (sample([3, 4], T.INT8) % 3).astype(np.float32)}  # ties
+    check_exact(tmp_path, "Hardmax", {"x": ([3, 4], T.FLOAT)}, feeds=feeds, axis=axis)
+
+
+@pytest.mark.parametrize("op_type,attributes", [("IsNaN", {}), ("IsInf", {}), ("IsInf", {"detect_negative": 0}),
+                                                ("IsInf", {"detect_positive": 0})])
+def test_nan_and_infinity_tests(op_type, attributes, tmp_path):
+    x = sample([4, 5], T.FLOAT)
+    x[0, :3] = [np.nan, np.inf, -np.inf]
+    check_exact(tmp_path, op_type, {"x": ([4, 5], T.FLOAT)}, feeds={"x": x}, opset=20, **attributes)
+
+
+def test_pow_of_any_base(tmp_path):
+    """C's powf: negative bases with integral exponents, NaN for fractional ones, zero bases."""
+    model = single_node_model("Pow", {"base": [3, 4], "exponent": [3, 4]})
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    feeds = {"base": np.array([[2, -2, 0, 0], [0, -3, 4, 1.5], [-1.5, 9, -8, 0.5]], np.float32),
+             "exponent": np.array([[3, 3, 2, 0], [-1, 2, 0.5, 2.5], [2, 0.5, 1 / 3, -2]], np.float32)}
+    expected = onnxruntime_outputs(model, feeds)["y"]
+    np.testing.assert_allclose(glowmlir.compile(path).run(feeds)["y"], expected, rtol=2e-6, equal_nan=True)
