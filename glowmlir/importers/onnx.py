@@ -691,6 +691,10 @@ imports("Tanh")(_unary(glow.TanhOp))
 
 @imports("Identity", "Dropout")
 def _identity(importer: OnnxImporter, node, attrs):
+    if node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]:
+        training = importer.known(node.input[2])
+        if training is None or training.any():
+            raise importer.error("training-mode Dropout is not supported (inference only)")
     value = importer.values[node.input[0]]
     shape = value.shape if isinstance(value, np.ndarray) else glow.shape_of(value)
     return [value, np.ones(shape, bool)]  # at inference Dropout keeps everything
@@ -1150,7 +1154,8 @@ def _reduce(importer: OnnxImporter, node, attrs):
 def _reduce_axes(importer: OnnxImporter, x: SSAValue, kind: str, axes: Sequence[int],
                  shape: Sequence[int] | None = None) -> SSAValue:
     """glow.reduce of `axes`; the result keeps them as 1 unless `shape` says otherwise."""
-    shape = shape or [1 if d in axes else s for d, s in enumerate(glow.shape_of(x))]
+    if shape is None:
+        shape = [1 if d in axes else s for d, s in enumerate(glow.shape_of(x))]
     return importer.add(glow.ReduceOp.create(operands=[x], result_types=[glow.tensor(shape)],
                                              properties={"kind": StringAttr(kind), "axes": glow.ints(axes)}))
 

@@ -124,6 +124,12 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
     def negate(x):
         return b.int_sub(0, x)
 
+    def shift(op_type, x, amount, beyond):
+        """x shifted by `amount`; an amount outside [0, width) (LLVM's poison) shifts every
+        bit out: `beyond` (0, or the sign for an arithmetic right shift)."""
+        inside = b.int_compare("ult", amount, b.integer(amount.type.width.data, amount.type))
+        return b.select(inside, b.emit(op_type(x, amount)), beyond)
+
     def python_mod(x, y):
         """The remainder with the divisor's sign: C's, plus the divisor when the signs differ."""
         if unsigned:
@@ -160,8 +166,10 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
                                   _constant(b, op.clip_max.value.data, element)),
         "copy": lambda v: v[0],
         "splat": lambda v: _constant(b, op.value.value.data, out),
-        "shift_left": lambda v: b.emit(llvm.ShlOp(v[0], v[1])),
-        "shift_right": lambda v: b.emit((llvm.LShrOp if unsigned else llvm.AShrOp)(v[0], v[1])),
+        "shift_left": lambda v: shift(llvm.ShlOp, v[0], v[1], b.integer(0, v[0].type)),
+        "shift_right": lambda v: (shift(llvm.LShrOp, v[0], v[1], b.integer(0, v[0].type)) if unsigned else
+                                  shift(llvm.AShrOp, v[0], v[1], b.emit(llvm.AShrOp(v[0], b.integer(
+                                      v[0].type.width.data - 1, v[0].type))))),
         "mod": lambda v: python_mod(v[0], v[1]),
         "fmod": lambda v: c_mod(v[0], v[1]),
     }
