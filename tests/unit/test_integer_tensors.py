@@ -135,6 +135,29 @@ def test_bit_shift(direction, elem, tmp_path):
     check_exact(tmp_path, "BitShift", {"a": ([3, 4], elem), "b": ([4], elem)}, feeds=feeds, direction=direction)
 
 
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_shift_by_amounts_outside_the_width(direction, tmp_path):
+    """Every bit shifted out: 0, or the sign for an arithmetic right shift (ONNX's rule, where
+    LLVM's would be poison)."""
+    feeds = {"a": np.array([-8, 4, -1, 5], np.int32), "b": np.array([-1, 32, 64, 2], np.int32)}
+    model = single_node_model("BitShift", {"a": [4], "b": [4]}, input_types={"a": T.INT32, "b": T.INT32},
+                              opset=11, direction=direction)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    expected = {"LEFT": [0, 0, 0, 20], "RIGHT": [-1, 0, -1, 1]}[direction]
+    np.testing.assert_array_equal(glowmlir.compile(path).run(feeds)["y"], np.array(expected, np.int32))
+
+
+def test_training_mode_dropout_is_refused(tmp_path):
+    model = single_node_model("Dropout", {"x": [2, 3], "training": []}, {"ratio": np.float32(0.5)},
+                              input_types={"training": T.BOOL}, opset=13)
+    model.graph.node[0].input[:] = ["x", "ratio", "training"]
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    with pytest.raises(GlowError, match="training-mode Dropout is not supported"):
+        glowmlir.compile(path)
+
+
 @pytest.mark.parametrize("elem,fmod", [(T.INT32, 0), (T.INT64, 0), (T.INT8, 1), (T.UINT16, 0), (T.FLOAT, 1)])
 def test_mod(elem, fmod, tmp_path):
     """fmod=0: the sign of the divisor (Python's %); fmod=1: the sign of the dividend (C's fmod)."""

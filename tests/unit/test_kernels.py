@@ -256,7 +256,7 @@ def test_prelu_with_channel_slopes(tmp_path):
 
 @pytest.mark.parametrize("op_type", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
                                      "ReduceSumSquare", "ReduceLogSumExp"])
-@pytest.mark.parametrize("axes,keepdims", [([1], 1), ([0, 2], 0), ([-1], 1)])
+@pytest.mark.parametrize("axes,keepdims", [([1], 1), ([0, 2], 0), ([-1], 1), ([0, 1, 2], 0)])
 def test_reductions(op_type, axes, keepdims, tmp_path):
     model = single_node_model(op_type, {"x": [3, 4, 5]}, {"axes": np.array(axes, np.int64)}, opset=18, keepdims=keepdims)
     check(model, tmp_path)
