@@ -768,17 +768,23 @@ class XorOp(BinaryOp):
     name = "glow.xor"
 
 
-@irdl_op_definition
-class GatherElementsOp(GlowOp):
-    """result[i] = data[i with its `axis` coordinate replaced by indices[i]] (ONNX
-    GatherElements); the result has the indices' shape."""
+class IndexedReadOp(GlowOp):
+    """Reads `data` at positions along `axis` that integer `indices` give (negative ones
+    count from the end)."""
 
-    name = "glow.gather_elements"
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+
+@irdl_op_definition
+class GatherElementsOp(IndexedReadOp):
+    """result[i] = data[i with its `axis` coordinate replaced by indices[i]] (ONNX
+    GatherElements); the result has the indices' shape."""
+
+    name = "glow.gather_elements"
 
     def infer_shape(self):
         data, indices, axis = shape_of(self.data), shape_of(self.indices), self.axis.value.data
@@ -859,16 +865,10 @@ class ArgReduceOp(GlowOp):
 
 
 @irdl_op_definition
-class GatherOp(GlowOp):
-    """result = data indexed along `axis` by the integer `indices` (negative ones count from
-    the end): shape data[:axis] + indices + data[axis + 1:]."""
+class GatherOp(IndexedReadOp):
+    """result = data indexed along `axis` by `indices`: shape data[:axis] + indices + data[axis + 1:]."""
 
     name = "glow.gather"
-    data = operand_def(TensorType)
-    indices = operand_def(TensorType)
-    result = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
-    assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
 
     def infer_shape(self):
         data, axis = shape_of(self.data), self.axis.value.data

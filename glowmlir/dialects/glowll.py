@@ -364,28 +364,29 @@ class ArgReduceOp(InstructionOp):
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
 
+class IndexedReadOp(InstructionOp):
+    """Reads `data` at positions along `axis` that integer `indices` give (negative ones
+    count from the end)."""
+
+    dest = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    indices = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+    assembly_format = "$dest `,` $data `,` $indices attr-dict `:` type(operands)"
+
+
 @irdl_op_definition
-class GatherOp(InstructionOp):
-    """dest[pre, j..., post] = data[pre, indices[j...] (+ size if negative), post] along `axis`."""
+class GatherOp(IndexedReadOp):
+    """dest[pre, j..., post] = data[pre, indices[j...], post] along `axis`."""
 
     name = "glowll.gather"
-    dest = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    indices = operand_def(MemRefType)
-    axis = prop_def(IntegerAttr)
-    assembly_format = "$dest `,` $data `,` $indices attr-dict `:` type(operands)"
 
 
 @irdl_op_definition
-class GatherElementsOp(InstructionOp):
-    """dest[i] = data[i with its `axis` coordinate replaced by indices[i] (+ size if negative)]."""
+class GatherElementsOp(IndexedReadOp):
+    """dest[i] = data[i with its `axis` coordinate replaced by indices[i]]."""
 
     name = "glowll.gather_elements"
-    dest = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    indices = operand_def(MemRefType)
-    axis = prop_def(IntegerAttr)
-    assembly_format = "$dest `,` $data `,` $indices attr-dict `:` type(operands)"
 
 
 @irdl_op_definition
