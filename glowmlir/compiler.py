@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from glowmlir import bundle as bundle_files
 from glowmlir.dialects import glowll
+from glowmlir.dialects.quant import is_quantized
 from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, import_model
@@ -38,6 +39,9 @@ from glowmlir.transforms.allocate_memory import AllocateMemory
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 from glowmlir.transforms.share_buffers import ShareBuffers
+
+
+KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
 
 
 def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
@@ -158,6 +162,9 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     if quantization is not None and options.kernel_library is not None:
         quantization = dataclasses.replace(quantization, symmetric_weights=True)
     stage("glow", graph_pipeline(options.memory_fusion, quantization, options.kernel_library))
+    if options.kernel_library is not None and not any(is_quantized(r.type) for op in module.walk() for r in op.results):
+        raise GlowError(f"{KERNEL_LIBRARY_OPTIONS[options.kernel_library]} needs a quantized model (-load-profile, or "
+                        f"an int8 TFLite model): the library's functions are int8")
     graph = graph_dot(module)
     stage("glowll", glowll_pipeline(options.reuse_activations, options.kernel_library))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))

@@ -113,7 +113,6 @@ def compile_command(
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
-    from glowmlir.importers import model_format
     from glowmlir.importers.onnx import ModelInput, parse_define_symbol
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
@@ -145,15 +144,13 @@ def compile_command(
             flags["assert-all-nodes-quantized"], flags["convert-placeholders"])
     elif any(flags.values()):
         raise GlowError(f"-{next(o for o, v in flags.items() if v)} needs -load-profile")
-    libraries = [(option, library) for option, value, library in (("use-cmsis", use_cmsis, "cmsis-nn"),
-                                                                   ("use-hifi4", use_hifi4, "hifi4"))
-                 if parse_bool(option, value)]
+    requested = {"cmsis-nn": use_cmsis, "hifi4": use_hifi4}
+    libraries = [library for library, option in compiler.KERNEL_LIBRARY_OPTIONS.items()
+                 if parse_bool(option[1:], requested[library])]
     if len(libraries) > 1:
         raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
-    for option, library in libraries:
-        if load_profile is None and model_format(model) != "tflite":  # a TFLite model may be int8 already
-            raise GlowError(f"-{option} needs a quantized model (-load-profile): the library's functions are int8")
-        options["kernel_library"] = library
+    if libraries:
+        options["kernel_library"] = libraries[0]
     if board is not None:
         board_preset(board)  # fail before compiling
     ram = parse_size("ram-size", ram_size) if ram_size else None

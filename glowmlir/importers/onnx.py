@@ -53,6 +53,11 @@ def onnx_element_type(elem_type: int, what: str) -> Attribute:
                         f"(float32, float16, double, integers of 8 to 64 bits and bool)") from None
 
 
+def like(value: SSAValue, shape: Sequence[int]) -> glow.TensorType:
+    """A tensor type of `shape` with `value`'s element type."""
+    return glow.tensor(shape, value.type.element_type)
+
+
 # ----------------------------------------------------------------------------- options
 
 
@@ -148,11 +153,6 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
 # ----------------------------------------------------------------------------- importer
 
 Value = SSAValue | np.ndarray
-
-
-def like(value: SSAValue, shape: Sequence[int]) -> glow.TensorType:
-    """A tensor type of `shape` with `value`'s element type."""
-    return glow.tensor(shape, value.type.element_type)
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
@@ -646,11 +646,14 @@ def _global_pool(importer: OnnxImporter, node, attrs):
     return _pool(importer, node, attrs, op_type, list(x_shape[2:]), [1, 1], [0, 0, 0, 0])
 
 
+def _unary_value(importer: OnnxImporter, op_type, x: SSAValue, **properties) -> SSAValue:
+    """An elementwise op of x (same type)."""
+    return importer.add(op_type.create(operands=[x], result_types=[x.type], properties=properties))
+
+
 def _unary(op_type, **properties):
     def build(importer: OnnxImporter, node, attrs):
-        x = importer.tensor(node.input[0])
-        op = op_type.create(operands=[x], result_types=[x.type], properties=properties)
-        return [importer.add(op)]
+        return [_unary_value(importer, op_type, importer.tensor(node.input[0]), **properties)]
 
     return build
 
@@ -1106,10 +1109,6 @@ def _split(importer: OnnxImporter, node, attrs):
     return results
 
 
-def _unary_value(importer: OnnxImporter, op_type, x: SSAValue) -> SSAValue:
-    return importer.add(op_type.create(operands=[x], result_types=[x.type]))
-
-
 _COMPOSITE_REDUCTIONS = {
     # op: (applied to each element, reduction, applied to the result)
     "ReduceL1": (lambda importer, x: _unary_value(importer, glow.AbsOp, x), "sum", None),
@@ -1191,9 +1190,9 @@ def _cast(importer: OnnxImporter, node, attrs):
     """A `glow.convert` between float32, integer and boolean tensors (none if the type stays)."""
     x = importer.tensor(node.input[0])
     if node.op_type == "CastLike":
-        like_value = importer.values[node.input[1]]
-        dtype = like_value.dtype if isinstance(like_value, np.ndarray) else numpy_dtype(like_value.type.element_type)
-        element = element_of_dtype(importer, dtype)
+        target = importer.values[node.input[1]]
+        element = element_of_dtype(importer, target.dtype) if isinstance(target, np.ndarray) else \
+            target.type.element_type
     else:
         element = onnx_element_type(attrs["to"], importer.where())
     return [importer.converted(x, compute_element(element))]
@@ -1201,7 +1200,7 @@ def _cast(importer: OnnxImporter, node, attrs):
 
 def element_of_dtype(importer: OnnxImporter, dtype) -> Attribute:
     try:
-        return element_type_of(np.float32 if np.dtype(dtype).kind == "f" else dtype)
+        return element_type_of(dtype)
     except ValueError:
         raise importer.error(f"element type {np.dtype(dtype).name} is not supported") from None
 
@@ -1209,13 +1208,16 @@ def element_of_dtype(importer: OnnxImporter, dtype) -> Attribute:
 _PREDICATES = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge"}
 
 
+def _compare_values(importer: OnnxImporter, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
+    return importer.add(glow.CompareOp.create(operands=[lhs, rhs], result_types=[glow.tensor(shape, i1)],
+                                              properties={"predicate": StringAttr(predicate)}))
+
+
 @imports(*_PREDICATES)
 def _compare(importer: OnnxImporter, node, attrs):
     lhs, rhs = importer.tensor(node.input[0]), importer.tensor(node.input[1])
-    shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
-    op = glow.CompareOp.create(operands=[lhs, rhs], result_types=[glow.tensor(shape, i1)],
-                               properties={"predicate": StringAttr(_PREDICATES[node.op_type])})
-    return [importer.add(op)]
+    return [_compare_values(importer, _PREDICATES[node.op_type], lhs, rhs)]
 
 
 _LOGICAL = {"And": glow.AndOp, "Or": glow.OrOp, "Xor": glow.XorOp,
@@ -1274,17 +1276,23 @@ def _where(importer: OnnxImporter, node, attrs):
     return [importer.add(glow.SelectOp.create(operands=[condition, lhs, rhs], result_types=[like(lhs, shape)]))]
 
 
+def _arg_reduce_value(importer: OnnxImporter, x: SSAValue, kind: str, axis: int, keep: bool = True,
+                      select_last_index: int = 0) -> SSAValue:
+    """The i64 index of the max/min (`kind`) along `axis` of x, keeping that axis as 1 or not."""
+    shape = list(glow.shape_of(x))
+    out = shape[:axis] + ([1] if keep else []) + shape[axis + 1:]
+    properties = {"kind": StringAttr(kind), "axis": glow.IntegerAttr(axis, i64),
+                  "select_last_index": glow.IntegerAttr(select_last_index, i64)}
+    return importer.add(glow.ArgReduceOp.create(operands=[x], result_types=[glow.tensor(out, i64)],
+                                                properties=properties))
+
+
 @imports("ArgMax", "ArgMin")
 def _arg_reduce(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
-    shape = list(glow.shape_of(x))
-    axis = attrs.get("axis", 0) % len(shape)
-    out = shape[:axis] + ([1] if attrs.get("keepdims", 1) else []) + shape[axis + 1:]
-    properties = {"kind": StringAttr("max" if node.op_type == "ArgMax" else "min"),
-                  "axis": glow.IntegerAttr(axis, i64),
-                  "select_last_index": glow.IntegerAttr(attrs.get("select_last_index", 0), i64)}
-    return [importer.add(glow.ArgReduceOp.create(operands=[x], result_types=[glow.tensor(out, i64)],
-                                                 properties=properties))]
+    return [_arg_reduce_value(importer, x, "max" if node.op_type == "ArgMax" else "min",
+                              attrs.get("axis", 0) % len(glow.shape_of(x)), bool(attrs.get("keepdims", 1)),
+                              attrs.get("select_last_index", 0))]
 
 
 @imports("Expand")
@@ -1297,10 +1305,9 @@ def _expand(importer: OnnxImporter, node, attrs):
         raise importer.error(str(error)) from None
     if shape == glow.shape_of(x):
         return [x]
-    if x.type.element_type == i1:  # no arithmetic on booleans: or with false
-        return [_binary(importer, glow.OrOp, x, importer.add(glow.SplatOp(0.0, like(x, shape))))]
     zeros = importer.add(glow.SplatOp(0.0, like(x, shape)))
-    return [_binary(importer, glow.AddOp, x, zeros)]
+    combine = glow.OrOp if x.type.element_type == i1 else glow.AddOp  # booleans: or with false
+    return [_binary(importer, combine, x, zeros)]
 
 
 @imports("Gather")
@@ -1337,30 +1344,19 @@ def _hardmax(importer: OnnxImporter, node, attrs):
     axis = attrs.get("axis", -1 if importer.opset >= 13 else 1) % len(shape)
     if importer.opset < 13 and axis != len(shape) - 1:
         raise importer.error("Hardmax before opset 13 is supported on the last axis only")
-    kept = [1 if d == axis else s for d, s in enumerate(shape)]
-    largest = importer.add(glow.ArgReduceOp.create(
-        operands=[x], result_types=[glow.tensor(kept, i64)],
-        properties={"kind": StringAttr("max"), "axis": glow.IntegerAttr(axis, i64),
-                    "select_last_index": glow.IntegerAttr(0, i64)}))
+    largest = _arg_reduce_value(importer, x, "max", axis)
     positions = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(len(shape))])
     position = importer.add(glow.ConstantOp(importer.names(f"{node.output[0]}_positions"), dense_from_array(positions)))
-    hits = importer.add(glow.CompareOp.create(operands=[largest, position], result_types=[glow.tensor(shape, i1)],
-                                              properties={"predicate": StringAttr("eq")}))
-    return [importer.converted(hits, f32)]
+    return [importer.converted(_compare_values(importer, "eq", largest, position), f32)]
 
 
 @imports("IsNaN", "IsInf")
 def _is_nan_or_inf(importer: OnnxImporter, node, attrs):
     """IsNaN: x != x; IsInf: x == +inf or x == -inf (as `detect_positive/negative` ask)."""
     x = importer.tensor(node.input[0])
-
-    def compare(predicate: str, rhs: SSAValue) -> SSAValue:
-        return importer.add(glow.CompareOp.create(operands=[x, rhs], result_types=[glow.tensor(glow.shape_of(x), i1)],
-                                                  properties={"predicate": StringAttr(predicate)}))
-
     if node.op_type == "IsNaN":
-        return [compare("ne", x)]
-    tests = [compare("eq", importer.add(glow.SplatOp(sign * np.inf, glow.tensor([1]))))
+        return [_compare_values(importer, "ne", x, x)]
+    tests = [_compare_values(importer, "eq", x, importer.add(glow.SplatOp(sign * np.inf, glow.tensor([1]))))
              for sign, attribute in ((1, "detect_positive"), (-1, "detect_negative")) if attrs.get(attribute, 1)]
     if not tests:  # detects neither infinity: all false
         return [importer.add(glow.SplatOp(0.0, glow.tensor(glow.shape_of(x), i1)))]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import tflite
@@ -35,7 +35,8 @@ from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import verify_imported
 from glowmlir.names import UniqueNames
-from glowmlir.quantization.rescaling import bias_scales
+from glowmlir.quantization.params import QuantParams, dequantize, dequantize_per_channel
+from glowmlir.quantization.rescaling import bias_scales, quantize_level
 
 def quantized_element(element: Attribute) -> bool:
     return isinstance(element, UniformQuantizedType)
@@ -74,15 +75,12 @@ class TensorInfo:
 
     def float_data(self) -> np.ndarray:
         """A constant's real values (dequantized if it is quantized)."""
+        element = self.element
         if not self.quantized:
             return self.data.astype(np.float32)
-        element = self.element
-        axis = element.axis.data if element.per_channel else 0
-        shape = [1] * self.data.ndim
         if element.per_channel:
-            shape[axis] = -1
-        scales, offsets = element.scale_array().reshape(shape), element.offset_array().reshape(shape)
-        return ((self.data.astype(np.float32) - offsets) * scales).astype(np.float32)
+            return dequantize_per_channel(self.data, element.scale_array(), element.offset_array(), element.axis.data)
+        return dequantize(self.data, QuantParams(element.scale, element.offset))
 
 
 def _element_type(tensor, type_name: str, where: str) -> Attribute:
@@ -215,20 +213,17 @@ class TFLiteImporter:
             raise self.error(f"the {what} must be a constant")
         return info.float_data() if info.quantized else info.data
 
-    def constant_value(self, info: TensorInfo, data: np.ndarray | None = None, element: Attribute | None = None,
-                       shape: Sequence[int] | None = None) -> SSAValue:
-        """A `glow.constant` of a tensor's data (or of `data`, e.g. permuted), in its element type."""
-        data = info.data if data is None else data
-        element = element or info.element
-        if self.in_float and quantized_element(element):
-            data, element = info.float_data(), f32
-        if not quantized_element(element):
-            if element != f32:
-                raise self.error(f"tensor \"{info.name}\" of type {info.type_name} is used in float computation")
-            data = data.astype(np.float32)
+    def constant_value(self, info: TensorInfo) -> SSAValue:
+        """A `glow.constant` of a constant tensor in its element type (its real values when
+        the operator runs in float)."""
+        if self.in_float and info.quantized:
+            info = replace(info, data=info.float_data(), element=f32)
+        if not info.quantized and info.element != f32:
+            raise self.error(f"tensor \"{info.name}\" of type {info.type_name} is used in float computation")
+        data = info.data if info.quantized else info.data.astype(np.float32)
         op = glow.ConstantOp(self.names(info.name), dense_from_array(data))
-        if quantized_element(element):
-            retype(op.result, glow.tensor(data.shape if shape is None else shape, element))
+        if info.quantized:
+            retype(op.result, glow.tensor(data.shape, info.element))
         return self.add(op)
 
     def input(self, position: int) -> SSAValue:
@@ -254,9 +249,8 @@ class TFLiteImporter:
     def output_element(self, position: int = 0) -> Attribute:
         return f32 if self.in_float else self.output_info(position).element
 
-    def output_type(self, shape: Sequence[int] | None = None, position: int = 0) -> glow.TensorType:
-        info = self.output_info(position)
-        return glow.tensor(info.shape if shape is None else shape, self.output_element(position))
+    def output_type(self) -> glow.TensorType:
+        return glow.tensor(self.output_info().shape, self.output_element())
 
     def converted(self, value: SSAValue, element: Attribute) -> SSAValue:
         """`value` in `element`: unchanged, rescaled, quantized or dequantized."""
@@ -446,7 +440,7 @@ def _weights(importer: TFLiteImporter, position: int, perm: Sequence[int], what:
     if quantized_element(element) and element.per_channel:
         element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
                                        element.offset_array().tolist(), list(perm).index(element.axis.data))
-    return importer.constant_value(TensorInfo(info.index, info.name, data.shape, info.type_name, element, data))
+    return importer.constant_value(replace(info, shape=data.shape, element=element, data=data))
 
 
 def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, weights: SSAValue) -> SSAValue:
@@ -454,18 +448,16 @@ def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, w
     info = importer.info(position)
     quantized = is_quantized(weights.type)
     if info is None:
-        data = np.zeros(channels, np.int32 if quantized else np.float32)
-        info = TensorInfo(-1, "bias", (channels,), "INT32" if quantized else "FLOAT32", f32, data)
+        info = TensorInfo(-1, "bias", (channels,), "INT32", i32, np.zeros(channels, np.int32))
     elif info.data is None:
         raise importer.error("the bias must be a constant")
     if not quantized:
-        return importer.constant_value(TensorInfo(info.index, info.name, info.shape, info.type_name, info.element,
-                                                  info.float_data() if info.quantized else info.data))
+        return importer.constant_value(replace(info, data=info.float_data(), element=f32))
     weight_type = weights.type.element_type
     scales = bias_scales(x.type.element_type, weight_type)
     element = (UniformQuantizedType(i32, scales.tolist(), [0] * scales.size, 0) if weight_type.per_channel
                else UniformQuantizedType(i32, float(scales[0]), 0))
-    return importer.constant_value(info, info.data.astype(np.int32), element)
+    return importer.constant_value(replace(info, data=info.data.astype(np.int32), element=element))
 
 
 def _per_tensor_weights(position: int):
@@ -695,8 +687,7 @@ def _pad(importer: TFLiteImporter, op):
     if importer.operator_name(op) == "PADV2" and importer.info(2) is not None:
         value = float(importer.constant_data(2, "constant value").ravel()[0])
     if is_quantized(x.type):  # the pad value in the quantized domain: real 0 is the zero point
-        element = x.type.element_type
-        value = float(np.clip(np.round(value / element.scale) + element.offset, *element.value_range))
+        value = float(quantize_level(value, x.type.element_type))
     begin, end = list(paddings[:, 0]), list(paddings[:, 1])
     source, from_nchw = x, False
     if rank == 4 and importer.has_nchw(x):
@@ -730,5 +721,5 @@ def _slice(importer: TFLiteImporter, op):
 def _quantize(importer: TFLiteImporter, op):
     info = importer.info(0)
     if info.index not in importer.values and info.data is not None:  # e.g. float16 or int8 weights
-        importer.values[info.index] = importer.constant_value(info, info.float_data(), f32)
+        importer.values[info.index] = importer.constant_value(replace(info, data=info.float_data(), element=f32))
     return [importer.converted(importer.input(0), importer.output_info().element)]

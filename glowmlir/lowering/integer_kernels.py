@@ -184,7 +184,8 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
 def emit_arg_reduce(b: KernelBuilder, op: glowll.ArgReduceOp, view: ViewOf) -> None:
     """For each dest element: a loop along `axis` carrying the best value and its index."""
     dest, src = view(op.dest), view(op.input)
-    axis, size = op.axis.value.data, view(op.input).shape[op.axis.value.data]
+    axis = op.axis.value.data
+    size = src.shape[axis]
     element = element_of(op.input)
     # Strictly better keeps the first index; better or equal moves to the last one.
     last = bool(op.select_last_index.value.data)

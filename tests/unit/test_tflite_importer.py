@@ -153,6 +153,38 @@ def test_cmsis_nn_takes_an_int8_tflite_model_without_a_profile(tmp_path):
         np.testing.assert_array_equal(runner.run(inputs)["output"], ours.run(inputs)["output"])
 
 
+def test_kernel_library_needs_an_int8_model(tmp_path):
+    """-use-cmsis takes an int8 TFLite model as it is, but not a float one."""
+    model = saved(tmp_path, "conv_net", tm.conv_net(False))
+    with pytest.raises(GlowError, match=r"-use-cmsis needs a quantized model \(-load-profile, or an int8 TFLite model\)"):
+        glowmlir.compile(model, kernel_library="cmsis-nn")
+
+
+def test_per_channel_fully_connected_runs_in_float_with_its_own_bias(tmp_path):
+    """Our int8 FullyConnected wants one weight scale: a per-channel one runs in float, its
+    weights and bias dequantized with their own scales (once)."""
+    rng = np.random.default_rng(0)
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [2, 8], "int8", quant=(0.02, 3))
+    weight_scales = rng.uniform(0.005, 0.02, 4).astype(np.float32)
+    zeros = np.zeros(4, np.int64)
+    w = builder.constant("w", rng.integers(-127, 128, (4, 8)).astype(np.int8), quant=(weight_scales, zeros, 0))
+    bias = builder.constant("b", rng.integers(-2000, 2000, 4).astype(np.int32),
+                            quant=(np.float32(0.02) * weight_scales, zeros, 0))
+    y = builder.tensor("y", [2, 4], "int8", quant=(0.05, -2))
+    builder.op("FULLY_CONNECTED", [x, w, bias], [y], "FullyConnectedOptions", fused_activation_function="NONE")
+    builder.output(y)
+    data = builder.finish()
+    bundle = glowmlir.compile(saved(tmp_path, "fc", data))
+    assert "glow.dequantize" in bundle.ir["glow"]
+    outputs, expected = [], []
+    for seed in range(20):
+        inputs = tm.random_inputs(data, seed=seed, low=-2.5, high=2.5)
+        outputs.append(bundle.run(inputs)["y"])
+        expected.append(tm.run_reference(data, inputs)["y"])
+    assert_within_one_level({"y": np.stack(outputs)}, {"y": np.stack(expected)}, 20)
+
+
 def test_float_tflite_model_quantizes_with_a_profile(tmp_path):
     """A float TFLite model goes through glow-profile and -load-profile like an ONNX one."""
     data = tm.conv_net(False, seed=5)
@@ -194,7 +226,7 @@ def _one_op_model(opcode: str, options: str | None = None, **fields) -> bytes:
     return builder.finish()
 
 
-def test_unsupported_operator_names_it_and_its_output(tmp_path, out_dir=None):
+def test_unsupported_operator_names_it_and_its_output(tmp_path):
     model = saved(tmp_path, "floor", _one_op_model("FLOOR"))
     with pytest.raises(GlowError, match=r'TFLite operator 0 \(FLOOR, output "y"\): unsupported operator "FLOOR"'):
         glowmlir.compile(model)
