@@ -1,5 +1,7 @@
 """The one error type the tools report to users as a single line (exit status 2)."""
 
 
-class GlowError(Exception):
-    """A problem with the user's model, options or files; the message names the culprit."""
+class GlowError(ValueError):
+    """A problem with the user's model, options, files or API arguments; the message names the culprit.
+
+    A `ValueError`, so Python API callers that already catch bad values catch it too."""
