@@ -48,7 +48,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects.quant import is_quantized
-from glowmlir.dialects.weights import NamedWeightSyntax
+from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -82,8 +82,35 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, dilation: int = 1) -> int:
-    """Output extent of a sliding window (floor rounding, as Glow and ONNX by default)."""
-    return (size + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1
+    """Output extent of a sliding window (floor rounding, as Glow and ONNX by default).
+
+    Raises ValueError unless the window fits: a non-empty input, a positive kernel, stride
+    and dilation, non-negative pads, and a (dilated) kernel no larger than the padded input."""
+    if size < 1:
+        raise ValueError(f"the input is empty (extent {size}) along a window axis")
+    if min(kernel, stride, dilation) < 1 or min(pad_begin, pad_end) < 0:
+        raise ValueError(f"kernel {kernel}, stride {stride} and dilation {dilation} must be positive "
+                         f"and pads {pad_begin}, {pad_end} non-negative")
+    span = dilation * (kernel - 1) + 1
+    if span > size + pad_begin + pad_end:
+        raise ValueError(f"the window ({span}) is larger than the padded input ({size} + {pad_begin} + {pad_end})")
+    return (size + pad_begin + pad_end - span) // stride + 1
+
+
+def check_indices(indices: np.ndarray, size: int) -> None:
+    """ONNX's rule for Gather and GatherElements: each index lies in [-size, size - 1]
+    (negative ones count from the end); raises ValueError naming the first that does not."""
+    outside = indices[(indices < -size) | (indices >= size)]
+    if outside.size:
+        raise ValueError(f"index {int(outside.flat[0])} is out of range for an axis of {size} "
+                         f"(valid: {-size} to {size - 1})")
+
+
+def verify_static_shape(op: IRDLOperation) -> None:
+    """Glow's tensors have static shapes: every result dimension is known and not negative."""
+    for result in op.results:
+        if isinstance(result.type, TensorType) and any(d < 0 for d in result.type.get_shape()):
+            raise VerifyException(f"{op.name}: result type {result.type} has a dynamic or negative dimension")
 
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
@@ -113,6 +140,7 @@ class GlowOp(IRDLOperation):
         raise NotImplementedError
 
     def verify_(self) -> None:
+        verify_static_shape(self)
         try:
             expected = tuple(self.infer_shape())
         except (ValueError, IndexError) as error:
@@ -153,6 +181,9 @@ class PlaceholderOp(IRDLOperation):
     def __init__(self, name: str, result_type: TensorType):
         super().__init__(properties={"name": StringAttr(name)}, result_types=[result_type])
 
+    def verify_(self) -> None:
+        verify_static_shape(self)
+
 
 @irdl_op_definition
 class ConstantOp(NamedWeightSyntax, IRDLOperation):
@@ -169,6 +200,7 @@ class ConstantOp(NamedWeightSyntax, IRDLOperation):
 
 
     def verify_(self) -> None:
+        verify_static_shape(self)
         if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
             raise VerifyException(f"glow.constant \"{self.name_.data}\": value shape does not match the result type")
 
@@ -186,6 +218,9 @@ class SplatOp(IRDLOperation):
 
     def __init__(self, value: float, result_type: TensorType):
         super().__init__(properties={"value": f32_attr(value)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        verify_static_shape(self)
 
 
 @irdl_op_definition
@@ -253,7 +288,7 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
         n, c, h, w = input_shape
         o, i, kh, kw = filter_shape
-        if c != i * group or o % group:
+        if group < 1 or c != i * group or o % group:
             raise ValueError(f"filter {list(filter_shape)} does not fit input channels {c} with group {group}")
         return (n, o, pooled_size(h, kh, strides[0], pads[0], pads[2], dilations[0]),
                 pooled_size(w, kw, strides[1], pads[1], pads[3], dilations[1]))
@@ -777,6 +812,15 @@ class IndexedReadOp(GlowOp):
     result = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        super().verify_()
+        source = self.indices.owner  # known indices must be in range (ONNX: an error); run-time ones cannot be checked
+        if isinstance(source, ConstantOp) and source.value is not None:
+            try:
+                check_indices(array_from_dense(source.value), shape_of(self.data)[self.axis.value.data])
+            except ValueError as error:
+                raise VerifyException(f"{self.name}: {error}") from None
 
 
 @irdl_op_definition

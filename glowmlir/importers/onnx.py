@@ -10,6 +10,7 @@ graph that reaches the `glow` dialect holds only the computation on the inputs.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -61,6 +62,18 @@ def like(value: SSAValue, shape: Sequence[int]) -> glow.TensorType:
 # ----------------------------------------------------------------------------- options
 
 
+INT64_MAX = 2**63 - 1
+"""The largest dimension an ONNX shape can hold."""
+
+
+def parse_integer(text: str) -> int:
+    """A decimal integer in ASCII digits, with an optional sign (Python's `int` also takes
+    other scripts' digits and underscores); raises ValueError otherwise."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()):
+        raise ValueError(f"\"{text}\" is not an integer")
+    return int(text)
+
+
 @dataclass(frozen=True)
 class ModelInput:
     """One `-model-input=name,type,[d0,d1,...]` option (`int8q` adds `scale,offset` before the shape)."""
@@ -89,21 +102,38 @@ class ModelInput:
         if not name or len(quantization) != (2 if element_type == "int8q" else 0):
             raise bad
         try:
-            shape = tuple(int(d) for d in dims[1:-1].split(",") if d.strip())
-            scale, offset = (float(quantization[0]), int(quantization[1])) if quantization else (None, None)
+            shape = tuple(parse_integer(d) for d in dims[1:-1].split(",") if d.strip())
+            scale, offset = (float(quantization[0]), parse_integer(quantization[1])) if quantization else (None, None)
         except ValueError:
             raise bad from None
-        if not shape or min(shape) < 1 or (scale is not None and not (scale > 0 and -128 <= offset <= 127)):
-            raise bad
+        if not shape or not all(1 <= d <= INT64_MAX for d in shape):
+            raise GlowError(f"-model-input=\"{spec}\": dimensions must be positive integers below 2^63")
+        if scale is not None and not (np.isfinite(np.float32(scale)) and np.float32(scale) > 0 and -128 <= offset <= 127):
+            raise GlowError(f"-model-input=\"{spec}\": int8q needs a finite positive scale (in float32) "
+                            f"and an offset in [-128, 127]")
         return ModelInput(name, element_type, shape, scale, offset)
 
 
 def parse_define_symbol(spec: str) -> tuple[str, int]:
     """One `-onnx-define-symbol=name,value` option."""
     parts = spec.split(",")
-    if len(parts) != 2 or not parts[0] or not parts[1].strip().isdigit():
-        raise GlowError(f"-onnx-define-symbol=\"{spec}\": expected symbol,positive-integer")
-    return parts[0], int(parts[1])
+    try:
+        if len(parts) != 2 or not parts[0]:
+            raise ValueError
+        symbol, value = parts[0], parse_integer(parts[1])
+    except ValueError:
+        raise GlowError(f"-onnx-define-symbol=\"{spec}\": expected symbol,positive-integer") from None
+    check_symbol(symbol, value)
+    return symbol, value
+
+
+def check_symbol(symbol: object, value: object) -> None:
+    """A symbolic dimension's value (`-onnx-define-symbol`, the API's `symbols`) is a positive int."""
+    if not isinstance(symbol, str) or not symbol:
+        raise GlowError(f"-onnx-define-symbol: symbol {symbol!r} is not a name")
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or not 1 <= value <= INT64_MAX:
+        raise GlowError(f"-onnx-define-symbol: symbol \"{symbol}\" has the value {value!r}: "
+                        f"expected a positive integer")
 
 
 # ----------------------------------------------------------------------------- loading
@@ -141,13 +171,23 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
         del model.graph.value_info[:]
         for output in model.graph.output:
             output.type.tensor_type.ClearField("shape")
+    for symbol, value in symbols.items():
+        check_symbol(symbol, value)
     for name, value_info in graph_inputs.items():
-        for dim in value_info.type.tensor_type.shape.dim:
+        how = f"set the input's shape with -model-input={name},float,[d0,d1,...]"
+        if not value_info.type.tensor_type.HasField("shape"):
+            raise GlowError(f"input \"{name}\" has no shape: {how}")
+        for axis, dim in enumerate(value_info.type.tensor_type.shape.dim):
             if dim.HasField("dim_param"):
                 if dim.dim_param not in symbols:
                     raise GlowError(f"input \"{name}\" has the undefined symbolic dimension \"{dim.dim_param}\": "
                                     f"set it with -onnx-define-symbol={dim.dim_param},<value>")
-                dim.dim_value = symbols[dim.dim_param]
+                dim.dim_value = int(symbols[dim.dim_param])
+            elif not dim.HasField("dim_value"):
+                raise GlowError(f"input \"{name}\": dimension {axis} has no value: {how}")
+            elif dim.dim_value < 1:
+                empty = " (an empty input is not supported)" if dim.dim_value == 0 else ""
+                raise GlowError(f"input \"{name}\": dimension {axis} is {dim.dim_value}{empty}: {how}")
 
 
 # ----------------------------------------------------------------------------- importer
@@ -184,6 +224,11 @@ class OnnxImporter:
     # --- building
 
     def add(self, op: Operation) -> SSAValue:
+        """Appends `op`, verified: a shape rule refusing it is an error naming the node."""
+        try:
+            op.verify()
+        except VerifyException as error:
+            raise self.error(str(error).splitlines()[0]) from None
         self.block.add_op(op)
         return op.results[0] if op.results else None
 
@@ -232,7 +277,11 @@ class OnnxImporter:
         # Inputs and outputs keep their names; other storage gets a suffix on a clash.
         output_names = {o.name: self.names(o.name) for o in graph.output}
         for init in graph.initializer:
-            self.values[init.name] = numpy_helper.to_array(init)
+            try:
+                self.values[init.name] = numpy_helper.to_array(init)
+            except (ValueError, TypeError, KeyError) as error:  # onnx's checker does not read the data
+                raise GlowError(f"initializer \"{init.name}\": its data cannot be read as data type "
+                                f"{init.data_type}, shape {list(init.dims)} ({error!s})") from None
         for graph_input in graph.input:
             if graph_input.name in self.values:
                 continue
@@ -262,7 +311,7 @@ class OnnxImporter:
 
     def import_node(self, node: onnx.NodeProto) -> None:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+        attrs = {k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in attrs.items()}
         if node.domain not in ("", "ai.onnx"):
             raise self.error(f"unsupported op domain \"{node.domain}\"")
         inputs = [self.known(i) for i in node.input]
@@ -270,7 +319,12 @@ class OnnxImporter:
             outputs = self.fold(node)
         elif node.op_type in _NODE_IMPORTERS:
             self.check_element_types(node)
-            outputs = _NODE_IMPORTERS[node.op_type](self, node, attrs)
+            try:
+                outputs = _NODE_IMPORTERS[node.op_type](self, node, attrs)
+            except GlowError:
+                raise
+            except ValueError as error:  # a shape rule (glow.py, numpy broadcasting) refusing the operands
+                raise self.error(str(error)) from None
         else:
             raise self.error(f"unsupported op type \"{node.op_type}\"")
         for name, value in zip(node.output, outputs):
@@ -329,6 +383,7 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
                       symbols: dict[str, int] | None = None) -> ModuleOp:
     """Check, shape and import an in-memory ONNX model (the Caffe2 importer builds one);
     `source` names the model in errors."""
+    _check_model_features(model, source)
     try:
         onnx.checker.check_model(model)
         _apply_input_settings(model, inputs, symbols or {})
@@ -336,9 +391,35 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         first_line = str(error).strip().splitlines()[0]
         raise GlowError(f"{source} fails onnx's checks: {first_line}") from None
+    except UnicodeDecodeError:  # onnx's message quotes a damaged name
+        raise GlowError(f"{source} fails onnx's checks: a name in the model is not UTF-8 text") from None
     module = OnnxImporter(model, inputs).run(network)
     verify_imported(module, source)
     return module
+
+
+def _check_model_features(model: onnx.ModelProto, source: str) -> None:
+    """What onnx's checker lets through but the importer cannot honour."""
+    newest = onnx.defs.onnx_opset_version()
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx") and opset.version > newest:
+            raise GlowError(f"{source}: opset {opset.version} is newer than the newest this onnx knows ({newest})")
+    graph = model.graph
+    for name in _graph_strings(graph):
+        if not isinstance(name, str):  # protobuf gives bytes for a string field that is not UTF-8
+            raise GlowError(f"{source} is damaged: the name {name!r} is not UTF-8 text")
+    if model.graph.sparse_initializer:
+        raise GlowError(f"{source}: sparse initializer \"{model.graph.sparse_initializer[0].values.name}\" "
+                        f"is not supported")
+
+
+def _graph_strings(graph: onnx.GraphProto):
+    """The names and op types of a graph's nodes, attributes and tensors."""
+    yield graph.name
+    for node in graph.node:
+        yield from (node.name, node.op_type, node.domain, *node.input, *node.output)
+        yield from (attribute.name for attribute in node.attribute)
+    yield from (value.name for value in (*graph.input, *graph.output, *graph.value_info, *graph.initializer))
 
 
 def verify_imported(module: ModuleOp, source: str) -> None:
@@ -462,13 +543,14 @@ def three_dimensional_convolution_as_two(build: NodeImporter) -> NodeImporter:
             return build(importer, node, attrs)
         n, c, d, h, w = shape
         weights = importer.required_known(node.input[1], "the 3-D filter").astype(np.float32)
+        _check_kernel_shape(importer, attrs, weights.shape[2:])
         k_d = weights.shape[2]
         strides, dilations = list(attrs.get("strides", [1] * 3)), list(attrs.get("dilations", [1] * 3))
         pads = _window_pads(importer, attrs, shape[2:], weights.shape[2:], strides, dilations)
         padded = _zero_pad(importer, x, [0, 0, pads[0], 0, 0], [0, 0, pads[3], 0, 0])
         depth = glow.shape_of(padded)[2]
         planes = _reshape_to(importer, importer.add(glow.transpose(padded, [0, 2, 1, 3, 4])), (n * depth, c, h, w))
-        out_depth = (depth - dilations[0] * (k_d - 1) - 1) // strides[0] + 1
+        out_depth = glow.pooled_size(d, k_d, strides[0], pads[0], pads[3], dilations[0])
         plane_attrs = {k: v for k, v in attrs.items() if k in ("group",)} | {
             "strides": strides[1:], "dilations": dilations[1:], "pads": [*pads[1:3], *pads[4:6]]}
         total = None
@@ -498,6 +580,7 @@ def _conv(importer: OnnxImporter, node, attrs):
     x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
     if len(x_shape) != 4:
         raise importer.error(f"only 1-D, 2-D and 3-D convolution are supported (input {list(x_shape)})")
+    _check_kernel_shape(importer, attrs, w_shape[2:])
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
     pads = _window_pads(importer, attrs, x_shape[2:], w_shape[2:], strides, dilations)
@@ -512,6 +595,13 @@ def _conv(importer: OnnxImporter, node, attrs):
         properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
                     "group": glow.IntegerAttr(group, glow.i64)})
     return [importer.add(op)]
+
+
+def _check_kernel_shape(importer: OnnxImporter, attrs: dict, filter_window: Sequence[int]) -> None:
+    """A Conv's or ConvTranspose's `kernel_shape` attribute, if given, is its filter's window."""
+    if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != list(filter_window):
+        raise importer.error(f"kernel_shape {list(attrs['kernel_shape'])} disagrees with the filter's window "
+                             f"{list(filter_window)}")
 
 
 def _zero_pad(importer: OnnxImporter, x: SSAValue, begin: Sequence[int], end: Sequence[int]) -> SSAValue:
@@ -540,6 +630,7 @@ def _conv_transpose(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     w_shape = glow.shape_of(importer.tensor(node.input[1]))
     x_shape = glow.shape_of(x)
+    _check_kernel_shape(importer, attrs, w_shape[2:])
     if len(x_shape) != 4 or "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") != "NOTSET":
         raise importer.error("only 1-D and 2-D ConvTranspose with explicit pads are supported")
     strides, dilations = list(attrs.get("strides", [1, 1])), list(attrs.get("dilations", [1, 1]))
@@ -782,15 +873,12 @@ def _elementwise(importer: OnnxImporter, node, attrs):
         x_shape, slope_shape = glow.shape_of(values[0]), glow.shape_of(values[1])
         if len(slope_shape) == 1 and len(x_shape) > 2 and slope_shape[0] == x_shape[1] != x_shape[-1]:
             values[1] = _reshape_to(importer, values[1], (slope_shape[0],) + (1,) * (len(x_shape) - 2))
-    try:
-        result = values[0]
-        for value in values[1:]:
-            result = _binary(importer, _BINARY[node.op_type], result, value)
-        if node.op_type == "Mean" and len(values) > 1:
-            count = importer.add(glow.SplatOp(1.0 / len(values), glow.tensor([1])))
-            result = _binary(importer, glow.MulOp, result, count)
-    except ValueError as error:
-        raise importer.error(str(error)) from None
+    result = values[0]
+    for value in values[1:]:
+        result = _binary(importer, _BINARY[node.op_type], result, value)
+    if node.op_type == "Mean" and len(values) > 1:
+        count = importer.add(glow.SplatOp(1.0 / len(values), glow.tensor([1])))
+        result = _binary(importer, glow.MulOp, result, count)
     return [result]
 
 
@@ -849,10 +937,7 @@ def _matmul(importer: OnnxImporter, node, attrs):
     a_shape, b_shape = glow.shape_of(a), glow.shape_of(rhs)
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise importer.error("MatMul of 1-D tensors is not supported")
-    try:
-        shape = glow.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + (a_shape[-2], b_shape[-1])
-    except ValueError as error:
-        raise importer.error(str(error)) from None
+    shape = glow.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + (a_shape[-2], b_shape[-1])
     return [importer.add(glow.MatMulOp.create(operands=[a, rhs], result_types=[glow.tensor(shape)]))]
 
 
@@ -1299,10 +1384,7 @@ def _arg_reduce(importer: OnnxImporter, node, attrs):
 def _expand(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     target = importer.required_known(node.input[1], "the shape")
-    try:
-        shape = glow.broadcast_shapes(glow.shape_of(x), [int(d) for d in target])
-    except ValueError as error:
-        raise importer.error(str(error)) from None
+    shape = glow.broadcast_shapes(glow.shape_of(x), [int(d) for d in target])
     if shape == glow.shape_of(x):
         return [x]
     zeros = importer.add(glow.SplatOp(0.0, like(x, shape)))
@@ -1323,6 +1405,7 @@ def _gather(importer: OnnxImporter, node, attrs):
         result_shape = list(shape[:axis]) + list(glow.shape_of(index_value)) + list(shape[axis + 1:])
         return [importer.add(glow.GatherOp.create(operands=[x, index_value], result_types=[like(x, result_shape)],
                                                   properties={"axis": glow.IntegerAttr(axis, i64)}))]
+    glow.check_indices(indices, shape[axis])
     flat = [int(i) % shape[axis] for i in indices.reshape(-1)]
     pieces = [_slice_axis(importer, x, axis, index, index + 1) for index in flat]
     gathered = pieces[0] if len(pieces) == 1 else _concat_values(importer, pieces, axis)
