@@ -10,7 +10,6 @@ order). The new order is kept only if its peak, measured on the graph, is lower.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 from xdsl.context import Context
@@ -45,30 +44,40 @@ def peak_live_bytes(order: list[Operation]) -> int:
     return peak
 
 
-def memory_first_order(ops: list[Operation]) -> list[Operation]:
-    """Depth-first from the outputs, the most memory-hungry operand sub-graph first."""
+def _operand_ops(op: Operation) -> list[Operation]:
+    """The ops computing `op`'s operands, each once, in operand order."""
+    return list(dict.fromkeys(o.owner for o in op.operands if isinstance(o.owner, Operation)))
 
-    @cache
-    def need(op: Operation) -> int:
-        """Bytes needed to compute `op` with its operands in the chosen order."""
-        children = sorted({o.owner for o in op.operands if isinstance(o.owner, Operation)}, key=need, reverse=True)
+
+def memory_first_order(ops: list[Operation]) -> list[Operation]:
+    """Depth-first from the outputs, the most memory-hungry operand sub-graph first.
+
+    `ops` is a block's order, in which operands come before their users; both walks are
+    iterative, so that graphs thousands of ops deep do not exhaust Python's stack."""
+    need: dict[Operation, int] = {}  # bytes needed to compute an op with its operands in the chosen order
+    children: dict[Operation, list[Operation]] = {}  # its operand ops, most needy first
+    for op in ops:
+        children[op] = sorted(_operand_ops(op), key=need.__getitem__, reverse=True)
         held = best = 0
-        for child in children:
-            best = max(best, held + need(child))
+        for child in children[op]:
+            best = max(best, held + need[child])
             held += _result_bytes(child)
-        return max(best, held + _result_bytes(op))
+        need[op] = max(best, held + _result_bytes(op))
 
     order: list[Operation] = []
     placed: set[Operation] = set()
 
-    def visit(op: Operation) -> None:
-        if op in placed:
-            return
-        placed.add(op)
-        children = [o.owner for o in op.operands if isinstance(o.owner, Operation)]
-        for child in sorted(dict.fromkeys(children), key=need, reverse=True):
-            visit(child)
-        order.append(op)
+    def visit(root: Operation) -> None:
+        """Appends `root` after its unplaced operand sub-graphs, each in `children` order."""
+        stack = [(root, False)]
+        while stack:
+            op, operands_placed = stack.pop()
+            if operands_placed:
+                order.append(op)
+            elif op not in placed:
+                placed.add(op)
+                stack.append((op, True))
+                stack.extend((child, False) for child in reversed(children[op]))
 
     for op in ops:
         if isinstance(op, glow.PlaceholderOp):
