@@ -7,7 +7,10 @@ off an allocated `glowll.function`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from llvmlite import ir
@@ -16,7 +19,8 @@ from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
-from glowmlir.errors import GlowError
+from glowmlir.errors import GlowError, GlowWarning
+from glowmlir.names import is_reserved_c_name, legalize_name
 from glowmlir.transforms.allocate_memory import ALIGNMENT
 
 # ----------------------------------------------------------------------------- layout
@@ -90,15 +94,88 @@ class BundleLayout:
                 weights.append((op.name_.data, op.offset.value.data, array_from_dense(op.value)))
         scratch = max((op.byte_size for op in ops if isinstance(op, glowll.AllocOp) and SCRATCH_ATTRIBUTE in op.attributes),
                       default=0)
-        return BundleLayout(function.sym_name.data, function.constant_size.value.data,
+        name = function.sym_name.data
+        return BundleLayout(name, function.constant_size.value.data,
                             function.mutable_size.value.data, function.activations_size.value.data,
-                            function.activations_lower_bound.value.data, placeholders, tuple(weights), scratch)
+                            function.activations_lower_bound.value.data, _distinct_macros(name, placeholders),
+                            tuple(weights), scratch)
 
     def placeholder(self, name: str) -> Placeholder:
         for p in self.placeholders:
             if p.name == name:
                 return p
         raise GlowError(f"bundle {self.name} has no placeholder \"{name}\"")
+
+
+# ----------------------------------------------------------------------------- C names
+
+MAX_NETWORK_NAME = 200
+"""Longest bundle name: `<name>.weights.txt` and the other file names must fit in a file
+system's 255-byte name limit."""
+
+HEADER_MACROS = frozenset({"GLOW_SUCCESS", "GLOW_MEM_ALIGN", "GLOW_GET_ADDR", "_GLOW_BUNDLE_COMMON_DEFS"})
+"""The macros every bundle header defines (its common definitions)."""
+
+_MEMORY_MACROS = ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")
+
+
+def network_macros(name: str) -> list[str]:
+    """The macros a bundle named `name` defines for itself (its memory sizes; the header
+    guard `_GLOW_BUNDLE_<NAME>_H` is Glow's and cannot clash with them)."""
+    return [f"{name.upper()}_{suffix}" for suffix in _MEMORY_MACROS]
+
+
+def placeholder_macros(name: str, placeholder: Placeholder) -> list[str]:
+    """The macros of one placeholder in the static API header: its offset (and scale and offset)."""
+    macro = f"{name.upper()}_{placeholder.name}"
+    return [macro] + ([f"{macro}_scale", f"{macro}_offset"] if placeholder.quantization is not None else [])
+
+
+def _unsafe_network_name(name: str) -> bool:
+    return any(m in HEADER_MACROS or is_reserved_c_name(m) for m in [name, *network_macros(name)])
+
+
+def bundle_name(requested: str) -> str:
+    """`requested` as a bundle name (Glow's legal name) that is also safe as the entry point's
+    C name and its macros' prefix, and short enough for the bundle's file names. A C keyword,
+    a C library name (`main`, `memcpy`) or a name whose macros clash with the header's own
+    gets `_` appended (a reserved `_X...` name gets `A` prepended); any change beyond Glow's
+    character rule is reported as a GlowWarning."""
+    glow_name = legalize_name(requested)
+    name = legalize_name(requested, MAX_NETWORK_NAME)
+    if name.startswith("_") and _unsafe_network_name(name):
+        name = "A" + name
+    while _unsafe_network_name(name):
+        name += "_"
+    if name != glow_name:
+        why = "is too long for its file names" if len(glow_name) > MAX_NETWORK_NAME else "is reserved in C"
+        warnings.warn(GlowWarning(f"network name \"{_shown(requested)}\" {why}; the bundle is named "
+                                  f"\"{_shown(name)}\""), stacklevel=2)
+    return name
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= 60 else f"{name[:30]}...{name[-24:]}"
+
+
+def _distinct_macros(name: str, placeholders: tuple[Placeholder, ...]) -> tuple[Placeholder, ...]:
+    """The placeholders, a placeholder whose header macro would clash with the header's
+    other macros (`NET_x_scale` of a quantized `x` and an input `x_scale`, an input named
+    `MEM_ALIGN`) or a reserved name renamed `<name>__<k>` (Glow's unique-name rule), with a
+    GlowWarning. The renamed name is the bundle's: its header, symbol table and `Bundle.run`."""
+    taken = set(HEADER_MACROS) | set(network_macros(name))
+    result = []
+    for placeholder in placeholders:
+        candidate, k = placeholder, 1
+        while any(m in taken or is_reserved_c_name(m) for m in placeholder_macros(name, candidate)):
+            candidate, k = replace(placeholder, name=f"{placeholder.name}__{k}"), k + 1
+        if candidate is not placeholder:
+            warnings.warn(GlowWarning(f"placeholder \"{placeholder.name}\": its header macro "
+                                      f"{placeholder_macros(name, placeholder)[0]} clashes with another macro; "
+                                      f"the placeholder is named \"{candidate.name}\" in the bundle"), stacklevel=2)
+        taken.update(placeholder_macros(name, candidate))
+        result.append(candidate)
+    return tuple(result)
 
 
 # ----------------------------------------------------------------------------- weights
@@ -238,3 +315,101 @@ def add_bundle_config(module: ir.Module, layout: BundleLayout) -> None:
         ir.Constant(i64, layout.constant_size), ir.Constant(i64, layout.mutable_size),
         ir.Constant(i64, layout.activations_size), ir.Constant(i64, ALIGNMENT), ir.Constant(i64, len(entries)),
         table.gep([ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 0)])])
+
+
+# ----------------------------------------------------------------------------- writing files
+
+
+def _nearest_existing(path: str) -> str:
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+class StagedFiles:
+    """The files one command writes: all of them appear, or none.
+
+    `check` validates an output path before any work is done; `add` collects contents;
+    `commit` writes each file to a short temporary name in its destination's directory
+    (created if absent) and renames them into place only once every one is written. A
+    failure removes the temporary files and the directories it created, and raises a
+    GlowError naming the option and the path.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[str, bytes, str]] = {}  # real path -> (path as given, contents, option)
+
+    @staticmethod
+    def check(path: str, option: str, directory: bool = False) -> None:
+        """Fails unless `path` can be written: a file (or, with `directory`, a directory made
+        if absent) whose nearest existing ancestor is a writable directory."""
+        if not path:
+            raise GlowError(f"{option}: the path is empty")
+        if os.path.isdir(path) and not directory:
+            raise GlowError(f"{option}=\"{path}\": is a directory")
+        if os.path.lexists(path) and not os.path.isdir(path) and directory:
+            raise GlowError(f"{option}=\"{path}\": exists and is not a directory")
+        where = path if directory and os.path.isdir(path) else _nearest_existing(os.path.dirname(os.path.abspath(path)))
+        if not os.path.isdir(where):
+            raise GlowError(f"{option}=\"{path}\": \"{where}\" is not a directory")
+        try:  # a real probe: access() says yes to root on /proc and read-only mounts
+            descriptor, probe = tempfile.mkstemp(prefix=".glowmlir-", dir=where)
+            os.close(descriptor)
+            os.unlink(probe)
+        except OSError as error:
+            raise GlowError(f"{option}=\"{path}\": cannot write in \"{where}\": {error.strerror or error}") from None
+
+    def add(self, path: str, contents: bytes, option: str) -> None:
+        key = os.path.realpath(path)
+        if key in self.files:
+            raise GlowError(f"{option}=\"{path}\": the same file as {self.files[key][2]}'s \"{self.files[key][0]}\"")
+        self.files[key] = (path, contents, option)
+
+    def commit(self) -> list[str]:
+        """Writes every file, or none; returns the paths as given, in the order added."""
+        created: list[str] = []
+        staged: dict[str, str] = {}  # real path -> temporary file
+        moved: list[str] = []
+        current = ""
+        try:
+            for key, (path, contents, option) in self.files.items():
+                current = f"{option}: cannot write \"{path}\""
+                _make_directories(os.path.dirname(key), created)
+                descriptor, temporary = tempfile.mkstemp(prefix=".glowmlir-", dir=os.path.dirname(key))
+                staged[key] = temporary
+                with open(descriptor, "wb") as file:
+                    file.write(contents)
+            for key, temporary in staged.items():
+                current = f"{self.files[key][2]}: cannot write \"{self.files[key][0]}\""
+                existed = os.path.lexists(key)
+                os.replace(temporary, key)
+                if not existed:
+                    moved.append(key)
+        except OSError as error:
+            for path in [*staged.values(), *moved]:
+                _remove_quietly(path)
+            for directory in reversed(created):
+                _remove_quietly(directory, directory=True)
+            raise GlowError(f"{current}: {error.strerror or error}") from None
+        return [path for path, _, _ in self.files.values()]
+
+
+def _make_directories(directory: str, created: list[str]) -> None:
+    """Creates `directory` and its missing parents, appending each to `created` (outermost first)."""
+    missing: list[str] = []
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for path in reversed(missing):
+        os.mkdir(path)
+        created.append(path)
+
+
+def _remove_quietly(path: str, directory: bool = False) -> None:
+    try:
+        os.rmdir(path) if directory else os.unlink(path)
+    except OSError:
+        pass

@@ -4,6 +4,9 @@
     bundle = glowmlir.compile("lenet_mnist.onnx")
     bundle.save("build")                      # lenet_mnist.{o,h,weights.bin,weights.txt}
     outputs = bundle.run(data=image)          # on the host, numpy in and out
+
+Bad arguments and bad models raise `GlowError` (a `ValueError`) naming the argument, option,
+file or model node at fault.
 """
 
 from __future__ import annotations
@@ -11,14 +14,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import shutil
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+from llvmlite import binding as llvm
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -28,12 +30,11 @@ from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import is_quantized
 from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
-from glowmlir.importers import ImportOptions, import_model
+from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
 from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
-from glowmlir.names import legalize_name
 from glowmlir.transforms import graph_passes
 from glowmlir.transforms.allocate_memory import AllocateMemory
 from glowmlir.transforms.quantize import QuantizationOptions
@@ -76,8 +77,70 @@ class CompileOptions:
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
 
+    def __post_init__(self) -> None:
+        """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
+        `target` may be given as a CPU preset name (`"cortex-m7"`) or an LLVM triple, and
+        `model_inputs` entries as `-model-input` strings (`"data,float,[1,3,224,224]"`)."""
+        _expect("network_name", self.network_name, str, "a string", optional=True)
+        if self.network_name is not None and not self.network_name:
+            raise GlowError("network_name (-network-name) must not be empty")
+        if isinstance(self.model_inputs, str | bytes) or not isinstance(self.model_inputs, Sequence):
+            raise GlowError(f"model_inputs={self.model_inputs!r}: expected a list of ModelInput or "
+                            f"\"name,float,[d0,d1,...]\" strings")
+        self.model_inputs = tuple(ModelInput.parse(spec) if isinstance(spec, str) else spec for spec in self.model_inputs)
+        for spec in self.model_inputs:
+            _expect("model_inputs", spec, ModelInput, "a ModelInput or a \"name,float,[d0,d1,...]\" string")
+        _expect("symbols", self.symbols, Mapping, "a dict of symbol name to positive integer")
+        self.symbols = dict(self.symbols)
+        if self.bundle_api not in ("static", "dynamic"):
+            raise GlowError(f"bundle_api={self.bundle_api!r} (-bundle-api): expected static or dynamic")
+        self.target = _target(self.target)
+        for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "tflite_float_inputs", "tflite_float_outputs"):
+            _expect(flag, getattr(self, flag), bool, "True or False")
+        _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
+        if self.kernel_library is not None and self.kernel_library not in KERNEL_LIBRARY_OPTIONS:
+            raise GlowError(f"kernel_library={self.kernel_library!r}: expected None or one of "
+                            f"{', '.join(map(repr, KERNEL_LIBRARY_OPTIONS))}")
+
     def import_options(self) -> ImportOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs)
+
+
+def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
+    if (value is None and optional) or (isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))):
+        return
+    raise GlowError(f"{argument}={value!r}: expected {description}{' or None' if optional else ''}, "
+                    f"not {type(value).__name__}")
+
+
+def _target(target: object) -> Target:
+    """A `Target`, or what a user means by a string: a CPU preset (`-mcpu`) or an LLVM triple (`-target`)."""
+    if isinstance(target, Target):
+        return target
+    from glowmlir.targets import CPU_PRESETS, resolve_target
+
+    if not isinstance(target, str) or not target:
+        raise GlowError(f"target={target!r}: expected a Target (glowmlir.targets.resolve_target), "
+                        f"a CPU name such as \"cortex-m7\" or an LLVM triple")
+    resolved = resolve_target(mcpu=target) if target in CPU_PRESETS else resolve_target(target=target)
+    try:
+        resolved.machine()  # an unknown triple fails here
+    except GlowError:
+        raise GlowError(f"target=\"{target}\": neither a CPU ({', '.join(CPU_PRESETS)}) nor an LLVM triple "
+                        f"this LLVM knows") from None
+    return resolved
+
+
+def model_paths(model: object) -> list[str]:
+    """The `model` argument of `compile`: one path (str or os.PathLike) or a Caffe2 net and weights pair."""
+    def path(value: object) -> str:
+        if not isinstance(value, str | bytes | os.PathLike):
+            raise GlowError(f"model={model!r}: expected a file path (str or os.PathLike) or a pair of them")
+        return os.fsdecode(value)
+
+    if isinstance(model, Sequence) and not isinstance(model, str | bytes):
+        return [path(item) for item in model]
+    return [path(model)]
 
 
 @dataclass
@@ -92,6 +155,7 @@ class Bundle:
     graph_dot: str
     library_calls: list[tuple[str, str, str]] = field(default_factory=list)  # see select_kernels.library_report
     bitcode: bytes | None = None  # instead of object code, for a target without a back end here (Xtensa)
+    target: Target = HOST
 
     @property
     def name(self) -> str:
@@ -111,23 +175,21 @@ class Bundle:
             files[f"{name}.weights.txt"] = bundle_files.weights_text(image).encode()
         return files
 
-    def save(self, directory: str, weights_text: bool = True) -> list[str]:
+    def save(self, directory: str | os.PathLike, weights_text: bool = True) -> list[str]:
         """Writes the bundle into `directory` (created if absent) all at once, or not at all."""
-        parent = os.path.dirname(os.path.abspath(directory))
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=".glowmlir-", dir=parent)
-        try:
-            for file_name, contents in self.files(weights_text).items():
-                with open(os.path.join(staging, file_name), "wb") as f:
-                    f.write(contents)
-            os.makedirs(directory, exist_ok=True)
-            written = []
-            for file_name in sorted(os.listdir(staging)):
-                os.replace(os.path.join(staging, file_name), os.path.join(directory, file_name))
-                written.append(os.path.join(directory, file_name))
-            return written
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        outputs = bundle_files.StagedFiles()
+        self.stage(outputs, directory, weights_text)
+        return outputs.commit()
+
+    def stage(self, outputs: bundle_files.StagedFiles, directory: str | os.PathLike, weights_text: bool = True,
+              option: str = "directory") -> None:
+        """Adds the bundle's files in `directory` to `outputs` (written by its `commit`)."""
+        if not isinstance(directory, str | os.PathLike):
+            raise GlowError(f"{option}={directory!r}: expected a directory path (str or os.PathLike)")
+        directory = os.fspath(directory)
+        bundle_files.StagedFiles.check(directory, option, directory=True)
+        for file_name, contents in self.files(weights_text).items():
+            outputs.add(os.path.join(directory, file_name), contents, option)
 
     @cached_property
     def runner(self):
@@ -135,9 +197,28 @@ class Bundle:
 
         return HostRunner(self.layout, self.object_code)
 
-    def run(self, inputs: dict[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
-        """Runs the bundle on the host (host target only)."""
-        return self.runner.run(inputs, **named)
+    def run(self, inputs: Mapping[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
+        """Runs the bundle on the host (host target only): every input by its placeholder name,
+        in `inputs` or as keywords; returns the outputs by name."""
+        if inputs is not None and not isinstance(inputs, Mapping):
+            raise GlowError(f"inputs: expected a dict of input name to array, not {type(inputs).__name__}")
+        if self.target.triple and self.target.triple != llvm.get_process_triple():
+            raise GlowError(f"bundle {self.name} is compiled for {self.target.triple}: run() runs host bundles only "
+                            f"(glow-run -board runs the others)")
+        given = {**(inputs or {}), **named}
+        expected = [p.name for p in self.layout.placeholders if p.kind == "input"]
+        unknown = [name for name in given if name not in expected]
+        missing = [name for name in expected if name not in given]
+        if unknown or missing:
+            problem = f"no input \"{unknown[0]}\"" if unknown else f"no value for input \"{missing[0]}\""
+            raise GlowError(f"bundle {self.name}: {problem} (inputs: {', '.join(expected)})")
+        arrays = {}
+        for name, value in given.items():
+            try:
+                arrays[name] = np.asarray(value, self.layout.placeholder(name).dtype)
+            except (TypeError, ValueError) as error:
+                raise GlowError(f"input \"{name}\": not an array of numbers ({error})") from None
+        return self.runner.run(arrays)
 
 
 def run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
@@ -182,20 +263,31 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         if llvm_ir is not None:
             ir_log["llvm-ir"] = llvm_ir
     timings["object"] = time.perf_counter() - start
-    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode)
+    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode, options.target)
 
 
-def compile(model: str | Sequence[str], **options) -> Bundle:  # noqa: A001 - the API name users expect
+def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:
+    """The model as a module holding one `glow.function` named as its bundle will be (see `bundle_name`)."""
+    paths = model_paths(model)
+    name = bundle_files.bundle_name(options.network_name or default_network_name(paths)) if paths else None
+    return import_model(paths, options.import_options(), name)
+
+
+def compile(model: str | os.PathLike | Sequence[str | os.PathLike], **options) -> Bundle:  # noqa: A001 - the API name users expect
     """Compiles a model (ONNX or TFLite file, Caffe2 directory or net and weights pair);
-    keyword options are the fields of `CompileOptions`."""
-    if options.get("bundle_api", "static") not in ("static", "dynamic"):
-        raise GlowError(f"-bundle-api=\"{options['bundle_api']}\": expected static or dynamic")
+    keyword options are the fields of `CompileOptions`.
+
+    Raises `glowmlir.GlowError` (a `ValueError`) with a one-line message naming the argument,
+    option, file or model node at fault: a bad argument type or value, an unknown keyword, an
+    unreadable or unsupported model. A network name that is reserved in C (`int`, `main`,
+    `memcpy`) or too long for the bundle's file names is changed, with a `GlowWarning`.
+    """
+    known = [f.name for f in dataclasses.fields(CompileOptions)]
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        raise GlowError(f"compile(): unknown keyword argument \"{unknown[0]}\" (options: {', '.join(known)})")
     compile_options = CompileOptions(**options)
     start = time.perf_counter()
-    name = compile_options.network_name
-    if name is not None and not name:
-        raise GlowError("-network-name must not be empty")
-    name = legalize_name(name) if name else None
-    module = import_model(model, compile_options.import_options(), name)
+    module = import_network(model, compile_options)
     timings = {"import": time.perf_counter() - start}
     return compile_module(module, compile_options, timings=timings)

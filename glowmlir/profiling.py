@@ -17,9 +17,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from glowmlir.compiler import Bundle, CompileOptions, compile_module, run_passes
+from glowmlir.compiler import Bundle, CompileOptions, compile_module, import_network, run_passes
 from glowmlir.dialects import glow
-from glowmlir.importers import import_model
 from glowmlir.quantization.profile import NodeProfile, Profile
 from glowmlir.transforms import pre_quantization_passes
 from glowmlir.transforms.quantize import graph_hash, value_key
@@ -55,7 +54,7 @@ class Profiler:
 
     @staticmethod
     def for_model(model: str, options: CompileOptions, num_bins: int = 10) -> Profiler:
-        module = import_model(model, options.import_options(), options.network_name)
+        module = import_network(model, options)
         run_passes(module, pre_quantization_passes())
         hash_value = graph_hash(module)
         keys = instrument(module)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
 import typer
 from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
 
-from glowmlir.errors import GlowError
+from glowmlir.errors import GlowError, GlowWarning
 
 
 def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = ()) -> list[str]:
@@ -20,19 +23,43 @@ def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = (
             for arg in arguments]
 
 
+def one_line(message: str) -> str:
+    """A message as the single line the tools print (a multi-line message keeps its first line)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[0] if lines else "unknown error"
+
+
+def fail(program: str, message: str) -> NoReturn:
+    print(f"{program}: error: {one_line(message)}", file=sys.stderr)
+    sys.exit(2)
+
+
+@contextlib.contextmanager
+def warnings_as_lines(program: str) -> Iterator[None]:
+    """Prints each GlowWarning raised inside as one `<program>: warning: ...` line on stderr."""
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, GlowWarning):
+            print(f"{program}: warning: {one_line(str(message))}", file=sys.stderr)
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    original = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", GlowWarning)
+        warnings.showwarning = show
+        yield
+
+
 def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_options: Sequence[str] = ()) -> None:
-    """Runs a typer app; any user error becomes `<program>: error: ...` and exit status 2.
-    `boolean_options` take `=true|false` but may be given bare."""
+    """Runs a typer app; a user error (GlowError, or a bad command line) becomes one
+    `<program>: error: ...` line and exit status 2, a GlowWarning one `<program>: warning: ...`
+    line. Anything else is a bug in glowmlir and keeps its traceback. `boolean_options` take
+    `=true|false` but may be given bare."""
     argv = glow_style_arguments(sys.argv[1:] if argv is None else argv, boolean_options)
     try:
-        app(argv, prog_name=program, standalone_mode=False)
+        with warnings_as_lines(program):
+            app(argv, prog_name=program, standalone_mode=False)
     except GlowError as error:
-        message = str(error)
+        fail(program, str(error))
     except UsageError as error:
-        message = error.format_message()
-    except OSError as error:
-        message = f"{error.strerror}: {error.filename}"
-    else:
-        return
-    print(f"{program}: error: {message}", file=sys.stderr)
-    sys.exit(2)
+        fail(program, error.format_message())

@@ -17,6 +17,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from glowmlir.bundle import StagedFiles
 from glowmlir.cli.common import run_app
 from glowmlir.errors import GlowError
 
@@ -157,24 +158,28 @@ def compile_command(
     flash = parse_size("flash-size", flash_size) if flash_size else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
+    file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag}
+    StagedFiles.check(emit_bundle, "-emit-bundle", directory=True)  # before the work, not after it
+    for option, path in file_options.items():
+        if path is not None:
+            StagedFiles.check(path, option)
     bundle = compiler.compile(model, **options)
     report = make_report(bundle, board, ram, flash)
-    if dump_ir:
-        print(bundle.ir["glowll"])
-    if dump_llvm_ir:
-        print(bundle.ir["llvm-ir"])
-    if dump_graph_dag:
-        with open(dump_graph_dag, "w", encoding="utf-8") as f:
-            f.write(bundle.graph_dot)
     console = Console()
     if require_fit and not report.weights_in_flash.fits:
         console.print(report_table(report))
         raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
-    written = bundle.save(emit_bundle)
-    if memory_report:
-        with open(memory_report, "w", encoding="utf-8") as f:
-            json.dump(report.as_json(), f, indent=2)
-        written.append(memory_report)
+    outputs = StagedFiles()  # every file of this command, or none
+    bundle.stage(outputs, emit_bundle, option="-emit-bundle")
+    if dump_graph_dag is not None:
+        outputs.add(dump_graph_dag, bundle.graph_dot.encode(), "-dump-graph-DAG")
+    if memory_report is not None:
+        outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
+    written = outputs.commit()
+    if dump_ir:
+        print(bundle.ir["glowll"])
+    if dump_llvm_ir:
+        print(bundle.ir["llvm-ir"])
     print_summary(report, written, console)
     if bundle.library_calls:
         console.print(library_table(bundle.library_calls))
