@@ -1,0 +1,104 @@
+"""All outputs of one glow-compile command appear together or not at all.
+
+Output paths are checked before compiling; the bundle files, the DAG and the memory report
+are staged and moved into place only when every one of them is written.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from glowmlir.bundle import StagedFiles
+from glowmlir.errors import GlowError
+from tests.support.models import LENET
+
+
+def glow_compile(*arguments: str, cwd: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={os.path.abspath(LENET)}", *arguments],
+                          capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("glow-compile: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def entries(directory) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+def test_memory_report_into_proc_leaves_nothing(tmp_path):
+    result = glow_compile("-emit-bundle=bundle", "-memory-report=/proc/x", cwd=tmp_path)
+    assert_clean_failure(result, '-memory-report="/proc/x"', "cannot write")
+    assert entries(tmp_path) == []
+
+
+def test_memory_report_onto_a_directory_leaves_nothing(tmp_path):
+    os.mkdir(tmp_path / "report")
+    result = glow_compile("-emit-bundle=bundle", "-memory-report=report", "-dump-graph-DAG=g.dot", cwd=tmp_path)
+    assert_clean_failure(result, '-memory-report="report": is a directory')
+    assert entries(tmp_path) == ["report"] and entries(tmp_path / "report") == []
+
+
+def test_dag_is_not_written_before_a_later_failure(tmp_path):
+    result = glow_compile("-emit-bundle=bundle", "-dump-graph-DAG=g.dot", "-ram-size=1K", "-require-fit", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "does not fit the target" in result.stderr.strip().splitlines()[-1]
+    assert entries(tmp_path) == []
+
+
+def test_emit_bundle_onto_a_file_and_output_under_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    assert_clean_failure(glow_compile("-emit-bundle=file", cwd=tmp_path), '-emit-bundle="file": exists and is not a directory')
+    assert_clean_failure(glow_compile("-emit-bundle=b", "-dump-graph-DAG=file/g.dot", cwd=tmp_path),
+                         '-dump-graph-DAG="file/g.dot"', 'is not a directory')
+    assert entries(tmp_path) == ["file"]
+
+
+def test_two_outputs_on_one_file_are_refused(tmp_path):
+    result = glow_compile("-emit-bundle=b", "-memory-report=b/lenet_mnist.h", cwd=tmp_path)
+    assert_clean_failure(result, '-memory-report="b/lenet_mnist.h": the same file as -emit-bundle')
+    assert entries(tmp_path) == []
+
+
+def test_all_outputs_written_together(tmp_path):
+    result = glow_compile("-emit-bundle=deep/er/b", "-dump-graph-DAG=g.dot", "-memory-report=m.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert entries(tmp_path) == ["deep", "g.dot", "m.json"]
+    assert entries(tmp_path / "deep/er/b") == ["lenet_mnist.h", "lenet_mnist.o", "lenet_mnist.weights.bin",
+                                             "lenet_mnist.weights.txt"]
+    assert (tmp_path / "g.dot").read_text().startswith("digraph DAG {")
+
+
+def test_a_600_character_network_name_works(tmp_path):
+    result = glow_compile("-emit-bundle=b", f"-network-name={'n' * 600}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "glow-compile: warning: network name" in result.stderr and "too long" in result.stderr
+    assert len(entries(tmp_path / "b")) == 4 and all(len(name) <= 255 for name in entries(tmp_path / "b"))
+
+
+def test_a_failure_while_committing_removes_every_staged_file_and_created_directory(tmp_path):
+    outputs = StagedFiles()
+    outputs.add(str(tmp_path / "new/dir/a.bin"), b"a", "-first")
+    outputs.add(str(tmp_path / "b.bin"), b"b", "-second")
+    outputs.add("/proc/glowmlir-test/c.bin", b"c", "-third")  # cannot be created, even by root
+    with pytest.raises(GlowError, match='-third: cannot write "/proc/glowmlir-test/c.bin"'):
+        outputs.commit()
+    assert entries(tmp_path) == []
+
+
+def test_commit_replaces_existing_files(tmp_path):
+    (tmp_path / "a.txt").write_text("old")
+    outputs = StagedFiles()
+    outputs.add(str(tmp_path / "a.txt"), b"new", "-a")
+    assert outputs.commit() == [str(tmp_path / "a.txt")]
+    assert (tmp_path / "a.txt").read_text() == "new" and entries(tmp_path) == ["a.txt"]
