@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.importers import caffe2_schema
-from glowmlir.importers.onnx import ModelInput, import_onnx_model
+from glowmlir.importers.onnx import ModelInput, check_text_fields, import_onnx_model
 
 OPSET = 13
 
@@ -62,11 +62,14 @@ def load_net(path: str):
     try:
         if ".pbtxt" in os.path.basename(path):  # Glow's test for text format
             with open(path, encoding="utf-8") as f:
-                return caffe2_schema.parse_text(f.read())
-        with open(path, "rb") as f:
-            return caffe2_schema.parse_binary(f.read())
+                net = caffe2_schema.parse_text(f.read())
+        else:
+            with open(path, "rb") as f:
+                net = caffe2_schema.parse_binary(f.read())
     except Exception as error:  # protobuf raises several unrelated types
         raise GlowError(f"-model: \"{path}\" is not a Caffe2 NetDef ({type(error).__name__})") from None
+    check_text_fields(net, f"-model: \"{path}\"")
+    return net
 
 
 # ----------------------------------------------------------------------------- one Caffe2 op

@@ -155,6 +155,21 @@ def load_onnx_model(path: str) -> onnx.ModelProto:
     return model
 
 
+def check_text_fields(message, source: str) -> None:
+    """Refuses a damaged protobuf model (ONNX, Caffe2) whose string fields (names, op types)
+    are not UTF-8 text: protobuf hands such a field over as bytes."""
+    pending = [message]
+    while pending:
+        for field, value in pending.pop().ListFields():
+            values = value if field.is_repeated else [value]
+            if field.type == field.TYPE_STRING:
+                damaged = next((v for v in values if not isinstance(v, str)), None)
+                if damaged is not None:
+                    raise GlowError(f"{source} is damaged: {field.name} {damaged[:40]!r} is not UTF-8 text")
+            elif field.type == field.TYPE_MESSAGE:
+                pending.extend(values)
+
+
 def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int]) -> None:
     """Write `-model-input` shapes and `-onnx-define-symbol` values into the graph inputs."""
     initializers = {t.name for t in model.graph.initializer}
@@ -177,20 +192,36 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
         how = f"set the input's shape with -model-input={name},float,[d0,d1,...]"
         if not value_info.type.tensor_type.HasField("shape"):
             raise GlowError(f"input \"{name}\" has no shape: {how}")
-        for axis, dim in enumerate(value_info.type.tensor_type.shape.dim):
+        dims = value_info.type.tensor_type.shape.dim
+        for dim in dims:
             if dim.HasField("dim_param"):
                 if dim.dim_param not in symbols:
                     raise GlowError(f"input \"{name}\" has the undefined symbolic dimension \"{dim.dim_param}\": "
                                     f"set it with -onnx-define-symbol={dim.dim_param},<value>")
                 dim.dim_value = int(symbols[dim.dim_param])
-            elif not dim.HasField("dim_value"):
-                raise GlowError(f"input \"{name}\": dimension {axis} has no value: {how}")
-            elif dim.dim_value < 1:
-                empty = " (an empty input is not supported)" if dim.dim_value == 0 else ""
-                raise GlowError(f"input \"{name}\": dimension {axis} is {dim.dim_value}{empty}: {how}")
+        check_input_shape(name, [dim.dim_value if dim.HasField("dim_value") else None for dim in dims], how)
+
+
+def check_input_shape(name: str, shape: Sequence[int | None], how: str = "") -> None:
+    """Every dimension of the graph input `name` is known (not None) and positive; `how`
+    tells the user how to set the shape."""
+    for axis, size in enumerate(shape):
+        if size is None or size < 1:
+            what = "has no value" if size is None else f"is {size}" + (" (an empty input is not supported)" * (size == 0))
+            raise GlowError(f"input \"{name}\": dimension {axis} {what}" + (f": {how}" if how else ""))
 
 
 # ----------------------------------------------------------------------------- importer
+
+
+def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
+    """`op` once its verifier accepts it; otherwise `error(message)` (an importer's error
+    naming the model node at fault) is raised."""
+    try:
+        op.verify()
+    except VerifyException as exception:
+        raise error(str(exception).splitlines()[0]) from None
+    return op
 
 Value = SSAValue | np.ndarray
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
@@ -224,12 +255,7 @@ class OnnxImporter:
     # --- building
 
     def add(self, op: Operation) -> SSAValue:
-        """Appends `op`, verified: a shape rule refusing it is an error naming the node."""
-        try:
-            op.verify()
-        except VerifyException as error:
-            raise self.error(str(error).splitlines()[0]) from None
-        self.block.add_op(op)
+        self.block.add_op(verified(op, self.error))
         return op.results[0] if op.results else None
 
     def where(self) -> str:
@@ -404,22 +430,10 @@ def _check_model_features(model: onnx.ModelProto, source: str) -> None:
     for opset in model.opset_import:
         if opset.domain in ("", "ai.onnx") and opset.version > newest:
             raise GlowError(f"{source}: opset {opset.version} is newer than the newest this onnx knows ({newest})")
-    graph = model.graph
-    for name in _graph_strings(graph):
-        if not isinstance(name, str):  # protobuf gives bytes for a string field that is not UTF-8
-            raise GlowError(f"{source} is damaged: the name {name!r} is not UTF-8 text")
+    check_text_fields(model, source)
     if model.graph.sparse_initializer:
         raise GlowError(f"{source}: sparse initializer \"{model.graph.sparse_initializer[0].values.name}\" "
                         f"is not supported")
-
-
-def _graph_strings(graph: onnx.GraphProto):
-    """The names and op types of a graph's nodes, attributes and tensors."""
-    yield graph.name
-    for node in graph.node:
-        yield from (node.name, node.op_type, node.domain, *node.input, *node.output)
-        yield from (attribute.name for attribute in node.attribute)
-    yield from (value.name for value in (*graph.input, *graph.output, *graph.value_info, *graph.initializer))
 
 
 def verify_imported(module: ModuleOp, source: str) -> None:

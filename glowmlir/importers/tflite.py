@@ -21,6 +21,7 @@ offset) unless `-tflite-float-inputs` / `-tflite-float-outputs` ask for float on
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -28,12 +29,13 @@ import numpy as np
 import tflite
 from xdsl.dialects.builtin import Attribute, IntegerAttr, ModuleOp, StringAttr, f32, i8, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, retype
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
-from glowmlir.importers.onnx import verify_imported
+from glowmlir.importers.onnx import check_input_shape, verified, verify_imported
 from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import QuantParams, dequantize, dequantize_per_channel
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
@@ -94,10 +96,13 @@ def _element_type(tensor, type_name: str, where: str) -> Attribute:
     if type_name == "UINT8":
         offsets = offsets - 128
     storage = i32 if type_name == "INT32" else i8
-    if len(scales) == 1:
-        return UniformQuantizedType(storage, float(scales[0]), int(offsets[0]))
-    return UniformQuantizedType(storage, [float(s) for s in scales], [int(o) for o in offsets],
-                                quantization.QuantizedDimension())
+    try:
+        if len(scales) == 1:
+            return UniformQuantizedType(storage, float(scales[0]), int(offsets[0]))
+        return UniformQuantizedType(storage, [float(s) for s in scales], [int(o) for o in offsets],
+                                    quantization.QuantizedDimension())
+    except VerifyException as error:  # the type's own rules: positive scales, offsets in range
+        raise GlowError(f"{where}: {error}") from None
 
 
 def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -110,7 +115,10 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
         data = buffer.DataAsNumpy()
     else:
         return None
-    array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name]).reshape(shape)
+    array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
+    if array.size != int(np.prod(shape)):
+        raise ValueError(f"{array.size} elements of data for the shape {list(shape)}")
+    array = array.reshape(shape)
     if type_name == "UINT8":
         return (array.astype(np.int16) - 128).astype(np.int8)
     return array.astype(np.float32) if type_name == "FLOAT16" else array
@@ -184,27 +192,38 @@ class TFLiteImporter:
         if type_name not in _NUMPY_TYPES:
             raise GlowError(f"\"{self.path}\": tensor \"{name}\" has the unsupported type {type_name}")
         element = _element_type(tensor, type_name, f"tensor \"{name}\"")
-        return TensorInfo(index, name, shape, type_name, element, _tensor_data(self.model, raw, tensor, type_name, shape))
+        try:
+            data = _tensor_data(self.model, raw, tensor, type_name, shape)
+        except ValueError as error:
+            raise GlowError(f"\"{self.path}\": tensor \"{name}\": {error}") from None
+        return TensorInfo(index, name, shape, type_name, element, data)
+
+    def tensor(self, index: int) -> TensorInfo:
+        """The tensor at `index` of the subgraph (an index past its tensors: a damaged file)."""
+        if not 0 <= index < len(self.tensors):
+            raise GlowError(f"\"{self.path}\" is damaged: tensor index {index} is out of range "
+                            f"(the subgraph has {len(self.tensors)})")
+        return self.tensors[index]
 
     # ----------------------------------------------------------------- building
 
     def add(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
+        self.block.add_op(verified(op, self.error))
         return op.results[0] if op.results else None
 
     def error(self, message: str) -> GlowError:
         name = self.operator_name(self.op) if self.op is not None else ""
-        output = self.tensors[self.op.Outputs(0)].name if self.op is not None and self.op.OutputsLength() else ""
+        output = self.tensor(self.op.Outputs(0)).name if self.op is not None and self.op.OutputsLength() else ""
         return GlowError(f"TFLite operator {self.op_index} ({name}, output \"{output}\"): {message}")
 
     def info(self, position: int) -> TensorInfo | None:
         """The operator's input at `position` (None: an omitted optional input)."""
         if position >= self.op.InputsLength() or self.op.Inputs(position) < 0:
             return None
-        return self.tensors[self.op.Inputs(position)]
+        return self.tensor(self.op.Inputs(position))
 
     def output_info(self, position: int = 0) -> TensorInfo:
-        return self.tensors[self.op.Outputs(position)]
+        return self.tensor(self.op.Outputs(position))
 
     def constant_data(self, position: int, what: str) -> np.ndarray:
         """A compile-time input: its values (real values when quantized)."""
@@ -229,6 +248,8 @@ class TFLiteImporter:
     def input(self, position: int) -> SSAValue:
         """The value of an operator input, dequantized when the operator runs in float."""
         info = self.info(position)
+        if info is None:
+            raise self.error(f"input {position} is missing")
         if info.index not in self.values:
             if info.data is None:
                 raise self.error(f"input \"{info.name}\" is neither computed before nor a constant")
@@ -293,8 +314,8 @@ class TFLiteImporter:
 
     def run(self, network: str, model_inputs: Sequence) -> ModuleOp:
         graph = self.graph
-        inputs = [self.tensors[graph.Inputs(i)] for i in range(graph.InputsLength())]
-        outputs = [self.tensors[graph.Outputs(i)] for i in range(graph.OutputsLength())]
+        inputs = [self.tensor(graph.Inputs(i)) for i in range(graph.InputsLength())]
+        outputs = [self.tensor(graph.Outputs(i)) for i in range(graph.OutputsLength())]
         _check_model_inputs(inputs, model_inputs)
         output_names = {info.index: self.names(info.name) for info in outputs}
         for info in inputs:
@@ -313,6 +334,7 @@ class TFLiteImporter:
         return ModuleOp([glow.FunctionOp(network, Region(self.block))])
 
     def placeholder(self, info: TensorInfo) -> SSAValue:
+        check_input_shape(info.name, info.shape)
         if info.element != f32 and not info.quantized:
             raise GlowError(f"input \"{info.name}\": element type {info.type_name} is not supported "
                             f"(float or quantized int8 only)")
@@ -330,7 +352,12 @@ class TFLiteImporter:
                 [self.output_info(i) for i in range(self.op.OutputsLength())]
         quantized = any(info is not None and info.quantized for info in infos)
         self.in_float = quantized and not (rule.int8 if isinstance(rule.int8, bool) else rule.int8(self, self.op))
-        results = rule.build(self, self.op)
+        try:
+            results = rule.build(self, self.op)
+        except GlowError:
+            raise
+        except ValueError as error:  # a shape rule (glow.py) refusing the operands
+            raise self.error(str(error)) from None
         self.in_float = False
         for position, value in enumerate(results):
             info = self.output_info(position)
@@ -366,10 +393,27 @@ def _check_model_inputs(inputs: Sequence[TensorInfo], model_inputs: Sequence) ->
 def import_tflite(path: str, options, network: str) -> ModuleOp:
     """Load and import a TFLite model file (`options`: an `importers.ImportOptions`)."""
     model, raw = load_tflite_model(path)
-    importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs)
-    module = importer.run(network, options.model_inputs)
+    try:
+        importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs)
+        module = importer.run(network, options.model_inputs)
+    except GlowError:
+        raise
+    except (struct.error, TypeError, IndexError, ValueError, UnicodeDecodeError) as error:
+        if not isinstance(error, UnicodeDecodeError) and not _raised_by_flatbuffers(error):
+            raise
+        raise GlowError(f"-model: \"{path}\" is damaged: reading it failed ({type(error).__name__}: "
+                        f"{str(error)[:80]})") from None
     verify_imported(module, f"\"{path}\"")
     return module
+
+
+def _raised_by_flatbuffers(error: BaseException) -> bool:
+    """Whether `error` comes from reading the flatbuffer (whose reads are lazy and unchecked:
+    a damaged offset fails wherever the importer first follows it)."""
+    frame = error.__traceback__
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame.tb_frame.f_globals.get("__name__", "").split(".")[0] in ("flatbuffers", "tflite")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -390,6 +434,8 @@ def _window_pads(importer: TFLiteImporter, padding: int, spatial: Sequence[int],
         return [0, 0, 0, 0]
     if padding != tflite.Padding.SAME:
         raise importer.error(f"padding {padding} is not supported")
+    if min(*strides, *dilations) < 1:
+        raise importer.error(f"strides {list(strides)} and dilations {list(dilations)} must be positive")
     (top, bottom), (left, right) = (_same_padding(s, k, st, d) for s, k, st, d in zip(spatial, kernel, strides, dilations))
     return [top, left, bottom, right]
 
