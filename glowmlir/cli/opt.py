@@ -15,12 +15,25 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO
+from io import StringIO
+from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ArgSpecParseError, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from glowmlir.bundle import StagedFiles
+from glowmlir.cli.common import fail, one_line, warnings_as_lines
 from glowmlir.errors import GlowError
+
+PROGRAM = "glow-opt"
+
+
+class _Buffer(StringIO):
+    """xDSL closes the output stream it is given; the text must outlive that."""
+
+    def close(self) -> None:
+        pass
 
 
 class GlowOptMain(xDSLOptMain):
@@ -60,37 +73,115 @@ class GlowOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+
+        def error(message: str) -> NoReturn:  # one line, not argparse's usage text
+            raise GlowError(message)
+
+        arg_parser.error = error
         arg_parser.add_argument("--weights-file", help="an .npz side file holding the elided weights")
         arg_parser.add_argument("--print-weights", action="store_true", help="print every weight in full")
         arg_parser.add_argument("--model-input", action="append", default=[], help="name,float,[dims] (ONNX input)")
         arg_parser.add_argument("--onnx-define-symbol", action="append", default=[], help="symbol,value (ONNX input)")
 
+    def setup_pipeline(self) -> None:
+        """An unknown pass or a bad pass argument is the user's error, not a traceback."""
+        try:
+            super().setup_pipeline()
+        except ValueError as error:
+            raise GlowError(f"-p \"{self.args.passes}\": {one_line(str(error))}") from None
+        except ArgSpecParseError as error:  # "...specification:", "pass-pipeline:1:24", the text, "^", the message
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            column = lines[1].rsplit(":", 1)[-1] if len(lines) > 1 else "?"
+            raise GlowError(f"-p \"{self.args.passes}\": column {column}: {lines[-1]}") from None
+
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        path = self.args.input_file
+        if path is not None and not os.path.isfile(path):
+            raise GlowError(f"input file \"{path}\" not found" if not os.path.exists(path)
+                            else f"input \"{path}\" is not a file")
+        try:
+            return super().prepare_input()
+        except OSError as error:
+            raise GlowError(f"input file \"{path}\": cannot read it ({error.strerror or error})") from None
+        except ValueError as error:  # an extension without a front end
+            raise GlowError(f"input file \"{path}\": {error} (known: {', '.join(self.available_frontends)}; "
+                            f"or give --frontend)") from None
+
+    def prepare_output(self) -> IO[str]:
+        """`-o`: a buffer; `run` writes the file only once everything succeeded."""
+        if self.args.output_file is None:
+            return sys.stdout
+        StagedFiles.check(self.args.output_file, "-o")
+        self.output_buffer = _Buffer()
+        return self.output_buffer
+
+    def run(self) -> None:
+        self.output_buffer: _Buffer | None = None
+        if self.args.weights_file:
+            StagedFiles.check(self.args.weights_file, "--weights-file")
+        super().run()
+        if self.output_buffer is not None:
+            outputs = StagedFiles()
+            outputs.add(self.args.output_file, self.output_buffer.getvalue().encode(), "-o")
+            outputs.commit()
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         module = super().parse_chunk(chunk, file_extension, start_offset)
+        if module is None:
+            return None
+        try:  # the input's own errors; a verifier error after a pass is a bug and keeps its traceback
+            module.verify()
+        except VerifyException as error:
+            if self.args.verify_diagnostics:  # xDSL prints it (lit tests check the text)
+                raise
+            raise GlowError(f"{self.get_input_name()}: invalid IR: {one_line(str(error))}") from None
         weights_file = self.args.weights_file
-        if module is not None and weights_file and os.path.exists(weights_file) and file_extension == "mlir":
+        if weights_file and file_extension == "mlir":
             from glowmlir.dialects.weights import load_weights
 
-            load_weights(module, weights_file)
+            elided = [op.properties["name"].data for op in module.walk()
+                      if "name" in op.properties and "value" not in op.properties and hasattr(op, "value")]
+            if os.path.exists(weights_file):
+                load_weights(module, weights_file)
+            elif elided:
+                raise GlowError(f"--weights-file=\"{weights_file}\" not found, and weight \"{elided[0]}\" is elided")
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         from glowmlir.dialects.weights import printing_all_weights, save_weights
 
+        if self.args.target == "llvm":
+            stage = next((op.name for op in prog.walk() if op.dialect_name() not in ("builtin", "llvm")), None)
+            if stage is not None:
+                raise GlowError(f"-t llvm needs the llvm dialect, but the module holds {stage} (lower it first: "
+                                f"-p lower-glow-to-glowll,glowll-allocate-memory,lower-glowll-to-llvm)")
         if self.args.weights_file:
-            save_weights(prog, self.args.weights_file)
+            try:
+                save_weights(prog, self.args.weights_file)
+            except OSError as error:
+                raise GlowError(f"--weights-file=\"{self.args.weights_file}\": cannot write it "
+                                f"({error.strerror or error})") from None
         if self.args.print_weights:
             with printing_all_weights():
                 return super().output_resulting_program(prog)
         return super().output_resulting_program(prog)
 
 
+def parse_error_line(error: ParseError) -> str:
+    """`file:line:col: message`, from the span xDSL's ParseError carries."""
+    location = error.span.get_location()
+    return f"{location}: {one_line(error.msg)}"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
+    """Like glow-compile: a user error is one `glow-opt: error: ...` line and exit status 2."""
     try:
-        GlowOptMain(description="glowmlir pass driver", args=argv).run()
+        with warnings_as_lines(PROGRAM):
+            GlowOptMain(description="glowmlir pass driver", args=argv).run()
     except GlowError as error:
-        print(f"glow-opt: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        fail(PROGRAM, str(error))
+    except ParseError as error:
+        fail(PROGRAM, parse_error_line(error))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from glowmlir.errors import GlowError
+
 ELIDE_LIMIT = 16
 """Weights with more elements than this are printed as `elided`."""
 
@@ -138,10 +140,29 @@ def save_weights(module: Operation, path: str) -> None:
 
 
 def load_weights(module: Operation, path: str) -> None:
-    """Fill the elided weights of `module` from an .npz side file written by `save_weights`."""
-    with np.load(path) as arrays:
+    """Fill the elided weights of `module` from an .npz side file written by `save_weights`.
+    A file that is not such an archive, or an array whose shape or element type is not its
+    weight's, is a GlowError naming the file and the weight."""
+    try:
+        arrays = np.load(path, allow_pickle=False)
+        if not isinstance(arrays, np.lib.npyio.NpzFile):
+            raise ValueError("an .npy array, not an .npz archive")
+    except (OSError, ValueError, EOFError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise GlowError(f"weights file \"{path}\": not a readable .npz archive ({reason})") from None
+    with arrays:
         for op in module.walk():
             if "name" in op.properties and "value" not in op.properties and hasattr(op, "value"):
                 name = op.properties["name"].data
-                if name in arrays:
-                    op.properties["value"] = dense_from_array(arrays[name])
+                if name not in arrays:
+                    continue
+                try:
+                    array = arrays[name]
+                except (OSError, ValueError, EOFError) as error:
+                    raise GlowError(f"weights file \"{path}\": weight \"{name}\" cannot be read ({error})") from None
+                declared = op.results[0].type
+                if (tuple(array.shape) != tuple(declared.get_shape())
+                        or array.dtype != np.dtype(numpy_dtype(declared.element_type))):
+                    raise GlowError(f"weights file \"{path}\": weight \"{name}\" is {array.dtype}"
+                                    f"{list(array.shape)}, the IR declares {declared}")
+                op.properties["value"] = dense_from_array(array)
