@@ -190,8 +190,6 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
         check_symbol(symbol, value)
     for name, value_info in graph_inputs.items():
         how = f"set the input's shape with -model-input={name},float,[d0,d1,...]"
-        if not value_info.type.tensor_type.HasField("shape"):
-            raise GlowError(f"input \"{name}\" has no shape: {how}")
         dims = value_info.type.tensor_type.shape.dim
         for dim in dims:
             if dim.HasField("dim_param"):
