@@ -204,9 +204,15 @@ def check_input_shape(name: str, shape: Sequence[int | None], how: str = "") -> 
     """Every dimension of the graph input `name` is known (not None) and positive; `how`
     tells the user how to set the shape."""
     for axis, size in enumerate(shape):
-        if size is None or size < 1:
-            what = "has no value" if size is None else f"is {size}" + (" (an empty input is not supported)" * (size == 0))
-            raise GlowError(f"input \"{name}\": dimension {axis} {what}" + (f": {how}" if how else ""))
+        if size is None:
+            problem = "has no value"
+        elif size == 0:
+            problem = "is 0 (an empty input is not supported)"
+        elif size < 0:
+            problem = f"is {size}"
+        else:
+            continue
+        raise GlowError(f"input \"{name}\": dimension {axis} {problem}" + (f": {how}" if how else ""))
 
 
 # ----------------------------------------------------------------------------- importer
@@ -220,6 +226,7 @@ def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
     except VerifyException as exception:
         raise error(str(exception).splitlines()[0]) from None
     return op
+
 
 Value = SSAValue | np.ndarray
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
