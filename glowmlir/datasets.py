@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import math
 import os
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -391,6 +393,10 @@ def _array_samples(array: np.ndarray, shape: tuple[int, ...], name: str, origin:
     return _Source("arrays", origin, count, lambda index: np.array(get(index), np.float32).reshape(shape))
 
 
+_UNREADABLE_ARRAY = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
+"""What numpy raises for a damaged .npy or .npz file (a truncated archive, a bad member)."""
+
+
 def _load_arrays(entry: str, placeholders: dict[str, tuple[int, ...]]) -> list[tuple[str, _Source]]:
     name, path = _split_name(entry, placeholders, "array")
     if not os.path.isfile(path):
@@ -401,7 +407,7 @@ def _load_arrays(entry: str, placeholders: dict[str, tuple[int, ...]]) -> list[t
         try:
             with np.load(path, allow_pickle=False) as archive:
                 arrays = {key: archive[key] for key in archive.files}
-        except (OSError, ValueError) as error:
+        except _UNREADABLE_ARRAY as error:
             raise GlowError(f"array \"{path}\": not a readable .npz file ({error})") from None
         if not arrays:
             raise GlowError(f"array \"{path}\": the .npz file is empty")
@@ -415,11 +421,20 @@ def _load_arrays(entry: str, placeholders: dict[str, tuple[int, ...]]) -> list[t
         raise GlowError(f"array \"{entry}\": expected a .npy or .npz file")
     if name is None:
         name = _sole_input(entry, placeholders, "array")
+    array = read_npy(path, "array")
+    return [(name, _array_samples(array, placeholders[name], name, f"array \"{path}\""))]
+
+
+def read_npy(path: str, what: str) -> np.ndarray:
+    """The array of a .npy file (memory-mapped, never unpickled); a damaged file or one that
+    does not hold numbers is a GlowError naming `what` and the file."""
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise GlowError(f"array \"{path}\": not a readable .npy file ({error})") from None
-    return [(name, _array_samples(array, placeholders[name], name, f"array \"{path}\""))]
+    except _UNREADABLE_ARRAY as error:
+        raise GlowError(f"{what} \"{path}\": not a readable .npy file ({error})") from None
+    if not isinstance(array, np.ndarray) or array.dtype.kind not in "biuf":
+        raise GlowError(f"{what} \"{path}\": {getattr(array, 'dtype', type(array).__name__)} data, expected numbers")
+    return array
 
 
 def calibration_samples(placeholders: dict[str, tuple[int, ...]], images: Sequence[str],

@@ -51,10 +51,12 @@ def profile_command(
     from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
     from glowmlir.importers.onnx import ModelInput, parse_define_symbol
     from glowmlir.profiling import Profiler
-    from glowmlir.quantization.profile import write_profile
+    from glowmlir.bundle import StagedFiles
+    from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
 
-    if num_histogram_bins < 1:
-        raise GlowError(f"-num-histogram-bins={num_histogram_bins}: must be at least 1")
+    if not 1 <= num_histogram_bins <= MAX_NUM_BINS:
+        raise GlowError(f"-num-histogram-bins={num_histogram_bins}: must be between 1 and {MAX_NUM_BINS} (2^20)")
+    StagedFiles.check(dump_profile, "-dump-profile")  # before the profiling run, not after it
     image_options = ImageOptions.parse(image_mode, image_layout, image_channel_order, mean, stddev)
     datasets = [parse_input_dataset(spec) for spec in input_dataset or []]
     entries = inputs or []

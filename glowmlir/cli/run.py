@@ -26,12 +26,12 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 
 def load_input(path: str, shape: Sequence[int], image_mode: str) -> np.ndarray:
     """A .npy array, or an image scaled to `image_mode` in NCHW layout, RGB (image-classifier's rule)."""
-    from glowmlir.datasets import ImageOptions, load_image
+    from glowmlir.datasets import ImageOptions, load_image, read_npy
 
     if not os.path.isfile(path):
         raise GlowError(f"-input: file \"{path}\" not found")
     if path.endswith(".npy"):
-        return np.load(path).astype(np.float32)
+        return np.asarray(read_npy(path, "-input"), np.float32)
     return load_image(path, shape, ImageOptions.parse(image_mode, "NCHW", "RGB"))
 
 

@@ -47,6 +47,10 @@ from glowmlir.quantization.params import FLT_MAX, round_half_away_from_zero, rou
 DEFAULT_NUM_BINS = 10
 """Glow's `-num-histogram-bins` default."""
 
+MAX_NUM_BINS = 1 << 20
+"""The most `-num-histogram-bins` we accept: each profiled value holds its histogram in
+float64, 8 MiB at this bound (KL calibration needs 255; Glow's tools use up to a few thousand)."""
+
 
 # ----------------------------------------------------------------------------- accumulation
 
@@ -114,8 +118,8 @@ class NodeProfile:
     @classmethod
     def empty(cls, name: str, num_bins: int = DEFAULT_NUM_BINS) -> "NodeProfile":
         """A profile that has seen nothing: min = FLT_MAX, max = -FLT_MAX, zero histogram."""
-        if num_bins < 1:
-            raise ValueError(f"a histogram needs at least one bin, got {num_bins}")
+        if not 1 <= num_bins <= MAX_NUM_BINS:
+            raise ValueError(f"a histogram needs 1 to {MAX_NUM_BINS} bins, got {num_bins}")
         return cls(name, FLT_MAX, -FLT_MAX, np.zeros(num_bins, dtype=np.float64))
 
     def update(self, tensor) -> None:
