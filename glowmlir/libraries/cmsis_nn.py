@@ -174,9 +174,20 @@ def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
                 0 if is_max else channels * 4, ["%scratch", "%c0", "%c1", "%b1", "%c2", "%c3", "%b0"])
 
 
+SOFTMAX_DEFINED_ROW_SIZE = 511
+"""The longest row on which `arm_softmax_s8` is defined in C. Each entry adds at most 2^19 (an
+exponent of 1.0 with 12 fractional bits) to the row's sum; once the sum reaches 2^28 the
+final rounding shift is by 12 - 3 + 23 = 32 bits or more, undefined in C (GCC on a
+Cortex-M gives 1 for the shifted-out quotient, so every entry is -127 instead of TFLite's
+value, e.g. -128 for 1,000 equal entries). 511 entries can never reach 2^28."""
+
+
 def map_softmax(op: glowll.SoftMaxOp) -> Call:
     require_int8([op.input, op.dest])
     shape = op.input.type.get_shape()
+    if shape[-1] > SOFTMAX_DEFINED_ROW_SIZE:
+        raise Declined(f"rows of {shape[-1]} (arm_softmax_s8 is undefined in C on rows of more than "
+                       f"{SOFTMAX_DEFINED_ROW_SIZE} whose exponents sum to 2^28 or more)")
     multiplier, shift, diff_min = softmax_parameters(element(op.input))
     rows = int(np.prod(shape[:-1]))
     return Call("arm_softmax_s8", [op.dest, op.input], [], 0,

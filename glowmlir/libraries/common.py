@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -26,12 +27,21 @@ class Call:
     """
 
     callee: str
-    buffers: list[SSAValue] = field(default_factory=list)  # existing buffers, dest first
+    buffers: list[SSAValue | Intermediate] = field(default_factory=list)  # dest first
     constants: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (name suffix, data) -> weights
     scratch: int = 0  # bytes of scratch the call asks for (its get-size function)
     arguments: list[str] = field(default_factory=list)
     filter_permutation: tuple[int, ...] | None = None  # buffers[2] is a weight to store permuted so
     returns_void: bool = False  # the callee has no status result
+
+
+@dataclass(eq=False)
+class Intermediate:
+    """A buffer of `type` that one call of an instruction writes and a later call of the same
+    instruction reads (e.g. a convolution's unclamped output), standing in `Call.buffers`;
+    selection allocates it in the activations region, live between the two calls."""
+
+    type: MemRefType
 
 
 class Declined(Exception):

@@ -47,6 +47,22 @@ def _weight(name: str, data: np.ndarray, before: Operation, element_type=None) -
     return op.buffer
 
 
+def _allocate_intermediates(op: glowll.InstructionOp, calls: list) -> None:
+    """Replaces each `Intermediate` in the calls' buffers by a new `glowll.alloc` (one per
+    intermediate, however many calls name it)."""
+    from glowmlir.libraries.common import Intermediate
+
+    allocated: dict[Intermediate, SSAValue] = {}
+    for call in calls:
+        for index, buffer in enumerate(call.buffers):
+            if isinstance(buffer, Intermediate):
+                if buffer not in allocated:
+                    alloc = glowll.AllocOp.create(result_types=[buffer.type])
+                    Rewriter.insert_op(alloc, InsertPoint.before(op))
+                    allocated[buffer] = alloc.buffer
+                call.buffers[index] = allocated[buffer]
+
+
 def _library_call(op: glowll.InstructionOp, call, prefix: str) -> glowll.LibraryCallOp:
     """Builds the `glowll.library_call` for a mapping's `call`, with its weights and scratch."""
     buffers = list(call.buffers)
@@ -101,8 +117,10 @@ def select_library(function: glowll.FunctionOp, mappings: dict[type, Callable], 
         except declined as reason:
             op.attributes[LIBRARY_ATTRIBUTE] = StringAttr(f"not {library}: {reason}")
             continue
+        mapped = mapped if isinstance(mapped, list) else [mapped]
+        _allocate_intermediates(op, mapped)
         replacements = []
-        for call in mapped if isinstance(mapped, list) else [mapped]:
+        for call in mapped:
             replacements.append(_library_call(op, call, f"{call.callee}_{calls}"))
             if len(replacements) > 1:
                 replacements[-1].attributes[CONTINUES_ATTRIBUTE] = UnitAttr()

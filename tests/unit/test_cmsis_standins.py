@@ -12,6 +12,7 @@ are derived from the scales exactly as the reference derives them.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 from ctypes import POINTER, Structure, c_int, c_int32, c_void_p
 
@@ -712,3 +713,38 @@ def test_elementwise_reject(lib):
     assert mul(p8(a), p8(a), 0, 0, p8(out), 128, m, -5, -128, 127, 4) == ARG_ERROR  # output offset
     assert mul(p8(a), p8(a), -128, 0, p8(out), 0, m, -5, -128, 127, 4) == ARG_ERROR  # input offset
     assert mul(None, p8(a), 0, 0, p8(out), 0, m, -5, -128, 127, 4) == ARG_ERROR
+
+
+# ----------------------------------------------------------------------------- the real library's softmax
+
+ARM_SOFTMAX_OUTPUTS = os.path.join(CMSIS_DIR, "arm_softmax_s8_outputs.json")
+
+
+def arm_softmax_rows() -> list[dict]:
+    with open(ARM_SOFTMAX_OUTPUTS) as f:
+        return json.load(f)["rows"]
+
+
+def int8_hex(text: str) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(text), np.int8).copy()
+
+
+@pytest.mark.parametrize("row", arm_softmax_rows(), ids=lambda r: r["row"])
+def test_softmax_equals_the_real_library(lib, row):
+    """The stand-in against the outputs of Arm's own arm_softmax_s8 built for the Cortex-M7
+    (GCC) and run under QEMU, including the long rows whose exponent sum reaches 2^28, where
+    the library's final shift is by 32 bits or more (undefined in C; -127 on the M7)."""
+    x = int8_hex(row["input"])
+    out = np.zeros_like(x)
+    lib.arm_softmax_s8(p8(x), 1, x.size, row["mult"], row["shift"], row["diff_min"], p8(out))
+    np.testing.assert_array_equal(out, int8_hex(row["output"]))
+
+
+def test_the_real_library_differs_from_tflite_on_long_tied_rows():
+    """What the table shows, and why glowmlir keeps its own kernel for rows of 512 or more
+    (libraries/cmsis_nn.py): 1,000 equal entries are each 1/1,000, i.e. 0.256 output levels,
+    which TFLite's arithmetic (and our kernel) round to -128; the library gives -127."""
+    row = next(r for r in arm_softmax_rows() if r["row"] == "1000 equal")
+    library = int8_hex(row["output"])
+    assert (library == -127).all()
+    assert (ref.softmax_s8(int8_hex(row["input"])[None], 0.1) == -128).all()

@@ -5,7 +5,10 @@ semantics)."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,14 +16,24 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin
+from xdsl.parser import Parser
 
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
-from glowmlir.libraries import cmsis_nn
+from glowmlir.dialects import glowll
+from glowmlir.dialects.glow import Glow
+from glowmlir.dialects.glowll import GlowLL
+from glowmlir.dialects.quant import Quant
+from glowmlir.libraries import cmsis_nn, hifi4
+from glowmlir.libraries.common import Declined
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.runtime.host import HostRunner
+from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
+from tests.support import tflite_models as tm
 from tests.support.models import LENET, small_convnet
 from tests.unit.test_errors import assert_clean_failure, glow_compile
 
@@ -113,6 +126,40 @@ def test_convnet_with_depthwise_residual_and_average_pooling(tmp_path, memory_fu
             np.testing.assert_array_equal(value, expected[name])
 
 
+def softmax_model(width: int) -> onnx.ModelProto:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Softmax", ["data"], ["prob"], axis=1)], "softmax",
+                              [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, width])],
+                              [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, width])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("width", [511, 1000])
+def test_cmsis_softmax_only_where_the_library_is_defined(tmp_path, width):
+    """arm_softmax_s8 shifts by 32 bits or more (undefined C) once a row's exponents sum to
+    2^28, which takes 512 entries: 1,000 equal inputs give -127 everywhere from the real
+    library on the M7, -128 from TFLite's arithmetic. Rows of up to 511 go to the library;
+    longer ones keep our kernel, and the bundle linked with the stand-in (which reproduces the
+    library) gives our kernel's -128."""
+    path = str(tmp_path / "softmax.onnx")
+    onnx.save(softmax_model(width), path)
+    rng = np.random.default_rng(3)
+    samples = [{"data": rng.normal(size=(1, width)).astype(np.float32)} for _ in range(3)]
+    profile = profile_for(path, samples, str(tmp_path / "softmax.yaml"))
+    library, runner, ours = compile_both(path, profile)
+    (_, kind, detail), = [call for call in library.library_calls if call[0] == "glowll.softmax"]
+    if width <= cmsis_nn.SOFTMAX_DEFINED_ROW_SIZE:
+        assert (kind, detail) == ("library", "arm_softmax_s8")
+    else:
+        assert kind == "generated" and "arm_softmax_s8 is undefined in C on rows of more than 511" in detail, detail
+    tied = {"data": np.full((1, width), 0.25, np.float32)}
+    for sample in [tied, samples[0]]:
+        np.testing.assert_array_equal(runner.run(sample)["prob"], ours.run(sample)["prob"])
+    if width > cmsis_nn.SOFTMAX_DEFINED_ROW_SIZE:  # 0.256 of a level rounds to -128, i.e. 0.0 (the library: 1/256)
+        assert (ours.run(tied)["prob"] == 0).all()
+
+
 def test_struct_layouts_match_the_c_declarations(tmp_path):
     """Our struct tables (what the constant region and the stack hold) against the C
     compiler's offsetof/sizeof of the documented declarations: host and Cortex-M ABIs."""
@@ -170,7 +217,7 @@ def test_hifi4_lenet_and_its_xtensa_bundle(lenet_profile, tmp_path):
     """-use-hifi4 on the host (stand-ins linked) equals our kernels; with -mcpu=hifi4 the
     bundle holds LLVM bitcode and IR for Xtensa calling the xa_nn functions, not an object."""
     library, runner, ours = compile_both(LENET, lenet_profile, "hifi4", memory_fusion=False)
-    assert library.layout.library_scratch == 1_008  # conv2: align8(5 * 5 * 20 * 2) + 8
+    assert library.layout.library_scratch == 2_621  # what NNLib's xa_nn_conv2d_std_getsize asks for conv1
     for image in digits(5):
         np.testing.assert_array_equal(runner.run(data=image)["softmax"], ours.run(data=image)["softmax"])
     from glowmlir.targets import resolve_target
@@ -206,14 +253,214 @@ def mobilenet_profile(tmp_path_factory):
 
 @pytest.mark.parametrize("library_name", ["cmsis-nn", "hifi4"])
 def test_mobilenet_v2_runs_nhwc_in_the_library(mobilenet_profile, library_name):
-    """52 convolutions (17 depthwise), 11 residual adds, the classifier and the softmax go to
-    the library; the only layout changes left are at the float edges (the 3-channel input,
-    the float ReduceMean); the outputs equal our own kernels'."""
+    """52 convolutions (17 depthwise), 11 residual adds, the classifier and (HiFi 4) the
+    softmax go to the library (CMSIS-NN's arm_softmax_s8 is undefined C on 1,000-wide rows);
+    the only layout changes left are at the float edges (the 3-channel input, the float
+    ReduceMean); the outputs equal our own kernels'."""
     library, runner, ours = compile_both(MOBILENET, mobilenet_profile, library_name)
     calls = [detail for _, kind, detail in library.library_calls if kind == "library"]
-    assert len(calls) == 35 + 17 + 11 + 2
+    assert len(calls) == 35 + 17 + 11 + 1 + (library_name == "hifi4")
     assert library.ir["glow"].count("glow.transpose") == 2
     sample = {"data": np.random.default_rng(12).normal(size=(1, 3, 96, 96)).astype(np.float32)}
     expected = ours.run(sample)
     for name, value in runner.run(sample).items():
         np.testing.assert_array_equal(value, expected[name])
+
+
+# ----------------------------------------------------------------------------- HiFi 4: NNLib's own contract
+
+NNLIB_SIZES = os.path.join(os.path.dirname(HIFI4_STANDINS), "nnlib_scratch_sizes.json")
+NNLIB_HEADER = os.path.join(os.path.dirname(HIFI4_STANDINS), "xa_nnlib_kernels_api.h")
+
+
+def nnlib_rows() -> list[dict]:
+    with open(NNLIB_SIZES) as f:
+        return json.load(f)["rows"]
+
+
+def our_scratch(function: str, a: dict) -> int:
+    """Our rule for NNLib's getsize `function` on the table's named arguments (-1 if declined)."""
+    try:
+        if function == "xa_nn_conv2d_std_getsize":
+            return hifi4.conv2d_std_scratch(
+                a["input_height"], a["input_width"], a["input_channels"], a["kernel_height"], a["kernel_width"],
+                a["output_channels"], a["y_stride"], a["x_stride"], a["y_padding"], a["x_padding"], a["out_height"],
+                a["out_width"], a["input_precision"], a["kernel_channels"])
+        if function == "xa_nn_conv2d_depthwise_getsize":
+            return hifi4.conv2d_depthwise_scratch(
+                a["input_height"], a["input_width"], a["input_channels"], a["kernel_height"], a["kernel_width"],
+                a["channels_multiplier"], a["y_stride"], a["x_stride"], a["y_padding"], a["x_padding"],
+                a["output_height"], a["output_width"], a["circ_buf_precision"])
+        if function in ("xa_nn_maxpool_getsize", "xa_nn_avgpool_getsize"):
+            rule = hifi4.maxpool_scratch if function == "xa_nn_maxpool_getsize" else hifi4.avgpool_scratch
+            return rule(a["input_channels"], a["input_width"], a["kernel_height"], a["kernel_width"], a["y_stride"],
+                        a["x_stride"], a["x_padding"], a["out_height"], a["out_width"], a["inp_precision"])
+        return hifi4.softmax_scratch(a["length"], a["inp_precision"])
+    except Declined:
+        return -1
+
+
+@pytest.mark.parametrize("function", ["xa_nn_conv2d_std_getsize", "xa_nn_conv2d_depthwise_getsize",
+                                      "xa_nn_maxpool_getsize", "xa_nn_avgpool_getsize", "get_softmax_scratch_size"])
+def test_hifi4_scratch_rules_equal_what_nnlib_returns(function):
+    """Our scratch rules against the sizes NNLib's own getsize returned (the table), every
+    row; where NNLib refuses a shape (-1) we decline it."""
+    rows = [r for r in nnlib_rows() if r["function"] == function]
+    wrong = [(r["arguments"], r["size"], ours) for r in rows if (ours := our_scratch(function, r["arguments"])) != r["size"]]
+    assert rows and not wrong, wrong[:5]
+
+
+def test_a_shape_nnlib_refuses_keeps_our_kernel():
+    with pytest.raises(Declined, match="NNLib's xa_nn_maxpool_getsize refuses"):
+        hifi4.maxpool_scratch(1, 4, 2, 5, 1, 1, 0, 1, 1)  # one channel, a window wider than the input
+
+
+def getsize_row(callee: str, ints: list[int]) -> tuple[str, dict]:
+    """The getsize function and its named arguments (as in the table) for a call's int arguments."""
+    if callee == "xa_nn_conv2d_std_per_chan_sym8sxasym8s":
+        h, w, c, kh, kw, oc, sx, sy, px, py, oh, ow = ints[:12]
+        return "xa_nn_conv2d_std_getsize", dict(
+            input_height=h, input_width=w, input_channels=c, kernel_height=kh, kernel_width=kw, kernel_channels=c,
+            y_stride=sy, y_padding=py, x_stride=sx, x_padding=px, out_height=oh, out_width=ow, output_channels=oc,
+            input_precision=-4, kernel_precision=-5, dilation_height=1, dilation_width=1, out_data_format=0)
+    if callee == "xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s":
+        h, w, c, kh, kw, m, sx, sy, px, py, oh, ow = ints[:12]
+        return "xa_nn_conv2d_depthwise_getsize", dict(
+            input_height=h, input_width=w, input_channels=c, kernel_height=kh, kernel_width=kw, channels_multiplier=m,
+            x_stride=sx, y_stride=sy, x_padding=px, y_padding=py, output_height=oh, output_width=ow,
+            circ_buf_precision=-4, inp_data_format=0)
+    if callee in ("xa_nn_maxpool_8", "xa_nn_avgpool_8"):
+        h, w, c, kh, kw, sx, sy, px, py, oh, ow = ints[:11]
+        return callee.replace("_8", "_getsize"), dict(
+            input_channels=c, inp_precision=8, out_precision=8, input_height=h, input_width=w, kernel_height=kh,
+            kernel_width=kw, x_stride=sx, y_stride=sy, x_padding=px, y_padding=py, out_height=oh, out_width=ow,
+            inp_data_format=0, out_data_format=0)
+    assert callee == "xa_nn_vec_softmax_asym8s_asym8s", callee
+    return "get_softmax_scratch_size", dict(inp_precision=-4, out_precision=-4, length=ints[3])
+
+
+def allocated_function(bundle: glowmlir.Bundle) -> glowll.FunctionOp:
+    """The bundle's allocated `glowll.function`, parsed back from its IR."""
+    context = Context()
+    for dialect in (Builtin, Glow, GlowLL, Quant):
+        context.load_dialect(dialect)
+    module = Parser(context, bundle.ir["glowll"]).parse_module()
+    return next(op for op in module.walk() if isinstance(op, glowll.FunctionOp))
+
+
+def byte_range(buffer) -> tuple[str, int, int]:
+    """(region, first byte, end byte) of a buffer or view."""
+    root, element_offset = glowll.root_buffer(buffer)
+    element_bytes = glowll.byte_size(buffer.type) // max(buffer.type.element_count(), 1)
+    start = root.offset.value.data + element_offset * element_bytes
+    return root.REGION, start, start + glowll.byte_size(buffer.type)
+
+
+def restrict_parameters() -> dict[str, list[tuple[str, bool]]]:
+    """(parameter name, is a __restrict__ pointer) of every function our NNLib header declares."""
+    with open(NNLIB_HEADER) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    functions = {}
+    for name, parameters in re.findall(r"\b(\w+)\s*\(([^()]*)\)\s*;", text):
+        functions[name] = [(p.split()[-1].lstrip("*"), "__restrict__" in p) for p in parameters.split(",")]
+    return functions
+
+
+def clamped_int8_model() -> bytes:
+    """An int8 TFLite conv with a fused RELU6 and a depthwise conv with a fused RELU whose
+    output ranges reach past the activations' ([-2, 8] and [-1, 4]), so the clamps are real
+    calls (from a profile, an activation's range starts where the clamp does and none is)."""
+    net = tm.Net(seed=3)
+    y = net.conv2d(net.input("x", [1, 8, 8, 3]), 8, 3, activation="RELU6", name="conv")
+    net.output(net.depthwise_conv2d(y, 3, activation="RELU", name="dw"))
+    params = tm.calibrate(net)
+    params["conv"], params["dw"] = tm._params_from_range(-2.0, 8.0), tm._params_from_range(-1.0, 4.0)
+    return tm.emit(net, "int8", params)
+
+
+def test_hifi4_fused_activation_clamps_out_of_place(tmp_path):
+    """The fused RELU6/RELU is a second call, xa_nn_vec_activation_min_max_8_8, whose two
+    pointers NNLib declares __restrict__: it reads an intermediate buffer, not the output it
+    writes (the stand-in refuses overlapping pointers as NNLib's contract allows nothing
+    else), and the result equals TFLite's interpreter."""
+    path = tmp_path / "clamped.tflite"
+    path.write_bytes(clamped_int8_model())
+    bundle = glowmlir.compile(str(path), kernel_library="hifi4")
+    assert [c[2] for c in bundle.library_calls] == [
+        "xa_nn_conv2d_std_per_chan_sym8sxasym8s + xa_nn_vec_activation_min_max_8_8",
+        "xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s + xa_nn_vec_activation_min_max_8_8"]
+    runner = HostRunner(bundle.layout, bundle.object_code, link=[HIFI4_STANDINS])
+    x = np.random.default_rng(5).integers(-128, 128, (1, 8, 8, 3), dtype=np.int8)
+    expected = tm.run_reference(path.read_bytes(), {"x": x})["dw"]
+    assert len(np.unique(expected)) > 10
+    np.testing.assert_array_equal(runner.run(x=x)["dw"], expected)
+
+
+@pytest.fixture(scope="module")
+def hifi4_bundles(lenet_profile, mobilenet_profile, tmp_path_factory):
+    """-use-hifi4 bundles: LeNet without memory fusion, the test convnet with and without,
+    MobileNetV2, and a model whose fused activations are clamp calls."""
+    directory = tmp_path_factory.mktemp("hifi4")
+    (directory / "clamped.tflite").write_bytes(clamped_int8_model())
+    path = str(directory / "convnet.onnx")
+    onnx.save(small_convnet(seed=2), path)
+    rng = np.random.default_rng(7)
+    convnet_profile = profile_for(path, [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)}
+                                         for _ in range(4)], str(directory / "convnet.yaml"))
+    compile_hifi4 = functools.partial(glowmlir.compile, kernel_library="hifi4")
+    return {"lenet": compile_hifi4(LENET, quantization=QuantizationOptions(lenet_profile), memory_fusion=False),
+            "convnet": compile_hifi4(path, quantization=QuantizationOptions(convnet_profile), memory_fusion=False),
+            "convnet fused": compile_hifi4(path, quantization=QuantizationOptions(convnet_profile)),
+            "mobilenet_v2": compile_hifi4(MOBILENET, quantization=QuantizationOptions(mobilenet_profile)),
+            "clamped": compile_hifi4(str(directory / "clamped.tflite"))}
+
+
+def library_calls_with_scratch(bundle):
+    for op in allocated_function(bundle).body.block.ops:
+        if isinstance(op, glowll.LibraryCallOp) and any(a.data.endswith(f"buffer {len(op.operands) - 1}")
+                                                        for a in op.arguments.data):
+            scratch = op.operands[-1]
+            if isinstance(scratch.owner, glowll.AllocOp) and SCRATCH_ATTRIBUTE in scratch.owner.attributes:
+                yield op, scratch
+
+
+def test_every_planned_hifi4_scratch_holds_what_nnlib_asks(hifi4_bundles):
+    """Every selected NNLib call's scratch buffer is at least what NNLib's getsize returns for
+    its arguments (looked up in the table of sizes NNLib itself returned) and 8-byte aligned,
+    as the depthwise convolution and the pools require."""
+    sizes = {(r["function"], json.dumps(r["arguments"], sort_keys=True)): r["size"] for r in nnlib_rows()}
+    checked = 0
+    for name, bundle in hifi4_bundles.items():
+        for op, scratch in library_calls_with_scratch(bundle):
+            ints = [int(a.data.split()[1]) for a in op.arguments.data if a.data.startswith("int ")]
+            function, arguments = getsize_row(op.callee.data, ints)
+            asked = sizes.get((function, json.dumps(arguments, sort_keys=True)))
+            assert asked is not None, f"{name}: {function}{arguments} is not in the table; regenerate it"
+            _, start, end = byte_range(scratch)
+            assert end - start >= asked > 0, (name, op.callee.data, arguments, end - start, asked)
+            assert start % hifi4.ALIGNMENT == 0
+            checked += 1
+    assert checked >= 2 + 4 + 1 + 35 + 17
+
+
+def test_no_hifi4_call_writes_through_an_aliased_restrict_pointer(hifi4_bundles):
+    """NNLib declares its data pointers __restrict__: a call's output may overlap none of its
+    other pointer arguments. (The fused Relu/Clip used to run in place.)"""
+    prototypes = restrict_parameters()
+    clamps = 0
+    for name, bundle in hifi4_bundles.items():
+        for op in allocated_function(bundle).body.block.ops:
+            if not isinstance(op, glowll.LibraryCallOp):
+                continue
+            parameters = prototypes[op.callee.data]
+            arguments = [a.data.split() for a in op.arguments.data]
+            assert len(parameters) == len(arguments), op.callee.data
+            pointers = {p: byte_range(op.operands[int(a[1])]) for (p, _), a in zip(parameters, arguments)
+                        if a[0] == "buffer"}
+            assert dict(parameters)["p_out"], op.callee.data
+            region, start, end = pointers.pop("p_out")
+            for parameter, (other_region, other_start, other_end) in pointers.items():
+                assert region != other_region or end <= other_start or other_end <= start, \
+                    (name, op.callee.data, parameter)
+            clamps += op.callee.data == "xa_nn_vec_activation_min_max_8_8"
+    assert clamps == 2

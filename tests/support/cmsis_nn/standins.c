@@ -638,12 +638,34 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx,
  * softmax_row of ../tflite_int8.h on each of the num_rows rows of row_size entries: with
  * diff = x - max(row), entries with diff < diff_min give -128; the others give
  * exp(diff) / sum(exp) computed with ACCUM_BITS = 12 fractional bits for the sum. The
- * final rounding shift (12 - headroom + 23) exceeds 31 only for rows whose sum reaches 2^28
- * (more than ~512 entries tied at the maximum; undefined in the library's C): there the
- * exact rounded quotient is used.
+ * final rounding shift (12 - headroom + 23) exceeds 31 for rows whose exponent sum reaches
+ * 2^28 (512 or more entries, e.g. ~512 tied at the maximum). That shift is undefined in the
+ * library's C; what the library does there when built by GCC for a Cortex-M (where a shift
+ * by a register amount >= 32 gives 0, or the sign for an arithmetic shift) is what this
+ * stand-in does: its rounding division returns 1, so every entry not below diff_min is
+ * -127 (arm_softmax_s8_outputs.json: outputs of the real library on the M7 under QEMU).
  * Requires shift in [0, 30] (TFLite's QuantizeMultiplierGreaterThanOne), num_rows >= 0 and
  * row_size >= 1; otherwise nothing is written.
  */
+/* The row's maximum if its sum of exponents (12 fractional bits) reaches 2^28, so that the
+ * library divides by 2^32 or more; else INT32_MIN. */
+static int32_t softmax_oversized_shift_max(const int8_t *input, int32_t length, int32_t mult, int32_t shift,
+                                           int32_t diff_min)
+{
+    int32_t max = input[0];
+    for (int32_t i = 1; i < length; i++)
+    {
+        max = input[i] > max ? input[i] : max;
+    }
+    int64_t sum = 0;
+    for (int32_t i = 0; i < length; i++)
+    {
+        const int32_t e = softmax_exp(input[i] - max, mult, shift, diff_min);
+        sum += e >= 0 ? divide_by_power_of_two(e, SOFTMAX_ACCUM_BITS) : 0;
+    }
+    return sum >= ((int64_t)1 << 28) ? max : INT32_MIN;
+}
+
 void arm_softmax_s8(const int8_t *input,
                     const int32_t num_rows,
                     const int32_t row_size,
@@ -659,8 +681,18 @@ void arm_softmax_s8(const int8_t *input,
     for (int32_t row = 0; row < num_rows; row++)
     {
         /* no scratch: the output pass recomputes the exps from the input */
-        softmax_row(input + (int64_t)row * row_size, output + (int64_t)row * row_size, row_size, mult, shift,
-                    diff_min, NULL);
+        const int8_t *row_input = input + (int64_t)row * row_size;
+        int8_t *row_output = output + (int64_t)row * row_size;
+        const int32_t max = softmax_oversized_shift_max(row_input, row_size, mult, shift, diff_min);
+        if (max != INT32_MIN)
+        {
+            for (int32_t i = 0; i < row_size; i++) /* the library's rounding division by 2^32+ gives 1 */
+            {
+                row_output[i] = (int8_t)(row_input[i] - max >= diff_min ? Q7_MIN + 1 : Q7_MIN);
+            }
+            continue;
+        }
+        softmax_row(row_input, row_output, row_size, mult, shift, diff_min, NULL);
     }
 }
 

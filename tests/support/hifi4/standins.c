@@ -22,13 +22,19 @@
  * Padding arguments are the top/left pads; the bottom/right pads are implied by the output
  * size. Only out_data_format / inp_data_format 0 (NHWC) is supported; anything else is -1.
  *
- * Scratch buffers. Each *_getsize returns a fixed documented rule (below, next to each
- * getter), always ending in "+ 8": the kernels align p_scratch up to ALIGNMENT = 8 bytes
- * internally, as the library does, so the caller may pass any alignment. Every kernel whose
- * getsize is positive requires p_scratch != NULL (-1 otherwise), first clears exactly
- * getsize bytes from p_scratch and then uses the aligned part as its working memory (an
- * int16 im2col patch, an int32 row of pooling accumulators, the int32 exps of softmax), so
- * the planned size is really exercised and a NULL scratch fails.
+ * Scratch buffers. Each *_getsize returns what Cadence's NNLib 4.1.0 returns for the same
+ * arguments on a HiFi 4 (4-byte pointers), by NNLib's own size rules restated below (the
+ * library keeps a state struct and circular buffers there; these stand-ins do not need the
+ * memory): tests/support/hifi4/nnlib_scratch_sizes.json holds the sizes the library itself
+ * returned, and the tests require these getsize functions to equal it. Every kernel with a
+ * scratch requires p_scratch != NULL and fills exactly that many bytes from p_scratch with
+ * its bits flipped, so the planned size is really exercised and a NULL scratch fails. As
+ * in NNLib, the depthwise convolution and the pools require p_scratch 8-byte aligned (-1
+ * otherwise); the standard convolution aligns it itself (its size has 8 bytes of slack);
+ * softmax aligns it itself without slack in NNLib, so here it requires it aligned too.
+ *
+ * Aliasing: every data pointer of these functions is __restrict__ in NNLib, so an output
+ * overlapping any input (or the scratch) is undefined there; here it is -1.
  *
  * Validation: every function returns -1 for arguments it cannot handle (see the check_*
  * helpers): NULL data pointers, non-positive sizes, strides < 1, negative pads, an output
@@ -110,11 +116,206 @@ static int check_axis(int32_t in, int32_t out, int32_t kernel, int32_t stride, i
     return far_pad > -(int64_t)stride && (int64_t)(out - 1) * stride - pad < in;
 }
 
-/* The first byte at or after `scratch` aligned to ALIGNMENT. */
-static void *align_scratch(void *scratch)
+/* ------------------------------------------------------------------ NNLib's scratch sizes */
+
+#define XTENSA_POINTER 4 /* bytes of a pointer on the HiFi 4: NNLib's state structs hold pointers */
+
+static int32_t round_up(int32_t value, int32_t multiple)
 {
-    const uintptr_t address = (uintptr_t)scratch;
-    return (void *)((address + (ALIGNMENT - 1)) & ~(uintptr_t)(ALIGNMENT - 1));
+    return (value + multiple - 1) / multiple * multiple;
+}
+
+/* xa_nn_conv2d_std_getsize: ALIGNMENT + (state of 6 pointers + 7) + (circular buffer + 7) +
+ * 8 bytes of bus width (+ padded filter + 7 when the channels get padded, except for 16-bit
+ * data). The circular buffer holds every padded input row by kernel_width columns by the
+ * channels padded to 4 (to 2 for float), grown by whole columns to a multiple of 16 bytes. A
+ * height-1 input, kernel and output is sized as a width-1 one. */
+static int32_t nnlib_conv2d_std_size(int32_t input_height, int32_t input_width, int32_t input_channels,
+                                     int32_t kernel_height, int32_t kernel_width, int32_t kernel_channels,
+                                     int32_t y_stride, int32_t y_padding, int32_t x_stride, int32_t x_padding,
+                                     int32_t out_height, int32_t out_width, int32_t output_channels,
+                                     int32_t input_precision)
+{
+    if (input_height <= 0 || input_channels <= 0 || kernel_height <= 0 || kernel_width <= 0 || kernel_channels <= 0 ||
+        y_stride <= 0 || y_padding < 0 || x_stride <= 0 || x_padding < 0 || out_height <= 0 || out_width <= 0 ||
+        output_channels <= 0 || input_channels % kernel_channels != 0 ||
+        output_channels % (input_channels / kernel_channels) != 0)
+    {
+        return BAD;
+    }
+    int32_t element, channel_multiple;
+    switch (input_precision)
+    {
+    case PREC_8: case PREC_ASYM8U: case PREC_ASYM8S: element = 1; channel_multiple = 4; break;
+    case PREC_16: case PREC_ASYM16S: case PREC_SYM16S: element = 2; channel_multiple = 4; break;
+    case PREC_F32: element = 4; channel_multiple = 2; break;
+    default: return BAD;
+    }
+    int32_t rows = input_height, kernel_rows = kernel_height, columns = kernel_width, stride = y_stride;
+    int32_t pad = y_padding, out_rows = out_height;
+    if (input_height == 1 && kernel_height == 1 && out_height == 1)
+    {
+        rows = input_width; kernel_rows = kernel_width; columns = kernel_height; stride = x_stride;
+        pad = x_padding; out_rows = out_width;
+    }
+    int32_t bottom_pad = kernel_rows + (out_rows - 1) * stride - (pad + rows);
+    bottom_pad = bottom_pad < 0 ? 0 : bottom_pad;
+    const int32_t padded_channels = round_up(kernel_channels, channel_multiple);
+    const int32_t column = columns * padded_channels * element;
+    int32_t circular = (pad + rows + bottom_pad) * column;
+    while (circular % 16 != 0)
+    {
+        circular += column;
+    }
+    int32_t total = ALIGNMENT + (6 * XTENSA_POINTER + ALIGNMENT - 1) + (circular + ALIGNMENT - 1) + ALIGNMENT;
+    if (input_precision != PREC_16 && padded_channels != kernel_channels)
+    {
+        total += kernel_height * kernel_width * padded_channels * output_channels * element + ALIGNMENT - 1;
+    }
+    return total;
+}
+
+/* xa_nn_conv2d_depthwise_getsize (NHWC): state (3 pointers, 3 int32, 1 pointer) + circular
+ * buffer of max(every row the windows cover, the padded input's height) rows by
+ * kernel_width columns by the output channels padded to 4 (2 for float) + for 8/16-bit data
+ * the filter with its depth padded to 4; each part rounded up to ALIGNMENT. */
+static int32_t nnlib_depthwise_size(int32_t input_height, int32_t input_channels, int32_t kernel_height,
+                                    int32_t kernel_width, int32_t channels_multiplier, int32_t y_stride,
+                                    int32_t y_padding, int32_t output_height, int32_t circ_buf_precision)
+{
+    int32_t element;
+    switch (circ_buf_precision)
+    {
+    case PREC_8: case PREC_ASYM8U: case PREC_ASYM8S: case PREC_SYM8S: element = 1; break;
+    case PREC_16: case PREC_SYM16S: element = 2; break;
+    case PREC_F32: element = 4; break;
+    default: return BAD;
+    }
+    int32_t rows = kernel_height + (output_height - 1) * y_stride;
+    rows = rows > y_padding + input_height ? rows : y_padding + input_height;
+    const int32_t channels = round_up(input_channels * channels_multiplier, element == 4 ? 2 : 4);
+    const int32_t kernel = element == 4 ? 0 : ALIGN_UP(element * kernel_height * kernel_width * 4);
+    return ALIGN_UP(3 * XTENSA_POINTER + 3 * 4 + XTENSA_POINTER) + ALIGN_UP(element * rows * channels * kernel_width) +
+        kernel;
+}
+
+/* The one-channel pools: state + two rows of accumulators as wide as the padded input row
+ * (rounded to 4) plus kernel_width, rounded to 4. The average pool rounds the left padding
+ * to 2 first. */
+static int32_t nnlib_pool_rows_size(int32_t input_width, int32_t kernel_width, int32_t x_stride, int32_t x_padding,
+                                    int32_t out_width, int32_t accumulator, int32_t state)
+{
+    int32_t row = kernel_width + (out_width - 1) * x_stride;
+    row = row > x_padding + input_width ? row : x_padding + input_width;
+    return state + 2 * round_up(round_up(row, 4) + kernel_width, 4) * accumulator;
+}
+
+static int pool_rows_valid(int32_t input_width, int32_t kernel_height, int32_t kernel_width, int32_t x_stride,
+                           int32_t y_stride, int32_t x_padding, int32_t out_width)
+{
+    return input_width > 0 && kernel_height > 0 && kernel_width > 0 && kernel_width <= input_width && x_stride > 0 &&
+        y_stride > 0 && x_padding >= 0 && out_width > 0;
+}
+
+/* xa_nn_maxpool_getsize (NHWC). One channel: state (a pointer) + two rows of int16 (8/16-bit
+ * data) or int32 accumulators. More channels: an int16 row of every channel (int32 for
+ * float) + an int16 per channel, each rounded to ALIGNMENT; 0 for other precisions. */
+static int32_t nnlib_maxpool_size(int32_t input_channels, int32_t inp_precision, int32_t input_width,
+                                  int32_t kernel_height, int32_t kernel_width, int32_t x_stride, int32_t y_stride,
+                                  int32_t x_padding, int32_t out_width)
+{
+    if (input_channels == 1)
+    {
+        if (!pool_rows_valid(input_width, kernel_height, kernel_width, x_stride, y_stride, x_padding, out_width))
+        {
+            return BAD;
+        }
+        const int32_t accumulator = inp_precision == PREC_8 || inp_precision == PREC_16 ? 2
+            : inp_precision == PREC_F32 || inp_precision == PREC_ASYM8U ? 4 : 0;
+        return accumulator == 0 ? BAD : nnlib_pool_rows_size(input_width, kernel_width, x_stride, x_padding, out_width,
+                                                             accumulator, ALIGN_UP(XTENSA_POINTER));
+    }
+    switch (inp_precision)
+    {
+    case PREC_F32: return ALIGN_UP(input_channels * input_width * 4);
+    case PREC_8: case PREC_ASYM8U: return ALIGN_UP(input_channels * input_width * 2) + ALIGN_UP(input_channels * 2);
+    case PREC_16: return ALIGN_UP(input_channels * (input_width + 1) * 2);
+    default: return 0;
+    }
+}
+
+/* xa_nn_avgpool_getsize (NHWC). One channel: state (3 pointers) + the reciprocal window
+ * sizes per output row and column (not for float) + two rows of int32 accumulators. More
+ * channels: int32 window sizes per output row and per output column + an accumulator row of
+ * every channel (int16 for 8-bit data and windows of at most 127 rows, else int32) + an
+ * int32 per channel + max(an int8 row of every channel, an accumulator per channel); float:
+ * two float rows of every channel + the window size of every output. */
+static int32_t nnlib_avgpool_size(int32_t input_channels, int32_t inp_precision, int32_t input_width,
+                                  int32_t kernel_height, int32_t kernel_width, int32_t x_stride, int32_t y_stride,
+                                  int32_t x_padding, int32_t out_height, int32_t out_width)
+{
+    if (inp_precision != PREC_F32 && (kernel_height > 1024 || kernel_width > 1024))
+    {
+        return BAD;
+    }
+    if (input_channels == 1)
+    {
+        if (!pool_rows_valid(input_width, kernel_height, kernel_width, x_stride, y_stride, x_padding, out_width) ||
+            out_height <= 0 || (inp_precision != PREC_8 && inp_precision != PREC_16 && inp_precision != PREC_F32 &&
+                                inp_precision != PREC_ASYM8U))
+        {
+            return BAD;
+        }
+        const int32_t reciprocals = inp_precision == PREC_F32 ? 0 : ALIGN_UP((out_height + out_width) * 4);
+        return nnlib_pool_rows_size(input_width, kernel_width, x_stride, round_up(x_padding, 2), out_width, 4,
+                                    ALIGN_UP(3 * XTENSA_POINTER) + reciprocals);
+    }
+    const int32_t plane = input_width * input_channels;
+    if (inp_precision == PREC_F32)
+    {
+        return ALIGN_UP(2 * ALIGN_UP(4 * plane) + ALIGN_UP(4 * out_width * out_height));
+    }
+    int32_t accumulator, zeros;
+    if (inp_precision == PREC_8 || inp_precision == PREC_ASYM8U)
+    {
+        accumulator = kernel_height <= 127 ? 2 : 4;
+        zeros = plane > accumulator * input_channels ? plane : accumulator * input_channels;
+    }
+    else if (inp_precision == PREC_16)
+    {
+        accumulator = 4;
+        zeros = 2 * plane > 4 * input_channels ? 2 * plane : 4 * input_channels;
+    }
+    else
+    {
+        return BAD;
+    }
+    return ALIGN_UP(ALIGN_UP(4 * out_height) + ALIGN_UP(4 * out_width) + ALIGN_UP(accumulator * plane) +
+                    ALIGN_UP(4 * input_channels) + zeros);
+}
+
+/* The kernels' use of their scratch: every bit of its `size` bytes flipped, so that each
+ * byte changes whatever the caller left there. */
+static void fill_scratch(void *scratch, int32_t size)
+{
+    uint8_t *bytes = (uint8_t *)scratch;
+    for (int32_t i = 0; i < size; i++)
+    {
+        bytes[i] = (uint8_t)~bytes[i];
+    }
+}
+
+/* [a, a + a_size) and [b, b + b_size) share no byte (NULL or empty overlaps nothing). */
+static int disjoint(const void *a, int64_t a_size, const void *b, int64_t b_size)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a == NULL || b == NULL || a_size <= 0 || b_size <= 0 || x + (uintptr_t)a_size <= y ||
+        y + (uintptr_t)b_size <= x;
+}
+
+static int is_aligned(const void *pointer)
+{
+    return ((uintptr_t)pointer & (ALIGNMENT - 1)) == 0;
 }
 
 /* (x + zero_bias) of NHWC tap (y, x, c), or 0 for a tap in the padding (padding stands for
@@ -131,20 +332,7 @@ static int32_t conv_tap(const int8_t *input, int32_t height, int32_t width, int3
 
 /* ------------------------------------------------------------------ standard convolution */
 
-/*
- * Scratch rule of xa_nn_conv2d_std_getsize:
- *     ALIGN_UP(input_channels * kernel_height * kernel_width * 2, 8) + 8
- * = one int16 im2col patch of one output pixel ((x + input_zero_bias) of every tap and input
- * channel, in kernel order ky, kx, ic), plus 8 bytes for aligning p_scratch.
- * Returns -1 unless: all sizes / strides >= 1, paddings >= 0, kernel_channels ==
- * input_channels (standard, ungrouped conv), input_precision PREC_ASYM8S, kernel_precision
- * PREC_SYM8S, dilation 1 x 1 (the std kernel has no dilation), out_data_format 0.
- */
-static int32_t conv_std_scratch_bytes(int32_t input_channels, int32_t kernel_height, int32_t kernel_width)
-{
-    return ALIGN_UP(input_channels * kernel_height * kernel_width * (int32_t)sizeof(int16_t)) + ALIGNMENT;
-}
-
+/* NNLib's rule (nnlib_conv2d_std_size); kernel_precision, dilations and out_data_format do not enter it. */
 WORD32 xa_nn_conv2d_std_getsize(WORD32 input_height,
                                 WORD32 input_width,
                                 WORD32 input_channels,
@@ -164,14 +352,14 @@ WORD32 xa_nn_conv2d_std_getsize(WORD32 input_height,
                                 WORD32 dilation_width,
                                 WORD32 out_data_format)
 {
-    if (input_height < 1 || input_width < 1 || input_channels < 1 || kernel_height < 1 || kernel_width < 1 ||
-        kernel_channels != input_channels || y_stride < 1 || x_stride < 1 || y_padding < 0 || x_padding < 0 ||
-        out_height < 1 || out_width < 1 || output_channels < 1 || input_precision != PREC_ASYM8S ||
-        kernel_precision != PREC_SYM8S || dilation_height != 1 || dilation_width != 1 || out_data_format != 0)
-    {
-        return BAD;
-    }
-    return conv_std_scratch_bytes(input_channels, kernel_height, kernel_width);
+    (void)input_width;
+    (void)kernel_precision;
+    (void)dilation_height;
+    (void)dilation_width;
+    (void)out_data_format;
+    return nnlib_conv2d_std_size(input_height, input_width, input_channels, kernel_height, kernel_width,
+                                 kernel_channels, y_stride, y_padding, x_stride, x_padding, out_height, out_width,
+                                 output_channels, input_precision);
 }
 
 WORD32 xa_nn_conv2d_std_per_chan_sym8sxasym8s(WORD8 *__restrict__ p_out,
@@ -206,8 +394,21 @@ WORD32 xa_nn_conv2d_std_per_chan_sym8sxasym8s(WORD8 *__restrict__ p_out,
     {
         return BAD;
     }
-    memset(p_scratch, 0, (size_t)conv_std_scratch_bytes(input_channels, kernel_height, kernel_width));
-    int16_t *patch = (int16_t *)align_scratch(p_scratch);
+    const int64_t out_bytes = (int64_t)out_height * out_width * out_channels;
+    if (!disjoint(p_out, out_bytes, p_inp, (int64_t)input_height * input_width * input_channels) ||
+        !disjoint(p_out, out_bytes, p_kernel, (int64_t)out_channels * kernel_height * kernel_width * input_channels) ||
+        !disjoint(p_out, out_bytes, p_bias, (int64_t)out_channels * 4) ||
+        !disjoint(p_out, out_bytes, p_scratch, nnlib_conv2d_std_size(input_height, input_width, input_channels,
+                                                                     kernel_height, kernel_width, input_channels,
+                                                                     y_stride, y_padding, x_stride, x_padding,
+                                                                     out_height, out_width, out_channels,
+                                                                     PREC_ASYM8S)))
+    {
+        return BAD; /* __restrict__ pointers that overlap */
+    }
+    fill_scratch(p_scratch, nnlib_conv2d_std_size(input_height, input_width, input_channels, kernel_height,
+                                                  kernel_width, input_channels, y_stride, y_padding, x_stride,
+                                                  x_padding, out_height, out_width, out_channels, PREC_ASYM8S));
     const int32_t patch_length = kernel_height * kernel_width * input_channels;
 
     for (int32_t oy = 0; oy < out_height; oy++)
@@ -216,24 +417,21 @@ WORD32 xa_nn_conv2d_std_per_chan_sym8sxasym8s(WORD8 *__restrict__ p_out,
         {
             const int32_t y0 = oy * y_stride - y_padding;
             const int32_t x0 = ox * x_stride - x_padding;
-            for (int32_t ky = 0; ky < kernel_height; ky++)
-            {
-                for (int32_t kx = 0; kx < kernel_width; kx++)
-                {
-                    for (int32_t ic = 0; ic < input_channels; ic++)
-                    {
-                        patch[(ky * kernel_width + kx) * input_channels + ic] = (int16_t)conv_tap(
-                            p_inp, input_height, input_width, input_channels, y0 + ky, x0 + kx, ic, input_zero_bias);
-                    }
-                }
-            }
             for (int32_t oc = 0; oc < out_channels; oc++)
             {
                 const int8_t *weights = p_kernel + (int64_t)oc * patch_length;
                 int64_t acc = p_bias != NULL ? p_bias[oc] : 0;
-                for (int32_t k = 0; k < patch_length; k++)
+                for (int32_t ky = 0; ky < kernel_height; ky++)
                 {
-                    acc += (int64_t)patch[k] * weights[k];
+                    for (int32_t kx = 0; kx < kernel_width; kx++)
+                    {
+                        for (int32_t ic = 0; ic < input_channels; ic++)
+                        {
+                            acc += (int64_t)conv_tap(p_inp, input_height, input_width, input_channels, y0 + ky,
+                                                     x0 + kx, ic, input_zero_bias) *
+                                weights[(ky * kernel_width + kx) * input_channels + ic];
+                        }
+                    }
                 }
                 p_out[((int64_t)oy * out_width + ox) * out_channels + oc] = requantize_to_int8(
                     wrap32(acc), p_out_multiplier[oc], p_out_shift[oc], out_zero_bias, Q7_MIN, Q7_MAX);
@@ -245,19 +443,7 @@ WORD32 xa_nn_conv2d_std_per_chan_sym8sxasym8s(WORD8 *__restrict__ p_out,
 
 /* ------------------------------------------------------------------ depthwise convolution */
 
-/*
- * Scratch rule of xa_nn_conv2d_depthwise_getsize:
- *     ALIGN_UP(input_channels * kernel_height * kernel_width * 2, 8) + 8
- * = one int16 patch of one output pixel ((x + input_zero_bias) of every tap and input
- * channel, in order ky, kx, ic), plus 8 bytes for aligning p_scratch. channels_multiplier
- * does not matter (the patch holds input channels). Returns -1 unless: all sizes / strides
- * >= 1, paddings >= 0, circ_buf_precision PREC_ASYM8S, inp_data_format 0.
- */
-static int32_t conv_depthwise_scratch_bytes(int32_t input_channels, int32_t kernel_height, int32_t kernel_width)
-{
-    return ALIGN_UP(input_channels * kernel_height * kernel_width * (int32_t)sizeof(int16_t)) + ALIGNMENT;
-}
-
+/* NNLib's rule (nnlib_depthwise_size) after NNLib's checks; only inp_data_format 0 (NHWC) here. */
 WORD32 xa_nn_conv2d_depthwise_getsize(WORD32 input_height,
                                       WORD32 input_width,
                                       WORD32 input_channels,
@@ -273,13 +459,14 @@ WORD32 xa_nn_conv2d_depthwise_getsize(WORD32 input_height,
                                       WORD32 circ_buf_precision,
                                       WORD32 inp_data_format)
 {
-    if (input_height < 1 || input_width < 1 || input_channels < 1 || kernel_height < 1 || kernel_width < 1 ||
-        channels_multiplier < 1 || x_stride < 1 || y_stride < 1 || x_padding < 0 || y_padding < 0 ||
-        output_height < 1 || output_width < 1 || circ_buf_precision != PREC_ASYM8S || inp_data_format != 0)
+    if (input_height <= 0 || input_width <= 0 || input_channels <= 0 || kernel_height <= 0 || kernel_width <= 0 ||
+        channels_multiplier <= 0 || x_stride <= 0 || y_stride <= 0 || x_padding < 0 || y_padding < 0 ||
+        output_height <= 0 || output_width <= 0 || inp_data_format != 0)
     {
         return BAD;
     }
-    return conv_depthwise_scratch_bytes(input_channels, kernel_height, kernel_width);
+    return nnlib_depthwise_size(input_height, input_channels, kernel_height, kernel_width, channels_multiplier,
+                                y_stride, y_padding, output_height, circ_buf_precision);
 }
 
 WORD32 xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s(pWORD8 __restrict__ p_out,
@@ -319,8 +506,19 @@ WORD32 xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s(pWORD8 __restrict__ p_out,
     {
         return BAD;
     }
-    memset(p_scratch, 0, (size_t)conv_depthwise_scratch_bytes(input_channels, kernel_height, kernel_width));
-    int16_t *patch = (int16_t *)align_scratch(p_scratch);
+    const int32_t scratch_size = nnlib_depthwise_size(input_height, input_channels, kernel_height, kernel_width,
+                                                      channels_multiplier, y_stride, y_padding, out_height,
+                                                      PREC_ASYM8S);
+    const int64_t out_bytes = (int64_t)out_height * out_width * out_channels;
+    if (!is_aligned(p_scratch) ||
+        !disjoint(p_out, out_bytes, p_inp, (int64_t)input_height * input_width * input_channels) ||
+        !disjoint(p_out, out_bytes, p_kernel, (int64_t)kernel_height * kernel_width * out_channels) ||
+        !disjoint(p_out, out_bytes, p_bias, (int64_t)out_channels * 4) ||
+        !disjoint(p_out, out_bytes, p_scratch, scratch_size))
+    {
+        return BAD; /* NNLib wants p_scratch 8-byte aligned; __restrict__ pointers that overlap */
+    }
+    fill_scratch(p_scratch, scratch_size);
 
     for (int32_t oy = 0; oy < out_height; oy++)
     {
@@ -328,17 +526,6 @@ WORD32 xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s(pWORD8 __restrict__ p_out,
         {
             const int32_t y0 = oy * y_stride - y_padding;
             const int32_t x0 = ox * x_stride - x_padding;
-            for (int32_t ky = 0; ky < kernel_height; ky++)
-            {
-                for (int32_t kx = 0; kx < kernel_width; kx++)
-                {
-                    for (int32_t ic = 0; ic < input_channels; ic++)
-                    {
-                        patch[(ky * kernel_width + kx) * input_channels + ic] = (int16_t)conv_tap(
-                            p_inp, input_height, input_width, input_channels, y0 + ky, x0 + kx, ic, input_zero_bias);
-                    }
-                }
-            }
             for (int32_t oc = 0; oc < out_channels; oc++)
             {
                 const int32_t ic = oc / channels_multiplier;
@@ -347,7 +534,8 @@ WORD32 xa_nn_conv2d_depthwise_per_chan_sym8sxasym8s(pWORD8 __restrict__ p_out,
                 {
                     for (int32_t kx = 0; kx < kernel_width; kx++)
                     {
-                        acc += (int64_t)patch[(ky * kernel_width + kx) * input_channels + ic] *
+                        acc += (int64_t)conv_tap(p_inp, input_height, input_width, input_channels, y0 + ky, x0 + kx,
+                                                 ic, input_zero_bias) *
                             p_kernel[(ky * kernel_width + kx) * out_channels + oc];
                     }
                 }
@@ -379,6 +567,12 @@ WORD32 xa_nn_fully_connected_sym8sxasym8s_asym8s(pWORD8 __restrict__ p_out,
     {
         return BAD;
     }
+    if (!disjoint(p_out, out_depth, p_inp, weight_depth) ||
+        !disjoint(p_out, out_depth, p_weight, (int64_t)out_depth * weight_depth) ||
+        !disjoint(p_out, out_depth, p_bias, (int64_t)out_depth * 4))
+    {
+        return BAD; /* __restrict__ pointers that overlap */
+    }
     for (int32_t o = 0; o < out_depth; o++)
     {
         const int8_t *w = p_weight + (int64_t)o * weight_depth;
@@ -394,34 +588,7 @@ WORD32 xa_nn_fully_connected_sym8sxasym8s_asym8s(pWORD8 __restrict__ p_out,
 
 /* ------------------------------------------------------------------ pooling */
 
-/*
- * Scratch rule of xa_nn_maxpool_getsize and xa_nn_avgpool_getsize (the same rule):
- *     out_width * input_channels * 4 + 8
- * = one int32 accumulator (running max or sum) per channel of one output row, plus 8 bytes
- * for aligning p_scratch. Returns -1 unless: all sizes / strides >= 1, paddings >= 0,
- * inp_precision == out_precision, either PREC_8 or PREC_ASYM8S (int8 pooling keeps the
- * scale and zero point, so the plain 8-bit kernels serve int8), both data formats 0.
- */
-static int32_t pool_scratch_bytes(int32_t out_width, int32_t input_channels)
-{
-    return out_width * input_channels * (int32_t)sizeof(int32_t) + ALIGNMENT;
-}
-
-static WORD32 pool_getsize(WORD32 input_channels, WORD32 inp_precision, WORD32 out_precision, WORD32 input_height,
-                           WORD32 input_width, WORD32 kernel_height, WORD32 kernel_width, WORD32 x_stride,
-                           WORD32 y_stride, WORD32 x_padding, WORD32 y_padding, WORD32 out_height, WORD32 out_width,
-                           WORD32 inp_data_format, WORD32 out_data_format)
-{
-    if (input_channels < 1 || (inp_precision != PREC_8 && inp_precision != PREC_ASYM8S) ||
-        out_precision != inp_precision || input_height < 1 || input_width < 1 || kernel_height < 1 ||
-        kernel_width < 1 || x_stride < 1 || y_stride < 1 || x_padding < 0 || y_padding < 0 || out_height < 1 ||
-        out_width < 1 || inp_data_format != 0 || out_data_format != 0)
-    {
-        return BAD;
-    }
-    return pool_scratch_bytes(out_width, input_channels);
-}
-
+/* NNLib's rules (nnlib_maxpool_size, nnlib_avgpool_size) for out_data_format 0 (NHWC); other formats -1 here. */
 WORD32 xa_nn_maxpool_getsize(WORD32 input_channels,
                              WORD32 inp_precision,
                              WORD32 out_precision,
@@ -438,9 +605,13 @@ WORD32 xa_nn_maxpool_getsize(WORD32 input_channels,
                              WORD32 inp_data_format,
                              WORD32 out_data_format)
 {
-    return pool_getsize(input_channels, inp_precision, out_precision, input_height, input_width, kernel_height,
-                        kernel_width, x_stride, y_stride, x_padding, y_padding, out_height, out_width,
-                        inp_data_format, out_data_format);
+    (void)out_precision;
+    (void)input_height;
+    (void)out_height;
+    (void)y_padding;
+    (void)inp_data_format;
+    return out_data_format != 0 ? BAD : nnlib_maxpool_size(input_channels, inp_precision, input_width, kernel_height, kernel_width,
+                                                  x_stride, y_stride, x_padding, out_width);
 }
 
 WORD32 xa_nn_avgpool_getsize(WORD32 input_channels,
@@ -459,9 +630,12 @@ WORD32 xa_nn_avgpool_getsize(WORD32 input_channels,
                              WORD32 inp_data_format,
                              WORD32 out_data_format)
 {
-    return pool_getsize(input_channels, inp_precision, out_precision, input_height, input_width, kernel_height,
-                        kernel_width, x_stride, y_stride, x_padding, y_padding, out_height, out_width,
-                        inp_data_format, out_data_format);
+    (void)out_precision;
+    (void)input_height;
+    (void)y_padding;
+    (void)inp_data_format;
+    return out_data_format != 0 ? BAD : nnlib_avgpool_size(input_channels, inp_precision, input_width, kernel_height, kernel_width,
+                                                  x_stride, y_stride, x_padding, out_height, out_width);
 }
 
 /* Arguments of both pools (check_axis guarantees at least one in-bounds tap per window). */
@@ -475,9 +649,8 @@ static int check_pool(const WORD8 *p_out, const WORD8 *p_inp, WORD32 input_heigh
         check_axis(input_width, out_width, kernel_width, x_stride, x_padding);
 }
 
-/* The shared pooling loop: per output row, the int32 row accumulator in the scratch takes
- * the running max (is_max) or the sum of the in-bounds taps, then each output is the max, or
- * the sum divided by the number of in-bounds taps rounding half away from zero (TFLite). */
+/* The shared pooling loop: each output is the max (is_max) of the in-bounds taps of its
+ * window, or their sum divided by their number rounding half away from zero (TFLite). */
 static WORD32 pool_8(int is_max, WORD8 *p_out, const WORD8 *p_inp, WORD32 input_height, WORD32 input_width,
                      WORD32 input_channels, WORD32 kernel_height, WORD32 kernel_width, WORD32 x_stride,
                      WORD32 y_stride, WORD32 x_padding, WORD32 y_padding, WORD32 out_height, WORD32 out_width,
@@ -489,45 +662,42 @@ static WORD32 pool_8(int is_max, WORD8 *p_out, const WORD8 *p_inp, WORD32 input_
     {
         return BAD;
     }
-    memset(p_scratch, 0, (size_t)pool_scratch_bytes(out_width, input_channels));
-    int32_t *row = (int32_t *)align_scratch(p_scratch);
+    const int32_t scratch_size = is_max
+        ? nnlib_maxpool_size(input_channels, PREC_8, input_width, kernel_height, kernel_width, x_stride, y_stride,
+                             x_padding, out_width)
+        : nnlib_avgpool_size(input_channels, PREC_8, input_width, kernel_height, kernel_width, x_stride, y_stride,
+                             x_padding, out_height, out_width);
+    const int64_t out_bytes = (int64_t)out_height * out_width * input_channels;
+    if (scratch_size < 0 || !is_aligned(p_scratch) ||
+        !disjoint(p_out, out_bytes, p_inp, (int64_t)input_height * input_width * input_channels) ||
+        !disjoint(p_out, out_bytes, p_scratch, scratch_size))
+    {
+        return BAD; /* NNLib wants p_scratch 8-byte aligned; __restrict__ pointers that overlap */
+    }
+    fill_scratch(p_scratch, scratch_size);
     const int32_t channels = input_channels;
 
     for (int32_t oy = 0; oy < out_height; oy++)
     {
         int32_t y_start, y_end;
         window_bounds(oy, y_stride, y_padding, kernel_height, input_height, &y_start, &y_end);
-        for (int32_t i = 0; i < out_width * channels; i++)
-        {
-            row[i] = is_max ? Q7_MIN : 0;
-        }
         for (int32_t ox = 0; ox < out_width; ox++)
         {
             int32_t x_start, x_end;
             window_bounds(ox, x_stride, x_padding, kernel_width, input_width, &x_start, &x_end);
-            int32_t *acc = row + (int64_t)ox * channels;
-            for (int32_t y = y_start; y < y_end; y++)
-            {
-                for (int32_t x = x_start; x < x_end; x++)
-                {
-                    const int8_t *tap = p_inp + ((int64_t)y * input_width + x) * channels;
-                    for (int32_t c = 0; c < channels; c++)
-                    {
-                        if (is_max)
-                        {
-                            acc[c] = tap[c] > acc[c] ? tap[c] : acc[c];
-                        }
-                        else
-                        {
-                            acc[c] += tap[c];
-                        }
-                    }
-                }
-            }
             const int32_t count = (y_end - y_start) * (x_end - x_start);
             for (int32_t c = 0; c < channels; c++)
             {
-                const int32_t value = is_max ? acc[c] : rounded_average(acc[c], count);
+                int32_t acc = is_max ? Q7_MIN : 0;
+                for (int32_t y = y_start; y < y_end; y++)
+                {
+                    for (int32_t x = x_start; x < x_end; x++)
+                    {
+                        const int32_t tap = p_inp[((int64_t)y * input_width + x) * channels + c];
+                        acc = is_max ? (tap > acc ? tap : acc) : acc + tap;
+                    }
+                }
+                const int32_t value = is_max ? acc : rounded_average(acc, count);
                 p_out[((int64_t)oy * out_width + ox) * channels + c] = (int8_t)clamp(value, Q7_MIN, Q7_MAX);
             }
         }
@@ -579,8 +749,8 @@ WORD32 xa_nn_avgpool_8(WORD8 *__restrict__ p_out,
 
 /* ------------------------------------------------------------------ activation clamp */
 
-/* p_out[i] = clamp(p_vec[i], activation_min, activation_max); may run in place (p_out ==
- * p_vec; the definition drops the prototype's restrict qualifiers for that).
+/* p_out[i] = clamp(p_vec[i], activation_min, activation_max); not in place (both
+ * pointers are __restrict__ in NNLib: overlapping ones are -1 here).
  * -128 <= activation_min <= activation_max <= 127, vec_length >= 0. */
 WORD32 xa_nn_vec_activation_min_max_8_8(WORD8 *p_out,
                                         const WORD8 *p_vec,
@@ -592,6 +762,10 @@ WORD32 xa_nn_vec_activation_min_max_8_8(WORD8 *p_out,
     {
         return BAD;
     }
+    if (!disjoint(p_out, vec_length, p_vec, vec_length))
+    {
+        return BAD; /* __restrict__ pointers that overlap */
+    }
     for (int32_t i = 0; i < vec_length; i++)
     {
         p_out[i] = (int8_t)clamp(p_vec[i], activation_min, activation_max);
@@ -601,19 +775,18 @@ WORD32 xa_nn_vec_activation_min_max_8_8(WORD8 *p_out,
 
 /* ------------------------------------------------------------------ softmax */
 
-/*
- * Scratch rule of get_softmax_scratch_size: length * 4 + 8 = one int32 exp per element,
- * plus 8 bytes for aligning p_scratch; only inp_precision == out_precision == PREC_ASYM8S
- * and length >= 1 are supported, anything else returns -1.
- */
+/* NNLib's rule of get_softmax_scratch_size: one int32 exp per element, rounded up to
+ * ALIGNMENT; -1 for a length < 1 or a precision it has no softmax for. */
 static int32_t softmax_scratch_bytes(int32_t length)
 {
-    return length * (int32_t)sizeof(int32_t) + ALIGNMENT;
+    return ALIGN_UP(length * (int32_t)sizeof(int32_t));
 }
 
 int get_softmax_scratch_size(int inp_precision, int out_precision, int length)
 {
-    if (inp_precision != PREC_ASYM8S || out_precision != PREC_ASYM8S || length < 1)
+    (void)out_precision;
+    if (length < 1 || (inp_precision != PREC_8 && inp_precision != PREC_16 && inp_precision != PREC_32 &&
+                       inp_precision != PREC_F32 && inp_precision != PREC_ASYM8U && inp_precision != PREC_ASYM8S))
     {
         return BAD;
     }
@@ -630,7 +803,7 @@ int get_softmax_scratch_size(int inp_precision, int out_precision, int length)
  * exceeds 31 only for rows whose sum reaches 2^28 (more than ~512 entries tied at the
  * maximum; undefined in C): there the exact rounded quotient is used.
  * The scratch holds the int32 exp of each element (-1 for entries below diffmin), so the
- * output pass does not read p_vec again and the function may run in place.
+ * output pass does not read p_vec again.
  * Requires input_beta_left_shift in [0, 30] (TFLite's QuantizeMultiplierGreaterThanOne),
  * input_beta_multiplier >= 0, diffmin <= 0, vec_length >= 1, p_scratch != NULL.
  */
@@ -647,8 +820,13 @@ WORD32 xa_nn_vec_softmax_asym8s_asym8s(WORD8 *p_out,
     {
         return BAD;
     }
-    memset(p_scratch, 0, (size_t)softmax_scratch_bytes(vec_length));
-    int32_t *exps = (int32_t *)align_scratch(p_scratch);
+    if (!is_aligned(p_scratch) || !disjoint(p_out, vec_length, p_vec, vec_length) ||
+        !disjoint(p_out, vec_length, p_scratch, softmax_scratch_bytes(vec_length)))
+    {
+        return BAD; /* NNLib aligns p_scratch up without slack; __restrict__ pointers that overlap */
+    }
+    fill_scratch(p_scratch, softmax_scratch_bytes(vec_length));
+    int32_t *exps = (int32_t *)p_scratch;
 
     softmax_row(p_vec, p_out, vec_length, input_beta_multiplier, input_beta_left_shift, diffmin, exps);
     return OK;
@@ -657,7 +835,7 @@ WORD32 xa_nn_vec_softmax_asym8s_asym8s(WORD8 *p_out,
 /* ------------------------------------------------------------------ element-wise */
 
 /*
- * TFLite int8 Add of num_elm elements (no broadcasting; may run in place):
+ * TFLite int8 Add of num_elm elements (no broadcasting; not in place: __restrict__):
  *   in_i = (x_i + inp_i_zero_bias) << left_shift, requantized with (inp_i_multiplier,
  *   inp_i_left_shift); sum; requantize with (out_multiplier, out_left_shift); + out_zero_bias;
  *   clamp to [out_activation_min, out_activation_max].
@@ -690,6 +868,10 @@ WORD32 xa_nn_elm_add_asym8sxasym8s_asym8s(WORD8 *p_out,
     {
         return BAD;
     }
+    if (!disjoint(p_out, num_elm, p_inp1, num_elm) || !disjoint(p_out, num_elm, p_inp2, num_elm))
+    {
+        return BAD; /* __restrict__ pointers that overlap */
+    }
     for (int32_t i = 0; i < num_elm; i++)
     {
         const int32_t sum =
@@ -701,7 +883,7 @@ WORD32 xa_nn_elm_add_asym8sxasym8s_asym8s(WORD8 *p_out,
     return OK;
 }
 
-/* TFLite int8 Mul of num_elm elements (no broadcasting; may run in place):
+/* TFLite int8 Mul of num_elm elements (no broadcasting; not in place: __restrict__):
  * (x1 + inp1_zero_bias) * (x2 + inp2_zero_bias), requantized with (out_multiplier,
  * out_shift), + out_zero_bias, clamped to [out_activation_min, out_activation_max]. */
 WORD32 xa_nn_elm_mul_asym8sxasym8s_asym8s(WORD8 *p_out,
@@ -721,6 +903,10 @@ WORD32 xa_nn_elm_mul_asym8sxasym8s_asym8s(WORD8 *p_out,
         !check_requant(out_multiplier, out_shift) || !check_activation(out_activation_min, out_activation_max))
     {
         return BAD;
+    }
+    if (!disjoint(p_out, num_elm, p_inp1, num_elm) || !disjoint(p_out, num_elm, p_inp2, num_elm))
+    {
+        return BAD; /* __restrict__ pointers that overlap */
     }
     for (int32_t i = 0; i < num_elm; i++)
     {
