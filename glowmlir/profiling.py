@@ -19,6 +19,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.compiler import Bundle, CompileOptions, compile_module, import_network, run_passes
 from glowmlir.dialects import glow
+from glowmlir.names import UniqueNames
 from glowmlir.quantization.profile import NodeProfile, Profile
 from glowmlir.transforms import pre_quantization_passes
 from glowmlir.transforms.quantize import graph_hash, value_key
@@ -27,8 +28,13 @@ TOOLS_VERSION = f"glowmlir {importlib.metadata.version('glowmlir')}"
 
 
 def instrument(module: ModuleOp) -> dict[str, str]:
-    """Saves every profiled value as an extra output `profile_<k>`; returns output name -> profile key."""
+    """Saves every profiled value as an extra output `profile_<k>` (a name no input or output of
+    the model has); returns output name -> profile key."""
     function = next(op for op in module.body.block.ops if isinstance(op, glow.FunctionOp))
+    names = UniqueNames()
+    for op in function.body.block.ops:
+        if isinstance(op, glow.PlaceholderOp | glow.SaveOp):
+            names(op.name_.data)
     outputs: dict[str, str] = {}
     profiled: set[str] = set()
     for op in list(function.body.block.ops):
@@ -37,7 +43,7 @@ def instrument(module: ModuleOp) -> dict[str, str]:
         key = value_key(op.results[0])
         if key is None or key in profiled:
             continue
-        name = f"profile_{len(outputs)}"
+        name = names(f"profile_{len(outputs)}")
         Rewriter.insert_op(glow.SaveOp(op.results[0], name), InsertPoint.at_end(function.body.block))
         outputs[name] = key
         profiled.add(key)

@@ -125,3 +125,25 @@ def test_only_user_errors_are_one_line():
     assert exit_status.value.code == 2
     with pytest.raises(OSError):
         run_app(app, "tool", ["bug"])
+
+
+def test_profile_of_a_model_with_an_output_named_like_the_instrumentation(tmp_path):
+    """The profiler's extra outputs `profile_<k>` used to take a model output's name: the
+    profile of the input then recorded the model's output (silently wrong ranges)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from glowmlir.quantization.profile import read_profile
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="r"),
+                               helper.make_node("Neg", ["t"], ["profile_0"], name="n")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("profile_0", TensorProto.FLOAT, [1, 4])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.array([[[1, -2, 3, -4]]], np.float32))
+    result = tool("profile", "-model=m.onnx", "-dump-profile=p.yaml", "x=x.npy", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    entries = read_profile(str(tmp_path / "p.yaml")).entries
+    assert (entries["x:0"].min, entries["x:0"].max) == (-4.0, 3.0)
+    assert (entries["r:0"].min, entries["r:0"].max) == (0.0, 3.0)
+    assert (entries["n:0"].min, entries["n:0"].max) == (-3.0, 0.0)
