@@ -151,3 +151,25 @@ def test_legalize_name_cuts_long_names_to_the_limit_with_a_hash():
     long = "a" * 700
     assert len(legalize_name(long)) == 500 and legalize_name(long) != legalize_name("a" * 701)
     assert legalize_name(long, 40) == legalize_name(long, 40) and len(legalize_name(long, 40)) == 40
+
+
+@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+def test_quantized_placeholder_macros_clash_with_another_placeholder(tmp_path):
+    """A quantized `x` defines NET_x_scale and NET_x_offset: an input named `x_scale` is renamed."""
+    from glowmlir.bundle import BundleLayout, Placeholder, _distinct_macros, header
+
+    quantized = Placeholder("x", "input", (4,), np.dtype(np.int8), 0, (0.5, 3))
+    clashing = Placeholder("x_scale", "input", (4,), np.dtype(np.int8), 64)
+    output = Placeholder("x_offset", "output", (4,), np.dtype(np.int8), 128)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GlowWarning)
+        placeholders = _distinct_macros("net", (quantized, clashing, output))
+    assert [str(w.message).split(":")[0] for w in caught] == ['placeholder "x_scale"', 'placeholder "x_offset"']
+    assert [p.name for p in placeholders] == ["x", "x_scale__1", "x_offset__1"]
+    layout = BundleLayout("net", 0, 192, 0, 0, placeholders, ())
+    (tmp_path / "net.h").write_text(header(layout))
+    (tmp_path / "main.c").write_text('#include "net.h"\nint main(void) { return NET_x_scale__1 + NET_x_offset + '
+                                     '(int)NET_x_scale; }\n')
+    build = subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-fsyntax-only", str(tmp_path / "main.c")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
