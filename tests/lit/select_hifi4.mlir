@@ -1,8 +1,9 @@
 // RUN: glow-opt %s -p glowll-select-hifi4 | filecheck %s
 // HiFi 4 NNLib: every argument is a pointer or an int32. The FullyConnected kernel has no
-// activation clamp, so its fused Clip is a second, in-place call; the SoftMax takes its
-// scratch (one int32 per element, rounded up to 8, + 8 bytes of alignment slack) from a
-// buffer planned in the activations.
+// activation clamp, so its fused Clip is a second call, reading an intermediate buffer the
+// kernel writes (NNLib's pointers are __restrict__: never in place); the SoftMax takes its
+// scratch (get_softmax_scratch_size: one int32 per element, rounded up to 8) from a buffer
+// planned in the activations.
 
 glowll.function @net {
   %x = glowll.placeholder "x" {kind = "input"} : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -15,7 +16,8 @@ glowll.function @net {
 }
 
 // Clip [0, 6] with scale 0.1 and offset -5: levels [-5, 55].
-// CHECK:      glowll.library_call "xa_nn_fully_connected_sym8sxasym8s_asym8s"(%h, %x, %w, %b) {replaces = "glowll.fully_connected", arguments = ["buffer 0", "buffer 2", "buffer 1", "buffer 3", "int 4", "int 2", "int -3", "int 1374389504", "int -7", "int -5"]}
-// CHECK-NEXT: glowll.library_call "xa_nn_vec_activation_min_max_8_8"(%h) {continues, replaces = "glowll.fully_connected", arguments = ["buffer 0", "buffer 0", "int -5", "int 55", "int 2"]}
-// CHECK-NEXT: %[[S:.*]] = glowll.alloc {library_scratch} : memref<16xi8>
+// CHECK:      %[[T:[0-9]+]] = glowll.alloc : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>
+// CHECK-NEXT: glowll.library_call "xa_nn_fully_connected_sym8sxasym8s_asym8s"(%[[T]], %x, %w, %b) {replaces = "glowll.fully_connected", arguments = ["buffer 0", "buffer 2", "buffer 1", "buffer 3", "int 4", "int 2", "int -3", "int 1374389504", "int -7", "int -5"]}
+// CHECK-NEXT: glowll.library_call "xa_nn_vec_activation_min_max_8_8"(%h, %[[T]]) {continues, replaces = "glowll.fully_connected", arguments = ["buffer 0", "buffer 1", "int -5", "int 55", "int 2"]}
+// CHECK-NEXT: %[[S:.*]] = glowll.alloc {library_scratch} : memref<8xi8>
 // CHECK-NEXT: glowll.library_call "xa_nn_vec_softmax_asym8s_asym8s"(%y, %h, %[[S]]) {replaces = "glowll.softmax", arguments = ["buffer 0", "buffer 1", "int -248", "int 23", "int 1717986944", "int 2", "buffer 2"]}
