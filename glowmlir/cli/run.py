@@ -49,6 +49,8 @@ def run_command(
     from glowmlir.runtime.boards import run_on_board, target_for
     from glowmlir.targets import resolve_target
 
+    if weights_in not in ("flash", "ram"):
+        raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
     target = resolve_target(opt_level=opt_level) if board == "host" else target_for(board, opt_level)
     bundle = glowmlir.compile(model, target=target)
     placeholders = [p for p in bundle.layout.placeholders if p.kind == "input"]

@@ -147,3 +147,8 @@ def test_profile_of_a_model_with_an_output_named_like_the_instrumentation(tmp_pa
     assert (entries["x:0"].min, entries["x:0"].max) == (-4.0, 3.0)
     assert (entries["r:0"].min, entries["r:0"].max) == (0.0, 3.0)
     assert (entries["n:0"].min, entries["n:0"].max) == (-3.0, 0.0)
+
+
+def test_glow_run_checks_weights_in_even_on_the_host(files):
+    assert_clean_failure(tool("run", f"-model={LENET_PATH}", "-input=good.npy", "-weights-in=disk", cwd=files),
+                         "glow-run", '-weights-in="disk": expected flash or ram')
