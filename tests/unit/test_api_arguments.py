@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import glowmlir
-from glowmlir import CompileOptions, GlowError
+from glowmlir import CompileOptions, GlowError, GlowWarning
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.targets import resolve_target
 
@@ -122,3 +122,8 @@ def test_save_takes_os_pathlike(bundle, tmp_path):
     written = bundle.save(tmp_path / "out")
     assert sorted(os.listdir(tmp_path / "out")) == ["relu.h", "relu.o", "relu.weights.bin", "relu.weights.txt"]
     assert sorted(os.path.basename(p) for p in written) == sorted(os.listdir(tmp_path / "out"))
+
+
+def test_renaming_is_a_glow_warning_of_the_package(relu):
+    with pytest.warns(GlowWarning, match='network name "return" is reserved in C; the bundle is named "return_"'):
+        assert glowmlir.compile(relu, network_name="return").name == "return_"
