@@ -107,7 +107,7 @@ class CompileOptions:
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
-    if (value is None and optional) or (isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))):
+    if (value is None and optional) or isinstance(value, kind):
         return
     raise GlowError(f"{argument}={value!r}: expected {description}{' or None' if optional else ''}, "
                     f"not {type(value).__name__}")
