@@ -197,16 +197,28 @@ def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], 
                     raise GlowError(f"input \"{name}\" has the undefined symbolic dimension \"{dim.dim_param}\": "
                                     f"set it with -onnx-define-symbol={dim.dim_param},<value>")
                 dim.dim_value = int(symbols[dim.dim_param])
-        check_input_shape(name, [dim.dim_value if dim.HasField("dim_value") else None for dim in dims], how)
+        check_input_shape(name, [dim.dim_value if dim.HasField("dim_value") else None for dim in dims], how,
+                          allow_empty=_only_its_type_is_read(model.graph, name))
 
 
-def check_input_shape(name: str, shape: Sequence[int | None], how: str = "") -> None:
-    """Every dimension of the graph input `name` is known (not None) and positive; `how`
-    tells the user how to set the shape."""
+_TYPE_ONLY_OPERANDS = {("CastLike", 1), ("Shape", 0), ("Size", 0)}
+"""Operands of which only the type and shape are read: an empty tensor is well-defined there."""
+
+
+def _only_its_type_is_read(graph: onnx.GraphProto, name: str) -> bool:
+    """Whether every use of the tensor `name` reads only its type and shape."""
+    return name not in {o.name for o in graph.output} and all(
+        (node.op_type, position) in _TYPE_ONLY_OPERANDS
+        for node in graph.node for position, operand in enumerate(node.input) if operand == name)
+
+
+def check_input_shape(name: str, shape: Sequence[int | None], how: str = "", allow_empty: bool = False) -> None:
+    """Every dimension of the graph input `name` is known (not None) and positive (or 0 with
+    `allow_empty`); `how` tells the user how to set the shape."""
     for axis, size in enumerate(shape):
         if size is None:
             problem = "has no value"
-        elif size == 0:
+        elif size == 0 and not allow_empty:
             problem = "is 0 (an empty input is not supported)"
         elif size < 0:
             problem = f"is {size}"

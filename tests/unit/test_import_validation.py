@@ -121,6 +121,14 @@ def test_input_dimensions_must_be_known_and_positive(tmp_path, dims, what):
     assert refusal(saved(tmp_path, model)) == f'input "x": {what}: set the input\'s shape with -model-input=x,float,[d0,d1,...]'
 
 
+def test_empty_input_of_which_only_the_type_is_read_is_accepted(tmp_path):
+    """CastLike reads only its second input's type: an empty one is well-defined there."""
+    model = graph_model([helper.make_node("CastLike", ["x", "like"], ["y"])], {"x": [2, 3], "like": [0]}, 2, opset=15)
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    outputs = glowmlir.compile(saved(tmp_path, model)).run({"x": x, "like": np.zeros(0, np.float32)})
+    np.testing.assert_array_equal(outputs["y"], x)
+
+
 def test_model_input_from_the_api_must_have_positive_dimensions(tmp_path):
     path = saved(tmp_path, graph_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2, 3]}, 2))
     message = refusal(path, model_inputs=[ModelInput("x", "float", (0, 3))])
