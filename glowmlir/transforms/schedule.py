@@ -9,9 +9,9 @@ order). The new order is kept only if its peak, measured on the graph, is lower.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -25,7 +25,7 @@ _STORAGE = (glow.PlaceholderOp, glow.ConstantOp, glow.SaveOp)
 def _result_bytes(op: Operation) -> int:
     if isinstance(op, _STORAGE) or not op.results:
         return 0
-    return int(np.prod(glow.shape_of(op.results[0]))) * 4
+    return math.prod(glow.shape_of(op.results[0])) * 4  # Python ints: no int64 wrap-around on huge shapes
 
 
 def peak_live_bytes(order: list[Operation]) -> int:
