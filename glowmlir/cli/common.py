@@ -36,18 +36,22 @@ def fail(program: str, message: str) -> NoReturn:
 
 @contextlib.contextmanager
 def warnings_as_lines(program: str) -> Iterator[None]:
-    """Prints each GlowWarning raised inside as one `<program>: warning: ...` line on stderr."""
+    """Prints each GlowWarning raised inside as one `<program>: warning: ...` line on stderr
+    once the block has succeeded; a failing command prints its one error line only."""
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, GlowWarning):
-            print(f"{program}: warning: {one_line(str(message))}", file=sys.stderr)
+            pending.append(f"{program}: warning: {one_line(str(message))}")
         else:
             original(message, category, filename, lineno, file, line)
 
+    pending: list[str] = []
     original = warnings.showwarning
     with warnings.catch_warnings():
         warnings.simplefilter("always", GlowWarning)
         warnings.showwarning = show
         yield
+    for text in pending:
+        print(text, file=sys.stderr)
 
 
 def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_options: Sequence[str] = ()) -> None:
