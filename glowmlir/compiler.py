@@ -51,13 +51,14 @@ def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions
     return graph_passes(memory_fusion, quantization.passes() if quantization else (), kernel_library)
 
 
-def glowll_pipeline(reuse_activations: bool = True, kernel_library: str | None = None) -> list[ModulePass]:
+def glowll_pipeline(reuse_activations: bool = True, kernel_library: str | None = None,
+                    pointer_width: int = 64) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it."""
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
-    return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse=reuse_activations)]
+    return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
 @dataclass
@@ -247,11 +248,12 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         raise GlowError(f"{KERNEL_LIBRARY_OPTIONS[options.kernel_library]} needs a quantized model (-load-profile, or "
                         f"an int8 TFLite model): the library's functions are int8")
     graph = graph_dot(module)
-    stage("glowll", glowll_pipeline(options.reuse_activations, options.kernel_library))
+    pointer_width = options.target.pointer_width
+    stage("glowll", glowll_pipeline(options.reuse_activations, options.kernel_library, pointer_width))
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
     library_calls = library_report(function)
-    stage("llvm", [LowerGlowLLToLLVM()], keep_ir=False)
+    stage("llvm", [LowerGlowLLToLLVM(pointer_width)], keep_ir=False)
     start = time.perf_counter()
     extend = functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic" else None
     if options.target.emits_llvm_ir:  # HiFi4: IR and bitcode for Cadence's toolchain, no object

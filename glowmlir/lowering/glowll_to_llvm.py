@@ -3,16 +3,19 @@
 The entry is `i32 @<name>(ptr noalias %constantWeight, ptr noalias %mutableWeight,
 ptr noalias %activations)`, Glow's signature. Every buffer is addressed as its region's
 base pointer plus its byte offset, so weights never pass through LLVM IR: they stay in
-the constant region the caller supplies.
+the constant region the caller supplies. Offsets and indices are integers of the
+target's `pointer_width` (64 unless told), and a buffer that target cannot address is
+refused (`allocate_memory.check_address_space`).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, UnitAttr, i32
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, IntegerType, ModuleOp, UnitAttr, i32, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -25,6 +28,7 @@ from glowmlir.lowering.integer_kernels import INTEGER_KERNELS, emit_integer_elem
 from glowmlir.lowering.kernels import KERNELS
 from glowmlir.lowering.library_calls import declaration, emit_library_call
 from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, is_quantized_instruction
+from glowmlir.transforms.allocate_memory import check_address_space
 
 REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
 
@@ -44,7 +48,8 @@ def buffer_address(buffer: SSAValue, function_name: str) -> tuple[str, int]:
     return root.REGION, root.offset.value.data + element_offset * buffer.type.element_type.compile_time_size
 
 
-def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]]) -> llvm.FuncOp:
+def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]],
+                      index_type: IntegerType = i64) -> llvm.FuncOp:
     """One instruction as an internal kernel function taking one noalias pointer per buffer.
 
     The entry point calls it and LLVM inlines it; the `noalias` arguments become alias
@@ -56,7 +61,7 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     region = Region()
     entry = Block(arg_types=[_POINTER] * len(distinct))
     region.add_block(entry)
-    builder = KernelBuilder(region, entry)
+    builder = KernelBuilder(region, entry, index_type)
     pointer_of = dict(zip(distinct, entry.args))
     arguments = {operand: pointer_of[address] for operand, address in zip(op.operands, addresses)}
 
@@ -89,13 +94,16 @@ def _alignment(offset: int) -> int:
     return min(64, offset & -offset) if offset else 64
 
 
-def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
+def lower_function(function: glowll.FunctionOp, pointer_width: int = 64) -> list[llvm.FuncOp]:
     """The entry point `i32 @<name>(constantWeight, mutableWeight, activations)` and its kernels."""
     name = function.sym_name.data
+    buffers = [op for op in function.body.block.ops if isinstance(op, glowll.BufferOp) and op.offset is not None]
+    check_address_space(((buffer, buffer.offset.value.data) for buffer in buffers), pointer_width)
+    index_type = IntegerType(pointer_width)
     region = Region()
     entry = Block(arg_types=[_POINTER] * 3)
     region.add_block(entry)
-    builder = KernelBuilder(region, entry)
+    builder = KernelBuilder(region, entry, index_type)
     region_base = dict(zip(glowll.REGIONS, entry.args))
     kernels: dict[tuple, llvm.FuncOp] = {}
     declarations: dict[str, llvm.FuncOp] = {}
@@ -107,7 +115,7 @@ def lower_function(function: glowll.FunctionOp) -> list[llvm.FuncOp]:
         signature = _kernel_signature(op, addresses)
         if signature not in kernels:
             kernels[signature] = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}",
-                                                   addresses)
+                                                   addresses, index_type)
         kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
         if isinstance(op, glowll.LibraryCallOp):
@@ -135,6 +143,9 @@ class LowerGlowLLToLLVM(ModulePass):
     """Replaces every `glowll.function` by an `llvm.func` of loop nests."""
 
     name = "lower-glowll-to-llvm"
+    pointer_width: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replace_functions(op, glowll.FunctionOp, lower_function)
+        if self.pointer_width not in (32, 64):
+            raise GlowError(f"lower-glowll-to-llvm{{pointer_width={self.pointer_width}}}: expected 32 or 64")
+        replace_functions(op, glowll.FunctionOp, functools.partial(lower_function, pointer_width=self.pointer_width))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import Attribute, Float16Type, Float32Type, Float64Type, IntegerType, Signedness, f32, i8, i64
+from xdsl.dialects.builtin import Attribute, Float16Type, Float32Type, Float64Type, IntegerType, Signedness, f32, i8
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -195,17 +195,17 @@ def emit_arg_reduce(b: KernelBuilder, op: glowll.ArgReduceOp, view: ViewOf) -> N
         def at(position):
             return [*indices[:axis], position, *indices[axis + 1:]]
 
-        with b.loop(1, size, carried=[b.load(src, at(0)), b.integer(0, i64)]) as step:
+        with b.loop(1, size, carried=[b.load(src, at(0)), b.integer(0, b.index_type)]) as step:
             value = b.load(src, at(step.index))
             better = compare(b, predicate, value, step.carried[0], element)
             step.next(b.select(better, value, step.carried[0]), b.select(better, step.index, step.carried[1]))
-        b.store(step.results[1], dest, indices)
+        b.store(convert(b, step.results[1], b.index_type, element_of(op.dest)), dest, indices)
 
 
 def _load_index(b: KernelBuilder, indices, op, position) -> SSAValue:
-    """An index read as i64; a negative one counts from the end of the data's `axis`."""
+    """An index read as an `index_type` integer; a negative one counts from the end of the data's `axis`."""
     element = element_of(op.indices)
-    index = convert(b, b.load(indices, position), element, i64)
+    index = convert(b, b.load(indices, position), element, b.index_type)
     if is_unsigned(element):
         return index
     extent = op.data.type.get_shape()[op.axis.value.data]

@@ -14,11 +14,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i8, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 Index = int | SSAValue
-"""An i64 index: a Python int while it is known at compile time, else an SSA value."""
+"""An index: a Python int while it is known at compile time, else an SSA value of the
+builder's `index_type` (the target's pointer width: i64, or i32 on 32-bit targets)."""
+
+_I32_RANGE = range(-(2**31), 2**31)
+"""What a GEP's constant index holds: the `llvm` dialect keeps them as i32."""
 
 _NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 CONTRACT = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
@@ -71,11 +75,16 @@ def _byte_size(element_type: Attribute) -> int:
 
 
 class KernelBuilder:
-    """Appends llvm-dialect ops to the current block of a function region."""
+    """Appends llvm-dialect ops to the current block of a function region.
 
-    def __init__(self, region: Region, block: Block):
+    Indices, loop counters and offsets are `index_type` integers, the width of the
+    target's pointers, so that every address the target can hold is computed exactly.
+    """
+
+    def __init__(self, region: Region, block: Block, index_type: IntegerType = i64):
         self.region = region
         self.block = block
+        self.index_type = index_type
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -86,11 +95,11 @@ class KernelBuilder:
         self.region.add_block(block)
         return block
 
-    # ----------------------------------------------------------------- integers (i64)
+    # ----------------------------------------------------------------- indices (index_type)
 
     def index(self, value: Index) -> SSAValue:
         if isinstance(value, int):
-            return self.emit(llvm.ConstantOp(IntegerAttr(value, i64), i64))
+            return self.emit(llvm.ConstantOp(IntegerAttr(value, self.index_type), self.index_type))
         return value
 
     def add(self, a: Index, b: Index) -> Index:
@@ -228,6 +237,12 @@ class KernelBuilder:
             return value
         return self.emit(llvm.SExtOp(value, int_type))
 
+    def as_index(self, value: SSAValue) -> SSAValue:
+        """A signed integer value as an index (sign-extended or truncated to `index_type`)."""
+        if value.type.width.data > self.index_type.width.data:
+            return self.truncate(value, self.index_type)
+        return self.sign_extend(value, self.index_type)
+
     def truncate(self, value: SSAValue, int_type: Attribute) -> SSAValue:
         if value.type == int_type:
             return value
@@ -243,21 +258,29 @@ class KernelBuilder:
 
     # ----------------------------------------------------------------- memory
 
+    def offset_pointer(self, base: SSAValue, index: Index, element_type: Attribute) -> SSAValue:
+        """`&base[index]` for elements of `element_type` (an inbounds GEP).
+
+        A constant index is kept in the GEP only if it fits the i32 the `llvm` dialect
+        stores it in; a larger one (a buffer 2 GiB into its region) is an `index_type`
+        constant, so it is never wrapped."""
+        if isinstance(index, int) and index == 0:
+            return base
+        if isinstance(index, int) and index in _I32_RANGE:
+            return self.emit(llvm.GEPOp(base, [index], element_type, inbounds=True))
+        return self.emit(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[self.index(index)],
+                                    inbounds=True))
+
     def byte_address(self, base: SSAValue, byte_offset: int) -> SSAValue:
         """`base + byte_offset` for a region base pointer."""
-        if byte_offset == 0:
-            return base
-        return self.emit(llvm.GEPOp(base, [byte_offset], i8, inbounds=True))
+        return self.offset_pointer(base, byte_offset, i8)
 
     def element(self, view: View, indices: Sequence[Index]) -> SSAValue:
         """The address of one element of a view."""
         flat: Index = view.offset
         for index, stride in zip(indices, view.strides, strict=True):
             flat = self.add(flat, self.mul(index, stride))
-        if isinstance(flat, int):
-            return self.emit(llvm.GEPOp(view.base, [flat], view.element_type, inbounds=True)) if flat else view.base
-        return self.emit(llvm.GEPOp(view.base, [llvm.GEP_USE_SSA_VAL], view.element_type, ssa_indices=[flat],
-                                    inbounds=True))
+        return self.offset_pointer(view.base, flat, view.element_type)
 
     def load(self, view: View, indices: Sequence[Index]) -> SSAValue:
         return self.emit(llvm.LoadOp(self.element(view, indices), view.element_type,
@@ -270,7 +293,7 @@ class KernelBuilder:
         """A stack array of `count` elements (default f32), allocated once in the function's entry block."""
         element_type = element_type or f32
         entry = self.region.blocks[0]
-        size = llvm.ConstantOp(IntegerAttr(count, i64), i64)
+        size = llvm.ConstantOp(IntegerAttr(count, self.index_type), self.index_type)
         array = llvm.AllocaOp(size.results[0], element_type, alignment=64)
         entry.insert_ops_before([size, array], entry.first_op) if entry.first_op else entry.add_ops([size, array])
         return array.results[0]
@@ -285,7 +308,7 @@ class KernelBuilder:
         `loop.next(...)`, and after the `with` block `loop.results` holds the final ones.
         """
         carried_types = [v.type for v in carried]
-        header = self.new_block([i64, *carried_types])
+        header = self.new_block([self.index_type, *carried_types])
         body = self.new_block()
         exit_block = self.new_block(carried_types)
         self.emit(llvm.BrOp(header, self.index(start), *carried))

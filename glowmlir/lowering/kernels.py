@@ -452,7 +452,7 @@ def emit_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf) -> None
     dest = dest.reshaped((outer, out_size, inner), (out_size * inner, inner, 1))
     src = src.reshaped((outer, in_size, inner), (in_size * inner, inner, 1))
     with b.loops([outer, out_size]) as (o, j):
-        rows = [b.emit(llvm.SExtOp(b.load(taps, [j, t]), glow.i64)) for t in range(taps.shape[1])]
+        rows = [b.as_index(b.load(taps, [j, t])) for t in range(taps.shape[1])]
         factors = [b.load(weights, [j, t]) for t in range(weights.shape[1])]
 
         def value(i: Index) -> SSAValue:

@@ -7,8 +7,10 @@ on) and emits an ELF object for the target machine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -46,6 +48,13 @@ class Target:
     def emits_llvm_ir(self) -> bool:
         """Xtensa (HiFi4): llvmlite's LLVM has no back end for it; the bundle carries LLVM IR."""
         return self.triple.startswith("xtensa")
+
+    @cached_property
+    def pointer_width(self) -> int:
+        """Bits in a pointer of address space 0, from the target's data layout."""
+        layout = XTENSA_DATA_LAYOUT if self.emits_llvm_ir else str(self.machine().target_data)
+        match = re.search(r"(?:^|-)p:(\d+)", layout)
+        return int(match.group(1)) if match else 64  # LLVM's default pointer size
 
     def machine(self) -> llvm.TargetMachine:
         _initialize()

@@ -10,12 +10,17 @@
   the strategy chosen and `activations_lower_bound`: the most bytes live at any one
   instruction, which no placement can beat. `reuse=false` gives every activation its own
   slot (`-reuse-activation-memory-allocations=false`).
+
+Every buffer must end within what the target can address: a region is one object to
+LLVM, whose offsets are signed integers of the pointer's width, so no byte may lie past
+PTRDIFF_MAX (2^31 - 1 on a 32-bit target, 2^63 - 1 on a 64-bit one). A bundle past that
+is refused (`pointer_width`, 64 unless the pass is told the target's).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -24,6 +29,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
 
 ALIGNMENT = 64
 
@@ -160,14 +166,38 @@ def allocate_intervals(intervals: Sequence[Interval], strategies: Sequence[str] 
     return best or Allocation({}, 0, strategies[0], 0)
 
 
+# ----------------------------------------------------------------------------- address space
+
+
+def max_object_size(pointer_width: int) -> int:
+    """The most bytes one region may span on a target with `pointer_width`-bit pointers:
+    PTRDIFF_MAX, as LLVM's (signed) GEP offsets and C's pointer differences allow."""
+    return 2 ** (pointer_width - 1) - 1
+
+
+def describe_buffer(buffer: glowll.BufferOp) -> str:
+    if isinstance(buffer, glowll.WeightOp):
+        return f"weight \"{buffer.name_.data}\""
+    if isinstance(buffer, glowll.PlaceholderOp):
+        return f"{buffer.kind.data} \"{buffer.name_.data}\""
+    return f"an activation buffer {buffer.buffer.type}"
+
+
+def check_address_space(placed: Iterable[tuple[glowll.BufferOp, int]], pointer_width: int) -> None:
+    """Refuses the first buffer (at its byte offset) that ends past what a
+    `pointer_width`-bit target can address in one region."""
+    limit = max_object_size(pointer_width)
+    for buffer, offset in placed:
+        if offset + buffer.byte_size > limit:
+            raise GlowError(f"{describe_buffer(buffer)} ({buffer.byte_size:,} bytes at offset {offset:,} of the "
+                            f"{buffer.REGION} region) ends past the {limit:,} bytes one region can span with "
+                            f"{pointer_width}-bit pointers")
+
+
 # ----------------------------------------------------------------------------- the pass
 
 
-def _set_offset(buffer: glowll.BufferOp, offset: int) -> None:
-    buffer.properties["offset"] = IntegerAttr(offset, i64)
-
-
-def _allocate_weights(weights: Sequence[glowll.WeightOp]) -> int:
+def _allocate_weights(weights: Sequence[glowll.WeightOp], offsets: dict[glowll.BufferOp, int]) -> int:
     """Back to back in order; a weight whose bytes equal an earlier one shares its offset."""
     end = 0
     seen: dict[tuple, int] = {}
@@ -177,22 +207,23 @@ def _allocate_weights(weights: Sequence[glowll.WeightOp]) -> int:
             data = array_from_dense(weight.value)
             key = (data.dtype.str, data.shape, hashlib.sha256(data.tobytes()).digest())
         if key is not None and key in seen:
-            _set_offset(weight, seen[key])
+            offsets[weight] = seen[key]
             continue
-        _set_offset(weight, end)
+        offsets[weight] = end
         if key is not None:
             seen[key] = end
         end += align(weight.byte_size)
     return end
 
 
-def allocate_function(function: glowll.FunctionOp, reuse: bool = True) -> Allocation:
+def allocate_function(function: glowll.FunctionOp, reuse: bool = True, pointer_width: int = 64) -> Allocation:
     buffers = [op for op in function.body.block.ops if isinstance(op, glowll.BufferOp)]
-    constant_size = _allocate_weights([b for b in buffers if isinstance(b, glowll.WeightOp)])
+    offsets: dict[glowll.BufferOp, int] = {}
+    constant_size = _allocate_weights([b for b in buffers if isinstance(b, glowll.WeightOp)], offsets)
     mutable_end = 0
     placeholders = [b for b in buffers if isinstance(b, glowll.PlaceholderOp)]
     for placeholder in sorted(placeholders, key=lambda p: p.kind.data != "input"):
-        _set_offset(placeholder, mutable_end)
+        offsets[placeholder] = mutable_end
         mutable_end += align(placeholder.byte_size)
     ranges = live_ranges(function)
     everything = (0, max((stop for _, stop in ranges.values()), default=0))
@@ -200,7 +231,10 @@ def allocate_function(function: glowll.FunctionOp, reuse: bool = True) -> Alloca
                  for alloc, first_last in ranges.items()]
     allocation = allocate_intervals(intervals, tuple(STRATEGIES) if reuse else ("glow-same-order",))
     for alloc in (b for b in buffers if isinstance(b, glowll.AllocOp)):
-        _set_offset(alloc, allocation.offsets.get(alloc, 0))
+        offsets[alloc] = allocation.offsets.get(alloc, 0)
+    check_address_space(offsets.items(), pointer_width)
+    for buffer, offset in offsets.items():
+        buffer.properties["offset"] = IntegerAttr(offset, i64)
     function.properties["constant_size"] = IntegerAttr(constant_size, i64)
     function.properties["mutable_size"] = IntegerAttr(mutable_end, i64)
     function.properties["activations_size"] = IntegerAttr(allocation.size, i64)
@@ -215,8 +249,9 @@ class AllocateMemory(ModulePass):
 
     name = "glowll-allocate-memory"
     reuse: bool = True
+    pointer_width: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.body.block.ops:
             if isinstance(function, glowll.FunctionOp):
-                allocate_function(function, self.reuse)
+                allocate_function(function, self.reuse, self.pointer_width)
