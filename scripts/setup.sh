@@ -14,7 +14,14 @@ command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing+=(gcc-arm-none-eabi)
 command -v qemu-system-arm >/dev/null 2>&1 || missing+=(qemu-system-arm)
 command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
-echo "int x;" | gcc -m32 -x c -c - -o /dev/null 2>/dev/null || missing+=(gcc-multilib)
+# The i386 board links a static 32-bit program: probe exactly that (compiling alone passes
+# without the 32-bit C library). Not gcc-multilib: Debian makes it conflict with (and apt
+# would remove) the AArch64 cross compiler; its two parts that -m32 needs coexist with it.
+probe=$(mktemp -d)
+printf '#include <stdio.h>\nint main(void){puts("");return 0;}\n' > "$probe/m32.c"
+gcc -m32 -static "$probe/m32.c" -o "$probe/m32" 2>/dev/null || missing+=("lib32gcc-$( (gcc -dumpversion 2>/dev/null || echo 12) | cut -d. -f1)-dev" libc6-dev-i386)
+rm -rf "$probe"
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || missing+=(gcc-riscv64-unknown-elf)
 [ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || missing+=(picolibc-riscv64-unknown-elf)
 command -v qemu-system-riscv32 >/dev/null 2>&1 || missing+=(qemu-system-misc)

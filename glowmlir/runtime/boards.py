@@ -180,8 +180,16 @@ def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferen
     result = subprocess.run([spec.compiler, *flags, *sources, os.path.join(directory, f"{bundle.name}.o"), "-lm",
                              "-o", program], capture_output=True, text=True)
     if result.returncode:
-        raise GlowError(f"linking for {spec.name} failed: {result.stderr.strip().splitlines()[-1]}")
+        raise GlowError(f"linking for {spec.name} failed: {compiler_error(result.stderr)}")
     return program
+
+
+def compiler_error(stderr: str) -> str:
+    """The lines of a compiler's stderr that say what went wrong (its `error:` lines, which
+    come before GCC's closing "compilation terminated."), or its last line if none do."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() or "cannot find" in line or "No such file" in line]
+    return "; ".join(errors[:3]) if errors else (lines[-1] if lines else "no message")
 
 
 def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, int | None]:

@@ -119,3 +119,18 @@ def test_glow_run_on_a_board_and_on_the_host():
     result = subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={LENET}", "-board=esp32",
                              f"-input={image}"], capture_output=True, text=True)
     assert result.returncode == 2 and "unknown emulated board" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_link_failure_shows_the_compilers_error():
+    """GCC ends with "compilation terminated."; the message must carry the error before it."""
+    from glowmlir.runtime.boards import compiler_error
+
+    stderr = ("In file included from main.c:1:\n"
+              "/usr/include/stdio.h:27:10: fatal error: bits/libc-header-start.h: No such file or directory\n"
+              "   27 | #include <bits/libc-header-start.h>\n"
+              "      |          ^~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+              "compilation terminated.\n")
+    message = compiler_error(stderr)
+    assert "fatal error: bits/libc-header-start.h: No such file or directory" in message
+    assert "compilation terminated" not in message
+    assert compiler_error("ld: something odd\n") == "ld: something odd"
