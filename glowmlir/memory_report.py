@@ -47,7 +47,10 @@ def parse_size(option: str, text: str) -> int:
     if not match:
         raise GlowError(f"-{option}=\"{text}\": expected a size such as 524288, 512K or 1M")
     number, unit = float(match.group(1)), match.group(2).upper()
-    return int(number * {"": 1, "K": KIB, "M": MIB}[unit])
+    size = number * {"": 1, "K": KIB, "M": MIB}[unit]
+    if size >= 2**64:
+        raise GlowError(f"-{option}=\"{text}\": larger than any memory a target can address (2^64 bytes)")
+    return int(size)
 
 
 @dataclass(frozen=True)

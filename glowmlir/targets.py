@@ -8,6 +8,10 @@ unknown environment and silently falls back to soft-float calls, while
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import tempfile
 from dataclasses import dataclass, replace
 
 from glowmlir.errors import GlowError
@@ -86,7 +90,16 @@ def normalize_triple(triple: str, float_abi: str = "default") -> str:
 def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: str | None = None,
                    float_abi: str = "default", relocation_model: str | None = None, code_model: str = "small",
                    opt_level: str | None = None) -> Target:
-    """Glow's target options → the `Target` the backend builds a machine from."""
+    """Glow's target options → the `Target` the backend builds a machine from, checked
+    against LLVM's tables for the triple before any code is generated."""
+    for option, value in (("target", target), ("mcpu", mcpu), ("mattr", mattr), ("opt-level", opt_level)):
+        if value is not None and not value.strip():
+            raise GlowError(f"-{option}=\"{value}\": empty value")
+    if mattr is not None:
+        for feature in mattr.split(","):
+            if not re.fullmatch(r"[+-][A-Za-z0-9][A-Za-z0-9._-]*", feature):
+                raise GlowError(f"-mattr=\"{mattr}\": \"{feature}\" is not a feature (expected +name or -name, "
+                                f"comma-separated)")
     if float_abi not in ("default", "soft", "hard"):
         raise GlowError(f"-float-abi=\"{float_abi}\": expected default, soft or hard")
     if relocation_model not in (None, "static", "pic"):
@@ -99,7 +112,7 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
         raise GlowError(f"-mcpu=\"{mcpu}\": unknown CPU without -target (presets: {', '.join(CPU_PRESETS)})")
     if target is None and preset is None:
         host = Target()
-        if opt_level:
+        if opt_level is not None:
             host = _with_opt_level(host, opt_level)
         return replace(host, relocation=relocation_model or "pic", code_model=code_model)
     triple = normalize_triple(target or preset.triple, float_abi)
@@ -114,7 +127,30 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
     abi = "ilp32f" if triple.startswith("riscv32") and "+f" in features.split(",") and float_abi != "soft" else None
     result = Target(triple=triple, cpu=cpu, features=features,
                     relocation=relocation_model or ("static" if embedded else "pic"), code_model=code_model, abi=abi)
-    return _with_opt_level(result, opt_level) if opt_level else result
+    if not result.emits_llvm_ir:
+        check_machine(result)
+    return _with_opt_level(result, opt_level) if opt_level is not None else result
+
+
+def check_machine(target: Target) -> None:
+    """Refuses a CPU or feature LLVM does not know for the triple. LLVM only warns on stderr
+    and ignores it (and then may abort the process in code generation, e.g. an Arm CPU on
+    an x86-64 triple), so its warnings are caught while the machine is created."""
+    with tempfile.TemporaryFile() as stderr:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(stderr.fileno(), 2)
+        try:
+            target.machine()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        stderr.seek(0)
+        warnings = stderr.read().decode(errors="replace")
+    if match := re.search(r"'([^']*)' is not a recognized processor", warnings):
+        raise GlowError(f"-mcpu=\"{match.group(1)}\": not a CPU of target {target.triple}")
+    if match := re.search(r"'([^']*)' is not a recognized feature", warnings):
+        raise GlowError(f"-mattr: \"{match.group(1)}\" is not a feature of target {target.triple}")
 
 
 def _with_opt_level(target: Target, opt_level: str) -> Target:

@@ -1,0 +1,53 @@
+"""Target options LLVM would ignore with a warning (or abort on) are refused up front."""
+
+from __future__ import annotations
+
+import pytest
+
+from glowmlir.errors import GlowError
+from glowmlir.memory_report import parse_size
+from glowmlir.targets import resolve_target
+from tests.unit.test_errors import assert_clean_failure, glow_compile
+
+LENET = "examples/lenet_mnist/lenet_mnist.onnx"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"mcpu": ""}, r'-mcpu="": empty value'),
+    ({"target": ""}, r'-target="": empty value'),
+    ({"opt_level": ""}, r'-opt-level="": empty value'),
+    ({"mattr": "garbage,,,"}, r'-mattr="garbage,,,": "garbage" is not a feature'),
+    ({"mcpu": "cortex-m7", "mattr": "+dsp,,"}, r'"" is not a feature'),
+    ({"target": "thumbv7em-none-eabihf", "mcpu": "skylake"},
+     r'-mcpu="skylake": not a CPU of target thumbv7em-unknown-none-eabihf'),
+    ({"target": "x86_64-unknown-linux-gnu", "mcpu": "cortex-m7"},
+     r'-mcpu="cortex-m7": not a CPU of target x86_64-unknown-linux-gnu'),
+    ({"mcpu": "cortex-m7", "mattr": "+garbage"}, r'-mattr: "\+garbage" is not a feature of target thumbv7em'),
+])
+def test_bad_target_options_are_refused(options, message):
+    with pytest.raises(GlowError, match=message):
+        resolve_target(**options)
+
+
+@pytest.mark.parametrize("options", [{"mcpu": "cortex-m7"}, {"mcpu": "cortex-m4", "mattr": "-dsp"},
+                                     {"target": "thumbv7em-none-eabihf", "mcpu": "cortex-m7"},
+                                     {"target": "aarch64-linux-gnu", "mcpu": "cortex-a53"},
+                                     {"mcpu": "rv32imafc"}, {"mcpu": "hifi4"}, {"opt_level": "Oz"}])
+def test_good_target_options_still_resolve(options):
+    resolve_target(**options)
+
+
+def test_arm_cpu_on_x86_triple_is_a_clean_error_not_an_llvm_abort(tmp_path):
+    """Used to kill the process with `LLVM ERROR: 64-bit code requested on a subtarget ...`."""
+    out = tmp_path / "out"
+    result = glow_compile(f"-model={LENET}", f"-emit-bundle={out}", "-mcpu=cortex-m7",
+                          "-target=x86_64-unknown-linux-gnu")
+    assert_clean_failure(result, '-mcpu="cortex-m7": not a CPU of target x86_64-unknown-linux-gnu')
+    assert "LLVM ERROR" not in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", ["9" * 400, "99999999999999999999999M"])
+def test_memory_size_past_2_to_the_64_is_refused(text):
+    with pytest.raises(GlowError, match=r"-ram-size=.*larger than any memory"):
+        parse_size("ram-size", text)
