@@ -126,7 +126,12 @@ class GlowOptMain(xDSLOptMain):
             outputs.commit()
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        module = super().parse_chunk(chunk, file_extension, start_offset)
+        try:
+            module = super().parse_chunk(chunk, file_extension, start_offset)
+        except UnicodeDecodeError as error:
+            raise GlowError(f"{self.get_input_name()}: not UTF-8 text (byte {error.start + start_offset})") from None
+        except RecursionError:  # the parser recurses once per nested region or attribute
+            raise GlowError(f"{self.get_input_name()}: nested too deeply to parse") from None
         if module is None:
             return None
         try:  # the input's own errors; a verifier error after a pass is a bug and keeps its traceback

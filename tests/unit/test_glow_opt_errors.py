@@ -116,3 +116,14 @@ def test_weights_file_problems(workdir):
     np.savez(workdir / "right.npz", w=np.arange(17, dtype=np.float32))
     result = glow_opt("weighted.mlir", "--weights-file=right.npz", "--print-weights", cwd=workdir)
     assert result.returncode == 0 and "1.600000e+01" in result.stdout
+
+
+def test_source_that_is_not_utf8_is_a_clean_error(workdir):
+    (workdir / "binary.mlir").write_bytes(b"builtin.module {\n \xff\xfe }\n")
+    assert_clean_failure(glow_opt("binary.mlir", cwd=workdir), "binary.mlir: not UTF-8 text (byte 18)")
+
+
+def test_deeply_nested_source_is_a_clean_error(workdir):
+    depth = 3000
+    (workdir / "deep.mlir").write_text("builtin.module {" + '"test.op"() ({' * depth + "})" * depth + "}\n")
+    assert_clean_failure(glow_opt("deep.mlir", cwd=workdir), "deep.mlir: nested too deeply to parse")
