@@ -123,9 +123,8 @@ def _target(target: object) -> Target:
     if not isinstance(target, str) or not target:
         raise GlowError(f"target={target!r}: expected a Target (glowmlir.targets.resolve_target), "
                         f"a CPU name such as \"cortex-m7\" or an LLVM triple")
-    resolved = resolve_target(mcpu=target) if target in CPU_PRESETS else resolve_target(target=target)
-    try:
-        resolved.machine()  # an unknown triple fails here
+    try:  # resolve_target builds the machine: an unknown triple fails there
+        resolved = resolve_target(mcpu=target) if target in CPU_PRESETS else resolve_target(target=target)
     except GlowError:
         raise GlowError(f"target=\"{target}\": neither a CPU ({', '.join(CPU_PRESETS)}) nor an LLVM triple "
                         f"this LLVM knows") from None
