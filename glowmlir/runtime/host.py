@@ -1,13 +1,20 @@
 """Running a host bundle from Python.
 
 The bundle object is linked into a shared library with the system C compiler and loaded
-with ctypes; the three memory regions are 64-byte-aligned numpy buffers, exactly what a
-C caller would pass. Inputs and outputs are numpy arrays keyed by placeholder name.
+with ctypes; the three memory regions are 64-byte-aligned buffers, exactly what a C caller
+would pass. Inputs and outputs are numpy arrays keyed by placeholder name.
+
+Each region sits between two inaccessible (`PROT_NONE`) guard pages, flush against one of
+them, so a bundle that reads or writes outside a region faults at once instead of quietly
+corrupting its neighbour: `flush="end"` (the default) puts the region's aligned end against
+the upper guard page (catches overruns to within the alignment padding), `flush="start"`
+puts its first byte against the lower one (catches underruns exactly).
 """
 
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
 import shutil
 import subprocess
@@ -16,16 +23,50 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from glowmlir.bundle import BundleLayout, constant_region
+from glowmlir.bundle import BundleLayout, Placeholder, constant_region
 from glowmlir.errors import GlowError
-from glowmlir.transforms.allocate_memory import ALIGNMENT
+from glowmlir.transforms.allocate_memory import ALIGNMENT, align
+
+FLUSH_PLACEMENTS = ("end", "start")
+PROT_NONE = 0  # <sys/mman.h>; the mmap module names only PROT_READ, PROT_WRITE and PROT_EXEC
 
 
-def aligned_buffer(size: int, alignment: int = ALIGNMENT) -> np.ndarray:
-    """A zeroed uint8 array of `size` bytes whose data pointer is `alignment`-aligned."""
-    raw = np.zeros(size + alignment, np.uint8)
-    start = -raw.ctypes.data % alignment
-    return raw[start:start + size]
+class GuardedRegion:
+    """`size` zeroed bytes, `ALIGNMENT`-aligned, between two `PROT_NONE` guard pages.
+
+    `flush="end"`: the region ends (rounded up to `ALIGNMENT`) where the upper guard page
+    begins; `flush="start"`: it begins where the lower guard page ends."""
+
+    def __init__(self, size: int, flush: str = "end"):
+        if flush not in FLUSH_PLACEMENTS:
+            raise GlowError(f"guard page placement \"{flush}\": expected one of {', '.join(FLUSH_PLACEMENTS)}")
+        page = mmap.PAGESIZE
+        body = align(max(size, 1), page)
+        self._map = mmap.mmap(-1, body + 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(self._map))
+        self._body = (base + page, body)
+        for guard in (base, base + page + body):
+            _protect(guard, page, PROT_NONE)
+        start = page if flush == "start" else page + body - align(size)
+        self.array = np.frombuffer(self._map, np.uint8, count=size, offset=start)
+        self.address = base + start
+
+    def make_read_only(self) -> None:
+        """From now on a write into the region faults too (the constant region: flash on a device)."""
+        _protect(*self._body, mmap.PROT_READ)
+
+
+def _protect(address: int, length: int, protection: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    if libc.mprotect(address, length, protection) != 0:
+        raise GlowError(f"mprotect failed: {os.strerror(ctypes.get_errno())}")
+
+
+def placeholder_view(mutable: np.ndarray, placeholder: Placeholder) -> np.ndarray:
+    """The placeholder's bytes in a mutable region, viewed as its typed array."""
+    return (mutable[placeholder.offset:placeholder.offset + placeholder.byte_size]
+            .view(placeholder.dtype).reshape(placeholder.shape))
 
 
 def c_compiler() -> str:
@@ -38,8 +79,9 @@ def c_compiler() -> str:
 class HostRunner:
     """A bundle object linked and loaded into this process."""
 
-    def __init__(self, layout: BundleLayout, object_code: bytes, link: Sequence[str] = ()):
-        """`link`: C sources or objects the bundle calls into (e.g. a kernel library)."""
+    def __init__(self, layout: BundleLayout, object_code: bytes, link: Sequence[str] = (), flush: str = "end"):
+        """`link`: C sources or objects the bundle calls into (e.g. a kernel library);
+        `flush`: which end of each region touches its guard page."""
         self.layout = layout
         self._directory = tempfile.TemporaryDirectory(prefix="glowmlir-")
         object_path = os.path.join(self._directory.name, f"{layout.name}.o")
@@ -52,15 +94,16 @@ class HostRunner:
         self._entry = getattr(self._library, layout.name)
         self._entry.restype = ctypes.c_int
         self._entry.argtypes = [ctypes.c_void_p] * 3
-        self.constant = aligned_buffer(layout.constant_size)
+        self._regions = [GuardedRegion(size, flush)
+                         for size in (layout.constant_size, layout.mutable_size, layout.activations_size)]
+        self.constant, self.mutable, self.activations = (region.array for region in self._regions)
         self.constant[:] = np.frombuffer(constant_region(layout), np.uint8)
-        self.mutable = aligned_buffer(layout.mutable_size)
-        self.activations = aligned_buffer(layout.activations_size)
+        self._regions[0].make_read_only()
+        self.constant.flags.writeable = False
 
     def placeholder_array(self, name: str) -> np.ndarray:
         """The placeholder's bytes in the mutable region, viewed as its typed array."""
-        p = self.layout.placeholder(name)
-        return self.mutable[p.offset:p.offset + p.byte_size].view(p.dtype).reshape(p.shape)
+        return placeholder_view(self.mutable, self.layout.placeholder(name))
 
     def run(self, inputs: dict[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
         """Writes the inputs, calls the entry point once, returns copies of the outputs."""
@@ -70,7 +113,7 @@ class HostRunner:
             if value.size != target.size:
                 raise GlowError(f"input \"{name}\" has {value.size} elements, the bundle expects {list(target.shape)}")
             target[...] = value.reshape(target.shape)
-        status = self._entry(self.constant.ctypes.data, self.mutable.ctypes.data, self.activations.ctypes.data)
+        status = self._entry(*(region.address for region in self._regions))
         if status != 0:
             raise GlowError(f"{self.layout.name} returned error code {status}")
         return {p.name: self.placeholder_array(p.name).copy() for p in self.layout.placeholders if p.kind == "output"}
