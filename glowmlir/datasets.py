@@ -96,8 +96,8 @@ class ImageOptions:
         defaults = ImageOptions()
         means = _parse_floats("mean", mean)
         stddevs = _parse_floats("stddev", stddev)
-        if any(value == 0 for value in stddevs):
-            raise GlowError(f"-stddev=\"{stddev}\": values must be non-zero")
+        if any(value <= 0 for value in stddevs):
+            raise GlowError(f"-stddev=\"{stddev}\": values must be positive")
         return ImageOptions(
             mode=_choice("image-mode", defaults.mode if mode is None else mode, tuple(IMAGE_MODES)),
             layout=_choice("image-layout", defaults.layout if layout is None else layout, IMAGE_LAYOUTS),
@@ -265,19 +265,19 @@ def load_raw(path: str, fmt: str, shape: Sequence[int]) -> np.ndarray:
     if fmt == "rawbin":
         size = os.path.getsize(path)
         if size != 4 * count:
-            raise GlowError(f"rawbin file \"{path}\": {size} bytes, input {_shape_text(shape)} float32 needs "
+            raise GlowError(f"-input-dataset: rawbin file \"{path}\": {size} bytes, input {_shape_text(shape)} float32 needs "
                             f"{4 * count} bytes")
         try:
             data = np.fromfile(path, dtype="<f4")
         except OSError as error:
-            raise GlowError(f"rawbin file \"{path}\": cannot read it ({error.strerror or error})") from None
+            raise GlowError(f"-input-dataset: rawbin file \"{path}\": cannot read it ({error.strerror or error})") from None
         return data.astype(np.float32).reshape(tuple(shape))
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else "not a text file"
-        raise GlowError(f"rawtxt file \"{path}\": cannot read it ({reason})") from None
+        raise GlowError(f"-input-dataset: rawtxt file \"{path}\": cannot read it ({reason})") from None
     items = text.split(",")
     if items and not items[-1].strip():
         items.pop()  # "1, 2, 3," (Glow's own dump format) or an empty file
@@ -287,10 +287,10 @@ def load_raw(path: str, fmt: str, shape: Sequence[int]) -> np.ndarray:
             values.append(float(item))
         except ValueError:
             shown = " ".join(item.split())[:40]
-            raise GlowError(f"rawtxt file \"{path}\": value {index + 1} \"{shown}\" is not a number "
+            raise GlowError(f"-input-dataset: rawtxt file \"{path}\": value {index + 1} \"{shown}\" is not a number "
                             f"(values must be separated by commas)") from None
     if len(values) != count:
-        raise GlowError(f"rawtxt file \"{path}\": {len(values)} values, input {_shape_text(shape)} needs {count}")
+        raise GlowError(f"-input-dataset: rawtxt file \"{path}\": {len(values)} values, input {_shape_text(shape)} needs {count}")
     return np.asarray(values, np.float64).astype(np.float32).reshape(tuple(shape))
 
 
@@ -362,10 +362,10 @@ def _dataset_source(dataset: InputDataset, shape: tuple[int, ...]) -> _Source:
     if dataset.format == "rawbin":  # sizes are cheap to check up front
         for path in dataset.paths:
             if not os.path.isfile(path):
-                raise GlowError(f"rawbin file \"{path}\": not found")
+                raise GlowError(f"-input-dataset: rawbin file \"{path}\": not found")
             size, need = os.path.getsize(path), 4 * math.prod(shape)
             if size != need:
-                raise GlowError(f"rawbin file \"{path}\": {size} bytes, input \"{dataset.name}\" "
+                raise GlowError(f"-input-dataset: rawbin file \"{path}\": {size} bytes, input \"{dataset.name}\" "
                                 f"{_shape_text(shape)} float32 needs {need} bytes")
     return _Source("-input-dataset", f"-input-dataset for \"{dataset.name}\"", len(dataset.paths),
                    lambda index: load_raw(dataset.paths[index], dataset.format, shape))

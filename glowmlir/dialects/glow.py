@@ -12,6 +12,7 @@ which the importer also uses to build ops.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -47,7 +48,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.dialects.quant import is_quantized
+from glowmlir.dialects.quant import is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 
 # ----------------------------------------------------------------------------- helpers
@@ -106,11 +107,23 @@ def check_indices(indices: np.ndarray, size: int) -> None:
                          f"(valid: {-size} to {size - 1})")
 
 
+MAX_TENSOR_BYTES = (1 << 63) - 1
+"""No address space (a 64-bit one at most) holds a larger tensor."""
+
+
 def verify_static_shape(op: IRDLOperation) -> None:
-    """Glow's tensors have static shapes: every result dimension is known and not negative."""
+    """Glow's tensors have static shapes: every result dimension is known and not negative,
+    and the tensor fits a 64-bit address space."""
     for result in op.results:
-        if isinstance(result.type, TensorType) and any(d < 0 for d in result.type.get_shape()):
+        if not isinstance(result.type, TensorType):
+            continue
+        shape = result.type.get_shape()
+        if any(d < 0 for d in shape):
             raise VerifyException(f"{op.name}: result type {result.type} has a dynamic or negative dimension")
+        size = math.prod(shape) * storage_type(result.type.element_type).compile_time_size
+        if size > MAX_TENSOR_BYTES:
+            raise VerifyException(f"{op.name}: result of shape {list(shape)} has {size:,} bytes, more than a "
+                                  f"64-bit address space holds")
 
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
@@ -585,6 +598,12 @@ class BinaryOp(GlowOp):
 
     def infer_shape(self):
         return broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs))
+
+    def verify_(self) -> None:
+        super().verify_()
+        lhs, rhs = (storage_type(v.type.element_type) for v in (self.lhs, self.rhs))
+        if lhs != rhs:
+            raise VerifyException(f"{self.name}: operands of different element types {lhs} and {rhs}")
 
 
 @irdl_op_definition

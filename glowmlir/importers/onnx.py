@@ -148,6 +148,8 @@ def load_onnx_model(path: str) -> onnx.ModelProto:
             with open(path, encoding="utf-8") as f:
                 return text_format.Parse(f.read(), onnx.ModelProto())
         model = onnx.load(path)
+    except onnx.checker.ValidationError as error:  # its external data file is missing or outside its directory
+        raise GlowError(f"-model: \"{path}\": {_one_line(str(error))}") from None
     except Exception as error:  # protobuf raises several unrelated types
         raise GlowError(f"-model: \"{path}\" is not an ONNX model ({type(error).__name__})") from None
     if not model.graph.node and not model.graph.output:
@@ -428,17 +430,40 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
     `source` names the model in errors."""
     _check_model_features(model, source)
     try:
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(_with_output_shape_fields(model))
         _apply_input_settings(model, inputs, symbols or {})
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
-        first_line = str(error).strip().splitlines()[0]
-        raise GlowError(f"{source} fails onnx's checks: {first_line}") from None
+        raise GlowError(f"{source} fails onnx's checks: {_one_line(str(error))}") from None
     except UnicodeDecodeError:  # onnx's message quotes a damaged name
         raise GlowError(f"{source} fails onnx's checks: a name in the model is not UTF-8 text") from None
     module = OnnxImporter(model, inputs).run(network)
     verify_imported(module, source)
     return module
+
+
+def _with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model for onnx's checker: graph outputs whose shape is unset (onnxruntime loads
+    them; shape inference types them) get an empty shape field, which the checker insists on."""
+    def unshaped(output: onnx.ValueInfoProto) -> bool:
+        return output.type.HasField("tensor_type") and not output.type.tensor_type.HasField("shape")
+
+    if not any(map(unshaped, model.graph.output)):
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for output in filter(unshaped, copy.graph.output):
+        output.type.tensor_type.shape.SetInParent()
+    return copy
+
+
+_CHECKER_NODE = re.compile(r"==> Context: Bad node spec for node\. Name: (\S*) OpType: (\S+)")
+
+
+def _one_line(message: str) -> str:
+    """onnx's multi-line checker and inference messages on one line, the node named."""
+    message = _CHECKER_NODE.sub(lambda m: f"(node \"{m[1]}\", op {m[2]})", message)
+    return " ".join(message.split())
 
 
 def _check_model_features(model: onnx.ModelProto, source: str) -> None:
@@ -448,6 +473,19 @@ def _check_model_features(model: onnx.ModelProto, source: str) -> None:
         if opset.domain in ("", "ai.onnx") and opset.version > newest:
             raise GlowError(f"{source}: opset {opset.version} is newer than the newest this onnx knows ({newest})")
     check_text_fields(model, source)
+    if not model.graph.output:
+        raise GlowError(f"{source}: the graph has no outputs, so there is nothing to compute")
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
+            name = node.name or (node.output[0] if node.output else "")
+            raise GlowError(f"{source}: node \"{name}\": unsupported op type \"{node.op_type}\" "
+                            f"(no ONNX operator has this name)")
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = {i.name for i in model.graph.input if i.name not in initializers}
+    passed_through = next((o.name for o in model.graph.output if o.name in inputs), None)
+    if passed_through is not None:
+        raise GlowError(f"{source}: graph output \"{passed_through}\" is also a graph input; a bundle placeholder "
+                        f"is one or the other (add an Identity node to copy it)")
     if model.graph.sparse_initializer:
         raise GlowError(f"{source}: sparse initializer \"{model.graph.sparse_initializer[0].values.name}\" "
                         f"is not supported")
@@ -1437,6 +1475,8 @@ def _gather(importer: OnnxImporter, node, attrs):
         return [importer.add(glow.GatherOp.create(operands=[x, index_value], result_types=[like(x, result_shape)],
                                                   properties={"axis": glow.IntegerAttr(axis, i64)}))]
     glow.check_indices(indices, shape[axis])
+    if indices.size == 0:
+        raise importer.error("no indices: the result would be an empty tensor, which a bundle cannot hold")
     flat = [int(i) % shape[axis] for i in indices.reshape(-1)]
     pieces = [_slice_axis(importer, x, axis, index, index + 1) for index in flat]
     gathered = pieces[0] if len(pieces) == 1 else _concat_values(importer, pieces, axis)

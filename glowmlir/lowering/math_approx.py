@@ -6,7 +6,7 @@ and integer shifts are used, so they run on any core (soft-float cores included)
 
 Error bounds (checked against numpy in tests/unit/test_math_approx.py):
 * `exp(x)`: relative error below 6e-7 for x in [-87, 88]; inputs are clamped to that
-  range (exp(-87) ~ 1.6e-38, so the absolute error below it is < 2e-38).
+  range (exp(-87) ~ 1.6e-38, so the absolute error below it is < 2e-38); exp(NaN) is NaN.
 * `log(x)`: absolute error below 3e-7 for normal positive x.
 * `pow(x, y) = exp(y * log(x))` for x > 0; `general_pow` adds negative and zero bases.
 """
@@ -49,7 +49,9 @@ def _polynomial(b: KernelBuilder, x: SSAValue, coefficients: list[float]) -> SSA
 
 def exp(b: KernelBuilder, x: SSAValue) -> SSAValue:
     """e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 (|r| <= ln(2) / 2)."""
-    x = b.fmin(b.fmax(x, b.f32(-87.0)), b.f32(88.0))
+    # Clamped with unordered comparisons, so that a NaN stays NaN (as expf's does).
+    x = b.select(b.emit(llvm.FCmpOp(x, b.f32(-87.0), "ugt")), x, b.f32(-87.0))
+    x = b.select(b.emit(llvm.FCmpOp(x, b.f32(88.0), "ult")), x, b.f32(88.0))
     shifted = b.fadd(b.fmul(x, b.f32(1 / math.log(2))), b.f32(_ROUNDING_MAGIC))
     n_float = b.fsub(shifted, b.f32(_ROUNDING_MAGIC))
     r = b.fsub(b.fsub(x, b.fmul(n_float, b.f32(_LN2_HIGH))), b.fmul(n_float, b.f32(_LN2_LOW)))

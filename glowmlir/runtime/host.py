@@ -42,7 +42,10 @@ class GuardedRegion:
             raise GlowError(f"guard page placement \"{flush}\": expected one of {', '.join(FLUSH_PLACEMENTS)}")
         page = mmap.PAGESIZE
         body = align(max(size, 1), page)
-        self._map = mmap.mmap(-1, body + 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        try:
+            self._map = mmap.mmap(-1, body + 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as error:
+            raise GlowError(f"cannot map {size:,} bytes for a bundle region: {error.strerror}") from None
         base = ctypes.addressof(ctypes.c_char.from_buffer(self._map))
         self._body = (base + page, body)
         for guard in (base, base + page + body):

@@ -14,6 +14,8 @@ xDSL's own `dce` and `cse` complete the pipeline.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +70,10 @@ def _constant_name(value: SSAValue, suffix: str) -> str:
 # ----------------------------------------------------------------------------- constant folding
 
 
+FOLD_LIMIT = 1 << 31
+"""Results past this many bytes are computed at run time, not folded into the weights."""
+
+
 class FoldConstantOperands(RewritePattern):
     def __init__(self, names: UniqueNames):
         self.names = names
@@ -75,6 +81,8 @@ class FoldConstantOperands(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if type(op) not in reference.EVALUATORS or not op.operands or \
                 any(v.type.element_type != f32 for v in (*op.operands, *op.results)):  # float32 semantics only
+            return
+        if any(4 * math.prod(glow.shape_of(v)) > FOLD_LIMIT for v in op.results):
             return
         values = [constant_value(v) for v in op.operands]
         if any(v is None for v in values):

@@ -85,7 +85,8 @@ def test_image_option_defaults_are_glows():
     (("0to1", "NCHW", "GBR", None, None), ["-image-channel-order=\"GBR\"", "BGR, RGB"]),
     (("0to1", "NCHW", "BGR", "1,x,3", None), ["-mean=\"1,x,3\"", "\"x\""]),
     (("0to1", "NCHW", "BGR", None, "1,,3"), ["-stddev=\"1,,3\"", "comma-separated numbers"]),
-    (("0to1", "NCHW", "BGR", None, "1,0,3"), ["-stddev=\"1,0,3\"", "non-zero"]),
+    (("0to1", "NCHW", "BGR", None, "1,0,3"), ["-stddev=\"1,0,3\"", "positive"]),
+    (("0to1", "NCHW", "BGR", None, "1,-2,3"), ["-stddev=\"1,-2,3\"", "positive"]),
     (("0to1", "NCHW", "BGR", "nan", None), ["-mean=\"nan\"", "finite"]),
 ])
 def test_image_option_errors(args, fragments):

@@ -105,6 +105,69 @@ def test_gather_with_negative_indices_in_range_counts_from_the_end(tmp_path):
     np.testing.assert_array_equal(glowmlir.compile(saved(tmp_path, model)).run({"x": x})["y"], np.take(x, indices, 0))
 
 
+def test_gather_with_no_indices_is_refused(tmp_path):
+    model = graph_model([helper.make_node("Gather", ["x", "i"], ["y"], name="gather1")], {"x": [4, 3]}, 2,
+                        {"i": np.zeros((0,), np.int64)})
+    assert refusal(saved(tmp_path, model)) == ('node "gather1" (Gather, opset 13): no indices: the result would be an '
+                                              'empty tensor, which a bundle cannot hold')
+
+
+def test_result_past_a_64_bit_address_space_is_refused_at_its_node(tmp_path):
+    """Padding of 2^31 on each side: 2.9e20 bytes; the error named the output, not the node."""
+    message = refusal(saved(tmp_path, conv_model([1, 3, 8, 8], [4, 3, 3, 3], pads=[1 << 31] * 4)))
+    assert message.startswith('node "conv1" (Conv, opset 13): glow.convolution: result of shape [1, 4, 4294967302, '
+                              '4294967302] has 295,147,906,003,986,547,264 bytes, more than a 64-bit address space holds')
+
+
+def test_operands_of_different_element_types_are_refused(tmp_path):
+    """Add of a float input and an int64 constant reached LLVM (`Operands must be the same type`)."""
+    model = graph_model([helper.make_node("Add", ["x", "i"], ["y"], name="mixed")], {"x": [1, 4]}, 2,
+                        {"i": np.ones((1, 4), np.int64)})
+    assert refusal(saved(tmp_path, model)) == ('node "mixed" (Add, opset 13): glow.add: operands of different '
+                                              'element types f32 and i64')
+
+
+def test_output_without_a_shape_is_accepted(tmp_path):
+    """onnxruntime loads graph outputs whose shape is unset; onnx's checker asked for the field."""
+    model = graph_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2, 3]}, 2)
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    np.testing.assert_array_equal(glowmlir.compile(saved(tmp_path, model)).run(x=x)["y"], np.maximum(x, 0))
+
+
+def test_dangling_input_is_named_even_when_the_output_has_no_shape(tmp_path):
+    model = graph_model([helper.make_node("Relu", ["nowhere"], ["y"], name="r")], {"x": [2, 3]}, 2)
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    assert "input 'nowhere' of node: name: r OpType: Relu is not output of any previous nodes" in refusal(
+        saved(tmp_path, model))
+
+
+def test_unknown_operator_is_named(tmp_path):
+    model = graph_model([helper.make_node("FooBar", ["x"], ["y"], name="foo")], {"x": [2, 3]}, 2)
+    path = saved(tmp_path, model)
+    assert refusal(path) == f'"{path}": node "foo": unsupported op type "FooBar" (no ONNX operator has this name)'
+
+
+def test_graph_without_outputs_or_passing_an_input_through_is_refused(tmp_path):
+    no_outputs = graph_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2, 3]}, 2)
+    del no_outputs.graph.output[:]
+    path = saved(tmp_path, no_outputs, "no_outputs")
+    assert refusal(path) == f'"{path}": the graph has no outputs, so there is nothing to compute'
+    passed = graph_model([], {"x": [2, 3]}, 2)
+    passed.graph.output[0].CopyFrom(passed.graph.input[0])
+    path = saved(tmp_path, passed, "passed")
+    assert refusal(path).startswith(f'"{path}": graph output "x" is also a graph input')
+
+
+def test_missing_external_data_file_is_named(tmp_path):
+    model = onnx.load(LENET)
+    onnx.save_model(model, str(tmp_path / "lenet.onnx"), save_as_external_data=True, location="lenet.data",
+                    size_threshold=0)
+    os.remove(tmp_path / "lenet.data")
+    message = refusal(str(tmp_path / "lenet.onnx"))
+    assert message.startswith(f'-model: "{tmp_path / "lenet.onnx"}": ') and "lenet.data" in message
+
+
 # ----------------------------------------------------------------------------- input shapes and options
 
 

@@ -40,3 +40,14 @@ def test_log_and_pow_through_lrn(tmp_path):
     actual = run_unary("LRN", x, tmp_path, size=1, alpha=1.0, beta=0.75, bias=1.0)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(actual, x64 / (1 + x64 * x64) ** 0.75, rtol=3e-6)
+
+
+def test_exp_keeps_nan_and_infinities(tmp_path):
+    """A NaN is not clamped into range: Exp and a Softmax row holding one give NaN, as
+    onnxruntime does; infinities saturate (below -87, within 2e-38 of 0)."""
+    x = np.array([[np.nan, 0.0, 1.0, -np.inf, np.inf, -100.0]], np.float32)
+    actual = run_unary("Exp", x, tmp_path)
+    assert np.isnan(actual[0, 0]) and not np.isnan(actual[0, 1:]).any()
+    np.testing.assert_allclose(actual[0, 1:3], np.exp(x[0, 1:3]), rtol=6e-7)
+    assert 0.0 <= actual[0, 3] < 2e-38 and 0.0 <= actual[0, 5] < 2e-38 and actual[0, 4] > 1e38
+    assert np.isnan(run_unary("Softmax", x[:, :3], tmp_path, axis=1)).all()
