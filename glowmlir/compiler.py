@@ -274,7 +274,7 @@ def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], optio
     return import_model(paths, options.import_options(), name)
 
 
-def compile(model: str | os.PathLike | Sequence[str | os.PathLike], **options) -> Bundle:  # noqa: A001 - the API name users expect
+def compile(model: str | os.PathLike | Sequence[str | os.PathLike], *extra, **options) -> Bundle:  # noqa: A001 - the API name users expect
     """Compiles a model (ONNX or TFLite file, Caffe2 directory or net and weights pair);
     keyword options are the fields of `CompileOptions`.
 
@@ -284,6 +284,9 @@ def compile(model: str | os.PathLike | Sequence[str | os.PathLike], **options) -
     `memcpy`) or too long for the bundle's file names is changed, with a `GlowWarning`.
     """
     known = [f.name for f in dataclasses.fields(CompileOptions)]
+    if extra:
+        raise GlowError(f"compile(): {len(extra) + 1} positional arguments; the model is the only one, options are "
+                        f"keyword arguments ({', '.join(known)})")
     unknown = [key for key in options if key not in known]
     if unknown:
         raise GlowError(f"compile(): unknown keyword argument \"{unknown[0]}\" (options: {', '.join(known)})")

@@ -70,6 +70,12 @@ def test_bad_keyword_argument_names_it(relu, options, fragment):
     assert fragment in str(error.value) and "\n" not in str(error.value)
 
 
+def test_options_given_by_position_are_refused(relu):
+    """compile(model, "net") raised Python's own TypeError."""
+    with pytest.raises(GlowError, match=r"compile\(\): 2 positional arguments; the model is the only one"):
+        glowmlir.compile(relu, "net")
+
+
 def test_compile_options_check_their_fields_too():
     with pytest.raises(GlowError, match="tflite_float_inputs='no'"):
         CompileOptions(tflite_float_inputs="no")
