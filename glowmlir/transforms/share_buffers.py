@@ -84,8 +84,8 @@ def _replace_buffer(old: Operation, new: SSAValue) -> None:
     old.erase()
 
 
-def _hoist_buffer_definitions(function: glowll.FunctionOp) -> Operation | None:
-    """Moves buffers and views to the top, in order; returns the last of them."""
+def _hoist_buffer_definitions(function: glowll.FunctionOp) -> None:
+    """Moves buffers and views to the top, in order."""
     block = function.body.block
     definitions = [op for op in block.ops if isinstance(op, glowll.BufferOp | glowll.TensorViewOp)]
     for op in definitions:
@@ -96,11 +96,10 @@ def _hoist_buffer_definitions(function: glowll.FunctionOp) -> Operation | None:
             block.add_op(op)
         else:
             block.insert_op_before(op, first)
-    return definitions[-1] if definitions else None
 
 
 def share_buffers(function: glowll.FunctionOp) -> None:
-    last_definition = _hoist_buffer_definitions(function)
+    _hoist_buffer_definitions(function)
     block = function.body.block
     instructions = [op for op in block.ops if isinstance(op, glowll.InstructionOp)]
     uses = _uses_by_instruction(function)
@@ -119,8 +118,8 @@ def share_buffers(function: glowll.FunctionOp) -> None:
                 continue  # the source's producer would write where dest is still written afterwards
             view = glowll.TensorViewOp.create(operands=[op.dest], properties={"offset": IntegerAttr(offset, i64)},
                                               result_types=[source.type])
-            block.insert_op_after(view, last_definition)
-            last_definition = view
+            # After the buffer definitions (any of which an in-place merge may have erased).
+            block.insert_op_before(view, next(o for o in block.ops if isinstance(o, glowll.InstructionOp)))
             _replace_buffer(source.owner, view.buffer)
             op.detach()
             op.erase()
