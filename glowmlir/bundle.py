@@ -337,6 +337,10 @@ class StagedFiles:
     (created if absent) and renames them into place only once every one is written. A
     failure removes the temporary files and the directories it created, and raises a
     GlowError naming the option and the path.
+
+    A path that is a device or a pipe (`/dev/stdout`, `/dev/null`) is written directly,
+    never replaced by a rename: after the other files are staged and before they are
+    renamed, so that its failure (`/dev/full`) still leaves none of them behind.
     """
 
     def __init__(self) -> None:
@@ -375,12 +379,20 @@ class StagedFiles:
         moved: list[str] = []
         current = ""
         try:
+            special = [key for key in self.files if os.path.exists(key) and not os.path.isfile(key)]
             for key, (path, contents, option) in self.files.items():
+                if key in special:
+                    continue
                 current = f"{option}: cannot write \"{path}\""
                 _make_directories(os.path.dirname(key), created)
                 descriptor, temporary = tempfile.mkstemp(prefix=".glowmlir-", dir=os.path.dirname(key))
                 staged[key] = temporary
                 with open(descriptor, "wb") as file:
+                    file.write(contents)
+            for key in special:
+                path, contents, option = self.files[key]
+                current = f"{option}: cannot write \"{path}\""
+                with open(key, "wb") as file:
                     file.write(contents)
             for key, temporary in staged.items():
                 current = f"{self.files[key][2]}: cannot write \"{self.files[key][0]}\""

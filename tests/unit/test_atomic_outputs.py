@@ -102,3 +102,18 @@ def test_commit_replaces_existing_files(tmp_path):
     outputs.add(str(tmp_path / "a.txt"), b"new", "-a")
     assert outputs.commit() == [str(tmp_path / "a.txt")]
     assert (tmp_path / "a.txt").read_text() == "new" and entries(tmp_path) == ["a.txt"]
+
+
+def test_device_outputs_are_written_into_not_replaced(tmp_path):
+    """An output onto /dev/full replaced the device node by a regular file (as root) and
+    exited 0; /dev/null takes the report, /dev/full fails cleanly before any file is placed."""
+    import stat
+
+    assert glow_compile("-emit-bundle=bundle", "-memory-report=/dev/null", cwd=tmp_path).returncode == 0
+    assert entries(tmp_path / "bundle") == ["lenet_mnist.h", "lenet_mnist.o", "lenet_mnist.weights.bin",
+                                            "lenet_mnist.weights.txt"]
+    result = glow_compile("-emit-bundle=other", "-dump-graph-DAG=/dev/full", cwd=tmp_path)
+    assert_clean_failure(result, '-dump-graph-DAG: cannot write "/dev/full": No space left on device')
+    assert entries(tmp_path) == ["bundle"]
+    for device in ("/dev/null", "/dev/full"):
+        assert stat.S_ISCHR(os.stat(device).st_mode)
