@@ -99,6 +99,8 @@ class CompileOptions:
         for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "tflite_float_inputs", "tflite_float_outputs"):
             _expect(flag, getattr(self, flag), bool, "True or False")
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
+        if self.quantization is not None:
+            self.quantization.check()  # before the model is read
         if self.kernel_library is not None and self.kernel_library not in KERNEL_LIBRARY_OPTIONS:
             raise GlowError(f"kernel_library={self.kernel_library!r}: expected None or one of "
                             f"{', '.join(map(repr, KERNEL_LIBRARY_OPTIONS))}")
@@ -131,12 +133,20 @@ def _target(target: object) -> Target:
     return resolved
 
 
+PATH_MAX = 4096
+"""Linux's longest path."""
+
+
 def model_paths(model: object) -> list[str]:
     """The `model` argument of `compile`: one path (str or os.PathLike) or a Caffe2 net and weights pair."""
     def path(value: object) -> str:
         if not isinstance(value, str | bytes | os.PathLike):
             raise GlowError(f"model={model!r}: expected a file path (str or os.PathLike) or a pair of them")
-        return os.fsdecode(value)
+        text = os.fsdecode(value)
+        if "\0" in text or len(text) > PATH_MAX:  # e.g. the model's contents instead of its path
+            raise GlowError(f"model: a {type(value).__name__} of length {len(value):,} is not a file path "
+                            f"(to compile a model held in memory, save it to a file first)")
+        return text
 
     if isinstance(model, Sequence) and not isinstance(model, str | bytes):
         return [path(item) for item in model]

@@ -111,16 +111,25 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
     if mcpu and preset is None and not target:
         raise GlowError(f"-mcpu=\"{mcpu}\": unknown CPU without -target (presets: {', '.join(CPU_PRESETS)})")
     if target is None and preset is None:
-        host = Target()
+        host = Target(features=mattr or "")
+        if mattr:
+            check_machine(host)
         if opt_level is not None:
             host = _with_opt_level(host, opt_level)
         return replace(host, relocation=relocation_model or "pic", code_model=code_model)
+    if target and len(target.split("-")) > 4:
+        raise GlowError(f"-target=\"{target}\": a triple has at most four parts (arch-vendor-os-environment)")
+    if target and preset and _arch_family(target) != _arch_family(preset.triple):
+        raise GlowError(f"-mcpu=\"{mcpu}\" (a CPU of {_arch_family(preset.triple)} targets) does not fit "
+                        f"-target=\"{target}\"")
     triple = normalize_triple(target or preset.triple, float_abi)
     if preset and float_abi == "soft" and triple.endswith("eabihf"):
         triple = triple[: -len("hf")]
     features = ",".join(f for f in ((preset.features if preset else ""), mattr or "") if f)
     if float_abi == "soft" and triple.endswith("-eabi") and preset and "fp" in preset.features:
         features = ",".join(f for f in features.split(",") if "fp" not in f and "mve" not in f)
+    if float_abi == "hard" and preset and triple.startswith(("thumb", "arm")) and "fp" not in features:
+        raise GlowError(f"-float-abi=hard: {mcpu} has no floating-point unit (use -float-abi=soft or default)")
     cpu = {"rv32imc": "generic-rv32", "rv32imafc": "generic-rv32", "x86-64": "x86-64", "i386": "pentium4"}.get(
         mcpu or "", mcpu or "")
     embedded = triple.split("-")[2] == "none"
@@ -132,16 +141,26 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
     return _with_opt_level(result, opt_level) if opt_level is not None else result
 
 
+def _arch_family(triple: str) -> str:
+    arch = _ARCH_ALIASES.get(triple.split("-")[0], triple.split("-")[0])
+    for family, prefixes in (("Arm", ("thumb", "arm")), ("AArch64", ("aarch64",)), ("RISC-V", ("riscv",)),
+                             ("x86", ("x86", "i386", "i486", "i586", "i686")), ("Xtensa", ("xtensa",))):
+        if arch.startswith(prefixes):
+            return family
+    return arch
+
+
 def check_machine(target: Target) -> None:
-    """Refuses a CPU or feature LLVM does not know for the triple. LLVM only warns on stderr
-    and ignores it (and then may abort the process in code generation, e.g. an Arm CPU on
-    an x86-64 triple), so its warnings are caught while the machine is created."""
+    """Refuses a CPU or feature LLVM does not know for the triple, and a big-endian target.
+    LLVM only warns on stderr about the first two and ignores them (and then may abort the
+    process in code generation, e.g. an Arm CPU on an x86-64 triple), so its warnings are
+    caught while the machine is created."""
     with tempfile.TemporaryFile() as stderr:
         sys.stderr.flush()
         saved = os.dup(2)
         os.dup2(stderr.fileno(), 2)
         try:
-            target.machine()
+            machine = target.machine()
         finally:
             os.dup2(saved, 2)
             os.close(saved)
@@ -150,7 +169,10 @@ def check_machine(target: Target) -> None:
     if match := re.search(r"'([^']*)' is not a recognized processor", warnings):
         raise GlowError(f"-mcpu=\"{match.group(1)}\": not a CPU of target {target.triple}")
     if match := re.search(r"'([^']*)' is not a recognized feature", warnings):
-        raise GlowError(f"-mattr: \"{match.group(1)}\" is not a feature of target {target.triple}")
+        raise GlowError(f"-mattr: \"{match.group(1)}\" is not a feature of {f'target {target.triple}' if target.triple else 'the host'}")
+    if str(machine.target_data).startswith("E"):
+        raise GlowError(f"-target=\"{target.triple}\": a big-endian target; bundles (weights.bin, the header's "
+                        f"layout) are little-endian")
 
 
 def _with_opt_level(target: Target, opt_level: str) -> Target:

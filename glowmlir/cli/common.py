@@ -29,6 +29,20 @@ def one_line(message: str) -> str:
     return lines[0] if lines else "unknown error"
 
 
+def model_input_options(model_input: Sequence[str] | None, onnx_define_symbol: Sequence[str] | None) -> dict:
+    """`-model-input` and `-onnx-define-symbol` as `CompileOptions` fields; each input or
+    symbol may be given once."""
+    from glowmlir.importers.onnx import ModelInput, parse_define_symbol
+
+    inputs = [ModelInput.parse(spec) for spec in model_input or []]
+    symbols = [parse_define_symbol(spec) for spec in onnx_define_symbol or []]
+    for option, names in (("model-input", [i.name for i in inputs]), ("onnx-define-symbol", [s for s, _ in symbols])):
+        twice = next((name for index, name in enumerate(names) if name in names[:index]), None)
+        if twice is not None:
+            raise GlowError(f"-{option}: \"{twice}\" is given twice")
+    return {"model_inputs": inputs, "symbols": dict(symbols)}
+
+
 def fail(program: str, message: str) -> NoReturn:
     print(f"{program}: error: {one_line(message)}", file=sys.stderr)
     sys.exit(2)

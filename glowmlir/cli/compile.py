@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 from glowmlir.bundle import StagedFiles
-from glowmlir.cli.common import run_app
+from glowmlir.cli.common import model_input_options, run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -114,7 +114,6 @@ def compile_command(
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
-    from glowmlir.importers.onnx import ModelInput, parse_define_symbol
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
 
@@ -125,8 +124,7 @@ def compile_command(
     options = dict(
         target=resolve_target(target, mcpu, mattr, float_abi, relocation_model, code_model, opt_level),
         network_name=network_name,
-        model_inputs=[ModelInput.parse(spec) for spec in model_input or []],
-        symbols=dict(parse_define_symbol(spec) for spec in onnx_define_symbol or []),
+        **model_input_options(model_input, onnx_define_symbol),
         bundle_api=bundle_api,
         keep_llvm_ir=dump_llvm_ir,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
@@ -154,8 +152,8 @@ def compile_command(
         options["kernel_library"] = libraries[0]
     if board is not None:
         board_preset(board)  # fail before compiling
-    ram = parse_size("ram-size", ram_size) if ram_size else None
-    flash = parse_size("flash-size", flash_size) if flash_size else None
+    ram = parse_size("ram-size", ram_size) if ram_size is not None else None
+    flash = parse_size("flash-size", flash_size) if flash_size is not None else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
     file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag}

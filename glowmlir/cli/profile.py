@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from glowmlir.cli.common import run_app
+from glowmlir.cli.common import model_input_options, run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -49,7 +49,6 @@ def profile_command(
     """Profile a float model over calibration inputs."""
     from glowmlir.compiler import CompileOptions
     from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
-    from glowmlir.importers.onnx import ModelInput, parse_define_symbol
     from glowmlir.profiling import Profiler
     from glowmlir.bundle import StagedFiles
     from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
@@ -62,8 +61,7 @@ def profile_command(
     entries = inputs or []
     if not entries and not datasets:
         raise GlowError("no calibration inputs: give images, .npy/.npz files or -input-dataset")
-    options = CompileOptions(model_inputs=[ModelInput.parse(spec) for spec in model_input or []],
-                             symbols=dict(parse_define_symbol(spec) for spec in onnx_define_symbol or []))
+    options = CompileOptions(**model_input_options(model_input, onnx_define_symbol))
     profiler = Profiler.for_model(model, options, num_histogram_bins)
     count, feeds = calibration_samples(profiler.input_shapes(), [e for e in entries if not _is_array(e)], datasets,
                                        [e for e in entries if _is_array(e)], image_options)

@@ -229,6 +229,19 @@ def check_input_shape(name: str, shape: Sequence[int | None], how: str = "", all
         raise GlowError(f"input \"{name}\": dimension {axis} {problem}" + (f": {how}" if how else ""))
 
 
+def placeholder_names(graph: onnx.GraphProto, names: UniqueNames | None = None) -> dict[str, str]:
+    """The bundle's placeholder name of each graph output and input: C-legal, unique (a
+    clash gets Glow's `__1` suffix), outputs named first. Other storage named later by
+    `names` gets a suffix on a clash with these."""
+    names = UniqueNames() if names is None else names
+    initializers = {t.name for t in graph.initializer}
+    result = {o.name: names(o.name) for o in graph.output}
+    for graph_input in graph.input:
+        if graph_input.name not in initializers and graph_input.name not in result:
+            result[graph_input.name] = names(graph_input.name)
+    return result
+
+
 # ----------------------------------------------------------------------------- importer
 
 
@@ -270,6 +283,7 @@ class OnnxImporter:
         self.names = UniqueNames()
         self.constants: dict[str, SSAValue] = {}
         self.node: onnx.NodeProto | None = None
+        self.place = "graph outputs"  # what errors name when no node is being imported
 
     # --- building
 
@@ -280,7 +294,7 @@ class OnnxImporter:
     def where(self) -> str:
         node = self.node
         if node is None:
-            return "graph outputs"
+            return self.place
         return f"node \"{node.name or node.output[0]}\" ({node.op_type}, opset {self.opset})"
 
     def error(self, message: str) -> GlowError:
@@ -319,8 +333,7 @@ class OnnxImporter:
 
     def run(self, name: str) -> ModuleOp:
         graph = self.model.graph
-        # Inputs and outputs keep their names; other storage gets a suffix on a clash.
-        output_names = {o.name: self.names(o.name) for o in graph.output}
+        placeholders = placeholder_names(graph, self.names)
         for init in graph.initializer:
             try:
                 self.values[init.name] = numpy_helper.to_array(init)
@@ -334,24 +347,25 @@ class OnnxImporter:
             element = onnx_element_type(tensor_type.elem_type, f"input \"{graph_input.name}\"")
             shape = [d.dim_value for d in tensor_type.shape.dim]
             quantized = self.quantized_inputs.get(graph_input.name)
+            self.place = f"input \"{graph_input.name}\""
             if quantized is None:
-                placeholder = self.add(glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(shape, element)))
+                placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(shape, element)))
                 self.values[graph_input.name] = self.converted(placeholder, compute_element(element))
             else:  # an int8 input: the float graph sees its dequantized values
-                placeholder = self.add(glow.PlaceholderOp(self.names(graph_input.name), glow.tensor(
+                placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(
                     shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
                 self.values[graph_input.name] = self.add(glow.DequantizeOp.create(
                     operands=[placeholder], result_types=[glow.tensor(shape)]))
         for node in graph.node:
             self.node = node
             self.import_node(node)
+        self.node, self.place = None, "graph outputs"
         for graph_output in graph.output:
-            self.node = None
             source = self.tensor(graph_output.name)
             if source.type.element_type == f32:  # a float16 or double output is computed in float32
                 source = self.converted(source, onnx_element_type(graph_output.type.tensor_type.elem_type,
                                                                   f"output \"{graph_output.name}\""))
-            self.add(glow.SaveOp(source, output_names[graph_output.name]))
+            self.add(glow.SaveOp(source, placeholders[graph_output.name]))
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
     def import_node(self, node: onnx.NodeProto) -> None:
@@ -433,8 +447,10 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
         onnx.checker.check_model(_with_output_shape_fields(model))
         _apply_input_settings(model, inputs, symbols or {})
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+    except onnx.checker.ValidationError as error:  # a message over several lines
         raise GlowError(f"{source} fails onnx's checks: {_one_line(str(error))}") from None
+    except onnx.shape_inference.InferenceError as error:  # one line per node: the first is the cause
+        raise GlowError(f"{source} fails onnx's checks: {str(error).strip().splitlines()[0]}") from None
     except UnicodeDecodeError:  # onnx's message quotes a damaged name
         raise GlowError(f"{source} fails onnx's checks: a name in the model is not UTF-8 text") from None
     module = OnnxImporter(model, inputs).run(network)

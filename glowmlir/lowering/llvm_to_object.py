@@ -64,7 +64,8 @@ class Target:
         except RuntimeError as error:
             raise GlowError(f"-target=\"{triple}\": {str(error).strip()}") from None
         cpu = self.cpu or (llvm.get_host_cpu_name() if not self.triple else "")
-        features = self.features or (llvm.get_host_cpu_features().flatten() if not self.triple else "")
+        host_features = llvm.get_host_cpu_features().flatten() if not self.triple and not self.cpu else ""
+        features = ",".join(f for f in (host_features, self.features) if f)  # -mattr adds to the host's
         return target.create_target_machine(cpu=cpu, features=features, opt=self.opt_level,
                                             reloc=self.relocation, codemodel=self.code_model)
 

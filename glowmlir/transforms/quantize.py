@@ -95,6 +95,8 @@ class QuantizationOptions:
         return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
 
     def check(self) -> None:
+        if not self.profile:
+            raise GlowError("-load-profile: the path is empty")
         choices = {"quantization-schema": (self.schema, SCHEMAS),
                    "quantization-precision": (self.precision, ("Int8", "Int16")),
                    "quantization-precision-bias": (self.precision_bias, ("Int8", "Int32")),

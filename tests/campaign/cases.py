@@ -723,8 +723,7 @@ GLOW_COMPILE_VALUE_OPTIONS = {
     "board": ["esp32", "IMXRT1060"],
     "ram-size": ["abc", "-1", "1e999", "99999999999999999999999999999K", "512G", "nan", "inf", "1.5.2"],
     "flash-size": ["abc", "-4M", "1e400"],
-    "target": ["garbage", "x86_64", "mips-unknown-linux-gnu", "riscv64-unknown-elf", "x86_64-unknown-linux-gnu-extra-parts",
-               "sparc-sun-solaris"],
+    "target": ["garbage", "mips-unknown-linux-gnu", "x86_64-unknown-linux-gnu-extra-parts", "sparc-sun-solaris"],
     "mcpu": ["garbage", "cortex-m99", "skylake", "cortex-m7 "],
     "mattr": ["garbage,,,", "+nonexistent", "-", ",,,"],
     "float-abi": ["medium", "HARD"],
@@ -757,10 +756,16 @@ PROFILE_NEEDED = ("quantization-schema", "quantization-precision", "quantization
 
 
 def _profile(work: Work) -> str:
-    """A valid profile of the Relu model."""
-    return work.write("profile.yaml", "---\n- nodeOutputName: x\n  scale: 0.01\n  offset: 0\n  min: -1\n  max: 1\n"
-                      "  histogram: [1, 1]\n- nodeOutputName: y\n  scale: 0.01\n  offset: 0\n  min: 0\n  max: 1\n"
-                      "  histogram: [1, 1]\n")
+    """A valid profile of the Relu model (Glow's format, as glow-profile writes it)."""
+    from glowmlir.compiler import CompileOptions
+    from glowmlir.profiling import Profiler
+    from glowmlir.quantization.profile import write_profile
+
+    profiler = Profiler.for_model(RELU(work), CompileOptions())
+    for _ in profiler.run([{"x": np.linspace(-1, 1, 4, dtype=np.float32).reshape(1, 4)}]):
+        pass
+    write_profile(work.path("profile.yaml"), profiler.profile)
+    return work.path("profile.yaml")
 
 
 def _relu_and(*extra_files: tuple[str, str | bytes]):
@@ -834,9 +839,11 @@ def option_cases() -> list[Case]:
                                   expect="either", verify="onnxruntime", verify_options={"network_name": "net"},
                                   note="names whose C macros would collide: made distinct (header must compile) or refused"))
     # Unwritable outputs: each failure leaves nothing, neither the bundle nor the report.
-    unwritable = {"proc": "/proc/glowmlir-campaign.{ext}", "directory": "{work}", "missing-dir": "{work}/no/such/x.{ext}",
+    unwritable = {"proc": "/proc/glowmlir-campaign.{ext}", "directory": "{work}",
                   "under-a-file": "{work}/model.onnx/x.{ext}", "dev-full": "/dev/full"}
     for option, ext in (("memory-report", "json"), ("dump-graph-DAG", "dot")):
+        cases.append(C(f"options/{option}-into-missing-directories", RELU, f"-{option}={{work}}/no/such/x.{ext}",
+                       expect="success", note="missing directories are made, as for -emit-bundle"))
         for slug, path in unwritable.items():
             path = path.format(ext=ext, work="{work}")
             outputs = ("out",) + ((path.replace("{work}/", ""),) if path.startswith("{work}/") else ())
@@ -891,7 +898,11 @@ def option_cases() -> list[Case]:
           verify_options={"bundle_api": "dynamic"}),
         C("options/valid-reports", CONVNET, "-memory-report={work}/r.json", "-dump-graph-DAG={work}/g.dot", "-board=imxrt1060",
           expect="success", verify="onnxruntime"),
-        C("options/valid-profile", lambda w: (_profile(w), RELU(w))[1], "-load-profile={work}/profile.yaml", expect="success"),
+        C("options/target-arch-only", RELU, "-target=x86_64", expect="success", verify=None,
+          note="LLVM completes a bare architecture to a triple"),
+        C("options/target-riscv64", RELU, "-target=riscv64-unknown-elf", expect="success", verify=None),
+        C("options/valid-profile", lambda w: (_profile(w), RELU(w))[1], "-load-profile={work}/profile.yaml", expect="success",
+          verify=None),
         C("options/valid-define-symbol", _symbolic_relu, "-onnx-define-symbol=N,2", expect="success", verify="onnxruntime",
           verify_options={"symbols": {"N": 2}}),
         C("options/glow-spelling-double-dash", RELU, "--opt-level", "O2", expect="success"),
@@ -1180,12 +1191,14 @@ def _api():
     return glowmlir
 
 
-def api_case(name: str, call, expect: str = "error", contains=(), setup=None, verify=None, note="") -> Case:
+def api_case(name: str, call, expect: str = "error", contains=(), setup=None, verify=None, verify_options=None,
+             note="") -> Case:
     """`call(work)` in a child process; `setup` writes the files (default: model.onnx, the conv net)."""
     def prepare(work: Work) -> list[str]:
         (setup or CONVNET)(work)
         return []
-    return Case(name, "api", prepare, expect, tuple(contains), call=call, verify=verify, note=note)
+    return Case(name, "api", prepare, expect, tuple(contains), call=call, verify=verify,
+                verify_options=verify_options or {}, note=note)
 
 
 def _model(work: Work) -> str:
@@ -1228,7 +1241,8 @@ def api_cases() -> list[Case]:
         A("api/network-name-int", _compile(network_name=1), contains=["network_name"]),
         A("api/network-name-empty", _compile(network_name=""), contains=["network"]),
         A("api/network-name-bytes", _compile(network_name=b"net"), contains=["network_name"]),
-        A("api/target-string", _compile(target="thumbv7em-none-eabihf"), contains=["target"]),
+        A("api/target-string", _compile(target="thumbv7em-none-eabihf"), expect="success",
+          note="a triple (or a -mcpu preset) as a string is a target, as in test_api_arguments"),
         A("api/target-none", _compile(target=None), contains=["target"]),
         A("api/model-inputs-string", _compile(model_inputs="data,float,[1,3,32,32]"), contains=["model_inputs"]),
         A("api/model-inputs-tuple-of-str", _compile(model_inputs=[("data", "float", [1, 3, 32, 32])]), contains=["model_inputs"]),
@@ -1267,7 +1281,7 @@ def api_cases() -> list[Case]:
           contains=["options"]),
         A("api/valid-plain", _compile(), expect="success", verify="onnxruntime"),
         A("api/valid-symbols", lambda w: _api().compile(_model(w), symbols={"N": 2}), setup=_symbolic_relu,
-          expect="success", verify="onnxruntime"),
+          expect="success", verify="onnxruntime", verify_options={"symbols": {"N": 2}}),
     ]
     return cases
 

@@ -11,6 +11,7 @@ one-line reason and the command that reproduces it. Exit status 1 if any case is
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -247,9 +248,11 @@ def compare_with_reference(case: Case, work: Work, bundle=None, compiled: str | 
         except Exception as error:  # noqa: BLE001
             return False, f"compiled a file TFLite refuses ({type(error).__name__}: {str(error)[:80]})"
         bundle = bundle or glowmlir.compile(compiled or work.path("model.tflite"), **case.verify_options)
+        placeholder_of = functools.partial(_placeholder, bundle)
     else:
         import onnx
 
+        from glowmlir.importers.onnx import placeholder_names
         from tests.support.models import onnxruntime_outputs, random_inputs
 
         source = work.path("mutated.onnx") if case.verify == "onnxruntime-mutated" else work.path("model.onnx")
@@ -266,9 +269,10 @@ def compare_with_reference(case: Case, work: Work, bundle=None, compiled: str | 
             return False, f"compiled a model onnxruntime refuses ({type(error).__name__}: {str(error)[:80]})"
         if bundle is None:
             bundle = glowmlir.compile(compiled or source, **case.verify_options)
-    actual = bundle.run({_placeholder(bundle, k): v for k, v in inputs.items()})
+        placeholder_of = placeholder_names(model.graph).__getitem__
+    actual = bundle.run({placeholder_of(k): v for k, v in inputs.items()})
     for name, value in expected.items():
-        placeholder = _placeholder(bundle, name)
+        placeholder = placeholder_of(name)
         if placeholder not in actual:
             return False, f"output {name} missing from the bundle (has {sorted(actual)})"
         got = actual[placeholder].reshape(value.shape)
@@ -280,7 +284,7 @@ def compare_with_reference(case: Case, work: Work, bundle=None, compiled: str | 
 
 
 def _placeholder(bundle, model_name: str) -> str:
-    """The bundle's name for a model input or output (legalized, maybe made unique)."""
+    """The bundle's name for a TFLite model's input or output (legalized, maybe made unique)."""
     from glowmlir.names import legalize_name
 
     names = [p.name for p in bundle.layout.placeholders]

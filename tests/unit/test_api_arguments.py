@@ -15,6 +15,7 @@ import glowmlir
 from glowmlir import CompileOptions, GlowError, GlowWarning
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.targets import resolve_target
+from tests.support.models import LENET
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +134,13 @@ def test_save_takes_os_pathlike(bundle, tmp_path):
 def test_renaming_is_a_glow_warning_of_the_package(relu):
     with pytest.warns(GlowWarning, match='network name "return" is reserved in C; the bundle is named "return_"'):
         assert glowmlir.compile(relu, network_name="return").name == "return_"
+
+
+def test_model_contents_instead_of_a_path_are_refused_in_one_line():
+    """compile(open(path, "rb").read()) gave a 477-line "file not found" message."""
+    with open(LENET, "rb") as f:
+        contents = f.read()
+    with pytest.raises(GlowError) as error:
+        glowmlir.compile(contents)
+    assert str(error.value) == (f"model: a bytes of length {len(contents):,} is not a file path (to compile a model "
+                                f"held in memory, save it to a file first)")

@@ -152,3 +152,17 @@ def test_profile_of_a_model_with_an_output_named_like_the_instrumentation(tmp_pa
 def test_glow_run_checks_weights_in_even_on_the_host(files):
     assert_clean_failure(tool("run", f"-model={LENET_PATH}", "-input=good.npy", "-weights-in=disk", cwd=files),
                          "glow-run", '-weights-in="disk": expected flash or ram')
+
+
+@pytest.mark.parametrize("options, fragment", [
+    (["-model-input=data,float,[1,1,28,28]", "-model-input=data,float,[1,1,28,28]"], '-model-input: "data" is given twice'),
+    (["-onnx-define-symbol=N,2", "-onnx-define-symbol=N,3"], '-onnx-define-symbol: "N" is given twice'),
+    (["-ram-size="], '-ram-size="": expected a size'),
+    (["-flash-size="], '-flash-size="": expected a size'),
+    (["-load-profile="], "-load-profile: the path is empty"),
+])
+def test_glow_compile_option_values_found_by_the_campaign(tmp_path, options, fragment):
+    """Each exited 0 (the second value silently won, the empty one was ignored) or named a pass."""
+    result = tool("compile", f"-model={LENET_PATH}", "-emit-bundle=b", *options, cwd=tmp_path)
+    assert_clean_failure(result, "glow-compile", fragment)
+    assert not (tmp_path / "b").exists()

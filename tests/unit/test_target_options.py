@@ -21,8 +21,15 @@ LENET = "examples/lenet_mnist/lenet_mnist.onnx"
     ({"target": "thumbv7em-none-eabihf", "mcpu": "skylake"},
      r'-mcpu="skylake": not a CPU of target thumbv7em-unknown-none-eabihf'),
     ({"target": "x86_64-unknown-linux-gnu", "mcpu": "cortex-m7"},
-     r'-mcpu="cortex-m7": not a CPU of target x86_64-unknown-linux-gnu'),
+     r'-mcpu="cortex-m7" \(a CPU of Arm targets\) does not fit -target="x86_64-unknown-linux-gnu"'),
+    ({"target": "aarch64-unknown-linux-gnu", "mcpu": "rv32imc"},
+     r'-mcpu="rv32imc" \(a CPU of RISC-V targets\) does not fit'),
     ({"mcpu": "cortex-m7", "mattr": "+garbage"}, r'-mattr: "\+garbage" is not a feature of target thumbv7em'),
+    ({"mattr": "+nonexistent"}, r'-mattr: "\+nonexistent" is not a feature of the host'),
+    ({"mattr": "+dsp"}, r'-mattr: "\+dsp" is not a feature of the host'),
+    ({"target": "x86_64-unknown-linux-gnu-extra"}, r'a triple has at most four parts'),
+    ({"target": "mips-unknown-linux-gnu"}, r'-target="mips-unknown-linux-gnu": a big-endian target'),
+    ({"mcpu": "cortex-m3", "float_abi": "hard"}, r'-float-abi=hard: cortex-m3 has no floating-point unit'),
 ])
 def test_bad_target_options_are_refused(options, message):
     with pytest.raises(GlowError, match=message):
@@ -32,7 +39,8 @@ def test_bad_target_options_are_refused(options, message):
 @pytest.mark.parametrize("options", [{"mcpu": "cortex-m7"}, {"mcpu": "cortex-m4", "mattr": "-dsp"},
                                      {"target": "thumbv7em-none-eabihf", "mcpu": "cortex-m7"},
                                      {"target": "aarch64-linux-gnu", "mcpu": "cortex-a53"},
-                                     {"mcpu": "rv32imafc"}, {"mcpu": "hifi4"}, {"opt_level": "Oz"}])
+                                     {"mcpu": "rv32imafc"}, {"mcpu": "hifi4"}, {"opt_level": "Oz"},
+                                     {"mattr": "+sse2"}, {"target": "x86_64"}, {"mcpu": "cortex-m4", "float_abi": "hard"}])
 def test_good_target_options_still_resolve(options):
     resolve_target(**options)
 
@@ -42,7 +50,7 @@ def test_arm_cpu_on_x86_triple_is_a_clean_error_not_an_llvm_abort(tmp_path):
     out = tmp_path / "out"
     result = glow_compile(f"-model={LENET}", f"-emit-bundle={out}", "-mcpu=cortex-m7",
                           "-target=x86_64-unknown-linux-gnu")
-    assert_clean_failure(result, '-mcpu="cortex-m7": not a CPU of target x86_64-unknown-linux-gnu')
+    assert_clean_failure(result, '-mcpu="cortex-m7" (a CPU of Arm targets) does not fit')
     assert "LLVM ERROR" not in result.stderr
     assert not out.exists()
 
