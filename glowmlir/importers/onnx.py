@@ -277,6 +277,7 @@ class OnnxImporter:
     def __init__(self, model: onnx.ModelProto, inputs: Sequence[ModelInput] = ()):
         self.model = model
         self.quantized_inputs = {spec.name: spec for spec in inputs if spec.element_type == "int8q"}
+        self.set_by_option = {spec.name for spec in inputs}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
         self.block = Block()
         self.values: dict[str, Value] = {}
@@ -347,7 +348,8 @@ class OnnxImporter:
             element = onnx_element_type(tensor_type.elem_type, f"input \"{graph_input.name}\"")
             shape = [d.dim_value for d in tensor_type.shape.dim]
             quantized = self.quantized_inputs.get(graph_input.name)
-            self.place = f"input \"{graph_input.name}\""
+            self.place = f"input \"{graph_input.name}\"" + (" (set by -model-input)" if graph_input.name in
+                                                              self.set_by_option else "")
             if quantized is None:
                 placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(shape, element)))
                 self.values[graph_input.name] = self.converted(placeholder, compute_element(element))

@@ -258,7 +258,7 @@ def check_random_graph(tmp_path_factory, g, seed):
         return
     result = compile_or_error(path)
     if isinstance(result, str):
-        OUTCOMES["refused"] += 1
+        OUTCOMES["refused: " + result.split(": ", 1)[-1][:120]] += 1
         return
     (value,) = expected.values()
     actual = result.run(x=x)[g.current].reshape(value.shape)
