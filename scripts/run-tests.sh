@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -q "$@"
+# One worker per CPU (pytest-xdist); module-scoped fixtures are built once per worker.
+exec .venv/bin/python -m pytest -q -n auto "$@"
