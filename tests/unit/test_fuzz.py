@@ -58,7 +58,7 @@ class GraphBuilder:
             self.nodes, "fuzz", [helper.make_tensor_value_info("x", TensorProto.FLOAT, self.initial_shape)],
             [helper.make_tensor_value_info(self.current, TensorProto.FLOAT, None)],
             [numpy_helper.from_array(v, k) for k, v in self.constants.items()])
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 UNARY = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Softsign", "HardSwish", "Softplus", "Mish", "Selu"]
@@ -177,8 +177,11 @@ def reduce(draw, g: GraphBuilder) -> None:
     keep = draw(st.booleans())
     shape = [1 if i in axes else d for i, d in enumerate(g.shape)] if keep else \
         [d for i, d in enumerate(g.shape) if i not in axes]
-    g.add(draw(st.sampled_from(["ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"])), (), shape,
-          axes=axes, keepdims=int(keep))
+    op_type = draw(st.sampled_from(["ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin"]))
+    if op_type == "ReduceSum":  # its axes are an input since opset 13
+        g.add(op_type, [g.constant(np.array(axes, np.int64))], shape, keepdims=int(keep))
+    else:
+        g.add(op_type, (), shape, axes=axes, keepdims=int(keep))
 
 
 def slice_(draw, g: GraphBuilder) -> None:
@@ -203,9 +206,45 @@ def classifier(draw, g: GraphBuilder) -> None:
           transB=int(trans_b), alpha=draw(st.floats(0.5, 2.0)))
 
 
+def matmul(draw, g: GraphBuilder) -> None:
+    units = draw(st.integers(1, 5))
+    rng = np.random.default_rng(draw(st.integers(0, 1000)))
+    g.add("MatMul", [g.constant(rng.normal(size=(g.shape[-1], units)).astype(np.float32))], g.shape[:-1] + [units])
+
+
+def gather(draw, g: GraphBuilder) -> None:
+    axis = draw(st.integers(0, len(g.shape) - 1))
+    size = g.shape[axis]
+    indices = draw(st.lists(st.integers(-size, size - 1), min_size=1, max_size=4))
+    shape = g.shape[:axis] + [len(indices)] + g.shape[axis + 1:]
+    g.add("Gather", [g.constant(np.array(indices, np.int64))], shape, axis=axis)
+
+
+def reshape(draw, g: GraphBuilder) -> None:
+    """To (first dim, -1), or with a unit axis inserted."""
+    if draw(st.booleans()) and len(g.shape) >= 2:
+        shape = [g.shape[0], int(np.prod(g.shape[1:]))]
+        g.add("Reshape", [g.constant(np.array([g.shape[0], -1], np.int64))], shape)
+    else:
+        axis = draw(st.integers(0, len(g.shape)))
+        g.add("Unsqueeze", [g.constant(np.array([axis], np.int64))], g.shape[:axis] + [1] + g.shape[axis:])
+
+
+def resize(draw, g: GraphBuilder) -> None:
+    scale = draw(st.sampled_from([1, 2, 3]))
+    g.add("Resize", ["", g.constant(np.array([1, 1, scale, scale], np.float32))],
+          g.shape[:2] + [d * scale for d in g.shape[2:]], mode="nearest")
+
+
+def layer_norm(draw, g: GraphBuilder) -> None:
+    rng = np.random.default_rng(draw(st.integers(0, 1000)))
+    g.add("LayerNormalization", [g.constant(rng.uniform(0.5, 1.5, g.shape[-1]).astype(np.float32)),
+                                 g.constant(rng.normal(size=g.shape[-1]).astype(np.float32))], axis=-1)
+
+
 SCALAR = [unary, parametric, clip, binary]
-ANY_RANK = [*SCALAR, softmax, transpose, reduce, slice_, concat]
-RANK_4 = [conv, conv, pool, global_pool, batch_norm, lrn, pad, classifier]
+ANY_RANK = [*SCALAR, softmax, transpose, reduce, slice_, concat, matmul, gather, reshape, layer_norm]
+RANK_4 = [conv, conv, pool, global_pool, batch_norm, lrn, pad, classifier, resize]
 
 
 @st.composite
