@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     IntegerType,
+    MemRefType,
     TensorType,
     f32,
     i1,
@@ -69,7 +70,8 @@ def f32_attr(value: float) -> FloatAttr:
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
-    assert isinstance(value.type, TensorType), value.type
+    """The shape of a tensor (glow) or buffer (glowll) value."""
+    assert isinstance(value.type, TensorType | MemRefType), value.type
     return tuple(value.type.get_shape())
 
 
@@ -263,6 +265,9 @@ class FusedActivationMixin:
         activation = self.properties.get("activation")
         if activation is not None and activation.data not in ACTIVATIONS:
             raise VerifyException(f"{self.name}: unknown fused activation \"{activation.data}\"")
+        if activation is not None and activation.data == "clip" and \
+                ("clip_min" not in self.properties or "clip_max" not in self.properties):
+            raise VerifyException(f"{self.name}: a clip activation needs clip_min and clip_max")
 
 
 @irdl_op_definition
@@ -308,22 +313,10 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
 
     def convolution_shape(self) -> tuple[int, ...]:
         """The shape before the fused pooling, if any (NCHW)."""
-        input_shape, filter_shape = shape_of(self.input), shape_of(self.filter)
-        if is_nhwc(self):  # NHWC input, OHWI filter: the same rule on the NCHW/OIHW views
-            input_shape, filter_shape = to_nchw(input_shape), to_nchw(filter_shape)
-        return self.shape_rule(input_shape, filter_shape, self.strides.get_values(),
-                               self.pads.get_values(), self.dilations.get_values(), self.group.value.data)
+        return convolution_shape(self)
 
     def infer_shape(self):
-        n, c, h, w = self.convolution_shape()
-        if is_nhwc(self):
-            if self.pool is not None:
-                raise ValueError("an NHWC convolution has no fused pool")
-            return n, h, w, c
-        if self.pool is None:
-            return n, c, h, w
-        k, s, p = self.pool_kernel.get_values(), self.pool_strides.get_values(), self.pool_pads.get_values()
-        return n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3])
+        return convolution_result_shape(self)
 
     def verify_(self) -> None:
         super().verify_()
@@ -332,6 +325,38 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
             raise VerifyException("glow.convolution: bias must have one element per output channel")
         if self.residual is not None and (shape_of(self.residual) != shape_of(self.result) or self.pool is not None):
             raise VerifyException("glow.convolution: a residual must have the result's shape, and no pool")
+
+
+def convolution_shape(op: IRDLOperation) -> tuple[int, ...]:
+    """The NCHW shape of a convolution (`glow.convolution` or `glowll.convolution`) before
+    its fused pooling, from its input, filter and window properties."""
+    input_shape, filter_shape = shape_of(op.input), shape_of(op.filter)
+    if is_nhwc(op):  # NHWC input, OHWI filter: the same rule on the NCHW/OIHW views
+        input_shape, filter_shape = to_nchw(input_shape), to_nchw(filter_shape)
+    return ConvolutionOp.shape_rule(input_shape, filter_shape, op.strides.get_values(), op.pads.get_values(),
+                                    op.dilations.get_values(), op.group.value.data)
+
+
+def convolution_result_shape(op: IRDLOperation) -> tuple[int, ...]:
+    """The result shape of a convolution, pooled by its fused `pool` window if it has one."""
+    n, c, h, w = convolution_shape(op)
+    if is_nhwc(op):
+        if op.pool is not None:
+            raise ValueError("an NHWC convolution has no fused pool")
+        return n, h, w, c
+    if op.pool is None:
+        return n, c, h, w
+    k, s, p = op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values()
+    return n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3])
+
+
+def pool_result_shape(op: IRDLOperation) -> tuple[int, ...]:
+    """The result shape of a max or average pool (glow or glowll), NCHW or NHWC."""
+    nhwc = is_nhwc(op)
+    n, c, h, w = to_nchw(shape_of(op.input)) if nhwc else shape_of(op.input)
+    k, s, p = op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()
+    shape = (n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3]))
+    return to_nhwc(shape) if nhwc else shape
 
 
 @irdl_op_definition
@@ -386,11 +411,7 @@ class PoolOp(GlowOp):
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def infer_shape(self):
-        nhwc = is_nhwc(self)
-        n, c, h, w = to_nchw(shape_of(self.input)) if nhwc else shape_of(self.input)
-        k, s, p = self.kernel.get_values(), self.strides.get_values(), self.pads.get_values()
-        shape = (n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3]))
-        return to_nhwc(shape) if nhwc else shape
+        return pool_result_shape(self)
 
 
 @irdl_op_definition

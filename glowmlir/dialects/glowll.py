@@ -14,6 +14,7 @@ destination buffer comes first. A `glowll.function` records the three region siz
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -46,6 +47,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from glowmlir.dialects import glow
 from glowmlir.dialects.weights import NamedWeightSyntax
 
 REGIONS = ("constant", "mutable", "activations")
@@ -171,6 +173,17 @@ class InstructionOp(IRDLOperation):
     def sources(self) -> tuple[SSAValue, ...]:
         return tuple(self.operands[1:])
 
+    def expect_dest_shape(self, rule: Callable[[IRDLOperation], Sequence[int]]) -> None:
+        """Refuses a dest whose shape is not what `rule` (a glow shape rule) gives: a kernel
+        would write outside it, or leave part of it unwritten."""
+        try:
+            expected = tuple(rule(self))
+        except ValueError as error:
+            raise VerifyException(f"{self.name}: {error}") from None
+        if glow.shape_of(self.dest) != expected:
+            raise VerifyException(f"{self.name}: dest has shape {list(glow.shape_of(self.dest))}, the operands "
+                                  f"give {list(expected)}")
+
 
 @irdl_op_definition
 class ConvolutionOp(InstructionOp):
@@ -209,6 +222,14 @@ class ConvolutionOp(InstructionOp):
                        "(`requantization` $requantization^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? (`requantization` type($requantization)^)?")
 
+    def verify_(self) -> None:
+        self.expect_dest_shape(glow.convolution_result_shape)
+        glow.FusedActivationMixin.verify_activation(self)
+        if glow.shape_of(self.bias) != (glow.convolution_shape(self)[1],):
+            raise VerifyException("glowll.convolution: bias must have one element per output channel")
+        if self.residual is not None and glow.shape_of(self.residual) != glow.shape_of(self.dest):
+            raise VerifyException("glowll.convolution: the residual must have dest's shape")
+
     @staticmethod
     def from_buffers(operands: list[SSAValue], properties: dict, residual: SSAValue | None = None,
               requantization: SSAValue | None = None) -> ConvolutionOp:
@@ -237,6 +258,14 @@ class FullyConnectedOp(InstructionOp):
     clip_max = opt_prop_def(FloatAttr)
     assembly_format = "$dest `,` $input `,` $weights `,` $bias attr-dict `:` type(operands)"
 
+    def verify_(self) -> None:
+        glow.FusedActivationMixin.verify_activation(self)
+        (m, k), (n, k_weights) = glow.shape_of(self.input), glow.shape_of(self.weights)
+        if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):
+            raise VerifyException(f"glowll.fully_connected: dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], "
+                                  f"weights [{n}, {k_weights}] (out, in) and bias {list(glow.shape_of(self.bias))} "
+                                  f"do not fit")
+
 
 @irdl_op_definition
 class MatMulOp(InstructionOp):
@@ -260,6 +289,9 @@ class MaxPoolOp(InstructionOp):
     layout = opt_prop_def(StringAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
+    def verify_(self) -> None:
+        self.expect_dest_shape(glow.pool_result_shape)
+
 
 @irdl_op_definition
 class AvgPoolOp(InstructionOp):
@@ -273,6 +305,9 @@ class AvgPoolOp(InstructionOp):
     count_include_pad = prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
+    def verify_(self) -> None:
+        self.expect_dest_shape(glow.pool_result_shape)
+
 
 ELEMENTWISE_KINDS = {
     # kind: number of sources
@@ -284,6 +319,10 @@ ELEMENTWISE_KINDS = {
     "convert": 1, "compare": 2, "and": 2, "or": 2, "xor": 2, "not": 1, "select": 3,
     "shift_left": 2, "shift_right": 2, "mod": 2, "fmod": 2,
 }
+
+
+ELEMENTWISE_PROPERTIES = {"clip": ("clip_min", "clip_max"), "splat": ("value",), "compare": ("predicate",)}
+"""The properties a kind cannot do without."""
 
 
 @irdl_op_definition
@@ -313,6 +352,13 @@ class ElementwiseOp(InstructionOp):
             raise VerifyException(f"glowll.elementwise: unknown kind \"{kind}\"")
         if len(self.inputs) != ELEMENTWISE_KINDS[kind]:
             raise VerifyException(f"glowll.elementwise: \"{kind}\" takes {ELEMENTWISE_KINDS[kind]} sources")
+        self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
+        glow.FusedActivationMixin.verify_activation(self)
+        for property_name in ELEMENTWISE_PROPERTIES.get(kind, ()):
+            if property_name not in self.properties:
+                raise VerifyException(f"glowll.elementwise: \"{kind}\" needs {property_name}")
+        if kind == "compare" and self.predicate.data not in glow.COMPARISON_PREDICATES:
+            raise VerifyException(f"glowll.elementwise: unknown compare predicate \"{self.predicate.data}\"")
 
 
 @irdl_op_definition
@@ -323,6 +369,11 @@ class SoftMaxOp(InstructionOp):
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+    def verify_(self) -> None:
+        self.expect_dest_shape(lambda op: glow.shape_of(op.input))
+        if not 0 <= self.axis.value.data < len(glow.shape_of(self.input)):
+            raise VerifyException(f"glowll.softmax: axis {self.axis.value.data} is not an axis of the input")
 
 
 @irdl_op_definition
@@ -398,6 +449,11 @@ class CopyOp(InstructionOp):
     input = operand_def(MemRefType)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
+    def verify_(self) -> None:
+        if self.dest.type.element_count() != self.input.type.element_count():
+            raise VerifyException(f"glowll.copy: dest has {self.dest.type.element_count()} elements, the input "
+                                  f"{self.input.type.element_count()}")
+
 
 @irdl_op_definition
 class TransposeOp(InstructionOp):
@@ -406,6 +462,12 @@ class TransposeOp(InstructionOp):
     input = operand_def(MemRefType)
     perm = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+    def verify_(self) -> None:
+        shape, perm = glow.shape_of(self.input), self.perm.get_values()
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(f"glowll.transpose: perm {list(perm)} is not a permutation of {len(shape)} axes")
+        self.expect_dest_shape(lambda op: [shape[p] for p in perm])
 
 
 @irdl_op_definition
@@ -417,6 +479,13 @@ class InsertTensorOp(InstructionOp):
     input = operand_def(MemRefType)
     offsets = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+    def verify_(self) -> None:
+        dest, source, offsets = glow.shape_of(self.dest), glow.shape_of(self.input), self.offsets.get_values()
+        if len(offsets) != len(dest) or len(source) != len(dest) or \
+                any(o < 0 or o + s > d for o, s, d in zip(offsets, source, dest)):
+            raise VerifyException(f"glowll.insert_tensor: {list(source)} at offsets {list(offsets)} does not lie "
+                                  f"within dest {list(dest)}")
 
 
 @irdl_op_definition
