@@ -135,6 +135,9 @@ def compile_command(
     quantization_flags = {"enable-channelwise": enable_channelwise, "convert-placeholders": convert_placeholders,
                           "assert-all-nodes-quantized": assert_all_nodes_quantized}
     flags = {option: parse_bool(option, value) for option, value in quantization_flags.items()}
+    if keep_original_precision_for_nodes is not None and not keep_original_precision_for_nodes.strip(","):
+        raise GlowError(f"-keep-original-precision-for-nodes=\"{keep_original_precision_for_nodes}\": "
+                        f"empty value (expected node kinds such as SoftMax,Relu)")
     if load_profile is not None:
         options["quantization"] = compiler.QuantizationOptions(
             load_profile, quantization_schema, quantization_precision, quantization_precision_bias,

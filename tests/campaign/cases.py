@@ -607,7 +607,10 @@ def shape_cases() -> list[Case]:
                                  ("rank-zero-with-dim-zero", [0], "x"), ("huge-2e40", [1 << 40, 4], "x"),
                                  ("int64-max", [(1 << 63) - 1], "x"), ("2e62-floats", [1 << 62], "x"),
                                  ("product-overflows-int64", [1 << 32, 1 << 32], "x"), ("past-2e31-elements", [1 << 31, 2], "x")]:
-        cases.append(G(f"shapes/input-dim-{slug}", _dims_model(dims), contains=[fragment]))
+        if slug in ("huge-2e40", "past-2e31-elements"):  # 16 TB, 16 GB: a 64-bit host addresses them
+            cases.append(G(f"shapes/input-dim-{slug}", _dims_model(dims), expect="either", verify=None, note=HUGE_NOTE))
+        else:
+            cases.append(G(f"shapes/input-dim-{slug}", _dims_model(dims), contains=[fragment]))
     return cases + _shape_cases_rest()
 
 

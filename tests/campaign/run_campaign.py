@@ -269,7 +269,8 @@ def compare_with_reference(case: Case, work: Work, bundle=None, compiled: str | 
             return False, f"compiled a model onnxruntime refuses ({type(error).__name__}: {str(error)[:80]})"
         if bundle is None:
             bundle = glowmlir.compile(compiled or source, **case.verify_options)
-        placeholder_of = placeholder_names(model.graph).__getitem__
+        names = placeholder_names(model.graph)  # then the header may rename a few more (macro clashes)
+        placeholder_of = lambda name: _placeholder(bundle, names[name])  # noqa: E731
     actual = bundle.run({placeholder_of(k): v for k, v in inputs.items()})
     for name, value in expected.items():
         placeholder = placeholder_of(name)
