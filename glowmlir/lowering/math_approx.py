@@ -49,9 +49,10 @@ def _polynomial(b: KernelBuilder, x: SSAValue, coefficients: list[float]) -> SSA
 
 def exp(b: KernelBuilder, x: SSAValue) -> SSAValue:
     """e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 (|r| <= ln(2) / 2)."""
-    # Clamped with unordered comparisons, so that a NaN stays NaN (as expf's does).
-    x = b.select(b.emit(llvm.FCmpOp(x, b.f32(-87.0), "ugt")), x, b.f32(-87.0))
-    x = b.select(b.emit(llvm.FCmpOp(x, b.f32(88.0), "ult")), x, b.f32(88.0))
+    # Clamped by replacing what is out of range (a NaN compares false, so it stays NaN, as
+    # in expf); olt/ogt are the comparisons soft-float cores already call.
+    x = b.select(b.emit(llvm.FCmpOp(x, b.f32(-87.0), "olt")), b.f32(-87.0), x)
+    x = b.select(b.emit(llvm.FCmpOp(x, b.f32(88.0), "ogt")), b.f32(88.0), x)
     shifted = b.fadd(b.fmul(x, b.f32(1 / math.log(2))), b.f32(_ROUNDING_MAGIC))
     n_float = b.fsub(shifted, b.f32(_ROUNDING_MAGIC))
     r = b.fsub(b.fsub(x, b.fmul(n_float, b.f32(_LN2_HIGH))), b.fmul(n_float, b.f32(_LN2_LOW)))
