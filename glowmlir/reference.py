@@ -51,7 +51,7 @@ def convolution(op: glow.ConvolutionOp, x, w, b, residual=None):
     kernel, strides, pads = op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values()
     if op.pool.data == "max":
         return _windows(out, kernel, strides, pads, pad_value=-np.inf).max(axis=(4, 5))
-    include_pad = bool(op.pool_count_include_pad and op.pool_count_include_pad.value.data)
+    include_pad = op.pool_count_include_pad is not None
     return _average(out, kernel, strides, pads, include_pad)
 
 
@@ -62,7 +62,7 @@ def max_pool(op: glow.MaxPoolOp, x):
 
 def avg_pool(op: glow.AvgPoolOp, x):
     return _average(x, op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(),
-                    bool(op.count_include_pad.value.data))
+                    op.count_include_pad is not None)
 
 
 def _average(x, kernel, strides, pads, count_include_pad: bool):
@@ -77,7 +77,7 @@ def softmax(op: glow.SoftMaxOp, x):
     axis = op.axis.value.data
     shifted = x - x.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
-    if op.log is not None and op.log.value.data:
+    if op.log is not None:
         return shifted - np.log(e.sum(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 

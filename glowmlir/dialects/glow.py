@@ -28,13 +28,16 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     TensorType,
+    UnitAttr,
     f32,
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -46,8 +49,9 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.traits import IsolatedFromAbove, NoTerminator, OpTrait, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from glowmlir.dialects.quant import is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
@@ -127,6 +131,91 @@ def verify_static_shape(op: IRDLOperation) -> None:
             raise VerifyException(f"{op.name}: result of shape {list(shape)} has {size:,} bytes, more than a "
                                   f"64-bit address space holds")
 
+# ----------------------------------------------------------------------------- enum attributes
+#
+# Closed sets are enums: an op's `.data` is a `StrEnum` member (equal to its string), and an
+# unknown value is a parse error. In an op's assembly they read as a bare keyword
+# (`activation relu`); elsewhere as `#glow<activation relu>`. glowll uses the same ones.
+
+
+class Activation(StrEnum):
+    """An activation that Convolution, FullyConnected and Add apply to their result."""
+
+    RELU = "relu"
+    CLIP = "clip"  # with clip_min and clip_max
+
+
+class PoolKind(StrEnum):
+    MAX = "max"
+    AVG = "avg"
+
+
+class Layout(StrEnum):
+    """The layout of a convolution's or pool's activations (NCHW unless stated)."""
+
+    NCHW = "NCHW"
+    NHWC = "NHWC"  # NHWC activations, OHWI filter: what the kernel libraries take
+
+
+class ComparisonPredicate(StrEnum):
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+
+
+class ReduceKind(StrEnum):
+    SUM = "sum"
+    MEAN = "mean"
+    MAX = "max"
+    MIN = "min"
+
+
+class ArgReduceKind(StrEnum):
+    MAX = "max"
+    MIN = "min"
+
+
+@irdl_attr_definition
+class ActivationAttr(EnumAttribute[Activation], SpacedOpaqueSyntaxAttribute):
+    name = "glow.activation"
+
+
+@irdl_attr_definition
+class PoolKindAttr(EnumAttribute[PoolKind], SpacedOpaqueSyntaxAttribute):
+    name = "glow.pool"
+
+
+@irdl_attr_definition
+class LayoutAttr(EnumAttribute[Layout], SpacedOpaqueSyntaxAttribute):
+    name = "glow.layout"
+
+
+@irdl_attr_definition
+class ComparisonPredicateAttr(EnumAttribute[ComparisonPredicate], SpacedOpaqueSyntaxAttribute):
+    name = "glow.predicate"
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    name = "glow.reduce_kind"
+
+
+@irdl_attr_definition
+class ArgReduceKindAttr(EnumAttribute[ArgReduceKind], SpacedOpaqueSyntaxAttribute):
+    name = "glow.arg_reduce_kind"
+
+
+ENUM_ATTRIBUTES = [ActivationAttr, PoolKindAttr, LayoutAttr, ComparisonPredicateAttr, ReduceKindAttr,
+                   ArgReduceKindAttr]
+
+
+def flags(**values: bool) -> dict[str, UnitAttr]:
+    """The unit-attribute properties among `values` that are set: `flags(log=True)`."""
+    return {name: UnitAttr() for name, value in values.items() if value}
+
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
@@ -142,14 +231,28 @@ def to_nchw(shape: Sequence[int]) -> tuple[int, ...]:
 
 def is_nhwc(op: IRDLOperation) -> bool:
     layout = op.properties.get("layout")
-    return layout is not None and layout.data == "NHWC"
+    return layout is not None and layout.data == Layout.NHWC
+
+
+class KeywordPropertiesOnly(OpTrait):
+    """Refuses an attribute named like one of the op's properties. A property the assembly
+    format spells as a keyword (`activation relu`) is not read from the attribute dictionary:
+    `{activation = #glow<activation relu>}` would be kept as an unrelated attribute, and the
+    op would silently have no activation."""
+
+    def verify(self, op: IRDLOperation) -> None:
+        misplaced = sorted(set(op.attributes) & set(type(op).get_irdl_definition().properties))
+        if misplaced:
+            raise VerifyException(f"{op.name}: `{misplaced[0]}` is a property written in the op's syntax "
+                                  f"(e.g. `{misplaced[0]} <value>` after the operands), not in the attribute "
+                                  f"dictionary")
 
 
 class GlowOp(IRDLOperation):
     """Base of the compute ops: the result type must equal the op's shape rule."""
 
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), KeywordPropertiesOnly())
 
     def infer_shape(self) -> tuple[int, ...]:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -254,18 +357,12 @@ class SaveOp(IRDLOperation):
 
 # ----------------------------------------------------------------------------- compute ops
 
-ACTIVATIONS = ("relu", "clip")
-"""Activations that Convolution, FullyConnected and Add can apply to their result."""
-
-
 class FusedActivationMixin:
-    """`activation = "relu"` or `"clip"` (with `clip_min`/`clip_max`) on the result."""
+    """`activation relu` or `activation clip` (with `clip_min`/`clip_max`) on the result."""
 
     def verify_activation(self) -> None:
         activation = self.properties.get("activation")
-        if activation is not None and activation.data not in ACTIVATIONS:
-            raise VerifyException(f"{self.name}: unknown fused activation \"{activation.data}\"")
-        if activation is not None and activation.data == "clip" and \
+        if activation is not None and activation.data == Activation.CLIP and \
                 ("clip_min" not in self.properties or "clip_max" not in self.properties):
             raise VerifyException(f"{self.name}: a clip activation needs clip_min and clip_max")
 
@@ -281,7 +378,7 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     """
 
     name = "glow.convolution"
-    layout = opt_prop_def(StringAttr)  # "NHWC": NHWC input and result, OHWI filter (for kernel libraries)
+    layout = opt_prop_def(LayoutAttr)  # NHWC: NHWC input and result, OHWI filter (for kernel libraries)
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -291,15 +388,16 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     pads = prop_def(DenseArrayBase)  # top, left, bottom, right
     dilations = prop_def(DenseArrayBase)
     group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
-    activation = opt_prop_def(StringAttr)
+    activation = opt_prop_def(ActivationAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
-    pool = opt_prop_def(StringAttr)
+    pool = opt_prop_def(PoolKindAttr)
     pool_kernel = opt_prop_def(DenseArrayBase)
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
-    pool_count_include_pad = opt_prop_def(IntegerAttr)
-    assembly_format = ("$input `,` $filter `,` $bias (`residual` $residual^)? attr-dict `:` "
+    pool_count_include_pad = opt_prop_def(UnitAttr)
+    assembly_format = ("$input `,` $filter `,` $bias (`residual` $residual^)? (`activation` $activation^)? "
+                       "(`pool` $pool^)? (`layout` $layout^)? attr-dict `:` "
                        "functional-type(operands, results)")
 
     @staticmethod
@@ -368,10 +466,11 @@ class FullyConnectedOp(GlowOp, FusedActivationMixin):
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)
     result = result_def(TensorType)
-    activation = opt_prop_def(StringAttr)
+    activation = opt_prop_def(ActivationAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
-    assembly_format = "$input `,` $weights `,` $bias attr-dict `:` functional-type(operands, results)"
+    assembly_format = ("$input `,` $weights `,` $bias (`activation` $activation^)? attr-dict `:` "
+                       "functional-type(operands, results)")
 
     def infer_shape(self):
         (m, k), (k2, n) = shape_of(self.input), shape_of(self.weights)
@@ -407,8 +506,8 @@ class PoolOp(GlowOp):
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)  # top, left, bottom, right
-    layout = opt_prop_def(StringAttr)  # "NHWC" (for kernel libraries); NCHW otherwise
-    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+    layout = opt_prop_def(LayoutAttr)  # NHWC (for kernel libraries); NCHW otherwise
+    assembly_format = "$input (`layout` $layout^)? attr-dict `:` functional-type(operands, results)"
 
     def infer_shape(self):
         return pool_result_shape(self)
@@ -424,7 +523,7 @@ class AvgPoolOp(PoolOp):
     """Average pool; `count_include_pad` = divide by the whole window, pads included."""
 
     name = "glow.avg_pool"
-    count_include_pad = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+    count_include_pad = opt_prop_def(UnitAttr)
 
 
 class UnaryOp(GlowOp):
@@ -563,16 +662,15 @@ class AbsOp(UnaryOp):
 
 @irdl_op_definition
 class SoftMaxOp(UnaryOp):
-    """Softmax over one axis; with `log` = 1, LogSoftmax."""
+    """Softmax over one axis; with `log`, LogSoftmax."""
 
     name = "glow.softmax"
     axis = prop_def(IntegerAttr)
-    log = opt_prop_def(IntegerAttr)
+    log = opt_prop_def(UnitAttr)
 
     def verify_(self) -> None:
         super().verify_()
-        quantized_log = self.log is not None and self.log.value.data
-        if is_quantized(self.result.type) and (self.axis.value.data != len(shape_of(self.input)) - 1 or quantized_log):
+        if is_quantized(self.result.type) and (self.axis.value.data != len(shape_of(self.input)) - 1 or self.log):
             raise VerifyException("glow.softmax: a quantized softmax works on the last axis, without log")
 
 
@@ -630,9 +728,10 @@ class BinaryOp(GlowOp):
 @irdl_op_definition
 class AddOp(BinaryOp, FusedActivationMixin):
     name = "glow.add"
-    activation = opt_prop_def(StringAttr)
+    activation = opt_prop_def(ActivationAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
+    assembly_format = "$lhs `,` $rhs (`activation` $activation^)? attr-dict `:` functional-type(operands, results)"
 
     def verify_(self) -> None:
         super().verify_()
@@ -684,12 +783,13 @@ class ReduceOp(UnaryOp):
     the reduced dimensions are kept (as 1) or dropped."""
 
     name = "glow.reduce"
-    kind = prop_def(StringAttr)
+    kind = prop_def(ReduceKindAttr)
     axes = prop_def(DenseArrayBase)
+    assembly_format = "$kind $input attr-dict `:` functional-type(operands, results)"
 
     def infer_shape(self):
         shape, axes = shape_of(self.input), set(self.axes.get_values())
-        if self.kind.data not in ("sum", "mean", "max", "min") or not axes <= set(range(len(shape))):
+        if not axes <= set(range(len(shape))):
             raise ValueError(f"cannot reduce axes {sorted(axes)} of {list(shape)} with \"{self.kind.data}\"")
         kept = tuple(1 if d in axes else s for d, s in enumerate(shape))
         dropped = tuple(s for d, s in enumerate(shape) if d not in axes)
@@ -791,9 +891,6 @@ class ResampleOp(GlowOp):
 # unsigned, `i1` boolean (one byte in memory). The data movement ops, the arithmetic
 # BinaryOps, Neg, Abs and Relu take them as they take f32; the ops below exist for them.
 
-COMPARISON_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
-
-
 def is_integer(element_type: Attribute) -> bool:
     """An integer or boolean element type (not a quantized one)."""
     return isinstance(element_type, IntegerType)
@@ -817,13 +914,13 @@ class CompareOp(BinaryOp):
     """lhs `predicate` rhs, elementwise with broadcasting; the result is boolean (i1)."""
 
     name = "glow.compare"
-    predicate = prop_def(StringAttr)
+    predicate = prop_def(ComparisonPredicateAttr)
+    assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def verify_(self) -> None:
         super().verify_()
-        if self.predicate.data not in COMPARISON_PREDICATES or self.result.type.element_type != i1:
-            raise VerifyException(f"glow.compare: predicate must be one of {', '.join(COMPARISON_PREDICATES)} "
-                                  f"and the result boolean")
+        if self.result.type.element_type != i1:
+            raise VerifyException("glow.compare: the result must be boolean (i1)")
 
 
 @irdl_op_definition
@@ -893,11 +990,11 @@ class ShiftRightOp(BinaryOp):
 
 @irdl_op_definition
 class ModOp(BinaryOp):
-    """The remainder of lhs / rhs: with `fmod` = 1 C's fmod (the sign of lhs, floats too);
+    """The remainder of lhs / rhs: with `fmod`, C's fmod (the sign of lhs, floats too);
     else Python's (the sign of rhs, integers)."""
 
     name = "glow.mod"
-    fmod = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
+    fmod = opt_prop_def(UnitAttr)
 
 
 @irdl_op_definition
@@ -933,14 +1030,14 @@ class ArgReduceOp(GlowOp):
     name = "glow.arg_reduce"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    kind = prop_def(StringAttr)
+    kind = prop_def(ArgReduceKindAttr)
     axis = prop_def(IntegerAttr)
-    select_last_index = prop_def(IntegerAttr, default_value=IntegerAttr(0, i64))
-    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+    select_last_index = opt_prop_def(UnitAttr)
+    assembly_format = "$kind $input attr-dict `:` functional-type(operands, results)"
 
     def infer_shape(self):
         shape, axis = shape_of(self.input), self.axis.value.data
-        if self.kind.data not in ("max", "min") or not 0 <= axis < len(shape):
+        if not 0 <= axis < len(shape):
             raise ValueError(f"cannot take the arg{self.kind.data} of axis {axis} of {list(shape)}")
         if self.result.type.element_type != i64:
             raise ValueError("the result holds i64 indices")
@@ -1036,5 +1133,5 @@ Glow = Dialect(
         ConvertOp, CompareOp, AndOp, OrOp, XorOp, NotOp, SelectOp, ArgReduceOp, GatherOp,
         ShiftLeftOp, ShiftRightOp, ModOp, GatherElementsOp,
     ],
-    [],
+    ENUM_ATTRIBUTES,
 )

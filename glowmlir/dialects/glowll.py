@@ -29,11 +29,13 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i32,
 )
-from xdsl.ir import Dialect, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -46,6 +48,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import NamedWeightSyntax
@@ -104,20 +107,27 @@ class WeightOp(NamedWeightSyntax, BufferOp):
 
 
 
+class PlaceholderKind(StrEnum):
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+@irdl_attr_definition
+class PlaceholderKindAttr(EnumAttribute[PlaceholderKind], SpacedOpaqueSyntaxAttribute):
+    name = "glowll.placeholder_kind"
+
+
 @irdl_op_definition
 class PlaceholderOp(BufferOp):
-    """A network input or output in the mutable region; `kind` is "input" or "output"."""
+    """A network input or output in the mutable region."""
 
     name = "glowll.placeholder"
     REGION: ClassVar[str] = "mutable"
+    kind = prop_def(PlaceholderKindAttr)
     name_ = prop_def(StringAttr, prop_name="name")
-    kind = prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$name attr-dict `:` type($buffer)"
-
-    def verify_(self) -> None:
-        if self.kind.data not in ("input", "output"):
-            raise VerifyException(f"glowll.placeholder: kind must be \"input\" or \"output\", not \"{self.kind.data}\"")
+    assembly_format = "$kind $name attr-dict `:` type($buffer)"
+    traits = traits_def(glow.KeywordPropertiesOnly())
 
 
 @irdl_op_definition
@@ -168,6 +178,7 @@ class InstructionOp(IRDLOperation):
     """Base of the instructions: the first operand, `dest`, is written; the others are read."""
 
     irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(glow.KeywordPropertiesOnly())
 
     @property
     def sources(self) -> tuple[SSAValue, ...]:
@@ -208,18 +219,19 @@ class ConvolutionOp(InstructionOp):
     pads = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
     group = prop_def(IntegerAttr)
-    activation = opt_prop_def(StringAttr)
+    activation = opt_prop_def(glow.ActivationAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
-    pool = opt_prop_def(StringAttr)
+    pool = opt_prop_def(glow.PoolKindAttr)
     pool_kernel = opt_prop_def(DenseArrayBase)
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
-    pool_count_include_pad = opt_prop_def(IntegerAttr)
-    layout = opt_prop_def(StringAttr)  # "NHWC": NHWC buffers and OHWI filter (kernel libraries only)
+    pool_count_include_pad = opt_prop_def(UnitAttr)
+    layout = opt_prop_def(glow.LayoutAttr)  # NHWC: NHWC buffers and OHWI filter (kernel libraries only)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
-                       "(`requantization` $requantization^)? attr-dict `:` type($dest) `,` type($input) `,` "
+                       "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
+                       "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? (`requantization` type($requantization)^)?")
 
     def verify_(self) -> None:
@@ -253,10 +265,10 @@ class FullyConnectedOp(InstructionOp):
     input = operand_def(MemRefType)
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
-    activation = opt_prop_def(StringAttr)
+    activation = opt_prop_def(glow.ActivationAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
-    assembly_format = "$dest `,` $input `,` $weights `,` $bias attr-dict `:` type(operands)"
+    assembly_format = "$dest `,` $input `,` $weights `,` $bias (`activation` $activation^)? attr-dict `:` type(operands)"
 
     def verify_(self) -> None:
         glow.FusedActivationMixin.verify_activation(self)
@@ -286,8 +298,8 @@ class MaxPoolOp(InstructionOp):
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
-    layout = opt_prop_def(StringAttr)
-    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+    layout = opt_prop_def(glow.LayoutAttr)
+    assembly_format = "$dest `,` $input (`layout` $layout^)? attr-dict `:` type(operands)"
 
     def verify_(self) -> None:
         self.expect_dest_shape(glow.pool_result_shape)
@@ -301,9 +313,9 @@ class AvgPoolOp(InstructionOp):
     kernel = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
-    layout = opt_prop_def(StringAttr)
-    count_include_pad = prop_def(IntegerAttr)
-    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+    layout = opt_prop_def(glow.LayoutAttr)
+    count_include_pad = opt_prop_def(UnitAttr)
+    assembly_format = "$dest `,` $input (`layout` $layout^)? attr-dict `:` type(operands)"
 
     def verify_(self) -> None:
         self.expect_dest_shape(glow.pool_result_shape)
@@ -340,11 +352,12 @@ class ElementwiseOp(InstructionOp):
     value = opt_prop_def(FloatAttr)
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
-    activation = opt_prop_def(StringAttr)
+    activation = opt_prop_def(glow.ActivationAttr)
     clip_min = opt_prop_def(FloatAttr)
     clip_max = opt_prop_def(FloatAttr)
-    predicate = opt_prop_def(StringAttr)  # of `compare`: eq, ne, lt, le, gt, ge
-    assembly_format = "$dest (`,` $inputs^)? attr-dict `:` type(operands)"
+    predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
+    assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
+                       "`:` type(operands)")
 
     def verify_(self) -> None:
         kind = self.kind.data
@@ -357,8 +370,6 @@ class ElementwiseOp(InstructionOp):
         for property_name in ELEMENTWISE_PROPERTIES.get(kind, ()):
             if property_name not in self.properties:
                 raise VerifyException(f"glowll.elementwise: \"{kind}\" needs {property_name}")
-        if kind == "compare" and self.predicate.data not in glow.COMPARISON_PREDICATES:
-            raise VerifyException(f"glowll.elementwise: unknown compare predicate \"{self.predicate.data}\"")
 
 
 @irdl_op_definition
@@ -367,7 +378,7 @@ class SoftMaxOp(InstructionOp):
     dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
-    log = opt_prop_def(IntegerAttr)
+    log = opt_prop_def(UnitAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
     def verify_(self) -> None:
@@ -397,9 +408,9 @@ class ReduceOp(InstructionOp):
     name = "glowll.reduce"
     dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
-    kind = prop_def(StringAttr)
+    kind = prop_def(glow.ReduceKindAttr)
     axes = prop_def(DenseArrayBase)
-    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+    assembly_format = "$kind $dest `,` $input attr-dict `:` type(operands)"
 
 
 @irdl_op_definition
@@ -409,10 +420,10 @@ class ArgReduceOp(InstructionOp):
     name = "glowll.arg_reduce"
     dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
-    kind = prop_def(StringAttr)
+    kind = prop_def(glow.ArgReduceKindAttr)
     axis = prop_def(IntegerAttr)
-    select_last_index = prop_def(IntegerAttr)
-    assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+    select_last_index = opt_prop_def(UnitAttr)
+    assembly_format = "$kind $dest `,` $input attr-dict `:` type(operands)"
 
 
 class IndexedReadOp(InstructionOp):
@@ -557,5 +568,5 @@ GlowLL = Dialect(
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
         ResampleOp, LibraryCallOp,
     ],
-    [],
+    [PlaceholderKindAttr],
 )

@@ -809,8 +809,8 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
             raise importer.error("ceil_mode with count_include_pad is not supported")
     if node.op_type == "MaxPool":
         return _pool(importer, node, attrs, glow.MaxPoolOp, kernel, strides, pads)
-    include = glow.IntegerAttr(attrs.get("count_include_pad", 0), glow.i64)
-    return _pool(importer, node, attrs, glow.AvgPoolOp, kernel, strides, pads, count_include_pad=include)
+    return _pool(importer, node, attrs, glow.AvgPoolOp, kernel, strides, pads,
+                 **glow.flags(count_include_pad=bool(attrs.get("count_include_pad", 0))))
 
 
 @imports("GlobalAveragePool", "GlobalMaxPool")
@@ -904,7 +904,7 @@ def _reshape_to(importer: OnnxImporter, x: SSAValue, shape: Sequence[int]) -> SS
 def _softmax(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    log = {"log": glow.IntegerAttr(1, glow.i64)} if node.op_type == "LogSoftmax" else {}
+    log = glow.flags(log=node.op_type == "LogSoftmax")
     axis = attrs.get("axis", 1 if importer.opset < 13 else -1) % len(shape)
     if importer.opset < 13:
         # Before opset 13 the input is coerced to 2-D at `axis`.
@@ -1328,7 +1328,7 @@ def _reduce_axes(importer: OnnxImporter, x: SSAValue, kind: str, axes: Sequence[
     if shape is None:
         shape = [1 if d in axes else s for d, s in enumerate(glow.shape_of(x))]
     return importer.add(glow.ReduceOp.create(operands=[x], result_types=[glow.tensor(shape)],
-                                             properties={"kind": StringAttr(kind), "axes": glow.ints(axes)}))
+                                             properties={"kind": glow.ReduceKindAttr(glow.ReduceKind(kind)), "axes": glow.ints(axes)}))
 
 
 @imports("LayerNormalization", "RMSNormalization")
@@ -1383,7 +1383,7 @@ _PREDICATES = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt"
 def _compare_values(importer: OnnxImporter, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
     return importer.add(glow.CompareOp.create(operands=[lhs, rhs], result_types=[glow.tensor(shape, i1)],
-                                              properties={"predicate": StringAttr(predicate)}))
+                                              properties={"predicate": glow.ComparisonPredicateAttr(glow.ComparisonPredicate(predicate))}))
 
 
 @imports(*_PREDICATES)
@@ -1425,7 +1425,7 @@ def _mod(importer: OnnxImporter, node, attrs):
         raise importer.error("Mod of floats needs fmod=1")
     shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
     return [importer.add(glow.ModOp.create(operands=[lhs, rhs], result_types=[like(lhs, shape)],
-                                           properties={"fmod": glow.IntegerAttr(fmod, i64)}))]
+                                           properties=glow.flags(fmod=bool(fmod))))]
 
 
 @imports("Trilu")
@@ -1453,8 +1453,8 @@ def _arg_reduce_value(importer: OnnxImporter, x: SSAValue, kind: str, axis: int,
     """The i64 index of the max/min (`kind`) along `axis` of x, keeping that axis as 1 or not."""
     shape = list(glow.shape_of(x))
     out = shape[:axis] + ([1] if keep else []) + shape[axis + 1:]
-    properties = {"kind": StringAttr(kind), "axis": glow.IntegerAttr(axis, i64),
-                  "select_last_index": glow.IntegerAttr(select_last_index, i64)}
+    properties = {"kind": glow.ArgReduceKindAttr(glow.ArgReduceKind(kind)), "axis": glow.IntegerAttr(axis, i64)} | \
+        glow.flags(select_last_index=bool(select_last_index))
     return importer.add(glow.ArgReduceOp.create(operands=[x], result_types=[glow.tensor(out, i64)],
                                                 properties=properties))
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import tflite
-from xdsl.dialects.builtin import Attribute, IntegerAttr, ModuleOp, StringAttr, f32, i8, i32, i64
+from xdsl.dialects.builtin import Attribute, IntegerAttr, ModuleOp, StringAttr, UnitAttr, f32, i8, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -449,8 +449,8 @@ def _fused_activation(importer: TFLiteImporter, code: int) -> dict:
         return {}
     kind, low, high = activation
     if kind == "relu":
-        return {"activation": StringAttr("relu")}
-    return {"activation": StringAttr("clip"), "clip_min": glow.f32_attr(low), "clip_max": glow.f32_attr(high)}
+        return {"activation": glow.ActivationAttr(glow.Activation.RELU)}
+    return {"activation": glow.ActivationAttr(glow.Activation.CLIP), "clip_min": glow.f32_attr(low), "clip_max": glow.f32_attr(high)}
 
 
 def _apply_activation(importer: TFLiteImporter, value: SSAValue, code: int) -> SSAValue:
@@ -657,7 +657,7 @@ def _softmax(importer: TFLiteImporter, op):
     x = importer.input(0)
     properties = {"axis": IntegerAttr(len(glow.shape_of(x)) - 1, i64)}
     if importer.operator_name(op) == "LOG_SOFTMAX":
-        properties["log"] = IntegerAttr(1, i64)
+        properties["log"] = UnitAttr()
     else:
         beta = importer.options(tflite.SoftmaxOptions).Beta()
         if beta != 1.0:  # float: the inputs are scaled by beta first
@@ -720,7 +720,7 @@ def _reduce(importer: TFLiteImporter, op):
         pooled = _pool_nchw(importer, nchw, glow.AvgPoolOp, glow.shape_of(nchw)[2:], [1, 1], [0, 0, 0, 0])
         return [_reshaped(importer, importer.from_nchw(pooled), importer.output_info().shape)]
     reduce = glow.ReduceOp.create(operands=[x], result_types=[importer.output_type()],
-                                  properties={"kind": StringAttr(_REDUCERS[name]), "axes": glow.ints(axes)})
+                                  properties={"kind": glow.ReduceKindAttr(glow.ReduceKind(_REDUCERS[name])), "axes": glow.ints(axes)})
     return [importer.add(reduce)]
 
 

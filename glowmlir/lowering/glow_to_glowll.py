@@ -90,11 +90,11 @@ class _FunctionLowering:
         placeholders = [op for op in ops if isinstance(op, glow.PlaceholderOp)]
         for op in placeholders:
             self.buffers[op.result] = self.add(glowll.PlaceholderOp.create(
-                properties={"name": op.properties["name"], "kind": StringAttr("input")},
+                properties={"name": op.properties["name"], "kind": glowll.PlaceholderKindAttr(glowll.PlaceholderKind.INPUT)},
                 result_types=[_memref(op.result)]))
         for save in (op for op in ops if isinstance(op, glow.SaveOp)):
             output = self.add(glowll.PlaceholderOp.create(
-                properties={"name": save.properties["name"], "kind": StringAttr("output")},
+                properties={"name": save.properties["name"], "kind": glowll.PlaceholderKindAttr(glowll.PlaceholderKind.OUTPUT)},
                 result_types=[_memref(save.input)]))
             self.outputs_of_saves[save] = output
             # The op computing the saved value (seen through reshapes, which are views)
@@ -189,7 +189,7 @@ def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
 
 
 def _lower_mod(lowering: _FunctionLowering, op: glow.ModOp) -> None:
-    kind = "fmod" if op.fmod.value.data else "mod"
+    kind = "fmod" if op.fmod is not None else "mod"
     lowering.instruction(glowll.ElementwiseOp, op.result, op.operands, {"kind": StringAttr(kind)})
 
 
@@ -224,8 +224,7 @@ def _lower_arg_reduce(lowering: _FunctionLowering, op: glow.ArgReduceOp) -> None
     kept = [1 if d == axis else size for d, size in enumerate(glow.shape_of(op.input))]
     dest = _kept_dimensions_buffer(lowering, op.result, kept)
     lowering.add(glowll.ArgReduceOp.create(operands=[dest, lowering.buffer(op.input)],
-                                           properties={"kind": op.kind, "axis": op.axis,
-                                                       "select_last_index": op.select_last_index}))
+                                           properties=_copied(op, "kind", "axis", "select_last_index")))
 
 
 def _lower_concat(lowering: _FunctionLowering, op: glow.ConcatOp) -> None:

@@ -188,7 +188,7 @@ def emit_arg_reduce(b: KernelBuilder, op: glowll.ArgReduceOp, view: ViewOf) -> N
     size = src.shape[axis]
     element = element_of(op.input)
     # Strictly better keeps the first index; better or equal moves to the last one.
-    last = bool(op.select_last_index.value.data)
+    last = op.select_last_index is not None
     predicate = {("max", False): "gt", ("min", False): "lt", ("max", True): "ge", ("min", True): "le"}[op.kind.data, last]
     with b.loops(dest.shape) as indices:
 

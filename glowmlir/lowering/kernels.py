@@ -71,15 +71,14 @@ class Window:
     @staticmethod
     def of_pool(op) -> Window:
         return Window(op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(),
-                      isinstance(op, glowll.MaxPoolOp), bool(getattr(op, "count_include_pad", None)
-                                                              and op.count_include_pad.value.data))
+                      isinstance(op, glowll.MaxPoolOp), getattr(op, "count_include_pad", None) is not None)
 
     @staticmethod
     def of_fused_pool(op: glowll.ConvolutionOp) -> Window | None:
         if op.pool is None:
             return None
         return Window(op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values(),
-                      op.pool.data == "max", bool(op.pool_count_include_pad and op.pool_count_include_pad.value.data))
+                      op.pool.data == "max", op.pool_count_include_pad is not None)
 
 
 def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, filt: View, bias: View, n: Index,
@@ -406,7 +405,7 @@ def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
             b.store(e, dest, [o, loop.index, i])
             loop.next(b.fadd(loop.carried[0], e, REASSOCIATE))
         (total,) = loop.results
-        if op.log is not None and op.log.value.data:
+        if op.log is not None:
             # log softmax: x - max - log(sum)
             shift = b.fadd(largest, math_approx.log(b, total))
             with b.loop(0, size) as a:

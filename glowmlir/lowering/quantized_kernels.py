@@ -421,7 +421,7 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
     """`arm_softmax_s8` over the last axis: exp of the input's distance to the row maximum
     in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128."""
     dest, src = view(op.dest), view(op.input)
-    if op.axis.value.data != len(dest.shape) - 1 or (op.log is not None and op.log.value.data):
+    if op.axis.value.data != len(dest.shape) - 1 or op.log is not None:
         raise GlowError("glowll.softmax: a quantized softmax works on the last axis, without log")
     multiplier, shift, diff_min = softmax_parameters(_type(op.input))
     size = dest.shape[-1]

@@ -168,9 +168,9 @@ class FuseActivationIntoProducer(RewritePattern):
         # Quantized, the producer now requantizes straight to the activation's parameters.
         retype(producer.results[0], op.result.type)
         if isinstance(op, glow.ReluOp):
-            producer.properties["activation"] = StringAttr("relu")
+            producer.properties["activation"] = glow.ActivationAttr(glow.Activation.RELU)
         else:
-            producer.properties["activation"] = StringAttr("clip")
+            producer.properties["activation"] = glow.ActivationAttr(glow.Activation.CLIP)
             producer.properties["clip_min"], producer.properties["clip_max"] = op.min, op.max
         rewriter.replace(op, [], [producer.results[0]])
 
@@ -198,12 +198,13 @@ class FuseConvolutionIntoPool(RewritePattern):
             return
         if op.result.type.element_type != conv.result.type.element_type:
             return  # quantized with different parameters: the pooled rows could not be reused as they are
+        pool_kind = glow.PoolKind.MAX if isinstance(op, glow.MaxPoolOp) else glow.PoolKind.AVG
         fused = glow.ConvolutionOp.create(operands=list(conv.operands), result_types=[op.result.type],
                                           properties=dict(conv.properties) | {
-                                              "pool": StringAttr("max" if isinstance(op, glow.MaxPoolOp) else "avg"),
+                                              "pool": glow.PoolKindAttr(pool_kind),
                                               "pool_kernel": op.kernel, "pool_strides": op.strides,
                                               "pool_pads": op.pads})
-        if isinstance(op, glow.AvgPoolOp):
+        if isinstance(op, glow.AvgPoolOp) and op.count_include_pad is not None:
             fused.properties["pool_count_include_pad"] = op.count_include_pad
         rewriter.replace(op, fused)
         rewriter.erase(conv)

@@ -1,7 +1,7 @@
 """Layout passes on the `glow` dialect: NHWC where a kernel library runs, NCHW elsewhere.
 
 * `glow-convert-to-nhwc{library=cmsis-nn}` — every Convolution/MaxPool/AvgPool the library
-  will take becomes its NHWC form (`layout = "NHWC"`, OHWI filter permuted at compile
+  will take becomes its NHWC form (`layout NHWC`, OHWI filter permuted at compile
   time) between a transpose to NHWC and one back;
 * `glow-sink-transposes` — moves those transposes out of the way until they cancel:
   two inverse transposes vanish, elementwise ops and Concat move below a transpose of
@@ -55,7 +55,7 @@ def _convert(op: Operation) -> None:
         operands[1] = _permuted_constant(op.filter, glow.NCHW_TO_NHWC, op)  # OIHW -> OHWI
     result_type = glow.tensor(glow.to_nhwc(glow.shape_of(op.results[0])), op.results[0].type.element_type)
     converted = type(op).create(operands=operands, result_types=[result_type], attributes=dict(op.attributes),
-                                properties=dict(op.properties) | {"layout": StringAttr("NHWC")})
+                                properties=dict(op.properties) | {"layout": glow.LayoutAttr(glow.Layout.NHWC)})
     back = glow.transpose(converted.results[0], glow.NHWC_TO_NCHW)
     Rewriter.replace_op(op, [converted, back], [back.result])
 

@@ -252,7 +252,7 @@ def _convert_concat(q: _FunctionQuantizer, op: glow.ConcatOp) -> bool:
 def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
     element = q.input_type(op.input)
     last_axis = op.axis.value.data == len(glow.shape_of(op.input)) - 1
-    if element is None or not last_axis or (op.log is not None and op.log.value.data):
+    if element is None or not last_axis or op.log is not None:
         return False
     op.operands[0] = q.as_type(op.input, element, op)
     q.set_result(op, q.element(QuantParams(*SOFTMAX_OUTPUT)))

@@ -6,8 +6,8 @@
 // region ends at the last byte of its topmost buffer (400-byte buffers: 448 + 400 = 848).
 
 glowll.function @net {
-  %y = glowll.placeholder "y" {kind = "output"} : memref<10xf32>
-  %x = glowll.placeholder "x" {kind = "input"} : memref<100xf32>
+  %y = glowll.placeholder output "y" : memref<10xf32>
+  %x = glowll.placeholder input "x" : memref<100xf32>
   %w1 = glowll.weight "w1" {value = dense<1.0> : tensor<3xf32>} : memref<3xf32>
   %w2 = glowll.weight "w2" {value = dense<2.0> : tensor<3xf32>} : memref<3xf32>
   %w3 = glowll.weight "w3" {value = dense<1.0> : tensor<3xf32>} : memref<3xf32>
@@ -21,8 +21,8 @@ glowll.function @net {
 }
 
 // CHECK:      glowll.function @net attributes {constant_size = 128 : i64, mutable_size = 512 : i64, activations_size = 848 : i64, activations_lower_bound = 848 : i64, allocation_strategy = "{{.*}}"}
-// CHECK-NEXT: glowll.placeholder "y" {kind = "output", offset = 448 : i64}
-// CHECK-NEXT: glowll.placeholder "x" {kind = "input", offset = 0 : i64}
+// CHECK-NEXT: glowll.placeholder output "y" {offset = 448 : i64}
+// CHECK-NEXT: glowll.placeholder input "x" {offset = 0 : i64}
 // CHECK-NEXT: glowll.weight "w1" {value = {{.*}}, offset = 0 : i64}
 // CHECK-NEXT: glowll.weight "w2" {value = {{.*}}, offset = 64 : i64}
 // CHECK-NEXT: glowll.weight "w3" {value = {{.*}}, offset = 0 : i64}

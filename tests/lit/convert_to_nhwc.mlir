@@ -17,10 +17,10 @@ glow.function @net {
 
 // CHECK:      %[[T:.*]] = glow.transpose %x {perm = array<i64: 0, 2, 3, 1>}
 // CHECK-NEXT: %[[W:.*]] = glow.constant "w" {value = dense<{{\[\[\[\[}}1], [2]], {{\[\[}}3], [4]]], {{\[\[\[}}5], [6]], {{\[\[}}7], [8]]]]> : tensor<2x2x2x1xi8>} : tensor<2x2x2x1x!quant.uniform<i8:f32, 2.0e-02:0>>
-// CHECK-NEXT: %[[C:.*]] = glow.convolution %[[T]], %[[W]], %b {{{.*}}layout = "NHWC"} : {{.*}} -> tensor<1x3x3x2x!quant.uniform<i8:f32, 5.0e-02:0>>
+// CHECK-NEXT: %[[C:.*]] = glow.convolution %[[T]], %[[W]], %b layout NHWC {{.*}} : {{.*}} -> tensor<1x3x3x2x!quant.uniform<i8:f32, 5.0e-02:0>>
 // CHECK-NEXT: %[[B:.*]] = glow.transpose %[[C]] {perm = array<i64: 0, 3, 1, 2>}
 // CHECK-NEXT: %[[T2:.*]] = glow.transpose %[[B]] {perm = array<i64: 0, 2, 3, 1>}
-// CHECK-NEXT: %[[P:.*]] = glow.max_pool %[[T2]] {{{.*}}layout = "NHWC"}
+// CHECK-NEXT: %[[P:.*]] = glow.max_pool %[[T2]] layout NHWC
 // CHECK-NEXT: %[[B2:.*]] = glow.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>}
 // CHECK-NEXT: glow.relu %[[B2]]
 

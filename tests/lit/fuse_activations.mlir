@@ -15,7 +15,7 @@ glow.function @net {
   glow.save %kept as "z" : tensor<2x3xf32>
 }
 
-// CHECK:      %[[FC:.*]] = glow.fully_connected %{{.*}} {activation = "relu"}
-// CHECK-NEXT: %[[SUM:.*]] = glow.add %[[FC]], %[[FC]] {activation = "clip", clip_min = 0.000000e+00 : f32, clip_max = 6.000000e+00 : f32}
+// CHECK:      %[[FC:.*]] = glow.fully_connected %{{.*}} activation relu :
+// CHECK-NEXT: %[[SUM:.*]] = glow.add %[[FC]], %[[FC]] activation clip {clip_min = 0.000000e+00 : f32, clip_max = 6.000000e+00 : f32}
 // CHECK-NEXT: glow.save %[[SUM]] as "y"
 // CHECK-NEXT: glow.relu %{{.*}} : (tensor<2x3xf32>)

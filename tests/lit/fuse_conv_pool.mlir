@@ -11,6 +11,6 @@ glow.function @net {
   glow.save %p as "y" : tensor<1x20x12x12xf32>
 }
 
-// CHECK:      %[[P:.*]] = glow.convolution %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, pool = "max", pool_kernel = array<i64: 2, 2>, pool_strides = array<i64: 2, 2>, pool_pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x28x28xf32>, tensor<20x1x5x5xf32>, tensor<20xf32>) -> tensor<1x20x12x12xf32>
+// CHECK:      %[[P:.*]] = glow.convolution %x, %w, %b pool max {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, pool_kernel = array<i64: 2, 2>, pool_strides = array<i64: 2, 2>, pool_pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x28x28xf32>, tensor<20x1x5x5xf32>, tensor<20xf32>) -> tensor<1x20x12x12xf32>
 // CHECK-NOT:  glow.max_pool
 // CHECK:      glow.save %[[P]] as "y"

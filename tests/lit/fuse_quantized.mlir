@@ -16,7 +16,7 @@ glow.function @net {
   glow.save %a as "z" : tensor<1x2x2x2x!quant.uniform<i8:f32, 6.0e-02:0>>
 }
 
-// CHECK:      %[[P:.*]] = glow.convolution %x, %w, %b {{{.*}}activation = "relu", pool = "max"{{.*}}} : {{.*}} -> tensor<1x2x2x2x!quant.uniform<i8:f32, 4.0e-02:-128>>
+// CHECK:      %[[P:.*]] = glow.convolution %x, %w, %b activation relu pool max {{.*}} : {{.*}} -> tensor<1x2x2x2x!quant.uniform<i8:f32, 4.0e-02:-128>>
 // CHECK-NEXT: glow.save %[[P]] as "y"
 // CHECK-NEXT: %c2 = glow.convolution
 // CHECK-NEXT: %a = glow.avg_pool %c2

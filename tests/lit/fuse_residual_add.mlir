@@ -10,13 +10,13 @@ glow.function @net {
   %b = glow.constant "b" elided : tensor<4xf32>
   %r = glow.relu %x : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
   %c = glow.convolution %r, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
-  %s = glow.add %c, %r {activation = "relu"} : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %s = glow.add %c, %r activation relu : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
   %t = glow.tanh %s : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
   glow.save %t as "y" : tensor<1x4x6x6xf32>
 }
 
 // CHECK:      %[[R:.*]] = glow.relu %x
-// CHECK-NEXT: %[[S:.*]] = glow.convolution %[[R]], %w, %b residual %[[R]] {{.*}}activation = "relu"{{.*}} : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+// CHECK-NEXT: %[[S:.*]] = glow.convolution %[[R]], %w, %b residual %[[R]] activation relu {{.*}} : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
 // CHECK-NOT:  glow.add
 // CHECK-NEXT: glow.tanh %[[S]]
 

@@ -3,8 +3,8 @@
 // its views: %a lives until its reshaped view %v is read.
 
 glowll.function @net {
-  %x = glowll.placeholder "x" {kind = "input"} : memref<2x8xf32>
-  %y = glowll.placeholder "y" {kind = "output"} : memref<16xf32>
+  %x = glowll.placeholder input "x" : memref<2x8xf32>
+  %y = glowll.placeholder output "y" : memref<16xf32>
   %a = glowll.alloc : memref<2x8xf32>
   %b = glowll.alloc : memref<2x8xf32>
   %v = glowll.tensorview %a {offset = 0 : i64} : memref<2x8xf32> -> memref<16xf32>

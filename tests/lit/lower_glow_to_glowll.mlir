@@ -7,17 +7,17 @@ glow.function @net {
   %x = glow.placeholder "x" : tensor<1x8xf32>
   %w = glow.constant "w" {value = dense<1.0> : tensor<8x4xf32>} : tensor<8x4xf32>
   %b = glow.constant "b" {value = dense<0.5> : tensor<4xf32>} : tensor<4xf32>
-  %fc = glow.fully_connected %x, %w, %b {activation = "relu"} : (tensor<1x8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+  %fc = glow.fully_connected %x, %w, %b activation relu : (tensor<1x8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
   %s = glow.softmax %fc {axis = 1 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
   glow.save %s as "y" : tensor<1x4xf32>
 }
 
 // CHECK:      glowll.function @net {
-// CHECK-NEXT:   %[[X:.*]] = glowll.placeholder "x" {kind = "input"} : memref<1x8xf32>
-// CHECK-NEXT:   %[[Y:.*]] = glowll.placeholder "y" {kind = "output"} : memref<1x4xf32>
+// CHECK-NEXT:   %[[X:.*]] = glowll.placeholder input "x" : memref<1x8xf32>
+// CHECK-NEXT:   %[[Y:.*]] = glowll.placeholder output "y" : memref<1x4xf32>
 // CHECK-NEXT:   %[[W:.*]] = glowll.weight "w_transposed" elided : memref<4x8xf32>
 // CHECK-NEXT:   %[[A:.*]] = glowll.alloc : memref<1x4xf32>
 // CHECK-NEXT:   %[[B:.*]] = glowll.weight "b" {value = dense<5.000000e-01> : tensor<4xf32>} : memref<4xf32>
-// CHECK-NEXT:   glowll.fully_connected %[[A]], %[[X]], %[[W]], %[[B]] {activation = "relu"}
+// CHECK-NEXT:   glowll.fully_connected %[[A]], %[[X]], %[[W]], %[[B]] activation relu
 // CHECK-NEXT:   glowll.softmax %[[Y]], %[[A]] {axis = 1 : i64}
 // CHECK-NEXT: }

@@ -4,8 +4,8 @@
 // instruction with noalias pointers to its buffers (region base + offset).
 
 glowll.function @net attributes {constant_size = 64 : i64, mutable_size = 128 : i64, activations_size = 64 : i64} {
-  %x = glowll.placeholder "x" {kind = "input", offset = 0 : i64} : memref<4xf32>
-  %y = glowll.placeholder "y" {kind = "output", offset = 64 : i64} : memref<4xf32>
+  %x = glowll.placeholder input "x" {offset = 0 : i64} : memref<4xf32>
+  %y = glowll.placeholder output "y" {offset = 64 : i64} : memref<4xf32>
   %w = glowll.weight "w" {value = dense<2.0> : tensor<4xf32>, offset = 0 : i64} : memref<4xf32>
   %a = glowll.alloc {offset = 0 : i64} : memref<4xf32>
   glowll.elementwise %a, %x, %w {kind = "mul"} : memref<4xf32>, memref<4xf32>, memref<4xf32>

@@ -10,11 +10,11 @@ glow.function @net {
   %x = glow.placeholder "x" : tensor<2x3xf32>
   %n = glow.placeholder "n" : tensor<2x3xui8>
   %i = glow.placeholder "i" : tensor<4xi64>
-  %c = glow.compare %x, %x {predicate = "gt"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %c = glow.compare gt %x, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
   %q = glow.convert %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
   %f = glow.convert %n : (tensor<2x3xui8>) -> tensor<2x3xf32>
   %s = glow.select %c, %x, %f : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  %a = glow.arg_reduce %s {kind = "max", axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2xi64>
+  %a = glow.arg_reduce max %s {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2xi64>
   %g = glow.gather %s, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<2x4xf32>
   glow.save %q as "q" : tensor<2x3xi32>
   glow.save %a as "a" : tensor<2xi64>
@@ -22,13 +22,13 @@ glow.function @net {
 }
 
 // CHECK:      %[[C:.*]] = glowll.alloc : memref<2x3xi1>
-// CHECK-NEXT: glowll.elementwise %[[C]], %[[X:.*]], %[[X]] {kind = "compare", predicate = "gt"} : memref<2x3xi1>, memref<2x3xf32>, memref<2x3xf32>
+// CHECK-NEXT: glowll.elementwise %[[C]], %[[X:.*]], %[[X]] predicate gt {kind = "compare"} : memref<2x3xi1>, memref<2x3xf32>, memref<2x3xf32>
 // CHECK-NEXT: glowll.elementwise %[[Q:.*]], %[[X]] {kind = "convert"} : memref<2x3xi32>, memref<2x3xf32>
 // CHECK:      glowll.elementwise %[[F:.*]], %[[N:.*]] {kind = "convert"} : memref<2x3xf32>, memref<2x3xui8>
 // CHECK:      glowll.elementwise %[[S:.*]], %[[C]], %[[X]], %[[F]] {kind = "select"} : memref<2x3xf32>, memref<2x3xi1>, memref<2x3xf32>, memref<2x3xf32>
 // CHECK:      %[[A:.*]] = glowll.alloc : memref<2x1xi64>
 // CHECK-NEXT: %{{.*}} = glowll.tensorview %[[A]]
-// CHECK-NEXT: glowll.arg_reduce %[[A]], %[[S]] {kind = "max", axis = 1 : i64, select_last_index = 0 : i64} : memref<2x1xi64>, memref<2x3xf32>
+// CHECK-NEXT: glowll.arg_reduce max %[[A]], %[[S]] {axis = 1 : i64} : memref<2x1xi64>, memref<2x3xf32>
 // CHECK-NEXT: glowll.gather %{{.*}}, %[[S]], %{{.*}} {axis = 1 : i64} : memref<2x4xf32>, memref<2x3xf32>, memref<4xi64>
 
 // LLVM-DAG: llvm.fptosi %{{.*}} : f32 to i32

@@ -6,12 +6,12 @@
 // says why.
 
 glowll.function @net {
-  %x = glowll.placeholder "x" {kind = "input"} : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
-  %y = glowll.placeholder "y" {kind = "output"} : memref<1x2x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %x = glowll.placeholder input "x" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x!quant.uniform<i8:f32, 3.90625e-03:-128>>
   %w = glowll.weight "w" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b = glowll.weight "b" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %h = glowll.alloc : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>
-  glowll.fully_connected %h, %x, %w, %b {activation = "relu"} : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.fully_connected %h, %x, %w, %b activation relu : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %wa = glowll.weight "wa" {value = dense<[[1, 2], [3, 4]]> : tensor<2x2xi8>} : memref<2x2x!quant.uniform<i8:f32, 1.0e-02:7>>
   %ba = glowll.weight "ba" {value = dense<[0, 0]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 1.0e-03:0>>
   %h2 = glowll.alloc : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>

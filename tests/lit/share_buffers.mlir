@@ -3,8 +3,8 @@
 // elementwise op whose source dies there overwrites it instead of taking a new buffer.
 
 glowll.function @net {
-  %x = glowll.placeholder "x" {kind = "input"} : memref<1x2x4xf32>
-  %y = glowll.placeholder "y" {kind = "output"} : memref<1x5x4xf32>
+  %x = glowll.placeholder input "x" : memref<1x2x4xf32>
+  %y = glowll.placeholder output "y" : memref<1x5x4xf32>
   %a = glowll.alloc : memref<1x2x4xf32>
   glowll.elementwise %a, %x {kind = "relu"} : memref<1x2x4xf32>, memref<1x2x4xf32>
   %b = glowll.alloc : memref<1x3x4xf32>
@@ -15,8 +15,8 @@ glowll.function @net {
   glowll.insert_tensor %y, %c {offsets = array<i64: 0, 2, 0>} : memref<1x5x4xf32>, memref<1x3x4xf32>
 }
 
-// CHECK:      %x = glowll.placeholder "x"
-// CHECK-NEXT: %y = glowll.placeholder "y"
+// CHECK:      %x = glowll.placeholder input "x"
+// CHECK-NEXT: %y = glowll.placeholder output "y"
 // CHECK-NEXT: %[[C:.*]] = glowll.tensorview %y {offset = 8 : i64} : memref<1x5x4xf32> -> memref<1x3x4xf32>
 // CHECK-NEXT: %[[A:.*]] = glowll.tensorview %y {offset = 0 : i64} : memref<1x5x4xf32> -> memref<1x2x4xf32>
 // CHECK-NEXT: glowll.elementwise %[[A]], %x {kind = "relu"}

@@ -6,8 +6,8 @@
 // this block").
 
 glowll.function @net {
-  %x = glowll.placeholder "x" {kind = "input"} : memref<1x1x1x1xf32>
-  %y = glowll.placeholder "y" {kind = "output"} : memref<1x1x1x2xf32>
+  %x = glowll.placeholder input "x" : memref<1x1x1x1xf32>
+  %y = glowll.placeholder output "y" : memref<1x1x1x2xf32>
   %e = glowll.alloc : memref<1x1x1x1xf32>
   glowll.extract_tensor %e, %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : memref<1x1x1x1xf32>, memref<1x1x1x1xf32>
   %p = glowll.alloc : memref<1x1x1x2xf32>
@@ -16,8 +16,8 @@ glowll.function @net {
   glowll.elementwise %y, %p {kind = "relu"} : memref<1x1x1x2xf32>, memref<1x1x1x2xf32>
 }
 
-// CHECK:      %x = glowll.placeholder "x"
-// CHECK-NEXT: %y = glowll.placeholder "y"
+// CHECK:      %x = glowll.placeholder input "x"
+// CHECK-NEXT: %y = glowll.placeholder output "y"
 // CHECK-NEXT: %[[E:.*]] = glowll.tensorview %y {offset = 1 : i64} : memref<1x1x1x2xf32> -> memref<1x1x1x1xf32>
 // CHECK-NEXT: glowll.extract_tensor %[[E]], %x
 // CHECK-NEXT: glowll.insert_tensor %y, %x {offsets = array<i64: 0, 0, 0, 0>}

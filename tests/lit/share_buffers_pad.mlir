@@ -3,8 +3,8 @@
 // must not write into the output in place, or the fill would overwrite it. The insert stays.
 
 glowll.function @net {
-  %x = glowll.placeholder "x" {kind = "input"} : memref<1x2x4xf32>
-  %y = glowll.placeholder "y" {kind = "output"} : memref<1x4x4xf32>
+  %x = glowll.placeholder input "x" : memref<1x2x4xf32>
+  %y = glowll.placeholder output "y" : memref<1x4x4xf32>
   %a = glowll.alloc : memref<1x2x4xf32>
   glowll.elementwise %a, %x {kind = "relu"} : memref<1x2x4xf32>, memref<1x2x4xf32>
   glowll.elementwise %y {kind = "splat", value = 0.0 : f32} : memref<1x4x4xf32>

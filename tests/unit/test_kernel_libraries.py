@@ -93,7 +93,7 @@ def test_lenet_unfused_runs_nhwc_with_no_transpose_left(lenet_profile):
     callees = [detail for _, kind, detail in library.library_calls if kind == "library"]
     assert callees == ["arm_convolve_wrapper_s8", "arm_max_pool_s8"] * 2 + ["arm_fully_connected_s8"] * 2 + \
         ["arm_softmax_s8"]
-    assert "glow.transpose" not in library.ir["glow"] and library.ir["glow"].count('layout = "NHWC"') == 4
+    assert "glow.transpose" not in library.ir["glow"] and library.ir["glow"].count('layout NHWC') == 4
     # conv2's im2col: 2 * align4(5 * 5 * 20) int16 = 2,000 bytes, planned in the activations
     assert library.layout.library_scratch == 2_000
     assert library.layout.activations_size >= library.layout.activations_lower_bound >= 2_000

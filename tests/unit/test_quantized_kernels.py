@@ -148,28 +148,29 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
     if group != 1:
         attributes.append(f"group = {group} : i64")
-    clip = {}
+    clip, keywords = {}, ""
     if activation == "relu":
-        attributes.append('activation = "relu"')
+        keywords += " activation relu"
     elif activation == "clip":
         std = float(np.std(reals))
         clip = {"clip_min": float(exact(-0.6 * std)), "clip_max": float(exact(0.9 * std))}
-        attributes.append(f'activation = "clip", clip_min = {exact(clip["clip_min"])} : f32, '
-                          f'clip_max = {exact(clip["clip_max"])} : f32')
+        keywords += " activation clip"
+        attributes.append(f'clip_min = {exact(clip["clip_min"])} : f32, clip_max = {exact(clip["clip_max"])} : f32')
     expected = ref.conv2d(x, w, bias, x_type, w_scales, w_offsets, out_type, strides, pads, dilations, group,
                           activation, pool=pool, **clip)
     if pool is not None:
-        attributes.append(f'pool = "{pool["kind"]}", pool_kernel = {ints(pool["kernel"])}, '
+        keywords += f' pool {pool["kind"]}'
+        attributes.append(f'pool_kernel = {ints(pool["kernel"])}, '
                           f'pool_strides = {ints(pool["strides"])}, pool_pads = {ints(pool["pads"])}')
         if pool.get("count_include_pad"):
-            attributes.append("pool_count_include_pad = 1 : i64")
+            attributes.append("pool_count_include_pad")
     x_t, w_t, b_t = tensor(x_shape, q8(*x_type)), tensor(w_shape, w_element), tensor((out_c,), b_element)
     y_t = tensor(expected.shape, q8(*out_type))
     body = f"""
   %x = glow.placeholder "x" : {x_t}
   %w = glow.constant "w" elided : {w_t}
   %b = glow.constant "b" elided : {b_t}
-  %y = glow.convolution %x, %w, %b {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  %y = glow.convolution %x, %w, %b{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
     actual = run(body, {"x": x}, {"w": w, "b": bias})["y"]
     assert actual.dtype == np.int8 and actual.shape == expected.shape
@@ -246,7 +247,7 @@ def test_pool(kind, shape, kernel, strides, pads, count_include_pad, x_offset):
         expected = ref.avg_pool(x, kernel, strides, pads, count_include_pad, x_offset)
     attributes = f"kernel = {ints(kernel)}, strides = {ints(strides)}, pads = {ints(pads)}"
     if count_include_pad:
-        attributes += ", count_include_pad = 1 : i64"
+        attributes += ", count_include_pad"
     x_t, y_t = tensor(shape, element), tensor(expected.shape, element)
     body = f"""
   %x = glow.placeholder "x" : {x_t}
@@ -327,11 +328,11 @@ def check_binary(op: str, a_shape, b_shape, seed: int, activation: str | None = 
     out_type = (spread_scale(reals), offset(rng))
     clip, attributes = {}, ""
     if activation == "relu":
-        attributes = ' {activation = "relu"}'
+        attributes = ' activation relu'
     elif activation == "clip":
         std = float(np.std(reals))
         clip = {"clip_min": float(exact(-0.7 * std)), "clip_max": float(exact(0.5 * std))}
-        attributes = (f' {{activation = "clip", clip_min = {exact(clip["clip_min"])} : f32, '
+        attributes = (f' activation clip {{clip_min = {exact(clip["clip_min"])} : f32, '
                       f'clip_max = {exact(clip["clip_max"])} : f32}}')
     if op == "add":
         expected = ref.add(a, b, a_type, b_type, out_type, activation, **clip)
@@ -606,7 +607,7 @@ def test_quantized_kernels_have_no_floating_point():
   %x = glow.placeholder "x" : {tensor((1, 3, 8, 8), x_e)}
   %w = glow.constant "w" elided : {tensor((4, 3, 3, 3), w_e)}
   %b = glow.constant "b" elided : {tensor((4,), b_e)}
-  %c = glow.convolution %x, %w, %b {{strides = {ints((1, 1))}, pads = {ints((1, 1, 1, 1))}, dilations = {ints((1, 1))}, activation = "relu", pool = "max", pool_kernel = {ints((2, 2))}, pool_strides = {ints((2, 2))}, pool_pads = {ints((0, 0, 0, 0))}}} : ({tensor((1, 3, 8, 8), x_e)}, {tensor((4, 3, 3, 3), w_e)}, {tensor((4,), b_e)}) -> {tensor((1, 4, 4, 4), c_e)}
+  %c = glow.convolution %x, %w, %b activation relu pool max {{strides = {ints((1, 1))}, pads = {ints((1, 1, 1, 1))}, dilations = {ints((1, 1))}, pool_kernel = {ints((2, 2))}, pool_strides = {ints((2, 2))}, pool_pads = {ints((0, 0, 0, 0))}}} : ({tensor((1, 3, 8, 8), x_e)}, {tensor((4, 3, 3, 3), w_e)}, {tensor((4,), b_e)}) -> {tensor((1, 4, 4, 4), c_e)}
   %p = glow.avg_pool %c {{kernel = {ints((2, 2))}, strides = {ints((2, 2))}, pads = {ints((0, 0, 0, 0))}}} : ({tensor((1, 4, 4, 4), c_e)}) -> {tensor((1, 4, 2, 2), c_e)}
   %r = glow.reshape %p : ({tensor((1, 4, 2, 2), c_e)}) -> {tensor((1, 16), c_e)}
   %fw = glow.constant "fw" elided : {tensor((16, 10), fw_e)}
