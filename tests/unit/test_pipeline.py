@@ -14,7 +14,7 @@ from xdsl.dialects.llvm import LLVM
 from xdsl.parser import Parser
 
 import glowmlir
-from glowmlir.compiler import Bundle, CompileOptions, QuantizationOptions, glowll_pipeline, graph_pipeline
+from glowmlir.compiler import Bundle, CompileOptions, QuantizationOptions
 from glowmlir.bundle import BundleLayout
 from glowmlir.dialects import glowll
 from glowmlir.dialects.glow import Glow
@@ -26,6 +26,7 @@ from glowmlir.dialects.weights import printing_all_weights
 from glowmlir.importers.onnx import import_onnx
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
 from glowmlir.lowering.llvm_to_object import compile_to_object
+from glowmlir.pipeline import default_pipeline
 from glowmlir.reference import run_function
 from tests.support.models import LENET, onnxruntime_outputs, random_inputs
 
@@ -45,7 +46,7 @@ def test_every_stage_prints_and_parses_back():
     expected = onnxruntime_outputs(onnx.load(LENET), inputs)["softmax"]
     # the reference interpreter on the imported graph agrees with onnxruntime
     np.testing.assert_allclose(run_function(module.body.block.first_op, inputs)["softmax"], expected, atol=1e-6)
-    bundle = _compile_reparsing_every_stage(module, graph_pipeline())
+    bundle = _compile_reparsing_every_stage(module, default_pipeline().passes)
     np.testing.assert_allclose(bundle.run(inputs)["softmax"], expected, atol=1e-6)
 
 
@@ -58,14 +59,14 @@ def test_every_quantized_stage_prints_and_parses_back(tmp_path):
         pass
     write_profile(str(tmp_path / "lenet.yaml"), profiler.profile)
     quantization = QuantizationOptions(str(tmp_path / "lenet.yaml"), channelwise=True)
-    bundle = _compile_reparsing_every_stage(import_onnx(LENET), graph_pipeline(quantization=quantization))
+    bundle = _compile_reparsing_every_stage(import_onnx(LENET), default_pipeline(quantization=quantization).passes)
     expected = glowmlir.compile(LENET, quantization=quantization).run(inputs)["softmax"]
     np.testing.assert_array_equal(bundle.run(inputs)["softmax"], expected)
 
 
-def _compile_reparsing_every_stage(module, graph_passes) -> Bundle:
+def _compile_reparsing_every_stage(module, passes) -> Bundle:
     layout = None
-    for compiler_pass in [*graph_passes, *glowll_pipeline(), LowerGlowLLToLLVM()]:
+    for compiler_pass in passes:
         if isinstance(compiler_pass, LowerGlowLLToLLVM):
             layout = BundleLayout.of(next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp)))
         compiler_pass.apply(Context(), module)
@@ -93,7 +94,7 @@ def test_graph_passes_keep_the_numbers_of_a_batchnorm_network():
         module = import_onnx(path)
     inputs = random_inputs(model)
     before = run_function(module.body.block.first_op, inputs)["y"]
-    for compiler_pass in graph_pipeline():
+    for compiler_pass in default_pipeline().glow:
         compiler_pass.apply(Context(), module)
     ops = [op.name for op in module.body.block.first_op.body.block.ops]
     assert "glow.batch_normalization" not in ops and "glow.relu" not in ops
