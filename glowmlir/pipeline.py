@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import ArgSpec
 
 from glowmlir.errors import GlowError
 
@@ -106,9 +107,14 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
 
 
 def pipeline_spec(passes: Sequence[ModulePass]) -> str:
-    """Passes as xDSL's textual pipeline, `name{option=value ...},...` (options at their
-    defaults left out), which `glow-opt -p` parses back into the same passes."""
-    return ",".join(str(compiler_pass.pipeline_pass_spec()) for compiler_pass in passes)
+    """Passes as xDSL's textual pipeline, `name{option-name=value ...},...` (options at their
+    defaults left out; dashes in option names, as MLIR spells them), which `glow-opt -p`
+    parses back into the same passes."""
+    def text(compiler_pass: ModulePass) -> str:
+        spec = compiler_pass.pipeline_pass_spec()
+        return str(ArgSpec(spec.name, {name.replace("_", "-"): value for name, value in spec.parameters.items()}))
+
+    return ",".join(text(compiler_pass) for compiler_pass in passes)
 
 
 def run_passes(module: ModuleOp, passes: Sequence[ModulePass], after_pass: AfterPass | None = None) -> None:
@@ -138,6 +144,6 @@ def ir_dumper(selection: str, pipeline: CompilePipeline, stream: TextIO | None =
 
     def dump(compiler_pass: ModulePass, module: ModuleOp) -> None:
         if compiler_pass.name in wanted:
-            print(f"{ir_dump_header(compiler_pass)}\n{module}\n", file=stream or sys.stderr)
+            print(f"{ir_dump_header(compiler_pass)}\n{module!s}\n", file=stream or sys.stderr)
 
     return dump
