@@ -78,8 +78,9 @@ def compile_command(
     dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG", help="write the optimized graph as DOT")] = None,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
-    dump_ir_after: Annotated[Optional[str], typer.Option("--dump-ir-after", help="print the IR after these passes "
-                                                         "(all, or names: glow-fuse-activations,...) on stderr")] = None,
+    dump_ir_after: Annotated[Optional[str], typer.Option(
+        "--dump-ir-after", help="print the IR after these passes on stderr (all, or names such as "
+                                "glow-fuse-activations,glowll-allocate-memory)")] = None,
     print_pipeline: Annotated[bool, typer.Option("--print-pipeline", help="print the passes as a glow-opt -p "
                                                  "string, compile nothing")] = False,
     reuse_activation_memory_allocations: Annotated[str, typer.Option(

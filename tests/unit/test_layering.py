@@ -63,3 +63,23 @@ def test_the_check_sees_every_import_form(tmp_path, monkeypatch):
     assert [v.split(" imports ")[1] for v in violations("transforms")] == [
         "glowmlir.lowering.kernels", "glowmlir.lowering.glowll_to_llvm", "glowmlir.lowering",
         "glowmlir.lowering.kernels.KERNELS"]
+
+
+def test_every_rewrite_pattern_is_typed():
+    """Each pattern under transforms matches by op type (`@op_type_rewrite_pattern`, whose
+    wrapper is named `impl`), so the walker skips other ops before any pattern code runs."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from xdsl.pattern_rewriter import RewritePattern
+
+    import glowmlir.transforms
+
+    patterns = []
+    for info in pkgutil.iter_modules(glowmlir.transforms.__path__):
+        module = importlib.import_module(f"glowmlir.transforms.{info.name}")
+        patterns += [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+                     if issubclass(cls, RewritePattern) and cls.__module__ == module.__name__]
+    assert len(patterns) >= 17
+    assert [p.__name__ for p in patterns if p.match_and_rewrite.__name__ != "impl"] == []
