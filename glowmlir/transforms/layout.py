@@ -34,7 +34,8 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.transforms.constants import typed_constant
 
 
-def _permuted_constant(value: SSAValue, perm: tuple[int, ...], before: Operation, rewriter: PatternRewriter) -> SSAValue:
+def _permuted_constant(value: SSAValue, perm: tuple[int, ...], before: Operation,
+                       rewriter: PatternRewriter) -> SSAValue:
     """A new constant holding `value`'s data transposed by `perm`, same element type."""
     source = value.owner
     data = np.ascontiguousarray(np.transpose(array_from_dense(source.value), perm))
