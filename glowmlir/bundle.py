@@ -16,12 +16,11 @@ import numpy as np
 from llvmlite import ir
 
 from glowmlir.dialects import glowll
+from glowmlir.dialects.memory import ALIGNMENT, SCRATCH_ATTRIBUTE
 from glowmlir.dialects.quant import UniformQuantizedType
-from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
 from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.names import is_reserved_c_name, legalize_name
-from glowmlir.transforms.allocate_memory import ALIGNMENT
 
 # ----------------------------------------------------------------------------- layout
 

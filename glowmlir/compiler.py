@@ -21,9 +21,7 @@ from functools import cached_property
 
 import numpy as np
 from llvmlite import binding as llvm
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
 
 from glowmlir import bundle as bundle_files
 from glowmlir.dialects import glowll
@@ -32,33 +30,13 @@ from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
-from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
-from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
 from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
-from glowmlir.transforms import graph_passes
-from glowmlir.transforms.allocate_memory import AllocateMemory
+from glowmlir.pipeline import AfterPass, CompilePipeline, default_pipeline, run_passes
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
-from glowmlir.transforms.share_buffers import ShareBuffers
 
 
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
-
-
-def graph_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
-                   kernel_library: str | None = None) -> list[ModulePass]:
-    """The `glow` graph optimizations, in order."""
-    return graph_passes(memory_fusion, quantization.passes() if quantization else (), kernel_library)
-
-
-def glowll_pipeline(reuse_activations: bool = True, kernel_library: str | None = None,
-                    pointer_width: int = 64) -> list[ModulePass]:
-    """From the optimized graph to an allocated `glowll.function`; with a kernel library,
-    the instructions it implements become calls into it."""
-    from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
-
-    selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
-    return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
 @dataclass
@@ -107,6 +85,14 @@ class CompileOptions:
 
     def import_options(self) -> ImportOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs)
+
+    def pipeline(self) -> CompilePipeline:
+        """The passes these options compile with (`glow-compile -print-pipeline` prints them)."""
+        quantization = self.quantization
+        if quantization is not None and self.kernel_library is not None:
+            quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
+        return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
+                                self.target.pointer_width)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
@@ -231,38 +217,32 @@ class Bundle:
         return self.runner.run(arrays)
 
 
-def run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
-    PassPipeline(tuple(passes)).apply(Context(), module)
-
-
 def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,
-                   timings: dict[str, float] | None = None) -> Bundle:
-    """Compiles a module holding one `glow.function` into a bundle."""
+                   timings: dict[str, float] | None = None, after_pass: AfterPass | None = None) -> Bundle:
+    """Compiles a module holding one `glow.function` into a bundle; `after_pass` is called
+    after each pass (see `glowmlir.pipeline.ir_dumper`)."""
     ir_log = {} if ir_log is None else ir_log
     timings = {} if timings is None else timings
+    pipeline = options.pipeline()
 
-    def stage(label: str, passes: Sequence[ModulePass], keep_ir: bool = True) -> None:
+    def stage(label: str, keep_ir: bool = True) -> None:
         start = time.perf_counter()
-        run_passes(module, passes)
+        run_passes(module, getattr(pipeline, label), after_pass)
         if keep_ir:  # the llvm-dialect stage is large: LLVM's own verifier checks it later
             module.verify()
             ir_log[label] = str(module)
         timings[label] = time.perf_counter() - start
 
-    quantization = options.quantization
-    if quantization is not None and options.kernel_library is not None:
-        quantization = dataclasses.replace(quantization, symmetric_weights=True)
-    stage("glow", graph_pipeline(options.memory_fusion, quantization, options.kernel_library))
+    stage("glow")
     if options.kernel_library is not None and not any(is_quantized(r.type) for op in module.walk() for r in op.results):
         raise GlowError(f"{KERNEL_LIBRARY_OPTIONS[options.kernel_library]} needs a quantized model (-load-profile, or "
                         f"an int8 TFLite model): the library's functions are int8")
     graph = graph_dot(module)
-    pointer_width = options.target.pointer_width
-    stage("glowll", glowll_pipeline(options.reuse_activations, options.kernel_library, pointer_width))
+    stage("glowll")
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
     library_calls = library_report(function)
-    stage("llvm", [LowerGlowLLToLLVM(pointer_width)], keep_ir=False)
+    stage("llvm", keep_ir=False)
     start = time.perf_counter()
     extend = functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic" else None
     if options.target.emits_llvm_ir:  # HiFi4: IR and bitcode for Cadence's toolchain, no object

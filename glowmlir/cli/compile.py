@@ -4,12 +4,16 @@
     glow-compile --model lenet_mnist.onnx --emit-bundle build --network-name lenet
 
 Glow's single-dash `-option=value` spelling is accepted as well as `--option value`.
+`-print-pipeline` prints the passes as the `glow-opt -p` string that runs them;
+`-dump-ir-after=all` (or `=PASS,...`) prints the IR after each pass on stderr, as MLIR's
+`-mlir-print-ir-after-all` does.
 Errors are one line on stderr with exit status 2, and leave no bundle files behind.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
@@ -64,7 +68,7 @@ def _calibration(value: str) -> str:
 def compile_command(
     model: Annotated[list[str], typer.Option("--model", "-m", help="ONNX (.onnx, .onnxtxt) or TFLite (.tflite) file, "
                                              "or Caffe2 directory (or net and weights: -model twice)")],
-    emit_bundle: Annotated[str, typer.Option("--emit-bundle", help="output directory of the bundle")],
+    emit_bundle: Annotated[Optional[str], typer.Option("--emit-bundle", help="output directory of the bundle")] = None,
     backend: Annotated[str, typer.Option("--backend", help="CPU (LLVM bundles)")] = "CPU",
     network_name: Annotated[Optional[str], typer.Option("--network-name", help="bundle name (default: model file name)")] = None,
     model_input: Annotated[Optional[list[str]], typer.Option("--model-input", "--model-input-name",
@@ -74,6 +78,11 @@ def compile_command(
     dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG", help="write the optimized graph as DOT")] = None,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
+    dump_ir_after: Annotated[Optional[str], typer.Option(
+        "--dump-ir-after", help="print the IR after these passes on stderr (all, or names such as "
+                                "glow-fuse-activations,glowll-allocate-memory)")] = None,
+    print_pipeline: Annotated[bool, typer.Option("--print-pipeline", help="print the passes as a glow-opt -p "
+                                                 "string, compile nothing")] = False,
     reuse_activation_memory_allocations: Annotated[str, typer.Option(
         "--reuse-activation-memory-allocations", help="true (default) or false")] = "true",
     memory_report: Annotated[Optional[str], typer.Option("--memory-report", help="write the memory report as JSON")] = None,
@@ -116,6 +125,7 @@ def compile_command(
     from glowmlir import compiler
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
+    from glowmlir.pipeline import ir_dumper
 
     if backend != "CPU":
         raise GlowError(f"-backend=\"{backend}\": only CPU bundles are supported")
@@ -159,12 +169,23 @@ def compile_command(
     flash = parse_size("flash-size", flash_size) if flash_size is not None else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
+    compile_options = compiler.CompileOptions(**options)
+    pipeline = compile_options.pipeline()
+    if print_pipeline:
+        print(pipeline.spec())
+        return
+    after_pass = ir_dumper(dump_ir_after, pipeline) if dump_ir_after is not None else None
+    if emit_bundle is None:
+        raise GlowError("Missing option '-emit-bundle' (the bundle's output directory)")
     file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag}
     StagedFiles.check(emit_bundle, "-emit-bundle", directory=True)  # before the work, not after it
     for option, path in file_options.items():
         if path is not None:
             StagedFiles.check(path, option)
-    bundle = compiler.compile(model, **options)
+    start = time.perf_counter()
+    module = compiler.import_network(model, compile_options)
+    bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start},
+                                     after_pass=after_pass)
     report = make_report(bundle, board, ram, flash)
     console = Console()
     if require_fit and not report.weights_in_flash.fits:

@@ -367,6 +367,10 @@ class FusedActivationMixin:
             raise VerifyException(f"{self.name}: a clip activation needs clip_min and clip_max")
 
 
+POOL_PROPERTIES = ("pool", "pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
+"""The properties of a pool window fused into a convolution (`glow-fuse-conv-pool`)."""
+
+
 @irdl_op_definition
 class ConvolutionOp(GlowOp, FusedActivationMixin):
     """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O].

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, FixedBitwidthType, FloatData, IntAttr, IntegerType, Signedness, i8, i16, i32
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -156,11 +156,10 @@ def storage_type(element_type: Attribute) -> Attribute:
     return element_type
 
 
-def retype(value: SSAValue, new_type: Attribute) -> None:
-    """Gives an SSA value a new type in place (xDSL 0.74's `SSAValue.type` has no setter;
-    its users' verifiers run on the next `verify`)."""
-    value._type = new_type
-
+def is_quantized_instruction(op: Operation) -> bool:
+    """Whether an instruction reads or writes a quantized buffer (the kernel libraries and the
+    quantized kernels take exactly these)."""
+    return any(is_quantized(v.type) for v in op.operands)
 
 
 Quant = Dialect("quant", [], [UniformQuantizedType])

@@ -29,10 +29,11 @@ import numpy as np
 import tflite
 from xdsl.dialects.builtin import Attribute, IntegerAttr, ModuleOp, StringAttr, UnitAttr, f32, i8, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, retype
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import check_input_shape, verified, verify_imported
@@ -242,7 +243,7 @@ class TFLiteImporter:
         data = info.data if info.quantized else info.data.astype(np.float32)
         op = glow.ConstantOp(self.names(info.name), dense_from_array(data))
         if info.quantized:
-            retype(op.result, glow.tensor(data.shape, info.element))
+            Rewriter.replace_value_with_new_type(op.result, glow.tensor(data.shape, info.element))
         return self.add(op)
 
     def input(self, position: int) -> SSAValue:
@@ -470,7 +471,8 @@ def _layout_preserving(importer: TFLiteImporter, value: SSAValue, op: Operation)
     """Adds an elementwise op of `value`; it runs on the NCHW form when `value` has one."""
     if importer.has_nchw(value):
         nchw = importer.nchw(value)
-        retype(op.results[0], glow.tensor(glow.shape_of(nchw), op.results[0].type.element_type))
+        nchw_type = glow.tensor(glow.shape_of(nchw), op.results[0].type.element_type)
+        Rewriter.replace_value_with_new_type(op.results[0], nchw_type)
         op.operands[0] = nchw
         return importer.from_nchw(importer.add(op))
     return importer.add(op)

@@ -24,7 +24,6 @@ from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.quantization.rescaling import output_multipliers
-from glowmlir.transforms.graph import POOL_PROPERTIES
 
 
 def _memref(value: SSAValue) -> MemRefType:
@@ -150,7 +149,7 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
             result_types=[MemRefType(i32, [2, len(multipliers)])]))
     dest = lowering.result_buffer(op.result)
     lowering.add(glowll.ConvolutionOp.from_buffers(
-        [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", "layout", *_FUSED, *POOL_PROPERTIES),
+        [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", "layout", *_FUSED, *glow.POOL_PROPERTIES),
         residual, requantization))
 
 

@@ -20,14 +20,15 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import storage_type
+from glowmlir.dialects.memory import ALIGNMENT
+from glowmlir.dialects.quant import is_quantized_instruction, storage_type
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.integer_kernels import INTEGER_KERNELS, emit_integer_elementwise, is_integer_instruction
 from glowmlir.lowering.kernels import KERNELS
 from glowmlir.lowering.library_calls import declaration, emit_library_call
-from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, is_quantized_instruction
+from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS
 from glowmlir.transforms.allocate_memory import check_address_space
 
 REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
@@ -91,7 +92,8 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
 
 
 def _alignment(offset: int) -> int:
-    return min(64, offset & -offset) if offset else 64
+    """The alignment a buffer at this offset of an `ALIGNMENT`-aligned region has."""
+    return min(ALIGNMENT, offset & -offset) if offset else ALIGNMENT
 
 
 def lower_function(function: glowll.FunctionOp, pointer_width: int = 64) -> list[llvm.FuncOp]:
@@ -128,7 +130,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64) -> list
             builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
-                              body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(64)] * 3)})
+                              body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3)})
     return [entry_point, *kernels.values(), *declarations.values()]
 
 

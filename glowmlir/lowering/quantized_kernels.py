@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
 from glowmlir.lowering import kernels
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -463,7 +463,3 @@ QUANTIZED_KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] =
 }
 """The emitters of instructions on quantized buffers; data movement (copy, transpose,
 insert/extract tensor) is type-generic and uses the float kernels' emitters."""
-
-
-def is_quantized_instruction(op: glowll.InstructionOp) -> bool:
-    return any(is_quantized(v.type) for v in op.operands)

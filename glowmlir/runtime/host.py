@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from glowmlir.bundle import BundleLayout, Placeholder, constant_region
+from glowmlir.dialects.memory import ALIGNMENT, align
 from glowmlir.errors import GlowError
-from glowmlir.transforms.allocate_memory import ALIGNMENT, align
 
 FLUSH_PLACEMENTS = ("end", "start")
 PROT_NONE = 0  # <sys/mman.h>; the mmap module names only PROT_READ, PROT_WRITE and PROT_EXEC

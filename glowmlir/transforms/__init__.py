@@ -1,41 +1,12 @@
-"""Optimization passes, and the registry of every pass `glow-opt -p` can run."""
+"""Optimization passes, and the registry of every pass `glow-opt -p` can run (the default
+pipeline that strings them together is `glowmlir.pipeline`)."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from xdsl.passes import ModulePass
-
-
-def pre_quantization_passes() -> list[ModulePass]:
-    """The graph passes before quantization: a profile is taken of the graph they leave."""
-    from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm
-
-    return [ConstantFold(), FoldBatchNorm(), ConstantFold()]
-
-
-def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
-                 kernel_library: str | None = None) -> list[ModulePass]:
-    """The default `glow` graph pipeline, in order; `quantization` passes run before the
-    fusions, as in Glow (fusion then applies to the quantized ops too); with a kernel
-    library, what it takes runs NHWC."""
-    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
-    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
-
-    from glowmlir.transforms.graph import FuseActivations, FuseConvPool, FuseResidualAdd
-    from glowmlir.transforms.schedule import ScheduleForMemory
-
-    from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
-
-    # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
-    # stand between a convolution and its activation or pool.
-    passes = [*pre_quantization_passes(), *quantization, SinkTransposes(), FuseActivations()]
-    if memory_fusion:
-        passes += [FuseConvPool(), FuseResidualAdd()]
-    if kernel_library is not None:
-        passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
-    return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
 def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
@@ -48,16 +19,16 @@ def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
 
 
 PASSES: dict[str, tuple[str, str]] = {
-    "glow-constant-fold": ("transforms.graph", "ConstantFold"),
-    "glow-fold-batchnorm": ("transforms.graph", "FoldBatchNorm"),
+    "glow-constant-fold": ("transforms.constant_fold", "ConstantFold"),
+    "glow-fold-batchnorm": ("transforms.fold_batchnorm", "FoldBatchNorm"),
     "glow-quantize": ("transforms.quantize", "Quantize"),
     "glow-optimize-quantization": ("transforms.quantize", "OptimizeQuantization"),
     "glow-convert-placeholders": ("transforms.quantize", "ConvertPlaceholders"),
-    "glow-fuse-activations": ("transforms.graph", "FuseActivations"),
+    "glow-fuse-activations": ("transforms.fuse_activations", "FuseActivations"),
     "glow-convert-to-nhwc": ("transforms.layout", "ConvertToNHWC"),
     "glow-sink-transposes": ("transforms.layout", "SinkTransposes"),
-    "glow-fuse-conv-pool": ("transforms.graph", "FuseConvPool"),
-    "glow-fuse-residual-add": ("transforms.graph", "FuseResidualAdd"),
+    "glow-fuse-conv-pool": ("transforms.fuse_conv_pool", "FuseConvPool"),
+    "glow-fuse-residual-add": ("transforms.fuse_residual_add", "FuseResidualAdd"),
     "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
     "glowll-select-cmsis-nn": ("transforms.select_kernels", "SelectCmsisNN"),

@@ -28,14 +28,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.memory import align
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 
-ALIGNMENT = 64
-
-
-def align(size: int, alignment: int = ALIGNMENT) -> int:
-    return -(-max(size, 1) // alignment) * alignment
 
 
 # ----------------------------------------------------------------------------- liveness

@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -26,38 +27,46 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import retype
-from glowmlir.dialects.weights import array_from_dense, dense_from_array
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.transforms.constants import typed_constant
 
 
-def _permuted_constant(value: SSAValue, perm: tuple[int, ...], before: Operation) -> SSAValue:
+def _permuted_constant(value: SSAValue, perm: tuple[int, ...], before: Operation,
+                       rewriter: PatternRewriter) -> SSAValue:
     """A new constant holding `value`'s data transposed by `perm`, same element type."""
     source = value.owner
     data = np.ascontiguousarray(np.transpose(array_from_dense(source.value), perm))
-    op = glow.ConstantOp(source.name_.data, dense_from_array(data))
-    retype(op.result, glow.tensor(data.shape, value.type.element_type))
-    Rewriter.insert_op(op, InsertPoint.before(before))
-    return op.result
+    return rewriter.insert(typed_constant(source.name_.data, data, value.type.element_type),
+                           InsertPoint.before(before)).result
 
 
 # ----------------------------------------------------------------------------- to NHWC
 
 
-def _convert(op: Operation) -> None:
-    """Rewrites one accepted op into NHWC, with transposes on its input and result."""
-    to_nhwc = glow.transpose(op.operands[0], glow.NCHW_TO_NHWC)
-    Rewriter.insert_op(to_nhwc, InsertPoint.before(op))
-    operands = [to_nhwc.result, *op.operands[1:]]
-    if isinstance(op, glow.ConvolutionOp):
-        operands[1] = _permuted_constant(op.filter, glow.NCHW_TO_NHWC, op)  # OIHW -> OHWI
-    result_type = glow.tensor(glow.to_nhwc(glow.shape_of(op.results[0])), op.results[0].type.element_type)
-    converted = type(op).create(operands=operands, result_types=[result_type], attributes=dict(op.attributes),
-                                properties=dict(op.properties) | {"layout": glow.LayoutAttr(glow.Layout.NHWC)})
-    back = glow.transpose(converted.results[0], glow.NHWC_TO_NCHW)
-    Rewriter.replace_op(op, [converted, back], [back.result])
+class ConvertToLibraryLayout(RewritePattern):
+    """An NCHW convolution or pool the library accepts -> transpose to NHWC, its NHWC form
+    (`layout = "NHWC"`, OHWI filter) and a transpose back."""
+
+    def __init__(self, accepts: Callable[[Operation], str | None]):
+        self.accepts = accepts
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.ConvolutionOp | glow.MaxPoolOp | glow.AvgPoolOp,
+                          rewriter: PatternRewriter) -> None:
+        if glow.is_nhwc(op) or len(glow.shape_of(op.operands[0])) != 4 or self.accepts(op) is not None:
+            return
+        to_nhwc = rewriter.insert(glow.transpose(op.operands[0], glow.NCHW_TO_NHWC), InsertPoint.before(op))
+        operands = [to_nhwc.result, *op.operands[1:]]
+        if isinstance(op, glow.ConvolutionOp):
+            operands[1] = _permuted_constant(op.filter, glow.NCHW_TO_NHWC, op, rewriter)  # OIHW -> OHWI
+        result_type = glow.tensor(glow.to_nhwc(glow.shape_of(op.results[0])), op.results[0].type.element_type)
+        converted = type(op).create(operands=operands, result_types=[result_type], attributes=dict(op.attributes),
+                                    properties=dict(op.properties) | {"layout": glow.LayoutAttr(glow.Layout.NHWC)})
+        back = glow.transpose(converted.results[0], glow.NHWC_TO_NCHW)
+        rewriter.replace(op, [converted, back], [back.result])
 
 
 @dataclass(frozen=True)
@@ -71,11 +80,8 @@ class ConvertToNHWC(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glowmlir.libraries import LIBRARIES
 
-        accepts = LIBRARIES[self.library].accepts
-        for candidate in [o for o in op.walk() if isinstance(o, glow.ConvolutionOp | glow.MaxPoolOp | glow.AvgPoolOp)]:
-            if not glow.is_nhwc(candidate) and len(glow.shape_of(candidate.operands[0])) == 4 \
-                    and accepts(candidate) is None:
-                _convert(candidate)
+        pattern = ConvertToLibraryLayout(LIBRARIES[self.library].accepts)
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
 
 
 # ----------------------------------------------------------------------------- sinking
@@ -100,18 +106,18 @@ class CancelTransposes(RewritePattern):
             rewriter.replace(op, glow.transpose(inner.input, composed))
 
 
-_ELEMENTWISE = (glow.ReluOp, glow.ClipOp, glow.SigmoidOp, glow.TanhOp, glow.LeakyReluOp, glow.QuantizeOp,
-                glow.DequantizeOp, glow.RescaleQuantizedOp, glow.AddOp, glow.SubOp, glow.MulOp, glow.MaxOp,
-                glow.MinOp, glow.HardSwishOp, glow.ExpOp, glow.NegOp, glow.AbsOp)
+ElementwiseOp = (glow.ReluOp | glow.ClipOp | glow.SigmoidOp | glow.TanhOp | glow.LeakyReluOp | glow.QuantizeOp
+                 | glow.DequantizeOp | glow.RescaleQuantizedOp | glow.AddOp | glow.SubOp | glow.MulOp | glow.MaxOp
+                 | glow.MinOp | glow.HardSwishOp | glow.ExpOp | glow.NegOp | glow.AbsOp)
+"""The elementwise ops a transpose of all their operands can move below."""
 
 
 class SinkThroughElementwise(RewritePattern):
     """op(transpose(a, p), transpose(b, p)) -> transpose(op(a, b), p), for elementwise ops
     whose operands all come from the same transpose (no broadcasting)."""
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, _ELEMENTWISE):
-            return
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ElementwiseOp, rewriter: PatternRewriter) -> None:
         sources = [v.owner for v in op.operands]
         if not all(isinstance(s, glow.TransposeOp) and v.has_one_use() for s, v in zip(sources, op.operands)):
             return
@@ -168,12 +174,12 @@ class AbsorbIntoFullyConnected(RewritePattern):
         order = np.empty(size, np.int64)
         order[positions] = np.arange(size)
         data = array_from_dense(weights.value)[order]
-        new_weights = glow.ConstantOp(weights.name_.data, dense_from_array(np.ascontiguousarray(data)))
-        retype(new_weights.result, op.weights.type)
+        new_weights = typed_constant(weights.name_.data, np.ascontiguousarray(data), op.weights.type.element_type)
         new_flatten = glow.ReshapeOp.create(operands=[source.input], result_types=[op.input.type],
                                             attributes=dict(flatten.attributes))
         rewriter.insert([new_weights, new_flatten], InsertPoint.before(op))
         op.operands[0], op.operands[1] = new_flatten.result, new_weights.result
+        rewriter.notify_op_modified(op)
 
 
 class TrivialTransposeToReshape(RewritePattern):

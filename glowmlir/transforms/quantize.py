@@ -28,16 +28,23 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized, retype
-from glowmlir.dialects.weights import array_from_dense, dense_from_array
+from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized
+from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
 from glowmlir.quantization.profile import Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
+from glowmlir.transforms.constants import typed_constant
 
 GLOW_KINDS: dict[type, str] = {
     glow.ConvolutionOp: "Convolution", glow.FullyConnectedOp: "FullyConnected", glow.MaxPoolOp: "MaxPool",
@@ -176,7 +183,7 @@ class _FunctionQuantizer:
         return self.dequantized[value]
 
     def set_result(self, op: Operation, element: Attribute) -> None:
-        retype(op.results[0], with_element_type(op.results[0].type, element))
+        Rewriter.replace_value_with_new_type(op.results[0], with_element_type(op.results[0].type, element))
 
     # ----------------------------------------------------------------- the walk
 
@@ -297,8 +304,7 @@ def _quantized_constant(value: SSAValue, element: UniformQuantizedType, user: Op
                                       _precision(element))
     else:
         levels = quantize(data, QuantParams(element.scale, element.offset), _precision(element))
-    op = glow.ConstantOp(source.name_.data, dense_from_array(levels))
-    retype(op.result, with_element_type(value.type, element))
+    op = typed_constant(source.name_.data, levels, element)
     Rewriter.insert_op(op, InsertPoint.before(user))
     return op.result
 
@@ -384,9 +390,8 @@ class CancelConversions(RewritePattern):
     """Dequantize(Quantize(x)) -> x; Quantize(Dequantize(x)) -> x or Rescale(x);
     Rescale(Rescale(x)) -> Rescale(x); a Rescale to the same type -> its input."""
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, glow.ConversionOp):
-            return
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.ConversionOp, rewriter: PatternRewriter) -> None:
         source = op.input.owner
         if isinstance(op, glow.RescaleQuantizedOp) and op.input.type == op.result.type:
             rewriter.replace(op, [], [op.input])
@@ -406,8 +411,7 @@ class MergeRescaleIntoProducer(RewritePattern):
         producer = op.input.owner
         if isinstance(producer, glow.ConvolutionOp | glow.FullyConnectedOp | glow.AddOp | glow.MulOp | glow.ReluOp
                       | glow.ClipOp) and op.input.has_one_use():
-            retype(producer.results[0], op.result.type)
-            rewriter.replace(op, [], [producer.results[0]])
+            rewriter.replace(op, [], [rewriter.replace_value_with_new_type(producer.results[0], op.result.type)])
 
 
 @dataclass(frozen=True)
@@ -417,8 +421,6 @@ class OptimizeQuantization(ModulePass):
     name = "glow-optimize-quantization"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from xdsl.pattern_rewriter import GreedyRewritePatternApplier
-
         PatternRewriteWalker(GreedyRewritePatternApplier([CancelConversions(), MergeRescaleIntoProducer()])
                              ).rewrite_module(op)
         from xdsl.transforms.dead_code_elimination import dce
@@ -429,6 +431,34 @@ class OptimizeQuantization(ModulePass):
 # ----------------------------------------------------------------------------- placeholders
 
 
+class QuantizeInput(RewritePattern):
+    """An input placeholder used only by identical Quantize ops takes their quantized type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.PlaceholderOp, rewriter: PatternRewriter) -> None:
+        users = [use.operation for use in op.result.uses]
+        types = {u.result.type for u in users if isinstance(u, glow.QuantizeOp)}
+        if not users or len(types) != 1 or not all(isinstance(u, glow.QuantizeOp) for u in users):
+            return
+        quantized = rewriter.replace_value_with_new_type(op.result, types.pop())
+        for user in users:
+            rewriter.replace(user, [], [quantized])
+
+
+class SaveQuantized(RewritePattern):
+    """save(dequantize(x)) -> save(x): the output placeholder takes the quantized type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.SaveOp, rewriter: PatternRewriter) -> None:
+        dequantize = op.input.owner
+        if not isinstance(dequantize, glow.DequantizeOp):
+            return
+        op.operands[0] = dequantize.input
+        rewriter.notify_op_modified(op)
+        if not dequantize.result.uses:
+            rewriter.erase(dequantize)
+
+
 @dataclass(frozen=True)
 class ConvertPlaceholders(ModulePass):
     """`-convert-placeholders`: an input used only by identical Quantize ops becomes
@@ -437,17 +467,5 @@ class ConvertPlaceholders(ModulePass):
     name = "glow-convert-placeholders"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for placeholder in [p for p in op.walk() if isinstance(p, glow.PlaceholderOp)]:
-            users = [use.operation for use in placeholder.result.uses]
-            types = {u.result.type for u in users if isinstance(u, glow.QuantizeOp)}
-            if users and len(types) == 1 and all(isinstance(u, glow.QuantizeOp) for u in users):
-                retype(placeholder.result, types.pop())
-                for user in users:
-                    user.result.replace_all_uses_with(placeholder.result)
-                    Rewriter.erase_op(user)
-        for save in [s for s in op.walk() if isinstance(s, glow.SaveOp)]:
-            if isinstance(save.input.owner, glow.DequantizeOp):
-                dequantize = save.input.owner
-                save.operands[0] = dequantize.input
-                if not dequantize.result.uses:
-                    Rewriter.erase_op(dequantize)
+        for pattern in (QuantizeInput(), SaveQuantized()):  # every input first, as Glow does
+            PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

@@ -24,30 +24,28 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr, UnitAttr, i8
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from glowmlir.dialects import glowll
+from glowmlir.dialects.memory import SCRATCH_ATTRIBUTE
+from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense, dense_from_array, element_type_of
-from glowmlir.lowering.quantized_kernels import is_quantized_instruction
 
 LIBRARY_ATTRIBUTE = "library"
 """On an instruction a library did not take: why."""
-
-SCRATCH_ATTRIBUTE = "library_scratch"
-"""On the scratch `glowll.alloc` of a library call."""
 
 CONTINUES_ATTRIBUTE = "continues"
 """On the second and later calls that one instruction became (e.g. a fused activation)."""
 
 
-def _weight(name: str, data: np.ndarray, before: Operation, element_type=None) -> SSAValue:
+def _weight(name: str, data: np.ndarray, before: Operation, rewriter: PatternRewriter, element_type=None) -> SSAValue:
     op = glowll.WeightOp.create(properties={"name": StringAttr(name), "value": dense_from_array(data)},
                                 result_types=[MemRefType(element_type or element_type_of(data.dtype), data.shape)])
-    Rewriter.insert_op(op, InsertPoint.before(before))
-    return op.buffer
+    return rewriter.insert(op, InsertPoint.before(before)).buffer
 
 
-def _allocate_intermediates(op: glowll.InstructionOp, calls: list) -> None:
+def _allocate_intermediates(op: glowll.InstructionOp, calls: list, rewriter: PatternRewriter) -> None:
     """Replaces each `Intermediate` in the calls' buffers by a new `glowll.alloc` (one per
     intermediate, however many calls name it)."""
     from glowmlir.libraries.common import Intermediate
@@ -57,26 +55,25 @@ def _allocate_intermediates(op: glowll.InstructionOp, calls: list) -> None:
         for index, buffer in enumerate(call.buffers):
             if isinstance(buffer, Intermediate):
                 if buffer not in allocated:
-                    alloc = glowll.AllocOp.create(result_types=[buffer.type])
-                    Rewriter.insert_op(alloc, InsertPoint.before(op))
+                    alloc = rewriter.insert(glowll.AllocOp.create(result_types=[buffer.type]), InsertPoint.before(op))
                     allocated[buffer] = alloc.buffer
                 call.buffers[index] = allocated[buffer]
 
 
-def _library_call(op: glowll.InstructionOp, call, prefix: str) -> glowll.LibraryCallOp:
+def _library_call(op: glowll.InstructionOp, call, prefix: str, rewriter: PatternRewriter) -> glowll.LibraryCallOp:
     """Builds the `glowll.library_call` for a mapping's `call`, with its weights and scratch."""
     buffers = list(call.buffers)
     if call.filter_permutation is not None:
         filter_op = buffers[2].owner
         data = np.ascontiguousarray(np.transpose(array_from_dense(filter_op.value), call.filter_permutation))
-        buffers[2] = _weight(f"{filter_op.name_.data}_{prefix}", data, op, buffers[2].type.element_type)
-    constants = [_weight(f"{prefix}_{suffix}", data, op) for suffix, data in call.constants]
+        buffers[2] = _weight(f"{filter_op.name_.data}_{prefix}", data, op, rewriter, buffers[2].type.element_type)
+    constants = [_weight(f"{prefix}_{suffix}", data, op, rewriter) for suffix, data in call.constants]
     operands = buffers + constants
     scratch = None
     if call.scratch:
         alloc = glowll.AllocOp.create(result_types=[MemRefType(i8, [call.scratch])],
                                       attributes={SCRATCH_ATTRIBUTE: UnitAttr()})
-        Rewriter.insert_op(alloc, InsertPoint.before(op))
+        rewriter.insert(alloc, InsertPoint.before(op))
         scratch = len(operands)
         operands.append(alloc.buffer)
 
@@ -101,34 +98,52 @@ def _library_call(op: glowll.InstructionOp, call, prefix: str) -> glowll.Library
     return glowll.LibraryCallOp.create(operands=operands, properties=properties)
 
 
+class CallLibrary(RewritePattern):
+    """A quantized instruction the library's mapping accepts -> the `glowll.library_call`s it
+    maps to; one it declines keeps our kernel and a `library` attribute saying why."""
+
+    def __init__(self, mappings: dict[type, Callable], declined: type[Exception], library: str):
+        self.mappings, self.declined, self.library = mappings, declined, library
+        self.calls = 0  # numbers the calls' weights
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.InstructionOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, glowll.LibraryCallOp) or not is_quantized_instruction(op):
+            return
+        mapping = self.mappings.get(type(op))
+        try:
+            if mapping is None:
+                raise self.declined(f"no {self.library} function for {op.name}")
+            mapped = mapping(op)
+        except self.declined as reason:
+            op.attributes[LIBRARY_ATTRIBUTE] = StringAttr(f"not {self.library}: {reason}")
+            rewriter.notify_op_modified(op)
+            return
+        mapped = mapped if isinstance(mapped, list) else [mapped]
+        _allocate_intermediates(op, mapped, rewriter)
+        replacements = []
+        for call in mapped:
+            replacements.append(_library_call(op, call, f"{call.callee}_{self.calls}", rewriter))
+            if len(replacements) > 1:
+                replacements[-1].attributes[CONTINUES_ATTRIBUTE] = UnitAttr()
+            self.calls += 1
+        rewriter.replace(op, replacements, [])
+
+
+class EraseUnusedWeight(RewritePattern):
+    """A weight nothing reads (what only the replaced instructions read) is not stored."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.WeightOp, rewriter: PatternRewriter) -> None:
+        if not op.buffer.uses:
+            rewriter.erase(op)
+
+
 def select_library(function: glowll.FunctionOp, mappings: dict[type, Callable], declined: type[Exception],
                    library: str) -> None:
     """Replaces the instructions `mappings` accept; annotates the other quantized ones."""
-    calls = 0
-    for op in list(function.body.block.ops):
-        if not isinstance(op, glowll.InstructionOp) or isinstance(op, glowll.LibraryCallOp) \
-                or not is_quantized_instruction(op):
-            continue
-        mapping = mappings.get(type(op))
-        try:
-            if mapping is None:
-                raise declined(f"no {library} function for {op.name}")
-            mapped = mapping(op)
-        except declined as reason:
-            op.attributes[LIBRARY_ATTRIBUTE] = StringAttr(f"not {library}: {reason}")
-            continue
-        mapped = mapped if isinstance(mapped, list) else [mapped]
-        _allocate_intermediates(op, mapped)
-        replacements = []
-        for call in mapped:
-            replacements.append(_library_call(op, call, f"{call.callee}_{calls}"))
-            if len(replacements) > 1:
-                replacements[-1].attributes[CONTINUES_ATTRIBUTE] = UnitAttr()
-            calls += 1
-        Rewriter.replace_op(op, replacements, [])
-    for op in list(function.body.block.ops):  # weights only the replaced instructions read
-        if isinstance(op, glowll.WeightOp) and not op.buffer.uses:
-            Rewriter.erase_op(op)
+    for pattern in (CallLibrary(mappings, declined, library), EraseUnusedWeight()):
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(function.body)
 
 
 def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:

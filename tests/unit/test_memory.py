@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import glowmlir
+from glowmlir.dialects.memory import ALIGNMENT
 from glowmlir.memory_report import BOARDS, memory_report, parse_size
 from glowmlir.transforms.allocate_memory import (
-    ALIGNMENT,
     STRATEGIES,
     Interval,
     allocate_intervals,

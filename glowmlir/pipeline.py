@@ -1,0 +1,149 @@
+"""The default compile pipeline: every pass `glow-compile` runs, in order, in one place.
+
+    glow     constant folding, batch-norm folding, (quantization), transposes sunk,
+             fusions, (NHWC for a kernel library), cse, dce, scheduling
+    glowll   lower-glow-to-glowll, (library selection), buffer sharing, memory allocation
+    llvm     lower-glowll-to-llvm
+
+`glow-compile -print-pipeline` prints it as the `glow-opt -p` string that runs the same
+passes, and `-dump-ir-after=all|PASS[,PASS...]` prints the IR after the passes named, with
+MLIR's `// -----// IR Dump After <Pass> (<name>) //----- //` headers, on stderr.
+`glow-profile` takes the graph to where quantization sees it with `pre_quantization_passes`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import ArgSpec
+
+from glowmlir.errors import GlowError
+
+if TYPE_CHECKING:
+    from glowmlir.transforms.quantize import QuantizationOptions
+
+AfterPass = Callable[[ModulePass, ModuleOp], None]
+"""Called with each pass that ran and the module it left."""
+
+
+def pre_quantization_passes() -> list[ModulePass]:
+    """The graph passes before quantization: a profile is taken of the graph they leave."""
+    from glowmlir.transforms.constant_fold import ConstantFold
+    from glowmlir.transforms.fold_batchnorm import FoldBatchNorm
+
+    return [ConstantFold(), FoldBatchNorm(), ConstantFold()]
+
+
+def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
+                 kernel_library: str | None = None) -> list[ModulePass]:
+    """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
+    as in Glow (fusion then applies to the quantized ops too); with a kernel library, what it
+    takes runs NHWC."""
+    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    from glowmlir.transforms.fuse_activations import FuseActivations
+    from glowmlir.transforms.fuse_conv_pool import FuseConvPool
+    from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
+    from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
+    from glowmlir.transforms.schedule import ScheduleForMemory
+
+    # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
+    # stand between a convolution and its activation or pool.
+    passes = [*pre_quantization_passes(), *quantization, SinkTransposes(), FuseActivations()]
+    if memory_fusion:
+        passes += [FuseConvPool(), FuseResidualAdd()]
+    if kernel_library is not None:
+        passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
+    return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
+
+
+def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
+                  pointer_width: int = 64) -> list[ModulePass]:
+    """From the optimized graph to an allocated `glowll.function`; with a kernel library,
+    the instructions it implements become calls into it."""
+    from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
+    from glowmlir.transforms.allocate_memory import AllocateMemory
+    from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
+    from glowmlir.transforms.share_buffers import ShareBuffers
+
+    selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
+    return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
+
+
+@dataclass(frozen=True)
+class CompilePipeline:
+    """The passes of each stage; `glow-compile` keeps the IR each stage leaves."""
+
+    glow: tuple[ModulePass, ...]
+    glowll: tuple[ModulePass, ...]
+    llvm: tuple[ModulePass, ...]
+
+    @property
+    def passes(self) -> tuple[ModulePass, ...]:
+        return self.glow + self.glowll + self.llvm
+
+    def spec(self) -> str:
+        """The `glow-opt -p` string that runs the same passes."""
+        return pipeline_spec(self.passes)
+
+
+def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
+                     kernel_library: str | None = None, reuse_activations: bool = True,
+                     pointer_width: int = 64) -> CompilePipeline:
+    """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`)."""
+    from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
+
+    quantization_passes = quantization.passes() if quantization is not None else ()
+    return CompilePipeline(tuple(graph_passes(memory_fusion, quantization_passes, kernel_library)),
+                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width)),
+                           (LowerGlowLLToLLVM(pointer_width),))
+
+
+def pipeline_spec(passes: Sequence[ModulePass]) -> str:
+    """Passes as xDSL's textual pipeline, `name{option-name=value ...},...` (options at their
+    defaults left out; dashes in option names, as MLIR spells them), which `glow-opt -p`
+    parses back into the same passes."""
+    def text(compiler_pass: ModulePass) -> str:
+        spec = compiler_pass.pipeline_pass_spec()
+        return str(ArgSpec(spec.name, {name.replace("_", "-"): value for name, value in spec.parameters.items()}))
+
+    return ",".join(text(compiler_pass) for compiler_pass in passes)
+
+
+def run_passes(module: ModuleOp, passes: Sequence[ModulePass], after_pass: AfterPass | None = None) -> None:
+    """Runs the passes in order with xDSL's `PassPipeline`, calling `after_pass` after each."""
+    def callback(previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
+        if previous is not None:
+            after_pass(previous, module)
+
+    PassPipeline(tuple(passes), callback if after_pass is not None else None).apply(Context(), module)
+
+
+def ir_dump_header(compiler_pass: ModulePass) -> str:
+    """MLIR's `-mlir-print-ir-after` header: the pass class, then its pipeline name."""
+    return f"// -----// IR Dump After {type(compiler_pass).__name__} ({compiler_pass.name}) //----- //"
+
+
+def ir_dumper(selection: str, pipeline: CompilePipeline, stream: TextIO | None = None) -> AfterPass:
+    """`-dump-ir-after=all` or `=PASS[,PASS...]`: a callback that prints the module after each
+    selected pass of `pipeline` (on stderr by default). A name that is not a pass of this
+    pipeline is refused before anything runs."""
+    names = list(dict.fromkeys(p.name for p in pipeline.passes))
+    wanted = set(names) if selection == "all" else set(selection.split(","))
+    unknown = sorted(wanted - set(names))
+    if unknown:
+        raise GlowError(f"-dump-ir-after=\"{selection}\": no pass \"{unknown[0]}\" in this pipeline "
+                        f"(all, or one of: {', '.join(names)})")
+
+    def dump(compiler_pass: ModulePass, module: ModuleOp) -> None:
+        if compiler_pass.name in wanted:
+            print(f"{ir_dump_header(compiler_pass)}\n{module!s}\n", file=stream or sys.stderr)
+
+    return dump
