@@ -9,10 +9,17 @@ from xdsl.passes import ModulePass
 
 
 def pre_quantization_passes() -> list[ModulePass]:
-    """The graph passes before quantization: a profile is taken of the graph they leave."""
+    """The graph passes before quantization: a profile is taken of the graph they leave. The
+    decompositions come first: what they leave is what the lowering takes."""
+    from glowmlir.transforms.decompose_1d_windows import Decompose1DWindows
+    from glowmlir.transforms.decompose_3d_convolution import Decompose3DConvolution
+    from glowmlir.transforms.decompose_3d_pools import Decompose3DPools
+    from glowmlir.transforms.decompose_conv_transpose import DecomposeConvTranspose
     from glowmlir.transforms.graph import ConstantFold, FoldBatchNorm
 
-    return [ConstantFold(), FoldBatchNorm(), ConstantFold()]
+    # A 1-D transposed convolution becomes a 1-D convolution, which then becomes a 2-D one.
+    decompositions = [DecomposeConvTranspose(), Decompose3DConvolution(), Decompose3DPools(), Decompose1DWindows()]
+    return [*decompositions, ConstantFold(), FoldBatchNorm(), ConstantFold()]
 
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
@@ -48,6 +55,10 @@ def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
 
 
 PASSES: dict[str, tuple[str, str]] = {
+    "glow-decompose-conv-transpose": ("transforms.decompose_conv_transpose", "DecomposeConvTranspose"),
+    "glow-decompose-3d-convolution": ("transforms.decompose_3d_convolution", "Decompose3DConvolution"),
+    "glow-decompose-3d-pools": ("transforms.decompose_3d_pools", "Decompose3DPools"),
+    "glow-decompose-1d-windows": ("transforms.decompose_1d_windows", "Decompose1DWindows"),
     "glow-constant-fold": ("transforms.graph", "ConstantFold"),
     "glow-fold-batchnorm": ("transforms.graph", "FoldBatchNorm"),
     "glow-quantize": ("transforms.quantize", "Quantize"),
