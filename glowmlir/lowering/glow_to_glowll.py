@@ -115,8 +115,8 @@ class _FunctionLowering:
     def lower(self, op: Operation) -> None:
         lowering = _LOWERINGS.get(type(op))
         if lowering is None:
-            raise GlowError(f"{op.name}: no lowering to glowll (run {_DECOMPOSED_BY.get(type(op), 'glow-fold-batchnorm')}"
-                            f" first?)")
+            needed = _DECOMPOSED_BY.get(type(op), "glow-fold-batchnorm")
+            raise GlowError(f"{op.name}: no lowering to glowll (run {needed} first?)")
         if isinstance(op, glow.ConvolutionOp | glow.PoolOp) and len(glow.shape_of(op.input)) != 4:
             spatial = len(glow.shape_of(op.input)) - 2
             raise GlowError(f"{op.name}: only 2-D windows lower to glowll, this one is {spatial}-D (run "

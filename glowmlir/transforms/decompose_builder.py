@@ -88,7 +88,8 @@ class DecompositionBuilder:
         kept but for the window ones given in `windows` (its node name is not)."""
         properties = self.op.properties | {key: glow.ints(values) for key, values in windows.items()}
         result_type = glow.tensor(shape, self.op.results[0].type.element_type)
-        return self.add(type(self.op).create(operands=list(operands), properties=properties, result_types=[result_type]))
+        op = type(self.op).create(operands=list(operands), properties=properties, result_types=[result_type])
+        return self.add(op)
 
     def pool(self, x: SSAValue, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]) -> SSAValue:
         """The decomposed pool (max or average, its other properties kept) over x with this window."""

@@ -51,8 +51,8 @@ def flipped_filter(builder: DecompositionBuilder, w: SSAValue, group: int) -> SS
     name = builder.node_name("conv_transpose")
     for axis, size in zip(spatial_axes, kernel):  # reverse the window: a resampling by reversed taps
         if size > 1:
-            reversed_taps = np.arange(size - 1, -1, -1, dtype=np.int32)[:, None]
-            taps = builder.add(glow.ConstantOp(builder.names(f"{name}_reversed{axis}"), dense_from_array(reversed_taps)))
+            reversed_taps = dense_from_array(np.arange(size - 1, -1, -1, dtype=np.int32)[:, None])
+            taps = builder.add(glow.ConstantOp(builder.names(f"{name}_reversed{axis}"), reversed_taps))
             ones = builder.constant(f"{name}_ones{axis}", np.ones((size, 1), np.float32))
             w = builder.add(glow.ResampleOp.create(operands=[w, taps, ones], result_types=[w.type],
                                                    properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
