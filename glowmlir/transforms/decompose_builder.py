@@ -24,7 +24,7 @@ class DecompositionBuilder:
         self.rewriter, self.op, self.names = rewriter, op, names
 
     def add(self, op: Operation) -> SSAValue:
-        self.rewriter.insert_op(op, InsertPoint.before(self.op))
+        self.rewriter.insert(op, InsertPoint.before(self.op))
         return op.results[0]
 
     def replace(self, value: SSAValue) -> None:
@@ -33,7 +33,7 @@ class DecompositionBuilder:
         name = self.op.attributes.get(glow.NODE_NAME)
         if name is not None and isinstance(value.owner, Operation):
             value.owner.attributes[glow.NODE_NAME] = name
-        self.rewriter.replace_op(self.op, [], [value])
+        self.rewriter.replace(self.op, [], [value])
 
     def node_name(self, default: str) -> str:
         """The decomposed op's node name, or `default` if it has none."""
