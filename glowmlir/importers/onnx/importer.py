@@ -20,12 +20,12 @@ from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx.loader import (
-    _apply_input_settings,
-    _check_model_features,
-    _one_line,
-    _with_output_shape_fields,
+    apply_input_settings,
+    check_model_features,
     load_onnx_model,
+    one_line,
     placeholder_names,
+    with_output_shape_fields,
 )
 from glowmlir.importers.onnx.options import ModelInput
 from glowmlir.names import UniqueNames, legalize_name
@@ -66,11 +66,7 @@ def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
 
 
 Value = SSAValue | np.ndarray
-
-
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
-
-
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
 
@@ -258,13 +254,13 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
                       symbols: dict[str, int] | None = None) -> ModuleOp:
     """Check, shape and import an in-memory ONNX model (the Caffe2 importer builds one);
     `source` names the model in errors."""
-    _check_model_features(model, source)
+    check_model_features(model, source)
     try:
-        onnx.checker.check_model(_with_output_shape_fields(model))
-        _apply_input_settings(model, inputs, symbols or {})
+        onnx.checker.check_model(with_output_shape_fields(model))
+        apply_input_settings(model, inputs, symbols or {})
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except onnx.checker.ValidationError as error:  # a message over several lines
-        raise GlowError(f"{source} fails onnx's checks: {_one_line(str(error))}") from None
+        raise GlowError(f"{source} fails onnx's checks: {one_line(str(error))}") from None
     except onnx.shape_inference.InferenceError as error:  # one line per node: the first is the cause
         raise GlowError(f"{source} fails onnx's checks: {str(error).strip().splitlines()[0]}") from None
     except UnicodeDecodeError:  # onnx's message quotes a damaged name

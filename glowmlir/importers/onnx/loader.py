@@ -25,7 +25,7 @@ def load_onnx_model(path: str) -> onnx.ModelProto:
                 return text_format.Parse(f.read(), onnx.ModelProto())
         model = onnx.load(path)
     except onnx.checker.ValidationError as error:  # its external data file is missing or outside its directory
-        raise GlowError(f"-model: \"{path}\": {_one_line(str(error))}") from None
+        raise GlowError(f"-model: \"{path}\": {one_line(str(error))}") from None
     except Exception as error:  # protobuf raises several unrelated types
         raise GlowError(f"-model: \"{path}\" is not an ONNX model ({type(error).__name__})") from None
     if not model.graph.node and not model.graph.output:
@@ -48,7 +48,7 @@ def check_text_fields(message, source: str) -> None:
                 pending.extend(values)
 
 
-def _apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int]) -> None:
+def apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int]) -> None:
     """Write `-model-input` shapes and `-onnx-define-symbol` values into the graph inputs."""
     initializers = {t.name for t in model.graph.initializer}
     graph_inputs = {i.name: i for i in model.graph.input if i.name not in initializers}
@@ -118,7 +118,7 @@ def placeholder_names(graph: onnx.GraphProto, names: UniqueNames | None = None) 
     return result
 
 
-def _with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
+def with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model for onnx's checker: graph outputs whose shape is unset (onnxruntime loads
     them; shape inference types them) get an empty shape field, which the checker insists on."""
     def unshaped(output: onnx.ValueInfoProto) -> bool:
@@ -136,13 +136,13 @@ def _with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
 _CHECKER_NODE = re.compile(r"==> Context: Bad node spec for node\. Name: (\S*) OpType: (\S+)")
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """onnx's multi-line checker and inference messages on one line, the node named."""
     message = _CHECKER_NODE.sub(lambda m: f"(node \"{m[1]}\", op {m[2]})", message)
     return " ".join(message.split())
 
 
-def _check_model_features(model: onnx.ModelProto, source: str) -> None:
+def check_model_features(model: onnx.ModelProto, source: str) -> None:
     """What onnx's checker lets through but the importer cannot honour."""
     newest = onnx.defs.onnx_opset_version()
     for opset in model.opset_import:
