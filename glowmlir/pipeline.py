@@ -33,11 +33,18 @@ AfterPass = Callable[[ModulePass, ModuleOp], None]
 
 
 def pre_quantization_passes() -> list[ModulePass]:
-    """The graph passes before quantization: a profile is taken of the graph they leave."""
+    """The graph passes before quantization: a profile is taken of the graph they leave. The
+    decompositions come first: what they leave is what the lowering takes."""
     from glowmlir.transforms.constant_fold import ConstantFold
+    from glowmlir.transforms.decompose_1d_windows import Decompose1DWindows
+    from glowmlir.transforms.decompose_3d_convolution import Decompose3DConvolution
+    from glowmlir.transforms.decompose_3d_pools import Decompose3DPools
+    from glowmlir.transforms.decompose_conv_transpose import DecomposeConvTranspose
     from glowmlir.transforms.fold_batchnorm import FoldBatchNorm
 
-    return [ConstantFold(), FoldBatchNorm(), ConstantFold()]
+    # A 1-D transposed convolution becomes a 1-D convolution, which then becomes a 2-D one.
+    decompositions = [DecomposeConvTranspose(), Decompose3DConvolution(), Decompose3DPools(), Decompose1DWindows()]
+    return [*decompositions, ConstantFold(), FoldBatchNorm(), ConstantFold()]
 
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),

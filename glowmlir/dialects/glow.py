@@ -104,6 +104,21 @@ def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: in
     return (size + pad_begin + pad_end - span) // stride + 1
 
 
+def window_sizes(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                 dilations: Sequence[int] | None = None) -> tuple[int, ...]:
+    """Output extents of a sliding window over 1 to 3 spatial axes; `pads` holds the begin of
+    each axis, then the end of each (2-D: [top, left, bottom, right]). Raises ValueError
+    unless there is one kernel, stride and dilation value per axis and the window fits."""
+    rank = len(spatial)
+    dilations = [1] * rank if dilations is None else dilations
+    if not 1 <= rank <= 3 or any(len(v) != rank for v in (kernel, strides, dilations)) or len(pads) != 2 * rank:
+        raise ValueError(f"a window over the spatial axes {list(spatial)} needs one kernel, stride and dilation "
+                         f"value per axis and two pads (kernel {list(kernel)}, strides {list(strides)}, "
+                         f"dilations {list(dilations)}, pads {list(pads)})")
+    return tuple(pooled_size(size, k, s, pads[axis], pads[axis + rank], d)
+                 for axis, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)))
+
+
 def check_indices(indices: np.ndarray, size: int) -> None:
     """ONNX's rule for Gather and GatherElements: each index lies in [-size, size - 1]
     (negative ones count from the end); raises ValueError naming the first that does not."""
@@ -373,7 +388,9 @@ POOL_PROPERTIES = ("pool", "pool_kernel", "pool_strides", "pool_pads", "pool_cou
 
 @irdl_op_definition
 class ConvolutionOp(GlowOp, FusedActivationMixin):
-    """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O].
+    """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O]. Importers may also
+    build 1-D ([N, C, L]) and 3-D ([N, C, D, H, W]) ones; the `glow-decompose-1d-windows` and
+    `glow-decompose-3d-convolution` passes rewrite them as 2-D ones, the only ones lowered.
 
     `glow-fuse-conv-pool` may give it a `pool` window ("max" or "avg", with `pool_kernel`,
     `pool_strides`, `pool_pads`): the result is then the pooled convolution.
@@ -406,12 +423,11 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
 
     @staticmethod
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
-        n, c, h, w = input_shape
-        o, i, kh, kw = filter_shape
+        """[N, O, *out] of an input [N, C, *spatial] and a filter [O, C / group, *kernel]."""
+        (n, c, *spatial), (o, i, *kernel) = input_shape, filter_shape
         if group < 1 or c != i * group or o % group:
             raise ValueError(f"filter {list(filter_shape)} does not fit input channels {c} with group {group}")
-        return (n, o, pooled_size(h, kh, strides[0], pads[0], pads[2], dilations[0]),
-                pooled_size(w, kw, strides[1], pads[1], pads[3], dilations[1]))
+        return (n, o, *window_sizes(spatial, kernel, strides, pads, dilations))
 
     def convolution_shape(self) -> tuple[int, ...]:
         """The shape before the fused pooling, if any (NCHW)."""
@@ -441,24 +457,71 @@ def convolution_shape(op: IRDLOperation) -> tuple[int, ...]:
 
 def convolution_result_shape(op: IRDLOperation) -> tuple[int, ...]:
     """The result shape of a convolution, pooled by its fused `pool` window if it has one."""
-    n, c, h, w = convolution_shape(op)
+    shape = convolution_shape(op)
     if is_nhwc(op):
         if op.pool is not None:
             raise ValueError("an NHWC convolution has no fused pool")
-        return n, h, w, c
+        return to_nhwc(shape)
     if op.pool is None:
-        return n, c, h, w
+        return shape
     k, s, p = op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values()
-    return n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3])
+    return (*shape[:2], *window_sizes(shape[2:], k, s, p))
 
 
 def pool_result_shape(op: IRDLOperation) -> tuple[int, ...]:
     """The result shape of a max or average pool (glow or glowll), NCHW or NHWC."""
     nhwc = is_nhwc(op)
-    n, c, h, w = to_nchw(shape_of(op.input)) if nhwc else shape_of(op.input)
-    k, s, p = op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()
-    shape = (n, c, pooled_size(h, k[0], s[0], p[0], p[2]), pooled_size(w, k[1], s[1], p[1], p[3]))
+    n, c, *spatial = to_nchw(shape_of(op.input)) if nhwc else shape_of(op.input)
+    shape = (n, c, *window_sizes(spatial, op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()))
     return to_nhwc(shape) if nhwc else shape
+
+
+@irdl_op_definition
+class ConvTransposeOp(GlowOp):
+    """Transposed convolution (ONNX ConvTranspose) over 1 to 3 spatial axes: input [N, C, *spatial],
+    filter [C, O / group, *kernel], bias [O]. An output extent is (size - 1) * stride + dilation
+    * (kernel - 1) + 1 + output_padding - pad_begin - pad_end. Not lowered:
+    `glow-decompose-conv-transpose` rewrites it as a `glow.convolution`."""
+
+    name = "glow.conv_transpose"
+    input = operand_def(TensorType)
+    filter = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)  # the begin of each spatial axis, then the end of each
+    dilations = prop_def(DenseArrayBase)
+    output_padding = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+    assembly_format = "$input `,` $filter `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    @staticmethod
+    def shape_rule(input_shape, filter_shape, strides, pads, dilations, output_padding, group) -> tuple[int, ...]:
+        (n, c, *spatial), (c_in, per_group, *kernel) = input_shape, filter_shape
+        rank = len(spatial)
+        if group < 1 or c != c_in or c % group:
+            raise ValueError(f"filter {list(filter_shape)} does not fit input channels {c} with group {group}")
+        if not 1 <= rank <= 3 or any(len(v) != rank for v in (kernel, strides, dilations, output_padding)) \
+                or len(pads) != 2 * rank:
+            raise ValueError(f"a transposed window over the spatial axes {list(spatial)} needs one kernel, stride, "
+                             f"dilation and output padding value per axis and two pads")
+        if min(*strides, *dilations) < 1:
+            raise ValueError(f"strides {list(strides)} and dilations {list(dilations)} must be positive")
+        out = [(size - 1) * s + d * (k - 1) + 1 + extra - pads[axis] - pads[axis + rank]
+               for axis, (size, k, s, d, extra) in enumerate(zip(spatial, kernel, strides, dilations, output_padding))]
+        if min(out) < 1:
+            raise ValueError(f"the pads {list(pads)} leave an empty output")
+        return (n, per_group * group, *out)
+
+    def infer_shape(self):
+        return ConvTransposeOp.shape_rule(shape_of(self.input), shape_of(self.filter), self.strides.get_values(),
+                                          self.pads.get_values(), self.dilations.get_values(),
+                                          self.output_padding.get_values(), self.group.value.data)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if shape_of(self.bias) != (shape_of(self.result)[1],):
+            raise VerifyException("glow.conv_transpose: bias must have one element per output channel")
 
 
 @irdl_op_definition
@@ -505,6 +568,9 @@ class MatMulOp(GlowOp):
 
 
 class PoolOp(GlowOp):
+    """A max or average pool: 2-D (NCHW), or 1-D and 3-D as importers build them, which the
+    `glow-decompose-1d-windows` and `glow-decompose-3d-pools` passes rewrite as 2-D ones."""
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     kernel = prop_def(DenseArrayBase)
@@ -1128,6 +1194,7 @@ Glow = Dialect(
     [
         FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
+        ConvTransposeOp,
         ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,
         AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp,
         LeakyReluOp, EluOp, SeluOp, HardSigmoidOp, HardSwishOp, ExpOp, NegOp, AbsOp,

@@ -114,8 +114,17 @@ class _FunctionLowering:
     def lower(self, op: Operation) -> None:
         lowering = _LOWERINGS.get(type(op))
         if lowering is None:
-            raise GlowError(f"{op.name}: no lowering to glowll (run glow-fold-batchnorm first?)")
+            needed = _DECOMPOSED_BY.get(type(op), "glow-fold-batchnorm")
+            raise GlowError(f"{op.name}: no lowering to glowll (run {needed} first?)")
+        if isinstance(op, glow.ConvolutionOp | glow.PoolOp) and len(glow.shape_of(op.input)) != 4:
+            spatial = len(glow.shape_of(op.input)) - 2
+            raise GlowError(f"{op.name}: only 2-D windows lower to glowll, this one is {spatial}-D (run "
+                            f"glow-decompose-1d-windows, -3d-convolution and -3d-pools first)")
         lowering(self, op)
+
+
+_DECOMPOSED_BY = {glow.ConvTransposeOp: "glow-decompose-conv-transpose"}
+"""The pass that rewrites an op with no lowering of its own into ops that have one."""
 
 
 def _lower_save(lowering: _FunctionLowering, op: glow.SaveOp) -> None:

@@ -19,6 +19,10 @@ def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
 
 
 PASSES: dict[str, tuple[str, str]] = {
+    "glow-decompose-conv-transpose": ("transforms.decompose_conv_transpose", "DecomposeConvTranspose"),
+    "glow-decompose-3d-convolution": ("transforms.decompose_3d_convolution", "Decompose3DConvolution"),
+    "glow-decompose-3d-pools": ("transforms.decompose_3d_pools", "Decompose3DPools"),
+    "glow-decompose-1d-windows": ("transforms.decompose_1d_windows", "Decompose1DWindows"),
     "glow-constant-fold": ("transforms.constant_fold", "ConstantFold"),
     "glow-fold-batchnorm": ("transforms.fold_batchnorm", "FoldBatchNorm"),
     "glow-quantize": ("transforms.quantize", "Quantize"),

@@ -144,7 +144,8 @@ def test_printed_pipeline_run_by_glow_opt_gives_the_compiled_glowll(tmp_path, qu
     assert printed.returncode == 0, printed.stderr
     spec = printed.stdout.strip()
     assert "\n" not in spec and not (tmp_path / "b").exists()
-    assert spec.startswith("glow-constant-fold,glow-fold-batchnorm,glow-constant-fold,")
+    assert spec.startswith("glow-decompose-conv-transpose,glow-decompose-3d-convolution,glow-decompose-3d-pools,"
+                           "glow-decompose-1d-windows,glow-constant-fold,glow-fold-batchnorm,glow-constant-fold,")
     assert spec.endswith(",lower-glowll-to-llvm{pointer-width=32}" if quantized else ",lower-glowll-to-llvm")
     if quantized:
         assert f'glow-quantize{{profile="{lenet_profile}" symmetric-weights=true}}' in spec
@@ -192,5 +193,5 @@ def test_dump_ir_after_an_unknown_pass_is_one_line(tmp_path, selection, fragment
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("glow-compile: error: -dump-ir-after=") and fragment in lines[0]
-    assert "(all, or one of: glow-constant-fold, glow-fold-batchnorm," in lines[0]
+    assert "(all, or one of: glow-decompose-conv-transpose, glow-decompose-3d-convolution," in lines[0]
     assert not (tmp_path / "b").exists()

@@ -1,0 +1,87 @@
+"""Conv and ConvTranspose, over 1 to 3 spatial axes as the model states them: the
+`glow-decompose-*` passes turn them into the 2-D convolutions the lowering takes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from glowmlir.dialects import glow
+from glowmlir.importers.onnx.importer import OnnxImporter, imports
+
+def window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], kernel: Sequence[int],
+                 strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
+    """ONNX `pads`/`auto_pad` as the begin of each spatial axis, then its end (2-D: [top, left,
+    bottom, right])."""
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    if auto_pad in ("NOTSET", "VALID"):
+        pads = list(attrs.get("pads", [0] * (2 * len(spatial)))) if auto_pad == "NOTSET" else [0] * (2 * len(spatial))
+        if len(pads) != 2 * len(spatial):
+            raise importer.error(f"pads {pads} do not give a begin and an end for {len(spatial)} spatial axes")
+        return pads
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise importer.error(f"unknown auto_pad \"{auto_pad}\"")
+    begin, end = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, large = total // 2, total - total // 2
+        begin.append(small if auto_pad == "SAME_UPPER" else large)
+        end.append(large if auto_pad == "SAME_UPPER" else small)
+    return begin + end
+
+
+@imports("Conv")
+def _conv(importer: OnnxImporter, node, attrs):
+    """A `glow.convolution` over the node's 1, 2 or 3 spatial axes."""
+    x, w = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
+    rank = len(x_shape) - 2
+    if not 1 <= rank <= 3:
+        raise importer.error(f"only 1-D, 2-D and 3-D convolution are supported (input {list(x_shape)})")
+    check_kernel_shape(importer, attrs, w_shape[2:])
+    strides = list(attrs.get("strides", [1] * rank))
+    dilations = list(attrs.get("dilations", [1] * rank))
+    pads = window_pads(importer, attrs, x_shape[2:], w_shape[2:], strides, dilations)
+    group = attrs.get("group", 1)
+    if len(node.input) > 2 and node.input[2]:
+        bias = importer.tensor(node.input[2])
+    else:
+        bias = importer.constant(f"{node.output[0]}_bias", np.zeros(w_shape[0], np.float32))
+    shape = glow.ConvolutionOp.shape_rule(x_shape, w_shape, strides, pads, dilations, group)
+    op = glow.ConvolutionOp.create(
+        operands=[x, w, bias], result_types=[glow.tensor(shape)],
+        properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
+                    "group": glow.IntegerAttr(group, glow.i64)})
+    return [importer.add(op)]
+
+
+def check_kernel_shape(importer: OnnxImporter, attrs: dict, filter_window: Sequence[int]) -> None:
+    """A Conv's or ConvTranspose's `kernel_shape` attribute, if given, is its filter's window."""
+    if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != list(filter_window):
+        raise importer.error(f"kernel_shape {list(attrs['kernel_shape'])} disagrees with the filter's window "
+                             f"{list(filter_window)}")
+
+
+@imports("ConvTranspose")
+def _conv_transpose(importer: OnnxImporter, node, attrs):
+    """A `glow.conv_transpose` over the node's 1 or 2 spatial axes, with explicit pads. The
+    filter may be computed at run time."""
+    x, w = importer.tensor(node.input[0]), importer.tensor(node.input[1])
+    x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
+    check_kernel_shape(importer, attrs, w_shape[2:])
+    rank = len(x_shape) - 2
+    if rank not in (1, 2) or "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") != "NOTSET":
+        raise importer.error("only 1-D and 2-D ConvTranspose with explicit pads are supported")
+    strides, dilations = list(attrs.get("strides", [1] * rank)), list(attrs.get("dilations", [1] * rank))
+    pads, output_padding = list(attrs.get("pads", [0] * 2 * rank)), list(attrs.get("output_padding", [0] * rank))
+    group = attrs.get("group", 1)
+    bias = importer.tensor(node.input[2]) if len(node.input) > 2 and node.input[2] else \
+        importer.constant(f"{node.output[0]}_bias", np.zeros(w_shape[1] * group, np.float32))
+    shape = glow.ConvTransposeOp.shape_rule(x_shape, w_shape, strides, pads, dilations, output_padding, group)
+    op = glow.ConvTransposeOp.create(
+        operands=[x, w, bias], result_types=[glow.tensor(shape)],
+        properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
+                    "output_padding": glow.ints(output_padding), "group": glow.IntegerAttr(group, glow.i64)})
+    return [importer.add(op)]

@@ -1,0 +1,285 @@
+"""The ONNX importer proper: `OnnxImporter` walks the graph, folding nodes whose inputs are
+all known at compile time and handing every other node to the function registered for its
+op type with `@imports` (one module per op family in this package)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32, f64, i8
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from glowmlir.dialects import glow
+from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
+from glowmlir.errors import GlowError
+from glowmlir.importers.onnx.loader import (
+    apply_input_settings,
+    check_model_features,
+    load_onnx_model,
+    one_line,
+    placeholder_names,
+    with_output_shape_fields,
+)
+from glowmlir.importers.onnx.options import ModelInput
+from glowmlir.names import UniqueNames, legalize_name
+
+ANY_ELEMENT_TYPE = frozenset({
+    "Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Split",
+    "Expand", "Gather", "Pad", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Neg", "Abs",
+    "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
+    "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin", "BitShift", "Mod", "Trilu",
+    "Shape", "Size", "GatherElements", "IsNaN", "IsInf",
+})
+"""The ops imported for integer and boolean tensors as well as float32 ones."""
+
+
+def compute_element(element: Attribute) -> Attribute:
+    """The element type a tensor is computed in: float16 and double ones in float32."""
+    return f32 if element in (f16, f64) else element
+
+
+def onnx_element_type(elem_type: int, what: str) -> Attribute:
+    """The glow element type of an ONNX tensor type (float32, float16, double, integers, bool)."""
+    name = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        return element_type_of(helper.tensor_dtype_to_np_dtype(elem_type))
+    except (ValueError, KeyError, TypeError):
+        raise GlowError(f"{what}: element type {name} is not supported "
+                        f"(float32, float16, double, integers of 8 to 64 bits and bool)") from None
+
+
+def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
+    """`op` once its verifier accepts it; otherwise `error(message)` (an importer's error
+    naming the model node at fault) is raised."""
+    try:
+        op.verify()
+    except VerifyException as exception:
+        raise error(str(exception).splitlines()[0]) from None
+    return op
+
+
+Value = SSAValue | np.ndarray
+NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
+_NODE_IMPORTERS: dict[str, NodeImporter] = {}
+
+
+def imports(*op_types: str):
+    """Registers the function that turns ONNX nodes of these types into glow ops."""
+
+    def register(function: NodeImporter) -> NodeImporter:
+        for op_type in op_types:
+            _NODE_IMPORTERS[op_type] = function
+        return function
+
+    return register
+
+
+class OnnxImporter:
+    """Walks the ONNX graph in order, building the ops of one `glow.function`."""
+
+    def __init__(self, model: onnx.ModelProto, inputs: Sequence[ModelInput] = ()):
+        self.model = model
+        self.quantized_inputs = {spec.name: spec for spec in inputs if spec.element_type == "int8q"}
+        self.set_by_option = {spec.name for spec in inputs}
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+        self.block = Block()
+        self.values: dict[str, Value] = {}
+        self.names = UniqueNames()
+        self.constants: dict[str, SSAValue] = {}
+        self.node: onnx.NodeProto | None = None
+        self.place = "graph outputs"  # what errors name when no node is being imported
+
+    # --- building
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(verified(op, self.error))
+        return op.results[0] if op.results else None
+
+    def where(self) -> str:
+        node = self.node
+        if node is None:
+            return self.place
+        return f"node \"{node.name or node.output[0]}\" ({node.op_type}, opset {self.opset})"
+
+    def error(self, message: str) -> GlowError:
+        return GlowError(f"{self.where()}: {message}")
+
+    def tensor(self, onnx_name: str) -> SSAValue:
+        """The SSA value of an ONNX tensor; compile-time arrays become `glow.constant`s."""
+        value = self.values[onnx_name]
+        if isinstance(value, SSAValue):
+            return value
+        if onnx_name not in self.constants:
+            array = value.astype(np.float32) if value.dtype.kind == "f" else value
+            try:
+                dense = dense_from_array(array)
+            except ValueError:
+                where = f"output \"{onnx_name}\"" if self.node is None else self.where()
+                raise GlowError(f"{where}: tensor \"{onnx_name}\" of type {array.dtype} is not supported") from None
+            self.constants[onnx_name] = self.add(glow.ConstantOp(self.names(onnx_name), dense))
+        return self.constants[onnx_name]
+
+    def constant(self, name: str, array: np.ndarray) -> SSAValue:
+        return self.add(glow.ConstantOp(self.names(name), dense_from_array(np.asarray(array, np.float32))))
+
+    def known(self, onnx_name: str) -> np.ndarray | None:
+        """The compile-time value of an ONNX tensor, or None if it is computed at run time."""
+        value = self.values.get(onnx_name) if onnx_name else None
+        return value if isinstance(value, np.ndarray) else None
+
+    def required_known(self, onnx_name: str, what: str) -> np.ndarray:
+        value = self.known(onnx_name)
+        if value is None:
+            raise self.error(f"{what} (\"{onnx_name}\") must be a constant")
+        return value
+
+    # --- the walk
+
+    def run(self, name: str) -> ModuleOp:
+        graph = self.model.graph
+        placeholders = placeholder_names(graph, self.names)
+        for init in graph.initializer:
+            try:
+                self.values[init.name] = numpy_helper.to_array(init)
+            except (ValueError, TypeError, KeyError) as error:  # onnx's checker does not read the data
+                raise GlowError(f"initializer \"{init.name}\": its data cannot be read as data type "
+                                f"{init.data_type}, shape {list(init.dims)} ({error!s})") from None
+        for graph_input in graph.input:
+            if graph_input.name in self.values:
+                continue
+            tensor_type = graph_input.type.tensor_type
+            element = onnx_element_type(tensor_type.elem_type, f"input \"{graph_input.name}\"")
+            shape = [d.dim_value for d in tensor_type.shape.dim]
+            quantized = self.quantized_inputs.get(graph_input.name)
+            self.place = f"input \"{graph_input.name}\"" + (" (set by -model-input)" if graph_input.name in
+                                                              self.set_by_option else "")
+            if quantized is None:
+                placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(shape, element)))
+                self.values[graph_input.name] = self.converted(placeholder, compute_element(element))
+            else:  # an int8 input: the float graph sees its dequantized values
+                placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(
+                    shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
+                self.values[graph_input.name] = self.add(glow.DequantizeOp.create(
+                    operands=[placeholder], result_types=[glow.tensor(shape)]))
+        for node in graph.node:
+            self.node = node
+            self.import_node(node)
+        self.node, self.place = None, "graph outputs"
+        for graph_output in graph.output:
+            source = self.tensor(graph_output.name)
+            if source.type.element_type == f32:  # a float16 or double output is computed in float32
+                source = self.converted(source, onnx_element_type(graph_output.type.tensor_type.elem_type,
+                                                                  f"output \"{graph_output.name}\""))
+            self.add(glow.SaveOp(source, placeholders[graph_output.name]))
+        return ModuleOp([glow.FunctionOp(name, Region(self.block))])
+
+    def import_node(self, node: onnx.NodeProto) -> None:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        attrs = {k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in attrs.items()}
+        if node.domain not in ("", "ai.onnx"):
+            raise self.error(f"unsupported op domain \"{node.domain}\"")
+        inputs = [self.known(i) for i in node.input]
+        if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type != "Dropout":
+            outputs = self.fold(node)
+        elif node.op_type in _NODE_IMPORTERS:
+            self.check_element_types(node)
+            try:
+                outputs = _NODE_IMPORTERS[node.op_type](self, node, attrs)
+            except GlowError:
+                raise
+            except ValueError as error:  # a shape rule (glow.py, numpy broadcasting) refusing the operands
+                raise self.error(str(error)) from None
+        else:
+            raise self.error(f"unsupported op type \"{node.op_type}\"")
+        for name, value in zip(node.output, outputs):
+            if name:
+                self.values[name] = value
+        self.name_results(node, outputs)
+
+    def converted(self, value: SSAValue, element: Attribute) -> SSAValue:
+        """`value` with the element type `element` (a `glow.convert` unless it has it)."""
+        if value.type.element_type == element:
+            return value
+        return self.add(glow.ConvertOp.create(operands=[value], result_types=[glow.tensor(glow.shape_of(value), element)]))
+
+    def check_element_types(self, node: onnx.NodeProto) -> None:
+        """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean data. The data
+        is the first input (onnx's type check binds the others of its type to it); other
+        run-time inputs are parameters (axes, pads, ...) each importer asks to be constant."""
+        if node.op_type in ANY_ELEMENT_TYPE or not node.input:
+            return
+        value = self.values.get(node.input[0])
+        if isinstance(value, SSAValue) and value.type.element_type != f32:
+            dtype = np.dtype(numpy_dtype(value.type.element_type)).name
+            raise self.error(f"element type {dtype} of \"{node.input[0]}\" is not supported by {node.op_type} "
+                             f"(float only)")
+
+    def name_results(self, node: onnx.NodeProto, outputs: list[Value]) -> None:
+        """Gives the op computing each output Glow's node name (the ONNX node's name, else its
+        first output's), unique among all names: profiles key values as `<name>:0`."""
+        for value in outputs:
+            op = value.owner if isinstance(value, SSAValue) else None
+            if isinstance(op, Operation) and not isinstance(op, glow.PlaceholderOp | glow.ConstantOp) \
+                    and glow.NODE_NAME not in op.attributes:
+                op.attributes[glow.NODE_NAME] = StringAttr(self.names(node.name or node.output[0]))
+
+    def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
+        """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
+        feeds = {name: self.values[name] for name in node.input if name}
+        try:
+            graph = helper.make_graph([node], "fold", [helper.make_value_info(name, onnx.TypeProto()) for name in feeds],
+                                      [helper.make_value_info(name, onnx.TypeProto()) for name in node.output])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
+            evaluator = ReferenceEvaluator(model)
+            return [np.asarray(v) for v in evaluator.run(None, feeds)]
+        except Exception as error:
+            raise self.error(f"cannot evaluate constant node: {error}") from None
+
+
+def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str, int] | None = None,
+                name: str | None = None) -> ModuleOp:
+    """Load, check, shape and import an ONNX model file into a module holding one `glow.function`."""
+    network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
+    return import_onnx_model(load_onnx_model(path), network, f"\"{path}\"", inputs, symbols)
+
+
+def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs: Sequence[ModelInput] = (),
+                      symbols: dict[str, int] | None = None) -> ModuleOp:
+    """Check, shape and import an in-memory ONNX model (the Caffe2 importer builds one);
+    `source` names the model in errors."""
+    check_model_features(model, source)
+    try:
+        onnx.checker.check_model(with_output_shape_fields(model))
+        apply_input_settings(model, inputs, symbols or {})
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except onnx.checker.ValidationError as error:  # a message over several lines
+        raise GlowError(f"{source} fails onnx's checks: {one_line(str(error))}") from None
+    except onnx.shape_inference.InferenceError as error:  # one line per node: the first is the cause
+        raise GlowError(f"{source} fails onnx's checks: {str(error).strip().splitlines()[0]}") from None
+    except UnicodeDecodeError:  # onnx's message quotes a damaged name
+        raise GlowError(f"{source} fails onnx's checks: a name in the model is not UTF-8 text") from None
+    module = OnnxImporter(model, inputs).run(network)
+    verify_imported(module, source)
+    return module
+
+
+def verify_imported(module: ModuleOp, source: str) -> None:
+    """Every importer ends here: a shape rule the importer did not foresee is a one-line error."""
+    try:
+        module.verify()
+    except VerifyException as error:
+        raise GlowError(f"{source}: the imported graph does not verify: {str(error).splitlines()[0]}") from None
+
+
+def element_of_dtype(importer: OnnxImporter, dtype) -> Attribute:
+    try:
+        return element_type_of(dtype)
+    except ValueError:
+        raise importer.error(f"element type {np.dtype(dtype).name} is not supported") from None

@@ -1,0 +1,167 @@
+"""Reading an ONNX model and checking what onnx's checker lets through: the file, damaged
+text, the user's input shapes and symbols, features the importer cannot honour; the
+placeholder names of the graph's inputs and outputs."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+import onnx
+from google.protobuf import text_format
+
+from glowmlir.errors import GlowError
+from glowmlir.importers.onnx.options import ModelInput, check_symbol
+from glowmlir.names import UniqueNames
+
+def load_onnx_model(path: str) -> onnx.ModelProto:
+    """Read a binary `.onnx` or protobuf-text `.onnxtxt` model; errors name the file."""
+    if not os.path.isfile(path):
+        raise GlowError(f"-model: file \"{path}\" not found")
+    try:
+        if path.endswith(".onnxtxt"):
+            with open(path, encoding="utf-8") as f:
+                return text_format.Parse(f.read(), onnx.ModelProto())
+        model = onnx.load(path)
+    except onnx.checker.ValidationError as error:  # its external data file is missing or outside its directory
+        raise GlowError(f"-model: \"{path}\": {one_line(str(error))}") from None
+    except Exception as error:  # protobuf raises several unrelated types
+        raise GlowError(f"-model: \"{path}\" is not an ONNX model ({type(error).__name__})") from None
+    if not model.graph.node and not model.graph.output:
+        raise GlowError(f"-model: \"{path}\" is not an ONNX model (no graph)")
+    return model
+
+
+def check_text_fields(message, source: str) -> None:
+    """Refuses a damaged protobuf model (ONNX, Caffe2) whose string fields (names, op types)
+    are not UTF-8 text: protobuf hands such a field over as bytes."""
+    pending = [message]
+    while pending:
+        for field, value in pending.pop().ListFields():
+            values = value if field.is_repeated else [value]
+            if field.type == field.TYPE_STRING:
+                damaged = next((v for v in values if not isinstance(v, str)), None)
+                if damaged is not None:
+                    raise GlowError(f"{source} is damaged: {field.name} {damaged[:40]!r} is not UTF-8 text")
+            elif field.type == field.TYPE_MESSAGE:
+                pending.extend(values)
+
+
+def apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int]) -> None:
+    """Write `-model-input` shapes and `-onnx-define-symbol` values into the graph inputs."""
+    initializers = {t.name for t in model.graph.initializer}
+    graph_inputs = {i.name: i for i in model.graph.input if i.name not in initializers}
+    for spec in inputs:
+        if spec.name not in graph_inputs:
+            raise GlowError(f"-model-input: the model has no input \"{spec.name}\" (inputs: {', '.join(graph_inputs)})")
+        dims = graph_inputs[spec.name].type.tensor_type.shape.dim
+        del dims[:]
+        for size in spec.shape:
+            dims.add().dim_value = size
+    if inputs or symbols:
+        # Shapes recorded downstream of the inputs are stale now: let shape inference redo them.
+        del model.graph.value_info[:]
+        for output in model.graph.output:
+            output.type.tensor_type.ClearField("shape")
+    for symbol, value in symbols.items():
+        check_symbol(symbol, value)
+    for name, value_info in graph_inputs.items():
+        how = f"set the input's shape with -model-input={name},float,[d0,d1,...]"
+        dims = value_info.type.tensor_type.shape.dim
+        for dim in dims:
+            if dim.HasField("dim_param"):
+                if dim.dim_param not in symbols:
+                    raise GlowError(f"input \"{name}\" has the undefined symbolic dimension \"{dim.dim_param}\": "
+                                    f"set it with -onnx-define-symbol={dim.dim_param},<value>")
+                dim.dim_value = int(symbols[dim.dim_param])
+        check_input_shape(name, [dim.dim_value if dim.HasField("dim_value") else None for dim in dims], how,
+                          allow_empty=_only_its_type_is_read(model.graph, name))
+
+
+_TYPE_ONLY_OPERANDS = {("CastLike", 1), ("Shape", 0), ("Size", 0)}
+"""Operands of which only the type and shape are read: an empty tensor is well-defined there."""
+
+
+def _only_its_type_is_read(graph: onnx.GraphProto, name: str) -> bool:
+    """Whether every use of the tensor `name` reads only its type and shape."""
+    return name not in {o.name for o in graph.output} and all(
+        (node.op_type, position) in _TYPE_ONLY_OPERANDS
+        for node in graph.node for position, operand in enumerate(node.input) if operand == name)
+
+
+def check_input_shape(name: str, shape: Sequence[int | None], how: str = "", allow_empty: bool = False) -> None:
+    """Every dimension of the graph input `name` is known (not None) and positive (or 0 with
+    `allow_empty`); `how` tells the user how to set the shape."""
+    for axis, size in enumerate(shape):
+        if size is None:
+            problem = "has no value"
+        elif size == 0 and not allow_empty:
+            problem = "is 0 (an empty input is not supported)"
+        elif size < 0:
+            problem = f"is {size}"
+        else:
+            continue
+        raise GlowError(f"input \"{name}\": dimension {axis} {problem}" + (f": {how}" if how else ""))
+
+
+def placeholder_names(graph: onnx.GraphProto, names: UniqueNames | None = None) -> dict[str, str]:
+    """The bundle's placeholder name of each graph output and input: C-legal, unique (a
+    clash gets Glow's `__1` suffix), outputs named first. Other storage named later by
+    `names` gets a suffix on a clash with these."""
+    names = UniqueNames() if names is None else names
+    initializers = {t.name for t in graph.initializer}
+    result = {o.name: names(o.name) for o in graph.output}
+    for graph_input in graph.input:
+        if graph_input.name not in initializers and graph_input.name not in result:
+            result[graph_input.name] = names(graph_input.name)
+    return result
+
+
+def with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model for onnx's checker: graph outputs whose shape is unset (onnxruntime loads
+    them; shape inference types them) get an empty shape field, which the checker insists on."""
+    def unshaped(output: onnx.ValueInfoProto) -> bool:
+        return output.type.HasField("tensor_type") and not output.type.tensor_type.HasField("shape")
+
+    if not any(map(unshaped, model.graph.output)):
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for output in filter(unshaped, copy.graph.output):
+        output.type.tensor_type.shape.SetInParent()
+    return copy
+
+
+_CHECKER_NODE = re.compile(r"==> Context: Bad node spec for node\. Name: (\S*) OpType: (\S+)")
+
+
+def one_line(message: str) -> str:
+    """onnx's multi-line checker and inference messages on one line, the node named."""
+    message = _CHECKER_NODE.sub(lambda m: f"(node \"{m[1]}\", op {m[2]})", message)
+    return " ".join(message.split())
+
+
+def check_model_features(model: onnx.ModelProto, source: str) -> None:
+    """What onnx's checker lets through but the importer cannot honour."""
+    newest = onnx.defs.onnx_opset_version()
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx") and opset.version > newest:
+            raise GlowError(f"{source}: opset {opset.version} is newer than the newest this onnx knows ({newest})")
+    check_text_fields(model, source)
+    if not model.graph.output:
+        raise GlowError(f"{source}: the graph has no outputs, so there is nothing to compute")
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
+            name = node.name or (node.output[0] if node.output else "")
+            raise GlowError(f"{source}: node \"{name}\": unsupported op type \"{node.op_type}\" "
+                            f"(no ONNX operator has this name)")
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = {i.name for i in model.graph.input if i.name not in initializers}
+    passed_through = next((o.name for o in model.graph.output if o.name in inputs), None)
+    if passed_through is not None:
+        raise GlowError(f"{source}: graph output \"{passed_through}\" is also a graph input; a bundle placeholder "
+                        f"is one or the other (add an Identity node to copy it)")
+    if model.graph.sparse_initializer:
+        raise GlowError(f"{source}: sparse initializer \"{model.graph.sparse_initializer[0].values.name}\" "
+                        f"is not supported")
