@@ -19,6 +19,9 @@ can swap a kernel for a library call without changing a single output bit:
 
 `requantize` is CMSIS-NN's `arm_nn_requantize`: a rounding doubling high multiply by
 the 31-bit multiplier M, then a rounding shift by S.
+
+Convolution, pooling and FullyConnected are the loop nests of `loop_skeletons`, run with
+`QuantizedArithmetic`; elementwise kinds are `compute`s of its strided map.
 """
 
 from __future__ import annotations
