@@ -23,8 +23,9 @@ from glowmlir.dialects import glowll
 from glowmlir.dialects.llvm_casts import FPToSIOp, FPToUIOp, UIToFPOp
 from glowmlir.dialects.quant import storage_type
 from glowmlir.dialects.weights import numpy_dtype
+from glowmlir.lowering.activations import clamp, clamp_interval
 from glowmlir.lowering.kernel_builder import KernelBuilder
-from glowmlir.lowering.kernels import ViewOf, broadcast_view, emit_strided_map
+from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 
 MIXED_TYPE_KINDS = ("convert", "compare", "and", "or", "xor", "not", "select", "fmod")
 
@@ -109,8 +110,7 @@ def _constant(b: KernelBuilder, value: float, element: Attribute) -> SSAValue:
 
 
 def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
-    dest = view(op.dest)
-    sources = [broadcast_view(view(v), dest.shape) for v in op.inputs]
+    dest, sources = elementwise_views(op, view)
     kind, out = op.kind.data, element_of(op.dest)
     element = element_of(op.inputs[0]) if op.inputs else out
     unsigned = is_unsigned(element)
@@ -120,6 +120,9 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
 
     def minimum(x, y):
         return b.select(compare(b, "lt", x, y, element), x, y)
+
+    def constant(value):
+        return _constant(b, value, element)
 
     def negate(x):
         return b.int_sub(0, x)
@@ -161,9 +164,8 @@ def emit_integer_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: V
         "min": lambda v: minimum(v[0], v[1]),
         "neg": lambda v: negate(v[0]),
         "abs": lambda v: v[0] if unsigned else maximum(v[0], negate(v[0])),
-        "relu": lambda v: maximum(v[0], _constant(b, 0, element)),
-        "clip": lambda v: minimum(maximum(v[0], _constant(b, op.clip_min.value.data, element)),
-                                  _constant(b, op.clip_max.value.data, element)),
+        "relu": lambda v: clamp(v[0], clamp_interval(op, "relu"), maximum, minimum, constant),
+        "clip": lambda v: clamp(v[0], clamp_interval(op, "clip"), maximum, minimum, constant),
         "copy": lambda v: v[0],
         "splat": lambda v: _constant(b, op.value.value.data, out),
         "shift_left": lambda v: shift(llvm.ShlOp, v[0], v[1], b.integer(0, v[0].type)),
@@ -189,7 +191,8 @@ def emit_arg_reduce(b: KernelBuilder, op: glowll.ArgReduceOp, view: ViewOf) -> N
     element = element_of(op.input)
     # Strictly better keeps the first index; better or equal moves to the last one.
     last = op.select_last_index is not None
-    predicate = {("max", False): "gt", ("min", False): "lt", ("max", True): "ge", ("min", True): "le"}[op.kind.data, last]
+    predicate = {("max", False): "gt", ("min", False): "lt",
+                 ("max", True): "ge", ("min", True): "le"}[op.kind.data, last]
     with b.loops(dest.shape) as indices:
 
         def at(position):

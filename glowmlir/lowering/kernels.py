@@ -1,243 +1,118 @@
-"""Loop nests for the `glowll` instructions, emitted in the `llvm` dialect.
+"""Float kernels: the f32 arithmetic of the shared loop skeletons, and the float-only kernels.
 
-Layout is NCHW. Every kernel keeps its innermost loop on a contiguous row of the
-destination (the output width for convolution and pooling, the output features for
-FullyConnected), so LLVM's loop vectorizer turns it into SIMD code; weights are loop
-invariant scalars broadcast across that row, and `contract` lets LLVM use fma.
+Layout is NCHW. Convolution, pooling, FullyConnected and the strided map are the skeletons of
+`loop_skeletons` run with `FloatArithmetic`: f32 sums accumulated in place in the
+destination rows, weights loop-invariant scalars broadcast across a row, `contract` so that
+LLVM may use fma (a dot product also `reassoc`, so that it vectorizes). MatMul, softmax,
+reductions, local response normalization and resampling are written here.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glow, glowll
-from glowmlir.lowering import math_approx
+from glowmlir.dialects import glowll
+from glowmlir.lowering import loop_skeletons, math_approx
+from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
-
-ViewOf = Callable[[SSAValue], View]
-"""Maps a buffer SSA value of the instruction to a contiguous view of its memory."""
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
-def _activation(b: KernelBuilder, op, value: SSAValue) -> SSAValue:
-    """Applies the fused activation (`relu` or `clip`) of `op`, if any."""
-    activation = op.properties.get("activation")
-    if activation is None:
-        return value
-    if activation.data == "relu":
-        return b.fmax(value, b.f32(0.0))
-    value = b.fmax(value, b.f32(op.clip_min.value.data))
-    return b.fmin(value, b.f32(op.clip_max.value.data))
+from glowmlir.lowering.loop_skeletons import (
+    ArithmeticDomain,
+    Row,
+    StoredElement,
+    ViewOf,
+    Window,
+    broadcast_view,
+    elementwise_views,
+    emit_strided_map,
+    fill_row,
+    row,
+    window_size,
+)
 
 
-def window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, stride: int, pad: int,
-                    dilation: int) -> tuple[Index, Index, Index]:
-    """For kernel column kx: the output columns [lo, hi) whose input column
-    `x * stride + shift` falls inside the input, and that `shift`."""
-    shift = b.sub(b.mul(kx, dilation), pad)
-    lo = b.max(b.ceil_div(b.sub(0, shift), stride), 0)
-    hi = b.min(b.max(b.ceil_div(b.sub(in_width, shift), stride), 0), out_width)
-    return lo, hi, shift
+def clamp_f32(b: KernelBuilder, value: SSAValue, interval: Interval) -> SSAValue:
+    """A float clamped to a relu/clip interval."""
+    return clamp(value, interval, b.fmax, b.fmin, b.f32)
 
 
-def fill_row(b: KernelBuilder, row: View, prefix: Sequence[Index], width: int, value_at: Callable[[Index], SSAValue]):
-    with b.loop(0, width) as x:
-        b.store(value_at(x.index), row, [*prefix, x.index])
+class FloatArithmetic(ArithmeticDomain):
+    """f32 everywhere: convolution and pooling accumulate in the destination rows (a fused
+    pooling window's convolution rows in one stack row per channel), the fused relu/clip
+    is applied in place, averages multiply by 1/size (or divide at the borders)."""
 
+    bias_after_products = True
 
-CHANNEL_BLOCKS = (4, 5, 6, 3, 2, 1)
-"""Output channels computed together by a convolution: independent accumulator chains."""
+    def __init__(self, b: KernelBuilder, op: glowll.InstructionOp):
+        super().__init__(b)
+        self.activation = clamp_interval(op, fused_activation(op))
 
+    def accumulator_rows(self, count: int, width: int) -> None:
+        return None
 
-@dataclass(frozen=True)
-class Window:
-    """A pooling window: kernel, strides, pads (top, left, bottom, right), averaging rule."""
+    def zero(self) -> SSAValue:
+        return self.b.f32(0.0)
 
-    kernel: tuple[int, int]
-    strides: tuple[int, int]
-    pads: tuple[int, int, int, int]
-    is_max: bool
-    count_include_pad: bool = False
+    def bias(self, bias: View, channel: Index) -> SSAValue:
+        return self.b.load(bias, [channel])
 
-    @staticmethod
-    def of_pool(op) -> Window:
-        return Window(op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(),
-                      isinstance(op, glowll.MaxPoolOp), getattr(op, "count_include_pad", None) is not None)
+    def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        return self.b.load(view, indices)
 
-    @staticmethod
-    def of_fused_pool(op: glowll.ConvolutionOp) -> Window | None:
-        if op.pool is None:
+    weight = input
+
+    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        return self.b.fadd(total, value)
+
+    def multiply_accumulate(self, total: SSAValue, x: SSAValue, w: SSAValue, reduction: bool = False) -> SSAValue:
+        if reduction:
+            return self.b.fadd(total, self.b.fmul(x, w, REASSOCIATE), REASSOCIATE)
+        return self.b.fadd(total, self.b.fmul(x, w))
+
+    def output(self, channel: Index, storage: Attribute) -> StoredElement | None:
+        if self.activation == UNBOUNDED:
             return None
-        return Window(op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values(),
-                      op.pool.data == "max", op.pool_count_include_pad is not None)
+        return lambda value: clamp_f32(self.b, value, self.activation)
 
+    def convolution_rows_to_pool(self, count: int, width: int) -> View:
+        return View.contiguous(self.b.alloca(count * width), (count, width))
 
-def _convolution_rows(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, filt: View, bias: View, n: Index,
-                      channels: list[Index], y: Index, rows: list[tuple[View, list[Index]]], out_w: int,
-                      residual: View | None = None) -> None:
-    """Convolution output row `y` of each of `channels` into `rows[j]` = (view, index prefix),
-    starting from bias (+ the residual row)."""
-    _, in_c, in_h, in_w = src.shape
-    _, group_c, k_h, k_w = filt.shape
-    sy, sx = op.strides.get_values()
-    pt, pl, pb, _ = op.pads.get_values()
-    dy, dx = op.dilations.get_values()
-    out_per_group = filt.shape[0] // op.group.value.data
-    for o, (row, prefix) in zip(channels, rows):
-        bias_o = b.load(bias, [o])
-        if residual is None:
-            fill_row(b, row, prefix, out_w, lambda x: bias_o)
+    def pool_rows(self, count: int, width: int) -> None:
+        return None
+
+    def pool_start(self, window: Window) -> SSAValue:
+        return self.b.f32(-np.inf if window.is_max else 0.0)
+
+    def pool_combine(self, window: Window) -> Callable[[SSAValue, SSAValue], SSAValue]:
+        return self.b.fmax if window.is_max else self.b.fadd
+
+    def finish_pool_row(self, window: Window, pooled: Row, dest: Row, y: Index, in_hw: tuple[int, int]) -> None:
+        """Maxima are already in place; sums are divided by the window sizes."""
+        if window.is_max:
+            return
+        b = self.b
+        size = window_size(b, window, y, in_hw)
+        width = dest.view.shape[-1]
+        if isinstance(size, int):
+            scale = b.f32(1.0 / size)
+            fill_row(b, dest, width, lambda x: b.fmul(b.load(pooled.view, pooled.at(x)), scale))
         else:
-            fill_row(b, row, prefix, out_w, lambda x: b.fadd(bias_o, b.load(residual, [n, o, y, x])))
-    first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
-    with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
-        in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
-        with inside_rows(b, in_y, in_h, pt or pb):
-            channel = b.add(first_channel, c.index)
-            # Unrolled over the kernel columns: each column's valid output range is a constant.
-            for kx in range(k_w):
-                lo, hi, shift = window_columns(b, kx, in_w, out_w, sx, pl, dx)
-                weights = [b.load(filt, [o, c.index, ky.index, kx]) for o in channels]
-                with b.loop(lo, hi) as x:
-                    pixel = b.load(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
-                    for (row, prefix), weight in zip(rows, weights):
-                        total = b.fadd(b.load(row, [*prefix, x.index]), b.fmul(pixel, weight))
-                        b.store(total, row, [*prefix, x.index])
-    if op.activation is not None:
-        for row, prefix in rows:
-            fill_row(b, row, prefix, out_w, lambda x: _activation(b, op, b.load(row, [*prefix, x])))
+            fill_row(b, dest, width, lambda x: b.fdiv(b.load(pooled.view, pooled.at(x)), b.to_f32(size(x))))
 
 
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    """Convolution, optionally followed by a fused pooling window.
-
-    Fused, each pooled output row is reduced from the convolution rows under its window,
-    computed one at a time into a small stack row: the full-resolution convolution output
-    is never stored.
-    """
-    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
-    n_size, out_c, out_h, out_w = dest.shape
-    out_per_group = out_c // op.group.value.data
-    block = next(size for size in CHANNEL_BLOCKS if out_per_group % size == 0)
-    pool = Window.of_fused_pool(op)
-    if pool is None:
-        with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
-            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-            _convolution_rows(b, op, src, filt, bias, n, channels, y, [(dest, [n, o, y]) for o in channels], out_w,
-                              view(op.residual) if op.residual is not None else None)
-        return
-    conv_h, conv_w = glow.ConvolutionOp.shape_rule(
-        src.shape, filt.shape, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values(),
-        op.group.value.data)[2:]
-    scratch = View.contiguous(b.alloca(block * conv_w), (block, conv_w))
-    with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
-        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        start = b.f32(-np.inf if pool.is_max else 0.0)
-        for o in channels:
-            fill_row(b, dest, [n, o, y], out_w, lambda x: start)
-        for wy in range(pool.kernel[0]):
-            conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
-            with inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
-                _convolution_rows(b, op, src, filt, bias, n, channels, conv_y,
-                                  [(scratch, [j]) for j in range(block)], conv_w)
-                for j, o in enumerate(channels):
-                    pool_row(b, pool, dest, [n, o, y], scratch, [j], conv_w)
-        if not pool.is_max:
-            for o in channels:
-                _finish_average(b, pool, dest, [n, o, y], (conv_h, conv_w))
-
-
-def inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
-    """Guards code for input row `in_y`; without vertical padding every row is inside."""
-    return b.when(b.in_range(in_y, in_h)) if padded else contextlib.nullcontext()
-
-
-def pool_row(b: KernelBuilder, window: Window, dest: View, dest_prefix: list[Index], src: View,
-              src_prefix: list[Index], in_w: int, combine: Callable | None = None) -> None:
-    """Folds one input row into one output row, horizontally over the window, with
-    `combine(dest element, input element)` (default: float max or sum)."""
-    combine = combine or (b.fmax if window.is_max else b.fadd)
-    out_w = dest.shape[-1]
-    for kx in range(window.kernel[1]):
-        lo, hi, shift = window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
-        with b.loop(lo, hi) as x:
-            pixel = b.load(src, [*src_prefix, b.add(b.mul(x.index, window.strides[1]), shift)])
-            b.store(combine(b.load(dest, [*dest_prefix, x.index]), pixel), dest, [*dest_prefix, x.index])
+    loop_skeletons.emit_convolution(b, FloatArithmetic(b, op), op, view)
 
 
 def emit_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: ViewOf) -> None:
-    dest, src = view(op.dest), view(op.input)
-    window = Window.of_pool(op)
-    n_size, channels, out_h, out_w = dest.shape
-    in_h, in_w = src.shape[2:]
-    with b.loops([n_size, channels, out_h]) as (n, c, y):
-        start = b.f32(-np.inf if window.is_max else 0.0)
-        fill_row(b, dest, [n, c, y], out_w, lambda x: start)
-        with b.loop(0, window.kernel[0]) as ky:
-            in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
-            with inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
-                pool_row(b, window, dest, [n, c, y], src, [n, c, in_y], in_w)
-        if not window.is_max:
-            _finish_average(b, window, dest, [n, c, y], (in_h, in_w))
-
-
-def window_size(b: KernelBuilder, window: Window, y: Index, in_hw: tuple[int, int]) -> int | Callable[[Index], Index]:
-    """How many input elements the averaging window of output row `y` divides by: an int
-    when every window counts the same, else a function of the output column."""
-    k_h, k_w = window.kernel
-    sy, sx = window.strides
-    pt, pl, pb, pr = window.pads
-    if window.count_include_pad or not any((pt, pl, pb, pr)):
-        return k_h * k_w
-    in_h, in_w = in_hw
-    top = b.sub(b.mul(y, sy), pt)
-    rows = b.sub(b.min(b.add(top, k_h), in_h), b.max(top, 0))
-
-    def size_at(x: Index) -> Index:
-        left = b.sub(b.mul(x, sx), pl)
-        return b.mul(rows, b.sub(b.min(b.add(left, k_w), in_w), b.max(left, 0)))
-
-    return size_at
-
-
-def _finish_average(b: KernelBuilder, window: Window, dest: View, prefix: list[Index], in_hw) -> None:
-    """Divides the window sums of one output row by the window sizes."""
-    size = window_size(b, window, prefix[2], in_hw)
-    out_w = dest.shape[3]
-    if isinstance(size, int):
-        scale = b.f32(1.0 / size)
-        fill_row(b, dest, prefix, out_w, lambda x: b.fmul(b.load(dest, [*prefix, x]), scale))
-    else:
-        fill_row(b, dest, prefix, out_w, lambda x: b.fdiv(b.load(dest, [*prefix, x]), b.to_f32(size(x))))
+    loop_skeletons.emit_pool(b, FloatArithmetic(b, op), op, view)
 
 
 def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
-    """Each output is one dot product over a contiguous weight row ([N, K] layout)."""
-    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
-    rows, columns = dest.shape
-    depth = src.shape[1]
-    with b.loops([rows, columns]) as (m, n):
-        with b.loop(0, depth, carried=[b.f32(0.0)]) as k:
-            product = b.fmul(b.load(src, [m, k.index]), b.load(weights, [n, k.index]), REASSOCIATE)
-            k.next(b.fadd(k.carried[0], product, REASSOCIATE))
-        b.store(_activation(b, op, b.fadd(k.results[0], b.load(bias, [n]))), dest, [m, n])
-
-
-def broadcast_view(source: View, shape: Sequence[int]) -> View:
-    """`source` seen with `shape` (numpy broadcasting: stride 0 on broadcast dimensions)."""
-    pad = len(shape) - len(source.shape)
-    strides = [0] * pad + [0 if size == 1 and full != 1 else stride
-                           for size, stride, full in zip(source.shape, source.strides, shape[pad:])]
-    return source.reshaped(shape, strides)
+    loop_skeletons.emit_fully_connected(b, FloatArithmetic(b, op), op, view)
 
 
 def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
@@ -250,7 +125,7 @@ def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
     zero = b.f32(0.0)
     with b.loops([*batch, rows]) as outer:
         *bi, m = outer
-        fill_row(b, dest, outer, columns, lambda n: zero)
+        fill_row(b, row(dest, *outer), columns, lambda n: zero)
         with b.loop(0, depth) as k:
             a = b.load(lhs, [*bi, m, k.index])
             with b.loop(0, columns) as n:
@@ -258,36 +133,8 @@ def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
                 b.store(total, dest, [*bi, m, n.index])
 
 
-def emit_strided_map(b: KernelBuilder, dest: View, sources: Sequence[View],
-                     compute: Callable[[list[SSAValue]], SSAValue]) -> None:
-    """dest[i] = compute(sources[i]) over dest's shape, for arbitrary strided views."""
-    shape, views = _merge_dimensions(dest, sources)
-    with b.loops(shape) as indices:
-        values = [b.load(v, indices) for v in views[1:]]
-        b.store(compute(values), views[0], indices)
-
-
-def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
-    """Collapses adjacent dimensions that are contiguous in every view into one loop."""
-    views = [dest, *sources]
-    shape = list(dest.shape) or [1]
-    strides = [list(v.strides) or [1] for v in views]
-    merged_shape, merged = [shape[0]], [[s[0]] for s in strides]
-    for d in range(1, len(shape)):
-        if all(s[d - 1] == s[d] * shape[d] for s in strides):
-            merged_shape[-1] *= shape[d]
-            for m, s in zip(merged, strides):
-                m[-1] = s[d]
-        else:
-            merged_shape.append(shape[d])
-            for m, s in zip(merged, strides):
-                m.append(s[d])
-    return merged_shape, [v.reshaped(merged_shape, m) for v, m in zip(views, merged)]
-
-
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
-    dest = view(op.dest)
-    sources = [broadcast_view(view(v), dest.shape) for v in op.inputs]
+    dest, sources = elementwise_views(op, view)
     kind = op.kind.data
     one = b.f32(1.0) if kind in ("sigmoid", "tanh", "mish") else None
 
@@ -319,8 +166,8 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
         "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
         "div": lambda v: b.fdiv(*v), "max": lambda v: b.fmax(*v), "min": lambda v: b.fmin(*v),
         "pow": lambda v: math_approx.general_pow(b, *v),
-        "relu": lambda v: b.fmax(v[0], b.f32(0.0)),
-        "clip": lambda v: b.fmin(b.fmax(v[0], b.f32(op.clip_min.value.data)), b.f32(op.clip_max.value.data)),
+        "relu": lambda v: clamp_f32(b, v[0], clamp_interval(op, "relu")),
+        "clip": lambda v: clamp_f32(b, v[0], clamp_interval(op, "clip")),
         "sigmoid": lambda v: sigmoid(v[0]),
         "tanh": lambda v: tanh(v[0]),
         "prelu": lambda v: negative_scaled(v[0], b.fmul(v[1], v[0])),
@@ -344,8 +191,8 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
         "copy": lambda v: v[0],
         "splat": lambda v: b.f32(op.value.value.data),
     }
-    operation = compute[kind]
-    emit_strided_map(b, dest, sources, lambda v: _activation(b, op, operation(v)))
+    operation, activation = compute[kind], clamp_interval(op, fused_activation(op))
+    emit_strided_map(b, dest, sources, lambda v: clamp_f32(b, operation(v), activation))
 
 
 def emit_reduce(b: KernelBuilder, op: glowll.ReduceOp, view: ViewOf) -> None:
@@ -426,7 +273,7 @@ def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponse
     alpha = op.alpha.value.data / size
     zero = b.f32(0.0)
     with b.loops([n_size, channels, height]) as (n, c, y):
-        fill_row(b, dest, [n, c, y], width, lambda x: zero)
+        fill_row(b, row(dest, n, c, y), width, lambda x: zero)
         first = b.max(b.sub(c, (size - 1) // 2), 0)
         last = b.min(b.add(c, size // 2 + 1), channels)
         with b.loop(first, last) as neighbour, b.loop(0, width) as x:
@@ -438,7 +285,7 @@ def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponse
             scale = b.fadd(b.f32(op.bias.value.data), b.fmul(b.f32(alpha), b.load(dest, [n, c, y, x])))
             return b.fmul(b.load(src, [n, c, y, x]), math_approx.pow(b, scale, b.f32(-op.beta.value.data)))
 
-        fill_row(b, dest, [n, c, y], width, normalize)
+        fill_row(b, row(dest, n, c, y), width, normalize)
 
 
 def emit_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf) -> None:

@@ -19,6 +19,9 @@ can swap a kernel for a library call without changing a single output bit:
 
 `requantize` is CMSIS-NN's `arm_nn_requantize`: a rounding doubling high multiply by
 the 31-bit multiplier M, then a rounding shift by S.
+
+Convolution, pooling and FullyConnected are the loop nests of `loop_skeletons`, run with
+`QuantizedArithmetic`; elementwise kinds are `compute`s of its strided map.
 """
 
 from __future__ import annotations
@@ -29,13 +32,24 @@ from dataclasses import replace
 import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glow, glowll
+from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
-from glowmlir.lowering import kernels
+from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import (
+    ArithmeticDomain,
+    Row,
+    StoredElement,
+    ViewOf,
+    Window,
+    elementwise_views,
+    emit_strided_map,
+    fill_row,
+    window_size,
+)
 from glowmlir.quantization.rescaling import (
     ADD_LEFT_SHIFT,
     activation_bounds,
@@ -47,7 +61,7 @@ from glowmlir.quantization.rescaling import (
     softmax_parameters,
 )
 
-ViewOf = Callable[[SSAValue], View]
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def _type(value: SSAValue) -> UniformQuantizedType:
@@ -96,7 +110,7 @@ def load_level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAVal
     return b.sign_extend(b.load(view, indices))
 
 
-# ----------------------------------------------------------------------------- convolution
+# ----------------------------------------------------------------------------- the int8 arithmetic domain
 
 
 class ChannelRequantization:
@@ -105,7 +119,8 @@ class ChannelRequantization:
 
     def __init__(self, b: KernelBuilder, op, view: ViewOf, weight_type: UniformQuantizedType):
         self.b = b
-        self.table = view(op.requantization) if op.requantization is not None else None
+        table = getattr(op, "requantization", None)
+        self.table = view(table) if table is not None else None
         if self.table is None:
             (multiplier,), (shift,) = output_multipliers(_type(op.input), weight_type, _type(op.dest))
             self.constant = (int(multiplier), int(shift))
@@ -116,72 +131,7 @@ class ChannelRequantization:
         return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
 
 
-def _bias_term(b: KernelBuilder, op, bias: View, channel: Index) -> SSAValue:
-    """The bias in accumulator units (input scale x weight scale): as stored when its scale
-    is that product, else requantized (an Int8 bias keeps its own scale in Glow's rule)."""
-    bias_type = _type(op.bias)
-    level = b.int_sub(load_level(b, bias, [channel]), 0 if bias_type.per_channel else bias_type.offset)
-    rescaling = bias_multiplier(_type(op.input), _type(op.operands[2]), bias_type)
-    return level if rescaling is None else requantize(b, level, *rescaling)
-
-
-def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    """Per output row and block of channels: int32 accumulator rows on the stack, filled
-    from the bias, accumulated tap by tap, then requantized into the destination (or into
-    a row of the fused pooling window)."""
-    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
-    in_type, w_type, out_type = _type(op.input), _type(op.filter), _type(op.dest)
-    n_size, out_c, out_h, out_w = dest.shape
-    _, group_c, k_h, k_w = filt.shape
-    in_h, in_w = src.shape[2:]
-    sy, sx = op.strides.get_values()
-    pt, pl, pb, _ = op.pads.get_values()
-    dy, dx = op.dilations.get_values()
-    groups = op.group.value.data
-    out_per_group = out_c // groups
-    block = next(size for size in kernels.CHANNEL_BLOCKS if out_per_group % size == 0)
-    pool = kernels.Window.of_fused_pool(op)
-    conv_h, conv_w = glow.ConvolutionOp.shape_rule(src.shape, filt.shape, (sy, sx), op.pads.get_values(), (dy, dx),
-                                                   groups)[2:]
-    requantization = ChannelRequantization(b, op, view, w_type)
-    low, high = activation_bounds(op, out_type)
-    accumulators = View.contiguous(b.alloca(block * conv_w, i32), (block, conv_w), element_type=i32)
-
-    def convolution_rows(n: Index, channels: list[Index], y: Index, store_row: Callable[[int, Index], None]) -> None:
-        for j, o in enumerate(channels):
-            bias_o = _bias_term(b, op, bias, o)
-            kernels.fill_row(b, accumulators, [j], conv_w, lambda x: bias_o)
-        first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if groups > 1 else 0
-        with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
-            in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
-            with kernels.inside_rows(b, in_y, in_h, pt or pb):
-                channel = b.add(first_channel, c.index)
-                for kx in range(k_w):
-                    lo, hi, shift = kernels.window_columns(b, kx, in_w, conv_w, sx, pl, dx)
-                    weights = [b.int_sub(load_level(b, filt, [o, c.index, ky.index, kx]), _weight_offset(b, w_type, o))
-                               for o in channels]
-                    with b.loop(lo, hi) as x:
-                        pixel = b.int_sub(load_level(b, src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)]),
-                                          in_type.offset)
-                        for j, weight in enumerate(weights):
-                            total = b.int_add(b.load(accumulators, [j, x.index]), b.int_mul(pixel, weight))
-                            b.store(total, accumulators, [j, x.index])
-        for j, o in enumerate(channels):
-            multiplier, shift = requantization.of(o)
-            with b.loop(0, conv_w) as x:
-                level = b.int_add(requantize(b, b.load(accumulators, [j, x.index]), multiplier, shift), out_type.offset)
-                store_row(j, x.index, b.clamp(level, low, high))
-
-    with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
-        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        if pool is None:
-            convolution_rows(n, channels, y, lambda j, x, level: b.store(
-                b.truncate(level, dest.element_type), dest, [n, channels[j], y, x]))
-        else:
-            _pooled_rows(b, pool, dest, n, channels, y, (conv_h, conv_w), out_type.offset, convolution_rows)
-
-
-def _weight_offset(b: KernelBuilder, weight_type: UniformQuantizedType, channel: Index) -> int:
+def _weight_offset(weight_type: UniformQuantizedType) -> int:
     if weight_type.per_channel:
         if weight_type.offset_array().any():
             raise NotImplementedError("per-channel weights must be symmetric")
@@ -189,95 +139,110 @@ def _weight_offset(b: KernelBuilder, weight_type: UniformQuantizedType, channel:
     return weight_type.offset
 
 
-def _pooled_rows(b: KernelBuilder, pool: kernels.Window, dest: View, n: Index, channels: list[Index], y: Index,
-                 conv_hw: tuple[int, int], offset: int, convolution_rows) -> None:
-    """Fused pooling: each convolution row under the window is requantized into a stack row
-    of levels and folded into the output row (max), or into int32 sums (average)."""
-    conv_h, conv_w = conv_hw
-    out_w = dest.shape[3]
-    block = len(channels)
-    levels = View.contiguous(b.alloca(block * conv_w, i32), (block, conv_w), element_type=i32)
-    sums = View.contiguous(b.alloca(block * out_w, i32), (block, out_w), element_type=i32)
-    start = -(1 << 31) if pool.is_max else 0
-    for j in range(block):
-        kernels.fill_row(b, sums, [j], out_w, lambda x: b.integer(start))
-    for wy in range(pool.kernel[0]):
-        conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
-        with kernels.inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
-            convolution_rows(n, channels, conv_y, lambda j, x, level: b.store(level, levels, [j, x]))
-            for j in range(block):
-                kernels.pool_row(b, pool, sums, [j], levels, [j], conv_w, b.int_max if pool.is_max else b.int_add)
-    for j, o in enumerate(channels):
-        _store_pooled_row(b, pool, dest, [n, o, y], sums, [j], conv_hw, offset)
+class QuantizedArithmetic(ArithmeticDomain):
+    """TFLite's int8 reference arithmetic: int32 sums of `(x - x_offset) * (w - w_offset)`
+    in stack rows, starting from the bias in accumulator units, then
+    `clamp(requantize(sum, M, S) + y_offset)` narrowed to the storage type. Pools fold the
+    raw levels (input and output share their parameters) into int32 stack rows; averages
+    are rounded half away from zero."""
+
+    def __init__(self, b: KernelBuilder, op: glowll.InstructionOp, view: ViewOf):
+        super().__init__(b)
+        self.op = op
+        self.out_type = _type(op.dest)
+        self.low, self.high = activation_bounds(op, self.out_type)
+        if isinstance(op, glowll.ConvolutionOp | glowll.FullyConnectedOp):
+            if getattr(op, "residual", None) is not None:
+                raise GlowError(f"{op.name}: a quantized convolution has no fused residual")
+            self.in_type, self.weight_type = _type(op.input), _type(op.operands[2])
+            self.requantization = ChannelRequantization(b, op, view, self.weight_type)
+
+    def _stack_rows(self, count: int, width: int) -> View:
+        return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)
+
+    accumulator_rows = _stack_rows
+    convolution_rows_to_pool = _stack_rows
+    pool_rows = _stack_rows
+
+    def zero(self) -> SSAValue:
+        return self.b.integer(0)
+
+    def bias(self, bias: View, channel: Index) -> SSAValue:
+        """As stored when its scale is input scale x weight scale, else requantized (an
+        Int8 bias keeps its own scale in Glow's rule)."""
+        b, bias_type = self.b, _type(self.op.bias)
+        level = b.int_sub(load_level(b, bias, [channel]), 0 if bias_type.per_channel else bias_type.offset)
+        rescaling = bias_multiplier(self.in_type, self.weight_type, bias_type)
+        return level if rescaling is None else requantize(b, level, *rescaling)
+
+    def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        return self.b.int_sub(load_level(self.b, view, indices), self.in_type.offset)
+
+    def weight(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        return self.b.int_sub(load_level(self.b, view, indices), _weight_offset(self.weight_type))
+
+    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        return self.b.int_add(total, value)
+
+    def multiply_accumulate(self, total: SSAValue, x: SSAValue, w: SSAValue, reduction: bool = False) -> SSAValue:
+        return self.b.int_add(total, self.b.int_mul(x, w))
+
+    def output(self, channel: Index, storage: Attribute) -> StoredElement:
+        b = self.b
+        multiplier, shift = self.requantization.of(channel)
+
+        def stored(total: SSAValue) -> SSAValue:
+            level = b.int_add(requantize(b, total, multiplier, shift), self.out_type.offset)
+            return b.truncate(b.clamp(level, self.low, self.high), storage)
+
+        return stored
+
+    def pool_start(self, window: Window) -> SSAValue:
+        return self.b.integer(INT32_MIN if window.is_max else 0)
+
+    def pool_combine(self, window: Window) -> Callable[[SSAValue, SSAValue], SSAValue]:
+        b = self.b
+        if window.is_max:
+            return lambda pooled, level: b.int_max(pooled, b.sign_extend(level))
+        return lambda pooled, level: b.int_add(pooled, b.sign_extend(level))
+
+    def finish_pool_row(self, window: Window, pooled: Row, dest: Row, y: Index, in_hw: tuple[int, int]) -> None:
+        """Maxima as they are; sums divided by the window size, rounded half away from zero
+        (TFLite's average pool)."""
+        b, storage, offset = self.b, dest.view.element_type, self.out_type.offset
+        width = dest.view.shape[-1]
+        if window.is_max:
+            fill_row(b, dest, width, lambda x: b.truncate(b.load(pooled.view, pooled.at(x)), storage))
+            return
+        size = window_size(b, window, y, in_hw)
+        padding = None
+        if window.count_include_pad and offset and any(window.pads):
+            # Padded taps hold real 0, the offset level: add them to the sum.
+            inside = window_size(b, replace(window, count_include_pad=False), y, in_hw)
+            padding = lambda x: b.int_mul(b.int_sub(size, b.truncate(b.index(inside(x)), i32)), offset)  # noqa: E731
+
+        def average(x: Index) -> SSAValue:
+            total = b.load(pooled.view, pooled.at(x))
+            if padding is not None:
+                total = b.int_add(total, padding(x))
+            count = b.integer(size) if isinstance(size, int) else b.truncate(b.index(size(x)), i32)
+            half = b.int_div(count, 2)
+            rounded = b.select(b.int_compare("sgt", total, 0), b.int_add(total, half), b.int_sub(total, half))
+            return b.truncate(b.int_div(rounded, count), storage)
+
+        fill_row(b, dest, width, average)
 
 
-def _store_pooled_row(b: KernelBuilder, window: kernels.Window, dest: View, prefix: list[Index], sums: View,
-                      sums_prefix: list[Index], in_hw: tuple[int, int], offset: int) -> None:
-    """Writes one pooled row: maxima as they are, sums divided by the window size with
-    rounding half away from zero (TFLite's average pool)."""
-    out_w = dest.shape[3]
-    if window.is_max:
-        kernels.fill_row(b, dest, prefix, out_w,
-                         lambda x: b.truncate(b.load(sums, [*sums_prefix, x]), dest.element_type))
-        return
-    size = kernels.window_size(b, window, prefix[2], in_hw)
-    padding = None
-    if window.count_include_pad and offset and any(window.pads):
-        # Padded taps hold real 0, the offset level: add them to the sum.
-        inside = kernels.window_size(b, replace(window, count_include_pad=False), prefix[2], in_hw)
-        padding = lambda x: b.int_mul(b.int_sub(size, b.truncate(b.index(inside(x)), i32)), offset)  # noqa: E731
-
-    def average(x: Index) -> SSAValue:
-        total = b.load(sums, [*sums_prefix, x])
-        if padding is not None:
-            total = b.int_add(total, padding(x))
-        count = b.integer(size) if isinstance(size, int) else b.truncate(b.index(size(x)), i32)
-        half = b.int_div(count, 2)
-        rounded = b.select(b.int_compare("sgt", total, 0), b.int_add(total, half), b.int_sub(total, half))
-        return b.truncate(b.int_div(rounded, count), dest.element_type)
-
-    kernels.fill_row(b, dest, prefix, out_w, average)
+def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    loop_skeletons.emit_convolution(b, QuantizedArithmetic(b, op, view), op, view)
 
 
 def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: ViewOf) -> None:
-    """Max/AvgPool on the raw levels: input and output share their parameters."""
-    dest, src = view(op.dest), view(op.input)
-    window = kernels.Window.of_pool(op)
-    n_size, channels, out_h, out_w = dest.shape
-    in_h, in_w = src.shape[2:]
-    sums = View.contiguous(b.alloca(out_w, i32), (out_w,), element_type=i32)
-    start = -(1 << 31) if window.is_max else 0
-
-    def combine(total: SSAValue, level: SSAValue) -> SSAValue:
-        level = b.sign_extend(level)
-        return b.int_max(total, level) if window.is_max else b.int_add(total, level)
-
-    with b.loops([n_size, channels, out_h]) as (n, c, y):
-        kernels.fill_row(b, sums, [], out_w, lambda x: b.integer(start))
-        with b.loop(0, window.kernel[0]) as ky:
-            in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
-            with kernels.inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
-                kernels.pool_row(b, window, sums, [], src, [n, c, in_y], in_w, combine)
-        _store_pooled_row(b, window, dest, [n, c, y], sums, [], (in_h, in_w), _type(op.dest).offset)
-
-
-# ----------------------------------------------------------------------------- fully connected
+    loop_skeletons.emit_pool(b, QuantizedArithmetic(b, op, view), op, view)
 
 
 def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
-    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
-    in_type, w_type, out_type = _type(op.input), _type(op.weights), _type(op.dest)
-    (multiplier,), (shift,) = output_multipliers(in_type, w_type, out_type)
-    low, high = activation_bounds(op, out_type)
-    rows, columns = dest.shape
-    depth = src.shape[1]
-    with b.loops([rows, columns]) as (m, n):
-        with b.loop(0, depth, carried=[_bias_term(b, op, bias, n)]) as k:
-            x = b.int_sub(load_level(b, src, [m, k.index]), in_type.offset)
-            w = b.int_sub(load_level(b, weights, [n, k.index]), w_type.offset)
-            k.next(b.int_add(k.carried[0], b.int_mul(x, w)))
-        level = b.int_add(requantize(b, k.results[0], int(multiplier), int(shift)), out_type.offset)
-        store_level(b, level, low, high, dest, [m, n])
+    loop_skeletons.emit_fully_connected(b, QuantizedArithmetic(b, op, view), op, view)
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -303,13 +268,12 @@ def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedTyp
 
 
 def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
-    dest = view(op.dest)
-    sources = [kernels.broadcast_view(view(v), dest.shape) for v in op.inputs]
+    dest, sources = elementwise_views(op, view)
     kind = op.kind.data
     if kind == "dequantize":
         source = _type(op.inputs[0])
         scale = b.f32(source.scale)
-        kernels.emit_strided_map(b, dest, sources, lambda v: b.fmul(
+        emit_strided_map(b, dest, sources, lambda v: b.fmul(
             b.to_f32(b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
         return
     out_type = _type(op.dest)
@@ -342,16 +306,15 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
         multiplier, shift = mul_multiplier(first, second, out_type)
 
         def compute(v):
-            product = b.int_mul(b.int_sub(b.sign_extend(v[0]), first.offset), b.int_sub(b.sign_extend(v[1]), second.offset))
+            product = b.int_mul(b.int_sub(b.sign_extend(v[0]), first.offset),
+                                b.int_sub(b.sign_extend(v[1]), second.offset))
             return store(b.int_add(requantize(b, product, multiplier, shift), out_type.offset))
     else:
         raise NotImplementedError(f"quantized elementwise \"{kind}\"")
-    kernels.emit_strided_map(b, dest, sources, compute)
+    emit_strided_map(b, dest, sources, compute)
 
 
 # ----------------------------------------------------------------------------- softmax
-
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def doubling_high_mult(b: KernelBuilder, a: SSAValue, c: int | SSAValue) -> SSAValue:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from glowmlir.lowering.activations import activation_of, clamp_interval
 from glowmlir.quantization.params import QuantParams, multiplier_shift_arrays, quantize, quantize_multiplier
 
 ADD_LEFT_SHIFT = 20
@@ -72,13 +73,11 @@ def activation_bounds(op, output_type) -> tuple[int, int]:
     """The clamp range of a quantized result: the type's range, narrowed by the op's
     relu/clip (its `kind`, or its fused `activation`) to the levels of [0, inf) or [min, max]."""
     low, high = output_type.value_range
-    kind = op.properties.get("activation") or op.properties.get("kind")
-    kind = kind.data if kind is not None else None
-    if kind == "relu":
-        return max(low, quantize_level(0.0, output_type)), high
-    if kind == "clip":
-        return (max(low, quantize_level(op.clip_min.value.data, output_type)),
-                min(high, quantize_level(op.clip_max.value.data, output_type)))
+    real_low, real_high = clamp_interval(op, activation_of(op))
+    if real_low is not None:
+        low = max(low, quantize_level(real_low, output_type))
+    if real_high is not None:
+        high = min(high, quantize_level(real_high, output_type))
     return low, high
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from glowmlir.bundle import BundleLayout, Placeholder, constant_region
-from glowmlir.dialects.memory import ALIGNMENT, align
+from glowmlir.dialects.memory import align
 from glowmlir.errors import GlowError
 
 FLUSH_PLACEMENTS = ("end", "start")

@@ -1,0 +1,394 @@
+"""One loop skeleton per kernel family, shared by the float and the int8 kernels.
+
+A kernel is two things. Its *loop skeleton* says which elements are visited in which order:
+the innermost loop runs along a contiguous row of the destination (output width for
+convolution and pooling, output features for FullyConnected) so that LLVM's vectorizer turns
+it into SIMD code, kernel columns are unrolled so that each one's valid range of output
+columns is a constant, taps in the padding are never visited. Its *arithmetic domain* says
+what is computed at each step: what type accumulates and where, how an element is loaded,
+multiplied and accumulated, where the bias enters, and how an accumulator becomes the stored
+element. The skeletons are written once, here; the domains are
+
+* `kernels.FloatArithmetic`: f32 storage and accumulation in place in the destination rows,
+  fused relu/clip on the way out;
+* `quantized_kernels.QuantizedArithmetic`: int8 storage, int32 accumulators on the stack,
+  zero points subtracted on load, bias in accumulator units, requantization (per tensor or
+  per output channel), clamping and narrowing on the way out.
+
+Families:
+
+* `emit_convolution`: blocks of output channels computed row by row (independent
+  accumulator chains), with the fused activation, residual, or pooling window;
+* `emit_pool`: max/average windows folded row by row, with `count_include_pad` and the
+  window sizes at the borders (`window_size`);
+* `emit_fully_connected`: one dot product per output along a contiguous weight row;
+* `emit_strided_map`: dest[i] = compute(sources[i]) over strided views (elementwise
+  arithmetic, copies, transposes, slices); each domain brings its table of `compute`s.
+
+A skeleton calls the domain's steps in one fixed order, so each output is computed with
+exactly the operations, in the order, its domain writes (float sums are never reassociated
+by the skeleton, results stay bit-identical across targets).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Attribute, SSAValue
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+
+ViewOf = Callable[[SSAValue], View]
+"""Maps a buffer SSA value of the instruction to a contiguous view of its memory."""
+
+StoredElement = Callable[[SSAValue], SSAValue]
+"""Turns an accumulator into the element stored in a destination."""
+
+CHANNEL_BLOCKS = (4, 5, 6, 3, 2, 1)
+"""Output channels computed together by a convolution: independent accumulator chains."""
+
+
+# ----------------------------------------------------------------------------- rows and windows
+
+
+@dataclass(frozen=True)
+class Row:
+    """One contiguous row of a view: the elements `view[*prefix, x]`."""
+
+    view: View
+    prefix: tuple[Index, ...]
+
+    def at(self, x: Index) -> list[Index]:
+        return [*self.prefix, x]
+
+
+def row(view: View, *prefix: Index) -> Row:
+    return Row(view, prefix)
+
+
+def fill_row(b: KernelBuilder, into: Row, width: int, value_at: Callable[[Index], SSAValue]) -> None:
+    """into[x] = value_at(x) for x in [0, width)."""
+    with b.loop(0, width) as x:
+        b.store(value_at(x.index), into.view, into.at(x.index))
+
+
+def window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, stride: int, pad: int,
+                   dilation: int) -> tuple[Index, Index, Index]:
+    """For kernel column kx: the output columns [lo, hi) whose input column
+    `x * stride + shift` falls inside the input, and that `shift`."""
+    shift = b.sub(b.mul(kx, dilation), pad)
+    lo = b.max(b.ceil_div(b.sub(0, shift), stride), 0)
+    hi = b.min(b.max(b.ceil_div(b.sub(in_width, shift), stride), 0), out_width)
+    return lo, hi, shift
+
+
+def inside_rows(b: KernelBuilder, in_y: Index, in_h: int, padded: bool):
+    """Guards code for input row `in_y`; without vertical padding every row is inside."""
+    return b.when(b.in_range(in_y, in_h)) if padded else contextlib.nullcontext()
+
+
+@dataclass(frozen=True)
+class Window:
+    """A pooling window: kernel, strides, pads (top, left, bottom, right), averaging rule."""
+
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int, int, int]
+    is_max: bool
+    count_include_pad: bool = False
+
+    @staticmethod
+    def of_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Window:
+        return Window(op.kernel.get_values(), op.strides.get_values(), op.pads.get_values(),
+                      isinstance(op, glowll.MaxPoolOp), getattr(op, "count_include_pad", None) is not None)
+
+    @staticmethod
+    def of_fused_pool(op: glowll.ConvolutionOp) -> Window | None:
+        if op.pool is None:
+            return None
+        return Window(op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values(),
+                      op.pool.data == "max", op.pool_count_include_pad is not None)
+
+
+def window_size(b: KernelBuilder, window: Window, y: Index, in_hw: tuple[int, int]) -> int | Callable[[Index], Index]:
+    """How many input elements the averaging window of output row `y` divides by: an int
+    when every window counts the same, else a function of the output column."""
+    k_h, k_w = window.kernel
+    sy, sx = window.strides
+    pt, pl, pb, pr = window.pads
+    if window.count_include_pad or not any((pt, pl, pb, pr)):
+        return k_h * k_w
+    in_h, in_w = in_hw
+    top = b.sub(b.mul(y, sy), pt)
+    rows = b.sub(b.min(b.add(top, k_h), in_h), b.max(top, 0))
+
+    def size_at(x: Index) -> Index:
+        left = b.sub(b.mul(x, sx), pl)
+        return b.mul(rows, b.sub(b.min(b.add(left, k_w), in_w), b.max(left, 0)))
+
+    return size_at
+
+
+def pool_row(b: KernelBuilder, window: Window, into: Row, source: Row, in_w: int,
+             combine: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
+    """Folds one input row into one pooled row, horizontally over the window:
+    `into[x] = combine(into[x], source[x * stride + kx - pad])` for each kernel column kx."""
+    out_w = into.view.shape[-1]
+    for kx in range(window.kernel[1]):
+        lo, hi, shift = window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
+        with b.loop(lo, hi) as x:
+            element = b.load(source.view, source.at(b.add(b.mul(x.index, window.strides[1]), shift)))
+            b.store(combine(b.load(into.view, into.at(x.index)), element), into.view, into.at(x.index))
+
+
+# ----------------------------------------------------------------------------- the arithmetic domain
+
+
+class ArithmeticDomain(abc.ABC):
+    """The number-dependent steps of one instruction's kernel; the skeletons call them."""
+
+    def __init__(self, b: KernelBuilder):
+        self.b = b
+
+    # Convolution and FullyConnected.
+
+    bias_after_products: bool = False
+    """A dot product (FullyConnected) starts from `zero()` and adds the bias after its
+    products, instead of starting from the bias."""
+
+    @abc.abstractmethod
+    def accumulator_rows(self, count: int, width: int) -> View | None:
+        """`count` stack rows a convolution accumulates in, or None to accumulate in place
+        in its output rows."""
+
+    @abc.abstractmethod
+    def zero(self) -> SSAValue:
+        """An empty sum."""
+
+    @abc.abstractmethod
+    def bias(self, bias: View, channel: Index) -> SSAValue:
+        """The bias of an output channel, in accumulator units."""
+
+    @abc.abstractmethod
+    def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        """An input element, loaded and ready to multiply (widened, its zero point removed)."""
+
+    @abc.abstractmethod
+    def weight(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        """A weight, loaded and ready to multiply."""
+
+    @abc.abstractmethod
+    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        """total + value."""
+
+    @abc.abstractmethod
+    def multiply_accumulate(self, total: SSAValue, x: SSAValue, w: SSAValue, reduction: bool = False) -> SSAValue:
+        """total + x * w; `reduction`: the sum is one loop-carried chain (a dot product)."""
+
+    @abc.abstractmethod
+    def output(self, channel: Index, storage: Attribute) -> StoredElement | None:
+        """How an accumulator of output `channel` becomes a stored element of type `storage`
+        (activation, requantization, clamping, narrowing); None: stored as it is."""
+
+    # Pooling (standalone or fused into a convolution).
+
+    @abc.abstractmethod
+    def convolution_rows_to_pool(self, count: int, width: int) -> View:
+        """`count` stack rows holding the convolution rows a fused pooling window folds."""
+
+    @abc.abstractmethod
+    def pool_rows(self, count: int, width: int) -> View | None:
+        """`count` stack rows a pooling window folds into, or None to fold in place in the
+        destination rows."""
+
+    @abc.abstractmethod
+    def pool_start(self, window: Window) -> SSAValue:
+        """What an output starts from: the identity of max, or an empty sum."""
+
+    @abc.abstractmethod
+    def pool_combine(self, window: Window) -> Callable[[SSAValue, SSAValue], SSAValue]:
+        """`combine(pooled, element)`: max, or sum."""
+
+    @abc.abstractmethod
+    def finish_pool_row(self, window: Window, pooled: Row, dest: Row, y: Index, in_hw: tuple[int, int]) -> None:
+        """Writes output row `y` from its folded row: maxima as they are, sums divided by the
+        window sizes."""
+
+
+# ----------------------------------------------------------------------------- convolution
+
+
+def _convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, filt: View,
+                      bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                      accumulators: View | None, residual: View | None = None) -> None:
+    """Convolution output row `y` of each of `channels` into `outputs`: the accumulators
+    start from the bias (+ the residual row), every tap is accumulated, then each
+    accumulator row becomes its output row."""
+    _, _, in_h, in_w = src.shape
+    _, group_c, k_h, k_w = filt.shape
+    sy, sx = op.strides.get_values()
+    pt, pl, pb, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    out_per_group = filt.shape[0] // op.group.value.data
+    sums = outputs if accumulators is None else [row(accumulators, j) for j in range(len(channels))]
+    for o, total in zip(channels, sums):
+        bias_o = domain.bias(bias, o)
+        if residual is None:
+            fill_row(b, total, width, lambda x: bias_o)
+        else:
+            fill_row(b, total, width, lambda x: domain.add(bias_o, b.load(residual, [n, o, y, x])))
+    first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
+    with b.loop(0, group_c) as c, b.loop(0, k_h) as ky:
+        in_y = b.sub(b.add(b.mul(y, sy), b.mul(ky.index, dy)), pt)
+        with inside_rows(b, in_y, in_h, pt or pb):
+            channel = b.add(first_channel, c.index)
+            # Unrolled over the kernel columns: each column's valid output range is a constant.
+            for kx in range(k_w):
+                lo, hi, shift = window_columns(b, kx, in_w, width, sx, pl, dx)
+                weights = [domain.weight(filt, [o, c.index, ky.index, kx]) for o in channels]
+                with b.loop(lo, hi) as x:
+                    pixel = domain.input(src, [n, channel, in_y, b.add(b.mul(x.index, sx), shift)])
+                    for total, weight in zip(sums, weights):
+                        accumulated = domain.multiply_accumulate(b.load(total.view, total.at(x.index)), pixel, weight)
+                        b.store(accumulated, total.view, total.at(x.index))
+    for o, total, output in zip(channels, sums, outputs):
+        stored = domain.output(o, output.view.element_type)
+        if stored is None and accumulators is None:
+            continue  # accumulated in place, stored as it is
+        stored = stored or (lambda value: value)
+        fill_row(b, output, width, lambda x: stored(b.load(total.view, total.at(x))))
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """Convolution, optionally followed by a fused pooling window.
+
+    Per output row and block of output channels. Fused, each pooled output row is folded
+    from the convolution rows under its window, computed one at a time into stack rows:
+    the full-resolution convolution output is never stored.
+    """
+    dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, out_c, out_h, out_w = dest.shape
+    block = next(size for size in CHANNEL_BLOCKS if (out_c // op.group.value.data) % size == 0)
+    pool = Window.of_fused_pool(op)
+    conv_h, conv_w = glow.ConvolutionOp.shape_rule(
+        src.shape, filt.shape, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values(),
+        op.group.value.data)[2:]
+    accumulators = domain.accumulator_rows(block, conv_w)
+    if pool is None:
+        residual = view(op.residual) if op.residual is not None else None
+        with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
+            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+            _convolution_rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
+                              out_w, accumulators, residual)
+        return
+    convolved = domain.convolution_rows_to_pool(block, conv_w)
+    pooled_rows = domain.pool_rows(block, out_w)
+    combine = domain.pool_combine(pool)
+    with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        pooled = ([row(dest, n, o, y) for o in channels] if pooled_rows is None else
+                  [row(pooled_rows, j) for j in range(block)])
+        start = domain.pool_start(pool)
+        for into in pooled:
+            fill_row(b, into, out_w, lambda x: start)
+        for wy in range(pool.kernel[0]):
+            conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
+            with inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
+                _convolution_rows(b, domain, op, src, filt, bias, n, channels, conv_y,
+                                  [row(convolved, j) for j in range(block)], conv_w, accumulators)
+                for j, into in enumerate(pooled):
+                    pool_row(b, pool, into, row(convolved, j), conv_w, combine)
+        for o, into in zip(channels, pooled):
+            domain.finish_pool_row(pool, into, row(dest, n, o, y), y, (conv_h, conv_w))
+
+
+# ----------------------------------------------------------------------------- pools
+
+
+def emit_pool(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.MaxPoolOp | glowll.AvgPoolOp,
+              view: ViewOf) -> None:
+    """Per output row: fold the input rows under the window (top to bottom), then finish."""
+    dest, src = view(op.dest), view(op.input)
+    window = Window.of_pool(op)
+    n_size, channels, out_h, out_w = dest.shape
+    in_h, in_w = src.shape[2:]
+    pooled_rows = domain.pool_rows(1, out_w)
+    combine = domain.pool_combine(window)
+    with b.loops([n_size, channels, out_h]) as (n, c, y):
+        pooled = row(dest, n, c, y) if pooled_rows is None else row(pooled_rows, 0)
+        start = domain.pool_start(window)
+        fill_row(b, pooled, out_w, lambda x: start)
+        with b.loop(0, window.kernel[0]) as ky:
+            in_y = b.sub(b.add(b.mul(y, window.strides[0]), ky.index), window.pads[0])
+            with inside_rows(b, in_y, in_h, window.pads[0] or window.pads[2]):
+                pool_row(b, window, pooled, row(src, n, c, in_y), in_w, combine)
+        domain.finish_pool_row(window, pooled, row(dest, n, c, y), y, (in_h, in_w))
+
+
+# ----------------------------------------------------------------------------- fully connected
+
+
+def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp,
+                         view: ViewOf) -> None:
+    """Each output is one dot product over a contiguous weight row ([N, K] layout)."""
+    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
+    rows, columns = dest.shape
+    depth = src.shape[1]
+    with b.loops([rows, columns]) as (m, n):
+        start = domain.zero() if domain.bias_after_products else domain.bias(bias, n)
+        with b.loop(0, depth, carried=[start]) as k:
+            x, w = domain.input(src, [m, k.index]), domain.weight(weights, [n, k.index])
+            k.next(domain.multiply_accumulate(k.carried[0], x, w, reduction=True))
+        (total,) = k.results
+        if domain.bias_after_products:
+            total = domain.add(total, domain.bias(bias, n))
+        stored = domain.output(n, dest.element_type)
+        b.store(stored(total) if stored is not None else total, dest, [m, n])
+
+
+# ----------------------------------------------------------------------------- elementwise: strided maps
+
+
+def broadcast_view(source: View, shape: Sequence[int]) -> View:
+    """`source` seen with `shape` (numpy broadcasting: stride 0 on broadcast dimensions)."""
+    pad = len(shape) - len(source.shape)
+    strides = [0] * pad + [0 if size == 1 and full != 1 else stride
+                           for size, stride, full in zip(source.shape, source.strides, shape[pad:])]
+    return source.reshaped(shape, strides)
+
+
+def elementwise_views(op: glowll.ElementwiseOp, view: ViewOf) -> tuple[View, list[View]]:
+    """The destination of an elementwise instruction and its sources broadcast to its shape."""
+    dest = view(op.dest)
+    return dest, [broadcast_view(view(v), dest.shape) for v in op.inputs]
+
+
+def emit_strided_map(b: KernelBuilder, dest: View, sources: Sequence[View],
+                     compute: Callable[[list[SSAValue]], SSAValue]) -> None:
+    """dest[i] = compute(sources[i]) over dest's shape, for arbitrary strided views."""
+    shape, views = _merge_dimensions(dest, sources)
+    with b.loops(shape) as indices:
+        values = [b.load(v, indices) for v in views[1:]]
+        b.store(compute(values), views[0], indices)
+
+
+def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
+    """Collapses adjacent dimensions that are contiguous in every view into one loop."""
+    views = [dest, *sources]
+    shape = list(dest.shape) or [1]
+    strides = [list(v.strides) or [1] for v in views]
+    merged_shape, merged = [shape[0]], [[s[0]] for s in strides]
+    for d in range(1, len(shape)):
+        if all(s[d - 1] == s[d] * shape[d] for s in strides):
+            merged_shape[-1] *= shape[d]
+            for m, s in zip(merged, strides):
+                m[-1] = s[d]
+        else:
+            merged_shape.append(shape[d])
+            for m, s in zip(merged, strides):
+                m.append(s[d])
+    return merged_shape, [v.reshaped(merged_shape, m) for v, m in zip(views, merged)]
