@@ -526,7 +526,8 @@ class GlowOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {error}") from error
         actual = shape_of(self.results[0])
         if actual != expected:
-            raise VerifyException(f"{self.name}: result shape {list(actual)} does not match the inferred shape {list(expected)}")
+            raise VerifyException(f"{self.name}: result shape {list(actual)} does not match the inferred shape "
+                                  f"{list(expected)}")
 
 
 # ----------------------------------------------------------------------------- structure
@@ -785,7 +786,8 @@ class MatMulOp(GlowOp):
     FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="MatMul")
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, *, result_element: ElementLike = None):
-        self._build([lhs, rhs], self.shape_rule(shape_of(lhs), shape_of(rhs)), _element(result_element, element_of(lhs)))
+        self._build([lhs, rhs], self.shape_rule(shape_of(lhs), shape_of(rhs)),
+                    _element(result_element, element_of(lhs)))
 
     @staticmethod
     def shape_rule(a, b) -> tuple[int, ...]:
@@ -1455,8 +1457,8 @@ class IndexedReadOp(GlowOp):
     assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, data: SSAValue, indices: SSAValue, axis: int):
-        self._build([data, indices], self.shape_rule(shape_of(data), shape_of(indices), int_value(axis)), element_of(data),
-                    {"axis": i64_attr(axis)})
+        shape = self.shape_rule(shape_of(data), shape_of(indices), int_value(axis))
+        self._build([data, indices], shape, element_of(data), {"axis": i64_attr(axis)})
 
     def infer_shape(self):
         if not is_integer(self.indices.type.element_type):
@@ -1715,7 +1717,8 @@ OpClasses = Iterable[type[Operation]] | None
 
 def compute_ops(ops: OpClasses = None) -> tuple[type[GlowOp], ...]:
     """The compute op classes (those with `FACTS`), in dialect order."""
-    return tuple(op for op in (Glow.operations if ops is None else ops) if isinstance(getattr(op, "FACTS", None), OpFacts))
+    ops = Glow.operations if ops is None else ops
+    return tuple(op for op in ops if isinstance(getattr(op, "FACTS", None), OpFacts))
 
 
 def elementwise_ops(ops: OpClasses = None) -> dict[type[GlowOp], str]:
