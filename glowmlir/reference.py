@@ -1,12 +1,13 @@
 """Numpy semantics of the `glow` ops.
 
 `glow-constant-fold` evaluates ops on constant inputs with these functions, and the unit
-tests check the generated kernels against them on random data.
+tests check the generated kernels against them on random data. The elementwise ops' semantics
+are their facts' `numpy` functions (`glow.numpy_semantics()`); the structured ops' are here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -16,14 +17,8 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.weights import array_from_dense
 
 
-def activation(op: Operation, x: np.ndarray) -> np.ndarray:
-    """The fused activation of Convolution, FullyConnected or Add."""
-    kind = op.properties.get("activation")
-    if kind is None:
-        return x
-    if kind.data == "relu":
-        return np.maximum(x, 0)
-    return np.clip(x, op.clip_min.value.data, op.clip_max.value.data)
+activation = glow.apply_fused_activation
+"""The fused activation of Convolution, FullyConnected or Add."""
 
 
 def _windows(x: np.ndarray, kernel, strides, pads, dilations=(1, 1), pad_value=0.0) -> np.ndarray:
@@ -82,10 +77,6 @@ def softmax(op: glow.SoftMaxOp, x):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _param(op, name: str) -> float:
-    return op.properties[name].value.data
-
-
 def batch_normalization(op: glow.BatchNormalizationOp, x, scale, bias, mean, var):
     shape = (1, -1) + (1,) * (x.ndim - 2)
     factor = scale / np.sqrt(var + np.float32(op.epsilon.value.data))
@@ -120,41 +111,15 @@ def resample(op: glow.ResampleOp, x: np.ndarray, taps: np.ndarray, weights: np.n
     return np.sum(gathered * factors, axis=axis + 1, dtype=np.float32)
 
 
-EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
+STRUCTURED: dict[type, Callable[..., np.ndarray]] = {
     glow.ConvolutionOp: convolution,
     glow.FullyConnectedOp: lambda op, x, w, b: activation(op, x @ w + b),
     glow.MatMulOp: lambda op, a, b: np.matmul(a, b),
     glow.MaxPoolOp: max_pool,
     glow.AvgPoolOp: avg_pool,
-    glow.ReluOp: lambda op, x: np.maximum(x, 0),
-    glow.ClipOp: lambda op, x: np.clip(x, op.min.value.data, op.max.value.data),
-    glow.SigmoidOp: lambda op, x: 1 / (1 + np.exp(-x)),
-    glow.TanhOp: lambda op, x: np.tanh(x),
     glow.SoftMaxOp: softmax,
     glow.BatchNormalizationOp: batch_normalization,
     glow.LocalResponseNormalizationOp: local_response_normalization,
-    glow.AddOp: lambda op, a, b: activation(op, a + b),
-    glow.SubOp: lambda op, a, b: a - b,
-    glow.MulOp: lambda op, a, b: a * b,
-    glow.DivOp: lambda op, a, b: a / b,
-    glow.MaxOp: lambda op, a, b: np.maximum(a, b),
-    glow.MinOp: lambda op, a, b: np.minimum(a, b),
-    glow.PReluOp: lambda op, x, slope: np.where(x >= 0, x, slope * x),
-    glow.LeakyReluOp: lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x),
-    glow.EluOp: lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)),
-    glow.SeluOp: lambda op, x: _param(op, "beta") * np.where(x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)),
-    glow.HardSigmoidOp: lambda op, x: np.clip(_param(op, "alpha") * x + _param(op, "beta"), 0, 1),
-    glow.HardSwishOp: lambda op, x: x * np.clip(x / 6 + 0.5, 0, 1),
-    glow.ExpOp: lambda op, x: np.exp(x),
-    glow.NegOp: lambda op, x: -x,
-    glow.AbsOp: lambda op, x: np.abs(x),
-    glow.SqrtOp: lambda op, x: np.sqrt(x),
-    glow.ReciprocalOp: lambda op, x: 1 / x,
-    glow.LogOp: lambda op, x: np.log(x),
-    glow.SoftplusOp: lambda op, x: np.log1p(np.exp(x)),
-    glow.SoftsignOp: lambda op, x: x / (1 + np.abs(x)),
-    glow.MishOp: lambda op, x: x * np.tanh(np.log1p(np.exp(x))),
-    glow.CeluOp: lambda op, x: np.maximum(x, 0) + np.minimum(0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)),
     glow.ReduceOp: lambda op, x: {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[op.kind.data](
         x, axis=tuple(op.axes.get_values())),
     glow.ReshapeOp: lambda op, x: x.reshape(glow.shape_of(op.result)),
@@ -164,6 +129,17 @@ EVALUATORS: dict[type, Callable[..., np.ndarray]] = {
     glow.PadOp: pad,
     glow.ResampleOp: resample,
 }
+"""The numpy semantics of the ops that are not elementwise."""
+
+
+def evaluators(ops: Iterable[type] | None = None) -> dict[type, Callable[..., np.ndarray]]:
+    """Op class -> numpy semantics `f(op, *inputs)`: the structured ops' and the elementwise
+    facts' (over the glow dialect's ops, or `ops`)."""
+    return STRUCTURED | glow.numpy_semantics(ops)
+
+
+EVALUATORS = evaluators()
+"""The ops `glow-constant-fold` evaluates."""
 
 
 def evaluate(op: Operation, *inputs: np.ndarray) -> np.ndarray:

@@ -6,14 +6,22 @@ FullyConnected, pools, elementwise arithmetic, ...) produce new tensors, and `gl
 ops name the outputs. Layouts are ONNX's: NCHW activations, OIHW filters. FullyConnected
 takes its weights as [in, out], as Glow does.
 
-Every compute op checks its result type against the shape rule in its `infer_shape`,
-which the importer also uses to build ops.
+Each compute op has one shape rule, a static `shape_rule(...)` of its operand shapes and
+attribute values. Its builder (`__init__`, taking operands and attributes as Python values)
+derives the result type from it, and its verifier checks the result type against it; the
+result's element type is the (first) input's unless the builder is given `result_element`.
+
+Facts that passes need about an op (its glowll elementwise kind, whether it can run in
+place, whether a transpose sinks through it, Glow's node kind name, its numpy semantics,
+...) are kept on the op class as `FACTS`; the query functions at the end of this module
+(`elementwise_kinds()`, `in_place_kinds()`, `glow_kinds()`, ...) derive every table from them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 
@@ -34,7 +42,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -64,13 +72,31 @@ NODE_NAME = "name"
 as `<name>:0`)."""
 
 
-def ints(values: Sequence[int]) -> DenseArrayBase:
-    """An `array<i64: ...>` attribute."""
-    return DenseArrayBase.from_list(i64, list(values))
+def ints(values: Sequence[int] | DenseArrayBase) -> DenseArrayBase:
+    """An `array<i64: ...>` attribute (an attribute given is kept)."""
+    if isinstance(values, DenseArrayBase):
+        return values
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
 
-def f32_attr(value: float) -> FloatAttr:
-    return FloatAttr(float(value), f32)
+def f32_attr(value: float | FloatAttr) -> FloatAttr:
+    """An f32 `FloatAttr` (an attribute given is kept)."""
+    return value if isinstance(value, FloatAttr) else FloatAttr(float(value), f32)
+
+
+def i64_attr(value: int | IntegerAttr) -> IntegerAttr:
+    """An i64 `IntegerAttr` (an attribute given is kept)."""
+    return value if isinstance(value, IntegerAttr) else IntegerAttr(int(value), i64)
+
+
+def int_value(value: int | IntegerAttr) -> int:
+    """The integer of an int or an `IntegerAttr`."""
+    return value.value.data if isinstance(value, IntegerAttr) else int(value)
+
+
+def int_values(values: Sequence[int] | DenseArrayBase) -> tuple[int, ...]:
+    """The integers of a sequence or an `array<i64: ...>` attribute."""
+    return tuple(values.get_values() if isinstance(values, DenseArrayBase) else (int(v) for v in values))
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -81,6 +107,11 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 
 def tensor(shape: Sequence[int], element_type: Attribute = f32) -> TensorType:
     return TensorType(element_type, list(shape))
+
+
+def element_of(value: SSAValue) -> Attribute:
+    """The element type of a tensor or buffer value."""
+    return value.type.element_type
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -117,6 +148,36 @@ def window_sizes(spatial: Sequence[int], kernel: Sequence[int], strides: Sequenc
                          f"dilations {list(dilations)}, pads {list(pads)})")
     return tuple(pooled_size(size, k, s, pads[axis], pads[axis + rank], d)
                  for axis, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)))
+
+
+def pooled_shape(shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                 dilations: Sequence[int] | None = None) -> tuple[int, ...]:
+    """THE window rule (pools, convolutions, a convolution's fused pool): the [N, C, *out]
+    output of an [N, C, *spatial] input under a window of `kernel` with `strides`, `dilations`
+    and `pads` (`window_sizes`); ValueError when the window does not fit."""
+    n, c, *spatial = shape
+    return (n, c, *window_sizes(spatial, kernel, strides, pads, dilations))
+
+
+def same_padding(size: int, kernel: int, stride: int, dilation: int = 1, upper: bool = True) -> tuple[int, int]:
+    """THE SAME padding rule (TFLite's SAME, ONNX's SAME_UPPER and SAME_LOWER): the (begin, end)
+    pads giving an output of ceil(size / stride); an odd total puts the extra pad at the end
+    (`upper`, TFLite and SAME_UPPER) or at the beginning (SAME_LOWER)."""
+    if min(kernel, stride, dilation) < 1:
+        raise ValueError(f"kernel {kernel}, stride {stride} and dilation {dilation} must be positive")
+    out = -(-size // stride)
+    total = max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size)
+    small, large = total // 2, total - total // 2
+    return (small, large) if upper else (large, small)
+
+
+def same_pads(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+              dilations: Sequence[int] | None = None, upper: bool = True) -> list[int]:
+    """`same_padding` on every spatial axis, as Glow's pads: the begin of each axis, then the
+    end of each (2-D: [top, left, bottom, right])."""
+    dilations = dilations if dilations is not None else [1] * len(spatial)
+    pairs = [same_padding(s, k, st, d, upper) for s, k, st, d in zip(spatial, kernel, strides, dilations, strict=True)]
+    return [begin for begin, _ in pairs] + [end for _, end in pairs]
 
 
 def check_indices(indices: np.ndarray, size: int) -> None:
@@ -227,6 +288,14 @@ ENUM_ATTRIBUTES = [ActivationAttr, PoolKindAttr, LayoutAttr, ComparisonPredicate
                    ArgReduceKindAttr]
 
 
+def enum_attr(attr_type: type[EnumAttribute], value: str | StrEnum | EnumAttribute | None) -> EnumAttribute | None:
+    """`value` (a string, an enum member or already the attribute) as an `attr_type`; None stays None.
+    An unknown string raises ValueError."""
+    if value is None or isinstance(value, attr_type):
+        return value
+    return attr_type(attr_type.enum_type(value))
+
+
 def flags(**values: bool) -> dict[str, UnitAttr]:
     """The unit-attribute properties among `values` that are set: `flags(log=True)`."""
     return {name: UnitAttr() for name, value in values.items() if value}
@@ -249,6 +318,179 @@ def is_nhwc(op: IRDLOperation) -> bool:
     return layout is not None and layout.data == Layout.NHWC
 
 
+# ----------------------------------------------------------------------------- op facts
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpFacts:
+    """What passes need to know about a glow op, kept on its class as `FACTS`.
+
+    `glow_kind` is Glow's name for the node kind (as `-keep-original-precision-for-nodes`
+    spells it; None where Glow has no node of its own); `quantizable` says that the op has
+    integer kernels, so `glow-quantize` may give it quantized types."""
+
+    glow_kind: str | None = None
+    quantizable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElementwiseFacts(OpFacts):
+    """The facts of an op that lowers to one `glowll.elementwise` of `kind` with `arity` sources
+    (broadcast to the result's shape).
+
+    `in_place`: the destination may share the first source's buffer (glowll-share-buffers);
+    `layout_agnostic`: a transpose of all its operands sinks through it (glow-sink-transposes);
+    `mixed_types`: the integer kernels emit it whatever the element type (operand and result
+    types may differ, as compare, convert and select, or only integer/boolean semantics are
+    defined); `required`: the glowll properties the kind cannot do without; `numpy`: the float
+    reference semantics, `numpy(op, *inputs) -> array` (None: not evaluated at compile time)."""
+
+    kind: str
+    arity: int
+    in_place: bool = False
+    layout_agnostic: bool = False
+    mixed_types: bool = False
+    required: tuple[str, ...] = ()
+    numpy: Callable[..., np.ndarray] | None = None
+
+
+KINDS_WITHOUT_OP = (
+    ElementwiseFacts(kind="splat", arity=0, required=("value",), glow_kind="Splat"),  # lowered from glow.splat
+    ElementwiseFacts(kind="copy", arity=1, in_place=True),  # made by the lowering (copies into outputs)
+)
+"""The glowll elementwise kinds that no glow compute op lowers to as its own kind."""
+
+
+def _param(op: Operation, name: str) -> float:
+    return op.properties[name].value.data
+
+
+def apply_fused_activation(op: Operation, x: np.ndarray) -> np.ndarray:
+    """Numpy: the fused activation of a glow or glowll op (Convolution, FullyConnected, Add) on x."""
+    kind = op.properties.get("activation")
+    if kind is None:
+        return x
+    if kind.data == Activation.RELU:
+        return np.maximum(x, 0)
+    return np.clip(x, op.clip_min.value.data, op.clip_max.value.data)
+
+
+# ----------------------------------------------------------------------------- shared property groups
+#
+# Plain (undecorated) classes whose property definitions IRDL takes over into every op
+# deriving from them, here and in glowll: each group is declared once.
+
+
+class FusedActivation:
+    """The fused activation of an op's result: `activation relu`, or `activation clip` with
+    `clip_min`/`clip_max` (glow.convolution, glow.fully_connected, glow.add and their glowll
+    instructions). Build the properties with `fused_activation_properties`."""
+
+    activation = opt_prop_def(ActivationAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+
+    def verify_activation(self) -> None:
+        activation = self.properties.get("activation")
+        if activation is not None and activation.data == Activation.CLIP and \
+                ("clip_min" not in self.properties or "clip_max" not in self.properties):
+            raise VerifyException(f"{self.name}: a clip activation needs clip_min and clip_max")
+
+    def apply_activation(self, x: np.ndarray) -> np.ndarray:
+        """Numpy: this op's fused activation applied to x."""
+        return apply_fused_activation(self, x)
+
+
+FusedActivationMixin = FusedActivation
+"""The former name of `FusedActivation`."""
+
+
+def fused_activation_properties(activation: Activation | str | ActivationAttr | None,
+                                clip_min: float | FloatAttr | None = None,
+                                clip_max: float | FloatAttr | None = None) -> dict[str, Attribute]:
+    """The `FusedActivation` properties: none without an activation; a clip needs both bounds."""
+    activation = enum_attr(ActivationAttr, activation)
+    if activation is None or activation.data != Activation.CLIP:
+        if clip_min is not None or clip_max is not None:
+            raise ValueError("clip_min and clip_max go with a clip activation")
+        return {} if activation is None else {"activation": activation}
+    if clip_min is None or clip_max is None:
+        raise ValueError("a clip activation needs clip_min and clip_max")
+    return {"activation": activation, "clip_min": f32_attr(clip_min), "clip_max": f32_attr(clip_max)}
+
+
+class LayoutProperty:
+    """The optional `layout` of a convolution's or pool's activations: NHWC (with OHWI
+    filters) for the kernel libraries; NCHW when absent."""
+
+    layout = opt_prop_def(LayoutAttr)
+
+
+def layout_value(layout: Layout | str | LayoutAttr | None) -> Layout | None:
+    """The `Layout` of a builder's `layout` argument (None: NCHW, the default)."""
+    layout = enum_attr(LayoutAttr, layout)
+    return None if layout is None else layout.data
+
+
+def layout_properties(layout: Layout | str | LayoutAttr | None) -> dict[str, Attribute]:
+    """The `LayoutProperty` property: none for None (NCHW, the default)."""
+    layout = enum_attr(LayoutAttr, layout)
+    return {} if layout is None else {"layout": layout}
+
+
+class PoolWindow:
+    """A pool's window: `kernel` [KH, KW], `strides` [SH, SW] and `pads` (top, left,
+    bottom, right) — glow.max_pool, glow.avg_pool and their glowll instructions."""
+
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
+
+
+def pool_window_properties(kernel: Sequence[int], strides: Sequence[int] = (1, 1),
+                           pads: Sequence[int] = (0, 0, 0, 0)) -> dict[str, Attribute]:
+    """The `PoolWindow` properties."""
+    return {"kernel": ints(kernel), "strides": ints(strides), "pads": ints(pads)}
+
+
+class ConvolutionWindow:
+    """A convolution's window: `strides`, `pads` (the begin of each spatial axis, then the end
+    of each; 2-D: top, left, bottom, right), `dilations` and `group` (glow.convolution,
+    glow.conv_transpose and glowll.convolution)."""
+
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+
+
+class FusedPool:
+    """A pool window fused into a convolution's result (glow-fuse-conv-pool): `pool` ("max"
+    or "avg") with `pool_kernel`, `pool_strides`, `pool_pads` and `pool_count_include_pad`."""
+
+    pool = opt_prop_def(PoolKindAttr)
+    pool_kernel = opt_prop_def(DenseArrayBase)
+    pool_strides = opt_prop_def(DenseArrayBase)
+    pool_pads = opt_prop_def(DenseArrayBase)
+    pool_count_include_pad = opt_prop_def(UnitAttr)
+
+
+def fused_pool_properties(pool: PoolKind | str | PoolKindAttr | None, kernel: Sequence[int] | None = None,
+                          strides: Sequence[int] | None = None, pads: Sequence[int] | None = None,
+                          count_include_pad: bool = False) -> dict[str, Attribute]:
+    """The `FusedPool` properties: none without a pool; a pool needs its whole window."""
+    pool = enum_attr(PoolKindAttr, pool)
+    if pool is None:
+        return {}
+    if kernel is None or strides is None or pads is None:
+        raise ValueError("a fused pool needs its kernel, strides and pads")
+    return {"pool": pool, "pool_kernel": ints(kernel), "pool_strides": ints(strides), "pool_pads": ints(pads)} | \
+        flags(pool_count_include_pad=count_include_pad)
+
+
+# ----------------------------------------------------------------------------- the compute op base
+
+
 class KeywordPropertiesOnly(OpTrait):
     """Refuses an attribute named like one of the op's properties. A property the assembly
     format spells as a keyword (`activation relu`) is not read from the attribute dictionary:
@@ -263,11 +505,30 @@ class KeywordPropertiesOnly(OpTrait):
                                   f"dictionary")
 
 
+ElementLike = Attribute | TensorType | None
+"""A builder's `result_element`: an element type, a tensor type (its element type is taken,
+the shape is still derived), or None for the input's element type."""
+
+
+def _element(result_element: ElementLike, default: Attribute) -> Attribute:
+    if result_element is None:
+        return default
+    return result_element.element_type if isinstance(result_element, TensorType) else result_element
+
+
 class GlowOp(IRDLOperation):
     """Base of the compute ops: the result type must equal the op's shape rule."""
 
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), KeywordPropertiesOnly())
+    FACTS: ClassVar[OpFacts] = OpFacts()
+
+    def _build(self, operands: Sequence, shape: Sequence[int], element: Attribute,
+               properties: dict[str, Attribute | None] | None = None) -> None:
+        """Initializes the op with the result type `tensor<shape x element>` (properties that
+        are None are left out)."""
+        IRDLOperation.__init__(self, operands=list(operands), result_types=[tensor(shape, element)],
+                               properties={k: v for k, v in (properties or {}).items() if v is not None})
 
     def infer_shape(self) -> tuple[int, ...]:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -280,7 +541,8 @@ class GlowOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {error}") from error
         actual = shape_of(self.results[0])
         if actual != expected:
-            raise VerifyException(f"{self.name}: result shape {list(actual)} does not match the inferred shape {list(expected)}")
+            raise VerifyException(f"{self.name}: result shape {list(actual)} does not match the inferred shape "
+                                  f"{list(expected)}")
 
 
 # ----------------------------------------------------------------------------- structure
@@ -328,8 +590,11 @@ class ConstantOp(NamedWeightSyntax, IRDLOperation):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def __init__(self, name: str, value: DenseIntOrFPElementsAttr):
-        super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[value.type])
+    def __init__(self, name: str, value: DenseIntOrFPElementsAttr, result_element: Attribute | None = None):
+        """`result_element`: the element type of the result when it is not the value's (a
+        quantized constant holds its integers)."""
+        result_type = value.type if result_element is None else tensor(value.type.get_shape(), result_element)
+        super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[result_type])
 
 
     def verify_(self) -> None:
@@ -370,16 +635,8 @@ class SaveOp(IRDLOperation):
         super().__init__(operands=[input], properties={"name": StringAttr(name)})
 
 
+
 # ----------------------------------------------------------------------------- compute ops
-
-class FusedActivationMixin:
-    """`activation relu` or `activation clip` (with `clip_min`/`clip_max`) on the result."""
-
-    def verify_activation(self) -> None:
-        activation = self.properties.get("activation")
-        if activation is not None and activation.data == Activation.CLIP and \
-                ("clip_min" not in self.properties or "clip_max" not in self.properties):
-            raise VerifyException(f"{self.name}: a clip activation needs clip_min and clip_max")
 
 
 POOL_PROPERTIES = ("pool", "pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
@@ -387,7 +644,7 @@ POOL_PROPERTIES = ("pool", "pool_kernel", "pool_strides", "pool_pads", "pool_cou
 
 
 @irdl_op_definition
-class ConvolutionOp(GlowOp, FusedActivationMixin):
+class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, LayoutProperty):
     """2-D convolution, NCHW input, OIHW filter (I = C / group), bias [O]. Importers may also
     build 1-D ([N, C, L]) and 3-D ([N, C, D, H, W]) ones; the `glow-decompose-1d-windows` and
     `glow-decompose-3d-convolution` passes rewrite them as 2-D ones, the only ones lowered.
@@ -395,39 +652,65 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
     `glow-fuse-conv-pool` may give it a `pool` window ("max" or "avg", with `pool_kernel`,
     `pool_strides`, `pool_pads`): the result is then the pooled convolution.
     `glow-fuse-residual-add` may give it a `residual` operand added to its result (before
-    the activation), as in ResNet blocks.
+    the activation), as in ResNet blocks. With `layout NHWC`, input and result are NHWC and
+    the filter OHWI (for the kernel libraries).
     """
 
     name = "glow.convolution"
-    layout = opt_prop_def(LayoutAttr)  # NHWC: NHWC input and result, OHWI filter (for kernel libraries)
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
     residual = opt_operand_def(TensorType)
     result = result_def(TensorType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
-    dilations = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
-    activation = opt_prop_def(ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
-    pool = opt_prop_def(PoolKindAttr)
-    pool_kernel = opt_prop_def(DenseArrayBase)
-    pool_strides = opt_prop_def(DenseArrayBase)
-    pool_pads = opt_prop_def(DenseArrayBase)
-    pool_count_include_pad = opt_prop_def(UnitAttr)
     assembly_format = ("$input `,` $filter `,` $bias (`residual` $residual^)? (`activation` $activation^)? "
                        "(`pool` $pool^)? (`layout` $layout^)? attr-dict `:` "
                        "functional-type(operands, results)")
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Convolution", quantizable=True)
+
+    def __init__(self, input: SSAValue, filter: SSAValue, bias: SSAValue, *,
+                 strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
+                 dilations: Sequence[int] = (1, 1), group: int = 1,
+                 activation: Activation | str | None = None, clip_min: float | None = None,
+                 clip_max: float | None = None, residual: SSAValue | None = None,
+                 pool: PoolKind | str | None = None, pool_kernel: Sequence[int] | None = None,
+                 pool_strides: Sequence[int] | None = None, pool_pads: Sequence[int] | None = None,
+                 pool_count_include_pad: bool = False, layout: Layout | str | None = None,
+                 result_element: ElementLike = None):
+        properties = ({"strides": ints(strides), "pads": ints(pads), "dilations": ints(dilations),
+                       "group": i64_attr(group)} | fused_activation_properties(activation, clip_min, clip_max)
+                      | fused_pool_properties(pool, pool_kernel, pool_strides, pool_pads, pool_count_include_pad)
+                      | layout_properties(layout))
+        pool_window = None if pool is None else (int_values(pool_kernel), int_values(pool_strides),
+                                                 int_values(pool_pads))
+        shape = self.result_shape(shape_of(input), shape_of(filter), int_values(strides), int_values(pads),
+                                  int_values(dilations), int_value(group), layout=layout_value(layout),
+                                  pool_window=pool_window)
+        self._build([input, filter, bias, residual], shape,
+                    _element(result_element, element_of(input)), properties)
 
     @staticmethod
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
-        """[N, O, *out] of an input [N, C, *spatial] and a filter [O, C / group, *kernel]."""
+        """[N, O, *out] of an input [N, C, *spatial] and a filter [O, C / group, *kernel] (no
+        fused pool)."""
         (n, c, *spatial), (o, i, *kernel) = input_shape, filter_shape
         if group < 1 or c != i * group or o % group:
             raise ValueError(f"filter {list(filter_shape)} does not fit input channels {c} with group {group}")
-        return (n, o, *window_sizes(spatial, kernel, strides, pads, dilations))
+        return pooled_shape((n, o, *spatial), kernel, strides, pads, dilations)
+
+    @staticmethod
+    def result_shape(input_shape, filter_shape, strides, pads, dilations, group, *,
+                     layout: Layout | str | None = None, pool_window=None) -> tuple[int, ...]:
+        """The result shape: `shape_rule` in the op's layout, then the fused pool's window
+        ((kernel, strides, pads), or None) if it has one."""
+        nhwc = layout == Layout.NHWC
+        if nhwc:  # NHWC input, OHWI filter: the same rule on the NCHW/OIHW views
+            input_shape, filter_shape = to_nchw(input_shape), to_nchw(filter_shape)
+        shape = ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, group)
+        if nhwc:
+            if pool_window is not None:
+                raise ValueError("an NHWC convolution has no fused pool")
+            return to_nhwc(shape)
+        return shape if pool_window is None else pooled_shape(shape, *pool_window)
 
     def convolution_shape(self) -> tuple[int, ...]:
         """The shape before the fused pooling, if any (NCHW)."""
@@ -445,39 +728,40 @@ class ConvolutionOp(GlowOp, FusedActivationMixin):
             raise VerifyException("glow.convolution: a residual must have the result's shape, and no pool")
 
 
+def _convolution_operands(op: IRDLOperation):
+    """The shape rule's arguments of a convolution (glow or glowll)."""
+    return (shape_of(op.input), shape_of(op.filter), op.strides.get_values(), op.pads.get_values(),
+            op.dilations.get_values(), op.group.value.data)
+
+
 def convolution_shape(op: IRDLOperation) -> tuple[int, ...]:
     """The NCHW shape of a convolution (`glow.convolution` or `glowll.convolution`) before
     its fused pooling, from its input, filter and window properties."""
-    input_shape, filter_shape = shape_of(op.input), shape_of(op.filter)
+    input_shape, filter_shape, *window = _convolution_operands(op)
     if is_nhwc(op):  # NHWC input, OHWI filter: the same rule on the NCHW/OIHW views
         input_shape, filter_shape = to_nchw(input_shape), to_nchw(filter_shape)
-    return ConvolutionOp.shape_rule(input_shape, filter_shape, op.strides.get_values(), op.pads.get_values(),
-                                    op.dilations.get_values(), op.group.value.data)
+    return ConvolutionOp.shape_rule(input_shape, filter_shape, *window)
 
 
 def convolution_result_shape(op: IRDLOperation) -> tuple[int, ...]:
-    """The result shape of a convolution, pooled by its fused `pool` window if it has one."""
-    shape = convolution_shape(op)
-    if is_nhwc(op):
-        if op.pool is not None:
-            raise ValueError("an NHWC convolution has no fused pool")
-        return to_nhwc(shape)
-    if op.pool is None:
-        return shape
-    k, s, p = op.pool_kernel.get_values(), op.pool_strides.get_values(), op.pool_pads.get_values()
-    return (*shape[:2], *window_sizes(shape[2:], k, s, p))
+    """The result shape of a convolution (glow or glowll), pooled by its fused `pool` window
+    if it has one."""
+    pool_window = None if op.pool is None else (op.pool_kernel.get_values(), op.pool_strides.get_values(),
+                                                op.pool_pads.get_values())
+    layout = op.properties.get("layout")
+    return ConvolutionOp.result_shape(*_convolution_operands(op), layout=None if layout is None else layout.data,
+                                      pool_window=pool_window)
 
 
 def pool_result_shape(op: IRDLOperation) -> tuple[int, ...]:
     """The result shape of a max or average pool (glow or glowll), NCHW or NHWC."""
-    nhwc = is_nhwc(op)
-    n, c, *spatial = to_nchw(shape_of(op.input)) if nhwc else shape_of(op.input)
-    shape = (n, c, *window_sizes(spatial, op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()))
-    return to_nhwc(shape) if nhwc else shape
+    layout = op.properties.get("layout")
+    return PoolOp.shape_rule(shape_of(op.input), op.kernel.get_values(), op.strides.get_values(),
+                             op.pads.get_values(), None if layout is None else layout.data)
 
 
 @irdl_op_definition
-class ConvTransposeOp(GlowOp):
+class ConvTransposeOp(GlowOp, ConvolutionWindow):
     """Transposed convolution (ONNX ConvTranspose) over 1 to 3 spatial axes: input [N, C, *spatial],
     filter [C, O / group, *kernel], bias [O]. An output extent is (size - 1) * stride + dilation
     * (kernel - 1) + 1 + output_padding - pad_begin - pad_end. Not lowered:
@@ -488,12 +772,18 @@ class ConvTransposeOp(GlowOp):
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
     result = result_def(TensorType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)  # the begin of each spatial axis, then the end of each
-    dilations = prop_def(DenseArrayBase)
     output_padding = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr, default_value=IntegerAttr(1, i64))
+    FACTS: ClassVar[OpFacts] = OpFacts()
     assembly_format = "$input `,` $filter `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, filter: SSAValue, bias: SSAValue, *, strides: Sequence[int],
+                 pads: Sequence[int], dilations: Sequence[int], output_padding: Sequence[int], group: int = 1,
+                 result_element: ElementLike = None):
+        shape = self.shape_rule(shape_of(input), shape_of(filter), int_values(strides), int_values(pads),
+                                int_values(dilations), int_values(output_padding), int_value(group))
+        self._build([input, filter, bias], shape, _element(result_element, element_of(input)),
+                    {"strides": ints(strides), "pads": ints(pads), "dilations": ints(dilations),
+                     "output_padding": ints(output_padding), "group": i64_attr(group)})
 
     @staticmethod
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, output_padding, group) -> tuple[int, ...]:
@@ -525,7 +815,7 @@ class ConvTransposeOp(GlowOp):
 
 
 @irdl_op_definition
-class FullyConnectedOp(GlowOp, FusedActivationMixin):
+class FullyConnectedOp(GlowOp, FusedActivation):
     """out[m, n] = sum_k input[m, k] * weights[k, n] + bias[n]."""
 
     name = "glow.fully_connected"
@@ -533,17 +823,26 @@ class FullyConnectedOp(GlowOp, FusedActivationMixin):
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)
     result = result_def(TensorType)
-    activation = opt_prop_def(ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
     assembly_format = ("$input `,` $weights `,` $bias (`activation` $activation^)? attr-dict `:` "
                        "functional-type(operands, results)")
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="FullyConnected", quantizable=True)
+
+    def __init__(self, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
+                 activation: Activation | str | None = None, clip_min: float | None = None,
+                 clip_max: float | None = None, result_element: ElementLike = None):
+        shape = self.shape_rule(shape_of(input), shape_of(weights), shape_of(bias))
+        self._build([input, weights, bias], shape, _element(result_element, element_of(input)),
+                    fused_activation_properties(activation, clip_min, clip_max))
+
+    @staticmethod
+    def shape_rule(input_shape, weights_shape, bias_shape) -> tuple[int, ...]:
+        (m, k), (k2, n) = input_shape, weights_shape
+        if k != k2 or tuple(bias_shape) != (n,):
+            raise ValueError(f"input {[m, k]}, weights {[k2, n]} and bias {list(bias_shape)} do not fit")
+        return (m, n)
 
     def infer_shape(self):
-        (m, k), (k2, n) = shape_of(self.input), shape_of(self.weights)
-        if k != k2 or shape_of(self.bias) != (n,):
-            raise ValueError(f"input {[m, k]}, weights {[k2, n]} and bias {list(shape_of(self.bias))} do not fit")
-        return (m, n)
+        return self.shape_rule(shape_of(self.input), shape_of(self.weights), shape_of(self.bias))
 
     def verify_(self) -> None:
         super().verify_()
@@ -559,25 +858,46 @@ class MatMulOp(GlowOp):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="MatMul")
 
-    def infer_shape(self):
-        a, b = shape_of(self.lhs), shape_of(self.rhs)
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, *, result_element: ElementLike = None):
+        self._build([lhs, rhs], self.shape_rule(shape_of(lhs), shape_of(rhs)),
+                    _element(result_element, element_of(lhs)))
+
+    @staticmethod
+    def shape_rule(a, b) -> tuple[int, ...]:
+        a, b = tuple(a), tuple(b)
         if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
             raise ValueError(f"cannot multiply {list(a)} by {list(b)}")
         return broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
 
+    def infer_shape(self):
+        return self.shape_rule(shape_of(self.lhs), shape_of(self.rhs))
 
-class PoolOp(GlowOp):
-    """A max or average pool: 2-D (NCHW), or 1-D and 3-D as importers build them, which the
-    `glow-decompose-1d-windows` and `glow-decompose-3d-pools` passes rewrite as 2-D ones."""
+
+class PoolOp(GlowOp, PoolWindow, LayoutProperty):
+    """A max or average pool: `PoolWindow` over an NCHW input (NHWC with `layout NHWC`): 2-D,
+    or 1-D and 3-D as importers build them, which the `glow-decompose-1d-windows` and
+    `glow-decompose-3d-pools` passes rewrite as 2-D ones."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    kernel = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
-    layout = opt_prop_def(LayoutAttr)  # NHWC (for kernel libraries); NCHW otherwise
     assembly_format = "$input (`layout` $layout^)? attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
+                 pads: Sequence[int] = (0, 0, 0, 0), *, layout: Layout | str | None = None,
+                 result_element: ElementLike = None, **flag_values: bool):
+        shape = self.shape_rule(shape_of(input), int_values(kernel), int_values(strides), int_values(pads),
+                                layout_value(layout))
+        self._build([input], shape, _element(result_element, element_of(input)),
+                    pool_window_properties(kernel, strides, pads) | layout_properties(layout) | flags(**flag_values))
+
+    @staticmethod
+    def shape_rule(input_shape, kernel, strides, pads, layout: Layout | str | None = None) -> tuple[int, ...]:
+        """`pooled_shape` in the pool's layout."""
+        if layout == Layout.NHWC:
+            return to_nhwc(pooled_shape(to_nchw(input_shape), kernel, strides, pads))
+        return pooled_shape(input_shape, kernel, strides, pads)
 
     def infer_shape(self):
         return pool_result_shape(self)
@@ -586,6 +906,12 @@ class PoolOp(GlowOp):
 @irdl_op_definition
 class MaxPoolOp(PoolOp):
     name = "glow.max_pool"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="MaxPool", quantizable=True)
+
+    def __init__(self, input: SSAValue, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
+                 pads: Sequence[int] = (0, 0, 0, 0), *, layout: Layout | str | None = None,
+                 result_element: ElementLike = None):
+        super().__init__(input, kernel, strides, pads, layout=layout, result_element=result_element)
 
 
 @irdl_op_definition
@@ -594,37 +920,76 @@ class AvgPoolOp(PoolOp):
 
     name = "glow.avg_pool"
     count_include_pad = opt_prop_def(UnitAttr)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="AvgPool", quantizable=True)
+
+    def __init__(self, input: SSAValue, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
+                 pads: Sequence[int] = (0, 0, 0, 0), *, count_include_pad: bool = False,
+                 layout: Layout | str | None = None, result_element: ElementLike = None):
+        super().__init__(input, kernel, strides, pads, layout=layout, result_element=result_element,
+                         count_include_pad=count_include_pad)
 
 
 class UnaryOp(GlowOp):
+    """One input; the result has its shape."""
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
+    def __init__(self, input: SSAValue, *, result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input)), _element(result_element, element_of(input)))
+
+    @staticmethod
+    def shape_rule(input_shape) -> tuple[int, ...]:
+        return tuple(input_shape)
+
     def infer_shape(self):
-        return shape_of(self.input)
+        return self.shape_rule(shape_of(self.input))
+
+
+def _unary(kind: str, **facts) -> ElementwiseFacts:
+    return ElementwiseFacts(kind=kind, arity=1, **facts)
+
+
+def _binary(kind: str, **facts) -> ElementwiseFacts:
+    return ElementwiseFacts(kind=kind, arity=2, **facts)
 
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
     name = "glow.relu"
+    FACTS: ClassVar[OpFacts] = _unary("relu", in_place=True, layout_agnostic=True, quantizable=True,
+                                      glow_kind="Relu", numpy=lambda op, x: np.maximum(x, 0))
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
     name = "glow.sigmoid"
+    FACTS: ClassVar[OpFacts] = _unary("sigmoid", in_place=True, layout_agnostic=True, glow_kind="Sigmoid",
+                                      numpy=lambda op, x: 1 / (1 + np.exp(-x)))
 
 
 @irdl_op_definition
 class TanhOp(UnaryOp):
     name = "glow.tanh"
+    FACTS: ClassVar[OpFacts] = _unary("tanh", in_place=True, layout_agnostic=True, glow_kind="Tanh",
+                                      numpy=lambda op, x: np.tanh(x))
 
 
 @irdl_op_definition
 class ClipOp(UnaryOp):
+    """min(max(x, `min`), `max`); lowered to the `clip` kind with `clip_min`/`clip_max`."""
+
     name = "glow.clip"
     min = prop_def(FloatAttr)
     max = prop_def(FloatAttr)
+    FACTS: ClassVar[OpFacts] = _unary("clip", in_place=True, layout_agnostic=True, quantizable=True,
+                                      glow_kind="Clip", required=("clip_min", "clip_max"),
+                                      numpy=lambda op, x: np.clip(x, op.min.value.data, op.max.value.data))
+
+    def __init__(self, input: SSAValue, min: float, max: float, *, result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input)), _element(result_element, element_of(input)),
+                    {"min": f32_attr(min), "max": f32_attr(max)})
 
 
 class ParametricUnaryOp(UnaryOp):
@@ -634,12 +999,20 @@ class ParametricUnaryOp(UnaryOp):
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
 
+    def __init__(self, input: SSAValue, alpha: float | None = None, beta: float | None = None, *,
+                 result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input)), _element(result_element, element_of(input)),
+                    {"alpha": None if alpha is None else f32_attr(alpha),
+                     "beta": None if beta is None else f32_attr(beta)})
+
 
 @irdl_op_definition
 class LeakyReluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * x."""
 
     name = "glow.leaky_relu"
+    FACTS: ClassVar[OpFacts] = _unary("leaky_relu", layout_agnostic=True, glow_kind="LeakyRelu",
+                                      numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x))
 
 
 @irdl_op_definition
@@ -647,6 +1020,8 @@ class EluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * (e^x - 1)."""
 
     name = "glow.elu"
+    FACTS: ClassVar[OpFacts] = _unary("elu", glow_kind="Elu",
+                                      numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
 @irdl_op_definition
@@ -654,6 +1029,8 @@ class SeluOp(ParametricUnaryOp):
     """beta (gamma) * (x if x > 0 else alpha * (e^x - 1))."""
 
     name = "glow.selu"
+    FACTS: ClassVar[OpFacts] = _unary("selu", numpy=lambda op, x: _param(op, "beta") * np.where(
+        x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
 @irdl_op_definition
@@ -661,6 +1038,8 @@ class HardSigmoidOp(ParametricUnaryOp):
     """max(0, min(1, alpha * x + beta))."""
 
     name = "glow.hard_sigmoid"
+    FACTS: ClassVar[OpFacts] = _unary("hard_sigmoid", numpy=lambda op, x: np.clip(
+        _param(op, "alpha") * x + _param(op, "beta"), 0, 1))
 
 
 @irdl_op_definition
@@ -668,26 +1047,32 @@ class HardSwishOp(UnaryOp):
     """x * max(0, min(1, x / 6 + 1/2))."""
 
     name = "glow.hard_swish"
+    FACTS: ClassVar[OpFacts] = _unary("hard_swish", layout_agnostic=True, glow_kind="HardSwish",
+                                      numpy=lambda op, x: x * np.clip(x / 6 + 0.5, 0, 1))
 
 
 @irdl_op_definition
 class ExpOp(UnaryOp):
     name = "glow.exp"
+    FACTS: ClassVar[OpFacts] = _unary("exp", layout_agnostic=True, glow_kind="Exp", numpy=lambda op, x: np.exp(x))
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "glow.neg"
+    FACTS: ClassVar[OpFacts] = _unary("neg", layout_agnostic=True, glow_kind="Neg", numpy=lambda op, x: -x)
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
     name = "glow.sqrt"
+    FACTS: ClassVar[OpFacts] = _unary("sqrt", glow_kind="Sqrt", numpy=lambda op, x: np.sqrt(x))
 
 
 @irdl_op_definition
 class ReciprocalOp(UnaryOp):
     name = "glow.reciprocal"
+    FACTS: ClassVar[OpFacts] = _unary("reciprocal", glow_kind="Reciprocal", numpy=lambda op, x: 1 / x)
 
 
 @irdl_op_definition
@@ -695,6 +1080,7 @@ class LogOp(UnaryOp):
     """Natural logarithm."""
 
     name = "glow.log"
+    FACTS: ClassVar[OpFacts] = _unary("log", layout_agnostic=True, glow_kind="Log", numpy=lambda op, x: np.log(x))
 
 
 @irdl_op_definition
@@ -702,6 +1088,7 @@ class SoftplusOp(UnaryOp):
     """log(1 + e^x)."""
 
     name = "glow.softplus"
+    FACTS: ClassVar[OpFacts] = _unary("softplus", glow_kind="SoftPlus", numpy=lambda op, x: np.log1p(np.exp(x)))
 
 
 @irdl_op_definition
@@ -709,6 +1096,7 @@ class SoftsignOp(UnaryOp):
     """x / (1 + |x|)."""
 
     name = "glow.softsign"
+    FACTS: ClassVar[OpFacts] = _unary("softsign", numpy=lambda op, x: x / (1 + np.abs(x)))
 
 
 @irdl_op_definition
@@ -716,6 +1104,7 @@ class MishOp(UnaryOp):
     """x * tanh(softplus(x))."""
 
     name = "glow.mish"
+    FACTS: ClassVar[OpFacts] = _unary("mish", numpy=lambda op, x: x * np.tanh(np.log1p(np.exp(x))))
 
 
 @irdl_op_definition
@@ -723,11 +1112,14 @@ class CeluOp(ParametricUnaryOp):
     """max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
 
     name = "glow.celu"
+    FACTS: ClassVar[OpFacts] = _unary("celu", numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
+        0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)))
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
     name = "glow.abs"
+    FACTS: ClassVar[OpFacts] = _unary("abs", layout_agnostic=True, glow_kind="Abs", numpy=lambda op, x: np.abs(x))
 
 
 @irdl_op_definition
@@ -737,6 +1129,11 @@ class SoftMaxOp(UnaryOp):
     name = "glow.softmax"
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(UnitAttr)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="SoftMax", quantizable=True)
+
+    def __init__(self, input: SSAValue, axis: int, *, log: bool = False, result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input)), _element(result_element, element_of(input)),
+                    {"axis": i64_attr(axis)} | flags(log=log))
 
     def verify_(self) -> None:
         super().verify_()
@@ -753,6 +1150,12 @@ class LocalResponseNormalizationOp(UnaryOp):
     alpha = prop_def(FloatAttr)
     beta = prop_def(FloatAttr)
     bias = prop_def(FloatAttr)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="LocalResponseNormalization")
+
+    def __init__(self, input: SSAValue, size: int, alpha: float, beta: float, bias: float, *,
+                 result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input)), _element(result_element, element_of(input)),
+                    {"size": i64_attr(size), "alpha": f32_attr(alpha), "beta": f32_attr(beta), "bias": f32_attr(bias)})
 
 
 @irdl_op_definition
@@ -768,13 +1171,24 @@ class BatchNormalizationOp(GlowOp):
     result = result_def(TensorType)
     epsilon = prop_def(FloatAttr)
     assembly_format = "$input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="BatchNormalization")
+
+    def __init__(self, input: SSAValue, scale: SSAValue, bias: SSAValue, mean: SSAValue, var: SSAValue,
+                 epsilon: float, *, result_element: ElementLike = None):
+        shape = self.shape_rule(*(shape_of(v) for v in (input, scale, bias, mean, var)))
+        self._build([input, scale, bias, mean, var], shape, _element(result_element, element_of(input)),
+                    {"epsilon": f32_attr(epsilon)})
+
+    @staticmethod
+    def shape_rule(input_shape, *channel_shapes) -> tuple[int, ...]:
+        """The input's shape; scale, bias, mean and var each [C]."""
+        for shape in channel_shapes:
+            if tuple(shape) != (input_shape[1],):
+                raise ValueError("scale, bias, mean and var must have one element per channel")
+        return tuple(input_shape)
 
     def infer_shape(self):
-        shape = shape_of(self.input)
-        for operand in (self.scale, self.bias, self.mean, self.var):
-            if shape_of(operand) != (shape[1],):
-                raise ValueError("scale, bias, mean and var must have one element per channel")
-        return shape
+        return self.shape_rule(*(shape_of(v) for v in (self.input, self.scale, self.bias, self.mean, self.var)))
 
 
 class BinaryOp(GlowOp):
@@ -785,8 +1199,20 @@ class BinaryOp(GlowOp):
     result = result_def(TensorType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, *, result_element: ElementLike = None):
+        self._build_binary(lhs, rhs, result_element)
+
+    def _build_binary(self, lhs: SSAValue, rhs: SSAValue, result_element: ElementLike,
+                      properties: dict[str, Attribute] | None = None) -> None:
+        self._build([lhs, rhs], self.shape_rule(shape_of(lhs), shape_of(rhs)),
+                    _element(result_element, element_of(lhs)), properties)
+
+    @staticmethod
+    def shape_rule(lhs_shape, rhs_shape) -> tuple[int, ...]:
+        return broadcast_shapes(lhs_shape, rhs_shape)
+
     def infer_shape(self):
-        return broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs))
+        return self.shape_rule(shape_of(self.lhs), shape_of(self.rhs))
 
     def verify_(self) -> None:
         super().verify_()
@@ -796,12 +1222,15 @@ class BinaryOp(GlowOp):
 
 
 @irdl_op_definition
-class AddOp(BinaryOp, FusedActivationMixin):
+class AddOp(BinaryOp, FusedActivation):
     name = "glow.add"
-    activation = opt_prop_def(ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
     assembly_format = "$lhs `,` $rhs (`activation` $activation^)? attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = _binary("add", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Add",
+                                       numpy=lambda op, a, b: op.apply_activation(a + b))
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, *, activation: Activation | str | None = None,
+                 clip_min: float | None = None, clip_max: float | None = None, result_element: ElementLike = None):
+        self._build_binary(lhs, rhs, result_element, fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_(self) -> None:
         super().verify_()
@@ -811,16 +1240,22 @@ class AddOp(BinaryOp, FusedActivationMixin):
 @irdl_op_definition
 class SubOp(BinaryOp):
     name = "glow.sub"
+    FACTS: ClassVar[OpFacts] = _binary("sub", in_place=True, layout_agnostic=True, glow_kind="Sub",
+                                       numpy=lambda op, a, b: a - b)
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
     name = "glow.mul"
+    FACTS: ClassVar[OpFacts] = _binary("mul", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Mul",
+                                       numpy=lambda op, a, b: a * b)
 
 
 @irdl_op_definition
 class DivOp(BinaryOp):
     name = "glow.div"
+    FACTS: ClassVar[OpFacts] = _binary("div", in_place=True, layout_agnostic=True, glow_kind="Div",
+                                       numpy=lambda op, a, b: a / b)
 
 
 @irdl_op_definition
@@ -828,16 +1263,21 @@ class PowOp(BinaryOp):
     """lhs ^ rhs (floats), as C's powf."""
 
     name = "glow.pow"
+    FACTS: ClassVar[OpFacts] = _binary("pow", glow_kind="Pow")  # not folded: numpy's power is not the kernel's powf
 
 
 @irdl_op_definition
 class MaxOp(BinaryOp):
     name = "glow.max"
+    FACTS: ClassVar[OpFacts] = _binary("max", in_place=True, layout_agnostic=True, glow_kind="Max",
+                                       numpy=lambda op, a, b: np.maximum(a, b))
 
 
 @irdl_op_definition
 class MinOp(BinaryOp):
     name = "glow.min"
+    FACTS: ClassVar[OpFacts] = _binary("min", in_place=True, layout_agnostic=True, glow_kind="Min",
+                                       numpy=lambda op, a, b: np.minimum(a, b))
 
 
 @irdl_op_definition
@@ -845,6 +1285,8 @@ class PReluOp(BinaryOp):
     """lhs if lhs >= 0 else rhs * lhs (rhs: the slope, broadcast)."""
 
     name = "glow.prelu"
+    FACTS: ClassVar[OpFacts] = _binary("prelu", glow_kind="PRelu",
+                                       numpy=lambda op, x, slope: np.where(x >= 0, x, slope * x))
 
 
 @irdl_op_definition
@@ -857,12 +1299,25 @@ class ReduceOp(UnaryOp):
     axes = prop_def(DenseArrayBase)
     assembly_format = "$kind $input attr-dict `:` functional-type(operands, results)"
 
+    def __init__(self, input: SSAValue, kind: ReduceKind | str, axes: Sequence[int], *, keep_dims: bool,
+                 result_element: ElementLike = None):
+        kind = enum_attr(ReduceKindAttr, kind)
+        shape = self.shape_rule(shape_of(input), kind.data, int_values(axes), keep_dims)
+        self._build([input], shape, _element(result_element, element_of(input)), {"kind": kind, "axes": ints(axes)})
+
+    @staticmethod
+    def shape_rule(input_shape, kind: str, axes: Sequence[int], keep_dims: bool) -> tuple[int, ...]:
+        """The reduced axes kept as 1 (`keep_dims`) or dropped."""
+        axes = set(axes)
+        if not axes <= set(range(len(input_shape))):
+            raise ValueError(f"cannot reduce axes {sorted(axes)} of {list(input_shape)} with \"{kind}\"")
+        if keep_dims:
+            return tuple(1 if d in axes else s for d, s in enumerate(input_shape))
+        return tuple(s for d, s in enumerate(input_shape) if d not in axes)
+
     def infer_shape(self):
-        shape, axes = shape_of(self.input), set(self.axes.get_values())
-        if not axes <= set(range(len(shape))):
-            raise ValueError(f"cannot reduce axes {sorted(axes)} of {list(shape)} with \"{self.kind.data}\"")
-        kept = tuple(1 if d in axes else s for d, s in enumerate(shape))
-        dropped = tuple(s for d, s in enumerate(shape) if d not in axes)
+        shape, axes, kind = shape_of(self.input), self.axes.get_values(), self.kind.data
+        kept, dropped = (self.shape_rule(shape, kind, axes, keep_dims) for keep_dims in (True, False))
         if shape_of(self.result) not in (kept, dropped):
             raise ValueError(f"result must be {list(kept)} or {list(dropped)}")
         return shape_of(self.result)
@@ -873,30 +1328,45 @@ class ReshapeOp(UnaryOp):
     """Same elements, new shape (the result type)."""
 
     name = "glow.reshape"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Reshape", quantizable=True)
+
+    def __init__(self, input: SSAValue, shape: Sequence[int], *, result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input), shape), _element(result_element, element_of(input)))
+
+    @staticmethod
+    def shape_rule(input_shape, shape) -> tuple[int, ...]:
+        """`shape`, which must hold as many elements as the input."""
+        if math.prod(input_shape) != math.prod(shape):
+            raise ValueError("reshape must keep the number of elements")
+        return tuple(int(d) for d in shape)
 
     def infer_shape(self):
-        if int(np.prod(shape_of(self.input))) != int(np.prod(shape_of(self.result))):
-            raise ValueError("reshape must keep the number of elements")
-        return shape_of(self.result)
+        return self.shape_rule(shape_of(self.input), shape_of(self.result))
 
 
 @irdl_op_definition
 class TransposeOp(UnaryOp):
     name = "glow.transpose"
     perm = prop_def(DenseArrayBase)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Transpose", quantizable=True)
+
+    def __init__(self, input: SSAValue, perm: Sequence[int], *, result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input), int_values(perm)),
+                    _element(result_element, element_of(input)), {"perm": ints(perm)})
+
+    @staticmethod
+    def shape_rule(input_shape, perm) -> tuple[int, ...]:
+        if sorted(perm) != list(range(len(input_shape))):
+            raise ValueError(f"{list(perm)} is not a permutation of {len(input_shape)} dimensions")
+        return tuple(input_shape[p] for p in perm)
 
     def infer_shape(self):
-        shape, perm = shape_of(self.input), self.perm.get_values()
-        if sorted(perm) != list(range(len(shape))):
-            raise ValueError(f"{list(perm)} is not a permutation of {len(shape)} dimensions")
-        return tuple(shape[p] for p in perm)
+        return self.shape_rule(shape_of(self.input), self.perm.get_values())
 
 
 def transpose(value: SSAValue, perm: Sequence[int]) -> TransposeOp:
     """A new (unattached) `glow.transpose` of `value` by `perm`."""
-    shape = shape_of(value)
-    return TransposeOp.create(operands=[value], properties={"perm": ints(perm)},
-                              result_types=[tensor([shape[p] for p in perm], value.type.element_type)])
+    return TransposeOp(value, perm)
 
 
 @irdl_op_definition
@@ -906,14 +1376,22 @@ class ConcatOp(GlowOp):
     result = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Concat", quantizable=True)
 
-    def infer_shape(self):
-        shapes = [shape_of(v) for v in self.inputs]
-        axis = self.axis.value.data
+    def __init__(self, inputs: Sequence[SSAValue], axis: int, *, result_element: ElementLike = None):
+        shape = self.shape_rule([shape_of(v) for v in inputs], int_value(axis))
+        self._build([list(inputs)], shape, _element(result_element, element_of(inputs[0])), {"axis": i64_attr(axis)})
+
+    @staticmethod
+    def shape_rule(shapes, axis: int) -> tuple[int, ...]:
+        shapes = [tuple(s) for s in shapes]
         for s in shapes:
             if len(s) != len(shapes[0]) or s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:]:
                 raise ValueError(f"inputs {[list(s) for s in shapes]} cannot be concatenated on axis {axis}")
         return shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
+
+    def infer_shape(self):
+        return self.shape_rule([shape_of(v) for v in self.inputs], self.axis.value.data)
 
 
 @irdl_op_definition
@@ -923,13 +1401,27 @@ class SliceOp(UnaryOp):
     name = "glow.slice"
     starts = prop_def(DenseArrayBase)
     steps = prop_def(DenseArrayBase)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Slice", quantizable=True)
+
+    def __init__(self, input: SSAValue, starts: Sequence[int], sizes: Sequence[int],
+                 steps: Sequence[int] | None = None, *, result_element: ElementLike = None):
+        """`sizes`: the result's extent along each axis (not derivable from starts and steps)."""
+        steps = [1] * len(int_values(starts)) if steps is None else steps
+        shape = self.shape_rule(shape_of(input), int_values(starts), sizes, int_values(steps))
+        self._build([input], shape, _element(result_element, element_of(input)),
+                    {"starts": ints(starts), "steps": ints(steps)})
+
+    @staticmethod
+    def shape_rule(input_shape, starts, sizes, steps) -> tuple[int, ...]:
+        """`sizes`, when every index they reach lies inside the input."""
+        for size, start, step, n in zip(input_shape, starts, steps, sizes, strict=True):
+            if step < 1 or start < 0 or n < 1 or start + (n - 1) * step >= size:
+                raise ValueError(f"slice out of bounds of {list(input_shape)}")
+        return tuple(int(n) for n in sizes)
 
     def infer_shape(self):
-        shape, out = shape_of(self.input), shape_of(self.result)
-        for size, start, step, n in zip(shape, self.starts.get_values(), self.steps.get_values(), out, strict=True):
-            if step < 1 or start < 0 or n < 1 or start + (n - 1) * step >= size:
-                raise ValueError(f"slice out of bounds of {list(shape)}")
-        return out
+        return self.shape_rule(shape_of(self.input), self.starts.get_values(), shape_of(self.result),
+                               self.steps.get_values())
 
 
 @irdl_op_definition
@@ -946,13 +1438,23 @@ class ResampleOp(GlowOp):
     axis = prop_def(IntegerAttr)
     assembly_format = "$input `,` $taps `,` $weights attr-dict `:` functional-type(operands, results)"
 
-    def infer_shape(self):
-        shape, axis = list(shape_of(self.input)), self.axis.value.data
-        taps = shape_of(self.taps)
-        if len(taps) != 2 or shape_of(self.weights) != taps or not 0 <= axis < len(shape):
+    def __init__(self, input: SSAValue, taps: SSAValue, weights: SSAValue, axis: int, *,
+                 result_element: ElementLike = None):
+        shape = self.shape_rule(shape_of(input), shape_of(taps), shape_of(weights), int_value(axis))
+        self._build([input, taps, weights], shape, _element(result_element, element_of(input)),
+                    {"axis": i64_attr(axis)})
+
+    @staticmethod
+    def shape_rule(input_shape, taps_shape, weights_shape, axis: int) -> tuple[int, ...]:
+        shape, taps = list(input_shape), tuple(taps_shape)
+        if len(taps) != 2 or tuple(weights_shape) != taps or not 0 <= axis < len(shape):
             raise ValueError("taps and weights must be [output size, taps per output] on an axis of the input")
         shape[axis] = taps[0]
         return tuple(shape)
+
+    def infer_shape(self):
+        return self.shape_rule(shape_of(self.input), shape_of(self.taps), shape_of(self.weights),
+                               self.axis.value.data)
 
 
 # ----------------------------------------------------------------------------- integer and boolean tensors
@@ -972,6 +1474,10 @@ class ConvertOp(UnaryOp):
     boolean tests for non-zero; boolean becomes 0 or 1."""
 
     name = "glow.convert"
+    FACTS: ClassVar[OpFacts] = _unary("convert", mixed_types=True, glow_kind="ConvertTo")
+
+    def __init__(self, input: SSAValue, result_element: Attribute | TensorType):
+        super().__init__(input, result_element=result_element)
 
     def verify_(self) -> None:
         super().verify_()
@@ -986,6 +1492,10 @@ class CompareOp(BinaryOp):
     name = "glow.compare"
     predicate = prop_def(ComparisonPredicateAttr)
     assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = _binary("compare", mixed_types=True, required=("predicate",))
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: ComparisonPredicate | str):
+        self._build_binary(lhs, rhs, i1, {"predicate": enum_attr(ComparisonPredicateAttr, predicate)})
 
     def verify_(self) -> None:
         super().verify_()
@@ -998,16 +1508,19 @@ class AndOp(BinaryOp):
     """Logical (booleans) or bitwise (integers) and."""
 
     name = "glow.and"
+    FACTS: ClassVar[OpFacts] = _binary("and", mixed_types=True, glow_kind="And")
 
 
 @irdl_op_definition
 class OrOp(BinaryOp):
     name = "glow.or"
+    FACTS: ClassVar[OpFacts] = _binary("or", mixed_types=True, glow_kind="Or")
 
 
 @irdl_op_definition
 class XorOp(BinaryOp):
     name = "glow.xor"
+    FACTS: ClassVar[OpFacts] = _binary("xor", mixed_types=True, glow_kind="Xor")
 
 
 class IndexedReadOp(GlowOp):
@@ -1019,6 +1532,15 @@ class IndexedReadOp(GlowOp):
     result = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int):
+        shape = self.shape_rule(shape_of(data), shape_of(indices), int_value(axis))
+        self._build([data, indices], shape, element_of(data), {"axis": i64_attr(axis)})
+
+    def infer_shape(self):
+        if not is_integer(self.indices.type.element_type):
+            raise ValueError(self.INDICES_MESSAGE)
+        return self.shape_rule(shape_of(self.data), shape_of(self.indices), self.axis.value.data)
 
     def verify_(self) -> None:
         super().verify_()
@@ -1036,12 +1558,14 @@ class GatherElementsOp(IndexedReadOp):
     GatherElements); the result has the indices' shape."""
 
     name = "glow.gather_elements"
+    INDICES_MESSAGE: ClassVar[str] = "indices must be integers of the data's rank"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="GatherElements")
 
-    def infer_shape(self):
-        data, indices, axis = shape_of(self.data), shape_of(self.indices), self.axis.value.data
-        if not is_integer(self.indices.type.element_type) or len(data) != len(indices) or not 0 <= axis < len(data):
-            raise ValueError("indices must be integers of the data's rank")
-        return indices
+    @staticmethod
+    def shape_rule(data_shape, indices_shape, axis: int) -> tuple[int, ...]:
+        if len(data_shape) != len(indices_shape) or not 0 <= axis < len(data_shape):
+            raise ValueError(GatherElementsOp.INDICES_MESSAGE)
+        return tuple(indices_shape)
 
 
 @irdl_op_definition
@@ -1049,6 +1573,7 @@ class ShiftLeftOp(BinaryOp):
     """Integers: lhs << rhs."""
 
     name = "glow.shift_left"
+    FACTS: ClassVar[OpFacts] = _binary("shift_left")
 
 
 @irdl_op_definition
@@ -1056,6 +1581,7 @@ class ShiftRightOp(BinaryOp):
     """Integers: lhs >> rhs (arithmetic for signed, logical for unsigned)."""
 
     name = "glow.shift_right"
+    FACTS: ClassVar[OpFacts] = _binary("shift_right")
 
 
 @irdl_op_definition
@@ -1065,6 +1591,11 @@ class ModOp(BinaryOp):
 
     name = "glow.mod"
     fmod = opt_prop_def(UnitAttr)
+    FACTS: ClassVar[OpFacts] = _binary("mod", glow_kind="Modulo")
+    FLAG_FACTS: ClassVar[dict[str, ElementwiseFacts]] = {"fmod": _binary("fmod", mixed_types=True, glow_kind="Fmod")}
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, *, fmod: bool = False):
+        self._build_binary(lhs, rhs, None, flags(fmod=fmod))
 
 
 @irdl_op_definition
@@ -1072,6 +1603,7 @@ class NotOp(UnaryOp):
     """Logical (booleans) or bitwise (integers) not."""
 
     name = "glow.not"
+    FACTS: ClassVar[OpFacts] = _unary("not", mixed_types=True, glow_kind="Not")
 
 
 @irdl_op_definition
@@ -1084,11 +1616,20 @@ class SelectOp(GlowOp):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = ElementwiseFacts(kind="select", arity=3, mixed_types=True, glow_kind="Select")
+
+    def __init__(self, condition: SSAValue, lhs: SSAValue, rhs: SSAValue, *, result_element: ElementLike = None):
+        shape = self.shape_rule(shape_of(condition), shape_of(lhs), shape_of(rhs))
+        self._build([condition, lhs, rhs], shape, _element(result_element, element_of(lhs)))
+
+    @staticmethod
+    def shape_rule(condition_shape, lhs_shape, rhs_shape) -> tuple[int, ...]:
+        return broadcast_shapes(condition_shape, lhs_shape, rhs_shape)
 
     def infer_shape(self):
         if self.condition.type.element_type != i1:
             raise ValueError("the condition must be boolean")
-        return broadcast_shapes(shape_of(self.condition), shape_of(self.lhs), shape_of(self.rhs))
+        return self.shape_rule(shape_of(self.condition), shape_of(self.lhs), shape_of(self.rhs))
 
 
 @irdl_op_definition
@@ -1105,14 +1646,27 @@ class ArgReduceOp(GlowOp):
     select_last_index = opt_prop_def(UnitAttr)
     assembly_format = "$kind $input attr-dict `:` functional-type(operands, results)"
 
-    def infer_shape(self):
-        shape, axis = shape_of(self.input), self.axis.value.data
+    def __init__(self, input: SSAValue, kind: ArgReduceKind | str, axis: int, *, keep_dims: bool,
+                 select_last_index: bool = False):
+        kind = enum_attr(ArgReduceKindAttr, kind)
+        shape = self.shape_rule(shape_of(input), kind.data, int_value(axis), keep_dims)
+        self._build([input], shape, i64,
+                    {"kind": kind, "axis": i64_attr(axis)} | flags(select_last_index=select_last_index))
+
+    @staticmethod
+    def shape_rule(input_shape, kind: str, axis: int, keep_dims: bool) -> tuple[int, ...]:
+        """The axis kept as 1 (`keep_dims`) or dropped."""
+        shape = tuple(input_shape)
         if not 0 <= axis < len(shape):
-            raise ValueError(f"cannot take the arg{self.kind.data} of axis {axis} of {list(shape)}")
+            raise ValueError(f"cannot take the arg{kind} of axis {axis} of {list(shape)}")
+        return shape[:axis] + (1,) * keep_dims + shape[axis + 1:]
+
+    def infer_shape(self):
+        shape, axis, kind = shape_of(self.input), self.axis.value.data, self.kind.data
+        kept = self.shape_rule(shape, kind, axis, True)
         if self.result.type.element_type != i64:
             raise ValueError("the result holds i64 indices")
-        kept, dropped = shape[:axis] + (1,) + shape[axis + 1:], shape[:axis] + shape[axis + 1:]
-        return kept if shape_of(self.result) == kept else dropped
+        return kept if shape_of(self.result) == kept else self.shape_rule(shape, kind, axis, False)
 
 
 @irdl_op_definition
@@ -1120,12 +1674,15 @@ class GatherOp(IndexedReadOp):
     """result = data indexed along `axis` by `indices`: shape data[:axis] + indices + data[axis + 1:]."""
 
     name = "glow.gather"
+    INDICES_MESSAGE: ClassVar[str] = "indices must be integers indexing an axis of the data"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Gather")
 
-    def infer_shape(self):
-        data, axis = shape_of(self.data), self.axis.value.data
-        if not is_integer(self.indices.type.element_type) or not 0 <= axis < len(data):
-            raise ValueError("indices must be integers indexing an axis of the data")
-        return data[:axis] + shape_of(self.indices) + data[axis + 1:]
+    @staticmethod
+    def shape_rule(data_shape, indices_shape, axis: int) -> tuple[int, ...]:
+        data = tuple(data_shape)
+        if not 0 <= axis < len(data):
+            raise ValueError(GatherOp.INDICES_MESSAGE)
+        return data[:axis] + tuple(indices_shape) + data[axis + 1:]
 
 
 # ----------------------------------------------------------------------------- quantization
@@ -1136,6 +1693,10 @@ class ConversionOp(UnaryOp):
 
     SOURCE_QUANTIZED: ClassVar[bool]
     RESULT_QUANTIZED: ClassVar[bool]
+
+    def __init__(self, input: SSAValue, result_element: Attribute | TensorType):
+        """`result_element`: the result's (quantized or f32) element type, or a tensor type of it."""
+        super().__init__(input, result_element=result_element)
 
     def verify_(self) -> None:
         super().verify_()
@@ -1152,6 +1713,7 @@ class QuantizeOp(ConversionOp):
     name = "glow.quantize"
     SOURCE_QUANTIZED: ClassVar[bool] = False
     RESULT_QUANTIZED: ClassVar[bool] = True
+    FACTS: ClassVar[OpFacts] = _unary("quantize", layout_agnostic=True, glow_kind="Quantize")
 
 
 @irdl_op_definition
@@ -1161,6 +1723,10 @@ class DequantizeOp(ConversionOp):
     name = "glow.dequantize"
     SOURCE_QUANTIZED: ClassVar[bool] = True
     RESULT_QUANTIZED: ClassVar[bool] = False
+    FACTS: ClassVar[OpFacts] = _unary("dequantize", layout_agnostic=True, glow_kind="Dequantize")
+
+    def __init__(self, input: SSAValue, result_element: Attribute | TensorType = f32):
+        super().__init__(input, result_element)
 
 
 @irdl_op_definition
@@ -1170,6 +1736,7 @@ class RescaleQuantizedOp(ConversionOp):
     name = "glow.rescale_quantized"
     SOURCE_QUANTIZED: ClassVar[bool] = True
     RESULT_QUANTIZED: ClassVar[bool] = True
+    FACTS: ClassVar[OpFacts] = _unary("rescale_quantized", layout_agnostic=True, glow_kind="RescaleQuantized")
 
 
 @irdl_op_definition
@@ -1179,13 +1746,22 @@ class PadOp(UnaryOp):
     name = "glow.pad"
     pads = prop_def(DenseArrayBase)
     value = prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Pad", quantizable=True)
 
-    def infer_shape(self):
-        shape, pads = shape_of(self.input), self.pads.get_values()
-        rank = len(shape)
+    def __init__(self, input: SSAValue, pads: Sequence[int], value: float = 0.0, *,
+                 result_element: ElementLike = None):
+        self._build([input], self.shape_rule(shape_of(input), int_values(pads)),
+                    _element(result_element, element_of(input)), {"pads": ints(pads), "value": f32_attr(value)})
+
+    @staticmethod
+    def shape_rule(input_shape, pads) -> tuple[int, ...]:
+        rank = len(input_shape)
         if len(pads) != 2 * rank or min(pads) < 0:
             raise ValueError("pads must hold 2 * rank non-negative values")
-        return tuple(s + pads[d] + pads[d + rank] for d, s in enumerate(shape))
+        return tuple(s + pads[d] + pads[d + rank] for d, s in enumerate(input_shape))
+
+    def infer_shape(self):
+        return self.shape_rule(shape_of(self.input), self.pads.get_values())
 
 
 
@@ -1206,3 +1782,97 @@ Glow = Dialect(
     ],
     ENUM_ATTRIBUTES,
 )
+
+
+# ----------------------------------------------------------------------------- queries over the op facts
+#
+# Every table below is derived from the ops' `FACTS`: a new op class with facts appears in
+# all of them. `ops` defaults to the glow dialect's operations; pass another collection
+# (e.g. with a test-only op added) to derive the tables over it.
+
+OpClasses = Iterable[type[Operation]] | None
+
+
+def compute_ops(ops: OpClasses = None) -> tuple[type[GlowOp], ...]:
+    """The compute op classes (those with `FACTS`), in dialect order."""
+    ops = Glow.operations if ops is None else ops
+    return tuple(op for op in ops if isinstance(getattr(op, "FACTS", None), OpFacts))
+
+
+def elementwise_ops(ops: OpClasses = None) -> dict[type[GlowOp], str]:
+    """Op class -> the glowll elementwise kind it lowers to (ModOp: "mod"; with its `fmod`
+    flag it is "fmod", see `elementwise_kind`)."""
+    return {op: op.FACTS.kind for op in compute_ops(ops) if isinstance(op.FACTS, ElementwiseFacts)}
+
+
+def facts_of(op: Operation) -> OpFacts | None:
+    """The facts of one op, honouring its flags (a `glow.mod` with `fmod` has the fmod kind's)."""
+    facts = getattr(type(op), "FACTS", None)
+    for flag, flagged in getattr(type(op), "FLAG_FACTS", {}).items():
+        if flag in op.properties:
+            return flagged
+    return facts
+
+
+def elementwise_kind(op: Operation) -> str | None:
+    """The glowll elementwise kind an op lowers to (None: not an elementwise op)."""
+    facts = facts_of(op)
+    return facts.kind if isinstance(facts, ElementwiseFacts) else None
+
+
+def elementwise_facts(ops: OpClasses = None) -> dict[str, ElementwiseFacts]:
+    """Kind -> facts of every glowll elementwise kind: the ops' kinds, their flag variants,
+    and the kinds without an op of their own (`KINDS_WITHOUT_OP`)."""
+    table: dict[str, ElementwiseFacts] = {}
+    for op in compute_ops(ops):
+        for facts in (op.FACTS, *getattr(op, "FLAG_FACTS", {}).values()):
+            if isinstance(facts, ElementwiseFacts):
+                table[facts.kind] = facts
+    return table | {facts.kind: facts for facts in KINDS_WITHOUT_OP}
+
+
+def elementwise_kinds(ops: OpClasses = None) -> dict[str, int]:
+    """Kind -> number of sources, for every glowll elementwise kind."""
+    return {kind: facts.arity for kind, facts in elementwise_facts(ops).items()}
+
+
+def elementwise_required_properties(ops: OpClasses = None) -> dict[str, tuple[str, ...]]:
+    """Kind -> the properties it cannot do without (kinds that need some)."""
+    return {kind: facts.required for kind, facts in elementwise_facts(ops).items() if facts.required}
+
+
+def glow_op_for_kind(kind: str, ops: OpClasses = None) -> type[GlowOp] | None:
+    """The glow op that lowers to elementwise `kind` (ModOp for "mod" and "fmod"); None for
+    the kinds without an op."""
+    for op in compute_ops(ops):
+        if any(isinstance(f, ElementwiseFacts) and f.kind == kind
+               for f in (op.FACTS, *getattr(op, "FLAG_FACTS", {}).values())):
+            return op
+    return None
+
+
+def in_place_kinds(ops: OpClasses = None) -> tuple[str, ...]:
+    """The elementwise kinds whose destination may share their first source's buffer."""
+    return tuple(kind for kind, facts in elementwise_facts(ops).items() if facts.in_place)
+
+
+def mixed_type_kinds(ops: OpClasses = None) -> tuple[str, ...]:
+    """The elementwise kinds the integer kernels emit whatever the element type."""
+    return tuple(kind for kind, facts in elementwise_facts(ops).items() if facts.mixed_types)
+
+
+def layout_agnostic_ops(ops: OpClasses = None) -> tuple[type[GlowOp], ...]:
+    """The ops a transpose of all their operands sinks through."""
+    return tuple(op for op in compute_ops(ops) if isinstance(op.FACTS, ElementwiseFacts) and op.FACTS.layout_agnostic)
+
+
+def glow_kinds(ops: OpClasses = None) -> dict[type[GlowOp], str]:
+    """The ops with integer kernels -> Glow's node kind names (what `glow-quantize` quantizes,
+    and the names `-keep-original-precision-for-nodes` takes)."""
+    return {op: op.FACTS.glow_kind for op in compute_ops(ops) if op.FACTS.quantizable}
+
+
+def numpy_semantics(ops: OpClasses = None) -> dict[type[GlowOp], Callable[..., np.ndarray]]:
+    """Op class -> its numpy reference semantics, for the elementwise ops that have one."""
+    return {op: op.FACTS.numpy for op in compute_ops(ops)
+            if isinstance(op.FACTS, ElementwiseFacts) and op.FACTS.numpy is not None}

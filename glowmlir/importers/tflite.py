@@ -27,9 +27,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import tflite
-from xdsl.dialects.builtin import Attribute, IntegerAttr, ModuleOp, StringAttr, UnitAttr, f32, i8, i32, i64
+from xdsl.dialects.builtin import Attribute, ModuleOp, StringAttr, f32, i8, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
@@ -241,10 +240,8 @@ class TFLiteImporter:
         if not info.quantized and info.element != f32:
             raise self.error(f"tensor \"{info.name}\" of type {info.type_name} is used in float computation")
         data = info.data if info.quantized else info.data.astype(np.float32)
-        op = glow.ConstantOp(self.names(info.name), dense_from_array(data))
-        if info.quantized:
-            Rewriter.replace_value_with_new_type(op.result, glow.tensor(data.shape, info.element))
-        return self.add(op)
+        return self.add(glow.ConstantOp(self.names(info.name), dense_from_array(data),
+                                        result_element=info.element if info.quantized else None))
 
     def input(self, position: int) -> SSAValue:
         """The value of an operator input, dequantized when the operator runs in float."""
@@ -262,8 +259,7 @@ class TFLiteImporter:
 
     def dequantize(self, value: SSAValue) -> SSAValue:
         if value not in self.dequantized:
-            self.dequantized[value] = self.add(glow.DequantizeOp.create(
-                operands=[value], result_types=[glow.tensor(glow.shape_of(value))]))
+            self.dequantized[value] = self.add(glow.DequantizeOp(value))
             if value in self.nchw_of:
                 self.nchw_of[self.dequantized[value]] = self.dequantize(self.nchw_of[value])
         return self.dequantized[value]
@@ -271,18 +267,14 @@ class TFLiteImporter:
     def output_element(self, position: int = 0) -> Attribute:
         return f32 if self.in_float else self.output_info(position).element
 
-    def output_type(self) -> glow.TensorType:
-        return glow.tensor(self.output_info().shape, self.output_element())
-
     def converted(self, value: SSAValue, element: Attribute) -> SSAValue:
         """`value` in `element`: unchanged, rescaled, quantized or dequantized."""
         if value.type.element_type == element:
             return value
-        shape = glow.shape_of(value)
         if not quantized_element(element):
             return self.dequantize(value)
         conversion = glow.RescaleQuantizedOp if is_quantized(value.type) else glow.QuantizeOp
-        result = self.add(conversion.create(operands=[value], result_types=[glow.tensor(shape, element)]))
+        result = self.add(conversion(value, element))
         if value in self.nchw_of:
             self.nchw_of[result] = self.converted(self.nchw_of[value], element)
         return result
@@ -420,29 +412,22 @@ def _raised_by_flatbuffers(error: BaseException) -> bool:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _same_padding(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
-    """TFLite's SAME padding: output ceil(size / stride), the extra row or column at the end."""
-    effective = (kernel - 1) * dilation + 1
-    out = -(-size // stride)
-    total = max((out - 1) * stride + effective - size, 0)
-    return total // 2, total - total // 2
-
-
 def _window_pads(importer: TFLiteImporter, padding: int, spatial: Sequence[int], kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int] = (1, 1)) -> list[int]:
-    """Glow's pads (top, left, bottom, right) of a TFLite SAME or VALID window."""
+    """Glow's pads (top, left, bottom, right) of a TFLite SAME (the extra pad at the end) or
+    VALID window."""
     if padding == tflite.Padding.VALID:
         return [0, 0, 0, 0]
     if padding != tflite.Padding.SAME:
         raise importer.error(f"padding {padding} is not supported")
     if min(*strides, *dilations) < 1:
         raise importer.error(f"strides {list(strides)} and dilations {list(dilations)} must be positive")
-    (top, bottom), (left, right) = (_same_padding(s, k, st, d) for s, k, st, d in zip(spatial, kernel, strides, dilations))
-    return [top, left, bottom, right]
+    return glow.same_pads(spatial, kernel, strides, dilations, upper=True)
 
 
 def _fused_activation(importer: TFLiteImporter, code: int) -> dict:
-    """The properties of a fused activation (empty for NONE)."""
+    """The builder arguments of a fused activation (`activation`, `clip_min`, `clip_max`;
+    empty for NONE)."""
     if code not in FUSED_ACTIVATIONS:
         raise importer.error(f"fused activation {code} (TANH or SIGN_BIT) is not supported")
     activation = FUSED_ACTIVATIONS[code]
@@ -450,32 +435,25 @@ def _fused_activation(importer: TFLiteImporter, code: int) -> dict:
         return {}
     kind, low, high = activation
     if kind == "relu":
-        return {"activation": glow.ActivationAttr(glow.Activation.RELU)}
-    return {"activation": glow.ActivationAttr(glow.Activation.CLIP), "clip_min": glow.f32_attr(low), "clip_max": glow.f32_attr(high)}
+        return {"activation": glow.Activation.RELU}
+    return {"activation": glow.Activation.CLIP, "clip_min": low, "clip_max": high}
 
 
 def _apply_activation(importer: TFLiteImporter, value: SSAValue, code: int) -> SSAValue:
     """A fused activation of an op that has none of its own, as a separate Relu or Clip."""
-    properties = _fused_activation(importer, code)
-    if not properties:
+    activation = _fused_activation(importer, code)
+    if not activation:
         return value
-    if properties["activation"].data == "relu":
-        op = glow.ReluOp.create(operands=[value], result_types=[value.type])
-    else:
-        op = glow.ClipOp.create(operands=[value], result_types=[value.type],
-                                properties={"min": properties["clip_min"], "max": properties["clip_max"]})
-    return _layout_preserving(importer, value, op)
+    if activation["activation"] == glow.Activation.RELU:
+        return _layout_preserving(importer, value, glow.ReluOp)
+    return _layout_preserving(importer, value, lambda x: glow.ClipOp(x, activation["clip_min"], activation["clip_max"]))
 
 
-def _layout_preserving(importer: TFLiteImporter, value: SSAValue, op: Operation) -> SSAValue:
-    """Adds an elementwise op of `value`; it runs on the NCHW form when `value` has one."""
+def _layout_preserving(importer: TFLiteImporter, value: SSAValue, build: Callable[[SSAValue], Operation]) -> SSAValue:
+    """Adds the elementwise op `build(value)`; it runs on the NCHW form when `value` has one."""
     if importer.has_nchw(value):
-        nchw = importer.nchw(value)
-        nchw_type = glow.tensor(glow.shape_of(nchw), op.results[0].type.element_type)
-        Rewriter.replace_value_with_new_type(op.results[0], nchw_type)
-        op.operands[0] = nchw
-        return importer.from_nchw(importer.add(op))
-    return importer.add(op)
+        return importer.from_nchw(importer.add(build(importer.nchw(value))))
+    return importer.add(build(value))
 
 
 def _weights(importer: TFLiteImporter, position: int, perm: Sequence[int], what: str) -> SSAValue:
@@ -518,18 +496,16 @@ def _per_tensor_weights(position: int):
 
 def _convolution(importer: TFLiteImporter, options, filter_perm: Sequence[int], group_of: Callable[[int, int], int]):
     x = importer.nchw(importer.input(0))
-    n, c, h, w = glow.shape_of(x)
+    _, c, h, w = glow.shape_of(x)
     weights = _weights(importer, 1, filter_perm, "filter")
     o, _, kh, kw = glow.shape_of(weights)
     strides, dilations = [options.StrideH(), options.StrideW()], [options.DilationHFactor(), options.DilationWFactor()]
     pads = _window_pads(importer, options.Padding(), (h, w), (kh, kw), strides, dilations)
     group = group_of(c, glow.shape_of(weights)[1])
     bias = _bias(importer, 2, o, x, weights)
-    properties = {"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
-                  "group": IntegerAttr(group, i64)} | _fused_activation(importer, options.FusedActivationFunction())
-    shape = glow.ConvolutionOp.shape_rule((n, c, h, w), glow.shape_of(weights), strides, pads, dilations, group)
-    op = glow.ConvolutionOp.create(operands=[x, weights, bias], properties=properties,
-                                   result_types=[glow.tensor(shape, importer.output_element())])
+    op = glow.ConvolutionOp(x, weights, bias, strides=strides, pads=pads, dilations=dilations, group=group,
+                            result_element=importer.output_element(),
+                            **_fused_activation(importer, options.FusedActivationFunction()))
     return [importer.from_nchw(importer.add(op))]
 
 
@@ -561,9 +537,8 @@ def _fully_connected(importer: TFLiteImporter, op):
     rows = int(np.prod(glow.shape_of(x))) // depth
     flat = _reshaped(importer, x, (rows, depth))
     bias = _bias(importer, 2, units, x, weights)
-    fc = glow.FullyConnectedOp.create(operands=[flat, weights, bias],
-                                      result_types=[glow.tensor((rows, units), importer.output_element())],
-                                      properties=_fused_activation(importer, options.FusedActivationFunction()))
+    fc = glow.FullyConnectedOp(flat, weights, bias, result_element=importer.output_element(),
+                               **_fused_activation(importer, options.FusedActivationFunction()))
     result = importer.add(fc)
     return [_reshaped(importer, result, importer.output_info().shape)]
 
@@ -571,7 +546,7 @@ def _fully_connected(importer: TFLiteImporter, op):
 def _reshaped(importer: TFLiteImporter, value: SSAValue, shape: Sequence[int]) -> SSAValue:
     if glow.shape_of(value) == tuple(shape):
         return value
-    return importer.add(glow.ReshapeOp.create(operands=[value], result_types=[glow.tensor(shape, value.type.element_type)]))
+    return importer.add(glow.ReshapeOp(value, shape))
 
 
 @operator("MAX_POOL_2D", "AVERAGE_POOL_2D", int8=True)
@@ -587,12 +562,7 @@ def _pool(importer: TFLiteImporter, op):
 
 def _pool_nchw(importer: TFLiteImporter, x: SSAValue, op_type, kernel, strides, pads) -> SSAValue:
     """A pool of an NCHW value; it keeps its input's type (TFLite's rule for int8 pools)."""
-    n, c, h, w = glow.shape_of(x)
-    shape = (n, c, glow.pooled_size(h, kernel[0], strides[0], pads[0], pads[2]),
-             glow.pooled_size(w, kernel[1], strides[1], pads[1], pads[3]))
-    properties = {"kernel": glow.ints(kernel), "strides": glow.ints(strides), "pads": glow.ints(pads)}
-    return importer.add(op_type.create(operands=[x], result_types=[glow.tensor(shape, x.type.element_type)],
-                                       properties=properties))
+    return importer.add(op_type(x, kernel, strides, pads))
 
 
 _BINARY = {"ADD": glow.AddOp, "SUB": glow.SubOp, "MUL": glow.MulOp, "DIV": glow.DivOp,
@@ -607,12 +577,10 @@ def _binary(importer: TFLiteImporter, op):
     activation = importer.options(_BINARY_OPTIONS[name]).FusedActivationFunction() if name in _BINARY_OPTIONS else 0
     element = importer.output_element()
     if importer.has_nchw(lhs) and importer.has_nchw(rhs) and glow.shape_of(lhs) == glow.shape_of(rhs):
-        a, b = importer.nchw(lhs), importer.nchw(rhs)
-        result = importer.add(_BINARY[name].create(operands=[a, b], result_types=[glow.tensor(glow.shape_of(a), element)]))
-        result = importer.from_nchw(result)
+        result = importer.from_nchw(importer.add(_BINARY[name](importer.nchw(lhs), importer.nchw(rhs),
+                                                               result_element=element)))
     else:
-        shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
-        result = importer.add(_BINARY[name].create(operands=[lhs, rhs], result_types=[glow.tensor(shape, element)]))
+        result = importer.add(_BINARY[name](lhs, rhs, result_element=element))
     return [_apply_activation(importer, result, activation)]
 
 
@@ -625,27 +593,22 @@ _CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0,
 def _elementwise_unary(importer: TFLiteImporter, op):
     name = importer.operator_name(op)
     x = importer.input(0)
-    result_type = glow.tensor(glow.shape_of(x), importer.output_element())
+    element = importer.output_element()
     if name in _CLIPS:
         low, high = _CLIPS[name]
-        unary = glow.ClipOp.create(operands=[x], result_types=[result_type],
-                                   properties={"min": glow.f32_attr(low), "max": glow.f32_attr(high)})
-    elif name == "LEAKY_RELU":
+        return [_layout_preserving(importer, x, lambda v: glow.ClipOp(v, low, high, result_element=element))]
+    if name == "LEAKY_RELU":
         alpha = importer.options(tflite.LeakyReluOptions).Alpha()
-        unary = glow.LeakyReluOp.create(operands=[x], result_types=[result_type], properties={"alpha": glow.f32_attr(alpha)})
-    elif name == "RSQRT":
-        root = _layout_preserving(importer, x, glow.SqrtOp.create(operands=[x], result_types=[result_type]))
-        return [_layout_preserving(importer, root, glow.ReciprocalOp.create(operands=[root], result_types=[result_type]))]
-    else:
-        unary = _UNARY[name].create(operands=[x], result_types=[result_type])
-    return [_layout_preserving(importer, x, unary)]
+        return [_layout_preserving(importer, x, lambda v: glow.LeakyReluOp(v, alpha, result_element=element))]
+    if name == "RSQRT":
+        root = _layout_preserving(importer, x, lambda v: glow.SqrtOp(v, result_element=element))
+        return [_layout_preserving(importer, root, lambda v: glow.ReciprocalOp(v, result_element=element))]
+    return [_layout_preserving(importer, x, lambda v: _UNARY[name](v, result_element=element))]
 
 
 @operator("PRELU")
 def _prelu(importer: TFLiteImporter, op):
-    x, slope = importer.input(0), importer.input(1)
-    shape = glow.broadcast_shapes(glow.shape_of(x), glow.shape_of(slope))
-    return [importer.add(glow.PReluOp.create(operands=[x, slope], result_types=[glow.tensor(shape)]))]
+    return [importer.add(glow.PReluOp(importer.input(0), importer.input(1), result_element=glow.f32))]
 
 
 def _softmax_int8(importer: TFLiteImporter, op) -> bool:
@@ -657,17 +620,14 @@ def _softmax_int8(importer: TFLiteImporter, op) -> bool:
 @operator("SOFTMAX", "LOG_SOFTMAX", int8=_softmax_int8)
 def _softmax(importer: TFLiteImporter, op):
     x = importer.input(0)
-    properties = {"axis": IntegerAttr(len(glow.shape_of(x)) - 1, i64)}
-    if importer.operator_name(op) == "LOG_SOFTMAX":
-        properties["log"] = UnitAttr()
-    else:
+    log = importer.operator_name(op) == "LOG_SOFTMAX"
+    if not log:
         beta = importer.options(tflite.SoftmaxOptions).Beta()
         if beta != 1.0:  # float: the inputs are scaled by beta first
             scale = importer.add(glow.SplatOp(beta, x.type))
-            x = importer.add(glow.MulOp.create(operands=[x, scale], result_types=[x.type]))
-    return [importer.add(glow.SoftMaxOp.create(operands=[x], result_types=[glow.tensor(glow.shape_of(x),
-                                                                                        importer.output_element())],
-                                               properties=properties))]
+            x = importer.add(glow.MulOp(x, scale))
+    return [importer.add(glow.SoftMaxOp(x, len(glow.shape_of(x)) - 1, log=log,
+                                        result_element=importer.output_element()))]
 
 
 @operator("RESHAPE", "SQUEEZE", "EXPAND_DIMS", int8=True)
@@ -686,18 +646,10 @@ def _concatenation(importer: TFLiteImporter, op):
     in_nchw = rank == 4 and all(importer.has_nchw(v) for v in values)
     if in_nchw:
         values, axis = [importer.nchw(v) for v in values], NHWC_AXIS_IN_NCHW[axis]
-    concat = glow.ConcatOp.create(operands=values, properties={"axis": IntegerAttr(axis, i64)},
-                                  result_types=[glow.tensor(_concat_shape(values, axis), element)])
-    result = importer.add(concat)
+    result = importer.add(glow.ConcatOp(values, axis, result_element=element))
     if in_nchw:
         result = importer.from_nchw(result)
     return [_apply_activation(importer, result, options.FusedActivationFunction())]
-
-
-def _concat_shape(values: Sequence[SSAValue], axis: int) -> tuple[int, ...]:
-    shape = list(glow.shape_of(values[0]))
-    shape[axis] = sum(glow.shape_of(v)[axis] for v in values)
-    return tuple(shape)
 
 
 _REDUCERS = {"MEAN": "mean", "SUM": "sum", "REDUCE_MAX": "max", "REDUCE_MIN": "min"}
@@ -721,9 +673,9 @@ def _reduce(importer: TFLiteImporter, op):
         nchw = importer.nchw(x)
         pooled = _pool_nchw(importer, nchw, glow.AvgPoolOp, glow.shape_of(nchw)[2:], [1, 1], [0, 0, 0, 0])
         return [_reshaped(importer, importer.from_nchw(pooled), importer.output_info().shape)]
-    reduce = glow.ReduceOp.create(operands=[x], result_types=[importer.output_type()],
-                                  properties={"kind": glow.ReduceKindAttr(glow.ReduceKind(_REDUCERS[name])), "axes": glow.ints(axes)})
-    return [importer.add(reduce)]
+    keep_dims = len(importer.output_info().shape) == rank
+    return [importer.add(glow.ReduceOp(x, _REDUCERS[name], axes, keep_dims=keep_dims,
+                                       result_element=importer.output_element()))]
 
 
 @operator("PAD", "PADV2", int8=True)
@@ -741,11 +693,7 @@ def _pad(importer: TFLiteImporter, op):
     if rank == 4 and importer.has_nchw(x):
         source, from_nchw = importer.nchw(x), True
         begin, end = [begin[a] for a in TO_NCHW], [end[a] for a in TO_NCHW]
-    begin, end = [int(b) for b in begin], [int(e) for e in end]
-    shape = [s + b + e for s, b, e in zip(glow.shape_of(source), begin, end)]
-    pad = glow.PadOp.create(operands=[source], result_types=[glow.tensor(shape, source.type.element_type)],
-                            properties={"pads": glow.ints(begin + end), "value": glow.f32_attr(value)})
-    result = importer.add(pad)
+    result = importer.add(glow.PadOp(source, [int(b) for b in begin] + [int(e) for e in end], value))
     return [importer.from_nchw(result) if from_nchw else result]
 
 
@@ -759,10 +707,7 @@ def _transpose(importer: TFLiteImporter, op):
 def _slice(importer: TFLiteImporter, op):
     x = importer.input(0)
     begin = [int(b) for b in importer.constant_data(1, "begin").ravel()]
-    shape = importer.output_info().shape
-    slice_op = glow.SliceOp.create(operands=[x], result_types=[glow.tensor(shape, x.type.element_type)],
-                                   properties={"starts": glow.ints(begin), "steps": glow.ints([1] * len(begin))})
-    return [importer.add(slice_op)]
+    return [importer.add(glow.SliceOp(x, begin, importer.output_info().shape))]
 
 
 @operator("QUANTIZE", "DEQUANTIZE", int8=True)

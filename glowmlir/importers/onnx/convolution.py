@@ -10,6 +10,7 @@ import numpy as np
 from glowmlir.dialects import glow
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 
+
 def window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
     """ONNX `pads`/`auto_pad` as the begin of each spatial axis, then its end (2-D: [top, left,
@@ -22,14 +23,7 @@ def window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], ker
         return pads
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise importer.error(f"unknown auto_pad \"{auto_pad}\"")
-    begin, end = [], []
-    for size, k, s, d in zip(spatial, kernel, strides, dilations):
-        out = -(-size // s)
-        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
-        small, large = total // 2, total - total // 2
-        begin.append(small if auto_pad == "SAME_UPPER" else large)
-        end.append(large if auto_pad == "SAME_UPPER" else small)
-    return begin + end
+    return glow.same_pads(spatial, kernel, strides, dilations, upper=auto_pad == "SAME_UPPER")
 
 
 @imports("Conv")
@@ -49,12 +43,8 @@ def _conv(importer: OnnxImporter, node, attrs):
         bias = importer.tensor(node.input[2])
     else:
         bias = importer.constant(f"{node.output[0]}_bias", np.zeros(w_shape[0], np.float32))
-    shape = glow.ConvolutionOp.shape_rule(x_shape, w_shape, strides, pads, dilations, group)
-    op = glow.ConvolutionOp.create(
-        operands=[x, w, bias], result_types=[glow.tensor(shape)],
-        properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
-                    "group": glow.IntegerAttr(group, glow.i64)})
-    return [importer.add(op)]
+    return [importer.add(glow.ConvolutionOp(x, w, bias, strides=strides, pads=pads, dilations=dilations,
+                                            group=group))]
 
 
 def check_kernel_shape(importer: OnnxImporter, attrs: dict, filter_window: Sequence[int]) -> None:
@@ -79,9 +69,5 @@ def _conv_transpose(importer: OnnxImporter, node, attrs):
     group = attrs.get("group", 1)
     bias = importer.tensor(node.input[2]) if len(node.input) > 2 and node.input[2] else \
         importer.constant(f"{node.output[0]}_bias", np.zeros(w_shape[1] * group, np.float32))
-    shape = glow.ConvTransposeOp.shape_rule(x_shape, w_shape, strides, pads, dilations, output_padding, group)
-    op = glow.ConvTransposeOp.create(
-        operands=[x, w, bias], result_types=[glow.tensor(shape)],
-        properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
-                    "output_padding": glow.ints(output_padding), "group": glow.IntegerAttr(group, glow.i64)})
-    return [importer.add(op)]
+    return [importer.add(glow.ConvTransposeOp(x, w, bias, strides=strides, pads=pads, dilations=dilations,
+                                              output_padding=output_padding, group=group))]

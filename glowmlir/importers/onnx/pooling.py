@@ -3,16 +3,10 @@ states them: the `glow-decompose-*` passes turn them into 2-D pools."""
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow
 from glowmlir.importers.onnx.convolution import window_pads
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
-
-def _pool(importer: OnnxImporter, x: SSAValue, op_type, kernel, strides, pads, **extra) -> list[SSAValue]:
-    properties = {"kernel": glow.ints(kernel), "strides": glow.ints(strides), "pads": glow.ints(pads)} | extra
-    shape = (*glow.shape_of(x)[:2], *glow.window_sizes(glow.shape_of(x)[2:], kernel, strides, pads))
-    return [importer.add(op_type.create(operands=[x], result_types=[glow.tensor(shape)], properties=properties))]
 
 
 @imports("MaxPool", "AveragePool")
@@ -43,9 +37,9 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
         if node.op_type == "AveragePool" and attrs.get("count_include_pad", 0):
             raise importer.error("ceil_mode with count_include_pad is not supported")
     if node.op_type == "MaxPool":
-        return _pool(importer, x, glow.MaxPoolOp, kernel, strides, pads)
-    return _pool(importer, x, glow.AvgPoolOp, kernel, strides, pads,
-                 **glow.flags(count_include_pad=bool(attrs.get("count_include_pad", 0))))
+        return [importer.add(glow.MaxPoolOp(x, kernel, strides, pads))]
+    return [importer.add(glow.AvgPoolOp(x, kernel, strides, pads,
+                                        count_include_pad=bool(attrs.get("count_include_pad", 0))))]
 
 
 @imports("GlobalAveragePool", "GlobalMaxPool")
@@ -57,4 +51,4 @@ def _global_pool(importer: OnnxImporter, node, attrs):
     if not 1 <= rank <= 3:
         raise importer.error("only 1-D, 2-D and 3-D pooling are supported")
     op_type = glow.AvgPoolOp if node.op_type == "GlobalAveragePool" else glow.MaxPoolOp
-    return _pool(importer, x, op_type, list(x_shape[2:]), [1] * rank, [0] * (2 * rank))
+    return [importer.add(op_type(x, list(x_shape[2:]), [1] * rank, [0] * (2 * rank)))]
