@@ -59,7 +59,7 @@ glowll.function @transpose_that_is_not_a_permutation {
   %y = glowll.placeholder output "y" : memref<3x2xf32>
   glowll.transpose %y, %x {perm = array<i64: 1, 1>} : memref<3x2xf32>, memref<2x3xf32>
 }
-// CHECK: glowll.transpose: perm [1, 1] is not a permutation of 2 axes
+// CHECK: glowll.transpose: [1, 1] is not a permutation of 2 dimensions
 
 // -----
 glowll.function @copy_of_another_size {
