@@ -953,14 +953,18 @@ class IntArgument(LibraryArgument):
     def __init__(self, value: int):
         super().__init__(IntAttr(value))
 
-    def verify(self) -> None:
-        if not -(1 << 31) <= self.value.data < (1 << 31):
-            raise VerifyException(f"#glowll.int<{self.value.data}> does not fit an int32")
+    @property
+    def fits(self) -> bool:
+        """Whether the value is an int32 (the verifier of `glowll.library_call` asks)."""
+        return -(1 << 31) <= self.value.data < (1 << 31)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
-            return (IntAttr(parser.parse_integer(allow_boolean=False)),)
+            value = IntAttr(parser.parse_integer(allow_boolean=False))
+        if not cls(value.data).fits:
+            parser.raise_error(f"#glowll.int<{value.data}> does not fit an int32")
+        return (value,)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.value.data}>")
@@ -996,7 +1000,7 @@ class LibraryCallOp(InstructionOp):
     name = "glowll.library_call"
     inputs = var_operand_def(MemRefType)
     callee = prop_def(StringAttr)
-    arguments = prop_def(ArrayAttr[LibraryArgument])
+    arguments = prop_def(ArrayAttr)  # of LibraryArgument (checked by the verifier, which names the op)
     replaces = prop_def(StringAttr)
     returns_void = opt_prop_def(UnitAttr)  # a callee without a status (e.g. arm_softmax_s8)
     assembly_format = "$callee `(` $dest (`,` $inputs^)? `)` attr-dict `:` type(operands)"
@@ -1011,6 +1015,10 @@ class LibraryCallOp(InstructionOp):
         if not self.callee.data.isidentifier():
             _fail(self, f"callee \"{self.callee.data}\" is not a C function name")
         for argument in self.arguments:
+            if not isinstance(argument, LibraryArgument):
+                _fail(self, f"argument {argument} is not one of #glowll.buffer, context, pointers, int, null")
+            if isinstance(argument, IntArgument) and not argument.fits:
+                _fail(self, f"argument {argument} does not fit an int32")
             if any(index >= len(self.operands) for index in argument.operands):
                 _fail(self, f"argument {argument} names no operand (there are {len(self.operands)})")
 
