@@ -42,6 +42,7 @@ _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.Di
                 glow.AndOp: "and", glow.OrOp: "or", glow.XorOp: "xor", glow.NotOp: "not", glow.SelectOp: "select",
                 glow.ShiftLeftOp: "shift_left", glow.ShiftRightOp: "shift_right"}
 
+
 def _fused_activation(op: glow.FusedActivationMixin) -> dict:
     """The fused activation of a glow op, as the glowll builders take it."""
     return {"activation": op.activation, "clip_min": op.clip_min, "clip_max": op.clip_max}
@@ -75,11 +76,10 @@ class _FunctionLowering:
         self.buffers[value] = buffer
         return buffer
 
-    def instruction(self, op_type: type[glowll.InstructionOp], result: SSAValue, sources, *arguments,
-                    **properties) -> None:
-        """Adds `op_type(dest, *sources' buffers, *arguments, **properties)` writing `result`."""
+    def instruction(self, op_type: type[glowll.InstructionOp], result: SSAValue, sources, **properties) -> None:
+        """Adds `op_type(dest, *sources' buffers, **properties)` writing `result`."""
         dest = self.result_buffer(result)
-        self.add(op_type(dest, *(self.buffer(s) for s in sources), *arguments, **properties))
+        self.add(op_type(dest, *(self.buffer(s) for s in sources), **properties))
 
     def run(self) -> glowll.FunctionOp:
         ops = list(self.function.body.block.ops)
@@ -126,7 +126,7 @@ def _lower_reshape(lowering: _FunctionLowering, op: glow.ReshapeOp) -> None:
 
 
 def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
-    lowering.instruction(glowll.ElementwiseOp, op.result, [], [], "splat", value=op.value)
+    lowering.add(glowll.ElementwiseOp(lowering.result_buffer(op.result), [], "splat", value=op.value))
 
 
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
@@ -139,11 +139,12 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
         requantization = lowering.add(glowll.WeightOp(op.filter.owner.name_.data + "_requantization",
                                                       MemRefType(i32, [2, len(multipliers)]),
                                                       dense_from_array(np.stack([multipliers, shifts]))))
-    lowering.instruction(glowll.ConvolutionOp, op.result, [], *sources, strides=op.strides, pads=op.pads,
-                         dilations=op.dilations, group=op.group, layout=op.layout, **_fused_activation(op),
-                         pool=op.pool, pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
-                         pool_count_include_pad=op.pool_count_include_pad is not None, residual=residual,
-                         requantization=requantization)
+    dest = lowering.result_buffer(op.result)
+    lowering.add(glowll.ConvolutionOp(dest, *sources, strides=op.strides, pads=op.pads, dilations=op.dilations,
+                                      group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
+                                      pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
+                                      pool_count_include_pad=op.pool_count_include_pad is not None,
+                                      residual=residual, requantization=requantization))
 
 
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:
