@@ -10,27 +10,38 @@ regions:
 Each carries an `offset` (bytes from the start of its region) once memory is allocated.
 Instructions read and write buffers and return nothing; by Glow's convention the
 destination buffer comes first. A `glowll.function` records the three region sizes.
+
+Every instruction's verifier checks what its kernel relies on: dest has the shape the
+glow shape rule gives for its sources (a kernel would write outside a dest that is too
+small), the properties its kind needs are there, and the element types it reads are the
+ones it handles. Malformed IR is a `VerifyException` naming the op, never a crash later.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from types import SimpleNamespace
+from typing import ClassVar, NoReturn
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
+    NoneAttr,
     StringAttr,
     SymbolNameConstraint,
     UnitAttr,
+    i1,
     i32,
+    i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -46,11 +57,15 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.irdl.operations import _OperandFieldDef
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from glowmlir.dialects import glow
+from glowmlir.dialects.quant import is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
 
 REGIONS = ("constant", "mutable", "activations")
@@ -76,6 +91,86 @@ class FunctionOp(IRDLOperation):
         super().__init__(properties={"sym_name": StringAttr(name)}, regions=[body])
 
 
+# ----------------------------------------------------------------------------- building and checking properties
+
+
+def _float(value: float | FloatAttr | None) -> FloatAttr | None:
+    """An f32 attribute for a Python float; an attribute (or None) as it is."""
+    return glow.f32_attr(value) if isinstance(value, int | float) else value
+
+
+def _integer(value: int | IntegerAttr | None) -> IntegerAttr | None:
+    return IntegerAttr(value, i64) if isinstance(value, int) else value
+
+
+def _integers(values: Sequence[int] | DenseArrayBase | None) -> DenseArrayBase | None:
+    return glow.ints(values) if values is not None and not isinstance(values, DenseArrayBase) else values
+
+
+def _enum(attribute_type: type[EnumAttribute], value: StrEnum | EnumAttribute | None) -> EnumAttribute | None:
+    return attribute_type(value) if isinstance(value, str) else value
+
+
+def _flag(value: bool) -> UnitAttr | None:
+    return UnitAttr() if value else None
+
+
+def _fail(op: IRDLOperation, message: str) -> NoReturn:
+    raise VerifyException(f"{op.name}: {message}")
+
+
+def shape_of(op: IRDLOperation, buffer: SSAValue, role: str, rank: int | None = None) -> tuple[int, ...]:
+    """The static shape of one of `op`'s buffers, of `rank` dimensions when given."""
+    shape = glow.shape_of(buffer)
+    if any(size < 0 for size in shape):
+        _fail(op, f"{role} {buffer.type} has a dynamic or negative dimension")
+    if rank is not None and len(shape) != rank:
+        _fail(op, f"{role} must have {rank} dimensions, not {len(shape)}")
+    return shape
+
+
+def integers(op: IRDLOperation, name: str, count: int | None = None) -> tuple[int, ...]:
+    """The values of the `array<i64: ...>` property `name`, `count` of them when given."""
+    values = op.properties[name].get_values()
+    if not all(isinstance(v, int) for v in values) or (count is not None and len(values) != count):
+        _fail(op, f"{name} must hold {'' if count is None else f'{count} '}integers, not {list(values)}")
+    return tuple(values)
+
+
+def axis_of(op: IRDLOperation, axis: int, rank: int) -> int:
+    if not 0 <= axis < rank:
+        _fail(op, f"axis {axis} is not an axis of a rank-{rank} input")
+    return axis
+
+
+def same_storage(op: IRDLOperation, buffer: SSAValue, other: SSAValue, roles: str) -> None:
+    """The kernel copies elements bit for bit from one to the other: they are stored alike."""
+    first, second = (storage_type(v.type.element_type) for v in (buffer, other))
+    if first != second:
+        _fail(op, f"{roles} are stored as {first} and {second}; they must be stored alike")
+
+
+class _AsGlowOp(SimpleNamespace):
+    """A glowll instruction seen as the glow op `glow_op`: the instruction's operands and
+    properties by name, `dest` as `result`, and the glow class's own attributes (its shape
+    rule, messages) for the rest."""
+
+    def __init__(self, op: IRDLOperation, glow_op: type[glow.GlowOp]):
+        definition = type(op).get_irdl_definition()
+        fields = {name: getattr(op, name) for name, _ in definition.operands}
+        fields |= {name: getattr(op, name) for name in definition.accessor_names}
+        super().__init__(**fields, result=op.dest, name=op.name, glow_op=glow_op)
+
+    def __getattr__(self, name: str):
+        return getattr(self.glow_op, name)
+
+
+def glow_shape_rule(glow_op: type[glow.GlowOp]) -> Callable[[IRDLOperation], tuple[int, ...]]:
+    """The shape rule of `glow_op` (its `infer_shape`), applied to a glowll instruction (some
+    rules read `result`: Reduce and ArgReduce for kept or dropped axes, Slice for sizes)."""
+    return lambda op: glow_op.infer_shape(_AsGlowOp(op, glow_op))
+
+
 # ----------------------------------------------------------------------------- buffers
 
 
@@ -95,6 +190,11 @@ class BufferOp(IRDLOperation):
     def byte_size(self) -> int:
         return byte_size(self.buffer.type)
 
+    def verify_(self) -> None:
+        shape_of(self, self.buffer, "the buffer")
+        if self.offset is not None and self.offset.value.data < 0:
+            _fail(self, f"offset {self.offset.value.data} is negative")
+
 
 @irdl_op_definition
 class WeightOp(NamedWeightSyntax, BufferOp):
@@ -105,6 +205,14 @@ class WeightOp(NamedWeightSyntax, BufferOp):
     name_ = prop_def(StringAttr, prop_name="name")
     value = opt_prop_def(DenseIntOrFPElementsAttr)
 
+    def __init__(self, name: str, buffer_type: MemRefType, value: DenseIntOrFPElementsAttr | None = None):
+        super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[buffer_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.value is not None and tuple(self.value.get_shape()) != glow.shape_of(self.buffer):
+            _fail(self, f"\"{self.name_.data}\": value of shape {list(self.value.get_shape())} in a buffer of "
+                        f"shape {list(glow.shape_of(self.buffer))}")
 
 
 class PlaceholderKind(StrEnum):
@@ -129,6 +237,11 @@ class PlaceholderOp(BufferOp):
     assembly_format = "$kind $name attr-dict `:` type($buffer)"
     traits = traits_def(glow.KeywordPropertiesOnly())
 
+    def __init__(self, kind: PlaceholderKind, name: str | StringAttr, buffer_type: MemRefType):
+        super().__init__(properties={"kind": PlaceholderKindAttr(kind),
+                                     "name": StringAttr(name) if isinstance(name, str) else name},
+                         result_types=[buffer_type])
+
 
 @irdl_op_definition
 class AllocOp(BufferOp):
@@ -139,6 +252,16 @@ class AllocOp(BufferOp):
     live_range = opt_prop_def(DenseArrayBase)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer_type: MemRefType, attributes: dict[str, Attribute] | None = None):
+        super().__init__(result_types=[buffer_type], attributes=attributes)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.live_range is not None:
+            first, last = integers(self, "live_range", 2)
+            if not 0 <= first <= last:
+                _fail(self, f"live_range [{first}, {last}] is not a range of instructions")
 
 
 @irdl_op_definition
@@ -155,10 +278,18 @@ class TensorViewOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$source attr-dict `:` type($source) `->` type($buffer)"
 
+    def __init__(self, source: SSAValue, buffer_type: MemRefType, offset: int = 0):
+        super().__init__(operands=[source], properties={"offset": IntegerAttr(offset, i64)},
+                         result_types=[buffer_type])
+
     def verify_(self) -> None:
-        if self.offset.value.data < 0 or self.offset.value.data + self.buffer.type.element_count() > \
-                self.source.type.element_count():
-            raise VerifyException("glowll.tensorview: the view does not fit in its source")
+        shape_of(self, self.source, "the source")
+        shape_of(self, self.buffer, "the view")
+        if self.source.type.element_type.compile_time_size != self.buffer.type.element_type.compile_time_size:
+            _fail(self, "the view's elements and its source's differ in size (offsets count elements)")
+        offset = self.offset.value.data
+        if offset < 0 or offset + self.buffer.type.element_count() > self.source.type.element_count():
+            _fail(self, "the view does not fit in its source")
 
 
 def root_buffer(buffer: SSAValue) -> tuple[BufferOp, int]:
@@ -175,29 +306,89 @@ def root_buffer(buffer: SSAValue) -> tuple[BufferOp, int]:
 
 
 class InstructionOp(IRDLOperation):
-    """Base of the instructions: the first operand, `dest`, is written; the others are read."""
+    """Base of the instructions: the first operand, `dest`, is written; the others are read.
 
+    IRDL collects a class's fields before its bases' ones, so `dest`, declared here, would
+    come after the operands a subclass declares: each subclass that declares operands gets
+    `dest` re-declared ahead of them (see `__init_subclass__`). Subclasses put their own
+    rules in `verify_instruction`.
+    """
+
+    dest = operand_def(MemRefType)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(glow.KeywordPropertiesOnly())
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        own = {name: value for name, value in cls.__dict__.items() if isinstance(value, _OperandFieldDef)}
+        if own and "dest" not in own:
+            for name in own:  # re-added after `dest`, in their order (a class's dict keeps insertion order)
+                delattr(cls, name)
+            cls.dest = InstructionOp.__dict__["dest"]
+            for name, value in own.items():
+                setattr(cls, name, value)
 
     @property
     def sources(self) -> tuple[SSAValue, ...]:
         return tuple(self.operands[1:])
+
+    def verify_(self) -> None:
+        for index, operand in enumerate(self.operands):
+            shape_of(self, operand, "dest" if index == 0 else f"operand {index}")
+        try:
+            self.verify_instruction()
+        except (ValueError, IndexError, KeyError, TypeError, AttributeError, ZeroDivisionError) as error:
+            # A rule tripping over a malformed op: still the op's error, not a crash.
+            raise VerifyException(f"{self.name}: malformed ({type(error).__name__}: {error})") from None
+
+    def verify_instruction(self) -> None:
+        """The instruction's own rules (raise VerifyException)."""
 
     def expect_dest_shape(self, rule: Callable[[IRDLOperation], Sequence[int]]) -> None:
         """Refuses a dest whose shape is not what `rule` (a glow shape rule) gives: a kernel
         would write outside it, or leave part of it unwritten."""
         try:
             expected = tuple(rule(self))
-        except ValueError as error:
+        except (ValueError, IndexError) as error:
             raise VerifyException(f"{self.name}: {error}") from None
         if glow.shape_of(self.dest) != expected:
             raise VerifyException(f"{self.name}: dest has shape {list(glow.shape_of(self.dest))}, the operands "
                                   f"give {list(expected)}")
 
 
+class FusedActivation(IRDLOperation):
+    """`activation relu` or `activation clip` (between `clip_min` and `clip_max`) applied to
+    the result."""
+
+    activation = opt_prop_def(glow.ActivationAttr)
+    clip_min = opt_prop_def(FloatAttr)
+    clip_max = opt_prop_def(FloatAttr)
+
+    @staticmethod
+    def activation_properties(activation: glow.Activation | glow.ActivationAttr | None,
+                              clip_min: float | FloatAttr | None, clip_max: float | FloatAttr | None) -> dict:
+        return {"activation": _enum(glow.ActivationAttr, activation), "clip_min": _float(clip_min),
+                "clip_max": _float(clip_max)}
+
+    def verify_activation(self) -> None:
+        glow.FusedActivationMixin.verify_activation(self)
+
+
+class WithLayout(IRDLOperation):
+    """`layout NHWC`: NHWC buffers (and an OHWI filter), what the kernel libraries take."""
+
+    layout = opt_prop_def(glow.LayoutAttr)
+
+
+def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> None:
+    """A 2-D window: two kernel sizes, two strides, four pads (top, left, bottom, right)."""
+    integers(op, kernel, 2)
+    integers(op, strides, 2)
+    integers(op, pads, 4)
+
+
 @irdl_op_definition
-class ConvolutionOp(InstructionOp):
+class ConvolutionOp(InstructionOp, FusedActivation, WithLayout):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
 
     then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
@@ -209,7 +400,6 @@ class ConvolutionOp(InstructionOp):
     """
 
     name = "glowll.convolution"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     filter = operand_def(MemRefType)
     bias = operand_def(MemRefType)
@@ -219,41 +409,63 @@ class ConvolutionOp(InstructionOp):
     pads = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
     group = prop_def(IntegerAttr)
-    activation = opt_prop_def(glow.ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
     pool = opt_prop_def(glow.PoolKindAttr)
     pool_kernel = opt_prop_def(DenseArrayBase)
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
     pool_count_include_pad = opt_prop_def(UnitAttr)
-    layout = opt_prop_def(glow.LayoutAttr)  # NHWC: NHWC buffers and OHWI filter (kernel libraries only)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
                        "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? (`requantization` type($requantization)^)?")
 
-    def verify_(self) -> None:
-        self.expect_dest_shape(glow.convolution_result_shape)
-        glow.FusedActivationMixin.verify_activation(self)
-        if glow.shape_of(self.bias) != (glow.convolution_shape(self)[1],):
-            raise VerifyException("glowll.convolution: bias must have one element per output channel")
-        if self.residual is not None and glow.shape_of(self.residual) != glow.shape_of(self.dest):
-            raise VerifyException("glowll.convolution: the residual must have dest's shape")
+    POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
 
-    @staticmethod
-    def from_buffers(operands: list[SSAValue], properties: dict, residual: SSAValue | None = None,
-              requantization: SSAValue | None = None) -> ConvolutionOp:
-        """From dest, input, filter, bias and the optional residual and requantization buffers."""
-        optional = [v for v in (residual, requantization) if v is not None]
-        sizes = DenseArrayBase.from_list(i32, [1, 1, 1, 1, int(residual is not None), int(requantization is not None)])
-        return ConvolutionOp.create(operands=[*operands, *optional],
-                                    properties=properties | {"operandSegmentSizes": sizes})
+    def __init__(self, dest: SSAValue, input: SSAValue, filter: SSAValue, bias: SSAValue, *,
+                 strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,
+                 dilations: Sequence[int] | DenseArrayBase, group: int | IntegerAttr = 1,
+                 layout: glow.Layout | glow.LayoutAttr | None = None,
+                 activation: glow.Activation | glow.ActivationAttr | None = None,
+                 clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
+                 pool: glow.PoolKind | glow.PoolKindAttr | None = None,
+                 pool_kernel: Sequence[int] | DenseArrayBase | None = None,
+                 pool_strides: Sequence[int] | DenseArrayBase | None = None,
+                 pool_pads: Sequence[int] | DenseArrayBase | None = None, pool_count_include_pad: bool = False,
+                 residual: SSAValue | None = None, requantization: SSAValue | None = None):
+        properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
+                      "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
+                      **self.activation_properties(activation, clip_min, clip_max),
+                      "pool": _enum(glow.PoolKindAttr, pool), "pool_kernel": _integers(pool_kernel),
+                      "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
+                      "pool_count_include_pad": _flag(pool_count_include_pad)}
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization], properties=properties)
+
+    def verify_instruction(self) -> None:
+        shape_of(self, self.input, "the input", 4)
+        shape_of(self, self.filter, "the filter", 4)
+        _verify_window(self, "dilations", "strides", "pads")
+        if self.pool is not None:
+            missing = [name for name in self.POOL_WINDOW[:3] if name not in self.properties]
+            if missing:
+                _fail(self, f"a fused pool needs {', '.join(missing)}")
+            _verify_window(self, *self.POOL_WINDOW[:3])
+        elif stray := [name for name in self.POOL_WINDOW if name in self.properties]:
+            _fail(self, f"{stray[0]} without a fused pool")
+        self.expect_dest_shape(glow.convolution_result_shape)
+        self.verify_activation()
+        if glow.shape_of(self.bias) != (glow.convolution_shape(self)[1],):
+            _fail(self, "bias must have one element per output channel")
+        if self.residual is not None and glow.shape_of(self.residual) != glow.shape_of(self.dest):
+            _fail(self, "the residual must have dest's shape")
+        if self.requantization is not None and (
+                self.requantization.type.element_type != i32
+                or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
+            _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
 
 
 @irdl_op_definition
-class FullyConnectedOp(InstructionOp):
+class FullyConnectedOp(InstructionOp, FusedActivation):
     """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[n, k]).
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
@@ -261,22 +473,23 @@ class FullyConnectedOp(InstructionOp):
     """
 
     name = "glowll.fully_connected"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
-    activation = opt_prop_def(glow.ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
     assembly_format = "$dest `,` $input `,` $weights `,` $bias (`activation` $activation^)? attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
-        glow.FusedActivationMixin.verify_activation(self)
-        (m, k), (n, k_weights) = glow.shape_of(self.input), glow.shape_of(self.weights)
+    def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
+                 activation: glow.Activation | glow.ActivationAttr | None = None,
+                 clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None):
+        super().__init__(operands=[dest, input, weights, bias],
+                         properties=self.activation_properties(activation, clip_min, clip_max))
+
+    def verify_instruction(self) -> None:
+        self.verify_activation()
+        (m, k), (n, k_weights) = shape_of(self, self.input, "the input", 2), shape_of(self, self.weights, "weights", 2)
         if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):
-            raise VerifyException(f"glowll.fully_connected: dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], "
-                                  f"weights [{n}, {k_weights}] (out, in) and bias {list(glow.shape_of(self.bias))} "
-                                  f"do not fit")
+            _fail(self, f"dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], weights [{n}, {k_weights}] "
+                        f"(out, in) and bias {list(glow.shape_of(self.bias))} do not fit")
 
 
 @irdl_op_definition
@@ -284,41 +497,63 @@ class MatMulOp(InstructionOp):
     """Batched matrix product, batch dimensions broadcast."""
 
     name = "glowll.matmul"
-    dest = operand_def(MemRefType)
     lhs = operand_def(MemRefType)
     rhs = operand_def(MemRefType)
     assembly_format = "$dest `,` $lhs `,` $rhs attr-dict `:` type(operands)"
 
+    def __init__(self, dest: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[dest, lhs, rhs])
+
+    def verify_instruction(self) -> None:
+        self.expect_dest_shape(glow_shape_rule(glow.MatMulOp))
+
+
+class PoolOp(InstructionOp, WithLayout):
+    """A max or average pool over a 2-D `kernel` window (NCHW, or NHWC with `layout NHWC`)."""
+
+    input = operand_def(MemRefType)
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
+    assembly_format = "$dest `,` $input (`layout` $layout^)? attr-dict `:` type(operands)"
+
+    def __init__(self, dest: SSAValue, input: SSAValue, *, kernel: Sequence[int] | DenseArrayBase,
+                 strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,
+                 layout: glow.Layout | glow.LayoutAttr | None = None, **flags: bool):
+        super().__init__(operands=[dest, input],
+                         properties={"kernel": _integers(kernel), "strides": _integers(strides),
+                                     "pads": _integers(pads), **glow.flags(**flags),
+                                     "layout": _enum(glow.LayoutAttr, layout)})
+
+    def verify_instruction(self) -> None:
+        shape_of(self, self.input, "the input", 4)
+        _verify_window(self, "kernel", "strides", "pads")
+        same_storage(self, self.dest, self.input, "dest and input")
+        self.expect_dest_shape(glow.pool_result_shape)
+
 
 @irdl_op_definition
-class MaxPoolOp(InstructionOp):
+class MaxPoolOp(PoolOp):
     name = "glowll.max_pool"
-    dest = operand_def(MemRefType)
-    input = operand_def(MemRefType)
-    kernel = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    layout = opt_prop_def(glow.LayoutAttr)
-    assembly_format = "$dest `,` $input (`layout` $layout^)? attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
-        self.expect_dest_shape(glow.pool_result_shape)
+    def __init__(self, dest: SSAValue, input: SSAValue, *, kernel: Sequence[int] | DenseArrayBase,
+                 strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,
+                 layout: glow.Layout | glow.LayoutAttr | None = None):
+        super().__init__(dest, input, kernel=kernel, strides=strides, pads=pads, layout=layout)
 
 
 @irdl_op_definition
-class AvgPoolOp(InstructionOp):
-    name = "glowll.avg_pool"
-    dest = operand_def(MemRefType)
-    input = operand_def(MemRefType)
-    kernel = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    layout = opt_prop_def(glow.LayoutAttr)
-    count_include_pad = opt_prop_def(UnitAttr)
-    assembly_format = "$dest `,` $input (`layout` $layout^)? attr-dict `:` type(operands)"
+class AvgPoolOp(PoolOp):
+    """`count_include_pad`: divide by the whole window, pads included."""
 
-    def verify_(self) -> None:
-        self.expect_dest_shape(glow.pool_result_shape)
+    name = "glowll.avg_pool"
+    count_include_pad = opt_prop_def(UnitAttr)
+
+    def __init__(self, dest: SSAValue, input: SSAValue, *, kernel: Sequence[int] | DenseArrayBase,
+                 strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,
+                 count_include_pad: bool = False, layout: glow.Layout | glow.LayoutAttr | None = None):
+        super().__init__(dest, input, kernel=kernel, strides=strides, pads=pads, layout=layout,
+                         count_include_pad=count_include_pad)
 
 
 ELEMENTWISE_KINDS = {
@@ -333,58 +568,87 @@ ELEMENTWISE_KINDS = {
 }
 
 
-ELEMENTWISE_PROPERTIES = {"clip": ("clip_min", "clip_max"), "splat": ("value",), "compare": ("predicate",)}
-"""The properties a kind cannot do without."""
+ELEMENTWISE_PROPERTIES = {"clip": ("clip_min", "clip_max"), "splat": ("value",), "compare": ("predicate",),
+                          "leaky_relu": ("alpha",), "elu": ("alpha",), "celu": ("alpha",),
+                          "selu": ("alpha", "beta"), "hard_sigmoid": ("alpha", "beta")}
+"""The properties a kind cannot do without (the kernels would read a missing one as 0)."""
+
+ELEMENTWISE_OPTIONAL_PROPERTIES = {"add": ("activation", "clip_min", "clip_max")}
+"""The properties a kind may have besides those it needs; any other is refused, since its
+kernel would ignore it."""
 
 
 @irdl_op_definition
-class ElementwiseOp(InstructionOp):
+class ElementwiseOp(InstructionOp, FusedActivation):
     """dest = kind(sources...), sources broadcast to dest's shape (numpy rules).
 
-    `splat` fills dest with `value`; `clip` uses `clip_min`/`clip_max`; `add` may apply a
-    fused `activation`.
+    `splat` fills dest with `value`; `clip` uses `clip_min`/`clip_max`; `compare` its
+    `predicate` (dest i1), `select` an i1 condition first; the parametric kinds their
+    `alpha` (and `beta`); `add` may apply a fused `activation`.
     """
 
     name = "glowll.elementwise"
-    dest = operand_def(MemRefType)
     inputs = var_operand_def(MemRefType)
     kind = prop_def(StringAttr)
     value = opt_prop_def(FloatAttr)
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
-    activation = opt_prop_def(glow.ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
     predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
-    def verify_(self) -> None:
+    def __init__(self, dest: SSAValue, sources: Sequence[SSAValue], kind: str, *,
+                 value: float | FloatAttr | None = None, alpha: float | FloatAttr | None = None,
+                 beta: float | FloatAttr | None = None,
+                 activation: glow.Activation | glow.ActivationAttr | None = None,
+                 clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
+                 predicate: glow.ComparisonPredicate | glow.ComparisonPredicateAttr | None = None):
+        properties = {"kind": StringAttr(kind), "value": _float(value),
+                      **self.activation_properties(activation, clip_min, clip_max),
+                      "alpha": _float(alpha), "beta": _float(beta),
+                      "predicate": _enum(glow.ComparisonPredicateAttr, predicate)}
+        super().__init__(operands=[dest, sources], properties=properties)
+
+    def verify_instruction(self) -> None:
         kind = self.kind.data
         if kind not in ELEMENTWISE_KINDS:
-            raise VerifyException(f"glowll.elementwise: unknown kind \"{kind}\"")
+            _fail(self, f"unknown kind \"{kind}\"")
         if len(self.inputs) != ELEMENTWISE_KINDS[kind]:
-            raise VerifyException(f"glowll.elementwise: \"{kind}\" takes {ELEMENTWISE_KINDS[kind]} sources")
-        self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
-        glow.FusedActivationMixin.verify_activation(self)
-        for property_name in ELEMENTWISE_PROPERTIES.get(kind, ()):
+            _fail(self, f"\"{kind}\" takes {ELEMENTWISE_KINDS[kind]} sources, not {len(self.inputs)}")
+        needed = ELEMENTWISE_PROPERTIES.get(kind, ())
+        for property_name in needed:
             if property_name not in self.properties:
-                raise VerifyException(f"glowll.elementwise: \"{kind}\" needs {property_name}")
+                _fail(self, f"\"{kind}\" needs {property_name}")
+        allowed = {"kind", *needed, *ELEMENTWISE_OPTIONAL_PROPERTIES.get(kind, ())}
+        if stray := sorted(set(self.properties) - allowed):
+            _fail(self, f"\"{kind}\" takes no {stray[0]}")
+        self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
+        self.verify_activation()
+        if kind == "compare" and self.dest.type.element_type != i1:
+            _fail(self, "\"compare\" writes a boolean (i1) dest")
+        if kind == "select" and self.inputs[0].type.element_type != i1:
+            _fail(self, "\"select\" takes a boolean (i1) condition first")
 
 
 @irdl_op_definition
 class SoftMaxOp(InstructionOp):
+    """Softmax over `axis`; with `log`, LogSoftmax. Quantized: the last axis, without log."""
+
     name = "glowll.softmax"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(UnitAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
+    def __init__(self, dest: SSAValue, input: SSAValue, *, axis: int | IntegerAttr, log: bool = False):
+        super().__init__(operands=[dest, input], properties={"axis": _integer(axis), **glow.flags(log=log)})
+
+    def verify_instruction(self) -> None:
         self.expect_dest_shape(lambda op: glow.shape_of(op.input))
-        if not 0 <= self.axis.value.data < len(glow.shape_of(self.input)):
-            raise VerifyException(f"glowll.softmax: axis {self.axis.value.data} is not an axis of the input")
+        rank = len(glow.shape_of(self.input))
+        axis = axis_of(self, self.axis.value.data, rank)
+        if is_quantized(self.dest.type) and (axis != rank - 1 or self.log is not None):
+            _fail(self, "a quantized softmax works on the last axis, without log")
 
 
 @irdl_op_definition
@@ -392,7 +656,6 @@ class LocalResponseNormalizationOp(InstructionOp):
     """See `glow.local_response_normalization` (NCHW, across channels)."""
 
     name = "glowll.local_response_normalization"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     size = prop_def(IntegerAttr)
     alpha = prop_def(FloatAttr)
@@ -400,17 +663,40 @@ class LocalResponseNormalizationOp(InstructionOp):
     bias = prop_def(FloatAttr)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
+    def __init__(self, dest: SSAValue, input: SSAValue, *, size: int | IntegerAttr, alpha: float | FloatAttr,
+                 beta: float | FloatAttr, bias: float | FloatAttr):
+        super().__init__(operands=[dest, input], properties={"size": _integer(size), "alpha": _float(alpha),
+                                                             "beta": _float(beta), "bias": _float(bias)})
+
+    def verify_instruction(self) -> None:
+        shape_of(self, self.input, "the input", 4)
+        self.expect_dest_shape(glow_shape_rule(glow.UnaryOp))
+        if self.size.value.data < 1:
+            _fail(self, f"size {self.size.value.data} is not positive")
+
 
 @irdl_op_definition
 class ReduceOp(InstructionOp):
     """dest = reduction (`kind`) of input over `axes`; dest has input's rank, 1 on `axes`."""
 
     name = "glowll.reduce"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     kind = prop_def(glow.ReduceKindAttr)
     axes = prop_def(DenseArrayBase)
     assembly_format = "$kind $dest `,` $input attr-dict `:` type(operands)"
+
+    def __init__(self, dest: SSAValue, input: SSAValue, *, kind: glow.ReduceKind | glow.ReduceKindAttr,
+                 axes: Sequence[int] | DenseArrayBase):
+        super().__init__(operands=[dest, input],
+                         properties={"kind": _enum(glow.ReduceKindAttr, kind), "axes": _integers(axes)})
+
+    def verify_instruction(self) -> None:
+        axes, shape = integers(self, "axes"), glow.shape_of(self.input)
+        if len(set(axes)) != len(axes):
+            _fail(self, f"axes {list(axes)} repeat an axis")
+        self.expect_dest_shape(glow_shape_rule(glow.ReduceOp))  # kept or dropped
+        if len(glow.shape_of(self.dest)) != len(shape):
+            _fail(self, "dest keeps the reduced axes (as 1)")
 
 
 @irdl_op_definition
@@ -418,23 +704,41 @@ class ArgReduceOp(InstructionOp):
     """dest (i64, input's shape with 1 on `axis`) = index of the max/min (`kind`) along `axis`."""
 
     name = "glowll.arg_reduce"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     kind = prop_def(glow.ArgReduceKindAttr)
     axis = prop_def(IntegerAttr)
     select_last_index = opt_prop_def(UnitAttr)
     assembly_format = "$kind $dest `,` $input attr-dict `:` type(operands)"
 
+    def __init__(self, dest: SSAValue, input: SSAValue, *, kind: glow.ArgReduceKind | glow.ArgReduceKindAttr,
+                 axis: int | IntegerAttr, select_last_index: bool = False):
+        super().__init__(operands=[dest, input],
+                         properties={"kind": _enum(glow.ArgReduceKindAttr, kind), "axis": _integer(axis),
+                                     **glow.flags(select_last_index=select_last_index)})
+
+    def verify_instruction(self) -> None:
+        self.expect_dest_shape(glow_shape_rule(glow.ArgReduceOp))  # kept or dropped
+        if len(glow.shape_of(self.dest)) != len(glow.shape_of(self.input)):
+            _fail(self, "dest keeps the reduced axis (as 1)")
+
 
 class IndexedReadOp(InstructionOp):
     """Reads `data` at positions along `axis` that integer `indices` give (negative ones
     count from the end)."""
 
-    dest = operand_def(MemRefType)
     data = operand_def(MemRefType)
     indices = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$dest `,` $data `,` $indices attr-dict `:` type(operands)"
+
+    GLOW_RULE: ClassVar[Callable]  # the glow op's shape rule
+
+    def __init__(self, dest: SSAValue, data: SSAValue, indices: SSAValue, *, axis: int | IntegerAttr):
+        super().__init__(operands=[dest, data, indices], properties={"axis": _integer(axis)})
+
+    def verify_instruction(self) -> None:
+        self.expect_dest_shape(type(self).GLOW_RULE)  # integer indices, an axis of the data
+        same_storage(self, self.dest, self.data, "dest and data")
 
 
 @irdl_op_definition
@@ -442,6 +746,7 @@ class GatherOp(IndexedReadOp):
     """dest[pre, j..., post] = data[pre, indices[j...], post] along `axis`."""
 
     name = "glowll.gather"
+    GLOW_RULE: ClassVar[Callable] = glow_shape_rule(glow.GatherOp)
 
 
 @irdl_op_definition
@@ -449,6 +754,7 @@ class GatherElementsOp(IndexedReadOp):
     """dest[i] = data[i with its `axis` coordinate replaced by indices[i]]."""
 
     name = "glowll.gather_elements"
+    GLOW_RULE: ClassVar[Callable] = glow_shape_rule(glow.GatherElementsOp)
 
 
 @irdl_op_definition
@@ -456,29 +762,32 @@ class CopyOp(InstructionOp):
     """Copies the elements of `input` in row-major order (a reshape)."""
 
     name = "glowll.copy"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
+    def __init__(self, dest: SSAValue, input: SSAValue):
+        super().__init__(operands=[dest, input])
+
+    def verify_instruction(self) -> None:
         if self.dest.type.element_count() != self.input.type.element_count():
-            raise VerifyException(f"glowll.copy: dest has {self.dest.type.element_count()} elements, the input "
-                                  f"{self.input.type.element_count()}")
+            _fail(self, f"dest has {self.dest.type.element_count()} elements, the input "
+                        f"{self.input.type.element_count()}")
+        same_storage(self, self.dest, self.input, "dest and input")
 
 
 @irdl_op_definition
 class TransposeOp(InstructionOp):
     name = "glowll.transpose"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     perm = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
-        shape, perm = glow.shape_of(self.input), self.perm.get_values()
-        if sorted(perm) != list(range(len(shape))):
-            raise VerifyException(f"glowll.transpose: perm {list(perm)} is not a permutation of {len(shape)} axes")
-        self.expect_dest_shape(lambda op: [shape[p] for p in perm])
+    def __init__(self, dest: SSAValue, input: SSAValue, *, perm: Sequence[int] | DenseArrayBase):
+        super().__init__(operands=[dest, input], properties={"perm": _integers(perm)})
+
+    def verify_instruction(self) -> None:
+        self.expect_dest_shape(glow_shape_rule(glow.TransposeOp))
+        same_storage(self, self.dest, self.input, "dest and input")
 
 
 @irdl_op_definition
@@ -486,17 +795,19 @@ class InsertTensorOp(InstructionOp):
     """Writes `input` into dest at `offsets` (Concat, Pad)."""
 
     name = "glowll.insert_tensor"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     offsets = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
-        dest, source, offsets = glow.shape_of(self.dest), glow.shape_of(self.input), self.offsets.get_values()
+    def __init__(self, dest: SSAValue, input: SSAValue, *, offsets: Sequence[int] | DenseArrayBase):
+        super().__init__(operands=[dest, input], properties={"offsets": _integers(offsets)})
+
+    def verify_instruction(self) -> None:
+        dest, source, offsets = glow.shape_of(self.dest), glow.shape_of(self.input), integers(self, "offsets")
         if len(offsets) != len(dest) or len(source) != len(dest) or \
                 any(o < 0 or o + s > d for o, s, d in zip(offsets, source, dest)):
-            raise VerifyException(f"glowll.insert_tensor: {list(source)} at offsets {list(offsets)} does not lie "
-                                  f"within dest {list(dest)}")
+            _fail(self, f"{list(source)} at offsets {list(offsets)} does not lie within dest {list(dest)}")
+        same_storage(self, self.dest, self.input, "dest and input")
 
 
 @irdl_op_definition
@@ -504,11 +815,23 @@ class ExtractTensorOp(InstructionOp):
     """dest[i] = input[starts + i * steps] (Slice)."""
 
     name = "glowll.extract_tensor"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     starts = prop_def(DenseArrayBase)
     steps = prop_def(DenseArrayBase)
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
+
+    def __init__(self, dest: SSAValue, input: SSAValue, *, starts: Sequence[int] | DenseArrayBase,
+                 steps: Sequence[int] | DenseArrayBase):
+        super().__init__(operands=[dest, input], properties={"starts": _integers(starts), "steps": _integers(steps)})
+
+    def verify_instruction(self) -> None:
+        rank = len(glow.shape_of(self.input))
+        integers(self, "starts", rank)
+        integers(self, "steps", rank)
+        if len(glow.shape_of(self.dest)) != rank:
+            _fail(self, f"dest must have the input's {rank} dimensions")
+        self.expect_dest_shape(glow_shape_rule(glow.SliceOp))  # within the input's bounds
+        same_storage(self, self.dest, self.input, "dest and input")
 
 
 @irdl_op_definition
@@ -516,15 +839,154 @@ class ResampleOp(InstructionOp):
     """See `glow.resample`: dest[..., j, ...] = sum_t weights[j, t] * input[..., taps[j, t], ...] along `axis`."""
 
     name = "glowll.resample"
-    dest = operand_def(MemRefType)
     input = operand_def(MemRefType)
     taps = operand_def(MemRefType)
     weights = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$dest `,` $input `,` $taps `,` $weights attr-dict `:` type(operands)"
 
+    def __init__(self, dest: SSAValue, input: SSAValue, taps: SSAValue, weights: SSAValue, *,
+                 axis: int | IntegerAttr):
+        super().__init__(operands=[dest, input, taps, weights], properties={"axis": _integer(axis)})
 
-LIBRARY_ARGUMENT_FORMS = ("buffer", "context", "pointers", "int", "null")
+    def verify_instruction(self) -> None:
+        self.expect_dest_shape(glow_shape_rule(glow.ResampleOp))
+        if not isinstance(self.taps.type.element_type, IntegerType):
+            _fail(self, f"taps must be integers, not {self.taps.type.element_type}")
+
+
+# ----------------------------------------------------------------------------- library calls
+
+
+class LibraryArgument(ParametrizedAttribute):
+    """One C argument of a `glowll.library_call`; `operands` are the operand indices it names."""
+
+    POINTER: ClassVar[bool] = True  # a pointer argument (else an int32)
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return ()
+
+
+def _parse_index(parser: AttrParser, none: bool = False) -> IntAttr | NoneAttr:
+    if none and parser.parse_optional_keyword("none"):
+        return NoneAttr()
+    return IntAttr(parser.parse_integer(allow_negative=False, allow_boolean=False))
+
+
+@irdl_attr_definition
+class BufferArgument(LibraryArgument):
+    """`#glowll.buffer<K>`: a pointer to operand K."""
+
+    name = "glowll.buffer"
+    operand: IntAttr
+
+    def __init__(self, operand: int):
+        super().__init__(IntAttr(operand))
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return (self.operand.data,)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (_parse_index(parser),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.operand.data}>")
+
+
+@irdl_attr_definition
+class ContextArgument(LibraryArgument):
+    """`#glowll.context<K>`: a pointer to a `{void *buf; int32_t size;}` for scratch operand K
+    (CMSIS-NN's `cmsis_nn_context`); `#glowll.context<none>`: `{NULL, 0}`."""
+
+    name = "glowll.context"
+    operand: IntAttr | NoneAttr
+
+    def __init__(self, operand: int | None):
+        super().__init__(NoneAttr() if operand is None else IntAttr(operand))
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return () if isinstance(self.operand, NoneAttr) else (self.operand.data,)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (_parse_index(parser, none=True),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{'none' if isinstance(self.operand, NoneAttr) else self.operand.data}>")
+
+
+@irdl_attr_definition
+class PointersArgument(LibraryArgument):
+    """`#glowll.pointers<K, L>`: a pointer to a `{T *, T *}` struct of operands K and L
+    (CMSIS-NN's per-channel quantization parameters)."""
+
+    name = "glowll.pointers"
+    first: IntAttr
+    second: IntAttr
+
+    def __init__(self, first: int, second: int):
+        super().__init__(IntAttr(first), IntAttr(second))
+
+    @property
+    def operands(self) -> tuple[int, ...]:
+        return self.first.data, self.second.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            first = _parse_index(parser)
+            parser.parse_punctuation(",")
+            return first, _parse_index(parser)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.first.data}, {self.second.data}>")
+
+
+@irdl_attr_definition
+class IntArgument(LibraryArgument):
+    """`#glowll.int<V>`: the int32 value V."""
+
+    name = "glowll.int"
+    POINTER: ClassVar[bool] = False
+    value: IntAttr
+
+    def __init__(self, value: int):
+        super().__init__(IntAttr(value))
+
+    @property
+    def fits(self) -> bool:
+        """Whether the value is an int32 (the verifier of `glowll.library_call` asks)."""
+        return -(1 << 31) <= self.value.data < (1 << 31)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            value = IntAttr(parser.parse_integer(allow_boolean=False))
+        if not cls(value.data).fits:
+            parser.raise_error(f"#glowll.int<{value.data}> does not fit an int32")
+        return (value,)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.value.data}>")
+
+
+@irdl_attr_definition
+class NullArgument(LibraryArgument):
+    """`#glowll.null`: a NULL pointer."""
+
+    name = "glowll.null"
+
+    def __init__(self):
+        super().__init__()
+
+
+LIBRARY_ARGUMENTS = [BufferArgument, ContextArgument, PointersArgument, IntArgument, NullArgument]
 
 
 @irdl_op_definition
@@ -533,31 +995,38 @@ class LibraryCallOp(InstructionOp):
     named in `replaces`: `int32_t callee(args...)`, a non-zero result being an error.
 
     `dest` and the other buffers are operands; `arguments` gives the C arguments in order,
-    each a string: `buffer K` (pointer to operand K), `context K` (pointer to a
-    `{void *buf; int32_t size;}` for scratch operand K, or `context none`), `pointers K L`
-    (pointer to a `{T *, T *}` struct of operands K and L), `int V` (an int32 value),
-    `null`. Constant arguments (structs, multipliers, shifts) are weights among the operands.
-    A callee marked `returns_void` returns nothing (success is then assumed).
+    each a `LibraryArgument`: `#glowll.buffer<K>` (pointer to operand K),
+    `#glowll.context<K>` (pointer to a `{void *buf; int32_t size;}` for scratch operand K,
+    or `#glowll.context<none>`), `#glowll.pointers<K, L>` (pointer to a `{T *, T *}` struct
+    of operands K and L), `#glowll.int<V>` (an int32 value), `#glowll.null`. Constant
+    arguments (structs, multipliers, shifts) are weights among the operands. A callee
+    marked `returns_void` returns nothing (success is then assumed).
     """
 
     name = "glowll.library_call"
-    dest = operand_def(MemRefType)
     inputs = var_operand_def(MemRefType)
     callee = prop_def(StringAttr)
-    arguments = prop_def(ArrayAttr)
+    arguments = prop_def(ArrayAttr)  # of LibraryArgument (checked by the verifier, which names the op)
     replaces = prop_def(StringAttr)
     returns_void = opt_prop_def(UnitAttr)  # a callee without a status (e.g. arm_softmax_s8)
     assembly_format = "$callee `(` $dest (`,` $inputs^)? `)` attr-dict `:` type(operands)"
 
-    def verify_(self) -> None:
-        for argument in self.arguments.data:
-            words = argument.data.split()
-            if not words or words[0] not in LIBRARY_ARGUMENT_FORMS:
-                raise VerifyException(f"glowll.library_call: bad argument \"{argument.data}\"")
-            for word in words[1:]:
-                if words[0] in ("buffer", "context", "pointers") and word != "none" and \
-                        not 0 <= int(word) < len(self.operands):
-                    raise VerifyException(f"glowll.library_call: argument \"{argument.data}\" names no operand")
+    def __init__(self, callee: str, dest: SSAValue, inputs: Sequence[SSAValue], arguments: Sequence[LibraryArgument],
+                 replaces: str, returns_void: bool = False):
+        super().__init__(operands=[dest, inputs],
+                         properties={"callee": StringAttr(callee), "replaces": StringAttr(replaces),
+                                     "arguments": ArrayAttr(arguments), **glow.flags(returns_void=returns_void)})
+
+    def verify_instruction(self) -> None:
+        if not self.callee.data.isidentifier():
+            _fail(self, f"callee \"{self.callee.data}\" is not a C function name")
+        for argument in self.arguments:
+            if not isinstance(argument, LibraryArgument):
+                _fail(self, f"argument {argument} is not one of #glowll.buffer, context, pointers, int, null")
+            if isinstance(argument, IntArgument) and not argument.fits:
+                _fail(self, f"argument {argument} does not fit an int32")
+            if any(index >= len(self.operands) for index in argument.operands):
+                _fail(self, f"argument {argument} names no operand (there are {len(self.operands)})")
 
 
 GlowLL = Dialect(
@@ -565,8 +1034,8 @@ GlowLL = Dialect(
     [
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
-        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp,
-        ResampleOp, LibraryCallOp,
+        ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp,
+        CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
     ],
-    [PlaceholderKindAttr],
+    [PlaceholderKindAttr, *LIBRARY_ARGUMENTS],
 )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i32, i64
+from xdsl.dialects.builtin import MemRefType, ModuleOp, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -42,11 +42,10 @@ _ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.Di
                 glow.AndOp: "and", glow.OrOp: "or", glow.XorOp: "xor", glow.NotOp: "not", glow.SelectOp: "select",
                 glow.ShiftLeftOp: "shift_left", glow.ShiftRightOp: "shift_right"}
 
-_FUSED = ("activation", "clip_min", "clip_max")
 
-
-def _copied(op: Operation, *names: str) -> dict:
-    return {name: op.properties[name] for name in names if name in op.properties}
+def _fused_activation(op: glow.FusedActivationMixin) -> dict:
+    """The fused activation of a glow op, as the glowll builders take it."""
+    return {"activation": op.activation, "clip_min": op.clip_min, "clip_max": op.clip_max}
 
 
 class _FunctionLowering:
@@ -65,8 +64,7 @@ class _FunctionLowering:
         """The buffer holding `value`; a constant's weight buffer is declared at its first use."""
         if value not in self.buffers and isinstance(value.owner, glow.ConstantOp):
             constant = value.owner
-            self.buffers[value] = self.add(glowll.WeightOp.create(
-                properties=_copied(constant, "name", "value"), result_types=[_memref(value)]))
+            self.buffers[value] = self.add(glowll.WeightOp(constant.name_.data, _memref(value), constant.value))
         return self.buffers[value]
 
     def result_buffer(self, value: SSAValue) -> SSAValue:
@@ -74,13 +72,14 @@ class _FunctionLowering:
         if value in self.outputs:
             buffer = self.outputs[value]
         else:
-            buffer = self.add(glowll.AllocOp.create(result_types=[_memref(value)]))
+            buffer = self.add(glowll.AllocOp(_memref(value)))
         self.buffers[value] = buffer
         return buffer
 
-    def instruction(self, op_type, result: SSAValue, sources, properties=None) -> None:
+    def instruction(self, op_type: type[glowll.InstructionOp], result: SSAValue, sources, **properties) -> None:
+        """Adds `op_type(dest, *sources' buffers, **properties)` writing `result`."""
         dest = self.result_buffer(result)
-        self.add(op_type.create(operands=[dest, *(self.buffer(s) for s in sources)], properties=properties or {}))
+        self.add(op_type(dest, *(self.buffer(s) for s in sources), **properties))
 
     def run(self) -> glowll.FunctionOp:
         ops = list(self.function.body.block.ops)
@@ -88,13 +87,10 @@ class _FunctionLowering:
         # declare them up front so producers can write into them.
         placeholders = [op for op in ops if isinstance(op, glow.PlaceholderOp)]
         for op in placeholders:
-            self.buffers[op.result] = self.add(glowll.PlaceholderOp.create(
-                properties={"name": op.properties["name"], "kind": glowll.PlaceholderKindAttr(glowll.PlaceholderKind.INPUT)},
-                result_types=[_memref(op.result)]))
+            self.buffers[op.result] = self.add(glowll.PlaceholderOp(glowll.PlaceholderKind.INPUT, op.name_,
+                                                                    _memref(op.result)))
         for save in (op for op in ops if isinstance(op, glow.SaveOp)):
-            output = self.add(glowll.PlaceholderOp.create(
-                properties={"name": save.properties["name"], "kind": glowll.PlaceholderKindAttr(glowll.PlaceholderKind.OUTPUT)},
-                result_types=[_memref(save.input)]))
+            output = self.add(glowll.PlaceholderOp(glowll.PlaceholderKind.OUTPUT, save.name_, _memref(save.input)))
             self.outputs_of_saves[save] = output
             # The op computing the saved value (seen through reshapes, which are views)
             # writes straight into the output placeholder.
@@ -104,8 +100,8 @@ class _FunctionLowering:
             producer = source.owner
             if (source.has_one_use() and isinstance(producer, Operation) and source not in self.outputs
                     and not isinstance(producer, glow.PlaceholderOp | glow.ConstantOp | glow.ReshapeOp)):
-                self.outputs[source] = output if source is save.input else self.add(glowll.TensorViewOp.create(
-                    operands=[output], properties={"offset": IntegerAttr(0, i64)}, result_types=[_memref(source)]))
+                self.outputs[source] = output if source is save.input else \
+                    self.add(glowll.TensorViewOp(output, _memref(source)))
         for op in ops:
             if not isinstance(op, glow.PlaceholderOp):
                 self.lower(op)
@@ -130,19 +126,16 @@ _DECOMPOSED_BY = {glow.ConvTransposeOp: "glow-decompose-conv-transpose"}
 def _lower_save(lowering: _FunctionLowering, op: glow.SaveOp) -> None:
     output, source = lowering.outputs_of_saves[op], lowering.buffer(op.input)
     if glowll.root_buffer(source) != (output.owner, 0):  # not written in place: copy it
-        lowering.add(glowll.CopyOp.create(operands=[output, source]))
+        lowering.add(glowll.CopyOp(output, source))
 
 
 def _lower_reshape(lowering: _FunctionLowering, op: glow.ReshapeOp) -> None:
     """A reshape is a view of its input's buffer: no instruction, no memory."""
-    lowering.buffers[op.result] = lowering.add(glowll.TensorViewOp.create(
-        operands=[lowering.buffer(op.input)], properties={"offset": IntegerAttr(0, i64)},
-        result_types=[_memref(op.result)]))
+    lowering.buffers[op.result] = lowering.add(glowll.TensorViewOp(lowering.buffer(op.input), _memref(op.result)))
 
 
 def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
-    dest = lowering.result_buffer(op.result)
-    lowering.add(glowll.ElementwiseOp.create(operands=[dest], properties={"kind": StringAttr("splat"), "value": op.value}))
+    lowering.add(glowll.ElementwiseOp(lowering.result_buffer(op.result), [], "splat", value=op.value))
 
 
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
@@ -152,14 +145,15 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
     filter_type = op.filter.type.element_type
     if isinstance(filter_type, UniformQuantizedType) and filter_type.per_channel:
         multipliers, shifts = output_multipliers(op.input.type.element_type, filter_type, op.result.type.element_type)
-        requantization = lowering.add(glowll.WeightOp.create(
-            properties={"name": StringAttr(op.filter.owner.name_.data + "_requantization"),
-                        "value": dense_from_array(np.stack([multipliers, shifts]))},
-            result_types=[MemRefType(i32, [2, len(multipliers)])]))
+        requantization = lowering.add(glowll.WeightOp(op.filter.owner.name_.data + "_requantization",
+                                                      MemRefType(i32, [2, len(multipliers)]),
+                                                      dense_from_array(np.stack([multipliers, shifts]))))
     dest = lowering.result_buffer(op.result)
-    lowering.add(glowll.ConvolutionOp.from_buffers(
-        [dest, *sources], _copied(op, "strides", "pads", "dilations", "group", "layout", *_FUSED, *glow.POOL_PROPERTIES),
-        residual, requantization))
+    lowering.add(glowll.ConvolutionOp(dest, *sources, strides=op.strides, pads=op.pads, dilations=op.dilations,
+                                      group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
+                                      pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
+                                      pool_count_include_pad=op.pool_count_include_pad is not None,
+                                      residual=residual, requantization=requantization))
 
 
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:
@@ -168,42 +162,51 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
     transposed_type = MemRefType(op.weights.type.element_type, [columns, depth])
     constant = op.weights.owner
     if isinstance(constant, glow.ConstantOp) and constant.value is not None:
-        weights = lowering.add(glowll.WeightOp.create(
-            properties={"name": StringAttr(constant.name_.data + "_transposed"),
-                        "value": dense_from_array(array_from_dense(constant.value).T)},
-            result_types=[transposed_type]))
+        weights = lowering.add(glowll.WeightOp(constant.name_.data + "_transposed", transposed_type,
+                                               dense_from_array(array_from_dense(constant.value).T)))
     else:
-        weights = lowering.add(glowll.AllocOp.create(result_types=[transposed_type]))
-        lowering.add(glowll.TransposeOp.create(operands=[weights, lowering.buffer(op.weights)],
-                                               properties={"perm": glow.ints([1, 0])}))
+        weights = lowering.add(glowll.AllocOp(transposed_type))
+        lowering.add(glowll.TransposeOp(weights, lowering.buffer(op.weights), perm=[1, 0]))
     dest = lowering.result_buffer(op.result)
-    lowering.add(glowll.FullyConnectedOp.create(operands=[dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias)],
-                                                properties=_copied(op, *_FUSED)))
+    lowering.add(glowll.FullyConnectedOp(dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias),
+                                         **_fused_activation(op)))
 
 
 def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
+    window = {"kernel": op.kernel, "strides": op.strides, "pads": op.pads, "layout": op.layout}
     if isinstance(op, glow.MaxPoolOp):
-        lowering.instruction(glowll.MaxPoolOp, op.result, [op.input], _copied(op, "kernel", "strides", "pads", "layout"))
+        lowering.instruction(glowll.MaxPoolOp, op.result, [op.input], **window)
     else:
-        lowering.instruction(glowll.AvgPoolOp, op.result, [op.input],
-                             _copied(op, "kernel", "strides", "pads", "count_include_pad", "layout"))
+        lowering.instruction(glowll.AvgPoolOp, op.result, [op.input], **window,
+                             count_include_pad=op.count_include_pad is not None)
+
+
+def _elementwise(lowering: _FunctionLowering, op: Operation, kind: str, **properties) -> None:
+    dest = lowering.result_buffer(op.results[0])  # before the sources' weights, as every instruction
+    lowering.add(glowll.ElementwiseOp(dest, [lowering.buffer(s) for s in op.operands], kind, **properties))
 
 
 def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
-    properties = {"kind": StringAttr(_ELEMENTWISE[type(op)])} | _copied(op, *_FUSED, "alpha", "beta", "predicate")
+    properties = {name: getattr(op, name) for name in ("alpha", "beta", "predicate") if hasattr(op, name)}
+    if isinstance(op, glow.FusedActivationMixin):
+        properties |= _fused_activation(op)
     if isinstance(op, glow.ClipOp):
         properties |= {"clip_min": op.min, "clip_max": op.max}
-    lowering.instruction(glowll.ElementwiseOp, op.results[0], op.operands, properties)
+    _elementwise(lowering, op, _ELEMENTWISE[type(op)], **properties)
 
 
 def _lower_mod(lowering: _FunctionLowering, op: glow.ModOp) -> None:
     kind = "fmod" if op.fmod is not None else "mod"
-    lowering.instruction(glowll.ElementwiseOp, op.result, op.operands, {"kind": StringAttr(kind)})
+    _elementwise(lowering, op, kind)
 
 
-def _lower_simple(op_type, *properties: str) -> Callable:
+def _lower_simple(op_type: type[glowll.InstructionOp], *properties: str, flags: tuple[str, ...] = ()) -> Callable:
+    """Lowers a glow op to `op_type` over the same operands, passing on the named properties
+    (and the unit properties `flags` as booleans)."""
+
     def lower(lowering: _FunctionLowering, op: Operation) -> None:
-        lowering.instruction(op_type, op.results[0], op.operands, _copied(op, *properties))
+        lowering.instruction(op_type, op.results[0], op.operands, **{name: getattr(op, name) for name in properties},
+                             **{name: getattr(op, name) is not None for name in flags})
 
     return lower
 
@@ -213,9 +216,8 @@ def _kept_dimensions_buffer(lowering: _FunctionLowering, result: SSAValue, kept:
     them is a view of it."""
     if tuple(kept) == glow.shape_of(result):
         return lowering.result_buffer(result)
-    dest = lowering.add(glowll.AllocOp.create(result_types=[MemRefType(result.type.element_type, kept)]))
-    lowering.buffers[result] = lowering.add(glowll.TensorViewOp.create(
-        operands=[dest], properties={"offset": IntegerAttr(0, i64)}, result_types=[_memref(result)]))
+    dest = lowering.add(glowll.AllocOp(MemRefType(result.type.element_type, kept)))
+    lowering.buffers[result] = lowering.add(glowll.TensorViewOp(dest, _memref(result)))
     return dest
 
 
@@ -223,16 +225,15 @@ def _lower_reduce(lowering: _FunctionLowering, op: glow.ReduceOp) -> None:
     axes = set(op.axes.get_values())
     kept = [1 if d in axes else size for d, size in enumerate(glow.shape_of(op.input))]
     dest = _kept_dimensions_buffer(lowering, op.result, kept)
-    lowering.add(glowll.ReduceOp.create(operands=[dest, lowering.buffer(op.input)],
-                                        properties=_copied(op, "kind", "axes")))
+    lowering.add(glowll.ReduceOp(dest, lowering.buffer(op.input), kind=op.kind, axes=op.axes))
 
 
 def _lower_arg_reduce(lowering: _FunctionLowering, op: glow.ArgReduceOp) -> None:
     axis = op.axis.value.data
     kept = [1 if d == axis else size for d, size in enumerate(glow.shape_of(op.input))]
     dest = _kept_dimensions_buffer(lowering, op.result, kept)
-    lowering.add(glowll.ArgReduceOp.create(operands=[dest, lowering.buffer(op.input)],
-                                           properties=_copied(op, "kind", "axis", "select_last_index")))
+    lowering.add(glowll.ArgReduceOp(dest, lowering.buffer(op.input), kind=op.kind, axis=op.axis,
+                                    select_last_index=op.select_last_index is not None))
 
 
 def _lower_concat(lowering: _FunctionLowering, op: glow.ConcatOp) -> None:
@@ -241,17 +242,15 @@ def _lower_concat(lowering: _FunctionLowering, op: glow.ConcatOp) -> None:
     for value in op.inputs:
         offsets = [0] * len(glow.shape_of(value))
         offsets[axis] = offset
-        lowering.add(glowll.InsertTensorOp.create(operands=[dest, lowering.buffer(value)],
-                                                  properties={"offsets": glow.ints(offsets)}))
+        lowering.add(glowll.InsertTensorOp(dest, lowering.buffer(value), offsets=offsets))
         offset += glow.shape_of(value)[axis]
 
 
 def _lower_pad(lowering: _FunctionLowering, op: glow.PadOp) -> None:
     dest = lowering.result_buffer(op.result)
     rank = len(glow.shape_of(op.input))
-    lowering.add(glowll.ElementwiseOp.create(operands=[dest], properties={"kind": StringAttr("splat"), "value": op.value}))
-    lowering.add(glowll.InsertTensorOp.create(operands=[dest, lowering.buffer(op.input)],
-                                              properties={"offsets": glow.ints(op.pads.get_values()[:rank])}))
+    lowering.add(glowll.ElementwiseOp(dest, [], "splat", value=op.value))
+    lowering.add(glowll.InsertTensorOp(dest, lowering.buffer(op.input), offsets=op.pads.get_values()[:rank]))
 
 
 _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
@@ -263,7 +262,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.MaxPoolOp: _lower_pool,
     glow.AvgPoolOp: _lower_pool,
     glow.MatMulOp: _lower_simple(glowll.MatMulOp),
-    glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis", "log"),
+    glow.SoftMaxOp: _lower_simple(glowll.SoftMaxOp, "axis", flags=("log",)),
     glow.LocalResponseNormalizationOp: _lower_simple(glowll.LocalResponseNormalizationOp,
                                                      "size", "alpha", "beta", "bias"),
     glow.ReshapeOp: _lower_reshape,

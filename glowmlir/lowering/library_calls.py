@@ -22,8 +22,8 @@ POINTER = llvm.LLVMPointerType()
 
 
 def argument_types(op: glowll.LibraryCallOp) -> list:
-    """The C parameter types: int32 for `int V`, a pointer for everything else."""
-    return [i32 if text.data.startswith("int ") else POINTER for text in op.arguments.data]
+    """The C parameter types: a pointer, or int32 for `#glowll.int<V>`."""
+    return [POINTER if argument.POINTER else i32 for argument in op.arguments]
 
 
 def declaration(op: glowll.LibraryCallOp) -> llvm.FuncOp:
@@ -51,23 +51,26 @@ def _stack_struct(b: KernelBuilder, fields: list[SSAValue]) -> SSAValue:
 def emit_library_call(b: KernelBuilder, op: glowll.LibraryCallOp, view: Callable[[SSAValue], View]) -> SSAValue:
     """Emits the call; returns its int32 status."""
 
-    def pointer(word: str) -> SSAValue:
-        return b.emit(llvm.ZeroOp(result_types=[POINTER])) if word == "none" else view(op.operands[int(word)]).base
+    def pointer(index: int | None) -> SSAValue:
+        return b.emit(llvm.ZeroOp(result_types=[POINTER])) if index is None else view(op.operands[index]).base
 
-    arguments = []
-    for text in op.arguments.data:
-        kind, *words = text.data.split()
-        if kind == "buffer":
-            arguments.append(pointer(words[0]))
-        elif kind == "int":
-            arguments.append(b.integer(int(words[0])))
-        elif kind == "null":
-            arguments.append(pointer("none"))
-        elif kind == "context":
-            size = 0 if words[0] == "none" else glowll.byte_size(op.operands[int(words[0])].type)
-            arguments.append(_stack_struct(b, [pointer(words[0]), b.integer(size)]))
-        else:  # pointers
-            arguments.append(_stack_struct(b, [pointer(word) for word in words]))
+    def emit(argument: glowll.LibraryArgument) -> SSAValue:
+        match argument:
+            case glowll.BufferArgument():
+                return pointer(argument.operand.data)
+            case glowll.IntArgument():
+                return b.integer(argument.value.data)
+            case glowll.NullArgument():
+                return pointer(None)
+            case glowll.ContextArgument():
+                scratch = argument.operands[0] if argument.operands else None
+                size = 0 if scratch is None else glowll.byte_size(op.operands[scratch].type)
+                return _stack_struct(b, [pointer(scratch), b.integer(size)])
+            case glowll.PointersArgument():
+                return _stack_struct(b, [pointer(index) for index in argument.operands])
+        raise AssertionError(argument)  # the verifier admits only the forms above
+
+    arguments = [emit(argument) for argument in op.arguments]
     if op.returns_void is not None:
         b.emit(llvm.CallOp(op.callee.data, *arguments))
         return b.integer(0)

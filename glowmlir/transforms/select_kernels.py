@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr, UnitAttr, i8
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, UnitAttr, i8
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
@@ -77,25 +77,25 @@ def _library_call(op: glowll.InstructionOp, call, prefix: str, rewriter: Pattern
         scratch = len(operands)
         operands.append(alloc.buffer)
 
-    def operand(token: str) -> str:
+    def operand(token: str) -> int:
         index = int(token[2:])
-        return str(index if token.startswith("%b") else len(buffers) + index)
+        return index if token.startswith("%b") else len(buffers) + index
 
-    def argument(text: str) -> str:
+    def argument(text: str) -> glowll.LibraryArgument:
         if text == "%scratch":  # a cmsis_nn_context
-            return f"context {'none' if scratch is None else scratch}"
+            return glowll.ContextArgument(scratch)
         if text == "%scratch_pointer":  # a plain pointer
-            return "null" if scratch is None else f"buffer {scratch}"
+            return glowll.NullArgument() if scratch is None else glowll.BufferArgument(scratch)
         if text.startswith("%"):
-            return f"buffer {operand(text)}"
+            return glowll.BufferArgument(operand(text))
         kind, *words = text.split()
-        return " ".join([kind, *(operand(w) if w.startswith("%") else w for w in words)])
+        if kind == "pointers":
+            return glowll.PointersArgument(*map(operand, words))
+        assert kind == "int" and len(words) == 1, text
+        return glowll.IntArgument(int(words[0]))
 
-    properties = {"callee": StringAttr(call.callee), "replaces": StringAttr(op.name),
-                  "arguments": ArrayAttr([StringAttr(argument(a)) for a in call.arguments])}
-    if call.returns_void:
-        properties["returns_void"] = UnitAttr()
-    return glowll.LibraryCallOp.create(operands=operands, properties=properties)
+    return glowll.LibraryCallOp(call.callee, operands[0], operands[1:], [argument(a) for a in call.arguments],
+                                replaces=op.name, returns_void=call.returns_void)
 
 
 class CallLibrary(RewritePattern):

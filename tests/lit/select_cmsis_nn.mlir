@@ -27,6 +27,6 @@ glowll.function @net {
 // CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_filter_dims" {value = dense<[4, 1, 1, 2]> : tensor<4xi32>}
 // CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_bias_dims" {value = dense<[1, 1, 1, 2]> : tensor<4xi32>}
 // CHECK-NEXT: glowll.weight "arm_fully_connected_s8_0_output_dims" {value = dense<[1, 1, 1, 2]> : tensor<4xi32>}
-// CHECK-NEXT: glowll.library_call "arm_fully_connected_s8"(%h, %x, %w, %b, %[[P]], %[[Q]], {{.*}}) {replaces = "glowll.fully_connected", arguments = ["context none", "buffer 4", "buffer 5", "buffer 6", "buffer 1", "buffer 7", "buffer 2", "buffer 8", "buffer 3", "buffer 9", "buffer 0"]}
+// CHECK-NEXT: glowll.library_call "arm_fully_connected_s8"(%h, %x, %w, %b, %[[P]], %[[Q]], {{.*}}) {replaces = "glowll.fully_connected", arguments = [#glowll.context<none>, #glowll.buffer<4>, #glowll.buffer<5>, #glowll.buffer<6>, #glowll.buffer<1>, #glowll.buffer<7>, #glowll.buffer<2>, #glowll.buffer<8>, #glowll.buffer<3>, #glowll.buffer<9>, #glowll.buffer<0>]}
 // CHECK:      glowll.fully_connected %h2, %h, %wa, %ba {library = "not CMSIS-NN: weights are not symmetric (zero point 0){{.*}}"}
-// CHECK-NEXT: glowll.library_call "arm_softmax_s8"(%y, %h2) {replaces = "glowll.softmax", arguments = ["buffer 1", "int 1", "int 2", "int 1717986944", "int 23", "int -248", "buffer 0"], returns_void}
+// CHECK-NEXT: glowll.library_call "arm_softmax_s8"(%y, %h2) {replaces = "glowll.softmax", arguments = [#glowll.buffer<1>, #glowll.int<1>, #glowll.int<2>, #glowll.int<1717986944>, #glowll.int<23>, #glowll.int<-248>, #glowll.buffer<0>], returns_void}

@@ -17,7 +17,7 @@ glowll.function @net {
 
 // Clip [0, 6] with scale 0.1 and offset -5: levels [-5, 55].
 // CHECK:      %[[T:[0-9]+]] = glowll.alloc : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-5>>
-// CHECK-NEXT: glowll.library_call "xa_nn_fully_connected_sym8sxasym8s_asym8s"(%[[T]], %x, %w, %b) {replaces = "glowll.fully_connected", arguments = ["buffer 0", "buffer 2", "buffer 1", "buffer 3", "int 4", "int 2", "int -3", "int 1374389504", "int -7", "int -5"]}
-// CHECK-NEXT: glowll.library_call "xa_nn_vec_activation_min_max_8_8"(%h, %[[T]]) {continues, replaces = "glowll.fully_connected", arguments = ["buffer 0", "buffer 1", "int -5", "int 55", "int 2"]}
+// CHECK-NEXT: glowll.library_call "xa_nn_fully_connected_sym8sxasym8s_asym8s"(%[[T]], %x, %w, %b) {replaces = "glowll.fully_connected", arguments = [#glowll.buffer<0>, #glowll.buffer<2>, #glowll.buffer<1>, #glowll.buffer<3>, #glowll.int<4>, #glowll.int<2>, #glowll.int<-3>, #glowll.int<1374389504>, #glowll.int<-7>, #glowll.int<-5>]}
+// CHECK-NEXT: glowll.library_call "xa_nn_vec_activation_min_max_8_8"(%h, %[[T]]) {continues, replaces = "glowll.fully_connected", arguments = [#glowll.buffer<0>, #glowll.buffer<1>, #glowll.int<-5>, #glowll.int<55>, #glowll.int<2>]}
 // CHECK-NEXT: %[[S:.*]] = glowll.alloc {library_scratch} : memref<8xi8>
-// CHECK-NEXT: glowll.library_call "xa_nn_vec_softmax_asym8s_asym8s"(%y, %h, %[[S]]) {replaces = "glowll.softmax", arguments = ["buffer 0", "buffer 1", "int -248", "int 23", "int 1717986944", "int 2", "buffer 2"]}
+// CHECK-NEXT: glowll.library_call "xa_nn_vec_softmax_asym8s_asym8s"(%y, %h, %[[S]]) {replaces = "glowll.softmax", arguments = [#glowll.buffer<0>, #glowll.buffer<1>, #glowll.int<-248>, #glowll.int<23>, #glowll.int<1717986944>, #glowll.int<2>, #glowll.buffer<2>]}

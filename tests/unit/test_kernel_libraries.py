@@ -417,8 +417,9 @@ def hifi4_bundles(lenet_profile, mobilenet_profile, tmp_path_factory):
 
 def library_calls_with_scratch(bundle):
     for op in allocated_function(bundle).body.block.ops:
-        if isinstance(op, glowll.LibraryCallOp) and any(a.data.endswith(f"buffer {len(op.operands) - 1}")
-                                                        for a in op.arguments.data):
+        if isinstance(op, glowll.LibraryCallOp) and any(isinstance(a, glowll.BufferArgument)
+                                                        and a.operand.data == len(op.operands) - 1
+                                                        for a in op.arguments):
             scratch = op.operands[-1]
             if isinstance(scratch.owner, glowll.AllocOp) and SCRATCH_ATTRIBUTE in scratch.owner.attributes:
                 yield op, scratch
@@ -432,7 +433,7 @@ def test_every_planned_hifi4_scratch_holds_what_nnlib_asks(hifi4_bundles):
     checked = 0
     for name, bundle in hifi4_bundles.items():
         for op, scratch in library_calls_with_scratch(bundle):
-            ints = [int(a.data.split()[1]) for a in op.arguments.data if a.data.startswith("int ")]
+            ints = [a.value.data for a in op.arguments if isinstance(a, glowll.IntArgument)]
             function, arguments = getsize_row(op.callee.data, ints)
             asked = sizes.get((function, json.dumps(arguments, sort_keys=True)))
             assert asked is not None, f"{name}: {function}{arguments} is not in the table; regenerate it"
@@ -453,10 +454,10 @@ def test_no_hifi4_call_writes_through_an_aliased_restrict_pointer(hifi4_bundles)
             if not isinstance(op, glowll.LibraryCallOp):
                 continue
             parameters = prototypes[op.callee.data]
-            arguments = [a.data.split() for a in op.arguments.data]
+            arguments = list(op.arguments)
             assert len(parameters) == len(arguments), op.callee.data
-            pointers = {p: byte_range(op.operands[int(a[1])]) for (p, _), a in zip(parameters, arguments)
-                        if a[0] == "buffer"}
+            pointers = {p: byte_range(op.operands[a.operand.data]) for (p, _), a in zip(parameters, arguments)
+                        if isinstance(a, glowll.BufferArgument)}
             assert dict(parameters)["p_out"], op.callee.data
             region, start, end = pointers.pop("p_out")
             for parameter, (other_region, other_start, other_end) in pointers.items():
