@@ -1011,7 +1011,7 @@ class LeakyReluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * x."""
 
     name = "glow.leaky_relu"
-    FACTS: ClassVar[OpFacts] = _unary("leaky_relu", layout_agnostic=True, glow_kind="LeakyRelu",
+    FACTS: ClassVar[OpFacts] = _unary("leaky_relu", required=("alpha",), layout_agnostic=True, glow_kind="LeakyRelu",
                                       numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x))
 
 
@@ -1020,7 +1020,7 @@ class EluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * (e^x - 1)."""
 
     name = "glow.elu"
-    FACTS: ClassVar[OpFacts] = _unary("elu", glow_kind="Elu",
+    FACTS: ClassVar[OpFacts] = _unary("elu", required=("alpha",), glow_kind="Elu",
                                       numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
@@ -1029,7 +1029,7 @@ class SeluOp(ParametricUnaryOp):
     """beta (gamma) * (x if x > 0 else alpha * (e^x - 1))."""
 
     name = "glow.selu"
-    FACTS: ClassVar[OpFacts] = _unary("selu", numpy=lambda op, x: _param(op, "beta") * np.where(
+    FACTS: ClassVar[OpFacts] = _unary("selu", required=("alpha", "beta"), numpy=lambda op, x: _param(op, "beta") * np.where(
         x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
@@ -1038,7 +1038,7 @@ class HardSigmoidOp(ParametricUnaryOp):
     """max(0, min(1, alpha * x + beta))."""
 
     name = "glow.hard_sigmoid"
-    FACTS: ClassVar[OpFacts] = _unary("hard_sigmoid", numpy=lambda op, x: np.clip(
+    FACTS: ClassVar[OpFacts] = _unary("hard_sigmoid", required=("alpha", "beta"), numpy=lambda op, x: np.clip(
         _param(op, "alpha") * x + _param(op, "beta"), 0, 1))
 
 
@@ -1112,7 +1112,7 @@ class CeluOp(ParametricUnaryOp):
     """max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
 
     name = "glow.celu"
-    FACTS: ClassVar[OpFacts] = _unary("celu", numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
+    FACTS: ClassVar[OpFacts] = _unary("celu", required=("alpha",), numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
         0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)))
 
 

@@ -556,21 +556,11 @@ class AvgPoolOp(PoolOp):
                          count_include_pad=count_include_pad)
 
 
-ELEMENTWISE_KINDS = {
-    # kind: number of sources
-    "add": 2, "sub": 2, "mul": 2, "div": 2, "pow": 2, "max": 2, "min": 2, "prelu": 2,
-    "relu": 1, "clip": 1, "sigmoid": 1, "tanh": 1, "leaky_relu": 1, "elu": 1, "selu": 1, "hard_sigmoid": 1,
-    "hard_swish": 1, "exp": 1, "neg": 1, "abs": 1, "sqrt": 1, "reciprocal": 1, "log": 1, "softplus": 1,
-    "softsign": 1, "mish": 1, "celu": 1, "copy": 1, "splat": 0,
-    "quantize": 1, "dequantize": 1, "rescale_quantized": 1,
-    "convert": 1, "compare": 2, "and": 2, "or": 2, "xor": 2, "not": 1, "select": 3,
-    "shift_left": 2, "shift_right": 2, "mod": 2, "fmod": 2,
-}
+ELEMENTWISE_KINDS = glow.elementwise_kinds()
+"""Kind -> number of sources, derived from the glow ops' facts (and `glow.KINDS_WITHOUT_OP`)."""
 
-
-ELEMENTWISE_PROPERTIES = {"clip": ("clip_min", "clip_max"), "splat": ("value",), "compare": ("predicate",),
-                          "leaky_relu": ("alpha",), "elu": ("alpha",), "celu": ("alpha",),
-                          "selu": ("alpha", "beta"), "hard_sigmoid": ("alpha", "beta")}
+ELEMENTWISE_PROPERTIES = glow.elementwise_required_properties()
+"""Kind -> the properties it cannot do without, from the same facts."""
 """The properties a kind cannot do without (the kernels would read a missing one as 0)."""
 
 ELEMENTWISE_OPTIONAL_PROPERTIES = {"add": ("activation", "clip_min", "clip_max")}

@@ -30,19 +30,6 @@ def _memref(value: SSAValue) -> MemRefType:
     return MemRefType(value.type.element_type, value.type.get_shape())
 
 
-_ELEMENTWISE = {glow.AddOp: "add", glow.SubOp: "sub", glow.MulOp: "mul", glow.DivOp: "div", glow.PowOp: "pow",
-                glow.MaxOp: "max", glow.MinOp: "min", glow.ReluOp: "relu", glow.ClipOp: "clip",
-                glow.SigmoidOp: "sigmoid", glow.TanhOp: "tanh", glow.PReluOp: "prelu",
-                glow.LeakyReluOp: "leaky_relu", glow.EluOp: "elu", glow.SeluOp: "selu",
-                glow.HardSigmoidOp: "hard_sigmoid", glow.HardSwishOp: "hard_swish", glow.ExpOp: "exp",
-                glow.NegOp: "neg", glow.AbsOp: "abs", glow.SqrtOp: "sqrt", glow.ReciprocalOp: "reciprocal",
-                glow.LogOp: "log", glow.SoftplusOp: "softplus", glow.SoftsignOp: "softsign", glow.MishOp: "mish",
-                glow.CeluOp: "celu", glow.QuantizeOp: "quantize", glow.DequantizeOp: "dequantize",
-                glow.RescaleQuantizedOp: "rescale_quantized", glow.ConvertOp: "convert", glow.CompareOp: "compare",
-                glow.AndOp: "and", glow.OrOp: "or", glow.XorOp: "xor", glow.NotOp: "not", glow.SelectOp: "select",
-                glow.ShiftLeftOp: "shift_left", glow.ShiftRightOp: "shift_right"}
-
-
 def _fused_activation(op: glow.FusedActivationMixin) -> dict:
     """The fused activation of a glow op, as the glowll builders take it."""
     return {"activation": op.activation, "clip_min": op.clip_min, "clip_max": op.clip_max}
@@ -192,12 +179,7 @@ def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
         properties |= _fused_activation(op)
     if isinstance(op, glow.ClipOp):
         properties |= {"clip_min": op.min, "clip_max": op.max}
-    _elementwise(lowering, op, _ELEMENTWISE[type(op)], **properties)
-
-
-def _lower_mod(lowering: _FunctionLowering, op: glow.ModOp) -> None:
-    kind = "fmod" if op.fmod is not None else "mod"
-    _elementwise(lowering, op, kind)
+    _elementwise(lowering, op, glow.elementwise_kind(op), **properties)
 
 
 def _lower_simple(op_type: type[glowll.InstructionOp], *properties: str, flags: tuple[str, ...] = ()) -> Callable:
@@ -271,12 +253,11 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ConcatOp: _lower_concat,
     glow.ReduceOp: _lower_reduce,
     glow.ArgReduceOp: _lower_arg_reduce,
-    glow.ModOp: _lower_mod,
     glow.GatherOp: _lower_simple(glowll.GatherOp, "axis"),
     glow.GatherElementsOp: _lower_simple(glowll.GatherElementsOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),
-    **{op_type: _lower_elementwise for op_type in _ELEMENTWISE},
+    **{op_type: _lower_elementwise for op_type in glow.elementwise_ops()},  # from the ops' facts
 }
 
 

@@ -19,7 +19,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import Attribute, Float16Type, Float32Type, Float64Type, IntegerType, Signedness, f32, i8
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.llvm_casts import FPToSIOp, FPToUIOp, UIToFPOp
 from glowmlir.dialects.quant import storage_type
 from glowmlir.dialects.weights import numpy_dtype
@@ -27,7 +27,8 @@ from glowmlir.lowering.activations import clamp, clamp_interval
 from glowmlir.lowering.kernel_builder import KernelBuilder
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 
-MIXED_TYPE_KINDS = ("convert", "compare", "and", "or", "xor", "not", "select", "fmod")
+MIXED_TYPE_KINDS = glow.mixed_type_kinds()
+"""Kinds whose sources and destination differ in type (from the glow ops' facts)."""
 
 _FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}

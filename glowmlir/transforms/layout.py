@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -106,10 +108,8 @@ class CancelTransposes(RewritePattern):
             rewriter.replace(op, glow.transpose(inner.input, composed))
 
 
-ElementwiseOp = (glow.ReluOp | glow.ClipOp | glow.SigmoidOp | glow.TanhOp | glow.LeakyReluOp | glow.QuantizeOp
-                 | glow.DequantizeOp | glow.RescaleQuantizedOp | glow.AddOp | glow.SubOp | glow.MulOp | glow.MaxOp
-                 | glow.MinOp | glow.HardSwishOp | glow.ExpOp | glow.NegOp | glow.AbsOp)
-"""The elementwise ops a transpose of all their operands can move below."""
+ElementwiseOp = functools.reduce(operator.or_, glow.layout_agnostic_ops())
+"""The elementwise ops a transpose of all their operands can move below (from the ops' facts)."""
 
 
 class SinkThroughElementwise(RewritePattern):

@@ -46,12 +46,7 @@ from glowmlir.quantization.profile import Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
 
-GLOW_KINDS: dict[type, str] = {
-    glow.ConvolutionOp: "Convolution", glow.FullyConnectedOp: "FullyConnected", glow.MaxPoolOp: "MaxPool",
-    glow.AvgPoolOp: "AvgPool", glow.ReluOp: "Relu", glow.ClipOp: "Clip", glow.AddOp: "Add", glow.MulOp: "Mul",
-    glow.ConcatOp: "Concat", glow.SoftMaxOp: "SoftMax", glow.ReshapeOp: "Reshape", glow.TransposeOp: "Transpose",
-    glow.SliceOp: "Slice", glow.PadOp: "Pad",
-}
+GLOW_KINDS: dict[type, str] = glow.glow_kinds()
 """The ops with integer kernels, by the node kind names Glow's options use."""
 
 _FOLLOW_INPUT = (glow.MaxPoolOp, glow.AvgPoolOp, glow.ReshapeOp, glow.TransposeOp, glow.SliceOp, glow.PadOp)

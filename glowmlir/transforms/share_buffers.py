@@ -23,9 +23,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 
-IN_PLACE_KINDS = ("add", "sub", "mul", "div", "max", "min", "relu", "clip", "sigmoid", "tanh", "copy")
+IN_PLACE_KINDS = glow.in_place_kinds()
+"""The elementwise kinds whose kernel may write over a source (from the glow ops' facts)."""
 
 
 def _uses_by_instruction(function: glowll.FunctionOp) -> dict[SSAValue, list[int]]:
