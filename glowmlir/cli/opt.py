@@ -128,6 +128,10 @@ class GlowOptMain(xDSLOptMain):
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         try:
             module = super().parse_chunk(chunk, file_extension, start_offset)
+        except VerifyException as error:  # an attribute of the wrong kind, refused while parsing
+            if self.args.verify_diagnostics:
+                raise
+            raise GlowError(f"{self.get_input_name()}: invalid IR: {one_line(str(error))}") from None
         except UnicodeDecodeError as error:
             raise GlowError(f"{self.get_input_name()}: not UTF-8 text (byte {error.start + start_offset})") from None
         except RecursionError:  # the parser recurses once per nested region or attribute

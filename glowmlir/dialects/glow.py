@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 import numpy as np
@@ -343,7 +343,10 @@ class ElementwiseFacts(OpFacts):
     `mixed_types`: the integer kernels emit it whatever the element type (operand and result
     types may differ, as compare, convert and select, or only integer/boolean semantics are
     defined); `required`: the glowll properties the kind cannot do without; `numpy`: the float
-    reference semantics, `numpy(op, *inputs) -> array` (None: not evaluated at compile time)."""
+    reference semantics, `numpy(op, *inputs) -> array` (None: not evaluated at compile time);
+    `float_kernel`: the f32 kernel's body for one element, `float_kernel(m, *sources) -> value`,
+    where `m` is the lowering's `kernels.FloatMath` (f32 arithmetic, the approximations of exp,
+    log, tanh..., the instruction's `alpha`/`beta`/`value`; None: no float kernel)."""
 
     kind: str
     arity: int
@@ -352,11 +355,14 @@ class ElementwiseFacts(OpFacts):
     mixed_types: bool = False
     required: tuple[str, ...] = ()
     numpy: Callable[..., np.ndarray] | None = None
+    float_kernel: Callable[..., Any] | None = None
 
 
 KINDS_WITHOUT_OP = (
-    ElementwiseFacts(kind="splat", arity=0, required=("value",), glow_kind="Splat"),  # lowered from glow.splat
-    ElementwiseFacts(kind="copy", arity=1, in_place=True),  # made by the lowering (copies into outputs)
+    # lowered from glow.splat
+    ElementwiseFacts(kind="splat", arity=0, required=("value",), glow_kind="Splat", float_kernel=lambda m: m.value()),
+    # made by the lowering (copies into outputs)
+    ElementwiseFacts(kind="copy", arity=1, in_place=True, float_kernel=lambda m, x: x),
 )
 """The glowll elementwise kinds that no glow compute op lowers to as its own kind."""
 
@@ -637,10 +643,6 @@ class SaveOp(IRDLOperation):
 
 
 # ----------------------------------------------------------------------------- compute ops
-
-
-POOL_PROPERTIES = ("pool", "pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
-"""The properties of a pool window fused into a convolution (`glow-fuse-conv-pool`)."""
 
 
 @irdl_op_definition
@@ -958,21 +960,21 @@ def _binary(kind: str, **facts) -> ElementwiseFacts:
 @irdl_op_definition
 class ReluOp(UnaryOp):
     name = "glow.relu"
-    FACTS: ClassVar[OpFacts] = _unary("relu", in_place=True, layout_agnostic=True, quantizable=True,
+    FACTS: ClassVar[OpFacts] = _unary("relu", float_kernel=lambda m, x: m.clamp(x, "relu"), in_place=True, layout_agnostic=True, quantizable=True,
                                       glow_kind="Relu", numpy=lambda op, x: np.maximum(x, 0))
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
     name = "glow.sigmoid"
-    FACTS: ClassVar[OpFacts] = _unary("sigmoid", in_place=True, layout_agnostic=True, glow_kind="Sigmoid",
+    FACTS: ClassVar[OpFacts] = _unary("sigmoid", float_kernel=lambda m, x: m.sigmoid(x), in_place=True, layout_agnostic=True, glow_kind="Sigmoid",
                                       numpy=lambda op, x: 1 / (1 + np.exp(-x)))
 
 
 @irdl_op_definition
 class TanhOp(UnaryOp):
     name = "glow.tanh"
-    FACTS: ClassVar[OpFacts] = _unary("tanh", in_place=True, layout_agnostic=True, glow_kind="Tanh",
+    FACTS: ClassVar[OpFacts] = _unary("tanh", float_kernel=lambda m, x: m.tanh(x), in_place=True, layout_agnostic=True, glow_kind="Tanh",
                                       numpy=lambda op, x: np.tanh(x))
 
 
@@ -983,7 +985,7 @@ class ClipOp(UnaryOp):
     name = "glow.clip"
     min = prop_def(FloatAttr)
     max = prop_def(FloatAttr)
-    FACTS: ClassVar[OpFacts] = _unary("clip", in_place=True, layout_agnostic=True, quantizable=True,
+    FACTS: ClassVar[OpFacts] = _unary("clip", float_kernel=lambda m, x: m.clamp(x, "clip"), in_place=True, layout_agnostic=True, quantizable=True,
                                       glow_kind="Clip", required=("clip_min", "clip_max"),
                                       numpy=lambda op, x: np.clip(x, op.min.value.data, op.max.value.data))
 
@@ -1011,7 +1013,7 @@ class LeakyReluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * x."""
 
     name = "glow.leaky_relu"
-    FACTS: ClassVar[OpFacts] = _unary("leaky_relu", required=("alpha",), layout_agnostic=True, glow_kind="LeakyRelu",
+    FACTS: ClassVar[OpFacts] = _unary("leaky_relu", float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), x)), required=("alpha",), layout_agnostic=True, glow_kind="LeakyRelu",
                                       numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x))
 
 
@@ -1020,7 +1022,7 @@ class EluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * (e^x - 1)."""
 
     name = "glow.elu"
-    FACTS: ClassVar[OpFacts] = _unary("elu", required=("alpha",), glow_kind="Elu",
+    FACTS: ClassVar[OpFacts] = _unary("elu", float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), m.sub(m.exp(x), m.f32(1.0)))), required=("alpha",), glow_kind="Elu",
                                       numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
@@ -1029,7 +1031,7 @@ class SeluOp(ParametricUnaryOp):
     """beta (gamma) * (x if x > 0 else alpha * (e^x - 1))."""
 
     name = "glow.selu"
-    FACTS: ClassVar[OpFacts] = _unary("selu", required=("alpha", "beta"), numpy=lambda op, x: _param(op, "beta") * np.where(
+    FACTS: ClassVar[OpFacts] = _unary("selu", float_kernel=lambda m, x: m.mul(m.beta(), m.negative_scaled(x, m.mul(m.alpha(), m.sub(m.exp(x), m.f32(1.0))))), required=("alpha", "beta"), numpy=lambda op, x: _param(op, "beta") * np.where(
         x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
@@ -1038,7 +1040,7 @@ class HardSigmoidOp(ParametricUnaryOp):
     """max(0, min(1, alpha * x + beta))."""
 
     name = "glow.hard_sigmoid"
-    FACTS: ClassVar[OpFacts] = _unary("hard_sigmoid", required=("alpha", "beta"), numpy=lambda op, x: np.clip(
+    FACTS: ClassVar[OpFacts] = _unary("hard_sigmoid", float_kernel=lambda m, x: m.unit_clamp(m.add(m.mul(m.alpha(), x), m.beta())), required=("alpha", "beta"), numpy=lambda op, x: np.clip(
         _param(op, "alpha") * x + _param(op, "beta"), 0, 1))
 
 
@@ -1047,32 +1049,32 @@ class HardSwishOp(UnaryOp):
     """x * max(0, min(1, x / 6 + 1/2))."""
 
     name = "glow.hard_swish"
-    FACTS: ClassVar[OpFacts] = _unary("hard_swish", layout_agnostic=True, glow_kind="HardSwish",
+    FACTS: ClassVar[OpFacts] = _unary("hard_swish", float_kernel=lambda m, x: m.mul(x, m.unit_clamp(m.add(m.mul(m.f32(1 / 6), x), m.f32(0.5)))), layout_agnostic=True, glow_kind="HardSwish",
                                       numpy=lambda op, x: x * np.clip(x / 6 + 0.5, 0, 1))
 
 
 @irdl_op_definition
 class ExpOp(UnaryOp):
     name = "glow.exp"
-    FACTS: ClassVar[OpFacts] = _unary("exp", layout_agnostic=True, glow_kind="Exp", numpy=lambda op, x: np.exp(x))
+    FACTS: ClassVar[OpFacts] = _unary("exp", float_kernel=lambda m, x: m.exp(x), layout_agnostic=True, glow_kind="Exp", numpy=lambda op, x: np.exp(x))
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "glow.neg"
-    FACTS: ClassVar[OpFacts] = _unary("neg", layout_agnostic=True, glow_kind="Neg", numpy=lambda op, x: -x)
+    FACTS: ClassVar[OpFacts] = _unary("neg", float_kernel=lambda m, x: m.sub(m.f32(0.0), x), layout_agnostic=True, glow_kind="Neg", numpy=lambda op, x: -x)
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
     name = "glow.sqrt"
-    FACTS: ClassVar[OpFacts] = _unary("sqrt", glow_kind="Sqrt", numpy=lambda op, x: np.sqrt(x))
+    FACTS: ClassVar[OpFacts] = _unary("sqrt", float_kernel=lambda m, x: m.sqrt(x), glow_kind="Sqrt", numpy=lambda op, x: np.sqrt(x))
 
 
 @irdl_op_definition
 class ReciprocalOp(UnaryOp):
     name = "glow.reciprocal"
-    FACTS: ClassVar[OpFacts] = _unary("reciprocal", glow_kind="Reciprocal", numpy=lambda op, x: 1 / x)
+    FACTS: ClassVar[OpFacts] = _unary("reciprocal", float_kernel=lambda m, x: m.div(m.f32(1.0), x), glow_kind="Reciprocal", numpy=lambda op, x: 1 / x)
 
 
 @irdl_op_definition
@@ -1080,7 +1082,7 @@ class LogOp(UnaryOp):
     """Natural logarithm."""
 
     name = "glow.log"
-    FACTS: ClassVar[OpFacts] = _unary("log", layout_agnostic=True, glow_kind="Log", numpy=lambda op, x: np.log(x))
+    FACTS: ClassVar[OpFacts] = _unary("log", float_kernel=lambda m, x: m.log(x), layout_agnostic=True, glow_kind="Log", numpy=lambda op, x: np.log(x))
 
 
 @irdl_op_definition
@@ -1088,7 +1090,7 @@ class SoftplusOp(UnaryOp):
     """log(1 + e^x)."""
 
     name = "glow.softplus"
-    FACTS: ClassVar[OpFacts] = _unary("softplus", glow_kind="SoftPlus", numpy=lambda op, x: np.log1p(np.exp(x)))
+    FACTS: ClassVar[OpFacts] = _unary("softplus", float_kernel=lambda m, x: m.softplus(x), glow_kind="SoftPlus", numpy=lambda op, x: np.log1p(np.exp(x)))
 
 
 @irdl_op_definition
@@ -1096,7 +1098,7 @@ class SoftsignOp(UnaryOp):
     """x / (1 + |x|)."""
 
     name = "glow.softsign"
-    FACTS: ClassVar[OpFacts] = _unary("softsign", numpy=lambda op, x: x / (1 + np.abs(x)))
+    FACTS: ClassVar[OpFacts] = _unary("softsign", float_kernel=lambda m, x: m.div(x, m.add(m.f32(1.0), m.max(x, m.sub(m.f32(0.0), x)))), numpy=lambda op, x: x / (1 + np.abs(x)))
 
 
 @irdl_op_definition
@@ -1104,7 +1106,7 @@ class MishOp(UnaryOp):
     """x * tanh(softplus(x))."""
 
     name = "glow.mish"
-    FACTS: ClassVar[OpFacts] = _unary("mish", numpy=lambda op, x: x * np.tanh(np.log1p(np.exp(x))))
+    FACTS: ClassVar[OpFacts] = _unary("mish", float_kernel=lambda m, x: m.mul(x, m.tanh(m.softplus(x))), numpy=lambda op, x: x * np.tanh(np.log1p(np.exp(x))))
 
 
 @irdl_op_definition
@@ -1112,14 +1114,14 @@ class CeluOp(ParametricUnaryOp):
     """max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
 
     name = "glow.celu"
-    FACTS: ClassVar[OpFacts] = _unary("celu", required=("alpha",), numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
+    FACTS: ClassVar[OpFacts] = _unary("celu", float_kernel=lambda m, x: m.add(m.max(x, m.f32(0.0)), m.min(m.f32(0.0), m.mul(m.alpha(), m.sub(m.exp(m.div(x, m.alpha())), m.f32(1.0))))), required=("alpha",), numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
         0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)))
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
     name = "glow.abs"
-    FACTS: ClassVar[OpFacts] = _unary("abs", layout_agnostic=True, glow_kind="Abs", numpy=lambda op, x: np.abs(x))
+    FACTS: ClassVar[OpFacts] = _unary("abs", float_kernel=lambda m, x: m.max(x, m.sub(m.f32(0.0), x)), layout_agnostic=True, glow_kind="Abs", numpy=lambda op, x: np.abs(x))
 
 
 @irdl_op_definition
@@ -1225,7 +1227,7 @@ class BinaryOp(GlowOp):
 class AddOp(BinaryOp, FusedActivation):
     name = "glow.add"
     assembly_format = "$lhs `,` $rhs (`activation` $activation^)? attr-dict `:` functional-type(operands, results)"
-    FACTS: ClassVar[OpFacts] = _binary("add", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Add",
+    FACTS: ClassVar[OpFacts] = _binary("add", float_kernel=lambda m, lhs, rhs: m.add(lhs, rhs), in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Add",
                                        numpy=lambda op, a, b: op.apply_activation(a + b))
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, *, activation: Activation | str | None = None,
@@ -1240,21 +1242,21 @@ class AddOp(BinaryOp, FusedActivation):
 @irdl_op_definition
 class SubOp(BinaryOp):
     name = "glow.sub"
-    FACTS: ClassVar[OpFacts] = _binary("sub", in_place=True, layout_agnostic=True, glow_kind="Sub",
+    FACTS: ClassVar[OpFacts] = _binary("sub", float_kernel=lambda m, lhs, rhs: m.sub(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Sub",
                                        numpy=lambda op, a, b: a - b)
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
     name = "glow.mul"
-    FACTS: ClassVar[OpFacts] = _binary("mul", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Mul",
+    FACTS: ClassVar[OpFacts] = _binary("mul", float_kernel=lambda m, lhs, rhs: m.mul(lhs, rhs), in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Mul",
                                        numpy=lambda op, a, b: a * b)
 
 
 @irdl_op_definition
 class DivOp(BinaryOp):
     name = "glow.div"
-    FACTS: ClassVar[OpFacts] = _binary("div", in_place=True, layout_agnostic=True, glow_kind="Div",
+    FACTS: ClassVar[OpFacts] = _binary("div", float_kernel=lambda m, lhs, rhs: m.div(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Div",
                                        numpy=lambda op, a, b: a / b)
 
 
@@ -1263,20 +1265,20 @@ class PowOp(BinaryOp):
     """lhs ^ rhs (floats), as C's powf."""
 
     name = "glow.pow"
-    FACTS: ClassVar[OpFacts] = _binary("pow", glow_kind="Pow")  # not folded: numpy's power is not the kernel's powf
+    FACTS: ClassVar[OpFacts] = _binary("pow", float_kernel=lambda m, lhs, rhs: m.pow(lhs, rhs), glow_kind="Pow")  # not folded: numpy's power is not the kernel's powf
 
 
 @irdl_op_definition
 class MaxOp(BinaryOp):
     name = "glow.max"
-    FACTS: ClassVar[OpFacts] = _binary("max", in_place=True, layout_agnostic=True, glow_kind="Max",
+    FACTS: ClassVar[OpFacts] = _binary("max", float_kernel=lambda m, lhs, rhs: m.max(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Max",
                                        numpy=lambda op, a, b: np.maximum(a, b))
 
 
 @irdl_op_definition
 class MinOp(BinaryOp):
     name = "glow.min"
-    FACTS: ClassVar[OpFacts] = _binary("min", in_place=True, layout_agnostic=True, glow_kind="Min",
+    FACTS: ClassVar[OpFacts] = _binary("min", float_kernel=lambda m, lhs, rhs: m.min(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Min",
                                        numpy=lambda op, a, b: np.minimum(a, b))
 
 
@@ -1285,7 +1287,7 @@ class PReluOp(BinaryOp):
     """lhs if lhs >= 0 else rhs * lhs (rhs: the slope, broadcast)."""
 
     name = "glow.prelu"
-    FACTS: ClassVar[OpFacts] = _binary("prelu", glow_kind="PRelu",
+    FACTS: ClassVar[OpFacts] = _binary("prelu", float_kernel=lambda m, x, slope: m.negative_scaled(x, m.mul(slope, x)), glow_kind="PRelu",
                                        numpy=lambda op, x, slope: np.where(x >= 0, x, slope * x))
 
 
@@ -1829,6 +1831,11 @@ def elementwise_facts(ops: OpClasses = None) -> dict[str, ElementwiseFacts]:
             if isinstance(facts, ElementwiseFacts):
                 table[facts.kind] = facts
     return table | {facts.kind: facts for facts in KINDS_WITHOUT_OP}
+
+
+def fused_activation_kinds(ops: OpClasses = None) -> tuple[str, ...]:
+    """The elementwise kinds whose glow op carries a fused activation (`FusedActivation`)."""
+    return tuple(kind for op, kind in elementwise_ops(ops).items() if issubclass(op, FusedActivation))
 
 
 def elementwise_kinds(ops: OpClasses = None) -> dict[str, int]:

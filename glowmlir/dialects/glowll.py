@@ -556,17 +556,7 @@ class AvgPoolOp(PoolOp):
                          count_include_pad=count_include_pad)
 
 
-ELEMENTWISE_KINDS = glow.elementwise_kinds()
-"""Kind -> number of sources, derived from the glow ops' facts (and `glow.KINDS_WITHOUT_OP`)."""
-
-ELEMENTWISE_PROPERTIES = glow.elementwise_required_properties()
-"""Kind -> the properties it cannot do without, from the same facts."""
 """The properties a kind cannot do without (the kernels would read a missing one as 0)."""
-
-ELEMENTWISE_OPTIONAL_PROPERTIES = {"add": ("activation", "clip_min", "clip_max")}
-"""The properties a kind may have besides those it needs; any other is refused, since its
-kernel would ignore it."""
-
 
 @irdl_op_definition
 class ElementwiseOp(InstructionOp, FusedActivation):
@@ -600,16 +590,19 @@ class ElementwiseOp(InstructionOp, FusedActivation):
         super().__init__(operands=[dest, sources], properties=properties)
 
     def verify_instruction(self) -> None:
-        kind = self.kind.data
-        if kind not in ELEMENTWISE_KINDS:
+        # The kinds, their arities and properties come from the glow ops' facts.
+        kind, facts = self.kind.data, glow.elementwise_facts().get(self.kind.data)
+        if facts is None:
             _fail(self, f"unknown kind \"{kind}\"")
-        if len(self.inputs) != ELEMENTWISE_KINDS[kind]:
-            _fail(self, f"\"{kind}\" takes {ELEMENTWISE_KINDS[kind]} sources, not {len(self.inputs)}")
-        needed = ELEMENTWISE_PROPERTIES.get(kind, ())
-        for property_name in needed:
+        if len(self.inputs) != facts.arity:
+            _fail(self, f"\"{kind}\" takes {facts.arity} sources, not {len(self.inputs)}")
+        for property_name in facts.required:
             if property_name not in self.properties:
                 _fail(self, f"\"{kind}\" needs {property_name}")
-        allowed = {"kind", *needed, *ELEMENTWISE_OPTIONAL_PROPERTIES.get(kind, ())}
+        # A fused activation only where the glow op has one (glow-fuse-activations); any other
+        # property is refused, since the kernel would ignore it.
+        activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
+        allowed = {"kind", *facts.required, *activation}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))

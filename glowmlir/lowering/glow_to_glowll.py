@@ -96,6 +96,8 @@ class _FunctionLowering:
 
     def lower(self, op: Operation) -> None:
         lowering = _LOWERINGS.get(type(op))
+        if lowering is None and glow.elementwise_kind(op) is not None:  # from the op's facts
+            lowering = _lower_elementwise
         if lowering is None:
             needed = _DECOMPOSED_BY.get(type(op), "glow-fold-batchnorm")
             raise GlowError(f"{op.name}: no lowering to glowll (run {needed} first?)")
@@ -257,7 +259,6 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.GatherElementsOp: _lower_simple(glowll.GatherElementsOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),
-    **{op_type: _lower_elementwise for op_type in glow.elementwise_ops()},  # from the ops' facts
 }
 
 

@@ -27,8 +27,6 @@ from glowmlir.lowering.activations import clamp, clamp_interval
 from glowmlir.lowering.kernel_builder import KernelBuilder
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 
-MIXED_TYPE_KINDS = glow.mixed_type_kinds()
-"""Kinds whose sources and destination differ in type (from the glow ops' facts)."""
 
 _FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
@@ -55,7 +53,7 @@ def is_unsigned(element: Attribute) -> bool:
 def is_integer_instruction(op: glowll.InstructionOp) -> bool:
     """An elementwise instruction these kernels emit: a mixed-type kind, or integer data."""
     return isinstance(op, glowll.ElementwiseOp) and (
-        op.kind.data in MIXED_TYPE_KINDS or isinstance(element_of(op.dest), IntegerType))
+        op.kind.data in glow.mixed_type_kinds() or isinstance(element_of(op.dest), IntegerType))
 
 
 # ----------------------------------------------------------------------------- scalar helpers

@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.dialects import llvm
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons, math_approx
 from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
@@ -133,66 +133,96 @@ def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:
                 b.store(total, dest, [*bi, m, n.index])
 
 
-def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
-    dest, sources = elementwise_views(op, view)
-    kind = op.kind.data
-    one = b.f32(1.0) if kind in ("sigmoid", "tanh", "mish") else None
+class FloatMath:
+    """What an op's `float_kernel` (in its facts, `glow.ElementwiseFacts`) computes with: the
+    kernel builder's f32 arithmetic, math_approx's approximations, and the instruction's
+    parameters."""
 
-    alpha = op.alpha.value.data if op.alpha is not None else 0.0
-    beta = op.beta.value.data if op.beta is not None else 0.0
+    def __init__(self, b: KernelBuilder, op: glowll.ElementwiseOp):
+        self.b, self.op = b, op
 
-    def sigmoid(x):
-        return b.fdiv(one, b.fadd(one, math_approx.exp(b, b.fsub(b.f32(0.0), x))))
+    def f32(self, value: float) -> SSAValue:
+        return self.b.f32(value)
 
-    def negative_scaled(x, scaled):
+    def _parameter(self, name: str) -> SSAValue:
+        value = getattr(self.op, name)
+        return self.b.f32(value.value.data if value is not None else 0.0)
+
+    def alpha(self) -> SSAValue:
+        return self._parameter("alpha")
+
+    def beta(self) -> SSAValue:
+        return self._parameter("beta")
+
+    def value(self) -> SSAValue:
+        return self._parameter("value")
+
+    def add(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.fadd(x, y)
+
+    def sub(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.fsub(x, y)
+
+    def mul(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.fmul(x, y)
+
+    def div(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.fdiv(x, y)
+
+    def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.fmax(x, y)
+
+    def min(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.fmin(x, y)
+
+    def sqrt(self, x: SSAValue) -> SSAValue:
+        return self.b.emit(llvm.FSqrtOp(x))
+
+    def exp(self, x: SSAValue) -> SSAValue:
+        return math_approx.exp(self.b, x)
+
+    def log(self, x: SSAValue) -> SSAValue:
+        return math_approx.log(self.b, x)
+
+    def pow(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return math_approx.general_pow(self.b, x, y)
+
+    def clamp(self, x: SSAValue, activation: str) -> SSAValue:
+        """x clamped as the `relu` or `clip` (clip_min, clip_max) of the instruction."""
+        return clamp_f32(self.b, x, clamp_interval(self.op, activation))
+
+    def unit_clamp(self, x: SSAValue) -> SSAValue:
+        return self.min(self.max(x, self.f32(0.0)), self.f32(1.0))
+
+    def negative_scaled(self, x: SSAValue, scaled: SSAValue) -> SSAValue:
         """x where x >= 0, else `scaled`."""
-        return b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, b.f32(0.0), "oge")), x, scaled))
+        return self.b.emit(llvm.SelectOp(self.b.emit(llvm.FCmpOp(x, self.f32(0.0), "oge")), x, scaled))
 
-    def unit_clamp(x):
-        return b.fmin(b.fmax(x, b.f32(0.0)), b.f32(1.0))
+    def sigmoid(self, x: SSAValue) -> SSAValue:
+        one = self.f32(1.0)
+        return self.div(one, self.add(one, self.exp(self.sub(self.f32(0.0), x))))
 
-    def softplus(x):
-        """log(1 + e^x), as x + log(1 + e^-x) for large x so that e^x cannot overflow."""
-        positive = b.emit(llvm.FCmpOp(x, b.f32(0.0), "ogt"))
-        small = math_approx.log(b, b.fadd(b.f32(1.0), math_approx.exp(b, x)))
-        large = b.fadd(x, math_approx.log(b, b.fadd(b.f32(1.0), math_approx.exp(b, b.fsub(b.f32(0.0), x)))))
-        return b.emit(llvm.SelectOp(positive, large, small))
-
-    def tanh(x):
+    def tanh(self, x: SSAValue) -> SSAValue:
         """tanh(x) = 2 * sigmoid(2x) - 1."""
-        return b.fsub(b.fmul(b.f32(2.0), sigmoid(b.fadd(x, x))), b.f32(1.0))
+        return self.sub(self.mul(self.f32(2.0), self.sigmoid(self.add(x, x))), self.f32(1.0))
 
-    compute: dict[str, Callable[[list[SSAValue]], SSAValue]] = {
-        "add": lambda v: b.fadd(*v), "sub": lambda v: b.fsub(*v), "mul": lambda v: b.fmul(*v),
-        "div": lambda v: b.fdiv(*v), "max": lambda v: b.fmax(*v), "min": lambda v: b.fmin(*v),
-        "pow": lambda v: math_approx.general_pow(b, *v),
-        "relu": lambda v: clamp_f32(b, v[0], clamp_interval(op, "relu")),
-        "clip": lambda v: clamp_f32(b, v[0], clamp_interval(op, "clip")),
-        "sigmoid": lambda v: sigmoid(v[0]),
-        "tanh": lambda v: tanh(v[0]),
-        "prelu": lambda v: negative_scaled(v[0], b.fmul(v[1], v[0])),
-        "leaky_relu": lambda v: negative_scaled(v[0], b.fmul(b.f32(alpha), v[0])),
-        "elu": lambda v: negative_scaled(v[0], b.fmul(b.f32(alpha), b.fsub(math_approx.exp(b, v[0]), b.f32(1.0)))),
-        "selu": lambda v: b.fmul(b.f32(beta), negative_scaled(
-            v[0], b.fmul(b.f32(alpha), b.fsub(math_approx.exp(b, v[0]), b.f32(1.0))))),
-        "hard_sigmoid": lambda v: unit_clamp(b.fadd(b.fmul(b.f32(alpha), v[0]), b.f32(beta))),
-        "hard_swish": lambda v: b.fmul(v[0], unit_clamp(b.fadd(b.fmul(b.f32(1 / 6), v[0]), b.f32(0.5)))),
-        "exp": lambda v: math_approx.exp(b, v[0]),
-        "neg": lambda v: b.fsub(b.f32(0.0), v[0]),
-        "abs": lambda v: b.fmax(v[0], b.fsub(b.f32(0.0), v[0])),
-        "sqrt": lambda v: b.emit(llvm.FSqrtOp(v[0])),
-        "reciprocal": lambda v: b.fdiv(b.f32(1.0), v[0]),
-        "log": lambda v: math_approx.log(b, v[0]),
-        "softplus": lambda v: softplus(v[0]),
-        "softsign": lambda v: b.fdiv(v[0], b.fadd(b.f32(1.0), b.fmax(v[0], b.fsub(b.f32(0.0), v[0])))),
-        "mish": lambda v: b.fmul(v[0], tanh(softplus(v[0]))),
-        "celu": lambda v: b.fadd(b.fmax(v[0], b.f32(0.0)), b.fmin(b.f32(0.0), b.fmul(b.f32(alpha), b.fsub(
-            math_approx.exp(b, b.fdiv(v[0], b.f32(alpha))), b.f32(1.0))))),
-        "copy": lambda v: v[0],
-        "splat": lambda v: b.f32(op.value.value.data),
-    }
-    operation, activation = compute[kind], clamp_interval(op, fused_activation(op))
-    emit_strided_map(b, dest, sources, lambda v: clamp_f32(b, operation(v), activation))
+    def softplus(self, x: SSAValue) -> SSAValue:
+        """log(1 + e^x), as x + log(1 + e^-x) for large x so that e^x cannot overflow."""
+        positive = self.b.emit(llvm.FCmpOp(x, self.f32(0.0), "ogt"))
+        small = self.log(self.add(self.f32(1.0), self.exp(x)))
+        large = self.add(x, self.log(self.add(self.f32(1.0), self.exp(self.sub(self.f32(0.0), x)))))
+        return self.b.emit(llvm.SelectOp(positive, large, small))
+
+
+def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
+    """The kind's `float_kernel` (from the glow op's facts) over every element, then the fused
+    activation."""
+    dest, sources = elementwise_views(op, view)
+    facts = glow.elementwise_facts().get(op.kind.data)
+    if facts is None or facts.float_kernel is None:
+        raise NotImplementedError(f"glowll.elementwise \"{op.kind.data}\" has no float kernel")
+    math, activation = FloatMath(b, op), clamp_interval(op, fused_activation(op))
+    emit_strided_map(b, dest, sources, lambda v: clamp_f32(b, facts.float_kernel(math, *v), activation))
 
 
 def emit_reduce(b: KernelBuilder, op: glowll.ReduceOp, view: ViewOf) -> None:

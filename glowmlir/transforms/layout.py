@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -108,16 +106,14 @@ class CancelTransposes(RewritePattern):
             rewriter.replace(op, glow.transpose(inner.input, composed))
 
 
-ElementwiseOp = functools.reduce(operator.or_, glow.layout_agnostic_ops())
-"""The elementwise ops a transpose of all their operands can move below (from the ops' facts)."""
-
-
 class SinkThroughElementwise(RewritePattern):
     """op(transpose(a, p), transpose(b, p)) -> transpose(op(a, b), p), for elementwise ops
     whose operands all come from the same transpose (no broadcasting)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ElementwiseOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: glow.GlowOp, rewriter: PatternRewriter) -> None:
+        if type(op) not in glow.layout_agnostic_ops():  # the ops' facts say which
+            return
         sources = [v.owner for v in op.operands]
         if not all(isinstance(s, glow.TransposeOp) and v.has_one_use() for s, v in zip(sources, op.operands)):
             return

@@ -46,8 +46,6 @@ from glowmlir.quantization.profile import Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
 
-GLOW_KINDS: dict[type, str] = glow.glow_kinds()
-"""The ops with integer kernels, by the node kind names Glow's options use."""
 
 _FOLLOW_INPUT = (glow.MaxPoolOp, glow.AvgPoolOp, glow.ReshapeOp, glow.TransposeOp, glow.SliceOp, glow.PadOp)
 """Ops whose result keeps the input's type (they only move or select values)."""
@@ -106,10 +104,10 @@ class QuantizationOptions:
         for option, (value, allowed) in choices.items():
             if value not in allowed:
                 raise GlowError(f"-{option}=\"{value}\": expected one of {', '.join(allowed)}")
-        unknown = set(self.keep_original_precision_for_nodes) - set(GLOW_KINDS.values())
+        unknown = set(self.keep_original_precision_for_nodes) - set(glow.glow_kinds().values())
         if unknown:
             raise GlowError(f"-keep-original-precision-for-nodes: unknown node kind \"{sorted(unknown)[0]}\" "
-                            f"(kinds: {', '.join(sorted(set(GLOW_KINDS.values())))})")
+                            f"(kinds: {', '.join(sorted(set(glow.glow_kinds().values())))})")
         if self.channelwise and self.precision_bias != "Int32":
             raise GlowError("-enable-channelwise needs -quantization-precision-bias=Int32")
 
@@ -189,7 +187,7 @@ class _FunctionQuantizer:
             convert = self.converter(op)
             if convert is None or not convert(self, op):
                 name = op.attributes.get(glow.NODE_NAME)
-                if type(op) in GLOW_KINDS and not isinstance(op, _FOLLOW_INPUT):
+                if type(op) in glow.glow_kinds() and not isinstance(op, _FOLLOW_INPUT):
                     self.skipped.append(name.data if name else op.name)
                 for index, operand in enumerate(op.operands):
                     op.operands[index] = self.as_float(operand, op)
@@ -200,7 +198,7 @@ class _FunctionQuantizer:
             raise GlowError(f"-assert-all-nodes-quantized: node \"{self.skipped[0]}\" was not quantized")
 
     def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
-        kind = GLOW_KINDS.get(type(op))
+        kind = glow.glow_kinds().get(type(op))
         if kind is None or kind in self.config.keep_original_precision_for_nodes:
             return None
         if self.config.precision != "Int8" and not isinstance(op, _FOLLOW_INPUT):
@@ -340,7 +338,7 @@ def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None
         raise GlowError(f"-load-profile: \"{path}\" was made for another graph (graph hash mismatch; "
                         f"profile again with the same model and options)")
     for op in module.walk():
-        if isinstance(op, glow.PlaceholderOp) or (type(op) in GLOW_KINDS and glow.NODE_NAME in op.attributes):
+        if isinstance(op, glow.PlaceholderOp) or (type(op) in glow.glow_kinds() and glow.NODE_NAME in op.attributes):
             key = value_key(op.results[0])
             if key not in profile.entries and op.results[0].type.element_type == f32:
                 raise GlowError(f"-load-profile: \"{path}\" has no entry \"{key}\": it was made for another model")

@@ -25,10 +25,6 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
 
-IN_PLACE_KINDS = glow.in_place_kinds()
-"""The elementwise kinds whose kernel may write over a source (from the glow ops' facts)."""
-
-
 def _uses_by_instruction(function: glowll.FunctionOp) -> dict[SSAValue, list[int]]:
     """For each buffer value (views included), the indices of the instructions using it directly."""
     uses: dict[SSAValue, list[int]] = {}
@@ -125,7 +121,7 @@ def share_buffers(function: glowll.FunctionOp) -> None:
             op.detach()
             op.erase()
             uses = _uses_by_instruction(function)
-        elif isinstance(op, glowll.ElementwiseOp) and op.kind.data in IN_PLACE_KINDS:
+        elif isinstance(op, glowll.ElementwiseOp) and op.kind.data in glow.in_place_kinds():
             broadcast = [i for i in op.inputs if i.type != op.dest.type]
             if _merge_in_place(op, index, op.inputs, broadcast, uses):
                 uses = _uses_by_instruction(function)

@@ -10,52 +10,50 @@ from typing import ClassVar
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import MemRefType, f32, i1, i8, i32
-from xdsl.ir import Block
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
 from xdsl.irdl import irdl_op_definition
 
 from glowmlir import reference
+from glowmlir.compiler import CompileOptions, compile_module
 from glowmlir.dialects import glow, glowll
-from glowmlir.lowering import glow_to_glowll, integer_kernels
+from glowmlir.lowering import glow_to_glowll
 from glowmlir.lowering.glowll_to_llvm import lower_instruction
-from glowmlir.transforms import layout, quantize, share_buffers
 
-# ----------------------------------------------------------------------------- the passes' tables are the derived ones
-
-
-def test_op_tables_are_derived_from_the_facts():
-    assert glowll.ELEMENTWISE_KINDS == glow.elementwise_kinds()
-    assert glowll.ELEMENTWISE_PROPERTIES == glow.elementwise_required_properties()
-    assert share_buffers.IN_PLACE_KINDS == glow.in_place_kinds()
-    assert integer_kernels.MIXED_TYPE_KINDS == glow.mixed_type_kinds()
-    assert quantize.GLOW_KINDS == glow.glow_kinds()
-    assert set(layout.ElementwiseOp.__args__) == set(glow.layout_agnostic_ops())
+# ----------------------------------------------------------------------------- every kind reaches every stage
 
 
 def test_every_elementwise_op_lowers_to_its_kind():
+    kinds = glow.elementwise_kinds()
     for op_type, kind in glow.elementwise_ops().items():
-        assert glow_to_glowll._LOWERINGS[op_type] is glow_to_glowll._lower_elementwise, op_type.name
-        assert kind in glowll.ELEMENTWISE_KINDS, op_type.name
+        assert op_type not in glow_to_glowll._LOWERINGS, op_type.name  # lowered by its facts, not a table
+        assert kind in kinds, op_type.name
         assert op_type.FACTS.arity == len(op_type.get_irdl_definition().operands), op_type.name
     for facts in glow.KINDS_WITHOUT_OP:
-        assert facts.kind in glowll.ELEMENTWISE_KINDS
+        assert facts.kind in kinds
 
 
 def test_the_sinkable_ops_include_div_and_log():
     """Once hand-kept, the list of ops a transpose sinks through had lost Div and Log."""
-    assert {glow.DivOp, glow.LogOp, glow.MulOp, glow.ExpOp} <= set(layout.ElementwiseOp.__args__)
+    assert {glow.DivOp, glow.LogOp, glow.MulOp, glow.ExpOp} <= set(glow.layout_agnostic_ops())
 
 
-FLOAT_KINDS = sorted(kind for kind, facts in glow.elementwise_facts().items()
-                     if facts.numpy is not None and not facts.mixed_types)
+FLOAT_KINDS = sorted(kind for kind, facts in glow.elementwise_facts().items() if facts.float_kernel is not None)
+
+
+def test_every_float_op_with_reference_semantics_has_a_float_kernel():
+    for kind, facts in glow.elementwise_facts().items():
+        if facts.numpy is not None and not facts.mixed_types:
+            assert facts.float_kernel is not None, kind
 
 
 @pytest.mark.parametrize("kind", FLOAT_KINDS)
 def test_every_float_kind_verifies_and_has_a_kernel(kind):
     """A glowll.elementwise of each float kind, with the properties its facts require, verifies
     and lowers to a float kernel (a kind the kernel does not know fails here)."""
-    arity = glowll.ELEMENTWISE_KINDS[kind]
+    arity = glow.elementwise_kinds()[kind]
     buffers = Block(arg_types=[MemRefType(f32, [4])] * (arity + 1)).args
-    required = {name: 0.5 for name in glowll.ELEMENTWISE_PROPERTIES.get(kind, ())}
+    required = {name: 0.5 for name in glow.elementwise_required_properties().get(kind, ())}
     op = glowll.ElementwiseOp(buffers[0], buffers[1:], kind, **required)
     op.verify()
     kernel = lower_instruction(op, "kernel", [("activations", 16 * i) for i in range(arity + 1)])
@@ -63,8 +61,8 @@ def test_every_float_kind_verifies_and_has_a_kernel(kind):
 
 
 def test_a_kind_without_its_required_property_is_refused():
-    for kind, required in glowll.ELEMENTWISE_PROPERTIES.items():
-        arity = glowll.ELEMENTWISE_KINDS[kind]
+    for kind, required in glow.elementwise_required_properties().items():
+        arity = glow.elementwise_kinds()[kind]
         element = i1 if kind == "compare" else f32
         dest, *sources = Block(arg_types=[MemRefType(element, [4])] + [MemRefType(f32, [4])] * arity).args
         with pytest.raises(Exception, match=required[0]):
@@ -150,6 +148,35 @@ def test_a_new_op_with_facts_is_in_every_derived_table():
     np.testing.assert_array_equal(evaluate(op, np.array([-2.0, 0.0, 6.0], np.float32)), [-0.5, 0.0, 0.75])
     # The dialect's own tables stay as they were.
     assert "softsign2" not in glow.elementwise_kinds() and Softsign2Op not in reference.EVALUATORS
+
+
+@irdl_op_definition
+class ScaledSoftsignOp(glow.UnaryOp):
+    """Test only, as docs/architecture.md "Adding an op" adds it: x / (2 + |x|)."""
+
+    name = "glow.scaled_softsign"
+    FACTS: ClassVar[glow.OpFacts] = glow.ElementwiseFacts(
+        kind="scaled_softsign", arity=1, in_place=True, layout_agnostic=True,
+        numpy=lambda op, x: x / (2 + np.abs(x)),
+        float_kernel=lambda m, x: m.div(x, m.add(m.f32(2.0), m.max(x, m.sub(m.f32(0.0), x)))))
+
+
+def test_an_op_added_to_the_dialect_compiles_and_runs(monkeypatch):
+    """The one place to edit: the op class with its facts, listed in the dialect. Importing,
+    then every stage — verifiers, lowering to glowll, buffer sharing, the float kernel — takes
+    it from there; the bundle computes what its numpy semantics say."""
+    monkeypatch.setattr(glow.Glow, "_operations", [*glow.Glow._operations, ScaledSoftsignOp])
+    x = glow.PlaceholderOp("x", glow.tensor((3, 8)))
+    scaled = ScaledSoftsignOp(x.result)
+    relu = glow.ReluOp(scaled.result)
+    module = ModuleOp([glow.FunctionOp("net", Region(Block([x, scaled, relu, glow.SaveOp(relu.result, "y")])))])
+    bundle = compile_module(module, CompileOptions(network_name="net"))
+    glowll_ir = bundle.ir["glowll"]
+    assert 'glowll.elementwise %1, %0 {kind = "scaled_softsign"} : memref<3x8xf32>, memref<3x8xf32>' in glowll_ir
+    assert 'glowll.elementwise %1, %1 {kind = "relu"}' in glowll_ir  # in place, after it
+    data = np.random.default_rng(7).normal(scale=4.0, size=(3, 8)).astype(np.float32)
+    expected = np.maximum(ScaledSoftsignOp.FACTS.numpy(None, data), 0)
+    np.testing.assert_allclose(bundle.run(x=data)["y"], expected, rtol=1e-6, atol=1e-7)
 
 
 def _argument(shape, element=f32):
