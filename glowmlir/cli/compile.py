@@ -150,10 +150,12 @@ def compile_command(
                         f"empty value (expected node kinds such as SoftMax,Relu)")
     if load_profile is not None:
         options["quantization"] = compiler.QuantizationOptions(
-            load_profile, quantization_schema, quantization_precision, quantization_precision_bias,
-            flags["enable-channelwise"], _calibration(quantization_calibration),
-            tuple(k for k in (keep_original_precision_for_nodes or "").split(",") if k),
-            flags["assert-all-nodes-quantized"], flags["convert-placeholders"])
+            load_profile, schema=quantization_schema, precision=quantization_precision,
+            precision_bias=quantization_precision_bias, channelwise=flags["enable-channelwise"],
+            calibration=_calibration(quantization_calibration),
+            keep_original_precision_for_nodes=tuple(k for k in (keep_original_precision_for_nodes or "").split(",") if k),
+            assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
+            convert_placeholders=flags["convert-placeholders"])
     elif any(flags.values()):
         raise GlowError(f"-{next(o for o, v in flags.items() if v)} needs -load-profile")
     requested = {"cmsis-nn": use_cmsis, "hifi4": use_hifi4}

@@ -327,10 +327,13 @@ class OpFacts:
 
     `glow_kind` is Glow's name for the node kind (as `-keep-original-precision-for-nodes`
     spells it; None where Glow has no node of its own); `quantizable` says that the op has
-    integer kernels, so `glow-quantize` may give it quantized types."""
+    integer kernels, so `glow-quantize` may give it quantized types; `keeps_input_quantization`:
+    quantized, its result has its input's parameters (it only moves, selects or averages
+    values: pools, reshape, transpose, slice, pad)."""
 
     glow_kind: str | None = None
     quantizable: bool = False
+    keeps_input_quantization: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -908,7 +911,7 @@ class PoolOp(GlowOp, PoolWindow, LayoutProperty):
 @irdl_op_definition
 class MaxPoolOp(PoolOp):
     name = "glow.max_pool"
-    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="MaxPool", quantizable=True)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="MaxPool", quantizable=True, keeps_input_quantization=True)
 
     def __init__(self, input: SSAValue, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
                  pads: Sequence[int] = (0, 0, 0, 0), *, layout: Layout | str | None = None,
@@ -922,7 +925,7 @@ class AvgPoolOp(PoolOp):
 
     name = "glow.avg_pool"
     count_include_pad = opt_prop_def(UnitAttr)
-    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="AvgPool", quantizable=True)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="AvgPool", quantizable=True, keeps_input_quantization=True)
 
     def __init__(self, input: SSAValue, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
                  pads: Sequence[int] = (0, 0, 0, 0), *, count_include_pad: bool = False,
@@ -960,22 +963,28 @@ def _binary(kind: str, **facts) -> ElementwiseFacts:
 @irdl_op_definition
 class ReluOp(UnaryOp):
     name = "glow.relu"
-    FACTS: ClassVar[OpFacts] = _unary("relu", float_kernel=lambda m, x: m.clamp(x, "relu"), in_place=True, layout_agnostic=True, quantizable=True,
-                                      glow_kind="Relu", numpy=lambda op, x: np.maximum(x, 0))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "relu", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Relu",
+        float_kernel=lambda m, x: m.clamp(x, "relu"),
+        numpy=lambda op, x: np.maximum(x, 0))
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
     name = "glow.sigmoid"
-    FACTS: ClassVar[OpFacts] = _unary("sigmoid", float_kernel=lambda m, x: m.sigmoid(x), in_place=True, layout_agnostic=True, glow_kind="Sigmoid",
-                                      numpy=lambda op, x: 1 / (1 + np.exp(-x)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "sigmoid", in_place=True, layout_agnostic=True, glow_kind="Sigmoid",
+        float_kernel=lambda m, x: m.sigmoid(x),
+        numpy=lambda op, x: 1 / (1 + np.exp(-x)))
 
 
 @irdl_op_definition
 class TanhOp(UnaryOp):
     name = "glow.tanh"
-    FACTS: ClassVar[OpFacts] = _unary("tanh", float_kernel=lambda m, x: m.tanh(x), in_place=True, layout_agnostic=True, glow_kind="Tanh",
-                                      numpy=lambda op, x: np.tanh(x))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "tanh", in_place=True, layout_agnostic=True, glow_kind="Tanh",
+        float_kernel=lambda m, x: m.tanh(x),
+        numpy=lambda op, x: np.tanh(x))
 
 
 @irdl_op_definition
@@ -985,9 +994,11 @@ class ClipOp(UnaryOp):
     name = "glow.clip"
     min = prop_def(FloatAttr)
     max = prop_def(FloatAttr)
-    FACTS: ClassVar[OpFacts] = _unary("clip", float_kernel=lambda m, x: m.clamp(x, "clip"), in_place=True, layout_agnostic=True, quantizable=True,
-                                      glow_kind="Clip", required=("clip_min", "clip_max"),
-                                      numpy=lambda op, x: np.clip(x, op.min.value.data, op.max.value.data))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "clip", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Clip",
+        required=("clip_min", "clip_max"),
+        float_kernel=lambda m, x: m.clamp(x, "clip"),
+        numpy=lambda op, x: np.clip(x, op.min.value.data, op.max.value.data))
 
     def __init__(self, input: SSAValue, min: float, max: float, *, result_element: ElementLike = None):
         self._build([input], self.shape_rule(shape_of(input)), _element(result_element, element_of(input)),
@@ -1013,8 +1024,10 @@ class LeakyReluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * x."""
 
     name = "glow.leaky_relu"
-    FACTS: ClassVar[OpFacts] = _unary("leaky_relu", float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), x)), required=("alpha",), layout_agnostic=True, glow_kind="LeakyRelu",
-                                      numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "leaky_relu", required=("alpha",), layout_agnostic=True, glow_kind="LeakyRelu",
+        float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), x)),
+        numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x))
 
 
 @irdl_op_definition
@@ -1022,8 +1035,10 @@ class EluOp(ParametricUnaryOp):
     """x if x >= 0 else alpha * (e^x - 1)."""
 
     name = "glow.elu"
-    FACTS: ClassVar[OpFacts] = _unary("elu", float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), m.sub(m.exp(x), m.f32(1.0)))), required=("alpha",), glow_kind="Elu",
-                                      numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "elu", required=("alpha",), glow_kind="Elu",
+        float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), m.sub(m.exp(x), m.f32(1.0)))),
+        numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
 @irdl_op_definition
@@ -1031,8 +1046,10 @@ class SeluOp(ParametricUnaryOp):
     """beta (gamma) * (x if x > 0 else alpha * (e^x - 1))."""
 
     name = "glow.selu"
-    FACTS: ClassVar[OpFacts] = _unary("selu", float_kernel=lambda m, x: m.mul(m.beta(), m.negative_scaled(x, m.mul(m.alpha(), m.sub(m.exp(x), m.f32(1.0))))), required=("alpha", "beta"), numpy=lambda op, x: _param(op, "beta") * np.where(
-        x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "selu", required=("alpha", "beta"),
+        float_kernel=lambda m, x: m.mul(m.beta(), m.negative_scaled(x, m.mul(m.alpha(), m.sub(m.exp(x), m.f32(1.0))))),
+        numpy=lambda op, x: _param(op, "beta") * np.where(x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
 @irdl_op_definition
@@ -1040,8 +1057,10 @@ class HardSigmoidOp(ParametricUnaryOp):
     """max(0, min(1, alpha * x + beta))."""
 
     name = "glow.hard_sigmoid"
-    FACTS: ClassVar[OpFacts] = _unary("hard_sigmoid", float_kernel=lambda m, x: m.unit_clamp(m.add(m.mul(m.alpha(), x), m.beta())), required=("alpha", "beta"), numpy=lambda op, x: np.clip(
-        _param(op, "alpha") * x + _param(op, "beta"), 0, 1))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "hard_sigmoid", required=("alpha", "beta"),
+        float_kernel=lambda m, x: m.unit_clamp(m.add(m.mul(m.alpha(), x), m.beta())),
+        numpy=lambda op, x: np.clip(_param(op, "alpha") * x + _param(op, "beta"), 0, 1))
 
 
 @irdl_op_definition
@@ -1049,32 +1068,46 @@ class HardSwishOp(UnaryOp):
     """x * max(0, min(1, x / 6 + 1/2))."""
 
     name = "glow.hard_swish"
-    FACTS: ClassVar[OpFacts] = _unary("hard_swish", float_kernel=lambda m, x: m.mul(x, m.unit_clamp(m.add(m.mul(m.f32(1 / 6), x), m.f32(0.5)))), layout_agnostic=True, glow_kind="HardSwish",
-                                      numpy=lambda op, x: x * np.clip(x / 6 + 0.5, 0, 1))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "hard_swish", layout_agnostic=True, glow_kind="HardSwish",
+        float_kernel=lambda m, x: m.mul(x, m.unit_clamp(m.add(m.mul(m.f32(1 / 6), x), m.f32(0.5)))),
+        numpy=lambda op, x: x * np.clip(x / 6 + 0.5, 0, 1))
 
 
 @irdl_op_definition
 class ExpOp(UnaryOp):
     name = "glow.exp"
-    FACTS: ClassVar[OpFacts] = _unary("exp", float_kernel=lambda m, x: m.exp(x), layout_agnostic=True, glow_kind="Exp", numpy=lambda op, x: np.exp(x))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "exp", layout_agnostic=True, glow_kind="Exp",
+        float_kernel=lambda m, x: m.exp(x),
+        numpy=lambda op, x: np.exp(x))
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "glow.neg"
-    FACTS: ClassVar[OpFacts] = _unary("neg", float_kernel=lambda m, x: m.sub(m.f32(0.0), x), layout_agnostic=True, glow_kind="Neg", numpy=lambda op, x: -x)
+    FACTS: ClassVar[OpFacts] = _unary(
+        "neg", layout_agnostic=True, glow_kind="Neg",
+        float_kernel=lambda m, x: m.sub(m.f32(0.0), x),
+        numpy=lambda op, x: -x)
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
     name = "glow.sqrt"
-    FACTS: ClassVar[OpFacts] = _unary("sqrt", float_kernel=lambda m, x: m.sqrt(x), glow_kind="Sqrt", numpy=lambda op, x: np.sqrt(x))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "sqrt", glow_kind="Sqrt",
+        float_kernel=lambda m, x: m.sqrt(x),
+        numpy=lambda op, x: np.sqrt(x))
 
 
 @irdl_op_definition
 class ReciprocalOp(UnaryOp):
     name = "glow.reciprocal"
-    FACTS: ClassVar[OpFacts] = _unary("reciprocal", float_kernel=lambda m, x: m.div(m.f32(1.0), x), glow_kind="Reciprocal", numpy=lambda op, x: 1 / x)
+    FACTS: ClassVar[OpFacts] = _unary(
+        "reciprocal", glow_kind="Reciprocal",
+        float_kernel=lambda m, x: m.div(m.f32(1.0), x),
+        numpy=lambda op, x: 1 / x)
 
 
 @irdl_op_definition
@@ -1082,7 +1115,10 @@ class LogOp(UnaryOp):
     """Natural logarithm."""
 
     name = "glow.log"
-    FACTS: ClassVar[OpFacts] = _unary("log", float_kernel=lambda m, x: m.log(x), layout_agnostic=True, glow_kind="Log", numpy=lambda op, x: np.log(x))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "log", layout_agnostic=True, glow_kind="Log",
+        float_kernel=lambda m, x: m.log(x),
+        numpy=lambda op, x: np.log(x))
 
 
 @irdl_op_definition
@@ -1090,7 +1126,10 @@ class SoftplusOp(UnaryOp):
     """log(1 + e^x)."""
 
     name = "glow.softplus"
-    FACTS: ClassVar[OpFacts] = _unary("softplus", float_kernel=lambda m, x: m.softplus(x), glow_kind="SoftPlus", numpy=lambda op, x: np.log1p(np.exp(x)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "softplus", glow_kind="SoftPlus",
+        float_kernel=lambda m, x: m.softplus(x),
+        numpy=lambda op, x: np.log1p(np.exp(x)))
 
 
 @irdl_op_definition
@@ -1098,7 +1137,10 @@ class SoftsignOp(UnaryOp):
     """x / (1 + |x|)."""
 
     name = "glow.softsign"
-    FACTS: ClassVar[OpFacts] = _unary("softsign", float_kernel=lambda m, x: m.div(x, m.add(m.f32(1.0), m.max(x, m.sub(m.f32(0.0), x)))), numpy=lambda op, x: x / (1 + np.abs(x)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "softsign",
+        float_kernel=lambda m, x: m.div(x, m.add(m.f32(1.0), m.max(x, m.sub(m.f32(0.0), x)))),
+        numpy=lambda op, x: x / (1 + np.abs(x)))
 
 
 @irdl_op_definition
@@ -1106,7 +1148,10 @@ class MishOp(UnaryOp):
     """x * tanh(softplus(x))."""
 
     name = "glow.mish"
-    FACTS: ClassVar[OpFacts] = _unary("mish", float_kernel=lambda m, x: m.mul(x, m.tanh(m.softplus(x))), numpy=lambda op, x: x * np.tanh(np.log1p(np.exp(x))))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "mish",
+        float_kernel=lambda m, x: m.mul(x, m.tanh(m.softplus(x))),
+        numpy=lambda op, x: x * np.tanh(np.log1p(np.exp(x))))
 
 
 @irdl_op_definition
@@ -1114,14 +1159,21 @@ class CeluOp(ParametricUnaryOp):
     """max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
 
     name = "glow.celu"
-    FACTS: ClassVar[OpFacts] = _unary("celu", float_kernel=lambda m, x: m.add(m.max(x, m.f32(0.0)), m.min(m.f32(0.0), m.mul(m.alpha(), m.sub(m.exp(m.div(x, m.alpha())), m.f32(1.0))))), required=("alpha",), numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
-        0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "celu", required=("alpha",),
+        float_kernel=lambda m, x: m.add(m.max(x, m.f32(0.0)), m.min(m.f32(0.0), m.mul(
+            m.alpha(), m.sub(m.exp(m.div(x, m.alpha())), m.f32(1.0))))),
+        numpy=lambda op, x: np.maximum(x, 0) + np.minimum(
+            0, _param(op, "alpha") * (np.exp(x / _param(op, "alpha")) - 1)))
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
     name = "glow.abs"
-    FACTS: ClassVar[OpFacts] = _unary("abs", float_kernel=lambda m, x: m.max(x, m.sub(m.f32(0.0), x)), layout_agnostic=True, glow_kind="Abs", numpy=lambda op, x: np.abs(x))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "abs", layout_agnostic=True, glow_kind="Abs",
+        float_kernel=lambda m, x: m.max(x, m.sub(m.f32(0.0), x)),
+        numpy=lambda op, x: np.abs(x))
 
 
 @irdl_op_definition
@@ -1227,8 +1279,10 @@ class BinaryOp(GlowOp):
 class AddOp(BinaryOp, FusedActivation):
     name = "glow.add"
     assembly_format = "$lhs `,` $rhs (`activation` $activation^)? attr-dict `:` functional-type(operands, results)"
-    FACTS: ClassVar[OpFacts] = _binary("add", float_kernel=lambda m, lhs, rhs: m.add(lhs, rhs), in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Add",
-                                       numpy=lambda op, a, b: op.apply_activation(a + b))
+    FACTS: ClassVar[OpFacts] = _binary(
+        "add", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Add",
+        float_kernel=lambda m, lhs, rhs: m.add(lhs, rhs),
+        numpy=lambda op, a, b: op.apply_activation(a + b))
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, *, activation: Activation | str | None = None,
                  clip_min: float | None = None, clip_max: float | None = None, result_element: ElementLike = None):
@@ -1242,22 +1296,28 @@ class AddOp(BinaryOp, FusedActivation):
 @irdl_op_definition
 class SubOp(BinaryOp):
     name = "glow.sub"
-    FACTS: ClassVar[OpFacts] = _binary("sub", float_kernel=lambda m, lhs, rhs: m.sub(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Sub",
-                                       numpy=lambda op, a, b: a - b)
+    FACTS: ClassVar[OpFacts] = _binary(
+        "sub", in_place=True, layout_agnostic=True, glow_kind="Sub",
+        float_kernel=lambda m, lhs, rhs: m.sub(lhs, rhs),
+        numpy=lambda op, a, b: a - b)
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
     name = "glow.mul"
-    FACTS: ClassVar[OpFacts] = _binary("mul", float_kernel=lambda m, lhs, rhs: m.mul(lhs, rhs), in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Mul",
-                                       numpy=lambda op, a, b: a * b)
+    FACTS: ClassVar[OpFacts] = _binary(
+        "mul", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Mul",
+        float_kernel=lambda m, lhs, rhs: m.mul(lhs, rhs),
+        numpy=lambda op, a, b: a * b)
 
 
 @irdl_op_definition
 class DivOp(BinaryOp):
     name = "glow.div"
-    FACTS: ClassVar[OpFacts] = _binary("div", float_kernel=lambda m, lhs, rhs: m.div(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Div",
-                                       numpy=lambda op, a, b: a / b)
+    FACTS: ClassVar[OpFacts] = _binary(
+        "div", in_place=True, layout_agnostic=True, glow_kind="Div",
+        float_kernel=lambda m, lhs, rhs: m.div(lhs, rhs),
+        numpy=lambda op, a, b: a / b)
 
 
 @irdl_op_definition
@@ -1265,21 +1325,27 @@ class PowOp(BinaryOp):
     """lhs ^ rhs (floats), as C's powf."""
 
     name = "glow.pow"
-    FACTS: ClassVar[OpFacts] = _binary("pow", float_kernel=lambda m, lhs, rhs: m.pow(lhs, rhs), glow_kind="Pow")  # not folded: numpy's power is not the kernel's powf
+    FACTS: ClassVar[OpFacts] = _binary(
+        "pow", glow_kind="Pow",
+        float_kernel=lambda m, lhs, rhs: m.pow(lhs, rhs))
 
 
 @irdl_op_definition
 class MaxOp(BinaryOp):
     name = "glow.max"
-    FACTS: ClassVar[OpFacts] = _binary("max", float_kernel=lambda m, lhs, rhs: m.max(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Max",
-                                       numpy=lambda op, a, b: np.maximum(a, b))
+    FACTS: ClassVar[OpFacts] = _binary(
+        "max", in_place=True, layout_agnostic=True, glow_kind="Max",
+        float_kernel=lambda m, lhs, rhs: m.max(lhs, rhs),
+        numpy=lambda op, a, b: np.maximum(a, b))
 
 
 @irdl_op_definition
 class MinOp(BinaryOp):
     name = "glow.min"
-    FACTS: ClassVar[OpFacts] = _binary("min", float_kernel=lambda m, lhs, rhs: m.min(lhs, rhs), in_place=True, layout_agnostic=True, glow_kind="Min",
-                                       numpy=lambda op, a, b: np.minimum(a, b))
+    FACTS: ClassVar[OpFacts] = _binary(
+        "min", in_place=True, layout_agnostic=True, glow_kind="Min",
+        float_kernel=lambda m, lhs, rhs: m.min(lhs, rhs),
+        numpy=lambda op, a, b: np.minimum(a, b))
 
 
 @irdl_op_definition
@@ -1287,8 +1353,10 @@ class PReluOp(BinaryOp):
     """lhs if lhs >= 0 else rhs * lhs (rhs: the slope, broadcast)."""
 
     name = "glow.prelu"
-    FACTS: ClassVar[OpFacts] = _binary("prelu", float_kernel=lambda m, x, slope: m.negative_scaled(x, m.mul(slope, x)), glow_kind="PRelu",
-                                       numpy=lambda op, x, slope: np.where(x >= 0, x, slope * x))
+    FACTS: ClassVar[OpFacts] = _binary(
+        "prelu", glow_kind="PRelu",
+        float_kernel=lambda m, x, slope: m.negative_scaled(x, m.mul(slope, x)),
+        numpy=lambda op, x, slope: np.where(x >= 0, x, slope * x))
 
 
 @irdl_op_definition
@@ -1330,7 +1398,7 @@ class ReshapeOp(UnaryOp):
     """Same elements, new shape (the result type)."""
 
     name = "glow.reshape"
-    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Reshape", quantizable=True)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Reshape", quantizable=True, keeps_input_quantization=True)
 
     def __init__(self, input: SSAValue, shape: Sequence[int], *, result_element: ElementLike = None):
         self._build([input], self.shape_rule(shape_of(input), shape), _element(result_element, element_of(input)))
@@ -1350,7 +1418,7 @@ class ReshapeOp(UnaryOp):
 class TransposeOp(UnaryOp):
     name = "glow.transpose"
     perm = prop_def(DenseArrayBase)
-    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Transpose", quantizable=True)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Transpose", quantizable=True, keeps_input_quantization=True)
 
     def __init__(self, input: SSAValue, perm: Sequence[int], *, result_element: ElementLike = None):
         self._build([input], self.shape_rule(shape_of(input), int_values(perm)),
@@ -1403,7 +1471,7 @@ class SliceOp(UnaryOp):
     name = "glow.slice"
     starts = prop_def(DenseArrayBase)
     steps = prop_def(DenseArrayBase)
-    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Slice", quantizable=True)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Slice", quantizable=True, keeps_input_quantization=True)
 
     def __init__(self, input: SSAValue, starts: Sequence[int], sizes: Sequence[int],
                  steps: Sequence[int] | None = None, *, result_element: ElementLike = None):
@@ -1748,7 +1816,7 @@ class PadOp(UnaryOp):
     name = "glow.pad"
     pads = prop_def(DenseArrayBase)
     value = prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
-    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Pad", quantizable=True)
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="Pad", quantizable=True, keeps_input_quantization=True)
 
     def __init__(self, input: SSAValue, pads: Sequence[int], value: float = 0.0, *,
                  result_element: ElementLike = None):
@@ -1877,6 +1945,11 @@ def glow_kinds(ops: OpClasses = None) -> dict[type[GlowOp], str]:
     """The ops with integer kernels -> Glow's node kind names (what `glow-quantize` quantizes,
     and the names `-keep-original-precision-for-nodes` takes)."""
     return {op: op.FACTS.glow_kind for op in compute_ops(ops) if op.FACTS.quantizable}
+
+
+def input_quantization_ops(ops: OpClasses = None) -> tuple[type[GlowOp], ...]:
+    """The ops whose quantized result keeps its input's parameters."""
+    return tuple(op for op in compute_ops(ops) if op.FACTS.keeps_input_quantization)
 
 
 def numpy_semantics(ops: OpClasses = None) -> dict[type[GlowOp], Callable[..., np.ndarray]]:

@@ -19,6 +19,7 @@ inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,8 +48,6 @@ from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
 
 
-_FOLLOW_INPUT = (glow.MaxPoolOp, glow.AvgPoolOp, glow.ReshapeOp, glow.TransposeOp, glow.SliceOp, glow.PadOp)
-"""Ops whose result keeps the input's type (they only move or select values)."""
 
 SOFTMAX_OUTPUT = (1.0 / 256.0, -128)
 
@@ -89,9 +88,9 @@ class QuantizationOptions:
 
     def passes(self) -> list[ModulePass]:
         """glow-quantize, glow-optimize-quantization and, if asked, glow-convert-placeholders."""
-        quantize = Quantize(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
-                            self.calibration, ",".join(self.keep_original_precision_for_nodes),
-                            self.assert_all_nodes_quantized, self.symmetric_weights)
+        options = {field.name: getattr(self, field.name) for field in dataclasses.fields(Quantize)}
+        quantize = Quantize(**options | {"keep_original_precision_for_nodes":
+                                         ",".join(self.keep_original_precision_for_nodes)})
         return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
 
     def check(self) -> None:
@@ -187,7 +186,7 @@ class _FunctionQuantizer:
             convert = self.converter(op)
             if convert is None or not convert(self, op):
                 name = op.attributes.get(glow.NODE_NAME)
-                if type(op) in glow.glow_kinds() and not isinstance(op, _FOLLOW_INPUT):
+                if type(op) in glow.glow_kinds() and type(op) not in glow.input_quantization_ops():
                     self.skipped.append(name.data if name else op.name)
                 for index, operand in enumerate(op.operands):
                     op.operands[index] = self.as_float(operand, op)
@@ -201,10 +200,12 @@ class _FunctionQuantizer:
         kind = glow.glow_kinds().get(type(op))
         if kind is None or kind in self.config.keep_original_precision_for_nodes:
             return None
-        if self.config.precision != "Int8" and not isinstance(op, _FOLLOW_INPUT):
+        if self.config.precision != "Int8" and type(op) not in glow.input_quantization_ops():
             return None  # like Glow's CPU backend: Int16 has no compute kernels
         if any(not is_quantized(v.type) and v.type.element_type != f32 for v in op.operands):
             return None
+        if type(op) in glow.input_quantization_ops():  # from the op's facts
+            return _convert_follow_input
         return _CONVERTERS.get(type(op), _convert_generic)
 
 
@@ -328,7 +329,6 @@ _CONVERTERS: dict[type, Callable] = {
     glow.FullyConnectedOp: _convert_weighted,
     glow.ConcatOp: _convert_concat,
     glow.SoftMaxOp: _convert_softmax,
-    **{op_type: _convert_follow_input for op_type in _FOLLOW_INPUT},
 }
 
 
@@ -361,9 +361,9 @@ class Quantize(ModulePass):
     symmetric_weights: bool = False
 
     def config(self) -> QuantizationOptions:
-        return QuantizationOptions(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
-                                   self.calibration, tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
-                                   self.assert_all_nodes_quantized, symmetric_weights=self.symmetric_weights)
+        options = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        kinds = tuple(kind for kind in self.keep_original_precision_for_nodes.split(",") if kind)
+        return QuantizationOptions(**options | {"keep_original_precision_for_nodes": kinds})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.profile:
