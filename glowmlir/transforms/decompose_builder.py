@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from glowmlir.dialects import glow
@@ -108,7 +108,8 @@ class DecomposeOps(RewritePattern):
     def __init__(self, op_types: tuple[type[Operation], ...], decomposition: Decomposition, names: UniqueNames):
         self.op_types, self.decomposition, self.names = op_types, decomposition, names
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.GlowOp, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.op_types):
             return
         builder = DecompositionBuilder(rewriter, op, self.names)
