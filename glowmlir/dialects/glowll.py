@@ -356,30 +356,6 @@ class InstructionOp(IRDLOperation):
                                   f"give {list(expected)}")
 
 
-class FusedActivation(IRDLOperation):
-    """`activation relu` or `activation clip` (between `clip_min` and `clip_max`) applied to
-    the result."""
-
-    activation = opt_prop_def(glow.ActivationAttr)
-    clip_min = opt_prop_def(FloatAttr)
-    clip_max = opt_prop_def(FloatAttr)
-
-    @staticmethod
-    def activation_properties(activation: glow.Activation | glow.ActivationAttr | None,
-                              clip_min: float | FloatAttr | None, clip_max: float | FloatAttr | None) -> dict:
-        return {"activation": _enum(glow.ActivationAttr, activation), "clip_min": _float(clip_min),
-                "clip_max": _float(clip_max)}
-
-    def verify_activation(self) -> None:
-        glow.FusedActivationMixin.verify_activation(self)
-
-
-class WithLayout(IRDLOperation):
-    """`layout NHWC`: NHWC buffers (and an OHWI filter), what the kernel libraries take."""
-
-    layout = opt_prop_def(glow.LayoutAttr)
-
-
 def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> None:
     """A 2-D window: two kernel sizes, two strides, four pads (top, left, bottom, right)."""
     integers(op, kernel, 2)
@@ -388,7 +364,7 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 
 @irdl_op_definition
-class ConvolutionOp(InstructionOp, FusedActivation, WithLayout):
+class ConvolutionOp(InstructionOp, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
 
     then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
@@ -409,11 +385,6 @@ class ConvolutionOp(InstructionOp, FusedActivation, WithLayout):
     pads = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
     group = prop_def(IntegerAttr)
-    pool = opt_prop_def(glow.PoolKindAttr)
-    pool_kernel = opt_prop_def(DenseArrayBase)
-    pool_strides = opt_prop_def(DenseArrayBase)
-    pool_pads = opt_prop_def(DenseArrayBase)
-    pool_count_include_pad = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
@@ -435,7 +406,7 @@ class ConvolutionOp(InstructionOp, FusedActivation, WithLayout):
                  residual: SSAValue | None = None, requantization: SSAValue | None = None):
         properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
                       "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
-                      **self.activation_properties(activation, clip_min, clip_max),
+                      **glow.fused_activation_properties(activation, clip_min, clip_max),
                       "pool": _enum(glow.PoolKindAttr, pool), "pool_kernel": _integers(pool_kernel),
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad)}
@@ -465,7 +436,7 @@ class ConvolutionOp(InstructionOp, FusedActivation, WithLayout):
 
 
 @irdl_op_definition
-class FullyConnectedOp(InstructionOp, FusedActivation):
+class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[n, k]).
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
@@ -482,7 +453,7 @@ class FullyConnectedOp(InstructionOp, FusedActivation):
                  activation: glow.Activation | glow.ActivationAttr | None = None,
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None):
         super().__init__(operands=[dest, input, weights, bias],
-                         properties=self.activation_properties(activation, clip_min, clip_max))
+                         properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:
         self.verify_activation()
@@ -508,13 +479,10 @@ class MatMulOp(InstructionOp):
         self.expect_dest_shape(glow_shape_rule(glow.MatMulOp))
 
 
-class PoolOp(InstructionOp, WithLayout):
+class PoolOp(InstructionOp, glow.PoolWindow, glow.LayoutProperty):
     """A max or average pool over a 2-D `kernel` window (NCHW, or NHWC with `layout NHWC`)."""
 
     input = operand_def(MemRefType)
-    kernel = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)  # top, left, bottom, right
     assembly_format = "$dest `,` $input (`layout` $layout^)? attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, *, kernel: Sequence[int] | DenseArrayBase,
@@ -559,7 +527,7 @@ class AvgPoolOp(PoolOp):
 """The properties a kind cannot do without (the kernels would read a missing one as 0)."""
 
 @irdl_op_definition
-class ElementwiseOp(InstructionOp, FusedActivation):
+class ElementwiseOp(InstructionOp, glow.FusedActivation):
     """dest = kind(sources...), sources broadcast to dest's shape (numpy rules).
 
     `splat` fills dest with `value`; `clip` uses `clip_min`/`clip_max`; `compare` its
@@ -583,8 +551,11 @@ class ElementwiseOp(InstructionOp, FusedActivation):
                  activation: glow.Activation | glow.ActivationAttr | None = None,
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
                  predicate: glow.ComparisonPredicate | glow.ComparisonPredicateAttr | None = None):
+        # The clip kind's own bounds, or a fused activation's (add).
+        bounds = {"clip_min": _float(clip_min), "clip_max": _float(clip_max)}
         properties = {"kind": StringAttr(kind), "value": _float(value),
-                      **self.activation_properties(activation, clip_min, clip_max),
+                      **(bounds if activation is None else glow.fused_activation_properties(activation, clip_min,
+                                                                                             clip_max)),
                       "alpha": _float(alpha), "beta": _float(beta),
                       "predicate": _enum(glow.ComparisonPredicateAttr, predicate)}
         super().__init__(operands=[dest, sources], properties=properties)
