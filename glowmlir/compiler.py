@@ -35,7 +35,6 @@ from glowmlir.pipeline import AfterPass, CompilePipeline, default_pipeline, run_
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
-
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
 
 

@@ -17,7 +17,6 @@ import time
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
-
 import typer
 from rich.console import Console
 

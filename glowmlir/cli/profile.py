@@ -47,10 +47,10 @@ def profile_command(
     num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins", help="histogram bins per value (KL needs >= 255)")] = 10,
 ) -> None:
     """Profile a float model over calibration inputs."""
+    from glowmlir.bundle import StagedFiles
     from glowmlir.compiler import CompileOptions
     from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
     from glowmlir.profiling import Profiler
-    from glowmlir.bundle import StagedFiles
     from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
 
     if not 1 <= num_histogram_bins <= MAX_NUM_BINS:

@@ -40,6 +40,7 @@ from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import QuantParams, dequantize, dequantize_per_channel
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 
+
 def quantized_element(element: Attribute) -> bool:
     return isinstance(element, UniformQuantizedType)
 

@@ -19,7 +19,6 @@ import numpy as np
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
-    elementwise_operands,
     Call,
     ConvolutionGeometry,
     Declined,
@@ -27,6 +26,7 @@ from glowmlir.libraries.common import (
     accumulator_bias,
     check_pool,
     element,
+    elementwise_operands,
     is_depthwise,
     per_channel_requantization,
     require_int8,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np

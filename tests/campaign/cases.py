@@ -20,7 +20,6 @@ child process). `expect` says what a correct compiler does:
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -1081,8 +1080,9 @@ def profile_case(name: str, files: dict, *arguments: str, expect="error", contai
 
 
 def _png(work_file="img.png", size=(8, 8), mode="RGB"):
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     buffer = io.BytesIO()
     Image.new(mode, size).save(buffer, format="PNG")

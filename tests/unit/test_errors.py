@@ -6,12 +6,12 @@ import os
 import subprocess
 import sys
 
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
 from tests.support.models import LENET
 from tests.support.onnx_graphs import single_node_model
-import onnx
 
 
 def glow_compile(*arguments: str) -> subprocess.CompletedProcess:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import glowmlir
 from glowmlir.dialects.memory import ALIGNMENT
+from glowmlir.errors import GlowError
 from glowmlir.memory_report import BOARDS, memory_report, parse_size
 from glowmlir.transforms.allocate_memory import (
     STRATEGIES,
@@ -21,7 +22,6 @@ from glowmlir.transforms.allocate_memory import (
     lower_bound,
     place,
 )
-from glowmlir.errors import GlowError
 from tests.support.models import LENET
 
 

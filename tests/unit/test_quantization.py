@@ -9,7 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
@@ -18,9 +20,6 @@ from glowmlir.importers.onnx import ModelInput
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
-import onnx
-from onnx import TensorProto, helper, numpy_helper
-
 from tests.support.models import LENET, small_convnet
 from tests.unit.test_errors import assert_clean_failure, glow_compile
 

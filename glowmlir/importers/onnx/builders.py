@@ -10,6 +10,7 @@ from xdsl.ir import SSAValue
 from glowmlir.dialects import glow
 from glowmlir.importers.onnx.importer import OnnxImporter
 
+
 def like(value: SSAValue, shape: Sequence[int]) -> glow.TensorType:
     """A tensor type of `shape` with `value`'s element type."""
     return glow.tensor(shape, value.type.element_type)

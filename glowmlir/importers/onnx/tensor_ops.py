@@ -12,6 +12,7 @@ from glowmlir.dialects.weights import dense_from_array
 from glowmlir.importers.onnx.builders import binary, concat_values, like, reshape_to, slice_axis
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 
+
 @imports("Identity", "Dropout")
 def _identity(importer: OnnxImporter, node, attrs):
     if node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]:
