@@ -963,7 +963,7 @@ def opt_case(name: str, source: str | bytes | None, *arguments: str, expect="err
 
 
 def opt_cases() -> list[Case]:
-    O = opt_case
+    opt = opt_case
     bad_sources = {
         "empty": "", "garbage": "this is not MLIR", "binary": b"\x00\xff\xfe\x01" * 16, "unterminated": GOOD_GLOW[:-3],
         "unknown-op": GOOD_GLOW.replace("glow.relu", "glow.frobnicate"),
@@ -993,61 +993,61 @@ def opt_cases() -> list[Case]:
         if slug == "deep-nesting":
             note = "2,000 nested modules: a clean error (or success), never a RecursionError"
             expect = "either"
-        cases.append(O(f"glow-opt/source-{slug}", source, expect=expect, note=note,
-                       contains=["input.mlir"] if expect == "error" else ()))
+        cases.append(opt(f"glow-opt/source-{slug}", source, expect=expect, note=note,
+                         contains=["input.mlir"] if expect == "error" else ()))
     for slug, source in {"type-mismatch": bad_sources["type-mismatch"], "undefined-value": bad_sources["undefined-value"],
                          "fc-bad-shapes": bad_sources["fc-bad-shapes"]}.items():
-        cases.append(O(f"glow-opt/lowered-{slug}", source, "-p", "lower-glow-to-glowll,glowll-allocate-memory",
-                       contains=["input.mlir"]))
+        cases.append(opt(f"glow-opt/lowered-{slug}", source, "-p", "lower-glow-to-glowll,glowll-allocate-memory",
+                         contains=["input.mlir"]))
     passes = ["glow-constant-fold", "glow-fold-batchnorm", "glow-fuse-activations", "glow-convert-to-nhwc",
               "glow-schedule-for-memory", "lower-glow-to-glowll", "glowll-share-buffers", "glowll-liveness"]
     for name in passes:
-        cases.append(O(f"glow-opt/pass-{name}-on-valid", GOOD_GLOW, "-p", name, expect="success"))
+        cases.append(opt(f"glow-opt/pass-{name}-on-valid", GOOD_GLOW, "-p", name, expect="success"))
     cases += [
-        O("glow-opt/missing-file", None, contains=["input.mlir"]),
-        O("glow-opt/directory", None, contains=["input.mlir"], extra_files=[("input.mlir/x", "")]),
-        O("glow-opt/unknown-pass", GOOD_GLOW, "-p", "glow-frobnicate", contains=["glow-frobnicate"]),
-        O("glow-opt/empty-pass-name", GOOD_GLOW, "-p", ",", contains=["-p"]),
-        O("glow-opt/pass-bad-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{frob=1}", contains=["frob"]),
-        O("glow-opt/pass-unterminated-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{", contains=["glow-fold-batchnorm"]),
-        O("glow-opt/quantize-missing-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/missing.yaml\"}",
-          contains=["missing.yaml"]),
-        O("glow-opt/quantize-garbage-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/p.yaml\"}",
-          contains=["p.yaml"], extra_files=[("p.yaml", "::: [")]),
-        O("glow-opt/quantize-no-profile", GOOD_GLOW, "-p", "glow-quantize", contains=["profile"]),
-        O("glow-opt/allocate-bad-argument-type", GOOD_GLOW, "-p", "lower-glow-to-glowll,glowll-allocate-memory{reuse=maybe}",
-          contains=["maybe"]),
-        O("glow-opt/llvm-target-on-glow", GOOD_GLOW, "-t", "llvm", contains=["llvm"]),
-        O("glow-opt/unknown-target", GOOD_GLOW, "-t", "frobnicate", contains=["frobnicate"]),
-        O("glow-opt/lower-to-llvm-on-glow", GOOD_GLOW, "-p", "lower-glowll-to-llvm", expect="either",
-          note="nothing to lower at the glow level: a no-op or a clean refusal"),
-        O("glow-opt/unwritable-output", GOOD_GLOW, "-o", "/proc/glowmlir-campaign.mlir", contains=["glowmlir-campaign"]),
-        O("glow-opt/output-is-directory", GOOD_GLOW, "-o", "{work}", contains=[]),
-        O("glow-opt/weights-file-garbage", GOOD_GLOW, "--weights-file={work}/w.npz", contains=["w.npz"],
-          extra_files=[("w.npz", b"not a zip file")]),
-        O("glow-opt/weights-file-directory", GOOD_GLOW, "--weights-file={work}/wdir", contains=["wdir"],
-          extra_files=[("wdir/x", "")]),
-        O("glow-opt/weights-file-wrong-shape", ELIDED_GLOW, "--weights-file={work}/w.npz", contains=["w"],
-          extra_files=[("w.npz", _npz({"w": np.ones((2, 2), np.float32)}))]),
-        O("glow-opt/elided-without-weights", ELIDED_GLOW, "-p", "glow-constant-fold", contains=["elided"]),
-        O("glow-opt/weights-file-unwritable", GOOD_GLOW, "--weights-file=/proc/glowmlir-w.npz", contains=["glowmlir-w.npz"]),
-        O("glow-opt/onnx-missing", None, file_name="model.onnx", contains=["model.onnx"]),
-        O("glow-opt/onnx-garbage", "not onnx", file_name="model.onnx", contains=["model.onnx"]),
-        O("glow-opt/onnx-empty", "", file_name="model.onnx", contains=["model.onnx"]),
-        O("glow-opt/onnx-unknown-op", m.graph_model([_node("FooBar", ["x"], ["y"])], _x(), ["y"]).SerializeToString(),
-          file_name="model.onnx", contains=["FooBar"]),
-        O("glow-opt/onnx-bad-model-input", m.unary_model().SerializeToString(), "--model-input=x,float,[-1]",
-          file_name="model.onnx", contains=["model-input"]),
-        O("glow-opt/onnx-bad-define-symbol", m.unary_model().SerializeToString(), "--onnx-define-symbol=N,-3",
-          file_name="model.onnx", contains=["N"]),
-        O("glow-opt/tflite-garbage", "garbage", file_name="model.tflite", contains=["model.tflite"]),
-        O("glow-opt/unknown-extension", GOOD_GLOW, file_name="input.xyz", contains=["xyz"]),
-        O("glow-opt/unknown-option", GOOD_GLOW, "--frobnicate", contains=["frobnicate"]),
-        O("glow-opt/onnx-valid", m.unary_model().SerializeToString(), file_name="model.onnx", expect="success"),
-        O("glow-opt/full-lowering-valid", GOOD_GLOW, "-p", "lower-glow-to-glowll,glowll-allocate-memory,lower-glowll-to-llvm",
-          "-t", "llvm", expect="success"),
-        O("glow-opt/valid-weights-roundtrip", ELIDED_GLOW.replace("dense_resource<elided>", "dense<1.0>"),
-          "--weights-file={work}/w.npz", expect="success"),
+        opt("glow-opt/missing-file", None, contains=["input.mlir"]),
+        opt("glow-opt/directory", None, contains=["input.mlir"], extra_files=[("input.mlir/x", "")]),
+        opt("glow-opt/unknown-pass", GOOD_GLOW, "-p", "glow-frobnicate", contains=["glow-frobnicate"]),
+        opt("glow-opt/empty-pass-name", GOOD_GLOW, "-p", ",", contains=["-p"]),
+        opt("glow-opt/pass-bad-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{frob=1}", contains=["frob"]),
+        opt("glow-opt/pass-unterminated-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{", contains=["glow-fold-batchnorm"]),
+        opt("glow-opt/quantize-missing-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/missing.yaml\"}",
+            contains=["missing.yaml"]),
+        opt("glow-opt/quantize-garbage-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/p.yaml\"}",
+            contains=["p.yaml"], extra_files=[("p.yaml", "::: [")]),
+        opt("glow-opt/quantize-no-profile", GOOD_GLOW, "-p", "glow-quantize", contains=["profile"]),
+        opt("glow-opt/allocate-bad-argument-type", GOOD_GLOW, "-p", "lower-glow-to-glowll,glowll-allocate-memory{reuse=maybe}",
+            contains=["maybe"]),
+        opt("glow-opt/llvm-target-on-glow", GOOD_GLOW, "-t", "llvm", contains=["llvm"]),
+        opt("glow-opt/unknown-target", GOOD_GLOW, "-t", "frobnicate", contains=["frobnicate"]),
+        opt("glow-opt/lower-to-llvm-on-glow", GOOD_GLOW, "-p", "lower-glowll-to-llvm", expect="either",
+            note="nothing to lower at the glow level: a no-op or a clean refusal"),
+        opt("glow-opt/unwritable-output", GOOD_GLOW, "-o", "/proc/glowmlir-campaign.mlir", contains=["glowmlir-campaign"]),
+        opt("glow-opt/output-is-directory", GOOD_GLOW, "-o", "{work}", contains=[]),
+        opt("glow-opt/weights-file-garbage", GOOD_GLOW, "--weights-file={work}/w.npz", contains=["w.npz"],
+            extra_files=[("w.npz", b"not a zip file")]),
+        opt("glow-opt/weights-file-directory", GOOD_GLOW, "--weights-file={work}/wdir", contains=["wdir"],
+            extra_files=[("wdir/x", "")]),
+        opt("glow-opt/weights-file-wrong-shape", ELIDED_GLOW, "--weights-file={work}/w.npz", contains=["w"],
+            extra_files=[("w.npz", _npz({"w": np.ones((2, 2), np.float32)}))]),
+        opt("glow-opt/elided-without-weights", ELIDED_GLOW, "-p", "glow-constant-fold", contains=["elided"]),
+        opt("glow-opt/weights-file-unwritable", GOOD_GLOW, "--weights-file=/proc/glowmlir-w.npz", contains=["glowmlir-w.npz"]),
+        opt("glow-opt/onnx-missing", None, file_name="model.onnx", contains=["model.onnx"]),
+        opt("glow-opt/onnx-garbage", "not onnx", file_name="model.onnx", contains=["model.onnx"]),
+        opt("glow-opt/onnx-empty", "", file_name="model.onnx", contains=["model.onnx"]),
+        opt("glow-opt/onnx-unknown-op", m.graph_model([_node("FooBar", ["x"], ["y"])], _x(), ["y"]).SerializeToString(),
+            file_name="model.onnx", contains=["FooBar"]),
+        opt("glow-opt/onnx-bad-model-input", m.unary_model().SerializeToString(), "--model-input=x,float,[-1]",
+            file_name="model.onnx", contains=["model-input"]),
+        opt("glow-opt/onnx-bad-define-symbol", m.unary_model().SerializeToString(), "--onnx-define-symbol=N,-3",
+            file_name="model.onnx", contains=["N"]),
+        opt("glow-opt/tflite-garbage", "garbage", file_name="model.tflite", contains=["model.tflite"]),
+        opt("glow-opt/unknown-extension", GOOD_GLOW, file_name="input.xyz", contains=["xyz"]),
+        opt("glow-opt/unknown-option", GOOD_GLOW, "--frobnicate", contains=["frobnicate"]),
+        opt("glow-opt/onnx-valid", m.unary_model().SerializeToString(), file_name="model.onnx", expect="success"),
+        opt("glow-opt/full-lowering-valid", GOOD_GLOW, "-p", "lower-glow-to-glowll,glowll-allocate-memory,lower-glowll-to-llvm",
+            "-t", "llvm", expect="success"),
+        opt("glow-opt/valid-weights-roundtrip", ELIDED_GLOW.replace("dense_resource<elided>", "dense<1.0>"),
+            "--weights-file={work}/w.npz", expect="success"),
     ]
     return cases
 
