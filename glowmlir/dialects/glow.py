@@ -1028,8 +1028,9 @@ class SeluOp(ParametricUnaryOp):
     """beta (gamma) * (x if x > 0 else alpha * (e^x - 1))."""
 
     name = "glow.selu"
-    FACTS: ClassVar[OpFacts] = _unary("selu", required=("alpha", "beta"), numpy=lambda op, x: _param(op, "beta") * np.where(
-        x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
+    FACTS: ClassVar[OpFacts] = _unary(
+        "selu", required=("alpha", "beta"),
+        numpy=lambda op, x: _param(op, "beta") * np.where(x > 0, x, _param(op, "alpha") * (np.exp(x) - 1)))
 
 
 @irdl_op_definition

@@ -364,7 +364,8 @@ class Quantize(ModulePass):
 
     def config(self) -> QuantizationOptions:
         return QuantizationOptions(self.profile, self.schema, self.precision, self.precision_bias, self.channelwise,
-                                   self.calibration, tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
+                                   self.calibration,
+                                   tuple(k for k in self.keep_original_precision_for_nodes.split(",") if k),
                                    self.assert_all_nodes_quantized, symmetric_weights=self.symmetric_weights)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -38,7 +38,8 @@ def slice_axis(importer: OnnxImporter, x: SSAValue, axis: int, start: int, stop:
     starts = [0] * len(shape)
     starts[axis], shape[axis] = start, stop - start
     return importer.add(glow.SliceOp.create(operands=[x], result_types=[like(x, shape)],
-                                            properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))}))
+                                            properties={"starts": glow.ints(starts),
+                                                        "steps": glow.ints([1] * len(shape))}))
 
 
 def concat_values(importer: OnnxImporter, pieces: list[SSAValue], axis: int) -> SSAValue:
