@@ -307,7 +307,8 @@ def test_hifi4_scratch_rules_equal_what_nnlib_returns(function):
     """Our scratch rules against the sizes NNLib's own getsize returned (the table), every
     row; where NNLib refuses a shape (-1) we decline it."""
     rows = [r for r in nnlib_rows() if r["function"] == function]
-    wrong = [(r["arguments"], r["size"], ours) for r in rows if (ours := our_scratch(function, r["arguments"])) != r["size"]]
+    wrong = [(r["arguments"], r["size"], ours) for r in rows
+             if (ours := our_scratch(function, r["arguments"])) != r["size"]]
     assert rows and not wrong, wrong[:5]
 
 
