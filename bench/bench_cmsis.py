@@ -53,7 +53,8 @@ def mobilenet() -> dict:
     rows = {}
     print(f"\n{'MobileNetV2 0.35 96x96':40s} {'ACTIVATIONS':>11s} {'scratch':>8s} {'code M7':>8s} {'calls':>6s} "
           f"{'ours':>6s}")
-    for label, library in (("int8, our kernels", None), ("int8, -use-cmsis", "cmsis-nn"), ("int8, -use-hifi4", "hifi4")):
+    for label, library in (("int8, our kernels", None), ("int8, -use-cmsis", "cmsis-nn"),
+                           ("int8, -use-hifi4", "hifi4")):
         bundle = glowmlir.compile(MOBILENET, quantization=QuantizationOptions(profile), kernel_library=library,
                                   target=target_for("mps2-an500"))
         calls = sum(1 for _, kind, _ in bundle.library_calls if kind == "library")
@@ -71,7 +72,8 @@ def main() -> None:
     args = parser.parse_args()
     profile = os.path.join(tempfile.mkdtemp(), "lenet.yaml")
     make_profile(profile)
-    image = (np.load(os.path.join(EXAMPLE, "heldout.npz"))["images"][0].astype(np.float32) / np.float32(255))[None, None]
+    image = (np.load(os.path.join(EXAMPLE, "heldout.npz"))["images"][0].astype(np.float32)
+             / np.float32(255))[None, None]
     configurations = {
         "int8, our kernels": dict(),
         "int8, -use-cmsis": dict(kernel_library="cmsis-nn"),

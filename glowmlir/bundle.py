@@ -91,7 +91,8 @@ class BundleLayout:
                 if op.value is None:
                     raise GlowError(f"weight \"{op.name_.data}\" has no data (elided; pass its --weights-file)")
                 weights.append((op.name_.data, op.offset.value.data, array_from_dense(op.value)))
-        scratch = max((op.byte_size for op in ops if isinstance(op, glowll.AllocOp) and SCRATCH_ATTRIBUTE in op.attributes),
+        scratch = max((op.byte_size for op in ops
+                       if isinstance(op, glowll.AllocOp) and SCRATCH_ATTRIBUTE in op.attributes),
                       default=0)
         name = function.sym_name.data
         return BundleLayout(name, function.constant_size.value.data,

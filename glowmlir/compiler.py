@@ -35,7 +35,6 @@ from glowmlir.pipeline import AfterPass, CompilePipeline, default_pipeline, run_
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
-
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
 
 
@@ -66,7 +65,8 @@ class CompileOptions:
         if isinstance(self.model_inputs, str | bytes) or not isinstance(self.model_inputs, Sequence):
             raise GlowError(f"model_inputs={self.model_inputs!r}: expected a list of ModelInput or "
                             f"\"name,float,[d0,d1,...]\" strings")
-        self.model_inputs = tuple(ModelInput.parse(spec) if isinstance(spec, str) else spec for spec in self.model_inputs)
+        self.model_inputs = tuple(ModelInput.parse(spec) if isinstance(spec, str) else spec
+                                  for spec in self.model_inputs)
         for spec in self.model_inputs:
             _expect("model_inputs", spec, ModelInput, "a ModelInput or a \"name,float,[d0,d1,...]\" string")
         _expect("symbols", self.symbols, Mapping, "a dict of symbol name to positive integer")
@@ -74,7 +74,8 @@ class CompileOptions:
         if self.bundle_api not in ("static", "dynamic"):
             raise GlowError(f"bundle_api={self.bundle_api!r} (-bundle-api): expected static or dynamic")
         self.target = _target(self.target)
-        for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "tflite_float_inputs", "tflite_float_outputs"):
+        for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "tflite_float_inputs",
+                     "tflite_float_outputs"):
             _expect(flag, getattr(self, flag), bool, "True or False")
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
         if self.quantization is not None:
@@ -244,7 +245,8 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     library_calls = library_report(function)
     stage("llvm", keep_ir=False)
     start = time.perf_counter()
-    extend = functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic" else None
+    extend = (functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic"
+              else None)
     if options.target.emits_llvm_ir:  # HiFi4: IR and bitcode for Cadence's toolchain, no object
         llvm_ir, bitcode = compile_to_llvm_ir(module, options.target, extend)
         object_code, ir_log["llvm-ir"] = b"", llvm_ir
@@ -254,7 +256,8 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         if llvm_ir is not None:
             ir_log["llvm-ir"] = llvm_ir
     timings["object"] = time.perf_counter() - start
-    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode, options.target)
+    return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
+                  options.target)
 
 
 def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:

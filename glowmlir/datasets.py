@@ -101,8 +101,8 @@ class ImageOptions:
         return ImageOptions(
             mode=_choice("image-mode", defaults.mode if mode is None else mode, tuple(IMAGE_MODES)),
             layout=_choice("image-layout", defaults.layout if layout is None else layout, IMAGE_LAYOUTS),
-            channel_order=_choice("image-channel-order", defaults.channel_order if channel_order is None else channel_order,
-                                  CHANNEL_ORDERS),
+            channel_order=_choice("image-channel-order",
+                                  defaults.channel_order if channel_order is None else channel_order, CHANNEL_ORDERS),
             mean=means,
             stddev=stddevs,
         )
@@ -265,12 +265,13 @@ def load_raw(path: str, fmt: str, shape: Sequence[int]) -> np.ndarray:
     if fmt == "rawbin":
         size = os.path.getsize(path)
         if size != 4 * count:
-            raise GlowError(f"-input-dataset: rawbin file \"{path}\": {size} bytes, input {_shape_text(shape)} float32 needs "
-                            f"{4 * count} bytes")
+            raise GlowError(f"-input-dataset: rawbin file \"{path}\": {size} bytes, "
+                            f"input {_shape_text(shape)} float32 needs {4 * count} bytes")
         try:
             data = np.fromfile(path, dtype="<f4")
         except OSError as error:
-            raise GlowError(f"-input-dataset: rawbin file \"{path}\": cannot read it ({error.strerror or error})") from None
+            raise GlowError(f"-input-dataset: rawbin file \"{path}\": "
+                            f"cannot read it ({error.strerror or error})") from None
         return data.astype(np.float32).reshape(tuple(shape))
     try:
         with open(path, encoding="utf-8") as file:
@@ -290,7 +291,8 @@ def load_raw(path: str, fmt: str, shape: Sequence[int]) -> np.ndarray:
             raise GlowError(f"-input-dataset: rawtxt file \"{path}\": value {index + 1} \"{shown}\" is not a number "
                             f"(values must be separated by commas)") from None
     if len(values) != count:
-        raise GlowError(f"-input-dataset: rawtxt file \"{path}\": {len(values)} values, input {_shape_text(shape)} needs {count}")
+        raise GlowError(f"-input-dataset: rawtxt file \"{path}\": {len(values)} values, "
+                        f"input {_shape_text(shape)} needs {count}")
     return np.asarray(values, np.float64).astype(np.float32).reshape(tuple(shape))
 
 
@@ -470,7 +472,8 @@ def calibration_samples(placeholders: dict[str, tuple[int, ...]], images: Sequen
         add(name, _image_source(name, placeholders[name], paths, image_options))
     for dataset in datasets:
         if dataset.name not in placeholders:
-            raise GlowError(f"-input-dataset: \"{dataset.name}\" is not a model input (inputs: {', '.join(placeholders)})")
+            raise GlowError(f"-input-dataset: \"{dataset.name}\" is not a model input "
+                            f"(inputs: {', '.join(placeholders)})")
         add(dataset.name, _dataset_source(dataset, placeholders[dataset.name]))
     for entry in arrays:
         for name, source in _load_arrays(entry, placeholders):

@@ -66,7 +66,8 @@ class Placement:
     def fits(self) -> bool | None:
         if self.flash_margin is None and self.ram_margin is None:
             return None
-        return (self.flash_margin is None or self.flash_margin >= 0) and (self.ram_margin is None or self.ram_margin >= 0)
+        return ((self.flash_margin is None or self.flash_margin >= 0)
+                and (self.ram_margin is None or self.ram_margin >= 0))
 
 
 @dataclass(frozen=True)

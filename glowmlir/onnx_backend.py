@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import tempfile
 
-
 import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType

@@ -20,8 +20,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from glowmlir.compiler import Bundle, CompileOptions, compile_module, import_network
 from glowmlir.dialects import glow
 from glowmlir.names import UniqueNames
-from glowmlir.quantization.profile import NodeProfile, Profile
 from glowmlir.pipeline import pre_quantization_passes, run_passes
+from glowmlir.quantization.profile import NodeProfile, Profile
 from glowmlir.transforms.quantize import graph_hash, value_key
 
 TOOLS_VERSION = f"glowmlir {importlib.metadata.version('glowmlir')}"

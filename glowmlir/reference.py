@@ -16,7 +16,6 @@ from xdsl.ir import Operation
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import array_from_dense
 
-
 activation = glow.apply_fused_activation
 """The fused activation of Convolution, FullyConnected or Add."""
 

@@ -169,7 +169,8 @@ def check_machine(target: Target) -> None:
     if match := re.search(r"'([^']*)' is not a recognized processor", warnings):
         raise GlowError(f"-mcpu=\"{match.group(1)}\": not a CPU of target {target.triple}")
     if match := re.search(r"'([^']*)' is not a recognized feature", warnings):
-        raise GlowError(f"-mattr: \"{match.group(1)}\" is not a feature of {f'target {target.triple}' if target.triple else 'the host'}")
+        raise GlowError(f"-mattr: \"{match.group(1)}\" is not a feature of "
+                        f"{f'target {target.triple}' if target.triple else 'the host'}")
     if str(machine.target_data).startswith("E"):
         raise GlowError(f"-target=\"{target.triple}\": a big-endian target; bundles (weights.bin, the header's "
                         f"layout) are little-endian")

@@ -17,7 +17,6 @@ import time
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
-
 import typer
 from rich.console import Console
 
@@ -70,12 +69,15 @@ def compile_command(
                                              "or Caffe2 directory (or net and weights: -model twice)")],
     emit_bundle: Annotated[Optional[str], typer.Option("--emit-bundle", help="output directory of the bundle")] = None,
     backend: Annotated[str, typer.Option("--backend", help="CPU (LLVM bundles)")] = "CPU",
-    network_name: Annotated[Optional[str], typer.Option("--network-name", help="bundle name (default: model file name)")] = None,
+    network_name: Annotated[Optional[str], typer.Option("--network-name",
+                                                        help="bundle name (default: model file name)")] = None,
     model_input: Annotated[Optional[list[str]], typer.Option("--model-input", "--model-input-name",
                                                              help="name,float,[d0,d1,...]; repeatable")] = None,
-    onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol", help="symbol,value; repeatable")] = None,
+    onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol",
+                                                                    help="symbol,value; repeatable")] = None,
     bundle_api: Annotated[str, typer.Option("--bundle-api", help="static or dynamic")] = "static",
-    dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG", help="write the optimized graph as DOT")] = None,
+    dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG",
+                                                          help="write the optimized graph as DOT")] = None,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
     dump_ir_after: Annotated[Optional[str], typer.Option(
@@ -85,28 +87,40 @@ def compile_command(
                                                  "string, compile nothing")] = False,
     reuse_activation_memory_allocations: Annotated[str, typer.Option(
         "--reuse-activation-memory-allocations", help="true (default) or false")] = "true",
-    memory_report: Annotated[Optional[str], typer.Option("--memory-report", help="write the memory report as JSON")] = None,
-    board: Annotated[Optional[str], typer.Option("--board", help="imxrt1060, imxrt685, mps2-an385/an386/an500/an505")] = None,
+    memory_report: Annotated[Optional[str], typer.Option("--memory-report",
+                                                         help="write the memory report as JSON")] = None,
+    board: Annotated[Optional[str], typer.Option("--board",
+                                                 help="imxrt1060, imxrt685, mps2-an385/an386/an500/an505")] = None,
     ram_size: Annotated[Optional[str], typer.Option("--ram-size", help="RAM of the target, e.g. 512K")] = None,
     flash_size: Annotated[Optional[str], typer.Option("--flash-size", help="flash of the target, e.g. 2M")] = None,
-    require_fit: Annotated[bool, typer.Option("--require-fit", help="fail unless the bundle fits (weights in flash)")] = False,
+    require_fit: Annotated[bool, typer.Option("--require-fit",
+                                              help="fail unless the bundle fits (weights in flash)")] = False,
     target: Annotated[Optional[str], typer.Option("--target", help="LLVM triple, e.g. thumbv7em-none-eabihf")] = None,
-    mcpu: Annotated[Optional[str], typer.Option("--mcpu", help="CPU, e.g. cortex-m7 (presets fill in triple and FPU)")] = None,
-    mattr: Annotated[Optional[str], typer.Option("--mattr", "--target-feature", help="LLVM features, e.g. +dsp")] = None,
+    mcpu: Annotated[Optional[str], typer.Option("--mcpu",
+                                                help="CPU, e.g. cortex-m7 (presets fill in triple and FPU)")] = None,
+    mattr: Annotated[Optional[str], typer.Option("--mattr", "--target-feature",
+                                                 help="LLVM features, e.g. +dsp")] = None,
     float_abi: Annotated[str, typer.Option("--float-abi", help="default, soft or hard")] = "default",
     relocation_model: Annotated[Optional[str], typer.Option("--relocation-model", help="static or pic")] = None,
-    code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model", help="small, medium, large")] = "small",
-    opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3 (O3 default), Os or Oz for size")] = None,
-    memory_fusion: Annotated[str, typer.Option("--memory-fusion", help="fuse pools and residual adds into "
-                                                "convolutions (default true; false lets -use-cmsis take them)")] = "true",
+    code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model",
+                                            help="small, medium, large")] = "small",
+    opt_level: Annotated[Optional[str], typer.Option("--opt-level",
+                                                     help="O0-O3 (O3 default), Os or Oz for size")] = None,
+    memory_fusion: Annotated[str, typer.Option("--memory-fusion",
+                                               help="fuse pools and residual adds into convolutions "
+                                                    "(default true; false lets -use-cmsis take them)")] = "true",
     use_hifi4: Annotated[str, typer.Option("--use-hifi4", help="call HiFi 4 NNLib xa_nn_* functions where they apply "
                                            "(with -mcpu=hifi4: LLVM IR for xt-clang)")] = "false",
-    use_cmsis: Annotated[str, typer.Option("--use-cmsis", help="call CMSIS-NN s8 functions where they apply")] = "false",
-    load_profile: Annotated[Optional[str], typer.Option("--load-profile", help="quantize with this profile (glow-profile)")] = None,
-    quantization_schema: Annotated[str, typer.Option("--quantization-schema", help="asymmetric, symmetric, "
-                                                     "symmetric_with_uint8, symmetric_with_power2_scale")] = "asymmetric",
+    use_cmsis: Annotated[str, typer.Option("--use-cmsis",
+                                           help="call CMSIS-NN s8 functions where they apply")] = "false",
+    load_profile: Annotated[Optional[str], typer.Option("--load-profile",
+                                                        help="quantize with this profile (glow-profile)")] = None,
+    quantization_schema: Annotated[str, typer.Option("--quantization-schema",
+                                                     help="asymmetric, symmetric, symmetric_with_uint8, "
+                                                          "symmetric_with_power2_scale")] = "asymmetric",
     quantization_precision: Annotated[str, typer.Option("--quantization-precision", help="Int8 or Int16")] = "Int8",
-    quantization_precision_bias: Annotated[str, typer.Option("--quantization-precision-bias", help="Int32 or Int8")] = "Int32",
+    quantization_precision_bias: Annotated[str, typer.Option("--quantization-precision-bias",
+                                                             help="Int32 or Int8")] = "Int32",
     quantization_calibration: Annotated[str, typer.Option("--quantization-calibration", help="None or KL")] = "None",
     enable_channelwise: Annotated[str, typer.Option("--enable-channelwise",
                                                     help="per-channel convolution filters")] = "false",
@@ -153,7 +167,8 @@ def compile_command(
             load_profile, schema=quantization_schema, precision=quantization_precision,
             precision_bias=quantization_precision_bias, channelwise=flags["enable-channelwise"],
             calibration=_calibration(quantization_calibration),
-            keep_original_precision_for_nodes=tuple(k for k in (keep_original_precision_for_nodes or "").split(",") if k),
+            keep_original_precision_for_nodes=tuple(
+                kind for kind in (keep_original_precision_for_nodes or "").split(",") if kind),
             assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
             convert_placeholders=flags["convert-placeholders"])
     elif any(flags.values()):

@@ -38,19 +38,25 @@ def profile_command(
         "--input-dataset", help="name,rawbin|rawtxt,file|dir,path[,dir]; repeatable")] = None,
     model_input: Annotated[Optional[list[str]], typer.Option("--model-input", "--model-input-name",
                                                              help="name,float,[d0,d1,...]; repeatable")] = None,
-    onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol", help="symbol,value")] = None,
-    image_mode: Annotated[Optional[str], typer.Option("--image-mode", help="0to1, 0to255 (default), neg1to1, neg128to127")] = None,
+    onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol",
+                                                                    help="symbol,value")] = None,
+    image_mode: Annotated[Optional[str], typer.Option("--image-mode",
+                                                      help="0to1, 0to255 (default), neg1to1, neg128to127")] = None,
     image_layout: Annotated[Optional[str], typer.Option("--image-layout", help="NCHW (default) or NHWC")] = None,
-    image_channel_order: Annotated[Optional[str], typer.Option("--image-channel-order", help="BGR (default) or RGB")] = None,
-    mean: Annotated[Optional[str], typer.Option("--mean", help="per-channel mean, 0..255 units, e.g. 104,117,123")] = None,
-    stddev: Annotated[Optional[str], typer.Option("--stddev", help="per-channel standard deviation, 0..255 units")] = None,
-    num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins", help="histogram bins per value (KL needs >= 255)")] = 10,
+    image_channel_order: Annotated[Optional[str], typer.Option("--image-channel-order",
+                                                               help="BGR (default) or RGB")] = None,
+    mean: Annotated[Optional[str], typer.Option("--mean",
+                                                help="per-channel mean, 0..255 units, e.g. 104,117,123")] = None,
+    stddev: Annotated[Optional[str], typer.Option("--stddev",
+                                                  help="per-channel standard deviation, 0..255 units")] = None,
+    num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins",
+                                                    help="histogram bins per value (KL needs >= 255)")] = 10,
 ) -> None:
     """Profile a float model over calibration inputs."""
+    from glowmlir.bundle import StagedFiles
     from glowmlir.compiler import CompileOptions
     from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
     from glowmlir.profiling import Profiler
-    from glowmlir.bundle import StagedFiles
     from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
 
     if not 1 <= num_histogram_bins <= MAX_NUM_BINS:

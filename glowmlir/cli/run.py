@@ -39,10 +39,12 @@ def load_input(path: str, shape: Sequence[int], image_mode: str) -> np.ndarray:
 def run_command(
     model: Annotated[str, typer.Option("--model", "-m", help="ONNX model")],
     input: Annotated[Optional[list[str]], typer.Option("--input", help="[name=]file.npy|file.png; repeatable")] = None,
-    board: Annotated[str, typer.Option("--board", help="host or an emulated board (see glowmlir.runtime.boards)")] = "host",
+    board: Annotated[str, typer.Option("--board",
+                                       help="host or an emulated board (see glowmlir.runtime.boards)")] = "host",
     weights_in: Annotated[str, typer.Option("--weights-in", help="flash (const) or ram (copied at start)")] = "flash",
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3, Os, Oz")] = None,
-    image_mode: Annotated[str, typer.Option("--image-mode", help="PNG pixel range: 0to1, 0to255, neg1to1, neg128to127")] = "0to1",
+    image_mode: Annotated[str, typer.Option("--image-mode",
+                                            help="PNG pixel range: 0to1, 0to255, neg1to1, neg128to127")] = "0to1",
 ) -> None:
     """Run a model on the host or an emulated board."""
     import glowmlir
@@ -59,7 +61,8 @@ def run_command(
         name, _, path = spec.rpartition("=")
         if not name:
             if len(placeholders) != 1:
-                raise GlowError(f"-input=\"{spec}\": name the input (inputs: {', '.join(p.name for p in placeholders)})")
+                raise GlowError(f"-input=\"{spec}\": name the input "
+                                f"(inputs: {', '.join(p.name for p in placeholders)})")
             name = placeholders[0].name
         placeholder = bundle.layout.placeholder(name)
         value = load_input(path, placeholder.shape, image_mode)

@@ -24,17 +24,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-
 import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
-    StringAttr,
-    SymbolNameConstraint,
     IntegerType,
     MemRefType,
+    StringAttr,
+    SymbolNameConstraint,
     TensorType,
     UnitAttr,
     f32,
@@ -45,8 +44,8 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    irdl_attr_definition,
     ParsePropInAttrDict,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,

@@ -389,7 +389,8 @@ class ConvolutionOp(InstructionOp, glow.FusedActivation, glow.FusedPool, glow.La
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
                        "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
-                       "type($filter) `,` type($bias) (`,` type($residual)^)? (`requantization` type($requantization)^)?")
+                       "type($filter) `,` type($bias) (`,` type($residual)^)? "
+                       "(`requantization` type($requantization)^)?")
 
     POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
 
@@ -447,7 +448,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     input = operand_def(MemRefType)
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
-    assembly_format = "$dest `,` $input `,` $weights `,` $bias (`activation` $activation^)? attr-dict `:` type(operands)"
+    assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`activation` $activation^)? "
+                       "attr-dict `:` type(operands)")
 
     def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
                  activation: glow.Activation | glow.ActivationAttr | None = None,

@@ -15,7 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, FixedBitwidthType, FloatData, IntAttr, IntegerType, Signedness, i8, i16, i32
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FixedBitwidthType,
+    FloatData,
+    IntAttr,
+    IntegerType,
+    Signedness,
+    i8,
+    i16,
+    i32,
+)
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser

@@ -40,6 +40,7 @@ from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import QuantParams, dequantize, dequantize_per_channel
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 
+
 def quantized_element(element: Attribute) -> bool:
     return isinstance(element, UniformQuantizedType)
 
@@ -567,7 +568,8 @@ def _pool_nchw(importer: TFLiteImporter, x: SSAValue, op_type, kernel, strides, 
 
 _BINARY = {"ADD": glow.AddOp, "SUB": glow.SubOp, "MUL": glow.MulOp, "DIV": glow.DivOp,
            "MAXIMUM": glow.MaxOp, "MINIMUM": glow.MinOp}
-_BINARY_OPTIONS = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions, "MUL": tflite.MulOptions, "DIV": tflite.DivOptions}
+_BINARY_OPTIONS = {"ADD": tflite.AddOptions, "SUB": tflite.SubOptions, "MUL": tflite.MulOptions,
+                   "DIV": tflite.DivOptions}
 
 
 @operator(*_BINARY, int8=lambda importer, op: importer.operator_name(op) in ("ADD", "MUL"))
@@ -589,7 +591,8 @@ _UNARY = {"RELU": glow.ReluOp, "LOGISTIC": glow.SigmoidOp, "TANH": glow.TanhOp, 
 _CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 
 
-@operator(*_UNARY, *_CLIPS, "LEAKY_RELU", "RSQRT", int8=lambda importer, op: importer.operator_name(op) in ("RELU", *_CLIPS))
+@operator(*_UNARY, *_CLIPS, "LEAKY_RELU", "RSQRT",
+          int8=lambda importer, op: importer.operator_name(op) in ("RELU", *_CLIPS))
 def _elementwise_unary(importer: TFLiteImporter, op):
     name = importer.operator_name(op)
     x = importer.input(0)
@@ -614,7 +617,8 @@ def _prelu(importer: TFLiteImporter, op):
 def _softmax_int8(importer: TFLiteImporter, op) -> bool:
     output = importer.output_info().element
     return (importer.operator_name(op) == "SOFTMAX" and importer.options(tflite.SoftmaxOptions).Beta() == 1.0
-            and quantized_element(output) and not output.per_channel and (output.scale, output.offset) == (1 / 256, -128))
+            and quantized_element(output) and not output.per_channel
+            and (output.scale, output.offset) == (1 / 256, -128))
 
 
 @operator("SOFTMAX", "LOG_SOFTMAX", int8=_softmax_int8)

@@ -20,17 +20,17 @@ from xdsl.ir import SSAValue
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
-    elementwise_operands,
     Call,
     ConvolutionGeometry,
     Declined,
+    accumulator_bias,
     check_pool,
     element,
+    elementwise_operands,
     is_depthwise,
     per_channel_requantization,
     require_int8,
     symmetric_weights,
-    accumulator_bias,
 )
 from glowmlir.quantization.rescaling import (
     ADD_LEFT_SHIFT,

@@ -90,7 +90,8 @@ def check_convolution(op, output: SSAValue) -> None:
 
 def check_pool(op, output: SSAValue) -> None:
     require_int8([op.input, output])
-    if isinstance(op, glowll.AvgPoolOp | glow.AvgPoolOp) and op.count_include_pad is not None and any(op.pads.get_values()):
+    if (isinstance(op, glowll.AvgPoolOp | glow.AvgPoolOp) and op.count_include_pad is not None
+            and any(op.pads.get_values())):
         raise Declined("average pooling that counts the padding")
 
 

@@ -19,7 +19,6 @@ import numpy as np
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
-    elementwise_operands,
     Call,
     ConvolutionGeometry,
     Declined,
@@ -27,6 +26,7 @@ from glowmlir.libraries.common import (
     accumulator_bias,
     check_pool,
     element,
+    elementwise_operands,
     is_depthwise,
     per_channel_requantization,
     require_int8,
@@ -48,7 +48,8 @@ POINTER_SIZE = 4
 """Bytes of a pointer on Xtensa: the state structs NNLib keeps at the start of its scratch
 hold pointers, so their size is part of every scratch size."""
 
-PREC_8, PREC_16, PREC_F32, PREC_ASYM8U, PREC_ASYM8S, PREC_SYM8S, PREC_SYM16S, PREC_ASYM16S = 8, 16, -1, -3, -4, -5, -8, -7
+(PREC_8, PREC_16, PREC_F32, PREC_ASYM8U, PREC_ASYM8S, PREC_SYM8S, PREC_SYM16S,
+ PREC_ASYM16S) = 8, 16, -1, -3, -4, -5, -8, -7
 """NNLib's precision codes (`xa_nnlib_prec_t`) that the getsize functions take."""
 
 # The scratch-size rules below restate, in our words, what NNLib 4.1.0's own getsize
@@ -83,7 +84,8 @@ def conv2d_std_scratch(in_h: int, in_w: int, in_c: int, k_h: int, k_w: int, out_
     ALIGNED_SIZE in that file is `size + align - 1`). A height-1 input, kernel and output
     is planned as a width-1 one (the kernel transposes it)."""
     kernel_channels = in_c if kernel_channels is None else kernel_channels
-    if min(in_h, in_c, k_h, k_w, kernel_channels, stride_h, stride_w, out_h, out_w, out_c) <= 0 or min(pad_top, pad_left) < 0:
+    if (min(in_h, in_c, k_h, k_w, kernel_channels, stride_h, stride_w, out_h, out_w, out_c) <= 0
+            or min(pad_top, pad_left) < 0):
         _refused("xa_nn_conv2d_std_getsize", "a size or stride < 1, or a negative padding")
     if in_c % kernel_channels or out_c % (in_c // kernel_channels):
         _refused("xa_nn_conv2d_std_getsize", "channels that do not divide into groups")
@@ -117,7 +119,8 @@ def conv2d_depthwise_scratch(in_h: int, in_w: int, in_c: int, k_h: int, k_w: int
     part a multiple of ALIGNMENT."""
     if min(in_h, in_w, in_c, k_h, k_w, multiplier, stride_h, stride_w, out_h, out_w) <= 0 or min(pad_top, pad_left) < 0:
         _refused("xa_nn_conv2d_depthwise_getsize", "a size or stride < 1, or a negative padding")
-    size = {PREC_8: 1, PREC_16: 2, PREC_SYM16S: 2, PREC_F32: 4, PREC_ASYM8U: 1, PREC_ASYM8S: 1, PREC_SYM8S: 1}.get(precision)
+    size = {PREC_8: 1, PREC_16: 2, PREC_SYM16S: 2, PREC_F32: 4, PREC_ASYM8U: 1, PREC_ASYM8S: 1,
+            PREC_SYM8S: 1}.get(precision)
     if size is None:
         _refused("xa_nn_conv2d_depthwise_getsize", f"precision {precision}")
     state = _align(3 * POINTER_SIZE + 3 * 4 + POINTER_SIZE)
@@ -287,7 +290,8 @@ def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> list[Call]:
     (k_h, k_w), (s_h, s_w) = op.kernel.get_values(), op.strides.get_values()
     pad_top, pad_left = op.pads.get_values()[:2]
     is_max = isinstance(op, glowll.MaxPoolOp)
-    scratch = (maxpool_scratch if is_max else avgpool_scratch)(channels, in_w, k_h, k_w, s_h, s_w, pad_left, out_h, out_w)
+    scratch = (maxpool_scratch if is_max else avgpool_scratch)(channels, in_w, k_h, k_w, s_h, s_w, pad_left,
+                                                               out_h, out_w)
     return [Call("xa_nn_maxpool_8" if is_max else "xa_nn_avgpool_8", [op.dest, op.input], [], scratch,
                  ["%b0", "%b1", *(f"int {v}" for v in (in_h, in_w, channels, k_h, k_w, s_w, s_h, pad_left, pad_top,
                                                        out_h, out_w)), "int 0", "int 0", "%scratch_pointer"])]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.context import Context
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass

@@ -24,8 +24,8 @@ from glowmlir.dialects.memory import ALIGNMENT
 from glowmlir.dialects.quant import is_quantized_instruction, storage_type
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
-from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.integer_kernels import INTEGER_KERNELS, emit_integer_elementwise, is_integer_instruction
+from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.kernels import KERNELS
 from glowmlir.lowering.library_calls import declaration, emit_library_call
 from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS

@@ -27,7 +27,6 @@ from glowmlir.lowering.activations import clamp, clamp_interval
 from glowmlir.lowering.kernel_builder import KernelBuilder
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 
-
 _FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
 _UNSIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,7 +136,8 @@ def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool, dir
             raise GlowError(f"no value given for input \"{placeholder.name}\"")
         data = np.ascontiguousarray(inputs[placeholder.name], placeholder.dtype).tobytes()
         if len(data) != placeholder.byte_size:
-            raise GlowError(f"input \"{placeholder.name}\" has {len(data)} bytes, the bundle expects {placeholder.byte_size}")
+            raise GlowError(f"input \"{placeholder.name}\" has {len(data)} bytes, "
+                            f"the bundle expects {placeholder.byte_size}")
         lines.append(f"static const uint8_t input_{index}[] __attribute__((aligned(8))) = {{{_c_bytes(data)}}};")
         entries.append(f"{{{upper}_{placeholder.name}, {placeholder.byte_size}, input_{index}}}")
     lines.append(f"static const struct tensor_in inputs[] = {{{', '.join(entries)}}};")

@@ -32,8 +32,6 @@ from glowmlir.dialects.memory import align
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 
-
-
 # ----------------------------------------------------------------------------- liveness
 
 

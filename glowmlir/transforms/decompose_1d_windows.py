@@ -14,8 +14,8 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from glowmlir.dialects import glow
-from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 from glowmlir.transforms.constants import names_in
+from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 
 
 def as_two_dimensional(builder: DecompositionBuilder, op: glow.ConvolutionOp | glow.PoolOp) -> SSAValue | None:

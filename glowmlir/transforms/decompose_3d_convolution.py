@@ -16,9 +16,8 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from glowmlir.dialects import glow
-from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 from glowmlir.transforms.constants import names_in
-
+from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 
 _WINDOW = {"strides", "pads", "dilations", "group"}
 """The properties of a plain convolution."""

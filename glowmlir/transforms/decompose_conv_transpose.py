@@ -17,8 +17,8 @@ from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import dense_from_array
-from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 from glowmlir.transforms.constants import constant_value, names_in
+from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 
 
 def with_zeros_between(builder: DecompositionBuilder, x: SSAValue, strides: list[int]) -> SSAValue:

@@ -47,8 +47,6 @@ from glowmlir.quantization.profile import Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
 
-
-
 SOFTMAX_OUTPUT = (1.0 / 256.0, -128)
 
 

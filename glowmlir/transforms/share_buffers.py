@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
 
+
 def _uses_by_instruction(function: glowll.FunctionOp) -> dict[SSAValue, list[int]]:
     """For each buffer value (views included), the indices of the instructions using it directly."""
     uses: dict[SSAValue, list[int]] = {}

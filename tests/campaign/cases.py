@@ -20,7 +20,6 @@ child process). `expect` says what a correct compiler does:
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -208,17 +207,20 @@ def file_cases() -> list[Case]:
     cases += [
         compile_case("files/empty-directory", _directory({}), contains=["modeldir"]),
         compile_case("files/directory-of-text", _directory({"readme.txt": b"hello"}), contains=["modeldir"]),
-        compile_case("files/caffe2-directory-without-init-net", _directory({"predict_net.pb": m.caffe2_ops()[0].SerializeToString()}),
+        compile_case("files/caffe2-directory-without-init-net",
+                     _directory({"predict_net.pb": m.caffe2_ops()[0].SerializeToString()}),
                      "-model-input=x,float,[1,4]", contains=["init_net"]),
-        compile_case("files/caffe2-directory-without-predict-net", _directory({"init_net.pb": m.caffe2_ops()[1].SerializeToString()}),
+        compile_case("files/caffe2-directory-without-predict-net",
+                     _directory({"init_net.pb": m.caffe2_ops()[1].SerializeToString()}),
                      "-model-input=x,float,[1,4]", contains=["predict_net"]),
         compile_case("files/directory-named-onnx", lambda w: os.makedirs(w.path("dir.onnx")) or w.path("dir.onnx"),
                      contains=["dir.onnx"]),
     ]
-    for number, (extension, text) in enumerate([("onnx", "this is not a protobuf\n"), ("tflite", "this is not a flatbuffer\n"),
-                            ("onnxtxt", "graph { node { op_type: \"Relu\" input: \"x\" "),
-                            ("onnxtxt", "ir_version: 8 graph { bogus_field: 3 }"),
-                            ("onnx", '{"graph": {"node": []}}'), ("pbtxt", "op { type: ")]):
+    for number, (extension, text) in enumerate([("onnx", "this is not a protobuf\n"),
+                                                ("tflite", "this is not a flatbuffer\n"),
+                                                ("onnxtxt", "graph { node { op_type: \"Relu\" input: \"x\" "),
+                                                ("onnxtxt", "ir_version: 8 graph { bogus_field: 3 }"),
+                                                ("onnx", '{"graph": {"node": []}}'), ("pbtxt", "op { type: ")]):
         slug = f"text-as-{extension}-{number}"
         cases.append(compile_case(f"files/{slug}", model_from(lambda t=text: t.encode(), f"model.{extension}"),
                                   contains=[f"model.{extension}"]))
@@ -226,7 +228,8 @@ def file_cases() -> list[Case]:
         noise = np.random.default_rng(seed).bytes(4096)
         for extension in ("onnx", "tflite"):
             cases.append(compile_case(f"files/random-bytes-{extension}-{seed}",
-                                      model_from(lambda n=noise: n, f"model.{extension}"), contains=[f"model.{extension}"]))
+                                      model_from(lambda n=noise: n, f"model.{extension}"),
+                                      contains=[f"model.{extension}"]))
     # Bit flips aimed at strings and tags: these cannot leave a valid model.
     for text in (b"Conv", b"Relu", b"MaxPool", b"Softmax", b"Gemm"):
         cases.append(compile_case(f"files/onnx-invalid-utf8-op-type-{text.decode()}",
@@ -256,8 +259,8 @@ def file_cases() -> list[Case]:
                                   expect="either", verify="tflite",
                                   note="a random flip may leave a valid model: then it must match TFLite's kernels"))
     for fraction in (0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99):
-        cases.append(compile_case(f"files/onnx-truncated-{fraction}", model_from(lambda f=fraction: m.truncated(convnet, f)),
-                                  contains=["model.onnx"]))
+        cases.append(compile_case(f"files/onnx-truncated-{fraction}",
+                                  model_from(lambda f=fraction: m.truncated(convnet, f)), contains=["model.onnx"]))
     for fraction in (0.1, 0.5, 0.9):
         cases.append(compile_case(f"files/tflite-truncated-{fraction}",
                                   model_from(lambda f=fraction: m.truncated(tflite, f), "model.tflite"),
@@ -266,7 +269,8 @@ def file_cases() -> list[Case]:
         short = which.split("_")[0]
         cases.append(compile_case(f"files/caffe2-{short}-truncated", _caffe2_pair(lambda d: m.truncated(d, 0.5), which),
                                   "-model-input=x,float,[1,4]", contains=[which]))
-        cases.append(compile_case(f"files/caffe2-{short}-garbage", _caffe2_pair(lambda d: b"\xff\xfe garbage" * 9, which),
+        cases.append(compile_case(f"files/caffe2-{short}-garbage",
+                                  _caffe2_pair(lambda d: b"\xff\xfe garbage" * 9, which),
                                   "-model-input=x,float,[1,4]", contains=[which]))
         for seed in range(4):
             cases.append(compile_case(f"files/caffe2-{short}-bit-flip-{seed}",
@@ -283,7 +287,8 @@ def file_cases() -> list[Case]:
         compile_case("files/tflite-as-onnx", model_from(lambda: tflite, "model.onnx"), contains=["model.onnx"]),
         compile_case("files/onnx-as-onnxtxt", model_from(lambda: convnet, "model.onnxtxt"), contains=["model.onnxtxt"]),
         compile_case("files/onnx-as-pb", model_from(lambda: convnet, "model.pb"), expect="success",
-                     note="as Glow's loader: one model file that is not .tflite is read as ONNX, whatever its extension"),
+                     note="as Glow's loader: one model file that is not .tflite is read as ONNX, "
+                          "whatever its extension"),
         compile_case("files/tflite-as-pb", model_from(lambda: tflite, "model.pb"), contains=["model.pb"]),
         compile_case("files/onnx-with-txt-extension", _with_model_too(m.small_convnet, "model.txt", lambda d: d),
                      expect="either", verify="onnxruntime",
@@ -295,14 +300,16 @@ def file_cases() -> list[Case]:
         compile_case("files/two-onnx-models", lambda w: [CONVNET(w), w.onnx(m.unary_model(), "b.onnx")],
                      contains=["-model"]),
         compile_case("files/three-models", lambda w: [RELU(w)] * 3, contains=["-model"]),
-        compile_case("files/path-with-spaces-and-unicode", lambda w: [CONVNET(w), w.onnx(m.small_convnet(), "mödel dir é.onnx")][1],
+        compile_case("files/path-with-spaces-and-unicode",
+                     lambda w: [CONVNET(w), w.onnx(m.small_convnet(), "mödel dir é.onnx")][1],
                      expect="success", verify="onnxruntime"),
         compile_case("files/onnxtxt-valid", _onnxtxt(m.small_convnet), expect="success", verify="onnxruntime"),
         compile_case("files/onnxtxt-truncated", _onnxtxt(m.small_convnet, lambda t: t[: len(t) // 2]),
                      contains=["model.onnxtxt"]),
         compile_case("files/onnxtxt-non-utf8", model_from(lambda: b"ir_version: 8\n\xff\xfe\xfd", "model.onnxtxt"),
                      contains=["model.onnxtxt"]),
-        compile_case("files/external-data-missing", model_from(_external_data("weights.data")), contains=["weights.data"]),
+        compile_case("files/external-data-missing", model_from(_external_data("weights.data")),
+                     contains=["weights.data"]),
         compile_case("files/external-data-escapes-directory", model_from(_external_data("../../../../etc/passwd")),
                      contains=["passwd"], note="onnx itself refuses locations outside the model's directory"),
         compile_case("files/external-data-valid", _external_data_valid, expect="success", verify="onnxruntime"),
@@ -396,7 +403,8 @@ def _function_op():
     """A node calling a model-local function (ONNX functions, opset 18)."""
     function = helper.make_function("local", "MyRelu", ["a"], ["b"], [_node("Relu", ["a"], ["b"])],
                                     [helper.make_opsetid("", 18)])
-    graph = helper.make_graph([helper.make_node("MyRelu", ["x"], ["y"], domain="local")], "g", _x(), [m.tensor("y", [1, 4])])
+    graph = helper.make_graph([helper.make_node("MyRelu", ["x"], ["y"], domain="local")], "g", _x(),
+                              [m.tensor("y", [1, 4])])
     return helper.make_model(graph, functions=[function], ir_version=8,
                              opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
 
@@ -418,8 +426,8 @@ def graph_cases() -> list[Case]:
           contains=["ghost"]),
         G("graphs/output-never-produced", lambda: m.graph_model([relu(["x"], ["t"])], _x(), [m.tensor("y", [1, 4])]),
           contains=["y"]),
-        G("graphs/input-missing-from-graph-inputs", lambda: m.graph_model([_node("Add", ["x", "z"], ["y"], "a")], _x(), ["y"]),
-          contains=["z"]),
+        G("graphs/input-missing-from-graph-inputs",
+          lambda: m.graph_model([_node("Add", ["x", "z"], ["y"], "a")], _x(), ["y"]), contains=["z"]),
         G("graphs/no-outputs", lambda: m.graph_model([relu(["x"], ["y"])], _x(), []), contains=["output"]),
         G("graphs/no-nodes-output-is-input", lambda: m.graph_model([], _x(), [m.tensor("x", [1, 4])]),
           expect="either", note="a graph whose output is its input: an identity bundle or a clean refusal"),
@@ -432,36 +440,42 @@ def graph_cases() -> list[Case]:
           contains=["FooBar", "unsupported"]),
         G("graphs/custom-domain-op", lambda: m.graph_model([helper.make_node("Relu", ["x"], ["y"], domain="com.acme")],
                                                            _x(), ["y"]), contains=["com.acme"]),
-        G("graphs/onnx-ml-op", lambda: m.graph_model([helper.make_node("Normalizer", ["x"], ["y"], domain="ai.onnx.ml")],
-                                                     _x(), ["y"]), contains=["Normalizer"]),
+        G("graphs/onnx-ml-op",
+          lambda: m.graph_model([helper.make_node("Normalizer", ["x"], ["y"], domain="ai.onnx.ml")], _x(), ["y"]),
+          contains=["Normalizer"]),
         G("graphs/if-control-flow", _if_node, contains=["If"]),
         G("graphs/local-function", _function_op, contains=["MyRelu"]),
-        G("graphs/cycle-two-nodes", lambda: m.graph_model([_node("Add", ["x", "b"], ["a"], "n1"), relu(["a"], ["b"], "n2"),
-                                                           relu(["b"], ["y"], "n3")], _x(), [m.tensor("y", [1, 4])], infer=False),
+        G("graphs/cycle-two-nodes",
+          lambda: m.graph_model([_node("Add", ["x", "b"], ["a"], "n1"), relu(["a"], ["b"], "n2"),
+                                 relu(["b"], ["y"], "n3")], _x(), [m.tensor("y", [1, 4])], infer=False),
           contains=["cycle"]),
-        G("graphs/self-loop", lambda: m.graph_model([_node("Add", ["x", "y"], ["y"], "selfish")], _x(), [m.tensor("y", [1, 4])],
-                                                    infer=False), contains=["selfish"]),
-        G("graphs/duplicate-output-names", lambda: m.graph_model([relu(["x"], ["y"], "a"), _node("Neg", ["x"], ["y"], "b")],
-                                                                 _x(), [m.tensor("y", [1, 4])], infer=False), contains=["y"]),
-        G("graphs/duplicate-input-names", lambda: m.graph_model([relu(["x"], ["y"])], [*_x(), m.tensor("x", [2, 2])], ["y"]),
-          contains=["x"]),
+        G("graphs/self-loop",
+          lambda: m.graph_model([_node("Add", ["x", "y"], ["y"], "selfish")], _x(), [m.tensor("y", [1, 4])],
+                                infer=False), contains=["selfish"]),
+        G("graphs/duplicate-output-names",
+          lambda: m.graph_model([relu(["x"], ["y"], "a"), _node("Neg", ["x"], ["y"], "b")],
+                                _x(), [m.tensor("y", [1, 4])], infer=False), contains=["y"]),
+        G("graphs/duplicate-input-names",
+          lambda: m.graph_model([relu(["x"], ["y"])], [*_x(), m.tensor("x", [2, 2])], ["y"]), contains=["x"]),
         G("graphs/duplicate-initializer-names", lambda: m.graph_model(
             [_node("Add", ["x", "c"], ["y"])], _x(), ["y"], [m.constant("c", np.ones((1, 4), np.float32)),
                                                              m.constant("c", np.zeros((1, 4), np.float32))]),
           contains=["c"]),
         G("graphs/input-shadowed-by-initializer", lambda: m.graph_model(
-            [_node("Add", ["x", "c"], ["y"])], [*_x(), m.tensor("c", [1, 4])], ["y"], [m.constant("c", np.ones((1, 4), np.float32))]),
-          expect="success", note="ONNX: an initializer that is also an input is the input's default; Glow takes the constant"),
-        G("graphs/node-output-shadows-input", lambda: m.graph_model([relu(["x"], ["x"], "r")], _x(), [m.tensor("x", [1, 4])],
-                                                                    infer=False), contains=["x"]),
+            [_node("Add", ["x", "c"], ["y"])], [*_x(), m.tensor("c", [1, 4])], ["y"],
+            [m.constant("c", np.ones((1, 4), np.float32))]),
+          expect="success",
+          note="ONNX: an initializer that is also an input is the input's default; Glow takes the constant"),
+        G("graphs/node-output-shadows-input",
+          lambda: m.graph_model([relu(["x"], ["x"], "r")], _x(), [m.tensor("x", [1, 4])], infer=False), contains=["x"]),
         G("graphs/same-graph-output-twice", _two_graph_outputs_same_name, expect="either",
           note="an output listed twice: one output, or a clean refusal"),
         G("graphs/opset-99", lambda: m.single_op_model("Relu", {"x": [1, 4]}, opset=99), contains=["99"]),
         G("graphs/opset-0", lambda: m.single_op_model("Relu", {"x": [1, 4]}, opset=0), contains=["opset"]),
-        G("graphs/no-opset-import", lambda: m.graph_model([relu(["x"], ["y"])], _x(), [m.tensor("y", [1, 4])], opset=None),
-          contains=["opset"]),
-        G("graphs/ir-version-99", lambda: m.graph_model([relu(["x"], ["y"])], _x(), ["y"], ir_version=99), expect="either",
-          note="a newer IR version with nothing new in it: onnx loads it; refusing it is fine too"),
+        G("graphs/no-opset-import",
+          lambda: m.graph_model([relu(["x"], ["y"])], _x(), [m.tensor("y", [1, 4])], opset=None), contains=["opset"]),
+        G("graphs/ir-version-99", lambda: m.graph_model([relu(["x"], ["y"])], _x(), ["y"], ir_version=99),
+          expect="either", note="a newer IR version with nothing new in it: onnx loads it; refusing it is fine too"),
         G("graphs/sparse-initializer", _sparse_initializer, contains=["sparse"],
           note="sparse initializers are valid ONNX; a clean 'unsupported' error is what we expect here"),
         G("graphs/untyped-input", _untyped_input, contains=["x"]),
@@ -469,44 +483,52 @@ def graph_cases() -> list[Case]:
         G("graphs/initializer-undefined-type", _initializer_type(TensorProto.UNDEFINED), contains=["c"]),
         G("graphs/initializer-string-type", _initializer_type(TensorProto.STRING), contains=["c"]),
         G("graphs/initializer-complex-type", _initializer_type(TensorProto.COMPLEX64), contains=["c"]),
-        G("graphs/string-input", lambda: m.graph_model([_node("Identity", ["x"], ["y"])], [m.tensor("x", [2], TensorProto.STRING)],
-                                                       ["y"]), contains=["x"]),
+        G("graphs/string-input",
+          lambda: m.graph_model([_node("Identity", ["x"], ["y"])], [m.tensor("x", [2], TensorProto.STRING)], ["y"]),
+          contains=["x"]),
         G("graphs/add-float-and-int64", lambda: m.graph_model([_node("Add", ["x", "i"], ["y"], "mixed")],
                                                               [*_x(), m.tensor("i", [1, 4], TensorProto.INT64)], ["y"]),
           contains=["mixed"]),
-        G("graphs/conv-on-int64", lambda: m.graph_model([_node("Conv", ["x", "w"], ["y"], "c")],
-                                                        [m.tensor("x", [1, 3, 8, 8], TensorProto.INT64)], ["y"],
-                                                        [m.constant("w", np.ones((4, 3, 3, 3), np.int64))]), contains=["c"]),
+        G("graphs/conv-on-int64",
+          lambda: m.graph_model([_node("Conv", ["x", "w"], ["y"], "c")],
+                                [m.tensor("x", [1, 3, 8, 8], TensorProto.INT64)], ["y"],
+                                [m.constant("w", np.ones((4, 3, 3, 3), np.int64))]), contains=["c"]),
         G("graphs/conv-channel-mismatch", lambda: m.conv_model((1, 3, 8, 8), (4, 5, 3, 3)), contains=["Conv"]),
         G("graphs/conv-group-mismatch", lambda: m.conv_model((1, 4, 8, 8), (4, 1, 3, 3), group=3), contains=["Conv"]),
         G("graphs/conv-group-zero", lambda: m.conv_model((1, 4, 8, 8), (4, 1, 3, 3), group=0), contains=["group"]),
         G("graphs/conv-rank3-filter", lambda: m.conv_model((1, 3, 8, 8), (4, 3, 3)), contains=["Conv"]),
         G("graphs/conv-bias-wrong-length", lambda: m.single_op_model("Conv", {"x": [1, 3, 8, 8]}, {
             "w": np.ones((4, 3, 3, 3), np.float32), "b": np.ones(7, np.float32)}), contains=["Conv"]),
-        G("graphs/gemm-inner-mismatch", lambda: m.single_op_model("Gemm", {"x": [2, 3]}, {"w": np.ones((4, 5), np.float32)}),
-          contains=["Gemm"]),
-        G("graphs/matmul-mismatch", lambda: m.single_op_model("MatMul", {"x": [2, 3]}, {"w": np.ones((4, 5), np.float32)}),
-          contains=["MatMul"]),
-        G("graphs/add-not-broadcastable", lambda: m.single_op_model("Add", {"x": [2, 3], "z": [4, 5]}), contains=["Add"]),
+        G("graphs/gemm-inner-mismatch",
+          lambda: m.single_op_model("Gemm", {"x": [2, 3]}, {"w": np.ones((4, 5), np.float32)}), contains=["Gemm"]),
+        G("graphs/matmul-mismatch",
+          lambda: m.single_op_model("MatMul", {"x": [2, 3]}, {"w": np.ones((4, 5), np.float32)}), contains=["MatMul"]),
+        G("graphs/add-not-broadcastable", lambda: m.single_op_model("Add", {"x": [2, 3], "z": [4, 5]}),
+          contains=["Add"]),
         G("graphs/concat-rank-mismatch", lambda: m.single_op_model("Concat", {"x": [2, 3], "z": [2, 3, 1]}, axis=0),
           contains=["Concat"]),
         G("graphs/concat-no-axis", lambda: m.single_op_model("Concat", {"x": [2, 3], "z": [2, 3]}), contains=["axis"]),
         G("graphs/concat-axis-out-of-range", lambda: m.single_op_model("Concat", {"x": [2, 3], "z": [2, 3]}, axis=5),
           contains=["axis"]),
-        G("graphs/softmax-axis-out-of-range", lambda: m.single_op_model("Softmax", {"x": [2, 3]}, axis=4), contains=["axis"]),
-        G("graphs/flatten-axis-out-of-range", lambda: m.single_op_model("Flatten", {"x": [2, 3]}, axis=-7), contains=["axis"]),
+        G("graphs/softmax-axis-out-of-range",
+          lambda: m.single_op_model("Softmax", {"x": [2, 3]}, axis=4), contains=["axis"]),
+        G("graphs/flatten-axis-out-of-range",
+          lambda: m.single_op_model("Flatten", {"x": [2, 3]}, axis=-7), contains=["axis"]),
         G("graphs/transpose-perm-duplicate", lambda: m.single_op_model("Transpose", {"x": [2, 3]}, perm=[0, 0]),
           contains=["perm"]),
         G("graphs/transpose-perm-wrong-length", lambda: m.single_op_model("Transpose", {"x": [2, 3]}, perm=[1, 0, 2]),
           contains=["perm"]),
-        G("graphs/reshape-two-minus-ones", lambda: m.single_op_model("Reshape", {"x": [2, 6]}, {"s": np.array([-1, -1], np.int64)}),
+        G("graphs/reshape-two-minus-ones",
+          lambda: m.single_op_model("Reshape", {"x": [2, 6]}, {"s": np.array([-1, -1], np.int64)}),
           contains=["Reshape"]),
-        G("graphs/reshape-size-mismatch", lambda: m.single_op_model("Reshape", {"x": [2, 6]}, {"s": np.array([5, 5], np.int64)}),
-          contains=["Reshape"]),
-        G("graphs/reshape-runtime-shape", lambda: m.single_op_model("Reshape", {"x": [2, 6], "s": [2]}), contains=["Reshape"],
+        G("graphs/reshape-size-mismatch",
+          lambda: m.single_op_model("Reshape", {"x": [2, 6]}, {"s": np.array([5, 5], np.int64)}), contains=["Reshape"]),
+        G("graphs/reshape-runtime-shape",
+          lambda: m.single_op_model("Reshape", {"x": [2, 6], "s": [2]}), contains=["Reshape"],
           note="a shape computed at run time: not compilable ahead of time"),
-        G("graphs/split-sizes-dont-sum", lambda: m.graph_model([_node("Split", ["x", "s"], ["a", "b"], "sp", axis=1)],
-                                                               _x((2, 6)), ["a", "b"], [m.constant("s", np.array([2, 2], np.int64))]),
+        G("graphs/split-sizes-dont-sum",
+          lambda: m.graph_model([_node("Split", ["x", "s"], ["a", "b"], "sp", axis=1)],
+                                _x((2, 6)), ["a", "b"], [m.constant("s", np.array([2, 2], np.int64))]),
           contains=["sp"]),
         G("graphs/chain-2000-relu", _chain(2000), expect="success"),
         G("graphs/chain-2000-add", _chain(2000, "Add"), expect="success"),
@@ -514,13 +536,15 @@ def graph_cases() -> list[Case]:
         G("graphs/concat-1000-inputs", _wide("Concat", 1000, axis=1), expect="success"),
         G("graphs/max-300-inputs", _wide("Max", 300), expect="success"),
         G("graphs/sum-one-input", _wide("Sum", 1), expect="success"),
-        G("graphs/sum-no-inputs", lambda: m.graph_model([_node("Sum", [], ["y"], "s")], _x(), [m.tensor("y", [1, 4])], infer=False),
+        G("graphs/sum-no-inputs",
+          lambda: m.graph_model([_node("Sum", [], ["y"], "s")], _x(), [m.tensor("y", [1, 4])], infer=False),
           contains=["Sum"]),
-        G("graphs/node-with-too-many-inputs", lambda: m.graph_model([_node("Relu", ["x", "x"], ["y"], "r2")], _x(), [m.tensor("y", [1, 4])],
-                                                                     infer=False), contains=["r2"]),
-        G("graphs/node-with-no-outputs", lambda: m.graph_model([_node("Relu", ["x"], [], "r0"), _node("Neg", ["x"], ["y"])],
-                                                               _x(), ["y"]), expect="either",
-          note="a node whose result nobody reads: dead code to drop, or a clean refusal"),
+        G("graphs/node-with-too-many-inputs",
+          lambda: m.graph_model([_node("Relu", ["x", "x"], ["y"], "r2")], _x(), [m.tensor("y", [1, 4])], infer=False),
+          contains=["r2"]),
+        G("graphs/node-with-no-outputs",
+          lambda: m.graph_model([_node("Relu", ["x"], [], "r0"), _node("Neg", ["x"], ["y"])], _x(), ["y"]),
+          expect="either", note="a node whose result nobody reads: dead code to drop, or a clean refusal"),
         G("graphs/dropout-training-mode", lambda: m.graph_model(
             [_node("Dropout", ["x", "r", "t"], ["y"], "drop")], _x(), ["y"],
             [m.constant("r", np.array(0.5, np.float32)), m.constant("t", np.array(True))]), contains=["drop"]),
@@ -532,7 +556,8 @@ def graph_cases() -> list[Case]:
         ("conv-strides-float", "Conv", helper.make_attribute("strides", [1.5, 1.5]), "strides", _conv_weights()),
         ("conv-strides-string", "Conv", helper.make_attribute("strides", "2,2"), "strides", _conv_weights()),
         ("conv-kernel-shape-int", "Conv", helper.make_attribute("kernel_shape", 3), "kernel_shape", _conv_weights()),
-        ("conv-pads-tensor", "Conv", helper.make_attribute("pads", m.constant("p", np.zeros(4, np.int64))), "pads", _conv_weights()),
+        ("conv-pads-tensor", "Conv", helper.make_attribute("pads", m.constant("p", np.zeros(4, np.int64))), "pads",
+         _conv_weights()),
         ("conv-group-float", "Conv", helper.make_attribute("group", 1.0), "group", _conv_weights()),
         ("conv-auto-pad-garbage", "Conv", helper.make_attribute("auto_pad", "SOMETIMES"), "auto_pad", _conv_weights()),
         ("conv-dilations-zero", "Conv", helper.make_attribute("dilations", [0, 0]), "dilations", _conv_weights()),
@@ -596,17 +621,20 @@ def _gather(indices, data_shape=(4, 3), axis=0):
 
 
 def _op_with_constant_shape(op_type, shape_input, x_shape=(1, 4), **attributes):
-    return lambda: m.single_op_model(op_type, {"x": list(x_shape)}, {"s": np.array(shape_input, np.int64)}, **attributes)
+    return lambda: m.single_op_model(op_type, {"x": list(x_shape)}, {"s": np.array(shape_input, np.int64)},
+                                     **attributes)
 
 
 def shape_cases() -> list[Case]:
     G = graph_case
     cases = []
     for slug, dims, fragment in [("minus-one", [-1, 4], "x"), ("minus-five", [1, -5], "x"), ("zero", [0, 4], "x"),
-                                 ("all-zero", [0, 0], "x"), ("unset", [1, None], "x"), ("symbolic-undefined", ["N", 4], "N"),
+                                 ("all-zero", [0, 0], "x"), ("unset", [1, None], "x"),
+                                 ("symbolic-undefined", ["N", 4], "N"),
                                  ("rank-zero-with-dim-zero", [0], "x"), ("huge-2e40", [1 << 40, 4], "x"),
                                  ("int64-max", [(1 << 63) - 1], "x"), ("2e62-floats", [1 << 62], "x"),
-                                 ("product-overflows-int64", [1 << 32, 1 << 32], "x"), ("past-2e31-elements", [1 << 31, 2], "x")]:
+                                 ("product-overflows-int64", [1 << 32, 1 << 32], "x"),
+                                 ("past-2e31-elements", [1 << 31, 2], "x")]:
         if slug in ("huge-2e40", "past-2e31-elements"):  # 16 TB, 16 GB: a 64-bit host addresses them
             cases.append(G(f"shapes/input-dim-{slug}", _dims_model(dims), expect="either", verify=None, note=HUGE_NOTE))
         else:
@@ -619,15 +647,17 @@ def _shape_cases_rest() -> list[Case]:
     cases = [
         G("shapes/input-scalar", _dims_model([]), expect="success", note="a rank-0 input is valid ONNX"),
         G("shapes/input-rank-6", _dims_model([1, 2, 1, 2, 1, 2]), expect="success"),
-        G("shapes/input-rank-9", _dims_model([1] * 9), expect="either", note="Glow caps ranks at 6: a clean refusal is fine"),
+        G("shapes/input-rank-9", _dims_model([1] * 9), expect="either",
+          note="Glow caps ranks at 6: a clean refusal is fine"),
         G("shapes/input-symbolic-defined", _dims_model(["N", 4]), "-onnx-define-symbol=N,3", expect="success",
           verify_options={"symbols": {"N": 3}}),
-        G("shapes/maxpool-kernel-16-on-8", lambda: m.single_op_model("MaxPool", {"x": [1, 3, 8, 8]}, kernel_shape=[16, 16]),
-          contains=["MaxPool"]),
-        G("shapes/averagepool-kernel-9-on-8", lambda: m.single_op_model("AveragePool", {"x": [1, 3, 8, 8]}, kernel_shape=[9, 9]),
-          contains=["AveragePool"]),
-        G("shapes/maxpool-kernel-9-padded-to-fit", lambda: m.single_op_model("MaxPool", {"x": [1, 3, 8, 8]}, kernel_shape=[9, 9],
-                                                                             pads=[1, 1, 1, 1]), expect="success"),
+        G("shapes/maxpool-kernel-16-on-8",
+          lambda: m.single_op_model("MaxPool", {"x": [1, 3, 8, 8]}, kernel_shape=[16, 16]), contains=["MaxPool"]),
+        G("shapes/averagepool-kernel-9-on-8",
+          lambda: m.single_op_model("AveragePool", {"x": [1, 3, 8, 8]}, kernel_shape=[9, 9]), contains=["AveragePool"]),
+        G("shapes/maxpool-kernel-9-padded-to-fit",
+          lambda: m.single_op_model("MaxPool", {"x": [1, 3, 8, 8]}, kernel_shape=[9, 9], pads=[1, 1, 1, 1]),
+          expect="success"),
         G("shapes/conv-kernel-9-on-8", lambda: m.conv_model((1, 3, 8, 8), (4, 3, 9, 9)), contains=["Conv"]),
         G("shapes/conv-kernel-16-on-8", lambda: m.conv_model((1, 3, 8, 8), (4, 3, 16, 16)), contains=["Conv"]),
         G("shapes/conv-empty-input", lambda: m.conv_model((1, 3, 0, 8), (4, 3, 3, 3)), contains=["x"]),
@@ -638,7 +668,8 @@ def _shape_cases_rest() -> list[Case]:
         G("shapes/conv-stride-larger-than-input", lambda: m.conv_model((1, 3, 8, 8), (4, 3, 3, 3), strides=[20, 20]),
           expect="success", note="one output pixel: valid"),
         G("shapes/conv-kernel-equals-input", lambda: m.conv_model((1, 3, 8, 8), (4, 3, 8, 8)), expect="success"),
-        G("shapes/conv-huge-padding", lambda: m.conv_model((1, 3, 8, 8), (4, 3, 3, 3), pads=[1 << 31] * 4), contains=["Conv"]),
+        G("shapes/conv-huge-padding",
+          lambda: m.conv_model((1, 3, 8, 8), (4, 3, 3, 3), pads=[1 << 31] * 4), contains=["Conv"]),
         G("shapes/conv-1d", lambda: m.conv_model((1, 3, 8), (4, 3, 3)), expect="either",
           note="1-D convolution: supported or cleanly refused"),
         G("shapes/conv-3d", lambda: m.conv_model((1, 3, 4, 4, 4), (4, 3, 3, 3, 3)), expect="either"),
@@ -655,7 +686,8 @@ def _shape_cases_rest() -> list[Case]:
             "st": np.array([10], np.int64), "en": np.array([20], np.int64), "ax": np.array([1], np.int64)}),
           expect="either", note="ONNX clamps: an empty slice; refusing an empty tensor is fine"),
         G("shapes/slice-clamped-end", lambda: m.single_op_model("Slice", {"x": [4, 6]}, {
-            "st": np.array([1], np.int64), "en": np.array([1 << 62], np.int64), "ax": np.array([1], np.int64)}), expect="success"),
+            "st": np.array([1], np.int64), "en": np.array([1 << 62], np.int64), "ax": np.array([1], np.int64)}),
+          expect="success"),
         G("shapes/slice-step-zero", lambda: m.single_op_model("Slice", {"x": [4, 6]}, {
             "st": np.array([0], np.int64), "en": np.array([4], np.int64), "ax": np.array([1], np.int64),
             "sp": np.array([0], np.int64)}), contains=["Slice"]),
@@ -668,27 +700,31 @@ def _shape_cases_rest() -> list[Case]:
         G("shapes/tile-huge", _op_with_constant_shape("Tile", [1 << 31, 1 << 31]), contains=["Tile"]),
         G("shapes/tile-negative", _op_with_constant_shape("Tile", [-1, 2]), contains=["Tile"]),
         G("shapes/constantofshape-huge", lambda: m.graph_model(
-            [_node("ConstantOfShape", ["s"], ["c"]), _node("Add", ["c", "x"], ["y"])], _x((1, 4)), [m.tensor("y", None)],
-            [m.constant("s", np.array([1 << 40, 4], np.int64))], infer=False), contains=["ConstantOfShape"]),
+            [_node("ConstantOfShape", ["s"], ["c"]), _node("Add", ["c", "x"], ["y"])], _x((1, 4)),
+            [m.tensor("y", None)], [m.constant("s", np.array([1 << 40, 4], np.int64))], infer=False),
+          contains=["ConstantOfShape"]),
         G("shapes/constantofshape-negative", lambda: m.graph_model(
-            [_node("ConstantOfShape", ["s"], ["c"]), _node("Add", ["c", "x"], ["y"])], _x((1, 4)), [m.tensor("y", None)],
-            [m.constant("s", np.array([-3, 4], np.int64))], infer=False), contains=["ConstantOfShape"]),
-        G("shapes/pad-huge", lambda: m.single_op_model("Pad", {"x": [1, 4]}, {"p": np.array([0, 1 << 40, 0, 1 << 40], np.int64)}),
+            [_node("ConstantOfShape", ["s"], ["c"]), _node("Add", ["c", "x"], ["y"])], _x((1, 4)),
+            [m.tensor("y", None)], [m.constant("s", np.array([-3, 4], np.int64))], infer=False),
+          contains=["ConstantOfShape"]),
+        G("shapes/pad-huge",
+          lambda: m.single_op_model("Pad", {"x": [1, 4]}, {"p": np.array([0, 1 << 40, 0, 1 << 40], np.int64)}),
           contains=["Pad"], expect="either", verify=None,
           note=HUGE_NOTE),
-        G("shapes/pad-negative-past-size", lambda: m.single_op_model("Pad", {"x": [1, 4]}, {"p": np.array([0, -3, 0, -3], np.int64)}),
-          contains=["Pad"]),
+        G("shapes/pad-negative-past-size",
+          lambda: m.single_op_model("Pad", {"x": [1, 4]}, {"p": np.array([0, -3, 0, -3], np.int64)}), contains=["Pad"]),
         G("shapes/resize-scale-huge", lambda: m.graph_model(
             [_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], _x((1, 1, 2, 2)), [m.tensor("y", None)],
             [m.constant("sc", np.array([1, 1, 1e6, 1e6], np.float32))], infer=False), contains=["Resize"],
           expect="either", verify=None,
           note=HUGE_NOTE),
-        G("shapes/matmul-zero-inner", lambda: m.single_op_model("MatMul", {"x": [2, 0]}, {"w": np.ones((0, 3), np.float32)}),
-          contains=["x"]),
-        G("shapes/topk-k-larger-than-axis", lambda: m.graph_model([_node("TopK", ["x", "k"], ["y", "i"], "tk")], _x((1, 4)), ["y", "i"],
-                                                                  [m.constant("k", np.array([9], np.int64))]), contains=["tk"]),
-        G("shapes/depthtospace-not-divisible", lambda: m.single_op_model("DepthToSpace", {"x": [1, 3, 2, 2]}, blocksize=2),
-          contains=["DepthToSpace"]),
+        G("shapes/matmul-zero-inner",
+          lambda: m.single_op_model("MatMul", {"x": [2, 0]}, {"w": np.ones((0, 3), np.float32)}), contains=["x"]),
+        G("shapes/topk-k-larger-than-axis",
+          lambda: m.graph_model([_node("TopK", ["x", "k"], ["y", "i"], "tk")], _x((1, 4)), ["y", "i"],
+                                [m.constant("k", np.array([9], np.int64))]), contains=["tk"]),
+        G("shapes/depthtospace-not-divisible",
+          lambda: m.single_op_model("DepthToSpace", {"x": [1, 3, 2, 2]}, blocksize=2), contains=["DepthToSpace"]),
         G("shapes/model-input-overrides-to-huge", m.unary_model, "-model-input=x,float,[1099511627776,4]",
           contains=["x"], expect="either", verify=None,
           note=HUGE_NOTE),
@@ -698,9 +734,11 @@ def _shape_cases_rest() -> list[Case]:
         # check the header's offsets and the LLVM IR's addresses instead of running it.
         compile_case("shapes/offset-past-2e31-host", model_from(_offset_model(537_000_000)), "-dump-llvm-ir",
                      expect="success", verify="offsets",
-                     note="x1 at byte 2,148,000,000: a 64-bit host addresses it; checked on the header and IR, not run"),
+                     note="x1 at byte 2,148,000,000: a 64-bit host addresses it; "
+                          "checked on the header and IR, not run"),
         compile_case("shapes/offset-past-2e32-host", model_from(_offset_model(1_100_000_000)), "-dump-llvm-ir",
-                     expect="success", verify="offsets", note="x1 at byte 4,400,000,000: checked on the header and IR, not run"),
+                     expect="success", verify="offsets",
+                     note="x1 at byte 4,400,000,000: checked on the header and IR, not run"),
         compile_case("shapes/offset-past-2e32-cortex-m7", model_from(_offset_model(1_100_000_000)), "-mcpu=cortex-m7",
                      contains=["x0"], note="a 4.4 GB region cannot be addressed by a 32-bit target"),
         compile_case("shapes/offset-past-2e31-cortex-m7", model_from(_offset_model(537_000_000)), "-mcpu=cortex-m7",
@@ -734,9 +772,9 @@ GLOW_COMPILE_VALUE_OPTIONS = {
     "code-model": ["tiny", "kernel"],
     "opt-level": ["O4", "3", "-O2", "Ofast"],
     "model-input": [",", "x,float,[]", "x,float,[0]", "x,float,[-1,4]", "x,float,[abc]", "x,int8q,inf,0,[1,4]",
-                    "x,int8q,nan,0,[1,4]", "x,int8q,1,300,[1,4]", "x,int8q,-1,0,[1,4]", "x,double,[1,4]", "nosuch,float,[1,4]",
-                    "x,float,[1,4", "x,float,[99999999999999999999]", "x,float,[1e9,1e9]", "x,float,[٣,4]",
-                    "x,int8q,0.1,0,[9223372036854775807,9223372036854775807]"],
+                    "x,int8q,nan,0,[1,4]", "x,int8q,1,300,[1,4]", "x,int8q,-1,0,[1,4]", "x,double,[1,4]",
+                    "nosuch,float,[1,4]", "x,float,[1,4", "x,float,[99999999999999999999]", "x,float,[1e9,1e9]",
+                    "x,float,[٣,4]", "x,int8q,0.1,0,[9223372036854775807,9223372036854775807]"],
     "onnx-define-symbol": ["N", "N,", "N,0", "N,-3", "N,abc", "N,٣", "N,1e3", "N,99999999999999999999", ",4", "N,4,5",
                            "N,4.0", "N, 4x"],
     "load-profile": ["missing.yaml"],
@@ -792,7 +830,8 @@ def _named_io(inputs: list[str], outputs: list[str]):
             current = f"s{index}"
         for name in outputs:
             nodes.append(_node("Relu", [current], [name]))
-        return m.graph_model(nodes, [m.tensor(n, [1, 4]) for n in inputs], [m.tensor(n, [1, 4]) for n in outputs], infer=False)
+        return m.graph_model(nodes, [m.tensor(n, [1, 4]) for n in inputs], [m.tensor(n, [1, 4]) for n in outputs],
+                             infer=False)
     return build
 
 
@@ -823,9 +862,9 @@ def option_cases() -> list[Case]:
         cases.append(C(f"options/network-name-c-{name}", CONVNET, f"-network-name={name}", expect="either",
                        verify="onnxruntime", verify_options={"network_name": name},
                        note="a C keyword or reserved name: legalized (header must compile) or refused"))
-    odd_names = {"600-chars": "n" * 600, "spaces": "my net", "dash": "my-net", "digit-first": "1net", "unicode": "réseau",
-                 "slash": "a/b", "dotdot": "..", "dot": ".", "newline": "a\nb", "quote": 'a"b', "backslash": "a\\b",
-                 "only-underscores": "__", "star": "*"}
+    odd_names = {"600-chars": "n" * 600, "spaces": "my net", "dash": "my-net", "digit-first": "1net",
+                 "unicode": "réseau", "slash": "a/b", "dotdot": "..", "dot": ".", "newline": "a\nb", "quote": 'a"b',
+                 "backslash": "a\\b", "only-underscores": "__", "star": "*"}
     for slug, name in odd_names.items():
         cases.append(C(f"options/network-name-{slug}", CONVNET, f"-network-name={name}", expect="either",
                        verify="onnxruntime", verify_options={"network_name": name},
@@ -838,9 +877,11 @@ def option_cases() -> list[Case]:
         "unicode-collision": (["é"], ["è"]),
     }
     for slug, (inputs, outputs) in io_names.items():
-        cases.append(compile_case(f"options/io-names-{slug}", model_from(_named_io(inputs, outputs)), "-network-name=net",
-                                  expect="either", verify="onnxruntime", verify_options={"network_name": "net"},
-                                  note="names whose C macros would collide: made distinct (header must compile) or refused"))
+        cases.append(compile_case(f"options/io-names-{slug}", model_from(_named_io(inputs, outputs)),
+                                  "-network-name=net", expect="either", verify="onnxruntime",
+                                  verify_options={"network_name": "net"},
+                                  note="names whose C macros would collide: made distinct (header must compile) "
+                                       "or refused"))
     # Unwritable outputs: each failure leaves nothing, neither the bundle nor the report.
     unwritable = {"proc": "/proc/glowmlir-campaign.{ext}", "directory": "{work}",
                   "under-a-file": "{work}/model.onnx/x.{ext}", "dev-full": "/dev/full"}
@@ -853,16 +894,16 @@ def option_cases() -> list[Case]:
             cases.append(C(f"options/{option}-unwritable-{slug}", RELU, f"-{option}={path}", contains=[option],
                            outputs=outputs))
         cases.append(C(f"options/{option}-empty-path", RELU, f"-{option}=", contains=[option]))
-    for slug, path in {"proc": "/proc/glowmlir-bundle", "existing-file": "{work}/model.onnx", "under-a-file": "{work}/model.onnx/b",
-                       "empty": "", "dev-null": "/dev/null"}.items():
+    for slug, path in {"proc": "/proc/glowmlir-bundle", "existing-file": "{work}/model.onnx",
+                       "under-a-file": "{work}/model.onnx/b", "empty": "", "dev-null": "/dev/null"}.items():
         cases.append(Case(f"options/emit-bundle-{slug}", "glow-compile",
                           lambda w, p=path: [f"-model={RELU(w)}", f"-emit-bundle={p.replace('{work}', w.dir)}"],
                           "error", ("emit-bundle",) if slug == "empty" else ()))
     cases += [
         C("options/dag-then-require-fit-fails", RELU, "-dump-graph-DAG={work}/g.dot", "-ram-size=1", "-require-fit",
           contains=["fit"], outputs=("out", "g.dot"), note="the DAG must not be left behind by a later failure"),
-        C("options/report-then-require-fit-fails", RELU, "-memory-report={work}/r.json", "-flash-size=1", "-require-fit",
-          contains=["fit"], outputs=("out", "r.json")),
+        C("options/report-then-require-fit-fails", RELU, "-memory-report={work}/r.json", "-flash-size=1",
+          "-require-fit", contains=["fit"], outputs=("out", "r.json")),
         C("options/require-fit-without-sizes", RELU, "-require-fit", contains=["require-fit"]),
         C("options/ram-size-zero-require-fit", RELU, "-ram-size=0", "-require-fit", contains=["fit"]),
         C("options/unknown-option", RELU, "-frobnicate=1", contains=["frobnicate"]),
@@ -871,15 +912,18 @@ def option_cases() -> list[Case]:
         Case("options/no-model", "glow-compile", lambda w: [f"-emit-bundle={w.out}"], "error", ("model",)),
         Case("options/no-emit-bundle", "glow-compile", lambda w: [f"-model={RELU(w)}"], "error", ("emit-bundle",)),
         Case("options/no-arguments", "glow-compile", lambda w: [], "error"),
-        C("options/model-input-twice", RELU, "-model-input=x,float,[1,4]", "-model-input=x,float,[2,4]", contains=["x"]),
-        C("options/define-symbol-twice", _symbolic_relu, "-onnx-define-symbol=N,2", "-onnx-define-symbol=N,3", contains=["N"]),
+        C("options/model-input-twice", RELU, "-model-input=x,float,[1,4]", "-model-input=x,float,[2,4]",
+          contains=["x"]),
+        C("options/define-symbol-twice", _symbolic_relu, "-onnx-define-symbol=N,2", "-onnx-define-symbol=N,3",
+          contains=["N"]),
         C("options/define-symbol-on-tflite", model_from(m.tflite_model, "model.tflite"), "-onnx-define-symbol=N,2",
           contains=["onnx-define-symbol"]),
         C("options/tflite-float-inputs-on-onnx", RELU, "-tflite-float-inputs", contains=["tflite-float-inputs"]),
         C("options/use-cmsis-float-model", RELU, "-use-cmsis", "-mcpu=cortex-m7", contains=["use-cmsis"]),
         C("options/use-cmsis-and-use-hifi4", RELU, "-use-cmsis", "-use-hifi4", contains=["use-cmsis"]),
         C("options/enable-channelwise-without-profile", RELU, "-enable-channelwise", contains=["load-profile"]),
-        C("options/target-thumb-mcpu-skylake", RELU, "-target=thumbv7em-none-eabihf", "-mcpu=skylake", contains=["skylake"]),
+        C("options/target-thumb-mcpu-skylake", RELU, "-target=thumbv7em-none-eabihf", "-mcpu=skylake",
+          contains=["skylake"]),
         C("options/target-x86-mcpu-cortex-m7", RELU, "-target=x86_64-unknown-linux-gnu", "-mcpu=cortex-m7",
           contains=["cortex-m7"]),
         C("options/target-riscv-mcpu-cortex-m4", RELU, "-target=riscv32-unknown-none-elf", "-mcpu=cortex-m4",
@@ -899,21 +943,23 @@ def option_cases() -> list[Case]:
         C("options/valid-opt-level-Oz", RELU, "-opt-level=Oz", expect="success", verify="onnxruntime"),
         C("options/valid-dynamic-api", CONVNET, "-bundle-api=dynamic", expect="success", verify="onnxruntime",
           verify_options={"bundle_api": "dynamic"}),
-        C("options/valid-reports", CONVNET, "-memory-report={work}/r.json", "-dump-graph-DAG={work}/g.dot", "-board=imxrt1060",
-          expect="success", verify="onnxruntime"),
+        C("options/valid-reports", CONVNET, "-memory-report={work}/r.json", "-dump-graph-DAG={work}/g.dot",
+          "-board=imxrt1060", expect="success", verify="onnxruntime"),
         C("options/target-arch-only", RELU, "-target=x86_64", expect="success", verify=None,
           note="LLVM completes a bare architecture to a triple"),
         C("options/target-riscv64", RELU, "-target=riscv64-unknown-elf", expect="success", verify=None),
-        C("options/valid-profile", lambda w: (_profile(w), RELU(w))[1], "-load-profile={work}/profile.yaml", expect="success",
-          verify=None),
-        C("options/valid-define-symbol", _symbolic_relu, "-onnx-define-symbol=N,2", expect="success", verify="onnxruntime",
-          verify_options={"symbols": {"N": 2}}),
+        C("options/valid-profile", lambda w: (_profile(w), RELU(w))[1], "-load-profile={work}/profile.yaml",
+          expect="success", verify=None),
+        C("options/valid-define-symbol", _symbolic_relu, "-onnx-define-symbol=N,2", expect="success",
+          verify="onnxruntime", verify_options={"symbols": {"N": 2}}),
         C("options/glow-spelling-double-dash", RELU, "--opt-level", "O2", expect="success"),
     ]
     bad_profiles = {
         "empty-file": "", "garbage": "::: not yaml [", "directory": None, "not-a-list": "a: 1\n",
-        "other-model": "---\n- nodeOutputName: nosuch\n  scale: 0.1\n  offset: 0\n  min: 0\n  max: 1\n  histogram: [1]\n",
-        "nan-range": "---\n- nodeOutputName: x\n  scale: .nan\n  offset: 0\n  min: .nan\n  max: .nan\n  histogram: [1]\n"
+        "other-model": "---\n"
+                       "- nodeOutputName: nosuch\n  scale: 0.1\n  offset: 0\n  min: 0\n  max: 1\n  histogram: [1]\n",
+        "nan-range": "---\n"
+                     "- nodeOutputName: x\n  scale: .nan\n  offset: 0\n  min: .nan\n  max: .nan\n  histogram: [1]\n"
                      "- nodeOutputName: y\n  scale: .nan\n  offset: 0\n  min: .nan\n  max: .nan\n  histogram: [1]\n",
         "min-above-max": "---\n- nodeOutputName: x\n  scale: 0.01\n  offset: 0\n  min: 5\n  max: -5\n  histogram: [1]\n"
                          "- nodeOutputName: y\n  scale: 0.01\n  offset: 0\n  min: 5\n  max: -5\n  histogram: [1]\n",
@@ -927,7 +973,8 @@ def option_cases() -> list[Case]:
             else:
                 w.write("profile.yaml", t.encode("latin-1"))
             return RELU(w)
-        cases.append(C(f"options/load-profile-{slug}", setup, "-load-profile={work}/profile.yaml", contains=["profile"]))
+        cases.append(C(f"options/load-profile-{slug}", setup, "-load-profile={work}/profile.yaml",
+                       contains=["profile"]))
     return cases
 
 
@@ -951,8 +998,8 @@ ELIDED_GLOW = """glow.function @net {
 """
 
 
-def opt_case(name: str, source: str | bytes | None, *arguments: str, expect="error", contains=(), file_name="input.mlir",
-             outputs=(), note="", extra_files=()) -> Case:
+def opt_case(name: str, source: str | bytes | None, *arguments: str, expect="error", contains=(),
+             file_name="input.mlir", outputs=(), note="", extra_files=()) -> Case:
     """`glow-opt <work>/<file_name> <arguments>`; `source=None` writes no file."""
     def setup(work: Work) -> list[str]:
         for extra_name, data in extra_files:
@@ -964,7 +1011,7 @@ def opt_case(name: str, source: str | bytes | None, *arguments: str, expect="err
 
 
 def opt_cases() -> list[Case]:
-    O = opt_case
+    opt = opt_case
     bad_sources = {
         "empty": "", "garbage": "this is not MLIR", "binary": b"\x00\xff\xfe\x01" * 16, "unterminated": GOOD_GLOW[:-3],
         "unknown-op": GOOD_GLOW.replace("glow.relu", "glow.frobnicate"),
@@ -982,8 +1029,8 @@ def opt_cases() -> list[Case]:
         "two-functions": GOOD_GLOW + GOOD_GLOW,
         "function-without-save": GOOD_GLOW.replace('  glow.save %r as "y" : tensor<2x3xf32>\n', ""),
         "deep-nesting": "builtin.module {" * 2000 + "}" * 2000,
-        "fc-bad-shapes": ELIDED_GLOW.replace("dense_resource<elided>", "dense<1.0>").replace("tensor<3x4xf32>} : tensor<3x4xf32>",
-                                                                                            "tensor<5x4xf32>} : tensor<5x4xf32>"),
+        "fc-bad-shapes": ELIDED_GLOW.replace("dense_resource<elided>", "dense<1.0>").replace(
+            "tensor<3x4xf32>} : tensor<3x4xf32>", "tensor<5x4xf32>} : tensor<5x4xf32>"),
     }
     cases = []
     for slug, source in bad_sources.items():
@@ -994,61 +1041,65 @@ def opt_cases() -> list[Case]:
         if slug == "deep-nesting":
             note = "2,000 nested modules: a clean error (or success), never a RecursionError"
             expect = "either"
-        cases.append(O(f"glow-opt/source-{slug}", source, expect=expect, note=note,
-                       contains=["input.mlir"] if expect == "error" else ()))
-    for slug, source in {"type-mismatch": bad_sources["type-mismatch"], "undefined-value": bad_sources["undefined-value"],
+        cases.append(opt(f"glow-opt/source-{slug}", source, expect=expect, note=note,
+                         contains=["input.mlir"] if expect == "error" else ()))
+    for slug, source in {"type-mismatch": bad_sources["type-mismatch"],
+                         "undefined-value": bad_sources["undefined-value"],
                          "fc-bad-shapes": bad_sources["fc-bad-shapes"]}.items():
-        cases.append(O(f"glow-opt/lowered-{slug}", source, "-p", "lower-glow-to-glowll,glowll-allocate-memory",
-                       contains=["input.mlir"]))
+        cases.append(opt(f"glow-opt/lowered-{slug}", source, "-p", "lower-glow-to-glowll,glowll-allocate-memory",
+                         contains=["input.mlir"]))
     passes = ["glow-constant-fold", "glow-fold-batchnorm", "glow-fuse-activations", "glow-convert-to-nhwc",
               "glow-schedule-for-memory", "lower-glow-to-glowll", "glowll-share-buffers", "glowll-liveness"]
     for name in passes:
-        cases.append(O(f"glow-opt/pass-{name}-on-valid", GOOD_GLOW, "-p", name, expect="success"))
+        cases.append(opt(f"glow-opt/pass-{name}-on-valid", GOOD_GLOW, "-p", name, expect="success"))
     cases += [
-        O("glow-opt/missing-file", None, contains=["input.mlir"]),
-        O("glow-opt/directory", None, contains=["input.mlir"], extra_files=[("input.mlir/x", "")]),
-        O("glow-opt/unknown-pass", GOOD_GLOW, "-p", "glow-frobnicate", contains=["glow-frobnicate"]),
-        O("glow-opt/empty-pass-name", GOOD_GLOW, "-p", ",", contains=["-p"]),
-        O("glow-opt/pass-bad-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{frob=1}", contains=["frob"]),
-        O("glow-opt/pass-unterminated-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{", contains=["glow-fold-batchnorm"]),
-        O("glow-opt/quantize-missing-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/missing.yaml\"}",
-          contains=["missing.yaml"]),
-        O("glow-opt/quantize-garbage-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/p.yaml\"}",
-          contains=["p.yaml"], extra_files=[("p.yaml", "::: [")]),
-        O("glow-opt/quantize-no-profile", GOOD_GLOW, "-p", "glow-quantize", contains=["profile"]),
-        O("glow-opt/allocate-bad-argument-type", GOOD_GLOW, "-p", "lower-glow-to-glowll,glowll-allocate-memory{reuse=maybe}",
-          contains=["maybe"]),
-        O("glow-opt/llvm-target-on-glow", GOOD_GLOW, "-t", "llvm", contains=["llvm"]),
-        O("glow-opt/unknown-target", GOOD_GLOW, "-t", "frobnicate", contains=["frobnicate"]),
-        O("glow-opt/lower-to-llvm-on-glow", GOOD_GLOW, "-p", "lower-glowll-to-llvm", expect="either",
-          note="nothing to lower at the glow level: a no-op or a clean refusal"),
-        O("glow-opt/unwritable-output", GOOD_GLOW, "-o", "/proc/glowmlir-campaign.mlir", contains=["glowmlir-campaign"]),
-        O("glow-opt/output-is-directory", GOOD_GLOW, "-o", "{work}", contains=[]),
-        O("glow-opt/weights-file-garbage", GOOD_GLOW, "--weights-file={work}/w.npz", contains=["w.npz"],
-          extra_files=[("w.npz", b"not a zip file")]),
-        O("glow-opt/weights-file-directory", GOOD_GLOW, "--weights-file={work}/wdir", contains=["wdir"],
-          extra_files=[("wdir/x", "")]),
-        O("glow-opt/weights-file-wrong-shape", ELIDED_GLOW, "--weights-file={work}/w.npz", contains=["w"],
-          extra_files=[("w.npz", _npz({"w": np.ones((2, 2), np.float32)}))]),
-        O("glow-opt/elided-without-weights", ELIDED_GLOW, "-p", "glow-constant-fold", contains=["elided"]),
-        O("glow-opt/weights-file-unwritable", GOOD_GLOW, "--weights-file=/proc/glowmlir-w.npz", contains=["glowmlir-w.npz"]),
-        O("glow-opt/onnx-missing", None, file_name="model.onnx", contains=["model.onnx"]),
-        O("glow-opt/onnx-garbage", "not onnx", file_name="model.onnx", contains=["model.onnx"]),
-        O("glow-opt/onnx-empty", "", file_name="model.onnx", contains=["model.onnx"]),
-        O("glow-opt/onnx-unknown-op", m.graph_model([_node("FooBar", ["x"], ["y"])], _x(), ["y"]).SerializeToString(),
-          file_name="model.onnx", contains=["FooBar"]),
-        O("glow-opt/onnx-bad-model-input", m.unary_model().SerializeToString(), "--model-input=x,float,[-1]",
-          file_name="model.onnx", contains=["model-input"]),
-        O("glow-opt/onnx-bad-define-symbol", m.unary_model().SerializeToString(), "--onnx-define-symbol=N,-3",
-          file_name="model.onnx", contains=["N"]),
-        O("glow-opt/tflite-garbage", "garbage", file_name="model.tflite", contains=["model.tflite"]),
-        O("glow-opt/unknown-extension", GOOD_GLOW, file_name="input.xyz", contains=["xyz"]),
-        O("glow-opt/unknown-option", GOOD_GLOW, "--frobnicate", contains=["frobnicate"]),
-        O("glow-opt/onnx-valid", m.unary_model().SerializeToString(), file_name="model.onnx", expect="success"),
-        O("glow-opt/full-lowering-valid", GOOD_GLOW, "-p", "lower-glow-to-glowll,glowll-allocate-memory,lower-glowll-to-llvm",
-          "-t", "llvm", expect="success"),
-        O("glow-opt/valid-weights-roundtrip", ELIDED_GLOW.replace("dense_resource<elided>", "dense<1.0>"),
-          "--weights-file={work}/w.npz", expect="success"),
+        opt("glow-opt/missing-file", None, contains=["input.mlir"]),
+        opt("glow-opt/directory", None, contains=["input.mlir"], extra_files=[("input.mlir/x", "")]),
+        opt("glow-opt/unknown-pass", GOOD_GLOW, "-p", "glow-frobnicate", contains=["glow-frobnicate"]),
+        opt("glow-opt/empty-pass-name", GOOD_GLOW, "-p", ",", contains=["-p"]),
+        opt("glow-opt/pass-bad-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{frob=1}", contains=["frob"]),
+        opt("glow-opt/pass-unterminated-argument", GOOD_GLOW, "-p", "glow-fold-batchnorm{",
+            contains=["glow-fold-batchnorm"]),
+        opt("glow-opt/quantize-missing-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/missing.yaml\"}",
+            contains=["missing.yaml"]),
+        opt("glow-opt/quantize-garbage-profile", GOOD_GLOW, "-p", "glow-quantize{profile=\"{work}/p.yaml\"}",
+            contains=["p.yaml"], extra_files=[("p.yaml", "::: [")]),
+        opt("glow-opt/quantize-no-profile", GOOD_GLOW, "-p", "glow-quantize", contains=["profile"]),
+        opt("glow-opt/allocate-bad-argument-type", GOOD_GLOW, "-p",
+            "lower-glow-to-glowll,glowll-allocate-memory{reuse=maybe}", contains=["maybe"]),
+        opt("glow-opt/llvm-target-on-glow", GOOD_GLOW, "-t", "llvm", contains=["llvm"]),
+        opt("glow-opt/unknown-target", GOOD_GLOW, "-t", "frobnicate", contains=["frobnicate"]),
+        opt("glow-opt/lower-to-llvm-on-glow", GOOD_GLOW, "-p", "lower-glowll-to-llvm", expect="either",
+            note="nothing to lower at the glow level: a no-op or a clean refusal"),
+        opt("glow-opt/unwritable-output", GOOD_GLOW, "-o", "/proc/glowmlir-campaign.mlir",
+            contains=["glowmlir-campaign"]),
+        opt("glow-opt/output-is-directory", GOOD_GLOW, "-o", "{work}", contains=[]),
+        opt("glow-opt/weights-file-garbage", GOOD_GLOW, "--weights-file={work}/w.npz", contains=["w.npz"],
+            extra_files=[("w.npz", b"not a zip file")]),
+        opt("glow-opt/weights-file-directory", GOOD_GLOW, "--weights-file={work}/wdir", contains=["wdir"],
+            extra_files=[("wdir/x", "")]),
+        opt("glow-opt/weights-file-wrong-shape", ELIDED_GLOW, "--weights-file={work}/w.npz", contains=["w"],
+            extra_files=[("w.npz", _npz({"w": np.ones((2, 2), np.float32)}))]),
+        opt("glow-opt/elided-without-weights", ELIDED_GLOW, "-p", "glow-constant-fold", contains=["elided"]),
+        opt("glow-opt/weights-file-unwritable", GOOD_GLOW, "--weights-file=/proc/glowmlir-w.npz",
+            contains=["glowmlir-w.npz"]),
+        opt("glow-opt/onnx-missing", None, file_name="model.onnx", contains=["model.onnx"]),
+        opt("glow-opt/onnx-garbage", "not onnx", file_name="model.onnx", contains=["model.onnx"]),
+        opt("glow-opt/onnx-empty", "", file_name="model.onnx", contains=["model.onnx"]),
+        opt("glow-opt/onnx-unknown-op", m.graph_model([_node("FooBar", ["x"], ["y"])], _x(), ["y"]).SerializeToString(),
+            file_name="model.onnx", contains=["FooBar"]),
+        opt("glow-opt/onnx-bad-model-input", m.unary_model().SerializeToString(), "--model-input=x,float,[-1]",
+            file_name="model.onnx", contains=["model-input"]),
+        opt("glow-opt/onnx-bad-define-symbol", m.unary_model().SerializeToString(), "--onnx-define-symbol=N,-3",
+            file_name="model.onnx", contains=["N"]),
+        opt("glow-opt/tflite-garbage", "garbage", file_name="model.tflite", contains=["model.tflite"]),
+        opt("glow-opt/unknown-extension", GOOD_GLOW, file_name="input.xyz", contains=["xyz"]),
+        opt("glow-opt/unknown-option", GOOD_GLOW, "--frobnicate", contains=["frobnicate"]),
+        opt("glow-opt/onnx-valid", m.unary_model().SerializeToString(), file_name="model.onnx", expect="success"),
+        opt("glow-opt/full-lowering-valid", GOOD_GLOW,
+            "-p", "lower-glow-to-glowll,glowll-allocate-memory,lower-glowll-to-llvm", "-t", "llvm", expect="success"),
+        opt("glow-opt/valid-weights-roundtrip", ELIDED_GLOW.replace("dense_resource<elided>", "dense<1.0>"),
+            "--weights-file={work}/w.npz", expect="success"),
     ]
     return cases
 
@@ -1081,8 +1132,9 @@ def profile_case(name: str, files: dict, *arguments: str, expect="error", contai
 
 
 def _png(work_file="img.png", size=(8, 8), mode="RGB"):
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     buffer = io.BytesIO()
     Image.new(mode, size).save(buffer, format="PNG")
@@ -1096,8 +1148,10 @@ def profile_cases() -> list[Case]:
     conv_model = lambda w: w.onnx(m.conv_model((1, 3, 8, 8), (4, 3, 3, 3)))  # noqa: E731
     cases = [
         P("glow-profile/no-inputs", {}, contains=["calibration"]),
-        P("glow-profile/missing-model", npz_x, "{work}/data.npz", model=lambda w: w.path("missing.onnx"), contains=["missing.onnx"]),
-        P("glow-profile/garbage-model", npz_x, "{work}/data.npz", model=model_from(lambda: b"junk"), contains=["model.onnx"]),
+        P("glow-profile/missing-model", npz_x, "{work}/data.npz", model=lambda w: w.path("missing.onnx"),
+          contains=["missing.onnx"]),
+        P("glow-profile/garbage-model", npz_x, "{work}/data.npz", model=model_from(lambda: b"junk"),
+          contains=["model.onnx"]),
         P("glow-profile/garbage-npz", {"data.npz": b"not a zip"}, "{work}/data.npz", contains=["data.npz"]),
         P("glow-profile/empty-npz", {"data.npz": b""}, "{work}/data.npz", contains=["data.npz"]),
         P("glow-profile/npz-no-arrays", {"data.npz": _npz({})}, "{work}/data.npz", contains=["data.npz"]),
@@ -1107,44 +1161,50 @@ def profile_cases() -> list[Case]:
           contains=["x"]),
         P("glow-profile/npz-strings", {"data.npz": _npz({"x": np.array([["a", "b", "c", "d"]])})}, "{work}/data.npz",
           contains=["x"]),
-        P("glow-profile/npz-object-array", {"data.npz": _npz({"x": np.array([{"a": 1}], dtype=object)})}, "{work}/data.npz",
-          contains=["data.npz"]),
-        P("glow-profile/npz-nan-values", {"data.npz": _npz({"x": np.full((1, 4), np.nan, np.float32)})}, "{work}/data.npz",
-          contains=["x"], note="a NaN calibration input gives a NaN range: refuse it"),
-        P("glow-profile/npz-inf-values", {"data.npz": _npz({"x": np.full((1, 4), np.inf, np.float32)})}, "{work}/data.npz",
-          contains=["x"]),
+        P("glow-profile/npz-object-array", {"data.npz": _npz({"x": np.array([{"a": 1}], dtype=object)})},
+          "{work}/data.npz", contains=["data.npz"]),
+        P("glow-profile/npz-nan-values", {"data.npz": _npz({"x": np.full((1, 4), np.nan, np.float32)})},
+          "{work}/data.npz", contains=["x"], note="a NaN calibration input gives a NaN range: refuse it"),
+        P("glow-profile/npz-inf-values", {"data.npz": _npz({"x": np.full((1, 4), np.inf, np.float32)})},
+          "{work}/data.npz", contains=["x"]),
         P("glow-profile/npz-empty-batch", {"data.npz": _npz({"x": np.zeros((0, 1, 4), np.float32)})}, "{work}/data.npz",
           contains=["x"]),
         P("glow-profile/npy-garbage", {"data.npy": b"\x93NUMPY garbage"}, "{work}/data.npy", contains=["data.npy"]),
         P("glow-profile/npy-missing", {}, "{work}/missing.npy", contains=["missing.npy"]),
-        P("glow-profile/npy-named-unknown-input", {"data.npy": _npy(np.zeros((1, 4), np.float32))}, "nosuch={work}/data.npy",
-          contains=["nosuch"]),
-        P("glow-profile/image-garbage", {"img.png": b"not a png"}, "{work}/img.png", model=conv_model, contains=["img.png"]),
+        P("glow-profile/npy-named-unknown-input", {"data.npy": _npy(np.zeros((1, 4), np.float32))},
+          "nosuch={work}/data.npy", contains=["nosuch"]),
+        P("glow-profile/image-garbage", {"img.png": b"not a png"}, "{work}/img.png", model=conv_model,
+          contains=["img.png"]),
         P("glow-profile/image-empty-dir", {"imgs": None}, "{work}/imgs", model=conv_model, contains=["imgs"]),
         P("glow-profile/image-wrong-size", {"img.png": _png(size=(5, 7))}, "{work}/img.png", model=conv_model,
           expect="either", note="image-classifier resizes? Glow refuses a size mismatch: either is fine"),
         P("glow-profile/image-into-rank2-model", {"img.png": _png()}, "{work}/img.png", contains=["img.png", "[1,4]"]),
-        P("glow-profile/histogram-bins-zero", npz_x, "{work}/data.npz", "-num-histogram-bins=0", contains=["num-histogram-bins"]),
+        P("glow-profile/histogram-bins-zero", npz_x, "{work}/data.npz", "-num-histogram-bins=0",
+          contains=["num-histogram-bins"]),
         P("glow-profile/histogram-bins-negative", npz_x, "{work}/data.npz", "-num-histogram-bins=-5",
           contains=["num-histogram-bins"]),
         P("glow-profile/histogram-bins-1e9", npz_x, "{work}/data.npz", "-num-histogram-bins=1000000000",
           contains=["num-histogram-bins"], note="8 GB of histograms per value: refuse rather than exhaust memory"),
         P("glow-profile/histogram-bins-float", npz_x, "{work}/data.npz", "-num-histogram-bins=1e9",
           contains=["num-histogram-bins"]),
-        P("glow-profile/histogram-bins-empty", npz_x, "{work}/data.npz", "-num-histogram-bins=", contains=["num-histogram-bins"]),
-        P("glow-profile/image-mode-garbage", {"img.png": _png()}, "{work}/img.png", "-image-mode=0to7", model=conv_model,
-          contains=["image-mode"]),
-        P("glow-profile/image-layout-garbage", {"img.png": _png()}, "{work}/img.png", "-image-layout=NCWH", model=conv_model,
-          contains=["image-layout"]),
+        P("glow-profile/histogram-bins-empty", npz_x, "{work}/data.npz", "-num-histogram-bins=",
+          contains=["num-histogram-bins"]),
+        P("glow-profile/image-mode-garbage", {"img.png": _png()}, "{work}/img.png", "-image-mode=0to7",
+          model=conv_model, contains=["image-mode"]),
+        P("glow-profile/image-layout-garbage", {"img.png": _png()}, "{work}/img.png", "-image-layout=NCWH",
+          model=conv_model, contains=["image-layout"]),
         P("glow-profile/channel-order-garbage", {"img.png": _png()}, "{work}/img.png", "-image-channel-order=GBR",
           model=conv_model, contains=["image-channel-order"]),
-        P("glow-profile/mean-garbage", {"img.png": _png()}, "{work}/img.png", "-mean=a,b,c", model=conv_model, contains=["mean"]),
-        P("glow-profile/mean-wrong-count", {"img.png": _png()}, "{work}/img.png", "-mean=1,2", model=conv_model, contains=["mean"]),
+        P("glow-profile/mean-garbage", {"img.png": _png()}, "{work}/img.png", "-mean=a,b,c", model=conv_model,
+          contains=["mean"]),
+        P("glow-profile/mean-wrong-count", {"img.png": _png()}, "{work}/img.png", "-mean=1,2", model=conv_model,
+          contains=["mean"]),
         P("glow-profile/stddev-zero", {"img.png": _png()}, "{work}/img.png", "-stddev=0,0,0", model=conv_model,
           contains=["stddev"]),
         P("glow-profile/stddev-negative", {"img.png": _png()}, "{work}/img.png", "-stddev=-1,1,1", model=conv_model,
           contains=["stddev"]),
-        P("glow-profile/model-input-bad", npz_x, "{work}/data.npz", "-model-input=x,float,[0]", contains=["model-input"]),
+        P("glow-profile/model-input-bad", npz_x, "{work}/data.npz", "-model-input=x,float,[0]",
+          contains=["model-input"]),
         P("glow-profile/define-symbol-bad", npz_x, "{work}/data.npz", "-onnx-define-symbol=N,-1", contains=["N"]),
         P("glow-profile/dump-profile-unwritable", npz_x, "{work}/data.npz", "-dump-profile=/proc/glowmlir.yaml",
           contains=["glowmlir.yaml"], outputs=()),
@@ -1169,8 +1229,8 @@ def profile_cases() -> list[Case]:
         "list-names-missing-files": "x,rawbin,file,{work}/list.txt",
         "empty-dir": "x,rawbin,dir,{work}/emptyds",
     }
-    files = {"ds/a.bin": np.zeros((1, 4), np.float32).tobytes(), "short/a.bin": b"\0" * 7, "txt/a.txt": "one two three four",
-             "list.txt": "gone1.bin\ngone2.bin\n", "emptyds": None}
+    files = {"ds/a.bin": np.zeros((1, 4), np.float32).tobytes(), "short/a.bin": b"\0" * 7,
+             "txt/a.txt": "one two three four", "list.txt": "gone1.bin\ngone2.bin\n", "emptyds": None}
     for slug, spec in datasets.items():
         fragment = "nosuch" if slug == "unknown-input" else "input-dataset"
         cases.append(P(f"glow-profile/dataset-{slug}", files, f"-input-dataset={spec}", contains=[fragment]))
@@ -1248,7 +1308,8 @@ def api_cases() -> list[Case]:
           note="a triple (or a -mcpu preset) as a string is a target, as in test_api_arguments"),
         A("api/target-none", _compile(target=None), contains=["target"]),
         A("api/model-inputs-string", _compile(model_inputs="data,float,[1,3,32,32]"), contains=["model_inputs"]),
-        A("api/model-inputs-tuple-of-str", _compile(model_inputs=[("data", "float", [1, 3, 32, 32])]), contains=["model_inputs"]),
+        A("api/model-inputs-tuple-of-str", _compile(model_inputs=[("data", "float", [1, 3, 32, 32])]),
+          contains=["model_inputs"]),
         A("api/model-inputs-none", _compile(model_inputs=None), expect="either",
           note="None for 'no inputs overridden': accepted or a clean refusal"),
         A("api/symbols-negative", _compile(symbols={"N": -3}), contains=["N"]),
@@ -1277,7 +1338,8 @@ def api_cases() -> list[Case]:
         A("api/run-output-name-as-input", _run_with({"prob": np.zeros((1, 10), np.float32)}), contains=["prob"]),
         A("api/run-non-host-bundle", lambda w: _api().compile(_model(w), target=_cortex_m7()).run({"data": good}),
           contains=["host"]),
-        A("api/save-unwritable", lambda w: _api().compile(_model(w)).save("/proc/glowmlir-api"), contains=["glowmlir-api"]),
+        A("api/save-unwritable", lambda w: _api().compile(_model(w)).save("/proc/glowmlir-api"),
+          contains=["glowmlir-api"]),
         A("api/save-onto-file", lambda w: _api().compile(_model(w)).save(_model(w)), contains=["model.onnx"]),
         A("api/save-none", lambda w: _api().compile(_model(w)).save(None), contains=[]),
         A("api/compile-options-object", lambda w: _api().compile(_model(w), options=_api().CompileOptions()),
@@ -1296,7 +1358,8 @@ def _cortex_m7():
 
 
 def all_cases() -> list[Case]:
-    cases = [*file_cases(), *graph_cases(), *shape_cases(), *option_cases(), *opt_cases(), *profile_cases(), *api_cases()]
+    cases = [*file_cases(), *graph_cases(), *shape_cases(), *option_cases(), *opt_cases(), *profile_cases(),
+             *api_cases()]
     names = [case.name for case in cases]
     duplicates = {name for name in names if names.count(name) > 1}
     assert not duplicates, f"duplicate case names: {sorted(duplicates)}"

@@ -215,11 +215,13 @@ def offsets_problem(header_path: str, llvm_ir: str) -> str | None:
 
 def _verify_in_child(case: Case, work: Work, arguments: list[str]) -> str | None:
     compiled = next(a.removeprefix("-model=") for a in arguments if a.startswith("-model="))
-    process = subprocess.run(_child("--verify", case.name, work.dir, compiled), capture_output=True, text=True, timeout=TIMEOUT)
+    process = subprocess.run(_child("--verify", case.name, work.dir, compiled), capture_output=True, text=True,
+                             timeout=TIMEOUT)
     try:
         report = json.loads(process.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return f"the check itself failed (exit {process.returncode}): {(process.stderr.strip().splitlines() or [''])[-1][:150]}"
+        return (f"the check itself failed (exit {process.returncode}): "
+                f"{(process.stderr.strip().splitlines() or [''])[-1][:150]}")
     return None if report["ok"] else report["detail"]
 
 
@@ -360,7 +362,8 @@ def counts_table(results: list[Result]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="cases run in parallel")
-    parser.add_argument("--filter", action="append", default=[], help="only cases whose name contains this (repeatable)")
+    parser.add_argument("--filter", action="append", default=[],
+                        help="only cases whose name contains this (repeatable)")
     parser.add_argument("--json", help="write every result to this JSON file")
     parser.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")

@@ -7,8 +7,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def single_node_model(op_type: str, input_shapes: dict[str, list[int]], initializers: dict[str, np.ndarray] | None = None,
-                      opset: int = 13, input_types: dict[str, int] | None = None, **attributes) -> onnx.ModelProto:
+def single_node_model(op_type: str, input_shapes: dict[str, list[int]],
+                      initializers: dict[str, np.ndarray] | None = None, opset: int = 13,
+                      input_types: dict[str, int] | None = None, **attributes) -> onnx.ModelProto:
     """A model computing `op_type` on graph inputs (float unless `input_types` gives their
     TensorProto type) and constant initializers; output "y"."""
     initializers, input_types = initializers or {}, input_types or {}
@@ -22,7 +23,8 @@ def single_node_model(op_type: str, input_shapes: dict[str, list[int]], initiali
         [numpy_helper.from_array(np.asarray(v), name) for name, v in initializers.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
     model = onnx.shape_inference.infer_shapes(model)
-    output = next(v for v in [*model.graph.value_info, *model.graph.output] if v.name == "y" and v.type.tensor_type.HasField("shape"))
+    output = next(v for v in [*model.graph.value_info, *model.graph.output]
+                  if v.name == "y" and v.type.tensor_type.HasField("shape"))
     del model.graph.output[:]
     model.graph.output.append(output)
     return model

@@ -18,7 +18,8 @@ from tests.support.models import LENET
 
 
 def glow_compile(*arguments: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={os.path.abspath(LENET)}", *arguments],
+    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={os.path.abspath(LENET)}",
+                           *arguments],
                           capture_output=True, text=True, cwd=cwd,
                           env={**os.environ, "PYTHONPATH": os.getcwd()})
 
@@ -58,7 +59,8 @@ def test_dag_is_not_written_before_a_later_failure(tmp_path):
 
 def test_emit_bundle_onto_a_file_and_output_under_a_file(tmp_path):
     (tmp_path / "file").write_text("x")
-    assert_clean_failure(glow_compile("-emit-bundle=file", cwd=tmp_path), '-emit-bundle="file": exists and is not a directory')
+    assert_clean_failure(glow_compile("-emit-bundle=file", cwd=tmp_path),
+                         '-emit-bundle="file": exists and is not a directory')
     assert_clean_failure(glow_compile("-emit-bundle=b", "-dump-graph-DAG=file/g.dot", cwd=tmp_path),
                          '-dump-graph-DAG="file/g.dot"', 'is not a directory')
     assert entries(tmp_path) == ["file"]

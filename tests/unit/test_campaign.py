@@ -30,8 +30,9 @@ SUBSET = [
     # glow-profile
     "glow-profile/stddev-negative", "glow-profile/dataset-rawtxt-garbage",
     # options, glow-opt, API
-    "options/mcpu-empty", "options/target-x86-mcpu-cortex-m7", "glow-opt/source-non-utf8", "glow-opt/source-deep-nesting",
-    "glow-opt/unknown-pass", "api/compile-path", "api/symbols-negative", "api/network-name-int",
+    "options/mcpu-empty", "options/target-x86-mcpu-cortex-m7", "glow-opt/source-non-utf8",
+    "glow-opt/source-deep-nesting", "glow-opt/unknown-pass", "api/compile-path", "api/symbols-negative",
+    "api/network-name-int",
 ]
 
 

@@ -155,7 +155,8 @@ def test_glow_run_checks_weights_in_even_on_the_host(files):
 
 
 @pytest.mark.parametrize("options, fragment", [
-    (["-model-input=data,float,[1,1,28,28]", "-model-input=data,float,[1,1,28,28]"], '-model-input: "data" is given twice'),
+    (["-model-input=data,float,[1,1,28,28]", "-model-input=data,float,[1,1,28,28]"],
+     '-model-input: "data" is given twice'),
     (["-onnx-define-symbol=N,2", "-onnx-define-symbol=N,3"], '-onnx-define-symbol: "N" is given twice'),
     (["-ram-size="], '-ram-size="": expected a size'),
     (["-flash-size="], '-flash-size="": expected a size'),

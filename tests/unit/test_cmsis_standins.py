@@ -20,10 +20,30 @@ import numpy as np
 import pytest
 
 from tests.support import int8_reference as ref
-from tests.support.c_library import (ARM_GCC, CORTEX_M7_FLAGS, P8, P32, SOFTMAX_CASES, SOFTMAX_EVERY_DIFFERENCE_SCALES,
-                                     GuardedBuffer, add_reference_case, assert_spread, build_library, compile_object,
-                                     conv_reference_case, every_difference_rows, fc_reference_case, levels,
-                                     mul_reference_case, nchw, nhwc, out_size, p8, p32, softmax_rows)
+from tests.support.c_library import (
+    ARM_GCC,
+    CORTEX_M7_FLAGS,
+    P8,
+    P32,
+    SOFTMAX_CASES,
+    SOFTMAX_EVERY_DIFFERENCE_SCALES,
+    GuardedBuffer,
+    add_reference_case,
+    assert_spread,
+    build_library,
+    compile_object,
+    conv_reference_case,
+    every_difference_rows,
+    fc_reference_case,
+    levels,
+    mul_reference_case,
+    nchw,
+    nhwc,
+    out_size,
+    p8,
+    p32,
+    softmax_rows,
+)
 
 CMSIS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support", "cmsis_nn")
 HEADER = os.path.join(CMSIS_DIR, "arm_nnfunctions.h")

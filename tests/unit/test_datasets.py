@@ -173,7 +173,8 @@ def test_image_errors(tmp_path, rgb_png, gray_png):
            load_image, gray_png, (1, 3, 2, 3), ImageOptions())
     raises(["rgb.png", "2x3 (HxW) color with 3 channels", "needs 2x4 with 3 channels"],
            load_image, rgb_png, (1, 3, 2, 4), ImageOptions())
-    raises(["rgb.png", "[1,3,2,3] NHWC needs 3x2 with 3 channels"], load_image, rgb_png, (1, 3, 2, 3), ImageOptions(layout="NHWC"))
+    raises(["rgb.png", "[1,3,2,3] NHWC needs 3x2 with 3 channels"],
+           load_image, rgb_png, (1, 3, 2, 3), ImageOptions(layout="NHWC"))
     raises(["rgb.png", "4-D", "[3,2,3]"], load_image, rgb_png, (3, 2, 3), ImageOptions())
     raises(["-mean", "3 values", "gray.png", "1 channel"], load_image, gray_png, (1, 1, 2, 3),
            ImageOptions(mean=(1, 2, 3)))
@@ -250,7 +251,8 @@ def raw_dir(tmp_path):
 
 def test_dataset_from_dir_is_sorted(raw_dir):
     dataset = parse_input_dataset(f"data,rawbin,dir,{raw_dir}")
-    assert dataset == InputDataset("data", "rawbin", tuple(os.path.join(raw_dir, n) for n in ("a.bin", "b.bin", "c.bin")))
+    assert dataset == InputDataset("data", "rawbin",
+                                   tuple(os.path.join(raw_dir, n) for n in ("a.bin", "b.bin", "c.bin")))
 
 
 def test_dataset_from_list_file(tmp_path, raw_dir, monkeypatch):
@@ -305,7 +307,8 @@ def test_datasets_feed_file_i_of_each(tmp_path):
     for i in range(3):
         write_rawbin(tmp_path / "a" / f"{i}.bin", np.full((1, 4), i, np.float32))
         (tmp_path / "b" / f"{i}.txt").write_text(f"{10 + i}, {20 + i},\n")
-    datasets = [parse_input_dataset(f"x,rawbin,dir,{tmp_path / 'a'}"), parse_input_dataset(f"y,rawtxt,dir,{tmp_path / 'b'}")]
+    datasets = [parse_input_dataset(f"x,rawbin,dir,{tmp_path / 'a'}"),
+                parse_input_dataset(f"y,rawtxt,dir,{tmp_path / 'b'}")]
     count, feeds = calibration_samples({"x": (1, 4), "y": (2,)}, [], datasets, [], ImageOptions())
     feeds = list(feeds)
     assert count == len(feeds) == 3
@@ -321,7 +324,8 @@ def test_dataset_errors(tmp_path, raw_dir):
     raises(["-input-dataset", "input \"y\" has 2 files but input \"x\" has 3", "same number"],
            calibration_samples, {"x": (4,), "y": (4,)}, [], [three, two], [], ImageOptions())
     raises(["-input-dataset", "\"z\" is not a model input", "inputs: x, y"],
-           calibration_samples, {"x": (4,), "y": (4,)}, [], [InputDataset("z", "rawbin", three.paths)], [], ImageOptions())
+           calibration_samples, {"x": (4,), "y": (4,)}, [], [InputDataset("z", "rawbin", three.paths)], [],
+           ImageOptions())
     raises(["no calibration data for input \"y\""],
            calibration_samples, {"x": (4,), "y": (4,)}, [], [three], [], ImageOptions())
     raises(["input \"x\" is given twice"],
@@ -361,7 +365,8 @@ def test_npy_single_sample_and_batches(tmp_path):
     np.save(tmp_path / "batch.npy", batch_axis)
     count, feeds = calibration_samples({"x": shape}, [], [], [str(tmp_path / "batch.npy")], ImageOptions())
     feeds = list(feeds)
-    assert count == 5 and all(f["x"].shape == shape and np.array_equal(f["x"][0], batch_axis[i]) for i, f in enumerate(feeds))
+    assert count == 5 and all(f["x"].shape == shape and np.array_equal(f["x"][0], batch_axis[i])
+                              for i, f in enumerate(feeds))
     feeds[0]["x"][...] = -1  # feeds are private copies
     assert np.load(tmp_path / "batch.npy")[0, 0, 0] == 0
 
@@ -369,7 +374,8 @@ def test_npy_single_sample_and_batches(tmp_path):
     rows = np.arange(6 * 3, dtype=np.float32).reshape(6, 3)
     np.save(tmp_path / "rows.npy", rows)
     count, feeds = calibration_samples({"x": (2, 3)}, [], [], [str(tmp_path / "rows.npy")], ImageOptions())
-    assert count == 3 and [f["x"].tolist() for f in feeds] == [rows[0:2].tolist(), rows[2:4].tolist(), rows[4:6].tolist()]
+    assert count == 3 and [f["x"].tolist() for f in feeds] == [rows[0:2].tolist(), rows[2:4].tolist(),
+                                                               rows[4:6].tolist()]
 
 
 def test_npz_keys_are_inputs(tmp_path):
@@ -402,22 +408,29 @@ def test_array_errors(tmp_path):
     one = {"x": (1, 4)}
     two = {"x": (1, 4), "y": (4,)}
     opts = ImageOptions()
-    raises(["array", "x.npy", "shape [2,5] does not fit input \"x\" [1,4]", "expected [1,4] or [samples,1,4] or [samples,4])"],
+    raises(["array", "x.npy", "shape [2,5] does not fit input \"x\" [1,4]",
+            "expected [1,4] or [samples,1,4] or [samples,4])"],
            calibration_samples, one, [], [], [str(tmp_path / "x.npy")], opts)
-    raises(["\"q\" is not a model input", "inputs: x"], calibration_samples, one, [], [], [f"q={tmp_path / 'ok.npy'}"], opts)
+    raises(["\"q\" is not a model input", "inputs: x"],
+           calibration_samples, one, [], [], [f"q={tmp_path / 'ok.npy'}"], opts)
     raises(["the model has 2 inputs", "write name=file", "inputs: x, y"],
            calibration_samples, two, [], [], [str(tmp_path / "ok.npy")], opts)
     raises(["the inputs get different numbers of samples", "\"x\" 3", "\"y\" 2"],
            calibration_samples, two, [], [], [f"x={tmp_path / 'three.npy'}", f"y={tmp_path / 'two.npy'}"], opts)
-    raises(["text.npy", "expected numbers"], calibration_samples, {"x": (2,)}, [], [], [str(tmp_path / "text.npy")], opts)
+    raises(["text.npy", "expected numbers"],
+           calibration_samples, {"x": (2,)}, [], [], [str(tmp_path / "text.npy")], opts)
     raises(["empty.npy", "no samples"], calibration_samples, one, [], [], [str(tmp_path / "empty.npy")], opts)
-    raises(["bad.npz", "key \"mask\" is not a model input"], calibration_samples, one, [], [], [str(tmp_path / "bad.npz")], opts)
+    raises(["bad.npz", "key \"mask\" is not a model input"],
+           calibration_samples, one, [], [], [str(tmp_path / "bad.npz")], opts)
     raises(["empty.npz", "empty"], calibration_samples, one, [], [], [str(tmp_path / "empty.npz")], opts)
     raises(["drop \"x=\""], calibration_samples, one, [], [], [f"x={tmp_path / 'bad.npz'}"], opts)
-    raises(["data.csv", "expected a .npy or .npz file"], calibration_samples, one, [], [], [str(tmp_path / "data.csv")], opts)
-    raises(["junk.npy", "not a readable .npy file"], calibration_samples, one, [], [], [str(tmp_path / "junk.npy")], opts)
+    raises(["data.csv", "expected a .npy or .npz file"],
+           calibration_samples, one, [], [], [str(tmp_path / "data.csv")], opts)
+    raises(["junk.npy", "not a readable .npy file"],
+           calibration_samples, one, [], [], [str(tmp_path / "junk.npy")], opts)
     raises(["gone.npy", "not found"], calibration_samples, one, [], [], [str(tmp_path / "gone.npy")], opts)
-    raises(["no calibration data for input \"y\""], calibration_samples, two, [], [], [f"x={tmp_path / 'ok.npy'}"], opts)
+    raises(["no calibration data for input \"y\""],
+           calibration_samples, two, [], [], [f"x={tmp_path / 'ok.npy'}"], opts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,7 +491,8 @@ def test_image_source_errors(tmp_path):
            ImageOptions())
     raises(["image \"", "nothing.png\": file not found"], calibration_samples, inputs, [str(tmp_path / "nothing.png")],
            [], [], ImageOptions())
-    raises(["\"label\" is not a model input"], calibration_samples, inputs, [f"label={paths[0]}"], [], [], ImageOptions())
+    raises(["\"label\" is not a model input"],
+           calibration_samples, inputs, [f"label={paths[0]}"], [], [], ImageOptions())
     raises(["img00.png", "needs 2x3 with 3 channels"], calibration_samples, {"data": (1, 3, 2, 3)}, paths, [], [],
            ImageOptions())
     raises(["img00.png", "4-D", "[6]"], calibration_samples, {"data": (6,)}, paths, [], [], ImageOptions())
@@ -501,7 +515,8 @@ def test_lenet_mnist_digits():
     shape = tuple(d.dim_value for d in graph_input.type.tensor_type.shape.dim)
     assert (graph_input.name, shape) == ("data", (1, 1, 28, 28))
     images_dir = os.path.join(LENET_DIR, "images")
-    count, feeds = calibration_samples({"data": shape}, [images_dir], [], [], ImageOptions.parse("0to1", "NCHW", "BGR", None, None))
+    count, feeds = calibration_samples({"data": shape}, [images_dir], [], [],
+                                       ImageOptions.parse("0to1", "NCHW", "BGR", None, None))
     feeds = list(feeds)
     files = sorted(glob.glob(os.path.join(images_dir, "*.png")))
     assert count == len(files) == 20

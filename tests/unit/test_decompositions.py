@@ -73,7 +73,8 @@ def test_the_default_pipeline_leaves_only_two_dimensional_windows(op_type, shape
 
 
 @pytest.mark.parametrize("op_type, shape, initializers, attributes, message", [
-    ("Conv", [1, 2, 9], {"w": random(3, 2, 3)}, {}, "glow.convolution: only 2-D windows lower to glowll, this one is 1-D"),
+    ("Conv", [1, 2, 9], {"w": random(3, 2, 3)}, {},
+     "glow.convolution: only 2-D windows lower to glowll, this one is 1-D"),
     ("MaxPool", [1, 2, 4, 6, 6], {}, {"kernel_shape": [2, 2, 2]},
      "glow.max_pool: only 2-D windows lower to glowll, this one is 3-D"),
     ("ConvTranspose", [1, 2, 3, 3], {"w": random(2, 3, 2, 2)}, {},

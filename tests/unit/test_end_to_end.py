@@ -105,7 +105,8 @@ def test_light_model_through_a_c_main(name, tmp_path):
 def test_glow_style_main_builds_against_our_header_unchanged(tmp_path):
     """examples/lenet_mnist/main.c, written for Glow's bundle API, compiles and predicts."""
     bundle_dir = os.path.join(tmp_path, "bundle")
-    subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", "-backend=CPU", f"-model={LENET}", f"-emit-bundle={bundle_dir}"],
+    subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", "-backend=CPU", f"-model={LENET}",
+                    f"-emit-bundle={bundle_dir}"],
                    check=True, capture_output=True)
     program = os.path.join(tmp_path, "lenet")
     subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", "-O2", "-I", bundle_dir, os.path.join(EXAMPLE, "main.c"),
@@ -128,7 +129,8 @@ def test_dynamic_bundle_api(tmp_path):
                 ' (unsigned long)c->mutableWeightVarsMemSize, (unsigned long)c->activationsMemSize,'
                 ' (unsigned long)c->alignment, (unsigned long)c->numSymbols);\n'
                 '  for (unsigned i = 0; i < c->numSymbols; i++) printf("%s %lu %lu %d\\n", c->symbolTable[i].name,'
-                ' (unsigned long)c->symbolTable[i].offset, (unsigned long)c->symbolTable[i].size, c->symbolTable[i].kind);\n'
+                ' (unsigned long)c->symbolTable[i].offset, (unsigned long)c->symbolTable[i].size,'
+                ' c->symbolTable[i].kind);\n'
                 '  return 0;\n}\n')
     program = os.path.join(tmp_path, "config")
     subprocess.run(["cc", "-Wall", "-Werror", "-I", bundle_dir, source, os.path.join(bundle_dir, "lenet_mnist.o"),

@@ -6,12 +6,12 @@ import os
 import subprocess
 import sys
 
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
 from tests.support.models import LENET
 from tests.support.onnx_graphs import single_node_model
-import onnx
 
 
 def glow_compile(*arguments: str) -> subprocess.CompletedProcess:
@@ -81,7 +81,8 @@ def test_malformed_model_input(spec, out_dir):
 
 
 def test_model_input_naming_an_unknown_input(out_dir):
-    assert_clean_failure(glow_compile(f"-model={LENET}", f"-emit-bundle={out_dir}", "-model-input=image,float,[1,1,28,28]"),
+    assert_clean_failure(glow_compile(f"-model={LENET}", f"-emit-bundle={out_dir}",
+                                      "-model-input=image,float,[1,1,28,28]"),
                          '"image"', "data")
 
 
@@ -90,7 +91,8 @@ def test_unknown_option(out_dir):
 
 
 def test_bad_bundle_api(out_dir):
-    assert_clean_failure(glow_compile(f"-model={LENET}", f"-emit-bundle={out_dir}", "-bundle-api=shared"), "-bundle-api")
+    assert_clean_failure(glow_compile(f"-model={LENET}", f"-emit-bundle={out_dir}", "-bundle-api=shared"),
+                         "-bundle-api")
 
 
 def test_model_input_changes_the_batch(tmp_path):

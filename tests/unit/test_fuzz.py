@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -42,7 +41,8 @@ class GraphBuilder:
 
     def constant(self, array) -> str:
         name = f"c{len(self.constants)}"
-        self.constants[name] = np.asarray(array, np.float32) if np.asarray(array).dtype.kind == "f" else np.asarray(array)
+        self.constants[name] = (np.asarray(array, np.float32) if np.asarray(array).dtype.kind == "f"
+                                else np.asarray(array))
         return name
 
     def add(self, op_type: str, extra_inputs=(), shape=None, **attributes) -> None:

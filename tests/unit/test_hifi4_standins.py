@@ -22,11 +22,30 @@ import numpy as np
 import pytest
 
 from tests.support import int8_reference as ref
-from tests.support.c_library import (ARM_GCC, CORTEX_M7_FLAGS, P8, P32, SENTINEL, SOFTMAX_CASES,
-                                     SOFTMAX_EVERY_DIFFERENCE_SCALES, GuardedBuffer, add_reference_case, assert_spread,
-                                     build_library, compile_object, conv_reference_case, every_difference_rows,
-                                     fc_reference_case, levels, mul_reference_case, out_size, p8, p32, run_compiler,
-                                     softmax_rows)
+from tests.support.c_library import (
+    ARM_GCC,
+    CORTEX_M7_FLAGS,
+    P8,
+    P32,
+    SENTINEL,
+    SOFTMAX_CASES,
+    SOFTMAX_EVERY_DIFFERENCE_SCALES,
+    GuardedBuffer,
+    add_reference_case,
+    assert_spread,
+    build_library,
+    compile_object,
+    conv_reference_case,
+    every_difference_rows,
+    fc_reference_case,
+    levels,
+    mul_reference_case,
+    out_size,
+    p8,
+    p32,
+    run_compiler,
+    softmax_rows,
+)
 
 HIFI4_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support", "hifi4")
 HEADER = os.path.join(HIFI4_DIR, "xa_nnlib_kernels_api.h")

@@ -95,7 +95,8 @@ def test_gather_with_constant_indices_out_of_range_is_refused(tmp_path):
         model = graph_model([helper.make_node("Gather", ["x", "i"], ["y"], name="gather1")], {"x": [4, 3]}, 2,
                             {"i": np.array(indices, np.int64)})
         message = refusal(saved(tmp_path, model))
-        assert message == f'node "gather1" (Gather, opset 13): index {bad} is out of range for an axis of 4 (valid: -4 to 3)'
+        assert message == (f'node "gather1" (Gather, opset 13): index {bad} is out of range '
+                           f'for an axis of 4 (valid: -4 to 3)')
 
 
 def test_gather_with_negative_indices_in_range_counts_from_the_end(tmp_path):
@@ -116,7 +117,8 @@ def test_result_past_a_64_bit_address_space_is_refused_at_its_node(tmp_path):
     """Padding of 2^31 on each side: 2.9e20 bytes; the error named the output, not the node."""
     message = refusal(saved(tmp_path, conv_model([1, 3, 8, 8], [4, 3, 3, 3], pads=[1 << 31] * 4)))
     assert message.startswith('node "conv1" (Conv, opset 13): glow.convolution: result of shape [1, 4, 4294967302, '
-                              '4294967302] has 295,147,906,003,986,547,264 bytes, more than a 64-bit address space holds')
+                              '4294967302] has 295,147,906,003,986,547,264 bytes, '
+                              'more than a 64-bit address space holds')
 
 
 def test_operands_of_different_element_types_are_refused(tmp_path):
@@ -181,7 +183,8 @@ def test_input_dimensions_must_be_known_and_positive(tmp_path, dims, what):
     """These compiled (a placeholder of -768 bytes); the error names the input, the
     dimension and the option that fixes it."""
     model = graph_model([helper.make_node("Relu", ["x"], ["y"])], {"x": dims}, 4)
-    assert refusal(saved(tmp_path, model)) == f'input "x": {what}: set the input\'s shape with -model-input=x,float,[d0,d1,...]'
+    assert refusal(saved(tmp_path, model)) == (f'input "x": {what}: '
+                                               f'set the input\'s shape with -model-input=x,float,[d0,d1,...]')
 
 
 def test_empty_input_of_which_only_the_type_is_read_is_accepted(tmp_path):

@@ -193,7 +193,8 @@ def test_integer_clip_and_pad(tmp_path):
     path = os.path.join(tmp_path, "pad.onnx")
     onnx.save(model, path)
     x = sample([2, 3], T.INT64)
-    np.testing.assert_array_equal(glowmlir.compile(path).run({"x": x})["y"], np.pad(x, ((1, 0), (0, 2)), constant_values=-7))
+    np.testing.assert_array_equal(glowmlir.compile(path).run({"x": x})["y"],
+                                  np.pad(x, ((1, 0), (0, 2)), constant_values=-7))
 
 
 def test_float_only_ops_name_the_integer_tensor(tmp_path):

@@ -220,8 +220,9 @@ def test_hifi4_lenet_and_its_xtensa_bundle(lenet_profile, tmp_path):
     assert library.layout.library_scratch == 2_621  # what NNLib's xa_nn_conv2d_std_getsize asks for conv1
     for image in digits(5):
         np.testing.assert_array_equal(runner.run(data=image)["softmax"], ours.run(data=image)["softmax"])
-    from glowmlir.targets import resolve_target
     from llvmlite import binding as llvm
+
+    from glowmlir.targets import resolve_target
 
     xtensa = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile), kernel_library="hifi4",
                               memory_fusion=False, target=resolve_target(mcpu="hifi4"))
@@ -306,7 +307,8 @@ def test_hifi4_scratch_rules_equal_what_nnlib_returns(function):
     """Our scratch rules against the sizes NNLib's own getsize returned (the table), every
     row; where NNLib refuses a shape (-1) we decline it."""
     rows = [r for r in nnlib_rows() if r["function"] == function]
-    wrong = [(r["arguments"], r["size"], ours) for r in rows if (ours := our_scratch(function, r["arguments"])) != r["size"]]
+    wrong = [(r["arguments"], r["size"], ours) for r in rows
+             if (ours := our_scratch(function, r["arguments"])) != r["size"]]
     assert rows and not wrong, wrong[:5]
 
 

@@ -111,7 +111,8 @@ def test_clip(tmp_path):
     check(model, tmp_path)
 
 
-@pytest.mark.parametrize("shape,axis,opset", [([3, 10], 1, 13), ([2, 3, 4], 1, 13), ([2, 3, 4], -1, 13), ([2, 3, 4], 1, 11)])
+@pytest.mark.parametrize("shape,axis,opset",
+                         [([3, 10], 1, 13), ([2, 3, 4], 1, 13), ([2, 3, 4], -1, 13), ([2, 3, 4], 1, 11)])
 def test_softmax(shape, axis, opset, tmp_path):
     check(single_node_model("Softmax", {"x": shape}, opset=opset, axis=axis), tmp_path)
 
@@ -258,7 +259,8 @@ def test_prelu_with_channel_slopes(tmp_path):
                                      "ReduceSumSquare", "ReduceLogSumExp"])
 @pytest.mark.parametrize("axes,keepdims", [([1], 1), ([0, 2], 0), ([-1], 1), ([0, 1, 2], 0)])
 def test_reductions(op_type, axes, keepdims, tmp_path):
-    model = single_node_model(op_type, {"x": [3, 4, 5]}, {"axes": np.array(axes, np.int64)}, opset=18, keepdims=keepdims)
+    model = single_node_model(op_type, {"x": [3, 4, 5]}, {"axes": np.array(axes, np.int64)}, opset=18,
+                              keepdims=keepdims)
     check(model, tmp_path)
 
 

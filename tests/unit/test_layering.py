@@ -30,7 +30,8 @@ def imported_modules(path: pathlib.Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]  # `from glowmlir import lowering`
     return found
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import glowmlir
 from glowmlir.dialects.memory import ALIGNMENT
+from glowmlir.errors import GlowError
 from glowmlir.memory_report import BOARDS, memory_report, parse_size
 from glowmlir.transforms.allocate_memory import (
     STRATEGIES,
@@ -21,7 +22,6 @@ from glowmlir.transforms.allocate_memory import (
     lower_bound,
     place,
 )
-from glowmlir.errors import GlowError
 from tests.support.models import LENET
 
 
@@ -124,8 +124,8 @@ def glow_compile(*arguments):
 
 def test_cli_writes_the_json_report_and_refuses_what_does_not_fit(tmp_path):
     out, report_path = os.path.join(tmp_path, "b"), os.path.join(tmp_path, "memory.json")
-    result = glow_compile(f"-model={LENET}", f"-emit-bundle={out}", "-board=mps2-an500", f"-memory-report={report_path}",
-                          "-require-fit")
+    result = glow_compile(f"-model={LENET}", f"-emit-bundle={out}", "-board=mps2-an500",
+                          f"-memory-report={report_path}", "-require-fit")
     assert result.returncode == 0, result.stderr
     with open(report_path) as f:
         report = json.load(f)

@@ -73,7 +73,8 @@ def test_runs_with_each_region_flush_against_a_guard_page(compiled, name):
         expected = onnxruntime_outputs(model, random_inputs(model))
         for output_name, value in expected.items():
             actual = runs[0][legalize_name(output_name)]
-            np.testing.assert_allclose(actual.reshape(value.shape), value, atol=1e-5 * float(np.abs(value).max()), rtol=0)
+            np.testing.assert_allclose(actual.reshape(value.shape), value, atol=1e-5 * float(np.abs(value).max()),
+                                       rtol=0)
 
 
 @needs_valgrind

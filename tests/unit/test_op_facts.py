@@ -9,8 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import MemRefType, f32, i1, i8, i32
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp, f32, i1, i8, i32
 from xdsl.ir import Block, Region
 from xdsl.irdl import irdl_op_definition
 

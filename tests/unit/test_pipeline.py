@@ -17,19 +17,19 @@ from xdsl.dialects.llvm import LLVM
 from xdsl.parser import Parser
 
 import glowmlir
-from glowmlir.compiler import Bundle, CompileOptions, QuantizationOptions
 from glowmlir.bundle import BundleLayout
+from glowmlir.compiler import Bundle, CompileOptions, QuantizationOptions
 from glowmlir.dialects import glowll
 from glowmlir.dialects.glow import Glow
 from glowmlir.dialects.glowll import GlowLL
 from glowmlir.dialects.quant import Quant
-from glowmlir.profiling import Profiler
-from glowmlir.quantization.profile import write_profile
 from glowmlir.dialects.weights import printing_all_weights
 from glowmlir.importers.onnx import import_onnx
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
 from glowmlir.lowering.llvm_to_object import compile_to_object
 from glowmlir.pipeline import default_pipeline
+from glowmlir.profiling import Profiler
+from glowmlir.quantization.profile import write_profile
 from glowmlir.reference import run_function
 from tests.support.models import LENET, onnxruntime_outputs, random_inputs
 
@@ -149,7 +149,8 @@ def test_printed_pipeline_run_by_glow_opt_gives_the_compiled_glowll(tmp_path, qu
     assert spec.endswith(",lower-glowll-to-llvm{pointer-width=32}" if quantized else ",lower-glowll-to-llvm")
     if quantized:
         assert f'glow-quantize{{profile="{lenet_profile}" symmetric-weights=true}}' in spec
-        assert "glowll-select-cmsis-nn,glowll-share-buffers,glowll-allocate-memory{reuse=false pointer-width=32}" in spec
+        assert ("glowll-select-cmsis-nn,glowll-share-buffers,"
+                "glowll-allocate-memory{reuse=false pointer-width=32}") in spec
     compiled = _tool("compile", *options, "-emit-bundle=b", "-dump-ir", cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
     to_glowll = spec.rsplit(",", 1)[0]  # all but lower-glowll-to-llvm

@@ -16,7 +16,6 @@ from glowmlir.quantization import profile as profile_module
 from glowmlir.quantization.params import FLT_MAX
 from glowmlir.quantization.profile import NodeProfile, Profile, read_profile, write_profile
 
-
 # ----------------------------------------------------------------------------- accumulation
 
 def test_empty_profile_is_glows_initial_state():

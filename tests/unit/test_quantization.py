@@ -9,7 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
@@ -18,9 +20,6 @@ from glowmlir.importers.onnx import ModelInput
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
-import onnx
-from onnx import TensorProto, helper, numpy_helper
-
 from tests.support.models import LENET, small_convnet
 from tests.unit.test_errors import assert_clean_failure, glow_compile
 
@@ -42,7 +41,8 @@ def heldout():
 def lenet_profile(tmp_path_factory):
     """The LeNet profile, from the 20 example digits through the glow-profile CLI."""
     path = str(tmp_path_factory.mktemp("profile") / "lenet.yaml")
-    result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"), f"-dump-profile={path}")
+    result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"),
+                          f"-dump-profile={path}")
     assert result.returncode == 0, result.stderr
     assert "over 20 inferences" in result.stdout
     return path
@@ -152,7 +152,8 @@ def test_quantized_lenet_is_bit_identical_on_cortex_m(lenet_profile, heldout, bo
     result = run_on_board(device, board, {"data": level})
     np.testing.assert_array_equal(result.outputs["softmax"], host.run(data=level)["softmax"])
     # Integer kernels only: no soft-float call on the cores without an FPU.
-    assert not [s for s in undefined_symbols(device.object_code) if s.startswith(("__aeabi_f", "__aeabi_d", "__aeabi_i2f"))]
+    assert not [s for s in undefined_symbols(device.object_code)
+                if s.startswith(("__aeabi_f", "__aeabi_d", "__aeabi_i2f"))]
 
 
 # ----------------------------------------------------------------------------- errors
@@ -246,7 +247,8 @@ def test_concat_clip_and_mul_are_quantized(tmp_path):
     """Concat rescales its inputs to its own parameters; Clip (ReLU6) and Mul run in int8."""
     rng = np.random.default_rng(4)
     weights = {name: numpy_helper.from_array(rng.normal(0, 0.5, shape).astype(np.float32), name)
-               for name, shape in {"wa": (4, 3, 3, 3), "wb": (2, 3, 1, 1), "ba": (4,), "bb": (2,), "k": (1, 6, 1, 1)}.items()}
+               for name, shape in {"wa": (4, 3, 3, 3), "wb": (2, 3, 1, 1), "ba": (4,), "bb": (2,),
+                                   "k": (1, 6, 1, 1)}.items()}
     nodes = [helper.make_node("Conv", ["x", "wa", "ba"], ["a"], pads=[1, 1, 1, 1]),
              helper.make_node("Conv", ["x", "wb", "bb"], ["b"]),
              helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
@@ -254,7 +256,8 @@ def test_concat_clip_and_mul_are_quantized(tmp_path):
              helper.make_node("Mul", ["r", "k"], ["y"])]
     weights |= {"lo": numpy_helper.from_array(np.float32(0), "lo"), "hi": numpy_helper.from_array(np.float32(6), "hi")}
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])], list(weights.values()))
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])],
+                              list(weights.values()))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     samples = [{"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32) * 2} for _ in range(12)]
     float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:8])
@@ -270,4 +273,5 @@ def test_int16_precision_keeps_compute_float_like_glows_cpu_backend(lenet_profil
     images, _ = heldout
     bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, precision="Int16"))
     assert "!quant.uniform" not in bundle.ir["glow"]
-    np.testing.assert_array_equal(bundle.run(data=images[0])["softmax"], glowmlir.compile(LENET).run(data=images[0])["softmax"])
+    np.testing.assert_array_equal(bundle.run(data=images[0])["softmax"],
+                                  glowmlir.compile(LENET).run(data=images[0])["softmax"])

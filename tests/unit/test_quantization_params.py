@@ -12,9 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glowmlir.quantization.params import (
-    RANGES, SCHEMAS, QuantParams, choose_params, dequantize, dequantize_per_channel, multiplier_shift_arrays,
-    optimize_kl, quantize, quantize_multiplier, quantize_per_channel, requantize, rescale_histogram,
-    round_to_float32)
+    RANGES,
+    SCHEMAS,
+    QuantParams,
+    choose_params,
+    dequantize,
+    dequantize_per_channel,
+    multiplier_shift_arrays,
+    optimize_kl,
+    quantize,
+    quantize_multiplier,
+    quantize_per_channel,
+    requantize,
+    rescale_histogram,
+    round_to_float32,
+)
 
 f32 = round_to_float32
 

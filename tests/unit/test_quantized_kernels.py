@@ -533,12 +533,13 @@ def test_convolution_per_channel_multiplier_from_double_product():
     expected = ref.conv2d(x, w, bias, (sa, 0), w_scales, 0, (so, 0))
     x_t, w_t = tensor(x.shape, q8(sa, 0)), tensor(w.shape, q8_channels(w_scales))
     b_t, y_t = tensor((256,), q32_channels(bias_scales)), tensor(expected.shape, q8(so, 0))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.convolution %x, %w, %b {{strides = {ints((1, 1))}, pads = {ints((0, 0, 0, 0))}, dilations = {ints((1, 1))}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = ("\n"
+            f'  %x = glow.placeholder "x" : {x_t}\n'
+            f'  %w = glow.constant "w" elided : {w_t}\n'
+            f'  %b = glow.constant "b" elided : {b_t}\n'
+            f"  %y = glow.convolution %x, %w, %b {{strides = {ints((1, 1))}, pads = {ints((0, 0, 0, 0))}, "
+            f"dilations = {ints((1, 1))}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}\n"
+            f'  glow.save %y as "y" : {y_t}')
     np.testing.assert_array_equal(run(body, {"x": x}, {"w": w, "b": bias})["y"], expected)
 
 
@@ -591,8 +592,8 @@ def test_quantize_then_dequantize():
 
 # ----------------------------------------------------------------------------- no floating point
 
-FLOAT_INSTRUCTION = re.compile(r"\b(float|double|half|bfloat|fp128|x86_fp80|fadd|fsub|fmul|fdiv|frem|fneg|fcmp|sitofp|uitofp|fptosi|"
-                               r"fptoui|fpext|fptrunc)\b|llvm\.(rint|nearbyint|round|floor|ceil|fabs|exp|"
+FLOAT_INSTRUCTION = re.compile(r"\b(float|double|half|bfloat|fp128|x86_fp80|fadd|fsub|fmul|fdiv|frem|fneg|fcmp|sitofp|"
+                               r"uitofp|fptosi|fptoui|fpext|fptrunc)\b|llvm\.(rint|nearbyint|round|floor|ceil|fabs|exp|"
                                r"maxnum|minnum|fma)\.")
 
 
@@ -603,18 +604,24 @@ def test_quantized_kernels_have_no_floating_point():
     x_e, c_e, f_e, s_e = q8(0.05, 3), q8(0.1, -10), q8(0.2, 5), q8(*ref.SOFTMAX_OUTPUT)
     w_e, b_e = q8(0.02, 0), q32(ref.f32(np.float32(0.05) * np.float32(0.02)))
     fw_e, fb_e = q8(0.01, 4), q32(ref.f32(np.float32(0.1) * np.float32(0.01)))
-    body = f"""
-  %x = glow.placeholder "x" : {tensor((1, 3, 8, 8), x_e)}
-  %w = glow.constant "w" elided : {tensor((4, 3, 3, 3), w_e)}
-  %b = glow.constant "b" elided : {tensor((4,), b_e)}
-  %c = glow.convolution %x, %w, %b activation relu pool max {{strides = {ints((1, 1))}, pads = {ints((1, 1, 1, 1))}, dilations = {ints((1, 1))}, pool_kernel = {ints((2, 2))}, pool_strides = {ints((2, 2))}, pool_pads = {ints((0, 0, 0, 0))}}} : ({tensor((1, 3, 8, 8), x_e)}, {tensor((4, 3, 3, 3), w_e)}, {tensor((4,), b_e)}) -> {tensor((1, 4, 4, 4), c_e)}
-  %p = glow.avg_pool %c {{kernel = {ints((2, 2))}, strides = {ints((2, 2))}, pads = {ints((0, 0, 0, 0))}}} : ({tensor((1, 4, 4, 4), c_e)}) -> {tensor((1, 4, 2, 2), c_e)}
-  %r = glow.reshape %p : ({tensor((1, 4, 2, 2), c_e)}) -> {tensor((1, 16), c_e)}
-  %fw = glow.constant "fw" elided : {tensor((16, 10), fw_e)}
-  %fb = glow.constant "fb" elided : {tensor((10,), fb_e)}
-  %f = glow.fully_connected %r, %fw, %fb : ({tensor((1, 16), c_e)}, {tensor((16, 10), fw_e)}, {tensor((10,), fb_e)}) -> {tensor((1, 10), f_e)}
-  %s = glow.softmax %f {{axis = 1 : i64}} : ({tensor((1, 10), f_e)}) -> {tensor((1, 10), s_e)}
-  glow.save %s as "y" : {tensor((1, 10), s_e)}"""
+    body = ("\n"
+            f'  %x = glow.placeholder "x" : {tensor((1, 3, 8, 8), x_e)}\n'
+            f'  %w = glow.constant "w" elided : {tensor((4, 3, 3, 3), w_e)}\n'
+            f'  %b = glow.constant "b" elided : {tensor((4,), b_e)}\n'
+            f"  %c = glow.convolution %x, %w, %b activation relu pool max "
+            f"{{strides = {ints((1, 1))}, pads = {ints((1, 1, 1, 1))}, dilations = {ints((1, 1))}, "
+            f"pool_kernel = {ints((2, 2))}, pool_strides = {ints((2, 2))}, pool_pads = {ints((0, 0, 0, 0))}}} : "
+            f"({tensor((1, 3, 8, 8), x_e)}, {tensor((4, 3, 3, 3), w_e)}, {tensor((4,), b_e)}) "
+            f"-> {tensor((1, 4, 4, 4), c_e)}\n"
+            f"  %p = glow.avg_pool %c {{kernel = {ints((2, 2))}, strides = {ints((2, 2))}, "
+            f"pads = {ints((0, 0, 0, 0))}}} : ({tensor((1, 4, 4, 4), c_e)}) -> {tensor((1, 4, 2, 2), c_e)}\n"
+            f"  %r = glow.reshape %p : ({tensor((1, 4, 2, 2), c_e)}) -> {tensor((1, 16), c_e)}\n"
+            f'  %fw = glow.constant "fw" elided : {tensor((16, 10), fw_e)}\n'
+            f'  %fb = glow.constant "fb" elided : {tensor((10,), fb_e)}\n'
+            f"  %f = glow.fully_connected %r, %fw, %fb : "
+            f"({tensor((1, 16), c_e)}, {tensor((16, 10), fw_e)}, {tensor((10,), fb_e)}) -> {tensor((1, 10), f_e)}\n"
+            f"  %s = glow.softmax %f {{axis = 1 : i64}} : ({tensor((1, 10), f_e)}) -> {tensor((1, 10), s_e)}\n"
+            f'  glow.save %s as "y" : {tensor((1, 10), s_e)}')
     constants = {"w": levels(rng, 4, 3, 3, 3), "b": rng.integers(-5000, 5001, 4).astype(np.int32),
                  "fw": levels(rng, 16, 10), "fb": rng.integers(-5000, 5001, 10).astype(np.int32)}
     bundle = build(body, constants, keep_llvm_ir=True)

@@ -40,7 +40,8 @@ def test_bad_target_options_are_refused(options, message):
                                      {"target": "thumbv7em-none-eabihf", "mcpu": "cortex-m7"},
                                      {"target": "aarch64-linux-gnu", "mcpu": "cortex-a53"},
                                      {"mcpu": "rv32imafc"}, {"mcpu": "hifi4"}, {"opt_level": "Oz"},
-                                     {"mattr": "+sse2"}, {"target": "x86_64"}, {"mcpu": "cortex-m4", "float_abi": "hard"}])
+                                     {"mattr": "+sse2"}, {"target": "x86_64"},
+                                     {"mcpu": "cortex-m4", "float_abi": "hard"}])
 def test_good_target_options_still_resolve(options):
     resolve_target(**options)
 

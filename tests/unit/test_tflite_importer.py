@@ -156,7 +156,8 @@ def test_cmsis_nn_takes_an_int8_tflite_model_without_a_profile(tmp_path):
 def test_kernel_library_needs_an_int8_model(tmp_path):
     """-use-cmsis takes an int8 TFLite model as it is, but not a float one."""
     model = saved(tmp_path, "conv_net", tm.conv_net(False))
-    with pytest.raises(GlowError, match=r"-use-cmsis needs a quantized model \(-load-profile, or an int8 TFLite model\)"):
+    with pytest.raises(GlowError,
+                       match=r"-use-cmsis needs a quantized model \(-load-profile, or an int8 TFLite model\)"):
         glowmlir.compile(model, kernel_library="cmsis-nn")
 
 
@@ -241,7 +242,8 @@ def test_unsupported_fused_activation(tmp_path):
     y = builder.tensor("y", [1, 4])
     builder.op("ADD", [a, b], [y], "AddOptions", fused_activation_function="TANH")
     builder.output(y)
-    with pytest.raises(GlowError, match=r"ADD, output \"y\"\): fused activation 4 \(TANH or SIGN_BIT\) is not supported"):
+    with pytest.raises(GlowError,
+                       match=r"ADD, output \"y\"\): fused activation 4 \(TANH or SIGN_BIT\) is not supported"):
         glowmlir.compile(saved(tmp_path, "add", builder.finish()))
 
 

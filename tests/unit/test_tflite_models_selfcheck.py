@@ -156,7 +156,8 @@ def test_builder_options_enums_vectors_and_optional_inputs():
     assert conv.BuiltinOptionsType() == tflite.BuiltinOptions.Conv2DOptions
     opts = tflite.Conv2DOptions()
     opts.Init(conv.BuiltinOptions().Bytes, conv.BuiltinOptions().Pos)
-    assert (opts.Padding(), opts.FusedActivationFunction()) == (tflite.Padding.SAME, tflite.ActivationFunctionType.RELU6)
+    assert (opts.Padding(), opts.FusedActivationFunction()) == (tflite.Padding.SAME,
+                                                                tflite.ActivationFunctionType.RELU6)
     reshape = tflite.ReshapeOptions()
     reshape.Init(sg.Operators(1).BuiltinOptions().Bytes, sg.Operators(1).BuiltinOptions().Pos)
     assert list(reshape.NewShapeAsNumpy()) == [1, 48]

@@ -10,6 +10,7 @@ from xdsl.ir import SSAValue
 from glowmlir.dialects import glow
 from glowmlir.importers.onnx.importer import OnnxImporter
 
+
 def like(value: SSAValue, shape: Sequence[int]) -> glow.TensorType:
     """A tensor type of `shape` with `value`'s element type."""
     return glow.tensor(shape, value.type.element_type)
@@ -37,7 +38,8 @@ def slice_axis(importer: OnnxImporter, x: SSAValue, axis: int, start: int, stop:
     starts = [0] * len(shape)
     starts[axis], shape[axis] = start, stop - start
     return importer.add(glow.SliceOp.create(operands=[x], result_types=[like(x, shape)],
-                                            properties={"starts": glow.ints(starts), "steps": glow.ints([1] * len(shape))}))
+                                            properties={"starts": glow.ints(starts),
+                                                        "steps": glow.ints([1] * len(shape))}))
 
 
 def concat_values(importer: OnnxImporter, pieces: list[SSAValue], axis: int) -> SSAValue:

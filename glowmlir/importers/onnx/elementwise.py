@@ -9,6 +9,7 @@ from glowmlir.dialects import glow
 from glowmlir.importers.onnx.builders import binary, compare_values, like, reshape_to, unary_value
 from glowmlir.importers.onnx.importer import OnnxImporter, compute_element, element_of_dtype, imports, onnx_element_type
 
+
 def _unary(op_type, **properties):
     def build(importer: OnnxImporter, node, attrs):
         return [unary_value(importer, op_type, importer.tensor(node.input[0]), **properties)]

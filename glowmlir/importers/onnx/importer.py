@@ -207,7 +207,8 @@ class OnnxImporter:
         """`value` with the element type `element` (a `glow.convert` unless it has it)."""
         if value.type.element_type == element:
             return value
-        return self.add(glow.ConvertOp.create(operands=[value], result_types=[glow.tensor(glow.shape_of(value), element)]))
+        return self.add(glow.ConvertOp.create(operands=[value],
+                                              result_types=[glow.tensor(glow.shape_of(value), element)]))
 
     def check_element_types(self, node: onnx.NodeProto) -> None:
         """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean data. The data
@@ -234,7 +235,8 @@ class OnnxImporter:
         """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
         feeds = {name: self.values[name] for name in node.input if name}
         try:
-            graph = helper.make_graph([node], "fold", [helper.make_value_info(name, onnx.TypeProto()) for name in feeds],
+            graph = helper.make_graph([node], "fold",
+                                      [helper.make_value_info(name, onnx.TypeProto()) for name in feeds],
                                       [helper.make_value_info(name, onnx.TypeProto()) for name in node.output])
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
             evaluator = ReferenceEvaluator(model)

@@ -15,6 +15,7 @@ from glowmlir.errors import GlowError
 from glowmlir.importers.onnx.options import ModelInput, check_symbol
 from glowmlir.names import UniqueNames
 
+
 def load_onnx_model(path: str) -> onnx.ModelProto:
     """Read a binary `.onnx` or protobuf-text `.onnxtxt` model; errors name the file."""
     if not os.path.isfile(path):

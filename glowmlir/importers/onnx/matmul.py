@@ -9,6 +9,7 @@ from glowmlir.dialects import glow
 from glowmlir.importers.onnx.builders import binary
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 
+
 @imports("Gemm")
 def _gemm(importer: OnnxImporter, node, attrs):
     alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)

@@ -9,6 +9,7 @@ from glowmlir.importers.onnx.builders import binary, reshape_to
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 from glowmlir.importers.onnx.reduction import reduce_axes
 
+
 @imports("Softmax", "LogSoftmax")
 def _softmax(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])

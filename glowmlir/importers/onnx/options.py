@@ -55,7 +55,8 @@ class ModelInput:
             raise bad from None
         if not shape or not all(1 <= d <= INT64_MAX for d in shape):
             raise GlowError(f"-model-input=\"{spec}\": dimensions must be positive integers below 2^63")
-        if scale is not None and not (np.isfinite(np.float32(scale)) and np.float32(scale) > 0 and -128 <= offset <= 127):
+        if scale is not None and not (np.isfinite(np.float32(scale)) and np.float32(scale) > 0
+                                      and -128 <= offset <= 127):
             raise GlowError(f"-model-input=\"{spec}\": int8q needs a finite positive scale (in float32) "
                             f"and an offset in [-128, 127]")
         return ModelInput(name, element_type, shape, scale, offset)

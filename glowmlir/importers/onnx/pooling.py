@@ -3,7 +3,6 @@ states them: the `glow-decompose-*` passes turn them into 2-D pools."""
 
 from __future__ import annotations
 
-
 from glowmlir.dialects import glow
 from glowmlir.importers.onnx.convolution import window_pads
 from glowmlir.importers.onnx.importer import OnnxImporter, imports

@@ -42,7 +42,8 @@ def _reduce(importer: OnnxImporter, node, attrs):
         axes = range(len(shape))
     axes = sorted({int(a) % len(shape) for a in axes})
     keep = attrs.get("keepdims", 1)
-    out = [1 if d in axes else s for d, s in enumerate(shape)] if keep else [s for d, s in enumerate(shape) if d not in axes]
+    out = ([1 if d in axes else s for d, s in enumerate(shape)] if keep
+           else [s for d, s in enumerate(shape) if d not in axes])
     if node.op_type == "ReduceLogSumExp":
         largest = reduce_axes(importer, x, "max", axes)
         exponentials = unary_value(importer, glow.ExpOp, binary(importer, glow.SubOp, x, largest))

@@ -12,6 +12,7 @@ from glowmlir.dialects.weights import dense_from_array
 from glowmlir.importers.onnx.builders import binary, concat_values, like, reshape_to, slice_axis
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 
+
 @imports("Identity", "Dropout")
 def _identity(importer: OnnxImporter, node, attrs):
     if node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]:
@@ -84,7 +85,8 @@ def _slice(importer: OnnxImporter, node, attrs):
     shape = glow.shape_of(x)
 
     def operand(index, what):
-        return importer.required_known(node.input[index], what) if len(node.input) > index and node.input[index] else None
+        return (importer.required_known(node.input[index], what) if len(node.input) > index and node.input[index]
+                else None)
 
     if importer.opset < 10:
         starts, ends, axes, steps = attrs["starts"], attrs["ends"], attrs.get("axes"), None
@@ -150,7 +152,8 @@ def _pad(importer: OnnxImporter, node, attrs):
     rank = len(shape)
     out = [s + pads[d] + pads[d + rank] for d, s in enumerate(shape)]
     op = glow.PadOp.create(operands=[x], result_types=[like(x, out)],
-                           properties={"pads": glow.ints(pads), "value": glow.f32_attr(float(np.asarray(value).reshape(-1)[0]))})
+                           properties={"pads": glow.ints(pads),
+                                       "value": glow.f32_attr(float(np.asarray(value).reshape(-1)[0]))})
     return [importer.add(op)]
 
 
