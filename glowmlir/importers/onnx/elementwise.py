@@ -6,7 +6,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i1
 
 from glowmlir.dialects import glow
-from glowmlir.importers.onnx.builders import binary, compare_values, like, reshape_to, unary_value
+from glowmlir.importers.onnx.builders import binary, compare_values, reshape_to, unary_value
 from glowmlir.importers.onnx.importer import OnnxImporter, compute_element, element_of_dtype, imports, onnx_element_type
 
 
@@ -140,16 +140,13 @@ def _mod(importer: OnnxImporter, node, attrs):
     fmod = attrs.get("fmod", 0)
     if not fmod and lhs.type.element_type == f32:
         raise importer.error("Mod of floats needs fmod=1")
-    shape = glow.broadcast_shapes(glow.shape_of(lhs), glow.shape_of(rhs))
-    return [importer.add(glow.ModOp.create(operands=[lhs, rhs], result_types=[like(lhs, shape)],
-                                           properties=glow.flags(fmod=bool(fmod))))]
+    return [importer.add(glow.ModOp(lhs, rhs, fmod=bool(fmod)))]
 
 
 @imports("Where")
 def _where(importer: OnnxImporter, node, attrs):
     condition, lhs, rhs = (importer.tensor(name) for name in node.input)
-    shape = glow.broadcast_shapes(*(glow.shape_of(v) for v in (condition, lhs, rhs)))
-    return [importer.add(glow.SelectOp.create(operands=[condition, lhs, rhs], result_types=[like(lhs, shape)]))]
+    return [importer.add(glow.SelectOp(condition, lhs, rhs))]
 
 
 @imports("IsNaN", "IsInf")

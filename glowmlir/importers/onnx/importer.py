@@ -166,8 +166,7 @@ class OnnxImporter:
             else:  # an int8 input: the float graph sees its dequantized values
                 placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(
                     shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
-                self.values[graph_input.name] = self.add(glow.DequantizeOp.create(
-                    operands=[placeholder], result_types=[glow.tensor(shape)]))
+                self.values[graph_input.name] = self.add(glow.DequantizeOp(placeholder))
         for node in graph.node:
             self.node = node
             self.import_node(node)
@@ -207,8 +206,7 @@ class OnnxImporter:
         """`value` with the element type `element` (a `glow.convert` unless it has it)."""
         if value.type.element_type == element:
             return value
-        return self.add(glow.ConvertOp.create(operands=[value],
-                                              result_types=[glow.tensor(glow.shape_of(value), element)]))
+        return self.add(glow.ConvertOp(value, element))
 
     def check_element_types(self, node: onnx.NodeProto) -> None:
         """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean data. The data

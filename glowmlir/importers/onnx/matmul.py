@@ -28,8 +28,7 @@ def _gemm(importer: OnnxImporter, node, attrs):
         return [_gemm_at_run_time(importer, node, attrs, a)]
     weights = importer.constant(node.input[1], b)
     bias = importer.constant(node.input[2] if len(node.input) > 2 and node.input[2] else f"{node.output[0]}_bias", c[0])
-    op = glow.FullyConnectedOp.create(operands=[a, weights, bias], result_types=[glow.tensor((m, n))])
-    return [importer.add(op)]
+    return [importer.add(glow.FullyConnectedOp(a, weights, bias))]
 
 
 def _gemm_at_run_time(importer: OnnxImporter, node, attrs, a: SSAValue) -> SSAValue:
@@ -38,8 +37,7 @@ def _gemm_at_run_time(importer: OnnxImporter, node, attrs, a: SSAValue) -> SSAVa
     b = importer.tensor(node.input[1])
     if attrs.get("transB", 0):
         b = importer.add(glow.transpose(b, [1, 0]))
-    product = importer.add(glow.MatMulOp.create(
-        operands=[a, b], result_types=[glow.tensor((glow.shape_of(a)[0], glow.shape_of(b)[1]))]))
+    product = importer.add(glow.MatMulOp(a, b))
     alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
     if alpha != 1.0:
         product = binary(importer, glow.MulOp, product, importer.constant(f"{node.output[0]}_alpha", np.float32(alpha)))
@@ -58,12 +56,9 @@ def _matmul(importer: OnnxImporter, node, attrs):
     if b is not None and b.ndim == 2 and len(glow.shape_of(a)) == 2:
         weights = importer.constant(node.input[1], b)
         bias = importer.constant(f"{node.output[0]}_bias", np.zeros(b.shape[1], np.float32))
-        op = glow.FullyConnectedOp.create(operands=[a, weights, bias],
-                                          result_types=[glow.tensor((glow.shape_of(a)[0], b.shape[1]))])
-        return [importer.add(op)]
+        return [importer.add(glow.FullyConnectedOp(a, weights, bias))]
     rhs = importer.tensor(node.input[1])
     a_shape, b_shape = glow.shape_of(a), glow.shape_of(rhs)
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise importer.error("MatMul of 1-D tensors is not supported")
-    shape = glow.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + (a_shape[-2], b_shape[-1])
-    return [importer.add(glow.MatMulOp.create(operands=[a, rhs], result_types=[glow.tensor(shape)]))]
+    return [importer.add(glow.MatMulOp(a, rhs))]

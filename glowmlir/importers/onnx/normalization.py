@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from glowmlir.dialects import glow
-from glowmlir.importers.onnx.builders import binary, reshape_to
+from glowmlir.importers.onnx.builders import binary, reshape_to, unary_value
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 from glowmlir.importers.onnx.reduction import reduce_axes
 
@@ -14,18 +14,14 @@ from glowmlir.importers.onnx.reduction import reduce_axes
 def _softmax(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    log = glow.flags(log=node.op_type == "LogSoftmax")
+    log = node.op_type == "LogSoftmax"
     axis = attrs.get("axis", 1 if importer.opset < 13 else -1) % len(shape)
     if importer.opset < 13:
         # Before opset 13 the input is coerced to 2-D at `axis`.
         rows, columns = int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))
         flat = reshape_to(importer, x, (rows, columns))
-        op = glow.SoftMaxOp.create(operands=[flat], result_types=[flat.type],
-                                   properties={"axis": glow.IntegerAttr(1, glow.i64)} | log)
-        return [reshape_to(importer, importer.add(op), shape)]
-    op = glow.SoftMaxOp.create(operands=[x], result_types=[x.type],
-                               properties={"axis": glow.IntegerAttr(axis, glow.i64)} | log)
-    return [importer.add(op)]
+        return [reshape_to(importer, importer.add(glow.SoftMaxOp(flat, 1, log=log)), shape)]
+    return [importer.add(glow.SoftMaxOp(x, axis, log=log))]
 
 
 @imports("LRN")
@@ -33,10 +29,8 @@ def _lrn(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     if len(glow.shape_of(x)) != 4:
         raise importer.error("only 4-D LRN is supported")
-    properties = {"size": glow.IntegerAttr(attrs["size"], glow.i64), "alpha": glow.f32_attr(attrs.get("alpha", 1e-4)),
-                  "beta": glow.f32_attr(attrs.get("beta", 0.75)), "bias": glow.f32_attr(attrs.get("bias", 1.0))}
-    op = glow.LocalResponseNormalizationOp.create(operands=[x], result_types=[x.type], properties=properties)
-    return [importer.add(op)]
+    return [importer.add(glow.LocalResponseNormalizationOp(x, attrs["size"], attrs.get("alpha", 1e-4),
+                                                           attrs.get("beta", 0.75), attrs.get("bias", 1.0)))]
 
 
 @imports("BatchNormalization")
@@ -46,9 +40,7 @@ def _batch_norm(importer: OnnxImporter, node, attrs):
     for name, what in zip(node.input[1:5], ("scale", "bias", "mean", "var")):
         importer.required_known(name, what)
     operands = [importer.tensor(name) for name in node.input[:5]]
-    op = glow.BatchNormalizationOp.create(operands=operands, result_types=[operands[0].type],
-                                          properties={"epsilon": glow.f32_attr(attrs.get("epsilon", 1e-5))})
-    return [importer.add(op)]
+    return [importer.add(glow.BatchNormalizationOp(*operands, attrs.get("epsilon", 1e-5)))]
 
 
 @imports("LayerNormalization", "RMSNormalization")
@@ -65,13 +57,12 @@ def _normalization(importer: OnnxImporter, node, attrs):
         centered = binary(importer, glow.SubOp, x, mean)
     variance = reduce_axes(importer, binary(importer, glow.MulOp, centered, centered), "mean", axes)
     epsilon = importer.constant(f"{node.output[0]}_epsilon", np.float32(attrs.get("epsilon", 1e-5)))
-    deviation = importer.add(glow.SqrtOp.create(operands=[binary(importer, glow.AddOp, variance, epsilon)],
-                                                result_types=[variance.type]))
+    deviation = unary_value(importer, glow.SqrtOp, binary(importer, glow.AddOp, variance, epsilon))
     y = binary(importer, glow.MulOp, binary(importer, glow.DivOp, centered, deviation),
                 importer.tensor(node.input[1]))
     if len(node.input) > 2 and node.input[2]:
         y = binary(importer, glow.AddOp, y, importer.tensor(node.input[2]))
     if len(node.output) == 1:
         return [y]
-    inverse = importer.add(glow.ReciprocalOp.create(operands=[deviation], result_types=[deviation.type]))
+    inverse = unary_value(importer, glow.ReciprocalOp, deviation)
     return [y, mean, inverse]  # LayerNormalization's optional Mean and InvStdDev

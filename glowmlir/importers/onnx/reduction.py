@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import f32, i64
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow
@@ -51,29 +51,20 @@ def _reduce(importer: OnnxImporter, node, attrs):
         return [reshape_to(importer, binary(importer, glow.AddOp, logarithm, largest), out)]
     before, kind, after = _COMPOSITE_REDUCTIONS.get(node.op_type, (None, node.op_type.removeprefix("Reduce").lower(),
                                                                    None))
-    reduced = reduce_axes(importer, before(importer, x) if before else x, kind, axes, out)
+    reduced = reduce_axes(importer, before(importer, x) if before else x, kind, axes, keep_dims=bool(keep))
     return [after(importer, reduced) if after else reduced]
 
 
 def reduce_axes(importer: OnnxImporter, x: SSAValue, kind: str, axes: Sequence[int],
-                 shape: Sequence[int] | None = None) -> SSAValue:
-    """glow.reduce of `axes`; the result keeps them as 1 unless `shape` says otherwise."""
-    if shape is None:
-        shape = [1 if d in axes else s for d, s in enumerate(glow.shape_of(x))]
-    return importer.add(glow.ReduceOp.create(operands=[x], result_types=[glow.tensor(shape)],
-                                             properties={"kind": glow.ReduceKindAttr(glow.ReduceKind(kind)),
-                                                         "axes": glow.ints(axes)}))
+                keep_dims: bool = True) -> SSAValue:
+    """glow.reduce of `axes`, kept as 1 or dropped."""
+    return importer.add(glow.ReduceOp(x, kind, axes, keep_dims=keep_dims))
 
 
 def arg_reduce_value(importer: OnnxImporter, x: SSAValue, kind: str, axis: int, keep: bool = True,
                       select_last_index: int = 0) -> SSAValue:
     """The i64 index of the max/min (`kind`) along `axis` of x, keeping that axis as 1 or not."""
-    shape = list(glow.shape_of(x))
-    out = shape[:axis] + ([1] if keep else []) + shape[axis + 1:]
-    properties = {"kind": glow.ArgReduceKindAttr(glow.ArgReduceKind(kind)), "axis": glow.IntegerAttr(axis, i64)} | \
-        glow.flags(select_last_index=bool(select_last_index))
-    return importer.add(glow.ArgReduceOp.create(operands=[x], result_types=[glow.tensor(out, i64)],
-                                                properties=properties))
+    return importer.add(glow.ArgReduceOp(x, kind, axis, keep_dims=keep, select_last_index=bool(select_last_index)))
 
 
 @imports("ArgMax", "ArgMin")

@@ -44,14 +44,10 @@ def _resample_axis(importer: OnnxImporter, x: SSAValue, axis: int, out: int, sca
         weights = np.stack([1 - fraction, fraction], axis=1).astype(np.float32)
     if out == size and taps.shape[1] == 1 and (taps[:, 0] == np.arange(size)).all():
         return x  # this axis does not change
-    shape = list(glow.shape_of(x))
-    shape[axis] = out
     name = importer.node.name or importer.node.output[0]
     taps_constant = importer.add(glow.ConstantOp(importer.names(f"{name}_taps{axis}"), dense_from_array(taps)))
     weights_constant = importer.constant(f"{name}_weights{axis}", weights)
-    return importer.add(glow.ResampleOp.create(operands=[x, taps_constant, weights_constant],
-                                               result_types=[glow.tensor(shape)],
-                                               properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
+    return importer.add(glow.ResampleOp(x, taps_constant, weights_constant, axis))
 
 
 @imports("Resize", "Upsample")

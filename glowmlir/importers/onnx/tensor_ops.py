@@ -4,7 +4,7 @@ Expand, Gather, Shape, ..."""
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import i1, i64
+from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow
@@ -104,9 +104,7 @@ def _slice(importer: OnnxImporter, node, attrs):
         begin[axis], step[axis], out[axis] = start, s, max(0, -(-(end - start) // s))
     if 0 in out:
         raise importer.error("Slice produces an empty tensor")
-    op = glow.SliceOp.create(operands=[x], result_types=[like(x, out)],
-                             properties={"starts": glow.ints(begin), "steps": glow.ints(step)})
-    return [importer.add(op)]
+    return [importer.add(glow.SliceOp(x, begin, out, step))]
 
 
 def _pad_by_copies(importer: OnnxImporter, x: SSAValue, pads: list[int], mode: str) -> SSAValue:
@@ -134,7 +132,6 @@ def _pad_by_copies(importer: OnnxImporter, x: SSAValue, pads: list[int], mode: s
 @imports("Pad")
 def _pad(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
-    shape = glow.shape_of(x)
     mode = attrs.get("mode", "constant")
     if mode not in ("constant", "edge", "reflect", "wrap"):
         raise importer.error(f"Pad mode \"{mode}\" is not supported")
@@ -149,12 +146,7 @@ def _pad(importer: OnnxImporter, node, attrs):
         raise importer.error("negative pads are not supported")
     if mode != "constant":
         return [_pad_by_copies(importer, x, pads, mode)]
-    rank = len(shape)
-    out = [s + pads[d] + pads[d + rank] for d, s in enumerate(shape)]
-    op = glow.PadOp.create(operands=[x], result_types=[like(x, out)],
-                           properties={"pads": glow.ints(pads),
-                                       "value": glow.f32_attr(float(np.asarray(value).reshape(-1)[0]))})
-    return [importer.add(op)]
+    return [importer.add(glow.PadOp(x, pads, float(np.asarray(value).reshape(-1)[0])))]
 
 
 @imports("Split")
@@ -193,7 +185,7 @@ def _trilu(importer: OnnxImporter, node, attrs):
     mask = diagonal >= k if attrs.get("upper", 1) else diagonal <= k
     kept = importer.add(glow.ConstantOp(importer.names(f"{node.output[0]}_mask"), dense_from_array(mask)))
     zeros = importer.add(glow.SplatOp(0.0, like(x, [1])))
-    return [importer.add(glow.SelectOp.create(operands=[kept, x, zeros], result_types=[x.type]))]
+    return [importer.add(glow.SelectOp(kept, x, zeros))]
 
 
 @imports("Expand")
@@ -218,9 +210,7 @@ def _gather(importer: OnnxImporter, node, attrs):
     indices = importer.known(node.input[1])
     if indices is None:
         index_value = importer.tensor(node.input[1])
-        result_shape = list(shape[:axis]) + list(glow.shape_of(index_value)) + list(shape[axis + 1:])
-        return [importer.add(glow.GatherOp.create(operands=[x, index_value], result_types=[like(x, result_shape)],
-                                                  properties={"axis": glow.IntegerAttr(axis, i64)}))]
+        return [importer.add(glow.GatherOp(x, index_value, axis))]
     glow.check_indices(indices, shape[axis])
     if indices.size == 0:
         raise importer.error("no indices: the result would be an empty tensor, which a bundle cannot hold")
@@ -240,9 +230,7 @@ def _size(importer: OnnxImporter, node, attrs):
 def _gather_elements(importer: OnnxImporter, node, attrs):
     x, indices = importer.tensor(node.input[0]), importer.tensor(node.input[1])
     axis = attrs.get("axis", 0) % len(glow.shape_of(x))
-    return [importer.add(glow.GatherElementsOp.create(operands=[x, indices],
-                                                      result_types=[like(x, glow.shape_of(indices))],
-                                                      properties={"axis": glow.IntegerAttr(axis, i64)}))]
+    return [importer.add(glow.GatherElementsOp(x, indices, axis))]
 
 
 @imports("Shape")
