@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -691,6 +691,15 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
                                   pool_window=pool_window)
         self._build([input, filter, bias, residual], shape,
                     _element(result_element, element_of(input)), properties)
+
+    def builder_arguments(self) -> dict[str, object]:
+        """This convolution's builder keyword arguments: `ConvolutionOp(x, w, b, **(
+        conv.builder_arguments() | changes))` builds a changed copy (a fusion)."""
+        return {"strides": self.strides, "pads": self.pads, "dilations": self.dilations, "group": self.group,
+                "activation": self.activation, "clip_min": self.clip_min, "clip_max": self.clip_max,
+                "residual": self.residual, "pool": self.pool, "pool_kernel": self.pool_kernel,
+                "pool_strides": self.pool_strides, "pool_pads": self.pool_pads,
+                "pool_count_include_pad": self.pool_count_include_pad is not None, "layout": self.layout}
 
     @staticmethod
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
@@ -1431,6 +1440,16 @@ class TransposeOp(UnaryOp):
 
     def infer_shape(self):
         return self.shape_rule(shape_of(self.input), self.perm.get_values())
+
+
+OperationT = TypeVar("OperationT", bound=Operation)
+
+
+def with_attributes_of(op: OperationT, source: Operation) -> OperationT:
+    """`op` given `source`'s attributes (its node name, the profile key): for the op a rewrite
+    puts in `source`'s place."""
+    op.attributes.update(source.attributes)
+    return op
 
 
 def transpose(value: SSAValue, perm: Sequence[int]) -> TransposeOp:

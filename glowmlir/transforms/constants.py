@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from glowmlir.dialects import glow
@@ -42,5 +41,4 @@ def constant_name(value: SSAValue, suffix: str) -> str:
 def typed_constant(name: str, data: np.ndarray, element_type: Attribute) -> glow.ConstantOp:
     """A `glow.constant` holding `data` (the stored values: quantized levels, for instance)
     whose result has `element_type`, which may differ from the data's own (a `quant.uniform`)."""
-    return glow.ConstantOp.create(properties={"name": StringAttr(name), "value": dense_from_array(data)},
-                                  result_types=[glow.tensor(data.shape, element_type)])
+    return glow.ConstantOp(name, dense_from_array(data), result_element=element_type)

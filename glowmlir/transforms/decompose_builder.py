@@ -46,7 +46,7 @@ class DecompositionBuilder:
     def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
         if glow.shape_of(x) == tuple(shape):
             return x
-        return self.add(glow.ReshapeOp.create(operands=[x], result_types=[glow.tensor(shape, x.type.element_type)]))
+        return self.add(glow.ReshapeOp(x, shape))
 
     def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
         return self.add(glow.transpose(x, perm))
@@ -54,12 +54,10 @@ class DecompositionBuilder:
     def slice(self, x: SSAValue, starts: Sequence[int], sizes: Sequence[int], steps: Sequence[int] | None = None) \
             -> SSAValue:
         """`sizes` elements of x from `starts`, every `steps`-th (1 by default)."""
-        return self.add(glow.SliceOp.create(
-            operands=[x], result_types=[glow.tensor(sizes, x.type.element_type)],
-            properties={"starts": glow.ints(starts), "steps": glow.ints(steps or [1] * len(sizes))}))
+        return self.add(glow.SliceOp(x, starts, sizes, steps))
 
     def add_values(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.add(glow.AddOp.create(operands=[lhs, rhs], result_types=[lhs.type]))
+        return self.add(glow.AddOp(lhs, rhs))
 
     def zero_pad(self, x: SSAValue, begin: Sequence[int], end: Sequence[int]) -> SSAValue:
         """x with `begin`/`end` zeros before/after each axis (negative amounts crop)."""
@@ -71,23 +69,19 @@ class DecompositionBuilder:
             begin, end, shape = [max(0, b) for b in begin], [max(0, e) for e in end], tuple(sizes)
         if not any(begin) and not any(end):
             return x
-        out = [s + b + e for s, b, e in zip(shape, begin, end)]
-        return self.add(glow.PadOp.create(operands=[x], result_types=[glow.tensor(out, x.type.element_type)],
-                                          properties={"pads": glow.ints([*begin, *end]), "value": glow.f32_attr(0.0)}))
+        return self.add(glow.PadOp(x, [*begin, *end]))
 
     def convolution(self, x: SSAValue, filter_: SSAValue, bias: SSAValue, strides: Sequence[int],
                     pads: Sequence[int], dilations: Sequence[int], group: int) -> SSAValue:
-        shape = glow.ConvolutionOp.shape_rule(glow.shape_of(x), glow.shape_of(filter_), strides, pads, dilations, group)
-        return self.add(glow.ConvolutionOp.create(
-            operands=[x, filter_, bias], result_types=[glow.tensor(shape)],
-            properties={"strides": glow.ints(strides), "pads": glow.ints(pads), "dilations": glow.ints(dilations),
-                        "group": glow.IntegerAttr(group, glow.i64)}))
+        return self.add(glow.ConvolutionOp(x, filter_, bias, strides=strides, pads=pads, dilations=dilations,
+                                           group=group))
 
     def copy_of_op(self, operands: Sequence[SSAValue], shape: Sequence[int], **windows: Sequence[int]) -> SSAValue:
         """The decomposed op on `operands`, giving a tensor of `shape`: its properties are
         kept but for the window ones given in `windows` (its node name is not)."""
         properties = self.op.properties | {key: glow.ints(values) for key, values in windows.items()}
         result_type = glow.tensor(shape, self.op.results[0].type.element_type)
+        # A clone of an op whose type is only known at run time, with its properties: `.create`.
         op = type(self.op).create(operands=list(operands), properties=properties, result_types=[result_type])
         return self.add(op)
 

@@ -54,8 +54,7 @@ def flipped_filter(builder: DecompositionBuilder, w: SSAValue, group: int) -> SS
             reversed_taps = dense_from_array(np.arange(size - 1, -1, -1, dtype=np.int32)[:, None])
             taps = builder.add(glow.ConstantOp(builder.names(f"{name}_reversed{axis}"), reversed_taps))
             ones = builder.constant(f"{name}_ones{axis}", np.ones((size, 1), np.float32))
-            w = builder.add(glow.ResampleOp.create(operands=[w, taps, ones], result_types=[w.type],
-                                                   properties={"axis": glow.IntegerAttr(axis, glow.i64)}))
+            w = builder.add(glow.ResampleOp(w, taps, ones, axis))
     return w
 
 

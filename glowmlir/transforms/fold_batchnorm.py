@@ -52,8 +52,8 @@ class FoldBatchNormalization(RewritePattern):
                                     dense_from_array(factor.reshape(channel_shape)))
         shift_op = glow.ConstantOp(self.names(constant_name(op.bias, "bn_shift")),
                                    dense_from_array(shift.reshape(channel_shape)))
-        mul = glow.MulOp.create(operands=[op.input, factor_op.result], result_types=[op.result.type])
-        add = glow.AddOp.create(operands=[mul.results[0], shift_op.result], result_types=[op.result.type])
+        mul = glow.MulOp(op.input, factor_op.result)
+        add = glow.AddOp(mul.results[0], shift_op.result)
         rewriter.replace(op, [factor_op, shift_op, mul, add])
 
 

@@ -24,13 +24,11 @@ class FusePoolIntoConvolution(RewritePattern):
         if op.result.type.element_type != conv.result.type.element_type:
             return  # quantized with different parameters: the pooled rows could not be reused as they are
         pool_kind = glow.PoolKind.MAX if isinstance(op, glow.MaxPoolOp) else glow.PoolKind.AVG
-        fused = glow.ConvolutionOp.create(operands=list(conv.operands), result_types=[op.result.type],
-                                          properties=dict(conv.properties) | {
-                                              "pool": glow.PoolKindAttr(pool_kind),
-                                              "pool_kernel": op.kernel, "pool_strides": op.strides,
-                                              "pool_pads": op.pads})
-        if isinstance(op, glow.AvgPoolOp) and op.count_include_pad is not None:
-            fused.properties["pool_count_include_pad"] = op.count_include_pad
+        count_include_pad = isinstance(op, glow.AvgPoolOp) and op.count_include_pad is not None
+        pool = {"pool": pool_kind, "pool_kernel": op.kernel, "pool_strides": op.strides, "pool_pads": op.pads,
+                "pool_count_include_pad": count_include_pad}
+        fused = glow.ConvolutionOp(conv.input, conv.filter, conv.bias, **conv.builder_arguments() | pool,
+                                   result_element=op.result.type.element_type)
         rewriter.replace(op, fused)
         rewriter.erase(conv)
 

@@ -24,10 +24,10 @@ class FuseAddIntoConvolution(RewritePattern):
                     and not is_quantized(op.result.type)
                     and conv.activation is None and conv.pool is None
                     and glow.shape_of(residual) == glow.shape_of(op.result) == glow.shape_of(conv_value)):
-                properties = dict(conv.properties) | {k: v for k, v in op.properties.items()
-                                                      if k in ("activation", "clip_min", "clip_max")}
-                fused = glow.ConvolutionOp.create(operands=[*conv.operands, residual], result_types=[op.result.type],
-                                                  properties=properties)
+                changes = {"residual": residual, "activation": op.activation, "clip_min": op.clip_min,
+                           "clip_max": op.clip_max}
+                fused = glow.ConvolutionOp(conv.input, conv.filter, conv.bias, **conv.builder_arguments() | changes,
+                                           result_element=op.result.type.element_type)
                 rewriter.replace(op, fused)
                 rewriter.erase(conv)
                 return

@@ -63,6 +63,7 @@ class ConvertToLibraryLayout(RewritePattern):
         if isinstance(op, glow.ConvolutionOp):
             operands[1] = _permuted_constant(op.filter, glow.NCHW_TO_NHWC, op, rewriter)  # OIHW -> OHWI
         result_type = glow.tensor(glow.to_nhwc(glow.shape_of(op.results[0])), op.results[0].type.element_type)
+        # A clone of a convolution or pool with all its properties, NHWC: `.create`.
         converted = type(op).create(operands=operands, result_types=[result_type], attributes=dict(op.attributes),
                                     properties=dict(op.properties) | {"layout": glow.LayoutAttr(glow.Layout.NHWC)})
         back = glow.transpose(converted.results[0], glow.NHWC_TO_NCHW)
@@ -121,6 +122,7 @@ class SinkThroughElementwise(RewritePattern):
         if any(_perm(s) != perm or glow.shape_of(s.result) != glow.shape_of(op.results[0]) for s in sources):
             return
         inner_shape = glow.shape_of(sources[0].input)
+        # A clone of any elementwise op with all its properties: `.create`.
         moved = type(op).create(operands=[s.input for s in sources], attributes=dict(op.attributes),
                                 properties=dict(op.properties),
                                 result_types=[glow.tensor(inner_shape, op.results[0].type.element_type)])
@@ -139,11 +141,7 @@ class SinkThroughConcat(RewritePattern):
         if any(_perm(s) != perm for s in sources):
             return
         axis = perm[op.axis.value.data]
-        shape = list(glow.shape_of(sources[0].input))
-        shape[axis] = sum(glow.shape_of(s.input)[axis] for s in sources)
-        moved = glow.ConcatOp.create(operands=[s.input for s in sources], attributes=dict(op.attributes),
-                                     properties=dict(op.properties) | {"axis": glow.IntegerAttr(axis, glow.i64)},
-                                     result_types=[glow.tensor(shape, op.result.type.element_type)])
+        moved = glow.with_attributes_of(glow.ConcatOp([s.input for s in sources], axis), op)
         rewriter.replace(op, [moved, back := glow.transpose(moved.result, perm)], [back.result])
 
 
@@ -171,8 +169,7 @@ class AbsorbIntoFullyConnected(RewritePattern):
         order[positions] = np.arange(size)
         data = array_from_dense(weights.value)[order]
         new_weights = typed_constant(weights.name_.data, np.ascontiguousarray(data), op.weights.type.element_type)
-        new_flatten = glow.ReshapeOp.create(operands=[source.input], result_types=[op.input.type],
-                                            attributes=dict(flatten.attributes))
+        new_flatten = glow.with_attributes_of(glow.ReshapeOp(source.input, glow.shape_of(op.input)), flatten)
         rewriter.insert([new_weights, new_flatten], InsertPoint.before(op))
         op.operands[0], op.operands[1] = new_flatten.result, new_weights.result
         rewriter.notify_op_modified(op)
@@ -186,8 +183,7 @@ class TrivialTransposeToReshape(RewritePattern):
         shape = glow.shape_of(op.input)
         moved = [p for p in _perm(op) if shape[p] != 1]
         if moved == sorted(moved):
-            rewriter.replace(op, glow.ReshapeOp.create(operands=[op.input], result_types=[op.result.type],
-                                                          attributes=dict(op.attributes)))
+            rewriter.replace(op, glow.with_attributes_of(glow.ReshapeOp(op.input, glow.shape_of(op.result)), op))
 
 
 @dataclass(frozen=True)

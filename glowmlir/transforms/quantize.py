@@ -161,15 +161,14 @@ class _FunctionQuantizer:
                 self.quantized[cache] = _quantized_constant(value, element, user)
             else:
                 conversion = glow.RescaleQuantizedOp if is_quantized(value.type) else glow.QuantizeOp
-                self.quantized[cache] = self.insert(conversion.create(operands=[value], result_types=[new_type]), user)
+                self.quantized[cache] = self.insert(conversion(value, new_type), user)
         return self.quantized[cache]
 
     def as_float(self, value: SSAValue, user: Operation) -> SSAValue:
         if not is_quantized(value.type):
             return value
         if value not in self.dequantized:
-            self.dequantized[value] = self.insert(glow.DequantizeOp.create(
-                operands=[value], result_types=[with_element_type(value.type, f32)]), user)
+            self.dequantized[value] = self.insert(glow.DequantizeOp(value), user)
         return self.dequantized[value]
 
     def set_result(self, op: Operation, element: Attribute) -> None:
@@ -390,7 +389,7 @@ class CancelConversions(RewritePattern):
             rewriter.replace(op, [], [source.input])
         elif isinstance(op, glow.QuantizeOp | glow.RescaleQuantizedOp) and \
                 isinstance(source, glow.DequantizeOp | glow.RescaleQuantizedOp):
-            rewriter.replace(op, glow.RescaleQuantizedOp.create(operands=[source.input], result_types=[op.result.type]))
+            rewriter.replace(op, glow.RescaleQuantizedOp(source.input, op.result.type))
 
 
 class MergeRescaleIntoProducer(RewritePattern):

@@ -40,8 +40,8 @@ CONTINUES_ATTRIBUTE = "continues"
 
 
 def _weight(name: str, data: np.ndarray, before: Operation, rewriter: PatternRewriter, element_type=None) -> SSAValue:
-    op = glowll.WeightOp.create(properties={"name": StringAttr(name), "value": dense_from_array(data)},
-                                result_types=[MemRefType(element_type or element_type_of(data.dtype), data.shape)])
+    op = glowll.WeightOp(name, MemRefType(element_type or element_type_of(data.dtype), data.shape),
+                         dense_from_array(data))
     return rewriter.insert(op, InsertPoint.before(before)).buffer
 
 
@@ -55,7 +55,7 @@ def _allocate_intermediates(op: glowll.InstructionOp, calls: list, rewriter: Pat
         for index, buffer in enumerate(call.buffers):
             if isinstance(buffer, Intermediate):
                 if buffer not in allocated:
-                    alloc = rewriter.insert(glowll.AllocOp.create(result_types=[buffer.type]), InsertPoint.before(op))
+                    alloc = rewriter.insert(glowll.AllocOp(buffer.type), InsertPoint.before(op))
                     allocated[buffer] = alloc.buffer
                 call.buffers[index] = allocated[buffer]
 
@@ -71,8 +71,7 @@ def _library_call(op: glowll.InstructionOp, call, prefix: str, rewriter: Pattern
     operands = buffers + constants
     scratch = None
     if call.scratch:
-        alloc = glowll.AllocOp.create(result_types=[MemRefType(i8, [call.scratch])],
-                                      attributes={SCRATCH_ATTRIBUTE: UnitAttr()})
+        alloc = glowll.AllocOp(MemRefType(i8, [call.scratch]), attributes={SCRATCH_ATTRIBUTE: UnitAttr()})
         rewriter.insert(alloc, InsertPoint.before(op))
         scratch = len(operands)
         operands.append(alloc.buffer)

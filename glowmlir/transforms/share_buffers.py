@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -114,8 +114,7 @@ def share_buffers(function: glowll.FunctionOp) -> None:
             if offset is None or _written_between(function, op.dest, _memory_uses(source, uses)[0], index,
                                                   (offset, offset + source.type.element_count())):
                 continue  # the source's producer would write where dest is still written afterwards
-            view = glowll.TensorViewOp.create(operands=[op.dest], properties={"offset": IntegerAttr(offset, i64)},
-                                              result_types=[source.type])
+            view = glowll.TensorViewOp(op.dest, source.type, offset)
             # After the buffer definitions (any of which an in-place merge may have erased).
             block.insert_op_before(view, next(o for o in block.ops if isinstance(o, glowll.InstructionOp)))
             _replace_buffer(source.owner, view.buffer)
