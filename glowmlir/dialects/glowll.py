@@ -364,7 +364,7 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 
 @irdl_op_definition
-class ConvolutionOp(InstructionOp, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
+class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
 
     then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
@@ -381,10 +381,6 @@ class ConvolutionOp(InstructionOp, glow.FusedActivation, glow.FusedPool, glow.La
     bias = operand_def(MemRefType)
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
