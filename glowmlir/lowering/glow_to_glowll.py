@@ -105,7 +105,14 @@ class _FunctionLowering:
             spatial = len(glow.shape_of(op.input)) - 2
             raise GlowError(f"{op.name}: only 2-D windows lower to glowll, this one is {spatial}-D (run "
                             f"glow-decompose-1d-windows, -3d-convolution and -3d-pools first)")
+        last_before = self.block.last_op
         lowering(self, op)
+        name = op.attributes.get(glow.NODE_NAME)
+        new = last_before.next_op if last_before is not None else self.block.first_op
+        while name is not None and new is not None:  # the graph node each instruction computes, for reports
+            if isinstance(new, glowll.InstructionOp):
+                new.attributes[glow.NODE_NAME] = name
+            new = new.next_op
 
 
 _DECOMPOSED_BY = {glow.ConvTransposeOp: "glow-decompose-conv-transpose"}

@@ -27,8 +27,9 @@ class FusePoolIntoConvolution(RewritePattern):
         count_include_pad = isinstance(op, glow.AvgPoolOp) and op.count_include_pad is not None
         pool = {"pool": pool_kind, "pool_kernel": op.kernel, "pool_strides": op.strides, "pool_pads": op.pads,
                 "pool_count_include_pad": count_include_pad}
-        fused = glow.ConvolutionOp(conv.input, conv.filter, conv.bias, **conv.builder_arguments() | pool,
-                                   result_element=op.result.type.element_type)
+        fused = glow.with_attributes_of(glow.ConvolutionOp(conv.input, conv.filter, conv.bias,
+                                                           **conv.builder_arguments() | pool,
+                                                           result_element=op.result.type.element_type), conv)
         rewriter.replace(op, fused)
         rewriter.erase(conv)
 

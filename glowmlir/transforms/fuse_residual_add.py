@@ -26,8 +26,9 @@ class FuseAddIntoConvolution(RewritePattern):
                     and glow.shape_of(residual) == glow.shape_of(op.result) == glow.shape_of(conv_value)):
                 changes = {"residual": residual, "activation": op.activation, "clip_min": op.clip_min,
                            "clip_max": op.clip_max}
-                fused = glow.ConvolutionOp(conv.input, conv.filter, conv.bias, **conv.builder_arguments() | changes,
-                                           result_element=op.result.type.element_type)
+                fused = glow.with_attributes_of(glow.ConvolutionOp(
+                    conv.input, conv.filter, conv.bias, **conv.builder_arguments() | changes,
+                    result_element=op.result.type.element_type), conv)
                 rewriter.replace(op, fused)
                 rewriter.erase(conv)
                 return
