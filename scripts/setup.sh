@@ -22,6 +22,7 @@ printf '#include <stdio.h>\nint main(void){puts("");return 0;}\n' > "$probe/m32.
 gcc -m32 -static "$probe/m32.c" -o "$probe/m32" 2>/dev/null || missing+=("lib32gcc-$( (gcc -dumpversion 2>/dev/null || echo 12) | cut -d. -f1)-dev" libc6-dev-i386)
 rm -rf "$probe"
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)  # -dump-graph-DAG=FILE.svg|png
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || missing+=(gcc-riscv64-unknown-elf)
 [ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || missing+=(picolibc-riscv64-unknown-elf)
 command -v qemu-system-riscv32 >/dev/null 2>&1 || missing+=(qemu-system-misc)
