@@ -30,8 +30,9 @@ from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
+from glowmlir.instrumentation import stage
 from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
-from glowmlir.pipeline import AfterPass, CompilePipeline, default_pipeline, run_passes
+from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
@@ -218,32 +219,37 @@ class Bundle:
         return self.runner.run(arrays)
 
 
+STAGE_NAMES = {"glow": "graph passes", "glowll": "glowll passes", "llvm": "lowering to llvm"}
+"""How progress and `-time` name the pipeline's stages."""
+
+
 def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,
-                   timings: dict[str, float] | None = None, after_pass: AfterPass | None = None) -> Bundle:
-    """Compiles a module holding one `glow.function` into a bundle; `after_pass` is called
-    after each pass (see `glowmlir.pipeline.ir_dumper`)."""
+                   timings: dict[str, float] | None = None) -> Bundle:
+    """Compiles a module holding one `glow.function` into a bundle, reporting its stages and
+    passes to the installed observers (`glowmlir.instrumentation`)."""
     ir_log = {} if ir_log is None else ir_log
     timings = {} if timings is None else timings
     pipeline = options.pipeline()
 
-    def stage(label: str, keep_ir: bool = True) -> None:
+    def run_stage(label: str, keep_ir: bool = True) -> None:
         start = time.perf_counter()
-        run_passes(module, getattr(pipeline, label), after_pass)
-        if keep_ir:  # the llvm-dialect stage is large: LLVM's own verifier checks it later
-            module.verify()
-            ir_log[label] = str(module)
+        with stage(STAGE_NAMES[label]):
+            run_passes(module, getattr(pipeline, label))
+            if keep_ir:  # the llvm-dialect stage is large: LLVM's own verifier checks it later
+                module.verify()
+                ir_log[label] = str(module)
         timings[label] = time.perf_counter() - start
 
-    stage("glow")
+    run_stage("glow")
     if options.kernel_library is not None and not any(is_quantized(r.type) for op in module.walk() for r in op.results):
         raise GlowError(f"{KERNEL_LIBRARY_OPTIONS[options.kernel_library]} needs a quantized model (-load-profile, or "
                         f"an int8 TFLite model): the library's functions are int8")
     graph = graph_dot(module)
-    stage("glowll")
+    run_stage("glowll")
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
     library_calls = library_report(function)
-    stage("llvm", keep_ir=False)
+    run_stage("llvm", keep_ir=False)
     start = time.perf_counter()
     extend = (functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic"
               else None)
@@ -264,7 +270,8 @@ def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], optio
     """The model as a module holding one `glow.function` named as its bundle will be (see `bundle_name`)."""
     paths = model_paths(model)
     name = bundle_files.bundle_name(options.network_name or default_network_name(paths)) if paths else None
-    return import_model(paths, options.import_options(), name)
+    with stage("import"):
+        return import_model(paths, options.import_options(), name)
 
 
 def compile(model: str | os.PathLike | Sequence[str | os.PathLike], *extra, **options) -> Bundle:  # noqa: A001 - the API name users expect

@@ -8,13 +8,14 @@
 `glow-compile -print-pipeline` prints it as the `glow-opt -p` string that runs the same
 passes, and `-dump-ir-after=all|PASS[,PASS...]` prints the IR after the passes named, with
 MLIR's `// -----// IR Dump After <Pass> (<name>) //----- //` headers, on stderr.
+`run_passes` tells the installed observers (`glowmlir.instrumentation`) about every pass.
 `glow-profile` takes the graph to where quantization sees it with `pre_quantization_passes`.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -24,13 +25,10 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec
 
 from glowmlir.errors import GlowError
+from glowmlir.instrumentation import Instrumentation, current
 
 if TYPE_CHECKING:
     from glowmlir.transforms.quantize import QuantizationOptions
-
-AfterPass = Callable[[ModulePass, ModuleOp], None]
-"""Called with each pass that ran and the module it left."""
-
 
 def pre_quantization_passes() -> list[ModulePass]:
     """The graph passes before quantization: a profile is taken of the graph they leave. The
@@ -124,13 +122,18 @@ def pipeline_spec(passes: Sequence[ModulePass]) -> str:
     return ",".join(text(compiler_pass) for compiler_pass in passes)
 
 
-def run_passes(module: ModuleOp, passes: Sequence[ModulePass], after_pass: AfterPass | None = None) -> None:
-    """Runs the passes in order with xDSL's `PassPipeline`, calling `after_pass` after each."""
-    def callback(previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
-        if previous is not None:
-            after_pass(previous, module)
+def run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
+    """Runs the passes in order with xDSL's `PassPipeline`, telling the installed observers
+    (`glowmlir.instrumentation.instrumented`) before and after each."""
+    observer = current()
 
-    PassPipeline(tuple(passes), callback if after_pass is not None else None).apply(Context(), module)
+    def callback(previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
+        if previous is not None:
+            observer.after_pass(previous, module)
+        if next_pass is not None:
+            observer.before_pass(next_pass)
+
+    PassPipeline(tuple(passes), callback).apply(Context(), module)
 
 
 def ir_dump_header(compiler_pass: ModulePass) -> str:
@@ -138,19 +141,26 @@ def ir_dump_header(compiler_pass: ModulePass) -> str:
     return f"// -----// IR Dump After {type(compiler_pass).__name__} ({compiler_pass.name}) //----- //"
 
 
-def ir_dumper(selection: str, pipeline: CompilePipeline, stream: TextIO | None = None) -> AfterPass:
-    """`-dump-ir-after=all` or `=PASS[,PASS...]`: a callback that prints the module after each
-    selected pass of `pipeline` (on stderr by default). A name that is not a pass of this
-    pipeline is refused before anything runs."""
+class IRPrinter(Instrumentation):
+    """`-dump-ir-after=all` or `=PASS[,PASS...]`: prints the module after each selected pass
+    (on stderr by default), as MLIR's `-mlir-print-ir-after` does."""
+
+    def __init__(self, wanted: set[str], stream: TextIO | None = None):
+        self.wanted = wanted
+        self.stream = stream
+
+    def after_pass(self, compiler_pass: ModulePass, module: ModuleOp) -> None:
+        if compiler_pass.name in self.wanted:
+            print(f"{ir_dump_header(compiler_pass)}\n{module!s}\n", file=self.stream or sys.stderr)
+
+
+def ir_dumper(selection: str, pipeline: CompilePipeline, stream: TextIO | None = None) -> IRPrinter:
+    """The `IRPrinter` for `-dump-ir-after=<selection>` over `pipeline`. A name that is not a
+    pass of this pipeline is refused before anything runs."""
     names = list(dict.fromkeys(p.name for p in pipeline.passes))
     wanted = set(names) if selection == "all" else set(selection.split(","))
     unknown = sorted(wanted - set(names))
     if unknown:
         raise GlowError(f"-dump-ir-after=\"{selection}\": no pass \"{unknown[0]}\" in this pipeline "
                         f"(all, or one of: {', '.join(names)})")
-
-    def dump(compiler_pass: ModulePass, module: ModuleOp) -> None:
-        if compiler_pass.name in wanted:
-            print(f"{ir_dump_header(compiler_pass)}\n{module!s}\n", file=stream or sys.stderr)
-
-    return dump
+    return IRPrinter(wanted, stream)

@@ -19,6 +19,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.compiler import Bundle, CompileOptions, compile_module, import_network
 from glowmlir.dialects import glow
+from glowmlir.instrumentation import stage
 from glowmlir.names import UniqueNames
 from glowmlir.pipeline import pre_quantization_passes, run_passes
 from glowmlir.quantization.profile import NodeProfile, Profile
@@ -61,7 +62,8 @@ class Profiler:
     @staticmethod
     def for_model(model: str, options: CompileOptions, num_bins: int = 10) -> Profiler:
         module = import_network(model, options)
-        run_passes(module, pre_quantization_passes())
+        with stage("graph passes before quantization"):
+            run_passes(module, pre_quantization_passes())
         hash_value = graph_hash(module)
         keys = instrument(module)
         bundle = compile_module(module, replace(options, memory_fusion=False, quantization=None))

@@ -14,6 +14,38 @@ from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinn
 
 from glowmlir.errors import GlowError, GlowWarning
 
+_BOOL = {"true": True, "1": True, "false": False, "0": False}
+
+
+def parse_bool(option: str, value: str) -> bool:
+    """An LLVM cl boolean option's value (`true`, `false`, `1`, `0`)."""
+    if value.lower() not in _BOOL:
+        raise GlowError(f"-{option}=\"{value}\": expected true or false")
+    return _BOOL[value.lower()]
+
+
+OBSERVER_OPTIONS = ("time", "verbose")
+"""The boolean options of `observed`, shared by glow-compile and glow-profile."""
+
+
+@contextlib.contextmanager
+def observed(program: str, time: str, verbose: str) -> Iterator[None]:
+    """Runs the block with the compiler observed: rich progress on stderr when it is a
+    terminal (nothing extra on a pipe), `-verbose` naming each stage and pass on stderr as it
+    starts, and `-time` printing the seconds of each stage and pass on stderr at the end
+    (as Glow's `-time` prints its timers)."""
+    from rich.console import Console
+
+    from glowmlir.instrumentation import PassTimer, StageProgress, VerbosePasses, instrumented
+
+    timer = PassTimer() if parse_bool("time", time) else None
+    talker = VerbosePasses(program, sys.stderr) if parse_bool("verbose", verbose) else None
+    console = Console(stderr=True)
+    with StageProgress(console) as progress, instrumented(progress, talker, timer):
+        yield
+    if timer is not None:
+        console.print(timer.table(f"{program}: seconds per stage and pass"))
+
 
 def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = ()) -> list[str]:
     """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`; a bare

@@ -21,22 +21,14 @@ import typer
 from rich.console import Console
 
 from glowmlir.bundle import StagedFiles
-from glowmlir.cli.common import model_input_options, run_app
+from glowmlir.cli.common import OBSERVER_OPTIONS, model_input_options, observed, parse_bool, run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis", "use-hifi4",
-                   "tflite-float-inputs", "tflite-float-outputs")
+                   "tflite-float-inputs", "tflite-float-outputs", *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
-
-_BOOL = {"true": True, "1": True, "false": False, "0": False}
-
-
-def parse_bool(option: str, value: str) -> bool:
-    if value.lower() not in _BOOL:
-        raise GlowError(f"-{option}=\"{value}\": expected true or false")
-    return _BOOL[value.lower()]
 
 
 def library_table(rows):
@@ -134,9 +126,14 @@ def compile_command(
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
                                                       help="float outputs for a quantized TFLite model")] = "false",
+    time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
+                                             "on stderr")] = "false",
+    verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
+                                         "starts")] = "false",
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
+    from glowmlir.instrumentation import instrumented
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
     from glowmlir.pipeline import ir_dumper
@@ -191,7 +188,7 @@ def compile_command(
     if print_pipeline:
         print(pipeline.spec())
         return
-    after_pass = ir_dumper(dump_ir_after, pipeline) if dump_ir_after is not None else None
+    ir_printer = ir_dumper(dump_ir_after, pipeline) if dump_ir_after is not None else None
     if emit_bundle is None:
         raise GlowError("Missing option '-emit-bundle' (the bundle's output directory)")
     file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag}
@@ -199,10 +196,10 @@ def compile_command(
     for option, path in file_options.items():
         if path is not None:
             StagedFiles.check(path, option)
-    start = time.perf_counter()
-    module = compiler.import_network(model, compile_options)
-    bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start},
-                                     after_pass=after_pass)
+    with observed("glow-compile", time_passes, verbose), instrumented(ir_printer):
+        start = time.perf_counter()
+        module = compiler.import_network(model, compile_options)
+        bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start})
     report = make_report(bundle, board, ram, flash)
     console = Console()
     if require_fit and not report.weights_in_flash.fits:

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from glowmlir.cli.common import model_input_options, run_app
+from glowmlir.cli.common import OBSERVER_OPTIONS, model_input_options, observed, run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -51,11 +50,16 @@ def profile_command(
                                                   help="per-channel standard deviation, 0..255 units")] = None,
     num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins",
                                                     help="histogram bins per value (KL needs >= 255)")] = 10,
+    time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
+                                             "on stderr")] = "false",
+    verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
+                                         "starts")] = "false",
 ) -> None:
     """Profile a float model over calibration inputs."""
     from glowmlir.bundle import StagedFiles
     from glowmlir.compiler import CompileOptions
     from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
+    from glowmlir.instrumentation import stage, step
     from glowmlir.profiling import Profiler
     from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
 
@@ -68,20 +72,19 @@ def profile_command(
     if not entries and not datasets:
         raise GlowError("no calibration inputs: give images, .npy/.npz files or -input-dataset")
     options = CompileOptions(**model_input_options(model_input, onnx_define_symbol))
-    profiler = Profiler.for_model(model, options, num_histogram_bins)
-    count, feeds = calibration_samples(profiler.input_shapes(), [e for e in entries if not _is_array(e)], datasets,
-                                       [e for e in entries if _is_array(e)], image_options)
-    columns = (TextColumn("profiling"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=True, disable=count < 20) as progress:
-        task = progress.add_task("profiling", total=count)
-        for _ in profiler.run(feeds):
-            progress.advance(task)
+    with observed("glow-profile", time_passes, verbose):
+        profiler = Profiler.for_model(model, options, num_histogram_bins)
+        count, feeds = calibration_samples(profiler.input_shapes(), [e for e in entries if not _is_array(e)],
+                                           datasets, [e for e in entries if _is_array(e)], image_options)
+        with stage("profiling", steps=count):
+            for _ in profiler.run(feeds):
+                step()
     write_profile(dump_profile, profiler.profile)
     print(f"profiled {len(profiler.profile.entries)} values over {count} inferences; wrote {dump_profile}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-profile", argv)
+    run_app(app, "glow-profile", argv, OBSERVER_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.memory import ALIGNMENT
 from glowmlir.dialects.quant import is_quantized_instruction, storage_type
 from glowmlir.errors import GlowError
+from glowmlir.instrumentation import stage, step
 from glowmlir.lowering import replace_functions
 from glowmlir.lowering.integer_kernels import INTEGER_KERNELS, emit_integer_elementwise, is_integer_instruction
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
@@ -128,6 +129,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64) -> list
                 builder.block = builder.new_block()  # unreachable: `when` closes it with a branch
         else:
             builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
+        step()
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
                               body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3)})
@@ -150,4 +152,7 @@ class LowerGlowLLToLLVM(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointer_width not in (32, 64):
             raise GlowError(f"lower-glowll-to-llvm{{pointer_width={self.pointer_width}}}: expected 32 or 64")
-        replace_functions(op, glowll.FunctionOp, functools.partial(lower_function, pointer_width=self.pointer_width))
+        instructions = sum(1 for instruction in op.walk() if isinstance(instruction, glowll.InstructionOp))
+        with stage("kernels lowered", steps=instructions):
+            replace_functions(op, glowll.FunctionOp,
+                              functools.partial(lower_function, pointer_width=self.pointer_width))

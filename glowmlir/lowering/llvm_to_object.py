@@ -19,6 +19,7 @@ from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
+from glowmlir.instrumentation import stage
 
 _initialized = False
 
@@ -113,9 +114,12 @@ def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[
                       keep_ir: bool = False) -> tuple[bytes, str | None]:
     """Object code for the module's functions, and the optimized LLVM IR text if `keep_ir`."""
     machine = target.machine()
-    ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
-    optimize(ir_module, machine, target.opt_level)
-    return machine.emit_object(ir_module), str(ir_module) if keep_ir else None
+    with stage("LLVM translation"):
+        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
+    with stage("LLVM optimisation"):
+        optimize(ir_module, machine, target.opt_level)
+    with stage("object emission"):
+        return machine.emit_object(ir_module), str(ir_module) if keep_ir else None
 
 
 XTENSA_DATA_LAYOUT = "e-m:e-p:32:32-i8:8:32-i16:16:32-i64:64-n32"
@@ -131,11 +135,13 @@ def compile_to_llvm_ir(module: ModuleOp, target: Target, extend: Callable[[ir.Mo
     """For targets without a back end here (Xtensa): the optimized module as LLVM IR text and
     bitcode, with the target's triple and data layout, for the vendor's clang."""
     machine = _XTENSA_STAND_IN.machine()
-    ir_module = to_llvm_ir(module, machine, extend, target.size_attribute)
+    with stage("LLVM translation"):
+        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute)
     options = llvm.create_pipeline_tuning_options(speed_level=min(target.opt_level, 2))
     options.loop_vectorization = options.slp_vectorization = False
     builder = llvm.create_pass_builder(machine, options)
-    builder.getModulePassManager().run(ir_module, builder)
+    with stage("LLVM optimisation"):
+        builder.getModulePassManager().run(ir_module, builder)
     ir_module.triple = target.triple
     ir_module.data_layout = XTENSA_DATA_LAYOUT
     text = str(ir_module)
