@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32, f64, i8
+from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, f16, f32, f64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -27,7 +27,7 @@ from glowmlir.importers.onnx.loader import (
     placeholder_names,
     with_output_shape_fields,
 )
-from glowmlir.importers.onnx.options import ModelInput
+from glowmlir.importers.onnx.options import ELEMENT_TYPES, ModelInput
 from glowmlir.names import UniqueNames, legalize_name
 
 ANY_ELEMENT_TYPE = frozenset({
@@ -86,7 +86,7 @@ class OnnxImporter:
 
     def __init__(self, model: onnx.ModelProto, inputs: Sequence[ModelInput] = ()):
         self.model = model
-        self.quantized_inputs = {spec.name: spec for spec in inputs if spec.element_type == "int8q"}
+        self.typed_inputs = {spec.name: spec for spec in inputs if spec.element_type != "float"}
         self.set_by_option = {spec.name for spec in inputs}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
         self.block = Block()
@@ -157,16 +157,15 @@ class OnnxImporter:
             tensor_type = graph_input.type.tensor_type
             element = onnx_element_type(tensor_type.elem_type, f"input \"{graph_input.name}\"")
             shape = [d.dim_value for d in tensor_type.shape.dim]
-            quantized = self.quantized_inputs.get(graph_input.name)
+            spec = self.typed_inputs.get(graph_input.name)
             self.place = f"input \"{graph_input.name}\"" + (" (set by -model-input)" if graph_input.name in
                                                               self.set_by_option else "")
-            if quantized is None:
+            if spec is None:
                 placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(shape, element)))
                 self.values[graph_input.name] = self.converted(placeholder, compute_element(element))
-            else:  # an int8 input: the float graph sees its dequantized values
-                placeholder = self.add(glow.PlaceholderOp(placeholders[graph_input.name], glow.tensor(
-                    shape, UniformQuantizedType(i8, quantized.scale, quantized.offset))))
-                self.values[graph_input.name] = self.add(glow.DequantizeOp(placeholder))
+            else:
+                value = self.typed_input(placeholders[graph_input.name], shape, spec)
+                self.values[graph_input.name] = self.converted(value, compute_element(element))
         for node in graph.node:
             self.node = node
             self.import_node(node)
@@ -201,6 +200,24 @@ class OnnxImporter:
             if name:
                 self.values[name] = value
         self.name_results(node, outputs)
+
+    def typed_input(self, name: str, shape: Sequence[int], spec: ModelInput) -> SSAValue:
+        """The placeholder of a `-model-input` with an element type other than `float`, as the
+        value the graph computes with (converted to the model's type by the caller). A
+        quantized input stands for `scale * (q - offset)`: with signed storage a quantized type
+        the quantizer can keep integer; `uint8q` data is converted and scaled in float."""
+        if spec.storage is None:
+            dtype = helper.tensor_dtype_to_np_dtype(ELEMENT_TYPES[spec.element_type])
+            return self.add(glow.PlaceholderOp(name, glow.tensor(shape, element_type_of(dtype))))
+        if spec.storage.kind == "i":
+            storage = IntegerType(8 * spec.storage.itemsize)
+            placeholder = self.add(glow.PlaceholderOp(name, glow.tensor(
+                shape, UniformQuantizedType(storage, spec.scale, spec.offset))))
+            return self.add(glow.DequantizeOp(placeholder))
+        placeholder = self.add(glow.PlaceholderOp(name, glow.tensor(shape, element_type_of(spec.storage))))
+        centred = self.add(glow.SubOp(self.converted(placeholder, f32), self.constant(f"{name}_offset",
+                                                                                         np.float32(spec.offset))))
+        return self.add(glow.MulOp(centred, self.constant(f"{name}_scale", np.float32(spec.scale))))
 
     def converted(self, value: SSAValue, element: Attribute) -> SSAValue:
         """`value` with the element type `element` (a `glow.convert` unless it has it)."""

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import onnx
 
 from glowmlir.errors import GlowError
 
@@ -21,9 +22,19 @@ def parse_integer(text: str) -> int:
     return int(text)
 
 
+ELEMENT_TYPES = {"float": onnx.TensorProto.FLOAT, "float16": onnx.TensorProto.FLOAT16,
+                 "int32": onnx.TensorProto.INT32, "int64": onnx.TensorProto.INT64, "bool": onnx.TensorProto.BOOL}
+"""`-model-input` element types as Glow's loader spells them, and their ONNX types."""
+
+QUANTIZED_TYPES = {"int8q": np.int8, "uint8q": np.uint8, "int16q": np.int16, "int32q": np.int32}
+"""Quantized `-model-input` types (`name,<type>,scale,offset,[dims]`) and their storage: the
+value stands for `scale * (q - offset)`. `uint8q` is NXP's eIQ spelling; Glow has the others."""
+
+
 @dataclass(frozen=True)
 class ModelInput:
-    """One `-model-input=name,type,[d0,d1,...]` option (`int8q` adds `scale,offset` before the shape)."""
+    """One `-model-input=name,type,[d0,d1,...]` option (a quantized type adds `scale,offset`
+    before the shape)."""
 
     name: str
     element_type: str
@@ -31,9 +42,14 @@ class ModelInput:
     scale: float | None = None
     offset: int | None = None
 
+    @property
+    def storage(self) -> np.dtype | None:
+        """The integer storage of a quantized input, else None."""
+        return np.dtype(QUANTIZED_TYPES[self.element_type]) if self.element_type in QUANTIZED_TYPES else None
+
     @staticmethod
     def parse(spec: str) -> ModelInput:
-        """Glow's forms: `name`, `name,float,[dims]`, `name,int8q,scale,offset,[dims]`."""
+        """Glow's forms: `name`, `name,<type>,[dims]`, `name,<quantized type>,scale,offset,[dims]`."""
         bad = GlowError(f"-model-input=\"{spec}\": expected name,float,[d0,d1,...] or name,int8q,scale,offset,[d0,...]")
         if "," not in spec:
             if not spec:
@@ -43,10 +59,11 @@ class ModelInput:
             raise bad
         head, dims = spec[:spec.index("[")].rstrip(","), spec[spec.index("["):]
         name, element_type, *quantization = head.split(",")
-        if element_type not in ("float", "int8q"):
-            raise GlowError(f"-model-input=\"{spec}\": element type \"{element_type}\" is not supported "
-                            f"(use float or int8q)")
-        if not name or len(quantization) != (2 if element_type == "int8q" else 0):
+        if element_type not in ELEMENT_TYPES and element_type not in QUANTIZED_TYPES:
+            unsupported = " (bfloat16 has no kernels here: use float16 or float)" if element_type == "bfloat16" else ""
+            raise GlowError(f"-model-input=\"{spec}\": element type \"{element_type}\" is not supported{unsupported} "
+                            f"(one of {', '.join([*ELEMENT_TYPES, *QUANTIZED_TYPES])})")
+        if not name or len(quantization) != (2 if element_type in QUANTIZED_TYPES else 0):
             raise bad
         try:
             shape = tuple(parse_integer(d) for d in dims[1:-1].split(",") if d.strip())
@@ -55,10 +72,11 @@ class ModelInput:
             raise bad from None
         if not shape or not all(1 <= d <= INT64_MAX for d in shape):
             raise GlowError(f"-model-input=\"{spec}\": dimensions must be positive integers below 2^63")
-        if scale is not None and not (np.isfinite(np.float32(scale)) and np.float32(scale) > 0
-                                      and -128 <= offset <= 127):
-            raise GlowError(f"-model-input=\"{spec}\": int8q needs a finite positive scale (in float32) "
-                            f"and an offset in [-128, 127]")
+        if scale is not None:
+            limits = np.iinfo(QUANTIZED_TYPES[element_type])
+            if not (np.isfinite(np.float32(scale)) and np.float32(scale) > 0 and limits.min <= offset <= limits.max):
+                raise GlowError(f"-model-input=\"{spec}\": {element_type} needs a finite positive scale (in float32) "
+                                f"and an offset in [{limits.min}, {limits.max}]")
         return ModelInput(name, element_type, shape, scale, offset)
 
 
