@@ -7,7 +7,8 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import NoReturn
+from dataclasses import dataclass
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
@@ -22,6 +23,90 @@ def parse_bool(option: str, value: str) -> bool:
     if value.lower() not in _BOOL:
         raise GlowError(f"-{option}=\"{value}\": expected true or false")
     return _BOOL[value.lower()]
+
+
+QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized")
+"""Glow's boolean quantization options."""
+
+_WITH_PROFILE = "; used with -load-profile, changes nothing when profiling"
+SchemaOption = Annotated[Optional[str], typer.Option(
+    "--quantization-schema", help="asymmetric (default), symmetric, symmetric_with_uint8, symmetric_with_power2_scale"
+                                  + _WITH_PROFILE)]
+PrecisionOption = Annotated[Optional[str], typer.Option("--quantization-precision",
+                                                        help="Int8 (default) or Int16" + _WITH_PROFILE)]
+PrecisionBiasOption = Annotated[Optional[str], typer.Option("--quantization-precision-bias",
+                                                            help="Int32 (default) or Int8" + _WITH_PROFILE)]
+CalibrationOption = Annotated[Optional[str], typer.Option("--quantization-calibration",
+                                                          help="None (default) or KL" + _WITH_PROFILE)]
+ChannelwiseOption = Annotated[str, typer.Option("--enable-channelwise",
+                                                help="per-channel convolution filters" + _WITH_PROFILE)]
+KeepPrecisionOption = Annotated[Optional[str], typer.Option(
+    "--keep-original-precision-for-nodes", help="Glow node kinds kept float, e.g. SoftMax,Add" + _WITH_PROFILE)]
+ConvertPlaceholdersOption = Annotated[str, typer.Option("--convert-placeholders",
+                                                        help="quantized inputs/outputs" + _WITH_PROFILE)]
+AssertQuantizedOption = Annotated[str, typer.Option(
+    "--assert-all-nodes-quantized", help="fail if a node not kept float stays float" + _WITH_PROFILE)]
+
+
+@dataclass(frozen=True)
+class QuantizationArguments:
+    """Glow's quantization options as given on a command line (None: not given). Every value
+    is checked whether or not it takes effect, as Glow's option parser does."""
+
+    schema: str | None = None
+    precision: str | None = None
+    precision_bias: str | None = None
+    calibration: str | None = None
+    keep_original_precision_for_nodes: str | None = None
+    channelwise: str = "false"
+    convert_placeholders: str = "false"
+    assert_all_nodes_quantized: str = "false"
+
+    def __post_init__(self) -> None:
+        from glowmlir.quantization.node_kinds import check_node_kinds
+        from glowmlir.transforms.quantize import check_choice
+
+        for option, value in self.values().items():
+            check_choice(option, value)
+        if self.keep_original_precision_for_nodes is not None:
+            if not self.keep_original_precision_for_nodes.strip(","):
+                raise GlowError(f"-keep-original-precision-for-nodes=\"{self.keep_original_precision_for_nodes}\": "
+                                f"empty value (expected node kinds such as SoftMax,Relu)")
+            check_node_kinds("keep-original-precision-for-nodes", self.kinds_kept())
+        self.flags()
+
+    def values(self) -> dict[str, str]:
+        """The value options given, by option name (calibration as Glow spells it: None or KL)."""
+        calibration = self.calibration and {"none": "None", "kl": "KL"}.get(self.calibration.lower(), self.calibration)
+        values = {"quantization-schema": self.schema, "quantization-precision": self.precision,
+                  "quantization-precision-bias": self.precision_bias, "quantization-calibration": calibration}
+        return {option: value for option, value in values.items() if value is not None}
+
+    def kinds_kept(self) -> tuple[str, ...]:
+        return tuple(kind for kind in (self.keep_original_precision_for_nodes or "").split(",") if kind)
+
+    def flags(self) -> dict[str, bool]:
+        values = (self.channelwise, self.convert_placeholders, self.assert_all_nodes_quantized)
+        return {option: parse_bool(option, value) for option, value in zip(QUANTIZATION_FLAGS, values)}
+
+    def given(self) -> list[str]:
+        """The options given a value (flags: set true)."""
+        kept = ["keep-original-precision-for-nodes"] if self.keep_original_precision_for_nodes is not None else []
+        return [*self.values(), *kept, *(option for option, on in self.flags().items() if on)]
+
+    def options(self, profile: str):
+        """The `QuantizationOptions` of `-load-profile=<profile>` with these options."""
+        from glowmlir.transforms.quantize import QuantizationOptions
+
+        values, flags = self.values(), self.flags()
+        chosen = {field: values[option] for field, option in (
+            ("schema", "quantization-schema"), ("precision", "quantization-precision"),
+            ("precision_bias", "quantization-precision-bias"), ("calibration", "quantization-calibration"))
+            if option in values}
+        return QuantizationOptions(profile, **chosen, channelwise=flags["enable-channelwise"],
+                                   keep_original_precision_for_nodes=self.kinds_kept(),
+                                   assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
+                                   convert_placeholders=flags["convert-placeholders"])
 
 
 OBSERVER_OPTIONS = ("time", "verbose")
@@ -47,12 +132,26 @@ def observed(program: str, time: str, verbose: str) -> Iterator[None]:
         console.print(timer.table(f"{program}: seconds per stage and pass"))
 
 
+GLOW_ALIASES = {"m": "model", "model-input-name": "model-input", "mattr": "target-feature", "i": "image-mode",
+                "l": "image-layout"}
+"""Every `llvm::cl::alias` Glow's tools declare (tools/loader/Loader.cpp, lib/Base/Image.cpp,
+lib/LLVMIRCodeGen/CommandLine.cpp): alias → option."""
+
+
 def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = ()) -> list[str]:
-    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`; a bare
-    boolean option (`-enable-channelwise`) becomes `--enable-channelwise=true`, as in LLVM."""
-    arguments = [f"-{arg}" if re.match(r"^-[A-Za-z][\w-]", arg) else arg for arg in argv]
-    return [f"{arg}=true" if arg.lstrip("-") in boolean_options and arg.startswith("--") else arg
-            for arg in arguments]
+    """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`; Glow's
+    aliases become their option (`-m=x` → `--model=x`); a bare boolean option
+    (`-enable-channelwise`) becomes `--enable-channelwise=true`, as in LLVM."""
+    arguments = []
+    for argument in argv:
+        match = re.fullmatch(r"--?([A-Za-z][\w-]*)(=.*)?", argument, re.DOTALL)
+        if match:
+            name, value = match.group(1), match.group(2) or ""
+            argument = f"--{GLOW_ALIASES.get(name, name)}{value}"
+            if not value and argument[2:] in boolean_options:
+                argument += "=true"
+        arguments.append(argument)
+    return arguments
 
 
 def one_line(message: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
@@ -21,13 +22,29 @@ import typer
 from rich.console import Console
 
 from glowmlir.bundle import StagedFiles
-from glowmlir.cli.common import OBSERVER_OPTIONS, model_input_options, observed, parse_bool, run_app
-from glowmlir.errors import GlowError
+from glowmlir.cli.common import (
+    OBSERVER_OPTIONS,
+    QUANTIZATION_FLAGS,
+    AssertQuantizedOption,
+    CalibrationOption,
+    ChannelwiseOption,
+    ConvertPlaceholdersOption,
+    KeepPrecisionOption,
+    PrecisionBiasOption,
+    PrecisionOption,
+    QuantizationArguments,
+    SchemaOption,
+    model_input_options,
+    observed,
+    parse_bool,
+    run_app,
+)
+from glowmlir.errors import GlowError, GlowWarning
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-BOOLEAN_OPTIONS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "use-cmsis", "use-hifi4",
-                   "tflite-float-inputs", "tflite-float-outputs", *OBSERVER_OPTIONS)
+BOOLEAN_OPTIONS = (*QUANTIZATION_FLAGS, "use-cmsis", "use-hifi4", "tflite-float-inputs", "tflite-float-outputs",
+                   *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 
@@ -48,11 +65,6 @@ def print_summary(report, written: Sequence[str], console: Console) -> None:
 
     console.print(report_table(report))
     console.print("wrote " + ", ".join(written))
-
-
-def _calibration(value: str) -> str:
-    """Glow spells it `none` or `KL`; any case is accepted."""
-    return {"none": "None", "kl": "KL"}.get(value.lower(), value)
 
 
 @app.command()
@@ -107,21 +119,14 @@ def compile_command(
                                            help="call CMSIS-NN s8 functions where they apply")] = "false",
     load_profile: Annotated[Optional[str], typer.Option("--load-profile",
                                                         help="quantize with this profile (glow-profile)")] = None,
-    quantization_schema: Annotated[str, typer.Option("--quantization-schema",
-                                                     help="asymmetric, symmetric, symmetric_with_uint8, "
-                                                          "symmetric_with_power2_scale")] = "asymmetric",
-    quantization_precision: Annotated[str, typer.Option("--quantization-precision", help="Int8 or Int16")] = "Int8",
-    quantization_precision_bias: Annotated[str, typer.Option("--quantization-precision-bias",
-                                                             help="Int32 or Int8")] = "Int32",
-    quantization_calibration: Annotated[str, typer.Option("--quantization-calibration", help="None or KL")] = "None",
-    enable_channelwise: Annotated[str, typer.Option("--enable-channelwise",
-                                                    help="per-channel convolution filters")] = "false",
-    keep_original_precision_for_nodes: Annotated[Optional[str], typer.Option(
-        "--keep-original-precision-for-nodes", help="node kinds kept float, e.g. SoftMax,Add")] = None,
-    convert_placeholders: Annotated[str, typer.Option("--convert-placeholders",
-                                                      help="quantized inputs/outputs")] = "false",
-    assert_all_nodes_quantized: Annotated[str, typer.Option("--assert-all-nodes-quantized",
-                                                            help="fail if a node stays float")] = "false",
+    quantization_schema: SchemaOption = None,
+    quantization_precision: PrecisionOption = None,
+    quantization_precision_bias: PrecisionBiasOption = None,
+    quantization_calibration: CalibrationOption = None,
+    enable_channelwise: ChannelwiseOption = "false",
+    keep_original_precision_for_nodes: KeepPrecisionOption = None,
+    convert_placeholders: ConvertPlaceholdersOption = "false",
+    assert_all_nodes_quantized: AssertQuantizedOption = "false",
     tflite_float_inputs: Annotated[str, typer.Option("--tflite-float-inputs",
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
@@ -153,23 +158,16 @@ def compile_command(
         tflite_float_inputs=parse_bool("tflite-float-inputs", tflite_float_inputs),
         tflite_float_outputs=parse_bool("tflite-float-outputs", tflite_float_outputs),
     )
-    quantization_flags = {"enable-channelwise": enable_channelwise, "convert-placeholders": convert_placeholders,
-                          "assert-all-nodes-quantized": assert_all_nodes_quantized}
-    flags = {option: parse_bool(option, value) for option, value in quantization_flags.items()}
-    if keep_original_precision_for_nodes is not None and not keep_original_precision_for_nodes.strip(","):
-        raise GlowError(f"-keep-original-precision-for-nodes=\"{keep_original_precision_for_nodes}\": "
-                        f"empty value (expected node kinds such as SoftMax,Relu)")
+    quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
+                                         quantization_calibration, keep_original_precision_for_nodes,
+                                         enable_channelwise, convert_placeholders, assert_all_nodes_quantized)
     if load_profile is not None:
-        options["quantization"] = compiler.QuantizationOptions(
-            load_profile, schema=quantization_schema, precision=quantization_precision,
-            precision_bias=quantization_precision_bias, channelwise=flags["enable-channelwise"],
-            calibration=_calibration(quantization_calibration),
-            keep_original_precision_for_nodes=tuple(
-                kind for kind in (keep_original_precision_for_nodes or "").split(",") if kind),
-            assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
-            convert_placeholders=flags["convert-placeholders"])
-    elif any(flags.values()):
-        raise GlowError(f"-{next(o for o, v in flags.items() if v)} needs -load-profile")
+        options["quantization"] = quantization.options(load_profile)
+    elif any(quantization.flags().values()):
+        raise GlowError(f"-{next(o for o, v in quantization.flags().items() if v)} needs -load-profile")
+    elif quantization.given():
+        warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect without "
+                                  f"-load-profile (the model is compiled in float)"))
     requested = {"cmsis-nn": use_cmsis, "hifi4": use_hifi4}
     libraries = [library for library, option in compiler.KERNEL_LIBRARY_OPTIONS.items()
                  if parse_bool(option[1:], requested[library])]

@@ -12,13 +12,29 @@ tensors as model-profiler does.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
 import typer
 
-from glowmlir.cli.common import OBSERVER_OPTIONS, model_input_options, observed, run_app
-from glowmlir.errors import GlowError
+from glowmlir.cli.common import (
+    OBSERVER_OPTIONS,
+    QUANTIZATION_FLAGS,
+    AssertQuantizedOption,
+    CalibrationOption,
+    ChannelwiseOption,
+    ConvertPlaceholdersOption,
+    KeepPrecisionOption,
+    PrecisionBiasOption,
+    PrecisionOption,
+    QuantizationArguments,
+    SchemaOption,
+    model_input_options,
+    observed,
+    run_app,
+)
+from glowmlir.errors import GlowError, GlowWarning
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -50,6 +66,14 @@ def profile_command(
                                                   help="per-channel standard deviation, 0..255 units")] = None,
     num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins",
                                                     help="histogram bins per value (KL needs >= 255)")] = 10,
+    quantization_schema: SchemaOption = None,
+    quantization_precision: PrecisionOption = None,
+    quantization_precision_bias: PrecisionBiasOption = None,
+    quantization_calibration: CalibrationOption = None,
+    enable_channelwise: ChannelwiseOption = "false",
+    keep_original_precision_for_nodes: KeepPrecisionOption = None,
+    convert_placeholders: ConvertPlaceholdersOption = "false",
+    assert_all_nodes_quantized: AssertQuantizedOption = "false",
     time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
                                              "on stderr")] = "false",
     verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
@@ -71,9 +95,22 @@ def profile_command(
     entries = inputs or []
     if not entries and not datasets:
         raise GlowError("no calibration inputs: give images, .npy/.npz files or -input-dataset")
-    options = CompileOptions(**model_input_options(model_input, onnx_define_symbol))
+    quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
+                                         quantization_calibration, keep_original_precision_for_nodes,
+                                         enable_channelwise, convert_placeholders, assert_all_nodes_quantized)
+    if quantization.given():  # Glow's tools share the loader's options; these apply when quantizing
+        warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect when profiling "
+                                  f"(give them to glow-compile with -load-profile)"))
+    # `-model-input-name=data` alone names the input the images feed, as in image-classifier:
+    # its shape is the model's, not Glow's default [1].
+    named_only = [spec for spec in model_input or [] if "," not in spec]
+    options = CompileOptions(**model_input_options([s for s in model_input or [] if "," in s], onnx_define_symbol))
     with observed("glow-profile", time_passes, verbose):
         profiler = Profiler.for_model(model, options, num_histogram_bins)
+        unknown = [name for name in named_only if name not in profiler.input_shapes()]
+        if unknown:
+            raise GlowError(f"-model-input-name=\"{unknown[0]}\": the model has no input \"{unknown[0]}\" "
+                            f"(inputs: {', '.join(profiler.input_shapes())})")
         count, feeds = calibration_samples(profiler.input_shapes(), [e for e in entries if not _is_array(e)],
                                            datasets, [e for e in entries if _is_array(e)], image_options)
         with stage("profiling", steps=count):
@@ -84,7 +121,7 @@ def profile_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-profile", argv, OBSERVER_OPTIONS)
+    run_app(app, "glow-profile", argv, (*QUANTIZATION_FLAGS, *OBSERVER_OPTIONS))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
 from glowmlir.quantization.profile import Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
@@ -69,6 +70,17 @@ def with_element_type(value_type: TensorType, element_type: Attribute) -> Tensor
     return TensorType(element_type, value_type.get_shape())
 
 
+QUANTIZATION_CHOICES = {"quantization-schema": SCHEMAS, "quantization-precision": ("Int8", "Int16"),
+                        "quantization-precision-bias": ("Int8", "Int32"), "quantization-calibration": ("None", "KL")}
+"""The values Glow's quantization options take."""
+
+
+def check_choice(option: str, value: str) -> None:
+    """Refuses a value `-option` (one of `QUANTIZATION_CHOICES`) does not take."""
+    if value not in QUANTIZATION_CHOICES[option]:
+        raise GlowError(f"-{option}=\"{value}\": expected one of {', '.join(QUANTIZATION_CHOICES[option])}")
+
+
 @dataclass(frozen=True)
 class QuantizationOptions:
     """`-load-profile` and the options that go with it (Glow's names and defaults)."""
@@ -94,17 +106,11 @@ class QuantizationOptions:
     def check(self) -> None:
         if not self.profile:
             raise GlowError("-load-profile: the path is empty")
-        choices = {"quantization-schema": (self.schema, SCHEMAS),
-                   "quantization-precision": (self.precision, ("Int8", "Int16")),
-                   "quantization-precision-bias": (self.precision_bias, ("Int8", "Int32")),
-                   "quantization-calibration": (self.calibration, ("None", "KL"))}
-        for option, (value, allowed) in choices.items():
-            if value not in allowed:
-                raise GlowError(f"-{option}=\"{value}\": expected one of {', '.join(allowed)}")
-        unknown = set(self.keep_original_precision_for_nodes) - set(glow.glow_kinds().values())
-        if unknown:
-            raise GlowError(f"-keep-original-precision-for-nodes: unknown node kind \"{sorted(unknown)[0]}\" "
-                            f"(kinds: {', '.join(sorted(set(glow.glow_kinds().values())))})")
+        for option, value in (("quantization-schema", self.schema), ("quantization-precision", self.precision),
+                              ("quantization-precision-bias", self.precision_bias),
+                              ("quantization-calibration", self.calibration)):
+            check_choice(option, value)
+        check_node_kinds("keep-original-precision-for-nodes", self.keep_original_precision_for_nodes)
         if self.channelwise and self.precision_bias != "Int32":
             raise GlowError("-enable-channelwise needs -quantization-precision-bias=Int32")
 
@@ -183,7 +189,9 @@ class _FunctionQuantizer:
             convert = self.converter(op)
             if convert is None or not convert(self, op):
                 name = op.attributes.get(glow.NODE_NAME)
-                if type(op) in glow.glow_kinds() and type(op) not in glow.input_quantization_ops():
+                kind = glow.glow_kinds().get(type(op))
+                if (kind is not None and kind not in self.config.keep_original_precision_for_nodes
+                        and type(op) not in glow.input_quantization_ops()):  # kinds kept float are exempt, as in Glow
                     self.skipped.append(name.data if name else op.name)
                 for index, operand in enumerate(op.operands):
                     op.operands[index] = self.as_float(operand, op)
