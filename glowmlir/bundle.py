@@ -250,6 +250,14 @@ struct BundleConfig {
 _DASHES = "// " + "-" * 77
 
 
+def allocation_efficiency(layout: BundleLayout) -> float:
+    """Glow's `MemoryAllocator::getAllocationEfficiency`: the most bytes live at once over the
+    activations region's size (1 when the plan reaches its lower bound; 0 for an empty region)."""
+    if not layout.activations_size:
+        return 0.0
+    return layout.activations_lower_bound / layout.activations_size
+
+
 def header(layout: BundleLayout, api: str = "static") -> str:
     """The bundle header, laid out as Glow's BundleSaver writes it."""
     upper = layout.name.upper()
@@ -262,7 +270,7 @@ def header(layout: BundleLayout, api: str = "static") -> str:
              (_COMMON_STATIC if api == "static" else _COMMON_DYNAMIC).rstrip("\n"), "",
              "#endif", "", _DASHES, "//                                 Bundle API", _DASHES,
              f"// Model name: \"{layout.name}\"", f"// Total data size: {total} (bytes)",
-             "// Activations allocation efficiency: 1.0000", "// Placeholders:", "//"]
+             f"// Activations allocation efficiency: {allocation_efficiency(layout):.4f}", "// Placeholders:", "//"]
     for p in layout.placeholders:
         lines += [f"//   Name: \"{p.name}\"", f"//   Type: {p.type_string()}", f"//   Size: {p.size} (elements)",
                   f"//   Size: {p.byte_size} (bytes)", f"//   Offset: {p.offset} (bytes)", "//"]

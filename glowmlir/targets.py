@@ -91,7 +91,9 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
                    float_abi: str = "default", relocation_model: str | None = None, code_model: str = "small",
                    opt_level: str | None = None) -> Target:
     """Glow's target options → the `Target` the backend builds a machine from, checked
-    against LLVM's tables for the triple before any code is generated."""
+    against LLVM's tables for the triple before any code is generated. As in Glow, code is
+    `static` unless `-relocation-model=pic` asks otherwise; `code_model` is Glow's
+    `-bundle-code-model` (its `-code-model` is the JIT's)."""
     for option, value in (("target", target), ("mcpu", mcpu), ("mattr", mattr), ("opt-level", opt_level)):
         if value is not None and not value.strip():
             raise GlowError(f"-{option}=\"{value}\": empty value")
@@ -105,7 +107,7 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
     if relocation_model not in (None, "static", "pic"):
         raise GlowError(f"-relocation-model=\"{relocation_model}\": expected static or pic")
     if code_model not in ("small", "medium", "large", "default"):
-        raise GlowError(f"-code-model=\"{code_model}\": expected small, medium or large")
+        raise GlowError(f"-bundle-code-model=\"{code_model}\": expected small, medium or large")
     mcpu = {"x86_64": "x86-64", "cortex-m0+": "cortex-m0plus"}.get(mcpu, mcpu)
     preset = CPU_PRESETS.get(mcpu) if mcpu else None
     if mcpu and preset is None and not target:
@@ -116,7 +118,7 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
             check_machine(host)
         if opt_level is not None:
             host = _with_opt_level(host, opt_level)
-        return replace(host, relocation=relocation_model or "pic", code_model=code_model)
+        return replace(host, relocation=relocation_model or "static", code_model=code_model)
     if target and len(target.split("-")) > 4:
         raise GlowError(f"-target=\"{target}\": a triple has at most four parts (arch-vendor-os-environment)")
     if target and preset and _arch_family(target) != _arch_family(preset.triple):
@@ -132,10 +134,9 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
         raise GlowError(f"-float-abi=hard: {mcpu} has no floating-point unit (use -float-abi=soft or default)")
     cpu = {"rv32imc": "generic-rv32", "rv32imafc": "generic-rv32", "x86-64": "x86-64", "i386": "pentium4"}.get(
         mcpu or "", mcpu or "")
-    embedded = triple.split("-")[2] == "none"
     abi = "ilp32f" if triple.startswith("riscv32") and "+f" in features.split(",") and float_abi != "soft" else None
     result = Target(triple=triple, cpu=cpu, features=features,
-                    relocation=relocation_model or ("static" if embedded else "pic"), code_model=code_model, abi=abi)
+                    relocation=relocation_model or "static", code_model=code_model, abi=abi)
     if not result.emits_llvm_ir:
         check_machine(result)
     return _with_opt_level(result, opt_level) if opt_level is not None else result

@@ -106,8 +106,10 @@ def compile_command(
                                                  help="LLVM features, e.g. +dsp")] = None,
     float_abi: Annotated[str, typer.Option("--float-abi", help="default, soft or hard")] = "default",
     relocation_model: Annotated[Optional[str], typer.Option("--relocation-model", help="static or pic")] = None,
-    code_model: Annotated[str, typer.Option("--code-model", "--bundle-code-model",
-                                            help="small, medium, large")] = "small",
+    bundle_code_model: Annotated[str, typer.Option("--bundle-code-model",
+                                                   help="small (default), medium, large")] = "small",
+    code_model: Annotated[Optional[str], typer.Option(
+        "--code-model", help="Glow's JIT code model: checked, no effect on bundles (see -bundle-code-model)")] = None,
     opt_level: Annotated[Optional[str], typer.Option("--opt-level",
                                                      help="O0-O3 (O3 default), Os or Oz for size")] = None,
     memory_fusion: Annotated[str, typer.Option("--memory-fusion",
@@ -148,7 +150,7 @@ def compile_command(
     from glowmlir.targets import resolve_target
 
     options = dict(
-        target=resolve_target(target, mcpu, mattr, float_abi, relocation_model, code_model, opt_level),
+        target=resolve_target(target, mcpu, mattr, float_abi, relocation_model, bundle_code_model, opt_level),
         network_name=network_name,
         **model_input_options(model_input, onnx_define_symbol),
         bundle_api=bundle_api,
@@ -158,6 +160,11 @@ def compile_command(
         tflite_float_inputs=parse_bool("tflite-float-inputs", tflite_float_inputs),
         tflite_float_outputs=parse_bool("tflite-float-outputs", tflite_float_outputs),
     )
+    if code_model is not None:
+        if code_model not in ("small", "medium", "large"):
+            raise GlowError(f"-code-model=\"{code_model}\": expected small, medium or large")
+        warnings.warn(GlowWarning("-code-model: no effect on bundles, as in Glow (it is the JIT's code model; "
+                                  "bundles take -bundle-code-model)"))
     quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
                                          quantization_calibration, keep_original_precision_for_nodes,
                                          enable_channelwise, convert_placeholders, assert_all_nodes_quantized)
