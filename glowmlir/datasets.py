@@ -149,6 +149,16 @@ def _check_image(path: str, image, channels: int, shape: Sequence[int], options:
                             f"channel{'s' if channels > 1 else ''}")
 
 
+def image_input_shape(images: Sequence[str], options: ImageOptions) -> tuple[int, int, int, int]:
+    """The batch-1 input shape the first of `images` (files or directories) fills, in
+    `options.layout`: how image-classifier shapes an input the model does not shape."""
+    first = _image_files(images[0], images[0].rsplit("=", 1)[-1])[0]
+    image, channels = _open_image(first)
+    if options.layout == "NCHW":
+        return 1, channels, image.height, image.width
+    return 1, image.height, image.width, channels
+
+
 def load_image(path: str, shape: Sequence[int], options: ImageOptions) -> np.ndarray:
     """One image pre-processed as Glow's image-classifier does, float32 of shape `(1, *shape[1:])`.
 

@@ -82,7 +82,8 @@ def profile_command(
     """Profile a float model over calibration inputs."""
     from glowmlir.bundle import StagedFiles
     from glowmlir.compiler import CompileOptions
-    from glowmlir.datasets import ImageOptions, calibration_samples, parse_input_dataset
+    from glowmlir.datasets import ImageOptions, calibration_samples, image_input_shape, parse_input_dataset
+    from glowmlir.importers import model_format
     from glowmlir.instrumentation import stage, step
     from glowmlir.profiling import Profiler
     from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
@@ -102,9 +103,14 @@ def profile_command(
         warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect when profiling "
                                   f"(give them to glow-compile with -load-profile)"))
     # `-model-input-name=data` alone names the input the images feed, as in image-classifier:
-    # its shape is the model's, not Glow's default [1].
+    # its shape is the model's, or the images' for a Caffe2 model (which shapes no input).
     named_only = [spec for spec in model_input or [] if "," not in spec]
-    options = CompileOptions(**model_input_options([s for s in model_input or [] if "," in s], onnx_define_symbol))
+    specs = [spec for spec in model_input or [] if "," in spec]
+    images = [entry for entry in entries if not _is_array(entry)]
+    if named_only and images and model_format(model) == "caffe2":
+        shape = ",".join(map(str, image_input_shape(images, image_options)))
+        specs += [f"{name},float,[{shape}]" for name in named_only]
+    options = CompileOptions(**model_input_options(specs, onnx_define_symbol))
     with observed("glow-profile", time_passes, verbose):
         profiler = Profiler.for_model(model, options, num_histogram_bins)
         unknown = [name for name in named_only if name not in profiler.input_shapes()]

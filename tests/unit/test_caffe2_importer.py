@@ -7,60 +7,18 @@ import os
 
 import numpy as np
 import pytest
-from google.protobuf import text_format
 
 import glowmlir
 from glowmlir.cli import compile as compile_cli
 from glowmlir.errors import GlowError
 from glowmlir.importers.caffe2 import import_caffe2
-from glowmlir.importers.caffe2_schema import Argument, NetDef, OperatorDef
+from glowmlir.importers.caffe2_schema import NetDef, OperatorDef
 from glowmlir.importers.onnx import ModelInput
+from tests.support.caffe2_nets import op, write_model
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 # ----------------------------------------------------------------------------- building nets
-
-
-def argument(name: str, value) -> Argument:
-    arg = Argument(name=name)
-    if isinstance(value, str):
-        arg.s = value.encode()
-    elif isinstance(value, float):
-        arg.f = value
-    elif isinstance(value, int):
-        arg.i = value
-    elif all(isinstance(v, int) for v in value):
-        arg.ints.extend(value)
-    else:
-        arg.floats.extend(value)
-    return arg
-
-
-def op(op_type: str, inputs: list[str], outputs: list[str], name: str = "", **arguments) -> OperatorDef:
-    return OperatorDef(type=op_type, input=inputs, output=outputs, name=name,
-                       arg=[argument(k, v) for k, v in arguments.items()])
-
-
-def init_net(weights: dict[str, np.ndarray]) -> NetDef:
-    return NetDef(name="init", op=[op("GivenTensorFill", [], [name], values=[float(v) for v in array.ravel()],
-                                      shape=list(array.shape)) for name, array in weights.items()])
-
-
-def predict_net(ops: list[OperatorDef], inputs: list[str], outputs: list[str], weights=()) -> NetDef:
-    return NetDef(name="predict", op=ops, external_input=[*inputs, *weights], external_output=outputs)
-
-
-def write_model(directory, ops, inputs, outputs, weights, text=False) -> str:
-    """predict_net and init_net (.pb, or .pbtxt) in `directory`."""
-    os.makedirs(directory, exist_ok=True)
-    for stem, net in (("predict_net", predict_net(ops, inputs, outputs, weights)), ("init_net", init_net(weights))):
-        if text:
-            with open(os.path.join(directory, f"{stem}.pbtxt"), "w") as f:
-                f.write(text_format.MessageToString(net))
-        else:
-            with open(os.path.join(directory, f"{stem}.pb"), "wb") as f:
-                f.write(net.SerializeToString())
-    return str(directory)
 
 
 class Weights(dict):
