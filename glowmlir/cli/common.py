@@ -199,13 +199,59 @@ def warnings_as_lines(program: str) -> Iterator[None]:
         print(text, file=sys.stderr)
 
 
+FIXED_GLOW_OPTIONS = {
+    "enable-rowwise": ("false", "rowwise-quantized FullyConnected has no kernel here (per-channel convolution "
+                                "filters: -enable-channelwise)"),
+    "convert-to-fp16": ("false", "there are no float16 compute kernels (float16 inputs: "
+                                 "-model-input=<name>,float16,[...])"),
+    "tflite-uint8-to-int8": ("true", "UINT8 TFLite tensors are always converted to INT8: there are no uint8 kernels"),
+    "bundle-objects": (None, "Glow archives objects pre-registered in its own build into the bundle; a glowmlir "
+                             "bundle is one self-contained object (link other objects with your firmware)"),
+}
+"""Glow options taken only at the value glowmlir always has (None: at no value), and why."""
+
+
+def fixed_glow_options(argv: Sequence[str]) -> list[str]:
+    """`argv` (after `glow_style_arguments`) without the `FIXED_GLOW_OPTIONS` given at the value
+    glowmlir has; any other value is refused with the reason."""
+    kept = []
+    for argument in argv:
+        name, _, value = argument.removeprefix("--").partition("=")
+        if argument.startswith("--") and name in FIXED_GLOW_OPTIONS:
+            accepted, why = FIXED_GLOW_OPTIONS[name]
+            value = value or "true"
+            if accepted is None or value.lower() not in (accepted, {"true": "1", "false": "0"}[accepted]):
+                shown = f"-{name}" + (f"=\"{value}\"" if accepted is not None else "")
+                raise GlowError(f"{shown} is not supported: {why}")
+            continue
+        kept.append(argument)
+    return kept
+
+
+def version_text(program: str) -> str:
+    """`-version`: the tool, glowmlir's version and the LLVM it generates code with, as Glow's
+    tools print LLVM's version."""
+    import importlib.metadata
+
+    from llvmlite import binding
+
+    llvm = ".".join(map(str, binding.llvm_version_info))
+    return (f"{program} (glowmlir {importlib.metadata.version('glowmlir')}, Glow model-compiler compatible)\n"
+            f"  LLVM version {llvm} (llvmlite {importlib.metadata.version('llvmlite')}), "
+            f"xDSL {importlib.metadata.version('xdsl')}")
+
+
 def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_options: Sequence[str] = ()) -> None:
     """Runs a typer app; a user error (GlowError, or a bad command line) becomes one
     `<program>: error: ...` line and exit status 2, a GlowWarning one `<program>: warning: ...`
     line. Anything else is a bug in glowmlir and keeps its traceback. `boolean_options` take
-    `=true|false` but may be given bare."""
+    `=true|false` but may be given bare; `-version` prints `version_text`."""
     argv = glow_style_arguments(sys.argv[1:] if argv is None else argv, boolean_options)
+    if "--version" in argv:
+        print(version_text(program))
+        return
     try:
+        argv = fixed_glow_options(argv)
         with warnings_as_lines(program):
             app(argv, prog_name=program, standalone_mode=False)
     except GlowError as error:

@@ -82,6 +82,7 @@ def compile_command(
     bundle_api: Annotated[str, typer.Option("--bundle-api", help="static or dynamic")] = "static",
     dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG",
                                                           help="write the optimized graph as DOT")] = None,
+    dump_graph: Annotated[bool, typer.Option("--dump-graph", help="print the optimized graph (glow IR)")] = False,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
     dump_ir_after: Annotated[Optional[str], typer.Option(
@@ -217,6 +218,8 @@ def compile_command(
     if memory_report is not None:
         outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
     written = outputs.commit()
+    if dump_graph:
+        print(bundle.ir["glow"])
     if dump_ir:
         print(bundle.ir["glowll"])
     if dump_llvm_ir:

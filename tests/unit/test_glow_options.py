@@ -1,0 +1,137 @@
+"""Glow options glowmlir takes as Glow does, or refuses with the reason: each checked for what it
+changes (files, header text, object code, numbers), not only for being accepted."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import glowmlir
+from glowmlir.bundle import allocation_efficiency
+from tests.support.models import LENET
+
+LENET_PATH = os.path.abspath(LENET)
+
+
+def tool(program: str, *arguments: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", f"glowmlir.cli.{program}", *arguments], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": os.getcwd()})
+
+
+def compile_lenet(tmp_path, *arguments: str) -> subprocess.CompletedProcess:
+    return tool("compile", f"-model={LENET_PATH}", f"-emit-bundle={tmp_path / 'bundle'}", *arguments, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("program", ["compile", "profile", "run"])
+def test_version(program, tmp_path):
+    result = tool(program, "-version", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    assert "glowmlir 0.1.0" in result.stdout and "LLVM version" in result.stdout
+
+
+@pytest.mark.parametrize("option, fragment", [
+    ("-enable-rowwise", "rowwise-quantized FullyConnected has no kernel"),
+    ("-convert-to-fp16=true", "no float16 compute kernels"),
+    ("-tflite-uint8-to-int8=false", "always converted to INT8"),
+    ("-bundle-objects=test", "self-contained object"),
+])
+def test_options_glowmlir_cannot_honour_are_refused_with_the_reason(option, fragment, tmp_path):
+    result = compile_lenet(tmp_path, option)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"glow-compile: error: {option.split('=')[0]}") and fragment in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "bundle").exists()
+
+
+@pytest.mark.parametrize("option", ["-enable-rowwise=false", "-convert-to-fp16=0", "-tflite-uint8-to-int8"])
+def test_the_same_options_at_glowmlirs_value_are_taken(option, tmp_path):
+    result = compile_lenet(tmp_path, option)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "bundle" / "lenet_mnist.o").is_file()
+
+
+def test_dump_graph_prints_the_optimized_graph(tmp_path):
+    result = compile_lenet(tmp_path, "-dump-graph")
+    assert result.returncode == 0, result.stderr
+    assert "glow.function @lenet_mnist" in result.stdout and "glow.convolution" in result.stdout
+    assert "glowll." not in result.stdout
+
+
+def test_code_model_is_the_jits_and_bundle_code_model_the_bundles(tmp_path):
+    result = compile_lenet(tmp_path, "-code-model=large")
+    assert result.returncode == 0
+    assert "glow-compile: warning: -code-model: no effect on bundles" in result.stderr
+    small = (tmp_path / "bundle" / "lenet_mnist.o").read_bytes()
+    assert compile_lenet(tmp_path, "-bundle-code-model=large").returncode == 0
+    assert (tmp_path / "bundle" / "lenet_mnist.o").read_bytes() != small  # x86-64 large: 64-bit addresses
+    assert "-code-model=\"huge\"" in compile_lenet(tmp_path, "-code-model=huge").stderr
+
+
+def test_code_is_static_unless_pic_is_asked_for_as_in_glow(tmp_path):
+    from glowmlir.targets import resolve_target
+
+    for target in (resolve_target(), resolve_target(mcpu="cortex-m7"), resolve_target(target="aarch64-linux-gnu")):
+        assert target.relocation == "static", target
+    objects = {}
+    for model in ("static", "pic"):  # 32-bit x86 addresses data absolutely unless position-independent
+        result = compile_lenet(tmp_path, "-mcpu=i386", f"-relocation-model={model}")
+        assert result.returncode == 0, result.stderr
+        objects[model] = (tmp_path / "bundle" / "lenet_mnist.o").read_bytes()
+    assert objects["static"] != objects["pic"]
+    assert compile_lenet(tmp_path, "-mcpu=i386").returncode == 0
+    assert (tmp_path / "bundle" / "lenet_mnist.o").read_bytes() == objects["static"]
+
+
+def test_allocation_efficiency_is_glows_max_live_over_max_used(tmp_path):
+    assert compile_lenet(tmp_path, "-reuse-activation-memory-allocations=false").returncode == 0
+    header = (tmp_path / "bundle" / "lenet_mnist.h").read_text()
+    bundle = glowmlir.compile(LENET_PATH, reuse_activations=False)
+    efficiency = bundle.layout.activations_lower_bound / bundle.layout.activations_size
+    assert 0 < efficiency < 1
+    assert f"// Activations allocation efficiency: {efficiency:.4f}" in header
+    assert allocation_efficiency(glowmlir.compile(LENET_PATH).layout) == 1.0
+
+
+def test_model_input_element_types_as_glow_spells_them(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Add", ["x", "one"], ["t"]), helper.make_node("Mul", ["t", "two"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+                               helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    path = tmp_path / "affine.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    cases = [("x,int32,[1,4]", np.array([[1, -2, 3, 70000]], np.int32), 1.0, 0),
+             ("x,int64,[1,4]", np.array([[1, -2, 3, 4]], np.int64), 1.0, 0),
+             ("x,bool,[1,4]", np.array([[True, False, True, True]]), 1.0, 0),
+             ("x,float16,[1,4]", np.array([[1.5, -2, 0.25, 4]], np.float16), 1.0, 0),
+             ("x,int8q,0.5,1,[1,4]", np.array([[-128, 0, 5, 127]], np.int8), 0.5, 1),
+             ("x,uint8q,0.5,128,[1,4]", np.array([[0, 128, 200, 255]], np.uint8), 0.5, 128),
+             ("x,int16q,0.25,-3,[1,4]", np.array([[-300, 0, 5, 1000]], np.int16), 0.25, -3),
+             ("x,int32q,0.001,7,[1,4]", np.array([[-100000, 0, 5, 1000]], np.int32), 0.001, 7)]
+    for spec, data, scale, offset in cases:
+        bundle = glowmlir.compile(str(path), model_inputs=[spec])
+        assert bundle.layout.placeholder("x").dtype == data.dtype, spec
+        expected = (np.float32(scale) * (data.astype(np.float64) - offset) + 1) * 2
+        np.testing.assert_allclose(bundle.run(x=data)["y"], expected, rtol=1e-6, err_msg=spec)
+    result = tool("compile", f"-model={path}", "-model-input=x,bfloat16,[1,4]", "-emit-bundle=b", cwd=tmp_path)
+    assert result.returncode == 2 and "bfloat16 has no kernels here" in result.stderr
+    result = tool("compile", f"-model={path}", "-model-input=x,uint8q,0.5,256,[1,4]", "-emit-bundle=b", cwd=tmp_path)
+    assert result.returncode == 2 and "offset in [0, 255]" in result.stderr
+
+
+@pytest.mark.parametrize("alias, option", [("-m", "-model"), ("-mattr=+avx2", "-target-feature=+avx2")])
+def test_glow_aliases_are_their_options(alias, option, tmp_path):
+    def compiled(flag):
+        arguments = [f"{flag}={LENET_PATH}"] if flag in ("-m", "-model") else [f"-model={LENET_PATH}", flag]
+        result = tool("compile", *arguments, f"-emit-bundle={tmp_path / flag.strip('-=+')}", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        return (tmp_path / flag.strip("-=+") / "lenet_mnist.o").read_bytes()
+
+    assert compiled(alias) == compiled(option)
