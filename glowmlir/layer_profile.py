@@ -143,7 +143,8 @@ class LayerProfile:
         axes.set_title(f"{self.network} on {self.where}: {self.unit} per layer "
                        f"(total {self.amount_text(self.total)})", loc="left", fontsize=11)
         buffer = io.BytesIO()
-        figure.savefig(buffer, format=extension.lstrip("."), dpi=120, metadata=_picture_metadata(extension))
+        with matplotlib.rc_context({"svg.hashsalt": "glowmlir"}):  # fixed SVG ids
+            figure.savefig(buffer, format=extension.lstrip("."), dpi=120, metadata=_picture_metadata(extension))
         return buffer.getvalue()
 
 
