@@ -55,6 +55,7 @@ class CompileOptions:
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
+    layer_profile: str = ""  # "kernels" or "timed": a layer-profiling build (glowmlir.layer_profile)
 
     def __post_init__(self) -> None:
         """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
@@ -84,6 +85,8 @@ class CompileOptions:
         if self.kernel_library is not None and self.kernel_library not in KERNEL_LIBRARY_OPTIONS:
             raise GlowError(f"kernel_library={self.kernel_library!r}: expected None or one of "
                             f"{', '.join(map(repr, KERNEL_LIBRARY_OPTIONS))}")
+        if self.layer_profile not in ("", "kernels", "timed"):
+            raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
 
     def import_options(self) -> ImportOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs)
@@ -94,7 +97,7 @@ class CompileOptions:
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
-                                self.target.pointer_width)
+                                self.target.pointer_width, self.layer_profile)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

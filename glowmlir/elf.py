@@ -1,4 +1,5 @@
-"""Just enough of ELF to measure a bundle object: section sizes and undefined symbols.
+"""Just enough of ELF to measure a bundle object: section sizes, undefined symbols, and the
+address ranges of a linked program's functions.
 
 Works for the 32- and 64-bit little-endian objects of every target (x86, Arm, AArch64,
 RISC-V), with no cross binutils needed.
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 
 SHT_SYMTAB = 2
 SHN_UNDEF = 0
+STT_FUNC = 2
+EM_ARM = 40
 
 
 @dataclass(frozen=True)
@@ -51,19 +54,42 @@ def code_size(data: bytes) -> int:
     return sum(s.size for s in sections(data) if s.name.startswith((".text", ".rodata")))
 
 
-def undefined_symbols(data: bytes) -> set[str]:
-    """Names the object needs from elsewhere."""
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    value: int
+    size: int
+    kind: int  # STT_*
+    section: int  # SHN_UNDEF if undefined
+
+
+def symbols(data: bytes) -> list[Symbol]:
+    """Every named entry of the symbol tables."""
     all_sections = sections(data)
     is64 = data[4] == 2
-    undefined = set()
+    found = []
     for table in (s for s in all_sections if s.kind == SHT_SYMTAB):
         strings = all_sections[table.link]
         for offset in range(table.offset, table.offset + table.size, table.entry_size):
             if is64:
-                name, _, _, shndx = struct.unpack_from("<IBBH", data, offset)
+                name, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", data, offset)
             else:
-                name, _, _, _, _, shndx = struct.unpack_from("<IIIBBH", data, offset)
-            if shndx == SHN_UNDEF and name:
+                name, value, size, info, _, shndx = struct.unpack_from("<IIIBBH", data, offset)
+            if name:
                 end = data.index(b"\0", strings.offset + name)
-                undefined.add(data[strings.offset + name:end].decode())
-    return undefined
+                found.append(Symbol(data[strings.offset + name:end].decode(), value, size, info & 0xF, shndx))
+    return found
+
+
+def undefined_symbols(data: bytes) -> set[str]:
+    """Names the object needs from elsewhere."""
+    return {symbol.name for symbol in symbols(data) if symbol.section == SHN_UNDEF}
+
+
+def function_ranges(data: bytes) -> dict[str, tuple[int, int]]:
+    """A linked program's defined functions: name → [start, end) addresses (Thumb's bit 0
+    cleared on Arm)."""
+    machine, = struct.unpack_from("<H", data, 0x12)
+    mask = ~1 if machine == EM_ARM else ~0
+    return {symbol.name: (symbol.value & mask, (symbol.value & mask) + symbol.size) for symbol in symbols(data)
+            if symbol.kind == STT_FUNC and symbol.section != SHN_UNDEF}

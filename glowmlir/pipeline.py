@@ -101,14 +101,15 @@ class CompilePipeline:
 
 def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
                      kernel_library: str | None = None, reuse_activations: bool = True,
-                     pointer_width: int = 64) -> CompilePipeline:
-    """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`)."""
+                     pointer_width: int = 64, layer_profile: str = "") -> CompilePipeline:
+    """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
+    `layer_profile` makes a layer-profiling build (see `LowerGlowLLToLLVM`)."""
     from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
 
     quantization_passes = quantization.passes() if quantization is not None else ()
     return CompilePipeline(tuple(graph_passes(memory_fusion, quantization_passes, kernel_library)),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width)),
-                           (LowerGlowLLToLLVM(pointer_width),))
+                           (LowerGlowLLToLLVM(pointer_width, layer_profile),))
 
 
 def pipeline_spec(passes: Sequence[ModulePass]) -> str:

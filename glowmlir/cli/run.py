@@ -8,6 +8,12 @@ Boards: `host` (this machine), QEMU's `mps2-an385` (Cortex-M3, soft float),
 `mps2-an505` (M33), `mps3-an547` (M55), `virt-rv32imc`, `virt-rv32imafc` and `aarch64`
 (Linux user mode). On emulated boards it also prints the exact number of instructions one
 inference executed.
+
+`-profile` also prints a per-layer profile (`glowmlir.layer_profile`): the instructions
+each graph node executes on an emulated board, or its time on the host, with each one's
+share and a bar; `-profile=FILE.svg` (or `.png`) also draws it there.
+
+    glow-run -model=lenet_mnist.onnx -board=mps2-an500 -input=digit.png -profile=lenet.svg
 """
 
 from __future__ import annotations
@@ -45,14 +51,19 @@ def run_command(
     opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3, Os, Oz")] = None,
     image_mode: Annotated[str, typer.Option("--image-mode",
                                             help="PNG pixel range: 0to1, 0to255, neg1to1, neg128to127")] = "0to1",
+    profile: Annotated[Optional[str], typer.Option("--profile",
+                                                   help="per-layer profile: true, or FILE.svg|FILE.png to draw it "
+                                                        "too")] = None,
 ) -> None:
     """Run a model on the host or an emulated board."""
     import glowmlir
+    from glowmlir.layer_profile import parse_profile_option
     from glowmlir.runtime.boards import run_on_board, target_for
     from glowmlir.targets import resolve_target
 
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
+    show_profile, picture = parse_profile_option(profile)
     target = resolve_target(opt_level=opt_level) if board == "host" else target_for(board, opt_level)
     bundle = glowmlir.compile(model, target=target)
     placeholders = [p for p in bundle.layout.placeholders if p.kind == "input"]
@@ -85,10 +96,28 @@ def run_command(
             print(f"{name} argmax: {int(flat.argmax())}")
     if instructions is not None:
         print(f"instructions per inference on {board}: {instructions}")
+    if show_profile:
+        print_profile(model, board, inputs, bundle, instructions, weights_in, opt_level, picture)
+
+
+def print_profile(model: str, board: str, inputs: dict[str, np.ndarray], bundle, instructions: int | None,
+                  weights_in: str, opt_level: str | None, picture: str | None) -> None:
+    """`-profile`: the per-layer table (and picture) of one inference."""
+    from glowmlir.layer_profile import profile_on_board, profile_on_host, write_picture
+
+    if board == "host":
+        layer_profile = profile_on_host(model, inputs, bundle, opt_level)
+    else:
+        layer_profile = profile_on_board(model, board, inputs, instructions, weights_in, opt_level)
+    print()
+    layer_profile.print()
+    if picture is not None:
+        write_picture(layer_profile, picture)
+        print(f"profile picture: {picture}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-run", argv)
+    run_app(app, "glow-run", argv, boolean_options=["profile"])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,13 @@ base pointer plus its byte offset, so weights never pass through LLVM IR: they s
 the constant region the caller supplies. Offsets and indices are integers of the
 target's `pointer_width` (64 unless told), and a buffer that target cannot address is
 refused (`allocate_memory.check_address_space`).
+
+A layer-profiling build (`layer_profile`, see `LAYER_PROFILES`) keeps every instruction's
+code apart: each instruction gets a kernel of its own (none shared), `noinline` and
+external, named `<name>_layer<index>_<kind>`, so the object's symbol table gives every
+layer its address range (`glow-run -profile` counts instructions per range on a board).
+`timed` also calls `void glow_layer_mark(i32 k)` at the start (k = 0) and after
+instruction k - 1, for a host runner that records a clock there.
 """
 
 from __future__ import annotations
@@ -36,6 +43,16 @@ REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
 
 _POINTER = llvm.LLVMPointerType()
 
+LAYER_PROFILES = ("", "kernels", "timed")
+"""`layer_profile` values: the normal build, separate kernels, separate kernels with clock marks."""
+LAYER_MARK = "glow_layer_mark"
+"""The function a `timed` build calls at the start (0) and after instruction k - 1 (k)."""
+
+
+def layer_kernel_name(network: str, index: int, kind: str) -> str:
+    """The symbol of instruction `index` (a `kind` such as `convolution`) in a layer-profiling build."""
+    return f"{network}_layer{index}_{kind}"
+
 
 def _pointer_attributes(alignment: int) -> DictionaryAttr:
     return DictionaryAttr({"llvm.noalias": UnitAttr(), "llvm.align": IntegerAttr(alignment, 64)})
@@ -51,8 +68,9 @@ def buffer_address(buffer: SSAValue, function_name: str) -> tuple[str, int]:
 
 
 def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]],
-                      index_type: IntegerType = i64) -> llvm.FuncOp:
-    """One instruction as an internal kernel function taking one noalias pointer per buffer.
+                      index_type: IntegerType = i64, separate: bool = False) -> llvm.FuncOp:
+    """One instruction as an internal kernel function taking one noalias pointer per buffer
+    (`separate`: an external `noinline` one, for a layer-profiling build).
 
     The entry point calls it and LLVM inlines it; the `noalias` arguments become alias
     scopes, so LLVM knows that, say, a convolution's output row does not overlap its
@@ -86,9 +104,12 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
         emitter(builder, op, view)
         builder.emit(llvm.ReturnOp())
         result_type = llvm.LLVMVoidType()
-    attributes = ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])
+    properties = {"arg_attrs": ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])}
+    if separate:
+        properties["no_inline"] = UnitAttr()
     return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct), result_type),
-                       linkage=llvm.LinkageAttr("internal"), body=region, other_props={"arg_attrs": attributes})
+                       linkage=llvm.LinkageAttr("external" if separate else "internal"), body=region,
+                       other_props=properties)
 
 
 
@@ -97,8 +118,9 @@ def _alignment(offset: int) -> int:
     return min(ALIGNMENT, offset & -offset) if offset else ALIGNMENT
 
 
-def lower_function(function: glowll.FunctionOp, pointer_width: int = 64) -> list[llvm.FuncOp]:
-    """The entry point `i32 @<name>(constantWeight, mutableWeight, activations)` and its kernels."""
+def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_profile: str = "") -> list[llvm.FuncOp]:
+    """The entry point `i32 @<name>(constantWeight, mutableWeight, activations)` and its kernels
+    (one per instruction, clock marks between them, as `layer_profile` asks)."""
     name = function.sym_name.data
     buffers = [op for op in function.body.block.ops if isinstance(op, glowll.BufferOp) and op.offset is not None]
     check_address_space(((buffer, buffer.offset.value.data) for buffer in buffers), pointer_width)
@@ -110,30 +132,46 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64) -> list
     region_base = dict(zip(glowll.REGIONS, entry.args))
     kernels: dict[tuple, llvm.FuncOp] = {}
     declarations: dict[str, llvm.FuncOp] = {}
-    for op in function.body.block.ops:
-        if not isinstance(op, glowll.InstructionOp):
-            continue
+    timed = layer_profile == "timed"
+    if timed:
+        declarations[LAYER_MARK] = llvm.FuncOp(LAYER_MARK, llvm.LLVMFunctionType([i32], llvm.LLVMVoidType()),
+                                               linkage=llvm.LinkageAttr("external"), body=Region())
+        _mark_layer(builder, 0)
+    instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
+    for index, op in enumerate(instructions):
         addresses = [buffer_address(buffer, name) for buffer in op.operands]
-        # Instructions identical but for their buffers' addresses share one kernel.
-        signature = _kernel_signature(op, addresses)
-        if signature not in kernels:
-            kernels[signature] = lower_instruction(op, f"{name}_{len(kernels)}_{op.name.removeprefix('glowll.')}",
-                                                   addresses, index_type)
+        kind = op.name.removeprefix("glowll.")
+        if layer_profile:
+            signature = (index,)
+            kernels[signature] = lower_instruction(op, layer_kernel_name(name, index, kind), addresses, index_type,
+                                                   separate=True)
+        else:  # Instructions identical but for their buffers' addresses share one kernel.
+            signature = _kernel_signature(op, addresses)
+            if signature not in kernels:
+                kernels[signature] = lower_instruction(op, f"{name}_{len(kernels)}_{kind}", addresses, index_type)
         kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
         if isinstance(op, glowll.LibraryCallOp):
             declarations.setdefault(op.callee.data, declaration(op))
             status = builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers, return_type=i32))
+            if timed:
+                _mark_layer(builder, index + 1)
             with builder.when(builder.int_compare("ne", status, 0)):  # a library error ends the inference
                 builder.emit(llvm.ReturnOp(status))
                 builder.block = builder.new_block()  # unreachable: `when` closes it with a branch
         else:
             builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
+            if timed:
+                _mark_layer(builder, index + 1)
         step()
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
                               body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3)})
     return [entry_point, *kernels.values(), *declarations.values()]
+
+
+def _mark_layer(builder: KernelBuilder, mark: int) -> None:
+    builder.emit(llvm.CallOp(LAYER_MARK, builder.emit(llvm.ConstantOp(IntegerAttr(mark, i32), i32))))
 
 
 def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]) -> tuple:
@@ -144,15 +182,19 @@ def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]
 
 @dataclass(frozen=True)
 class LowerGlowLLToLLVM(ModulePass):
-    """Replaces every `glowll.function` by an `llvm.func` of loop nests."""
+    """Replaces every `glowll.function` by an `llvm.func` of loop nests; `layer_profile`
+    ("kernels" or "timed") makes a layer-profiling build (see the module docstring)."""
 
     name = "lower-glowll-to-llvm"
     pointer_width: int = 64
+    layer_profile: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointer_width not in (32, 64):
             raise GlowError(f"lower-glowll-to-llvm{{pointer_width={self.pointer_width}}}: expected 32 or 64")
+        if self.layer_profile not in LAYER_PROFILES:
+            raise GlowError(f"lower-glowll-to-llvm{{layer_profile={self.layer_profile}}}: expected kernels or timed")
         instructions = sum(1 for instruction in op.walk() if isinstance(instruction, glowll.InstructionOp))
         with stage("kernels lowered", steps=instructions):
-            replace_functions(op, glowll.FunctionOp,
-                              functools.partial(lower_function, pointer_width=self.pointer_width))
+            replace_functions(op, glowll.FunctionOp, functools.partial(
+                lower_function, pointer_width=self.pointer_width, layer_profile=self.layer_profile))

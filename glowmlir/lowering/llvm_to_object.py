@@ -83,7 +83,9 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
     when asked. `extend` may add globals (the dynamic bundle API's config).
     """
     ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
-    linkage = {op.sym_name.data: op.linkage.linkage.data for op in module.walk() if isinstance(op, xllvm.FuncOp)}
+    functions = [op for op in module.walk() if isinstance(op, xllvm.FuncOp)]
+    linkage = {op.sym_name.data: op.linkage.linkage.data for op in functions}
+    no_inline = {op.sym_name.data for op in functions if op.no_inline is not None}  # a layer-profiling build's
     for function in ir_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
@@ -91,6 +93,8 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
                 function.attributes.add(size_attribute)
             if linkage.get(function.name) == "internal":  # xDSL's translator drops linkage
                 function.linkage = "internal"
+            if function.name in no_inline:  # and no_inline
+                function.attributes.add("noinline")
     if extend is not None:
         extend(ir_module)
     if abi:

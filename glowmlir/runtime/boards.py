@@ -5,7 +5,9 @@ code that turns the FPU on first, a linker script per board, a Glow-style main.c
 Debian's cross compilers, run under QEMU with semihosting, and its outputs read back
 bit-exact. With `count_instructions`, a QEMU TCG plugin counts the guest instructions of
 two builds that run the inference once and twice; the difference is the exact cost of one
-inference, soft-float library calls included.
+inference, soft-float library calls included. With `count_functions`, another plugin
+(`embedded/layercount.c`) counts them per function of the program (address ranges from its
+symbol table), an instruction outside those functions counting for the one that ran last.
 """
 
 from __future__ import annotations
@@ -94,6 +96,10 @@ BOARDS = {
 class BoardRun:
     outputs: dict[str, np.ndarray]
     instructions: int | None
+    function_instructions: dict[str, int] | None = None
+    """With `count_functions`: one inference's instructions per function named (together with
+    what they call outside the functions named), and under "" those before any of them ran;
+    they sum to `instructions`."""
 
 
 def board(name: str) -> Board:
@@ -150,13 +156,32 @@ def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool, dir
 
 
 @functools.cache
-def _instruction_counter() -> str:
-    """Builds the QEMU TCG plugin once per process."""
+def _plugin(source: str) -> str:
+    """Builds a QEMU TCG plugin of `embedded/` once per process."""
     directory = tempfile.mkdtemp(prefix="glowmlir-plugin-")
-    library = os.path.join(directory, "libinsncount.so")
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", library, os.path.join(EMBEDDED, "insncount.c")],
+    library = os.path.join(directory, f"lib{source.removesuffix('.c')}.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", library, os.path.join(EMBEDDED, source)],
                    check=True, capture_output=True)
     return library
+
+
+def _instruction_counter() -> str:
+    return _plugin("insncount.c")
+
+
+def _function_ranges_file(program: str, functions: Sequence[str]) -> str:
+    """Writes the address range of each function named (in order) for layercount.c."""
+    from glowmlir.elf import function_ranges
+
+    with open(program, "rb") as f:
+        ranges = function_ranges(f.read())
+    missing = [name for name in functions if name not in ranges]
+    if missing:
+        raise GlowError(f"{os.path.basename(program)}: no function \"{missing[0]}\" in its symbol table")
+    path = program + ".ranges"
+    with open(path, "w") as f:
+        f.writelines(f"{ranges[name][0]:x} {ranges[name][1]:x}\n" for name in functions)
+    return path
 
 
 def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int,
@@ -193,12 +218,18 @@ def compiler_error(stderr: str) -> str:
     return "; ".join(errors[:3]) if errors else (lines[-1] if lines else "no message")
 
 
-def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, int | None]:
+def _run(spec: Board, program: str, count: bool, timeout: float,
+         functions: Sequence[str] = ()) -> tuple[str, int | None, list[int] | None]:
+    """Runs a program: its output, and if counting, its instructions (and per function named,
+    after those before any of them ran)."""
     command = [*spec.qemu]
     counter_file = program + ".count"
     if count and not spec.qemu:
         raise GlowError(f"{spec.name}: instructions are counted on emulated boards only")
-    if count:
+    if functions:
+        command += ["-plugin", f"{_plugin('layercount.c')},ranges={_function_ranges_file(program, functions)},"
+                               f"out={counter_file}"]
+    elif count:
         command += ["-plugin", f"{_instruction_counter()},out={counter_file}"]
     if spec.semihosting:
         command += ["-nographic", "-semihosting-config", "enable=on,target=native", "-kernel", program]
@@ -210,18 +241,23 @@ def _run(spec: Board, program: str, count: bool, timeout: float) -> tuple[str, i
         raise GlowError(f"{spec.name}: the program did not finish within {timeout:.0f} s") from None
     if result.returncode:
         raise GlowError(f"{spec.name}: the program exited with status {result.returncode}: {result.stdout[-200:]}")
-    instructions = None
+    instructions = per_function = None
     if count:
         with open(counter_file) as f:
-            instructions = int(re.search(r"insns: (\d+)", f.read()).group(1))
-    return result.stdout + result.stderr, instructions  # RISC-V semihosting writes to stderr
+            counts = f.read()
+        instructions = int(re.search(r"insns: (\d+)", counts).group(1))
+        if functions:
+            per_function = [int(count) for count in re.findall(r"^\d+ (\d+)$", counts, re.MULTILINE)]
+    return result.stdout + result.stderr, instructions, per_function  # RISC-V semihosting writes to stderr
 
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
-                 count_instructions: bool = False, timeout: float = 300.0, link: Sequence[str] = ()) -> BoardRun:
+                 count_instructions: bool = False, timeout: float = 300.0, link: Sequence[str] = (),
+                 count_functions: Sequence[str] = ()) -> BoardRun:
     """Links `bundle` (compiled for the board's CPU, static API) for the board, with the C
     sources in `link` (e.g. a kernel library) built for it too, runs it under QEMU and
-    returns its outputs and, if asked, the instructions of one inference."""
+    returns its outputs and, if asked, the instructions of one inference, also per
+    function of the program if `count_functions` names some (see `BoardRun`)."""
     spec = board(board_name)
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
@@ -230,12 +266,17 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
         _require(spec.qemu[0])
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
+        count_instructions = count_instructions or bool(count_functions)
         program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
-        stdout, once = _run(spec, program, count_instructions, timeout)
-        instructions = None
+        stdout, once, once_per_function = _run(spec, program, count_instructions, timeout, count_functions)
+        instructions = per_function = None
         if count_instructions:
-            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout)
+            _, twice, twice_per_function = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link),
+                                                True, timeout, count_functions)
             instructions = twice - once
+        if count_functions:
+            per_function = {name: second - first for name, first, second
+                            in zip(["", *count_functions], once_per_function, twice_per_function)}
     outputs = {}
     placeholders = {p.name: p for p in bundle.layout.placeholders}
     for line in stdout.splitlines():
@@ -245,4 +286,4 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
             outputs[name] = np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype).reshape(placeholder.shape)
     if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
         raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
-    return BoardRun(outputs, instructions)
+    return BoardRun(outputs, instructions, per_function)

@@ -9,6 +9,9 @@ them, so a bundle that reads or writes outside a region faults at once instead o
 corrupting its neighbour: `flush="end"` (the default) puts the region's aligned end against
 the upper guard page (catches overruns to within the alignment padding), `flush="start"`
 puts its first byte against the lower one (catches underruns exactly).
+
+`time_calls` and `time_layers` time the entry point on the inputs in place, the latter per
+layer in a layer-profiling build (`timed`, linked with `LAYER_TIMER`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,6 +33,8 @@ from glowmlir.errors import GlowError
 
 FLUSH_PLACEMENTS = ("end", "start")
 PROT_NONE = 0  # <sys/mman.h>; the mmap module names only PROT_READ, PROT_WRITE and PROT_EXEC
+LAYER_TIMER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded", "layer_timer.c")
+"""`glow_layer_mark`, the clock a `timed` layer-profiling build calls between its layers."""
 
 
 class GuardedRegion:
@@ -116,7 +122,38 @@ class HostRunner:
             if value.size != target.size:
                 raise GlowError(f"input \"{name}\" has {value.size} elements, the bundle expects {list(target.shape)}")
             target[...] = value.reshape(target.shape)
+        self._call()
+        return {p.name: self.placeholder_array(p.name).copy() for p in self.layout.placeholders if p.kind == "output"}
+
+    def _call(self) -> None:
         status = self._entry(*(region.address for region in self._regions))
         if status != 0:
             raise GlowError(f"{self.layout.name} returned error code {status}")
-        return {p.name: self.placeholder_array(p.name).copy() for p in self.layout.placeholders if p.kind == "output"}
+
+    def time_calls(self, repeats: int) -> list[int]:
+        """Nanoseconds each of `repeats` calls of the entry point took (on the inputs in place,
+        after one call to warm up)."""
+        self._call()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter_ns()
+            self._call()
+            times.append(time.perf_counter_ns() - start)
+        return times
+
+    def time_layers(self, layers: int, repeats: int) -> np.ndarray:
+        """A `timed` layer-profiling bundle linked with `LAYER_TIMER`: nanoseconds each of its
+        `layers` instructions took (from the clock mark before to the one after) in each of
+        `repeats` calls, as a repeats × layers array (after one call to warm up)."""
+        marks = np.zeros(layers + 1, np.uint64)
+        marks_pointer = ctypes.c_void_p.in_dll(self._library, "glow_layer_marks")
+        marks_pointer.value = marks.ctypes.data
+        try:
+            self._call()
+            times = np.zeros((repeats, layers), np.int64)
+            for repeat in range(repeats):
+                self._call()
+                times[repeat] = np.diff(marks.astype(np.int64))
+        finally:
+            marks_pointer.value = None
+        return times
