@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glowmlir.errors import GlowError
+from glowmlir.instrumentation import Instrumentation, instrumented
 
 PICTURE_FORMATS = (".svg", ".png")
 HOST_TIME_BUDGET = 0.5
@@ -196,15 +197,19 @@ def profiling_build(model: str, layer_profile: str, **options):
     last_glowll_pass = compile_options.pipeline().glowll[-1].name
     layers: list[Layer] = []
 
-    def record_layers(compiler_pass, module) -> None:
-        if compiler_pass.name != last_glowll_pass:
-            return
-        function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
-        instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
-        layers[:] = [Layer(_node_name(op, glow.NODE_NAME, index), op.name.removeprefix("glowll."))
-                     for index, op in enumerate(instructions)]
+    class LayerRecorder(Instrumentation):
+        """Reads the layers off the allocated glowll function."""
 
-    bundle = compile_module(import_network(model, compile_options), compile_options, after_pass=record_layers)
+        def after_pass(self, compiler_pass, module) -> None:
+            if compiler_pass.name != last_glowll_pass:
+                return
+            function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
+            instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
+            layers[:] = [Layer(_node_name(op, glow.NODE_NAME, index), op.name.removeprefix("glowll."))
+                         for index, op in enumerate(instructions)]
+
+    with instrumented(LayerRecorder()):
+        bundle = compile_module(import_network(model, compile_options), compile_options)
     return bundle, layers
 
 
