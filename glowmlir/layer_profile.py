@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,13 +187,15 @@ def write_picture(profile: LayerProfile, path: str) -> None:
     files.commit()
 
 
-def profiling_build(model: str, layer_profile: str, **options):
-    """The model's layer-profiling build (`layer_profile` "kernels" or "timed"; `options` are
-    `CompileOptions` fields) and its layers, in the order the entry point runs them."""
-    from glowmlir.compiler import CompileOptions, compile_module, import_network
+def profiling_build(model: str, layer_profile: str, options):
+    """The model's layer-profiling build (`layer_profile` "kernels" or "timed") with the
+    `CompileOptions` of its normal build, and its layers, in the order the entry point runs them."""
+    import dataclasses
+
+    from glowmlir.compiler import compile_module, import_network
     from glowmlir.dialects import glow, glowll
 
-    compile_options = CompileOptions(layer_profile=layer_profile, **options)
+    compile_options = dataclasses.replace(options, layer_profile=layer_profile)
     last_glowll_pass = compile_options.pipeline().glowll[-1].name
     layers: list[Layer] = []
 
@@ -219,14 +221,17 @@ def _node_name(op, attribute: str, index: int) -> str:
 
 
 def profile_on_board(model: str, board_name: str, inputs: Mapping[str, np.ndarray], normal_instructions: int,
-                     weights_in: str = "flash", opt_level: str | None = None) -> LayerProfile:
-    """Instructions per layer of one inference on an emulated board (see the module docstring)."""
+                     options, weights_in: str = "flash", link: Sequence[str] = ()) -> LayerProfile:
+    """Instructions per layer of one inference on an emulated board (see the module docstring);
+    `options`: the `CompileOptions` of the normal build (its target the board's), `link` what
+    the program links besides the bundle (a kernel library)."""
     from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
-    from glowmlir.runtime.boards import run_on_board, target_for
+    from glowmlir.runtime.boards import run_on_board
 
-    bundle, layers = profiling_build(model, "kernels", target=target_for(board_name, opt_level))
+    bundle, layers = profiling_build(model, "kernels", options)
     kernels = [layer_kernel_name(bundle.name, index, layer.kind) for index, layer in enumerate(layers)]
-    result = run_on_board(bundle, board_name, dict(inputs), weights_in, count_functions=[*kernels, bundle.name, "main"])
+    result = run_on_board(bundle, board_name, dict(inputs), weights_in, link=link,
+                          count_functions=[*kernels, bundle.name, "main"])
     counts = result.function_instructions
     rows = [Row(layer.node, layer.kind, counts[kernel]) for layer, kernel in zip(layers, kernels)]
     rows += [Row("(entry point)", "calls between layers", counts[bundle.name], layer=False),
@@ -239,18 +244,18 @@ def profile_on_board(model: str, board_name: str, inputs: Mapping[str, np.ndarra
     return LayerProfile(bundle.name, board_name, "instructions", rows, normal_instructions, 1, result.outputs)
 
 
-def profile_on_host(model: str, inputs: Mapping[str, np.ndarray], normal_bundle,
-                    opt_level: str | None = None) -> LayerProfile:
-    """Time per layer of one inference on this machine: medians over repeated inferences."""
+def profile_on_host(model: str, inputs: Mapping[str, np.ndarray], normal_runner, options,
+                    link: Sequence[str] = ()) -> LayerProfile:
+    """Time per layer of one inference on this machine: medians over repeated inferences;
+    `normal_runner` runs the normal build (a `HostRunner`), built with `options`."""
     from glowmlir.runtime.host import LAYER_TIMER, HostRunner
-    from glowmlir.targets import resolve_target
 
-    bundle, layers = profiling_build(model, "timed", target=resolve_target(opt_level=opt_level))
-    runner = HostRunner(bundle.layout, bundle.object_code, link=[LAYER_TIMER])
+    bundle, layers = profiling_build(model, "timed", options)
+    runner = HostRunner(bundle.layout, bundle.object_code, link=[LAYER_TIMER, *link])
     outputs = runner.run(dict(inputs))
-    normal_bundle.run(dict(inputs))
-    repeats = _repeats(normal_bundle.runner.time_calls)
-    wall_time = float(np.median(normal_bundle.runner.time_calls(repeats))) / 1000
+    normal_runner.run(dict(inputs))
+    repeats = _repeats(normal_runner.time_calls)
+    wall_time = float(np.median(normal_runner.time_calls(repeats))) / 1000
     medians = np.median(runner.time_layers(len(layers), repeats), axis=0) / 1000
     rows = [Row(layer.node, layer.kind, float(time)) for layer, time in zip(layers, medians)]
     return LayerProfile(bundle.name, "host", "µs", rows, wall_time, repeats, outputs)

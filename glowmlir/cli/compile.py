@@ -12,11 +12,13 @@ Errors are one line on stderr with exit status 2, and leave no bundle files behi
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Annotated, Optional
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -34,12 +36,16 @@ from glowmlir.cli.common import (
     PrecisionOption,
     QuantizationArguments,
     SchemaOption,
+    glow_style_arguments,
     model_input_options,
     observed,
     parse_bool,
     run_app,
 )
 from glowmlir.errors import GlowError, GlowWarning
+
+if TYPE_CHECKING:
+    from glowmlir import compiler
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -65,6 +71,53 @@ def print_summary(report, written: Sequence[str], console: Console) -> None:
 
     console.print(report_table(report))
     console.print("wrote " + ", ".join(written))
+
+
+def options_of(arguments: dict) -> compiler.CompileOptions:
+    """The `CompileOptions` of `glow-compile`'s arguments (its parameters by name), every value
+    checked; `glow-run` builds its bundles from the same arguments."""
+    from glowmlir import compiler  # noqa: F811 - imported late: the CLI starts fast
+    from glowmlir.targets import resolve_target
+
+    a = SimpleNamespace(**arguments)
+    if a.backend != "CPU":
+        raise GlowError(f"-backend=\"{a.backend}\": only CPU bundles are supported")
+    options = dict(
+        target=resolve_target(a.target, a.mcpu, a.mattr, a.float_abi, a.relocation_model, a.bundle_code_model,
+                              a.opt_level),
+        network_name=a.network_name,
+        **model_input_options(a.model_input, a.onnx_define_symbol),
+        bundle_api=a.bundle_api,
+        keep_llvm_ir=a.dump_llvm_ir,
+        reuse_activations=parse_bool("reuse-activation-memory-allocations", a.reuse_activation_memory_allocations),
+        memory_fusion=parse_bool("memory-fusion", a.memory_fusion),
+        tflite_float_inputs=parse_bool("tflite-float-inputs", a.tflite_float_inputs),
+        tflite_float_outputs=parse_bool("tflite-float-outputs", a.tflite_float_outputs),
+    )
+    if a.code_model is not None:
+        if a.code_model not in ("small", "medium", "large"):
+            raise GlowError(f"-code-model=\"{a.code_model}\": expected small, medium or large")
+        warnings.warn(GlowWarning("-code-model: no effect on bundles, as in Glow (it is the JIT's code model; "
+                                  "bundles take -bundle-code-model)"))
+    quantization = QuantizationArguments(
+        a.quantization_schema, a.quantization_precision, a.quantization_precision_bias, a.quantization_calibration,
+        a.keep_original_precision_for_nodes, a.enable_channelwise, a.convert_placeholders,
+        a.assert_all_nodes_quantized)
+    if a.load_profile is not None:
+        options["quantization"] = quantization.options(a.load_profile)
+    elif any(quantization.flags().values()):
+        raise GlowError(f"-{next(o for o, v in quantization.flags().items() if v)} needs -load-profile")
+    elif quantization.given():
+        warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect without "
+                                  f"-load-profile (the model is compiled in float)"))
+    requested = {"cmsis-nn": a.use_cmsis, "hifi4": a.use_hifi4}
+    libraries = [library for library, option in compiler.KERNEL_LIBRARY_OPTIONS.items()
+                 if parse_bool(option[1:], requested[library])]
+    if len(libraries) > 1:
+        raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
+    if libraries:
+        options["kernel_library"] = libraries[0]
+    return compiler.CompileOptions(**options)
 
 
 @app.command()
@@ -146,50 +199,13 @@ def compile_command(
     from glowmlir.memory_report import memory_report as make_report
     from glowmlir.pipeline import ir_dumper
 
-    if backend != "CPU":
-        raise GlowError(f"-backend=\"{backend}\": only CPU bundles are supported")
-    from glowmlir.targets import resolve_target
-
-    options = dict(
-        target=resolve_target(target, mcpu, mattr, float_abi, relocation_model, bundle_code_model, opt_level),
-        network_name=network_name,
-        **model_input_options(model_input, onnx_define_symbol),
-        bundle_api=bundle_api,
-        keep_llvm_ir=dump_llvm_ir,
-        reuse_activations=parse_bool("reuse-activation-memory-allocations", reuse_activation_memory_allocations),
-        memory_fusion=parse_bool("memory-fusion", memory_fusion),
-        tflite_float_inputs=parse_bool("tflite-float-inputs", tflite_float_inputs),
-        tflite_float_outputs=parse_bool("tflite-float-outputs", tflite_float_outputs),
-    )
-    if code_model is not None:
-        if code_model not in ("small", "medium", "large"):
-            raise GlowError(f"-code-model=\"{code_model}\": expected small, medium or large")
-        warnings.warn(GlowWarning("-code-model: no effect on bundles, as in Glow (it is the JIT's code model; "
-                                  "bundles take -bundle-code-model)"))
-    quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
-                                         quantization_calibration, keep_original_precision_for_nodes,
-                                         enable_channelwise, convert_placeholders, assert_all_nodes_quantized)
-    if load_profile is not None:
-        options["quantization"] = quantization.options(load_profile)
-    elif any(quantization.flags().values()):
-        raise GlowError(f"-{next(o for o, v in quantization.flags().items() if v)} needs -load-profile")
-    elif quantization.given():
-        warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect without "
-                                  f"-load-profile (the model is compiled in float)"))
-    requested = {"cmsis-nn": use_cmsis, "hifi4": use_hifi4}
-    libraries = [library for library, option in compiler.KERNEL_LIBRARY_OPTIONS.items()
-                 if parse_bool(option[1:], requested[library])]
-    if len(libraries) > 1:
-        raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
-    if libraries:
-        options["kernel_library"] = libraries[0]
+    compile_options = options_of(locals())
     if board is not None:
         board_preset(board)  # fail before compiling
     ram = parse_size("ram-size", ram_size) if ram_size is not None else None
     flash = parse_size("flash-size", flash_size) if flash_size is not None else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
-    compile_options = compiler.CompileOptions(**options)
     pipeline = compile_options.pipeline()
     if print_pipeline:
         print(pipeline.spec())
@@ -235,3 +251,18 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _compile_options_only(**arguments) -> tuple:  # typer reads its signature: compile_command's
+    return arguments["model"], options_of(arguments)
+
+
+_compile_options_only.__signature__ = inspect.signature(compile_command, eval_str=True)
+options_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+options_app.command()(_compile_options_only)
+
+
+def parse_compile_options(argv: Sequence[str]) -> tuple[list[str], compiler.CompileOptions]:
+    """The model paths and `CompileOptions` of a glow-compile command line (`glow-run` takes
+    every glow-compile option); a GlowError or UsageError for a bad one."""
+    return options_app(glow_style_arguments(argv, BOOLEAN_OPTIONS), prog_name="glow-compile", standalone_mode=False)

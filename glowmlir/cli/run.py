@@ -30,42 +30,77 @@ from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-def load_input(path: str, shape: Sequence[int], image_mode: str) -> np.ndarray:
-    """A .npy array, or an image scaled to `image_mode` in NCHW layout, RGB (image-classifier's rule)."""
+def load_input(path: str, placeholder, image_mode: str) -> np.ndarray:
+    """A .npy array, or an image scaled to `image_mode` in NCHW layout, RGB (image-classifier's
+    rule); a quantized input (`-convert-placeholders`) gets the float values quantized."""
     from glowmlir.datasets import ImageOptions, load_image, read_npy
 
     if not os.path.isfile(path):
         raise GlowError(f"-input: file \"{path}\" not found")
     if path.endswith(".npy"):
-        return np.asarray(read_npy(path, "-input"), np.float32)
-    return load_image(path, shape, ImageOptions.parse(image_mode, "NCHW", "RGB"))
+        value = np.asarray(read_npy(path, "-input"))
+    else:
+        value = load_image(path, placeholder.shape, ImageOptions.parse(image_mode, "NCHW", "RGB"))
+    if placeholder.quantization is not None and value.dtype.kind == "f":
+        scale, offset = placeholder.quantization
+        limits = np.iinfo(placeholder.dtype)
+        value = np.clip(np.round(value / np.float32(scale)) + offset, limits.min, limits.max)
+    return value.astype(placeholder.dtype)
 
 
-@app.command()
+TARGET_OPTIONS = ("target", "mcpu", "march", "mattr", "target-feature", "float-abi")
+"""glow-compile options that choose the code a board runs; without them, the board's CPU decides."""
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run_command(
-    model: Annotated[str, typer.Option("--model", "-m", help="ONNX model")],
+    context: typer.Context,
+    model: Annotated[list[str], typer.Option("--model", help="the model (as glow-compile takes it)")],
     input: Annotated[Optional[list[str]], typer.Option("--input", help="[name=]file.npy|file.png; repeatable")] = None,
     board: Annotated[str, typer.Option("--board",
                                        help="host or an emulated board (see glowmlir.runtime.boards)")] = "host",
     weights_in: Annotated[str, typer.Option("--weights-in", help="flash (const) or ram (copied at start)")] = "flash",
-    opt_level: Annotated[Optional[str], typer.Option("--opt-level", help="O0-O3, Os, Oz")] = None,
     image_mode: Annotated[str, typer.Option("--image-mode",
                                             help="PNG pixel range: 0to1, 0to255, neg1to1, neg128to127")] = "0to1",
     profile: Annotated[Optional[str], typer.Option("--profile",
                                                    help="per-layer profile: true, or FILE.svg|FILE.png to draw it "
                                                         "too")] = None,
+    link: Annotated[Optional[list[str]], typer.Option(
+        "--link", help="C sources, objects or archives to link (a kernel library: -use-cmsis, -use-hifi4); "
+                       "repeatable")] = None,
 ) -> None:
-    """Run a model on the host or an emulated board."""
-    import glowmlir
+    """Run a model on the host or an emulated board; every glow-compile option is taken
+    (-load-profile, -use-cmsis, -mcpu, -opt-level, ...)."""
+    import dataclasses
+
+    from glowmlir.cli.compile import parse_compile_options
+    from glowmlir.compiler import compile_module, import_network
     from glowmlir.layer_profile import parse_profile_option
+    from glowmlir.runtime.boards import board as board_spec
     from glowmlir.runtime.boards import run_on_board, target_for
-    from glowmlir.targets import resolve_target
+    from glowmlir.runtime.host import HostRunner
 
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
     show_profile, picture = parse_profile_option(profile)
-    target = resolve_target(opt_level=opt_level) if board == "host" else target_for(board, opt_level)
-    bundle = glowmlir.compile(model, target=target)
+    if board != "host":
+        board_spec(board)  # an unknown board fails before compiling
+    links = [os.path.abspath(path) for path in link or []]
+    for path in links:
+        if not os.path.isfile(path):
+            raise GlowError(f"-link: file \"{path}\" not found")
+    compile_arguments = [*(f"--model={path}" for path in model), *context.args]
+    _, options = parse_compile_options(compile_arguments)
+    given = {argument.removeprefix("--").split("=")[0] for argument in context.args if argument.startswith("--")}
+    if board != "host" and not given & set(TARGET_OPTIONS):  # the board's CPU, the other code options kept
+        chosen = options.target
+        options = dataclasses.replace(options, target=dataclasses.replace(
+            target_for(board), opt_level=chosen.opt_level, size_attribute=chosen.size_attribute,
+            relocation=chosen.relocation, code_model=chosen.code_model))
+    bundle = compile_module(import_network(model, options), options)
+    if any(kind == "library" for _, kind, _ in bundle.library_calls) and not links:
+        raise GlowError("the bundle calls a kernel library: give it with -link=<library sources, objects or "
+                        "archive> (e.g. the CMSIS-NN sources)")
     placeholders = [p for p in bundle.layout.placeholders if p.kind == "input"]
     inputs = {}
     for spec in input or []:
@@ -76,39 +111,45 @@ def run_command(
                                 f"(inputs: {', '.join(p.name for p in placeholders)})")
             name = placeholders[0].name
         placeholder = bundle.layout.placeholder(name)
-        value = load_input(path, placeholder.shape, image_mode)
+        value = load_input(path, placeholder, image_mode)
         if value.size != placeholder.size:
             raise GlowError(f"-input=\"{spec}\": {value.size} values, input \"{name}\" needs {list(placeholder.shape)}")
         inputs[name] = value.reshape(placeholder.shape)
     missing = [p.name for p in placeholders if p.name not in inputs]
     if missing:
         raise GlowError(f"no -input for {', '.join(missing)}")
+    runner = None
     if board == "host":
-        outputs, instructions = bundle.run(inputs), None
+        runner = HostRunner(bundle.layout, bundle.object_code, link=links)
+        outputs, instructions = runner.run(inputs), None
     else:
-        result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True)
+        result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True, link=links)
         outputs, instructions = result.outputs, result.instructions
     np.set_printoptions(precision=6, suppress=True, linewidth=120)
     for name, value in outputs.items():
         flat = value.reshape(-1)
         print(f"{name} {list(value.shape)}: {flat}")
+        quantization = bundle.layout.placeholder(name).quantization
+        if quantization is not None:
+            scale, offset = quantization
+            print(f"{name} dequantized: {np.float32(scale) * (flat.astype(np.float32) - offset)}")
         if flat.size > 1:
             print(f"{name} argmax: {int(flat.argmax())}")
     if instructions is not None:
         print(f"instructions per inference on {board}: {instructions}")
     if show_profile:
-        print_profile(model, board, inputs, bundle, instructions, weights_in, opt_level, picture)
+        print_profile(model, board, inputs, runner, instructions, weights_in, options, links, picture)
 
 
-def print_profile(model: str, board: str, inputs: dict[str, np.ndarray], bundle, instructions: int | None,
-                  weights_in: str, opt_level: str | None, picture: str | None) -> None:
+def print_profile(model: list[str], board: str, inputs: dict[str, np.ndarray], runner, instructions: int | None,
+                  weights_in: str, options, links: list[str], picture: str | None) -> None:
     """`-profile`: the per-layer table (and picture) of one inference."""
     from glowmlir.layer_profile import profile_on_board, profile_on_host, write_picture
 
     if board == "host":
-        layer_profile = profile_on_host(model, inputs, bundle, opt_level)
+        layer_profile = profile_on_host(model, inputs, runner, options, links)
     else:
-        layer_profile = profile_on_board(model, board, inputs, instructions, weights_in, opt_level)
+        layer_profile = profile_on_board(model, board, inputs, instructions, options, weights_in, links)
     print()
     layer_profile.print()
     if picture is not None:
@@ -117,7 +158,9 @@ def print_profile(model: str, board: str, inputs: dict[str, np.ndarray], bundle,
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-run", argv, boolean_options=["profile"])
+    from glowmlir.cli.compile import BOOLEAN_OPTIONS
+
+    run_app(app, "glow-run", argv, boolean_options=["profile", *BOOLEAN_OPTIONS])
 
 
 if __name__ == "__main__":

@@ -135,3 +135,62 @@ def test_glow_aliases_are_their_options(alias, option, tmp_path):
         return (tmp_path / flag.strip("-=+") / "lenet_mnist.o").read_bytes()
 
     assert compiled(alias) == compiled(option)
+
+
+@pytest.fixture(scope="module")
+def lenet_profile(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("profile")
+    images = os.path.join(os.path.dirname(LENET_PATH), "images")
+    result = tool("profile", f"-model={LENET_PATH}", "-image-mode=0to1", images, "-dump-profile=lenet.yaml",
+                  cwd=directory)
+    assert result.returncode == 0, result.stderr
+    return str(directory / "lenet.yaml")
+
+
+IMAGE = os.path.join(os.path.dirname(LENET_PATH), "images", "3900_7.png")
+
+
+def printed_output(stdout: str, prefix: str = "softmax [1, 10]:") -> np.ndarray:
+    line = next(line for line in stdout.splitlines() if line.startswith(prefix))
+    return np.array([float(v) for v in line.removeprefix(prefix).strip(" []").split()])
+
+
+def test_glow_run_takes_the_quantization_options(lenet_profile, tmp_path):
+    from glowmlir.datasets import ImageOptions, load_image
+    from glowmlir.transforms.quantize import QuantizationOptions
+
+    result = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", f"-load-profile={lenet_profile}",
+                  "-quantization-schema=symmetric", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    bundle = glowmlir.compile(LENET_PATH, quantization=QuantizationOptions(lenet_profile, schema="symmetric"))
+    image = load_image(IMAGE, (1, 1, 28, 28), ImageOptions.parse("0to1", "NCHW", "RGB"))
+    expected = bundle.run(data=image)["softmax"].reshape(-1)
+    np.testing.assert_allclose(printed_output(result.stdout), expected, atol=1e-6)
+    assert not np.allclose(expected, glowmlir.compile(LENET_PATH).run(data=image)["softmax"].reshape(-1), atol=1e-4)
+
+
+def test_glow_run_links_the_kernel_library_on_a_board(lenet_profile, tmp_path):
+    standins = os.path.join(os.getcwd(), "tests", "support", "cmsis_nn", "standins.c")
+    arguments = [f"-model={LENET_PATH}", f"-input={IMAGE}", f"-load-profile={lenet_profile}", "-use-cmsis",
+                 "-board=mps2-an500", "-convert-placeholders"]
+    refused = tool("run", *arguments, cwd=tmp_path)
+    assert refused.returncode == 2 and "give it with -link=" in refused.stderr
+    result = tool("run", *arguments, f"-link={standins}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "instructions per inference on mps2-an500:" in result.stdout
+    levels = printed_output(result.stdout)
+    assert levels.max() == 127 and int(levels.argmax()) == 7  # int8 levels of the library's softmax
+    dequantized = printed_output(result.stdout, "softmax dequantized:")
+    assert dequantized.sum() == pytest.approx(1.0, abs=0.02)
+
+
+def test_glow_run_compiles_for_the_cpu_given_on_a_board(tmp_path):
+    results = {}
+    for options in ((), ("-mcpu=cortex-m4", "-float-abi=hard")):  # M4 code runs on the M7 board
+        result = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", "-board=mps2-an500", *options, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        results[options] = result.stdout
+    counts = [int(text.rsplit(":", 1)[1]) for text in results.values()]
+    assert counts[0] != counts[1]  # different code: the M7's double-precision FPU, its scheduling
+    outputs = [printed_output(text) for text in results.values()]
+    np.testing.assert_allclose(outputs[0], outputs[1], atol=1e-5)

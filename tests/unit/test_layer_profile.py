@@ -13,7 +13,8 @@ import onnx
 import pytest
 
 import glowmlir
-from glowmlir.cli.run import load_input
+from glowmlir.compiler import CompileOptions
+from glowmlir.datasets import ImageOptions, load_image
 from glowmlir.errors import GlowError
 from glowmlir.layer_profile import parse_profile_option, profile_on_board, profile_on_host, profiling_build
 from glowmlir.runtime.boards import run_on_board, target_for
@@ -25,12 +26,16 @@ needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shuti
 
 
 def lenet_inputs() -> dict[str, np.ndarray]:
-    return {"data": load_input(IMAGE, [1, 1, 28, 28], "0to1")}
+    return {"data": load_image(IMAGE, (1, 1, 28, 28), ImageOptions.parse("0to1", "NCHW", "RGB"))}
 
 
 def glowll_nodes(bundle) -> list[tuple[str, str]]:
     """(node name, kind) of each instruction of the bundle's glowll stage, read from its text."""
     return re.findall(r"glowll\.(\w+) [^\n]*\bname = \"([^\"]+)\"", bundle.ir["glowll"])
+
+
+def board_options(board: str) -> CompileOptions:
+    return CompileOptions(target=target_for(board))
 
 
 def cli(*arguments: str, cwd: str | None = None) -> subprocess.CompletedProcess:
@@ -43,7 +48,8 @@ def board_profile():
     """LeNet on the Cortex-M7 board: the normal build's run and the profile."""
     normal_bundle = glowmlir.compile(LENET, target=target_for("mps2-an500"))
     normal = run_on_board(normal_bundle, "mps2-an500", lenet_inputs(), count_instructions=True)
-    return normal_bundle, normal, profile_on_board(LENET, "mps2-an500", lenet_inputs(), normal.instructions)
+    return normal_bundle, normal, profile_on_board(LENET, "mps2-an500", lenet_inputs(), normal.instructions,
+                                                          board_options("mps2-an500"))
 
 
 @needs_qemu
@@ -52,7 +58,7 @@ def test_board_rows_sum_exactly_to_the_instructions_insncount_counts(board_profi
     amounts = [row.amount for row in profile.rows]
     assert all(isinstance(amount, int) and amount >= 0 for amount in amounts)
     # The same profiling build counted whole by insncount.c, the plugin glow-run's count uses.
-    bundle, _ = profiling_build(LENET, "kernels", target=target_for("mps2-an500"))
+    bundle, _ = profiling_build(LENET, "kernels", board_options("mps2-an500"))
     assert sum(amounts) == profile.total == run_on_board(bundle, "mps2-an500", lenet_inputs(),
                                                          count_instructions=True).instructions
     assert profile.reference == normal.instructions
@@ -90,8 +96,8 @@ def test_soft_float_helpers_count_for_the_layer_that_calls_them(tmp_path):
     path = str(tmp_path / "convnet.onnx")
     onnx.save(small_convnet(), path)
     inputs = random_inputs(onnx.load(path), seed=3)
-    bundle, layers = profiling_build(path, "kernels", target=target_for("mps2-an385"))
-    profile = profile_on_board(path, "mps2-an385", inputs, 0)
+    bundle, layers = profiling_build(path, "kernels", board_options("mps2-an385"))
+    profile = profile_on_board(path, "mps2-an385", inputs, 0, board_options("mps2-an385"))
     from glowmlir.elf import function_ranges
     from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
 
@@ -108,7 +114,7 @@ def test_soft_float_helpers_count_for_the_layer_that_calls_them(tmp_path):
 def test_host_profile_times_every_layer(tmp_path):
     normal = glowmlir.compile(LENET)
     expected = normal.run(lenet_inputs())
-    profile = profile_on_host(LENET, lenet_inputs(), normal)
+    profile = profile_on_host(LENET, lenet_inputs(), normal.runner, CompileOptions())
     assert [(row.kind, row.name) for row in profile.rows] == glowll_nodes(normal)
     assert all(row.layer and row.amount > 0 for row in profile.rows)
     assert profile.repeats >= 11 and profile.reference > 0
