@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -74,6 +75,13 @@ class BundleLayout:
     placeholders: tuple[Placeholder, ...]
     weights: tuple[tuple[str, int, np.ndarray], ...]  # (name, offset, data)
     library_scratch: int = 0  # the largest scratch buffer a library call asks for (in ACTIVATIONS)
+    constants: tuple[Placeholder, ...] = ()  # the weights described as the header's verbose list shows them
+    entry: str = ""  # the entry point's name (-main-entry-name) when it is not the network's
+
+    @property
+    def entry_point(self) -> str:
+        """The inference function's symbol: `-main-entry-name`, else the network's name."""
+        return self.entry or self.name
 
     @staticmethod
     def of(function: glowll.FunctionOp) -> BundleLayout:
@@ -85,12 +93,15 @@ class BundleLayout:
                          np.dtype(numpy_dtype(op.buffer.type.element_type)), op.offset.value.data,
                          _quantization(op.buffer.type.element_type))
              for op in ops if isinstance(op, glowll.PlaceholderOp)), key=lambda p: p.offset))
-        weights = []
+        weights, constants = [], []
         for op in ops:
             if isinstance(op, glowll.WeightOp):
                 if op.value is None:
                     raise GlowError(f"weight \"{op.name_.data}\" has no data (elided; pass its --weights-file)")
                 weights.append((op.name_.data, op.offset.value.data, array_from_dense(op.value)))
+                constants.append(Placeholder(op.name_.data, "constant", tuple(op.buffer.type.get_shape()),
+                                             np.dtype(numpy_dtype(op.buffer.type.element_type)),
+                                             op.offset.value.data, _quantization(op.buffer.type.element_type)))
         scratch = max((op.byte_size for op in ops
                        if isinstance(op, glowll.AllocOp) and SCRATCH_ATTRIBUTE in op.attributes),
                       default=0)
@@ -98,7 +109,7 @@ class BundleLayout:
         return BundleLayout(name, function.constant_size.value.data,
                             function.mutable_size.value.data, function.activations_size.value.data,
                             function.activations_lower_bound.value.data, _distinct_macros(name, placeholders),
-                            tuple(weights), scratch)
+                            tuple(weights), scratch, tuple(constants))
 
     def placeholder(self, name: str) -> Placeholder:
         for p in self.placeholders:
@@ -258,8 +269,18 @@ def allocation_efficiency(layout: BundleLayout) -> float:
     return layout.activations_lower_bound / layout.activations_size
 
 
-def header(layout: BundleLayout, api: str = "static") -> str:
-    """The bundle header, laid out as Glow's BundleSaver writes it."""
+def _described(tensors: Sequence[Placeholder]) -> list[str]:
+    """The header's comment lines describing placeholders or constants, as Glow's BundleSaver."""
+    lines = []
+    for p in tensors:
+        lines += [f"//   Name: \"{p.name}\"", f"//   Type: {p.type_string()}", f"//   Size: {p.size} (elements)",
+                  f"//   Size: {p.byte_size} (bytes)", f"//   Offset: {p.offset} (bytes)", "//"]
+    return lines
+
+
+def header(layout: BundleLayout, api: str = "static", verbose: bool = False) -> str:
+    """The bundle header, laid out as Glow's BundleSaver writes it; `verbose`
+    (`-bundle-api-verbose`) also describes the constants (weights)."""
     upper = layout.name.upper()
     total = layout.constant_size + layout.mutable_size + layout.activations_size
     lines = ["// Bundle API auto-generated header file. Do not edit!", "// glowmlir", "",
@@ -271,9 +292,9 @@ def header(layout: BundleLayout, api: str = "static") -> str:
              "#endif", "", _DASHES, "//                                 Bundle API", _DASHES,
              f"// Model name: \"{layout.name}\"", f"// Total data size: {total} (bytes)",
              f"// Activations allocation efficiency: {allocation_efficiency(layout):.4f}", "// Placeholders:", "//"]
-    for p in layout.placeholders:
-        lines += [f"//   Name: \"{p.name}\"", f"//   Type: {p.type_string()}", f"//   Size: {p.size} (elements)",
-                  f"//   Size: {p.byte_size} (bytes)", f"//   Offset: {p.offset} (bytes)", "//"]
+    lines += _described(layout.placeholders)
+    if verbose:
+        lines += ["// Constants:", "//", *_described(layout.constants)]
     lines += ["// NOTE: Placeholders are allocated within the \"mutableWeight\"",
               "// buffer and are identified using an offset relative to base.", _DASHES,
               "#ifdef __cplusplus", "extern \"C\" {", "#endif", ""]
@@ -298,7 +319,8 @@ def header(layout: BundleLayout, api: str = "static") -> str:
                   f"extern struct BundleConfig {layout.name}_config;", ""]
     lines += ["// Bundle entry point (inference function). Returns 0",
               "// for correct execution or some error code otherwise.",
-              f"int {layout.name}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);", "",
+              f"int {layout.entry_point}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);",
+              "",
               "#ifdef __cplusplus", "}", "#endif", "#endif", ""]
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 from llvmlite import binding as llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from glowmlir import bundle as bundle_files
 from glowmlir.dialects import glowll
@@ -55,6 +56,8 @@ class CompileOptions:
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
+    main_entry_name: str | None = None  # the inference function's name when not the network's (-main-entry-name)
+    bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
     layer_profile: str = ""  # "kernels" or "timed": a layer-profiling build (glowmlir.layer_profile)
 
     def __post_init__(self) -> None:
@@ -64,6 +67,9 @@ class CompileOptions:
         _expect("network_name", self.network_name, str, "a string", optional=True)
         if self.network_name is not None and not self.network_name:
             raise GlowError("network_name (-network-name) must not be empty")
+        _expect("main_entry_name", self.main_entry_name, str, "a string", optional=True)
+        if self.main_entry_name is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.main_entry_name):
+            raise GlowError(f"main_entry_name (-main-entry-name)=\"{self.main_entry_name}\": expected a C identifier")
         if isinstance(self.model_inputs, str | bytes) or not isinstance(self.model_inputs, Sequence):
             raise GlowError(f"model_inputs={self.model_inputs!r}: expected a list of ModelInput or "
                             f"\"name,float,[d0,d1,...]\" strings")
@@ -77,7 +83,7 @@ class CompileOptions:
             raise GlowError(f"bundle_api={self.bundle_api!r} (-bundle-api): expected static or dynamic")
         self.target = _target(self.target)
         for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "tflite_float_inputs",
-                     "tflite_float_outputs"):
+                     "tflite_float_outputs", "bundle_api_verbose"):
             _expect(flag, getattr(self, flag), bool, "True or False")
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
         if self.quantization is not None:
@@ -157,6 +163,7 @@ class Bundle:
     library_calls: list[tuple[str, str, str]] = field(default_factory=list)  # see select_kernels.library_report
     bitcode: bytes | None = None  # instead of object code, for a target without a back end here (Xtensa)
     target: Target = HOST
+    verbose_header: bool = False  # -bundle-api-verbose: the header describes the weights too
 
     @property
     def name(self) -> str:
@@ -169,7 +176,7 @@ class Bundle:
             files = {f"{name}.o": self.object_code}
         else:  # LLVM IR for the vendor's compiler: xt-clang -c <name>.bc
             files = {f"{name}.bc": self.bitcode, f"{name}.ll": self.ir["llvm-ir"].encode()}
-        files[f"{name}.h"] = bundle_files.header(self.layout, self.api).encode()
+        files[f"{name}.h"] = bundle_files.header(self.layout, self.api, self.verbose_header).encode()
         image = bundle_files.constant_region(self.layout)
         files[f"{name}.weights.bin"] = image
         if self.api == "static" and weights_text:
@@ -251,6 +258,9 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     run_stage("glowll")
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
+    if options.main_entry_name is not None and options.main_entry_name != layout.name:
+        layout = dataclasses.replace(layout, entry=options.main_entry_name)
+        function.sym_name = StringAttr(options.main_entry_name)  # the entry point's symbol, as in Glow
     library_calls = library_report(function)
     run_stage("llvm", keep_ir=False)
     start = time.perf_counter()
@@ -266,7 +276,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
             ir_log["llvm-ir"] = llvm_ir
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
-                  options.target)
+                  options.target, options.bundle_api_verbose)
 
 
 def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:

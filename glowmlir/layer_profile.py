@@ -229,12 +229,13 @@ def profile_on_board(model: str, board_name: str, inputs: Mapping[str, np.ndarra
     from glowmlir.runtime.boards import run_on_board
 
     bundle, layers = profiling_build(model, "kernels", options)
-    kernels = [layer_kernel_name(bundle.name, index, layer.kind) for index, layer in enumerate(layers)]
+    entry = bundle.layout.entry_point
+    kernels = [layer_kernel_name(entry, index, layer.kind) for index, layer in enumerate(layers)]
     result = run_on_board(bundle, board_name, dict(inputs), weights_in, link=link,
-                          count_functions=[*kernels, bundle.name, "main"])
+                          count_functions=[*kernels, entry, "main"])
     counts = result.function_instructions
     rows = [Row(layer.node, layer.kind, counts[kernel]) for layer, kernel in zip(layers, kernels)]
-    rows += [Row("(entry point)", "calls between layers", counts[bundle.name], layer=False),
+    rows += [Row("(entry point)", "calls between layers", counts[entry], layer=False),
              Row("(harness)", "main.c's loop", counts["main"], layer=False)]
     if counts[""]:  # before any layer ran: nothing, when the 1- and 2-inference builds start alike
         rows.append(Row("(before the entry point)", "", counts[""], layer=False))

@@ -138,18 +138,24 @@ GLOW_ALIASES = {"m": "model", "model-input-name": "model-input", "mattr": "targe
 lib/LLVMIRCodeGen/CommandLine.cpp): alias → option."""
 
 
-def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = ()) -> list[str]:
+def glow_style_arguments(argv: Sequence[str], boolean_options: Sequence[str] = (),
+                         flag_options: Sequence[str] = ()) -> list[str]:
     """`-model=x` and `-model x` (LLVM cl style) become `--model=x` / `--model x`; Glow's
     aliases become their option (`-m=x` → `--model=x`); a bare boolean option
-    (`-enable-channelwise`) becomes `--enable-channelwise=true`, as in LLVM."""
+    (`-enable-channelwise`) becomes `--enable-channelwise=true`, as in LLVM, and a flag
+    (`flag_options`, typer's on/off options) given `=true` or `=false` is set or left out."""
     arguments = []
     for argument in argv:
         match = re.fullmatch(r"--?([A-Za-z][\w-]*)(=.*)?", argument, re.DOTALL)
         if match:
-            name, value = match.group(1), match.group(2) or ""
-            argument = f"--{GLOW_ALIASES.get(name, name)}{value}"
-            if not value and argument[2:] in boolean_options:
+            name, value = GLOW_ALIASES.get(match.group(1), match.group(1)), match.group(2) or ""
+            argument = f"--{name}{value}"
+            if not value and name in boolean_options:
                 argument += "=true"
+            if value and name in flag_options:
+                if not parse_bool(name, value[1:]):
+                    continue
+                argument = f"--{name}"
         arguments.append(argument)
     return arguments
 
@@ -241,17 +247,19 @@ def version_text(program: str) -> str:
             f"xDSL {importlib.metadata.version('xdsl')}")
 
 
-def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_options: Sequence[str] = ()) -> None:
+def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_options: Sequence[str] = (),
+            flag_options: Sequence[str] = ()) -> None:
     """Runs a typer app; a user error (GlowError, or a bad command line) becomes one
     `<program>: error: ...` line and exit status 2, a GlowWarning one `<program>: warning: ...`
     line. Anything else is a bug in glowmlir and keeps its traceback. `boolean_options` take
-    `=true|false` but may be given bare; `-version` prints `version_text`."""
-    argv = glow_style_arguments(sys.argv[1:] if argv is None else argv, boolean_options)
-    if "--version" in argv:
+    `=true|false` but may be given bare, `flag_options` (on/off) may be given `=true|false`;
+    `-version` prints `version_text`."""
+    argv = sys.argv[1:] if argv is None else argv
+    if any(argument.lstrip("-") == "version" for argument in argv):
         print(version_text(program))
         return
     try:
-        argv = fixed_glow_options(argv)
+        argv = fixed_glow_options(glow_style_arguments(argv, boolean_options, flag_options))
         with warnings_as_lines(program):
             app(argv, prog_name=program, standalone_mode=False)
     except GlowError as error:

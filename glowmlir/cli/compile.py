@@ -53,6 +53,9 @@ BOOLEAN_OPTIONS = (*QUANTIZATION_FLAGS, "use-cmsis", "use-hifi4", "tflite-float-
                    *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
+FLAG_OPTIONS = ("bundle-api-verbose", "dump-graph", "dump-ir", "dump-llvm-ir", "print-pipeline", "require-fit")
+"""On/off options, also taken as `=true|false`."""
+
 
 def library_table(rows):
     """Which instructions went to the kernel library, and why the others did not."""
@@ -86,6 +89,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         target=resolve_target(a.target, a.mcpu, a.mattr, a.float_abi, a.relocation_model, a.bundle_code_model,
                               a.opt_level),
         network_name=a.network_name,
+        main_entry_name=a.main_entry_name,
+        bundle_api_verbose=a.bundle_api_verbose,
         **model_input_options(a.model_input, a.onnx_define_symbol),
         bundle_api=a.bundle_api,
         keep_llvm_ir=a.dump_llvm_ir,
@@ -135,6 +140,11 @@ def compile_command(
     bundle_api: Annotated[str, typer.Option("--bundle-api", help="static or dynamic")] = "static",
     dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG",
                                                           help="write the optimized graph as DOT")] = None,
+    main_entry_name: Annotated[Optional[str], typer.Option("--main-entry-name",
+                                                           help="the inference function's name (default: the "
+                                                                "network name)")] = None,
+    bundle_api_verbose: Annotated[bool, typer.Option("--bundle-api-verbose",
+                                                     help="the header also describes the weights")] = False,
     dump_graph: Annotated[bool, typer.Option("--dump-graph", help="print the optimized graph (glow IR)")] = False,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
@@ -246,7 +256,7 @@ def compile_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-compile", argv, BOOLEAN_OPTIONS)
+    run_app(app, "glow-compile", argv, BOOLEAN_OPTIONS, FLAG_OPTIONS)
 
 
 if __name__ == "__main__":
@@ -265,4 +275,5 @@ options_app.command()(_compile_options_only)
 def parse_compile_options(argv: Sequence[str]) -> tuple[list[str], compiler.CompileOptions]:
     """The model paths and `CompileOptions` of a glow-compile command line (`glow-run` takes
     every glow-compile option); a GlowError or UsageError for a bad one."""
-    return options_app(glow_style_arguments(argv, BOOLEAN_OPTIONS), prog_name="glow-compile", standalone_mode=False)
+    return options_app(glow_style_arguments(argv, BOOLEAN_OPTIONS, FLAG_OPTIONS), prog_name="glow-compile",
+                       standalone_mode=False)

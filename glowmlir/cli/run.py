@@ -158,9 +158,9 @@ def print_profile(model: list[str], board: str, inputs: dict[str, np.ndarray], r
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from glowmlir.cli.compile import BOOLEAN_OPTIONS
+    from glowmlir.cli.compile import BOOLEAN_OPTIONS, FLAG_OPTIONS
 
-    run_app(app, "glow-run", argv, boolean_options=["profile", *BOOLEAN_OPTIONS])
+    run_app(app, "glow-run", argv, ["profile", *BOOLEAN_OPTIONS], FLAG_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool, dir
     layout = bundle.layout
     upper = layout.name.upper()
     weights = os.path.join(directory, f"{layout.name}.weights.bin")
-    lines = ["#include <stdint.h>", f"#include \"{layout.name}.h\"", f"#define BUNDLE_ENTRY {layout.name}",
+    lines = ["#include <stdint.h>", f"#include \"{layout.name}.h\"", f"#define BUNDLE_ENTRY {layout.entry_point}",
              f"#define BUNDLE_WEIGHTS_BIN \"{weights}\""]
     for size in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN"):
         lines.append(f"#define BUNDLE_{size} {upper}_{size}")

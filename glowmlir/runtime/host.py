@@ -100,7 +100,7 @@ class HostRunner:
         subprocess.run([c_compiler(), "-shared", "-fPIC", "-O1", "-o", library_path, object_path, *link, "-lm"],
                        check=True)
         self._library = ctypes.CDLL(library_path)
-        self._entry = getattr(self._library, layout.name)
+        self._entry = getattr(self._library, layout.entry_point)
         self._entry.restype = ctypes.c_int
         self._entry.argtypes = [ctypes.c_void_p] * 3
         self._regions = [GuardedRegion(size, flush)

@@ -194,3 +194,32 @@ def test_glow_run_compiles_for_the_cpu_given_on_a_board(tmp_path):
     assert counts[0] != counts[1]  # different code: the M7's double-precision FPU, its scheduling
     outputs = [printed_output(text) for text in results.values()]
     np.testing.assert_allclose(outputs[0], outputs[1], atol=1e-5)
+
+
+def test_main_entry_name_names_the_inference_function(tmp_path):
+    result = compile_lenet(tmp_path, "-main-entry-name=lenet_infer", "-bundle-api-verbose=true")
+    assert result.returncode == 0, result.stderr
+    header = (tmp_path / "bundle" / "lenet_mnist.h").read_text()
+    assert "int lenet_infer(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);" in header
+    assert "#define LENET_MNIST_data" in header  # the macros keep the network's name, as in Glow
+    symbols = subprocess.run(["nm", str(tmp_path / "bundle" / "lenet_mnist.o")], capture_output=True, text=True,
+                             check=True).stdout
+    assert " T lenet_infer" in symbols and " T lenet_mnist\n" not in symbols
+    bundle = glowmlir.compile(LENET_PATH, main_entry_name="lenet_infer")
+    image = np.random.default_rng(0).random((1, 1, 28, 28), np.float32)
+    expected = glowmlir.compile(LENET_PATH).run(data=image)["softmax"]
+    np.testing.assert_array_equal(bundle.run(data=image)["softmax"], expected)
+    assert "expected a C identifier" in compile_lenet(tmp_path, "-main-entry-name=2x").stderr
+
+
+def test_bundle_api_verbose_describes_the_weights(tmp_path):
+    assert compile_lenet(tmp_path, "-bundle-api-verbose").returncode == 0
+    verbose = (tmp_path / "bundle" / "lenet_mnist.h").read_text()
+    assert compile_lenet(tmp_path, "-bundle-api-verbose=false").returncode == 0
+    plain = (tmp_path / "bundle" / "lenet_mnist.h").read_text()
+    assert "// Constants:" in verbose and "// Constants:" not in plain
+    layout = glowmlir.compile(LENET_PATH).layout
+    for name, offset, data in layout.weights:
+        assert f"//   Name: \"{name}\"" in verbose and f"//   Offset: {offset} (bytes)" in verbose
+        assert f"//   Size: {data.nbytes} (bytes)" in verbose
+    assert "//   Type: float<20 x 1 x 5 x 5>" in verbose
