@@ -59,6 +59,7 @@ class CompileOptions:
     main_entry_name: str | None = None  # the inference function's name when not the network's (-main-entry-name)
     bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
     layer_profile: str = ""  # "kernels" or "timed": a layer-profiling build (glowmlir.layer_profile)
+    save_node_outputs: str | None = None  # node names ("" all): their results become outputs too (-instrument-debug)
 
     def __post_init__(self) -> None:
         """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
@@ -68,6 +69,7 @@ class CompileOptions:
         if self.network_name is not None and not self.network_name:
             raise GlowError("network_name (-network-name) must not be empty")
         _expect("main_entry_name", self.main_entry_name, str, "a string", optional=True)
+        _expect("save_node_outputs", self.save_node_outputs, str, "node names, comma-separated", optional=True)
         if self.main_entry_name is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.main_entry_name):
             raise GlowError(f"main_entry_name (-main-entry-name)=\"{self.main_entry_name}\": expected a C identifier")
         if isinstance(self.model_inputs, str | bytes) or not isinstance(self.model_inputs, Sequence):
@@ -103,7 +105,7 @@ class CompileOptions:
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
-                                self.target.pointer_width, self.layer_profile)
+                                self.target.pointer_width, self.layer_profile, self.save_node_outputs)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -101,13 +101,20 @@ class CompilePipeline:
 
 def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
                      kernel_library: str | None = None, reuse_activations: bool = True,
-                     pointer_width: int = 64, layer_profile: str = "") -> CompilePipeline:
+                     pointer_width: int = 64, layer_profile: str = "",
+                     save_node_outputs: str | None = None) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
-    `layer_profile` makes a layer-profiling build (see `LowerGlowLLToLLVM`)."""
+    `layer_profile` makes a layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
+    (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
+    -instrument-debug`)."""
     from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
+    from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
     quantization_passes = quantization.passes() if quantization is not None else ()
-    return CompilePipeline(tuple(graph_passes(memory_fusion, quantization_passes, kernel_library)),
+    glow = graph_passes(memory_fusion, quantization_passes, kernel_library)
+    if save_node_outputs is not None:
+        glow.append(SaveNodeOutputs(save_node_outputs))
+    return CompilePipeline(tuple(glow),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile),))
 

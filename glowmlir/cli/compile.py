@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 BOOLEAN_OPTIONS = (*QUANTIZATION_FLAGS, "use-cmsis", "use-hifi4", "tflite-float-inputs", "tflite-float-outputs",
-                   *OBSERVER_OPTIONS)
+                   "instrument-debug", "instrument-ir", *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 FLAG_OPTIONS = ("bundle-api-verbose", "dump-graph", "dump-ir", "dump-llvm-ir", "print-pipeline", "require-fit")
@@ -83,6 +83,12 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     from glowmlir.targets import resolve_target
 
     a = SimpleNamespace(**arguments)
+    if parse_bool("instrument-debug", a.instrument_debug):
+        raise GlowError("-instrument-debug: a bundle writing dump files needs a file system; run the model with "
+                        "glow-run -instrument-debug (it takes the same options) to dump every node's output")
+    if parse_bool("instrument-ir", a.instrument_ir):
+        raise GlowError("-instrument-ir is not supported: bundles make no glow_instrument_before/after callbacks "
+                        "(per-node data: glow-run -instrument-debug; per-layer cost: glow-run -profile)")
     if a.backend != "CPU":
         raise GlowError(f"-backend=\"{a.backend}\": only CPU bundles are supported")
     options = dict(
@@ -140,6 +146,10 @@ def compile_command(
     bundle_api: Annotated[str, typer.Option("--bundle-api", help="static or dynamic")] = "static",
     dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG",
                                                           help="write the optimized graph as DOT")] = None,
+    instrument_debug: Annotated[str, typer.Option(
+        "--instrument-debug", help="refused here: glow-run -instrument-debug dumps every node's output")] = "false",
+    instrument_ir: Annotated[str, typer.Option("--instrument-ir", help="refused: no instrumentation "
+                                               "callbacks")] = "false",
     main_entry_name: Annotated[Optional[str], typer.Option("--main-entry-name",
                                                            help="the inference function's name (default: the "
                                                                 "network name)")] = None,

@@ -19,13 +19,14 @@ share and a bar; `-profile=FILE.svg` (or `.png`) also draws it there.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Annotated, Optional
 
 import numpy as np
 import typer
 
-from glowmlir.cli.common import run_app
+from glowmlir.cli.common import parse_bool, run_app
 from glowmlir.errors import GlowError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -65,6 +66,14 @@ def run_command(
     profile: Annotated[Optional[str], typer.Option("--profile",
                                                    help="per-layer profile: true, or FILE.svg|FILE.png to draw it "
                                                         "too")] = None,
+    instrument_debug: Annotated[str, typer.Option("--instrument-debug",
+                                                  help="dump every node's output of the run")] = "false",
+    instrument_debug_dir: Annotated[str, typer.Option("--instrument-debug-dir",
+                                                      help="where the dumps go (default: debug)")] = "debug",
+    instrument_debug_format: Annotated[str, typer.Option(
+        "--instrument-debug-format", help="console (default), txt, bin, rawtxt, rawbin")] = "console",
+    instrument_debug_only: Annotated[Optional[str], typer.Option(
+        "--instrument-debug-only", help="dump only these nodes (names, comma-separated)")] = None,
     link: Annotated[Optional[list[str]], typer.Option(
         "--link", help="C sources, objects or archives to link (a kernel library: -use-cmsis, -use-hifi4); "
                        "repeatable")] = None,
@@ -73,8 +82,10 @@ def run_command(
     (-load-profile, -use-cmsis, -mcpu, -opt-level, ...)."""
     import dataclasses
 
+    from glowmlir.bundle import StagedFiles
     from glowmlir.cli.compile import parse_compile_options
     from glowmlir.compiler import compile_module, import_network
+    from glowmlir.instrument_debug import check_format, dump_node_outputs
     from glowmlir.layer_profile import parse_profile_option
     from glowmlir.runtime.boards import board as board_spec
     from glowmlir.runtime.boards import run_on_board, target_for
@@ -91,13 +102,22 @@ def run_command(
             raise GlowError(f"-link: file \"{path}\" not found")
     compile_arguments = [*(f"--model={path}" for path in model), *context.args]
     _, options = parse_compile_options(compile_arguments)
+    debug_format = check_format(instrument_debug_format)
+    if parse_bool("instrument-debug", instrument_debug):
+        if debug_format != "console":
+            StagedFiles.check(instrument_debug_dir, "-instrument-debug-dir", directory=True)
+        run_options = dataclasses.replace(options, save_node_outputs=instrument_debug_only or "")
+    elif instrument_debug_only is not None:
+        raise GlowError("-instrument-debug-only needs -instrument-debug")
+    else:
+        run_options = options
     given = {argument.removeprefix("--").split("=")[0] for argument in context.args if argument.startswith("--")}
     if board != "host" and not given & set(TARGET_OPTIONS):  # the board's CPU, the other code options kept
         chosen = options.target
         options = dataclasses.replace(options, target=dataclasses.replace(
             target_for(board), opt_level=chosen.opt_level, size_attribute=chosen.size_attribute,
             relocation=chosen.relocation, code_model=chosen.code_model))
-    bundle = compile_module(import_network(model, options), options)
+    bundle = compile_module(import_network(model, run_options), run_options)
     if any(kind == "library" for _, kind, _ in bundle.library_calls) and not links:
         raise GlowError("the bundle calls a kernel library: give it with -link=<library sources, objects or "
                         "archive> (e.g. the CMSIS-NN sources)")
@@ -125,6 +145,8 @@ def run_command(
     else:
         result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True, link=links)
         outputs, instructions = result.outputs, result.instructions
+    if run_options is not options:
+        outputs = dump_node_outputs(bundle, outputs, instrument_debug_dir, debug_format, sys.stdout)
     np.set_printoptions(precision=6, suppress=True, linewidth=120)
     for name, value in outputs.items():
         flat = value.reshape(-1)
@@ -160,7 +182,7 @@ def print_profile(model: list[str], board: str, inputs: dict[str, np.ndarray], r
 def main(argv: Sequence[str] | None = None) -> None:
     from glowmlir.cli.compile import BOOLEAN_OPTIONS, FLAG_OPTIONS
 
-    run_app(app, "glow-run", argv, ["profile", *BOOLEAN_OPTIONS], FLAG_OPTIONS)
+    run_app(app, "glow-run", argv, ["profile", "instrument-debug", *BOOLEAN_OPTIONS], FLAG_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-fuse-conv-pool": ("transforms.fuse_conv_pool", "FuseConvPool"),
     "glow-fuse-residual-add": ("transforms.fuse_residual_add", "FuseResidualAdd"),
     "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
+    "glow-save-node-outputs": ("transforms.save_node_outputs", "SaveNodeOutputs"),
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
     "glowll-select-cmsis-nn": ("transforms.select_kernels", "SelectCmsisNN"),
     "glowll-select-hifi4": ("transforms.select_kernels", "SelectHifi4"),

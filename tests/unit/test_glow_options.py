@@ -223,3 +223,53 @@ def test_bundle_api_verbose_describes_the_weights(tmp_path):
         assert f"//   Name: \"{name}\"" in verbose and f"//   Offset: {offset} (bytes)" in verbose
         assert f"//   Size: {data.nbytes} (bytes)" in verbose
     assert "//   Type: float<20 x 1 x 5 x 5>" in verbose
+
+
+def onnxruntime_values(names: list[str], image: np.ndarray) -> list[np.ndarray]:
+    import onnx
+    import onnxruntime
+
+    model = onnx.load(LENET_PATH)
+    model.graph.output.extend(onnx.ValueInfoProto(name=name) for name in names if name != "softmax")
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(names, {"data": image})
+
+
+def test_glow_run_instrument_debug_dumps_every_node_output(tmp_path):
+    from glowmlir.datasets import ImageOptions, load_image
+
+    result = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", "-instrument-debug",
+                  "-instrument-debug-format=txt", "-instrument-debug-dir=dumps", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    info = (tmp_path / "dumps" / "instrument-debug.info").read_text().split("\n\n")
+    assert info[0] == "Format: txt"
+    nodes = [(block.splitlines()[0], block.splitlines()[1]) for block in info[1:]]
+    assert nodes == [("Kind: Convolution", "Name: _conv1_Conv"), ("Kind: Convolution", "Name: _conv2_Conv"),
+                     ("Kind: Reshape", "Name: _Flatten"), ("Kind: FullyConnected", "Name: _fc1_Gemm"),
+                     ("Kind: FullyConnected", "Name: _fc2_Gemm"), ("Kind: SoftMax", "Name: _Softmax")]
+    image = load_image(IMAGE, (1, 1, 28, 28), ImageOptions.parse("0to1", "NCHW", "RGB"))
+    expected = onnxruntime_values(["/MaxPool_output_0", "/Relu_output_0", "softmax"], image)
+    for file, reference in zip(("data0000.txt", "data0003.txt", "data0005.txt"), expected):
+        type_line, values = (tmp_path / "dumps" / file).read_text().splitlines()
+        assert type_line == f"float<{' x '.join(map(str, reference.shape))}>"
+        np.testing.assert_allclose(np.array(values.split(", "), np.float32), reference.reshape(-1), atol=1e-4)
+    assert "softmax argmax: 7" in result.stdout and "debug_" not in result.stdout  # the model's own output only
+
+
+def test_glow_run_instrument_debug_raw_and_only(lenet_profile, tmp_path):
+    result = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", f"-load-profile={lenet_profile}",
+                  "-instrument-debug", "-instrument-debug-format=rawbin", "-instrument-debug-only=_conv2_Conv",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    files = sorted(path.name for path in (tmp_path / "debug").iterdir())
+    assert files == ["data0000.bin", "instrument-debug.info"]
+    assert len((tmp_path / "debug" / "data0000.bin").read_bytes()) == 50 * 4 * 4  # int8 levels, nothing else
+    assert "i8[S:" in (tmp_path / "debug" / "instrument-debug.info").read_text()
+    console = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", "-instrument-debug",
+                   "-instrument-debug-only=_fc2_Gemm", cwd=tmp_path)
+    assert console.stdout.startswith("FullyConnected _fc2_Gemm: float<1 x 10>\n[")
+    refused = tool("compile", f"-model={LENET_PATH}", "-emit-bundle=b", "-instrument-debug", cwd=tmp_path)
+    assert refused.returncode == 2 and "glow-run -instrument-debug" in refused.stderr
+    bad = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", "-instrument-debug", "-instrument-debug-format=csv",
+               cwd=tmp_path)
+    assert bad.returncode == 2 and "-instrument-debug-format=\"csv\"" in bad.stderr
