@@ -58,7 +58,9 @@ class Placeholder:
 
 
 def _quantization(element_type) -> tuple[float, int] | None:
-    if isinstance(element_type, UniformQuantizedType):
+    """(scale, offset) of a per-tensor quantized type (per-channel weights are described by their
+    integer type alone, as the header has one scale per line)."""
+    if isinstance(element_type, UniformQuantizedType) and not element_type.per_channel:
         return element_type.scale, element_type.offset
     return None
 
