@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 from glowmlir.errors import GlowError
 from glowmlir.importers import caffe2_schema
 from glowmlir.importers.onnx import ModelInput, check_text_fields, import_onnx_model
+from glowmlir.importers.onnx.glow_names import CAFFE2_GLOW_NAME, CAFFE2_PRODUCER
 
 OPSET = 13
 
@@ -271,13 +272,17 @@ class NetTranslator:
     # --- building
 
     def node(self, op: Op, onnx_type: str, inputs: Sequence[str], output: str | None = None,
-             part: str | None = None, **attributes) -> str:
+             part: str | None = None, glow_part: str | None = None, **attributes) -> str:
         """Adds one ONNX node for `op` and returns its output. The node computing the op's
         result carries the op's name; a helper node (`part` given) that name plus `/part`,
-        and writes a fresh tensor unless `output` is given."""
+        and writes a fresh tensor unless `output` is given. The doc_string gives the name of
+        Glow's node for it: the op's name, plus `.<glow_part>` for the helper nodes Glow's
+        Caffe2 loader makes too (`ip1.reshape2D`)."""
         name = op.name if part is None else f"{op.name}/{part}"
         output = output or self.fresh(name)
-        node = helper.make_node(onnx_type, list(inputs), [output], name=name, **attributes)
+        glow_name = op.name if part is None else f"{op.name}.{glow_part or part}"
+        node = helper.make_node(onnx_type, list(inputs), [output], name=name, doc_string=CAFFE2_GLOW_NAME + glow_name,
+                                **attributes)
         self._infer(op, node)
         self.nodes.append(node)
         return output
@@ -358,7 +363,7 @@ class NetTranslator:
         initializers = [numpy_helper.from_array(array, name) for name, array in self.initializers.items()]
         graph = helper.make_graph(self.nodes, network, self.graph_inputs, outputs, initializers)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8,
-                                 producer_name="glowmlir-caffe2")
+                                 producer_name=CAFFE2_PRODUCER)
 
 
 def _all_blob_names(net) -> set[str]:
@@ -515,7 +520,8 @@ def _fully_connected(net: NetTranslator, op: Op) -> None:
     x, w, bias = net.input(op, 0), net.input(op, 1), net.input(op, 2)
     x_shape, w_shape = net.shape(op, x), net.shape(op, w)
     axis, axis_w = op.int("axis", 1) % len(x_shape), op.int("axis_w", 1) % len(w_shape)
-    flat_x = x if (len(x_shape), axis) == (2, 1) else net.node(op, "Flatten", [x], part="flatten", axis=axis)
+    flat_x = x if (len(x_shape), axis) == (2, 1) else \
+        net.node(op, "Flatten", [x], part="flatten", glow_part="reshape2D", axis=axis)
     flat_w = w if (len(w_shape), axis_w) == (2, 1) else \
         net.node(op, "Flatten", [w], part="flatten_weights", axis=axis_w)
     transposed = op.type == "FCTransposed"
@@ -633,9 +639,10 @@ def _softmax(net: NetTranslator, op: Op) -> None:
     if axis == len(shape) - 1:
         net.node(op, "Softmax", [x], net.output(op, 0), axis=-1)
         return
-    flat = net.node(op, "Flatten", [x], part="flatten", axis=axis)
+    flat = net.node(op, "Flatten", [x], part="flatten", glow_part="reshapeInput", axis=axis)
     probabilities = net.node(op, "Softmax", [flat], net.fresh(f"{op.name}/softmax"), axis=-1)
-    net.node(op, "Reshape", [probabilities, net.int64s(op, "shape", shape)], net.output(op, 0), part="reshape")
+    net.node(op, "Reshape", [probabilities, net.int64s(op, "shape", shape)], net.output(op, 0), part="reshape",
+             glow_part="reshapeOutput")
 
 
 # --- shapes

@@ -42,9 +42,10 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
 from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
-from glowmlir.quantization.profile import Profile, read_profile
+from glowmlir.quantization.profile import NodeProfile, Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
 
@@ -58,6 +59,20 @@ def value_key(value: SSAValue) -> str | None:
         return f"{op.name_.data}:0"
     name = op.attributes.get(glow.NODE_NAME) if isinstance(op, Operation) else None
     return f"{name.data}:0" if name is not None else None
+
+
+def profile_entry(value: SSAValue, profile: Profile) -> NodeProfile | None:
+    """The entry a profile has for a value: under its key (`value_key`) in a profile
+    glow-profile wrote; first under Glow's name for it (`PROFILE_NAME`, see
+    quantization/glow_names.py), then its key, in a profile Glow (or anyone else) wrote."""
+    key = value_key(value)
+    if key is None:
+        return None
+    glow_name = value.owner.attributes.get(PROFILE_NAME) if isinstance(value.owner, Operation) else None
+    for candidate in profile_keys(key[:-2], glow_name.data if glow_name else None, profile.tools_version):
+        if candidate in profile.entries:
+            return profile.entries[candidate]
+    return None
 
 
 def graph_hash(module: ModuleOp) -> int:
@@ -94,7 +109,8 @@ class QuantizationOptions:
     keep_original_precision_for_nodes: tuple[str, ...] = ()
     assert_all_nodes_quantized: bool = False
     convert_placeholders: bool = False
-    symmetric_weights: bool = False  # set by -use-cmsis / -use-hifi4: the libraries need them
+    symmetric_weights: bool = False  # set by -use-cmsis / -use-hifi4: the libraries need them, and an Int32
+    # bias (an Int8 one is widened to Int32 exactly, `_widened_bias`)
 
     def passes(self) -> list[ModulePass]:
         """glow-quantize, glow-optimize-quantization and, if asked, glow-convert-placeholders."""
@@ -131,8 +147,7 @@ class _FunctionQuantizer:
 
     def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
         """The quantized type of a float value from its profile entry (None: not profiled)."""
-        key = value_key(value)
-        entry = self.profile.entries.get(key) if key else None
+        entry = profile_entry(value, self.profile)
         if entry is None:
             return None
         return self.element(choose_params(entry.min, entry.max, self.config.schema, self.config.precision,
@@ -325,8 +340,30 @@ def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.Fully
     op.operands[0] = q.as_type(op.input, element, op)
     op.operands[1] = _quantized_constant(weights_value, weight_type, op)
     op.operands[2] = _quantized_constant(op.bias, bias_type, op)
+    if q.config.symmetric_weights and bias_type.bitwidth == 8:
+        op.operands[2] = _widened_bias(op.bias, element.scale, weight_type, op)
     q.set_result(op, result)
     return True
+
+
+def _widened_bias(bias: SSAValue, input_scale: float, weights: UniformQuantizedType, user: Operation) -> SSAValue:
+    """An Int8 bias as the Int32 bias a kernel library adds to its accumulators: the same
+    values (the int8 levels, dequantized) in units of input scale x weight scale, offset 0.
+
+    Exact when the int8 scale is an integer multiple of that product and its offset is 0:
+    always with Glow's Int8 bias rule under symmetric_with_power2_scale (both are powers of
+    two and the bias scale is at least the product) and whenever the rule picked the product.
+    Otherwise each level is rounded to the nearest, an error of at most half an accumulator
+    unit (input scale x weight scale / 2), below what the requantized output can show."""
+    source = bias.owner
+    levels = array_from_dense(source.value).astype(np.int64)
+    int8_type = bias.type.element_type
+    product = float(bias_scales(UniformQuantizedType(STORAGE_TYPES["Int8"], input_scale, 0), weights)[0])
+    ratio = np.float64(int8_type.scale) / np.float64(product)
+    widened = np.rint((levels - int8_type.offset) * ratio).astype(np.int32)
+    op = typed_constant(source.name_.data, widened, UniformQuantizedType(STORAGE_TYPES["Int32"], product, 0))
+    Rewriter.insert_op(op, InsertPoint.before(user))
+    return op.result
 
 
 _CONVERTERS: dict[type, Callable] = {
@@ -338,15 +375,21 @@ _CONVERTERS: dict[type, Callable] = {
 
 
 def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None:
-    """A profile made by glowmlir must be for this graph; any profile must name its values."""
-    if profile.tools_version.startswith("glowmlir") and profile.graph_hash != graph_hash(module):
+    """A profile made by glowmlir must be for this graph; any profile must name its values.
+    The hash of a profile Glow wrote is of Glow's graph and cannot be compared (Glow's own
+    loader refuses a mismatch): its entries are matched by name alone."""
+    if written_by_glowmlir(profile.tools_version) and profile.graph_hash != graph_hash(module):
         raise GlowError(f"-load-profile: \"{path}\" was made for another graph (graph hash mismatch; "
                         f"profile again with the same model and options)")
     for op in module.walk():
         if isinstance(op, glow.PlaceholderOp) or (type(op) in glow.glow_kinds() and glow.NODE_NAME in op.attributes):
-            key = value_key(op.results[0])
-            if key not in profile.entries and op.results[0].type.element_type == f32:
-                raise GlowError(f"-load-profile: \"{path}\" has no entry \"{key}\": it was made for another model")
+            value = op.results[0]
+            if value.type.element_type == f32 and profile_entry(value, profile) is None:
+                glow_name = op.attributes.get(PROFILE_NAME)
+                also = f" (or Glow's \"{glow_name.data}:0\")" if glow_name and \
+                    not written_by_glowmlir(profile.tools_version) else ""
+                raise GlowError(f"-load-profile: \"{path}\" has no entry \"{value_key(value)}\"{also}: "
+                                f"it was made for another model")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError
+from glowmlir.importers.onnx.glow_names import GlowLoaderNames
 from glowmlir.importers.onnx.loader import (
     apply_input_settings,
     check_model_features,
@@ -29,6 +30,7 @@ from glowmlir.importers.onnx.loader import (
 )
 from glowmlir.importers.onnx.options import ELEMENT_TYPES, ModelInput
 from glowmlir.names import UniqueNames, legalize_name
+from glowmlir.quantization.glow_names import PROFILE_NAME
 
 ANY_ELEMENT_TYPE = frozenset({
     "Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Split",
@@ -92,6 +94,8 @@ class OnnxImporter:
         self.block = Block()
         self.values: dict[str, Value] = {}
         self.names = UniqueNames()
+        self.glow_names = GlowLoaderNames(model)
+        self.named: list[tuple[Operation, int]] = []  # (op, node index) for Glow's names
         self.constants: dict[str, SSAValue] = {}
         self.node: onnx.NodeProto | None = None
         self.place = "graph outputs"  # what errors name when no node is being imported
@@ -166,10 +170,12 @@ class OnnxImporter:
             else:
                 value = self.typed_input(placeholders[graph_input.name], shape, spec)
                 self.values[graph_input.name] = self.converted(value, compute_element(element))
-        for node in graph.node:
+        for index, node in enumerate(graph.node):
             self.node = node
-            self.import_node(node)
+            self.glow_names.load(index, node, self.rank)
+            self.import_node(node, index)
         self.node, self.place = None, "graph outputs"
+        self.record_glow_names()
         for graph_output in graph.output:
             source = self.tensor(graph_output.name)
             if source.type.element_type == f32:  # a float16 or double output is computed in float32
@@ -178,7 +184,7 @@ class OnnxImporter:
             self.add(glow.SaveOp(source, placeholders[graph_output.name]))
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
-    def import_node(self, node: onnx.NodeProto) -> None:
+    def import_node(self, node: onnx.NodeProto, index: int) -> None:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         attrs = {k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in attrs.items()}
         if node.domain not in ("", "ai.onnx"):
@@ -199,7 +205,7 @@ class OnnxImporter:
         for name, value in zip(node.output, outputs):
             if name:
                 self.values[name] = value
-        self.name_results(node, outputs)
+        self.name_results(node, outputs, index)
 
     def typed_input(self, name: str, shape: Sequence[int], spec: ModelInput) -> SSAValue:
         """The placeholder of a `-model-input` with an element type other than `float`, as the
@@ -237,14 +243,31 @@ class OnnxImporter:
             raise self.error(f"element type {dtype} of \"{node.input[0]}\" is not supported by {node.op_type} "
                              f"(float only)")
 
-    def name_results(self, node: onnx.NodeProto, outputs: list[Value]) -> None:
+    def name_results(self, node: onnx.NodeProto, outputs: list[Value], index: int) -> None:
         """Gives the op computing each output Glow's node name (the ONNX node's name, else its
         first output's), unique among all names: profiles key values as `<name>:0`."""
-        for value in outputs:
+        for position, value in enumerate(outputs):
             op = value.owner if isinstance(value, SSAValue) else None
             if isinstance(op, Operation) and not isinstance(op, glow.PlaceholderOp | glow.ConstantOp) \
                     and glow.NODE_NAME not in op.attributes:
                 op.attributes[glow.NODE_NAME] = StringAttr(self.names(node.name or node.output[0]))
+                if position == 0:
+                    self.named.append((op, index))
+
+    def record_glow_names(self) -> None:
+        """Gives each named op whose Glow node name differs from its own that name as
+        `PROFILE_NAME` (the key of its entry in a profile Glow wrote)."""
+        glow_names = self.glow_names.finish()
+        for op, index in self.named:
+            if glow_names[index] != op.attributes[glow.NODE_NAME].data:
+                op.attributes[PROFILE_NAME] = StringAttr(glow_names[index])
+
+    def rank(self, onnx_name: str) -> int | None:
+        """The rank of an ONNX tensor imported so far (None if unknown)."""
+        value = self.values.get(onnx_name)
+        if isinstance(value, np.ndarray):
+            return value.ndim
+        return len(value.type.get_shape()) if isinstance(value, SSAValue) else None
 
     def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
         """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
