@@ -102,6 +102,12 @@ def run_command(
             raise GlowError(f"-link: file \"{path}\" not found")
     compile_arguments = [*(f"--model={path}" for path in model), *context.args]
     _, options = parse_compile_options(compile_arguments)
+    given = {argument.removeprefix("--").split("=")[0] for argument in context.args if argument.startswith("--")}
+    if board != "host" and not given & set(TARGET_OPTIONS):  # the board's CPU, the other code options kept
+        chosen = options.target
+        options = dataclasses.replace(options, target=dataclasses.replace(
+            target_for(board), opt_level=chosen.opt_level, size_attribute=chosen.size_attribute,
+            relocation=chosen.relocation, code_model=chosen.code_model))
     debug_format = check_format(instrument_debug_format)
     if parse_bool("instrument-debug", instrument_debug):
         if debug_format != "console":
@@ -111,12 +117,6 @@ def run_command(
         raise GlowError("-instrument-debug-only needs -instrument-debug")
     else:
         run_options = options
-    given = {argument.removeprefix("--").split("=")[0] for argument in context.args if argument.startswith("--")}
-    if board != "host" and not given & set(TARGET_OPTIONS):  # the board's CPU, the other code options kept
-        chosen = options.target
-        options = dataclasses.replace(options, target=dataclasses.replace(
-            target_for(board), opt_level=chosen.opt_level, size_attribute=chosen.size_attribute,
-            relocation=chosen.relocation, code_model=chosen.code_model))
     bundle = compile_module(import_network(model, run_options), run_options)
     if any(kind == "library" for _, kind, _ in bundle.library_calls) and not links:
         raise GlowError("the bundle calls a kernel library: give it with -link=<library sources, objects or "
