@@ -52,6 +52,7 @@ class CompileOptions:
     reuse_activations: bool = True
     memory_fusion: bool = True
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
+    keep_assembly: bool = False  # the target's assembly in Bundle.ir["assembly"] (-dump-llvm-asm, -llvm-save-asm)
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     tflite_float_inputs: bool = False
@@ -84,7 +85,7 @@ class CompileOptions:
         if self.bundle_api not in ("static", "dynamic"):
             raise GlowError(f"bundle_api={self.bundle_api!r} (-bundle-api): expected static or dynamic")
         self.target = _target(self.target)
-        for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "tflite_float_inputs",
+        for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "keep_assembly", "tflite_float_inputs",
                      "tflite_float_outputs", "bundle_api_verbose"):
             _expect(flag, getattr(self, flag), bool, "True or False")
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
@@ -273,9 +274,10 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         object_code, ir_log["llvm-ir"] = b"", llvm_ir
     else:
         bitcode = None
-        object_code, llvm_ir = compile_to_object(module, options.target, extend, options.keep_llvm_ir)
-        if llvm_ir is not None:
-            ir_log["llvm-ir"] = llvm_ir
+        keep = [text for text, wanted in (("llvm-ir", options.keep_llvm_ir), ("assembly", options.keep_assembly))
+                if wanted]
+        object_code, texts = compile_to_object(module, options.target, extend, keep)
+        ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
                   options.target, options.bundle_api_verbose)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import time
 import warnings
 from collections.abc import Sequence
@@ -53,7 +54,8 @@ BOOLEAN_OPTIONS = (*QUANTIZATION_FLAGS, "use-cmsis", "use-hifi4", "tflite-float-
                    "instrument-debug", "instrument-ir", *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
-FLAG_OPTIONS = ("bundle-api-verbose", "dump-graph", "dump-ir", "dump-llvm-ir", "print-pipeline", "require-fit")
+FLAG_OPTIONS = ("bundle-api-verbose", "dump-graph", "dump-ir", "dump-llvm-ir", "dump-llvm-asm", "llvm-save-asm",
+                "print-pipeline", "require-fit")
 """On/off options, also taken as `=true|false`."""
 
 
@@ -100,6 +102,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         **model_input_options(a.model_input, a.onnx_define_symbol),
         bundle_api=a.bundle_api,
         keep_llvm_ir=a.dump_llvm_ir,
+        keep_assembly=a.dump_llvm_asm or a.llvm_save_asm,
         reuse_activations=parse_bool("reuse-activation-memory-allocations", a.reuse_activation_memory_allocations),
         memory_fusion=parse_bool("memory-fusion", a.memory_fusion),
         tflite_float_inputs=parse_bool("tflite-float-inputs", a.tflite_float_inputs),
@@ -158,6 +161,9 @@ def compile_command(
     dump_graph: Annotated[bool, typer.Option("--dump-graph", help="print the optimized graph (glow IR)")] = False,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
+    dump_llvm_asm: Annotated[bool, typer.Option("--dump-llvm-asm", help="print the target's assembly")] = False,
+    llvm_save_asm: Annotated[bool, typer.Option("--llvm-save-asm",
+                                                help="write <name>.s beside the bundle's object")] = False,
     dump_ir_after: Annotated[Optional[str], typer.Option(
         "--dump-ir-after", help="print the IR after these passes on stderr (all, or names such as "
                                 "glow-fuse-activations,glowll-allocate-memory)")] = None,
@@ -249,6 +255,8 @@ def compile_command(
         raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
     outputs = StagedFiles()  # every file of this command, or none
     bundle.stage(outputs, emit_bundle, option="-emit-bundle")
+    if llvm_save_asm:  # as Glow: the assembly beside the object
+        outputs.add(os.path.join(emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(), "-llvm-save-asm")
     if dump_graph_dag is not None:
         outputs.add(dump_graph_dag, bundle.graph_dot.encode(), "-dump-graph-DAG")
     if memory_report is not None:
@@ -260,6 +268,8 @@ def compile_command(
         print(bundle.ir["glowll"])
     if dump_llvm_ir:
         print(bundle.ir["llvm-ir"])
+    if dump_llvm_asm:
+        print(bundle.ir["assembly"])
     print_summary(report, written, console)
     if bundle.library_calls:
         console.print(library_table(bundle.library_calls))

@@ -8,7 +8,7 @@ on) and emits an ELF object for the target machine.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -115,15 +115,21 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: i
 
 
 def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[[ir.Module], None] | None = None,
-                      keep_ir: bool = False) -> tuple[bytes, str | None]:
-    """Object code for the module's functions, and the optimized LLVM IR text if `keep_ir`."""
+                      keep: Sequence[str] = ()) -> tuple[bytes, dict[str, str]]:
+    """Object code for the module's functions, and the texts named in `keep`: "llvm-ir" (the
+    optimized LLVM IR) and "assembly" (the target's assembly, `-dump-llvm-asm`)."""
     machine = target.machine()
     with stage("LLVM translation"):
         ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
     with stage("LLVM optimisation"):
         optimize(ir_module, machine, target.opt_level)
+    texts = {}
+    if "llvm-ir" in keep:
+        texts["llvm-ir"] = str(ir_module)
+    if "assembly" in keep:
+        texts["assembly"] = machine.emit_assembly(ir_module)
     with stage("object emission"):
-        return machine.emit_object(ir_module), str(ir_module) if keep_ir else None
+        return machine.emit_object(ir_module), texts
 
 
 XTENSA_DATA_LAYOUT = "e-m:e-p:32:32-i8:8:32-i16:16:32-i64:64-n32"

@@ -273,3 +273,15 @@ def test_glow_run_instrument_debug_raw_and_only(lenet_profile, tmp_path):
     bad = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", "-instrument-debug", "-instrument-debug-format=csv",
                cwd=tmp_path)
     assert bad.returncode == 2 and "-instrument-debug-format=\"csv\"" in bad.stderr
+
+
+def test_llvm_save_asm_and_dump_llvm_asm(tmp_path):
+    result = compile_lenet(tmp_path, "-mcpu=cortex-m7", "-llvm-save-asm", "-dump-llvm-asm=true")
+    assert result.returncode == 0, result.stderr
+    assembly = (tmp_path / "bundle" / "lenet_mnist.s").read_text()
+    assert ".globl\tlenet_mnist" in assembly and "vfma.f32" in assembly  # the M7's fused multiply-add
+    assert assembly.strip() in result.stdout
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert compile_lenet(plain).returncode == 0
+    assert not (plain / "bundle" / "lenet_mnist.s").exists()
