@@ -419,6 +419,7 @@ class StagedFiles:
                 _make_directories(os.path.dirname(key), created)
                 descriptor, temporary = tempfile.mkstemp(prefix=".glowmlir-", dir=os.path.dirname(key))
                 staged[key] = temporary
+                os.fchmod(descriptor, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
                 with open(descriptor, "wb") as file:
                     file.write(contents)
             for key in special:
@@ -439,6 +440,12 @@ class StagedFiles:
                 _remove_quietly(directory, directory=True)
             raise GlowError(f"{current}: {error.strerror or error}") from None
         return [path for path, _, _ in self.files.values()]
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _make_directories(directory: str, created: list[str]) -> None:

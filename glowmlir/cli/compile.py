@@ -147,8 +147,10 @@ def compile_command(
     onnx_define_symbol: Annotated[Optional[list[str]], typer.Option("--onnx-define-symbol",
                                                                     help="symbol,value; repeatable")] = None,
     bundle_api: Annotated[str, typer.Option("--bundle-api", help="static or dynamic")] = "static",
-    dump_graph_dag: Annotated[Optional[str], typer.Option("--dump-graph-DAG",
-                                                          help="write the optimized graph as DOT")] = None,
+    dump_graph_dag: Annotated[Optional[str], typer.Option(
+        "--dump-graph-DAG", help="write the optimized graph: DOT, or a picture for FILE.svg/.png (Graphviz)")] = None,
+    dump_graph_dag_before_compile: Annotated[Optional[str], typer.Option(
+        "--dump-graph-DAG-before-compile", help="the same for the graph as imported, before any pass")] = None,
     instrument_debug: Annotated[str, typer.Option(
         "--instrument-debug", help="refused here: glow-run -instrument-debug dumps every node's output")] = "false",
     instrument_ir: Annotated[str, typer.Option("--instrument-ir", help="refused: no instrumentation "
@@ -220,6 +222,7 @@ def compile_command(
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler
+    from glowmlir.graph_dot import check_graphviz, graph_dot, render_graph
     from glowmlir.instrumentation import instrumented
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
@@ -239,14 +242,18 @@ def compile_command(
     ir_printer = ir_dumper(dump_ir_after, pipeline) if dump_ir_after is not None else None
     if emit_bundle is None:
         raise GlowError("Missing option '-emit-bundle' (the bundle's output directory)")
-    file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag}
+    file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag,
+                    "-dump-graph-DAG-before-compile": dump_graph_dag_before_compile}
     StagedFiles.check(emit_bundle, "-emit-bundle", directory=True)  # before the work, not after it
     for option, path in file_options.items():
         if path is not None:
             StagedFiles.check(path, option)
+            if option.startswith("-dump-graph-DAG"):
+                check_graphviz(path, option)
     with observed("glow-compile", time_passes, verbose), instrumented(ir_printer):
         start = time.perf_counter()
         module = compiler.import_network(model, compile_options)
+        imported_graph = graph_dot(module) if dump_graph_dag_before_compile is not None else None
         bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start})
     report = make_report(bundle, board, ram, flash)
     console = Console()
@@ -257,8 +264,10 @@ def compile_command(
     bundle.stage(outputs, emit_bundle, option="-emit-bundle")
     if llvm_save_asm:  # as Glow: the assembly beside the object
         outputs.add(os.path.join(emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(), "-llvm-save-asm")
-    if dump_graph_dag is not None:
-        outputs.add(dump_graph_dag, bundle.graph_dot.encode(), "-dump-graph-DAG")
+    for option, path, dot in (("-dump-graph-DAG", dump_graph_dag, bundle.graph_dot),
+                              ("-dump-graph-DAG-before-compile", dump_graph_dag_before_compile, imported_graph)):
+        if path is not None:
+            outputs.add(path, render_graph(dot, path, option), option)
     if memory_report is not None:
         outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
     written = outputs.commit()

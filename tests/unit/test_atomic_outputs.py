@@ -7,6 +7,7 @@ are staged and moved into place only when every one of them is written.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 
@@ -119,3 +120,12 @@ def test_device_outputs_are_written_into_not_replaced(tmp_path):
     assert entries(tmp_path) == ["bundle"]
     for device in ("/dev/null", "/dev/full"):
         assert stat.S_ISCHR(os.stat(device).st_mode)
+
+
+def test_written_files_have_the_permissions_open_gives(tmp_path):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    result = glow_compile("-emit-bundle=bundle", "-memory-report=report.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    for path in [*(tmp_path / "bundle").iterdir(), tmp_path / "report.json"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
