@@ -33,6 +33,7 @@ from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
 from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
+from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
@@ -167,6 +168,7 @@ class Bundle:
     bitcode: bytes | None = None  # instead of object code, for a target without a back end here (Xtensa)
     target: Target = HOST
     verbose_header: bool = False  # -bundle-api-verbose: the header describes the weights too
+    memory_plan: MemoryPlan | None = None  # where each activation buffer lives, when (-memory-plan draws it)
 
     @property
     def name(self) -> str:
@@ -261,6 +263,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     run_stage("glowll")
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
+    memory_plan = MemoryPlan.of(function)
     if options.main_entry_name is not None and options.main_entry_name != layout.name:
         layout = dataclasses.replace(layout, entry=options.main_entry_name)
         function.sym_name = StringAttr(options.main_entry_name)  # the entry point's symbol, as in Glow
@@ -280,7 +283,7 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
-                  options.target, options.bundle_api_verbose)
+                  options.target, options.bundle_api_verbose, memory_plan)
 
 
 def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:

@@ -175,6 +175,8 @@ def compile_command(
         "--reuse-activation-memory-allocations", help="true (default) or false")] = "true",
     memory_report: Annotated[Optional[str], typer.Option("--memory-report",
                                                          help="write the memory report as JSON")] = None,
+    memory_plan: Annotated[Optional[str], typer.Option(
+        "--memory-plan", help="draw the activations memory plan: FILE.svg, .png or .html")] = None,
     board: Annotated[Optional[str], typer.Option("--board",
                                                  help="imxrt1060, imxrt685, mps2-an385/an386/an500/an505")] = None,
     ram_size: Annotated[Optional[str], typer.Option("--ram-size", help="RAM of the target, e.g. 512K")] = None,
@@ -224,6 +226,7 @@ def compile_command(
     from glowmlir import compiler
     from glowmlir.graph_dot import check_graphviz, graph_dot, render_graph
     from glowmlir.instrumentation import instrumented
+    from glowmlir.memory_plan import check_picture_path
     from glowmlir.memory_report import board_preset, parse_size, report_table
     from glowmlir.memory_report import memory_report as make_report
     from glowmlir.pipeline import ir_dumper
@@ -243,13 +246,15 @@ def compile_command(
     if emit_bundle is None:
         raise GlowError("Missing option '-emit-bundle' (the bundle's output directory)")
     file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag,
-                    "-dump-graph-DAG-before-compile": dump_graph_dag_before_compile}
+                    "-dump-graph-DAG-before-compile": dump_graph_dag_before_compile, "-memory-plan": memory_plan}
     StagedFiles.check(emit_bundle, "-emit-bundle", directory=True)  # before the work, not after it
     for option, path in file_options.items():
         if path is not None:
             StagedFiles.check(path, option)
             if option.startswith("-dump-graph-DAG"):
                 check_graphviz(path, option)
+            if option == "-memory-plan":
+                check_picture_path(path)
     with observed("glow-compile", time_passes, verbose), instrumented(ir_printer):
         start = time.perf_counter()
         module = compiler.import_network(model, compile_options)
@@ -268,6 +273,8 @@ def compile_command(
                               ("-dump-graph-DAG-before-compile", dump_graph_dag_before_compile, imported_graph)):
         if path is not None:
             outputs.add(path, render_graph(dot, path, option), option)
+    if memory_plan is not None:
+        outputs.add(memory_plan, bundle.memory_plan.picture(check_picture_path(memory_plan)), "-memory-plan")
     if memory_report is not None:
         outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
     written = outputs.commit()
