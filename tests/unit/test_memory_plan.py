@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 import glowmlir
 from glowmlir.memory_plan import MemoryPlan, svg_rectangles
 from tests.support.models import LENET
+from tests.unit.test_kernel_libraries import lenet_profile  # noqa: F401 - a fixture
 
 LENET_PATH = os.path.abspath(LENET)
 
@@ -107,3 +108,15 @@ def test_a_bad_extension_is_refused_before_compiling(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == 'glow-compile: error: -memory-plan="plan.jpg": expected a .svg, .png or .html file'
     assert not (tmp_path / "b").exists()
+
+
+def test_library_scratch_is_shown(lenet_profile):  # noqa: F811 - the fixture imported above
+    from glowmlir.transforms.quantize import QuantizationOptions
+
+    bundle = glowmlir.compile(LENET_PATH, quantization=QuantizationOptions(lenet_profile), kernel_library="cmsis-nn",
+                              memory_fusion=False)
+    scratch = [b for b in bundle.memory_plan.buffers if b.role == "library scratch"]
+    assert scratch and max(b.size for b in scratch) == bundle.layout.library_scratch
+    assert all(b.first == b.last for b in scratch)  # live for its one call
+    boxes = pixel_boxes(bundle.memory_plan.picture(".svg").decode(), bundle.memory_plan)
+    assert_no_overlap_where_live_together(boxes)
