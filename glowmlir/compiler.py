@@ -32,7 +32,14 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
-from glowmlir.lowering.llvm_to_object import HOST, Target, compile_to_llvm_ir, compile_to_object
+from glowmlir.lowering.llvm_to_object import (
+    HOST,
+    ExternalCompiler,
+    Target,
+    compile_to_llvm_ir,
+    compile_to_object,
+    compile_with,
+)
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.transforms.quantize import QuantizationOptions
@@ -53,6 +60,7 @@ class CompileOptions:
     reuse_activations: bool = True
     memory_fusion: bool = True
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
+    external_compiler: ExternalCompiler | None = None  # -llvm-compiler: it makes the object from our bitcode
     keep_assembly: bool = False  # the target's assembly in Bundle.ir["assembly"] (-dump-llvm-asm, -llvm-save-asm)
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
@@ -72,6 +80,10 @@ class CompileOptions:
             raise GlowError("network_name (-network-name) must not be empty")
         _expect("main_entry_name", self.main_entry_name, str, "a string", optional=True)
         _expect("save_node_outputs", self.save_node_outputs, str, "node names, comma-separated", optional=True)
+        _expect("external_compiler", self.external_compiler, ExternalCompiler, "an ExternalCompiler", optional=True)
+        if self.external_compiler is not None and (self.keep_llvm_ir or self.keep_assembly):
+            raise GlowError("-dump-llvm-ir, -dump-llvm-asm and -llvm-save-asm come from our back end: not with "
+                            "-llvm-compiler (ask the external compiler for them, e.g. -llvm-compiler-opt=-S)")
         if self.main_entry_name is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.main_entry_name):
             raise GlowError(f"main_entry_name (-main-entry-name)=\"{self.main_entry_name}\": expected a C identifier")
         if isinstance(self.model_inputs, str | bytes) or not isinstance(self.model_inputs, Sequence):
@@ -277,10 +289,13 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         object_code, ir_log["llvm-ir"] = b"", llvm_ir
     else:
         bitcode = None
-        keep = [text for text, wanted in (("llvm-ir", options.keep_llvm_ir), ("assembly", options.keep_assembly))
-                if wanted]
-        object_code, texts = compile_to_object(module, options.target, extend, keep)
-        ir_log.update(texts)
+        if options.external_compiler is not None:
+            object_code = compile_with(options.external_compiler, module, options.target, layout.name, extend)
+        else:
+            keep = [text for text, wanted in (("llvm-ir", options.keep_llvm_ir),
+                                              ("assembly", options.keep_assembly)) if wanted]
+            object_code, texts = compile_to_object(module, options.target, extend, keep)
+            ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
                   options.target, options.bundle_api_verbose, memory_plan)

@@ -82,9 +82,12 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     """The `CompileOptions` of `glow-compile`'s arguments (its parameters by name), every value
     checked; `glow-run` builds its bundles from the same arguments."""
     from glowmlir import compiler  # noqa: F811 - imported late: the CLI starts fast
+    from glowmlir.lowering.llvm_to_object import ExternalCompiler
     from glowmlir.targets import resolve_target
 
     a = SimpleNamespace(**arguments)
+    if a.llvm_compiler is None and (a.llvm_compiler_opt or a.llvm_opt):
+        raise GlowError("-llvm-compiler-opt and -llvm-opt need -llvm-compiler")
     if parse_bool("instrument-debug", a.instrument_debug):
         raise GlowError("-instrument-debug: a bundle writing dump files needs a file system; run the model with "
                         "glow-run -instrument-debug (it takes the same options) to dump every node's output")
@@ -103,6 +106,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         bundle_api=a.bundle_api,
         keep_llvm_ir=a.dump_llvm_ir,
         keep_assembly=a.dump_llvm_asm or a.llvm_save_asm,
+        external_compiler=(ExternalCompiler(a.llvm_compiler, tuple(a.llvm_compiler_opt or ()), a.llvm_opt)
+                           if a.llvm_compiler is not None else None),
         reuse_activations=parse_bool("reuse-activation-memory-allocations", a.reuse_activation_memory_allocations),
         memory_fusion=parse_bool("memory-fusion", a.memory_fusion),
         tflite_float_inputs=parse_bool("tflite-float-inputs", a.tflite_float_inputs),
@@ -163,6 +168,13 @@ def compile_command(
     dump_graph: Annotated[bool, typer.Option("--dump-graph", help="print the optimized graph (glow IR)")] = False,
     dump_ir: Annotated[bool, typer.Option("--dump-ir", help="print the allocated low-level IR")] = False,
     dump_llvm_ir: Annotated[bool, typer.Option("--dump-llvm-ir", help="print the optimized LLVM IR")] = False,
+    llvm_compiler: Annotated[Optional[str], typer.Option(
+        "--llvm-compiler", help="an external LLVM compiler (llc, clang, xt-clang) making the object from our "
+                                "optimized bitcode")] = None,
+    llvm_compiler_opt: Annotated[Optional[list[str]], typer.Option(
+        "--llvm-compiler-opt", help="options for -llvm-compiler; repeatable")] = None,
+    llvm_opt: Annotated[Optional[str], typer.Option("--llvm-opt", help="an external opt run between two "
+                                                    "-llvm-compiler runs, as in Glow")] = None,
     dump_llvm_asm: Annotated[bool, typer.Option("--dump-llvm-asm", help="print the target's assembly")] = False,
     llvm_save_asm: Annotated[bool, typer.Option("--llvm-save-asm",
                                                 help="write <name>.s beside the bundle's object")] = False,

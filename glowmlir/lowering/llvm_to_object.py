@@ -7,6 +7,7 @@ on) and emits an ELF object for the target machine.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -156,3 +157,61 @@ def compile_to_llvm_ir(module: ModuleOp, target: Target, extend: Callable[[ir.Mo
     ir_module.data_layout = XTENSA_DATA_LAYOUT
     text = str(ir_module)
     return text, llvm.parse_assembly(text).as_bitcode()
+
+
+@dataclass(frozen=True)
+class ExternalCompiler:
+    """Glow's `-llvm-compiler` (e.g. `llc`, `clang`, `xt-clang`), its `-llvm-compiler-opt`
+    options and `-llvm-opt`: the optimized bitcode is handed to them as Glow does —
+    `<compiler> <options> <name>.bc -o <name>.o`, or, with an `opt`, `<compiler> <options>
+    <name>.bc -emit-llvm -o <name>.beforeopt.bc`, `<opt> <name>.beforeopt.bc -O3 -o <name>.opt.bc`,
+    `<compiler> <options> <name>.opt.bc -o <name>.o`."""
+
+    compiler: str
+    options: tuple[str, ...] = ()
+    opt: str | None = None
+
+    def compile(self, bitcode: bytes, name: str) -> bytes:
+        import shlex
+        import shutil
+        import subprocess
+        import tempfile
+
+        for option, tool in (("-llvm-compiler", self.compiler), ("-llvm-opt", self.opt)):
+            if tool is not None and shutil.which(tool) is None:
+                raise GlowError(f"{option}=\"{tool}\": no such program")
+        options = [word for option in self.options for word in shlex.split(option)]
+        with tempfile.TemporaryDirectory(prefix="glowmlir-llvm-") as directory:
+            def path(suffix: str) -> str:
+                return os.path.join(directory, f"{name}{suffix}")
+
+            with open(path(".bc"), "wb") as f:
+                f.write(bitcode)
+            if self.opt is None:
+                commands = [[self.compiler, *options, path(".bc"), "-o", path(".o")]]
+            else:
+                commands = [[self.compiler, *options, path(".bc"), "-emit-llvm", "-o", path(".beforeopt.bc")],
+                            [self.opt, path(".beforeopt.bc"), "-O3", "-o", path(".opt.bc")],
+                            [self.compiler, *options, path(".opt.bc"), "-o", path(".o")]]
+            for command in commands:
+                result = subprocess.run(command, capture_output=True, text=True)
+                if result.returncode:
+                    lines = [line for line in result.stderr.splitlines() if line.strip()]
+                    raise GlowError(f"-llvm-compiler: \"{shlex.join(command)}\" failed: "
+                                    f"{lines[0] if lines else f'exit status {result.returncode}'}")
+            if not os.path.isfile(path(".o")):
+                raise GlowError(f"-llvm-compiler=\"{self.compiler}\" wrote no object file")
+            with open(path(".o"), "rb") as f:
+                return f.read()
+
+
+def compile_with(external: ExternalCompiler, module: ModuleOp, target: Target, name: str,
+                 extend: Callable[[ir.Module], None] | None = None) -> bytes:
+    """Object code for the module made by an external LLVM compiler from our optimized bitcode."""
+    machine = target.machine()
+    with stage("LLVM translation"):
+        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
+    with stage("LLVM optimisation"):
+        optimize(ir_module, machine, target.opt_level)
+    with stage("external LLVM compiler"):
+        return external.compile(ir_module.as_bitcode(), name)

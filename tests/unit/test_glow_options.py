@@ -285,3 +285,58 @@ def test_llvm_save_asm_and_dump_llvm_asm(tmp_path):
     plain.mkdir()
     assert compile_lenet(plain).returncode == 0
     assert not (plain / "bundle" / "lenet_mnist.s").exists()
+
+
+FAKE_LLC = '''import json, sys
+from llvmlite import binding as llvm
+arguments = sys.argv[1:]
+with open(sys.argv[0].rsplit("/", 1)[0] + "/calls.log", "a") as log:
+    log.write(json.dumps([sys.argv[0].rsplit("/", 1)[1], *arguments]) + "\\n")
+output = arguments[arguments.index("-o") + 1]
+module = llvm.parse_bitcode(open(next(a for a in arguments if a.endswith(".bc")), "rb").read())
+if "-emit-llvm" in arguments or sys.argv[0].endswith("opt"):
+    open(output, "wb").write(module.as_bitcode())
+else:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    machine = llvm.Target.from_triple(module.triple).create_target_machine(reloc="static")
+    open(output, "wb").write(machine.emit_object(module))
+'''
+
+
+def fake_tool(directory, name: str) -> str:
+    path = directory / name
+    path.write_text(f"#!{sys.executable}\n{FAKE_LLC}")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_llvm_compiler_makes_the_object_from_our_bitcode(tmp_path):
+    import json
+
+    llc, opt = fake_tool(tmp_path, "llc"), fake_tool(tmp_path, "opt")
+    result = compile_lenet(tmp_path, f"-llvm-compiler={llc}", "-llvm-compiler-opt=-O2 -march=x86-64",
+                           "-llvm-compiler-opt=-filetype=obj", f"-llvm-opt={opt}")
+    assert result.returncode == 0, result.stderr
+    first, second, third = [json.loads(line) for line in open(tmp_path / "calls.log")]
+    assert first[:4] == ["llc", "-O2", "-march=x86-64", "-filetype=obj"] and first[4].endswith("lenet_mnist.bc")
+    assert first[5:7] == ["-emit-llvm", "-o"] and first[7].endswith("lenet_mnist.beforeopt.bc")
+    assert second[0] == "opt" and second[2:4] == ["-O3", "-o"] and second[4].endswith("lenet_mnist.opt.bc")
+    assert third[:4] == ["llc", "-O2", "-march=x86-64", "-filetype=obj"] and third[4].endswith("lenet_mnist.opt.bc")
+    bundle = tmp_path / "bundle"
+    program = tmp_path / "classify"
+    subprocess.run(["cc", "-std=c99", "-O2", "-I", str(bundle), os.path.join(os.path.dirname(LENET_PATH), "main.c"),
+                    str(bundle / "lenet_mnist.o"), "-lpng", "-lm", "-o", str(program)], check=True)
+    images = os.path.join(os.path.dirname(LENET_PATH), "images")
+    output = subprocess.run([str(program), *sorted(os.path.join(images, f) for f in os.listdir(images))],
+                            capture_output=True, text=True, check=True).stdout
+    assert int(output.rsplit("correct", 1)[0].split()[-1].split("/")[0]) >= 19
+
+
+def test_llvm_compiler_errors(tmp_path):
+    missing = compile_lenet(tmp_path, "-llvm-compiler=no-such-llc")
+    assert "-llvm-compiler=\"no-such-llc\": no such program" in missing.stderr
+    assert "need -llvm-compiler" in compile_lenet(tmp_path, "-llvm-opt=opt").stderr
+    failing = compile_lenet(tmp_path, "-llvm-compiler=false")
+    assert failing.returncode == 2 and '"false ' in failing.stderr and "exit status 1" in failing.stderr
+    assert not (tmp_path / "bundle").exists()
