@@ -25,7 +25,7 @@ def parse_bool(option: str, value: str) -> bool:
     return _BOOL[value.lower()]
 
 
-QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized")
+QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "calibrate-constants")
 """Glow's boolean quantization options."""
 
 _WITH_PROFILE = "; used with -load-profile, changes nothing when profiling"
@@ -46,6 +46,8 @@ ConvertPlaceholdersOption = Annotated[str, typer.Option("--convert-placeholders"
                                                         help="quantized inputs/outputs" + _WITH_PROFILE)]
 AssertQuantizedOption = Annotated[str, typer.Option(
     "--assert-all-nodes-quantized", help="fail if a node not kept float stays float" + _WITH_PROFILE)]
+CalibrateConstantsOption = Annotated[str, typer.Option(
+    "--calibrate-constants", help="calibrate the weights' ranges too (-quantization-calibration=KL)" + _WITH_PROFILE)]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class QuantizationArguments:
     channelwise: str = "false"
     convert_placeholders: str = "false"
     assert_all_nodes_quantized: str = "false"
+    calibrate_constants: str = "false"
 
     def __post_init__(self) -> None:
         from glowmlir.quantization.node_kinds import check_node_kinds
@@ -86,7 +89,8 @@ class QuantizationArguments:
         return tuple(kind for kind in (self.keep_original_precision_for_nodes or "").split(",") if kind)
 
     def flags(self) -> dict[str, bool]:
-        values = (self.channelwise, self.convert_placeholders, self.assert_all_nodes_quantized)
+        values = (self.channelwise, self.convert_placeholders, self.assert_all_nodes_quantized,
+                  self.calibrate_constants)
         return {option: parse_bool(option, value) for option, value in zip(QUANTIZATION_FLAGS, values)}
 
     def given(self) -> list[str]:
@@ -99,6 +103,8 @@ class QuantizationArguments:
         from glowmlir.transforms.quantize import QuantizationOptions
 
         values, flags = self.values(), self.flags()
+        if flags["calibrate-constants"] and values.get("quantization-calibration", "None") == "None":
+            warnings.warn(GlowWarning("-calibrate-constants: no effect without -quantization-calibration=KL"))
         chosen = {field: values[option] for field, option in (
             ("schema", "quantization-schema"), ("precision", "quantization-precision"),
             ("precision_bias", "quantization-precision-bias"), ("calibration", "quantization-calibration"))
@@ -106,7 +112,8 @@ class QuantizationArguments:
         return QuantizationOptions(profile, **chosen, channelwise=flags["enable-channelwise"],
                                    keep_original_precision_for_nodes=self.kinds_kept(),
                                    assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
-                                   convert_placeholders=flags["convert-placeholders"])
+                                   convert_placeholders=flags["convert-placeholders"],
+                                   calibrate_constants=flags["calibrate-constants"])
 
 
 OBSERVER_OPTIONS = ("time", "verbose")

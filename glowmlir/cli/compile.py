@@ -29,6 +29,7 @@ from glowmlir.cli.common import (
     OBSERVER_OPTIONS,
     QUANTIZATION_FLAGS,
     AssertQuantizedOption,
+    CalibrateConstantsOption,
     CalibrationOption,
     ChannelwiseOption,
     ConvertPlaceholdersOption,
@@ -121,7 +122,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     quantization = QuantizationArguments(
         a.quantization_schema, a.quantization_precision, a.quantization_precision_bias, a.quantization_calibration,
         a.keep_original_precision_for_nodes, a.enable_channelwise, a.convert_placeholders,
-        a.assert_all_nodes_quantized)
+        a.assert_all_nodes_quantized, a.calibrate_constants)
     if a.load_profile is not None:
         options["quantization"] = quantization.options(a.load_profile)
     elif any(quantization.flags().values()):
@@ -225,6 +226,7 @@ def compile_command(
     keep_original_precision_for_nodes: KeepPrecisionOption = None,
     convert_placeholders: ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: AssertQuantizedOption = "false",
+    calibrate_constants: CalibrateConstantsOption = "false",
     tflite_float_inputs: Annotated[str, typer.Option("--tflite-float-inputs",
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",

@@ -22,6 +22,7 @@ from glowmlir.cli.common import (
     OBSERVER_OPTIONS,
     QUANTIZATION_FLAGS,
     AssertQuantizedOption,
+    CalibrateConstantsOption,
     CalibrationOption,
     ChannelwiseOption,
     ConvertPlaceholdersOption,
@@ -74,6 +75,7 @@ def profile_command(
     keep_original_precision_for_nodes: KeepPrecisionOption = None,
     convert_placeholders: ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: AssertQuantizedOption = "false",
+    calibrate_constants: CalibrateConstantsOption = "false",
     time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
                                              "on stderr")] = "false",
     verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
@@ -98,7 +100,8 @@ def profile_command(
         raise GlowError("no calibration inputs: give images, .npy/.npz files or -input-dataset")
     quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
                                          quantization_calibration, keep_original_precision_for_nodes,
-                                         enable_channelwise, convert_placeholders, assert_all_nodes_quantized)
+                                         enable_channelwise, convert_placeholders, assert_all_nodes_quantized,
+                                         calibrate_constants)
     if quantization.given():  # Glow's tools share the loader's options; these apply when quantizing
         warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect when profiling "
                                   f"(give them to glow-compile with -load-profile)"))

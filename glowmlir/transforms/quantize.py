@@ -106,6 +106,7 @@ class QuantizationOptions:
     precision_bias: str = "Int32"
     channelwise: bool = False
     calibration: str = "None"
+    calibrate_constants: bool = False  # -calibrate-constants: weights' ranges calibrated too
     keep_original_precision_for_nodes: tuple[str, ...] = ()
     assert_all_nodes_quantized: bool = False
     convert_placeholders: bool = False
@@ -286,7 +287,12 @@ def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int |
     if (channel_axis is not None or q.config.symmetric_weights) and schema in ("asymmetric", "symmetric_with_uint8"):
         schema = "symmetric"  # TFLite's int8 spec: symmetric weights, as kernel libraries want
     if channel_axis is None:
-        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, q.config.precision))
+        histogram, calibration = None, "None"
+        if q.config.calibrate_constants and q.config.calibration != "None":  # Glow: constants skip it otherwise
+            bins = max((len(entry.histogram) for entry in q.profile.entries.values()), default=0)
+            histogram, calibration = np.histogram(weights, bins=max(bins, 1))[0], q.config.calibration
+        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, q.config.precision,
+                                       histogram, calibration))
     moved = np.moveaxis(weights, channel_axis, 0).reshape(weights.shape[channel_axis], -1)
     params = [choose_params(float(row.min()), float(row.max()), schema, q.config.precision) for row in moved]
     return UniformQuantizedType(STORAGE_TYPES[q.config.precision], [p.scale for p in params],
@@ -404,6 +410,7 @@ class Quantize(ModulePass):
     precision_bias: str = "Int32"
     channelwise: bool = False
     calibration: str = "None"
+    calibrate_constants: bool = False
     keep_original_precision_for_nodes: str = ""
     assert_all_nodes_quantized: bool = False
     symmetric_weights: bool = False

@@ -340,3 +340,28 @@ def test_llvm_compiler_errors(tmp_path):
     failing = compile_lenet(tmp_path, "-llvm-compiler=false")
     assert failing.returncode == 2 and '"false ' in failing.stderr and "exit status 1" in failing.stderr
     assert not (tmp_path / "bundle").exists()
+
+
+def test_calibrate_constants_calibrates_the_weights_with_kl(tmp_path):
+    import re
+
+    from glowmlir.transforms.quantize import QuantizationOptions
+
+    images = os.path.join(os.path.dirname(LENET_PATH), "images")
+    assert tool("profile", f"-model={LENET_PATH}", "-image-mode=0to1", images, "-num-histogram-bins=2048",
+                "-dump-profile=kl.yaml", cwd=tmp_path).returncode == 0
+
+    def weight_scales(**options) -> dict[str, float]:
+        bundle = glowmlir.compile(LENET_PATH, quantization=QuantizationOptions(str(tmp_path / "kl.yaml"), **options))
+        weights = re.findall(r'glowll.weight "(\w+_weight\w*)".*?quant.uniform<i8:f32, ([0-9.e+-]+)',
+                             bundle.ir["glowll"])
+        return {name: float(scale) for name, scale in weights}
+
+    plain, calibrated = weight_scales(calibration="KL"), weight_scales(calibration="KL", calibrate_constants=True)
+    assert plain == weight_scales(calibrate_constants=True)  # without KL, as in Glow: nothing changes
+    assert plain.keys() == calibrated.keys() and len(plain) == 4
+    assert all(calibrated[name] <= plain[name] for name in plain) and calibrated != plain  # narrower ranges
+    result = tool("compile", f"-model={LENET_PATH}", "-emit-bundle=b", "-load-profile=kl.yaml", "-calibrate-constants",
+                  cwd=tmp_path)
+    assert result.returncode == 0
+    assert "-calibrate-constants: no effect without -quantization-calibration=KL" in result.stderr
