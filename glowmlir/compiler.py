@@ -32,6 +32,7 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
+from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
 from glowmlir.lowering.llvm_to_object import (
     HOST,
     ExternalCompiler,
@@ -60,6 +61,8 @@ class CompileOptions:
     reuse_activations: bool = True
     memory_fusion: bool = True
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
+    debug_info: bool = False  # -g: DWARF lines and variables, the glowll IR as the source (see lowering.debug_info)
+    debug_directory: str = "."  # where the debugger finds <name>.glowll.mlir (the bundle directory)
     external_compiler: ExternalCompiler | None = None  # -llvm-compiler: it makes the object from our bitcode
     keep_assembly: bool = False  # the target's assembly in Bundle.ir["assembly"] (-dump-llvm-asm, -llvm-save-asm)
     quantization: QuantizationOptions | None = None
@@ -99,7 +102,7 @@ class CompileOptions:
             raise GlowError(f"bundle_api={self.bundle_api!r} (-bundle-api): expected static or dynamic")
         self.target = _target(self.target)
         for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "keep_assembly", "tflite_float_inputs",
-                     "tflite_float_outputs", "bundle_api_verbose"):
+                     "tflite_float_outputs", "bundle_api_verbose", "debug_info"):
             _expect(flag, getattr(self, flag), bool, "True or False")
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
         if self.quantization is not None:
@@ -180,6 +183,7 @@ class Bundle:
     bitcode: bytes | None = None  # instead of object code, for a target without a back end here (Xtensa)
     target: Target = HOST
     verbose_header: bool = False  # -bundle-api-verbose: the header describes the weights too
+    debug_info: bool = False  # -g: the object has DWARF pointing at <name>.glowll.mlir, written with the bundle
     memory_plan: MemoryPlan | None = None  # where each activation buffer lives, when (-memory-plan draws it)
 
     @property
@@ -194,6 +198,8 @@ class Bundle:
         else:  # LLVM IR for the vendor's compiler: xt-clang -c <name>.bc
             files = {f"{name}.bc": self.bitcode, f"{name}.ll": self.ir["llvm-ir"].encode()}
         files[f"{name}.h"] = bundle_files.header(self.layout, self.api, self.verbose_header).encode()
+        if self.debug_info:  # -g: the source the object's line table points at
+            files[f"{name}{DEBUG_SOURCE_SUFFIX}"] = self.ir["glowll"].encode()
         image = bundle_files.constant_region(self.layout)
         files[f"{name}.weights.bin"] = image
         if self.api == "static" and weights_text:
@@ -294,11 +300,15 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         else:
             keep = [text for text, wanted in (("llvm-ir", options.keep_llvm_ir),
                                               ("assembly", options.keep_assembly)) if wanted]
-            object_code, texts = compile_to_object(module, options.target, extend, keep)
+            debug = None
+            if options.debug_info:
+                source = os.path.join(options.debug_directory, f"{layout.name}{DEBUG_SOURCE_SUFFIX}")
+                debug = DebugSource.of_glowll(ir_log["glowll"], source, layout.entry_point)
+            object_code, texts = compile_to_object(module, options.target, extend, keep, debug)
             ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
-                  options.target, options.bundle_api_verbose, memory_plan)
+                  options.target, options.bundle_api_verbose, options.debug_info and bitcode is None, memory_plan)
 
 
 def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:

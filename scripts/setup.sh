@@ -23,6 +23,7 @@ gcc -m32 -static "$probe/m32.c" -o "$probe/m32" 2>/dev/null || missing+=("lib32g
 rm -rf "$probe"
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)  # -dump-graph-DAG=FILE.svg|png
+command -v gdb >/dev/null 2>&1 || missing+=(gdb)  # reads -g bundles in the tests
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || missing+=(gcc-riscv64-unknown-elf)
 [ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || missing+=(picolibc-riscv64-unknown-elf)
 command -v qemu-system-riscv32 >/dev/null 2>&1 || missing+=(qemu-system-misc)

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 BOOLEAN_OPTIONS = (*QUANTIZATION_FLAGS, "use-cmsis", "use-hifi4", "tflite-float-inputs", "tflite-float-outputs",
-                   "instrument-debug", "instrument-ir", *OBSERVER_OPTIONS)
+                   "instrument-debug", "instrument-ir", "g", *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 FLAG_OPTIONS = ("bundle-api-verbose", "dump-graph", "dump-ir", "dump-llvm-ir", "dump-llvm-asm", "llvm-save-asm",
@@ -102,6 +102,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
                               a.opt_level),
         network_name=a.network_name,
         main_entry_name=a.main_entry_name,
+        debug_info=parse_bool("g", a.debug_info),
+        debug_directory=os.path.abspath(a.emit_bundle) if a.emit_bundle else ".",
         bundle_api_verbose=a.bundle_api_verbose,
         **model_input_options(a.model_input, a.onnx_define_symbol),
         bundle_api=a.bundle_api,
@@ -161,6 +163,8 @@ def compile_command(
         "--instrument-debug", help="refused here: glow-run -instrument-debug dumps every node's output")] = "false",
     instrument_ir: Annotated[str, typer.Option("--instrument-ir", help="refused: no instrumentation "
                                                "callbacks")] = "false",
+    debug_info: Annotated[str, typer.Option("--g", "-g", help="DWARF debug information: lines of the glowll IR "
+                                            "(written as <name>.glowll.mlir) and the region parameters")] = "false",
     main_entry_name: Annotated[Optional[str], typer.Option("--main-entry-name",
                                                            help="the inference function's name (default: the "
                                                                 "network name)")] = None,

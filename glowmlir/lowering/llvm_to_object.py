@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage
+from glowmlir.lowering.debug_info import DebugSource, add_debug_info
 
 _initialized = False
 
@@ -54,9 +55,7 @@ class Target:
     @cached_property
     def pointer_width(self) -> int:
         """Bits in a pointer of address space 0, from the target's data layout."""
-        layout = XTENSA_DATA_LAYOUT if self.emits_llvm_ir else str(self.machine().target_data)
-        match = re.search(r"(?:^|-)p:(\d+)", layout)
-        return int(match.group(1)) if match else 64  # LLVM's default pointer size
+        return pointer_bits(XTENSA_DATA_LAYOUT if self.emits_llvm_ir else str(self.machine().target_data))
 
     def machine(self) -> llvm.TargetMachine:
         _initialize()
@@ -75,13 +74,21 @@ class Target:
 HOST = Target()
 
 
+def pointer_bits(data_layout: str) -> int:
+    """Bits in a pointer of address space 0, from an LLVM data layout string."""
+    match = re.search(r"(?:^|-)p:(\d+)", data_layout)
+    return int(match.group(1)) if match else 64  # LLVM's default pointer size
+
+
 def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[ir.Module], None] | None = None,
-               size_attribute: str | None = None, abi: str | None = None) -> llvm.ModuleRef:
+               size_attribute: str | None = None, abi: str | None = None,
+               debug: DebugSource | None = None) -> llvm.ModuleRef:
     """Translate and verify; function attributes that xDSL's translator drops are added here.
 
     Every function is `nounwind` and `no-builtins` (LLVM must not turn loops into calls
     to memset/memcpy: the bundle calls nothing outside itself), and `optsize`/`minsize`
-    when asked. `extend` may add globals (the dynamic bundle API's config).
+    when asked. `extend` may add globals (the dynamic bundle API's config); `debug` adds DWARF
+    debug information (`-g`, see `debug_info`).
     """
     ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
     functions = [op for op in module.walk() if isinstance(op, xllvm.FuncOp)]
@@ -98,6 +105,8 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
                 function.attributes.add("noinline")
     if extend is not None:
         extend(ir_module)
+    if debug is not None:
+        add_debug_info(ir_module, debug, pointer_bits(str(machine.target_data)))
     if abi:
         flag = ir_module.add_metadata([ir.Constant(ir.IntType(32), 1), ir.MetaDataString(ir_module, "target-abi"),
                                        ir.MetaDataString(ir_module, abi)])
@@ -116,12 +125,12 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: i
 
 
 def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[[ir.Module], None] | None = None,
-                      keep: Sequence[str] = ()) -> tuple[bytes, dict[str, str]]:
+                      keep: Sequence[str] = (), debug: DebugSource | None = None) -> tuple[bytes, dict[str, str]]:
     """Object code for the module's functions, and the texts named in `keep`: "llvm-ir" (the
-    optimized LLVM IR) and "assembly" (the target's assembly, `-dump-llvm-asm`)."""
+    optimized LLVM IR) and "assembly" (the target's assembly, `-dump-llvm-asm`); `debug`: `-g`."""
     machine = target.machine()
     with stage("LLVM translation"):
-        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi)
+        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi, debug)
     with stage("LLVM optimisation"):
         optimize(ir_module, machine, target.opt_level)
     texts = {}
