@@ -76,6 +76,9 @@ def profile_command(
     convert_placeholders: ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: AssertQuantizedOption = "false",
     calibrate_constants: CalibrateConstantsOption = "false",
+    do_not_lower_nodes_for_profiling: Annotated[Optional[str], typer.Option(
+        "--do-not-lower-nodes-for-profiling", help="Glow node kinds profiled unlowered (glowmlir profiles every "
+                                                   "node unlowered: checked, changes nothing)")] = None,
     time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
                                              "on stderr")] = "false",
     verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
@@ -88,6 +91,7 @@ def profile_command(
     from glowmlir.importers import model_format
     from glowmlir.instrumentation import stage, step
     from glowmlir.profiling import Profiler
+    from glowmlir.quantization.node_kinds import check_node_kinds
     from glowmlir.quantization.profile import MAX_NUM_BINS, write_profile
 
     if not 1 <= num_histogram_bins <= MAX_NUM_BINS:
@@ -102,6 +106,9 @@ def profile_command(
                                          quantization_calibration, keep_original_precision_for_nodes,
                                          enable_channelwise, convert_placeholders, assert_all_nodes_quantized,
                                          calibrate_constants)
+    if do_not_lower_nodes_for_profiling is not None:  # Glow lowers before profiling; glowmlir never does
+        check_node_kinds("do-not-lower-nodes-for-profiling", [k for k in do_not_lower_nodes_for_profiling.split(",")
+                                                               if k])
     if quantization.given():  # Glow's tools share the loader's options; these apply when quantizing
         warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect when profiling "
                                   f"(give them to glow-compile with -load-profile)"))

@@ -33,6 +33,7 @@ class CommandLine:
     profile: str | None = None  # the profile file the line writes
     correct: int = 19  # of the 20 example digits, at least (int8 bundles may lose one)
     arm: bool = False  # the bundle is Cortex-M code: checked, not run here
+    dynamic: bool = False  # the dynamic bundle API: checked, not run by the static-API main.c
 
     def ours(self) -> str:
         return re.sub(r"^(\S+)", lambda m: TOOLS[m.group(1)], self.glow)
@@ -57,10 +58,20 @@ COMMAND_LINES = [
     CommandLine("examples/bundles/lenet_mnist/CMakeLists.txt", "image-classifier images/*.png -i=0to1 "
                 "-dump-profile=lenet_mnist/profile.yml -m=lenet_mnist -model-input-name=data",
                 profile="lenet_mnist/profile.yml"),
-    CommandLine("examples/bundles/resnet50/CMakeLists.txt (LeNet's paths)", "model-compiler -load-profile=profile.yml "
-                "-assert-all-nodes-quantized -keep-original-precision-for-nodes=SoftMax -model=lenet_mnist "
+    CommandLine("docs/Quantization.md", "image-classifier images/*.png -image-mode=0to1 -m=lenet_mnist "
+                "-model-input-name=data -dump-profile=\"lenet.yaml\" -do-not-lower-nodes-for-profiling=Convolution",
+                profile="lenet.yaml"),
+    CommandLine("examples/bundles/lenet_mnist/CMakeLists.txt", "model-compiler -g -model=lenet_mnist "
                 "-model-input=data,float,[1,1,28,28] -backend=CPU -emit-bundle=build -bundle-api=static",
-                bundle="build", correct=18),
+                bundle="build"),
+    CommandLine("examples/bundles/lenet_mnist/CMakeLists.txt", "model-compiler -g -load-profile=profile.yml "
+                "-model=lenet_mnist -model-input=data,float,[1,1,28,28] -backend=CPU -emit-bundle=build "
+                "-bundle-api=static", bundle="build", correct=18),
+    CommandLine("examples/bundles/resnet50/CMakeLists.txt (LeNet's paths)",
+                "model-compiler -g -load-profile=profile.yml -assert-all-nodes-quantized "
+                "-keep-original-precision-for-nodes=SoftMax -model=lenet_mnist -model-input=data,float,[1,1,28,28] "
+                "-backend=CPU -emit-bundle=build -bundle-api=dynamic",
+                bundle="build", dynamic=True),
     CommandLine("NXP eIQ Glow guide", "image-classifier images/*.png -image-mode=0to1 -image-layout=NCHW "
                 "-image-channel-order=BGR -model=lenet_mnist -model-input-name=data -dump-profile=profile.yml "
                 "-quantization-schema=symmetric_with_power2_scale -quantization-precision-bias=Int8",
@@ -116,11 +127,18 @@ def test_glow_command_line_works_as_written(line, workspace, tmp_path):
         assert all(entry.max > entry.min for entry in profile.entries.values())
     if line.bundle:
         bundle = work / line.bundle
-        for suffix in (".o", ".h", ".weights.bin", ".weights.txt"):
+        for suffix in (".o", ".h", ".weights.bin", *((".weights.txt",) if not line.dynamic else ())):
             assert (bundle / f"lenet_mnist{suffix}").is_file(), suffix
         header = (bundle / "lenet_mnist.h").read_text()
-        assert "#define LENET_MNIST_data" in header and "#define LENET_MNIST_softmax" in header
         machine = int.from_bytes((bundle / "lenet_mnist.o").read_bytes()[18:20], "little")
+        if " -g " in f" {line.glow} ":
+            assert (bundle / "lenet_mnist.glowll.mlir").is_file()
+        if line.dynamic:
+            assert "extern struct BundleConfig lenet_mnist_config;" in header
+            assert "lenet_mnist_config" in subprocess.run(["nm", str(bundle / "lenet_mnist.o")], capture_output=True,
+                                                          text=True, check=True).stdout
+            return
+        assert "#define LENET_MNIST_data" in header and "#define LENET_MNIST_softmax" in header
         if line.arm:
             assert machine == 40  # EM_ARM
         else:
