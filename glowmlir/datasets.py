@@ -331,6 +331,12 @@ def _image_files(entry: str, path: str) -> list[str]:
     return [path]
 
 
+def image_files(entries: Sequence[str]) -> list[str]:
+    """The image files `entries` (files or directories, each optionally `name=`-prefixed) stand
+    for, in the order profiling reads them."""
+    return [file for entry in entries for file in _image_files(entry, entry.rsplit("=", 1)[-1])]
+
+
 def _split_name(entry: str, placeholders: dict[str, tuple[int, ...]], what: str) -> tuple[str | None, str]:
     """`name=path` or `path`; a path that exists wins over a name-like prefix."""
     name, sep, path = entry.partition("=")

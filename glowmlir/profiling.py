@@ -73,13 +73,15 @@ class Profiler:
     def input_shapes(self) -> dict[str, tuple[int, ...]]:
         return {p.name: p.shape for p in self.bundle.layout.placeholders if p.kind == "input"}
 
-    def observe(self, feed: dict[str, np.ndarray]) -> None:
-        """Runs one inference and folds every observed tensor into its profile entry."""
+    def observe(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Runs one inference and folds every observed tensor into its profile entry; returns the
+        model's own outputs."""
         outputs = self.bundle.run(feed)
         for name, key in self.keys.items():
             self.profile.entries[key].update(outputs[name])
+        return {name: value for name, value in outputs.items() if name not in self.keys}
 
-    def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[None]:
+    def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[dict[str, np.ndarray]]:
+        """Observes each feed in turn, yielding the model's outputs of each."""
         for feed in feeds:
-            self.observe(feed)
-            yield
+            yield self.observe(feed)

@@ -268,7 +268,9 @@ def run_app(app: typer.Typer, program: str, argv: Sequence[str] | None, boolean_
     try:
         argv = fixed_glow_options(glow_style_arguments(argv, boolean_options, flag_options))
         with warnings_as_lines(program):
-            app(argv, prog_name=program, standalone_mode=False)
+            status = app(argv, prog_name=program, standalone_mode=False)
+        if isinstance(status, int) and status:  # a command's own exit status (typer.Exit), e.g. mismatches
+            sys.exit(status)
     except GlowError as error:
         fail(program, str(error))
     except UsageError as error:

@@ -34,6 +34,9 @@ class CommandLine:
     correct: int = 19  # of the 20 example digits, at least (int8 bundles may lose one)
     arm: bool = False  # the bundle is Cortex-M code: checked, not run here
     dynamic: bool = False  # the dynamic bundle API: checked, not run by the static-API main.c
+    classifies: int = 0  # the line prints image-classifier's labels for this many images
+    after: str | None = None  # the (Glow) line that must run first
+    batch: int = 1  # the bundle's batch: main.c classifies batch-1 bundles
 
     def ours(self) -> str:
         return re.sub(r"^(\S+)", lambda m: TOOLS[m.group(1)], self.glow)
@@ -61,6 +64,12 @@ COMMAND_LINES = [
     CommandLine("docs/Quantization.md", "image-classifier images/*.png -image-mode=0to1 -m=lenet_mnist "
                 "-model-input-name=data -dump-profile=\"lenet.yaml\" -do-not-lower-nodes-for-profiling=Convolution",
                 profile="lenet.yaml"),
+    CommandLine("docs/Quantization.md", "image-classifier images/*.png -image-mode=0to1 -m=lenet_mnist "
+                "-model-input-name=data -load-profile=\"profile.yml\"", classifies=20),
+    CommandLine("docs/AOT.md", "model-compiler -backend=CPU -model=lenet_mnist -emit-bundle=build "
+                "-model-input=data,float,[4,1,28,28] -load-profile=profile4.yml", bundle="build", batch=4,
+                after="image-classifier -minibatch=4 images/*.png -image-mode=0to1 -model=lenet_mnist "
+                      "-model-input-name=data -dump-profile=profile4.yml"),
     CommandLine("examples/bundles/lenet_mnist/CMakeLists.txt", "model-compiler -g -model=lenet_mnist "
                 "-model-input=data,float,[1,1,28,28] -backend=CPU -emit-bundle=build -bundle-api=static",
                 bundle="build"),
@@ -120,7 +129,12 @@ def test_glow_command_line_works_as_written(line, workspace, tmp_path):
     for stale in (line.bundle, line.profile):
         if stale and stale != "profile.yml":
             shutil.rmtree(work / stale, ignore_errors=True)
-    run(line.ours(), work)
+    if line.after is not None:
+        run(CommandLine(line.source, line.after).ours(), work)
+    result = run(line.ours(), work)
+    if line.classifies:
+        files = [text for text in result.stdout.splitlines() if re.match(r" File: \S+\tLabel-K1: \d", text)]
+        assert len(files) == line.classifies, result.stdout
     if line.profile:
         profile = read_profile(str(work / line.profile))
         assert len(profile.entries) >= 8  # every value of LeNet's graph, 20 images each
@@ -141,5 +155,7 @@ def test_glow_command_line_works_as_written(line, workspace, tmp_path):
         assert "#define LENET_MNIST_data" in header and "#define LENET_MNIST_softmax" in header
         if line.arm:
             assert machine == 40  # EM_ARM
+        elif line.batch != 1:
+            assert f"float<{line.batch} x 1 x 28 x 28>" in header
         else:
             assert classified(bundle, work) >= line.correct
