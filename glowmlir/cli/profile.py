@@ -20,19 +20,11 @@ from typing import Annotated, Optional
 
 import typer
 
+from glowmlir.cli import common
 from glowmlir.cli.common import (
     OBSERVER_OPTIONS,
     QUANTIZATION_FLAGS,
-    AssertQuantizedOption,
-    CalibrateConstantsOption,
-    CalibrationOption,
-    ChannelwiseOption,
-    ConvertPlaceholdersOption,
-    KeepPrecisionOption,
-    PrecisionBiasOption,
-    PrecisionOption,
     QuantizationArguments,
-    SchemaOption,
     model_input_options,
     observed,
     parse_bool,
@@ -72,15 +64,15 @@ def profile_command(
                                                   help="per-channel standard deviation, 0..255 units")] = None,
     num_histogram_bins: Annotated[int, typer.Option("--num-histogram-bins",
                                                     help="histogram bins per value (KL needs >= 255)")] = 10,
-    quantization_schema: SchemaOption = None,
-    quantization_precision: PrecisionOption = None,
-    quantization_precision_bias: PrecisionBiasOption = None,
-    quantization_calibration: CalibrationOption = None,
-    enable_channelwise: ChannelwiseOption = "false",
-    keep_original_precision_for_nodes: KeepPrecisionOption = None,
-    convert_placeholders: ConvertPlaceholdersOption = "false",
-    assert_all_nodes_quantized: AssertQuantizedOption = "false",
-    calibrate_constants: CalibrateConstantsOption = "false",
+    quantization_schema: common.SchemaOption = None,
+    quantization_precision: common.PrecisionOption = None,
+    quantization_precision_bias: common.PrecisionBiasOption = None,
+    quantization_calibration: common.CalibrationOption = None,
+    enable_channelwise: common.ChannelwiseOption = "false",
+    keep_original_precision_for_nodes: common.KeepPrecisionOption = None,
+    convert_placeholders: common.ConvertPlaceholdersOption = "false",
+    assert_all_nodes_quantized: common.AssertQuantizedOption = "false",
+    calibrate_constants: common.CalibrateConstantsOption = "false",
     do_not_lower_nodes_for_profiling: Annotated[Optional[str], typer.Option(
         "--do-not-lower-nodes-for-profiling", help="Glow node kinds profiled unlowered (glowmlir profiles every "
                                                    "node unlowered: checked, changes nothing)")] = None,

@@ -54,6 +54,19 @@ def write_model(directory, ops, inputs, outputs, weights, text=False) -> str:
     return str(directory)
 
 
+def lenet_ops() -> list[OperatorDef]:
+    """Glow's Caffe2 LeNet (its example's lenet_mnist): conv1, pool1, conv2, pool2, ip1, relu
+    (in place), ip2, softmax; weights conv1_w/_b, conv2_w/_b, ip1_w/_b, ip2_w/_b."""
+    return [op("Conv", ["data", "conv1_w", "conv1_b"], ["conv1"], kernel=5, order="NCHW"),
+            op("MaxPool", ["conv1"], ["pool1"], kernel=2, stride=2),
+            op("Conv", ["pool1", "conv2_w", "conv2_b"], ["conv2"], kernel=5),
+            op("MaxPool", ["conv2"], ["pool2"], kernel=2, stride=2),
+            op("FC", ["pool2", "ip1_w", "ip1_b"], ["ip1"]),
+            op("Relu", ["ip1"], ["ip1"]),
+            op("FC", ["ip1", "ip2_w", "ip2_b"], ["ip2"]),
+            op("Softmax", ["ip2"], ["softmax"])]
+
+
 def write_lenet_mnist(directory, onnx_path: str) -> str:
     """Glow's Caffe2 `lenet_mnist` directory (ops and blob names as in Glow's downloaded model:
     conv1, pool1, conv2, pool2, ip1, relu, ip2, softmax) holding the weights of the ONNX LeNet
@@ -63,12 +76,4 @@ def write_lenet_mnist(directory, onnx_path: str) -> str:
     names = {"conv1_w": "conv1.weight", "conv1_b": "conv1.bias", "conv2_w": "conv2.weight", "conv2_b": "conv2.bias",
              "ip1_w": "fc1.weight", "ip1_b": "fc1.bias", "ip2_w": "fc2.weight", "ip2_b": "fc2.bias"}
     weights = {caffe2: np.asarray(onnx_weights[source], np.float32) for caffe2, source in names.items()}
-    ops = [op("Conv", ["data", "conv1_w", "conv1_b"], ["conv1"], kernel=5, order="NCHW"),
-           op("MaxPool", ["conv1"], ["pool1"], kernel=2, stride=2, order="NCHW"),
-           op("Conv", ["pool1", "conv2_w", "conv2_b"], ["conv2"], kernel=5, order="NCHW"),
-           op("MaxPool", ["conv2"], ["pool2"], kernel=2, stride=2, order="NCHW"),
-           op("FC", ["pool2", "ip1_w", "ip1_b"], ["ip1"]),
-           op("Relu", ["ip1"], ["ip1"]),
-           op("FC", ["ip1", "ip2_w", "ip2_b"], ["ip2"]),
-           op("Softmax", ["ip2"], ["softmax"])]
-    return write_model(directory, ops, ["data"], ["softmax"], weights)
+    return write_model(directory, lenet_ops(), ["data"], ["softmax"], weights)

@@ -14,7 +14,7 @@ from glowmlir.errors import GlowError
 from glowmlir.importers.caffe2 import import_caffe2
 from glowmlir.importers.caffe2_schema import NetDef, OperatorDef
 from glowmlir.importers.onnx import ModelInput
-from tests.support.caffe2_nets import op, write_model
+from tests.support.caffe2_nets import lenet_ops, op, write_model
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
@@ -146,14 +146,7 @@ def test_lenet_mnist(tmp_path):
     w2, b2 = weights.filter("conv2_w", (50, 20, 5, 5)), weights.vector("conv2_b", 50)
     w3, b3 = weights.filter("ip1_w", (500, 800)), weights.vector("ip1_b", 500)
     w4, b4 = weights.filter("ip2_w", (10, 500)), weights.vector("ip2_b", 10)
-    ops = [op("Conv", ["data", "conv1_w", "conv1_b"], ["conv1"], kernel=5, order="NCHW"),
-           op("MaxPool", ["conv1"], ["pool1"], kernel=2, stride=2),
-           op("Conv", ["pool1", "conv2_w", "conv2_b"], ["conv2"], kernel=5),
-           op("MaxPool", ["conv2"], ["pool2"], kernel=2, stride=2),
-           op("FC", ["pool2", "ip1_w", "ip1_b"], ["ip1"]),
-           op("Relu", ["ip1"], ["ip1"]),
-           op("FC", ["ip1", "ip2_w", "ip2_b"], ["ip2"]),
-           op("Softmax", ["ip2"], ["softmax"])]
+    ops = lenet_ops()
     model = write_model(tmp_path / "lenet_mnist", ops, ["data"], ["softmax", "ip2"], weights)
     x = weights.data((1, 1, 28, 28))
     bundle = glowmlir.compile(model, model_inputs=[ModelInput("data", "float", (1, 1, 28, 28))])

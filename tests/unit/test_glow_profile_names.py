@@ -25,8 +25,9 @@ from glowmlir.quantization.glow_names import GlowNodeNames, glow_prefix
 from glowmlir.quantization.params import choose_params
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.transforms.quantize import Quantize, value_key
+from tests.support.caffe2_nets import lenet_ops
 from tests.support.models import LENET
-from tests.unit.test_caffe2_importer import Weights, op, write_model
+from tests.unit.test_caffe2_importer import Weights, write_model
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "glow_profiles")
 
@@ -40,14 +41,7 @@ def caffe2_lenet(directory) -> str:
     weights.filter("conv2_w", (50, 20, 5, 5)), weights.vector("conv2_b", 50)
     weights.filter("ip1_w", (500, 800)), weights.vector("ip1_b", 500)
     weights.filter("ip2_w", (10, 500)), weights.vector("ip2_b", 10)
-    ops = [op("Conv", ["data", "conv1_w", "conv1_b"], ["conv1"], kernel=5, order="NCHW"),
-           op("MaxPool", ["conv1"], ["pool1"], kernel=2, stride=2),
-           op("Conv", ["pool1", "conv2_w", "conv2_b"], ["conv2"], kernel=5),
-           op("MaxPool", ["conv2"], ["pool2"], kernel=2, stride=2),
-           op("FC", ["pool2", "ip1_w", "ip1_b"], ["ip1"]),
-           op("Relu", ["ip1"], ["ip1"]),
-           op("FC", ["ip1", "ip2_w", "ip2_b"], ["ip2"]),
-           op("Softmax", ["ip2"], ["softmax"])]
+    ops = lenet_ops()
     return write_model(directory, ops, ["data"], ["softmax", "ip2"], weights)
 
 
