@@ -32,6 +32,7 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
+from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
 from glowmlir.lowering.llvm_to_object import (
     HOST,
@@ -63,6 +64,8 @@ class CompileOptions:
     keep_llvm_ir: bool = False  # keep the optimized LLVM IR text in Bundle.ir["llvm-ir"]
     debug_info: bool = False  # -g: DWARF lines and variables, the glowll IR as the source (see lowering.debug_info)
     debug_directory: str = "."  # where the debugger finds <name>.glowll.mlir (the bundle directory)
+    instrument_debug_directory: str | None = None  # -instrument-debug: the bundle dumps operands there
+    instrument_ir: bool = False  # -instrument-ir: the bundle calls glow_instrument_before/after
     external_compiler: ExternalCompiler | None = None  # -llvm-compiler: it makes the object from our bitcode
     keep_assembly: bool = False  # the target's assembly in Bundle.ir["assembly"] (-dump-llvm-asm, -llvm-save-asm)
     quantization: QuantizationOptions | None = None
@@ -102,7 +105,7 @@ class CompileOptions:
             raise GlowError(f"bundle_api={self.bundle_api!r} (-bundle-api): expected static or dynamic")
         self.target = _target(self.target)
         for flag in ("reuse_activations", "memory_fusion", "keep_llvm_ir", "keep_assembly", "tflite_float_inputs",
-                     "tflite_float_outputs", "bundle_api_verbose", "debug_info"):
+                     "tflite_float_outputs", "bundle_api_verbose", "debug_info", "instrument_ir"):
             _expect(flag, getattr(self, flag), bool, "True or False")
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
         if self.quantization is not None:
@@ -200,6 +203,8 @@ class Bundle:
         files[f"{name}.h"] = bundle_files.header(self.layout, self.api, self.verbose_header).encode()
         if self.debug_info:  # -g: the source the object's line table points at
             files[f"{name}{DEBUG_SOURCE_SUFFIX}"] = self.ir["glowll"].encode()
+        if "instrument-ir.info" in self.ir:  # -instrument-ir: each callback id's instruction
+            files["instrument-ir.info"] = self.ir["instrument-ir.info"].encode()
         image = bundle_files.constant_region(self.layout)
         files[f"{name}.weights.bin"] = image
         if self.api == "static" and weights_text:
@@ -304,7 +309,15 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
             if options.debug_info:
                 source = os.path.join(options.debug_directory, f"{layout.name}{DEBUG_SOURCE_SUFFIX}")
                 debug = DebugSource.of_glowll(ir_log["glowll"], source, layout.entry_point)
-            object_code, texts = compile_to_object(module, options.target, extend, keep, debug)
+            instrumentation = None
+            if options.instrument_debug_directory is not None or options.instrument_ir:
+                instrumentation = instrumentation_plan(function, options.instrument_debug_directory,
+                                                       options.instrument_ir)
+                if options.instrument_debug_directory is not None:
+                    ir_log["instrument-debug.info"] = instrumentation.debug_info()
+                if options.instrument_ir:
+                    ir_log["instrument-ir.info"] = instrumentation.ir_info()
+            object_code, texts = compile_to_object(module, options.target, extend, keep, debug, instrumentation)
             ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,

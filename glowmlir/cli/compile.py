@@ -81,12 +81,10 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     a = SimpleNamespace(**arguments)
     if a.llvm_compiler is None and (a.llvm_compiler_opt or a.llvm_opt):
         raise GlowError("-llvm-compiler-opt and -llvm-opt need -llvm-compiler")
-    if parse_bool("instrument-debug", a.instrument_debug):
-        raise GlowError("-instrument-debug: a bundle writing dump files needs a file system; run the model with "
-                        "glow-run -instrument-debug (it takes the same options) to dump every node's output")
-    if parse_bool("instrument-ir", a.instrument_ir):
-        raise GlowError("-instrument-ir is not supported: bundles make no glow_instrument_before/after callbacks "
-                        "(per-node data: glow-run -instrument-debug; per-layer cost: glow-run -profile)")
+    instrument_debug = parse_bool("instrument-debug", a.instrument_debug)
+    if instrument_debug and a.instrument_debug_format != "rawbin":
+        raise GlowError(f"-instrument-debug-format=\"{a.instrument_debug_format}\": a bundle writes rawbin dumps "
+                        f"(-instrument-debug-format=rawbin); glow-run -instrument-debug writes every format")
     if a.backend != "CPU":
         raise GlowError(f"-backend=\"{a.backend}\": only CPU bundles are supported")
     options = dict(
@@ -95,6 +93,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         network_name=a.network_name,
         main_entry_name=a.main_entry_name,
         debug_info=parse_bool("g", a.debug_info),
+        instrument_debug_directory=os.path.abspath(a.instrument_debug_dir) if instrument_debug else None,
+        instrument_ir=parse_bool("instrument-ir", a.instrument_ir),
         debug_directory=os.path.abspath(a.emit_bundle) if a.emit_bundle else ".",
         bundle_api_verbose=a.bundle_api_verbose,
         **model_input_options(a.model_input, a.onnx_define_symbol),
@@ -152,9 +152,14 @@ def compile_command(
     dump_graph_dag_before_compile: Annotated[Optional[str], typer.Option(
         "--dump-graph-DAG-before-compile", help="the same for the graph as imported, before any pass")] = None,
     instrument_debug: Annotated[str, typer.Option(
-        "--instrument-debug", help="refused here: glow-run -instrument-debug dumps every node's output")] = "false",
-    instrument_ir: Annotated[str, typer.Option("--instrument-ir", help="refused: no instrumentation "
-                                               "callbacks")] = "false",
+        "--instrument-debug", help="the bundle writes every instruction's operands (rawbin files; a file system "
+                                   "is needed: glow-run -instrument-debug dumps on any board)")] = "false",
+    instrument_debug_dir: Annotated[str, typer.Option("--instrument-debug-dir",
+                                                      help="where the dumps go (default: debug)")] = "debug",
+    instrument_debug_format: Annotated[str, typer.Option("--instrument-debug-format",
+                                                         help="rawbin (the bundle's format)")] = "console",
+    instrument_ir: Annotated[str, typer.Option("--instrument-ir", help="call glow_instrument_before/after "
+                                               "around each instruction")] = "false",
     debug_info: Annotated[str, typer.Option("--g", "-g", help="DWARF debug information: lines of the glowll IR "
                                             "(written as <name>.glowll.mlir) and the region parameters")] = "false",
     main_entry_name: Annotated[Optional[str], typer.Option("--main-entry-name",
@@ -283,6 +288,9 @@ def compile_command(
                               ("-dump-graph-DAG-before-compile", dump_graph_dag_before_compile, imported_graph)):
         if path is not None:
             outputs.add(path, render_graph(dot, path, option), option)
+    if "instrument-debug.info" in bundle.ir:  # as Glow, the dumps' index is written at compile time
+        outputs.add(os.path.join(compile_options.instrument_debug_directory, "instrument-debug.info"),
+                    bundle.ir["instrument-debug.info"].encode(), "-instrument-debug-dir")
     if memory_plan is not None:
         outputs.add(memory_plan, bundle.memory_plan.picture(check_picture_path(memory_plan)), "-memory-plan")
     if memory_report is not None:

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage
+from glowmlir.lowering.bundle_instrumentation import BundleInstrumentation, instrument
 from glowmlir.lowering.debug_info import DebugSource, add_debug_info
 
 _initialized = False
@@ -82,7 +83,8 @@ def pointer_bits(data_layout: str) -> int:
 
 def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[ir.Module], None] | None = None,
                size_attribute: str | None = None, abi: str | None = None,
-               debug: DebugSource | None = None) -> llvm.ModuleRef:
+               debug: DebugSource | None = None,
+               instrumentation: BundleInstrumentation | None = None) -> llvm.ModuleRef:
     """Translate and verify; function attributes that xDSL's translator drops are added here.
 
     Every function is `nounwind` and `no-builtins` (LLVM must not turn loops into calls
@@ -105,6 +107,8 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
                 function.attributes.add("noinline")
     if extend is not None:
         extend(ir_module)
+    if instrumentation is not None:  # before the debug lines, which then cover its calls too
+        instrument(ir_module, instrumentation, pointer_bits(str(machine.target_data)))
     if debug is not None:
         add_debug_info(ir_module, debug, pointer_bits(str(machine.target_data)))
     if abi:
@@ -125,12 +129,13 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: i
 
 
 def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[[ir.Module], None] | None = None,
-                      keep: Sequence[str] = (), debug: DebugSource | None = None) -> tuple[bytes, dict[str, str]]:
+                      keep: Sequence[str] = (), debug: DebugSource | None = None,
+                      instrumentation: BundleInstrumentation | None = None) -> tuple[bytes, dict[str, str]]:
     """Object code for the module's functions, and the texts named in `keep`: "llvm-ir" (the
     optimized LLVM IR) and "assembly" (the target's assembly, `-dump-llvm-asm`); `debug`: `-g`."""
     machine = target.machine()
     with stage("LLVM translation"):
-        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi, debug)
+        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi, debug, instrumentation)
     with stage("LLVM optimisation"):
         optimize(ir_module, machine, target.opt_level)
     texts = {}

@@ -73,3 +73,43 @@ def test_gdb_finds_each_instruction_line(tmp_path):
                             capture_output=True, text=True, check=True).stdout
     for n in lines:
         assert re.search(rf'Line {n} of "lenet_mnist.glowll.mlir" starts at address 0x[0-9a-f]+', output), output
+
+
+def test_bundle_instrumentation_as_glows_bundle_instrument_example(tmp_path):
+    """Glow's bundle_instrument CMake line, verbatim but for the paths: the bundle's own dumps
+    (-instrument-debug) and the user's callbacks (-instrument-ir) see the same bytes."""
+    (tmp_path / "ir").mkdir()
+    line = ("glow-compile -g -model={model} -model-input=data,float,[1,1,28,28] -backend=CPU -emit-bundle=build "
+            "-bundle-api=static -instrument-debug -instrument-debug-format=rawbin -instrument-debug-dir=debug "
+            "-instrument-ir").format(model=LENET_PATH)
+    tools = os.path.dirname(sys.executable)
+    result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "PATH": f"{tools}:{os.environ['PATH']}", "PYTHONPATH": os.getcwd()})
+    assert result.returncode == 0, result.stderr
+    info = (tmp_path / "debug" / "instrument-debug.info").read_text()
+    assert info.startswith("Format: rawbin\n") and "Name: _conv1_Conv" in info
+    assert "ID: 4\nKind: 2 (softmax)\nName: _Softmax" in (tmp_path / "build" / "instrument-ir.info").read_text()
+    bundle = glowmlir.compile(LENET_PATH)
+    image = np.random.default_rng(3).random((1, 1, 28, 28), np.float32)
+    (tmp_path / "input.bin").write_bytes(image.tobytes())
+    layout = bundle.layout
+    data = layout.placeholder("data")
+    program = tmp_path / "instrumented"
+    defines = {"BUNDLE_HEADER": '"lenet_mnist.h"', "BUNDLE_ENTRY": "lenet_mnist",
+               "BUNDLE_CONSTANT": "LENET_MNIST_CONSTANT_MEM_SIZE", "BUNDLE_MUTABLE": "LENET_MNIST_MUTABLE_MEM_SIZE",
+               "BUNDLE_ACTIVATIONS": "LENET_MNIST_ACTIVATIONS_MEM_SIZE", "BUNDLE_INPUT_OFFSET": "LENET_MNIST_data",
+               "BUNDLE_INPUT_SIZE": str(data.byte_size), "IR_DIR": f'"{tmp_path / "ir"}"',
+               "WEIGHTS_FILE": f'"{tmp_path / "build" / "lenet_mnist.weights.bin"}"',
+               "INPUT_FILE": f'"{tmp_path / "input.bin"}"'}
+    subprocess.run(["cc", "-O1", "-I", str(tmp_path / "build"), *(f"-D{k}={v}" for k, v in defines.items()),
+                    os.path.join(os.getcwd(), "tests", "support", "instrument_main.c"),
+                    str(tmp_path / "build" / "lenet_mnist.o"), "-o", str(program)], check=True)
+    output = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout
+    files = info.count(".bin    ")
+    assert output.strip() == f"instructions 5 dumps {files}"
+    for index in range(files):
+        name = f"data{index:04d}.bin"
+        assert (tmp_path / "debug" / name).read_bytes() == (tmp_path / "ir" / name).read_bytes(), name
+    # The first dump is conv1's output: what the bundle computes for that node.
+    instrumented = np.frombuffer((tmp_path / "debug" / "data0001.bin").read_bytes(), np.float32)
+    np.testing.assert_array_equal(instrumented, image.reshape(-1))
