@@ -7,7 +7,8 @@ and integer shifts are used, so they run on any core (soft-float cores included)
 Error bounds (checked against numpy in tests/unit/test_math_approx.py):
 * `exp(x)`: relative error below 6e-7 for x in [-87, 88]; inputs are clamped to that
   range (exp(-87) ~ 1.6e-38, so the absolute error below it is < 2e-38); exp(NaN) is NaN.
-* `log(x)`: absolute error below 3e-7 for normal positive x.
+* `log(x)`: absolute error below 3e-7 for normal positive x; ln 0 = -inf, ln +inf = +inf,
+  NaN for negative x and NaN (as IEEE).
 * `pow(x, y) = exp(y * log(x))` for x > 0; `general_pow` adds negative and zero bases.
 """
 
@@ -62,7 +63,17 @@ def exp(b: KernelBuilder, x: SSAValue) -> SSAValue:
 
 
 def log(b: KernelBuilder, x: SSAValue) -> SSAValue:
-    """ln x = e ln 2 + ln m, x = 2^e m with m in [1, 2); ln m by the atanh series of (m-1)/(m+1)."""
+    """ln x = e ln 2 + ln m, x = 2^e m with m in [1, 2); ln m by the atanh series of (m-1)/(m+1).
+    Outside the positive numbers, as IEEE and C's logf: ln 0 = -inf, ln +inf = +inf, NaN for a
+    negative x or a NaN."""
+    approximation = _log_of_positive(b, x)
+    result = b.select(b.emit(llvm.FCmpOp(x, b.f32(math.inf), "oeq")), b.f32(math.inf), approximation)
+    result = b.select(b.emit(llvm.FCmpOp(x, b.f32(0.0), "oeq")), b.f32(-math.inf), result)
+    return b.select(b.emit(llvm.FCmpOp(x, b.f32(0.0), "ult")), b.f32(math.nan), result)  # x < 0 or NaN
+
+
+def _log_of_positive(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """ln x for a normal positive x (absolute error below 3e-7)."""
     bits = _bits(b, x)
     exponent = b.emit(llvm.SubOp(b.emit(llvm.LShrOp(bits, _i32(b, 23))), _i32(b, 127)))
     mantissa = _float(b, b.emit(llvm.OrOp(b.emit(llvm.AndOp(bits, _i32(b, 0x7FFFFF))), _i32(b, 0x3F800000))))
@@ -73,7 +84,7 @@ def log(b: KernelBuilder, x: SSAValue) -> SSAValue:
 
 def pow(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:  # noqa: A001 - the math name
     """x^y for x > 0."""
-    return exp(b, b.fmul(y, log(b, x)))
+    return exp(b, b.fmul(y, _log_of_positive(b, x)))
 
 
 def general_pow(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:

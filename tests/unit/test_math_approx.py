@@ -51,3 +51,19 @@ def test_exp_keeps_nan_and_infinities(tmp_path):
     np.testing.assert_allclose(actual[0, 1:3], np.exp(x[0, 1:3]), rtol=6e-7)
     assert 0.0 <= actual[0, 3] < 2e-38 and 0.0 <= actual[0, 5] < 2e-38 and actual[0, 4] > 1e38
     assert np.isnan(run_unary("Softmax", x[:, :3], tmp_path, axis=1)).all()
+
+
+def test_log_outside_the_positive_numbers_is_ieee(tmp_path):
+    """Log of a negative number or NaN is NaN, of 0 is -inf, of +inf is +inf, as in onnxruntime
+    (it used to give finite numbers); the positive range keeps its accuracy."""
+    import onnxruntime
+
+    x = np.array([[-1.0, -1e-30, -np.inf, np.nan, 0.0, -0.0, np.inf, 1e-3, 1.0, 2.5, 3e38]], np.float32)
+    actual = run_unary("Log", x, tmp_path)
+    session = onnxruntime.InferenceSession(single_node_model("Log", {"x": list(x.shape)}).SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x})[0]
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+    assert np.isnan(actual[0, :4]).all()
+    assert actual[0, 4] == actual[0, 5] == -np.inf and actual[0, 6] == np.inf
+    np.testing.assert_allclose(actual[0, 7:], np.log(x[0, 7:].astype(np.float64)), atol=3e-7, rtol=1e-7)
