@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from llvmlite import ir
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.memory import ALIGNMENT, SCRATCH_ATTRIBUTE
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
@@ -34,6 +34,12 @@ class Placeholder:
     dtype: np.dtype
     offset: int
     quantization: tuple[float, int] | None = None  # (scale, offset) of a quantized placeholder
+    model_name: str | None = None  # the model's name for it, when not `name` (which C needed)
+
+    @property
+    def given_name(self) -> str:
+        """The name the model gives it (`Bundle.run` keys inputs and outputs by it)."""
+        return self.model_name or self.name
 
     @property
     def size(self) -> int:
@@ -93,7 +99,8 @@ class BundleLayout:
         placeholders = tuple(sorted(
             (Placeholder(op.name_.data, op.kind.data, tuple(op.buffer.type.get_shape()),
                          np.dtype(numpy_dtype(op.buffer.type.element_type)), op.offset.value.data,
-                         _quantization(op.buffer.type.element_type))
+                         _quantization(op.buffer.type.element_type),
+                         op.attributes[glow.MODEL_NAME].data if glow.MODEL_NAME in op.attributes else None)
              for op in ops if isinstance(op, glowll.PlaceholderOp)), key=lambda p: p.offset))
         weights, constants = [], []
         for op in ops:
@@ -181,7 +188,8 @@ def _distinct_macros(name: str, placeholders: tuple[Placeholder, ...]) -> tuple[
     for placeholder in placeholders:
         candidate, k = placeholder, 1
         while any(m in taken or is_reserved_c_name(m) for m in placeholder_macros(name, candidate)):
-            candidate, k = replace(placeholder, name=f"{placeholder.name}__{k}"), k + 1
+            candidate, k = replace(placeholder, name=f"{placeholder.name}__{k}",
+                                   model_name=placeholder.given_name), k + 1
         if candidate is not placeholder:
             warnings.warn(GlowWarning(f"placeholder \"{placeholder.name}\": its header macro "
                                       f"{placeholder_macros(name, placeholder)[0]} clashes with another macro; "

@@ -234,31 +234,49 @@ class Bundle:
         return HostRunner(self.layout, self.object_code)
 
     def run(self, inputs: Mapping[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
-        """Runs the bundle on the host (host target only): every input by its placeholder name,
-        in `inputs` or as keywords; returns the outputs by name."""
+        """Runs the bundle on the host (host target only): every input by the model's name for it
+        (or its placeholder's C name), in `inputs` or as keywords; returns the outputs by the
+        model's names (`ModelOutputs`: their C names find them too)."""
         if inputs is not None and not isinstance(inputs, Mapping):
             raise GlowError(f"inputs: expected a dict of input name to array, not {type(inputs).__name__}")
         if self.target.triple and self.target.triple != llvm.get_process_triple():
             raise GlowError(f"bundle {self.name} is compiled for {self.target.triple}: run() runs host bundles only "
                             f"(glow-run -board runs the others)")
         given = {**(inputs or {}), **named}
-        expected = [p.name for p in self.layout.placeholders if p.kind == "input"]
-        unknown = [name for name in given if name not in expected]
-        missing = [name for name in expected if name not in given]
+        placeholders = [p for p in self.layout.placeholders if p.kind == "input"]
+        by_name = {**{p.name: p for p in placeholders}, **{p.given_name: p for p in placeholders}}
+        expected = [p.given_name for p in placeholders]
+        unknown = [name for name in given if name not in by_name]
+        missing = [p.given_name for p in placeholders if p.given_name not in given and p.name not in given]
         if unknown or missing:
             problem = f"no input \"{unknown[0]}\"" if unknown else f"no value for input \"{missing[0]}\""
             raise GlowError(f"bundle {self.name}: {problem} (inputs: {', '.join(expected)})")
         arrays = {}
         for name, value in given.items():
             try:
-                arrays[name] = np.asarray(value, self.layout.placeholder(name).dtype)
+                arrays[by_name[name].name] = np.asarray(value, by_name[name].dtype)
             except (TypeError, ValueError) as error:
                 raise GlowError(f"input \"{name}\": not an array of numbers ({error})") from None
-        return self.runner.run(arrays)
+        return ModelOutputs(self.layout, self.runner.run(arrays))
 
 
 STAGE_NAMES = {"glow": "graph passes", "glowll": "glowll passes", "llvm": "lowering to llvm"}
 """How progress and `-time` name the pipeline's stages."""
+
+
+class ModelOutputs(dict):
+    """A run's outputs by the model's names; an output's C name (its header macro's, e.g. `A3`
+    for the model's `3`) finds it too."""
+
+    def __init__(self, layout: bundle_files.BundleLayout, by_c_name: Mapping[str, np.ndarray]):
+        outputs = [p for p in layout.placeholders if p.kind == "output"]
+        super().__init__({p.given_name: by_c_name[p.name] for p in outputs})
+        self._given = {p.name: p.given_name for p in outputs}
+
+    def __missing__(self, name: str) -> np.ndarray:
+        if name in self._given:
+            return self[self._given[name]]
+        raise KeyError(name)
 
 
 def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,

@@ -175,7 +175,7 @@ def profile_command(
         if unknown:
             raise GlowError(f"-model-input-name=\"{unknown[0]}\": the model has no input \"{unknown[0]}\" "
                             f"(inputs: {', '.join(shapes)})")
-        outputs = [p.name for p in bundle.layout.placeholders if p.kind == "output" and
+        outputs = [p.given_name for p in bundle.layout.placeholders if p.kind == "output" and
                    (dump_profile is None or p.name not in profiler.keys)]
         classified = output_name or (outputs[0] if len(outputs) == 1 else None)
         if classifying and classified not in outputs:

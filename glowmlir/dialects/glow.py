@@ -67,6 +67,9 @@ from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 
 
 NODE_NAME = "name"
+MODEL_NAME = "model_name"
+"""On a placeholder or save whose C-legal name differs from the model's: the model's name
+(`Bundle.run` takes and gives tensors by it)."""
 """The attribute naming a compute op after the model node it came from (profiles key values
 as `<name>:0`)."""
 

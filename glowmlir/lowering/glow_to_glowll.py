@@ -74,10 +74,11 @@ class _FunctionLowering:
         # declare them up front so producers can write into them.
         placeholders = [op for op in ops if isinstance(op, glow.PlaceholderOp)]
         for op in placeholders:
-            self.buffers[op.result] = self.add(glowll.PlaceholderOp(glowll.PlaceholderKind.INPUT, op.name_,
-                                                                    _memref(op.result)))
+            self.buffers[op.result] = self.add(glow.with_attributes_of(glowll.PlaceholderOp(
+                glowll.PlaceholderKind.INPUT, op.name_, _memref(op.result)), op))
         for save in (op for op in ops if isinstance(op, glow.SaveOp)):
-            output = self.add(glowll.PlaceholderOp(glowll.PlaceholderKind.OUTPUT, save.name_, _memref(save.input)))
+            output = self.add(glow.with_attributes_of(glowll.PlaceholderOp(
+                glowll.PlaceholderKind.OUTPUT, save.name_, _memref(save.input)), save))
             self.outputs_of_saves[save] = output
             # The op computing the saved value (seen through reshapes, which are views)
             # writes straight into the output placeholder.

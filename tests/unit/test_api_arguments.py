@@ -144,3 +144,26 @@ def test_model_contents_instead_of_a_path_are_refused_in_one_line():
         glowmlir.compile(contents)
     assert str(error.value) == (f"model: a bytes of length {len(contents):,} is not a file path (to compile a model "
                                 f"held in memory, save it to a file first)")
+
+
+def test_run_takes_and_gives_tensors_by_the_models_names(tmp_path):
+    """Names C cannot take ("3", "input:0") are changed for the header's macros; Bundle.run still
+    speaks the model's names, and the C names find the same tensors."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["input:0"], ["3"])], "g",
+                              [helper.make_tensor_value_info("input:0", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("3", TensorProto.FLOAT, [1, 4])])
+    path = tmp_path / "names.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    bundle = glowmlir.compile(str(path))
+    assert sorted(p.name for p in bundle.layout.placeholders) == ["A3", "input_0"]
+    x = np.array([[-1.0, 2.0, -3.0, 4.0]], np.float32)
+    outputs = bundle.run({"input:0": x})
+    assert list(outputs) == ["3"]
+    np.testing.assert_array_equal(outputs["3"], np.maximum(x, 0))
+    np.testing.assert_array_equal(outputs["A3"], outputs["3"])
+    np.testing.assert_array_equal(bundle.run(input_0=x)["3"], outputs["3"])
+    with pytest.raises(GlowError, match=r'no value for input "input:0" \(inputs: input:0\)'):
+        bundle.run({})

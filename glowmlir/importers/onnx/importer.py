@@ -182,6 +182,10 @@ class OnnxImporter:
                 source = self.converted(source, onnx_element_type(graph_output.type.tensor_type.elem_type,
                                                                   f"output \"{graph_output.name}\""))
             self.add(glow.SaveOp(source, placeholders[graph_output.name]))
+        model_names = {legal: original for original, legal in placeholders.items() if legal != original}
+        for op in self.block.ops:  # the model's own names, where C needed others
+            if isinstance(op, glow.PlaceholderOp | glow.SaveOp) and op.name_.data in model_names:
+                op.attributes[glow.MODEL_NAME] = StringAttr(model_names[op.name_.data])
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
     def import_node(self, node: onnx.NodeProto, index: int) -> None:
