@@ -116,6 +116,8 @@ class QuantizationArguments:
                                    calibrate_constants=flags["calibrate-constants"])
 
 
+TimeOption = Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass on stderr")]
+VerboseOption = Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it starts")]
 OBSERVER_OPTIONS = ("time", "verbose")
 """The boolean options of `observed`, shared by glow-compile and glow-profile."""
 

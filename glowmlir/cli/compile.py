@@ -232,10 +232,8 @@ def compile_command(
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
                                                       help="float outputs for a quantized TFLite model")] = "false",
-    time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
-                                             "on stderr")] = "false",
-    verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
-                                         "starts")] = "false",
+    time_passes: common.TimeOption = "false",
+    verbose: common.VerboseOption = "false",
 ) -> None:
     """Compile a model into a Glow bundle."""
     from glowmlir import compiler

@@ -93,10 +93,8 @@ def profile_command(
                                                        "the model's only one)")] = None,
     load_profile: Annotated[Optional[str], typer.Option("--load-profile", help="classify with the model "
                                                         "quantized by this profile (no -dump-profile)")] = None,
-    time_passes: Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass "
-                                             "on stderr")] = "false",
-    verbose: Annotated[str, typer.Option("--verbose", help="name each stage and pass on stderr as it "
-                                         "starts")] = "false",
+    time_passes: common.TimeOption = "false",
+    verbose: common.VerboseOption = "false",
 ) -> None:
     """Profile a float model over calibration inputs."""
     from glowmlir.bundle import StagedFiles
