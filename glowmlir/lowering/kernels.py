@@ -187,6 +187,10 @@ class FloatMath:
     def pow(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return math_approx.general_pow(self.b, x, y)
 
+    def function(self, name: str, x: SSAValue) -> SSAValue:
+        """One of math_approx's functions of one argument by name ("floor", "sin", "erf", ...)."""
+        return getattr(math_approx, name)(self.b, x)
+
     def clamp(self, x: SSAValue, activation: str) -> SSAValue:
         """x clamped as the `relu` or `clip` (clip_min, clip_max) of the instruction."""
         return clamp_f32(self.b, x, clamp_interval(self.op, activation))

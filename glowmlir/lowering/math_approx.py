@@ -10,6 +10,13 @@ Error bounds (checked against numpy in tests/unit/test_math_approx.py):
 * `log(x)`: absolute error below 3e-7 for normal positive x; ln 0 = -inf, ln +inf = +inf,
   NaN for negative x and NaN (as IEEE).
 * `pow(x, y) = exp(y * log(x))` for x > 0; `general_pow` adds negative and zero bases.
+* `floor`, `ceil`, `sign`: exact (|x| >= 2^23, infinities and NaN come back as they are).
+* `sin`, `cos`: absolute error below 1e-7 for |x| <= 1e4 (Cody-Waite reduction by pi/2,
+  Cephes' sinf/cosf polynomials on [-pi/4, pi/4]); it grows with |x| beyond.
+* `atan`: absolute error below 2e-7 (Cephes' atanf); `asin`, `acos`: below 3e-7 on [-1, 1],
+  NaN outside it (Cephes' asinf/acosf).
+* `erf`: absolute error below 3e-7 (a series below |x| = 0.5, Abramowitz-Stegun 7.1.26
+  beyond; erf(+-inf) = +-1).
 """
 
 from __future__ import annotations
@@ -102,3 +109,146 @@ def general_pow(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:
                          b.select(b.emit(llvm.FCmpOp(y, b.f32(0.0), "oeq")), b.f32(1.0), b.f32(math.inf)))
     result = b.select(b.emit(llvm.FCmpOp(x, b.f32(0.0), "olt")), negative, magnitude)
     return b.select(b.emit(llvm.FCmpOp(x, b.f32(0.0), "oeq")), zero_base, result)
+
+
+def _is(b: KernelBuilder, x: SSAValue, predicate: str, value: float) -> SSAValue:
+    return b.emit(llvm.FCmpOp(x, b.f32(value), predicate))
+
+
+def _negate(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    return b.fsub(b.f32(0.0), x)
+
+
+def _abs(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    return b.fmax(x, _negate(b, x))
+
+
+def _with_sign_of(b: KernelBuilder, magnitude: SSAValue, x: SSAValue) -> SSAValue:
+    """`magnitude` negated where x < 0."""
+    return b.select(_is(b, x, "olt", 0.0), _negate(b, magnitude), magnitude)
+
+
+def floor(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """The largest integer <= x: truncation toward zero, one less where that rounded up."""
+    from glowmlir.dialects.llvm_casts import FPToSIOp
+
+    truncated = b.emit(llvm.SIToFPOp(b.emit(FPToSIOp(x, i32)), f32))
+    result = b.select(b.emit(llvm.FCmpOp(truncated, x, "ogt")), b.fsub(truncated, b.f32(1.0)), truncated)
+    return b.select(_is(b, _abs(b, x), "olt", 8388608.0), result, x)  # 2^23 and above (and NaN): integral
+
+
+def ceil(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """-floor(-x)."""
+    return _negate(b, floor(b, _negate(b, x)))
+
+
+def sign(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """1, -1 or 0 (and NaN for NaN)."""
+    return b.select(_is(b, x, "ogt", 0.0), b.f32(1.0), b.select(_is(b, x, "olt", 0.0), b.f32(-1.0), x))
+
+
+_PI_2_PARTS = (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8)  # Cody-Waite split of pi/2
+_SIN_COEFFICIENTS = [1.0, -1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4]  # of r^(2k+1)
+_COS_COEFFICIENTS = [1.0, -0.5, 4.166664568298827e-2, -1.388731625493765e-3, 2.443315711809948e-5]  # of r^(2k)
+
+
+def _quadrant(b: KernelBuilder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(n, r): x = n pi/2 + r, n an integer (as i32) and |r| <= pi/4."""
+    from glowmlir.dialects.llvm_casts import FPToSIOp
+
+    n_float = floor(b, b.fadd(b.fmul(x, b.f32(2 / math.pi)), b.f32(0.5)))
+    r = x
+    for part in _PI_2_PARTS:
+        r = b.fsub(r, b.fmul(n_float, b.f32(part)))
+    return b.emit(FPToSIOp(n_float, i32)), r
+
+
+def _sin_cos_of_reduced(b: KernelBuilder, r: SSAValue) -> tuple[SSAValue, SSAValue]:
+    r2 = b.fmul(r, r)
+    return b.fmul(r, _polynomial(b, r2, _SIN_COEFFICIENTS)), _polynomial(b, r2, _COS_COEFFICIENTS)
+
+
+def _by_quadrant(b: KernelBuilder, n: SSAValue, sine: SSAValue, cosine: SSAValue) -> SSAValue:
+    """sin(n pi/2 + r) from sin r and cos r: sin, cos, -sin, -cos as n mod 4 is 0, 1, 2, 3."""
+    odd = b.int_compare("ne", b.emit(llvm.AndOp(n, _i32(b, 1))), 0)
+    negated = b.int_compare("ne", b.emit(llvm.AndOp(n, _i32(b, 2))), 0)
+    value = b.select(odd, cosine, sine)
+    return b.select(negated, _negate(b, value), value)
+
+
+def sin(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    n, r = _quadrant(b, x)
+    return _by_quadrant(b, n, *_sin_cos_of_reduced(b, r))
+
+
+def cos(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """cos x = sin(x + pi/2): one quadrant further."""
+    n, r = _quadrant(b, x)
+    return _by_quadrant(b, b.emit(llvm.AddOp(n, _i32(b, 1))), *_sin_cos_of_reduced(b, r))
+
+
+_ATAN_COEFFICIENTS = [-3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1, 8.05374449538e-2]
+
+
+def atan(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """As Cephes' atanf: |x| reduced to [0, tan(pi/8)] by atan t = pi/2 + atan(-1/t) (t > tan 3pi/8)
+    or pi/4 + atan((t-1)/(t+1)) (t > tan pi/8); an odd polynomial there."""
+    t = _abs(b, x)
+    large, medium = _is(b, t, "ogt", 2.414213562373095), _is(b, t, "ogt", 0.4142135623730950)
+    reduced = b.select(large, _negate(b, b.fdiv(b.f32(1.0), t)),
+                       b.select(medium, b.fdiv(b.fsub(t, b.f32(1.0)), b.fadd(t, b.f32(1.0))), t))
+    offset = b.select(large, b.f32(math.pi / 2), b.select(medium, b.f32(math.pi / 4), b.f32(0.0)))
+    z = b.fmul(reduced, reduced)
+    result = b.fadd(offset, b.fadd(b.fmul(b.fmul(_polynomial(b, z, _ATAN_COEFFICIENTS), z), reduced), reduced))
+    return _with_sign_of(b, result, x)
+
+
+_ASIN_COEFFICIENTS = [1.6666752422e-1, 7.4953002686e-2, 4.5470025998e-2, 2.4181311049e-2, 4.2163199048e-2]
+
+
+def _asin_of_small(b: KernelBuilder, t: SSAValue) -> SSAValue:
+    """asin t for 0 <= t <= 0.5."""
+    z = b.fmul(t, t)
+    return b.fadd(b.fmul(b.fmul(_polynomial(b, z, _ASIN_COEFFICIENTS), z), t), t)
+
+
+def _half_complement_root(b: KernelBuilder, t: SSAValue) -> SSAValue:
+    """sqrt((1 - t) / 2) for 0 <= t (t above 1 taken as 1)."""
+    return b.emit(llvm.FSqrtOp(b.fmul(b.f32(0.5), b.fsub(b.f32(1.0), b.fmin(t, b.f32(1.0))))))
+
+
+def asin(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """As Cephes' asinf: for |x| > 0.5, asin t = pi/2 - 2 asin(sqrt((1 - t) / 2)); NaN for |x| > 1."""
+    t = _abs(b, x)
+    large = _is(b, t, "ogt", 0.5)
+    small = _asin_of_small(b, b.select(large, _half_complement_root(b, t), t))
+    result = b.select(large, b.fsub(b.f32(math.pi / 2), b.fadd(small, small)), small)
+    return b.select(_is(b, t, "ugt", 1.0), b.f32(math.nan), _with_sign_of(b, result, x))
+
+
+def acos(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """As Cephes' acosf: pi/2 - asin x for |x| <= 0.5; beyond, 2 asin(sqrt((1 - |x|) / 2)), taken
+    from pi for a negative x; NaN for |x| > 1."""
+    t = _abs(b, x)
+    twice = b.fmul(b.f32(2.0), _asin_of_small(b, _half_complement_root(b, t)))
+    beyond = b.select(_is(b, x, "olt", 0.0), b.fsub(b.f32(math.pi), twice), twice)
+    middle = b.fsub(b.f32(math.pi / 2), _with_sign_of(b, _asin_of_small(b, t), x))
+    result = b.select(_is(b, t, "ogt", 0.5), beyond, middle)
+    return b.select(_is(b, t, "ugt", 1.0), b.f32(math.nan), result)
+
+
+_ERF_SERIES = [2 / math.sqrt(math.pi) * (-1) ** k / (math.factorial(k) * (2 * k + 1)) for k in range(8)]  # of x^(2k+1)
+_ERFC_P = 0.3275911
+_ERFC_COEFFICIENTS = [0.0, 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429]
+
+
+def erf(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """erf x: its Taylor series for |x| < 0.5; beyond, 1 - u P(u) e^(-x^2) with u = 1 / (1 + p|x|)
+    (Abramowitz and Stegun 7.1.26), saturating at 1 (from |x| = 4 the float is 1)."""
+    t = _abs(b, x)
+    series = b.fmul(x, _polynomial(b, b.fmul(x, x), _ERF_SERIES))
+    clamped = b.fmin(t, b.f32(4.0))
+    u = b.fdiv(b.f32(1.0), b.fadd(b.f32(1.0), b.fmul(b.f32(_ERFC_P), clamped)))
+    tail = b.fsub(b.f32(1.0), b.fmul(_polynomial(b, u, _ERFC_COEFFICIENTS),
+                                     exp(b, _negate(b, b.fmul(clamped, clamped)))))
+    return b.select(_is(b, t, "ult", 0.5), series, _with_sign_of(b, tail, x))  # NaN: the series keeps it

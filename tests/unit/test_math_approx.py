@@ -67,3 +67,38 @@ def test_log_outside_the_positive_numbers_is_ieee(tmp_path):
     assert np.isnan(actual[0, :4]).all()
     assert actual[0, 4] == actual[0, 5] == -np.inf and actual[0, 6] == np.inf
     np.testing.assert_allclose(actual[0, 7:], np.log(x[0, 7:].astype(np.float64)), atol=3e-7, rtol=1e-7)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.vectorize(math.erf)(x.astype(np.float64))
+
+
+def test_trigonometric_and_erf_bounds(tmp_path):
+    """The bounds math_approx states: sin/cos below 1e-7 for |x| <= 1e4, atan below 2e-7,
+    asin/acos below 3e-7 on [-1, 1] and NaN outside it, erf below 3e-7 (and relative near 0)."""
+    wide = np.linspace(-1e4, 1e4, 100001, dtype=np.float32).reshape(1, -1)
+    for op_type, function in (("Sin", np.sin), ("Cos", np.cos)):
+        np.testing.assert_allclose(run_unary(op_type, wide, tmp_path), function(wide.astype(np.float64)), atol=1e-7)
+    x = np.linspace(-50, 50, 100001, dtype=np.float32).reshape(1, -1)
+    np.testing.assert_allclose(run_unary("Atan", x, tmp_path), np.arctan(x.astype(np.float64)), atol=2e-7)
+    np.testing.assert_allclose(run_unary("Erf", x, tmp_path), _erf(x), atol=3e-7)
+    tiny = np.linspace(-0.01, 0.01, 2001, dtype=np.float32).reshape(1, -1)
+    np.testing.assert_allclose(run_unary("Erf", tiny, tmp_path), _erf(tiny), rtol=3e-7)
+    unit = np.linspace(-1, 1, 100001, dtype=np.float32).reshape(1, -1)
+    for op_type, function in (("Asin", np.arcsin), ("Acos", np.arccos)):
+        np.testing.assert_allclose(run_unary(op_type, unit, tmp_path), function(unit.astype(np.float64)), atol=3e-7)
+        outside = run_unary(op_type, np.array([[1.5, -1.01, np.nan, np.inf]], np.float32), tmp_path)
+        assert np.isnan(outside).all()
+    edges = np.array([[np.inf, -np.inf, np.nan, 0.0]], np.float32)
+    np.testing.assert_array_equal(run_unary("Erf", edges, tmp_path), [[1.0, -1.0, np.nan, 0.0]])
+    np.testing.assert_allclose(run_unary("Atan", edges, tmp_path), [[np.pi / 2, -np.pi / 2, np.nan, 0.0]], rtol=1e-7)
+
+
+def test_floor_ceil_sign_are_exact(tmp_path):
+    x = np.concatenate([np.linspace(-100, 100, 20001), [-0.0, 0.0, 1e9, -1e9, np.inf, -np.inf, np.nan,
+                                                       2 ** 23 - 0.5, -(2 ** 23) + 0.5, 0.5, -0.5, 2.5, -2.5]])
+    x = x.astype(np.float32).reshape(1, -1)
+    for op_type, function in (("Floor", np.floor), ("Ceil", np.ceil), ("Sign", np.sign)):
+        np.testing.assert_array_equal(run_unary(op_type, x, tmp_path), function(x), err_msg=op_type)

@@ -28,6 +28,15 @@ imports("Log")(_unary(glow.LogOp))
 imports("Softplus")(_unary(glow.SoftplusOp))
 imports("Softsign")(_unary(glow.SoftsignOp))
 imports("Mish")(_unary(glow.MishOp))
+imports("Floor")(_unary(glow.FloorOp))
+imports("Ceil")(_unary(glow.CeilOp))
+imports("Sign")(_unary(glow.SignOp))
+imports("Sin")(_unary(glow.SinOp))
+imports("Cos")(_unary(glow.CosOp))
+imports("Atan")(_unary(glow.AtanOp))
+imports("Asin")(_unary(glow.AsinOp))
+imports("Acos")(_unary(glow.AcosOp))
+imports("Erf")(_unary(glow.ErfOp))
 
 
 def _parametric(op_type, **defaults):

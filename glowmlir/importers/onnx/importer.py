@@ -26,6 +26,7 @@ from glowmlir.importers.onnx.loader import (
     load_onnx_model,
     one_line,
     placeholder_names,
+    repair_benign_omissions,
     with_output_shape_fields,
 )
 from glowmlir.importers.onnx.options import ELEMENT_TYPES, ModelInput
@@ -178,9 +179,9 @@ class OnnxImporter:
         self.record_glow_names()
         for graph_output in graph.output:
             source = self.tensor(graph_output.name)
-            if source.type.element_type == f32:  # a float16 or double output is computed in float32
-                source = self.converted(source, onnx_element_type(graph_output.type.tensor_type.elem_type,
-                                                                  f"output \"{graph_output.name}\""))
+            declared = graph_output.type.tensor_type.elem_type  # 0 where neither the file nor inference tells
+            if source.type.element_type == f32 and declared:  # a float16 or double output is computed in float32
+                source = self.converted(source, onnx_element_type(declared, f"output \"{graph_output.name}\""))
             self.add(glow.SaveOp(source, placeholders[graph_output.name]))
         model_names = {legal: original for original, legal in placeholders.items() if legal != original}
         for op in self.block.ops:  # the model's own names, where C needed others
@@ -298,11 +299,14 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
                       symbols: dict[str, int] | None = None) -> ModuleOp:
     """Check, shape and import an in-memory ONNX model (the Caffe2 importer builds one);
     `source` names the model in errors."""
+    repair_benign_omissions(model, network)
     check_model_features(model, source)
     try:
         onnx.checker.check_model(with_output_shape_fields(model))
         apply_input_settings(model, inputs, symbols or {})
-        model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+        # A helper, not a judge: where onnx's inference gives up or disagrees with a shape the
+        # file states, the importer's own shape rules decide (as onnxruntime's do).
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except onnx.checker.ValidationError as error:  # a message over several lines
         raise GlowError(f"{source} fails onnx's checks: {one_line(str(error))}") from None
     except onnx.shape_inference.InferenceError as error:  # one line per node: the first is the cause

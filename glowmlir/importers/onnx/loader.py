@@ -119,11 +119,36 @@ def placeholder_names(graph: onnx.GraphProto, names: UniqueNames | None = None) 
     return result
 
 
+def repair_benign_omissions(model: onnx.ModelProto, network: str) -> None:
+    """Fills in what older exporters leave out and onnxruntime (and Glow) load regardless, so
+    onnx's checker judges only what matters: an empty graph name (the network's name is
+    used), `value_info` entries without a type (dropped: shape inference recomputes them),
+    graph outputs without a type (typed by shape inference), and, below IR version 4 (where
+    every initializer must be a graph input), initializers not listed among the inputs."""
+    graph = model.graph
+    if not graph.name:
+        graph.name = network
+    typed = [v for v in graph.value_info if v.type.WhichOneof("value") is not None]
+    if len(typed) != len(graph.value_info):
+        del graph.value_info[:]
+        graph.value_info.extend(typed)
+    for output in graph.output:
+        if output.type.WhichOneof("value") is None:
+            output.type.tensor_type.SetInParent()
+    if model.ir_version < 4:
+        listed = {i.name for i in graph.input}
+        for init in graph.initializer:
+            if init.name not in listed:
+                graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+
+
 def with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model for onnx's checker: graph outputs whose shape is unset (onnxruntime loads
-    them; shape inference types them) get an empty shape field, which the checker insists on."""
+    """The model for onnx's checker: graph outputs whose shape or element type is unset
+    (onnxruntime loads them; shape inference types them) get an empty shape field and a
+    placeholder element type, which the checker insists on."""
     def unshaped(output: onnx.ValueInfoProto) -> bool:
-        return output.type.HasField("tensor_type") and not output.type.tensor_type.HasField("shape")
+        tensor = output.type.tensor_type
+        return output.type.HasField("tensor_type") and (not tensor.HasField("shape") or not tensor.elem_type)
 
     if not any(map(unshaped, model.graph.output)):
         return model
@@ -131,6 +156,8 @@ def with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
     copy.CopyFrom(model)
     for output in filter(unshaped, copy.graph.output):
         output.type.tensor_type.shape.SetInParent()
+        if not output.type.tensor_type.elem_type:
+            output.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
     return copy
 
 
