@@ -119,7 +119,7 @@ STRUCTURED: dict[type, Callable[..., np.ndarray]] = {
     glow.SoftMaxOp: softmax,
     glow.BatchNormalizationOp: batch_normalization,
     glow.LocalResponseNormalizationOp: local_response_normalization,
-    glow.ReduceOp: lambda op, x: {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[op.kind.data](
+    glow.ReduceOp: lambda op, x: {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}[op.kind.data](
         x, axis=tuple(op.axes.get_values())),
     glow.ReshapeOp: lambda op, x: x.reshape(glow.shape_of(op.result)),
     glow.TransposeOp: lambda op, x: np.transpose(x, op.perm.get_values()),

@@ -249,6 +249,7 @@ class ReduceKind(StrEnum):
     MEAN = "mean"
     MAX = "max"
     MIN = "min"
+    PROD = "prod"
 
 
 class ArgReduceKind(StrEnum):
@@ -1433,7 +1434,7 @@ class PReluOp(BinaryOp):
 
 @irdl_op_definition
 class ReduceOp(UnaryOp):
-    """Reduces `axes` with `kind` ("sum", "mean", "max", "min"); the result type says whether
+    """Reduces `axes` with `kind` ("sum", "mean", "max", "min", "prod"); the result type says whether
     the reduced dimensions are kept (as 1) or dropped."""
 
     name = "glow.reduce"

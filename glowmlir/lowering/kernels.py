@@ -234,10 +234,10 @@ def emit_reduce(b: KernelBuilder, op: glowll.ReduceOp, view: ViewOf) -> None:
     element it projects to (dest seen with stride 0 on the reduced axes); mean divides last."""
     dest, src = view(op.dest), view(op.input)
     kind, axes = op.kind.data, set(op.axes.get_values())
-    start = {"sum": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf}[kind]
+    start = {"sum": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf, "prod": 1.0}[kind]
     emit_strided_map(b, dest, [], lambda v: b.f32(start))
     projected = dest.reshaped(src.shape, [0 if d in axes else s for d, s in enumerate(dest.strides)])
-    combine = {"sum": b.fadd, "mean": b.fadd, "max": b.fmax, "min": b.fmin}[kind]
+    combine = {"sum": b.fadd, "mean": b.fadd, "max": b.fmax, "min": b.fmin, "prod": b.fmul}[kind]
     emit_strided_map(b, projected, [projected, src], lambda v: combine(v[0], v[1]))
     if kind == "mean":
         scale = b.f32(1.0 / int(np.prod([src.shape[a] for a in axes])))

@@ -1,4 +1,5 @@
-"""Softmax, BatchNormalization, LRN, LayerNormalization and RMSNormalization."""
+"""Softmax, BatchNormalization, LRN, LayerNormalization, RMSNormalization and
+InstanceNormalization."""
 
 from __future__ import annotations
 
@@ -43,25 +44,31 @@ def _batch_norm(importer: OnnxImporter, node, attrs):
     return [importer.add(glow.BatchNormalizationOp(*operands, attrs.get("epsilon", 1e-5)))]
 
 
-@imports("LayerNormalization", "RMSNormalization")
+@imports("LayerNormalization", "RMSNormalization", "InstanceNormalization")
 def _normalization(importer: OnnxImporter, node, attrs):
     """(x - mean) / sqrt(variance + epsilon) * scale + bias over the axes from `axis` on
-    (RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale), from reductions, Sqrt and
+    (RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale; InstanceNormalization: over the
+    spatial axes, with one scale and bias per channel), from reductions, Sqrt and
     elementwise arithmetic."""
     x = importer.tensor(node.input[0])
     rank = len(glow.shape_of(x))
-    axes = list(range(attrs.get("axis", -1) % rank, rank))
+    scale, bias = (importer.tensor(name) if name else None for name in (list(node.input[1:3]) + [""])[:2])
+    if node.op_type == "InstanceNormalization":
+        axes = list(range(2, rank))
+        per_channel = (glow.shape_of(x)[1],) + (1,) * (rank - 2)
+        scale, bias = reshape_to(importer, scale, per_channel), reshape_to(importer, bias, per_channel)
+    else:
+        axes = list(range(attrs.get("axis", -1) % rank, rank))
     centered = mean = x
-    if node.op_type == "LayerNormalization":
+    if node.op_type != "RMSNormalization":
         mean = reduce_axes(importer, x, "mean", axes)
         centered = binary(importer, glow.SubOp, x, mean)
     variance = reduce_axes(importer, binary(importer, glow.MulOp, centered, centered), "mean", axes)
     epsilon = importer.constant(f"{node.output[0]}_epsilon", np.float32(attrs.get("epsilon", 1e-5)))
     deviation = unary_value(importer, glow.SqrtOp, binary(importer, glow.AddOp, variance, epsilon))
-    y = binary(importer, glow.MulOp, binary(importer, glow.DivOp, centered, deviation),
-                importer.tensor(node.input[1]))
-    if len(node.input) > 2 and node.input[2]:
-        y = binary(importer, glow.AddOp, y, importer.tensor(node.input[2]))
+    y = binary(importer, glow.MulOp, binary(importer, glow.DivOp, centered, deviation), scale)
+    if bias is not None:
+        y = binary(importer, glow.AddOp, y, bias)
     if len(node.output) == 1:
         return [y]
     inverse = unary_value(importer, glow.ReciprocalOp, deviation)

@@ -23,7 +23,7 @@ _COMPOSITE_REDUCTIONS = {
 }
 
 
-@imports("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceLogSumExp", *_COMPOSITE_REDUCTIONS)
+@imports("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp", *_COMPOSITE_REDUCTIONS)
 def _reduce(importer: OnnxImporter, node, attrs):
     """The reductions glow.reduce has, and those built around one: L1, L2, SumSquare,
     LogSum, and LogSumExp as max + log(sum(exp(x - max)))."""

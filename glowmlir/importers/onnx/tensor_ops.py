@@ -142,11 +142,60 @@ def _pad(importer: OnnxImporter, node, attrs):
         value = importer.known(node.input[2]) if len(node.input) > 2 and node.input[2] else 0.0
         if len(node.input) > 3 and node.input[3]:
             raise importer.error("Pad with axes is not supported")
-    if min(pads) < 0:
-        raise importer.error("negative pads are not supported")
+    if min(pads) < 0:  # a negative pad crops: a slice first, then the positive pads
+        rank = len(glow.shape_of(x))
+        shape = glow.shape_of(x)
+        begin = [max(0, -p) for p in pads[:rank]]
+        size = [shape[d] - begin[d] - max(0, -pads[rank + d]) for d in range(rank)]
+        if min(size) < 1:
+            raise importer.error(f"pads {pads} crop all of {list(shape)}")
+        x = importer.add(glow.SliceOp(x, begin, size))
+        pads = [max(0, p) for p in pads]
+    if not any(pads):
+        return [x]
     if mode != "constant":
         return [_pad_by_copies(importer, x, pads, mode)]
     return [importer.add(glow.PadOp(x, pads, float(np.asarray(value).reshape(-1)[0])))]
+
+
+@imports("Tile")
+def _tile(importer: OnnxImporter, node, attrs):
+    """Tile with constant repeats: the input concatenated with itself along each axis."""
+    x = importer.tensor(node.input[0])
+    repeats = [int(r) for r in importer.required_known(node.input[1], "repeats").reshape(-1)]
+    if len(repeats) != len(glow.shape_of(x)) or min(repeats, default=1) < 1:
+        raise importer.error(f"repeats {repeats} must hold one positive count per axis of {list(glow.shape_of(x))}")
+    for axis, count in enumerate(repeats):
+        if count > 1:
+            x = concat_values(importer, [x] * count, axis)
+    return [x]
+
+
+@imports("DepthToSpace", "SpaceToDepth")
+def _depth_to_space(importer: OnnxImporter, node, attrs):
+    """Blocks of channels moved into space (or back): a reshape to rank 6, a transpose and a
+    reshape, with the orders ONNX defines (DepthToSpace's DCR and CRD modes)."""
+    x = importer.tensor(node.input[0])
+    if len(glow.shape_of(x)) != 4:
+        raise importer.error(f"{node.op_type} needs a rank-4 NCHW input")
+    n, c, h, w = glow.shape_of(x)
+    block = int(attrs["blocksize"])
+    if node.op_type == "SpaceToDepth":
+        if h % block or w % block:
+            raise importer.error(f"blocksize {block} does not divide the spatial size {h}x{w}")
+        split = (n, c, h // block, block, w // block, block)
+        perm, result = (0, 3, 5, 1, 2, 4), (n, c * block * block, h // block, w // block)
+    else:
+        if c % (block * block):
+            raise importer.error(f"blocksize {block} squared does not divide the {c} channels")
+        depth = c // (block * block)
+        if attrs.get("mode", "DCR") == "CRD":
+            split, perm = (n, depth, block, block, h, w), (0, 1, 4, 2, 5, 3)
+        else:
+            split, perm = (n, block, block, depth, h, w), (0, 3, 4, 1, 5, 2)
+        result = (n, depth, h * block, w * block)
+    moved = importer.add(glow.transpose(reshape_to(importer, x, split), list(perm)))
+    return [reshape_to(importer, moved, result)]
 
 
 @imports("Split")
