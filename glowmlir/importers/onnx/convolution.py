@@ -54,18 +54,50 @@ def check_kernel_shape(importer: OnnxImporter, attrs: dict, filter_window: Seque
                              f"{list(filter_window)}")
 
 
+def transposed_window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], kernel: Sequence[int],
+                           strides: Sequence[int], dilations: Sequence[int],
+                           output_padding: Sequence[int]) -> tuple[list[int], list[int]]:
+    """A ConvTranspose's (pads, output_padding): its `pads`, or, given `output_shape` or a SAME
+    `auto_pad` (output = input * stride), the pads that give that output, as ONNX defines
+    them (the odd one at the end for SAME_UPPER, at the begin otherwise); an output larger
+    than the window reaches gets the excess as output padding."""
+    rank = len(spatial)
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise importer.error(f"unknown auto_pad \"{auto_pad}\"")
+    if "output_shape" in attrs:
+        wanted = list(attrs["output_shape"])[-rank:]
+    elif auto_pad.startswith("SAME"):
+        wanted = [size * s for size, s in zip(spatial, strides)]
+    else:
+        pads = [0] * 2 * rank if auto_pad == "VALID" else list(attrs.get("pads", [0] * 2 * rank))
+        return pads, list(output_padding)
+    if len(wanted) != rank:
+        raise importer.error(f"output_shape {list(attrs['output_shape'])} does not give {rank} spatial sizes")
+    begin, end, extra = [0] * rank, [0] * rank, list(output_padding)
+    for axis, (size, k, s, d, out) in enumerate(zip(spatial, kernel, strides, dilations, wanted)):
+        total = s * (size - 1) + extra[axis] + (k - 1) * d + 1 - out
+        if total < 0:
+            extra[axis] -= total
+            continue
+        small, large = total // 2, total - total // 2
+        begin[axis], end[axis] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+    return begin + end, extra
+
+
 @imports("ConvTranspose")
 def _conv_transpose(importer: OnnxImporter, node, attrs):
-    """A `glow.conv_transpose` over the node's 1 or 2 spatial axes, with explicit pads. The
-    filter may be computed at run time."""
+    """A `glow.conv_transpose` over the node's 1 or 2 spatial axes, its pads given or derived
+    from `output_shape`/`auto_pad`. The filter may be computed at run time."""
     x, w = importer.tensor(node.input[0]), importer.tensor(node.input[1])
     x_shape, w_shape = glow.shape_of(x), glow.shape_of(w)
     check_kernel_shape(importer, attrs, w_shape[2:])
     rank = len(x_shape) - 2
-    if rank not in (1, 2) or "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") != "NOTSET":
-        raise importer.error("only 1-D and 2-D ConvTranspose with explicit pads are supported")
+    if rank not in (1, 2):
+        raise importer.error("only 1-D and 2-D ConvTranspose are supported")
     strides, dilations = list(attrs.get("strides", [1] * rank)), list(attrs.get("dilations", [1] * rank))
-    pads, output_padding = list(attrs.get("pads", [0] * 2 * rank)), list(attrs.get("output_padding", [0] * rank))
+    pads, output_padding = transposed_window_pads(importer, attrs, x_shape[2:], w_shape[2:], strides, dilations,
+                                                  list(attrs.get("output_padding", [0] * rank)))
     group = attrs.get("group", 1)
     bias = importer.tensor(node.input[2]) if len(node.input) > 2 and node.input[2] else \
         importer.constant(f"{node.output[0]}_bias", np.zeros(w_shape[1] * group, np.float32))
