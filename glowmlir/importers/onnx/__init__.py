@@ -14,11 +14,12 @@ what the lowering takes is left to the `glow-decompose-*` passes.
 * `importer` — `OnnxImporter`, the `@imports` registry, `import_onnx`/`import_onnx_model`;
 * `builders` — small op builders the op families share;
 * one module per op family, each registering its node importers when imported here:
-  `convolution`, `pooling`, `elementwise`, `matmul`, `tensor_ops`, `resize`, `reduction`,
+  `control_flow`, `convolution`, `pooling`, `elementwise`, `matmul`, `tensor_ops`, `resize`, `reduction`,
   `normalization`.
 """
 
 from glowmlir.importers.onnx import (  # noqa: F401  (imported for their @imports registrations)
+    control_flow,
     convolution,
     elementwise,
     matmul,

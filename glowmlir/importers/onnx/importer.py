@@ -69,6 +69,9 @@ def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
 
 
 Value = SSAValue | np.ndarray
+_NOT_FOLDED = frozenset({"Dropout", "Loop", "If"})
+"""Imported even when their inputs are all known: Dropout (its mask), Loop (its body may read
+run-time values of the enclosing graph; it is unrolled, folding what it can) and If (likewise)."""
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
@@ -189,13 +192,30 @@ class OnnxImporter:
                 op.attributes[glow.MODEL_NAME] = StringAttr(model_names[op.name_.data])
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
-    def import_node(self, node: onnx.NodeProto, index: int) -> None:
+    def import_subgraph(self, graph: onnx.GraphProto, inputs: Sequence[Value]) -> list[Value]:
+        """The values of a subgraph's outputs (a Loop body's, an If branch's) with its inputs
+        bound to `inputs`: its nodes are imported into the function as the graph's are, seeing
+        the enclosing graph's values; its own names are forgotten afterwards."""
+        outer_values, outer_constants, outer_node = dict(self.values), dict(self.constants), self.node
+        for init in graph.initializer:
+            self.values[init.name] = numpy_helper.to_array(init)
+        for graph_input, value in zip(graph.input, inputs):
+            self.values[graph_input.name] = value
+        for node in graph.node:
+            self.node = node
+            self.import_node(node)
+        results = [self.values[output.name] for output in graph.output]
+        self.values, self.constants, self.node = outer_values, outer_constants, outer_node
+        return results
+
+    def import_node(self, node: onnx.NodeProto, index: int | None = None) -> None:
+        """Imports one node; `index` is its place in the main graph (None in a subgraph)."""
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         attrs = {k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in attrs.items()}
         if node.domain not in ("", "ai.onnx"):
             raise self.error(f"unsupported op domain \"{node.domain}\"")
         inputs = [self.known(i) for i in node.input]
-        if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type != "Dropout":
+        if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type not in _NOT_FOLDED:
             outputs = self.fold(node)
         elif node.op_type in _NODE_IMPORTERS:
             self.check_element_types(node)
@@ -248,7 +268,7 @@ class OnnxImporter:
             raise self.error(f"element type {dtype} of \"{node.input[0]}\" is not supported by {node.op_type} "
                              f"(float only)")
 
-    def name_results(self, node: onnx.NodeProto, outputs: list[Value], index: int) -> None:
+    def name_results(self, node: onnx.NodeProto, outputs: list[Value], index: int | None) -> None:
         """Gives the op computing each output Glow's node name (the ONNX node's name, else its
         first output's), unique among all names: profiles key values as `<name>:0`."""
         for position, value in enumerate(outputs):
@@ -256,7 +276,7 @@ class OnnxImporter:
             if isinstance(op, Operation) and not isinstance(op, glow.PlaceholderOp | glow.ConstantOp) \
                     and glow.NODE_NAME not in op.attributes:
                 op.attributes[glow.NODE_NAME] = StringAttr(self.names(node.name or node.output[0]))
-                if position == 0:
+                if position == 0 and index is not None:
                     self.named.append((op, index))
 
     def record_glow_names(self) -> None:
