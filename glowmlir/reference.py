@@ -103,6 +103,9 @@ def local_response_normalization(op: glow.LocalResponseNormalizationOp, x):
     return (x / scale ** op.beta.value.data).astype(np.float32)
 
 
+_REDUCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+
+
 def resample(op: glow.ResampleOp, x: np.ndarray, taps: np.ndarray, weights: np.ndarray) -> np.ndarray:
     axis = op.axis.value.data
     gathered = np.take(x, taps, axis=axis)  # the axis becomes [output size, taps]
@@ -119,8 +122,7 @@ STRUCTURED: dict[type, Callable[..., np.ndarray]] = {
     glow.SoftMaxOp: softmax,
     glow.BatchNormalizationOp: batch_normalization,
     glow.LocalResponseNormalizationOp: local_response_normalization,
-    glow.ReduceOp: lambda op, x: {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}[op.kind.data](
-        x, axis=tuple(op.axes.get_values())),
+    glow.ReduceOp: lambda op, x: _REDUCTIONS[op.kind.data](x, axis=tuple(op.axes.get_values())),
     glow.ReshapeOp: lambda op, x: x.reshape(glow.shape_of(op.result)),
     glow.TransposeOp: lambda op, x: np.transpose(x, op.perm.get_values()),
     glow.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis.value.data),

@@ -70,7 +70,8 @@ def _loop(importer: OnnxImporter, node, attrs):
         for scan, value in zip(scans, outputs[1 + len(carried):]):
             scan.append(value)
         iteration += 1
-    return carried + [_stacked(importer, scan, output.name) for scan, output in zip(scans, body.output[1 + len(carried):])]
+    scan_outputs = body.output[1 + len(carried):]
+    return carried + [_stacked(importer, scan, output.name) for scan, output in zip(scans, scan_outputs)]
 
 
 @imports("If")
