@@ -154,7 +154,8 @@ def loop_model(trip_count: int | None, stop_below: float | None) -> onnx.ModelPr
     ]
     body = helper.make_graph(
         body_nodes, "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []), helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
          helper.make_tensor_value_info("carried", TensorProto.FLOAT, [2, 3]),
          helper.make_tensor_value_info("counter", TensorProto.FLOAT, [])],
         [helper.make_tensor_value_info("going", TensorProto.BOOL, []),
