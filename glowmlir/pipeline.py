@@ -1,6 +1,7 @@
 """The default compile pipeline: every pass `glow-compile` runs, in order, in one place.
 
-    glow     constant folding, batch-norm folding, (quantization), transposes sunk,
+    glow     constant folding, batch-norm folding, quantization (a QDQ model's own, then
+             profile-guided), transposes sunk,
              fusions, (NHWC for a kernel library), cse, dce, scheduling
     glowll   lower-glow-to-glowll, (library selection), buffer sharing, memory allocation
     llvm     lower-glowll-to-llvm
@@ -57,11 +58,14 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
     from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
+    from glowmlir.transforms.quantize import OptimizeQuantization, QuantizeFromModel
     from glowmlir.transforms.schedule import ScheduleForMemory
 
     # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
     # stand between a convolution and its activation or pool.
-    passes = [*pre_quantization_passes(), *quantization, SinkTransposes(), FuseActivations()]
+    # A model quantized by its own QDQ ops is quantized first (a no-op on other graphs).
+    from_model = [QuantizeFromModel(symmetric_weights=kernel_library is not None), OptimizeQuantization()]
+    passes = [*pre_quantization_passes(), *from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         passes += [FuseConvPool(), FuseResidualAdd()]
     if kernel_library is not None:

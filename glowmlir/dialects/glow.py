@@ -67,11 +67,14 @@ from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 
 
 NODE_NAME = "name"
+"""The attribute naming a compute op after the model node it came from (profiles key values
+as `<name>:0`)."""
 MODEL_NAME = "model_name"
 """On a placeholder or save whose C-legal name differs from the model's: the model's name
 (`Bundle.run` takes and gives tensors by it)."""
-"""The attribute naming a compute op after the model node it came from (profiles key values
-as `<name>:0`)."""
+MODEL_QUANTIZATION = "model_quantization"
+"""On a float constant that a quantized model (ONNX QDQ) stores as integers: the quantized
+type the file gives it (`glow-quantize-from-model` quantizes it back to exactly those levels)."""
 
 
 def ints(values: Sequence[int] | DenseArrayBase) -> DenseArrayBase:

@@ -27,6 +27,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-fold-batchnorm": ("transforms.fold_batchnorm", "FoldBatchNorm"),
     "glow-quantize": ("transforms.quantize", "Quantize"),
     "glow-optimize-quantization": ("transforms.quantize", "OptimizeQuantization"),
+    "glow-quantize-from-model": ("transforms.quantize", "QuantizeFromModel"),
     "glow-convert-placeholders": ("transforms.quantize", "ConvertPlaceholders"),
     "glow-fuse-activations": ("transforms.fuse_activations", "FuseActivations"),
     "glow-convert-to-nhwc": ("transforms.layout", "ConvertToNHWC"),

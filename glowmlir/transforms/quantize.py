@@ -141,6 +141,9 @@ class _FunctionQuantizer:
         self.dequantized: dict[SSAValue, SSAValue] = {}
         self.skipped: list[str] = []
 
+    follows_dequantized = False
+    """Whether data movement after a `glow.dequantize` takes the quantized data instead."""
+
     # ----------------------------------------------------------------- parameters
 
     def element(self, params: QuantParams, precision: str | None = None) -> UniformQuantizedType:
@@ -162,8 +165,19 @@ class _FunctionQuantizer:
         if isinstance(value.owner, glow.DequantizeOp):  # e.g. an int8q model input
             return value.owner.input.type.element_type
         if isinstance(value.owner, glow.ConstantOp) and value.owner.value is not None:
-            return _weight_type(self, array_from_dense(value.owner.value), None)
+            return self.constant_type(value.owner, None)
         return self.profiled(value)
+
+    def constant_type(self, constant: glow.ConstantOp, channel_axis: int | None) -> UniformQuantizedType:
+        """A float constant's quantized type: the one a quantized model's file gives it
+        (`glow.MODEL_QUANTIZATION`, if it fits the constant's shape), else from its own range."""
+        given = constant.attributes.get(glow.MODEL_QUANTIZATION)
+        shape = glow.shape_of(constant.result)
+        if isinstance(given, UniformQuantizedType) and given.bitwidth == 8 and (
+                not given.per_channel or (given.axis.data < len(shape)
+                                          and len(given.scale_array()) == shape[given.axis.data])):
+            return given
+        return _weight_type(self, array_from_dense(constant.value), channel_axis)
 
     # ----------------------------------------------------------------- rewriting
 
@@ -238,9 +252,12 @@ def _precision(element: UniformQuantizedType) -> str:
 
 
 def _convert_follow_input(q: _FunctionQuantizer, op: Operation) -> bool:
-    """Data movement keeps its input's type; only worth it when the input is quantized."""
+    """Data movement keeps its input's type; only worth it when the input is quantized (in a
+    quantized model: or dequantized from quantized data)."""
     if not is_quantized(op.operands[0].type):
-        return False
+        if not (q.follows_dequantized and isinstance(op.operands[0].owner, glow.DequantizeOp)):
+            return False
+        op.operands[0] = op.operands[0].owner.input
     element = op.operands[0].type.element_type
     if isinstance(op, glow.PadOp):
         level = quantize_level(op.value.value.data, element)
@@ -339,10 +356,9 @@ def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.Fully
         return False
     if isinstance(op, glow.ConvolutionOp) and (op.residual is not None or op.pool is not None):
         return False
-    weights, bias = array_from_dense(weights), array_from_dense(bias)
     channel_axis = 0 if q.config.channelwise and isinstance(op, glow.ConvolutionOp) else None
-    weight_type = _weight_type(q, weights, channel_axis)
-    bias_type = _bias_type(q, bias, element.scale, weight_type)
+    weight_type = q.constant_type(weights_value.owner, channel_axis)
+    bias_type = _bias_type(q, array_from_dense(bias), element.scale, weight_type)
     op.operands[0] = q.as_type(op.input, element, op)
     op.operands[1] = _quantized_constant(weights_value, weight_type, op)
     op.operands[2] = _quantized_constant(op.bias, bias_type, op)
@@ -378,6 +394,46 @@ _CONVERTERS: dict[type, Callable] = {
     glow.ConcatOp: _convert_concat,
     glow.SoftMaxOp: _convert_softmax,
 }
+
+
+class _ModelQuantizer(_FunctionQuantizer):
+    """Quantizes with the types a quantized model's own `glow.quantize` ops give (ONNX QDQ):
+    an op's result takes the type of the quantize ops that use it (the float ops a model's
+    QuantizeLinear/DequantizeLinear pairs enclose), constants the types their file gives them."""
+
+    follows_dequantized = True
+
+    def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
+        types = {use.operation.result.type.element_type for use in value.uses
+                 if isinstance(use.operation, glow.QuantizeOp)}
+        return types.pop() if len(types) == 1 else None
+
+    def run(self) -> None:
+        super().run()
+        for op in list(self.function.body.block.ops):  # the model's quantize ops of what is quantized now
+            if isinstance(op, glow.QuantizeOp) and is_quantized(op.input.type):
+                if op.input.type == op.result.type:
+                    Rewriter.replace_op(op, [], [op.input])
+                else:
+                    Rewriter.replace_op(op, glow.RescaleQuantizedOp(op.input, op.result.type))
+
+
+@dataclass(frozen=True)
+class QuantizeFromModel(ModulePass):
+    """Quantizes a model that carries its own quantization (ONNX QDQ: QuantizeLinear and
+    DequantizeLinear around float ops): every op with an integer kernel between them takes
+    the file's scales and zero points, without a profile (see `_ModelQuantizer`). A graph
+    without `glow.quantize` ops is left as it is."""
+
+    name = "glow-quantize-from-model"
+
+    symmetric_weights: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = QuantizationOptions(profile="(the model)", symmetric_weights=self.symmetric_weights)
+        for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
+            if any(isinstance(o, glow.QuantizeOp) for o in function.body.block.ops):
+                _ModelQuantizer(function, Profile(tools_version="", graph_hash=0), config).run()
 
 
 def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None:

@@ -14,8 +14,8 @@ what the lowering takes is left to the `glow-decompose-*` passes.
 * `importer` — `OnnxImporter`, the `@imports` registry, `import_onnx`/`import_onnx_model`;
 * `builders` — small op builders the op families share;
 * one module per op family, each registering its node importers when imported here:
-  `control_flow`, `convolution`, `pooling`, `elementwise`, `matmul`, `tensor_ops`, `resize`, `reduction`,
-  `normalization`.
+  `control_flow`, `convolution`, `pooling`, `elementwise`, `matmul`, `tensor_ops`, `resize`,
+  `reduction`, `normalization`, `quantization` (QuantizeLinear/DequantizeLinear: QDQ models).
 """
 
 from glowmlir.importers.onnx import (  # noqa: F401  (imported for their @imports registrations)
@@ -25,6 +25,7 @@ from glowmlir.importers.onnx import (  # noqa: F401  (imported for their @import
     matmul,
     normalization,
     pooling,
+    quantization,
     reduction,
     resize,
     tensor_ops,

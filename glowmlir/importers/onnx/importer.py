@@ -38,7 +38,7 @@ ANY_ELEMENT_TYPE = frozenset({
     "Expand", "Gather", "Pad", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Neg", "Abs",
     "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
     "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin", "BitShift", "Mod", "Trilu",
-    "Shape", "Size", "GatherElements", "IsNaN", "IsInf",
+    "Shape", "Size", "GatherElements", "IsNaN", "IsInf", "DequantizeLinear",
 })
 """The ops imported for integer and boolean tensors as well as float32 ones."""
 
@@ -69,9 +69,10 @@ def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
 
 
 Value = SSAValue | np.ndarray
-_NOT_FOLDED = frozenset({"Dropout", "Loop", "If"})
+_NOT_FOLDED = frozenset({"Dropout", "Loop", "If", "DequantizeLinear"})
 """Imported even when their inputs are all known: Dropout (its mask), Loop (its body may read
-run-time values of the enclosing graph; it is unrolled, folding what it can) and If (likewise)."""
+run-time values of the enclosing graph; it is unrolled, folding what it can), If (likewise) and
+DequantizeLinear (it folds its weights itself, remembering their quantized type)."""
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
 _NODE_IMPORTERS: dict[str, NodeImporter] = {}
 
@@ -101,6 +102,7 @@ class OnnxImporter:
         self.glow_names = GlowLoaderNames(model)
         self.named: list[tuple[Operation, int]] = []  # (op, node index) for Glow's names
         self.constants: dict[str, SSAValue] = {}
+        self.model_quantization: dict[str, Attribute] = {}  # weights' quantized types, by ONNX name (QDQ)
         self.node: onnx.NodeProto | None = None
         self.place = "graph outputs"  # what errors name when no node is being imported
 
@@ -131,11 +133,18 @@ class OnnxImporter:
             except ValueError:
                 where = f"output \"{onnx_name}\"" if self.node is None else self.where()
                 raise GlowError(f"{where}: tensor \"{onnx_name}\" of type {array.dtype} is not supported") from None
-            self.constants[onnx_name] = self.add(glow.ConstantOp(self.names(onnx_name), dense))
+            self.constants[onnx_name] = self.constant(onnx_name, array, self.model_quantization.get(onnx_name),
+                                                      dense)
         return self.constants[onnx_name]
 
-    def constant(self, name: str, array: np.ndarray) -> SSAValue:
-        return self.add(glow.ConstantOp(self.names(name), dense_from_array(np.asarray(array, np.float32))))
+    def constant(self, name: str, array: np.ndarray, quantization: Attribute | None = None,
+                 dense: Attribute | None = None) -> SSAValue:
+        """A new float (or `dense`'s) constant; `quantization`: the quantized type the model's
+        file gives these weights (QDQ), kept for `glow-quantize-from-model`."""
+        op = glow.ConstantOp(self.names(name), dense or dense_from_array(np.asarray(array, np.float32)))
+        if quantization is not None:
+            op.attributes[glow.MODEL_QUANTIZATION] = quantization
+        return self.add(op)
 
     def known(self, onnx_name: str) -> np.ndarray | None:
         """The compile-time value of an ONNX tensor, or None if it is computed at run time."""

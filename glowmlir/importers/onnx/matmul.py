@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.importers.onnx.builders import binary
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 
@@ -26,9 +27,22 @@ def _gemm(importer: OnnxImporter, node, attrs):
     c = np.broadcast_to(np.asarray(np.zeros(n) if c is None else c, np.float32) * np.float32(beta), (m, n))
     if m > 1 and not (c == c[0]).all():  # FullyConnected's bias is one row
         return [_gemm_at_run_time(importer, node, attrs, a)]
-    weights = importer.constant(node.input[1], b)
+    weights = importer.constant(node.input[1], b, _weight_quantization(importer, node.input[1], attrs.get("transB", 0),
+                                                                        alpha))
     bias = importer.constant(node.input[2] if len(node.input) > 2 and node.input[2] else f"{node.output[0]}_bias", c[0])
     return [importer.add(glow.FullyConnectedOp(a, weights, bias))]
+
+
+def _weight_quantization(importer: OnnxImporter, name: str, transposed: bool, alpha: float) -> Attribute | None:
+    """The quantized type a QDQ model gives the weights `name`, for their (transposed) use
+    as FullyConnected weights; None if they are float or scaled by alpha."""
+    element = importer.model_quantization.get(name)
+    if element is None or alpha != 1.0:
+        return None
+    if element.per_channel and transposed:
+        return UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
+                                    element.offset_array().tolist(), 1 - element.axis.data)
+    return element
 
 
 def _gemm_at_run_time(importer: OnnxImporter, node, attrs, a: SSAValue) -> SSAValue:
@@ -54,7 +68,7 @@ def _matmul(importer: OnnxImporter, node, attrs):
     a = importer.tensor(node.input[0])
     b = importer.known(node.input[1])
     if b is not None and b.ndim == 2 and len(glow.shape_of(a)) == 2:
-        weights = importer.constant(node.input[1], b)
+        weights = importer.constant(node.input[1], b, _weight_quantization(importer, node.input[1], False, 1.0))
         bias = importer.constant(f"{node.output[0]}_bias", np.zeros(b.shape[1], np.float32))
         return [importer.add(glow.FullyConnectedOp(a, weights, bias))]
     rhs = importer.tensor(node.input[1])
