@@ -437,20 +437,24 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     """dest[m, n] = act(bias[n] + sum_k input[m, k] * weights[n, k]).
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
-    contiguous row.
+    contiguous row. Quantized with one weight scale per output (axis 0), `requantization` is
+    an i32 [2, out] weight: the multiplier of each output, then its shift.
     """
 
     name = "glowll.fully_connected"
     input = operand_def(MemRefType)
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
-    assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`activation` $activation^)? "
-                       "attr-dict `:` type(operands)")
+    requantization = opt_operand_def(MemRefType)
+    assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
+                       "(`activation` $activation^)? attr-dict `:` type($dest) `,` type($input) `,` type($weights) "
+                       "`,` type($bias) (`requantization` type($requantization)^)?")
 
     def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
                  activation: glow.Activation | glow.ActivationAttr | None = None,
-                 clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None):
-        super().__init__(operands=[dest, input, weights, bias],
+                 clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
+                 requantization: SSAValue | None = None):
+        super().__init__(operands=[dest, input, weights, bias, requantization],
                          properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:

@@ -111,13 +111,18 @@ def print_named_weight(op: Operation, printer: Printer) -> None:
     printer.print_attribute(op.results[0].type)
 
 
-def parse_named_weight(parser: Parser) -> tuple[dict[str, Attribute], Attribute]:
-    """Parse the form printed by `print_named_weight`; returns (properties, result type)."""
+_WEIGHT_PROPERTIES = ("name", "value")
+
+
+def parse_named_weight(parser: Parser) -> tuple[dict[str, Attribute], dict[str, Attribute], Attribute]:
+    """Parse the form printed by `print_named_weight`; returns (properties, other attributes,
+    result type)."""
     properties: dict[str, Attribute] = {"name": StringAttr(parser.parse_str_literal("weight name"))}
     parser.parse_optional_keyword("elided")
-    properties |= parser.parse_optional_attr_dict()
+    attributes = parser.parse_optional_attr_dict()
+    properties |= {k: v for k, v in attributes.items() if k in _WEIGHT_PROPERTIES}
     parser.parse_punctuation(":")
-    return properties, parser.parse_type()
+    return properties, {k: v for k, v in attributes.items() if k not in _WEIGHT_PROPERTIES}, parser.parse_type()
 
 
 class NamedWeightSyntax:
@@ -128,8 +133,8 @@ class NamedWeightSyntax:
 
     @classmethod
     def parse(cls, parser: Parser):
-        properties, result_type = parse_named_weight(parser)
-        return cls.create(properties=properties, result_types=[result_type])
+        properties, attributes, result_type = parse_named_weight(parser)
+        return cls.create(properties=properties, attributes=attributes, result_types=[result_type])
 
 
 def save_weights(module: Operation, path: str) -> None:

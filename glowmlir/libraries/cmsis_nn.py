@@ -29,6 +29,7 @@ from glowmlir.libraries.common import (
     elementwise_operands,
     is_depthwise,
     per_channel_requantization,
+    per_tensor_weights,
     require_int8,
     symmetric_weights,
 )
@@ -113,6 +114,7 @@ def check_convolution(op, output: SSAValue) -> None:
 def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
     require_int8([op.input, op.weights, op.bias, op.dest], op.bias)
     weights = element(op.weights)
+    per_tensor_weights(weights)
     symmetric_weights(weights)
     accumulator_bias(op, op.weights)
     (multiplier,), (shift,) = output_multipliers(element(op.input), weights, element(op.dest))

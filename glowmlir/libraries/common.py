@@ -60,6 +60,11 @@ def require_int8(values: list[SSAValue], bias: SSAValue | None = None) -> None:
             raise Declined("needs int8 tensors and an int32 bias")
 
 
+def per_tensor_weights(weights: UniformQuantizedType) -> None:
+    if weights.per_channel:
+        raise Declined("weights with one scale per output (the library's fully connected kernel takes one scale)")
+
+
 def symmetric_weights(weights: UniformQuantizedType) -> None:
     if weights.offset_array().any():
         raise Declined("weights are not symmetric (zero point 0); use -quantization-schema=symmetric "

@@ -29,6 +29,7 @@ from glowmlir.libraries.common import (
     elementwise_operands,
     is_depthwise,
     per_channel_requantization,
+    per_tensor_weights,
     require_int8,
     symmetric_weights,
 )
@@ -266,6 +267,7 @@ def map_convolution(op: glowll.ConvolutionOp) -> list[Call]:
 
 def map_fully_connected(op: glowll.FullyConnectedOp) -> list[Call]:
     require_int8([op.input, op.weights, op.bias, op.dest], op.bias)
+    per_tensor_weights(element(op.weights))
     symmetric_weights(element(op.weights))
     accumulator_bias(op, op.weights)
     rows, depth = op.input.type.get_shape()

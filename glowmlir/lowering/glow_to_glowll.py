@@ -138,13 +138,7 @@ def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
     sources = [lowering.buffer(v) for v in (op.input, op.filter, op.bias)]
     residual = lowering.buffer(op.residual) if op.residual is not None else None
-    requantization = None
-    filter_type = op.filter.type.element_type
-    if isinstance(filter_type, UniformQuantizedType) and filter_type.per_channel:
-        multipliers, shifts = output_multipliers(op.input.type.element_type, filter_type, op.result.type.element_type)
-        requantization = lowering.add(glowll.WeightOp(op.filter.owner.name_.data + "_requantization",
-                                                      MemRefType(i32, [2, len(multipliers)]),
-                                                      dense_from_array(np.stack([multipliers, shifts]))))
+    requantization = _requantization_table(lowering, op, op.filter)
     dest = lowering.result_buffer(op.result)
     lowering.add(glowll.ConvolutionOp(dest, *sources, strides=op.strides, pads=op.pads, dilations=op.dilations,
                                       group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
@@ -153,10 +147,27 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
                                       residual=residual, requantization=requantization))
 
 
+def _requantization_table(lowering: _FunctionLowering, op: Operation, weights: SSAValue) -> SSAValue | None:
+    """With per-channel quantized weights: the i32 [2, channels] weight holding each output
+    channel's requantization multiplier, then its shift (None otherwise)."""
+    weight_type = weights.type.element_type
+    if not (isinstance(weight_type, UniformQuantizedType) and weight_type.per_channel):
+        return None
+    multipliers, shifts = output_multipliers(op.input.type.element_type, weight_type, op.result.type.element_type)
+    return lowering.add(glowll.WeightOp(weights.owner.name_.data + "_requantization",
+                                        MemRefType(i32, [2, len(multipliers)]),
+                                        dense_from_array(np.stack([multipliers, shifts]))))
+
+
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:
     # glowll wants [out, in] weights: transpose a constant here, anything else at run time.
     depth, columns = glow.shape_of(op.weights)
-    transposed_type = MemRefType(op.weights.type.element_type, [columns, depth])
+    element = op.weights.type.element_type
+    if isinstance(element, UniformQuantizedType) and element.per_channel:  # one scale per output: axis 1 -> 0
+        element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
+                                       element.offset_array().tolist(), 0)
+    transposed_type = MemRefType(element, [columns, depth])
+    requantization = _requantization_table(lowering, op, op.weights)
     constant = op.weights.owner
     if isinstance(constant, glow.ConstantOp) and constant.value is not None:
         weights = lowering.add(glowll.WeightOp(constant.name_.data + "_transposed", transposed_type,
@@ -166,7 +177,7 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
         lowering.add(glowll.TransposeOp(weights, lowering.buffer(op.weights), perm=[1, 0]))
     dest = lowering.result_buffer(op.result)
     lowering.add(glowll.FullyConnectedOp(dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias),
-                                         **_fused_activation(op)))
+                                         **_fused_activation(op), requantization=requantization))
 
 
 def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:

@@ -114,3 +114,39 @@ def small_convnet(seed: int = 0) -> onnx.ModelProto:
                                helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, 10])],
                               list(initializers.values()))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def without_softmax(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its final Softmax removed: the logits are its only output (informative
+    to compare, where probabilities saturate)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    softmax = next(n for n in copy.graph.node if n.op_type == "Softmax")
+    copy.graph.node.remove(softmax)
+    del copy.graph.output[:]
+    copy.graph.output.append(helper.make_empty_tensor_value_info(softmax.input[0]))
+    inferred = onnx.shape_inference.infer_shapes(copy)
+    logits = next(v for v in inferred.graph.value_info if v.name == softmax.input[0])
+    del copy.graph.output[:]
+    copy.graph.output.append(logits)
+    return copy
+
+
+def quantized_by_onnxruntime(model: onnx.ModelProto, samples: list[dict[str, np.ndarray]], directory: str,
+                             quant_format: str = "QDQ", per_channel: bool = False) -> str:
+    """The model quantized by onnxruntime's `quantize_static` (int8 activations and weights,
+    calibrated on `samples`) in the QDQ or QOperator form; returns its path."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Samples(CalibrationDataReader):
+        def __init__(self):
+            self.remaining = iter(samples)
+
+        def get_next(self):
+            return next(self.remaining, None)
+
+    source, target = os.path.join(directory, "float.onnx"), os.path.join(directory, f"{quant_format}.onnx")
+    onnx.save(model, source)
+    quantize_static(source, target, Samples(), quant_format=QuantFormat[quant_format],
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=per_channel)
+    return target

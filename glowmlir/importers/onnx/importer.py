@@ -16,7 +16,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx.glow_names import GlowLoaderNames
@@ -39,6 +39,9 @@ ANY_ELEMENT_TYPE = frozenset({
     "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
     "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin", "BitShift", "Mod", "Trilu",
     "Shape", "Size", "GatherElements", "IsNaN", "IsInf", "DequantizeLinear",
+    # the QOperator form's ops, whose data is quantized (see quantization.py)
+    "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool",
+    "QLinearAveragePool", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearConcat",
 })
 """The ops imported for integer and boolean tensors as well as float32 ones."""
 
@@ -74,15 +77,16 @@ _NOT_FOLDED = frozenset({"Dropout", "Loop", "If", "DequantizeLinear"})
 run-time values of the enclosing graph; it is unrolled, folding what it can), If (likewise) and
 DequantizeLinear (it folds its weights itself, remembering their quantized type)."""
 NodeImporter = Callable[["OnnxImporter", onnx.NodeProto, dict], list[Value]]
-_NODE_IMPORTERS: dict[str, NodeImporter] = {}
+_NODE_IMPORTERS: dict[tuple[str, str], NodeImporter] = {}
 
 
-def imports(*op_types: str):
-    """Registers the function that turns ONNX nodes of these types into glow ops."""
+def imports(*op_types: str, domain: str = ""):
+    """Registers the function that turns ONNX nodes of these types (of the standard domain, or
+    `domain`, e.g. onnxruntime's "com.microsoft") into glow ops."""
 
     def register(function: NodeImporter) -> NodeImporter:
         for op_type in op_types:
-            _NODE_IMPORTERS[op_type] = function
+            _NODE_IMPORTERS[(domain, op_type)] = function
         return function
 
     return register
@@ -221,15 +225,20 @@ class OnnxImporter:
         """Imports one node; `index` is its place in the main graph (None in a subgraph)."""
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         attrs = {k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in attrs.items()}
-        if node.domain not in ("", "ai.onnx"):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        if domain and not any(registered == domain for registered, _ in _NODE_IMPORTERS):
             raise self.error(f"unsupported op domain \"{node.domain}\"")
         inputs = [self.known(i) for i in node.input]
         if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type not in _NOT_FOLDED:
             outputs = self.fold(node)
-        elif node.op_type in _NODE_IMPORTERS:
-            self.check_element_types(node)
+        elif (domain, node.op_type) in _NODE_IMPORTERS:
+            build = _NODE_IMPORTERS[(domain, node.op_type)]
+            if self.runs_in_float(node):
+                build = self.in_float(build)
+            else:
+                self.check_element_types(node)
             try:
-                outputs = _NODE_IMPORTERS[node.op_type](self, node, attrs)
+                outputs = build(self, node, attrs)
             except GlowError:
                 raise
             except ValueError as error:  # a shape rule (glow.py, numpy broadcasting) refusing the operands
@@ -264,6 +273,32 @@ class OnnxImporter:
         if value.type.element_type == element:
             return value
         return self.add(glow.ConvertOp(value, element))
+
+    def runs_in_float(self, node: onnx.NodeProto) -> bool:
+        """Whether the node reads quantized data (in a QOperator model: MaxPool on int8) but
+        has no integer semantics of its own in ONNX."""
+        value = self.values.get(node.input[0]) if node.input else None
+        return node.op_type not in ANY_ELEMENT_TYPE and isinstance(value, SSAValue) and is_quantized(value.type)
+
+    def in_float(self, build: NodeImporter) -> NodeImporter:
+        """`build` run on the dequantized inputs, its float results quantized to the first
+        input's type: the float op between a dequantize and a quantize, which
+        `glow-quantize-from-model` turns back into the op on quantized data."""
+
+        def build_in_float(importer: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[Value]:
+            element = self.values[node.input[0]].type.element_type
+            quantized = {name: self.values[name] for name in node.input
+                         if isinstance(self.values.get(name), SSAValue) and is_quantized(self.values[name].type)}
+            for name, value in quantized.items():
+                self.values[name] = self.add(glow.DequantizeOp(value))
+            try:
+                outputs = build(importer, node, attrs)
+            finally:
+                self.values.update(quantized)
+            return [self.add(glow.QuantizeOp(v, element)) if isinstance(v, SSAValue) and v.type.element_type == f32
+                    else v for v in outputs]
+
+        return build_in_float
 
     def check_element_types(self, node: onnx.NodeProto) -> None:
         """Only the ops in `ANY_ELEMENT_TYPE` take run-time integer or boolean data. The data

@@ -88,3 +88,125 @@ def _dequantize_linear(importer: OnnxImporter, node, attrs):
         scale.reshape(along or ())  # as onnxruntime computes it, in float32
     importer.model_quantization[node.output[0]] = element
     return [real.astype(np.float32)]
+
+
+# ----------------------------------------------------------------------------- the QOperator form
+
+_MICROSOFT = "com.microsoft"  # the domain of onnxruntime's contrib ops (QGemm, QLinearAdd, ...)
+#
+# A QLinear* node (onnxruntime's QOperator form: QLinearConv, QLinearMatMul, and the
+# com.microsoft QGemm, QLinearAdd, ...) is the QDQ form in one node: it is imported as a
+# DequantizeLinear of each quantized input, the float op, and a QuantizeLinear of its result.
+
+
+def _expanded(importer: OnnxImporter, node, op_type: str, operands: list, attributes: dict,
+              output: tuple[str, str] | None) -> list:
+    """Imports `op_type` on `operands` (each a tensor name, or a (data, scale, zero point[,
+    axis]) tuple to dequantize first) with `attributes`; its result is quantized with
+    `output` (scale, zero point names), or stays float when `output` is None."""
+    from onnx import helper
+
+    nodes, names = [], []
+    for position, operand in enumerate(operands):
+        if isinstance(operand, tuple):
+            data, scale, zero_point, *axis = operand
+            name = f"{node.output[0]}__dequantized_{position}"
+            nodes.append(helper.make_node("DequantizeLinear", [data, scale, zero_point], [name],
+                                          name=f"{node.name}_dequantize_{position}",
+                                          **({"axis": axis[0]} if axis else {})))
+            names.append(name)
+        else:
+            names.append(operand)
+    computed = f"{node.output[0]}__float" if output else node.output[0]
+    nodes.append(helper.make_node(op_type, names, [computed], name=node.name, **attributes))
+    if output:
+        nodes.append(helper.make_node("QuantizeLinear", [computed, *output], [node.output[0]],
+                                      name=f"{node.name}_quantize"))
+    for expanded in nodes:
+        importer.import_node(expanded)
+    return [importer.values[node.output[0]]]
+
+
+def _bias_scale(importer: OnnxImporter, node, name: str, *factors: np.ndarray) -> str:
+    """An int32 bias's scale (the product of the input and weight scales, per output channel
+    where the weights have one scale each), held under a new name."""
+    scale = np.float32(1.0)
+    for factor in factors:
+        scale = scale * factor.astype(np.float32)
+    importer.values[name] = np.asarray(scale, np.float32).reshape(-1 if np.size(scale) > 1 else ())
+    importer.values[f"{name}_zero_point"] = np.zeros(np.shape(importer.values[name]), np.int32)
+    return name
+
+
+@imports("QLinearConv")
+def _qlinear_conv(importer: OnnxImporter, node, attrs):
+    x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, *bias = node.input
+    operands = [(x, x_scale, x_zero), (w, w_scale, w_zero, 0)]
+    if bias and bias[0]:
+        scale = _bias_scale(importer, node, f"{node.output[0]}__bias_scale",
+                            importer.required_known(x_scale, "the input scale"),
+                            importer.required_known(w_scale, "the weight scale"))
+        operands.append((bias[0], scale, f"{scale}_zero_point", 0))
+    return _expanded(importer, node, "Conv", operands, attrs, (y_scale, y_zero))
+
+
+@imports("QLinearMatMul")
+def _qlinear_matmul(importer: OnnxImporter, node, attrs):
+    a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = node.input
+    return _expanded(importer, node, "MatMul", [(a, a_scale, a_zero), (b, b_scale, b_zero, -1)], {},
+                     (y_scale, y_zero))
+
+
+@imports("QGemm", domain=_MICROSOFT)
+def _qgemm(importer: OnnxImporter, node, attrs):
+    """com.microsoft QGemm: C is int32 with scale alpha x A's scale x B's scale; without a
+    y_scale the result is float."""
+    a, a_scale, a_zero, b, b_scale, b_zero, *rest = node.input
+    c, y_scale, y_zero = (rest + ["", "", ""])[:3]
+    axis = 0 if attrs.get("transB", 0) else 1
+    operands = [(a, a_scale, a_zero), (b, b_scale, b_zero, axis)]
+    if c:
+        scale = _bias_scale(importer, node, f"{node.output[0]}__bias_scale", np.float32(attrs.get("alpha", 1.0)),
+                            importer.required_known(a_scale, "A's scale"),
+                            importer.required_known(b_scale, "B's scale"))
+        operands.append((c, scale, f"{scale}_zero_point", -1))
+    return _expanded(importer, node, "Gemm", operands, attrs, (y_scale, y_zero) if y_scale else None)
+
+
+def _elementwise(op_type: str):
+    def build(importer: OnnxImporter, node, attrs):
+        a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = node.input
+        return _expanded(importer, node, op_type, [(a, a_scale, a_zero), (b, b_scale, b_zero)], {}, (y_scale, y_zero))
+
+    return build
+
+
+imports("QLinearAdd", domain=_MICROSOFT)(_elementwise("Add"))
+imports("QLinearMul", domain=_MICROSOFT)(_elementwise("Mul"))
+
+
+def _unary(op_type: str, dropped: tuple[str, ...] = ()):
+    def build(importer: OnnxImporter, node, attrs):
+        x, x_scale, x_zero, y_scale, y_zero = node.input
+        if attrs.get("channels_last", 0):
+            raise importer.error("channels_last is not supported")
+        kept = {k: v for k, v in attrs.items() if k not in dropped}
+        return _expanded(importer, node, op_type, [(x, x_scale, x_zero)], kept, (y_scale, y_zero))
+
+    return build
+
+
+imports("QLinearGlobalAveragePool", domain=_MICROSOFT)(_unary("GlobalAveragePool", ("channels_last",)))
+imports("QLinearAveragePool", domain=_MICROSOFT)(_unary("AveragePool", ("channels_last",)))
+imports("QLinearSigmoid", domain=_MICROSOFT)(_unary("Sigmoid"))
+imports("QLinearLeakyRelu", domain=_MICROSOFT)(_unary("LeakyRelu"))
+imports("QLinearSoftmax", domain=_MICROSOFT)(_unary("Softmax", ("opset",)))
+
+
+@imports("QLinearConcat", domain=_MICROSOFT)
+def _qlinear_concat(importer: OnnxImporter, node, attrs):
+    y_scale, y_zero, *inputs = node.input
+    operands = [tuple(inputs[i:i + 3]) for i in range(0, len(inputs), 3)]
+    return _expanded(importer, node, "Concat", operands, attrs, (y_scale, y_zero))
+
+
