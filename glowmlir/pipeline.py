@@ -58,14 +58,14 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
     from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
-    from glowmlir.transforms.quantize import OptimizeQuantization, QuantizeFromModel
+    from glowmlir.transforms.quantize import QuantizeFromModel
     from glowmlir.transforms.schedule import ScheduleForMemory
 
     # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
     # stand between a convolution and its activation or pool.
     # A model quantized by its own QDQ ops is quantized first (a no-op on other graphs).
-    from_model = [QuantizeFromModel(symmetric_weights=kernel_library is not None), OptimizeQuantization()]
-    passes = [*pre_quantization_passes(), *from_model, *quantization, SinkTransposes(), FuseActivations()]
+    from_model = QuantizeFromModel(symmetric_weights=kernel_library is not None)
+    passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         passes += [FuseConvPool(), FuseResidualAdd()]
     if kernel_library is not None:

@@ -73,8 +73,10 @@ MODEL_NAME = "model_name"
 """On a placeholder or save whose C-legal name differs from the model's: the model's name
 (`Bundle.run` takes and gives tensors by it)."""
 MODEL_QUANTIZATION = "model_quantization"
-"""On a float constant that a quantized model (ONNX QDQ) stores as integers: the quantized
-type the file gives it (`glow-quantize-from-model` quantizes it back to exactly those levels)."""
+"""The quantized type a quantized model's file (ONNX QDQ) gives a value: on a float constant
+the model stores as integers (`glow-quantize-from-model` quantizes it back to exactly those
+levels), and on the `glow.quantize` of one of the model's QuantizeLinear nodes (the types
+that pass gives the ops it encloses)."""
 
 
 def ints(values: Sequence[int] | DenseArrayBase) -> DenseArrayBase:

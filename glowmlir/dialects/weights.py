@@ -111,18 +111,15 @@ def print_named_weight(op: Operation, printer: Printer) -> None:
     printer.print_attribute(op.results[0].type)
 
 
-_WEIGHT_PROPERTIES = ("name", "value")
-
-
-def parse_named_weight(parser: Parser) -> tuple[dict[str, Attribute], dict[str, Attribute], Attribute]:
-    """Parse the form printed by `print_named_weight`; returns (properties, other attributes,
-    result type)."""
+def parse_named_weight(parser: Parser, property_names) -> tuple[dict[str, Attribute], dict[str, Attribute], Attribute]:
+    """Parse the form printed by `print_named_weight`; returns (the entries that are the op's
+    properties, named in `property_names`; its other attributes; the result type)."""
     properties: dict[str, Attribute] = {"name": StringAttr(parser.parse_str_literal("weight name"))}
     parser.parse_optional_keyword("elided")
     attributes = parser.parse_optional_attr_dict()
-    properties |= {k: v for k, v in attributes.items() if k in _WEIGHT_PROPERTIES}
+    properties |= {k: v for k, v in attributes.items() if k in property_names}
     parser.parse_punctuation(":")
-    return properties, {k: v for k, v in attributes.items() if k not in _WEIGHT_PROPERTIES}, parser.parse_type()
+    return properties, {k: v for k, v in attributes.items() if k not in property_names}, parser.parse_type()
 
 
 class NamedWeightSyntax:
@@ -133,7 +130,7 @@ class NamedWeightSyntax:
 
     @classmethod
     def parse(cls, parser: Parser):
-        properties, attributes, result_type = parse_named_weight(parser)
+        properties, attributes, result_type = parse_named_weight(parser, cls.get_irdl_definition().properties)
         return cls.create(properties=properties, attributes=attributes, result_types=[result_type])
 
 

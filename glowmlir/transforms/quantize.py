@@ -140,6 +140,7 @@ class _FunctionQuantizer:
         self.quantized: dict[tuple[SSAValue, Attribute], SSAValue] = {}
         self.dequantized: dict[SSAValue, SSAValue] = {}
         self.skipped: list[str] = []
+        self.requantized: set[SSAValue] = set()  # the results this pass gave quantized types
 
     follows_dequantized = False
     """Whether data movement after a `glow.dequantize` takes the quantized data instead."""
@@ -207,9 +208,6 @@ class _FunctionQuantizer:
             self.dequantized[value] = self.insert(glow.DequantizeOp(value), user)
         return self.dequantized[value]
 
-    def set_result(self, op: Operation, element: Attribute) -> None:
-        Rewriter.replace_value_with_new_type(op.results[0], with_element_type(op.results[0].type, element))
-
     # ----------------------------------------------------------------- the walk
 
     def run(self) -> None:
@@ -223,13 +221,21 @@ class _FunctionQuantizer:
                 if (kind is not None and kind not in self.config.keep_original_precision_for_nodes
                         and type(op) not in glow.input_quantization_ops()):  # kinds kept float are exempt, as in Glow
                     self.skipped.append(name.data if name else op.name)
-                for index, operand in enumerate(op.operands):
-                    op.operands[index] = self.as_float(operand, op)
+                self.keep_float(op)
         for op in list(self.function.body.block.ops):  # the float weights that were quantized
             if isinstance(op, glow.ConstantOp) and not op.result.uses:
                 Rewriter.erase_op(op)
         if self.config.assert_all_nodes_quantized and self.skipped:
             raise GlowError(f"-assert-all-nodes-quantized: node \"{self.skipped[0]}\" was not quantized")
+
+    def keep_float(self, op: Operation) -> None:
+        """An op left unquantized computes on float operands (dequantized where needed)."""
+        for index, operand in enumerate(op.operands):
+            op.operands[index] = self.as_float(operand, op)
+
+    def set_result(self, op: Operation, element: Attribute) -> None:
+        self.requantized.add(Rewriter.replace_value_with_new_type(
+            op.results[0], with_element_type(op.results[0].type, element)))
 
     def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
         kind = glow.glow_kinds().get(type(op))
@@ -403,27 +409,39 @@ class _ModelQuantizer(_FunctionQuantizer):
 
     follows_dequantized = True
 
+    def keep_float(self, op: Operation) -> None:
+        """Only what this pass quantized is dequantized for an op it leaves alone: the graph
+        is the model's (quantized data may flow where the model sends it)."""
+        for index, operand in enumerate(op.operands):
+            if operand in self.requantized:
+                op.operands[index] = self.as_float(operand, op)
+
     def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
-        types = {use.operation.result.type.element_type for use in value.uses
-                 if isinstance(use.operation, glow.QuantizeOp)}
+        types = {use.operation.result.type.element_type for use in value.uses if _is_model_quantize(use.operation)}
         return types.pop() if len(types) == 1 else None
 
     def run(self) -> None:
         super().run()
         for op in list(self.function.body.block.ops):  # the model's quantize ops of what is quantized now
-            if isinstance(op, glow.QuantizeOp) and is_quantized(op.input.type):
+            if _is_model_quantize(op) and is_quantized(op.input.type):
                 if op.input.type == op.result.type:
                     Rewriter.replace_op(op, [], [op.input])
                 else:
                     Rewriter.replace_op(op, glow.RescaleQuantizedOp(op.input, op.result.type))
 
 
+def _is_model_quantize(op: Operation) -> bool:
+    """A `glow.quantize` a quantized model's file states (ONNX QuantizeLinear)."""
+    return isinstance(op, glow.QuantizeOp) and glow.MODEL_QUANTIZATION in op.attributes
+
+
 @dataclass(frozen=True)
 class QuantizeFromModel(ModulePass):
     """Quantizes a model that carries its own quantization (ONNX QDQ: QuantizeLinear and
     DequantizeLinear around float ops): every op with an integer kernel between them takes
-    the file's scales and zero points, without a profile (see `_ModelQuantizer`). A graph
-    without `glow.quantize` ops is left as it is."""
+    the file's scales and zero points, without a profile (see `_ModelQuantizer`), and the
+    conversions left between them are optimized as `glow-optimize-quantization` does. A graph
+    without such quantize ops (`glow.MODEL_QUANTIZATION` on them) is left as it is."""
 
     name = "glow-quantize-from-model"
 
@@ -431,9 +449,12 @@ class QuantizeFromModel(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = QuantizationOptions(profile="(the model)", symmetric_weights=self.symmetric_weights)
-        for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
-            if any(isinstance(o, glow.QuantizeOp) for o in function.body.block.ops):
-                _ModelQuantizer(function, Profile(tools_version="", graph_hash=0), config).run()
+        functions = [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)
+                     and any(map(_is_model_quantize, f.body.block.ops))]
+        for function in functions:
+            _ModelQuantizer(function, Profile(tools_version="", graph_hash=0), config).run()
+        if functions:
+            OptimizeQuantization().apply(ctx, op)
 
 
 def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None:
@@ -492,14 +513,17 @@ class Quantize(ModulePass):
 
 class CancelConversions(RewritePattern):
     """Dequantize(Quantize(x)) -> x; Quantize(Dequantize(x)) -> x or Rescale(x);
-    Rescale(Rescale(x)) -> Rescale(x); a Rescale to the same type -> its input."""
+    Rescale(Rescale(x)) -> Rescale(x); a Rescale to the same type -> its input. A Quantize the
+    model itself states (a QDQ model's QuantizeLinear) is part of what the model computes: its
+    rounding stays, so Dequantize(Quantize(x)) is kept there."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glow.ConversionOp, rewriter: PatternRewriter) -> None:
         source = op.input.owner
         if isinstance(op, glow.RescaleQuantizedOp) and op.input.type == op.result.type:
             rewriter.replace(op, [], [op.input])
-        elif isinstance(op, glow.DequantizeOp) and isinstance(source, glow.QuantizeOp):
+        elif isinstance(op, glow.DequantizeOp) and isinstance(source, glow.QuantizeOp) \
+                and not _is_model_quantize(source):
             rewriter.replace(op, [], [source.input])
         elif isinstance(op, glow.QuantizeOp | glow.RescaleQuantizedOp) and \
                 isinstance(source, glow.DequantizeOp | glow.RescaleQuantizedOp):

@@ -267,7 +267,7 @@ glowll.function @reduce_kind_mx {
   %y = glowll.placeholder output "y" : memref<2x1xf32>
   glowll.reduce mx %y, %x {axes = array<i64: 1>} : memref<2x1xf32>, memref<2x3xf32>
 }
-// CHECK: Expected `sum`, `mean`, `max`, or `min`.
+// CHECK: Expected `sum`, `mean`, `max`, `min`, or `prod`.
 
 // -----
 glowll.function @arg_reduce_into_floats {

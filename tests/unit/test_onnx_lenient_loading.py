@@ -209,3 +209,16 @@ def test_if_with_a_constant_condition_takes_its_branch(condition, tmp_path):
 
     node = helper.make_node("If", ["c"], ["y"], then_branch=branch("Relu"), else_branch=branch("Neg"))
     check(model_of([node], {"x": [2, 3]}, {"c": np.array(condition)}), tmp_path)
+
+
+def test_lstm_with_input_forget_couples_the_gates_as_onnxruntime(tmp_path):
+    """ONNX only says input_forget=1 "couples the input and forget gates"; onnxruntime takes
+    f = 1 - i (Glow i = 1 - f, onnx's reference evaluator ignores it). Our constant folding of
+    the LSTM follows onnxruntime (glowmlir/importers/onnx/reference_ops.py)."""
+    steps, batch, features, hidden = 3, 2, 4, 5
+    lstm = helper.make_node("LSTM", ["X", "W", "R", "B"], ["Y"], hidden_size=hidden, input_forget=1)
+    initializers = {"X": random(steps, batch, features), "W": random(1, 4 * hidden, features),
+                    "R": random(1, 4 * hidden, hidden), "B": random(1, 8 * hidden)}
+    model = model_of([lstm, helper.make_node("Add", ["Y", "x"], ["y"])], {"x": [steps, 1, batch, hidden]},
+                     initializers, opset=14)
+    check(model, tmp_path)

@@ -19,6 +19,7 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError
+from glowmlir.importers.onnx import reference_ops
 from glowmlir.importers.onnx.glow_names import GlowLoaderNames
 from glowmlir.importers.onnx.loader import (
     apply_input_settings,
@@ -295,7 +296,7 @@ class OnnxImporter:
                 outputs = build(importer, node, attrs)
             finally:
                 self.values.update(quantized)
-            return [self.add(glow.QuantizeOp(v, element)) if isinstance(v, SSAValue) and v.type.element_type == f32
+            return [self.add(model_quantize(v, element)) if isinstance(v, SSAValue) and v.type.element_type == f32
                     else v for v in outputs]
 
         return build_in_float
@@ -346,10 +347,18 @@ class OnnxImporter:
                                       [helper.make_value_info(name, onnx.TypeProto()) for name in feeds],
                                       [helper.make_value_info(name, onnx.TypeProto()) for name in node.output])
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
-            evaluator = ReferenceEvaluator(model)
+            evaluator = ReferenceEvaluator(model, new_ops=reference_ops.REPLACEMENTS)
             return [np.asarray(v) for v in evaluator.run(None, feeds)]
         except Exception as error:
             raise self.error(f"cannot evaluate constant node: {error}") from None
+
+
+def model_quantize(value: SSAValue, element: Attribute) -> glow.QuantizeOp:
+    """A `glow.quantize` the model states (a QuantizeLinear), marked as the model's with
+    `glow.MODEL_QUANTIZATION` for `glow-quantize-from-model`."""
+    quantize = glow.QuantizeOp(value, element)
+    quantize.attributes[glow.MODEL_QUANTIZATION] = element
+    return quantize
 
 
 def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str, int] | None = None,

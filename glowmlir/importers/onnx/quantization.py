@@ -21,7 +21,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
-from glowmlir.importers.onnx.importer import OnnxImporter, imports
+from glowmlir.importers.onnx.importer import OnnxImporter, imports, model_quantize
 
 _STORAGE = {np.dtype(np.int8): (i8, 0), np.dtype(np.uint8): (i8, -128), np.dtype(np.int32): (i32, 0)}
 """The integer types a QDQ model's tensors may have: glow storage type and zero-point shift."""
@@ -65,7 +65,7 @@ def _quantize_linear(importer: OnnxImporter, node, attrs):
     if scale.size > 1:
         raise importer.error("per-channel quantization of a computed value is not supported")
     element = quantized_type(importer, scale, zero_point, axis, shape)
-    return [importer.add(glow.QuantizeOp(x, element))]
+    return [importer.add(model_quantize(x, element))]
 
 
 @imports("DequantizeLinear")

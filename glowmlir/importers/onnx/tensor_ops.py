@@ -160,15 +160,16 @@ def _pad(importer: OnnxImporter, node, attrs):
 
 @imports("Tile")
 def _tile(importer: OnnxImporter, node, attrs):
-    """Tile with constant repeats: the input concatenated with itself along each axis."""
+    """Tile with constant repeats: the input seen as [1, d0, 1, d1, ...], broadcast to
+    [r0, d0, r1, d1, ...] and reshaped to [r0 d0, r1 d1, ...]."""
     x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
     repeats = [int(r) for r in importer.required_known(node.input[1], "repeats").reshape(-1)]
-    if len(repeats) != len(glow.shape_of(x)) or min(repeats, default=1) < 1:
-        raise importer.error(f"repeats {repeats} must hold one positive count per axis of {list(glow.shape_of(x))}")
-    for axis, count in enumerate(repeats):
-        if count > 1:
-            x = concat_values(importer, [x] * count, axis)
-    return [x]
+    if len(repeats) != len(shape) or min(repeats, default=1) < 1:
+        raise importer.error(f"repeats {repeats} must hold one positive count per axis of {list(shape)}")
+    spread = reshape_to(importer, x, [d for size in shape for d in (1, size)])
+    tiled = broadcast_to(importer, spread, [d for count, size in zip(repeats, shape) for d in (count, size)])
+    return [reshape_to(importer, tiled, [count * size for count, size in zip(repeats, shape)])]
 
 
 @imports("DepthToSpace", "SpaceToDepth")
@@ -241,12 +242,16 @@ def _trilu(importer: OnnxImporter, node, attrs):
 def _expand(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     target = importer.required_known(node.input[1], "the shape")
-    shape = glow.broadcast_shapes(glow.shape_of(x), [int(d) for d in target])
-    if shape == glow.shape_of(x):
-        return [x]
+    return [broadcast_to(importer, x, glow.broadcast_shapes(glow.shape_of(x), [int(d) for d in target]))]
+
+
+def broadcast_to(importer: OnnxImporter, x: SSAValue, shape) -> SSAValue:
+    """x broadcast to `shape` (numpy's rules): x combined with a splat of the neutral value."""
+    if tuple(shape) == glow.shape_of(x):
+        return x
     zeros = importer.add(glow.SplatOp(0.0, like(x, shape)))
     combine = glow.OrOp if x.type.element_type == i1 else glow.AddOp  # booleans: or with false
-    return [binary(importer, combine, x, zeros)]
+    return binary(importer, combine, x, zeros)
 
 
 @imports("Gather")
