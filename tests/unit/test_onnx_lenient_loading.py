@@ -130,6 +130,7 @@ def test_reduce_prod(attributes, tmp_path):
 @pytest.mark.parametrize("attributes", [
     {"strides": [2, 2], "output_shape": [9, 10]},
     {"strides": [2, 2], "output_shape": [8, 11], "output_padding": [1, 1]},
+    {"strides": [3, 2], "output_shape": [13, 12]},  # beyond the last window, within a stride: output padding
     {"strides": [2, 3], "auto_pad": "SAME_UPPER"},
     {"strides": [2, 2], "auto_pad": "SAME_LOWER", "dilations": [2, 1]},
     {"strides": [1, 2], "auto_pad": "VALID"},
@@ -175,6 +176,7 @@ def loop_model(trip_count: int | None, stop_below: float | None) -> onnx.ModelPr
 def test_conv_transpose_output_shape_beyond_the_windows_is_refused(tmp_path):
     model = model_of([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up", strides=[2, 2],
                                        output_shape=[12, 11])], {"x": [1, 3, 4, 5]}, {"w": random(3, 2, 3, 3)})
+    # (4 - 1) * 2 + 3 = 9 reached; 12 is more than a stride (2) beyond: onnxruntime refuses it too
     path = os.path.join(tmp_path, "model.onnx")
     onnx.save(model, path)
     with pytest.raises(glowmlir.GlowError, match=r"node \"up\" .*output size 12 of spatial axis 0 is larger than the "

@@ -59,8 +59,9 @@ def transposed_window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequenc
                            output_padding: Sequence[int]) -> tuple[list[int], list[int]]:
     """A ConvTranspose's (pads, output_padding): its `pads`, or, given `output_shape` or a SAME
     `auto_pad` (output = input * stride), the pads that give that output, as ONNX defines
-    them (the odd one at the end for SAME_UPPER, at the begin otherwise). An output larger
-    than the windows reach is refused, as onnxruntime refuses it."""
+    them (the odd one at the end for SAME_UPPER, at the begin otherwise). An output up to a
+    stride larger than the windows reach gets the excess as output padding; a larger one is
+    refused, as onnxruntime refuses it."""
     rank = len(spatial)
     auto_pad = attrs.get("auto_pad", "NOTSET")
     if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
@@ -74,15 +75,18 @@ def transposed_window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequenc
         return pads, list(output_padding)
     if len(wanted) != rank:
         raise importer.error(f"output_shape {list(attrs['output_shape'])} does not give {rank} spatial sizes")
-    begin, end = [0] * rank, [0] * rank
+    begin, end, extra = [0] * rank, [0] * rank, list(output_padding)
     for axis, (size, k, s, d, out) in enumerate(zip(spatial, kernel, strides, dilations, wanted)):
         total = s * (size - 1) + output_padding[axis] + (k - 1) * d + 1 - out
-        if total < 0:
+        if total < 0 and extra[axis] - total >= s:  # output padding must stay below the stride
             raise importer.error(f"output size {out} of spatial axis {axis} is larger than the windows reach "
                                  f"({out + total})")
+        if total < 0:  # a little beyond the last window: output padding (bias only there)
+            extra[axis] -= total
+            continue
         small, large = total // 2, total - total // 2
         begin[axis], end[axis] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
-    return begin + end, list(output_padding)
+    return begin + end, extra
 
 
 @imports("ConvTranspose")
