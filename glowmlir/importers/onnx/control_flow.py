@@ -31,8 +31,9 @@ def _stacked(importer: OnnxImporter, values: list[Value], name: str) -> Value:
 
 def _known_condition(importer: OnnxImporter, value: Value, what: str) -> bool:
     if isinstance(value, SSAValue):
-        raise importer.error(f"{what} is computed at run time; only a Loop whose course is known at compile "
-                             f"time is supported (it is unrolled)")
+        how = "unrolled" if importer.node.op_type == "Loop" else "replaced by the branch it takes"
+        raise importer.error(f"{what} is computed at run time, which is not supported: the "
+                             f"{importer.node.op_type} is {how} at compile time")
     return bool(np.asarray(value).reshape(-1)[0])
 
 

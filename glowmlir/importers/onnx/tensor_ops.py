@@ -175,7 +175,7 @@ def _tile(importer: OnnxImporter, node, attrs):
 @imports("DepthToSpace", "SpaceToDepth")
 def _depth_to_space(importer: OnnxImporter, node, attrs):
     """Blocks of channels moved into space (or back): a reshape to rank 6, a transpose and a
-    reshape, with the orders ONNX defines (DepthToSpace's DCR and CRD modes)."""
+    reshape, with the orders ONNX defines (the DCR and CRD modes)."""
     x = importer.tensor(node.input[0])
     if len(glow.shape_of(x)) != 4:
         raise importer.error(f"{node.op_type} needs a rank-4 NCHW input")
@@ -185,7 +185,8 @@ def _depth_to_space(importer: OnnxImporter, node, attrs):
         if h % block or w % block:
             raise importer.error(f"blocksize {block} does not divide the spatial size {h}x{w}")
         split = (n, c, h // block, block, w // block, block)
-        perm, result = (0, 3, 5, 1, 2, 4), (n, c * block * block, h // block, w // block)
+        perm = (0, 1, 3, 5, 2, 4) if attrs.get("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)
+        result = (n, c * block * block, h // block, w // block)
     else:
         if c % (block * block):
             raise importer.error(f"blocksize {block} squared does not divide the {c} channels")
