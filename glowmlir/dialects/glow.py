@@ -262,6 +262,16 @@ class ArgReduceKind(StrEnum):
     MIN = "min"
 
 
+class ScatterReduction(StrEnum):
+    """How ScatterND combines an update with the element it lands on (ONNX's `reduction`)."""
+
+    NONE = "none"
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+
 @irdl_attr_definition
 class ActivationAttr(EnumAttribute[Activation], SpacedOpaqueSyntaxAttribute):
     name = "glow.activation"
@@ -288,12 +298,17 @@ class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_attr_definition
+class ScatterReductionAttr(EnumAttribute[ScatterReduction], SpacedOpaqueSyntaxAttribute):
+    name = "glow.scatter_reduction"
+
+
+@irdl_attr_definition
 class ArgReduceKindAttr(EnumAttribute[ArgReduceKind], SpacedOpaqueSyntaxAttribute):
     name = "glow.arg_reduce_kind"
 
 
 ENUM_ATTRIBUTES = [ActivationAttr, PoolKindAttr, LayoutAttr, ComparisonPredicateAttr, ReduceKindAttr,
-                   ArgReduceKindAttr]
+                   ArgReduceKindAttr, ScatterReductionAttr]
 
 
 def enum_attr(attr_type: type[EnumAttribute], value: str | StrEnum | EnumAttribute | None) -> EnumAttribute | None:
@@ -1843,6 +1858,47 @@ class GatherOp(IndexedReadOp):
         return data[:axis] + tuple(indices_shape) + data[axis + 1:]
 
 
+@irdl_op_definition
+class ScatterNDOp(GlowOp):
+    """ONNX ScatterND: `data` with the slices `indices` names replaced by `updates` (or, with a
+    `reduction`, combined with them), one update after the other. `indices` [..., q] index
+    the first q axes of the data (negative ones count from the end); `updates` have shape
+    indices[:-1] + data[q:]. An index outside the data writes nothing."""
+
+    name = "glow.scatter_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    reduction = prop_def(ScatterReductionAttr)
+    assembly_format = "$reduction $data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="ScatterData")
+
+    def __init__(self, data: SSAValue, indices: SSAValue, updates: SSAValue,
+                 reduction: ScatterReduction | str = ScatterReduction.NONE):
+        shape = self.shape_rule(shape_of(data), shape_of(indices), shape_of(updates))
+        self._build([data, indices, updates], shape, element_of(data),
+                    {"reduction": enum_attr(ScatterReductionAttr, reduction)})
+
+    @staticmethod
+    def shape_rule(data_shape, indices_shape, updates_shape) -> tuple[int, ...]:
+        data, indices = tuple(data_shape), tuple(indices_shape)
+        if not indices or not 1 <= indices[-1] <= len(data):
+            raise ValueError(f"indices {list(indices)} must end in a count of 1 to {len(data)} data axes")
+        expected = indices[:-1] + data[indices[-1]:]
+        if tuple(updates_shape) != expected:
+            raise ValueError(f"updates have shape {list(updates_shape)}, indices {list(indices)} into "
+                             f"{list(data)} need {list(expected)}")
+        return data
+
+    def infer_shape(self):
+        if not is_integer(self.indices.type.element_type):
+            raise ValueError("indices must be integers")
+        if element_of(self.updates) != element_of(self.data):
+            raise ValueError("updates must have the data's element type")
+        return self.shape_rule(shape_of(self.data), shape_of(self.indices), shape_of(self.updates))
+
+
 # ----------------------------------------------------------------------------- quantization
 
 
@@ -1937,7 +1993,7 @@ Glow = Dialect(
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, ResampleOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
         ConvertOp, CompareOp, AndOp, OrOp, XorOp, NotOp, SelectOp, ArgReduceOp, GatherOp,
-        ShiftLeftOp, ShiftRightOp, ModOp, GatherElementsOp,
+        ShiftLeftOp, ShiftRightOp, ModOp, GatherElementsOp, ScatterNDOp,
     ],
     ENUM_ATTRIBUTES,
 )

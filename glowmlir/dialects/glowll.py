@@ -714,6 +714,32 @@ class GatherElementsOp(IndexedReadOp):
 
 
 @irdl_op_definition
+class ScatterNDOp(InstructionOp):
+    """`glow.scatter_nd` on `dest`, which already holds the data: each update written over (or,
+    with a `reduction`, combined with) the slice its index tuple names, in order; an index
+    outside `dest` writes nothing."""
+
+    name = "glowll.scatter_nd"
+    indices = operand_def(MemRefType)
+    updates = operand_def(MemRefType)
+    reduction = prop_def(glow.ScatterReductionAttr)
+    assembly_format = "$reduction $dest `,` $indices `,` $updates attr-dict `:` type(operands)"
+
+    def __init__(self, dest: SSAValue, indices: SSAValue, updates: SSAValue, *,
+                 reduction: glow.ScatterReduction | glow.ScatterReductionAttr):
+        super().__init__(operands=[dest, indices, updates],
+                         properties={"reduction": _enum(glow.ScatterReductionAttr, reduction)})
+
+    def verify_instruction(self) -> None:
+        try:
+            glow.ScatterNDOp.shape_rule(glow.shape_of(self.dest), glow.shape_of(self.indices),
+                                        glow.shape_of(self.updates))
+        except ValueError as error:
+            raise VerifyException(f"{self.name}: {error}") from None
+        same_storage(self, self.dest, self.updates, "dest and updates")
+
+
+@irdl_op_definition
 class CopyOp(InstructionOp):
     """Copies the elements of `input` in row-major order (a reshape)."""
 
@@ -991,7 +1017,7 @@ GlowLL = Dialect(
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp,
-        CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
+        ScatterNDOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
     ],
     [PlaceholderKindAttr, *LIBRARY_ARGUMENTS],
 )

@@ -180,6 +180,14 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
                                          **_fused_activation(op), requantization=requantization))
 
 
+def _lower_scatter_nd(lowering: _FunctionLowering, op: glow.ScatterNDOp) -> None:
+    """The data copied into the result, then the updates scattered over it."""
+    dest = lowering.result_buffer(op.result)
+    lowering.add(glowll.CopyOp(dest, lowering.buffer(op.data)))
+    lowering.add(glowll.ScatterNDOp(dest, lowering.buffer(op.indices), lowering.buffer(op.updates),
+                                    reduction=op.reduction))
+
+
 def _lower_pool(lowering: _FunctionLowering, op: glow.PoolOp) -> None:
     window = {"kernel": op.kernel, "strides": op.strides, "pads": op.pads, "layout": op.layout}
     if isinstance(op, glow.MaxPoolOp):
@@ -275,6 +283,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ReduceOp: _lower_reduce,
     glow.ArgReduceOp: _lower_arg_reduce,
     glow.GatherOp: _lower_simple(glowll.GatherOp, "axis"),
+    glow.ScatterNDOp: _lower_scatter_nd,
     glow.GatherElementsOp: _lower_simple(glowll.GatherElementsOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),

@@ -23,6 +23,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.llvm_casts import FPToSIOp, FPToUIOp, UIToFPOp
 from glowmlir.dialects.quant import storage_type
 from glowmlir.dialects.weights import numpy_dtype
+from glowmlir.errors import GlowError
 from glowmlir.lowering.activations import clamp, clamp_interval
 from glowmlir.lowering.kernel_builder import KernelBuilder
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
@@ -229,6 +230,41 @@ def emit_gather_elements(b: KernelBuilder, op: glowll.GatherElementsOp, view: Vi
         b.store(b.load(data, [*position[:axis], index, *position[axis + 1:]]), dest, position)
 
 
+def _scatter_combine(b: KernelBuilder, reduction: str, element: Attribute):
+    """How ScatterND's `reduction` combines the element at a position with its update."""
+    if reduction == "none":
+        return lambda old, update: update
+    if is_boolean(element):
+        raise GlowError(f"ScatterND with reduction \"{reduction}\" of booleans is not supported")
+    if is_float(element):
+        return {"add": b.fadd, "mul": b.fmul, "max": b.fmax, "min": b.fmin}[reduction]
+    if reduction in ("add", "mul"):
+        return b.int_add if reduction == "add" else b.int_mul
+    better = "gt" if reduction == "max" else "lt"
+    return lambda old, update: b.select(compare(b, better, update, old, element), update, old)
+
+
+def emit_scatter_nd(b: KernelBuilder, op: glowll.ScatterNDOp, view: ViewOf) -> None:
+    """For each index tuple in order: the slice it names, if it lies inside dest, combined
+    with its update (negative indices count from the end)."""
+    dest, indices, updates = view(op.dest), view(op.indices), view(op.updates)
+    *outer, depth = indices.shape
+    combine = _scatter_combine(b, op.reduction.data, element_of(op.dest))
+    index_element = element_of(op.indices)
+    with b.loops(outer) as position:
+        coordinates, inside = [], None
+        for axis in range(depth):
+            index = convert(b, b.load(indices, [*position, axis]), index_element, b.index_type)
+            if not is_unsigned(index_element):
+                index = b.select(b.int_compare("slt", index, 0), b.int_add(index, dest.shape[axis]), index)
+            within = b.in_range(index, dest.shape[axis])
+            inside = within if inside is None else b.emit(llvm.AndOp(inside, within))
+            coordinates.append(index)
+        with b.when(inside), b.loops(dest.shape[depth:]) as rest:
+            at = [*coordinates, *rest]
+            b.store(combine(b.load(dest, at), b.load(updates, [*position, *rest])), dest, at)
+
+
 INTEGER_KERNELS = {glowll.ArgReduceOp: emit_arg_reduce, glowll.GatherOp: emit_gather,
-                   glowll.GatherElementsOp: emit_gather_elements}
+                   glowll.GatherElementsOp: emit_gather_elements, glowll.ScatterNDOp: emit_scatter_nd}
 """The instructions only these kernels emit (any element type)."""

@@ -226,3 +226,47 @@ def test_lstm_with_input_forget_couples_the_gates_as_onnxruntime(tmp_path):
     model = model_of([lstm, helper.make_node("Add", ["Y", "x"], ["y"])], {"x": [steps, 1, batch, hidden]},
                      initializers, opset=14)
     check(model, tmp_path)
+
+
+@pytest.mark.parametrize("attributes,k", [({"axis": -1}, 3), ({"axis": 1, "largest": 0}, 2), ({"axis": 0}, 1)])
+def test_top_k(attributes, k, tmp_path):
+    """Values and indices, best first; the input has ties (equal values: lower index first)."""
+    node = helper.make_node("TopK", ["x", "k"], ["y", "i"], **attributes)
+    model = model_of([helper.make_node("Floor", ["t"], ["x"]), node], {"t": [3, 4, 5]}, {"k": np.array([k])},
+                     outputs=("y", "i"))
+    check(model, tmp_path)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd_with_run_time_indices(reduction, tmp_path):
+    """Slices of a [4, 3, 2] tensor replaced (or combined) at run-time index pairs, one
+    negative; with a reduction, a repeated index accumulates."""
+    path = os.path.join(tmp_path, "model.onnx")
+    node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"], reduction=reduction)
+    graph = helper.make_graph([node], "scatter", [
+        helper.make_tensor_value_info("data", TensorProto.FLOAT, [4, 3, 2]),
+        helper.make_tensor_value_info("indices", TensorProto.INT64, [3, 2]),
+        helper.make_tensor_value_info("updates", TensorProto.FLOAT, [3, 2])], [onnx.ValueInfoProto(name="y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    onnx.save(model, path)
+    repeated = reduction != "none"  # without a reduction a repeated index is undefined in ONNX
+    inputs = {"data": random(4, 3, 2), "updates": random(3, 2),
+              "indices": np.array([[1, 2], [-1, 0], [1, 2] if repeated else [0, 1]], np.int64)}
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    np.testing.assert_allclose(glowmlir.compile(path).run(inputs)["y"], expected, rtol=1e-6)
+
+
+def test_scatter_nd_index_outside_the_data_writes_nothing(tmp_path):
+    """onnxruntime refuses an out-of-range index at run time; a bundle cannot report an
+    error, so it skips that update instead of writing outside the tensor."""
+    node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"])
+    graph = helper.make_graph([node], "scatter", [
+        helper.make_tensor_value_info("data", TensorProto.FLOAT, [5]),
+        helper.make_tensor_value_info("indices", TensorProto.INT64, [3, 1]),
+        helper.make_tensor_value_info("updates", TensorProto.FLOAT, [3])], [onnx.ValueInfoProto(name="y")])
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    data = np.arange(5, dtype=np.float32)
+    y = glowmlir.compile(path).run(data=data, indices=np.array([[7], [-9], [2]], np.int64),
+                                   updates=np.array([10, 20, 30], np.float32))["y"]
+    np.testing.assert_array_equal(y, [0, 1, 30, 3, 4])

@@ -39,7 +39,7 @@ ANY_ELEMENT_TYPE = frozenset({
     "Expand", "Gather", "Pad", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Neg", "Abs",
     "Relu", "Clip", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
     "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Where", "ArgMax", "ArgMin", "BitShift", "Mod", "Trilu",
-    "Shape", "Size", "GatherElements", "IsNaN", "IsInf", "DequantizeLinear", "Loop", "If",
+    "Shape", "Size", "GatherElements", "ScatterND", "IsNaN", "IsInf", "DequantizeLinear", "Loop", "If",
     # the QOperator form's ops, whose data is quantized (see quantization.py)
     "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool",
     "QLinearAveragePool", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearConcat",

@@ -88,3 +88,29 @@ def _hardmax(importer: OnnxImporter, node, attrs):
     positions = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(len(shape))])
     position = importer.add(glow.ConstantOp(importer.names(f"{node.output[0]}_positions"), dense_from_array(positions)))
     return [importer.converted(compare_values(importer, "eq", largest, position), f32)]
+
+
+@imports("TopK")
+def _top_k(importer: OnnxImporter, node, attrs):
+    """The k largest (or smallest) elements along `axis` and their i64 indices, best first
+    (equal values: the lower index first, as ONNX orders them): k rounds of ArgMax (ArgMin)
+    on the input with the elements already taken masked out, each value gathered back."""
+    x = importer.tensor(node.input[0])
+    shape = glow.shape_of(x)
+    axis = attrs.get("axis", -1) % len(shape)
+    k = int(attrs["k"] if importer.opset < 10 else importer.required_known(node.input[1], "k").reshape(-1)[0])
+    if not 1 <= k <= shape[axis]:
+        raise importer.error(f"k = {k} must be between 1 and the {shape[axis]} elements of axis {axis}")
+    largest = attrs.get("largest", 1)
+    positions = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(len(shape))])
+    position = importer.add(glow.ConstantOp(importer.names(f"{node.output[0]}_positions"), dense_from_array(positions)))
+    taken = importer.add(glow.SplatOp(-np.inf if largest else np.inf, glow.tensor([1] * len(shape), f32)))
+    remaining, values, indices = x, [], []
+    for _ in range(k):
+        index = arg_reduce_value(importer, remaining, "max" if largest else "min", axis)
+        indices.append(index)
+        values.append(importer.add(glow.GatherElementsOp(x, index, axis)))
+        remaining = importer.add(glow.SelectOp(compare_values(importer, "eq", position, index), taken, remaining))
+    if k == 1:
+        return [values[0], indices[0]]
+    return [importer.add(glow.ConcatOp(values, axis)), importer.add(glow.ConcatOp(indices, axis))]

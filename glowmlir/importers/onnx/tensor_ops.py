@@ -281,6 +281,12 @@ def _size(importer: OnnxImporter, node, attrs):
     return [np.array(int(np.prod(glow.shape_of(importer.tensor(node.input[0])))), np.int64)]
 
 
+@imports("ScatterND")
+def _scatter_nd(importer: OnnxImporter, node, attrs):
+    data, indices, updates = (importer.tensor(name) for name in node.input[:3])
+    return [importer.add(glow.ScatterNDOp(data, indices, updates, attrs.get("reduction", "none")))]
+
+
 @imports("GatherElements")
 def _gather_elements(importer: OnnxImporter, node, attrs):
     x, indices = importer.tensor(node.input[0]), importer.tensor(node.input[1])
