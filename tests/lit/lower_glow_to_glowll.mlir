@@ -21,3 +21,21 @@ glow.function @net {
 // CHECK-NEXT:   glowll.fully_connected %[[A]], %[[X]], %[[W]], %[[B]] activation relu
 // CHECK-NEXT:   glowll.softmax %[[Y]], %[[A]] {axis = 1 : i64}
 // CHECK-NEXT: }
+
+// ScatterND: the data is copied into the result, then the updates are scattered over it.
+
+glow.function @scatter {
+  %d = glow.placeholder "d" : tensor<4x3xf32>
+  %i = glow.placeholder "i" : tensor<2x1xi64>
+  %u = glow.placeholder "u" : tensor<2x3xf32>
+  %y = glow.scatter_nd add %d, %i, %u : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  glow.save %y as "y" : tensor<4x3xf32>
+}
+
+// CHECK:      glowll.function @scatter {
+// CHECK-DAG:    %[[D:.*]] = glowll.placeholder input "d" : memref<4x3xf32>
+// CHECK-DAG:    %[[I:.*]] = glowll.placeholder input "i" : memref<2x1xi64>
+// CHECK-DAG:    %[[U:.*]] = glowll.placeholder input "u" : memref<2x3xf32>
+// CHECK-DAG:    %[[Y:.*]] = glowll.placeholder output "y" : memref<4x3xf32>
+// CHECK:        glowll.copy %[[Y]], %[[D]] : memref<4x3xf32>, memref<4x3xf32>
+// CHECK-NEXT:   glowll.scatter_nd add %[[Y]], %[[I]], %[[U]] : memref<4x3xf32>, memref<2x1xi64>, memref<2x3xf32>
