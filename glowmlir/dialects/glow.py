@@ -1208,65 +1208,65 @@ class AbsOp(UnaryOp):
         numpy=lambda op, x: np.abs(x))
 
 
-def _math_function(kind: str, glow_kind: str, numpy, **facts) -> ElementwiseFacts:
-    """The facts of a unary op computing one of math_approx's functions, named `kind` there."""
-    return _unary(kind, glow_kind=glow_kind, float_kernel=lambda m, x: m.function(kind, x),
-                  numpy=lambda op, x: numpy(x), **facts)
+def _math_function(kind: str, glow_kind: str, numpy) -> ElementwiseFacts:
+    """The facts of a unary op computing one of math_approx's functions, named `kind` there
+    (elementwise on one input: a transpose sinks through it)."""
+    return _unary(kind, glow_kind=glow_kind, layout_agnostic=True, float_kernel=lambda m, x: m.function(kind, x),
+                  numpy=lambda op, x: numpy(x))
 
 
 @irdl_op_definition
 class FloorOp(UnaryOp):
     name = "glow.floor"
-    FACTS: ClassVar[OpFacts] = _math_function("floor", "Floor", np.floor, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("floor", "Floor", np.floor)
 
 
 @irdl_op_definition
 class CeilOp(UnaryOp):
     name = "glow.ceil"
-    FACTS: ClassVar[OpFacts] = _math_function("ceil", "Ceil", np.ceil, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("ceil", "Ceil", np.ceil)
 
 
 @irdl_op_definition
 class SignOp(UnaryOp):
     name = "glow.sign"
-    FACTS: ClassVar[OpFacts] = _math_function("sign", "Sign", np.sign, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("sign", "Sign", np.sign)
 
 
 @irdl_op_definition
 class SinOp(UnaryOp):
     name = "glow.sin"
-    FACTS: ClassVar[OpFacts] = _math_function("sin", "Sin", np.sin, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("sin", "Sin", np.sin)
 
 
 @irdl_op_definition
 class CosOp(UnaryOp):
     name = "glow.cos"
-    FACTS: ClassVar[OpFacts] = _math_function("cos", "Cos", np.cos, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("cos", "Cos", np.cos)
 
 
 @irdl_op_definition
 class AtanOp(UnaryOp):
     name = "glow.atan"
-    FACTS: ClassVar[OpFacts] = _math_function("atan", "Atan", np.arctan, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("atan", "Atan", np.arctan)
 
 
 @irdl_op_definition
 class AsinOp(UnaryOp):
     name = "glow.asin"
-    FACTS: ClassVar[OpFacts] = _math_function("asin", "Asin", np.arcsin, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("asin", "Asin", np.arcsin)
 
 
 @irdl_op_definition
 class AcosOp(UnaryOp):
     name = "glow.acos"
-    FACTS: ClassVar[OpFacts] = _math_function("acos", "Acos", np.arccos, layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("acos", "Acos", np.arccos)
 
 
 @irdl_op_definition
 class ErfOp(UnaryOp):
     name = "glow.erf"
-    FACTS: ClassVar[OpFacts] = _math_function("erf", "Erf", np.vectorize(math.erf, otypes=[np.float64]),
-                                              layout_agnostic=True)
+    FACTS: ClassVar[OpFacts] = _math_function("erf", "Erf", np.vectorize(math.erf, otypes=[np.float64]))
 
 
 @irdl_op_definition
