@@ -270,3 +270,9 @@ def test_scatter_nd_index_outside_the_data_writes_nothing(tmp_path):
     y = glowmlir.compile(path).run(data=data, indices=np.array([[7], [-9], [2]], np.int64),
                                    updates=np.array([10, 20, 30], np.float32))["y"]
     np.testing.assert_array_equal(y, [0, 1, 30, 3, 4])
+
+
+def test_3d_convolution_with_non_square_dilation(tmp_path):
+    model = model_of([helper.make_node("Conv", ["x", "w", "b"], ["y"], dilations=[2, 1, 3], pads=[1, 0, 2, 1, 1, 2])],
+                     {"x": [1, 2, 6, 5, 9]}, {"w": random(3, 2, 2, 3, 3), "b": random(3)})
+    check(model, tmp_path)
