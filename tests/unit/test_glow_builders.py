@@ -52,7 +52,9 @@ def _builds():
         (glow.AvgPoolOp(nhwc, [2, 2], [2, 2], layout="NHWC", count_include_pad=True), _t(1, 4, 4, 4)),
         *[(op_type(m), _t(2, 3)) for op_type in (
             glow.ReluOp, glow.SigmoidOp, glow.TanhOp, glow.HardSwishOp, glow.ExpOp, glow.NegOp, glow.AbsOp,
-            glow.SqrtOp, glow.ReciprocalOp, glow.LogOp, glow.SoftplusOp, glow.SoftsignOp, glow.MishOp)],
+            glow.SqrtOp, glow.ReciprocalOp, glow.LogOp, glow.SoftplusOp, glow.SoftsignOp, glow.MishOp,
+            glow.FloorOp, glow.CeilOp, glow.SignOp, glow.SinOp, glow.CosOp, glow.AtanOp, glow.AsinOp, glow.AcosOp,
+            glow.ErfOp)],
         (glow.ReluOp(q, result_element=Q8_OUT), _t(2, 3, element=Q8_OUT)),
         (glow.ClipOp(m, -1, 1), _t(2, 3)),
         *[(op_type(m, 0.5, 0.25), _t(2, 3)) for op_type in (glow.LeakyReluOp, glow.EluOp, glow.SeluOp,
@@ -88,6 +90,7 @@ def _builds():
         (glow.ArgReduceOp(m, glow.ArgReduceKind.MIN, 0, keep_dims=False), _t(3, element=i64)),
         (glow.GatherOp(mat, idx, 2), _t(4, 2, 2)),
         (glow.GatherElementsOp(m, _values(_t(2, 1, element=i32))[0], 1), _t(2, 1)),
+        (glow.ScatterNDOp(mat, _values(_t(3, 2, element=i64))[0], _values(_t(3, 3))[0], "add"), _t(4, 2, 3)),
     ]
 
 
