@@ -1859,6 +1859,31 @@ class GatherOp(IndexedReadOp):
 
 
 @irdl_op_definition
+class IntLookupTableOp(GlowOp):
+    """result[i] = table[input[i] - storage minimum] (Glow's IntLookupTable): a unary function of
+    int8 data as a 256-entry table, computed at compile time from the input's and the result's
+    quantization (`glow-quantize` builds it for ops with no integer kernel of their own)."""
+
+    name = "glow.int_lookup_table"
+    input = operand_def(TensorType)
+    table = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $table attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts(glow_kind="IntLookupTable")
+
+    def __init__(self, input: SSAValue, table: SSAValue):
+        self._build([input, table], shape_of(input), element_of(table))
+
+    def infer_shape(self):
+        storage = storage_type(element_of(self.input))
+        if not is_quantized(self.input.type) or storage.width.data != 8:
+            raise ValueError("the input must be quantized int8")
+        if shape_of(self.table) != (256,) or element_of(self.table) != element_of(self.result):
+            raise ValueError("the table holds 256 values of the result's type")
+        return shape_of(self.input)
+
+
+@irdl_op_definition
 class ScatterNDOp(GlowOp):
     """ONNX ScatterND: `data` with the slices `indices` names replaced by `updates` (or, with a
     `reduction`, combined with them), one update after the other. `indices` [..., q] index
@@ -1993,7 +2018,7 @@ Glow = Dialect(
         ReduceOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, ResampleOp,
         QuantizeOp, DequantizeOp, RescaleQuantizedOp,
         ConvertOp, CompareOp, AndOp, OrOp, XorOp, NotOp, SelectOp, ArgReduceOp, GatherOp,
-        ShiftLeftOp, ShiftRightOp, ModOp, GatherElementsOp, ScatterNDOp,
+        ShiftLeftOp, ShiftRightOp, ModOp, GatherElementsOp, ScatterNDOp, IntLookupTableOp,
     ],
     ENUM_ATTRIBUTES,
 )

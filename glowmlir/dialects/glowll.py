@@ -714,6 +714,22 @@ class GatherElementsOp(IndexedReadOp):
 
 
 @irdl_op_definition
+class IntLookupTableOp(InstructionOp):
+    """dest[i] = table[input[i] + 128]: see `glow.int_lookup_table`."""
+
+    name = "glowll.int_lookup_table"
+    input = operand_def(MemRefType)
+    table = operand_def(MemRefType)
+    assembly_format = "$dest `,` $input `,` $table attr-dict `:` type(operands)"
+
+    def __init__(self, dest: SSAValue, input: SSAValue, table: SSAValue):
+        super().__init__(operands=[dest, input, table])
+
+    def verify_instruction(self) -> None:
+        self.expect_dest_shape(glow_shape_rule(glow.IntLookupTableOp))
+
+
+@irdl_op_definition
 class ScatterNDOp(InstructionOp):
     """`glow.scatter_nd` on `dest`, which already holds the data: each update written over (or,
     with a `reduction`, combined with) the slice its index tuple names, in order; an index
@@ -1017,7 +1033,7 @@ GlowLL = Dialect(
         FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp,
-        ScatterNDOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
+        ScatterNDOp, IntLookupTableOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
     ],
     [PlaceholderKindAttr, *LIBRARY_ARGUMENTS],
 )

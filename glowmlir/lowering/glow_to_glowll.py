@@ -284,6 +284,7 @@ _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ArgReduceOp: _lower_arg_reduce,
     glow.GatherOp: _lower_simple(glowll.GatherOp, "axis"),
     glow.ScatterNDOp: _lower_scatter_nd,
+    glow.IntLookupTableOp: _lower_simple(glowll.IntLookupTableOp),
     glow.GatherElementsOp: _lower_simple(glowll.GatherElementsOp, "axis"),
     glow.PadOp: _lower_pad,
     glow.ResampleOp: _lower_simple(glowll.ResampleOp, "axis"),

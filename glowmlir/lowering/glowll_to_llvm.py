@@ -96,7 +96,7 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
         if glow.is_nhwc(op):
             raise GlowError(f"{op.name}: the NHWC layout has no generated kernel (only library calls)")
         if is_quantized_instruction(op):
-            emitter = QUANTIZED_KERNELS.get(type(op), KERNELS[type(op)])
+            emitter = QUANTIZED_KERNELS.get(type(op)) or KERNELS[type(op)]
         elif is_integer_instruction(op):
             emitter = emit_integer_elementwise
         else:

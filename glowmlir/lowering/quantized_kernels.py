@@ -416,6 +416,16 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
             store_level(b, b.select(counts, level, -128), -128, 127, dest, [row.index, column.index])
 
 
+def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view: ViewOf) -> None:
+    """dest[i] = table[input[i] + 128]: one load from the 256-entry table per element."""
+    dest, source, table = view(op.dest), view(op.input), view(op.table)
+    size = int(np.prod(dest.shape))
+    flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
+    with b.loop(0, size) as i:
+        level = b.as_index(b.load(flat_source, [i.index]))
+        b.store(b.load(table, [b.add(level, 128)]), flat_dest, [i.index])
+
+
 QUANTIZED_KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
     glowll.ConvolutionOp: emit_quantized_convolution,
     glowll.FullyConnectedOp: emit_quantized_fully_connected,
@@ -423,6 +433,7 @@ QUANTIZED_KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] =
     glowll.AvgPoolOp: emit_quantized_pool,
     glowll.ElementwiseOp: emit_quantized_elementwise,
     glowll.SoftMaxOp: emit_quantized_softmax,
+    glowll.IntLookupTableOp: emit_int_lookup_table,
 }
 """The emitters of instructions on quantized buffers; data movement (copy, transpose,
 insert/extract tensor) is type-generic and uses the float kernels' emitters."""

@@ -216,10 +216,8 @@ class _FunctionQuantizer:
                 continue
             convert = self.converter(op)
             if convert is None or not convert(self, op):
-                name = op.attributes.get(glow.NODE_NAME)
-                kind = glow.glow_kinds().get(type(op))
-                if (kind is not None and kind not in self.config.keep_original_precision_for_nodes
-                        and type(op) not in glow.input_quantization_ops()):  # kinds kept float are exempt, as in Glow
+                if self.stays_float(op):
+                    name = op.attributes.get(glow.NODE_NAME)
                     self.skipped.append(name.data if name else op.name)
                 self.keep_float(op)
         for op in list(self.function.body.block.ops):  # the float weights that were quantized
@@ -227,6 +225,15 @@ class _FunctionQuantizer:
                 Rewriter.erase_op(op)
         if self.config.assert_all_nodes_quantized and self.skipped:
             raise GlowError(f"-assert-all-nodes-quantized: node \"{self.skipped[0]}\" was not quantized")
+
+    def stays_float(self, op: Operation) -> bool:
+        """Whether an op left unquantized is a float computation `-assert-all-nodes-quantized`
+        refuses: any compute op with a float result, except the kinds kept float by
+        `-keep-original-precision-for-nodes` and data movement (which follows its input)."""
+        facts = getattr(op, "FACTS", None)
+        return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
+                and facts.glow_kind not in self.config.keep_original_precision_for_nodes
+                and type(op) not in glow.input_quantization_ops())
 
     def keep_float(self, op: Operation) -> None:
         """An op left unquantized computes on float operands (dequantized where needed)."""
@@ -239,6 +246,9 @@ class _FunctionQuantizer:
 
     def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
         kind = glow.glow_kinds().get(type(op))
+        if kind is None and type(op) in lookup_table_ops() and self.config.precision == "Int8" \
+                and op.FACTS.glow_kind not in self.config.keep_original_precision_for_nodes:
+            return _convert_to_lookup_table
         if kind is None or kind in self.config.keep_original_precision_for_nodes:
             return None
         if self.config.precision != "Int8" and type(op) not in glow.input_quantization_ops():
@@ -281,6 +291,34 @@ def _convert_generic(q: _FunctionQuantizer, op: Operation) -> bool:
     for index, (value, element) in enumerate(zip(list(op.operands), inputs)):
         op.operands[index] = q.as_type(value, element, op)
     q.set_result(op, result)
+    return True
+
+
+def lookup_table_ops() -> tuple[type[Operation], ...]:
+    """The unary elementwise ops with no integer kernel of their own but a numpy semantics:
+    quantized to int8, each becomes a `glow.int_lookup_table` computed from that semantics."""
+    return tuple(op for op in glow.numpy_semantics() if op.FACTS.arity == 1 and not op.FACTS.quantizable
+                 and not op.FACTS.mixed_types and not issubclass(op, glow.ConversionOp))
+
+
+def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
+    """A unary function of int8 data as the 256-entry table of its results (Glow's
+    IntLookupTable, TFLite's int8 LUT ops): each input level dequantized, the op's numpy
+    semantics applied, the result quantized with the op's profiled parameters."""
+    element, result = q.input_type(op.operands[0]), q.profiled(op.results[0])
+    if element is None or result is None or element.per_channel or element.bitwidth != 8:
+        return False
+    levels = np.arange(-128, 128, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        reals = op.FACTS.numpy(op, (levels - np.float32(element.offset)) * np.float32(element.scale))
+    finite = np.nan_to_num(np.asarray(reals, np.float32), nan=0.0)
+    table = typed_constant(f"{op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name}"
+                           f"_table", quantize(finite, QuantParams(result.scale, result.offset)), result)
+    Rewriter.insert_op(table, InsertPoint.before(op))
+    lookup = glow.IntLookupTableOp(q.as_type(op.operands[0], element, op), table.result)
+    lookup.attributes.update({k: v for k, v in op.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)})
+    Rewriter.replace_op(op, lookup)
+    q.requantized.add(lookup.result)
     return True
 
 

@@ -4,6 +4,7 @@ memory, bit-identical results on the emulated Cortex-M boards, and the options' 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -287,3 +288,65 @@ def test_int16_precision_keeps_compute_float_like_glows_cpu_backend(lenet_profil
     assert "!quant.uniform" not in bundle.ir["glow"]
     np.testing.assert_array_equal(bundle.run(data=images[0])["softmax"],
                                   glowmlir.compile(LENET).run(data=images[0])["softmax"])
+
+
+LOOKUP_TABLE_OPS = [("Sigmoid", {}), ("Tanh", {}), ("HardSigmoid", {"alpha": 0.25, "beta": 0.4}), ("HardSwish", {}),
+                    ("Exp", {}), ("Elu", {"alpha": 0.7}), ("Softplus", {}), ("Erf", {})]
+
+
+@pytest.mark.parametrize("op_type,attributes", LOOKUP_TABLE_OPS)
+def test_unary_ops_without_integer_kernels_become_lookup_tables(tmp_path, op_type, attributes):
+    """Between two int8 convolutions, a unary op with no integer kernel of its own runs as a
+    256-entry table (glow.int_lookup_table) computed at compile time: no float island
+    (-assert-all-nodes-quantized holds), and each output level is exactly the table's
+    reference: the input level dequantized, the function applied, quantized to the profile."""
+    from glowmlir.quantization.params import QuantParams, dequantize, quantize
+
+    rng = np.random.default_rng(7)
+    weights = {"w1": rng.normal(0, 0.6, (4, 3, 3, 3)), "b1": rng.normal(0, 0.2, 4),
+               "w2": rng.normal(0, 0.5, (2, 4, 1, 1)), "b2": rng.normal(0, 0.2, 2)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node(op_type, ["c"], ["f"], **attributes),
+             helper.make_node("Conv", ["f", "w2", "b2"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6, 6])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+    samples = [{"x": rng.normal(size=(1, 3, 6, 6)).astype(np.float32)} for _ in range(6)]
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples)
+    assert "glow.int_lookup_table" in quantized.ir["glow"] and quantized.ir["glow"].count("glow.dequantize") == 1
+    table_line = next(line for line in quantized.ir["glow"].splitlines() if "glow.int_lookup_table" in line)
+    types = re.findall(r"!quant.uniform<i8:f32, ([-0-9.e+]+):([-0-9]+)>", table_line)
+    (in_scale, in_offset), (out_scale, out_offset) = types[0], types[-1]
+    in_scale, in_offset, out_scale, out_offset = float(in_scale), int(in_offset), float(out_scale), int(out_offset)
+    levels = np.arange(-128, 128, dtype=np.int8)
+    reals = dequantize(levels, QuantParams(in_scale, in_offset))
+    reference = onnx.reference.ReferenceEvaluator(helper.make_model(helper.make_graph(
+        [helper.make_node(op_type, ["t"], ["u"], **attributes)], "one",
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, [256])], [onnx.ValueInfoProto(name="u")]),
+        opset_imports=[helper.make_opsetid("", 14)], ir_version=8))
+    expected_table = quantize(reference.run(None, {"t": reals.astype(np.float32)})[0],
+                              QuantParams(out_scale, out_offset))
+    assert len(np.unique(expected_table)) > 20  # the table spans many levels
+    weights_file = quantized.files()[f"{quantized.name}.weights.bin"]
+    assert bytes(expected_table.astype(np.int8)) in weights_file  # the table in the constant region
+    for sample in samples[:6]:  # inside the profiled ranges (outside them int8 saturates)
+        expected, actual = float_bundle.run(sample)["y"], quantized.run(sample)["y"]
+        assert np.abs(actual - expected).max() < 0.05 * (expected.max() - expected.min())
+
+
+def test_assert_all_nodes_quantized_counts_ops_without_integer_kernels(tmp_path):
+    """A Div by a tensor has no integer kernel: it stays float, so -assert-all-nodes-quantized
+    fails naming it (it used to pass, counting only the kinds that have kernels), unless its
+    kind is kept float."""
+    rng = np.random.default_rng(9)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]), helper.make_node("Div", ["c", "x"], ["y"], name="ratio")]
+    weights = [numpy_helper.from_array(rng.normal(0, 1, (3, 3, 1, 1)).astype(np.float32), "w"),
+               numpy_helper.from_array(rng.normal(0, 1, 3).astype(np.float32), "b")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    samples = [{"x": rng.uniform(1, 2, (1, 3, 4, 4)).astype(np.float32)} for _ in range(4)]
+    with pytest.raises(glowmlir.GlowError, match="-assert-all-nodes-quantized: node \"ratio\" was not quantized"):
+        _profile_and_compile(tmp_path, model, samples)
+    _profile_and_compile(tmp_path, model, samples, keep_original_precision_for_nodes=("Div",))

@@ -722,3 +722,20 @@ def test_reference_softmax_is_the_real_softmax():
         probability = real / real.sum(axis=1, keepdims=True)
         expected = np.clip(probability * 256 - 128, -128, 127)
         assert np.abs(ref.softmax_s8(x, input_scale) - expected).max() <= 1.0
+
+
+# ----------------------------------------------------------------------------- lookup table
+
+
+def test_int_lookup_table_reads_the_entry_of_each_level():
+    """dest = table[x + 128] for every int8 level (a random table, every level present)."""
+    rng = np.random.default_rng(970)
+    x = rng.permutation(np.arange(-128, 128, dtype=np.int8)).reshape(4, 64)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    x_t, table_t, y_t = tensor(x.shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(x.shape, q8(0.02, -7))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %t = glow.constant "t" elided : {table_t}
+  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    np.testing.assert_array_equal(run(body, {"x": x}, {"t": table})["y"], table[x.astype(np.int64) + 128])
