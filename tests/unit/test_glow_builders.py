@@ -91,6 +91,7 @@ def _builds():
         (glow.GatherOp(mat, idx, 2), _t(4, 2, 2)),
         (glow.GatherElementsOp(m, _values(_t(2, 1, element=i32))[0], 1), _t(2, 1)),
         (glow.ScatterNDOp(mat, _values(_t(3, 2, element=i64))[0], _values(_t(3, 3))[0], "add"), _t(4, 2, 3)),
+        (glow.IntLookupTableOp(q, _values(_t(256, element=Q8_OUT))[0]), _t(2, 3, element=Q8_OUT)),
     ]
 
 
