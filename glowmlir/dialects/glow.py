@@ -1390,7 +1390,7 @@ class AddOp(BinaryOp, FusedActivation):
 class SubOp(BinaryOp):
     name = "glow.sub"
     FACTS: ClassVar[OpFacts] = _binary(
-        "sub", in_place=True, layout_agnostic=True, glow_kind="Sub",
+        "sub", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Sub",
         float_kernel=lambda m, lhs, rhs: m.sub(lhs, rhs),
         numpy=lambda op, a, b: a - b)
 
@@ -1461,6 +1461,7 @@ class ReduceOp(UnaryOp):
     kind = prop_def(ReduceKindAttr)
     axes = prop_def(DenseArrayBase)
     assembly_format = "$kind $input attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts()  # no integer kernel: a spatial mean quantizes as an AvgPool
 
     def __init__(self, input: SSAValue, kind: ReduceKind | str, axes: Sequence[int], *, keep_dims: bool,
                  result_element: ElementLike = None):

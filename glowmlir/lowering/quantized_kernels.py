@@ -277,7 +277,7 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
             b.to_f32(b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
         return
     out_type = _type(op.dest)
-    low, high = activation_bounds(op, out_type) if kind in ("relu", "clip", "add") else out_type.value_range
+    low, high = activation_bounds(op, out_type) if kind in ("relu", "clip", "add", "sub") else out_type.value_range
     narrow = dest.element_type
 
     def store(level: SSAValue) -> SSAValue:
@@ -293,14 +293,15 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     elif kind in ("relu", "clip", "rescale_quantized"):
         source = _type(op.inputs[0])
         compute = lambda v: store(_rescaled(b, b.sign_extend(v[0]), source, out_type))  # noqa: E731
-    elif kind == "add":
+    elif kind in ("add", "sub"):  # TFLite's int8 Add and Sub: the same rescaling, then a sum or a difference
         first, second = (_type(v) for v in op.inputs)
         (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+        combine = b.int_add if kind == "add" else b.int_sub
 
         def compute(v):
             a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), ADD_LEFT_SHIFT), m1, s1)
             c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), ADD_LEFT_SHIFT), m2, s2)
-            return store(b.int_add(requantize(b, b.int_add(a, c), mo, so), out_type.offset))
+            return store(b.int_add(requantize(b, combine(a, c), mo, so), out_type.offset))
     elif kind == "mul":
         first, second = (_type(v) for v in op.inputs)
         multiplier, shift = mul_multiplier(first, second, out_type)

@@ -40,7 +40,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized
-from glowmlir.dialects.weights import array_from_dense
+from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
 from glowmlir.quantization.node_kinds import check_node_kinds
@@ -246,9 +246,11 @@ class _FunctionQuantizer:
 
     def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
         kind = glow.glow_kinds().get(type(op))
-        if kind is None and type(op) in lookup_table_ops() and self.config.precision == "Int8" \
-                and op.FACTS.glow_kind not in self.config.keep_original_precision_for_nodes:
-            return _convert_to_lookup_table
+        keep, facts = self.config.keep_original_precision_for_nodes, getattr(op, "FACTS", None)
+        if kind is None and facts is not None and self.config.precision == "Int8" and facts.glow_kind not in keep:
+            if type(op) in lookup_table_ops():
+                return _convert_to_lookup_table
+            return _REWRITTEN_CONVERTERS.get(type(op))
         if kind is None or kind in self.config.keep_original_precision_for_nodes:
             return None
         if self.config.precision != "Int8" and type(op) not in glow.input_quantization_ops():
@@ -319,6 +321,48 @@ def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
     lookup.attributes.update({k: v for k, v in op.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)})
     Rewriter.replace_op(op, lookup)
     q.requantized.add(lookup.result)
+    return True
+
+
+def _rewritten(q: _FunctionQuantizer, op: Operation, replacement: list[Operation]) -> SSAValue:
+    """Replaces `op` by the ops `replacement` (the last gives its result), keeping its names."""
+    for new in replacement:
+        Rewriter.insert_op(new, InsertPoint.before(op))
+    last = replacement[-1]
+    last.attributes.update({k: v for k, v in op.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)})
+    Rewriter.replace_op(op, [], [last.results[0]])
+    return last.results[0]
+
+
+def _convert_division_by_constant(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
+    """x / c with a constant c: an int8 Mul by the constant 1 / c."""
+    divisor = op.rhs.owner
+    if not isinstance(divisor, glow.ConstantOp) or divisor.value is None or is_quantized(op.rhs.type):
+        return False
+    with np.errstate(divide="ignore"):
+        reciprocal = np.float32(1) / array_from_dense(divisor.value).astype(np.float32)
+    if not np.isfinite(reciprocal).all() or q.input_type(op.lhs) is None or q.profiled(op.result) is None:
+        return False
+    constant = glow.ConstantOp(f"{divisor.name_.data}_reciprocal", dense_from_array(reciprocal))
+    Rewriter.insert_op(constant, InsertPoint.before(op))
+    product = _rewritten(q, op, [glow.MulOp(op.lhs, constant.result)]).owner
+    return _convert_generic(q, product)
+
+
+def _convert_spatial_mean(q: _FunctionQuantizer, op: glow.ReduceOp) -> bool:
+    """The mean over the spatial axes of an NCHW tensor (global average pooling, as PyTorch
+    exports it): an int8 AvgPool over the whole plane (its result keeps the input's type)."""
+    shape = glow.shape_of(op.input)
+    element = q.input_type(op.input)
+    if op.kind.data != "mean" or len(shape) != 4 or sorted(op.axes.get_values()) != [2, 3] or element is None:
+        return False
+    pool = glow.AvgPoolOp(op.input, kernel=list(shape[2:]), strides=[1, 1], pads=[0, 0, 0, 0])
+    pool.operands[0] = q.as_type(op.input, element, op)
+    ops = [pool] if glow.shape_of(op.result) == glow.shape_of(pool.result) else \
+        [pool, glow.ReshapeOp(pool.result, glow.shape_of(op.result))]
+    for new in ops:
+        Rewriter.replace_value_with_new_type(new.results[0], with_element_type(new.results[0].type, element))
+    q.requantized.add(_rewritten(q, op, ops))
     return True
 
 
@@ -431,6 +475,13 @@ def _widened_bias(bias: SSAValue, input_scale: float, weights: UniformQuantizedT
     Rewriter.insert_op(op, InsertPoint.before(user))
     return op.result
 
+
+_REWRITTEN_CONVERTERS: dict[type, Callable] = {
+    glow.DivOp: _convert_division_by_constant,
+    glow.ReduceOp: _convert_spatial_mean,
+}
+"""Ops with no integer kernel that become ones that have one: Div by a constant (a Mul),
+the spatial mean (an AvgPool)."""
 
 _CONVERTERS: dict[type, Callable] = {
     glow.ConvolutionOp: _convert_weighted,

@@ -256,9 +256,11 @@ ADD_LEFT_SHIFT = 20
 
 
 def add(a, b, a_type: tuple[float, int], b_type: tuple[float, int], out_type: tuple[float, int],
-        activation: str | None = None, clip_min: float | None = None, clip_max: float | None = None) -> np.ndarray:
+        activation: str | None = None, clip_min: float | None = None, clip_max: float | None = None,
+        subtract: bool = False) -> np.ndarray:
     """TFLite int8 Add (numpy broadcasting): inputs shifted left by 20, each rescaled by
-    `s_i / (2 max(s_a, s_b))`, summed, rescaled by `2 max(s_a, s_b) / (2^20 s_out)`."""
+    `s_i / (2 max(s_a, s_b))`, summed, rescaled by `2 max(s_a, s_b) / (2^20 s_out)`. With
+    `subtract`, TFLite's int8 Sub: the same with the second scaled input subtracted."""
     (sa, oa), (sb, ob), (so, oo) = a_type, b_type, out_type
     sa, sb, so = f32(sa), f32(sb), f32(so)
     twice_max = 2.0 * max(sa, sb)
@@ -268,7 +270,7 @@ def add(a, b, a_type: tuple[float, int], b_type: tuple[float, int], out_type: tu
     a_, b_ = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
     scaled_a = requant((a_ - oa) * (1 << ADD_LEFT_SHIFT), ma, sha)
     scaled_b = requant((b_ - ob) * (1 << ADD_LEFT_SHIFT), mb, shb)
-    levels = requant(scaled_a + scaled_b, mo, sho) + oo
+    levels = requant(scaled_a - scaled_b if subtract else scaled_a + scaled_b, mo, sho) + oo
     low, high = activation_range(so, oo, activation, clip_min, clip_max)
     return to_int8(np.clip(levels, low, high))
 

@@ -350,3 +350,28 @@ def test_assert_all_nodes_quantized_counts_ops_without_integer_kernels(tmp_path)
     with pytest.raises(glowmlir.GlowError, match="-assert-all-nodes-quantized: node \"ratio\" was not quantized"):
         _profile_and_compile(tmp_path, model, samples)
     _profile_and_compile(tmp_path, model, samples, keep_original_precision_for_nodes=("Div",))
+
+
+def test_sub_division_by_a_constant_and_the_spatial_mean_run_in_int8(tmp_path):
+    """A squeeze-excitation-like tail: Sub (TFLite's int8 Sub), Div by a constant (an int8
+    Mul by its reciprocal) and ReduceMean over H and W (an int8 AvgPool over the plane) all
+    quantize: no float op is left (-assert-all-nodes-quantized), results track float."""
+    rng = np.random.default_rng(11)
+    weights = {"w": rng.normal(0, 0.6, (4, 3, 3, 3)), "b": rng.normal(0, 0.2, 4),
+               "shift": rng.normal(0, 0.5, (1, 4, 1, 1)), "six": np.full((1,), 6.0)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Sub", ["c", "shift"], ["d"]),
+             helper.make_node("Div", ["d", "six"], ["e"]),
+             helper.make_node("ReduceMean", ["e"], ["y"], axes=[2, 3], keepdims=0)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    samples = [{"x": rng.normal(size=(1, 3, 6, 6)).astype(np.float32)} for _ in range(6)]
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples)
+    glow_ir = quantized.ir["glow"]
+    assert "glow.sub" in glow_ir and "glow.mul" in glow_ir and "glow.avg_pool" in glow_ir and "glow.div" not in glow_ir
+    assert glow_ir.count("glow.dequantize") == 1
+    for sample in samples:
+        expected, actual = float_bundle.run(sample)["y"], quantized.run(sample)["y"]
+        assert np.abs(actual - expected).max() < 0.05 * (np.abs(expected).max())

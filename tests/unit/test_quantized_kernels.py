@@ -376,6 +376,21 @@ def test_add_all_level_pairs():
     np.testing.assert_array_equal(run(body, {"a": a, "b": b})["y"], expected)
 
 
+def test_sub_all_level_pairs():
+    """TFLite's int8 Sub, every pair of levels."""
+    a = np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
+    b = np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
+    a_type, b_type, out_type = (0.0123, 25), (0.1, -7), (0.051, 3)
+    expected = ref.add(a, b, a_type, b_type, out_type, subtract=True)
+    a_t, b_t, y_t = tensor(a.shape, q8(*a_type)), tensor(b.shape, q8(*b_type)), tensor(a.shape, q8(*out_type))
+    body = f"""
+  %a = glow.placeholder "a" : {a_t}
+  %b = glow.placeholder "b" : {b_t}
+  %y = glow.sub %a, %b : ({a_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    np.testing.assert_array_equal(run(body, {"a": a, "b": b})["y"], expected)
+
+
 @pytest.mark.parametrize("a_shape,b_shape,seed", [
     ((2, 3, 5, 5), (2, 3, 5, 5), 810),
     ((1, 4, 5, 6), (1, 4, 1, 1), 811),
