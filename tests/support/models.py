@@ -150,3 +150,64 @@ def quantized_by_onnxruntime(model: onnx.ModelProto, samples: list[dict[str, np.
     quantize_static(source, target, Samples(), quant_format=QuantFormat[quant_format],
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=per_channel)
     return target
+
+
+def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx.ModelProto:
+    """A MobileNetV3-small-style net with random weights: HardSwish stem, inverted residual
+    blocks (1x1 expansion, depthwise 3x3/5x5, squeeze-excitation with ReLU and HardSigmoid
+    gating a Mul, 1x1 projection, residual Add), GlobalAveragePool, Gemm. Input
+    [1, 3, size, size], output "logits"; small biases, so that the class depends on the input."""
+    rng = np.random.default_rng(seed)
+    initializers, nodes = [], []
+
+    def weight(name, *shape):
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0  # biases: small, so outputs follow the input
+        deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
+        initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
+        return name
+
+    def conv(x, name, out_channels, in_channels, kernel, stride=1, group=1):
+        filter_ = weight(f"{name}_w", out_channels, in_channels // group, kernel, kernel)
+        nodes.append(helper.make_node("Conv", [x, filter_, weight(f"{name}_b", out_channels)], [name],
+                                      pads=[kernel // 2] * 4, strides=[stride, stride], group=group))
+        return name
+
+    def activation(x, kind):
+        name = f"{x}_{kind.lower()}"
+        nodes.append(helper.make_node(kind, [x], [name]))
+        return name
+
+    def squeeze_excite(x, channels):
+        pooled = f"{x}_se_pool"
+        nodes.append(helper.make_node("GlobalAveragePool", [x], [pooled]))
+        squeezed = activation(conv(pooled, f"{x}_se_reduce", channels // 4, channels, 1), "Relu")
+        gate = f"{x}_se_gate"
+        nodes.append(helper.make_node("HardSigmoid", [conv(squeezed, f"{x}_se_expand", channels, channels // 4, 1)],
+                                      [gate], alpha=1 / 6, beta=0.5))
+        nodes.append(helper.make_node("Mul", [x, gate], [f"{x}_se"]))
+        return f"{x}_se"
+
+    x = activation(conv("data", "stem", 16, 3, 3, stride=2), "HardSwish")
+    channels = 16
+    for index, (expanded, out, kernel, stride, se, kind) in enumerate(
+            [(16, 16, 3, 2, True, "Relu"), (72, 24, 3, 2, False, "Relu"), (88, 24, 3, 1, False, "Relu"),
+             (96, 40, 5, 2, True, "HardSwish"), (120, 40, 5, 1, True, "HardSwish")]):
+        block = f"block{index}"
+        y = activation(conv(x, f"{block}_expand", expanded, channels, 1), kind) if expanded != channels else x
+        y = activation(conv(y, f"{block}_depthwise", expanded, expanded, kernel, stride, group=expanded), kind)
+        if se:
+            y = squeeze_excite(y, expanded)
+        y = conv(y, f"{block}_project", out, expanded, 1)
+        if stride == 1 and out == channels:
+            nodes.append(helper.make_node("Add", [y, x], [f"{block}_sum"]))
+            y = f"{block}_sum"
+        x, channels = y, out
+    x = activation(conv(x, "last", 96, channels, 1), "HardSwish")
+    nodes += [helper.make_node("GlobalAveragePool", [x], ["pooled"]), helper.make_node("Flatten", ["pooled"], ["flat"]),
+              helper.make_node("Gemm", ["flat", weight("fc_w", classes, 96), weight("fc_b", classes)], ["logits"],
+                               transB=1)]
+    graph = helper.make_graph(nodes, "mobilenet_v3_style",
+                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, size, size])],
+                              [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, classes])],
+                              initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)

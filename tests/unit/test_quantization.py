@@ -375,3 +375,20 @@ def test_sub_division_by_a_constant_and_the_spatial_mean_run_in_int8(tmp_path):
     for sample in samples:
         expected, actual = float_bundle.run(sample)["y"], quantized.run(sample)["y"]
         assert np.abs(actual - expected).max() < 0.05 * (np.abs(expected).max())
+
+
+def test_mobilenet_v3_style_net_has_no_float_island(tmp_path):
+    """HardSwish, squeeze-excitation (global mean, ReLU, HardSigmoid gating a Mul), depthwise
+    5x5, residual Add: every op quantizes (-assert-all-nodes-quantized holds, one dequantize
+    for the output), and the int8 logits follow float's (bench/bench_integer_only.py measures
+    the top-1 agreement against onnxruntime's own int8 quantization)."""
+    from tests.support.models import mobilenet_v3_style
+
+    rng = np.random.default_rng(12)
+    samples = [{"data": rng.normal(size=(1, 3, 64, 64)).astype(np.float32)} for _ in range(8)]
+    float_bundle, quantized = _profile_and_compile(tmp_path, mobilenet_v3_style(seed=1), samples)
+    assert quantized.ir["glow"].count("glow.dequantize") == 1 and "glow.int_lookup_table" in quantized.ir["glow"]
+    expected = np.stack([float_bundle.run(s)["logits"][0] for s in samples])
+    actual = np.stack([quantized.run(s)["logits"][0] for s in samples])
+    centred = expected - expected.mean(axis=0)
+    assert np.corrcoef(centred.ravel(), (actual - expected.mean(axis=0)).ravel())[0, 1] > 0.9
