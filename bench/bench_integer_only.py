@@ -22,6 +22,7 @@ import onnx
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import glowmlir  # noqa: E402
+from bench.tables import print_rows  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
@@ -91,13 +92,7 @@ def main() -> None:
                 ("top-1 agreement with float, onnxruntime static int8", f"{theirs}/{len(held_out)}"),
                 ("host latency int8 / float", f"{latency(int8, held_out[0]) / latency(float_bundle, held_out[0]):.2f}"),
                 ("code bytes int8 / float", code)]
-    if args.markdown:
-        print("| MobileNetV3-small-style, 1x3x64x64 | figure |\n|---|---|")
-        for label, value in rows:
-            print(f"| {label} | {value} |")
-    else:
-        for label, value in rows:
-            print(f"{label:55} {value}")
+    print_rows(rows, "MobileNetV3-small-style, 1x3x64x64", args.markdown, width=55)
 
 
 if __name__ == "__main__":

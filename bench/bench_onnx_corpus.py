@@ -28,6 +28,7 @@ from google.protobuf import text_format
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import glowmlir  # noqa: E402
+from bench.tables import print_rows  # noqa: E402
 
 _NUMPY_OF_ORT = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
                  "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16,
@@ -141,13 +142,7 @@ def main() -> None:
     print()
     rows = [("models", len(paths)), ("onnxruntime runs", runs)] + \
            [(f"  {k}", counts[k]) for k in ("match", "differs", "refused", "crash", "timeout")]
-    if args.markdown:
-        print("| | models |\n|---|---|")
-        for label, count in rows:
-            print(f"| {label.strip()} | {count} |")
-    else:
-        for label, count in rows:
-            print(f"{label:20} {count}")
+    print_rows(rows, "models", args.markdown, width=20)
     if runs:
         print(f"matching onnxruntime: {100 * counts['match'] / runs:.1f}% of the models it runs")
     refusals = collections.Counter(reason(d) for o, d in outcomes.values() if o in ("refused", "crash"))

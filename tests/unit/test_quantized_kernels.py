@@ -361,32 +361,18 @@ def test_add(a_shape, b_shape, activation, seed):
     check_binary("add", a_shape, b_shape, seed, activation)
 
 
-def test_add_all_level_pairs():
-    """Every pair of levels, with scales of very different sizes."""
+@pytest.mark.parametrize("kind,a_type,b_type", [("add", (0.1, -7), (0.0123, 25)), ("sub", (0.0123, 25), (0.1, -7))])
+def test_add_and_sub_all_level_pairs(kind, a_type, b_type):
+    """TFLite's int8 Add and Sub on every pair of levels, with scales of very different sizes."""
     a = np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
     b = np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
-    a_type, b_type, out_type = (0.1, -7), (0.0123, 25), (0.051, 3)
-    expected = ref.add(a, b, a_type, b_type, out_type)
+    out_type = (0.051, 3)
+    expected = ref.add(a, b, a_type, b_type, out_type, subtract=kind == "sub")
     a_t, b_t, y_t = tensor(a.shape, q8(*a_type)), tensor(b.shape, q8(*b_type)), tensor(a.shape, q8(*out_type))
     body = f"""
   %a = glow.placeholder "a" : {a_t}
   %b = glow.placeholder "b" : {b_t}
-  %y = glow.add %a, %b : ({a_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    np.testing.assert_array_equal(run(body, {"a": a, "b": b})["y"], expected)
-
-
-def test_sub_all_level_pairs():
-    """TFLite's int8 Sub, every pair of levels."""
-    a = np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
-    b = np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
-    a_type, b_type, out_type = (0.0123, 25), (0.1, -7), (0.051, 3)
-    expected = ref.add(a, b, a_type, b_type, out_type, subtract=True)
-    a_t, b_t, y_t = tensor(a.shape, q8(*a_type)), tensor(b.shape, q8(*b_type)), tensor(a.shape, q8(*out_type))
-    body = f"""
-  %a = glow.placeholder "a" : {a_t}
-  %b = glow.placeholder "b" : {b_t}
-  %y = glow.sub %a, %b : ({a_t}, {b_t}) -> {y_t}
+  %y = glow.{kind} %a, %b : ({a_t}, {b_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
     np.testing.assert_array_equal(run(body, {"a": a, "b": b})["y"], expected)
 
