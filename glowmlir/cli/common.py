@@ -37,7 +37,9 @@ PrecisionOption = Annotated[Optional[str], typer.Option("--quantization-precisio
 PrecisionBiasOption = Annotated[Optional[str], typer.Option("--quantization-precision-bias",
                                                             help="Int32 (default) or Int8" + _WITH_PROFILE)]
 CalibrationOption = Annotated[Optional[str], typer.Option("--quantization-calibration",
-                                                          help="None (default) or KL" + _WITH_PROFILE)]
+                                                          help="None (default), KL, or Percentile (the central "
+                                                               "99.99% of the profiled histogram; an extension)"
+                                                          + _WITH_PROFILE)]
 ChannelwiseOption = Annotated[str, typer.Option("--enable-channelwise",
                                                 help="per-channel convolution filters" + _WITH_PROFILE)]
 KeepPrecisionOption = Annotated[Optional[str], typer.Option(
@@ -80,7 +82,8 @@ class QuantizationArguments:
 
     def values(self) -> dict[str, str]:
         """The value options given, by option name (calibration as Glow spells it: None or KL)."""
-        calibration = self.calibration and {"none": "None", "kl": "KL"}.get(self.calibration.lower(), self.calibration)
+        spelled = {"none": "None", "kl": "KL", "percentile": "Percentile"}
+        calibration = self.calibration and spelled.get(self.calibration.lower(), self.calibration)
         values = {"quantization-schema": self.schema, "quantization-precision": self.precision,
                   "quantization-precision-bias": self.precision_bias, "quantization-calibration": calibration}
         return {option: value for option, value in values.items() if value is not None}
@@ -104,7 +107,8 @@ class QuantizationArguments:
 
         values, flags = self.values(), self.flags()
         if flags["calibrate-constants"] and values.get("quantization-calibration", "None") == "None":
-            warnings.warn(GlowWarning("-calibrate-constants: no effect without -quantization-calibration=KL"))
+            warnings.warn(GlowWarning("-calibrate-constants: no effect without -quantization-calibration=KL "
+                                      "(or Percentile)"))
         chosen = {field: values[option] for field, option in (
             ("schema", "quantization-schema"), ("precision", "quantization-precision"),
             ("precision_bias", "quantization-precision-bias"), ("calibration", "quantization-calibration"))

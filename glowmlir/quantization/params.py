@@ -31,8 +31,14 @@ SCHEMAS = ("asymmetric", "symmetric", "symmetric_with_uint8", "symmetric_with_po
 """Glow's `-quantization-schema` values (Asymmetric, Symmetric, SymmetricWithUnsigned,
 SymmetricWithPower2Scale)."""
 
-CALIBRATIONS = ("None", "KL")
-"""`-quantization-calibration`: none, or KL-divergence minimization over the profiled histogram."""
+CALIBRATIONS = ("None", "KL", "Percentile")
+"""`-quantization-calibration`: none, KL-divergence minimization over the profiled histogram
+(Glow's), or the central `PERCENTILE` of its mass (an extension of glowmlir, as onnxruntime's
+and TensorRT's percentile calibrators)."""
+
+PERCENTILE = 99.99
+"""The share of a histogram's mass (in %) Percentile calibration keeps: the rest is cut
+evenly from both tails (outliers saturate instead of stretching the scale)."""
 
 KL_QUANTIZED_BINS = 255
 """Glow's `numQuantizedBins` for `optimizeKL` (the TVM / MXNet default)."""
@@ -97,7 +103,8 @@ def choose_params(min_value: float, max_value: float, schema: str = "asymmetric"
     Steps (glow-quantization.md §4): force 0 into the range; `symmetric_with_uint8` keeps the
     asymmetric formulas for a non-negative range (offset = qmin) and otherwise becomes `symmetric`;
     symmetric schemas stretch the shorter side so the zero point is 0; clamp to finite floats;
-    with `calibration == "KL"` and a histogram, narrow the range by `optimize_kl`;
+    with `calibration == "KL"` and a histogram, narrow the range by `optimize_kl` (with
+    "Percentile", to its central `PERCENTILE` %: `percentile_range`);
     `scale = (max - min) / (qmax - qmin)` (0 becomes 0.1); zero point from whichever end has the
     smaller rounding error, forced to 0 when `|max + min| <= FLT_EPSILON`, clamped or rounded half
     away from zero; `symmetric_with_power2_scale` rounds the scale up to a power of two.
@@ -120,6 +127,11 @@ def choose_params(min_value: float, max_value: float, schema: str = "asymmetric"
     if calibration == "KL" and histogram is not None and profiled_min != profiled_max and low != high:
         rescaled = rescale_histogram(histogram, profiled_min, profiled_max, low, high)
         low, high = optimize_kl(rescaled, low, high, symmetric)
+    elif calibration == "Percentile" and histogram is not None and profiled_min != profiled_max:
+        low, high = percentile_range(histogram, profiled_min, profiled_max)
+        low, high = min(low, 0.0), max(high, 0.0)
+        if symmetric:
+            low, high = _stretch_to_symmetric(low, high, qmin, qmax)
 
     scale = (high - low) / (qmax - qmin)
     if scale == 0:
@@ -185,6 +197,24 @@ def _histogram_index(position: float, num_bins: int, rounding) -> int:
     if position >= num_bins:
         return num_bins - 1
     return min(int(rounding(position)), num_bins - 1)
+
+
+def percentile_range(histogram, min_value: float, max_value: float,
+                     percentile: float = PERCENTILE) -> tuple[float, float]:
+    """The narrowest range of whole bins of `histogram` (over [min_value, max_value]) holding the
+    central `percentile` % of its mass: (100 - percentile) / 2 % is cut from each tail. An
+    empty histogram keeps the range."""
+    counts = np.asarray(histogram, dtype=np.float64).ravel()
+    total = counts.sum()
+    if total <= 0 or counts.size == 0:
+        return round_to_float32(min_value), round_to_float32(max_value)
+    tail = total * (100.0 - percentile) / 200.0
+    cumulative = np.cumsum(counts)
+    first = int(np.searchsorted(cumulative, tail, side="right"))  # bins wholly within the low tail are cut
+    last = int(np.searchsorted(cumulative, total - tail, side="left"))
+    width = (max_value - min_value) / counts.size
+    return (round_to_float32(min_value + first * width),
+            round_to_float32(min_value + min(last + 1, counts.size) * width))
 
 
 def rescale_histogram(histogram, old_min: float, old_max: float, new_min: float, new_max: float) -> np.ndarray:

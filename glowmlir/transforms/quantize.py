@@ -44,7 +44,14 @@ from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
 from glowmlir.quantization.node_kinds import check_node_kinds
-from glowmlir.quantization.params import SCHEMAS, QuantParams, choose_params, quantize, quantize_per_channel
+from glowmlir.quantization.params import (
+    CALIBRATIONS,
+    SCHEMAS,
+    QuantParams,
+    choose_params,
+    quantize,
+    quantize_per_channel,
+)
 from glowmlir.quantization.profile import NodeProfile, Profile, read_profile
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
@@ -86,7 +93,7 @@ def with_element_type(value_type: TensorType, element_type: Attribute) -> Tensor
 
 
 QUANTIZATION_CHOICES = {"quantization-schema": SCHEMAS, "quantization-precision": ("Int8", "Int16"),
-                        "quantization-precision-bias": ("Int8", "Int32"), "quantization-calibration": ("None", "KL")}
+                        "quantization-precision-bias": ("Int8", "Int32"), "quantization-calibration": CALIBRATIONS}
 """The values Glow's quantization options take."""
 
 

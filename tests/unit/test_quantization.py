@@ -91,7 +91,8 @@ def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
 
 def test_channelwise_and_kl_calibration(tmp_path, heldout):
     """-enable-channelwise gives per-channel filters; -quantization-calibration=KL narrows
-    ranges (it needs >= 255 histogram bins); both keep the accuracy."""
+    ranges (it needs >= 255 histogram bins), =Percentile keeps the central 99.99% of each
+    histogram; all keep the accuracy."""
     images, labels = heldout
     path = str(tmp_path / "fine.yaml")
     result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"),
@@ -101,9 +102,10 @@ def test_channelwise_and_kl_calibration(tmp_path, heldout):
     assert "!quant.uniform<i8:f32:0, {" in channelwise.ir["glow"]
     assert "requantization" in channelwise.ir["glowll"]
     kl = glowmlir.compile(LENET, quantization=QuantizationOptions(path, calibration="KL"))
+    percentile = glowmlir.compile(LENET, quantization=QuantizationOptions(path, calibration="Percentile"))
     plain = glowmlir.compile(LENET, quantization=QuantizationOptions(path))
-    assert kl.ir["glow"] != plain.ir["glow"]
-    for bundle in (channelwise, kl):
+    assert kl.ir["glow"] != plain.ir["glow"] and percentile.ir["glow"] not in (plain.ir["glow"], kl.ir["glow"])
+    for bundle in (channelwise, kl, percentile):
         assert accuracy(bundle, images[:300], labels[:300]) >= 0.95
 
 

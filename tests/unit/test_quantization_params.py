@@ -20,6 +20,7 @@ from glowmlir.quantization.params import (
     dequantize_per_channel,
     multiplier_shift_arrays,
     optimize_kl,
+    percentile_range,
     quantize,
     quantize_multiplier,
     quantize_per_channel,
@@ -416,3 +417,24 @@ def test_choose_params_with_kl_calibration():
     assert calibrated.offset == 0 and calibrated.scale < 0.8 * plain.scale
     assert choose_params(low, high, "symmetric", histogram=counts) == plain  # calibration None ignores it
     assert choose_params(low, high, "asymmetric", histogram=counts[:10], calibration="KL") == choose_params(low, high)
+
+
+def test_percentile_range_cuts_the_tails_evenly():
+    """99.99% kept of 100,000 values: at most 5 values go from each tail, whole bins only."""
+    counts = np.zeros(1000)
+    counts[0], counts[1], counts[500], counts[998], counts[999] = 3, 10, 99_973, 10, 4
+    low, high = percentile_range(counts, -10.0, 10.0)
+    assert (low, high) == (pytest.approx(-9.98), pytest.approx(9.98))  # bins 0 and 999 (3 and 4 values) cut
+    counts[999], counts[500] = 7, 99_970  # 7 values: more than a tail, the bin stays
+    assert percentile_range(counts, -10.0, 10.0) == (pytest.approx(-9.98), 10.0)
+    assert percentile_range(counts, -10.0, 10.0, percentile=100.0) == (-10.0, 10.0)
+    assert percentile_range(np.zeros(4), -1.0, 2.0) == (-1.0, 2.0)
+
+
+def test_choose_params_with_percentile_calibration():
+    counts, low, high = _outlier_histogram(600)
+    plain = choose_params(low, high, "asymmetric")
+    calibrated = choose_params(low, high, "asymmetric", histogram=counts, calibration="Percentile")
+    assert calibrated.scale < 0.8 * plain.scale
+    symmetric = choose_params(low, high, "symmetric", histogram=counts, calibration="Percentile")
+    assert symmetric.offset == 0 and symmetric.scale < 0.8 * choose_params(low, high, "symmetric").scale
