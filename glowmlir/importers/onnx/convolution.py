@@ -14,7 +14,11 @@ from glowmlir.importers.onnx.importer import OnnxImporter, imports
 def window_pads(importer: OnnxImporter, attrs: dict, spatial: Sequence[int], kernel: Sequence[int],
                  strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
     """ONNX `pads`/`auto_pad` as the begin of each spatial axis, then its end (2-D: [top, left,
-    bottom, right])."""
+    bottom, right]); the window's kernel_shape, strides and dilations must be positive."""
+    for name, values in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
+        if len(values) != len(spatial) or min(values, default=1) < 1:
+            raise importer.error(f"{name} {list(values)} must give a positive size for each of the "
+                                 f"{len(spatial)} spatial axes")
     auto_pad = attrs.get("auto_pad", "NOTSET")
     if auto_pad in ("NOTSET", "VALID"):
         pads = list(attrs.get("pads", [0] * (2 * len(spatial)))) if auto_pad == "NOTSET" else [0] * (2 * len(spatial))

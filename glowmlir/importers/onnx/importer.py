@@ -151,6 +151,15 @@ class OnnxImporter:
             op.attributes[glow.MODEL_QUANTIZATION] = quantization
         return self.add(op)
 
+    def axis(self, value: int, rank: int, what: str = "axis", past_the_end: bool = False) -> int:
+        """A node's axis attribute as a non-negative axis of a rank-`rank` tensor (negative ones
+        count from the end; `past_the_end` also allows `rank`, as Flatten does)."""
+        limit = rank + 1 if past_the_end else rank
+        if not -rank <= int(value) < limit:
+            raise self.error(f"{what} {value} is out of range for a rank-{rank} tensor "
+                             f"(valid: {-rank} to {limit - 1})")
+        return int(value) % limit if value >= 0 else int(value) + rank
+
     def known(self, onnx_name: str) -> np.ndarray | None:
         """The compile-time value of an ONNX tensor, or None if it is computed at run time."""
         value = self.values.get(onnx_name) if onnx_name else None

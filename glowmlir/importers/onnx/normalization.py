@@ -16,7 +16,7 @@ def _softmax(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
     log = node.op_type == "LogSoftmax"
-    axis = attrs.get("axis", 1 if importer.opset < 13 else -1) % len(shape)
+    axis = importer.axis(attrs.get("axis", 1 if importer.opset < 13 else -1), len(shape))
     if importer.opset < 13:
         # Before opset 13 the input is coerced to 2-D at `axis`.
         rows, columns = int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))

@@ -18,7 +18,10 @@ def _max_avg_pool(importer: OnnxImporter, node, attrs):
     x_shape = glow.shape_of(x)
     kernel = list(attrs["kernel_shape"])
     rank = len(kernel)
-    if not 1 <= rank <= 3 or len(x_shape) != rank + 2:
+    if len(x_shape) != rank + 2:
+        raise importer.error(f"kernel_shape {kernel} does not give one size per spatial axis of the "
+                             f"rank-{len(x_shape)} input")
+    if not 1 <= rank <= 3:
         raise importer.error("only 1-D, 2-D and 3-D pooling are supported")
     strides = list(attrs.get("strides", [1] * rank))
     if any(d != 1 for d in attrs.get("dilations", [1] * rank)):

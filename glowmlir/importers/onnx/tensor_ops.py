@@ -42,8 +42,7 @@ def _reshape(importer: OnnxImporter, node, attrs):
 def _flatten(importer: OnnxImporter, node, attrs):
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    axis = attrs.get("axis", 1)
-    axis = axis + len(shape) if axis < 0 else axis
+    axis = importer.axis(attrs.get("axis", 1), len(shape), past_the_end=True)
     return [reshape_to(importer, x, (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]
 
 
@@ -76,7 +75,7 @@ def _transpose(importer: OnnxImporter, node, attrs):
 @imports("Concat")
 def _concat(importer: OnnxImporter, node, attrs):
     values = [importer.tensor(name) for name in node.input]
-    return [concat_values(importer, values, attrs["axis"] % len(glow.shape_of(values[0])))]
+    return [concat_values(importer, values, importer.axis(attrs["axis"], len(glow.shape_of(values[0]))))]
 
 
 @imports("Slice")
@@ -261,7 +260,7 @@ def _gather(importer: OnnxImporter, node, attrs):
     indices, a `glow.gather`."""
     x = importer.tensor(node.input[0])
     shape = glow.shape_of(x)
-    axis = attrs.get("axis", 0) % len(shape)
+    axis = importer.axis(attrs.get("axis", 0), len(shape))
     indices = importer.known(node.input[1])
     if indices is None:
         index_value = importer.tensor(node.input[1])
