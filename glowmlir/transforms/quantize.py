@@ -20,6 +20,7 @@ inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -303,6 +304,7 @@ def _convert_generic(q: _FunctionQuantizer, op: Operation) -> bool:
     return True
 
 
+@functools.cache
 def lookup_table_ops() -> tuple[type[Operation], ...]:
     """The unary elementwise ops with no integer kernel of their own but a numpy semantics:
     quantized to int8, each becomes a `glow.int_lookup_table` computed from that semantics."""
@@ -321,13 +323,10 @@ def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
     with np.errstate(all="ignore"):
         reals = op.FACTS.numpy(op, (levels - np.float32(element.offset)) * np.float32(element.scale))
     finite = np.nan_to_num(np.asarray(reals, np.float32), nan=0.0)
-    table = typed_constant(f"{op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name}"
-                           f"_table", quantize(finite, QuantParams(result.scale, result.offset)), result)
-    Rewriter.insert_op(table, InsertPoint.before(op))
+    name = op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name
+    table = typed_constant(f"{name}_table", quantize(finite, QuantParams(result.scale, result.offset)), result)
     lookup = glow.IntLookupTableOp(q.as_type(op.operands[0], element, op), table.result)
-    lookup.attributes.update({k: v for k, v in op.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)})
-    Rewriter.replace_op(op, lookup)
-    q.requantized.add(lookup.result)
+    q.requantized.add(_rewritten(q, op, [table, lookup]))
     return True
 
 

@@ -12,8 +12,8 @@ glow.function @net {
 }
 
 // CHECK:      %x = glow.placeholder "x" : tensor<1x8xf32>
-// CHECK-NEXT: %[[T:.*]] = glow.constant "sig_table" {value = dense<"0x85858585{{[0-9A-F]*}}7A7A7A7A"> : tensor<256xi8>} : tensor<256x!quant.uniform<i8:f32, 3.921569e-03:-128>>
 // CHECK-NEXT: %[[Q:.*]] = glow.quantize %x : (tensor<1x8xf32>) -> tensor<1x8x!quant.uniform<i8:f32, 3.137255e-02:0>>
+// CHECK-NEXT: %[[T:.*]] = glow.constant "sig_table" {value = dense<"0x85858585{{[0-9A-F]*}}7A7A7A7A"> : tensor<256xi8>} : tensor<256x!quant.uniform<i8:f32, 3.921569e-03:-128>>
 // CHECK-NEXT: %s = glow.int_lookup_table %[[Q]], %[[T]] {name = "sig"} : {{.*}} -> tensor<1x8x!quant.uniform<i8:f32, 3.921569e-03:-128>>
 // CHECK-NEXT: %[[Y:.*]] = glow.dequantize %s
 // CHECK-NEXT: glow.save %[[Y]] as "y"

@@ -158,7 +158,7 @@ class OnnxImporter:
         if not -rank <= int(value) < limit:
             raise self.error(f"{what} {value} is out of range for a rank-{rank} tensor "
                              f"(valid: {-rank} to {limit - 1})")
-        return int(value) % limit if value >= 0 else int(value) + rank
+        return int(value) if value >= 0 else int(value) + rank
 
     def known(self, onnx_name: str) -> np.ndarray | None:
         """The compile-time value of an ONNX tensor, or None if it is computed at run time."""
@@ -236,7 +236,7 @@ class OnnxImporter:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         attrs = {k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in attrs.items()}
         domain = "" if node.domain == "ai.onnx" else node.domain
-        if domain and not any(registered == domain for registered, _ in _NODE_IMPORTERS):
+        if domain and domain not in {registered for registered, _ in _NODE_IMPORTERS}:
             raise self.error(f"unsupported op domain \"{node.domain}\"")
         inputs = [self.known(i) for i in node.input]
         if all(v is not None or not name for v, name in zip(inputs, node.input)) and node.op_type not in _NOT_FOLDED:
@@ -290,23 +290,25 @@ class OnnxImporter:
         value = self.values.get(node.input[0]) if node.input else None
         return node.op_type not in ANY_ELEMENT_TYPE and isinstance(value, SSAValue) and is_quantized(value.type)
 
-    def in_float(self, build: NodeImporter) -> NodeImporter:
+    @staticmethod
+    def in_float(build: NodeImporter) -> NodeImporter:
         """`build` run on the dequantized inputs, its float results quantized to the first
         input's type: the float op between a dequantize and a quantize, which
         `glow-quantize-from-model` turns back into the op on quantized data."""
 
         def build_in_float(importer: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[Value]:
-            element = self.values[node.input[0]].type.element_type
-            quantized = {name: self.values[name] for name in node.input
-                         if isinstance(self.values.get(name), SSAValue) and is_quantized(self.values[name].type)}
+            values = importer.values
+            element = values[node.input[0]].type.element_type
+            quantized = {name: values[name] for name in node.input
+                         if isinstance(values.get(name), SSAValue) and is_quantized(values[name].type)}
             for name, value in quantized.items():
-                self.values[name] = self.add(glow.DequantizeOp(value))
+                values[name] = importer.add(glow.DequantizeOp(value))
             try:
                 outputs = build(importer, node, attrs)
             finally:
-                self.values.update(quantized)
-            return [self.add(model_quantize(v, element)) if isinstance(v, SSAValue) and v.type.element_type == f32
-                    else v for v in outputs]
+                values.update(quantized)
+            return [importer.add(model_quantize(v, element)) if isinstance(v, SSAValue)
+                    and v.type.element_type == f32 else v for v in outputs]
 
         return build_in_float
 
