@@ -125,7 +125,8 @@ class CompileOptions:
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
-                                self.target.pointer_width, self.layer_profile, self.save_node_outputs)
+                                self.target.pointer_width, self.layer_profile, self.save_node_outputs,
+                                arm_dsp=self.target.has_arm_dsp)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

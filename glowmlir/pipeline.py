@@ -74,15 +74,19 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
-                  pointer_width: int = 64) -> list[ModulePass]:
+                  pointer_width: int = 64, arm_dsp: bool = False) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
-    the instructions it implements become calls into it."""
+    the instructions it implements become calls into it; on a core with the Arm DSP
+    extension (`arm_dsp`), the int8 instructions left get the DSP microkernels."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
+    from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
+    if arm_dsp:
+        selection.append(SelectArmDspKernels())
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -106,9 +110,10 @@ class CompilePipeline:
 def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
-                     save_node_outputs: str | None = None) -> CompilePipeline:
+                     save_node_outputs: str | None = None, arm_dsp: bool = False) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
-    `layer_profile` makes a layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
+    `arm_dsp` selects the Arm DSP-extension int8 kernels; `layer_profile` makes a
+    layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`)."""
     from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
@@ -119,7 +124,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
-                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width)),
+                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile),))
 
 

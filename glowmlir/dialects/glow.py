@@ -767,7 +767,9 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
 
 def _convolution_operands(op: IRDLOperation):
     """The shape rule's arguments of a convolution (glow or glowll)."""
-    return (shape_of(op.input), shape_of(op.filter), op.strides.get_values(), op.pads.get_values(),
+    packed = op.properties.get("filter_shape")  # a glowll filter packed for a microkernel
+    filter_shape = shape_of(op.filter) if packed is None else tuple(packed.get_values())
+    return (shape_of(op.input), filter_shape, op.strides.get_values(), op.pads.get_values(),
             op.dilations.get_values(), op.group.value.data)
 
 

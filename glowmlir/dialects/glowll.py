@@ -37,6 +37,8 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     UnitAttr,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -363,6 +365,27 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
+MICROKERNELS = ("arm-dsp",)
+"""The `microkernel`s an int8 convolution or FullyConnected may name (see their selection passes)."""
+
+
+def verify_microkernel(op: IRDLOperation) -> None:
+    """A microkernel is known, runs int8, and a convolution's filter is packed for it."""
+    if op.microkernel.data not in MICROKERNELS:
+        _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
+    if not all(storage_type(v.type.element_type) == i8 for v in (op.dest, op.input)):
+        _fail(op, f"the {op.microkernel.data} microkernel takes int8 input and output")
+    if not isinstance(op, ConvolutionOp):
+        return
+    if op.filter_shape is None:
+        _fail(op, "a packed filter needs its filter_shape")
+    from glowmlir.libraries.arm_dsp_layout import packed_filter_shape
+
+    expected = packed_filter_shape(op)
+    if storage_type(op.filter.type.element_type) != i16 or glow.shape_of(op.filter) != expected:
+        _fail(op, f"the packed filter must be int16 pairs {list(expected)}")
+
+
 @irdl_op_definition
 class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
@@ -373,6 +396,12 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
 
     Quantized with a per-channel filter, `requantization` is an i32 [2, O] weight: the
     multiplier of each output channel, then its shift.
+
+    With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
+    on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
+    `libraries.arm_dsp_layout.pack_filter`); `filter_shape` keeps the OIHW shape it had. With
+    `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
+    and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     """
 
     name = "glowll.convolution"
@@ -381,6 +410,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     bias = operand_def(MemRefType)
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
+    microkernel = opt_prop_def(StringAttr)
+    filter_shape = opt_prop_def(DenseArrayBase)
+    folded_input_offset = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
@@ -411,7 +443,10 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
 
     def verify_instruction(self) -> None:
         shape_of(self, self.input, "the input", 4)
-        shape_of(self, self.filter, "the filter", 4)
+        if self.microkernel is not None:
+            verify_microkernel(self)
+        else:
+            shape_of(self, self.filter, "the filter", 4)
         _verify_window(self, "dilations", "strides", "pads")
         if self.pool is not None:
             missing = [name for name in self.POOL_WINDOW[:3] if name not in self.properties]
@@ -446,6 +481,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
+    microkernel = opt_prop_def(StringAttr)
+    folded_input_offset = opt_prop_def(UnitAttr)
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
                        "(`activation` $activation^)? attr-dict `:` type($dest) `,` type($input) `,` type($weights) "
                        "`,` type($bias) (`requantization` type($requantization)^)?")
@@ -459,6 +496,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
 
     def verify_instruction(self) -> None:
         self.verify_activation()
+        if self.microkernel is not None:
+            verify_microkernel(self)
         (m, k), (n, k_weights) = shape_of(self, self.input, "the input", 2), shape_of(self, self.weights, "weights", 2)
         if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):
             _fail(self, f"dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], weights [{n}, {k_weights}] "

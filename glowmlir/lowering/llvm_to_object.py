@@ -49,6 +49,11 @@ class Target:
     abi: str | None = None  # the "target-abi" module flag (RISC-V hard-float: ilp32f)
 
     @property
+    def has_arm_dsp(self) -> bool:
+        """An Arm core with the DSP extension (SMLAD, SXTB16, ...)."""
+        return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
+
+    @property
     def emits_llvm_ir(self) -> bool:
         """Xtensa (HiFi4): llvmlite's LLVM has no back end for it; the bundle carries LLVM IR."""
         return self.triple.startswith("xtensa")

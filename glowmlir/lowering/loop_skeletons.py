@@ -48,6 +48,9 @@ ViewOf = Callable[[SSAValue], View]
 StoredElement = Callable[[SSAValue], SSAValue]
 """Turns an accumulator into the element stored in a destination."""
 
+ConvolutionRows = Callable[..., None]
+"""`convolution_rows`' signature: computes one output row of a block of output channels."""
+
 CHANNEL_BLOCKS = (4, 5, 6, 3, 2, 1)
 """Output channels computed together by a convolution: independent accumulator chains."""
 
@@ -194,6 +197,10 @@ class ArithmeticDomain(abc.ABC):
         """How an accumulator of output `channel` becomes a stored element of type `storage`
         (activation, requantization, clamping, narrowing); None: stored as it is."""
 
+    output_is_monotonic: bool = False
+    """`output` never decreases: a fused max pool may take the maximum of the accumulators
+    and apply `output` once per pooled element."""
+
     # Pooling (standalone or fused into a convolution).
 
     @abc.abstractmethod
@@ -222,9 +229,9 @@ class ArithmeticDomain(abc.ABC):
 # ----------------------------------------------------------------------------- convolution
 
 
-def _convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, filt: View,
-                      bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
-                      accumulators: View | None, residual: View | None = None) -> None:
+def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, filt: View,
+                     bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                     accumulators: View | None, residual: View | None = None) -> None:
     """Convolution output row `y` of each of `channels` into `outputs`: the accumulators
     start from the bias (+ the residual row), every tap is accumulated, then each
     accumulator row becomes its output row."""
@@ -263,31 +270,35 @@ def _convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Con
         fill_row(b, output, width, lambda x: stored(b.load(total.view, total.at(x))))
 
 
-def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf,
+                     rows: ConvolutionRows | None = None, block: int | None = None) -> None:
     """Convolution, optionally followed by a fused pooling window.
 
-    Per output row and block of output channels. Fused, each pooled output row is folded
-    from the convolution rows under its window, computed one at a time into stack rows:
-    the full-resolution convolution output is never stored.
+    Per output row and block of output channels, each row computed by `rows` (default
+    `convolution_rows`; `block` output channels at a time, default the first of
+    `CHANNEL_BLOCKS` that divides the channels of a group). Fused, each pooled output row is
+    folded from the convolution rows under its window, computed one at a time into stack
+    rows: the full-resolution convolution output is never stored.
     """
     dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    rows = rows or convolution_rows
     n_size, out_c, out_h, out_w = dest.shape
-    block = next(size for size in CHANNEL_BLOCKS if (out_c // op.group.value.data) % size == 0)
+    block = block or next(size for size in CHANNEL_BLOCKS if (out_c // op.group.value.data) % size == 0)
     pool = Window.of_fused_pool(op)
-    conv_h, conv_w = glow.ConvolutionOp.shape_rule(
-        src.shape, filt.shape, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values(),
-        op.group.value.data)[2:]
+    conv_h, conv_w = glow.convolution_shape(op)[2:]
     accumulators = domain.accumulator_rows(block, conv_w)
     if pool is None:
         residual = view(op.residual) if op.residual is not None else None
         with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
             channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-            _convolution_rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
-                              out_w, accumulators, residual)
+            rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
+                 out_w, accumulators, residual)
         return
     convolved = domain.convolution_rows_to_pool(block, conv_w)
     pooled_rows = domain.pool_rows(block, out_w)
     combine = domain.pool_combine(pool)
+    output_after_pool = pool.is_max and domain.output_is_monotonic
+    row_domain = _AccumulatorsOut(domain) if output_after_pool else domain
     with b.loops([n_size, out_c // block, out_h]) as (n, o_block, y):
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
         pooled = ([row(dest, n, o, y) for o in channels] if pooled_rows is None else
@@ -298,12 +309,30 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         for wy in range(pool.kernel[0]):
             conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
             with inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
-                _convolution_rows(b, domain, op, src, filt, bias, n, channels, conv_y,
-                                  [row(convolved, j) for j in range(block)], conv_w, accumulators)
+                rows(b, row_domain, op, src, filt, bias, n, channels, conv_y,
+                     [row(convolved, j) for j in range(block)], conv_w, accumulators)
                 for j, into in enumerate(pooled):
                     pool_row(b, pool, into, row(convolved, j), conv_w, combine)
         for o, into in zip(channels, pooled):
-            domain.finish_pool_row(pool, into, row(dest, n, o, y), y, (conv_h, conv_w))
+            if output_after_pool:
+                stored = domain.output(o, dest.element_type)
+                fill_row(b, row(dest, n, o, y), out_w, lambda x: stored(b.load(into.view, into.at(x))))
+            else:
+                domain.finish_pool_row(pool, into, row(dest, n, o, y), y, (conv_h, conv_w))
+
+
+class _AccumulatorsOut:
+    """A domain whose convolution rows keep the accumulators as they are (the fused max pool
+    applies `output` after taking the maxima)."""
+
+    def __init__(self, domain: ArithmeticDomain):
+        self._domain = domain
+
+    def __getattr__(self, name: str):
+        return getattr(self._domain, name)
+
+    def output(self, channel: Index, storage: Attribute) -> None:
+        return None
 
 
 # ----------------------------------------------------------------------------- pools

@@ -34,10 +34,10 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
-from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering import arm_dsp, loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -187,6 +187,8 @@ class QuantizedArithmetic(ArithmeticDomain):
     def multiply_accumulate(self, total: SSAValue, x: SSAValue, w: SSAValue, reduction: bool = False) -> SSAValue:
         return self.b.int_add(total, self.b.int_mul(x, w))
 
+    output_is_monotonic = True  # a rounding multiply by a positive multiplier, then a clamp
+
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
         multiplier, shift = self.requantization.of(channel)
@@ -234,7 +236,11 @@ class QuantizedArithmetic(ArithmeticDomain):
 
 
 def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    loop_skeletons.emit_convolution(b, QuantizedArithmetic(b, op, view), op, view)
+    domain = QuantizedArithmetic(b, op, view)
+    if op.microkernel is not None:  # "arm-dsp": the filter is packed, [O / block, C / group, KH, block, ...]
+        loop_skeletons.emit_convolution(b, domain, op, view, arm_dsp.convolution_rows, glow.shape_of(op.filter)[3])
+    else:
+        loop_skeletons.emit_convolution(b, domain, op, view)
 
 
 def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: ViewOf) -> None:
@@ -242,7 +248,11 @@ def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolO
 
 
 def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
-    loop_skeletons.emit_fully_connected(b, QuantizedArithmetic(b, op, view), op, view)
+    domain = QuantizedArithmetic(b, op, view)
+    if op.microkernel is not None:  # "arm-dsp"
+        arm_dsp.emit_fully_connected(b, domain, op, view)
+    else:
+        loop_skeletons.emit_fully_connected(b, domain, op, view)
 
 
 # ----------------------------------------------------------------------------- elementwise

@@ -39,7 +39,9 @@ CONTINUES_ATTRIBUTE = "continues"
 """On the second and later calls that one instruction became (e.g. a fused activation)."""
 
 
-def _weight(name: str, data: np.ndarray, before: Operation, rewriter: PatternRewriter, element_type=None) -> SSAValue:
+def insert_weight(name: str, data: np.ndarray, before: Operation, rewriter: PatternRewriter,
+                  element_type=None) -> SSAValue:
+    """A new `glowll.weight` holding `data` (of `element_type`, default its dtype's), before `before`."""
     op = glowll.WeightOp(name, MemRefType(element_type or element_type_of(data.dtype), data.shape),
                          dense_from_array(data))
     return rewriter.insert(op, InsertPoint.before(before)).buffer
@@ -66,8 +68,8 @@ def _library_call(op: glowll.InstructionOp, call, prefix: str, rewriter: Pattern
     if call.filter_permutation is not None:
         filter_op = buffers[2].owner
         data = np.ascontiguousarray(np.transpose(array_from_dense(filter_op.value), call.filter_permutation))
-        buffers[2] = _weight(f"{filter_op.name_.data}_{prefix}", data, op, rewriter, buffers[2].type.element_type)
-    constants = [_weight(f"{prefix}_{suffix}", data, op, rewriter) for suffix, data in call.constants]
+        buffers[2] = insert_weight(f"{filter_op.name_.data}_{prefix}", data, op, rewriter, buffers[2].type.element_type)
+    constants = [insert_weight(f"{prefix}_{suffix}", data, op, rewriter) for suffix, data in call.constants]
     operands = buffers + constants
     scratch = None
     if call.scratch:

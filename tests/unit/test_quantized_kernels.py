@@ -11,6 +11,7 @@ Quantized placeholders take and return the raw int8 levels.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -69,15 +70,17 @@ def _context() -> Context:
     return ctx
 
 
-def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_ir: bool = False):
-    """Compiles `glow.function @net { body }`; constants written `elided` get their data here."""
+def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_ir: bool = False, target=None):
+    """Compiles `glow.function @net { body }` (for the host, or `target`); constants written
+    `elided` get their data here."""
     module = Parser(_context(), "glow.function @net {\n" + body + "\n}\n").parse_module()
     constants = dict(constants or {})
     for op in module.walk():
         if isinstance(op, glow.ConstantOp) and op.name_.data in constants:
             op.properties["value"] = dense_from_array(constants.pop(op.name_.data))
     assert not constants, f"unused constants {sorted(constants)}"
-    return compile_module(module, CompileOptions(keep_llvm_ir=keep_llvm_ir))
+    options = CompileOptions(keep_llvm_ir=keep_llvm_ir) if target is None else CompileOptions(target=target)
+    return compile_module(module, options)
 
 
 def run(body: str, inputs: dict[str, np.ndarray], constants: dict[str, np.ndarray] | None = None):
@@ -121,13 +124,34 @@ CONVOLUTIONS = {
 }
 
 
+@dataclass
+class Case:
+    """One op under test: its `glow` IR lines, inputs, constants and the reference output."""
+
+    body: str
+    inputs: dict[str, np.ndarray]
+    constants: dict[str, np.ndarray]
+    output: str
+    expected: np.ndarray
+
+
 def check_convolution(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
                       pool: dict | None = None) -> None:
+    case = convolution_case(seed, geometry, per_channel, activation, pool)
+    actual = run(case.body, case.inputs, case.constants)[case.output]
+    assert actual.dtype == np.int8 and actual.shape == case.expected.shape
+    assert_spread(case.expected)
+    np.testing.assert_array_equal(actual, case.expected)
+
+
+def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
+                     pool: dict | None = None, suffix: str = "") -> Case:
+    """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
-    x = levels(rng, *x_shape)
-    w = levels(rng, *w_shape)
+    x_levels = levels(rng, *x_shape)
+    w_levels = levels(rng, *w_shape)
     x_type = (scale(rng), offset(rng, 60))
     if per_channel:
         w_scales = np.array([scale(rng) for _ in range(out_c)], np.float32)
@@ -142,7 +166,7 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
         bias_scales = np.full(out_c, np.float32(x_type[0]) * w_scales[0], np.float32)
         b_element = q32(bias_scales[0])
     bias = rng.integers(-5000, 5001, out_c).astype(np.int32)
-    acc = ref.conv2d_accumulators(x, w, bias, x_type[1], w_offsets, strides, pads, dilations, group)
+    acc = ref.conv2d_accumulators(x_levels, w_levels, bias, x_type[1], w_offsets, strides, pads, dilations, group)
     reals = acc * bias_scales[None, :, None, None].astype(np.float64)
     out_type = (spread_scale(reals), offset(rng))
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
@@ -156,8 +180,8 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
         clip = {"clip_min": float(exact(-0.6 * std)), "clip_max": float(exact(0.9 * std))}
         keywords += " activation clip"
         attributes.append(f'clip_min = {exact(clip["clip_min"])} : f32, clip_max = {exact(clip["clip_max"])} : f32')
-    expected = ref.conv2d(x, w, bias, x_type, w_scales, w_offsets, out_type, strides, pads, dilations, group,
-                          activation, pool=pool, **clip)
+    expected = ref.conv2d(x_levels, w_levels, bias, x_type, w_scales, w_offsets, out_type, strides, pads, dilations,
+                          group, activation, pool=pool, **clip)
     if pool is not None:
         keywords += f' pool {pool["kind"]}'
         attributes.append(f'pool_kernel = {ints(pool["kernel"])}, '
@@ -166,16 +190,14 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
             attributes.append("pool_count_include_pad")
     x_t, w_t, b_t = tensor(x_shape, q8(*x_type)), tensor(w_shape, w_element), tensor((out_c,), b_element)
     y_t = tensor(expected.shape, q8(*out_type))
+    x, w, b, y = (name + suffix for name in "xwby")
     body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.convolution %x, %w, %b{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    actual = run(body, {"x": x}, {"w": w, "b": bias})["y"]
-    assert actual.dtype == np.int8 and actual.shape == expected.shape
-    assert_spread(expected)
-    np.testing.assert_array_equal(actual, expected)
+  %{x} = glow.placeholder "{x}" : {x_t}
+  %{w} = glow.constant "{w}" elided : {w_t}
+  %{b} = glow.constant "{b}" elided : {b_t}
+  %{y} = glow.convolution %{x}, %{w}, %{b}{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %{y} as "{y}" : {y_t}"""
+    return Case(body, {x: x_levels}, {w: w_levels, b: bias}, y, expected)
 
 
 @pytest.mark.parametrize("name", list(CONVOLUTIONS))

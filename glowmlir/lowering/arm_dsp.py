@@ -1,0 +1,250 @@
+"""Int8 kernels on the Arm DSP extension (Armv7E-M, Armv8-M Mainline: Cortex-M4, M7, M33, M55).
+
+The extension's `SMLAD acc, a, b` adds two 16x16-bit products to an accumulator in one
+instruction: `acc + a.lo * b.lo + a.hi * b.hi`. `SXTB16 a` sign-extends bytes 0 and 2 of a
+word into the two halves, `SXTB16 a, ror #8` bytes 1 and 3, `SADD16` adds two halves at once.
+The kernels here reach them through LLVM's `llvm.arm.*` intrinsics.
+
+Convolution (`glowll-select-arm-dsp-kernels` packs its filter): along a row of the input,
+one word load gives the int16 *input pairs* (i, i+2) and (i+1, i+3) of four adjacent
+columns. A *tile* of `TILE_PIXELS` adjacent outputs of one output row reads the input
+columns under its windows as such pairs (`PairTiling`): each output's taps are covered by
+pairs, a tap left alone is paired with a column it does not use, against a zero weight.
+The filter is stored as the int16 *weight pairs* the tiling multiplies with, with the
+weight zero point already subtracted, in the order the kernel reads them
+([O / block, C / group, KH, block, words, 2]). A tile of `block` output channels keeps its
+`TILE_PIXELS x block` accumulators in registers over the input channels and kernel rows;
+the input zero point is subtracted from a pair with one `SADD16`. Output columns whose
+windows reach into the horizontal padding, or whose words would read past the input row,
+are computed one by one with the same arithmetic on single taps. Every output is exactly
+the int32 sum the generic int8 kernel computes, so outputs are bit-identical.
+
+FullyConnected: inputs and weights are both int8 rows; each word of four gives two pairs
+of each, zero points subtracted with `SADD16`, two `SMLAD`s; `FC_BLOCKS` outputs share each
+input word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.libraries.arm_dsp_layout import TILE_PIXELS, PairTiling, convolution_tiling
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
+
+FC_BLOCKS = (4, 2, 1)
+"""Outputs of a FullyConnected computed together: the first that divides the outputs."""
+
+# ----------------------------------------------------------------------------- the instructions
+
+
+def _intrinsic(b: KernelBuilder, name: str, *args: SSAValue) -> SSAValue:
+    return b.emit(llvm.CallIntrinsicOp(f"llvm.arm.{name}", list(args), [i32]))
+
+
+def smlad(b: KernelBuilder, a: SSAValue, c: SSAValue, total: SSAValue) -> SSAValue:
+    """total + a.lo * c.lo + a.hi * c.hi."""
+    return _intrinsic(b, "smlad", a, c, total)
+
+
+def input_pairs(b: KernelBuilder, word: SSAValue, offset_pair: SSAValue | None) -> tuple[SSAValue, SSAValue]:
+    """The pairs (byte 0, byte 2) and (byte 1, byte 3) of a word of four int8, sign-extended to
+    int16, plus `offset_pair` (both halves) when given."""
+    low = _intrinsic(b, "sxtb16", word)
+    rotated = b.emit(llvm.CallIntrinsicOp("llvm.fshr.i32", [word, word, b.integer(8)], [i32]))
+    high = _intrinsic(b, "sxtb16", rotated)
+    if offset_pair is None:
+        return low, high
+    return _intrinsic(b, "sadd16", low, offset_pair), _intrinsic(b, "sadd16", high, offset_pair)
+
+
+def offset_pair(b: KernelBuilder, zero_point: int) -> SSAValue | None:
+    """The word whose two int16 halves are -zero_point (None for a zero point of 0)."""
+    if zero_point == 0:
+        return None
+    half = -zero_point & 0xFFFF
+    return b.integer(np.int32(np.uint32(half * 0x10001)).item())
+
+
+def load_word(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
+    """The (possibly unaligned) i32 at the address of `view[indices]`: Armv7E-M and Armv8-M
+    Mainline load words from any address."""
+    return b.emit(llvm.LoadOp(b.element(view, indices), i32, alignment=1))
+
+
+# ----------------------------------------------------------------------------- convolution
+
+
+def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                     bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                     accumulators: None = None, residual: None = None) -> None:
+    """Convolution output row `y` of the output channels `channels` (one block) into
+    `outputs` (`loop_skeletons.convolution_rows`' contract, accumulators in registers):
+    interior tiles on pairs, the remaining columns one by one."""
+    _, _, in_h, in_w = src.shape
+    out_c, group_c, k_h, k_w = op.filter_shape.get_values()
+    sy, sx = op.strides.get_values()
+    pt, pl, pb, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    tiling = convolution_tiling((sy, sx), (dy, dx), (out_c, group_c, k_h, k_w))
+    block = len(channels)
+    out_per_group = out_c // op.group.value.data
+    first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
+    o_block = b.div(channels[0], block) if block > 1 else channels[0]
+    folded = op.folded_input_offset is not None
+    x_offset = None if folded else offset_pair(b, domain.in_type.offset)
+
+    # Kernel rows inside the input for this output row: [ky_lo, ky_hi).
+    top = b.sub(b.mul(y, sy), pt)
+    if pt or pb:
+        ky_lo = b.max(b.ceil_div(b.sub(0, top), dy), 0)
+        ky_hi = b.min(b.ceil_div(b.sub(in_h, top), dy), k_h)
+    else:
+        ky_lo, ky_hi = 0, k_h
+
+    def accumulate(totals: list[SSAValue], columns: list[int | Index], single_taps: bool) -> list[SSAValue]:
+        """Adds every tap of outputs at input columns `columns` (first column of each window)
+        to `totals` ([output][channel]), over input channels and kernel rows."""
+        with b.loop(0, group_c, carried=totals) as c:
+            with b.loop(ky_lo, ky_hi, carried=c.carried) as ky:
+                channel = b.add(first_channel, c.index)
+                in_y = b.add(top, b.mul(ky.index, dy))
+                sums = list(ky.carried)
+                if single_taps:
+                    sums = _single_taps(b, domain, src, packed, tiling, n, channel, in_y, o_block, c.index,
+                                        ky.index, block, columns[0], sums, in_w, k_w, dx, folded)
+                else:
+                    sums = _tile_taps(b, src, packed, tiling, n, channel, in_y, o_block, c.index, ky.index, block,
+                                      columns[0], sums, x_offset)
+                ky.next(*sums)
+            c.next(*ky.results)
+        return c.results
+
+    def store(totals: list[SSAValue], xs: list[Index]) -> None:
+        for j, output in enumerate(outputs):
+            stored = domain.output(channels[j], output.view.element_type)
+            for p, x in enumerate(xs):
+                total = totals[p * block + j]
+                b.store(stored(total) if stored is not None else total, output.view, output.at(x))
+
+    # Tiles: outputs whose windows lie inside the row and whose words stay in it.
+    first_inside = -(-pl // sx)
+    last_start = (in_w - tiling.bytes_read + pl) // sx  # the last first output of a tile
+    last_tile = min(last_start, width - TILE_PIXELS)
+    tiles = (last_tile - first_inside) // TILE_PIXELS + 1 if last_tile >= first_inside else 0
+    tiled = range(first_inside, first_inside + tiles * TILE_PIXELS)
+    starts = [domain.bias(bias, o) for o in channels]
+    if tiles:
+        with b.loop(0, tiles) as tile:
+            x0 = b.add(first_inside, b.mul(tile.index, TILE_PIXELS))
+            totals = accumulate(starts * TILE_PIXELS, [b.sub(b.mul(x0, sx), pl)], single_taps=False)
+            store(totals, [b.add(x0, p) for p in range(TILE_PIXELS)])
+    for x in (x for x in range(width) if x not in tiled):
+        store(accumulate(list(starts), [x * sx - pl], single_taps=True), [x])
+
+
+def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, n: Index, channel: Index, in_y: Index,
+               o_block: Index, c: Index, ky: Index, block: int, first: Index, totals: list[SSAValue],
+               x_offset: SSAValue | None) -> list[SSAValue]:
+    """One kernel row of one input channel for a whole tile: pairs times weight words."""
+    pairs = []
+    for word in range(tiling.words):
+        pairs.extend(input_pairs(b, load_word(b, src, [n, channel, in_y, b.add(first, 2 * word)]), x_offset))
+    totals = list(totals)
+    for j in range(block):
+        weights: dict[int, SSAValue] = {}
+        for p, products in enumerate(tiling.products):
+            for pair, word in products:
+                if word not in weights:
+                    weights[word] = load_word(b, packed, [o_block, c, ky, j, word, 0])
+                totals[p * block + j] = smlad(b, pairs[pair], weights[word], totals[p * block + j])
+    return totals
+
+
+def _single_taps(b: KernelBuilder, domain, src: View, packed: View, tiling: PairTiling, n: Index, channel: Index,
+                 in_y: Index, o_block: Index, c: Index, ky: Index, block: int, first: int, totals: list,
+                 in_w: int, k_w: int, dx: int, folded: bool) -> list[SSAValue]:
+    """One kernel row of one input channel for one output column, tap by tap. Taps in the
+    padding are skipped at compile time, or, with the input offset folded into the bias,
+    count as the input offset (the level of a real 0)."""
+    totals = list(totals)
+    offset = domain.in_type.offset
+    for kx in range(k_w):
+        column = first + kx * dx
+        if not 0 <= column < in_w:
+            if not (folded and offset):
+                continue
+            pixel = b.integer(offset)
+        else:
+            at = [n, channel, in_y, column]
+            pixel = _level(b, src, at) if folded else domain.input(src, at)
+        word, half = tiling.tap_position(kx)
+        for j in range(block):
+            weight = domain.weight(packed, [o_block, c, ky, j, word, half])
+            totals[j] = domain.multiply_accumulate(totals[j], pixel, weight)
+    return totals
+
+
+# ----------------------------------------------------------------------------- fully connected
+
+
+def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
+    """Per input row, `FC_BLOCK` outputs at a time: each word of four inputs becomes two
+    pairs shared by the block, each weight word two pairs; a tail of fewer than four
+    products is added one by one."""
+    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
+    rows, columns = dest.shape
+    depth = src.shape[1]
+    weight_offset = 0 if domain.weight_type.per_channel else domain.weight_type.offset
+    folded = op.folded_input_offset is not None
+    # Folded: sum x * (w - w_offset) = sum x * w - w_offset * sum x, the input sum once per row.
+    x_offset = None if folded else offset_pair(b, domain.in_type.offset)
+    w_offset = None if folded else offset_pair(b, weight_offset)
+    words, tail = depth // 4, range(depth // 4 * 4, depth)
+    block = next(size for size in FC_BLOCKS if columns % size == 0)
+    with b.loop(0, rows) as m:
+        input_sum = None
+        if folded and weight_offset:
+            ones = b.integer(0x10001)
+            with b.loop(0, words, carried=[b.integer(0)]) as k:
+                total = k.carried[0]
+                for pair in input_pairs(b, load_word(b, src, [m.index, b.mul(k.index, 4)]), None):
+                    total = smlad(b, pair, ones, total)
+                k.next(total)
+            input_sum = k.results[0]
+            for column in tail:
+                input_sum = b.int_add(input_sum, _level(b, src, [m.index, column]))
+        with b.loop(0, columns // block) as n_block:
+            outputs = [b.add(b.mul(n_block.index, block), j) for j in range(block)]
+            starts = [domain.bias(bias, n) for n in outputs]
+            if input_sum is not None:
+                starts = [b.int_sub(start, b.int_mul(input_sum, weight_offset)) for start in starts]
+            with b.loop(0, words, carried=starts) as k:
+                inputs = input_pairs(b, load_word(b, src, [m.index, b.mul(k.index, 4)]), x_offset)
+                totals = []
+                for n, total in zip(outputs, k.carried):
+                    word = load_word(b, weights, [n, b.mul(k.index, 4)])
+                    for pair, weight in zip(inputs, input_pairs(b, word, w_offset)):
+                        total = smlad(b, pair, weight, total)
+                    totals.append(total)
+                k.next(*totals)
+            for n, total in zip(outputs, k.results):
+                for column in tail:
+                    if folded:
+                        product = b.int_mul(_level(b, src, [m.index, column]), _level(b, weights, [n, column]))
+                        total = b.int_add(total, product)
+                    else:
+                        total = domain.multiply_accumulate(total, domain.input(src, [m.index, column]),
+                                                           domain.weight(weights, [n, column]))
+                b.store(domain.output(n, dest.element_type)(total), dest, [m.index, n])
+
+
+def _level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
+    """An int8 level as it is, widened to i32."""
+    return b.sign_extend(b.load(view, indices))

@@ -1,0 +1,112 @@
+"""`glowll-select-arm-dsp-kernels`: int8 convolutions and FullyConnected onto the Arm DSP extension.
+
+On a core with the DSP extension (Cortex-M4, M7, M33, M55: `+dsp` among the target's
+features, `glow-compile` adds the pass by itself) every int8 `glowll.convolution` with a
+constant filter at least two taps wide, and every int8 `glowll.fully_connected`, gets
+`microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
+(`lowering.arm_dsp`). A convolution's filter is re-laid for it at compile time
+(`libraries.arm_dsp_layout.pack_filter`: int16 weight pairs in the order the kernel reads
+them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Outputs stay
+bit-identical to the generic int8 kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr, i8, i16
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.libraries.arm_dsp_layout import channel_block, convolution_tiling, pack_filter
+from glowmlir.quantization.rescaling import bias_multiplier
+from glowmlir.transforms.select_kernels import insert_weight
+
+MICROKERNEL = "arm-dsp"
+
+
+def _int8(*buffers) -> bool:
+    return all(storage_type(v.type.element_type) == i8 for v in buffers)
+
+
+class PackConvolutionFilter(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+                or op.residual is not None or not _int8(op.dest, op.input, op.filter)
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None or glow.shape_of(op.filter)[3] < 2):
+            return
+        filter_type: UniformQuantizedType = op.filter.type.element_type
+        shape = glow.shape_of(op.filter)
+        tiling = convolution_tiling(op.strides.get_values(), op.dilations.get_values(), shape)
+        offset = 0 if filter_type.per_channel else filter_type.offset
+        block = channel_block(shape[0], op.group.value.data)
+        packed = pack_filter(array_from_dense(weight.value), offset, tiling, block)
+        # The packed levels are the weights minus their zero point: the same reals with offset 0.
+        if filter_type.per_channel:
+            packed_type = UniformQuantizedType(i16, filter_type.scale_array().tolist(), [0] * len(filter_type.offsets),
+                                               filter_type.axis.data)
+        else:
+            packed_type = UniformQuantizedType(i16, filter_type.scale, 0)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_arm_dsp", packed, op, rewriter, packed_type)
+        op.properties["microkernel"] = StringAttr(MICROKERNEL)
+        op.properties["filter_shape"] = glow.ints(shape)
+        _erase_if_unused(weight, rewriter)
+        top, _, bottom, _ = op.pads.get_values()
+        if top == 0 and bottom == 0:  # every kernel row of a tile is inside the input
+            centred = array_from_dense(weight.value).astype(np.int64) - offset
+            fold_input_offset(op, centred.reshape(shape[0], -1).sum(axis=1), rewriter)
+
+
+def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,
+                      rewriter: PatternRewriter) -> None:
+    """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
+    output, goes into a new bias (when the bias is stored in accumulator units), so the
+    kernel multiplies the inputs as they are (`folded_input_offset`)."""
+    bias = op.bias.owner
+    input_type, weight_type = op.input.type.element_type, op.operands[2].type.element_type
+    if (not isinstance(bias, glowll.WeightOp) or bias.value is None
+            or bias_multiplier(input_type, weight_type, op.bias.type.element_type) is not None):
+        return
+    folded = array_from_dense(bias.value).astype(np.int64) - input_type.offset * weight_sums
+    if np.abs(folded).max(initial=0) >= 2**31:
+        return
+    op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
+                                   op.bias.type.element_type)
+    op.properties["folded_input_offset"] = UnitAttr()
+    _erase_if_unused(bias, rewriter)
+
+
+def _erase_if_unused(weight: glowll.WeightOp, rewriter: PatternRewriter) -> None:
+    if not weight.buffer.uses:
+        rewriter.erase(weight)
+
+
+class SelectFullyConnected(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and is_quantized_instruction(op) and _int8(op.dest, op.input, op.weights):
+            op.properties["microkernel"] = StringAttr(MICROKERNEL)
+            weights = op.weights.owner
+            if isinstance(weights, glowll.WeightOp) and weights.value is not None:
+                weight_type = op.weights.type.element_type
+                offset = 0 if weight_type.per_channel else weight_type.offset
+                fold_input_offset(op, (array_from_dense(weights.value).astype(np.int64) - offset).sum(axis=1), rewriter)
+            rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class SelectArmDspKernels(ModulePass):
+    """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing filters."""
+
+    name = "glowll-select-arm-dsp-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(PackConvolutionFilter(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SelectFullyConnected(), apply_recursively=False).rewrite_module(op)

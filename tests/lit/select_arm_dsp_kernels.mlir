@@ -1,0 +1,34 @@
+// RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s
+// DSP-extension kernels: the 1x3 convolution's filter (2 output channels, one block) is
+// packed as the int16 weight pairs a two-output tile multiplies, zero point (-1) taken
+// off: weight words of taps (0, 2), (1, none) and (none, 1): the tile's second output
+// reads tap 1 as the high half of an input pair; no vertical padding, so the input zero
+// point (3) is folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
+// -20 - 3 * ((-1+1) + (0+1) + (4+1)) = -38. The FullyConnected is marked (its weights stay
+// int8), its bias folded too: 100 - 3 * (1 - 2 + 3 - 4) = 106, -100 - 3 * (5 + 6 - 7 + 8) = -136.
+// The 1x1 convolution has nothing to pair along its rows and keeps the generic kernel.
+
+glowll.function @net {
+  %x = glowll.placeholder input "x" : memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x2x3x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w = glowll.weight "w" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %b = glowll.weight "b" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x3x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %p = glowll.placeholder output "p" : memref<1x2x2x5x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w1 = glowll.weight "w1" {value = dense<[[[[1]]], [[[2]]]]> : tensor<2x1x1x1xi8>} : memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b1 = glowll.weight "b1" {value = dense<[0, 0]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %p, %x, %w1, %b1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %fb = glowll.weight "fb" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.fully_connected %z, %v, %fw, %fb : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+
+// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[\[}}2, 4], [3, 0], [0, 3]], {{\[\[}}0, 5], [1, 0], [0, 1]]]]]]> : tensor<1x1x1x2x3x2xi16>} : memref<1x1x1x2x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, folded_input_offset}
+// CHECK:      glowll.convolution %p, %x, %w1, %b1 {strides
+// CHECK-NOT:  microkernel
+// CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
+// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", folded_input_offset}

@@ -1,0 +1,184 @@
+"""The Arm DSP-extension int8 kernels (`glowll-select-arm-dsp-kernels`, `lowering/arm_dsp.py`).
+
+The pair tiling is checked on its own (every output of a tile sums exactly its taps, no
+load leaves the tile's span); the kernels run on the emulated Cortex-M4, M7, M33 and M55,
+bit-identical to the independent int8 reference (tests/support/int8_reference.py), for
+convolutions of every shape the generic kernel is tested with, ones whose input zero point
+is folded into the bias (no vertical padding), fused pools, and FullyConnected of any depth
+and output count, per-tensor and per-channel, with and without zero points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glowmlir.libraries.arm_dsp_layout import channel_block, pack_filter, pair_tiling
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support import int8_reference as ref
+from tests.unit.test_quantized_kernels import (
+    CONVOLUTIONS,
+    Case,
+    build,
+    convolution_case,
+    levels,
+    offset,
+    q8,
+    q8_channels,
+    q32,
+    q32_channels,
+    scale,
+    spread_scale,
+    tensor,
+)
+
+# ----------------------------------------------------------------------------- the tiling
+
+
+@pytest.mark.parametrize("width,stride,dilation", [(w, s, d) for w in (1, 2, 3, 4, 5, 7) for s in (1, 2, 3)
+                                                   for d in (1, 2)])
+def test_pair_tiling_sums_every_tap_once(width, stride, dilation):
+    rng = np.random.default_rng(width * 100 + stride * 10 + dilation)
+    tiling = pair_tiling(width, stride, dilation)
+    row = rng.integers(-128, 128, tiling.bytes_read)
+    weights = rng.integers(-255, 256, width)
+    assert max(pair for products in tiling.products for pair, _ in products) + 2 < tiling.bytes_read
+    for p, products in enumerate(tiling.products):
+        total = 0
+        for pair, word in products:
+            for half, column in enumerate((pair, pair + 2)):
+                tap = tiling.weight_words[word][half]
+                total += 0 if tap is None else int(row[column]) * int(weights[tap])
+        direct = sum(int(row[p * stride + k * dilation]) * int(weights[k]) for k in range(width))
+        assert total == direct
+
+
+def test_five_wide_rows_take_three_pairs_per_output():
+    """LeNet's 5x5 kernels: 10 products of a two-output tile in 6 SMLADs, 3 weight words."""
+    tiling = pair_tiling(5, 1, 1)
+    assert tiling.words == 2 and len(tiling.weight_words) == 3
+    assert [len(products) for products in tiling.products] == [3, 3]
+
+
+def test_packed_filter_holds_each_weight_minus_its_zero_point():
+    rng = np.random.default_rng(1)
+    filt = rng.integers(-128, 128, (6, 2, 3, 5)).astype(np.int8)
+    tiling = pair_tiling(5, 1, 1)
+    block = channel_block(6, 1)
+    packed = pack_filter(filt, -7, tiling, block)
+    assert packed.shape == (3, 2, 3, block, 3, 2) and packed.dtype == np.int16
+    for o, c, ky, kx in np.ndindex(filt.shape):
+        word, half = tiling.tap_position(kx)
+        assert packed[o // block, c, ky, o % block, word, half] == int(filt[o, c, ky, kx]) + 7
+    for word, taps in enumerate(tiling.weight_words):
+        for half, tap in enumerate(taps):
+            if tap is None:
+                assert not packed[..., word, half].any()
+
+
+# ----------------------------------------------------------------------------- the kernels on boards
+
+FOLDED_CONVOLUTIONS = {
+    # no vertical padding: the input zero point goes into the bias; padded columns count as it
+    "lenet_5x5": ((1, 3, 12, 12), (4, 3, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "pad_left_right": ((1, 2, 6, 11), (4, 2, 3, 4), (1, 1), (0, 2, 0, 1), (1, 1), 1),
+    "stride2_wide": ((2, 3, 7, 13), (2, 3, 2, 3), (2, 2), (0, 1, 0, 0), (1, 1), 1),
+    "one_row_output": ((1, 5, 3, 16), (6, 5, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "depthwise_5": ((1, 4, 9, 9), (4, 1, 3, 5), (1, 1), (0, 2, 0, 2), (1, 1), 4),
+}
+
+FUSED_POOLS = {
+    "max": dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0)),
+    "max_padded": dict(kind="max", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+    "avg": dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0)),
+}
+
+
+def fully_connected_case(seed: int, rows: int, depth: int, columns: int, per_channel: bool, zero_points: bool,
+                         suffix: str) -> Case:
+    rng = np.random.default_rng(seed)
+    x, w = levels(rng, rows, depth), levels(rng, depth, columns)
+    x_type = (scale(rng), offset(rng, 60) if zero_points else 0)
+    if per_channel:
+        w_scales = np.array([scale(rng) for _ in range(columns)], np.float32)
+        w_element, w_offset = q8_channels(w_scales).replace("i8:f32:0", "i8:f32:1"), 0
+        bias_scales = (np.float32(x_type[0]) * w_scales).astype(np.float32)
+        b_element = q32_channels(bias_scales)
+    else:
+        w_scales = np.full(columns, scale(rng), np.float32)
+        w_offset = offset(rng, 20) if zero_points else 0
+        w_element, b_element = q8(w_scales[0], w_offset), q32(ref.f32(np.float32(x_type[0]) * w_scales[0]))
+        bias_scales = np.full(columns, np.float32(x_type[0]) * w_scales[0], np.float32)
+    bias = rng.integers(-5000, 5001, columns).astype(np.int32)
+    acc = (x.astype(np.int64) - x_type[1]) @ (w.astype(np.int64) - w_offset) + bias
+    out_type = (spread_scale(acc * bias_scales.astype(np.float64)), offset(rng))
+    multipliers, shifts = ref.multipliers([ref.real_multiplier(x_type[0], s, out_type[0]) for s in w_scales])
+    expected = ref.to_int8(np.clip(ref.requant(acc, multipliers, shifts) + out_type[1], -128, 127))
+    names = [name + suffix for name in "xwby"]
+    x_t, w_t, b_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, w_element), tensor((columns,), b_element)
+    y_t = tensor((rows, columns), q8(*out_type))
+    body = f"""
+  %{names[0]} = glow.placeholder "{names[0]}" : {x_t}
+  %{names[1]} = glow.constant "{names[1]}" elided : {w_t}
+  %{names[2]} = glow.constant "{names[2]}" elided : {b_t}
+  %{names[3]} = glow.fully_connected %{names[0]}, %{names[1]}, %{names[2]} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %{names[3]} as "{names[3]}" : {y_t}"""
+    return Case(body, {names[0]: x}, {names[1]: w, names[2]: bias}, names[3], expected)
+
+
+def all_cases() -> list[Case]:
+    cases = []
+    for index, (name, geometry) in enumerate({**CONVOLUTIONS, **FOLDED_CONVOLUTIONS}.items()):
+        cases.append(convolution_case(500 + index, geometry, suffix=f"_{name}"))
+        if geometry[1][0] % 2 == 0:  # per-channel filters are symmetric
+            cases.append(convolution_case(600 + index, geometry, per_channel=True, activation="relu",
+                                          suffix=f"_{name}_per_channel"))
+    for index, (name, pool) in enumerate(FUSED_POOLS.items()):
+        for geometry_name in ("3x3_pad1", "lenet_5x5"):
+            geometry = {**CONVOLUTIONS, **FOLDED_CONVOLUTIONS}[geometry_name]
+            cases.append(convolution_case(700 + 10 * index + len(geometry_name), geometry, activation="relu",
+                                          pool=pool, suffix=f"_{geometry_name}_{name}"))
+    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4)]):
+        for per_channel in (False, True):
+            for zero_points in (False, True):
+                cases.append(fully_connected_case(800 + index * 4 + 2 * per_channel + zero_points, rows, depth,
+                                                  columns, per_channel, zero_points,
+                                                  f"_fc{index}_{int(per_channel)}{int(zero_points)}"))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[Case]:
+    return all_cases()
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    bundle = build(body, constants, target=target_for(board))
+    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+
+
+def instruction_lines(bundle) -> list[str]:
+    return [line for line in bundle.ir["glowll"].splitlines()
+            if "glowll.convolution" in line or "glowll.fully_connected" in line]
+
+
+def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
+    """Only 1-wide filters (nothing to pair along a row) keep the generic kernel."""
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    lines = instruction_lines(build(body, constants, target=target_for("mps2-an500")))
+    assert len(lines) == len(cases)
+    generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
+    assert len(generic) == sum(case.output.startswith("y_1x1") for case in cases) == 2
+    assert sum("folded_input_offset" in line for line in lines) > len(FOLDED_CONVOLUTIONS)
+
+
+def test_host_builds_keep_the_generic_kernels(cases):
+    lines = instruction_lines(build(cases[0].body, cases[0].constants))
+    assert lines and not any("microkernel" in line for line in lines)
