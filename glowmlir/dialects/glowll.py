@@ -402,6 +402,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `libraries.arm_dsp_layout.pack_filter`); `filter_shape` keeps the OIHW shape it had. With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
+    `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
+    leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
     """
 
     name = "glowll.convolution"
@@ -413,6 +415,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     microkernel = opt_prop_def(StringAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     folded_input_offset = opt_prop_def(UnitAttr)
+    narrow_requantization = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
@@ -483,6 +486,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     requantization = opt_operand_def(MemRefType)
     microkernel = opt_prop_def(StringAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
+    narrow_requantization = opt_prop_def(UnitAttr)
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
                        "(`activation` $activation^)? attr-dict `:` type($dest) `,` type($input) `,` type($weights) "
                        "`,` type($bias) (`requantization` type($requantization)^)?")

@@ -82,15 +82,38 @@ def convolution_tiling(strides: Sequence[int], dilations: Sequence[int], filter_
     return pair_tiling(filter_shape[3], strides[1], dilations[1])
 
 
+ROW_PAIRS, CHANNEL_PAIRS = "row pairs", "channel pairs"
+
+
+def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int) -> str | None:
+    """How a convolution's filter is packed: ROW_PAIRS along a kernel row at least two taps
+    wide; CHANNEL_PAIRS along the input channels of an unpadded, ungrouped 1x1 convolution
+    (pointwise: nothing to pair along a row); None: the generic kernel."""
+    if filter_shape[3] >= 2:
+        return ROW_PAIRS
+    if filter_shape[2] == 1 and group == 1 and not any(pads):
+        return CHANNEL_PAIRS
+    return None
+
+
 def channel_block(out_channels: int, group: int) -> int:
     return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
 
 
-def pack_filter(levels: np.ndarray, weight_offset: int, tiling: PairTiling, block: int) -> np.ndarray:
-    """An OIHW int8 filter as the int16 weight pairs of the tiling, zero point subtracted:
-    [O / block, C / group, KH, block, words, 2]."""
+def pack_filter(levels: np.ndarray, weight_offset: int, strides: Sequence[int], dilations: Sequence[int],
+                pads: Sequence[int], group: int) -> np.ndarray:
+    """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
+    kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
+    weight words of the row's `PairTiling`), CHANNEL_PAIRS [O / block, ceil(C / 2), block, 2]
+    (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
     out_c, group_c, k_h, _ = levels.shape
+    block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
+    if packing(levels.shape, pads, group) == CHANNEL_PAIRS:
+        padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
+        padded[:, :group_c] = centred.reshape(out_c, group_c)
+        return padded.reshape(out_c // block, block, -1, 2).transpose(0, 2, 1, 3).copy()
+    tiling = convolution_tiling(strides, dilations, levels.shape)
     packed = np.zeros((out_c // block, group_c, k_h, block, len(tiling.weight_words), 2), np.int16)
     blocked = centred.reshape(out_c // block, block, group_c, k_h, -1).transpose(0, 2, 3, 1, 4)
     for index, word in enumerate(tiling.weight_words):
@@ -100,11 +123,13 @@ def pack_filter(levels: np.ndarray, weight_offset: int, tiling: PairTiling, bloc
     return packed
 
 
-
 def packed_filter_shape(op) -> tuple[int, ...]:
-    """[O / block, C / group, KH, block, weight words, 2]: the packed filter of a
-    `glowll.convolution` with `filter_shape`."""
-    out_c, group_c, k_h, _ = op.filter_shape.get_values()
-    block = channel_block(out_c, op.group.value.data)
-    tiling = convolution_tiling(op.strides.get_values(), op.dilations.get_values(), op.filter_shape.get_values())
+    """The packed filter's shape for a `glowll.convolution` with `filter_shape` (see `pack_filter`)."""
+    filter_shape = op.filter_shape.get_values()
+    out_c, group_c, k_h, _ = filter_shape
+    group = op.group.value.data
+    block = channel_block(out_c, group)
+    if packing(filter_shape, op.pads.get_values(), group) == CHANNEL_PAIRS:
+        return (out_c // block, -(-group_c // 2), block, 2)
+    tiling = convolution_tiling(op.strides.get_values(), op.dilations.get_values(), filter_shape)
     return (out_c // block, group_c, k_h, block, len(tiling.weight_words), 2)

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.libraries.arm_dsp_layout import TILE_PIXELS, PairTiling, convolution_tiling
+from glowmlir.libraries.arm_dsp_layout import CHANNEL_PAIRS, TILE_PIXELS, PairTiling, convolution_tiling, packing
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 
@@ -191,6 +191,84 @@ def _single_taps(b: KernelBuilder, domain, src: View, packed: View, tiling: Pair
     return totals
 
 
+def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                   bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                   accumulators: None = None, residual: None = None) -> None:
+    """A 1x1 convolution's output row `y` (`convolution_rows`' contract) on channel pairs:
+    four adjacent pixels of two input channels become four (channel 2i, channel 2i + 1)
+    pairs (`channel_pairs`), multiplied by each output channel's weight pair; the pixels
+    left over (or all of them, strided) one at a time, their two levels packed into a pair."""
+    _, in_c, _, in_w = src.shape
+    sy, sx = op.strides.get_values()
+    block = len(channels)
+    o_block = b.div(channels[0], block) if block > 1 else channels[0]
+    folded = op.folded_input_offset is not None
+    x_offset = None if folded else offset_pair(b, domain.in_type.offset)
+    in_y = b.mul(y, sy)
+    quad = 4 if sx == 1 else 1
+    starts = [domain.bias(bias, o) for o in channels]
+
+    def accumulate(totals: list[SSAValue], x: Index, pixels: int) -> list[SSAValue]:
+        def step(totals: list[SSAValue], pair_index: Index, first: Index, second: Index) -> list[SSAValue]:
+            if pixels == 4:
+                pairs = channel_pairs(b, load_word(b, src, [n, first, in_y, x]), load_word(b, src, [n, second, in_y, x]))
+            else:
+                pairs = [pack_halves(b, _level(b, src, [n, first, in_y, x]), _level(b, src, [n, second, in_y, x]))]
+            if x_offset is not None:
+                pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
+            totals = list(totals)
+            for j in range(block):
+                weight = load_word(b, packed, [o_block, pair_index, j, 0])
+                for p, pair in enumerate(pairs):
+                    totals[p * block + j] = smlad(b, pair, weight, totals[p * block + j])
+            return totals
+
+        with b.loop(0, in_c // 2, carried=totals) as c:
+            first = b.mul(c.index, 2)
+            c.next(*step(c.carried, c.index, first, b.add(first, 1)))
+        totals = c.results
+        if in_c % 2:  # the last channel: its weight pair's high half is zero, any level will do
+            totals = step(totals, in_c // 2, in_c - 1, in_c - 1)
+        return totals
+
+    def store(totals: list[SSAValue], xs: list[Index]) -> None:
+        for j, output in enumerate(outputs):
+            stored = domain.output(channels[j], output.view.element_type)
+            for p, x in enumerate(xs):
+                total = totals[p * block + j]
+                b.store(stored(total) if stored is not None else total, output.view, output.at(x))
+
+    quads = width // quad
+    with b.loop(0, quads) as tile:
+        x0 = b.mul(tile.index, quad)
+        store(accumulate(starts * quad, b.mul(x0, sx), quad), [b.add(x0, p) for p in range(quad)])
+    for x in range(quads * quad, width):
+        store(accumulate(list(starts), x * sx, 1), [x])
+
+
+def channel_pairs(b: KernelBuilder, first: SSAValue, second: SSAValue) -> list[SSAValue]:
+    """Four pixels of two channels (a word of each) as the pairs (first[p], second[p]), p = 0..3:
+    the words' low halves side by side (PKHBT), their high halves (PKHTB), each split in two
+    pairs by SXTB16."""
+    low = b.int_or(b.int_and(first, 0xFFFF), b.shift_left(second, 16))  # bytes p0 p1 q0 q1
+    high = b.int_or(b.int_and(second, -0x10000), b.shift_right_logical(first, 16))  # p2 p3 q2 q3
+    (p0, p1), (p2, p3) = input_pairs(b, low, None), input_pairs(b, high, None)
+    return [p0, p1, p2, p3]
+
+
+def pack_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
+    """The pair (low, high) of two int16 values held in i32s."""
+    return b.int_or(b.int_and(low, 0xFFFF), b.shift_left(high, 16))
+
+
+def convolution_kernel(op: glowll.ConvolutionOp, packed_shape: tuple[int, ...]):
+    """(rows function, output channel block) of a convolution packed for these kernels."""
+    filter_shape = op.filter_shape.get_values()
+    if packing(filter_shape, op.pads.get_values(), op.group.value.data) == CHANNEL_PAIRS:
+        return pointwise_rows, packed_shape[2]
+    return convolution_rows, packed_shape[3]
+
+
 # ----------------------------------------------------------------------------- fully connected
 
 
@@ -225,16 +303,21 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             starts = [domain.bias(bias, n) for n in outputs]
             if input_sum is not None:
                 starts = [b.int_sub(start, b.int_mul(input_sum, weight_offset)) for start in starts]
-            with b.loop(0, words, carried=starts) as k:
-                inputs = input_pairs(b, load_word(b, src, [m.index, b.mul(k.index, 4)]), x_offset)
-                totals = []
-                for n, total in zip(outputs, k.carried):
-                    word = load_word(b, weights, [n, b.mul(k.index, 4)])
-                    for pair, weight in zip(inputs, input_pairs(b, word, w_offset)):
-                        total = smlad(b, pair, weight, total)
-                    totals.append(total)
-                k.next(*totals)
-            for n, total in zip(outputs, k.results):
+            def words_at(totals: list[SSAValue], columns: list[Index]) -> list[SSAValue]:
+                """The products of the words of four inputs at each of `columns`."""
+                for column in columns:
+                    inputs = input_pairs(b, load_word(b, src, [m.index, column]), x_offset)
+                    for j, n in enumerate(outputs):
+                        for pair, weight in zip(inputs, input_pairs(b, load_word(b, weights, [n, column]), w_offset)):
+                            totals[j] = smlad(b, pair, weight, totals[j])
+                return totals
+
+            # Two words per iteration: half the loop overhead.
+            with b.loop(0, words // 2, carried=starts) as k:
+                first = b.mul(k.index, 8)
+                k.next(*words_at(list(k.carried), [first, b.add(first, 4)]))
+            totals = k.results if words % 2 == 0 else words_at(list(k.results), [(words - 1) * 4])
+            for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
                         product = b.int_mul(_level(b, src, [m.index, column]), _level(b, weights, [n, column]))

@@ -204,6 +204,12 @@ class KernelBuilder:
     def int_and(self, a, b) -> SSAValue:
         return self.emit(llvm.AndOp(*self._same_int(a, b)))
 
+    def int_or(self, a, b) -> SSAValue:
+        return self.emit(llvm.OrOp(*self._same_int(a, b)))
+
+    def shift_right_logical(self, a, b) -> SSAValue:
+        return self.emit(llvm.LShrOp(*self._same_int(a, b)))
+
     def shift_left(self, a, b) -> SSAValue:
         return self.emit(llvm.ShlOp(*self._same_int(a, b)))
 

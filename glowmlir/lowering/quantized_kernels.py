@@ -89,6 +89,28 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     return divide_by_power_of_two(b, high, right)
 
 
+def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
+                      shift: int | SSAValue) -> SSAValue:
+    """`requantize` for a value known to fit after `<< (max(shift, 0) + 1)` (see
+    `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
+    multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
+    `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow)."""
+    if isinstance(shift, int):
+        left, right = max(shift, 0), max(-shift, 0)
+    else:
+        left, right = b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+    doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
+    wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
+    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
+    if isinstance(right, int):
+        if right == 0:
+            return high
+        return b.shift_right(b.int_add(b.int_add(high, 1 << (right - 1)), b.shift_right(high, 31)), right)
+    half = b.shift_right(b.shift_left(1, right), 1)
+    negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(high, 31), 0)
+    return b.shift_right(b.int_add(b.int_add(high, half), negative), right)
+
+
 def divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
     """`arm_nn_divide_by_power_of_two`: value / 2^exponent rounded half away from zero."""
     if isinstance(exponent, int) and exponent == 0:
@@ -192,9 +214,10 @@ class QuantizedArithmetic(ArithmeticDomain):
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
         multiplier, shift = self.requantization.of(channel)
+        rescale = requantize_narrow if getattr(self.op, "narrow_requantization", None) is not None else requantize
 
         def stored(total: SSAValue) -> SSAValue:
-            level = b.int_add(requantize(b, total, multiplier, shift), self.out_type.offset)
+            level = b.int_add(rescale(b, total, multiplier, shift), self.out_type.offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)
 
         return stored
@@ -237,8 +260,9 @@ class QuantizedArithmetic(ArithmeticDomain):
 
 def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     domain = QuantizedArithmetic(b, op, view)
-    if op.microkernel is not None:  # "arm-dsp": the filter is packed, [O / block, C / group, KH, block, ...]
-        loop_skeletons.emit_convolution(b, domain, op, view, arm_dsp.convolution_rows, glow.shape_of(op.filter)[3])
+    if op.microkernel is not None:  # "arm-dsp": the filter is packed
+        rows, block = arm_dsp.convolution_kernel(op, glow.shape_of(op.filter))
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view)
 

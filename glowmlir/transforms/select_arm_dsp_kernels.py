@@ -23,8 +23,8 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
-from glowmlir.libraries.arm_dsp_layout import channel_block, convolution_tiling, pack_filter
-from glowmlir.quantization.rescaling import bias_multiplier
+from glowmlir.libraries.arm_dsp_layout import pack_filter, packing
+from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers
 from glowmlir.transforms.select_kernels import insert_weight
 
 MICROKERNEL = "arm-dsp"
@@ -40,14 +40,14 @@ class PackConvolutionFilter(RewritePattern):
         weight = op.filter.owner
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
                 or op.residual is not None or not _int8(op.dest, op.input, op.filter)
-                or not isinstance(weight, glowll.WeightOp) or weight.value is None or glow.shape_of(op.filter)[3] < 2):
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None
+                or packing(glow.shape_of(op.filter), op.pads.get_values(), op.group.value.data) is None):
             return
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape = glow.shape_of(op.filter)
-        tiling = convolution_tiling(op.strides.get_values(), op.dilations.get_values(), shape)
         offset = 0 if filter_type.per_channel else filter_type.offset
-        block = channel_block(shape[0], op.group.value.data)
-        packed = pack_filter(array_from_dense(weight.value), offset, tiling, block)
+        packed = pack_filter(array_from_dense(weight.value), offset, op.strides.get_values(),
+                             op.dilations.get_values(), op.pads.get_values(), op.group.value.data)
         # The packed levels are the weights minus their zero point: the same reals with offset 0.
         if filter_type.per_channel:
             packed_type = UniformQuantizedType(i16, filter_type.scale_array().tolist(), [0] * len(filter_type.offsets),
@@ -57,11 +57,30 @@ class PackConvolutionFilter(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_arm_dsp", packed, op, rewriter, packed_type)
         op.properties["microkernel"] = StringAttr(MICROKERNEL)
         op.properties["filter_shape"] = glow.ints(shape)
-        _erase_if_unused(weight, rewriter)
+        centred = (array_from_dense(weight.value).astype(np.int64) - offset).reshape(shape[0], -1)
+        mark_narrow_requantization(op, centred)
         top, _, bottom, _ = op.pads.get_values()
         if top == 0 and bottom == 0:  # every kernel row of a tile is inside the input
-            centred = array_from_dense(weight.value).astype(np.int64) - offset
-            fold_input_offset(op, centred.reshape(shape[0], -1).sum(axis=1), rewriter)
+            fold_input_offset(op, centred.sum(axis=1), rewriter)
+        _erase_if_unused(weight, rewriter)
+
+
+def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> None:
+    """`narrow_requantization` when no accumulator, shifted left by its requantization
+    shift plus one, can leave int32: |bias| + max |x - x_offset| * sum |w - w_offset| is
+    bounded at compile time. Requantization is then one rounding high multiply (SMMULR)."""
+    bias, input_type = op.bias.owner, op.input.type.element_type
+    weight_type = op.operands[2].type.element_type
+    if (not isinstance(bias, glowll.WeightOp) or bias.value is None
+            or bias_multiplier(input_type, weight_type, op.bias.type.element_type) is not None):
+        return
+    low, high = input_type.value_range
+    largest_input = max(high - input_type.offset, input_type.offset - low)
+    bound = np.abs(array_from_dense(bias.value).astype(np.int64)) + largest_input * np.abs(centred).sum(axis=1)
+    _, shifts = output_multipliers(input_type, weight_type, op.dest.type.element_type)
+    left = max(int(np.max(shifts)), 0)
+    if int(bound.max(initial=0)) << (left + 1) < 2**31:
+        op.properties["narrow_requantization"] = UnitAttr()
 
 
 def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,
@@ -97,7 +116,9 @@ class SelectFullyConnected(RewritePattern):
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
                 weight_type = op.weights.type.element_type
                 offset = 0 if weight_type.per_channel else weight_type.offset
-                fold_input_offset(op, (array_from_dense(weights.value).astype(np.int64) - offset).sum(axis=1), rewriter)
+                centred = array_from_dense(weights.value).astype(np.int64) - offset
+                mark_narrow_requantization(op, centred)
+                fold_input_offset(op, centred.sum(axis=1), rewriter)
             rewriter.notify_op_modified(op)
 
 

@@ -1,7 +1,7 @@
 """The Arm DSP-extension int8 kernels (`glowll-select-arm-dsp-kernels`, `lowering/arm_dsp.py`).
 
 The pair tiling is checked on its own (every output of a tile sums exactly its taps, no
-load leaves the tile's span); the kernels run on the emulated Cortex-M4, M7, M33 and M55,
+load leaves the tile's span), and both filter packings; the kernels run on the emulated Cortex-M4, M7, M33 and M55,
 bit-identical to the independent int8 reference (tests/support/int8_reference.py), for
 convolutions of every shape the generic kernel is tested with, ones whose input zero point
 is folded into the bias (no vertical padding), fused pools, and FullyConnected of any depth
@@ -65,7 +65,7 @@ def test_packed_filter_holds_each_weight_minus_its_zero_point():
     filt = rng.integers(-128, 128, (6, 2, 3, 5)).astype(np.int8)
     tiling = pair_tiling(5, 1, 1)
     block = channel_block(6, 1)
-    packed = pack_filter(filt, -7, tiling, block)
+    packed = pack_filter(filt, -7, (1, 1), (1, 1), (0, 0, 0, 0), 1)
     assert packed.shape == (3, 2, 3, block, 3, 2) and packed.dtype == np.int16
     for o, c, ky, kx in np.ndindex(filt.shape):
         word, half = tiling.tap_position(kx)
@@ -85,6 +85,16 @@ FOLDED_CONVOLUTIONS = {
     "stride2_wide": ((2, 3, 7, 13), (2, 3, 2, 3), (2, 2), (0, 1, 0, 0), (1, 1), 1),
     "one_row_output": ((1, 5, 3, 16), (6, 5, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "depthwise_5": ((1, 4, 9, 9), (4, 1, 3, 5), (1, 1), (0, 2, 0, 2), (1, 1), 4),
+    # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
+    "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "pointwise_wide": ((1, 16, 2, 12), (10, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+}
+
+GENERIC_CONVOLUTIONS = {
+    # nothing to pair: a 1-wide column filter, a padded 1x1
+    "column_3x1": ((1, 3, 6, 5), (4, 3, 3, 1), (1, 1), (1, 0, 1, 0), (1, 1), 1),
+    "pointwise_padded": ((1, 4, 4, 4), (2, 4, 1, 1), (1, 1), (1, 1, 1, 1), (1, 1), 1),
 }
 
 FUSED_POOLS = {
@@ -128,7 +138,7 @@ def fully_connected_case(seed: int, rows: int, depth: int, columns: int, per_cha
 
 def all_cases() -> list[Case]:
     cases = []
-    for index, (name, geometry) in enumerate({**CONVOLUTIONS, **FOLDED_CONVOLUTIONS}.items()):
+    for index, (name, geometry) in enumerate({**CONVOLUTIONS, **FOLDED_CONVOLUTIONS, **GENERIC_CONVOLUTIONS}.items()):
         cases.append(convolution_case(500 + index, geometry, suffix=f"_{name}"))
         if geometry[1][0] % 2 == 0:  # per-channel filters are symmetric
             cases.append(convolution_case(600 + index, geometry, per_channel=True, activation="relu",
@@ -169,16 +179,24 @@ def instruction_lines(bundle) -> list[str]:
 
 
 def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
-    """Only 1-wide filters (nothing to pair along a row) keep the generic kernel."""
+    """Only filters with nothing to pair keep the generic kernel."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps2-an500")))
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
-    assert len(generic) == sum(case.output.startswith("y_1x1") for case in cases) == 2
+    assert len(generic) == sum(case.output.startswith(("y_column", "y_pointwise_padded")) for case in cases) == 4
     assert sum("folded_input_offset" in line for line in lines) > len(FOLDED_CONVOLUTIONS)
 
 
 def test_host_builds_keep_the_generic_kernels(cases):
     lines = instruction_lines(build(cases[0].body, cases[0].constants))
     assert lines and not any("microkernel" in line for line in lines)
+
+
+def test_pointwise_filter_pairs_input_channels():
+    filt = np.arange(4 * 5, dtype=np.int8).reshape(4, 5, 1, 1)
+    packed = pack_filter(filt, 2, (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    assert packed.shape == (2, 3, 2, 2)
+    assert packed[1, 0, 1].tolist() == [15 - 2, 16 - 2]  # output 3, channels 0 and 1
+    assert packed[0, 2, 0].tolist() == [4 - 2, 0]  # output 0, channel 4 and the zero beside it
