@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import i16, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -196,8 +196,9 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                    accumulators: None = None, residual: None = None) -> None:
     """A 1x1 convolution's output row `y` (`convolution_rows`' contract) on channel pairs:
     four adjacent pixels of two input channels become four (channel 2i, channel 2i + 1)
-    pairs (`channel_pairs`), multiplied by each output channel's weight pair; the pixels
-    left over (or all of them, strided) one at a time, their two levels packed into a pair."""
+    pairs (`channel_pairs`), multiplied by each output channel's weight pair; two pixels left
+    over from two halfwords; the rest (or all of them, strided) one at a time, their two
+    levels packed into a pair."""
     _, in_c, _, in_w = src.shape
     sy, sx = op.strides.get_values()
     block = len(channels)
@@ -210,10 +211,14 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 
     def accumulate(totals: list[SSAValue], x: Index, pixels: int) -> list[SSAValue]:
         def step(totals: list[SSAValue], pair_index: Index, first: Index, second: Index) -> list[SSAValue]:
+            at_first, at_second = [n, first, in_y, x], [n, second, in_y, x]
             if pixels == 4:
-                pairs = channel_pairs(b, load_word(b, src, [n, first, in_y, x]), load_word(b, src, [n, second, in_y, x]))
+                pairs = channel_pairs(b, load_word(b, src, at_first), load_word(b, src, at_second))
+            elif pixels == 2:  # two halfwords side by side: bytes p0 p1 q0 q1
+                side_by_side = b.int_or(_halfword(b, src, at_first), b.shift_left(_halfword(b, src, at_second), 16))
+                pairs = list(input_pairs(b, side_by_side, None))
             else:
-                pairs = [pack_halves(b, _level(b, src, [n, first, in_y, x]), _level(b, src, [n, second, in_y, x]))]
+                pairs = [pack_halves(b, _level(b, src, at_first), _level(b, src, at_second))]
             if x_offset is not None:
                 pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
             totals = list(totals)
@@ -242,7 +247,11 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     with b.loop(0, quads) as tile:
         x0 = b.mul(tile.index, quad)
         store(accumulate(starts * quad, b.mul(x0, sx), quad), [b.add(x0, p) for p in range(quad)])
-    for x in range(quads * quad, width):
+    x = quads * quad
+    if sx == 1 and width - x >= 2:
+        store(accumulate(starts * 2, x, 2), [x, x + 1])
+        x += 2
+    for x in range(x, width):
         store(accumulate(list(starts), x * sx, 1), [x])
 
 
@@ -326,6 +335,11 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                         total = domain.multiply_accumulate(total, domain.input(src, [m.index, column]),
                                                            domain.weight(weights, [n, column]))
                 b.store(domain.output(n, dest.element_type)(total), dest, [m.index, n])
+
+
+def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
+    """The two bytes at `view[indices]` as the low half of an i32 (high half zero)."""
+    return b.emit(llvm.ZExtOp(b.emit(llvm.LoadOp(b.element(view, indices), i16, alignment=1)), i32))
 
 
 def _level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
