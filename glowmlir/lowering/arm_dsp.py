@@ -33,10 +33,14 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i16, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.arm_dsp_layout import CHANNEL_PAIRS, TILE_PIXELS, PairTiling, convolution_tiling, packing
+from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, row
+
+QUAD_CHANNELS = 16
+"""A pointwise convolution of at most this many input channels takes four pixels a tile."""
 
 FC_BLOCKS = (4, 2, 1)
 """Outputs of a FullyConnected computed together: the first that divides the outputs."""
@@ -206,7 +210,9 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     folded = op.folded_input_offset is not None
     x_offset = None if folded else offset_pair(b, domain.in_type.offset)
     in_y = b.mul(y, sy)
-    quad = 4 if sx == 1 else 1
+    # Four pixels a tile hold 8 accumulators and 4 pairs: fast while LLVM unrolls the few
+    # channel pairs whole; over many channels, two pixels a tile fit the registers.
+    quad = 1 if sx != 1 else 4 if in_c <= QUAD_CHANNELS else 2
     starts = [domain.bias(bias, o) for o in channels]
 
     def accumulate(totals: list[SSAValue], x: Index, pixels: int) -> list[SSAValue]:
@@ -270,12 +276,30 @@ def pack_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
     return b.int_or(b.int_and(low, 0xFFFF), b.shift_left(high, 16))
 
 
-def convolution_kernel(op: glowll.ConvolutionOp, packed_shape: tuple[int, ...]):
-    """(rows function, output channel block) of a convolution packed for these kernels."""
-    filter_shape = op.filter_shape.get_values()
-    if packing(filter_shape, op.pads.get_values(), op.group.value.data) == CHANNEL_PAIRS:
-        return pointwise_rows, packed_shape[2]
-    return convolution_rows, packed_shape[3]
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """A convolution packed for these kernels: the shared skeleton with `convolution_rows`
+    or `pointwise_rows`; an unpooled, unstrided 1x1 convolution sees each channel's pixels
+    as one row (tiles of four run across the input rows)."""
+    packed_shape = glow.shape_of(op.filter)
+    if packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data) != CHANNEL_PAIRS:
+        loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
+        return
+    block = packed_shape[2]
+    if op.pool is not None or tuple(op.strides.get_values()) != (1, 1):
+        loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
+        return
+
+    def flat(buffer: SSAValue) -> View:
+        whole = view(buffer)
+        n_size, channels, height, width = whole.shape
+        pixels = height * width
+        return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
+
+    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
+    with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        pointwise_rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels],
+                       dest.shape[3])
 
 
 # ----------------------------------------------------------------------------- fully connected

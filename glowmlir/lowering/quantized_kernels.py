@@ -34,7 +34,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glow, glowll
+from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
 from glowmlir.lowering import arm_dsp, loop_skeletons
@@ -261,8 +261,7 @@ class QuantizedArithmetic(ArithmeticDomain):
 def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     domain = QuantizedArithmetic(b, op, view)
     if op.microkernel is not None:  # "arm-dsp": the filter is packed
-        rows, block = arm_dsp.convolution_kernel(op, glow.shape_of(op.filter))
-        loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
+        arm_dsp.emit_convolution(b, domain, op, view)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view)
 

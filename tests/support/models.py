@@ -211,3 +211,39 @@ def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx
                               [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, classes])],
                               initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+
+
+def ds_cnn_style(seed: int = 0, classes: int = 12) -> onnx.ModelProto:
+    """A DS-CNN-small-style keyword-spotting net (Arm's ML-zoo KWS) with random weights:
+    [1, 1, 49, 10] MFCC features, a 10x4 stride-2 convolution to 64 channels, four
+    depthwise-separable blocks (3x3 depthwise, 1x1 pointwise, ReLU after each), average
+    pooling over the whole map, Gemm to `classes` logits ("logits")."""
+    rng = np.random.default_rng(seed)
+    initializers, nodes = [], []
+
+    def weight(name, *shape):
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0
+        deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
+        initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
+        return name
+
+    def conv_relu(x, name, out_channels, in_channels, kernel, pads, stride=1, group=1):
+        filter_ = weight(f"{name}_w", out_channels, in_channels // group, *kernel)
+        nodes.append(helper.make_node("Conv", [x, filter_, weight(f"{name}_b", out_channels)], [name], pads=pads,
+                                      strides=[stride, stride], group=group))
+        nodes.append(helper.make_node("Relu", [name], [f"{name}_relu"]))
+        return f"{name}_relu"
+
+    x = conv_relu("data", "stem", 64, 1, (10, 4), [4, 1, 5, 1], stride=2)  # 'same': 25 x 5
+    for index in range(4):
+        x = conv_relu(x, f"block{index}_depthwise", 64, 64, (3, 3), [1, 1, 1, 1], group=64)
+        x = conv_relu(x, f"block{index}_pointwise", 64, 64, (1, 1), [0, 0, 0, 0])
+    nodes += [helper.make_node("AveragePool", [x], ["pooled"], kernel_shape=[25, 5]),
+              helper.make_node("Flatten", ["pooled"], ["flat"]),
+              helper.make_node("Gemm", ["flat", weight("fc_w", classes, 64), weight("fc_b", classes)], ["logits"],
+                               transB=1)]
+    graph = helper.make_graph(nodes, "ds_cnn_style",
+                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 1, 49, 10])],
+                              [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, classes])],
+                              initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)

@@ -1,0 +1,126 @@
+"""Issue 14's figures: int8 speed and code size on every Cortex-M core, our kernels.
+
+For each model (LeNet, a CIFAR-10-sized conv net, MobileNetV2 0.35 96x96, a DS-CNN-style
+keyword-spotting net) quantized with a profile of random (LeNet: the example digits)
+calibration inputs, and each core (M3 mps2-an385, M4 mps2-an386, M7 mps2-an500, M33
+mps2-an505, M55 mps3-an547), at -O3 and -Os:
+
+instructions
+    per inference, counted exactly by the QEMU plugin (a build running the network twice
+    minus one running it once), weights in flash. Instructions are not cycles.
+code
+    the bundle object's .text + .rodata (weights are not in it).
+
+On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP extension
+(`glowll-select-arm-dsp-kernels`); M3 has none and shows the generic int8 kernels. The float
+build at -O3 on the M7 gives the int8 / float ratio. Outputs are not checked here (the tests
+do: tests/unit/test_arm_dsp_kernels.py), only that each run produced them.
+
+    .venv/bin/python bench/bench_cortex_m.py [--models lenet,cifar,mobilenet,dscnn] [--cores m7,m55] [--json out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+import glowmlir  # noqa: E402
+from bench.bench_quantization import LENET, board_input, make_profile  # noqa: E402
+from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
+from glowmlir.elf import code_size  # noqa: E402
+from glowmlir.profiling import Profiler  # noqa: E402
+from glowmlir.quantization.profile import write_profile  # noqa: E402
+from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from tests.support.models import ds_cnn_style, small_convnet  # noqa: E402
+
+MOBILENET = os.path.join(ROOT, "examples", "mobilenet_v2", "mobilenet_v2.onnx")
+CORES = {"m3": "mps2-an385", "m4": "mps2-an386", "m7": "mps2-an500", "m33": "mps2-an505", "m55": "mps3-an547"}
+BARS = {"lenet": 3_500_000, "mobilenet": 30_000_000}
+"""Issue 14's bars on the M7 (instructions per inference, -O3)."""
+MOBILENET_CODE_BAR_OS = 32 * 1024
+
+
+def random_profile(model_path: str, directory: str, samples: int = 8, seed: int = 0) -> str:
+    """A quantization profile of the model over `samples` standard-normal inputs."""
+    profiler = Profiler.for_model(model_path, CompileOptions())
+    rng = np.random.default_rng(seed)
+    shapes = profiler.input_shapes()
+    for _ in profiler.run({name: rng.normal(size=shape).astype(np.float32) for name, shape in shapes.items()}
+                          for _ in range(samples)):
+        pass
+    path = os.path.join(directory, os.path.basename(model_path) + ".yaml")
+    write_profile(path, profiler.profile)
+    return path
+
+
+def models(directory: str, names: list[str]) -> dict[str, tuple[str, str]]:
+    """name -> (model path, profile path)."""
+    found = {}
+    for name in names:
+        if name == "lenet":
+            profile = os.path.join(directory, "lenet.yaml")
+            make_profile(profile)
+            found[name] = (LENET, profile)
+            continue
+        if name == "mobilenet":
+            path = MOBILENET
+        else:
+            path = os.path.join(directory, f"{name}.onnx")
+            onnx.save({"cifar": small_convnet, "dscnn": ds_cnn_style}[name](), path)
+        found[name] = (path, random_profile(path, directory))
+    return found
+
+
+def measure(model: str, profile: str | None, board: str, level: str) -> dict:
+    quantization = QuantizationOptions(profile) if profile else None
+    bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level))
+    rng = np.random.default_rng(1)
+    inputs = {p.name: board_input(bundle, rng.normal(size=p.shape).astype(np.float32))
+              for p in bundle.layout.placeholders if p.kind == "input"}
+    run = run_on_board(bundle, board, inputs, count_instructions=True)
+    assert run.outputs, "the board printed no outputs"
+    return {"instructions": run.instructions, "code": code_size(bundle.object_code)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="lenet,cifar,mobilenet,dscnn")
+    parser.add_argument("--cores", default=",".join(CORES))
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
+    results = {}
+    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'code B':>9s}", flush=True)
+    for name, (model, profile) in models(directory, args.models.split(",")).items():
+        results[name] = {}
+        for core in args.cores.split(","):
+            for level in ("O3", "Os"):
+                figures = measure(model, profile, CORES[core], level)
+                results[name][f"{core} {level}"] = figures
+                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} {figures['code']:>9,}",
+                      flush=True)
+        if "m7" in args.cores.split(","):
+            float_m7 = measure(model, None, CORES["m7"], "O3")
+            results[name]["m7 O3 float"] = float_m7
+            ratio = results[name]["m7 O3"]["instructions"] / float_m7["instructions"]
+            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions, int8 / float {ratio:.2f}"
+                  + (f"; bar {BARS[name]:,}" if name in BARS else ""), flush=True)
+    if "mobilenet" in results and "m7 Os" in results["mobilenet"]:
+        print(f"MobileNetV2 int8 code at -Os on the M7: {results['mobilenet']['m7 Os']['code']:,} B "
+              f"(bar {MOBILENET_CODE_BAR_OS:,})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
