@@ -55,13 +55,19 @@ class PairTiling:
 @cache
 def pair_tiling(width: int, stride: int, dilation: int, pixels: int = TILE_PIXELS) -> PairTiling:
     """The tiling of a kernel row of `width` taps (stride, dilation along the row)."""
-    span = (pixels - 1) * stride + (width - 1) * dilation  # the last input byte a tile needs
+    return tiling_of(tuple(tuple((p * stride + k * dilation, k) for k in range(width)) for p in range(pixels)))
+
+
+def tiling_of(columns: tuple[tuple[tuple[int, int], ...], ...]) -> PairTiling:
+    """The tiling of outputs whose taps are at the given input bytes: `columns[p]` lists
+    (byte, tap) of output p (a tap in the padding is left out)."""
+    span = max((column for taps in columns for column, _ in taps), default=0)  # the last byte needed
     words = max(1, -(-(span - 1) // 2))  # word j holds bytes 2j .. 2j + 3: 2 * words + 1 >= span
     last_pair = 2 * words - 1
     weight_words: dict[tuple[int | None, int | None], int] = {}
     products = []
-    for p in range(pixels):
-        taps = {p * stride + k * dilation: k for k in range(width)}
+    for pixel_taps in columns:
+        taps = dict(pixel_taps)
         waiting = sorted(taps)
         chosen = []
         while waiting:
@@ -76,6 +82,65 @@ def pair_tiling(width: int, stride: int, dilation: int, pixels: int = TILE_PIXEL
             chosen.append((pair, weight_words.setdefault(word, len(weight_words))))
         products.append(tuple(chosen))
     return PairTiling(words, tuple(weight_words), tuple(products))
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """How a convolution row of `width` outputs is computed, in tiles of TILE_PIXELS.
+
+    `tilings[0]` is the interior tiling, used by `interior` = (first output, tiles) tiles
+    whose words all lie in the input row; each of `edges` = (first output, tiling, first
+    loaded column) is a tile whose windows reach into the padding or whose interior words
+    would leave the row, with a tiling of its own that leaves those taps out and loads
+    from inside the row; `singles` are the outputs computed one tap at a time. The packed
+    filter holds the weight words of every tiling, the i-th's from `word_offsets[i]`.
+    """
+
+    tilings: tuple[PairTiling, ...]
+    word_offsets: tuple[int, ...]
+    interior: tuple[int, int]
+    edges: tuple[tuple[int, int, int], ...]
+    singles: tuple[int, ...]
+
+    @property
+    def words(self) -> int:
+        return self.word_offsets[-1] + len(self.tilings[-1].weight_words)
+
+
+@cache
+def row_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int) -> RowPlan:
+    interior = pair_tiling(kernel, stride, dilation)
+    tilings, edges, inside, singles = [interior], [], [], []
+    for x0 in range(0, width - TILE_PIXELS + 1, TILE_PIXELS):
+        first = x0 * stride - pad_left
+        if first >= 0 and first + interior.bytes_read <= in_width:
+            inside.append(x0)
+            continue
+        taps = [[(first + p * stride + k * dilation, k) for k in range(kernel)] for p in range(TILE_PIXELS)]
+        taps = [[(column, k) for column, k in pixel if 0 <= column < in_width] for pixel in taps]
+        kept = [column for pixel in taps for column, _ in pixel]
+        origin = min(kept, default=0)
+        words = max(1, -(-(max(kept, default=0) - origin - 1) // 2))
+        origin = min(origin, in_width - 2 * words - 2)  # the words stay in the row
+        if not kept or origin < 0:
+            singles += range(x0, x0 + TILE_PIXELS)
+            continue
+        edges.append((x0, len(tilings), origin))
+        tilings.append(tiling_of(tuple(tuple((column - origin, k) for column, k in pixel) for pixel in taps)))
+    singles += range(width - width % TILE_PIXELS, width)
+    offsets = [0]
+    for tiling in tilings[:-1]:
+        offsets.append(offsets[-1] + len(tiling.weight_words))
+    return RowPlan(tuple(tilings), tuple(offsets), (inside[0] if inside else 0, len(inside)), tuple(edges),
+                   tuple(sorted(singles)))
+
+
+def convolution_row_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
+                         pads: Sequence[int], dilations: Sequence[int]) -> RowPlan:
+    """The row plan of an NCHW convolution (OIHW filter)."""
+    in_width, kernel = input_shape[3], filter_shape[3]
+    width = (in_width + pads[1] + pads[3] - dilations[1] * (kernel - 1) - 1) // strides[1] + 1
+    return row_plan(in_width, width, kernel, strides[1], dilations[1], pads[1])
 
 
 def convolution_tiling(strides: Sequence[int], dilations: Sequence[int], filter_shape: Sequence[int]) -> PairTiling:
@@ -100,12 +165,12 @@ def channel_block(out_channels: int, group: int) -> int:
     return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
 
 
-def pack_filter(levels: np.ndarray, weight_offset: int, strides: Sequence[int], dilations: Sequence[int],
-                pads: Sequence[int], group: int) -> np.ndarray:
+def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
+                dilations: Sequence[int], pads: Sequence[int], group: int) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
-    weight words of the row's `PairTiling`), CHANNEL_PAIRS [O / block, ceil(C / 2), block, 2]
-    (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
+    weight words of every tiling of the row plan), CHANNEL_PAIRS [O / block, ceil(C / 2),
+    block, 2] (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
     out_c, group_c, k_h, _ = levels.shape
     block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
@@ -113,13 +178,14 @@ def pack_filter(levels: np.ndarray, weight_offset: int, strides: Sequence[int], 
         padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
         padded[:, :group_c] = centred.reshape(out_c, group_c)
         return padded.reshape(out_c // block, block, -1, 2).transpose(0, 2, 1, 3).copy()
-    tiling = convolution_tiling(strides, dilations, levels.shape)
-    packed = np.zeros((out_c // block, group_c, k_h, block, len(tiling.weight_words), 2), np.int16)
+    plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations)
+    packed = np.zeros((out_c // block, group_c, k_h, block, plan.words, 2), np.int16)
     blocked = centred.reshape(out_c // block, block, group_c, k_h, -1).transpose(0, 2, 3, 1, 4)
-    for index, word in enumerate(tiling.weight_words):
-        for half, tap in enumerate(word):
-            if tap is not None:
-                packed[..., index, half] = blocked[..., tap]
+    for tiling, offset in zip(plan.tilings, plan.word_offsets):
+        for index, word in enumerate(tiling.weight_words):
+            for half, tap in enumerate(word):
+                if tap is not None:
+                    packed[..., offset + index, half] = blocked[..., tap]
     return packed
 
 
@@ -131,5 +197,6 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     block = channel_block(out_c, group)
     if packing(filter_shape, op.pads.get_values(), group) == CHANNEL_PAIRS:
         return (out_c // block, -(-group_c // 2), block, 2)
-    tiling = convolution_tiling(op.strides.get_values(), op.dilations.get_values(), filter_shape)
-    return (out_c // block, group_c, k_h, block, len(tiling.weight_words), 2)
+    plan = convolution_row_plan(op.input.type.get_shape(), filter_shape, op.strides.get_values(),
+                                op.pads.get_values(), op.dilations.get_values())
+    return (out_c // block, group_c, k_h, block, plan.words, 2)

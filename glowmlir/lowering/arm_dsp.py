@@ -34,7 +34,13 @@ from xdsl.dialects.builtin import i16, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.arm_dsp_layout import CHANNEL_PAIRS, TILE_PIXELS, PairTiling, convolution_tiling, packing
+from glowmlir.libraries.arm_dsp_layout import (
+    CHANNEL_PAIRS,
+    TILE_PIXELS,
+    PairTiling,
+    convolution_row_plan,
+    packing,
+)
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, row
@@ -96,7 +102,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     sy, sx = op.strides.get_values()
     pt, pl, pb, _ = op.pads.get_values()
     dy, dx = op.dilations.get_values()
-    tiling = convolution_tiling((sy, sx), (dy, dx), (out_c, group_c, k_h, k_w))
+    plan = convolution_row_plan(src.shape, (out_c, group_c, k_h, k_w), (sy, sx), op.pads.get_values(), (dy, dx))
     block = len(channels)
     out_per_group = out_c // op.group.value.data
     first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
@@ -112,20 +118,21 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     else:
         ky_lo, ky_hi = 0, k_h
 
-    def accumulate(totals: list[SSAValue], columns: list[int | Index], single_taps: bool) -> list[SSAValue]:
-        """Adds every tap of outputs at input columns `columns` (first column of each window)
-        to `totals` ([output][channel]), over input channels and kernel rows."""
+    def accumulate(totals: list[SSAValue], first: Index, tiling: int | None) -> list[SSAValue]:
+        """Adds the taps of a tile of outputs (plan tiling `tiling`, loads from input column
+        `first`), or of one output (None: window from `first`), to `totals` ([output][channel]),
+        over input channels and kernel rows."""
         with b.loop(0, group_c, carried=totals) as c:
             with b.loop(ky_lo, ky_hi, carried=c.carried) as ky:
                 channel = b.add(first_channel, c.index)
                 in_y = b.add(top, b.mul(ky.index, dy))
                 sums = list(ky.carried)
-                if single_taps:
-                    sums = _single_taps(b, domain, src, packed, tiling, n, channel, in_y, o_block, c.index,
-                                        ky.index, block, columns[0], sums, in_w, k_w, dx, folded)
+                if tiling is None:
+                    sums = _single_taps(b, domain, src, packed, plan.tilings[0], n, channel, in_y, o_block, c.index,
+                                        ky.index, block, first, sums, in_w, k_w, dx, folded)
                 else:
-                    sums = _tile_taps(b, src, packed, tiling, n, channel, in_y, o_block, c.index, ky.index, block,
-                                      columns[0], sums, x_offset)
+                    sums = _tile_taps(b, src, packed, plan.tilings[tiling], plan.word_offsets[tiling], n, channel,
+                                      in_y, o_block, c.index, ky.index, block, first, sums, x_offset)
                 ky.next(*sums)
             c.next(*ky.results)
         return c.results
@@ -137,25 +144,22 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 total = totals[p * block + j]
                 b.store(stored(total) if stored is not None else total, output.view, output.at(x))
 
-    # Tiles: outputs whose windows lie inside the row and whose words stay in it.
-    first_inside = -(-pl // sx)
-    last_start = (in_w - tiling.bytes_read + pl) // sx  # the last first output of a tile
-    last_tile = min(last_start, width - TILE_PIXELS)
-    tiles = (last_tile - first_inside) // TILE_PIXELS + 1 if last_tile >= first_inside else 0
-    tiled = range(first_inside, first_inside + tiles * TILE_PIXELS)
     starts = [domain.bias(bias, o) for o in channels]
+    first_tile, tiles = plan.interior
     if tiles:
         with b.loop(0, tiles) as tile:
-            x0 = b.add(first_inside, b.mul(tile.index, TILE_PIXELS))
-            totals = accumulate(starts * TILE_PIXELS, [b.sub(b.mul(x0, sx), pl)], single_taps=False)
+            x0 = b.add(first_tile, b.mul(tile.index, TILE_PIXELS))
+            totals = accumulate(starts * TILE_PIXELS, b.sub(b.mul(x0, sx), pl), 0)
             store(totals, [b.add(x0, p) for p in range(TILE_PIXELS)])
-    for x in (x for x in range(width) if x not in tiled):
-        store(accumulate(list(starts), [x * sx - pl], single_taps=True), [x])
+    for x0, tiling, first in plan.edges:
+        store(accumulate(starts * TILE_PIXELS, first, tiling), list(range(x0, x0 + TILE_PIXELS)))
+    for x in plan.singles:
+        store(accumulate(list(starts), x * sx - pl, None), [x])
 
 
-def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, n: Index, channel: Index, in_y: Index,
-               o_block: Index, c: Index, ky: Index, block: int, first: Index, totals: list[SSAValue],
-               x_offset: SSAValue | None) -> list[SSAValue]:
+def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, word_offset: int, n: Index,
+               channel: Index, in_y: Index, o_block: Index, c: Index, ky: Index, block: int, first: Index,
+               totals: list[SSAValue], x_offset: SSAValue | None) -> list[SSAValue]:
     """One kernel row of one input channel for a whole tile: pairs times weight words."""
     pairs = []
     for word in range(tiling.words):
@@ -166,7 +170,7 @@ def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, n:
         for p, products in enumerate(tiling.products):
             for pair, word in products:
                 if word not in weights:
-                    weights[word] = load_word(b, packed, [o_block, c, ky, j, word, 0])
+                    weights[word] = load_word(b, packed, [o_block, c, ky, j, word_offset + word, 0])
                 totals[p * block + j] = smlad(b, pairs[pair], weights[word], totals[p * block + j])
     return totals
 

@@ -46,7 +46,7 @@ class PackConvolutionFilter(RewritePattern):
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape = glow.shape_of(op.filter)
         offset = 0 if filter_type.per_channel else filter_type.offset
-        packed = pack_filter(array_from_dense(weight.value), offset, op.strides.get_values(),
+        packed = pack_filter(array_from_dense(weight.value), offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), op.group.value.data)
         # The packed levels are the weights minus their zero point: the same reals with offset 0.
         if filter_type.per_channel:
@@ -59,8 +59,7 @@ class PackConvolutionFilter(RewritePattern):
         op.properties["filter_shape"] = glow.ints(shape)
         centred = (array_from_dense(weight.value).astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
-        top, _, bottom, _ = op.pads.get_values()
-        if top == 0 and bottom == 0:  # every kernel row of a tile is inside the input
+        if not any(op.pads.get_values()):  # every tap of every output is inside the input
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         _erase_if_unused(weight, rewriter)
 

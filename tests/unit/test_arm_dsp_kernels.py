@@ -65,7 +65,7 @@ def test_packed_filter_holds_each_weight_minus_its_zero_point():
     filt = rng.integers(-128, 128, (6, 2, 3, 5)).astype(np.int8)
     tiling = pair_tiling(5, 1, 1)
     block = channel_block(6, 1)
-    packed = pack_filter(filt, -7, (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    packed = pack_filter(filt, -7, (1, 2, 9, 9), (1, 1), (1, 1), (0, 0, 0, 0), 1)
     assert packed.shape == (3, 2, 3, block, 3, 2) and packed.dtype == np.int16
     for o, c, ky, kx in np.ndindex(filt.shape):
         word, half = tiling.tap_position(kx)
@@ -196,7 +196,7 @@ def test_host_builds_keep_the_generic_kernels(cases):
 
 def test_pointwise_filter_pairs_input_channels():
     filt = np.arange(4 * 5, dtype=np.int8).reshape(4, 5, 1, 1)
-    packed = pack_filter(filt, 2, (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    packed = pack_filter(filt, 2, (1, 5, 3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1)
     assert packed.shape == (2, 3, 2, 2)
     assert packed[1, 0, 1].tolist() == [15 - 2, 16 - 2]  # output 3, channels 0 and 1
     assert packed[0, 2, 0].tolist() == [4 - 2, 0]  # output 0, channel 4 and the zero beside it
