@@ -31,7 +31,7 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import f32, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -287,6 +287,14 @@ def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, d
     return b.int_add(requantize(b, b.int_sub(level, source.offset), multiplier, shift), dest.offset)
 
 
+def _small_int_to_f32(b: KernelBuilder, value: SSAValue) -> SSAValue:
+    """An i32 of magnitude below 2^22 as an f32, exactly: the bits of 1.5 * 2^23 plus the value
+    are the float 1.5 * 2^23 + value. (Not `sitofp`: LLVM 22 folds `sitofp(x) * 2^-n` into
+    MVE's fixed-point VCVT and, on Cortex-M55, can give it a register where the encoder
+    needs an immediate: an assertion in object emission.)"""
+    return b.fsub(b.bitcast(b.int_add(value, 0x4B400000), f32), b.f32(12582912.0))
+
+
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
     """Glow's quantize: `clamp(nearbyint(x / scale + offset))` as an i32, computed in f32.
 
@@ -306,8 +314,9 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     if kind == "dequantize":
         source = _type(op.inputs[0])
         scale = b.f32(source.scale)
+        as_float = _small_int_to_f32 if source.bitwidth <= 16 else b.to_f32
         emit_strided_map(b, dest, sources, lambda v: b.fmul(
-            b.to_f32(b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
+            as_float(b, b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
         return
     out_type = _type(op.dest)
     low, high = activation_bounds(op, out_type) if kind in ("relu", "clip", "add", "sub") else out_type.value_range

@@ -200,3 +200,23 @@ def test_pointwise_filter_pairs_input_channels():
     assert packed.shape == (2, 3, 2, 2)
     assert packed[1, 0, 1].tolist() == [15 - 2, 16 - 2]  # output 3, channels 0 and 1
     assert packed[0, 2, 0].tolist() == [4 - 2, 0]  # output 0, channel 4 and the zero beside it
+
+
+def test_dequantize_with_power_of_two_scales_on_the_m55():
+    """LLVM folds `sitofp(x) * 2^-n` into MVE's fixed-point VCVT and, with two of them in one
+    function, once gave it a register operand: an assertion (a crash, no message) when the
+    M55 object was written, for every int8 model ending in a dequantized softmax. The
+    dequantize kernel converts exactly without `sitofp`."""
+    x = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+    elements = [(1 / 256, -128), (0.0625, 3)]
+    body = ""
+    for index, element in enumerate(elements):
+        x_t, y_t = tensor(x.shape, q8(*element)), tensor(x.shape, "f32")
+        body += f"""
+  %x{index} = glow.placeholder "x{index}" : {x_t}
+  %y{index} = glow.dequantize %x{index} : ({x_t}) -> {y_t}
+  glow.save %y{index} as "y{index}" : {y_t}"""
+    bundle = build(body, target=target_for("mps3-an547"))
+    outputs = run_on_board(bundle, "mps3-an547", {f"x{i}": x for i in range(len(elements))}).outputs
+    for index, element in enumerate(elements):
+        np.testing.assert_array_equal(outputs[f"y{index}"].reshape(x.shape), ref.dequantize(x, *element))
