@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i16, i32
+from xdsl.dialects.builtin import i16, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -82,10 +82,26 @@ def offset_pair(b: KernelBuilder, zero_point: int) -> SSAValue | None:
     return b.integer(np.int32(np.uint32(half * 0x10001)).item())
 
 
-def load_word(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
-    """The (possibly unaligned) i32 at the address of `view[indices]`: Armv7E-M and Armv8-M
-    Mainline load words from any address."""
-    return b.emit(llvm.LoadOp(b.element(view, indices), i32, alignment=1))
+def load_words(b: KernelBuilder, view: View, indices: Sequence[Index], count: int) -> list[SSAValue]:
+    """`count` consecutive i32 words from the 4-byte aligned address of `view[indices]`, two
+    at a time as one i64 (one LDRD)."""
+    address = b.element(view, indices)
+    words = []
+    for first in range(0, count, 2):
+        at = b.offset_pointer(address, first, i32)
+        if first + 1 == count:
+            words.append(b.emit(llvm.LoadOp(at, i32, alignment=4)))
+            break
+        double = b.emit(llvm.LoadOp(at, i64, alignment=4))
+        words += [b.truncate(double, i32), b.truncate(b.shift_right_logical(double, 32), i32)]
+    return words
+
+
+def load_word(b: KernelBuilder, view: View, indices: Sequence[Index], aligned: bool = False) -> SSAValue:
+    """The i32 at the address of `view[indices]`: Armv7E-M and Armv8-M Mainline load words
+    from any address; `aligned` says it is a multiple of 4 (a packed weight pair), which
+    lets LLVM load two words with one LDRD."""
+    return b.emit(llvm.LoadOp(b.element(view, indices), i32, alignment=4 if aligned else 1))
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -166,11 +182,9 @@ def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, wo
         pairs.extend(input_pairs(b, load_word(b, src, [n, channel, in_y, b.add(first, 2 * word)]), x_offset))
     totals = list(totals)
     for j in range(block):
-        weights: dict[int, SSAValue] = {}
+        weights = load_words(b, packed, [o_block, c, ky, j, word_offset, 0], len(tiling.weight_words))
         for p, products in enumerate(tiling.products):
             for pair, word in products:
-                if word not in weights:
-                    weights[word] = load_word(b, packed, [o_block, c, ky, j, word_offset + word, 0])
                 totals[p * block + j] = smlad(b, pairs[pair], weights[word], totals[p * block + j])
     return totals
 
@@ -233,7 +247,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                 pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
             totals = list(totals)
             for j in range(block):
-                weight = load_word(b, packed, [o_block, pair_index, j, 0])
+                weight = load_word(b, packed, [o_block, pair_index, j, 0], aligned=True)
                 for p, pair in enumerate(pairs):
                     totals[p * block + j] = smlad(b, pair, weight, totals[p * block + j])
             return totals
