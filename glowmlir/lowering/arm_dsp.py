@@ -154,11 +154,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         return c.results
 
     def store(totals: list[SSAValue], xs: list[Index]) -> None:
-        for j, output in enumerate(outputs):
-            stored = domain.output(channels[j], output.view.element_type)
-            for p, x in enumerate(xs):
-                total = totals[p * block + j]
-                b.store(stored(total) if stored is not None else total, output.view, output.at(x))
+        store_tile(b, domain, channels, outputs, totals, xs)
 
     starts = [domain.bias(bias, o) for o in channels]
     first_tile, tiles = plan.interior
@@ -171,6 +167,17 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         store(accumulate(starts * TILE_PIXELS, first, tiling), list(range(x0, x0 + TILE_PIXELS)))
     for x in plan.singles:
         store(accumulate(list(starts), x * sx - pl, None), [x])
+
+
+def store_tile(b: KernelBuilder, domain: ArithmeticDomain, channels: list[Index], outputs: list[Row],
+               totals: list[SSAValue], xs: list[Index]) -> None:
+    """Each accumulator of a tile (`totals[p * block + j]`: output column xs[p], channel j)
+    through the domain's output step into its row."""
+    for j, output in enumerate(outputs):
+        stored = domain.output(channels[j], output.view.element_type)
+        for p, x in enumerate(xs):
+            total = totals[p * len(channels) + j]
+            b.store(stored(total) if stored is not None else total, output.view, output.at(x))
 
 
 def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, word_offset: int, n: Index,
@@ -261,11 +268,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         return totals
 
     def store(totals: list[SSAValue], xs: list[Index]) -> None:
-        for j, output in enumerate(outputs):
-            stored = domain.output(channels[j], output.view.element_type)
-            for p, x in enumerate(xs):
-                total = totals[p * block + j]
-                b.store(stored(total) if stored is not None else total, output.view, output.at(x))
+        store_tile(b, domain, channels, outputs, totals, xs)
 
     quads = width // quad
     with b.loop(0, quads) as tile:
