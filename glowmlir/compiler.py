@@ -126,7 +126,7 @@ class CompileOptions:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs,
-                                arm_dsp=self.target.has_arm_dsp)
+                                arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -74,10 +74,11 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
-                  pointer_width: int = 64, arm_dsp: bool = False) -> list[ModulePass]:
+                  pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it; on a core with the Arm DSP
-    extension (`arm_dsp`), the int8 instructions left get the DSP microkernels."""
+    extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
+    Helium's, with `helium`)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
@@ -86,7 +87,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if arm_dsp:
-        selection.append(SelectArmDspKernels())
+        selection.append(SelectArmDspKernels(helium))
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -110,7 +111,8 @@ class CompilePipeline:
 def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
-                     save_node_outputs: str | None = None, arm_dsp: bool = False) -> CompilePipeline:
+                     save_node_outputs: str | None = None, arm_dsp: bool = False,
+                     helium: bool = False) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels; `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
@@ -124,7 +126,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
-                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp)),
+                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile),))
 
 

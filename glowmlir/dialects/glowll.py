@@ -365,7 +365,7 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp",)
+MICROKERNELS = ("arm-dsp", "arm-mve")
 """The `microkernel`s an int8 convolution or FullyConnected may name (see their selection passes)."""
 
 

@@ -330,6 +330,9 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     """Per input row, `FC_BLOCK` outputs at a time: each word of four inputs becomes two
     pairs shared by the block, each weight word two pairs; a tail of fewer than four
     products is added one by one."""
+    if op.microkernel.data == "arm-mve":
+        emit_helium_fully_connected(b, domain, op, view)
+        return
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
@@ -390,3 +393,34 @@ def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValu
 def _level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
     """An int8 level as it is, widened to i32."""
     return b.sign_extend(b.load(view, indices))
+
+
+def emit_helium_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp,
+                                view) -> None:
+    """Each output one dot product of int8 rows, written plainly so that LLVM vectorizes it
+    for MVE into VMLAVA.S8 (16 products an instruction): with the input offset folded, the
+    levels as they are and `- w_offset * sum x` (VADDVA) once per row; else the generic
+    products with their zero points."""
+    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
+    rows, columns = dest.shape
+    depth = src.shape[1]
+    weight_offset = 0 if domain.weight_type.per_channel else domain.weight_type.offset
+    folded = op.folded_input_offset is not None
+    with b.loop(0, rows) as m:
+        input_sum = None
+        if folded and weight_offset:
+            with b.loop(0, depth, carried=[b.integer(0)]) as k:
+                k.next(b.int_add(k.carried[0], _level(b, src, [m.index, k.index])))
+            input_sum = b.int_mul(k.results[0], weight_offset)
+        with b.loop(0, columns) as n:
+            start = domain.bias(bias, n.index)
+            if input_sum is not None:
+                start = b.int_sub(start, input_sum)
+            with b.loop(0, depth, carried=[start]) as k:
+                if folded:
+                    product = b.int_mul(_level(b, src, [m.index, k.index]), _level(b, weights, [n.index, k.index]))
+                    k.next(b.int_add(k.carried[0], product))
+                else:
+                    k.next(domain.multiply_accumulate(k.carried[0], domain.input(src, [m.index, k.index]),
+                                                      domain.weight(weights, [n.index, k.index])))
+            b.store(domain.output(n.index, dest.element_type)(k.results[0]), dest, [m.index, n.index])

@@ -54,6 +54,11 @@ class Target:
         return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
 
     @property
+    def has_helium(self) -> bool:
+        """An Arm core with the M-profile vector extension (MVE, Helium: Cortex-M55)."""
+        return self.triple.startswith(("thumb", "arm")) and any(f.startswith("+mve") for f in self.features.split(","))
+
+    @property
     def emits_llvm_ir(self) -> bool:
         """Xtensa (HiFi4): llvmlite's LLVM has no back end for it; the bundle carries LLVM IR."""
         return self.triple.startswith("xtensa")

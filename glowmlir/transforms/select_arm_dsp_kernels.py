@@ -1,7 +1,8 @@
 """`glowll-select-arm-dsp-kernels`: int8 convolutions and FullyConnected onto the Arm DSP extension.
 
 On a core with the DSP extension (Cortex-M4, M7, M33, M55: `+dsp` among the target's
-features, `glow-compile` adds the pass by itself) every int8 `glowll.convolution` with a
+features, `glow-compile` adds the pass by itself, `helium=true` on a core with MVE) every
+int8 `glowll.convolution` with a
 constant filter at least two taps wide, and every int8 `glowll.fully_connected`, gets
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
 (`lowering.arm_dsp`). A convolution's filter is re-laid for it at compile time
@@ -28,6 +29,7 @@ from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers
 from glowmlir.transforms.select_kernels import insert_weight
 
 MICROKERNEL = "arm-dsp"
+HELIUM = "arm-mve"
 
 
 def _int8(*buffers) -> bool:
@@ -106,11 +108,14 @@ def _erase_if_unused(weight: glowll.WeightOp, rewriter: PatternRewriter) -> None
         rewriter.erase(weight)
 
 
+@dataclass
 class SelectFullyConnected(RewritePattern):
+    microkernel: str
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and is_quantized_instruction(op) and _int8(op.dest, op.input, op.weights):
-            op.properties["microkernel"] = StringAttr(MICROKERNEL)
+            op.properties["microkernel"] = StringAttr(self.microkernel)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
                 weight_type = op.weights.type.element_type
@@ -123,10 +128,15 @@ class SelectFullyConnected(RewritePattern):
 
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
-    """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing filters."""
+    """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
+    filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected gets
+    `microkernel = "arm-mve"`: dot products of the int8 levels as they are, which LLVM turns
+    into VMLAVA (16 products an instruction)."""
 
     name = "glowll-select-arm-dsp-kernels"
+    helium: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(PackConvolutionFilter(), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(SelectFullyConnected(), apply_recursively=False).rewrite_module(op)
+        fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
+        PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)

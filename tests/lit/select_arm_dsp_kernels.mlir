@@ -1,4 +1,5 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{helium=true}' | filecheck %s --check-prefix=HELIUM
 // DSP-extension kernels: the 1x3 convolution's filter (2 output channels, one block) is
 // packed as the int16 weight pairs a two-output tile multiplies, zero point (-1) taken
 // off: weight words of taps (0, 2), (1, none) and (none, 1): the tile's second output
@@ -6,7 +7,8 @@
 // point (3) is folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
 // -20 - 3 * ((-1+1) + (0+1) + (4+1)) = -38. The FullyConnected is marked (its weights stay
 // int8), its bias folded too: 100 - 3 * (1 - 2 + 3 - 4) = 106, -100 - 3 * (5 + 6 - 7 + 8) = -136.
-// The 1x1 convolution has nothing to pair along its rows and keeps the generic kernel.
+// Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization.
+// The 1x1 convolution is packed along its input channels (one channel: paired with a zero).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -27,8 +29,13 @@ glowll.function @net {
 
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[\[}}2, 4], [3, 0], [0, 3]], {{\[\[}}0, 5], [1, 0], [0, 1]]]]]]> : tensor<1x1x1x2x3x2xi16>} : memref<1x1x1x2x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, folded_input_offset}
-// CHECK:      glowll.convolution %p, %x, %w1, %b1 {strides
-// CHECK-NOT:  microkernel
+// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
+// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}1, 0], [2, 0]]]]> : tensor<1x1x2x2xi16>}
+// CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", folded_input_offset}
+// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
+
+// On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
+// for MVE; the convolution is packed as above.
+// HELIUM:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
+// HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}

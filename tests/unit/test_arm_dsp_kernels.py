@@ -189,6 +189,14 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     assert sum("folded_input_offset" in line for line in lines) > len(FOLDED_CONVOLUTIONS)
 
 
+def test_the_m55_takes_fully_connected_on_helium(cases):
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    lines = instruction_lines(build(body, constants, target=target_for("mps3-an547")))
+    fully_connected = [line for line in lines if "glowll.fully_connected" in line]
+    assert fully_connected and all('microkernel = "arm-mve"' in line for line in fully_connected)
+
+
 def test_host_builds_keep_the_generic_kernels(cases):
     lines = instruction_lines(build(cases[0].body, cases[0].constants))
     assert lines and not any("microkernel" in line for line in lines)
