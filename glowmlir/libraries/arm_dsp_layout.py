@@ -22,6 +22,14 @@ TILE_PIXELS = 2
 CHANNEL_BLOCK = 2
 """Output channels computed together (when the channels of a group divide by it)."""
 
+POINTWISE_BLOCK = 4
+"""Output channels a two-pixel tile of a pointwise convolution computes."""
+
+QUAD_CHANNELS = 16
+"""A pointwise convolution of at most this many input channels takes four pixels a tile
+(8 accumulators and 4 pairs: fast while LLVM unrolls the few channel pairs whole); over
+more channels, two pixels a tile and POINTWISE_BLOCK output channels fit the registers."""
+
 
 @dataclass(frozen=True)
 class PairTiling:
@@ -161,8 +169,13 @@ def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int) -> str
     return None
 
 
-def channel_block(out_channels: int, group: int) -> int:
-    return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
+def channel_block(out_channels: int, group: int, in_channels: int = 0, pointwise: bool = False) -> int:
+    """Output channels a tile computes: CHANNEL_BLOCK, or POINTWISE_BLOCK for a pointwise
+    convolution whose tiles are two pixels (more than QUAD_CHANNELS input channels); 1 when
+    the channels of a group do not divide by it."""
+    block = POINTWISE_BLOCK if pointwise and in_channels > QUAD_CHANNELS else CHANNEL_BLOCK
+    per_group = out_channels // group
+    return block if per_group % block == 0 else CHANNEL_BLOCK if per_group % CHANNEL_BLOCK == 0 else 1
 
 
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
@@ -172,9 +185,10 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     weight words of every tiling of the row plan), CHANNEL_PAIRS [O / block, ceil(C / 2),
     block, 2] (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
     out_c, group_c, k_h, _ = levels.shape
-    block = channel_block(out_c, group)
+    pointwise = packing(levels.shape, pads, group) == CHANNEL_PAIRS
+    block = channel_block(out_c, group, group_c, pointwise)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
-    if packing(levels.shape, pads, group) == CHANNEL_PAIRS:
+    if pointwise:
         padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
         padded[:, :group_c] = centred.reshape(out_c, group_c)
         return padded.reshape(out_c // block, block, -1, 2).transpose(0, 2, 1, 3).copy()
@@ -194,8 +208,9 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     filter_shape = op.filter_shape.get_values()
     out_c, group_c, k_h, _ = filter_shape
     group = op.group.value.data
-    block = channel_block(out_c, group)
-    if packing(filter_shape, op.pads.get_values(), group) == CHANNEL_PAIRS:
+    pointwise = packing(filter_shape, op.pads.get_values(), group) == CHANNEL_PAIRS
+    block = channel_block(out_c, group, group_c, pointwise)
+    if pointwise:
         return (out_c // block, -(-group_c // 2), block, 2)
     plan = convolution_row_plan(op.input.type.get_shape(), filter_shape, op.strides.get_values(),
                                 op.pads.get_values(), op.dilations.get_values())

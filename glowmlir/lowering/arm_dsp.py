@@ -36,6 +36,7 @@ from xdsl.ir import SSAValue
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.arm_dsp_layout import (
     CHANNEL_PAIRS,
+    QUAD_CHANNELS,
     TILE_PIXELS,
     PairTiling,
     convolution_row_plan,
@@ -44,9 +45,6 @@ from glowmlir.libraries.arm_dsp_layout import (
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, row
-
-QUAD_CHANNELS = 16
-"""A pointwise convolution of at most this many input channels takes four pixels a tile."""
 
 FC_BLOCKS = (4, 2, 1)
 """Outputs of a FullyConnected computed together: the first that divides the outputs."""
@@ -235,8 +233,6 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     folded = op.folded_input_offset is not None
     x_offset = None if folded else offset_pair(b, domain.in_type.offset)
     in_y = b.mul(y, sy)
-    # Four pixels a tile hold 8 accumulators and 4 pairs: fast while LLVM unrolls the few
-    # channel pairs whole; over many channels, two pixels a tile fit the registers.
     quad = 1 if sx != 1 else 4 if in_c <= QUAD_CHANNELS else 2
     starts = [domain.bias(bias, o) for o in channels]
 
