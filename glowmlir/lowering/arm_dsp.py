@@ -3,25 +3,22 @@
 The extension's `SMLAD acc, a, b` adds two 16x16-bit products to an accumulator in one
 instruction: `acc + a.lo * b.lo + a.hi * b.hi`. `SXTB16 a` sign-extends bytes 0 and 2 of a
 word into the two halves, `SXTB16 a, ror #8` bytes 1 and 3, `SADD16` adds two halves at once.
-The kernels here reach them through LLVM's `llvm.arm.*` intrinsics.
+The kernels here reach them through LLVM's `llvm.arm.*` intrinsics; LLVM itself selects
+`PKHBT`/`PKHTB`, `SMMULR` and `LDRD` from plain IR. The data layouts (the pair tilings, the
+packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that packs them.
 
-Convolution (`glowll-select-arm-dsp-kernels` packs its filter): along a row of the input,
-one word load gives the int16 *input pairs* (i, i+2) and (i+1, i+3) of four adjacent
-columns. A *tile* of `TILE_PIXELS` adjacent outputs of one output row reads the input
-columns under its windows as such pairs (`PairTiling`): each output's taps are covered by
-pairs, a tap left alone is paired with a column it does not use, against a zero weight.
-The filter is stored as the int16 *weight pairs* the tiling multiplies with, with the
-weight zero point already subtracted, in the order the kernel reads them
-([O / block, C / group, KH, block, words, 2]). A tile of `block` output channels keeps its
-`TILE_PIXELS x block` accumulators in registers over the input channels and kernel rows;
-the input zero point is subtracted from a pair with one `SADD16`. Output columns whose
-windows reach into the horizontal padding, or whose words would read past the input row,
-are computed one by one with the same arithmetic on single taps. Every output is exactly
-the int32 sum the generic int8 kernel computes, so outputs are bit-identical.
+* `convolution_rows`: a filter row at least two taps wide. A tile of `TILE_PIXELS` outputs
+  of a row and a block of output channels keeps its accumulators in registers over the
+  input channels and kernel rows; per kernel row it loads the input words of its row plan's
+  tiling and multiplies their pairs with the packed weight words. Tiles at the edges have
+  tilings of their own; outputs left over are computed tap by tap.
+* `pointwise_rows`: an unpadded, ungrouped 1x1 convolution, on pairs of input channels.
+* `emit_fully_connected`: int8 weight rows as they are, two pairs a word; on Helium cores a
+  plain dot product LLVM vectorizes (`emit_helium_fully_connected`).
 
-FullyConnected: inputs and weights are both int8 rows; each word of four gives two pairs
-of each, zero points subtracted with `SADD16`, two `SMLAD`s; `FC_BLOCKS` outputs share each
-input word.
+The input zero point is either folded into the bias by the pass (`folded_input_offset`) or
+subtracted from each input pair with one `SADD16`. Every output is exactly the int32 sum the
+generic int8 kernel computes, so outputs are bit-identical to it.
 """
 
 from __future__ import annotations
