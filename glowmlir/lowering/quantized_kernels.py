@@ -314,7 +314,7 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     if kind == "dequantize":
         source = _type(op.inputs[0])
         scale = b.f32(source.scale)
-        as_float = _small_int_to_f32 if source.bitwidth <= 16 else b.to_f32
+        as_float = _small_int_to_f32 if source.bitwidth <= 16 else KernelBuilder.to_f32
         emit_strided_map(b, dest, sources, lambda v: b.fmul(
             as_float(b, b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
         return
