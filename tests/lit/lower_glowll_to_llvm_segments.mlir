@@ -18,7 +18,7 @@ glowll.function @net attributes {constant_size = 0 : i64, mutable_size = 128 : i
 }
 
 // CHECK:      llvm.func @net(%[[C:.*]]: !llvm.ptr {{.*}}, %[[M:.*]]: !llvm.ptr {{.*}}, %[[A:.*]]: !llvm.ptr {{.*}}) -> i32
-// CHECK-NEXT:   llvm.call @net_segment0(%[[C]], %[[M]], %[[A]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK:        llvm.call @net_segment0(%[[C]], %[[M]], %[[A]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT:   %[[S:.*]] = llvm.call @net_segment1(%[[C]], %[[M]], %[[A]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK:        llvm.icmp "ne" %[[S]]
 // CHECK:        llvm.return %[[S]] : i32
