@@ -37,11 +37,20 @@ def load_onnx_model(path: str) -> onnx.ModelProto:
 
 def check_text_fields(message, source: str) -> None:
     """Refuses a damaged protobuf model (ONNX, Caffe2) whose string fields (names, op types)
-    are not UTF-8 text: protobuf hands such a field over as bytes."""
+    are not UTF-8 text: protobuf hands such a field over as bytes. Bytes fields (weights'
+    raw data) are not read: `ListFields` would copy them."""
     pending = [message]
     while pending:
-        for field, value in pending.pop().ListFields():
-            values = value if field.is_repeated else [value]
+        current = pending.pop()
+        for field in current.DESCRIPTOR.fields:
+            if field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
+                continue
+            if field.is_repeated:
+                values = getattr(current, field.name)
+            elif current.HasField(field.name):
+                values = [getattr(current, field.name)]
+            else:
+                continue
             if field.type == field.TYPE_STRING:
                 damaged = next((v for v in values if not isinstance(v, str)), None)
                 if damaged is not None:
