@@ -124,8 +124,10 @@ class CompileOptions:
         quantization = self.quantization
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
+        # -g and the instrumentation find every kernel call in the entry point.
+        segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
-                                self.target.pointer_width, self.layer_profile, self.save_node_outputs,
+                                self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
                                 arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium)
 
 

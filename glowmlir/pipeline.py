@@ -111,14 +111,15 @@ class CompilePipeline:
 def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
-                     save_node_outputs: str | None = None, arm_dsp: bool = False,
+                     save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
                      helium: bool = False) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels; `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
-    -instrument-debug`)."""
-    from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
+    -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
+    bundle instrumentation)."""
+    from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
     quantization_passes = quantization.passes() if quantization is not None else ()
@@ -127,7 +128,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium)),
-                           (LowerGlowLLToLLVM(pointer_width, layer_profile),))
+                           (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0),))
 
 
 def pipeline_spec(passes: Sequence[ModulePass]) -> str:

@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType
-from glowmlir.dialects.weights import array_from_dense, dense_from_array
+from glowmlir.dialects.weights import array_from_dense, dense_from_array, transposed
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.quantization.rescaling import output_multipliers
@@ -171,7 +171,7 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
     constant = op.weights.owner
     if isinstance(constant, glow.ConstantOp) and constant.value is not None:
         weights = lowering.add(glowll.WeightOp(constant.name_.data + "_transposed", transposed_type,
-                                               dense_from_array(array_from_dense(constant.value).T)))
+                                               dense_from_array(transposed(array_from_dense(constant.value)))))
     else:
         weights = lowering.add(glowll.AllocOp(transposed_type))
         lowering.add(glowll.TransposeOp(weights, lowering.buffer(op.weights), perm=[1, 0]))

@@ -120,9 +120,28 @@ def _alignment(offset: int) -> int:
     return min(ALIGNMENT, offset & -offset) if offset else ALIGNMENT
 
 
-def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_profile: str = "") -> list[llvm.FuncOp]:
+SEGMENT_SIZE = 16
+"""Instructions per segment of a segmented entry point (`lower_function`)."""
+
+
+def segment_name(network: str, index: int) -> str:
+    """The symbol of segment `index` of a segmented entry point."""
+    return f"{network}_segment{index}"
+
+
+def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_profile: str = "",
+                   segment_size: int = SEGMENT_SIZE) -> list[llvm.FuncOp]:
     """The entry point `i32 @<name>(constantWeight, mutableWeight, activations)` and its kernels
-    (one per instruction, clock marks between them, as `layer_profile` asks)."""
+    (one per instruction, clock marks between them, as `layer_profile` asks).
+
+    LLVM inlines the kernels into their caller. With more than `segment_size` instructions
+    (0: no limit), the caller is not the entry point but a `noinline` segment function per run
+    of `segment_size` consecutive instructions, which the entry point calls in order (same
+    signature; a segment holding library calls returns their first error): O3's cost grows
+    faster than linearly in the size of a function (DenseNet-121's 319 kernels inlined into one
+    entry point took it 17 s, 11 s in the loop vectorizer; in segments of 16, 6 s), while the
+    code inlined kernels get is kept (optimised each on its own, not inlined, LeNet's second
+    convolution ran 15% slower)."""
     name = function.sym_name.data
     buffers = [op for op in function.body.block.ops if isinstance(op, glowll.BufferOp) and op.offset is not None]
     check_address_space(((buffer, buffer.offset.value.data) for buffer in buffers), pointer_width)
@@ -131,7 +150,6 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
     entry = Block(arg_types=[_POINTER] * 3)
     region.add_block(entry)
     builder = KernelBuilder(region, entry, index_type)
-    region_base = dict(zip(glowll.REGIONS, entry.args))
     kernels: dict[tuple, llvm.FuncOp] = {}
     declarations: dict[str, llvm.FuncOp] = {}
     timed = layer_profile == "timed"
@@ -140,7 +158,58 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
                                                linkage=llvm.LinkageAttr("external"), body=Region())
         _mark_layer(builder, 0)
     instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
-    for index, op in enumerate(instructions):
+    size = segment_size if segment_size and not layer_profile and len(instructions) > segment_size else 0
+    segments: list[llvm.FuncOp] = []
+    runs = [range(start, min(start + size, len(instructions))) for start in range(0, len(instructions), size)] \
+        if size else [range(len(instructions))]
+    for run in runs:
+        if size:
+            calls_library = any(isinstance(instructions[index], glowll.LibraryCallOp) for index in run)
+            segment = _segment(segment_name(name, len(segments)), calls_library)
+            segments.append(segment)
+            segment_builder = KernelBuilder(segment.body, segment.body.block, index_type)
+            _emit_calls(segment_builder, instructions, run, name, index_type, layer_profile, kernels, declarations)
+            segment_builder.emit(llvm.ReturnOp(segment_builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32)))
+                                 if calls_library else llvm.ReturnOp())
+            _emit_call(builder, segment.sym_name.data, entry.args, calls_library)
+        else:
+            _emit_calls(builder, instructions, run, name, index_type, layer_profile, kernels, declarations)
+    builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
+    entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
+                              body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3)})
+    return [entry_point, *segments, *kernels.values(), *declarations.values()]
+
+
+def _segment(name: str, returns_status: bool) -> llvm.FuncOp:
+    """An empty segment function: the entry point's signature, `noinline`, internal."""
+    region = Region()
+    region.add_block(Block(arg_types=[_POINTER] * 3))
+    result_type = i32 if returns_status else llvm.LLVMVoidType()
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, result_type), linkage=llvm.LinkageAttr("internal"),
+                       body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3),
+                                                 "no_inline": UnitAttr()})
+
+
+def _emit_call(builder: KernelBuilder, callee: str, arguments, returns_status: bool) -> None:
+    """Calls `callee`; one that returns a status (a library's) ends the inference on an error."""
+    if not returns_status:
+        builder.emit(llvm.CallOp(callee, *arguments))
+        return
+    status = builder.emit(llvm.CallOp(callee, *arguments, return_type=i32))
+    with builder.when(builder.int_compare("ne", status, 0)):
+        builder.emit(llvm.ReturnOp(status))
+        builder.block = builder.new_block()  # unreachable: `when` closes it with a branch
+
+
+def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp], run: range, name: str,
+                index_type: IntegerType, layer_profile: str, kernels: dict[tuple, llvm.FuncOp],
+                declarations: dict[str, llvm.FuncOp]) -> None:
+    """The kernel calls of `instructions[run]` (lowering each kernel not lowered yet) at the end
+    of the builder's function, whose arguments are the three regions."""
+    region_base = dict(zip(glowll.REGIONS, builder.region.blocks[0].args))
+    timed = layer_profile == "timed"
+    for index in run:
+        op = instructions[index]
         addresses = [buffer_address(buffer, name) for buffer in op.operands]
         kind = op.name.removeprefix("glowll.")
         if layer_profile:
@@ -166,10 +235,6 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
             if timed:
                 _mark_layer(builder, index + 1)
         step()
-    builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
-    entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
-                              body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3)})
-    return [entry_point, *kernels.values(), *declarations.values()]
 
 
 def _mark_layer(builder: KernelBuilder, mark: int) -> None:
@@ -185,18 +250,24 @@ def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]
 @dataclass(frozen=True)
 class LowerGlowLLToLLVM(ModulePass):
     """Replaces every `glowll.function` by an `llvm.func` of loop nests; `layer_profile`
-    ("kernels" or "timed") makes a layer-profiling build (see the module docstring)."""
+    ("kernels" or "timed") makes a layer-profiling build (see the module docstring);
+    `segment_size`: instructions per segment of the entry point (see `lower_function`; 0: one
+    entry point calls every kernel, as `-g` and the bundle instrumentation need)."""
 
     name = "lower-glowll-to-llvm"
     pointer_width: int = 64
     layer_profile: str = ""
+    segment_size: int = SEGMENT_SIZE
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointer_width not in (32, 64):
             raise GlowError(f"lower-glowll-to-llvm{{pointer_width={self.pointer_width}}}: expected 32 or 64")
         if self.layer_profile not in LAYER_PROFILES:
             raise GlowError(f"lower-glowll-to-llvm{{layer_profile={self.layer_profile}}}: expected kernels or timed")
+        if self.segment_size < 0:
+            raise GlowError(f"lower-glowll-to-llvm{{segment_size={self.segment_size}}}: expected 0 or more")
         instructions = sum(1 for instruction in op.walk() if isinstance(instruction, glowll.InstructionOp))
         with stage("kernels lowered", steps=instructions):
             replace_functions(op, glowll.FunctionOp, functools.partial(
-                lower_function, pointer_width=self.pointer_width, layer_profile=self.layer_profile))
+                lower_function, pointer_width=self.pointer_width, layer_profile=self.layer_profile,
+                segment_size=self.segment_size))

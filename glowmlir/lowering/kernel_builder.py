@@ -85,6 +85,18 @@ class KernelBuilder:
         self.region = region
         self.block = block
         self.index_type = index_type
+        self._constants: dict[tuple[int, Attribute], SSAValue] = {}
+
+    def constant(self, value: int, int_type: Attribute) -> SSAValue:
+        """An integer constant, defined once per function at the top of its entry block (a
+        kernel's loops use the same few: emitted at each use, they were a third of its ops)."""
+        key = (value, int_type)
+        if key not in self._constants:
+            op = llvm.ConstantOp(IntegerAttr(value, int_type), int_type)
+            entry = self.region.blocks[0]
+            entry.insert_op_before(op, entry.first_op) if entry.first_op else entry.add_op(op)
+            self._constants[key] = op.results[0]
+        return self._constants[key]
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -99,7 +111,7 @@ class KernelBuilder:
 
     def index(self, value: Index) -> SSAValue:
         if isinstance(value, int):
-            return self.emit(llvm.ConstantOp(IntegerAttr(value, self.index_type), self.index_type))
+            return self.constant(value, self.index_type)
         return value
 
     def add(self, a: Index, b: Index) -> Index:
@@ -187,7 +199,7 @@ class KernelBuilder:
     # ----------------------------------------------------------------- integers of any width (quantized kernels)
 
     def integer(self, value: int, int_type: Attribute = i32) -> SSAValue:
-        return self.emit(llvm.ConstantOp(IntegerAttr(value, int_type), int_type))
+        return self.constant(value, int_type)
 
     def int_value(self, value: int | SSAValue, int_type: Attribute = i32) -> SSAValue:
         return self.integer(value, int_type) if isinstance(value, int) else value

@@ -114,12 +114,19 @@ def _by_live_size(intervals: Sequence[Interval], prefer: Callable[[Interval], tu
     take the buffer that `prefer` ranks highest; repeat."""
     remaining = list(intervals)
     order = []
+    # live[t]: the bytes of the unplaced buffers live at instruction t (updated, not recomputed).
+    live = [0] * (max((i.stop for i in remaining), default=-1) + 1)
+    for interval in remaining:
+        for t in range(interval.start, interval.stop + 1):
+            live[t] += interval.extent
     while remaining:
-        steps = range(min(i.start for i in remaining), max(i.stop for i in remaining) + 1)
-        busiest = max(steps, key=lambda t: sum(i.extent for i in remaining if i.start <= t <= i.stop))
+        first, last = min(i.start for i in remaining), max(i.stop for i in remaining)
+        busiest = max(range(first, last + 1), key=live.__getitem__)  # the first of the busiest
         choice = max((i for i in remaining if i.start <= busiest <= i.stop), key=prefer)
         order.append(choice)
         remaining.remove(choice)
+        for t in range(choice.start, choice.stop + 1):
+            live[t] -= choice.extent
     return order
 
 

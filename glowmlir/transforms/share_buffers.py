@@ -26,14 +26,26 @@ from xdsl.passes import ModulePass
 from glowmlir.dialects import glow, glowll
 
 
-def _uses_by_instruction(function: glowll.FunctionOp) -> dict[SSAValue, list[int]]:
+def _uses_by_instruction(instructions: list[glowll.InstructionOp]) -> dict[SSAValue, list[int]]:
     """For each buffer value (views included), the indices of the instructions using it directly."""
     uses: dict[SSAValue, list[int]] = {}
-    instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
     for index, op in enumerate(instructions):
         for operand in dict.fromkeys(op.operands):
             uses.setdefault(operand, []).append(index)
     return uses
+
+
+def _merge_uses(uses: dict[SSAValue, list[int]], old: SSAValue, new: SSAValue) -> None:
+    """`old`'s uses become `new`'s (`old` is replaced by `new` everywhere)."""
+    moved = uses.pop(old, [])
+    if moved:
+        uses[new] = sorted(set(uses.get(new, [])) | set(moved))
+
+
+def _forget_instruction(uses: dict[SSAValue, list[int]], op: glowll.InstructionOp, index: int) -> None:
+    """The instruction at `index` is gone: its operands no longer use it."""
+    for operand in dict.fromkeys(op.operands):
+        uses[operand].remove(index)
 
 
 def _memory_uses(value: SSAValue, uses: dict[SSAValue, list[int]]) -> list[int]:
@@ -64,11 +76,10 @@ def _written_region(op: glowll.InstructionOp) -> tuple[object, int, int]:
     return root, start, start + op.dest.type.element_count()
 
 
-def _written_between(function: glowll.FunctionOp, dest: SSAValue, first: int, last: int,
+def _written_between(instructions: list[glowll.InstructionOp], dest: SSAValue, first: int, last: int,
                      region: tuple[int, int]) -> bool:
     """Whether an instruction in [first, last) writes `region` (elements) of dest's memory."""
     root, base = glowll.root_buffer(dest)
-    instructions = [op for op in function.body.block.ops if isinstance(op, glowll.InstructionOp)]
     for other in instructions[first:last]:
         other_root, begin, end = _written_region(other)
         if other_root is root and begin < base + region[1] and base + region[0] < end:
@@ -100,9 +111,10 @@ def share_buffers(function: glowll.FunctionOp) -> None:
     _hoist_buffer_definitions(function)
     block = function.body.block
     instructions = [op for op in block.ops if isinstance(op, glowll.InstructionOp)]
-    uses = _uses_by_instruction(function)
-    # Backwards, so that removing an instruction never renumbers the ones still to visit;
-    # the use lists are recomputed after every change.
+    uses = _uses_by_instruction(instructions)
+    # Backwards, so that an instruction removed (always the one visited) is after every one
+    # still to visit: indices keep their original numbering, `instructions[:index]` is never
+    # changed, and the use lists are updated with each change (not recomputed: quadratic).
     for index in range(len(instructions) - 1, -1, -1):
         op = instructions[index]
         if isinstance(op, glowll.InsertTensorOp):
@@ -111,23 +123,23 @@ def share_buffers(function: glowll.FunctionOp) -> None:
                     or _memory_uses(source, uses)[-1] != index:
                 continue
             offset = _contiguous_offset(op.dest.type.get_shape(), source.type.get_shape(), op.offsets.get_values())
-            if offset is None or _written_between(function, op.dest, _memory_uses(source, uses)[0], index,
+            if offset is None or _written_between(instructions, op.dest, _memory_uses(source, uses)[0], index,
                                                   (offset, offset + source.type.element_count())):
                 continue  # the source's producer would write where dest is still written afterwards
             view = glowll.TensorViewOp(op.dest, source.type, offset)
-            # After the buffer definitions (any of which an in-place merge may have erased).
-            block.insert_op_before(view, next(o for o in block.ops if isinstance(o, glowll.InstructionOp)))
+            # After the buffer definitions (any of which an in-place merge may have erased),
+            # before the first instruction (still there: only the one visited is ever removed).
+            block.insert_op_before(view, instructions[0])
+            _forget_instruction(uses, op, index)
+            _merge_uses(uses, source, view.buffer)
             _replace_buffer(source.owner, view.buffer)
             op.detach()
             op.erase()
-            uses = _uses_by_instruction(function)
         elif isinstance(op, glowll.ElementwiseOp) and op.kind.data in glow.in_place_kinds():
             broadcast = [i for i in op.inputs if i.type != op.dest.type]
-            if _merge_in_place(op, index, op.inputs, broadcast, uses):
-                uses = _uses_by_instruction(function)
+            _merge_in_place(op, index, op.inputs, broadcast, uses)
         elif isinstance(op, glowll.ConvolutionOp) and op.residual is not None:
-            if _merge_in_place(op, index, [op.residual], [op.input, op.filter, op.bias], uses):
-                uses = _uses_by_instruction(function)
+            _merge_in_place(op, index, [op.residual], [op.input, op.filter, op.bias], uses)
 
 
 def _merge_in_place(op: glowll.InstructionOp, index: int, sources, other_reads, uses) -> bool:
@@ -147,8 +159,10 @@ def _merge_in_place(op: glowll.InstructionOp, index: int, sources, other_reads, 
         if any(glowll.root_buffer(o)[0] is root for o in other_reads):
             continue
         if isinstance(dest.owner, glowll.AllocOp):
+            _merge_uses(uses, dest, source)
             _replace_buffer(dest.owner, source)
         elif isinstance(source.owner, glowll.AllocOp):
+            _merge_uses(uses, source, dest)
             _replace_buffer(source.owner, dest)
         else:
             continue

@@ -163,6 +163,10 @@ FUSED_POOLS = [
     ({"pads": [1, 1, 1, 1]}, "AveragePool", {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}, "after"),
     ({"strides": [2, 2]}, "AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}, None),
     ({"pads": [1, 1, 1, 1]}, "MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, "after"),
+    # Windows taller than loop_skeletons.UNROLLED_WINDOW_ROWS: their rows are a loop.
+    ({"pads": [1, 1, 1, 1]}, "MaxPool", {"kernel_shape": [5, 4], "strides": [2, 3], "pads": [2, 1, 2, 1]}, "Relu"),
+    ({}, "AveragePool", {"kernel_shape": [4, 3], "strides": [3, 2], "pads": [1, 1, 0, 0]}, None),
+    ({}, "AveragePool", {"kernel_shape": [9, 8]}, None),  # a global pool (SqueezeNet's last)
 ]
 
 

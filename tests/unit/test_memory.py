@@ -67,6 +67,27 @@ def test_the_allocator_keeps_the_smallest_strategy(intervals):
     assert allocation.size <= min(place(order(intervals))[1] for order in STRATEGIES.values())
 
 
+def max_live_size_order(intervals, prefer):
+    """Glow's MaxLiveSize ordering as its definition reads, recomputing the live bytes at every step."""
+    remaining, order = list(intervals), []
+    while remaining:
+        steps = range(min(i.start for i in remaining), max(i.stop for i in remaining) + 1)
+        busiest = max(steps, key=lambda t: sum(i.extent for i in remaining if i.start <= t <= i.stop))
+        order.append(max((i for i in remaining if i.start <= busiest <= i.stop), key=prefer))
+        remaining.remove(order[-1])
+    return order
+
+
+@settings(max_examples=200, deadline=None)
+@given(interval_sets())
+def test_max_live_size_orders_follow_their_definition(intervals):
+    """The allocator keeps the live bytes per instruction up to date instead of recomputing them."""
+    assert STRATEGIES["glow-max-live-size-max-buffer-size"](intervals) == max_live_size_order(
+        intervals, lambda i: (i.size, i.stop - i.start))
+    assert STRATEGIES["glow-max-live-size-max-buffer-time"](intervals) == max_live_size_order(
+        intervals, lambda i: (i.stop - i.start, i.size))
+
+
 def test_lower_bound_of_crafted_live_ranges():
     # a:[0,1] 128B, b:[1,2] 64B, c:[2,3] 128B: at most a+b or b+c live together
     intervals = [Interval("a", 128, 0, 1), Interval("b", 64, 1, 2), Interval("c", 128, 2, 3)]

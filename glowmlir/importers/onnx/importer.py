@@ -22,6 +22,7 @@ from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import reference_ops
 from glowmlir.importers.onnx.glow_names import GlowLoaderNames
 from glowmlir.importers.onnx.loader import (
+    adopt_shapes,
     apply_input_settings,
     check_model_features,
     load_onnx_model,
@@ -29,6 +30,7 @@ from glowmlir.importers.onnx.loader import (
     placeholder_names,
     repair_benign_omissions,
     with_output_shape_fields,
+    without_large_initializers,
 )
 from glowmlir.importers.onnx.options import ELEMENT_TYPES, ModelInput
 from glowmlir.names import UniqueNames, legalize_name
@@ -385,12 +387,13 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
     `source` names the model in errors."""
     repair_benign_omissions(model, network)
     check_model_features(model, source)
+    light, set_aside = without_large_initializers(model)  # the weights are not serialized to onnx's C++
     try:
-        onnx.checker.check_model(with_output_shape_fields(model))
-        apply_input_settings(model, inputs, symbols or {})
+        onnx.checker.check_model(with_output_shape_fields(light))
+        apply_input_settings(light, inputs, symbols or {}, set_aside)
         # A helper, not a judge: where onnx's inference gives up or disagrees with a shape the
         # file states, the importer's own shape rules decide (as onnxruntime's do).
-        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        model = adopt_shapes(model, onnx.shape_inference.infer_shapes(light, strict_mode=False), set_aside)
     except onnx.checker.ValidationError as error:  # a message over several lines
         raise GlowError(f"{source} fails onnx's checks: {one_line(str(error))}") from None
     except onnx.shape_inference.InferenceError as error:  # one line per node: the first is the cause

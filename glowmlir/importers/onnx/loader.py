@@ -4,6 +4,7 @@ placeholder names of the graph's inputs and outputs."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -36,11 +37,20 @@ def load_onnx_model(path: str) -> onnx.ModelProto:
 
 def check_text_fields(message, source: str) -> None:
     """Refuses a damaged protobuf model (ONNX, Caffe2) whose string fields (names, op types)
-    are not UTF-8 text: protobuf hands such a field over as bytes."""
+    are not UTF-8 text: protobuf hands such a field over as bytes. Bytes fields (weights'
+    raw data) are not read: `ListFields` would copy them."""
     pending = [message]
     while pending:
-        for field, value in pending.pop().ListFields():
-            values = value if field.is_repeated else [value]
+        current = pending.pop()
+        for field in current.DESCRIPTOR.fields:
+            if field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
+                continue
+            if field.is_repeated:
+                values = getattr(current, field.name)
+            elif current.HasField(field.name):
+                values = [getattr(current, field.name)]
+            else:
+                continue
             if field.type == field.TYPE_STRING:
                 damaged = next((v for v in values if not isinstance(v, str)), None)
                 if damaged is not None:
@@ -49,9 +59,11 @@ def check_text_fields(message, source: str) -> None:
                 pending.extend(values)
 
 
-def apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int]) -> None:
-    """Write `-model-input` shapes and `-onnx-define-symbol` values into the graph inputs."""
-    initializers = {t.name for t in model.graph.initializer}
+def apply_input_settings(model: onnx.ModelProto, inputs: Sequence[ModelInput], symbols: dict[str, int],
+                         set_aside: frozenset[str] = frozenset()) -> None:
+    """Write `-model-input` shapes and `-onnx-define-symbol` values into the graph inputs
+    (`set_aside`: initializers left out of `model`, see `without_large_initializers`)."""
+    initializers = {t.name for t in model.graph.initializer} | set_aside
     graph_inputs = {i.name: i for i in model.graph.input if i.name not in initializers}
     for spec in inputs:
         if spec.name not in graph_inputs:
@@ -140,6 +152,64 @@ def repair_benign_omissions(model: onnx.ModelProto, network: str) -> None:
         for init in graph.initializer:
             if init.name not in listed:
                 graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+
+
+LARGE_INITIALIZER_ELEMENTS = 1 << 14
+"""Initializers this large are left out of what onnx's checker and shape inference see."""
+
+
+def without_large_initializers(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset[str]]:
+    """The model for onnx's checker and shape inference, and the initializers left out of it.
+
+    Both serialize the whole model and shape inference parses its result back (VGG-19's
+    548 MB of weights: 4.5 s), but neither reads a weight's values: only small tensors
+    (shapes, axes, slice bounds) are looked at. So an initializer of `LARGE_INITIALIZER_ELEMENTS`
+    or more, plain raw data, is left out, declared a graph input of its type and shape
+    instead (unless one already); `adopt_shapes` takes the results back. Without large
+    initializers, the model itself."""
+    graph = model.graph
+    large = [t for t in graph.initializer if t.data_type != onnx.TensorProto.STRING and t.HasField("raw_data")
+             and t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) >= LARGE_INITIALIZER_ELEMENTS]
+    if not large:
+        return model, frozenset()
+    names = frozenset(t.name for t in large)
+    light = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name != "graph":
+            _copy_field(light, field, value)
+    for field, value in graph.ListFields():
+        if field.name == "initializer":
+            light.graph.initializer.extend(t for t in value if t.name not in names)
+        else:
+            _copy_field(light.graph, field, value)
+    listed = {i.name for i in graph.input}
+    light.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                             for t in large if t.name not in listed)
+    return light, names
+
+
+def _copy_field(message, field, value) -> None:
+    if field.is_repeated:
+        getattr(message, field.name).extend(value)
+    elif field.type == field.TYPE_MESSAGE:
+        getattr(message, field.name).CopyFrom(value)
+    else:
+        setattr(message, field.name, value)
+
+
+def adopt_shapes(model: onnx.ModelProto, shaped: onnx.ModelProto, set_aside: frozenset[str]) -> onnx.ModelProto:
+    """`model` with the nodes, inputs, outputs and value infos of `shaped`, the result of shape
+    inference on `without_large_initializers(model)` (the initializers `set_aside` are the
+    model's again: not graph inputs unless they were)."""
+    if shaped is model:
+        return model
+    graph, listed = model.graph, {i.name for i in model.graph.input}
+    for name in ("node", "input", "output", "value_info"):
+        field = getattr(graph, name)
+        del field[:]
+        values = getattr(shaped.graph, name)
+        field.extend(v for v in values if name != "input" or v.name in listed or v.name not in set_aside)
+    return model
 
 
 def with_output_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:

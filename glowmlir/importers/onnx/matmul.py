@@ -7,6 +7,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.dialects.weights import transposed
 from glowmlir.importers.onnx.builders import binary
 from glowmlir.importers.onnx.importer import OnnxImporter, imports
 
@@ -22,7 +23,10 @@ def _gemm(importer: OnnxImporter, node, attrs):
     c = importer.known(node.input[2]) if has_c else None
     if b is None or (has_c and c is None):  # weights computed at run time
         return [_gemm_at_run_time(importer, node, attrs, a)]
-    b = (b.T if attrs.get("transB", 0) else b) * np.float32(alpha)
+    if attrs.get("transB", 0):
+        b = transposed(b) if b.ndim == 2 else b.T
+    if alpha != 1.0:
+        b = b * np.float32(alpha)
     m, n = glow.shape_of(a)[0], b.shape[1]
     c = np.broadcast_to(np.asarray(np.zeros(n) if c is None else c, np.float32) * np.float32(beta), (m, n))
     if m > 1 and not (c == c[0]).all():  # FullyConnected's bias is one row
