@@ -89,7 +89,7 @@ FOLDED_CONVOLUTIONS = {
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_wide": ((1, 16, 2, 12), (10, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
-    # more than 16 input channels: two-pixel tiles of four (or two) output channels
+    # more than 16 input channels: two-pixel tiles
     "pointwise_deep": ((1, 24, 3, 5), (8, 24, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_deep_six": ((1, 21, 2, 3), (6, 21, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
 }
