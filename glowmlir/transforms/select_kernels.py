@@ -148,7 +148,9 @@ def select_library(function: glowll.FunctionOp, mappings: dict[type, Callable], 
 
 
 def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:
-    """(instruction, "library" or "generated", callee or reason) for every quantized instruction."""
+    """(instruction, "library" or "generated", callee or reason) for every quantized instruction;
+    a generated one with a microkernel (`glowll-select-arm-dsp-kernels`) says which, as
+    "generated: arm-dsp"."""
     rows = []
     for op in function.body.block.ops:
         if isinstance(op, glowll.LibraryCallOp):
@@ -157,7 +159,9 @@ def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:
             else:
                 rows.append((op.replaces.data, "library", op.callee.data))
         elif LIBRARY_ATTRIBUTE in op.attributes:
-            rows.append((op.name, "generated", op.attributes[LIBRARY_ATTRIBUTE].data))
+            microkernel = op.properties.get("microkernel")
+            kind = "generated" if microkernel is None else f"generated: {microkernel.data}"
+            rows.append((op.name, kind, op.attributes[LIBRARY_ATTRIBUTE].data))
     return rows
 
 

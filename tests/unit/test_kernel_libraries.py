@@ -197,6 +197,25 @@ def test_cortex_m7_bundle_with_the_standins_matches_the_host(lenet_profile):
     np.testing.assert_array_equal(result.outputs["softmax"], expected)
 
 
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_cortex_m7_runs_the_fused_convolutions_cmsis_declines_on_its_dsp_kernels(lenet_profile):
+    """With -use-cmsis on the M7, the convolutions whose pooling we fuse keep our kernel, the
+    DSP-extension one, and the selection says so; outputs equal the host's generic kernels'."""
+    options = dict(quantization=QuantizationOptions(lenet_profile, convert_placeholders=True),
+                   kernel_library="cmsis-nn")
+    host = glowmlir.compile(LENET, **options)
+    device = glowmlir.compile(LENET, target=target_for("mps2-an500"), **options)
+    kinds = [kind for op, kind, _ in device.library_calls if op == "glowll.convolution"]
+    assert kinds == ["generated: arm-dsp"] * 2
+    assert [kind for op, kind, _ in host.library_calls if op == "glowll.convolution"] == ["generated"] * 2
+    scale, offset = host.layout.placeholder("data").quantization
+    for image in digits(3):
+        level = np.clip(np.rint(image / np.float32(scale)) + offset, -128, 127).astype(np.int8)
+        result = run_on_board(device, "mps2-an500", {"data": level}, link=[STANDINS])
+        expected = HostRunner(host.layout, host.object_code, link=[STANDINS]).run(data=level)["softmax"]
+        np.testing.assert_array_equal(result.outputs["softmax"], expected)
+
+
 def test_use_cmsis_needs_a_quantized_model(tmp_path):
     out_dir = str(tmp_path / "bundle")
     assert_clean_failure(glow_compile(f"-model={LENET}", "-use-cmsis", f"-emit-bundle={out_dir}"),
