@@ -2,13 +2,15 @@
 
 On a core with the DSP extension (Cortex-M4, M7, M33, M55: `+dsp` among the target's
 features, `glow-compile` adds the pass by itself, `helium=true` on a core with MVE) every
-int8 `glowll.convolution` with a
-constant filter at least two taps wide, and every int8 `glowll.fully_connected`, gets
+int8 `glowll.convolution` with a constant filter the layout can pair (a row at least two
+taps wide, or an unpadded ungrouped 1x1), and every int8 `glowll.fully_connected`, gets
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
 (`lowering.arm_dsp`). A convolution's filter is re-laid for it at compile time
 (`libraries.arm_dsp_layout.pack_filter`: int16 weight pairs in the order the kernel reads
-them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Outputs stay
-bit-identical to the generic int8 kernels.
+them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
+in accumulator units, the input zero point is folded into it (`folded_input_offset`) and a
+compile-time accumulator bound may allow `narrow_requantization`. Outputs stay bit-identical
+to the generic int8 kernels.
 """
 
 from __future__ import annotations
@@ -70,15 +72,13 @@ def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     """`narrow_requantization` when no accumulator, shifted left by its requantization
     shift plus one, can leave int32: |bias| + max |x - x_offset| * sum |w - w_offset| is
     bounded at compile time. Requantization is then one rounding high multiply (SMMULR)."""
-    bias, input_type = op.bias.owner, op.input.type.element_type
-    weight_type = op.operands[2].type.element_type
-    if (not isinstance(bias, glowll.WeightOp) or bias.value is None
-            or bias_multiplier(input_type, weight_type, op.bias.type.element_type) is not None):
+    bias, input_type = _accumulator_bias(op), op.input.type.element_type
+    if bias is None:
         return
     low, high = input_type.value_range
     largest_input = max(high - input_type.offset, input_type.offset - low)
     bound = np.abs(array_from_dense(bias.value).astype(np.int64)) + largest_input * np.abs(centred).sum(axis=1)
-    _, shifts = output_multipliers(input_type, weight_type, op.dest.type.element_type)
+    _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, op.dest.type.element_type)
     left = max(int(np.max(shifts)), 0)
     if int(bound.max(initial=0)) << (left + 1) < 2**31:
         op.properties["narrow_requantization"] = UnitAttr()
@@ -89,18 +89,27 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
     output, goes into a new bias (when the bias is stored in accumulator units), so the
     kernel multiplies the inputs as they are (`folded_input_offset`)."""
-    bias = op.bias.owner
-    input_type, weight_type = op.input.type.element_type, op.operands[2].type.element_type
-    if (not isinstance(bias, glowll.WeightOp) or bias.value is None
-            or bias_multiplier(input_type, weight_type, op.bias.type.element_type) is not None):
+    bias = _accumulator_bias(op)
+    if bias is None:
         return
-    folded = array_from_dense(bias.value).astype(np.int64) - input_type.offset * weight_sums
+    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
     if np.abs(folded).max(initial=0) >= 2**31:
         return
     op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
                                    op.bias.type.element_type)
     op.properties["folded_input_offset"] = UnitAttr()
     _erase_if_unused(bias, rewriter)
+
+
+def _accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
+    """The bias weight, when it is a constant stored in accumulator units (input scale x
+    weight scale, no offset)."""
+    bias = op.bias.owner
+    if not isinstance(bias, glowll.WeightOp) or bias.value is None:
+        return None
+    rescaled = bias_multiplier(op.input.type.element_type, op.operands[2].type.element_type,
+                               op.bias.type.element_type)
+    return bias if rescaled is None else None
 
 
 def _erase_if_unused(weight: glowll.WeightOp, rewriter: PatternRewriter) -> None:
