@@ -29,19 +29,6 @@ from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from tests.support.models import mobilenet_v3_style, quantized_by_onnxruntime  # noqa: E402
 
-CONVERSIONS = ("glow.quantize", "glow.dequantize", "glow.rescale_quantized")
-
-
-def float_ops(bundle: glowmlir.Bundle) -> collections.Counter:
-    """The compute ops of the final glow graph that still compute in float."""
-    left = collections.Counter()
-    for line in bundle.ir["glow"].splitlines():
-        if " = glow." not in line or any(k in line for k in ("glow.constant", "glow.placeholder", *CONVERSIONS)):
-            continue
-        if "!quant" not in line.split("->")[-1]:
-            left[line.split(" = ")[1].split()[0]] += 1
-    return left
-
 
 def latency(bundle: glowmlir.Bundle, sample: dict, runs: int = 50) -> float:
     bundle.run(sample)
@@ -84,7 +71,7 @@ def main() -> None:
         ours = int((classes["ours"] == classes["float"]).sum())
         theirs = int((classes["onnxruntime"] == classes["float"]).sum())
         distinct = len(set(classes["float"].tolist()))
-        left = float_ops(int8)
+        left = collections.Counter(op for _, op, _ in int8.float_ops)  # the compute ops kept float
         code = f"{code_size(int8.object_code):,} / {code_size(float_bundle.object_code):,}"
         rows = [("compute ops left float", f"{sum(left.values())} ({', '.join(f'{k} x{v}' for k, v in left.items())})"),
                 ("distinct float classes among the held-out inputs", str(distinct)),

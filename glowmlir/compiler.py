@@ -25,7 +25,7 @@ from llvmlite import binding as llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from glowmlir import bundle as bundle_files
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized
 from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
@@ -191,6 +191,7 @@ class Bundle:
     verbose_header: bool = False  # -bundle-api-verbose: the header describes the weights too
     debug_info: bool = False  # -g: the object has DWARF pointing at <name>.glowll.mlir, written with the bundle
     memory_plan: MemoryPlan | None = None  # where each activation buffer lives, when (-memory-plan draws it)
+    float_ops: list[tuple[str, str, str]] | None = None  # a quantized graph's ops left float, see kept_float_ops
 
     @property
     def name(self) -> str:
@@ -304,6 +305,8 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
         raise GlowError(f"{KERNEL_LIBRARY_OPTIONS[options.kernel_library]} needs a quantized model (-load-profile, or "
                         f"an int8 TFLite model): the library's functions are int8")
     graph = graph_dot(module)
+    quantized = any(is_quantized(r.type) for op in module.walk() for r in op.results)
+    float_ops = kept_float_ops(module) if quantized else None
     run_stage("glowll")
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
@@ -342,7 +345,16 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
             ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
-                  options.target, options.bundle_api_verbose, options.debug_info and bitcode is None, memory_plan)
+                  options.target, options.bundle_api_verbose, options.debug_info and bitcode is None, memory_plan,
+                  float_ops)
+
+
+def kept_float_ops(module: ModuleOp) -> list[tuple[str, str, str]]:
+    """(node name, op, why) of every compute op a quantized graph keeps in float."""
+    from glowmlir.transforms.quantize import KEPT_FLOAT
+
+    return [((op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name), op.name,
+             op.attributes[KEPT_FLOAT].data) for op in module.walk() if KEPT_FLOAT in op.attributes]
 
 
 def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:

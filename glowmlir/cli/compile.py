@@ -12,6 +12,7 @@ Errors are one line on stderr with exit status 2, and leave no bundle files behi
 
 from __future__ import annotations
 
+import collections
 import inspect
 import json
 import os
@@ -62,6 +63,15 @@ def library_table(rows):
     for instruction, kind, detail in rows:
         table.add_row(instruction.removeprefix("glowll."), kind, detail)
     return table
+
+
+def float_ops_line(float_ops: Sequence[tuple[str, str, str]]) -> str:
+    """How many compute ops a quantized network keeps in float, by kind and reason."""
+    if not float_ops:
+        return "ops left float: 0"
+    counts = collections.Counter((op.removeprefix("glow."), why) for _, op, why in float_ops)
+    kinds = ", ".join(f"{kind} x{count} ({why})" for (kind, why), count in sorted(counts.items()))
+    return f"ops left float: {len(float_ops)}: {kinds}"
 
 
 def print_summary(report, written: Sequence[str], console: Console) -> None:
@@ -303,6 +313,8 @@ def compile_command(
     if dump_llvm_asm:
         print(bundle.ir["assembly"])
     print_summary(report, written, console)
+    if bundle.float_ops is not None:
+        console.print(float_ops_line(bundle.float_ops), highlight=False)
     if bundle.library_calls:
         console.print(library_table(bundle.library_calls))
 

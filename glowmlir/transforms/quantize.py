@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -58,6 +58,13 @@ from glowmlir.quantization.rescaling import bias_scales, quantize_level
 from glowmlir.transforms.constants import typed_constant
 
 SOFTMAX_OUTPUT = (1.0 / 256.0, -128)
+
+
+KEPT_FLOAT = "kept_float"
+"""On a compute op quantization left in float: why (`NO_INTEGER_KERNEL`, `KEPT_BY_OPTION`);
+`-dump-graph` shows it and `glow-compile` counts these ops in its summary."""
+NO_INTEGER_KERNEL = "no int8 kernel"
+KEPT_BY_OPTION = "-keep-original-precision-for-nodes"
 
 
 def value_key(value: SSAValue) -> str | None:
@@ -227,6 +234,9 @@ class _FunctionQuantizer:
                 if self.stays_float(op):
                     name = op.attributes.get(glow.NODE_NAME)
                     self.skipped.append(name.data if name else op.name)
+                    op.attributes[KEPT_FLOAT] = StringAttr(NO_INTEGER_KERNEL)
+                elif self.kept_by_option(op):
+                    op.attributes[KEPT_FLOAT] = StringAttr(KEPT_BY_OPTION)
                 self.keep_float(op)
         for op in list(self.function.body.block.ops):  # the float weights that were quantized
             if isinstance(op, glow.ConstantOp) and not op.result.uses:
@@ -242,6 +252,12 @@ class _FunctionQuantizer:
         return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
                 and facts.glow_kind not in self.config.keep_original_precision_for_nodes
                 and type(op) not in glow.input_quantization_ops())
+
+    def kept_by_option(self, op: Operation) -> bool:
+        """A float compute op of a kind `-keep-original-precision-for-nodes` names."""
+        facts = getattr(op, "FACTS", None)
+        return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
+                and facts.glow_kind in self.config.keep_original_precision_for_nodes)
 
     def keep_float(self, op: Operation) -> None:
         """An op left unquantized computes on float operands (dequantized where needed)."""
@@ -503,6 +519,12 @@ class _ModelQuantizer(_FunctionQuantizer):
     QuantizeLinear/DequantizeLinear pairs enclose), constants the types their file gives them."""
 
     follows_dequantized = True
+
+    def kept_by_option(self, op: Operation) -> bool:
+        """A float compute op of a kind `-keep-original-precision-for-nodes` names."""
+        facts = getattr(op, "FACTS", None)
+        return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
+                and facts.glow_kind in self.config.keep_original_precision_for_nodes)
 
     def keep_float(self, op: Operation) -> None:
         """Only what this pass quantized is dequantized for an op it leaves alone: the graph

@@ -210,6 +210,11 @@ def test_assert_all_nodes_quantized_exempts_the_kinds_kept_float(lenet_profile, 
     softmax = next(line for line in result.stdout.splitlines() if "glowll.softmax" in line)
     assert "xf32>" in softmax and "!quant" not in softmax
     assert "!quant.uniform<i8" in next(line for line in result.stdout.splitlines() if "glowll.convolution" in line)
+    # the compile summary counts the ops left float, and why
+    assert "ops left float: 1: softmax x1 (-keep-original-precision-for-nodes)" in result.stdout
+    result = glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", f"-emit-bundle={tmp_path}")
+    assert result.returncode == 0 and "ops left float: 0" in result.stdout
+    assert "ops left float" not in glow_compile(f"-model={LENET}", f"-emit-bundle={tmp_path}").stdout
 
 
 def test_assert_all_nodes_quantized_names_the_float_node(lenet_profile, out_dir):
@@ -351,7 +356,12 @@ def test_assert_all_nodes_quantized_counts_ops_without_integer_kernels(tmp_path)
     samples = [{"x": rng.uniform(1, 2, (1, 3, 4, 4)).astype(np.float32)} for _ in range(4)]
     with pytest.raises(glowmlir.GlowError, match="-assert-all-nodes-quantized: node \"ratio\" was not quantized"):
         _profile_and_compile(tmp_path, model, samples)
-    _profile_and_compile(tmp_path, model, samples, keep_original_precision_for_nodes=("Div",))
+    _, quantized = _profile_and_compile(tmp_path, model, samples, keep_original_precision_for_nodes=("Div",))
+    assert quantized.float_ops == [("ratio", "glow.div", "-keep-original-precision-for-nodes")]
+    quantized = glowmlir.compile(str(tmp_path / "model.onnx"),
+                                 quantization=QuantizationOptions(str(tmp_path / "profile.yaml")))
+    assert quantized.float_ops == [("ratio", "glow.div", "no int8 kernel")]
+    assert 'kept_float = "no int8 kernel"' in quantized.ir["glow"]
 
 
 def test_sub_division_by_a_constant_and_the_spatial_mean_run_in_int8(tmp_path):
