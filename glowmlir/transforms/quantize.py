@@ -248,16 +248,12 @@ class _FunctionQuantizer:
         """Whether an op left unquantized is a float computation `-assert-all-nodes-quantized`
         refuses: any compute op with a float result, except the kinds kept float by
         `-keep-original-precision-for-nodes` and data movement (which follows its input)."""
-        facts = getattr(op, "FACTS", None)
-        return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
-                and facts.glow_kind not in self.config.keep_original_precision_for_nodes
+        return (_computes_float(op) and op.FACTS.glow_kind not in self.config.keep_original_precision_for_nodes
                 and type(op) not in glow.input_quantization_ops())
 
     def kept_by_option(self, op: Operation) -> bool:
         """A float compute op of a kind `-keep-original-precision-for-nodes` names."""
-        facts = getattr(op, "FACTS", None)
-        return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
-                and facts.glow_kind in self.config.keep_original_precision_for_nodes)
+        return _computes_float(op) and op.FACTS.glow_kind in self.config.keep_original_precision_for_nodes
 
     def keep_float(self, op: Operation) -> None:
         """An op left unquantized computes on float operands (dequantized where needed)."""
@@ -284,6 +280,12 @@ class _FunctionQuantizer:
         if type(op) in glow.input_quantization_ops():  # from the op's facts
             return _convert_follow_input
         return _CONVERTERS.get(type(op), _convert_generic)
+
+
+def _computes_float(op: Operation) -> bool:
+    """An op with facts (a compute or data-movement op) and a float result."""
+    return (isinstance(getattr(op, "FACTS", None), glow.OpFacts) and bool(op.results)
+            and op.results[0].type.element_type == f32)
 
 
 def _precision(element: UniformQuantizedType) -> str:
@@ -519,12 +521,6 @@ class _ModelQuantizer(_FunctionQuantizer):
     QuantizeLinear/DequantizeLinear pairs enclose), constants the types their file gives them."""
 
     follows_dequantized = True
-
-    def kept_by_option(self, op: Operation) -> bool:
-        """A float compute op of a kind `-keep-original-precision-for-nodes` names."""
-        facts = getattr(op, "FACTS", None)
-        return (isinstance(facts, glow.OpFacts) and bool(op.results) and op.results[0].type.element_type == f32
-                and facts.glow_kind in self.config.keep_original_precision_for_nodes)
 
     def keep_float(self, op: Operation) -> None:
         """Only what this pass quantized is dequantized for an op it leaves alone: the graph
