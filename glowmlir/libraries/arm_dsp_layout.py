@@ -16,6 +16,8 @@ from functools import cache
 
 import numpy as np
 
+from glowmlir.dialects import glow
+
 TILE_PIXELS = 2
 """Adjacent outputs of a row computed together by the DSP convolution."""
 
@@ -142,15 +144,10 @@ def row_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int,
 
 
 def convolution_row_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
-                         pads: Sequence[int], dilations: Sequence[int]) -> RowPlan:
+                         pads: Sequence[int], dilations: Sequence[int], group: int) -> RowPlan:
     """The row plan of an NCHW convolution (OIHW filter)."""
-    in_width, kernel = input_shape[3], filter_shape[3]
-    width = (in_width + pads[1] + pads[3] - dilations[1] * (kernel - 1) - 1) // strides[1] + 1
-    return row_plan(in_width, width, kernel, strides[1], dilations[1], pads[1])
-
-
-def convolution_tiling(strides: Sequence[int], dilations: Sequence[int], filter_shape: Sequence[int]) -> PairTiling:
-    return pair_tiling(filter_shape[3], strides[1], dilations[1])
+    width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, group)[3]
+    return row_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1])
 
 
 ROW_PAIRS, CHANNEL_PAIRS = "row pairs", "channel pairs"
@@ -185,7 +182,7 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
         padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
         padded[:, :group_c] = centred.reshape(out_c, group_c)
         return padded.reshape(out_c // block, block, -1, 2).transpose(0, 2, 1, 3).copy()
-    plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations)
+    plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations, group)
     packed = np.zeros((out_c // block, group_c, k_h, block, plan.words, 2), np.int16)
     blocked = centred.reshape(out_c // block, block, group_c, k_h, -1).transpose(0, 2, 3, 1, 4)
     for tiling, offset in zip(plan.tilings, plan.word_offsets):
@@ -205,6 +202,6 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     block = channel_block(out_c, group)
     if pointwise:
         return (out_c // block, -(-group_c // 2), block, 2)
-    plan = convolution_row_plan(op.input.type.get_shape(), filter_shape, op.strides.get_values(),
-                                op.pads.get_values(), op.dilations.get_values())
+    plan = convolution_row_plan(glow.shape_of(op.input), filter_shape, op.strides.get_values(),
+                                op.pads.get_values(), op.dilations.get_values(), group)
     return (out_c // block, group_c, k_h, block, plan.words, 2)

@@ -23,6 +23,7 @@ generic int8 kernel computes, so outputs are bit-identical to it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -113,7 +114,8 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     sy, sx = op.strides.get_values()
     pt, pl, pb, _ = op.pads.get_values()
     dy, dx = op.dilations.get_values()
-    plan = convolution_row_plan(src.shape, (out_c, group_c, k_h, k_w), (sy, sx), op.pads.get_values(), (dy, dx))
+    plan = convolution_row_plan(src.shape, (out_c, group_c, k_h, k_w), (sy, sx), op.pads.get_values(), (dy, dx),
+                                op.group.value.data)
     block = len(channels)
     out_per_group = out_c // op.group.value.data
     first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
@@ -148,9 +150,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             c.next(*ky.results)
         return c.results
 
-    def store(totals: list[SSAValue], xs: list[Index]) -> None:
-        store_tile(b, domain, channels, outputs, totals, xs)
-
+    store = functools.partial(store_tile, b, domain, channels, outputs)
     starts = [domain.bias(bias, o) for o in channels]
     first_tile, tiles = plan.interior
     if tiles:
@@ -223,7 +223,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     pairs (`channel_pairs`), multiplied by each output channel's weight pair; two pixels left
     over from two halfwords; the rest (or all of them, strided) one at a time, their two
     levels packed into a pair."""
-    _, in_c, _, in_w = src.shape
+    in_c = src.shape[1]
     sy, sx = op.strides.get_values()
     block = len(channels)
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
@@ -260,9 +260,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
             totals = step(totals, in_c // 2, in_c - 1, in_c - 1)
         return totals
 
-    def store(totals: list[SSAValue], xs: list[Index]) -> None:
-        store_tile(b, domain, channels, outputs, totals, xs)
-
+    store = functools.partial(store_tile, b, domain, channels, outputs)
     quads = width // quad
     with b.loop(0, quads) as tile:
         x0 = b.mul(tile.index, quad)
@@ -279,7 +277,7 @@ def channel_pairs(b: KernelBuilder, first: SSAValue, second: SSAValue) -> list[S
     """Four pixels of two channels (a word of each) as the pairs (first[p], second[p]), p = 0..3:
     the words' low halves side by side (PKHBT), their high halves (PKHTB), each split in two
     pairs by SXTB16."""
-    low = b.int_or(b.int_and(first, 0xFFFF), b.shift_left(second, 16))  # bytes p0 p1 q0 q1
+    low = pack_halves(b, first, second)  # bytes p0 p1 q0 q1
     high = b.int_or(b.int_and(second, -0x10000), b.shift_right_logical(first, 16))  # p2 p3 q2 q3
     (p0, p1), (p2, p3) = input_pairs(b, low, None), input_pairs(b, high, None)
     return [p0, p1, p2, p3]
@@ -320,7 +318,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
-    """Per input row, `FC_BLOCK` outputs at a time: each word of four inputs becomes two
+    """Per input row, `FC_BLOCKS` outputs at a time: each word of four inputs becomes two
     pairs shared by the block, each weight word two pairs; a tail of fewer than four
     products is added one by one."""
     if op.microkernel.data == "arm-mve":
@@ -329,7 +327,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
-    weight_offset = 0 if domain.weight_type.per_channel else domain.weight_type.offset
+    weight_offset = domain.weight_offset
     folded = op.folded_input_offset is not None
     # Folded: sum x * (w - w_offset) = sum x * w - w_offset * sum x, the input sum once per row.
     x_offset = None if folded else offset_pair(b, domain.in_type.offset)
@@ -337,22 +335,10 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     with b.loop(0, rows) as m:
-        input_sum = None
-        if folded and weight_offset:
-            ones = b.integer(0x10001)
-            with b.loop(0, words, carried=[b.integer(0)]) as k:
-                total = k.carried[0]
-                for pair in input_pairs(b, load_word(b, src, [m.index, b.mul(k.index, 4)]), None):
-                    total = smlad(b, pair, ones, total)
-                k.next(total)
-            input_sum = k.results[0]
-            for column in tail:
-                input_sum = b.int_add(input_sum, _level(b, src, [m.index, column]))
+        correction = _weight_offset_correction(b, domain, op, src, m.index)
         with b.loop(0, columns // block) as n_block:
             outputs = [b.add(b.mul(n_block.index, block), j) for j in range(block)]
-            starts = [domain.bias(bias, n) for n in outputs]
-            if input_sum is not None:
-                starts = [b.int_sub(start, b.int_mul(input_sum, weight_offset)) for start in starts]
+            starts = [_start(b, domain, bias, n, correction) for n in outputs]
             def words_at(totals: list[SSAValue], columns: list[Index]) -> list[SSAValue]:
                 """The products of the words of four inputs at each of `columns`."""
                 for column in columns:
@@ -378,6 +364,23 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                 b.store(domain.output(n, dest.element_type)(total), dest, [m.index, n])
 
 
+def _weight_offset_correction(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, src: View,
+                              m: Index) -> SSAValue | None:
+    """With the input offset folded, sum x * (w - w_offset) = sum x * w - w_offset * sum x:
+    `w_offset * sum x` of input row m, once per row (None when there is nothing to subtract)."""
+    if op.folded_input_offset is None or not domain.weight_offset:
+        return None
+    with b.loop(0, src.shape[1], carried=[b.integer(0)]) as k:
+        k.next(b.int_add(k.carried[0], _level(b, src, [m, k.index])))
+    return b.int_mul(k.results[0], domain.weight_offset)
+
+
+def _start(b: KernelBuilder, domain: ArithmeticDomain, bias: View, n: Index, correction: SSAValue | None) -> SSAValue:
+    """Where output n's sum starts: its bias, less the row's weight-offset correction."""
+    start = domain.bias(bias, n)
+    return start if correction is None else b.int_sub(start, correction)
+
+
 def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
     """The two bytes at `view[indices]` as the low half of an i32 (high half zero)."""
     return b.emit(llvm.ZExtOp(b.emit(llvm.LoadOp(b.element(view, indices), i16, alignment=1)), i32))
@@ -392,24 +395,16 @@ def emit_helium_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: 
                                 view) -> None:
     """Each output one dot product of int8 rows, written plainly so that LLVM vectorizes it
     for MVE into VMLAVA.S8 (16 products an instruction): with the input offset folded, the
-    levels as they are and `- w_offset * sum x` (VADDVA) once per row; else the generic
+    levels as they are and `- w_offset * sum x` once per row; else the generic
     products with their zero points."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
-    weight_offset = 0 if domain.weight_type.per_channel else domain.weight_type.offset
     folded = op.folded_input_offset is not None
     with b.loop(0, rows) as m:
-        input_sum = None
-        if folded and weight_offset:
-            with b.loop(0, depth, carried=[b.integer(0)]) as k:
-                k.next(b.int_add(k.carried[0], _level(b, src, [m.index, k.index])))
-            input_sum = b.int_mul(k.results[0], weight_offset)
+        correction = _weight_offset_correction(b, domain, op, src, m.index)
         with b.loop(0, columns) as n:
-            start = domain.bias(bias, n.index)
-            if input_sum is not None:
-                start = b.int_sub(start, input_sum)
-            with b.loop(0, depth, carried=[start]) as k:
+            with b.loop(0, depth, carried=[_start(b, domain, bias, n.index, correction)]) as k:
                 if folded:
                     product = b.int_mul(_level(b, src, [m.index, k.index]), _level(b, weights, [n.index, k.index]))
                     k.next(b.int_add(k.carried[0], product))

@@ -47,6 +47,18 @@ def _float(b: KernelBuilder, bits: SSAValue) -> SSAValue:
     return b.emit(llvm.BitcastOp(bits, f32))
 
 
+def nearest_integer(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """The i32 nearest an f32 of magnitude below 2^22 (ties to even), without a float-to-int
+    instruction: adding 1.5 * 2^23 leaves it in the low mantissa bits."""
+    return b.emit(llvm.SubOp(_bits(b, b.fadd(x, b.f32(_ROUNDING_MAGIC))), _i32(b, _MAGIC_BITS)))
+
+
+def small_integer_as_float(b: KernelBuilder, n: SSAValue) -> SSAValue:
+    """An i32 of magnitude below 2^22 as an f32, exactly, without an int-to-float instruction:
+    the bits of 1.5 * 2^23 plus n are the float 1.5 * 2^23 + n."""
+    return b.fsub(_float(b, b.emit(llvm.AddOp(n, _i32(b, _MAGIC_BITS)))), b.f32(_ROUNDING_MAGIC))
+
+
 def _polynomial(b: KernelBuilder, x: SSAValue, coefficients: list[float]) -> SSAValue:
     """c0 + c1 x + c2 x^2 + ... by Horner's rule."""
     result = b.f32(coefficients[-1])

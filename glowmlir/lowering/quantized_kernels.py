@@ -31,13 +31,13 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import f32, i32, i64
+from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
-from glowmlir.lowering import arm_dsp, loop_skeletons
+from glowmlir.lowering import arm_dsp, loop_skeletons, math_approx
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -59,6 +59,7 @@ from glowmlir.quantization.rescaling import (
     multiplier_and_shift,
     output_multipliers,
     softmax_parameters,
+    weight_zero_point,
 )
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -71,6 +72,13 @@ def _type(value: SSAValue) -> UniformQuantizedType:
 # ----------------------------------------------------------------------------- requantization
 
 
+def _shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
+    """A requantization shift as (left shift, right shift), each max(+-shift, 0)."""
+    if isinstance(shift, int):
+        return max(shift, 0), max(-shift, 0)
+    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+
+
 def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
     """CMSIS-NN's `arm_nn_requantize(value, multiplier, shift)` on i32 values.
 
@@ -78,10 +86,7 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     where the doubling high multiply is `(value * multiplier + 2^30) >> 31` in 64 bits.
     Compile-time multiplier/shift fold into constants.
     """
-    if isinstance(shift, int):
-        left, right = max(shift, 0), max(-shift, 0)
-    else:
-        left, right = b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+    left, right = _shift_split(b, shift)
     if not (isinstance(left, int) and left == 0):
         value = b.shift_left(value, left)
     wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
@@ -95,10 +100,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
     `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow)."""
-    if isinstance(shift, int):
-        left, right = max(shift, 0), max(-shift, 0)
-    else:
-        left, right = b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+    left, right = _shift_split(b, shift)
     doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
     wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
@@ -153,14 +155,6 @@ class ChannelRequantization:
         return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
 
 
-def _weight_offset(weight_type: UniformQuantizedType) -> int:
-    if weight_type.per_channel:
-        if weight_type.offset_array().any():
-            raise NotImplementedError("per-channel weights must be symmetric")
-        return 0
-    return weight_type.offset
-
-
 class QuantizedArithmetic(ArithmeticDomain):
     """TFLite's int8 reference arithmetic: int32 sums of `(x - x_offset) * (w - w_offset)`
     in stack rows, starting from the bias in accumulator units, then
@@ -177,6 +171,7 @@ class QuantizedArithmetic(ArithmeticDomain):
             if getattr(op, "residual", None) is not None:
                 raise GlowError(f"{op.name}: a quantized convolution has no fused residual")
             self.in_type, self.weight_type = _type(op.input), _type(op.operands[2])
+            self.weight_offset = weight_zero_point(self.weight_type)
             self.requantization = ChannelRequantization(b, op, view, self.weight_type)
 
     def _stack_rows(self, count: int, width: int) -> View:
@@ -201,7 +196,7 @@ class QuantizedArithmetic(ArithmeticDomain):
         return self.b.int_sub(load_level(self.b, view, indices), self.in_type.offset)
 
     def weight(self, view: View, indices: Sequence[Index]) -> SSAValue:
-        return self.b.int_sub(load_level(self.b, view, indices), _weight_offset(self.weight_type))
+        return self.b.int_sub(load_level(self.b, view, indices), self.weight_offset)
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.int_add(total, value)
@@ -272,7 +267,7 @@ def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolO
 
 def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
     domain = QuantizedArithmetic(b, op, view)
-    if op.microkernel is not None:  # "arm-dsp"
+    if op.microkernel is not None:  # "arm-dsp" or "arm-mve"
         arm_dsp.emit_fully_connected(b, domain, op, view)
     else:
         loop_skeletons.emit_fully_connected(b, domain, op, view)
@@ -287,14 +282,6 @@ def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, d
     return b.int_add(requantize(b, b.int_sub(level, source.offset), multiplier, shift), dest.offset)
 
 
-def _small_int_to_f32(b: KernelBuilder, value: SSAValue) -> SSAValue:
-    """An i32 of magnitude below 2^22 as an f32, exactly: the bits of 1.5 * 2^23 plus the value
-    are the float 1.5 * 2^23 + value. (Not `sitofp`: LLVM 22 folds `sitofp(x) * 2^-n` into
-    MVE's fixed-point VCVT and, on Cortex-M55, can give it a register where the encoder
-    needs an immediate: an assertion in object emission.)"""
-    return b.fsub(b.bitcast(b.int_add(value, 0x4B400000), f32), b.f32(12582912.0))
-
-
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
     """Glow's quantize: `clamp(nearbyint(x / scale + offset))` as an i32, computed in f32.
 
@@ -303,9 +290,7 @@ def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedTyp
     mantissa bits."""
     low, high = dest.value_range
     scaled = b.emit(llvm.FAddOp(b.emit(llvm.FDivOp(value, b.f32(dest.scale))), b.f32(float(dest.offset))))
-    clamped = b.fmin(b.fmax(scaled, b.f32(float(low))), b.f32(float(high)))
-    magic = b.emit(llvm.FAddOp(clamped, b.f32(12582912.0)))
-    return b.int_sub(b.bitcast(magic, i32), 0x4B400000)
+    return math_approx.nearest_integer(b, b.fmin(b.fmax(scaled, b.f32(float(low))), b.f32(float(high))))
 
 
 def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
@@ -314,7 +299,10 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     if kind == "dequantize":
         source = _type(op.inputs[0])
         scale = b.f32(source.scale)
-        as_float = _small_int_to_f32 if source.bitwidth <= 16 else KernelBuilder.to_f32
+        # Not `sitofp` for small levels: LLVM 22 folds `sitofp(x) * 2^-n` into MVE's fixed-point
+        # VCVT and, on the Cortex-M55, could give it a register where the encoder needs an
+        # immediate (an assertion while writing the object).
+        as_float = math_approx.small_integer_as_float if source.bitwidth <= 16 else KernelBuilder.to_f32
         emit_strided_map(b, dest, sources, lambda v: b.fmul(
             as_float(b, b.int_sub(b.sign_extend(v[0]), source.offset)), scale))
         return

@@ -93,3 +93,13 @@ def softmax_parameters(input_type, beta: float = 1.0) -> tuple[int, int, int]:
     multiplier, shift = multiplier_and_shift(real)
     radius = ((1 << SOFTMAX_INPUT_INTEGER_BITS) - 1) * (1 << total_bits) / (1 << shift)
     return multiplier, shift, -int(np.floor(radius))
+
+
+def weight_zero_point(weight_type) -> int:
+    """The zero point the int8 kernels subtract from weights: a per-tensor type's offset, 0 for
+    per-channel weights (which must be symmetric)."""
+    if weight_type.per_channel:
+        if weight_type.offset_array().any():
+            raise NotImplementedError("per-channel weights must be symmetric")
+        return 0
+    return weight_type.offset

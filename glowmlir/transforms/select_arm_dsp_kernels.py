@@ -27,7 +27,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries.arm_dsp_layout import pack_filter, packing
-from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers
+from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import insert_weight
 
 MICROKERNEL = "arm-dsp"
@@ -49,8 +49,9 @@ class PackConvolutionFilter(RewritePattern):
             return
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape = glow.shape_of(op.filter)
-        offset = 0 if filter_type.per_channel else filter_type.offset
-        packed = pack_filter(array_from_dense(weight.value), offset, glow.shape_of(op.input), op.strides.get_values(),
+        offset = weight_zero_point(filter_type)
+        levels = array_from_dense(weight.value)
+        packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), op.group.value.data)
         # The packed levels are the weights minus their zero point: the same reals with offset 0.
         if filter_type.per_channel:
@@ -61,7 +62,7 @@ class PackConvolutionFilter(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_arm_dsp", packed, op, rewriter, packed_type)
         op.properties["microkernel"] = StringAttr(MICROKERNEL)
         op.properties["filter_shape"] = glow.ints(shape)
-        centred = (array_from_dense(weight.value).astype(np.int64) - offset).reshape(shape[0], -1)
+        centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
         if not any(op.pads.get_values()):  # every tap of every output is inside the input
             fold_input_offset(op, centred.sum(axis=1), rewriter)
@@ -127,9 +128,8 @@ class SelectFullyConnected(RewritePattern):
             op.properties["microkernel"] = StringAttr(self.microkernel)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
-                weight_type = op.weights.type.element_type
-                offset = 0 if weight_type.per_channel else weight_type.offset
-                centred = array_from_dense(weights.value).astype(np.int64) - offset
+                zero_point = weight_zero_point(op.weights.type.element_type)
+                centred = array_from_dense(weights.value).astype(np.int64) - zero_point
                 mark_narrow_requantization(op, centred)
                 fold_input_offset(op, centred.sum(axis=1), rewriter)
             rewriter.notify_op_modified(op)
