@@ -379,11 +379,14 @@ def verify_microkernel(op: IRDLOperation) -> None:
         return
     if op.filter_shape is None:
         _fail(op, "a packed filter needs its filter_shape")
-    from glowmlir.libraries.arm_dsp_layout import packed_filter_shape
+    from glowmlir.libraries import arm_dsp_layout, arm_mve_layout
 
-    expected = packed_filter_shape(op)
+    if op.microkernel.data == "arm-mve":
+        expected, what = arm_mve_layout.packed_filter_shape(op.filter_shape.get_values(), op.group.value.data), "blocks"
+    else:
+        expected, what = arm_dsp_layout.packed_filter_shape(op), "pairs"
     if storage_type(op.filter.type.element_type) != i16 or glow.shape_of(op.filter) != expected:
-        _fail(op, f"the packed filter must be int16 pairs {list(expected)}")
+        _fail(op, f"the packed filter must be int16 {what} {list(expected)}")
 
 
 @irdl_op_definition
@@ -399,7 +402,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
 
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
-    `libraries.arm_dsp_layout.pack_filter`); `filter_shape` keeps the OIHW shape it had. With
+    `libraries.arm_dsp_layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
+    of output columns, `libraries.arm_mve_layout.pack_filter`); `filter_shape` keeps the OIHW
+    shape it had. With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one

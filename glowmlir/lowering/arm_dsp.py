@@ -13,8 +13,8 @@ packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that pack
   tiling and multiplies their pairs with the packed weight words. Tiles at the edges have
   tilings of their own; outputs left over are computed tap by tap.
 * `pointwise_rows`: an unpadded, ungrouped 1x1 convolution, on pairs of input channels.
-* `emit_fully_connected`: int8 weight rows as they are, two pairs a word; on Helium cores a
-  plain dot product LLVM vectorizes (`emit_helium_fully_connected`).
+* `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
+  `lowering.arm_mve`'s instead).
 
 The input zero point is either folded into the bias by the pass (`folded_input_offset`) or
 subtracted from each input pair with one `SADD16`. Every output is exactly the int32 sum the
@@ -123,13 +123,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     folded = op.folded_input_offset is not None
     x_offset = None if folded else offset_pair(b, domain.in_type.offset)
 
-    # Kernel rows inside the input for this output row: [ky_lo, ky_hi).
-    top = b.sub(b.mul(y, sy), pt)
-    if pt or pb:
-        ky_lo = b.max(b.ceil_div(b.sub(0, top), dy), 0)
-        ky_hi = b.min(b.ceil_div(b.sub(in_h, top), dy), k_h)
-    else:
-        ky_lo, ky_hi = 0, k_h
+    top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
 
     def accumulate(totals: list[SSAValue], first: Index, tiling: int | None) -> list[SSAValue]:
         """Adds the taps of a tile of outputs (plan tiling `tiling`, loads from input column
@@ -162,6 +156,18 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         store(accumulate(starts * TILE_PIXELS, first, tiling), list(range(x0, x0 + TILE_PIXELS)))
     for x in plan.singles:
         store(accumulate(list(starts), x * sx - pl, None), [x])
+
+
+def kernel_rows_inside(b: KernelBuilder, op: glowll.ConvolutionOp, y: Index, in_h: int,
+                       k_h: int) -> tuple[Index, Index, Index]:
+    """(top, ky_lo, ky_hi): the input row of kernel row 0 for output row `y`, and the kernel
+    rows [ky_lo, ky_hi) that lie inside the input."""
+    sy, dy = op.strides.get_values()[0], op.dilations.get_values()[0]
+    pt, _, pb, _ = op.pads.get_values()
+    top = b.sub(b.mul(y, sy), pt)
+    if not (pt or pb):
+        return top, 0, k_h
+    return top, b.max(b.ceil_div(b.sub(0, top), dy), 0), b.min(b.ceil_div(b.sub(in_h, top), dy), k_h)
 
 
 def store_tile(b: KernelBuilder, domain: ArithmeticDomain, channels: list[Index], outputs: list[Row],
@@ -207,7 +213,7 @@ def _single_taps(b: KernelBuilder, domain, src: View, packed: View, tiling: Pair
             pixel = b.integer(offset)
         else:
             at = [n, channel, in_y, column]
-            pixel = _level(b, src, at) if folded else domain.input(src, at)
+            pixel = level(b, src, at) if folded else domain.input(src, at)
         word, half = tiling.tap_position(kx)
         for j in range(block):
             weight = domain.weight(packed, [o_block, c, ky, j, word, half])
@@ -242,7 +248,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                 side_by_side = b.int_or(_halfword(b, src, at_first), b.shift_left(_halfword(b, src, at_second), 16))
                 pairs = list(input_pairs(b, side_by_side, None))
             else:
-                pairs = [pack_halves(b, _level(b, src, at_first), _level(b, src, at_second))]
+                pairs = [pack_halves(b, level(b, src, at_first), level(b, src, at_second))]
             if x_offset is not None:
                 pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
             totals = list(totals)
@@ -299,8 +305,15 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     block = packed_shape[2]
     if op.pool is not None or tuple(op.strides.get_values()) != (1, 1):
         loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
-        return
+    else:
+        one_row_per_channel(b, domain, op, view, pointwise_rows, block)
 
+
+def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                        rows: loop_skeletons.ConvolutionRows, block: int) -> None:
+    """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
+    (`rows` called once per block of output channels, its tiles running across the input
+    rows)."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -310,8 +323,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
     with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        pointwise_rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels],
-                       dest.shape[3])
+        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3])
 
 
 # ----------------------------------------------------------------------------- fully connected
@@ -321,9 +333,6 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     """Per input row, `FC_BLOCKS` outputs at a time: each word of four inputs becomes two
     pairs shared by the block, each weight word two pairs; a tail of fewer than four
     products is added one by one."""
-    if op.microkernel.data == "arm-mve":
-        emit_helium_fully_connected(b, domain, op, view)
-        return
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
@@ -335,10 +344,10 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     with b.loop(0, rows) as m:
-        correction = _weight_offset_correction(b, domain, op, src, m.index)
+        correction = weight_offset_correction(b, domain, op, src, m.index)
         with b.loop(0, columns // block) as n_block:
             outputs = [b.add(b.mul(n_block.index, block), j) for j in range(block)]
-            starts = [_start(b, domain, bias, n, correction) for n in outputs]
+            starts = [start(b, domain, bias, n, correction) for n in outputs]
             def words_at(totals: list[SSAValue], columns: list[Index]) -> list[SSAValue]:
                 """The products of the words of four inputs at each of `columns`."""
                 for column in columns:
@@ -356,7 +365,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
-                        product = b.int_mul(_level(b, src, [m.index, column]), _level(b, weights, [n, column]))
+                        product = b.int_mul(level(b, src, [m.index, column]), level(b, weights, [n, column]))
                         total = b.int_add(total, product)
                     else:
                         total = domain.multiply_accumulate(total, domain.input(src, [m.index, column]),
@@ -364,18 +373,18 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                 b.store(domain.output(n, dest.element_type)(total), dest, [m.index, n])
 
 
-def _weight_offset_correction(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, src: View,
+def weight_offset_correction(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, src: View,
                               m: Index) -> SSAValue | None:
     """With the input offset folded, sum x * (w - w_offset) = sum x * w - w_offset * sum x:
     `w_offset * sum x` of input row m, once per row (None when there is nothing to subtract)."""
     if op.folded_input_offset is None or not domain.weight_offset:
         return None
     with b.loop(0, src.shape[1], carried=[b.integer(0)]) as k:
-        k.next(b.int_add(k.carried[0], _level(b, src, [m, k.index])))
+        k.next(b.int_add(k.carried[0], level(b, src, [m, k.index])))
     return b.int_mul(k.results[0], domain.weight_offset)
 
 
-def _start(b: KernelBuilder, domain: ArithmeticDomain, bias: View, n: Index, correction: SSAValue | None) -> SSAValue:
+def start(b: KernelBuilder, domain: ArithmeticDomain, bias: View, n: Index, correction: SSAValue | None) -> SSAValue:
     """Where output n's sum starts: its bias, less the row's weight-offset correction."""
     start = domain.bias(bias, n)
     return start if correction is None else b.int_sub(start, correction)
@@ -386,29 +395,6 @@ def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValu
     return b.emit(llvm.ZExtOp(b.emit(llvm.LoadOp(b.element(view, indices), i16, alignment=1)), i32))
 
 
-def _level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
+def level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
     """An int8 level as it is, widened to i32."""
     return b.sign_extend(b.load(view, indices))
-
-
-def emit_helium_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp,
-                                view) -> None:
-    """Each output one dot product of int8 rows, written plainly so that LLVM vectorizes it
-    for MVE into VMLAVA.S8 (16 products an instruction): with the input offset folded, the
-    levels as they are and `- w_offset * sum x` once per row; else the generic
-    products with their zero points."""
-    dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
-    rows, columns = dest.shape
-    depth = src.shape[1]
-    folded = op.folded_input_offset is not None
-    with b.loop(0, rows) as m:
-        correction = _weight_offset_correction(b, domain, op, src, m.index)
-        with b.loop(0, columns) as n:
-            with b.loop(0, depth, carried=[_start(b, domain, bias, n.index, correction)]) as k:
-                if folded:
-                    product = b.int_mul(_level(b, src, [m.index, k.index]), _level(b, weights, [n.index, k.index]))
-                    k.next(b.int_add(k.carried[0], product))
-                else:
-                    k.next(domain.multiply_accumulate(k.carried[0], domain.input(src, [m.index, k.index]),
-                                                      domain.weight(weights, [n.index, k.index])))
-            b.store(domain.output(n.index, dest.element_type)(k.results[0]), dest, [m.index, n.index])

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32, i8, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, f32, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 Index = int | SSAValue
@@ -90,6 +90,8 @@ class KernelBuilder:
     def constant(self, value: int, int_type: Attribute) -> SSAValue:
         """An integer constant, defined once per function at the top of its entry block (a
         kernel's loops use the same few: emitted at each use, they were a third of its ops)."""
+        if isinstance(int_type, VectorType):  # in every lane
+            return self.splat(self.constant(value, int_type.element_type), int_type)
         key = (value, int_type)
         if key not in self._constants:
             op = llvm.ConstantOp(IntegerAttr(value, int_type), int_type)
@@ -97,6 +99,13 @@ class KernelBuilder:
             entry.insert_op_before(op, entry.first_op) if entry.first_op else entry.add_op(op)
             self._constants[key] = op.results[0]
         return self._constants[key]
+
+    def splat(self, value: SSAValue, vector_type: VectorType) -> SSAValue:
+        """A vector of `vector_type` holding `value` in every lane."""
+        undefined = self.emit(llvm.UndefOp(vector_type))
+        first = self.emit(llvm.InsertElementOp(undefined, value, self.integer(0)))
+        lanes = DenseArrayBase.from_list(i32, [0] * vector_type.get_shape()[0])
+        return self.emit(llvm.ShuffleVectorOp(first, undefined, lanes, vector_type))
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)

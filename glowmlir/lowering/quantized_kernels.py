@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, SSAValue
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
-from glowmlir.lowering import arm_dsp, loop_skeletons, math_approx
+from glowmlir.lowering import arm_dsp, arm_mve, loop_skeletons, math_approx
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -50,6 +50,7 @@ from glowmlir.lowering.loop_skeletons import (
     fill_row,
     window_size,
 )
+from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow
 from glowmlir.quantization.rescaling import (
     ADD_LEFT_SHIFT,
     activation_bounds,
@@ -64,64 +65,13 @@ from glowmlir.quantization.rescaling import (
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
+MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve}
+"""The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
+`emit_fully_connected`."""
+
 
 def _type(value: SSAValue) -> UniformQuantizedType:
     return value.type.element_type
-
-
-# ----------------------------------------------------------------------------- requantization
-
-
-def _shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
-    """A requantization shift as (left shift, right shift), each max(+-shift, 0)."""
-    if isinstance(shift, int):
-        return max(shift, 0), max(-shift, 0)
-    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
-
-
-def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
-    """CMSIS-NN's `arm_nn_requantize(value, multiplier, shift)` on i32 values.
-
-    `divide_by_power_of_two(doubling_high_mul(value << max(shift, 0), multiplier), max(-shift, 0))`
-    where the doubling high multiply is `(value * multiplier + 2^30) >> 31` in 64 bits.
-    Compile-time multiplier/shift fold into constants.
-    """
-    left, right = _shift_split(b, shift)
-    if not (isinstance(left, int) and left == 0):
-        value = b.shift_left(value, left)
-    wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
-    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 30), 31), i32)
-    return divide_by_power_of_two(b, high, right)
-
-
-def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
-                      shift: int | SSAValue) -> SSAValue:
-    """`requantize` for a value known to fit after `<< (max(shift, 0) + 1)` (see
-    `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
-    multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
-    `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow)."""
-    left, right = _shift_split(b, shift)
-    doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
-    wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
-    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
-    if isinstance(right, int):
-        if right == 0:
-            return high
-        return b.shift_right(b.int_add(b.int_add(high, 1 << (right - 1)), b.shift_right(high, 31)), right)
-    half = b.shift_right(b.shift_left(1, right), 1)
-    negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(high, 31), 0)
-    return b.shift_right(b.int_add(b.int_add(high, half), negative), right)
-
-
-def divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
-    """`arm_nn_divide_by_power_of_two`: value / 2^exponent rounded half away from zero."""
-    if isinstance(exponent, int) and exponent == 0:
-        return value
-    mask = (1 << exponent) - 1 if isinstance(exponent, int) else b.int_sub(b.shift_left(1, exponent), 1)
-    quotient = b.shift_right(value, exponent)
-    remainder = b.int_and(value, mask)
-    threshold = b.int_add(b.shift_right(mask, 1), b.select(b.int_compare("slt", quotient, 0), 1, 0))
-    return b.int_add(quotient, b.select(b.int_compare("sgt", remainder, threshold), 1, 0))
 
 
 def store_level(b: KernelBuilder, level: SSAValue, low: int, high: int, view: View, indices: Sequence[Index]) -> None:
@@ -255,8 +205,8 @@ class QuantizedArithmetic(ArithmeticDomain):
 
 def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     domain = QuantizedArithmetic(b, op, view)
-    if op.microkernel is not None:  # "arm-dsp": the filter is packed
-        arm_dsp.emit_convolution(b, domain, op, view)
+    if op.microkernel is not None:  # the filter is packed for the microkernel
+        MICROKERNELS[op.microkernel.data].emit_convolution(b, domain, op, view)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view)
 
@@ -267,8 +217,8 @@ def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolO
 
 def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
     domain = QuantizedArithmetic(b, op, view)
-    if op.microkernel is not None:  # "arm-dsp" or "arm-mve"
-        arm_dsp.emit_fully_connected(b, domain, op, view)
+    if op.microkernel is not None:
+        MICROKERNELS[op.microkernel.data].emit_fully_connected(b, domain, op, view)
     else:
         loop_skeletons.emit_fully_connected(b, domain, op, view)
 

@@ -9,8 +9,10 @@ taps wide, or an unpadded ungrouped 1x1), and every int8 `glowll.fully_connected
 (`libraries.arm_dsp_layout.pack_filter`: int16 weight pairs in the order the kernel reads
 them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
 in accumulator units, the input zero point is folded into it (`folded_input_offset`) and a
-compile-time accumulator bound may allow `narrow_requantization`. Outputs stay bit-identical
-to the generic int8 kernels.
+compile-time accumulator bound may allow `narrow_requantization`. With `helium=true`,
+FullyConnected and every convolution of stride 1 along its rows get `microkernel = "arm-mve"`
+(`lowering.arm_mve`, filter layout `libraries.arm_mve_layout`) instead. Outputs stay
+bit-identical to the generic int8 kernels.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
+from glowmlir.libraries import arm_mve_layout
 from glowmlir.libraries.arm_dsp_layout import pack_filter, packing
 from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import insert_weight
@@ -38,29 +41,39 @@ def _int8(*buffers) -> bool:
     return all(storage_type(v.type.element_type) == i8 for v in buffers)
 
 
+@dataclass
 class PackConvolutionFilter(RewritePattern):
+    helium: bool
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         weight = op.filter.owner
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
                 or op.residual is not None or not _int8(op.dest, op.input, op.filter)
-                or not isinstance(weight, glowll.WeightOp) or weight.value is None
-                or packing(glow.shape_of(op.filter), op.pads.get_values(), op.group.value.data) is None):
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None):
             return
         filter_type: UniformQuantizedType = op.filter.type.element_type
-        shape = glow.shape_of(op.filter)
+        shape, group = glow.shape_of(op.filter), op.group.value.data
+        geometry = (op.strides.get_values(), op.pads.get_values(), op.dilations.get_values())
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
-        packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
-                             op.dilations.get_values(), op.pads.get_values(), op.group.value.data)
+        if self.helium and arm_mve_layout.takes_helium(glow.shape_of(op.input), shape, *geometry, group):
+            microkernel, packed = HELIUM, arm_mve_layout.pack_filter(levels, offset, group)
+        elif packing(shape, op.pads.get_values(), group) is not None:
+            microkernel = MICROKERNEL
+            packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
+                                 op.dilations.get_values(), op.pads.get_values(), group)
+        else:
+            return
         # The packed levels are the weights minus their zero point: the same reals with offset 0.
         if filter_type.per_channel:
             packed_type = UniformQuantizedType(i16, filter_type.scale_array().tolist(), [0] * len(filter_type.offsets),
                                                filter_type.axis.data)
         else:
             packed_type = UniformQuantizedType(i16, filter_type.scale, 0)
-        op.operands[2] = insert_weight(f"{weight.name_.data}_arm_dsp", packed, op, rewriter, packed_type)
-        op.properties["microkernel"] = StringAttr(MICROKERNEL)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
+                                       packed_type)
+        op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
@@ -138,14 +151,15 @@ class SelectFullyConnected(RewritePattern):
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
-    filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected gets
-    `microkernel = "arm-mve"`: dot products of the int8 levels as they are, which LLVM turns
-    into VMLAVA (16 products an instruction)."""
+    filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
+    convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
+    (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
+    on vectors of output columns, filters packed by `libraries.arm_mve_layout`)."""
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(PackConvolutionFilter(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackConvolutionFilter(self.helium), apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,68 @@
+"""Requantization: an int32 accumulator to the output's scale, as CMSIS-NN's s8 functions do.
+
+`requantize` is `arm_nn_requantize`: a rounding doubling high multiply by a 31-bit
+multiplier M, then a rounding division by a power of two. `divide_by_power_of_two` works on
+i32 values and on vectors of them (the Helium kernels' lanes).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i32, i64
+from xdsl.ir import SSAValue
+
+from glowmlir.lowering.kernel_builder import KernelBuilder
+
+
+def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
+    """A requantization shift as (left shift, right shift), each max(+-shift, 0)."""
+    if isinstance(shift, int):
+        return max(shift, 0), max(-shift, 0)
+    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+
+
+def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
+    """CMSIS-NN's `arm_nn_requantize(value, multiplier, shift)` on i32 values.
+
+    `divide_by_power_of_two(doubling_high_mul(value << max(shift, 0), multiplier), max(-shift, 0))`
+    where the doubling high multiply is `(value * multiplier + 2^30) >> 31` in 64 bits.
+    Compile-time multiplier/shift fold into constants.
+    """
+    left, right = shift_split(b, shift)
+    if not (isinstance(left, int) and left == 0):
+        value = b.shift_left(value, left)
+    wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
+    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 30), 31), i32)
+    return divide_by_power_of_two(b, high, right)
+
+
+def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
+                      shift: int | SSAValue) -> SSAValue:
+    """`requantize` for a value known to fit after `<< (max(shift, 0) + 1)` (see
+    `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
+    multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
+    `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow)."""
+    left, right = shift_split(b, shift)
+    doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
+    wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
+    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
+    if isinstance(right, int):
+        if right == 0:
+            return high
+        return b.shift_right(b.int_add(b.int_add(high, 1 << (right - 1)), b.shift_right(high, 31)), right)
+    half = b.shift_right(b.shift_left(1, right), 1)
+    negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(high, 31), 0)
+    return b.shift_right(b.int_add(b.int_add(high, half), negative), right)
+
+
+def divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
+    """`arm_nn_divide_by_power_of_two`: value / 2^exponent rounded half away from zero (on
+    i32 values or vectors of them; an `exponent` value has the type of `value`)."""
+    if isinstance(exponent, int) and exponent == 0:
+        return value
+    mask = b.int_value((1 << exponent) - 1, value.type) if isinstance(exponent, int) else \
+        b.int_sub(b.shift_left(1, exponent), 1)
+    quotient = b.shift_right(value, exponent)
+    remainder = b.int_and(value, mask)
+    one, zero = b.int_value(1, value.type), b.int_value(0, value.type)
+    threshold = b.int_add(b.shift_right(mask, 1), b.select(b.int_compare("slt", quotient, 0), one, zero))
+    return b.int_add(quotient, b.select(b.int_compare("sgt", remainder, threshold), one, zero))
