@@ -104,7 +104,6 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     _, dx = op.dilations.get_values()
     group = op.group.value.data
     block = len(channels)
-    vectors = tile_vectors(block)
     first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     folded = op.folded_input_offset is not None
@@ -120,7 +119,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             c.next(*ky.results)
         return c.results
 
-    def tile(x0: Index) -> None:
+    def tile(x0: Index, vectors: int) -> None:
         """`vectors` x `LANES` outputs from column x0, all taps inside the input."""
         def taps(sums, channel, c, in_y, ky):
             for kx in range(k_w):
@@ -156,14 +155,18 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         store(over_taps([domain.bias(bias, o) for o in channels], taps), [x])
 
     first, end = interior_columns(in_w, width, k_w, dx, pl)
-    columns = vectors * LANES
-    tiles = (end - first) // columns
-    with b.loop(0, tiles) as t:
-        tile(b.add(first, b.mul(t.index, columns)))
-    for lo, hi in ((0, first), (first + tiles * columns, width)):
+    x = first
+    for vectors in sorted({min(tile_vectors(block), max(1, (end - first) // LANES)), 1}, reverse=True):
+        columns = vectors * LANES
+        tiles = (end - x) // columns
+        if tiles:
+            with b.loop(0, tiles) as t:
+                tile(b.add(x, b.mul(t.index, columns)), vectors)
+            x += tiles * columns
+    for lo, hi in ((0, first), (x, width)):
         if hi > lo:
-            with b.loop(lo, hi) as x:
-                single(x.index)
+            with b.loop(lo, hi) as column:
+                single(column.index)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:

@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 
+from glowmlir.libraries import arm_mve_layout
 from glowmlir.libraries.arm_dsp_layout import channel_block, pack_filter, pair_tiling
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import int8_reference as ref
@@ -196,12 +197,33 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and not padded), line
 
 
-def test_the_m55_takes_fully_connected_on_helium(cases):
+HELIUM_LEFT_TO_DSP = ("y_stride2", "y_depthwise_x2", "y_non_square", "y_pointwise_stride2", "y_pointwise_deep_six")
+"""Convolutions the M55 keeps on the DSP kernel: a stride of 2 along the row (lanes would not
+be adjacent input columns), or fewer than 4 output columns (pointwise_deep_six: 3)."""
+
+
+def test_the_m55_takes_fully_connected_and_stride_one_convolutions_on_helium(cases):
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps3-an547")))
     fully_connected = [line for line in lines if "glowll.fully_connected" in line]
     assert fully_connected and all('microkernel = "arm-mve"' in line for line in fully_connected)
+    outputs = [case.output for case in cases if case.output.startswith("y_") and "_fc" not in case.output]
+    convolutions = [line for line in lines if "glowll.convolution" in line]
+    assert len(convolutions) == len(outputs)
+    for output, line in zip(outputs, convolutions):  # in the order of the cases
+        expected = "arm-dsp" if output.startswith(HELIUM_LEFT_TO_DSP) else "arm-mve"
+        assert f'microkernel = "{expected}"' in line, (output, line)
+
+
+def test_helium_filter_blocks_output_channels():
+    rng = np.random.default_rng(3)
+    filter_levels = rng.integers(-128, 128, (12, 3, 2, 5)).astype(np.int8)
+    packed = arm_mve_layout.pack_filter(filter_levels, -7, group=1)
+    assert packed.shape == arm_mve_layout.packed_filter_shape((12, 3, 2, 5), 1) == (3, 3, 2, 5, 4)
+    for o, c, ky, kx in np.ndindex(12, 3, 2, 5):
+        assert packed[o // 4, c, ky, kx, o % 4] == int(filter_levels[o, c, ky, kx]) + 7
+    assert arm_mve_layout.channel_block(6, 1) == 2 and arm_mve_layout.channel_block(6, 6) == 1
 
 
 def test_host_builds_keep_the_generic_kernels(cases):
