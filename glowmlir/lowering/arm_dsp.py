@@ -23,6 +23,7 @@ generic int8 kernel computes, so outputs are bit-identical to it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 
@@ -43,6 +44,13 @@ from glowmlir.libraries.arm_dsp_layout import (
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, row
+
+HOISTED_WEIGHT_WORDS = 12
+"""A convolution of one input channel per group has loop-invariant weight words across its
+tiles; LLVM hoists them all out of the tile loop, and more than this many are spilled and
+reloaded along with the input pairs they push out (LeNet's first convolution, 30 words: 662k
+instructions on the M7 hoisted, 494k loaded per tile). Over this count the tile loop loads
+them through an opaque pointer (`KernelBuilder.opaque`)."""
 
 FC_BLOCKS = (4, 2, 1)
 """Outputs of a FullyConnected computed together: the first that divides the outputs."""
@@ -125,7 +133,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
     top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
 
-    def accumulate(totals: list[SSAValue], first: Index, tiling: int | None) -> list[SSAValue]:
+    def accumulate(totals: list[SSAValue], first: Index, tiling: int | None, packed: View = packed) -> list[SSAValue]:
         """Adds the taps of a tile of outputs (plan tiling `tiling`, loads from input column
         `first`), or of one output (None: window from `first`), to `totals` ([output][channel]),
         over input channels and kernel rows."""
@@ -150,7 +158,10 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if tiles:
         with b.loop(0, tiles) as tile:
             x0 = b.add(first_tile, b.mul(tile.index, TILE_PIXELS))
-            totals = accumulate(starts * TILE_PIXELS, b.sub(b.mul(x0, sx), pl), 0)
+            weights = packed
+            if group_c == 1 and block * k_h * len(plan.tilings[0].weight_words) > HOISTED_WEIGHT_WORDS:
+                weights = dataclasses.replace(packed, base=b.opaque(packed.base))
+            totals = accumulate(starts * TILE_PIXELS, b.sub(b.mul(x0, sx), pl), 0, weights)
             store(totals, [b.add(x0, p) for p in range(TILE_PIXELS)])
     for x0, tiling, first in plan.edges:
         store(accumulate(starts * TILE_PIXELS, first, tiling), list(range(x0, x0 + TILE_PIXELS)))

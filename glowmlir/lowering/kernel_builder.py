@@ -283,6 +283,11 @@ class KernelBuilder:
     def bitcast(self, value: SSAValue, to_type: Attribute) -> SSAValue:
         return self.emit(llvm.BitcastOp(value, to_type))
 
+    def opaque(self, value: SSAValue) -> SSAValue:
+        """`value`, through an empty inline asm LLVM cannot see through: loads from an opaque
+        pointer made inside a loop are not hoisted out of it (no instruction is emitted)."""
+        return self.emit(llvm.InlineAsmOp("", "=r,0", [value], [value.type]))
+
     # ----------------------------------------------------------------- memory
 
     def offset_pointer(self, base: SSAValue, index: Index, element_type: Attribute) -> SSAValue:
