@@ -45,6 +45,11 @@ from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, row
 
+GATHERED_PIXELS = (4, 2, 1)
+GATHER_BYTES = 2048
+"""An unpooled pointwise convolution gathers the channels of the first count of pixels of
+`GATHERED_PIXELS` whose buffer fits in `GATHER_BYTES` of stack (one pixel at least)."""
+
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
 tiles; LLVM hoists them all out of the tile loop, and more than this many are spilled and
@@ -252,16 +257,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 
     def accumulate(totals: list[SSAValue], x: Index, pixels: int) -> list[SSAValue]:
         def step(totals: list[SSAValue], pair_index: Index, first: Index, second: Index) -> list[SSAValue]:
-            at_first, at_second = [n, first, in_y, x], [n, second, in_y, x]
-            if pixels == 4:
-                pairs = channel_pairs(b, load_word(b, src, at_first), load_word(b, src, at_second))
-            elif pixels == 2:  # two halfwords side by side: bytes p0 p1 q0 q1
-                side_by_side = b.int_or(_halfword(b, src, at_first), b.shift_left(_halfword(b, src, at_second), 16))
-                pairs = list(input_pairs(b, side_by_side, None))
-            else:
-                pairs = [pack_halves(b, level(b, src, at_first), level(b, src, at_second))]
-            if x_offset is not None:
-                pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
+            pairs = pixel_channel_pairs(b, src, [n, first, in_y, x], [n, second, in_y, x], pixels, x_offset)
             totals = list(totals)
             for j in range(block):
                 weight = load_word(b, packed, [o_block, pair_index, j, 0], aligned=True)
@@ -288,6 +284,22 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         x += 2
     for x in range(x, width):
         store(accumulate(list(starts), x * sx, 1), [x])
+
+
+def pixel_channel_pairs(b: KernelBuilder, src: View, at_first: list[Index], at_second: list[Index], pixels: int,
+                        x_offset: SSAValue | None) -> list[SSAValue]:
+    """The pairs (first channel, second channel) of `pixels` (4, 2 or 1) adjacent pixels from
+    `src[at_first]` and `src[at_second]`, less `x_offset` (both halves) when given."""
+    if pixels == 4:
+        pairs = channel_pairs(b, load_word(b, src, at_first), load_word(b, src, at_second))
+    elif pixels == 2:  # two halfwords side by side: bytes p0 p1 q0 q1
+        side_by_side = b.int_or(_halfword(b, src, at_first), b.shift_left(_halfword(b, src, at_second), 16))
+        pairs = list(input_pairs(b, side_by_side, None))
+    else:
+        pairs = [pack_halves(b, level(b, src, at_first), level(b, src, at_second))]
+    if x_offset is not None:
+        pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
+    return pairs
 
 
 def channel_pairs(b: KernelBuilder, first: SSAValue, second: SSAValue) -> list[SSAValue]:
@@ -317,7 +329,81 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if op.pool is not None or tuple(op.strides.get_values()) != (1, 1):
         loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
     else:
-        one_row_per_channel(b, domain, op, view, pointwise_rows, block)
+        gathered_pointwise(b, domain, op, view, block)
+
+
+def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                       block: int) -> None:
+    """An unpooled 1x1 convolution of stride 1 as a matrix product over the pixels.
+
+    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once, as int16
+    channel pairs less the input offset, into a stack buffer (`[pixels, ceil(C / 2)]` words:
+    each pixel's channels side by side, as the weights are); then every block of output
+    channels takes the pixels two at a time: per two channel pairs, one `LDRD` of each
+    pixel's words, one weight word per channel, `SMLAD`s into 2 x `block` accumulators.
+    The gathering is paid once for all output channels."""
+    def flat(buffer: SSAValue) -> View:
+        whole = view(buffer)
+        n_size, channels, height, width = whole.shape
+        pixels = height * width
+        return whole.reshaped((n_size, channels, pixels), (channels * pixels, pixels, 1))
+
+    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
+    n_size, in_c, pixels = src.shape
+    out_c = dest.shape[1]
+    pairs = -(-in_c // 2)
+    run = next((count for count in GATHERED_PIXELS if count * pairs * 4 <= GATHER_BYTES), 1)
+    gathered = View.contiguous(b.alloca(run * pairs, i32), (run, pairs), element_type=i32)
+    x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.in_type.offset)
+
+    def gather(n: Index, x0: Index, count: int) -> None:
+        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` rows."""
+        def channel_pair(i: Index, first: Index, second: Index) -> None:
+            loaded = pixel_channel_pairs(b, src, [n, first, x0], [n, second, x0], count, x_offset)
+            for p, pair in enumerate(loaded):
+                b.store(pair, gathered, [p, i])
+
+        with b.loop(0, in_c // 2) as i:
+            first = b.mul(i.index, 2)
+            channel_pair(i.index, first, b.add(first, 1))
+        if in_c % 2:  # the last channel: its weight pair's high half is zero, any level will do
+            channel_pair(in_c // 2, in_c - 1, in_c - 1)
+
+    def multiply(n: Index, x0: Index, count: int) -> None:
+        """Every output channel of the `count` gathered pixels from x0."""
+        with b.loop(0, out_c // block) as o_block:
+            channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
+            starts = [domain.bias(bias, o) for o in channels]
+            store = functools.partial(store_tile, b, domain, channels, [Row(dest, (n, o)) for o in channels])
+            for first in range(0, count, 2):
+                ps = list(range(first, min(first + 2, count)))
+
+                def products(totals: list[SSAValue], i: Index, words: int) -> list[SSAValue]:
+                    inputs = [load_words(b, gathered, [p, i], words) for p in ps]
+                    totals = list(totals)
+                    for w in range(words):
+                        for j in range(block):
+                            weight = load_word(b, packed, [o_block.index, b.add(i, w), j, 0], aligned=True)
+                            for k, words_of_p in enumerate(inputs):
+                                totals[k * block + j] = smlad(b, words_of_p[w], weight, totals[k * block + j])
+                    return totals
+
+                with b.loop(0, pairs // 2, carried=starts * len(ps)) as i:
+                    i.next(*products(list(i.carried), b.mul(i.index, 2), 2))
+                totals = i.results if pairs % 2 == 0 else products(i.results, pairs - 1, 1)
+                store(totals, [b.add(x0, p) for p in ps])
+
+    with b.loop(0, n_size) as n:
+        with b.loop(0, pixels // run) as t:
+            x0 = b.mul(t.index, run)
+            gather(n.index, x0, run)
+            multiply(n.index, x0, run)
+        tail = pixels % run
+        for count in (2, 1):
+            if tail >= count:
+                gather(n.index, pixels - tail, count)
+                multiply(n.index, pixels - tail, count)
+                tail -= count
 
 
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
