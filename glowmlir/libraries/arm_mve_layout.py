@@ -18,8 +18,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from glowmlir.dialects import glow
-
 LANES = 4
 """int32 lanes of a Q register: output columns one vector holds."""
 ACCUMULATORS = 4
@@ -28,14 +26,11 @@ CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
 
 
-def takes_helium(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
-                 pads: Sequence[int], dilations: Sequence[int], group: int) -> bool:
-    """An NCHW convolution (OIHW filter) whose output columns are adjacent input columns
-    (stride 1 along the row) and whose rows hold at least one vector of outputs with every
-    tap inside the input. Any kernel size, padding, dilation and grouping."""
-    width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, group)[3]
-    first, end = interior_columns(input_shape[3], width, filter_shape[3], dilations[1], pads[1])
-    return strides[1] == 1 and end - first >= LANES
+def takes_helium(strides: Sequence[int]) -> bool:
+    """A convolution whose output columns are adjacent input columns (stride 1 along the row):
+    any kernel size, padding, dilation and grouping (columns whose taps reach into the
+    padding, and a row's last columns, are vectors with predicated lanes)."""
+    return strides[1] == 1
 
 
 def channel_block(out_channels: int, group: int) -> int:

@@ -18,11 +18,10 @@ bit-identical to it.
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, i8, i32
+from xdsl.dialects.builtin import VectorType, i1, i8, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -33,7 +32,6 @@ from glowmlir.lowering.arm_dsp import (
     level,
     one_row_per_channel,
     start,
-    store_tile,
     weight_offset_correction,
 )
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -61,17 +59,53 @@ def input_vector(b: KernelBuilder, view: View, indices: list[Index], offset: int
     return widened if offset == 0 else b.int_add(widened, -offset)
 
 
+def masked_input_vector(b: KernelBuilder, view: View, indices: list[Index], loaded: list[bool],
+                        offset: int) -> SSAValue:
+    """`input_vector` with only the lanes `loaded` read (a predicated `VLDRB`): the others,
+    which may lie before the row or past its end, hold `offset` (the level of a real 0), so
+    they come out 0. The first lane's column (`indices[-1]`) may be negative."""
+    row_start = b.element(view, [*indices[:-1], 0])
+    column = indices[-1]
+    address = b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[b.index(column)]))
+    narrow = VectorType(i8, [LANES])
+    loaded_bytes = b.emit(llvm.CallIntrinsicOp(
+        f"llvm.masked.load.{_mangled(narrow)}.p0",
+        [address, b.integer(1), lane_mask(b, loaded), b.int_value(offset, narrow)],
+        [narrow]))
+    widened = b.emit(llvm.SExtOp(loaded_bytes, VECTOR))
+    return widened if offset == 0 else b.int_add(widened, -offset)
+
+
+def lane_mask(b: KernelBuilder, lanes: list[bool]) -> SSAValue:
+    """A constant `<LANES x i1>` predicate."""
+    mask = b.emit(llvm.UndefOp(VectorType(i1, [len(lanes)])))
+    for lane, on in enumerate(lanes):
+        mask = b.emit(llvm.InsertElementOp(mask, b.integer(int(on), i1), b.integer(lane)))
+    return mask
+
+
+def _mangled(vector: VectorType) -> str:
+    """An intrinsic's type suffix: v4i8, v4i32."""
+    return f"v{vector.get_shape()[0]}i{vector.element_type.width.data}"
+
+
 def store_lanes(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, total: SSAValue, output: Row,
-                x: Index) -> None:
+                x: Index, stored: list[bool] | None = None) -> None:
     """A vector of accumulators of one output channel into `output` from column x: through
     the domain's output step (requantization, clamping, narrowing), lanes side by side, or
-    as they are when the domain keeps accumulators (a fused max pool)."""
+    as they are when the domain keeps accumulators (a fused max pool); only the lanes
+    `stored` says (all if None: a predicated store otherwise)."""
     storage = output.view.element_type
     if domain.output(channel, storage) is not None:
         total = b.truncate(requantized(b, domain, channel, total), VectorType(storage, [LANES]))
-    # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
-    address = b.emit(llvm.GEPOp(b.element(output.view, output.at(x)), [0], total.type, inbounds=True))
-    b.emit(llvm.StoreOp(total, address, alignment=1))
+    address = b.element(output.view, output.at(x))
+    if stored is None:
+        # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
+        address = b.emit(llvm.GEPOp(address, [0], total.type, inbounds=True))
+        b.emit(llvm.StoreOp(total, address, alignment=1))
+        return
+    b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(total.type)}.p0",
+                                [total, address, b.integer(1), lane_mask(b, stored)], []))
 
 
 def requantized(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, total: SSAValue) -> SSAValue:
@@ -108,7 +142,6 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     folded = op.folded_input_offset is not None
     top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
-    store = functools.partial(store_tile, b, domain, channels, outputs)
 
     def over_taps(totals: list[SSAValue], taps) -> list[SSAValue]:
         """`totals` after `taps(sums, channel, c, in_y, ky)` of every input channel and kernel row."""
@@ -139,20 +172,30 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             for j, output in enumerate(outputs):
                 store_lanes(b, domain, channels[j], totals[v * block + j], output, b.add(x0, v * LANES))
 
-    def single(x: Index) -> None:
-        """Output column x, tap by tap; taps in the padding add nothing."""
+    def edge_tile(x0: int, count: int) -> None:
+        """`count` <= `LANES` outputs from column x0 (a compile-time column) in one vector per
+        channel, with tail predication: a tap's lanes in the padding or past the row are not
+        loaded (they hold the input offset: nothing is added), lanes past `count` not stored."""
+        stored = [lane < count for lane in range(LANES)]
+
         def taps(sums, channel, c, in_y, ky):
             for kx in range(k_w):
-                column = b.add(b.sub(x, pl), kx * dx)
-                inside = b.in_range(column, in_w)
-                at = [n, channel, in_y, b.min(b.max(column, 0), in_w - 1)]
-                pixel = b.select(inside, level(b, src, at) if folded else domain.input(src, at), 0)
+                column = x0 - pl + kx * dx
+                loaded = [stored[lane] and 0 <= column + lane < in_w for lane in range(LANES)]
+                if not any(loaded):
+                    continue
+                at = [n, channel, in_y, column]
+                offset = 0 if folded else domain.in_type.offset
+                pixels = (input_vector(b, src, at, offset) if all(loaded) else
+                          masked_input_vector(b, src, at, loaded, offset))
                 for j in range(block):
-                    weight = domain.weight(packed, [o_block, c, ky, kx, j])
-                    sums[j] = domain.multiply_accumulate(sums[j], pixel, weight)
+                    weight = splat(b, domain.weight(packed, [o_block, c, ky, kx, j]))
+                    sums[j] = b.emit(llvm.AddOp(sums[j], b.emit(llvm.MulOp(pixels, weight))))
             return sums
 
-        store(over_taps([domain.bias(bias, o) for o in channels], taps), [x])
+        totals = over_taps([splat(b, domain.bias(bias, o)) for o in channels], taps)
+        for j, output in enumerate(outputs):
+            store_lanes(b, domain, channels[j], totals[j], output, x0, None if all(stored) else stored)
 
     first, end = interior_columns(in_w, width, k_w, dx, pl)
     x = first
@@ -164,9 +207,8 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 tile(b.add(x, b.mul(t.index, columns)), vectors)
             x += tiles * columns
     for lo, hi in ((0, first), (x, width)):
-        if hi > lo:
-            with b.loop(lo, hi) as column:
-                single(column.index)
+        for x0 in range(lo, hi, LANES):
+            edge_tile(x0, min(LANES, hi - x0))
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:

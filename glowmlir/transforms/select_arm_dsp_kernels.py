@@ -54,10 +54,9 @@ class PackConvolutionFilter(RewritePattern):
             return
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape, group = glow.shape_of(op.filter), op.group.value.data
-        geometry = (op.strides.get_values(), op.pads.get_values(), op.dilations.get_values())
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
-        if self.helium and arm_mve_layout.takes_helium(glow.shape_of(op.input), shape, *geometry, group):
+        if self.helium and arm_mve_layout.takes_helium(op.strides.get_values()):
             microkernel, packed = HELIUM, arm_mve_layout.pack_filter(levels, offset, group)
         elif packing(shape, op.pads.get_values(), group) is not None:
             microkernel = MICROKERNEL

@@ -36,11 +36,11 @@ glowll.function @net {
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
 
 // On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
-// for MVE. The 1x1 convolution (5 output columns, stride 1: at least one vector of 4) runs
-// on Helium, its filter as blocks of output channels ([1, 1, 1, 1, 2]: both channels'
-// weights side by side); the 1x3 one has 3 output columns, less than a vector: it stays
-// on the DSP kernel, packed as above.
-// HELIUM:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
+// for MVE, and both convolutions (stride 1 along their rows) run on Helium, their filters
+// as blocks of output channels [O / 2, C, KH, KW, 2]: both channels' weights of a tap side
+// by side, zero point (-1 for the 1x3 one) taken off.
+// HELIUM:      %[[W:.*]] = glowll.weight "w_arm_mve" {value = dense<{{\[\[\[\[\[}}2, 0], [3, 1], [4, 5]]]]]> : tensor<1x1x1x3x2xi16>}
+// HELIUM:      glowll.convolution %y, %x, %[[W]], %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:      %[[W1:.*]] = glowll.weight "w1_arm_mve" {value = dense<{{\[\[\[\[\[}}1, 2]]]]]> : tensor<1x1x1x1x2xi16>}
 // HELIUM:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 1>
 // HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}

@@ -197,9 +197,10 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and not padded), line
 
 
-HELIUM_LEFT_TO_DSP = ("y_stride2", "y_depthwise_x2", "y_non_square", "y_pointwise_stride2", "y_pointwise_deep_six")
+HELIUM_LEFT_TO_DSP = ("y_stride2", "y_depthwise_x2", "y_non_square", "y_pointwise_stride2")
 """Convolutions the M55 keeps on the DSP kernel: a stride of 2 along the row (lanes would not
-be adjacent input columns), or fewer than 4 output columns (pointwise_deep_six: 3)."""
+be adjacent input columns). The others, narrow rows (pointwise_deep_six: 3 columns) and
+padded ones included, run on Helium with predicated edge lanes."""
 
 
 def test_the_m55_takes_fully_connected_and_stride_one_convolutions_on_helium(cases):
