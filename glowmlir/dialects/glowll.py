@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     UnitAttr,
+    f32,
     i1,
     i8,
     i16,
@@ -365,28 +366,35 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve")
-"""The `microkernel`s an int8 convolution or FullyConnected may name (see their selection passes)."""
+MICROKERNELS = ("arm-dsp", "arm-mve", "vector-columns")
+"""The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
+the int8 ones of the Arm DSP extension and of Helium, and the float convolution on vectors
+of output columns of a host's vector unit."""
 
 
 def verify_microkernel(op: IRDLOperation) -> None:
-    """A microkernel is known, runs int8, and a convolution's filter is packed for it."""
+    """A microkernel is known, runs its numbers (int8, or f32 for `vector-columns`, a
+    convolution with its `vector_tile`), and a convolution's filter is packed for it."""
     if op.microkernel.data not in MICROKERNELS:
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
-    if not all(storage_type(v.type.element_type) == i8 for v in (op.dest, op.input)):
-        _fail(op, f"the {op.microkernel.data} microkernel takes int8 input and output")
+    numbers = f32 if op.microkernel.data == "vector-columns" else i8
+    if not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
+        _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output")
+    if op.microkernel.data == "vector-columns" and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
+        _fail(op, "the vector-columns microkernel is a convolution's, with its vector_tile (lanes, accumulators)")
     if not isinstance(op, ConvolutionOp):
         return
     if op.filter_shape is None:
         _fail(op, "a packed filter needs its filter_shape")
-    from glowmlir.libraries import arm_dsp_layout, arm_mve_layout
+    from glowmlir.libraries import arm_dsp_layout, column_layout
 
-    if op.microkernel.data == "arm-mve":
-        expected, what = arm_mve_layout.packed_filter_shape(op.filter_shape.get_values(), op.group.value.data), "blocks"
-    else:
-        expected, what = arm_dsp_layout.packed_filter_shape(op), "pairs"
-    if storage_type(op.filter.type.element_type) != i16 or glow.shape_of(op.filter) != expected:
-        _fail(op, f"the packed filter must be int16 {what} {list(expected)}")
+    if op.microkernel.data == "arm-dsp":
+        expected, element, what = arm_dsp_layout.packed_filter_shape(op), i16, "int16 pairs"
+    else:  # vectors of output columns: int16 levels on Helium, f32 on a host
+        expected = column_layout.packed_filter_shape(op.filter_shape.get_values(), op.group.value.data)
+        element, what = (i16, "int16 blocks") if op.microkernel.data == "arm-mve" else (f32, "f32 blocks")
+    if storage_type(op.filter.type.element_type) != element or glow.shape_of(op.filter) != expected:
+        _fail(op, f"the packed filter must be {what} {list(expected)}")
 
 
 @irdl_op_definition
@@ -403,8 +411,10 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
     `libraries.arm_dsp_layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
-    of output columns, `libraries.arm_mve_layout.pack_filter`); `filter_shape` keeps the OIHW
-    shape it had. With
+    of output columns, `libraries.column_layout.pack_filter`); `filter_shape` keeps the OIHW
+    shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
+    vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns).
+    With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
@@ -419,6 +429,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     requantization = opt_operand_def(MemRefType)
     microkernel = opt_prop_def(StringAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
+    vector_tile = opt_prop_def(DenseArrayBase)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())

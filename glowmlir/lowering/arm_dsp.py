@@ -43,7 +43,7 @@ from glowmlir.libraries.arm_dsp_layout import (
 )
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, row
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 2048
@@ -172,18 +172,6 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         store(accumulate(starts * TILE_PIXELS, first, tiling), list(range(x0, x0 + TILE_PIXELS)))
     for x in plan.singles:
         store(accumulate(list(starts), x * sx - pl, None), [x])
-
-
-def kernel_rows_inside(b: KernelBuilder, op: glowll.ConvolutionOp, y: Index, in_h: int,
-                       k_h: int) -> tuple[Index, Index, Index]:
-    """(top, ky_lo, ky_hi): the input row of kernel row 0 for output row `y`, and the kernel
-    rows [ky_lo, ky_hi) that lie inside the input."""
-    sy, dy = op.strides.get_values()[0], op.dilations.get_values()[0]
-    pt, _, pb, _ = op.pads.get_values()
-    top = b.sub(b.mul(y, sy), pt)
-    if not (pt or pb):
-        return top, 0, k_h
-    return top, b.max(b.ceil_div(b.sub(0, top), dy), 0), b.min(b.ceil_div(b.sub(in_h, top), dy), k_h)
 
 
 def store_tile(b: KernelBuilder, domain: ArithmeticDomain, channels: list[Index], outputs: list[Row],
@@ -404,23 +392,6 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 gather(n.index, pixels - tail, count)
                 multiply(n.index, pixels - tail, count)
                 tail -= count
-
-
-def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
-                        rows: loop_skeletons.ConvolutionRows, block: int) -> None:
-    """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
-    (`rows` called once per block of output channels, its tiles running across the input
-    rows)."""
-    def flat(buffer: SSAValue) -> View:
-        whole = view(buffer)
-        n_size, channels, height, width = whole.shape
-        pixels = height * width
-        return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
-
-    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
-    with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
-        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3])
 
 
 # ----------------------------------------------------------------------------- fully connected

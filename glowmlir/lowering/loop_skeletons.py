@@ -235,6 +235,19 @@ class ArithmeticDomain(abc.ABC):
 # ----------------------------------------------------------------------------- convolution
 
 
+def kernel_rows_inside(b: KernelBuilder, op: glowll.ConvolutionOp, y: Index, in_h: int,
+                       k_h: int) -> tuple[Index, Index, Index]:
+    """(top, ky_lo, ky_hi): the input row of kernel row 0 for output row `y`, and the kernel
+    rows [ky_lo, ky_hi) that lie inside the input."""
+    sy, dy = op.strides.get_values()[0], op.dilations.get_values()[0]
+    pt, _, pb, _ = op.pads.get_values()
+    top = b.sub(b.mul(y, sy), pt)
+    if not (pt or pb):
+        return top, 0, k_h
+    return top, b.max(b.ceil_div(b.sub(0, top), dy), 0), b.min(b.ceil_div(b.sub(in_h, top), dy), k_h)
+
+
+
 def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, filt: View,
                      bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                      accumulators: View | None, residual: View | None = None) -> None:

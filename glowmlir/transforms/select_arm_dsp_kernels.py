@@ -11,7 +11,7 @@ them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where t
 in accumulator units, the input zero point is folded into it (`folded_input_offset`) and a
 compile-time accumulator bound may allow `narrow_requantization`. With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows get `microkernel = "arm-mve"`
-(`lowering.arm_mve`, filter layout `libraries.arm_mve_layout`) instead. Outputs stay
+(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. Outputs stay
 bit-identical to the generic int8 kernels.
 """
 
@@ -28,7 +28,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
-from glowmlir.libraries import arm_mve_layout
+from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import pack_filter, packing
 from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import insert_weight
@@ -56,8 +56,9 @@ class PackConvolutionFilter(RewritePattern):
         shape, group = glow.shape_of(op.filter), op.group.value.data
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
-        if self.helium and arm_mve_layout.takes_helium(op.strides.get_values()):
-            microkernel, packed = HELIUM, arm_mve_layout.pack_filter(levels, offset, group)
+        if self.helium and column_layout.takes_columns(op.strides.get_values()):
+            centred = levels.astype(np.int16) - np.int16(offset)
+            microkernel, packed = HELIUM, column_layout.pack_filter(centred, group)
         elif packing(shape, op.pads.get_values(), group) is not None:
             microkernel = MICROKERNEL
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
@@ -153,7 +154,7 @@ class SelectArmDspKernels(ModulePass):
     filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
-    on vectors of output columns, filters packed by `libraries.arm_mve_layout`)."""
+    on vectors of output columns, filters packed by `libraries.column_layout`)."""
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False

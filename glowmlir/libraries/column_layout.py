@@ -1,0 +1,86 @@
+"""The data layout of the convolution on vectors of output columns (`lowering.vector_columns`).
+
+A tile holds `accumulators` vector registers: `block` output channels times `vectors`
+vectors of adjacent output columns of a row. Per tap it loads each vector of input columns
+once and multiplies it by each channel's weight broadcast over the lanes, so the filter is
+stored as the tile reads it (`pack_filter`): per block of output channels, per input channel
+and tap, the block's weights side by side. Lanes are adjacent output columns, so the
+convolution must step one input column per output column (`takes_columns`).
+
+Helium (int8 on the Cortex-M55) keeps 4 accumulators of 4 int32 lanes (`HELIUM`), its
+filter int16 with the weight zero point subtracted; float on a host keeps as many
+accumulators as its vector registers allow (`VectorTile.of_features`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+CHANNEL_BLOCKS = (4, 2, 1)
+"""Output channels a tile computes together: the first that divides a group's channels."""
+
+
+@dataclass(frozen=True)
+class VectorTile:
+    """`lanes` per vector register, `accumulators` vector registers a tile keeps."""
+
+    lanes: int
+    accumulators: int
+
+    @staticmethod
+    def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
+        """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
+        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit."""
+        if triple.startswith("x86_64") or not triple:
+            if "+avx512f" in features:
+                return VectorTile(16, 16)
+            if "+avx" in features:
+                return VectorTile(8, 12)
+            return VectorTile(4, 12)
+        if triple.startswith("aarch64"):
+            return VectorTile(4, 16)
+        return None
+
+
+HELIUM = VectorTile(4, 4)
+"""MVE's int8 tile: 4 int32 lanes a Q register, 4 of its 8 Q registers accumulating."""
+
+
+def takes_columns(strides: Sequence[int]) -> bool:
+    """A convolution whose output columns are adjacent input columns (stride 1 along the row):
+    any kernel size, padding, dilation and grouping (columns whose taps reach into the
+    padding, and a row's last columns, are vectors with predicated lanes)."""
+    return strides[1] == 1
+
+
+def channel_block(out_channels: int, group: int) -> int:
+    return next(size for size in CHANNEL_BLOCKS if (out_channels // group) % size == 0)
+
+
+def tile_vectors(block: int, accumulators: int) -> int:
+    """Vectors of output columns a tile of `block` channels computes."""
+    return max(1, accumulators // block)
+
+
+def interior_columns(in_width: int, width: int, kernel: int, dilation: int, pad_left: int) -> tuple[int, int]:
+    """[first, end) of the output columns (stride 1) whose taps all lie inside the input row."""
+    first = min(pad_left, width)
+    end = min(width, in_width - (kernel - 1) * dilation + pad_left)
+    return first, max(first, end)
+
+
+def pack_filter(weights: np.ndarray, group: int) -> np.ndarray:
+    """An OIHW filter as the tile reads it: [O / block, C / group, KH, KW, block]
+    (`block` = `channel_block`), in the filter's own element type."""
+    out_c, group_c, k_h, k_w = weights.shape
+    block = channel_block(out_c, group)
+    return weights.reshape(out_c // block, block, group_c, k_h, k_w).transpose(0, 2, 3, 4, 1).copy()
+
+
+def packed_filter_shape(filter_shape: Sequence[int], group: int) -> tuple[int, ...]:
+    out_c, group_c, k_h, k_w = filter_shape
+    block = channel_block(out_c, group)
+    return (out_c // block, group_c, k_h, k_w, block)

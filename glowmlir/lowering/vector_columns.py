@@ -1,0 +1,238 @@
+"""Convolution on vectors of output columns: the register-blocked kernel of the vector units.
+
+A convolution of stride 1 along its rows computes, for one output row, *tiles* of
+`vectors` x `lanes` adjacent output columns times a block of output channels, every
+accumulator a vector register: over the input channels, kernel rows and taps, each vector of
+input columns is loaded once and multiplied by each channel's weight broadcast over the
+lanes. That is `VLDRB.S32` + `VMLA.I32 q, q, r` on Helium (int8, `arm_mve.Int8Columns`) and
+a load + `VFMADD` with a broadcast weight on AVX2/AVX-512 or NEON (f32,
+`kernels.FloatColumns`): the accumulators never leave the registers until the tile is done.
+Columns whose taps reach into the padding, and a row's last columns, are one vector per
+channel with lanes masked at compile time (tail predication: `llvm.masked.load` /
+`llvm.masked.store`, a predicated load or store on MVE and AVX-512). Kernel rows in the
+padding are skipped. The filter is laid out as the tile reads it
+(`libraries.column_layout.pack_filter`).
+
+What differs between int8 and float (loading and widening an input vector, the weight, the
+bias, multiply-accumulate, the output step) is a `ColumnArithmetic`.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import FloatAttr, IntegerType, VectorType, i1
+from xdsl.ir import Attribute, SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.libraries.column_layout import interior_columns, tile_vectors
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
+
+# ----------------------------------------------------------------------------- vector memory
+
+
+def lane_mask(b: KernelBuilder, lanes: list[bool]) -> SSAValue:
+    """A constant `<N x i1>` predicate."""
+    mask = b.emit(llvm.UndefOp(VectorType(i1, [len(lanes)])))
+    for lane, on in enumerate(lanes):
+        mask = b.emit(llvm.InsertElementOp(mask, b.integer(int(on), i1), b.integer(lane)))
+    return mask
+
+
+def _mangled(vector: VectorType) -> str:
+    """An intrinsic's type suffix: v4i8, v16f32."""
+    element = vector.element_type
+    kind = f"i{element.width.data}" if isinstance(element, IntegerType) else "f32"
+    return f"v{vector.get_shape()[0]}{kind}"
+
+
+def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
+                loaded: list[bool] | None = None, passthrough: int | float = 0) -> SSAValue:
+    """`lanes` consecutive elements of `view` from `indices` (its last index, the first
+    lane's column, may be negative when masked); with `loaded`, only those lanes are read
+    (a predicated load), the others are `passthrough`."""
+    vector = VectorType(view.element_type, [lanes])
+    if loaded is None:
+        return b.emit(llvm.LoadOp(b.element(view, indices), vector, alignment=1))
+    row_start = b.element(view, [*indices[:-1], 0])  # inside the buffer; the first lane may not be
+    address = b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
+                                ssa_indices=[b.index(indices[-1])]))
+    if isinstance(view.element_type, IntegerType):
+        others = b.int_value(int(passthrough), vector)
+    else:
+        others = b.splat(b.emit(llvm.ConstantOp(FloatAttr(float(passthrough), view.element_type),
+                                                view.element_type)), vector)
+    return b.emit(llvm.CallIntrinsicOp(f"llvm.masked.load.{_mangled(vector)}.p0",
+                                       [address, b.integer(1), lane_mask(b, loaded), others], [vector]))
+
+
+def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index],
+                 stored: list[bool] | None = None) -> None:
+    """A vector into consecutive elements of `view` from `indices`; with `stored`, only those
+    lanes (a predicated store)."""
+    address = b.element(view, indices)
+    if stored is None:
+        # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
+        address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
+        b.emit(llvm.StoreOp(value, address, alignment=1))
+        return
+    b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(value.type)}.p0",
+                                [value, address, b.integer(1), lane_mask(b, stored)], []))
+
+
+# ----------------------------------------------------------------------------- the arithmetic
+
+
+class ColumnArithmetic(abc.ABC):
+    """The number-dependent steps of the column kernel, for one instruction and one
+    `ArithmeticDomain` (the skeleton may hand the rows a domain that keeps accumulators)."""
+
+    lanes: int
+    """Lanes of an accumulator vector."""
+    accumulators: int
+    """Accumulator vectors a tile keeps in registers."""
+    vector: VectorType
+    """An accumulator vector."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
+        self.b, self.domain, self.op = b, domain, op
+
+    @abc.abstractmethod
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | None) -> SSAValue:
+        """An input vector from `view[indices]` ready to multiply (`loaded`: the lanes read;
+        the others must come out as a real 0)."""
+
+    def weight(self, packed: View, indices: list[Index]) -> SSAValue:
+        """A weight broadcast over the lanes."""
+        return self.b.splat(self.domain.weight(packed, indices), self.vector)
+
+    def start(self, bias: View, channel: Index) -> SSAValue:
+        """The bias of an output channel in every lane."""
+        return self.b.splat(self.domain.bias(bias, channel), self.vector)
+
+    @abc.abstractmethod
+    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        """total + value, lane by lane."""
+
+    @abc.abstractmethod
+    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
+        """total + pixels * weight, lane by lane."""
+
+    @abc.abstractmethod
+    def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
+        """The accumulators of output `channel` as stored elements of `storage` (the domain's
+        output step on vectors), or as they are if the domain keeps accumulators."""
+
+
+# ----------------------------------------------------------------------------- the kernel
+
+
+def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                     bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                     accumulators: None = None, residual: View | None = None, *,
+                     arithmetic: type[ColumnArithmetic]) -> None:
+    """Convolution output row `y` of the output channels `channels` (one block) into
+    `outputs` (`loop_skeletons.convolution_rows`' contract): tiles of vectors over the
+    columns whose taps are all inside the input row, predicated vectors over the others."""
+    columns = arithmetic(b, domain, op)
+    lanes = columns.lanes
+    _, _, in_h, in_w = src.shape
+    out_c, group_c, k_h, k_w = op.filter_shape.get_values()
+    _, pl, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    group = op.group.value.data
+    block = len(channels)
+    first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
+    o_block = b.div(channels[0], block) if block > 1 else channels[0]
+    top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
+
+    def tile(x0: Index, vectors: int, count: int | None = None) -> None:
+        """`vectors` x `lanes` outputs of each channel from column x0, all taps inside the
+        input; or (`count`: a compile-time x0) one vector whose lanes past `count` and whose
+        taps outside the row are masked."""
+        stored = None if count is None or count == lanes else [lane < count for lane in range(lanes)]
+
+        def taps(sums: list[SSAValue], channel: Index, c: Index, in_y: Index, ky: Index) -> list[SSAValue]:
+            for kx in range(k_w):
+                inputs = []
+                for v in range(vectors):
+                    column = b.add(x0, kx * dx - pl + v * lanes)
+                    loaded = None
+                    if count is not None:
+                        loaded = [lane < count and 0 <= column + lane < in_w for lane in range(lanes)]
+                        if not any(loaded):
+                            continue
+                        loaded = None if all(loaded) else loaded
+                    inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded)))
+                for j in range(block):
+                    weight = columns.weight(packed, [o_block, c, ky, kx, j])
+                    for v, pixels in inputs:
+                        sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels, weight)
+            return sums
+
+        starts = []
+        for v in range(vectors):
+            for o in channels:
+                start = columns.start(bias, o)
+                if residual is not None:
+                    start = columns.add(start, load_vector(b, residual, [n, o, y, b.add(x0, v * lanes)], lanes,
+                                                           stored))
+                starts.append(start)
+        with b.loop(0, group_c, carried=starts) as c:
+            with b.loop(ky_lo, ky_hi, carried=c.carried) as ky:
+                in_y = b.add(top, b.mul(ky.index, dy))
+                ky.next(*taps(list(ky.carried), b.add(first_channel, c.index), c.index, in_y, ky.index))
+            c.next(*ky.results)
+        for v in range(vectors):
+            for j, output in enumerate(outputs):
+                stored_value = columns.output(channels[j], c.results[v * block + j], output.view.element_type)
+                store_vector(b, stored_value, output.view, output.at(b.add(x0, v * lanes)), stored)
+
+    first, end = interior_columns(in_w, width, k_w, dx, pl)
+    x = first
+    widest = min(tile_vectors(block, columns.accumulators), max(1, (end - first) // lanes))
+    for vectors in sorted({widest, 1}, reverse=True):
+        tiles = (end - x) // (vectors * lanes)
+        if tiles:
+            with b.loop(0, tiles) as t:
+                tile(b.add(x, b.mul(t.index, vectors * lanes)), vectors)
+            x += tiles * vectors * lanes
+    for lo, hi in ((0, first), (x, width)):
+        for x0 in range(lo, hi, lanes):
+            tile(x0, 1, min(lanes, hi - x0))
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     arithmetic: type[ColumnArithmetic]) -> None:
+    """A convolution packed for the column kernel: the shared skeleton with
+    `convolution_rows`; an unpooled, unpadded 1x1 convolution of stride 1 sees each
+    channel's pixels as one row."""
+    rows = functools.partial(convolution_rows, arithmetic=arithmetic)
+    block = view(op.filter).shape[4]
+    if (op.pool is None and op.residual is None and not any(op.pads.get_values())
+            and tuple(op.filter_shape.get_values())[2:] == (1, 1) and tuple(op.strides.get_values()) == (1, 1)):
+        one_row_per_channel(b, domain, op, view, rows, block)
+    else:
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
+
+
+def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                        rows: loop_skeletons.ConvolutionRows, block: int) -> None:
+    """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
+    (`rows` called once per block of output channels, its tiles running across the input
+    rows)."""
+    def flat(buffer: SSAValue) -> View:
+        whole = view(buffer)
+        n_size, channels, height, width = whole.shape
+        pixels = height * width
+        return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
+
+    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
+    with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3])
+
