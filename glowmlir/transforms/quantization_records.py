@@ -41,7 +41,7 @@ class AddQuantizationRecord(RewritePattern):
         record = insert_weight(name, KernelParameters.of(op).record(), op, rewriter, i32)
         segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
         properties = op.properties | {"operandSegmentSizes": DenseArrayBase.from_list(i32, segments)}
-        rewriter.replace_op(op, type(op).create(operands=[*op.operands, record], properties=properties,
+        rewriter.replace(op, type(op).create(operands=[*op.operands, record], properties=properties,
                                                 attributes=dict(op.attributes)))
 
 
