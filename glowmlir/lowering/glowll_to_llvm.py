@@ -7,6 +7,10 @@ the constant region the caller supplies. Offsets and indices are integers of the
 target's `pointer_width` (64 unless told), and a buffer that target cannot address is
 refused (`allocate_memory.check_address_space`).
 
+Instructions identical but for their buffers' addresses call one kernel; so do int8
+instructions that read their quantization numbers from a record (`glowll-quantization-records`,
+size-first builds) whenever their kernels come out as the same code (docs/code-size.md).
+
 A layer-profiling build (`layer_profile`, see `LAYER_PROFILES`) keeps every instruction's
 code apart: each instruction gets a kernel of its own (none shared), `noinline` and
 external, named `<name>_layer<index>_<kind>`, so the object's symbol table gives every
