@@ -3,13 +3,16 @@
 For each model (LeNet, a CIFAR-10-sized conv net, MobileNetV2 0.35 96x96, a DS-CNN-style
 keyword-spotting net) quantized with a profile of random (LeNet: the example digits)
 calibration inputs, and each core (M3 mps2-an385, M4 mps2-an386, M7 mps2-an500, M33
-mps2-an505, M55 mps3-an547), at -O3 and -Os:
+mps2-an505, M55 mps3-an547), at -O3, -Os and -Oz (size-first: equal-shaped int8 layers share
+one kernel, docs/code-size.md):
 
 instructions
     per inference, counted exactly by the QEMU plugin (a build running the network twice
     minus one running it once), weights in flash. Instructions are not cycles.
 code
-    the bundle object's .text + .rodata (weights are not in it).
+    the bundle object's .text + .rodata (weights are not in it);
+constants
+    the bundle's constant region (weights, and at -Os/-Oz the layers' quantization records).
 
 On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP extension
 (`glowll-select-arm-dsp-kernels`); M3 has none and shows the generic int8 kernels. The float
@@ -48,6 +51,8 @@ CORES = {"m3": "mps2-an385", "m4": "mps2-an386", "m7": "mps2-an500", "m33": "mps
 BARS = {"lenet": 3_500_000, "mobilenet": 30_000_000}
 """Issue 14's bars on the M7 (instructions per inference, -O3)."""
 MOBILENET_CODE_BAR_OS = 32 * 1024
+"""Issue 14's bar on MobileNetV2's int8 code at -Os (bytes)."""
+LEVELS = ("O3", "Os", "Oz")
 
 
 def random_profile(model_path: str, directory: str, samples: int = 8, seed: int = 0) -> str:
@@ -89,7 +94,16 @@ def measure(model: str, profile: str | None, board: str, level: str) -> dict:
               for p in bundle.layout.placeholders if p.kind == "input"}
     run = run_on_board(bundle, board, inputs, count_instructions=True)
     assert run.outputs, "the board printed no outputs"
-    return {"instructions": run.instructions, "code": code_size(bundle.object_code)}
+    return {"instructions": run.instructions, "code": code_size(bundle.object_code),
+            "constants": bundle.layout.constant_size}
+
+
+def print_code_table(results: dict, cores: list[str]) -> None:
+    """Code bytes per model and core, one column per optimization level."""
+    print(f"\n{'code B':16s} " + " ".join(f"{level:>8s}" for level in LEVELS))
+    for name, figures in results.items():
+        for core in cores:
+            print(f"{name:10s} {core:5s} " + " ".join(f"{figures[f'{core} {level}']['code']:>8,}" for level in LEVELS))
 
 
 def main() -> None:
@@ -100,15 +114,16 @@ def main() -> None:
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
-    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'code B':>9s}", flush=True)
+    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'code B':>9s} {'constants B':>12s}",
+          flush=True)
     for name, (model, profile) in models(directory, args.models.split(",")).items():
         results[name] = {}
         for core in args.cores.split(","):
-            for level in ("O3", "Os"):
+            for level in LEVELS:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
-                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} {figures['code']:>9,}",
-                      flush=True)
+                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} {figures['code']:>9,} "
+                      f"{figures['constants']:>12,}", flush=True)
         if "m7" in args.cores.split(","):
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
@@ -120,9 +135,11 @@ def main() -> None:
             ratio = results[name]["m7 O3"]["instructions"] / float_m7["instructions"]
             print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions, int8 / float {ratio:.2f}{bar}",
                   flush=True)
+    print_code_table(results, args.cores.split(","))
     if "mobilenet" in results and "m7 Os" in results["mobilenet"]:
-        print(f"MobileNetV2 int8 code at -Os on the M7: {results['mobilenet']['m7 Os']['code']:,} B "
-              f"(bar {MOBILENET_CODE_BAR_OS:,})")
+        code = results["mobilenet"]["m7 Os"]["code"]
+        print(f"MobileNetV2 int8 code at -Os on the M7: {code:,} B (bar {MOBILENET_CODE_BAR_OS:,}: "
+              f"{'met' if code <= MOBILENET_CODE_BAR_OS else 'not met'})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -128,7 +128,8 @@ class CompileOptions:
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium)
+                                arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
+                                size_first=self.target.size_attribute is not None)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -74,13 +74,16 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
-                  pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False) -> list[ModulePass]:
+                  pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False,
+                  size_first: bool = False) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it; on a core with the Arm DSP
     extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
-    Helium's, with `helium`)."""
+    Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
+    quantization numbers become data, so that equal-shaped layers share a kernel."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
+    from glowmlir.transforms.quantization_records import QuantizationRecords
     from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
     from glowmlir.transforms.share_buffers import ShareBuffers
@@ -88,6 +91,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if arm_dsp:
         selection.append(SelectArmDspKernels(helium))
+    if size_first:
+        selection.append(QuantizationRecords())
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -112,9 +117,10 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
-                     helium: bool = False) -> CompilePipeline:
+                     helium: bool = False, size_first: bool = False) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
-    `arm_dsp` selects the Arm DSP-extension int8 kernels; `layer_profile` makes a
+    `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
+    kernels shared by equal-shaped layers; `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
@@ -127,7 +133,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
-                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium)),
+                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
+                                               size_first)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0),))
 
 

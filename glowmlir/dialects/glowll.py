@@ -419,6 +419,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
+    Quantized, `parameters` may be an i32 weight of the layer's numbers (offsets, clamp bounds,
+    per-tensor requantization: `quantization.rescaling.KernelParameters`), which the kernel
+    then reads at run time instead of compiling them in (`glowll-quantization-records`).
     """
 
     name = "glowll.convolution"
@@ -427,6 +430,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     bias = operand_def(MemRefType)
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
+    parameters = opt_operand_def(MemRefType)
     microkernel = opt_prop_def(StringAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     vector_tile = opt_prop_def(DenseArrayBase)
@@ -434,10 +438,11 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     narrow_requantization = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
-                       "(`requantization` $requantization^)? (`activation` $activation^)? (`pool` $pool^)? "
+                       "(`requantization` $requantization^)? (`parameters` $parameters^)? "
+                       "(`activation` $activation^)? (`pool` $pool^)? "
                        "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? "
-                       "(`requantization` type($requantization)^)?")
+                       "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)?")
 
     POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
 
@@ -451,14 +456,16 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                  pool_kernel: Sequence[int] | DenseArrayBase | None = None,
                  pool_strides: Sequence[int] | DenseArrayBase | None = None,
                  pool_pads: Sequence[int] | DenseArrayBase | None = None, pool_count_include_pad: bool = False,
-                 residual: SSAValue | None = None, requantization: SSAValue | None = None):
+                 residual: SSAValue | None = None, requantization: SSAValue | None = None,
+                 parameters: SSAValue | None = None):
         properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
                       "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
                       **glow.fused_activation_properties(activation, clip_min, clip_max),
                       "pool": _enum(glow.PoolKindAttr, pool), "pool_kernel": _integers(pool_kernel),
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad)}
-        super().__init__(operands=[dest, input, filter, bias, residual, requantization], properties=properties)
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters],
+                         properties=properties)
 
     def verify_instruction(self) -> None:
         shape_of(self, self.input, "the input", 4)
@@ -484,6 +491,17 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                 self.requantization.type.element_type != i32
                 or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
+        verify_parameters(self)
+
+
+def verify_parameters(op: ConvolutionOp | FullyConnectedOp) -> None:
+    """A `parameters` record is a 1-D i32 buffer of a quantized instruction."""
+    if op.parameters is None:
+        return
+    if op.parameters.type.element_type != i32 or len(glow.shape_of(op.parameters)) != 1:
+        _fail(op, "parameters must be a 1-D i32 buffer (the layer's quantization record)")
+    if not is_quantized(op.dest.type):
+        _fail(op, "parameters belong to a quantized instruction")
 
 
 @irdl_op_definition
@@ -492,7 +510,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
     contiguous row. Quantized with one weight scale per output (axis 0), `requantization` is
-    an i32 [2, out] weight: the multiplier of each output, then its shift.
+    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters` as
+    for a convolution.
     """
 
     name = "glowll.fully_connected"
@@ -500,18 +519,21 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
+    parameters = opt_operand_def(MemRefType)
     microkernel = opt_prop_def(StringAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
-                       "(`activation` $activation^)? attr-dict `:` type($dest) `,` type($input) `,` type($weights) "
-                       "`,` type($bias) (`requantization` type($requantization)^)?")
+                       "(`parameters` $parameters^)? (`activation` $activation^)? attr-dict `:` type($dest) `,` "
+                       "type($input) `,` type($weights) `,` type($bias) (`requantization` type($requantization)^)? "
+                       "(`parameters` type($parameters)^)?")
 
     def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
                  activation: glow.Activation | glow.ActivationAttr | None = None,
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
-                 requantization: SSAValue | None = None):
-        super().__init__(operands=[dest, input, weights, bias, requantization],
+                 requantization: SSAValue | None = None, parameters: SSAValue | None = None):
+        super().__init__(operands=[dest, input, weights, bias, requantization, parameters],
                          properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:
@@ -522,6 +544,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
         if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):
             _fail(self, f"dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], weights [{n}, {k_weights}] "
                         f"(out, in) and bias {list(glow.shape_of(self.bias))} do not fit")
+        verify_parameters(self)
 
 
 @irdl_op_definition

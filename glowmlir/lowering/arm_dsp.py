@@ -42,7 +42,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     packing,
 )
 from glowmlir.lowering import loop_skeletons
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
 
 GATHERED_PIXELS = (4, 2, 1)
@@ -83,8 +83,11 @@ def input_pairs(b: KernelBuilder, word: SSAValue, offset_pair: SSAValue | None) 
     return _intrinsic(b, "sadd16", low, offset_pair), _intrinsic(b, "sadd16", high, offset_pair)
 
 
-def offset_pair(b: KernelBuilder, zero_point: int) -> SSAValue | None:
-    """The word whose two int16 halves are -zero_point (None for a zero point of 0)."""
+def offset_pair(b: KernelBuilder, zero_point: int | SSAValue) -> SSAValue | None:
+    """The word whose two int16 halves are -zero_point (None for a zero point of 0; computed
+    at run time for one the kernel reads from its layer's record)."""
+    if isinstance(zero_point, SSAValue):
+        return b.int_mul(b.int_and(b.int_sub(0, zero_point), 0xFFFF), 0x10001)
     if zero_point == 0:
         return None
     half = -zero_point & 0xFFFF
@@ -134,7 +137,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     first_channel = b.mul(b.div(channels[0], out_per_group), group_c) if op.group.value.data > 1 else 0
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     folded = op.folded_input_offset is not None
-    x_offset = None if folded else offset_pair(b, domain.in_type.offset)
+    x_offset = None if folded else offset_pair(b, domain.input_offset)
 
     top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
 
@@ -208,13 +211,13 @@ def _single_taps(b: KernelBuilder, domain, src: View, packed: View, tiling: Pair
     padding are skipped at compile time, or, with the input offset folded into the bias,
     count as the input offset (the level of a real 0)."""
     totals = list(totals)
-    offset = domain.in_type.offset
+    offset = domain.input_offset
     for kx in range(k_w):
         column = first + kx * dx
         if not 0 <= column < in_w:
-            if not (folded and offset):
+            if not folded or is_zero(offset):
                 continue
-            pixel = b.integer(offset)
+            pixel = b.int_value(offset)
         else:
             at = [n, channel, in_y, column]
             pixel = level(b, src, at) if folded else domain.input(src, at)
@@ -238,7 +241,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     block = len(channels)
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     folded = op.folded_input_offset is not None
-    x_offset = None if folded else offset_pair(b, domain.in_type.offset)
+    x_offset = None if folded else offset_pair(b, domain.input_offset)
     in_y = b.mul(y, sy)
     quad = 1 if sx != 1 else 4 if in_c <= QUAD_CHANNELS else 2
     starts = [domain.bias(bias, o) for o in channels]
@@ -342,7 +345,7 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
     pairs = -(-in_c // 2)
     run = next((count for count in GATHERED_PIXELS if count * pairs * 4 <= GATHER_BYTES), 1)
     gathered = View.contiguous(b.alloca(run * pairs, i32), (run, pairs), element_type=i32)
-    x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.in_type.offset)
+    x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` rows."""
@@ -407,7 +410,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     weight_offset = domain.weight_offset
     folded = op.folded_input_offset is not None
     # Folded: sum x * (w - w_offset) = sum x * w - w_offset * sum x, the input sum once per row.
-    x_offset = None if folded else offset_pair(b, domain.in_type.offset)
+    x_offset = None if folded else offset_pair(b, domain.input_offset)
     w_offset = None if folded else offset_pair(b, weight_offset)
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
@@ -445,7 +448,7 @@ def weight_offset_correction(b: KernelBuilder, domain: ArithmeticDomain, op: glo
                               m: Index) -> SSAValue | None:
     """With the input offset folded, sum x * (w - w_offset) = sum x * w - w_offset * sum x:
     `w_offset * sum x` of input row m, once per row (None when there is nothing to subtract)."""
-    if op.folded_input_offset is None or not domain.weight_offset:
+    if op.folded_input_offset is None or is_zero(domain.weight_offset):
         return None
     with b.loop(0, src.shape[1], carried=[b.integer(0)]) as k:
         k.next(b.int_add(k.carried[0], level(b, src, [m, k.index])))

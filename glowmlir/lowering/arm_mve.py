@@ -28,7 +28,7 @@ from glowmlir.dialects import glowll
 from glowmlir.libraries.column_layout import HELIUM
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import divide_by_power_of_two, shift_split
 
@@ -47,10 +47,10 @@ class Int8Columns(vector_columns.ColumnArithmetic):
     domain: QuantizedArithmetic
 
     def input(self, view: View, indices: list[Index], loaded: list[bool] | None) -> SSAValue:
-        offset = 0 if self.op.folded_input_offset is not None else self.domain.in_type.offset
+        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
         levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, passthrough=offset)
         widened = self.b.emit(llvm.SExtOp(levels, VECTOR))
-        return widened if offset == 0 else self.b.int_add(widened, -offset)
+        return widened if is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset))
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.int_add(total, value)
@@ -76,7 +76,14 @@ def requantized(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, t
     multipliers = b.int_value(multiplier, vector) if isinstance(multiplier, int) else b.splat(multiplier, vector)
     high = b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [total, multipliers], [vector]))
     high = divide_by_power_of_two(b, high, right if isinstance(right, int) else b.splat(right, vector))
-    return b.clamp(b.int_add(high, domain.out_type.offset), domain.low, domain.high)
+    return b.clamp(b.int_add(high, lanewise(b, domain.output_offset)), lanewise(b, domain.low),
+                   lanewise(b, domain.high))
+
+
+def lanewise(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
+    """A compile-time number as it is (a constant vector where used), a run-time one (read
+    from a layer's quantization record) in every lane."""
+    return value if isinstance(value, int) else b.splat(value, VECTOR)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:

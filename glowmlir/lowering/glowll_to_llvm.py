@@ -7,6 +7,10 @@ the constant region the caller supplies. Offsets and indices are integers of the
 target's `pointer_width` (64 unless told), and a buffer that target cannot address is
 refused (`allocate_memory.check_address_space`).
 
+Instructions identical but for their buffers' addresses call one kernel; so do int8
+instructions that read their quantization numbers from a record (`glowll-quantization-records`,
+size-first builds) whenever their kernels come out as the same code (docs/code-size.md).
+
 A layer-profiling build (`layer_profile`, see `LAYER_PROFILES`) keeps every instruction's
 code apart: each instruction gets a kernel of its own (none shared), `noinline` and
 external, named `<name>_layer<index>_<kind>`, so the object's symbol table gives every
@@ -150,7 +154,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
     entry = Block(arg_types=[_POINTER] * 3)
     region.add_block(entry)
     builder = KernelBuilder(region, entry, index_type)
-    kernels: dict[tuple, llvm.FuncOp] = {}
+    kernels: dict[tuple | str, llvm.FuncOp] = {}
     declarations: dict[str, llvm.FuncOp] = {}
     timed = layer_profile == "timed"
     if timed:
@@ -177,7 +181,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
     builder.emit(llvm.ReturnOp(builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32))))
     entry_point = llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * 3, i32), linkage=llvm.LinkageAttr("external"),
                               body=region, other_props={"arg_attrs": ArrayAttr([_pointer_attributes(ALIGNMENT)] * 3)})
-    return [entry_point, *segments, *kernels.values(), *declarations.values()]
+    return [entry_point, *segments, *dict.fromkeys(kernels.values()), *declarations.values()]
 
 
 def _segment(name: str, returns_status: bool) -> llvm.FuncOp:
@@ -202,7 +206,7 @@ def _emit_call(builder: KernelBuilder, callee: str, arguments, returns_status: b
 
 
 def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp], run: range, name: str,
-                index_type: IntegerType, layer_profile: str, kernels: dict[tuple, llvm.FuncOp],
+                index_type: IntegerType, layer_profile: str, kernels: dict[tuple | str, llvm.FuncOp],
                 declarations: dict[str, llvm.FuncOp]) -> None:
     """The kernel calls of `instructions[run]` (lowering each kernel not lowered yet) at the end
     of the builder's function, whose arguments are the three regions."""
@@ -219,7 +223,8 @@ def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp]
         else:  # Instructions identical but for their buffers' addresses share one kernel.
             signature = _kernel_signature(op, addresses)
             if signature not in kernels:
-                kernels[signature] = lower_instruction(op, f"{name}_{len(kernels)}_{kind}", addresses, index_type)
+                kernels[signature] = _new_kernel(op, f"{name}_{len(set(kernels.values()))}_{kind}", addresses,
+                                                 index_type, kernels)
         kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
         if isinstance(op, glowll.LibraryCallOp):
@@ -235,6 +240,19 @@ def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp]
             if timed:
                 _mark_layer(builder, index + 1)
         step()
+
+
+def _new_kernel(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]], index_type: IntegerType,
+                kernels: dict[tuple | str, llvm.FuncOp]) -> llvm.FuncOp:
+    """The kernel of an instruction of a signature not seen yet, or, for one that reads its
+    layer's numbers from a record (`glowll-quantization-records`: equal-shaped int8 layers
+    differ only in those), the kernel of an earlier instruction whose code came out the
+    same (`kernels` keeps such kernels under their code too)."""
+    kernel = lower_instruction(op, name, addresses, index_type)
+    if getattr(op, "parameters", None) is None:
+        return kernel
+    code = str(kernel).replace(f"@{name}(", "@kernel(", 1)
+    return kernels.setdefault(code, kernel)
 
 
 def _mark_layer(builder: KernelBuilder, mark: int) -> None:

@@ -70,6 +70,11 @@ class Loop:
         self.next_values = list(values)
 
 
+def is_zero(value: int | SSAValue) -> bool:
+    """Whether a value is the compile-time integer 0 (an SSA value is not known to be)."""
+    return isinstance(value, int) and value == 0
+
+
 def _byte_size(element_type: Attribute) -> int:
     return element_type.compile_time_size
 

@@ -26,6 +26,7 @@ Convolution, pooling and FullyConnected are the loop nests of `loop_skeletons`, 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -38,7 +39,7 @@ from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.errors import GlowError
 from glowmlir.lowering import arm_dsp, arm_mve, loop_skeletons, math_approx
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
     Row,
@@ -53,14 +54,12 @@ from glowmlir.lowering.loop_skeletons import (
 from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow
 from glowmlir.quantization.rescaling import (
     ADD_LEFT_SHIFT,
+    KernelParameters,
     activation_bounds,
     add_multipliers,
-    bias_multiplier,
     mul_multiplier,
     multiplier_and_shift,
-    output_multipliers,
     softmax_parameters,
-    weight_zero_point,
 )
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -87,17 +86,31 @@ def load_level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAVal
 # ----------------------------------------------------------------------------- the int8 arithmetic domain
 
 
-class ChannelRequantization:
-    """The (multiplier, shift) of each output channel: constants for a per-tensor filter,
-    else loaded from the instruction's `requantization` buffer ([2, channels]: multipliers, shifts)."""
+def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                      view: ViewOf) -> KernelParameters:
+    """The layer's numbers (`KernelParameters`): compile-time constants, or, when the op has a
+    `parameters` record, its nonzero values loaded from the record where the kernel starts
+    (the zero ones stay constants). The code then depends on which numbers are zero, not
+    on their values, so layers that differ only in those share it."""
+    numbers = KernelParameters.of(op)
+    if op.parameters is None:
+        return numbers
+    record = view(op.parameters)
+    return KernelParameters(*(value if value == 0 else b.load(record, [slot])
+                              for slot, value in enumerate(dataclasses.astuple(numbers))))
 
-    def __init__(self, b: KernelBuilder, op, view: ViewOf, weight_type: UniformQuantizedType):
+
+class ChannelRequantization:
+    """The (multiplier, shift) of each output channel: the layer's `KernelParameters` for a
+    per-tensor filter, else loaded from the instruction's `requantization` buffer ([2,
+    channels]: multipliers, shifts)."""
+
+    def __init__(self, b: KernelBuilder, op, view: ViewOf, parameters: KernelParameters):
         self.b = b
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
         if self.table is None:
-            (multiplier,), (shift,) = output_multipliers(_type(op.input), weight_type, _type(op.dest))
-            self.constant = (int(multiplier), int(shift))
+            self.constant = (parameters.multiplier, parameters.shift)
 
     def of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue]:
         if self.table is None:
@@ -116,13 +129,20 @@ class QuantizedArithmetic(ArithmeticDomain):
         super().__init__(b)
         self.op = op
         self.out_type = _type(op.dest)
+        self.output_offset = self.out_type.offset
         self.low, self.high = activation_bounds(op, self.out_type)
         if isinstance(op, glowll.ConvolutionOp | glowll.FullyConnectedOp):
             if getattr(op, "residual", None) is not None:
                 raise GlowError(f"{op.name}: a quantized convolution has no fused residual")
-            self.in_type, self.weight_type = _type(op.input), _type(op.operands[2])
-            self.weight_offset = weight_zero_point(self.weight_type)
-            self.requantization = ChannelRequantization(b, op, view, self.weight_type)
+            self.parameters = parameters = kernel_parameters(b, op, view)
+            self.input_offset, self.weight_offset = parameters.input_offset, parameters.weight_offset
+            self.output_offset = parameters.output_offset
+            minimum, maximum = self.out_type.value_range
+            self.low = b.int_add(parameters.low_above_minimum, minimum) \
+                if isinstance(parameters.low_above_minimum, SSAValue) else minimum + parameters.low_above_minimum
+            self.high = b.int_sub(maximum, parameters.high_below_maximum) \
+                if isinstance(parameters.high_below_maximum, SSAValue) else maximum - parameters.high_below_maximum
+            self.requantization = ChannelRequantization(b, op, view, parameters)
 
     def _stack_rows(self, count: int, width: int) -> View:
         return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)
@@ -137,13 +157,14 @@ class QuantizedArithmetic(ArithmeticDomain):
     def bias(self, bias: View, channel: Index) -> SSAValue:
         """As stored when its scale is input scale x weight scale, else requantized (an
         Int8 bias keeps its own scale in Glow's rule)."""
-        b, bias_type = self.b, _type(self.op.bias)
-        level = b.int_sub(load_level(b, bias, [channel]), 0 if bias_type.per_channel else bias_type.offset)
-        rescaling = bias_multiplier(self.in_type, self.weight_type, bias_type)
-        return level if rescaling is None else requantize(b, level, *rescaling)
+        b, parameters = self.b, self.parameters
+        level = b.int_sub(load_level(b, bias, [channel]), parameters.bias_offset)
+        if is_zero(parameters.bias_multiplier):  # in accumulator units
+            return level
+        return requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
 
     def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
-        return self.b.int_sub(load_level(self.b, view, indices), self.in_type.offset)
+        return self.b.int_sub(load_level(self.b, view, indices), self.input_offset)
 
     def weight(self, view: View, indices: Sequence[Index]) -> SSAValue:
         return self.b.int_sub(load_level(self.b, view, indices), self.weight_offset)
@@ -162,7 +183,7 @@ class QuantizedArithmetic(ArithmeticDomain):
         rescale = requantize_narrow if getattr(self.op, "narrow_requantization", None) is not None else requantize
 
         def stored(total: SSAValue) -> SSAValue:
-            level = b.int_add(rescale(b, total, multiplier, shift), self.out_type.offset)
+            level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)
 
         return stored

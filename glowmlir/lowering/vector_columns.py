@@ -51,17 +51,20 @@ def _mangled(vector: VectorType) -> str:
 
 
 def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
-                loaded: list[bool] | None = None, passthrough: int | float = 0) -> SSAValue:
+                loaded: list[bool] | None = None, passthrough: int | float | SSAValue = 0) -> SSAValue:
     """`lanes` consecutive elements of `view` from `indices` (its last index, the first
     lane's column, may be negative when masked); with `loaded`, only those lanes are read
-    (a predicated load), the others are `passthrough`."""
+    (a predicated load), the others are `passthrough` (an integer value is truncated to the
+    element type)."""
     vector = VectorType(view.element_type, [lanes])
     if loaded is None:
         return b.emit(llvm.LoadOp(b.element(view, indices), vector, alignment=1))
     row_start = b.element(view, [*indices[:-1], 0])  # inside the buffer; the first lane may not be
     address = b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
                                 ssa_indices=[b.index(indices[-1])]))
-    if isinstance(view.element_type, IntegerType):
+    if isinstance(passthrough, SSAValue):
+        others = b.splat(b.truncate(passthrough, view.element_type), vector)
+    elif isinstance(view.element_type, IntegerType):
         others = b.int_value(int(passthrough), vector)
     else:
         others = b.splat(b.emit(llvm.ConstantOp(FloatAttr(float(passthrough), view.element_type),

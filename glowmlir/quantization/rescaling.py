@@ -8,10 +8,19 @@ arguments), so both compute the same bits.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from glowmlir.lowering.activations import activation_of, clamp_interval
 from glowmlir.quantization.params import QuantParams, multiplier_shift_arrays, quantize, quantize_multiplier
+
+if TYPE_CHECKING:
+    from xdsl.ir import SSAValue
+
+    Number = int | SSAValue
 
 ADD_LEFT_SHIFT = 20
 """TFLite's int8 Add shifts both inputs left by 20 bits before rescaling them."""
@@ -103,3 +112,53 @@ def weight_zero_point(weight_type) -> int:
             raise NotImplementedError("per-channel weights must be symmetric")
         return 0
     return weight_type.offset
+
+
+@dataclass(frozen=True)
+class KernelParameters:
+    """The per-layer numbers of an int8 Convolution or FullyConnected kernel, each an int known
+    at compile time or, in a kernel that reads them from its layer's record (`record`, see
+    `glowll-quantization-records`), an SSA value of the kernel.
+
+    `low_above_minimum` and `high_below_maximum` are the clamp bounds as distances from the
+    output storage type's range; `multiplier`/`shift` are the output requantization of a
+    per-tensor filter (0 with a per-channel one, whose `requantization` table has them);
+    `bias_multiplier`/`bias_shift` bring a bias not stored in accumulator units there (0: it
+    is). A kernel reading a record keeps every 0 as a constant (the code it leaves out stays
+    out), which is why the bounds are stored as distances: the common unclamped or zero-based
+    bound is 0.
+    """
+
+    input_offset: Number
+    weight_offset: Number
+    output_offset: Number
+    low_above_minimum: Number
+    high_below_maximum: Number
+    multiplier: Number
+    shift: Number
+    bias_offset: Number
+    bias_multiplier: Number
+    bias_shift: Number
+
+    @staticmethod
+    def of(op) -> KernelParameters:
+        """The numbers of a quantized `glowll.convolution` or `glowll.fully_connected`, from its types."""
+        input_type, weight_type = op.input.type.element_type, op.operands[2].type.element_type
+        output_type, bias_type = op.dest.type.element_type, op.bias.type.element_type
+        minimum, maximum = output_type.value_range
+        low, high = activation_bounds(op, output_type)
+        multiplier, shift = 0, 0
+        if not weight_type.per_channel:
+            (multiplier,), (shift,) = output_multipliers(input_type, weight_type, output_type)
+        bias_rescaling = bias_multiplier(input_type, weight_type, bias_type) or (0, 0)
+        return KernelParameters(input_type.offset, weight_zero_point(weight_type), output_type.offset,
+                                low - minimum, maximum - high, int(multiplier), int(shift),
+                                0 if bias_type.per_channel else bias_type.offset, *bias_rescaling)
+
+    def record(self) -> np.ndarray:
+        """The numbers as the i32 record a kernel reads, in field order."""
+        return np.array(dataclasses.astuple(self), dtype=np.int32)
+
+
+RECORD_SIZE = len(dataclasses.fields(KernelParameters))
+"""The i32 values of a `KernelParameters` record."""

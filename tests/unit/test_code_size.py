@@ -1,0 +1,69 @@
+"""Size-first builds (`-opt-level=Os/Oz`, docs/code-size.md): int8 layers read their quantization
+numbers from records (`glowll-quantization-records`), so equal-shaped layers share one kernel,
+and outputs stay bit-identical to the independent int8 reference
+(tests/support/int8_reference.py) on the emulated boards."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from glowmlir.elf import function_ranges
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
+from tests.unit.test_quantized_kernels import CONVOLUTIONS, build, convolution_case
+
+
+def kernel_names(bundle, kind: str) -> set[str]:
+    """The object's kernel functions of one kind (`convolution`, `fully_connected`)."""
+    return {name for name in function_ranges(bundle.object_code) if re.fullmatch(rf"net_\d+_{kind}", name)}
+
+
+def run_cases(cases, board: str, level: str):
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    bundle = build(body, constants, target=target_for(board, level))
+    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+    return bundle
+
+
+def equal_shaped_layers():
+    """Pairs of int8 layers of one shape each, with their own scales and zero points (seeded
+    so that no zero point is 0 and every pair has the same zero numbers)."""
+    convolution = CONVOLUTIONS["3x3_pad1"]  # rows of pairs: the DSP kernel's tiles and edges
+    pointwise = CONVOLUTIONS["1x1"]
+    return [convolution_case(11, convolution, activation="relu", suffix="_a"),
+            convolution_case(12, convolution, activation="relu", suffix="_b"),
+            convolution_case(13, pointwise, suffix="_c"), convolution_case(14, pointwise, suffix="_d"),
+            fully_connected_case(15, 2, 37, 10, False, True, "_e"),
+            fully_connected_case(17, 2, 37, 10, False, True, "_f")]
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build(board):
+    """Six layers, three shapes: three kernels at -Os (DSP kernels on the M7, the generic ones
+    on the M3), six at -O3, where each layer's numbers are compiled into its kernel; the
+    reference's outputs either way."""
+    cases = equal_shaped_layers()
+    size_first, fast = run_cases(cases, board, "Os"), run_cases(cases, board, "O3")
+    records = re.findall(r'"\w+_parameters" \{value = dense<\[([^\]]*)\]>', size_first.ir["glowll"])
+    assert len(set(records)) == len(cases)  # every layer has numbers of its own
+    assert "_parameters\"" not in fast.ir["glowll"]
+    if board == "mps2-an500":  # microkernels stay functions of their own (the generic kernels are inlined)
+        assert len(kernel_names(size_first, "convolution")) == 2
+        assert len(kernel_names(size_first, "fully_connected")) == 1
+        assert len(kernel_names(fast, "convolution")) == 4
+        assert len(kernel_names(fast, "fully_connected")) == 2
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_size_builds_match_the_int8_reference_on_boards(board):
+    """Every convolution and FullyConnected the DSP-kernel tests check (per-tensor and
+    per-channel, zero points, folded input offsets, fused pools, generic fallbacks), built
+    at -Oz, on the M7 and on the M3 (no DSP extension)."""
+    run_cases(all_cases(), board, "Oz")
