@@ -32,6 +32,7 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
+from glowmlir.libraries.conv_pool_costs import core_class
 from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
 from glowmlir.lowering.llvm_to_object import (
@@ -42,7 +43,6 @@ from glowmlir.lowering.llvm_to_object import (
     compile_to_object,
     compile_with,
 )
-from glowmlir.libraries.conv_pool_costs import core_class
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.transforms.quantize import QuantizationOptions
