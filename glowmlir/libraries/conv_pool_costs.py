@@ -31,7 +31,7 @@ faster side):
 | generic | M3 (M0, M0+: the M3's figures) | 23% | 11% | 12 of 14 |
 | helium | M55 (CMSIS-NN's MVE path) | 16% | 12% | 8 of 8 |
 
-The three layers where the estimate picks the other side are within 9% of each other
+The three layers where the estimate picks the other side are within 10% of each other
 measured (CIFAR-sized conv2 on the M7: ours 2,055,322, CMSIS-NN 2,025,683).
 """
 
