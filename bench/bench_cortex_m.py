@@ -9,6 +9,11 @@ one kernel, docs/code-size.md):
 instructions
     per inference, counted exactly by the QEMU plugin (a build running the network twice
     minus one running it once), weights in flash. Instructions are not cycles.
+multiplies
+    how many of those instructions multiply (integer MUL/MLA/UMULL/SMLAL/SMLAD/SMMULR..., FP
+    VMUL/VMLA/VFMA..., Helium VMLAV/VMLADAV/VMULH...; the list and the rule are in
+    glowmlir/runtime/multiplies.py), counted by the same plugin. One SMLAD forms two
+    products, one VMLAVA.S8 sixteen: the count is of instructions, not of products.
 code
     the bundle object's .text + .rodata (weights are not in it);
 constants
@@ -94,7 +99,7 @@ def measure(model: str, profile: str | None, board: str, level: str) -> dict:
               for p in bundle.layout.placeholders if p.kind == "input"}
     run = run_on_board(bundle, board, inputs, count_instructions=True)
     assert run.outputs, "the board printed no outputs"
-    return {"instructions": run.instructions, "code": code_size(bundle.object_code),
+    return {"instructions": run.instructions, "multiplies": run.multiplies, "code": code_size(bundle.object_code),
             "constants": bundle.layout.constant_size}
 
 
@@ -114,7 +119,8 @@ def main() -> None:
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
-    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'code B':>9s} {'constants B':>12s}",
+    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'multiplies':>12s} {'code B':>9s} "
+          f"{'constants B':>12s}",
           flush=True)
     for name, (model, profile) in models(directory, args.models.split(",")).items():
         results[name] = {}
@@ -122,8 +128,8 @@ def main() -> None:
             for level in LEVELS:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
-                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} {figures['code']:>9,} "
-                      f"{figures['constants']:>12,}", flush=True)
+                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} "
+                      f"{figures['multiplies']:>12,} {figures['code']:>9,} {figures['constants']:>12,}", flush=True)
         if "m7" in args.cores.split(","):
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
@@ -133,8 +139,8 @@ def main() -> None:
                 continue
             results[name]["m7 O3 float"] = float_m7
             ratio = results[name]["m7 O3"]["instructions"] / float_m7["instructions"]
-            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions, int8 / float {ratio:.2f}{bar}",
-                  flush=True)
+            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions "
+                  f"({float_m7['multiplies']:,} multiplies), int8 / float {ratio:.2f}{bar}", flush=True)
     print_code_table(results, args.cores.split(","))
     if "mobilenet" in results and "m7 Os" in results["mobilenet"]:
         code = results["mobilenet"]["m7 Os"]["code"]

@@ -32,6 +32,7 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
+from glowmlir.libraries.conv_pool_costs import core_class
 from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
 from glowmlir.lowering.llvm_to_object import (
@@ -70,6 +71,7 @@ class CompileOptions:
     keep_assembly: bool = False  # the target's assembly in Bundle.ir["assembly"] (-dump-llvm-asm, -llvm-save-asm)
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
+    ram_size: int | None = None  # -ram-size: with -use-cmsis, a fused convolution that must stay fused to fit keeps it
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
     main_entry_name: str | None = None  # the inference function's name when not the network's (-main-entry-name)
@@ -113,6 +115,9 @@ class CompileOptions:
         if self.kernel_library is not None and self.kernel_library not in KERNEL_LIBRARY_OPTIONS:
             raise GlowError(f"kernel_library={self.kernel_library!r}: expected None or one of "
                             f"{', '.join(map(repr, KERNEL_LIBRARY_OPTIONS))}")
+        _expect("ram_size", self.ram_size, int, "a number of bytes", optional=True)
+        if self.ram_size is not None and self.ram_size <= 0:
+            raise GlowError(f"ram_size={self.ram_size} (-ram-size): expected a positive number of bytes")
         if self.layer_profile not in ("", "kernels", "timed"):
             raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
 
@@ -129,7 +134,8 @@ class CompileOptions:
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
                                 arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
-                                size_first=self.target.size_attribute is not None)
+                                size_first=self.target.size_attribute is not None,
+                                core=core_class(self.target), ram_size=self.ram_size or 0)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -47,13 +47,17 @@ def pre_quantization_passes() -> list[ModulePass]:
 
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
-                 kernel_library: str | None = None) -> list[ModulePass]:
+                 kernel_library: str | None = None, core: str = "", ram_size: int = 0,
+                 reuse_activations: bool = True) -> list[ModulePass]:
     """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
     as in Glow (fusion then applies to the quantized ops too); with a kernel library, what it
-    takes runs NHWC."""
+    takes runs NHWC. With CMSIS-NN on a Cortex-M (`core`, a `conv_pool_costs.COSTS` class),
+    each fused convolution + pool goes to whichever kernel is estimated faster, unless
+    unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+    from glowmlir.transforms.choose_conv_pool_kernels import ChooseConvPoolKernels
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
@@ -68,6 +72,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         passes += [FuseConvPool(), FuseResidualAdd()]
+    if memory_fusion and kernel_library == "cmsis-nn" and core:
+        passes.append(ChooseConvPoolKernels(core, ram_size, reuse_activations))
     if kernel_library is not None:
         passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
@@ -117,19 +123,20 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
-                     helium: bool = False, size_first: bool = False) -> CompilePipeline:
+                     helium: bool = False, size_first: bool = False, core: str = "",
+                     ram_size: int = 0) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
     kernels shared by equal-shaped layers; `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
-    bundle instrumentation)."""
+    bundle instrumentation); `core` and `ram_size` as `graph_passes` takes them."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
     quantization_passes = quantization.passes() if quantization is not None else ()
-    glow = graph_passes(memory_fusion, quantization_passes, kernel_library)
+    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, core, ram_size, reuse_activations)
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),

@@ -86,6 +86,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     checked; `glow-run` builds its bundles from the same arguments."""
     from glowmlir import compiler  # noqa: F811 - imported late: the CLI starts fast
     from glowmlir.lowering.llvm_to_object import ExternalCompiler
+    from glowmlir.memory_report import board_preset, parse_size
     from glowmlir.targets import resolve_target
 
     a = SimpleNamespace(**arguments)
@@ -141,6 +142,10 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
     if libraries:
         options["kernel_library"] = libraries[0]
+    if a.ram_size is not None:
+        options["ram_size"] = parse_size("ram-size", a.ram_size)
+    elif a.board is not None:
+        options["ram_size"] = board_preset(a.board).ram
     return compiler.CompileOptions(**options)
 
 
@@ -203,7 +208,9 @@ def compile_command(
         "--memory-plan", help="draw the activations memory plan: FILE.svg, .png or .html")] = None,
     board: Annotated[Optional[str], typer.Option("--board",
                                                  help="imxrt1060, imxrt685, mps2-an385/an386/an500/an505")] = None,
-    ram_size: Annotated[Optional[str], typer.Option("--ram-size", help="RAM of the target, e.g. 512K")] = None,
+    ram_size: Annotated[Optional[str], typer.Option(
+        "--ram-size", help="RAM of the target, e.g. 512K (with -use-cmsis: a fused convolution that must stay "
+                           "fused to fit keeps our kernel)")] = None,
     flash_size: Annotated[Optional[str], typer.Option("--flash-size", help="flash of the target, e.g. 2M")] = None,
     require_fit: Annotated[bool, typer.Option("--require-fit",
                                               help="fail unless the bundle fits (weights in flash)")] = False,
@@ -254,10 +261,10 @@ def compile_command(
     from glowmlir.memory_report import memory_report as make_report
     from glowmlir.pipeline import ir_dumper
 
-    compile_options = options_of(locals())
     if board is not None:
         board_preset(board)  # fail before compiling
-    ram = parse_size("ram-size", ram_size) if ram_size is not None else None
+    compile_options = options_of(locals())
+    ram = compile_options.ram_size
     flash = parse_size("flash-size", flash_size) if flash_size is not None else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")

@@ -69,6 +69,9 @@ from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 NODE_NAME = "name"
 """The attribute naming a compute op after the model node it came from (profiles key values
 as `<name>:0`)."""
+KERNEL_CHOICE = "kernel_choice"
+"""On a convolution `glow-choose-conv-pool-kernels` decided (`-use-cmsis`): who runs it and why
+(its glowll instructions carry it too, for the kernel selection report)."""
 MODEL_NAME = "model_name"
 """On a placeholder or save whose C-legal name differs from the model's: the model's name
 (`Bundle.run` takes and gives tensors by it)."""

@@ -108,11 +108,12 @@ class _FunctionLowering:
                             f"glow-decompose-1d-windows, -3d-convolution and -3d-pools first)")
         last_before = self.block.last_op
         lowering(self, op)
-        name = op.attributes.get(glow.NODE_NAME)
+        # the graph node each instruction computes, and the kernel chosen for it, for reports
+        reported = {key: op.attributes[key] for key in (glow.NODE_NAME, glow.KERNEL_CHOICE) if key in op.attributes}
         new = last_before.next_op if last_before is not None else self.block.first_op
-        while name is not None and new is not None:  # the graph node each instruction computes, for reports
+        while reported and new is not None:
             if isinstance(new, glowll.InstructionOp):
-                new.attributes[glow.NODE_NAME] = name
+                new.attributes.update(reported)
             new = new.next_op
 
 

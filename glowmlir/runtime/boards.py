@@ -8,6 +8,8 @@ two builds that run the inference once and twice; the difference is the exact co
 inference, soft-float library calls included. With `count_functions`, another plugin
 (`embedded/layercount.c`) counts them per function of the program (address ranges from its
 symbol table), an instruction outside those functions counting for the one that ran last.
+On the Cortex-M boards the counter also counts the multiply instructions apart (their
+addresses from the program's disassembly, see `glowmlir.runtime.multiplies`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ class Board:
     qemu: tuple[str, ...]  # the emulator command before the program
     memory: dict[str, str] | None = None  # values for embedded/mps2.ld.in (Cortex-M boards)
     semihosting: bool = True  # a bare-metal program talking through semihosting (else Linux user mode)
+    objdump_options: tuple[str, ...] = ()  # what arm-none-eabi-objdump needs to decode every instruction
+
+    @property
+    def counts_multiplies(self) -> bool:
+        """Whether the instruction counter tells multiplies apart: Arm M-profile code."""
+        return self.compiler == "arm-none-eabi-gcc"
 
 
 _M_FLAGS = ("-mthumb", "-O2", "-ffunction-sections", "-fdata-sections", "--specs=rdimon.specs", "-nostartfiles",
@@ -76,7 +84,8 @@ BOARDS = {
                         ("qemu-system-arm", "-M", "mps3-an547"),
                         {"CODE_ORIGIN": "0x10000000", "CODE_LEN": "512K", "RAM_ORIGIN": "0x30000000",
                          "RAM_LEN": "512K", "BIG_ORIGIN": "0x71000000",
-                         "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"}),
+                         "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"},
+                         objdump_options=("-m", "armv8.1-m.main")),  # else Helium is not decoded
     "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
                      ("qemu-aarch64",), semihosting=False),
     # This machine itself, through the same Glow-style C main (no emulator, no counting).
@@ -100,6 +109,9 @@ class BoardRun:
     """With `count_functions`: one inference's instructions per function named (together with
     what they call outside the functions named), and under "" those before any of them ran;
     they sum to `instructions`."""
+    multiplies: int | None = None
+    """With `count_instructions` on a Cortex-M board (not with `count_functions`): how many of
+    one inference's instructions multiply (`glowmlir.runtime.multiplies.MULTIPLY_MNEMONICS`)."""
 
 
 def board(name: str) -> Board:
@@ -165,8 +177,18 @@ def _plugin(source: str) -> str:
     return library
 
 
-def _instruction_counter() -> str:
-    return _plugin("insncount.c")
+def _instruction_counter(spec: Board, program: str) -> str:
+    """The plugin argument counting instructions, and on a Cortex-M board multiplies apart."""
+    arguments = _plugin("insncount.c")
+    if spec.counts_multiplies:
+        from glowmlir.runtime.multiplies import disassemble, multiply_addresses
+
+        path = program + ".multiplies"
+        disassembly = disassemble(program, spec.compiler.replace("gcc", "objdump"), spec.objdump_options)
+        with open(path, "w") as f:
+            f.writelines(f"{address:x}\n" for address in sorted(multiply_addresses(disassembly)))
+        arguments += f",multiplies={path}"
+    return arguments
 
 
 def _function_ranges_file(program: str, functions: Sequence[str]) -> str:
@@ -219,9 +241,9 @@ def compiler_error(stderr: str) -> str:
 
 
 def _run(spec: Board, program: str, count: bool, timeout: float,
-         functions: Sequence[str] = ()) -> tuple[str, int | None, list[int] | None]:
+         functions: Sequence[str] = ()) -> tuple[str, int | None, list[int] | None, int | None]:
     """Runs a program: its output, and if counting, its instructions (and per function named,
-    after those before any of them ran)."""
+    after those before any of them ran, or else its multiplies on a Cortex-M board)."""
     command = [*spec.qemu]
     counter_file = program + ".count"
     if count and not spec.qemu:
@@ -230,7 +252,7 @@ def _run(spec: Board, program: str, count: bool, timeout: float,
         command += ["-plugin", f"{_plugin('layercount.c')},ranges={_function_ranges_file(program, functions)},"
                                f"out={counter_file}"]
     elif count:
-        command += ["-plugin", f"{_instruction_counter()},out={counter_file}"]
+        command += ["-plugin", f"{_instruction_counter(spec, program)},out={counter_file}"]
     if spec.semihosting:
         command += ["-nographic", "-semihosting-config", "enable=on,target=native", "-kernel", program]
     else:
@@ -241,14 +263,16 @@ def _run(spec: Board, program: str, count: bool, timeout: float,
         raise GlowError(f"{spec.name}: the program did not finish within {timeout:.0f} s") from None
     if result.returncode:
         raise GlowError(f"{spec.name}: the program exited with status {result.returncode}: {result.stdout[-200:]}")
-    instructions = per_function = None
+    instructions = per_function = multiplies = None
     if count:
         with open(counter_file) as f:
             counts = f.read()
         instructions = int(re.search(r"insns: (\d+)", counts).group(1))
         if functions:
             per_function = [int(count) for count in re.findall(r"^\d+ (\d+)$", counts, re.MULTILINE)]
-    return result.stdout + result.stderr, instructions, per_function  # RISC-V semihosting writes to stderr
+        elif spec.counts_multiplies:
+            multiplies = int(re.search(r"multiplies: (\d+)", counts).group(1))
+    return result.stdout + result.stderr, instructions, per_function, multiplies  # RISC-V semihosting: stderr
 
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
@@ -268,12 +292,15 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
         count_instructions = count_instructions or bool(count_functions)
         program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
-        stdout, once, once_per_function = _run(spec, program, count_instructions, timeout, count_functions)
-        instructions = per_function = None
+        stdout, once, once_per_function, multiplies_once = _run(spec, program, count_instructions, timeout,
+                                                                count_functions)
+        instructions = per_function = multiplies = None
         if count_instructions:
-            _, twice, twice_per_function = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link),
-                                                True, timeout, count_functions)
+            _, twice, twice_per_function, multiplies_twice = _run(
+                spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout, count_functions)
             instructions = twice - once
+            if multiplies_once is not None:
+                multiplies = multiplies_twice - multiplies_once
         if count_functions:
             per_function = {name: second - first for name, first, second
                             in zip(["", *count_functions], once_per_function, twice_per_function)}
@@ -286,4 +313,4 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
             outputs[name] = np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype).reshape(placeholder.shape)
     if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
         raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
-    return BoardRun(outputs, instructions, per_function)
+    return BoardRun(outputs, instructions, per_function, multiplies)

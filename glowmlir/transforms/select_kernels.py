@@ -10,7 +10,8 @@ size the library's `*_get_buffer_size` asks for) is a `glowll.alloc` marked
 `library_scratch`, planned in the activations region like any buffer (it lives for the
 call only, so calls share it). Every other quantized instruction keeps our generated
 kernel and gets a `library` attribute saying why, which `-dump-ir` shows and
-`glow-compile` lists.
+`glow-compile` lists. A convolution `glow-choose-conv-pool-kernels` decided for carries its
+`kernel_choice` (who runs it and why), which becomes that reason, or stays on its call.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.memory import SCRATCH_ATTRIBUTE
 from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense, dense_from_array, element_type_of
@@ -117,7 +118,8 @@ class CallLibrary(RewritePattern):
                 raise self.declined(f"no {self.library} function for {op.name}")
             mapped = mapping(op)
         except self.declined as reason:
-            op.attributes[LIBRARY_ATTRIBUTE] = StringAttr(f"not {self.library}: {reason}")
+            choice = op.attributes.get(glow.KERNEL_CHOICE)
+            op.attributes[LIBRARY_ATTRIBUTE] = choice or StringAttr(f"not {self.library}: {reason}")
             rewriter.notify_op_modified(op)
             return
         mapped = mapped if isinstance(mapped, list) else [mapped]
@@ -127,6 +129,8 @@ class CallLibrary(RewritePattern):
             replacements.append(_library_call(op, call, f"{call.callee}_{self.calls}", rewriter))
             if len(replacements) > 1:
                 replacements[-1].attributes[CONTINUES_ATTRIBUTE] = UnitAttr()
+            elif glow.KERNEL_CHOICE in op.attributes:
+                replacements[-1].attributes[glow.KERNEL_CHOICE] = op.attributes[glow.KERNEL_CHOICE]
             self.calls += 1
         rewriter.replace(op, replacements, [])
 
@@ -150,14 +154,15 @@ def select_library(function: glowll.FunctionOp, mappings: dict[type, Callable], 
 def library_report(function: glowll.FunctionOp) -> list[tuple[str, str, str]]:
     """(instruction, "library" or "generated", callee or reason) for every quantized instruction;
     a generated one with a microkernel (`glowll-select-arm-dsp-kernels`) says which, as
-    "generated: arm-dsp"."""
+    "generated: arm-dsp"; a call the kernel choice made says why after its callee."""
     rows = []
     for op in function.body.block.ops:
         if isinstance(op, glowll.LibraryCallOp):
             if CONTINUES_ATTRIBUTE in op.attributes:  # the second call of one instruction
                 rows[-1] = (rows[-1][0], "library", f"{rows[-1][2]} + {op.callee.data}")
             else:
-                rows.append((op.replaces.data, "library", op.callee.data))
+                choice = op.attributes.get(glow.KERNEL_CHOICE)
+                rows.append((op.replaces.data, "library", op.callee.data + (f"; {choice.data}" if choice else "")))
         elif LIBRARY_ATTRIBUTE in op.attributes:
             microkernel = op.properties.get("microkernel")
             kind = "generated" if microkernel is None else f"generated: {microkernel.data}"

@@ -70,16 +70,18 @@ def _context() -> Context:
     return ctx
 
 
-def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_ir: bool = False, target=None):
-    """Compiles `glow.function @net { body }` (for the host, or `target`); constants written
-    `elided` get their data here."""
+def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_ir: bool = False, target=None,
+          **options):
+    """Compiles `glow.function @net { body }` (for the host, or `target`, with more
+    `CompileOptions` if given); constants written `elided` get their data here."""
     module = Parser(_context(), "glow.function @net {\n" + body + "\n}\n").parse_module()
     constants = dict(constants or {})
     for op in module.walk():
         if isinstance(op, glow.ConstantOp) and op.name_.data in constants:
             op.properties["value"] = dense_from_array(constants.pop(op.name_.data))
     assert not constants, f"unused constants {sorted(constants)}"
-    options = CompileOptions(keep_llvm_ir=keep_llvm_ir) if target is None else CompileOptions(target=target)
+    options = CompileOptions(keep_llvm_ir=keep_llvm_ir, **options) if target is None else \
+        CompileOptions(target=target, **options)
     return compile_module(module, options)
 
 

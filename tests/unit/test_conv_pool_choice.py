@@ -1,0 +1,164 @@
+"""-use-cmsis: each convolution whose pool we fuse keeps our kernel when estimated faster or
+when unfusing would exceed -ram-size, else goes to the library (glow-choose-conv-pool-kernels,
+libraries/conv_pool_costs.py); the selection report says who runs it and why."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import glowmlir
+from glowmlir.compiler import CompileOptions, QuantizationOptions, import_network
+from glowmlir.dialects import glow
+from glowmlir.libraries.conv_pool_costs import COSTS, ConvolutionWork, core_class
+from glowmlir.pipeline import run_passes
+from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.targets import resolve_target
+from tests.support.models import LENET
+from tests.unit.test_kernel_libraries import STANDINS, lenet_profile  # noqa: F401 - a fixture
+from tests.unit.test_quantized_kernels import build, convolution_case
+
+QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
+CALIBRATION = os.path.join(os.path.dirname(STANDINS), "conv_pool_costs.json")
+
+LARGEST_ERROR = {"dsp": (0.26, 0.14), "generic": (0.23, 0.11), "helium": (0.17, 0.12)}
+"""Per core class, (ours, CMSIS-NN): the largest relative error of an estimate on the
+measured layers, as libraries/conv_pool_costs.py states it."""
+
+
+def calibration_rows() -> list[dict]:
+    with open(CALIBRATION) as f:
+        return json.load(f)["rows"]
+
+
+def work_of(row: dict) -> ConvolutionWork:
+    (kernel_h, kernel_w), (out_h, out_w) = row["kernel"], row["output"]
+    outputs = row["output_channels"] * out_h * out_w
+    return ConvolutionWork(outputs * kernel_h * kernel_w * row["input_channels"], outputs, out_h * out_w * kernel_h)
+
+
+@pytest.mark.parametrize("core", list(COSTS))
+def test_estimates_are_within_the_stated_error_of_the_measured_layers(core):
+    rows = [row for row in calibration_rows() if row["core_class"] == core]
+    assert len(rows) >= 8
+    ours_bound, library_bound = LARGEST_ERROR[core]
+    wrong = []
+    for row in rows:
+        work, library = work_of(row), row["cmsis_nn_conv"] + row["cmsis_nn_pool"]
+        assert abs(COSTS[core].ours(work) / row["ours"] - 1) <= ours_bound, row["layer"]
+        assert abs(COSTS[core].library(work) / library - 1) <= library_bound, row["layer"]
+        if (COSTS[core].ours(work) <= COSTS[core].library(work)) != (row["ours"] <= library):
+            wrong.append(abs(row["ours"] / library - 1))
+    # the estimate picks the measured faster side but where the two are within 10% of each other
+    assert len(wrong) <= 2 and all(gap < 0.10 for gap in wrong)
+
+
+def test_work_of_lenets_fused_convolutions():
+    """conv1: 20 x 24 x 24 outputs of 5 x 5 x 1 taps; conv2: 50 x 8 x 8 of 5 x 5 x 20."""
+    options = CompileOptions()
+    module = import_network(LENET, options)
+    run_passes(module, options.pipeline().glow)
+    fused = [op for op in module.walk() if isinstance(op, glow.ConvolutionOp) and op.pool is not None]
+    assert [ConvolutionWork.of(op) for op in fused] == [ConvolutionWork(288_000, 11_520, 576 * 5),
+                                                        ConvolutionWork(1_600_000, 3_200, 64 * 5)]
+
+
+def test_core_classes():
+    assert [core_class(resolve_target(mcpu=cpu)) for cpu in ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7",
+                                                             "cortex-m33", "cortex-m55", "cortex-a53")] == \
+        ["generic", "generic", "dsp", "dsp", "dsp", "helium", ""]
+
+
+def convolutions(bundle) -> list[tuple[str, str]]:
+    return [(kind, detail) for op, kind, detail in bundle.library_calls if op == "glowll.convolution"]
+
+
+@pytest.fixture(scope="module")
+def lenet_bundles(lenet_profile):  # noqa: F811 - the fixture
+    def compile_for(cpu: str, **options):
+        return glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile), kernel_library="cmsis-nn",
+                                target=resolve_target(mcpu=cpu), **options)
+
+    return {"m7": compile_for("cortex-m7"), "m3": compile_for("cortex-m3"),
+            "m3 8K": compile_for("cortex-m3", ram_size=8192),
+            "m3 unfused": compile_for("cortex-m3", memory_fusion=False)}
+
+
+def test_lenet_on_the_m7_keeps_both_fused_convolutions_ours(lenet_bundles):
+    assert convolutions(lenet_bundles["m7"]) == [
+        ("generated: arm-dsp", "ours: faster (est. ours 630,490 vs cmsis-nn 1,749,744 instructions)"),
+        ("generated: arm-dsp", "ours: faster (est. ours 2,667,936 vs cmsis-nn 3,015,926 instructions)")]
+    assert lenet_bundles["m7"].layout.activations_size == 3_680
+
+
+def test_lenet_on_the_m3_gives_conv2_to_the_library(lenet_bundles):
+    """On the M3 CMSIS-NN's conv2 + pool is estimated faster (measured: 4,412,598 vs ours
+    5,425,252): unfused, both calls; conv1 stays ours, and the activations grow."""
+    bundle = lenet_bundles["m3"]
+    assert convolutions(bundle) == [
+        ("generated", "ours: faster (est. ours 1,187,136 vs cmsis-nn 1,935,245 instructions)"),
+        ("library", "arm_convolve_wrapper_s8; cmsis-nn: faster (est. cmsis-nn 4,730,842 vs ours 5,452,160 "
+                    "instructions)")]
+    assert [detail for op, _, detail in bundle.library_calls if op == "glowll.max_pool"] == ["arm_max_pool_s8"]
+    assert bundle.layout.activations_size > 3_680
+
+
+def test_lenet_on_the_m3_keeps_the_fusion_that_fits_the_ram(lenet_bundles):
+    """Unfused, conv2 needs 8,080 bytes of activations + 3,200 of placeholders: over 8K."""
+    bundle = lenet_bundles["m3 8K"]
+    assert convolutions(bundle)[1] == ("generated", "ours: fusion needed to fit -ram-size 8192 (unfused: 11,280 B "
+                                                    "of RAM; est. cmsis-nn 4,730,842 vs ours 5,452,160 instructions)")
+    assert bundle.layout.activations_size + bundle.layout.mutable_size <= 8192
+    unfused = lenet_bundles["m3"]
+    assert unfused.layout.activations_size + unfused.layout.mutable_size == 11_280
+
+
+def test_memory_fusion_false_gives_every_convolution_and_pool_to_the_library_as_before(lenet_bundles):
+    bundle = lenet_bundles["m3 unfused"]
+    assert convolutions(bundle) == [("library", "arm_convolve_wrapper_s8")] * 2
+    assert "kernel_choice" not in bundle.ir["glowll"]
+
+
+def test_a_host_build_keeps_its_fusions_with_the_reason_as_before(lenet_profile):  # noqa: F811
+    bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile), kernel_library="cmsis-nn")
+    assert [detail for _, detail in convolutions(bundle)] == [
+        "not CMSIS-NN: fused pooling (our kernel never stores the full-resolution output; the library would)"] * 2
+
+
+def test_glow_compile_prints_each_reason(lenet_profile, tmp_path):  # noqa: F811
+    result = subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={LENET}",
+                             f"-load-profile={lenet_profile}", "-use-cmsis", "-mcpu=cortex-m3", "-ram-size=8K",
+                             f"-emit-bundle={tmp_path / 'b'}"], capture_output=True, text=True,
+                            env=os.environ | {"COLUMNS": "250"})
+    assert result.returncode == 0, result.stderr
+    assert "ours: faster (est. ours 1,187,136 vs cmsis-nn 1,935,245 instructions)" in result.stdout
+    assert "ours: fusion needed to fit -ram-size 8192 (unfused: 11,280 B of RAM" in result.stdout
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_mixed_choice_on_the_m3_matches_the_int8_reference():
+    """Two fused convolution + max pool layers on the M3: 16 -> 16 channels 3x3 (CMSIS-NN
+    estimated faster: unfused, the calls run on the stand-ins) and 3 -> 8 channels 3x3
+    (ours); both bit-identical to the independent int8 reference."""
+    pool = dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
+    cases = [convolution_case(seed, geometry, per_channel=True, activation="relu", pool=pool, suffix=suffix)
+             for seed, geometry, suffix in ((31, ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                                             "_library"),
+                                            (32, ((1, 3, 8, 8), (8, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                                             "_ours"))]
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    bundle = build(body, constants, target=target_for("mps2-an385"), kernel_library="cmsis-nn")
+    kinds = [(kind, detail.split(" (")[0]) for kind, detail in convolutions(bundle)]
+    assert kinds == [("library", "arm_convolve_wrapper_s8; cmsis-nn: faster"), ("generated", "ours: faster")]
+    inputs = {name: value for case in cases for name, value in case.inputs.items()}
+    outputs = run_on_board(bundle, "mps2-an385", inputs, link=[STANDINS]).outputs
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
+                                      err_msg=case.output)
