@@ -135,7 +135,8 @@ class CompileOptions:
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
                                 arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
                                 size_first=self.target.size_attribute is not None,
-                                core=core_class(self.target), ram_size=self.ram_size or 0)
+                                core=core_class(self.target), ram_size=self.ram_size or 0,
+                                vector_tile=self.target.vector_tile)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

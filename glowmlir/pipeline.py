@@ -29,6 +29,7 @@ from glowmlir.errors import GlowError
 from glowmlir.instrumentation import Instrumentation, current
 
 if TYPE_CHECKING:
+    from glowmlir.libraries.column_layout import VectorTile
     from glowmlir.transforms.quantize import QuantizationOptions
 
 def pre_quantization_passes() -> list[ModulePass]:
@@ -81,17 +82,19 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
                   pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False,
-                  size_first: bool = False) -> list[ModulePass]:
+                  size_first: bool = False, vector_tile: VectorTile | None = None) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it; on a core with the Arm DSP
     extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
     Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
-    quantization numbers become data, so that equal-shaped layers share a kernel."""
+    quantization numbers become data, so that equal-shaped layers share a kernel; on a target
+    with a vector unit (`vector_tile`), float convolutions get the column-vector kernel."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.quantization_records import QuantizationRecords
     from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
+    from glowmlir.transforms.select_vector_columns import SelectVectorColumns
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
@@ -99,6 +102,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
         selection.append(SelectArmDspKernels(helium))
     if size_first:
         selection.append(QuantizationRecords())
+    if vector_tile is not None:
+        selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators))
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -124,7 +129,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
                      helium: bool = False, size_first: bool = False, core: str = "",
-                     ram_size: int = 0) -> CompilePipeline:
+                     ram_size: int = 0, vector_tile: VectorTile | None = None) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
     kernels shared by equal-shaped layers; `layer_profile` makes a
@@ -141,7 +146,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
-                                               size_first)),
+                                               size_first, vector_tile)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0),))
 
 

@@ -391,7 +391,10 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data == "arm-dsp":
         expected, element, what = arm_dsp_layout.packed_filter_shape(op), i16, "int16 pairs"
     else:  # vectors of output columns: int16 levels on Helium, f32 on a host
-        expected = column_layout.packed_filter_shape(op.filter_shape.get_values(), op.group.value.data)
+        block = glow.shape_of(op.filter)[-1]
+        if (op.filter_shape.get_values()[0] // op.group.value.data) % block:
+            _fail(op, f"a block of {block} output channels does not divide a group's")
+        expected = column_layout.packed_filter_shape(op.filter_shape.get_values(), block)
         element, what = (i16, "int16 blocks") if op.microkernel.data == "arm-mve" else (f32, "f32 blocks")
     if storage_type(op.filter.type.element_type) != element or glow.shape_of(op.filter) != expected:
         _fail(op, f"the packed filter must be {what} {list(expected)}")

@@ -33,11 +33,13 @@ class VectorTile:
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
         """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit."""
-        if triple.startswith("x86_64") or not triple:
-            if "+avx512f" in features:
+        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
+        later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
+        enabled = {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
+        if triple.startswith("x86_64"):
+            if enabled.get("avx512f"):
                 return VectorTile(16, 16)
-            if "+avx" in features:
+            if enabled.get("avx"):
                 return VectorTile(8, 12)
             return VectorTile(4, 12)
         if triple.startswith("aarch64"):
@@ -49,6 +51,21 @@ HELIUM = VectorTile(4, 4)
 """MVE's int8 tile: 4 int32 lanes a Q register, 4 of its 8 Q registers accumulating."""
 
 
+def row_lanes(widest: int, width: int) -> int:
+    """Lanes for rows of `width` outputs on a unit whose widest vector has `widest` lanes
+    (it has the halves too, down to 4): the fewest vector operations per row, the narrower
+    vector when equal (fewer masked lanes)."""
+    candidates = [lanes for lanes in (16, 8, 4) if lanes <= widest]
+    return min(candidates, key=lambda lanes: (-(-width // lanes), lanes))
+
+
+def channel_is_one_row(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                       pooled: bool) -> bool:
+    """An unpooled, unpadded 1x1 convolution of stride 1: the kernel sees each channel's
+    pixels as one row."""
+    return not pooled and not any(pads) and tuple(filter_shape[2:]) == (1, 1) and tuple(strides) == (1, 1)
+
+
 def takes_columns(strides: Sequence[int]) -> bool:
     """A convolution whose output columns are adjacent input columns (stride 1 along the row):
     any kernel size, padding, dilation and grouping (columns whose taps reach into the
@@ -57,7 +74,17 @@ def takes_columns(strides: Sequence[int]) -> bool:
 
 
 def channel_block(out_channels: int, group: int) -> int:
+    """Helium's block: the first of `CHANNEL_BLOCKS` that divides a group's channels."""
     return next(size for size in CHANNEL_BLOCKS if (out_channels // group) % size == 0)
+
+
+def row_block(out_channels: int, group: int, width: int, lanes: int, accumulators: int) -> int:
+    """A float tile's block for rows of `width` outputs: as many vectors of a row as fit a
+    quarter of the accumulators, then as many channels as fill the rest (the largest
+    divisor of a group's channels that does): narrow rows take more channels."""
+    vectors = min(-(-width // lanes), max(1, accumulators // 4))
+    per_group = out_channels // group
+    return max(size for size in range(1, accumulators // vectors + 1) if per_group % size == 0)
 
 
 def tile_vectors(block: int, accumulators: int) -> int:
@@ -72,15 +99,13 @@ def interior_columns(in_width: int, width: int, kernel: int, dilation: int, pad_
     return first, max(first, end)
 
 
-def pack_filter(weights: np.ndarray, group: int) -> np.ndarray:
-    """An OIHW filter as the tile reads it: [O / block, C / group, KH, KW, block]
-    (`block` = `channel_block`), in the filter's own element type."""
+def pack_filter(weights: np.ndarray, block: int) -> np.ndarray:
+    """An OIHW filter as the tile reads it: [O / block, C / group, KH, KW, block], in the
+    filter's own element type."""
     out_c, group_c, k_h, k_w = weights.shape
-    block = channel_block(out_c, group)
     return weights.reshape(out_c // block, block, group_c, k_h, k_w).transpose(0, 2, 3, 4, 1).copy()
 
 
-def packed_filter_shape(filter_shape: Sequence[int], group: int) -> tuple[int, ...]:
+def packed_filter_shape(filter_shape: Sequence[int], block: int) -> tuple[int, ...]:
     out_c, group_c, k_h, k_w = filter_shape
-    block = channel_block(out_c, group)
     return (out_c // block, group_c, k_h, k_w, block)

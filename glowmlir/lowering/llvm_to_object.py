@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage
+from glowmlir.libraries.column_layout import VectorTile
 from glowmlir.lowering.bundle_instrumentation import BundleInstrumentation, instrument
 from glowmlir.lowering.debug_info import DebugSource, add_debug_info
 
@@ -52,6 +53,16 @@ class Target:
     def has_arm_dsp(self) -> bool:
         """An Arm core with the DSP extension (SMLAD, SXTB16, ...)."""
         return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
+
+    @property
+    def vector_tile(self) -> VectorTile | None:
+        """The f32 tile of the column-vector convolution on this target's vector unit (the
+        host's features when no triple or CPU is given), None without one."""
+        features = self.features.split(",")
+        if not self.triple and not self.cpu:  # -mattr adds to the host's
+            _initialize()
+            features = llvm.get_host_cpu_features().flatten().split(",") + features
+        return VectorTile.of_features(self.triple or llvm.get_process_triple(), features)
 
     @property
     def has_helium(self) -> bool:

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerType, VectorType, i1
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.libraries.column_layout import interior_columns, tile_vectors
+from glowmlir.libraries.column_layout import channel_is_one_row, interior_columns, tile_vectors
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
@@ -216,8 +216,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     channel's pixels as one row."""
     rows = functools.partial(convolution_rows, arithmetic=arithmetic)
     block = view(op.filter).shape[4]
-    if (op.pool is None and op.residual is None and not any(op.pads.get_values())
-            and tuple(op.filter_shape.get_values())[2:] == (1, 1) and tuple(op.strides.get_values()) == (1, 1)):
+    if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
+                          op.pool is not None):
         one_row_per_channel(b, domain, op, view, rows, block)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
@@ -227,7 +227,7 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
                         rows: loop_skeletons.ConvolutionRows, block: int) -> None:
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
     (`rows` called once per block of output channels, its tiles running across the input
-    rows)."""
+    rows; a residual seen the same way)."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -235,7 +235,9 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
         return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
 
     dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
+    residual = flat(op.residual) if getattr(op, "residual", None) is not None else None
     with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3])
+        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3],
+             None, residual)
 

@@ -41,6 +41,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glowll-select-cmsis-nn": ("transforms.select_kernels", "SelectCmsisNN"),
     "glowll-select-hifi4": ("transforms.select_kernels", "SelectHifi4"),
     "glowll-select-arm-dsp-kernels": ("transforms.select_arm_dsp_kernels", "SelectArmDspKernels"),
+    "glowll-select-vector-columns": ("transforms.select_vector_columns", "SelectVectorColumns"),
     "glowll-quantization-records": ("transforms.quantization_records", "QuantizationRecords"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),

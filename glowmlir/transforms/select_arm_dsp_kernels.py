@@ -58,7 +58,8 @@ class PackConvolutionFilter(RewritePattern):
         levels = array_from_dense(weight.value)
         if self.helium and column_layout.takes_columns(op.strides.get_values()):
             centred = levels.astype(np.int16) - np.int16(offset)
-            microkernel, packed = HELIUM, column_layout.pack_filter(centred, group)
+            block = column_layout.channel_block(shape[0], group)
+            microkernel, packed = HELIUM, column_layout.pack_filter(centred, block)
         elif packing(shape, op.pads.get_values(), group) is not None:
             microkernel = MICROKERNEL
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),

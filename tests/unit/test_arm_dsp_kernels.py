@@ -220,8 +220,8 @@ def test_the_m55_takes_fully_connected_and_stride_one_convolutions_on_helium(cas
 def test_helium_filter_blocks_output_channels():
     rng = np.random.default_rng(3)
     filter_levels = rng.integers(-128, 128, (12, 3, 2, 5)).astype(np.int8)
-    packed = column_layout.pack_filter(filter_levels.astype(np.int16) + 7, group=1)
-    assert packed.shape == column_layout.packed_filter_shape((12, 3, 2, 5), 1) == (3, 3, 2, 5, 4)
+    packed = column_layout.pack_filter(filter_levels.astype(np.int16) + 7, column_layout.channel_block(12, 1))
+    assert packed.shape == column_layout.packed_filter_shape((12, 3, 2, 5), 4) == (3, 3, 2, 5, 4)
     for o, c, ky, kx in np.ndindex(12, 3, 2, 5):
         assert packed[o // 4, c, ky, kx, o % 4] == int(filter_levels[o, c, ky, kx]) + 7
     assert column_layout.channel_block(6, 1) == 2 and column_layout.channel_block(6, 6) == 1

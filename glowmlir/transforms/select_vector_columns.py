@@ -1,0 +1,78 @@
+"""`glowll-select-vector-columns`: float convolutions onto the vectors of output columns.
+
+On a target with a vector unit (`glow-compile` adds the pass for the host and other x86-64
+or AArch64 targets, with the tile of the target's registers: AVX-512 16 lanes x 16
+accumulators, AVX/AVX2 8 x 12, SSE 4 x 12, NEON 4 x 16; see `VectorTile.of_features`), every
+f32 NCHW `glowll.convolution` of stride 1 along its rows with a constant filter gets
+`microkernel = "vector-columns"` and `vector_tile = array<i64: lanes, accumulators>` (the
+vector width, at most the target's, that takes the fewest vectors per output row); its
+filter is re-laid at compile time in blocks of output channels, as the kernel reads it
+(`libraries.column_layout.pack_filter`), and `filter_shape` keeps its OIHW shape. The kernel
+(`lowering.vector_columns` with `kernels.FloatColumns`) keeps a tile of output columns x
+channels in vector registers over all the taps: one load of input columns and one FMA per
+channel a tap, instead of loading and storing the output row at every tap. Sums are taken in
+the same order as the generic kernel's, one FMA per product.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
+from glowmlir.libraries import column_layout
+from glowmlir.transforms.select_kernels import insert_weight
+
+MICROKERNEL = "vector-columns"
+
+
+@dataclass
+class PackFloatConvolution(RewritePattern):
+    tile: column_layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or glow.is_nhwc(op)
+                or any(v.type.element_type != f32 for v in (op.dest, op.input, op.filter))
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None
+                or not column_layout.takes_columns(op.strides.get_values())):
+            return
+        shape = glow.shape_of(op.filter)
+        _, _, height, width = glow.convolution_shape(op)  # before a fused pool
+        if column_layout.channel_is_one_row(shape, op.strides.get_values(), op.pads.get_values(),
+                                            op.pool is not None):
+            width *= height
+        lanes = column_layout.row_lanes(self.tile.lanes, width)
+        block = column_layout.row_block(shape[0], op.group.value.data, width, lanes, self.tile.accumulators)
+        packed = column_layout.pack_filter(array_from_dense(weight.value), block)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter)
+        op.properties["microkernel"] = StringAttr(MICROKERNEL)
+        op.properties["filter_shape"] = glow.ints(shape)
+        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
+        if not weight.buffer.uses:
+            rewriter.erase(weight)
+
+
+@dataclass(frozen=True)
+class SelectVectorColumns(ModulePass):
+    """Marks float convolutions of stride 1 along their rows for the column-vector kernel
+    (`lanes` f32 lanes a vector register, `accumulators` registers a tile keeps), packing
+    their filters."""
+
+    name = "glowll-select-vector-columns"
+    lanes: int = 8
+    accumulators: int = 12
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
+            raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
+                            "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
+        tile = column_layout.VectorTile(self.lanes, self.accumulators)
+        PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)

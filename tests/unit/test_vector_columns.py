@@ -1,0 +1,119 @@
+"""The float convolution on vectors of output columns (`glowll-select-vector-columns`,
+`lowering/vector_columns.py` with `kernels.FloatColumns`), on the host's vector unit at each
+width it has (AVX-512's 16 lanes, AVX2's 8 with -mattr=-avx512f, SSE's 4 with
+-mattr=-avx,-avx2,-avx512f on an x86-64 host), against onnxruntime on random weights and
+inputs: rows wider than a tile, narrower than a vector, padded edges (predicated lanes),
+dilation, groups, depthwise, a 1x1 seen as one row per channel (with a residual too), fused
+pooling and activations, block sizes that are not powers of two.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import glowmlir
+from glowmlir.libraries.column_layout import VectorTile, row_block, row_lanes
+from glowmlir.lowering.llvm_to_object import Target
+from tests.support.models import onnxruntime_outputs, random_inputs
+
+HOST_TILE = Target().vector_tile
+WIDTHS = {16: "", 8: "-avx512f", 4: "-avx,-avx2,-avx512f"}
+"""Lanes -> the -mattr that leaves the host that vector width."""
+
+CONVOLUTIONS = [
+    # input shape, filter shape, attributes, fused: None, "relu", "clip", "maxpool", "avgpool", "residual"
+    ([1, 3, 9, 37], [8, 3, 3, 3], {"pads": [1, 1, 1, 1]}, "relu"),
+    ([2, 5, 6, 3], [6, 5, 3, 3], {"pads": [1, 2, 1, 0]}, None),  # 3 columns: one predicated vector
+    ([1, 4, 7, 16], [10, 4, 3, 3], {}, "clip"),  # 14 columns, block 10
+    ([1, 3, 12, 21], [4, 3, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}, None),
+    ([1, 6, 10, 19], [6, 1, 3, 3], {"group": 6, "pads": [1, 1, 1, 1]}, "relu"),  # depthwise
+    ([1, 8, 9, 13], [12, 4, 5, 5], {"group": 2, "pads": [2, 2, 2, 2]}, None),
+    ([1, 16, 5, 7], [20, 16, 1, 1], {}, None),  # 1x1: one row of 35 pixels per channel
+    ([1, 16, 6, 11], [16, 16, 1, 1], {}, "residual"),  # 1x1 with a residual, both seen as rows
+    ([1, 4, 9, 10], [4, 4, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
+    ([1, 4, 11, 18], [6, 4, 3, 3], {"pads": [1, 1, 1, 1]}, "maxpool"),
+    ([1, 4, 11, 18], [5, 4, 3, 3], {}, "avgpool"),
+    ([1, 3, 11, 11], [7, 3, 5, 5], {"strides": [2, 1], "pads": [2, 2, 2, 2]}, "relu"),  # strided rows only
+]
+
+
+def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelProto:
+    rng = np.random.default_rng(seed)
+    weights = {"w": rng.uniform(-1, 1, w_shape).astype(np.float32),
+               "b": rng.uniform(-1, 1, w_shape[0]).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], **attributes)]
+    if fused == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    elif fused == "clip":
+        weights.update(lo=np.array(-0.5, np.float32), hi=np.array(0.75, np.float32))
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+    elif fused in ("maxpool", "avgpool"):
+        kind = "MaxPool" if fused == "maxpool" else "AveragePool"
+        nodes.append(helper.make_node(kind, ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2]))
+    elif fused == "residual":
+        nodes.append(helper.make_node("Add", ["c", "x"], ["y"]))
+    else:
+        nodes[0].output[0] = "y"
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_empty_tensor_value_info("y")],
+                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                                                                ir_version=8))
+    output = next(v for v in model.graph.value_info if v.name == "y")
+    del model.graph.output[:]
+    model.graph.output.append(output)
+    return model
+
+
+needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16,
+                                       reason="the lane widths are taken from an AVX-512 host")
+
+
+@needs_x86_vectors
+@pytest.mark.parametrize("lanes", sorted(WIDTHS))
+@pytest.mark.parametrize("index", range(len(CONVOLUTIONS)))
+def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
+    x_shape, w_shape, attributes, fused = CONVOLUTIONS[index]
+    model = convolution_model(x_shape, w_shape, attributes, fused, seed=100 + index)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=index)
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    bundle = glowmlir.compile(path, target=Target(features=WIDTHS[lanes]))
+    tiles = re.findall(r'microkernel = "vector-columns", filter_shape = array<i64: [\d, ]+>, '
+                       r'vector_tile = array<i64: (\d+), (\d+)>', bundle.ir["glowll"])
+    assert len(tiles) == 1 and int(tiles[0][0]) <= lanes
+    if fused == "residual":
+        assert "residual" in bundle.ir["glowll"]
+    np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * max(1.0, float(np.abs(expected).max())),
+                               rtol=0)
+
+
+def test_strided_rows_keep_the_generic_kernel(tmp_path):
+    model = convolution_model([1, 3, 9, 9], [4, 3, 3, 3], {"strides": [1, 2]}, None, seed=1)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    assert "vector-columns" not in glowmlir.compile(path).ir["glowll"]
+
+
+def test_the_tile_follows_the_target():
+    assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+avx2", "+avx", "+avx512f"]) == VectorTile(16, 16)
+    assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+avx", "+avx512f", "-avx512f"]) == VectorTile(8, 12)
+    assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+sse4.2"]) == VectorTile(4, 12)
+    assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16)
+    assert VectorTile.of_features("thumbv7em-none-eabi", ["+dsp"]) is None
+
+
+def test_rows_choose_their_vectors_and_channels():
+    assert row_lanes(16, 3) == 4 and row_lanes(16, 8) == 8 and row_lanes(16, 24) == 16 and row_lanes(8, 40) == 8
+    # a narrow row takes many channels: LeNet's second convolution, 8 columns, 50 channels
+    assert row_block(50, 1, 8, 8, 16) == 10
+    # a long row (a 1x1 seen as one row) takes 4 vectors and 4 channels
+    assert row_block(64, 1, 35 * 35, 16, 16) == 4
+    assert row_block(6, 6, 19, 8, 12) == 1  # depthwise: one channel a group
