@@ -66,11 +66,12 @@ def channel_is_one_row(filter_shape: Sequence[int], strides: Sequence[int], pads
     return not pooled and not any(pads) and tuple(filter_shape[2:]) == (1, 1) and tuple(strides) == (1, 1)
 
 
-def takes_columns(strides: Sequence[int]) -> bool:
-    """A convolution whose output columns are adjacent input columns (stride 1 along the row):
-    any kernel size, padding, dilation and grouping (columns whose taps reach into the
-    padding, and a row's last columns, are vectors with predicated lanes)."""
-    return strides[1] == 1
+def takes_columns(strides: Sequence[int], largest_stride: int = 1) -> bool:
+    """A convolution whose output columns are input columns at most `largest_stride` apart
+    (a vector of stride s loads s times the lanes and keeps every s-th): any kernel size,
+    padding, dilation and grouping (columns whose taps reach into the padding, and a row's
+    last columns, are vectors with predicated lanes)."""
+    return strides[1] <= largest_stride
 
 
 def channel_block(out_channels: int, group: int) -> int:
@@ -92,10 +93,12 @@ def tile_vectors(block: int, accumulators: int) -> int:
     return max(1, accumulators // block)
 
 
-def interior_columns(in_width: int, width: int, kernel: int, dilation: int, pad_left: int) -> tuple[int, int]:
-    """[first, end) of the output columns (stride 1) whose taps all lie inside the input row."""
-    first = min(pad_left, width)
-    end = min(width, in_width - (kernel - 1) * dilation + pad_left)
+def interior_columns(in_width: int, width: int, kernel: int, dilation: int, pad_left: int,
+                     stride: int = 1) -> tuple[int, int]:
+    """[first, end) of the output columns whose taps, and the `stride - 1` input columns after
+    each (a vector of stride s loads them), all lie inside the input row."""
+    first = min(-(-pad_left // stride), width)
+    end = min(width, (in_width - stride - (kernel - 1) * dilation + pad_left) // stride + 1)
     return first, max(first, end)
 
 

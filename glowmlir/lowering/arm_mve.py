@@ -46,9 +46,9 @@ class Int8Columns(vector_columns.ColumnArithmetic):
     lanes, accumulators, vector = HELIUM.lanes, HELIUM.accumulators, VECTOR
     domain: QuantizedArithmetic
 
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | None) -> SSAValue:
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
         offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
-        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, passthrough=offset)
+        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
         widened = self.b.emit(llvm.SExtOp(levels, VECTOR))
         return widened if is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset))
 

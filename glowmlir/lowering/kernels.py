@@ -115,8 +115,8 @@ class FloatColumns(vector_columns.ColumnArithmetic):
         self.lanes, self.accumulators = op.vector_tile.get_values()
         self.vector = VectorType(f32, [self.lanes])
 
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | None) -> SSAValue:
-        return vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, passthrough=0.0)
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
+        return vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, 0.0, stride)
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.fadd(total, value)

@@ -23,7 +23,7 @@ import abc
 import functools
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import FloatAttr, IntegerType, VectorType, i1
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerType, VectorType, i1, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -51,11 +51,19 @@ def _mangled(vector: VectorType) -> str:
 
 
 def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
-                loaded: list[bool] | None = None, passthrough: int | float | SSAValue = 0) -> SSAValue:
-    """`lanes` consecutive elements of `view` from `indices` (its last index, the first
+                loaded: list[bool] | None = None, passthrough: int | float | SSAValue = 0,
+                stride: int = 1) -> SSAValue:
+    """`lanes` elements of `view` `stride` apart from `indices` (its last index, the first
     lane's column, may be negative when masked); with `loaded`, only those lanes are read
     (a predicated load), the others are `passthrough` (an integer value is truncated to the
-    element type)."""
+    element type). A stride over 1 loads `stride` times the lanes and keeps every
+    `stride`-th (a shuffle)."""
+    if stride > 1:
+        wide = load_vector(b, view, indices, lanes * stride,
+                           None if loaded is None else [element % stride == 0 and loaded[element // stride]
+                                                        for element in range(lanes * stride)], passthrough)
+        every = DenseArrayBase.from_list(i32, [lane * stride for lane in range(lanes)])
+        return b.emit(llvm.ShuffleVectorOp(wide, wide, every, VectorType(view.element_type, [lanes])))
     vector = VectorType(view.element_type, [lanes])
     if loaded is None:
         return b.emit(llvm.LoadOp(b.element(view, indices), vector, alignment=1))
@@ -105,9 +113,9 @@ class ColumnArithmetic(abc.ABC):
         self.b, self.domain, self.op = b, domain, op
 
     @abc.abstractmethod
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | None) -> SSAValue:
-        """An input vector from `view[indices]` ready to multiply (`loaded`: the lanes read;
-        the others must come out as a real 0)."""
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
+        """An input vector from `view[indices]`, lanes `stride` columns apart, ready to
+        multiply (`loaded`: the lanes read; the others must come out as a real 0)."""
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """A weight broadcast over the lanes."""
@@ -147,6 +155,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     out_c, group_c, k_h, k_w = op.filter_shape.get_values()
     _, pl, _, _ = op.pads.get_values()
     dy, dx = op.dilations.get_values()
+    sx = op.strides.get_values()[1]
     group = op.group.value.data
     block = len(channels)
     first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
@@ -163,14 +172,15 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             for kx in range(k_w):
                 inputs = []
                 for v in range(vectors):
-                    column = b.add(x0, kx * dx - pl + v * lanes)
+                    column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
                     loaded = None
                     if count is not None:
-                        loaded = [lane < count and 0 <= column + lane < in_w for lane in range(lanes)]
+                        loaded = [lane < count and 0 <= column + lane * sx < in_w for lane in range(lanes)]
                         if not any(loaded):
                             continue
-                        loaded = None if all(loaded) else loaded
-                    inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded)))
+                        last_read = column + lanes * sx - 1  # a strided vector reads past its last lane
+                        loaded = None if all(loaded) and last_read < in_w else loaded
+                    inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded, sx)))
                 for j in range(block):
                     weight = columns.weight(packed, [o_block, c, ky, kx, j])
                     for v, pixels in inputs:
@@ -195,7 +205,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 stored_value = columns.output(channels[j], c.results[v * block + j], output.view.element_type)
                 store_vector(b, stored_value, output.view, output.at(b.add(x0, v * lanes)), stored)
 
-    first, end = interior_columns(in_w, width, k_w, dx, pl)
+    first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
     x = first
     widest = min(tile_vectors(block, columns.accumulators), max(1, (end - first) // lanes))
     for vectors in sorted({widest, 1}, reverse=True):

@@ -3,7 +3,7 @@
 On a target with a vector unit (`glow-compile` adds the pass for the host and other x86-64
 or AArch64 targets, with the tile of the target's registers: AVX-512 16 lanes x 16
 accumulators, AVX/AVX2 8 x 12, SSE 4 x 12, NEON 4 x 16; see `VectorTile.of_features`), every
-f32 NCHW `glowll.convolution` of stride 1 along its rows with a constant filter gets
+f32 NCHW `glowll.convolution` of stride 1 or 2 along its rows with a constant filter gets
 `microkernel = "vector-columns"` and `vector_tile = array<i64: lanes, accumulators>` (the
 vector width, at most the target's, that takes the fewest vectors per output row); its
 filter is re-laid at compile time in blocks of output channels, as the kernel reads it
@@ -30,6 +30,8 @@ from glowmlir.libraries import column_layout
 from glowmlir.transforms.select_kernels import insert_weight
 
 MICROKERNEL = "vector-columns"
+LARGEST_STRIDE = 2
+"""Along a row: a vector of stride 2 is two loads and one shuffle (the even lanes)."""
 
 
 @dataclass
@@ -42,7 +44,7 @@ class PackFloatConvolution(RewritePattern):
         if (op.microkernel is not None or glow.is_nhwc(op)
                 or any(v.type.element_type != f32 for v in (op.dest, op.input, op.filter))
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None
-                or not column_layout.takes_columns(op.strides.get_values())):
+                or not column_layout.takes_columns(op.strides.get_values(), LARGEST_STRIDE)):
             return
         shape = glow.shape_of(op.filter)
         _, _, height, width = glow.convolution_shape(op)  # before a fused pool
@@ -62,7 +64,7 @@ class PackFloatConvolution(RewritePattern):
 
 @dataclass(frozen=True)
 class SelectVectorColumns(ModulePass):
-    """Marks float convolutions of stride 1 along their rows for the column-vector kernel
+    """Marks float convolutions of stride 1 or 2 along their rows for the column-vector kernel
     (`lanes` f32 lanes a vector register, `accumulators` registers a tile keeps), packing
     their filters."""
 

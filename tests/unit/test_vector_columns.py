@@ -4,7 +4,7 @@ width it has (AVX-512's 16 lanes, AVX2's 8 with -mattr=-avx512f, SSE's 4 with
 -mattr=-avx,-avx2,-avx512f on an x86-64 host), against onnxruntime on random weights and
 inputs: rows wider than a tile, narrower than a vector, padded edges (predicated lanes),
 dilation, groups, depthwise, a 1x1 seen as one row per channel (with a residual too), fused
-pooling and activations, block sizes that are not powers of two.
+pooling and activations, block sizes that are not powers of two, stride 2 along the rows.
 """
 
 from __future__ import annotations
@@ -40,6 +40,11 @@ CONVOLUTIONS = [
     ([1, 4, 11, 18], [6, 4, 3, 3], {"pads": [1, 1, 1, 1]}, "maxpool"),
     ([1, 4, 11, 18], [5, 4, 3, 3], {}, "avgpool"),
     ([1, 3, 11, 11], [7, 3, 5, 5], {"strides": [2, 1], "pads": [2, 2, 2, 2]}, "relu"),  # strided rows only
+    # stride 2 along the rows: vectors of even columns out of two loads
+    ([1, 4, 9, 37], [8, 4, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}, "relu"),
+    ([1, 8, 6, 14], [12, 8, 1, 1], {"strides": [2, 2]}, None),  # a downsampling 1x1
+    ([2, 3, 13, 24], [4, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}, "maxpool"),  # a ResNet stem
+    ([1, 6, 8, 9], [6, 1, 3, 3], {"group": 6, "strides": [1, 2], "pads": [0, 1, 1, 0]}, None),
 ]
 
 
@@ -95,8 +100,8 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
                                rtol=0)
 
 
-def test_strided_rows_keep_the_generic_kernel(tmp_path):
-    model = convolution_model([1, 3, 9, 9], [4, 3, 3, 3], {"strides": [1, 2]}, None, seed=1)
+def test_rows_of_stride_three_keep_the_generic_kernel(tmp_path):
+    model = convolution_model([1, 3, 9, 9], [4, 3, 3, 3], {"strides": [1, 3]}, None, seed=1)
     path = os.path.join(tmp_path, "model.onnx")
     onnx.save(model, path)
     assert "vector-columns" not in glowmlir.compile(path).ir["glowll"]
