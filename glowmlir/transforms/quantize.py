@@ -369,11 +369,12 @@ def _rewritten(q: _FunctionQuantizer, op: Operation, replacement: list[Operation
     return last.results[0]
 
 
-def _convert_division_by_constant(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
-    """x / c with a constant c: an int8 Mul by the constant 1 / c."""
+def _convert_division(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
+    """x / c with a constant c: an int8 Mul by the constant 1 / c; x / y with a tensor y: an
+    int8 Div (an integer division by y's level, `rescaling.divide_levels`)."""
     divisor = op.rhs.owner
     if not isinstance(divisor, glow.ConstantOp) or divisor.value is None or is_quantized(op.rhs.type):
-        return False
+        return _convert_generic(q, op)
     with np.errstate(divide="ignore"):
         reciprocal = np.float32(1) / array_from_dense(divisor.value).astype(np.float32)
     if not np.isfinite(reciprocal).all() or q.input_type(op.lhs) is None or q.profiled(op.result) is None:
@@ -512,17 +513,16 @@ def _widened_bias(bias: SSAValue, input_scale: float, weights: UniformQuantizedT
 
 
 _REWRITTEN_CONVERTERS: dict[type, Callable] = {
-    glow.DivOp: _convert_division_by_constant,
     glow.ReduceOp: _convert_spatial_mean,
 }
-"""Ops with no integer kernel that become ones that have one: Div by a constant (a Mul),
-the spatial mean (an AvgPool)."""
+"""Ops with no integer kernel that become ones that have one: the spatial mean (an AvgPool)."""
 
 _CONVERTERS: dict[type, Callable] = {
     glow.ConvolutionOp: _convert_weighted,
     glow.FullyConnectedOp: _convert_weighted,
     glow.ConcatOp: _convert_concat,
     glow.SoftMaxOp: _convert_softmax,
+    glow.DivOp: _convert_division,
 }
 
 

@@ -13,9 +13,11 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import i8
 
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.profiling import Profiler
@@ -446,6 +448,40 @@ def test_sub_division_by_a_constant_and_the_spatial_mean_run_in_int8(tmp_path):
     for sample in samples:
         expected, actual = float_bundle.run(sample)["y"], quantized.run(sample)["y"]
         assert np.abs(actual - expected).max() < 0.05 * (np.abs(expected).max())
+
+
+def test_division_by_a_tensor_runs_in_int8(tmp_path):
+    """x / y with both tensors: an int8 Div (an integer division by y's level), bit-exact
+    against the numpy reference of the same integer arithmetic and within one output level of
+    float's quotient; divisors of both signs and broadcast over channels; counted quantized."""
+    from glowmlir.quantization.rescaling import divide_levels
+
+    rng = np.random.default_rng(13)
+    nodes = [helper.make_node("Div", ["x", "y"], ["q"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5]),
+                                           helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1, 1])],
+                              [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 4, 5, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+    def sample():
+        divisor = rng.uniform(0.4, 2.0, (1, 4, 1, 1)) * rng.choice([-1.0, 1.0], (1, 4, 1, 1))
+        return {"x": rng.normal(0, 1.5, (1, 4, 5, 5)).astype(np.float32), "y": divisor.astype(np.float32)}
+
+    samples = [sample() for _ in range(40)]
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:24], convert_placeholders=True)
+    assert "glow.div" in quantized.ir["glow"] and not quantized.float_ops
+    types = {name: quantized.layout.placeholder(name).quantization for name in ("x", "y", "q")}
+    element = {name: UniformQuantizedType(i8, *types[name]) for name in types}
+    for feed in samples[24:]:
+        levels = {name: np.clip(np.rint(feed[name] / np.float32(types[name][0])) + types[name][1], -128, 127)
+                  .astype(np.int8) for name in ("x", "y")}
+        actual = quantized.run(levels)["q"]
+        np.testing.assert_array_equal(actual, divide_levels(levels["x"], levels["y"], element["x"], element["y"],
+                                                            element["q"]))
+        real = {name: (levels[name].astype(np.float32) - types[name][1]) * np.float32(types[name][0])
+                for name in levels}
+        exact = np.clip(real["x"] / real["y"] / types["q"][0] + types["q"][1], -128, 127)
+        assert np.abs(actual.astype(np.float64) - exact).max() <= 1.0
 
 
 def test_mobilenet_v3_style_net_has_no_float_island(tmp_path):
