@@ -404,24 +404,24 @@ def test_unary_ops_without_integer_kernels_become_lookup_tables(tmp_path, op_typ
 
 
 def test_assert_all_nodes_quantized_counts_ops_without_integer_kernels(tmp_path):
-    """A Div by a tensor has no integer kernel: it stays float, so -assert-all-nodes-quantized
+    """A Pow of two tensors has no integer kernel: it stays float, so -assert-all-nodes-quantized
     fails naming it (it used to pass, counting only the kinds that have kernels), unless its
     kind is kept float."""
     rng = np.random.default_rng(9)
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]), helper.make_node("Div", ["c", "x"], ["y"], name="ratio")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]), helper.make_node("Pow", ["x", "c"], ["y"], name="power")]
     weights = [numpy_helper.from_array(rng.normal(0, 1, (3, 3, 1, 1)).astype(np.float32), "w"),
                numpy_helper.from_array(rng.normal(0, 1, 3).astype(np.float32), "b")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     samples = [{"x": rng.uniform(1, 2, (1, 3, 4, 4)).astype(np.float32)} for _ in range(4)]
-    with pytest.raises(glowmlir.GlowError, match="-assert-all-nodes-quantized: node \"ratio\" was not quantized"):
+    with pytest.raises(glowmlir.GlowError, match="-assert-all-nodes-quantized: node \"power\" was not quantized"):
         _profile_and_compile(tmp_path, model, samples)
-    _, quantized = _profile_and_compile(tmp_path, model, samples, keep_original_precision_for_nodes=("Div",))
-    assert quantized.float_ops == [("ratio", "glow.div", "-keep-original-precision-for-nodes")]
+    _, quantized = _profile_and_compile(tmp_path, model, samples, keep_original_precision_for_nodes=("Pow",))
+    assert quantized.float_ops == [("power", "glow.pow", "-keep-original-precision-for-nodes")]
     quantized = glowmlir.compile(str(tmp_path / "model.onnx"),
                                  quantization=QuantizationOptions(str(tmp_path / "profile.yaml")))
-    assert quantized.float_ops == [("ratio", "glow.div", "no int8 kernel")]
+    assert quantized.float_ops == [("power", "glow.pow", "no int8 kernel")]
     assert 'kept_float = "no int8 kernel"' in quantized.ir["glow"]
 
 
