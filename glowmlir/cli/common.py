@@ -40,6 +40,9 @@ CalibrationOption = Annotated[Optional[str], typer.Option("--quantization-calibr
                                                           help="None (default), KL, or Percentile (the central "
                                                                "99.99% of the profiled histogram; an extension)"
                                                           + _WITH_PROFILE)]
+PercentileOption = Annotated[Optional[float], typer.Option(
+    "--quantization-percentile", help="the % of each histogram -quantization-calibration=Percentile keeps "
+                                      "(default 99.99; an extension)" + _WITH_PROFILE)]
 ChannelwiseOption = Annotated[str, typer.Option("--enable-channelwise",
                                                 help="per-channel convolution filters" + _WITH_PROFILE)]
 KeepPrecisionOption = Annotated[Optional[str], typer.Option(
@@ -66,6 +69,7 @@ class QuantizationArguments:
     convert_placeholders: str = "false"
     assert_all_nodes_quantized: str = "false"
     calibrate_constants: str = "false"
+    percentile: float | None = None
 
     def __post_init__(self) -> None:
         from glowmlir.quantization.node_kinds import check_node_kinds
@@ -79,6 +83,10 @@ class QuantizationArguments:
                                 f"empty value (expected node kinds such as SoftMax,Relu)")
             check_node_kinds("keep-original-precision-for-nodes", self.kinds_kept())
         self.flags()
+        if self.percentile is not None:
+            from glowmlir.transforms.quantize import check_percentile
+
+            check_percentile(self.percentile)
 
     def values(self) -> dict[str, str]:
         """The value options given, by option name (calibration as Glow spells it: None or KL)."""
@@ -99,6 +107,7 @@ class QuantizationArguments:
     def given(self) -> list[str]:
         """The options given a value (flags: set true)."""
         kept = ["keep-original-precision-for-nodes"] if self.keep_original_precision_for_nodes is not None else []
+        kept += ["quantization-percentile"] if self.percentile is not None else []
         return [*self.values(), *kept, *(option for option, on in self.flags().items() if on)]
 
     def options(self, profile: str):
@@ -109,6 +118,9 @@ class QuantizationArguments:
         if flags["calibrate-constants"] and values.get("quantization-calibration", "None") == "None":
             warnings.warn(GlowWarning("-calibrate-constants: no effect without -quantization-calibration=KL "
                                       "(or Percentile)"))
+        if self.percentile is not None and values.get("quantization-calibration") != "Percentile":
+            warnings.warn(GlowWarning("-quantization-percentile: no effect without -quantization-calibration="
+                                      "Percentile"))
         chosen = {field: values[option] for field, option in (
             ("schema", "quantization-schema"), ("precision", "quantization-precision"),
             ("precision_bias", "quantization-precision-bias"), ("calibration", "quantization-calibration"))
@@ -117,7 +129,8 @@ class QuantizationArguments:
                                    keep_original_precision_for_nodes=self.kinds_kept(),
                                    assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
                                    convert_placeholders=flags["convert-placeholders"],
-                                   calibrate_constants=flags["calibrate-constants"])
+                                   calibrate_constants=flags["calibrate-constants"],
+                                   **({"percentile": self.percentile} if self.percentile is not None else {}))
 
 
 TimeOption = Annotated[str, typer.Option("--time", help="print the seconds of each stage and pass on stderr")]

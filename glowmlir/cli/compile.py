@@ -127,7 +127,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     quantization = QuantizationArguments(
         a.quantization_schema, a.quantization_precision, a.quantization_precision_bias, a.quantization_calibration,
         a.keep_original_precision_for_nodes, a.enable_channelwise, a.convert_placeholders,
-        a.assert_all_nodes_quantized, a.calibrate_constants)
+        a.assert_all_nodes_quantized, a.calibrate_constants, a.quantization_percentile)
     if a.load_profile is not None:
         options["quantization"] = quantization.options(a.load_profile)
     elif any(quantization.flags().values()):
@@ -240,6 +240,7 @@ def compile_command(
     quantization_precision: common.PrecisionOption = None,
     quantization_precision_bias: common.PrecisionBiasOption = None,
     quantization_calibration: common.CalibrationOption = None,
+    quantization_percentile: common.PercentileOption = None,
     enable_channelwise: common.ChannelwiseOption = "false",
     keep_original_precision_for_nodes: common.KeepPrecisionOption = None,
     convert_placeholders: common.ConvertPlaceholdersOption = "false",

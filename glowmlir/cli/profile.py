@@ -68,6 +68,7 @@ def profile_command(
     quantization_precision: common.PrecisionOption = None,
     quantization_precision_bias: common.PrecisionBiasOption = None,
     quantization_calibration: common.CalibrationOption = None,
+    quantization_percentile: common.PercentileOption = None,
     enable_channelwise: common.ChannelwiseOption = "false",
     keep_original_precision_for_nodes: common.KeepPrecisionOption = None,
     convert_placeholders: common.ConvertPlaceholdersOption = "false",
@@ -132,7 +133,7 @@ def profile_command(
     quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
                                          quantization_calibration, keep_original_precision_for_nodes,
                                          enable_channelwise, convert_placeholders, assert_all_nodes_quantized,
-                                         calibrate_constants)
+                                         calibrate_constants, quantization_percentile)
     if do_not_lower_nodes_for_profiling is not None:  # Glow lowers before profiling; glowmlir never does
         check_node_kinds("do-not-lower-nodes-for-profiling", [k for k in do_not_lower_nodes_for_profiling.split(",")
                                                                if k])

@@ -1413,7 +1413,7 @@ class MulOp(BinaryOp):
 class DivOp(BinaryOp):
     name = "glow.div"
     FACTS: ClassVar[OpFacts] = _binary(
-        "div", in_place=True, layout_agnostic=True, glow_kind="Div",
+        "div", in_place=True, layout_agnostic=True, quantizable=True, glow_kind="Div",
         float_kernel=lambda m, lhs, rhs: m.div(lhs, rhs),
         numpy=lambda op, a, b: a / b)
 

@@ -57,6 +57,7 @@ from glowmlir.quantization.rescaling import (
     KernelParameters,
     activation_bounds,
     add_multipliers,
+    division_multiplier,
     mul_multiplier,
     multiplier_and_shift,
     softmax_parameters,
@@ -264,6 +265,19 @@ def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedTyp
     return math_approx.nearest_integer(b, b.fmin(b.fmax(scaled, b.f32(float(low))), b.f32(float(high))))
 
 
+def _divided(b: KernelBuilder, a: SSAValue, d: SSAValue, multiplier: int, exponent: int) -> SSAValue:
+    """round(a x M / (d << E)), halves away from zero, in 32-bit integers (`divide_levels`):
+    one unsigned division of the magnitudes, the sign applied after. d = 0 divides by 1 (the
+    quotient a x M then saturates with a's sign)."""
+    numerator = b.int_mul(a, multiplier)
+    magnitude = b.int_max(numerator, b.int_sub(0, numerator))
+    divisor = b.int_max(d, b.int_sub(0, d))
+    divisor = b.select(b.int_compare("eq", divisor, 0), 1, b.shift_left(divisor, exponent))
+    quotient = b.emit(llvm.UDivOp(b.int_add(b.shift_left(magnitude, 1), divisor), b.shift_left(divisor, 1)))
+    negative = b.int_compare("ne", b.int_compare("slt", numerator, 0), b.int_compare("slt", d, 0))
+    return b.select(negative, b.int_sub(0, quotient), quotient)
+
+
 def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
     dest, sources = elementwise_views(op, view)
     kind = op.kind.data
@@ -303,6 +317,14 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
             a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), ADD_LEFT_SHIFT), m1, s1)
             c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), ADD_LEFT_SHIFT), m2, s2)
             return store(b.int_add(requantize(b, combine(a, c), mo, so), out_type.offset))
+    elif kind == "div":
+        first, second = (_type(v) for v in op.inputs)
+        multiplier, exponent = division_multiplier(first, second, out_type)
+
+        def compute(v):
+            return store(b.int_add(_divided(b, b.int_sub(b.sign_extend(v[0]), first.offset),
+                                            b.int_sub(b.sign_extend(v[1]), second.offset), multiplier, exponent),
+                                   out_type.offset))
     elif kind == "mul":
         first, second = (_type(v) for v in op.inputs)
         multiplier, shift = mul_multiplier(first, second, out_type)

@@ -37,8 +37,9 @@ CALIBRATIONS = ("None", "KL", "Percentile")
 and TensorRT's percentile calibrators)."""
 
 PERCENTILE = 99.99
-"""The share of a histogram's mass (in %) Percentile calibration keeps: the rest is cut
-evenly from both tails (outliers saturate instead of stretching the scale)."""
+"""The share of a histogram's mass (in %) Percentile calibration keeps by default
+(`-quantization-percentile`): the rest is cut evenly from both tails (outliers saturate
+instead of stretching the scale)."""
 
 KL_QUANTIZED_BINS = 255
 """Glow's `numQuantizedBins` for `optimizeKL` (the TVM / MXNet default)."""
@@ -97,14 +98,16 @@ class QuantParams:
 # ----------------------------------------------------------------------------- choosing params
 
 def choose_params(min_value: float, max_value: float, schema: str = "asymmetric", precision: str = "Int8",
-                  histogram=None, calibration: str = "None") -> QuantParams:
+                  histogram=None, calibration: str = "None", percentile: float = PERCENTILE) -> QuantParams:
     """Scale and offset for a profiled range: Glow's `chooseQuantizationParams`.
 
     Steps (glow-quantization.md §4): force 0 into the range; `symmetric_with_uint8` keeps the
     asymmetric formulas for a non-negative range (offset = qmin) and otherwise becomes `symmetric`;
     symmetric schemas stretch the shorter side so the zero point is 0; clamp to finite floats;
-    with `calibration == "KL"` and a histogram, narrow the range by `optimize_kl` (with
-    "Percentile", to its central `PERCENTILE` %: `percentile_range`);
+    with `calibration == "KL"` and a histogram, narrow the range by `optimize_kl` after
+    `without_zero_spike` (with "Percentile", to its central `percentile` %: `percentile_range`),
+    then force 0 back in (Glow does not: a window beside 0 clamps its zero point, so the
+    range actually quantized is wrong);
     `scale = (max - min) / (qmax - qmin)` (0 becomes 0.1); zero point from whichever end has the
     smaller rounding error, forced to 0 when `|max + min| <= FLT_EPSILON`, clamped or rounded half
     away from zero; `symmetric_with_power2_scale` rounds the scale up to a power of two.
@@ -124,13 +127,14 @@ def choose_params(min_value: float, max_value: float, schema: str = "asymmetric"
         low, high = _stretch_to_symmetric(low, high, qmin, qmax)
     low, high = max(low, -FLT_MAX), min(high, FLT_MAX)
 
-    if calibration == "KL" and histogram is not None and profiled_min != profiled_max and low != high:
-        rescaled = rescale_histogram(histogram, profiled_min, profiled_max, low, high)
-        low, high = optimize_kl(rescaled, low, high, symmetric)
-    elif calibration == "Percentile" and histogram is not None and profiled_min != profiled_max:
-        low, high = percentile_range(histogram, profiled_min, profiled_max)
+    if calibration != "None" and histogram is not None and profiled_min != profiled_max and low != high:
+        if calibration == "KL":
+            rescaled = rescale_histogram(histogram, profiled_min, profiled_max, low, high)
+            low, high = optimize_kl(without_zero_spike(rescaled, low, high), low, high, symmetric)
+        else:
+            low, high = percentile_range(histogram, profiled_min, profiled_max, percentile)
         low, high = min(low, 0.0), max(high, 0.0)
-        if symmetric:
+        if symmetric and calibration == "Percentile":
             low, high = _stretch_to_symmetric(low, high, qmin, qmax)
 
     scale = (high - low) / (qmax - qmin)
@@ -277,18 +281,20 @@ def _saturated_window(histogram: np.ndarray, prefix_sums: np.ndarray, start: int
 
 
 def _quantized_approximation(window: np.ndarray, reference: np.ndarray, num_quantized_bins: int) -> np.ndarray:
-    """KL candidate distribution Q: the window merged into `num_quantized_bins` groups (equal
-    size, the remainder in the last group), each group's sum spread evenly over its non-zero
-    bins, and kept only where the reference P is non-zero."""
-    group = window.size // num_quantized_bins
-    head = window[:group * (num_quantized_bins - 1)].reshape(num_quantized_bins - 1, group)
-    tail = window[group * (num_quantized_bins - 1):]
-    sums = np.append(np.add.accumulate(head, axis=1, dtype=np.float32)[:, -1], _sequential_sum(tail))
-    counts = np.append(np.count_nonzero(head, axis=1), np.count_nonzero(tail)).astype(np.float32)
+    """KL candidate distribution Q: the window's bins merged into `num_quantized_bins` groups
+    as evenly as whole bins allow (bin j in group `j * num_quantized_bins // window.size`, sizes
+    differing by at most one, as TensorRT's calibrator spreads them; Glow gives every group
+    the same size and the whole remainder, up to 254 bins, to the last), each group's sum
+    spread evenly over its non-zero bins, and kept only where the reference P is non-zero."""
+    groups = np.arange(window.size) * num_quantized_bins // window.size
+    sizes = np.bincount(groups, minlength=num_quantized_bins)
+    firsts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    padded = np.zeros((num_quantized_bins, int(sizes.max())), dtype=np.float32)  # trailing zeros: sums unchanged
+    padded[groups, np.arange(window.size) - firsts[groups]] = window
+    sums = np.add.accumulate(padded, axis=1, dtype=np.float32)[:, -1]  # left to right, like the C loop
+    counts = np.count_nonzero(padded, axis=1).astype(np.float32)
     means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts != 0)
-    sizes = np.full(num_quantized_bins, group)
-    sizes[-1] = tail.size
-    return np.where(reference != 0, np.repeat(means, sizes), np.float32(0))
+    return np.where(reference != 0, means[groups], np.float32(0))
 
 
 def _conditioned(histogram: np.ndarray, eps_zero: np.float32 = np.float32(0.0001)) -> np.ndarray:
@@ -314,6 +320,35 @@ def _kl_divergence(reference: np.ndarray, candidate: np.ndarray) -> np.float32:
     both_positive = (p > 0) & (q > 0)
     safe_p, safe_q = np.where(both_positive, p, np.float32(1)), np.where(both_positive, q, np.float32(1))
     return _sequential_sum(np.where(both_positive, p * np.log(safe_p / safe_q), np.float32(0)))
+
+
+def without_zero_spike(histogram, min_value: float, max_value: float) -> np.ndarray:
+    """`histogram` (over [min_value, max_value], which holds 0) with the bin holding real 0
+    given the mean count of its neighbours (TensorRT's `bins[0] = bins[1]`).
+
+    The zeros a ReLU, zero padding or a pooled dead channel make pile up in that bin. Every
+    range quantizes 0 exactly (it is the zero point), so that spike costs nothing in any
+    window; left in, `optimize_kl` sees it spread over a merged quantized bin and prefers the
+    windows narrow enough to keep one histogram bin per level (a ReLU output is then clipped
+    to a quarter of its range with 2,048 bins).
+    """
+    counts = np.array(histogram, dtype=np.float32).ravel()
+    if counts.size < 2 or not min_value <= 0 <= max_value or min_value == max_value:
+        return counts
+    width = (max_value - min_value) / counts.size
+    zero = min(int(-min_value // width), counts.size - 1)
+    neighbours = counts[max(zero - 1, 0):zero + 2]
+    counts[zero] = (neighbours.sum() - counts[zero]) / (neighbours.size - 1)
+    return counts
+
+
+def _window_edge(hist_min: float, hist_max: float, bin_index: int, bin_width: float, num_bins: int) -> float:
+    """Where bin `bin_index` starts: `hist_min + bin_index * bin_width` in float32, except that
+    the histogram's own ends are exact (Glow's sum can miss `hist_max` by an ulp, so an
+    unclipped window would still change the scale)."""
+    if bin_index == num_bins:
+        return hist_max
+    return round_to_float32(hist_min + round_to_float32(bin_index * bin_width))
 
 
 def optimize_kl(histogram, min_value: float, max_value: float, symmetric: bool) -> tuple[float, float]:
@@ -348,8 +383,8 @@ def optimize_kl(histogram, min_value: float, max_value: float, symmetric: bool) 
         divergence = _kl_divergence(_conditioned(reference), _conditioned(candidate))
         if divergence < best_divergence:
             best_divergence = divergence
-            best_min = round_to_float32(hist_min + round_to_float32(start * bin_width))
-            best_max = round_to_float32(hist_min + round_to_float32((stop + 1) * bin_width))
+            best_min = _window_edge(hist_min, hist_max, start, bin_width, num_bins)
+            best_max = _window_edge(hist_min, hist_max, stop + 1, bin_width, num_bins)
         if symmetric:
             start, stop = start + 1, stop - 1
             continue

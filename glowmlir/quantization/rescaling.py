@@ -49,6 +49,41 @@ def mul_multiplier(first, second, output) -> tuple[int, int]:
     return multiplier_and_shift(first.scale * second.scale / output.scale)
 
 
+DIVISION_BITS = 15
+"""Int8 Div's multiplier `M` has at most 15 bits, so that `(x - x_offset) * M` and the
+divisor `(y - y_offset) << E` stay within 32 bits (one SDIV/UDIV, no 64-bit division)."""
+DIVISION_MAX_EXPONENT = 22
+"""`|y - y_offset| << E` fits 31 bits for E <= 22 (255 x 2^23 < 2^31 keeps the rounding's 2 x)."""
+
+
+def division_multiplier(first, second, output) -> tuple[int, int]:
+    """Int8 Div x / y: `(M, E)` with `first / (second x output)` scale ~ M / 2^E, M < 2^15 + 1,
+    0 <= E <= 22. A larger ratio saturates every non-zero quotient anyway (M = 2^15 - 1, E = 0:
+    1/255 of it is still beyond 127 levels); a smaller one keeps fewer bits of M, an error
+    below 2^-15 levels."""
+    real = first.scale / (second.scale * output.scale)
+    if real >= 2 ** DIVISION_BITS:
+        return 2 ** DIVISION_BITS - 1, 0
+    exponent = min(DIVISION_MAX_EXPONENT, max(0, DIVISION_BITS - 1 - int(np.floor(np.log2(real)))))
+    return min(int(np.rint(real * 2.0 ** exponent)), 2 ** DIVISION_BITS), exponent
+
+
+def divide_levels(x, y, first, second, output) -> np.ndarray:
+    """The int8 Div kernel's arithmetic in numpy (its reference): a = x - x_offset,
+    d = y - y_offset, quotient = a x M / (d << E) rounded half away from zero in 32-bit
+    integers, plus the output offset, clamped to int8. A zero divisor gives the saturated
+    sign of `a` (0 / 0 gives 0)."""
+    multiplier, exponent = division_multiplier(first, second, output)
+    a = np.asarray(x).astype(np.int64) - first.offset
+    d = np.asarray(y).astype(np.int64) - second.offset
+    numerator = a * multiplier
+    denominator = np.where(d == 0, 1, np.abs(d) << exponent)
+    quotient = (2 * np.abs(numerator) + denominator) // (2 * denominator)
+    signed = np.where((numerator < 0) != (d < 0), -quotient, quotient)
+    low, high = output.value_range
+    return np.clip(signed + output.offset, low, high).astype(np.int8)
+
+
 def bias_multiplier(input_type, weight_type, bias_type) -> tuple[int, int] | None:
     """None when the bias is stored in accumulator units (scale = input x weight scale, as
     with an Int32 bias); else the (multiplier, shift) that brings it there."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,11 +43,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
-from glowmlir.errors import GlowError
+from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
 from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import (
     CALIBRATIONS,
+    KL_QUANTIZED_BINS,
+    PERCENTILE,
     SCHEMAS,
     QuantParams,
     choose_params,
@@ -111,6 +114,12 @@ def check_choice(option: str, value: str) -> None:
         raise GlowError(f"-{option}=\"{value}\": expected one of {', '.join(QUANTIZATION_CHOICES[option])}")
 
 
+def check_percentile(percentile: float) -> None:
+    """`-quantization-percentile` keeps a share of each histogram: more than 50 %, at most 100 %."""
+    if not 50.0 < percentile <= 100.0:
+        raise GlowError(f"-quantization-percentile={percentile:g}: expected a percentage above 50 and at most 100")
+
+
 @dataclass(frozen=True)
 class QuantizationOptions:
     """`-load-profile` and the options that go with it (Glow's names and defaults)."""
@@ -121,6 +130,7 @@ class QuantizationOptions:
     precision_bias: str = "Int32"
     channelwise: bool = False
     calibration: str = "None"
+    percentile: float = PERCENTILE  # -quantization-percentile (an extension): what Percentile keeps
     calibrate_constants: bool = False  # -calibrate-constants: weights' ranges calibrated too
     keep_original_precision_for_nodes: tuple[str, ...] = ()
     assert_all_nodes_quantized: bool = False
@@ -143,6 +153,7 @@ class QuantizationOptions:
                               ("quantization-calibration", self.calibration)):
             check_choice(option, value)
         check_node_kinds("keep-original-precision-for-nodes", self.keep_original_precision_for_nodes)
+        check_percentile(self.percentile)
         if self.channelwise and self.precision_bias != "Int32":
             raise GlowError("-enable-channelwise needs -quantization-precision-bias=Int32")
 
@@ -171,7 +182,7 @@ class _FunctionQuantizer:
         if entry is None:
             return None
         return self.element(choose_params(entry.min, entry.max, self.config.schema, self.config.precision,
-                                          entry.histogram, self.config.calibration))
+                                          entry.histogram, self.config.calibration, self.config.percentile))
 
     def input_type(self, value: SSAValue) -> UniformQuantizedType | None:
         """The quantized type an operand has (already quantized) or would get: a constant's
@@ -358,11 +369,12 @@ def _rewritten(q: _FunctionQuantizer, op: Operation, replacement: list[Operation
     return last.results[0]
 
 
-def _convert_division_by_constant(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
-    """x / c with a constant c: an int8 Mul by the constant 1 / c."""
+def _convert_division(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
+    """x / c with a constant c: an int8 Mul by the constant 1 / c; x / y with a tensor y: an
+    int8 Div (an integer division by y's level, `rescaling.divide_levels`)."""
     divisor = op.rhs.owner
     if not isinstance(divisor, glow.ConstantOp) or divisor.value is None or is_quantized(op.rhs.type):
-        return False
+        return _convert_generic(q, op)
     with np.errstate(divide="ignore"):
         reciprocal = np.float32(1) / array_from_dense(divisor.value).astype(np.float32)
     if not np.isfinite(reciprocal).all() or q.input_type(op.lhs) is None or q.profiled(op.result) is None:
@@ -421,7 +433,7 @@ def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int |
             bins = max((len(entry.histogram) for entry in q.profile.entries.values()), default=0)
             histogram, calibration = np.histogram(weights, bins=max(bins, 1))[0], q.config.calibration
         return q.element(choose_params(float(weights.min()), float(weights.max()), schema, q.config.precision,
-                                       histogram, calibration))
+                                       histogram, calibration, q.config.percentile))
     moved = np.moveaxis(weights, channel_axis, 0).reshape(weights.shape[channel_axis], -1)
     params = [choose_params(float(row.min()), float(row.max()), schema, q.config.precision) for row in moved]
     return UniformQuantizedType(STORAGE_TYPES[q.config.precision], [p.scale for p in params],
@@ -501,17 +513,16 @@ def _widened_bias(bias: SSAValue, input_scale: float, weights: UniformQuantizedT
 
 
 _REWRITTEN_CONVERTERS: dict[type, Callable] = {
-    glow.DivOp: _convert_division_by_constant,
     glow.ReduceOp: _convert_spatial_mean,
 }
-"""Ops with no integer kernel that become ones that have one: Div by a constant (a Mul),
-the spatial mean (an AvgPool)."""
+"""Ops with no integer kernel that become ones that have one: the spatial mean (an AvgPool)."""
 
 _CONVERTERS: dict[type, Callable] = {
     glow.ConvolutionOp: _convert_weighted,
     glow.FullyConnectedOp: _convert_weighted,
     glow.ConcatOp: _convert_concat,
     glow.SoftMaxOp: _convert_softmax,
+    glow.DivOp: _convert_division,
 }
 
 
@@ -570,6 +581,21 @@ class QuantizeFromModel(ModulePass):
             OptimizeQuantization().apply(ctx, op)
 
 
+KL_BINS = 2048
+"""The histogram bins KL calibration is meant for (TensorRT's count): the window search sees
+quantization error only where a window holds several bins per int8 level."""
+
+
+def warn_coarse_histograms(profile: Profile) -> None:
+    """KL narrows a range only down to 255 of its histogram's bins: with fewer than 2 x 255 it
+    can hardly narrow at all (with 255, never), which deserves a word."""
+    bins = min((entry.histogram.size for entry in profile.entries.values()), default=KL_BINS)
+    if bins < 2 * KL_QUANTIZED_BINS:
+        warnings.warn(GlowWarning(f"-quantization-calibration=KL: the profile's histograms have {bins} bins; KL "
+                                  f"narrows a range to no fewer than {KL_QUANTIZED_BINS} of them (profile with "
+                                  f"-num-histogram-bins={KL_BINS})"))
+
+
 def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None:
     """A profile made by glowmlir must be for this graph; any profile must name its values.
     The hash of a profile Glow wrote is of Glow's graph and cannot be compared (Glow's own
@@ -600,6 +626,7 @@ class Quantize(ModulePass):
     precision_bias: str = "Int32"
     channelwise: bool = False
     calibration: str = "None"
+    percentile: float = PERCENTILE
     calibrate_constants: bool = False
     keep_original_precision_for_nodes: str = ""
     assert_all_nodes_quantized: bool = False
@@ -617,6 +644,8 @@ class Quantize(ModulePass):
         config.check()
         profile = read_profile(self.profile)
         check_profile_matches(op, profile, self.profile)
+        if config.calibration == "KL":
+            warn_coarse_histograms(profile)
         for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
             _FunctionQuantizer(function, profile, config).run()
 

@@ -27,6 +27,7 @@ from glowmlir.quantization.params import (
     requantize,
     rescale_histogram,
     round_to_float32,
+    without_zero_spike,
 )
 
 f32 = round_to_float32
@@ -309,7 +310,9 @@ def test_optimize_kl_narrows_a_range_with_outliers():
 
 def _optimize_kl_transcribed(hist, hist_min, hist_max, symmetric, num_quantized_bins=255):
     """Glow's optimizeKL / conditionHistogram / computeKL (Calibration.cpp) transcribed loop by
-    loop with float32 scalars: the reference for the vectorized implementation."""
+    loop with float32 scalars, the reference for the vectorized implementation, with its two
+    changes: the bins are merged into groups as even as whole bins allow (TensorRT's; Glow gives
+    the remainder to the last group) and a window ending at the last bin ends at `hist_max`."""
     F = np.float32
 
     def condition(h, eps=F(0.0001)):
@@ -351,11 +354,10 @@ def _optimize_kl_transcribed(hist, hist_min, hist_max, symmetric, num_quantized_
             p[i - start] = hist[i]
         for i in range(stop, n):
             p[-1] = F(p[-1] + hist[i])
-        merged = size // num_quantized_bins
         q = [F(0)] * size
         for group in range(num_quantized_bins):
-            first = group * merged
-            end = first + merged if group < num_quantized_bins - 1 else size
+            first = -(-group * size // num_quantized_bins)  # the first bin j with j * n // size == group
+            end = -(-(group + 1) * size // num_quantized_bins)
             total, norm = F(0), 0
             for i in range(first, end):
                 total, norm = F(total + hist[start + i]), norm + (hist[start + i] != 0)
@@ -366,7 +368,8 @@ def _optimize_kl_transcribed(hist, hist_min, hist_max, symmetric, num_quantized_
         condition(q)
         d = divergence(p, q)
         if d < best:
-            best, best_min, best_max = d, F(hist_min + F(F(start) * width)), F(hist_min + F(F(stop + 1) * width))
+            best, best_min = d, F(hist_min + F(F(start) * width))
+            best_max = hist_max if stop == n - 1 else F(hist_min + F(F(stop + 1) * width))
         if symmetric:
             start, stop = start + 1, stop - 1
         else:
@@ -417,6 +420,63 @@ def test_choose_params_with_kl_calibration():
     assert calibrated.offset == 0 and calibrated.scale < 0.8 * plain.scale
     assert choose_params(low, high, "symmetric", histogram=counts) == plain  # calibration None ignores it
     assert choose_params(low, high, "asymmetric", histogram=counts[:10], calibration="KL") == choose_params(low, high)
+
+
+def _calibrated_range(data: np.ndarray, calibration: str, num_bins: int = 2048, **options) -> tuple[float, float]:
+    """The real range int8 levels -128..127 cover under `calibration` of `data`'s histogram."""
+    low, high = float(data.min()), float(data.max())
+    counts = np.histogram(data, bins=num_bins, range=(low, high))[0]
+    params = choose_params(low, high, histogram=counts, calibration=calibration, **options)
+    return tuple(float(v) for v in dequantize(np.array([-128, 127]), params))
+
+
+def test_kl_clips_a_gaussian_with_outliers_and_keeps_a_uniform_range():
+    """2,048 bins (TensorRT's): outliers 8 to 10 deviations out are cut (the range lands
+    strictly inside min/max, still beyond 2.5 deviations); a uniform histogram keeps ~all of it."""
+    rng = np.random.default_rng(3)
+    gaussian = np.concatenate([rng.normal(size=200_000), [-8.0, 10.0]]).astype(np.float32)
+    low, high = _calibrated_range(gaussian, "KL")
+    assert -8.0 < low < -2.5 and 2.5 < high < 10.0
+    uniform = rng.uniform(-2.0, 3.0, size=200_000).astype(np.float32)
+    low, high = _calibrated_range(uniform, "KL")
+    assert low <= -0.97 * 2.0 and high >= 0.97 * 3.0
+
+
+def test_kl_ignores_the_zeros_of_a_relu():
+    """Half the values exactly 0 (a ReLU's): every range represents 0 exactly, so the spike
+    must not drive the window search (it clipped this range to a quarter: [0, 0.25 max])."""
+    rng = np.random.default_rng(4)
+    relu = np.maximum(rng.normal(size=200_000), 0).astype(np.float32)
+    low, high = _calibrated_range(relu, "KL")
+    assert low == pytest.approx(0.0, abs=1e-6) and 0.6 * relu.max() < high <= relu.max() * 1.001
+    counts = np.array([9.0, 1.0, 3.0, 5.0])
+    assert without_zero_spike(counts, 0.0, 4.0).tolist() == [1.0, 1.0, 3.0, 5.0]  # bin 0 holds 0
+    assert without_zero_spike(counts, -1.0, 3.0).tolist() == [9.0, 6.0, 3.0, 5.0]  # bin 1: its neighbours' mean
+    assert without_zero_spike(counts, 1.0, 5.0).tolist() == counts.tolist()  # 0 outside: unchanged
+
+
+def test_kl_window_beside_zero_keeps_zero_in_the_range():
+    """A sigmoid gate's values lie in [0.25, 0.7]: the range quantized is [0, ~0.7], whatever
+    window KL picks (Glow's would clamp the zero point and quantize [0, 0.46] only)."""
+    rng = np.random.default_rng(5)
+    gate = rng.uniform(0.25, 0.7, size=100_000).astype(np.float32)
+    low, high = _calibrated_range(gate, "KL")
+    assert low == pytest.approx(0.0, abs=1e-6) and high >= 0.69
+
+
+def test_kl_with_255_bins_keeps_min_max_exactly():
+    """255 bins: the only window is the whole histogram, so the parameters are min/max's."""
+    counts, low, high = _outlier_histogram(255)
+    for schema in ("asymmetric", "symmetric"):
+        assert choose_params(low, high, schema, histogram=counts, calibration="KL") == choose_params(low, high, schema)
+
+
+def test_percentile_option_narrows_further():
+    rng = np.random.default_rng(6)
+    data = rng.standard_t(3, size=100_000).astype(np.float32)
+    wide, narrow = (_calibrated_range(data, "Percentile", percentile=p) for p in (99.99, 99.0))
+    assert narrow[0] > wide[0] and narrow[1] < wide[1]
+    assert _calibrated_range(data, "Percentile", percentile=100.0) == _calibrated_range(data, "None")
 
 
 def test_percentile_range_cuts_the_tails_evenly():
