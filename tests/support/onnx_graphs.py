@@ -12,11 +12,19 @@ def single_node_model(op_type: str, input_shapes: dict[str, list[int]],
                       input_types: dict[str, int] | None = None, **attributes) -> onnx.ModelProto:
     """A model computing `op_type` on graph inputs (float unless `input_types` gives their
     TensorProto type) and constant initializers; output "y"."""
+    initializers = initializers or {}
+    node = helper.make_node(op_type, [*input_shapes, *initializers], ["y"], **attributes)
+    return nodes_model([node], input_shapes, initializers, opset, input_types, f"test_{op_type}")
+
+
+def nodes_model(nodes: list[onnx.NodeProto], input_shapes: dict[str, list[int]],
+                initializers: dict[str, np.ndarray] | None = None, opset: int = 13,
+                input_types: dict[str, int] | None = None, name: str = "test") -> onnx.ModelProto:
+    """A model of `nodes` on graph inputs (float unless `input_types` gives their TensorProto
+    type) and constant initializers; its output is "y", with the shape inference gives it."""
     initializers, input_types = initializers or {}, input_types or {}
-    names = [*input_shapes, *initializers]
-    node = helper.make_node(op_type, names, ["y"], **attributes)
     graph = helper.make_graph(
-        [node], f"test_{op_type}",
+        nodes, name,
         [helper.make_tensor_value_info(name, input_types.get(name, TensorProto.FLOAT), shape)
          for name, shape in input_shapes.items()],
         [helper.make_empty_tensor_value_info("y")],

@@ -10,7 +10,7 @@ import pytest
 
 import glowmlir
 from tests.support.models import onnxruntime_outputs, random_inputs
-from tests.support.onnx_graphs import single_node_model
+from tests.support.onnx_graphs import nodes_model, single_node_model
 
 rng = np.random.default_rng(1234)
 
@@ -174,7 +174,7 @@ FUSED_POOLS = [
 @pytest.mark.parametrize("fuse", [True, False])
 def test_convolution_with_pooling(conv_attributes, pool_type, pool_attributes, relu, fuse, tmp_path):
     """Convolution (+ Relu) + pooling, fused by glow-fuse-conv-pool or not."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper
 
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], **conv_attributes)]
     pool_input = "c"
@@ -185,14 +185,7 @@ def test_convolution_with_pooling(conv_attributes, pool_type, pool_attributes, r
     if relu == "after":
         nodes.append(helper.make_node("Relu", ["p"], ["y"]))
     weights = {"w": random(6, 4 // conv_attributes.get("group", 1), 3, 3), "b": random(6)}
-    graph = helper.make_graph(nodes, "fused", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 11, 10])],
-                              [helper.make_empty_tensor_value_info("y")],
-                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
-    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
-                                                                ir_version=8))
-    output = next(v for v in model.graph.value_info if v.name == "y")
-    del model.graph.output[:]
-    model.graph.output.append(output)
+    model = nodes_model(nodes, {"x": [1, 4, 11, 10]}, weights)
     path = os.path.join(tmp_path, "model.onnx")
     onnx.save(model, path)
     inputs = random_inputs(model, seed=3)

@@ -15,12 +15,13 @@ import re
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import glowmlir
 from glowmlir.libraries.column_layout import VectorTile, row_block, row_lanes
 from glowmlir.lowering.llvm_to_object import Target
 from tests.support.models import onnxruntime_outputs, random_inputs
+from tests.support.onnx_graphs import nodes_model
 
 HOST_TILE = Target().vector_tile
 WIDTHS = {16: "", 8: "-avx512f", 4: "-avx,-avx2,-avx512f"}
@@ -65,15 +66,7 @@ def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelPr
         nodes.append(helper.make_node("Add", ["c", "x"], ["y"]))
     else:
         nodes[0].output[0] = "y"
-    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-                              [helper.make_empty_tensor_value_info("y")],
-                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
-    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
-                                                                ir_version=8))
-    output = next(v for v in model.graph.value_info if v.name == "y")
-    del model.graph.output[:]
-    model.graph.output.append(output)
-    return model
+    return nodes_model(nodes, {"x": x_shape}, weights)
 
 
 needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16,
