@@ -16,7 +16,7 @@ import pytest
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions, import_network
 from glowmlir.dialects import glow
-from glowmlir.libraries.conv_pool_costs import COSTS, ConvolutionWork, core_class
+from glowmlir.libraries.conv_pool_costs import COSTS, VECTOR_LANES, ConvolutionWork, core_class, row_vectors
 from glowmlir.pipeline import run_passes
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.targets import resolve_target
@@ -27,7 +27,7 @@ from tests.unit.test_quantized_kernels import build, convolution_case
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 CALIBRATION = os.path.join(os.path.dirname(STANDINS), "conv_pool_costs.json")
 
-LARGEST_ERROR = {"dsp": (0.26, 0.14), "generic": (0.23, 0.11), "helium": (0.17, 0.12)}
+LARGEST_ERROR = {"dsp": (0.26, 0.14), "generic": (0.23, 0.11), "helium": (0.23, 0.12)}
 """Per core class, (ours, CMSIS-NN): the largest relative error of an estimate on the
 measured layers, as libraries/conv_pool_costs.py states it."""
 
@@ -38,9 +38,13 @@ def calibration_rows() -> list[dict]:
 
 
 def work_of(row: dict) -> ConvolutionWork:
+    """A measured layer's work: 'same' padding (kernel // 2), stride 1, so rows keep their width."""
     (kernel_h, kernel_w), (out_h, out_w) = row["kernel"], row["output"]
     outputs = row["output_channels"] * out_h * out_w
-    return ConvolutionWork(outputs * kernel_h * kernel_w * row["input_channels"], outputs, out_h * out_w * kernel_h)
+    taps = kernel_h * kernel_w * row["input_channels"]
+    vectors = row_vectors(out_w, out_w, kernel_w, 1, kernel_w // 2, 1)
+    return ConvolutionWork(outputs * taps, outputs, out_h * out_w * kernel_h,
+                           row["output_channels"] * out_h * vectors * VECTOR_LANES * taps)
 
 
 @pytest.mark.parametrize("core", list(COSTS))
@@ -65,8 +69,16 @@ def test_work_of_lenets_fused_convolutions():
     module = import_network(LENET, options)
     run_passes(module, options.pipeline().glow)
     fused = [op for op in module.walk() if isinstance(op, glow.ConvolutionOp) and op.pool is not None]
-    assert [ConvolutionWork.of(op) for op in fused] == [ConvolutionWork(288_000, 11_520, 576 * 5),
-                                                        ConvolutionWork(1_600_000, 3_200, 64 * 5)]
+    # rows of 24 and 8 outputs, every tap inside: whole vectors, none idle
+    assert [ConvolutionWork.of(op) for op in fused] == [ConvolutionWork(288_000, 11_520, 576 * 5, 288_000),
+                                                        ConvolutionWork(1_600_000, 3_200, 64 * 5, 1_600_000)]
+
+
+def test_helium_rows_count_their_idle_edge_lanes():
+    """A 'same' 3x3 over rows of 6: one interior vector (columns 1-4) and two predicated ones
+    (column 0, column 5): 12 lanes for 6 outputs."""
+    assert row_vectors(6, 6, 3, 1, 1, 1) == 3
+    assert row_vectors(28, 24, 5, 1, 0, 1) == 6
 
 
 def test_core_classes():
