@@ -366,7 +366,7 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "vector-columns")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "vector-columns")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension and of Helium, and the float convolution on vectors
 of output columns of a host's vector unit."""
@@ -383,6 +383,11 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data == "vector-columns" and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, "the vector-columns microkernel is a convolution's, with its vector_tile (lanes, accumulators)")
     if not isinstance(op, ConvolutionOp):
+        return
+    if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias
+        if op.folded_input_offset is None or op.pool is not None or op.group.value.data != 1:
+            _fail(op, "the arm-mve-im2col microkernel takes an unpooled, ungrouped convolution with its input "
+                      "offset folded into the bias")
         return
     if op.filter_shape is None:
         _fail(op, "a packed filter needs its filter_shape")

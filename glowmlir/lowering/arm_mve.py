@@ -18,10 +18,11 @@ bit-identical to it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, i32
+from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -34,6 +35,9 @@ from glowmlir.lowering.requantization import divide_by_power_of_two, shift_split
 
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
+
+IM2COL = "arm-mve-im2col"
+"""The microkernel of an unpooled, ungrouped convolution as dot products (`emit_im2col_convolution`)."""
 
 VECTOR = VectorType(i32, [HELIUM.lanes])
 """One Q register as int32 lanes."""
@@ -87,29 +91,79 @@ def lanewise(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
-    vector_columns.emit_convolution(b, domain, op, view, Int8Columns)
+    if op.microkernel.data == IM2COL:
+        emit_im2col_convolution(b, domain, op, view)
+    else:
+        vector_columns.emit_convolution(b, domain, op, view, Int8Columns)
 
 
 # ----------------------------------------------------------------------------- fully connected
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
-    """Each output one dot product of int8 rows, written plainly so that LLVM vectorizes it
-    for MVE into VMLAVA.S8 (16 products an instruction): with the input offset folded, the
-    levels as they are and `- w_offset * sum x` once per row; else the generic
-    products with their zero points."""
+    """Each output one dot product of int8 rows (`dot_products`)."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
-    rows, columns = dest.shape
+    with b.loop(0, dest.shape[0]) as m:
+        def store(n: Index, total: SSAValue, m: Index = m.index) -> None:
+            b.store(domain.output(n, dest.element_type)(total), dest, [m, n])
+
+        dot_products(b, domain, op, src, m.index, weights, bias, store)
+
+
+def dot_products(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp | glowll.ConvolutionOp,
+                 src: View, m: Index, weights: View, bias: View, store: Callable[[Index, SSAValue], None]) -> None:
+    """For each row n of `weights`, `store(n, sum)`: its bias plus the dot product of
+    `src[m]` and `weights[n]`, written plainly so that LLVM vectorizes it for MVE into
+    VMLAVA.S8 (16 products an instruction, the tail predicated): with the input offset
+    folded, the levels as they are and `- w_offset * sum x` once per row; else the generic
+    products with their zero points."""
     depth = src.shape[1]
     folded = op.folded_input_offset is not None
-    with b.loop(0, rows) as m:
-        correction = weight_offset_correction(b, domain, op, src, m.index)
-        with b.loop(0, columns) as n:
-            with b.loop(0, depth, carried=[start(b, domain, bias, n.index, correction)]) as k:
-                if folded:
-                    product = b.int_mul(level(b, src, [m.index, k.index]), level(b, weights, [n.index, k.index]))
-                    k.next(b.int_add(k.carried[0], product))
-                else:
-                    k.next(domain.multiply_accumulate(k.carried[0], domain.input(src, [m.index, k.index]),
-                                                      domain.weight(weights, [n.index, k.index])))
-            b.store(domain.output(n.index, dest.element_type)(k.results[0]), dest, [m.index, n.index])
+    correction = weight_offset_correction(b, domain, op, src, m)
+    # An opaque trip count: LLVM would unroll a short constant one whole and pair up int32
+    # lanes (4 products an instruction) instead of vectorizing the loop on int8 (16).
+    depth = b.opaque(b.index(depth))
+    with b.loop(0, weights.shape[0]) as n:
+        with b.loop(0, depth, carried=[start(b, domain, bias, n.index, correction)]) as k:
+            if folded:
+                product = b.int_mul(level(b, src, [m, k.index]), level(b, weights, [n.index, k.index]))
+                k.next(b.int_add(k.carried[0], product))
+            else:
+                k.next(domain.multiply_accumulate(k.carried[0], domain.input(src, [m, k.index]),
+                                                  domain.weight(weights, [n.index, k.index])))
+        store(n.index, k.results[0])
+
+
+def emit_im2col_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """An unpooled, ungrouped convolution as dot products: per output pixel, its window's
+    input levels are gathered once into a stack row (the *patch*, channel-major like the
+    OIHW filter row; taps in the padding hold the input zero point, which the folded bias
+    expects), then every output channel is `dot_products` of the patch and its filter row."""
+    dest, src, weights, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, out_c, out_h, out_w = dest.shape
+    _, in_c, in_h, in_w = src.shape
+    _, _, k_h, k_w = weights.shape
+    depth = in_c * k_h * k_w
+    rows = weights.reshaped((out_c, depth), (depth, 1))
+    patch = View.contiguous(b.alloca(depth, i8), (1, depth), element_type=i8)
+    sy, sx = op.strides.get_values()
+    pt, pl, pb, pr = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    padding = b.truncate(b.int_value(domain.input_offset), i8)
+    with b.loops([n_size, out_h, out_w]) as (n, y, x):
+        with b.loop(0, in_c) as c:
+            for ky in range(k_h):
+                in_y = b.add(b.sub(b.mul(y, sy), pt), ky * dy)
+                for kx in range(k_w):
+                    in_x = b.add(b.sub(b.mul(x, sx), pl), kx * dx)
+                    at = [n, c.index, b.min(b.max(in_y, 0), in_h - 1), b.min(b.max(in_x, 0), in_w - 1)]
+                    value = b.load(src, at)
+                    if pt or pb or pl or pr:
+                        inside = b.emit(llvm.AndOp(b.in_range(in_y, in_h), b.in_range(in_x, in_w)))
+                        value = b.select(inside, value, padding)
+                    b.store(value, patch, [0, b.add(b.mul(c.index, k_h * k_w), ky * k_w + kx)])
+
+        def store(o: Index, total: SSAValue, n: Index = n, y: Index = y, x: Index = x) -> None:
+            b.store(domain.output(o, dest.element_type)(total), dest, [n, o, y, x])
+
+        dot_products(b, domain, op, patch, 0, rows, bias, store)

@@ -65,7 +65,7 @@ from glowmlir.quantization.rescaling import (
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
-MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve}
+MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 

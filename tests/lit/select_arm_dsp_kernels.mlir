@@ -20,6 +20,11 @@ glowll.function @net {
   %w1 = glowll.weight "w1" {value = dense<[[[[1]]], [[[2]]]]> : tensor<2x1x1x1xi8>} : memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b1 = glowll.weight "b1" {value = dense<[0, 0]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.convolution %p, %x, %w1, %b1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %x48 = glowll.placeholder input "x48" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %q = glowll.placeholder output "q" : memref<1x2x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w48 = glowll.weight "w48" {value = dense<1> : tensor<2x48x1x1xi8>} : memref<2x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b48 = glowll.weight "b48" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %q, %x48, %w48, %b48 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -43,4 +48,9 @@ glowll.function @net {
 // HELIUM:      glowll.convolution %y, %x, %[[W]], %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:      %[[W1:.*]] = glowll.weight "w1_arm_mve" {value = dense<{{\[\[\[\[\[}}1, 2]]]]]> : tensor<1x1x1x1x2xi16>}
 // HELIUM:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 1>
+// The 48-channel 1x1 one (48 taps a window) runs as dot products of gathered windows: its
+// filter as it is, the input zero point folded into the bias: 10 - 3 * 48 = -134,
+// -20 - 3 * 48 = -164.
+// HELIUM:      %[[B48:.*]] = glowll.weight "b48_arm_dsp" {value = dense<[-134, -164]> : tensor<2xi32>}
+// HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}microkernel = "arm-mve-im2col", narrow_requantization, folded_input_offset}
 // HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}

@@ -18,6 +18,7 @@ import pytest
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import channel_block, pack_filter, pair_tiling
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
 from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     CONVOLUTIONS,
@@ -142,18 +143,26 @@ def fully_connected_case(seed: int, rows: int, depth: int, columns: int, per_cha
     return Case(body, {names[0]: x}, {names[1]: w, names[2]: bias}, names[3], expected)
 
 
+def convolution_cases() -> list[tuple[str, tuple, dict | None]]:
+    """(output name, geometry, fused pool) of every convolution case, in `all_cases`' order."""
+    found = []
+    for name, geometry in {**CONVOLUTIONS, **MORE_CONVOLUTIONS, **GENERIC_CONVOLUTIONS}.items():
+        found.append((f"y_{name}", geometry, None))
+        if geometry[1][0] % 2 == 0:  # per-channel filters are symmetric
+            found.append((f"y_{name}_per_channel", geometry, None))
+    for name, pool in FUSED_POOLS.items():
+        for geometry_name in ("3x3_pad1", "lenet_5x5"):
+            found.append((f"y_{geometry_name}_{name}", {**CONVOLUTIONS, **MORE_CONVOLUTIONS}[geometry_name], pool))
+    return found
+
+
 def all_cases() -> list[Case]:
     cases = []
-    for index, (name, geometry) in enumerate({**CONVOLUTIONS, **MORE_CONVOLUTIONS, **GENERIC_CONVOLUTIONS}.items()):
-        cases.append(convolution_case(500 + index, geometry, suffix=f"_{name}"))
-        if geometry[1][0] % 2 == 0:  # per-channel filters are symmetric
-            cases.append(convolution_case(600 + index, geometry, per_channel=True, activation="relu",
-                                          suffix=f"_{name}_per_channel"))
-    for index, (name, pool) in enumerate(FUSED_POOLS.items()):
-        for geometry_name in ("3x3_pad1", "lenet_5x5"):
-            geometry = {**CONVOLUTIONS, **MORE_CONVOLUTIONS}[geometry_name]
-            cases.append(convolution_case(700 + 10 * index + len(geometry_name), geometry, activation="relu",
-                                          pool=pool, suffix=f"_{geometry_name}_{name}"))
+    for index, (output, geometry, pool) in enumerate(convolution_cases()):
+        per_channel = output.endswith("_per_channel")
+        cases.append(convolution_case(500 + index, geometry, per_channel=per_channel,
+                                      activation="relu" if per_channel or pool else None, pool=pool,
+                                      suffix=output.removeprefix("y")))
     for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4)]):
         for per_channel in (False, True):
             for zero_points in (False, True):
@@ -197,24 +206,30 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and not padded), line
 
 
-HELIUM_LEFT_TO_DSP = ("y_stride2", "y_depthwise_x2", "y_non_square", "y_pointwise_stride2")
-"""Convolutions the M55 keeps on the DSP kernel: a stride of 2 along the row (lanes would not
-be adjacent input columns). The others, narrow rows (pointwise_deep_six: 3 columns) and
-padded ones included, run on Helium with predicated edge lanes."""
+def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
+    """What the M55 runs a convolution case on: dot products of gathered windows (unpooled,
+    ungrouped, enough taps: every case's bias takes the input offset), else vectors of
+    output columns (stride 1 along the row, any padding: predicated edge lanes), else the
+    DSP kernel (stride 2 along the row)."""
+    _, filter_shape, strides, _, _, group = geometry
+    if pool is None and group == 1 and takes_im2col(int(np.prod(filter_shape[1:])), strides):
+        return "arm-mve-im2col"
+    return "arm-mve" if strides[1] == 1 else "arm-dsp"
 
 
-def test_the_m55_takes_fully_connected_and_stride_one_convolutions_on_helium(cases):
+def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps3-an547")))
     fully_connected = [line for line in lines if "glowll.fully_connected" in line]
     assert fully_connected and all('microkernel = "arm-mve"' in line for line in fully_connected)
-    outputs = [case.output for case in cases if case.output.startswith("y_") and "_fc" not in case.output]
     convolutions = [line for line in lines if "glowll.convolution" in line]
-    assert len(convolutions) == len(outputs)
-    for output, line in zip(outputs, convolutions):  # in the order of the cases
-        expected = "arm-dsp" if output.startswith(HELIUM_LEFT_TO_DSP) else "arm-mve"
-        assert f'microkernel = "{expected}"' in line, (output, line)
+    expected = [helium_microkernel(geometry, pool) for _, geometry, pool in convolution_cases()]
+    assert len(convolutions) == len(expected)
+    assert {"arm-mve-im2col", "arm-mve", "arm-dsp"} <= set(expected)  # each kind is tested on the board
+    for (output, _, _), kind, line in zip(convolution_cases(), expected, convolutions):  # in the cases' order
+        assert f'microkernel = "{kind}"' in line, (output, line)
+        assert kind != "arm-mve-im2col" or "folded_input_offset" in line
 
 
 def test_helium_filter_blocks_output_channels():
