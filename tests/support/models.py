@@ -117,11 +117,14 @@ def small_convnet(seed: int = 0) -> onnx.ModelProto:
 
 
 def without_softmax(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its final Softmax removed: the logits are its only output (informative
-    to compare, where probabilities saturate)."""
+    """The model with its last Softmax removed: the Softmax's input (the logits) is its only
+    output, informative to compare where probabilities saturate or are uniform. A model
+    without a Softmax is returned unchanged (a copy)."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    softmax = next(n for n in copy.graph.node if n.op_type == "Softmax")
+    softmax = next((n for n in reversed(copy.graph.node) if n.op_type == "Softmax"), None)
+    if softmax is None:
+        return copy
     copy.graph.node.remove(softmax)
     del copy.graph.output[:]
     copy.graph.output.append(helper.make_empty_tensor_value_info(softmax.input[0]))
