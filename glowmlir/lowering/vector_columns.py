@@ -214,7 +214,9 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             with b.loop(0, tiles) as t:
                 tile(b.add(x, b.mul(t.index, vectors * lanes)), vectors)
             x += tiles * vectors * lanes
-    for lo, hi in ((0, first), (x, width)):
+    # Predicated vectors over the rest; with no tile inside, over the whole row (a row of 7
+    # in one vector, not 1 + 6 in two).
+    for lo, hi in ((0, first), (x, width)) if x > first else ((0, width),):
         for x0 in range(lo, hi, lanes):
             tile(x0, 1, min(lanes, hi - x0))
 
