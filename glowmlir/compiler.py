@@ -136,7 +136,8 @@ class CompileOptions:
                                 arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
                                 size_first=self.target.size_attribute is not None,
                                 core=core_class(self.target), ram_size=self.ram_size or 0,
-                                vector_tile=self.target.vector_tile)
+                                vector_tile=self.target.vector_tile,
+                                minimum_size=self.target.size_attribute == "minsize")
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -82,13 +82,15 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
                   pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False,
-                  size_first: bool = False, vector_tile: VectorTile | None = None) -> list[ModulePass]:
+                  size_first: bool = False, vector_tile: VectorTile | None = None,
+                  minimum_size: bool = False) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it; on a core with the Arm DSP
     extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
     Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
     quantization numbers become data, so that equal-shaped layers share a kernel; on a target
-    with a vector unit (`vector_tile`), float convolutions get the column-vector kernel."""
+    with a vector unit (`vector_tile`), float convolutions get the column-vector kernel;
+    `minimum_size` (-Oz) leaves Helium's column kernel out (see `SelectArmDspKernels`)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.quantization_records import QuantizationRecords
@@ -99,7 +101,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if arm_dsp:
-        selection.append(SelectArmDspKernels(helium))
+        selection.append(SelectArmDspKernels(helium, helium_columns=not minimum_size))
     if size_first:
         selection.append(QuantizationRecords())
     if vector_tile is not None:
@@ -129,7 +131,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
                      helium: bool = False, size_first: bool = False, core: str = "",
-                     ram_size: int = 0, vector_tile: VectorTile | None = None) -> CompilePipeline:
+                     ram_size: int = 0, vector_tile: VectorTile | None = None,
+                     minimum_size: bool = False) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
     kernels shared by equal-shaped layers; `layer_profile` makes a
@@ -146,7 +149,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
-                                               size_first, vector_tile)),
+                                               size_first, vector_tile, minimum_size)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0),))
 
 
