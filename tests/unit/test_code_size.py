@@ -8,11 +8,16 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import onnx
 import pytest
 
+import glowmlir
+from glowmlir.compiler import QuantizationOptions
 from glowmlir.elf import function_ranges
 from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
+from tests.unit.test_kernel_libraries import profile_for
 from tests.unit.test_quantized_kernels import CONVOLUTIONS, build, convolution_case
 
 
@@ -61,9 +66,27 @@ def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build(board):
         assert len(kernel_names(fast, "fully_connected")) == 2
 
 
-@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])
 def test_size_builds_match_the_int8_reference_on_boards(board):
     """Every convolution and FullyConnected the DSP-kernel tests check (per-tensor and
     per-channel, zero points, folded input offsets, fused pools, generic fallbacks), built
-    at -Oz, on the M7 and on the M3 (no DSP extension)."""
+    at -Oz, on the M7, on the M3 (no DSP extension) and on the M55 (Helium: its column kernel
+    is left out at -Oz, where LLVM aborted on it)."""
     run_cases(all_cases(), board, "Oz")
+
+
+def test_the_cifar_sized_net_at_oz_on_the_m55_matches_its_o3_build(tmp_path):
+    """A regression test: at -Oz, LLVM 22's ARM low-overhead-loop pass aborted the process
+    (an assertion, no message) on Helium's column kernel in this net; at -Oz those
+    convolutions take the DSP kernel, with the same outputs as the -O3 build."""
+    path = str(tmp_path / "convnet.onnx")
+    onnx.save(small_convnet(), path)
+    rng = np.random.default_rng(3)
+    samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(9)]
+    profile = profile_for(path, samples[:8], str(tmp_path / "convnet.yaml"))
+    outputs = []
+    for level in ("O3", "Oz"):
+        bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile),
+                                  target=target_for("mps3-an547", level))
+        outputs.append(run_on_board(bundle, "mps3-an547", samples[8]).outputs["prob"])
+    np.testing.assert_array_equal(outputs[0], outputs[1])
