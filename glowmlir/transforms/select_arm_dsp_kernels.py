@@ -57,7 +57,6 @@ def _int8(*buffers) -> bool:
 @dataclass
 class PackConvolutionFilter(RewritePattern):
     helium: bool
-    helium_columns: bool = True
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
@@ -73,7 +72,7 @@ class PackConvolutionFilter(RewritePattern):
         windowed = op.pool is None and group == 1 and takes_im2col(int(np.prod(shape[1:])), op.strides.get_values())
         if self.helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
-        if self.helium and self.helium_columns and column_layout.takes_columns(op.strides.get_values()):
+        if self.helium and column_layout.takes_columns(op.strides.get_values()):
             centred = levels.astype(np.int16) - np.int16(offset)
             block = column_layout.channel_block(shape[0], group)
             microkernel, packed = HELIUM, column_layout.pack_filter(centred, block)
@@ -191,13 +190,8 @@ class SelectArmDspKernels(ModulePass):
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
-    helium_columns: bool = True
-    """Helium's column kernel for the convolutions of stride 1 along their rows. Off at -Oz:
-    LLVM 22's ARM low-overhead-loop pass fails an assertion (the process aborts) on its
-    predicated edge vectors in minimum-size code; those convolutions keep the DSP kernel."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        packing = PackConvolutionFilter(self.helium, self.helium_columns)
-        PatternRewriteWalker(packing, apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackConvolutionFilter(self.helium), apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)

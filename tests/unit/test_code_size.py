@@ -70,15 +70,14 @@ def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build(board):
 def test_size_builds_match_the_int8_reference_on_boards(board):
     """Every convolution and FullyConnected the DSP-kernel tests check (per-tensor and
     per-channel, zero points, folded input offsets, fused pools, generic fallbacks), built
-    at -Oz, on the M7, on the M3 (no DSP extension) and on the M55 (Helium: its column kernel
-    is left out at -Oz, where LLVM aborted on it)."""
+    at -Oz, on the M7, on the M3 (no DSP extension) and on the M55 (the DSP kernels at -Oz)."""
     run_cases(all_cases(), board, "Oz")
 
 
 def test_the_cifar_sized_net_at_oz_on_the_m55_matches_its_o3_build(tmp_path):
     """A regression test: at -Oz, LLVM 22's ARM low-overhead-loop pass aborted the process
-    (an assertion, no message) on Helium's column kernel in this net; at -Oz those
-    convolutions take the DSP kernel, with the same outputs as the -O3 build."""
+    (an assertion, no message) on Helium's column kernel in this net; at -Oz the M55 runs the
+    DSP kernels, with the same outputs as the -O3 build."""
     path = str(tmp_path / "convnet.onnx")
     onnx.save(small_convnet(), path)
     rng = np.random.default_rng(3)
