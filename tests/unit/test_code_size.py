@@ -74,6 +74,11 @@ def test_size_builds_match_the_int8_reference_on_boards(board):
     run_cases(all_cases(), board, "Oz")
 
 
+def test_size_builds_on_helium_match_the_int8_reference():
+    """The M55 at -Os: Helium's column and im2col kernels reading their layers' records."""
+    run_cases(all_cases(), "mps3-an547", "Os")
+
+
 def test_the_cifar_sized_net_at_oz_on_the_m55_matches_its_o3_build(tmp_path):
     """A regression test: at -Oz, LLVM 22's ARM low-overhead-loop pass aborted the process
     (an assertion, no message) on Helium's column kernel in this net; at -Oz the M55 runs the
