@@ -259,13 +259,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                     totals[p * block + j] = smlad(b, pair, weight, totals[p * block + j])
             return totals
 
-        with b.loop(0, in_c // 2, carried=totals) as c:
-            first = b.mul(c.index, 2)
-            c.next(*step(c.carried, c.index, first, b.add(first, 1)))
-        totals = c.results
-        if in_c % 2:  # the last channel: its weight pair's high half is zero, any level will do
-            totals = step(totals, in_c // 2, in_c - 1, in_c - 1)
-        return totals
+        return over_channel_pairs(b, in_c, step, totals)
 
     store = functools.partial(store_tile, b, domain, channels, outputs)
     quads = width // quad
@@ -278,6 +272,19 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         x += 2
     for x in range(x, width):
         store(accumulate(list(starts), x * sx, 1), [x])
+
+
+def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue]) -> list[SSAValue]:
+    """`carried` after `step(carried, pair index, first channel, second channel)` of every
+    pair of input channels (2i, 2i + 1); an odd last channel is paired with itself (its
+    weight pair's high half is zero, so any level will do)."""
+    with b.loop(0, in_c // 2, carried=carried) as c:
+        first = b.mul(c.index, 2)
+        c.next(*step(list(c.carried), c.index, first, b.add(first, 1)))
+    carried = c.results
+    if in_c % 2:
+        carried = step(carried, in_c // 2, in_c - 1, in_c - 1)
+    return carried
 
 
 def pixel_channel_pairs(b: KernelBuilder, src: View, at_first: list[Index], at_second: list[Index], pixels: int,
@@ -352,16 +359,13 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` rows."""
-        def channel_pair(i: Index, first: Index, second: Index) -> None:
+        def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
             loaded = pixel_channel_pairs(b, src, [n, first, x0], [n, second, x0], count, x_offset)
             for p, pair in enumerate(loaded):
                 b.store(pair, gathered, [p, i])
+            return carried
 
-        with b.loop(0, in_c // 2) as i:
-            first = b.mul(i.index, 2)
-            channel_pair(i.index, first, b.add(first, 1))
-        if in_c % 2:  # the last channel: its weight pair's high half is zero, any level will do
-            channel_pair(in_c // 2, in_c - 1, in_c - 1)
+        over_channel_pairs(b, in_c, channel_pair, [])
 
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0."""

@@ -110,8 +110,6 @@ class FloatColumns(vector_columns.ColumnArithmetic):
     relu/clip on the vectors (`llvm.maxnum`/`llvm.minnum`, the scalar kernels' results
     NaN included)."""
 
-    cache_bytes = 64 * 1024  # a 1x1's runs of pixels stay in L2 while every block of channels takes them
-
     def __init__(self, b: KernelBuilder, domain: FloatArithmetic, op: glowll.ConvolutionOp):
         super().__init__(b, domain, op)
         self.lanes, self.accumulators = op.vector_tile.get_values()

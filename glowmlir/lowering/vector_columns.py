@@ -106,8 +106,6 @@ class ColumnArithmetic(abc.ABC):
     """Lanes of an accumulator vector."""
     accumulators: int
     """Accumulator vectors a tile keeps in registers."""
-    cache_bytes: int = 0
-    """A 1x1 convolution's row is cut in runs whose input fits this many bytes (0: not cut)."""
     vector: VectorType
     """An accumulator vector."""
 
@@ -232,46 +230,27 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     block = view(op.filter).shape[4]
     if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
                           op.pool is not None):
-        columns = arithmetic(b, domain, op)
-        tile_width = columns.lanes * tile_vectors(block, columns.accumulators)
-        one_row_per_channel(b, domain, op, view, rows, block, tile_width, columns.cache_bytes)
+        one_row_per_channel(b, domain, op, view, rows, block)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
 
 
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
-                        rows: loop_skeletons.ConvolutionRows, block: int, tile_width: int, cache_bytes: int) -> None:
+                        rows: loop_skeletons.ConvolutionRows, block: int) -> None:
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
     (`rows` called once per block of output channels, its tiles running across the input
-    rows; a residual seen the same way). With `cache_bytes`, the row is cut in runs of
-    pixels (whole tiles) whose input channels fit in that many bytes, and every block of
-    output channels takes a run before the next: the run stays in the cache."""
-    pixels = view(op.input).shape[2] * view(op.input).shape[3]
-    in_c, element_bytes = view(op.input).shape[1], view(op.input).element_type.compile_time_size
-    run = pixels
-    if cache_bytes:
-        run = max(tile_width, cache_bytes // (in_c * element_bytes) // tile_width * tile_width)
-    runs, last = divmod(pixels, run) if run < pixels else (1, 0)
-    run = min(run, pixels)
-
-    def flat(buffer: SSAValue, first: Index, width: int) -> View:
+    rows; a residual seen the same way)."""
+    def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
-        n_size, channels, _, _ = whole.shape
-        return whole.reshaped((n_size, channels, 1, width), (channels * pixels, pixels, pixels, 1),
-                              b.add(whole.offset, first))
+        n_size, channels, height, width = whole.shape
+        pixels = height * width
+        return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
 
-    def block_rows(n: Index, first: Index, width: int) -> None:
-        dest, src = flat(op.dest, first, width), flat(op.input, first, width)
-        residual = flat(op.residual, first, width) if getattr(op, "residual", None) is not None else None
-        with b.loop(0, dest.shape[1] // block) as o_block:
-            channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
-            rows(b, domain, op, src, view(op.filter), view(op.bias), n, channels, 0,
-                 [row(dest, n, o, 0) for o in channels], width, None, residual)
-
-    with b.loop(0, view(op.dest).shape[0]) as n:
-        with b.loop(0, runs) as r:
-            block_rows(n.index, b.mul(r.index, run), run)
-        if last:
-            block_rows(n.index, runs * run, last)
+    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
+    residual = flat(op.residual) if getattr(op, "residual", None) is not None else None
+    with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3],
+             None, residual)
 
 

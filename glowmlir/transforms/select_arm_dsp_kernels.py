@@ -31,7 +31,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import pack_filter, packing
 from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers, weight_zero_point
-from glowmlir.transforms.select_kernels import insert_weight
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
 HELIUM = "arm-mve"
@@ -96,7 +96,7 @@ class PackConvolutionFilter(RewritePattern):
         mark_narrow_requantization(op, centred)
         if not any(op.pads.get_values()):  # every tap of every output is inside the input
             fold_input_offset(op, centred.sum(axis=1), rewriter)
-        _erase_if_unused(weight, rewriter)
+        erase_if_unused(weight, rewriter)
 
 
 def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:
@@ -104,11 +104,10 @@ def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rew
     is) when the input zero point folds into the bias: the gathered padding holds it, so
     the fold is exact at the borders too."""
     centred = (levels.astype(np.int64) - offset).reshape(levels.shape[0], -1)
-    op.properties["microkernel"] = StringAttr(IM2COL)
     fold_input_offset(op, centred.sum(axis=1), rewriter)
     if op.folded_input_offset is None:
-        del op.properties["microkernel"]
         return False
+    op.properties["microkernel"] = StringAttr(IM2COL)
     mark_narrow_requantization(op, centred)
     rewriter.notify_op_modified(op)
     return True
@@ -144,7 +143,7 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
                                    op.bias.type.element_type)
     op.properties["folded_input_offset"] = UnitAttr()
-    _erase_if_unused(bias, rewriter)
+    erase_if_unused(bias, rewriter)
 
 
 def _accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
@@ -156,11 +155,6 @@ def _accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glo
     rescaled = bias_multiplier(op.input.type.element_type, op.operands[2].type.element_type,
                                op.bias.type.element_type)
     return bias if rescaled is None else None
-
-
-def _erase_if_unused(weight: glowll.WeightOp, rewriter: PatternRewriter) -> None:
-    if not weight.buffer.uses:
-        rewriter.erase(weight)
 
 
 @dataclass

@@ -48,6 +48,12 @@ def insert_weight(name: str, data: np.ndarray, before: Operation, rewriter: Patt
     return rewriter.insert(op, InsertPoint.before(before)).buffer
 
 
+def erase_if_unused(weight: glowll.WeightOp, rewriter: PatternRewriter) -> None:
+    """Erases a weight no instruction reads any more (one a selection pass replaced)."""
+    if not weight.buffer.uses:
+        rewriter.erase(weight)
+
+
 def _allocate_intermediates(op: glowll.InstructionOp, calls: list, rewriter: PatternRewriter) -> None:
     """Replaces each `Intermediate` in the calls' buffers by a new `glowll.alloc` (one per
     intermediate, however many calls name it)."""

@@ -27,7 +27,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
-from glowmlir.transforms.select_kernels import insert_weight
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "vector-columns"
 LARGEST_STRIDE = 2
@@ -58,8 +58,7 @@ class PackFloatConvolution(RewritePattern):
         op.properties["microkernel"] = StringAttr(MICROKERNEL)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
-        if not weight.buffer.uses:
-            rewriter.erase(weight)
+        erase_if_unused(weight, rewriter)
 
 
 @dataclass(frozen=True)

@@ -52,5 +52,5 @@ glowll.function @net {
 // filter as it is, the input zero point folded into the bias: 10 - 3 * 48 = -134,
 // -20 - 3 * 48 = -164.
 // HELIUM:      %[[B48:.*]] = glowll.weight "b48_arm_dsp" {value = dense<[-134, -164]> : tensor<2xi32>}
-// HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}microkernel = "arm-mve-im2col", folded_input_offset, narrow_requantization}
+// HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}folded_input_offset, microkernel = "arm-mve-im2col", narrow_requantization}
 // HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}

@@ -37,7 +37,7 @@ CONVOLUTIONS = [
     ([1, 8, 9, 13], [12, 4, 5, 5], {"group": 2, "pads": [2, 2, 2, 2]}, None),
     ([1, 16, 5, 7], [20, 16, 1, 1], {}, None),  # 1x1: one row of 35 pixels per channel
     ([1, 16, 6, 11], [16, 16, 1, 1], {}, "residual"),  # 1x1 with a residual, both seen as rows
-    ([1, 300, 6, 12], [8, 300, 1, 1], {}, "relu"),  # 300 channels: the row cut in runs that fit the cache
+    ([1, 300, 6, 12], [8, 300, 1, 1], {}, "relu"),  # 300 input channels
     ([1, 4, 9, 10], [4, 4, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
     ([1, 4, 11, 18], [6, 4, 3, 3], {"pads": [1, 1, 1, 1]}, "maxpool"),
     ([1, 4, 11, 18], [5, 4, 3, 3], {}, "avgpool"),
