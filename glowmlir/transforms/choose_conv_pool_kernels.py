@@ -89,11 +89,10 @@ class ChooseConvPoolKernels(ModulePass):
         if not self.core:
             return
         costs, accepts = COSTS[self.core], LIBRARIES[LIBRARY].accepts
-        for index, fused in enumerate(fused_convolutions(op)):
+        for fused in fused_convolutions(op):
             candidate = unfused(fused)
-            taken = all(accepts(part) is None for part in candidate)
-            discard(candidate)
-            if not taken:
+            if not all(accepts(part) is None for part in candidate):
+                discard(candidate)
                 continue  # the library would not take it: the selection says why
             work = ConvolutionWork.of(fused)
             ours, library = costs.ours(work), costs.library(work)
@@ -102,13 +101,19 @@ class ChooseConvPoolKernels(ModulePass):
             else:
                 choice = f"cmsis-nn: faster (est. cmsis-nn {library:,} vs ours {ours:,} instructions)"
                 if self.ram_size:
-                    ram = self.ram_unfused(op, index)
+                    ram = self.ram_unfused(op, fused_convolutions(op).index(fused))  # among those still fused
                     if ram > self.ram_size:
                         choice = (f"ours: fusion needed to fit -ram-size {self.ram_size} (unfused: {ram:,} B of "
                                   f"RAM; est. cmsis-nn {library:,} vs ours {ours:,} instructions)")
                     else:
                         choice += f"; unfused: {ram:,} B of RAM fits -ram-size {self.ram_size}"
-            kept = fused if choice.startswith("ours") else unfuse(fused)
+            if choice.startswith("ours"):
+                discard(candidate)
+                kept = fused
+            else:  # the candidate convolution and pool take its place
+                fused.result.replace_all_uses_with(candidate[1].result)
+                Rewriter.erase_op(fused)
+                kept = candidate[0]
             kept.attributes[glow.KERNEL_CHOICE] = StringAttr(choice)
 
     def ram_unfused(self, module: ModuleOp, index: int) -> int:

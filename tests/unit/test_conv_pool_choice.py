@@ -174,3 +174,17 @@ def test_mixed_choice_on_the_m3_matches_the_int8_reference():
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
                                       err_msg=case.output)
+
+
+def test_two_layers_given_to_the_library_with_a_ram_limit():
+    """The RAM check of the second fused convolution, after the first went to the library
+    (the check had numbered the fused convolutions before the first was unfused: an
+    IndexError)."""
+    pool = dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
+    geometry = ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    cases = [convolution_case(seed, geometry, per_channel=True, activation="relu", pool=pool, suffix=f"_{seed}")
+             for seed in (31, 33)]
+    bundle = build("".join(case.body for case in cases), {n: v for case in cases for n, v in case.constants.items()},
+                   target=target_for("mps2-an385"), kernel_library="cmsis-nn", ram_size=1 << 20)
+    choices = [line for line in bundle.ir["glow"].splitlines() if "kernel_choice" in line]
+    assert len(choices) == 2 and all("cmsis-nn: faster" in line and "fits -ram-size" in line for line in choices)
