@@ -194,12 +194,17 @@ def _segment(name: str, returns_status: bool) -> llvm.FuncOp:
                                                  "no_inline": UnitAttr()})
 
 
-def _emit_call(builder: KernelBuilder, callee: str, arguments, returns_status: bool) -> None:
-    """Calls `callee`; one that returns a status (a library's) ends the inference on an error."""
+def _emit_call(builder: KernelBuilder, callee: str, arguments, returns_status: bool, mark: int | None = None) -> None:
+    """Calls `callee` (then clock mark `mark` in a `timed` build); one that returns a status
+    (a library's) ends the inference on an error."""
     if not returns_status:
         builder.emit(llvm.CallOp(callee, *arguments))
+        if mark is not None:
+            _mark_layer(builder, mark)
         return
     status = builder.emit(llvm.CallOp(callee, *arguments, return_type=i32))
+    if mark is not None:
+        _mark_layer(builder, mark)
     with builder.when(builder.int_compare("ne", status, 0)):
         builder.emit(llvm.ReturnOp(status))
         builder.block = builder.new_block()  # unreachable: `when` closes it with a branch
@@ -227,18 +232,10 @@ def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp]
                                                  index_type, kernels)
         kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
-        if isinstance(op, glowll.LibraryCallOp):
+        library = isinstance(op, glowll.LibraryCallOp)
+        if library:
             declarations.setdefault(op.callee.data, declaration(op))
-            status = builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers, return_type=i32))
-            if timed:
-                _mark_layer(builder, index + 1)
-            with builder.when(builder.int_compare("ne", status, 0)):  # a library error ends the inference
-                builder.emit(llvm.ReturnOp(status))
-                builder.block = builder.new_block()  # unreachable: `when` closes it with a branch
-        else:
-            builder.emit(llvm.CallOp(kernel.sym_name.data, *pointers))
-            if timed:
-                _mark_layer(builder, index + 1)
+        _emit_call(builder, kernel.sym_name.data, pointers, library, index + 1 if timed else None)
         step()
 
 

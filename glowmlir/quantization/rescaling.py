@@ -193,7 +193,3 @@ class KernelParameters:
     def record(self) -> np.ndarray:
         """The numbers as the i32 record a kernel reads, in field order."""
         return np.array(dataclasses.astuple(self), dtype=np.int32)
-
-
-RECORD_SIZE = len(dataclasses.fields(KernelParameters))
-"""The i32 values of a `KernelParameters` record."""
