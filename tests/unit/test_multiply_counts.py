@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.profiling import Profiler
+from glowmlir.quantization.params import QuantParams, quantize
 from glowmlir.quantization.profile import write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.runtime.multiplies import is_multiply, multiply_addresses
@@ -82,8 +83,7 @@ def count(fc_model, board: str, int8: bool):
     if int8:
         placeholder = bundle.layout.placeholder("x")
         inputs = {"x": x} if placeholder.quantization is None else {
-            "x": np.clip(np.rint(x / placeholder.quantization[0]) + placeholder.quantization[1], -128, 127).astype(
-                np.int8)}
+            "x": quantize(x, QuantParams(*placeholder.quantization))}
     run = run_on_board(bundle, board, inputs, count_instructions=True)
     assert 0 < run.multiplies < run.instructions
     return run.multiplies

@@ -21,6 +21,7 @@ from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.profiling import Profiler
+from glowmlir.quantization.params import QuantParams, dequantize, quantize
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support.models import LENET, small_convnet
@@ -368,7 +369,6 @@ def test_unary_ops_without_integer_kernels_become_lookup_tables(tmp_path, op_typ
     256-entry table (glow.int_lookup_table) computed at compile time: no float island
     (-assert-all-nodes-quantized holds), and each output level is exactly the table's
     reference: the input level dequantized, the function applied, quantized to the profile."""
-    from glowmlir.quantization.params import QuantParams, dequantize, quantize
 
     rng = np.random.default_rng(7)
     weights = {"w1": rng.normal(0, 0.6, (4, 3, 3, 3)), "b1": rng.normal(0, 0.2, 4),
@@ -473,13 +473,11 @@ def test_division_by_a_tensor_runs_in_int8(tmp_path):
     types = {name: quantized.layout.placeholder(name).quantization for name in ("x", "y", "q")}
     element = {name: UniformQuantizedType(i8, *types[name]) for name in types}
     for feed in samples[24:]:
-        levels = {name: np.clip(np.rint(feed[name] / np.float32(types[name][0])) + types[name][1], -128, 127)
-                  .astype(np.int8) for name in ("x", "y")}
+        levels = {name: quantize(feed[name], QuantParams(*types[name])) for name in ("x", "y")}
         actual = quantized.run(levels)["q"]
         np.testing.assert_array_equal(actual, divide_levels(levels["x"], levels["y"], element["x"], element["y"],
                                                             element["q"]))
-        real = {name: (levels[name].astype(np.float32) - types[name][1]) * np.float32(types[name][0])
-                for name in levels}
+        real = {name: dequantize(levels[name], QuantParams(*types[name])) for name in levels}
         exact = np.clip(real["x"] / real["y"] / types["q"][0] + types["q"][1], -128, 127)
         assert np.abs(actual.astype(np.float64) - exact).max() <= 1.0
 
