@@ -163,6 +163,14 @@ class KernelBuilder:
             return a
         return self.emit(llvm.SDivOp(a, self.index(b)))
 
+    def remainder(self, a: Index, b: int) -> Index:
+        """a mod b for a >= 0, b > 0."""
+        if isinstance(a, int):
+            return a % b
+        if b == 1:
+            return 0
+        return self.emit(llvm.URemOp(a, self.index(b)))
+
     def compare(self, predicate: str, a: Index, b: Index) -> SSAValue:
         """Integer comparison: predicate is one of slt, sle, sgt, sge, ult, eq, ne."""
         flag = llvm.ICmpPredicateFlag(predicate).to_int()

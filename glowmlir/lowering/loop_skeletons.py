@@ -37,6 +37,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import llvm
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -313,7 +314,12 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
                  out_w, accumulators, residual)
         return
-    convolved = domain.convolution_rows_to_pool(block, conv_w)
+    # Windows that overlap (kernel > stride) share rows: the convolved rows live in a ring of
+    # one slot per window row, and a pooled row computes only the rows the previous one did
+    # not (a 3x3 pool of stride 2 convolves each row once, not 1.5 times).
+    shared = pool.kernel[0] - pool.strides[0]
+    ring = pool.kernel[0] if shared > 0 else 1
+    convolved = domain.convolution_rows_to_pool(block * ring, conv_w)
     pooled_rows = domain.pool_rows(block, out_w)
     combine = domain.pool_combine(pool)
     output_after_pool = pool.is_max and domain.output_is_monotonic
@@ -328,11 +334,18 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
         def window_row(wy: Index) -> None:
             conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
+            slot = b.mul(b.remainder(b.add(b.mul(y, pool.strides[0]), wy), ring), block)
+            slots = [row(convolved, b.add(slot, j)) for j in range(block)]
             with inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
-                rows(b, row_domain, op, src, filt, bias, n, channels, conv_y,
-                     [row(convolved, j) for j in range(block)], conv_w, accumulators)
-                for j, into in enumerate(pooled):
-                    pool_row(b, pool, into, row(convolved, j), conv_w, combine)
+                fresh = None  # computed by the previous pooled row, unless this is the first
+                if shared > 0 and not (isinstance(wy, int) and wy >= shared):
+                    fresh = b.compare("eq", y, 0)
+                    if not isinstance(wy, int):
+                        fresh = b.emit(llvm.OrOp(fresh, b.compare("sge", wy, shared)))
+                with b.when(fresh) if fresh is not None else contextlib.nullcontext():
+                    rows(b, row_domain, op, src, filt, bias, n, channels, conv_y, slots, conv_w, accumulators)
+                for into, convolved_row in zip(pooled, slots):
+                    pool_row(b, pool, into, convolved_row, conv_w, combine)
 
         if pool.kernel[0] <= UNROLLED_WINDOW_ROWS:
             for wy in range(pool.kernel[0]):

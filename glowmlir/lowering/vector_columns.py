@@ -147,8 +147,9 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                      accumulators: None = None, residual: View | None = None, *,
                      arithmetic: type[ColumnArithmetic]) -> None:
     """Convolution output row `y` of the output channels `channels` (one block) into
-    `outputs` (`loop_skeletons.convolution_rows`' contract): tiles of vectors over the
-    columns whose taps are all inside the input row, predicated vectors over the others."""
+    `outputs` (`loop_skeletons.convolution_rows`' contract): the row as vectors from column
+    0, in tiles; a loop over the tiles whose columns' taps all lie inside the input row,
+    tiles with compile-time lane masks at the row's edges."""
     columns = arithmetic(b, domain, op)
     lanes = columns.lanes
     _, _, in_h, in_w = src.shape
@@ -162,11 +163,12 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
 
-    def tile(x0: Index, vectors: int, count: int | None = None) -> None:
+    def tile(x0: Index, vectors: int, edge: bool = False) -> None:
         """`vectors` x `lanes` outputs of each channel from column x0, all taps inside the
-        input; or (`count`: a compile-time x0) one vector whose lanes past `count` and whose
-        taps outside the row are masked."""
-        stored = None if count is None or count == lanes else [lane < count for lane in range(lanes)]
+        input; or (`edge`: a compile-time x0) vectors whose lanes past the row's end and
+        whose taps outside the input row are masked."""
+        counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
+        stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
 
         def taps(sums: list[SSAValue], channel: Index, c: Index, in_y: Index, ky: Index) -> list[SSAValue]:
             for kx in range(k_w):
@@ -174,8 +176,8 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 for v in range(vectors):
                     column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
                     loaded = None
-                    if count is not None:
-                        loaded = [lane < count and 0 <= column + lane * sx < in_w for lane in range(lanes)]
+                    if edge:
+                        loaded = [lane < counts[v] and 0 <= column + lane * sx < in_w for lane in range(lanes)]
                         if not any(loaded):
                             continue
                         last_read = column + lanes * sx - 1  # a strided vector reads past its last lane
@@ -193,7 +195,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 start = columns.start(bias, o)
                 if residual is not None:
                     start = columns.add(start, load_vector(b, residual, [n, o, y, b.add(x0, v * lanes)], lanes,
-                                                           stored))
+                                                           stored[v]))
                 starts.append(start)
         with b.loop(0, group_c, carried=starts) as c:
             with b.loop(ky_lo, ky_hi, carried=c.carried) as ky:
@@ -203,22 +205,26 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         for v in range(vectors):
             for j, output in enumerate(outputs):
                 stored_value = columns.output(channels[j], c.results[v * block + j], output.view.element_type)
-                store_vector(b, stored_value, output.view, output.at(b.add(x0, v * lanes)), stored)
+                store_vector(b, stored_value, output.view, output.at(b.add(x0, v * lanes)), stored[v])
 
+    # The row as vectors from column 0; those whose lanes all lie in the row with all their
+    # taps inside the input ("clean") run as tiles in a loop, the others in tiles of their own
+    # with masks known at compile time (a row of 28 on 16 lanes: two vectors, one tile).
     first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
-    x = first
-    widest = min(tile_vectors(block, columns.accumulators), max(1, (end - first) // lanes))
-    for vectors in sorted({widest, 1}, reverse=True):
-        tiles = (end - x) // (vectors * lanes)
-        if tiles:
+    count = -(-width // lanes)
+    vectors = min(tile_vectors(block, columns.accumulators), count)
+    clean_from, clean_end = -(-first // lanes), end // lanes
+    v = 0
+    while v < count:
+        if clean_from <= v and v + vectors <= clean_end:
+            tiles = (clean_end - v) // vectors
             with b.loop(0, tiles) as t:
-                tile(b.add(x, b.mul(t.index, vectors * lanes)), vectors)
-            x += tiles * vectors * lanes
-    # Predicated vectors over the rest; with no tile inside, over the whole row (a row of 7
-    # in one vector, not 1 + 6 in two).
-    for lo, hi in ((0, first), (x, width)) if x > first else ((0, width),):
-        for x0 in range(lo, hi, lanes):
-            tile(x0, 1, min(lanes, hi - x0))
+                tile(b.add(v * lanes, b.mul(t.index, vectors * lanes)), vectors)
+            v += tiles * vectors
+        else:  # an edge tile, as wide as a tile
+            size = min(vectors, count - v)
+            tile(v * lanes, size, edge=True)
+            v += size
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
