@@ -366,10 +366,11 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "vector-columns")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "vector-columns", "vector-planes")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
-the int8 ones of the Arm DSP extension and of Helium, and the float convolution on vectors
-of output columns of a host's vector unit."""
+the int8 ones of the Arm DSP extension and of Helium, and the float convolutions on vectors
+of output columns, or of whole planes, of a host's vector unit."""
+FLOAT_MICROKERNELS = ("vector-columns", "vector-planes")
 
 
 def verify_microkernel(op: IRDLOperation) -> None:
@@ -377,11 +378,12 @@ def verify_microkernel(op: IRDLOperation) -> None:
     convolution with its `vector_tile`), and a convolution's filter is packed for it."""
     if op.microkernel.data not in MICROKERNELS:
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
-    numbers = f32 if op.microkernel.data == "vector-columns" else i8
+    numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8
     if not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
         _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output")
-    if op.microkernel.data == "vector-columns" and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
-        _fail(op, "the vector-columns microkernel is a convolution's, with its vector_tile (lanes, accumulators)")
+    if op.microkernel.data in FLOAT_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
+        _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
+                  "(lanes, accumulators)")
     if not isinstance(op, ConvolutionOp):
         return
     if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+COLUMNS = "vector-columns"
+"""The float microkernel over vectors of a row's output columns."""
+PLANES = "vector-planes"
+"""The float microkernel over vectors of a plane's pixels (a "same"-padded convolution)."""
+
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
 
@@ -64,6 +69,41 @@ def channel_is_one_row(filter_shape: Sequence[int], strides: Sequence[int], pads
     """An unpooled, unpadded 1x1 convolution of stride 1: the kernel sees each channel's
     pixels as one row."""
     return not pooled and not any(pads) and tuple(filter_shape[2:]) == (1, 1) and tuple(strides) == (1, 1)
+
+
+def plane_is_one_row(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                     dilations: Sequence[int], pooled: bool) -> bool:
+    """An unpooled convolution of stride 1, larger than 1x1, whose padding keeps each plane's
+    size ("same"): with each channel's plane seen as one row, a tap is one offset into the
+    plane (the vector-planes kernel; lanes whose tap falls in the padding are masked)."""
+    k_h, k_w = filter_shape[2:]
+    top, left, bottom, right = pads
+    return (not pooled and tuple(strides) == (1, 1) and (k_h, k_w) != (1, 1)
+            and top + bottom == (k_h - 1) * dilations[0] and left + right == (k_w - 1) * dilations[1])
+
+
+MOST_PLANE_VECTORS = 4
+"""Vectors a vector-planes tile may take: each keeps one run-time lane mask per tap, so a
+tile of many vectors would keep more masks than there are mask registers."""
+
+
+def plane_block(out_channels: int, group: int, height: int, width: int, lanes: int, accumulators: int) -> int | None:
+    """The channel block of a vector-planes tile over planes of height x width: the fewest
+    vectors computed per plane (the last tile's unused lanes count), then the fewest loads
+    per multiply-accumulate; None when no block of a group's channels fills half a tile, or
+    when the planes would compute more lanes than rows do (7x7 on 16 lanes: 4 vectors, 64
+    lanes; as rows, 7 vectors of 8, 56 lanes)."""
+    per_group = out_channels // group
+    count = -(-(height * width) // lanes)
+    narrow = row_lanes(lanes, width)
+    as_rows = height * -(-width // narrow) * narrow
+    choices = []
+    for block in (size for size in range(1, accumulators + 1) if per_group % size == 0):
+        vectors = min(tile_vectors(block, accumulators), count)
+        if vectors <= MOST_PLANE_VECTORS and 2 * block * vectors > accumulators:
+            choices.append((-(-count // vectors) * vectors * lanes, 1 / vectors + 1 / block, block))
+    best = min(choices, default=None)
+    return best[2] if best is not None and best[0] < as_rows else None
 
 
 def takes_columns(strides: Sequence[int], largest_stride: int = 1) -> bool:

@@ -23,11 +23,11 @@ import abc
 import functools
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerType, VectorType, i1, i32
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i1, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.libraries.column_layout import channel_is_one_row, interior_columns, tile_vectors
+from glowmlir.libraries.column_layout import PLANES, channel_is_one_row, interior_columns, tile_vectors
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
@@ -51,14 +51,15 @@ def _mangled(vector: VectorType) -> str:
 
 
 def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
-                loaded: list[bool] | None = None, passthrough: int | float | SSAValue = 0,
+                loaded: list[bool] | SSAValue | None = None, passthrough: int | float | SSAValue = 0,
                 stride: int = 1) -> SSAValue:
     """`lanes` elements of `view` `stride` apart from `indices` (its last index, the first
     lane's column, may be negative when masked); with `loaded`, only those lanes are read
-    (a predicated load), the others are `passthrough` (an integer value is truncated to the
-    element type). A stride over 1 loads `stride` times the lanes and keeps every
-    `stride`-th (a shuffle)."""
+    (a predicated load; an `<N x i1>` value: lanes chosen at run time), the others are
+    `passthrough` (an integer value is truncated to the element type). A stride over 1
+    loads `stride` times the lanes and keeps every `stride`-th (a shuffle)."""
     if stride > 1:
+        assert not isinstance(loaded, SSAValue), "a strided vector takes compile-time lanes"
         wide = load_vector(b, view, indices, lanes * stride,
                            None if loaded is None else [element % stride == 0 and loaded[element // stride]
                                                         for element in range(lanes * stride)], passthrough)
@@ -77,22 +78,24 @@ def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
     else:
         others = b.splat(b.emit(llvm.ConstantOp(FloatAttr(float(passthrough), view.element_type),
                                                 view.element_type)), vector)
+    mask = loaded if isinstance(loaded, SSAValue) else lane_mask(b, loaded)
     return b.emit(llvm.CallIntrinsicOp(f"llvm.masked.load.{_mangled(vector)}.p0",
-                                       [address, b.integer(1), lane_mask(b, loaded), others], [vector]))
+                                       [address, b.integer(1), mask, others], [vector]))
 
 
 def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index],
-                 stored: list[bool] | None = None) -> None:
+                 stored: list[bool] | SSAValue | None = None) -> None:
     """A vector into consecutive elements of `view` from `indices`; with `stored`, only those
-    lanes (a predicated store)."""
+    lanes (a predicated store; an `<N x i1>` value: chosen at run time)."""
     address = b.element(view, indices)
     if stored is None:
         # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
         address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
         b.emit(llvm.StoreOp(value, address, alignment=1))
         return
+    mask = stored if isinstance(stored, SSAValue) else lane_mask(b, stored)
     b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(value.type)}.p0",
-                                [value, address, b.integer(1), lane_mask(b, stored)], []))
+                                [value, address, b.integer(1), mask], []))
 
 
 # ----------------------------------------------------------------------------- the arithmetic
@@ -113,9 +116,11 @@ class ColumnArithmetic(abc.ABC):
         self.b, self.domain, self.op = b, domain, op
 
     @abc.abstractmethod
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None,
+              stride: int) -> SSAValue:
         """An input vector from `view[indices]`, lanes `stride` columns apart, ready to
-        multiply (`loaded`: the lanes read; the others must come out as a real 0)."""
+        multiply (`loaded`: the lanes read, at compile or run time; the others must come out
+        as a real 0)."""
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """A weight broadcast over the lanes."""
@@ -227,14 +232,104 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             v += size
 
 
+def lane_positions(b: KernelBuilder, first: Index, lanes: int) -> SSAValue:
+    """The `<lanes x i32>` vector first, first + 1, ..., first + lanes - 1."""
+    vector = VectorType(i32, [lanes])
+    steps = b.emit(llvm.UndefOp(vector))
+    for lane in range(lanes):
+        steps = b.emit(llvm.InsertElementOp(steps, b.integer(lane), b.integer(lane)))
+    start = b.emit(llvm.TruncOp(b.index(first), i32)) if not isinstance(first, int) else b.integer(first)
+    return b.emit(llvm.AddOp(b.splat(start, vector), steps))
+
+
+def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view, block: int,
+                       arithmetic: type[ColumnArithmetic]) -> None:
+    """A convolution of stride 1 whose padding keeps the planes' size (`vector-planes`), each
+    channel's plane seen as one row: a tile is `vectors` x `lanes` adjacent pixels of the
+    plane, running across its rows, and a tap one offset into the input plane. The lanes
+    whose tap falls in the padding, or would wrap into the row above or below, are masked at
+    run time (from each lane's row and column, computed once a tile), and so are the lanes
+    past the plane's end when stored. A 14x14 plane on 16 lanes: 13 vectors, not 14."""
+    columns = arithmetic(b, domain, op)
+    lanes = columns.lanes
+    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    residual = view(op.residual) if getattr(op, "residual", None) is not None else None
+    n_size, out_c, height, width = dest.shape
+    pixels = height * width
+    _, group_c, k_h, k_w = op.filter_shape.get_values()
+    top, left, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    group = op.group.value.data
+    vectors = min(tile_vectors(block, columns.accumulators), -(-pixels // lanes))
+    span = vectors * lanes
+    index_vector = VectorType(i32, [lanes])
+
+    def flat(whole: View) -> View:
+        n, channels = whole.shape[:2]
+        return whole.reshaped((n, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
+
+    def below(values: SSAValue, size: int) -> SSAValue:
+        flag = llvm.ICmpPredicateFlag("ult").to_int()
+        return b.emit(llvm.ICmpOp(values, b.constant(size, index_vector), IntegerAttr(flag, i64)))
+
+    def shifted(values: SSAValue, by: int) -> SSAValue:
+        return values if by == 0 else b.emit(llvm.AddOp(values, b.constant(by, index_vector)))
+
+    dest, src = flat(dest), flat(src)
+    residual = flat(residual) if residual is not None else None
+    with b.loops([n_size, out_c // block, -(-pixels // span)]) as (n, o_block, t):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
+        p0 = b.mul(t, span)
+        positions = [lane_positions(b, b.add(p0, v * lanes), lanes) for v in range(vectors)]
+        rows = [b.emit(llvm.UDivOp(p, b.constant(width, index_vector))) for p in positions]
+        cols = [b.emit(llvm.URemOp(p, b.constant(width, index_vector))) for p in positions]
+        stored = [below(p, pixels) for p in positions]
+        masks = {}  # (ky, kx, v): the lanes whose tap is inside the input plane
+        for ky in range(k_h):
+            for kx in range(k_w):
+                for v in range(vectors):
+                    inside_row = below(shifted(rows[v], ky * dy - top), height)
+                    inside_column = below(shifted(cols[v], kx * dx - left), width)
+                    masks[ky, kx, v] = b.emit(llvm.AndOp(inside_row, inside_column))
+
+        starts = []
+        for v in range(vectors):
+            for o in channels:
+                start = columns.start(bias, o)
+                if residual is not None:
+                    start = columns.add(start, load_vector(b, residual, [n, o, 0, b.add(p0, v * lanes)], lanes,
+                                                           stored[v]))
+                starts.append(start)
+        with b.loop(0, group_c, carried=starts) as c:
+            sums = list(c.carried)
+            channel = b.add(first_channel, c.index)
+            for ky in range(k_h):
+                for kx in range(k_w):
+                    offset = (ky * dy - top) * width + kx * dx - left
+                    inputs = [columns.input(src, [n, channel, 0, b.add(p0, v * lanes + offset)], masks[ky, kx, v], 1)
+                              for v in range(vectors)]
+                    for j in range(block):
+                        weight = columns.weight(packed, [o_block, c.index, ky, kx, j])
+                        for v, pixels_in in enumerate(inputs):
+                            sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels_in, weight)
+            c.next(*sums)
+        for v in range(vectors):
+            for j, o in enumerate(channels):
+                value = columns.output(o, c.results[v * block + j], dest.element_type)
+                store_vector(b, value, dest, [n, o, 0, b.add(p0, v * lanes)], stored[v])
+
+
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
                      arithmetic: type[ColumnArithmetic]) -> None:
     """A convolution packed for the column kernel: the shared skeleton with
     `convolution_rows`; an unpooled, unpadded 1x1 convolution of stride 1 sees each
-    channel's pixels as one row."""
+    channel's pixels as one row; `vector-planes`, each plane (`same_padded_planes`)."""
     rows = functools.partial(convolution_rows, arithmetic=arithmetic)
     block = view(op.filter).shape[4]
-    if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
+    if op.microkernel.data == PLANES:
+        same_padded_planes(b, domain, op, view, block, arithmetic)
+    elif channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
                           op.pool is not None):
         one_row_per_channel(b, domain, op, view, rows, block)
     else:

@@ -29,7 +29,6 @@ from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
-MICROKERNEL = "vector-columns"
 LARGEST_STRIDE = 2
 """Along a row: a vector of stride 2 is two loads and one shuffle (the even lanes)."""
 
@@ -48,14 +47,21 @@ class PackFloatConvolution(RewritePattern):
             return
         shape = glow.shape_of(op.filter)
         _, _, height, width = glow.convolution_shape(op)  # before a fused pool
-        if column_layout.channel_is_one_row(shape, op.strides.get_values(), op.pads.get_values(),
-                                            op.pool is not None):
-            width *= height
-        lanes = column_layout.row_lanes(self.tile.lanes, width)
-        block = column_layout.row_block(shape[0], op.group.value.data, width, lanes, self.tile.accumulators)
+        strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
+        microkernel, block = column_layout.COLUMNS, None
+        if column_layout.plane_is_one_row(shape, strides, pads, op.dilations.get_values(), pooled):
+            block = column_layout.plane_block(shape[0], op.group.value.data, height, width, self.tile.lanes,
+                                              self.tile.accumulators)
+        if block is not None:
+            microkernel, lanes = column_layout.PLANES, self.tile.lanes
+        else:
+            if column_layout.channel_is_one_row(shape, strides, pads, pooled):
+                width *= height
+            lanes = column_layout.row_lanes(self.tile.lanes, width)
+            block = column_layout.row_block(shape[0], op.group.value.data, width, lanes, self.tile.accumulators)
         packed = column_layout.pack_filter(array_from_dense(weight.value), block)
         op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter)
-        op.properties["microkernel"] = StringAttr(MICROKERNEL)
+        op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
         erase_if_unused(weight, rewriter)

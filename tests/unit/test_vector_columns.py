@@ -47,7 +47,15 @@ CONVOLUTIONS = [
     ([1, 8, 6, 14], [12, 8, 1, 1], {"strides": [2, 2]}, None),  # a downsampling 1x1
     ([2, 3, 13, 24], [4, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}, "maxpool"),  # a ResNet stem
     ([1, 6, 8, 9], [6, 1, 3, 3], {"group": 6, "strides": [1, 2], "pads": [0, 1, 1, 0]}, None),
+    # "same" padding, stride 1: whole planes (vector-planes), tiles across rows
+    ([1, 8, 14, 14], [32, 8, 3, 3], {"pads": [1, 1, 1, 1]}, "relu"),
+    ([1, 16, 7, 7], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
+    ([1, 3, 6, 20], [8, 3, 5, 3], {"pads": [2, 0, 2, 2]}, None),
 ]
+PLANES = {0: {4, 8, 16}, 3: {4, 8, 16}, 5: {4, 8, 16}, 9: {4, 8, 16}, 17: {4, 8, 16}, 18: {4}, 19: {8, 16}}
+"""The cases run as whole planes (case: lanes): stride 1, "same" padding, a few channels a
+group, and fewer lanes computed than as rows (a 7x7 plane on 16 lanes: 64, as rows of 8: 56;
+case 1, 6x3 planes, computes as many lanes either way)."""
 
 
 def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelProto:
@@ -85,9 +93,10 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     inputs = random_inputs(model, seed=index)
     expected = onnxruntime_outputs(model, inputs)["y"]
     bundle = glowmlir.compile(path, target=Target(features=WIDTHS[lanes]))
-    tiles = re.findall(r'microkernel = "vector-columns", filter_shape = array<i64: [\d, ]+>, '
+    tiles = re.findall(r'microkernel = "(vector-columns|vector-planes)", filter_shape = array<i64: [\d, ]+>, '
                        r'vector_tile = array<i64: (\d+), (\d+)>', bundle.ir["glowll"])
-    assert len(tiles) == 1 and int(tiles[0][0]) <= lanes
+    assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
+    assert tiles[0][0] == ("vector-planes" if lanes in PLANES.get(index, ()) else "vector-columns")
     if fused == "residual":
         assert "residual" in bundle.ir["glowll"]
     np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * max(1.0, float(np.abs(expected).max())),
