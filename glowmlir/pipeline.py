@@ -49,12 +49,14 @@ def pre_quantization_passes() -> list[ModulePass]:
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
                  kernel_library: str | None = None, core: str = "", ram_size: int = 0,
-                 reuse_activations: bool = True) -> list[ModulePass]:
+                 reuse_activations: bool = True, vector_unit: bool = False) -> list[ModulePass]:
     """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
     as in Glow (fusion then applies to the quantized ops too); with a kernel library, what it
     takes runs NHWC. With CMSIS-NN on a Cortex-M (`core`, a `conv_pool_costs.COSTS` class),
     each fused convolution + pool goes to whichever kernel is estimated faster, unless
-    unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`)."""
+    unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`). On a target with a
+    vector unit, float 1x1 convolutions of stride over 1 read a subsampled input
+    (`glow-subsample-strided-pointwise`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
@@ -65,6 +67,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
     from glowmlir.transforms.quantize import QuantizeFromModel
     from glowmlir.transforms.schedule import ScheduleForMemory
+    from glowmlir.transforms.subsample_strided_pointwise import SubsampleStridedPointwise
 
     # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
     # stand between a convolution and its activation or pool.
@@ -75,6 +78,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
         passes += [FuseConvPool(), FuseResidualAdd()]
     if memory_fusion and kernel_library == "cmsis-nn" and core:
         passes.append(ChooseConvPoolKernels(core, ram_size, reuse_activations))
+    if vector_unit:
+        passes.append(SubsampleStridedPointwise())
     if kernel_library is not None:
         passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
@@ -146,7 +151,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
     quantization_passes = quantization.passes() if quantization is not None else ()
-    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, core, ram_size, reuse_activations)
+    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, core, ram_size, reuse_activations,
+                        vector_tile is not None)
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),

@@ -34,6 +34,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-sink-transposes": ("transforms.layout", "SinkTransposes"),
     "glow-fuse-conv-pool": ("transforms.fuse_conv_pool", "FuseConvPool"),
     "glow-fuse-residual-add": ("transforms.fuse_residual_add", "FuseResidualAdd"),
+    "glow-subsample-strided-pointwise": ("transforms.subsample_strided_pointwise", "SubsampleStridedPointwise"),
     "glow-choose-conv-pool-kernels": ("transforms.choose_conv_pool_kernels", "ChooseConvPoolKernels"),
     "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
     "glow-save-node-outputs": ("transforms.save_node_outputs", "SaveNodeOutputs"),

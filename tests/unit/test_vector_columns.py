@@ -18,7 +18,7 @@ import pytest
 from onnx import helper
 
 import glowmlir
-from glowmlir.libraries.column_layout import VectorTile, row_block, row_lanes
+from glowmlir.libraries.column_layout import VectorTile, plane_block, row_block, row_lanes
 from glowmlir.lowering.llvm_to_object import Target
 from tests.support.models import onnxruntime_outputs, random_inputs
 from tests.support.onnx_graphs import nodes_model
@@ -99,6 +99,9 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     assert tiles[0][0] == ("vector-planes" if lanes in PLANES.get(index, ()) else "vector-columns")
     if fused == "residual":
         assert "residual" in bundle.ir["glowll"]
+    # a 1x1 of stride 2 reads a subsampled input (glow-subsample-strided-pointwise)
+    assert ("steps = array<i64: 1, 1, 2, 2>" in bundle.ir["glowll"]) == (w_shape[2:] == [1, 1] and
+                                                                          attributes.get("strides") == [2, 2])
     np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * max(1.0, float(np.abs(expected).max())),
                                rtol=0)
 
@@ -116,6 +119,17 @@ def test_the_tile_follows_the_target():
     assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+sse4.2"]) == VectorTile(4, 12)
     assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16)
     assert VectorTile.of_features("thumbv7em-none-eabi", ["+dsp"]) is None
+
+
+def test_planes_choose_their_channels_or_rows():
+    # 28x28 on 16 lanes: 49 vectors, a tile of one vector and 16 channels wastes no lane
+    assert plane_block(128, 1, 28, 28, 16, 16) == 16
+    # 56x56: 196 vectors, 4 a tile
+    assert plane_block(64, 1, 56, 56, 16, 16) == 4
+    # 7x7: 4 vectors of 16 as a plane (64 lanes), 7 rows of 8 lanes (56): rows
+    assert plane_block(512, 1, 7, 7, 16, 16) is None
+    # depthwise: one channel a group never fills half a tile
+    assert plane_block(32, 32, 28, 28, 16, 16) is None
 
 
 def test_rows_choose_their_vectors_and_channels():
