@@ -336,22 +336,54 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
 
 
+RUN_BYTES = 256 * 1024
+"""The input one pass over all output channels of a float 1x1 convolution reads: a larger
+plane is computed in runs of pixels whose input stays in the core's L2 cache, every block of
+output channels per run (ResNet-50's 1x1s of 64 to 256 channels on 56x56 planes read their
+800 KB input once per block of 4 channels)."""
+
+
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
                         rows: loop_skeletons.ConvolutionRows, block: int) -> None:
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
     (`rows` called once per block of output channels, its tiles running across the input
-    rows; a residual seen the same way)."""
+    rows; a residual seen the same way); on a vector unit's floats (`vector_tile`), a plane
+    whose input exceeds `RUN_BYTES` in runs of pixels, each run for every block of channels."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
         pixels = height * width
         return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
 
+    def run_of(whole: View | None, start: Index, width: int) -> View | None:
+        """Pixels [start, start + width) of each channel of a flat view."""
+        if whole is None:
+            return None
+        base = b.offset_pointer(whole.base, b.add(whole.offset, start), whole.element_type)
+        return View(base, (*whole.shape[:3], width), whole.strides, 0, whole.element_type)
+
     dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
     residual = flat(op.residual) if getattr(op, "residual", None) is not None else None
-    with b.loops([dest.shape[0], dest.shape[1] // block]) as (n, o_block):
+    n_size, out_c, _, pixels = dest.shape
+    run = pixels
+    if op.vector_tile is not None:
+        lanes, accumulators = op.vector_tile.get_values()
+        span = tile_vectors(block, accumulators) * lanes
+        run = max(span, RUN_BYTES // (4 * src.shape[1]) // span * span)
+
+    def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        rows(b, domain, op, src, packed, bias, n, channels, 0, [row(dest, n, o, 0) for o in channels], dest.shape[3],
-             None, residual)
+        into = run_of(dest, start, width)
+        rows(b, domain, op, run_of(src, start, width), packed, bias, n, channels, 0,
+             [row(into, n, o, 0) for o in channels], width, None, run_of(residual, start, width))
 
-
+    if run >= pixels:
+        with b.loops([n_size, out_c // block]) as (n, o_block):
+            pass_over(n, o_block, 0, pixels)
+        return
+    runs, rest = divmod(pixels, run)
+    with b.loops([n_size, runs, out_c // block]) as (n, r, o_block):
+        pass_over(n, o_block, b.mul(r, run), run)
+    if rest:
+        with b.loops([n_size, out_c // block]) as (n, o_block):
+            pass_over(n, o_block, runs * run, rest)

@@ -51,6 +51,8 @@ CONVOLUTIONS = [
     ([1, 8, 14, 14], [32, 8, 3, 3], {"pads": [1, 1, 1, 1]}, "relu"),
     ([1, 16, 7, 7], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
     ([1, 3, 6, 20], [8, 3, 5, 3], {"pads": [2, 0, 2, 2]}, None),
+    # a 1x1 whose input exceeds vector_columns.RUN_BYTES: runs of pixels, and the rest
+    ([1, 256, 20, 20], [256, 256, 1, 1], {}, "residual"),
 ]
 PLANES = {0: {4, 8, 16}, 3: {4, 8, 16}, 5: {4, 8, 16}, 9: {4, 8, 16}, 17: {4, 8, 16}, 18: {4}, 19: {8, 16}}
 """The cases run as whole planes (case: lanes): stride 1, "same" padding, a few channels a
