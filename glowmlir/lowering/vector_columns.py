@@ -285,13 +285,8 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
         rows = [b.emit(llvm.UDivOp(p, b.constant(width, index_vector))) for p in positions]
         cols = [b.emit(llvm.URemOp(p, b.constant(width, index_vector))) for p in positions]
         stored = [below(p, pixels) for p in positions]
-        masks = {}  # (ky, kx, v): the lanes whose tap is inside the input plane
-        for ky in range(k_h):
-            for kx in range(k_w):
-                for v in range(vectors):
-                    inside_row = below(shifted(rows[v], ky * dy - top), height)
-                    inside_column = below(shifted(cols[v], kx * dx - left), width)
-                    masks[ky, kx, v] = b.emit(llvm.AndOp(inside_row, inside_column))
+        inside_columns = {(kx, v): below(shifted(cols[v], kx * dx - left), width)
+                          for kx in range(k_w) for v in range(vectors)}
 
         starts = []
         for v in range(vectors):
@@ -301,19 +296,35 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                     start = columns.add(start, load_vector(b, residual, [n, o, 0, b.add(p0, v * lanes)], lanes,
                                                            stored[v]))
                 starts.append(start)
+        def kernel_row(sums: list[SSAValue], channel: Index, c: Index, ky: Index) -> list[SSAValue]:
+            row_shift = b.sub(b.mul(ky, dy), top)
+            if isinstance(row_shift, int):
+                inside_rows = [below(shifted(rows[v], row_shift), height) for v in range(vectors)]
+            else:
+                shift = b.splat(b.emit(llvm.TruncOp(row_shift, i32)), index_vector)
+                inside_rows = [below(b.emit(llvm.AddOp(rows[v], shift)), height) for v in range(vectors)]
+            for kx in range(k_w):
+                offset = b.add(b.mul(row_shift, width), kx * dx - left)
+                inputs = [columns.input(src, [n, channel, 0, b.add(b.add(p0, v * lanes), offset)],
+                                        b.emit(llvm.AndOp(inside_rows[v], inside_columns[kx, v])), 1)
+                          for v in range(vectors)]
+                for j in range(block):
+                    weight = columns.weight(packed, [o_block, c, ky, kx, j])
+                    for v, pixels_in in enumerate(inputs):
+                        sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels_in, weight)
+            return sums
+
         with b.loop(0, group_c, carried=starts) as c:
-            sums = list(c.carried)
             channel = b.add(first_channel, c.index)
-            for ky in range(k_h):
-                for kx in range(k_w):
-                    offset = (ky * dy - top) * width + kx * dx - left
-                    inputs = [columns.input(src, [n, channel, 0, b.add(p0, v * lanes + offset)], masks[ky, kx, v], 1)
-                              for v in range(vectors)]
-                    for j in range(block):
-                        weight = columns.weight(packed, [o_block, c.index, ky, kx, j])
-                        for v, pixels_in in enumerate(inputs):
-                            sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels_in, weight)
-            c.next(*sums)
+            if vectors > 1:  # kernel rows unrolled: their masks, constant over the channels, are hoisted
+                sums = list(c.carried)
+                for ky in range(k_h):
+                    sums = kernel_row(sums, channel, c.index, ky)
+                c.next(*sums)
+            else:  # one vector: a loop, its masks computed per kernel row (less code for LLVM)
+                with b.loop(0, k_h, carried=c.carried) as ky:
+                    ky.next(*kernel_row(list(ky.carried), channel, c.index, ky.index))
+                c.next(*ky.results)
         for v in range(vectors):
             for j, o in enumerate(channels):
                 value = columns.output(o, c.results[v * block + j], dest.element_type)
