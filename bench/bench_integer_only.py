@@ -1,10 +1,16 @@
-"""Integer all the way (issue 17): a MobileNetV3-small-style int8 net, profiled and compiled
-with our quantizer: which ops stay float, top-1 agreement with float against onnxruntime's
-own static int8 quantization of the same model and calibration data (classes read from the
-logits centred on their held-out mean: a random-weight net scores every input alike), host
-latency and code bytes int8 vs float (latency: a ratio measured in the same run).
+"""Integer all the way (issue 17): a MobileNetV3-small-style net, a DS-CNN keyword-spotting-
+style net (both with random weights, calibrated on random inputs) and LeNet (calibrated on
+its 20 example digits), each profiled and compiled to int8 with our quantizer: which ops
+stay float, top-1 agreement with float on held-out inputs against onnxruntime's own static
+int8 quantization of the same model and calibration data, host latency and code bytes int8
+vs float, and exact instructions per inference int8 vs float on the emulated Cortex-M7
+(mps2-an500) and Cortex-M3 (mps2-an385, no FPU).
 
-    .venv/bin/python bench/bench_integer_only.py [--markdown]
+A random-weight net gives every input nearly the same logits: its classes are read from the
+logits centred on their mean over the held-out inputs (the same centre for all). LeNet's
+classes are its plain argmax. Latency is a ratio measured in the same run.
+
+    .venv/bin/python bench/bench_integer_only.py [--markdown] [--no-boards] [--held-out N]
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -22,12 +29,40 @@ import onnx
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import glowmlir  # noqa: E402
-from bench.tables import print_rows  # noqa: E402
+from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
+from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
-from tests.support.models import mobilenet_v3_style, quantized_by_onnxruntime  # noqa: E402
+from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from tests.support.models import LENET, ds_cnn_style, mobilenet_v3_style, quantized_by_onnxruntime  # noqa: E402
+
+BOARDS = ("mps2-an500", "mps2-an385")
+
+
+@dataclass
+class Net:
+    name: str
+    model: onnx.ModelProto
+    calibration: list[dict[str, np.ndarray]]
+    held_out: list[dict[str, np.ndarray]]
+    output: str
+    centred: bool  # classes from the logits centred on their held-out mean (a random-weight net)
+
+
+def random_net(name: str, model: onnx.ModelProto, shape: tuple[int, ...], held_out: int) -> Net:
+    rng = np.random.default_rng(0)
+    samples = [{"data": rng.normal(size=shape).astype(np.float32)} for _ in range(32 + held_out)]
+    return Net(name, model, samples[:32], samples[32:], "logits", True)
+
+
+def lenet(held_out: int) -> Net:
+    example = os.path.dirname(LENET)
+    _, feeds = calibration_samples({"data": (1, 1, 28, 28)}, [os.path.join(example, "images")], [], [],
+                                   ImageOptions.parse("0to1"))
+    digits = np.load(os.path.join(example, "heldout.npz"))["images"][:held_out].astype(np.float32) / np.float32(255)
+    return Net("LeNet", onnx.load(LENET), list(feeds), [{"data": d[None, None]} for d in digits], "softmax", False)
 
 
 def latency(bundle: glowmlir.Bundle, sample: dict, runs: int = 50) -> float:
@@ -38,48 +73,61 @@ def latency(bundle: glowmlir.Bundle, sample: dict, runs: int = 50) -> float:
     return (time.perf_counter() - start) / runs
 
 
+def measure(net: Net, directory: str, boards: tuple[str, ...]) -> dict[str, str]:
+    """The net's column of the table."""
+    import onnxruntime
+
+    path = os.path.join(directory, f"{net.name}.onnx")
+    onnx.save(net.model, path)
+    profiler = Profiler.for_model(path, CompileOptions())
+    for _ in profiler.run(net.calibration):
+        pass
+    profile = os.path.join(directory, f"{net.name}.yaml")
+    write_profile(profile, profiler.profile)
+    quantization = QuantizationOptions(profile)
+    float_bundle, int8 = glowmlir.compile(path), glowmlir.compile(path, quantization=quantization)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.log_severity_level = 1, 3
+    ort_path = quantized_by_onnxruntime(net.model, net.calibration, directory, "QDQ")
+    ort_int8 = onnxruntime.InferenceSession(ort_path, options, providers=["CPUExecutionProvider"])
+    ort_output = [o.name for o in ort_int8.get_outputs()].index(net.output)
+    outputs = {"float": np.stack([float_bundle.run(s)[net.output][0] for s in net.held_out]),
+               "ours": np.stack([int8.run(s)[net.output][0] for s in net.held_out]),
+               "onnxruntime": np.stack([ort_int8.run(None, s)[ort_output][0] for s in net.held_out])}
+    centre = outputs["float"].mean(axis=0) if net.centred else 0
+    classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
+    agreement = {name: int((classes[name] == classes["float"]).sum()) for name in ("ours", "onnxruntime")}
+    left = collections.Counter(op for _, op, _ in int8.float_ops)
+    column = {
+        "compute ops left float": f"{sum(left.values())}" + (f" ({', '.join(f'{k} x{v}' for k, v in left.items())})"
+                                                             if left else ""),
+        "top-1 agreement with float, ours int8": f"{agreement['ours']}/{len(net.held_out)}",
+        "top-1 agreement with float, onnxruntime int8": f"{agreement['onnxruntime']}/{len(net.held_out)}",
+        "host latency int8 / float": f"{latency(int8, net.held_out[0]) / latency(float_bundle, net.held_out[0]):.2f}",
+        "host code bytes int8 / float": f"{code_size(int8.object_code):,} / {code_size(float_bundle.object_code):,}",
+    }
+    for board in boards:
+        counts = [run_on_board(glowmlir.compile(path, quantization=q, target=target_for(board)), board,
+                               net.held_out[0], count_instructions=True).instructions for q in (quantization, None)]
+        column[f"{board} instructions int8 / float"] = f"{counts[0]:,} / {counts[1]:,} ({counts[0] / counts[1]:.2f})"
+    return column
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--no-boards", action="store_true")
+    parser.add_argument("--held-out", type=int, default=100)
     args = parser.parse_args()
-    import onnxruntime
-
-    rng = np.random.default_rng(0)
-    model = mobilenet_v3_style(seed=1)
-    calibration = [{"data": rng.normal(size=(1, 3, 64, 64)).astype(np.float32)} for _ in range(32)]
-    held_out = [{"data": rng.normal(size=(1, 3, 64, 64)).astype(np.float32)} for _ in range(100)]
+    nets = [random_net("MobileNetV3-style 1x3x64x64", mobilenet_v3_style(seed=1), (1, 3, 64, 64), args.held_out),
+            random_net("DS-CNN-style 1x1x49x10", ds_cnn_style(seed=0), (1, 1, 49, 10), args.held_out),
+            lenet(args.held_out)]
+    boards = () if args.no_boards else BOARDS
     with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "model.onnx")
-        onnx.save(model, path)
-        profiler = Profiler.for_model(path, CompileOptions())
-        for _ in profiler.run(calibration):
-            pass
-        write_profile(os.path.join(directory, "profile.yaml"), profiler.profile)
-        float_bundle = glowmlir.compile(path)
-        int8 = glowmlir.compile(path, quantization=QuantizationOptions(os.path.join(directory, "profile.yaml")))
-        ort_path = quantized_by_onnxruntime(model, calibration, directory, "QDQ")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads, options.log_severity_level = 1, 3
-        ort_int8 = onnxruntime.InferenceSession(ort_path, options, providers=["CPUExecutionProvider"])
-        # A random-weight net gives every input nearly the same logits: its classes are read
-        # from the logits centred on their mean over the held-out inputs (the same for all).
-        logits = {"float": np.stack([float_bundle.run(s)["logits"][0] for s in held_out]),
-                  "ours": np.stack([int8.run(s)["logits"][0] for s in held_out]),
-                  "onnxruntime": np.stack([ort_int8.run(None, s)[0][0] for s in held_out])}
-        centre = logits["float"].mean(axis=0)
-        classes = {name: (values - centre).argmax(axis=1) for name, values in logits.items()}
-        ours = int((classes["ours"] == classes["float"]).sum())
-        theirs = int((classes["onnxruntime"] == classes["float"]).sum())
-        distinct = len(set(classes["float"].tolist()))
-        left = collections.Counter(op for _, op, _ in int8.float_ops)  # the compute ops kept float
-        code = f"{code_size(int8.object_code):,} / {code_size(float_bundle.object_code):,}"
-        rows = [("compute ops left float", f"{sum(left.values())} ({', '.join(f'{k} x{v}' for k, v in left.items())})"),
-                ("distinct float classes among the held-out inputs", str(distinct)),
-                ("top-1 agreement with float, ours int8", f"{ours}/{len(held_out)}"),
-                ("top-1 agreement with float, onnxruntime static int8", f"{theirs}/{len(held_out)}"),
-                ("host latency int8 / float", f"{latency(int8, held_out[0]) / latency(float_bundle, held_out[0]):.2f}"),
-                ("code bytes int8 / float", code)]
-    print_rows(rows, "MobileNetV3-small-style, 1x3x64x64", args.markdown, width=55)
+        columns = {net.name: measure(net, directory, boards) for net in nets}
+    labels = list(next(iter(columns.values())))
+    print_columns(["", *columns], [[label, *(column[label] for column in columns.values())] for label in labels],
+                  args.markdown)
 
 
 if __name__ == "__main__":

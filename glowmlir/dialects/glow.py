@@ -360,6 +360,9 @@ class OpFacts:
     glow_kind: str | None = None
     quantizable: bool = False
     keeps_input_quantization: bool = False
+    glow_kind_of: Callable[[Operation], str] | None = None
+    """Glow's kind where it depends on the op (a resample is ResizeNearest or ResizeBilinear
+    by its taps); `glow_kind` is then the kind of the class (see `node_kind`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1062,7 +1065,7 @@ class LeakyReluOp(ParametricUnaryOp):
 
     name = "glow.leaky_relu"
     FACTS: ClassVar[OpFacts] = _unary(
-        "leaky_relu", required=("alpha",), layout_agnostic=True, glow_kind="LeakyRelu",
+        "leaky_relu", required=("alpha",), layout_agnostic=True, quantizable=True, glow_kind="LeakyRelu",
         float_kernel=lambda m, x: m.negative_scaled(x, m.mul(m.alpha(), x)),
         numpy=lambda op, x: np.where(x >= 0, x, _param(op, "alpha") * x))
 
@@ -1452,7 +1455,7 @@ class PReluOp(BinaryOp):
 
     name = "glow.prelu"
     FACTS: ClassVar[OpFacts] = _binary(
-        "prelu", glow_kind="PRelu",
+        "prelu", quantizable=True, glow_kind="PRelu",
         float_kernel=lambda m, x, slope: m.negative_scaled(x, m.mul(slope, x)),
         numpy=lambda op, x, slope: np.where(x >= 0, x, slope * x))
 
@@ -1616,6 +1619,9 @@ class ResampleOp(GlowOp):
     result = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     assembly_format = "$input `,` $taps `,` $weights attr-dict `:` functional-type(operands, results)"
+    FACTS: ClassVar[OpFacts] = OpFacts(
+        glow_kind="ResizeBilinear", quantizable=True,
+        glow_kind_of=lambda op: "ResizeNearest" if shape_of(op.taps)[1] == 1 else "ResizeBilinear")
 
     def __init__(self, input: SSAValue, taps: SSAValue, weights: SSAValue, axis: int, *,
                  result_element: ElementLike = None):
@@ -2121,6 +2127,15 @@ def glow_kinds(ops: OpClasses = None) -> dict[type[GlowOp], str]:
     """The ops with integer kernels -> Glow's node kind names (what `glow-quantize` quantizes,
     and the names `-keep-original-precision-for-nodes` takes)."""
     return {op: op.FACTS.glow_kind for op in compute_ops(ops) if op.FACTS.quantizable}
+
+
+def node_kind(op: Operation) -> str | None:
+    """Glow's node kind of one op (as `-keep-original-precision-for-nodes` names it): its
+    facts' `glow_kind_of(op)` if they have one, else their `glow_kind`."""
+    facts = getattr(op, "FACTS", None)
+    if facts is None:
+        return None
+    return facts.glow_kind_of(op) if facts.glow_kind_of is not None else facts.glow_kind
 
 
 def input_quantization_ops(ops: OpClasses = None) -> tuple[type[GlowOp], ...]:

@@ -592,7 +592,7 @@ _CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0,
 
 
 @operator(*_UNARY, *_CLIPS, "LEAKY_RELU", "RSQRT",
-          int8=lambda importer, op: importer.operator_name(op) in ("RELU", *_CLIPS))
+          int8=lambda importer, op: importer.operator_name(op) in ("RELU", "LEAKY_RELU", *_CLIPS))
 def _elementwise_unary(importer: TFLiteImporter, op):
     name = importer.operator_name(op)
     x = importer.input(0)

@@ -356,27 +356,31 @@ def emit_local_response_normalization(b: KernelBuilder, op: glowll.LocalResponse
         fill_row(b, row(dest, n, c, y), width, normalize)
 
 
-def emit_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf) -> None:
+def emit_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf,
+                  weighted_sum: Callable[[list[tuple[SSAValue, SSAValue]]], SSAValue] | None = None) -> None:
     """Per output position along the axis: its taps and weights, then a weighted sum of
-    input rows over the contiguous inner dimensions."""
+    input rows over the contiguous inner dimensions: `weighted_sum([(weight, tap value),
+    ...])` gives the stored value (default: the f32 sum of products)."""
     dest, src, taps, weights = view(op.dest), view(op.input), view(op.taps), view(op.weights)
     axis = op.axis.value.data
     outer, inner = int(np.prod(dest.shape[:axis])), int(np.prod(dest.shape[axis + 1:]))
     out_size, in_size = dest.shape[axis], src.shape[axis]
     dest = dest.reshaped((outer, out_size, inner), (out_size * inner, inner, 1))
     src = src.reshaped((outer, in_size, inner), (in_size * inner, inner, 1))
+
+    def float_sum(terms: list[tuple[SSAValue, SSAValue]]) -> SSAValue:
+        total = b.fmul(*terms[0])
+        for factor, value in terms[1:]:
+            total = b.fadd(total, b.fmul(factor, value))
+        return total
+
+    weighted_sum = weighted_sum or float_sum
     with b.loops([outer, out_size]) as (o, j):
         rows = [b.as_index(b.load(taps, [j, t])) for t in range(taps.shape[1])]
         factors = [b.load(weights, [j, t]) for t in range(weights.shape[1])]
-
-        def value(i: Index) -> SSAValue:
-            total = b.fmul(factors[0], b.load(src, [o, rows[0], i]))
-            for row, factor in zip(rows[1:], factors[1:]):
-                total = b.fadd(total, b.fmul(factor, b.load(src, [o, row, i])))
-            return total
-
         with b.loop(0, inner) as i:
-            b.store(value(i.index), dest, [o, j, i.index])
+            terms = [(factor, b.load(src, [o, row, i.index])) for row, factor in zip(rows, factors)]
+            b.store(weighted_sum(terms), dest, [o, j, i.index])
 
 
 KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {

@@ -36,9 +36,9 @@ from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
-from glowmlir.lowering import arm_dsp, arm_mve, loop_skeletons, math_approx
+from glowmlir.lowering import arm_dsp, arm_mve, kernels, loop_skeletons, math_approx
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -60,6 +60,7 @@ from glowmlir.quantization.rescaling import (
     division_multiplier,
     mul_multiplier,
     multiplier_and_shift,
+    sign_multipliers,
     softmax_parameters,
 )
 
@@ -325,6 +326,16 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
             return store(b.int_add(_divided(b, b.int_sub(b.sign_extend(v[0]), first.offset),
                                             b.int_sub(b.sign_extend(v[1]), second.offset), multiplier, exponent),
                                    out_type.offset))
+    elif kind in ("leaky_relu", "prelu"):  # TFLite's int8 LeakyRelu and PRelu: a multiplier for each sign of x
+        source = _type(op.inputs[0])
+        slope = _type(op.inputs[1]) if kind == "prelu" else None
+        (m1, s1), (m2, s2) = sign_multipliers(source, out_type, op.alpha.value.data if slope is None else slope.scale)
+
+        def compute(v):
+            x = b.int_sub(b.sign_extend(v[0]), source.offset)
+            negative = x if slope is None else b.int_mul(x, b.int_sub(b.sign_extend(v[1]), slope.offset))
+            level = b.select(b.int_compare("sge", x, 0), requantize(b, x, m1, s1), requantize(b, negative, m2, s2))
+            return store(b.int_add(level, out_type.offset))
     elif kind == "mul":
         first, second = (_type(v) for v in op.inputs)
         multiplier, shift = mul_multiplier(first, second, out_type)
@@ -450,6 +461,24 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view: V
         b.store(b.load(table, [b.add(level, 128)]), flat_dest, [i.index])
 
 
+def emit_quantized_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf) -> None:
+    """`kernels.emit_resample` on integers: `sum_t w_t (x_t - x_offset)` with Q1.14 weights,
+    requantized by `input x weight / output` scale (as a Mul), plus the output offset, clamped."""
+    source, weights, out_type = _type(op.input), _type(op.weights), _type(op.dest)
+    multiplier, shift = mul_multiplier(source, weights, out_type)
+    low, high = out_type.value_range
+
+    def weighted_sum(terms: list[tuple[SSAValue, SSAValue]]) -> SSAValue:
+        total = None
+        for factor, value in terms:
+            term = b.int_mul(b.sign_extend(factor), b.int_sub(b.sign_extend(value), source.offset))
+            total = term if total is None else b.int_add(total, term)
+        level = b.int_add(requantize(b, total, multiplier, shift), out_type.offset)
+        return b.truncate(b.clamp(level, low, high), storage_type(out_type))
+
+    kernels.emit_resample(b, op, view, weighted_sum)
+
+
 QUANTIZED_KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
     glowll.ConvolutionOp: emit_quantized_convolution,
     glowll.FullyConnectedOp: emit_quantized_fully_connected,
@@ -458,6 +487,7 @@ QUANTIZED_KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] =
     glowll.ElementwiseOp: emit_quantized_elementwise,
     glowll.SoftMaxOp: emit_quantized_softmax,
     glowll.IntLookupTableOp: emit_int_lookup_table,
+    glowll.ResampleOp: emit_quantized_resample,
 }
 """The emitters of instructions on quantized buffers; data movement (copy, transpose,
 insert/extract tensor) is type-generic and uses the float kernels' emitters."""

@@ -105,9 +105,10 @@ def choose_params(min_value: float, max_value: float, schema: str = "asymmetric"
     asymmetric formulas for a non-negative range (offset = qmin) and otherwise becomes `symmetric`;
     symmetric schemas stretch the shorter side so the zero point is 0; clamp to finite floats;
     with `calibration == "KL"` and a histogram, narrow the range by `optimize_kl` after
-    `without_zero_spike` (with "Percentile", to its central `percentile` %: `percentile_range`),
-    then force 0 back in (Glow does not: a window beside 0 clamps its zero point, so the
-    range actually quantized is wrong);
+    `without_zero_spike`, force 0 back into the window (Glow does not: a window beside 0
+    clamps its zero point, so the range actually quantized is wrong) and keep it only if its
+    `squared_error` on the histogram is below the whole range's (Glow keeps it always); with
+    "Percentile", narrow it to its central `percentile` % (`percentile_range`), 0 forced in;
     `scale = (max - min) / (qmax - qmin)` (0 becomes 0.1); zero point from whichever end has the
     smaller rounding error, forced to 0 when `|max + min| <= FLT_EPSILON`, clamped or rounded half
     away from zero; `symmetric_with_power2_scale` rounds the scale up to a power of two.
@@ -130,7 +131,12 @@ def choose_params(min_value: float, max_value: float, schema: str = "asymmetric"
     if calibration != "None" and histogram is not None and profiled_min != profiled_max and low != high:
         if calibration == "KL":
             rescaled = rescale_histogram(histogram, profiled_min, profiled_max, low, high)
-            low, high = optimize_kl(without_zero_spike(rescaled, low, high), low, high, symmetric)
+            rescaled = without_zero_spike(rescaled, low, high)
+            window = optimize_kl(rescaled, low, high, symmetric)
+            window = min(window[0], 0.0), max(window[1], 0.0)
+            errors = [squared_error(rescaled, low, high, *bounds, qmax - qmin) for bounds in (window, (low, high))]
+            if errors[0] < errors[1]:
+                low, high = window
         else:
             low, high = percentile_range(histogram, profiled_min, profiled_max, percentile)
         low, high = min(low, 0.0), max(high, 0.0)
@@ -340,6 +346,24 @@ def without_zero_spike(histogram, min_value: float, max_value: float) -> np.ndar
     neighbours = counts[max(zero - 1, 0):zero + 2]
     counts[zero] = (neighbours.sum() - counts[zero]) / (neighbours.size - 1)
     return counts
+
+
+def squared_error(histogram, hist_min: float, hist_max: float, low: float, high: float, steps: int) -> float:
+    """The mean squared error of quantizing the values of `histogram` (its bins over
+    [hist_min, hist_max], each value at its bin's centre) to `steps` + 1 levels over [low, high]:
+    the distance clipping moves a value, squared, plus the rounding noise scale^2 / 12.
+
+    KL calibration keeps its window only where this error is lower than the whole range's:
+    KL measures how well the quantized histogram keeps the shape of the bulk, and happily
+    clips a long tail whose few values carry the signal (a HardSwish's large outputs feeding
+    a convolution); the squared error weighs what clipping costs them."""
+    counts = np.asarray(histogram, dtype=np.float64).ravel()
+    if counts.size == 0 or counts.sum() <= 0:
+        return 0.0
+    centres = hist_min + (np.arange(counts.size) + 0.5) * ((hist_max - hist_min) / counts.size)
+    clipping = centres - np.clip(centres, low, high)
+    rounding = ((high - low) / steps) ** 2 / 12
+    return float((counts * (clipping ** 2 + rounding)).sum() / counts.sum())
 
 
 def _window_edge(hist_min: float, hist_max: float, bin_index: int, bin_width: float, num_bins: int) -> float:

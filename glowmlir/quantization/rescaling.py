@@ -49,6 +49,22 @@ def mul_multiplier(first, second, output) -> tuple[int, int]:
     return multiplier_and_shift(first.scale * second.scale / output.scale)
 
 
+def sign_multipliers(input_type, output_type, negative_scale: float) -> tuple[tuple[int, int], tuple[int, int]]:
+    """LeakyRelu and PRelu (TFLite's int8 kernels): the (multiplier, shift) of `x >= 0`,
+    `input / output` scale, and of `x < 0`, `input x negative_scale / output` (a LeakyRelu's
+    alpha; a PRelu's slope scale, the slope level multiplying x's), in double."""
+    return (multiplier_and_shift(input_type.scale / output_type.scale),
+            multiplier_and_shift(input_type.scale * negative_scale / output_type.scale))
+
+
+RESAMPLE_FRACTION_BITS = 14
+"""An int8 resample's weights are Q1.14 integers in int16 (1.0 is 2^14): a weighted sum of
+taps, even of int16 ones (`RESAMPLE_FINER_BITS`), stays within int32."""
+RESAMPLE_FINER_BITS = 8
+"""A bilinear Resize's axes before its last keep 8 more fractional bits (int16 at 1/256 of
+the input scale), so that the resize rounds to int8 once, as TFLite's int8 bilinear does."""
+
+
 DIVISION_BITS = 15
 """Int8 Div's multiplier `M` has at most 15 bits, so that `(x - x_offset) * M` and the
 divisor `(y - y_offset) << E` stay within 32 bits (one SDIV/UDIV, no 64-bit division)."""

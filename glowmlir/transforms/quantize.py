@@ -57,7 +57,12 @@ from glowmlir.quantization.params import (
     quantize_per_channel,
 )
 from glowmlir.quantization.profile import NodeProfile, Profile, read_profile
-from glowmlir.quantization.rescaling import bias_scales, quantize_level
+from glowmlir.quantization.rescaling import (
+    RESAMPLE_FINER_BITS,
+    RESAMPLE_FRACTION_BITS,
+    bias_scales,
+    quantize_level,
+)
 from glowmlir.transforms.constants import typed_constant
 
 SOFTMAX_OUTPUT = (1.0 / 256.0, -128)
@@ -259,12 +264,12 @@ class _FunctionQuantizer:
         """Whether an op left unquantized is a float computation `-assert-all-nodes-quantized`
         refuses: any compute op with a float result, except the kinds kept float by
         `-keep-original-precision-for-nodes` and data movement (which follows its input)."""
-        return (_computes_float(op) and op.FACTS.glow_kind not in self.config.keep_original_precision_for_nodes
+        return (_computes_float(op) and glow.node_kind(op) not in self.config.keep_original_precision_for_nodes
                 and type(op) not in glow.input_quantization_ops())
 
     def kept_by_option(self, op: Operation) -> bool:
         """A float compute op of a kind `-keep-original-precision-for-nodes` names."""
-        return _computes_float(op) and op.FACTS.glow_kind in self.config.keep_original_precision_for_nodes
+        return _computes_float(op) and glow.node_kind(op) in self.config.keep_original_precision_for_nodes
 
     def keep_float(self, op: Operation) -> None:
         """An op left unquantized computes on float operands (dequantized where needed)."""
@@ -276,7 +281,7 @@ class _FunctionQuantizer:
             op.results[0], with_element_type(op.results[0].type, element)))
 
     def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
-        kind = glow.glow_kinds().get(type(op))
+        kind = glow.node_kind(op) if type(op) in glow.glow_kinds() else None
         keep, facts = self.config.keep_original_precision_for_nodes, getattr(op, "FACTS", None)
         if kind is None and facts is not None and self.config.precision == "Int8" and facts.glow_kind not in keep:
             if type(op) in lookup_table_ops():
@@ -286,11 +291,16 @@ class _FunctionQuantizer:
             return None
         if self.config.precision != "Int8" and type(op) not in glow.input_quantization_ops():
             return None  # like Glow's CPU backend: Int16 has no compute kernels
-        if any(not is_quantized(v.type) and v.type.element_type != f32 for v in op.operands):
+        if any(not is_quantized(v.type) and v.type.element_type != f32 for v in _data_operands(op)):
             return None
         if type(op) in glow.input_quantization_ops():  # from the op's facts
             return _convert_follow_input
         return _CONVERTERS.get(type(op), _convert_generic)
+
+
+def _data_operands(op: Operation) -> list[SSAValue]:
+    """The operands holding an op's data: all of them but a resample's taps (integer indices)."""
+    return [v for v in op.operands if not (isinstance(op, glow.ResampleOp) and v is op.taps)]
 
 
 def _computes_float(op: Operation) -> bool:
@@ -383,6 +393,35 @@ def _convert_division(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
     Rewriter.insert_op(constant, InsertPoint.before(op))
     product = _rewritten(q, op, [glow.MulOp(op.lhs, constant.result)]).owner
     return _convert_generic(q, product)
+
+
+def _convert_leaky_relu(q: _FunctionQuantizer, op: glow.LeakyReluOp) -> bool:
+    """An int8 LeakyRelu (TFLite's: each side its own multiplier, `rescaling.sign_multipliers`);
+    a negative alpha has no (positive) multiplier: it becomes a lookup table."""
+    if op.alpha.value.data < 0:
+        return _convert_to_lookup_table(q, op)
+    return _convert_generic(q, op)
+
+
+def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
+    """One axis of a Resize: int8 taps weighted by Q1.14 integers (`RESAMPLE_FRACTION_BITS`),
+    requantized to the result's profiled parameters. The axes before a Resize's last have no
+    profile entry (no name): they keep their input's parameters (a weighted mean of taps
+    stays in their range), a bilinear one with `RESAMPLE_FINER_BITS` more fractional bits in
+    int16, so that the resize rounds to int8 once."""
+    element = q.input_type(op.input)
+    if element is None or element.per_channel:
+        return False
+    result = q.profiled(op.result)
+    if result is None:
+        nearest = glow.shape_of(op.taps)[1] == 1
+        result = element if nearest or element.bitwidth != 8 else UniformQuantizedType(
+            STORAGE_TYPES["Int16"], element.scale / 2 ** RESAMPLE_FINER_BITS, element.offset << RESAMPLE_FINER_BITS)
+    weights = UniformQuantizedType(STORAGE_TYPES["Int16"], 2.0 ** -RESAMPLE_FRACTION_BITS, 0)
+    op.operands[0] = q.as_type(op.input, element, op)
+    op.operands[2] = q.as_type(op.weights, weights, op)
+    q.set_result(op, result)
+    return True
 
 
 def _convert_spatial_mean(q: _FunctionQuantizer, op: glow.ReduceOp) -> bool:
@@ -523,6 +562,8 @@ _CONVERTERS: dict[type, Callable] = {
     glow.ConcatOp: _convert_concat,
     glow.SoftMaxOp: _convert_softmax,
     glow.DivOp: _convert_division,
+    glow.LeakyReluOp: _convert_leaky_relu,
+    glow.ResampleOp: _convert_resample,
 }
 
 

@@ -43,7 +43,7 @@ class SaveNodeOutputs(ModulePass):
                 node_name = label.data if label is not None else node.name.removeprefix("glow.")
                 if not node.results or type(node) not in glow.glow_kinds() or (wanted and node_name not in wanted):
                     continue
-                kind = glow.glow_kinds()[type(node)]
+                kind = glow.node_kind(node)
                 output = names(f"{DEBUG_OUTPUT_PREFIX}{index}_{kind}_{legalize_name(node_name)}")
                 save = glow.SaveOp(node.results[0], output)
                 Rewriter.insert_op(save, InsertPoint.at_end(function.body.block))

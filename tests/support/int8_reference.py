@@ -284,6 +284,51 @@ def mul(a, b, a_type: tuple[float, int], b_type: tuple[float, int], out_type: tu
     return to_int8(np.clip(requant((a_ - oa) * (b_ - ob), mult, shift) + oo, INT8_MIN, INT8_MAX))
 
 
+def leaky_relu(x, in_type: tuple[float, int], out_type: tuple[float, int], alpha: float) -> np.ndarray:
+    """TFLite int8 LeakyRelu (`reference_ops::QuantizeLeakyRelu`): `x - in_offset` requantized
+    by `s_in / s_out` where it is >= 0, by `s_in * alpha / s_out` where it is negative, plus
+    the output offset (multipliers from double products of the float32 scales)."""
+    (si, oi), (so, oo) = in_type, out_type
+    identity = quantize_multiplier(f32(si) / f32(so))
+    negative = quantize_multiplier(f32(si) * f32(alpha) / f32(so))
+    centred = np.asarray(x, np.int64) - oi
+    levels = np.where(centred >= 0, requant(centred, *identity), requant(centred, *negative)) + oo
+    return to_int8(np.clip(levels, INT8_MIN, INT8_MAX))
+
+
+def prelu(x, slope, x_type: tuple[float, int], slope_type: tuple[float, int],
+          out_type: tuple[float, int]) -> np.ndarray:
+    """TFLite int8 PRelu (`reference_ops::BroadcastPrelu4DSlow`, numpy broadcasting): `x -
+    x_offset` requantized by `s_x / s_out` where it is >= 0; where negative, its product with
+    `slope - slope_offset` requantized by `s_x * s_slope / s_out`."""
+    (sx, ox), (ss, os_), (so, oo) = x_type, slope_type, out_type
+    identity = quantize_multiplier(f32(sx) / f32(so))
+    negative = quantize_multiplier(real_multiplier(sx, ss, so))
+    centred, slope_ = np.broadcast_arrays(np.asarray(x, np.int64) - ox, np.asarray(slope, np.int64) - os_)
+    levels = np.where(centred >= 0, requant(centred, *identity), requant(centred * slope_, *negative)) + oo
+    return to_int8(np.clip(levels, INT8_MIN, INT8_MAX))
+
+
+RESAMPLE_WEIGHT_BITS = 14
+
+
+def resample(x, taps, weights, axis: int, in_type: tuple[float, int], out_type: tuple[float, int],
+             out_bits: int = 8) -> np.ndarray:
+    """One axis of an int8 Resize: output j along `axis` is `sum_t W[j, t] (x[taps[j, t]] -
+    in_offset)` with the real weights as Q1.14 integers `W = round(w * 2^14)` (half to even),
+    requantized by `s_in * 2^-14 / s_out`, plus the output offset, clamped to `out_bits`
+    signed levels (16: a bilinear Resize's axes before its last)."""
+    (si, oi), (so, oo) = in_type, out_type
+    fixed = np.rint(np.asarray(weights, np.float64) * (1 << RESAMPLE_WEIGHT_BITS)).astype(np.int64)
+    centred = np.moveaxis(np.asarray(x, np.int64) - oi, axis, -1)
+    acc = sum(centred[..., np.asarray(taps)[:, t]] * fixed[:, t] for t in range(fixed.shape[1]))
+    assert np.abs(acc).max() <= INT32_MAX
+    mult, shift = quantize_multiplier(real_multiplier(si, 2.0 ** -RESAMPLE_WEIGHT_BITS, so))
+    low, high = -(1 << (out_bits - 1)), (1 << (out_bits - 1)) - 1
+    levels = np.clip(requant(acc, mult, shift) + oo, low, high)
+    return np.moveaxis(levels, -1, axis).astype(np.int8 if out_bits == 8 else np.int16)
+
+
 def concat(inputs: Sequence[np.ndarray], axis: int) -> np.ndarray:
     """Concat of inputs that all have the result's type: the levels, unchanged."""
     return np.concatenate([np.asarray(x, np.int8) for x in inputs], axis=axis)

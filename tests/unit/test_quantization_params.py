@@ -27,6 +27,7 @@ from glowmlir.quantization.params import (
     requantize,
     rescale_histogram,
     round_to_float32,
+    squared_error,
     without_zero_spike,
 )
 
@@ -414,12 +415,32 @@ def test_optimize_kl_needs_255_bins():
 
 
 def test_choose_params_with_kl_calibration():
-    counts, low, high = _outlier_histogram(600)
+    """KL's window is kept only where its squared error on the histogram is below the whole
+    range's: two outliers 8 and 10 deviations out among 200,000 values are clipped (the finer
+    scale saves more than clipping them costs); two 30 and 40 deviations out among 50,000
+    are not (clipping them would cost more), though KL alone narrows that range."""
+    rng = np.random.default_rng(8)
+    data = np.concatenate([rng.normal(size=200_000), [-8.0, 10.0]]).astype(np.float32)
+    low, high = float(data.min()), float(data.max())
+    counts = np.histogram(data, bins=600, range=(low, high))[0]
     plain = choose_params(low, high, "symmetric")
     calibrated = choose_params(low, high, "symmetric", histogram=counts, calibration="KL")
-    assert calibrated.offset == 0 and calibrated.scale < 0.8 * plain.scale
+    assert calibrated.offset == 0 and calibrated.scale < 0.6 * plain.scale
     assert choose_params(low, high, "symmetric", histogram=counts) == plain  # calibration None ignores it
+    counts, low, high = _outlier_histogram(600)
+    window = optimize_kl(rescale_histogram(counts, low, high, -high, high), -high, high, symmetric=True)
+    assert window[1] < 0.5 * high  # KL alone clips the outliers ...
+    assert choose_params(low, high, "symmetric", histogram=counts, calibration="KL") == \
+        choose_params(low, high, "symmetric")  # ... which costs more squared error than it saves
     assert choose_params(low, high, "asymmetric", histogram=counts[:10], calibration="KL") == choose_params(low, high)
+
+
+def test_squared_error_of_a_range():
+    """Clipping moves a value to the edge (squared distance), rounding adds scale^2 / 12."""
+    counts = np.array([1.0, 0.0, 0.0, 1.0])  # values at 0.5 and 3.5
+    assert squared_error(counts, 0.0, 4.0, 0.0, 4.0, 4) == pytest.approx(1 / 12)
+    assert squared_error(counts, 0.0, 4.0, 0.0, 2.0, 4) == pytest.approx((1.5 ** 2) / 2 + 0.5 ** 2 / 12)
+    assert squared_error(np.zeros(4), 0.0, 4.0, 0.0, 2.0, 4) == 0.0
 
 
 def _calibrated_range(data: np.ndarray, calibration: str, num_bins: int = 2048, **options) -> tuple[float, float]:

@@ -339,6 +339,82 @@ def test_rescale_quantized(seed):
     check_unary("glow.rescale_quantized %x", ALL_LEVELS, in_type, out_type, expected)
 
 
+@pytest.mark.parametrize("seed,alpha", [(0, 0.1), (1, 0.3), (2, 1.75)])
+def test_leaky_relu(seed, alpha):
+    """TFLite's int8 LeakyRelu on every level: one multiplier for x >= 0, one for alpha * x."""
+    rng = np.random.default_rng(730 + seed)
+    in_type = (scale(rng), offset(rng, 60))
+    out_type = (ref.f32(in_type[0] * rng.uniform(0.5, 1.5)), offset(rng, 60))
+    expected = ref.leaky_relu(ALL_LEVELS, in_type, out_type, float(exact(alpha)))
+    assert_spread(expected[ALL_LEVELS < in_type[1]])  # the negative side spans levels too
+    check_unary(f"glow.leaky_relu %x {{alpha = {exact(alpha)} : f32}}", ALL_LEVELS, in_type, out_type, expected)
+
+
+@pytest.mark.parametrize("x_shape,slope_shape,seed", [((2, 4, 5, 6), (4, 1, 1), 740), ((3, 40), (3, 40), 741),
+                                                     ((1, 6, 3, 3), (1,), 742)])
+def test_prelu(x_shape, slope_shape, seed):
+    """TFLite's int8 PRelu: x >= 0 rescaled, x < 0 times the slope level (slopes of both
+    signs, per channel, elementwise or one) requantized with its own multiplier."""
+    rng = np.random.default_rng(seed)
+    x, slope = levels(rng, *x_shape), levels(rng, *slope_shape)
+    x_type, slope_type = (scale(rng), offset(rng, 60)), (scale(rng, 0.002, 0.01), offset(rng, 60))
+    out_type = (ref.f32(x_type[0] * rng.uniform(0.5, 1.2)), offset(rng, 30))
+    expected = ref.prelu(x, slope, x_type, slope_type, out_type)
+    assert_spread(expected)
+    x_t, s_t, y_t = tensor(x_shape, q8(*x_type)), tensor(slope_shape, q8(*slope_type)), tensor(x_shape, q8(*out_type))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %s = glow.placeholder "s" : {s_t}
+  %y = glow.prelu %x, %s : ({x_t}, {s_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    np.testing.assert_array_equal(run(body, {"x": x, "s": slope})["y"], expected)
+
+
+def q16(scale: float, offset: int) -> str:
+    return f"!quant.uniform<i16:f32, {fmt(scale)}:{int(offset)}>"
+
+
+@pytest.mark.parametrize("mode,axis,in_bits,out_bits", [("nearest", 2, 8, 8), ("linear", 3, 8, 8),
+                                                        ("linear", 2, 8, 16), ("linear", 3, 16, 8)])
+def test_resample(mode, axis, in_bits, out_bits):
+    """One axis of an int8 Resize: taps weighted by Q1.14 weights, requantized (int16 at
+    1/256 of the scale: a bilinear Resize's axes before its last)."""
+    rng = np.random.default_rng(750 + axis + in_bits + out_bits)
+    shape = (1, 3, 5, 7)
+    x = levels(rng, *shape) if in_bits == 8 else (levels(rng, *shape).astype(np.int16) * 256
+                                                    + rng.integers(-128, 128, shape)).astype(np.int16)
+    size, out = shape[axis], 2 * shape[axis] + 1
+    position = np.clip((np.arange(out) + 0.5) * size / out - 0.5, 0, size - 1)
+    if mode == "nearest":
+        taps, weights = np.rint(position).astype(np.int32)[:, None], np.ones((out, 1))
+    else:
+        low = np.floor(position)
+        taps = np.stack([low, np.minimum(low + 1, size - 1)], axis=1).astype(np.int32)
+        weights = np.stack([1 - (position - low), position - low], axis=1)
+    in_type = (scale(rng), offset(rng, 60))
+    if in_bits == 16:
+        in_type = (ref.f32(in_type[0] / 256), in_type[1] * 256)
+    out_type = (ref.f32(in_type[0] * rng.uniform(0.8, 1.3)), offset(rng, 30)) if out_bits == 8 else \
+        (ref.f32(in_type[0] / 256), in_type[1] * 256)
+    if in_bits == 16:
+        out_type = (ref.f32(in_type[0] * 256 * rng.uniform(0.8, 1.3)), offset(rng, 30))
+    expected = ref.resample(x, taps, weights, axis, in_type, out_type, out_bits)
+    assert_spread(expected)
+    element = {8: q8, 16: q16}
+    out_shape = list(shape)
+    out_shape[axis] = out
+    x_t, y_t = tensor(shape, element[in_bits](*in_type)), tensor(out_shape, element[out_bits](*out_type))
+    t_t, w_t = tensor(taps.shape, "i32"), tensor(taps.shape, q16(2.0 ** -14, 0))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %t = glow.constant "t" elided : {t_t}
+  %w = glow.constant "w" elided : {w_t}
+  %y = glow.resample %x, %t, %w {{axis = {axis} : i64}} : ({x_t}, {t_t}, {w_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    fixed = np.rint(weights * 2 ** 14).astype(np.int16)
+    np.testing.assert_array_equal(run(body, {"x": x}, {"t": taps, "w": fixed})["y"], expected)
+
+
 # ----------------------------------------------------------------------------- add / mul / concat
 
 

@@ -42,8 +42,8 @@ def _resample_axis(importer: OnnxImporter, x: SSAValue, axis: int, out: int, sca
         fraction = (position - low).astype(np.float32)
         taps = np.stack([low, np.minimum(low + 1, size - 1)], axis=1).astype(np.int32)
         weights = np.stack([1 - fraction, fraction], axis=1).astype(np.float32)
-    if out == size and taps.shape[1] == 1 and (taps[:, 0] == np.arange(size)).all():
-        return x  # this axis does not change
+    if out == size and (taps[:, 0] == np.arange(size)).all() and (weights[:, 0] == 1).all():
+        return x  # this axis does not change (linear: every weight on the first tap)
     name = importer.node.name or importer.node.output[0]
     taps_constant = importer.add(glow.ConstantOp(importer.names(f"{name}_taps{axis}"), dense_from_array(taps)))
     weights_constant = importer.constant(f"{name}_weights{axis}", weights)
