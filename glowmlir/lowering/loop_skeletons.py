@@ -401,22 +401,31 @@ def emit_pool(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.MaxPoolOp |
 # ----------------------------------------------------------------------------- fully connected
 
 
+FULLY_CONNECTED_BLOCK = 4
+"""Outputs of a FullyConnected computed together (`emit_fully_connected`)."""
+
+
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp,
                          view: ViewOf) -> None:
-    """Each output is one dot product over a contiguous weight row ([N, K] layout)."""
+    """Each output is one dot product over a contiguous weight row ([N, K] layout), four
+    outputs at a time where they divide the columns: each input element loaded once for
+    four weight rows read side by side (a batch-1 FullyConnected streams its weights)."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
-    with b.loops([rows, columns]) as (m, n):
-        start = domain.zero() if domain.bias_after_products else domain.bias(bias, n)
-        with b.loop(0, depth, carried=[start]) as k:
-            x, w = domain.input(src, [m, k.index]), domain.weight(weights, [n, k.index])
-            k.next(domain.multiply_accumulate(k.carried[0], x, w, reduction=True))
-        (total,) = k.results
-        if domain.bias_after_products:
-            total = domain.add(total, domain.bias(bias, n))
-        stored = domain.output(n, dest.element_type)
-        b.store(stored(total) if stored is not None else total, dest, [m, n])
+    block = FULLY_CONNECTED_BLOCK if columns % FULLY_CONNECTED_BLOCK == 0 else 1
+    with b.loops([rows, columns // block]) as (m, n_block):
+        outputs = [b.add(b.mul(n_block, block), j) for j in range(block)]
+        starts = [domain.zero() if domain.bias_after_products else domain.bias(bias, n) for n in outputs]
+        with b.loop(0, depth, carried=starts) as k:
+            x = domain.input(src, [m, k.index])
+            k.next(*(domain.multiply_accumulate(total, x, domain.weight(weights, [n, k.index]), reduction=True)
+                     for total, n in zip(k.carried, outputs)))
+        for n, total in zip(outputs, k.results):
+            if domain.bias_after_products:
+                total = domain.add(total, domain.bias(bias, n))
+            stored = domain.output(n, dest.element_type)
+            b.store(stored(total) if stored is not None else total, dest, [m, n])
 
 
 # ----------------------------------------------------------------------------- elementwise: strided maps
