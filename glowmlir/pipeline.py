@@ -112,7 +112,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     if size_first:
         selection.append(QuantizationRecords())
     if vector_tile is not None:
-        selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators))
+        selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads))
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 

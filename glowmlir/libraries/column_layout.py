@@ -30,10 +30,14 @@ CHANNEL_BLOCKS = (4, 2, 1)
 
 @dataclass(frozen=True)
 class VectorTile:
-    """`lanes` per vector register, `accumulators` vector registers a tile keeps."""
+    """`lanes` per vector register, `accumulators` vector registers a tile keeps;
+    `masked_loads`: loads and stores whose lanes are chosen at run time are single
+    instructions (AVX `vmaskmov`, AVX-512 `k` masks), as the vector-planes kernel needs
+    (elsewhere LLVM splits them into a branch per lane)."""
 
     lanes: int
     accumulators: int
+    masked_loads: bool = False
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
@@ -43,9 +47,9 @@ class VectorTile:
         enabled = {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
         if triple.startswith("x86_64"):
             if enabled.get("avx512f"):
-                return VectorTile(16, 16)
+                return VectorTile(16, 16, masked_loads=True)
             if enabled.get("avx"):
-                return VectorTile(8, 12)
+                return VectorTile(8, 12, masked_loads=True)
             return VectorTile(4, 12)
         if triple.startswith("aarch64"):
             return VectorTile(4, 16)

@@ -49,7 +49,8 @@ class PackFloatConvolution(RewritePattern):
         _, _, height, width = glow.convolution_shape(op)  # before a fused pool
         strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
         microkernel, block = column_layout.COLUMNS, None
-        if column_layout.plane_is_one_row(shape, strides, pads, op.dilations.get_values(), pooled):
+        if self.tile.masked_loads and column_layout.plane_is_one_row(shape, strides, pads,
+                                                                     op.dilations.get_values(), pooled):
             block = column_layout.plane_block(shape[0], op.group.value.data, height, width, self.tile.lanes,
                                               self.tile.accumulators)
         if block is not None:
@@ -71,15 +72,17 @@ class PackFloatConvolution(RewritePattern):
 class SelectVectorColumns(ModulePass):
     """Marks float convolutions of stride 1 or 2 along their rows for the column-vector kernel
     (`lanes` f32 lanes a vector register, `accumulators` registers a tile keeps), packing
-    their filters."""
+    their filters; with `planes` (a target with run-time masked loads), "same"-padded ones of
+    stride 1 for the vector-planes kernel where that computes fewer lanes."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
     accumulators: int = 12
+    planes: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
             raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
                             "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
-        tile = column_layout.VectorTile(self.lanes, self.accumulators)
+        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
