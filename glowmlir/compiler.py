@@ -250,6 +250,16 @@ class Bundle:
         """Runs the bundle on the host (host target only): every input by the model's name for it
         (or its placeholder's C name), in `inputs` or as keywords; returns the outputs by the
         model's names (`ModelOutputs`: their C names find them too)."""
+        return ModelOutputs(self.layout, self.runner.run(self._input_arrays(inputs, named)))
+
+    def run_in_place(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """As `run`, but the outputs are read-only views of the bundle's memory, overwritten by
+        the next run (`glow-profile` reads every activation of every inference, uncopied)."""
+        return ModelOutputs(self.layout, self.runner.run_in_place(self._input_arrays(inputs, {})))
+
+    def _input_arrays(self, inputs: Mapping[str, np.ndarray] | None, named: dict[str, np.ndarray]
+                      ) -> dict[str, np.ndarray]:
+        """The inputs of `run`, checked, as arrays of their placeholders' types by C name."""
         if inputs is not None and not isinstance(inputs, Mapping):
             raise GlowError(f"inputs: expected a dict of input name to array, not {type(inputs).__name__}")
         if self.target.triple and self.target.triple != llvm.get_process_triple():
@@ -270,7 +280,7 @@ class Bundle:
                 arrays[by_name[name].name] = np.asarray(value, by_name[name].dtype)
             except (TypeError, ValueError) as error:
                 raise GlowError(f"input \"{name}\": not an array of numbers ({error})") from None
-        return ModelOutputs(self.layout, self.runner.run(arrays))
+        return arrays
 
 
 STAGE_NAMES = {"glow": "graph passes", "glowll": "glowll passes", "llvm": "lowering to llvm"}
