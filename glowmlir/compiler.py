@@ -252,12 +252,14 @@ class Bundle:
         """Runs the bundle on the host (host target only): every input by the model's name for it
         (or its placeholder's C name), in `inputs` or as keywords; returns the outputs by the
         model's names (`ModelOutputs`: their C names find them too)."""
-        return ModelOutputs(self.layout, self.runner.run(self._input_arrays(inputs, named)))
+        arrays = self._input_arrays(inputs, named)  # before `runner` links a bundle that may not be the host's
+        return ModelOutputs(self.layout, self.runner.run(arrays))
 
     def run_in_place(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """As `run`, but the outputs are read-only views of the bundle's memory, overwritten by
         the next run (`glow-profile` reads every activation of every inference, uncopied)."""
-        return ModelOutputs(self.layout, self.runner.run_in_place(self._input_arrays(inputs, {})))
+        arrays = self._input_arrays(inputs, {})
+        return ModelOutputs(self.layout, self.runner.run_in_place(arrays))
 
     def _input_arrays(self, inputs: Mapping[str, np.ndarray] | None, named: dict[str, np.ndarray]
                       ) -> dict[str, np.ndarray]:
@@ -312,12 +314,19 @@ def cyclic_collection_paused() -> Iterator[None]:
     the llvm-dialect module, its llvmlite translation), so the collector's full passes find
     almost nothing while each scans all of them, one more at every 25% of growth: 2 of
     Inception-v1's 9 s. The few cycles a compilation drops (erased ops, the llvmlite module)
-    wait for the first collection after it, reference counting freeing the rest as usual."""
-    enabled = gc.isenabled()
+    wait for the next full collection after it, reference counting freeing the rest as usual.
+    The objects made meanwhile are moved to the oldest generation unscanned (`gc.freeze` then
+    `gc.unfreeze`): left in the youngest, the first allocation after the block would scan
+    them all (half a second). Not when the process keeps objects frozen itself (a pre-fork
+    server's), which `gc.unfreeze` would thaw."""
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     gc.disable()
     try:
         yield
     finally:
+        if not frozen:
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
 
