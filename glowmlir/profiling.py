@@ -76,10 +76,10 @@ class Profiler:
     def observe(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Runs one inference and folds every observed tensor into its profile entry; returns the
         model's own outputs."""
-        outputs = self.bundle.run(feed)
+        outputs = self.bundle.run_in_place(feed)
         for name, key in self.keys.items():
             self.profile.entries[key].update(outputs[name])
-        return {name: value for name, value in outputs.items() if name not in self.keys}
+        return {name: value.copy() for name, value in outputs.items() if name not in self.keys}
 
     def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[dict[str, np.ndarray]]:
         """Observes each feed in turn, yielding the model's outputs of each."""

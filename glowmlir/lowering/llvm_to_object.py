@@ -114,7 +114,7 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
     debug information (`-g`, see `debug_info`).
     """
     ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
-    functions = [op for op in module.walk() if isinstance(op, xllvm.FuncOp)]
+    functions = [op for op in module.body.block.ops if isinstance(op, xllvm.FuncOp)]  # top-level: no walk
     linkage = {op.sym_name.data: op.linkage.linkage.data for op in functions}
     no_inline = {op.sym_name.data for op in functions if op.no_inline is not None}  # a layer-profiling build's
     for function in ir_module.functions:

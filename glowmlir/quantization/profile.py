@@ -63,6 +63,19 @@ def _bin_indices(values: np.ndarray, low: float, bin_width: float, num_bins: int
     return np.minimum(positions, np.float32(num_bins - 1)).astype(np.int64)
 
 
+def _bin_counts(values: np.ndarray, low: float, bin_width: float, num_bins: int) -> np.ndarray:
+    """How many of the float32 `values` (none below `low`) fall in each bin: the counts of
+    `_bin_indices`, in fewer passes over the tensor (the bins past the last, reached by the
+    largest values, are folded into it after counting instead of clamping every value)."""
+    if bin_width == 0:
+        return np.bincount([0], minlength=num_bins) * values.size
+    positions = np.subtract(values, np.float32(low))
+    np.divide(positions, np.float32(bin_width), out=positions)
+    counts = np.bincount(positions.astype(np.intp), minlength=num_bins)
+    counts[num_bins - 1] += counts[num_bins:].sum()
+    return counts[:num_bins]
+
+
 def _bin_index(value: float, low: float, bin_width: float, num_bins: int) -> int:
     return int(_bin_indices(np.array([value], dtype=np.float32), low, bin_width, num_bins)[0])
 
@@ -133,10 +146,10 @@ class NodeProfile:
         values = np.asarray(tensor, dtype=np.float32).ravel()
         if values.size == 0:
             return
-        if not np.isfinite(values).all():
+        batch_min, batch_max = float(values.min()), float(values.max())
+        if not (math.isfinite(batch_min) and math.isfinite(batch_max)):  # a NaN anywhere makes both NaN
             raise GlowError(f"profiling \"{self.name}\": the tensor holds NaN or infinity")
         num_bins = self.histogram.size
-        batch_min, batch_max = float(values.min()), float(values.max())
         if not self.histogram.any():
             self.min, self.max = batch_min, batch_max
         if batch_min < self.min or batch_max > self.max:
@@ -144,8 +157,7 @@ class NodeProfile:
             self.histogram = _redistribute_for_wider_range(self.histogram, self.min, self.max, new_min, new_max)
             self.min, self.max = new_min, new_max
         bin_width = round_to_float32(round_to_float32(self.max - self.min) / num_bins)
-        self.histogram = self.histogram + np.bincount(_bin_indices(values, self.min, bin_width, num_bins),
-                                                      minlength=num_bins)
+        self.histogram = self.histogram + _bin_counts(values, self.min, bin_width, num_bins)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NodeProfile):

@@ -78,6 +78,11 @@ def placeholder_view(mutable: np.ndarray, placeholder: Placeholder) -> np.ndarra
             .view(placeholder.dtype).reshape(placeholder.shape))
 
 
+def _read_only(view: np.ndarray) -> np.ndarray:
+    view.flags.writeable = False
+    return view
+
+
 def c_compiler() -> str:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:
@@ -109,6 +114,8 @@ class HostRunner:
         self.constant[:] = np.frombuffer(constant_region(layout), np.uint8)
         self._regions[0].make_read_only()
         self.constant.flags.writeable = False
+        self._outputs = {p.name: _read_only(placeholder_view(self.mutable, p))
+                         for p in layout.placeholders if p.kind == "output"}
 
     def placeholder_array(self, name: str) -> np.ndarray:
         """The placeholder's bytes in the mutable region, viewed as its typed array."""
@@ -116,14 +123,19 @@ class HostRunner:
 
     def run(self, inputs: dict[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
         """Writes the inputs, calls the entry point once, returns copies of the outputs."""
-        for name, value in {**(inputs or {}), **named}.items():
+        return {name: view.copy() for name, view in self.run_in_place({**(inputs or {}), **named}).items()}
+
+    def run_in_place(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """As `run`, but the outputs are read-only views of the mutable region, which the next
+        call overwrites (no copy: a profiling run reads every activation of every inference)."""
+        for name, value in inputs.items():
             target = self.placeholder_array(name)
             value = np.asarray(value, target.dtype)
             if value.size != target.size:
                 raise GlowError(f"input \"{name}\" has {value.size} elements, the bundle expects {list(target.shape)}")
             target[...] = value.reshape(target.shape)
         self._call()
-        return {p.name: self.placeholder_array(p.name).copy() for p in self.layout.placeholders if p.kind == "output"}
+        return dict(self._outputs)
 
     def _call(self) -> None:
         status = self._entry(*(region.address for region in self._regions))

@@ -167,3 +167,41 @@ def test_run_takes_and_gives_tensors_by_the_models_names(tmp_path):
     np.testing.assert_array_equal(bundle.run(input_0=x)["3"], outputs["3"])
     with pytest.raises(GlowError, match=r'no value for input "input:0" \(inputs: input:0\)'):
         bundle.run({})
+
+
+def test_compile_leaves_the_garbage_collector_as_it_found_it(relu):
+    """Compiling pauses Python's cyclic collector (compile_module); afterwards it is on or off as
+    before, the objects a process froze stay frozen, and the cycles a compilation dropped are
+    still collected."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    def compile_dropping_a_cycle() -> weakref.ref:
+        cycle = Node()
+        cycle.itself = cycle
+        reference = weakref.ref(cycle)
+        del cycle
+        glowmlir.compile(relu)
+        return reference
+
+    assert gc.isenabled()
+    dropped = compile_dropping_a_cycle()
+    assert gc.isenabled()
+    gc.collect()
+    assert dropped() is None
+    gc.disable()
+    try:
+        glowmlir.compile(relu)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        glowmlir.compile(relu)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

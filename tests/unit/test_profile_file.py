@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from glowmlir.errors import GlowError
 from glowmlir.quantization import profile as profile_module
-from glowmlir.quantization.params import FLT_MAX
+from glowmlir.quantization.params import FLT_MAX, round_to_float32
 from glowmlir.quantization.profile import NodeProfile, Profile, read_profile, write_profile
 
 # ----------------------------------------------------------------------------- accumulation
@@ -59,8 +59,26 @@ def test_update_ignores_empty_tensors_and_rejects_nan():
     entry = NodeProfile.empty("x:0")
     entry.update(np.zeros(0))
     assert entry.min == FLT_MAX
-    with pytest.raises(GlowError, match="x:0"):
-        entry.update([1.0, np.nan])
+    for bad in (np.nan, np.inf, -np.inf):
+        with pytest.raises(GlowError, match="x:0"):
+            entry.update([1.0, bad, 2.0])
+
+
+@pytest.mark.parametrize("num_bins", [1, 10, 255, 2048])
+def test_bin_counts_are_the_clamped_bin_of_every_value(num_bins):
+    """The counting of `update` folds the bins past the last into it after counting: the same
+    counts as clamping each value's bin (Glow's getBin), on random tensors of every magnitude
+    and on constant ones (zero width)."""
+    rng = np.random.default_rng(num_bins)
+    for trial in range(40):
+        values = (rng.standard_normal(rng.integers(1, 3000)) * 10.0 ** rng.uniform(-30, 30)).astype(np.float32)
+        if trial % 8 == 0:
+            values[:] = values[0]
+        low = float(values.min())
+        width = round_to_float32(round_to_float32(float(values.max()) - low) / num_bins)
+        clamped = np.minimum(np.floor((values - np.float32(low)) / np.float32(width)), num_bins - 1) if width else 0
+        expected = np.bincount(np.broadcast_to(clamped, values.shape).astype(np.int64), minlength=num_bins)
+        np.testing.assert_array_equal(profile_module._bin_counts(values, low, width, num_bins), expected)
 
 
 # ----------------------------------------------------------------------------- writing

@@ -80,6 +80,27 @@ def test_profile_from_npz_equals_profile_from_pngs(lenet_profile, tmp_path):
     assert read_profile(path).entries == read_profile(lenet_profile).entries
 
 
+def test_profiler_reads_the_outputs_in_place(heldout):
+    """The profiler observes every tensor as a read-only view of the bundle's memory (no copy):
+    the views hold what `run` returns, the next run overwrites them, and the model's outputs the
+    profiler yields are copies that stay."""
+    images, _ = heldout
+    profiler = Profiler.for_model(LENET, CompileOptions())
+    bundle = profiler.bundle
+    first, second = bundle.run(data=images[0]), bundle.run(data=images[1])
+    views = bundle.run_in_place({"data": images[0]})
+    for name, value in first.items():
+        np.testing.assert_array_equal(views[name], value)
+    with pytest.raises(ValueError, match="read-only"):
+        views["softmax"][...] = 0
+    yielded = next(profiler.run([{"data": images[1]}]))
+    for name, value in second.items():
+        np.testing.assert_array_equal(views[name], value)
+    assert set(yielded) == {"softmax"}
+    bundle.run(data=images[0])
+    np.testing.assert_array_equal(yielded["softmax"], second["softmax"])
+
+
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
     """Each schema stays within 0.5 points of float on the 1,000 held-out digits, with int8
