@@ -296,13 +296,10 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                     start = columns.add(start, load_vector(b, residual, [n, o, 0, b.add(p0, v * lanes)], lanes,
                                                            stored[v]))
                 starts.append(start)
-        def kernel_row(sums: list[SSAValue], channel: Index, c: Index, ky: Index) -> list[SSAValue]:
-            row_shift = b.sub(b.mul(ky, dy), top)
-            if isinstance(row_shift, int):
-                inside_rows = [below(shifted(rows[v], row_shift), height) for v in range(vectors)]
-            else:
-                shift = b.splat(b.emit(llvm.TruncOp(row_shift, i32)), index_vector)
-                inside_rows = [below(b.emit(llvm.AddOp(rows[v], shift)), height) for v in range(vectors)]
+
+        def kernel_row(sums: list[SSAValue], channel: Index, c: Index, ky: int) -> list[SSAValue]:
+            row_shift = ky * dy - top
+            inside_rows = [below(shifted(rows[v], row_shift), height) for v in range(vectors)]
             for kx in range(k_w):
                 offset = b.add(b.mul(row_shift, width), kx * dx - left)
                 inputs = [columns.input(src, [n, channel, 0, b.add(b.add(p0, v * lanes), offset)],
@@ -314,17 +311,11 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                         sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels_in, weight)
             return sums
 
-        with b.loop(0, group_c, carried=starts) as c:
-            channel = b.add(first_channel, c.index)
-            if vectors > 1:  # kernel rows unrolled: their masks, constant over the channels, are hoisted
-                sums = list(c.carried)
-                for ky in range(k_h):
-                    sums = kernel_row(sums, channel, c.index, ky)
-                c.next(*sums)
-            else:  # one vector: a loop, its masks computed per kernel row (less code for LLVM)
-                with b.loop(0, k_h, carried=c.carried) as ky:
-                    ky.next(*kernel_row(list(ky.carried), channel, c.index, ky.index))
-                c.next(*ky.results)
+        with b.loop(0, group_c, carried=starts) as c:  # kernel rows unrolled: their masks are hoisted
+            sums = list(c.carried)
+            for ky in range(k_h):
+                sums = kernel_row(sums, b.add(first_channel, c.index), c.index, ky)
+            c.next(*sums)
         for v in range(vectors):
             for j, o in enumerate(channels):
                 value = columns.output(o, c.results[v * block + j], dest.element_type)

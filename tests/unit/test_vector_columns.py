@@ -51,14 +51,18 @@ CONVOLUTIONS = [
     ([1, 8, 14, 14], [32, 8, 3, 3], {"pads": [1, 1, 1, 1]}, "relu"),
     ([1, 16, 7, 7], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
     ([1, 3, 6, 20], [8, 3, 5, 3], {"pads": [2, 0, 2, 2]}, None),
+    ([1, 4, 9, 13], [16, 4, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}, None),
+    ([1, 8, 10, 11], [32, 4, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}, "relu"),
+    ([1, 16, 9, 10], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
+    ([1, 3, 8, 12], [16, 3, 3, 5], {"pads": [1, 3, 1, 1]}, None),  # uneven left and right padding
     # a 1x1 whose input exceeds vector_columns.RUN_BYTES: runs of pixels, and the rest
     ([1, 256, 20, 20], [256, 256, 1, 1], {}, "residual"),
 ]
-PLANES = {0: {8, 16}, 3: {8, 16}, 5: {8, 16}, 9: {8, 16}, 17: {8, 16}, 19: {8, 16}}
-"""The cases run as whole planes (case: lanes): stride 1, "same" padding, a few channels a
-group, and fewer lanes computed than as rows (a 7x7 plane on 16 lanes: 64, as rows of 8: 56;
-case 1, 6x3 planes, computes as many lanes either way); with AVX or AVX-512 only (4 lanes,
-SSE, has no masked loads)."""
+PLANES = {0: {8}, 17: {8, 16}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 22: {8, 16}, 23: {8, 16}}
+"""The cases run as whole planes (case: lanes): stride 1, "same" padding, a tile of one
+vector whose block of channels is over half the accumulators (AVX: 12, so case 0's 8
+channels do; AVX-512: 16, so they do not), and fewer lanes computed than as rows (a 7x7
+plane on 16 lanes: 64, as rows of 8: 56); AVX or AVX-512 only (SSE has no masked loads)."""
 
 
 def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelProto:
@@ -128,8 +132,8 @@ def test_the_tile_follows_the_target():
 def test_planes_choose_their_channels_or_rows():
     # 28x28 on 16 lanes: 49 vectors, a tile of one vector and 16 channels wastes no lane
     assert plane_block(128, 1, 28, 28, 16, 16) == 16
-    # 56x56: 196 vectors, 4 a tile
-    assert plane_block(64, 1, 56, 56, 16, 16) == 4
+    # 56x56: 196 vectors, one a tile (more vectors keep more run-time masks than mask registers)
+    assert plane_block(64, 1, 56, 56, 16, 16) == 16
     # 7x7: 4 vectors of 16 as a plane (64 lanes), 7 rows of 8 lanes (56): rows
     assert plane_block(512, 1, 7, 7, 16, 16) is None
     # depthwise: one channel a group never fills half a tile
