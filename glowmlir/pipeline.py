@@ -49,13 +49,14 @@ def pre_quantization_passes() -> list[ModulePass]:
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
                  kernel_library: str | None = None, core: str = "", ram_size: int = 0,
-                 reuse_activations: bool = True, vector_unit: bool = False) -> list[ModulePass]:
+                 reuse_activations: bool = True, vector_tile: VectorTile | None = None) -> list[ModulePass]:
     """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
     as in Glow (fusion then applies to the quantized ops too); with a kernel library, what it
     takes runs NHWC. With CMSIS-NN on a Cortex-M (`core`, a `conv_pool_costs.COSTS` class),
     each fused convolution + pool goes to whichever kernel is estimated faster, unless
     unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`). On a target with a
-    vector unit, float 1x1 convolutions of stride over 1 read a subsampled input
+    vector unit (`vector_tile`), a pool stays apart from a float convolution that runs faster
+    on whole planes, and float 1x1 convolutions of stride over 1 read a subsampled input
     (`glow-subsample-strided-pointwise`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
@@ -75,10 +76,12 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from_model = QuantizeFromModel(symmetric_weights=kernel_library is not None)
     passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
-        passes += [FuseConvPool(), FuseResidualAdd()]
+        fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads)
+                if vector_tile is not None else FuseConvPool())
+        passes += [fuse, FuseResidualAdd()]
     if memory_fusion and kernel_library == "cmsis-nn" and core:
         passes.append(ChooseConvPoolKernels(core, ram_size, reuse_activations))
-    if vector_unit:
+    if vector_tile is not None:
         passes.append(SubsampleStridedPointwise())
     if kernel_library is not None:
         passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
@@ -152,7 +155,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
 
     quantization_passes = quantization.passes() if quantization is not None else ()
     glow = graph_passes(memory_fusion, quantization_passes, kernel_library, core, ram_size, reuse_activations,
-                        vector_tile is not None)
+                        vector_tile)
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),

@@ -111,6 +111,19 @@ def plane_block(out_channels: int, group: int, height: int, width: int, lanes: i
     return best[2] if best is not None and best[0] < as_rows else None
 
 
+def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                   dilations: Sequence[int], group: int, height: int, width: int, tile: VectorTile) -> bool:
+    """Whether an unpooled float convolution with these outputs runs on whole planes, which
+    compute fewer lanes than its rows: a 1x1 of stride 1 seen as one row (SqueezeNet's last,
+    13 x 13: 11 vectors of 16 against 13 rows of 16), or the vector-planes kernel (on a
+    `tile` with masked loads). A fused pool would make it rows."""
+    if channel_is_one_row(filter_shape, strides, pads, pooled=False):
+        flat, narrow = row_lanes(tile.lanes, height * width), row_lanes(tile.lanes, width)
+        return -(-(height * width) // flat) * flat < height * -(-width // narrow) * narrow
+    return (tile.masked_loads and plane_is_one_row(filter_shape, strides, pads, dilations, pooled=False)
+            and plane_block(filter_shape[0], group, height, width, tile.lanes, tile.accumulators) is not None)
+
+
 def takes_columns(strides: Sequence[int], largest_stride: int = 1) -> bool:
     """A convolution whose output columns are input columns at most `largest_stride` apart
     (a vector of stride s loads s times the lanes and keeps every s-th): any kernel size,

@@ -57,8 +57,10 @@ CONVOLUTIONS = [
     ([1, 3, 8, 12], [16, 3, 3, 5], {"pads": [1, 3, 1, 1]}, None),  # uneven left and right padding
     # a 1x1 whose input exceeds vector_columns.RUN_BYTES: runs of pixels, and the rest
     ([1, 256, 20, 20], [256, 256, 1, 1], {}, "residual"),
+    # a pool after a convolution that runs on planes stays apart on AVX and AVX-512
+    ([1, 8, 14, 14], [32, 8, 3, 3], {"pads": [1, 1, 1, 1]}, "maxpool"),
 ]
-PLANES = {0: {8}, 17: {8, 16}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 22: {8, 16}, 23: {8, 16}}
+PLANES = {0: {8}, 17: {8, 16}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 22: {8, 16}, 23: {8, 16}, 25: {8, 16}}
 """The cases run as whole planes (case: lanes): stride 1, "same" padding, a tile of one
 vector whose block of channels is over half the accumulators (AVX: 12, so case 0's 8
 channels do; AVX-512: 16, so they do not), and fewer lanes computed than as rows (a 7x7
@@ -103,7 +105,10 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     tiles = re.findall(r'microkernel = "(vector-columns|vector-planes)", filter_shape = array<i64: [\d, ]+>, '
                        r'vector_tile = array<i64: (\d+), (\d+)>', bundle.ir["glowll"])
     assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
-    assert tiles[0][0] == ("vector-planes" if lanes in PLANES.get(index, ()) else "vector-columns")
+    planes = lanes in PLANES.get(index, ())
+    assert tiles[0][0] == ("vector-planes" if planes else "vector-columns")
+    if fused in ("maxpool", "avgpool"):  # fused, unless the convolution runs on planes (glow-fuse-conv-pool)
+        assert (" pool " in bundle.ir["glowll"]) == (not planes)
     if fused == "residual":
         assert "residual" in bundle.ir["glowll"]
     # a 1x1 of stride 2 reads a subsampled input (glow-subsample-strided-pointwise)
