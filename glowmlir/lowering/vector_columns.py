@@ -282,10 +282,10 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
         first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
         p0 = b.mul(t, span)
         positions = [lane_positions(b, b.add(p0, v * lanes), lanes) for v in range(vectors)]
-        rows = [b.emit(llvm.UDivOp(p, b.constant(width, index_vector))) for p in positions]
-        cols = [b.emit(llvm.URemOp(p, b.constant(width, index_vector))) for p in positions]
+        lane_rows = [b.emit(llvm.UDivOp(p, b.constant(width, index_vector))) for p in positions]
+        lane_columns = [b.emit(llvm.URemOp(p, b.constant(width, index_vector))) for p in positions]
         stored = [below(p, pixels) for p in positions]
-        inside_columns = {(kx, v): below(shifted(cols[v], kx * dx - left), width)
+        inside_columns = {(kx, v): below(shifted(lane_columns[v], kx * dx - left), width)
                           for kx in range(k_w) for v in range(vectors)}
 
         starts = []
@@ -299,7 +299,7 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
         def kernel_row(sums: list[SSAValue], channel: Index, c: Index, ky: int) -> list[SSAValue]:
             row_shift = ky * dy - top
-            inside_rows = [below(shifted(rows[v], row_shift), height) for v in range(vectors)]
+            inside_rows = [below(shifted(lane_rows[v], row_shift), height) for v in range(vectors)]
             for kx in range(k_w):
                 offset = b.add(b.mul(row_shift, width), kx * dx - left)
                 inputs = [columns.input(src, [n, channel, 0, b.add(b.add(p0, v * lanes), offset)],
