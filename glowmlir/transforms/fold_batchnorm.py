@@ -1,5 +1,8 @@
 """`glow-fold-batchnorm`: an inference BatchNormalization after a Convolution is folded into
-its filter and bias; any other BatchNormalization becomes a per-channel Mul and Add."""
+its filter and bias; any other BatchNormalization becomes a per-channel Mul and Add. A Mul or
+Add by a per-channel constant after a Convolution (a BatchNormalization some exporters write
+as Unsqueeze + Mul + Add, as the onnx package's Inception-v2 does) folds the same way, so the
+convolution keeps its activation and pool fusions and the model two passes over memory."""
 
 from __future__ import annotations
 
@@ -8,14 +11,87 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.names import UniqueNames
 from glowmlir.transforms.constants import constant_name, constant_value, names_in
+
+
+def fold_into_convolution(value: SSAValue, factor: np.ndarray | None, shift: np.ndarray | None,
+                          names: UniqueNames, rewriter: PatternRewriter, tag: str) -> bool:
+    """If `value` is the only use of a plain convolution's result with constant filter and
+    bias, makes the convolution compute `value * factor + shift` per output channel (either
+    may be None) and returns True."""
+    conv = value.owner
+    if (not isinstance(conv, glow.ConvolutionOp) or not value.has_one_use() or conv.activation is not None
+            or conv.pool is not None or conv.residual is not None or glow.is_nhwc(conv)):
+        return False
+    filter_, conv_bias = constant_value(conv.filter), constant_value(conv.bias)
+    if filter_ is None or conv_bias is None:
+        return False
+    if factor is not None:
+        new_filter = glow.ConstantOp(names(constant_name(conv.filter, tag)),
+                                     dense_from_array((filter_ * factor.reshape(-1, 1, 1, 1)).astype(filter_.dtype)))
+        rewriter.insert(new_filter, InsertPoint.before(conv))
+        conv.operands[1] = new_filter.result
+        conv_bias = conv_bias * factor
+    new_bias = glow.ConstantOp(names(constant_name(conv.bias, tag)),
+                               dense_from_array((conv_bias + (0 if shift is None else shift)).astype(np.float32)))
+    rewriter.insert(new_bias, InsertPoint.before(conv))
+    conv.operands[2] = new_bias.result
+    rewriter.notify_op_modified(conv)
+    return True
+
+
+def per_channel(constant: SSAValue, output: SSAValue) -> np.ndarray | None:
+    """A float constant operand of an elementwise op on a convolution's NCHW `output` as one
+    value per channel, if it broadcasts as one: a single value, or a shape that is 1 on every
+    axis but the channels' ([C, 1, 1], [1, C, 1, 1])."""
+    value = constant_value(constant)
+    if value is None or value.dtype != np.float32:
+        return None
+    rank, channels = len(glow.shape_of(output)), glow.shape_of(output)[1]
+    if value.size == 1:
+        return np.full(channels, value.reshape(()), np.float32)
+    shape = (1,) * (rank - value.ndim) + value.shape
+    if len(shape) == rank and shape[1] == channels and all(size == 1 for axis, size in enumerate(shape) if axis != 1):
+        return value.reshape(channels)
+    return None
+
+
+class FoldChannelAffine(RewritePattern):
+    """conv(x, w, b) * s -> conv(x, w * s, b * s); conv(x, w, b) + a -> conv(x, w, b + a),
+    for constants with one value per output channel."""
+
+    def __init__(self, names: UniqueNames):
+        self.names = names
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.MulOp | glow.AddOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, (glow.MulOp, glow.AddOp)) or getattr(op, "activation", None) is not None:
+            return
+        for convolved, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            if (not isinstance(convolved.owner, glow.ConvolutionOp)
+                    or glow.shape_of(convolved) != glow.shape_of(op.result)):
+                continue
+            values = per_channel(constant, convolved)
+            if values is None:
+                continue
+            factor, shift = (values, None) if isinstance(op, glow.MulOp) else (None, values)
+            if fold_into_convolution(convolved, factor, shift, self.names, rewriter, "affine"):
+                rewriter.replace(op, [], [convolved])
+            return
 
 
 class FoldBatchNormalization(RewritePattern):
@@ -32,19 +108,9 @@ class FoldBatchNormalization(RewritePattern):
         scale, bias, mean, var = parameters
         factor = (scale / np.sqrt(var + np.float32(op.epsilon.value.data))).astype(np.float32)
         shift = (bias - mean * factor).astype(np.float32)
-        conv = op.input.owner
-        if isinstance(conv, glow.ConvolutionOp) and op.input.has_one_use() and conv.activation is None:
-            filter_, conv_bias = constant_value(conv.filter), constant_value(conv.bias)
-            if filter_ is not None and conv_bias is not None:
-                new_filter = glow.ConstantOp(self.names(constant_name(conv.filter, "bn")),
-                                             dense_from_array(filter_ * factor.reshape(-1, 1, 1, 1)))
-                new_bias = glow.ConstantOp(self.names(constant_name(conv.bias, "bn")),
-                                           dense_from_array(conv_bias * factor + shift))
-                rewriter.insert([new_filter, new_bias], InsertPoint.before(conv))
-                conv.operands[1], conv.operands[2] = new_filter.result, new_bias.result
-                rewriter.notify_op_modified(conv)
-                rewriter.replace(op, [], [conv.result])
-                return
+        if fold_into_convolution(op.input, factor, shift, self.names, rewriter, "bn"):
+            rewriter.replace(op, [], [op.input])
+            return
         # Not after a convolution: y = x * factor + shift, per channel (axis 1).
         rank = len(glow.shape_of(op.input))
         channel_shape = (factor.size,) + (1,) * (rank - 2)
@@ -59,9 +125,12 @@ class FoldBatchNormalization(RewritePattern):
 
 @dataclass(frozen=True)
 class FoldBatchNorm(ModulePass):
-    """Folds inference BatchNormalization into the preceding Convolution (or into Mul+Add)."""
+    """Folds inference BatchNormalization, and Mul/Add by per-channel constants, into the
+    preceding Convolution (a BatchNormalization elsewhere becomes a Mul and an Add)."""
 
     name = "glow-fold-batchnorm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldBatchNormalization(names_in(op)), apply_recursively=False).rewrite_module(op)
+        names = names_in(op)
+        patterns = GreedyRewritePatternApplier([FoldBatchNormalization(names), FoldChannelAffine(names)])
+        PatternRewriteWalker(patterns).rewrite_module(op)

@@ -29,3 +29,31 @@ glow.function @net {
 // CHECK-NEXT:  %[[M:.*]] = glow.mul %{{.*}}, %[[F]]
 // CHECK-NEXT:  glow.add %[[M]], %[[S]]
 // CHECK-NOT:   glow.batch_normalization
+
+// A Mul and an Add by per-channel constants after a convolution (BatchNormalization as some
+// exporters write it) fold into its filter and bias the same way; a Mul by a constant that
+// varies along a spatial axis does not.
+glow.function @affine {
+  %x = glow.placeholder "x" : tensor<1x1x2x2xf32>
+  %w = glow.constant "w" {value = dense<[[[[2.0]]], [[[4.0]]]]> : tensor<2x1x1x1xf32>} : tensor<2x1x1x1xf32>
+  %b = glow.constant "b" {value = dense<[1.0, 1.0]> : tensor<2xf32>} : tensor<2xf32>
+  %conv = glow.convolution %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %s = glow.constant "s" {value = dense<[[[0.5]], [[2.0]]]> : tensor<2x1x1xf32>} : tensor<2x1x1xf32>
+  %m = glow.mul %conv, %s : (tensor<1x2x2x2xf32>, tensor<2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %a = glow.constant "a" {value = dense<[[[[1.0]], [[-3.0]]]]> : tensor<1x2x1x1xf32>} : tensor<1x2x1x1xf32>
+  %y = glow.add %a, %m : (tensor<1x2x1x1xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  glow.save %y as "y" : tensor<1x2x2x2xf32>
+  %conv2 = glow.convolution %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %r = glow.constant "r" {value = dense<[[1.0, 2.0]]> : tensor<1x2xf32>} : tensor<1x2xf32>
+  %z = glow.mul %conv2, %r : (tensor<1x2x2x2xf32>, tensor<1x2xf32>) -> tensor<1x2x2x2xf32>
+  glow.save %z as "z" : tensor<1x2x2x2xf32>
+}
+
+// CHECK-LABEL: glow.function @affine
+// CHECK:       %[[W2:.*]] = glow.constant "w_affine" {value = dense<{{\[\[\[\[}}1.000000e+00]]], {{\[\[\[}}8.000000e+00]]]]>
+// CHECK:       %[[B3:.*]] = glow.constant "b_affine__1" {value = dense<[1.500000e+00, -1.000000e+00]>
+// CHECK-NEXT:  %[[C2:.*]] = glow.convolution %x, %[[W2]], %[[B3]]
+// CHECK-NOT:   glow.add
+// CHECK:       glow.save %[[C2]] as "y"
+// CHECK:       %[[M:.*]] = glow.mul %{{.*}}, %r
+// CHECK:       glow.save %[[M]] as "z"

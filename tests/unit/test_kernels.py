@@ -150,6 +150,30 @@ def test_shape_ops(op_type, attributes, extra, tmp_path):
     check(single_node_model(op_type, {"x": shape}, extra, **attributes), tmp_path)
 
 
+@pytest.mark.parametrize("scale_shape", [[1, 6, 1, 1], [6, 1, 1], [1]])
+def test_channel_mul_and_add_fold_into_the_convolution(scale_shape, tmp_path):
+    """Conv -> Mul -> Add by per-channel constants (a BatchNormalization as the onnx package's
+    Inception-v2 writes it) -> Relu -> MaxPool: one convolution with its activation and pool."""
+    from onnx import helper
+
+    rng = np.random.default_rng(5)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["c", "s"], ["m"]), helper.make_node("Add", ["a", "m"], ["t"]),
+             helper.make_node("Relu", ["t"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    weights = {"w": random(6, 4, 3, 3), "b": random(6), "s": rng.uniform(0.5, 2, scale_shape).astype(np.float32),
+               "a": rng.uniform(-1, 1, [6, 1, 1]).astype(np.float32)}
+    model = nodes_model(nodes, {"x": [1, 4, 10, 12]}, weights)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=5)
+    bundle = glowmlir.compile(path)
+    assert "glow.mul" not in bundle.ir["glow"] and "glow.add" not in bundle.ir["glow"]
+    assert " activation relu" in bundle.ir["glow"] and " pool max " in bundle.ir["glow"]
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5, rtol=1e-5)
+
+
 def test_batch_normalization_alone(tmp_path):
     params = {"scale": random(3), "bias": random(3), "mean": random(3), "var": random(3, low=0.5, high=2.0)}
     check(single_node_model("BatchNormalization", {"x": [2, 3, 4, 5]}, params, epsilon=1e-3), tmp_path)
