@@ -146,13 +146,29 @@ def window_size(b: KernelBuilder, window: Window, y: Index, in_hw: tuple[int, in
 def pool_row(b: KernelBuilder, window: Window, into: Row, source: Row, in_w: int,
              combine: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
     """Folds one input row into one pooled row, horizontally over the window:
-    `into[x] = combine(into[x], source[x * stride + kx - pad])` for each kernel column kx."""
+    `into[x] = combine(into[x], source[x * stride + kx - pad])` for each kernel column kx.
+    The columns whose whole window row lies in the input fold it in registers and update
+    `into[x]` once; the others, at the edges, once per kernel column (the same order of
+    combination either way)."""
     out_w = into.view.shape[-1]
-    for kx in range(window.kernel[1]):
-        lo, hi, shift = window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
-        with b.loop(lo, hi) as x:
-            element = b.load(source.view, source.at(b.add(b.mul(x.index, window.strides[1]), shift)))
-            b.store(combine(b.load(into.view, into.at(x.index)), element), into.view, into.at(x.index))
+    ranges = [window_columns(b, kx, in_w, out_w, window.strides[1], window.pads[1], 1)
+              for kx in range(window.kernel[1])]
+    first, end = max(lo for lo, _, _ in ranges), min(hi for _, hi, _ in ranges)
+    end = max(first, end)
+
+    def column(x: Index, shift: Index) -> SSAValue:
+        return b.load(source.view, source.at(b.add(b.mul(x, window.strides[1]), shift)))
+
+    with b.loop(first, end) as x:
+        folded = b.load(into.view, into.at(x.index))
+        for _, _, shift in ranges:
+            folded = combine(folded, column(x.index, shift))
+        b.store(folded, into.view, into.at(x.index))
+    for lo, hi, shift in ranges:
+        for start, stop in ((lo, b.min(hi, first)), (b.max(lo, end), hi)):
+            with b.loop(start, stop) as x:
+                element = column(x.index, shift)
+                b.store(combine(b.load(into.view, into.at(x.index)), element), into.view, into.at(x.index))
 
 
 # ----------------------------------------------------------------------------- the arithmetic domain
