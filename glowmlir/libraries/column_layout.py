@@ -111,17 +111,25 @@ def plane_block(out_channels: int, group: int, height: int, width: int, lanes: i
     return best[2] if best is not None and best[0] < as_rows else None
 
 
+def planes_block(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                 dilations: Sequence[int], group: int, height: int, width: int, tile: VectorTile) -> int | None:
+    """The channel block of an unpooled float convolution with these outputs if it takes the
+    vector-planes kernel on `tile` (masked loads, "same" padding, `plane_block`), else None."""
+    if not tile.masked_loads or not plane_is_one_row(filter_shape, strides, pads, dilations, pooled=False):
+        return None
+    return plane_block(filter_shape[0], group, height, width, tile.lanes, tile.accumulators)
+
+
 def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
                    dilations: Sequence[int], group: int, height: int, width: int, tile: VectorTile) -> bool:
     """Whether an unpooled float convolution with these outputs runs on whole planes, which
     compute fewer lanes than its rows: a 1x1 of stride 1 seen as one row (SqueezeNet's last,
-    13 x 13: 11 vectors of 16 against 13 rows of 16), or the vector-planes kernel (on a
-    `tile` with masked loads). A fused pool would make it rows."""
+    13 x 13: 11 vectors of 16 against 13 rows of 16), or the vector-planes kernel
+    (`planes_block`). A fused pool would make it rows."""
     if channel_is_one_row(filter_shape, strides, pads, pooled=False):
         flat, narrow = row_lanes(tile.lanes, height * width), row_lanes(tile.lanes, width)
         return -(-(height * width) // flat) * flat < height * -(-width // narrow) * narrow
-    return (tile.masked_loads and plane_is_one_row(filter_shape, strides, pads, dilations, pooled=False)
-            and plane_block(filter_shape[0], group, height, width, tile.lanes, tile.accumulators) is not None)
+    return planes_block(filter_shape, strides, pads, dilations, group, height, width, tile) is not None
 
 
 def takes_columns(strides: Sequence[int], largest_stride: int = 1) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import functools
+from collections.abc import Callable
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i1, i32, i64
@@ -147,6 +148,40 @@ class ColumnArithmetic(abc.ABC):
 # ----------------------------------------------------------------------------- the kernel
 
 
+def tile_starts(columns: ColumnArithmetic, bias: View, channels: list[Index], vectors: int,
+                residual: Callable[[int, Index], SSAValue] | None) -> list[SSAValue]:
+    """A tile's accumulators before its taps, vector-major: each channel's bias in every lane,
+    plus, with a fused residual, its vector (`residual(v, channel)`)."""
+    starts = []
+    for v in range(vectors):
+        for o in channels:
+            start = columns.start(bias, o)
+            starts.append(start if residual is None else columns.add(start, residual(v, o)))
+    return starts
+
+
+def accumulate_tap(columns: ColumnArithmetic, sums: list[SSAValue], packed: View, weight_at: list[Index],
+                   inputs: list[tuple[int, SSAValue]]) -> None:
+    """sums[v * block + j] += inputs' vector v * the tap's weight of channel j of the block
+    (`weight_at`: the packed filter's indices of the tap, less the channel in the block)."""
+    block = packed.shape[-1]
+    for j in range(block):
+        weight = columns.weight(packed, [*weight_at, j])
+        for v, pixels in inputs:
+            sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels, weight)
+
+
+def store_tile(b: KernelBuilder, columns: ColumnArithmetic, channels: list[Index], totals: list[SSAValue],
+               at: Callable[[int, int], tuple[View, list[Index]]], stored: list) -> None:
+    """A tile's accumulators through the output step: vector v of channel j to `at(v, j)`
+    (a view and the first lane's indices), its lanes `stored[v]`."""
+    for v in range(len(totals) // len(channels)):
+        for j, o in enumerate(channels):
+            view, indices = at(v, j)
+            value = columns.output(o, totals[v * len(channels) + j], view.element_type)
+            store_vector(b, value, view, indices, stored[v])
+
+
 def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                      bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                      accumulators: None = None, residual: View | None = None, *,
@@ -188,29 +223,18 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         last_read = column + lanes * sx - 1  # a strided vector reads past its last lane
                         loaded = None if all(loaded) and last_read < in_w else loaded
                     inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded, sx)))
-                for j in range(block):
-                    weight = columns.weight(packed, [o_block, c, ky, kx, j])
-                    for v, pixels in inputs:
-                        sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels, weight)
+                accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
             return sums
 
-        starts = []
-        for v in range(vectors):
-            for o in channels:
-                start = columns.start(bias, o)
-                if residual is not None:
-                    start = columns.add(start, load_vector(b, residual, [n, o, y, b.add(x0, v * lanes)], lanes,
-                                                           stored[v]))
-                starts.append(start)
+        starts = tile_starts(columns, bias, channels, vectors, residual and (
+            lambda v, o: load_vector(b, residual, [n, o, y, b.add(x0, v * lanes)], lanes, stored[v])))
         with b.loop(0, group_c, carried=starts) as c:
             with b.loop(ky_lo, ky_hi, carried=c.carried) as ky:
                 in_y = b.add(top, b.mul(ky.index, dy))
                 ky.next(*taps(list(ky.carried), b.add(first_channel, c.index), c.index, in_y, ky.index))
             c.next(*ky.results)
-        for v in range(vectors):
-            for j, output in enumerate(outputs):
-                stored_value = columns.output(channels[j], c.results[v * block + j], output.view.element_type)
-                store_vector(b, stored_value, output.view, output.at(b.add(x0, v * lanes)), stored[v])
+        store_tile(b, columns, channels, c.results,
+                   lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
 
     # The row as vectors from column 0; those whose lanes all lie in the row with all their
     # taps inside the input ("clean") run as tiles in a loop, the others in tiles of their own
@@ -288,27 +312,18 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
         inside_columns = {(kx, v): below(shifted(lane_columns[v], kx * dx - left), width)
                           for kx in range(k_w) for v in range(vectors)}
 
-        starts = []
-        for v in range(vectors):
-            for o in channels:
-                start = columns.start(bias, o)
-                if residual is not None:
-                    start = columns.add(start, load_vector(b, residual, [n, o, 0, b.add(p0, v * lanes)], lanes,
-                                                           stored[v]))
-                starts.append(start)
+        starts = tile_starts(columns, bias, channels, vectors, residual and (
+            lambda v, o: load_vector(b, residual, [n, o, 0, b.add(p0, v * lanes)], lanes, stored[v])))
 
         def kernel_row(sums: list[SSAValue], channel: Index, c: Index, ky: int) -> list[SSAValue]:
             row_shift = ky * dy - top
             inside_rows = [below(shifted(lane_rows[v], row_shift), height) for v in range(vectors)]
             for kx in range(k_w):
                 offset = b.add(b.mul(row_shift, width), kx * dx - left)
-                inputs = [columns.input(src, [n, channel, 0, b.add(b.add(p0, v * lanes), offset)],
-                                        b.emit(llvm.AndOp(inside_rows[v], inside_columns[kx, v])), 1)
+                inputs = [(v, columns.input(src, [n, channel, 0, b.add(b.add(p0, v * lanes), offset)],
+                                            b.emit(llvm.AndOp(inside_rows[v], inside_columns[kx, v])), 1))
                           for v in range(vectors)]
-                for j in range(block):
-                    weight = columns.weight(packed, [o_block, c, ky, kx, j])
-                    for v, pixels_in in enumerate(inputs):
-                        sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels_in, weight)
+                accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
             return sums
 
         with b.loop(0, group_c, carried=starts) as c:  # kernel rows unrolled: their masks are hoisted
@@ -316,10 +331,8 @@ def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
             for ky in range(k_h):
                 sums = kernel_row(sums, b.add(first_channel, c.index), c.index, ky)
             c.next(*sums)
-        for v in range(vectors):
-            for j, o in enumerate(channels):
-                value = columns.output(o, c.results[v * block + j], dest.element_type)
-                store_vector(b, value, dest, [n, o, 0, b.add(p0, v * lanes)], stored[v])
+        store_tile(b, columns, channels, c.results, lambda v, j: (dest, [n, channels[j], 0, b.add(p0, v * lanes)]),
+                   stored)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,

@@ -49,10 +49,9 @@ class PackFloatConvolution(RewritePattern):
         _, _, height, width = glow.convolution_shape(op)  # before a fused pool
         strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
         microkernel, block = column_layout.COLUMNS, None
-        if self.tile.masked_loads and column_layout.plane_is_one_row(shape, strides, pads,
-                                                                     op.dilations.get_values(), pooled):
-            block = column_layout.plane_block(shape[0], op.group.value.data, height, width, self.tile.lanes,
-                                              self.tile.accumulators)
+        if not pooled:
+            block = column_layout.planes_block(shape, strides, pads, op.dilations.get_values(), op.group.value.data,
+                                               height, width, self.tile)
         if block is not None:
             microkernel, lanes = column_layout.PLANES, self.tile.lanes
         else:
