@@ -348,7 +348,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                           op.pool is not None):
         one_row_per_channel(b, domain, op, view, rows, block)
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, rows, block)
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, block,
+                                        RUN_BYTES if op.vector_tile is not None else None)
 
 
 RUN_BYTES = 256 * 1024

@@ -59,6 +59,10 @@ CONVOLUTIONS = [
     ([1, 256, 20, 20], [256, 256, 1, 1], {}, "residual"),
     # a pool after a convolution that runs on planes stays apart on AVX and AVX-512
     ([1, 8, 14, 14], [32, 8, 3, 3], {"pads": [1, 1, 1, 1]}, "maxpool"),
+    # input over RUN_BYTES: rows in bands (the last one short), every block of channels per
+    # band; with an overlapping pool, each band refills its ring of convolved rows
+    ([1, 16, 66, 74], [8, 16, 3, 3], {}, "relu"),
+    ([1, 16, 66, 74], [8, 16, 3, 3], {}, "maxpool3"),
 ]
 PLANES = {0: {8}, 17: {8, 16}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 22: {8, 16}, 23: {8, 16}, 25: {8, 16}}
 """The cases run as whole planes (case: lanes): stride 1, "same" padding, a tile of one
@@ -80,6 +84,8 @@ def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelPr
     elif fused in ("maxpool", "avgpool"):
         kind = "MaxPool" if fused == "maxpool" else "AveragePool"
         nodes.append(helper.make_node(kind, ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2]))
+    elif fused == "maxpool3":  # overlapping windows
+        nodes.append(helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
     elif fused == "residual":
         nodes.append(helper.make_node("Add", ["c", "x"], ["y"]))
     else:
@@ -107,7 +113,7 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
     planes = lanes in PLANES.get(index, ())
     assert tiles[0][0] == ("vector-planes" if planes else "vector-columns")
-    if fused in ("maxpool", "avgpool"):  # fused, unless the convolution runs on planes (glow-fuse-conv-pool)
+    if fused in ("maxpool", "maxpool3", "avgpool"):  # fused, unless the convolution runs on planes (glow-fuse-conv-pool)
         assert (" pool " in bundle.ir["glowll"]) == (not planes)
     if fused == "residual":
         assert "residual" in bundle.ir["glowll"]
