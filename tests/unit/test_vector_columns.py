@@ -113,7 +113,7 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
     planes = lanes in PLANES.get(index, ())
     assert tiles[0][0] == ("vector-planes" if planes else "vector-columns")
-    if fused in ("maxpool", "maxpool3", "avgpool"):  # fused, unless the convolution runs on planes (glow-fuse-conv-pool)
+    if fused in ("maxpool", "maxpool3", "avgpool"):  # fused unless the convolution runs on planes
         assert (" pool " in bundle.ir["glowll"]) == (not planes)
     if fused == "residual":
         assert "residual" in bundle.ir["glowll"]
