@@ -76,7 +76,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from_model = QuantizeFromModel(symmetric_weights=kernel_library is not None)
     passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
-        fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads)
+        fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
+                             vector_tile.channel_registers)
                 if vector_tile is not None else FuseConvPool())
         passes += [fuse, FuseResidualAdd()]
     if memory_fusion and kernel_library == "cmsis-nn" and core:
@@ -115,7 +116,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     if size_first:
         selection.append(QuantizationRecords())
     if vector_tile is not None:
-        selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads))
+        selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
+                                             vector_tile.channel_registers))
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 

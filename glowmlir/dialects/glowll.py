@@ -366,11 +366,11 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "vector-columns", "vector-planes")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "vector-columns", "vector-planes", "vector-channels")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension and of Helium, and the float convolutions on vectors
 of output columns, or of whole planes, of a host's vector unit."""
-FLOAT_MICROKERNELS = ("vector-columns", "vector-planes")
+FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels")
 
 
 def verify_microkernel(op: IRDLOperation) -> None:

@@ -23,6 +23,8 @@ COLUMNS = "vector-columns"
 """The float microkernel over vectors of a row's output columns."""
 PLANES = "vector-planes"
 """The float microkernel over vectors of a plane's pixels (a "same"-padded convolution)."""
+CHANNELS = "vector-channels"
+"""The float microkernel over vectors of output channels (`lowering.vector_channels`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
@@ -33,23 +35,27 @@ class VectorTile:
     """`lanes` per vector register, `accumulators` vector registers a tile keeps;
     `masked_loads`: loads and stores whose lanes are chosen at run time are single
     instructions (AVX `vmaskmov`, AVX-512 `k` masks), as the vector-planes kernel needs
-    (elsewhere LLVM splits them into a branch per lane)."""
+    (elsewhere LLVM splits them into a branch per lane); `channel_registers`: the vector
+    registers a vector-channels tile may fill (0: the target does not take that kernel)."""
 
     lanes: int
     accumulators: int
     masked_loads: bool = False
+    channel_registers: int = 0
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
         """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
+        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. The
+        vector-channels kernel is measured on AVX-512 (`channel_registers`) and taken on AVX
+        too. A
         later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
         enabled = {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
         if triple.startswith("x86_64"):
             if enabled.get("avx512f"):
-                return VectorTile(16, 16, masked_loads=True)
+                return VectorTile(16, 16, masked_loads=True, channel_registers=32)
             if enabled.get("avx"):
-                return VectorTile(8, 12, masked_loads=True)
+                return VectorTile(8, 12, masked_loads=True, channel_registers=16)
             return VectorTile(4, 12)
         if triple.startswith("aarch64"):
             return VectorTile(4, 16)
@@ -120,12 +126,43 @@ def planes_block(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequ
     return plane_block(filter_shape[0], group, height, width, tile.lanes, tile.accumulators)
 
 
+MOST_CHANNEL_PIXELS = 16
+"""Pixels a vector-channels tile takes at most (VGG-19's and ResNet-50's 3x3s ran as fast
+with 14 or 16 as with 20 or 24, and a row of 28 is two tiles of 14)."""
+
+SMALLEST_CHANNEL_REDUCTION = 64
+"""Products per output below which a convolution keeps the column kernel: a
+vector-channels tile writes its outputs through the stack once, over all its taps (VGG-19's
+first 3x3, of 3 channels, 27 products: 0.99 x onnxruntime's time on channels, 0.80 on
+columns; ResNet-50's 7x7 stem, 147: 1.02 on channels, 1.31 on columns)."""
+
+
+def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: VectorTile) -> tuple[int, int] | None:
+    """(lanes, pixels) of the vector-channels tile of an ungrouped float convolution larger
+    than 1x1 whose rows have `width` outputs, or None: the widest vector (at most the
+    tile's) whose lanes divide the output channels; at most `MOST_CHANNEL_PIXELS` pixels,
+    and as many as leave registers for a kernel row's weights and a broadcast column, the
+    row cut into tiles of equal size (28: 14 + 14, not 16 + 12)."""
+    out_c, in_c, k_h, k_w = filter_shape
+    if (not tile.channel_registers or group != 1 or (k_h, k_w) == (1, 1)
+            or in_c * k_h * k_w < SMALLEST_CHANNEL_REDUCTION):
+        return None
+    lanes = next((size for size in (16, 8, 4) if size <= tile.lanes and out_c % size == 0), None)
+    most = min(MOST_CHANNEL_PIXELS, tile.channel_registers - k_w - 2)
+    if lanes is None or most < 1:
+        return None
+    return lanes, -(-width // -(-width // most))
+
+
 def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
                    dilations: Sequence[int], group: int, height: int, width: int, tile: VectorTile) -> bool:
     """Whether an unpooled float convolution with these outputs runs on whole planes, which
     compute fewer lanes than its rows: a 1x1 of stride 1 seen as one row (SqueezeNet's last,
     13 x 13: 11 vectors of 16 against 13 rows of 16), or the vector-planes kernel
-    (`planes_block`). A fused pool would make it rows."""
+    (`planes_block`), unless it takes the vector-channels kernel. A fused pool would make it
+    rows."""
+    if channel_tile(filter_shape, group, width, tile) is not None:
+        return False
     if channel_is_one_row(filter_shape, strides, pads, pooled=False):
         flat, narrow = row_lanes(tile.lanes, height * width), row_lanes(tile.lanes, width)
         return -(-(height * width) // flat) * flat < height * -(-width // narrow) * narrow

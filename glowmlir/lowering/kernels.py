@@ -17,7 +17,8 @@ from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.lowering import loop_skeletons, math_approx, vector_columns
+from glowmlir.libraries.column_layout import CHANNELS
+from glowmlir.lowering import loop_skeletons, math_approx, vector_channels, vector_columns
 from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
@@ -135,6 +136,9 @@ class FloatColumns(vector_columns.ColumnArithmetic):
 
 
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    if op.microkernel is not None and op.microkernel.data == CHANNELS:
+        vector_channels.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
+        return
     if op.microkernel is not None:  # "vector-columns": the filter is packed in blocks of channels
         vector_columns.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
         return

@@ -1,10 +1,10 @@
 """`glow-fuse-conv-pool`: a MaxPool/AvgPool after a Convolution becomes the convolution's
 fused `pool` window, so only the pooled output is stored.
 
-With a vector tile (`lanes`, `accumulators`, `masked-loads`: the target's, as
-`glowll-select-vector-columns` takes them), a pool stays apart from a float convolution
-that alone would run on whole planes computing fewer lanes than its rows
-(`column_layout.prefers_planes`): fused, it would be computed row by row (VGG-19's pooled
+With a vector tile (`lanes`, `accumulators`, `masked-loads`, `channel-registers`: the
+target's, as `glowll-select-vector-columns` takes them), a pool stays apart from a float
+convolution that alone would run on whole planes computing fewer lanes than its rows
+(`column_layout.prefers_planes`; one that takes the vector-channels kernel fuses): fused, it would be computed row by row (VGG-19's pooled
 3x3s on 56 x 56: 1.15 x onnxruntime's time as rows, 1.06 as planes). That costs the
 convolution's full output in activations, so only hosts (targets with a vector tile) ask
 for it."""
@@ -65,7 +65,9 @@ class FuseConvPool(ModulePass):
     """The target's vector tile (0: none, every pool fuses)."""
     accumulators: int = 0
     masked_loads: bool = False
+    channel_registers: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        tile = VectorTile(self.lanes, self.accumulators, self.masked_loads) if self.lanes else None
+        tile = (VectorTile(self.lanes, self.accumulators, self.masked_loads, self.channel_registers)
+                if self.lanes else None)
         PatternRewriteWalker(FusePoolIntoConvolution(tile), apply_recursively=False).rewrite_module(op)

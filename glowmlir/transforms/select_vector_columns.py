@@ -42,17 +42,23 @@ class PackFloatConvolution(RewritePattern):
         weight = op.filter.owner
         if (op.microkernel is not None or glow.is_nhwc(op)
                 or any(v.type.element_type != f32 for v in (op.dest, op.input, op.filter))
-                or not isinstance(weight, glowll.WeightOp) or weight.value is None
-                or not column_layout.takes_columns(op.strides.get_values(), LARGEST_STRIDE)):
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None):
             return
         shape = glow.shape_of(op.filter)
         _, _, height, width = glow.convolution_shape(op)  # before a fused pool
         strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
+        accumulators = self.tile.accumulators
         microkernel, block = column_layout.COLUMNS, None
-        if not pooled:
+        channel_tile = column_layout.channel_tile(shape, op.group.value.data, width, self.tile)
+        if channel_tile is None and not column_layout.takes_columns(strides, LARGEST_STRIDE):
+            return
+        if channel_tile is None and not pooled:
             block = column_layout.planes_block(shape, strides, pads, op.dilations.get_values(), op.group.value.data,
                                                height, width, self.tile)
-        if block is not None:
+        if channel_tile is not None:
+            microkernel, (lanes, accumulators) = column_layout.CHANNELS, channel_tile
+            block = lanes
+        elif block is not None:
             microkernel, lanes = column_layout.PLANES, self.tile.lanes
         else:
             if column_layout.channel_is_one_row(shape, strides, pads, pooled):
@@ -63,7 +69,7 @@ class PackFloatConvolution(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter)
         op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
-        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
+        op.properties["vector_tile"] = glow.ints((lanes, accumulators))
         erase_if_unused(weight, rewriter)
 
 
@@ -78,10 +84,11 @@ class SelectVectorColumns(ModulePass):
     lanes: int = 8
     accumulators: int = 12
     planes: bool = False
+    channel_registers: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
             raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
                             "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
-        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes)
+        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.channel_registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)

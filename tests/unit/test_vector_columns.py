@@ -63,12 +63,25 @@ CONVOLUTIONS = [
     # band; with an overlapping pool, each band refills its ring of convolved rows
     ([1, 16, 66, 74], [8, 16, 3, 3], {}, "relu"),
     ([1, 16, 66, 74], [8, 16, 3, 3], {}, "maxpool3"),
+    # vector-channels (AVX, AVX-512): output channels in the lanes
+    ([1, 16, 9, 101], [32, 16, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}, "relu"),  # tiles in a loop
+    ([1, 3, 19, 47], [16, 3, 11, 11], {"strides": [4, 4], "pads": [2, 2, 2, 2]}, "relu"),  # AlexNet's stem
+    ([1, 8, 12, 40], [24, 8, 3, 3], {"dilations": [2, 2], "pads": [2, 1, 2, 3]}, None),  # 24 channels: 8 lanes
+    ([1, 16, 10, 33], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
+    ([1, 8, 15, 23], [16, 8, 5, 5], {"strides": [1, 2], "pads": [2, 2, 2, 2]}, "maxpool3"),
+    # vector-planes with a residual (AVX: a block of 8 channels fills over half its 12 accumulators)
+    ([1, 16, 12, 12], [16, 8, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}, "residual"),
 ]
-PLANES = {0: {8}, 17: {8, 16}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 22: {8, 16}, 23: {8, 16}, 25: {8, 16}}
+PLANES = {0: {8}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 23: {8, 16}, 33: {8}}
 """The cases run as whole planes (case: lanes): stride 1, "same" padding, a tile of one
 vector whose block of channels is over half the accumulators (AVX: 12, so case 0's 8
 channels do; AVX-512: 16, so they do not), and fewer lanes computed than as rows (a 7x7
 plane on 16 lanes: 64, as rows of 8: 56); AVX or AVX-512 only (SSE has no masked loads)."""
+CHANNELS = {index: {8, 16} for index in (15, 17, 18, 22, 25, 26, 27, 28, 29, 30, 31, 32)}
+"""The cases run on vectors of output channels (AVX, AVX-512): ungrouped, larger than 1x1,
+at least 64 products an output, channels a multiple of 4 (case 15's 4 channels on 4 lanes)."""
+GENERIC = {29: {4}}
+"""The cases left to the generic kernel: a stride of 4 along the rows on SSE."""
 
 
 def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelProto:
@@ -108,11 +121,16 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     inputs = random_inputs(model, seed=index)
     expected = onnxruntime_outputs(model, inputs)["y"]
     bundle = glowmlir.compile(path, target=Target(features=WIDTHS[lanes]))
-    tiles = re.findall(r'microkernel = "(vector-columns|vector-planes)", filter_shape = array<i64: [\d, ]+>, '
-                       r'vector_tile = array<i64: (\d+), (\d+)>', bundle.ir["glowll"])
-    assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
+    tiles = re.findall(r'microkernel = "(vector-columns|vector-planes|vector-channels)", '
+                       r'filter_shape = array<i64: [\d, ]+>, vector_tile = array<i64: (\d+), (\d+)>',
+                       bundle.ir["glowll"])
     planes = lanes in PLANES.get(index, ())
-    assert tiles[0][0] == ("vector-planes" if planes else "vector-columns")
+    channels = lanes in CHANNELS.get(index, ())
+    if lanes in GENERIC.get(index, ()):
+        assert not tiles
+    else:
+        assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
+        assert tiles[0][0] == ("vector-planes" if planes else "vector-channels" if channels else "vector-columns")
     if fused in ("maxpool", "maxpool3", "avgpool"):  # fused unless the convolution runs on planes
         assert (" pool " in bundle.ir["glowll"]) == (not planes)
     if fused == "residual":
@@ -133,8 +151,8 @@ def test_rows_of_stride_three_keep_the_generic_kernel(tmp_path):
 
 def test_the_tile_follows_the_target():
     x86 = "x86_64-unknown-linux-gnu"
-    assert VectorTile.of_features(x86, ["+avx2", "+avx", "+avx512f"]) == VectorTile(16, 16, masked_loads=True)
-    assert VectorTile.of_features(x86, ["+avx", "+avx512f", "-avx512f"]) == VectorTile(8, 12, masked_loads=True)
+    assert VectorTile.of_features(x86, ["+avx2", "+avx", "+avx512f"]) == VectorTile(16, 16, True, 32)
+    assert VectorTile.of_features(x86, ["+avx", "+avx512f", "-avx512f"]) == VectorTile(8, 12, True, 16)
     assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+sse4.2"]) == VectorTile(4, 12)
     assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16)
     assert VectorTile.of_features("thumbv7em-none-eabi", ["+dsp"]) is None

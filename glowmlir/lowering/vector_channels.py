@@ -1,0 +1,117 @@
+"""The float convolution on vectors of output channels (`microkernel = "vector-channels"`).
+
+The column kernel (`vector_columns`) puts adjacent output columns in a vector's lanes, so a
+row that is not a multiple of the lanes leaves lanes idle (14 columns on 16 lanes), and a
+stride of 2 costs a shuffle per vector to pick the even input columns. This kernel puts
+adjacent *output channels* in the lanes, as onnxruntime's NCHWc kernels do, while the
+tensors stay NCHW:
+
+* a tile is `pixels` adjacent output columns of a row times one vector of `lanes` output
+  channels (the filter packed `[O / lanes, C, KH, KW, lanes]` by
+  `column_layout.pack_filter`), each pixel's accumulator a vector register;
+* per input channel and kernel row it loads the kernel row's weight vectors once, then
+  broadcasts each input column the tile reads over the lanes, once, into every tap that
+  reads it: a strided convolution only moves the addresses, and the registers live are
+  the accumulators, the kernel row's weights and one broadcast column (taken tap by tap,
+  LLVM keeps each broadcast column alive across the taps and spills accumulators);
+* the accumulators leave the tile through the fused activation into a stack tile, from
+  which each channel's output row takes its pixels (the transposition, paid once a tile
+  over all its taps: `column_layout.channel_tile` keeps the kernel to reductions of at
+  least `SMALLEST_CHANNEL_REDUCTION` products).
+
+Rows, bands, fused pools and their rings are `loop_skeletons.emit_convolution`'s; this
+module is its `rows`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from xdsl.dialects import llvm
+from xdsl.ir import SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.libraries.column_layout import interior_columns
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
+from glowmlir.lowering.vector_columns import RUN_BYTES, ColumnArithmetic, load_vector, store_vector
+
+
+def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                 bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                 accumulators: None = None, residual: View | None = None, *,
+                 arithmetic: type[ColumnArithmetic]) -> None:
+    """Convolution output row `y` of the block `channels` (one vector) into `outputs`
+    (`loop_skeletons.convolution_rows`' contract): the row in tiles of pixels, a loop over
+    the tiles whose taps all lie inside the input row, tiles of their own (the taps in the
+    padding skipped at compile time) at the row's edges."""
+    columns = arithmetic(b, domain, op)
+    lanes, pixels = columns.lanes, columns.accumulators
+    _, _, in_h, in_w = src.shape
+    _, _, k_h, k_w = op.filter_shape.get_values()
+    _, pl, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    sx = op.strides.get_values()[1]
+    o_block = b.div(channels[0], lanes)
+    top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
+    storage = outputs[0].view.element_type
+    transposed = View(b.alloca(pixels * lanes, storage), (pixels, lanes), (lanes, 1), 0, storage)
+
+    def residual_vector(x: Index) -> SSAValue:
+        """The residual of the block's channels at output column x, lane by lane."""
+        vector = b.emit(llvm.UndefOp(columns.vector))
+        for lane, o in enumerate(channels):
+            vector = b.emit(llvm.InsertElementOp(vector, b.load(residual, [n, o, y, x]), b.integer(lane)))
+        return vector
+
+    def tile(x0: Index, count: int, edge: bool = False) -> None:
+        """`count` output columns from x0 of every channel of the block; `edge`: x0 is known
+        at compile time and the input columns outside the row are skipped."""
+        starts = []
+        for p in range(count):
+            start = load_vector(b, bias, [channels[0]], lanes)
+            starts.append(start if residual is None else columns.add(start, residual_vector(b.add(x0, p))))
+        left = b.sub(b.mul(x0, sx), pl)  # the input column of the first pixel's first tap
+        with b.loop(ky_lo, ky_hi, carried=starts) as ky:
+            in_y = b.add(top, b.mul(ky.index, dy))
+            with b.loop(0, src.shape[1], carried=ky.carried) as c:
+                sums = list(c.carried)
+                weights = [load_vector(b, packed, [o_block, c.index, ky.index, kx, 0], lanes) for kx in range(k_w)]
+                for offset in range((count - 1) * sx + (k_w - 1) * dx + 1):
+                    column = b.add(left, offset)
+                    taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dx) // sx]
+                            if (offset - kx * dx) % sx == 0 and 0 <= p < count]
+                    if not taps or (edge and not 0 <= column < in_w):
+                        continue
+                    pixel = b.splat(domain.input(src, [n, c.index, in_y, column]), columns.vector)
+                    for p, kx in taps:
+                        sums[p] = columns.multiply_accumulate(sums[p], pixel, weights[kx])
+                c.next(*sums)
+            ky.next(*c.results)
+        for p in range(count):
+            store_vector(b, columns.output(channels[0], ky.results[p], storage), transposed, [p, 0])
+        for j, into in enumerate(outputs):
+            for p in range(count):
+                b.store(b.load(transposed, [p, j]), into.view, into.at(b.add(x0, p)))
+
+    first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
+    x = 0
+    while x < width:
+        if first <= x and x + pixels <= end:
+            tiles = (end - x) // pixels
+            with b.loop(0, tiles) as t:
+                tile(b.add(x, b.mul(t.index, pixels)), pixels)
+            x += tiles * pixels
+        else:  # an edge tile
+            size = min(pixels, width - x)
+            tile(x, size, edge=True)
+            x += size
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     arithmetic: type[ColumnArithmetic]) -> None:
+    """A convolution packed for the channel kernel: the shared skeleton with `channel_rows`,
+    a vector of channels at a time, its rows in bands (`vector_columns.RUN_BYTES`)."""
+    rows = functools.partial(channel_rows, arithmetic=arithmetic)
+    loop_skeletons.emit_convolution(b, domain, op, view, rows, view(op.filter).shape[4], RUN_BYTES)
