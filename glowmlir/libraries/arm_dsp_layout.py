@@ -7,7 +7,7 @@ as such pairs (`PairTiling`); the filter is stored as the int16 *weight pairs* t
 multiplies them with (`pack_filter`). Both the selection pass, which packs the filter, and
 the kernel, which reads it, take the layout from here.
 
-A depthwise convolution (one input channel per output channel) runs plane by plane on a
+A depthwise convolution (one input channel per group) runs plane by plane on a
 copy of each input plane padded with the input zero point (`DepthwisePlan`): every tile is
 then an interior tile of `DEPTHWISE_PIXELS` outputs, the row's last outputs a tile of their
 own.
@@ -166,9 +166,9 @@ class DepthwisePlan:
     """How a depthwise convolution's output row of `width` is computed from a padded input
     plane whose rows are `padded_width` bytes: the input row's columns start at byte
     `pad_left`, every other byte holds the input zero point. `tiles` tiles of
-    DEPTHWISE_PIXELS outputs (`tilings[0]`) from output 0, then, if the width leaves
-    some, one tile of the rest (`tilings[1]`). The packed filter holds the weight words of
-    each tiling, the i-th's from `word_offsets[i]`."""
+    DEPTHWISE_PIXELS outputs from output 0 (`tilings[0]`, when there are any), then, if the
+    width leaves some, one tile of the rest (`tilings[-1]`). The packed filter holds the
+    weight words of each tiling, the i-th's from `word_offsets[i]`."""
 
     tilings: tuple[PairTiling, ...]
     word_offsets: tuple[int, ...]
@@ -183,14 +183,13 @@ class DepthwisePlan:
 
 @cache
 def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int) -> DepthwisePlan:
-    tilings = [pair_tiling(kernel, stride, dilation, DEPTHWISE_PIXELS)]
     tiles, rest = divmod(width, DEPTHWISE_PIXELS)
-    if rest:
-        tilings.append(pair_tiling(kernel, stride, dilation, rest))
-    # The bytes the last tile of each tiling reads from the padded row's first byte.
-    ends = [(tiles - 1) * DEPTHWISE_PIXELS * stride + tilings[0].bytes_read if tiles else 0]
-    if rest:
-        ends.append(tiles * DEPTHWISE_PIXELS * stride + tilings[1].bytes_read)
+    tilings, ends = [], []  # ends: the bytes the last tile of each tiling reads from the padded row's first byte
+    last_tiles = ((tiles, DEPTHWISE_PIXELS, (tiles - 1) * DEPTHWISE_PIXELS), (1, rest, tiles * DEPTHWISE_PIXELS))
+    for count, pixels, first in last_tiles:
+        if count and pixels:
+            tilings.append(pair_tiling(kernel, stride, dilation, pixels))
+            ends.append(first * stride + tilings[-1].bytes_read)
     offsets = [0, len(tilings[0].weight_words)][:len(tilings)]
     return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, max(pad_left + in_width, *ends), pad_left)
 
@@ -198,7 +197,7 @@ def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation
 def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
                                pads: Sequence[int], dilations: Sequence[int]) -> DepthwisePlan:
     """The depthwise plan of an NCHW convolution (OIHW filter)."""
-    width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, filter_shape[0])[3]
+    width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, input_shape[1])[3]
     return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1])
 
 
@@ -206,12 +205,12 @@ ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE = "row pairs", "channel pairs", "depthwise"
 
 
 def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> str | None:
-    """How a convolution's filter is packed: DEPTHWISE for an unpooled depthwise convolution
-    (a group per channel, one output channel each: planes padded with the input zero point,
-    row pairs); ROW_PAIRS along a kernel row at least two taps wide; CHANNEL_PAIRS along the
-    input channels of an unpadded, ungrouped 1x1 convolution (pointwise: nothing to pair
-    along a row); None: the generic kernel."""
-    if group > 1 and filter_shape[0] == group and filter_shape[1] == 1 and not pooled:
+    """How a convolution's filter is packed: DEPTHWISE for an unpooled convolution of one
+    input channel per group (depthwise, of any channel multiplier, or of a one-channel input:
+    planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel row at
+    least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded, ungrouped 1x1
+    convolution (pointwise: nothing to pair along a row); None: the generic kernel."""
+    if filter_shape[1] == 1 and not pooled:
         return DEPTHWISE
     if filter_shape[3] >= 2:
         return ROW_PAIRS

@@ -435,18 +435,19 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
-    """An unpooled depthwise convolution (one input channel per output channel), plane by
-    plane (`arm_dsp_layout.DepthwisePlan`).
+    """An unpooled convolution of one input channel per group (depthwise, of any channel
+    multiplier, or of a one-channel input), plane by plane (`arm_dsp_layout.DepthwisePlan`).
 
     Each input plane (or band of its rows, `PLANE_BYTES`) is copied a word at a time into a
     stack plane whose padding holds the input zero point: a padded tap then adds the
     product the folded bias takes off (or, not folded, its pair less the offset is 0), so
     every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
     their accumulators in registers over the kernel rows (input words to pairs, weight words
-    by `LDRD`, `SMLAD`s), then one tile of the outputs left."""
+    by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
+    input channel reads the same copy."""
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
-    n_size, channels, out_h, _ = dest.shape
-    _, _, in_h, in_w = src.shape
+    n_size, channels, out_h, out_w = dest.shape
+    _, in_c, in_h, in_w = src.shape
     filter_shape = op.filter_shape.get_values()
     k_h = filter_shape[2]
     (sy, sx), (dy, _), pads = op.strides.get_values(), op.dilations.get_values(), op.pads.get_values()
@@ -493,16 +494,20 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
         store_tile(b, domain, [c], [Row(dest, (n, c, y))], totals, [b.add(x0, p) for p in range(len(totals))])
 
-    with b.loops([n_size, channels, bands]) as (n, c, band_index):
+    multiplier = channels // in_c  # output channels of each input channel
+    with b.loops([n_size, in_c, bands]) as (n, g, band_index):
         y0 = b.mul(band_index, band)
-        copy_band(n, c, b.sub(b.mul(y0, sy), pads[0]))
-        start = domain.bias(bias, c)
-        with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
-            plane_y = b.mul(y.index, sy)
-            with b.loop(0, plan.tiles) as t:
-                tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
-            if len(plan.tilings) > 1:
-                tile(n, c, b.add(y0, y.index), plane_y, start, 1, plan.tiles * DEPTHWISE_PIXELS)
+        copy_band(n, g, b.sub(b.mul(y0, sy), pads[0]))
+        with b.loops([multiplier]) as (j,):
+            c = b.add(b.mul(g, multiplier), j)
+            start = domain.bias(bias, c)
+            with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
+                plane_y = b.mul(y.index, sy)
+                if plan.tiles:
+                    with b.loop(0, plan.tiles) as t:
+                        tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
+                if out_w % DEPTHWISE_PIXELS:
+                    tile(n, c, b.add(y0, y.index), plane_y, start, len(plan.tilings) - 1, plan.tiles * DEPTHWISE_PIXELS)
 
 
 def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:

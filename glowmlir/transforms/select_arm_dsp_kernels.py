@@ -3,8 +3,8 @@
 On a core with the DSP extension (Cortex-M4, M7, M33, M55: `+dsp` among the target's
 features, `glow-compile` adds the pass by itself, `helium=true` on a core with MVE) every
 int8 `glowll.convolution` with a constant filter the layout can pair (a row at least two
-taps wide, an unpadded ungrouped 1x1, or an unpooled depthwise one: a group per channel,
-one output channel each), and every int8 `glowll.fully_connected`, gets
+taps wide, an unpadded ungrouped 1x1, or an unpooled one of one input channel per group:
+depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, gets
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
 (`lowering.arm_dsp`). A convolution's filter is re-laid for it at compile time
 (`libraries.arm_dsp_layout.pack_filter`: int16 weight pairs in the order the kernel reads

@@ -90,7 +90,8 @@ def test_packed_filter_holds_each_weight_minus_its_zero_point():
 @pytest.mark.parametrize("geometry", [((1, 4, 25, 5), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
                                       ((1, 4, 9, 11), (3, 3), (2, 2), (0, 1, 1, 0), (1, 1)),
                                       ((1, 4, 9, 13), (5, 5), (1, 1), (4, 4, 4, 4), (2, 2)),
-                                      ((1, 4, 6, 8), (3, 2), (1, 3), (0, 0, 0, 0), (1, 1))])
+                                      ((1, 4, 6, 8), (3, 2), (1, 3), (0, 0, 0, 0), (1, 1)),
+                                      ((1, 4, 2, 4), (1, 3), (1, 1), (0, 0, 0, 0), (1, 1))])
 def test_depthwise_plan_reads_inside_its_padded_rows(geometry):
     """Every output of a row is in one tile; the last tile's words end inside the padded row,
     which holds the input's columns from `pad_left`."""
@@ -98,10 +99,12 @@ def test_depthwise_plan_reads_inside_its_padded_rows(geometry):
     channels = input_shape[1]
     plan = convolution_depthwise_plan(input_shape, (channels, 1, *kernel), strides, pads, dilations)
     width = (input_shape[3] + pads[1] + pads[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
-    assert plan.tiles * DEPTHWISE_PIXELS + (len(plan.tilings[1].products) if len(plan.tilings) > 1 else 0) == width
+    rest = width - plan.tiles * DEPTHWISE_PIXELS
+    pixels = [len(tiling.products) for tiling in plan.tilings]
+    assert pixels == [DEPTHWISE_PIXELS] * (plan.tiles > 0) + [rest] * (rest > 0)
     firsts = [(t * DEPTHWISE_PIXELS * strides[1], plan.tilings[0]) for t in range(plan.tiles)]
-    if len(plan.tilings) > 1:
-        firsts.append((plan.tiles * DEPTHWISE_PIXELS * strides[1], plan.tilings[1]))
+    if rest:
+        firsts.append((plan.tiles * DEPTHWISE_PIXELS * strides[1], plan.tilings[-1]))
     assert max(first + tiling.bytes_read for first, tiling in firsts) <= plan.padded_width
     assert plan.pad_left == pads[1] and plan.pad_left + input_shape[3] <= plan.padded_width
 
@@ -140,6 +143,10 @@ MORE_CONVOLUTIONS = {
     "depthwise_asymmetric": ((2, 3, 10, 7), (3, 1, 3, 3), (2, 2), (0, 1, 1, 0), (1, 1), 3),
     "depthwise_dilated_5x5": ((1, 2, 9, 13), (2, 1, 5, 5), (1, 1), (4, 4, 4, 4), (2, 2), 2),
     "depthwise_bands": ((1, 2, 40, 60), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    # one input channel per group, several output channels each: DS-CNN's first convolution,
+    # a channel multiplier of 3
+    "one_channel_10x4_stride2": ((1, 1, 49, 10), (6, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
+    "depthwise_multiplier3": ((1, 2, 7, 9), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -252,10 +259,10 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith(("y_column", "y_pointwise_padded")) for case in cases) == 4
-    for line in lines:  # every microkernel's bias takes the input offset, but a padded convolution's (not depthwise)
+    for line in lines:  # every microkernel's bias takes the input offset, but a padded convolution's (not on planes)
         padded = "glowll.convolution" in line and not re.search(r"[{ ]pads = array<i64: 0, 0, 0, 0>", line)
-        depthwise = re.search(r"group = (\d+) : i64, .*filter_shape = array<i64: \1, 1,", line) and " pool " not in line
-        assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (depthwise or not padded)), line
+        planes = re.search(r"filter_shape = array<i64: \d+, 1,", line) and " pool " not in line  # one channel a group
+        assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (planes or not padded)), line
 
 
 def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
