@@ -6,6 +6,11 @@ Along a row of the input, one word load gives the int16 *input pairs* (i, i + 2)
 as such pairs (`PairTiling`); the filter is stored as the int16 *weight pairs* the tiling
 multiplies them with (`pack_filter`). Both the selection pass, which packs the filter, and
 the kernel, which reads it, take the layout from here.
+
+A depthwise convolution (one input channel per group) runs plane by plane on a
+copy of each input plane padded with the input zero point (`DepthwisePlan`): every tile is
+then an interior tile of `DEPTHWISE_PIXELS` outputs, the row's last outputs a tile of their
+own.
 """
 
 from __future__ import annotations
@@ -92,6 +97,12 @@ def tiling_of(columns: tuple[tuple[tuple[int, int], ...], ...]) -> PairTiling:
     return PairTiling(words, tuple(weight_words), tuple(products))
 
 
+DEPTHWISE_PIXELS = 4
+"""Adjacent outputs of a row computed together by the depthwise convolution: four
+accumulators and, for a 3-wide row of stride 1, two words of input (four pairs), three
+weight words and two SMLADs per output and kernel row."""
+
+
 @dataclass(frozen=True)
 class RowPlan:
     """How a convolution row of `width` outputs is computed, in tiles of TILE_PIXELS.
@@ -150,13 +161,57 @@ def convolution_row_plan(input_shape: Sequence[int], filter_shape: Sequence[int]
     return row_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1])
 
 
-ROW_PAIRS, CHANNEL_PAIRS = "row pairs", "channel pairs"
+@dataclass(frozen=True)
+class DepthwisePlan:
+    """How a depthwise convolution's output row of `width` is computed from a padded input
+    plane whose rows are `padded_width` bytes: the input row's columns start at byte
+    `pad_left`, every other byte holds the input zero point. `tiles` tiles of
+    DEPTHWISE_PIXELS outputs from output 0 (`tilings[0]`, when there are any), then, if the
+    width leaves some, one tile of the rest (`tilings[-1]`). The packed filter holds the
+    weight words of each tiling, the i-th's from `word_offsets[i]`."""
+
+    tilings: tuple[PairTiling, ...]
+    word_offsets: tuple[int, ...]
+    tiles: int
+    padded_width: int
+    pad_left: int
+
+    @property
+    def words(self) -> int:
+        return self.word_offsets[-1] + len(self.tilings[-1].weight_words)
 
 
-def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int) -> str | None:
-    """How a convolution's filter is packed: ROW_PAIRS along a kernel row at least two taps
-    wide; CHANNEL_PAIRS along the input channels of an unpadded, ungrouped 1x1 convolution
-    (pointwise: nothing to pair along a row); None: the generic kernel."""
+@cache
+def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int) -> DepthwisePlan:
+    tiles, rest = divmod(width, DEPTHWISE_PIXELS)
+    tilings, ends = [], []  # ends: the bytes the last tile of each tiling reads from the padded row's first byte
+    last_tiles = ((tiles, DEPTHWISE_PIXELS, (tiles - 1) * DEPTHWISE_PIXELS), (1, rest, tiles * DEPTHWISE_PIXELS))
+    for count, pixels, first in last_tiles:
+        if count and pixels:
+            tilings.append(pair_tiling(kernel, stride, dilation, pixels))
+            ends.append(first * stride + tilings[-1].bytes_read)
+    offsets = [0, len(tilings[0].weight_words)][:len(tilings)]
+    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, max(pad_left + in_width, *ends), pad_left)
+
+
+def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
+                               pads: Sequence[int], dilations: Sequence[int]) -> DepthwisePlan:
+    """The depthwise plan of an NCHW convolution (OIHW filter)."""
+    width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, input_shape[1])[3]
+    return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1])
+
+
+ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE = "row pairs", "channel pairs", "depthwise"
+
+
+def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> str | None:
+    """How a convolution's filter is packed: DEPTHWISE for an unpooled convolution of one
+    input channel per group (depthwise, of any channel multiplier, or of a one-channel input:
+    planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel row at
+    least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded, ungrouped 1x1
+    convolution (pointwise: nothing to pair along a row); None: the generic kernel."""
+    if filter_shape[1] == 1 and not pooled:
+        return DEPTHWISE
     if filter_shape[3] >= 2:
         return ROW_PAIRS
     if filter_shape[2] == 1 and group == 1 and not any(pads):
@@ -169,27 +224,37 @@ def channel_block(out_channels: int, group: int) -> int:
 
 
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
-                dilations: Sequence[int], pads: Sequence[int], group: int) -> np.ndarray:
+                dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
-    weight words of every tiling of the row plan), CHANNEL_PAIRS [O / block, ceil(C / 2),
-    block, 2] (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
+    weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
+    every tiling of the depthwise plan), CHANNEL_PAIRS [O / block, ceil(C / 2), block, 2]
+    (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
     out_c, group_c, k_h, _ = levels.shape
-    pointwise = packing(levels.shape, pads, group) == CHANNEL_PAIRS
+    kind = packing(levels.shape, pads, group, pooled)
     block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
-    if pointwise:
+    if kind == CHANNEL_PAIRS:
         padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
         padded[:, :group_c] = centred.reshape(out_c, group_c)
         return padded.reshape(out_c // block, block, -1, 2).transpose(0, 2, 1, 3).copy()
+    if kind == DEPTHWISE:
+        plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations)
+        return _weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words)
     plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations, group)
-    packed = np.zeros((out_c // block, group_c, k_h, block, plan.words, 2), np.int16)
     blocked = centred.reshape(out_c // block, block, group_c, k_h, -1).transpose(0, 2, 3, 1, 4)
-    for tiling, offset in zip(plan.tilings, plan.word_offsets):
+    return _weight_words(blocked, plan.tilings, plan.word_offsets, plan.words)
+
+
+def _weight_words(rows: np.ndarray, tilings: Sequence[PairTiling], offsets: Sequence[int], words: int) -> np.ndarray:
+    """Kernel rows [..., taps] as the weight words of `tilings` [..., words, 2], each
+    tiling's from its offset (a half with no tap: 0)."""
+    packed = np.zeros((*rows.shape[:-1], words, 2), np.int16)
+    for tiling, offset in zip(tilings, offsets):
         for index, word in enumerate(tiling.weight_words):
             for half, tap in enumerate(word):
                 if tap is not None:
-                    packed[..., offset + index, half] = blocked[..., tap]
+                    packed[..., offset + index, half] = rows[..., tap]
     return packed
 
 
@@ -198,10 +263,12 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     filter_shape = op.filter_shape.get_values()
     out_c, group_c, k_h, _ = filter_shape
     group = op.group.value.data
-    pointwise = packing(filter_shape, op.pads.get_values(), group) == CHANNEL_PAIRS
+    kind = packing(filter_shape, op.pads.get_values(), group, op.pool is not None)
     block = channel_block(out_c, group)
-    if pointwise:
+    geometry = (glow.shape_of(op.input), filter_shape, op.strides.get_values(), op.pads.get_values(),
+                op.dilations.get_values())
+    if kind == CHANNEL_PAIRS:
         return (out_c // block, -(-group_c // 2), block, 2)
-    plan = convolution_row_plan(glow.shape_of(op.input), filter_shape, op.strides.get_values(),
-                                op.pads.get_values(), op.dilations.get_values(), group)
-    return (out_c // block, group_c, k_h, block, plan.words, 2)
+    if kind == DEPTHWISE:
+        return (out_c, k_h, convolution_depthwise_plan(*geometry).words, 2)
+    return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)

@@ -28,25 +28,28 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i16, i32, i64
+from xdsl.dialects.builtin import i8, i16, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.arm_dsp_layout import (
     CHANNEL_PAIRS,
+    DEPTHWISE,
+    DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
     PairTiling,
+    convolution_depthwise_plan,
     convolution_row_plan,
     packing,
 )
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, fill_row, kernel_rows_inside
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 2048
@@ -59,6 +62,10 @@ tiles; LLVM hoists them all out of the tile loop, and more than this many are sp
 reloaded along with the input pairs they push out (LeNet's first convolution, 30 words: 662k
 instructions on the M7 hoisted, 494k loaded per tile). Over this count the tile loop loads
 them through an opaque pointer (`KernelBuilder.opaque`)."""
+
+PLANE_BYTES = 2048
+"""A depthwise convolution copies each input plane, padded, into this many bytes of stack:
+the whole plane when it fits, else bands of it (one row of output at least)."""
 
 FC_BLOCKS = (4, 2, 1)
 """Outputs of a FullyConnected computed together: the first that divides the outputs."""
@@ -195,12 +202,28 @@ def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, wo
                channel: Index, in_y: Index, o_block: Index, c: Index, ky: Index, block: int, first: Index,
                totals: list[SSAValue], x_offset: SSAValue | None) -> list[SSAValue]:
     """One kernel row of one input channel for a whole tile: pairs times weight words."""
+    pairs = tile_pairs(b, Row(src, (n, channel, in_y)), first, tiling, x_offset)
+    return tile_products(b, tiling, pairs, block, totals, lambda j: load_words(
+        b, packed, [o_block, c, ky, j, word_offset, 0], len(tiling.weight_words)))
+
+
+def tile_pairs(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling,
+               x_offset: SSAValue | None) -> list[SSAValue]:
+    """The input pairs a tile reads from `row`: its `tiling.words` words from column `first`
+    (two bytes apart), two pairs each, less `x_offset` when given."""
     pairs = []
     for word in range(tiling.words):
-        pairs.extend(input_pairs(b, load_word(b, src, [n, channel, in_y, b.add(first, 2 * word)]), x_offset))
+        pairs.extend(input_pairs(b, load_word(b, row.view, row.at(b.add(first, 2 * word))), x_offset))
+    return pairs
+
+
+def tile_products(b: KernelBuilder, tiling: PairTiling, pairs: list[SSAValue], block: int, totals: list[SSAValue],
+                  weight_words: Callable[[int], list[SSAValue]]) -> list[SSAValue]:
+    """`totals` ([output][channel] of the tile, `block` channels) plus the products of one
+    kernel row: each output's input pairs times channel j's `weight_words(j)`."""
     totals = list(totals)
     for j in range(block):
-        weights = load_words(b, packed, [o_block, c, ky, j, word_offset, 0], len(tiling.weight_words))
+        weights = weight_words(j)
         for p, products in enumerate(tiling.products):
             for pair, word in products:
                 totals[p * block + j] = smlad(b, pairs[pair], weights[word], totals[p * block + j])
@@ -323,7 +346,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     or `pointwise_rows`; an unpooled, unstrided 1x1 convolution sees each channel's pixels
     as one row (tiles of four run across the input rows)."""
     packed_shape = glow.shape_of(op.filter)
-    if packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data) != CHANNEL_PAIRS:
+    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None)
+    if kind == DEPTHWISE:
+        depthwise_convolution(b, domain, op, view)
+        return
+    if kind != CHANNEL_PAIRS:
         loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
         return
     block = packed_shape[2]
@@ -402,6 +429,91 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 gather(n.index, pixels - tail, count)
                 multiply(n.index, pixels - tail, count)
                 tail -= count
+
+
+# ----------------------------------------------------------------------------- depthwise
+
+
+def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """An unpooled convolution of one input channel per group (depthwise, of any channel
+    multiplier, or of a one-channel input), plane by plane (`arm_dsp_layout.DepthwisePlan`).
+
+    Each input plane (or band of its rows, `PLANE_BYTES`) is copied a word at a time into a
+    stack plane whose padding holds the input zero point: a padded tap then adds the
+    product the folded bias takes off (or, not folded, its pair less the offset is 0), so
+    every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
+    their accumulators in registers over the kernel rows (input words to pairs, weight words
+    by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
+    input channel reads the same copy."""
+    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, channels, out_h, out_w = dest.shape
+    _, in_c, in_h, in_w = src.shape
+    filter_shape = op.filter_shape.get_values()
+    k_h = filter_shape[2]
+    (sy, sx), (dy, _), pads = op.strides.get_values(), op.dilations.get_values(), op.pads.get_values()
+    plan = convolution_depthwise_plan(src.shape, filter_shape, (sy, sx), pads, op.dilations.get_values())
+
+    def rows_read(outputs: int) -> int:
+        return (outputs - 1) * sy + (k_h - 1) * dy + 1
+
+    band = next((rows for rows in range(out_h, 0, -1) if rows_read(rows) * plan.padded_width <= PLANE_BYTES), 1)
+    bands = -(-out_h // band)
+    words = -(-rows_read(band) * plan.padded_width // 4)
+    padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), 0xFF), 0x01010101)
+    plane_words = View.contiguous(b.alloca(words, i32), (words,), element_type=i32)
+    with b.loop(0, words) as i:  # the padding, once: copies write only the input's columns
+        b.store(padding, plane_words, [i.index])
+    plane = View.contiguous(plane_words.base, (words * 4 // plan.padded_width, plan.padded_width), element_type=i8)
+    columns = plane.reshaped(plane.shape, plane.strides, plan.pad_left)  # the input's columns of the plane
+    x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+
+    def copy_band(n: Index, c: Index, top: Index) -> None:
+        """Input rows top .. top + rows_read(band) - 1 of plane (n, c) into the stack plane
+        (a row outside the input: padding, when bands of the plane take turns in it)."""
+        with b.loop(0, rows_read(band)) as r:
+            in_y = b.add(top, r.index)
+            source, into = Row(src, (n, c, in_y)), Row(columns, (r.index,))
+            with b.when(b.in_range(in_y, in_h)):
+                with b.loop(0, in_w // 4) as i:
+                    x = b.mul(i.index, 4)
+                    store_word(b, load_word(b, source.view, source.at(x)), into, x)
+                for x in range(in_w // 4 * 4, in_w):
+                    b.store(b.load(source.view, source.at(x)), into.view, into.at(x))
+            if bands > 1:
+                with b.when(b.compare("uge", in_y, in_h)):
+                    fill_row(b, into, in_w, lambda x: b.truncate(padding, i8))
+
+    def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue, index: int, x0: Index) -> None:
+        """The tile of tiling `index` from output column x0 of output row y (stack plane row
+        `plane_y` under its kernel row 0)."""
+        tiling = plan.tilings[index]
+        totals = [start] * len(tiling.products)
+        for ky in range(k_h):
+            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset)
+            weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
+            totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
+        store_tile(b, domain, [c], [Row(dest, (n, c, y))], totals, [b.add(x0, p) for p in range(len(totals))])
+
+    multiplier = channels // in_c  # output channels of each input channel
+    with b.loops([n_size, in_c, bands]) as (n, g, band_index):
+        y0 = b.mul(band_index, band)
+        copy_band(n, g, b.sub(b.mul(y0, sy), pads[0]))
+        with b.loops([multiplier]) as (j,):
+            c = b.add(b.mul(g, multiplier), j)
+            start = domain.bias(bias, c)
+            with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
+                plane_y = b.mul(y.index, sy)
+                if plan.tiles:
+                    with b.loop(0, plan.tiles) as t:
+                        tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
+                if out_w % DEPTHWISE_PIXELS:
+                    tile(n, c, b.add(y0, y.index), plane_y, start, len(plan.tilings) - 1, plan.tiles * DEPTHWISE_PIXELS)
+
+
+def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:
+    """The i32 `word` as the four bytes of `into` from column x (any address)."""
+    address = b.emit(llvm.GEPOp(b.element(into.view, into.at(x)), [0], i32, inbounds=True))  # an i32 pointer
+    b.emit(llvm.StoreOp(word, address, alignment=1))
 
 
 # ----------------------------------------------------------------------------- fully connected

@@ -3,13 +3,16 @@
 On a core with the DSP extension (Cortex-M4, M7, M33, M55: `+dsp` among the target's
 features, `glow-compile` adds the pass by itself, `helium=true` on a core with MVE) every
 int8 `glowll.convolution` with a constant filter the layout can pair (a row at least two
-taps wide, or an unpadded ungrouped 1x1), and every int8 `glowll.fully_connected`, gets
+taps wide, an unpadded ungrouped 1x1, or an unpooled one of one input channel per group:
+depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, gets
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
 (`lowering.arm_dsp`). A convolution's filter is re-laid for it at compile time
 (`libraries.arm_dsp_layout.pack_filter`: int16 weight pairs in the order the kernel reads
 them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
-in accumulator units, the input zero point is folded into it (`folded_input_offset`) and a
-compile-time accumulator bound may allow `narrow_requantization`. With `helium=true`,
+in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
+unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
+planes with the input zero point) and a compile-time accumulator bound may allow
+`narrow_requantization`. With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows get `microkernel = "arm-mve"`
 (`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. Outputs stay
 bit-identical to the generic int8 kernels.
@@ -29,7 +32,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import pack_filter, packing
+from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, pack_filter, packing
 from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
@@ -69,6 +72,7 @@ class PackConvolutionFilter(RewritePattern):
         shape, group = glow.shape_of(op.filter), op.group.value.data
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
+        kind = packing(shape, op.pads.get_values(), group, op.pool is not None)
         windowed = op.pool is None and group == 1 and takes_im2col(int(np.prod(shape[1:])), op.strides.get_values())
         if self.helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
@@ -76,10 +80,10 @@ class PackConvolutionFilter(RewritePattern):
             centred = levels.astype(np.int16) - np.int16(offset)
             block = column_layout.channel_block(shape[0], group)
             microkernel, packed = HELIUM, column_layout.pack_filter(centred, block)
-        elif packing(shape, op.pads.get_values(), group) is not None:
+        elif kind is not None:
             microkernel = MICROKERNEL
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
-                                 op.dilations.get_values(), op.pads.get_values(), group)
+                                 op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None)
         else:
             return
         # The packed levels are the weights minus their zero point: the same reals with offset 0.
@@ -94,7 +98,8 @@ class PackConvolutionFilter(RewritePattern):
         op.properties["filter_shape"] = glow.ints(shape)
         centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
-        if not any(op.pads.get_values()):  # every tap of every output is inside the input
+        # Every tap of every output is inside the input, or in a padded plane holding the input offset.
+        if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind == DEPTHWISE):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         erase_if_unused(weight, rewriter)
 

@@ -1,30 +1,42 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{helium=true}' | filecheck %s --check-prefix=HELIUM
-// DSP-extension kernels: the 1x3 convolution's filter (2 output channels, one block) is
-// packed as the int16 weight pairs a two-output tile multiplies, zero point (-1) taken
-// off: weight words of taps (0, 2), (1, none) and (none, 1): the tile's second output
-// reads tap 1 as the high half of an input pair; no vertical padding, so the input zero
-// point (3) is folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
+// DSP-extension kernels: the 1x3 convolution of a one-channel input (one input channel per
+// group, as a depthwise one) runs on padded planes; its filter (2 output channels) is packed
+// per channel as the int16 weight pairs a tile of its row's two outputs multiplies, zero
+// point (-1) taken off: weight words of taps (0, 2), (1, none) and (none, 1): the tile's
+// second output reads tap 1 as the high half of an input pair; the input zero point (3) is
+// folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
 // -20 - 3 * ((-1+1) + (0+1) + (4+1)) = -38. The FullyConnected is marked (its weights stay
 // int8), its bias folded too: 100 - 3 * (1 - 2 + 3 - 4) = 106, -100 - 3 * (5 + 6 - 7 + 8) = -136.
 // Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization.
-// The 1x1 convolution is packed along its input channels (one channel: paired with a zero).
+// The 1x1 convolution of the same input takes planes too (a tile of four outputs: taps
+// (0, none), (none, 0)); the 48-channel 1x1 one is packed along its input channels, in
+// pairs: [O / 2, 48 / 2, 2, 2].
+// The depthwise 1x3 convolution (a group per channel) is packed per channel as the weight
+// words of a four-output tile: (0, 2), (1, none), (none, 1), each channel's weights less
+// their zero point (-1); padded left and right, its input zero point is folded into the bias
+// all the same (its kernel pads the copied input planes with the level 3): -17 and -38.
 
 glowll.function @net {
-  %x = glowll.placeholder input "x" : memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>
-  %y = glowll.placeholder output "y" : memref<1x2x2x3x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %x = glowll.placeholder input "x" : memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w = glowll.weight "w" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
   %b = glowll.weight "b" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x3x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  %p = glowll.placeholder output "p" : memref<1x2x2x5x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %p = glowll.placeholder output "p" : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w1 = glowll.weight "w1" {value = dense<[[[[1]]], [[[2]]]]> : tensor<2x1x1x1xi8>} : memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b1 = glowll.weight "b1" {value = dense<[0, 0]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %p, %x, %w1, %b1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %p, %x, %w1, %b1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %x48 = glowll.placeholder input "x48" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
   %q = glowll.placeholder output "q" : memref<1x2x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w48 = glowll.weight "w48" {value = dense<1> : tensor<2x48x1x1xi8>} : memref<2x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b48 = glowll.weight "b48" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.convolution %q, %x48, %w48, %b48 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %d = glowll.placeholder input "d" : memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %e = glowll.placeholder output "e" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %wd = glowll.weight "wd" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %bd = glowll.weight "bd" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %e, %d, %wd, %bd {strides = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -32,11 +44,16 @@ glowll.function @net {
   glowll.fully_connected %z, %v, %fw, %fb : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[\[}}2, 4], [3, 0], [0, 3]], {{\[\[}}0, 5], [1, 0], [0, 1]]]]]]> : tensor<1x1x1x2x3x2xi16>} : memref<1x1x1x2x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[}}2, 4], [3, 0], [0, 3]]], {{\[\[\[}}0, 5], [1, 0], [0, 1]]]]> : tensor<2x1x3x2xi16>} : memref<2x1x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
-// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}1, 0], [2, 0]]]]> : tensor<1x1x2x2xi16>}
+// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}1, 0], [0, 1]]], {{\[\[\[}}2, 0], [0, 2]]]]> : tensor<2x1x2x2xi16>}
 // CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>
+// CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x24x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>
+// CHECK:      %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}2, 4], [3, 0], [0, 3]]], {{\[\[\[}}0, 5], [1, 0], [0, 1]]]]> : tensor<2x1x3x2xi16>}
+// CHECK-NEXT: %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
 
@@ -53,4 +70,6 @@ glowll.function @net {
 // -20 - 3 * 48 = -164.
 // HELIUM:      %[[B48:.*]] = glowll.weight "b48_arm_dsp" {value = dense<[-134, -164]> : tensor<2xi32>}
 // HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}folded_input_offset, microkernel = "arm-mve-im2col", narrow_requantization}
+// The depthwise one (stride 1) is on Helium too: a block of one channel, its padding predicated.
+// HELIUM:      glowll.convolution %e, %d, %{{.*}}, %bd {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}

@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 
 from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import channel_block, pack_filter, pair_tiling
+from glowmlir.libraries.arm_dsp_layout import (
+    DEPTHWISE_PIXELS,
+    channel_block,
+    convolution_depthwise_plan,
+    convolution_row_plan,
+    pack_filter,
+    pair_tiling,
+)
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
 from tests.support import int8_reference as ref
@@ -80,6 +87,46 @@ def test_packed_filter_holds_each_weight_minus_its_zero_point():
                 assert not packed[..., word, half].any()
 
 
+@pytest.mark.parametrize("geometry", [((1, 4, 25, 5), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+                                      ((1, 4, 9, 11), (3, 3), (2, 2), (0, 1, 1, 0), (1, 1)),
+                                      ((1, 4, 9, 13), (5, 5), (1, 1), (4, 4, 4, 4), (2, 2)),
+                                      ((1, 4, 6, 8), (3, 2), (1, 3), (0, 0, 0, 0), (1, 1)),
+                                      ((1, 4, 2, 4), (1, 3), (1, 1), (0, 0, 0, 0), (1, 1))])
+def test_depthwise_plan_reads_inside_its_padded_rows(geometry):
+    """Every output of a row is in one tile; the last tile's words end inside the padded row,
+    which holds the input's columns from `pad_left`."""
+    input_shape, kernel, strides, pads, dilations = geometry
+    channels = input_shape[1]
+    plan = convolution_depthwise_plan(input_shape, (channels, 1, *kernel), strides, pads, dilations)
+    width = (input_shape[3] + pads[1] + pads[3] - dilations[1] * (kernel[1] - 1) - 1) // strides[1] + 1
+    rest = width - plan.tiles * DEPTHWISE_PIXELS
+    pixels = [len(tiling.products) for tiling in plan.tilings]
+    assert pixels == [DEPTHWISE_PIXELS] * (plan.tiles > 0) + [rest] * (rest > 0)
+    firsts = [(t * DEPTHWISE_PIXELS * strides[1], plan.tilings[0]) for t in range(plan.tiles)]
+    if rest:
+        firsts.append((plan.tiles * DEPTHWISE_PIXELS * strides[1], plan.tilings[-1]))
+    assert max(first + tiling.bytes_read for first, tiling in firsts) <= plan.padded_width
+    assert plan.pad_left == pads[1] and plan.pad_left + input_shape[3] <= plan.padded_width
+
+
+def test_depthwise_filter_holds_each_tilings_weight_words():
+    """[O, KH, weight words, 2]: the tile of four's words, then those of the row's last outputs."""
+    rng = np.random.default_rng(4)
+    filt = rng.integers(-128, 128, (5, 1, 3, 3)).astype(np.int8)
+    packed = pack_filter(filt, 3, (1, 5, 25, 5), (1, 1), (1, 1), (1, 1, 1, 1), 5)
+    plan = convolution_depthwise_plan((1, 5, 25, 5), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    assert [len(tiling.products) for tiling in plan.tilings] == [4, 1]
+    assert packed.shape == (5, 3, plan.words, 2) and packed.dtype == np.int16
+    for tiling, first_word in zip(plan.tilings, plan.word_offsets):
+        for o, ky, kx in np.ndindex(5, 3, 3):
+            word, half = tiling.tap_position(kx)
+            assert packed[o, ky, first_word + word, half] == int(filt[o, 0, ky, kx]) - 3
+    # pooled, a depthwise convolution keeps the row kernel's packing
+    pooled = pack_filter(filt, 3, (1, 5, 25, 5), (1, 1), (1, 1), (1, 1, 1, 1), 5, pooled=True)
+    row_plan = convolution_row_plan((1, 5, 25, 5), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 5)
+    assert pooled.shape == (5, 1, 3, 1, row_plan.words, 2)
+
+
 # ----------------------------------------------------------------------------- the kernels on boards
 
 MORE_CONVOLUTIONS = {
@@ -89,6 +136,17 @@ MORE_CONVOLUTIONS = {
     "stride2_wide": ((2, 3, 7, 13), (2, 3, 2, 3), (2, 2), (0, 1, 0, 0), (1, 1), 1),
     "one_row_output": ((1, 5, 3, 16), (6, 5, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "depthwise_5": ((1, 4, 9, 9), (4, 1, 3, 5), (1, 1), (0, 2, 0, 2), (1, 1), 4),
+    # depthwise on padded planes: a DS-CNN row (a tile of four and one output), stride 2 and an
+    # odd channel count, asymmetric padding over two images, dilation, a plane copied in two bands
+    "depthwise_dscnn": ((1, 6, 25, 5), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6),
+    "depthwise_stride2_odd": ((1, 5, 9, 11), (5, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 5),
+    "depthwise_asymmetric": ((2, 3, 10, 7), (3, 1, 3, 3), (2, 2), (0, 1, 1, 0), (1, 1), 3),
+    "depthwise_dilated_5x5": ((1, 2, 9, 13), (2, 1, 5, 5), (1, 1), (4, 4, 4, 4), (2, 2), 2),
+    "depthwise_bands": ((1, 2, 40, 60), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    # one input channel per group, several output channels each: DS-CNN's first convolution,
+    # a channel multiplier of 3
+    "one_channel_10x4_stride2": ((1, 1, 49, 10), (6, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
+    "depthwise_multiplier3": ((1, 2, 7, 9), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -201,9 +259,10 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith(("y_column", "y_pointwise_padded")) for case in cases) == 4
-    for line in lines:  # every microkernel's bias takes the input offset, but a padded convolution's
+    for line in lines:  # every microkernel's bias takes the input offset, but a padded convolution's (not on planes)
         padded = "glowll.convolution" in line and not re.search(r"[{ ]pads = array<i64: 0, 0, 0, 0>", line)
-        assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and not padded), line
+        planes = re.search(r"filter_shape = array<i64: \d+, 1,", line) and " pool " not in line  # one channel a group
+        assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (planes or not padded)), line
 
 
 def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
