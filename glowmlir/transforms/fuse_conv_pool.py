@@ -4,8 +4,9 @@ fused `pool` window, so only the pooled output is stored.
 With a vector tile (`lanes`, `accumulators`, `masked-loads`, `channel-registers`: the
 target's, as `glowll-select-vector-columns` takes them), a pool stays apart from a float
 convolution that alone would run on whole planes computing fewer lanes than its rows
-(`column_layout.prefers_planes`; one that takes the vector-channels kernel fuses): fused, it would be computed row by row (VGG-19's pooled
-3x3s on 56 x 56: 1.15 x onnxruntime's time as rows, 1.06 as planes). That costs the
+(`column_layout.prefers_planes`; one that takes the vector-channels kernel fuses): fused,
+it would be computed row by row (VGG-19's pooled 3x3s on 56 x 56: 1.15 x onnxruntime's
+time as rows, 1.06 as planes). That costs the
 convolution's full output in activations, so only hosts (targets with a vector tile) ask
 for it."""
 
