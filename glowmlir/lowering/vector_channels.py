@@ -35,8 +35,7 @@ from glowmlir.libraries.column_layout import channel_is_one_row, interior_column
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
-from glowmlir.lowering.vector_columns import (RUN_BYTES, ColumnArithmetic, load_vector, one_row_per_channel,
-                                              store_vector)
+from glowmlir.lowering.vector_columns import RUN_BYTES, ColumnArithmetic, load_vector, one_row_per_channel, store_vector
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
