@@ -4,9 +4,11 @@ The extension's `SMLAD acc, a, b` adds two 16x16-bit products to an accumulator 
 instruction: `acc + a.lo * b.lo + a.hi * b.hi`. `SXTB16 a` sign-extends bytes 0 and 2 of a
 word into the two halves, `SXTB16 a, ror #8` bytes 1 and 3, `SADD16` adds two halves at once.
 The kernels here reach them through LLVM's `llvm.arm.*` intrinsics; LLVM itself selects
-`PKHBT`/`PKHTB` and `LDRD` from plain IR (and `SMMULR` for a narrow requantization where
-it sees the pattern; with a constant multiplier it often emits `UMLAL` instead). The data layouts (the pair tilings, the
-packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that packs them.
+`PKHBT`/`PKHTB` and `LDRD` from plain IR (an `LDRD` only from a run of two consecutive
+words, `SLOT_WORDS`), and `SMMULR` for a narrow requantization whose multiplier it cannot
+see as a constant (`quantized_kernels.ChannelRequantization`). The data layouts (the pair
+tilings, the packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that
+packs them.
 
 * `convolution_rows`: a filter row at least two taps wide. A tile of `TILE_PIXELS` outputs
   of a row and a block of output channels keeps its accumulators in registers over the
@@ -14,8 +16,9 @@ packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that pack
   tiling and multiplies their pairs with the packed weight words. Tiles at the edges have
   tilings of their own; outputs left over are computed tap by tap.
 * `pointwise_rows`: an unpadded, ungrouped 1x1 convolution, on pairs of input channels;
-  unpooled and of stride 1, `gathered_pointwise`: each run of pixels' channels gathered
-  once as pairs, then multiplied by every block of output channels.
+  of stride 1, unpooled or with a global pool, `gathered_pointwise`: each run of pixels'
+  channels gathered once as pairs, then multiplied by every block of output channels,
+  two pixels x two channels at a time.
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
   `lowering.arm_mve`'s instead).
 
