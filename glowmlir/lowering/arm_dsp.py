@@ -399,8 +399,8 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
     Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once,
     as int16 channel pairs less the input offset, into a stack buffer of `[pixel pairs,
-    ceil(C / 2), 2]` words: for each channel pair, the words of a pair of pixels side by
-    side, as the weight words of a block of output channels are. Every block of output
+    ceil(C / 2), SLOT_WORDS]` words: for each channel pair, the words of a pair of pixels side
+    by side, as the weight words of a block of output channels are. Every block of output
     channels then takes the pixels two at a time: per channel pair, one `LDRD` of the two
     pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into as many
     accumulators. The gathering is paid once for all output channels. A global pool folds
