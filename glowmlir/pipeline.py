@@ -163,7 +163,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     return CompilePipeline(tuple(glow),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
                                                size_first, vector_tile, minimum_size)),
-                           (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0),))
+                           (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
+                                              vector_tile.cache_bytes if vector_tile is not None else 0),))
 
 
 def pipeline_spec(passes: Sequence[ModulePass]) -> str:

@@ -36,12 +36,15 @@ class VectorTile:
     `masked_loads`: loads and stores whose lanes are chosen at run time are single
     instructions (AVX `vmaskmov`, AVX-512 `k` masks), as the vector-planes kernel needs
     (elsewhere LLVM splits them into a branch per lane); `channel_registers`: the vector
-    registers a vector-channels tile may fill (0: the target does not take that kernel)."""
+    registers a vector-channels tile may fill (0: the target does not take that kernel);
+    `cache_bytes`: the cache of one core the kernels block their loops for (its L2: the
+    host's as the OS reports it, else `DEFAULT_CACHE_BYTES` of the architecture)."""
 
     lanes: int
     accumulators: int
     masked_loads: bool = False
     channel_registers: int = 0
+    cache_bytes: int = 0
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
@@ -61,6 +64,10 @@ class VectorTile:
             return VectorTile(4, 16)
         return None
 
+
+DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
+"""A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
+Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
 
 HELIUM = VectorTile(4, 4)
 """MVE's int8 tile: 4 int32 lanes a Q register, 4 of its 8 Q registers accumulating."""

@@ -72,7 +72,7 @@ def buffer_address(buffer: SSAValue, function_name: str) -> tuple[str, int]:
 
 
 def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]],
-                      index_type: IntegerType = i64, separate: bool = False) -> llvm.FuncOp:
+                      index_type: IntegerType = i64, separate: bool = False, cache_bytes: int = 0) -> llvm.FuncOp:
     """One instruction as an internal kernel function taking one noalias pointer per buffer
     (`separate`: an external `noinline` one, for a layer-profiling build).
 
@@ -85,7 +85,7 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
     region = Region()
     entry = Block(arg_types=[_POINTER] * len(distinct))
     region.add_block(entry)
-    builder = KernelBuilder(region, entry, index_type)
+    builder = KernelBuilder(region, entry, index_type, cache_bytes)
     pointer_of = dict(zip(distinct, entry.args))
     arguments = {operand: pointer_of[address] for operand, address in zip(op.operands, addresses)}
 
@@ -134,7 +134,7 @@ def segment_name(network: str, index: int) -> str:
 
 
 def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_profile: str = "",
-                   segment_size: int = SEGMENT_SIZE) -> list[llvm.FuncOp]:
+                   segment_size: int = SEGMENT_SIZE, cache_bytes: int = 0) -> list[llvm.FuncOp]:
     """The entry point `i32 @<name>(constantWeight, mutableWeight, activations)` and its kernels
     (one per instruction, clock marks between them, as `layer_profile` asks).
 
@@ -145,7 +145,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
     faster than linearly in the size of a function (DenseNet-121's 319 kernels inlined into one
     entry point took it 17 s, 11 s in the loop vectorizer; in segments of 16, 6 s), while the
     code inlined kernels get is kept (optimised each on its own, not inlined, LeNet's second
-    convolution ran 15% slower)."""
+    convolution ran 15% slower). `cache_bytes`: as `KernelBuilder` takes it."""
     name = function.sym_name.data
     buffers = [op for op in function.body.block.ops if isinstance(op, glowll.BufferOp) and op.offset is not None]
     check_address_space(((buffer, buffer.offset.value.data) for buffer in buffers), pointer_width)
@@ -153,7 +153,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
     region = Region()
     entry = Block(arg_types=[_POINTER] * 3)
     region.add_block(entry)
-    builder = KernelBuilder(region, entry, index_type)
+    builder = KernelBuilder(region, entry, index_type, cache_bytes)
     kernels: dict[tuple | str, llvm.FuncOp] = {}
     declarations: dict[str, llvm.FuncOp] = {}
     timed = layer_profile == "timed"
@@ -171,7 +171,7 @@ def lower_function(function: glowll.FunctionOp, pointer_width: int = 64, layer_p
             calls_library = any(isinstance(instructions[index], glowll.LibraryCallOp) for index in run)
             segment = _segment(segment_name(name, len(segments)), calls_library)
             segments.append(segment)
-            segment_builder = KernelBuilder(segment.body, segment.body.block, index_type)
+            segment_builder = KernelBuilder(segment.body, segment.body.block, index_type, cache_bytes)
             _emit_calls(segment_builder, instructions, run, name, index_type, layer_profile, kernels, declarations)
             segment_builder.emit(llvm.ReturnOp(segment_builder.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32)))
                                  if calls_library else llvm.ReturnOp())
@@ -224,12 +224,12 @@ def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp]
         if layer_profile:
             signature = (index,)
             kernels[signature] = lower_instruction(op, layer_kernel_name(name, index, kind), addresses, index_type,
-                                                   separate=True)
+                                                   separate=True, cache_bytes=builder.cache_bytes)
         else:  # Instructions identical but for their buffers' addresses share one kernel.
             signature = _kernel_signature(op, addresses)
             if signature not in kernels:
                 kernels[signature] = _new_kernel(op, f"{name}_{len(set(kernels.values()))}_{kind}", addresses,
-                                                 index_type, kernels)
+                                                 index_type, kernels, builder.cache_bytes)
         kernel = kernels[signature]
         pointers = [builder.byte_address(region_base[region], offset) for region, offset in dict.fromkeys(addresses)]
         library = isinstance(op, glowll.LibraryCallOp)
@@ -240,12 +240,12 @@ def _emit_calls(builder: KernelBuilder, instructions: list[glowll.InstructionOp]
 
 
 def _new_kernel(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, int]], index_type: IntegerType,
-                kernels: dict[tuple | str, llvm.FuncOp]) -> llvm.FuncOp:
+                kernels: dict[tuple | str, llvm.FuncOp], cache_bytes: int) -> llvm.FuncOp:
     """The kernel of an instruction of a signature not seen yet, or, for one that reads its
     layer's numbers from a record (`glowll-quantization-records`: equal-shaped int8 layers
     differ only in those), the kernel of an earlier instruction whose code came out the
     same (`kernels` keeps such kernels under their code too)."""
-    kernel = lower_instruction(op, name, addresses, index_type)
+    kernel = lower_instruction(op, name, addresses, index_type, cache_bytes=cache_bytes)
     if getattr(op, "parameters", None) is None:
         return kernel
     code = str(kernel).replace(f"@{name}(", "@kernel(", 1)
@@ -267,12 +267,15 @@ class LowerGlowLLToLLVM(ModulePass):
     """Replaces every `glowll.function` by an `llvm.func` of loop nests; `layer_profile`
     ("kernels" or "timed") makes a layer-profiling build (see the module docstring);
     `segment_size`: instructions per segment of the entry point (see `lower_function`; 0: one
-    entry point calls every kernel, as `-g` and the bundle instrumentation need)."""
+    entry point calls every kernel, as `-g` and the bundle instrumentation need);
+    `cache_bytes`: one core's cache (its L2) the float vector kernels block their loops for
+    (0: none; `glow-compile` gives the target's, `Target.vector_tile`)."""
 
     name = "lower-glowll-to-llvm"
     pointer_width: int = 64
     layer_profile: str = ""
     segment_size: int = SEGMENT_SIZE
+    cache_bytes: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pointer_width not in (32, 64):
@@ -285,4 +288,4 @@ class LowerGlowLLToLLVM(ModulePass):
         with stage("kernels lowered", steps=instructions):
             replace_functions(op, glowll.FunctionOp, functools.partial(
                 lower_function, pointer_width=self.pointer_width, layer_profile=self.layer_profile,
-                segment_size=self.segment_size))
+                segment_size=self.segment_size, cache_bytes=self.cache_bytes))

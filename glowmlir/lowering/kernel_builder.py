@@ -83,13 +83,16 @@ class KernelBuilder:
     """Appends llvm-dialect ops to the current block of a function region.
 
     Indices, loop counters and offsets are `index_type` integers, the width of the
-    target's pointers, so that every address the target can hold is computed exactly.
+    target's pointers, so that every address the target can hold is computed exactly;
+    `cache_bytes`: one core's cache the kernels block their loops for (0: unknown, no
+    blocking).
     """
 
-    def __init__(self, region: Region, block: Block, index_type: IntegerType = i64):
+    def __init__(self, region: Region, block: Block, index_type: IntegerType = i64, cache_bytes: int = 0):
         self.region = region
         self.block = block
         self.index_type = index_type
+        self.cache_bytes = cache_bytes
         self._constants: dict[tuple[int, Attribute], SSAValue] = {}
 
     def constant(self, value: int, int_type: Attribute) -> SSAValue:

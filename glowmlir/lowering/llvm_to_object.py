@@ -7,10 +7,11 @@ on) and emits an ELF object for the target machine.
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import llvmlite.binding as llvm
@@ -21,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage
-from glowmlir.libraries.column_layout import VectorTile
+from glowmlir.libraries.column_layout import DEFAULT_CACHE_BYTES, VectorTile
 from glowmlir.lowering.bundle_instrumentation import BundleInstrumentation, instrument
 from glowmlir.lowering.debug_info import DebugSource, add_debug_info
 
@@ -59,10 +60,16 @@ class Target:
         """The f32 tile of the column-vector convolution on this target's vector unit (the
         host's features when no triple or CPU is given), None without one."""
         features = self.features.split(",")
-        if not self.triple and not self.cpu:  # -mattr adds to the host's
+        host = not self.triple and not self.cpu
+        if host:  # -mattr adds to the host's
             _initialize()
             features = llvm.get_host_cpu_features().flatten().split(",") + features
-        return VectorTile.of_features(self.triple or llvm.get_process_triple(), features)
+        triple = self.triple or llvm.get_process_triple()
+        tile = VectorTile.of_features(triple, features)
+        if tile is None:
+            return None
+        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if triple.startswith(arch)), 0)
+        return replace(tile, cache_bytes=(host and host_cache_bytes()) or default)
 
     @property
     def has_helium(self) -> bool:
@@ -94,6 +101,23 @@ class Target:
 
 
 HOST = Target()
+
+
+def host_cache_bytes(level: int = 2) -> int:
+    """One core's cache of `level` as Linux reports it (/sys/devices/system/cpu/cpu0/cache),
+    0 where it does not."""
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            with open(os.path.join(index, "level")) as f, open(os.path.join(index, "type")) as kind:
+                if int(f.read()) != level or kind.read().strip() == "Instruction":
+                    continue
+            with open(os.path.join(index, "size")) as f:
+                size = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        return int(size[:-1]) * units[size[-1]] if size[-1:] in units else int(size)
+    return 0
 
 
 def pointer_bits(data_layout: str) -> int:

@@ -37,7 +37,7 @@ from glowmlir.libraries.column_layout import channel_is_one_row, interior_column
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
-from glowmlir.lowering.vector_columns import RUN_BYTES, ColumnArithmetic, load_vector, one_row_per_channel, store_vector
+from glowmlir.lowering.vector_columns import ColumnArithmetic, load_vector, one_row_per_channel, run_bytes, store_vector
 
 
 def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:
@@ -148,11 +148,11 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
                      arithmetic: type[ColumnArithmetic]) -> None:
     """A convolution packed for the channel kernel: the shared skeleton with `channel_rows`,
-    a vector of channels at a time, its rows in bands (`vector_columns.RUN_BYTES`)."""
+    a vector of channels at a time, its rows in bands (`vector_columns.run_bytes`)."""
     rows = functools.partial(channel_rows, arithmetic=arithmetic)
     block, pixels = view(op.filter).shape[4], op.vector_tile.get_values()[1]
     if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
                           op.pool is not None):
         one_row_per_channel(b, domain, op, view, rows, block, pixels)
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, rows, block, RUN_BYTES)
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, block, run_bytes(b))

@@ -353,14 +353,22 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         one_row_per_channel(b, domain, op, view, rows, block, span)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, rows, block,
-                                        RUN_BYTES if op.vector_tile is not None else None)
+                                        run_bytes(b) if op.vector_tile is not None else None)
 
 
-RUN_BYTES = 256 * 1024
-"""The input one pass over all output channels of a float 1x1 convolution reads: a larger
-plane is computed in runs of pixels whose input stays in the core's L2 cache, every block of
-output channels per run (ResNet-50's 1x1s of 64 to 256 channels on 56x56 planes read their
-800 KB input once per block of 4 channels)."""
+CACHE_SHARE = 4
+"""A run of pixels or band of rows reads at most this share of a core's cache
+(`KernelBuilder.cache_bytes`, the target's L2): room is left for the block's filter and the
+output rows."""
+
+
+def run_bytes(b: KernelBuilder) -> int | None:
+    """The input a pass over all output channels reads: a larger plane is computed in runs of
+    pixels (a 1x1 seen as one row) or bands of rows whose input stays in the core's cache,
+    every block of output channels per run (ResNet-50's 1x1s of 64 to 256 channels on 56x56
+    planes read their 800 KB input once per block of 4 channels); None on a target whose
+    cache is unknown (no runs)."""
+    return b.cache_bytes // CACHE_SHARE or None
 
 
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
@@ -368,7 +376,7 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
     (`rows` called once per block of output channels, its tiles of `span` outputs running
     across the input rows; a residual seen the same way); with `span`, a plane whose input
-    exceeds `RUN_BYTES` in runs of whole tiles of pixels, each run for every block of
+    exceeds `run_bytes` in runs of whole tiles of pixels, each run for every block of
     channels."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
@@ -386,7 +394,8 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
     dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
     residual = flat(op.residual) if getattr(op, "residual", None) is not None else None
     n_size, out_c, _, pixels = dest.shape
-    run = pixels if span is None else max(span, RUN_BYTES // (4 * src.shape[1]) // span * span)
+    budget = run_bytes(b)
+    run = pixels if span is None or budget is None else max(span, budget // (4 * src.shape[1]) // span * span)
 
     def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
         channels = [b.add(b.mul(o_block, block), j) for j in range(block)]

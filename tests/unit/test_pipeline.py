@@ -26,7 +26,7 @@ from glowmlir.dialects.quant import Quant
 from glowmlir.dialects.weights import printing_all_weights
 from glowmlir.importers.onnx import import_onnx
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
-from glowmlir.lowering.llvm_to_object import compile_to_object
+from glowmlir.lowering.llvm_to_object import Target, compile_to_object
 from glowmlir.pipeline import default_pipeline
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
@@ -146,7 +146,10 @@ def test_printed_pipeline_run_by_glow_opt_gives_the_compiled_glowll(tmp_path, qu
     assert "\n" not in spec and not (tmp_path / "b").exists()
     assert spec.startswith("glow-decompose-conv-transpose,glow-decompose-3d-convolution,glow-decompose-3d-pools,"
                            "glow-decompose-1d-windows,glow-constant-fold,glow-fold-batchnorm,glow-constant-fold,")
-    assert spec.endswith(",lower-glowll-to-llvm{pointer-width=32}" if quantized else ",lower-glowll-to-llvm")
+    # the host's kernels block their loops for its cache (`Target.vector_tile`)
+    cache = Target().vector_tile.cache_bytes
+    assert spec.endswith(",lower-glowll-to-llvm{pointer-width=32}" if quantized else
+                         f",lower-glowll-to-llvm{{cache-bytes={cache}}}")
     if quantized:
         assert f'glow-quantize{{profile="{lenet_profile}" symmetric-weights=true}}' in spec
         # what CMSIS-NN does not take runs on the M7's DSP extension

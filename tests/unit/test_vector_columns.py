@@ -19,6 +19,7 @@ from onnx import helper
 
 import glowmlir
 from glowmlir.libraries.column_layout import ChannelTile, VectorTile, channel_tile, plane_block, row_block, row_lanes
+from glowmlir.lowering import llvm_to_object
 from glowmlir.lowering.llvm_to_object import Target
 from tests.support.models import onnxruntime_outputs, random_inputs
 from tests.support.onnx_graphs import nodes_model
@@ -55,11 +56,11 @@ CONVOLUTIONS = [
     ([1, 8, 10, 11], [32, 4, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}, "relu"),
     ([1, 16, 9, 10], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
     ([1, 3, 8, 12], [16, 3, 3, 5], {"pads": [1, 3, 1, 1]}, None),  # uneven left and right padding
-    # a 1x1 whose input exceeds vector_columns.RUN_BYTES: runs of pixels, and the rest
+    # a 1x1 whose input exceeds vector_columns.run_bytes: runs of pixels, and the rest
     ([1, 256, 20, 20], [256, 256, 1, 1], {}, "residual"),
     # a pool after a convolution that runs on planes stays apart on AVX and AVX-512
     ([1, 8, 14, 14], [32, 8, 3, 3], {"pads": [1, 1, 1, 1]}, "maxpool"),
-    # input over RUN_BYTES: rows in bands (the last one short), every block of channels per
+    # input over run_bytes: rows in bands (the last one short), every block of channels per
     # band; with an overlapping pool, each band refills its ring of convolved rows
     ([1, 16, 66, 74], [8, 16, 3, 3], {}, "relu"),
     ([1, 16, 66, 74], [8, 16, 3, 3], {}, "maxpool3"),
@@ -201,3 +202,28 @@ def test_channel_tiles_fill_their_registers():
     assert channel_tile([256, 64, 1, 1], 1, 56 * 56, avx512) is None
     assert channel_tile([512, 2048, 1, 1], 1, 49, avx512) == ChannelTile(16, 16, 13)
     assert channel_tile([64, 64, 3, 3], 1, 14, VectorTile(4, 12)) is None  # SSE: not taken
+
+
+def test_the_cache_follows_the_target():
+    assert Target(triple="aarch64-linux-gnu").vector_tile.cache_bytes == 512 << 10
+    assert Target(triple="x86_64-unknown-linux-gnu", features="+avx,+avx2").vector_tile.cache_bytes == 1 << 20
+    assert Target().vector_tile.cache_bytes == (llvm_to_object.host_cache_bytes() or 1 << 20)
+
+
+@needs_x86_vectors
+def test_bands_follow_the_cache(tmp_path, monkeypatch):
+    """Case 27 (a 312 KB input, an overlapping fused pool) on a host whose L2 holds it whole
+    runs unbanded; on one of 256 KB, in bands of rows (each refilling the pool's ring)."""
+    x_shape, w_shape, attributes, fused = CONVOLUTIONS[27]
+    model = convolution_model(x_shape, w_shape, attributes, fused, seed=5)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=5)
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    objects = []
+    for cache in (256 << 10, 64 << 20):
+        monkeypatch.setattr(llvm_to_object, "host_cache_bytes", lambda level=2, cache=cache: cache)
+        bundle = glowmlir.compile(path, keep_assembly=True)
+        np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * float(np.abs(expected).max()), rtol=0)
+        objects.append(bundle.ir["assembly"])
+    assert objects[0] != objects[1]
