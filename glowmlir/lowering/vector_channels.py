@@ -37,7 +37,14 @@ from glowmlir.libraries.column_layout import channel_is_one_row, interior_column
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
-from glowmlir.lowering.vector_columns import ColumnArithmetic, load_vector, one_row_per_channel, run_bytes, store_vector
+from glowmlir.lowering.vector_columns import (
+    ColumnArithmetic,
+    load_vector,
+    one_row_per_channel,
+    run_bytes,
+    store_vector,
+    tiles_across,
+)
 
 
 def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:
@@ -131,18 +138,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                     into = outputs[v * lanes + j]
                     store_vector(b, pixels_of_channel, into.view, into.at(x), stored)
 
-    first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
-    x = 0
-    while x < width:
-        if first <= x and x + pixels <= end:
-            tiles = (end - x) // pixels
-            with b.loop(0, tiles) as t:
-                tile(b.add(x, b.mul(t.index, pixels)), pixels)
-            x += tiles * pixels
-        else:  # an edge tile
-            size = min(pixels, width - x)
-            tile(x, size, edge=True)
-            x += size
+    tiles_across(b, width, interior_columns(in_w, width, k_w, dx, pl, sx), pixels, tile)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,

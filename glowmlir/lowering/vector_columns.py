@@ -242,18 +242,28 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
     count = -(-width // lanes)
     vectors = min(tile_vectors(block, columns.accumulators), count)
-    clean_from, clean_end = -(-first // lanes), end // lanes
-    v = 0
-    while v < count:
-        if clean_from <= v and v + vectors <= clean_end:
-            tiles = (clean_end - v) // vectors
+    tiles_across(b, count, (-(-first // lanes), end // lanes), vectors,
+                 lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
+
+
+def tiles_across(b: KernelBuilder, count: int, clean: tuple[int, int], per_tile: int,
+                 tile: Callable[[Index, int, bool], None]) -> None:
+    """A row of `count` units (vectors of columns, or pixels) cut into tiles of `per_tile`
+    from unit 0: runs of tiles inside `clean` = [first, end) (all their taps inside the input)
+    in a loop, `tile(start, per_tile, False)`; the others, at the row's edges, each a tile of
+    its own as wide as a tile, `tile(start, units, True)` with `start` known at compile time."""
+    first, end = clean
+    unit = 0
+    while unit < count:
+        if first <= unit and unit + per_tile <= end:
+            tiles = (end - unit) // per_tile
             with b.loop(0, tiles) as t:
-                tile(b.add(v * lanes, b.mul(t.index, vectors * lanes)), vectors)
-            v += tiles * vectors
-        else:  # an edge tile, as wide as a tile
-            size = min(vectors, count - v)
-            tile(v * lanes, size, edge=True)
-            v += size
+                tile(b.add(unit, b.mul(t.index, per_tile)), per_tile, False)
+            unit += tiles * per_tile
+        else:
+            size = min(per_tile, count - unit)
+            tile(unit, size, True)
+            unit += size
 
 
 def lane_positions(b: KernelBuilder, first: Index, lanes: int) -> SSAValue:
