@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -161,6 +161,26 @@ class LaneRequantization:
         return b.truncate(clamped, VectorType(storage, [LANES]))
 
 
+def concatenated(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
+    """The vectors, of one type, end to end in one vector (halves joined pairwise)."""
+    while len(vectors) > 1:
+        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, list(range(2 * size))),
+                                               VectorType(first.type.element_type, [2 * size])))
+                   for first, second in zip(vectors[::2], vectors[1::2])
+                   for size in [first.type.get_shape()[0]]]
+    return vectors[0]
+
+
+def transpose(b: KernelBuilder, vectors: list[SSAValue]) -> list[SSAValue]:
+    """Up to 16 vectors of 16 lanes (a tile's pixels, each one vector of channels) as 16
+    vectors of the pixels of each channel, in shuffles (missing pixels are zeros)."""
+    element = vectors[0].type.element_type
+    zero = b.constant(0, vectors[0].type)
+    rows = concatenated(b, vectors + [zero] * (LANES - len(vectors)))
+    channel_lanes = [DenseArrayBase.from_list(i32, [p * LANES + j for p in range(LANES)]) for j in range(LANES)]
+    return [b.emit(llvm.ShuffleVectorOp(rows, rows, lanes, VectorType(element, [LANES]))) for lanes in channel_lanes]
+
+
 def tile_pixels(width: int, k_w: int) -> int:
     """Pixels a tile takes: at most `MOST_CHANNEL_PIXELS`, and as many as leave registers for
     a kernel row's weights and a broadcast word, the row cut into tiles of equal size."""
@@ -184,8 +204,6 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
     step = LaneRequantization(b, domain, bias, channels[0], len(channels))
     pixels = tile_pixels(width, k_w)
-    transposed = View(b.alloca(pixels * LANES, storage), (pixels, LANES), (LANES, 1), 0, storage)
-
     def tile(x0: Index, count: int) -> None:
         left = b.mul(x0, sx)
         starts = [step.bias if sums is None else
@@ -206,11 +224,10 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                         totals[p] = dot_accumulate(b, totals[p], word, weights[kx])
                 g.next(*totals)
             ky.next(*g.results)
-        for p, total in enumerate(ky.results):
-            store_vector(b, total if keep_accumulators else step.output(total, storage), transposed, [p, 0])
-        for j, into in enumerate(outputs):
-            for p in range(count):
-                b.store(b.load(transposed, [p, j]), into.view, into.at(b.add(x0, p)))
+        vectors = [total if keep_accumulators else step.output(total, storage) for total in ky.results]
+        stored = None if count == LANES else [lane < count for lane in range(LANES)]
+        for into, pixels_of_channel in zip(outputs, transpose(b, vectors)):
+            store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
     tiles, rest = divmod(width, pixels)
     with b.loop(0, tiles) as t:
