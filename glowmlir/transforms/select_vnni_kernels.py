@@ -15,30 +15,25 @@ generic int8 kernels.
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, i8
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
-from glowmlir.quantization.rescaling import bias_multiplier, weight_zero_point
+from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
-
-
-def _int8(*buffers) -> bool:
-    return all(storage_type(v.type.element_type) == i8 for v in buffers)
 
 
 def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape: tuple[int, ...],
                 rewriter: PatternRewriter) -> bool:
     """Packs the op's constant OIHW-shaped filter (`filter_shape`) and folds its bias for the
     VNNI kernel, if both are constants and the bias is in accumulator units."""
-    weight, bias = op.operands[2].owner, op.bias.owner
-    if (not isinstance(weight, glowll.WeightOp) or weight.value is None or not isinstance(bias, glowll.WeightOp)
-            or bias.value is None or bias_multiplier(op.input.type.element_type, op.operands[2].type.element_type,
-                                                     op.bias.type.element_type) is not None):
+    weight, bias = op.operands[2].owner, accumulator_bias(op)
+    if not isinstance(weight, glowll.WeightOp) or weight.value is None or bias is None:
         return False
     filter_type: UniformQuantizedType = op.operands[2].type.element_type
     levels = array_from_dense(weight.value).reshape(filter_shape)
@@ -58,7 +53,7 @@ class PackConvolution(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
-                or op.group.value.data != 1 or op.residual is not None or not _int8(op.dest, op.input, op.filter)
+                or op.group.value.data != 1 or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
                 or vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
                 > vnni_layout.LARGEST_PACKED_INPUT):
             return
@@ -70,7 +65,7 @@ class PackConvolution(RewritePattern):
 class PackFullyConnected(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        if op.microkernel is None and is_quantized_instruction(op) and _int8(op.dest, op.input, op.weights):
+        if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
             select_vnni(op, (*glow.shape_of(op.weights), 1, 1), rewriter)
 
 
