@@ -161,22 +161,10 @@ class LaneRequantization:
         return b.truncate(clamped, VectorType(storage, [LANES]))
 
 
-def concatenated(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
-    """The vectors, of one type, end to end in one vector (halves joined pairwise)."""
-    while len(vectors) > 1:
-        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, list(range(2 * size))),
-                                               VectorType(first.type.element_type, [2 * size])))
-                   for first, second in zip(vectors[::2], vectors[1::2])
-                   for size in [first.type.get_shape()[0]]]
-    return vectors[0]
-
-
-def transpose(b: KernelBuilder, vectors: list[SSAValue]) -> list[SSAValue]:
-    """Up to 16 vectors of 16 lanes (a tile's pixels, each one vector of channels) as 16
-    vectors of the pixels of each channel, in shuffles (missing pixels are zeros)."""
-    element = vectors[0].type.element_type
-    zero = b.constant(0, vectors[0].type)
-    rows = concatenated(b, vectors + [zero] * (LANES - len(vectors)))
+def transpose(b: KernelBuilder, tile: View, element: Attribute) -> list[SSAValue]:
+    """A [16, 16] stack tile (a tile's pixels, each a vector of channels) as 16 vectors of
+    the pixels of each channel: one load, shuffles."""
+    rows = load_vector(b, tile, [0, 0], LANES * LANES)
     channel_lanes = [DenseArrayBase.from_list(i32, [p * LANES + j for p in range(LANES)]) for j in range(LANES)]
     return [b.emit(llvm.ShuffleVectorOp(rows, rows, lanes, VectorType(element, [LANES]))) for lanes in channel_lanes]
 
@@ -204,7 +192,12 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
     step = LaneRequantization(b, domain, bias, channels[0], len(channels))
     pixels = tile_pixels(width, k_w)
+    sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
+    stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
+
     def tile(x0: Index, count: int) -> None:
+        """`count` pixels from x0: the taps, then the output step pixel by pixel through the
+        stack (a loop, not `count` copies of its code), then the transposition."""
         left = b.mul(x0, sx)
         starts = [step.bias if sums is None else
                   b.int_sub(step.bias, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
@@ -224,16 +217,24 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                         totals[p] = dot_accumulate(b, totals[p], word, weights[kx])
                 g.next(*totals)
             ky.next(*g.results)
-        vectors = [total if keep_accumulators else step.output(total, storage) for total in ky.results]
+        for p, total in enumerate(ky.results):
+            store_vector(b, total, sums_tile, [p, 0])
+        if not keep_accumulators:
+            with b.loop(0, count) as p:
+                total = load_vector(b, sums_tile, [p.index, 0], LANES)
+                store_vector(b, step.output(total, storage), stored_tile, [p.index, 0])
         stored = None if count == LANES else [lane < count for lane in range(LANES)]
-        for into, pixels_of_channel in zip(outputs, transpose(b, vectors)):
+        for into, pixels_of_channel in zip(outputs, transpose(b, sums_tile if keep_accumulators else stored_tile,
+                                                              storage)):
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
+    # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
+    # pixels it shares with the one before are computed twice, the same numbers).
     tiles, rest = divmod(width, pixels)
     with b.loop(0, tiles) as t:
         tile(b.mul(t.index, pixels), pixels)
     if rest:
-        tile(tiles * pixels, rest)
+        tile(width - pixels, pixels) if tiles else tile(0, rest)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
