@@ -40,15 +40,18 @@ latency of the bundle
     pattern of `bench_input`, and the entry point is called once to warm up. Calling it
     repeatedly for CALIBRATION_S seconds then sets the number of calls N so the measurement
     takes about TIME_BUDGET_S seconds (at least MIN_CALLS); the N calls are timed one by one
-    with clock_gettime(CLOCK_MONOTONIC) and the median is reported. The harness is built with
+    with clock_gettime(CLOCK_THREAD_CPUTIME_ID) and the median is reported. The harness is built with
     `cc -O2` and linked with the bundle's object file and -lm. After the timed calls it writes
     the output placeholders to a file for the correctness check.
 
 latency of onnxruntime
     The prepared ONNX model in an InferenceSession with intra_op_num_threads=1 and
     inter_op_num_threads=1 and default graph optimizations, on the same input: a few warm-up
-    runs, then N runs (N chosen the same way) each timed with time.perf_counter; the median is
-    reported. This includes the Python overhead of `InferenceSession.run`, about 4 us per call
+    runs, then N runs (N chosen the same way) each timed with time.thread_time; the median is
+    reported. Both sides time the CPU time of their one thread, not the wall clock: on a
+    machine shared with other work, time spent descheduled would otherwise count (a 3x3
+    convolution measured 6.4 and 14.5 ms of wall time in consecutive runs under load, 6.5 and
+    6.6 ms of thread time). This includes the Python overhead of `InferenceSession.run`, about 4 us per call
     here (measured on an Identity model), 2% of LeNet's time and negligible for the others.
     The light models are IR version 3, so onnxruntime treats their initializers as constants
     although they are also graph inputs: both sides run with the weights as constants.
@@ -245,7 +248,7 @@ static uint8_t activations[${NAME}_ACTIVATIONS_MEM_SIZE];
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -391,17 +394,17 @@ def time_onnxruntime(session: ort.InferenceSession) -> tuple[Latency, dict[str, 
     feeds = ort_inputs(session)
     for _ in range(ORT_WARMUP_RUNS):
         session.run(None, feeds)
-    probes, elapsed, start = 0, 0.0, time.perf_counter()
+    probes, elapsed, start = 0, 0.0, time.thread_time()
     while elapsed < CALIBRATION_S:
         session.run(None, feeds)
         probes += 1
-        elapsed = time.perf_counter() - start
+        elapsed = time.thread_time() - start
     calls = max(MIN_CALLS, int(TIME_BUDGET_S * probes / elapsed))
     seconds = []
     for _ in range(calls):
-        start = time.perf_counter()
+        start = time.thread_time()
         results = session.run(None, feeds)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(time.thread_time() - start)
     names = [legalize_name(o.name) for o in session.get_outputs()]
     return Latency(statistics.median(seconds), min(seconds), calls), dict(zip(names, results, strict=True))
 

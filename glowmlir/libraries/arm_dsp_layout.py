@@ -223,13 +223,29 @@ def channel_block(out_channels: int, group: int) -> int:
     return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
 
 
+INTERLEAVED_BLOCKS = 2
+"""A pointwise filter holds, for each channel pair, the weight words of this many blocks of
+output channels side by side (when the blocks divide by it): a block's words of one channel
+pair are then one `LDRD`, and those of the next pair are not beside them. LLVM's ARM backend
+pairs two loads into an `LDRD` only where their run of consecutive words is two long
+(a longer run it leaves for an `LDM` it then rarely forms): DS-CNN's 64-channel pointwise
+layers ran 13% fewer instructions on the M7 so."""
+
+
+def interleaved_blocks(out_channels: int) -> int:
+    """Blocks of output channels whose weight words of a channel pair lie side by side."""
+    blocks = out_channels // channel_block(out_channels, 1)
+    return INTERLEAVED_BLOCKS if blocks % INTERLEAVED_BLOCKS == 0 else 1
+
+
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
                 dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
     weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
-    every tiling of the depthwise plan), CHANNEL_PAIRS [O / block, ceil(C / 2), block, 2]
-    (channels 2i and 2i + 1; an odd last channel paired with a zero)."""
+    every tiling of the depthwise plan), CHANNEL_PAIRS [O / (block x interleaved),
+    ceil(C / 2), interleaved, block, 2] (channels 2i and 2i + 1, an odd last channel paired
+    with a zero; `interleaved_blocks` blocks side by side)."""
     out_c, group_c, k_h, _ = levels.shape
     kind = packing(levels.shape, pads, group, pooled)
     block = channel_block(out_c, group)
@@ -237,7 +253,8 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     if kind == CHANNEL_PAIRS:
         padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
         padded[:, :group_c] = centred.reshape(out_c, group_c)
-        return padded.reshape(out_c // block, block, -1, 2).transpose(0, 2, 1, 3).copy()
+        interleaved = interleaved_blocks(out_c)
+        return padded.reshape(out_c // (block * interleaved), interleaved, block, -1, 2).transpose(0, 3, 1, 2, 4).copy()
     if kind == DEPTHWISE:
         plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations)
         return _weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words)
@@ -268,7 +285,8 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     geometry = (glow.shape_of(op.input), filter_shape, op.strides.get_values(), op.pads.get_values(),
                 op.dilations.get_values())
     if kind == CHANNEL_PAIRS:
-        return (out_c // block, -(-group_c // 2), block, 2)
+        interleaved = interleaved_blocks(out_c)
+        return (out_c // (block * interleaved), -(-group_c // 2), interleaved, block, 2)
     if kind == DEPTHWISE:
         return (out_c, k_h, convolution_depthwise_plan(*geometry).words, 2)
     return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)

@@ -130,6 +130,9 @@ MOST_CHANNEL_PIXELS = 16
 """Pixels a vector-channels tile takes at most (VGG-19's and ResNet-50's 3x3s ran as fast
 with 14 or 16 as with 20 or 24, and a row of 28 is two tiles of 14)."""
 
+FEWEST_CHANNEL_PRODUCTS = 8
+"""Accumulators below which a vector-channels tile takes a second vector of channels."""
+
 SMALLEST_CHANNEL_REDUCTION = 64
 """Products per output below which a convolution keeps the column kernel: a
 vector-channels tile writes its outputs through the stack once, over all its taps (VGG-19's
@@ -137,21 +140,48 @@ first 3x3, of 3 channels, 27 products: 0.99 x onnxruntime's time on channels, 0.
 columns; ResNet-50's 7x7 stem, 147: 1.02 on channels, 1.31 on columns)."""
 
 
-def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: VectorTile) -> tuple[int, int] | None:
-    """(lanes, pixels) of the vector-channels tile of an ungrouped float convolution larger
-    than 1x1 whose rows have `width` outputs, or None: the widest vector (at most the
-    tile's) whose lanes divide the output channels; at most `MOST_CHANNEL_PIXELS` pixels,
-    and as many as leave registers for a kernel row's weights and a broadcast column, the
-    row cut into tiles of equal size (28: 14 + 14, not 16 + 12)."""
+def row_width(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int], pooled: bool,
+              height: int, width: int) -> int:
+    """Outputs a row of the kernels has: a plane's for a 1x1 seen as one row, else `width`."""
+    return height * width if channel_is_one_row(filter_shape, strides, pads, pooled) else width
+
+
+@dataclass(frozen=True)
+class ChannelTile:
+    """A vector-channels tile: `pixels` output columns times `block` output channels, in
+    vectors of `lanes`."""
+
+    lanes: int
+    block: int
+    pixels: int
+
+
+def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: VectorTile) -> ChannelTile | None:
+    """The vector-channels tile of an ungrouped float convolution whose rows have `width`
+    outputs (`row_width`), or None. Lanes: the widest vector (at most the tile's) whose lanes
+    divide the output channels. Pixels: at most `MOST_CHANNEL_PIXELS`, and as many as leave
+    registers for a kernel row's weights and a broadcast column, the row cut into tiles of
+    equal size (28: 14 + 14, not 16 + 12). One vector of channels, two where a row's tile
+    would hold fewer than `FEWEST_CHANNEL_PRODUCTS` accumulators (ResNet-50's 3x3 of stride
+    2 onto 7 x 7: 1.19 x onnxruntime's time with one vector, 1.09 with two). A 1x1 takes the
+    kernel only where its rows are no multiple of the tile's lanes (on columns, lanes would
+    idle: ResNet-50's 7 x 7 planes, 49 pixels in 4 vectors of 16)."""
     out_c, in_c, k_h, k_w = filter_shape
-    if (not tile.channel_registers or group != 1 or (k_h, k_w) == (1, 1)
-            or in_c * k_h * k_w < SMALLEST_CHANNEL_REDUCTION):
+    if (not tile.channel_registers or group != 1 or in_c * k_h * k_w < SMALLEST_CHANNEL_REDUCTION
+            or ((k_h, k_w) == (1, 1) and width % tile.lanes == 0)):
         return None
     lanes = next((size for size in (16, 8, 4) if size <= tile.lanes and out_c % size == 0), None)
-    most = min(MOST_CHANNEL_PIXELS, tile.channel_registers - k_w - 2)
-    if lanes is None or most < 1:
+    if lanes is None:
         return None
-    return lanes, -(-width // -(-width // most))
+    choice = None
+    for vectors in (1, 2):
+        most = min(MOST_CHANNEL_PIXELS, (tile.channel_registers - 2 - vectors * k_w) // vectors)
+        if out_c % (vectors * lanes) or most < 1:
+            break
+        choice = ChannelTile(lanes, vectors * lanes, -(-width // -(-width // most)))
+        if choice.pixels * vectors >= FEWEST_CHANNEL_PRODUCTS:
+            break
+    return choice
 
 
 def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
@@ -161,7 +191,7 @@ def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Se
     13 x 13: 11 vectors of 16 against 13 rows of 16), or the vector-planes kernel
     (`planes_block`), unless it takes the vector-channels kernel. A fused pool would make it
     rows."""
-    if channel_tile(filter_shape, group, width, tile) is not None:
+    if channel_tile(filter_shape, group, row_width(filter_shape, strides, pads, False, height, width), tile):
         return False
     if channel_is_one_row(filter_shape, strides, pads, pooled=False):
         flat, narrow = row_lanes(tile.lanes, height * width), row_lanes(tile.lanes, width)

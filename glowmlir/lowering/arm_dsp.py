@@ -4,9 +4,11 @@ The extension's `SMLAD acc, a, b` adds two 16x16-bit products to an accumulator 
 instruction: `acc + a.lo * b.lo + a.hi * b.hi`. `SXTB16 a` sign-extends bytes 0 and 2 of a
 word into the two halves, `SXTB16 a, ror #8` bytes 1 and 3, `SADD16` adds two halves at once.
 The kernels here reach them through LLVM's `llvm.arm.*` intrinsics; LLVM itself selects
-`PKHBT`/`PKHTB` and `LDRD` from plain IR (and `SMMULR` for a narrow requantization where
-it sees the pattern; with a constant multiplier it often emits `UMLAL` instead). The data layouts (the pair tilings, the
-packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that packs them.
+`PKHBT`/`PKHTB` and `LDRD` from plain IR (an `LDRD` only from a run of two consecutive
+words, `SLOT_WORDS`), and `SMMULR` for a narrow requantization whose multiplier it cannot
+see as a constant (`quantized_kernels.ChannelRequantization`). The data layouts (the pair
+tilings, the packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that
+packs them.
 
 * `convolution_rows`: a filter row at least two taps wide. A tile of `TILE_PIXELS` outputs
   of a row and a block of output channels keeps its accumulators in registers over the
@@ -14,8 +16,9 @@ packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that pack
   tiling and multiplies their pairs with the packed weight words. Tiles at the edges have
   tilings of their own; outputs left over are computed tap by tap.
 * `pointwise_rows`: an unpadded, ungrouped 1x1 convolution, on pairs of input channels;
-  unpooled and of stride 1, `gathered_pointwise`: each run of pixels' channels gathered
-  once as pairs, then multiplied by every block of output channels.
+  of stride 1, unpooled or with a global pool, `gathered_pointwise`: each run of pixels'
+  channels gathered once as pairs, then multiplied by every block of output channels,
+  two pixels x two channels at a time.
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
   `lowering.arm_mve`'s instead).
 
@@ -49,12 +52,26 @@ from glowmlir.libraries.arm_dsp_layout import (
 )
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, fill_row, kernel_rows_inside
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, Window, fill_row, kernel_rows_inside
 
 GATHERED_PIXELS = (4, 2, 1)
-GATHER_BYTES = 2048
-"""An unpooled pointwise convolution gathers the channels of the first count of pixels of
-`GATHERED_PIXELS` whose buffer fits in `GATHER_BYTES` of stack (one pixel at least)."""
+GATHER_BYTES = 4096
+"""A pointwise convolution of stride 1 gathers the channels of the first count of pixels of
+`GATHERED_PIXELS` whose buffer (`gathered_bytes`) fits in `GATHER_BYTES` of stack (one pixel
+at least)."""
+
+SLOT_WORDS = 4
+"""The gathered words of a pair of pixels for one channel pair lie in a slot of this many
+words, two of them used: LLVM's ARM backend pairs two loads into one `LDRD` only where their
+run of consecutive words is two long (a longer run it leaves for an `LDM` it then rarely
+forms; the weights are laid out for it too, `arm_dsp_layout.INTERLEAVED_BLOCKS`). DS-CNN's
+64-channel pointwise layers: 668k instructions each on the M7 with the words side by side,
+631k in slots."""
+
+
+def gathered_bytes(pixels: int, pairs: int) -> int:
+    """The stack bytes of `pixels` gathered pixels of `pairs` channel pairs."""
+    return -(-pixels // 2) * pairs * SLOT_WORDS * 4 if pixels > 1 else pairs * 4
 
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
@@ -276,8 +293,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         def step(totals: list[SSAValue], pair_index: Index, first: Index, second: Index) -> list[SSAValue]:
             pairs = pixel_channel_pairs(b, src, [n, first, in_y, x], [n, second, in_y, x], pixels, x_offset)
             totals = list(totals)
-            for j in range(block):
-                weight = load_word(b, packed, [o_block, pair_index, j, 0], aligned=True)
+            for j, weight in enumerate(pointwise_weight_words(b, packed, o_block, pair_index)):
                 for p, pair in enumerate(pairs):
                     totals[p * block + j] = smlad(b, pair, weight, totals[p * block + j])
             return totals
@@ -295,6 +311,15 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         x += 2
     for x in range(x, width):
         store(accumulate(list(starts), x * sx, 1), [x])
+
+
+def pointwise_weight_words(b: KernelBuilder, packed: View, o_block: Index, pair: Index) -> list[SSAValue]:
+    """The weight words of block `o_block` of output channels for channel `pair` of a
+    CHANNEL_PAIRS filter (`arm_dsp_layout.pack_filter`), two at a time by one `LDRD`."""
+    interleaved, block = packed.shape[2], packed.shape[3]
+    if interleaved == 1:
+        return load_words(b, packed, [o_block, pair, 0, 0, 0], block)
+    return load_words(b, packed, [b.div(o_block, interleaved), pair, b.remainder(o_block, interleaved), 0, 0], block)
 
 
 def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue]) -> list[SSAValue]:
@@ -353,23 +378,33 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if kind != CHANNEL_PAIRS:
         loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
         return
-    block = packed_shape[2]
-    if op.pool is not None or tuple(op.strides.get_values()) != (1, 1):
-        loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
-    else:
+    block = packed_shape[3]
+    if tuple(op.strides.get_values()) == (1, 1) and (op.pool is None or global_pool(op)):
         gathered_pointwise(b, domain, op, view, block)
+    else:
+        loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
+
+
+def global_pool(op: glowll.ConvolutionOp) -> bool:
+    """The convolution's fused pool, if any, takes its whole output plane to one element."""
+    pool = Window.of_fused_pool(op)
+    return (pool is not None and tuple(pool.kernel) == tuple(glow.convolution_shape(op)[2:])
+            and not any(pool.pads))
 
 
 def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
                        block: int) -> None:
-    """An unpooled 1x1 convolution of stride 1 as a matrix product over the pixels.
+    """A 1x1 convolution of stride 1, unpooled or with a global pool (`global_pool`), as a
+    matrix product over the pixels, register-blocked as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
 
-    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once, as int16
-    channel pairs less the input offset, into a stack buffer (`[pixels, ceil(C / 2)]` words:
-    each pixel's channels side by side, as the weights are); then every block of output
-    channels takes the pixels two at a time: per two channel pairs, one `LDRD` of each
-    pixel's words, one weight word per channel, `SMLAD`s into 2 x `block` accumulators.
-    The gathering is paid once for all output channels."""
+    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once,
+    as int16 channel pairs less the input offset, into a stack buffer of `[pixel pairs,
+    ceil(C / 2), SLOT_WORDS]` words: for each channel pair, the words of a pair of pixels side
+    by side, as the weight words of a block of output channels are. Every block of output
+    channels then takes the pixels two at a time: per channel pair, one `LDRD` of the two
+    pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into as many
+    accumulators. The gathering is paid once for all output channels. A global pool folds
+    each output level into a stack sum (or maximum) per channel, averaged once at the end."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -380,45 +415,63 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
     n_size, in_c, pixels = src.shape
     out_c = dest.shape[1]
     pairs = -(-in_c // 2)
-    run = next((count for count in GATHERED_PIXELS if count * pairs * 4 <= GATHER_BYTES), 1)
-    gathered = View.contiguous(b.alloca(run * pairs, i32), (run, pairs), element_type=i32)
+    run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
+    slot = SLOT_WORDS if run > 1 else 1
+    gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32), (-(-run // 2), pairs, slot),
+                               element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+    pool = Window.of_fused_pool(op)
+    if pool is not None:  # a running sum (or maximum) of the output levels of each channel
+        pooled = View.contiguous(b.alloca(out_c, i32), (out_c, 1), element_type=i32)
 
     def gather(n: Index, x0: Index, count: int) -> None:
-        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` rows."""
+        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
             loaded = pixel_channel_pairs(b, src, [n, first, x0], [n, second, x0], count, x_offset)
             for p, pair in enumerate(loaded):
-                b.store(pair, gathered, [p, i])
+                b.store(pair, gathered, [p // 2, i, p % 2])
             return carried
 
         over_channel_pairs(b, in_c, channel_pair, [])
+
+    def products(totals: list[SSAValue], q: int, o_block: Index, i: Index, count: int) -> list[SSAValue]:
+        """`totals` ([pixel][channel]) plus channel pair i of the `count` pixels of pixel pair q."""
+        inputs = load_words(b, gathered, [q, i, 0], count)
+        weights = pointwise_weight_words(b, packed, o_block, i)
+        totals = list(totals)
+        for k, word in enumerate(inputs):
+            for j, weight in enumerate(weights):
+                totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
+        return totals
 
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0."""
         with b.loop(0, out_c // block) as o_block:
             channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
-            store = functools.partial(store_tile, b, domain, channels, [Row(dest, (n, o)) for o in channels])
-            for first in range(0, count, 2):
-                ps = list(range(first, min(first + 2, count)))
+            for q in range(-(-count // 2)):
+                in_pair = min(2, count - 2 * q)
+                with b.loop(0, pairs, carried=starts * in_pair) as i:
+                    i.next(*products(list(i.carried), q, o_block.index, i.index, in_pair))
+                if pool is None:
+                    outputs = [Row(dest, (n, o)) for o in channels]
+                    store_tile(b, domain, channels, outputs, i.results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
+                else:
+                    fold_into_pool(channels, i.results, in_pair)
 
-                def products(totals: list[SSAValue], i: Index, words: int) -> list[SSAValue]:
-                    inputs = [load_words(b, gathered, [p, i], words) for p in ps]
-                    totals = list(totals)
-                    for w in range(words):
-                        for j in range(block):
-                            weight = load_word(b, packed, [o_block.index, b.add(i, w), j, 0], aligned=True)
-                            for k, words_of_p in enumerate(inputs):
-                                totals[k * block + j] = smlad(b, words_of_p[w], weight, totals[k * block + j])
-                    return totals
-
-                with b.loop(0, pairs // 2, carried=starts * len(ps)) as i:
-                    i.next(*products(list(i.carried), b.mul(i.index, 2), 2))
-                totals = i.results if pairs % 2 == 0 else products(i.results, pairs - 1, 1)
-                store(totals, [b.add(x0, p) for p in ps])
+    def fold_into_pool(channels: list[Index], totals: list[SSAValue], count: int) -> None:
+        """Each channel's `count` output levels folded into its running sum (or maximum)."""
+        combine = domain.pool_combine(pool)
+        for j, o in enumerate(channels):
+            stored = domain.output(o, dest.element_type)
+            folded = b.load(pooled, [o, 0])
+            for k in range(count):
+                folded = combine(folded, stored(totals[k * len(channels) + j]))
+            b.store(folded, pooled, [o, 0])
 
     with b.loop(0, n_size) as n:
+        if pool is not None:
+            fill_row(b, Row(pooled.reshaped((out_c,), (1,)), ()), out_c, lambda o: domain.pool_start(pool))
         with b.loop(0, pixels // run) as t:
             x0 = b.mul(t.index, run)
             gather(n.index, x0, run)
@@ -429,6 +482,11 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 gather(n.index, pixels - tail, count)
                 multiply(n.index, pixels - tail, count)
                 tail -= count
+        if pool is not None:
+            in_hw = tuple(glow.convolution_shape(op)[2:])
+            with b.loop(0, out_c) as o:
+                domain.finish_pool_row(pool, Row(pooled, (o.index,)), Row(view(op.dest), (n.index, o.index, 0)), 0,
+                                       in_hw)
 
 
 # ----------------------------------------------------------------------------- depthwise

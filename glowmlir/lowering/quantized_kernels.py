@@ -112,7 +112,12 @@ class ChannelRequantization:
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
         if self.table is None:
-            self.constant = (parameters.multiplier, parameters.shift)
+            multiplier = parameters.multiplier
+            if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
+                # Seen as a constant, LLVM multiplies by it with UMLAL and a MUL for the
+                # sign; an unknown one it takes with one SMMULR (`requantize_narrow`).
+                multiplier = b.opaque(b.integer(multiplier))
+            self.constant = (multiplier, parameters.shift)
 
     def of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue]:
         if self.table is None:

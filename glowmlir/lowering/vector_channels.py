@@ -14,10 +14,11 @@ tensors stay NCHW:
   reads it: a strided convolution only moves the addresses, and the registers live are
   the accumulators, the kernel row's weights and one broadcast column (taken tap by tap,
   LLVM keeps each broadcast column alive across the taps and spills accumulators);
-* the accumulators leave the tile through the fused activation into a stack tile, from
-  which each channel's output row takes its pixels (the transposition, paid once a tile
-  over all its taps: `column_layout.channel_tile` keeps the kernel to reductions of at
-  least `SMALLEST_CHANNEL_REDUCTION` products).
+* the accumulators leave the tile through the fused activation, each group of `lanes`
+  pixels transposed in registers (`transpose`: shuffles) into one vector of pixels per
+  channel, stored into the channel's output row (a fused residual comes in the same way
+  backwards); paid once a tile over all its taps, so `column_layout.channel_tile` keeps
+  the kernel to reductions of at least `SMALLEST_CHANNEL_REDUCTION` products.
 
 Rows, bands, fused pools and their rings are `loop_skeletons.emit_convolution`'s; this
 module is its `rows`.
@@ -28,56 +29,87 @@ from __future__ import annotations
 import functools
 
 from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.libraries.column_layout import interior_columns
+from glowmlir.libraries.column_layout import channel_is_one_row, interior_columns
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
-from glowmlir.lowering.vector_columns import RUN_BYTES, ColumnArithmetic, load_vector, store_vector
+from glowmlir.lowering.vector_columns import RUN_BYTES, ColumnArithmetic, load_vector, one_row_per_channel, store_vector
+
+
+def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:
+    """The lanes x lanes transpose of up to `lanes` vectors (missing rows undefined): vector j
+    holds lane j of each row. log2(lanes) rounds of two-vector shuffles, each swapping the
+    off-diagonal blocks of pairs of rows `step` apart (64 shuffles for 16 x 16)."""
+    vector = rows[0].type
+    lanes = vector.get_shape()[0]
+    rows = rows + [b.emit(llvm.UndefOp(vector))] * (lanes - len(rows))
+    step = lanes // 2
+    while step:
+        low = DenseArrayBase.from_list(i32, [k if k & step == 0 else lanes + k - step for k in range(lanes)])
+        high = DenseArrayBase.from_list(i32, [k + step if k & step == 0 else lanes + k for k in range(lanes)])
+        swapped = list(rows)
+        for i in (i for i in range(lanes) if not i & step):
+            swapped[i] = b.emit(llvm.ShuffleVectorOp(rows[i], rows[i + step], low, vector))
+            swapped[i + step] = b.emit(llvm.ShuffleVectorOp(rows[i], rows[i + step], high, vector))
+        rows, step = swapped, step // 2
+    return rows
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                  accumulators: None = None, residual: View | None = None, *,
                  arithmetic: type[ColumnArithmetic]) -> None:
-    """Convolution output row `y` of the block `channels` (one vector) into `outputs`
+    """Convolution output row `y` of the block `channels` (whole vectors) into `outputs`
     (`loop_skeletons.convolution_rows`' contract): the row in tiles of pixels, a loop over
     the tiles whose taps all lie inside the input row, tiles of their own (the taps in the
     padding skipped at compile time) at the row's edges."""
     columns = arithmetic(b, domain, op)
     lanes, pixels = columns.lanes, columns.accumulators
+    vectors = len(channels) // lanes
     _, _, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     _, pl, _, _ = op.pads.get_values()
     dy, dx = op.dilations.get_values()
     sx = op.strides.get_values()[1]
-    o_block = b.div(channels[0], lanes)
+    o_block = b.div(channels[0], len(channels))
     top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
     storage = outputs[0].view.element_type
-    transposed = View(b.alloca(pixels * lanes, storage), (pixels, lanes), (lanes, 1), 0, storage)
 
-    def residual_vector(x: Index) -> SSAValue:
-        """The residual of the block's channels at output column x, lane by lane."""
-        vector = b.emit(llvm.UndefOp(columns.vector))
-        for lane, o in enumerate(channels):
-            vector = b.emit(llvm.InsertElementOp(vector, b.load(residual, [n, o, y, x]), b.integer(lane)))
-        return vector
+    def groups(x0: Index, count: int):
+        """The tile's pixels in groups of at most `lanes`: (first column, pixels, lanes stored)."""
+        for g in range(0, count, lanes):
+            size = min(lanes, count - g)
+            yield b.add(x0, g), size, None if size == lanes else [lane < size for lane in range(lanes)]
+
+    def residual_vectors(x0: Index, count: int, v: int) -> list[SSAValue]:
+        """The residual of vector v's channels at the tile's pixels, a vector a pixel: each
+        channel's row loaded as vectors of pixels, transposed."""
+        per_pixel = []
+        for x, size, stored in groups(x0, count):
+            rows = [load_vector(b, residual, [n, o, y, x], lanes, stored) for o in channels[v * lanes:(v + 1) * lanes]]
+            per_pixel += transpose(b, rows)[:size]
+        return per_pixel
 
     def tile(x0: Index, count: int, edge: bool = False) -> None:
         """`count` output columns from x0 of every channel of the block; `edge`: x0 is known
         at compile time and the input columns outside the row are skipped."""
-        starts = []
+        biases = [load_vector(b, bias, [channels[v * lanes]], lanes) for v in range(vectors)]
+        residuals = [residual_vectors(x0, count, v) for v in range(vectors)] if residual is not None else None
+        starts = []  # pixel-major
         for p in range(count):
-            start = load_vector(b, bias, [channels[0]], lanes)
-            starts.append(start if residual is None else columns.add(start, residual_vector(b.add(x0, p))))
+            for v in range(vectors):
+                starts.append(biases[v] if residuals is None else columns.add(biases[v], residuals[v][p]))
         left = b.sub(b.mul(x0, sx), pl)  # the input column of the first pixel's first tap
         with b.loop(ky_lo, ky_hi, carried=starts) as ky:
             in_y = b.add(top, b.mul(ky.index, dy))
             with b.loop(0, src.shape[1], carried=ky.carried) as c:
                 sums = list(c.carried)
-                weights = [load_vector(b, packed, [o_block, c.index, ky.index, kx, 0], lanes) for kx in range(k_w)]
+                weights = [[load_vector(b, packed, [o_block, c.index, ky.index, kx, v * lanes], lanes)
+                            for v in range(vectors)] for kx in range(k_w)]
                 for offset in range((count - 1) * sx + (k_w - 1) * dx + 1):
                     column = b.add(left, offset)
                     taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dx) // sx]
@@ -86,14 +118,18 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                         continue
                     pixel = b.splat(domain.input(src, [n, c.index, in_y, column]), columns.vector)
                     for p, kx in taps:
-                        sums[p] = columns.multiply_accumulate(sums[p], pixel, weights[kx])
+                        for v in range(vectors):
+                            at = p * vectors + v
+                            sums[at] = columns.multiply_accumulate(sums[at], pixel, weights[kx][v])
                 c.next(*sums)
             ky.next(*c.results)
-        for p in range(count):
-            store_vector(b, columns.output(channels[0], ky.results[p], storage), transposed, [p, 0])
-        for j, into in enumerate(outputs):
-            for p in range(count):
-                b.store(b.load(transposed, [p, j]), into.view, into.at(b.add(x0, p)))
+        # Each group of pixels' vectors of channels transposed into each channel's vector of pixels.
+        for v in range(vectors):
+            totals = [columns.output(channels[v * lanes], ky.results[p * vectors + v], storage) for p in range(count)]
+            for g, (x, size, stored) in enumerate(groups(x0, count)):
+                for j, pixels_of_channel in enumerate(transpose(b, totals[g * lanes:g * lanes + size])):
+                    into = outputs[v * lanes + j]
+                    store_vector(b, pixels_of_channel, into.view, into.at(x), stored)
 
     first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
     x = 0
@@ -114,4 +150,9 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     """A convolution packed for the channel kernel: the shared skeleton with `channel_rows`,
     a vector of channels at a time, its rows in bands (`vector_columns.RUN_BYTES`)."""
     rows = functools.partial(channel_rows, arithmetic=arithmetic)
-    loop_skeletons.emit_convolution(b, domain, op, view, rows, view(op.filter).shape[4], RUN_BYTES)
+    block, pixels = view(op.filter).shape[4], op.vector_tile.get_values()[1]
+    if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
+                          op.pool is not None):
+        one_row_per_channel(b, domain, op, view, rows, block, pixels)
+    else:
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, block, RUN_BYTES)

@@ -346,7 +346,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         same_padded_planes(b, domain, op, view, block, arithmetic)
     elif channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
                           op.pool is not None):
-        one_row_per_channel(b, domain, op, view, rows, block)
+        span = None  # Helium's: the whole plane in one pass
+        if op.vector_tile is not None:
+            lanes, accumulators = op.vector_tile.get_values()
+            span = tile_vectors(block, accumulators) * lanes
+        one_row_per_channel(b, domain, op, view, rows, block, span)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, rows, block,
                                         RUN_BYTES if op.vector_tile is not None else None)
@@ -360,11 +364,12 @@ output channels per run (ResNet-50's 1x1s of 64 to 256 channels on 56x56 planes 
 
 
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
-                        rows: loop_skeletons.ConvolutionRows, block: int) -> None:
+                        rows: loop_skeletons.ConvolutionRows, block: int, span: int | None) -> None:
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
-    (`rows` called once per block of output channels, its tiles running across the input
-    rows; a residual seen the same way); on a vector unit's floats (`vector_tile`), a plane
-    whose input exceeds `RUN_BYTES` in runs of pixels, each run for every block of channels."""
+    (`rows` called once per block of output channels, its tiles of `span` outputs running
+    across the input rows; a residual seen the same way); with `span`, a plane whose input
+    exceeds `RUN_BYTES` in runs of whole tiles of pixels, each run for every block of
+    channels."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -381,11 +386,7 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
     dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
     residual = flat(op.residual) if getattr(op, "residual", None) is not None else None
     n_size, out_c, _, pixels = dest.shape
-    run = pixels
-    if op.vector_tile is not None:
-        lanes, accumulators = op.vector_tile.get_values()
-        span = tile_vectors(block, accumulators) * lanes
-        run = max(span, RUN_BYTES // (4 * src.shape[1]) // span * span)
+    run = pixels if span is None else max(span, RUN_BYTES // (4 * src.shape[1]) // span * span)
 
     def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
         into = run_of(dest, start, width)

@@ -15,8 +15,9 @@ take the input channels four at a time (`libraries.vnni_layout`):
   input channels it loads the kernel row's weight vectors once, then broadcasts each input
   word the tile reads into every tap that reads it (a stride only moves the addresses);
 * the accumulators are requantized lane by lane (`requantization.requantize` on vectors,
-  the same arithmetic as the generic kernel's), narrowed, and leave through a stack tile
-  from which each channel's output row takes its pixels.
+  the same arithmetic as the generic kernel's) pixel by pixel in a loop through a stack
+  tile, narrowed, and transposed in registers (`vector_channels.transpose`) into vectors of
+  each channel's pixels, stored into its output row.
 
 Rows, bands and fused pools are `loop_skeletons.emit_convolution`'s, with blocks of 16
 channels (the last one shorter when 16 does not divide the channels: its vectors padded);
@@ -30,7 +31,7 @@ from __future__ import annotations
 import functools
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
+from xdsl.dialects.builtin import VectorType, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -40,6 +41,7 @@ from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.requantization import requantize
+from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
 
@@ -161,14 +163,6 @@ class LaneRequantization:
         return b.truncate(clamped, VectorType(storage, [LANES]))
 
 
-def transpose(b: KernelBuilder, tile: View, element: Attribute) -> list[SSAValue]:
-    """A [16, 16] stack tile (a tile's pixels, each a vector of channels) as 16 vectors of
-    the pixels of each channel: one load, shuffles."""
-    rows = load_vector(b, tile, [0, 0], LANES * LANES)
-    channel_lanes = [DenseArrayBase.from_list(i32, [p * LANES + j for p in range(LANES)]) for j in range(LANES)]
-    return [b.emit(llvm.ShuffleVectorOp(rows, rows, lanes, VectorType(element, [LANES]))) for lanes in channel_lanes]
-
-
 def tile_pixels(width: int, k_w: int) -> int:
     """Pixels a tile takes: at most `MOST_CHANNEL_PIXELS`, and as many as leave registers for
     a kernel row's weights and a broadcast word, the row cut into tiles of equal size."""
@@ -224,8 +218,9 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 total = load_vector(b, sums_tile, [p.index, 0], LANES)
                 store_vector(b, step.output(total, storage), stored_tile, [p.index, 0])
         stored = None if count == LANES else [lane < count for lane in range(LANES)]
-        for into, pixels_of_channel in zip(outputs, transpose(b, sums_tile if keep_accumulators else stored_tile,
-                                                              storage)):
+        pixel_rows = [load_vector(b, sums_tile if keep_accumulators else stored_tile, [p, 0], LANES)
+                      for p in range(count)]
+        for into, pixels_of_channel in zip(outputs, transpose(b, pixel_rows)):
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
     # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
@@ -249,7 +244,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         n_size, group_count, height, width = words.shape
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
         sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
-        one_row_per_channel(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums), LANES)
+        one_row_per_channel(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums), LANES,
+                            None)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums),
                                         LANES)

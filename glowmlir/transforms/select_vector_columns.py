@@ -49,22 +49,21 @@ class PackFloatConvolution(RewritePattern):
         strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
         accumulators = self.tile.accumulators
         microkernel, block = column_layout.COLUMNS, None
-        channel_tile = column_layout.channel_tile(shape, op.group.value.data, width, self.tile)
+        row_width = column_layout.row_width(shape, strides, pads, pooled, height, width)
+        channel_tile = column_layout.channel_tile(shape, op.group.value.data, row_width, self.tile)
         if channel_tile is None and not column_layout.takes_columns(strides, LARGEST_STRIDE):
             return
         if channel_tile is None and not pooled:
             block = column_layout.planes_block(shape, strides, pads, op.dilations.get_values(), op.group.value.data,
                                                height, width, self.tile)
         if channel_tile is not None:
-            microkernel, (lanes, accumulators) = column_layout.CHANNELS, channel_tile
-            block = lanes
+            microkernel, lanes = column_layout.CHANNELS, channel_tile.lanes
+            block, accumulators = channel_tile.block, channel_tile.pixels
         elif block is not None:
             microkernel, lanes = column_layout.PLANES, self.tile.lanes
         else:
-            if column_layout.channel_is_one_row(shape, strides, pads, pooled):
-                width *= height
-            lanes = column_layout.row_lanes(self.tile.lanes, width)
-            block = column_layout.row_block(shape[0], op.group.value.data, width, lanes, self.tile.accumulators)
+            lanes = column_layout.row_lanes(self.tile.lanes, row_width)
+            block = column_layout.row_block(shape[0], op.group.value.data, row_width, lanes, self.tile.accumulators)
         packed = column_layout.pack_filter(array_from_dense(weight.value), block)
         op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter)
         op.properties["microkernel"] = StringAttr(microkernel)

@@ -169,6 +169,25 @@ FUSED_POOLS = {
 }
 
 
+# The register-blocked pointwise kernel: odd channel and pixel counts (blocks of one output
+# channel, runs of four pixels with a pair and a single left), channel counts whose gathered
+# pixels fit the stack only two or one at a time, global pools folded in it, and a pool that
+# is not global (the row kernel's).
+BLOCKED_POINTWISE = {
+    "pointwise_odd_out": (((1, 7, 2, 7), (5, 7, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    "pointwise_two_pixel_runs": (((1, 300, 3, 3), (4, 300, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    "pointwise_one_pixel_runs": (((1, 1100, 1, 3), (6, 1100, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    "pointwise_global_avg": (((1, 9, 5, 5), (8, 9, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+                             dict(kind="avg", kernel=(5, 5), strides=(1, 1), pads=(0, 0, 0, 0))),
+    "pointwise_global_avg_odd": (((2, 11, 5, 3), (5, 11, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+                                 dict(kind="avg", kernel=(5, 3), strides=(1, 1), pads=(0, 0, 0, 0))),
+    "pointwise_global_max": (((1, 20, 3, 7), (12, 20, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+                             dict(kind="max", kernel=(3, 7), strides=(1, 1), pads=(0, 0, 0, 0))),
+    "pointwise_avg_2x2": (((1, 6, 4, 6), (4, 6, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+                          dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+}
+
+
 def fully_connected_case(seed: int, rows: int, depth: int, columns: int, per_channel: bool, zero_points: bool,
                          suffix: str) -> Case:
     rng = np.random.default_rng(seed)
@@ -211,6 +230,7 @@ def convolution_cases() -> list[tuple[str, tuple, dict | None]]:
     for name, pool in FUSED_POOLS.items():
         for geometry_name in ("3x3_pad1", "lenet_5x5"):
             found.append((f"y_{geometry_name}_{name}", {**CONVOLUTIONS, **MORE_CONVOLUTIONS}[geometry_name], pool))
+    found += [(f"y_{name}", geometry, pool) for name, (geometry, pool) in BLOCKED_POINTWISE.items()]
     return found
 
 
@@ -308,11 +328,25 @@ def test_host_builds_take_no_arm_kernel(cases):
 
 
 def test_pointwise_filter_pairs_input_channels():
+    """Two blocks of two output channels side by side for each channel pair."""
     filt = np.arange(4 * 5, dtype=np.int8).reshape(4, 5, 1, 1)
     packed = pack_filter(filt, 2, (1, 5, 3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1)
-    assert packed.shape == (2, 3, 2, 2)
-    assert packed[1, 0, 1].tolist() == [15 - 2, 16 - 2]  # output 3, channels 0 and 1
-    assert packed[0, 2, 0].tolist() == [4 - 2, 0]  # output 0, channel 4 and the zero beside it
+    assert packed.shape == (1, 3, 2, 2, 2)
+    assert packed[0, 0, 1, 1].tolist() == [15 - 2, 16 - 2]  # output 3, channels 0 and 1
+    assert packed[0, 2, 0, 0].tolist() == [4 - 2, 0]  # output 0, channel 4 and the zero beside it
+    assert packed[0, 1, 1, 0].tolist() == [12 - 2, 13 - 2]  # output 2, channels 2 and 3
+
+
+def test_pointwise_filter_blocks_side_by_side_when_they_pair():
+    """Six outputs: three blocks of two, none side by side; five: five blocks of one."""
+    rng = np.random.default_rng(4)
+    for out_c, shape in ((6, (3, 2, 1, 2, 2)), (5, (5, 2, 1, 1, 2))):
+        filt = rng.integers(-128, 128, (out_c, 3, 1, 1)).astype(np.int8)
+        packed = pack_filter(filt, -3, (1, 3, 2, 2), (1, 1), (1, 1), (0, 0, 0, 0), 1)
+        assert packed.shape == shape
+        block = shape[3]
+        for o, c in np.ndindex(out_c, 3):
+            assert packed[o // block, c // 2, 0, o % block, c % 2] == int(filt[o, c, 0, 0]) + 3
 
 
 def test_dequantize_with_power_of_two_scales_on_the_m55():

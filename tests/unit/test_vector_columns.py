@@ -18,7 +18,7 @@ import pytest
 from onnx import helper
 
 import glowmlir
-from glowmlir.libraries.column_layout import VectorTile, plane_block, row_block, row_lanes
+from glowmlir.libraries.column_layout import ChannelTile, VectorTile, channel_tile, plane_block, row_block, row_lanes
 from glowmlir.lowering.llvm_to_object import Target
 from tests.support.models import onnxruntime_outputs, random_inputs
 from tests.support.onnx_graphs import nodes_model
@@ -69,17 +69,22 @@ CONVOLUTIONS = [
     ([1, 8, 12, 40], [24, 8, 3, 3], {"dilations": [2, 2], "pads": [2, 1, 2, 3]}, None),  # 24 channels: 8 lanes
     ([1, 16, 10, 33], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
     ([1, 8, 15, 23], [16, 8, 5, 5], {"strides": [1, 2], "pads": [2, 2, 2, 2]}, "maxpool3"),
+    # two vectors of channels where a row holds few pixels; a 1x1 over 7 x 7 planes (49 pixels)
+    ([1, 32, 11, 11], [64, 32, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}, "relu"),
+    ([1, 32, 6, 6], [32, 32, 3, 3], {"pads": [1, 1, 1, 1]}, "residual"),
+    ([1, 64, 7, 7], [64, 64, 1, 1], {}, "residual"),
     # vector-planes with a residual (AVX: a block of 8 channels fills over half its 12 accumulators)
     ([1, 16, 12, 12], [16, 8, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}, "residual"),
 ]
-PLANES = {0: {8}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 23: {8, 16}, 33: {8}}
+PLANES = {0: {8}, 19: {8}, 20: {8, 16}, 21: {8, 16}, 23: {8, 16}, 36: {8}}
 """The cases run as whole planes (case: lanes): stride 1, "same" padding, a tile of one
 vector whose block of channels is over half the accumulators (AVX: 12, so case 0's 8
 channels do; AVX-512: 16, so they do not), and fewer lanes computed than as rows (a 7x7
 plane on 16 lanes: 64, as rows of 8: 56); AVX or AVX-512 only (SSE has no masked loads)."""
-CHANNELS = {index: {8, 16} for index in (15, 17, 18, 22, 25, 26, 27, 28, 29, 30, 31, 32)}
-"""The cases run on vectors of output channels (AVX, AVX-512): ungrouped, larger than 1x1,
-at least 64 products an output, channels a multiple of 4 (case 15's 4 channels on 4 lanes)."""
+CHANNELS = {index: {8, 16} for index in (15, 17, 18, 22, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35)} | {8: {16}}
+"""The cases run on vectors of output channels (AVX, AVX-512): ungrouped, at least 64
+products an output, channels a multiple of 4 (case 15's 4 channels on 4 lanes); a 1x1 only
+where its plane is no multiple of the lanes (case 8: 72 pixels, 4.5 vectors of 16)."""
 GENERIC = {29: {4}}
 """The cases left to the generic kernel: a stride of 4 along the rows on SSE."""
 
@@ -176,3 +181,23 @@ def test_rows_choose_their_vectors_and_channels():
     # a long row (a 1x1 seen as one row) takes 4 vectors and 4 channels
     assert row_block(64, 1, 35 * 35, 16, 16) == 4
     assert row_block(6, 6, 19, 8, 12) == 1  # depthwise: one channel a group
+
+
+def test_channel_tiles_fill_their_registers():
+    avx512, avx2 = VectorTile(16, 16, True, 32), VectorTile(8, 12, True, 16)
+    # 14 columns: one tile of 14 pixels x 16 channels; 28: two of 14, not 16 + 12
+    assert channel_tile([512, 512, 3, 3], 1, 14, avx512) == ChannelTile(16, 16, 14)
+    assert channel_tile([128, 128, 3, 3], 1, 28, avx512) == ChannelTile(16, 16, 14)
+    # 7 columns: fewer than 8 accumulators a vector, so two vectors of channels
+    assert channel_tile([512, 512, 3, 3], 1, 7, avx512) == ChannelTile(16, 32, 7)
+    # AVX2's 16 registers: 16 - 2 - 3 weights leave 11 pixels a tile (28: 10 + 9 + 9 -> 10)
+    assert channel_tile([64, 64, 3, 3], 1, 28, avx2) == ChannelTile(8, 8, 10)
+    # 11x11 kernel rows keep 11 weight vectors: 32 - 2 - 11 = 19, at most 16
+    assert channel_tile([96, 3, 11, 11], 1, 55, avx512) == ChannelTile(16, 16, 14)
+    # 20 channels: vectors of 4; grouped, 27 products, or a 1x1 over whole vectors: none
+    assert channel_tile([20, 16, 3, 3], 1, 9, avx512).lanes == 4
+    assert channel_tile([64, 32, 3, 3], 2, 14, avx512) is None
+    assert channel_tile([64, 3, 3, 3], 1, 224, avx512) is None
+    assert channel_tile([256, 64, 1, 1], 1, 56 * 56, avx512) is None
+    assert channel_tile([512, 2048, 1, 1], 1, 49, avx512) == ChannelTile(16, 16, 13)
+    assert channel_tile([64, 64, 3, 3], 1, 14, VectorTile(4, 12)) is None  # SSE: not taken
