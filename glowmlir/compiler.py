@@ -139,7 +139,8 @@ class CompileOptions:
                                 size_first=self.target.size_attribute is not None,
                                 core=core_class(self.target), ram_size=self.ram_size or 0,
                                 vector_tile=self.target.vector_tile,
-                                minimum_size=self.target.size_attribute == "minsize")
+                                minimum_size=self.target.size_attribute == "minsize",
+                                vnni=self.target.has_avx512_vnni)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

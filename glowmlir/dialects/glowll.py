@@ -366,10 +366,11 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "vector-columns", "vector-planes", "vector-channels")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-columns", "vector-planes",
+                "vector-channels")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
-the int8 ones of the Arm DSP extension and of Helium, and the float convolutions on vectors
-of output columns, or of whole planes, of a host's vector unit."""
+the int8 ones of the Arm DSP extension, of Helium and of AVX-512 VNNI, and the float
+convolutions on vectors of output columns, or of whole planes, of a host's vector unit."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels")
 
 
@@ -384,6 +385,17 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data in FLOAT_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
                   "(lanes, accumulators)")
+    from glowmlir.libraries import arm_dsp_layout, column_layout, vnni_layout
+
+    if op.microkernel.data == vnni_layout.MICROKERNEL:  # [O / 16, C / 4, KH, KW, 16, 4] int8
+        if isinstance(op, ConvolutionOp) and (op.filter_shape is None or op.group.value.data != 1):
+            _fail(op, "the x86-vnni microkernel takes an ungrouped convolution with its filter_shape")
+        filter_shape = (op.filter_shape.get_values() if isinstance(op, ConvolutionOp)
+                        else (glow.shape_of(op.dest)[1], glow.shape_of(op.input)[1], 1, 1))
+        expected = vnni_layout.packed_filter_shape(filter_shape)
+        if storage_type(op.operands[2].type.element_type) != i8 or glow.shape_of(op.operands[2]) != expected:
+            _fail(op, f"the packed filter must be int8 blocks {list(expected)}")
+        return
     if not isinstance(op, ConvolutionOp):
         return
     if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias
@@ -393,8 +405,6 @@ def verify_microkernel(op: IRDLOperation) -> None:
         return
     if op.filter_shape is None:
         _fail(op, "a packed filter needs its filter_shape")
-    from glowmlir.libraries import arm_dsp_layout, column_layout
-
     if op.microkernel.data == "arm-dsp":
         expected, element, what = arm_dsp_layout.packed_filter_shape(op), i16, "int16 pairs"
     else:  # vectors of output columns: int16 levels on Helium, f32 on a host
@@ -550,7 +560,9 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
         self.verify_activation()
         if self.microkernel is not None:
             verify_microkernel(self)
-        (m, k), (n, k_weights) = shape_of(self, self.input, "the input", 2), shape_of(self, self.weights, "weights", 2)
+        packed = self.microkernel is not None and self.microkernel.data == "x86-vnni"
+        (m, k) = shape_of(self, self.input, "the input", 2)
+        n, k_weights = (glow.shape_of(self.dest)[1], k) if packed else shape_of(self, self.weights, "weights", 2)
         if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):
             _fail(self, f"dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], weights [{n}, {k_weights}] "
                         f"(out, in) and bias {list(glow.shape_of(self.bias))} do not fit")

@@ -244,6 +244,9 @@ class KernelBuilder:
     def int_or(self, a, b) -> SSAValue:
         return self.emit(llvm.OrOp(*self._same_int(a, b)))
 
+    def int_xor(self, a, b) -> SSAValue:
+        return self.emit(llvm.XOrOp(*self._same_int(a, b)))
+
     def shift_right_logical(self, a, b) -> SSAValue:
         return self.emit(llvm.LShrOp(*self._same_int(a, b)))
 

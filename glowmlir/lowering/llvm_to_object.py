@@ -55,21 +55,33 @@ class Target:
         """An Arm core with the DSP extension (SMLAD, SXTB16, ...)."""
         return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
 
+    def _features(self) -> list[str]:
+        """The +/- features, the host's first when no triple or CPU is given (-mattr adds to them)."""
+        features = self.features.split(",")
+        if not self.triple and not self.cpu:
+            _initialize()
+            features = llvm.get_host_cpu_features().flatten().split(",") + features
+        return features
+
     @property
     def vector_tile(self) -> VectorTile | None:
         """The f32 tile of the column-vector convolution on this target's vector unit (the
         host's features when no triple or CPU is given), None without one."""
-        features = self.features.split(",")
-        host = not self.triple and not self.cpu
-        if host:  # -mattr adds to the host's
-            _initialize()
-            features = llvm.get_host_cpu_features().flatten().split(",") + features
         triple = self.triple or llvm.get_process_triple()
-        tile = VectorTile.of_features(triple, features)
+        tile = VectorTile.of_features(triple, self._features())
         if tile is None:
             return None
         default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if triple.startswith(arch)), 0)
+        host = not self.triple and not self.cpu
         return replace(tile, cache_bytes=(host and host_cache_bytes()) or default)
+
+    @property
+    def has_avx512_vnni(self) -> bool:
+        """An x86-64 target with AVX-512 VNNI and BW (`vpdpbusd` on zmm registers: the int8
+        kernels of `lowering.x86_vnni`); a later `-feature` overrides an earlier `+feature`."""
+        enabled = {feature[1:]: feature[0] == "+" for feature in self._features() if feature[:1] in ("+", "-")}
+        triple = self.triple or llvm.get_process_triple()
+        return triple.startswith("x86_64") and all(enabled.get(name) for name in ("avx512vnni", "avx512bw"))
 
     @property
     def has_helium(self) -> bool:

@@ -354,6 +354,20 @@ def banded_loops(b: KernelBuilder, n_size: int, blocks: int, count: int, band: i
             yield n, o_block, step, first
 
 
+def block_channels(b: KernelBuilder, o_block: Index, block: int, out_c: int):
+    """The output channels of block `o_block`, for code emitted once per kind of block: the
+    `block` channels of a whole block; when `block` does not divide `out_c` (a kernel whose
+    vectors of channels are padded), also the last block's fewer channels, each kind under
+    a run-time test of `o_block`."""
+    full, rest = divmod(out_c, block)
+    if rest == 0 or full:
+        with b.when(b.compare("slt", o_block, full)) if rest else contextlib.nullcontext():
+            yield [b.add(b.mul(o_block, block), j) for j in range(block)]
+    if rest:
+        with b.when(b.compare("eq", o_block, full)) if full else contextlib.nullcontext():
+            yield [full * block + j for j in range(rest)]
+
+
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf,
                      rows: ConvolutionRows | None = None, block: int | None = None,
                      band_bytes: int | None = None) -> None:
@@ -373,13 +387,14 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     pool = Window.of_fused_pool(op)
     conv_h, conv_w = glow.convolution_shape(op)[2:]
     accumulators = domain.accumulator_rows(block, conv_w)
-    band = rows_per_band(op, band_bytes, out_c // block)
+    blocks = -(-out_c // block)
+    band = rows_per_band(op, band_bytes, blocks)
     if pool is None:
         residual = view(op.residual) if op.residual is not None else None
-        with banded_loops(b, n_size, out_c // block, out_h, band) as (n, o_block, y, _):
-            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-            rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
-                 out_w, accumulators, residual)
+        with banded_loops(b, n_size, blocks, out_h, band) as (n, o_block, y, _):
+            for channels in block_channels(b, o_block, block, out_c):
+                rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
+                     out_w, accumulators, residual)
         return
     # Windows that overlap (kernel > stride) share rows: the convolved rows live in a ring of
     # one slot per window row, and a pooled row computes only the rows the previous one did
@@ -391,10 +406,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     combine = domain.pool_combine(pool)
     output_after_pool = pool.is_max and domain.output_is_monotonic
     row_domain = _AccumulatorsOut(domain) if output_after_pool else domain
-    with banded_loops(b, n_size, out_c // block, out_h, band) as (n, o_block, y, first_row):
-        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+
+    def pooled_block(n: Index, channels: list[Index], y: Index, first_row: Index) -> None:
+        """Pooled output row `y` of `channels`."""
         pooled = ([row(dest, n, o, y) for o in channels] if pooled_rows is None else
-                  [row(pooled_rows, j) for j in range(block)])
+                  [row(pooled_rows, j) for j in range(len(channels))])
         start = domain.pool_start(pool)
         for into in pooled:
             fill_row(b, into, out_w, lambda x: start)
@@ -402,7 +418,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         def window_row(wy: Index) -> None:
             conv_y = b.sub(b.add(b.mul(y, pool.strides[0]), wy), pool.pads[0])
             slot = b.mul(b.remainder(b.add(b.mul(y, pool.strides[0]), wy), ring), block)
-            slots = [row(convolved, b.add(slot, j)) for j in range(block)]
+            slots = [row(convolved, b.add(slot, j)) for j in range(len(channels))]
             with inside_rows(b, conv_y, conv_h, pool.pads[0] or pool.pads[2]):
                 fresh = None  # computed by the previous pooled row, unless it starts a band
                 if shared > 0 and not (isinstance(wy, int) and wy >= shared):
@@ -426,6 +442,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 fill_row(b, row(dest, n, o, y), out_w, lambda x: stored(b.load(into.view, into.at(x))))
             else:
                 domain.finish_pool_row(pool, into, row(dest, n, o, y), y, (conv_h, conv_w))
+
+    with banded_loops(b, n_size, blocks, out_h, band) as (n, o_block, y, first_row):
+        for channels in block_channels(b, o_block, block, out_c):
+            pooled_block(n, channels, y, first_row)
 
 
 class _AccumulatorsOut:

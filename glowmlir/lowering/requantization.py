@@ -1,13 +1,14 @@
 """Requantization: an int32 accumulator to the output's scale, as CMSIS-NN's s8 functions do.
 
 `requantize` is `arm_nn_requantize`: a rounding doubling high multiply by a 31-bit
-multiplier M, then a rounding division by a power of two. `divide_by_power_of_two` works on
-i32 values and on vectors of them (the Helium kernels' lanes).
+multiplier M, then a rounding division by a power of two. `requantize` and
+`divide_by_power_of_two` work on i32 values and on vectors of them (the VNNI and Helium
+kernels' lanes).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import VectorType, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.lowering.kernel_builder import KernelBuilder
@@ -25,13 +26,15 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
 
     `divide_by_power_of_two(doubling_high_mul(value << max(shift, 0), multiplier), max(-shift, 0))`
     where the doubling high multiply is `(value * multiplier + 2^30) >> 31` in 64 bits.
-    Compile-time multiplier/shift fold into constants.
+    Compile-time multiplier/shift fold into constants. On a vector of i32 lanes (the VNNI
+    kernel's), a run-time multiplier and shift are vectors too, lane by lane.
     """
     left, right = shift_split(b, shift)
     if not (isinstance(left, int) and left == 0):
         value = b.shift_left(value, left)
-    wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
-    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 30), 31), i32)
+    wide_type = VectorType(i64, value.type.get_shape()) if isinstance(value.type, VectorType) else i64
+    wide = b.int_mul(b.sign_extend(value, wide_type), b.sign_extend(b.int_value(multiplier, value.type), wide_type))
+    high = b.truncate(b.shift_right(b.int_add(wide, 1 << 30), 31), value.type)
     return divide_by_power_of_two(b, high, right)
 
 

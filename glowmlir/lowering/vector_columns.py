@@ -408,18 +408,19 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
     run = pixels if span is None or budget is None else max(span, budget // (4 * src.shape[1]) // span * span)
 
     def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
-        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
         into = run_of(dest, start, width)
-        rows(b, domain, op, run_of(src, start, width), packed, bias, n, channels, 0,
-             [row(into, n, o, 0) for o in channels], width, None, run_of(residual, start, width))
+        for channels in loop_skeletons.block_channels(b, o_block, block, out_c):
+            rows(b, domain, op, run_of(src, start, width), packed, bias, n, channels, 0,
+                 [row(into, n, o, 0) for o in channels], width, None, run_of(residual, start, width))
 
+    blocks = -(-out_c // block)
     if run >= pixels:
-        with b.loops([n_size, out_c // block]) as (n, o_block):
+        with b.loops([n_size, blocks]) as (n, o_block):
             pass_over(n, o_block, 0, pixels)
         return
     runs, rest = divmod(pixels, run)
-    with b.loops([n_size, runs, out_c // block]) as (n, r, o_block):
+    with b.loops([n_size, runs, blocks]) as (n, r, o_block):
         pass_over(n, o_block, b.mul(r, run), run)
     if rest:
-        with b.loops([n_size, out_c // block]) as (n, o_block):
+        with b.loops([n_size, blocks]) as (n, o_block):
             pass_over(n, o_block, runs * run, rest)

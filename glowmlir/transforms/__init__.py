@@ -43,6 +43,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glowll-select-hifi4": ("transforms.select_kernels", "SelectHifi4"),
     "glowll-select-arm-dsp-kernels": ("transforms.select_arm_dsp_kernels", "SelectArmDspKernels"),
     "glowll-select-vector-columns": ("transforms.select_vector_columns", "SelectVectorColumns"),
+    "glowll-select-x86-vnni-kernels": ("transforms.select_vnni_kernels", "SelectVnniKernels"),
     "glowll-quantization-records": ("transforms.quantization_records", "QuantizationRecords"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),

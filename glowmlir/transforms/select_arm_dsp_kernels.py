@@ -53,7 +53,8 @@ def takes_im2col(depth: int, strides) -> bool:
     return depth >= IM2COL_DEPTHS[1] or (depth >= IM2COL_DEPTHS[0] and not column_layout.takes_columns(strides))
 
 
-def _int8(*buffers) -> bool:
+def int8_buffers(*buffers) -> bool:
+    """Every buffer's elements are int8 levels (a quantized type stored as i8)."""
     return all(storage_type(v.type.element_type) == i8 for v in buffers)
 
 
@@ -65,7 +66,7 @@ class PackConvolutionFilter(RewritePattern):
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         weight = op.filter.owner
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
-                or op.residual is not None or not _int8(op.dest, op.input, op.filter)
+                or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None):
             return
         filter_type: UniformQuantizedType = op.filter.type.element_type
@@ -122,7 +123,7 @@ def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     """`narrow_requantization` when no accumulator, shifted left by its requantization
     shift plus one, can leave int32: |bias| + max |x - x_offset| * sum |w - w_offset| is
     bounded at compile time. Requantization is then one rounding high multiply (SMMULR)."""
-    bias, input_type = _accumulator_bias(op), op.input.type.element_type
+    bias, input_type = accumulator_bias(op), op.input.type.element_type
     if bias is None:
         return
     low, high = input_type.value_range
@@ -139,7 +140,7 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
     output, goes into a new bias (when the bias is stored in accumulator units), so the
     kernel multiplies the inputs as they are (`folded_input_offset`)."""
-    bias = _accumulator_bias(op)
+    bias = accumulator_bias(op)
     if bias is None:
         return
     folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
@@ -151,7 +152,7 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     erase_if_unused(bias, rewriter)
 
 
-def _accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
+def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
     """The bias weight, when it is a constant stored in accumulator units (input scale x
     weight scale, no offset)."""
     bias = op.bias.owner
@@ -168,7 +169,7 @@ class SelectFullyConnected(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        if op.microkernel is None and is_quantized_instruction(op) and _int8(op.dest, op.input, op.weights):
+        if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
             op.properties["microkernel"] = StringAttr(self.microkernel)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:

@@ -20,6 +20,7 @@ from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
 from glowmlir.importers.onnx import ModelInput
+from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.params import QuantParams, choose_params, dequantize, quantize
 from glowmlir.quantization.profile import read_profile, write_profile
@@ -104,10 +105,12 @@ def test_profiler_reads_the_outputs_in_place(heldout):
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
     """Each schema stays within 0.5 points of float on the 1,000 held-out digits, with int8
-    weights (CONSTANT <= 433,152) and int8 activations (ACTIVATIONS <= 3,680)."""
+    weights (CONSTANT <= 433,152; on an AVX-512 VNNI host, whose kernels take the filters in
+    whole blocks of 16 outputs by 4 inputs, 50 -> 64 and 500 -> 512 outputs: <= 455,296) and
+    int8 activations (ACTIVATIONS <= 3,680)."""
     images, labels = heldout
     bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, schema=schema))
-    assert bundle.layout.constant_size <= 433_152
+    assert bundle.layout.constant_size <= (455_296 if HOST.has_avx512_vnni else 433_152)
     assert bundle.layout.activations_size <= 3_680
     float_accuracy = 0.971  # examples/lenet_mnist/accuracy.json
     assert accuracy(bundle, images, labels) >= float_accuracy - 0.005

@@ -1,0 +1,310 @@
+"""Int8 convolution and FullyConnected on AVX-512 VNNI (`microkernel = "x86-vnni"`).
+
+`vpdpbusd` (`llvm.x86.avx512.vpdpbusd.512`) adds to each of 16 int32 lanes the four
+products of four unsigned bytes of one operand and four signed bytes of the other: 64
+multiply-accumulates an instruction. The kernels put 16 output channels in the lanes and
+take the input channels four at a time (`libraries.vnni_layout`):
+
+* the input is copied once a call into a stack buffer of i32 words (`pack_input`), each the
+  four unsigned bytes x + 128 (x ^ 0x80) of a group of four channels at one pixel, the
+  padding written out as the input zero point (x_offset + 128): every tap then reads one word
+  inside the buffer, and the bias (folded at compile time) already holds
+  `-(x_offset + 128) * sum w`, so the sums are exactly the generic kernel's;
+* a convolution tile is up to 16 adjacent output pixels of a row times one vector of 16
+  output channels, each pixel's accumulator a zmm register: per kernel row and group of
+  input channels it loads the kernel row's weight vectors once, then broadcasts each input
+  word the tile reads into every tap that reads it (a stride only moves the addresses);
+* the accumulators are requantized lane by lane (`requantization.requantize` on vectors,
+  the same arithmetic as the generic kernel's) pixel by pixel in a loop through a stack
+  tile, narrowed, and transposed in registers (`vector_channels.transpose`) into vectors of
+  each channel's pixels, stored into its output row.
+
+Rows, bands and fused pools are `loop_skeletons.emit_convolution`'s, with blocks of 16
+channels (the last one shorter when 16 does not divide the channels: its vectors padded);
+an unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
+(`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
+several independent accumulators a block of outputs, stored as vectors.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import VectorType, i32
+from xdsl.ir import Attribute, SSAValue
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.libraries.column_layout import MOST_CHANNEL_PIXELS, channel_is_one_row
+from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, groups
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
+from glowmlir.lowering.requantization import requantize
+from glowmlir.lowering.vector_channels import transpose
+from glowmlir.lowering.vector_columns import load_vector, one_row_per_channel, store_vector
+from glowmlir.quantization.rescaling import weight_zero_point
+
+VECTOR = VectorType(i32, [LANES])
+"""A zmm register as int32 lanes."""
+REGISTERS = 32
+"""zmm registers: a tile's accumulators, a kernel row's weights and one broadcast word."""
+FULLY_CONNECTED_CHAINS = 4
+"""Independent accumulators of a block of FullyConnected outputs (vpdpbusd's latency)."""
+
+
+def dot_accumulate(b: KernelBuilder, total: SSAValue, unsigned: SSAValue, signed: SSAValue) -> SSAValue:
+    """total + the four products of each lane's unsigned and signed bytes (`vpdpbusd`)."""
+    return b.emit(llvm.CallIntrinsicOp("llvm.x86.avx512.vpdpbusd.512", [total, unsigned, signed], [VECTOR]))
+
+
+def word_constant(b: KernelBuilder, byte_values: dict[int, int]) -> SSAValue:
+    """The i32 word holding `byte_values[j]` in its byte j (the low byte first), 0 elsewhere."""
+    word = sum(value << (8 * j) for j, value in byte_values.items())
+    return b.integer(word - (1 << 32) if word >= 1 << 31 else word)
+
+
+def unsigned_word(b: KernelBuilder, levels: list[SSAValue], pad_byte: int) -> SSAValue:
+    """The i32 word of up to four int8 levels as unsigned bytes x ^ 0x80, the first in the low
+    byte; the bytes past the levels hold `pad_byte`."""
+    word = word_constant(b, {j: pad_byte for j in range(len(levels), GROUP)})
+    for j, level in enumerate(levels):
+        byte = b.emit(llvm.ZExtOp(level, i32))
+        word = b.int_or(word, b.shift_left(byte, 8 * j) if j else byte)
+    return b.int_xor(word, word_constant(b, dict.fromkeys(range(len(levels)), 0x80)))
+
+
+def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
+    """The convolution's input as i32 words [N, C / 4, H + pads, W + pads] on the stack: each
+    word the unsigned bytes of four channels at one pixel (`unsigned_word`), the padding and
+    the channels past the input's holding x_offset + 128."""
+    n_size, channels, height, width = src.shape
+    top, left, bottom, right = op.pads.get_values()
+    shape = (n_size, groups(channels), height + top + bottom, width + left + right)
+    pad_byte = op.input.type.element_type.offset + UNSIGNED_SHIFT
+    words = View.contiguous(b.alloca(shape[0] * shape[1] * shape[2] * shape[3], i32), shape, element_type=i32)
+    if any((top, left, bottom, right)):
+        flat = words.reshaped((words.shape[0] * words.strides[0],), (1,))
+        with b.loop(0, flat.shape[0]) as i:
+            b.store(word_constant(b, dict.fromkeys(range(GROUP), pad_byte)), flat, [i.index])
+    full, rest = divmod(channels, GROUP)
+    for first, count, size in ((0, GROUP, full), (full, rest, 1 if rest else 0)):
+        if not size:
+            continue
+        with b.loops([n_size, size, height, width]) as (n, g, y, x):
+            group = b.add(first, g)
+            levels = [b.load(src, [n, b.add(b.mul(group, GROUP), j), y, x]) for j in range(count)]
+            b.store(unsigned_word(b, levels, pad_byte), words, [n, group, b.add(y, top), b.add(x, left)])
+    return words
+
+
+def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, weight_offset: int) -> View:
+    """w_offset times the sum of the unsigned input (x + 128, the padding x_offset + 128) over
+    each output's window, all channels: i32 [N, conv H, conv W] on the stack, which the
+    kernel subtracts from the accumulators when the weights have a zero point."""
+    n_size, channels, height, width = src.shape
+    top, left, bottom, right = op.pads.get_values()
+    k_h, k_w = op.filter_shape.get_values()[2:]
+    (sy, sx), (dy, dx) = op.strides.get_values(), op.dilations.get_values()
+    shifted_offset = op.input.type.element_type.offset + UNSIGNED_SHIFT
+    padded_shape = (n_size, height + top + bottom, width + left + right)
+    plane = View.contiguous(b.alloca(padded_shape[0] * padded_shape[1] * padded_shape[2], i32), padded_shape,
+                            element_type=i32)
+    with b.loops(list(padded_shape)) as (n, y, x):
+        b.store(b.integer(channels * shifted_offset if any((top, left, bottom, right)) else 0), plane, [n, y, x])
+    if any((top, left, bottom, right)):
+        with b.loops([n_size, height, width]) as (n, y, x):
+            b.store(b.integer(0), plane, [n, b.add(y, top), b.add(x, left)])
+    with b.loops([n_size, channels, height, width]) as (n, c, y, x):
+        at = [n, b.add(y, top), b.add(x, left)]
+        unsigned = b.int_add(b.sign_extend(b.load(src, [n, c, y, x])), UNSIGNED_SHIFT)
+        b.store(b.int_add(b.load(plane, at), unsigned), plane, at)
+    conv_h, conv_w = glow.convolution_shape(op)[2:]
+    sums = View.contiguous(b.alloca(n_size * conv_h * conv_w, i32), (n_size, conv_h, conv_w), element_type=i32)
+    with b.loops([n_size, conv_h, conv_w]) as (n, y, x):
+        total = b.integer(0)
+        for ky in range(k_h):
+            for kx in range(k_w):
+                total = b.int_add(total, b.load(plane, [n, b.add(b.mul(y, sy), ky * dy), b.add(b.mul(x, sx), kx * dx)]))
+        b.store(b.int_mul(total, weight_offset), sums, [n, y, x])
+    return sums
+
+
+def packed_words(b: KernelBuilder, packed: View) -> View:
+    """The packed filter [O / 16, C / 4, KH, KW, 16, 4] int8 seen as i32 words [O / 16, C / 4, KH, KW, 16]."""
+    base = b.offset_pointer(packed.base, packed.offset, packed.element_type)
+    shape = packed.shape[:5]
+    return View(base, shape, tuple(stride // GROUP for stride in packed.strides[:5]), 0, i32)
+
+
+class LaneRequantization:
+    """The output step of a block of output channels on vectors: bias, multipliers and shifts
+    loaded once a block (masked past the last channel), `clamp(requantize(total) + y_offset)`
+    lane by lane."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index, count: int):
+        self.b, self.domain = b, domain
+        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
+        self.bias = load_vector(b, bias, [first], LANES, loaded)
+        table = domain.requantization.table
+        if table is None:
+            self.multiplier, self.shift = (self.lanewise(value) for value in domain.requantization.constant)
+        else:
+            self.multiplier, self.shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
+
+    def lanewise(self, value: int | SSAValue) -> int | SSAValue:
+        """A compile-time number as it is, a run-time one (a quantization record's) in every lane."""
+        return value if isinstance(value, int) else self.b.splat(value, VECTOR)
+
+    def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
+        b, domain = self.b, self.domain
+        level = b.int_add(requantize(b, total, self.multiplier, self.shift), self.lanewise(domain.output_offset))
+        clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
+        return b.truncate(clamped, VectorType(storage, [LANES]))
+
+
+def tile_pixels(width: int, k_w: int) -> int:
+    """Pixels a tile takes: at most `MOST_CHANNEL_PIXELS`, and as many as leave registers for
+    a kernel row's weights and a broadcast word, the row cut into tiles of equal size."""
+    most = min(MOST_CHANNEL_PIXELS, REGISTERS - k_w - 2)
+    return -(-width // -(-width // most))
+
+
+def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                 bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                 accumulators: None = None, residual: None = None, *, words: View, sums: View | None) -> None:
+    """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
+    (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
+    the input as it is, is not read) and, with a weight zero point, the `window_sums`: the
+    row in tiles of `tile_pixels`."""
+    _, _, k_h, k_w = op.filter_shape.get_values()
+    dy, dx = op.dilations.get_values()
+    sy, sx = op.strides.get_values()
+    filter_words = packed_words(b, packed)
+    o_block = b.div(channels[0], LANES)
+    storage = outputs[0].view.element_type
+    keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
+    step = LaneRequantization(b, domain, bias, channels[0], len(channels))
+    pixels = tile_pixels(width, k_w)
+    sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
+    stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
+
+    def tile(x0: Index, count: int) -> None:
+        """`count` pixels from x0: the taps, then the output step pixel by pixel through the
+        stack (a loop, not `count` copies of its code), then the transposition."""
+        left = b.mul(x0, sx)
+        starts = [step.bias if sums is None else
+                  b.int_sub(step.bias, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
+        with b.loop(0, k_h, carried=starts) as ky:
+            in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
+            with b.loop(0, words.shape[1], carried=ky.carried) as g:
+                totals = list(g.carried)
+                weights = [load_vector(b, filter_words, [o_block, g.index, ky.index, kx, 0], LANES)
+                           for kx in range(k_w)]
+                for offset in range((count - 1) * sx + (k_w - 1) * dx + 1):
+                    taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dx) // sx]
+                            if (offset - kx * dx) % sx == 0 and 0 <= p < count]
+                    if not taps:
+                        continue
+                    word = b.splat(b.load(words, [n, g.index, in_y, b.add(left, offset)]), VECTOR)
+                    for p, kx in taps:
+                        totals[p] = dot_accumulate(b, totals[p], word, weights[kx])
+                g.next(*totals)
+            ky.next(*g.results)
+        for p, total in enumerate(ky.results):
+            store_vector(b, total, sums_tile, [p, 0])
+        if not keep_accumulators:
+            with b.loop(0, count) as p:
+                total = load_vector(b, sums_tile, [p.index, 0], LANES)
+                store_vector(b, step.output(total, storage), stored_tile, [p.index, 0])
+        stored = None if count == LANES else [lane < count for lane in range(LANES)]
+        pixel_rows = [load_vector(b, sums_tile if keep_accumulators else stored_tile, [p, 0], LANES)
+                      for p in range(count)]
+        for into, pixels_of_channel in zip(outputs, transpose(b, pixel_rows)):
+            store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
+
+    # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
+    # pixels it shares with the one before are computed twice, the same numbers).
+    tiles, rest = divmod(width, pixels)
+    with b.loop(0, tiles) as t:
+        tile(b.mul(t.index, pixels), pixels)
+    if rest:
+        tile(width - pixels, pixels) if tiles else tile(0, rest)
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """The input packed once (`pack_input`), then the shared skeleton with `channel_rows` over
+    blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
+    src = view(op.input)
+    words = pack_input(b, op, src)
+    weight_offset = weight_zero_point(op.filter.type.element_type)
+    sums = window_sums(b, op, src, weight_offset) if weight_offset else None
+    if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
+                          op.pool is not None):
+        n_size, group_count, height, width = words.shape
+        words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
+        sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
+        one_row_per_channel(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums), LANES,
+                            None)
+    else:
+        loop_skeletons.emit_convolution(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums),
+                                        LANES)
+
+
+def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
+    """Per input row: its levels as unsigned words on the stack, then per block of 16
+    outputs `FULLY_CONNECTED_CHAINS` accumulators over the words, summed, requantized and
+    stored as one vector (the last block's lanes past the outputs masked)."""
+    dest, src, packed, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
+    rows, outputs = dest.shape
+    depth = src.shape[1]
+    filter_words = packed_words(b, packed)
+    count = groups(depth)
+    words = View.contiguous(b.alloca(count, i32), (count,), element_type=i32)
+    pad_byte = op.input.type.element_type.offset + UNSIGNED_SHIFT
+    full, rest = divmod(depth, GROUP)
+    chained = count // FULLY_CONNECTED_CHAINS * FULLY_CONNECTED_CHAINS
+
+    weight_offset = weight_zero_point(op.weights.type.element_type)
+
+    def block(m: Index, o_block: Index, lanes: int, input_sum: SSAValue) -> None:
+        step = LaneRequantization(b, domain, bias, b.mul(o_block, LANES), lanes)
+
+        def accumulate(chains: list[SSAValue], q: Index, chain: int) -> None:
+            word = b.splat(b.load(words, [q]), VECTOR)
+            chains[chain] = dot_accumulate(b, chains[chain], word,
+                                           load_vector(b, filter_words, [o_block, q, 0, 0, 0], LANES))
+
+        zero = b.constant(0, VECTOR)
+        start = step.bias if not weight_offset else b.int_sub(step.bias, b.splat(input_sum, VECTOR))
+        with b.loop(0, chained // FULLY_CONNECTED_CHAINS,
+                    carried=[start] + [zero] * (FULLY_CONNECTED_CHAINS - 1)) as k:
+            chains = list(k.carried)
+            for chain in range(FULLY_CONNECTED_CHAINS):
+                accumulate(chains, b.add(b.mul(k.index, FULLY_CONNECTED_CHAINS), chain), chain)
+            k.next(*chains)
+        chains = list(k.results)
+        for chain, q in enumerate(range(chained, count)):
+            accumulate(chains, q, chain)
+        total = functools.reduce(b.int_add, chains)
+        stored = None if lanes == LANES else [lane < lanes for lane in range(LANES)]
+        store_vector(b, step.output(total, dest.element_type), dest, [m, b.mul(o_block, LANES)], stored)
+
+    with b.loop(0, rows) as m:
+        with b.loop(0, full) as q:
+            levels = [b.load(src, [m.index, b.add(b.mul(q.index, GROUP), j)]) for j in range(GROUP)]
+            b.store(unsigned_word(b, levels, pad_byte), words, [q.index])
+        if rest:
+            levels = [b.load(src, [m.index, full * GROUP + j]) for j in range(rest)]
+            b.store(unsigned_word(b, levels, pad_byte), words, [full])
+        input_sum = None
+        if weight_offset:  # w_offset x the sum of the unsigned levels
+            with b.loop(0, depth, carried=[b.integer(0)]) as k:
+                unsigned = b.int_add(b.sign_extend(b.load(src, [m.index, k.index])), UNSIGNED_SHIFT)
+                k.next(b.int_add(k.carried[0], unsigned))
+            input_sum = b.int_mul(k.results[0], weight_offset)
+        whole, last = divmod(outputs, LANES)
+        with b.loop(0, whole) as o_block:
+            block(m.index, o_block.index, LANES, input_sum)
+        if last:
+            block(m.index, whole, last, input_sum)

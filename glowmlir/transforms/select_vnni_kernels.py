@@ -1,0 +1,91 @@
+"""`glowll-select-x86-vnni-kernels`: int8 convolutions and FullyConnected onto AVX-512 VNNI.
+
+On an x86-64 target with AVX-512 VNNI and BW (`glow-compile` adds the pass for such a host,
+or `-mattr=+avx512vnni,+avx512bw`; see `Target.has_avx512_vnni`), every int8 NCHW ungrouped
+`glowll.convolution` with a constant filter and bias in accumulator units whose input copy
+fits `vnni_layout.LARGEST_PACKED_INPUT`, and every such `glowll.fully_connected`, gets
+`microkernel = "x86-vnni"` (`lowering.x86_vnni`: 16 output channels in the lanes of a zmm
+register, input channels four at a time, one `vpdpbusd` for 64 products). The filter is
+re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
+the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned input bytes,
+x + 128). Depthwise and other grouped convolutions keep the generic kernel. Outputs stay bit-identical to the
+generic int8 kernels.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, i32
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.libraries import vnni_layout
+from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+
+def with_storage(element_type: UniformQuantizedType, storage) -> UniformQuantizedType:
+    """The same scales and zero points stored as `storage` (an Int8 bias in accumulator
+    units, folded, needs int32)."""
+    if element_type.per_channel:
+        return UniformQuantizedType(storage, element_type.scale_array().tolist(),
+                                    element_type.offset_array().tolist(), element_type.axis.data)
+    return UniformQuantizedType(storage, element_type.scale, element_type.offset)
+
+
+def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape: tuple[int, ...],
+                rewriter: PatternRewriter) -> bool:
+    """Packs the op's constant OIHW-shaped filter (`filter_shape`) and folds its bias for the
+    VNNI kernel, if both are constants and the bias is in accumulator units."""
+    weight, bias = op.operands[2].owner, accumulator_bias(op)
+    if not isinstance(weight, glowll.WeightOp) or weight.value is None or bias is None:
+        return False
+    filter_type: UniformQuantizedType = op.operands[2].type.element_type
+    levels = array_from_dense(weight.value).reshape(filter_shape)
+    folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
+                                     weight_zero_point(filter_type))
+    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels), op, rewriter,
+                                   filter_type)
+    op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
+                                   with_storage(op.bias.type.element_type, i32))
+    op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)
+    erase_if_unused(weight, rewriter)
+    erase_if_unused(bias, rewriter)
+    rewriter.notify_op_modified(op)
+    return True
+
+
+class PackConvolution(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+                or op.group.value.data != 1 or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
+                or vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
+                > vnni_layout.LARGEST_PACKED_INPUT):
+            return
+        shape = glow.shape_of(op.filter)
+        if select_vnni(op, shape, rewriter):
+            op.properties["filter_shape"] = glow.ints(shape)
+
+
+class PackFullyConnected(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
+            select_vnni(op, (*glow.shape_of(op.weights), 1, 1), rewriter)
+
+
+class SelectVnniKernels(ModulePass):
+    """Marks int8 convolutions (ungrouped, NCHW) and FullyConnected for the AVX-512 VNNI
+    kernels, packing their filters and folding the unsigned input's correction into their
+    biases."""
+
+    name = "glowll-select-x86-vnni-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,140 @@
+"""The int8 kernels on AVX-512 VNNI (`glowll-select-x86-vnni-kernels`, `lowering/x86_vnni.py`).
+
+On a host with AVX-512 VNNI, int8 convolutions and FullyConnected of random levels, weights
+with and without a zero point, per tensor and per channel, channel counts that are not
+multiples of 4 or 16, padding, strides, dilations, fused activations and pools: each must
+take the VNNI kernel and give, bit for bit, the independent int8 reference's outputs
+(tests/support/int8_reference.py) and the generic int8 kernel's (the same build with
+`-mattr=-avx512vnni`). The filter layout is checked on its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glowmlir.libraries import vnni_layout
+from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.targets import resolve_target
+from tests.support import int8_reference as ref
+from tests.unit.test_quantized_kernels import (
+    Case,
+    build,
+    convolution_case,
+    levels,
+    offset,
+    q8,
+    q32,
+    scale,
+    spread_scale,
+    tensor,
+)
+
+needs_vnni = pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+
+GEOMETRIES = {
+    # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group)
+    "1x1_5_to_20": ((1, 5, 7, 9), (20, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "1x1_64_to_64": ((1, 64, 25, 5), (64, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "1x1_stride2": ((2, 6, 9, 9), (17, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "3x3_pad1": ((1, 7, 12, 19), (33, 7, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "3x3_stride2": ((1, 16, 11, 11), (24, 16, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "5x5_lenet": ((1, 20, 12, 12), (50, 20, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "10x4_stride2": ((1, 1, 49, 10), (64, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
+    "dilated_uneven_pads": ((2, 3, 10, 13), (8, 3, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 1),
+}
+
+
+def vnni_and_generic(case: Case) -> list[np.ndarray]:
+    """The case's output from a host build with the VNNI kernel (checked to be taken) and
+    from one without AVX-512 VNNI (the generic int8 kernel)."""
+    vnni = build(case.body, dict(case.constants))
+    assert 'microkernel = "x86-vnni"' in vnni.ir["glowll"]
+    generic = build(case.body, dict(case.constants), target=resolve_target(mattr="-avx512vnni"))
+    assert "x86-vnni" not in generic.ir["glowll"]
+    return [bundle.run(case.inputs)[case.output] for bundle in (vnni, generic)]
+
+
+def check(case: Case) -> None:
+    for actual in vnni_and_generic(case):
+        assert actual.dtype == np.int8 and actual.shape == case.expected.shape
+        np.testing.assert_array_equal(actual, case.expected)
+    assert len(np.unique(case.expected)) > 20
+
+
+@needs_vnni
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_convolution_matches_the_int8_reference(name, per_channel):
+    check(convolution_case(500 + list(GEOMETRIES).index(name) + 50 * per_channel, GEOMETRIES[name], per_channel))
+
+
+@needs_vnni
+@pytest.mark.parametrize("name,activation,pool", [
+    ("3x3_pad1", "relu", None),
+    ("3x3_stride2", "clip", None),
+    ("5x5_lenet", None, dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    ("3x3_pad1", None, dict(kind="max", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
+    ("dilated_uneven_pads", "relu", dict(kind="avg", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
+])
+def test_fused_activations_and_pools_match_the_int8_reference(name, activation, pool):
+    check(convolution_case(600 + list(GEOMETRIES).index(name) + (pool is not None), GEOMETRIES[name],
+                           activation=activation, pool=pool))
+
+
+def fully_connected_case(seed: int, rows: int, depth: int, outputs: int, weight_offset: bool,
+                         activation: str | None) -> Case:
+    rng = np.random.default_rng(seed)
+    x, w = levels(rng, rows, depth), levels(rng, depth, outputs)
+    x_type, w_type = (scale(rng), offset(rng, 60)), (scale(rng), offset(rng, 20) if weight_offset else 0)
+    bias = rng.integers(-5000, 5001, outputs).astype(np.int32)
+    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
+    accumulators = (x.astype(np.int64) - x_type[1]) @ (w.astype(np.int64) - w_type[1]) + bias
+    out_type = (spread_scale(accumulators * float(bias_scale)), offset(rng))
+    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, activation)
+    x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
+    b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((rows, outputs), q8(*out_type))
+    keyword = f" activation {activation}" if activation else ""
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.fully_connected %x, %w, %b{keyword} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    return Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected)
+
+
+@needs_vnni
+@pytest.mark.parametrize("rows,depth,outputs,weight_offset,activation", [
+    (1, 800, 500, True, "relu"), (3, 64, 12, False, None), (2, 13, 40, True, None), (40, 3, 1, True, None),
+    (4, 97, 33, False, "relu"),
+])
+def test_fully_connected_matches_the_int8_reference(rows, depth, outputs, weight_offset, activation):
+    check(fully_connected_case(rows * 1000 + depth + outputs, rows, depth, outputs, weight_offset, activation))
+
+
+def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inputs():
+    rng = np.random.default_rng(3)
+    levels_ = rng.integers(-128, 128, (20, 6, 3, 2)).astype(np.int8)
+    packed = vnni_layout.pack_filter(levels_)
+    assert packed.shape == vnni_layout.packed_filter_shape(levels_.shape) == (2, 2, 3, 2, 16, 4)
+    for o, c, ky, kx in np.ndindex(levels_.shape):
+        assert packed[o // 16, c // 4, ky, kx, o % 16, c % 4] == levels_[o, c, ky, kx]
+    for o, c in np.ndindex(32, 8):
+        if o >= 20 or c >= 6:
+            assert not packed[o // 16, c // 4, :, :, o % 16, c % 4].any()
+
+
+def test_folded_bias_is_the_generic_sum_less_the_unsigned_products():
+    """sum (x - x_offset)(w - w_offset) + bias == sum u w - w_offset sum u + folded bias for
+    u = x + 128, on random windows (modulo 2^32, as the kernels' int32 sums)."""
+    rng = np.random.default_rng(4)
+    w = rng.integers(-128, 128, (7, 5, 3, 3))
+    x = rng.integers(-128, 128, (5, 3, 3))
+    bias = rng.integers(-2**31, 2**31, 7)
+    x_offset, w_offset = -37, 11
+    folded = vnni_layout.folded_bias(bias, w, x_offset, w_offset).astype(np.int64)
+    u = x + 128
+    expected = ((x - x_offset)[None] * (w - w_offset)).reshape(7, -1).sum(axis=1) + bias
+    actual = (u[None] * w).reshape(7, -1).sum(axis=1) - w_offset * u.sum() + folded
+    np.testing.assert_array_equal((actual - expected) % 2**32, 0)
