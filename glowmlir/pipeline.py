@@ -117,7 +117,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
         selection.append(QuantizationRecords())
     if vector_tile is not None:
         selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
-                                             vector_tile.channel_registers))
+                                             vector_tile.channel_registers, vector_tile.registers))
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 

@@ -25,6 +25,9 @@ PLANES = "vector-planes"
 """The float microkernel over vectors of a plane's pixels (a "same"-padded convolution)."""
 CHANNELS = "vector-channels"
 """The float microkernel over vectors of output channels (`lowering.vector_channels`)."""
+DEPTHWISE = "vector-depthwise"
+"""The float microkernel of depthwise convolutions: rows x vectors of one channel's output
+columns (`lowering.vector_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
@@ -36,12 +39,16 @@ class VectorTile:
     `masked_loads`: loads and stores whose lanes are chosen at run time are single
     instructions (AVX `vmaskmov`, AVX-512 `k` masks), as the vector-planes kernel needs
     (elsewhere LLVM splits them into a branch per lane); `channel_registers`: the vector
-    registers a vector-channels tile may fill (0: the target does not take that kernel)."""
+    registers a vector-channels tile may fill (0: the target does not take that kernel);
+    `registers`: the vector registers of the target, which a vector-depthwise tile shares
+    between its accumulators and the channel's weights (0: the target does not take that
+    kernel)."""
 
     lanes: int
     accumulators: int
     masked_loads: bool = False
     channel_registers: int = 0
+    registers: int = 0
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
@@ -53,12 +60,12 @@ class VectorTile:
         enabled = {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
         if triple.startswith("x86_64"):
             if enabled.get("avx512f"):
-                return VectorTile(16, 16, masked_loads=True, channel_registers=32)
+                return VectorTile(16, 16, masked_loads=True, channel_registers=32, registers=32)
             if enabled.get("avx"):
-                return VectorTile(8, 12, masked_loads=True, channel_registers=16)
-            return VectorTile(4, 12)
+                return VectorTile(8, 12, masked_loads=True, channel_registers=16, registers=16)
+            return VectorTile(4, 12, registers=16)
         if triple.startswith("aarch64"):
-            return VectorTile(4, 16)
+            return VectorTile(4, 16, registers=32)
         return None
 
 
@@ -182,6 +189,40 @@ def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: Vect
         if choice.pixels * vectors >= FEWEST_CHANNEL_PRODUCTS:
             break
     return choice
+
+
+def is_depthwise(filter_shape: Sequence[int], group: int) -> bool:
+    """A convolution with one filter per input channel and one output channel per filter
+    (group == input channels == output channels)."""
+    return filter_shape[1] == 1 and group == filter_shape[0] > 1
+
+
+@dataclass(frozen=True)
+class DepthwiseTile:
+    """A vector-depthwise tile: `rows` output rows times `vectors` vectors of `lanes` output
+    columns of one channel."""
+
+    lanes: int
+    rows: int
+    vectors: int
+
+
+def depthwise_tile(filter_shape: Sequence[int], group: int, height: int, width: int,
+                   tile: VectorTile) -> DepthwiseTile | None:
+    """The vector-depthwise tile of a depthwise float convolution with height x width outputs
+    on `tile`, or None (not depthwise, or a target without `registers`). Lanes: `row_lanes`.
+    Accumulators: at most the tile's, and as many as leave registers for the channel's
+    k_h x k_w weights and an input vector (AVX2's 16 registers: 6 for a 3x3; at least 4).
+    Rows first, as many as the accumulators (an input vector is loaded once per kernel column
+    for every row of the tile whose window covers it: (rows - 1 + k_h) loads for rows x k_h
+    FMAs), then vectors of a row with those left."""
+    if not tile.registers or not is_depthwise(filter_shape, group):
+        return None
+    k_h, k_w = filter_shape[2:]
+    lanes = row_lanes(tile.lanes, width)
+    budget = max(4, min(tile.accumulators, tile.registers - k_h * k_w - 1))
+    rows = min(height, budget)
+    return DepthwiseTile(lanes, rows, min(-(-width // lanes), budget // rows))
 
 
 def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],

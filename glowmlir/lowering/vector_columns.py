@@ -215,13 +215,9 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 inputs = []
                 for v in range(vectors):
                     column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
-                    loaded = None
-                    if edge:
-                        loaded = [lane < counts[v] and 0 <= column + lane * sx < in_w for lane in range(lanes)]
-                        if not any(loaded):
-                            continue
-                        last_read = column + lanes * sx - 1  # a strided vector reads past its last lane
-                        loaded = None if all(loaded) and last_read < in_w else loaded
+                    loaded = edge_lanes(column, counts[v], lanes, sx, in_w) if edge else None
+                    if loaded is not None and not any(loaded):
+                        continue
                     inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded, sx)))
                 accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
             return sums
@@ -242,18 +238,34 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
     count = -(-width // lanes)
     vectors = min(tile_vectors(block, columns.accumulators), count)
-    clean_from, clean_end = -(-first // lanes), end // lanes
-    v = 0
-    while v < count:
-        if clean_from <= v and v + vectors <= clean_end:
-            tiles = (clean_end - v) // vectors
+    in_tiles(b, count, vectors, -(-first // lanes), end // lanes,
+             lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
+
+
+def edge_lanes(column: int, count: int, lanes: int, stride: int, in_w: int) -> list[bool] | None:
+    """The lanes of an input vector read from compile-time `column`, `stride` apart, for a
+    vector of `count` outputs: those inside the input row (all False: none), or None when
+    all are and the strided read stays inside (a strided vector reads past its last lane)."""
+    loaded = [lane < count and 0 <= column + lane * stride < in_w for lane in range(lanes)]
+    return None if all(loaded) and column + lanes * stride - 1 < in_w else loaded
+
+
+def in_tiles(b: KernelBuilder, count: int, size: int, clean_from: int, clean_end: int,
+             tile: Callable[[Index, int, bool], None]) -> None:
+    """Units [0, count) (vectors of a row, rows of a plane) in tiles of `size`: those within
+    [clean_from, clean_end) in a loop (`tile(first unit, size, False)`), the others in tiles
+    of their own, their first unit known at compile time (`tile(first, size or fewer, True)`)."""
+    u = 0
+    while u < count:
+        if clean_from <= u and u + size <= clean_end:
+            tiles = (clean_end - u) // size
             with b.loop(0, tiles) as t:
-                tile(b.add(v * lanes, b.mul(t.index, vectors * lanes)), vectors)
-            v += tiles * vectors
+                tile(b.add(u, b.mul(t.index, size)), size, False)
+            u += tiles * size
         else:  # an edge tile, as wide as a tile
-            size = min(vectors, count - v)
-            tile(v * lanes, size, edge=True)
-            v += size
+            part = min(size, count - u)
+            tile(u, part, True)
+            u += part
 
 
 def lane_positions(b: KernelBuilder, first: Index, lanes: int) -> SSAValue:
