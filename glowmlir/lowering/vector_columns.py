@@ -24,7 +24,7 @@ import functools
 from collections.abc import Callable
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i1, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -34,14 +34,6 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
 
 # ----------------------------------------------------------------------------- vector memory
-
-
-def lane_mask(b: KernelBuilder, lanes: list[bool]) -> SSAValue:
-    """A constant `<N x i1>` predicate."""
-    mask = b.emit(llvm.UndefOp(VectorType(i1, [len(lanes)])))
-    for lane, on in enumerate(lanes):
-        mask = b.emit(llvm.InsertElementOp(mask, b.integer(int(on), i1), b.integer(lane)))
-    return mask
 
 
 def _mangled(vector: VectorType) -> str:
@@ -79,7 +71,7 @@ def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
     else:
         others = b.splat(b.emit(llvm.ConstantOp(FloatAttr(float(passthrough), view.element_type),
                                                 view.element_type)), vector)
-    mask = loaded if isinstance(loaded, SSAValue) else lane_mask(b, loaded)
+    mask = loaded if isinstance(loaded, SSAValue) else b.lane_mask(loaded)
     return b.emit(llvm.CallIntrinsicOp(f"llvm.masked.load.{_mangled(vector)}.p0",
                                        [address, b.integer(1), mask, others], [vector]))
 
@@ -94,7 +86,7 @@ def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[In
         address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
         b.emit(llvm.StoreOp(value, address, alignment=1))
         return
-    mask = stored if isinstance(stored, SSAValue) else lane_mask(b, stored)
+    mask = stored if isinstance(stored, SSAValue) else b.lane_mask(stored)
     b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(value.type)}.p0",
                                 [value, address, b.integer(1), mask], []))
 
