@@ -113,6 +113,25 @@ def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelPr
     return nodes_model(nodes, {"x": x_shape}, weights)
 
 
+def compiled_convolution(case, seed: int, features: str, tmp_path):
+    """The convolution `case` (input shape, filter shape, attributes, fused) with random
+    weights (`seed`) and inputs, compiled for the host with `features`: (bundle, a function
+    checking the bundle's output against onnxruntime's)."""
+    x_shape, w_shape, attributes, fused = case
+    model = convolution_model(x_shape, w_shape, attributes, fused, seed)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=seed)
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    bundle = glowmlir.compile(path, target=Target(features=features))
+
+    def check() -> None:
+        np.testing.assert_allclose(bundle.run(inputs)["y"], expected,
+                                   atol=1e-5 * max(1.0, float(np.abs(expected).max())), rtol=0)
+
+    return bundle, check
+
+
 needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16,
                                        reason="the lane widths are taken from an AVX-512 host")
 
@@ -122,12 +141,7 @@ needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16
 @pytest.mark.parametrize("index", range(len(CONVOLUTIONS)))
 def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     x_shape, w_shape, attributes, fused = CONVOLUTIONS[index]
-    model = convolution_model(x_shape, w_shape, attributes, fused, seed=100 + index)
-    path = os.path.join(tmp_path, "model.onnx")
-    onnx.save(model, path)
-    inputs = random_inputs(model, seed=index)
-    expected = onnxruntime_outputs(model, inputs)["y"]
-    bundle = glowmlir.compile(path, target=Target(features=WIDTHS[lanes]))
+    bundle, check = compiled_convolution(CONVOLUTIONS[index], 100 + index, WIDTHS[lanes], tmp_path)
     tiles = re.findall(r'microkernel = "(vector-columns|vector-planes|vector-channels|vector-depthwise)", '
                        r'filter_shape = array<i64: [\d, ]+>, vector_tile = array<i64: (\d+), (\d+)[\d, ]*>',
                        bundle.ir["glowll"])
@@ -146,8 +160,7 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     # a 1x1 of stride 2 reads a subsampled input (glow-subsample-strided-pointwise)
     assert ("steps = array<i64: 1, 1, 2, 2>" in bundle.ir["glowll"]) == (w_shape[2:] == [1, 1] and
                                                                           attributes.get("strides") == [2, 2])
-    np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               rtol=0)
+    check()
 
 
 def test_rows_of_stride_three_keep_the_generic_kernel(tmp_path):

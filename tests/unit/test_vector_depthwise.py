@@ -7,18 +7,12 @@ rows, vectors or lanes, fused relu and clip, two images; and the tile each targe
 
 from __future__ import annotations
 
-import os
 import re
 
-import numpy as np
-import onnx
 import pytest
 
-import glowmlir
 from glowmlir.libraries.column_layout import DepthwiseTile, VectorTile, depthwise_tile
-from glowmlir.lowering.llvm_to_object import Target
-from tests.support.models import onnxruntime_outputs, random_inputs
-from tests.unit.test_vector_columns import WIDTHS, convolution_model, needs_x86_vectors
+from tests.unit.test_vector_columns import WIDTHS, compiled_convolution, needs_x86_vectors
 
 DEPTHWISE = [
     # input shape, filter shape, attributes, fused
@@ -37,29 +31,19 @@ DEPTHWISE = [
 @pytest.mark.parametrize("lanes", sorted(WIDTHS))
 @pytest.mark.parametrize("index", range(len(DEPTHWISE)))
 def test_depthwise_kernel_matches_onnxruntime(lanes, index, tmp_path):
-    x_shape, w_shape, attributes, fused = DEPTHWISE[index]
-    model = convolution_model(x_shape, w_shape, attributes, fused, seed=200 + index)
-    path = os.path.join(tmp_path, "model.onnx")
-    onnx.save(model, path)
-    inputs = random_inputs(model, seed=index)
-    expected = onnxruntime_outputs(model, inputs)["y"]
-    bundle = glowmlir.compile(path, target=Target(features=WIDTHS[lanes]))
+    bundle, check = compiled_convolution(DEPTHWISE[index], 200 + index, WIDTHS[lanes], tmp_path)
     tiles = re.findall(r'microkernel = "vector-depthwise", filter_shape = array<i64: [\d, ]+>, '
                        r'vector_tile = array<i64: (\d+), (\d+), (\d+)>', bundle.ir["glowll"])
     assert len(tiles) == 1 and int(tiles[0][0]) <= lanes
-    np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               rtol=0)
+    check()
 
 
 @needs_x86_vectors
 def test_pooled_depthwise_stays_on_columns(tmp_path):
-    model = convolution_model([1, 4, 11, 18], [4, 1, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}, "maxpool", seed=3)
-    path = os.path.join(tmp_path, "model.onnx")
-    onnx.save(model, path)
-    inputs = random_inputs(model, seed=3)
-    bundle = glowmlir.compile(path)
+    case = ([1, 4, 11, 18], [4, 1, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}, "maxpool")
+    bundle, check = compiled_convolution(case, 3, "", tmp_path)
     assert 'microkernel = "vector-columns"' in bundle.ir["glowll"] and "vector-depthwise" not in bundle.ir["glowll"]
-    np.testing.assert_allclose(bundle.run(inputs)["y"], onnxruntime_outputs(model, inputs)["y"], atol=1e-5)
+    check()
 
 
 def test_depthwise_tiles_fill_their_registers():
