@@ -207,21 +207,29 @@ class DepthwiseTile:
     vectors: int
 
 
+MOST_DEPTHWISE_ROWS = 4
+"""Rows a vector-depthwise tile takes at most: MobileNetV2's 17 depthwise layers (AVX-512,
+`glow-run -profile=true`, two runs each) took 49.5-49.7 us in tiles of 2 rows, 46.5 of 3,
+45.7-45.9 of 4, 45.1-45.6 of 6, 47.1-50.1 of 8 and 50.9-51.0 of 16 (with 16 accumulators
+and 9 weights the stride-2 shuffles spill), and the larger tiles are larger code (the
+model's LLVM IR 13,759 lines with 4 rows, 18,329 with 16)."""
+
+
 def depthwise_tile(filter_shape: Sequence[int], group: int, height: int, width: int,
                    tile: VectorTile) -> DepthwiseTile | None:
     """The vector-depthwise tile of a depthwise float convolution with height x width outputs
     on `tile`, or None (not depthwise, or a target without `registers`). Lanes: `row_lanes`.
     Accumulators: at most the tile's, and as many as leave registers for the channel's
     k_h x k_w weights and an input vector (AVX2's 16 registers: 6 for a 3x3; at least 4).
-    Rows first, as many as the accumulators (an input vector is loaded once per kernel column
+    Rows first, up to `MOST_DEPTHWISE_ROWS` (an input vector is loaded once per kernel column
     for every row of the tile whose window covers it: (rows - 1 + k_h) loads for rows x k_h
-    FMAs), then vectors of a row with those left."""
+    FMAs), then vectors of a row with the accumulators left."""
     if not tile.registers or not is_depthwise(filter_shape, group):
         return None
     k_h, k_w = filter_shape[2:]
     lanes = row_lanes(tile.lanes, width)
     budget = max(4, min(tile.accumulators, tile.registers - k_h * k_w - 1))
-    rows = min(height, budget)
+    rows = min(height, budget, MOST_DEPTHWISE_ROWS)
     return DepthwiseTile(lanes, rows, min(-(-width // lanes), budget // rows))
 
 

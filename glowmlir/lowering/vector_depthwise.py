@@ -7,7 +7,7 @@ accumulator a vector register, and the channel's k_h x k_w weights are broadcast
 channel. Each input row the tile reads is loaded once per kernel column (as `vectors`
 vectors; of stride 2, two loads and a shuffle: `vector_columns.load_vector`) and multiplied
 into every row of the tile whose window covers it: (rows - 1 + k_h) loads for rows x k_h
-FMAs a kernel column (a 3x3 on 16 rows: 18 loads for 48 FMAs). Sums are taken in the
+FMAs a kernel column (a 3x3 on 4 rows: 6 loads for 12 FMAs). Sums are taken in the
 generic kernel's order (bias, then kernel rows, then kernel columns).
 
 Edges as on the column kernel: each row cut into vectors from column 0, the vectors whose

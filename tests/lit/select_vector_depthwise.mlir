@@ -2,8 +2,8 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=16 accumulators=16}' | filecheck %s --check-prefix=NONE
 // With `registers` (the target's vector registers: AVX-512 32), an unpooled depthwise float
 // convolution without a residual takes the vector-depthwise kernel: a tile of rows x vectors
-// of one channel (vector_tile = lanes, accumulators, rows: the 5 rows of one vector of 8 lanes
-// of a 5 x 5 output), the filter packed [C, 1, KH, KW, 1]. A depthwise convolution with a
+// of one channel (vector_tile = lanes, accumulators, rows: 4 rows of one vector of 8 lanes
+// for a 5 x 5 output), the filter packed [C, 1, KH, KW, 1]. A depthwise convolution with a
 // multiplier of 2 keeps the column kernel, and so does every depthwise convolution without
 // the option.
 
@@ -20,7 +20,7 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<8x1x3x3x1xf32>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-depthwise", filter_shape = array<i64: 8, 1, 3, 3>, vector_tile = array<i64: 8, 5, 5>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-depthwise", filter_shape = array<i64: 8, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
 // CHECK:      glowll.convolution %z, {{.*}}microkernel = "vector-columns"
 
 // NONE:       glowll.convolution %y, {{.*}}microkernel = "vector-columns"

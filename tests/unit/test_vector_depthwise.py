@@ -50,17 +50,17 @@ def test_depthwise_tiles_fill_their_registers():
     avx512 = VectorTile.of_features("x86_64-unknown-linux-gnu", ["+avx", "+avx512f"])
     avx2 = VectorTile.of_features("x86_64-unknown-linux-gnu", ["+avx"])
     neon = VectorTile.of_features("aarch64-linux-gnu", [])
-    # AVX-512: 32 registers, 9 weights: 16 accumulators, all rows of one vector
-    assert depthwise_tile([32, 1, 3, 3], 32, 112, 112, avx512) == DepthwiseTile(16, 16, 1)
-    # a 7 x 7 plane: its 7 rows of one vector of 8
-    assert depthwise_tile([96, 1, 3, 3], 96, 7, 7, avx512) == DepthwiseTile(8, 7, 1)
+    # AVX-512: 32 registers, 9 weights: 16 accumulators, 4 rows of 4 vectors of 16 (7 a row)
+    assert depthwise_tile([32, 1, 3, 3], 32, 112, 112, avx512) == DepthwiseTile(16, 4, 4)
+    # a 7 x 7 plane: rows of one vector of 8
+    assert depthwise_tile([96, 1, 3, 3], 96, 7, 7, avx512) == DepthwiseTile(8, 4, 1)
     # 3 rows: the accumulators left take more vectors of a row (5 of 16 lanes)
     assert depthwise_tile([8, 1, 3, 3], 8, 3, 80, avx512) == DepthwiseTile(16, 3, 5)
-    # AVX2's 16 registers: 16 - 9 weights - 1 input leave 6 accumulators
-    assert depthwise_tile([32, 1, 3, 3], 32, 56, 56, avx2) == DepthwiseTile(8, 6, 1)
-    # a 5x5 on AVX-512: 32 - 25 - 1 = 6
-    assert depthwise_tile([32, 1, 5, 5], 32, 56, 56, avx512) == DepthwiseTile(16, 6, 1)
-    assert depthwise_tile([32, 1, 3, 3], 32, 56, 56, neon) == DepthwiseTile(4, 16, 1)
+    # AVX2's 16 registers: 16 - 9 weights - 1 input leave 6 accumulators: 4 rows of 1 vector
+    assert depthwise_tile([32, 1, 3, 3], 32, 56, 56, avx2) == DepthwiseTile(8, 4, 1)
+    # a 5x5 on AVX-512: 32 - 25 - 1 = 6 accumulators
+    assert depthwise_tile([32, 1, 5, 5], 32, 56, 56, avx512) == DepthwiseTile(16, 4, 1)
+    assert depthwise_tile([32, 1, 3, 3], 32, 56, 56, neon) == DepthwiseTile(4, 4, 4)
     # not depthwise: a multiplier of 2, ungrouped, or a target without `registers`
     assert depthwise_tile([64, 1, 3, 3], 32, 56, 56, avx512) is None
     assert depthwise_tile([32, 32, 3, 3], 1, 56, 56, avx512) is None
