@@ -10,8 +10,9 @@ The instructions are counted exactly by the QEMU TCG plugin the Cortex-M boards 
 inference is a build running the entry point twice minus a build running it once
 (`glowmlir.runtime.boards.run_on_board`). The input is bench_e2e's deterministic pattern
 (`bench_input`); the outputs are compared with onnxruntime's (relative error as bench_e2e
-defines it, bar 1e-5). The table also says how many of the float convolutions got the NEON
-column kernel (`microkernel = "vector-columns"`, glowll-select-vector-columns).
+defines it, bar 1e-5). The table also says how many of the float convolutions got a NEON
+kernel (`microkernel = "vector-columns"`, or `"vector-depthwise"` for the depthwise ones:
+glowll-select-vector-columns).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from glowmlir.runtime.boards import BOARDS, run_on_board, target_for  # noqa: E4
 
 BOARD = "aarch64"
 DEFAULT_MODELS = ("lenet", "mobilenet_v2")
-COLUMN_KERNEL = 'microkernel = "vector-columns"'
+VECTOR_KERNEL = 'microkernel = "vector-'
 
 
 def measure(key: str) -> dict:
@@ -52,7 +53,7 @@ def measure(key: str) -> dict:
         compile_s = time.perf_counter() - start
     glowll = bundle.ir["glowll"]
     convolutions = glowll.count("glowll.convolution")
-    columns = glowll.count(COLUMN_KERNEL)
+    columns = glowll.count(VECTOR_KERNEL)
     start = time.perf_counter()
     run = run_on_board(bundle, BOARD, {legalize_name(name): value for name, value in feeds.items()},
                        count_instructions=True, timeout=3600)
@@ -71,7 +72,7 @@ def main() -> int:
     board = BOARDS[BOARD]
     print(f"board {BOARD}: -mcpu={board.cpu}, {' '.join(board.qemu)}, "
           f"{board.compiler} {' '.join(board.compiler_flags)}")
-    print(f"{'model':14s} {'instructions/inference':>24s} {'NEON column convs':>18s} {'max rel err':>12s} "
+    print(f"{'model':14s} {'instructions/inference':>24s} {'NEON vector convs':>18s} {'max rel err':>12s} "
           f"{'compile s':>10s} {'run s':>8s}")
     results = []
     for key in (key.strip() for key in args.models.split(",") if key.strip()):

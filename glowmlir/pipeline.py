@@ -77,7 +77,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
-                             vector_tile.channel_registers)
+                             vector_tile.registers)
                 if vector_tile is not None else FuseConvPool())
         passes += [fuse, FuseResidualAdd()]
     if memory_fusion and kernel_library == "cmsis-nn" and core:
@@ -121,7 +121,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
         selection.append(SelectVnniKernels())
     if vector_tile is not None:
         selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
-                                             vector_tile.channel_registers))
+                                             vector_tile.registers))
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 

@@ -367,11 +367,12 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 
 MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-columns", "vector-planes",
-                "vector-channels")
+                "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium and of AVX-512 VNNI, and the float
-convolutions on vectors of output columns, or of whole planes, of a host's vector unit."""
-FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels")
+convolutions on vectors of output columns, of whole planes, of output channels, or of a
+depthwise convolution's rows, of a host's vector unit."""
+FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 
 
 def verify_microkernel(op: IRDLOperation) -> None:
@@ -433,7 +434,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `libraries.arm_dsp_layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
     of output columns, `libraries.column_layout.pack_filter`); `filter_shape` keeps the OIHW
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
-    vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns).
+    vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
+    `vector-depthwise`: (lanes, accumulators, rows of a tile)).
     With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).

@@ -25,6 +25,9 @@ PLANES = "vector-planes"
 """The float microkernel over vectors of a plane's pixels (a "same"-padded convolution)."""
 CHANNELS = "vector-channels"
 """The float microkernel over vectors of output channels (`lowering.vector_channels`)."""
+DEPTHWISE = "vector-depthwise"
+"""The float microkernel of depthwise convolutions: rows x vectors of one channel's output
+columns (`lowering.vector_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
@@ -35,33 +38,33 @@ class VectorTile:
     """`lanes` per vector register, `accumulators` vector registers a tile keeps;
     `masked_loads`: loads and stores whose lanes are chosen at run time are single
     instructions (AVX `vmaskmov`, AVX-512 `k` masks), as the vector-planes kernel needs
-    (elsewhere LLVM splits them into a branch per lane); `channel_registers`: the vector
-    registers a vector-channels tile may fill (0: the target does not take that kernel);
-    `cache_bytes`: the cache of one core the kernels block their loops for (its L2: the
-    host's as the OS reports it, else `DEFAULT_CACHE_BYTES` of the architecture)."""
+    (elsewhere LLVM splits them into a branch per lane); `registers`: the target's vector
+    registers, which a vector-channels tile (taken where masked loads are single
+    instructions: AVX, AVX-512) and a vector-depthwise tile share
+    between accumulators and weights (0: neither kernel); `cache_bytes`: the cache of one
+    core the kernels block their loops for (its L2: the host's as the OS reports it, else
+    `DEFAULT_CACHE_BYTES` of the architecture)."""
 
     lanes: int
     accumulators: int
     masked_loads: bool = False
-    channel_registers: int = 0
+    registers: int = 0
     cache_bytes: int = 0
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
         """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. The
-        vector-channels kernel is measured on AVX-512 (`channel_registers`) and taken on AVX
-        too. A
+        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
         later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
         enabled = {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
         if triple.startswith("x86_64"):
             if enabled.get("avx512f"):
-                return VectorTile(16, 16, masked_loads=True, channel_registers=32)
+                return VectorTile(16, 16, masked_loads=True, registers=32)
             if enabled.get("avx"):
-                return VectorTile(8, 12, masked_loads=True, channel_registers=16)
-            return VectorTile(4, 12)
+                return VectorTile(8, 12, masked_loads=True, registers=16)
+            return VectorTile(4, 12, registers=16)
         if triple.startswith("aarch64"):
-            return VectorTile(4, 16)
+            return VectorTile(4, 16, registers=32)
         return None
 
 
@@ -174,7 +177,7 @@ def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: Vect
     kernel only where its rows are no multiple of the tile's lanes (on columns, lanes would
     idle: ResNet-50's 7 x 7 planes, 49 pixels in 4 vectors of 16)."""
     out_c, in_c, k_h, k_w = filter_shape
-    if (not tile.channel_registers or group != 1 or in_c * k_h * k_w < SMALLEST_CHANNEL_REDUCTION
+    if (not (tile.masked_loads and tile.registers) or group != 1 or in_c * k_h * k_w < SMALLEST_CHANNEL_REDUCTION
             or ((k_h, k_w) == (1, 1) and width % tile.lanes == 0)):
         return None
     lanes = next((size for size in (16, 8, 4) if size <= tile.lanes and out_c % size == 0), None)
@@ -182,13 +185,55 @@ def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: Vect
         return None
     choice = None
     for vectors in (1, 2):
-        most = min(MOST_CHANNEL_PIXELS, (tile.channel_registers - 2 - vectors * k_w) // vectors)
+        most = min(MOST_CHANNEL_PIXELS, (tile.registers - 2 - vectors * k_w) // vectors)
         if out_c % (vectors * lanes) or most < 1:
             break
         choice = ChannelTile(lanes, vectors * lanes, -(-width // -(-width // most)))
         if choice.pixels * vectors >= FEWEST_CHANNEL_PRODUCTS:
             break
     return choice
+
+
+def is_depthwise(filter_shape: Sequence[int], group: int) -> bool:
+    """A convolution with one filter per input channel and one output channel per filter
+    (group == input channels == output channels)."""
+    return filter_shape[1] == 1 and group == filter_shape[0] > 1
+
+
+@dataclass(frozen=True)
+class DepthwiseTile:
+    """A vector-depthwise tile: `rows` output rows times `vectors` vectors of `lanes` output
+    columns of one channel."""
+
+    lanes: int
+    rows: int
+    vectors: int
+
+
+MOST_DEPTHWISE_ROWS = 4
+"""Rows a vector-depthwise tile takes at most: MobileNetV2's 17 depthwise layers (AVX-512,
+`glow-run -profile=true`, two runs each) took 49.5-49.7 us in tiles of 2 rows, 46.5 of 3,
+45.7-45.9 of 4, 45.1-45.6 of 6, 47.1-50.1 of 8 and 50.9-51.0 of 16 (with 16 accumulators
+and 9 weights the stride-2 shuffles spill), and the larger tiles are larger code (the
+model's LLVM IR 13,759 lines with 4 rows, 18,329 with 16)."""
+
+
+def depthwise_tile(filter_shape: Sequence[int], group: int, height: int, width: int,
+                   tile: VectorTile) -> DepthwiseTile | None:
+    """The vector-depthwise tile of a depthwise float convolution with height x width outputs
+    on `tile`, or None (not depthwise, or a target without `registers`). Lanes: `row_lanes`.
+    Accumulators: at most the tile's, and as many as leave registers for the channel's
+    k_h x k_w weights and an input vector (AVX2's 16 registers: 6 for a 3x3; at least 4).
+    Rows first, up to `MOST_DEPTHWISE_ROWS` (an input vector is loaded once per kernel column
+    for every row of the tile whose window covers it: (rows - 1 + k_h) loads for rows x k_h
+    FMAs), then vectors of a row with the accumulators left."""
+    if not tile.registers or not is_depthwise(filter_shape, group):
+        return None
+    k_h, k_w = filter_shape[2:]
+    lanes = row_lanes(tile.lanes, width)
+    budget = max(4, min(tile.accumulators, tile.registers - k_h * k_w - 1))
+    rows = min(height, budget, MOST_DEPTHWISE_ROWS)
+    return DepthwiseTile(lanes, rows, min(-(-width // lanes), budget // rows))
 
 
 def prefers_planes(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],

@@ -17,8 +17,8 @@ from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import CHANNELS
-from glowmlir.lowering import loop_skeletons, math_approx, vector_channels, vector_columns
+from glowmlir.libraries.column_layout import CHANNELS, DEPTHWISE
+from glowmlir.lowering import loop_skeletons, math_approx, vector_channels, vector_columns, vector_depthwise
 from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
@@ -106,14 +106,15 @@ class FloatArithmetic(ArithmeticDomain):
 
 
 class FloatColumns(vector_columns.ColumnArithmetic):
-    """f32 vectors of the host's vector unit (`vector_tile`: lanes, accumulator registers):
+    """f32 vectors of the host's vector unit (`vector_tile`: lanes, accumulator registers,
+    and a vector-depthwise tile's rows):
     a multiply-accumulate LLVM fuses into one FMA with the broadcast weight; the fused
     relu/clip on the vectors (`llvm.maxnum`/`llvm.minnum`, the scalar kernels' results
     NaN included)."""
 
     def __init__(self, b: KernelBuilder, domain: FloatArithmetic, op: glowll.ConvolutionOp):
         super().__init__(b, domain, op)
-        self.lanes, self.accumulators = op.vector_tile.get_values()
+        self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
         self.vector = VectorType(f32, [self.lanes])
 
     def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
@@ -138,6 +139,9 @@ class FloatColumns(vector_columns.ColumnArithmetic):
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     if op.microkernel is not None and op.microkernel.data == CHANNELS:
         vector_channels.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
+        return
+    if op.microkernel is not None and op.microkernel.data == DEPTHWISE:
+        vector_depthwise.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
         return
     if op.microkernel is not None:  # "vector-columns": the filter is packed in blocks of channels
         vector_columns.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)

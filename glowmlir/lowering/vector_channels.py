@@ -39,11 +39,11 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
 from glowmlir.lowering.vector_columns import (
     ColumnArithmetic,
+    in_tiles,
     load_vector,
     one_row_per_channel,
     run_bytes,
     store_vector,
-    tiles_across,
 )
 
 
@@ -138,7 +138,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                     into = outputs[v * lanes + j]
                     store_vector(b, pixels_of_channel, into.view, into.at(x), stored)
 
-    tiles_across(b, width, interior_columns(in_w, width, k_w, dx, pl, sx), pixels, tile)
+    in_tiles(b, width, pixels, *interior_columns(in_w, width, k_w, dx, pl, sx), tile)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,

@@ -24,7 +24,7 @@ import functools
 from collections.abc import Callable
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i1, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -34,14 +34,6 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
 
 # ----------------------------------------------------------------------------- vector memory
-
-
-def lane_mask(b: KernelBuilder, lanes: list[bool]) -> SSAValue:
-    """A constant `<N x i1>` predicate."""
-    mask = b.emit(llvm.UndefOp(VectorType(i1, [len(lanes)])))
-    for lane, on in enumerate(lanes):
-        mask = b.emit(llvm.InsertElementOp(mask, b.integer(int(on), i1), b.integer(lane)))
-    return mask
 
 
 def _mangled(vector: VectorType) -> str:
@@ -79,7 +71,7 @@ def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
     else:
         others = b.splat(b.emit(llvm.ConstantOp(FloatAttr(float(passthrough), view.element_type),
                                                 view.element_type)), vector)
-    mask = loaded if isinstance(loaded, SSAValue) else lane_mask(b, loaded)
+    mask = loaded if isinstance(loaded, SSAValue) else b.lane_mask(loaded)
     return b.emit(llvm.CallIntrinsicOp(f"llvm.masked.load.{_mangled(vector)}.p0",
                                        [address, b.integer(1), mask, others], [vector]))
 
@@ -94,7 +86,7 @@ def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[In
         address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
         b.emit(llvm.StoreOp(value, address, alignment=1))
         return
-    mask = stored if isinstance(stored, SSAValue) else lane_mask(b, stored)
+    mask = stored if isinstance(stored, SSAValue) else b.lane_mask(stored)
     b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(value.type)}.p0",
                                 [value, address, b.integer(1), mask], []))
 
@@ -215,13 +207,9 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 inputs = []
                 for v in range(vectors):
                     column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
-                    loaded = None
-                    if edge:
-                        loaded = [lane < counts[v] and 0 <= column + lane * sx < in_w for lane in range(lanes)]
-                        if not any(loaded):
-                            continue
-                        last_read = column + lanes * sx - 1  # a strided vector reads past its last lane
-                        loaded = None if all(loaded) and last_read < in_w else loaded
+                    loaded = edge_lanes(column, counts[v], lanes, sx, in_w) if edge else None
+                    if loaded is not None and not any(loaded):
+                        continue
                     inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded, sx)))
                 accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
             return sums
@@ -242,28 +230,34 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
     count = -(-width // lanes)
     vectors = min(tile_vectors(block, columns.accumulators), count)
-    tiles_across(b, count, (-(-first // lanes), end // lanes), vectors,
-                 lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
+    in_tiles(b, count, vectors, -(-first // lanes), end // lanes,
+             lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
 
 
-def tiles_across(b: KernelBuilder, count: int, clean: tuple[int, int], per_tile: int,
-                 tile: Callable[[Index, int, bool], None]) -> None:
-    """A row of `count` units (vectors of columns, or pixels) cut into tiles of `per_tile`
-    from unit 0: runs of tiles inside `clean` = [first, end) (all their taps inside the input)
-    in a loop, `tile(start, per_tile, False)`; the others, at the row's edges, each a tile of
-    its own as wide as a tile, `tile(start, units, True)` with `start` known at compile time."""
-    first, end = clean
-    unit = 0
-    while unit < count:
-        if first <= unit and unit + per_tile <= end:
-            tiles = (end - unit) // per_tile
+def edge_lanes(column: int, count: int, lanes: int, stride: int, in_w: int) -> list[bool] | None:
+    """The lanes of an input vector read from compile-time `column`, `stride` apart, for a
+    vector of `count` outputs: those inside the input row (all False: none), or None when
+    all are and the strided read stays inside (a strided vector reads past its last lane)."""
+    loaded = [lane < count and 0 <= column + lane * stride < in_w for lane in range(lanes)]
+    return None if all(loaded) and column + lanes * stride - 1 < in_w else loaded
+
+
+def in_tiles(b: KernelBuilder, count: int, size: int, clean_from: int, clean_end: int,
+             tile: Callable[[Index, int, bool], None]) -> None:
+    """Units [0, count) (vectors of a row, rows of a plane) in tiles of `size`: those within
+    [clean_from, clean_end) in a loop (`tile(first unit, size, False)`), the others in tiles
+    of their own, their first unit known at compile time (`tile(first, size or fewer, True)`)."""
+    u = 0
+    while u < count:
+        if clean_from <= u and u + size <= clean_end:
+            tiles = (clean_end - u) // size
             with b.loop(0, tiles) as t:
-                tile(b.add(unit, b.mul(t.index, per_tile)), per_tile, False)
-            unit += tiles * per_tile
-        else:
-            size = min(per_tile, count - unit)
-            tile(unit, size, True)
-            unit += size
+                tile(b.add(u, b.mul(t.index, size)), size, False)
+            u += tiles * size
+        else:  # an edge tile, as wide as a tile
+            part = min(size, count - u)
+            tile(u, part, True)
+            u += part
 
 
 def lane_positions(b: KernelBuilder, first: Index, lanes: int) -> SSAValue:

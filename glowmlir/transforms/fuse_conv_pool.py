@@ -1,7 +1,7 @@
 """`glow-fuse-conv-pool`: a MaxPool/AvgPool after a Convolution becomes the convolution's
 fused `pool` window, so only the pooled output is stored.
 
-With a vector tile (`lanes`, `accumulators`, `masked-loads`, `channel-registers`: the
+With a vector tile (`lanes`, `accumulators`, `masked-loads`, `registers`: the
 target's, as `glowll-select-vector-columns` takes them), a pool stays apart from a float
 convolution that alone would run on whole planes computing fewer lanes than its rows
 (`column_layout.prefers_planes`; one that takes the vector-channels kernel fuses): fused,
@@ -66,9 +66,9 @@ class FuseConvPool(ModulePass):
     """The target's vector tile (0: none, every pool fuses)."""
     accumulators: int = 0
     masked_loads: bool = False
-    channel_registers: int = 0
+    registers: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        tile = (VectorTile(self.lanes, self.accumulators, self.masked_loads, self.channel_registers)
+        tile = (VectorTile(self.lanes, self.accumulators, self.masked_loads, self.registers)
                 if self.lanes else None)
         PatternRewriteWalker(FusePoolIntoConvolution(tile), apply_recursively=False).rewrite_module(op)

@@ -49,6 +49,12 @@ class PackFloatConvolution(RewritePattern):
         strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
         accumulators = self.tile.accumulators
         microkernel, block = column_layout.COLUMNS, None
+        depthwise_tile = column_layout.depthwise_tile(shape, op.group.value.data, height, width, self.tile)
+        if (depthwise_tile is not None and not pooled and getattr(op, "residual", None) is None
+                and column_layout.takes_columns(strides, LARGEST_STRIDE)):
+            lanes, rows = depthwise_tile.lanes, depthwise_tile.rows
+            self.pack(op, weight, rewriter, column_layout.DEPTHWISE, 1, (lanes, rows * depthwise_tile.vectors, rows))
+            return
         row_width = column_layout.row_width(shape, strides, pads, pooled, height, width)
         channel_tile = column_layout.channel_tile(shape, op.group.value.data, row_width, self.tile)
         if channel_tile is None and not column_layout.takes_columns(strides, LARGEST_STRIDE):
@@ -64,11 +70,18 @@ class PackFloatConvolution(RewritePattern):
         else:
             lanes = column_layout.row_lanes(self.tile.lanes, row_width)
             block = column_layout.row_block(shape[0], op.group.value.data, row_width, lanes, self.tile.accumulators)
+        self.pack(op, weight, rewriter, microkernel, block, (lanes, accumulators))
+
+    @staticmethod
+    def pack(op: glowll.ConvolutionOp, weight: glowll.WeightOp, rewriter: PatternRewriter, microkernel: str,
+             block: int, vector_tile: tuple[int, ...]) -> None:
+        """`op` onto `microkernel`, its filter packed in blocks of `block` output channels."""
+        shape = glow.shape_of(op.filter)
         packed = column_layout.pack_filter(array_from_dense(weight.value), block)
         op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter)
         op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
-        op.properties["vector_tile"] = glow.ints((lanes, accumulators))
+        op.properties["vector_tile"] = glow.ints(vector_tile)
         erase_if_unused(weight, rewriter)
 
 
@@ -77,17 +90,19 @@ class SelectVectorColumns(ModulePass):
     """Marks float convolutions of stride 1 or 2 along their rows for the column-vector kernel
     (`lanes` f32 lanes a vector register, `accumulators` registers a tile keeps), packing
     their filters; with `planes` (a target with run-time masked loads), "same"-padded ones of
-    stride 1 for the vector-planes kernel where that computes fewer lanes."""
+    stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
+    (the target's vector registers), unpooled depthwise ones without a residual for the
+    vector-depthwise kernel."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
     accumulators: int = 12
     planes: bool = False
-    channel_registers: int = 0
+    registers: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
             raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
                             "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
-        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.channel_registers)
+        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)

@@ -1,11 +1,11 @@
 // RUN: glow-opt %s -p 'glow-fuse-conv-pool{lanes=16 accumulators=16 masked-loads=true}' | filecheck %s
 // RUN: glow-opt %s -p glow-fuse-conv-pool | filecheck %s --check-prefix=MCU
-// RUN: glow-opt %s -p 'glow-fuse-conv-pool{lanes=16 accumulators=16 masked-loads=true channel-registers=32}' | filecheck %s --check-prefix=CHANNELS
+// RUN: glow-opt %s -p 'glow-fuse-conv-pool{lanes=16 accumulators=16 masked-loads=true registers=32}' | filecheck %s --check-prefix=CHANNELS
 // With a host's vector tile, a pool stays apart from a float convolution that alone runs on
 // whole planes with fewer lanes than rows: the "same"-padded 3x3 over 28 x 28 planes (49
 // vectors of 16 against 28 rows of 2) and the 1x1 over 13 x 13 (11 vectors against 13 rows
 // of 16, SqueezeNet's last, its global average pool). The unpadded 5x5 is no plane: it fuses.
-// Without a tile (a microcontroller), every pool fuses. With `channel-registers`, the 3x3
+// Without a tile (a microcontroller), every pool fuses. With `registers`, the 3x3
 // (8 channels x 9 taps = 72 products an output) takes the vector-channels kernel, whose rows
 // take a fused pool as fast: it fuses; the 1x1 still runs on planes.
 

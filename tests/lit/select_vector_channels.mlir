@@ -1,11 +1,11 @@
-// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=16 accumulators=16 planes=true channel-registers=32}' | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=16 accumulators=16 planes=true registers=32}' | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=16 accumulators=16 planes=true}' | filecheck %s --check-prefix=NONE
-// With `channel-registers` (AVX: 16, AVX-512: 32), an ungrouped float convolution larger
+// With `registers` and `planes` (AVX: 16, AVX-512: 32), an ungrouped float convolution larger
 // than 1x1 with at least 64 products an output takes the vector-channels kernel: its 16
 // output channels in the lanes of one vector (the filter packed [O / 16, C, KH, KW, 16]), and
 // its rows of 5 outputs one tile of 5 pixels (vector_tile = lanes, pixels). The 3x3 of 3
-// input channels (27 products) keeps the planes kernel: a tile of the channel kernel writes
-// through the stack once over all its taps, too often for so few. Without the option, the
+// input channels (27 products) keeps the planes kernel: a tile of the channel kernel
+// transposes its outputs once over all its taps, too often for so few. Without the option, the
 // strided one takes the column kernel.
 
 glowll.function @net {

@@ -86,6 +86,8 @@ CHANNELS = {index: {8, 16} for index in (15, 17, 18, 22, 25, 26, 27, 28, 29, 30,
 """The cases run on vectors of output channels (AVX, AVX-512): ungrouped, at least 64
 products an output, channels a multiple of 4 (case 15's 4 channels on 4 lanes); a 1x1 only
 where its plane is no multiple of the lanes (case 8: 72 pixels, 4.5 vectors of 16)."""
+DEPTHWISE = {4, 16}
+"""The depthwise cases, on the vector-depthwise kernel at every width (test_vector_depthwise.py)."""
 GENERIC = {29: {4}}
 """The cases left to the generic kernel: a stride of 4 along the rows on SSE."""
 
@@ -112,6 +114,25 @@ def convolution_model(x_shape, w_shape, attributes, fused, seed) -> onnx.ModelPr
     return nodes_model(nodes, {"x": x_shape}, weights)
 
 
+def compiled_convolution(case, seed: int, features: str, tmp_path):
+    """The convolution `case` (input shape, filter shape, attributes, fused) with random
+    weights (`seed`) and inputs, compiled for the host with `features`: (bundle, a function
+    checking the bundle's output against onnxruntime's)."""
+    x_shape, w_shape, attributes, fused = case
+    model = convolution_model(x_shape, w_shape, attributes, fused, seed)
+    path = os.path.join(tmp_path, "model.onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, seed=seed)
+    expected = onnxruntime_outputs(model, inputs)["y"]
+    bundle = glowmlir.compile(path, target=Target(features=features))
+
+    def check() -> None:
+        np.testing.assert_allclose(bundle.run(inputs)["y"], expected,
+                                   atol=1e-5 * max(1.0, float(np.abs(expected).max())), rtol=0)
+
+    return bundle, check
+
+
 needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16,
                                        reason="the lane widths are taken from an AVX-512 host")
 
@@ -121,14 +142,9 @@ needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16
 @pytest.mark.parametrize("index", range(len(CONVOLUTIONS)))
 def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     x_shape, w_shape, attributes, fused = CONVOLUTIONS[index]
-    model = convolution_model(x_shape, w_shape, attributes, fused, seed=100 + index)
-    path = os.path.join(tmp_path, "model.onnx")
-    onnx.save(model, path)
-    inputs = random_inputs(model, seed=index)
-    expected = onnxruntime_outputs(model, inputs)["y"]
-    bundle = glowmlir.compile(path, target=Target(features=WIDTHS[lanes]))
-    tiles = re.findall(r'microkernel = "(vector-columns|vector-planes|vector-channels)", '
-                       r'filter_shape = array<i64: [\d, ]+>, vector_tile = array<i64: (\d+), (\d+)>',
+    bundle, check = compiled_convolution(CONVOLUTIONS[index], 100 + index, WIDTHS[lanes], tmp_path)
+    tiles = re.findall(r'microkernel = "(vector-columns|vector-planes|vector-channels|vector-depthwise)", '
+                       r'filter_shape = array<i64: [\d, ]+>, vector_tile = array<i64: (\d+), (\d+)[\d, ]*>',
                        bundle.ir["glowll"])
     planes = lanes in PLANES.get(index, ())
     channels = lanes in CHANNELS.get(index, ())
@@ -136,7 +152,8 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
         assert not tiles
     else:
         assert len(tiles) == 1 and int(tiles[0][1]) <= lanes
-        assert tiles[0][0] == ("vector-planes" if planes else "vector-channels" if channels else "vector-columns")
+        assert tiles[0][0] == ("vector-planes" if planes else "vector-channels" if channels
+                               else "vector-depthwise" if index in DEPTHWISE else "vector-columns")
     if fused in ("maxpool", "maxpool3", "avgpool"):  # fused unless the convolution runs on planes
         assert (" pool " in bundle.ir["glowll"]) == (not planes)
     if fused == "residual":
@@ -144,8 +161,7 @@ def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     # a 1x1 of stride 2 reads a subsampled input (glow-subsample-strided-pointwise)
     assert ("steps = array<i64: 1, 1, 2, 2>" in bundle.ir["glowll"]) == (w_shape[2:] == [1, 1] and
                                                                           attributes.get("strides") == [2, 2])
-    np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               rtol=0)
+    check()
 
 
 def test_rows_of_stride_three_keep_the_generic_kernel(tmp_path):
@@ -157,10 +173,10 @@ def test_rows_of_stride_three_keep_the_generic_kernel(tmp_path):
 
 def test_the_tile_follows_the_target():
     x86 = "x86_64-unknown-linux-gnu"
-    assert VectorTile.of_features(x86, ["+avx2", "+avx", "+avx512f"]) == VectorTile(16, 16, True, 32)
-    assert VectorTile.of_features(x86, ["+avx", "+avx512f", "-avx512f"]) == VectorTile(8, 12, True, 16)
-    assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+sse4.2"]) == VectorTile(4, 12)
-    assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16)
+    assert VectorTile.of_features(x86, ["+avx2", "+avx", "+avx512f"]) == VectorTile(16, 16, True, 32, 32)
+    assert VectorTile.of_features(x86, ["+avx", "+avx512f", "-avx512f"]) == VectorTile(8, 12, True, 16, 16)
+    assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+sse4.2"]) == VectorTile(4, 12, registers=16)
+    assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16, registers=32)
     assert VectorTile.of_features("thumbv7em-none-eabi", ["+dsp"]) is None
 
 
