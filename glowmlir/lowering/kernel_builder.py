@@ -111,8 +111,8 @@ class KernelBuilder:
         return self._constants[key]
 
     def lane_mask(self, lanes: Sequence[bool]) -> SSAValue:
-        """A constant `<N x i1>` predicate, defined once per function after the constants at
-        the top of its entry block (the column kernels' edge tiles use the same few at every
+        """A constant `<N x i1>` predicate, defined once per function after the constants and
+        stack arrays at the top of its entry block (the column kernels' edge tiles use the same few at every
         tap: emitted at each use, they were 40% of MobileNetV2's ops)."""
         key = tuple(lanes)
         if key not in self._masks:
@@ -121,7 +121,9 @@ class KernelBuilder:
                 ops.append(llvm.InsertElementOp(ops[-1].results[0], self.integer(int(on), i1), self.integer(lane)))
             entry = self.region.blocks[0]
             at = entry.first_op
-            while at is not None and (isinstance(at, llvm.ConstantOp) or at in self._mask_ops):
+            # after the constants and the stack arrays (`alloca`) at the top: a constant the
+            # mask uses may sit below an array allocated after it
+            while at is not None and (isinstance(at, (llvm.ConstantOp, llvm.AllocaOp)) or at in self._mask_ops):
                 at = at.next_op
             for op in ops:
                 entry.insert_op_before(op, at) if at is not None else entry.add_op(op)
