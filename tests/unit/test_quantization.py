@@ -192,6 +192,35 @@ def test_kl_tracks_float_as_closely_as_min_max_on_a_keyword_spotter(tmp_path):
     assert errors["KL"] <= errors["None"]
 
 
+def test_channelwise_filters_bring_a_keyword_spotter_closer_to_float(tmp_path):
+    """The DS-CNN-style net (seed 0, 32 random calibration inputs, 300 held-out): its int8
+    logits' error against float is mostly systematic, the same for every input (weight
+    rounding times the mean activation, per output channel); per-tensor filter scales are
+    coarse for 3x3 depthwise filters. -enable-channelwise cuts the RMS error by over a fifth
+    (measured 0.0249 -> 0.0190) and, with it, the top-1 disagreement with float."""
+    from tests.support.models import ds_cnn_style
+
+    rng = np.random.default_rng(0)
+    samples = [{"data": rng.normal(size=(1, 1, 49, 10)).astype(np.float32)} for _ in range(332)]
+    path = str(tmp_path / "model.onnx")
+    onnx.save(ds_cnn_style(seed=0), path)
+    profiler = Profiler.for_model(path, CompileOptions())
+    for _ in profiler.run(samples[:32]):
+        pass
+    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
+    reference = glowmlir.compile(path)
+    expected = np.stack([reference.run(s)["logits"][0] for s in samples[32:]])
+    errors, agreements = {}, {}
+    for channelwise in (False, True):
+        bundle = glowmlir.compile(path, quantization=QuantizationOptions(str(tmp_path / "profile.yaml"),
+                                                                        channelwise=channelwise))
+        actual = np.stack([bundle.run(s)["logits"][0] for s in samples[32:]])
+        errors[channelwise] = float(np.sqrt(np.mean((actual - expected) ** 2)))
+        agreements[channelwise] = _agreement(reference, bundle, samples[32:], "logits")
+    assert errors[True] < 0.8 * errors[False]
+    assert agreements[True] > agreements[False]
+
+
 def test_kl_with_coarse_histograms_says_so(lenet_profile, tmp_path):
     """KL on a 10-bin profile (glow-profile's default) cannot narrow anything: a warning names
     -num-histogram-bins; -quantization-percentile without Percentile changes nothing either."""
