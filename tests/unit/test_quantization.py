@@ -192,16 +192,22 @@ def _logits_error_and_agreement(keyword_spotter, **options) -> tuple[float, int]
     return float(np.sqrt(np.mean((actual - expected) ** 2))), _agreement(reference, bundle, held_out, "logits")
 
 
-def test_kl_tracks_float_as_closely_as_min_max_on_a_keyword_spotter(keyword_spotter):
+def test_kl_is_no_worse_than_min_max_on_a_keyword_spotter(keyword_spotter):
     """KL's int8 logits are no farther from float's than min/max's on 1,000 held-out inputs
     (RMS error; KL keeps a window only where its squared error on the histogram is lower),
-    and both agree with float on the class of most inputs (classes from the logits centred on
-    float's mean: that count moves by a few percent with the direction of any systematic
-    error, so it is not compared between the two here; see the bias-corrected test below)."""
-    (plain_error, plain_agreement), (kl_error, kl_agreement) = (
-        _logits_error_and_agreement(keyword_spotter, calibration=c) for c in ("None", "KL"))
-    assert kl_error <= plain_error
-    assert min(plain_agreement, kl_agreement) >= 700
+    with and without bias correction. The top-1 count of this random-weight net moves by
+    0.5-3 % with any change of rounding (widening every range by 1-4 %, clipping nothing,
+    moves it that much: bench/bench_calibration.py), and without bias correction its error is
+    mostly the systematic part, whose direction KL changes at random: that count is compared
+    with bias correction only, within 0.5 % of the inputs (measured: min/max 882, KL 881;
+    uncorrected 785 and 781)."""
+    figures = {(calibration, corrected): _logits_error_and_agreement(keyword_spotter, calibration=calibration,
+                                                                     bias_correction=corrected)
+               for calibration in ("None", "KL") for corrected in (False, True)}
+    for corrected in (False, True):
+        assert figures["KL", corrected][0] <= figures["None", corrected][0]
+    assert figures["KL", True][1] >= figures["None", True][1] - 5
+    assert min(agreement for _, agreement in figures.values()) >= 700
 
 
 def test_bias_correction_beats_onnxruntime_on_a_keyword_spotter(keyword_spotter, tmp_path):
