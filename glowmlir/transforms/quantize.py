@@ -12,7 +12,9 @@
 Parameters follow Glow (glow-quantization.md): activations use the profiled range and the
 schema; weights their own range; a bias is int32 with scale = input scale x weight scale
 (what CMSIS-NN adds straight into its accumulators) and offset 0. `-enable-channelwise`
-gives convolution filters one symmetric scale per output channel (axis 0, OIHW).
+gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
+`-quantization-bias-correction` (an extension) moves each Convolution/FullyConnected bias by
+the mean error of the op's int8 form, from the profile's channel means (`_bias_corrected`).
 Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
 """
