@@ -2,8 +2,9 @@
 style net (both with random weights, calibrated on random inputs) and LeNet (calibrated on
 its 20 example digits), each profiled and compiled to int8 with our quantizer: which ops
 stay float, top-1 agreement with float on held-out inputs against onnxruntime's own static
-int8 quantization of the same model and calibration data, host latency and code bytes int8
-vs float, and exact instructions per inference int8 vs float on the emulated Cortex-M7
+int8 quantization of the same model and calibration data (also with our bias correction, and
+per-channel on both sides: -enable-channelwise, onnxruntime's per_channel), host latency and
+code bytes int8 vs float, and exact instructions per inference int8 vs float on the emulated Cortex-M7
 (mps2-an500) and Cortex-M3 (mps2-an385, no FPU).
 
 A random-weight net gives every input nearly the same logits: its classes are read from the
@@ -99,23 +100,36 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
     quantization = QuantizationOptions(profile)
     on_host = {} if host is None else {"target": host}
     float_bundle, int8 = glowmlir.compile(path, **on_host), glowmlir.compile(path, quantization=quantization, **on_host)
+    channelwise = glowmlir.compile(path, quantization=QuantizationOptions(profile, channelwise=True), **on_host)
+    corrected = glowmlir.compile(path, quantization=QuantizationOptions(profile, bias_correction=True), **on_host)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads, options.log_severity_level = 1, 3
-    ort_path = quantized_by_onnxruntime(net.model, net.calibration, directory, "QDQ")
-    ort_int8 = onnxruntime.InferenceSession(ort_path, options, providers=["CPUExecutionProvider"])
-    ort_output = [o.name for o in ort_int8.get_outputs()].index(net.output)
     outputs = {"float": np.stack([float_bundle.run(s)[net.output][0] for s in net.held_out]),
                "ours": np.stack([int8.run(s)[net.output][0] for s in net.held_out]),
-               "onnxruntime": np.stack([ort_int8.run(None, s)[ort_output][0] for s in net.held_out])}
+               "ours channelwise": np.stack([channelwise.run(s)[net.output][0] for s in net.held_out]),
+               "ours bias-corrected": np.stack([corrected.run(s)[net.output][0] for s in net.held_out])}
+    for name, per_channel in (("onnxruntime", False), ("onnxruntime per_channel", True)):
+        ort_path = quantized_by_onnxruntime(net.model, net.calibration, directory, "QDQ", per_channel)
+        ort_int8 = onnxruntime.InferenceSession(ort_path, options, providers=["CPUExecutionProvider"])
+        ort_output = [o.name for o in ort_int8.get_outputs()].index(net.output)
+        outputs[name] = np.stack([ort_int8.run(None, s)[ort_output][0] for s in net.held_out])
     centre = outputs["float"].mean(axis=0) if net.centred else 0
     classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
-    agreement = {name: int((classes[name] == classes["float"]).sum()) for name in ("ours", "onnxruntime")}
+    agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(net.held_out)}" for name in outputs}
+    error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}" for name, values in outputs.items()}
     left = collections.Counter(op for _, op, _ in int8.float_ops)
     column = {
         "compute ops left float": f"{sum(left.values())}" + (f" ({', '.join(f'{k} x{v}' for k, v in left.items())})"
                                                              if left else ""),
-        "top-1 agreement with float, ours int8": f"{agreement['ours']}/{len(net.held_out)}",
-        "top-1 agreement with float, onnxruntime int8": f"{agreement['onnxruntime']}/{len(net.held_out)}",
+        "top-1 agreement with float, ours int8": agreement["ours"],
+        "top-1 agreement with float, onnxruntime int8": agreement["onnxruntime"],
+        "RMS output error vs float, ours / onnxruntime": f"{error['ours']} / {error['onnxruntime']}",
+        "top-1 agreement, ours -quantization-bias-correction": agreement["ours bias-corrected"],
+        "RMS output error, ours -quantization-bias-correction": error["ours bias-corrected"],
+        "top-1 agreement, per-channel: ours -enable-channelwise / onnxruntime per_channel":
+            f"{agreement['ours channelwise']} / {agreement['onnxruntime per_channel']}",
+        "RMS output error, per-channel: ours / onnxruntime":
+            f"{error['ours channelwise']} / {error['onnxruntime per_channel']}",
         "host latency int8 / float": f"{latency_ratio(int8, float_bundle, net.held_out[0]):.2f}",
         "host code bytes int8 / float": f"{code_size(int8.object_code):,} / {code_size(float_bundle.object_code):,}",
     }

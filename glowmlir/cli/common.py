@@ -25,8 +25,9 @@ def parse_bool(option: str, value: str) -> bool:
     return _BOOL[value.lower()]
 
 
-QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "calibrate-constants")
-"""Glow's boolean quantization options."""
+QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "calibrate-constants",
+                      "quantization-bias-correction")
+"""Glow's boolean quantization options (and -quantization-bias-correction, an extension)."""
 
 _WITH_PROFILE = "; used with -load-profile, changes nothing when profiling"
 SchemaOption = Annotated[Optional[str], typer.Option(
@@ -53,6 +54,9 @@ AssertQuantizedOption = Annotated[str, typer.Option(
     "--assert-all-nodes-quantized", help="fail if a node not kept float stays float" + _WITH_PROFILE)]
 CalibrateConstantsOption = Annotated[str, typer.Option(
     "--calibrate-constants", help="calibrate the weights' ranges too (-quantization-calibration=KL)" + _WITH_PROFILE)]
+BiasCorrectionOption = Annotated[str, typer.Option(
+    "--quantization-bias-correction", help="biases cancel the mean error of weight rounding, from the profile's "
+                                           "channel means (an extension)" + _WITH_PROFILE)]
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class QuantizationArguments:
     assert_all_nodes_quantized: str = "false"
     calibrate_constants: str = "false"
     percentile: float | None = None
+    bias_correction: str = "false"
 
     def __post_init__(self) -> None:
         from glowmlir.quantization.node_kinds import check_node_kinds
@@ -101,7 +106,7 @@ class QuantizationArguments:
 
     def flags(self) -> dict[str, bool]:
         values = (self.channelwise, self.convert_placeholders, self.assert_all_nodes_quantized,
-                  self.calibrate_constants)
+                  self.calibrate_constants, self.bias_correction)
         return {option: parse_bool(option, value) for option, value in zip(QUANTIZATION_FLAGS, values)}
 
     def given(self) -> list[str]:
@@ -130,6 +135,7 @@ class QuantizationArguments:
                                    assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
                                    convert_placeholders=flags["convert-placeholders"],
                                    calibrate_constants=flags["calibrate-constants"],
+                                   bias_correction=flags["quantization-bias-correction"],
                                    **({"percentile": self.percentile} if self.percentile is not None else {}))
 
 

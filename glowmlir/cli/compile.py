@@ -127,7 +127,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     quantization = QuantizationArguments(
         a.quantization_schema, a.quantization_precision, a.quantization_precision_bias, a.quantization_calibration,
         a.keep_original_precision_for_nodes, a.enable_channelwise, a.convert_placeholders,
-        a.assert_all_nodes_quantized, a.calibrate_constants, a.quantization_percentile)
+        a.assert_all_nodes_quantized, a.calibrate_constants, a.quantization_percentile, a.quantization_bias_correction)
     if a.load_profile is not None:
         options["quantization"] = quantization.options(a.load_profile)
     elif any(quantization.flags().values()):
@@ -246,6 +246,7 @@ def compile_command(
     convert_placeholders: common.ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: common.AssertQuantizedOption = "false",
     calibrate_constants: common.CalibrateConstantsOption = "false",
+    quantization_bias_correction: common.BiasCorrectionOption = "false",
     tflite_float_inputs: Annotated[str, typer.Option("--tflite-float-inputs",
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",

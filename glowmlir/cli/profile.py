@@ -74,6 +74,7 @@ def profile_command(
     convert_placeholders: common.ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: common.AssertQuantizedOption = "false",
     calibrate_constants: common.CalibrateConstantsOption = "false",
+    quantization_bias_correction: common.BiasCorrectionOption = "false",
     do_not_lower_nodes_for_profiling: Annotated[Optional[str], typer.Option(
         "--do-not-lower-nodes-for-profiling", help="Glow node kinds profiled unlowered (glowmlir profiles every "
                                                    "node unlowered: checked, changes nothing)")] = None,
@@ -133,7 +134,7 @@ def profile_command(
     quantization = QuantizationArguments(quantization_schema, quantization_precision, quantization_precision_bias,
                                          quantization_calibration, keep_original_precision_for_nodes,
                                          enable_channelwise, convert_placeholders, assert_all_nodes_quantized,
-                                         calibrate_constants, quantization_percentile)
+                                         calibrate_constants, quantization_percentile, quantization_bias_correction)
     if do_not_lower_nodes_for_profiling is not None:  # Glow lowers before profiling; glowmlir never does
         check_node_kinds("do-not-lower-nodes-for-profiling", [k for k in do_not_lower_nodes_for_profiling.split(",")
                                                                if k])

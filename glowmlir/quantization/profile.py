@@ -117,16 +117,24 @@ def _redistribute_for_wider_range(histogram: np.ndarray, old_min: float, old_max
 @dataclass(eq=False)
 class NodeProfile:
     """The profile of one node output (`<node name>:<result index>`): running min/max (float32
-    values) and a histogram of unnormalised counts over [min, max]."""
+    values) and a histogram of unnormalised counts over [min, max].
+
+    `channel_means` (a glowmlir extension, None when unknown): the mean of each channel (axis
+    1 of an NCHW or [batch, features] tensor) over every inference observed, for bias
+    correction (`transforms/quantize.py` `_bias_corrected`)."""
 
     name: str
     min: float
     max: float
     histogram: np.ndarray
+    channel_means: np.ndarray | None = None
+    inferences: int = 0  # how many tensors `channel_means` averages
 
     def __post_init__(self) -> None:
         self.min, self.max = round_to_float32(float(self.min)), round_to_float32(float(self.max))
         self.histogram = np.asarray(self.histogram, dtype=np.float64).ravel().copy()
+        if self.channel_means is not None:
+            self.channel_means = np.asarray(self.channel_means, dtype=np.float64).ravel().copy()
 
     @classmethod
     def empty(cls, name: str, num_bins: int = DEFAULT_NUM_BINS) -> "NodeProfile":
@@ -143,9 +151,11 @@ class NodeProfile:
         element is counted in bin `min(floor((x - min) / binWidth), nBins - 1)`, with
         `binWidth = (max - min) / nBins` (bin 0 when the width is 0). Float32 arithmetic.
         """
-        values = np.asarray(tensor, dtype=np.float32).ravel()
+        shaped = np.asarray(tensor, dtype=np.float32)
+        values = shaped.ravel()
         if values.size == 0:
             return
+        self._add_channel_means(shaped)
         batch_min, batch_max = float(values.min()), float(values.max())
         if not (math.isfinite(batch_min) and math.isfinite(batch_max)):  # a NaN anywhere makes both NaN
             raise GlowError(f"profiling \"{self.name}\": the tensor holds NaN or infinity")
@@ -158,6 +168,18 @@ class NodeProfile:
             self.min, self.max = new_min, new_max
         bin_width = round_to_float32(round_to_float32(self.max - self.min) / num_bins)
         self.histogram = self.histogram + _bin_counts(values, self.min, bin_width, num_bins)
+
+    def _add_channel_means(self, tensor: np.ndarray) -> None:
+        """Folds this tensor's per-channel means (axis 1 of a 2-D or 4-D tensor) into the
+        running `channel_means`; another shape, or a channel count that changed, has none."""
+        if tensor.ndim not in (2, 4) or (self.inferences and (self.channel_means is None
+                                                              or self.channel_means.size != tensor.shape[1])):
+            self.channel_means = None
+            return
+        means = tensor.astype(np.float64).mean(axis=tuple(a for a in range(tensor.ndim) if a != 1))
+        previous = self.channel_means if self.inferences else np.zeros_like(means)
+        self.inferences += 1
+        self.channel_means = previous + (means - previous) / self.inferences
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NodeProfile):
@@ -308,7 +330,26 @@ def _profile_text(profile: Profile) -> str:
     if not profile.entries:
         lines.append("[]")
     lines.append("...")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _channel_means_document(profile)) + "\n"
+
+
+CHANNEL_MEANS = "ChannelMeans"
+"""The key of the profile's fourth YAML document (a glowmlir extension): each profiled value's
+per-channel means. Glow reads the first three documents and never looks further."""
+
+
+def _channel_means_document(profile: Profile) -> list[str]:
+    """The lines of the `CHANNEL_MEANS` document (none when no entry has channel means)."""
+    named = [(name, profile.entries[name].channel_means) for name in sorted(profile.entries)
+             if profile.entries[name].channel_means is not None]
+    if not named:
+        return []
+    means_key = "    " + _padded_key("Means")
+    lines = ["---", CHANNEL_MEANS + ":"]
+    for name, means in named:
+        lines += ["  - " + _padded_key("NodeOutputName") + _yaml_string(name),
+                  means_key + _format_histogram(means, len(means_key))]  # %g: 6 digits
+    return lines + ["..."]
 
 
 def write_profile(path: str, profile: Profile, *, option: str = "-dump-profile") -> None:
@@ -429,8 +470,24 @@ def _parse_entry(position: int, entry) -> NodeProfile:
     return NodeProfile(name, low, high, histogram)
 
 
+def _parse_channel_means(document, entries: dict[str, NodeProfile]) -> None:
+    """The fourth document glowmlir writes (`CHANNEL_MEANS`): each listed value's means go to
+    its entry (a value the profile has no entry for is ignored, as Glow ignores entries)."""
+    listed = _single_key_document(document, CHANNEL_MEANS, "fourth")
+    if not isinstance(listed, list):
+        raise _Malformed(f"{CHANNEL_MEANS} is not a sequence")
+    for position, item in enumerate(listed, start=1):
+        if not isinstance(item, dict) or set(item) != {"NodeOutputName", "Means"} \
+                or not isinstance(item["Means"], list):
+            raise _Malformed(f"{CHANNEL_MEANS} item {position} needs exactly NodeOutputName and a Means sequence")
+        entry = entries.get(item["NodeOutputName"])
+        if entry is not None:
+            entry.channel_means = np.array([_parse_float32(m, f"a Means value of {CHANNEL_MEANS} item {position}")
+                                            for m in item["Means"]])
+
+
 def _parse_documents(documents: list) -> Profile:
-    if len(documents) != 3:
+    if len(documents) not in (3, 4):
         raise _Malformed(f"not a Glow profile (expected three YAML documents, found {len(documents)})")
     version = _single_key_document(documents[0], "GlowToolsVersion", "first")
     if version is None:
@@ -445,6 +502,8 @@ def _parse_documents(documents: list) -> Profile:
     for position, raw_entry in enumerate(listed, start=1):
         entry = _parse_entry(position, raw_entry)
         entries.setdefault(entry.name, entry)  # Glow's nodeToTQP_.emplace: the first one wins
+    if len(documents) == 4:
+        _parse_channel_means(documents[3], entries)
     return Profile(version, graph_hash, entries)
 
 

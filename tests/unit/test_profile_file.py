@@ -173,6 +173,40 @@ def test_awkward_names_round_trip(tmp_path):
     assert len(list(yaml.safe_load_all(open(path, encoding="utf-8")))) == 3  # plain PyYAML reads it too
 
 
+def test_channel_means_accumulate_and_round_trip_in_a_fourth_document(tmp_path):
+    """Each NCHW or [batch, features] tensor folds its per-channel means (axis 1) into a running
+    mean; other ranks have none. The means travel in a fourth YAML document (`ChannelMeans`,
+    6 digits as `%g`), after the three Glow reads; a profile without means keeps three."""
+    rng = np.random.default_rng(1)
+    batches = [rng.normal(size=(1, 3, 4, 5)).astype(np.float32) for _ in range(3)]
+    conv, features, vector = NodeProfile.empty("conv:0"), NodeProfile.empty("fc:0"), NodeProfile.empty("v:0")
+    for batch in batches:
+        conv.update(batch)
+        features.update(batch.reshape(2, 30))
+        vector.update(batch.ravel())
+    np.testing.assert_allclose(conv.channel_means, np.concatenate(batches).astype(np.float64).mean(axis=(0, 2, 3)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(features.channel_means,
+                               np.concatenate([b.reshape(2, 30) for b in batches]).astype(np.float64).mean(0))
+    assert vector.channel_means is None
+    path = str(tmp_path / "p.yaml")
+    write_profile(path, _profile(conv, features, vector))
+    documents = list(yaml.safe_load_all(open(path, encoding="utf-8")))
+    assert len(documents) == 4 and [item["NodeOutputName"] for item in documents[3]["ChannelMeans"]] == \
+        ["conv:0", "fc:0"]
+    read = read_profile(path)
+    np.testing.assert_allclose(read.entries["conv:0"].channel_means, conv.channel_means, rtol=1e-5)
+    assert read.entries["v:0"].channel_means is None and read == _profile(conv, features, vector)
+
+
+def test_a_bad_channel_means_document_is_named(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("---\nGlowToolsVersion: ''\n...\n---\nGraphPreLowerHash: 0x1\n...\n---\n[]\n...\n"
+                    "---\nChannelMeans:\n  - NodeOutputName: 'a:0'\n    Means: 3\n...\n")
+    with pytest.raises(GlowError, match="ChannelMeans item 1 needs exactly NodeOutputName and a Means sequence"):
+        read_profile(str(path))
+
+
 def test_write_rejects_malformed_profiles_without_creating_a_file(tmp_path):
     path = str(tmp_path / "p.yaml")
     with pytest.raises(ValueError, match="Min > Max"):
