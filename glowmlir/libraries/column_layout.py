@@ -185,13 +185,22 @@ def channel_tile(filter_shape: Sequence[int], group: int, width: int, tile: Vect
         return None
     choice = None
     for vectors in (1, 2):
-        most = min(MOST_CHANNEL_PIXELS, (tile.registers - 2 - vectors * k_w) // vectors)
-        if out_c % (vectors * lanes) or most < 1:
+        pixels = channel_pixels(width, k_w, tile.registers, vectors)
+        if out_c % (vectors * lanes) or pixels < 1:
             break
-        choice = ChannelTile(lanes, vectors * lanes, -(-width // -(-width // most)))
+        choice = ChannelTile(lanes, vectors * lanes, pixels)
         if choice.pixels * vectors >= FEWEST_CHANNEL_PRODUCTS:
             break
     return choice
+
+
+def channel_pixels(width: int, k_w: int, registers: int, vectors: int = 1) -> int:
+    """Pixels a tile with output channels in its lanes takes from rows of `width`: at most
+    `MOST_CHANNEL_PIXELS`, and as many as leave `registers` room for a kernel row's weights
+    (`vectors` a column) and a broadcast column, the row cut into tiles of equal size (28:
+    14 + 14, not 16 + 12); 0 when not one fits."""
+    most = min(MOST_CHANNEL_PIXELS, (registers - 2 - vectors * k_w) // vectors)
+    return -(-width // -(-width // most)) if most >= 1 else 0
 
 
 def is_depthwise(filter_shape: Sequence[int], group: int) -> bool:

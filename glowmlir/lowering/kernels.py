@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import CHANNELS, DEPTHWISE
+from glowmlir.libraries.column_layout import CHANNELS, COLUMNS, DEPTHWISE, PLANES
 from glowmlir.lowering import loop_skeletons, math_approx, vector_channels, vector_columns, vector_depthwise
 from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
@@ -136,15 +136,14 @@ class FloatColumns(vector_columns.ColumnArithmetic):
                      lambda value: b.splat(b.f32(value), self.vector))
 
 
+FLOAT_MICROKERNELS = {COLUMNS: vector_columns, PLANES: vector_columns, CHANNELS: vector_channels,
+                      DEPTHWISE: vector_depthwise}
+"""The module of each float `microkernel` (`glowll.FLOAT_MICROKERNELS`): its `emit_convolution`."""
+
+
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    if op.microkernel is not None and op.microkernel.data == CHANNELS:
-        vector_channels.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
-        return
-    if op.microkernel is not None and op.microkernel.data == DEPTHWISE:
-        vector_depthwise.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
-        return
-    if op.microkernel is not None:  # "vector-columns": the filter is packed in blocks of channels
-        vector_columns.emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
+    if op.microkernel is not None:  # the filter is packed as its microkernel reads it
+        FLOAT_MICROKERNELS[op.microkernel.data].emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
         return
     loop_skeletons.emit_convolution(b, FloatArithmetic(b, op), op, view)
 

@@ -27,6 +27,7 @@ module is its `rows`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, i32
@@ -64,6 +65,17 @@ def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:
             swapped[i + step] = b.emit(llvm.ShuffleVectorOp(rows[i], rows[i + step], high, vector))
         rows, step = swapped, step // 2
     return rows
+
+
+def columns_read(count: int, k_w: int, stride: int, dilation: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """The input columns a tile of `count` output columns reads, as offsets from its first
+    pixel's first tap, each with the taps (pixel, kernel column) that read it: broadcast once,
+    a column feeds them all."""
+    for offset in range((count - 1) * stride + (k_w - 1) * dilation + 1):
+        taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dilation) // stride]
+                if (offset - kx * dilation) % stride == 0 and 0 <= p < count]
+        if taps:
+            yield offset, taps
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
@@ -117,11 +129,9 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 sums = list(c.carried)
                 weights = [[load_vector(b, packed, [o_block, c.index, ky.index, kx, v * lanes], lanes)
                             for v in range(vectors)] for kx in range(k_w)]
-                for offset in range((count - 1) * sx + (k_w - 1) * dx + 1):
+                for offset, taps in columns_read(count, k_w, sx, dx):
                     column = b.add(left, offset)
-                    taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dx) // sx]
-                            if (offset - kx * dx) % sx == 0 and 0 <= p < count]
-                    if not taps or (edge and not 0 <= column < in_w):
+                    if edge and not 0 <= column < in_w:
                         continue
                     pixel = b.splat(domain.input(src, [n, c.index, in_y, column]), columns.vector)
                     for p, kx in taps:

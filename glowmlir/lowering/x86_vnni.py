@@ -35,13 +35,13 @@ from xdsl.dialects.builtin import VectorType, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import MOST_CHANNEL_PIXELS, channel_is_one_row
+from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
 from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, groups
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.requantization import requantize
-from glowmlir.lowering.vector_channels import transpose
+from glowmlir.lowering.vector_channels import columns_read, transpose
 from glowmlir.lowering.vector_columns import load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
 
@@ -163,13 +163,6 @@ class LaneRequantization:
         return b.truncate(clamped, VectorType(storage, [LANES]))
 
 
-def tile_pixels(width: int, k_w: int) -> int:
-    """Pixels a tile takes: at most `MOST_CHANNEL_PIXELS`, and as many as leave registers for
-    a kernel row's weights and a broadcast word, the row cut into tiles of equal size."""
-    most = min(MOST_CHANNEL_PIXELS, REGISTERS - k_w - 2)
-    return -(-width // -(-width // most))
-
-
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                  accumulators: None = None, residual: None = None, *, words: View, sums: View | None) -> None:
@@ -185,7 +178,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     storage = outputs[0].view.element_type
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
     step = LaneRequantization(b, domain, bias, channels[0], len(channels))
-    pixels = tile_pixels(width, k_w)
+    pixels = channel_pixels(width, k_w, REGISTERS)
     sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
     stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
 
@@ -201,11 +194,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 totals = list(g.carried)
                 weights = [load_vector(b, filter_words, [o_block, g.index, ky.index, kx, 0], LANES)
                            for kx in range(k_w)]
-                for offset in range((count - 1) * sx + (k_w - 1) * dx + 1):
-                    taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dx) // sx]
-                            if (offset - kx * dx) % sx == 0 and 0 <= p < count]
-                    if not taps:
-                        continue
+                for offset, taps in columns_read(count, k_w, sx, dx):
                     word = b.splat(b.load(words, [n, g.index, in_y, b.add(left, offset)]), VECTOR)
                     for p, kx in taps:
                         totals[p] = dot_accumulate(b, totals[p], word, weights[kx])
