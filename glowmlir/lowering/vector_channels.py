@@ -27,7 +27,6 @@ module is its `rows`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, i32
@@ -41,6 +40,7 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_
 from glowmlir.lowering.vector_columns import (
     ColumnArithmetic,
     in_tiles,
+    inputs_read,
     load_vector,
     one_row_per_channel,
     run_bytes,
@@ -65,17 +65,6 @@ def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:
             swapped[i + step] = b.emit(llvm.ShuffleVectorOp(rows[i], rows[i + step], high, vector))
         rows, step = swapped, step // 2
     return rows
-
-
-def columns_read(count: int, k_w: int, stride: int, dilation: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
-    """The input columns a tile of `count` output columns reads, as offsets from its first
-    pixel's first tap, each with the taps (pixel, kernel column) that read it: broadcast once,
-    a column feeds them all."""
-    for offset in range((count - 1) * stride + (k_w - 1) * dilation + 1):
-        taps = [(p, kx) for kx in range(k_w) for p in [(offset - kx * dilation) // stride]
-                if (offset - kx * dilation) % stride == 0 and 0 <= p < count]
-        if taps:
-            yield offset, taps
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
@@ -129,7 +118,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 sums = list(c.carried)
                 weights = [[load_vector(b, packed, [o_block, c.index, ky.index, kx, v * lanes], lanes)
                             for v in range(vectors)] for kx in range(k_w)]
-                for offset, taps in columns_read(count, k_w, sx, dx):
+                for offset, taps in inputs_read(count, k_w, sx, dx):
                     column = b.add(left, offset)
                     if edge and not 0 <= column < in_w:
                         continue

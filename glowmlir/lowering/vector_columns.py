@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i32, i64
@@ -232,6 +232,17 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     vectors = min(tile_vectors(block, columns.accumulators), count)
     in_tiles(b, count, vectors, -(-first // lanes), end // lanes,
              lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
+
+
+def inputs_read(count: int, kernel: int, stride: int, dilation: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """The input columns (or rows) a tile of `count` outputs along them reads, as offsets from
+    its first output's first tap, each with the (output, kernel position) pairs that read it:
+    loaded or broadcast once, an input feeds them all."""
+    for offset in range((count - 1) * stride + (kernel - 1) * dilation + 1):
+        taps = [(p, k) for k in range(kernel) for p in [(offset - k * dilation) // stride]
+                if (offset - k * dilation) % stride == 0 and 0 <= p < count]
+        if taps:
+            yield offset, taps
 
 
 def edge_lanes(column: int, count: int, lanes: int, stride: int, in_w: int) -> list[bool] | None:

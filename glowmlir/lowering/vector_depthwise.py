@@ -26,7 +26,7 @@ from glowmlir.dialects import glowll
 from glowmlir.libraries.column_layout import interior_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.vector_columns import ColumnArithmetic, edge_lanes, in_tiles, store_vector
+from glowmlir.lowering.vector_columns import ColumnArithmetic, edge_lanes, in_tiles, inputs_read, store_vector
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
@@ -59,10 +59,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             counts = [min(lanes, width - x0 - v * lanes) if column_edge else lanes for v in range(count_v)]
             sums: list[SSAValue] = [start] * (count_y * count_v)  # row-major
             top = b.sub(b.mul(y0, sy), pt)  # the input row of the first row's first kernel row
-            for i in range((count_y - 1) * sy + (k_h - 1) * dy + 1):  # the tile's input rows
-                covered = [(r, (i - r * sy) // dy) for r in range(count_y)
-                           if (i - r * sy) % dy == 0 and 0 <= (i - r * sy) // dy < k_h]
-                if not covered or (row_edge and not 0 <= top + i < in_h):
+            for i, covered in inputs_read(count_y, k_h, sy, dy):  # the tile's input rows
+                if row_edge and not 0 <= top + i < in_h:
                     continue
                 for kx in range(k_w):
                     for v in range(count_v):

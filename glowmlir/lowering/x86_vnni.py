@@ -41,8 +41,8 @@ from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.requantization import requantize
-from glowmlir.lowering.vector_channels import columns_read, transpose
-from glowmlir.lowering.vector_columns import load_vector, one_row_per_channel, store_vector
+from glowmlir.lowering.vector_channels import transpose
+from glowmlir.lowering.vector_columns import inputs_read, load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
 
 VECTOR = VectorType(i32, [LANES])
@@ -194,7 +194,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 totals = list(g.carried)
                 weights = [load_vector(b, filter_words, [o_block, g.index, ky.index, kx, 0], LANES)
                            for kx in range(k_w)]
-                for offset, taps in columns_read(count, k_w, sx, dx):
+                for offset, taps in inputs_read(count, k_w, sx, dx):
                     word = b.splat(b.load(words, [n, g.index, in_y, b.add(left, offset)]), VECTOR)
                     for p, kx in taps:
                         totals[p] = dot_accumulate(b, totals[p], word, weights[kx])
