@@ -788,6 +788,13 @@ def convolution_shape(op: IRDLOperation) -> tuple[int, ...]:
     return ConvolutionOp.shape_rule(input_shape, filter_shape, *window)
 
 
+def pools_globally(op: IRDLOperation) -> bool:
+    """A convolution (glow or glowll) whose fused pool takes its whole output plane to one
+    element, unpadded."""
+    return (op.pool is not None and tuple(op.pool_kernel.get_values()) == tuple(convolution_shape(op)[2:])
+            and not any(op.pool_pads.get_values()))
+
+
 def convolution_result_shape(op: IRDLOperation) -> tuple[int, ...]:
     """The result shape of a convolution (glow or glowll), pooled by its fused `pool` window
     if it has one."""

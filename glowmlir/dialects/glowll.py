@@ -400,9 +400,10 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if not isinstance(op, ConvolutionOp):
         return
     if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias
-        if op.folded_input_offset is None or op.pool is not None or op.group.value.data != 1:
-            _fail(op, "the arm-mve-im2col microkernel takes an unpooled, ungrouped convolution with its input "
-                      "offset folded into the bias")
+        if (op.folded_input_offset is None or (op.pool is not None and not glow.pools_globally(op))
+                or op.group.value.data != 1):
+            _fail(op, "the arm-mve-im2col microkernel takes an ungrouped convolution, unpooled or with a global "
+                      "pool, with its input offset folded into the bias")
         return
     if op.filter_shape is None:
         _fail(op, "a packed filter needs its filter_shape")

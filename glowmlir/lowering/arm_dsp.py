@@ -52,7 +52,7 @@ from glowmlir.libraries.arm_dsp_layout import (
 )
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, Window, fill_row, kernel_rows_inside
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, Row, fill_row, kernel_rows_inside
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 4096
@@ -379,22 +379,15 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
         return
     block = packed_shape[3]
-    if tuple(op.strides.get_values()) == (1, 1) and (op.pool is None or global_pool(op)):
+    if tuple(op.strides.get_values()) == (1, 1) and (op.pool is None or glow.pools_globally(op)):
         gathered_pointwise(b, domain, op, view, block)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
 
 
-def global_pool(op: glowll.ConvolutionOp) -> bool:
-    """The convolution's fused pool, if any, takes its whole output plane to one element."""
-    pool = Window.of_fused_pool(op)
-    return (pool is not None and tuple(pool.kernel) == tuple(glow.convolution_shape(op)[2:])
-            and not any(pool.pads))
-
-
 def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
                        block: int) -> None:
-    """A 1x1 convolution of stride 1, unpooled or with a global pool (`global_pool`), as a
+    """A 1x1 convolution of stride 1, unpooled or with a global pool (`glow.pools_globally`), as a
     matrix product over the pixels, register-blocked as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
 
     Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once,
@@ -420,9 +413,7 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
     gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32), (-(-run // 2), pairs, slot),
                                element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    pool = Window.of_fused_pool(op)
-    if pool is not None:  # a running sum (or maximum) of the output levels of each channel
-        pooled = View.contiguous(b.alloca(out_c, i32), (out_c, 1), element_type=i32)
+    pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
@@ -457,21 +448,13 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                     outputs = [Row(dest, (n, o)) for o in channels]
                     store_tile(b, domain, channels, outputs, i.results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
                 else:
-                    fold_into_pool(channels, i.results, in_pair)
-
-    def fold_into_pool(channels: list[Index], totals: list[SSAValue], count: int) -> None:
-        """Each channel's `count` output levels folded into its running sum (or maximum)."""
-        combine = domain.pool_combine(pool)
-        for j, o in enumerate(channels):
-            stored = domain.output(o, dest.element_type)
-            folded = b.load(pooled, [o, 0])
-            for k in range(count):
-                folded = combine(folded, stored(totals[k * len(channels) + j]))
-            b.store(folded, pooled, [o, 0])
+                    for j, o in enumerate(channels):
+                        stored = domain.output(o, dest.element_type)
+                        pool.fold(o, [stored(i.results[k * block + j]) for k in range(in_pair)])
 
     with b.loop(0, n_size) as n:
         if pool is not None:
-            fill_row(b, Row(pooled.reshaped((out_c,), (1,)), ()), out_c, lambda o: domain.pool_start(pool))
+            pool.start()
         with b.loop(0, pixels // run) as t:
             x0 = b.mul(t.index, run)
             gather(n.index, x0, run)
@@ -483,10 +466,7 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 multiply(n.index, pixels - tail, count)
                 tail -= count
         if pool is not None:
-            in_hw = tuple(glow.convolution_shape(op)[2:])
-            with b.loop(0, out_c) as o:
-                domain.finish_pool_row(pool, Row(pooled, (o.index,)), Row(view(op.dest), (n.index, o.index, 0)), 0,
-                                       in_hw)
+            pool.finish(n.index)
 
 
 # ----------------------------------------------------------------------------- depthwise

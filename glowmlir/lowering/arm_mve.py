@@ -25,13 +25,13 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.column_layout import HELIUM
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.requantization import divide_by_power_of_two, shift_split
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool
+from glowmlir.lowering.requantization import shift_split
 
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
@@ -52,7 +52,15 @@ class Int8Columns(vector_columns.ColumnArithmetic):
 
     def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
         offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
-        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
+        if stride > 1:
+            widened = gather_columns(self.b, view, indices, loaded, stride)
+            if is_zero(offset):
+                return widened
+            centred = self.b.int_sub(widened, lanewise(self.b, offset))
+            if loaded is None or all(loaded):
+                return centred
+            return self.b.select(self.b.lane_mask(loaded), centred, self.b.integer(0, VECTOR))
+        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset)
         widened = self.b.emit(llvm.SExtOp(levels, VECTOR))
         return widened if is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset))
 
@@ -68,10 +76,29 @@ class Int8Columns(vector_columns.ColumnArithmetic):
         return self.b.truncate(requantized(self.b, self.domain, channel, total), VectorType(storage, [self.lanes]))
 
 
+def gather_columns(b: KernelBuilder, view: View, indices: list[Index], loaded: list[bool] | None,
+                   stride: int) -> SSAValue:
+    """Four int8 elements of `view` `stride` apart from `indices` (its last index, the first
+    lane's column, may be negative when masked), sign-extended into int32 lanes by one gather
+    load from a base register and a constant vector of byte offsets (`VLDRB.S32 q, [r, q]`).
+    With `loaded`, only those lanes are read (a predicated gather): the others are 0. (A
+    load of `stride` times the lanes and a shuffle took three instructions a vector.)"""
+    row_start = b.element(view, [*indices[:-1], 0])
+    base = b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
+                             ssa_indices=[b.index(indices[-1])]))
+    offsets = b.lane_constants([lane * stride for lane in range(HELIUM.lanes)], i32)
+    # memory element bits, offset shift, unsigned
+    arguments = [base, offsets, b.integer(8), b.integer(0), b.integer(0)]
+    if loaded is None or all(loaded):
+        return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vldr.gather.offset.v4i32.p0.v4i32", arguments, [VECTOR]))
+    return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vldr.gather.offset.predicated.v4i32.p0.v4i32.v4i1",
+                                       [*arguments, b.lane_mask(loaded)], [VECTOR]))
+
+
 def requantized(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, total: SSAValue) -> SSAValue:
     """`clamp(requantize(total, M, S) + y_offset)` lane by lane: the doubling high multiply is
-    `VQRDMULH` (the same rounding, and no lane can saturate: M > 0), the rest
-    `requantization.divide_by_power_of_two` on vectors."""
+    `VQRDMULH` (the same rounding, and no lane can saturate: M > 0), the division by a power
+    of two `rounding_divide_by_power_of_two`."""
     multiplier, shift = domain.requantization.of(channel)
     left, right = shift_split(b, shift)
     vector = total.type
@@ -79,9 +106,32 @@ def requantized(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, t
         total = b.shift_left(total, left if isinstance(left, int) else b.splat(left, vector))
     multipliers = b.int_value(multiplier, vector) if isinstance(multiplier, int) else b.splat(multiplier, vector)
     high = b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [total, multipliers], [vector]))
-    high = divide_by_power_of_two(b, high, right if isinstance(right, int) else b.splat(right, vector))
+    high = rounding_divide_by_power_of_two(b, high, right)
     return b.clamp(b.int_add(high, lanewise(b, domain.output_offset)), lanewise(b, domain.low),
                    lanewise(b, domain.high))
+
+
+def rounding_divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
+    """`requantization.divide_by_power_of_two` (rounded half away from zero) in three Helium
+    instructions, as CMSIS-NN's `arm_divide_by_power_of_two_mve`: a negative lane less one
+    (`VQADD`: INT_MIN stays, and divides exactly), then a shift right rounding half up
+    (`VRSHR`, `VRSHL` by a run-time exponent; exact, no carry out). The generic form took
+    seven and two constants."""
+    if isinstance(exponent, int) and exponent == 0:
+        return value
+    vector = value.type
+    if isinstance(exponent, int):  # any exponent > 0: its negation's sign bit is set
+        fixup = b.shift_right(value, 31)
+    else:  # exponent 0 leaves the lane as it is
+        negated = b.splat(b.int_sub(0, exponent), vector)
+        fixup = b.shift_right(b.int_and(value, negated), 31)
+    fixed = b.emit(llvm.CallIntrinsicOp("llvm.sadd.sat.v4i32", [value, fixup], [vector]))
+    if isinstance(exponent, int):  # signed
+        return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vrshr.imm.v4i32", [fixed, b.integer(exponent), b.integer(0)],
+                                           [vector]))
+    # not saturating, rounding, signed
+    return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vshl.vector.v4i32.v4i32",
+                                       [fixed, negated, b.integer(0), b.integer(1), b.integer(0)], [vector]))
 
 
 def lanewise(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
@@ -135,35 +185,48 @@ def dot_products(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyCon
 
 
 def emit_im2col_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
-    """An unpooled, ungrouped convolution as dot products: per output pixel, its window's
-    input levels are gathered once into a stack row (the *patch*, channel-major like the
-    OIHW filter row; taps in the padding hold the input zero point, which the folded bias
-    expects), then every output channel is `dot_products` of the patch and its filter row."""
+    """An ungrouped convolution, unpooled or with a global pool (`glow.pools_globally`), as
+    dot products: per output pixel, its window's input levels are gathered once into a
+    stack row (the *patch*, channel-major like the OIHW filter row; taps in the padding hold
+    the input zero point, which the folded bias expects), then every output channel is
+    `dot_products` of the patch and its filter row. A global pool folds each output level
+    into a running sum or maximum per channel (`loop_skeletons.GlobalPool`)."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
-    n_size, out_c, out_h, out_w = dest.shape
+    n_size, out_c, out_h, out_w = glow.convolution_shape(op)
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = weights.shape
     depth = in_c * k_h * k_w
     rows = weights.reshaped((out_c, depth), (depth, 1))
     patch = View.contiguous(b.alloca(depth, i8), (1, depth), element_type=i8)
+    pool = None if op.pool is None else GlobalPool(b, domain, op, dest)
     sy, sx = op.strides.get_values()
     pt, pl, pb, pr = op.pads.get_values()
     dy, dx = op.dilations.get_values()
     padding = b.truncate(b.int_value(domain.input_offset), i8)
-    with b.loops([n_size, out_h, out_w]) as (n, y, x):
-        with b.loop(0, in_c) as c:
-            for ky in range(k_h):
-                in_y = b.add(b.sub(b.mul(y, sy), pt), ky * dy)
-                for kx in range(k_w):
-                    in_x = b.add(b.sub(b.mul(x, sx), pl), kx * dx)
-                    at = [n, c.index, b.min(b.max(in_y, 0), in_h - 1), b.min(b.max(in_x, 0), in_w - 1)]
-                    value = b.load(src, at)
-                    if pt or pb or pl or pr:
-                        inside = b.emit(llvm.AndOp(b.in_range(in_y, in_h), b.in_range(in_x, in_w)))
-                        value = b.select(inside, value, padding)
-                    b.store(value, patch, [0, b.add(b.mul(c.index, k_h * k_w), ky * k_w + kx)])
+    with b.loop(0, n_size) as image:
+        n = image.index
+        if pool is not None:
+            pool.start()
+        with b.loops([out_h, out_w]) as (y, x):
+            with b.loop(0, in_c) as c:
+                for ky in range(k_h):
+                    in_y = b.add(b.sub(b.mul(y, sy), pt), ky * dy)
+                    for kx in range(k_w):
+                        in_x = b.add(b.sub(b.mul(x, sx), pl), kx * dx)
+                        at = [n, c.index, b.min(b.max(in_y, 0), in_h - 1), b.min(b.max(in_x, 0), in_w - 1)]
+                        value = b.load(src, at)
+                        if pt or pb or pl or pr:
+                            inside = b.emit(llvm.AndOp(b.in_range(in_y, in_h), b.in_range(in_x, in_w)))
+                            value = b.select(inside, value, padding)
+                        b.store(value, patch, [0, b.add(b.mul(c.index, k_h * k_w), ky * k_w + kx)])
 
-        def store(o: Index, total: SSAValue, n: Index = n, y: Index = y, x: Index = x) -> None:
-            b.store(domain.output(o, dest.element_type)(total), dest, [n, o, y, x])
+            def store(o: Index, total: SSAValue, y: Index = y, x: Index = x) -> None:
+                level = domain.output(o, dest.element_type)(total)
+                if pool is None:
+                    b.store(level, dest, [n, o, y, x])
+                else:
+                    pool.fold(o, [level])
 
-        dot_products(b, domain, op, patch, 0, rows, bias, store)
+            dot_products(b, domain, op, patch, 0, rows, bias, store)
+        if pool is not None:
+            pool.finish(n)

@@ -94,8 +94,8 @@ class KernelBuilder:
         self.index_type = index_type
         self.cache_bytes = cache_bytes
         self._constants: dict[tuple[int, Attribute], SSAValue] = {}
-        self._masks: dict[tuple[bool, ...], SSAValue] = {}
-        self._mask_ops: set[Operation] = set()
+        self._lane_constants: dict[tuple[tuple[int, ...], Attribute], SSAValue] = {}
+        self._lane_ops: set[Operation] = set()
 
     def constant(self, value: int, int_type: Attribute) -> SSAValue:
         """An integer constant, defined once per function at the top of its entry block (a
@@ -111,25 +111,30 @@ class KernelBuilder:
         return self._constants[key]
 
     def lane_mask(self, lanes: Sequence[bool]) -> SSAValue:
-        """A constant `<N x i1>` predicate, defined once per function after the constants and
-        stack arrays at the top of its entry block (the column kernels' edge tiles use the same few at every
-        tap: emitted at each use, they were 40% of MobileNetV2's ops)."""
-        key = tuple(lanes)
-        if key not in self._masks:
-            ops = [llvm.UndefOp(VectorType(i1, [len(key)]))]
-            for lane, on in enumerate(key):
-                ops.append(llvm.InsertElementOp(ops[-1].results[0], self.integer(int(on), i1), self.integer(lane)))
+        """A constant `<N x i1>` predicate (`lane_constants`: the column kernels' edge tiles use
+        the same few at every tap; emitted at each use, they were 40% of MobileNetV2's ops)."""
+        return self.lane_constants([int(on) for on in lanes], i1)
+
+    def lane_constants(self, values: Sequence[int], element_type: Attribute) -> SSAValue:
+        """A constant vector of `values`, one a lane, defined once per function after the
+        constants and stack arrays at the top of its entry block."""
+        key = (tuple(values), element_type)
+        if key not in self._lane_constants:
+            ops = [llvm.UndefOp(VectorType(element_type, [len(values)]))]
+            for lane, value in enumerate(values):
+                ops.append(llvm.InsertElementOp(ops[-1].results[0], self.integer(value, element_type),
+                                                self.integer(lane)))
             entry = self.region.blocks[0]
             at = entry.first_op
             # after the constants and the stack arrays (`alloca`) at the top: a constant the
-            # mask uses may sit below an array allocated after it
-            while at is not None and (isinstance(at, (llvm.ConstantOp, llvm.AllocaOp)) or at in self._mask_ops):
+            # vector uses may sit below an array allocated after it
+            while at is not None and (isinstance(at, (llvm.ConstantOp, llvm.AllocaOp)) or at in self._lane_ops):
                 at = at.next_op
             for op in ops:
                 entry.insert_op_before(op, at) if at is not None else entry.add_op(op)
-            self._mask_ops.update(ops)
-            self._masks[key] = ops[-1].results[0]
-        return self._masks[key]
+            self._lane_ops.update(ops)
+            self._lane_constants[key] = ops[-1].results[0]
+        return self._lane_constants[key]
 
     def splat(self, value: SSAValue, vector_type: VectorType) -> SSAValue:
         """A vector of `vector_type` holding `value` in every lane."""

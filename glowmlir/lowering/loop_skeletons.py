@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -247,6 +248,37 @@ class ArithmeticDomain(abc.ABC):
     def finish_pool_row(self, window: Window, pooled: Row, dest: Row, y: Index, in_hw: tuple[int, int]) -> None:
         """Writes output row `y` from its folded row: maxima as they are, sums divided by the
         window sizes."""
+
+
+class GlobalPool:
+    """A fused global pool (`glow.pools_globally`) folded in as a convolution's outputs come,
+    pixel by pixel: a stack sum (or maximum) of each output channel's levels (`fold`),
+    started per image (`start`), averaged once at its end (`finish`)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, dest: View):
+        self.b, self.domain, self.op, self.dest = b, domain, op, dest
+        self.window = Window.of_fused_pool(op)
+        self.channels = dest.shape[1]
+        self.folded = View.contiguous(b.alloca(self.channels, i32), (self.channels, 1), element_type=i32)
+
+    def start(self) -> None:
+        fill_row(self.b, Row(self.folded.reshaped((self.channels,), (1,)), ()), self.channels,
+                 lambda o: self.domain.pool_start(self.window))
+
+    def fold(self, channel: Index, levels: list[SSAValue]) -> None:
+        """Output levels of `channel` (at any pixels) into its running sum or maximum."""
+        combine = self.domain.pool_combine(self.window)
+        folded = self.b.load(self.folded, [channel, 0])
+        for level in levels:
+            folded = combine(folded, level)
+        self.b.store(folded, self.folded, [channel, 0])
+
+    def finish(self, n: Index) -> None:
+        """Image `n`'s pooled outputs into `dest[n, o, 0, ...]`."""
+        in_hw = tuple(glow.convolution_shape(self.op)[2:])
+        with self.b.loop(0, self.channels) as o:
+            self.domain.finish_pool_row(self.window, Row(self.folded, (o.index,)),
+                                        Row(self.dest, (n, o.index, 0)), 0, in_hw)
 
 
 # ----------------------------------------------------------------------------- convolution

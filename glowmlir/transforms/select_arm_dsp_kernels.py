@@ -13,7 +13,8 @@ in accumulator units, the input zero point is folded into it (`folded_input_offs
 unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
 planes with the input zero point) and a compile-time accumulator bound may allow
 `narrow_requantization`. With `helium=true`,
-FullyConnected and every convolution of stride 1 along its rows get `microkernel = "arm-mve"`
+FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
+at least two vectors) get `microkernel = "arm-mve"`
 (`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. Outputs stay
 bit-identical to the generic int8 kernels.
 """
@@ -48,9 +49,26 @@ a VMLAVA: MobileNetV2's 16-channel pointwise layers ran 18% slower as dot produc
 DS-CNN's 64-channel ones 8% faster)."""
 
 
-def takes_im2col(depth: int, strides) -> bool:
-    """An unpooled, ungrouped convolution of `depth` taps a window on dot products."""
-    return depth >= IM2COL_DEPTHS[1] or (depth >= IM2COL_DEPTHS[0] and not column_layout.takes_columns(strides))
+STRIDED_ROW_VECTORS = 2
+"""Helium's column kernel takes a convolution of stride 2 along its rows (gathering every
+other input column) when its output rows fill at least this many vectors: on narrower rows
+most lanes of a row's last vector idle, and the DSP kernel was 3-10% ahead (a depthwise 3x3/2
+onto 6 or 3 columns), while onto 12 to 24 columns the gathers took a third fewer
+instructions."""
+
+
+def takes_helium_columns(strides, output_width: int) -> bool:
+    """Helium's column kernel: a convolution of stride 1 along its rows, or of stride 2 onto
+    rows of at least `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before
+    a fused pool)."""
+    return column_layout.takes_columns(strides) or (
+        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * column_layout.HELIUM.lanes)
+
+
+def takes_im2col(depth: int, columns: bool) -> bool:
+    """An unpooled, ungrouped convolution of `depth` taps a window on dot products, where
+    `columns` says whether Helium's column kernel could take it."""
+    return depth >= IM2COL_DEPTHS[1] or (depth >= IM2COL_DEPTHS[0] and not columns)
 
 
 def int8_buffers(*buffers) -> bool:
@@ -74,10 +92,12 @@ class PackConvolutionFilter(RewritePattern):
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
         kind = packing(shape, op.pads.get_values(), group, op.pool is not None)
-        windowed = op.pool is None and group == 1 and takes_im2col(int(np.prod(shape[1:])), op.strides.get_values())
+        columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
+        windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
+                    and takes_im2col(int(np.prod(shape[1:])), columns))
         if self.helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
-        if self.helium and column_layout.takes_columns(op.strides.get_values()):
+        if self.helium and columns:
             centred = levels.astype(np.int16) - np.int16(offset)
             block = column_layout.channel_block(shape[0], group)
             microkernel, packed = HELIUM, column_layout.pack_filter(centred, block)

@@ -147,6 +147,11 @@ MORE_CONVOLUTIONS = {
     # a channel multiplier of 3
     "one_channel_10x4_stride2": ((1, 1, 49, 10), (6, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
     "depthwise_multiplier3": ((1, 2, 7, 9), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    # stride 2 onto rows of two vectors or more: Helium gathers every other column (edge lanes
+    # in the padding on the left, past the row on the right; dilated; depthwise)
+    "stride2_rows_of_ten": ((1, 3, 9, 20), (4, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "stride2_dilated_wide": ((1, 2, 9, 27), (4, 2, 3, 3), (2, 2), (2, 2, 2, 2), (2, 2), 1),
+    "depthwise_stride2_wide": ((1, 6, 7, 33), (6, 1, 3, 3), (2, 2), (1, 1, 1, 0), (1, 1), 6),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -185,6 +190,11 @@ BLOCKED_POINTWISE = {
                              dict(kind="max", kernel=(3, 7), strides=(1, 1), pads=(0, 0, 0, 0))),
     "pointwise_avg_2x2": (((1, 6, 4, 6), (4, 6, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                           dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    # global pools on enough taps for Helium's dot products (a 1x1, and a padded 3x3)
+    "pointwise_global_avg_deep": (((1, 56, 3, 3), (12, 56, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+                                  dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(0, 0, 0, 0))),
+    "padded_3x3_global_max_deep": (((1, 8, 4, 5), (6, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                                   dict(kind="max", kernel=(4, 5), strides=(1, 1), pads=(0, 0, 0, 0))),
 }
 
 
@@ -228,7 +238,7 @@ def convolution_cases() -> list[tuple[str, tuple, dict | None]]:
         if geometry[1][0] % 2 == 0:  # per-channel filters are symmetric
             found.append((f"y_{name}_per_channel", geometry, None))
     for name, pool in FUSED_POOLS.items():
-        for geometry_name in ("3x3_pad1", "lenet_5x5"):
+        for geometry_name in ("3x3_pad1", "lenet_5x5", "stride2_rows_of_ten"):
             found.append((f"y_{geometry_name}_{name}", {**CONVOLUTIONS, **MORE_CONVOLUTIONS}[geometry_name], pool))
     found += [(f"y_{name}", geometry, pool) for name, (geometry, pool) in BLOCKED_POINTWISE.items()]
     return found
@@ -286,14 +296,18 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
 
 
 def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
-    """What the M55 runs a convolution case on: dot products of gathered windows (unpooled,
-    ungrouped, enough taps: every case's bias takes the input offset), else vectors of
-    output columns (stride 1 along the row, any padding: predicated edge lanes), else the
-    DSP kernel (stride 2 along the row)."""
-    _, filter_shape, strides, _, _, group = geometry
-    if pool is None and group == 1 and takes_im2col(int(np.prod(filter_shape[1:])), strides):
+    """What the M55 runs a convolution case on: dot products of gathered windows (unpooled
+    or pooled globally, ungrouped, enough taps: every case's bias takes the input offset), else vectors of
+    output columns (stride 1 along the row, or stride 2 onto rows of 8 outputs or more; any
+    padding: predicated edge lanes), else the DSP kernel (stride 2 onto narrower rows)."""
+    input_shape, filter_shape, strides, pads, dilations, group = geometry
+    width = (input_shape[3] + pads[1] + pads[3] - dilations[1] * (filter_shape[3] - 1) - 1) // strides[1] + 1
+    columns = strides[1] == 1 or (strides[1] == 2 and width >= 8)
+    height = (input_shape[2] + pads[0] + pads[2] - dilations[0] * (filter_shape[2] - 1) - 1) // strides[0] + 1
+    pooled_globally = pool is not None and pool["kernel"] == (height, width) and not any(pool["pads"])
+    if (pool is None or pooled_globally) and group == 1 and takes_im2col(int(np.prod(filter_shape[1:])), columns):
         return "arm-mve-im2col"
-    return "arm-mve" if strides[1] == 1 else "arm-dsp"
+    return "arm-mve" if columns else "arm-dsp"
 
 
 def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
@@ -306,6 +320,7 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     expected = [helium_microkernel(geometry, pool) for _, geometry, pool in convolution_cases()]
     assert len(convolutions) == len(expected)
     assert {"arm-mve-im2col", "arm-mve", "arm-dsp"} <= set(expected)  # each kind is tested on the board
+    assert any(kind == "arm-mve" and geometry[2][1] == 2 for (_, geometry, _), kind in zip(convolution_cases(), expected))
     for (output, _, _), kind, line in zip(convolution_cases(), expected, convolutions):  # in the cases' order
         assert f'microkernel = "{kind}"' in line, (output, line)
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
