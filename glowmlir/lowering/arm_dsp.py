@@ -617,11 +617,9 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                             totals[j] = smlad(b, pair, weight, totals[j])
                 return totals
 
-            # Two words per iteration: half the loop overhead.
-            with b.loop(0, words // 2, carried=starts) as k:
-                first = b.mul(k.index, 8)
-                k.next(*words_at(list(k.carried), [first, b.add(first, 4)]))
-            totals = k.results if words % 2 == 0 else words_at(list(k.results), [(words - 1) * 4])
+            with b.loop(0, words, carried=starts) as k:
+                k.next(*words_at(list(k.carried), [b.mul(k.index, 4)]))
+            totals = k.results
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
