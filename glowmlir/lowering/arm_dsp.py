@@ -73,6 +73,14 @@ def gathered_bytes(pixels: int, pairs: int) -> int:
     """The stack bytes of `pixels` gathered pixels of `pairs` channel pairs."""
     return -(-pixels // 2) * pairs * SLOT_WORDS * 4 if pixels > 1 else pairs * 4
 
+REREAD_PAIRS = 20
+"""A gathered pointwise convolution of at most this many input channel pairs reads its
+buffer through an opaque pointer made in each block of output channels: else LLVM unrolls
+the few pairs whole, hoists the buffer's loads out of the block loop and spills and reloads
+the words one by one (MobileNetV3-style net on the M7: 4.30M instructions hoisted, 4.14M
+reread). Over more pairs the loads stay in the loop anyway (DS-CNN's 32 pairs: 2% slower
+through the opaque pointer)."""
+
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
 tiles; LLVM hoists them all out of the tile loop, and more than this many are spilled and
@@ -425,7 +433,8 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
         over_channel_pairs(b, in_c, channel_pair, [])
 
-    def products(totals: list[SSAValue], q: int, o_block: Index, i: Index, count: int) -> list[SSAValue]:
+    def products(totals: list[SSAValue], q: int, o_block: Index, i: Index, count: int,
+                 gathered: View) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus channel pair i of the `count` pixels of pixel pair q."""
         inputs = load_words(b, gathered, [q, i, 0], count)
         weights = pointwise_weight_words(b, packed, o_block, i)
@@ -438,12 +447,15 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0."""
         with b.loop(0, out_c // block) as o_block:
+            reread = gathered
+            if pairs <= REREAD_PAIRS:
+                reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
             channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
             for q in range(-(-count // 2)):
                 in_pair = min(2, count - 2 * q)
                 with b.loop(0, pairs, carried=starts * in_pair) as i:
-                    i.next(*products(list(i.carried), q, o_block.index, i.index, in_pair))
+                    i.next(*products(list(i.carried), q, o_block.index, i.index, in_pair, reread))
                 if pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
                     store_tile(b, domain, channels, outputs, i.results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
@@ -585,11 +597,9 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                             totals[j] = smlad(b, pair, weight, totals[j])
                 return totals
 
-            # Two words per iteration: half the loop overhead.
-            with b.loop(0, words // 2, carried=starts) as k:
-                first = b.mul(k.index, 8)
-                k.next(*words_at(list(k.carried), [first, b.add(first, 4)]))
-            totals = k.results if words % 2 == 0 else words_at(list(k.results), [(words - 1) * 4])
+            with b.loop(0, words, carried=starts) as k:
+                k.next(*words_at(list(k.carried), [b.mul(k.index, 4)]))
+            totals = k.results
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:

@@ -43,7 +43,10 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     """`requantize` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
-    `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow)."""
+    `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow). As M > 0,
+    `high < 0` only where value < 0, and where value < 0 but high = 0 both give 0 (right > 0):
+    the sign is taken from `value`, so LLVM adds the rounding terms by the multiply's own
+    accumulator (one SMMLAR) instead of multiplying twice (SMMULR for the sign, then SMMLAR)."""
     left, right = shift_split(b, shift)
     doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
     wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
@@ -51,9 +54,9 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     if isinstance(right, int):
         if right == 0:
             return high
-        return b.shift_right(b.int_add(b.int_add(high, 1 << (right - 1)), b.shift_right(high, 31)), right)
+        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(doubled, 31), 1 << (right - 1))), right)
     half = b.shift_right(b.shift_left(1, right), 1)
-    negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(high, 31), 0)
+    negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(doubled, 31), 0)
     return b.shift_right(b.int_add(b.int_add(high, half), negative), right)
 
 
