@@ -372,6 +372,8 @@ MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-colu
 the int8 ones of the Arm DSP extension, of Helium and of AVX-512 VNNI, and the float
 convolutions on vectors of output columns, of whole planes, of output channels, or of a
 depthwise convolution's rows, of a host's vector unit."""
+HELIUM_ELEMENTWISE = ("add", "sub")
+"""The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 
 
@@ -651,6 +653,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
     predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
+    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 add or sub on Helium's vectors
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -682,9 +685,15 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        allowed = {"kind", *facts.required, *activation}
+        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if kind in HELIUM_ELEMENTWISE else ())}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
+        if self.microkernel is not None and (
+                self.microkernel.data != "arm-mve"
+                or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))
+                or any(glow.shape_of(v) != glow.shape_of(self.dest) for v in self.inputs)):
+            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands of one "
+                        "shape on Helium (arm-mve)")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
@@ -32,6 +33,7 @@ from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool
 from glowmlir.lowering.requantization import shift_split
+from glowmlir.quantization.rescaling import ADD_LEFT_SHIFT, activation_bounds, add_multipliers
 
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
@@ -96,19 +98,24 @@ def gather_columns(b: KernelBuilder, view: View, indices: list[Index], loaded: l
 
 
 def requantized(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, total: SSAValue) -> SSAValue:
-    """`clamp(requantize(total, M, S) + y_offset)` lane by lane: the doubling high multiply is
-    `VQRDMULH` (the same rounding, and no lane can saturate: M > 0), the division by a power
-    of two `rounding_divide_by_power_of_two`."""
+    """`clamp(requantize(total, M, S) + y_offset)` lane by lane (`requantize_lanes`)."""
     multiplier, shift = domain.requantization.of(channel)
+    return b.clamp(b.int_add(requantize_lanes(b, total, multiplier, shift), lanewise(b, domain.output_offset)),
+                   lanewise(b, domain.low), lanewise(b, domain.high))
+
+
+def requantize_lanes(b: KernelBuilder, total: SSAValue, multiplier: int | SSAValue,
+                     shift: int | SSAValue) -> SSAValue:
+    """`requantization.requantize` on int32 lanes: the doubling high multiply is `VQRDMULH`
+    (the same rounding, and no lane can saturate: M > 0), the division by a power of two
+    `rounding_divide_by_power_of_two`."""
     left, right = shift_split(b, shift)
     vector = total.type
     if not (isinstance(left, int) and left == 0):
         total = b.shift_left(total, left if isinstance(left, int) else b.splat(left, vector))
     multipliers = b.int_value(multiplier, vector) if isinstance(multiplier, int) else b.splat(multiplier, vector)
     high = b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [total, multipliers], [vector]))
-    high = rounding_divide_by_power_of_two(b, high, right)
-    return b.clamp(b.int_add(high, lanewise(b, domain.output_offset)), lanewise(b, domain.low),
-                   lanewise(b, domain.high))
+    return rounding_divide_by_power_of_two(b, high, right)
 
 
 def rounding_divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
@@ -148,6 +155,39 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 
 # ----------------------------------------------------------------------------- fully connected
+
+
+def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
+    """An int8 Add or Sub of operands of one shape as TFLite's (and CMSIS-NN's
+    `arm_elementwise_add_s8` on MVE), four int32 lanes at a time: each input less its zero
+    point, shifted left by `ADD_LEFT_SHIFT` and requantized to twice the larger input scale,
+    the sum (or difference) requantized to the output's (`requantize_lanes`), clamped to the
+    fused activation's bounds. The last partial vector's lanes are predicated."""
+    first, second, out = (view_type.element_type for view_type in (op.inputs[0].type, op.inputs[1].type,
+                                                                    op.dest.type))
+    (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out)
+    low, high = activation_bounds(op, out)
+    combine = b.int_add if op.kind.data == "add" else b.int_sub
+    size = int(np.prod(glow.shape_of(op.dest)))
+    flat = [view(buffer).reshaped((size,), (1,)) for buffer in (op.dest, *op.inputs)]
+    lanes = HELIUM.lanes
+
+    def rescaled(source: View, level_type, multiplier: int, shift: int, x: Index, loaded) -> SSAValue:
+        levels = b.emit(llvm.SExtOp(vector_columns.load_vector(b, source, [x], lanes, loaded), VECTOR))
+        centred = b.shift_left(b.int_sub(levels, lanewise(b, level_type.offset)), lanewise(b, ADD_LEFT_SHIFT))
+        return requantize_lanes(b, centred, multiplier, shift)
+
+    def vector_at(x: Index, loaded: list[bool] | None) -> None:
+        total = combine(rescaled(flat[1], first, m1, s1, x, loaded), rescaled(flat[2], second, m2, s2, x, loaded))
+        level = b.clamp(b.int_add(requantize_lanes(b, total, mo, so), lanewise(b, out.offset)),
+                        lanewise(b, low), lanewise(b, high))
+        vector_columns.store_vector(b, b.truncate(level, VectorType(flat[0].element_type, [lanes])), flat[0], [x],
+                                    loaded)
+
+    with b.loop(0, size // lanes) as i:
+        vector_at(b.mul(i.index, lanes), None)
+    if size % lanes:
+        vector_at(size - size % lanes, [lane < size % lanes for lane in range(lanes)])
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:

@@ -285,6 +285,9 @@ def _divided(b: KernelBuilder, a: SSAValue, d: SSAValue, multiplier: int, expone
 
 
 def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
+    if op.microkernel is not None:
+        MICROKERNELS[op.microkernel.data].emit_elementwise(b, op, view)
+        return
     dest, sources = elementwise_views(op, view)
     kind = op.kind.data
     if kind == "dequantize":

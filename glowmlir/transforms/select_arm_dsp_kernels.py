@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, pack_filter, packing
@@ -200,6 +200,19 @@ class SelectFullyConnected(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+class SelectHeliumElementwise(RewritePattern):
+    """An int8 add or sub of operands of one shape: `microkernel = "arm-mve"` (four lanes at a
+    time, `lowering.arm_mve.emit_elementwise`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and op.kind.data in glowll.HELIUM_ELEMENTWISE
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)
+                and all(glow.shape_of(v) == glow.shape_of(op.dest) for v in op.inputs)):
+            op.properties["microkernel"] = StringAttr(HELIUM)
+            rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
@@ -215,3 +228,5 @@ class SelectArmDspKernels(ModulePass):
         PatternRewriteWalker(PackConvolutionFilter(self.helium), apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
+        if self.helium:
+            PatternRewriteWalker(SelectHeliumElementwise(), apply_recursively=False).rewrite_module(op)

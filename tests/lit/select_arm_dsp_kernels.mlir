@@ -43,6 +43,14 @@ glowll.function @net {
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
   %fb = glowll.weight "fb" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.fully_connected %z, %v, %fw, %fb : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %s = glowll.placeholder input "s" : memref<1x1x1x18x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %t = glowll.placeholder output "t" : memref<1x2x1x8x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %t4 = glowll.placeholder output "t4" : memref<1x2x1x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %ws = glowll.weight "ws" {value = dense<[[[[1, 2, 3, 4]]], [[[-1, 0, 4, 2]]]]> : tensor<2x1x1x4xi8>} : memref<2x1x1x4x!quant.uniform<i8:f32, 1.0e-02:0>>
+  glowll.convolution %t, %s, %ws, %b {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x1x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x1x18x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %t4, %s, %ws, %b {strides = array<i64: 2, 4>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x1x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x1x18x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %sum = glowll.placeholder output "sum" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %sum, %d, %e {kind = "add"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
 }
 
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[}}2, 4], [3, 0], [0, 3]]], {{\[\[\[}}0, 5], [1, 0], [0, 1]]]]> : tensor<2x1x3x2xi16>} : memref<2x1x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
@@ -57,6 +65,10 @@ glowll.function @net {
 // CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
+// Both strided convolutions take the DSP kernel, and the Add keeps the generic one.
+// CHECK:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
+// CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
+// CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
 
 // On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
 // for MVE, and both convolutions (stride 1 along their rows) run on Helium, their filters
@@ -74,3 +86,9 @@ glowll.function @net {
 // The depthwise one (stride 1) is on Helium too: a block of one channel, its padding predicated.
 // HELIUM:      glowll.convolution %e, %d, %{{.*}}, %bd {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}
+// A convolution of stride 2 onto rows of 8 outputs (two vectors) runs on Helium (its input
+// columns gathered, every other one); one of stride 4 keeps the DSP kernel. The int8 Add of
+// operands of one shape runs on Helium's vectors.
+// HELIUM:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 4>
+// HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
+// HELIUM:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = "arm-mve"} :

@@ -393,3 +393,12 @@ glowll.function @placeholder_of_dynamic_shape {
   %x = glowll.placeholder input "x" : memref<?xf32>
 }
 // CHECK: glowll.placeholder: the buffer memref<?xf32> has a dynamic or negative dimension
+
+// -----
+glowll.function @helium_add_of_a_broadcast_operand {
+  %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %y, %a, %b {kind = "add", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+}
+// CHECK: glowll.elementwise: the arm-mve microkernel of "add" takes int8 operands of one shape on Helium (arm-mve)

@@ -30,6 +30,8 @@ from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     CONVOLUTIONS,
     Case,
+    all_level_pairs_case,
+    binary_case,
     build,
     convolution_case,
     levels,
@@ -320,10 +322,37 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     expected = [helium_microkernel(geometry, pool) for _, geometry, pool in convolution_cases()]
     assert len(convolutions) == len(expected)
     assert {"arm-mve-im2col", "arm-mve", "arm-dsp"} <= set(expected)  # each kind is tested on the board
-    assert any(kind == "arm-mve" and geometry[2][1] == 2 for (_, geometry, _), kind in zip(convolution_cases(), expected))
+    strided = [kind for (_, geometry, _), kind in zip(convolution_cases(), expected) if geometry[2][1] == 2]
+    assert "arm-mve" in strided
     for (output, _, _), kind, line in zip(convolution_cases(), expected, convolutions):  # in the cases' order
         assert f'microkernel = "{kind}"' in line, (output, line)
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
+
+
+HELIUM_ELEMENTWISE = [  # (kind, shape, activation): whole vectors, a predicated tail, fused activations
+    ("add", (2, 3, 4, 4), None), ("add", (1, 5, 3, 7), "relu"), ("sub", (3, 41), None), ("add", (3,), "clip"),
+    ("sub", (1, 8, 6, 6), None),
+]
+
+
+def test_helium_adds_and_subtracts_four_lanes_at_a_time():
+    """An int8 Add or Sub of operands of one shape takes the M55's vector kernel
+    (`microkernel = "arm-mve"`), bit-identical to TFLite's int8 Add and Sub; a broadcast one
+    and the M7's keep the scalar kernel."""
+    cases = [binary_case(kind, shape, shape, 900 + i, activation, suffix=f"_{i}")
+             for i, (kind, shape, activation) in enumerate(HELIUM_ELEMENTWISE)]
+    cases.append(all_level_pairs_case("sub", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)))
+    cases.append(binary_case("add", (1, 4, 5, 6), (1, 4, 1, 1), 950, None, suffix="_broadcast"))
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {}, target=target_for("mps3-an547"))
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.elementwise" in line]
+    assert len(lines) == len(cases)
+    assert [('microkernel = "arm-mve"' in line) for line in lines] == [True] * (len(cases) - 1) + [False]
+    outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
+    m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
+    assert "glowll.elementwise" in m7 and 'microkernel = "arm-mve"' not in m7
 
 
 def test_helium_filter_blocks_output_channels():

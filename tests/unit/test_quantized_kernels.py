@@ -419,12 +419,19 @@ def test_resample(mode, axis, in_bits, out_bits):
 
 
 def check_binary(op: str, a_shape, b_shape, seed: int, activation: str | None = None) -> None:
+    case = binary_case(op, a_shape, b_shape, seed, activation)
+    np.testing.assert_array_equal(run(case.body, case.inputs)[case.output], case.expected)
+
+
+def binary_case(op: str, a_shape, b_shape, seed: int, activation: str | None = None, suffix: str = "") -> Case:
+    """glow.add, glow.sub or glow.mul of random int8 levels (names a, b, y + `suffix`) and its
+    int8 reference output."""
     rng = np.random.default_rng(seed)
     a, b = levels(rng, *a_shape), levels(rng, *b_shape)
     a_type, b_type = (scale(rng), offset(rng, 60)), (scale(rng), offset(rng, 60))
     real_a = ref.dequantize(a, *a_type).astype(np.float64)
     real_b = ref.dequantize(b, *b_type).astype(np.float64)
-    reals = real_a + real_b if op == "add" else real_a * real_b
+    reals = {"add": real_a + real_b, "sub": real_a - real_b, "mul": real_a * real_b}[op]
     out_type = (spread_scale(reals), offset(rng))
     clip, attributes = {}, ""
     if activation == "relu":
@@ -434,19 +441,20 @@ def check_binary(op: str, a_shape, b_shape, seed: int, activation: str | None = 
         clip = {"clip_min": float(exact(-0.7 * std)), "clip_max": float(exact(0.5 * std))}
         attributes = (f' activation clip {{clip_min = {exact(clip["clip_min"])} : f32, '
                       f'clip_max = {exact(clip["clip_max"])} : f32}}')
-    if op == "add":
-        expected = ref.add(a, b, a_type, b_type, out_type, activation, **clip)
+    if op in ("add", "sub"):
+        expected = ref.add(a, b, a_type, b_type, out_type, activation, subtract=op == "sub", **clip)
     else:
         expected = ref.mul(a, b, a_type, b_type, out_type)
     a_t, b_t = tensor(a_shape, q8(*a_type)), tensor(b_shape, q8(*b_type))
     y_t = tensor(expected.shape, q8(*out_type))
+    a_name, b_name, y_name = (name + suffix for name in "aby")
     body = f"""
-  %a = glow.placeholder "a" : {a_t}
-  %b = glow.placeholder "b" : {b_t}
-  %y = glow.{op} %a, %b{attributes} : ({a_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+  %{a_name} = glow.placeholder "{a_name}" : {a_t}
+  %{b_name} = glow.placeholder "{b_name}" : {b_t}
+  %{y_name} = glow.{op} %{a_name}, %{b_name}{attributes} : ({a_t}, {b_t}) -> {y_t}
+  glow.save %{y_name} as "{y_name}" : {y_t}"""
     assert_spread(expected)
-    np.testing.assert_array_equal(run(body, {"a": a, "b": b})["y"], expected)
+    return Case(body, {a_name: a, b_name: b}, {}, y_name, expected)
 
 
 @pytest.mark.parametrize("a_shape,b_shape,activation,seed", [
@@ -464,17 +472,22 @@ def test_add(a_shape, b_shape, activation, seed):
 @pytest.mark.parametrize("kind,a_type,b_type", [("add", (0.1, -7), (0.0123, 25)), ("sub", (0.0123, 25), (0.1, -7))])
 def test_add_and_sub_all_level_pairs(kind, a_type, b_type):
     """TFLite's int8 Add and Sub on every pair of levels, with scales of very different sizes."""
-    a = np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
-    b = np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
-    out_type = (0.051, 3)
+    case = all_level_pairs_case(kind, a_type, b_type, (0.051, 3))
+    np.testing.assert_array_equal(run(case.body, case.inputs)[case.output], case.expected)
+
+
+def all_level_pairs_case(kind: str, a_type, b_type, out_type, columns=range(-128, 128)) -> Case:
+    """glow.add or glow.sub of every level of a (rows) with the levels `columns` of b."""
+    a = np.repeat(np.arange(-128, 128), len(columns)).astype(np.int8).reshape(256, len(columns))
+    b = np.tile(np.array(columns), 256).astype(np.int8).reshape(256, len(columns))
     expected = ref.add(a, b, a_type, b_type, out_type, subtract=kind == "sub")
     a_t, b_t, y_t = tensor(a.shape, q8(*a_type)), tensor(b.shape, q8(*b_type)), tensor(a.shape, q8(*out_type))
     body = f"""
-  %a = glow.placeholder "a" : {a_t}
-  %b = glow.placeholder "b" : {b_t}
-  %y = glow.{kind} %a, %b : ({a_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    np.testing.assert_array_equal(run(body, {"a": a, "b": b})["y"], expected)
+  %a_pairs = glow.placeholder "a_pairs" : {a_t}
+  %b_pairs = glow.placeholder "b_pairs" : {b_t}
+  %y_pairs = glow.{kind} %a_pairs, %b_pairs : ({a_t}, {b_t}) -> {y_t}
+  glow.save %y_pairs as "y_pairs" : {y_t}"""
+    return Case(body, {"a_pairs": a, "b_pairs": b}, {}, "y_pairs", expected)
 
 
 @pytest.mark.parametrize("a_shape,b_shape,seed", [
