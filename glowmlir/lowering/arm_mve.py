@@ -53,8 +53,10 @@ class Int8Columns(vector_columns.ColumnArithmetic):
     def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
         offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
         levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
-        widened = self.b.emit(llvm.SExtOp(levels, VECTOR))
-        return widened if is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset))
+        widened = self.b.emit(llvm.SExtOp(levels, self.vector))
+        if is_zero(offset):
+            return widened
+        return self.b.int_sub(widened, offset if isinstance(offset, int) else self.b.splat(offset, self.vector))
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.int_add(total, value)

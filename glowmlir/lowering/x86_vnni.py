@@ -138,29 +138,40 @@ def packed_words(b: KernelBuilder, packed: View) -> View:
 
 
 class LaneRequantization:
-    """The output step of a block of output channels on vectors: bias, multipliers and shifts
-    loaded once a block (masked past the last channel), `clamp(requantize(total) + y_offset)`
-    lane by lane."""
+    """The output step on vectors of int32 lanes, `clamp(requantize(total) + y_offset)` lane
+    by lane (the generic kernel's arithmetic): `multiplier` and `shift` a vector each (a
+    lane's own channel) or one number for every lane (compile-time, or a run-time value of a
+    quantization record or of one channel's table entry)."""
 
-    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index, count: int):
-        self.b, self.domain = b, domain
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
+                 shift: int | SSAValue):
+        self.b, self.domain, self.vector = b, domain, vector
+        self.multiplier, self.shift = self.lanewise(multiplier), self.lanewise(shift)
+
+    @staticmethod
+    def of_block(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
+                 count: int) -> tuple[SSAValue, LaneRequantization]:
+        """The bias vector of a block of `count` output channels from `first` (lanes past them
+        masked) and its output step, the multipliers and shifts loaded once a block."""
         loaded = None if count == LANES else [lane < count for lane in range(LANES)]
-        self.bias = load_vector(b, bias, [first], LANES, loaded)
         table = domain.requantization.table
         if table is None:
-            self.multiplier, self.shift = (self.lanewise(value) for value in domain.requantization.constant)
+            multiplier, shift = domain.requantization.constant
         else:
-            self.multiplier, self.shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
+            multiplier, shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
+        return load_vector(b, bias, [first], LANES, loaded), LaneRequantization(b, domain, VECTOR, multiplier, shift)
 
     def lanewise(self, value: int | SSAValue) -> int | SSAValue:
-        """A compile-time number as it is, a run-time one (a quantization record's) in every lane."""
-        return value if isinstance(value, int) else self.b.splat(value, VECTOR)
+        """A compile-time number as it is, a run-time scalar in every lane, a vector as it is."""
+        if isinstance(value, int) or isinstance(value.type, VectorType):
+            return value
+        return self.b.splat(value, self.vector)
 
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
         level = b.int_add(requantize(b, total, self.multiplier, self.shift), self.lanewise(domain.output_offset))
         clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
-        return b.truncate(clamped, VectorType(storage, [LANES]))
+        return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
@@ -177,7 +188,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     o_block = b.div(channels[0], LANES)
     storage = outputs[0].view.element_type
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
-    step = LaneRequantization(b, domain, bias, channels[0], len(channels))
+    bias_vector, step = LaneRequantization.of_block(b, domain, bias, channels[0], len(channels))
     pixels = channel_pixels(width, k_w, REGISTERS)
     sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
     stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
@@ -186,8 +197,8 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         """`count` pixels from x0: the taps, then the output step pixel by pixel through the
         stack (a loop, not `count` copies of its code), then the transposition."""
         left = b.mul(x0, sx)
-        starts = [step.bias if sums is None else
-                  b.int_sub(step.bias, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
+        starts = [bias_vector if sums is None else
+                  b.int_sub(bias_vector, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
         with b.loop(0, k_h, carried=starts) as ky:
             in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
             with b.loop(0, words.shape[1], carried=ky.carried) as g:
@@ -257,7 +268,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     weight_offset = weight_zero_point(op.weights.type.element_type)
 
     def block(m: Index, o_block: Index, lanes: int, input_sum: SSAValue) -> None:
-        step = LaneRequantization(b, domain, bias, b.mul(o_block, LANES), lanes)
+        bias_vector, step = LaneRequantization.of_block(b, domain, bias, b.mul(o_block, LANES), lanes)
 
         def accumulate(chains: list[SSAValue], q: Index, chain: int) -> None:
             word = b.splat(b.load(words, [q]), VECTOR)
@@ -265,7 +276,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                                            load_vector(b, filter_words, [o_block, q, 0, 0, 0], LANES))
 
         zero = b.constant(0, VECTOR)
-        start = step.bias if not weight_offset else b.int_sub(step.bias, b.splat(input_sum, VECTOR))
+        start = bias_vector if not weight_offset else b.int_sub(bias_vector, b.splat(input_sum, VECTOR))
         with b.loop(0, chained // FULLY_CONNECTED_CHAINS,
                     carried=[start] + [zero] * (FULLY_CONNECTED_CHAINS - 1)) as k:
             chains = list(k.carried)
