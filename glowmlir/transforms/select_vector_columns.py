@@ -12,6 +12,10 @@ filter is re-laid at compile time in blocks of output channels, as the kernel re
 channels in vector registers over all the taps: one load of input columns and one FMA per
 channel a tap, instead of loading and storing the output row at every tap. Sums are taken in
 the same order as the generic kernel's, one FMA per product.
+
+Where masked loads are single instructions (AVX, AVX-512), an int8 depthwise convolution
+(unpooled, no residual) gets `microkernel = "vector-depthwise-int8"`: the float depthwise
+tile on int32 lanes (`lowering.int8_depthwise`), its filter int16 less its zero point.
 """
 
 from __future__ import annotations
@@ -123,7 +127,7 @@ class SelectVectorColumns(ModulePass):
     their filters; with `planes` (a target with run-time masked loads), "same"-padded ones of
     stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
     (the target's vector registers), unpooled depthwise ones without a residual for the
-    vector-depthwise kernel."""
+    vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
