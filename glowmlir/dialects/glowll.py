@@ -366,15 +366,17 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-columns", "vector-planes",
-                "vector-channels", "vector-depthwise")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-depthwise-int8", "vector-columns",
+                "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
-the int8 ones of the Arm DSP extension, of Helium and of AVX-512 VNNI, and the float
-convolutions on vectors of output columns, of whole planes, of output channels, or of a
-depthwise convolution's rows, of a host's vector unit."""
+the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
+depthwise convolution, and the float convolutions on vectors of output columns, of whole
+planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
+TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8")
+"""The microkernels whose convolution carries its `vector_tile`."""
 
 
 def verify_microkernel(op: IRDLOperation) -> None:
@@ -385,7 +387,7 @@ def verify_microkernel(op: IRDLOperation) -> None:
     numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8
     if not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
         _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output")
-    if op.microkernel.data in FLOAT_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
+    if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
                   "(lanes, accumulators)")
     from glowmlir.libraries import arm_dsp_layout, column_layout, vnni_layout
@@ -411,12 +413,12 @@ def verify_microkernel(op: IRDLOperation) -> None:
         _fail(op, "a packed filter needs its filter_shape")
     if op.microkernel.data == "arm-dsp":
         expected, element, what = arm_dsp_layout.packed_filter_shape(op), i16, "int16 pairs"
-    else:  # vectors of output columns: int16 levels on Helium, f32 on a host
+    else:  # vectors of output columns: int16 levels on Helium and for a host's int8 depthwise, f32 on a host
         block = glow.shape_of(op.filter)[-1]
         if (op.filter_shape.get_values()[0] // op.group.value.data) % block:
             _fail(op, f"a block of {block} output channels does not divide a group's")
         expected = column_layout.packed_filter_shape(op.filter_shape.get_values(), block)
-        element, what = (i16, "int16 blocks") if op.microkernel.data == "arm-mve" else (f32, "f32 blocks")
+        element, what = ((f32, "f32 blocks") if op.microkernel.data in FLOAT_MICROKERNELS else (i16, "int16 blocks"))
     if storage_type(op.filter.type.element_type) != element or glow.shape_of(op.filter) != expected:
         _fail(op, f"the packed filter must be {what} {list(expected)}")
 
@@ -438,7 +440,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     of output columns, `libraries.column_layout.pack_filter`); `filter_shape` keeps the OIHW
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
     vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
-    `vector-depthwise`: (lanes, accumulators, rows of a tile)).
+    `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
+    depthwise convolution on the same tiles, its filter int16 less its zero point).
     With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).

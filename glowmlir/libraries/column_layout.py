@@ -28,6 +28,9 @@ CHANNELS = "vector-channels"
 DEPTHWISE = "vector-depthwise"
 """The float microkernel of depthwise convolutions: rows x vectors of one channel's output
 columns (`lowering.vector_depthwise`)."""
+INT8_DEPTHWISE = "vector-depthwise-int8"
+"""The int8 microkernel of depthwise convolutions on a host, on the same tiles (int32 lanes,
+the filter int16 less its zero point: `lowering.int8_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""

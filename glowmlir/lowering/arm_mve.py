@@ -51,10 +51,12 @@ class Int8Columns(vector_columns.ColumnArithmetic):
 
     lanes, accumulators, vector = HELIUM.lanes, HELIUM.accumulators, VECTOR
     domain: QuantizedArithmetic
+    gathers_strided_columns = True
+    """A strided vector of input columns is one MVE gather (`gather_columns`)."""
 
     def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
         offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
-        if stride > 1:
+        if stride > 1 and self.gathers_strided_columns:
             widened = gather_columns(self.b, view, indices, loaded, stride)
             if is_zero(offset):
                 return widened
@@ -62,9 +64,11 @@ class Int8Columns(vector_columns.ColumnArithmetic):
             if loaded is None or all(loaded):
                 return centred
             return self.b.select(self.b.lane_mask(loaded), centred, self.b.integer(0, VECTOR))
-        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset)
-        widened = self.b.emit(llvm.SExtOp(levels, VECTOR))
-        return widened if is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset))
+        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
+        widened = self.b.emit(llvm.SExtOp(levels, self.vector))
+        if is_zero(offset):
+            return widened
+        return self.b.int_sub(widened, offset if isinstance(offset, int) else self.b.splat(offset, self.vector))
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.int_add(total, value)

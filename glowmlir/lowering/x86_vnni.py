@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -74,28 +74,64 @@ def unsigned_word(b: KernelBuilder, levels: list[SSAValue], pad_byte: int) -> SS
     return b.int_xor(word, word_constant(b, dict.fromkeys(range(len(levels)), 0x80)))
 
 
+PACKED_PIXELS = 16
+"""Pixels `pack_input` packs at once: 16 levels of each of four channels, one 64-byte store."""
+
+
+def interleave(b: KernelBuilder, first: SSAValue, second: SSAValue, size: int) -> SSAValue:
+    """The elements of two vectors taken `size` at a time in turn: (a0 b0 a1 b1 ...) for size 1."""
+    count = first.type.get_shape()[0]
+    order = [half * count + start + k for start in range(0, count, size) for half in (0, 1) for k in range(size)]
+    result = VectorType(first.type.element_type, [2 * count])
+    return b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, order), result))
+
+
 def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
     """The convolution's input as i32 words [N, C / 4, H + pads, W + pads] on the stack: each
-    word the unsigned bytes of four channels at one pixel (`unsigned_word`), the padding and
-    the channels past the input's holding x_offset + 128."""
+    word the unsigned bytes of four channels at one pixel (x ^ 0x80), the padding and the
+    channels past the input's holding x_offset + 128. `PACKED_PIXELS` pixels at a time: a
+    vector of each of the group's four channels, interleaved byte by byte into one store
+    (the row's last pixels masked); an unpadded input's planes are one row each."""
     n_size, channels, height, width = src.shape
     top, left, bottom, right = op.pads.get_values()
     shape = (n_size, groups(channels), height + top + bottom, width + left + right)
-    pad_byte = op.input.type.element_type.offset + UNSIGNED_SHIFT
+    input_offset = op.input.type.element_type.offset
+    pad_byte = input_offset + UNSIGNED_SHIFT
     words = View.contiguous(b.alloca(shape[0] * shape[1] * shape[2] * shape[3], i32), shape, element_type=i32)
-    if any((top, left, bottom, right)):
+    padded = any((top, left, bottom, right))
+    if padded:
         flat = words.reshaped((words.shape[0] * words.strides[0],), (1,))
         with b.loop(0, flat.shape[0]) as i:
             b.store(word_constant(b, dict.fromkeys(range(GROUP), pad_byte)), flat, [i.index])
+    else:  # each plane one row
+        assert src.strides[2:] == (width, 1), "an input plane is contiguous"
+        src = src.reshaped((n_size, channels, 1, height * width), (src.strides[0], src.strides[1], 0, 1))
+        words = words.reshaped((n_size, shape[1], 1, height * width), (words.strides[0], words.strides[1], 0, 1))
+    rows, row = src.shape[2:]
+    levels_type = VectorType(i8, [PACKED_PIXELS])
+    missing = b.int_value(input_offset - 256 if input_offset >= 128 else input_offset, levels_type)
+
+    def pixels(n: Index, group: Index, count: int, y: Index, x0: Index, size: int) -> None:
+        loaded = None if size == PACKED_PIXELS else [lane < size for lane in range(PACKED_PIXELS)]
+        four = [load_vector(b, src, [n, b.add(b.mul(group, GROUP), j), y, x0], PACKED_PIXELS, loaded)
+                if j < count else missing for j in range(GROUP)]
+        unsigned = b.int_xor(interleave(b, interleave(b, four[0], four[1], 1), interleave(b, four[2], four[3], 1), 2),
+                             b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
+        stored = None if loaded is None else [byte < GROUP * size for byte in range(GROUP * PACKED_PIXELS)]
+        store_vector(b, unsigned, words, [n, group, b.add(y, top), b.add(x0, left)], stored)
+
     full, rest = divmod(channels, GROUP)
+    whole, tail = divmod(row, PACKED_PIXELS)
     for first, count, size in ((0, GROUP, full), (full, rest, 1 if rest else 0)):
         if not size:
             continue
-        with b.loops([n_size, size, height, width]) as (n, g, y, x):
+        with b.loops([n_size, size, rows]) as (n, g, y):
             group = b.add(first, g)
-            levels = [b.load(src, [n, b.add(b.mul(group, GROUP), j), y, x]) for j in range(count)]
-            b.store(unsigned_word(b, levels, pad_byte), words, [n, group, b.add(y, top), b.add(x, left)])
-    return words
+            with b.loop(0, whole) as x:
+                pixels(n, group, count, y, b.mul(x.index, PACKED_PIXELS), PACKED_PIXELS)
+            if tail:
+                pixels(n, group, count, y, whole * PACKED_PIXELS, tail)
+    return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
 
 
 def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, weight_offset: int) -> View:
@@ -138,29 +174,40 @@ def packed_words(b: KernelBuilder, packed: View) -> View:
 
 
 class LaneRequantization:
-    """The output step of a block of output channels on vectors: bias, multipliers and shifts
-    loaded once a block (masked past the last channel), `clamp(requantize(total) + y_offset)`
-    lane by lane."""
+    """The output step on vectors of int32 lanes, `clamp(requantize(total) + y_offset)` lane
+    by lane (the generic kernel's arithmetic): `multiplier` and `shift` a vector each (a
+    lane's own channel) or one number for every lane (compile-time, or a run-time value of a
+    quantization record or of one channel's table entry)."""
 
-    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index, count: int):
-        self.b, self.domain = b, domain
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
+                 shift: int | SSAValue):
+        self.b, self.domain, self.vector = b, domain, vector
+        self.multiplier, self.shift = self.lanewise(multiplier), self.lanewise(shift)
+
+    @staticmethod
+    def of_block(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
+                 count: int) -> tuple[SSAValue, LaneRequantization]:
+        """The bias vector of a block of `count` output channels from `first` (lanes past them
+        masked) and its output step, the multipliers and shifts loaded once a block."""
         loaded = None if count == LANES else [lane < count for lane in range(LANES)]
-        self.bias = load_vector(b, bias, [first], LANES, loaded)
         table = domain.requantization.table
         if table is None:
-            self.multiplier, self.shift = (self.lanewise(value) for value in domain.requantization.constant)
+            multiplier, shift = domain.requantization.constant
         else:
-            self.multiplier, self.shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
+            multiplier, shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
+        return load_vector(b, bias, [first], LANES, loaded), LaneRequantization(b, domain, VECTOR, multiplier, shift)
 
     def lanewise(self, value: int | SSAValue) -> int | SSAValue:
-        """A compile-time number as it is, a run-time one (a quantization record's) in every lane."""
-        return value if isinstance(value, int) else self.b.splat(value, VECTOR)
+        """A compile-time number as it is, a run-time scalar in every lane, a vector as it is."""
+        if isinstance(value, int) or isinstance(value.type, VectorType):
+            return value
+        return self.b.splat(value, self.vector)
 
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
         level = b.int_add(requantize(b, total, self.multiplier, self.shift), self.lanewise(domain.output_offset))
         clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
-        return b.truncate(clamped, VectorType(storage, [LANES]))
+        return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
@@ -177,7 +224,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     o_block = b.div(channels[0], LANES)
     storage = outputs[0].view.element_type
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
-    step = LaneRequantization(b, domain, bias, channels[0], len(channels))
+    bias_vector, step = LaneRequantization.of_block(b, domain, bias, channels[0], len(channels))
     pixels = channel_pixels(width, k_w, REGISTERS)
     sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
     stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
@@ -186,8 +233,8 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         """`count` pixels from x0: the taps, then the output step pixel by pixel through the
         stack (a loop, not `count` copies of its code), then the transposition."""
         left = b.mul(x0, sx)
-        starts = [step.bias if sums is None else
-                  b.int_sub(step.bias, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
+        starts = [bias_vector if sums is None else
+                  b.int_sub(bias_vector, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
         with b.loop(0, k_h, carried=starts) as ky:
             in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
             with b.loop(0, words.shape[1], carried=ky.carried) as g:
@@ -257,7 +304,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     weight_offset = weight_zero_point(op.weights.type.element_type)
 
     def block(m: Index, o_block: Index, lanes: int, input_sum: SSAValue) -> None:
-        step = LaneRequantization(b, domain, bias, b.mul(o_block, LANES), lanes)
+        bias_vector, step = LaneRequantization.of_block(b, domain, bias, b.mul(o_block, LANES), lanes)
 
         def accumulate(chains: list[SSAValue], q: Index, chain: int) -> None:
             word = b.splat(b.load(words, [q]), VECTOR)
@@ -265,7 +312,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                                            load_vector(b, filter_words, [o_block, q, 0, 0, 0], LANES))
 
         zero = b.constant(0, VECTOR)
-        start = step.bias if not weight_offset else b.int_sub(step.bias, b.splat(input_sum, VECTOR))
+        start = bias_vector if not weight_offset else b.int_sub(bias_vector, b.splat(input_sum, VECTOR))
         with b.loop(0, chained // FULLY_CONNECTED_CHAINS,
                     carried=[start] + [zero] * (FULLY_CONNECTED_CHAINS - 1)) as k:
             chains = list(k.carried)

@@ -107,14 +107,8 @@ class PackConvolutionFilter(RewritePattern):
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None)
         else:
             return
-        # The packed levels are the weights minus their zero point: the same reals with offset 0.
-        if filter_type.per_channel:
-            packed_type = UniformQuantizedType(i16, filter_type.scale_array().tolist(), [0] * len(filter_type.offsets),
-                                               filter_type.axis.data)
-        else:
-            packed_type = UniformQuantizedType(i16, filter_type.scale, 0)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
-                                       packed_type)
+                                       centred_type(filter_type))
         op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
@@ -123,6 +117,15 @@ class PackConvolutionFilter(RewritePattern):
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind == DEPTHWISE):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         erase_if_unused(weight, rewriter)
+
+
+def centred_type(filter_type: UniformQuantizedType) -> UniformQuantizedType:
+    """The type of a filter's levels less their zero point as int16: the same reals with
+    offset 0 (per tensor or per channel)."""
+    if filter_type.per_channel:
+        return UniformQuantizedType(i16, filter_type.scale_array().tolist(), [0] * len(filter_type.offsets),
+                                    filter_type.axis.data)
+    return UniformQuantizedType(i16, filter_type.scale, 0)
 
 
 def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:

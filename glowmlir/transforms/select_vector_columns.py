@@ -12,21 +12,29 @@ filter is re-laid at compile time in blocks of output channels, as the kernel re
 channels in vector registers over all the taps: one load of input columns and one FMA per
 channel a tap, instead of loading and storing the output row at every tap. Sums are taken in
 the same order as the generic kernel's, one FMA per product.
+
+Where masked loads are single instructions (AVX, AVX-512), an int8 depthwise convolution
+(unpooled, no residual) gets `microkernel = "vector-depthwise-int8"`: the float depthwise
+tile on int32 lanes (`lowering.int8_depthwise`), its filter int16 less its zero point.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
+from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.transforms.select_arm_dsp_kernels import centred_type, int8_buffers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 LARGEST_STRIDE = 2
@@ -74,15 +82,42 @@ class PackFloatConvolution(RewritePattern):
 
     @staticmethod
     def pack(op: glowll.ConvolutionOp, weight: glowll.WeightOp, rewriter: PatternRewriter, microkernel: str,
-             block: int, vector_tile: tuple[int, ...]) -> None:
-        """`op` onto `microkernel`, its filter packed in blocks of `block` output channels."""
+             block: int, vector_tile: tuple[int, ...], levels: np.ndarray | None = None, element_type=None) -> None:
+        """`op` onto `microkernel`, its filter packed in blocks of `block` output channels (the
+        weight's values, or `levels` of `element_type`)."""
         shape = glow.shape_of(op.filter)
-        packed = column_layout.pack_filter(array_from_dense(weight.value), block)
-        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter)
+        packed = column_layout.pack_filter(array_from_dense(weight.value) if levels is None else levels, block)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter, element_type)
         op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints(vector_tile)
         erase_if_unused(weight, rewriter)
+
+
+@dataclass
+class PackInt8Depthwise(RewritePattern):
+    """An int8 depthwise convolution (unpooled, no residual, stride 1 or 2 along its rows)
+    onto the vector-depthwise tiles on int32 lanes, where masked loads are single
+    instructions: its filter int16 less its zero point."""
+
+    tile: column_layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+                or glow.is_nhwc(op) or op.pool is not None or op.residual is not None
+                or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
+                or weight.value is None or not column_layout.takes_columns(op.strides.get_values(), LARGEST_STRIDE)):
+            return
+        _, _, height, width = glow.convolution_shape(op)
+        tile = column_layout.depthwise_tile(glow.shape_of(op.filter), op.group.value.data, height, width, self.tile)
+        if tile is None:
+            return
+        filter_type = op.filter.type.element_type
+        centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
+        PackFloatConvolution.pack(op, weight, rewriter, column_layout.INT8_DEPTHWISE, 1,
+                                  (tile.lanes, tile.rows * tile.vectors, tile.rows), centred, centred_type(filter_type))
 
 
 @dataclass(frozen=True)
@@ -92,7 +127,7 @@ class SelectVectorColumns(ModulePass):
     their filters; with `planes` (a target with run-time masked loads), "same"-padded ones of
     stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
     (the target's vector registers), unpooled depthwise ones without a residual for the
-    vector-depthwise kernel."""
+    vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -106,3 +141,4 @@ class SelectVectorColumns(ModulePass):
                             "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)

@@ -8,7 +8,8 @@ fits `vnni_layout.LARGEST_PACKED_INPUT`, and every such `glowll.fully_connected`
 register, input channels four at a time, one `vpdpbusd` for 64 products). The filter is
 re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
 the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned input bytes,
-x + 128). Depthwise and other grouped convolutions keep the generic kernel. Outputs stay bit-identical to the
+x + 128). Grouped convolutions keep the generic kernel (depthwise ones take
+`glowll-select-vector-columns`' vector-depthwise-int8). Outputs stay bit-identical to the
 generic int8 kernels.
 """
 

@@ -1,0 +1,63 @@
+"""The int8 depthwise convolution on a host's vector unit (`microkernel = "vector-depthwise-int8"`).
+
+The float depthwise kernel's tiles (`vector_depthwise`: rows x vectors of one channel's
+output columns, every accumulator a vector register, each input row the tile reads loaded
+once per kernel column and multiplied into every row of the tile whose window covers it) on
+int32 lanes (`HostInt8Columns`): an input vector is `lanes` int8 levels sign-extended (one
+`vpmovsxbd`), less the input zero point, the lanes in the padding or past the row's end
+loaded as the zero point (a masked load), so they add 0; the weights are int16 with their
+zero point subtracted at compile time (`select_arm_dsp_kernels.centred_type`), broadcast once
+a channel. Both factors fit 16 bits, so they are multiplied by `vpmaddwd` (AVX2, AVX-512BW:
+one uop, where `vpmulld` takes two and twice the latency; with AVX-512 VNNI LLVM fuses the
+add into `vpdpwssd`), the input's high halves cleared. The sums are the generic kernel's
+exactly (int32, the same terms), and the output step is `x86_vnni.LaneRequantization`'s: the
+channel's multiplier and shift in every lane, the fused relu/clip in its clamp.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import VectorType, i16, i32
+from xdsl.ir import Attribute, SSAValue
+
+from glowmlir.dialects import glowll
+from glowmlir.lowering import vector_depthwise
+from glowmlir.lowering.arm_mve import Int8Columns
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.lowering.x86_vnni import LaneRequantization
+
+PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
+"""`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
+
+
+class HostInt8Columns(Int8Columns):
+    """Helium's int8 column arithmetic on the host's vectors (`vector_tile`: lanes,
+    accumulators), requantized with the generic arithmetic on the lanes."""
+
+    gathers_strided_columns = False  # a strided vector: a wider load and a shuffle
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
+        super().__init__(b, domain, op)
+        self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
+        self.vector = VectorType(i32, [self.lanes])
+
+    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
+        """total + pixels * weight by `vpmaddwd`: each int32 lane as two int16 halves, the
+        pixel's high half cleared (the level less its zero point fits the low one, signed), the
+        weight's low half its level: the lane's two products are the one wanted and 0."""
+        halves = VectorType(i16, [2 * self.lanes])
+        low = self.b.bitcast(self.b.int_and(pixels, 0xFFFF), halves)
+        products = self.b.emit(llvm.CallIntrinsicOp(PMADDWD[self.lanes], [low, self.b.bitcast(weight, halves)],
+                                                    [self.vector]))
+        return self.b.int_add(total, products)
+
+    def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
+        if self.domain.output(channel, storage) is None:  # accumulators kept
+            return total
+        multiplier, shift = self.domain.requantization.of(channel)
+        return LaneRequantization(self.b, self.domain, self.vector, multiplier, shift).output(total, storage)
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    vector_depthwise.emit_convolution(b, domain, op, view, HostInt8Columns)

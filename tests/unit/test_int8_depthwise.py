@@ -1,0 +1,69 @@
+"""The int8 depthwise convolution on a host's vector unit (`vector-depthwise-int8`:
+`glowll-select-vector-columns`, `lowering/int8_depthwise.py`).
+
+Depthwise convolutions of random levels, weights with and without a zero point, per tensor
+and per channel, 3x3 and 5x5, strides 1 and 2, padding (uneven too), rows narrower than a
+vector and wider than a tile, dilation, fused relu and clip: each must take the kernel on the
+host (AVX-512, and AVX2 with `-mattr=-avx512f`) and give, bit for bit, the independent int8
+reference's outputs (tests/support/int8_reference.py) and the generic int8 kernel's (the same
+build for a target without AVX: SSE only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.targets import resolve_target
+from tests.unit.test_quantized_kernels import build, convolution_case
+from tests.unit.test_x86_vnni import all_match_the_reference
+
+needs_avx = pytest.mark.skipif(HOST.vector_tile is None or not HOST.vector_tile.masked_loads,
+                               reason="the host has no AVX")
+
+GEOMETRIES = {
+    # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group)
+    "3x3_pad1_ds_cnn": ((1, 64, 25, 5), (64, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 64),
+    "3x3_stride2": ((1, 16, 32, 32), (16, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 16),
+    "5x5_stride2_odd": ((2, 24, 9, 11), (24, 1, 5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 24),
+    "5x5_pad2_small": ((1, 40, 4, 4), (40, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 40),
+    "3x3_wide_rows": ((1, 5, 13, 37), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 5),
+    "3x3_unpadded": ((1, 7, 10, 20), (7, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 7),
+    "uneven_pads_dilated": ((1, 6, 12, 19), (6, 1, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 6),
+}
+
+TARGETS = {"host": None, "avx2": "-avx512f"}
+GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, no vector-depthwise-int8
+
+
+def outputs(case, mattr: str | None) -> list[np.ndarray]:
+    """The case's output from a build with the int8 depthwise kernel (checked to be taken) on
+    the host's features less `mattr`, and from the generic int8 kernel's build."""
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr) if mattr else None)
+    assert 'microkernel = "vector-depthwise-int8"' in fast.ir["glowll"]
+    generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
+    assert "vector-depthwise-int8" not in generic.ir["glowll"]
+    return [bundle.run(case.inputs)[case.output] for bundle in (fast, generic)]
+
+
+def check(case, mattr: str | None) -> None:
+    all_match_the_reference(outputs(case, mattr), case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_depthwise_matches_the_int8_reference(name, per_channel):
+    check(convolution_case(700 + list(GEOMETRIES).index(name) + 50 * per_channel, GEOMETRIES[name], per_channel),
+          None)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,activation,target", [
+    ("3x3_pad1_ds_cnn", "relu", "host"), ("5x5_stride2_odd", "clip", "host"), ("3x3_stride2", "relu", "avx2"),
+    ("5x5_pad2_small", None, "avx2"), ("uneven_pads_dilated", "clip", "avx2"),
+])
+def test_fused_activations_and_avx2_match_the_int8_reference(name, activation, target):
+    check(convolution_case(800 + list(GEOMETRIES).index(name), GEOMETRIES[name], activation=activation),
+          TARGETS[target])
