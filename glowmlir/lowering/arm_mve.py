@@ -204,28 +204,45 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
         dot_products(b, domain, op, src, m.index, weights, bias, store)
 
 
+DOT_PRODUCT_ROWS = 4
+"""Rows of weights `dot_products` takes at a time: each vector of 16 input levels is loaded
+once for all of them."""
+
+
 def dot_products(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp | glowll.ConvolutionOp,
                  src: View, m: Index, weights: View, bias: View, store: Callable[[Index, SSAValue], None]) -> None:
     """For each row n of `weights`, `store(n, sum)`: its bias plus the dot product of
     `src[m]` and `weights[n]`, written plainly so that LLVM vectorizes it for MVE into
-    VMLAVA.S8 (16 products an instruction, the tail predicated): with the input offset
-    folded, the levels as they are and `- w_offset * sum x` once per row; else the generic
-    products with their zero points."""
+    VMLAVA.S8 (16 products an instruction, the tail predicated), `DOT_PRODUCT_ROWS` rows at a
+    time (then one at a time): with the input offset folded, the levels as they are and
+    `- w_offset * sum x` once per row; else the generic products with their zero points."""
     depth = src.shape[1]
     folded = op.folded_input_offset is not None
     correction = weight_offset_correction(b, domain, op, src, m)
     # An opaque trip count: LLVM would unroll a short constant one whole and pair up int32
     # lanes (4 products an instruction) instead of vectorizing the loop on int8 (16).
     depth = b.opaque(b.index(depth))
-    with b.loop(0, weights.shape[0]) as n:
-        with b.loop(0, depth, carried=[start(b, domain, bias, n.index, correction)]) as k:
+
+    def rows_from(first: Index, count: int) -> None:
+        rows = [b.add(first, j) for j in range(count)]
+        with b.loop(0, depth, carried=[start(b, domain, bias, n, correction) for n in rows]) as k:
             if folded:
-                product = b.int_mul(level(b, src, [m, k.index]), level(b, weights, [n.index, k.index]))
-                k.next(b.int_add(k.carried[0], product))
+                x = level(b, src, [m, k.index])
+                k.next(*(b.int_add(total, b.int_mul(x, level(b, weights, [n, k.index])))
+                         for total, n in zip(k.carried, rows)))
             else:
-                k.next(domain.multiply_accumulate(k.carried[0], domain.input(src, [m, k.index]),
-                                                  domain.weight(weights, [n.index, k.index])))
-        store(n.index, k.results[0])
+                x = domain.input(src, [m, k.index])
+                k.next(*(domain.multiply_accumulate(total, x, domain.weight(weights, [n, k.index]))
+                         for total, n in zip(k.carried, rows)))
+        for n, total in zip(rows, k.results):
+            store(n, total)
+
+    outputs = weights.shape[0]
+    with b.loop(0, outputs // DOT_PRODUCT_ROWS) as block:
+        rows_from(b.mul(block.index, DOT_PRODUCT_ROWS), DOT_PRODUCT_ROWS)
+    if outputs % DOT_PRODUCT_ROWS:
+        with b.loop(outputs - outputs % DOT_PRODUCT_ROWS, outputs) as n:
+            rows_from(n.index, 1)
 
 
 def emit_im2col_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
