@@ -17,7 +17,6 @@ from tests.support import int8_reference as ref8
 from tests.support import int16_reference as ref
 from tests.unit.test_quantized_kernels import (
     CONVOLUTIONS,
-    assert_spread,
     build,
     exact,
     ints,
@@ -229,7 +228,8 @@ def test_pools(kind, kernel, strides, pads):
     x_t, y_t = tensor(x.shape, s16(1e-3)), tensor(expected.shape, s16(1e-3))
     body = f"""
   %x = glow.placeholder "x" : {x_t}
-  %y = glow.{kind}_pool %x {{kernel = {ints(kernel)}, strides = {ints(strides)}, pads = {ints(pads)}}} : ({x_t}) -> {y_t}
+  %y = glow.{kind}_pool %x {{kernel = {ints(kernel)}, strides = {ints(strides)}, pads = {ints(pads)}}} : \
+({x_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
     np.testing.assert_array_equal(run(body, {"x": x})["y"], expected)
 
@@ -263,7 +263,8 @@ def test_interpolated_lookup_table(name, function):
 
     in_scale, out_scale = 8.0 / 32768, 1.0 / 32768
     table = ref.lookup_table(function, in_scale, out_scale)
-    compiled = interpolated_table(function, UniformQuantizedType(i16, in_scale, 0), UniformQuantizedType(i16, out_scale, 0))
+    compiled = interpolated_table(function, UniformQuantizedType(i16, in_scale, 0),
+                                  UniformQuantizedType(i16, out_scale, 0))
     np.testing.assert_array_equal(compiled, table)
     x = np.random.default_rng(1850).permutation(np.arange(-32768, 32768, dtype=np.int16)).reshape(64, 1024)
     x_t, table_t, y_t = tensor(x.shape, s16(in_scale)), tensor((513,), s16(out_scale)), tensor(x.shape, s16(out_scale))
