@@ -393,14 +393,20 @@ def test_glow_profile_errors(tmp_path):
 # ----------------------------------------------------------------------------- other networks
 
 
-def _profile_and_compile(tmp_path, model, calibration: list[dict], **quantization) -> tuple:
+def _profiled(tmp_path, model, calibration: list[dict]) -> tuple[str, str]:
+    """(model file, its profile from `calibration`) in `tmp_path`."""
     path = str(tmp_path / "model.onnx")
     onnx.save(model, path)
     profiler = Profiler.for_model(path, CompileOptions())
     for _ in profiler.run(calibration):
         pass
     write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
-    options = QuantizationOptions(str(tmp_path / "profile.yaml"), assert_all_nodes_quantized=True, **quantization)
+    return path, str(tmp_path / "profile.yaml")
+
+
+def _profile_and_compile(tmp_path, model, calibration: list[dict], **quantization) -> tuple:
+    path, profile = _profiled(tmp_path, model, calibration)
+    options = QuantizationOptions(profile, assert_all_nodes_quantized=True, **quantization)
     return glowmlir.compile(path), glowmlir.compile(path, quantization=options)
 
 
@@ -452,18 +458,12 @@ def _int16_and_int8_errors(tmp_path, model: onnx.ModelProto, calibration: list[d
     (classes of a random-weight net from its logits centred on float's mean)."""
     from tests.support.models import onnxruntime_outputs
 
-    path = str(tmp_path / "model.onnx")
-    onnx.save(model, path)
-    profiler = Profiler.for_model(path, CompileOptions())
-    for _ in profiler.run(calibration):
-        pass
-    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
+    path, profile = _profiled(tmp_path, model, calibration)
     expected = np.stack([onnxruntime_outputs(model, s)[output][0] for s in held_out])
     centre = expected.mean(axis=0) if centred else 0
     figures = {}
     for precision in ("Int8", "Int16"):
-        options = QuantizationOptions(str(tmp_path / "profile.yaml"), precision=precision,
-                                      assert_all_nodes_quantized=True)
+        options = QuantizationOptions(profile, precision=precision, assert_all_nodes_quantized=True)
         bundle = glowmlir.compile(path, quantization=options)
         assert bundle.float_ops == [] and bundle.ir["glow"].count("glow.dequantize") == 1
         assert ("!quant.uniform<i16" in bundle.ir["glow"]) == (precision == "Int16")
