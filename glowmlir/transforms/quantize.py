@@ -213,25 +213,28 @@ class _FunctionQuantizer:
 
     def input_type(self, value: SSAValue) -> UniformQuantizedType | None:
         """The quantized type an operand has (already quantized) or would get: a constant's
-        from its own range, any other value's from its profile."""
+        from its own range (data, not weights: of the activations' precision), any other
+        value's from its profile."""
         if is_quantized(value.type):
             return value.type.element_type
         if isinstance(value.owner, glow.DequantizeOp):  # e.g. an int8q model input
             return value.owner.input.type.element_type
         if isinstance(value.owner, glow.ConstantOp) and value.owner.value is not None:
-            return self.constant_type(value.owner, None)
+            return self.constant_type(value.owner, None, self.config.precision)
         return self.profiled(value)
 
-    def constant_type(self, constant: glow.ConstantOp, channel_axis: int | None) -> UniformQuantizedType:
+    def constant_type(self, constant: glow.ConstantOp, channel_axis: int | None,
+                      precision: str = WEIGHT_PRECISION) -> UniformQuantizedType:
         """A float constant's quantized type: the one a quantized model's file gives it
-        (`glow.MODEL_QUANTIZATION`, if it fits the constant's shape), else from its own range."""
+        (`glow.MODEL_QUANTIZATION`, if it fits the constant's shape and `precision`), else
+        from its own range."""
         given = constant.attributes.get(glow.MODEL_QUANTIZATION)
         shape = glow.shape_of(constant.result)
-        if isinstance(given, UniformQuantizedType) and given.bitwidth == 8 and (
+        if isinstance(given, UniformQuantizedType) and _precision(given) == precision and (
                 not given.per_channel or (given.axis.data < len(shape)
                                           and len(given.scale_array()) == shape[given.axis.data])):
             return given
-        return _weight_type(self, array_from_dense(constant.value), channel_axis)
+        return _weight_type(self, array_from_dense(constant.value), channel_axis, precision)
 
     # ----------------------------------------------------------------- rewriting
 
@@ -488,9 +491,11 @@ def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
     return True
 
 
-def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None) -> UniformQuantizedType:
-    """A weight's type from its own range: per tensor, or symmetric per channel."""
-    schema = q.config.schema
+def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None,
+                 precision: str = WEIGHT_PRECISION) -> UniformQuantizedType:
+    """A weight's type from its own range: per tensor, or symmetric per channel; a constant
+    operand of data (`precision` Int16: a Mul's, an Add's) is symmetric as int16 data is."""
+    schema = q.config.schema if precision == WEIGHT_PRECISION else q.activation_schema
     if (channel_axis is not None or q.config.symmetric_weights) and schema in ("asymmetric", "symmetric_with_uint8"):
         schema = "symmetric"  # TFLite's int8 spec: symmetric weights, as kernel libraries want
     if channel_axis is None:
@@ -498,11 +503,11 @@ def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int |
         if q.config.calibrate_constants and q.config.calibration != "None":  # Glow: constants skip it otherwise
             bins = max((len(entry.histogram) for entry in q.profile.entries.values()), default=0)
             histogram, calibration = np.histogram(weights, bins=max(bins, 1))[0], q.config.calibration
-        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, WEIGHT_PRECISION,
-                                       histogram, calibration, q.config.percentile), WEIGHT_PRECISION)
+        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, precision,
+                                       histogram, calibration, q.config.percentile), precision)
     moved = np.moveaxis(weights, channel_axis, 0).reshape(weights.shape[channel_axis], -1)
-    params = [choose_params(float(row.min()), float(row.max()), schema, WEIGHT_PRECISION) for row in moved]
-    return UniformQuantizedType(STORAGE_TYPES[WEIGHT_PRECISION], [p.scale for p in params],
+    params = [choose_params(float(row.min()), float(row.max()), schema, precision) for row in moved]
+    return UniformQuantizedType(STORAGE_TYPES[precision], [p.scale for p in params],
                                 [p.offset for p in params], channel_axis)
 
 

@@ -374,11 +374,22 @@ def test_assert_all_nodes_quantized_exempts_the_kinds_kept_float(lenet_profile, 
     assert "ops left float" not in glow_compile(f"-model={LENET}", f"-emit-bundle={tmp_path}").stdout
 
 
-def test_assert_all_nodes_quantized_names_the_float_node(lenet_profile, out_dir):
-    # Int16 has no compute kernels (as on Glow's CPU backend): the convolutions stay float.
-    result = glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", "-assert-all-nodes-quantized",
+def test_assert_all_nodes_quantized_names_the_float_node(tmp_path, out_dir):
+    """A Div of two tensors has no int16 kernel: with Int16 it stays float (`kept_float`
+    says why), and glow-compile -assert-all-nodes-quantized fails naming it."""
+    rng = np.random.default_rng(21)
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Div", ["r", "y"], ["q"],
+                                                                                        name="ratio")], "g",
+                              [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 4]) for name in "xy"],
+                              [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    samples = [{name: rng.uniform(0.5, 2, (1, 4)).astype(np.float32) for name in "xy"} for _ in range(4)]
+    path, profile = _profiled(tmp_path, model, samples)
+    result = glow_compile(f"-model={path}", f"-load-profile={profile}", "-assert-all-nodes-quantized",
                           "-quantization-precision=Int16", f"-emit-bundle={out_dir}")
-    assert_clean_failure(result, "-assert-all-nodes-quantized", "was not quantized")
+    assert_clean_failure(result, "-assert-all-nodes-quantized", 'node "ratio" was not quantized')
+    bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision="Int16"))
+    assert bundle.float_ops == [("ratio", "glow.div", "no int16 kernel")]
 
 
 def test_glow_profile_errors(tmp_path):
@@ -410,15 +421,19 @@ def _profile_and_compile(tmp_path, model, calibration: list[dict], **quantizatio
     return glowmlir.compile(path), glowmlir.compile(path, quantization=options)
 
 
-@pytest.mark.parametrize("channelwise", [False, True])
-def test_quantized_convnet_tracks_float(tmp_path, channelwise):
+@pytest.mark.parametrize("channelwise,precision", [(False, "Int8"), (True, "Int8"), (False, "Int16"),
+                                                   (True, "Int16")])
+def test_quantized_convnet_tracks_float(tmp_path, channelwise, precision):
     """Depthwise convolution, residual Add, max and average pooling, Gemm and SoftMax, all
-    quantized (-assert-all-nodes-quantized): logits within a few percent of float."""
+    quantized (-assert-all-nodes-quantized), to int8 or int16: logits within a few percent
+    of float."""
     model = small_convnet()
     rng = np.random.default_rng(3)
     samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(24)]
-    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:16], channelwise=channelwise)
-    assert quantized.layout.activations_size * 3 < float_bundle.layout.activations_size
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:16], channelwise=channelwise,
+                                                   precision=precision)
+    assert quantized.layout.activations_size * (3 if precision == "Int8" else 1.5) < \
+        float_bundle.layout.activations_size
     for sample in samples[16:]:
         expected, actual = float_bundle.run(sample)["logits"], quantized.run(sample)["logits"]
         spread = expected.max() - expected.min()
@@ -426,8 +441,9 @@ def test_quantized_convnet_tracks_float(tmp_path, channelwise):
         assert np.argmax(actual) == np.argmax(expected)
 
 
-def test_concat_clip_and_mul_are_quantized(tmp_path):
-    """Concat rescales its inputs to its own parameters; Clip (ReLU6) and Mul run in int8."""
+@pytest.mark.parametrize("precision", ["Int8", "Int16"])
+def test_concat_clip_and_mul_are_quantized(tmp_path, precision):
+    """Concat rescales its inputs to its own parameters; Clip (ReLU6) and Mul run in int8 (int16)."""
     rng = np.random.default_rng(4)
     weights = {name: numpy_helper.from_array(rng.normal(0, 0.5, shape).astype(np.float32), name)
                for name, shape in {"wa": (4, 3, 3, 3), "wb": (2, 3, 1, 1), "ba": (4,), "bb": (2,),
@@ -443,9 +459,9 @@ def test_concat_clip_and_mul_are_quantized(tmp_path):
                               list(weights.values()))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     samples = [{"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32) * 2} for _ in range(12)]
-    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:8])
+    float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:8], precision=precision)
     concat = next(line for line in quantized.ir["glow"].splitlines() if "glow.concat" in line)
-    assert concat.count("!quant.uniform") == 3 and "glow.quantize" not in concat
+    assert concat.count(f"!quant.uniform<i{precision[3:]}") == 3 and "glow.quantize" not in concat
     for sample in samples[8:]:
         expected, actual = float_bundle.run(sample)["y"], quantized.run(sample)["y"]
         assert np.abs(actual - expected).max() < 0.03 * (expected.max() - expected.min())
