@@ -5,7 +5,8 @@ stay float, top-1 agreement with float on held-out inputs against onnxruntime's 
 int8 quantization of the same model and calibration data (also with our bias correction, and
 per-channel on both sides: -enable-channelwise, onnxruntime's per_channel), host latency and
 code bytes int8 vs float, and exact instructions per inference int8 vs float on the emulated Cortex-M7
-(mps2-an500) and Cortex-M3 (mps2-an385, no FPU).
+(mps2-an500) and Cortex-M3 (mps2-an385, no FPU). `--precision=Int16` measures our builds with
+int16 activations (TFLite's 16x8 scheme) instead; onnxruntime's stay int8.
 
 A random-weight net gives every input nearly the same logits: its classes are read from the
 logits centred on their mean over the held-out inputs (the same centre for all). LeNet's
@@ -13,6 +14,7 @@ classes are its plain argmax. Latency is a ratio measured in the same run, the b
 interleaved batches of each build (`latency_ratio`).
 
     .venv/bin/python bench/bench_integer_only.py [--markdown] [--no-boards] [--held-out N] [--mattr=-avx512vnni]
+                                                 [--precision=Int8|Int16]
 """
 
 from __future__ import annotations
@@ -86,8 +88,10 @@ def latency_ratio(first: glowmlir.Bundle, second: glowmlir.Bundle, sample: dict,
     return best[0] / best[1]
 
 
-def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | None = None) -> dict[str, str]:
-    """The net's column of the table; `host`: the host builds' target (`--mattr`)."""
+def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | None = None,
+            precision: str = "Int8") -> dict[str, str]:
+    """The net's column of the table; `host`: the host builds' target (`--mattr`); `precision`:
+    our builds' (`-quantization-precision`)."""
     import onnxruntime
 
     path = os.path.join(directory, f"{net.name}.onnx")
@@ -97,15 +101,18 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
         pass
     profile = os.path.join(directory, f"{net.name}.yaml")
     write_profile(profile, profiler.profile)
-    quantization = QuantizationOptions(profile)
+    quantization = QuantizationOptions(profile, precision=precision)
     on_host = {} if host is None else {"target": host}
-    float_bundle, int8 = glowmlir.compile(path, **on_host), glowmlir.compile(path, quantization=quantization, **on_host)
-    channelwise = glowmlir.compile(path, quantization=QuantizationOptions(profile, channelwise=True), **on_host)
-    corrected = glowmlir.compile(path, quantization=QuantizationOptions(profile, bias_correction=True), **on_host)
+    float_bundle = glowmlir.compile(path, **on_host)
+    quantized = glowmlir.compile(path, quantization=quantization, **on_host)
+    channelwise = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision=precision,
+                                                                          channelwise=True), **on_host)
+    corrected = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision=precision,
+                                                                        bias_correction=True), **on_host)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads, options.log_severity_level = 1, 3
     outputs = {"float": np.stack([float_bundle.run(s)[net.output][0] for s in net.held_out]),
-               "ours": np.stack([int8.run(s)[net.output][0] for s in net.held_out]),
+               "ours": np.stack([quantized.run(s)[net.output][0] for s in net.held_out]),
                "ours channelwise": np.stack([channelwise.run(s)[net.output][0] for s in net.held_out]),
                "ours bias-corrected": np.stack([corrected.run(s)[net.output][0] for s in net.held_out])}
     for name, per_channel in (("onnxruntime", False), ("onnxruntime per_channel", True)):
@@ -117,11 +124,12 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
     classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
     agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(net.held_out)}" for name in outputs}
     error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}" for name, values in outputs.items()}
-    left = collections.Counter(op for _, op, _ in int8.float_ops)
+    left = collections.Counter(op for _, op, _ in quantized.float_ops)
+    ours = precision.lower()
     column = {
         "compute ops left float": f"{sum(left.values())}" + (f" ({', '.join(f'{k} x{v}' for k, v in left.items())})"
                                                              if left else ""),
-        "top-1 agreement with float, ours int8": agreement["ours"],
+        f"top-1 agreement with float, ours {ours}": agreement["ours"],
         "top-1 agreement with float, onnxruntime int8": agreement["onnxruntime"],
         "RMS output error vs float, ours / onnxruntime": f"{error['ours']} / {error['onnxruntime']}",
         "top-1 agreement, ours -quantization-bias-correction": agreement["ours bias-corrected"],
@@ -130,13 +138,14 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
             f"{agreement['ours channelwise']} / {agreement['onnxruntime per_channel']}",
         "RMS output error, per-channel: ours / onnxruntime":
             f"{error['ours channelwise']} / {error['onnxruntime per_channel']}",
-        "host latency int8 / float": f"{latency_ratio(int8, float_bundle, net.held_out[0]):.2f}",
-        "host code bytes int8 / float": f"{code_size(int8.object_code):,} / {code_size(float_bundle.object_code):,}",
+        f"host latency {ours} / float": f"{latency_ratio(quantized, float_bundle, net.held_out[0]):.2f}",
+        f"host code bytes {ours} / float":
+            f"{code_size(quantized.object_code):,} / {code_size(float_bundle.object_code):,}",
     }
     for board in boards:
         counts = [run_on_board(glowmlir.compile(path, quantization=q, target=target_for(board)), board,
                                net.held_out[0], count_instructions=True).instructions for q in (quantization, None)]
-        column[f"{board} instructions int8 / float"] = f"{counts[0]:,} / {counts[1]:,} ({counts[0] / counts[1]:.2f})"
+        column[f"{board} instructions {ours} / float"] = f"{counts[0]:,} / {counts[1]:,} ({counts[0] / counts[1]:.2f})"
     return column
 
 
@@ -147,6 +156,8 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--mattr", help="host features for both host builds, e.g. -avx512vnni (the generic int8 "
                                          "kernels)")
+    parser.add_argument("--precision", choices=("Int8", "Int16"), default="Int8",
+                        help="our builds' -quantization-precision (Int16: int16 activations, int8 weights)")
     args = parser.parse_args()
     nets = [random_net("MobileNetV3-style 1x3x64x64", mobilenet_v3_style(seed=1), (1, 3, 64, 64), args.held_out),
             random_net("DS-CNN-style 1x1x49x10", ds_cnn_style(seed=0), (1, 1, 49, 10), args.held_out),
@@ -154,7 +165,7 @@ def main() -> None:
     boards = () if args.no_boards else BOARDS
     with tempfile.TemporaryDirectory() as directory:
         host = resolve_target(mattr=args.mattr) if args.mattr else None
-        columns = {net.name: measure(net, directory, boards, host) for net in nets}
+        columns = {net.name: measure(net, directory, boards, host, args.precision) for net in nets}
     labels = list(next(iter(columns.values())))
     print_columns(["", *columns], [[label, *(column[label] for column in columns.values())] for label in labels],
                   args.markdown)

@@ -1877,11 +1877,16 @@ class GatherOp(IndexedReadOp):
         return data[:axis] + tuple(indices_shape) + data[axis + 1:]
 
 
+LOOKUP_TABLE_SIZES = {8: 256, 16: 513}
+"""The entries of an int lookup table by the input's storage bits."""
+
+
 @irdl_op_definition
 class IntLookupTableOp(GlowOp):
     """result[i] = table[input[i] - storage minimum] (Glow's IntLookupTable): a unary function of
     int8 data as a 256-entry table, computed at compile time from the input's and the result's
-    quantization (`glow-quantize` builds it for ops with no integer kernel of their own)."""
+    quantization (`glow-quantize` builds it for ops with no integer kernel of their own). Of
+    int16 data: a 513-entry table, interpolated (`quantization.lookup_tables`)."""
 
     name = "glow.int_lookup_table"
     input = operand_def(TensorType)
@@ -1895,10 +1900,12 @@ class IntLookupTableOp(GlowOp):
 
     def infer_shape(self):
         storage = storage_type(element_of(self.input))
-        if not is_quantized(self.input.type) or storage.width.data != 8:
-            raise ValueError("the input must be quantized int8")
-        if shape_of(self.table) != (256,) or element_of(self.table) != element_of(self.result):
-            raise ValueError("the table holds 256 values of the result's type")
+        if not is_quantized(self.input.type) or storage.width.data not in LOOKUP_TABLE_SIZES:
+            raise ValueError("the input must be quantized int8 or int16")
+        size = LOOKUP_TABLE_SIZES[storage.width.data]
+        if shape_of(self.table) != (size,) or element_of(self.table) != element_of(self.result) \
+                or storage_type(element_of(self.result)) != storage:
+            raise ValueError(f"the table holds {size} values of the result's type, stored as the input")
         return shape_of(self.input)
 
 

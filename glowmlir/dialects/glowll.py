@@ -447,6 +447,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
+    `wide_accumulators` (int16 data, set where an int32 sum could overflow:
+    `quantization.rescaling.needs_wide_accumulators`): the sums are int64, requantized as
+    CMSIS-NN's s16 kernels do (`requantize_wide`).
     Quantized, `parameters` may be an i32 weight of the layer's numbers (offsets, clamp bounds,
     per-tensor requantization: `quantization.rescaling.KernelParameters`), which the kernel
     then reads at run time instead of compiling them in (`glowll-quantization-records`).
@@ -464,6 +467,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     vector_tile = opt_prop_def(DenseArrayBase)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
+    wide_accumulators = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
@@ -538,8 +542,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
     contiguous row. Quantized with one weight scale per output (axis 0), `requantization` is
-    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters` as
-    for a convolution.
+    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters` and
+    `wide_accumulators` as for a convolution.
     """
 
     name = "glowll.fully_connected"
@@ -551,6 +555,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     microkernel = opt_prop_def(StringAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
+    wide_accumulators = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
                        "(`parameters` $parameters^)? (`activation` $activation^)? attr-dict `:` type($dest) `,` "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import MemRefType, ModuleOp, i32
+from xdsl.dialects.builtin import MemRefType, ModuleOp, UnitAttr, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -23,7 +23,7 @@ from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, dense_from_array, transposed
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
-from glowmlir.quantization.rescaling import output_multipliers
+from glowmlir.quantization.rescaling import bias_scales, needs_wide_accumulators, output_multipliers, weight_zero_point
 
 
 def _memref(value: SSAValue) -> MemRefType:
@@ -141,11 +141,31 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
     residual = lowering.buffer(op.residual) if op.residual is not None else None
     requantization = _requantization_table(lowering, op, op.filter)
     dest = lowering.result_buffer(op.result)
-    lowering.add(glowll.ConvolutionOp(dest, *sources, strides=op.strides, pads=op.pads, dilations=op.dilations,
-                                      group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
-                                      pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
-                                      pool_count_include_pad=op.pool_count_include_pad is not None,
-                                      residual=residual, requantization=requantization))
+    convolution = glowll.ConvolutionOp(dest, *sources, strides=op.strides, pads=op.pads, dilations=op.dilations,
+                                       group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
+                                       pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
+                                       pool_count_include_pad=op.pool_count_include_pad is not None,
+                                       residual=residual, requantization=requantization)
+    convolution.properties.update(_accumulators(op, op.filter))
+    lowering.add(convolution)
+
+
+def _accumulators(op: glow.ConvolutionOp | glow.FullyConnectedOp, weights: SSAValue, channel_axis: int = 0) -> dict:
+    """`wide_accumulators` for a quantized op of int16 data whose int32 sums could overflow
+    (`needs_wide_accumulators`, from its constant weights and bias; unknown ones: always)."""
+    input_type = op.input.type.element_type
+    if not isinstance(input_type, UniformQuantizedType) or input_type.bitwidth <= 8:
+        return {}
+    weight_type, bias_type = weights.type.element_type, op.bias.type.element_type
+    constants = [v.owner.value if isinstance(v.owner, glow.ConstantOp) else None for v in (weights, op.bias)]
+    if None in constants:
+        return {"wide_accumulators": UnitAttr()}
+    levels = np.moveaxis(array_from_dense(constants[0]).astype(np.int64), channel_axis, 0)
+    centred = levels.reshape(levels.shape[0], -1) - weight_zero_point(weight_type)
+    in_accumulator_units = bias_type.scale_array() / bias_scales(input_type, weight_type)
+    bias = np.ceil(np.abs(array_from_dense(constants[1]).astype(np.int64) - bias_type.offset_array())
+                   * in_accumulator_units).astype(np.int64)
+    return {"wide_accumulators": UnitAttr()} if needs_wide_accumulators(input_type, centred, bias) else {}
 
 
 def _requantization_table(lowering: _FunctionLowering, op: Operation, weights: SSAValue) -> SSAValue | None:
@@ -177,8 +197,10 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
         weights = lowering.add(glowll.AllocOp(transposed_type))
         lowering.add(glowll.TransposeOp(weights, lowering.buffer(op.weights), perm=[1, 0]))
     dest = lowering.result_buffer(op.result)
-    lowering.add(glowll.FullyConnectedOp(dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias),
-                                         **_fused_activation(op), requantization=requantization))
+    fully_connected = glowll.FullyConnectedOp(dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias),
+                                              **_fused_activation(op), requantization=requantization)
+    fully_connected.properties.update(_accumulators(op, op.weights, channel_axis=1))
+    lowering.add(fully_connected)
 
 
 def _lower_scatter_nd(lowering: _FunctionLowering, op: glow.ScatterNDOp) -> None:

@@ -1,21 +1,24 @@
 """Integer kernels for quantized `glowll` instructions.
 
-Storage is int8 (any `!quant.uniform` storage type), accumulation int32, and there is no
-floating point anywhere in them except in `quantize`/`dequantize` themselves, so cores
+Storage is int8 or int16 (any `!quant.uniform` storage type), accumulation int32, and there
+is no floating point anywhere in them except in `quantize`/`dequantize` themselves, so cores
 without an FPU run them without soft-float calls. The arithmetic is TFLite's int8
 reference arithmetic, the one CMSIS-NN's s8 functions implement, so that kernel selection
-can swap a kernel for a library call without changing a single output bit:
+can swap a kernel for a library call without changing a single output bit. Int16 data
+(`-quantization-precision=Int16`: symmetric int16 activations, int8 weights, TFLite's 16x8
+scheme and CMSIS-NN's s16 functions) takes the same kernels, with int64 sums where int32
+ones could overflow (`WideQuantizedArithmetic`) and 513-entry interpolated lookup tables:
 
 * Convolution / FullyConnected: `acc = bias + sum (x - x_offset) * (w - w_offset)`, then
   `y = clamp(requantize(acc, M, S) + y_offset)`, with (M, S) from
   `input_scale * weight_scale / output_scale` (per output channel for per-channel filters);
-* Add: both inputs are shifted left by 20 and requantized to a common scale, summed and
-  requantized again; Mul: `requantize((a - a_offset) * (b - b_offset))`;
+* Add: both inputs are shifted left by 20 (15 for int16) and requantized to a common scale,
+  summed and requantized again; Mul: `requantize((a - a_offset) * (b - b_offset))`;
 * Relu/Clip/Rescale: `requantize(x - x_offset)` to the output's parameters, clamped;
 * Max/AvgPool: on the raw integers (input and output share parameters), averages rounded
   half away from zero;
 * SoftMax: CMSIS-NN's `arm_softmax_s8` fixed-point exp and reciprocal; output scale
-  1/256 and offset -128.
+  1/256 and offset -128 (int16: 1/32768 and 0, the same arithmetic with 7 more bits kept).
 
 `requantize` is CMSIS-NN's `arm_nn_requantize`: a rounding doubling high multiply by
 the 31-bit multiplier M, then a rounding shift by S.
@@ -51,16 +54,18 @@ from glowmlir.lowering.loop_skeletons import (
     fill_row,
     window_size,
 )
-from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow
+from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow, requantize_wide
+from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
-    ADD_LEFT_SHIFT,
     KernelParameters,
     activation_bounds,
+    add_left_shift,
     add_multipliers,
     division_multiplier,
     mul_multiplier,
     multiplier_and_shift,
     sign_multipliers,
+    softmax_fraction_bits,
     softmax_parameters,
 )
 
@@ -185,10 +190,14 @@ class QuantizedArithmetic(ArithmeticDomain):
 
     output_is_monotonic = True  # a rounding multiply by a positive multiplier, then a clamp
 
+    def rescale(self) -> Callable[[KernelBuilder, SSAValue, int | SSAValue, int | SSAValue], SSAValue]:
+        """How an accumulator is requantized to an i32 level."""
+        return requantize_narrow if getattr(self.op, "narrow_requantization", None) is not None else requantize
+
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
         multiplier, shift = self.requantization.of(channel)
-        rescale = requantize_narrow if getattr(self.op, "narrow_requantization", None) is not None else requantize
+        rescale = self.rescale()
 
         def stored(total: SSAValue) -> SSAValue:
             level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
@@ -232,8 +241,40 @@ class QuantizedArithmetic(ArithmeticDomain):
         fill_row(b, dest, width, average)
 
 
+class WideQuantizedArithmetic(QuantizedArithmetic):
+    """`QuantizedArithmetic` with int64 sums (`wide_accumulators`: int16 data whose int32 sums
+    could overflow, as CMSIS-NN's s16 kernels for long dot products): each int32 product
+    widened and added, the sum requantized by `requantize_wide`. A fused max pool takes the
+    maxima of the requantized levels (its stack rows stay int32)."""
+
+    output_is_monotonic = False
+
+    def accumulator_rows(self, count: int, width: int) -> View:
+        return View.contiguous(self.b.alloca(count * width, i64), (count, width), element_type=i64)
+
+    def zero(self) -> SSAValue:
+        return self.b.integer(0, i64)
+
+    def bias(self, bias: View, channel: Index) -> SSAValue:
+        return self.b.sign_extend(super().bias(bias, channel), i64)
+
+    def multiply_accumulate(self, total: SSAValue, x: SSAValue, w: SSAValue, reduction: bool = False) -> SSAValue:
+        return self.b.int_add(total, self.b.sign_extend(self.b.int_mul(x, w), i64))
+
+    def rescale(self) -> Callable[[KernelBuilder, SSAValue, int | SSAValue, int | SSAValue], SSAValue]:
+        return requantize_wide
+
+
+def quantized_arithmetic(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                         view: ViewOf) -> QuantizedArithmetic:
+    """The arithmetic of a quantized Convolution/FullyConnected: int32 sums, or int64 ones
+    for an op with `wide_accumulators`."""
+    wide = getattr(op, "wide_accumulators", None) is not None
+    return (WideQuantizedArithmetic if wide else QuantizedArithmetic)(b, op, view)
+
+
 def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    domain = QuantizedArithmetic(b, op, view)
+    domain = quantized_arithmetic(b, op, view)
     if op.microkernel is not None:  # the filter is packed for the microkernel
         MICROKERNELS[op.microkernel.data].emit_convolution(b, domain, op, view)
     else:
@@ -245,7 +286,7 @@ def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolO
 
 
 def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
-    domain = QuantizedArithmetic(b, op, view)
+    domain = quantized_arithmetic(b, op, view)
     if op.microkernel is not None:
         MICROKERNELS[op.microkernel.data].emit_fully_connected(b, domain, op, view)
     else:
@@ -321,11 +362,12 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     elif kind in ("add", "sub"):  # TFLite's int8 Add and Sub: the same rescaling, then a sum or a difference
         first, second = (_type(v) for v in op.inputs)
         (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+        left_shift = add_left_shift(first, second, out_type)
         combine = b.int_add if kind == "add" else b.int_sub
 
         def compute(v):
-            a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), ADD_LEFT_SHIFT), m1, s1)
-            c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), ADD_LEFT_SHIFT), m2, s2)
+            a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), left_shift), m1, s1)
+            c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), left_shift), m2, s2)
             return store(b.int_add(requantize(b, combine(a, c), mo, so), out_type.offset))
     elif kind == "div":
         first, second = (_type(v) for v in op.inputs)
@@ -426,11 +468,16 @@ ACCUMULATION_BITS = 12
 
 def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
     """`arm_softmax_s8` over the last axis: exp of the input's distance to the row maximum
-    in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128."""
+    in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128.
+    An int16 softmax (input levels int16, output scale 1/32768, offset 0) runs the same
+    arithmetic and keeps 15 fractional bits of the quotient instead of 8."""
     dest, src = view(op.dest), view(op.input)
     if op.axis.value.data != len(dest.shape) - 1 or op.log is not None:
         raise GlowError("glowll.softmax: a quantized softmax works on the last axis, without log")
     multiplier, shift, diff_min = softmax_parameters(_type(op.input))
+    out_type = _type(op.dest)
+    fraction_bits = softmax_fraction_bits(out_type)
+    low, high = out_type.value_range
     size = dest.shape[-1]
     rows = int(np.prod(dest.shape[:-1]))
     dest, src = dest.reshaped((rows, size), (size, 1)), src.reshaped((rows, size), (size, 1))
@@ -453,21 +500,40 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
         headroom = count_leading_zeros(b, total)
         normalized = b.select(b.int_compare("sgt", total, 0), b.shift_left(total, headroom), 0)
         scale = one_over_one_plus_x(b, b.int_sub(normalized, INT32_MIN))
-        bits_over_unit = b.int_sub(ACCUMULATION_BITS + 23, headroom)
+        bits_over_unit = b.int_sub(ACCUMULATION_BITS + 31 - fraction_bits, headroom)
         with b.loop(0, size) as column:
             counts, value = exp_of(column.index)
-            level = b.int_sub(divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit), 128)
-            store_level(b, b.select(counts, level, -128), -128, 127, dest, [row.index, column.index])
+            quotient = divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit)
+            level = b.int_add(quotient, out_type.offset)
+            store_level(b, b.select(counts, level, out_type.offset), low, high, dest, [row.index, column.index])
 
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view: ViewOf) -> None:
-    """dest[i] = table[input[i] + 128]: one load from the 256-entry table per element."""
+    """int8 input: dest[i] = table[input[i] + 128], one load from the 256-entry table per
+    element. int16 input: the 513-entry table of TFLite's and CMSIS-NN's int16 LUT ops,
+    interpolated (`interpolated_lookup`)."""
     dest, source, table = view(op.dest), view(op.input), view(op.table)
     size = int(np.prod(dest.shape))
     flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
+    interpolated = _type(op.input).bitwidth == 16
     with b.loop(0, size) as i:
-        level = b.as_index(b.load(flat_source, [i.index]))
-        b.store(b.load(table, [b.add(level, 128)]), flat_dest, [i.index])
+        if interpolated:
+            b.store(interpolated_lookup(b, table, b.sign_extend(b.load(flat_source, [i.index]))), flat_dest, [i.index])
+        else:
+            level = b.as_index(b.load(flat_source, [i.index]))
+            b.store(b.load(table, [b.add(level, 128)]), flat_dest, [i.index])
+
+
+def interpolated_lookup(b: KernelBuilder, table: View, level: SSAValue) -> SSAValue:
+    """An int16 level x (as i32) looked up in a 513-entry int16 table (TFLite's `lut_lookup`):
+    entry j = 256 + (x >> 7) and the next one bracket x; the result is entry j plus
+    ((next - entry) x (x & 127) + 64) >> 7, narrowed to int16."""
+    index = b.as_index(b.int_add(b.shift_right(level, LOOKUP_STEP_BITS), LOOKUP_STEPS // 2))
+    base = b.sign_extend(b.load(table, [index]))
+    slope = b.int_sub(b.sign_extend(b.load(table, [b.add(index, 1)])), base)
+    fraction = b.int_and(level, (1 << LOOKUP_STEP_BITS) - 1)
+    delta = b.shift_right(b.int_add(b.int_mul(slope, fraction), 1 << (LOOKUP_STEP_BITS - 1)), LOOKUP_STEP_BITS)
+    return b.truncate(b.int_add(base, delta), table.element_type)
 
 
 def emit_quantized_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf) -> None:

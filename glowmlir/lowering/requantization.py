@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import VectorType, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.lowering.kernel_builder import KernelBuilder
+from glowmlir.quantization.rescaling import reduced_multiplier
 
 
 def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
@@ -72,3 +73,19 @@ def divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SS
     one, zero = b.int_value(1, value.type), b.int_value(0, value.type)
     threshold = b.int_add(b.shift_right(mask, 1), b.select(b.int_compare("slt", quotient, 0), one, zero))
     return b.int_add(quotient, b.select(b.int_compare("sgt", remainder, threshold), one, zero))
+
+
+def requantize_wide(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
+    """CMSIS-NN's `arm_nn_requantize_s64` (TFLite's int64 `MultiplyByQuantizedMultiplier`) of an
+    i64 accumulator (|value| < 2^47) to an i32: `((value * R) >> (14 - shift) + 1) >> 1` with
+    R the Q15 `reduced_multiplier` of M, the product in 64 bits, the first shift's result
+    truncated to 32 bits. A run-time multiplier and shift (a per-channel table) are reduced
+    here; compile-time ones fold."""
+    if isinstance(multiplier, int):
+        reduced = b.integer(reduced_multiplier(multiplier), i64)
+    else:
+        rounded = b.shift_right(b.int_add(multiplier, 1 << 15), 16)
+        reduced = b.sign_extend(b.select(b.int_compare("slt", multiplier, 0x7FFF0000), rounded, 0x7FFF), i64)
+    right = 14 - shift if isinstance(shift, int) else b.sign_extend(b.int_sub(14, shift), i64)
+    scaled = b.truncate(b.shift_right(b.int_mul(value, reduced), b.int_value(right, i64)), i32)
+    return b.shift_right(b.int_add(scaled, 1), 1)

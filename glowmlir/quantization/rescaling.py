@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 ADD_LEFT_SHIFT = 20
 """TFLite's int8 Add shifts both inputs left by 20 bits before rescaling them."""
+ADD_LEFT_SHIFT_INT16 = 15
+"""...and its int16 Add (the 16x8 scheme, CMSIS-NN's `arm_elementwise_add_s16`) by 15: an
+int16 level shifted by 20 would leave int32."""
+
+
+def add_left_shift(*types) -> int:
+    """The left shift of an Add/Sub of these operand and result types: 15 when one of them
+    is 16-bit, else 20."""
+    return ADD_LEFT_SHIFT_INT16 if any(t.bitwidth == 16 for t in types) else ADD_LEFT_SHIFT
 
 
 def multiplier_and_shift(real: float) -> tuple[int, int]:
@@ -115,11 +124,12 @@ def bias_multiplier(input_type, weight_type, bias_type) -> tuple[int, int] | Non
 
 
 def add_multipliers(first, second, output) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
-    """TFLite's int8 Add: each input is rescaled to twice the larger input scale (after the
-    left shift), the sum to the output scale."""
+    """TFLite's int8 and int16 Add: each input is rescaled to twice the larger input scale
+    (after the left shift, `add_left_shift`), the sum to the output scale."""
     twice_max = 2.0 * max(first.scale, second.scale)
+    left_shift = add_left_shift(first, second, output)
     return (multiplier_and_shift(first.scale / twice_max), multiplier_and_shift(second.scale / twice_max),
-            multiplier_and_shift(twice_max / ((1 << ADD_LEFT_SHIFT) * output.scale)))
+            multiplier_and_shift(twice_max / ((1 << left_shift) * output.scale)))
 
 
 def quantize_level(real: float, element_type) -> int:
@@ -145,6 +155,16 @@ SOFTMAX_INPUT_INTEGER_BITS = 5
 """TFLite's int8 softmax feeds exp with the input's distance to the row maximum in Q5.26."""
 
 
+SOFTMAX_OUTPUTS = {"Int8": (1.0 / 256.0, -128), "Int16": (1.0 / 32768.0, 0)}
+"""The (scale, offset) of a quantized SoftMax's result (TFLite's rule for int8, and for int16
+in its 16x8 scheme): probabilities in [0, 1) on the whole level range."""
+
+
+def softmax_fraction_bits(output_type) -> int:
+    """The fractional bits of a SoftMax's result levels: 8 (int8) or 15 (int16)."""
+    return int(round(-np.log2(output_type.scale)))
+
+
 def softmax_parameters(input_type, beta: float = 1.0) -> tuple[int, int, int]:
     """(multiplier, shift, diff_min) of TFLite's int8 softmax (arm_softmax_s8's arguments):
     distances below diff_min have exp too small to count."""
@@ -153,6 +173,29 @@ def softmax_parameters(input_type, beta: float = 1.0) -> tuple[int, int, int]:
     multiplier, shift = multiplier_and_shift(real)
     radius = ((1 << SOFTMAX_INPUT_INTEGER_BITS) - 1) * (1 << total_bits) / (1 << shift)
     return multiplier, shift, -int(np.floor(radius))
+
+
+def accumulator_bounds(input_type, centred_weights: np.ndarray, bias_levels: np.ndarray) -> np.ndarray:
+    """The largest |accumulator| each output (row of `centred_weights`, the weight levels less
+    their zero point) can reach: |bias| + max |x - x_offset| x sum |w - w_offset|."""
+    low, high = input_type.value_range
+    largest_input = max(high - input_type.offset, input_type.offset - low)
+    return np.abs(bias_levels.astype(np.int64)) + largest_input * np.abs(centred_weights.astype(np.int64)).sum(axis=1)
+
+
+def needs_wide_accumulators(input_type, centred_weights: np.ndarray, bias_levels: np.ndarray) -> bool:
+    """Whether a Convolution/FullyConnected of int16 data must accumulate in int64: some
+    accumulator could leave int32 (`accumulator_bounds`; `bias_levels` in accumulator units).
+    CMSIS-NN's s16 kernels decide by the number of taps (int64 from 512 on); the bound from
+    the layer's own weights keeps int32 wherever it is provably safe."""
+    return input_type.bitwidth > 8 and int(accumulator_bounds(input_type, centred_weights, bias_levels).max(
+        initial=0)) > (1 << 31) - 1
+
+
+def reduced_multiplier(multiplier: int) -> int:
+    """CMSIS-NN's `REDUCE_MULTIPLIER`: a Q31 multiplier rounded to Q15, for a requantization of
+    int64 accumulators (`requantize_wide`) that stays within 64 bits."""
+    return (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
 
 
 def weight_zero_point(weight_type) -> int:

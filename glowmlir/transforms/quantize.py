@@ -17,6 +17,12 @@ gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
 the mean error of the op's int8 form, from the profile's channel means (`_bias_corrected`).
 Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
+
+`-quantization-precision=Int16` follows TFLite's 16x8 scheme (CMSIS-NN's s16 functions):
+activations are int16 and symmetric (offset 0: the asymmetric schemas become `symmetric`),
+weights stay int8 (per the schema, symmetric per channel), biases int32; SoftMax outputs
+have scale 1/32768 and offset 0; lookup-table ops get 513-entry interpolated int16 tables
+(`quantization.lookup_tables`). Div by a tensor has no int16 kernel and stays float.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quan
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
+from glowmlir.quantization.lookup_tables import interpolated_table
 from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import (
     CALIBRATIONS,
@@ -64,18 +71,21 @@ from glowmlir.quantization.profile import NodeProfile, Profile, read_profile
 from glowmlir.quantization.rescaling import (
     RESAMPLE_FINER_BITS,
     RESAMPLE_FRACTION_BITS,
+    SOFTMAX_OUTPUTS,
     bias_scales,
     quantize_level,
 )
 from glowmlir.transforms.constants import typed_constant
 
-SOFTMAX_OUTPUT = (1.0 / 256.0, -128)
-
-
 KEPT_FLOAT = "kept_float"
 """On a compute op quantization left in float: why (`NO_INTEGER_KERNEL`, `KEPT_BY_OPTION`);
 `-dump-graph` shows it and `glow-compile` counts these ops in its summary."""
 NO_INTEGER_KERNEL = "no int8 kernel"
+NO_INT16_KERNEL = "no int16 kernel"
+
+WEIGHT_PRECISION = "Int8"
+"""Weights are int8 with Int8 activations and with Int16 ones (TFLite's 16x8 scheme; Glow
+would quantize them to int16 too)."""
 KEPT_BY_OPTION = "-keep-original-precision-for-nodes"
 
 
@@ -186,35 +196,45 @@ class _FunctionQuantizer:
     def element(self, params: QuantParams, precision: str | None = None) -> UniformQuantizedType:
         return UniformQuantizedType(STORAGE_TYPES[precision or self.config.precision], params.scale, params.offset)
 
+    @property
+    def activation_schema(self) -> str:
+        """The schema of activations: the configured one; symmetric for Int16 (16x8: offset 0)."""
+        if self.config.precision == "Int16" and self.config.schema in ("asymmetric", "symmetric_with_uint8"):
+            return "symmetric"
+        return self.config.schema
+
     def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
         """The quantized type of a float value from its profile entry (None: not profiled)."""
         entry = profile_entry(value, self.profile)
         if entry is None:
             return None
-        return self.element(choose_params(entry.min, entry.max, self.config.schema, self.config.precision,
+        return self.element(choose_params(entry.min, entry.max, self.activation_schema, self.config.precision,
                                           entry.histogram, self.config.calibration, self.config.percentile))
 
     def input_type(self, value: SSAValue) -> UniformQuantizedType | None:
         """The quantized type an operand has (already quantized) or would get: a constant's
-        from its own range, any other value's from its profile."""
+        from its own range (data, not weights: of the activations' precision), any other
+        value's from its profile."""
         if is_quantized(value.type):
             return value.type.element_type
         if isinstance(value.owner, glow.DequantizeOp):  # e.g. an int8q model input
             return value.owner.input.type.element_type
         if isinstance(value.owner, glow.ConstantOp) and value.owner.value is not None:
-            return self.constant_type(value.owner, None)
+            return self.constant_type(value.owner, None, self.config.precision)
         return self.profiled(value)
 
-    def constant_type(self, constant: glow.ConstantOp, channel_axis: int | None) -> UniformQuantizedType:
+    def constant_type(self, constant: glow.ConstantOp, channel_axis: int | None,
+                      precision: str = WEIGHT_PRECISION) -> UniformQuantizedType:
         """A float constant's quantized type: the one a quantized model's file gives it
-        (`glow.MODEL_QUANTIZATION`, if it fits the constant's shape), else from its own range."""
+        (`glow.MODEL_QUANTIZATION`, if it fits the constant's shape and `precision`), else
+        from its own range."""
         given = constant.attributes.get(glow.MODEL_QUANTIZATION)
         shape = glow.shape_of(constant.result)
-        if isinstance(given, UniformQuantizedType) and given.bitwidth == 8 and (
+        if isinstance(given, UniformQuantizedType) and _precision(given) == precision and (
                 not given.per_channel or (given.axis.data < len(shape)
                                           and len(given.scale_array()) == shape[given.axis.data])):
             return given
-        return _weight_type(self, array_from_dense(constant.value), channel_axis)
+        return _weight_type(self, array_from_dense(constant.value), channel_axis, precision)
 
     # ----------------------------------------------------------------- rewriting
 
@@ -255,7 +275,8 @@ class _FunctionQuantizer:
                 if self.stays_float(op):
                     name = op.attributes.get(glow.NODE_NAME)
                     self.skipped.append(name.data if name else op.name)
-                    op.attributes[KEPT_FLOAT] = StringAttr(NO_INTEGER_KERNEL)
+                    op.attributes[KEPT_FLOAT] = StringAttr(
+                        NO_INTEGER_KERNEL if self.config.precision == "Int8" else NO_INT16_KERNEL)
                 elif self.kept_by_option(op):
                     op.attributes[KEPT_FLOAT] = StringAttr(KEPT_BY_OPTION)
                 self.keep_float(op)
@@ -288,14 +309,12 @@ class _FunctionQuantizer:
     def converter(self, op: Operation) -> Callable[[Operation], bool] | None:
         kind = glow.node_kind(op) if type(op) in glow.glow_kinds() else None
         keep, facts = self.config.keep_original_precision_for_nodes, getattr(op, "FACTS", None)
-        if kind is None and facts is not None and self.config.precision == "Int8" and facts.glow_kind not in keep:
+        if kind is None and facts is not None and facts.glow_kind not in keep:
             if type(op) in lookup_table_ops():
                 return _convert_to_lookup_table
             return _REWRITTEN_CONVERTERS.get(type(op))
         if kind is None or kind in self.config.keep_original_precision_for_nodes:
             return None
-        if self.config.precision != "Int8" and type(op) not in glow.input_quantization_ops():
-            return None  # like Glow's CPU backend: Int16 has no compute kernels
         if any(not is_quantized(v.type) and v.type.element_type != f32 for v in _data_operands(op)):
             return None
         if type(op) in glow.input_quantization_ops():  # from the op's facts
@@ -359,16 +378,21 @@ def lookup_table_ops() -> tuple[type[Operation], ...]:
 def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
     """A unary function of int8 data as the 256-entry table of its results (Glow's
     IntLookupTable, TFLite's int8 LUT ops): each input level dequantized, the op's numpy
-    semantics applied, the result quantized with the op's profiled parameters."""
+    semantics applied, the result quantized with the op's profiled parameters. Of int16
+    data: the 513-entry interpolated table (`lookup_tables.interpolated_table`)."""
     element, result = q.input_type(op.operands[0]), q.profiled(op.results[0])
-    if element is None or result is None or element.per_channel or element.bitwidth != 8:
+    if element is None or result is None or element.per_channel or element.bitwidth != result.bitwidth:
         return False
-    levels = np.arange(-128, 128, dtype=np.float32)
-    with np.errstate(all="ignore"):
-        reals = op.FACTS.numpy(op, (levels - np.float32(element.offset)) * np.float32(element.scale))
-    finite = np.nan_to_num(np.asarray(reals, np.float32), nan=0.0)
+    if element.bitwidth == 16:
+        levels = interpolated_table(lambda reals: op.FACTS.numpy(op, reals), element, result)
+    else:
+        inputs = np.arange(-128, 128, dtype=np.float32)
+        with np.errstate(all="ignore"):
+            reals = op.FACTS.numpy(op, (inputs - np.float32(element.offset)) * np.float32(element.scale))
+        finite = np.nan_to_num(np.asarray(reals, np.float32), nan=0.0)
+        levels = quantize(finite, QuantParams(result.scale, result.offset))
     name = op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name
-    table = typed_constant(f"{name}_table", quantize(finite, QuantParams(result.scale, result.offset)), result)
+    table = typed_constant(f"{name}_table", levels, result)
     lookup = glow.IntLookupTableOp(q.as_type(op.operands[0], element, op), table.result)
     q.requantized.add(_rewritten(q, op, [table, lookup]))
     return True
@@ -385,11 +409,12 @@ def _rewritten(q: _FunctionQuantizer, op: Operation, replacement: list[Operation
 
 
 def _convert_division(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
-    """x / c with a constant c: an int8 Mul by the constant 1 / c; x / y with a tensor y: an
-    int8 Div (an integer division by y's level, `rescaling.divide_levels`)."""
+    """x / c with a constant c: an int8 (int16) Mul by the constant 1 / c; x / y with a tensor
+    y: an int8 Div (an integer division by y's level, `rescaling.divide_levels`; none for int16)."""
     divisor = op.rhs.owner
     if not isinstance(divisor, glow.ConstantOp) or divisor.value is None or is_quantized(op.rhs.type):
-        return _convert_generic(q, op)
+        # `rescaling.divide_levels` multiplies an int8 level by a 15-bit M within 32 bits
+        return q.config.precision == "Int8" and _convert_generic(q, op)
     with np.errstate(divide="ignore"):
         reciprocal = np.float32(1) / array_from_dense(divisor.value).astype(np.float32)
     if not np.isfinite(reciprocal).all() or q.input_type(op.lhs) is None or q.profiled(op.result) is None:
@@ -462,13 +487,15 @@ def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
     if element is None or not last_axis or op.log is not None:
         return False
     op.operands[0] = q.as_type(op.input, element, op)
-    q.set_result(op, q.element(QuantParams(*SOFTMAX_OUTPUT)))
+    q.set_result(op, q.element(QuantParams(*SOFTMAX_OUTPUTS[q.config.precision])))
     return True
 
 
-def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None) -> UniformQuantizedType:
-    """A weight's type from its own range: per tensor, or symmetric per channel."""
-    schema = q.config.schema
+def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None,
+                 precision: str = WEIGHT_PRECISION) -> UniformQuantizedType:
+    """A weight's type from its own range: per tensor, or symmetric per channel; a constant
+    operand of data (`precision` Int16: a Mul's, an Add's) is symmetric as int16 data is."""
+    schema = q.config.schema if precision == WEIGHT_PRECISION else q.activation_schema
     if (channel_axis is not None or q.config.symmetric_weights) and schema in ("asymmetric", "symmetric_with_uint8"):
         schema = "symmetric"  # TFLite's int8 spec: symmetric weights, as kernel libraries want
     if channel_axis is None:
@@ -476,11 +503,11 @@ def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int |
         if q.config.calibrate_constants and q.config.calibration != "None":  # Glow: constants skip it otherwise
             bins = max((len(entry.histogram) for entry in q.profile.entries.values()), default=0)
             histogram, calibration = np.histogram(weights, bins=max(bins, 1))[0], q.config.calibration
-        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, q.config.precision,
-                                       histogram, calibration, q.config.percentile))
+        return q.element(choose_params(float(weights.min()), float(weights.max()), schema, precision,
+                                       histogram, calibration, q.config.percentile), precision)
     moved = np.moveaxis(weights, channel_axis, 0).reshape(weights.shape[channel_axis], -1)
-    params = [choose_params(float(row.min()), float(row.max()), schema, q.config.precision) for row in moved]
-    return UniformQuantizedType(STORAGE_TYPES[q.config.precision], [p.scale for p in params],
+    params = [choose_params(float(row.min()), float(row.max()), schema, precision) for row in moved]
+    return UniformQuantizedType(STORAGE_TYPES[precision], [p.scale for p in params],
                                 [p.offset for p in params], channel_axis)
 
 

@@ -34,7 +34,7 @@ from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quant
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, pack_filter, packing
-from glowmlir.quantization.rescaling import bias_multiplier, output_multipliers, weight_zero_point
+from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
@@ -149,9 +149,7 @@ def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     bias, input_type = accumulator_bias(op), op.input.type.element_type
     if bias is None:
         return
-    low, high = input_type.value_range
-    largest_input = max(high - input_type.offset, input_type.offset - low)
-    bound = np.abs(array_from_dense(bias.value).astype(np.int64)) + largest_input * np.abs(centred).sum(axis=1)
+    bound = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
     _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, op.dest.type.element_type)
     left = max(int(np.max(shifts)), 0)
     if int(bound.max(initial=0)) << (left + 1) < 2**31:

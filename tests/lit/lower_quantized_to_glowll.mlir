@@ -17,3 +17,20 @@ glow.function @net {
 // CHECK:      %[[R:.*]] = glowll.weight "w_requantization" {value = dense<{{\[\[}}1717986944, 1073741880], [-4, -2]]> : tensor<2x2xi32>} : memref<2x2xi32>
 // CHECK:      glowll.convolution %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} requantization %[[R]] {{.*}} : memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:0>>, {{.*}} requantization memref<2x2xi32>
 // CHECK-NEXT: glowll.elementwise %{{.*}}, %{{.*}} {kind = "dequantize"} : memref<1x2x3x3xf32>, memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:0>>
+
+// Int16 data (-quantization-precision=Int16): an int16 x int8 FullyConnected whose int32
+// sums could overflow, |bias| + 32768 x sum |w - w_offset| = 2147000000 + 32768 x 4 x 127
+// > 2^31 - 1, sums in int64 (`wide_accumulators`); one with a small bias does not.
+glow.function @int16 {
+  %x = glow.placeholder "x16" : tensor<1x4x!quant.uniform<i16:f32, 1.0e-04:0>>
+  %w = glow.constant "w16" {value = dense<-127> : tensor<4x2xi8>} : tensor<4x2x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %big = glow.constant "big" {value = dense<2147000000> : tensor<2xi32>} : tensor<2x!quant.uniform<i32:f32, 1.0e-06:0>>
+  %small = glow.constant "small" {value = dense<1000> : tensor<2xi32>} : tensor<2x!quant.uniform<i32:f32, 1.0e-06:0>>
+  %f = glow.fully_connected %x, %w, %big : (tensor<1x4x!quant.uniform<i16:f32, 1.0e-04:0>>, tensor<4x2x!quant.uniform<i8:f32, 1.0e-02:0>>, tensor<2x!quant.uniform<i32:f32, 1.0e-06:0>>) -> tensor<1x2x!quant.uniform<i16:f32, 1.0e-01:0>>
+  %g = glow.fully_connected %x, %w, %small : (tensor<1x4x!quant.uniform<i16:f32, 1.0e-04:0>>, tensor<4x2x!quant.uniform<i8:f32, 1.0e-02:0>>, tensor<2x!quant.uniform<i32:f32, 1.0e-06:0>>) -> tensor<1x2x!quant.uniform<i16:f32, 1.0e-01:0>>
+  glow.save %f as "f16" : tensor<1x2x!quant.uniform<i16:f32, 1.0e-01:0>>
+  glow.save %g as "g16" : tensor<1x2x!quant.uniform<i16:f32, 1.0e-01:0>>
+}
+
+// CHECK:      glowll.fully_connected %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {wide_accumulators} : memref<1x2x!quant.uniform<i16:f32, 1.0e-01:0>>, memref<1x4x!quant.uniform<i16:f32, 1.0e-04:0>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 1.0e-06:0>>
+// CHECK:      glowll.fully_connected %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<1x2x!quant.uniform<i16:f32, 1.0e-01:0>>

@@ -54,9 +54,20 @@ def c_div(dividend, divisor):
 
 
 def to_int8(levels) -> np.ndarray:
+    return to_levels(levels, 8)
+
+
+def level_range(bits: int = 8) -> tuple[int, int]:
+    """The signed levels of `bits`-bit storage."""
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def to_levels(levels, bits: int = 8) -> np.ndarray:
+    """Levels as int8 (int16 with `bits=16`: the int16 reference reuses these kernels)."""
     levels = np.asarray(levels, dtype=np.int64)
-    assert levels.min(initial=0) >= INT8_MIN and levels.max(initial=0) <= INT8_MAX, "level outside int8"
-    return levels.astype(np.int8)
+    low, high = level_range(bits)
+    assert levels.min(initial=0) >= low and levels.max(initial=0) <= high, f"level outside int{bits}"
+    return levels.astype(np.int8 if bits == 8 else np.int16)
 
 
 def real_multiplier(scale_a: float, scale_b: float, scale_out: float, product: str = "double") -> float:
@@ -103,16 +114,20 @@ def quantize_level(real: float, scale: float, offset: int) -> int:
 
 
 def activation_range(out_scale: float, out_offset: int, activation: str | None = None,
-                     clip_min: float | None = None, clip_max: float | None = None) -> tuple[int, int]:
-    """The clamp bounds of a result in its own quantized domain: the int8 range; relu:
+                     clip_min: float | None = None, clip_max: float | None = None, bits: int = 8) -> tuple[int, int]:
+    """The clamp bounds of a result in its own quantized domain: the int8 (`bits`) range; relu:
     [max(-128, q(0)), 127]; clip: the real bounds quantized with the output's parameters."""
+    low, high = level_range(bits)
+
+    def level(real: float) -> int:
+        return int(np.clip(np.rint(np.float32(real) / np.float32(out_scale) + np.float32(out_offset)), low, high))
+
     if activation is None:
-        return INT8_MIN, INT8_MAX
+        return low, high
     if activation == "relu":
-        return max(INT8_MIN, quantize_level(0.0, out_scale, out_offset)), INT8_MAX
+        return max(low, level(0.0)), high
     if activation == "clip":
-        return (max(INT8_MIN, quantize_level(clip_min, out_scale, out_offset)),
-                min(INT8_MAX, quantize_level(clip_max, out_scale, out_offset)))
+        return max(low, level(clip_min)), min(high, level(clip_max))
     raise ValueError(activation)
 
 
@@ -120,9 +135,10 @@ def activation_range(out_scale: float, out_offset: int, activation: str | None =
 
 
 def conv2d_accumulators(x, w, bias, x_offset: int, w_offsets, strides=(1, 1), pads=(0, 0, 0, 0),
-                        dilations=(1, 1), group: int = 1) -> np.ndarray:
+                        dilations=(1, 1), group: int = 1, int32: bool = True) -> np.ndarray:
     """int64 accumulators `bias[o] + sum (x - x_offset) * (w - w_offset[o])`, NCHW / OIHW,
-    pads = (top, left, bottom, right); padded taps contribute nothing (real zero)."""
+    pads = (top, left, bottom, right); padded taps contribute nothing (real zero). `int32`:
+    they must fit int32 (the int8 kernels' sums)."""
     x = np.asarray(x, np.int64) - int(x_offset)
     w = np.asarray(w, np.int64) - np.broadcast_to(np.asarray(w_offsets, np.int64), (w.shape[0],))[:, None, None, None]
     n, c, h, wd = x.shape
@@ -146,7 +162,7 @@ def conv2d_accumulators(x, w, bias, x_offset: int, w_offsets, strides=(1, 1), pa
                 taps = xg[:, :, y0:y0 + sy * (out_h - 1) + 1:sy, x0:x0 + sx * (out_w - 1) + 1:sx]
                 acc[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", taps, wg[:, :, ky, kx])
     acc += np.asarray(bias, np.int64)[None, :, None, None]
-    assert acc.min() >= INT32_MIN and acc.max() <= INT32_MAX, "accumulator overflows int32"
+    assert not int32 or (acc.min() >= INT32_MIN and acc.max() <= INT32_MAX), "accumulator overflows int32"
     return acc
 
 
@@ -201,13 +217,14 @@ def _windows(x, kernel, strides, pads, fill):
     return np.stack(taps), np.stack(masks)
 
 
-def max_pool(x, kernel, strides, pads) -> np.ndarray:
-    """TFLite int8 MaxPool on the raw levels; padded taps are ignored."""
-    taps, valid = _windows(x, kernel, strides, pads, INT8_MIN)
-    return to_int8(np.where(valid, taps, INT8_MIN - 1).max(axis=0))
+def max_pool(x, kernel, strides, pads, bits: int = 8) -> np.ndarray:
+    """TFLite int8 (`bits`) MaxPool on the raw levels; padded taps are ignored."""
+    low = level_range(bits)[0]
+    taps, valid = _windows(x, kernel, strides, pads, low)
+    return to_levels(np.where(valid, taps, low - 1).max(axis=0), bits)
 
 
-def avg_pool(x, kernel, strides, pads, count_include_pad: bool = False, offset: int = 0) -> np.ndarray:
+def avg_pool(x, kernel, strides, pads, count_include_pad: bool = False, offset: int = 0, bits: int = 8) -> np.ndarray:
     """TFLite int8 AveragePool on the raw levels (input and output share their parameters):
     the sum of the taps divided by their number, rounded half away from zero
     (`(sum +- count / 2) / count` in C). Padded taps are skipped, or, with
@@ -220,7 +237,7 @@ def avg_pool(x, kernel, strides, pads, count_include_pad: bool = False, offset: 
         total = np.where(valid, taps, 0).sum(axis=0)
         count = valid.sum(axis=0).astype(np.int64)
     average = np.where(total > 0, c_div(total + count // 2, count), c_div(total - count // 2, count))
-    return to_int8(np.clip(average, INT8_MIN, INT8_MAX))
+    return to_levels(np.clip(average, *level_range(bits)), bits)
 
 
 # ----------------------------------------------------------------------------- fully connected
@@ -242,14 +259,14 @@ def fully_connected(x, w, bias, x_type: tuple[float, int], w_type: tuple[float, 
 
 
 def rescale(x, in_type: tuple[float, int], out_type: tuple[float, int], activation: str | None = None,
-            clip_min: float | None = None, clip_max: float | None = None) -> np.ndarray:
+            clip_min: float | None = None, clip_max: float | None = None, bits: int = 8) -> np.ndarray:
     """Relu / Clip / RescaleQuantized (TFLite Requantize): `requantize(x - in_offset,
     in_scale / out_scale) + out_offset`, clamped to the activation's range."""
     (in_scale, in_offset), (out_scale, out_offset) = in_type, out_type
     mult, shift = quantize_multiplier(float(np.float32(in_scale)) / float(np.float32(out_scale)))
     levels = requant(np.asarray(x, np.int64) - in_offset, mult, shift) + out_offset
-    low, high = activation_range(out_scale, out_offset, activation, clip_min, clip_max)
-    return to_int8(np.clip(levels, low, high))
+    low, high = activation_range(out_scale, out_offset, activation, clip_min, clip_max, bits)
+    return to_levels(np.clip(levels, low, high), bits)
 
 
 ADD_LEFT_SHIFT = 20
@@ -257,31 +274,32 @@ ADD_LEFT_SHIFT = 20
 
 def add(a, b, a_type: tuple[float, int], b_type: tuple[float, int], out_type: tuple[float, int],
         activation: str | None = None, clip_min: float | None = None, clip_max: float | None = None,
-        subtract: bool = False) -> np.ndarray:
+        subtract: bool = False, left_shift: int = ADD_LEFT_SHIFT, bits: int = 8) -> np.ndarray:
     """TFLite int8 Add (numpy broadcasting): inputs shifted left by 20, each rescaled by
     `s_i / (2 max(s_a, s_b))`, summed, rescaled by `2 max(s_a, s_b) / (2^20 s_out)`. With
-    `subtract`, TFLite's int8 Sub: the same with the second scaled input subtracted."""
+    `subtract`, TFLite's int8 Sub: the same with the second scaled input subtracted. (Its
+    int16 Add: `left_shift` 15, `bits` 16.)"""
     (sa, oa), (sb, ob), (so, oo) = a_type, b_type, out_type
     sa, sb, so = f32(sa), f32(sb), f32(so)
     twice_max = 2.0 * max(sa, sb)
     ma, sha = quantize_multiplier(sa / twice_max)
     mb, shb = quantize_multiplier(sb / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * so))
+    mo, sho = quantize_multiplier(twice_max / ((1 << left_shift) * so))
     a_, b_ = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
-    scaled_a = requant((a_ - oa) * (1 << ADD_LEFT_SHIFT), ma, sha)
-    scaled_b = requant((b_ - ob) * (1 << ADD_LEFT_SHIFT), mb, shb)
+    scaled_a = requant((a_ - oa) * (1 << left_shift), ma, sha)
+    scaled_b = requant((b_ - ob) * (1 << left_shift), mb, shb)
     levels = requant(scaled_a - scaled_b if subtract else scaled_a + scaled_b, mo, sho) + oo
-    low, high = activation_range(so, oo, activation, clip_min, clip_max)
-    return to_int8(np.clip(levels, low, high))
+    low, high = activation_range(so, oo, activation, clip_min, clip_max, bits)
+    return to_levels(np.clip(levels, low, high), bits)
 
 
 def mul(a, b, a_type: tuple[float, int], b_type: tuple[float, int], out_type: tuple[float, int],
-        product: str = "double") -> np.ndarray:
+        product: str = "double", bits: int = 8) -> np.ndarray:
     """TFLite int8 Mul: `requantize((a - a_offset) * (b - b_offset), s_a s_b / s_out) + out_offset`."""
     (sa, oa), (sb, ob), (so, oo) = a_type, b_type, out_type
     mult, shift = quantize_multiplier(real_multiplier(sa, sb, so, product))
     a_, b_ = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
-    return to_int8(np.clip(requant((a_ - oa) * (b_ - ob), mult, shift) + oo, INT8_MIN, INT8_MAX))
+    return to_levels(np.clip(requant((a_ - oa) * (b_ - ob), mult, shift) + oo, *level_range(bits)), bits)
 
 
 def leaky_relu(x, in_type: tuple[float, int], out_type: tuple[float, int], alpha: float) -> np.ndarray:
@@ -421,13 +439,15 @@ def softmax_parameters(input_scale: float, beta: float = 1.0) -> tuple[int, int,
     return mult, shift, -int(np.floor(radius))
 
 
-def softmax_s8(x, input_scale: float) -> np.ndarray:
+def softmax_s8(x, input_scale: float, bits: int = 8) -> np.ndarray:
     """`arm_softmax_s8` over the last axis, with TFLite's parameters; output scale 1/256,
-    offset -128.
+    offset -128. (`bits=16`: an int16 result of scale 1/32768 and offset 0, 15 fractional
+    bits of the same quotient kept.)
 
     The final rounding shift is `bits_over_unit = 12 - headroom + 23`, which exceeds 31
     (undefined in C) when the row's sum of exps reaches 2^28 (over ~512 elements tied at
     the maximum); this reference then divides exactly (the true rounded quotient)."""
+    fraction_bits, zero_level = (8, INT8_MIN) if bits == 8 else (bits - 1, 0)
     mult, shift, diff_min = softmax_parameters(input_scale)
     x = np.asarray(x, np.int64)
     rows = x.reshape(-1, x.shape[-1])
@@ -441,7 +461,7 @@ def softmax_s8(x, input_scale: float) -> np.ndarray:
         headroom = count_leading_zeros(total)
         normalized = int(wrap_int32((total << headroom) if total > 0 else 0))
         shifted_scale = one_over_one_plus_x_for_x_in_0_1(int(wrap_int32(normalized - INT32_MIN)))
-        bits_over_unit = ACCUM_BITS - headroom + 23
-        levels = divide_by_power_of_two(doubling_high_mult(shifted_scale, exps), bits_over_unit) + INT8_MIN
-        out[r] = np.where(valid, np.clip(levels, INT8_MIN, INT8_MAX), INT8_MIN)
-    return to_int8(out.reshape(x.shape))
+        bits_over_unit = ACCUM_BITS - headroom + 31 - fraction_bits
+        levels = divide_by_power_of_two(doubling_high_mult(shifted_scale, exps), bits_over_unit) + zero_level
+        out[r] = np.where(valid, np.clip(levels, *level_range(bits)), zero_level)
+    return to_levels(out.reshape(x.shape), bits)

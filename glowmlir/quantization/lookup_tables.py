@@ -1,0 +1,48 @@
+"""Lookup tables of unary functions on quantized data, computed at compile time.
+
+An int8 op becomes a 256-entry table, one output level per input level (Glow's
+IntLookupTable). Int16 data has 65,536 levels: it takes the 513-entry table of TFLite's
+int16 LUT ops (`gen_lut` / `lut_lookup`, which CMSIS-NN's s16 activations also use). Entry
+i holds the output level at input level -32768 + 128 i (entry 512, at 32768, only gives
+the last slope); a level x reads entry j = 256 + (x >> 7) and interpolates linearly
+towards entry j + 1 by (x & 127) / 128, rounding half up. Each entry but the last is
+lowered by half the error linear interpolation makes at the middle of its step, so that
+the errors of the interpolated curve are centred.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+LOOKUP_STEPS = 512
+"""Steps of an int16 table (it holds one more entry, their end)."""
+LOOKUP_STEP_BITS = 7
+"""Input levels per step of an int16 table: 2^7 = 65,536 / 512."""
+
+
+def _round_half_away(values: np.ndarray) -> np.ndarray:
+    return np.sign(values) * np.floor(np.abs(values) + 0.5)
+
+
+def interpolated_table(function: Callable[[np.ndarray], np.ndarray], input_type, output_type) -> np.ndarray:
+    """The 513-entry int16 table of `function` (reals to reals) from an int16 input type to
+    an int16 output type (see the module docstring)."""
+    step = 1 << LOOKUP_STEP_BITS
+    starts = np.arange(LOOKUP_STEPS + 1, dtype=np.float64) * step - (1 << 15)
+
+    def output_levels(input_levels: np.ndarray) -> np.ndarray:
+        reals = (input_levels - input_type.offset) * np.float64(input_type.scale)
+        with np.errstate(all="ignore"):
+            values = np.asarray(function(reals.astype(np.float32)), np.float64)
+        return np.nan_to_num(values, nan=0.0, posinf=1e30, neginf=-1e30) / np.float64(output_type.scale)
+
+    at_start, at_middle = output_levels(starts), output_levels(starts[:-1] + step / 2)
+    sampled = _round_half_away(at_start)
+    interpolated_middle = _round_half_away((at_start[1:] + sampled[:-1]) / 2)
+    centring = _round_half_away((interpolated_middle - _round_half_away(at_middle)) / 2)
+    levels = sampled + output_type.offset
+    levels[:-1] -= centring
+    low, high = output_type.value_range
+    return np.clip(levels, low, high).astype(np.int16)
