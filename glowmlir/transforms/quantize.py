@@ -146,7 +146,8 @@ class QuantizationOptions:
     convert_placeholders: bool = False
     symmetric_weights: bool = False  # set by -use-cmsis / -use-hifi4: the libraries need them, and an Int32
     # bias (an Int8 one is widened to Int32 exactly, `_widened_bias`)
-    bias_correction: bool = False  # -quantization-bias-correction (an extension): `_bias_corrected`
+    bias_correction: bool = True  # -quantization-bias-correction (an extension): `_bias_corrected`; a profile
+    # without channel means (Glow's) leaves the biases as they are whatever this says
 
     def passes(self) -> list[ModulePass]:
         """glow-quantize, glow-optimize-quantization and, if asked, glow-convert-placeholders."""
@@ -742,7 +743,7 @@ class Quantize(ModulePass):
     keep_original_precision_for_nodes: str = ""
     assert_all_nodes_quantized: bool = False
     symmetric_weights: bool = False
-    bias_correction: bool = False
+    bias_correction: bool = True
 
     def config(self) -> QuantizationOptions:
         options = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}

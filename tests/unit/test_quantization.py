@@ -246,6 +246,66 @@ def test_bias_correction_beats_onnxruntime_on_a_keyword_spotter(keyword_spotter,
     assert graphs[0] == graphs[1]
 
 
+def _weight_levels_and_rounding(weights: np.ndarray) -> tuple[np.ndarray, QuantParams, np.ndarray]:
+    """Per-tensor asymmetric int8 weights from their own range: levels, params and the
+    rounding error (dequantized minus float, in float64)."""
+    params = choose_params(float(weights.min()), float(weights.max()))
+    levels = quantize(weights, params)
+    return levels, params, dequantize(levels, params).astype(np.float64) - weights
+
+
+def _int32_bias(bias: np.ndarray, x_scale: float, w_scale: float) -> np.ndarray:
+    return quantize(bias.astype(np.float32), QuantParams(np.float32(x_scale) * np.float32(w_scale), 0), "Int32")
+
+
+@pytest.mark.parametrize("op", ["Conv", "Gemm"])
+@pytest.mark.parametrize("corrected", [True, False])
+def test_bias_correction_is_on_by_default_and_matches_the_int8_reference(tmp_path, op, corrected):
+    """A grouped 3x3 Conv and a Gemm with random weights, calibrated on inputs whose channel
+    means are far from 0: by default each bias absorbs the mean error of weight rounding,
+    sum over taps of (w_q - w) x the input channel's mean over the calibration inputs
+    (computed here from the inputs, not the profile); the bundle's int8 outputs are
+    bit-identical to the int8 reference with that corrected int32 bias, and with
+    bias_correction=False to the reference with the model's bias."""
+    from tests.support import int8_reference as ref
+
+    rng = np.random.default_rng(21)
+    channel_means = rng.uniform(-1.5, 2.0, 4)
+    if op == "Conv":
+        shape, weights, bias = [1, 4, 6, 7], rng.normal(0, 0.4, (6, 2, 3, 3)), rng.normal(0, 0.3, 6)
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, pads=[1, 1, 1, 1])
+        samples = [{"x": (rng.normal(0, 1, shape) + channel_means[None, :, None, None]).astype(np.float32)}
+                   for _ in range(12)]
+    else:
+        shape, weights, bias = [3, 4], rng.normal(0, 0.5, (4, 5)), rng.normal(0, 0.3, 5)
+        node = helper.make_node("Gemm", ["x", "w", "b"], ["y"])
+        samples = [{"x": (rng.normal(0, 1, shape) + channel_means).astype(np.float32)} for _ in range(12)]
+    weights, bias = weights.astype(np.float32), bias.astype(np.float32)
+    model = _single_op_model(node, shape, {"w": weights, "b": bias})
+    options = {} if corrected else {"bias_correction": False}
+    _, quantized = _profile_and_compile(tmp_path, model, samples[:8], convert_placeholders=True, **options)
+    x_type, y_type = (quantized.layout.placeholder(name).quantization for name in ("x", "y"))
+    w_levels, w_params, rounding = _weight_levels_and_rounding(weights)
+    calibration = np.concatenate([s["x"].astype(np.float64) for s in samples[:8]])
+    means = calibration.mean(axis=(0, 2, 3) if op == "Conv" else 0)
+    if op == "Conv":  # output o reads channels 2 (o // 3) .. 2 (o // 3) + 1
+        error = (rounding.sum(axis=(2, 3)) * means.reshape(2, 2)[np.arange(6) // 3]).sum(axis=1)
+    else:
+        error = means @ rounding
+    bias_levels = _int32_bias(bias - error if corrected else bias, x_type[0], w_params.scale)
+    if corrected:  # the correction is worth several accumulator units
+        assert np.abs(bias_levels - _int32_bias(bias, x_type[0], w_params.scale)).max() > 5
+    for sample in samples[8:]:
+        levels = quantize(sample["x"], QuantParams(*x_type))
+        if op == "Conv":
+            expected = ref.conv2d(levels, w_levels, bias_levels, x_type, w_params.scale, w_params.offset, y_type,
+                                  pads=(1, 1, 1, 1), group=2)
+        else:
+            expected = ref.fully_connected(levels, w_levels, bias_levels, x_type, (w_params.scale, w_params.offset),
+                                           y_type)
+        np.testing.assert_array_equal(quantized.run(x=levels)["y"], expected)
+
+
 def test_channelwise_filters_bring_a_keyword_spotter_closer_to_float(keyword_spotter):
     """Per-tensor filter scales are coarse for 3x3 depthwise filters: -enable-channelwise
     shrinks the rounding error of the weights, so the int8 logits' RMS error against float
@@ -344,12 +404,35 @@ def test_profile_without_the_models_values_is_refused(tmp_path, out_dir):
     ("-quantization-precision=Int4", "-quantization-precision=\"Int4\""),
     ("-quantization-calibration=MSE", "-quantization-calibration=\"MSE\""),
     ("-quantization-percentile=40", "-quantization-percentile=40: expected a percentage above 50"),
+    ("-quantization-bias-correction=maybe", "-quantization-bias-correction=\"maybe\": expected true or false"),
     ("-keep-original-precision-for-nodes=Conv", "\"Conv\" is not a Glow node kind"),
     ("-keep-original-precision-for-nodes=Softmax", "did you mean SoftMax?"),
 ])
 def test_bad_quantization_options(lenet_profile, out_dir, option, fragment):
     assert_clean_failure(glow_compile(f"-model={LENET}", f"-load-profile={lenet_profile}", option,
                                       f"-emit-bundle={out_dir}"), fragment)
+
+
+def test_bias_correction_option_of_glow_compile(lenet_profile, tmp_path):
+    """glow-compile corrects the biases by default when the profile has channel means (glow-
+    profile's): the bundle's weights are those of -quantization-bias-correction (bare, i.e.
+    =true) and differ from =false's. A profile Glow wrote has none: its bundle is the same
+    either way. =false without -load-profile changes nothing and says so."""
+    glow_written = os.path.join(os.path.dirname(__file__), "..", "fixtures", "glow_profiles", "lenet_onnx.yaml")
+
+    def weights(profile: str, *option: str) -> bytes:
+        out = tmp_path / f"b{len(list(tmp_path.iterdir()))}"
+        result = glow_compile(f"-model={LENET}", f"-load-profile={profile}", *option, f"-emit-bundle={out}")
+        assert result.returncode == 0, result.stderr
+        return next(out.glob("*.weights.bin")).read_bytes()
+
+    default = weights(lenet_profile)
+    assert default == weights(lenet_profile, "-quantization-bias-correction")
+    assert default != weights(lenet_profile, "-quantization-bias-correction=false")
+    assert weights(glow_written) == weights(glow_written, "-quantization-bias-correction=false")
+    result = glow_compile(f"-model={LENET}", "-quantization-bias-correction=false", f"-emit-bundle={tmp_path / 'f'}")
+    assert result.returncode == 0, result.stderr
+    assert "-quantization-bias-correction: no effect without -load-profile" in result.stderr
 
 
 def test_missing_profile_and_flags_without_profile(out_dir):
