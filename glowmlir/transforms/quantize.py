@@ -13,8 +13,9 @@ Parameters follow Glow (glow-quantization.md): activations use the profiled rang
 schema; weights their own range; a bias is int32 with scale = input scale x weight scale
 (what CMSIS-NN adds straight into its accumulators) and offset 0. `-enable-channelwise`
 gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
-`-quantization-bias-correction` (an extension) moves each Convolution/FullyConnected bias by
-the mean error of the op's int8 form, from the profile's channel means (`_bias_corrected`).
+bias correction (an extension, on by default; `-quantization-bias-correction=false`) moves each
+Convolution/FullyConnected bias by the mean error of the op's int8 form, from the profile's
+channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay).
 Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
 """
@@ -554,9 +555,10 @@ def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyCo
     moves mean(x_q) too. The profile's per-channel means of the input
     (`NodeProfile.channel_means`, which glow-profile records) and the shift clipping to the
     input's range makes to its histogram's mean (`_clipping_shift`, one for the tensor) give
-    that difference; the bias absorbs it. Taps in the zero padding count as the mean too (a
-    small over-correction at the borders). Without the means (a profile Glow wrote), the bias
-    stays."""
+    that difference; the bias absorbs it. A tap that reads the zero padding at some output
+    positions counts for the share of positions where it reads the input (`_taps_inside`: on
+    a 4x4 map a 3x3 window's corner taps read it at 9 of 16). Without the means (a profile
+    Glow wrote), the bias stays."""
     entry = profile_entry(op.input, q.profile)
     if entry is None or entry.channel_means is None or input_type.per_channel:
         return
@@ -572,9 +574,10 @@ def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyCo
         if means.size != group_inputs * group:
             return
         group_means = means.reshape(group, group_inputs)[np.arange(outputs) // (outputs // group)]
+        inside = _taps_inside(op, weights.shape[2:])
 
         def output_means(w: np.ndarray, m: np.ndarray) -> np.ndarray:
-            return (w.sum(axis=(2, 3)) * m).sum(axis=1)
+            return ((w * inside).sum(axis=(2, 3)) * m).sum(axis=1)
     else:  # [inputs, outputs]
         if means.size != weights.shape[0]:
             return
@@ -588,6 +591,20 @@ def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyCo
     corrected = glow.ConstantOp(op.bias.owner.name_.data, dense_from_array(bias.astype(np.float32)))
     Rewriter.insert_op(corrected, InsertPoint.before(op))
     op.operands[2] = corrected.result
+
+
+def _taps_inside(op: glow.ConvolutionOp, kernel: tuple[int, ...]) -> np.ndarray:
+    """[kH, kW]: the share of the NCHW convolution's output positions at which each filter
+    tap reads the input rather than the zero padding (1 everywhere without padding)."""
+    spatial = glow.shape_of(op.input)[2:]
+    strides, pads, dilations = (glow.int_values(values) for values in (op.strides, op.pads, op.dilations))
+    shares = []
+    for axis, (size, taps) in enumerate(zip(spatial, kernel)):
+        begin, end = pads[axis], pads[axis + len(spatial)]
+        outputs = (size + begin + end - dilations[axis] * (taps - 1) - 1) // strides[axis] + 1
+        read = np.arange(outputs)[:, None] * strides[axis] - begin + np.arange(taps)[None, :] * dilations[axis]
+        shares.append(((read >= 0) & (read < size)).mean(axis=0))
+    return np.outer(*shares)
 
 
 def _clipping_shift(entry: NodeProfile, element: UniformQuantizedType) -> float:
