@@ -116,8 +116,8 @@ def choose_params(min_value: float, max_value: float, schema: str = "asymmetric"
     `without_zero_spike`, force 0 back into the window (Glow does not: a window beside 0
     clamps its zero point, so the range actually quantized is wrong) and keep it only if its
     `squared_error` on the histogram is at least `KL_MIN_GAIN` below the whole range's (Glow
-    keeps it always); with
-    "Percentile", narrow it to its central `percentile` % (`percentile_range`), 0 forced in;
+    keeps it always); with "Percentile", narrow it to its central `percentile` %
+    (`percentile_range`), 0 forced in;
     `scale = (max - min) / (qmax - qmin)` (0 becomes 0.1); zero point from whichever end has the
     smaller rounding error, forced to 0 when `|max + min| <= FLT_EPSILON`, clamped or rounded half
     away from zero; `symmetric_with_power2_scale` rounds the scale up to a power of two.
@@ -363,8 +363,7 @@ def squared_error(histogram, hist_min: float, hist_max: float, low: float, high:
     the distance clipping moves a value, squared, plus the rounding noise scale^2 / 12.
 
     KL calibration keeps its window only where this error is clearly (`KL_MIN_GAIN`) lower
-    than the whole range's:
-    KL measures how well the quantized histogram keeps the shape of the bulk, and happily
+    than the whole range's: KL measures how well the quantized histogram keeps the shape of the bulk, and happily
     clips a long tail whose few values carry the signal (a HardSwish's large outputs feeding
     a convolution); the squared error weighs what clipping costs them."""
     counts = np.asarray(histogram, dtype=np.float64).ravel()

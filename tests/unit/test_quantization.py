@@ -320,6 +320,46 @@ def test_channelwise_filters_bring_a_keyword_spotter_closer_to_float(keyword_spo
     assert error < 0.8 * plain_error and agreement > plain_agreement
 
 
+def _result_scale(ir: str, name: str) -> float:
+    """The scale of the quantized result of the op named `name` in a printed glow graph."""
+    line = next(line for line in ir.splitlines() if f'name = "{name}"' in line)
+    return float(re.findall(r"!quant.uniform<i8:f32, ([-+.e0-9]+):-?[0-9]+>>$", line)[0])
+
+
+def test_kl_narrows_only_what_convolutions_read(tmp_path):
+    """Two 1x1 convolutions "a" and "c" get the same profiled values (a Gaussian bulk with
+    outliers 8 and 10 deviations out among a million values, a window KL takes: it removes
+    over half the squared error). "a" feeds a convolution, whose bias correction cancels what
+    clipping does to the mean: KL narrows its range (a finer scale). "c" feeds a HardSwish
+    (a lookup table), which would pass that shift on: it keeps min/max's range."""
+    rng = np.random.default_rng(9)
+    conv = {name: helper.make_node("Conv", [source, f"{name}_w", f"{name}_b"], [name], name=name)
+            for name, source in (("a", "x"), ("b", "a"), ("c", "x"))}
+    constants = {f"{name}_w": rng.normal(0, 0.5, (2, 2, 1, 1)) for name in conv} | \
+        {f"{name}_b": rng.normal(0, 0.1, 2) for name in conv}
+    graph = helper.make_graph([*conv.values(), helper.make_node("HardSwish", ["c"], ["d"], name="d")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("b", "d")],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in constants.items()])
+    path = str(tmp_path / "model.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8), path)
+    profiler = Profiler.for_model(path, CompileOptions(), num_bins=2048)
+    for _ in profiler.run([{"x": rng.normal(size=(1, 2, 4, 4)).astype(np.float32)} for _ in range(4)]):
+        pass
+    values = np.concatenate([rng.normal(size=1_000_000), [-8.0, 10.0]])
+    counts = np.histogram(values, bins=2048, range=(-8.0, 10.0))[0].astype(np.float64)
+    for name in ("a:0", "c:0"):
+        entry = profiler.profile.entries[name]
+        entry.min, entry.max, entry.histogram = -8.0, 10.0, counts.copy()
+    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
+    scales = {calibration: {name: _result_scale(glowmlir.compile(path, quantization=QuantizationOptions(
+        str(tmp_path / "profile.yaml"), calibration=calibration)).ir["glow"], name) for name in ("a", "c")}
+        for calibration in ("None", "KL")}
+    assert scales["None"]["a"] == scales["None"]["c"] == pytest.approx(18 / 255)
+    assert scales["KL"]["a"] < 0.6 * scales["None"]["a"]
+    assert scales["KL"]["c"] == scales["None"]["c"]
+
+
 def test_kl_with_coarse_histograms_says_so(lenet_profile, tmp_path):
     """KL on a 10-bin profile (glow-profile's default) cannot narrow anything: a warning names
     -num-histogram-bins; -quantization-percentile without Percentile changes nothing either."""
