@@ -197,19 +197,18 @@ def _logits_error_and_agreement(keyword_spotter, **options) -> tuple[float, int]
 
 def test_kl_is_no_worse_than_min_max_on_a_keyword_spotter(keyword_spotter):
     """KL's int8 logits are no farther from float's than min/max's on 1,000 held-out inputs
-    (RMS error; KL keeps a window only where its squared error on the histogram is lower),
-    with and without bias correction. The top-1 count of this random-weight net moves by
-    0.5-3 % with any change of rounding (widening every range by 1-4 %, clipping nothing,
-    moves it that much: bench/bench_calibration.py), and without bias correction its error is
-    mostly the systematic part, whose direction KL changes at random: that count is compared
-    with bias correction only, within 0.5 % of the inputs (measured: min/max 882, KL 881;
-    uncorrected 785 and 781)."""
+    (RMS error), with and without bias correction, and with the default bias correction they
+    agree with float's class on at least as many inputs. KL keeps a window only where it
+    removes a fifth of the squared error on the histogram and only on what convolutions read:
+    smaller gains moved this random-weight net's top-1 count by 0.5-3 % either way, as any
+    change of rounding does (widening every range by 1-4 %, clipping nothing:
+    bench/bench_calibration.py --spread)."""
     figures = {(calibration, corrected): _logits_error_and_agreement(keyword_spotter, calibration=calibration,
                                                                      bias_correction=corrected)
                for calibration in ("None", "KL") for corrected in (False, True)}
     for corrected in (False, True):
         assert figures["KL", corrected][0] <= figures["None", corrected][0]
-    assert figures["KL", True][1] >= figures["None", True][1] - 5
+    assert figures["KL", True][1] >= figures["None", True][1]
     assert min(agreement for _, agreement in figures.values()) >= 700
 
 
