@@ -2,8 +2,9 @@
 style net (both with random weights, calibrated on random inputs) and LeNet (calibrated on
 its 20 example digits), each profiled and compiled to int8 with our quantizer: which ops
 stay float, top-1 agreement with float on held-out inputs against onnxruntime's own static
-int8 quantization of the same model and calibration data (also with our bias correction, and
-per-channel on both sides: -enable-channelwise, onnxruntime's per_channel), host latency and
+int8 quantization of the same model and calibration data (ours with its default bias
+correction, and without it; per-channel on both sides: -enable-channelwise, onnxruntime's
+per_channel), host latency and
 code bytes int8 vs float, and exact instructions per inference int8 vs float on the emulated Cortex-M7
 (mps2-an500) and Cortex-M3 (mps2-an385, no FPU). `--precision=Int16` measures our builds with
 int16 activations (TFLite's 16x8 scheme) instead; onnxruntime's stay int8.
@@ -107,14 +108,14 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
     quantized = glowmlir.compile(path, quantization=quantization, **on_host)
     channelwise = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision=precision,
                                                                           channelwise=True), **on_host)
-    corrected = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision=precision,
-                                                                        bias_correction=True), **on_host)
+    uncorrected = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision=precision,
+                                                                          bias_correction=False), **on_host)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads, options.log_severity_level = 1, 3
     outputs = {"float": np.stack([float_bundle.run(s)[net.output][0] for s in net.held_out]),
                "ours": np.stack([quantized.run(s)[net.output][0] for s in net.held_out]),
                "ours channelwise": np.stack([channelwise.run(s)[net.output][0] for s in net.held_out]),
-               "ours bias-corrected": np.stack([corrected.run(s)[net.output][0] for s in net.held_out])}
+               "ours uncorrected": np.stack([uncorrected.run(s)[net.output][0] for s in net.held_out])}
     for name, per_channel in (("onnxruntime", False), ("onnxruntime per_channel", True)):
         ort_path = quantized_by_onnxruntime(net.model, net.calibration, directory, "QDQ", per_channel)
         ort_int8 = onnxruntime.InferenceSession(ort_path, options, providers=["CPUExecutionProvider"])
@@ -132,8 +133,8 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
         f"top-1 agreement with float, ours {ours}": agreement["ours"],
         "top-1 agreement with float, onnxruntime int8": agreement["onnxruntime"],
         "RMS output error vs float, ours / onnxruntime": f"{error['ours']} / {error['onnxruntime']}",
-        "top-1 agreement, ours -quantization-bias-correction": agreement["ours bias-corrected"],
-        "RMS output error, ours -quantization-bias-correction": error["ours bias-corrected"],
+        "top-1 agreement, ours -quantization-bias-correction=false": agreement["ours uncorrected"],
+        "RMS output error, ours -quantization-bias-correction=false": error["ours uncorrected"],
         "top-1 agreement, per-channel: ours -enable-channelwise / onnxruntime per_channel":
             f"{agreement['ours channelwise']} / {agreement['onnxruntime per_channel']}",
         "RMS output error, per-channel: ours / onnxruntime":

@@ -27,7 +27,7 @@ def parse_bool(option: str, value: str) -> bool:
 
 QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "calibrate-constants",
                       "quantization-bias-correction")
-"""Glow's boolean quantization options (and -quantization-bias-correction, an extension)."""
+"""Glow's boolean quantization options (and -quantization-bias-correction, an extension, on by default)."""
 
 _WITH_PROFILE = "; used with -load-profile, changes nothing when profiling"
 SchemaOption = Annotated[Optional[str], typer.Option(
@@ -54,9 +54,10 @@ AssertQuantizedOption = Annotated[str, typer.Option(
     "--assert-all-nodes-quantized", help="fail if a node not kept float stays float" + _WITH_PROFILE)]
 CalibrateConstantsOption = Annotated[str, typer.Option(
     "--calibrate-constants", help="calibrate the weights' ranges too (-quantization-calibration=KL)" + _WITH_PROFILE)]
-BiasCorrectionOption = Annotated[str, typer.Option(
-    "--quantization-bias-correction", help="biases cancel the mean error of weight rounding, from the profile's "
-                                           "channel means (an extension)" + _WITH_PROFILE)]
+BiasCorrectionOption = Annotated[Optional[str], typer.Option(
+    "--quantization-bias-correction", help="true (default) or false: biases cancel the mean error of weight "
+                                           "rounding, from the profile's channel means (an extension; a profile "
+                                           "Glow wrote has none)" + _WITH_PROFILE)]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class QuantizationArguments:
     assert_all_nodes_quantized: str = "false"
     calibrate_constants: str = "false"
     percentile: float | None = None
-    bias_correction: str = "false"
+    bias_correction: str | None = None  # -quantization-bias-correction: on unless "false"
 
     def __post_init__(self) -> None:
         from glowmlir.quantization.node_kinds import check_node_kinds
@@ -105,15 +106,20 @@ class QuantizationArguments:
         return tuple(kind for kind in (self.keep_original_precision_for_nodes or "").split(",") if kind)
 
     def flags(self) -> dict[str, bool]:
+        """The flags set true on the command line (-quantization-bias-correction: only if given)."""
         values = (self.channelwise, self.convert_placeholders, self.assert_all_nodes_quantized,
-                  self.calibrate_constants, self.bias_correction)
+                  self.calibrate_constants, "false" if self.bias_correction is None else self.bias_correction)
         return {option: parse_bool(option, value) for option, value in zip(QUANTIZATION_FLAGS, values)}
 
     def given(self) -> list[str]:
-        """The options given a value (flags: set true)."""
+        """The options given a value (flags: set true; -quantization-bias-correction, on by default:
+        also set false)."""
         kept = ["keep-original-precision-for-nodes"] if self.keep_original_precision_for_nodes is not None else []
         kept += ["quantization-percentile"] if self.percentile is not None else []
-        return [*self.values(), *kept, *(option for option, on in self.flags().items() if on)]
+        flags = self.flags()
+        switched_off = ["quantization-bias-correction"] if self.bias_correction is not None and \
+            not flags["quantization-bias-correction"] else []
+        return [*self.values(), *kept, *(option for option, on in flags.items() if on), *switched_off]
 
     def options(self, profile: str):
         """The `QuantizationOptions` of `-load-profile=<profile>` with these options."""
@@ -135,7 +141,8 @@ class QuantizationArguments:
                                    assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
                                    convert_placeholders=flags["convert-placeholders"],
                                    calibrate_constants=flags["calibrate-constants"],
-                                   bias_correction=flags["quantization-bias-correction"],
+                                   bias_correction=self.bias_correction is None
+                                   or flags["quantization-bias-correction"],
                                    **({"percentile": self.percentile} if self.percentile is not None else {}))
 
 

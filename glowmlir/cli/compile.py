@@ -246,7 +246,7 @@ def compile_command(
     convert_placeholders: common.ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: common.AssertQuantizedOption = "false",
     calibrate_constants: common.CalibrateConstantsOption = "false",
-    quantization_bias_correction: common.BiasCorrectionOption = "false",
+    quantization_bias_correction: common.BiasCorrectionOption = None,
     tflite_float_inputs: Annotated[str, typer.Option("--tflite-float-inputs",
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",

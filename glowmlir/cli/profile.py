@@ -74,7 +74,7 @@ def profile_command(
     convert_placeholders: common.ConvertPlaceholdersOption = "false",
     assert_all_nodes_quantized: common.AssertQuantizedOption = "false",
     calibrate_constants: common.CalibrateConstantsOption = "false",
-    quantization_bias_correction: common.BiasCorrectionOption = "false",
+    quantization_bias_correction: common.BiasCorrectionOption = None,
     do_not_lower_nodes_for_profiling: Annotated[Optional[str], typer.Option(
         "--do-not-lower-nodes-for-profiling", help="Glow node kinds profiled unlowered (glowmlir profiles every "
                                                    "node unlowered: checked, changes nothing)")] = None,

@@ -1,8 +1,8 @@
 // RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_profile.yaml"}' | filecheck %s
 // RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_profile.yaml" schema="symmetric"}' | filecheck %s --check-prefix=SYM
 // RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_profile.yaml" keep_original_precision_for_nodes="SoftMax"}' | filecheck %s --check-prefix=KEEP
-// RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_means_profile.yaml" bias_correction=true}' | filecheck %s --check-prefix=BC
-// RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_profile.yaml" bias_correction=true}' | filecheck %s
+// RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_means_profile.yaml"}' | filecheck %s --check-prefix=BC
+// RUN: glow-opt %s -p 'glow-quantize{profile="%S/inputs/quantize_means_profile.yaml" bias_correction=false}' | filecheck %s
 // Profile-guided quantization (a Glow-written profile: block and flow histograms). The
 // input gets its profiled range, x in [-1, 1] -> scale 2/255, offset 0; the weights
 // their own range; the bias is int32 with scale = input x weight scale; SoftMax outputs
@@ -38,8 +38,9 @@ glow.function @net {
 // KEEP-NEXT: %[[F:.*]] = glow.dequantize %[[R]]
 // KEEP-NEXT: glow.softmax %[[F]] {{.*}} : (tensor<1x2xf32>) -> tensor<1x2xf32>
 
-// Bias correction: x's channel means [0.5, 1, -0.5, 0.25] (the profile's ChannelMeans) times
+// Bias correction (on by default): x's channel means [0.5, 1, -0.5, 0.25] (the profile's ChannelMeans) times
 // the weights' rounding errors [0, 0.00588, 0.00294, -0.00588] (column 0; column 1 is exact)
 // is a mean output error of 0.00294, taken off b[0]: 0.5 -> 0.49706 = 5387 x 9.227e-05.
-// Without ChannelMeans (the second run: Glow's profile) the bias stays 5419.
+// Without ChannelMeans (Glow's profile, the first run) or with bias_correction=false (the
+// second) the bias stays 5419.
 // BC: glow.constant "b" {value = dense<[5387, -5419]> : tensor<2xi32>}

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glowmlir.quantization.params import (
+    KL_MIN_GAIN,
     RANGES,
     SCHEMAS,
     QuantParams,
@@ -451,11 +452,43 @@ def _calibrated_range(data: np.ndarray, calibration: str, num_bins: int = 2048, 
     return tuple(float(v) for v in dequantize(np.array([-128, 127]), params))
 
 
-def test_kl_clips_a_gaussian_with_outliers_and_keeps_a_uniform_range():
-    """2,048 bins (TensorRT's): outliers 8 to 10 deviations out are cut (the range lands
-    strictly inside min/max, still beyond 2.5 deviations); a uniform histogram keeps ~all of it."""
+def _kl_window_and_gain(data: np.ndarray) -> tuple[tuple[float, float], float]:
+    """The window `optimize_kl` finds on `data`'s 2,048-bin histogram (as `choose_params` runs
+    it, asymmetric) and the share of the min/max range's `squared_error` it would remove."""
+    low, high = min(float(data.min()), 0.0), max(float(data.max()), 0.0)
+    counts = without_zero_spike(np.histogram(data, bins=2048, range=(low, high))[0], low, high)
+    window = optimize_kl(counts, low, high, symmetric=False)
+    window = min(window[0], 0.0), max(window[1], 0.0)
+    return window, 1 - squared_error(counts, low, high, *window, 255) / squared_error(counts, low, high, low, high, 255)
+
+
+def test_kl_takes_a_window_only_where_it_removes_a_fifth_of_the_error():
+    """KL's window replaces min/max's range only where its squared error on the histogram is
+    at least `KL_MIN_GAIN` (a fifth) lower. Outliers 8 and 10 deviations out: among 200,000
+    values the narrower window saves a fifth just short (clipping them costs nearly what the
+    finer scale saves): min/max kept; among 1,000,000 it saves almost two thirds: taken. A
+    plain Gaussian's window saves a tenth: kept as min/max."""
     rng = np.random.default_rng(3)
-    gaussian = np.concatenate([rng.normal(size=200_000), [-8.0, 10.0]]).astype(np.float32)
+    outliers = np.array([-8.0, 10.0])
+    cases = {size: np.concatenate([rng.normal(size=size), outliers]).astype(np.float32)
+             for size in (200_000, 1_000_000)}
+    cases["plain"] = rng.normal(size=200_000).astype(np.float32)
+    gains = {name: _kl_window_and_gain(data)[1] for name, data in cases.items()}
+    assert 0.15 < gains[200_000] < KL_MIN_GAIN and gains[1_000_000] > 0.6 and 0 < gains["plain"] < 0.15
+    for name in (200_000, "plain"):
+        assert _calibrated_range(cases[name], "KL") == _calibrated_range(cases[name], "None")
+    window, _ = _kl_window_and_gain(cases[1_000_000])
+    low, high = _calibrated_range(cases[1_000_000], "KL")
+    assert (low, high) == (pytest.approx(window[0], rel=0.01), pytest.approx(window[1], rel=0.01))
+    assert -8.0 < low < -2.5 and 2.5 < high < 10.0
+
+
+def test_kl_clips_a_gaussian_with_outliers_and_keeps_a_uniform_range():
+    """2,048 bins (TensorRT's): outliers 8 to 10 deviations out among a million values are cut
+    (the range lands strictly inside min/max, still beyond 2.5 deviations); a uniform
+    histogram keeps ~all of it."""
+    rng = np.random.default_rng(3)
+    gaussian = np.concatenate([rng.normal(size=1_000_000), [-8.0, 10.0]]).astype(np.float32)
     low, high = _calibrated_range(gaussian, "KL")
     assert -8.0 < low < -2.5 and 2.5 < high < 10.0
     uniform = rng.uniform(-2.0, 3.0, size=200_000).astype(np.float32)
