@@ -81,6 +81,17 @@ the words one by one (MobileNetV3-style net on the M7: 4.30M instructions hoiste
 reread). Over more pairs the loads stay in the loop anyway (DS-CNN's 32 pairs: 2% slower
 through the opaque pointer)."""
 
+UNROLLED_PAIRS = 32
+"""A gathered pointwise convolution of more than `REREAD_PAIRS` and at most this many input
+channel pairs multiplies a pair of pixels by a block of output channels in straight-line
+code, reading the buffer and the block's weight words at constant offsets from two pointers
+made opaque there (`KernelBuilder.opaque`): one `LDRD` of inputs, one of weights and four
+`SMLAD`s a channel pair. In the loop, LLVM unrolls eight pairs, indexes the streams from one
+induction variable and spends adds and spills on the addresses (one DS-CNN 64-channel
+pointwise layer alone on the M7: 645,571 instructions looped, 521,141 straight). Over more
+pairs the loop keeps the code short; over fewer, LLVM unrolls the loop whole (a 16-channel
+layer: 514k looped, 525k straight)."""
+
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
 tiles; LLVM hoists them all out of the tile loop, and more than this many are spilled and
@@ -433,16 +444,21 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
         over_channel_pairs(b, in_c, channel_pair, [])
 
-    def products(totals: list[SSAValue], q: int, o_block: Index, i: Index, count: int,
-                 gathered: View) -> list[SSAValue]:
-        """`totals` ([pixel][channel]) plus channel pair i of the `count` pixels of pixel pair q."""
-        inputs = load_words(b, gathered, [q, i, 0], count)
-        weights = pointwise_weight_words(b, packed, o_block, i)
+    def products(totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
+        """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
         totals = list(totals)
         for k, word in enumerate(inputs):
             for j, weight in enumerate(weights):
                 totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
         return totals
+
+    def block_weights(o_block: Index) -> View:
+        """The weight words of block `o_block` of output channels, [channel pair, block, 2]."""
+        interleaved = packed.shape[2]
+        first = [b.div(o_block, interleaved), 0, b.remainder(o_block, interleaved), 0, 0] if interleaved > 1 else \
+            [o_block, 0, 0, 0, 0]
+        return View(b.opaque(b.element(packed, first)), (pairs, block, 2), (packed.strides[1], packed.strides[3], 1),
+                    0, packed.element_type)
 
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0."""
@@ -452,17 +468,32 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
             channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
-            for q in range(-(-count // 2)):
-                in_pair = min(2, count - 2 * q)
-                with b.loop(0, pairs, carried=starts * in_pair) as i:
-                    i.next(*products(list(i.carried), q, o_block.index, i.index, in_pair, reread))
+
+            def pixel_pair(q: int, in_pair: int) -> None:
+                """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run, every channel pair."""
+                if REREAD_PAIRS < pairs <= UNROLLED_PAIRS:  # both streams at constant offsets from pointers made here
+                    weights = block_weights(o_block.index)
+                    words = View(b.opaque(b.element(gathered, [q, 0, 0])), gathered.shape[1:], gathered.strides[1:],
+                                 0, gathered.element_type)
+                    results = starts * in_pair
+                    for i in range(pairs):
+                        results = products(results, load_words(b, words, [i, 0], in_pair),
+                                           load_words(b, weights, [i, 0, 0], block))
+                else:
+                    with b.loop(0, pairs, carried=starts * in_pair) as i:
+                        i.next(*products(list(i.carried), load_words(b, reread, [q, i.index, 0], in_pair),
+                                         pointwise_weight_words(b, packed, o_block.index, i.index)))
+                    results = i.results
                 if pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
-                    store_tile(b, domain, channels, outputs, i.results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
+                    store_tile(b, domain, channels, outputs, results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
                 else:
                     for j, o in enumerate(channels):
                         stored = domain.output(o, dest.element_type)
-                        pool.fold(o, [stored(i.results[k * block + j]) for k in range(in_pair)])
+                        pool.fold(o, [stored(results[k * block + j]) for k in range(in_pair)])
+
+            for q in range(-(-count // 2)):
+                pixel_pair(q, min(2, count - 2 * q))
 
     with b.loop(0, n_size) as n:
         if pool is not None:

@@ -190,6 +190,11 @@ BLOCKED_POINTWISE = {
                              dict(kind="max", kernel=(3, 7), strides=(1, 1), pads=(0, 0, 0, 0))),
     "pointwise_avg_2x2": (((1, 6, 4, 6), (4, 6, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                           dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    # 21 to 32 channel pairs: straight-line products (`arm_dsp.UNROLLED_PAIRS`) over interleaved
+    # blocks (runs of four and a single pixel left), over blocks of one output channel with an odd
+    # last input channel (a run and a pair of pixels left)
+    "pointwise_straight": (((1, 64, 5, 5), (12, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    "pointwise_straight_odd": (((1, 45, 2, 3), (7, 45, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
     # global pools on enough taps for Helium's dot products (a 1x1, and a padded 3x3)
     "pointwise_global_avg_deep": (((1, 56, 3, 3), (12, 56, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                                   dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(0, 0, 0, 0))),
@@ -320,7 +325,8 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     expected = [helium_microkernel(geometry, pool) for _, geometry, pool in convolution_cases()]
     assert len(convolutions) == len(expected)
     assert {"arm-mve-im2col", "arm-mve", "arm-dsp"} <= set(expected)  # each kind is tested on the board
-    assert any(kind == "arm-mve" and geometry[2][1] == 2 for (_, geometry, _), kind in zip(convolution_cases(), expected))
+    assert any(kind == "arm-mve" and geometry[2][1] == 2
+               for (_, geometry, _), kind in zip(convolution_cases(), expected))
     for (output, _, _), kind, line in zip(convolution_cases(), expected, convolutions):  # in the cases' order
         assert f'microkernel = "{kind}"' in line, (output, line)
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
