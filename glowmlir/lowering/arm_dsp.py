@@ -45,6 +45,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
+    WINDOW_PAIRS,
     PairTiling,
     convolution_depthwise_plan,
     convolution_row_plan,
@@ -387,46 +388,53 @@ def pack_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """A convolution packed for these kernels: the shared skeleton with `convolution_rows`
-    or `pointwise_rows`; an unpooled, unstrided 1x1 convolution sees each channel's pixels
-    as one row (tiles of four run across the input rows)."""
+    or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
+    WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
     packed_shape = glow.shape_of(op.filter)
     kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None)
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
+        return
+    if kind == WINDOW_PAIRS:
+        gathered_product(b, domain, op, view, packed_shape[3])
         return
     if kind != CHANNEL_PAIRS:
         loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
         return
     block = packed_shape[3]
     if tuple(op.strides.get_values()) == (1, 1) and (op.pool is None or glow.pools_globally(op)):
-        gathered_pointwise(b, domain, op, view, block)
+        gathered_product(b, domain, op, view, block)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
 
 
-def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
-                       block: int) -> None:
-    """A 1x1 convolution of stride 1, unpooled or with a global pool (`glow.pools_globally`), as a
-    matrix product over the pixels, register-blocked as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
+def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     block: int) -> None:
+    """A 1x1 convolution of stride 1, unpooled or with a global pool (`glow.pools_globally`), or
+    a WINDOW_PAIRS convolution, as a matrix product over the output pixels, register-blocked
+    as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
 
-    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once,
-    as int16 channel pairs less the input offset, into a stack buffer of `[pixel pairs,
-    ceil(C / 2), SLOT_WORDS]` words: for each channel pair, the words of a pair of pixels side
-    by side, as the weight words of a block of output channels are. Every block of output
-    channels then takes the pixels two at a time: per channel pair, one `LDRD` of the two
-    pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into as many
-    accumulators. The gathering is paid once for all output channels. A global pool folds
-    each output level into a stack sum (or maximum) per channel, averaged once at the end."""
+    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels (or the taps of
+    their windows, `gather_windows`) are gathered once, as int16 pairs less the input offset,
+    into a stack buffer of `[pixel pairs, pairs, SLOT_WORDS]` words: for each pair, the words
+    of a pair of pixels side by side, as the weight words of a block of output channels are.
+    Every block of output channels then takes the pixels two at a time: per pair, one `LDRD`
+    of the two pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into
+    as many accumulators. The gathering is paid once for all output channels. A global pool
+    folds each output level into a stack sum (or maximum) per channel, averaged once at the
+    end."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
         pixels = height * width
         return whole.reshaped((n_size, channels, pixels), (channels * pixels, pixels, 1))
 
-    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
-    n_size, in_c, pixels = src.shape
-    out_c = dest.shape[1]
-    pairs = -(-in_c // 2)
+    dest, packed, bias = flat(op.dest), view(op.filter), view(op.bias)
+    windows = op.filter_shape.get_values()[2:] != (1, 1)
+    src = view(op.input) if windows else flat(op.input)
+    n_size, out_c, _ = dest.shape
+    pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
+    pairs = packed.shape[1]
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
     slot = SLOT_WORDS if run > 1 else 1
     gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32), (-(-run // 2), pairs, slot),
@@ -436,13 +444,17 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
+        if windows:
+            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset)
+            return
+
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
             loaded = pixel_channel_pairs(b, src, [n, first, x0], [n, second, x0], count, x_offset)
             for p, pair in enumerate(loaded):
                 b.store(pair, gathered, [p // 2, i, p % 2])
             return carried
 
-        over_channel_pairs(b, in_c, channel_pair, [])
+        over_channel_pairs(b, src.shape[1], channel_pair, [])
 
     def products(totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
@@ -510,6 +522,47 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 tail -= count
         if pool is not None:
             pool.finish(n.index)
+
+
+def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
+                   n: Index, x0: Index, count: int, x_offset: SSAValue | None) -> None:
+    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane) into
+    `gathered` ([pixel pair, tap pair, slot]) as pairs of taps (c, ky, kx) in the packed
+    filter's order, an odd last tap paired with 0: a tap in the padding is the input zero
+    point (the folded bias takes off its product; not folded, the pair less `x_offset` is 0)."""
+    _, in_c, in_h, in_w = src.shape
+    _, _, k_h, k_w = op.filter_shape.get_values()
+    sy, sx = op.strides.get_values()
+    dy, dx = op.dilations.get_values()
+    pt, pl, _, _ = op.pads.get_values()
+    out_w = glow.convolution_shape(op)[3]
+    padded = any(op.pads.get_values())
+    zero_point = b.int_value(domain.input_offset)
+    with b.loop(0, count) as k:
+        pixel = b.add(x0, k.index)
+        top, left = b.sub(b.mul(b.div(pixel, out_w), sy), pt), b.sub(b.mul(b.remainder(pixel, out_w), sx), pl)
+
+        def inside(first: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
+            """(coordinate clamped into the input, whether it is inside) of each tap along an axis."""
+            found = []
+            for t in range(taps):
+                at = b.add(first, t * step)
+                found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if padded else (at, None))
+            return found
+
+        rows, columns = inside(top, dy, k_h, in_h), inside(left, dx, k_w, in_w)
+        levels = []
+        for c, ky, kx in np.ndindex(in_c, k_h, k_w):
+            (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
+            loaded = level(b, src, [n, c, y, x])
+            levels.append(loaded if not padded else b.select(b.int_and(row_inside, column_inside), loaded, zero_point))
+        if len(levels) % 2:
+            levels.append(b.integer(0))
+        for i in range(len(levels) // 2):
+            pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
+            if x_offset is not None:
+                pair = _intrinsic(b, "sadd16", pair, x_offset)
+            b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
 
 
 # ----------------------------------------------------------------------------- depthwise
