@@ -187,10 +187,17 @@ class QuantizedArithmetic(ArithmeticDomain):
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
         multiplier, shift = self.requantization.of(channel)
-        rescale = requantize_narrow if getattr(self.op, "narrow_requantization", None) is not None else requantize
+        narrow = getattr(self.op, "narrow_requantization", None) is not None
+        # Clamped to the whole storage range (one SSAT), the offset goes inside the rounding
+        # division (one add fewer); a narrower clamp LLVM takes best before the offset is added.
+        whole_range = (self.low, self.high) == self.out_type.value_range
 
         def stored(total: SSAValue) -> SSAValue:
-            level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
+            if narrow and whole_range:
+                level = requantize_narrow(b, total, multiplier, shift, self.output_offset)
+            else:
+                rescale = requantize_narrow if narrow else requantize
+                level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)
 
         return stored
