@@ -529,40 +529,55 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane) into
     `gathered` ([pixel pair, tap pair, slot]) as pairs of taps (c, ky, kx) in the packed
     filter's order, an odd last tap paired with 0: a tap in the padding is the input zero
-    point (the folded bias takes off its product; not folded, the pair less `x_offset` is 0)."""
+    point (the folded bias takes off its product; not folded, the pair less `x_offset` is 0).
+    A window wholly inside the input loads its taps at constant offsets from its origin."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
     dy, dx = op.dilations.get_values()
     pt, pl, _, _ = op.pads.get_values()
     out_w = glow.convolution_shape(op)[3]
-    padded = any(op.pads.get_values())
     zero_point = b.int_value(domain.input_offset)
+    rows_inside, columns_inside = in_h - (k_h - 1) * dy, in_w - (k_w - 1) * dx  # window origins inside
     with b.loop(0, count) as k:
         pixel = b.add(x0, k.index)
         top, left = b.sub(b.mul(b.div(pixel, out_w), sy), pt), b.sub(b.mul(b.remainder(pixel, out_w), sx), pl)
 
-        def inside(first: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
-            """(coordinate clamped into the input, whether it is inside) of each tap along an axis."""
-            found = []
-            for t in range(taps):
-                at = b.add(first, t * step)
-                found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if padded else (at, None))
-            return found
+        def window(padded: bool) -> None:
+            """The pixel's taps into its slots; `padded`: some may be outside the input (clamped
+            loads, the zero point where outside), else all are inside."""
+            def coordinates(first: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
+                """(coordinate, clamped into the input when padded, whether it is inside) per tap."""
+                found = []
+                for t in range(taps):
+                    at = b.add(first, t * step)
+                    found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if padded else (at, None))
+                return found
 
-        rows, columns = inside(top, dy, k_h, in_h), inside(left, dx, k_w, in_w)
-        levels = []
-        for c, ky, kx in np.ndindex(in_c, k_h, k_w):
-            (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
-            loaded = level(b, src, [n, c, y, x])
-            levels.append(loaded if not padded else b.select(b.int_and(row_inside, column_inside), loaded, zero_point))
-        if len(levels) % 2:
-            levels.append(b.integer(0))
-        for i in range(len(levels) // 2):
-            pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
-            if x_offset is not None:
-                pair = _intrinsic(b, "sadd16", pair, x_offset)
-            b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
+            rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
+            levels = []
+            for c, ky, kx in np.ndindex(in_c, k_h, k_w):
+                (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
+                loaded = level(b, src, [n, c, y, x])
+                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point) if padded else loaded)
+            if len(levels) % 2:
+                levels.append(b.integer(0))
+            for i in range(len(levels) // 2):
+                pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
+                if x_offset is not None:
+                    pair = _intrinsic(b, "sadd16", pair, x_offset)
+                b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
+
+        if not any(op.pads.get_values()):
+            window(False)
+        elif rows_inside <= 0 or columns_inside <= 0:
+            window(True)
+        else:  # most windows of a large input lie inside it: their taps need no clamping
+            interior = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
+            with b.when(interior):
+                window(False)
+            with b.when(b.int_xor(interior, b.constant(1, interior.type))):
+                window(True)
 
 
 # ----------------------------------------------------------------------------- depthwise

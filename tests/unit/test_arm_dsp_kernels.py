@@ -174,6 +174,8 @@ MORE_CONVOLUTIONS = {
     "stride2_rows_of_ten": ((1, 3, 9, 20), (4, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "stride2_dilated_wide": ((1, 2, 9, 27), (4, 2, 3, 3), (2, 2), (2, 2, 2, 2), (2, 2), 1),
     "depthwise_stride2_wide": ((1, 6, 7, 33), (6, 1, 3, 3), (2, 2), (1, 1, 1, 0), (1, 1), 6),
+    # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count
+    "window_wider_than_input": ((1, 2, 3, 4), (4, 2, 3, 5), (1, 1), (1, 2, 1, 2), (1, 1), 1),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
