@@ -16,9 +16,14 @@ packs them.
   tiling and multiplies their pairs with the packed weight words. Tiles at the edges have
   tilings of their own; outputs left over are computed tap by tap.
 * `pointwise_rows`: an unpadded, ungrouped 1x1 convolution, on pairs of input channels;
-  of stride 1, unpooled or with a global pool, `gathered_pointwise`: each run of pixels'
+  of stride 1, unpooled or with a global pool, `gathered_product`: each run of pixels'
   channels gathered once as pairs, then multiplied by every block of output channels,
   two pixels x two channels at a time.
+* `gathered_product` with `gather_windows`: an unpooled, ungrouped convolution of few taps
+  a window (`arm_dsp_layout.WINDOW_PAIRS`), each pixel's window gathered once as pairs of
+  taps (the padding as the input zero point), then multiplied as gathered channels are.
+* `depthwise_convolution`: one input channel per group, on copies of the input planes
+  padded with the input zero point.
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
   `lowering.arm_mve`'s instead).
 
