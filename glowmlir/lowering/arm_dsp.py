@@ -101,11 +101,11 @@ numbers as data (`parameters`, `glowll-quantization-records`) to share kernels, 
 code took MobileNetV2's code at -Os on the M7 from 29.5 KB to 32.8 KB."""
 
 LOOP_PAIRS = 2
-"""Channel pairs a step of the gathered product's loop over them multiplies (the loop of
-fewer than `REREAD_PAIRS` or more than `UNROLLED_PAIRS` pairs): at -O3 LLVM unrolls the loop
-further all the same (the same instructions), at -Os it unrolls nothing, and two pairs a
-step halve the loop's overhead (MobileNetV2's 1x1 expansions at -Os on the M7: a 16 x 24 x 24
-to 96-channel layer alone 2.77M -> 2.52M instructions, a 336-channel one 609k -> 529k)."""
+"""Channel pairs a step of the gathered product's loop over them multiplies in a size-first
+build (-Os/-Oz, where LLVM unrolls no loop): half the loop's overhead (MobileNetV2's 1x1
+expansions at -Os on the M7: a 16 x 24 x 24 to 96-channel layer alone 2.77M -> 2.52M
+instructions, a 336-channel one 609k -> 529k). At -O3 LLVM unrolls the loop of one pair a
+step itself (two a step: MobileNetV3-style's 88-channel projection 143k -> 155k)."""
 
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
@@ -455,7 +455,9 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                                element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
     pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
-    straight = REREAD_PAIRS < pairs <= UNROLLED_PAIRS and op.parameters is None
+    size_first = op.parameters is not None  # numbers as data: a size-first build's shared kernel
+    straight = REREAD_PAIRS < pairs <= UNROLLED_PAIRS and not size_first
+    step = LOOP_PAIRS if size_first else 1
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
@@ -511,13 +513,13 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         return products(totals, load_words(b, reread, [q, i, 0], in_pair),
                                         pointwise_weight_words(b, packed, o_block.index, i))
 
-                    with b.loop(0, pairs // LOOP_PAIRS, carried=starts * in_pair) as i:
+                    with b.loop(0, pairs // step, carried=starts * in_pair) as i:
                         totals = list(i.carried)
-                        for step in range(LOOP_PAIRS):
-                            totals = pair_products(totals, b.add(b.mul(i.index, LOOP_PAIRS), step))
+                        for k in range(step):
+                            totals = pair_products(totals, b.add(b.mul(i.index, step), k))
                         i.next(*totals)
                     results = i.results
-                    for i in range(pairs // LOOP_PAIRS * LOOP_PAIRS, pairs):
+                    for i in range(pairs // step * step, pairs):
                         results = pair_products(results, i)
                 if pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
