@@ -201,15 +201,29 @@ def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequenc
     return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1])
 
 
-ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE = "row pairs", "channel pairs", "depthwise"
+ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE, WINDOW_PAIRS = "row pairs", "channel pairs", "depthwise", "window pairs"
+
+WINDOW_TAPS = 64
+"""An unpooled, ungrouped convolution wider than 1x1 of at most this many taps a window
+(input channels x kernel height x width) pairs the taps of each output's window
+(WINDOW_PAIRS): its windows are gathered once per pixel as int16 tap pairs (the padding as
+the input zero point) and multiplied as a pointwise convolution's gathered channels are, in
+straight-line code (`arm_dsp.UNROLLED_PAIRS` pairs at most). DS-CNN's 10x4 stride-2 first
+convolution (one input channel, 64 outputs) took 546k instructions on the M7 on planes,
+MobileNetV3's 3x3 stride-2 padded one (3 channels, 16 outputs) 1.15M on row pairs."""
 
 
 def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> str | None:
-    """How a convolution's filter is packed: DEPTHWISE for an unpooled convolution of one
-    input channel per group (depthwise, of any channel multiplier, or of a one-channel input:
-    planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel row at
-    least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded, ungrouped 1x1
-    convolution (pointwise: nothing to pair along a row); None: the generic kernel."""
+    """How a convolution's filter is packed: WINDOW_PAIRS along the taps of a whole window of
+    an unpooled, ungrouped convolution wider than 1x1 of at most `WINDOW_TAPS` taps; DEPTHWISE
+    for an unpooled convolution of one input channel per group (depthwise, of any channel
+    multiplier: planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel
+    row at least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded,
+    ungrouped 1x1 convolution (pointwise: nothing to pair along a row); None: the generic
+    kernel."""
+    _, group_c, k_h, k_w = filter_shape
+    if group == 1 and not pooled and k_h * k_w > 1 and group_c * k_h * k_w <= WINDOW_TAPS:
+        return WINDOW_PAIRS
     if filter_shape[1] == 1 and not pooled:
         return DEPTHWISE
     if filter_shape[3] >= 2:
@@ -245,14 +259,16 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
     every tiling of the depthwise plan), CHANNEL_PAIRS [O / (block x interleaved),
     ceil(C / 2), interleaved, block, 2] (channels 2i and 2i + 1, an odd last channel paired
-    with a zero; `interleaved_blocks` blocks side by side)."""
+    with a zero; `interleaved_blocks` blocks side by side), WINDOW_PAIRS the same over the
+    taps of a window (C x KH x KW, in that order) instead of the channels."""
     out_c, group_c, k_h, _ = levels.shape
     kind = packing(levels.shape, pads, group, pooled)
     block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
-    if kind == CHANNEL_PAIRS:
-        padded = np.zeros((out_c, 2 * -(-group_c // 2)), np.int16)
-        padded[:, :group_c] = centred.reshape(out_c, group_c)
+    if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
+        taps = group_c * k_h * levels.shape[3]
+        padded = np.zeros((out_c, 2 * -(-taps // 2)), np.int16)
+        padded[:, :taps] = centred.reshape(out_c, taps)
         interleaved = interleaved_blocks(out_c)
         return padded.reshape(out_c // (block * interleaved), interleaved, block, -1, 2).transpose(0, 3, 1, 2, 4).copy()
     if kind == DEPTHWISE:
@@ -284,9 +300,9 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     block = channel_block(out_c, group)
     geometry = (glow.shape_of(op.input), filter_shape, op.strides.get_values(), op.pads.get_values(),
                 op.dilations.get_values())
-    if kind == CHANNEL_PAIRS:
+    if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
         interleaved = interleaved_blocks(out_c)
-        return (out_c // (block * interleaved), -(-group_c // 2), interleaved, block, 2)
+        return (out_c // (block * interleaved), -(-int(np.prod(filter_shape[1:])) // 2), interleaved, block, 2)
     if kind == DEPTHWISE:
         return (out_c, k_h, convolution_depthwise_plan(*geometry).words, 2)
     return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)

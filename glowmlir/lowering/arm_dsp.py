@@ -16,9 +16,14 @@ packs them.
   tiling and multiplies their pairs with the packed weight words. Tiles at the edges have
   tilings of their own; outputs left over are computed tap by tap.
 * `pointwise_rows`: an unpadded, ungrouped 1x1 convolution, on pairs of input channels;
-  of stride 1, unpooled or with a global pool, `gathered_pointwise`: each run of pixels'
+  of stride 1, unpooled or with a global pool, `gathered_product`: each run of pixels'
   channels gathered once as pairs, then multiplied by every block of output channels,
   two pixels x two channels at a time.
+* `gathered_product` with `gather_windows`: an unpooled, ungrouped convolution of few taps
+  a window (`arm_dsp_layout.WINDOW_PAIRS`), each pixel's window gathered once as pairs of
+  taps (the padding as the input zero point), then multiplied as gathered channels are.
+* `depthwise_convolution`: one input channel per group, on copies of the input planes
+  padded with the input zero point.
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
   `lowering.arm_mve`'s instead).
 
@@ -45,6 +50,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
+    WINDOW_PAIRS,
     PairTiling,
     convolution_depthwise_plan,
     convolution_row_plan,
@@ -80,6 +86,26 @@ the few pairs whole, hoists the buffer's loads out of the block loop and spills 
 the words one by one (MobileNetV3-style net on the M7: 4.30M instructions hoisted, 4.14M
 reread). Over more pairs the loads stay in the loop anyway (DS-CNN's 32 pairs: 2% slower
 through the opaque pointer)."""
+
+UNROLLED_PAIRS = 32
+"""A gathered pointwise convolution of more than `REREAD_PAIRS` and at most this many input
+channel pairs multiplies a pair of pixels by a block of output channels in straight-line
+code, reading the buffer and the block's weight words at constant offsets from two pointers
+made opaque there (`KernelBuilder.opaque`): one `LDRD` of inputs, one of weights and four
+`SMLAD`s a channel pair. In the loop, LLVM unrolls eight pairs, indexes the streams from one
+induction variable and spends adds and spills on the addresses (one DS-CNN 64-channel
+pointwise layer alone on the M7: 645,571 instructions looped, 521,141 straight). Over more
+pairs the loop keeps the code short; over fewer, LLVM unrolls the loop whole (a 16-channel
+layer: 514k looped, 525k straight). A size-first build keeps the loop: its layers carry their
+numbers as data (`parameters`, `glowll-quantization-records`) to share kernels, and straight
+code took MobileNetV2's code at -Os on the M7 from 29.5 KB to 32.8 KB."""
+
+LOOP_PAIRS = 2
+"""Channel pairs a step of the gathered product's loop over them multiplies in a size-first
+build (-Os/-Oz, where LLVM unrolls no loop): half the loop's overhead (MobileNetV2's 1x1
+expansions at -Os on the M7: a 16 x 24 x 24 to 96-channel layer alone 2.77M -> 2.52M
+instructions, a 336-channel one 609k -> 529k). At -O3 LLVM unrolls the loop of one pair a
+step itself (two a step: MobileNetV3-style's 88-channel projection 143k -> 155k)."""
 
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
@@ -376,73 +402,92 @@ def pack_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """A convolution packed for these kernels: the shared skeleton with `convolution_rows`
-    or `pointwise_rows`; an unpooled, unstrided 1x1 convolution sees each channel's pixels
-    as one row (tiles of four run across the input rows)."""
+    or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
+    WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
     packed_shape = glow.shape_of(op.filter)
     kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None)
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
+        return
+    if kind == WINDOW_PAIRS:
+        gathered_product(b, domain, op, view, packed_shape[3])
         return
     if kind != CHANNEL_PAIRS:
         loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
         return
     block = packed_shape[3]
     if tuple(op.strides.get_values()) == (1, 1) and (op.pool is None or glow.pools_globally(op)):
-        gathered_pointwise(b, domain, op, view, block)
+        gathered_product(b, domain, op, view, block)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
 
 
-def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
-                       block: int) -> None:
-    """A 1x1 convolution of stride 1, unpooled or with a global pool (`glow.pools_globally`), as a
-    matrix product over the pixels, register-blocked as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
+def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     block: int) -> None:
+    """A 1x1 convolution of stride 1, unpooled or with a global pool (`glow.pools_globally`), or
+    a WINDOW_PAIRS convolution, as a matrix product over the output pixels, register-blocked
+    as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
 
-    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels are gathered once,
-    as int16 channel pairs less the input offset, into a stack buffer of `[pixel pairs,
-    ceil(C / 2), SLOT_WORDS]` words: for each channel pair, the words of a pair of pixels side
-    by side, as the weight words of a block of output channels are. Every block of output
-    channels then takes the pixels two at a time: per channel pair, one `LDRD` of the two
-    pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into as many
-    accumulators. The gathering is paid once for all output channels. A global pool folds
-    each output level into a stack sum (or maximum) per channel, averaged once at the end."""
+    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels (or the taps of
+    their windows, `gather_windows`) are gathered once, as int16 pairs less the input offset,
+    into a stack buffer of `[pixel pairs, pairs, SLOT_WORDS]` words: for each pair, the words
+    of a pair of pixels side by side, as the weight words of a block of output channels are.
+    Every block of output channels then takes the pixels two at a time: per pair, one `LDRD`
+    of the two pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into
+    as many accumulators. The gathering is paid once for all output channels. A global pool
+    folds each output level into a stack sum (or maximum) per channel, averaged once at the
+    end."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
         pixels = height * width
         return whole.reshaped((n_size, channels, pixels), (channels * pixels, pixels, 1))
 
-    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
-    n_size, in_c, pixels = src.shape
-    out_c = dest.shape[1]
-    pairs = -(-in_c // 2)
+    dest, packed, bias = flat(op.dest), view(op.filter), view(op.bias)
+    windows = op.filter_shape.get_values()[2:] != (1, 1)
+    src = view(op.input) if windows else flat(op.input)
+    n_size, out_c, _ = dest.shape
+    pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
+    pairs = packed.shape[1]
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
     slot = SLOT_WORDS if run > 1 else 1
     gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32), (-(-run // 2), pairs, slot),
                                element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
     pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
+    size_first = op.parameters is not None  # numbers as data: a size-first build's shared kernel
+    straight = REREAD_PAIRS < pairs <= UNROLLED_PAIRS and not size_first
+    step = LOOP_PAIRS if size_first else 1
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
+        if windows:
+            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset)
+            return
+
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
             loaded = pixel_channel_pairs(b, src, [n, first, x0], [n, second, x0], count, x_offset)
             for p, pair in enumerate(loaded):
                 b.store(pair, gathered, [p // 2, i, p % 2])
             return carried
 
-        over_channel_pairs(b, in_c, channel_pair, [])
+        over_channel_pairs(b, src.shape[1], channel_pair, [])
 
-    def products(totals: list[SSAValue], q: int, o_block: Index, i: Index, count: int,
-                 gathered: View) -> list[SSAValue]:
-        """`totals` ([pixel][channel]) plus channel pair i of the `count` pixels of pixel pair q."""
-        inputs = load_words(b, gathered, [q, i, 0], count)
-        weights = pointwise_weight_words(b, packed, o_block, i)
+    def products(totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
+        """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
         totals = list(totals)
         for k, word in enumerate(inputs):
             for j, weight in enumerate(weights):
                 totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
         return totals
+
+    def block_weights(o_block: Index) -> View:
+        """The weight words of block `o_block` of output channels, [channel pair, block, 2]."""
+        interleaved = packed.shape[2]
+        first = [b.div(o_block, interleaved), 0, b.remainder(o_block, interleaved), 0, 0] if interleaved > 1 else \
+            [o_block, 0, 0, 0, 0]
+        return View(b.opaque(b.element(packed, first)), (pairs, block, 2), (packed.strides[1], packed.strides[3], 1),
+                    0, packed.element_type)
 
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0."""
@@ -452,17 +497,40 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
             channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
-            for q in range(-(-count // 2)):
-                in_pair = min(2, count - 2 * q)
-                with b.loop(0, pairs, carried=starts * in_pair) as i:
-                    i.next(*products(list(i.carried), q, o_block.index, i.index, in_pair, reread))
+
+            def pixel_pair(q: int, in_pair: int) -> None:
+                """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run, every channel pair."""
+                if straight:  # both streams at constant offsets from pointers made here
+                    weights = block_weights(o_block.index)
+                    words = View(b.opaque(b.element(gathered, [q, 0, 0])), gathered.shape[1:], gathered.strides[1:],
+                                 0, gathered.element_type)
+                    results = starts * in_pair
+                    for i in range(pairs):
+                        results = products(results, load_words(b, words, [i, 0], in_pair),
+                                           load_words(b, weights, [i, 0, 0], block))
+                else:
+                    def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
+                        return products(totals, load_words(b, reread, [q, i, 0], in_pair),
+                                        pointwise_weight_words(b, packed, o_block.index, i))
+
+                    with b.loop(0, pairs // step, carried=starts * in_pair) as i:
+                        totals = list(i.carried)
+                        for k in range(step):
+                            totals = pair_products(totals, b.add(b.mul(i.index, step), k))
+                        i.next(*totals)
+                    results = i.results
+                    for i in range(pairs // step * step, pairs):
+                        results = pair_products(results, i)
                 if pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
-                    store_tile(b, domain, channels, outputs, i.results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
+                    store_tile(b, domain, channels, outputs, results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
                 else:
                     for j, o in enumerate(channels):
                         stored = domain.output(o, dest.element_type)
-                        pool.fold(o, [stored(i.results[k * block + j]) for k in range(in_pair)])
+                        pool.fold(o, [stored(results[k * block + j]) for k in range(in_pair)])
+
+            for q in range(-(-count // 2)):
+                pixel_pair(q, min(2, count - 2 * q))
 
     with b.loop(0, n_size) as n:
         if pool is not None:
@@ -479,6 +547,62 @@ def gathered_pointwise(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
                 tail -= count
         if pool is not None:
             pool.finish(n.index)
+
+
+def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
+                   n: Index, x0: Index, count: int, x_offset: SSAValue | None) -> None:
+    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane) into
+    `gathered` ([pixel pair, tap pair, slot]) as pairs of taps (c, ky, kx) in the packed
+    filter's order, an odd last tap paired with 0: a tap in the padding is the input zero
+    point (the folded bias takes off its product; not folded, the pair less `x_offset` is 0).
+    A window wholly inside the input loads its taps at constant offsets from its origin."""
+    _, in_c, in_h, in_w = src.shape
+    _, _, k_h, k_w = op.filter_shape.get_values()
+    sy, sx = op.strides.get_values()
+    dy, dx = op.dilations.get_values()
+    pt, pl, _, _ = op.pads.get_values()
+    out_w = glow.convolution_shape(op)[3]
+    zero_point = b.int_value(domain.input_offset)
+    rows_inside, columns_inside = in_h - (k_h - 1) * dy, in_w - (k_w - 1) * dx  # window origins inside
+    with b.loop(0, count) as k:
+        pixel = b.add(x0, k.index)
+        top, left = b.sub(b.mul(b.div(pixel, out_w), sy), pt), b.sub(b.mul(b.remainder(pixel, out_w), sx), pl)
+
+        def window(padded: bool) -> None:
+            """The pixel's taps into its slots; `padded`: some may be outside the input (clamped
+            loads, the zero point where outside), else all are inside."""
+            def coordinates(first: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
+                """(coordinate, clamped into the input when padded, whether it is inside) per tap."""
+                found = []
+                for t in range(taps):
+                    at = b.add(first, t * step)
+                    found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if padded else (at, None))
+                return found
+
+            rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
+            levels = []
+            for c, ky, kx in np.ndindex(in_c, k_h, k_w):
+                (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
+                loaded = level(b, src, [n, c, y, x])
+                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point) if padded else loaded)
+            if len(levels) % 2:
+                levels.append(b.integer(0))
+            for i in range(len(levels) // 2):
+                pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
+                if x_offset is not None:
+                    pair = _intrinsic(b, "sadd16", pair, x_offset)
+                b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
+
+        if not any(op.pads.get_values()):
+            window(False)
+        elif rows_inside <= 0 or columns_inside <= 0:
+            window(True)
+        else:  # most windows of a large input lie inside it: their taps need no clamping
+            interior = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
+            with b.when(interior):
+                window(False)
+            with b.when(b.int_xor(interior, b.constant(1, interior.type))):
+                window(True)
 
 
 # ----------------------------------------------------------------------------- depthwise

@@ -198,9 +198,15 @@ class QuantizedArithmetic(ArithmeticDomain):
         b = self.b
         multiplier, shift = self.requantization.of(channel)
         rescale = self.rescale()
+        # Clamped to the whole storage range (one SSAT), the offset goes inside the rounding
+        # division (one add fewer); a narrower clamp LLVM takes best before the offset is added.
+        offset_inside = rescale is requantize_narrow and (self.low, self.high) == self.out_type.value_range
 
         def stored(total: SSAValue) -> SSAValue:
-            level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
+            if offset_inside:
+                level = requantize_narrow(b, total, multiplier, shift, self.output_offset)
+            else:
+                level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)
 
         return stored

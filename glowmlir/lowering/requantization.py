@@ -11,7 +11,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import VectorType, i32, i64
 from xdsl.ir import SSAValue
 
-from glowmlir.lowering.kernel_builder import KernelBuilder
+from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
 from glowmlir.quantization.rescaling import reduced_multiplier
 
 
@@ -39,23 +39,41 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     return divide_by_power_of_two(b, high, right)
 
 
+OFFSET_SHIFTS = 21
+"""`requantize_narrow` adds an offset inside its rounding division by 2^right for a right
+shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
+
+
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
-                      shift: int | SSAValue) -> SSAValue:
-    """`requantize` for a value known to fit after `<< (max(shift, 0) + 1)` (see
+                      shift: int | SSAValue, offset: int | SSAValue = 0) -> SSAValue:
+    """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
     `(high + 2^(right - 1) - (high < 0)) >> right` (|high| < 2^30: no overflow). As M > 0,
     `high < 0` only where value < 0, and where value < 0 but high = 0 both give 0 (right > 0):
     the sign is taken from `value`, so LLVM adds the rounding terms by the multiply's own
-    accumulator (one SMMLAR) instead of multiplying twice (SMMULR for the sign, then SMMLAR)."""
+    accumulator (one SMMLAR) instead of multiplying twice (SMMULR for the sign, then SMMLAR).
+    A constant offset (an output zero point) joins the rounding term as `offset << right`
+    (`(a + offset * 2^right) >> right` is `(a >> right) + offset` exactly): one add fewer,
+    and a clamp to the int8 range is then one SSAT of the shifted sum."""
     left, right = shift_split(b, shift)
     doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
     wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
+    folded = isinstance(right, int) and isinstance(offset, int) and 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256
+    divided = _divide_narrow(b, high, doubled, right, offset * (1 << right) if folded else 0)
+    return divided if folded or is_zero(offset) else b.int_add(divided, offset)
+
+
+def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,
+                   added: int = 0) -> SSAValue:
+    """`(high + added) / 2^right` rounded half away from zero, the sign taken from `doubled`
+    (`added` a multiple of 2^right)."""
     if isinstance(right, int):
         if right == 0:
             return high
-        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(doubled, 31), 1 << (right - 1))), right)
+        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(doubled, 31), (1 << (right - 1)) + added)),
+                             right)
     half = b.shift_right(b.shift_left(1, right), 1)
     negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(doubled, 31), 0)
     return b.shift_right(b.int_add(b.int_add(high, half), negative), right)

@@ -33,7 +33,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, storage_type
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, pack_filter, packing
+from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing
 from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
@@ -113,8 +113,9 @@ class PackConvolutionFilter(RewritePattern):
         op.properties["filter_shape"] = glow.ints(shape)
         centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
-        # Every tap of every output is inside the input, or in a padded plane holding the input offset.
-        if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind == DEPTHWISE):
+        # Every tap of every output is inside the input, or in a padded plane (or gathered
+        # window) holding the input offset.
+        if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         erase_if_unused(weight, rewriter)
 

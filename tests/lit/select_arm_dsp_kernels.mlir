@@ -1,15 +1,14 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{helium=true}' | filecheck %s --check-prefix=HELIUM
-// DSP-extension kernels: the 1x3 convolution of a one-channel input (one input channel per
-// group, as a depthwise one) runs on padded planes; its filter (2 output channels) is packed
-// per channel as the int16 weight pairs a tile of its row's two outputs multiplies, zero
-// point (-1) taken off: weight words of taps (0, 2), (1, none) and (none, 1): the tile's
-// second output reads tap 1 as the high half of an input pair; the input zero point (3) is
-// folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
+// DSP-extension kernels: the 1x3 convolution of a one-channel input (ungrouped, unpooled,
+// three taps a window) takes window pairs: its filter (2 output channels) is packed as pairs
+// of a window's taps, [O / 4, ceil(3 / 2), 1, 2, 2], both channels' weights of a pair side by
+// side, zero point (-1) taken off: taps (0, 1) are (2, 3) and (0, 1), tap 2 with a 0 (4, 0)
+// and (5, 0); the input zero point (3) is folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
 // -20 - 3 * ((-1+1) + (0+1) + (4+1)) = -38. The FullyConnected is marked (its weights stay
 // int8), its bias folded too: 100 - 3 * (1 - 2 + 3 - 4) = 106, -100 - 3 * (5 + 6 - 7 + 8) = -136.
 // Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization.
-// The 1x1 convolution of the same input takes planes too (a tile of four outputs: taps
+// The 1x1 convolution of the same input takes planes (a tile of four outputs: taps
 // (0, none), (none, 0)); the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
 // one block: [1, 24, 1, 2, 2].
@@ -53,7 +52,7 @@ glowll.function @net {
   glowll.elementwise %sum, %d, %e {kind = "add"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
 }
 
-// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[}}2, 4], [3, 0], [0, 3]]], {{\[\[\[}}0, 5], [1, 0], [0, 1]]]]> : tensor<2x1x3x2xi16>} : memref<2x1x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}2, 3], [0, 1]]], {{\[\[\[}}4, 0], [5, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
 // CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}1, 0], [0, 1]]], {{\[\[\[}}2, 0], [0, 2]]]]> : tensor<2x1x2x2xi16>}

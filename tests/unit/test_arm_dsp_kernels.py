@@ -18,10 +18,12 @@ import pytest
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
+    WINDOW_PAIRS,
     channel_block,
     convolution_depthwise_plan,
     convolution_row_plan,
     pack_filter,
+    packing,
     pair_tiling,
 )
 from glowmlir.runtime.boards import run_on_board, target_for
@@ -74,11 +76,12 @@ def test_five_wide_rows_take_three_pairs_per_output():
 
 
 def test_packed_filter_holds_each_weight_minus_its_zero_point():
+    """Row pairs: a fused pool keeps a convolution off window pairs."""
     rng = np.random.default_rng(1)
     filt = rng.integers(-128, 128, (6, 2, 3, 5)).astype(np.int8)
     tiling = pair_tiling(5, 1, 1)
     block = channel_block(6, 1)
-    packed = pack_filter(filt, -7, (1, 2, 9, 9), (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    packed = pack_filter(filt, -7, (1, 2, 9, 9), (1, 1), (1, 1), (0, 0, 0, 0), 1, pooled=True)
     assert packed.shape == (3, 2, 3, block, 3, 2) and packed.dtype == np.int16
     for o, c, ky, kx in np.ndindex(filt.shape):
         word, half = tiling.tap_position(kx)
@@ -87,6 +90,25 @@ def test_packed_filter_holds_each_weight_minus_its_zero_point():
         for half, tap in enumerate(taps):
             if tap is None:
                 assert not packed[..., word, half].any()
+
+
+def test_window_filter_pairs_the_taps_of_a_window():
+    """Window pairs: taps (c, ky, kx) in that order, two a word, an odd last tap paired with 0,
+    two blocks of two output channels side by side."""
+    rng = np.random.default_rng(2)
+    filt = rng.integers(-128, 128, (8, 3, 3, 3)).astype(np.int8)
+    assert packing(filt.shape, (1, 1, 1, 1), 1) == WINDOW_PAIRS
+    packed = pack_filter(filt, 5, (1, 3, 16, 16), (2, 2), (1, 1), (1, 1, 1, 1), 1)
+    assert packed.shape == (2, 14, 2, 2, 2) and packed.dtype == np.int16
+    taps = filt.reshape(8, 27).astype(np.int64) - 5
+    for o, t in np.ndindex(taps.shape):
+        assert packed[o // 4, t // 2, (o // 2) % 2, o % 2, t % 2] == taps[o, t]
+    assert not packed[:, 13, :, :, 1].any()
+    # over WINDOW_TAPS taps, grouped, pooled or 1x1: other packings
+    assert packing((8, 8, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
+    assert packing((8, 1, 3, 3), (1, 1, 1, 1), 8) == "depthwise"
+    assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True) == "row pairs"
+    assert packing((8, 3, 1, 1), (0, 0, 0, 0), 1) == "channel pairs"
 
 
 @pytest.mark.parametrize("geometry", [((1, 4, 25, 5), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
@@ -154,6 +176,8 @@ MORE_CONVOLUTIONS = {
     "stride2_rows_of_ten": ((1, 3, 9, 20), (4, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "stride2_dilated_wide": ((1, 2, 9, 27), (4, 2, 3, 3), (2, 2), (2, 2, 2, 2), (2, 2), 1),
     "depthwise_stride2_wide": ((1, 6, 7, 33), (6, 1, 3, 3), (2, 2), (1, 1, 1, 0), (1, 1), 6),
+    # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count
+    "window_wider_than_input": ((1, 2, 3, 4), (4, 2, 3, 5), (1, 1), (1, 2, 1, 2), (1, 1), 1),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -192,6 +216,11 @@ BLOCKED_POINTWISE = {
                              dict(kind="max", kernel=(3, 7), strides=(1, 1), pads=(0, 0, 0, 0))),
     "pointwise_avg_2x2": (((1, 6, 4, 6), (4, 6, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                           dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    # 21 to 32 channel pairs: straight-line products (`arm_dsp.UNROLLED_PAIRS`) over interleaved
+    # blocks (runs of four and a single pixel left), over blocks of one output channel with an odd
+    # last input channel (a run and a pair of pixels left)
+    "pointwise_straight": (((1, 64, 5, 5), (12, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    "pointwise_straight_odd": (((1, 45, 2, 3), (7, 45, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
     # global pools on enough taps for Helium's dot products (a 1x1, and a padded 3x3)
     "pointwise_global_avg_deep": (((1, 56, 3, 3), (12, 56, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                                   dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(0, 0, 0, 0))),
@@ -284,17 +313,22 @@ def instruction_lines(bundle) -> list[str]:
 
 
 def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
-    """Only filters with nothing to pair keep the generic kernel."""
+    """Only filters with nothing to pair keep the generic kernel (a padded 1x1)."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps2-an500")))
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
-    assert len(generic) == sum(case.output.startswith(("y_column", "y_pointwise_padded")) for case in cases) == 4
-    for line in lines:  # every microkernel's bias takes the input offset, but a padded convolution's (not on planes)
+    assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
+    kinds = [packing(geometry[1], geometry[3], geometry[5], pool is not None)
+             for _, geometry, pool in convolution_cases()]
+    assert {"window pairs", "depthwise", "row pairs", "channel pairs"} <= set(kinds)
+    # every microkernel's bias takes the input offset, but a padded convolution's (not on
+    # planes or gathered windows, whose padding holds the input zero point)
+    for line, kind in zip(lines, kinds + ["fully connected"] * (len(lines) - len(kinds))):
         padded = "glowll.convolution" in line and not re.search(r"[{ ]pads = array<i64: 0, 0, 0, 0>", line)
-        planes = re.search(r"filter_shape = array<i64: \d+, 1,", line) and " pool " not in line  # one channel a group
-        assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (planes or not padded)), line
+        zero_point_padding = kind in ("depthwise", "window pairs")
+        assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (zero_point_padding or not padded)), line
 
 
 def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
