@@ -839,12 +839,20 @@ class IntLookupTableOp(InstructionOp):
     name = "glowll.int_lookup_table"
     input = operand_def(MemRefType)
     table = operand_def(MemRefType)
+    microkernel = opt_prop_def(StringAttr)  # "x86-vbmi": 64 levels at once by vpermi2b
     assembly_format = "$dest `,` $input `,` $table attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, table: SSAValue):
         super().__init__(operands=[dest, input, table])
 
     def verify_instruction(self) -> None:
+        from glowmlir.libraries.vnni_layout import LOOKUP_TABLE_MICROKERNEL
+
+        if self.microkernel is not None and (
+                self.microkernel.data != LOOKUP_TABLE_MICROKERNEL
+                or not all(storage_type(v.type.element_type) == i8 for v in self.operands)):
+            _fail(self, f"the {self.microkernel.data} microkernel of a lookup table takes int8 levels and an int8 "
+                        f"table ({LOOKUP_TABLE_MICROKERNEL})")
         self.expect_dest_shape(glow_shape_rule(glow.IntLookupTableOp))
 
 

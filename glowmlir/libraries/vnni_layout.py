@@ -26,6 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 MICROKERNEL = "x86-vnni"
+LOOKUP_TABLE_MICROKERNEL = "x86-vbmi"
+"""An int8 lookup table's: 64 levels at once by `vpermi2b` (AVX-512 VBMI)."""
 LANES = 16
 """int32 accumulators in a zmm register: output channels a block computes."""
 GROUP = 4

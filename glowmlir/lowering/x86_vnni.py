@@ -24,11 +24,16 @@ channels (the last one shorter when 16 does not divide the channels: its vectors
 an unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
 several independent accumulators a block of outputs, stored as vectors.
+
+With AVX-512 VBMI too, an int8 lookup table (`microkernel = "x86-vbmi"`) looks 64 levels up
+at once: `vpermi2b` picks bytes of two registers (128 table entries) by each index byte's low
+seven bits, so the 256 entries are two such halves and each level's sign picks the half.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
@@ -344,3 +349,33 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             block(m.index, o_block.index, LANES, input_sum)
         if last:
             block(m.index, whole, last, input_sum)
+
+
+TABLE_LEVELS = 64
+"""Levels a lookup looks up at once: a zmm register of bytes."""
+
+
+def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
+    """dest[i] = table[input[i] + 128], 64 levels a step: the table in four registers; each
+    level's low seven bits index its first two (entries 0-127, the negative levels) and its
+    last two by `vpermi2b`, and the level's sign picks which (the last step's lanes masked)."""
+    dest, source, table = view(op.dest), view(op.input), view(op.table)
+    size = math.prod(dest.shape)
+    flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
+    bytes_type = VectorType(i8, [TABLE_LEVELS])
+    quarters = [load_vector(b, table, [quarter * TABLE_LEVELS], TABLE_LEVELS) for quarter in range(4)]
+
+    def look_up(at: Index, count: int) -> None:
+        loaded = None if count == TABLE_LEVELS else [lane < count for lane in range(TABLE_LEVELS)]
+        levels = load_vector(b, flat_source, [at], TABLE_LEVELS, loaded)
+        negative, other = (b.emit(llvm.CallIntrinsicOp("llvm.x86.avx512.vpermi2var.qi.512", [low, levels, high],
+                                                        [bytes_type]))
+                           for low, high in (quarters[:2], quarters[2:]))
+        entries = b.select(b.int_compare("slt", levels, b.int_value(0, bytes_type)), negative, other)
+        store_vector(b, entries, flat_dest, [at], loaded)
+
+    whole, rest = divmod(size, TABLE_LEVELS)
+    with b.loop(0, whole) as step:
+        look_up(b.mul(step.index, TABLE_LEVELS), TABLE_LEVELS)
+    if rest:
+        look_up(whole * TABLE_LEVELS, rest)

@@ -143,3 +143,31 @@ def test_folded_bias_is_the_generic_sum_less_the_unsigned_products():
     expected = ((x - x_offset)[None] * (w - w_offset)).reshape(7, -1).sum(axis=1) + bias
     actual = (u[None] * w).reshape(7, -1).sum(axis=1) - w_offset * u.sum() + folded
     np.testing.assert_array_equal((actual - expected) % 2**32, 0)
+
+
+needs_vbmi = pytest.mark.skipif(not (HOST.has_avx512_vnni and HOST.has_avx512_vbmi),
+                                reason="the host has no AVX-512 VNNI and VBMI")
+
+
+@needs_vbmi
+@pytest.mark.parametrize("shape", [(4, 64), (1, 16, 9, 7), (3, 5), (2, 200)])
+def test_lookup_table_on_vbmi_reads_the_entry_of_each_level(shape):
+    """dest = table[x + 128] by `vpermi2b` for random levels (every level present where the
+    tensor has 256 or more; sizes a multiple of 64, and not: the last lanes masked) and a
+    random table, as the generic scalar kernel reads it (the build with -mattr=-avx512vbmi)."""
+    rng = np.random.default_rng(sum(shape))
+    size = int(np.prod(shape))
+    x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %t = glow.constant "t" elided : {table_t}
+  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    vbmi = build(body, {"t": table})
+    assert 'microkernel = "x86-vbmi"' in vbmi.ir["glowll"]
+    generic = build(body, {"t": table}, target=resolve_target(mattr="-avx512vbmi"))
+    assert "x86-vbmi" not in generic.ir["glowll"]
+    for bundle in (vbmi, generic):
+        np.testing.assert_array_equal(bundle.run({"x": x})["y"], table[x.astype(np.int64) + 128])
