@@ -45,7 +45,7 @@ from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, groups
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
-from glowmlir.lowering.requantization import requantize
+from glowmlir.lowering.requantization import requantize, requantize_in_halves
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import inputs_read, load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
@@ -210,7 +210,11 @@ class LaneRequantization:
 
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
-        level = b.int_add(requantize(b, total, self.multiplier, self.shift), self.lanewise(domain.output_offset))
+        if isinstance(self.shift, int):
+            scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
+        else:
+            scaled = requantize(b, total, self.multiplier, self.shift)
+        level = b.int_add(scaled, self.lanewise(domain.output_offset))
         clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
         return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
@@ -264,8 +268,44 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         for into, pixels_of_channel in zip(outputs, transpose(b, pixel_rows)):
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
+    def pixel_tile(x0: Index) -> None:
+        """16 adjacent pixels from x0 in the lanes, an accumulator a channel of the block: per
+        kernel row, group of four input channels and kernel column, one load of the pixels'
+        words (of a stride over 1, every sx-th word: `load_vector`'s shuffle) into every
+        channel's accumulator by that channel's weight word broadcast (`vpdpbusd` from memory);
+        then each accumulator, a vector of its channel's pixels, requantized and stored."""
+        left = b.mul(x0, sx)
+        window = None if sums is None else load_vector(b, sums, [n, y, x0], LANES)
+        starts = [b.splat(b.load(bias, [channel]), VECTOR) for channel in channels]
+        starts = starts if window is None else [b.int_sub(start, window) for start in starts]
+        every = None if sx == 1 else [True] * LANES  # the words between the strided ones not read
+        with b.loop(0, k_h, carried=starts) as ky:
+            in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
+            with b.loop(0, words.shape[1], carried=ky.carried) as g:
+                totals = list(g.carried)
+                for kx in range(k_w):
+                    words_read = load_vector(b, words, [n, g.index, in_y, b.add(left, kx * dx)], LANES, every,
+                                             stride=sx)
+                    for j in range(len(channels)):
+                        weight = b.splat(b.load(filter_words, [o_block, g.index, ky.index, kx, j]), VECTOR)
+                        totals[j] = dot_accumulate(b, totals[j], words_read, weight)
+                g.next(*totals)
+            ky.next(*g.results)
+        for channel, into, total in zip(channels, outputs, ky.results):
+            if not keep_accumulators:
+                total = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channel)).output(total,
+                                                                                                         storage)
+            store_vector(b, total, into.view, into.at(x0))
+
     # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
     # pixels it shares with the one before are computed twice, the same numbers).
+    if width >= LANES:  # pixels in the lanes
+        tiles, rest = divmod(width, LANES)
+        with b.loop(0, tiles) as t:
+            pixel_tile(b.mul(t.index, LANES))
+        if rest:
+            pixel_tile(width - LANES)
+        return
     tiles, rest = divmod(width, pixels)
     with b.loop(0, tiles) as t:
         tile(b.mul(t.index, pixels), pixels)

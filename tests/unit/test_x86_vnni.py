@@ -42,6 +42,9 @@ GEOMETRIES = {
     "5x5_lenet": ((1, 20, 12, 12), (50, 20, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "10x4_stride2": ((1, 1, 49, 10), (64, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
     "dilated_uneven_pads": ((2, 3, 10, 13), (8, 3, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 1),
+    # rows of 16 outputs or more: the pixels in the lanes
+    "3x3_stride2_wide": ((1, 3, 12, 39), (20, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "dilated_wide_uneven_pads": ((2, 5, 9, 37), (18, 5, 3, 2), (1, 1), (2, 0, 1, 3), (2, 3), 1),
 }
 
 
@@ -81,6 +84,8 @@ def test_convolution_matches_the_int8_reference(name, per_channel):
     ("5x5_lenet", None, dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
     ("3x3_pad1", None, dict(kind="max", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
     ("dilated_uneven_pads", "relu", dict(kind="avg", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
+    ("3x3_stride2_wide", "relu", dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    ("dilated_wide_uneven_pads", "clip", dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(1, 1, 1, 1))),
 ])
 def test_fused_activations_and_pools_match_the_int8_reference(name, activation, pool):
     check(convolution_case(600 + list(GEOMETRIES).index(name) + (pool is not None), GEOMETRIES[name],
@@ -116,6 +121,34 @@ def fully_connected_case(seed: int, rows: int, depth: int, outputs: int, weight_
 ])
 def test_fully_connected_matches_the_int8_reference(rows, depth, outputs, weight_offset, activation):
     check(fully_connected_case(rows * 1000 + depth + outputs, rows, depth, outputs, weight_offset, activation))
+
+
+@needs_vnni
+@pytest.mark.parametrize("ratio", [1 / 16, 1 / 2, 0.0371, 0.73])
+def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio):
+    """The lanes' output step (`requantization.requantize_in_halves`) on every accumulator of a
+    range of consecutive ones, of both signs: a FullyConnected whose input levels are its
+    zero point, so that each output's accumulator is its bias (random order), with the
+    input x weight / output scale `ratio` (a power of two: every rounding of a half, away
+    from zero, is met)."""
+    rng = np.random.default_rng(int(ratio * 1000))
+    outputs = 4000
+    reach = int(110 / ratio)
+    bias = rng.permutation(np.arange(-reach, reach, 2 * reach / outputs).astype(np.int32))[:outputs]
+    x, w = np.full((2, 4), -5, np.int8), levels(rng, 4, outputs)
+    x_type, w_type = (0.05, -5), (0.01, 0)
+    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
+    out_type = (float(np.float32(bias_scale / np.float32(ratio))), 3)
+    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, None)
+    x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
+    b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
 
 
 def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inputs():
