@@ -31,6 +31,10 @@ columns (`lowering.vector_depthwise`)."""
 INT8_DEPTHWISE = "vector-depthwise-int8"
 """The int8 microkernel of depthwise convolutions on a host, on the same tiles (int32 lanes,
 the filter int16 less its zero point: `lowering.int8_depthwise`)."""
+INT8_PLANES = "vector-planes-int8"
+"""The int8 microkernel of "same"-padded depthwise convolutions of small planes on a host:
+each channel's plane one tile of vectors of its pixels (the vector-planes kernel's, on
+int32 lanes: `lowering.int8_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
@@ -228,6 +232,26 @@ MOST_DEPTHWISE_ROWS = 4
 45.7-45.9 of 4, 45.1-45.6 of 6, 47.1-50.1 of 8 and 50.9-51.0 of 16 (with 16 accumulators
 and 9 weights the stride-2 shuffles spill), and the larger tiles are larger code (the
 model's LLVM IR 13,759 lines with 4 rows, 18,329 with 16)."""
+
+
+MOST_INT8_PLANE_VECTORS = 8
+"""Vectors of a plane the vector-planes-int8 kernel takes at most: the whole plane is one
+tile, so its lane masks are the same for every channel (computed once, not per channel);
+DS-CNN's 25 x 5 planes are 8 vectors of 16 lanes (25 rows of 8 on the depthwise tiles:
+7.9 us a layer on the host, 4.3 as one plane)."""
+
+
+def int8_plane_vectors(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                       dilations: Sequence[int], group: int, height: int, width: int, tile: VectorTile) -> int | None:
+    """The vectors of `tile.lanes` that one plane of an int8 depthwise convolution takes on
+    the vector-planes-int8 kernel ("same"-padded, stride 1, masked loads), if at most
+    `MOST_INT8_PLANE_VECTORS` and fewer than its rows take on the depthwise tiles; else None."""
+    if (not tile.masked_loads or not is_depthwise(filter_shape, group)
+            or not plane_is_one_row(filter_shape, strides, pads, dilations, pooled=False)):
+        return None
+    vectors = -(-(height * width) // tile.lanes)
+    as_rows = height * -(-width // row_lanes(tile.lanes, width))
+    return vectors if vectors <= MOST_INT8_PLANE_VECTORS and vectors < as_rows else None
 
 
 def depthwise_tile(filter_shape: Sequence[int], group: int, height: int, width: int,

@@ -12,6 +12,11 @@ one uop, where `vpmulld` takes two and twice the latency; with AVX-512 VNNI LLVM
 add into `vpdpwssd`), the input's high halves cleared. The sums are the generic kernel's
 exactly (int32, the same terms), and the output step is `x86_vnni.LaneRequantization`'s: the
 channel's multiplier and shift in every lane, the fused relu/clip in its clamp.
+
+A "same"-padded depthwise convolution of small planes (`microkernel = "vector-planes-int8"`,
+`column_layout.int8_plane_vectors`) runs the same arithmetic on the vector-planes kernel's
+tiles, each channel's whole plane one tile of vectors of its pixels: the lanes whose tap
+falls in the padding masked at run time, the masks the same for every channel.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from xdsl.dialects.builtin import VectorType, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.lowering import vector_depthwise
+from glowmlir.libraries.column_layout import INT8_PLANES
+from glowmlir.lowering import vector_columns, vector_depthwise
 from glowmlir.lowering.arm_mve import Int8Columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
@@ -60,4 +66,9 @@ class HostInt8Columns(Int8Columns):
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
-    vector_depthwise.emit_convolution(b, domain, op, view, HostInt8Columns)
+    """On the depthwise tiles, or (`vector-planes-int8`) each channel's plane as one tile of
+    the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
+    if op.microkernel.data == INT8_PLANES:
+        vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
+    else:
+        vector_depthwise.emit_convolution(b, domain, op, view, HostInt8Columns)
