@@ -221,11 +221,12 @@ class LaneRequantization:
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
-                 accumulators: None = None, residual: None = None, *, words: View, sums: View | None) -> None:
+                 accumulators: None = None, residual: None = None, *, words: View, sums: View | None,
+                 weight_offset: int) -> None:
     """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
     (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
-    the input as it is, is not read) and, with a weight zero point, the `window_sums`: the
-    row in tiles of `tile_pixels`."""
+    the input as it is, is not read) and, with a weight zero point, the `window_sums` (rows
+    of channels in the lanes; rows of pixels in the lanes sum their windows themselves)."""
     _, _, k_h, k_w = op.filter_shape.get_values()
     dy, dx = op.dilations.get_values()
     sy, sx = op.strides.get_values()
@@ -275,31 +276,47 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         channel's accumulator by that channel's weight word broadcast (`vpdpbusd` from memory);
         then each accumulator, a vector of its channel's pixels, requantized and stored."""
         left = b.mul(x0, sx)
-        window = None if sums is None else load_vector(b, sums, [n, y, x0], LANES)
         starts = [b.splat(b.load(bias, [channel]), VECTOR) for channel in channels]
-        starts = starts if window is None else [b.int_sub(start, window) for start in starts]
+        if weight_offset:  # and the sum of each pixel's window: its words by bytes of 1
+            starts.append(b.constant(0, VECTOR))
         every = None if sx == 1 else [True] * LANES  # the words between the strided ones not read
         with b.loop(0, k_h, carried=starts) as ky:
             in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
             with b.loop(0, words.shape[1], carried=ky.carried) as g:
                 totals = list(g.carried)
+                ones = weight_offset and b.splat(channel_ones(b, g.index), VECTOR)
                 for kx in range(k_w):
                     words_read = load_vector(b, words, [n, g.index, in_y, b.add(left, kx * dx)], LANES, every,
                                              stride=sx)
                     for j in range(len(channels)):
                         weight = b.splat(b.load(filter_words, [o_block, g.index, ky.index, kx, j]), VECTOR)
                         totals[j] = dot_accumulate(b, totals[j], words_read, weight)
+                    if weight_offset:
+                        totals[-1] = dot_accumulate(b, totals[-1], words_read, ones)
                 g.next(*totals)
             ky.next(*g.results)
-        for channel, into, total in zip(channels, outputs, ky.results):
+        totals = list(ky.results)
+        if weight_offset:
+            correction = b.int_mul(totals.pop(), weight_offset)
+            totals = [b.int_sub(total, correction) for total in totals]
+        for channel, into, total in zip(channels, outputs, totals):
             if not keep_accumulators:
                 total = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channel)).output(total,
                                                                                                          storage)
             store_vector(b, total, into.view, into.at(x0))
 
+    def channel_ones(b: KernelBuilder, group: Index) -> SSAValue:
+        """The word of a byte of 1 for each of the group's channels (the input's last group
+        may have fewer than four: the bytes past them hold the input zero point)."""
+        full, rest = divmod(src.shape[1], GROUP)
+        whole = word_constant(b, dict.fromkeys(range(GROUP), 1))
+        if not rest:
+            return whole
+        return b.select(b.compare("eq", group, full), word_constant(b, dict.fromkeys(range(rest), 1)), whole)
+
     # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
     # pixels it shares with the one before are computed twice, the same numbers).
-    if width >= LANES:  # pixels in the lanes
+    if pixels_in_lanes(width):
         tiles, rest = divmod(width, LANES)
         with b.loop(0, tiles) as t:
             pixel_tile(b.mul(t.index, LANES))
@@ -313,23 +330,32 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         tile(width - pixels, pixels) if tiles else tile(0, rest)
 
 
+def pixels_in_lanes(width: int) -> bool:
+    """Whether `channel_rows` puts rows of `width` outputs in tiles of pixels in the lanes."""
+    return width >= LANES
+
+
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """The input packed once (`pack_input`), then the shared skeleton with `channel_rows` over
     blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
     src = view(op.input)
     words = pack_input(b, op, src)
     weight_offset = weight_zero_point(op.filter.type.element_type)
-    sums = window_sums(b, op, src, weight_offset) if weight_offset else None
-    if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
-                          op.pool is not None):
+    one_row = channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
+                                 op.pool is not None)
+    height, width = glow.convolution_shape(op)[2:]
+    sums = None
+    if weight_offset and not pixels_in_lanes(height * width if one_row else width):
+        sums = window_sums(b, op, src, weight_offset)
+    if one_row:
         n_size, group_count, height, width = words.shape
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
         sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
-        one_row_per_channel(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums), LANES,
-                            None)
+    rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset)
+    if one_row:
+        one_row_per_channel(b, domain, op, view, rows, LANES, None)
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums),
-                                        LANES)
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, LANES)
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
