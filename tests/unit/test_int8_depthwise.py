@@ -39,11 +39,11 @@ TARGETS = {"host": None, "avx2": "-avx512f"}
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, no vector-depthwise-int8
 
 
-PLANES = {16: ("3x3_pad1_ds_cnn", "5x5_pad2_small", "3x3_narrow_rows"), 8: ("3x3_narrow_rows",)}
+PLANES = {16: ("3x3_pad1_ds_cnn", "3x3_narrow_rows"), 8: ("3x3_narrow_rows",)}
 """By the target's lanes, the geometries whose "same"-padded planes take vector-planes-int8:
-at most 8 vectors a plane and fewer than half its rows on the depthwise tiles (25 x 5: 8
-vectors of 16 lanes against 25 rows, but 16 of 8; 4 x 4: 1 vector of 16 against 4 rows, but
-2 of 8; 12 x 3: 3 vectors of 16 or 5 of 8 against 12 rows; 8 x 8: 4 of 16 against 8 rows, no)."""
+3x3 filters at most, at most 8 vectors a plane and fewer than half its rows on the
+depthwise tiles (25 x 5: 8 vectors of 16 lanes against 25 rows, but 16 of 8; 12 x 3: 3
+vectors of 16 or 5 of 8 against 12 rows; the 5x5 filters, no)."""
 
 
 def outputs(case, mattr: str | None, name: str) -> list[np.ndarray]:
