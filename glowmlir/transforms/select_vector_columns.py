@@ -34,7 +34,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
 from glowmlir.quantization.rescaling import weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import centred_type, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import centred_type, fold_input_offset, int8_buffers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 LARGEST_STRIDE = 2
@@ -99,7 +99,9 @@ class PackInt8Depthwise(RewritePattern):
     """An int8 depthwise convolution (unpooled, no residual, stride 1 or 2 along its rows)
     onto the vector-depthwise tiles on int32 lanes, where masked loads are single
     instructions, or a "same"-padded one of a small plane onto vector-planes-int8 (each
-    plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero point."""
+    plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero
+    point; on vector-planes-int8, the input zero point folded into its bias where that fits
+    (`fold_input_offset`)."""
 
     tile: column_layout.VectorTile
 
@@ -125,6 +127,8 @@ class PackInt8Depthwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, centred, centred_type(filter_type))
+        if planes is not None:  # every tap is loaded, the padding's as the input zero point
+            fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
 @dataclass(frozen=True)

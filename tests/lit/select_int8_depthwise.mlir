@@ -7,7 +7,9 @@
 // is 2 vectors of 16 lanes (on the depthwise tiles, 5 rows of one vector), vector_tile =
 // (lanes, vectors). Both filters are packed [C, 1, KH, KW, 1] as int16 levels less the
 // weight zero point -1, so the packed type's offset is 0 (the printout elides the levels;
-// tests/unit/test_int8_depthwise.py checks the outputs bit for bit).
+// tests/unit/test_int8_depthwise.py checks the outputs bit for bit). The planes kernel loads
+// every tap, the padding's as the input zero point 3, so its bias takes -3 * sum(w + 1)
+// (folded_input_offset): 10 - 3 * 54 = -152, -20 - 3 * 36 = -128.
 // Without masked loads (SSE) both keep the generic int8 kernel.
 
 glowll.function @net {
@@ -23,7 +25,8 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-planes-int8", filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 16, 2>}
+// CHECK-NEXT: %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-152, -128]> : tensor<2xi32>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}microkernel = "vector-planes-int8", filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 16, 2>, folded_input_offset}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x2, %[[W2]], %b {{.*}}microkernel = "vector-depthwise-int8", filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
 
