@@ -139,35 +139,50 @@ def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
     return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
 
 
-def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, weight_offset: int) -> View:
+def channel_ones(b: KernelBuilder, group: Index, channels: int) -> SSAValue:
+    """The word of a byte of 1 for each input channel of a group of four (the last group
+    may have fewer: its bytes past them hold the input zero point, not summed)."""
+    full, rest = divmod(channels, GROUP)
+    whole = word_constant(b, dict.fromkeys(range(GROUP), 1))
+    if not rest:
+        return whole
+    return b.select(b.compare("eq", group, full), word_constant(b, dict.fromkeys(range(rest), 1)), whole)
+
+
+def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channels: int, weight_offset: int) -> View:
     """w_offset times the sum of the unsigned input (x + 128, the padding x_offset + 128) over
-    each output's window, all channels: i32 [N, conv H, conv W] on the stack, which the
-    kernel subtracts from the accumulators when the weights have a zero point."""
-    n_size, channels, height, width = src.shape
-    top, left, bottom, right = op.pads.get_values()
+    each output's window, all `channels`: i32 [N, conv H, conv W] on the stack, which the
+    kernel subtracts from the accumulators when the weights have a zero point. 16 outputs of
+    a row at a time, from the packed input `words`: each tap's words of a group by bytes of 1
+    (`vpdpbusd`; the row's last outputs masked)."""
     k_h, k_w = op.filter_shape.get_values()[2:]
     (sy, sx), (dy, dx) = op.strides.get_values(), op.dilations.get_values()
-    shifted_offset = op.input.type.element_type.offset + UNSIGNED_SHIFT
-    padded_shape = (n_size, height + top + bottom, width + left + right)
-    plane = View.contiguous(b.alloca(padded_shape[0] * padded_shape[1] * padded_shape[2], i32), padded_shape,
-                            element_type=i32)
-    with b.loops(list(padded_shape)) as (n, y, x):
-        b.store(b.integer(channels * shifted_offset if any((top, left, bottom, right)) else 0), plane, [n, y, x])
-    if any((top, left, bottom, right)):
-        with b.loops([n_size, height, width]) as (n, y, x):
-            b.store(b.integer(0), plane, [n, b.add(y, top), b.add(x, left)])
-    with b.loops([n_size, channels, height, width]) as (n, c, y, x):
-        at = [n, b.add(y, top), b.add(x, left)]
-        unsigned = b.int_add(b.sign_extend(b.load(src, [n, c, y, x])), UNSIGNED_SHIFT)
-        b.store(b.int_add(b.load(plane, at), unsigned), plane, at)
+    n_size = words.shape[0]
     conv_h, conv_w = glow.convolution_shape(op)[2:]
     sums = View.contiguous(b.alloca(n_size * conv_h * conv_w, i32), (n_size, conv_h, conv_w), element_type=i32)
-    with b.loops([n_size, conv_h, conv_w]) as (n, y, x):
-        total = b.integer(0)
-        for ky in range(k_h):
-            for kx in range(k_w):
-                total = b.int_add(total, b.load(plane, [n, b.add(b.mul(y, sy), ky * dy), b.add(b.mul(x, sx), kx * dx)]))
-        b.store(b.int_mul(total, weight_offset), sums, [n, y, x])
+
+    def outputs(n: Index, y: Index, x0: Index, count: int) -> None:
+        loaded = [lane < count for lane in range(LANES)] if count < LANES or sx > 1 else None
+        with b.loop(0, k_h, carried=[b.constant(0, VECTOR)]) as ky:
+            in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
+            with b.loop(0, words.shape[1], carried=ky.carried) as g:
+                ones = b.splat(channel_ones(b, g.index, channels), VECTOR)
+                total = g.carried[0]
+                for kx in range(k_w):
+                    column = b.add(b.mul(x0, sx), kx * dx)
+                    total = dot_accumulate(b, total, load_vector(b, words, [n, g.index, in_y, column], LANES, loaded,
+                                                                 stride=sx), ones)
+                g.next(total)
+            ky.next(*g.results)
+        store_vector(b, b.int_mul(ky.results[0], weight_offset), sums, [n, y, x0],
+                     None if count == LANES else loaded)
+
+    whole, rest = divmod(conv_w, LANES)
+    with b.loops([n_size, conv_h]) as (n, y):
+        with b.loop(0, whole) as t:
+            outputs(n, y, b.mul(t.index, LANES), LANES)
+        if rest:
+            outputs(n, y, whole * LANES, rest)
     return sums
 
 
@@ -284,7 +299,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
             with b.loop(0, words.shape[1], carried=ky.carried) as g:
                 totals = list(g.carried)
-                ones = weight_offset and b.splat(channel_ones(b, g.index), VECTOR)
+                ones = weight_offset and b.splat(channel_ones(b, g.index, src.shape[1]), VECTOR)
                 for kx in range(k_w):
                     words_read = load_vector(b, words, [n, g.index, in_y, b.add(left, kx * dx)], LANES, every,
                                              stride=sx)
@@ -304,15 +319,6 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 total = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channel)).output(total,
                                                                                                          storage)
             store_vector(b, total, into.view, into.at(x0))
-
-    def channel_ones(b: KernelBuilder, group: Index) -> SSAValue:
-        """The word of a byte of 1 for each of the group's channels (the input's last group
-        may have fewer than four: the bytes past them hold the input zero point)."""
-        full, rest = divmod(src.shape[1], GROUP)
-        whole = word_constant(b, dict.fromkeys(range(GROUP), 1))
-        if not rest:
-            return whole
-        return b.select(b.compare("eq", group, full), word_constant(b, dict.fromkeys(range(rest), 1)), whole)
 
     # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
     # pixels it shares with the one before are computed twice, the same numbers).
@@ -346,7 +352,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     height, width = glow.convolution_shape(op)[2:]
     sums = None
     if weight_offset and not pixels_in_lanes(height * width if one_row else width):
-        sums = window_sums(b, op, src, weight_offset)
+        sums = window_sums(b, op, words, src.shape[1], weight_offset)
     if one_row:
         n_size, group_count, height, width = words.shape
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
