@@ -48,6 +48,7 @@ class HostInt8Columns(Int8Columns):
     accumulators), requantized with the generic arithmetic on the lanes."""
 
     gathers_strided_columns = False  # a strided vector: a wider load and a shuffle
+    widest_output = 16  # rows of 4 or 8 lanes requantized 16 lanes at a time
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
         super().__init__(b, domain, op)
@@ -81,7 +82,7 @@ class HostInt8Columns(Int8Columns):
         if self.domain.output(channel, storage) is None:  # accumulators kept
             return total
         multiplier, shift = self.domain.requantization.of(channel)
-        return LaneRequantization(self.b, self.domain, self.vector, multiplier, shift).output(total, storage)
+        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift).output(total, storage)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
