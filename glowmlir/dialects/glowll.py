@@ -397,7 +397,8 @@ def verify_microkernel(op: IRDLOperation) -> None:
             _fail(op, "the x86-vnni microkernel takes an ungrouped convolution with its filter_shape")
         filter_shape = (op.filter_shape.get_values() if isinstance(op, ConvolutionOp)
                         else (glow.shape_of(op.dest)[1], glow.shape_of(op.input)[1], 1, 1))
-        expected = vnni_layout.packed_filter_shape(filter_shape)
+        expected = vnni_layout.packed_filter_shape(
+            filter_shape, op.dilations.get_values() if isinstance(op, ConvolutionOp) else (1, 1))
         if storage_type(op.operands[2].type.element_type) != i8 or glow.shape_of(op.operands[2]) != expected:
             _fail(op, f"the packed filter must be int8 blocks {list(expected)}")
         return

@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
-from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, groups
+from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
@@ -91,24 +91,25 @@ def interleave(b: KernelBuilder, first: SSAValue, second: SSAValue, size: int) -
     return b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, order), result))
 
 
-def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
+def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, slack: int = 0) -> View:
     """The convolution's input as i32 words [N, C / 4, H + pads, W + pads] on the stack: each
     word the unsigned bytes of four channels at one pixel (x ^ 0x80), the padding and the
     channels past the input's holding x_offset + 128. `PACKED_PIXELS` pixels at a time: a
     vector of each of the group's four channels, interleaved byte by byte into one store
-    (the row's last pixels masked); an unpadded input's planes are one row each."""
+    (the row's last pixels masked); an unpadded input's planes are one row each. `slack`
+    more words after the buffer hold the padding's word too."""
     n_size, channels, height, width = src.shape
     top, left, bottom, right = op.pads.get_values()
     shape = (n_size, groups(channels), height + top + bottom, width + left + right)
     input_offset = op.input.type.element_type.offset
     pad_byte = input_offset + UNSIGNED_SHIFT
-    words = View.contiguous(b.alloca(shape[0] * shape[1] * shape[2] * shape[3], i32), shape, element_type=i32)
+    size = shape[0] * shape[1] * shape[2] * shape[3]
+    words = View.contiguous(b.alloca(size + slack, i32), shape, element_type=i32)
     padded = any((top, left, bottom, right))
-    if padded:
-        flat = words.reshaped((words.shape[0] * words.strides[0],), (1,))
-        with b.loop(0, flat.shape[0]) as i:
-            b.store(word_constant(b, dict.fromkeys(range(GROUP), pad_byte)), flat, [i.index])
-    else:  # each plane one row
+    flat = View(words.base, (size + slack,), (1,), 0, i32)
+    with b.loop(0 if padded else size, size + slack) as i:
+        b.store(word_constant(b, dict.fromkeys(range(GROUP), pad_byte)), flat, [i.index])
+    if not padded:  # each plane one row
         assert src.strides[2:] == (width, 1), "an input plane is contiguous"
         src = src.reshaped((n_size, channels, 1, height * width), (src.strides[0], src.strides[1], 0, 1))
         words = words.reshaped((n_size, shape[1], 1, height * width), (words.strides[0], words.strides[1], 0, 1))
@@ -139,6 +140,37 @@ def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
     return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
 
 
+def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
+    """For a filter of `vnni_layout.columns_in_bytes`: from the packed input of one channel
+    (`pack_input`, its bytes past the first the input zero point, `LANES + 4 * quads` words of
+    slack after it), words [N, KW / 4, H + pads, W + pads] whose byte j of word q at pixel x
+    is the first byte of the word 4q + j pixels on. Past a row's end those are the next
+    row's (or the slack's): they meet only the filter's zero bytes and no window sum.
+    16 words at a time, four loads shifted into one vector."""
+    n_size, _, rows, row = words.shape
+    plane = rows * row
+    source = View(words.base, (n_size * plane + LANES + GROUP * quads,), (1,), 0, i32)
+    shape = (n_size, quads, rows, row)
+    columns = View.contiguous(b.alloca(n_size * quads * plane, i32), shape, element_type=i32)
+    flat = columns.reshaped((n_size, quads, plane), (quads * plane, plane, 1))
+    whole, rest = divmod(plane, LANES)
+
+    def sixteen(n: Index, q: Index, p0: Index, count: int) -> None:
+        start = b.add(b.add(b.mul(n, plane), p0), b.mul(q, GROUP))
+        word = None
+        for j in range(GROUP):
+            byte = b.int_and(load_vector(b, source, [b.add(start, j)], LANES), 0xFF)
+            word = byte if word is None else b.int_or(word, b.shift_left(byte, 8 * j))
+        store_vector(b, word, flat, [n, q, p0], None if count == LANES else [lane < count for lane in range(LANES)])
+
+    with b.loops([n_size, quads]) as (n, q):
+        with b.loop(0, whole) as t:
+            sixteen(n, q, b.mul(t.index, LANES), LANES)
+        if rest:
+            sixteen(n, q, whole * LANES, rest)
+    return columns
+
+
 def channel_ones(b: KernelBuilder, group: Index, channels: int) -> SSAValue:
     """The word of a byte of 1 for each input channel of a group of four (the last group
     may have fewer: its bytes past them hold the input zero point, not summed)."""
@@ -149,13 +181,15 @@ def channel_ones(b: KernelBuilder, group: Index, channels: int) -> SSAValue:
     return b.select(b.compare("eq", group, full), word_constant(b, dict.fromkeys(range(rest), 1)), whole)
 
 
-def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channels: int, weight_offset: int) -> View:
+def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channels: int, k_w: int,
+                weight_offset: int) -> View:
     """w_offset times the sum of the unsigned input (x + 128, the padding x_offset + 128) over
-    each output's window, all `channels`: i32 [N, conv H, conv W] on the stack, which the
-    kernel subtracts from the accumulators when the weights have a zero point. 16 outputs of
-    a row at a time, from the packed input `words`: each tap's words of a group by bytes of 1
-    (`vpdpbusd`; the row's last outputs masked)."""
-    k_h, k_w = op.filter_shape.get_values()[2:]
+    each output's window, all `channels` (the bytes summed of each word), `k_w` words a
+    kernel row: i32 [N, conv H, conv W] on the stack, which the kernel subtracts from the
+    accumulators when the weights have a zero point. 16 outputs of a row at a time, from the
+    packed input `words`: each tap's words of a group by bytes of 1 (`vpdpbusd`; the row's
+    last outputs masked)."""
+    k_h = op.filter_shape.get_values()[2]
     (sy, sx), (dy, dx) = op.strides.get_values(), op.dilations.get_values()
     n_size = words.shape[0]
     conv_h, conv_w = glow.convolution_shape(op)[2:]
@@ -237,12 +271,13 @@ class LaneRequantization:
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                  accumulators: None = None, residual: None = None, *, words: View, sums: View | None,
-                 weight_offset: int) -> None:
+                 weight_offset: int, k_w: int, summed: int) -> None:
     """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
     (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
     the input as it is, is not read) and, with a weight zero point, the `window_sums` (rows
-    of channels in the lanes; rows of pixels in the lanes sum their windows themselves)."""
-    _, _, k_h, k_w = op.filter_shape.get_values()
+    of channels in the lanes; rows of pixels in the lanes sum their windows themselves, over
+    `summed` bytes of each word), `k_w` words a kernel row."""
+    k_h = op.filter_shape.get_values()[2]
     dy, dx = op.dilations.get_values()
     sy, sx = op.strides.get_values()
     filter_words = packed_words(b, packed)
@@ -299,7 +334,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
             with b.loop(0, words.shape[1], carried=ky.carried) as g:
                 totals = list(g.carried)
-                ones = weight_offset and b.splat(channel_ones(b, g.index, src.shape[1]), VECTOR)
+                ones = weight_offset and b.splat(channel_ones(b, g.index, summed), VECTOR)
                 for kx in range(k_w):
                     words_read = load_vector(b, words, [n, g.index, in_y, b.add(left, kx * dx)], LANES, every,
                                              stride=sx)
@@ -345,19 +380,25 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     """The input packed once (`pack_input`), then the shared skeleton with `channel_rows` over
     blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
     src = view(op.input)
-    words = pack_input(b, op, src)
+    filter_shape = op.filter_shape.get_values()
+    if columns_in_bytes(filter_shape, op.dilations.get_values()):  # four kernel columns a word
+        quads = groups(filter_shape[3])
+        words = kernel_columns(b, pack_input(b, op, src, LANES + GROUP * quads), quads)
+        k_w, summed = 1, filter_shape[3]
+    else:
+        words, k_w, summed = pack_input(b, op, src), filter_shape[3], src.shape[1]
     weight_offset = weight_zero_point(op.filter.type.element_type)
-    one_row = channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
-                                 op.pool is not None)
+    one_row = channel_is_one_row(filter_shape, op.strides.get_values(), op.pads.get_values(), op.pool is not None)
     height, width = glow.convolution_shape(op)[2:]
     sums = None
     if weight_offset and not pixels_in_lanes(height * width if one_row else width):
-        sums = window_sums(b, op, words, src.shape[1], weight_offset)
+        sums = window_sums(b, op, words, summed, k_w, weight_offset)
     if one_row:
         n_size, group_count, height, width = words.shape
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
         sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
-    rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset)
+    rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset, k_w=k_w,
+                             summed=summed)
     if one_row:
         one_row_per_channel(b, domain, op, view, rows, LANES, None)
     else:

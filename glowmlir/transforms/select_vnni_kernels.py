@@ -53,8 +53,9 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
-    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels), op, rewriter,
-                                   filter_type)
+    dilations = op.dilations.get_values() if isinstance(op, glowll.ConvolutionOp) else (1, 1)
+    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels, dilations), op,
+                                   rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                    with_storage(op.bias.type.element_type, i32))
     op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)

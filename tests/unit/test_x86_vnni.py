@@ -42,6 +42,9 @@ GEOMETRIES = {
     "5x5_lenet": ((1, 20, 12, 12), (50, 20, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "10x4_stride2": ((1, 1, 49, 10), (64, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
     "dilated_uneven_pads": ((2, 3, 10, 13), (8, 3, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 1),
+    # one input channel: four kernel columns a word (vnni_layout.columns_in_bytes)
+    "one_channel_3x3": ((2, 1, 13, 21), (20, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "one_channel_3x6_stride_1x2": ((1, 1, 12, 17), (24, 1, 3, 6), (1, 2), (1, 2, 1, 2), (1, 1), 1),
     # rows of 16 outputs or more: the pixels in the lanes
     "3x3_stride2_wide": ((1, 3, 12, 39), (20, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "dilated_wide_uneven_pads": ((2, 5, 9, 37), (18, 5, 3, 2), (1, 1), (2, 0, 1, 3), (2, 3), 1),
@@ -161,6 +164,18 @@ def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inp
     for o, c in np.ndindex(32, 8):
         if o >= 20 or c >= 6:
             assert not packed[o // 16, c // 4, :, :, o % 16, c % 4].any()
+
+
+def test_packed_filter_of_one_input_channel_holds_four_kernel_columns_a_word():
+    rng = np.random.default_rng(5)
+    levels_ = rng.integers(-128, 128, (18, 1, 3, 6)).astype(np.int8)
+    assert vnni_layout.columns_in_bytes(levels_.shape, (1, 1)) and not vnni_layout.columns_in_bytes(levels_.shape,
+                                                                                                     (1, 2))
+    packed = vnni_layout.pack_filter(levels_)
+    assert packed.shape == vnni_layout.packed_filter_shape(levels_.shape) == (2, 2, 3, 1, 16, 4)
+    for o, _, ky, kx in np.ndindex(levels_.shape):
+        assert packed[o // 16, kx // 4, ky, 0, o % 16, kx % 4] == levels_[o, 0, ky, kx]
+    assert not packed[:, 1, :, 0, :, 2:].any() and not packed[1, :, :, :, 2:].any()
 
 
 def test_folded_bias_is_the_generic_sum_less_the_unsigned_products():
