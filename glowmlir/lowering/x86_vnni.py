@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
@@ -140,6 +141,15 @@ def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, slack: int
     return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
 
 
+def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
+    """step(first, count) over [0, size) in runs of `lanes` (a loop), the last run shorter."""
+    whole, rest = divmod(size, lanes)
+    with b.loop(0, whole) as run:
+        step(b.mul(run.index, lanes), lanes)
+    if rest:
+        step(whole * lanes, rest)
+
+
 def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
     """For a filter of `vnni_layout.columns_in_bytes`: from the packed input of one channel
     (`pack_input`, its bytes past the first the input zero point, `LANES + 4 * quads` words of
@@ -153,7 +163,6 @@ def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
     shape = (n_size, quads, rows, row)
     columns = View.contiguous(b.alloca(n_size * quads * plane, i32), shape, element_type=i32)
     flat = columns.reshaped((n_size, quads, plane), (quads * plane, plane, 1))
-    whole, rest = divmod(plane, LANES)
 
     def sixteen(n: Index, q: Index, p0: Index, count: int) -> None:
         start = b.add(b.add(b.mul(n, plane), p0), b.mul(q, GROUP))
@@ -164,10 +173,7 @@ def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
         store_vector(b, word, flat, [n, q, p0], None if count == LANES else [lane < count for lane in range(LANES)])
 
     with b.loops([n_size, quads]) as (n, q):
-        with b.loop(0, whole) as t:
-            sixteen(n, q, b.mul(t.index, LANES), LANES)
-        if rest:
-            sixteen(n, q, whole * LANES, rest)
+        in_runs(b, plane, LANES, functools.partial(sixteen, n, q))
     return columns
 
 
@@ -211,12 +217,8 @@ def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channel
         store_vector(b, b.int_mul(ky.results[0], weight_offset), sums, [n, y, x0],
                      None if count == LANES else loaded)
 
-    whole, rest = divmod(conv_w, LANES)
     with b.loops([n_size, conv_h]) as (n, y):
-        with b.loop(0, whole) as t:
-            outputs(n, y, b.mul(t.index, LANES), LANES)
-        if rest:
-            outputs(n, y, whole * LANES, rest)
+        in_runs(b, conv_w, LANES, functools.partial(outputs, n, y))
     return sums
 
 
@@ -487,8 +489,4 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -
         entries = b.select(b.int_compare("slt", levels, b.int_value(0, bytes_type)), negative, other)
         store_vector(b, entries, flat_dest, [at], loaded)
 
-    whole, rest = divmod(size, TABLE_LEVELS)
-    with b.loop(0, whole) as step:
-        look_up(b.mul(step.index, TABLE_LEVELS), TABLE_LEVELS)
-    if rest:
-        look_up(whole * TABLE_LEVELS, rest)
+    in_runs(b, size, TABLE_LEVELS, look_up)
