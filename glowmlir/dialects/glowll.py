@@ -442,7 +442,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
     vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
-    depthwise convolution on the same tiles, its filter int16 less its zero point).
+    depthwise convolution on the same tiles, its filter int16 less its zero point;
+    `vector-planes-int8`, one of small "same"-padded planes, each plane one tile: (lanes, vectors)).
     With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
@@ -835,7 +836,8 @@ class GatherElementsOp(IndexedReadOp):
 
 @irdl_op_definition
 class IntLookupTableOp(InstructionOp):
-    """dest[i] = table[input[i] + 128]: see `glow.int_lookup_table`."""
+    """dest[i] = table[input[i] + 128]: see `glow.int_lookup_table`. With `microkernel =
+    "x86-vbmi"` (glowll-select-x86-vnni-kernels{lookup_tables}), 64 levels at once by `vpermi2b`."""
 
     name = "glowll.int_lookup_table"
     input = operand_def(MemRefType)
