@@ -140,7 +140,7 @@ class CompileOptions:
                                 core=core_class(self.target), ram_size=self.ram_size or 0,
                                 vector_tile=self.target.vector_tile,
                                 minimum_size=self.target.size_attribute == "minsize",
-                                vnni=self.target.has_avx512_vnni)
+                                vnni=self.target.has_avx512_vnni, vbmi=self.target.has_avx512_vbmi)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -92,14 +92,15 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
                   pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False,
                   size_first: bool = False, vector_tile: VectorTile | None = None,
-                  minimum_size: bool = False, vnni: bool = False) -> list[ModulePass]:
+                  minimum_size: bool = False, vnni: bool = False, vbmi: bool = False) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`; with a kernel library,
     the instructions it implements become calls into it; on a core with the Arm DSP
     extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
     Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
     quantization numbers become data, so that equal-shaped layers share a kernel; on a target
     with a vector unit (`vector_tile`), float convolutions get the column-vector kernel; on
-    one with AVX-512 VNNI (`vnni`), int8 convolutions and FullyConnected get its kernels;
+    one with AVX-512 VNNI (`vnni`), int8 convolutions and FullyConnected get its kernels, and
+    with VBMI too (`vbmi`) int8 lookup tables get theirs;
     `minimum_size` (-Oz) keeps a Helium core on the DSP kernels: LLVM vectorizes no loop in
     minimum-size code (Helium's dot products would be scalar: MobileNetV2 4x slower), and
     its ARM low-overhead-loop pass aborted on the column kernel's predicated vectors."""
@@ -118,7 +119,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     if size_first:
         selection.append(QuantizationRecords())
     if vnni:
-        selection.append(SelectVnniKernels())
+        selection.append(SelectVnniKernels(lookup_tables=vbmi))
     if vector_tile is not None:
         selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
                                              vector_tile.registers))
@@ -148,7 +149,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
                      helium: bool = False, size_first: bool = False, core: str = "",
                      ram_size: int = 0, vector_tile: VectorTile | None = None,
-                     minimum_size: bool = False, vnni: bool = False) -> CompilePipeline:
+                     minimum_size: bool = False, vnni: bool = False, vbmi: bool = False) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
     kernels shared by equal-shaped layers; `layer_profile` makes a
@@ -166,7 +167,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
-                                               size_first, vector_tile, minimum_size, vnni)),
+                                               size_first, vector_tile, minimum_size, vnni, vbmi)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               vector_tile.cache_bytes if vector_tile is not None else 0),))
 

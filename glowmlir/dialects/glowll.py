@@ -366,8 +366,8 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-depthwise-int8", "vector-columns",
-                "vector-planes", "vector-channels", "vector-depthwise")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-depthwise-int8", "vector-planes-int8",
+                "vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
 depthwise convolution, and the float convolutions on vectors of output columns, of whole
@@ -375,7 +375,7 @@ planes, of output channels, or of a depthwise convolution's rows, of a host's ve
 HELIUM_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
-TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8")
+TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
 
 
@@ -397,7 +397,8 @@ def verify_microkernel(op: IRDLOperation) -> None:
             _fail(op, "the x86-vnni microkernel takes an ungrouped convolution with its filter_shape")
         filter_shape = (op.filter_shape.get_values() if isinstance(op, ConvolutionOp)
                         else (glow.shape_of(op.dest)[1], glow.shape_of(op.input)[1], 1, 1))
-        expected = vnni_layout.packed_filter_shape(filter_shape)
+        expected = vnni_layout.packed_filter_shape(
+            filter_shape, op.dilations.get_values() if isinstance(op, ConvolutionOp) else (1, 1))
         if storage_type(op.operands[2].type.element_type) != i8 or glow.shape_of(op.operands[2]) != expected:
             _fail(op, f"the packed filter must be int8 blocks {list(expected)}")
         return
@@ -441,7 +442,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
     vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
-    depthwise convolution on the same tiles, its filter int16 less its zero point).
+    depthwise convolution on the same tiles, its filter int16 less its zero point;
+    `vector-planes-int8`, one of small "same"-padded planes, each plane one tile: (lanes, vectors)).
     With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
@@ -839,17 +841,26 @@ class GatherElementsOp(IndexedReadOp):
 
 @irdl_op_definition
 class IntLookupTableOp(InstructionOp):
-    """dest[i] = table[input[i] + 128]: see `glow.int_lookup_table`."""
+    """dest[i] = table[input[i] + 128]: see `glow.int_lookup_table`. With `microkernel =
+    "x86-vbmi"` (glowll-select-x86-vnni-kernels{lookup_tables}), 64 levels at once by `vpermi2b`."""
 
     name = "glowll.int_lookup_table"
     input = operand_def(MemRefType)
     table = operand_def(MemRefType)
+    microkernel = opt_prop_def(StringAttr)  # "x86-vbmi": 64 levels at once by vpermi2b
     assembly_format = "$dest `,` $input `,` $table attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, table: SSAValue):
         super().__init__(operands=[dest, input, table])
 
     def verify_instruction(self) -> None:
+        from glowmlir.libraries.vnni_layout import LOOKUP_TABLE_MICROKERNEL
+
+        if self.microkernel is not None and (
+                self.microkernel.data != LOOKUP_TABLE_MICROKERNEL
+                or not all(storage_type(v.type.element_type) == i8 for v in self.operands)):
+            _fail(self, f"the {self.microkernel.data} microkernel of a lookup table takes int8 levels and an int8 "
+                        f"table ({LOOKUP_TABLE_MICROKERNEL})")
         self.expect_dest_shape(glow_shape_rule(glow.IntLookupTableOp))
 
 

@@ -31,6 +31,10 @@ columns (`lowering.vector_depthwise`)."""
 INT8_DEPTHWISE = "vector-depthwise-int8"
 """The int8 microkernel of depthwise convolutions on a host, on the same tiles (int32 lanes,
 the filter int16 less its zero point: `lowering.int8_depthwise`)."""
+INT8_PLANES = "vector-planes-int8"
+"""The int8 microkernel of "same"-padded depthwise convolutions of small planes on a host:
+each channel's plane one tile of vectors of its pixels (the vector-planes kernel's, on
+int32 lanes: `lowering.int8_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
@@ -228,6 +232,36 @@ MOST_DEPTHWISE_ROWS = 4
 45.7-45.9 of 4, 45.1-45.6 of 6, 47.1-50.1 of 8 and 50.9-51.0 of 16 (with 16 accumulators
 and 9 weights the stride-2 shuffles spill), and the larger tiles are larger code (the
 model's LLVM IR 13,759 lines with 4 rows, 18,329 with 16)."""
+
+
+MOST_INT8_PLANE_VECTORS = 8
+"""Vectors of a plane the vector-planes-int8 kernel takes at most: the whole plane is one
+tile, so its lane masks are the same for every channel (computed once, not per channel)."""
+MOST_INT8_PLANE_TAPS = 9
+"""Taps of the largest filter that takes vector-planes-int8: each tap of each vector has its
+own lane mask (MobileNetV3-style 5x5 on 4 x 4 planes, 1 vector against 4 rows of 4 lanes:
+3.5 us on the depthwise tiles, 5.3 as planes)."""
+INT8_PLANE_GAIN = 2
+"""How many times fewer vectors than its rows on the depthwise tiles a plane must take for
+vector-planes-int8, which loads each tap's input for one vector where the depthwise tile
+loads an input row once for the rows it covers: DS-CNN's 3x3 on 25 x 5 planes, 8 vectors of
+16 lanes against 25 rows of 8, 7.9 -> 4.3 us a layer (AVX-512); MobileNetV3-style 3x3 on
+8 x 8 planes, 4 vectors against 8 rows, 3.2 and 3.3 us; 5x5 on 8 x 8, 3.5 -> 4.4 us."""
+
+
+def int8_plane_vectors(filter_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                       dilations: Sequence[int], group: int, height: int, width: int, tile: VectorTile) -> int | None:
+    """The vectors of `tile.lanes` that one plane of an int8 depthwise convolution takes on
+    the vector-planes-int8 kernel ("same"-padded, stride 1, masked loads, at most
+    `MOST_INT8_PLANE_TAPS` taps), if at most `MOST_INT8_PLANE_VECTORS` and `INT8_PLANE_GAIN`
+    times fewer than its rows take on the depthwise tiles; else None."""
+    if (not tile.masked_loads or not is_depthwise(filter_shape, group)
+            or filter_shape[2] * filter_shape[3] > MOST_INT8_PLANE_TAPS
+            or not plane_is_one_row(filter_shape, strides, pads, dilations, pooled=False)):
+        return None
+    vectors = -(-(height * width) // tile.lanes)
+    as_rows = height * -(-width // row_lanes(tile.lanes, width))
+    return vectors if vectors <= MOST_INT8_PLANE_VECTORS and INT8_PLANE_GAIN * vectors < as_rows else None
 
 
 def depthwise_tile(filter_shape: Sequence[int], group: int, height: int, width: int,

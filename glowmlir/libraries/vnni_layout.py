@@ -26,6 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 MICROKERNEL = "x86-vnni"
+LOOKUP_TABLE_MICROKERNEL = "x86-vbmi"
+"""An int8 lookup table's: 64 levels at once by `vpermi2b` (AVX-512 VBMI)."""
 LANES = 16
 """int32 accumulators in a zmm register: output channels a block computes."""
 GROUP = 4
@@ -46,17 +48,29 @@ def blocks(channels: int) -> int:
     return -(-channels // LANES)
 
 
-def pack_filter(levels: np.ndarray) -> np.ndarray:
+def columns_in_bytes(filter_shape: Sequence[int], dilations: Sequence[int]) -> bool:
+    """A filter of one input channel, over one column wide, its kernel columns one apart:
+    four kernel columns take the four bytes of a word as four channels would (the filter
+    packed as if OIHW were [O, KW, KH, 1], the input's words holding four adjacent columns:
+    DS-CNN's 10x4 stem one `vpdpbusd` a kernel row, not four of one byte each)."""
+    return filter_shape[1] == 1 and filter_shape[3] > 1 and dilations[1] == 1
+
+
+def pack_filter(levels: np.ndarray, dilations: Sequence[int] = (1, 1)) -> np.ndarray:
     """An OIHW int8 filter as [O / 16, C / 4, KH, KW, 16, 4] int8, zero-padded to whole blocks
-    and groups."""
+    and groups (with `columns_in_bytes`, as [O / 16, KW / 4, KH, 1, 16, 4])."""
+    if columns_in_bytes(levels.shape, dilations):
+        levels = levels.transpose(0, 3, 2, 1)
     out_c, in_c, k_h, k_w = levels.shape
     padded = np.zeros((blocks(out_c) * LANES, groups(in_c) * GROUP, k_h, k_w), np.int8)
     padded[:out_c, :in_c] = levels
     return padded.reshape(blocks(out_c), LANES, groups(in_c), GROUP, k_h, k_w).transpose(0, 2, 4, 5, 1, 3).copy()
 
 
-def packed_filter_shape(filter_shape: Sequence[int]) -> tuple[int, ...]:
+def packed_filter_shape(filter_shape: Sequence[int], dilations: Sequence[int] = (1, 1)) -> tuple[int, ...]:
     out_c, in_c, k_h, k_w = filter_shape
+    if columns_in_bytes(filter_shape, dilations):
+        in_c, k_w = k_w, 1
     return (blocks(out_c), groups(in_c), k_h, k_w, LANES, GROUP)
 
 

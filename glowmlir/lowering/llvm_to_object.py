@@ -79,9 +79,19 @@ class Target:
     def has_avx512_vnni(self) -> bool:
         """An x86-64 target with AVX-512 VNNI and BW (`vpdpbusd` on zmm registers: the int8
         kernels of `lowering.x86_vnni`); a later `-feature` overrides an earlier `+feature`."""
+        return self._x86_64_with("avx512vnni", "avx512bw")
+
+    @property
+    def has_avx512_vbmi(self) -> bool:
+        """An x86-64 target with AVX-512 VBMI (`vpermi2b`: a 128-byte table looked up by 64
+        byte indices at once, the int8 lookup tables of `lowering.x86_vnni`)."""
+        return self._x86_64_with("avx512vbmi", "avx512bw")
+
+    def _x86_64_with(self, *names: str) -> bool:
+        """An x86-64 target with each of these features (a later `-feature` overrides an earlier `+feature`)."""
         enabled = {feature[1:]: feature[0] == "+" for feature in self._features() if feature[:1] in ("+", "-")}
         triple = self.triple or llvm.get_process_triple()
-        return triple.startswith("x86_64") and all(enabled.get(name) for name in ("avx512vnni", "avx512bw"))
+        return triple.startswith("x86_64") and all(enabled.get(name) for name in names)
 
     @property
     def has_helium(self) -> bool:

@@ -72,7 +72,7 @@ from glowmlir.quantization.rescaling import (
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
-                "vector-depthwise-int8": int8_depthwise}
+                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 
@@ -516,8 +516,11 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view: ViewOf) -> None:
     """int8 input: dest[i] = table[input[i] + 128], one load from the 256-entry table per
-    element. int16 input: the 513-entry table of TFLite's and CMSIS-NN's int16 LUT ops,
-    interpolated (`interpolated_lookup`)."""
+    element (with a `microkernel`, its module's vectors). int16 input: the 513-entry table of
+    TFLite's and CMSIS-NN's int16 LUT ops, interpolated (`interpolated_lookup`)."""
+    if op.microkernel is not None:
+        MICROKERNELS[op.microkernel.data].emit_int_lookup_table(b, op, view)
+        return
     dest, source, table = view(op.dest), view(op.input), view(op.table)
     size = int(np.prod(dest.shape))
     flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))

@@ -8,7 +8,8 @@ kernels' lanes).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import VectorType, i32, i64
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
@@ -37,6 +38,38 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     wide = b.int_mul(b.sign_extend(value, wide_type), b.sign_extend(b.int_value(multiplier, value.type), wide_type))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 30), 31), value.type)
     return divide_by_power_of_two(b, high, right)
+
+
+def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int) -> SSAValue:
+    """`requantize` on a vector of i32 lanes with a compile-time shift, in fewer vector
+    instructions, the same numbers. The doubling high multiply: the vector seen as i64
+    halves, the even lanes' and the odd lanes' products by one 32x32->64 multiply each
+    (`vpmuldq` reads each half's low lane, sign-extended), bits 31-62 of each rounded product
+    brought into its half's low lane by one shift, and the two interleaved by one shuffle.
+    The division by 2^right, halves away from zero, is `(y >> right) + ((y >> (right - 1)) & 1)`
+    with y = high - 1 for a negative high (so a negative half rounds down; high > INT32_MIN as
+    M < 2^31): no compare or select."""
+    left, right = shift_split(b, shift)
+    if left:
+        value = b.shift_left(value, left)
+    lanes = value.type.get_shape()[0]
+    halves = VectorType(i64, [lanes // 2])
+    rounding = b.int_value(1 << 30, halves)
+
+    def products(vector: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The even and the odd lanes of `vector`, each sign-extended in its i64 half."""
+        wide = b.bitcast(vector, halves)
+        return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
+
+    factors = products(b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
+    even, odd = (b.bitcast(b.shift_right_logical(b.int_add(b.int_mul(x, m), rounding), 31), value.type)
+                 for x, m in zip(products(value), factors))
+    order = [lane + (lanes - 1) * (lane % 2) for lane in range(lanes)]  # 0, 16, 2, 18, ... for 16 lanes
+    high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
+    if right == 0:
+        return high
+    rounded_down = b.int_add(high, b.shift_right(high, 31))
+    return b.int_add(b.shift_right(rounded_down, right), b.int_and(b.shift_right(rounded_down, right - 1), 1))
 
 
 OFFSET_SHIFTS = 21

@@ -104,6 +104,9 @@ class ColumnArithmetic(abc.ABC):
     """Accumulator vectors a tile keeps in registers."""
     vector: VectorType
     """An accumulator vector."""
+    widest_output = 0
+    """Lanes `output` takes at most in one vector of several accumulators joined (0: one
+    accumulator a call)."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
         self.b, self.domain, self.op = b, domain, op

@@ -14,12 +14,17 @@ Edges as on the column kernel: each row cut into vectors from column 0, the vect
 taps all lie inside the input row in tiles in a loop, the others in tiles with lanes masked
 at compile time; the rows alike, those whose input rows all lie inside in groups in a loop,
 the first and last groups known at compile time, where the input rows outside the input are
-skipped. The fused relu/clip is applied to the accumulators (`ColumnArithmetic.output`).
+skipped. The fused relu/clip is applied to the accumulators (`ColumnArithmetic.output`);
+where the arithmetic takes wider vectors there (`widest_output`: the int8 requantization) and
+a row is one whole vector, the rows of a tile are joined into vectors of that width for it
+(rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4).
 Unpooled convolutions without a residual only (`column_layout.depthwise_tile`).
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -27,6 +32,17 @@ from glowmlir.libraries.column_layout import interior_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.vector_columns import ColumnArithmetic, edge_lanes, in_tiles, inputs_read, store_vector
+
+
+def join(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
+    """A power of two of vectors of one type one after the other in one vector (pairwise shuffles)."""
+    while len(vectors) > 1:
+        lanes = vectors[0].type.get_shape()[0]
+        both = VectorType(vectors[0].type.element_type, [2 * lanes])
+        order = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
+        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, order, both))
+                   for first, second in zip(vectors[::2], vectors[1::2])]
+    return vectors[0]
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
@@ -72,7 +88,13 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         for r, ky in covered:
                             at = r * count_v + v
                             sums[at] = columns.multiply_accumulate(sums[at], pixels, weights[ky][kx])
-            for r in range(count_y):
+            joined = columns.widest_output // lanes if count_v == 1 and width == lanes == dest.strides[2] else 1
+            while joined > 1 and count_y % joined:
+                joined //= 2
+            for r in range(0, count_y, joined) if joined > 1 else ():  # whole rows, one after the other
+                store_vector(b, columns.output(c, join(b, sums[r:r + joined]), storage), dest,
+                             [n, c, b.add(y0, r), 0])
+            for r in range(count_y) if joined <= 1 else ():
                 for v in range(count_v):
                     stored = None if counts[v] == lanes else [lane < counts[v] for lane in range(lanes)]
                     store_vector(b, columns.output(c, sums[r * count_v + v], storage), dest,

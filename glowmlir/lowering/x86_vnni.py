@@ -24,11 +24,17 @@ channels (the last one shorter when 16 does not divide the channels: its vectors
 an unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
 several independent accumulators a block of outputs, stored as vectors.
+
+With AVX-512 VBMI too, an int8 lookup table (`microkernel = "x86-vbmi"`) looks 64 levels up
+at once: `vpermi2b` picks bytes of two registers (128 table entries) by each index byte's low
+seven bits, so the 256 entries are two such halves and each level's sign picks the half.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Callable
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
@@ -36,11 +42,11 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
-from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, groups
+from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
-from glowmlir.lowering.requantization import requantize
+from glowmlir.lowering.requantization import requantize, requantize_in_halves
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import inputs_read, load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
@@ -86,24 +92,25 @@ def interleave(b: KernelBuilder, first: SSAValue, second: SSAValue, size: int) -
     return b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, order), result))
 
 
-def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
+def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, slack: int = 0) -> View:
     """The convolution's input as i32 words [N, C / 4, H + pads, W + pads] on the stack: each
     word the unsigned bytes of four channels at one pixel (x ^ 0x80), the padding and the
     channels past the input's holding x_offset + 128. `PACKED_PIXELS` pixels at a time: a
     vector of each of the group's four channels, interleaved byte by byte into one store
-    (the row's last pixels masked); an unpadded input's planes are one row each."""
+    (the row's last pixels masked); an unpadded input's planes are one row each. `slack`
+    more words after the buffer hold the padding's word too."""
     n_size, channels, height, width = src.shape
     top, left, bottom, right = op.pads.get_values()
     shape = (n_size, groups(channels), height + top + bottom, width + left + right)
     input_offset = op.input.type.element_type.offset
     pad_byte = input_offset + UNSIGNED_SHIFT
-    words = View.contiguous(b.alloca(shape[0] * shape[1] * shape[2] * shape[3], i32), shape, element_type=i32)
+    size = shape[0] * shape[1] * shape[2] * shape[3]
+    words = View.contiguous(b.alloca(size + slack, i32), shape, element_type=i32)
     padded = any((top, left, bottom, right))
-    if padded:
-        flat = words.reshaped((words.shape[0] * words.strides[0],), (1,))
-        with b.loop(0, flat.shape[0]) as i:
-            b.store(word_constant(b, dict.fromkeys(range(GROUP), pad_byte)), flat, [i.index])
-    else:  # each plane one row
+    flat = View(words.base, (size + slack,), (1,), 0, i32)
+    with b.loop(0 if padded else size, size + slack) as i:
+        b.store(word_constant(b, dict.fromkeys(range(GROUP), pad_byte)), flat, [i.index])
+    if not padded:  # each plane one row
         assert src.strides[2:] == (width, 1), "an input plane is contiguous"
         src = src.reshaped((n_size, channels, 1, height * width), (src.strides[0], src.strides[1], 0, 1))
         words = words.reshaped((n_size, shape[1], 1, height * width), (words.strides[0], words.strides[1], 0, 1))
@@ -134,35 +141,84 @@ def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View) -> View:
     return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
 
 
-def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, weight_offset: int) -> View:
+def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
+    """step(first, count) over [0, size) in runs of `lanes` (a loop), the last run shorter."""
+    whole, rest = divmod(size, lanes)
+    with b.loop(0, whole) as run:
+        step(b.mul(run.index, lanes), lanes)
+    if rest:
+        step(whole * lanes, rest)
+
+
+def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
+    """For a filter of `vnni_layout.columns_in_bytes`: from the packed input of one channel
+    (`pack_input`, its bytes past the first the input zero point, `LANES + 4 * quads` words of
+    slack after it), words [N, KW / 4, H + pads, W + pads] whose byte j of word q at pixel x
+    is the first byte of the word 4q + j pixels on. Past a row's end those are the next
+    row's (or the slack's): they meet only the filter's zero bytes and no window sum.
+    16 words at a time, four loads shifted into one vector."""
+    n_size, _, rows, row = words.shape
+    plane = rows * row
+    source = View(words.base, (n_size * plane + LANES + GROUP * quads,), (1,), 0, i32)
+    shape = (n_size, quads, rows, row)
+    columns = View.contiguous(b.alloca(n_size * quads * plane, i32), shape, element_type=i32)
+    flat = columns.reshaped((n_size, quads, plane), (quads * plane, plane, 1))
+
+    def sixteen(n: Index, q: Index, p0: Index, count: int) -> None:
+        start = b.add(b.add(b.mul(n, plane), p0), b.mul(q, GROUP))
+        word = None
+        for j in range(GROUP):
+            byte = b.int_and(load_vector(b, source, [b.add(start, j)], LANES), 0xFF)
+            word = byte if word is None else b.int_or(word, b.shift_left(byte, 8 * j))
+        store_vector(b, word, flat, [n, q, p0], None if count == LANES else [lane < count for lane in range(LANES)])
+
+    with b.loops([n_size, quads]) as (n, q):
+        in_runs(b, plane, LANES, functools.partial(sixteen, n, q))
+    return columns
+
+
+def channel_ones(b: KernelBuilder, group: Index, channels: int) -> SSAValue:
+    """The word of a byte of 1 for each input channel of a group of four (the last group
+    may have fewer: its bytes past them hold the input zero point, not summed)."""
+    full, rest = divmod(channels, GROUP)
+    whole = word_constant(b, dict.fromkeys(range(GROUP), 1))
+    if not rest:
+        return whole
+    return b.select(b.compare("eq", group, full), word_constant(b, dict.fromkeys(range(rest), 1)), whole)
+
+
+def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channels: int, k_w: int,
+                weight_offset: int) -> View:
     """w_offset times the sum of the unsigned input (x + 128, the padding x_offset + 128) over
-    each output's window, all channels: i32 [N, conv H, conv W] on the stack, which the
-    kernel subtracts from the accumulators when the weights have a zero point."""
-    n_size, channels, height, width = src.shape
-    top, left, bottom, right = op.pads.get_values()
-    k_h, k_w = op.filter_shape.get_values()[2:]
+    each output's window, all `channels` (the bytes summed of each word), `k_w` words a
+    kernel row: i32 [N, conv H, conv W] on the stack, which the kernel subtracts from the
+    accumulators when the weights have a zero point. 16 outputs of a row at a time, from the
+    packed input `words`: each tap's words of a group by bytes of 1 (`vpdpbusd`; the row's
+    last outputs masked)."""
+    k_h = op.filter_shape.get_values()[2]
     (sy, sx), (dy, dx) = op.strides.get_values(), op.dilations.get_values()
-    shifted_offset = op.input.type.element_type.offset + UNSIGNED_SHIFT
-    padded_shape = (n_size, height + top + bottom, width + left + right)
-    plane = View.contiguous(b.alloca(padded_shape[0] * padded_shape[1] * padded_shape[2], i32), padded_shape,
-                            element_type=i32)
-    with b.loops(list(padded_shape)) as (n, y, x):
-        b.store(b.integer(channels * shifted_offset if any((top, left, bottom, right)) else 0), plane, [n, y, x])
-    if any((top, left, bottom, right)):
-        with b.loops([n_size, height, width]) as (n, y, x):
-            b.store(b.integer(0), plane, [n, b.add(y, top), b.add(x, left)])
-    with b.loops([n_size, channels, height, width]) as (n, c, y, x):
-        at = [n, b.add(y, top), b.add(x, left)]
-        unsigned = b.int_add(b.sign_extend(b.load(src, [n, c, y, x])), UNSIGNED_SHIFT)
-        b.store(b.int_add(b.load(plane, at), unsigned), plane, at)
+    n_size = words.shape[0]
     conv_h, conv_w = glow.convolution_shape(op)[2:]
     sums = View.contiguous(b.alloca(n_size * conv_h * conv_w, i32), (n_size, conv_h, conv_w), element_type=i32)
-    with b.loops([n_size, conv_h, conv_w]) as (n, y, x):
-        total = b.integer(0)
-        for ky in range(k_h):
-            for kx in range(k_w):
-                total = b.int_add(total, b.load(plane, [n, b.add(b.mul(y, sy), ky * dy), b.add(b.mul(x, sx), kx * dx)]))
-        b.store(b.int_mul(total, weight_offset), sums, [n, y, x])
+
+    def outputs(n: Index, y: Index, x0: Index, count: int) -> None:
+        loaded = [lane < count for lane in range(LANES)] if count < LANES or sx > 1 else None
+        with b.loop(0, k_h, carried=[b.constant(0, VECTOR)]) as ky:
+            in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
+            with b.loop(0, words.shape[1], carried=ky.carried) as g:
+                ones = b.splat(channel_ones(b, g.index, channels), VECTOR)
+                total = g.carried[0]
+                for kx in range(k_w):
+                    column = b.add(b.mul(x0, sx), kx * dx)
+                    total = dot_accumulate(b, total, load_vector(b, words, [n, g.index, in_y, column], LANES, loaded,
+                                                                 stride=sx), ones)
+                g.next(total)
+            ky.next(*g.results)
+        store_vector(b, b.int_mul(ky.results[0], weight_offset), sums, [n, y, x0],
+                     None if count == LANES else loaded)
+
+    with b.loops([n_size, conv_h]) as (n, y):
+        in_runs(b, conv_w, LANES, functools.partial(outputs, n, y))
     return sums
 
 
@@ -205,19 +261,25 @@ class LaneRequantization:
 
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
-        level = b.int_add(requantize(b, total, self.multiplier, self.shift), self.lanewise(domain.output_offset))
+        if isinstance(self.shift, int):
+            scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
+        else:
+            scaled = requantize(b, total, self.multiplier, self.shift)
+        level = b.int_add(scaled, self.lanewise(domain.output_offset))
         clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
         return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
-                 accumulators: None = None, residual: None = None, *, words: View, sums: View | None) -> None:
+                 accumulators: None = None, residual: None = None, *, words: View, sums: View | None,
+                 weight_offset: int, k_w: int, summed: int) -> None:
     """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
     (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
-    the input as it is, is not read) and, with a weight zero point, the `window_sums`: the
-    row in tiles of `tile_pixels`."""
-    _, _, k_h, k_w = op.filter_shape.get_values()
+    the input as it is, is not read) and, with a weight zero point, the `window_sums` (rows
+    of channels in the lanes; rows of pixels in the lanes sum their windows themselves, over
+    `summed` bytes of each word), `k_w` words a kernel row."""
+    k_h = op.filter_shape.get_values()[2]
     dy, dx = op.dilations.get_values()
     sy, sx = op.strides.get_values()
     filter_words = packed_words(b, packed)
@@ -259,8 +321,51 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         for into, pixels_of_channel in zip(outputs, transpose(b, pixel_rows)):
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
+    def pixel_tile(x0: Index) -> None:
+        """16 adjacent pixels from x0 in the lanes, an accumulator a channel of the block: per
+        kernel row, group of four input channels and kernel column, one load of the pixels'
+        words (of a stride over 1, every sx-th word: `load_vector`'s shuffle) into every
+        channel's accumulator by that channel's weight word broadcast (`vpdpbusd` from memory);
+        then each accumulator, a vector of its channel's pixels, requantized and stored."""
+        left = b.mul(x0, sx)
+        starts = [b.splat(b.load(bias, [channel]), VECTOR) for channel in channels]
+        if weight_offset:  # and the sum of each pixel's window: its words by bytes of 1
+            starts.append(b.constant(0, VECTOR))
+        every = None if sx == 1 else [True] * LANES  # the words between the strided ones not read
+        with b.loop(0, k_h, carried=starts) as ky:
+            in_y = b.add(b.mul(y, sy), b.mul(ky.index, dy))
+            with b.loop(0, words.shape[1], carried=ky.carried) as g:
+                totals = list(g.carried)
+                ones = weight_offset and b.splat(channel_ones(b, g.index, summed), VECTOR)
+                for kx in range(k_w):
+                    words_read = load_vector(b, words, [n, g.index, in_y, b.add(left, kx * dx)], LANES, every,
+                                             stride=sx)
+                    for j in range(len(channels)):
+                        weight = b.splat(b.load(filter_words, [o_block, g.index, ky.index, kx, j]), VECTOR)
+                        totals[j] = dot_accumulate(b, totals[j], words_read, weight)
+                    if weight_offset:
+                        totals[-1] = dot_accumulate(b, totals[-1], words_read, ones)
+                g.next(*totals)
+            ky.next(*g.results)
+        totals = list(ky.results)
+        if weight_offset:
+            correction = b.int_mul(totals.pop(), weight_offset)
+            totals = [b.int_sub(total, correction) for total in totals]
+        for channel, into, total in zip(channels, outputs, totals):
+            if not keep_accumulators:
+                total = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channel)).output(total,
+                                                                                                         storage)
+            store_vector(b, total, into.view, into.at(x0))
+
     # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
     # pixels it shares with the one before are computed twice, the same numbers).
+    if pixels_in_lanes(width):
+        tiles, rest = divmod(width, LANES)
+        with b.loop(0, tiles) as t:
+            pixel_tile(b.mul(t.index, LANES))
+        if rest:
+            pixel_tile(width - LANES)
+        return
     tiles, rest = divmod(width, pixels)
     with b.loop(0, tiles) as t:
         tile(b.mul(t.index, pixels), pixels)
@@ -268,23 +373,38 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         tile(width - pixels, pixels) if tiles else tile(0, rest)
 
 
+def pixels_in_lanes(width: int) -> bool:
+    """Whether `channel_rows` puts rows of `width` outputs in tiles of pixels in the lanes."""
+    return width >= LANES
+
+
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """The input packed once (`pack_input`), then the shared skeleton with `channel_rows` over
     blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
     src = view(op.input)
-    words = pack_input(b, op, src)
+    filter_shape = op.filter_shape.get_values()
+    if columns_in_bytes(filter_shape, op.dilations.get_values()):  # four kernel columns a word
+        quads = groups(filter_shape[3])
+        words = kernel_columns(b, pack_input(b, op, src, LANES + GROUP * quads), quads)
+        k_w, summed = 1, filter_shape[3]
+    else:
+        words, k_w, summed = pack_input(b, op, src), filter_shape[3], src.shape[1]
     weight_offset = weight_zero_point(op.filter.type.element_type)
-    sums = window_sums(b, op, src, weight_offset) if weight_offset else None
-    if channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
-                          op.pool is not None):
+    one_row = channel_is_one_row(filter_shape, op.strides.get_values(), op.pads.get_values(), op.pool is not None)
+    height, width = glow.convolution_shape(op)[2:]
+    sums = None
+    if weight_offset and not pixels_in_lanes(height * width if one_row else width):
+        sums = window_sums(b, op, words, summed, k_w, weight_offset)
+    if one_row:
         n_size, group_count, height, width = words.shape
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
         sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
-        one_row_per_channel(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums), LANES,
-                            None)
+    rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset, k_w=k_w,
+                             summed=summed)
+    if one_row:
+        one_row_per_channel(b, domain, op, view, rows, LANES, None)
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, functools.partial(channel_rows, words=words, sums=sums),
-                                        LANES)
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, LANES)
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
@@ -344,3 +464,29 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             block(m.index, o_block.index, LANES, input_sum)
         if last:
             block(m.index, whole, last, input_sum)
+
+
+TABLE_LEVELS = 64
+"""Levels a lookup looks up at once: a zmm register of bytes."""
+
+
+def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
+    """dest[i] = table[input[i] + 128], 64 levels a step: the table in four registers; each
+    level's low seven bits index its first two (entries 0-127, the negative levels) and its
+    last two by `vpermi2b`, and the level's sign picks which (the last step's lanes masked)."""
+    dest, source, table = view(op.dest), view(op.input), view(op.table)
+    size = math.prod(dest.shape)
+    flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
+    bytes_type = VectorType(i8, [TABLE_LEVELS])
+    quarters = [load_vector(b, table, [quarter * TABLE_LEVELS], TABLE_LEVELS) for quarter in range(4)]
+
+    def look_up(at: Index, count: int) -> None:
+        loaded = None if count == TABLE_LEVELS else [lane < count for lane in range(TABLE_LEVELS)]
+        levels = load_vector(b, flat_source, [at], TABLE_LEVELS, loaded)
+        negative, other = (b.emit(llvm.CallIntrinsicOp("llvm.x86.avx512.vpermi2var.qi.512", [low, levels, high],
+                                                        [bytes_type]))
+                           for low, high in (quarters[:2], quarters[2:]))
+        entries = b.select(b.int_compare("slt", levels, b.int_value(0, bytes_type)), negative, other)
+        store_vector(b, entries, flat_dest, [at], loaded)
+
+    in_runs(b, size, TABLE_LEVELS, look_up)

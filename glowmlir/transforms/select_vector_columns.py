@@ -34,7 +34,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
 from glowmlir.quantization.rescaling import weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import centred_type, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import centred_type, fold_input_offset, int8_buffers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 LARGEST_STRIDE = 2
@@ -98,7 +98,10 @@ class PackFloatConvolution(RewritePattern):
 class PackInt8Depthwise(RewritePattern):
     """An int8 depthwise convolution (unpooled, no residual, stride 1 or 2 along its rows)
     onto the vector-depthwise tiles on int32 lanes, where masked loads are single
-    instructions: its filter int16 less its zero point."""
+    instructions, or a "same"-padded one of a small plane onto vector-planes-int8 (each
+    plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero
+    point; on vector-planes-int8, the input zero point folded into its bias where that fits
+    (`fold_input_offset`)."""
 
     tile: column_layout.VectorTile
 
@@ -111,13 +114,21 @@ class PackInt8Depthwise(RewritePattern):
                 or weight.value is None or not column_layout.takes_columns(op.strides.get_values(), LARGEST_STRIDE)):
             return
         _, _, height, width = glow.convolution_shape(op)
-        tile = column_layout.depthwise_tile(glow.shape_of(op.filter), op.group.value.data, height, width, self.tile)
-        if tile is None:
+        shape, group = glow.shape_of(op.filter), op.group.value.data
+        planes = column_layout.int8_plane_vectors(shape, op.strides.get_values(), op.pads.get_values(),
+                                                  op.dilations.get_values(), group, height, width, self.tile)
+        tile = column_layout.depthwise_tile(shape, group, height, width, self.tile)
+        if planes is not None:
+            microkernel, vector_tile = column_layout.INT8_PLANES, (self.tile.lanes, planes)
+        elif tile is not None:
+            microkernel, vector_tile = column_layout.INT8_DEPTHWISE, (tile.lanes, tile.rows * tile.vectors, tile.rows)
+        else:
             return
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
-        PackFloatConvolution.pack(op, weight, rewriter, column_layout.INT8_DEPTHWISE, 1,
-                                  (tile.lanes, tile.rows * tile.vectors, tile.rows), centred, centred_type(filter_type))
+        PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, centred, centred_type(filter_type))
+        if planes is not None:  # every tap is loaded, the padding's as the input zero point
+            fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,8 @@ class SelectVectorColumns(ModulePass):
     their filters; with `planes` (a target with run-time masked loads), "same"-padded ones of
     stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
     (the target's vector registers), unpooled depthwise ones without a residual for the
-    vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8."""
+    vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
+    (those of small "same"-padded planes for vector-planes-int8)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8

@@ -9,11 +9,15 @@ register, input channels four at a time, one `vpdpbusd` for 64 products). The fi
 re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
 the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned input bytes,
 x + 128). Grouped convolutions keep the generic kernel (depthwise ones take
-`glowll-select-vector-columns`' vector-depthwise-int8). Outputs stay bit-identical to the
-generic int8 kernels.
+`glowll-select-vector-columns`' vector-depthwise-int8). With `lookup_tables` (a host with
+AVX-512 VBMI too: `Target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
+`microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`). Outputs stay
+bit-identical to the generic int8 kernels.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, i32
@@ -49,8 +53,9 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
-    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels), op, rewriter,
-                                   filter_type)
+    dilations = op.dilations.get_values() if isinstance(op, glowll.ConvolutionOp) else (1, 1)
+    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels, dilations), op,
+                                   rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                    with_storage(op.bias.type.element_type, i32))
     op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)
@@ -80,13 +85,25 @@ class PackFullyConnected(RewritePattern):
             select_vnni(op, (*glow.shape_of(op.weights), 1, 1), rewriter)
 
 
+class SelectLookupTable(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and int8_buffers(op.dest, op.input, op.table):
+            op.properties["microkernel"] = StringAttr(vnni_layout.LOOKUP_TABLE_MICROKERNEL)
+            rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
 class SelectVnniKernels(ModulePass):
     """Marks int8 convolutions (ungrouped, NCHW) and FullyConnected for the AVX-512 VNNI
     kernels, packing their filters and folding the unsigned input's correction into their
-    biases."""
+    biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs."""
 
     name = "glowll-select-x86-vnni-kernels"
+    lookup_tables: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
+        if self.lookup_tables:
+            PatternRewriteWalker(SelectLookupTable(), apply_recursively=False).rewrite_module(op)

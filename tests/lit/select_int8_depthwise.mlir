@@ -1,11 +1,16 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=16 accumulators=16 planes=true registers=32}' | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=12 registers=16}' | filecheck %s --check-prefix=SSE
 // Where masked loads are single instructions (`planes`: AVX, AVX-512), an int8 depthwise
-// convolution takes the vector-depthwise-int8 kernel, on the float depthwise tile (rows of 5
-// outputs: one vector of 8 int32 lanes, 4 rows): its filter packed [C, 1, KH, KW, 1] as int16
-// levels less the weight zero point -1, so the packed type's offset is 0 (the printout elides
-// the levels; tests/unit/test_int8_depthwise.py checks the outputs bit for bit).
-// Without masked loads (SSE) it keeps the generic int8 kernel.
+// convolution takes the vector-depthwise-int8 kernel, on the float depthwise tile: the
+// stride-2 one (rows of 5 outputs: one vector of 8 int32 lanes, 4 rows). The "same"-padded
+// one of stride 1 on 5 x 5 planes takes vector-planes-int8 instead: each plane of 25 pixels
+// is 2 vectors of 16 lanes (on the depthwise tiles, 5 rows of one vector), vector_tile =
+// (lanes, vectors). Both filters are packed [C, 1, KH, KW, 1] as int16 levels less the
+// weight zero point -1, so the packed type's offset is 0 (the printout elides the levels;
+// tests/unit/test_int8_depthwise.py checks the outputs bit for bit). The planes kernel loads
+// every tap, the padding's as the input zero point 3, so its bias takes -3 * sum(w + 1)
+// (folded_input_offset): 10 - 3 * 54 = -152, -20 - 3 * 36 = -128.
+// Without masked loads (SSE) both keep the generic int8 kernel.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -13,10 +18,19 @@ glowll.function @net {
   %w = glowll.weight "w" {value = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [2, 3, 4], [5, 6, 7]]]]> : tensor<2x1x3x3xi8>} : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
   %b = glowll.weight "b" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %x2 = glowll.placeholder input "x2" : memref<1x2x9x9x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y2 = glowll.placeholder output "y2" : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w2 = glowll.weight "w2" {value = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [2, 3, 4], [5, 6, 7]]]]> : tensor<2x1x3x3xi8>} : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  glowll.convolution %y2, %x2, %w2, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x9x9x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-depthwise-int8", filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
+// CHECK-NEXT: %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-152, -128]> : tensor<2xi32>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}microkernel = "vector-planes-int8", filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 16, 2>, folded_input_offset}
+// CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y2, %x2, %[[W2]], %b {{.*}}microkernel = "vector-depthwise-int8", filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
+// SSE-NOT:   microkernel
+// SSE:       glowll.convolution %y2, %x2, %w2, %b
 // SSE-NOT:   microkernel

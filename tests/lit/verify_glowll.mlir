@@ -402,3 +402,21 @@ glowll.function @helium_add_of_a_broadcast_operand {
   glowll.elementwise %y, %a, %b {kind = "add", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 // CHECK: glowll.elementwise: the arm-mve microkernel of "add" takes int8 operands of one shape on Helium (arm-mve)
+
+// -----
+glowll.function @vbmi_lookup_table_of_int16_levels {
+  %x = glowll.placeholder input "x" : memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>
+  %t = glowll.placeholder input "t" : memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+  glowll.int_lookup_table %y, %x, %t {microkernel = "x86-vbmi"} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+}
+// CHECK: glowll.int_lookup_table: the x86-vbmi microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)
+
+// -----
+glowll.function @lookup_table_of_an_unknown_microkernel {
+  %x = glowll.placeholder input "x" : memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>
+  %t = glowll.placeholder input "t" : memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+  glowll.int_lookup_table %y, %x, %t {microkernel = "arm-mve"} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+}
+// CHECK: glowll.int_lookup_table: the arm-mve microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)

@@ -31,39 +31,51 @@ GEOMETRIES = {
     "3x3_wide_rows": ((1, 5, 13, 37), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 5),
     "3x3_unpadded": ((1, 7, 10, 20), (7, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 7),
     "uneven_pads_dilated": ((1, 6, 12, 19), (6, 1, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 6),
+    "same_5x5_of_8x8": ((2, 12, 8, 8), (12, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 12),
+    "3x3_narrow_rows": ((1, 6, 12, 3), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6),
 }
 
 TARGETS = {"host": None, "avx2": "-avx512f"}
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, no vector-depthwise-int8
 
 
-def outputs(case, mattr: str | None) -> list[np.ndarray]:
+PLANES = {16: ("3x3_pad1_ds_cnn", "3x3_narrow_rows"), 8: ("3x3_narrow_rows",)}
+"""By the target's lanes, the geometries whose "same"-padded planes take vector-planes-int8:
+3x3 filters at most, at most 8 vectors a plane and fewer than half its rows on the
+depthwise tiles (25 x 5: 8 vectors of 16 lanes against 25 rows, but 16 of 8; 12 x 3: 3
+vectors of 16 or 5 of 8 against 12 rows; the 5x5 filters, no)."""
+
+
+def outputs(case, mattr: str | None, name: str) -> list[np.ndarray]:
     """The case's output from a build with the int8 depthwise kernel (checked to be taken) on
     the host's features less `mattr`, and from the generic int8 kernel's build."""
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr) if mattr else None)
-    assert 'microkernel = "vector-depthwise-int8"' in fast.ir["glowll"]
+    target = resolve_target(mattr=mattr) if mattr else HOST
+    kernel = "vector-planes-int8" if name in PLANES[target.vector_tile.lanes] else "vector-depthwise-int8"
+    assert f'microkernel = "{kernel}"' in fast.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
-    assert "vector-depthwise-int8" not in generic.ir["glowll"]
+    assert "-int8" not in generic.ir["glowll"]
     return [bundle.run(case.inputs)[case.output] for bundle in (fast, generic)]
 
 
-def check(case, mattr: str | None) -> None:
-    all_match_the_reference(outputs(case, mattr), case)
+def check(name: str, case, mattr: str | None) -> None:
+    all_match_the_reference(outputs(case, mattr, name), case)
 
 
 @needs_avx
 @pytest.mark.parametrize("name", list(GEOMETRIES))
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_depthwise_matches_the_int8_reference(name, per_channel):
-    check(convolution_case(700 + list(GEOMETRIES).index(name) + 50 * per_channel, GEOMETRIES[name], per_channel),
-          None)
+    check(name, convolution_case(700 + list(GEOMETRIES).index(name) + 50 * per_channel, GEOMETRIES[name],
+                                 per_channel), None)
 
 
 @needs_avx
 @pytest.mark.parametrize("name,activation,target", [
     ("3x3_pad1_ds_cnn", "relu", "host"), ("5x5_stride2_odd", "clip", "host"), ("3x3_stride2", "relu", "avx2"),
-    ("5x5_pad2_small", None, "avx2"), ("uneven_pads_dilated", "clip", "avx2"),
+    ("5x5_pad2_small", None, "avx2"), ("uneven_pads_dilated", "clip", "avx2"), ("same_5x5_of_8x8", "clip", "host"),
+    ("3x3_pad1_ds_cnn", "relu", "avx2"), ("3x3_narrow_rows", "relu", "avx2"), ("3x3_narrow_rows", "clip", "host"),
 ])
 def test_fused_activations_and_avx2_match_the_int8_reference(name, activation, target):
-    check(convolution_case(800 + list(GEOMETRIES).index(name), GEOMETRIES[name], activation=activation),
+    check(name, convolution_case(800 + list(GEOMETRIES).index(name), GEOMETRIES[name], activation=activation),
           TARGETS[target])

@@ -42,6 +42,12 @@ GEOMETRIES = {
     "5x5_lenet": ((1, 20, 12, 12), (50, 20, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "10x4_stride2": ((1, 1, 49, 10), (64, 1, 10, 4), (2, 2), (4, 1, 5, 1), (1, 1), 1),
     "dilated_uneven_pads": ((2, 3, 10, 13), (8, 3, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 1),
+    # one input channel: four kernel columns a word (vnni_layout.columns_in_bytes)
+    "one_channel_3x3": ((2, 1, 13, 21), (20, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "one_channel_3x6_stride_1x2": ((1, 1, 12, 17), (24, 1, 3, 6), (1, 2), (1, 2, 1, 2), (1, 1), 1),
+    # rows of 16 outputs or more: the pixels in the lanes
+    "3x3_stride2_wide": ((1, 3, 12, 39), (20, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "dilated_wide_uneven_pads": ((2, 5, 9, 37), (18, 5, 3, 2), (1, 1), (2, 0, 1, 3), (2, 3), 1),
 }
 
 
@@ -81,6 +87,8 @@ def test_convolution_matches_the_int8_reference(name, per_channel):
     ("5x5_lenet", None, dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
     ("3x3_pad1", None, dict(kind="max", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
     ("dilated_uneven_pads", "relu", dict(kind="avg", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
+    ("3x3_stride2_wide", "relu", dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    ("dilated_wide_uneven_pads", "clip", dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(1, 1, 1, 1))),
 ])
 def test_fused_activations_and_pools_match_the_int8_reference(name, activation, pool):
     check(convolution_case(600 + list(GEOMETRIES).index(name) + (pool is not None), GEOMETRIES[name],
@@ -118,6 +126,34 @@ def test_fully_connected_matches_the_int8_reference(rows, depth, outputs, weight
     check(fully_connected_case(rows * 1000 + depth + outputs, rows, depth, outputs, weight_offset, activation))
 
 
+@needs_vnni
+@pytest.mark.parametrize("ratio", [1 / 16, 1 / 2, 0.0371, 0.73])
+def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio):
+    """The lanes' output step (`requantization.requantize_in_halves`) on every accumulator of a
+    range of consecutive ones, of both signs: a FullyConnected whose input levels are its
+    zero point, so that each output's accumulator is its bias (random order), with the
+    input x weight / output scale `ratio` (a power of two: every rounding of a half, away
+    from zero, is met)."""
+    rng = np.random.default_rng(int(ratio * 1000))
+    outputs = 4000
+    reach = int(110 / ratio)
+    bias = rng.permutation(np.arange(-reach, reach, 2 * reach / outputs).astype(np.int32))[:outputs]
+    x, w = np.full((2, 4), -5, np.int8), levels(rng, 4, outputs)
+    x_type, w_type = (0.05, -5), (0.01, 0)
+    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
+    out_type = (float(np.float32(bias_scale / np.float32(ratio))), 3)
+    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, None)
+    x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
+    b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
+
+
 def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inputs():
     rng = np.random.default_rng(3)
     levels_ = rng.integers(-128, 128, (20, 6, 3, 2)).astype(np.int8)
@@ -128,6 +164,18 @@ def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inp
     for o, c in np.ndindex(32, 8):
         if o >= 20 or c >= 6:
             assert not packed[o // 16, c // 4, :, :, o % 16, c % 4].any()
+
+
+def test_packed_filter_of_one_input_channel_holds_four_kernel_columns_a_word():
+    rng = np.random.default_rng(5)
+    levels_ = rng.integers(-128, 128, (18, 1, 3, 6)).astype(np.int8)
+    assert vnni_layout.columns_in_bytes(levels_.shape, (1, 1)) and not vnni_layout.columns_in_bytes(levels_.shape,
+                                                                                                     (1, 2))
+    packed = vnni_layout.pack_filter(levels_)
+    assert packed.shape == vnni_layout.packed_filter_shape(levels_.shape) == (2, 2, 3, 1, 16, 4)
+    for o, _, ky, kx in np.ndindex(levels_.shape):
+        assert packed[o // 16, kx // 4, ky, 0, o % 16, kx % 4] == levels_[o, 0, ky, kx]
+    assert not packed[:, 1, :, 0, :, 2:].any() and not packed[1, :, :, :, 2:].any()
 
 
 def test_folded_bias_is_the_generic_sum_less_the_unsigned_products():
@@ -143,3 +191,31 @@ def test_folded_bias_is_the_generic_sum_less_the_unsigned_products():
     expected = ((x - x_offset)[None] * (w - w_offset)).reshape(7, -1).sum(axis=1) + bias
     actual = (u[None] * w).reshape(7, -1).sum(axis=1) - w_offset * u.sum() + folded
     np.testing.assert_array_equal((actual - expected) % 2**32, 0)
+
+
+needs_vbmi = pytest.mark.skipif(not (HOST.has_avx512_vnni and HOST.has_avx512_vbmi),
+                                reason="the host has no AVX-512 VNNI and VBMI")
+
+
+@needs_vbmi
+@pytest.mark.parametrize("shape", [(4, 64), (1, 16, 9, 7), (3, 5), (2, 200)])
+def test_lookup_table_on_vbmi_reads_the_entry_of_each_level(shape):
+    """dest = table[x + 128] by `vpermi2b` for random levels (every level present where the
+    tensor has 256 or more; sizes a multiple of 64, and not: the last lanes masked) and a
+    random table, as the generic scalar kernel reads it (the build with -mattr=-avx512vbmi)."""
+    rng = np.random.default_rng(sum(shape))
+    size = int(np.prod(shape))
+    x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %t = glow.constant "t" elided : {table_t}
+  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    vbmi = build(body, {"t": table})
+    assert 'microkernel = "x86-vbmi"' in vbmi.ir["glowll"]
+    generic = build(body, {"t": table}, target=resolve_target(mattr="-avx512vbmi"))
+    assert "x86-vbmi" not in generic.ir["glowll"]
+    for bundle in (vbmi, generic):
+        np.testing.assert_array_equal(bundle.run({"x": x})["y"], table[x.astype(np.int64) + 128])
