@@ -617,6 +617,16 @@ def test_mul_multiplier_from_double_product():
     np.testing.assert_array_equal(run(body, {"a": ALL_A, "b": ALL_B})["y"], expected)
 
 
+def fully_connected_body(x_t: str, w_t: str, b_t: str, y_t: str) -> str:
+    """glow IR of y = fully_connected(x, w, b): x a placeholder, w and b constants."""
+    return f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+
+
 def test_fully_connected_multiplier_from_double_product():
     """x [256, 1] x w [1, 256]: every product of two levels is an accumulator."""
     sa, sb, so = PRODUCT_SCALES
@@ -625,12 +635,7 @@ def test_fully_connected_multiplier_from_double_product():
     bias_scale = ref.f32(np.float32(sa) * np.float32(sb))
     x_t, w_t, b_t = tensor(x.shape, q8(sa, 0)), tensor(w.shape, q8(sb, 0)), tensor((256,), q32(bias_scale))
     y_t = tensor((256, 256), q8(so, 0))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = fully_connected_body(x_t, w_t, b_t, y_t)
     expected = ref.fully_connected(x, w, bias, (sa, 0), (sb, 0), (so, 0))
     np.testing.assert_array_equal(run(body, {"x": x}, {"w": w, "b": bias})["y"], expected)
 

@@ -21,6 +21,7 @@ from tests.unit.test_quantized_kernels import (
     Case,
     build,
     convolution_case,
+    fully_connected_body,
     levels,
     offset,
     q8,
@@ -145,12 +146,7 @@ def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(r
     expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, None)
     x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
     b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = fully_connected_body(x_t, w_t, b_t, y_t)
     check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
 
 
