@@ -102,6 +102,12 @@ DEPTHWISE_PIXELS = 4
 accumulators and, for a 3-wide row of stride 1, two words of input (four pairs), three
 weight words and two SMLADs per output and kernel row."""
 
+MERGED_REST = 1
+"""A depthwise row whose tiles of DEPTHWISE_PIXELS leave at most this many outputs takes
+them into its last tile (DS-CNN's rows of 5: one tile of five, three words of input and the
+same three weight words per kernel row, instead of a tile of four and a tile of one with
+words of their own)."""
+
 
 @dataclass(frozen=True)
 class RowPlan:
@@ -167,7 +173,8 @@ class DepthwisePlan:
     plane whose rows are `padded_width` bytes: the input row's columns start at byte
     `pad_left`, every other byte holds the input zero point. `tiles` tiles of
     DEPTHWISE_PIXELS outputs from output 0 (`tilings[0]`, when there are any), then, if the
-    width leaves some, one tile of the rest (`tilings[-1]`). The packed filter holds the
+    width leaves some, one tile of the rest (`tilings[-1]`; with at most `MERGED_REST` left,
+    the last tile of four takes them). The packed filter holds the
     weight words of each tiling, the i-th's from `word_offsets[i]`."""
 
     tilings: tuple[PairTiling, ...]
@@ -184,6 +191,8 @@ class DepthwisePlan:
 @cache
 def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int) -> DepthwisePlan:
     tiles, rest = divmod(width, DEPTHWISE_PIXELS)
+    if tiles and 0 < rest <= MERGED_REST:
+        tiles, rest = tiles - 1, rest + DEPTHWISE_PIXELS
     tilings, ends = [], []  # ends: the bytes the last tile of each tiling reads from the padded row's first byte
     last_tiles = ((tiles, DEPTHWISE_PIXELS, (tiles - 1) * DEPTHWISE_PIXELS), (1, rest, tiles * DEPTHWISE_PIXELS))
     for count, pixels, first in last_tiles:

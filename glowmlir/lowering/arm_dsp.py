@@ -680,7 +680,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 if plan.tiles:
                     with b.loop(0, plan.tiles) as t:
                         tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
-                if out_w % DEPTHWISE_PIXELS:
+                if plan.tiles * DEPTHWISE_PIXELS < out_w:
                     tile(n, c, b.add(y0, y.index), plane_y, start, len(plan.tilings) - 1, plan.tiles * DEPTHWISE_PIXELS)
 
 

@@ -115,7 +115,8 @@ def test_window_filter_pairs_the_taps_of_a_window():
                                       ((1, 4, 9, 11), (3, 3), (2, 2), (0, 1, 1, 0), (1, 1)),
                                       ((1, 4, 9, 13), (5, 5), (1, 1), (4, 4, 4, 4), (2, 2)),
                                       ((1, 4, 6, 8), (3, 2), (1, 3), (0, 0, 0, 0), (1, 1)),
-                                      ((1, 4, 2, 4), (1, 3), (1, 1), (0, 0, 0, 0), (1, 1))])
+                                      ((1, 4, 2, 4), (1, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
+                                      ((1, 4, 3, 9), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1))])
 def test_depthwise_plan_reads_inside_its_padded_rows(geometry):
     """Every output of a row is in one tile; the last tile's words end inside the padded row,
     which holds the input's columns from `pad_left`."""
@@ -134,12 +135,15 @@ def test_depthwise_plan_reads_inside_its_padded_rows(geometry):
 
 
 def test_depthwise_filter_holds_each_tilings_weight_words():
-    """[O, KH, weight words, 2]: the tile of four's words, then those of the row's last outputs."""
+    """[O, KH, weight words, 2]: the tile of four's words, then those of the row's last outputs
+    (a last output alone joins the tile before it: a row of five is one tile)."""
     rng = np.random.default_rng(4)
     filt = rng.integers(-128, 128, (5, 1, 3, 3)).astype(np.int8)
-    packed = pack_filter(filt, 3, (1, 5, 25, 5), (1, 1), (1, 1), (1, 1, 1, 1), 5)
-    plan = convolution_depthwise_plan((1, 5, 25, 5), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    assert [len(tiling.products) for tiling in plan.tilings] == [4, 1]
+    packed = pack_filter(filt, 3, (1, 5, 25, 6), (1, 1), (1, 1), (1, 1, 1, 1), 5)
+    plan = convolution_depthwise_plan((1, 5, 25, 6), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    assert [len(tiling.products) for tiling in plan.tilings] == [4, 2]
+    five = convolution_depthwise_plan((1, 5, 25, 5), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    assert [len(tiling.products) for tiling in five.tilings] == [5] and five.tiles == 0
     assert packed.shape == (5, 3, plan.words, 2) and packed.dtype == np.int16
     for tiling, first_word in zip(plan.tilings, plan.word_offsets):
         for o, ky, kx in np.ndindex(5, 3, 3):
@@ -160,9 +164,12 @@ MORE_CONVOLUTIONS = {
     "stride2_wide": ((2, 3, 7, 13), (2, 3, 2, 3), (2, 2), (0, 1, 0, 0), (1, 1), 1),
     "one_row_output": ((1, 5, 3, 16), (6, 5, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "depthwise_5": ((1, 4, 9, 9), (4, 1, 3, 5), (1, 1), (0, 2, 0, 2), (1, 1), 4),
-    # depthwise on padded planes: a DS-CNN row (a tile of four and one output), stride 2 and an
+    # depthwise on padded planes: a DS-CNN row (one tile of five), a row of nine (a tile of four,
+    # then one of five), a row of six (a tile of four and one of two), stride 2 and an
     # odd channel count, asymmetric padding over two images, dilation, a plane copied in two bands
     "depthwise_dscnn": ((1, 6, 25, 5), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6),
+    "depthwise_row_of_nine": ((1, 3, 6, 9), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
+    "depthwise_row_of_six": ((1, 3, 5, 6), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
     "depthwise_stride2_odd": ((1, 5, 9, 11), (5, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 5),
     "depthwise_asymmetric": ((2, 3, 10, 7), (3, 1, 3, 3), (2, 2), (0, 1, 1, 0), (1, 1), 3),
     "depthwise_dilated_5x5": ((1, 2, 9, 13), (2, 1, 5, 5), (1, 1), (4, 4, 4, 4), (2, 2), 2),
