@@ -25,9 +25,11 @@ def parse_bool(option: str, value: str) -> bool:
     return _BOOL[value.lower()]
 
 
-QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "calibrate-constants",
-                      "quantization-bias-correction")
-"""Glow's boolean quantization options (and -quantization-bias-correction, an extension, on by default)."""
+QUANTIZATION_FLAGS = ("enable-channelwise", "convert-placeholders", "assert-all-nodes-quantized", "calibrate-constants")
+"""Glow's boolean quantization options (off by default)."""
+BOOLEAN_QUANTIZATION_OPTIONS = (*QUANTIZATION_FLAGS, "quantization-bias-correction")
+"""The quantization options given bare for true: Glow's flags and -quantization-bias-correction
+(an extension, on by default)."""
 
 _WITH_PROFILE = "; used with -load-profile, changes nothing when profiling"
 SchemaOption = Annotated[Optional[str], typer.Option(
@@ -106,20 +108,23 @@ class QuantizationArguments:
         return tuple(kind for kind in (self.keep_original_precision_for_nodes or "").split(",") if kind)
 
     def flags(self) -> dict[str, bool]:
-        """The flags set true on the command line (-quantization-bias-correction: only if given)."""
+        """Glow's quantization flags, true where set on the command line."""
         values = (self.channelwise, self.convert_placeholders, self.assert_all_nodes_quantized,
-                  self.calibrate_constants, "false" if self.bias_correction is None else self.bias_correction)
+                  self.calibrate_constants)
         return {option: parse_bool(option, value) for option, value in zip(QUANTIZATION_FLAGS, values)}
 
+    def corrects_biases(self) -> bool | None:
+        """-quantization-bias-correction's value; None where not given (on by default)."""
+        if self.bias_correction is None:
+            return None
+        return parse_bool("quantization-bias-correction", self.bias_correction)
+
     def given(self) -> list[str]:
-        """The options given a value (flags: set true; -quantization-bias-correction, on by default:
-        also set false)."""
+        """The options given a value (Glow's flags: set true)."""
         kept = ["keep-original-precision-for-nodes"] if self.keep_original_precision_for_nodes is not None else []
         kept += ["quantization-percentile"] if self.percentile is not None else []
-        flags = self.flags()
-        switched_off = ["quantization-bias-correction"] if self.bias_correction is not None and \
-            not flags["quantization-bias-correction"] else []
-        return [*self.values(), *kept, *(option for option, on in flags.items() if on), *switched_off]
+        kept += ["quantization-bias-correction"] if self.corrects_biases() is not None else []
+        return [*self.values(), *kept, *(option for option, on in self.flags().items() if on)]
 
     def options(self, profile: str):
         """The `QuantizationOptions` of `-load-profile=<profile>` with these options."""
@@ -141,8 +146,7 @@ class QuantizationArguments:
                                    assert_all_nodes_quantized=flags["assert-all-nodes-quantized"],
                                    convert_placeholders=flags["convert-placeholders"],
                                    calibrate_constants=flags["calibrate-constants"],
-                                   bias_correction=self.bias_correction is None
-                                   or flags["quantization-bias-correction"],
+                                   bias_correction=self.corrects_biases() is not False,
                                    **({"percentile": self.percentile} if self.percentile is not None else {}))
 
 

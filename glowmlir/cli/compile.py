@@ -28,8 +28,8 @@ from rich.console import Console
 from glowmlir.bundle import StagedFiles
 from glowmlir.cli import common
 from glowmlir.cli.common import (
+    BOOLEAN_QUANTIZATION_OPTIONS,
     OBSERVER_OPTIONS,
-    QUANTIZATION_FLAGS,
     QuantizationArguments,
     glow_style_arguments,
     model_input_options,
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
-BOOLEAN_OPTIONS = (*QUANTIZATION_FLAGS, "use-cmsis", "use-hifi4", "tflite-float-inputs", "tflite-float-outputs",
-                   "instrument-debug", "instrument-ir", "g", *OBSERVER_OPTIONS)
+BOOLEAN_OPTIONS = (*BOOLEAN_QUANTIZATION_OPTIONS, "use-cmsis", "use-hifi4", "tflite-float-inputs",
+                   "tflite-float-outputs", "instrument-debug", "instrument-ir", "g", *OBSERVER_OPTIONS)
 """Options given bare or as `=true|false` (LLVM cl's boolean options)."""
 
 FLAG_OPTIONS = ("bundle-api-verbose", "dump-graph", "dump-ir", "dump-llvm-ir", "dump-llvm-asm", "llvm-save-asm",

@@ -22,8 +22,8 @@ import typer
 
 from glowmlir.cli import common
 from glowmlir.cli.common import (
+    BOOLEAN_QUANTIZATION_OPTIONS,
     OBSERVER_OPTIONS,
-    QUANTIZATION_FLAGS,
     QuantizationArguments,
     model_input_options,
     observed,
@@ -202,7 +202,7 @@ def profile_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    run_app(app, "glow-profile", argv, (*QUANTIZATION_FLAGS, *OBSERVER_OPTIONS, "compute-softmax"))
+    run_app(app, "glow-profile", argv, (*BOOLEAN_QUANTIZATION_OPTIONS, *OBSERVER_OPTIONS, "compute-softmax"))
 
 
 if __name__ == "__main__":

@@ -166,6 +166,16 @@ def storage_type(element_type: Attribute) -> Attribute:
     return element_type
 
 
+def stored_as(element_type: UniformQuantizedType, storage: Attribute, centred: bool = False) -> UniformQuantizedType:
+    """The same scales (per tensor or per channel) stored as `storage`; `centred`: the levels
+    less their zero points, so every zero point 0."""
+    if element_type.per_channel:
+        offsets = element_type.offset_array().tolist()
+        return UniformQuantizedType(storage, element_type.scale_array().tolist(),
+                                    [0] * len(offsets) if centred else offsets, element_type.axis.data)
+    return UniformQuantizedType(storage, element_type.scale, 0 if centred else element_type.offset)
+
+
 def is_quantized_instruction(op: Operation) -> bool:
     """Whether an instruction reads or writes a quantized buffer (the kernel libraries and the
     quantized kernels take exactly these)."""

@@ -63,7 +63,7 @@ class VectorTile:
         """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
         SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
         later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
-        enabled = {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
+        enabled = enabled_features(features)
         if triple.startswith("x86_64"):
             if enabled.get("avx512f"):
                 return VectorTile(16, 16, masked_loads=True, registers=32)
@@ -73,6 +73,12 @@ class VectorTile:
         if triple.startswith("aarch64"):
             return VectorTile(4, 16, registers=32)
         return None
+
+
+def enabled_features(features: Sequence[str]) -> dict[str, bool]:
+    """Whether each `+feature`/`-feature` named is on, a later one overriding an earlier one
+    (as `-mattr` after the host's features)."""
+    return {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
 
 
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}

@@ -350,10 +350,16 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 def pointwise_weight_words(b: KernelBuilder, packed: View, o_block: Index, pair: Index) -> list[SSAValue]:
     """The weight words of block `o_block` of output channels for channel `pair` of a
     CHANNEL_PAIRS filter (`arm_dsp_layout.pack_filter`), two at a time by one `LDRD`."""
-    interleaved, block = packed.shape[2], packed.shape[3]
+    return load_words(b, packed, block_weight_index(b, packed, o_block, pair), packed.shape[3])
+
+
+def block_weight_index(b: KernelBuilder, packed: View, o_block: Index, pair: Index) -> list[Index]:
+    """Where the weight words of block `o_block` of output channels for channel `pair` start
+    in a CHANNEL_PAIRS filter, whose blocks may be interleaved in twos or fours."""
+    interleaved = packed.shape[2]
     if interleaved == 1:
-        return load_words(b, packed, [o_block, pair, 0, 0, 0], block)
-    return load_words(b, packed, [b.div(o_block, interleaved), pair, b.remainder(o_block, interleaved), 0, 0], block)
+        return [o_block, pair, 0, 0, 0]
+    return [b.div(o_block, interleaved), pair, b.remainder(o_block, interleaved), 0, 0]
 
 
 def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue]) -> list[SSAValue]:
@@ -483,9 +489,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
     def block_weights(o_block: Index) -> View:
         """The weight words of block `o_block` of output channels, [channel pair, block, 2]."""
-        interleaved = packed.shape[2]
-        first = [b.div(o_block, interleaved), 0, b.remainder(o_block, interleaved), 0, 0] if interleaved > 1 else \
-            [o_block, 0, 0, 0, 0]
+        first = block_weight_index(b, packed, o_block, 0)
         return View(b.opaque(b.element(packed, first)), (pairs, block, 2), (packed.strides[1], packed.strides[3], 1),
                     0, packed.element_type)
 

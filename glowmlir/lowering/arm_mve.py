@@ -54,11 +54,17 @@ class Int8Columns(vector_columns.ColumnArithmetic):
     gathers_strided_columns = True
     """A strided vector of input columns is one MVE gather (`gather_columns`)."""
 
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
-        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None, stride: int) -> SSAValue:
+        """The levels less the input zero point; with it folded into the bias
+        (`folded_input_offset`: the bias holds bias - x_offset * sum w), the levels as they
+        are. Lanes not `loaded` (the padding) are loaded as the zero point: a real 0, or the
+        x_offset * w the folded bias takes off. (A gather reads them as 0: Helium folds the
+        zero point only where no tap is in the padding.)"""
+        folded = self.op.folded_input_offset is not None
+        offset = self.domain.input_offset
         if stride > 1 and self.gathers_strided_columns:
             widened = gather_columns(self.b, view, indices, loaded, stride)
-            if is_zero(offset):
+            if folded or is_zero(offset):
                 return widened
             centred = self.b.int_sub(widened, lanewise(self.b, offset))
             if loaded is None or all(loaded):
@@ -66,9 +72,7 @@ class Int8Columns(vector_columns.ColumnArithmetic):
             return self.b.select(self.b.lane_mask(loaded), centred, self.b.integer(0, VECTOR))
         levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
         widened = self.b.emit(llvm.SExtOp(levels, self.vector))
-        if is_zero(offset):
-            return widened
-        return self.b.int_sub(widened, offset if isinstance(offset, int) else self.b.splat(offset, self.vector))
+        return widened if folded or is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset, self.vector))
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.int_add(total, value)
@@ -89,9 +93,7 @@ def gather_columns(b: KernelBuilder, view: View, indices: list[Index], loaded: l
     load from a base register and a constant vector of byte offsets (`VLDRB.S32 q, [r, q]`).
     With `loaded`, only those lanes are read (a predicated gather): the others are 0. (A
     load of `stride` times the lanes and a shuffle took three instructions a vector.)"""
-    row_start = b.element(view, [*indices[:-1], 0])
-    base = b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
-                             ssa_indices=[b.index(indices[-1])]))
+    base = vector_columns.column_address(b, view, indices)
     offsets = b.lane_constants([lane * stride for lane in range(HELIUM.lanes)], i32)
     # memory element bits, offset shift, unsigned
     arguments = [base, offsets, b.integer(8), b.integer(0), b.integer(0)]
@@ -145,10 +147,10 @@ def rounding_divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent:
                                        [fixed, negated, b.integer(0), b.integer(1), b.integer(0)], [vector]))
 
 
-def lanewise(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
+def lanewise(b: KernelBuilder, value: int | SSAValue, vector: VectorType = VECTOR) -> int | SSAValue:
     """A compile-time number as it is (a constant vector where used), a run-time one (read
-    from a layer's quantization record) in every lane."""
-    return value if isinstance(value, int) else b.splat(value, VECTOR)
+    from a layer's quantization record) in every lane of `vector`."""
+    return value if isinstance(value, int) else b.splat(value, vector)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:

@@ -36,7 +36,6 @@ from glowmlir.lowering import vector_columns, vector_depthwise
 from glowmlir.lowering.arm_mve import Int8Columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.vector_columns import load_vector
 from glowmlir.lowering.x86_vnni import LaneRequantization
 
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
@@ -54,15 +53,6 @@ class HostInt8Columns(Int8Columns):
         super().__init__(b, domain, op)
         self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
         self.vector = VectorType(i32, [self.lanes])
-
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None, stride: int) -> SSAValue:
-        """With the input zero point folded into the bias (`folded_input_offset`: the bias
-        holds bias - x_offset * sum w), the levels as they are, the lanes in the padding
-        loaded as the zero point (so every tap adds x_offset * w, as the bias assumes)."""
-        if self.op.folded_input_offset is None:
-            return super().input(view, indices, loaded, stride)
-        levels = load_vector(self.b, view, indices, self.lanes, loaded, self.domain.input_offset, stride)
-        return self.b.emit(llvm.SExtOp(levels, self.vector))
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """The int16 weight zero-extended into every int32 lane: its high half 0."""

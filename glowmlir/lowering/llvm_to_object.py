@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage
-from glowmlir.libraries.column_layout import DEFAULT_CACHE_BYTES, VectorTile
+from glowmlir.libraries.column_layout import DEFAULT_CACHE_BYTES, VectorTile, enabled_features
 from glowmlir.lowering.bundle_instrumentation import BundleInstrumentation, instrument
 from glowmlir.lowering.debug_info import DebugSource, add_debug_info
 
@@ -55,6 +55,7 @@ class Target:
         """An Arm core with the DSP extension (SMLAD, SXTB16, ...)."""
         return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
 
+    @cached_property
     def _features(self) -> list[str]:
         """The +/- features, the host's first when no triple or CPU is given (-mattr adds to them)."""
         features = self.features.split(",")
@@ -63,12 +64,17 @@ class Target:
             features = llvm.get_host_cpu_features().flatten().split(",") + features
         return features
 
+    @cached_property
+    def _triple(self) -> str:
+        """The triple, the host's when none is given."""
+        return self.triple or llvm.get_process_triple()
+
     @property
     def vector_tile(self) -> VectorTile | None:
         """The f32 tile of the column-vector convolution on this target's vector unit (the
         host's features when no triple or CPU is given), None without one."""
-        triple = self.triple or llvm.get_process_triple()
-        tile = VectorTile.of_features(triple, self._features())
+        triple = self._triple
+        tile = VectorTile.of_features(triple, self._features)
         if tile is None:
             return None
         default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if triple.startswith(arch)), 0)
@@ -89,9 +95,8 @@ class Target:
 
     def _x86_64_with(self, *names: str) -> bool:
         """An x86-64 target with each of these features (a later `-feature` overrides an earlier `+feature`)."""
-        enabled = {feature[1:]: feature[0] == "+" for feature in self._features() if feature[:1] in ("+", "-")}
-        triple = self.triple or llvm.get_process_triple()
-        return triple.startswith("x86_64") and all(enabled.get(name) for name in names)
+        enabled = enabled_features(self._features)
+        return self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
 
     @property
     def has_helium(self) -> bool:
@@ -110,7 +115,7 @@ class Target:
 
     def machine(self) -> llvm.TargetMachine:
         _initialize()
-        triple = self.triple or llvm.get_process_triple()
+        triple = self._triple
         try:
             target = llvm.Target.from_triple(triple)
         except RuntimeError as error:

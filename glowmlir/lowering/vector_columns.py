@@ -61,9 +61,7 @@ def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
     vector = VectorType(view.element_type, [lanes])
     if loaded is None:
         return b.emit(llvm.LoadOp(b.element(view, indices), vector, alignment=1))
-    row_start = b.element(view, [*indices[:-1], 0])  # inside the buffer; the first lane may not be
-    address = b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
-                                ssa_indices=[b.index(indices[-1])]))
+    address = column_address(b, view, indices)
     if isinstance(passthrough, SSAValue):
         others = b.splat(b.truncate(passthrough, view.element_type), vector)
     elif isinstance(view.element_type, IntegerType):
@@ -74,6 +72,14 @@ def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
     mask = loaded if isinstance(loaded, SSAValue) else b.lane_mask(loaded)
     return b.emit(llvm.CallIntrinsicOp(f"llvm.masked.load.{_mangled(vector)}.p0",
                                        [address, b.integer(1), mask, others], [vector]))
+
+
+def column_address(b: KernelBuilder, view: View, indices: list[Index]) -> SSAValue:
+    """The address of `view[indices]` whose last index, a masked vector's first lane, may lie
+    outside the row (negative): an offset from the row's start, which is inside the buffer."""
+    row_start = b.element(view, [*indices[:-1], 0])
+    return b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
+                             ssa_indices=[b.index(indices[-1])]))
 
 
 def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index],
@@ -115,8 +121,9 @@ class ColumnArithmetic(abc.ABC):
     def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None,
               stride: int) -> SSAValue:
         """An input vector from `view[indices]`, lanes `stride` columns apart, ready to
-        multiply (`loaded`: the lanes read, at compile or run time; the others must come out
-        as a real 0)."""
+        multiply (`loaded`: the lanes read, at compile or run time; the others, taps in the
+        padding, must add what the bias expects of them: a real 0, or the input zero point
+        where the bias has it folded in)."""
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """A weight broadcast over the lanes."""
@@ -227,13 +234,20 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         store_tile(b, columns, channels, c.results,
                    lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
 
-    # The row as vectors from column 0; those whose lanes all lie in the row with all their
-    # taps inside the input ("clean") run as tiles in a loop, the others in tiles of their own
-    # with masks known at compile time (a row of 28 on 16 lanes: two vectors, one tile).
-    first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
+    row_vectors(b, width, lanes, tile_vectors(block, columns.accumulators),
+                interior_columns(in_w, width, k_w, dx, pl, sx), tile)
+
+
+def row_vectors(b: KernelBuilder, width: int, lanes: int, vectors: int, clean: tuple[int, int],
+                tile: Callable[[Index, int, bool], None]) -> None:
+    """A row of `width` outputs as vectors of `lanes` from column 0, tiles of `vectors`:
+    those whose lanes all lie in the row with all their taps inside the input (`clean`, the
+    columns [first, end) of `interior_columns`) in a loop, the others in tiles of their own
+    with masks known at compile time (a row of 28 on 16 lanes: two vectors, one tile).
+    `tile(first column, vectors, edge)`."""
+    first, end = clean
     count = -(-width // lanes)
-    vectors = min(tile_vectors(block, columns.accumulators), count)
-    in_tiles(b, count, vectors, -(-first // lanes), end // lanes,
+    in_tiles(b, count, min(vectors, count), -(-first // lanes), end // lanes,
              lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
 
 

@@ -31,7 +31,14 @@ from glowmlir.dialects import glowll
 from glowmlir.libraries.column_layout import interior_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.vector_columns import ColumnArithmetic, edge_lanes, in_tiles, inputs_read, store_vector
+from glowmlir.lowering.vector_columns import (
+    ColumnArithmetic,
+    edge_lanes,
+    in_tiles,
+    inputs_read,
+    row_vectors,
+    store_vector,
+)
 
 
 def join(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
@@ -100,11 +107,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     store_vector(b, columns.output(c, sums[r * count_v + v], storage), dest,
                                  [n, c, b.add(y0, r), b.add(x0, v * lanes)], stored)
 
+        clean_columns = interior_columns(in_w, width, k_w, dx, pl, sx)
+
         def row_group(y0: Index, count_y: int, row_edge: bool) -> None:
-            first, end = interior_columns(in_w, width, k_w, dx, pl, sx)
-            in_tiles(b, -(-width // lanes), min(vectors, -(-width // lanes)), -(-first // lanes), end // lanes,
-                     lambda v, count_v, column_edge: tile(y0, count_y, b.mul(v, lanes), count_v,
-                                                          row_edge, column_edge))
+            row_vectors(b, width, lanes, vectors, clean_columns,
+                        lambda x0, count_v, column_edge: tile(y0, count_y, x0, count_v, row_edge, column_edge))
 
         first_row, end_row = interior_columns(in_h, height, k_h, dy, pt, sy)
         in_tiles(b, height, rows, first_row, end_row, row_group)

@@ -9,19 +9,26 @@ take the input channels four at a time (`libraries.vnni_layout`):
   four unsigned bytes x + 128 (x ^ 0x80) of a group of four channels at one pixel, the
   padding written out as the input zero point (x_offset + 128): every tap then reads one word
   inside the buffer, and the bias (folded at compile time) already holds
-  `-(x_offset + 128) * sum w`, so the sums are exactly the generic kernel's;
-* a convolution tile is up to 16 adjacent output pixels of a row times one vector of 16
-  output channels, each pixel's accumulator a zmm register: per kernel row and group of
-  input channels it loads the kernel row's weight vectors once, then broadcasts each input
-  word the tile reads into every tap that reads it (a stride only moves the addresses);
-* the accumulators are requantized lane by lane (`requantization.requantize` on vectors,
-  the same arithmetic as the generic kernel's) pixel by pixel in a loop through a stack
-  tile, narrowed, and transposed in registers (`vector_channels.transpose`) into vectors of
-  each channel's pixels, stored into its output row.
+  `-(x_offset + 128) * sum w`;
+* a row of at least 16 outputs takes tiles of 16 adjacent pixels in the lanes
+  (`pixel_tile`), an accumulator for each output channel of the block: per kernel row,
+  group of input channels and kernel column, one load of the pixels' words into every
+  channel's accumulator by its weight word broadcast; each accumulator, a vector of its
+  channel's pixels, is requantized and stored as it is;
+* a narrower row takes tiles of up to 16 adjacent output pixels times one vector of 16
+  output channels (`tile`), each pixel's accumulator a zmm register: per kernel row and
+  group of input channels it loads the kernel row's weight vectors once, then broadcasts
+  each input word the tile reads into every tap that reads it (a stride only moves the
+  addresses); the accumulators are requantized lane by lane pixel by pixel in a loop through
+  a stack tile, narrowed, and transposed in registers (`vector_channels.transpose`) into
+  vectors of each channel's pixels, stored into its output row;
+* with a weight zero point, each output's sum of its window's unsigned input, times the
+  zero point, is taken off its accumulator (`window_sums` for narrow rows; the pixel tile
+  sums its windows itself), so the sums are exactly the generic kernel's.
 
-Rows, bands and fused pools are `loop_skeletons.emit_convolution`'s, with blocks of 16
-channels (the last one shorter when 16 does not divide the channels: its vectors padded);
-an unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
+Rows and fused pools are `loop_skeletons.emit_convolution`'s, with blocks of 16 channels
+(the last one shorter when 16 does not divide the channels: its vectors padded); an
+unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
 several independent accumulators a block of outputs, stored as vectors.
 
@@ -48,7 +55,7 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.requantization import requantize, requantize_in_halves
 from glowmlir.lowering.vector_channels import transpose
-from glowmlir.lowering.vector_columns import inputs_read, load_vector, one_row_per_channel, store_vector
+from glowmlir.lowering.vector_columns import in_tiles, inputs_read, load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
 
 VECTOR = VectorType(i32, [LANES])
@@ -128,26 +135,18 @@ def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, slack: int
         store_vector(b, unsigned, words, [n, group, b.add(y, top), b.add(x0, left)], stored)
 
     full, rest = divmod(channels, GROUP)
-    whole, tail = divmod(row, PACKED_PIXELS)
     for first, count, size in ((0, GROUP, full), (full, rest, 1 if rest else 0)):
         if not size:
             continue
         with b.loops([n_size, size, rows]) as (n, g, y):
-            group = b.add(first, g)
-            with b.loop(0, whole) as x:
-                pixels(n, group, count, y, b.mul(x.index, PACKED_PIXELS), PACKED_PIXELS)
-            if tail:
-                pixels(n, group, count, y, whole * PACKED_PIXELS, tail)
+            in_runs(b, row, PACKED_PIXELS, functools.partial(pixels, n, b.add(first, g), count, y))
     return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
 
 
 def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
-    """step(first, count) over [0, size) in runs of `lanes` (a loop), the last run shorter."""
-    whole, rest = divmod(size, lanes)
-    with b.loop(0, whole) as run:
-        step(b.mul(run.index, lanes), lanes)
-    if rest:
-        step(whole * lanes, rest)
+    """step(first, count) over [0, size) in runs of `lanes` (a loop), the last run shorter
+    (`vector_columns.in_tiles` with every run clean but the last)."""
+    in_tiles(b, size, lanes, 0, size, lambda first, count, _: step(first, count))
 
 
 def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:

@@ -23,6 +23,9 @@ GraphPreLowerHash: 0x3A5F09C2D4E1B777
 ...
 ```
 
+glow-profile appends a fourth document, `ChannelMeans` (each value's per-channel means, which
+bias correction reads; Glow stops reading after the third): a profile Glow wrote has none.
+
 Min/Max are printed with `%.126f` minus trailing zeros (exact for every float32), histogram
 counts with LLVM's default `%g`, the hash as LLVM's `Hex64` of the LLVM 7/8 that Glow's CI
 builds with (`0x%016llX`; current LLVM prints `0x%" PRIX64` without the padding — both are read),
@@ -176,7 +179,7 @@ class NodeProfile:
                                                               or self.channel_means.size != tensor.shape[1])):
             self.channel_means = None
             return
-        means = tensor.astype(np.float64).mean(axis=tuple(a for a in range(tensor.ndim) if a != 1))
+        means = tensor.mean(axis=tuple(a for a in range(tensor.ndim) if a != 1), dtype=np.float64)
         previous = self.channel_means if self.inferences else np.zeros_like(means)
         self.inferences += 1
         self.channel_means = previous + (means - previous) / self.inferences
@@ -184,6 +187,7 @@ class NodeProfile:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NodeProfile):
             return NotImplemented
+        """Glow's fields alike (`channel_means` are left out: the file keeps 6 digits of them)."""
         return (self.name == other.name and self.min == other.min and self.max == other.max
                 and np.array_equal(self.histogram, other.histogram))
 
@@ -488,7 +492,8 @@ def _parse_channel_means(document, entries: dict[str, NodeProfile]) -> None:
 
 def _parse_documents(documents: list) -> Profile:
     if len(documents) not in (3, 4):
-        raise _Malformed(f"not a Glow profile (expected three YAML documents, found {len(documents)})")
+        raise _Malformed(f"not a Glow profile (expected three YAML documents, four with glow-profile's "
+                         f"ChannelMeans; found {len(documents)})")
     version = _single_key_document(documents[0], "GlowToolsVersion", "first")
     if version is None:
         version = ""

@@ -14,7 +14,7 @@ schema; weights their own range; a bias is int32 with scale = input scale x weig
 (what CMSIS-NN adds straight into its accumulators) and offset 0. `-enable-channelwise`
 gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
 bias correction (an extension, on by default; `-quantization-bias-correction=false`) moves each
-Convolution/FullyConnected bias by the mean error of the op's int8 form, from the profile's
+Convolution/FullyConnected bias by the mean error of the op's integer form, from the profile's
 channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay).
 Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
@@ -189,6 +189,7 @@ class _FunctionQuantizer:
         self.dequantized: dict[SSAValue, SSAValue] = {}
         self.skipped: list[str] = []
         self.requantized: set[SSAValue] = set()  # the results this pass gave quantized types
+        self._profiled: dict[SSAValue, UniformQuantizedType | None] = {}
 
     follows_dequantized = False
     """Whether data movement after a `glow.dequantize` takes the quantized data instead."""
@@ -206,15 +207,22 @@ class _FunctionQuantizer:
         return self.config.schema
 
     def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
-        """The quantized type of a float value from its profile entry (None: not profiled)."""
-        entry = profile_entry(value, self.profile)
-        if entry is None:
-            return None
-        calibration = self.config.calibration
-        if calibration == "KL" and not _feeds_only_weighted_ops(value):
-            calibration = "None"
-        return self.element(choose_params(entry.min, entry.max, self.activation_schema, self.config.precision,
-                                          entry.histogram, calibration, self.config.percentile))
+        """The quantized type of a float value from its profile entry (None: not profiled),
+        chosen once: at the first ask, from the users the value has in the float graph (a
+        user converted before another inserts a `glow.quantize` of the value, which would
+        take KL's eligibility away from the rest and quantize the value twice)."""
+        if value not in self._profiled:
+            entry = profile_entry(value, self.profile)
+            if entry is None:
+                self._profiled[value] = None
+            else:
+                calibration = self.config.calibration
+                if calibration == "KL" and not _feeds_only_weighted_ops(value):
+                    calibration = "None"
+                self._profiled[value] = self.element(choose_params(
+                    entry.min, entry.max, self.activation_schema, self.config.precision, entry.histogram, calibration,
+                    self.config.percentile))
+        return self._profiled[value]
 
     def input_type(self, value: SSAValue) -> UniformQuantizedType | None:
         """The quantized type an operand has (already quantized) or would get: a constant's
@@ -375,7 +383,8 @@ def _convert_generic(q: _FunctionQuantizer, op: Operation) -> bool:
 @functools.cache
 def lookup_table_ops() -> tuple[type[Operation], ...]:
     """The unary elementwise ops with no integer kernel of their own but a numpy semantics:
-    quantized to int8, each becomes a `glow.int_lookup_table` computed from that semantics."""
+    quantized, each becomes a `glow.int_lookup_table` computed from that semantics (256 entries
+    for int8, 513 interpolated for int16)."""
     return tuple(op for op in glow.numpy_semantics() if op.FACTS.arity == 1 and not op.FACTS.quantizable
                  and not op.FACTS.mixed_types and not issubclass(op, glow.ConversionOp))
 
@@ -587,7 +596,7 @@ def _feeds_only_weighted_ops(value: SSAValue) -> bool:
 def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp,
                     weight_type: UniformQuantizedType, input_type: UniformQuantizedType) -> None:
     """Bias correction (Nagel et al. 2019, "Data-Free Quantization", section 4.2, with the means
-    measured): gives `op` a float bias that cancels the mean error of its int8 form.
+    measured): gives `op` a float bias that cancels the mean error of its integer form.
 
     Over the inputs, output channel o of the int8 op has the mean sum_i w_q[o, i] mean(x_q,i)
     where float has sum_i w[o, i] mean(x_i): the difference is an error that is the same for
@@ -640,9 +649,8 @@ def _taps_inside(op: glow.ConvolutionOp, kernel: tuple[int, ...]) -> np.ndarray:
     spatial = glow.shape_of(op.input)[2:]
     strides, pads, dilations = (glow.int_values(values) for values in (op.strides, op.pads, op.dilations))
     shares = []
-    for axis, (size, taps) in enumerate(zip(spatial, kernel)):
-        begin, end = pads[axis], pads[axis + len(spatial)]
-        outputs = (size + begin + end - dilations[axis] * (taps - 1) - 1) // strides[axis] + 1
+    for axis, (size, taps, outputs) in enumerate(zip(spatial, kernel, glow.convolution_shape(op)[2:])):
+        begin = pads[axis]
         read = np.arange(outputs)[:, None] * strides[axis] - begin + np.arange(taps)[None, :] * dilations[axis]
         shares.append(((read >= 0) & (read < size)).mean(axis=0))
     return np.outer(*shares)

@@ -30,7 +30,13 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, storage_type
+from glowmlir.dialects.quant import (
+    UniformQuantizedType,
+    is_quantized,
+    is_quantized_instruction,
+    storage_type,
+    stored_as,
+)
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing
@@ -66,8 +72,8 @@ def takes_helium_columns(strides, output_width: int) -> bool:
 
 
 def takes_im2col(depth: int, columns: bool) -> bool:
-    """An unpooled, ungrouped convolution of `depth` taps a window on dot products, where
-    `columns` says whether Helium's column kernel could take it."""
+    """An ungrouped convolution (unpooled, or pooled globally) of `depth` taps a window on
+    dot products, where `columns` says whether Helium's column kernel could take it."""
     return depth >= IM2COL_DEPTHS[1] or (depth >= IM2COL_DEPTHS[0] and not columns)
 
 
@@ -123,10 +129,7 @@ class PackConvolutionFilter(RewritePattern):
 def centred_type(filter_type: UniformQuantizedType) -> UniformQuantizedType:
     """The type of a filter's levels less their zero point as int16: the same reals with
     offset 0 (per tensor or per channel)."""
-    if filter_type.per_channel:
-        return UniformQuantizedType(i16, filter_type.scale_array().tolist(), [0] * len(filter_type.offsets),
-                                    filter_type.axis.data)
-    return UniformQuantizedType(i16, filter_type.scale, 0)
+    return stored_as(filter_type, i16, centred=True)
 
 
 def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:

@@ -4,8 +4,11 @@ On a target with a vector unit (`glow-compile` adds the pass for the host and ot
 or AArch64 targets, with the tile of the target's registers: AVX-512 16 lanes x 16
 accumulators, AVX/AVX2 8 x 12, SSE 4 x 12, NEON 4 x 16; see `VectorTile.of_features`), every
 f32 NCHW `glowll.convolution` of stride 1 or 2 along its rows with a constant filter gets
-`microkernel = "vector-columns"` and `vector_tile = array<i64: lanes, accumulators>` (the
-vector width, at most the target's, that takes the fewest vectors per output row); its
+`microkernel = "vector-columns"` (an unpooled depthwise one without a residual
+`"vector-depthwise"`, output rows of a plane in a tile; on AVX and AVX-512 an ungrouped one
+of enough products per output `"vector-channels"`, output channels in the lanes) and
+`vector_tile = array<i64: lanes, accumulators>` (the vector width, at most the target's, that
+takes the fewest vectors per output row); its
 filter is re-laid at compile time in blocks of output channels, as the kernel reads it
 (`libraries.column_layout.pack_filter`), and `filter_shape` keeps its OIHW shape. The kernel
 (`lowering.vector_columns` with `kernels.FloatColumns`) keeps a tile of output columns x
@@ -14,8 +17,10 @@ channel a tap, instead of loading and storing the output row at every tap. Sums 
 the same order as the generic kernel's, one FMA per product.
 
 Where masked loads are single instructions (AVX, AVX-512), an int8 depthwise convolution
-(unpooled, no residual) gets `microkernel = "vector-depthwise-int8"`: the float depthwise
-tile on int32 lanes (`lowering.int8_depthwise`), its filter int16 less its zero point.
+(unpooled, no residual, stride 1 or 2 along its rows) gets `microkernel =
+"vector-depthwise-int8"`: the float depthwise tile on int32 lanes (`lowering.int8_depthwise`),
+its filter int16 less its zero point; a "same"-padded one of a small plane
+`"vector-planes-int8"`, each plane one tile.
 """
 
 from __future__ import annotations

@@ -25,21 +25,12 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
-
-
-def with_storage(element_type: UniformQuantizedType, storage) -> UniformQuantizedType:
-    """The same scales and zero points stored as `storage` (an Int8 bias in accumulator
-    units, folded, needs int32)."""
-    if element_type.per_channel:
-        return UniformQuantizedType(storage, element_type.scale_array().tolist(),
-                                    element_type.offset_array().tolist(), element_type.axis.data)
-    return UniformQuantizedType(storage, element_type.scale, element_type.offset)
 
 
 def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape: tuple[int, ...],
@@ -57,7 +48,7 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels, dilations), op,
                                    rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
-                                   with_storage(op.bias.type.element_type, i32))
+                                   stored_as(op.bias.type.element_type, i32))
     op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)
     erase_if_unused(weight, rewriter)
     erase_if_unused(bias, rewriter)

@@ -294,8 +294,8 @@ def _document(entries: str, hash_text: str = "0x1F") -> str:
 
 @pytest.mark.parametrize("text, fragment", [
     ("---\nGlowToolsVersion: ''\n...\n---\nGraphPreLowerHash: 0x1\n...\n",
-     "is not a Glow profile (expected three YAML documents, found 2)"),
-    ("", "expected three YAML documents, found 0"),
+     "is not a Glow profile (expected three YAML documents, four with glow-profile's ChannelMeans; found 2)"),
+    ("", "ChannelMeans; found 0"),
     (_document(_entry(Max=None)), 'entry 1 ("conv1:0") is missing key "Max"'),
     (_document(_entry(NodeOutputName=None)), 'entry 1 is missing key "NodeOutputName"'),
     (_document(_entry(Min="2.0")), 'Min > Max for entry "conv1:0"'),

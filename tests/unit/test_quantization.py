@@ -325,20 +325,20 @@ def _result_scale(ir: str, name: str) -> float:
     return float(re.findall(r"!quant.uniform<i8:f32, ([-+.e0-9]+):-?[0-9]+>>$", line)[0])
 
 
-def test_kl_narrows_only_what_convolutions_read(tmp_path):
-    """Two 1x1 convolutions "a" and "c" get the same profiled values (a Gaussian bulk with
-    outliers 8 and 10 deviations out among a million values, a window KL takes: it removes
-    over half the squared error). "a" feeds a convolution, whose bias correction cancels what
-    clipping does to the mean: KL narrows its range (a finer scale). "c" feeds a HardSwish
-    (a lookup table), which would pass that shift on: it keeps min/max's range."""
+def _model_with_outliers(tmp_path, convolutions: dict[str, str], others: list, outputs: tuple[str, ...],
+                         outlying: tuple[str, ...]) -> tuple[str, str]:
+    """(model, profile) paths: 1x1 convolutions {name: source} of random weights after an input
+    x, then `others`; in the profile, the values `outlying` get a Gaussian bulk with outliers
+    8 and 10 deviations out among a million values (a window KL takes: it removes over half
+    the squared error)."""
     rng = np.random.default_rng(9)
-    conv = {name: helper.make_node("Conv", [source, f"{name}_w", f"{name}_b"], [name], name=name)
-            for name, source in (("a", "x"), ("b", "a"), ("c", "x"))}
-    constants = {f"{name}_w": rng.normal(0, 0.5, (2, 2, 1, 1)) for name in conv} | \
-        {f"{name}_b": rng.normal(0, 0.1, 2) for name in conv}
-    graph = helper.make_graph([*conv.values(), helper.make_node("HardSwish", ["c"], ["d"], name="d")], "g",
+    conv = [helper.make_node("Conv", [source, f"{name}_w", f"{name}_b"], [name], name=name)
+            for name, source in convolutions.items()]
+    constants = {f"{name}_w": rng.normal(0, 0.5, (2, 2, 1, 1)) for name in convolutions} | \
+        {f"{name}_b": rng.normal(0, 0.1, 2) for name in convolutions}
+    graph = helper.make_graph([*conv, *others], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("b", "d")],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
                               [numpy_helper.from_array(v.astype(np.float32), k) for k, v in constants.items()])
     path = str(tmp_path / "model.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8), path)
@@ -347,16 +347,39 @@ def test_kl_narrows_only_what_convolutions_read(tmp_path):
         pass
     values = np.concatenate([rng.normal(size=1_000_000), [-8.0, 10.0]])
     counts = np.histogram(values, bins=2048, range=(-8.0, 10.0))[0].astype(np.float64)
-    for name in ("a:0", "c:0"):
+    for name in outlying:
         entry = profiler.profile.entries[name]
         entry.min, entry.max, entry.histogram = -8.0, 10.0, counts.copy()
     write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
+    return path, str(tmp_path / "profile.yaml")
+
+
+def test_kl_narrows_only_what_convolutions_read(tmp_path):
+    """Two 1x1 convolutions "a" and "c" get the same profiled values, with outliers KL cuts.
+    "a" feeds a convolution, whose bias correction cancels what clipping does to the mean: KL
+    narrows its range (a finer scale). "c" feeds a HardSwish (a lookup table), which would pass
+    that shift on: it keeps min/max's range."""
+    path, profile = _model_with_outliers(tmp_path, {"a": "x", "b": "a", "c": "x"},
+                                         [helper.make_node("HardSwish", ["c"], ["d"], name="d")], ("b", "d"),
+                                         ("a:0", "c:0"))
     scales = {calibration: {name: _result_scale(glowmlir.compile(path, quantization=QuantizationOptions(
-        str(tmp_path / "profile.yaml"), calibration=calibration)).ir["glow"], name) for name in ("a", "c")}
+        profile, calibration=calibration)).ir["glow"], name) for name in ("a", "c")}
         for calibration in ("None", "KL")}
     assert scales["None"]["a"] == scales["None"]["c"] == pytest.approx(18 / 255)
     assert scales["KL"]["a"] < 0.6 * scales["None"]["a"]
     assert scales["KL"]["c"] == scales["None"]["c"]
+
+
+def test_kl_quantizes_a_value_read_by_two_convolutions_once(tmp_path):
+    """A model input read by two convolutions, with outliers KL cuts: one `glow.quantize` of
+    it, at KL's scale, which both convolutions read (converting the first one used to add a
+    user to the input, so the second saw a non-convolution user and got a second quantize at
+    min/max's scale)."""
+    path, profile = _model_with_outliers(tmp_path, {"a": "x", "b": "x"}, [], ("a", "b"), ("x:0",))
+    ir = glowmlir.compile(path, quantization=QuantizationOptions(profile, calibration="KL")).ir["glow"]
+    [quantize] = [line for line in ir.splitlines() if "glow.quantize" in line]
+    scale = float(re.search(r"i8:f32, ([^:]+):", quantize).group(1))
+    assert scale < 0.6 * 18 / 255  # KL's window, not min/max's range
 
 
 def test_kl_with_coarse_histograms_says_so(lenet_profile, tmp_path):
@@ -461,7 +484,8 @@ def test_bias_correction_option_of_glow_compile(lenet_profile, tmp_path):
     """glow-compile corrects the biases by default when the profile has channel means (glow-
     profile's): the bundle's weights are those of -quantization-bias-correction (bare, i.e.
     =true) and differ from =false's. A profile Glow wrote has none: its bundle is the same
-    either way. =false without -load-profile changes nothing and says so."""
+    either way. Given without -load-profile, bare or =false, it changes nothing and says so
+    (bare, the default value, is no error)."""
     glow_written = os.path.join(os.path.dirname(__file__), "..", "fixtures", "glow_profiles", "lenet_onnx.yaml")
 
     def weights(profile: str, *option: str) -> bytes:
@@ -474,9 +498,10 @@ def test_bias_correction_option_of_glow_compile(lenet_profile, tmp_path):
     assert default == weights(lenet_profile, "-quantization-bias-correction")
     assert default != weights(lenet_profile, "-quantization-bias-correction=false")
     assert weights(glow_written) == weights(glow_written, "-quantization-bias-correction=false")
-    result = glow_compile(f"-model={LENET}", "-quantization-bias-correction=false", f"-emit-bundle={tmp_path / 'f'}")
-    assert result.returncode == 0, result.stderr
-    assert "-quantization-bias-correction: no effect without -load-profile" in result.stderr
+    for option in ("-quantization-bias-correction=false", "-quantization-bias-correction"):
+        result = glow_compile(f"-model={LENET}", option, f"-emit-bundle={tmp_path / 'f'}")
+        assert result.returncode == 0, result.stderr
+        assert "-quantization-bias-correction: no effect without -load-profile" in result.stderr
 
 
 def test_missing_profile_and_flags_without_profile(out_dir):
