@@ -103,7 +103,10 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     with VBMI too (`vbmi`) int8 lookup tables get theirs;
     `minimum_size` (-Oz) keeps a Helium core on the DSP kernels: LLVM vectorizes no loop in
     minimum-size code (Helium's dot products would be scalar: MobileNetV2 4x slower), and
-    its ARM low-overhead-loop pass aborted on the column kernel's predicated vectors."""
+    its ARM low-overhead-loop pass aborted on the column kernel's predicated vectors. A
+    size-first build tells the DSP kernels so (`loop_pairs`): they keep their loops, taking
+    the core's `arm_dsp.LOOP_PAIRS` channel pairs a step."""
+    from glowmlir.lowering.arm_dsp import LOOP_PAIRS
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.quantization_records import QuantizationRecords
@@ -115,7 +118,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if arm_dsp:
-        selection.append(SelectArmDspKernels(helium and not minimum_size))
+        loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
+        selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))
     if size_first:
         selection.append(QuantizationRecords())
     if vnni:

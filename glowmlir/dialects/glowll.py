@@ -455,6 +455,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     Quantized, `parameters` may be an i32 weight of the layer's numbers (offsets, clamp bounds,
     per-tensor requantization: `quantization.rescaling.KernelParameters`), which the kernel
     then reads at run time instead of compiling them in (`glowll-quantization-records`).
+    `loop_pairs` (an "arm-dsp" convolution of a size-first build, `glowll-select-arm-dsp-kernels
+    {loop-pairs=N}`): the kernel keeps its loop over input channel pairs a loop, taking this
+    many pairs a step, instead of choosing straight-line code where that is faster.
     """
 
     name = "glowll.convolution"
@@ -470,6 +473,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
+    loop_pairs = opt_prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
@@ -526,6 +530,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                 or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
         verify_parameters(self)
+        if self.loop_pairs is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
+                                            or self.loop_pairs.value.data < 1):
+            _fail(self, "loop_pairs is an arm-dsp convolution's, 1 or more channel pairs a step")
 
 
 def verify_parameters(op: ConvolutionOp | FullyConnectedOp) -> None:

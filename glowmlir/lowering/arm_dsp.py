@@ -96,16 +96,19 @@ made opaque there (`KernelBuilder.opaque`): one `LDRD` of inputs, one of weights
 induction variable and spends adds and spills on the addresses (one DS-CNN 64-channel
 pointwise layer alone on the M7: 645,571 instructions looped, 521,141 straight). Over more
 pairs the loop keeps the code short; over fewer, LLVM unrolls the loop whole (a 16-channel
-layer: 514k looped, 525k straight). A size-first build keeps the loop: its layers carry their
-numbers as data (`parameters`, `glowll-quantization-records`) to share kernels, and straight
-code took MobileNetV2's code at -Os on the M7 from 29.5 KB to 32.8 KB."""
+layer: 514k looped, 525k straight). A size-first build keeps the loop (its convolutions carry
+`loop_pairs`): straight code took MobileNetV2's code at -Os on the M7 from 29.5 KB to 32.8 KB."""
 
-LOOP_PAIRS = 2
-"""Channel pairs a step of the gathered product's loop over them multiplies in a size-first
-build (-Os/-Oz, where LLVM unrolls no loop): half the loop's overhead (MobileNetV2's 1x1
-expansions at -Os on the M7: a 16 x 24 x 24 to 96-channel layer alone 2.77M -> 2.52M
-instructions, a 336-channel one 609k -> 529k). At -O3 LLVM unrolls the loop of one pair a
-step itself (two a step: MobileNetV3-style's 88-channel projection 143k -> 155k)."""
+LOOP_PAIRS = {"dsp": 2, "helium": 1}
+"""Channel pairs a step of the gathered product's loop over them in a size-first build
+(-Os/-Oz, where LLVM unrolls no loop), by core class (`conv_pool_costs.core_class`): the
+selection pass puts it on each convolution as `loop_pairs` (`pipeline.glowll_passes`). On the
+M4, M7 and M33 two pairs a step halve the loop's overhead (MobileNetV2's 1x1 expansions at
+-Os on the M7: a 16 x 24 x 24 to 96-channel layer alone 2.77M -> 2.52M instructions, a
+336-channel one 609k -> 529k; DS-CNN -Os 5.86M -> 5.11M, -Oz 6.42M -> 5.87M). On the M55
+(at -Oz, where it keeps the DSP kernels) one pair a step is faster and smaller (DS-CNN -Oz
+5.75M -> 4.75M, MobileNetV2 29.8M -> 26.8M instructions). At -O3 LLVM unrolls the loop of one
+pair a step itself (two a step: MobileNetV3-style's 88-channel projection 143k -> 155k)."""
 
 HOISTED_WEIGHT_WORDS = 12
 """A convolution of one input channel per group has loop-invariant weight words across its
@@ -461,9 +464,9 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                                element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
     pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
-    size_first = op.parameters is not None  # numbers as data: a size-first build's shared kernel
-    straight = REREAD_PAIRS < pairs <= UNROLLED_PAIRS and not size_first
-    step = LOOP_PAIRS if size_first else 1
+    loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
+    straight = REREAD_PAIRS < pairs <= UNROLLED_PAIRS and loop_pairs is None
+    step = loop_pairs or 1
 
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""

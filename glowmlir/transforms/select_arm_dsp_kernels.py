@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr, i8, i16
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i8, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -38,6 +38,7 @@ from glowmlir.dialects.quant import (
     stored_as,
 )
 from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing
 from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
@@ -85,6 +86,7 @@ def int8_buffers(*buffers) -> bool:
 @dataclass
 class PackConvolutionFilter(RewritePattern):
     helium: bool
+    loop_pairs: int = 0
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
@@ -117,6 +119,8 @@ class PackConvolutionFilter(RewritePattern):
                                        centred_type(filter_type))
         op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
+        if microkernel == MICROKERNEL and self.loop_pairs:
+            op.properties["loop_pairs"] = IntegerAttr(self.loop_pairs, i64)
         centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
         # Every tap of every output is inside the input, or in a padded plane (or gathered
@@ -224,13 +228,21 @@ class SelectArmDspKernels(ModulePass):
     filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
-    on vectors of output columns, filters packed by `libraries.column_layout`)."""
+    on vectors of output columns, filters packed by `libraries.column_layout`). With
+    `loop_pairs` (a size-first build: `glow-compile` gives the core's
+    `lowering.arm_dsp.size_first_loop_pairs`), each "arm-dsp" convolution gets
+    `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
+    loop_pairs: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(PackConvolutionFilter(self.helium), apply_recursively=False).rewrite_module(op)
+        if self.loop_pairs < 0:
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{loop-pairs={self.loop_pairs}}}: expected 0 (speed "
+                            "first) or the channel pairs a step of a size-first kernel's loop")
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs)
+        PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         if self.helium:

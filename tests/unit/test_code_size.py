@@ -10,11 +10,15 @@ import re
 import numpy as np
 import onnx
 import pytest
+from xdsl.passes import PassPipeline
 
 import glowmlir
-from glowmlir.compiler import QuantizationOptions
+from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import function_ranges
+from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.transforms import all_passes
+from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
 from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
 from tests.unit.test_kernel_libraries import profile_for
@@ -63,6 +67,22 @@ def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build():
     assert len(kernel_names(size_first, "fully_connected")) == 1
     assert len(kernel_names(fast, "convolution")) == 4
     assert len(kernel_names(fast, "fully_connected")) == 2
+
+
+@pytest.mark.parametrize("board, level, loop_pairs", [
+    ("mps2-an500", "O3", 0), ("mps2-an500", "Os", 2), ("mps2-an500", "Oz", 2), ("mps2-an386", "Oz", 2),
+    ("mps2-an505", "Os", 2), ("mps3-an547", "O3", 0), ("mps3-an547", "Os", 1), ("mps3-an547", "Oz", 1)])
+def test_a_size_first_build_tells_the_dsp_kernels_their_loop_pairs(board, level, loop_pairs):
+    """The kernel-selection pass of each core and level carries the channel pairs a step its
+    DSP kernels' loops take in a size-first build (0 at -O3: speed first), the M4, M7 and M33
+    two and the M55 one (`arm_dsp.LOOP_PAIRS`); the glowll stage's printed pipeline parses back
+    (as glow-opt -p does) into the same passes."""
+    pipeline = CompileOptions(target=target_for(board, level)).pipeline()
+    selection = next(p for p in pipeline.passes if isinstance(p, SelectArmDspKernels))
+    assert selection.loop_pairs == loop_pairs
+    assert (f"loop-pairs={loop_pairs}" in pipeline.spec()) == bool(loop_pairs)
+    glowll_stage = pipeline_spec(pipeline.glowll)
+    assert PassPipeline.parse_spec(all_passes(), glowll_stage).passes == pipeline.glowll
 
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])

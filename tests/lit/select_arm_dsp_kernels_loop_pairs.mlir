@@ -1,0 +1,57 @@
+// RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s --check-prefix=SPEED
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2}' | filecheck %s --check-prefix=SIZE
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2}' | glow-opt | filecheck %s --check-prefix=SIZE
+// RUN: glow-opt %s -p glowll-select-arm-dsp-kernels,glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32} | filecheck %s --check-prefix=STRAIGHT
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=STEP2
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=1},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=STEP1
+// A size-first build tells the DSP kernels so: with `loop-pairs=N` (glow-compile gives
+// arm_dsp.LOOP_PAIRS of the core at -Os/-Oz) each "arm-dsp" convolution gets `loop_pairs = N`,
+// printed and parsed back; the FullyConnected, whose kernel has no such loop, gets none.
+// The 48-channel 1x1 convolution (24 input channel pairs, two blocks of two output channels)
+// multiplies its gathered pixels in three places (a run of four pixels: two pixel pairs; a
+// tail of two: one). Speed first, 24 pairs are straight-line code: 24 x 2 pixels x 2
+// channels SMLADs in each place, 288. With loop_pairs = 2 each place is a loop of 12 steps
+// of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 24 steps of 4 (12 in all).
+
+glowll.function @net {
+  %x = glowll.placeholder input "x" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x4x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w = glowll.weight "w" {value = dense<1> : tensor<4x48x1x1xi8>} : memref<4x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b = glowll.weight "b" {value = dense<[10, -20, 30, -40]> : tensor<4xi32>} : memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x4x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %fb = glowll.weight "fb" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.fully_connected %z, %v, %fw, %fb : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+
+// SPEED:     glowll.convolution
+// SPEED-NOT: loop_pairs
+// SPEED-SAME: microkernel = "arm-dsp"
+// SPEED-NOT: loop_pairs
+
+// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 4, 48, 1, 1>, loop_pairs = 2 : i64,
+// SIZE:      glowll.fully_connected
+// SIZE-NOT:  loop_pairs
+// SIZE-SAME: microkernel = "arm-dsp"
+// SIZE-NOT:  loop_pairs
+
+// STRAIGHT-LABEL: llvm.func internal @net_0_convolution
+// STRAIGHT-COUNT-288: llvm.arm.smlad
+// STRAIGHT-NOT:   llvm.arm.smlad
+// STRAIGHT-LABEL: llvm.func internal @net_1_fully_connected
+
+// STEP2-LABEL: llvm.func internal @net_0_convolution
+// STEP2:       %[[STEPS:.*]] = llvm.mlir.constant(12 : i32) : i32
+// STEP2:       llvm.icmp "slt" %{{.*}}, %[[STEPS]] : i32
+// STEP2-COUNT-24: llvm.arm.smlad
+// STEP2-NOT:   llvm.arm.smlad
+// STEP2-LABEL: llvm.func internal @net_1_fully_connected
+
+// STEP1-LABEL: llvm.func internal @net_0_convolution
+// STEP1:       %[[STEPS:.*]] = llvm.mlir.constant(24 : i32) : i32
+// STEP1:       llvm.icmp "slt" %{{.*}}, %[[STEPS]] : i32
+// STEP1-COUNT-12: llvm.arm.smlad
+// STEP1-NOT:   llvm.arm.smlad
+// STEP1-LABEL: llvm.func internal @net_1_fully_connected
