@@ -49,8 +49,14 @@ def _float(b: KernelBuilder, bits: SSAValue) -> SSAValue:
 
 def nearest_integer(b: KernelBuilder, x: SSAValue) -> SSAValue:
     """The i32 nearest an f32 of magnitude below 2^22 (ties to even), without a float-to-int
-    instruction: adding 1.5 * 2^23 leaves it in the low mantissa bits."""
-    return b.emit(llvm.SubOp(_bits(b, b.fadd(x, b.f32(_ROUNDING_MAGIC))), _i32(b, _MAGIC_BITS)))
+    instruction: adding 1.5 * 2^23 leaves it in the low mantissa bits, and the bits less those
+    of 1.5 * 2^23 are the integer. Beyond, the result keeps x's order (a non-negative sum's
+    bits grow with it; a negative one's are negative as an i32, and the subtraction saturates,
+    `QSUB` on the DSP extension): at least 2^22 from x >= 2^22 (+inf included), at most -2^22
+    from x <= -2^22 (-inf included). Clamped to bounds within +-2^22, it is the clamped
+    nearest integer of any x but NaN (a positive NaN gives the upper bound)."""
+    bits = _bits(b, b.fadd(x, b.f32(_ROUNDING_MAGIC)))
+    return b.emit(llvm.CallIntrinsicOp("llvm.ssub.sat.i32", [bits, _i32(b, _MAGIC_BITS)], [i32]))
 
 
 def small_integer_as_float(b: KernelBuilder, n: SSAValue) -> SSAValue:

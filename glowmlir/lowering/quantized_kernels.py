@@ -309,14 +309,19 @@ def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, d
 
 
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
-    """Glow's quantize: `clamp(nearbyint(x / scale + offset))` as an i32, computed in f32.
+    """Glow's quantize before its clamp: `nearbyint(x / scale + offset)` as an i32, each step
+    rounded in f32 as Glow and the reference round it (x * (1 / scale) or x / scale + offset
+    rounded once would differ from them near halves).
 
-    Rounding is done the classic way, without a float-to-int instruction: after clamping to
-    the level range, adding 1.5 * 2^23 leaves the nearest integer (ties to even) in the low
-    mantissa bits."""
-    low, high = dest.value_range
-    scaled = b.emit(llvm.FAddOp(b.emit(llvm.FDivOp(value, b.f32(dest.scale))), b.f32(float(dest.offset))))
-    return math_approx.nearest_integer(b, b.fmin(b.fmax(scaled, b.f32(float(low))), b.f32(float(high))))
+    Rounding is done the classic way, without a float-to-int instruction (`nearest_integer`:
+    adding 1.5 * 2^23 leaves the nearest integer, ties to even, in the low mantissa bits);
+    a level beyond +-2^22 keeps its side, so the caller's integer clamp (`SSAT` for the whole
+    int8 range) bounds it, with no clamp in floats (on the M7 the input quantize of the
+    MobileNetV3-style net went from 11.3 instructions an element to 8.3)."""
+    scaled = b.fdiv(value, b.f32(dest.scale))
+    if dest.offset:
+        scaled = b.fadd(scaled, b.f32(float(dest.offset)))
+    return math_approx.nearest_integer(b, scaled)
 
 
 def _divided(b: KernelBuilder, a: SSAValue, d: SSAValue, multiplier: int, exponent: int) -> SSAValue:

@@ -665,18 +665,58 @@ def test_convolution_per_channel_multiplier_from_double_product():
 # ----------------------------------------------------------------------------- quantize / dequantize
 
 
-def test_quantize():
-    rng = np.random.default_rng(950)
-    ties = (np.arange(-140, 140) + 0.5) * 0.0625  # x / scale + offset lands on k + 0.5
-    x = np.concatenate([ties, rng.uniform(-10, 10, 200), [0.0, -0.0, 1e6, -1e6, 7.96875, -8.03125]])
-    x = x.astype(np.float32)
-    for element in [(0.0625, -3), (ref.f32(0.0123), 17)]:
-        x_t, y_t = tensor(x.shape, "f32"), tensor(x.shape, q8(*element))
-        body = f"""
+QUANTIZE_ELEMENTS = [(0.0625, -3), (ref.f32(0.0123), 17), (ref.f32(0.0371), 0)]
+
+
+def quantize_inputs(seed: int, scale: float, offset: int) -> np.ndarray:
+    """Floats for a quantize to (scale, offset): random ones over and beyond the int8 range,
+    ones whose x / scale + offset is a half k + 0.5 (exactly for a power-of-two scale) and
+    the floats either side of them, where x / scale rounded in f32 lands on a half only once
+    the offset is added, and the extremes: +-0, levels beyond +-2^22 and +-1.5 * 2^23 (where
+    the kernel's rounding leaves its range), 1e30 and the infinities."""
+    rng = np.random.default_rng(seed)
+    halves = ((np.arange(-140, 140) + 0.5 - offset) * scale).astype(np.float32)
+    neighbours = np.concatenate([np.nextafter(halves, np.float32(np.inf)), np.nextafter(halves, np.float32(-np.inf))])
+    extremes = np.array([0.0, -0.0, 1e6, -1e6, 1e30, -1e30, np.inf, -np.inf, 1e-45], np.float32)
+    levels = np.array([2**22, 2**22 + 3, 1.5 * 2**23, 1.5 * 2**23 + 7, 2**24 + 5], np.float32)
+    far = np.concatenate([levels, -levels]) * np.float32(scale)
+    wide = rng.uniform(-200 * scale, 200 * scale, 400).astype(np.float32)
+    return np.concatenate([halves, neighbours, extremes, far, wide])
+
+
+@pytest.mark.parametrize("element", QUANTIZE_ELEMENTS)
+def test_quantize(element):
+    x = quantize_inputs(950, *element)
+    x_t, y_t = tensor(x.shape, "f32"), tensor(x.shape, q8(*element))
+    body = f"""
   %x = glow.placeholder "x" : {x_t}
   %y = glow.quantize %x : ({x_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
-        np.testing.assert_array_equal(run(body, {"x": x})["y"], ref.quantize(x, *element))
+    expected = ref.quantize(x, *element)
+    assert expected.min() == -128 and expected.max() == 127 and len(np.unique(expected)) > 200
+    np.testing.assert_array_equal(run(body, {"x": x})["y"], expected)
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an386", "mps2-an385"])
+def test_quantize_on_boards(board):
+    """The quantize kernel on the M7 (FPv5), the M4 (FPv4) and the M3 (soft float), three
+    quantizations in one bundle, against the reference bit for bit: the halves, their
+    neighbours, saturation at both ends and the infinities."""
+    from glowmlir.runtime.boards import run_on_board, target_for
+
+    inputs, body = {}, ""
+    for i, element in enumerate(QUANTIZE_ELEMENTS):
+        inputs[f"x{i}"] = quantize_inputs(960 + i, *element)
+        x_t, y_t = tensor(inputs[f"x{i}"].shape, "f32"), tensor(inputs[f"x{i}"].shape, q8(*element))
+        body += f"""
+  %x{i} = glow.placeholder "x{i}" : {x_t}
+  %y{i} = glow.quantize %x{i} : ({x_t}) -> {y_t}
+  glow.save %y{i} as "y{i}" : {y_t}"""
+    outputs = run_on_board(build(body, target=target_for(board)), board, inputs).outputs
+    for i, element in enumerate(QUANTIZE_ELEMENTS):
+        expected = ref.quantize(inputs[f"x{i}"], *element)
+        np.testing.assert_array_equal(outputs[f"y{i}"].reshape(expected.shape).astype(np.int8), expected,
+                                      err_msg=str(element))
 
 
 def test_dequantize():
