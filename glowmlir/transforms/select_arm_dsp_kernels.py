@@ -15,8 +15,10 @@ planes with the input zero point) and a compile-time accumulator bound may allow
 `narrow_requantization`. With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
-(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. Outputs stay
-bit-identical to the generic int8 kernels.
+(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. With `loop-pairs=N`
+(a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution gets
+`loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step. Outputs
+stay bit-identical to the generic int8 kernels.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from xdsl.parser import Parser
 from glowmlir.compiler import CompileOptions, compile_module
 from glowmlir.dialects import glow, glowll, quant
 from glowmlir.dialects.weights import dense_from_array
+from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import int8_reference as ref
 
 # ----------------------------------------------------------------------------- IR text helpers
@@ -702,8 +703,6 @@ def test_quantize_on_boards(board):
     """The quantize kernel on the M7 (FPv5), the M4 (FPv4) and the M3 (soft float), three
     quantizations in one bundle, against the reference bit for bit: the halves, their
     neighbours, saturation at both ends and the infinities."""
-    from glowmlir.runtime.boards import run_on_board, target_for
-
     inputs, body = {}, ""
     for i, element in enumerate(QUANTIZE_ELEMENTS):
         inputs[f"x{i}"] = quantize_inputs(960 + i, *element)
