@@ -49,12 +49,13 @@ def _float(b: KernelBuilder, bits: SSAValue) -> SSAValue:
 
 def nearest_integer(b: KernelBuilder, x: SSAValue) -> SSAValue:
     """The i32 nearest an f32 of magnitude below 2^22 (ties to even), without a float-to-int
-    instruction: adding 1.5 * 2^23 leaves it in the low mantissa bits, and the bits less those
-    of 1.5 * 2^23 are the integer. Beyond, the result keeps x's order (a non-negative sum's
-    bits grow with it; a negative one's are negative as an i32, and the subtraction saturates,
-    `QSUB` on the DSP extension): at least 2^22 from x >= 2^22 (+inf included), at most -2^22
-    from x <= -2^22 (-inf included). Clamped to bounds within +-2^22, it is the clamped
-    nearest integer of any x but NaN (a positive NaN gives the upper bound)."""
+    instruction: adding 1.5 * 2^23 leaves it in the low mantissa bits, and the sum's bits less
+    those of 1.5 * 2^23 are the integer. Beyond, the result keeps x's side: a non-negative
+    sum's bits grow with it, a negative sum's are negative as an i32 and the subtraction
+    saturates (`QADD` of the negated bits on the DSP extension), so x >= 2^22 (+inf
+    included) gives at least 2^22 and x <= -2^22 (-inf included) at most -2^22. Clamped to
+    bounds within +-2^22, it is the clamped nearest integer of every x but NaN (whose sign
+    picks a bound)."""
     bits = _bits(b, b.fadd(x, b.f32(_ROUNDING_MAGIC)))
     return b.emit(llvm.CallIntrinsicOp("llvm.ssub.sat.i32", [bits, _i32(b, _MAGIC_BITS)], [i32]))
 
