@@ -372,8 +372,9 @@ MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-dept
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
 depthwise convolution, and the float convolutions on vectors of output columns, of whole
 planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
-HELIUM_ELEMENTWISE = ("add", "sub")
-"""The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
+HELIUM_ELEMENTWISE = ("add", "sub", "mul")
+"""The `glowll.elementwise` kinds with a Helium microkernel (int8 operands, of one shape or
+broadcast)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
@@ -663,7 +664,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
     predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
-    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 add or sub on Helium's vectors
+    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 add, sub or mul on Helium's vectors
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -700,10 +701,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
         if self.microkernel is not None and (
                 self.microkernel.data != "arm-mve"
-                or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))
-                or any(glow.shape_of(v) != glow.shape_of(self.dest) for v in self.inputs)):
-            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands of one "
-                        "shape on Helium (arm-mve)")
+                or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))):
+            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands on Helium "
+                        "(arm-mve)")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:

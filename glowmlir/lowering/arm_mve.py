@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
@@ -31,9 +30,9 @@ from glowmlir.libraries.column_layout import HELIUM
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool
-from glowmlir.lowering.requantization import shift_split
-from glowmlir.quantization.rescaling import ADD_LEFT_SHIFT, activation_bounds, add_multipliers
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, elementwise_views, merge_dimensions
+from glowmlir.lowering.requantization import requantize, shift_split
+from glowmlir.quantization.rescaling import ADD_LEFT_SHIFT, activation_bounds, add_multipliers, mul_multiplier
 
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
@@ -164,36 +163,68 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
-    """An int8 Add or Sub of operands of one shape as TFLite's (and CMSIS-NN's
-    `arm_elementwise_add_s8` on MVE), four int32 lanes at a time: each input less its zero
-    point, shifted left by `ADD_LEFT_SHIFT` and requantized to twice the larger input scale,
-    the sum (or difference) requantized to the output's (`requantize_lanes`), clamped to the
-    fused activation's bounds. The last partial vector's lanes are predicated."""
-    first, second, out = (view_type.element_type for view_type in (op.inputs[0].type, op.inputs[1].type,
-                                                                    op.dest.type))
-    (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out)
+    """An int8 Add, Sub or Mul as TFLite's (and CMSIS-NN's `arm_elementwise_add_s8` and
+    `arm_elementwise_mul_s8` on MVE), four int32 lanes at a time, over the instruction's loops
+    (`loop_skeletons.merge_dimensions`: operands of one shape are one loop) with the innermost
+    in vectors, its last partial vector's lanes predicated. An operand broadcast along the
+    innermost loop (a [1] scalar; a squeeze-excitation's [N, C, 1, 1] scale of [N, C, H, W]) is
+    read and rescaled once per run of it, on one level, then splat over the lanes.
+
+    Add and Sub: each input less its zero point, shifted left by `ADD_LEFT_SHIFT` and
+    requantized to twice the larger input scale, the sum (or difference) requantized to the
+    output's; Mul: the product of the inputs less their zero points requantized by
+    `first x second / output` scale (`mul_multiplier`). Then the output zero point, clamped
+    to the fused activation's bounds."""
+    dest, sources = elementwise_views(op, view)
+    shape, (dest, *sources) = merge_dimensions(dest, sources)
+    kind = op.kind.data
+    types = [view_type.element_type for view_type in (op.inputs[0].type, op.inputs[1].type)]
+    out = op.dest.type.element_type
     low, high = activation_bounds(op, out)
-    combine = b.int_add if op.kind.data == "add" else b.int_sub
-    size = int(np.prod(glow.shape_of(op.dest)))
-    flat = [view(buffer).reshaped((size,), (1,)) for buffer in (op.dest, *op.inputs)]
-    lanes = HELIUM.lanes
+    if kind == "mul":
+        multiplier, shift = mul_multiplier(*types, out)
 
-    def rescaled(source: View, level_type, multiplier: int, shift: int, x: Index, loaded) -> SSAValue:
-        levels = b.emit(llvm.SExtOp(vector_columns.load_vector(b, source, [x], lanes, loaded), VECTOR))
-        centred = b.shift_left(b.int_sub(levels, lanewise(b, level_type.offset)), lanewise(b, ADD_LEFT_SHIFT))
-        return requantize_lanes(b, centred, multiplier, shift)
+        def operand(levels: SSAValue, source: int) -> SSAValue:
+            return b.int_sub(levels, types[source].offset)
 
-    def vector_at(x: Index, loaded: list[bool] | None) -> None:
-        total = combine(rescaled(flat[1], first, m1, s1, x, loaded), rescaled(flat[2], second, m2, s2, x, loaded))
-        level = b.clamp(b.int_add(requantize_lanes(b, total, mo, so), lanewise(b, out.offset)),
-                        lanewise(b, low), lanewise(b, high))
-        vector_columns.store_vector(b, b.truncate(level, VectorType(flat[0].element_type, [lanes])), flat[0], [x],
-                                    loaded)
+        def combined(first: SSAValue, second: SSAValue) -> SSAValue:
+            return rescaled(b.int_mul(first, second), multiplier, shift)
+    else:
+        *inputs, (mo, so) = add_multipliers(*types, out)
+        combine = b.int_add if kind == "add" else b.int_sub
 
-    with b.loop(0, size // lanes) as i:
-        vector_at(b.mul(i.index, lanes), None)
-    if size % lanes:
-        vector_at(size - size % lanes, [lane < size % lanes for lane in range(lanes)])
+        def operand(levels: SSAValue, source: int) -> SSAValue:
+            return rescaled(b.shift_left(b.int_sub(levels, types[source].offset), ADD_LEFT_SHIFT), *inputs[source])
+
+        def combined(first: SSAValue, second: SSAValue) -> SSAValue:
+            return rescaled(combine(first, second), mo, so)
+
+    def rescaled(value: SSAValue, multiplier: int, shift: int) -> SSAValue:
+        """`requantize` of a level (a broadcast operand's) or of the lanes."""
+        if isinstance(value.type, VectorType):
+            return requantize_lanes(b, value, multiplier, shift)
+        return requantize(b, value, multiplier, shift)
+
+    lanes, run = HELIUM.lanes, shape[-1]
+    with b.loops(shape[:-1]) as outer:
+        # the operands broadcast along the run, read once for it
+        steady = [b.splat(operand(b.sign_extend(b.load(source, [*outer, 0])), index), VECTOR)
+                  if source.strides[-1] == 0 else None for index, source in enumerate(sources)]
+
+        def vector_at(x: Index, loaded: list[bool] | None) -> None:
+            first, second = (
+                value if value is not None else operand(b.emit(llvm.SExtOp(
+                    vector_columns.load_vector(b, source, [*outer, x], lanes, loaded), VECTOR)), index)
+                for index, (source, value) in enumerate(zip(sources, steady)))
+            level = b.clamp(b.int_add(combined(first, second), lanewise(b, out.offset)),
+                            lanewise(b, low), lanewise(b, high))
+            vector_columns.store_vector(b, b.truncate(level, VectorType(dest.element_type, [lanes])), dest,
+                                        [*outer, x], loaded)
+
+        with b.loop(0, run // lanes) as i:
+            vector_at(b.mul(i.index, lanes), None)
+        if run % lanes:
+            vector_at(run - run % lanes, [lane < run % lanes for lane in range(lanes)])
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:

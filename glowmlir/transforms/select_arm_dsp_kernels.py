@@ -206,16 +206,19 @@ class SelectFullyConnected(RewritePattern):
 
 
 class SelectHeliumElementwise(RewritePattern):
-    """An int8 add or sub of operands of one shape: `microkernel = "arm-mve"` (four lanes at a
-    time, `lowering.arm_mve.emit_elementwise`)."""
+    """An int8 add, sub or mul whose innermost loop fills a vector (or is its only loop: the
+    operands of one shape): `microkernel = "arm-mve"` (four lanes at a time,
+    `lowering.arm_mve.emit_elementwise`). A broadcast onto shorter runs (a per-channel
+    scale of [N, C, 1, 1] pixels) keeps the scalar kernel: most of its lanes would idle."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is None and op.kind.data in glowll.HELIUM_ELEMENTWISE
-                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)
-                and all(glow.shape_of(v) == glow.shape_of(op.dest) for v in op.inputs)):
-            op.properties["microkernel"] = StringAttr(HELIUM)
-            rewriter.notify_op_modified(op)
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
+            if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
+                op.properties["microkernel"] = StringAttr(HELIUM)
+                rewriter.notify_op_modified(op)
 
 
 @dataclass(frozen=True)

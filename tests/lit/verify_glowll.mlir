@@ -395,13 +395,22 @@ glowll.function @placeholder_of_dynamic_shape {
 // CHECK: glowll.placeholder: the buffer memref<?xf32> has a dynamic or negative dimension
 
 // -----
-glowll.function @helium_add_of_a_broadcast_operand {
+glowll.function @helium_mul_of_int16_levels {
+  %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>
+  %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %y, %a, %b {kind = "mul", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+}
+// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands on Helium (arm-mve)
+
+// -----
+glowll.function @helium_div {
   %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
-  glowll.elementwise %y, %a, %b {kind = "add", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %y, %a, %b {kind = "div", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the arm-mve microkernel of "add" takes int8 operands of one shape on Helium (arm-mve)
+// CHECK: glowll.elementwise: "div" takes no microkernel
 
 // -----
 glowll.function @vbmi_lookup_table_of_int16_levels {

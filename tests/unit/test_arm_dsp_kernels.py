@@ -370,28 +370,47 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
 
 
-HELIUM_ELEMENTWISE = [  # (kind, shape, activation): whole vectors, a predicated tail, fused activations
-    ("add", (2, 3, 4, 4), None), ("add", (1, 5, 3, 7), "relu"), ("sub", (3, 41), None), ("add", (3,), "clip"),
-    ("sub", (1, 8, 6, 6), None),
+HELIUM_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, on Helium)
+    # operands of one shape: whole vectors, a predicated tail, fused activations
+    ("add", (2, 3, 4, 4), (2, 3, 4, 4), None, True), ("add", (1, 5, 3, 7), (1, 5, 3, 7), "relu", True),
+    ("sub", (3, 41), (3, 41), None, True), ("add", (3,), (3,), "clip", True),
+    ("sub", (1, 8, 6, 6), (1, 8, 6, 6), None, True), ("mul", (2, 3, 4, 4), (2, 3, 4, 4), None, True),
+    ("mul", (3, 41), (3, 41), None, True),
+    # squeeze-excitation: a per-channel scale of 5 x 5 pixels (runs of 25: a tail of one), of
+    # two images, of 3 x 3; a per-channel Add and Sub
+    ("mul", (1, 16, 5, 5), (1, 16, 1, 1), None, True), ("mul", (2, 6, 3, 3), (1, 6, 1, 1), None, True),
+    ("add", (1, 4, 5, 6), (1, 4, 1, 1), "relu", True), ("sub", (1, 4, 1, 1), (1, 4, 5, 6), None, True),
+    # a scale along the last axis (channels last), a scalar either side, both operands broadcast
+    ("mul", (1, 5, 5, 12), (1, 1, 1, 12), None, True), ("mul", (1,), (2, 3, 7), None, True),
+    ("sub", (2, 3, 7), (1,), None, True), ("add", (1, 4, 1, 1), (2, 4, 3, 3), "clip", True),
+    # runs of 3 pixels: the scalar kernel
+    ("mul", (1, 4, 1, 3), (1, 4, 1, 1), None, False),
 ]
 
 
-def test_helium_adds_and_subtracts_four_lanes_at_a_time():
-    """An int8 Add or Sub of operands of one shape takes the M55's vector kernel
-    (`microkernel = "arm-mve"`), bit-identical to TFLite's int8 Add and Sub; a broadcast one
-    and the M7's keep the scalar kernel."""
-    cases = [binary_case(kind, shape, shape, 900 + i, activation, suffix=f"_{i}")
-             for i, (kind, shape, activation) in enumerate(HELIUM_ELEMENTWISE)]
-    cases.append(all_level_pairs_case("sub", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)))
-    cases.append(binary_case("add", (1, 4, 5, 6), (1, 4, 1, 1), 950, None, suffix="_broadcast"))
+def test_helium_adds_subtracts_and_multiplies_four_lanes_at_a_time():
+    """An int8 Add, Sub or Mul, of operands of one shape or broadcast onto runs of a vector
+    or more, takes the M55's vector kernel (`microkernel = "arm-mve"`), bit-identical to
+    TFLite's int8 Add, Sub and Mul (every level pair, saturating, a Mul whose multiplier
+    shifts left); a broadcast onto shorter runs and the M7's keep the scalar kernel."""
+    cases = [binary_case(kind, a_shape, b_shape, 900 + i, activation, suffix=f"_{i}")
+             for i, (kind, a_shape, b_shape, activation, _) in enumerate(HELIUM_ELEMENTWISE)]
+    cases += [all_level_pairs_case("sub", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)),
+              all_level_pairs_case("mul", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3),
+                                   suffix="_mul"),
+              all_level_pairs_case("mul", (0.1, 5), (0.2, -3), (0.01, -4), columns=range(-128, 128, 5),
+                                   suffix="_left")]
     body = "".join(case.body for case in cases)
     bundle = build(body, {}, target=target_for("mps3-an547"))
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.elementwise" in line]
     assert len(lines) == len(cases)
-    assert [('microkernel = "arm-mve"' in line) for line in lines] == [True] * (len(cases) - 1) + [False]
+    on_helium = [helium for *_, helium in HELIUM_ELEMENTWISE] + [True] * 3
+    assert [('microkernel = "arm-mve"' in line) for line in lines] == on_helium
     outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
+    saturated = [np.isin(case.expected, (-128, 127)).mean() for case in cases[-2:]]
+    assert 0.1 < saturated[0] < 0.9 and 0.1 < saturated[1] < 0.99, saturated
     m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
     assert "glowll.elementwise" in m7 and 'microkernel = "arm-mve"' not in m7
 
