@@ -714,12 +714,15 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
 
 @irdl_op_definition
 class SoftMaxOp(InstructionOp):
-    """Softmax over `axis`; with `log`, LogSoftmax. Quantized: the last axis, without log."""
+    """Softmax over `axis`; with `log`, LogSoftmax. Quantized: the last axis, without log.
+    With `microkernel = "arm-mve"` (glowll-select-arm-dsp-kernels on Helium) an int8 one
+    runs on vectors."""
 
     name = "glowll.softmax"
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(UnitAttr)
+    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 softmax on Helium's vectors
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, *, axis: int | IntegerAttr, log: bool = False):
@@ -731,6 +734,11 @@ class SoftMaxOp(InstructionOp):
         axis = axis_of(self, self.axis.value.data, rank)
         if is_quantized(self.dest.type) and (axis != rank - 1 or self.log is not None):
             _fail(self, "a quantized softmax works on the last axis, without log")
+        if self.microkernel is not None and (
+                self.microkernel.data != "arm-mve"
+                or not all(is_quantized(v.type) and storage_type(v.type.element_type) == i8
+                           for v in (self.dest, self.input))):
+            _fail(self, f"the {self.microkernel.data} microkernel of a softmax takes int8 levels on Helium (arm-mve)")
 
 
 @irdl_op_definition

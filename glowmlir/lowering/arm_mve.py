@@ -18,9 +18,10 @@ bit-identical to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
@@ -32,7 +33,14 @@ from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, elementwise_views, merge_dimensions
 from glowmlir.lowering.requantization import requantize, shift_split
-from glowmlir.quantization.rescaling import ADD_LEFT_SHIFT, activation_bounds, add_multipliers, mul_multiplier
+from glowmlir.quantization.rescaling import (
+    ADD_LEFT_SHIFT,
+    activation_bounds,
+    add_multipliers,
+    mul_multiplier,
+    softmax_fraction_bits,
+    softmax_parameters,
+)
 
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
@@ -118,9 +126,7 @@ def requantize_lanes(b: KernelBuilder, total: SSAValue, multiplier: int | SSAVal
     vector = total.type
     if not (isinstance(left, int) and left == 0):
         total = b.shift_left(total, left if isinstance(left, int) else b.splat(left, vector))
-    multipliers = b.int_value(multiplier, vector) if isinstance(multiplier, int) else b.splat(multiplier, vector)
-    high = b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [total, multipliers], [vector]))
-    return rounding_divide_by_power_of_two(b, high, right)
+    return rounding_divide_by_power_of_two(b, high_mult(b, total, multiplier), right)
 
 
 def rounding_divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
@@ -221,10 +227,98 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
             vector_columns.store_vector(b, b.truncate(level, VectorType(dest.element_type, [lanes])), dest,
                                         [*outer, x], loaded)
 
-        with b.loop(0, run // lanes) as i:
-            vector_at(b.mul(i.index, lanes), None)
-        if run % lanes:
-            vector_at(run - run % lanes, [lane < run % lanes for lane in range(lanes)])
+        in_vectors(b, run, lanes, vector_at)
+
+
+def in_vectors(b: KernelBuilder, size: int, lanes: int, step: Callable[..., Sequence[SSAValue] | None],
+               carried: Sequence[SSAValue] = ()) -> list[SSAValue]:
+    """`step(x, loaded, *carried)` over vectors of `lanes` elements from 0 to `size`: the
+    whole vectors in a loop (`loaded` None), then the last partial one (`loaded` its lanes,
+    for predicated loads and stores); `step` returns the next carried values, and so does
+    this, after the last."""
+    with b.loop(0, size // lanes, carried=carried) as i:
+        i.next(*(step(b.mul(i.index, lanes), None, *i.carried) or ()))
+    results = i.results
+    if size % lanes:
+        results = list(step(size - size % lanes, [lane < size % lanes for lane in range(lanes)], *results) or ())
+    return results
+
+
+# ----------------------------------------------------------------------------- softmax
+
+
+def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view) -> None:
+    """An int8 softmax over the last axis as `arm_softmax_s8` (the generic kernel,
+    `quantized_kernels.emit_quantized_softmax`), on vectors. Per row: its maximum 16 levels at
+    a time (`VMAX.S8`, one `VMAXV` at the end); each level's distance to it, its exp
+    (`exp_on_negative_values` on four int32 lanes) summed in Q12.19 (`VADDV` at the end); the
+    reciprocal of the sum once (`softmax_reciprocal`, on scalars); then each exp again, times
+    the reciprocal, as an int8 level. A partial last vector is predicated. The doubling high
+    multiply is `VQRDMULH` (`high_mult`), the division by a power of two
+    `rounding_divide_by_power_of_two`: the same numbers as the generic kernel's."""
+    # the generic kernel's module picks this one
+    from glowmlir.lowering.quantized_kernels import ACCUMULATION_BITS, exp_on_negative_values, softmax_reciprocal
+
+    dest, src = view(op.dest), view(op.input)
+    multiplier, shift, diff_min = softmax_parameters(op.input.type.element_type)
+    out = op.dest.type.element_type
+    low, high = out.value_range
+    size = dest.shape[-1]
+    rows = int(np.prod(dest.shape[:-1]))
+    dest, src = dest.reshaped((rows, size), (size, 1)), src.reshaped((rows, size), (size, 1))
+    levels = VectorType(i8, [MAXIMUM_LANES])
+    with b.loop(0, rows) as row:
+        def maximum(x: Index, loaded: list[bool] | None, largest: SSAValue) -> list[SSAValue]:
+            return [b.int_max(largest, vector_columns.load_vector(b, src, [row.index, x], MAXIMUM_LANES, loaded,
+                                                                  -128))]
+
+        (largest,) = in_vectors(b, size, MAXIMUM_LANES, maximum, [b.integer(-128, levels)])
+        largest = b.splat(b.sign_extend(b.emit(llvm.CallIntrinsicOp(
+            f"llvm.vector.reduce.smax.v{MAXIMUM_LANES}i8", [largest], [i8]))), VECTOR)
+
+        def exp_at(x: Index, loaded: list[bool] | None) -> tuple[SSAValue, SSAValue]:
+            """(whether each lane counts, the exp of its distance to the maximum in Q0.31)."""
+            distance = b.int_sub(b.emit(llvm.SExtOp(
+                vector_columns.load_vector(b, src, [row.index, x], HELIUM.lanes, loaded), VECTOR)), largest)
+            counts = b.int_compare("sge", distance, diff_min)
+            if loaded is not None:
+                counts = b.int_and(counts, b.lane_mask(loaded))
+            scaled = high_mult(b, b.int_mul(distance, 1 << shift), multiplier)
+            return counts, exp_on_negative_values(b, scaled, high_mult, rounding_divide_by_power_of_two)
+
+        def add(x: Index, loaded: list[bool] | None, total: SSAValue) -> list[SSAValue]:
+            counts, value = exp_at(x, loaded)
+            return [b.int_add(total, b.select(counts, rounding_divide_by_power_of_two(b, value, ACCUMULATION_BITS),
+                                              b.integer(0, VECTOR)))]
+
+        (total,) = in_vectors(b, size, HELIUM.lanes, add, [b.integer(0, VECTOR)])
+        total = b.emit(llvm.CallIntrinsicOp("llvm.vector.reduce.add.v4i32", [total], [i32]))
+        scale, exponent = softmax_reciprocal(b, total, softmax_fraction_bits(out))
+
+        def output(x: Index, loaded: list[bool] | None) -> None:
+            counts, value = exp_at(x, loaded)
+            quotient = rounding_divide_by_power_of_two(b, high_mult(b, value, scale), exponent)
+            level = b.clamp(b.select(counts, b.int_add(quotient, out.offset), b.integer(out.offset, VECTOR)),
+                            low, high)
+            vector_columns.store_vector(b, b.truncate(level, VectorType(dest.element_type, [HELIUM.lanes])), dest,
+                                        [row.index, x], loaded)
+
+        in_vectors(b, size, HELIUM.lanes, output)
+
+
+MAXIMUM_LANES = 16
+"""int8 levels a softmax compares at a time for its row's maximum (one Q register)."""
+
+
+def high_mult(b: KernelBuilder, value: SSAValue, factor: int | SSAValue) -> SSAValue:
+    """`quantized_kernels.doubling_high_mult` on int32 lanes, by lanes, a number or a
+    scalar value in every lane: `VQRDMULH`, whose rounding (half up: gemmlowp's nudge of 1 - 2^30 for a
+    negative product, then a division truncating toward zero, is the same) and saturation
+    (INT32_MIN x INT32_MIN) are the same."""
+    factors = factor if isinstance(factor, SSAValue) and isinstance(factor.type, VectorType) else lanewise(
+        b, factor, value.type)
+    factors = b.int_value(factors, value.type)
+    return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [value, factors], [value.type]))
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:

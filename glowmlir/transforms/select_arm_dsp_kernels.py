@@ -27,7 +27,13 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr, i8, i16
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import (
@@ -221,6 +227,18 @@ class SelectHeliumElementwise(RewritePattern):
                 rewriter.notify_op_modified(op)
 
 
+class SelectHeliumSoftmax(RewritePattern):
+    """An int8 softmax: `microkernel = "arm-mve"` (exps on four lanes at a time,
+    `lowering.arm_mve.emit_softmax`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and all(is_quantized(v.type) for v in op.operands)
+                and int8_buffers(*op.operands)):
+            op.properties["microkernel"] = StringAttr(HELIUM)
+            rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
@@ -237,4 +255,5 @@ class SelectArmDspKernels(ModulePass):
         fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         if self.helium:
-            PatternRewriteWalker(SelectHeliumElementwise(), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),
+                                 apply_recursively=False).rewrite_module(op)

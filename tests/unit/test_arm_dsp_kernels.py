@@ -471,3 +471,39 @@ def test_dequantize_with_power_of_two_scales_on_the_m55():
     outputs = run_on_board(bundle, "mps3-an547", {f"x{i}": x for i in range(len(elements))}).outputs
     for index, element in enumerate(elements):
         np.testing.assert_array_equal(outputs[f"y{index}"].reshape(x.shape), ref.dequantize(x, *element))
+
+
+def softmax_case(x: np.ndarray, input_scale: float, input_offset: int, suffix: str) -> Case:
+    """glow.softmax of int8 levels `x` over its last axis (names x, y + `suffix`) and its int8
+    reference output (`arm_softmax_s8`)."""
+    x_t, y_t = tensor(x.shape, q8(input_scale, input_offset)), tensor(x.shape, q8(*ref.SOFTMAX_OUTPUT))
+    body = f"""
+  %x{suffix} = glow.placeholder "x{suffix}" : {x_t}
+  %y{suffix} = glow.softmax %x{suffix} {{axis = {x.ndim - 1} : i64}} : ({x_t}) -> {y_t}
+  glow.save %y{suffix} as "y{suffix}" : {y_t}"""
+    return Case(body, {f"x{suffix}": x}, {}, f"y{suffix}", ref.softmax_s8(x, input_scale))
+
+
+def test_helium_softmax_takes_four_exps_at_a_time():
+    """An int8 softmax takes the M55's vector kernel (`microkernel = "arm-mve"`), bit-identical
+    to `arm_softmax_s8`: rows of whole vectors and of a predicated tail (of 1 to 3 levels, and
+    of 16-level maxima), levels further below the maximum than diff_min, ties at the maximum
+    (600 of them: a quotient divided by more than 2^31); the M7 keeps the scalar kernel."""
+    rng = np.random.default_rng(960)
+    below = levels(rng, 2, 10)
+    below[0] = [127, -128, 3, 2, 65, 66, 64, 0, -1, 120]  # diff_min -62 at scale 0.25
+    ties = levels(rng, 2, 1000)
+    ties[1, :600] = 127
+    cases = [softmax_case(levels(rng, *shape), scale, offset(rng), f"_{i}") for i, (shape, scale) in enumerate([
+        ((4, 12), 0.05), ((2, 3, 10), 0.1), ((3, 17), 0.0123), ((2, 1000), 0.08), ((5, 1), 0.05), ((1, 35), 0.2)])]
+    cases += [softmax_case(below, 0.25, -5, "_below"), softmax_case(ties, 0.08, 3, "_ties")]
+    assert (cases[-1].expected[1, :600] == -128).all() and len(np.unique(cases[3].expected)) > 3
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {}, target=target_for("mps3-an547"))
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.softmax" in line]
+    assert len(lines) == len(cases) and all('microkernel = "arm-mve"' in line for line in lines)
+    outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
+    m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
+    assert "glowll.softmax" in m7 and 'microkernel = "arm-mve"' not in m7
