@@ -67,6 +67,12 @@ glowll.function @net {
   %short = glowll.placeholder input "short" : memref<1x2x1x3x!quant.uniform<i8:f32, 5.0e-02:3>>
   %shorter = glowll.placeholder output "shorter" : memref<1x2x1x3x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.elementwise %shorter, %short, %gate {kind = "mul"} : memref<1x2x1x3x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x1x3x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %logits = glowll.placeholder input "logits" : memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %probabilities = glowll.placeholder output "probabilities" : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  glowll.softmax %probabilities, %logits {axis = 1 : i64} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %wide_logits = glowll.placeholder input "wide_logits" : memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+  %wide_probabilities = glowll.placeholder output "wide_probabilities" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
+  glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
 }
 
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}2, 3], [0, 1]]], {{\[\[\[}}4, 0], [5, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
@@ -119,3 +125,6 @@ glowll.function @net {
 // HELIUM:      glowll.elementwise %nhwc, %d, %channels {kind = "mul", microkernel = "arm-mve"} :
 // HELIUM:      glowll.elementwise %rows, %narrow, %d {kind = "add", microkernel = "arm-mve"} :
 // HELIUM:      glowll.elementwise %shorter, %short, %gate {kind = "mul"} :
+// An int8 softmax runs on Helium's vectors; an int16 one keeps the generic kernel.
+// HELIUM:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = "arm-mve"} :
+// HELIUM:      glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} :

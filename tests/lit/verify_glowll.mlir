@@ -413,6 +413,22 @@ glowll.function @helium_div {
 // CHECK: glowll.elementwise: "div" takes no microkernel
 
 // -----
+glowll.function @helium_softmax_of_int16_levels {
+  %x = glowll.placeholder input "x" : memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+  %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
+  glowll.softmax %y, %x {axis = 1 : i64, microkernel = "arm-mve"} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+}
+// CHECK: glowll.softmax: the arm-mve microkernel of a softmax takes int8 levels on Helium (arm-mve)
+
+// -----
+glowll.function @softmax_on_another_microkernel {
+  %x = glowll.placeholder input "x" : memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  glowll.softmax %y, %x {axis = 1 : i64, microkernel = "x86-vnni"} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+}
+// CHECK: glowll.softmax: the x86-vnni microkernel of a softmax takes int8 levels on Helium (arm-mve)
+
+// -----
 glowll.function @vbmi_lookup_table_of_int16_levels {
   %x = glowll.placeholder input "x" : memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>
