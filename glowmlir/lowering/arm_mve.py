@@ -11,9 +11,11 @@ multiplied into an accumulator is `VMLA.I32 q, q, r`, a masked load or store a p
   on the vectors (`VQRDMULH`).
 * `emit_fully_connected`: each output a plain dot product of int8 rows, which LLVM
   vectorizes into `VMLAVA.S8` (16 products an instruction).
+* `emit_elementwise`: int8 Add, Sub and Mul, of operands of one shape or broadcast, four
+  int32 lanes at a time; `emit_softmax`: int8 softmax, its exps on four lanes.
 
-Every output is exactly the int32 sum the generic int8 kernel computes, so outputs are
-bit-identical to it.
+Every output is the level the generic int8 kernel computes (the same int32 sums, the same
+rounding), bit for bit.
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         vector_columns.emit_convolution(b, domain, op, view, Int8Columns)
 
 
-# ----------------------------------------------------------------------------- fully connected
+# ----------------------------------------------------------------------------- elementwise
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
@@ -319,6 +321,9 @@ def high_mult(b: KernelBuilder, value: SSAValue, factor: int | SSAValue) -> SSAV
         b, factor, value.type)
     factors = b.int_value(factors, value.type)
     return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [value, factors], [value.type]))
+
+
+# ----------------------------------------------------------------------------- fully connected
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:

@@ -15,8 +15,9 @@ planes with the input zero point) and a compile-time accumulator bound may allow
 `narrow_requantization`. With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
-(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. Outputs stay
-bit-identical to the generic int8 kernels.
+(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead, and so do int8
+Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
+int8 softmax. Outputs stay bit-identical to the generic int8 kernels.
 """
 
 from __future__ import annotations
@@ -245,7 +246,8 @@ class SelectArmDspKernels(ModulePass):
     filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
-    on vectors of output columns, filters packed by `libraries.column_layout`)."""
+    on vectors of output columns, filters packed by `libraries.column_layout`), and so do
+    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`)."""
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
