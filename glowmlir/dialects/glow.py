@@ -148,13 +148,22 @@ def merged_loops(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tupl
     return merged_shape, merged
 
 
+def broadcast_strides(shape: Sequence[int], strides: Sequence[int], dest_shape: Sequence[int]) -> list[int]:
+    """The strides of a tensor of `shape` and `strides` seen with `dest_shape` (numpy
+    broadcasting: 0 along a broadcast dimension)."""
+    pad = len(dest_shape) - len(shape)
+    return [0] * pad + [0 if size == 1 and full != 1 else stride
+                        for size, stride, full in zip(shape, strides, dest_shape[pad:])]
+
+
 def broadcast_loops(dest_shape: Sequence[int], input_shapes: Sequence[Sequence[int]]) -> list[int]:
     """The loops of an elementwise op over contiguous operands of `input_shapes` broadcast to
-    `dest_shape`: `merged_loops` of their element strides (numpy's int8 strides, 0 along a
-    broadcast dimension)."""
-    strides = [np.broadcast_to(np.empty(shape, np.int8), dest_shape).strides for shape in input_shapes]
-    return merged_loops(dest_shape, [np.empty(dest_shape, np.int8).strides, *strides])[0]
+    `dest_shape`: `merged_loops` of their element strides."""
+    def contiguous(shape: Sequence[int]) -> list[int]:
+        return [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
 
+    strides = [broadcast_strides(shape, contiguous(shape), dest_shape) for shape in input_shapes]
+    return merged_loops(dest_shape, [contiguous(dest_shape), *strides])[0]
 
 def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, dilation: int = 1) -> int:
     """Output extent of a sliding window (floor rounding, as Glow and ONNX by default).

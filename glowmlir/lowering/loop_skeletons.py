@@ -552,10 +552,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
 
 def broadcast_view(source: View, shape: Sequence[int]) -> View:
     """`source` seen with `shape` (numpy broadcasting: stride 0 on broadcast dimensions)."""
-    pad = len(shape) - len(source.shape)
-    strides = [0] * pad + [0 if size == 1 and full != 1 else stride
-                           for size, stride, full in zip(source.shape, source.strides, shape[pad:])]
-    return source.reshaped(shape, strides)
+    return source.reshaped(shape, glow.broadcast_strides(source.shape, source.strides, shape))
 
 
 def elementwise_views(op: glowll.ElementwiseOp, view: ViewOf) -> tuple[View, list[View]]:

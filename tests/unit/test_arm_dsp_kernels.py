@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 
+from glowmlir.dialects import glow
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
@@ -386,6 +387,17 @@ HELIUM_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, on Helium)
     # runs of 3 pixels: the scalar kernel
     ("mul", (1, 4, 1, 3), (1, 4, 1, 1), None, False),
 ]
+
+
+def test_broadcast_loops_merge_the_dimensions_every_operand_steps_through_alike():
+    """The loops the Helium elementwise kernel runs (the last in vectors) and the pass weighs."""
+    assert glow.broadcast_loops((2, 3, 4, 4), [(2, 3, 4, 4)] * 2) == [96]
+    assert glow.broadcast_loops((1, 16, 5, 5), [(1, 16, 5, 5), (1, 16, 1, 1)]) == [16, 25]
+    assert glow.broadcast_loops((1, 5, 5, 12), [(1, 5, 5, 12), (1, 1, 1, 12)]) == [1, 25, 12]  # 1: no loop
+    assert glow.broadcast_loops((2, 4, 3, 3), [(1, 4, 1, 1), (2, 4, 3, 3)]) == [2, 4, 9]
+    assert glow.broadcast_loops((2, 3, 7), [(2, 3, 7), (1,)]) == [42]
+    assert glow.broadcast_loops((2, 3, 7), [(2, 3, 1), (2, 3, 7)]) == [6, 7]
+    assert glow.broadcast_loops((), [(), ()]) == [1]
 
 
 def test_helium_adds_subtracts_and_multiplies_four_lanes_at_a_time():
