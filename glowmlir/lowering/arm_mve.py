@@ -313,10 +313,10 @@ MAXIMUM_LANES = 16
 
 
 def high_mult(b: KernelBuilder, value: SSAValue, factor: int | SSAValue) -> SSAValue:
-    """`quantized_kernels.doubling_high_mult` on int32 lanes, by lanes, a number or a
-    scalar value in every lane: `VQRDMULH`, whose rounding (half up: gemmlowp's nudge of 1 - 2^30 for a
-    negative product, then a division truncating toward zero, is the same) and saturation
-    (INT32_MIN x INT32_MIN) are the same."""
+    """`quantized_kernels.doubling_high_mult` of int32 lanes by lanes, by a number or by a
+    scalar value in every lane: `VQRDMULH`. Its rounding is the same (half up: the generic
+    nudge of 1 - 2^30 to a negative product, then a division truncating toward zero, rounds
+    half up too), and so is its one saturation (INT32_MIN x INT32_MIN)."""
     factors = factor if isinstance(factor, SSAValue) and isinstance(factor.type, VectorType) else lanewise(
         b, factor, value.type)
     factors = b.int_value(factors, value.type)
