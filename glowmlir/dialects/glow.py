@@ -129,6 +129,42 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
 
 
+def merged_loops(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
+    """`shape` with adjacent dimensions merged into one where each of the views of `strides`
+    (element strides, one list a view) steps through both alike (contiguously, or broadcast
+    along both), and each view's strides along the merged dimensions."""
+    shape = list(shape) or [1]
+    strides = [list(s) or [1] for s in strides]
+    merged_shape, merged = [shape[0]], [[s[0]] for s in strides]
+    for d in range(1, len(shape)):
+        if all(s[d - 1] == s[d] * shape[d] for s in strides):
+            merged_shape[-1] *= shape[d]
+            for m, s in zip(merged, strides):
+                m[-1] = s[d]
+        else:
+            merged_shape.append(shape[d])
+            for m, s in zip(merged, strides):
+                m.append(s[d])
+    return merged_shape, merged
+
+
+def broadcast_strides(shape: Sequence[int], strides: Sequence[int], dest_shape: Sequence[int]) -> list[int]:
+    """The strides of a tensor of `shape` and `strides` seen with `dest_shape` (numpy
+    broadcasting: 0 along a broadcast dimension)."""
+    pad = len(dest_shape) - len(shape)
+    return [0] * pad + [0 if size == 1 and full != 1 else stride
+                        for size, stride, full in zip(shape, strides, dest_shape[pad:])]
+
+
+def broadcast_loops(dest_shape: Sequence[int], input_shapes: Sequence[Sequence[int]]) -> list[int]:
+    """The loops of an elementwise op over contiguous operands of `input_shapes` broadcast to
+    `dest_shape`: `merged_loops` of their element strides."""
+    def contiguous(shape: Sequence[int]) -> list[int]:
+        return [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
+
+    strides = [broadcast_strides(shape, contiguous(shape), dest_shape) for shape in input_shapes]
+    return merged_loops(dest_shape, [contiguous(dest_shape), *strides])[0]
+
 def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, dilation: int = 1) -> int:
     """Output extent of a sliding window (floor rounding, as Glow and ONNX by default).
 

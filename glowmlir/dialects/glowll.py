@@ -372,8 +372,9 @@ MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-dept
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
 depthwise convolution, and the float convolutions on vectors of output columns, of whole
 planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
-HELIUM_ELEMENTWISE = ("add", "sub")
-"""The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
+HELIUM_ELEMENTWISE = ("add", "sub", "mul")
+"""The `glowll.elementwise` kinds with a Helium microkernel (int8 operands, of one shape or
+broadcast)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
@@ -670,7 +671,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
     predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
-    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 add or sub on Helium's vectors
+    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 add, sub or mul on Helium's vectors
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -707,10 +708,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
         if self.microkernel is not None and (
                 self.microkernel.data != "arm-mve"
-                or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))
-                or any(glow.shape_of(v) != glow.shape_of(self.dest) for v in self.inputs)):
-            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands of one "
-                        "shape on Helium (arm-mve)")
+                or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))):
+            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands on Helium "
+                        "(arm-mve)")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:
@@ -721,12 +721,15 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
 
 @irdl_op_definition
 class SoftMaxOp(InstructionOp):
-    """Softmax over `axis`; with `log`, LogSoftmax. Quantized: the last axis, without log."""
+    """Softmax over `axis`; with `log`, LogSoftmax. Quantized: the last axis, without log.
+    With `microkernel = "arm-mve"` (glowll-select-arm-dsp-kernels on Helium) an int8 one
+    runs on vectors."""
 
     name = "glowll.softmax"
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(UnitAttr)
+    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 softmax on Helium's vectors
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, *, axis: int | IntegerAttr, log: bool = False):
@@ -738,6 +741,11 @@ class SoftMaxOp(InstructionOp):
         axis = axis_of(self, self.axis.value.data, rank)
         if is_quantized(self.dest.type) and (axis != rank - 1 or self.log is not None):
             _fail(self, "a quantized softmax works on the last axis, without log")
+        if self.microkernel is not None and (
+                self.microkernel.data != "arm-mve"
+                or not all(is_quantized(v.type) and storage_type(v.type.element_type) == i8
+                           for v in (self.dest, self.input))):
+            _fail(self, f"the {self.microkernel.data} microkernel of a softmax takes int8 levels on Helium (arm-mve)")
 
 
 @irdl_op_definition

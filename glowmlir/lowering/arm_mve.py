@@ -11,14 +11,16 @@ multiplied into an accumulator is `VMLA.I32 q, q, r`, a masked load or store a p
   on the vectors (`VQRDMULH`).
 * `emit_fully_connected`: each output a plain dot product of int8 rows, which LLVM
   vectorizes into `VMLAVA.S8` (16 products an instruction).
+* `emit_elementwise`: int8 Add, Sub and Mul, of operands of one shape or broadcast, four
+  int32 lanes at a time; `emit_softmax`: int8 softmax, its exps on four lanes.
 
-Every output is exactly the int32 sum the generic int8 kernel computes, so outputs are
-bit-identical to it.
+Every output is the level the generic int8 kernel computes (the same int32 sums, the same
+rounding), bit for bit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,9 +33,16 @@ from glowmlir.libraries.column_layout import HELIUM
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool
-from glowmlir.lowering.requantization import shift_split
-from glowmlir.quantization.rescaling import ADD_LEFT_SHIFT, activation_bounds, add_multipliers
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, elementwise_views, merge_dimensions
+from glowmlir.lowering.requantization import requantize, shift_split
+from glowmlir.quantization.rescaling import (
+    ADD_LEFT_SHIFT,
+    activation_bounds,
+    add_multipliers,
+    mul_multiplier,
+    softmax_fraction_bits,
+    softmax_parameters,
+)
 
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
@@ -119,9 +128,7 @@ def requantize_lanes(b: KernelBuilder, total: SSAValue, multiplier: int | SSAVal
     vector = total.type
     if not (isinstance(left, int) and left == 0):
         total = b.shift_left(total, left if isinstance(left, int) else b.splat(left, vector))
-    multipliers = b.int_value(multiplier, vector) if isinstance(multiplier, int) else b.splat(multiplier, vector)
-    high = b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [total, multipliers], [vector]))
-    return rounding_divide_by_power_of_two(b, high, right)
+    return rounding_divide_by_power_of_two(b, high_mult(b, total, multiplier), right)
 
 
 def rounding_divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int | SSAValue) -> SSAValue:
@@ -160,40 +167,163 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         vector_columns.emit_convolution(b, domain, op, view, Int8Columns)
 
 
-# ----------------------------------------------------------------------------- fully connected
+# ----------------------------------------------------------------------------- elementwise
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
-    """An int8 Add or Sub of operands of one shape as TFLite's (and CMSIS-NN's
-    `arm_elementwise_add_s8` on MVE), four int32 lanes at a time: each input less its zero
-    point, shifted left by `ADD_LEFT_SHIFT` and requantized to twice the larger input scale,
-    the sum (or difference) requantized to the output's (`requantize_lanes`), clamped to the
-    fused activation's bounds. The last partial vector's lanes are predicated."""
-    first, second, out = (view_type.element_type for view_type in (op.inputs[0].type, op.inputs[1].type,
-                                                                    op.dest.type))
-    (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out)
+    """An int8 Add, Sub or Mul as TFLite's (and CMSIS-NN's `arm_elementwise_add_s8` and
+    `arm_elementwise_mul_s8` on MVE), four int32 lanes at a time, over the instruction's loops
+    (`loop_skeletons.merge_dimensions`: operands of one shape are one loop) with the innermost
+    in vectors, its last partial vector's lanes predicated. An operand broadcast along the
+    innermost loop (a [1] scalar; a squeeze-excitation's [N, C, 1, 1] scale of [N, C, H, W]) is
+    read and rescaled once per run of it, on one level, then splat over the lanes.
+
+    Add and Sub: each input less its zero point, shifted left by `ADD_LEFT_SHIFT` and
+    requantized to twice the larger input scale, the sum (or difference) requantized to the
+    output's; Mul: the product of the inputs less their zero points requantized by
+    `first x second / output` scale (`mul_multiplier`). Then the output zero point, clamped
+    to the fused activation's bounds."""
+    dest, sources = elementwise_views(op, view)
+    shape, (dest, *sources) = merge_dimensions(dest, sources)
+    kind = op.kind.data
+    types = [view_type.element_type for view_type in (op.inputs[0].type, op.inputs[1].type)]
+    out = op.dest.type.element_type
     low, high = activation_bounds(op, out)
-    combine = b.int_add if op.kind.data == "add" else b.int_sub
-    size = int(np.prod(glow.shape_of(op.dest)))
-    flat = [view(buffer).reshaped((size,), (1,)) for buffer in (op.dest, *op.inputs)]
-    lanes = HELIUM.lanes
+    if kind == "mul":
+        multiplier, shift = mul_multiplier(*types, out)
 
-    def rescaled(source: View, level_type, multiplier: int, shift: int, x: Index, loaded) -> SSAValue:
-        levels = b.emit(llvm.SExtOp(vector_columns.load_vector(b, source, [x], lanes, loaded), VECTOR))
-        centred = b.shift_left(b.int_sub(levels, lanewise(b, level_type.offset)), lanewise(b, ADD_LEFT_SHIFT))
-        return requantize_lanes(b, centred, multiplier, shift)
+        def operand(levels: SSAValue, source: int) -> SSAValue:
+            return b.int_sub(levels, types[source].offset)
 
-    def vector_at(x: Index, loaded: list[bool] | None) -> None:
-        total = combine(rescaled(flat[1], first, m1, s1, x, loaded), rescaled(flat[2], second, m2, s2, x, loaded))
-        level = b.clamp(b.int_add(requantize_lanes(b, total, mo, so), lanewise(b, out.offset)),
-                        lanewise(b, low), lanewise(b, high))
-        vector_columns.store_vector(b, b.truncate(level, VectorType(flat[0].element_type, [lanes])), flat[0], [x],
-                                    loaded)
+        def combined(first: SSAValue, second: SSAValue) -> SSAValue:
+            return rescaled(b.int_mul(first, second), multiplier, shift)
+    else:
+        *inputs, (mo, so) = add_multipliers(*types, out)
+        combine = b.int_add if kind == "add" else b.int_sub
 
-    with b.loop(0, size // lanes) as i:
-        vector_at(b.mul(i.index, lanes), None)
+        def operand(levels: SSAValue, source: int) -> SSAValue:
+            return rescaled(b.shift_left(b.int_sub(levels, types[source].offset), ADD_LEFT_SHIFT), *inputs[source])
+
+        def combined(first: SSAValue, second: SSAValue) -> SSAValue:
+            return rescaled(combine(first, second), mo, so)
+
+    def rescaled(value: SSAValue, multiplier: int, shift: int) -> SSAValue:
+        """`requantize` of a level (a broadcast operand's) or of the lanes."""
+        if isinstance(value.type, VectorType):
+            return requantize_lanes(b, value, multiplier, shift)
+        return requantize(b, value, multiplier, shift)
+
+    lanes, run = HELIUM.lanes, shape[-1]
+    with b.loops(shape[:-1]) as outer:
+        # the operands broadcast along the run, read once for it
+        steady = [b.splat(operand(b.sign_extend(b.load(source, [*outer, 0])), index), VECTOR)
+                  if source.strides[-1] == 0 else None for index, source in enumerate(sources)]
+
+        def vector_at(x: Index, loaded: list[bool] | None) -> None:
+            first, second = (
+                value if value is not None else operand(b.emit(llvm.SExtOp(
+                    vector_columns.load_vector(b, source, [*outer, x], lanes, loaded), VECTOR)), index)
+                for index, (source, value) in enumerate(zip(sources, steady)))
+            level = b.clamp(b.int_add(combined(first, second), lanewise(b, out.offset)),
+                            lanewise(b, low), lanewise(b, high))
+            vector_columns.store_vector(b, b.truncate(level, VectorType(dest.element_type, [lanes])), dest,
+                                        [*outer, x], loaded)
+
+        in_vectors(b, run, lanes, vector_at)
+
+
+def in_vectors(b: KernelBuilder, size: int, lanes: int, step: Callable[..., Sequence[SSAValue] | None],
+               carried: Sequence[SSAValue] = ()) -> list[SSAValue]:
+    """`step(x, loaded, *carried)` over vectors of `lanes` elements from 0 to `size`: the
+    whole vectors in a loop (`loaded` None), then the last partial one (`loaded` its lanes,
+    for predicated loads and stores); `step` returns the next carried values, and so does
+    this, after the last."""
+    with b.loop(0, size // lanes, carried=carried) as i:
+        i.next(*(step(b.mul(i.index, lanes), None, *i.carried) or ()))
+    results = i.results
     if size % lanes:
-        vector_at(size - size % lanes, [lane < size % lanes for lane in range(lanes)])
+        results = list(step(size - size % lanes, [lane < size % lanes for lane in range(lanes)], *results) or ())
+    return results
+
+
+# ----------------------------------------------------------------------------- softmax
+
+
+def emit_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view) -> None:
+    """An int8 softmax over the last axis as `arm_softmax_s8` (the generic kernel,
+    `quantized_kernels.emit_quantized_softmax`), on vectors. Per row: its maximum 16 levels at
+    a time (`VMAX.S8`, one `VMAXV` at the end); each level's distance to it, its exp
+    (`exp_on_negative_values` on four int32 lanes) summed in Q12.19 (`VADDV` at the end); the
+    reciprocal of the sum once (`softmax_reciprocal`, on scalars); then each exp again, times
+    the reciprocal, as an int8 level. A partial last vector is predicated. The doubling high
+    multiply is `VQRDMULH` (`high_mult`), the division by a power of two
+    `rounding_divide_by_power_of_two`: the same numbers as the generic kernel's."""
+    # the generic kernel's module picks this one
+    from glowmlir.lowering.quantized_kernels import ACCUMULATION_BITS, exp_on_negative_values, softmax_reciprocal
+
+    dest, src = view(op.dest), view(op.input)
+    multiplier, shift, diff_min = softmax_parameters(op.input.type.element_type)
+    out = op.dest.type.element_type
+    low, high = out.value_range
+    size = dest.shape[-1]
+    rows = int(np.prod(dest.shape[:-1]))
+    dest, src = dest.reshaped((rows, size), (size, 1)), src.reshaped((rows, size), (size, 1))
+    levels = VectorType(i8, [MAXIMUM_LANES])
+    with b.loop(0, rows) as row:
+        def maximum(x: Index, loaded: list[bool] | None, largest: SSAValue) -> list[SSAValue]:
+            return [b.int_max(largest, vector_columns.load_vector(b, src, [row.index, x], MAXIMUM_LANES, loaded,
+                                                                  -128))]
+
+        (largest,) = in_vectors(b, size, MAXIMUM_LANES, maximum, [b.integer(-128, levels)])
+        largest = b.splat(b.sign_extend(b.emit(llvm.CallIntrinsicOp(
+            f"llvm.vector.reduce.smax.v{MAXIMUM_LANES}i8", [largest], [i8]))), VECTOR)
+
+        def exp_at(x: Index, loaded: list[bool] | None) -> tuple[SSAValue, SSAValue]:
+            """(whether each lane counts, the exp of its distance to the maximum in Q0.31)."""
+            distance = b.int_sub(b.emit(llvm.SExtOp(
+                vector_columns.load_vector(b, src, [row.index, x], HELIUM.lanes, loaded), VECTOR)), largest)
+            counts = b.int_compare("sge", distance, diff_min)
+            if loaded is not None:
+                counts = b.int_and(counts, b.lane_mask(loaded))
+            scaled = high_mult(b, b.int_mul(distance, 1 << shift), multiplier)
+            return counts, exp_on_negative_values(b, scaled, high_mult, rounding_divide_by_power_of_two)
+
+        def add(x: Index, loaded: list[bool] | None, total: SSAValue) -> list[SSAValue]:
+            counts, value = exp_at(x, loaded)
+            return [b.int_add(total, b.select(counts, rounding_divide_by_power_of_two(b, value, ACCUMULATION_BITS),
+                                              b.integer(0, VECTOR)))]
+
+        (total,) = in_vectors(b, size, HELIUM.lanes, add, [b.integer(0, VECTOR)])
+        total = b.emit(llvm.CallIntrinsicOp("llvm.vector.reduce.add.v4i32", [total], [i32]))
+        scale, exponent = softmax_reciprocal(b, total, softmax_fraction_bits(out))
+
+        def output(x: Index, loaded: list[bool] | None) -> None:
+            counts, value = exp_at(x, loaded)
+            quotient = rounding_divide_by_power_of_two(b, high_mult(b, value, scale), exponent)
+            level = b.clamp(b.select(counts, b.int_add(quotient, out.offset), b.integer(out.offset, VECTOR)),
+                            low, high)
+            vector_columns.store_vector(b, b.truncate(level, VectorType(dest.element_type, [HELIUM.lanes])), dest,
+                                        [row.index, x], loaded)
+
+        in_vectors(b, size, HELIUM.lanes, output)
+
+
+MAXIMUM_LANES = 16
+"""int8 levels a softmax compares at a time for its row's maximum (one Q register)."""
+
+
+def high_mult(b: KernelBuilder, value: SSAValue, factor: int | SSAValue) -> SSAValue:
+    """`quantized_kernels.doubling_high_mult` of int32 lanes by lanes, by a number or by a
+    scalar value in every lane: `VQRDMULH`. Its rounding is the same (half up: the generic
+    nudge of 1 - 2^30 to a negative product, then a division truncating toward zero, rounds
+    half up too), and so is its one saturation (INT32_MIN x INT32_MIN)."""
+    factors = factor if isinstance(factor, SSAValue) and isinstance(factor.type, VectorType) else lanewise(
+        b, factor, value.type)
+    factors = b.int_value(factors, value.type)
+    return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [value, factors], [value.type]))
+
+
+# ----------------------------------------------------------------------------- fully connected
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:

@@ -552,10 +552,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
 
 def broadcast_view(source: View, shape: Sequence[int]) -> View:
     """`source` seen with `shape` (numpy broadcasting: stride 0 on broadcast dimensions)."""
-    pad = len(shape) - len(source.shape)
-    strides = [0] * pad + [0 if size == 1 and full != 1 else stride
-                           for size, stride, full in zip(source.shape, source.strides, shape[pad:])]
-    return source.reshaped(shape, strides)
+    return source.reshaped(shape, glow.broadcast_strides(source.shape, source.strides, shape))
 
 
 def elementwise_views(op: glowll.ElementwiseOp, view: ViewOf) -> tuple[View, list[View]]:
@@ -567,25 +564,15 @@ def elementwise_views(op: glowll.ElementwiseOp, view: ViewOf) -> tuple[View, lis
 def emit_strided_map(b: KernelBuilder, dest: View, sources: Sequence[View],
                      compute: Callable[[list[SSAValue]], SSAValue]) -> None:
     """dest[i] = compute(sources[i]) over dest's shape, for arbitrary strided views."""
-    shape, views = _merge_dimensions(dest, sources)
+    shape, views = merge_dimensions(dest, sources)
     with b.loops(shape) as indices:
         values = [b.load(v, indices) for v in views[1:]]
         b.store(compute(values), views[0], indices)
 
 
-def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
+def merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
     """Collapses adjacent dimensions that are contiguous in every view into one loop."""
     views = [dest, *sources]
-    shape = list(dest.shape) or [1]
-    strides = [list(v.strides) or [1] for v in views]
-    merged_shape, merged = [shape[0]], [[s[0]] for s in strides]
-    for d in range(1, len(shape)):
-        if all(s[d - 1] == s[d] * shape[d] for s in strides):
-            merged_shape[-1] *= shape[d]
-            for m, s in zip(merged, strides):
-                m[-1] = s[d]
-        else:
-            merged_shape.append(shape[d])
-            for m, s in zip(merged, strides):
-                m.append(s[d])
-    return merged_shape, [v.reshaped(merged_shape, m) for v, m in zip(views, merged)]
+    shape, strides = glow.merged_loops(dest.shape, [v.strides for v in views])
+    return shape, [v.reshaped(shape, s) for v, s in zip(views, strides)]
+

@@ -433,22 +433,24 @@ def multiply_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent: int) -
     return b.select(b.int_compare("slt", value, -threshold), INT32_MIN, result)
 
 
-def exp_on_negative_values(b: KernelBuilder, value: SSAValue) -> SSAValue:
+def exp_on_negative_values(b: KernelBuilder, value: SSAValue, high_mult: Callable = doubling_high_mult,
+                           divide: Callable = divide_by_power_of_two) -> SSAValue:
     """`arm_nn_exp_on_negative_values`: exp(x) in Q0.31 for x <= 0 given in Q5.26
-    (gemmlowp's polynomial on [-1/4, 0) and a product of exp(-2^k) factors)."""
+    (gemmlowp's polynomial on [-1/4, 0) and a product of exp(-2^k) factors). On a vector of
+    lanes, `high_mult(b, a, c)` and `divide(b, a, exponent)` are the vectors' doubling high
+    multiply and division by a power of two (Helium's: `arm_mve.emit_softmax`)."""
     quarter = 1 << 24
     modulo_minus_quarter = b.int_sub(b.int_and(value, quarter - 1), quarter)
     remainder = b.int_sub(modulo_minus_quarter, value)
     x = b.int_add(b.shift_left(modulo_minus_quarter, 5), 1 << 28)
-    x2 = doubling_high_mult(b, x, x)
-    x3 = doubling_high_mult(b, x2, x)
-    x4_over_4 = divide_by_power_of_two(b, doubling_high_mult(b, x2, x2), 2)
-    polynomial = divide_by_power_of_two(
-        b, b.int_add(doubling_high_mult(b, b.int_add(x4_over_4, x3), 715827883), x2), 1)
-    result = b.int_add(1895147668, doubling_high_mult(b, b.integer(1895147668), b.int_add(x, polynomial)))
+    x2 = high_mult(b, x, x)
+    x3 = high_mult(b, x2, x)
+    x4_over_4 = divide(b, high_mult(b, x2, x2), 2)
+    polynomial = divide(b, b.int_add(high_mult(b, b.int_add(x4_over_4, x3), 715827883), x2), 1)
+    result = b.int_add(1895147668, high_mult(b, b.int_add(x, polynomial), 1895147668))
     for bit, factor in enumerate((1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242), start=24):
         has_bit = b.int_compare("ne", b.int_and(remainder, 1 << bit), 0)
-        result = b.select(has_bit, doubling_high_mult(b, result, factor), result)
+        result = b.select(has_bit, high_mult(b, result, factor), result)
     return b.select(b.int_compare("eq", value, 0), INT32_MAX, result)
 
 
@@ -477,11 +479,25 @@ def count_leading_zeros(b: KernelBuilder, value: SSAValue) -> SSAValue:
 ACCUMULATION_BITS = 12
 
 
+def softmax_reciprocal(b: KernelBuilder, total: SSAValue, fraction_bits: int) -> tuple[SSAValue, SSAValue]:
+    """`arm_softmax_s8`'s 1 / `total` (a row's sum of exps in Q12.19) as (scale, exponent):
+    a level is `divide_by_power_of_two(doubling_high_mult(scale, exp), exponent)` with
+    `fraction_bits` fractional bits."""
+    headroom = count_leading_zeros(b, total)
+    normalized = b.select(b.int_compare("sgt", total, 0), b.shift_left(total, headroom), 0)
+    scale = one_over_one_plus_x(b, b.int_sub(normalized, INT32_MIN))
+    return scale, b.int_sub(ACCUMULATION_BITS + 31 - fraction_bits, headroom)
+
+
 def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf) -> None:
     """`arm_softmax_s8` over the last axis: exp of the input's distance to the row maximum
     in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128.
     An int16 softmax (input levels int16, output scale 1/32768, offset 0) runs the same
-    arithmetic and keeps 15 fractional bits of the quotient instead of 8."""
+    arithmetic and keeps 15 fractional bits of the quotient instead of 8. (With a
+    `microkernel`, its module's vectors.)"""
+    if op.microkernel is not None:
+        MICROKERNELS[op.microkernel.data].emit_softmax(b, op, view)
+        return
     dest, src = view(op.dest), view(op.input)
     if op.axis.value.data != len(dest.shape) - 1 or op.log is not None:
         raise GlowError("glowll.softmax: a quantized softmax works on the last axis, without log")
@@ -508,10 +524,7 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
             term = b.select(counts, divide_by_power_of_two(b, value, ACCUMULATION_BITS), 0)
             loop.next(b.int_add(loop.carried[0], term))
         (total,) = loop.results
-        headroom = count_leading_zeros(b, total)
-        normalized = b.select(b.int_compare("sgt", total, 0), b.shift_left(total, headroom), 0)
-        scale = one_over_one_plus_x(b, b.int_sub(normalized, INT32_MIN))
-        bits_over_unit = b.int_sub(ACCUMULATION_BITS + 31 - fraction_bits, headroom)
+        scale, bits_over_unit = softmax_reciprocal(b, total, fraction_bits)
         with b.loop(0, size) as column:
             counts, value = exp_of(column.index)
             quotient = divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit)

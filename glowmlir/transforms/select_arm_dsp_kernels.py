@@ -15,10 +15,11 @@ planes with the input zero point) and a compile-time accumulator bound may allow
 `narrow_requantization`. With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
-(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. With `loop-pairs=N`
-(a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution gets
-`loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step. Outputs
-stay bit-identical to the generic int8 kernels.
+(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead, and so do int8
+Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
+int8 softmax. With `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each
+"arm-dsp" convolution gets `loop_pairs = N`: its kernel keeps its loop over input channel
+pairs, N pairs a step. Outputs stay bit-identical to the generic int8 kernels.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i8, i16, i64
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import (
@@ -212,14 +219,29 @@ class SelectFullyConnected(RewritePattern):
 
 
 class SelectHeliumElementwise(RewritePattern):
-    """An int8 add or sub of operands of one shape: `microkernel = "arm-mve"` (four lanes at a
-    time, `lowering.arm_mve.emit_elementwise`)."""
+    """An int8 add, sub or mul whose innermost loop fills a vector (or is its only loop: the
+    operands of one shape): `microkernel = "arm-mve"` (four lanes at a time,
+    `lowering.arm_mve.emit_elementwise`). A broadcast onto shorter runs (a per-channel
+    scale of [N, C, 1, 1] pixels) keeps the scalar kernel: most of its lanes would idle."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is None and op.kind.data in glowll.HELIUM_ELEMENTWISE
-                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)
-                and all(glow.shape_of(v) == glow.shape_of(op.dest) for v in op.inputs)):
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
+            if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
+                op.properties["microkernel"] = StringAttr(HELIUM)
+                rewriter.notify_op_modified(op)
+
+
+class SelectHeliumSoftmax(RewritePattern):
+    """An int8 softmax: `microkernel = "arm-mve"` (exps on four lanes at a time,
+    `lowering.arm_mve.emit_softmax`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and all(is_quantized(v.type) for v in op.operands)
+                and int8_buffers(*op.operands)):
             op.properties["microkernel"] = StringAttr(HELIUM)
             rewriter.notify_op_modified(op)
 
@@ -230,7 +252,8 @@ class SelectArmDspKernels(ModulePass):
     filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
-    on vectors of output columns, filters packed by `libraries.column_layout`). With
+    on vectors of output columns, filters packed by `libraries.column_layout`), and so do
+    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`). With
     `loop_pairs` (a size-first build: `glow-compile` gives the core's
     `lowering.arm_dsp.size_first_loop_pairs`), each "arm-dsp" convolution gets
     `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
@@ -248,4 +271,5 @@ class SelectArmDspKernels(ModulePass):
         fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         if self.helium:
-            PatternRewriteWalker(SelectHeliumElementwise(), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),
+                                 apply_recursively=False).rewrite_module(op)

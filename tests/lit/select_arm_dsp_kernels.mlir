@@ -50,6 +50,29 @@ glowll.function @net {
   glowll.convolution %t4, %s, %ws, %b {strides = array<i64: 2, 4>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x1x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x1x18x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %sum = glowll.placeholder output "sum" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.elementwise %sum, %d, %e {kind = "add"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %product = glowll.placeholder output "product" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %product, %d, %e {kind = "mul"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %gate = glowll.placeholder input "gate" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %scaled = glowll.placeholder output "scaled" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %scaled, %d, %gate {kind = "mul"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %one = glowll.placeholder input "one" : memref<1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %shifted = glowll.placeholder output "shifted" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %shifted, %one, %d {kind = "sub"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %channels = glowll.placeholder input "channels" : memref<1x1x1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %nhwc = glowll.placeholder output "nhwc" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %nhwc, %d, %channels {kind = "mul"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x1x1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %narrow = glowll.placeholder input "narrow" : memref<1x2x3x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %rows = glowll.placeholder output "rows" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %rows, %narrow, %d {kind = "add"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x1x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %short = glowll.placeholder input "short" : memref<1x2x1x3x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %shorter = glowll.placeholder output "shorter" : memref<1x2x1x3x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %shorter, %short, %gate {kind = "mul"} : memref<1x2x1x3x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x1x3x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %logits = glowll.placeholder input "logits" : memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %probabilities = glowll.placeholder output "probabilities" : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  glowll.softmax %probabilities, %logits {axis = 1 : i64} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %wide_logits = glowll.placeholder input "wide_logits" : memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+  %wide_probabilities = glowll.placeholder output "wide_probabilities" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
+  glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
 }
 
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}2, 3], [0, 1]]], {{\[\[\[}}4, 0], [5, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
@@ -68,6 +91,7 @@ glowll.function @net {
 // CHECK:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
 // CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
 // CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
+// CHECK-NOT:  microkernel = "arm-mve"
 
 // On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
 // for MVE, and both convolutions (stride 1 along their rows) run on Helium, their filters
@@ -91,3 +115,16 @@ glowll.function @net {
 // HELIUM:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 4>
 // HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
 // HELIUM:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = "arm-mve"} :
+// So do int8 Muls, and broadcasts whose innermost loop fills a vector: a per-channel scale of
+// 3 x 4 pixels (runs of 12), a scalar (one loop of 24), a scale along the last axis (runs
+// of 4 channels) and one level a row of 4. A scale of 3 pixels keeps the generic kernel
+// (runs of 3: a lane in four would idle).
+// HELIUM:      glowll.elementwise %product, %d, %e {kind = "mul", microkernel = "arm-mve"} :
+// HELIUM:      glowll.elementwise %scaled, %d, %gate {kind = "mul", microkernel = "arm-mve"} :
+// HELIUM:      glowll.elementwise %shifted, %one, %d {kind = "sub", microkernel = "arm-mve"} :
+// HELIUM:      glowll.elementwise %nhwc, %d, %channels {kind = "mul", microkernel = "arm-mve"} :
+// HELIUM:      glowll.elementwise %rows, %narrow, %d {kind = "add", microkernel = "arm-mve"} :
+// HELIUM:      glowll.elementwise %shorter, %short, %gate {kind = "mul"} :
+// An int8 softmax runs on Helium's vectors; an int16 one keeps the generic kernel.
+// HELIUM:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = "arm-mve"} :
+// HELIUM:      glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} :

@@ -405,13 +405,38 @@ glowll.function @placeholder_of_dynamic_shape {
 // CHECK: glowll.placeholder: the buffer memref<?xf32> has a dynamic or negative dimension
 
 // -----
-glowll.function @helium_add_of_a_broadcast_operand {
+glowll.function @helium_mul_of_int16_levels {
+  %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>
+  %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %y, %a, %b {kind = "mul", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+}
+// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands on Helium (arm-mve)
+
+// -----
+glowll.function @helium_div {
   %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
-  glowll.elementwise %y, %a, %b {kind = "add", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %y, %a, %b {kind = "div", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the arm-mve microkernel of "add" takes int8 operands of one shape on Helium (arm-mve)
+// CHECK: glowll.elementwise: "div" takes no microkernel
+
+// -----
+glowll.function @helium_softmax_of_int16_levels {
+  %x = glowll.placeholder input "x" : memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+  %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
+  glowll.softmax %y, %x {axis = 1 : i64, microkernel = "arm-mve"} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+}
+// CHECK: glowll.softmax: the arm-mve microkernel of a softmax takes int8 levels on Helium (arm-mve)
+
+// -----
+glowll.function @softmax_on_another_microkernel {
+  %x = glowll.placeholder input "x" : memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  glowll.softmax %y, %x {axis = 1 : i64, microkernel = "x86-vnni"} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+}
+// CHECK: glowll.softmax: the x86-vnni microkernel of a softmax takes int8 levels on Helium (arm-mve)
 
 // -----
 glowll.function @vbmi_lookup_table_of_int16_levels {

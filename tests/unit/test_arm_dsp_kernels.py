@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 
+from glowmlir.dialects import glow
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
@@ -370,28 +371,58 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
 
 
-HELIUM_ELEMENTWISE = [  # (kind, shape, activation): whole vectors, a predicated tail, fused activations
-    ("add", (2, 3, 4, 4), None), ("add", (1, 5, 3, 7), "relu"), ("sub", (3, 41), None), ("add", (3,), "clip"),
-    ("sub", (1, 8, 6, 6), None),
+HELIUM_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, on Helium)
+    # operands of one shape: whole vectors, a predicated tail, fused activations
+    ("add", (2, 3, 4, 4), (2, 3, 4, 4), None, True), ("add", (1, 5, 3, 7), (1, 5, 3, 7), "relu", True),
+    ("sub", (3, 41), (3, 41), None, True), ("add", (3,), (3,), "clip", True),
+    ("sub", (1, 8, 6, 6), (1, 8, 6, 6), None, True), ("mul", (2, 3, 4, 4), (2, 3, 4, 4), None, True),
+    ("mul", (3, 41), (3, 41), None, True),
+    # squeeze-excitation: a per-channel scale of 5 x 5 pixels (runs of 25: a tail of one), of
+    # two images, of 3 x 3; a per-channel Add and Sub
+    ("mul", (1, 16, 5, 5), (1, 16, 1, 1), None, True), ("mul", (2, 6, 3, 3), (1, 6, 1, 1), None, True),
+    ("add", (1, 4, 5, 6), (1, 4, 1, 1), "relu", True), ("sub", (1, 4, 1, 1), (1, 4, 5, 6), None, True),
+    # a scale along the last axis (channels last), a scalar either side, both operands broadcast
+    ("mul", (1, 5, 5, 12), (1, 1, 1, 12), None, True), ("mul", (1,), (2, 3, 7), None, True),
+    ("sub", (2, 3, 7), (1,), None, True), ("add", (1, 4, 1, 1), (2, 4, 3, 3), "clip", True),
+    # runs of 3 pixels: the scalar kernel
+    ("mul", (1, 4, 1, 3), (1, 4, 1, 1), None, False),
 ]
 
 
-def test_helium_adds_and_subtracts_four_lanes_at_a_time():
-    """An int8 Add or Sub of operands of one shape takes the M55's vector kernel
-    (`microkernel = "arm-mve"`), bit-identical to TFLite's int8 Add and Sub; a broadcast one
-    and the M7's keep the scalar kernel."""
-    cases = [binary_case(kind, shape, shape, 900 + i, activation, suffix=f"_{i}")
-             for i, (kind, shape, activation) in enumerate(HELIUM_ELEMENTWISE)]
-    cases.append(all_level_pairs_case("sub", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)))
-    cases.append(binary_case("add", (1, 4, 5, 6), (1, 4, 1, 1), 950, None, suffix="_broadcast"))
+def test_broadcast_loops_merge_the_dimensions_every_operand_steps_through_alike():
+    """The loops the Helium elementwise kernel runs (the last in vectors) and the pass weighs."""
+    assert glow.broadcast_loops((2, 3, 4, 4), [(2, 3, 4, 4)] * 2) == [96]
+    assert glow.broadcast_loops((1, 16, 5, 5), [(1, 16, 5, 5), (1, 16, 1, 1)]) == [16, 25]
+    assert glow.broadcast_loops((1, 5, 5, 12), [(1, 5, 5, 12), (1, 1, 1, 12)]) == [1, 25, 12]  # 1: no loop
+    assert glow.broadcast_loops((2, 4, 3, 3), [(1, 4, 1, 1), (2, 4, 3, 3)]) == [2, 4, 9]
+    assert glow.broadcast_loops((2, 3, 7), [(2, 3, 7), (1,)]) == [42]
+    assert glow.broadcast_loops((2, 3, 7), [(2, 3, 1), (2, 3, 7)]) == [6, 7]
+    assert glow.broadcast_loops((), [(), ()]) == [1]
+
+
+def test_helium_adds_subtracts_and_multiplies_four_lanes_at_a_time():
+    """An int8 Add, Sub or Mul, of operands of one shape or broadcast onto runs of a vector
+    or more, takes the M55's vector kernel (`microkernel = "arm-mve"`), bit-identical to
+    TFLite's int8 Add, Sub and Mul (every level pair, saturating, a Mul whose multiplier
+    shifts left); a broadcast onto shorter runs and the M7's keep the scalar kernel."""
+    cases = [binary_case(kind, a_shape, b_shape, 900 + i, activation, suffix=f"_{i}")
+             for i, (kind, a_shape, b_shape, activation, _) in enumerate(HELIUM_ELEMENTWISE)]
+    cases += [all_level_pairs_case("sub", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)),
+              all_level_pairs_case("mul", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3),
+                                   suffix="_mul"),
+              all_level_pairs_case("mul", (0.1, 5), (0.2, -3), (0.01, -4), columns=range(-128, 128, 5),
+                                   suffix="_left")]
     body = "".join(case.body for case in cases)
     bundle = build(body, {}, target=target_for("mps3-an547"))
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.elementwise" in line]
     assert len(lines) == len(cases)
-    assert [('microkernel = "arm-mve"' in line) for line in lines] == [True] * (len(cases) - 1) + [False]
+    on_helium = [helium for *_, helium in HELIUM_ELEMENTWISE] + [True] * 3
+    assert [('microkernel = "arm-mve"' in line) for line in lines] == on_helium
     outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
+    saturated = [np.isin(case.expected, (-128, 127)).mean() for case in cases[-2:]]
+    assert 0.1 < saturated[0] < 0.9 and 0.1 < saturated[1] < 0.99, saturated
     m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
     assert "glowll.elementwise" in m7 and 'microkernel = "arm-mve"' not in m7
 
@@ -452,3 +483,39 @@ def test_dequantize_with_power_of_two_scales_on_the_m55():
     outputs = run_on_board(bundle, "mps3-an547", {f"x{i}": x for i in range(len(elements))}).outputs
     for index, element in enumerate(elements):
         np.testing.assert_array_equal(outputs[f"y{index}"].reshape(x.shape), ref.dequantize(x, *element))
+
+
+def softmax_case(x: np.ndarray, input_scale: float, input_offset: int, suffix: str) -> Case:
+    """glow.softmax of int8 levels `x` over its last axis (names x, y + `suffix`) and its int8
+    reference output (`arm_softmax_s8`)."""
+    x_t, y_t = tensor(x.shape, q8(input_scale, input_offset)), tensor(x.shape, q8(*ref.SOFTMAX_OUTPUT))
+    body = f"""
+  %x{suffix} = glow.placeholder "x{suffix}" : {x_t}
+  %y{suffix} = glow.softmax %x{suffix} {{axis = {x.ndim - 1} : i64}} : ({x_t}) -> {y_t}
+  glow.save %y{suffix} as "y{suffix}" : {y_t}"""
+    return Case(body, {f"x{suffix}": x}, {}, f"y{suffix}", ref.softmax_s8(x, input_scale))
+
+
+def test_helium_softmax_takes_four_exps_at_a_time():
+    """An int8 softmax takes the M55's vector kernel (`microkernel = "arm-mve"`), bit-identical
+    to `arm_softmax_s8`: rows of whole vectors and of a predicated tail (of 1 to 3 levels, and
+    of 16-level maxima), levels further below the maximum than diff_min, ties at the maximum
+    (600 of them: a quotient divided by more than 2^31); the M7 keeps the scalar kernel."""
+    rng = np.random.default_rng(960)
+    below = levels(rng, 2, 10)
+    below[0] = [127, -128, 3, 2, 65, 66, 64, 0, -1, 120]  # diff_min -62 at scale 0.25
+    ties = levels(rng, 2, 1000)
+    ties[1, :600] = 127
+    cases = [softmax_case(levels(rng, *shape), scale, offset(rng), f"_{i}") for i, (shape, scale) in enumerate([
+        ((4, 12), 0.05), ((2, 3, 10), 0.1), ((3, 17), 0.0123), ((2, 1000), 0.08), ((5, 1), 0.05), ((1, 35), 0.2)])]
+    cases += [softmax_case(below, 0.25, -5, "_below"), softmax_case(ties, 0.08, 3, "_ties")]
+    assert (cases[-1].expected[1, :600] == -128).all() and len(np.unique(cases[3].expected)) > 3
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {}, target=target_for("mps3-an547"))
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.softmax" in line]
+    assert len(lines) == len(cases) and all('microkernel = "arm-mve"' in line for line in lines)
+    outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
+    m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
+    assert "glowll.softmax" in m7 and 'microkernel = "arm-mve"' not in m7

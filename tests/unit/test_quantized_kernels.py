@@ -477,18 +477,22 @@ def test_add_and_sub_all_level_pairs(kind, a_type, b_type):
     np.testing.assert_array_equal(run(case.body, case.inputs)[case.output], case.expected)
 
 
-def all_level_pairs_case(kind: str, a_type, b_type, out_type, columns=range(-128, 128)) -> Case:
-    """glow.add or glow.sub of every level of a (rows) with the levels `columns` of b."""
+def all_level_pairs_case(kind: str, a_type, b_type, out_type, columns=range(-128, 128), suffix: str = "") -> Case:
+    """glow.add, glow.sub or glow.mul of every level of a (rows) with the levels `columns` of b."""
     a = np.repeat(np.arange(-128, 128), len(columns)).astype(np.int8).reshape(256, len(columns))
     b = np.tile(np.array(columns), 256).astype(np.int8).reshape(256, len(columns))
-    expected = ref.add(a, b, a_type, b_type, out_type, subtract=kind == "sub")
+    if kind == "mul":
+        expected = ref.mul(a, b, a_type, b_type, out_type)
+    else:
+        expected = ref.add(a, b, a_type, b_type, out_type, subtract=kind == "sub")
     a_t, b_t, y_t = tensor(a.shape, q8(*a_type)), tensor(b.shape, q8(*b_type)), tensor(a.shape, q8(*out_type))
+    a_name, b_name, y_name = (f"{name}_pairs{suffix}" for name in "aby")
     body = f"""
-  %a_pairs = glow.placeholder "a_pairs" : {a_t}
-  %b_pairs = glow.placeholder "b_pairs" : {b_t}
-  %y_pairs = glow.{kind} %a_pairs, %b_pairs : ({a_t}, {b_t}) -> {y_t}
-  glow.save %y_pairs as "y_pairs" : {y_t}"""
-    return Case(body, {"a_pairs": a, "b_pairs": b}, {}, "y_pairs", expected)
+  %{a_name} = glow.placeholder "{a_name}" : {a_t}
+  %{b_name} = glow.placeholder "{b_name}" : {b_t}
+  %{y_name} = glow.{kind} %{a_name}, %{b_name} : ({a_t}, {b_t}) -> {y_t}
+  glow.save %{y_name} as "{y_name}" : {y_t}"""
+    return Case(body, {a_name: a, b_name: b}, {}, y_name, expected)
 
 
 @pytest.mark.parametrize("a_shape,b_shape,seed", [
