@@ -366,11 +366,11 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-depthwise-int8", "vector-planes-int8",
-                "vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-depthwise", "vector-depthwise-int8",
+                "vector-planes-int8", "vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
-the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
-depthwise convolution, and the float convolutions on vectors of output columns, of whole
+the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
+convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, and the float convolutions on vectors of output columns, of whole
 planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
@@ -403,6 +403,17 @@ def verify_microkernel(op: IRDLOperation) -> None:
             _fail(op, f"the packed filter must be int8 blocks {list(expected)}")
         return
     if not isinstance(op, ConvolutionOp):
+        return
+    if op.microkernel.data == vnni_layout.DEPTHWISE_MICROKERNEL:  # [C, parts, KH, 4 * quads] int8
+        channels = glow.shape_of(op.input)[1]
+        shape = glow.shape_of(op.filter)
+        if (op.filter_shape is None or op.group.value.data != channels
+                or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4 or shape[0] != channels
+                or shape[1] not in (1, 2) or shape[2:] != (op.filter_shape.get_values()[2],
+                                                           vnni_layout.groups(op.filter_shape.get_values()[3])
+                                                           * vnni_layout.GROUP)):
+            _fail(op, "the x86-vnni-depthwise microkernel takes a depthwise convolution with its filter_shape, "
+                      "its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]")
         return
     if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias
         if (op.folded_input_offset is None or (op.pool is not None and not glow.pools_globally(op))
