@@ -37,7 +37,7 @@ from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instructi
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
 from glowmlir.quantization.rescaling import weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers, mark_narrow_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
@@ -52,6 +52,7 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
+    mark_narrow_requantization(op, (levels.astype(np.int64) - weight_zero_point(filter_type)).reshape(len(levels), -1))
     dilations = op.dilations.get_values() if isinstance(op, glowll.ConvolutionOp) else (1, 1)
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels, dilations), op,
                                    rewriter, filter_type)
@@ -99,6 +100,7 @@ class PackDepthwise(RewritePattern):
         packed = vnni_layout.depthwise_filter(centred)
         if bias is None or packed is None:
             return
+        mark_narrow_requantization(op, centred.reshape(channels, -1))
         folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
         op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter,
                                        stored_as(filter_type, i8, centred=True))
