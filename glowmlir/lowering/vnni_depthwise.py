@@ -17,8 +17,9 @@ kernel's columns) are the input zero point, unsigned: U = x_offset + 128. So
 
 and the bias holds `bias - U sum s` (`vnni_layout.folded_bias`), exactly, at the borders too.
 A level s in [-255, 255] that is no int8 is split into two, part 0 clamped to int8 and part
-1 the rest (`vnni_layout.depthwise_filter`): a layer with such levels takes a second
-`vpdpbusd` per word. Sums wrap modulo 2^32 as the generic kernel's do; the output step is
+1 the rest (`vnni_layout.depthwise_filter`): a channel with such levels takes a second
+`vpdpbusd` per word (a loop of one trip for it, of none for the others: in a layer of
+asymmetric weights the extremes lie in few channels). Sums wrap modulo 2^32 as the generic kernel's do; the output step is
 `x86_vnni.LaneRequantization`'s, so the outputs are the int8 reference's, bit for bit.
 
 Every vector of a plane is code of its own (its permutes are constants), the channels a loop
@@ -28,12 +29,15 @@ and 4 x 4, DS-CNN's 25 x 5).
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
+from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
 from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry
-from glowmlir.lowering.kernel_builder import KernelBuilder, View
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.vector_columns import load_vector, store_vector
 from glowmlir.lowering.x86_vnni import VECTOR, LaneRequantization, dot_accumulate
@@ -69,24 +73,30 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     with b.loops([n_size, channels]) as (n, c):
         start = b.splat(b.load(bias, [c]), VECTOR)
         step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
+        parts_of_channel = 1
+        if parts > 1:  # the rest words' products only for a channel that has some (few do)
+            rest = functools.reduce(b.int_or, [b.load(words, [c, 1, ky, quad]) for ky in range(k_h)
+                                               for quad in range(row_bytes // GROUP)])
+            parts_of_channel = b.add(b.emit(llvm.ZExtOp(b.int_compare("ne", rest, 0), b.index_type)), 1)
 
-        def accumulate(total, unsigned, ky: int, quad: int):
-            for part in range(parts):
+        def accumulate(total: SSAValue, operands: list[tuple[SSAValue, int, int]], part: Index) -> SSAValue:
+            for unsigned, ky, quad in operands:
                 total = dot_accumulate(b, total, b.bitcast(unsigned, VECTOR),
                                        b.splat(b.load(words, [c, part, ky, quad]), VECTOR))
             return total
 
         for first, count, (windows, padded) in vectors:
-            total = start
+            operands = [(padding, ky, quad) for ky, quad in padded]
             for window in windows:
                 loaded = None if window.start + WINDOW <= in_plane else \
                     [window.start + k < in_plane for k in range(WINDOW)]
                 unsigned = b.int_xor(load_vector(b, flat_src, [n, c, window.start], WINDOW, loaded), flip)
-                for taps in window.taps:
-                    permuted = b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
-                                                           BYTES))
-                    total = accumulate(total, permuted, taps.ky, taps.quad)
-            for ky, quad in padded:
-                total = accumulate(total, padding, ky, quad)
+                operands += [(b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
+                                                          BYTES)), taps.ky, taps.quad) for taps in window.taps]
+            total = accumulate(start, operands, 0)
+            if parts > 1:
+                with b.loop(1, parts_of_channel, carried=[total]) as part:
+                    part.next(accumulate(part.carried[0], operands, part.index))
+                total = part.results[0]
             stored = None if count == LANES else [lane < count for lane in range(LANES)]
             store_vector(b, step.output(total, storage), flat_dest, [n, c, first], stored)
