@@ -99,14 +99,17 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
 
 
 def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int,
-                                offset: int) -> SSAValue:
+                                offset: int, clamped_below_offset: bool = False) -> SSAValue:
     """`requantize_narrow(value, multiplier, shift, offset)` on a vector of i32 lanes, for a
     compile-time shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
     doubled value's even and odd lanes multiplied as `requantize_in_halves` does (one
     `vpmuldq` each), each 64-bit product plus 2^31 + 2^32 * (2^(right - 1) + offset * 2^right),
     so that its high half is the rounded high multiply with the division's rounding term
     and the offset already added; one shuffle takes the high halves, then the sign is added
-    and the sum shifted: `_divide_narrow`'s numbers in 12 vector instructions, not 18."""
+    and the sum shifted: `_divide_narrow`'s numbers in 12 vector instructions, not 18.
+    `clamped_below_offset` (a fused relu: levels below the offset are clamped to it) drops the
+    sign: a negative value's high half is at most 0, so its level is at most the offset with
+    or without it."""
     left, right = shift_split(b, shift)
     assert right <= OFFSET_SHIFTS and abs(offset) <= 256, "the sum stays in int32"
     doubled = b.shift_left(value, left + 1)
@@ -124,7 +127,9 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
                  for x, m in zip(products(doubled), factors))
     order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
-    return high if right == 0 else b.shift_right(b.int_add(high, b.shift_right(doubled, 31)), right)
+    if right == 0:
+        return high
+    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,

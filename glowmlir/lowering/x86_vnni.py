@@ -268,7 +268,8 @@ class LaneRequantization:
         offset = domain.output_offset
         if (getattr(domain.op, "narrow_requantization", None) is not None and isinstance(self.shift, int)
                 and isinstance(offset, int) and -self.shift <= OFFSET_SHIFTS and abs(offset) <= 256):
-            level = requantize_narrow_in_halves(b, total, self.multiplier, self.shift, offset)
+            relu = isinstance(domain.low, int) and domain.low >= offset
+            level = requantize_narrow_in_halves(b, total, self.multiplier, self.shift, offset, relu)
         else:
             if isinstance(self.shift, int):
                 scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
