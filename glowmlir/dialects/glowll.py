@@ -374,6 +374,8 @@ convolution of small planes, with VBMI) and of a host's int8 depthwise convoluti
 planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
+AVX512_ELEMENTWISE = ("add", "sub", "mul")
+"""The `glowll.elementwise` kinds with an AVX-512 microkernel, "x86-avx512" (int8, broadcasting)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
@@ -706,15 +708,18 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if kind in HELIUM_ELEMENTWISE else ())}
+        kinds = {"arm-mve": HELIUM_ELEMENTWISE, "x86-avx512": AVX512_ELEMENTWISE}
+        allowed = {"kind", *facts.required, *activation,
+                   *(("microkernel",) if any(kind in vector_kinds for vector_kinds in kinds.values()) else ())}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
         if self.microkernel is not None and (
-                self.microkernel.data != "arm-mve"
+                kind not in kinds.get(self.microkernel.data, ())
                 or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))
-                or any(glow.shape_of(v) != glow.shape_of(self.dest) for v in self.inputs)):
-            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands of one "
-                        "shape on Helium (arm-mve)")
+                or (self.microkernel.data == "arm-mve"
+                    and any(glow.shape_of(v) != glow.shape_of(self.dest) for v in self.inputs))):
+            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands: of one "
+                        "shape on Helium (arm-mve, add and sub), broadcast on AVX-512 (x86-avx512, add, sub, mul)")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:

@@ -567,13 +567,13 @@ def elementwise_views(op: glowll.ElementwiseOp, view: ViewOf) -> tuple[View, lis
 def emit_strided_map(b: KernelBuilder, dest: View, sources: Sequence[View],
                      compute: Callable[[list[SSAValue]], SSAValue]) -> None:
     """dest[i] = compute(sources[i]) over dest's shape, for arbitrary strided views."""
-    shape, views = _merge_dimensions(dest, sources)
+    shape, views = merge_dimensions(dest, sources)
     with b.loops(shape) as indices:
         values = [b.load(v, indices) for v in views[1:]]
         b.store(compute(values), views[0], indices)
 
 
-def _merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
+def merge_dimensions(dest: View, sources: Sequence[View]) -> tuple[list[int], list[View]]:
     """Collapses adjacent dimensions that are contiguous in every view into one loop."""
     views = [dest, *sources]
     shape = list(dest.shape) or [1]

@@ -132,6 +132,24 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
 
 
+def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int, shift: int,
+                       offset: int = 0, clamped_below_offset: bool = False) -> SSAValue:
+    """`requantize(value, multiplier, shift) + offset` of an i32 value, or a vector of them,
+    known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
+    `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way.
+    `clamped_below_offset`: see `requantize_narrow_in_halves`."""
+    narrow = bound << (max(shift, 0) + 1) < 2**31
+    if not isinstance(value.type, VectorType):
+        if narrow:
+            return requantize_narrow(b, value, multiplier, shift, offset)
+        level = requantize(b, value, multiplier, shift)
+    elif narrow and max(-shift, 0) <= OFFSET_SHIFTS and abs(offset) <= 256:
+        return requantize_narrow_in_halves(b, value, multiplier, shift, offset, clamped_below_offset)
+    else:
+        level = requantize_in_halves(b, value, multiplier, shift)
+    return level if offset == 0 else b.int_add(level, offset)
+
+
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,
                    added: int = 0) -> SSAValue:
     """`(high + added) / 2^right` rounded half away from zero, the sign taken from `doubled`

@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, stored_as
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
 from glowmlir.quantization.rescaling import weight_zero_point
@@ -113,6 +113,15 @@ class PackDepthwise(RewritePattern):
         rewriter.notify_op_modified(op)
 
 
+class SelectElementwise(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and op.kind.data in glowll.AVX512_ELEMENTWISE
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
+            rewriter.notify_op_modified(op)
+
+
 class SelectLookupTable(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
@@ -135,6 +144,7 @@ class SelectVnniKernels(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SelectElementwise(), apply_recursively=False).rewrite_module(op)
         if self.depthwise:
             PatternRewriteWalker(PackDepthwise(), apply_recursively=False).rewrite_module(op)
         if self.lookup_tables:
