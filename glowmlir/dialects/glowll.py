@@ -370,8 +370,9 @@ MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-de
                 "vector-planes-int8", "vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
-convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, and the float convolutions on vectors of output columns, of whole
-planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
+convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, and the
+float convolutions on vectors of output columns, of whole planes, of output channels, or of
+a depthwise convolution's rows, of a host's vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
 AVX512_ELEMENTWISE = ("add", "sub", "mul")

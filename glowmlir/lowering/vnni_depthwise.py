@@ -19,8 +19,9 @@ and the bias holds `bias - U sum s` (`vnni_layout.folded_bias`), exactly, at the
 A level s in [-255, 255] that is no int8 is split into two, part 0 clamped to int8 and part
 1 the rest (`vnni_layout.depthwise_filter`): a channel with such levels takes a second
 `vpdpbusd` per word (a loop of one trip for it, of none for the others: in a layer of
-asymmetric weights the extremes lie in few channels). Sums wrap modulo 2^32 as the generic kernel's do; the output step is
-`x86_vnni.LaneRequantization`'s, so the outputs are the int8 reference's, bit for bit.
+asymmetric weights the extremes lie in few channels). Sums wrap modulo 2^32 as the generic
+kernel's do; the output step is `x86_vnni.LaneRequantization`'s, so the outputs are the int8
+reference's, bit for bit.
 
 Every vector of a plane is code of its own (its permutes are constants), the channels a loop
 over it: planes of at most `vnni_layout.MOST_DEPTHWISE_VECTORS` vectors (MobileNetV3's 8 x 8

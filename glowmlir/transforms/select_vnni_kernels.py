@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, i8, i32
 from xdsl.passes import ModulePass
