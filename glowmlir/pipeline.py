@@ -123,7 +123,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     if size_first:
         selection.append(QuantizationRecords())
     if vnni:
-        selection.append(SelectVnniKernels(lookup_tables=vbmi))
+        selection.append(SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))
     if vector_tile is not None:
         selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
                                              vector_tile.registers))

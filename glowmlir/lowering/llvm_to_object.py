@@ -94,9 +94,12 @@ class Target:
         return self._x86_64_with("avx512vbmi", "avx512bw")
 
     def _x86_64_with(self, *names: str) -> bool:
-        """An x86-64 target with each of these features (a later `-feature` overrides an earlier `+feature`)."""
+        """An x86-64 target with each of these AVX-512 features (a later `-feature` overrides an
+        earlier `+feature`), none of the features they build on turned off (`-mattr=-avx512f`
+        or `-avx` turns every AVX-512 feature off in LLVM, though the host's list still names them)."""
         enabled = enabled_features(self._features)
-        return self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
+        return (self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
+                and not any(enabled.get(base) is False for base in ("avx512f", "avx2", "avx")))
 
     @property
     def has_helium(self) -> bool:

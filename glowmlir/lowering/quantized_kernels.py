@@ -41,7 +41,16 @@ from xdsl.ir import Attribute, SSAValue
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
-from glowmlir.lowering import arm_dsp, arm_mve, int8_depthwise, kernels, loop_skeletons, math_approx, x86_vnni
+from glowmlir.lowering import (
+    arm_dsp,
+    arm_mve,
+    int8_depthwise,
+    kernels,
+    loop_skeletons,
+    math_approx,
+    vnni_depthwise,
+    x86_vnni,
+)
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -54,7 +63,13 @@ from glowmlir.lowering.loop_skeletons import (
     fill_row,
     window_size,
 )
-from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow, requantize_wide
+from glowmlir.lowering.requantization import (
+    divide_by_power_of_two,
+    requantize,
+    requantize_bounded,
+    requantize_narrow,
+    requantize_wide,
+)
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
     KernelParameters,
@@ -72,7 +87,8 @@ from glowmlir.quantization.rescaling import (
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
-                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise}
+                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
+                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 
@@ -308,6 +324,39 @@ def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, d
     return b.int_add(requantize(b, b.int_sub(level, source.offset), multiplier, shift), dest.offset)
 
 
+def _largest_difference(element: UniformQuantizedType) -> int:
+    """max |x - offset| over the levels of `element`."""
+    low, high = element.value_range
+    return max(high - element.offset, element.offset - low)
+
+
+def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """The output level (before the clamp) of an int8/int16 Add, Sub or Mul of two levels (i32
+    values, or vectors of them): TFLite's Add and Sub, each input less its zero point shifted
+    left and requantized to a common scale, the sum or difference requantized; its Mul,
+    `requantize((a - a_offset) * (b - b_offset))`. Each requantization knows its value's bound
+    (`requantize_bounded`)."""
+    first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
+    if op.kind.data == "mul":
+        multiplier, shift = mul_multiplier(first, second, out_type)
+        bound = _largest_difference(first) * _largest_difference(second)
+        return lambda x, y: requantize_bounded(b, b.int_mul(b.int_sub(x, first.offset), b.int_sub(y, second.offset)),
+                                               bound, multiplier, shift, out_type.offset)
+    (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+    left_shift = add_left_shift(first, second, out_type)
+    combine = b.int_add if op.kind.data == "add" else b.int_sub
+    bounds = [_largest_difference(element) << left_shift for element in (first, second)]
+    # |a| <= bounds[0] and |c| <= bounds[1] where their multipliers are below 1 (shifts <= 0)
+    bound = sum(bounds) if max(s1, s2) <= 0 else 1 << 31
+
+    def level(x: SSAValue, y: SSAValue) -> SSAValue:
+        a = requantize_bounded(b, b.shift_left(b.int_sub(x, first.offset), left_shift), bounds[0], m1, s1)
+        c = requantize_bounded(b, b.shift_left(b.int_sub(y, second.offset), left_shift), bounds[1], m2, s2)
+        return requantize_bounded(b, combine(a, c), bound, mo, so, out_type.offset)
+
+    return level
+
+
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
     """Glow's quantize before its clamp: `nearbyint(x / scale + offset)` as an i32, each step
     rounded in f32 as Glow and the reference round it (x * (1 / scale) or x / scale + offset
@@ -370,16 +419,9 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     elif kind in ("relu", "clip", "rescale_quantized"):
         source = _type(op.inputs[0])
         compute = lambda v: store(_rescaled(b, b.sign_extend(v[0]), source, out_type))  # noqa: E731
-    elif kind in ("add", "sub"):  # TFLite's int8 Add and Sub: the same rescaling, then a sum or a difference
-        first, second = (_type(v) for v in op.inputs)
-        (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
-        left_shift = add_left_shift(first, second, out_type)
-        combine = b.int_add if kind == "add" else b.int_sub
-
-        def compute(v):
-            a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), left_shift), m1, s1)
-            c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), left_shift), m2, s2)
-            return store(b.int_add(requantize(b, combine(a, c), mo, so), out_type.offset))
+    elif kind in ("add", "sub", "mul"):
+        level = binary_level(b, op)
+        compute = lambda v: store(level(b.sign_extend(v[0]), b.sign_extend(v[1])))  # noqa: E731
     elif kind == "div":
         first, second = (_type(v) for v in op.inputs)
         multiplier, exponent = division_multiplier(first, second, out_type)
@@ -398,14 +440,6 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
             negative = x if slope is None else b.int_mul(x, b.int_sub(b.sign_extend(v[1]), slope.offset))
             level = b.select(b.int_compare("sge", x, 0), requantize(b, x, m1, s1), requantize(b, negative, m2, s2))
             return store(b.int_add(level, out_type.offset))
-    elif kind == "mul":
-        first, second = (_type(v) for v in op.inputs)
-        multiplier, shift = mul_multiplier(first, second, out_type)
-
-        def compute(v):
-            product = b.int_mul(b.int_sub(b.sign_extend(v[0]), first.offset),
-                                b.int_sub(b.sign_extend(v[1]), second.offset))
-            return store(b.int_add(requantize(b, product, multiplier, shift), out_type.offset))
     else:
         raise NotImplementedError(f"quantized elementwise \"{kind}\"")
     emit_strided_map(b, dest, sources, compute)

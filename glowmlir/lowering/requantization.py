@@ -98,6 +98,58 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
 
 
+def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int,
+                                offset: int, clamped_below_offset: bool = False) -> SSAValue:
+    """`requantize_narrow(value, multiplier, shift, offset)` on a vector of i32 lanes, for a
+    compile-time shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
+    doubled value's even and odd lanes multiplied as `requantize_in_halves` does (one
+    `vpmuldq` each), each 64-bit product plus 2^31 + 2^32 * (2^(right - 1) + offset * 2^right),
+    so that its high half is the rounded high multiply with the division's rounding term
+    and the offset already added; one shuffle takes the high halves, then the sign is added
+    and the sum shifted: `_divide_narrow`'s numbers in 12 vector instructions, not 18.
+    `clamped_below_offset` (a fused relu: levels below the offset are clamped to it) drops the
+    sign: a negative value's high half is at most 0, so its level is at most the offset with
+    or without it."""
+    left, right = shift_split(b, shift)
+    assert right <= OFFSET_SHIFTS and abs(offset) <= 256, "the sum stays in int32"
+    doubled = b.shift_left(value, left + 1)
+    lanes = value.type.get_shape()[0]
+    halves = VectorType(i64, [lanes // 2])
+    added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
+    rounding = b.int_value((1 << 31) + added * (1 << 32), halves)
+
+    def products(vector: SSAValue) -> tuple[SSAValue, SSAValue]:
+        wide = b.bitcast(vector, halves)
+        return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
+
+    factors = products(b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
+    even, odd = (b.bitcast(b.int_add(b.int_mul(x, m), rounding), value.type)
+                 for x, m in zip(products(doubled), factors))
+    order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
+    high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
+    if right == 0:
+        return high
+    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
+
+
+def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int, shift: int,
+                       offset: int = 0, clamped_below_offset: bool = False) -> SSAValue:
+    """`requantize(value, multiplier, shift) + offset` of an i32 value, or a vector of them,
+    known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
+    `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way.
+    `clamped_below_offset`: see `requantize_narrow_in_halves`."""
+    narrow = bound << (max(shift, 0) + 1) < 2**31
+    if not isinstance(value.type, VectorType):
+        if narrow:
+            return requantize_narrow(b, value, multiplier, shift, offset)
+        level = requantize(b, value, multiplier, shift)
+    elif narrow and max(-shift, 0) <= OFFSET_SHIFTS and abs(offset) <= 256:
+        return requantize_narrow_in_halves(b, value, multiplier, shift, offset, clamped_below_offset)
+    else:
+        level = requantize_in_halves(b, value, multiplier, shift)
+    return level if offset == 0 else b.int_add(level, offset)
+
+
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,
                    added: int = 0) -> SSAValue:
     """`(high + added) / 2^right` rounded half away from zero, the sign taken from `doubled`

@@ -32,6 +32,11 @@ unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
 several independent accumulators a block of outputs, stored as vectors.
 
+An int8 Add, Sub or Mul (`microkernel = "x86-avx512"`, broadcasting as the generic map does)
+runs on 16 int32 lanes: the views' dimensions merged, the innermost in vectors of 16 levels
+(the last masked), a source broadcast along it one level in every lane, the generic
+kernel's arithmetic (`quantized_kernels.binary_level`) on the lanes.
+
 With AVX-512 VBMI too, an int8 lookup table (`microkernel = "x86-vbmi"`) looks 64 levels up
 at once: `vpermi2b` picks bytes of two registers (128 table entries) by each index byte's low
 seven bits, so the 256 entries are two such halves and each level's sign picks the half.
@@ -53,10 +58,15 @@ from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
-from glowmlir.lowering.requantization import requantize, requantize_in_halves
+from glowmlir.lowering.requantization import (
+    OFFSET_SHIFTS,
+    requantize,
+    requantize_in_halves,
+    requantize_narrow_in_halves,
+)
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import in_tiles, inputs_read, load_vector, one_row_per_channel, store_vector
-from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.quantization.rescaling import activation_bounds, weight_zero_point
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -260,11 +270,17 @@ class LaneRequantization:
 
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
-        if isinstance(self.shift, int):
-            scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
+        offset = domain.output_offset
+        if (getattr(domain.op, "narrow_requantization", None) is not None and isinstance(self.shift, int)
+                and isinstance(offset, int) and -self.shift <= OFFSET_SHIFTS and abs(offset) <= 256):
+            relu = isinstance(domain.low, int) and domain.low >= offset
+            level = requantize_narrow_in_halves(b, total, self.multiplier, self.shift, offset, relu)
         else:
-            scaled = requantize(b, total, self.multiplier, self.shift)
-        level = b.int_add(scaled, self.lanewise(domain.output_offset))
+            if isinstance(self.shift, int):
+                scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
+            else:
+                scaled = requantize(b, total, self.multiplier, self.shift)
+            level = b.int_add(scaled, self.lanewise(offset))
         clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
         return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
@@ -489,3 +505,35 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -
         store_vector(b, entries, flat_dest, [at], loaded)
 
     in_runs(b, size, TABLE_LEVELS, look_up)
+
+
+def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
+    """An int8 Add, Sub or Mul, 16 levels at a time along the innermost merged dimension (a
+    source of stride 0 along it: its level in every lane); views whose innermost stride is
+    another take the generic map, level by level."""
+    from glowmlir.lowering.quantized_kernels import binary_level  # (that module imports this one)
+
+    dest, sources = loop_skeletons.elementwise_views(op, view)
+    shape, views = loop_skeletons.merge_dimensions(dest, sources)
+    level = binary_level(b, op)
+    low, high = activation_bounds(op, op.dest.type.element_type)
+    storage = dest.element_type
+    if views[0].strides[-1] != 1 or any(v.strides[-1] not in (0, 1) for v in views[1:]):
+        loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
+            b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
+        return
+    *outer, inner = shape
+
+    def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
+        if source.strides[-1] == 0:
+            return b.splat(b.sign_extend(b.load(source, at)), VECTOR)
+        return b.emit(llvm.SExtOp(load_vector(b, source, at, LANES, loaded), VECTOR))
+
+    def vector_at(indices: list[Index], first: Index, count: int) -> None:
+        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
+        value = level(*(levels(source, [*indices, first], loaded) for source in views[1:]))
+        clamped = b.clamp(value, b.int_value(low, VECTOR), b.int_value(high, VECTOR))
+        store_vector(b, b.truncate(clamped, VectorType(storage, [LANES])), views[0], [*indices, first], loaded)
+
+    with b.loops(outer) as indices:
+        in_runs(b, inner, LANES, functools.partial(vector_at, list(indices)))

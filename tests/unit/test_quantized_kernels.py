@@ -622,13 +622,15 @@ def test_mul_multiplier_from_double_product():
     np.testing.assert_array_equal(run(body, {"a": ALL_A, "b": ALL_B})["y"], expected)
 
 
-def fully_connected_body(x_t: str, w_t: str, b_t: str, y_t: str) -> str:
-    """glow IR of y = fully_connected(x, w, b): x a placeholder, w and b constants."""
+def fully_connected_body(x_t: str, w_t: str, b_t: str, y_t: str, activation: str | None = None) -> str:
+    """glow IR of y = fully_connected(x, w, b): x a placeholder, w and b constants (a fused
+    `activation`)."""
+    keyword = f" activation {activation}" if activation else ""
     return f"""
   %x = glow.placeholder "x" : {x_t}
   %w = glow.constant "w" elided : {w_t}
   %b = glow.constant "b" elided : {b_t}
-  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  %y = glow.fully_connected %x, %w, %b{keyword} : ({x_t}, {w_t}, {b_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
 
 

@@ -108,14 +108,7 @@ def fully_connected_case(seed: int, rows: int, depth: int, outputs: int, weight_
     expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, activation)
     x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
     b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((rows, outputs), q8(*out_type))
-    keyword = f" activation {activation}" if activation else ""
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.fully_connected %x, %w, %b{keyword} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    return Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected)
+    return Case(fully_connected_body(x_t, w_t, b_t, y_t, activation), {"x": x}, {"w": w, "b": bias}, "y", expected)
 
 
 @needs_vnni
@@ -128,13 +121,15 @@ def test_fully_connected_matches_the_int8_reference(rows, depth, outputs, weight
 
 
 @needs_vnni
-@pytest.mark.parametrize("ratio", [1 / 16, 1 / 2, 0.0371, 0.73])
-def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio):
-    """The lanes' output step (`requantization.requantize_in_halves`) on every accumulator of a
-    range of consecutive ones, of both signs: a FullyConnected whose input levels are its
-    zero point, so that each output's accumulator is its bias (random order), with the
-    input x weight / output scale `ratio` (a power of two: every rounding of a half, away
-    from zero, is met)."""
+@pytest.mark.parametrize("ratio,activation", [(1 / 16, None), (1 / 2, None), (0.0371, None), (0.73, None),
+                                              (1 / 16, "relu"), (0.73, "relu")])
+def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio, activation):
+    """The lanes' output step (`requantization.requantize_narrow_in_halves`: the accumulators
+    are narrow) on every accumulator of a range of consecutive ones, of both signs: a
+    FullyConnected whose input levels are its zero point, so that each output's accumulator
+    is its bias (random order), with the input x weight / output scale `ratio` (a power of
+    two: every rounding of a half, away from zero, is met); with a fused relu, the step
+    without the sign term."""
     rng = np.random.default_rng(int(ratio * 1000))
     outputs = 4000
     reach = int(110 / ratio)
@@ -143,10 +138,10 @@ def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(r
     x_type, w_type = (0.05, -5), (0.01, 0)
     bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
     out_type = (float(np.float32(bias_scale / np.float32(ratio))), 3)
-    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, None)
+    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, activation)
     x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
     b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
-    body = fully_connected_body(x_t, w_t, b_t, y_t)
+    body = fully_connected_body(x_t, w_t, b_t, y_t, activation)
     check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
 
 
