@@ -373,19 +373,16 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
 
     # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
-    # pixels it shares with the one before are computed twice, the same numbers).
-    if pixels_in_lanes(width):
-        tiles, rest = divmod(width, LANES)
-        with b.loop(0, tiles) as t:
-            pixel_tile(b.mul(t.index, LANES))
-        if rest:
-            pixel_tile(width - LANES)
+    # pixels it shares with the one before are computed twice, the same numbers), the same
+    # iteration of the loop over tiles (one copy of the tile's code, not two).
+    size = LANES if pixels_in_lanes(width) else pixels
+    if width < size:
+        tile(0, width)
         return
-    tiles, rest = divmod(width, pixels)
-    with b.loop(0, tiles) as t:
-        tile(b.mul(t.index, pixels), pixels)
-    if rest:
-        tile(width - pixels, pixels) if tiles else tile(0, rest)
+    with b.loop(0, -(-width // size)) as t:
+        x0 = b.mul(t.index, size)
+        x0 = x0 if width % size == 0 else b.min(x0, width - size)
+        pixel_tile(x0) if size == LANES else tile(x0, size)
 
 
 def pixels_in_lanes(width: int) -> bool:
