@@ -116,8 +116,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if arm_dsp:
         selection.append(SelectArmDspKernels(helium and not minimum_size))
-    if size_first:
-        selection.append(QuantizationRecords())
+    if size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
+        selection.append(QuantizationRecords(partnered=not size_first))
     if vnni:
         selection.append(SelectVnniKernels(lookup_tables=vbmi))
     if vector_tile is not None:

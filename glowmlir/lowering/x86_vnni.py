@@ -61,7 +61,7 @@ from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
-from glowmlir.lowering.requantization import requantize, requantize_in_halves
+from glowmlir.lowering.requantization import requantize_in_halves
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import in_tiles, inputs_read, load_vector, one_row_per_channel, store_vector
 from glowmlir.quantization.rescaling import weight_zero_point
@@ -268,10 +268,7 @@ class LaneRequantization:
 
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
-        if isinstance(self.shift, int):
-            scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
-        else:
-            scaled = requantize(b, total, self.multiplier, self.shift)
+        scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
         level = b.int_add(scaled, self.lanewise(domain.output_offset))
         clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
         return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
