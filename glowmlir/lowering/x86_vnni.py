@@ -64,7 +64,6 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.requantization import requantize_in_halves
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import in_tiles, inputs_read, load_vector, one_row_per_channel, store_vector
-from glowmlir.quantization.rescaling import weight_zero_point
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -93,6 +92,11 @@ def unsigned_word(b: KernelBuilder, levels: list[SSAValue], pad_byte: int) -> SS
         byte = b.emit(llvm.ZExtOp(level, i32))
         word = b.int_or(word, b.shift_left(byte, 8 * j) if j else byte)
     return b.int_xor(word, word_constant(b, dict.fromkeys(range(len(levels)), 0x80)))
+
+
+def lanes_of(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
+    """A compile-time number as it is, a run-time i32 in every lane of a zmm register."""
+    return value if isinstance(value, int) else b.splat(value, VECTOR)
 
 
 PACKED_PIXELS = 16
@@ -195,7 +199,7 @@ def channel_ones(b: KernelBuilder, group: Index, channels: int) -> SSAValue:
 
 
 def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channels: int, k_w: int,
-                weight_offset: int) -> View:
+                weight_offset: int | SSAValue) -> View:
     """w_offset times the sum of the unsigned input (x + 128, the padding x_offset + 128) over
     each output's window, all `channels` (the bytes summed of each word), `k_w` words a
     kernel row: i32 [N, conv H, conv W] on the stack, which the kernel subtracts from the
@@ -221,7 +225,7 @@ def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channel
                                                                  stride=sx), ones)
                 g.next(total)
             ky.next(*g.results)
-        store_vector(b, b.int_mul(ky.results[0], weight_offset), sums, [n, y, x0],
+        store_vector(b, b.int_mul(ky.results[0], lanes_of(b, weight_offset)), sums, [n, y, x0],
                      None if count == LANES else loaded)
 
     with b.loops([n_size, conv_h]) as (n, y):
@@ -277,7 +281,7 @@ class LaneRequantization:
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                  accumulators: None = None, residual: None = None, *, words: View, sums: View | None,
-                 weight_offset: int, k_w: int, summed: int) -> None:
+                 weight_offset: int | SSAValue, k_w: int, summed: int) -> None:
     """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
     (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
     the input as it is, is not read) and, with a weight zero point, the `window_sums` (rows
@@ -354,7 +358,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             ky.next(*g.results)
         totals = list(ky.results)
         if weight_offset:
-            correction = b.int_mul(totals.pop(), weight_offset)
+            correction = b.int_mul(totals.pop(), lanes_of(b, weight_offset))
             totals = [b.int_sub(total, correction) for total in totals]
         if keep_accumulators:
             for into, total in zip(outputs, totals):
@@ -398,7 +402,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         k_w, summed = 1, filter_shape[3]
     else:
         words, k_w, summed = pack_input(b, op, src), filter_shape[3], src.shape[1]
-    weight_offset = weight_zero_point(op.filter.type.element_type)
+    weight_offset = domain.weight_offset  # a record's, read at run time, or the filter's
     one_row = channel_is_one_row(filter_shape, op.strides.get_values(), op.pads.get_values(), op.pool is not None)
     height, width = glow.convolution_shape(op)[2:]
     sums = None
@@ -432,7 +436,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     full, rest = divmod(depth, GROUP)
     chained = count // FULLY_CONNECTED_CHAINS * FULLY_CONNECTED_CHAINS
 
-    weight_offset = weight_zero_point(op.weights.type.element_type)
+    weight_offset = domain.weight_offset  # a record's, read at run time, or the filter's
 
     def block(m: Index, o_block: Index, lanes: int, input_sum: SSAValue) -> None:
         bias_vector, step = LaneRequantization.of_block(b, domain, bias, b.mul(o_block, LANES), lanes)

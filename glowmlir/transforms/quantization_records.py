@@ -31,7 +31,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized, storage_type
-from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
+from glowmlir.quantization.rescaling import KernelParameters
 from glowmlir.transforms.select_kernels import insert_weight
 
 
@@ -44,15 +44,12 @@ def wants_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
 def shape_key(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> tuple:
     """What two layers whose host kernels may come out equal have in common: kind,
     properties (the node name aside), each operand's shape and storage type (not its
-    scale), and, for an ungrouped convolution or a FullyConnected (the VNNI kernels, which
-    compile them in: the input's padding word, the weight zero point's window sums), the
-    input and weight zero points."""
+    scale), and, for an ungrouped convolution or a FullyConnected, the input zero point
+    (the VNNI kernels compile it into their padding words)."""
     properties = tuple((key, str(value)) for key, value in op.properties.items() if key != glow.NODE_NAME)
     operands = tuple((tuple(v.type.get_shape()), str(storage_type(v.type.element_type))) for v in op.operands)
-    zero_points = ()
-    if isinstance(op, glowll.FullyConnectedOp) or op.group.value.data == 1:
-        zero_points = (op.input.type.element_type.offset, weight_zero_point(op.operands[2].type.element_type))
-    return op.name, properties, operands, zero_points
+    ungrouped = isinstance(op, glowll.FullyConnectedOp) or op.group.value.data == 1
+    return op.name, properties, operands, op.input.type.element_type.offset if ungrouped else None
 
 
 class AddQuantizationRecord(RewritePattern):

@@ -1,7 +1,7 @@
 // RUN: glow-opt %s -p 'glowll-quantization-records{partnered=true}' | filecheck %s
 // Partnered (an x86-64 VNNI host at -O3): only layers with an equal-shaped partner get a record.
 // Depthwise convolutions a and b (one shape, their own scales and zero points) get one each;
-// the ungrouped d and e, one shape but weight zero points 1 and 2 (which the VNNI kernel
+// the ungrouped d and e, one shape but input zero points 3 and -4 (which the VNNI kernel
 // compiles in), get none, nor does the FullyConnected, a shape of its own.
 
 glowll.function @net {
@@ -21,7 +21,7 @@ glowll.function @net {
   %ye = glowll.placeholder output "ye" : memref<1x2x3x3x!quant.uniform<i8:f32, 1.0e-01:0>>
   %we = glowll.weight "we" {value = dense<[[[[4]], [[3]]], [[[2]], [[1]]]]> : tensor<2x2x1x1xi8>} : memref<2x2x1x1x!quant.uniform<i8:f32, 1.0e-02:2>>
   %be = glowll.weight "be" {value = dense<[3, 4]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %ye, %x, %we, %be {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x3x3x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x3x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x2x1x1x!quant.uniform<i8:f32, 1.0e-02:2>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %ye, %ya, %we, %be {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x3x3x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x3x!quant.uniform<i8:f32, 1.0e-01:-4>>, memref<2x2x1x1x!quant.uniform<i8:f32, 1.0e-02:2>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -35,5 +35,5 @@ glowll.function @net {
 // CHECK-NEXT: glowll.convolution %yb, %ya, %wb, %bb parameters %[[B]] {{.*}}group = 2
 // CHECK-NOT:  _parameters
 // CHECK:      glowll.convolution %yd, %x, %wd, %bd {
-// CHECK:      glowll.convolution %ye, %x, %we, %be {
+// CHECK:      glowll.convolution %ye, %ya, %we, %be {
 // CHECK:      glowll.fully_connected %z, %v, %fw, %fb :

@@ -71,8 +71,8 @@ def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
     """At -O3 on a host with AVX-512 VNNI, only layers with an equal-shaped partner get records
     (`glowll-quantization-records{partnered}`): two depthwise layers of one shape, each with
     its own scales and zero points, share one kernel; two 3x3 convolutions of one shape whose
-    input and weight zero points differ (which the VNNI kernel compiles in) keep a kernel each
-    and no record, and so does a layer of a shape of its own. Every output is the reference's."""
+    input zero points differ (which the VNNI kernel compiles in) keep a kernel each and no
+    record, and so does a layer of a shape of its own. Every output is the reference's."""
     depthwise, convolution = CONVOLUTIONS["depthwise"], CONVOLUTIONS["3x3_pad1"]
     cases = [convolution_case(21, depthwise, activation="relu", suffix="_a"),
              convolution_case(22, depthwise, activation="relu", suffix="_b"),
