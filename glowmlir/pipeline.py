@@ -97,7 +97,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     the instructions it implements become calls into it; on a core with the Arm DSP
     extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
     Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
-    quantization numbers become data, so that equal-shaped layers share a kernel; on a target
+    quantization numbers become data, so that equal-shaped layers share a kernel (with `vnni`
+    at -O3 too, for the layers that have an equal-shaped partner); on a target
     with a vector unit (`vector_tile`), float convolutions get the column-vector kernel; on
     one with AVX-512 VNNI (`vnni`), int8 convolutions and FullyConnected get its kernels, and
     with VBMI too (`vbmi`) int8 lookup tables get theirs;
@@ -120,8 +121,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))
-    if size_first:
-        selection.append(QuantizationRecords())
+    if size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
+        selection.append(QuantizationRecords(partnered=not size_first))
     if vnni:
         selection.append(SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))
     if vector_tile is not None:

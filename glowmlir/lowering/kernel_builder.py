@@ -85,7 +85,8 @@ class KernelBuilder:
     Indices, loop counters and offsets are `index_type` integers, the width of the
     target's pointers, so that every address the target can hold is computed exactly;
     `cache_bytes`: one core's cache the kernels block their loops for (0: unknown, no
-    blocking).
+    blocking). A kernel whose code is vectorized and unrolled by hand sets `optimize_for_size`:
+    its function is then `optsize`, so that LLVM unrolls none of its loops again.
     """
 
     def __init__(self, region: Region, block: Block, index_type: IntegerType = i64, cache_bytes: int = 0):
@@ -93,6 +94,7 @@ class KernelBuilder:
         self.block = block
         self.index_type = index_type
         self.cache_bytes = cache_bytes
+        self.optimize_for_size = False  # set by a kernel whose loops LLVM's unroller only inflates
         self._constants: dict[tuple[int, Attribute], SSAValue] = {}
         self._lane_constants: dict[tuple[tuple[int, ...], Attribute], SSAValue] = {}
         self._lane_ops: set[Operation] = set()

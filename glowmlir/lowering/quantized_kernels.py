@@ -120,8 +120,13 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
     if op.parameters is None:
         return numbers
     record = view(op.parameters)
-    return KernelParameters(*(value if value == 0 else b.load(record, [slot])
-                              for slot, value in enumerate(dataclasses.astuple(numbers))))
+    loaded = {field: value if value == 0 else b.load(record, [slot])
+              for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
+    for field in ("shift", "bias_shift"):  # a shift's sign stays in the code too (no left shift in a right one's)
+        value = getattr(numbers, field)
+        if value:
+            loaded[field] = b.int_min(loaded[field], -1) if value < 0 else b.int_max(loaded[field], 1)
+    return KernelParameters(**loaded)
 
 
 class ChannelRequantization:

@@ -40,17 +40,19 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     return divide_by_power_of_two(b, high, right)
 
 
-def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int) -> SSAValue:
-    """`requantize` on a vector of i32 lanes with a compile-time shift, in fewer vector
-    instructions, the same numbers. The doubling high multiply: the vector seen as i64
+def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
+                         shift: int | SSAValue) -> SSAValue:
+    """`requantize` on a vector of i32 lanes, in fewer vector instructions, the same numbers
+    (a run-time `shift` is a vector, lane by lane). The doubling high multiply: the vector seen as i64
     halves, the even lanes' and the odd lanes' products by one 32x32->64 multiply each
     (`vpmuldq` reads each half's low lane, sign-extended), bits 31-62 of each rounded product
     brought into its half's low lane by one shift, and the two interleaved by one shuffle.
     The division by 2^right, halves away from zero, is `(y >> right) + ((y >> (right - 1)) & 1)`
     with y = high - 1 for a negative high (so a negative half rounds down; high > INT32_MIN as
-    M < 2^31): no compare or select."""
+    M < 2^31): no compare or select (with a run-time shift, one select keeps the lanes that
+    shift right by 0)."""
     left, right = shift_split(b, shift)
-    if left:
+    if not is_zero(left):
         value = b.shift_left(value, left)
     lanes = value.type.get_shape()[0]
     halves = VectorType(i64, [lanes // 2])
@@ -66,10 +68,14 @@ def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SS
                  for x, m in zip(products(value), factors))
     order = [lane + (lanes - 1) * (lane % 2) for lane in range(lanes)]  # 0, 16, 2, 18, ... for 16 lanes
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
-    if right == 0:
+    if is_zero(right):
         return high
     rounded_down = b.int_add(high, b.shift_right(high, 31))
-    return b.int_add(b.shift_right(rounded_down, right), b.int_and(b.shift_right(rounded_down, right - 1), 1))
+    if isinstance(right, int):
+        return b.int_add(b.shift_right(rounded_down, right), b.int_and(b.shift_right(rounded_down, right - 1), 1))
+    half_bit = b.int_and(b.shift_right(rounded_down, b.int_max(b.int_sub(right, 1), 0)), 1)
+    divided = b.int_add(b.shift_right(rounded_down, right), half_bit)
+    return b.select(b.int_compare("sgt", right, 0), divided, high)
 
 
 OFFSET_SHIFTS = 21

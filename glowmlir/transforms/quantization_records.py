@@ -10,12 +10,18 @@ region, next to the layer's weights) holding those numbers in the order of
 (`quantized_kernels.kernel_parameters`; a number that is 0 stays a constant), and
 `lower-glowll-to-llvm`, which emits equal kernels once, gives such layers one kernel.
 
-Size-first builds (`-opt-level=Os` or `Oz`) run it (`docs/code-size.md`); at -O3 the numbers
-stay compiled in, where they fold into the arithmetic. Outputs are bit-identical either way.
+Size-first builds (`-opt-level=Os` or `Oz`) run it (`docs/code-size.md`). At -O3 on an
+x86-64 host with AVX-512 VNNI it runs `partnered`: only layers with an equal-shaped partner
+(`shape_key`) get a record, since only they can share a kernel (MobileNetV3-style has none;
+DS-CNN-style's four depthwise layers then share one), and the host's vector kernels run as
+fast on numbers loaded once as on constants (a shift's sign stays in the code). On other
+-O3 targets the numbers stay compiled in, where they fold into the arithmetic. Outputs are
+bit-identical either way.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -24,19 +30,39 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import is_quantized
+from glowmlir.dialects.quant import is_quantized, storage_type
 from glowmlir.quantization.rescaling import KernelParameters
 from glowmlir.transforms.select_kernels import insert_weight
 
 
+def wants_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """A generated (NCHW) int8 layer without a record yet."""
+    return (op.parameters is None and not glow.is_nhwc(op)
+            and all(is_quantized(v.type) for v in (op.dest, op.input, op.operands[2], op.bias)))
+
+
+def shape_key(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> tuple:
+    """What two layers whose host kernels may come out equal have in common: kind,
+    properties (the node name aside), each operand's shape and storage type (not its
+    scale), and, for an ungrouped convolution or a FullyConnected, the input zero point
+    (the VNNI kernels compile it into their padding words)."""
+    properties = tuple((key, str(value)) for key, value in op.properties.items() if key != glow.NODE_NAME)
+    operands = tuple((tuple(v.type.get_shape()), str(storage_type(v.type.element_type))) for v in op.operands)
+    ungrouped = isinstance(op, glowll.FullyConnectedOp) or op.group.value.data == 1
+    return op.name, properties, operands, op.input.type.element_type.offset if ungrouped else None
+
+
 class AddQuantizationRecord(RewritePattern):
+    def __init__(self, keys: set[tuple] | None = None):
+        super().__init__()
+        self.keys = keys  # only layers of these `shape_key`s (None: every layer)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        weights, bias = op.operands[2], op.bias
-        if (op.parameters is not None or glow.is_nhwc(op)
-                or not all(is_quantized(v.type) for v in (op.dest, op.input, weights, bias))):
+        weights = op.operands[2]
+        if not wants_record(op) or (self.keys is not None and shape_key(op) not in self.keys):
             return
-        owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else bias.owner
+        owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else op.bias.owner
         name = f"{owner.name_.data}_parameters" if isinstance(owner, glowll.WeightOp) else "layer_parameters"
         record = insert_weight(name, KernelParameters.of(op).record(), op, rewriter, i32)
         segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
@@ -48,9 +74,17 @@ class AddQuantizationRecord(RewritePattern):
 @dataclass(frozen=True)
 class QuantizationRecords(ModulePass):
     """Gives every generated int8 Convolution and FullyConnected a record of its
-    quantization numbers (see the module docstring)."""
+    quantization numbers (`partnered`: only those with an equal-shaped partner; see the
+    module docstring)."""
 
     name = "glowll-quantization-records"
+    partnered: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(AddQuantizationRecord(), apply_recursively=False).rewrite_module(op)
+        keys = None
+        if self.partnered:
+            layers = Counter(shape_key(layer) for layer in op.walk()
+                             if isinstance(layer, glowll.ConvolutionOp | glowll.FullyConnectedOp)
+                             and wants_record(layer))
+            keys = {key for key, count in layers.items() if count > 1}
+        PatternRewriteWalker(AddQuantizationRecord(keys), apply_recursively=False).rewrite_module(op)

@@ -15,6 +15,7 @@ from xdsl.passes import PassPipeline
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import function_ranges
+from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms import all_passes
@@ -83,6 +84,27 @@ def test_a_size_first_build_tells_the_dsp_kernels_their_loop_pairs(board, level,
     assert (f"loop-pairs={loop_pairs}" in pipeline.spec()) == bool(loop_pairs)
     glowll_stage = pipeline_spec(pipeline.glowll)
     assert PassPipeline.parse_spec(all_passes(), glowll_stage).passes == pipeline.glowll
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
+    """At -O3 on a host with AVX-512 VNNI, only layers with an equal-shaped partner get records
+    (`glowll-quantization-records{partnered}`): two depthwise layers of one shape, each with
+    its own scales and zero points, share one kernel; two 3x3 convolutions of one shape whose
+    input zero points differ (which the VNNI kernel compiles in) keep a kernel each and no
+    record, and so does a layer of a shape of its own. Every output is the reference's."""
+    depthwise, convolution = CONVOLUTIONS["depthwise"], CONVOLUTIONS["3x3_pad1"]
+    cases = [convolution_case(21, depthwise, activation="relu", suffix="_a"),
+             convolution_case(22, depthwise, activation="relu", suffix="_b"),
+             convolution_case(23, convolution, suffix="_c"), convolution_case(24, convolution, suffix="_d"),
+             convolution_case(25, CONVOLUTIONS["stride2"], suffix="_e")]
+    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
+    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    records = re.findall(r'"(\w+)_parameters" \{value = dense<\[([^\]]*)\]>', bundle.ir["glowll"])
+    assert [name for name, _ in records] == ["w_a", "w_b"] and records[0][1] != records[1][1]
+    assert len(kernel_names(bundle, "convolution")) == 4
 
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])

@@ -25,7 +25,9 @@ from tests.unit.test_quantized_kernels import (
     levels,
     offset,
     q8,
+    q8_channels,
     q32,
+    q32_channels,
     scale,
     spread_scale,
     tensor,
@@ -143,6 +145,40 @@ def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(r
     b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
     body = fully_connected_body(x_t, w_t, b_t, y_t, activation)
     check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
+
+
+@needs_vnni
+def test_per_channel_shifts_of_both_signs_and_zero_match_the_int8_reference():
+    """The lanes' output step with a run-time shift a lane (`requantize_in_halves` on a
+    per-channel table): a 1x1 convolution whose channels' input x weight / output scales are
+    1/64, 0.3, 0.75, 1.5 and 3.2 (shifts -5, -1, 0, 1 and 2), each of 16 output channels one
+    of them, its accumulators small enough that even a left shift leaves outputs inside the
+    int8 range."""
+    rng = np.random.default_rng(17)
+    x_levels = rng.integers(-12, 13, (1, 8, 4, 5)).astype(np.int8)
+    w_levels = rng.integers(-12, 13, (16, 8, 1, 1)).astype(np.int8)
+    bias = rng.integers(-100, 101, 16).astype(np.int32)
+    x_type, out_type = (0.05, 0), (0.1, 3)
+    ratios = np.array([1 / 64, 0.3, 0.75, 1.5, 3.2] * 4)[:16]
+    w_scales = np.array([ref.f32(2 * r) for r in ratios], np.float32)
+    bias_scales = (np.float32(x_type[0]) * w_scales).astype(np.float32)
+    expected = ref.conv2d(x_levels, w_levels, bias, x_type, w_scales, np.zeros(16, np.int64), out_type,
+                          (1, 1), (0, 0, 0, 0), (1, 1), 1, None)
+    x_t, w_t = tensor(x_levels.shape, q8(*x_type)), tensor(w_levels.shape, q8_channels(w_scales))
+    b_t, y_t = tensor((16,), q32_channels(bias_scales)), tensor(expected.shape, q8(*out_type))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.convolution %x, %w, %b {{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, \
+dilations = array<i64: 1, 1>}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    case = Case(body, {"x": x_levels}, {"w": w_levels, "b": bias}, "y", expected)
+    for actual in vnni_and_generic(case):
+        np.testing.assert_array_equal(actual, expected)
+    for shift in range(5):  # the channels of every shift have many outputs inside the range
+        inside = expected[0, shift::5][(expected[0, shift::5] > -128) & (expected[0, shift::5] < 127)]
+        assert len(np.unique(inside)) > 8
 
 
 def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inputs():
