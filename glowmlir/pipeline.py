@@ -121,10 +121,10 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))
-    if size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
-        selection.append(QuantizationRecords(partnered=not size_first))
     if vnni:
         selection.append(SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))
+    if size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
+        selection.append(QuantizationRecords(partnered=not size_first))
     if vector_tile is not None:
         selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
                                              vector_tile.registers))

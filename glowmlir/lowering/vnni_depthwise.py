@@ -67,7 +67,9 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     geometry = DepthwiseGeometry.of(op)
     vectors = [(first, min(LANES, plane - first), geometry.windows(first, min(LANES, plane - first)))
                for first in range(0, plane, LANES)]
-    padding = b.int_value(signed_byte(op.input.type.element_type.offset + UNSIGNED_SHIFT), BYTES)
+    offset = domain.input_offset  # a record's, read at run time, or the input type's
+    padding = (b.int_value(signed_byte(offset + UNSIGNED_SHIFT), BYTES) if isinstance(offset, int)
+               else b.splat(b.truncate(b.int_add(offset, UNSIGNED_SHIFT), i8), BYTES))
     flip = b.int_value(-UNSIGNED_SHIFT, BYTES)
     storage = dest.element_type
 

@@ -89,13 +89,14 @@ def test_a_size_first_build_tells_the_dsp_kernels_their_loop_pairs(board, level,
 @pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
 def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
     """At -O3 on a host with AVX-512 VNNI, only layers with an equal-shaped partner get records
-    (`glowll-quantization-records{partnered}`): two depthwise layers of one shape, each with
-    its own scales and zero points, share one kernel; two 3x3 convolutions of one shape whose
+    (`glowll-quantization-records{partnered}`, after the kernel selection, so that
+    filters packed alike are what makes partners): two depthwise layers of one shape, each
+    with its own scales and zero points, share one kernel; two 3x3 convolutions of one shape whose
     input zero points differ (which the VNNI kernel compiles in) keep a kernel each and no
     record, and so does a layer of a shape of its own. Every output is the reference's."""
     depthwise, convolution = CONVOLUTIONS["depthwise"], CONVOLUTIONS["3x3_pad1"]
-    cases = [convolution_case(21, depthwise, activation="relu", suffix="_a"),
-             convolution_case(22, depthwise, activation="relu", suffix="_b"),
+    cases = [convolution_case(21, depthwise, per_channel=True, activation="relu", suffix="_a"),
+             convolution_case(22, depthwise, per_channel=True, activation="relu", suffix="_b"),
              convolution_case(23, convolution, suffix="_c"), convolution_case(24, convolution, suffix="_d"),
              convolution_case(25, CONVOLUTIONS["stride2"], suffix="_e")]
     bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
@@ -103,7 +104,7 @@ def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
     records = re.findall(r'"(\w+)_parameters" \{value = dense<\[([^\]]*)\]>', bundle.ir["glowll"])
-    assert [name for name, _ in records] == ["w_a", "w_b"] and records[0][1] != records[1][1]
+    assert [name for name, _ in records] == ["w_a_vnni", "w_b_vnni"] and records[0][1] != records[1][1]
     assert len(kernel_names(bundle, "convolution")) == 4
 
 
