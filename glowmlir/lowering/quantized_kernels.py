@@ -54,7 +54,13 @@ from glowmlir.lowering.loop_skeletons import (
     fill_row,
     window_size,
 )
-from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow, requantize_wide
+from glowmlir.lowering.requantization import (
+    divide_by_power_of_two,
+    requantize,
+    requantize_narrow,
+    requantize_wide,
+    wrapped_double,
+)
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
     KernelParameters,
@@ -117,11 +123,15 @@ class ChannelRequantization:
         self.b = b
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
+        self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
                 # Seen as a constant, LLVM multiplies by it with UMLAL and a MUL for the
                 # sign; an unknown one it takes with one SMMULR (`requantize_narrow`).
+                wrapped = wrapped_double(multiplier)
+                if wrapped is not None:
+                    self.wrapped = b.opaque(b.integer(wrapped))
                 multiplier = b.opaque(b.integer(multiplier))
             self.constant = (multiplier, parameters.shift)
 
@@ -129,6 +139,12 @@ class ChannelRequantization:
         if self.table is None:
             return self.constant
         return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
+
+    def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
+        """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""
+        if self.wrapped is not None:
+            return self.wrapped, self.constant[1], True
+        return (*self.of(channel), False)
 
 
 class QuantizedArithmetic(ArithmeticDomain):
@@ -196,15 +212,21 @@ class QuantizedArithmetic(ArithmeticDomain):
 
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
-        multiplier, shift = self.requantization.of(channel)
         rescale = self.rescale()
+        narrow = rescale is requantize_narrow
+        if narrow:
+            multiplier, shift, wrapped = self.requantization.narrow_of(channel)
+        else:
+            multiplier, shift = self.requantization.of(channel)
         # Clamped to the whole storage range (one SSAT), the offset goes inside the rounding
         # division (one add fewer); a narrower clamp LLVM takes best before the offset is added.
-        offset_inside = rescale is requantize_narrow and (self.low, self.high) == self.out_type.value_range
+        offset_inside = narrow and (self.low, self.high) == self.out_type.value_range
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
-                level = requantize_narrow(b, total, multiplier, shift, self.output_offset)
+                level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped)
+            elif narrow:
+                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped), self.output_offset)
             else:
                 level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)

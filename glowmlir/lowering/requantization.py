@@ -77,8 +77,14 @@ OFFSET_SHIFTS = 21
 shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
 
 
+def wrapped_double(multiplier: int) -> int | None:
+    """`2 * multiplier - 2^32`, the int32 that `2 * multiplier` wraps to, for a multiplier in
+    [2^30, 2^31) (a normalized one: `requantize_narrow`'s `doubled` form); else None."""
+    return 2 * multiplier - 2**32 if 2**30 <= multiplier < 2**31 else None
+
+
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
-                      shift: int | SSAValue, offset: int | SSAValue = 0) -> SSAValue:
+                      shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -88,11 +94,21 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     accumulator (one SMMLAR) instead of multiplying twice (SMMULR for the sign, then SMMLAR).
     A constant offset (an output zero point) joins the rounding term as `offset << right`
     (`(a + offset * 2^right) >> right` is `(a >> right) + offset` exactly): one add fewer,
-    and a clamp to the int8 range is then one SSAT of the shifted sum."""
+    and a clamp to the int8 range is then one SSAT of the shifted sum.
+
+    `wrapped`: `multiplier` is `wrapped_double(M)`, 2M - 2^32. Then `(v * (2M - 2^32) + 2^31)
+    >> 32` is the high part of `2v * M` less v, so v is added back instead of doubled first:
+    LLVM adds v and its sign by the multiply's accumulator (`add r, v, v, asr #31` and one
+    SMMLAR), one instruction fewer than the shift to 2v."""
     left, right = shift_split(b, shift)
-    doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
+    if wrapped:  # v = value << left, multiplied as it is; the sign of 2v is its own
+        doubled = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
+    else:
+        doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
     wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
+    if wrapped:
+        high = b.int_add(high, doubled)
     folded = isinstance(right, int) and isinstance(offset, int) and 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256
     divided = _divide_narrow(b, high, doubled, right, offset * (1 << right) if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)

@@ -35,6 +35,7 @@ from tests.unit.test_quantized_kernels import (
     all_level_pairs_case,
     binary_case,
     build,
+    consecutive_accumulators_case,
     convolution_case,
     levels,
     offset,
@@ -312,6 +313,19 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+
+
+@pytest.mark.parametrize("ratio", [1 / 16, 0.73])
+def test_narrow_requantization_of_consecutive_accumulators_on_the_m7(ratio):
+    """The one-SMMLAR requantization (`requantization.requantize_narrow`, its multiplier
+    doubled and wrapped to int32) on every accumulator of a range of consecutive ones, of
+    both signs (`consecutive_accumulators_case`): a power-of-two ratio meets every rounding of
+    a half (its multiplier 2^30, the least that wraps)."""
+    case = consecutive_accumulators_case(ratio)
+    bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
+    assert all("narrow_requantization" in line for line in instruction_lines(bundle))
+    actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
+    np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
 
 
 def instruction_lines(bundle) -> list[str]:
