@@ -118,6 +118,11 @@ PLANE_BYTES = 2048
 """A depthwise convolution copies each input plane, padded, into this many bytes of stack:
 the whole plane when it fits, else bands of it (one row of output at least)."""
 
+STACK_ALIGNMENT = 8
+"""The kernels' stack buffers are aligned as the Armv7-M stack is (8 bytes; `LDRD` needs 4):
+aligned to 64, LLVM realigned the stack and kept a frame pointer, one register fewer for
+accumulators."""
+
 FC_BLOCKS = (4, 2, 1)
 """Outputs of a FullyConnected computed together: the first that divides the outputs."""
 
@@ -457,7 +462,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     pairs = packed.shape[1]
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
     slot = SLOT_WORDS if run > 1 else 1
-    gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32), (-(-run // 2), pairs, slot),
+    gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32, STACK_ALIGNMENT), (-(-run // 2), pairs, slot),
                                element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
     pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
@@ -638,7 +643,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     bands = -(-out_h // band)
     words = -(-rows_read(band) * plan.padded_width // 4)
     padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), 0xFF), 0x01010101)
-    plane_words = View.contiguous(b.alloca(words, i32), (words,), element_type=i32)
+    plane_words = View.contiguous(b.alloca(words, i32, STACK_ALIGNMENT), (words,), element_type=i32)
     with b.loop(0, words) as i:  # the padding, once: copies write only the input's columns
         b.store(padding, plane_words, [i.index])
     plane = View.contiguous(plane_words.base, (words * 4 // plan.padded_width, plan.padded_width), element_type=i8)
