@@ -59,6 +59,7 @@ from glowmlir.lowering.requantization import (
     requantize,
     requantize_narrow,
     requantize_wide,
+    rounding_terms,
     wrapped_double,
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
@@ -157,6 +158,9 @@ class QuantizedArithmetic(ArithmeticDomain):
     def __init__(self, b: KernelBuilder, op: glowll.InstructionOp, view: ViewOf):
         super().__init__(b)
         self.op = op
+        # sums twice the accumulator (`doubled_accumulators`: the packed filter's levels doubled)
+        self.doubled = getattr(op, "doubled_accumulators", None) is not None
+        self.rounding = None
         self.out_type = _type(op.dest)
         self.output_offset = self.out_type.offset
         self.low, self.high = activation_bounds(op, self.out_type)
@@ -172,6 +176,12 @@ class QuantizedArithmetic(ArithmeticDomain):
             self.high = b.int_sub(maximum, parameters.high_below_maximum) \
                 if isinstance(parameters.high_below_maximum, SSAValue) else maximum - parameters.high_below_maximum
             self.requantization = ChannelRequantization(b, op, view, parameters)
+            # doubled sums, clamped to the whole storage range: the rounding terms in a register
+            # (`requantize_narrow`), made once here
+            terms = rounding_terms(parameters.shift, self.output_offset) \
+                if self.doubled and self.requantization.table is None else None
+            whole_range = (self.low, self.high) == self.out_type.value_range
+            self.rounding = b.opaque(b.integer(terms)) if terms is not None and whole_range else None
 
     def _stack_rows(self, count: int, width: int) -> View:
         return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)
@@ -188,9 +198,9 @@ class QuantizedArithmetic(ArithmeticDomain):
         Int8 bias keeps its own scale in Glow's rule)."""
         b, parameters = self.b, self.parameters
         level = b.int_sub(load_level(b, bias, [channel]), parameters.bias_offset)
-        if is_zero(parameters.bias_multiplier):  # in accumulator units
-            return level
-        return requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
+        if not is_zero(parameters.bias_multiplier):  # not in accumulator units
+            level = requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
+        return b.shift_left(level, 1) if self.doubled else level
 
     def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
         return self.b.int_sub(load_level(self.b, view, indices), self.input_offset)
@@ -213,8 +223,8 @@ class QuantizedArithmetic(ArithmeticDomain):
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
         rescale = self.rescale()
-        narrow = rescale is requantize_narrow
-        if narrow:
+        narrow, wrapped = rescale is requantize_narrow, False
+        if narrow and not self.doubled:
             multiplier, shift, wrapped = self.requantization.narrow_of(channel)
         else:
             multiplier, shift = self.requantization.of(channel)
@@ -224,9 +234,11 @@ class QuantizedArithmetic(ArithmeticDomain):
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
-                level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped)
+                level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
+                                          self.rounding)
             elif narrow:
-                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped), self.output_offset)
+                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled),
+                                  self.output_offset)
             else:
                 level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)

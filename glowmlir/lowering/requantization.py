@@ -84,7 +84,8 @@ def wrapped_double(multiplier: int) -> int | None:
 
 
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
-                      shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False) -> SSAValue:
+                      shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False,
+                      doubled: bool = False, rounding: SSAValue | None = None) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -99,19 +100,36 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     `wrapped`: `multiplier` is `wrapped_double(M)`, 2M - 2^32. Then `(v * (2M - 2^32) + 2^31)
     >> 32` is the high part of `2v * M` less v, so v is added back instead of doubled first:
     LLVM adds v and its sign by the multiply's accumulator (`add r, v, v, asr #31` and one
-    SMMLAR), one instruction fewer than the shift to 2v."""
+    SMMLAR), one instruction fewer than the shift to 2v.
+
+    `doubled`: `value` is already twice the accumulator (`doubled_accumulators`): it is
+    multiplied as it is. `rounding`: the constant rounding terms (`rounding_terms`) as a
+    value made once where the kernel starts (`KernelBuilder.opaque`), so that LLVM adds them
+    and the sign in one `add r, k, v, asr #31` (with `doubled`: add, SMMLAR, SSAT)."""
     left, right = shift_split(b, shift)
-    if wrapped:  # v = value << left, multiplied as it is; the sign of 2v is its own
-        doubled = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
+    if wrapped or doubled:  # value << left, multiplied as it is
+        multiplicand = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
     else:
-        doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
-    wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
+        multiplicand = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
+    wide = b.int_mul(b.sign_extend(multiplicand, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
     if wrapped:
-        high = b.int_add(high, doubled)
-    folded = isinstance(right, int) and isinstance(offset, int) and 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256
-    divided = _divide_narrow(b, high, doubled, right, offset * (1 << right) if folded else 0)
+        high = b.int_add(high, multiplicand)
+    folded = rounding_terms(shift, offset) is not None
+    if rounding is not None:
+        assert folded, "rounding terms in a register need a constant shift and offset"
+        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(multiplicand, 31), rounding)), right)
+    divided = _divide_narrow(b, high, multiplicand, right, offset * (1 << right) if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
+
+
+def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
+    """The constant `requantize_narrow` adds before its division by 2^right, `2^(right - 1) +
+    offset * 2^right`, when the shift and the offset are constants it folds (else None)."""
+    if not isinstance(shift, int) or not isinstance(offset, int):
+        return None
+    right = max(-shift, 0)
+    return (1 << (right - 1)) + offset * (1 << right) if 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256 else None
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,
