@@ -12,7 +12,8 @@ them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where t
 in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
 unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
 planes with the input zero point) and a compile-time accumulator bound may allow
-`narrow_requantization`. With `helium=true`,
+`narrow_requantization` (a DSP-packed filter then holds twice its levels,
+`doubled_accumulators`). With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
 (`lowering.arm_mve`, filter layout `libraries.column_layout`) instead. Outputs stay
@@ -112,8 +113,8 @@ class PackConvolutionFilter(RewritePattern):
             microkernel = MICROKERNEL
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None)
-            doubled = kind == DEPTHWISE and fits_narrow_requantization(op, centred)
-            if doubled:  # twice the levels: sums the requantization takes as they are
+            doubled = fits_narrow_requantization(op, centred)
+            if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
                 packed = packed * np.int16(2)
         else:
             return
