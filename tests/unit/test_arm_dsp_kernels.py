@@ -195,10 +195,11 @@ MORE_CONVOLUTIONS = {
     "depthwise_stride2_wide": ((1, 6, 7, 33), (6, 1, 3, 3), (2, 2), (1, 1, 1, 0), (1, 1), 6),
     # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count;
     # rows of four taps (a word, two pairs) of an input too large for a padded copy (border windows tap
-    # by tap), unpadded and over two images
+    # by tap), unpadded and over two images, and copied padded per image (stride 2 along the rows)
     "window_wider_than_input": ((1, 2, 3, 4), (4, 2, 3, 5), (1, 1), (1, 2, 1, 2), (1, 1), 1),
     "window_rows_of_four_clamped": ((1, 2, 30, 40), (4, 2, 3, 4), (1, 1), (1, 1, 1, 2), (1, 1), 1),
     "window_rows_of_four_unpadded": ((2, 1, 6, 11), (6, 1, 2, 8), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "window_padded_copy_two_images": ((2, 1, 9, 8), (4, 1, 3, 4), (1, 2), (1, 1, 1, 2), (1, 1), 1),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
