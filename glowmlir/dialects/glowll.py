@@ -466,6 +466,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
+    `doubled_accumulators` (with it, on the Arm DSP kernels): the packed filter holds twice the
+    levels less their zero point, so every sum is twice the accumulator, which the
+    requantization multiplies as it is (the kernel doubles the bias).
     `wide_accumulators` (int16 data, set where an int32 sum could overflow:
     `quantization.rescaling.needs_wide_accumulators`): the sums are int64, requantized as
     CMSIS-NN's s16 kernels do (`requantize_wide`).
@@ -489,6 +492,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     vector_tile = opt_prop_def(DenseArrayBase)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
+    doubled_accumulators = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     loop_pairs = opt_prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())

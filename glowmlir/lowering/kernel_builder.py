@@ -370,12 +370,14 @@ class KernelBuilder:
     def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
         self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=_byte_size(view.element_type)))
 
-    def alloca(self, count: int, element_type: Attribute | None = None) -> SSAValue:
-        """A stack array of `count` elements (default f32), allocated once in the function's entry block."""
+    def alloca(self, count: int, element_type: Attribute | None = None, alignment: int = 64) -> SSAValue:
+        """A stack array of `count` elements (default f32), allocated once in the function's
+        entry block, aligned for the widest vector loads unless told less (a stack aligned
+        more than the target's own costs a frame pointer: one register fewer)."""
         element_type = element_type or f32
         entry = self.region.blocks[0]
         size = llvm.ConstantOp(IntegerAttr(count, self.index_type), self.index_type)
-        array = llvm.AllocaOp(size.results[0], element_type, alignment=64)
+        array = llvm.AllocaOp(size.results[0], element_type, alignment=alignment)
         entry.insert_ops_before([size, array], entry.first_op) if entry.first_op else entry.add_ops([size, array])
         return array.results[0]
 

@@ -69,6 +69,8 @@ from glowmlir.lowering.requantization import (
     requantize_bounded,
     requantize_narrow,
     requantize_wide,
+    rounding_terms,
+    wrapped_double,
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
@@ -138,11 +140,15 @@ class ChannelRequantization:
         self.b = b
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
+        self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
                 # Seen as a constant, LLVM multiplies by it with UMLAL and a MUL for the
                 # sign; an unknown one it takes with one SMMULR (`requantize_narrow`).
+                wrapped = wrapped_double(multiplier)
+                if wrapped is not None:
+                    self.wrapped = b.opaque(b.integer(wrapped))
                 multiplier = b.opaque(b.integer(multiplier))
             self.constant = (multiplier, parameters.shift)
 
@@ -150,6 +156,12 @@ class ChannelRequantization:
         if self.table is None:
             return self.constant
         return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
+
+    def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
+        """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""
+        if self.wrapped is not None:
+            return self.wrapped, self.constant[1], True
+        return (*self.of(channel), False)
 
 
 class QuantizedArithmetic(ArithmeticDomain):
@@ -162,6 +174,9 @@ class QuantizedArithmetic(ArithmeticDomain):
     def __init__(self, b: KernelBuilder, op: glowll.InstructionOp, view: ViewOf):
         super().__init__(b)
         self.op = op
+        # sums twice the accumulator (`doubled_accumulators`: the packed filter's levels doubled)
+        self.doubled = getattr(op, "doubled_accumulators", None) is not None
+        self.rounding = None
         self.out_type = _type(op.dest)
         self.output_offset = self.out_type.offset
         self.low, self.high = activation_bounds(op, self.out_type)
@@ -177,6 +192,12 @@ class QuantizedArithmetic(ArithmeticDomain):
             self.high = b.int_sub(maximum, parameters.high_below_maximum) \
                 if isinstance(parameters.high_below_maximum, SSAValue) else maximum - parameters.high_below_maximum
             self.requantization = ChannelRequantization(b, op, view, parameters)
+            # doubled sums, clamped to the whole storage range: the rounding terms in a register
+            # (`requantize_narrow`), made once here
+            terms = rounding_terms(parameters.shift, self.output_offset) \
+                if self.doubled and self.requantization.table is None else None
+            whole_range = (self.low, self.high) == self.out_type.value_range
+            self.rounding = b.opaque(b.integer(terms)) if terms is not None and whole_range else None
 
     def _stack_rows(self, count: int, width: int) -> View:
         return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)
@@ -193,9 +214,9 @@ class QuantizedArithmetic(ArithmeticDomain):
         Int8 bias keeps its own scale in Glow's rule)."""
         b, parameters = self.b, self.parameters
         level = b.int_sub(load_level(b, bias, [channel]), parameters.bias_offset)
-        if is_zero(parameters.bias_multiplier):  # in accumulator units
-            return level
-        return requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
+        if not is_zero(parameters.bias_multiplier):  # not in accumulator units
+            level = requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
+        return b.shift_left(level, 1) if self.doubled else level
 
     def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
         return self.b.int_sub(load_level(self.b, view, indices), self.input_offset)
@@ -217,15 +238,23 @@ class QuantizedArithmetic(ArithmeticDomain):
 
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
-        multiplier, shift = self.requantization.of(channel)
         rescale = self.rescale()
+        narrow, wrapped = rescale is requantize_narrow, False
+        if narrow and not self.doubled:
+            multiplier, shift, wrapped = self.requantization.narrow_of(channel)
+        else:
+            multiplier, shift = self.requantization.of(channel)
         # Clamped to the whole storage range (one SSAT), the offset goes inside the rounding
         # division (one add fewer); a narrower clamp LLVM takes best before the offset is added.
-        offset_inside = rescale is requantize_narrow and (self.low, self.high) == self.out_type.value_range
+        offset_inside = narrow and (self.low, self.high) == self.out_type.value_range
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
-                level = requantize_narrow(b, total, multiplier, shift, self.output_offset)
+                level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
+                                          self.rounding)
+            elif narrow:
+                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled),
+                                  self.output_offset)
             else:
                 level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)

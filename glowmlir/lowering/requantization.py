@@ -83,8 +83,15 @@ OFFSET_SHIFTS = 21
 shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
 
 
+def wrapped_double(multiplier: int) -> int | None:
+    """`2 * multiplier - 2^32`, the int32 that `2 * multiplier` wraps to, for a multiplier in
+    [2^30, 2^31) (a normalized one: `requantize_narrow`'s `doubled` form); else None."""
+    return 2 * multiplier - 2**32 if 2**30 <= multiplier < 2**31 else None
+
+
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
-                      shift: int | SSAValue, offset: int | SSAValue = 0) -> SSAValue:
+                      shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False,
+                      doubled: bool = False, rounding: SSAValue | None = None) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -94,13 +101,31 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     accumulator (one SMMLAR) instead of multiplying twice (SMMULR for the sign, then SMMLAR).
     A constant offset (an output zero point) joins the rounding term as `offset << right`
     (`(a + offset * 2^right) >> right` is `(a >> right) + offset` exactly): one add fewer,
-    and a clamp to the int8 range is then one SSAT of the shifted sum."""
+    and a clamp to the int8 range is then one SSAT of the shifted sum.
+
+    `wrapped`: `multiplier` is `wrapped_double(M)`, 2M - 2^32. Then `(v * (2M - 2^32) + 2^31)
+    >> 32` is the high part of `2v * M` less v, so v is added back instead of doubled first:
+    LLVM adds v and its sign by the multiply's accumulator (`add r, v, v, asr #31` and one
+    SMMLAR), one instruction fewer than the shift to 2v.
+
+    `doubled`: `value` is already twice the accumulator (`doubled_accumulators`): it is
+    multiplied as it is. `rounding`: the constant rounding terms (`rounding_terms`) as a
+    value made once where the kernel starts (`KernelBuilder.opaque`), so that LLVM adds them
+    and the sign in one `add r, k, v, asr #31` (with `doubled`: add, SMMLAR, SSAT)."""
     left, right = shift_split(b, shift)
-    doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
-    wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
+    if wrapped or doubled:  # value << left, multiplied as it is
+        multiplicand = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
+    else:
+        multiplicand = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
+    wide = b.int_mul(b.sign_extend(multiplicand, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
-    folded = isinstance(right, int) and isinstance(offset, int) and 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256
-    divided = _divide_narrow(b, high, doubled, right, offset * (1 << right) if folded else 0)
+    if wrapped:
+        high = b.int_add(high, multiplicand)
+    folded = rounding_terms(shift, offset) is not None
+    if rounding is not None:
+        assert folded, "rounding terms in a register need a constant shift and offset"
+        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(multiplicand, 31), rounding)), right)
+    divided = _divide_narrow(b, high, multiplicand, right, offset * (1 << right) if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
 
 
@@ -154,6 +179,15 @@ def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier
     else:
         level = requantize_in_halves(b, value, multiplier, shift)
     return level if offset == 0 else b.int_add(level, offset)
+
+
+def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
+    """The constant `requantize_narrow` adds before its division by 2^right, `2^(right - 1) +
+    offset * 2^right`, when the shift and the offset are constants it folds (else None)."""
+    if not isinstance(shift, int) or not isinstance(offset, int):
+        return None
+    right = max(-shift, 0)
+    return (1 << (right - 1)) + offset * (1 << right) if 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256 else None
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,

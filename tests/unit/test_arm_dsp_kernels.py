@@ -26,6 +26,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     pack_filter,
     packing,
     pair_tiling,
+    window_row_order,
 )
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
@@ -36,6 +37,7 @@ from tests.unit.test_quantized_kernels import (
     all_level_pairs_case,
     binary_case,
     build,
+    consecutive_accumulators_case,
     convolution_case,
     levels,
     offset,
@@ -105,6 +107,14 @@ def test_window_filter_pairs_the_taps_of_a_window():
     for o, t in np.ndindex(taps.shape):
         assert packed[o // 4, t // 2, (o // 2) % 2, o % 2, t % 2] == taps[o, t]
     assert not packed[:, 13, :, :, 1].any()
+    # rows of four taps: the pairs (0, 2) and (1, 3), as a word of four input columns gives them
+    assert window_row_order(8, 1) == (0, 2, 1, 3, 4, 6, 5, 7) and window_row_order(4, 2) == (0, 1, 2, 3)
+    filt = rng.integers(-128, 128, (4, 1, 2, 4)).astype(np.int8)
+    packed = pack_filter(filt, 0, (1, 1, 6, 9), (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    rows = filt[:, 0].astype(np.int64)
+    for o, ky in np.ndindex(4, 2):
+        pairs = packed[o // 4, 2 * ky:2 * ky + 2, (o // 2) % 2, o % 2]
+        assert pairs.tolist() == [[rows[o, ky, 0], rows[o, ky, 2]], [rows[o, ky, 1], rows[o, ky, 3]]]
     # over WINDOW_TAPS taps, grouped, pooled or 1x1: other packings
     assert packing((8, 8, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
     assert packing((8, 1, 3, 3), (1, 1, 1, 1), 8) == "depthwise"
@@ -184,8 +194,13 @@ MORE_CONVOLUTIONS = {
     "stride2_rows_of_ten": ((1, 3, 9, 20), (4, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "stride2_dilated_wide": ((1, 2, 9, 27), (4, 2, 3, 3), (2, 2), (2, 2, 2, 2), (2, 2), 1),
     "depthwise_stride2_wide": ((1, 6, 7, 33), (6, 1, 3, 3), (2, 2), (1, 1, 1, 0), (1, 1), 6),
-    # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count
+    # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count;
+    # rows of four taps (a word, two pairs) of an input too large for a padded copy (border windows tap
+    # by tap), unpadded and over two images, and copied padded per image (stride 2 along the rows)
     "window_wider_than_input": ((1, 2, 3, 4), (4, 2, 3, 5), (1, 1), (1, 2, 1, 2), (1, 1), 1),
+    "window_rows_of_four_clamped": ((1, 2, 30, 40), (4, 2, 3, 4), (1, 1), (1, 1, 1, 2), (1, 1), 1),
+    "window_rows_of_four_unpadded": ((2, 1, 6, 11), (6, 1, 2, 8), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "window_padded_copy_two_images": ((2, 1, 9, 8), (4, 1, 3, 4), (1, 2), (1, 1, 1, 2), (1, 1), 1),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -313,6 +328,19 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+
+
+@pytest.mark.parametrize("ratio", [1 / 16, 0.73])
+def test_narrow_requantization_of_consecutive_accumulators_on_the_m7(ratio):
+    """The one-SMMLAR requantization (`requantization.requantize_narrow`, its multiplier
+    doubled and wrapped to int32) on every accumulator of a range of consecutive ones, of
+    both signs (`consecutive_accumulators_case`): a power-of-two ratio meets every rounding of
+    a half (its multiplier 2^30, the least that wraps)."""
+    case = consecutive_accumulators_case(ratio)
+    bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
+    assert all("narrow_requantization" in line for line in instruction_lines(bundle))
+    actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
+    np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
 
 
 def instruction_lines(bundle) -> list[str]:

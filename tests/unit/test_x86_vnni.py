@@ -20,6 +20,7 @@ from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     Case,
     build,
+    consecutive_accumulators_case,
     convolution_case,
     fully_connected_body,
     levels,
@@ -127,24 +128,9 @@ def test_fully_connected_matches_the_int8_reference(rows, depth, outputs, weight
                                               (1 / 16, "relu"), (0.73, "relu")])
 def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio, activation):
     """The lanes' output step (`requantization.requantize_narrow_in_halves`: the accumulators
-    are narrow) on every accumulator of a range of consecutive ones, of both signs: a
-    FullyConnected whose input levels are its zero point, so that each output's accumulator
-    is its bias (random order), with the input x weight / output scale `ratio` (a power of
-    two: every rounding of a half, away from zero, is met); with a fused relu, the step
-    without the sign term."""
-    rng = np.random.default_rng(int(ratio * 1000))
-    outputs = 4000
-    reach = int(110 / ratio)
-    bias = rng.permutation(np.arange(-reach, reach, 2 * reach / outputs).astype(np.int32))[:outputs]
-    x, w = np.full((2, 4), -5, np.int8), levels(rng, 4, outputs)
-    x_type, w_type = (0.05, -5), (0.01, 0)
-    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
-    out_type = (float(np.float32(bias_scale / np.float32(ratio))), 3)
-    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, activation)
-    x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
-    b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
-    body = fully_connected_body(x_t, w_t, b_t, y_t, activation)
-    check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
+    are narrow) on every accumulator of a range of consecutive ones, of both signs
+    (`consecutive_accumulators_case`); with a fused relu, the step without the sign term."""
+    check(consecutive_accumulators_case(ratio, activation))
 
 
 @needs_vnni
