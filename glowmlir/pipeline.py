@@ -114,9 +114,12 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
     from glowmlir.transforms.select_vector_columns import SelectVectorColumns
     from glowmlir.transforms.select_vnni_kernels import SelectVnniKernels
+    from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
+    if size_first:
+        selection.append(ShapeParameterisedKernels())
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))

@@ -41,7 +41,16 @@ from xdsl.ir import Attribute, SSAValue
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
-from glowmlir.lowering import arm_dsp, arm_mve, int8_depthwise, kernels, loop_skeletons, math_approx, x86_vnni
+from glowmlir.lowering import (
+    arm_dsp,
+    arm_mve,
+    int8_depthwise,
+    kernels,
+    loop_skeletons,
+    math_approx,
+    shape_parameterised,
+    x86_vnni,
+)
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -72,7 +81,8 @@ from glowmlir.quantization.rescaling import (
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
-                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise}
+                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
+                shape_parameterised.MICROKERNEL: shape_parameterised}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 

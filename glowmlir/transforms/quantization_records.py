@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -29,20 +31,32 @@ from glowmlir.quantization.rescaling import KernelParameters
 from glowmlir.transforms.select_kernels import insert_weight
 
 
+def takes_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """A generated (NCHW) int8 Convolution or FullyConnected without a record yet."""
+    weights = op.operands[2]
+    return (op.parameters is None and not glow.is_nhwc(op)
+            and all(is_quantized(v.type) for v in (op.dest, op.input, weights, op.bias)))
+
+
+def attach_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, record: np.ndarray,
+                  rewriter: PatternRewriter, **properties: Attribute) -> None:
+    """Replaces `op` by itself reading `record` (a new i32 weight beside its weights) as its
+    `parameters`, with `properties` added."""
+    weights, bias = op.operands[2], op.bias
+    owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else bias.owner
+    name = f"{owner.name_.data}_parameters" if isinstance(owner, glowll.WeightOp) else "layer_parameters"
+    buffer = insert_weight(name, record, op, rewriter, i32)
+    segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
+    properties = op.properties | properties | {"operandSegmentSizes": DenseArrayBase.from_list(i32, segments)}
+    rewriter.replace(op, type(op).create(operands=[*op.operands, buffer], properties=properties,
+                                            attributes=dict(op.attributes)))
+
+
 class AddQuantizationRecord(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        weights, bias = op.operands[2], op.bias
-        if (op.parameters is not None or glow.is_nhwc(op)
-                or not all(is_quantized(v.type) for v in (op.dest, op.input, weights, bias))):
-            return
-        owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else bias.owner
-        name = f"{owner.name_.data}_parameters" if isinstance(owner, glowll.WeightOp) else "layer_parameters"
-        record = insert_weight(name, KernelParameters.of(op).record(), op, rewriter, i32)
-        segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
-        properties = op.properties | {"operandSegmentSizes": DenseArrayBase.from_list(i32, segments)}
-        rewriter.replace(op, type(op).create(operands=[*op.operands, record], properties=properties,
-                                                attributes=dict(op.attributes)))
+        if takes_record(op):
+            attach_record(op, KernelParameters.of(op).record(), rewriter)
 
 
 @dataclass(frozen=True)
