@@ -20,6 +20,8 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
+OUTPUT_BLOCK = 2
+"""Output channels the kernel computes together (a layer needs at least this many)."""
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,24 @@ The weights are [O, C] as both instructions store them. The arithmetic is the la
 `QuantizedArithmetic`, so the outputs are those of the per-layer kernels, bit for bit.
 
 `glowll-shape-parameterised-kernels` chooses it (`microkernel = "shape-parameterised"`) in
-size-first builds where it makes the code smaller (`docs/code-size.md`). The kernel is the
-portable one on every core: its inner loop is a multiply-accumulate of two loaded bytes.
+size-first builds where it makes the code smaller (`docs/code-size.md`). Where it could, the
+pass folded the input zero point into the bias (`folded_input_offset`), and the inputs are
+multiplied as they are. On a core with the DSP extension the pass stores the weights, less
+their zero point, as int16 pairs and the inner loop takes two input channels a step: the two
+input bytes packed into a pair (`arm_dsp.pack_halves`), one `SMLAD` per output channel
+(`arm_dsp.smlad`); elsewhere (the M3) it takes one, a multiply-add of two loaded bytes.
 """
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import i16, i32
+from xdsl.ir import SSAValue
+
 from glowmlir.dialects import glowll
-from glowmlir.libraries.shape_record import MICROKERNEL, SHAPE_SLOT, SHAPE_WORDS, MatrixShape
-from glowmlir.lowering.kernel_builder import KernelBuilder, View
+from glowmlir.dialects.quant import storage_type
+from glowmlir.libraries.shape_record import MICROKERNEL, OUTPUT_BLOCK, SHAPE_SLOT, SHAPE_WORDS, MatrixShape
+from glowmlir.lowering import arm_dsp
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf
 
 __all__ = ["MICROKERNEL", "emit_convolution", "emit_fully_connected"]
@@ -33,29 +42,58 @@ __all__ = ["MICROKERNEL", "emit_convolution", "emit_fully_connected"]
 
 def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
                         op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
-    """The kernel (see the module docstring): shapes and strides loaded from the record, one
-    output channel a step of the outer loop (its bias and requantization read once), one
-    pixel a step of the middle one, the input channels summed in the inner one."""
+    """The kernel (see the module docstring): shapes and strides loaded from the record; two
+    output channels a step of the outer loop (their biases and requantization read once;
+    with an odd count the last step takes the last two, computing one of them again), one
+    pixel a step of the middle one, the input channels summed in the inner one, each input
+    loaded once for both channels. Weights stored as int16 pairs (the DSP-extension
+    layout, `glowll-shape-parameterised-kernels{channel-pairs=true}`) take two channels a
+    step with `SMLAD`s; int8 ones one, with multiply-adds."""
     record = view(op.parameters)
     shape = MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
 
-    def runtime_view(buffer, strides) -> View:
+    def runtime_view(buffer, strides, element_type=None) -> View:
         contiguous = view(buffer)
-        return View(contiguous.base, (0, 0), tuple(strides), 0, contiguous.element_type)
+        return View(contiguous.base, (0, 0), tuple(strides), 0, element_type or contiguous.element_type)
 
     src = runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride))
     dest = runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride))
-    weights = runtime_view(op.operands[2], (shape.input_channels, 1))
     bias = view(op.bias)
-    with b.loop(0, shape.output_channels) as o:
-        start = domain.bias(bias, o.index)
-        stored = domain.output(o.index, dest.element_type)
+    folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
+
+    def input_level(channel: Index, pixel: Index) -> SSAValue:
+        return arm_dsp.level(b, src, [channel, pixel]) if folded else domain.input(src, [channel, pixel])
+
+    if storage_type(op.operands[2].type.element_type) == i16:  # int16 pairs: one word per two input channels
+        pairs = b.div(shape.input_channels, 2)
+        weights = runtime_view(op.operands[2], (pairs, 1), i32)
+        count = pairs
+
+        def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
+            first = b.mul(step, 2)
+            pair = arm_dsp.pack_halves(b, input_level(first, pixel), input_level(b.add(first, 1), pixel))
+            return [arm_dsp.smlad(b, pair, arm_dsp.load_word(b, weights, [o, step], aligned=True), total)
+                    for total, o in zip(totals, channels)]
+    else:
+        weights = runtime_view(op.operands[2], (shape.input_channels, 1))
+        count = shape.input_channels
+
+        def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
+            x = input_level(step, pixel)
+            return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
+                    for total, o in zip(totals, channels)]
+
+    last = b.sub(shape.output_channels, OUTPUT_BLOCK)
+    with b.loop(0, b.ceil_div(shape.output_channels, OUTPUT_BLOCK)) as block:
+        first = b.min(b.mul(block.index, OUTPUT_BLOCK), last)
+        channels = [b.add(first, j) for j in range(OUTPUT_BLOCK)]
+        starts = [domain.bias(bias, o) for o in channels]
+        stores = [domain.output(o, dest.element_type) for o in channels]
         with b.loop(0, shape.pixels) as p:
-            with b.loop(0, shape.input_channels, carried=[start]) as c:
-                x = domain.input(src, [c.index, p.index])
-                c.next(domain.multiply_accumulate(c.carried[0], x, domain.weight(weights, [o.index, c.index]),
-                                                  reduction=True))
-            b.store(stored(c.results[0]), dest, [o.index, p.index])
+            with b.loop(0, count, carried=starts) as step:
+                step.next(*products(step.carried, channels, step.index, p.index))
+            for o, stored, total in zip(channels, stores, step.results):
+                b.store(stored(total), dest, [o, p.index])
 
 
 emit_convolution = emit_matrix_product

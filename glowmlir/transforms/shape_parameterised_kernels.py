@@ -8,8 +8,15 @@ FullyConnected `microkernel = "shape-parameterised"` and a record that holds the
 after their numbers (`libraries.shape_record`), so one kernel
 (`lowering.shape_parameterised`) serves them all. Layers take it only where that makes the
 code smaller: among the layers whose kernels would come out alike (the same numbers zero,
-the same kind of requantization) it is chosen when they have at least `minimum_shapes`
-distinct shapes, i.e. when it replaces that many per-layer kernels by one.
+the same kind of requantization, the input zero point folded into the bias or not) it is
+chosen when they have at least `minimum_shapes` distinct shapes, i.e. when it replaces that
+many per-layer kernels by one.
+
+Where the bias is in accumulator units, the input zero point goes into it
+(`folded_input_offset`, as the DSP-kernel selection does). With `channel_pairs` (a core with
+the DSP extension) the weights, less their zero point, are stored as int16 (pairs of input
+channels, one word, for `SMLAD`), and only layers of an even count of input channels take
+the kernel.
 
 Run before the DSP-kernel selection (which leaves a layer with a microkernel as it is) and
 before `glowll-quantization-records` (which gives the other layers their records);
@@ -21,26 +28,35 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
-from glowmlir.libraries.shape_record import MICROKERNEL, MatrixShape, layer_record
-from glowmlir.quantization.rescaling import KernelParameters
+from glowmlir.libraries.shape_record import MICROKERNEL, OUTPUT_BLOCK, MatrixShape, layer_record
+from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
 from glowmlir.transforms.quantization_records import attach_record, takes_record
-from glowmlir.transforms.select_arm_dsp_kernels import int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, centred_type, fold_input_offset, int8_buffers
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
 
-def is_matrix_product(op: MatrixProduct) -> bool:
+def is_matrix_product(op: MatrixProduct, channel_pairs: bool) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
-    one group, no fused pool or residual, batch 1; without a record or microkernel yet."""
+    one group, no fused pool or residual, batch 1; of constant weights, without a record or
+    microkernel yet, of two output channels at least (and, with `channel_pairs`, an even
+    count of input channels)."""
+    weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
-            or op.wide_accumulators is not None):
+            or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
+        return False
+    shape = MatrixShape.of(op)
+    if shape.output_channels < OUTPUT_BLOCK or (channel_pairs and shape.input_channels % 2):
         return False
     if isinstance(op, glowll.FullyConnectedOp):
         return True
@@ -51,36 +67,51 @@ def is_matrix_product(op: MatrixProduct) -> bool:
 
 def arithmetic_variant(op: MatrixProduct) -> tuple:
     """What the matrix product's code depends on besides its shape: which numbers are zero
-    (they stay constants) and whether each output channel has its own requantization."""
-    return op.requantization is not None, tuple(value == 0 for value in KernelParameters.of(op).record())
+    (they stay constants), whether each output channel has its own requantization and
+    whether the input zero point can go into the bias."""
+    return (op.requantization is not None, accumulator_bias(op) is not None,
+            tuple(value == 0 for value in KernelParameters.of(op).record()))
 
 
 @dataclass
 class SelectMatrixProduct(RewritePattern):
+    channel_pairs: bool
     chosen: set[MatrixProduct] = field(default_factory=set)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
-        if op in self.chosen:
-            attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(MICROKERNEL))
+        if op not in self.chosen:
+            return
+        weight = op.operands[2].owner
+        weight_type = op.operands[2].type.element_type
+        centred = array_from_dense(weight.value).astype(np.int64) - weight_zero_point(weight_type)
+        if self.channel_pairs:
+            op.operands[2] = insert_weight(f"{weight.name_.data}_pairs", centred.astype(np.int16), op, rewriter,
+                                           centred_type(weight_type))
+            erase_if_unused(weight, rewriter)
+        fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1), rewriter)
+        attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(MICROKERNEL))
 
 
 @dataclass(frozen=True)
 class ShapeParameterisedKernels(ModulePass):
     """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
     matrix product where, among alike layers, at least `minimum_shapes` shapes would
-    otherwise each get a kernel (see the module docstring)."""
+    otherwise each get a kernel; `channel_pairs`: in the DSP extension's layout (see the
+    module docstring)."""
 
     name = "glowll-shape-parameterised-kernels"
     minimum_shapes: int = 2
+    channel_pairs: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.minimum_shapes < 1:
             raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
-            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction):
+            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.channel_pairs):
                 alike[arithmetic_variant(instruction)].append(instruction)
         chosen = {instruction for layers in alike.values()
                   if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
-        PatternRewriteWalker(SelectMatrixProduct(chosen), apply_recursively=False).rewrite_module(op)
+        selection = SelectMatrixProduct(self.channel_pairs, chosen)
+        PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

@@ -1,10 +1,12 @@
 // RUN: glow-opt %s --print-weights -p glowll-shape-parameterised-kernels | filecheck %s
+// RUN: glow-opt %s --print-weights -p 'glowll-shape-parameterised-kernels{channel-pairs=true}' | filecheck %s --check-prefix=PAIRS
 // RUN: glow-opt %s -p glowll-shape-parameterised-kernels,glowll-quantization-records,glowll-allocate-memory,lower-glowll-to-llvm | filecheck %s --check-prefix=SHARED
 // Two int8 1x1 convolutions of different shapes and an int8 FullyConnected, alike (every
 // number but the clamp's high bound nonzero, per-tensor): each gets the shape-parameterised
 // matrix product and a record of its numbers (KernelParameters, as glowll-quantization-records
 // writes them) then its shape: pixels, input channels, output channels, input channel and
-// pixel strides, output channel and pixel strides. The 3x3 convolution is no matrix product;
+// pixel strides, output channel and pixel strides; the input zero point (3) goes into the
+// bias: a's first channel 10 - 3 * ((1 + 1) + (2 + 1) + (3 + 1)) = -17. The 3x3 convolution is no matrix product;
 // the 1x1 convolution d, whose weight zero point is 0, has no alike layer of another shape:
 // both keep their per-layer kernels (and get plain records from glowll-quantization-records).
 
@@ -34,14 +36,25 @@ glowll.function @net {
   glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>, memref<1x3x2x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      %[[A:.*]] = glowll.weight "wa_parameters" {value = dense<[3, -1, -4, 124, 0, 1374389504, -7, 0, 0, 0, 4, 3, 4, 4, 1, 4, 1]> : tensor<17xi32>} : memref<17xi32>
-// CHECK-NEXT: glowll.convolution %ya, %x, %wa, %ba parameters %[[A]] activation relu {{.*}}microkernel = "shape-parameterised"{{.*}} parameters memref<17xi32>
+// CHECK:      %[[BA:.*]] = glowll.weight "ba_arm_dsp" {value = dense<[-17, -38, 3, -70]> : tensor<4xi32>}
+// CHECK-NEXT: %[[A:.*]] = glowll.weight "wa_parameters" {value = dense<[3, -1, -4, 124, 0, 1374389504, -7, 0, 0, 0, 4, 3, 4, 4, 1, 4, 1]> : tensor<17xi32>} : memref<17xi32>
+// CHECK-NEXT: glowll.convolution %ya, %x, %wa, %[[BA]] parameters %[[A]] activation relu {{.*}}folded_input_offset, microkernel = "shape-parameterised"{{.*}} parameters memref<17xi32>
 // CHECK:      %[[B:.*]] = glowll.weight "wb_parameters" {value = dense<[3, 2, 6, 134, 0, 1374389504, -8, 0, 0, 0, 3, 4, 2, 3, 1, 3, 1]> : tensor<17xi32>} : memref<17xi32>
-// CHECK-NEXT: glowll.convolution %yb, %xb, %wb, %bb parameters %[[B]] activation relu {{.*}}microkernel = "shape-parameterised"
+// CHECK-NEXT: glowll.convolution %yb, %xb, %wb, %{{.*}} parameters %[[B]] activation relu {{.*}}microkernel = "shape-parameterised"
 // CHECK:      %[[F:.*]] = glowll.weight "fw_parameters" {value = dense<[3, 1, -2, 126, 0, 1374389504, -7, 0, 0, 0, 1, 4, 2, 1, 4, 1, 2]> : tensor<17xi32>} : memref<17xi32>
-// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %fb parameters %[[F]] activation relu {microkernel = "shape-parameterised"}
+// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %{{.*}} parameters %[[F]] activation relu {folded_input_offset, microkernel = "shape-parameterised"}
 // CHECK:      glowll.convolution %yc, %x, %wc, %bc activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} :
 // CHECK:      glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
+
+// With channel pairs (a DSP-extension core) convolution a, of 3 input channels, keeps its
+// per-layer kernel; b and the FullyConnected, two shapes still, take the matrix product, their
+// weights less their zero point as int16 (b: 5 - 2 = 3, ...), the record's weight zero point 0.
+// PAIRS:      glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
+// PAIRS:      %[[WB:.*]] = glowll.weight "wb_pairs" {value = dense<{{.*}}3]], {{.*}}-4]], {{.*}}1]], {{.*}}-1]]], {{.*}}-3]], {{.*}}5]], {{.*}}2]], {{.*}}-5]]]]> : tensor<2x4x1x1xi16>} : memref<2x4x1x1x!quant.uniform<i16:f32, 1.0e-02:0>>
+// PAIRS:      %[[B:.*]] = glowll.weight "wb_pairs_parameters" {value = dense<[3, 0, 6, 134, 0, 1374389504, -8, 0, 0, 0, 3, 4, 2, 3, 1, 3, 1]> : tensor<17xi32>}
+// PAIRS-NEXT: glowll.convolution %yb, %xb, %[[WB]], %{{.*}} parameters %[[B]] activation relu {{.*}}microkernel = "shape-parameterised"
+// PAIRS:      glowll.weight "fw_pairs" {value = dense<{{.*}}0, -3, 2, -5], [4, 5, -8, 7]]> : tensor<2x4xi16>}
+// PAIRS:      glowll.fully_connected %z, %v, %{{.*}}, %{{.*}} parameters %{{.*}} activation relu {folded_input_offset, microkernel = "shape-parameterised"}
 
 // The three matrix products call one kernel, which loads its shape from words 10 to 16 of
 // the record (its fifth pointer); the 3x3 convolution and convolution d have their own.
