@@ -25,6 +25,7 @@ before `glowll-quantization-records` (which gives the other layers their records
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -65,12 +66,18 @@ def is_matrix_product(op: MatrixProduct, channel_pairs: bool) -> bool:
             and op.residual is None and glow.shape_of(op.input)[0] == 1)
 
 
-def arithmetic_variant(op: MatrixProduct) -> tuple:
-    """What the matrix product's code depends on besides its shape: which numbers are zero
-    (they stay constants), whether each output channel has its own requantization and
-    whether the input zero point can go into the bias."""
-    return (op.requantization is not None, accumulator_bias(op) is not None,
-            tuple(value == 0 for value in KernelParameters.of(op).record()))
+def arithmetic_variant(op: MatrixProduct, channel_pairs: bool) -> tuple:
+    """What the matrix product's code depends on besides its shape: which numbers it reads
+    are zero (they stay constants), whether each output channel has its own requantization
+    and whether the input zero point goes into the bias (then the kernel does not read it;
+    nor the weight zero point of weights stored less it, in pairs)."""
+    folds = accumulator_bias(op) is not None
+    numbers = KernelParameters.of(op)
+    if folds:
+        numbers = dataclasses.replace(numbers, input_offset=0)
+    if channel_pairs:
+        numbers = dataclasses.replace(numbers, weight_offset=0)
+    return op.requantization is not None, folds, tuple(value == 0 for value in numbers.record())
 
 
 @dataclass
@@ -110,7 +117,7 @@ class ShapeParameterisedKernels(ModulePass):
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
             if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.channel_pairs):
-                alike[arithmetic_variant(instruction)].append(instruction)
+                alike[arithmetic_variant(instruction, self.channel_pairs)].append(instruction)
         chosen = {instruction for layers in alike.values()
                   if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
         selection = SelectMatrixProduct(self.channel_pairs, chosen)

@@ -53,6 +53,29 @@ def equal_shaped_layers():
             fully_connected_case(17, 2, 37, 10, False, True, "_f")]
 
 
+def layers_of_many_shapes():
+    """Int8 1x1 convolutions of three shapes (7 output channels: an odd count) and
+    FullyConnected of two (3 rows; 1 row), random weights, inputs and numbers, per tensor,
+    every zero point nonzero (seeded so): alike but for their shapes, with an even count of
+    input channels each (the DSP-extension layout's pairs)."""
+    pointwise = [((1, 8, 6, 6), (6, 8, 1, 1)), ((1, 4, 5, 3), (10, 4, 1, 1)), ((1, 16, 2, 2), (7, 16, 1, 1))]
+    convolutions = [convolution_case(seed, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}")
+                    for index, (seed, (x, w)) in enumerate(zip((20, 21, 23), pointwise))]
+    return convolutions + [fully_connected_case(30, 3, 12, 5, False, True, "_f0"),
+                           fully_connected_case(31, 1, 20, 9, False, True, "_f1")]
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
+    """At -Oz the five layers take the shape-parameterised matrix product (the M7's in int16
+    pairs with SMLAD, the M3's portable one): the object has one kernel function for all of
+    them, and each layer's outputs are the int8 reference's."""
+    cases = layers_of_many_shapes()
+    bundle = run_cases(cases, board, "Oz")
+    assert bundle.ir["glowll"].count('microkernel = "shape-parameterised"') == len(cases)
+    assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 1
+
+
 def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build():
     """Six layers, three shapes, on the M7 (whose DSP microkernels stay functions of their
     own, so the object's symbols count them; the M3's generic kernels are inlined): three
