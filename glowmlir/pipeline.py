@@ -119,7 +119,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if size_first:
-        selection.append(ShapeParameterisedKernels(channel_pairs=arm_dsp))
+        selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))

@@ -367,12 +367,14 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 
 MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-depthwise-int8", "vector-planes-int8",
-                "shape-parameterised", "vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
+                "shape-parameterised", "shape-parameterised-dsp", "vector-columns", "vector-planes", "vector-channels",
+                "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
-depthwise convolution, the int8 matrix product whose shapes are data (a size-first build's, see
-`lowering.shape_parameterised`), and the float convolutions on vectors of output columns, of whole
-planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
+depthwise convolution, the int8 matrix product whose shapes are data (a size-first build's,
+portable or on the DSP extension, see `lowering.shape_parameterised`), and the float
+convolutions on vectors of output columns, of whole planes, of output channels, or of a
+depthwise convolution's rows, of a host's vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds with a Helium microkernel (int8, operands of one shape)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
@@ -393,7 +395,7 @@ def verify_microkernel(op: IRDLOperation) -> None:
                   "(lanes, accumulators)")
     from glowmlir.libraries import arm_dsp_layout, column_layout, shape_record, vnni_layout
 
-    if op.microkernel.data == shape_record.MICROKERNEL:  # the filter as it is, the shapes in the record
+    if op.microkernel.data in (shape_record.MICROKERNEL, shape_record.DSP_MICROKERNEL):  # shapes in the record
         if op.parameters is None or glow.shape_of(op.parameters) != (shape_record.RECORD_WORDS,):
             _fail(op, f"the {op.microkernel.data} microkernel reads its numbers and shapes from a "
                       f"{shape_record.RECORD_WORDS}-word parameters record")

@@ -20,6 +20,10 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
+DSP_MICROKERNEL = "shape-parameterised-dsp"
+"""The kernel's portable form and its form for the Arm DSP extension (four input channels a step)."""
+DSP_CHANNELS = 4
+"""The DSP-extension form's input channels a step (a layer's count must be a multiple)."""
 OUTPUT_BLOCK = 2
 """Output channels the kernel computes together (a layer needs at least this many)."""
 

@@ -19,25 +19,34 @@ The weights are [O, C] as both instructions store them. The arithmetic is the la
 `glowll-shape-parameterised-kernels` chooses it (`microkernel = "shape-parameterised"`) in
 size-first builds where it makes the code smaller (`docs/code-size.md`). Where it could, the
 pass folded the input zero point into the bias (`folded_input_offset`), and the inputs are
-multiplied as they are. On a core with the DSP extension the pass stores the weights, less
-their zero point, as int16 pairs and the inner loop takes two input channels a step: the two
-input bytes packed into a pair (`arm_dsp.pack_halves`), one `SMLAD` per output channel
-(`arm_dsp.smlad`); elsewhere (the M3) it takes one, a multiply-add of two loaded bytes.
+multiplied as they are. On a core with the DSP extension (`microkernel =
+"shape-parameterised-dsp"`, layers of a multiple of 4 input channels) the inner loop takes
+four input channels a step: the four input bytes packed into the pairs (0, 2) and (1, 3)
+(`arm_dsp.pack_halves`), and one word of four int8 weights, as they are stored, split into
+the same pairs less the weight zero point (`arm_dsp.input_pairs`), two `SMLAD`s per output
+channel (`arm_dsp.smlad`); elsewhere (the M3) it takes one, a multiply-add of two loaded
+bytes.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i16, i32
+from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.dialects.quant import storage_type
-from glowmlir.libraries.shape_record import MICROKERNEL, OUTPUT_BLOCK, SHAPE_SLOT, SHAPE_WORDS, MatrixShape
+from glowmlir.libraries.shape_record import (
+    DSP_CHANNELS,
+    DSP_MICROKERNEL,
+    OUTPUT_BLOCK,
+    SHAPE_SLOT,
+    SHAPE_WORDS,
+    MatrixShape,
+)
 from glowmlir.lowering import arm_dsp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf
 
-__all__ = ["MICROKERNEL", "emit_convolution", "emit_fully_connected"]
+__all__ = ["emit_convolution", "emit_fully_connected"]
 
 
 def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
@@ -46,9 +55,8 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
     output channels a step of the outer loop (their biases and requantization read once;
     with an odd count the last step takes the last two, computing one of them again), one
     pixel a step of the middle one, the input channels summed in the inner one, each input
-    loaded once for both channels. Weights stored as int16 pairs (the DSP-extension
-    layout, `glowll-shape-parameterised-kernels{channel-pairs=true}`) take two channels a
-    step with `SMLAD`s; int8 ones one, with multiply-adds."""
+    loaded once for both channels: one a step with multiply-adds, or, in the DSP-extension
+    kernel (`shape-parameterised-dsp`), four a step with `SMLAD`s."""
     record = view(op.parameters)
     shape = MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
 
@@ -64,16 +72,23 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
     def input_level(channel: Index, pixel: Index) -> SSAValue:
         return arm_dsp.level(b, src, [channel, pixel]) if folded else domain.input(src, [channel, pixel])
 
-    if storage_type(op.operands[2].type.element_type) == i16:  # int16 pairs: one word per two input channels
-        pairs = b.div(shape.input_channels, 2)
-        weights = runtime_view(op.operands[2], (pairs, 1), i32)
-        count = pairs
+    if op.microkernel.data == DSP_MICROKERNEL:  # four input channels a step, two SMLADs per output channel
+        steps = b.div(shape.input_channels, DSP_CHANNELS)
+        weights = runtime_view(op.operands[2], (steps, 1), i32)
+        count = steps
+        weight_offset = arm_dsp.offset_pair(b, domain.weight_offset)
 
         def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-            first = b.mul(step, 2)
-            pair = arm_dsp.pack_halves(b, input_level(first, pixel), input_level(b.add(first, 1), pixel))
-            return [arm_dsp.smlad(b, pair, arm_dsp.load_word(b, weights, [o, step], aligned=True), total)
-                    for total, o in zip(totals, channels)]
+            first = b.mul(step, DSP_CHANNELS)
+            x = [input_level(b.add(first, j), pixel) for j in range(DSP_CHANNELS)]
+            inputs = arm_dsp.pack_halves(b, x[0], x[2]), arm_dsp.pack_halves(b, x[1], x[3])
+            sums = []
+            for o, total in zip(channels, totals):
+                word = arm_dsp.load_word(b, weights, [o, step], aligned=True)
+                for pair, weight_pair in zip(inputs, arm_dsp.input_pairs(b, word, weight_offset)):
+                    total = arm_dsp.smlad(b, pair, weight_pair, total)
+                sums.append(total)
+            return sums
     else:
         weights = runtime_view(op.operands[2], (shape.input_channels, 1))
         count = shape.input_channels

@@ -1,5 +1,5 @@
 // RUN: glow-opt %s --print-weights -p glowll-shape-parameterised-kernels | filecheck %s
-// RUN: glow-opt %s --print-weights -p 'glowll-shape-parameterised-kernels{channel-pairs=true}' | filecheck %s --check-prefix=PAIRS
+// RUN: glow-opt %s -p 'glowll-shape-parameterised-kernels{dsp=true}' | filecheck %s --check-prefix=DSP
 // RUN: glow-opt %s -p glowll-shape-parameterised-kernels,glowll-quantization-records,glowll-allocate-memory,lower-glowll-to-llvm | filecheck %s --check-prefix=SHARED
 // Two int8 1x1 convolutions of different shapes and an int8 FullyConnected, alike (every
 // number but the clamp's high bound nonzero, per-tensor): each gets the shape-parameterised
@@ -46,15 +46,12 @@ glowll.function @net {
 // CHECK:      glowll.convolution %yc, %x, %wc, %bc activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} :
 // CHECK:      glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
 
-// With channel pairs (a DSP-extension core) convolution a, of 3 input channels, keeps its
-// per-layer kernel; b and the FullyConnected, two shapes still, take the matrix product, their
-// weights less their zero point as int16 (b: 5 - 2 = 3, ...), the record's weight zero point 0.
-// PAIRS:      glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
-// PAIRS:      %[[WB:.*]] = glowll.weight "wb_pairs" {value = dense<{{.*}}3]], {{.*}}-4]], {{.*}}1]], {{.*}}-1]]], {{.*}}-3]], {{.*}}5]], {{.*}}2]], {{.*}}-5]]]]> : tensor<2x4x1x1xi16>} : memref<2x4x1x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// PAIRS:      %[[B:.*]] = glowll.weight "wb_pairs_parameters" {value = dense<[3, 0, 6, 134, 0, 1374389504, -8, 0, 0, 0, 3, 4, 2, 3, 1, 3, 1]> : tensor<17xi32>}
-// PAIRS-NEXT: glowll.convolution %yb, %xb, %[[WB]], %{{.*}} parameters %[[B]] activation relu {{.*}}microkernel = "shape-parameterised"
-// PAIRS:      glowll.weight "fw_pairs" {value = dense<{{.*}}0, -3, 2, -5], [4, 5, -8, 7]]> : tensor<2x4xi16>}
-// PAIRS:      glowll.fully_connected %z, %v, %{{.*}}, %{{.*}} parameters %{{.*}} activation relu {folded_input_offset, microkernel = "shape-parameterised"}
+// On a core with the DSP extension (four input channels a step) convolution a, of 3 input
+// channels, keeps its per-layer kernel; b and the FullyConnected, two shapes still, take
+// the DSP form, their weights as they are.
+// DSP:      glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
+// DSP:      glowll.convolution %yb, %xb, %wb, %{{.*}} parameters %{{.*}} activation relu {{.*}}folded_input_offset, microkernel = "shape-parameterised-dsp"
+// DSP:      glowll.fully_connected %z, %v, %fw, %{{.*}} parameters %{{.*}} activation relu {folded_input_offset, microkernel = "shape-parameterised-dsp"}
 
 // The three matrix products call one kernel, which loads its shape from words 10 to 16 of
 // the record (its fifth pointer); the 3x3 convolution and convolution d have their own.
