@@ -19,6 +19,7 @@ from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms import all_passes
 from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
+from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
 from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
 from tests.unit.test_kernel_libraries import profile_for
@@ -75,6 +76,20 @@ def test_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
     form = "shape-parameterised-dsp" if board == "mps2-an500" else "shape-parameterised"
     assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases)
     assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 1
+
+
+@pytest.mark.parametrize("board, level, form", [
+    ("mps2-an500", "O3", None), ("mps2-an500", "Os", None), ("mps2-an500", "Oz", "dsp"),
+    ("mps2-an385", "O3", None), ("mps2-an385", "Os", "portable"), ("mps2-an385", "Oz", "portable"),
+    ("mps3-an547", "Os", None), ("mps3-an547", "Oz", "dsp")])
+def test_which_builds_take_shape_parameterised_kernels(board, level, form):
+    """-Oz on every core; -Os only on the M3 (on the M7 and M55 the per-layer DSP and Helium
+    kernels are 1.4x to 3.7x faster, docs/code-size.md); never -O3. The pipeline's printed
+    spec parses back into the same passes."""
+    pipeline = CompileOptions(target=target_for(board, level)).pipeline()
+    chosen = [p for p in pipeline.passes if isinstance(p, ShapeParameterisedKernels)]
+    assert [("dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])
+    assert PassPipeline.parse_spec(all_passes(), pipeline_spec(pipeline.glowll)).passes == pipeline.glowll
 
 
 def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build():
