@@ -2,10 +2,11 @@
 
 In a size-first build every int8 layer reads its quantization numbers from a record
 (`glowll-quantization-records`), so layers of equal shapes share a kernel; but shapes stay
-compiled in, and MobileNetV2's pointwise convolutions of 17 shapes get 17 kernels. This
-pass gives the int8 1x1 convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and
-FullyConnected `microkernel = "shape-parameterised"` and a record that holds their shapes
-after their numbers (`libraries.shape_record`), so one kernel
+compiled in, and MobileNetV2's 34 pointwise convolutions, of 17 shapes, get a kernel per
+shape at least. This pass gives the int8 1x1 convolutions (stride 1, unpadded, ungrouped,
+unpooled, batch 1) and FullyConnected `microkernel = "shape-parameterised"`
+(`"shape-parameterised-dsp"` with `dsp`) and a record that holds their shapes after their
+numbers (`libraries.shape_record`), so one kernel
 (`lowering.shape_parameterised`) serves them all. Layers take it only where that makes the
 code smaller: among the layers whose kernels would come out alike (the same numbers zero,
 the same kind of requantization, the input zero point folded into the bias or not) it is
