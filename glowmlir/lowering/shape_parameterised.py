@@ -4,9 +4,10 @@ A kernel compiled for one layer holds its shapes as constants (loop bounds, stri
 layers of different shapes each get their own, even in a size-first build where their
 quantization numbers are data (`glowll-quantization-records`). The matrix product here
 reads its shapes too from the layer's record, after the `KernelParameters` words
-(`libraries.shape_record.MatrixShape`), so one kernel serves every int8 1x1 convolution (stride 1, unpadded,
-ungrouped, unpooled, batch 1) and FullyConnected whose arithmetic is alike (the same
-numbers zero, the same requantization kind):
+(`libraries.shape_record.MatrixShape`), so one kernel serves every int8 1x1 convolution
+(stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected whose arithmetic is
+alike (the same numbers zero, the same requantization kind, the input zero point folded
+into the bias or not):
 
     dest[o, p] = clamp(requantize(bias[o] + sum_c (input[c, p] - x_offset) * (weights[o, c] - w_offset)))
 
@@ -14,7 +15,8 @@ with `o` an output channel, `p` a pixel (a FullyConnected's row) and `c` an inpu
 each of input and dest addressed through two strides of the record: a convolution's input
 is [C, pixels] (channel stride = pixels), a FullyConnected's [rows, K] (pixel stride = K).
 The weights are [O, C] as both instructions store them. The arithmetic is the layer's
-`QuantizedArithmetic`, so the outputs are those of the per-layer kernels, bit for bit.
+`QuantizedArithmetic` (int32 sums, exact in any order), so the outputs are those of the
+per-layer kernels, bit for bit.
 
 `glowll-shape-parameterised-kernels` chooses it (`microkernel = "shape-parameterised"`) in
 size-first builds where it makes the code smaller (`docs/code-size.md`). Where it could, the
@@ -73,9 +75,8 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
         return arm_dsp.level(b, src, [channel, pixel]) if folded else domain.input(src, [channel, pixel])
 
     if op.microkernel.data == DSP_MICROKERNEL:  # four input channels a step, two SMLADs per output channel
-        steps = b.div(shape.input_channels, DSP_CHANNELS)
-        weights = runtime_view(op.operands[2], (steps, 1), i32)
-        count = steps
+        count = b.div(shape.input_channels, DSP_CHANNELS)
+        weights = runtime_view(op.operands[2], (count, 1), i32)  # a word of four weights a step
         weight_offset = arm_dsp.offset_pair(b, domain.weight_offset)
 
         def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
