@@ -106,7 +106,11 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     minimum-size code (Helium's dot products would be scalar: MobileNetV2 4x slower), and
     its ARM low-overhead-loop pass aborted on the column kernel's predicated vectors. A
     size-first build tells the DSP kernels so (`loop_pairs`): they keep their loops, taking
-    the core's `arm_dsp.LOOP_PAIRS` channel pairs a step."""
+    the core's `arm_dsp.LOOP_PAIRS` channel pairs a step. At -Oz, and at -Os on a core
+    without the DSP extension or VNNI (whose kernels the shape-parameterised one would slow
+    most), int8 pointwise convolutions and FullyConnected of many shapes share one kernel
+    that reads its shapes from the record (`glowll-shape-parameterised-kernels`,
+    docs/code-size.md)."""
     from glowmlir.lowering.arm_dsp import LOOP_PAIRS
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
@@ -115,9 +119,12 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
     from glowmlir.transforms.select_vector_columns import SelectVectorColumns
     from glowmlir.transforms.select_vnni_kernels import SelectVnniKernels
+    from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
+    if size_first and (minimum_size or not (arm_dsp or vnni)):
+        selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))

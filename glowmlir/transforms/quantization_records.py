@@ -24,8 +24,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -35,10 +37,25 @@ from glowmlir.quantization.rescaling import KernelParameters
 from glowmlir.transforms.select_kernels import insert_weight
 
 
-def wants_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
-    """A generated (NCHW) int8 layer without a record yet."""
+def takes_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """A generated (NCHW) int8 Convolution or FullyConnected without a record yet."""
+    weights = op.operands[2]
     return (op.parameters is None and not glow.is_nhwc(op)
-            and all(is_quantized(v.type) for v in (op.dest, op.input, op.operands[2], op.bias)))
+            and all(is_quantized(v.type) for v in (op.dest, op.input, weights, op.bias)))
+
+
+def attach_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, record: np.ndarray,
+                  rewriter: PatternRewriter, **properties: Attribute) -> None:
+    """Replaces `op` by itself reading `record` (a new i32 weight beside its weights) as its
+    `parameters`, with `properties` added."""
+    weights, bias = op.operands[2], op.bias
+    owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else bias.owner
+    name = f"{owner.name_.data}_parameters" if isinstance(owner, glowll.WeightOp) else "layer_parameters"
+    buffer = insert_weight(name, record, op, rewriter, i32)
+    segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
+    properties = op.properties | properties | {"operandSegmentSizes": DenseArrayBase.from_list(i32, segments)}
+    rewriter.replace(op, type(op).create(operands=[*op.operands, buffer], properties=properties,
+                                            attributes=dict(op.attributes)))
 
 
 def shape_key(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> tuple:
@@ -59,16 +76,8 @@ class AddQuantizationRecord(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        weights = op.operands[2]
-        if not wants_record(op) or (self.keys is not None and shape_key(op) not in self.keys):
-            return
-        owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else op.bias.owner
-        name = f"{owner.name_.data}_parameters" if isinstance(owner, glowll.WeightOp) else "layer_parameters"
-        record = insert_weight(name, KernelParameters.of(op).record(), op, rewriter, i32)
-        segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
-        properties = op.properties | {"operandSegmentSizes": DenseArrayBase.from_list(i32, segments)}
-        rewriter.replace(op, type(op).create(operands=[*op.operands, record], properties=properties,
-                                                attributes=dict(op.attributes)))
+        if takes_record(op) and (self.keys is None or shape_key(op) in self.keys):
+            attach_record(op, KernelParameters.of(op).record(), rewriter)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,6 @@ class QuantizationRecords(ModulePass):
         if self.partnered:
             layers = Counter(shape_key(layer) for layer in op.walk()
                              if isinstance(layer, glowll.ConvolutionOp | glowll.FullyConnectedOp)
-                             and wants_record(layer))
+                             and takes_record(layer))
             keys = {key for key, count in layers.items() if count > 1}
         PatternRewriteWalker(AddQuantizationRecord(keys), apply_recursively=False).rewrite_module(op)

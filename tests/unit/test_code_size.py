@@ -20,6 +20,7 @@ from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms import all_passes
 from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
+from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
 from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
 from tests.unit.test_kernel_libraries import profile_for
@@ -52,6 +53,44 @@ def equal_shaped_layers():
             convolution_case(13, pointwise, suffix="_c"), convolution_case(14, pointwise, suffix="_d"),
             fully_connected_case(15, 2, 37, 10, False, True, "_e"),
             fully_connected_case(17, 2, 37, 10, False, True, "_f")]
+
+
+def layers_of_many_shapes():
+    """Int8 1x1 convolutions of three shapes (7 output channels: an odd count) and
+    FullyConnected of two (3 rows; 1 row), random weights, inputs and numbers, per tensor,
+    every zero point nonzero (seeded so): alike but for their shapes, with an even count of
+    input channels each (the DSP-extension layout's pairs)."""
+    pointwise = [((1, 8, 6, 6), (6, 8, 1, 1)), ((1, 4, 5, 3), (10, 4, 1, 1)), ((1, 16, 2, 2), (7, 16, 1, 1))]
+    convolutions = [convolution_case(seed, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}")
+                    for index, (seed, (x, w)) in enumerate(zip((20, 21, 23), pointwise))]
+    return convolutions + [fully_connected_case(30, 3, 12, 5, False, True, "_f0"),
+                           fully_connected_case(31, 1, 20, 9, False, True, "_f1")]
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
+    """At -Oz the five layers take the shape-parameterised matrix product (the M7's form with
+    SMLAD, the M3's portable one): the object has one kernel function for all of them, and
+    each layer's outputs are the int8 reference's."""
+    cases = layers_of_many_shapes()
+    bundle = run_cases(cases, board, "Oz")
+    form = "shape-parameterised-dsp" if board == "mps2-an500" else "shape-parameterised"
+    assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases)
+    assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 1
+
+
+@pytest.mark.parametrize("board, level, form", [
+    ("mps2-an500", "O3", None), ("mps2-an500", "Os", None), ("mps2-an500", "Oz", "dsp"),
+    ("mps2-an385", "O3", None), ("mps2-an385", "Os", "portable"), ("mps2-an385", "Oz", "portable"),
+    ("mps3-an547", "Os", None), ("mps3-an547", "Oz", "dsp")])
+def test_which_builds_take_shape_parameterised_kernels(board, level, form):
+    """-Oz on every core; -Os only on the M3 (on the M7 and M55 the per-layer DSP and Helium
+    kernels are 1.4x to 3.7x faster, docs/code-size.md); never -O3. The pipeline's printed
+    spec parses back into the same passes."""
+    pipeline = CompileOptions(target=target_for(board, level)).pipeline()
+    chosen = [p for p in pipeline.passes if isinstance(p, ShapeParameterisedKernels)]
+    assert [("dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])
+    assert PassPipeline.parse_spec(all_passes(), pipeline_spec(pipeline.glowll)).passes == pipeline.glowll
 
 
 def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build():
