@@ -901,13 +901,16 @@ class CancelConversions(RewritePattern):
 
 class MergeRescaleIntoProducer(RewritePattern):
     """Rescale(op(...)) -> op(...) with the rescaled type, for ops that requantize their
-    result anyway (Convolution, FullyConnected, Add, Mul, Relu, Clip) and have no other user."""
+    result anyway (Convolution, FullyConnected, Add, Mul, Relu, Clip) and have no other user,
+    where the rescale keeps the storage width: a widening one (to an int16 average,
+    `_averaged`) stays, so that the op keeps the int8 result its fast kernels take."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glow.RescaleQuantizedOp, rewriter: PatternRewriter) -> None:
         producer = op.input.owner
         if isinstance(producer, glow.ConvolutionOp | glow.FullyConnectedOp | glow.AddOp | glow.MulOp | glow.ReluOp
-                      | glow.ClipOp) and op.input.has_one_use():
+                      | glow.ClipOp) and op.input.has_one_use() and \
+                op.input.type.element_type.bitwidth == op.result.type.element_type.bitwidth:
             rewriter.replace(op, [], [rewriter.replace_value_with_new_type(producer.results[0], op.result.type)])
 
 
