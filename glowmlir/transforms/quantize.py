@@ -16,7 +16,8 @@ gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
 bias correction (an extension, on by default; `-quantization-bias-correction=false`) moves each
 Convolution/FullyConnected bias by the mean error of the op's integer form, from the profile's
 channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay).
-Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
+Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type (but an int8 average
+whose profiled range is much narrower, a global average pool's, takes its own: `_averaged`); Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
 
 `-quantization-precision=Int16` follows TFLite's 16x8 scheme (CMSIS-NN's s16 functions):
