@@ -479,7 +479,10 @@ def _finer(element: UniformQuantizedType) -> UniformQuantizedType:
 
 POOL_NARROWING = 2.0
 """How much finer than its input's scale an int8 average's profiled scale must be for the
-average to be taken at its own scale (`_convert_avg_pool`): at least one bit."""
+average to be taken at its own scale (`_averaged`): at least one bit."""
+WIDENED_POOL_TAPS = 1 << 16
+"""A window of fewer taps than this sums int16 levels (at most 2^15 in magnitude) within
+int32: only such averages are widened (`_averaged`)."""
 
 
 def _averaged(q: _FunctionQuantizer, pool: glow.AvgPoolOp, source: SSAValue, element: UniformQuantizedType,
@@ -491,10 +494,12 @@ def _averaged(q: _FunctionQuantizer, pool: glow.AvgPoolOp, source: SSAValue, ele
     read it). Then the average is taken at its own profiled scale, as onnxruntime quantizes
     a GlobalAveragePool's output and TFLite's int8 Mean rescales to its output's: the input
     widened exactly to int16 (`_finer`: each level x 256), averaged there by the same pool
-    kernel (rounded to 1/256 of an input level) and rescaled to `result` once. Returns
-    [pool] or [pool, that rescale]; the widening is inserted before `user`."""
+    kernel (rounded to 1/256 of an input level) and rescaled to `result` once, where the
+    int16 sum fits in int32 (`WIDENED_POOL_TAPS`). Returns [pool] or [pool, that rescale];
+    the widening is inserted before `user`."""
+    taps = int(np.prod(glow.int_values(pool.kernel)))
     narrow = result is not None and element.bitwidth == 8 and not element.per_channel and \
-        result.scale * POOL_NARROWING <= element.scale
+        result.scale * POOL_NARROWING <= element.scale and taps < WIDENED_POOL_TAPS
     pooled = _finer(element) if narrow else element
     pool.operands[0] = q.as_type(source, pooled, user)
     Rewriter.replace_value_with_new_type(pool.results[0], with_element_type(pool.results[0].type, pooled))
