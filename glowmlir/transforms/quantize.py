@@ -16,7 +16,8 @@ gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
 bias correction (an extension, on by default; `-quantization-bias-correction=false`) moves each
 Convolution/FullyConnected bias by the mean error of the op's integer form, from the profile's
 channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay).
-Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type; Concat rescales its
+Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type (but an int8 average
+whose profiled range is much narrower, a global average pool's, takes its own: `_averaged`); Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
 
 `-quantization-precision=Int16` follows TFLite's 16x8 scheme (CMSIS-NN's s16 functions):
@@ -330,9 +331,11 @@ class _FunctionQuantizer:
             return None
         if any(not is_quantized(v.type) and v.type.element_type != f32 for v in _data_operands(op)):
             return None
+        if type(op) in _CONVERTERS:
+            return _CONVERTERS[type(op)]
         if type(op) in glow.input_quantization_ops():  # from the op's facts
             return _convert_follow_input
-        return _CONVERTERS.get(type(op), _convert_generic)
+        return _convert_generic
 
 
 def _data_operands(op: Operation) -> list[SSAValue]:
@@ -459,8 +462,7 @@ def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
     result = q.profiled(op.result)
     if result is None:
         nearest = glow.shape_of(op.taps)[1] == 1
-        result = element if nearest or element.bitwidth != 8 else UniformQuantizedType(
-            STORAGE_TYPES["Int16"], element.scale / 2 ** RESAMPLE_FINER_BITS, element.offset << RESAMPLE_FINER_BITS)
+        result = element if nearest or element.bitwidth != 8 else _finer(element)
     weights = UniformQuantizedType(STORAGE_TYPES["Int16"], 2.0 ** -RESAMPLE_FRACTION_BITS, 0)
     op.operands[0] = q.as_type(op.input, element, op)
     op.operands[2] = q.as_type(op.weights, weights, op)
@@ -468,19 +470,70 @@ def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
     return True
 
 
+def _finer(element: UniformQuantizedType) -> UniformQuantizedType:
+    """An int8 type's levels in int16 with `RESAMPLE_FINER_BITS` more fractional bits (scale
+    / 256, offset x 256): every int8 level is one of its levels, exactly."""
+    return UniformQuantizedType(STORAGE_TYPES["Int16"], element.scale / 2 ** RESAMPLE_FINER_BITS,
+                                element.offset << RESAMPLE_FINER_BITS)
+
+
+POOL_NARROWING = 2.0
+"""How much finer than its input's scale an int8 average's profiled scale must be for the
+average to be taken at its own scale (`_averaged`): at least one bit."""
+WIDENED_POOL_TAPS = 1 << 16
+"""A window of fewer taps than this sums int16 levels (at most 2^15 in magnitude) within
+int32: only such averages are widened (`_averaged`)."""
+
+
+def _averaged(q: _FunctionQuantizer, pool: glow.AvgPoolOp, source: SSAValue, element: UniformQuantizedType,
+              result: UniformQuantizedType | None, user: Operation) -> list[Operation]:
+    """Types an int8 (int16) average `pool` of `source` (of type `element`): it keeps its
+    input's type, unless it is int8 and its profiled type `result` is much finer
+    (`POOL_NARROWING`), as a global average pool's is (the mean of a plane of HardSwish or
+    ReLU outputs spans a fraction of their range; squeeze-excitation and the classifier
+    read it). Then the average is taken at its own profiled scale, as onnxruntime quantizes
+    a GlobalAveragePool's output and TFLite's int8 Mean rescales to its output's: the input
+    widened exactly to int16 (`_finer`: each level x 256), averaged there by the same pool
+    kernel (rounded to 1/256 of an input level) and rescaled to `result` once, where the
+    int16 sum fits in int32 (`WIDENED_POOL_TAPS`). Returns [pool] or [pool, that rescale];
+    the widening is inserted before `user`."""
+    taps = int(np.prod(glow.int_values(pool.kernel)))
+    narrow = result is not None and element.bitwidth == 8 and not element.per_channel and \
+        result.scale * POOL_NARROWING <= element.scale and taps < WIDENED_POOL_TAPS
+    pooled = _finer(element) if narrow else element
+    pool.operands[0] = q.as_type(source, pooled, user)
+    Rewriter.replace_value_with_new_type(pool.results[0], with_element_type(pool.results[0].type, pooled))
+    if not narrow:
+        return [pool]
+    return [pool, glow.RescaleQuantizedOp(pool.results[0], with_element_type(pool.results[0].type, result))]
+
+
+def _convert_avg_pool(q: _FunctionQuantizer, op: glow.AvgPoolOp) -> bool:
+    """An int8 AvgPool: at its input's scale, or its own profiled one (`_averaged`)."""
+    if not is_quantized(op.input.type):
+        return _convert_follow_input(q, op)
+    ops = _averaged(q, op, op.input, op.input.type.element_type, q.profiled(op.result), op)
+    q.requantized.add(ops[-1].results[0])
+    if len(ops) == 2:
+        Rewriter.insert_op(ops[1], InsertPoint.after(op))
+        op.results[0].replace_uses_with_if(ops[1].results[0], lambda use: use.operation is not ops[1])
+    return True
+
+
 def _convert_spatial_mean(q: _FunctionQuantizer, op: glow.ReduceOp) -> bool:
     """The mean over the spatial axes of an NCHW tensor (global average pooling, as PyTorch
-    exports it): an int8 AvgPool over the whole plane (its result keeps the input's type)."""
+    exports it): an int8 AvgPool over the whole plane (typed by `_averaged`)."""
     shape = glow.shape_of(op.input)
     element = q.input_type(op.input)
     if op.kind.data != "mean" or len(shape) != 4 or sorted(op.axes.get_values()) != [2, 3] or element is None:
         return False
     pool = glow.AvgPoolOp(op.input, kernel=list(shape[2:]), strides=[1, 1], pads=[0, 0, 0, 0])
-    pool.operands[0] = q.as_type(op.input, element, op)
-    ops = [pool] if glow.shape_of(op.result) == glow.shape_of(pool.result) else \
-        [pool, glow.ReshapeOp(pool.result, glow.shape_of(op.result))]
-    for new in ops:
-        Rewriter.replace_value_with_new_type(new.results[0], with_element_type(new.results[0].type, element))
+    ops = _averaged(q, pool, op.input, element, q.profiled(op.result), op)
+    if glow.shape_of(op.result) != glow.shape_of(pool.result):
+        reshape = glow.ReshapeOp(ops[-1].results[0], glow.shape_of(op.result))
+        averaged = ops[-1].results[0].type.element_type
+        Rewriter.replace_value_with_new_type(reshape.result, with_element_type(reshape.result.type, averaged))
+        ops.append(reshape)
     q.requantized.add(_rewritten(q, op, ops))
     return True
 
@@ -701,6 +754,7 @@ _CONVERTERS: dict[type, Callable] = {
     glow.DivOp: _convert_division,
     glow.LeakyReluOp: _convert_leaky_relu,
     glow.ResampleOp: _convert_resample,
+    glow.AvgPoolOp: _convert_avg_pool,
 }
 
 
@@ -853,13 +907,16 @@ class CancelConversions(RewritePattern):
 
 class MergeRescaleIntoProducer(RewritePattern):
     """Rescale(op(...)) -> op(...) with the rescaled type, for ops that requantize their
-    result anyway (Convolution, FullyConnected, Add, Mul, Relu, Clip) and have no other user."""
+    result anyway (Convolution, FullyConnected, Add, Mul, Relu, Clip) and have no other user,
+    where the rescale keeps the storage width: a widening one (to an int16 average,
+    `_averaged`) stays, so that the op keeps the int8 result its fast kernels take."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glow.RescaleQuantizedOp, rewriter: PatternRewriter) -> None:
         producer = op.input.owner
         if isinstance(producer, glow.ConvolutionOp | glow.FullyConnectedOp | glow.AddOp | glow.MulOp | glow.ReluOp
-                      | glow.ClipOp) and op.input.has_one_use():
+                      | glow.ClipOp) and op.input.has_one_use() and \
+                op.input.type.element_type.bitwidth == op.result.type.element_type.bitwidth:
             rewriter.replace(op, [], [rewriter.replace_value_with_new_type(producer.results[0], op.result.type)])
 
 
