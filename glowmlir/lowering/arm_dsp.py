@@ -55,10 +55,11 @@ from glowmlir.libraries.arm_dsp_layout import (
     convolution_depthwise_plan,
     convolution_row_plan,
     packing,
+    tiled_pool,
 )
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, Row, fill_row, kernel_rows_inside
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, Row, Window, fill_row, kernel_rows_inside
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 4096
@@ -414,7 +415,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
     WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
     packed_shape = glow.shape_of(op.filter)
-    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None)
+    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None,
+                   tiled_pool(op))
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
         return
@@ -459,11 +461,14 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
     pairs = packed.shape[1]
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
+    tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
+    if tiles is not None:  # one pool window's pixels a run
+        pixels, run = tiles.windows, tiles.pixels
     slot = SLOT_WORDS if run > 1 else 1
     gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32), (-(-run // 2), pairs, slot),
                                element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
+    pool = None if op.pool is None or tiles is not None else GlobalPool(b, domain, op, view(op.dest))
     loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
     straight = REREAD_PAIRS < pairs <= UNROLLED_PAIRS and loop_pairs is None
     step = loop_pairs or 1
@@ -471,7 +476,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
         if windows:
-            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset)
+            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset,
+                           None if tiles is None else tiles.convolution_pixel(x0))
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -505,8 +511,9 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
 
-            def pixel_pair(q: int, in_pair: int) -> None:
-                """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run, every channel pair."""
+            def pixel_pair(q: int, in_pair: int) -> list[SSAValue]:
+                """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run, every channel pair:
+                their totals ([pixel][channel])."""
                 if straight:  # both streams at constant offsets from pointers made here
                     weights = block_weights(o_block.index)
                     words = View(b.opaque(b.element(gathered, [q, 0, 0])), gathered.shape[1:], gathered.strides[1:],
@@ -528,25 +535,33 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     results = i.results
                     for i in range(pairs // step * step, pairs):
                         results = pair_products(results, i)
-                if pool is None:
+                return results
+
+            window = []  # a tiled pool's totals of the window's pixels, [pixel][channel]
+            for q in range(-(-count // 2)):
+                in_pair = min(2, count - 2 * q)
+                results = pixel_pair(q, in_pair)
+                if tiles is not None:
+                    window += results
+                elif pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
                     store_tile(b, domain, channels, outputs, results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
                 else:
                     for j, o in enumerate(channels):
                         stored = domain.output(o, dest.element_type)
                         pool.fold(o, [stored(results[k * block + j]) for k in range(in_pair)])
-
-            for q in range(-(-count // 2)):
-                pixel_pair(q, min(2, count - 2 * q))
+            if tiles is not None:
+                for j, o in enumerate(channels):
+                    tiles.store(n, o, x0, window[j::block])
 
     with b.loop(0, n_size) as n:
         if pool is not None:
             pool.start()
-        with b.loop(0, pixels // run) as t:
-            x0 = b.mul(t.index, run)
+        with b.loop(0, pixels // run if tiles is None else pixels) as t:
+            x0 = b.mul(t.index, run) if tiles is None else t.index  # a tiled pool's: its window
             gather(n.index, x0, run)
             multiply(n.index, x0, run)
-        tail = pixels % run
+        tail = pixels % run if tiles is None else 0
         for count in (2, 1):
             if tail >= count:
                 gather(n.index, pixels - tail, count)
@@ -556,13 +571,63 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             pool.finish(n.index)
 
 
+class TiledPool:
+    """A fused pool whose windows tile the convolution's output (`arm_dsp_layout.tiled_pool`)
+    in the gathered product: each run of gathered pixels is one window's, and its totals are
+    pooled in registers. A max pool takes the maximum of the accumulators and requantizes
+    it once (`output_is_monotonic`); else each pixel's level is folded (`pool_combine`) and
+    the window finished as the generic kernel's pooled rows are (`finish_pool_row`)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, dest: View):
+        self.b, self.domain = b, domain
+        self.window = Window.of_fused_pool(op)
+        self.kernel = self.window.kernel
+        self.pixels = self.kernel[0] * self.kernel[1]
+        n_size, channels, out_h, self.out_w = dest.shape
+        self.windows = out_h * self.out_w
+        self.in_hw = tuple(glow.convolution_shape(op)[2:])
+        self.dest = dest.reshaped((n_size, channels, self.windows, 1), (*dest.strides[:2], 1, 1))
+        self.after_maximum = self.window.is_max and domain.output_is_monotonic
+        self.folded = None if self.after_maximum else View.contiguous(b.alloca(1, i32), (1, 1), element_type=i32)
+
+    def convolution_pixel(self, window: Index) -> Callable[[Index], tuple[Index, Index]]:
+        """Pixel k of pool window `window` (row-major over the pooled plane): its row and
+        column of the convolution's output."""
+        b, (k_h, k_w) = self.b, self.kernel
+
+        def pixel(k: Index) -> tuple[Index, Index]:
+            y, x = b.div(window, self.out_w), b.remainder(window, self.out_w)
+            return b.add(b.mul(y, k_h), b.div(k, k_w)), b.add(b.mul(x, k_w), b.remainder(k, k_w))
+
+        return pixel
+
+    def store(self, n: Index, channel: Index, window: Index, totals: list[SSAValue]) -> None:
+        """The pooled output of `channel` at `window` from its pixels' accumulators."""
+        b, domain = self.b, self.domain
+        stored = domain.output(channel, self.dest.element_type)
+        if self.after_maximum:
+            maximum = totals[0]
+            for total in totals[1:]:
+                maximum = b.int_max(maximum, total)
+            b.store(stored(maximum), self.dest, [n, channel, window, 0])
+            return
+        combine, folded = domain.pool_combine(self.window), domain.pool_start(self.window)
+        for total in totals:
+            folded = combine(folded, stored(total))
+        b.store(folded, self.folded, [0, 0])
+        domain.finish_pool_row(self.window, Row(self.folded, (0,)), Row(self.dest, (n, channel, window)), 0,
+                               self.in_hw)
+
+
 def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
-                   n: Index, x0: Index, count: int, x_offset: SSAValue | None) -> None:
-    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane) into
-    `gathered` ([pixel pair, tap pair, slot]) as pairs of taps (c, ky, kx) in the packed
-    filter's order, an odd last tap paired with 0: a tap in the padding is the input zero
-    point (the folded bias takes off its product; not folded, the pair less `x_offset` is 0).
-    A window wholly inside the input loads its taps at constant offsets from its origin."""
+                   n: Index, x0: Index, count: int, x_offset: SSAValue | None,
+                   pixel_at: Callable[[Index], tuple[Index, Index]] | None = None) -> None:
+    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane; or
+    the pixels `pixel_at(k)` = (row, column), k < count) into `gathered` ([pixel pair, tap
+    pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
+    paired with 0: a tap in the padding is the input zero point (the folded bias takes off
+    its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
+    input loads its taps at constant offsets from its origin."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
@@ -571,9 +636,13 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     out_w = glow.convolution_shape(op)[3]
     zero_point = b.int_value(domain.input_offset)
     rows_inside, columns_inside = in_h - (k_h - 1) * dy, in_w - (k_w - 1) * dx  # window origins inside
+    def row_major(k: Index) -> tuple[Index, Index]:
+        pixel = b.add(x0, k)
+        return b.div(pixel, out_w), b.remainder(pixel, out_w)
+
     with b.loop(0, count) as k:
-        pixel = b.add(x0, k.index)
-        top, left = b.sub(b.mul(b.div(pixel, out_w), sy), pt), b.sub(b.mul(b.remainder(pixel, out_w), sx), pl)
+        out_y, out_x = (pixel_at or row_major)(k.index)
+        top, left = b.sub(b.mul(out_y, sy), pt), b.sub(b.mul(out_x, sx), pl)
 
         def window(padded: bool) -> None:
             """The pixel's taps into its slots; `padded`: some may be outside the input (clamped
