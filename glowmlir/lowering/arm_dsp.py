@@ -661,8 +661,7 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
     paired with 0: a tap in the padding is the input zero point (the folded bias takes off
     its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
-    input loads its taps at constant offsets from its origin: each kernel row as words
-    (`ROW_WORDS`) when they stay inside the input row, else byte by byte."""
+    input loads its taps at constant offsets from its origin."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
@@ -670,10 +669,7 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     pt, pl, _, _ = op.pads.get_values()
     out_w = glow.convolution_shape(op)[3]
     zero_point = b.int_value(domain.input_offset)
-    rows_inside = in_h - (k_h - 1) * dy  # window origins inside
-    row_words = -(-((k_w - 1) * dx + 1) // 4)  # words a kernel row's taps span
-    words_inside = in_w - 4 * row_words + 1  # window origins whose rows' words lie inside the input
-
+    rows_inside, columns_inside = in_h - (k_h - 1) * dy, in_w - (k_w - 1) * dx  # window origins inside
     def row_major(k: Index) -> tuple[Index, Index]:
         pixel = b.add(x0, k)
         return b.div(pixel, out_w), b.remainder(pixel, out_w)
@@ -682,10 +678,9 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         out_y, out_x = (pixel_at or row_major)(k.index)
         top, left = b.sub(b.mul(out_y, sy), pt), b.sub(b.mul(out_x, sx), pl)
 
-        def window(padded: bool, words: bool = False) -> None:
+        def window(padded: bool) -> None:
             """The pixel's taps into its slots; `padded`: some may be outside the input (clamped
-            loads, the zero point where outside), else all are inside; `words`: so are the
-            words of each kernel row."""
+            loads, the zero point where outside), else all are inside."""
             def coordinates(first: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
                 """(coordinate, clamped into the input when padded, whether it is inside) per tap."""
                 found = []
@@ -695,58 +690,29 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                 return found
 
             rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
-            if words:
-                taps = [tap for c, ky in np.ndindex(in_c, k_h)
-                        for tap in row_taps(b, Row(src, (n, c, rows[ky][0])), left, row_words, k_w, dx)]
-                pairs = [tap_pair(b, taps[i], taps[i + 1] if i + 1 < len(taps) else None)
-                         for i in range(0, len(taps), 2)]
-            else:
-                levels = []
-                for c, ky, kx in np.ndindex(in_c, k_h, k_w):
-                    (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
-                    loaded = level(b, src, [n, c, y, x])
-                    levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point)
-                                  if padded else loaded)
-                if len(levels) % 2:
-                    levels.append(b.integer(0))
-                pairs = [pack_halves(b, levels[i], levels[i + 1]) for i in range(0, len(levels), 2)]
-            for i, pair in enumerate(pairs):
+            levels = []
+            for c, ky, kx in np.ndindex(in_c, k_h, k_w):
+                (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
+                loaded = level(b, src, [n, c, y, x])
+                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point) if padded else loaded)
+            if len(levels) % 2:
+                levels.append(b.integer(0))
+            for i in range(len(levels) // 2):
+                pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
                 if x_offset is not None:
                     pair = _intrinsic(b, "sadd16", pair, x_offset)
                 b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
 
-        unpadded = not any(op.pads.get_values())
-        if unpadded and words_inside <= 0:
+        if not any(op.pads.get_values()):
             window(False)
-        elif rows_inside <= 0 or words_inside <= 0:
+        elif rows_inside <= 0 or columns_inside <= 0:
             window(True)
-        else:  # most windows of a large input lie inside it: their taps need no clamping, their rows load as words
-            interior = b.in_range(left, words_inside)
-            if not unpadded:
-                interior = b.int_and(b.in_range(top, rows_inside), interior)
+        else:  # most windows of a large input lie inside it: their taps need no clamping
+            interior = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
             with b.when(interior):
-                window(False, words=True)
+                window(False)
             with b.when(b.int_xor(interior, b.constant(1, interior.type))):
-                window(not unpadded)
-
-
-def row_taps(b: KernelBuilder, row: Row, left: Index, words: int, k_w: int, dx: int) -> list[tuple[SSAValue, int]]:
-    """The taps of a kernel row from column `left` of `row`, from `words` word loads (each
-    split into its sign-extended pairs (byte 0, byte 2) and (byte 1, byte 3), `input_pairs`):
-    per tap, (the pair holding it, its half)."""
-    split = [input_pairs(b, load_word(b, row.view, row.at(b.add(left, 4 * w))), None) for w in range(words)]
-    return [(split[kx * dx // 4][kx * dx % 2], kx * dx % 4 // 2) for kx in range(k_w)]
-
-
-def tap_pair(b: KernelBuilder, low: tuple[SSAValue, int], high: tuple[SSAValue, int] | None) -> SSAValue:
-    """The pair of two taps (`row_taps`), each a half of a word (`PKHBT`, `PKHTB`); without
-    `high`, the first tap and 0."""
-    word, half = low
-    pair = b.int_and(word, 0xFFFF) if half == 0 else b.shift_right_logical(word, 16)
-    if high is None:
-        return pair
-    word, half = high
-    return b.int_or(pair, b.shift_left(word, 16) if half == 0 else b.int_and(word, -0x10000))
+                window(True)
 
 
 # ----------------------------------------------------------------------------- depthwise
