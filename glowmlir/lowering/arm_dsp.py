@@ -487,7 +487,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
         if windows:
             gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset,
-                           None if tiles is None else tiles.convolution_pixel(x0))
+                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -655,13 +655,14 @@ def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) ->
 
 def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
                    n: Index, x0: Index, count: int, x_offset: SSAValue | None,
-                   pixel_at: Callable[[Index], tuple[Index, Index]] | None = None) -> None:
+                   pixel_at: Callable[[Index], tuple[Index, Index]] | None = None, looped: bool = False) -> None:
     """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane; or
     the pixels `pixel_at(k)` = (row, column), k < count) into `gathered` ([pixel pair, tap
     pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
     paired with 0: a tap in the padding is the input zero point (the folded bias takes off
     its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
-    input loads its taps at constant offsets from its origin."""
+    input loads its taps at constant offsets from its origin. `looped` (a size-first build):
+    the taps of one input channel at a time (two when a channel's are odd) in a loop."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
@@ -690,18 +691,32 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                 return found
 
             rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
-            levels = []
-            for c, ky, kx in np.ndindex(in_c, k_h, k_w):
-                (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
-                loaded = level(b, src, [n, c, y, x])
-                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point) if padded else loaded)
-            if len(levels) % 2:
-                levels.append(b.integer(0))
-            for i in range(len(levels) // 2):
-                pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
-                if x_offset is not None:
-                    pair = _intrinsic(b, "sadd16", pair, x_offset)
-                b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
+
+            def channel_pairs(first: Index, channels: int, first_pair: Index) -> None:
+                """The taps of input channels first .. first + channels - 1 into the slots of
+                their pairs, from pair `first_pair`."""
+                levels = []
+                for c, ky, kx in np.ndindex(channels, k_h, k_w):
+                    (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
+                    loaded = level(b, src, [n, b.add(first, c), y, x])
+                    levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point)
+                                  if padded else loaded)
+                if len(levels) % 2:
+                    levels.append(b.integer(0))
+                for i in range(len(levels) // 2):
+                    pair = pack_halves(b, levels[2 * i], levels[2 * i + 1])
+                    if x_offset is not None:
+                        pair = _intrinsic(b, "sadd16", pair, x_offset)
+                    b.store(pair, gathered, [b.div(k.index, 2), b.add(first_pair, i), b.remainder(k.index, 2)])
+
+            step = 1 if k_h * k_w % 2 == 0 else 2  # channels of whole pairs
+            if not looped or in_c < 2 * step:
+                channel_pairs(0, in_c, 0)
+                return
+            with b.loop(0, in_c // step) as c:
+                channel_pairs(b.mul(c.index, step), step, b.mul(c.index, step * k_h * k_w // 2))
+            if in_c % step:
+                channel_pairs(in_c - in_c % step, in_c % step, (in_c - in_c % step) * k_h * k_w // 2)
 
         if not any(op.pads.get_values()):
             window(False)
