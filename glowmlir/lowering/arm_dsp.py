@@ -19,9 +19,11 @@ packs them.
   of stride 1, unpooled or with a global pool, `gathered_product`: each run of pixels'
   channels gathered once as pairs, then multiplied by every block of output channels,
   two pixels x two channels at a time.
-* `gathered_product` with `gather_windows`: an unpooled, ungrouped convolution of few taps
-  a window (`arm_dsp_layout.WINDOW_PAIRS`), each pixel's window gathered once as pairs of
-  taps (the padding as the input zero point), then multiplied as gathered channels are.
+* `gathered_product` with `gather_windows`: an ungrouped convolution of few taps a window
+  (`arm_dsp_layout.WINDOW_PAIRS`), unpooled or with a pool whose windows tile its output
+  (`TiledPool`: a pool window's pixels gathered together and pooled in registers), each
+  pixel's window gathered once as pairs of taps (the padding as the input zero point), then
+  multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point.
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
@@ -455,7 +457,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     of the two pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into
     as many accumulators. The gathering is paid once for all output channels. A global pool
     folds each output level into a stack sum (or maximum) per channel, averaged once at the
-    end."""
+    end; a pool whose windows tile the output (`TiledPool`) makes each run one pool window's
+    pixels, pooled in registers."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
