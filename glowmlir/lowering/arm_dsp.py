@@ -555,13 +555,13 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         results = pair_products(results, i)
                 return results
 
-            stored = [domain.output(o, dest.element_type) for o in channels] if tiles is not None else []
+            levels_of = [domain.output(o, dest.element_type) for o in channels] if tiles is not None else []
             folded = [None] * block  # a tiled pool's, per channel: the window's pixels so far
             for q in range(-(-count // 2)):
                 in_pair = min(2, count - 2 * q)
                 results = pixel_pair(q, in_pair, folded[0])
                 if tiles is not None:
-                    folded = [tiles.fold(folded[j], results[j::block], stored[j]) for j in range(block)]
+                    folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
                 elif pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
                     store_tile(b, domain, channels, outputs, results, [b.add(x0, 2 * q + k) for k in range(in_pair)])
@@ -571,7 +571,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         pool.fold(o, [stored(results[k * block + j]) for k in range(in_pair)])
             if tiles is not None:
                 for j, o in enumerate(channels):
-                    tiles.store(n, o, x0, folded[j], stored[j])
+                    tiles.store(n, o, x0, folded[j], levels_of[j])
 
     with b.loop(0, n_size) as n:
         if pool is not None:
@@ -674,6 +674,7 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     out_w = glow.convolution_shape(op)[3]
     zero_point = b.int_value(domain.input_offset)
     rows_inside, columns_inside = in_h - (k_h - 1) * dy, in_w - (k_w - 1) * dx  # window origins inside
+
     def row_major(k: Index) -> tuple[Index, Index]:
         pixel = b.add(x0, k)
         return b.div(pixel, out_w), b.remainder(pixel, out_w)
