@@ -97,7 +97,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     the instructions it implements become calls into it; on a core with the Arm DSP
     extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
     Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
-    quantization numbers become data, so that equal-shaped layers share a kernel; on a target
+    quantization numbers become data, so that equal-shaped layers share a kernel (with `vnni`
+    at -O3 too, for the layers that have an equal-shaped partner); on a target
     with a vector unit (`vector_tile`), float convolutions get the column-vector kernel; on
     one with AVX-512 VNNI (`vnni`), int8 convolutions and FullyConnected get its kernels, and
     with VBMI too (`vbmi`) int8 lookup tables get theirs;
@@ -105,7 +106,11 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     minimum-size code (Helium's dot products would be scalar: MobileNetV2 4x slower), and
     its ARM low-overhead-loop pass aborted on the column kernel's predicated vectors. A
     size-first build tells the DSP kernels so (`loop_pairs`): they keep their loops, taking
-    the core's `arm_dsp.LOOP_PAIRS` channel pairs a step."""
+    the core's `arm_dsp.LOOP_PAIRS` channel pairs a step. At -Oz, and at -Os on a core
+    without the DSP extension or VNNI (whose kernels the shape-parameterised one would slow
+    most), int8 pointwise convolutions and FullyConnected of many shapes share one kernel
+    that reads its shapes from the record (`glowll-shape-parameterised-kernels`,
+    docs/code-size.md)."""
     from glowmlir.lowering.arm_dsp import LOOP_PAIRS
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
@@ -114,16 +119,19 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
     from glowmlir.transforms.select_vector_columns import SelectVectorColumns
     from glowmlir.transforms.select_vnni_kernels import SelectVnniKernels
+    from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
+    if size_first and (minimum_size or not (arm_dsp or vnni)):
+        selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))
-    if size_first:
-        selection.append(QuantizationRecords())
     if vnni:
-        selection.append(SelectVnniKernels(lookup_tables=vbmi))
+        selection.append(SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))
+    if size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
+        selection.append(QuantizationRecords(partnered=not size_first))
     if vector_tile is not None:
         selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
                                              vector_tile.registers))

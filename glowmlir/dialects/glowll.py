@@ -366,15 +366,21 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "vector-depthwise-int8", "vector-planes-int8",
-                "vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
+MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-depthwise", "vector-depthwise-int8",
+                "vector-planes-int8", "shape-parameterised", "shape-parameterised-dsp", "vector-columns",
+                "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
-the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI and of a host's int8
-depthwise convolution, and the float convolutions on vectors of output columns, of whole
-planes, of output channels, or of a depthwise convolution's rows, of a host's vector unit."""
+the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
+convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, the int8
+matrix product whose shapes are data (a size-first build's, portable or on the DSP extension,
+see `lowering.shape_parameterised`), and the float convolutions on vectors of output columns,
+of whole planes, of output channels, or of a depthwise convolution's rows, of a host's
+vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub", "mul")
-"""The `glowll.elementwise` kinds with a Helium microkernel (int8 operands, of one shape or
-broadcast)."""
+"""The `glowll.elementwise` kinds with a Helium microkernel, "arm-mve" (int8 operands, of one
+shape or broadcast)."""
+AVX512_ELEMENTWISE = ("add", "sub", "mul")
+"""The `glowll.elementwise` kinds with an AVX-512 microkernel, "x86-avx512" (int8, broadcasting)."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
@@ -391,8 +397,13 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
                   "(lanes, accumulators)")
-    from glowmlir.libraries import arm_dsp_layout, column_layout, vnni_layout
+    from glowmlir.libraries import arm_dsp_layout, column_layout, shape_record, vnni_layout
 
+    if op.microkernel.data in (shape_record.MICROKERNEL, shape_record.DSP_MICROKERNEL):  # shapes in the record
+        if op.parameters is None or glow.shape_of(op.parameters) != (shape_record.RECORD_WORDS,):
+            _fail(op, f"the {op.microkernel.data} microkernel reads its numbers and shapes from a "
+                      f"{shape_record.RECORD_WORDS}-word parameters record")
+        return
     if op.microkernel.data == vnni_layout.MICROKERNEL:  # [O / 16, C / 4, KH, KW, 16, 4] int8
         if isinstance(op, ConvolutionOp) and (op.filter_shape is None or op.group.value.data != 1):
             _fail(op, "the x86-vnni microkernel takes an ungrouped convolution with its filter_shape")
@@ -404,6 +415,17 @@ def verify_microkernel(op: IRDLOperation) -> None:
             _fail(op, f"the packed filter must be int8 blocks {list(expected)}")
         return
     if not isinstance(op, ConvolutionOp):
+        return
+    if op.microkernel.data == vnni_layout.DEPTHWISE_MICROKERNEL:  # [C, parts, KH, 4 * quads] int8
+        channels = glow.shape_of(op.input)[1]
+        shape = glow.shape_of(op.filter)
+        if (op.filter_shape is None or op.group.value.data != channels
+                or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4 or shape[0] != channels
+                or shape[1] not in (1, 2) or shape[2:] != (op.filter_shape.get_values()[2],
+                                                           vnni_layout.groups(op.filter_shape.get_values()[3])
+                                                           * vnni_layout.GROUP)):
+            _fail(op, "the x86-vnni-depthwise microkernel takes a depthwise convolution with its filter_shape, "
+                      "its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]")
         return
     if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias
         if (op.folded_input_offset is None or (op.pool is not None and not glow.pools_globally(op))
@@ -445,11 +467,16 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
     depthwise convolution on the same tiles, its filter int16 less its zero point;
     `vector-planes-int8`, one of small "same"-padded planes, each plane one tile: (lanes, vectors)).
-    With
+    With `microkernel = "x86-vnni-depthwise"` an int8 depthwise convolution of a small plane runs
+    on AVX-512 VNNI and VBMI, its filter int8 words [C, parts, KH, 4 * ceil(KW / 4)] of its levels
+    less their zero point (`vnni_layout.depthwise_filter`), its bias folded for unsigned input. With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
+    `doubled_accumulators` (with it, on the Arm DSP kernels): the packed filter holds twice the
+    levels less their zero point, so every sum is twice the accumulator, which the
+    requantization multiplies as it is (the kernel doubles the bias).
     `wide_accumulators` (int16 data, set where an int32 sum could overflow:
     `quantization.rescaling.needs_wide_accumulators`): the sums are int64, requantized as
     CMSIS-NN's s16 kernels do (`requantize_wide`).
@@ -473,6 +500,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     vector_tile = opt_prop_def(DenseArrayBase)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
+    doubled_accumulators = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     loop_pairs = opt_prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
@@ -703,14 +731,16 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if kind in HELIUM_ELEMENTWISE else ())}
+        kinds = {"arm-mve": HELIUM_ELEMENTWISE, "x86-avx512": AVX512_ELEMENTWISE}
+        allowed = {"kind", *facts.required, *activation,
+                   *(("microkernel",) if any(kind in vector_kinds for vector_kinds in kinds.values()) else ())}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
         if self.microkernel is not None and (
-                self.microkernel.data != "arm-mve"
+                kind not in kinds.get(self.microkernel.data, ())
                 or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))):
-            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands on Helium "
-                        "(arm-mve)")
+            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands (Helium's "
+                        "arm-mve and AVX-512's x86-avx512: add, sub, mul)")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:

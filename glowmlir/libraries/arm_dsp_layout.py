@@ -248,6 +248,16 @@ def pool_tiles(kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int
         tuple(kernel) == tuple(strides) and int(np.prod(kernel)) <= TILED_POOL_PIXELS)
 
 
+def window_row_order(width: int, dilation: int) -> tuple[int, ...]:
+    """The order of a window row's taps in its WINDOW_PAIRS pairs: (0, 2, 1, 3) within each
+    four when the row is a multiple of four taps wide at dilation 1, so that one word of four
+    input columns gives two of its pairs as they are (`SXTB16`, `SXTB16 ror #8`); else as
+    they are."""
+    if width % 4 or dilation != 1:
+        return tuple(range(width))
+    return tuple(4 * (kx // 4) + (0, 2, 1, 3)[kx % 4] for kx in range(width))
+
+
 def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
             tiled: bool = False) -> str | None:
     """How a convolution's filter is packed: WINDOW_PAIRS along the taps of a whole window of
@@ -298,14 +308,17 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     every tiling of the depthwise plan), CHANNEL_PAIRS [O / (block x interleaved),
     ceil(C / 2), interleaved, block, 2] (channels 2i and 2i + 1, an odd last channel paired
     with a zero; `interleaved_blocks` blocks side by side), WINDOW_PAIRS the same over the
-    taps of a window (C x KH x KW, in that order) instead of the channels. `pooled`: the
-    convolution has a fused pool, `tiled`: one WINDOW_PAIRS takes (`tiled_pool`)."""
+    taps of a window (C x KH x KW, in that order, each row's in `window_row_order`) instead
+    of the channels. `pooled`: the convolution has a fused pool, `tiled`: one WINDOW_PAIRS
+    takes (`tiled_pool`)."""
     out_c, group_c, k_h, _ = levels.shape
     kind = packing(levels.shape, pads, group, pooled, tiled)
     block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
         taps = group_c * k_h * levels.shape[3]
+        if kind == WINDOW_PAIRS:
+            centred = centred[..., list(window_row_order(levels.shape[3], dilations[1]))]
         padded = np.zeros((out_c, 2 * -(-taps // 2)), np.int16)
         padded[:, :taps] = centred.reshape(out_c, taps)
         interleaved = interleaved_blocks(out_c)

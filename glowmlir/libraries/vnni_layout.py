@@ -22,10 +22,13 @@ filter of K input channels.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 MICROKERNEL = "x86-vnni"
+ELEMENTWISE_MICROKERNEL = "x86-avx512"
+"""An int8 Add, Sub or Mul's: 16 levels at once on int32 lanes (AVX-512BW)."""
 LOOKUP_TABLE_MICROKERNEL = "x86-vbmi"
 """An int8 lookup table's: 64 levels at once by `vpermi2b` (AVX-512 VBMI)."""
 LANES = 16
@@ -88,3 +91,111 @@ def packed_input_bytes(input_shape: Sequence[int], pads: Sequence[int]) -> int:
     n, channels, height, width = input_shape
     top, left, bottom, right = pads
     return n * groups(channels) * (height + top + bottom) * (width + left + right) * GROUP
+
+
+# ----------------------------------------------------------------------------- depthwise on byte permutes
+
+DEPTHWISE_MICROKERNEL = "x86-vnni-depthwise"
+"""A depthwise convolution of a small plane: four taps of a kernel row a `vpdpbusd`, the
+input bytes of each output's taps gathered by one byte permute (AVX-512 VBMI)."""
+WINDOW = 64
+"""Bytes of input one load brings (a zmm register): a permute picks any of them for any lane."""
+MOST_DEPTHWISE_VECTORS = 16
+"""Vectors of 16 outputs a plane may take: each is code of its own (its permutes fixed at
+compile time), so larger planes keep the vector-depthwise-int8 tiles, which loop."""
+
+
+def depthwise_filter(centred: np.ndarray) -> np.ndarray | None:
+    """A depthwise filter's levels less their zero point, [C, 1, KH, KW] (each in [-255, 255]),
+    as the int8 words `vpdpbusd` takes: [C, parts, KH, 4 * quads], a kernel row's taps four a
+    word (zeros past KW). Part 0 holds each level clamped to int8, part 1 (only where some
+    level does not fit) the rest; None where a rest does not fit either (a level of 255)."""
+    channels, _, k_h, k_w = centred.shape
+    words = np.zeros((channels, k_h, groups(k_w) * GROUP), np.int64)
+    words[:, :, :k_w] = centred[:, 0]
+    first = np.clip(words, -128, 127)
+    rest = words - first
+    if rest.max(initial=0) > 127:
+        return None
+    parts = [first, rest] if rest.any() else [first]
+    return np.stack(parts, axis=1).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class PermutedTaps:
+    """Four taps of kernel row `ky` (columns 4 * quad on) for 16 outputs: `order`, 64 byte
+    indices into a window of input bytes (lane i's byte j at 4i + j), `WINDOW` where the tap
+    lies in the padding or past the kernel (the byte is then the input zero point)."""
+
+    ky: int
+    quad: int
+    order: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class InputWindow:
+    """`WINDOW` input bytes of a plane from `start`, and the taps permuted out of them."""
+
+    start: int
+    taps: tuple[PermutedTaps, ...]
+
+
+@dataclass(frozen=True)
+class DepthwiseGeometry:
+    in_hw: tuple[int, int]
+    out_hw: tuple[int, int]
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int]  # top, left
+    dilations: tuple[int, int]
+
+    @staticmethod
+    def of(op) -> DepthwiseGeometry:
+        """The geometry of a depthwise `glowll.convolution` (OIHW filter, NCHW planes)."""
+        from glowmlir.dialects import glow
+
+        return DepthwiseGeometry(tuple(glow.shape_of(op.input)[2:]), tuple(glow.convolution_shape(op)[2:]),
+                                 tuple(op.filter_shape.get_values()[2:]) if op.filter_shape is not None
+                                 else tuple(glow.shape_of(op.filter)[2:]), tuple(op.strides.get_values()),
+                                 tuple(op.pads.get_values()[:2]), tuple(op.dilations.get_values()))
+
+    def windows(self, first: int, count: int) -> tuple[list[InputWindow], list[tuple[int, int]]] | None:
+        """The loads and permutes of the outputs [first, first + count) of a plane (row-major),
+        and the (ky, quad) whose taps all lie in the padding for them all; None if some four
+        taps span more than a window."""
+        (in_h, in_w), (_, out_w) = self.in_hw, self.out_hw
+        k_h, k_w = self.kernel
+        spans, padding = [], []
+        for ky in range(k_h):
+            for quad in range(groups(k_w)):
+                flat: list[int | None] = []
+                for lane in range(LANES):
+                    y, x = divmod(first + lane, out_w)
+                    for kx in range(4 * quad, 4 * quad + GROUP):
+                        iy = y * self.strides[0] + ky * self.dilations[0] - self.pads[0]
+                        ix = x * self.strides[1] + kx * self.dilations[1] - self.pads[1]
+                        inside = lane < count and kx < k_w and 0 <= iy < in_h and 0 <= ix < in_w
+                        flat.append(iy * in_w + ix if inside else None)
+                read = [f for f in flat if f is not None]
+                if not read:
+                    padding.append((ky, quad))
+                elif max(read) - min(read) >= WINDOW:
+                    return None
+                else:
+                    spans.append((min(read), max(read), ky, quad, flat))
+        windows: list[tuple[int, list]] = []
+        for low, high, ky, quad, flat in sorted(spans, key=lambda span: span[0]):
+            if not windows or high >= windows[-1][0] + WINDOW:
+                windows.append((low, []))
+            start = windows[-1][0]
+            windows[-1][1].append(PermutedTaps(ky, quad, tuple(WINDOW if f is None else f - start for f in flat)))
+        return [InputWindow(start, tuple(taps)) for start, taps in windows], padding
+
+    def vectors(self) -> int:
+        return -(-self.out_hw[0] * self.out_hw[1] // LANES)
+
+    def fits(self) -> bool:
+        """Whether the kernel takes the plane: few enough vectors, each tap's bytes in a window."""
+        plane = self.out_hw[0] * self.out_hw[1]
+        return self.vectors() <= MOST_DEPTHWISE_VECTORS and all(
+            self.windows(first, min(LANES, plane - first)) is not None for first in range(0, plane, LANES))

@@ -26,7 +26,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, IntegerType, ModuleOp, UnitAttr, i32, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i32,
+    i64,
+)
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -113,6 +123,8 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
         # a microkernel is register-allocated on its own: inlined into the entry point, LLVM
         # schedules across its tiles and spills (LeNet on the M7: 3.84M instructions, 3.49M)
         properties["no_inline"] = UnitAttr()
+    if builder.optimize_for_size:
+        properties["passthrough"] = ArrayAttr([StringAttr("optsize")])
     return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct), result_type),
                        linkage=llvm.LinkageAttr("external" if separate else "internal"), body=region,
                        other_props=properties)

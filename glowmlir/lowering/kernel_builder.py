@@ -85,7 +85,8 @@ class KernelBuilder:
     Indices, loop counters and offsets are `index_type` integers, the width of the
     target's pointers, so that every address the target can hold is computed exactly;
     `cache_bytes`: one core's cache the kernels block their loops for (0: unknown, no
-    blocking).
+    blocking). A kernel whose code is vectorized and unrolled by hand sets `optimize_for_size`:
+    its function is then `optsize`, so that LLVM unrolls none of its loops again.
     """
 
     def __init__(self, region: Region, block: Block, index_type: IntegerType = i64, cache_bytes: int = 0):
@@ -93,6 +94,7 @@ class KernelBuilder:
         self.block = block
         self.index_type = index_type
         self.cache_bytes = cache_bytes
+        self.optimize_for_size = False  # set by a kernel whose loops LLVM's unroller only inflates
         self._constants: dict[tuple[int, Attribute], SSAValue] = {}
         self._lane_constants: dict[tuple[tuple[int, ...], Attribute], SSAValue] = {}
         self._lane_ops: set[Operation] = set()
@@ -368,12 +370,14 @@ class KernelBuilder:
     def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
         self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=_byte_size(view.element_type)))
 
-    def alloca(self, count: int, element_type: Attribute | None = None) -> SSAValue:
-        """A stack array of `count` elements (default f32), allocated once in the function's entry block."""
+    def alloca(self, count: int, element_type: Attribute | None = None, alignment: int = 64) -> SSAValue:
+        """A stack array of `count` elements (default f32), allocated once in the function's
+        entry block, aligned for the widest vector loads unless told less (a stack aligned
+        more than the target's own costs a frame pointer: one register fewer)."""
         element_type = element_type or f32
         entry = self.region.blocks[0]
         size = llvm.ConstantOp(IntegerAttr(count, self.index_type), self.index_type)
-        array = llvm.AllocaOp(size.results[0], element_type, alignment=64)
+        array = llvm.AllocaOp(size.results[0], element_type, alignment=alignment)
         entry.insert_ops_before([size, array], entry.first_op) if entry.first_op else entry.add_ops([size, array])
         return array.results[0]
 

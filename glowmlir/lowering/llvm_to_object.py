@@ -94,9 +94,12 @@ class Target:
         return self._x86_64_with("avx512vbmi", "avx512bw")
 
     def _x86_64_with(self, *names: str) -> bool:
-        """An x86-64 target with each of these features (a later `-feature` overrides an earlier `+feature`)."""
+        """An x86-64 target with each of these AVX-512 features (a later `-feature` overrides an
+        earlier `+feature`), none of the features they build on turned off (`-mattr=-avx512f`
+        or `-avx` turns every AVX-512 feature off in LLVM, though the host's list still names them)."""
         enabled = enabled_features(self._features)
-        return self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
+        return (self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
+                and not any(enabled.get(base) is False for base in ("avx512f", "avx2", "avx")))
 
     @property
     def has_helium(self) -> bool:
@@ -168,6 +171,7 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
     functions = [op for op in module.body.block.ops if isinstance(op, xllvm.FuncOp)]  # top-level: no walk
     linkage = {op.sym_name.data: op.linkage.linkage.data for op in functions}
     no_inline = {op.sym_name.data for op in functions if op.no_inline is not None}  # a layer-profiling build's
+    passthrough = {op.sym_name.data: [a.data for a in op.passthrough] for op in functions if op.passthrough is not None}
     for function in ir_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
@@ -177,6 +181,8 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
                 function.linkage = "internal"
             if function.name in no_inline:  # and no_inline
                 function.attributes.add("noinline")
+            for attribute in passthrough.get(function.name, ()):  # and passthrough
+                function.attributes.add(attribute)
     if extend is not None:
         extend(ir_module)
     if instrumentation is not None:  # before the debug lines, which then cover its calls too

@@ -259,7 +259,8 @@ class GlobalPool:
         self.b, self.domain, self.op, self.dest = b, domain, op, dest
         self.window = Window.of_fused_pool(op)
         self.channels = dest.shape[1]
-        self.folded = View.contiguous(b.alloca(self.channels, i32), (self.channels, 1), element_type=i32)
+        # read and written one i32 at a time: no vector alignment (no frame pointer on Arm)
+        self.folded = View.contiguous(b.alloca(self.channels, i32, alignment=4), (self.channels, 1), element_type=i32)
 
     def start(self) -> None:
         fill_row(self.b, Row(self.folded.reshaped((self.channels,), (1,)), ()), self.channels,

@@ -41,7 +41,18 @@ from xdsl.ir import Attribute, SSAValue
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
-from glowmlir.lowering import arm_dsp, arm_mve, int8_depthwise, kernels, loop_skeletons, math_approx, x86_vnni
+from glowmlir.libraries import shape_record
+from glowmlir.lowering import (
+    arm_dsp,
+    arm_mve,
+    int8_depthwise,
+    kernels,
+    loop_skeletons,
+    math_approx,
+    shape_parameterised,
+    vnni_depthwise,
+    x86_vnni,
+)
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -54,7 +65,15 @@ from glowmlir.lowering.loop_skeletons import (
     fill_row,
     window_size,
 )
-from glowmlir.lowering.requantization import divide_by_power_of_two, requantize, requantize_narrow, requantize_wide
+from glowmlir.lowering.requantization import (
+    divide_by_power_of_two,
+    requantize,
+    requantize_bounded,
+    requantize_narrow,
+    requantize_wide,
+    rounding_terms,
+    wrapped_double,
+)
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
     KernelParameters,
@@ -72,7 +91,9 @@ from glowmlir.quantization.rescaling import (
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
-                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise}
+                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
+                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni,
+                shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 
@@ -104,8 +125,13 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
     if op.parameters is None:
         return numbers
     record = view(op.parameters)
-    return KernelParameters(*(value if value == 0 else b.load(record, [slot])
-                              for slot, value in enumerate(dataclasses.astuple(numbers))))
+    loaded = {field: value if value == 0 else b.load(record, [slot])
+              for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
+    for field in ("shift", "bias_shift"):  # a shift's sign stays in the code too (no left shift in a right one's)
+        value = getattr(numbers, field)
+        if value:
+            loaded[field] = b.int_min(loaded[field], -1) if value < 0 else b.int_max(loaded[field], 1)
+    return KernelParameters(**loaded)
 
 
 class ChannelRequantization:
@@ -117,11 +143,15 @@ class ChannelRequantization:
         self.b = b
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
+        self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
                 # Seen as a constant, LLVM multiplies by it with UMLAL and a MUL for the
                 # sign; an unknown one it takes with one SMMULR (`requantize_narrow`).
+                wrapped = wrapped_double(multiplier)
+                if wrapped is not None:
+                    self.wrapped = b.opaque(b.integer(wrapped))
                 multiplier = b.opaque(b.integer(multiplier))
             self.constant = (multiplier, parameters.shift)
 
@@ -129,6 +159,12 @@ class ChannelRequantization:
         if self.table is None:
             return self.constant
         return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
+
+    def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
+        """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""
+        if self.wrapped is not None:
+            return self.wrapped, self.constant[1], True
+        return (*self.of(channel), False)
 
 
 class QuantizedArithmetic(ArithmeticDomain):
@@ -141,6 +177,9 @@ class QuantizedArithmetic(ArithmeticDomain):
     def __init__(self, b: KernelBuilder, op: glowll.InstructionOp, view: ViewOf):
         super().__init__(b)
         self.op = op
+        # sums twice the accumulator (`doubled_accumulators`: the packed filter's levels doubled)
+        self.doubled = getattr(op, "doubled_accumulators", None) is not None
+        self.rounding = None
         self.out_type = _type(op.dest)
         self.output_offset = self.out_type.offset
         self.low, self.high = activation_bounds(op, self.out_type)
@@ -156,6 +195,12 @@ class QuantizedArithmetic(ArithmeticDomain):
             self.high = b.int_sub(maximum, parameters.high_below_maximum) \
                 if isinstance(parameters.high_below_maximum, SSAValue) else maximum - parameters.high_below_maximum
             self.requantization = ChannelRequantization(b, op, view, parameters)
+            # doubled sums, clamped to the whole storage range: the rounding terms in a register
+            # (`requantize_narrow`), made once here
+            terms = rounding_terms(parameters.shift, self.output_offset) \
+                if self.doubled and self.requantization.table is None else None
+            whole_range = (self.low, self.high) == self.out_type.value_range
+            self.rounding = b.opaque(b.integer(terms)) if terms is not None and whole_range else None
 
     def _stack_rows(self, count: int, width: int) -> View:
         return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)
@@ -172,9 +217,9 @@ class QuantizedArithmetic(ArithmeticDomain):
         Int8 bias keeps its own scale in Glow's rule)."""
         b, parameters = self.b, self.parameters
         level = b.int_sub(load_level(b, bias, [channel]), parameters.bias_offset)
-        if is_zero(parameters.bias_multiplier):  # in accumulator units
-            return level
-        return requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
+        if not is_zero(parameters.bias_multiplier):  # not in accumulator units
+            level = requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
+        return b.shift_left(level, 1) if self.doubled else level
 
     def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
         return self.b.int_sub(load_level(self.b, view, indices), self.input_offset)
@@ -196,15 +241,23 @@ class QuantizedArithmetic(ArithmeticDomain):
 
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
-        multiplier, shift = self.requantization.of(channel)
         rescale = self.rescale()
+        narrow, wrapped = rescale is requantize_narrow, False
+        if narrow and not self.doubled:
+            multiplier, shift, wrapped = self.requantization.narrow_of(channel)
+        else:
+            multiplier, shift = self.requantization.of(channel)
         # Clamped to the whole storage range (one SSAT), the offset goes inside the rounding
         # division (one add fewer); a narrower clamp LLVM takes best before the offset is added.
-        offset_inside = rescale is requantize_narrow and (self.low, self.high) == self.out_type.value_range
+        offset_inside = narrow and (self.low, self.high) == self.out_type.value_range
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
-                level = requantize_narrow(b, total, multiplier, shift, self.output_offset)
+                level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
+                                          self.rounding)
+            elif narrow:
+                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled),
+                                  self.output_offset)
             else:
                 level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)
@@ -308,6 +361,39 @@ def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, d
     return b.int_add(requantize(b, b.int_sub(level, source.offset), multiplier, shift), dest.offset)
 
 
+def _largest_difference(element: UniformQuantizedType) -> int:
+    """max |x - offset| over the levels of `element`."""
+    low, high = element.value_range
+    return max(high - element.offset, element.offset - low)
+
+
+def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """The output level (before the clamp) of an int8/int16 Add, Sub or Mul of two levels (i32
+    values, or vectors of them): TFLite's Add and Sub, each input less its zero point shifted
+    left and requantized to a common scale, the sum or difference requantized; its Mul,
+    `requantize((a - a_offset) * (b - b_offset))`. Each requantization knows its value's bound
+    (`requantize_bounded`)."""
+    first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
+    if op.kind.data == "mul":
+        multiplier, shift = mul_multiplier(first, second, out_type)
+        bound = _largest_difference(first) * _largest_difference(second)
+        return lambda x, y: requantize_bounded(b, b.int_mul(b.int_sub(x, first.offset), b.int_sub(y, second.offset)),
+                                               bound, multiplier, shift, out_type.offset)
+    (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+    left_shift = add_left_shift(first, second, out_type)
+    combine = b.int_add if op.kind.data == "add" else b.int_sub
+    bounds = [_largest_difference(element) << left_shift for element in (first, second)]
+    # |a| <= bounds[0] and |c| <= bounds[1] where their multipliers are below 1 (shifts <= 0)
+    bound = sum(bounds) if max(s1, s2) <= 0 else 1 << 31
+
+    def level(x: SSAValue, y: SSAValue) -> SSAValue:
+        a = requantize_bounded(b, b.shift_left(b.int_sub(x, first.offset), left_shift), bounds[0], m1, s1)
+        c = requantize_bounded(b, b.shift_left(b.int_sub(y, second.offset), left_shift), bounds[1], m2, s2)
+        return requantize_bounded(b, combine(a, c), bound, mo, so, out_type.offset)
+
+    return level
+
+
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
     """Glow's quantize before its clamp: `nearbyint(x / scale + offset)` as an i32, each step
     rounded in f32 as Glow and the reference round it (x * (1 / scale) or x / scale + offset
@@ -370,16 +456,9 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
     elif kind in ("relu", "clip", "rescale_quantized"):
         source = _type(op.inputs[0])
         compute = lambda v: store(_rescaled(b, b.sign_extend(v[0]), source, out_type))  # noqa: E731
-    elif kind in ("add", "sub"):  # TFLite's int8 Add and Sub: the same rescaling, then a sum or a difference
-        first, second = (_type(v) for v in op.inputs)
-        (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
-        left_shift = add_left_shift(first, second, out_type)
-        combine = b.int_add if kind == "add" else b.int_sub
-
-        def compute(v):
-            a = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[0]), first.offset), left_shift), m1, s1)
-            c = requantize(b, b.shift_left(b.int_sub(b.sign_extend(v[1]), second.offset), left_shift), m2, s2)
-            return store(b.int_add(requantize(b, combine(a, c), mo, so), out_type.offset))
+    elif kind in ("add", "sub", "mul"):
+        level = binary_level(b, op)
+        compute = lambda v: store(level(b.sign_extend(v[0]), b.sign_extend(v[1])))  # noqa: E731
     elif kind == "div":
         first, second = (_type(v) for v in op.inputs)
         multiplier, exponent = division_multiplier(first, second, out_type)
@@ -398,14 +477,6 @@ def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view:
             negative = x if slope is None else b.int_mul(x, b.int_sub(b.sign_extend(v[1]), slope.offset))
             level = b.select(b.int_compare("sge", x, 0), requantize(b, x, m1, s1), requantize(b, negative, m2, s2))
             return store(b.int_add(level, out_type.offset))
-    elif kind == "mul":
-        first, second = (_type(v) for v in op.inputs)
-        multiplier, shift = mul_multiplier(first, second, out_type)
-
-        def compute(v):
-            product = b.int_mul(b.int_sub(b.sign_extend(v[0]), first.offset),
-                                b.int_sub(b.sign_extend(v[1]), second.offset))
-            return store(b.int_add(requantize(b, product, multiplier, shift), out_type.offset))
     else:
         raise NotImplementedError(f"quantized elementwise \"{kind}\"")
     emit_strided_map(b, dest, sources, compute)

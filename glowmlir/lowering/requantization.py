@@ -40,17 +40,19 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     return divide_by_power_of_two(b, high, right)
 
 
-def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int) -> SSAValue:
-    """`requantize` on a vector of i32 lanes with a compile-time shift, in fewer vector
-    instructions, the same numbers. The doubling high multiply: the vector seen as i64
+def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
+                         shift: int | SSAValue) -> SSAValue:
+    """`requantize` on a vector of i32 lanes, in fewer vector instructions, the same numbers
+    (a run-time `shift` is a vector, lane by lane). The doubling high multiply: the vector seen as i64
     halves, the even lanes' and the odd lanes' products by one 32x32->64 multiply each
     (`vpmuldq` reads each half's low lane, sign-extended), bits 31-62 of each rounded product
     brought into its half's low lane by one shift, and the two interleaved by one shuffle.
     The division by 2^right, halves away from zero, is `(y >> right) + ((y >> (right - 1)) & 1)`
     with y = high - 1 for a negative high (so a negative half rounds down; high > INT32_MIN as
-    M < 2^31): no compare or select."""
+    M < 2^31): no compare or select (with a run-time shift, one select keeps the lanes that
+    shift right by 0)."""
     left, right = shift_split(b, shift)
-    if left:
+    if not is_zero(left):
         value = b.shift_left(value, left)
     lanes = value.type.get_shape()[0]
     halves = VectorType(i64, [lanes // 2])
@@ -66,10 +68,14 @@ def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SS
                  for x, m in zip(products(value), factors))
     order = [lane + (lanes - 1) * (lane % 2) for lane in range(lanes)]  # 0, 16, 2, 18, ... for 16 lanes
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
-    if right == 0:
+    if is_zero(right):
         return high
     rounded_down = b.int_add(high, b.shift_right(high, 31))
-    return b.int_add(b.shift_right(rounded_down, right), b.int_and(b.shift_right(rounded_down, right - 1), 1))
+    if isinstance(right, int):
+        return b.int_add(b.shift_right(rounded_down, right), b.int_and(b.shift_right(rounded_down, right - 1), 1))
+    half_bit = b.int_and(b.shift_right(rounded_down, b.int_max(b.int_sub(right, 1), 0)), 1)
+    divided = b.int_add(b.shift_right(rounded_down, right), half_bit)
+    return b.select(b.int_compare("sgt", right, 0), divided, high)
 
 
 OFFSET_SHIFTS = 21
@@ -77,8 +83,15 @@ OFFSET_SHIFTS = 21
 shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
 
 
+def wrapped_double(multiplier: int) -> int | None:
+    """`2 * multiplier - 2^32`, the int32 that `2 * multiplier` wraps to, for a multiplier in
+    [2^30, 2^31) (a normalized one: `requantize_narrow`'s `doubled` form); else None."""
+    return 2 * multiplier - 2**32 if 2**30 <= multiplier < 2**31 else None
+
+
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
-                      shift: int | SSAValue, offset: int | SSAValue = 0) -> SSAValue:
+                      shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False,
+                      doubled: bool = False, rounding: SSAValue | None = None) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -88,14 +101,93 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     accumulator (one SMMLAR) instead of multiplying twice (SMMULR for the sign, then SMMLAR).
     A constant offset (an output zero point) joins the rounding term as `offset << right`
     (`(a + offset * 2^right) >> right` is `(a >> right) + offset` exactly): one add fewer,
-    and a clamp to the int8 range is then one SSAT of the shifted sum."""
+    and a clamp to the int8 range is then one SSAT of the shifted sum.
+
+    `wrapped`: `multiplier` is `wrapped_double(M)`, 2M - 2^32. Then `(v * (2M - 2^32) + 2^31)
+    >> 32` is the high part of `2v * M` less v, so v is added back instead of doubled first:
+    LLVM adds v and its sign by the multiply's accumulator (`add r, v, v, asr #31` and one
+    SMMLAR), one instruction fewer than the shift to 2v.
+
+    `doubled`: `value` is already twice the accumulator (`doubled_accumulators`): it is
+    multiplied as it is. `rounding`: the constant rounding terms (`rounding_terms`) as a
+    value made once where the kernel starts (`KernelBuilder.opaque`), so that LLVM adds them
+    and the sign in one `add r, k, v, asr #31` (with `doubled`: add, SMMLAR, SSAT)."""
     left, right = shift_split(b, shift)
-    doubled = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
-    wide = b.int_mul(b.sign_extend(doubled, i64), b.sign_extend(b.int_value(multiplier), i64))
+    if wrapped or doubled:  # value << left, multiplied as it is
+        multiplicand = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
+    else:
+        multiplicand = b.shift_left(value, b.int_add(left, 1) if isinstance(left, SSAValue) else left + 1)
+    wide = b.int_mul(b.sign_extend(multiplicand, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
-    folded = isinstance(right, int) and isinstance(offset, int) and 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256
-    divided = _divide_narrow(b, high, doubled, right, offset * (1 << right) if folded else 0)
+    if wrapped:
+        high = b.int_add(high, multiplicand)
+    folded = rounding_terms(shift, offset) is not None
+    if rounding is not None:
+        assert folded, "rounding terms in a register need a constant shift and offset"
+        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(multiplicand, 31), rounding)), right)
+    divided = _divide_narrow(b, high, multiplicand, right, offset * (1 << right) if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
+
+
+def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int,
+                                offset: int, clamped_below_offset: bool = False) -> SSAValue:
+    """`requantize_narrow(value, multiplier, shift, offset)` on a vector of i32 lanes, for a
+    compile-time shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
+    doubled value's even and odd lanes multiplied as `requantize_in_halves` does (one
+    `vpmuldq` each), each 64-bit product plus 2^31 + 2^32 * (2^(right - 1) + offset * 2^right),
+    so that its high half is the rounded high multiply with the division's rounding term
+    and the offset already added; one shuffle takes the high halves, then the sign is added
+    and the sum shifted: `_divide_narrow`'s numbers in 12 vector instructions, not 18.
+    `clamped_below_offset` (a fused relu: levels below the offset are clamped to it) drops the
+    sign: a negative value's high half is at most 0, so its level is at most the offset with
+    or without it."""
+    left, right = shift_split(b, shift)
+    assert right <= OFFSET_SHIFTS and abs(offset) <= 256, "the sum stays in int32"
+    doubled = b.shift_left(value, left + 1)
+    lanes = value.type.get_shape()[0]
+    halves = VectorType(i64, [lanes // 2])
+    added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
+    rounding = b.int_value((1 << 31) + added * (1 << 32), halves)
+
+    def products(vector: SSAValue) -> tuple[SSAValue, SSAValue]:
+        wide = b.bitcast(vector, halves)
+        return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
+
+    factors = products(b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
+    even, odd = (b.bitcast(b.int_add(b.int_mul(x, m), rounding), value.type)
+                 for x, m in zip(products(doubled), factors))
+    order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
+    high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
+    if right == 0:
+        return high
+    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
+
+
+def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int, shift: int,
+                       offset: int = 0, clamped_below_offset: bool = False) -> SSAValue:
+    """`requantize(value, multiplier, shift) + offset` of an i32 value, or a vector of them,
+    known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
+    `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way.
+    `clamped_below_offset`: see `requantize_narrow_in_halves`."""
+    narrow = bound << (max(shift, 0) + 1) < 2**31
+    if not isinstance(value.type, VectorType):
+        if narrow:
+            return requantize_narrow(b, value, multiplier, shift, offset)
+        level = requantize(b, value, multiplier, shift)
+    elif narrow and max(-shift, 0) <= OFFSET_SHIFTS and abs(offset) <= 256:
+        return requantize_narrow_in_halves(b, value, multiplier, shift, offset, clamped_below_offset)
+    else:
+        level = requantize_in_halves(b, value, multiplier, shift)
+    return level if offset == 0 else b.int_add(level, offset)
+
+
+def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
+    """The constant `requantize_narrow` adds before its division by 2^right, `2^(right - 1) +
+    offset * 2^right`, when the shift and the offset are constants it folds (else None)."""
+    if not isinstance(shift, int) or not isinstance(offset, int):
+        return None
+    right = max(-shift, 0)
+    return (1 << (right - 1)) + offset * (1 << right) if 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256 else None
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,

@@ -45,6 +45,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glowll-select-vector-columns": ("transforms.select_vector_columns", "SelectVectorColumns"),
     "glowll-select-x86-vnni-kernels": ("transforms.select_vnni_kernels", "SelectVnniKernels"),
     "glowll-quantization-records": ("transforms.quantization_records", "QuantizationRecords"),
+    "glowll-shape-parameterised-kernels": ("transforms.shape_parameterised_kernels", "ShapeParameterisedKernels"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),
     "glowll-allocate-memory": ("transforms.allocate_memory", "AllocateMemory"),

@@ -12,7 +12,8 @@ them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where t
 in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
 unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
 planes with the input zero point) and a compile-time accumulator bound may allow
-`narrow_requantization`. With `helium=true`,
+`narrow_requantization` (a DSP-packed filter then holds twice its levels,
+`doubled_accumulators`). With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
 (`lowering.arm_mve`, filter layout `libraries.column_layout`) instead, and so do int8
@@ -114,15 +115,19 @@ class PackConvolutionFilter(RewritePattern):
                     and takes_im2col(int(np.prod(shape[1:])), columns))
         if self.helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
+        centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
+        doubled = False
         if self.helium and columns:
-            centred = levels.astype(np.int16) - np.int16(offset)
             block = column_layout.channel_block(shape[0], group)
-            microkernel, packed = HELIUM, column_layout.pack_filter(centred, block)
+            microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
         elif kind is not None:
             microkernel = MICROKERNEL
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                                  tiled_pool(op))
+            doubled = fits_narrow_requantization(op, centred)
+            if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
+                packed = packed * np.int16(2)
         else:
             return
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
@@ -131,8 +136,9 @@ class PackConvolutionFilter(RewritePattern):
         op.properties["filter_shape"] = glow.ints(shape)
         if microkernel == MICROKERNEL and self.loop_pairs:
             op.properties["loop_pairs"] = IntegerAttr(self.loop_pairs, i64)
-        centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         mark_narrow_requantization(op, centred)
+        if doubled:
+            op.properties["doubled_accumulators"] = UnitAttr()
         # Every tap of every output is inside the input, or in a padded plane (or gathered
         # window) holding the input offset.
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
@@ -161,17 +167,23 @@ def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rew
 
 
 def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> None:
-    """`narrow_requantization` when no accumulator, shifted left by its requantization
-    shift plus one, can leave int32: |bias| + max |x - x_offset| * sum |w - w_offset| is
-    bounded at compile time. Requantization is then one rounding high multiply (SMMULR)."""
+    """`narrow_requantization` where `fits_narrow_requantization`: requantization is then one
+    rounding high multiply (SMMULR)."""
+    if fits_narrow_requantization(op, centred):
+        op.properties["narrow_requantization"] = UnitAttr()
+
+
+def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> bool:
+    """Whether no accumulator, shifted left by its requantization shift plus one, can leave
+    int32: |bias| + max |x - x_offset| * sum |w - w_offset| is bounded at compile time (the
+    filter's scales: a packed filter's are the int8 one's)."""
     bias, input_type = accumulator_bias(op), op.input.type.element_type
     if bias is None:
-        return
+        return False
     bound = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
     _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, op.dest.type.element_type)
     left = max(int(np.max(shifts)), 0)
-    if int(bound.max(initial=0)) << (left + 1) < 2**31:
-        op.properties["narrow_requantization"] = UnitAttr()
+    return int(bound.max(initial=0)) << (left + 1) < 2**31
 
 
 def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,

@@ -39,7 +39,12 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
 from glowmlir.quantization.rescaling import weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import centred_type, fold_input_offset, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import (
+    centred_type,
+    fold_input_offset,
+    int8_buffers,
+    mark_narrow_requantization,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 LARGEST_STRIDE = 2
@@ -131,6 +136,7 @@ class PackInt8Depthwise(RewritePattern):
             return
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
+        mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, centred, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)

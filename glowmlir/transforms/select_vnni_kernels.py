@@ -11,7 +11,13 @@ the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned i
 x + 128). Grouped convolutions keep the generic kernel (depthwise ones take
 `glowll-select-vector-columns`' vector-depthwise-int8). With `lookup_tables` (a host with
 AVX-512 VBMI too: `Target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
-`microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`). Outputs stay
+`microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`). With `depthwise`
+(VBMI too), an int8 depthwise convolution of a small plane (unpooled, no residual, at most
+`vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, each kernel row's four taps
+within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
+(`lowering.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
+permute), its filter the levels less their zero point as int8 words
+(`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Outputs stay
 bit-identical to the generic int8 kernels.
 """
 
@@ -19,17 +25,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, i32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, stored_as
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
 from glowmlir.quantization.rescaling import weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers, mark_narrow_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
@@ -44,6 +51,7 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
+    mark_narrow_requantization(op, (levels.astype(np.int64) - weight_zero_point(filter_type)).reshape(len(levels), -1))
     dilations = op.dilations.get_values() if isinstance(op, glowll.ConvolutionOp) else (1, 1)
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels, dilations), op,
                                    rewriter, filter_type)
@@ -76,6 +84,43 @@ class PackFullyConnected(RewritePattern):
             select_vnni(op, (*glow.shape_of(op.weights), 1, 1), rewriter)
 
 
+class PackDepthwise(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight, channels, shape = op.filter.owner, glow.shape_of(op.input)[1], glow.shape_of(op.filter)
+        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+                or op.group.value.data != channels or shape[:2] != (channels, 1) or op.pool is not None
+                or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None
+                or not vnni_layout.DepthwiseGeometry.of(op).fits()):
+            return
+        bias, filter_type = accumulator_bias(op), op.filter.type.element_type
+        centred = array_from_dense(weight.value).reshape(shape).astype(np.int64) - weight_zero_point(filter_type)
+        packed = vnni_layout.depthwise_filter(centred)
+        if bias is None or packed is None:
+            return
+        mark_narrow_requantization(op, centred.reshape(channels, -1))
+        folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter,
+                                       stored_as(filter_type, i8, centred=True))
+        op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
+                                       stored_as(op.bias.type.element_type, i32))
+        op.properties["microkernel"] = StringAttr(vnni_layout.DEPTHWISE_MICROKERNEL)
+        op.properties["filter_shape"] = glow.ints(shape)
+        erase_if_unused(weight, rewriter)
+        erase_if_unused(bias, rewriter)
+        rewriter.notify_op_modified(op)
+
+
+class SelectElementwise(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and op.kind.data in glowll.AVX512_ELEMENTWISE
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
+            rewriter.notify_op_modified(op)
+
+
 class SelectLookupTable(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
@@ -88,13 +133,18 @@ class SelectLookupTable(RewritePattern):
 class SelectVnniKernels(ModulePass):
     """Marks int8 convolutions (ungrouped, NCHW) and FullyConnected for the AVX-512 VNNI
     kernels, packing their filters and folding the unsigned input's correction into their
-    biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs."""
+    biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs; with
+    `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise."""
 
     name = "glowll-select-x86-vnni-kernels"
     lookup_tables: bool = False
+    depthwise: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SelectElementwise(), apply_recursively=False).rewrite_module(op)
+        if self.depthwise:
+            PatternRewriteWalker(PackDepthwise(), apply_recursively=False).rewrite_module(op)
         if self.lookup_tables:
             PatternRewriteWalker(SelectLookupTable(), apply_recursively=False).rewrite_module(op)

@@ -7,14 +7,16 @@
 // and (5, 0); the input zero point (3) is folded into the bias: 10 - 3 * ((1+1) + (2+1) + (3+1)) = -17 and
 // -20 - 3 * ((-1+1) + (0+1) + (4+1)) = -38. The FullyConnected is marked (its weights stay
 // int8), its bias folded too: 100 - 3 * (1 - 2 + 3 - 4) = 106, -100 - 3 * (5 + 6 - 7 + 8) = -136.
-// Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization.
+// Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization,
+// so every DSP-packed filter holds twice its levels less the zero point (`doubled_accumulators`):
+// the window pairs above are stored (4, 6), (0, 2) and (8, 0), (10, 0).
 // The 1x1 convolution of the same input takes planes (a tile of four outputs: taps
-// (0, none), (none, 0)); the 48-channel 1x1 one is packed along its input channels, in
+// (0, none), (none, 0)), its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
 // one block: [1, 24, 1, 2, 2].
 // The depthwise 1x3 convolution (a group per channel) is packed per channel as the weight
 // words of a four-output tile: (0, 2), (1, none), (none, 1), each channel's weights less
-// their zero point (-1); padded left and right, its input zero point is folded into the bias
+// their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
 // all the same (its kernel pads the copied input planes with the level 3): -17 and -38.
 
 glowll.function @net {
@@ -81,16 +83,16 @@ glowll.function @net {
   glowll.convolution %overlapping, %x, %wo, %b pool max {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, pool_kernel = array<i64: 1, 2>, pool_strides = array<i64: 1, 1>, pool_pads = array<i64: 0, 0, 0, 0>} : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}2, 3], [0, 1]]], {{\[\[\[}}4, 0], [5, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
-// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}1, 0], [0, 1]]], {{\[\[\[}}2, 0], [0, 2]]]]> : tensor<2x1x2x2xi16>}
-// CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
+// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 2]]], {{\[\[\[}}4, 0], [0, 4]]]]> : tensor<2x1x2x2xi16>}
+// CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
 // CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x24x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>
-// CHECK:      %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}2, 4], [3, 0], [0, 3]]], {{\[\[\[}}0, 5], [1, 0], [0, 1]]]]> : tensor<2x1x3x2xi16>}
+// CHECK:      %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}4, 8], [6, 0], [0, 6]]], {{\[\[\[}}0, 10], [2, 0], [0, 2]]]]> : tensor<2x1x3x2xi16>}
 // CHECK-NEXT: %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
+// CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
 // Both strided convolutions take the DSP kernel, and the Add keeps the generic one.
@@ -99,11 +101,11 @@ glowll.function @net {
 // CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
 // CHECK-NOT:  microkernel = "arm-mve"
 // The same 1x3 convolution with a fused 1x2 max pool whose windows tile its output (kernel =
-// strides) takes window pairs too (the filter packed as the unpooled one's); with a 1x2 pool
-// of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3 weight
-// words, 2], the words of a two-output tile (0, 2), (1, none), (none, 1).
-// CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}2, 3], [0, 1]]], {{\[\[\[}}4, 0], [5, 0]]]]]> : tensor<1x2x1x2x2xi16>}
-// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, folded_input_offset}
+// strides) takes window pairs too (the filter packed as the unpooled one's, doubled); with a
+// 1x2 pool of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3
+// weight words, 2], the words of a two-output tile (0, 2), (1, none), (none, 1).
+// CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>}
+// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
 // CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
 

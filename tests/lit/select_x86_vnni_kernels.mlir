@@ -11,7 +11,9 @@
 // 10 - 131 * 6 - 131 * 3 = -1169 and -20 - 131 * 3 - 131 * 3 = -806.
 // The depthwise convolution keeps the generic kernel. The FullyConnected (2 outputs of 3
 // inputs) is packed as a 1x1 filter [1, 1, 1, 1, 16, 4], its bias folded the same way with
-// U = 131, w_offset 0: 100 - 131 * (1 - 2 + 3) = -162, -100 - 131 * (5 + 6 - 7) = -624.
+// U = 131, w_offset 0: 100 - 131 * (1 - 2 + 3) = -162, -100 - 131 * (5 + 6 - 7) = -624. Both
+// have narrow accumulators (|bias| + 131 * sum |w - w_offset| doubled stays in int32:
+// `narrow_requantization`, the lanes' shorter output step).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -35,4 +37,4 @@ glowll.function @net {
 // CHECK:      glowll.convolution %d, %x2, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} :
 // CHECK:      %[[FW:.*]] = glowll.weight "fw_vnni" elided : memref<1x1x1x1x16x4x!quant.uniform<i8:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[FB:.*]] = glowll.weight "fb_vnni" {value = dense<[-162, -624]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.fully_connected %f, %v, %[[FW]], %[[FB]] {microkernel = "x86-vnni"}
+// CHECK-NEXT: glowll.fully_connected %f, %v, %[[FW]], %[[FB]] {narrow_requantization, microkernel = "x86-vnni"}

@@ -27,6 +27,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     packing,
     pair_tiling,
     pool_tiles,
+    window_row_order,
 )
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
@@ -37,6 +38,7 @@ from tests.unit.test_quantized_kernels import (
     all_level_pairs_case,
     binary_case,
     build,
+    consecutive_accumulators_case,
     convolution_case,
     levels,
     offset,
@@ -106,6 +108,14 @@ def test_window_filter_pairs_the_taps_of_a_window():
     for o, t in np.ndindex(taps.shape):
         assert packed[o // 4, t // 2, (o // 2) % 2, o % 2, t % 2] == taps[o, t]
     assert not packed[:, 13, :, :, 1].any()
+    # rows of four taps: the pairs (0, 2) and (1, 3), as a word of four input columns gives them
+    assert window_row_order(8, 1) == (0, 2, 1, 3, 4, 6, 5, 7) and window_row_order(4, 2) == (0, 1, 2, 3)
+    filt = rng.integers(-128, 128, (4, 1, 2, 4)).astype(np.int8)
+    packed = pack_filter(filt, 0, (1, 1, 6, 9), (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    rows = filt[:, 0].astype(np.int64)
+    for o, ky in np.ndindex(4, 2):
+        pairs = packed[o // 4, 2 * ky:2 * ky + 2, (o // 2) % 2, o % 2]
+        assert pairs.tolist() == [[rows[o, ky, 0], rows[o, ky, 2]], [rows[o, ky, 1], rows[o, ky, 3]]]
     # up to WINDOW_TAPS taps, unpooled or with a pool whose windows tile the output
     assert packing((8, 16, 3, 3), (1, 1, 1, 1), 1) == WINDOW_PAIRS
     assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True, tiled=True) == WINDOW_PAIRS
@@ -188,8 +198,13 @@ MORE_CONVOLUTIONS = {
     "stride2_rows_of_ten": ((1, 3, 9, 20), (4, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "stride2_dilated_wide": ((1, 2, 9, 27), (4, 2, 3, 3), (2, 2), (2, 2, 2, 2), (2, 2), 1),
     "depthwise_stride2_wide": ((1, 6, 7, 33), (6, 1, 3, 3), (2, 2), (1, 1, 1, 0), (1, 1), 6),
-    # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count
+    # window pairs: a window wider than the padded input's rows (no window inside it), an odd tap count;
+    # rows of four taps (a word, two pairs) of an input too large for a padded copy (border windows tap
+    # by tap), unpadded and over two images, and copied padded per image (stride 2 along the rows)
     "window_wider_than_input": ((1, 2, 3, 4), (4, 2, 3, 5), (1, 1), (1, 2, 1, 2), (1, 1), 1),
+    "window_rows_of_four_clamped": ((1, 2, 30, 40), (4, 2, 3, 4), (1, 1), (1, 1, 1, 2), (1, 1), 1),
+    "window_rows_of_four_unpadded": ((2, 1, 6, 11), (6, 1, 2, 8), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "window_padded_copy_two_images": ((2, 1, 9, 8), (4, 1, 3, 4), (1, 2), (1, 1, 1, 2), (1, 1), 1),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -246,7 +261,9 @@ BLOCKED_POINTWISE = {
 # pair) with its 2x2 max pool and its second convolution (16 channels, 144 taps) with its 2x2
 # average pool; an odd output plane (its last row and column under no window) over two images;
 # odd output channels (blocks of one) on 23 pairs (straight-line products); a strided,
-# asymmetrically padded convolution under a 1x2 pool; a dilated unpadded one; a 2x1 average pool.
+# asymmetrically padded convolution under a 1x2 pool; a dilated unpadded one; a 2x1 average pool;
+# rows of four taps (loaded as words) from a padded copy of the input, and from an input too
+# large to copy (its border windows clamped).
 POOLED_WINDOWS = {
     "stem_3x3_max": (((1, 3, 8, 10), (8, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
                      dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
@@ -262,6 +279,10 @@ POOLED_WINDOWS = {
                              dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
     "columns_2x1_avg": (((1, 2, 8, 5), (4, 2, 2, 3), (1, 1), (1, 1, 0, 1), (1, 1), 1),
                         dict(kind="avg", kernel=(2, 1), strides=(2, 1), pads=(0, 0, 0, 0))),
+    "rows_of_four_copied_max": (((1, 4, 7, 10), (6, 4, 2, 4), (1, 1), (1, 2, 0, 1), (1, 1), 1),
+                                dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "rows_of_four_clamped_avg": (((1, 3, 20, 40), (4, 3, 3, 4), (1, 1), (1, 2, 1, 1), (1, 1), 1),
+                                 dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
 }
 
 
@@ -342,6 +363,19 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+
+
+@pytest.mark.parametrize("ratio", [1 / 16, 0.73])
+def test_narrow_requantization_of_consecutive_accumulators_on_the_m7(ratio):
+    """The one-SMMLAR requantization (`requantization.requantize_narrow`, its multiplier
+    doubled and wrapped to int32) on every accumulator of a range of consecutive ones, of
+    both signs (`consecutive_accumulators_case`): a power-of-two ratio meets every rounding of
+    a half (its multiplier 2^30, the least that wraps)."""
+    case = consecutive_accumulators_case(ratio)
+    bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
+    assert all("narrow_requantization" in line for line in instruction_lines(bundle))
+    actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
+    np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
 
 
 def instruction_lines(bundle) -> list[str]:

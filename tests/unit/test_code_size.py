@@ -15,10 +15,12 @@ from xdsl.passes import PassPipeline
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import function_ranges
+from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms import all_passes
 from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
+from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
 from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
 from tests.unit.test_kernel_libraries import profile_for
@@ -53,6 +55,44 @@ def equal_shaped_layers():
             fully_connected_case(17, 2, 37, 10, False, True, "_f")]
 
 
+def layers_of_many_shapes():
+    """Int8 1x1 convolutions of three shapes (7 output channels: an odd count) and
+    FullyConnected of two (3 rows; 1 row), random weights, inputs and numbers, per tensor,
+    every zero point nonzero (seeded so): alike but for their shapes, with an even count of
+    input channels each (the DSP-extension layout's pairs)."""
+    pointwise = [((1, 8, 6, 6), (6, 8, 1, 1)), ((1, 4, 5, 3), (10, 4, 1, 1)), ((1, 16, 2, 2), (7, 16, 1, 1))]
+    convolutions = [convolution_case(seed, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}")
+                    for index, (seed, (x, w)) in enumerate(zip((20, 21, 23), pointwise))]
+    return convolutions + [fully_connected_case(30, 3, 12, 5, False, True, "_f0"),
+                           fully_connected_case(31, 1, 20, 9, False, True, "_f1")]
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
+    """At -Oz the five layers take the shape-parameterised matrix product (the M7's form with
+    SMLAD, the M3's portable one): the object has one kernel function for all of them, and
+    each layer's outputs are the int8 reference's."""
+    cases = layers_of_many_shapes()
+    bundle = run_cases(cases, board, "Oz")
+    form = "shape-parameterised-dsp" if board == "mps2-an500" else "shape-parameterised"
+    assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases)
+    assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 1
+
+
+@pytest.mark.parametrize("board, level, form", [
+    ("mps2-an500", "O3", None), ("mps2-an500", "Os", None), ("mps2-an500", "Oz", "dsp"),
+    ("mps2-an385", "O3", None), ("mps2-an385", "Os", "portable"), ("mps2-an385", "Oz", "portable"),
+    ("mps3-an547", "Os", None), ("mps3-an547", "Oz", "dsp")])
+def test_which_builds_take_shape_parameterised_kernels(board, level, form):
+    """-Oz on every core; -Os only on the M3 (on the M7 and M55 the per-layer DSP and Helium
+    kernels are 1.4x to 3.7x faster, docs/code-size.md); never -O3. The pipeline's printed
+    spec parses back into the same passes."""
+    pipeline = CompileOptions(target=target_for(board, level)).pipeline()
+    chosen = [p for p in pipeline.passes if isinstance(p, ShapeParameterisedKernels)]
+    assert [("dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])
+    assert PassPipeline.parse_spec(all_passes(), pipeline_spec(pipeline.glowll)).passes == pipeline.glowll
+
+
 def test_equal_shaped_int8_layers_share_one_kernel_in_a_size_build():
     """Six layers, three shapes, on the M7 (whose DSP microkernels stay functions of their
     own, so the object's symbols count them; the M3's generic kernels are inlined): three
@@ -83,6 +123,28 @@ def test_a_size_first_build_tells_the_dsp_kernels_their_loop_pairs(board, level,
     assert (f"loop-pairs={loop_pairs}" in pipeline.spec()) == bool(loop_pairs)
     glowll_stage = pipeline_spec(pipeline.glowll)
     assert PassPipeline.parse_spec(all_passes(), glowll_stage).passes == pipeline.glowll
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
+    """At -O3 on a host with AVX-512 VNNI, only layers with an equal-shaped partner get records
+    (`glowll-quantization-records{partnered}`, after the kernel selection, so that
+    filters packed alike are what makes partners): two depthwise layers of one shape, each
+    with its own scales and zero points, share one kernel; two 3x3 convolutions of one shape whose
+    input zero points differ (which the VNNI kernel compiles in) keep a kernel each and no
+    record, and so does a layer of a shape of its own. Every output is the reference's."""
+    depthwise, convolution = CONVOLUTIONS["depthwise"], CONVOLUTIONS["3x3_pad1"]
+    cases = [convolution_case(21, depthwise, per_channel=True, activation="relu", suffix="_a"),
+             convolution_case(22, depthwise, per_channel=True, activation="relu", suffix="_b"),
+             convolution_case(23, convolution, suffix="_c"), convolution_case(24, convolution, suffix="_d"),
+             convolution_case(25, CONVOLUTIONS["stride2"], suffix="_e")]
+    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
+    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    records = re.findall(r'"(\w+)_parameters" \{value = dense<\[([^\]]*)\]>', bundle.ir["glowll"])
+    assert [name for name, _ in records] == ["w_a_vnni", "w_b_vnni"] and records[0][1] != records[1][1]
+    assert len(kernel_names(bundle, "convolution")) == 4
 
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])

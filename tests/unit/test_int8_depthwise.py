@@ -4,7 +4,7 @@
 Depthwise convolutions of random levels, weights with and without a zero point, per tensor
 and per channel, 3x3 and 5x5, strides 1 and 2, padding (uneven too), rows narrower than a
 vector and wider than a tile, dilation, fused relu and clip: each must take the kernel on the
-host (AVX-512, and AVX2 with `-mattr=-avx512f`) and give, bit for bit, the independent int8
+host (AVX-512 with `-mattr=-avx512vbmi`, and AVX2 with `-mattr=-avx512f`) and give, bit for bit, the independent int8
 reference's outputs (tests/support/int8_reference.py) and the generic int8 kernel's (the same
 build for a target without AVX: SSE only).
 """
@@ -35,7 +35,8 @@ GEOMETRIES = {
     "3x3_narrow_rows": ((1, 6, 12, 3), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6),
 }
 
-TARGETS = {"host": None, "avx2": "-avx512f"}
+TARGETS = {"host": "-avx512vbmi", "avx2": "-avx512f"}
+"""AVX-512 without VBMI (with it, small planes take x86-vnni-depthwise: test_vnni_depthwise.py), and AVX2."""
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, no vector-depthwise-int8
 
 
@@ -67,7 +68,7 @@ def check(name: str, case, mattr: str | None) -> None:
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_depthwise_matches_the_int8_reference(name, per_channel):
     check(name, convolution_case(700 + list(GEOMETRIES).index(name) + 50 * per_channel, GEOMETRIES[name],
-                                 per_channel), None)
+                                 per_channel), TARGETS["host"])
 
 
 @needs_avx

@@ -622,14 +622,34 @@ def test_mul_multiplier_from_double_product():
     np.testing.assert_array_equal(run(body, {"a": ALL_A, "b": ALL_B})["y"], expected)
 
 
-def fully_connected_body(x_t: str, w_t: str, b_t: str, y_t: str) -> str:
-    """glow IR of y = fully_connected(x, w, b): x a placeholder, w and b constants."""
+def fully_connected_body(x_t: str, w_t: str, b_t: str, y_t: str, activation: str | None = None) -> str:
+    """glow IR of y = fully_connected(x, w, b): x a placeholder, w and b constants (a fused
+    `activation`)."""
+    keyword = f" activation {activation}" if activation else ""
     return f"""
   %x = glow.placeholder "x" : {x_t}
   %w = glow.constant "w" elided : {w_t}
   %b = glow.constant "b" elided : {b_t}
-  %y = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  %y = glow.fully_connected %x, %w, %b{keyword} : ({x_t}, {w_t}, {b_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
+
+
+def consecutive_accumulators_case(ratio: float, activation: str | None = None, outputs: int = 4000) -> Case:
+    """A FullyConnected whose input levels are its zero point, so that each output's
+    accumulator is its bias: a range of consecutive accumulators of both signs (random
+    order), with input x weight / output scale `ratio` (a power of two: every rounding of a
+    half, away from zero, is met), and the fused `activation`."""
+    rng = np.random.default_rng(int(ratio * 1000))
+    reach = int(110 / ratio)
+    bias = rng.permutation(np.arange(-reach, reach, 2 * reach / outputs).astype(np.int32))[:outputs]
+    x, w = np.full((2, 4), -5, np.int8), levels(rng, 4, outputs)
+    x_type, w_type = (0.05, -5), (0.01, 0)
+    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
+    out_type = (float(np.float32(bias_scale / np.float32(ratio))), 3)
+    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, activation)
+    x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
+    b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
+    return Case(fully_connected_body(x_t, w_t, b_t, y_t, activation), {"x": x}, {"w": w, "b": bias}, "y", expected)
 
 
 def test_fully_connected_multiplier_from_double_product():

@@ -20,12 +20,15 @@ from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     Case,
     build,
+    consecutive_accumulators_case,
     convolution_case,
     fully_connected_body,
     levels,
     offset,
     q8,
+    q8_channels,
     q32,
+    q32_channels,
     scale,
     spread_scale,
     tensor,
@@ -108,14 +111,7 @@ def fully_connected_case(seed: int, rows: int, depth: int, outputs: int, weight_
     expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, activation)
     x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
     b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((rows, outputs), q8(*out_type))
-    keyword = f" activation {activation}" if activation else ""
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.fully_connected %x, %w, %b{keyword} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    return Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected)
+    return Case(fully_connected_body(x_t, w_t, b_t, y_t, activation), {"x": x}, {"w": w, "b": bias}, "y", expected)
 
 
 @needs_vnni
@@ -128,26 +124,47 @@ def test_fully_connected_matches_the_int8_reference(rows, depth, outputs, weight
 
 
 @needs_vnni
-@pytest.mark.parametrize("ratio", [1 / 16, 1 / 2, 0.0371, 0.73])
-def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio):
-    """The lanes' output step (`requantization.requantize_in_halves`) on every accumulator of a
-    range of consecutive ones, of both signs: a FullyConnected whose input levels are its
-    zero point, so that each output's accumulator is its bias (random order), with the
-    input x weight / output scale `ratio` (a power of two: every rounding of a half, away
-    from zero, is met)."""
-    rng = np.random.default_rng(int(ratio * 1000))
-    outputs = 4000
-    reach = int(110 / ratio)
-    bias = rng.permutation(np.arange(-reach, reach, 2 * reach / outputs).astype(np.int32))[:outputs]
-    x, w = np.full((2, 4), -5, np.int8), levels(rng, 4, outputs)
-    x_type, w_type = (0.05, -5), (0.01, 0)
-    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_type[0]))
-    out_type = (float(np.float32(bias_scale / np.float32(ratio))), 3)
-    expected = ref.fully_connected(x, w, bias, x_type, w_type, out_type, None)
-    x_t, w_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(*w_type))
-    b_t, y_t = tensor((outputs,), q32(bias_scale)), tensor((2, outputs), q8(*out_type))
-    body = fully_connected_body(x_t, w_t, b_t, y_t)
-    check(Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected))
+@pytest.mark.parametrize("ratio,activation", [(1 / 16, None), (1 / 2, None), (0.0371, None), (0.73, None),
+                                              (1 / 16, "relu"), (0.73, "relu")])
+def test_requantization_of_consecutive_accumulators_matches_the_int8_reference(ratio, activation):
+    """The lanes' output step (`requantization.requantize_narrow_in_halves`: the accumulators
+    are narrow) on every accumulator of a range of consecutive ones, of both signs
+    (`consecutive_accumulators_case`); with a fused relu, the step without the sign term."""
+    check(consecutive_accumulators_case(ratio, activation))
+
+
+@needs_vnni
+def test_per_channel_shifts_of_both_signs_and_zero_match_the_int8_reference():
+    """The lanes' output step with a run-time shift a lane (`requantize_in_halves` on a
+    per-channel table): a 1x1 convolution whose channels' input x weight / output scales are
+    1/64, 0.3, 0.75, 1.5 and 3.2 (shifts -5, -1, 0, 1 and 2), each of 16 output channels one
+    of them, its accumulators small enough that even a left shift leaves outputs inside the
+    int8 range."""
+    rng = np.random.default_rng(17)
+    x_levels = rng.integers(-12, 13, (1, 8, 4, 5)).astype(np.int8)
+    w_levels = rng.integers(-12, 13, (16, 8, 1, 1)).astype(np.int8)
+    bias = rng.integers(-100, 101, 16).astype(np.int32)
+    x_type, out_type = (0.05, 0), (0.1, 3)
+    ratios = np.array([1 / 64, 0.3, 0.75, 1.5, 3.2] * 4)[:16]
+    w_scales = np.array([ref.f32(2 * r) for r in ratios], np.float32)
+    bias_scales = (np.float32(x_type[0]) * w_scales).astype(np.float32)
+    expected = ref.conv2d(x_levels, w_levels, bias, x_type, w_scales, np.zeros(16, np.int64), out_type,
+                          (1, 1), (0, 0, 0, 0), (1, 1), 1, None)
+    x_t, w_t = tensor(x_levels.shape, q8(*x_type)), tensor(w_levels.shape, q8_channels(w_scales))
+    b_t, y_t = tensor((16,), q32_channels(bias_scales)), tensor(expected.shape, q8(*out_type))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.convolution %x, %w, %b {{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, \
+dilations = array<i64: 1, 1>}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    case = Case(body, {"x": x_levels}, {"w": w_levels, "b": bias}, "y", expected)
+    for actual in vnni_and_generic(case):
+        np.testing.assert_array_equal(actual, expected)
+    for shift in range(5):  # the channels of every shift have many outputs inside the range
+        inside = expected[0, shift::5][(expected[0, shift::5] > -128) & (expected[0, shift::5] < 127)]
+        assert len(np.unique(inside)) > 8
 
 
 def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inputs():

@@ -1,0 +1,122 @@
+"""`glowll-shape-parameterised-kernels`: one int8 matrix product, its shapes read as data, for layers of many shapes.
+
+In a size-first build every int8 layer reads its quantization numbers from a record
+(`glowll-quantization-records`), so layers of equal shapes share a kernel; but shapes stay
+compiled in, and MobileNetV2's 34 pointwise convolutions, of 17 shapes, get a kernel per
+shape at least. This pass gives the int8 1x1 convolutions (stride 1, unpadded, ungrouped,
+unpooled, batch 1) and FullyConnected `microkernel = "shape-parameterised"`
+(`"shape-parameterised-dsp"` with `dsp`) and a record that holds their shapes after their
+numbers (`libraries.shape_record`), so one kernel
+(`lowering.shape_parameterised`) serves them all. Layers take it only where that makes the
+code smaller: among the layers whose kernels would come out alike (the same numbers zero,
+the same kind of requantization, the input zero point folded into the bias or not) it is
+chosen when they have at least `minimum_shapes` distinct shapes, i.e. when it replaces that
+many per-layer kernels by one.
+
+Where the bias is in accumulator units, the input zero point goes into it
+(`folded_input_offset`, as the DSP-kernel selection does). With `dsp` (a core with the DSP
+extension) the layers get the kernel's `SMLAD` form (`shape-parameterised-dsp`), which only
+layers of a multiple of 4 input channels take; weights stay int8 as they are.
+
+Run before the DSP-kernel selection (which leaves a layer with a microkernel as it is) and
+before `glowll-quantization-records` (which gives the other layers their records);
+`glow-compile` runs it at -Oz (`pipeline.glowll_passes`, `docs/code-size.md`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
+from glowmlir.libraries.shape_record import (
+    DSP_CHANNELS,
+    DSP_MICROKERNEL,
+    MICROKERNEL,
+    OUTPUT_BLOCK,
+    MatrixShape,
+    layer_record,
+)
+from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
+from glowmlir.transforms.quantization_records import attach_record, takes_record
+from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, fold_input_offset, int8_buffers
+
+MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
+
+
+def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
+    """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
+    one group, no fused pool or residual, batch 1; of constant weights, without a record or
+    microkernel yet, of two output channels at least (and, with `dsp`, a multiple of 4 input
+    channels)."""
+    weights = op.operands[2].owner
+    if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
+            or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
+        return False
+    shape = MatrixShape.of(op)
+    if shape.output_channels < OUTPUT_BLOCK or (dsp and shape.input_channels % DSP_CHANNELS):
+        return False
+    if isinstance(op, glowll.FullyConnectedOp):
+        return True
+    return (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
+            and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
+            and op.residual is None and glow.shape_of(op.input)[0] == 1)
+
+
+def arithmetic_variant(op: MatrixProduct) -> tuple:
+    """What the matrix product's code depends on besides its shape: which numbers it reads
+    are zero (they stay constants), whether each output channel has its own requantization
+    and whether the input zero point goes into the bias (then the kernel does not read it)."""
+    folds = accumulator_bias(op) is not None
+    numbers = KernelParameters.of(op)
+    if folds:
+        numbers = dataclasses.replace(numbers, input_offset=0)
+    return op.requantization is not None, folds, tuple(value == 0 for value in numbers.record())
+
+
+@dataclass
+class SelectMatrixProduct(RewritePattern):
+    microkernel: str
+    chosen: set[MatrixProduct] = field(default_factory=set)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
+        if op not in self.chosen:
+            return
+        weights = op.operands[2]
+        centred = array_from_dense(weights.owner.value).astype(np.int64) - weight_zero_point(weights.type.element_type)
+        fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1), rewriter)
+        attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(self.microkernel))
+
+
+@dataclass(frozen=True)
+class ShapeParameterisedKernels(ModulePass):
+    """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
+    matrix product where, among alike layers, at least `minimum_shapes` shapes would
+    otherwise each get a kernel; `dsp`: its form for the DSP extension (see the module
+    docstring)."""
+
+    name = "glowll-shape-parameterised-kernels"
+    minimum_shapes: int = 2
+    dsp: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.minimum_shapes < 1:
+            raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
+        alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
+        for instruction in op.walk():
+            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.dsp):
+                alike[arithmetic_variant(instruction)].append(instruction)
+        chosen = {instruction for layers in alike.values()
+                  if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
+        selection = SelectMatrixProduct(DSP_MICROKERNEL if self.dsp else MICROKERNEL, chosen)
+        PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,67 @@
+// RUN: glow-opt %s --print-weights -p glowll-shape-parameterised-kernels | filecheck %s
+// RUN: glow-opt %s -p 'glowll-shape-parameterised-kernels{dsp=true}' | filecheck %s --check-prefix=DSP
+// RUN: glow-opt %s -p glowll-shape-parameterised-kernels,glowll-quantization-records,glowll-allocate-memory,lower-glowll-to-llvm | filecheck %s --check-prefix=SHARED
+// Two int8 1x1 convolutions of different shapes and an int8 FullyConnected, alike (every
+// number but the clamp's high bound nonzero, per-tensor): each gets the shape-parameterised
+// matrix product and a record of its numbers (KernelParameters, as glowll-quantization-records
+// writes them) then its shape: pixels, input channels, output channels, input channel and
+// pixel strides, output channel and pixel strides; the input zero point (3) goes into the
+// bias: a's first channel 10 - 3 * ((1 + 1) + (2 + 1) + (3 + 1)) = -17. The 3x3 convolution is no matrix product;
+// the 1x1 convolution d, whose weight zero point is 0, has no alike layer of another shape:
+// both keep their per-layer kernels (and get plain records from glowll-quantization-records).
+
+glowll.function @net {
+  %x = glowll.placeholder input "x" : memref<1x3x2x2x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %ya = glowll.placeholder output "ya" : memref<1x4x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>
+  %wa = glowll.weight "wa" {value = dense<[[[[1]], [[2]], [[3]]], [[[-1]], [[0]], [[4]]], [[[5]], [[-6]], [[7]]], [[[8]], [[9]], [[-10]]]]> : tensor<4x3x1x1xi8>} : memref<4x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %ba = glowll.weight "ba" {value = dense<[10, -20, 30, -40]> : tensor<4xi32>} : memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x4x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>, memref<1x3x2x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %xb = glowll.placeholder input "xb" : memref<1x4x3x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %yb = glowll.placeholder output "yb" : memref<1x2x3x1x!quant.uniform<i8:f32, 2.0e-01:6>>
+  %wb = glowll.weight "wb" {value = dense<[[[[5]], [[-2]], [[3]], [[1]]], [[[-1]], [[7]], [[4]], [[-3]]]]> : tensor<2x4x1x1xi8>} : memref<2x4x1x1x!quant.uniform<i8:f32, 1.0e-02:2>>
+  %bb = glowll.weight "bb" {value = dense<[-7, 30]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %yb, %xb, %wb, %bb activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x3x1x!quant.uniform<i8:f32, 2.0e-01:6>>, memref<1x4x3x1x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x1x1x!quant.uniform<i8:f32, 1.0e-02:2>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-2>>
+  %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:1>>
+  %fb = glowll.weight "fb" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.fully_connected %z, %v, %fw, %fb activation relu : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:-2>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %yc = glowll.placeholder output "yc" : memref<1x1x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>
+  %wc = glowll.weight "wc" {value = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[-1, 0, 4], [2, 2, 2], [0, 1, 0]], [[5, -6, 7], [1, 1, 1], [3, 0, 3]]]]> : tensor<1x3x3x3xi8>} : memref<1x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %bc = glowll.weight "bc" {value = dense<[10]> : tensor<1xi32>} : memref<1x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %yc, %x, %wc, %bc activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : memref<1x1x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>, memref<1x3x2x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<1x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %yd = glowll.placeholder output "yd" : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>
+  %wd = glowll.weight "wd" {value = dense<[[[[1]], [[2]], [[3]]], [[[-1]], [[0]], [[4]]]]> : tensor<2x3x1x1xi8>} : memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %bd = glowll.weight "bd" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>, memref<1x3x2x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+
+// CHECK:      %[[BA:.*]] = glowll.weight "ba_arm_dsp" {value = dense<[-17, -38, 3, -70]> : tensor<4xi32>}
+// CHECK-NEXT: %[[A:.*]] = glowll.weight "wa_parameters" {value = dense<[3, -1, -4, 124, 0, 1374389504, -7, 0, 0, 0, 4, 3, 4, 4, 1, 4, 1]> : tensor<17xi32>} : memref<17xi32>
+// CHECK-NEXT: glowll.convolution %ya, %x, %wa, %[[BA]] parameters %[[A]] activation relu {{.*}}folded_input_offset, microkernel = "shape-parameterised"{{.*}} parameters memref<17xi32>
+// CHECK:      %[[B:.*]] = glowll.weight "wb_parameters" {value = dense<[3, 2, 6, 134, 0, 1374389504, -8, 0, 0, 0, 3, 4, 2, 3, 1, 3, 1]> : tensor<17xi32>} : memref<17xi32>
+// CHECK-NEXT: glowll.convolution %yb, %xb, %wb, %{{.*}} parameters %[[B]] activation relu {{.*}}microkernel = "shape-parameterised"
+// CHECK:      %[[F:.*]] = glowll.weight "fw_parameters" {value = dense<[3, 1, -2, 126, 0, 1374389504, -7, 0, 0, 0, 1, 4, 2, 1, 4, 1, 2]> : tensor<17xi32>} : memref<17xi32>
+// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %{{.*}} parameters %[[F]] activation relu {folded_input_offset, microkernel = "shape-parameterised"}
+// CHECK:      glowll.convolution %yc, %x, %wc, %bc activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} :
+// CHECK:      glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
+
+// On a core with the DSP extension (four input channels a step) convolution a, of 3 input
+// channels, keeps its per-layer kernel; b and the FullyConnected, two shapes still, take
+// the DSP form, their weights as they are.
+// DSP:      glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
+// DSP:      glowll.convolution %yb, %xb, %wb, %{{.*}} parameters %{{.*}} activation relu {{.*}}folded_input_offset, microkernel = "shape-parameterised-dsp"
+// DSP:      glowll.fully_connected %z, %v, %fw, %{{.*}} parameters %{{.*}} activation relu {folded_input_offset, microkernel = "shape-parameterised-dsp"}
+
+// The three matrix products call one kernel, which loads its shape from words 10 to 16 of
+// the record (its fifth pointer); the 3x3 convolution and convolution d have their own.
+// SHARED:      llvm.call @net_0_convolution(
+// SHARED:      llvm.call @net_0_convolution(
+// SHARED:      llvm.call @net_0_convolution(
+// SHARED:      llvm.call @net_1_convolution(
+// SHARED:      llvm.call @net_2_convolution(
+// SHARED:      llvm.func internal @net_0_convolution({{.*}}, %[[RECORD:[0-9]+]]: !llvm.ptr {{[{][^}]*[}]}}) attributes {no_inline} {
+// SHARED:      llvm.getelementptr inbounds %[[RECORD]][10]
+// SHARED:      llvm.getelementptr inbounds %[[RECORD]][16]
+// SHARED:      llvm.func internal @net_1_convolution(
+// SHARED:      llvm.func internal @net_2_convolution(
