@@ -684,11 +684,13 @@ class TiledPool:
 def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) -> SSAValue:
     """`pointer` made opaque (`KernelBuilder.opaque`); given `after`, also only once `after`
     is computed (an input of the empty inline asm): loads through it wait for it. A tiled
-    pool's pixel pairs read the gathered words and the weight words so, each after the
-    previous pair's totals: else LLVM interleaves the pairs' products, or keeps the weight
-    words of the first for the second, and spills (the CIFAR-sized net's stem and 2x2 max
-    pool on the M7: 819k instructions with neither, 637k read through opaque pointers, 621k
-    each pair after the one before)."""
+    pool's window whose pixel pairs are multiplied apart (looped, or more pixels than one
+    straight group takes, `STRAIGHT_PIXEL_PAIRS`) reads the gathered words and the weight
+    words so, each pair after the previous one's totals: else LLVM interleaves the pairs'
+    products, or keeps the weight words of the first for the second, and spills (the
+    CIFAR-sized net's stem and 2x2 max pool on the M7, a pixel pair at a time: 819k
+    instructions with neither, 637k read through opaque pointers, 621k each pair after the
+    one before)."""
     if after is None:
         return b.opaque(pointer)
     return b.emit(llvm.InlineAsmOp("", "=r,0,r", [pointer, after], [pointer.type]))
