@@ -212,14 +212,40 @@ def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequenc
 
 ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE, WINDOW_PAIRS = "row pairs", "channel pairs", "depthwise", "window pairs"
 
-WINDOW_TAPS = 64
-"""An unpooled, ungrouped convolution wider than 1x1 of at most this many taps a window
-(input channels x kernel height x width) pairs the taps of each output's window
-(WINDOW_PAIRS): its windows are gathered once per pixel as int16 tap pairs (the padding as
-the input zero point) and multiplied as a pointwise convolution's gathered channels are, in
-straight-line code (`arm_dsp.UNROLLED_PAIRS` pairs at most). DS-CNN's 10x4 stride-2 first
-convolution (one input channel, 64 outputs) took 546k instructions on the M7 on planes,
-MobileNetV3's 3x3 stride-2 padded one (3 channels, 16 outputs) 1.15M on row pairs."""
+WINDOW_TAPS = 144
+"""An ungrouped convolution wider than 1x1 of at most this many taps a window (input
+channels x kernel height x width), unpooled or with a pool its windows tile (`tiled_pool`),
+pairs the taps of each output's window (WINDOW_PAIRS): its windows are gathered once per
+pixel as int16 tap pairs (the padding as the input zero point) and multiplied as a pointwise
+convolution's gathered channels are. DS-CNN's 10x4 stride-2 first convolution (one input
+channel, 64 outputs) took 546k instructions on the M7 on planes, MobileNetV3's 3x3 stride-2
+padded one (3 channels, 16 outputs) 1.15M on row pairs; the CIFAR-10-sized net's 3x3 of 16
+channels (144 taps) with its 2x2 average pool 1.97M on row pairs. A pool window's pixels
+are gathered together (`TILED_POOL_PIXELS` at most): 144 taps keep them in 2,304 bytes of
+stack."""
+
+TILED_POOL_PIXELS = 4
+"""A fused pool whose windows tile the convolution's output (kernel = strides, unpadded) and
+hold at most this many pixels lets the convolution run on WINDOW_PAIRS: the kernel gathers
+one pool window's pixels at a time and pools their products in registers."""
+
+
+def tiled_pool(op) -> bool:
+    """A convolution's (glow or glowll) fused pool that WINDOW_PAIRS takes (`pool_tiles`)."""
+    return op.pool is not None and pool_tiles(op.pool_kernel.get_values(), op.pool_strides.get_values(),
+                                              op.pool_pads.get_values(), glow.convolution_shape(op)[2:])
+
+
+def pool_tiles(kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+               convolution_hw: Sequence[int]) -> bool:
+    """A pool window over a convolution's output of `convolution_hw` that WINDOW_PAIRS takes:
+    a global one (the whole plane, unpadded, as `glow.pools_globally`), or one whose windows
+    of at most `TILED_POOL_PIXELS` pixels tile the output (kernel = strides, unpadded; a last
+    row or column no window covers is never computed)."""
+    if any(pads):
+        return False
+    return tuple(kernel) == tuple(convolution_hw) or (
+        tuple(kernel) == tuple(strides) and int(np.prod(kernel)) <= TILED_POOL_PIXELS)
 
 
 def window_row_order(width: int, dilation: int) -> tuple[int, ...]:
@@ -232,16 +258,18 @@ def window_row_order(width: int, dilation: int) -> tuple[int, ...]:
     return tuple(4 * (kx // 4) + (0, 2, 1, 3)[kx % 4] for kx in range(width))
 
 
-def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> str | None:
+def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
+            tiled: bool = False) -> str | None:
     """How a convolution's filter is packed: WINDOW_PAIRS along the taps of a whole window of
-    an unpooled, ungrouped convolution wider than 1x1 of at most `WINDOW_TAPS` taps; DEPTHWISE
+    an ungrouped convolution wider than 1x1 of at most `WINDOW_TAPS` taps, unpooled or with a
+    pool whose windows tile its output (`tiled`, see `tiled_pool`); DEPTHWISE
     for an unpooled convolution of one input channel per group (depthwise, of any channel
     multiplier: planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel
     row at least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded,
     ungrouped 1x1 convolution (pointwise: nothing to pair along a row); None: the generic
     kernel."""
     _, group_c, k_h, k_w = filter_shape
-    if group == 1 and not pooled and k_h * k_w > 1 and group_c * k_h * k_w <= WINDOW_TAPS:
+    if group == 1 and (tiled or not pooled) and k_h * k_w > 1 and group_c * k_h * k_w <= WINDOW_TAPS:
         return WINDOW_PAIRS
     if filter_shape[1] == 1 and not pooled:
         return DEPTHWISE
@@ -272,7 +300,8 @@ def interleaved_blocks(out_channels: int) -> int:
 
 
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
-                dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False) -> np.ndarray:
+                dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
+                tiled: bool = False) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
     weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
@@ -280,9 +309,10 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     ceil(C / 2), interleaved, block, 2] (channels 2i and 2i + 1, an odd last channel paired
     with a zero; `interleaved_blocks` blocks side by side), WINDOW_PAIRS the same over the
     taps of a window (C x KH x KW, in that order, each row's in `window_row_order`) instead
-    of the channels."""
+    of the channels. `pooled`: the convolution has a fused pool, `tiled`: one WINDOW_PAIRS
+    takes (`tiled_pool`)."""
     out_c, group_c, k_h, _ = levels.shape
-    kind = packing(levels.shape, pads, group, pooled)
+    kind = packing(levels.shape, pads, group, pooled, tiled)
     block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
@@ -318,7 +348,7 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     filter_shape = op.filter_shape.get_values()
     out_c, group_c, k_h, _ = filter_shape
     group = op.group.value.data
-    kind = packing(filter_shape, op.pads.get_values(), group, op.pool is not None)
+    kind = packing(filter_shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op))
     block = channel_block(out_c, group)
     geometry = (glow.shape_of(op.input), filter_shape, op.strides.get_values(), op.pads.get_values(),
                 op.dilations.get_values())

@@ -19,9 +19,11 @@ packs them.
   of stride 1, unpooled or with a global pool, `gathered_product`: each run of pixels'
   channels gathered once as pairs, then multiplied by every block of output channels,
   two pixels x two channels at a time.
-* `gathered_product` with `gather_windows`: an unpooled, ungrouped convolution of few taps
-  a window (`arm_dsp_layout.WINDOW_PAIRS`), each pixel's window gathered once as pairs of
-  taps (the padding as the input zero point), then multiplied as gathered channels are.
+* `gathered_product` with `gather_windows`: an ungrouped convolution of few taps a window
+  (`arm_dsp_layout.WINDOW_PAIRS`), unpooled or with a pool whose windows tile its output
+  (`TiledPool`: a pool window's pixels gathered together and pooled in registers), each
+  pixel's window gathered once as pairs of taps (the padding as the input zero point), then
+  multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point.
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
@@ -55,11 +57,20 @@ from glowmlir.libraries.arm_dsp_layout import (
     convolution_depthwise_plan,
     convolution_row_plan,
     packing,
+    tiled_pool,
     window_row_order,
 )
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, Row, fill_row, kernel_rows_inside
+from glowmlir.lowering.loop_skeletons import (
+    ArithmeticDomain,
+    GlobalPool,
+    Row,
+    StoredElement,
+    Window,
+    fill_row,
+    kernel_rows_inside,
+)
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 4096
@@ -438,7 +449,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
     WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
     packed_shape = glow.shape_of(op.filter)
-    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None)
+    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None,
+                   tiled_pool(op))
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
         return
@@ -469,7 +481,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     of the two pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into
     as many accumulators. The gathering is paid once for all output channels. A global pool
     folds each output level into a stack sum (or maximum) per channel, averaged once at the
-    end."""
+    end; a pool whose windows tile the output (`TiledPool`) makes each run one pool window's
+    pixels, pooled in registers."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -483,11 +496,14 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
     pairs = packed.shape[1]
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
+    tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
+    if tiles is not None:  # one pool window's pixels a run
+        pixels, run = tiles.windows, tiles.pixels
     slot = SLOT_WORDS if run > 1 else 1
     gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32, STACK_ALIGNMENT),
                                (-(-run // 2), pairs, slot), element_type=i32)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    pool = None if op.pool is None else GlobalPool(b, domain, op, view(op.dest))
+    pool = None if op.pool is None or tiles is not None else GlobalPool(b, domain, op, view(op.dest))
     loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
     straight = pairs <= UNROLLED_PAIRS and loop_pairs is None
     step = loop_pairs or 1
@@ -497,7 +513,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     def gather(n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
         if windows:
-            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset, padded)
+            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset, padded,
+                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -531,13 +548,14 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
 
-            def pixel_pairs(group: list[tuple[int, int]]) -> None:
+            def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
                 """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
-                `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair."""
+                `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
+                totals ([pixel][channel]); read after `after_totals` is computed when given."""
                 if straight:  # both streams at constant offsets from pointers made here
                     weights = block_weights(o_block.index)
-                    words = View(b.opaque(b.element(gathered, [group[0][0], 0, 0])), gathered.shape, gathered.strides,
-                                 0, gathered.element_type)
+                    words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
+                                 gathered.shape, gathered.strides, 0, gathered.element_type)
                     results = starts * sum(in_pair for _, in_pair in group)
                     for i in range(pairs):
                         weight_words = load_words(b, weights, [i, 0, 0], block)
@@ -550,10 +568,14 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                             first += in_pair
                 else:
                     (q, in_pair), = group
+                    words, weights = reread, packed
+                    if tiles is not None:  # nor the weight words shared with the pair before
+                        words = dataclasses.replace(gathered, base=opaque_after(b, gathered.base, after_totals))
+                        weights = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
 
                     def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
-                        return products(totals, load_words(b, reread, [q, i, 0], in_pair),
-                                        pointwise_weight_words(b, packed, o_block.index, i))
+                        return products(totals, load_words(b, words, [q, i, 0], in_pair),
+                                        pointwise_weight_words(b, weights, o_block.index, i))
 
                     with b.loop(0, pairs // step, carried=starts * in_pair) as i:
                         totals = list(i.carried)
@@ -563,30 +585,39 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     results = i.results
                     for i in range(pairs // step * step, pairs):
                         results = pair_products(results, i)
+                return results
+
+            pooled = tiles is not None or pool is not None
+            levels_of = [domain.output(o, dest.element_type) for o in channels] if pooled else []
+            folded = [None] * block  # a tiled pool's, per channel: the window's pixels so far
+            groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
+            together = STRAIGHT_PIXEL_PAIRS if straight and block * sum(p for _, p in groups) <= 8 else 1
+            for first in range(0, len(groups), together):
+                group = groups[first:first + together]
+                results = pixel_pairs(group, folded[0])
                 xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
-                if pool is None:
+                if tiles is not None:
+                    folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
+                elif pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
                     store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
                 else:
                     for j, o in enumerate(channels):
-                        stored = domain.output(o, dest.element_type)
-                        pool.fold(o, [stored(results[k * block + j]) for k in range(len(xs))])
-
-            groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
-            together = STRAIGHT_PIXEL_PAIRS if straight and block * sum(p for _, p in groups) <= 8 else 1
-            for first in range(0, len(groups), together):
-                pixel_pairs(groups[first:first + together])
+                        pool.fold(o, [levels_of[j](results[k * block + j]) for k in range(len(xs))])
+            if tiles is not None:
+                for j, o in enumerate(channels):
+                    tiles.store(n, o, x0, folded[j], levels_of[j])
 
     with b.loop(0, n_size) as n:
         if pool is not None:
             pool.start()
         if padded is not None:
             padded.copy(n.index)
-        with b.loop(0, pixels // run) as t:
-            x0 = b.mul(t.index, run)
+        with b.loop(0, pixels // run if tiles is None else pixels) as t:
+            x0 = b.mul(t.index, run) if tiles is None else t.index  # a tiled pool's: its window
             gather(n.index, x0, run)
             multiply(n.index, x0, run)
-        tail = pixels % run
+        tail = pixels % run if tiles is None else 0
         for count in (2, 1):
             if tail >= count:
                 gather(n.index, pixels - tail, count)
@@ -596,15 +627,87 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             pool.finish(n.index)
 
 
+class TiledPool:
+    """A fused pool whose windows tile the convolution's output (`arm_dsp_layout.tiled_pool`)
+    in the gathered product: each run of gathered pixels is one window's, and its totals are
+    pooled in registers. A max pool takes the maximum of the accumulators and requantizes
+    it once (`output_is_monotonic`); else each pixel's level is folded (`pool_combine`) and
+    the window finished as the generic kernel's pooled rows are (`finish_pool_row`)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, dest: View):
+        self.b, self.domain = b, domain
+        self.window = Window.of_fused_pool(op)
+        self.kernel = self.window.kernel
+        self.pixels = self.kernel[0] * self.kernel[1]
+        n_size, channels, out_h, self.out_w = dest.shape
+        self.windows = out_h * self.out_w
+        self.in_hw = tuple(glow.convolution_shape(op)[2:])
+        self.dest = dest.reshaped((n_size, channels, self.windows, 1), (*dest.strides[:2], 1, 1))
+        self.after_maximum = self.window.is_max and domain.output_is_monotonic
+        self.folded = None if self.after_maximum else View.contiguous(b.alloca(1, i32, STACK_ALIGNMENT), (1, 1),
+                                                                       element_type=i32)
+
+    def convolution_pixel(self, window: Index) -> Callable[[Index], tuple[Index, Index]]:
+        """Pixel k of pool window `window` (row-major over the pooled plane): its row and
+        column of the convolution's output."""
+        b, (k_h, k_w) = self.b, self.kernel
+
+        def pixel(k: Index) -> tuple[Index, Index]:
+            y, x = b.div(window, self.out_w), b.remainder(window, self.out_w)
+            return b.add(b.mul(y, k_h), b.div(k, k_w)), b.add(b.mul(x, k_w), b.remainder(k, k_w))
+
+        return pixel
+
+    def fold(self, folded: SSAValue | None, totals: list[SSAValue], stored: StoredElement) -> SSAValue:
+        """`folded` (None: no pixel yet) with the accumulators `totals` of one channel at some
+        pixels of its window: their maximum, or the pool's fold of their output levels."""
+        if self.after_maximum:
+            for total in totals:
+                folded = total if folded is None else self.b.int_max(folded, total)
+            return folded
+        combine = self.domain.pool_combine(self.window)
+        folded = self.domain.pool_start(self.window) if folded is None else folded
+        for total in totals:
+            folded = combine(folded, stored(total))
+        return folded
+
+    def store(self, n: Index, channel: Index, window: Index, folded: SSAValue, stored: StoredElement) -> None:
+        """The pooled output of `channel` at `window` from its window's `fold`."""
+        if self.after_maximum:
+            self.b.store(stored(folded), self.dest, [n, channel, window, 0])
+            return
+        self.b.store(folded, self.folded, [0, 0])
+        self.domain.finish_pool_row(self.window, Row(self.folded, (0,)), Row(self.dest, (n, channel, window)), 0,
+                                    self.in_hw)
+
+
+def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) -> SSAValue:
+    """`pointer` made opaque (`KernelBuilder.opaque`); given `after`, also only once `after`
+    is computed (an input of the empty inline asm): loads through it wait for it. A tiled
+    pool's window whose pixel pairs are multiplied apart (looped, or more pixels than one
+    straight group takes, `STRAIGHT_PIXEL_PAIRS`) reads the gathered words and the weight
+    words so, each pair after the previous one's totals: else LLVM interleaves the pairs'
+    products, or keeps the weight words of the first for the second, and spills (the
+    CIFAR-sized net's stem and 2x2 max pool on the M7, a pixel pair at a time: 819k
+    instructions with neither, 637k read through opaque pointers, 621k each pair after the
+    one before)."""
+    if after is None:
+        return b.opaque(pointer)
+    return b.emit(llvm.InlineAsmOp("", "=r,0,r", [pointer, after], [pointer.type]))
+
+
 def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
                    n: Index, x0: Index, count: int, x_offset: SSAValue | None,
-                   padded: PaddedInput | None = None) -> None:
-    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane) into
-    `gathered` ([pixel pair, tap pair, slot]) as pairs of taps (c, ky, kx) in the packed
-    filter's order, an odd last tap paired with 0: a tap in the padding is the input zero
-    point (the folded bias takes off its product; not folded, the pair less `x_offset` is 0).
-    A window wholly inside the input, or any window of the `padded` copy of image n, loads its
-    taps at constant offsets from its origin."""
+                   padded: PaddedInput | None = None, pixel_at: Callable[[Index], tuple[Index, Index]] | None = None,
+                   looped: bool = False) -> None:
+    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane; or
+    the pixels `pixel_at(k)` = (row, column), k < count) into `gathered` ([pixel pair, tap
+    pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
+    paired with 0: a tap in the padding is the input zero point (the folded bias takes off
+    its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
+    input, or any window of the `padded` copy of image n, loads its taps at constant offsets
+    from its origin. `looped` (a size-first build): the taps of one input channel at a time
+    (two when a channel's are odd) in a loop."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
@@ -613,9 +716,14 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     out_w = glow.convolution_shape(op)[3]
     zero_point = b.int_value(domain.input_offset)
     rows_inside, columns_inside = in_h - (k_h - 1) * dy, in_w - (k_w - 1) * dx  # window origins inside
+
+    def row_major(k: Index) -> tuple[Index, Index]:
+        pixel = b.add(x0, k)
+        return b.div(pixel, out_w), b.remainder(pixel, out_w)
+
     with b.loop(0, count) as k:
-        pixel = b.add(x0, k.index)
-        top, left = b.mul(b.div(pixel, out_w), sy), b.mul(b.remainder(pixel, out_w), sx)
+        out_y, out_x = (pixel_at or row_major)(k.index)
+        top, left = b.mul(out_y, sy), b.mul(out_x, sx)
         if padded is None:
             top, left = b.sub(top, pt), b.sub(left, pl)
 
@@ -632,25 +740,39 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 
             rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
             view, prefix = (src, [n]) if padded is None else (padded.view, [])
-            if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
-                pairs = [pair for c, ky in np.ndindex(in_c, k_h) for x, _ in columns[::4]
-                         for pair in input_pairs(b, load_word(b, view, [*prefix, c, rows[ky][0], x]), x_offset)]
-            else:
-                levels = []
-                for c, ky in np.ndindex(in_c, k_h):
-                    y, row_inside = rows[ky]
-                    for kx in window_row_order(k_w, dx):
-                        x, column_inside = columns[kx]
-                        loaded = level(b, view, [*prefix, c, y, x])
-                        levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point) if clamped
-                                      else loaded)
-                if len(levels) % 2:
-                    levels.append(b.integer(0))
-                pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
-                if x_offset is not None:
-                    pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
-            for i, pair in enumerate(pairs):
-                b.store(pair, gathered, [b.div(k.index, 2), i, b.remainder(k.index, 2)])
+
+            def channel_pairs(first: Index, channels: int, first_pair: Index) -> None:
+                """The taps of input channels first .. first + channels - 1 into the slots of
+                their pairs, from pair `first_pair`."""
+                if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
+                    pairs = [pair for c, ky in np.ndindex(channels, k_h) for x, _ in columns[::4]
+                             for pair in input_pairs(b, load_word(b, view, [*prefix, b.add(first, c), rows[ky][0], x]),
+                                                     x_offset)]
+                else:
+                    levels = []
+                    for c, ky in np.ndindex(channels, k_h):
+                        y, row_inside = rows[ky]
+                        for kx in window_row_order(k_w, dx):
+                            x, column_inside = columns[kx]
+                            loaded = level(b, view, [*prefix, b.add(first, c), y, x])
+                            levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point)
+                                          if clamped else loaded)
+                    if len(levels) % 2:
+                        levels.append(b.integer(0))
+                    pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
+                    if x_offset is not None:
+                        pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
+                for i, pair in enumerate(pairs):
+                    b.store(pair, gathered, [b.div(k.index, 2), b.add(first_pair, i), b.remainder(k.index, 2)])
+
+            step = 1 if k_h * k_w % 2 == 0 else 2  # channels of whole pairs
+            if not looped or in_c < 2 * step:
+                channel_pairs(0, in_c, 0)
+                return
+            with b.loop(0, in_c // step) as c:
+                channel_pairs(b.mul(c.index, step), step, b.mul(c.index, step * k_h * k_w // 2))
+            if in_c % step:
+                channel_pairs(in_c - in_c % step, in_c % step, (in_c - in_c % step) * k_h * k_w // 2)
 
         if padded is not None or not any(op.pads.get_values()):
             window(False)

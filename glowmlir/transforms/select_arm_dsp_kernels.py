@@ -50,7 +50,7 @@ from glowmlir.dialects.quant import (
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing
+from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing, tiled_pool
 from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
@@ -109,7 +109,7 @@ class PackConvolutionFilter(RewritePattern):
         shape, group = glow.shape_of(op.filter), op.group.value.data
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
-        kind = packing(shape, op.pads.get_values(), group, op.pool is not None)
+        kind = packing(shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op))
         columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
         windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
                     and takes_im2col(int(np.prod(shape[1:])), columns))
@@ -123,7 +123,8 @@ class PackConvolutionFilter(RewritePattern):
         elif kind is not None:
             microkernel = MICROKERNEL
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
-                                 op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None)
+                                 op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
+                                 tiled_pool(op))
             doubled = fits_narrow_requantization(op, centred)
             if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
                 packed = packed * np.int16(2)

@@ -75,6 +75,12 @@ glowll.function @net {
   %wide_logits = glowll.placeholder input "wide_logits" : memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
   %wide_probabilities = glowll.placeholder output "wide_probabilities" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
   glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+  %tiled = glowll.placeholder output "tiled" : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %wt = glowll.weight "wt" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  glowll.convolution %tiled, %x, %wt, %b pool max {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, pool_kernel = array<i64: 1, 2>, pool_strides = array<i64: 1, 2>, pool_pads = array<i64: 0, 0, 0, 0>} : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %overlapping = glowll.placeholder output "overlapping" : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %wo = glowll.weight "wo" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  glowll.convolution %overlapping, %x, %wo, %b pool max {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, pool_kernel = array<i64: 1, 2>, pool_strides = array<i64: 1, 1>, pool_pads = array<i64: 0, 0, 0, 0>} : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
@@ -94,6 +100,14 @@ glowll.function @net {
 // CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
 // CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
 // CHECK-NOT:  microkernel = "arm-mve"
+// The same 1x3 convolution with a fused 1x2 max pool whose windows tile its output (kernel =
+// strides) takes window pairs too (the filter packed as the unpooled one's, doubled); with a
+// 1x2 pool of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3
+// weight words, 2], the words of a two-output tile (0, 2), (1, none), (none, 1).
+// CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>}
+// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
+// CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
+// CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
 
 // On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
 // for MVE, and both convolutions (stride 1 along their rows) run on Helium, their filters

@@ -26,6 +26,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     pack_filter,
     packing,
     pair_tiling,
+    pool_tiles,
     window_row_order,
 )
 from glowmlir.runtime.boards import run_on_board, target_for
@@ -115,8 +116,11 @@ def test_window_filter_pairs_the_taps_of_a_window():
     for o, ky in np.ndindex(4, 2):
         pairs = packed[o // 4, 2 * ky:2 * ky + 2, (o // 2) % 2, o % 2]
         assert pairs.tolist() == [[rows[o, ky, 0], rows[o, ky, 2]], [rows[o, ky, 1], rows[o, ky, 3]]]
-    # over WINDOW_TAPS taps, grouped, pooled or 1x1: other packings
-    assert packing((8, 8, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
+    # up to WINDOW_TAPS taps, unpooled or with a pool whose windows tile the output
+    assert packing((8, 16, 3, 3), (1, 1, 1, 1), 1) == WINDOW_PAIRS
+    assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True, tiled=True) == WINDOW_PAIRS
+    # over WINDOW_TAPS taps, grouped, pooled otherwise or 1x1: other packings
+    assert packing((8, 17, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
     assert packing((8, 1, 3, 3), (1, 1, 1, 1), 8) == "depthwise"
     assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True) == "row pairs"
     assert packing((8, 3, 1, 1), (0, 0, 0, 0), 1) == "channel pairs"
@@ -252,6 +256,36 @@ BLOCKED_POINTWISE = {
 }
 
 
+# Window pairs with a fused pool whose windows tile the output: a pool window's pixels gathered
+# together, pooled in registers. The CIFAR-sized net's stem (3 channels, 27 taps: an odd last
+# pair) with its 2x2 max pool and its second convolution (16 channels, 144 taps) with its 2x2
+# average pool; an odd output plane (its last row and column under no window) over two images;
+# odd output channels (blocks of one) on 23 pairs (straight-line products); a strided,
+# asymmetrically padded convolution under a 1x2 pool; a dilated unpadded one; a 2x1 average pool;
+# rows of four taps (loaded as words) from a padded copy of the input, and from an input too
+# large to copy (its border windows clamped).
+POOLED_WINDOWS = {
+    "stem_3x3_max": (((1, 3, 8, 10), (8, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                     dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "deep_3x3_avg": (((1, 16, 6, 6), (12, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                     dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "stem_odd_plane_avg": (((2, 3, 7, 9), (6, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                           dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "odd_channels_max": (((1, 5, 6, 7), (5, 5, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                         dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "stride2_asymmetric_1x2_max": (((1, 4, 9, 11), (4, 4, 3, 3), (2, 2), (1, 0, 0, 1), (1, 1), 1),
+                                   dict(kind="max", kernel=(1, 2), strides=(1, 2), pads=(0, 0, 0, 0))),
+    "dilated_unpadded_max": (((1, 3, 9, 9), (4, 3, 3, 3), (1, 1), (0, 0, 0, 0), (2, 2), 1),
+                             dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "columns_2x1_avg": (((1, 2, 8, 5), (4, 2, 2, 3), (1, 1), (1, 1, 0, 1), (1, 1), 1),
+                        dict(kind="avg", kernel=(2, 1), strides=(2, 1), pads=(0, 0, 0, 0))),
+    "rows_of_four_copied_max": (((1, 4, 7, 10), (6, 4, 2, 4), (1, 1), (1, 2, 0, 1), (1, 1), 1),
+                                dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "rows_of_four_clamped_avg": (((1, 3, 20, 40), (4, 3, 3, 4), (1, 1), (1, 2, 1, 1), (1, 1), 1),
+                                 dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+}
+
+
 def fully_connected_case(seed: int, rows: int, depth: int, columns: int, per_channel: bool, zero_points: bool,
                          suffix: str) -> Case:
     rng = np.random.default_rng(seed)
@@ -294,7 +328,8 @@ def convolution_cases() -> list[tuple[str, tuple, dict | None]]:
     for name, pool in FUSED_POOLS.items():
         for geometry_name in ("3x3_pad1", "lenet_5x5", "stride2_rows_of_ten"):
             found.append((f"y_{geometry_name}_{name}", {**CONVOLUTIONS, **MORE_CONVOLUTIONS}[geometry_name], pool))
-    found += [(f"y_{name}", geometry, pool) for name, (geometry, pool) in BLOCKED_POINTWISE.items()]
+    found += [(f"y_{name}", geometry, pool) for name, (geometry, pool) in {**BLOCKED_POINTWISE,
+                                                                            **POOLED_WINDOWS}.items()]
     return found
 
 
@@ -348,6 +383,14 @@ def instruction_lines(bundle) -> list[str]:
             if "glowll.convolution" in line or "glowll.fully_connected" in line]
 
 
+def tiles(geometry: tuple, pool: dict | None) -> bool:
+    """Whether a case's fused pool is one window pairs take (`arm_dsp_layout.pool_tiles`)."""
+    if pool is None:
+        return False
+    convolution_hw = glow.ConvolutionOp.shape_rule(*geometry)[2:]
+    return pool_tiles(pool["kernel"], pool["strides"], pool["pads"], convolution_hw)
+
+
 def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     """Only filters with nothing to pair keep the generic kernel (a padded 1x1)."""
     body = "".join(case.body for case in cases)
@@ -356,9 +399,12 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
-    kinds = [packing(geometry[1], geometry[3], geometry[5], pool is not None)
+    kinds = [packing(geometry[1], geometry[3], geometry[5], pool is not None, tiles(geometry, pool))
              for _, geometry, pool in convolution_cases()]
     assert {"window pairs", "depthwise", "row pairs", "channel pairs"} <= set(kinds)
+    pooled_windows = [kind for (output, _, _), kind in zip(convolution_cases(), kinds)
+                      if output.removeprefix("y_") in POOLED_WINDOWS]
+    assert pooled_windows == [WINDOW_PAIRS] * len(POOLED_WINDOWS)
     # every microkernel's bias takes the input offset, but a padded convolution's (not on
     # planes or gathered windows, whose padding holds the input zero point)
     for line, kind in zip(lines, kinds + ["fully connected"] * (len(lines) - len(kinds))):
