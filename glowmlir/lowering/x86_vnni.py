@@ -29,10 +29,11 @@ take the input channels four at a time (`libraries.vnni_layout`):
   sums its windows itself), so the sums are exactly the generic kernel's.
 
 A kernel vectorized and unrolled here needs no more unrolling from LLVM: the lookup tables,
-FullyConnected and the 1x1 convolutions are `optsize` (`KernelBuilder.optimize_for_size`), so
+FullyConnected and the convolutions are `optsize` (`KernelBuilder.optimize_for_size`), so
 LLVM keeps their loops over groups of input channels and over 64 levels as loops
-(MobileNetV3-style: 104 KB of int8 code -> 75 KB, as fast or faster; a convolution with
-kernel rows keeps O3's unrolling, LeNet's first one 14% slower without).
+(MobileNetV3-style: 104 KB of int8 code -> 75 KB, as fast or faster). A pooled convolution of
+one input channel (LeNet's first) keeps O3: at optsize LLVM builds its vectors of stack
+addresses from 62 64-byte constants, 3.8 KB of `.rodata` more than it saves.
 
 Rows and fused pools are `loop_skeletons.emit_convolution`'s, with blocks of 16 channels
 (the last one shorter when 16 does not divide the channels: its vectors padded); an
@@ -412,7 +413,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
     src = view(op.input)
     filter_shape = op.filter_shape.get_values()
-    if columns_in_bytes(filter_shape, op.dilations.get_values()):  # four kernel columns a word
+    stem = columns_in_bytes(filter_shape, op.dilations.get_values())
+    if stem:  # four kernel columns a word
         quads = groups(filter_shape[3])
         words = kernel_columns(b, pack_input(b, op, src, LANES + GROUP * quads), quads)
         k_w, summed = 1, filter_shape[3]
@@ -428,7 +430,9 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         n_size, group_count, height, width = words.shape
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
         sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
-    b.optimize_for_size = tuple(filter_shape[2:]) == (1, 1)
+    # optsize keeps LLVM from unrolling the kernel rows again; but a pooled stem (LeNet's first
+    # layer) at optsize gets 62 vectors of stack addresses as 64-byte constants (+3.8 KB)
+    b.optimize_for_size = not (stem and op.pool is not None)
     rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset, k_w=k_w,
                              summed=summed)
     if one_row:
