@@ -60,7 +60,9 @@ UNROLLED_WINDOW_ROWS = 2
 """A pooling window fused into a convolution with at most this many rows has its rows
 unrolled (LeNet's 2x2 max pools run 7% faster so); a taller one loops over them (as fast or
 faster: SqueezeNet's first convolution and 3x3 max pool 3.5 -> 2.7 ms, ResNet-50's and
-Inception-v1's the same; and O3 has a third of the code to optimise)."""
+Inception-v1's the same; and O3 has a third of the code to optimise). A kernel built for size
+(`KernelBuilder.optimize_for_size`) loops over any window's rows: one copy of the
+convolution row's code (LeNet's second convolution on a VNNI host 6.6 -> 4.4 KB)."""
 
 
 # ----------------------------------------------------------------------------- rows and windows
@@ -463,7 +465,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 for into, convolved_row in zip(pooled, slots):
                     pool_row(b, pool, into, convolved_row, conv_w, combine)
 
-        if pool.kernel[0] <= UNROLLED_WINDOW_ROWS:
+        if pool.kernel[0] <= UNROLLED_WINDOW_ROWS and not b.optimize_for_size:
             for wy in range(pool.kernel[0]):
                 window_row(wy)
         else:  # a loop: unrolled, a global pool's window (13 rows) made one kernel take O3 2.5 s

@@ -31,7 +31,8 @@ take the input channels four at a time (`libraries.vnni_layout`):
 A kernel vectorized and unrolled here needs no more unrolling from LLVM: the lookup tables,
 FullyConnected and the convolutions are `optsize` (`KernelBuilder.optimize_for_size`), so
 LLVM keeps their loops over groups of input channels and over 64 levels as loops
-(MobileNetV3-style: 104 KB of int8 code -> 75 KB, as fast or faster). A pooled convolution of
+(MobileNetV3-style: 104 KB of int8 code -> 75 KB, as fast or faster), and a fused pool's
+window rows stay a loop over one copy of the convolution row. A pooled convolution of
 one input channel (LeNet's first) keeps O3: at optsize LLVM builds its vectors of stack
 addresses from 62 64-byte constants, 3.8 KB of `.rodata` more than it saves.
 
@@ -431,7 +432,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         words = words.reshaped((n_size, group_count, 1, height * width), (words.strides[0], height * width, 0, 1))
         sums = sums and sums.reshaped((n_size, 1, height * width), (sums.strides[0], 0, 1))
     # optsize keeps LLVM from unrolling the kernel rows again; but a pooled stem (LeNet's first
-    # layer) at optsize gets 62 vectors of stack addresses as 64-byte constants (+3.8 KB)
+    # layer) at optsize gets its pool vectorized with gathers, 62 vectors of stack addresses
+    # as 64-byte constants (+3.8 KB), and LeNet 1.25x slower
     b.optimize_for_size = not (stem and op.pool is not None)
     rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset, k_w=k_w,
                              summed=summed)
