@@ -31,8 +31,8 @@ take the input channels four at a time (`libraries.vnni_layout`):
 A kernel vectorized and unrolled here needs no more unrolling from LLVM: the lookup tables,
 FullyConnected and the convolutions are `optsize` (`KernelBuilder.optimize_for_size`), so
 LLVM keeps their loops over groups of input channels and over 64 levels as loops
-(MobileNetV3-style: 104 KB of int8 code -> 75 KB, as fast or faster), and a fused pool's
-window rows stay a loop over one copy of the convolution row. A pooled convolution of
+(MobileNetV3-style: 104 KB of int8 code -> 75 KB, as fast or faster). A fused pool's window
+rows are a loop over one copy of the convolution row. A pooled convolution of
 one input channel (LeNet's first) keeps O3: at optsize LLVM builds its vectors of stack
 addresses from 62 64-byte constants, 3.8 KB of `.rodata` more than it saves.
 
@@ -440,7 +440,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if one_row:
         one_row_per_channel(b, domain, op, view, rows, LANES, None)
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, rows, LANES)
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, LANES, unrolled_window_rows=0)
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
