@@ -93,6 +93,8 @@ def test_convolution_matches_the_int8_reference(name, per_channel):
     ("dilated_uneven_pads", "relu", dict(kind="avg", kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1))),
     ("3x3_stride2_wide", "relu", dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
     ("dilated_wide_uneven_pads", "clip", dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(1, 1, 1, 1))),
+    # a pooled stem (LeNet's first layer: kept at O3, its window rows a loop)
+    ("one_channel_3x3", "relu", dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
 ])
 def test_fused_activations_and_pools_match_the_int8_reference(name, activation, pool):
     check(convolution_case(600 + list(GEOMETRIES).index(name) + (pool is not None), GEOMETRIES[name],
