@@ -389,12 +389,18 @@ def banded_loops(b: KernelBuilder, n_size: int, blocks: int, count: int, band: i
             yield n, o_block, step, first
 
 
-def block_channels(b: KernelBuilder, o_block: Index, block: int, out_c: int):
+def block_channels(b: KernelBuilder, o_block: Index, block: int, out_c: int, last_block_overlaps: bool = False):
     """The output channels of block `o_block`, for code emitted once per kind of block: the
     `block` channels of a whole block; when `block` does not divide `out_c` (a kernel whose
     vectors of channels are padded), also the last block's fewer channels, each kind under
-    a run-time test of `o_block`."""
+    a run-time test of `o_block`. With `last_block_overlaps` and more than `block` channels,
+    one kind: the last block is the last `block` channels, those it shares with the block
+    before computed twice (the same numbers)."""
     full, rest = divmod(out_c, block)
+    if last_block_overlaps and full and rest:
+        first = b.min(b.mul(o_block, block), out_c - block)
+        yield [b.add(first, j) for j in range(block)]
+        return
     if rest == 0 or full:
         with b.when(b.compare("slt", o_block, full)) if rest else contextlib.nullcontext():
             yield [b.add(b.mul(o_block, block), j) for j in range(block)]
@@ -405,7 +411,8 @@ def block_channels(b: KernelBuilder, o_block: Index, block: int, out_c: int):
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf,
                      rows: ConvolutionRows | None = None, block: int | None = None,
-                     band_bytes: int | None = None, unrolled_window_rows: int = UNROLLED_WINDOW_ROWS) -> None:
+                     band_bytes: int | None = None, unrolled_window_rows: int = UNROLLED_WINDOW_ROWS,
+                     last_block_overlaps: bool = False) -> None:
     """Convolution, optionally followed by a fused pooling window.
 
     Per output row and block of output channels, each row computed by `rows` (default
@@ -414,7 +421,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     bands whose input fits it (`rows_per_band`). Fused, each pooled output row is folded from
     the convolution rows under its window, computed one at a time into stack rows: the
     full-resolution convolution output is never stored; a window of at most
-    `unrolled_window_rows` rows has its rows unrolled, a taller one loops over them.
+    `unrolled_window_rows` rows has its rows unrolled, a taller one loops over them; blocks of
+    channels as `block_channels` with `last_block_overlaps`.
     """
     dest, src, filt, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     rows = rows or convolution_rows
@@ -428,7 +436,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if pool is None:
         residual = view(op.residual) if op.residual is not None else None
         with banded_loops(b, n_size, blocks, out_h, band) as (n, o_block, y, _):
-            for channels in block_channels(b, o_block, block, out_c):
+            for channels in block_channels(b, o_block, block, out_c, last_block_overlaps):
                 rows(b, domain, op, src, filt, bias, n, channels, y, [row(dest, n, o, y) for o in channels],
                      out_w, accumulators, residual)
         return
@@ -480,7 +488,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 domain.finish_pool_row(pool, into, row(dest, n, o, y), y, (conv_h, conv_w))
 
     with banded_loops(b, n_size, blocks, out_h, band) as (n, o_block, y, first_row):
-        for channels in block_channels(b, o_block, block, out_c):
+        for channels in block_channels(b, o_block, block, out_c, last_block_overlaps):
             pooled_block(n, channels, y, first_row)
 
 

@@ -404,12 +404,13 @@ def run_bytes(b: KernelBuilder) -> int | None:
 
 
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
-                        rows: loop_skeletons.ConvolutionRows, block: int, span: int | None) -> None:
+                        rows: loop_skeletons.ConvolutionRows, block: int, span: int | None,
+                        last_block_overlaps: bool = False) -> None:
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
     (`rows` called once per block of output channels, its tiles of `span` outputs running
     across the input rows; a residual seen the same way); with `span`, a plane whose input
     exceeds `run_bytes` in runs of whole tiles of pixels, each run for every block of
-    channels."""
+    channels (`loop_skeletons.block_channels`, with `last_block_overlaps`)."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -431,7 +432,7 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
 
     def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
         into = run_of(dest, start, width)
-        for channels in loop_skeletons.block_channels(b, o_block, block, out_c):
+        for channels in loop_skeletons.block_channels(b, o_block, block, out_c, last_block_overlaps):
             rows(b, domain, op, run_of(src, start, width), packed, bias, n, channels, 0,
                  [row(into, n, o, 0) for o in channels], width, None, run_of(residual, start, width))
 

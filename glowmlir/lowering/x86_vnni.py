@@ -64,7 +64,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
-from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups
+from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
@@ -309,7 +309,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     dy, dx = op.dilations.get_values()
     sy, sx = op.strides.get_values()
     filter_words = packed_words(b, packed)
-    o_block = b.div(channels[0], LANES)
+    o_block = b.div(b.add(channels[0], LANES - 1), LANES)  # an overlapping last block's too
     storage = outputs[0].view.element_type
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
     bias_vector, step = LaneRequantization.of_block(b, domain, bias, channels[0], len(channels))
@@ -438,9 +438,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     rows = functools.partial(channel_rows, words=words, sums=sums, weight_offset=weight_offset, k_w=k_w,
                              summed=summed)
     if one_row:
-        one_row_per_channel(b, domain, op, view, rows, LANES, None)
+        one_row_per_channel(b, domain, op, view, rows, LANES, None, last_block_overlaps(filter_shape))
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, rows, LANES, unrolled_window_rows=0)
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, LANES, unrolled_window_rows=0,
+                                        last_block_overlaps=last_block_overlaps(filter_shape))
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:

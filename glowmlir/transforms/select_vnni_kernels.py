@@ -52,9 +52,10 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
     mark_narrow_requantization(op, (levels.astype(np.int64) - weight_zero_point(filter_type)).reshape(len(levels), -1))
-    dilations = op.dilations.get_values() if isinstance(op, glowll.ConvolutionOp) else (1, 1)
-    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", vnni_layout.pack_filter(levels, dilations), op,
-                                   rewriter, filter_type)
+    convolution = isinstance(op, glowll.ConvolutionOp)
+    dilations = op.dilations.get_values() if convolution else (1, 1)
+    packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
+    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                    stored_as(op.bias.type.element_type, i32))
     op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)

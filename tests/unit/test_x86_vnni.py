@@ -181,6 +181,18 @@ def test_packed_filter_holds_the_levels_in_blocks_of_sixteen_outputs_by_four_inp
             assert not packed[o // 16, c // 4, :, :, o % 16, c % 4].any()
 
 
+def test_packed_filter_with_an_overlapping_last_block_holds_the_last_sixteen_outputs():
+    rng = np.random.default_rng(6)
+    levels_ = rng.integers(-128, 128, (20, 6, 3, 2)).astype(np.int8)
+    packed = vnni_layout.pack_filter(levels_, last_block_overlaps=True)
+    assert packed.shape == (2, 2, 3, 2, 16, 4)
+    for block, first in ((0, 0), (1, 4)):  # the last block: outputs 4 to 19, not 16 to 19 padded
+        for lane, c, ky, kx in np.ndindex(16, 6, 3, 2):
+            assert packed[block, c // 4, ky, kx, lane, c % 4] == levels_[first + lane, c, ky, kx]
+    assert not packed[:, 1, :, :, :, 2:].any()
+    assert vnni_layout.last_block_overlaps(levels_.shape) and not vnni_layout.last_block_overlaps((20, 6, 1, 1))
+
+
 def test_packed_filter_of_one_input_channel_holds_four_kernel_columns_a_word():
     rng = np.random.default_rng(5)
     levels_ = rng.integers(-128, 128, (18, 1, 3, 6)).astype(np.int8)
