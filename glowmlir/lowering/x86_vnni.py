@@ -37,7 +37,8 @@ one input channel (LeNet's first) keeps O3: at optsize LLVM builds its vectors o
 addresses from 62 64-byte constants, 3.8 KB of `.rodata` more than it saves.
 
 Rows and fused pools are `loop_skeletons.emit_convolution`'s, with blocks of 16 channels
-(the last one shorter when 16 does not divide the channels: its vectors padded); an
+(the last one the last 16 channels when 16 does not divide the channels, or, in a 1x1
+convolution and under 16 channels, shorter: its vectors padded); an
 unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
 several independent accumulators a block of outputs, stored as vectors.
