@@ -40,6 +40,14 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
     return divide_by_power_of_two(b, high, right)
 
 
+def _lane_halves(b: KernelBuilder, vector: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The even and the odd lanes of an i32 vector, each sign-extended in its i64 half (what
+    `vpmuldq` multiplies)."""
+    halves = VectorType(i64, [vector.type.get_shape()[0] // 2])
+    wide = b.bitcast(vector, halves)
+    return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
+
+
 def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
                          shift: int | SSAValue) -> SSAValue:
     """`requantize` on a vector of i32 lanes, in fewer vector instructions, the same numbers
@@ -57,15 +65,9 @@ def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SS
     lanes = value.type.get_shape()[0]
     halves = VectorType(i64, [lanes // 2])
     rounding = b.int_value(1 << 30, halves)
-
-    def products(vector: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """The even and the odd lanes of `vector`, each sign-extended in its i64 half."""
-        wide = b.bitcast(vector, halves)
-        return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
-
-    factors = products(b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
+    factors = _lane_halves(b, b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
     even, odd = (b.bitcast(b.shift_right_logical(b.int_add(b.int_mul(x, m), rounding), 31), value.type)
-                 for x, m in zip(products(value), factors))
+                 for x, m in zip(_lane_halves(b, value), factors))
     order = [lane + (lanes - 1) * (lane % 2) for lane in range(lanes)]  # 0, 16, 2, 18, ... for 16 lanes
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
     if is_zero(right):
@@ -81,6 +83,11 @@ def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SS
 OFFSET_SHIFTS = 21
 """`requantize_narrow` adds an offset inside its rounding division by 2^right for a right
 shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
+
+
+def offset_folds(right: int, offset: int) -> bool:
+    """Whether an offset joins the rounding term of a division by 2^right (`OFFSET_SHIFTS`)."""
+    return right <= OFFSET_SHIFTS and abs(offset) <= 256
 
 
 def wrapped_double(multiplier: int) -> int | None:
@@ -142,20 +149,15 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     sign: a negative value's high half is at most 0, so its level is at most the offset with
     or without it."""
     left, right = shift_split(b, shift)
-    assert right <= OFFSET_SHIFTS and abs(offset) <= 256, "the sum stays in int32"
+    assert offset_folds(right, offset), "the sum stays in int32"
     doubled = b.shift_left(value, left + 1)
     lanes = value.type.get_shape()[0]
     halves = VectorType(i64, [lanes // 2])
     added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
     rounding = b.int_value((1 << 31) + added * (1 << 32), halves)
-
-    def products(vector: SSAValue) -> tuple[SSAValue, SSAValue]:
-        wide = b.bitcast(vector, halves)
-        return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
-
-    factors = products(b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
+    factors = _lane_halves(b, b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
     even, odd = (b.bitcast(b.int_add(b.int_mul(x, m), rounding), value.type)
-                 for x, m in zip(products(doubled), factors))
+                 for x, m in zip(_lane_halves(b, doubled), factors))
     order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
     if right == 0:
@@ -174,7 +176,7 @@ def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier
         if narrow:
             return requantize_narrow(b, value, multiplier, shift, offset)
         level = requantize(b, value, multiplier, shift)
-    elif narrow and max(-shift, 0) <= OFFSET_SHIFTS and abs(offset) <= 256:
+    elif narrow and offset_folds(max(-shift, 0), offset):
         return requantize_narrow_in_halves(b, value, multiplier, shift, offset, clamped_below_offset)
     else:
         level = requantize_in_halves(b, value, multiplier, shift)
@@ -187,7 +189,7 @@ def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
     if not isinstance(shift, int) or not isinstance(offset, int):
         return None
     right = max(-shift, 0)
-    return (1 << (right - 1)) + offset * (1 << right) if 0 < right <= OFFSET_SHIFTS and abs(offset) <= 256 else None
+    return (1 << (right - 1)) + offset * (1 << right) if right > 0 and offset_folds(right, offset) else None
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,

@@ -70,7 +70,7 @@ from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.requantization import (
-    OFFSET_SHIFTS,
+    offset_folds,
     requantize_in_halves,
     requantize_narrow_in_halves,
 )
@@ -287,7 +287,7 @@ class LaneRequantization:
         b, domain = self.b, self.domain
         offset = domain.output_offset
         if (getattr(domain.op, "narrow_requantization", None) is not None and isinstance(self.shift, int)
-                and isinstance(offset, int) and -self.shift <= OFFSET_SHIFTS and abs(offset) <= 256):
+                and isinstance(offset, int) and offset_folds(-self.shift, offset)):
             relu = isinstance(domain.low, int) and domain.low >= offset
             level = requantize_narrow_in_halves(b, total, self.multiplier, self.shift, offset, relu)
         else:
