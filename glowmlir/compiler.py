@@ -138,7 +138,7 @@ class CompileOptions:
                                 arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
                                 size_first=self.target.size_attribute is not None,
                                 core=core_class(self.target), ram_size=self.ram_size or 0,
-                                vector_tile=self.target.vector_tile,
+                                vector_tile=self.target.vector_tile, cache_bytes=self.target.cache_bytes,
                                 minimum_size=self.target.size_attribute == "minsize",
                                 vnni=self.target.has_avx512_vnni, vbmi=self.target.has_avx512_vbmi)
 

@@ -161,14 +161,16 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
                      helium: bool = False, size_first: bool = False, core: str = "",
                      ram_size: int = 0, vector_tile: VectorTile | None = None,
-                     minimum_size: bool = False, vnni: bool = False, vbmi: bool = False) -> CompilePipeline:
+                     minimum_size: bool = False, vnni: bool = False, vbmi: bool = False,
+                     cache_bytes: int = 0) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
     `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
     kernels shared by equal-shaped layers; `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
-    bundle instrumentation); `core` and `ram_size` as `graph_passes` takes them."""
+    bundle instrumentation); `core` and `ram_size` as `graph_passes` takes them; `cache_bytes`
+    the cache of one core the float kernels block their loops for (0: unknown, no blocking)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
@@ -181,7 +183,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                            tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
                                                size_first, vector_tile, minimum_size, vnni, vbmi)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
-                                              vector_tile.cache_bytes if vector_tile is not None else 0),))
+                                              cache_bytes if vector_tile is not None else 0),))
 
 
 def pipeline_spec(passes: Sequence[ModulePass]) -> str:

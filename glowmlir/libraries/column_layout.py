@@ -48,15 +48,12 @@ class VectorTile:
     (elsewhere LLVM splits them into a branch per lane); `registers`: the target's vector
     registers, which a vector-channels tile (taken where masked loads are single
     instructions: AVX, AVX-512) and a vector-depthwise tile share
-    between accumulators and weights (0: neither kernel); `cache_bytes`: the cache of one
-    core the kernels block their loops for (its L2: the host's as the OS reports it, else
-    `DEFAULT_CACHE_BYTES` of the architecture)."""
+    between accumulators and weights (0: neither kernel)."""
 
     lanes: int
     accumulators: int
     masked_loads: bool = False
     registers: int = 0
-    cache_bytes: int = 0
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:

@@ -11,7 +11,7 @@ import glob
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 
 import llvmlite.binding as llvm
@@ -73,13 +73,15 @@ class Target:
     def vector_tile(self) -> VectorTile | None:
         """The f32 tile of the column-vector convolution on this target's vector unit (the
         host's features when no triple or CPU is given), None without one."""
-        triple = self._triple
-        tile = VectorTile.of_features(triple, self._features)
-        if tile is None:
-            return None
-        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if triple.startswith(arch)), 0)
+        return VectorTile.of_features(self._triple, self._features)
+
+    @property
+    def cache_bytes(self) -> int:
+        """The cache of one core the kernels block their loops for: its L2, the host's as the
+        OS reports it, else `DEFAULT_CACHE_BYTES` of the architecture (0: unknown)."""
+        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if self._triple.startswith(arch)), 0)
         host = not self.triple and not self.cpu
-        return replace(tile, cache_bytes=(host and host_cache_bytes()) or default)
+        return (host and host_cache_bytes()) or default
 
     @property
     def has_avx512_vnni(self) -> bool:

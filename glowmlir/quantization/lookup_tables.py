@@ -16,8 +16,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-LOOKUP_STEPS = 512
-"""Steps of an int16 table (it holds one more entry, their end)."""
+from glowmlir.dialects.glow import LOOKUP_TABLE_SIZES
+
+LOOKUP_STEPS = LOOKUP_TABLE_SIZES[16] - 1
+"""Steps of an int16 table (512: it holds one more entry, their end)."""
 LOOKUP_STEP_BITS = 7
 """Input levels per step of an int16 table: 2^7 = 65,536 / 512."""
 

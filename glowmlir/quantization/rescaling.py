@@ -68,10 +68,12 @@ def sign_multipliers(input_type, output_type, negative_scale: float) -> tuple[tu
 
 RESAMPLE_FRACTION_BITS = 14
 """An int8 resample's weights are Q1.14 integers in int16 (1.0 is 2^14): a weighted sum of
-taps, even of int16 ones (`RESAMPLE_FINER_BITS`), stays within int32."""
-RESAMPLE_FINER_BITS = 8
-"""A bilinear Resize's axes before its last keep 8 more fractional bits (int16 at 1/256 of
-the input scale), so that the resize rounds to int8 once, as TFLite's int8 bilinear does."""
+taps, even of int16 ones (`FINER_LEVEL_BITS`), stays within int32."""
+FINER_LEVEL_BITS = 8
+"""An int8 value widened exactly to int16 keeps 8 more fractional bits (1/256 of its scale).
+A bilinear Resize's axes before its last do so, so that the resize rounds to int8 once, as
+TFLite's int8 bilinear does; so does an average pool whose profiled output is finer than its
+input, so that the average rounds once, at its own scale."""
 
 
 DIVISION_BITS = 15

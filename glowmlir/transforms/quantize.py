@@ -71,7 +71,7 @@ from glowmlir.quantization.params import (
 )
 from glowmlir.quantization.profile import NodeProfile, Profile, read_profile
 from glowmlir.quantization.rescaling import (
-    RESAMPLE_FINER_BITS,
+    FINER_LEVEL_BITS,
     RESAMPLE_FRACTION_BITS,
     SOFTMAX_OUTPUTS,
     bias_scales,
@@ -454,7 +454,7 @@ def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
     """One axis of a Resize: int8 taps weighted by Q1.14 integers (`RESAMPLE_FRACTION_BITS`),
     requantized to the result's profiled parameters. The axes before a Resize's last have no
     profile entry (no name): they keep their input's parameters (a weighted mean of taps
-    stays in their range), a bilinear one with `RESAMPLE_FINER_BITS` more fractional bits in
+    stays in their range), a bilinear one with `FINER_LEVEL_BITS` more fractional bits in
     int16, so that the resize rounds to int8 once."""
     element = q.input_type(op.input)
     if element is None or element.per_channel:
@@ -471,10 +471,10 @@ def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
 
 
 def _finer(element: UniformQuantizedType) -> UniformQuantizedType:
-    """An int8 type's levels in int16 with `RESAMPLE_FINER_BITS` more fractional bits (scale
+    """An int8 type's levels in int16 with `FINER_LEVEL_BITS` more fractional bits (scale
     / 256, offset x 256): every int8 level is one of its levels, exactly."""
-    return UniformQuantizedType(STORAGE_TYPES["Int16"], element.scale / 2 ** RESAMPLE_FINER_BITS,
-                                element.offset << RESAMPLE_FINER_BITS)
+    return UniformQuantizedType(STORAGE_TYPES["Int16"], element.scale / 2 ** FINER_LEVEL_BITS,
+                                element.offset << FINER_LEVEL_BITS)
 
 
 POOL_NARROWING = 2.0

@@ -221,9 +221,9 @@ def test_channel_tiles_fill_their_registers():
 
 
 def test_the_cache_follows_the_target():
-    assert Target(triple="aarch64-linux-gnu").vector_tile.cache_bytes == 512 << 10
-    assert Target(triple="x86_64-unknown-linux-gnu", features="+avx,+avx2").vector_tile.cache_bytes == 1 << 20
-    assert Target().vector_tile.cache_bytes == (llvm_to_object.host_cache_bytes() or 1 << 20)
+    assert Target(triple="aarch64-linux-gnu").cache_bytes == 512 << 10
+    assert Target(triple="x86_64-unknown-linux-gnu", features="+avx,+avx2").cache_bytes == 1 << 20
+    assert Target().cache_bytes == (llvm_to_object.host_cache_bytes() or 1 << 20)
 
 
 @needs_x86_vectors
