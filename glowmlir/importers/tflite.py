@@ -37,7 +37,7 @@ from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import check_input_shape, verified, verify_imported
 from glowmlir.names import UniqueNames
-from glowmlir.quantization.params import QuantParams, dequantize, dequantize_per_channel
+from glowmlir.quantization.params import dequantize_as
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
 
 
@@ -78,12 +78,11 @@ class TensorInfo:
 
     def float_data(self) -> np.ndarray:
         """A constant's real values (dequantized if it is quantized)."""
-        element = self.element
-        if not self.quantized:
-            return self.data.astype(np.float32)
-        if element.per_channel:
-            return dequantize_per_channel(self.data, element.scale_array(), element.offset_array(), element.axis.data)
-        return dequantize(self.data, QuantParams(element.scale, element.offset))
+        return dequantize_as(self.data, self.element) if self.quantized else self.data.astype(np.float32)
+
+    def as_float(self) -> TensorInfo:
+        """This constant as f32 real values."""
+        return replace(self, data=self.float_data(), element=f32)
 
 
 def _element_type(tensor, type_name: str, where: str) -> Attribute:
@@ -237,7 +236,7 @@ class TFLiteImporter:
         """A `glow.constant` of a constant tensor in its element type (its real values when
         the operator runs in float)."""
         if self.in_float and info.quantized:
-            info = replace(info, data=info.float_data(), element=f32)
+            info = info.as_float()
         if not info.quantized and info.element != f32:
             raise self.error(f"tensor \"{info.name}\" of type {info.type_name} is used in float computation")
         data = info.data if info.quantized else info.data.astype(np.float32)
@@ -479,7 +478,7 @@ def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, w
     elif info.data is None:
         raise importer.error("the bias must be a constant")
     if not quantized:
-        return importer.constant_value(replace(info, data=info.float_data(), element=f32))
+        return importer.constant_value(info.as_float())
     weight_type = weights.type.element_type
     scales = bias_scales(x.type.element_type, weight_type)
     element = (UniformQuantizedType(i32, scales.tolist(), [0] * scales.size, 0) if weight_type.per_channel
@@ -718,5 +717,5 @@ def _slice(importer: TFLiteImporter, op):
 def _quantize(importer: TFLiteImporter, op):
     info = importer.info(0)
     if info.index not in importer.values and info.data is not None:  # e.g. float16 or int8 weights
-        importer.values[info.index] = importer.constant_value(replace(info, data=info.float_data(), element=f32))
+        importer.values[info.index] = importer.constant_value(info.as_float())
     return [importer.converted(importer.input(0), importer.output_info().element)]

@@ -502,6 +502,14 @@ def dequantize_per_channel(levels, scales: np.ndarray, offsets: np.ndarray, axis
     return (levels.astype(np.int64) - offsets.reshape(shape)).astype(np.float32) * scales.reshape(shape)
 
 
+def dequantize_as(levels, element) -> np.ndarray:
+    """`dequantize` by a quantized element type's parameters (`quant.UniformQuantizedType`):
+    per channel along its axis, or per tensor."""
+    if element.per_channel:
+        return dequantize_per_channel(levels, element.scale_array(), element.offset_array(), element.axis.data)
+    return dequantize(levels, QuantParams(element.scale, element.offset))
+
+
 # ----------------------------------------------------------------------------- fixed-point requantization
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1

@@ -64,8 +64,7 @@ from glowmlir.quantization.params import (
     SCHEMAS,
     QuantParams,
     choose_params,
-    dequantize,
-    dequantize_per_channel,
+    dequantize_as,
     quantize,
     quantize_per_channel,
 )
@@ -668,9 +667,7 @@ def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyCo
     weights_value = op.filter if isinstance(op, glow.ConvolutionOp) else op.weights
     weights = array_from_dense(weights_value.owner.value).astype(np.float64)
     levels = _quantized_levels(weights, weight_type)
-    rounded = (dequantize_per_channel(levels, weight_type.scale_array(), weight_type.offset_array(),
-                                      weight_type.axis.data) if weight_type.per_channel
-               else dequantize(levels, QuantParams(weight_type.scale, weight_type.offset))).astype(np.float64)
+    rounded = dequantize_as(levels, weight_type).astype(np.float64)
     means = entry.channel_means
     if isinstance(op, glow.ConvolutionOp):  # [O, C / group, kH, kW]: output o reads its group's channels
         outputs, group_inputs, group = weights.shape[0], weights.shape[1], op.group.value.data
