@@ -43,6 +43,7 @@ import math
 from dataclasses import dataclass
 
 from glowmlir.dialects import glow
+from glowmlir.libraries.arm_dsp_layout import gathers, packing, tiled_pool
 from glowmlir.libraries.column_layout import interior_columns
 
 
@@ -56,23 +57,28 @@ class ConvolutionWork:
     vector_macs: int = 0
     """MACs counted in whole vectors of `VECTOR_LANES` output columns, as Helium's column
     kernel computes them (a row's edge vectors are partly idle; see `row_vectors`)."""
+    gathered: int = 0
+    """Taps our DSP kernels gather once per output pixel, for all output channels (pixels x
+    taps of a window), when the convolution runs on their gathered product
+    (`arm_dsp_layout.gathers`); 0 when it runs on their row kernels."""
 
     @staticmethod
     def of(conv: glow.ConvolutionOp) -> ConvolutionWork:
         """Of a `glow` convolution (fused pool or not, NCHW or NHWC)."""
         filter_shape, nhwc = glow.shape_of(conv.filter), glow.is_nhwc(conv)
-        unpooled = glow.ConvolutionOp.result_shape(
-            glow.shape_of(conv.input), filter_shape, conv.strides.get_values(), conv.pads.get_values(),
-            conv.dilations.get_values(), conv.group.value.data, layout=glow.Layout.NHWC if nhwc else None)
+        unpooled = glow.convolution_shape(conv)  # NCHW
         kernel_height, kernel_width = filter_shape[1:3] if nhwc else filter_shape[2:4]
-        channels, width = (unpooled[3], unpooled[2]) if nhwc else (unpooled[1], unpooled[3])
+        width = unpooled[3]
         in_width = glow.shape_of(conv.input)[2 if nhwc else 3]
-        outputs = math.prod(unpooled)
+        outputs, pixels = math.prod(unpooled), math.prod(unpooled) // unpooled[1]
         taps = math.prod(filter_shape[1:])
         vectors = row_vectors(in_width, width, kernel_width, conv.dilations.get_values()[1], conv.pads.get_values()[1],
                               conv.strides.get_values()[1])
-        return ConvolutionWork(outputs * taps, outputs, outputs // channels * kernel_height,
-                               outputs // width * vectors * VECTOR_LANES * taps)
+        kind = packing(glow.to_nchw(filter_shape) if nhwc else filter_shape, conv.pads.get_values(),
+                       conv.group.value.data, conv.pool is not None, tiled_pool(conv))
+        gathered = gathers(kind, conv.strides.get_values(), conv.pool is not None, glow.pools_globally(conv))
+        return ConvolutionWork(outputs * taps, outputs, pixels * kernel_height,
+                               outputs // width * vectors * VECTOR_LANES * taps, pixels * taps if gathered else 0)
 
 
 VECTOR_LANES = 4
@@ -99,8 +105,14 @@ class CostFigures:
     library_per_output: float
     library_per_row_copy: float
     ours_per_vector_mac: float = 0.0
+    ours_gathered: tuple[float, float, float] | None = None
+    """dsp: per MAC, per gathered tap and per output of a convolution on our gathered product
+    (`ConvolutionWork.gathered`); `ours_per_mac` and `ours_per_output` are then our row kernels'."""
 
     def ours(self, work: ConvolutionWork) -> int:
+        if work.gathered and self.ours_gathered is not None:
+            per_mac, per_tap, per_output = self.ours_gathered
+            return round(per_mac * work.macs + per_tap * work.gathered + per_output * work.outputs)
         return round(self.ours_per_mac * work.macs + self.ours_per_vector_mac * work.vector_macs
                      + self.ours_per_output * work.outputs)
 
@@ -110,9 +122,9 @@ class CostFigures:
 
 
 COSTS = {
-    "dsp": CostFigures(1.64, 13.73, 1.75, 40.37, 271.07),
+    "dsp": CostFigures(1.52, 9.29, 1.75, 40.37, 271.07, ours_gathered=(0.856, 7.90, 0.0)),
     "generic": CostFigures(3.37, 18.8, 2.83, 40.82, 225.68),
-    "helium": CostFigures(0.0, 6.263, 0.18, 14.81, 124.86, ours_per_vector_mac=0.806),
+    "helium": CostFigures(0.0, 6.03, 0.18, 14.81, 124.86, ours_per_vector_mac=0.685),
 }
 """Core class -> its fitted figures; see `core_class`."""
 
