@@ -8,20 +8,25 @@ group, and `row_copies` = output pixels x kernel height (CMSIS-NN's im2col copie
 kernel row of input per output pixel and converts it to int16; a 1x1 convolution has one):
 
     ours     = ours_per_mac x macs + ours_per_output x outputs
-               (Helium: ours_per_vector_mac x vector_macs instead of the MACs: its column
-               kernel computes whole vectors of 4 output columns, partly idle at a row's edges)
+               (dsp, a convolution our DSP kernels run as a gathered product,
+               `arm_dsp_layout.gathers`: per MAC x macs + per gathered tap x gathered,
+               `gathered` = output pixels x taps a window, each pixel's taps gathered once
+               for all output channels; Helium: ours_per_vector_mac x vector_macs instead
+               of the MACs: its column kernel computes whole vectors of 4 output columns,
+               partly idle at a row's edges)
     CMSIS-NN = library_per_mac x macs + library_per_output x outputs
                + library_per_row_copy x row_copies          (convolution and pool calls)
 
 The pool's own work is per full-resolution output (every output is read once), so it is in
 the per-output constant. The constants were fitted (least squares on the relative error)
 to instruction counts measured on QEMU per layer (`glow-run -profile`'s layer counter):
-our fused kernel at -O3, and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at
-99f736a6, every source built with arm-none-eabi-gcc -O2 for the core and linked where the
-tests link the stand-ins; not part of this repository) running the same layer unfused. The
-layers: LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's
-last pointwise one and MobileNetV2's last (global mean), and eight single-layer nets
-(all in tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
+our fused kernel at -O3 with -use-cmsis (`bench/bench_conv_pool_costs.py`, which measures
+and fits them), and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at 99f736a6, every
+source built with arm-none-eabi-gcc -O2 for the core and linked where the tests link the
+stand-ins; not part of this repository) running the same layer unfused. The layers:
+LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's last
+pointwise one and MobileNetV2's last (global mean), and eight single-layer nets (all in
+tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
 constants). Instructions are not cycles.
 
 Fit on those layers (largest error of an estimate; the choice agrees with the measured
@@ -29,12 +34,16 @@ faster side):
 
 | core class | cores measured | ours | CMSIS-NN | same winner |
 |---|---|---|---|---|
-| dsp | M7 (M4, M33 run the same code) | 25% | 14% | 13 of 14 |
-| generic | M3 (M0, M0+: the M3's figures) | 23% | 11% | 12 of 14 |
-| helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 22% | 12% | see the tests |
+| dsp | M7 (M4, M33 run the same code; the M4's counts within 3% of the M7's) | 18% | 14% | 14 of 14 |
+| generic | M3 (M0, M0+: the M3's figures) | 25% | 11% | 12 of 14 |
+| helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
 
-The three layers where the estimate picks the other side are within 10% of each other
-measured (CIFAR-sized conv2 on the M7: ours 2,055,322, CMSIS-NN 2,025,683).
+Where the estimate picks the other side the two are within 10% of each other measured on
+the M3 and 12% on the M55 (there ours 631,777 vs CMSIS-NN 569,093 for a 3-channel 3x3
+layer estimated 508,861 vs 578,316). Our dsp figures are today's kernels' (2026-11-26; the
+row-pairs kernel the first fit saw took LeNet's conv1 662,648 instructions, the gathered
+product 336,544); the generic ones were fitted before and still hold (the M3's kernels
+measured within 5% of the first fit's counts).
 """
 
 from __future__ import annotations
