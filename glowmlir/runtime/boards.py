@@ -107,10 +107,11 @@ BOARDS = {
 }
 
 
-HARNESS_CODE = 256 * 1024
-"""Bytes of the code memory kept for what a program links besides the bundle object and its
-inputs (start-up code, main.c, newlib's printf and semihosting: about 40 KB on the M7), so
-that the weights go elsewhere before the linker would find the code memory full."""
+HARNESS_CODE = 128 * 1024
+"""Bytes of the code memory kept, when placing the weights, for what a program links besides
+the bundle object and its inputs: the harness takes 31-35 KB (start-up code, main.c, newlib's
+printf and semihosting, the M3's soft-float helpers), the rest is room for a kernel library
+linked beside. The weights go elsewhere before the linker would find the code memory full."""
 STACK_AND_HEAP = 0x10000
 """The top of RAM the linker script leaves to the stack and heap (`__heap_limit`)."""
 MEMORY_NAMES = {"CODE": "code memory", "RAM": "RAM", "BIG": "big RAM", "DDR": "DDR"}
@@ -120,7 +121,7 @@ MEMORY_NAMES = {"CODE": "code memory", "RAM": "RAM", "BIG": "big RAM", "DDR": "D
 class MemoryNeeds:
     """Bytes a program of a bundle needs of a board's memories."""
 
-    code: int  # the bundle's code and read-only data, the inputs, the harness (`HARNESS_CODE`)
+    code: int  # the bundle's code and read-only data and the inputs (the harness comes on top)
     ram: int  # mutable placeholders, stack and heap
     activations: int
     weights: int
@@ -131,7 +132,7 @@ class MemoryNeeds:
         from glowmlir.elf import code_size
 
         layout = bundle.layout
-        return MemoryNeeds(code_size(bundle.object_code) + inputs + HARNESS_CODE, layout.mutable_size + STACK_AND_HEAP,
+        return MemoryNeeds(code_size(bundle.object_code) + inputs, layout.mutable_size + STACK_AND_HEAP,
                            layout.activations_size, layout.constant_size, weights_in == "ram")
 
 
@@ -150,13 +151,14 @@ def memory_sizes(spec: Board) -> dict[str, int]:
 def memory_values(spec: Board, needs: MemoryNeeds) -> dict[str, str]:
     """The linker script's values for a program of `needs` on a Cortex-M board: the board's,
     with the weights in the big RAM when they do not fit the code memory beside the code
-    (MobileNetV2's 6.7 MB of float weights on the MPS2 boards' 4 MB); a GlowError naming the
-    board, the memory and the sizes when a memory cannot hold what it must."""
+    (MobileNetV2's 6.6 MB of float weights on the MPS2 boards' 4 MB); a GlowError naming the
+    board, the memory and the sizes when a memory cannot hold what it must (for the code
+    memory, without the harness: the linker names an overflow the harness makes)."""
     sizes, weights_region = memory_sizes(spec), spec.memory["WEIGHTS_REGION"]
-    if weights_region == "CODE" and needs.code + needs.weights > sizes["CODE"]:
+    if weights_region == "CODE" and needs.code + HARNESS_CODE + needs.weights > sizes["CODE"]:
         weights_region = "BIG"
     copy = [("weights copied to RAM", needs.weights)] if needs.weights_copy else []
-    contents = {"CODE": [("code", needs.code)], "RAM": [("mutable data, stack and heap", needs.ram)],
+    contents = {"CODE": [("bundle code and inputs", needs.code)], "RAM": [("mutable data, stack and heap", needs.ram)],
                 "BIG": [("activations", needs.activations), *copy]}
     contents.setdefault(weights_region, []).append(("weights", needs.weights))
     for region, parts in contents.items():

@@ -60,6 +60,17 @@ def test_a_copy_of_the_weights_in_ram_counts_too():
     assert memory_values(BOARDS["mps2-an500"], MemoryNeeds(400_000, 70_000, 1_000_000, 7_000_000, True))
 
 
+def test_the_m55s_code_memory_holds_a_large_bundle_until_its_code_alone_is_over():
+    """The AN547's 512 KB ITCM: 400 KB of code link (the harness's 35 KB on top), 530 KB do
+    not; and 17 MB of weights are over its 16 MB of DDR."""
+    assert memory_values(BOARDS["mps3-an547"], MemoryNeeds(400_000, 70_000, 10_000, 1_000))
+    with pytest.raises(GlowError, match=r"^mps3-an547: .*: bundle code and inputs 530,000 B > the 524,288 B of its "
+                                        r"code memory$"):
+        memory_values(BOARDS["mps3-an547"], MemoryNeeds(530_000, 70_000, 10_000, 1_000))
+    with pytest.raises(GlowError, match=r"weights 17,000,000 B > the 16,777,216 B of its DDR$"):
+        memory_values(BOARDS["mps3-an547"], MemoryNeeds(400_000, 70_000, 10_000, 17_000_000))
+
+
 def test_too_much_mutable_data_names_the_ram():
     needs = MemoryNeeds(code=400_000, ram=5 * MB, activations=0, weights=1_000)
     with pytest.raises(GlowError, match=r"mutable data, stack and heap 5,242,880 B > the 4,194,304 B of its RAM$"):
