@@ -34,7 +34,7 @@ faster side):
 
 | core class | cores measured | ours | CMSIS-NN | same winner |
 |---|---|---|---|---|
-| dsp | M7 (M4, M33 run the same code; the M4's counts within 3% of the M7's) | 18% | 14% | 14 of 14 |
+| dsp | M7 (M4, M33 run the same code; on the M4 the counts within 3.1% of the M7's, the estimates within 19%) | 18% | 14% | 14 of 14 |
 | generic | M3 (M0, M0+: the M3's figures) | 25% | 11% | 12 of 14 |
 | helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
 
