@@ -34,10 +34,11 @@ faster side):
 
 | core class | cores measured | ours | CMSIS-NN | same winner |
 |---|---|---|---|---|
-| dsp | M7 (M4, M33 run the same code; on the M4 the counts within 3.1% of the M7's, the estimates within 19%) | 18% | 14% | 14 of 14 |
+| dsp | M7 (M4, M33 run the same code: see below) | 18% | 14% | 14 of 14 |
 | generic | M3 (M0, M0+: the M3's figures) | 25% | 11% | 12 of 14 |
 | helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
 
+On the M4 our counts are within 3.1% of the M7's, and the estimates within 19% of them.
 Where the estimate picks the other side the two are within 10% of each other measured on
 the M3 and 12% on the M55 (there ours 631,777 vs CMSIS-NN 569,093 for a 3-channel 3x3
 layer estimated 508,861 vs 578,316). Our dsp figures are today's kernels' (2026-11-26; the
