@@ -134,7 +134,7 @@ def main() -> None:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
                 float_m7 = measure(model, None, CORES["m7"], "O3")
-            except GlowError as error:  # MobileNetV2's float weights (6.8 MB) exceed the board's flash
+            except GlowError as error:  # a bundle the board has no memory for (runtime/boards.py)
                 print(f"{name}: float on the M7 not run ({str(error)[:60]}){bar}", flush=True)
                 continue
             results[name]["m7 O3 float"] = float_m7

@@ -280,6 +280,14 @@ def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled
     return None
 
 
+def gathers(kind: str | None, strides: Sequence[int], pooled: bool, pools_globally: bool) -> bool:
+    """Whether a convolution packed as `kind` runs as a matrix product over its pixels, each
+    pixel's taps gathered once (`lowering.arm_dsp.gathered_product`): a WINDOW_PAIRS one, and a
+    CHANNEL_PAIRS one of stride 1, unpooled or pooled globally; the others run on rows."""
+    return kind == WINDOW_PAIRS or (kind == CHANNEL_PAIRS and tuple(strides) == (1, 1)
+                                    and (not pooled or pools_globally))
+
+
 def channel_block(out_channels: int, group: int) -> int:
     return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
 

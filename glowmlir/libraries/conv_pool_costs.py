@@ -8,20 +8,25 @@ group, and `row_copies` = output pixels x kernel height (CMSIS-NN's im2col copie
 kernel row of input per output pixel and converts it to int16; a 1x1 convolution has one):
 
     ours     = ours_per_mac x macs + ours_per_output x outputs
-               (Helium: ours_per_vector_mac x vector_macs instead of the MACs: its column
-               kernel computes whole vectors of 4 output columns, partly idle at a row's edges)
+               (dsp, a convolution our DSP kernels run as a gathered product,
+               `arm_dsp_layout.gathers`: per MAC x macs + per gathered tap x gathered,
+               `gathered` = output pixels x taps a window, each pixel's taps gathered once
+               for all output channels; Helium: ours_per_vector_mac x vector_macs instead
+               of the MACs: its column kernel computes whole vectors of 4 output columns,
+               partly idle at a row's edges)
     CMSIS-NN = library_per_mac x macs + library_per_output x outputs
                + library_per_row_copy x row_copies          (convolution and pool calls)
 
 The pool's own work is per full-resolution output (every output is read once), so it is in
 the per-output constant. The constants were fitted (least squares on the relative error)
 to instruction counts measured on QEMU per layer (`glow-run -profile`'s layer counter):
-our fused kernel at -O3, and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at
-99f736a6, every source built with arm-none-eabi-gcc -O2 for the core and linked where the
-tests link the stand-ins; not part of this repository) running the same layer unfused. The
-layers: LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's
-last pointwise one and MobileNetV2's last (global mean), and eight single-layer nets
-(all in tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
+our fused kernel at -O3 with -use-cmsis (`bench/bench_conv_pool_costs.py`, which measures
+and fits them), and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at 99f736a6, every
+source built with arm-none-eabi-gcc -O2 for the core and linked where the tests link the
+stand-ins; not part of this repository) running the same layer unfused. The layers:
+LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's last
+pointwise one and MobileNetV2's last (global mean), and eight single-layer nets (all in
+tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
 constants). Instructions are not cycles.
 
 Fit on those layers (largest error of an estimate; the choice agrees with the measured
@@ -29,12 +34,17 @@ faster side):
 
 | core class | cores measured | ours | CMSIS-NN | same winner |
 |---|---|---|---|---|
-| dsp | M7 (M4, M33 run the same code) | 25% | 14% | 13 of 14 |
-| generic | M3 (M0, M0+: the M3's figures) | 23% | 11% | 12 of 14 |
-| helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 22% | 12% | see the tests |
+| dsp | M7 (M4, M33 run the same code: see below) | 18% | 14% | 14 of 14 |
+| generic | M3 (M0, M0+: the M3's figures) | 25% | 11% | 12 of 14 |
+| helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
 
-The three layers where the estimate picks the other side are within 10% of each other
-measured (CIFAR-sized conv2 on the M7: ours 2,055,322, CMSIS-NN 2,025,683).
+On the M4 our counts are within 3.1% of the M7's, and the estimates within 19% of them.
+Where the estimate picks the other side the two are within 10% of each other measured on
+the M3 and 12% on the M55 (there ours 631,777 vs CMSIS-NN 569,093 for a 3-channel 3x3
+layer estimated 508,861 vs 578,316). Our dsp figures are today's kernels' (2026-11-26; the
+row-pairs kernel the first fit saw took LeNet's conv1 662,648 instructions, the gathered
+product 336,544); the generic ones were fitted before and still hold (the M3's kernels
+measured within 5% of the first fit's counts).
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ import math
 from dataclasses import dataclass
 
 from glowmlir.dialects import glow
+from glowmlir.libraries.arm_dsp_layout import gathers, packing, tiled_pool
 from glowmlir.libraries.column_layout import interior_columns
 
 
@@ -56,23 +67,28 @@ class ConvolutionWork:
     vector_macs: int = 0
     """MACs counted in whole vectors of `VECTOR_LANES` output columns, as Helium's column
     kernel computes them (a row's edge vectors are partly idle; see `row_vectors`)."""
+    gathered: int = 0
+    """Taps our DSP kernels gather once per output pixel, for all output channels (pixels x
+    taps of a window), when the convolution runs on their gathered product
+    (`arm_dsp_layout.gathers`); 0 when it runs on their row kernels."""
 
     @staticmethod
     def of(conv: glow.ConvolutionOp) -> ConvolutionWork:
         """Of a `glow` convolution (fused pool or not, NCHW or NHWC)."""
         filter_shape, nhwc = glow.shape_of(conv.filter), glow.is_nhwc(conv)
-        unpooled = glow.ConvolutionOp.result_shape(
-            glow.shape_of(conv.input), filter_shape, conv.strides.get_values(), conv.pads.get_values(),
-            conv.dilations.get_values(), conv.group.value.data, layout=glow.Layout.NHWC if nhwc else None)
+        unpooled = glow.convolution_shape(conv)  # NCHW
         kernel_height, kernel_width = filter_shape[1:3] if nhwc else filter_shape[2:4]
-        channels, width = (unpooled[3], unpooled[2]) if nhwc else (unpooled[1], unpooled[3])
+        width = unpooled[3]
         in_width = glow.shape_of(conv.input)[2 if nhwc else 3]
-        outputs = math.prod(unpooled)
+        outputs, pixels = math.prod(unpooled), math.prod(unpooled) // unpooled[1]
         taps = math.prod(filter_shape[1:])
         vectors = row_vectors(in_width, width, kernel_width, conv.dilations.get_values()[1], conv.pads.get_values()[1],
                               conv.strides.get_values()[1])
-        return ConvolutionWork(outputs * taps, outputs, outputs // channels * kernel_height,
-                               outputs // width * vectors * VECTOR_LANES * taps)
+        kind = packing(glow.to_nchw(filter_shape) if nhwc else filter_shape, conv.pads.get_values(),
+                       conv.group.value.data, conv.pool is not None, tiled_pool(conv))
+        gathered = gathers(kind, conv.strides.get_values(), conv.pool is not None, glow.pools_globally(conv))
+        return ConvolutionWork(outputs * taps, outputs, pixels * kernel_height,
+                               outputs // width * vectors * VECTOR_LANES * taps, pixels * taps if gathered else 0)
 
 
 VECTOR_LANES = 4
@@ -99,8 +115,14 @@ class CostFigures:
     library_per_output: float
     library_per_row_copy: float
     ours_per_vector_mac: float = 0.0
+    ours_gathered: tuple[float, float, float] | None = None
+    """dsp: per MAC, per gathered tap and per output of a convolution on our gathered product
+    (`ConvolutionWork.gathered`); `ours_per_mac` and `ours_per_output` are then our row kernels'."""
 
     def ours(self, work: ConvolutionWork) -> int:
+        if work.gathered and self.ours_gathered is not None:
+            per_mac, per_tap, per_output = self.ours_gathered
+            return round(per_mac * work.macs + per_tap * work.gathered + per_output * work.outputs)
         return round(self.ours_per_mac * work.macs + self.ours_per_vector_mac * work.vector_macs
                      + self.ours_per_output * work.outputs)
 
@@ -110,9 +132,9 @@ class CostFigures:
 
 
 COSTS = {
-    "dsp": CostFigures(1.64, 13.73, 1.75, 40.37, 271.07),
+    "dsp": CostFigures(1.52, 9.29, 1.75, 40.37, 271.07, ours_gathered=(0.856, 7.90, 0.0)),
     "generic": CostFigures(3.37, 18.8, 2.83, 40.82, 225.68),
-    "helium": CostFigures(0.0, 6.263, 0.18, 14.81, 124.86, ours_per_vector_mac=0.806),
+    "helium": CostFigures(0.0, 6.03, 0.18, 14.81, 124.86, ours_per_vector_mac=0.685),
 }
 """Core class -> its fitted figures; see `core_class`."""
 

@@ -52,10 +52,10 @@ from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
-    WINDOW_PAIRS,
     PairTiling,
     convolution_depthwise_plan,
     convolution_row_plan,
+    gathers,
     packing,
     tiled_pool,
     window_row_order,
@@ -454,17 +454,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
         return
-    if kind == WINDOW_PAIRS:
+    if gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)):
         gathered_product(b, domain, op, view, packed_shape[3])
-        return
-    if kind != CHANNEL_PAIRS:
-        loop_skeletons.emit_convolution(b, domain, op, view, convolution_rows, packed_shape[3])
-        return
-    block = packed_shape[3]
-    if tuple(op.strides.get_values()) == (1, 1) and (op.pool is None or glow.pools_globally(op)):
-        gathered_product(b, domain, op, view, block)
     else:
-        loop_skeletons.emit_convolution(b, domain, op, view, pointwise_rows, block)
+        rows = pointwise_rows if kind == CHANNEL_PAIRS else convolution_rows
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, packed_shape[3])
 
 
 def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,

@@ -54,8 +54,14 @@ _RISCV_FLAGS = ("-O2", "--specs=picolibc.specs", "--oslib=semihost", "--crt0=sem
                 "-Wl,--defsym=__flash=0x80000000", "-Wl,--defsym=__flash_size=0x800000",
                 "-Wl,--defsym=__ram=0x80800000", "-Wl,--defsym=__ram_size=0x2000000",
                 "-Wl,--defsym=__stack_size=0x10000")
+# QEMU's memory maps (`info mtree`, QEMU 7.2): MPS2 AN385/AN386/AN500 ZBT SSRAM1 4 MB at 0
+# (the code "flash"), SSRAM2/3 4 MB at 0x20000000, PSRAM 16 MB at 0x21000000 (AN385, AN386) or
+# 0x60000000 (AN500); AN505 SSRAM 4 MB at 0x10000000 and 2 x 2 MB at 0x38000000, PSRAM 16 MB
+# at 0x80000000 (secure aliases); MPS3 AN547 ITCM and DTCM 512 KB each, DDR (here 16 MB of
+# weights at 0x70000000 and 16 MB of big buffers after them). The large buffers go to the
+# big RAM (BIG), the weights where `memory_values` finds room for them.
 _MPS2_MEMORY = {"CODE_ORIGIN": "0x00000000", "CODE_LEN": "4M", "RAM_ORIGIN": "0x20000000", "RAM_LEN": "4M",
-                "EXTRA_MEMORY": "", "WEIGHTS_REGION": "CODE"}
+                "BIG_LEN": "16M", "EXTRA_MEMORY": "", "WEIGHTS_REGION": "CODE"}
 
 BOARDS = {
     "mps2-an385": Board("mps2-an385", "cortex-m3", "soft", "arm-none-eabi-gcc",
@@ -83,7 +89,7 @@ BOARDS = {
                         ("-mcpu=cortex-m55", "-mfloat-abi=hard", *_M_FLAGS),
                         ("qemu-system-arm", "-M", "mps3-an547"),
                         {"CODE_ORIGIN": "0x10000000", "CODE_LEN": "512K", "RAM_ORIGIN": "0x30000000",
-                         "RAM_LEN": "512K", "BIG_ORIGIN": "0x71000000",
+                         "RAM_LEN": "512K", "BIG_ORIGIN": "0x71000000", "BIG_LEN": "16M",
                          "EXTRA_MEMORY": "DDR (rx) : ORIGIN = 0x70000000, LENGTH = 16M", "WEIGHTS_REGION": "DDR"},
                          objdump_options=("-m", "armv8.1-m.main")),  # else Helium is not decoded
     "aarch64": Board("aarch64", "cortex-a53", "default", "aarch64-linux-gnu-gcc", ("-O2", "-static"),
@@ -99,6 +105,69 @@ BOARDS = {
                             ("-march=rv32imafc", "-mabi=ilp32f", *_RISCV_FLAGS),
                             ("qemu-system-riscv32", "-M", "virt", "-bios", "none")),
 }
+
+
+HARNESS_CODE = 128 * 1024
+"""Bytes of the code memory kept, when placing the weights, for what a program links besides
+the bundle object and its inputs: the harness takes 31-35 KB (start-up code, main.c, newlib's
+printf and semihosting, the M3's soft-float helpers), the rest is room for a kernel library
+linked beside. The weights go elsewhere before the linker would find the code memory full."""
+STACK_AND_HEAP = 0x10000
+"""The top of RAM the linker script leaves to the stack and heap (`__heap_limit`)."""
+MEMORY_NAMES = {"CODE": "code memory", "RAM": "RAM", "BIG": "big RAM", "DDR": "DDR"}
+
+
+@dataclass(frozen=True)
+class MemoryNeeds:
+    """Bytes a program of a bundle needs of a board's memories."""
+
+    code: int  # the bundle's code and read-only data and the inputs (the harness comes on top)
+    ram: int  # mutable placeholders, stack and heap
+    activations: int
+    weights: int
+    weights_copy: bool = False  # -weights-in=ram: a copy of the weights beside the activations
+
+    @staticmethod
+    def of(bundle, inputs: int, weights_in: str) -> MemoryNeeds:
+        from glowmlir.elf import code_size
+
+        layout = bundle.layout
+        return MemoryNeeds(code_size(bundle.object_code) + inputs, layout.mutable_size + STACK_AND_HEAP,
+                           layout.activations_size, layout.constant_size, weights_in == "ram")
+
+
+def memory_sizes(spec: Board) -> dict[str, int]:
+    """The bytes of each memory region of a Cortex-M board's linker script."""
+    def size(text: str) -> int:
+        return int(text[:-1]) << {"K": 10, "M": 20}[text[-1]] if text[-1] in "KM" else int(text, 0)
+
+    memory = spec.memory
+    sizes = {"CODE": size(memory["CODE_LEN"]), "RAM": size(memory["RAM_LEN"]), "BIG": size(memory["BIG_LEN"])}
+    for name, length in re.findall(r"(\w+) \(\w+\) : ORIGIN = \w+, LENGTH = (\w+)", memory["EXTRA_MEMORY"]):
+        sizes[name] = size(length)
+    return sizes
+
+
+def memory_values(spec: Board, needs: MemoryNeeds) -> dict[str, str]:
+    """The linker script's values for a program of `needs` on a Cortex-M board: the board's,
+    with the weights in the big RAM when they do not fit the code memory beside the code
+    (MobileNetV2's 6.6 MB of float weights on the MPS2 boards' 4 MB); a GlowError naming the
+    board, the memory and the sizes when a memory cannot hold what it must (for the code
+    memory, without the harness: the linker names an overflow the harness makes)."""
+    sizes, weights_region = memory_sizes(spec), spec.memory["WEIGHTS_REGION"]
+    if weights_region == "CODE" and needs.code + HARNESS_CODE + needs.weights > sizes["CODE"]:
+        weights_region = "BIG"
+    copy = [("weights copied to RAM", needs.weights)] if needs.weights_copy else []
+    contents = {"CODE": [("bundle code and inputs", needs.code)], "RAM": [("mutable data, stack and heap", needs.ram)],
+                "BIG": [("activations", needs.activations), *copy]}
+    contents.setdefault(weights_region, []).append(("weights", needs.weights))
+    for region, parts in contents.items():
+        total = sum(amount for _, amount in parts)
+        if total > sizes[region]:
+            parts_text = " + ".join(f"{what} {amount:,} B" for what, amount in parts)
+            raise GlowError(f"{spec.name}: the program does not fit the board's memory: {parts_text} > the "
+                            f"{sizes[region]:,} B of its {MEMORY_NAMES[region]}")
+    return spec.memory | {"WEIGHTS_REGION": weights_region}
 
 
 @dataclass(frozen=True)
@@ -217,7 +286,8 @@ def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferen
     if spec.memory is not None:
         with open(os.path.join(EMBEDDED, "mps2.ld.in")) as f:
             script = f.read()
-        for key, value in spec.memory.items():
+        input_bytes = sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
+        for key, value in memory_values(spec, MemoryNeeds.of(bundle, input_bytes, weights_in)).items():
             script = script.replace(f"@{key}@", value)
         linker_script = os.path.join(directory, "board.ld")
         with open(linker_script, "w") as f:
@@ -234,9 +304,11 @@ def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferen
 
 def compiler_error(stderr: str) -> str:
     """The lines of a compiler's stderr that say what went wrong (its `error:` lines, which
-    come before GCC's closing "compilation terminated."), or its last line if none do."""
+    come before GCC's closing "compilation terminated.", and the linker's full regions), or
+    its last line if none do."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line.lower() or "cannot find" in line or "No such file" in line]
+    errors = [line for line in lines if "error" in line.lower() or "cannot find" in line or "No such file" in line
+              or "overflowed" in line or "will not fit" in line]
     return "; ".join(errors[:3]) if errors else (lines[-1] if lines else "no message")
 
 
