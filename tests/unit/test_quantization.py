@@ -735,6 +735,41 @@ def test_unary_ops_without_integer_kernels_become_lookup_tables(tmp_path, op_typ
         assert np.abs(actual - expected).max() < 0.05 * (expected.max() - expected.min())
 
 
+@pytest.mark.parametrize("op_type,attributes,span", [("HardSwish", {}, (-3.0, None)),
+                                                      ("HardSigmoid", {"alpha": 0.5, "beta": 0.5}, (-1.0, 1.0))])
+def test_a_value_read_only_by_lookup_tables_is_quantized_where_they_change(tmp_path, op_type, attributes, span):
+    """A convolution read only by a HardSwish (0 below -3) or a HardSigmoid (constant outside
+    [-beta / alpha, (1 - beta) / alpha]: [-1, 1]) requantizes to the part of its profiled range
+    where the function changes: beyond it the table gives the same entry, and the levels saved
+    (scale 2.3x and 4.9x finer) bring the int8 activation closer to float. The same net whose
+    convolution is also a graph output keeps the whole range there (before, every such
+    convolution did), and its activation is farther from float (RMS by 22 % and 28 %)."""
+    rng = np.random.default_rng(31)
+    weights = {"w": rng.normal(0, 0.3, (4, 3, 3, 3)), "b": np.array([-5.0, -4.0, -3.0, -5.0])}
+    samples = [{"x": rng.normal(size=(1, 3, 8, 8)).astype(np.float32)} for _ in range(16)]
+    errors, scales = [], []
+    for also_read in (False, True):
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+                 helper.make_node(op_type, ["c"], ["f"], **attributes)]
+        outputs = ["f", "c"] if also_read else ["f"]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                                  [helper.make_tensor_value_info(o, TensorProto.FLOAT, [1, 4, 8, 8]) for o in outputs],
+                                  [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+        (tmp_path / str(also_read)).mkdir()
+        float_bundle, quantized = _profile_and_compile(tmp_path / str(also_read), model, samples[:8])
+        conv = next(line for line in quantized.ir["glow"].splitlines() if "glow.convolution" in line)
+        scale, offset = re.findall(r"-> tensor<[^!]*!quant.uniform<i8:f32, ([-+.e0-9]+):(-?[0-9]+)>>$", conv)[0]
+        scales.append((float(scale), int(offset)))
+        difference = [quantized.run(s)["f"] - float_bundle.run(s)["f"] for s in samples[8:]]
+        errors.append(float(np.sqrt(np.mean(np.square(difference)))))
+    (scale, offset), (whole_scale, _) = scales
+    low, high = scale * (-128 - offset), scale * (127 - offset)
+    assert low == pytest.approx(span[0], abs=scale) and (span[1] is None or high == pytest.approx(span[1], abs=scale))
+    assert scale < 0.8 * whole_scale
+    assert errors[0] < 0.9 * errors[1]
+
+
 def test_assert_all_nodes_quantized_counts_ops_without_integer_kernels(tmp_path):
     """A Pow of two tensors has no integer kernel: it stays float, so -assert-all-nodes-quantized
     fails naming it (it used to pass, counting only the kinds that have kernels), unless its
