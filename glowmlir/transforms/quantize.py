@@ -670,10 +670,10 @@ def _varying_span(value: SSAValue, low: float, high: float) -> tuple[float, floa
     users = [use.operation for use in value.uses]
     if not users or not low < high or any(type(user) not in lookup_table_ops() for user in users):
         return low, high
-    points = np.linspace(low, high, SPAN_SAMPLES, dtype=np.float32)
-    with np.errstate(all="ignore"):
-        results = [np.nan_to_num(np.asarray(user.FACTS.numpy(user, points), np.float32), nan=0.0)
-                   for user in users]  # as the tables hold them (`_convert_to_lookup_table`)
+    points = np.linspace(low, high, SPAN_SAMPLES)  # float64: a smooth function (a sigmoid) is not constant
+    with np.errstate(all="ignore"):  # where float32 merely cannot show it change; a clip is
+        results = [np.nan_to_num(np.asarray(user.FACTS.numpy(user, points), np.float64), nan=0.0)
+                   for user in users]  # NaN as the tables hold it (`_convert_to_lookup_table`)
     at_low = np.logical_and.reduce([result == result[0] for result in results])
     at_high = np.logical_and.reduce([result == result[-1] for result in results])
     if at_low.all():  # every user constant over the whole range
