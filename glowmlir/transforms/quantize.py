@@ -19,6 +19,8 @@ channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay
 Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type (but an int8 average
 whose profiled range is much narrower, a global average pool's, takes its own: `_averaged`); Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
+A value read only by lookup tables (HardSwish, HardSigmoid, ...) is quantized over the span of
+its profiled range where their functions still change (`_varying_span`).
 
 `-quantization-precision=Int16` follows TFLite's 16x8 scheme (CMSIS-NN's s16 functions):
 activations are int16 and symmetric (offset 0: the asymmetric schemas become `symmetric`),
