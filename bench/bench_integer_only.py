@@ -17,7 +17,9 @@ point's, the best of interleaved batches of each build (`latency_ratio`).
 `--seeds N` measures the two random-weight nets built with weight seeds 0 to N - 1 (each
 its own column; LeNet once) instead of the default MobileNetV3-style seed 1 and DS-CNN-style
 seed 0: the top-1 counts move by a few inputs with any change of the rounding, so a
-comparison with onnxruntime holds only if it holds on every seed.
+comparison with onnxruntime holds only if it holds on every seed. The rows "inputs only ours
+/ only onnxruntime agrees on" pair the two counts: their difference is the top-1 difference,
+their sum how many inputs it rests on.
 
     .venv/bin/python bench/bench_integer_only.py [--markdown] [--no-boards] [--held-out N] [--mattr=-avx512vnni]
                                                  [--precision=Int8|Int16] [--seeds N]
@@ -93,12 +95,9 @@ def latency_ratio(first: glowmlir.Bundle, second: glowmlir.Bundle, sample: dict,
     return best[0] / best[1]
 
 
-def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | None = None,
-            precision: str = "Int8") -> dict[str, str]:
-    """The net's column of the table; `host`: the host builds' target (`--mattr`); `precision`:
-    our builds' (`-quantization-precision`)."""
-    import onnxruntime
-
+def profiled(net: Net, directory: str) -> tuple[str, str]:
+    """The net saved in `directory` and profiled on its calibration inputs (glow-profile's
+    work): the model's path and the profile's."""
     path = os.path.join(directory, f"{net.name}.onnx")
     onnx.save(net.model, path)
     profiler = Profiler.for_model(path, CompileOptions())
@@ -106,6 +105,16 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
         pass
     profile = os.path.join(directory, f"{net.name}.yaml")
     write_profile(profile, profiler.profile)
+    return path, profile
+
+
+def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | None = None,
+            precision: str = "Int8") -> dict[str, str]:
+    """The net's column of the table; `host`: the host builds' target (`--mattr`); `precision`:
+    our builds' (`-quantization-precision`)."""
+    import onnxruntime
+
+    path, profile = profiled(net, directory)
     quantization = QuantizationOptions(profile, precision=precision)
     on_host = {} if host is None else {"target": host}
     float_bundle = glowmlir.compile(path, **on_host)
@@ -128,6 +137,12 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
     centre = outputs["float"].mean(axis=0) if net.centred else 0
     classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
     agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(net.held_out)}" for name in outputs}
+    right = {name: classes[name] == classes["float"] for name in outputs}
+
+    def only(ours: str, theirs: str) -> str:
+        """Inputs only ours agrees on / only onnxruntime's: the top-1 difference, paired."""
+        return f"{int((right[ours] & ~right[theirs]).sum())} / {int((right[theirs] & ~right[ours]).sum())}"
+
     error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}" for name, values in outputs.items()}
     left = collections.Counter(op for _, op, _ in quantized.float_ops)
     ours = precision.lower()
@@ -137,10 +152,13 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
         f"top-1 agreement with float, ours {ours}": agreement["ours"],
         "top-1 agreement with float, onnxruntime int8": agreement["onnxruntime"],
         "RMS output error vs float, ours / onnxruntime": f"{error['ours']} / {error['onnxruntime']}",
+        "inputs only ours / only onnxruntime agrees on": only("ours", "onnxruntime"),
         "top-1 agreement, ours -quantization-bias-correction=false": agreement["ours uncorrected"],
         "RMS output error, ours -quantization-bias-correction=false": error["ours uncorrected"],
         "top-1 agreement, per-channel: ours -enable-channelwise / onnxruntime per_channel":
             f"{agreement['ours channelwise']} / {agreement['onnxruntime per_channel']}",
+        "inputs only ours / only onnxruntime agrees on, per-channel":
+            only("ours channelwise", "onnxruntime per_channel"),
         "RMS output error, per-channel: ours / onnxruntime":
             f"{error['ours channelwise']} / {error['onnxruntime per_channel']}",
         f"host latency {ours} / float": f"{latency_ratio(quantized, float_bundle, net.held_out[0]):.2f}",

@@ -19,6 +19,8 @@ channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay
 Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type (but an int8 average
 whose profiled range is much narrower, a global average pool's, takes its own: `_averaged`); Concat rescales its
 inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
+A value read only by lookup tables (HardSwish, HardSigmoid, ...) is quantized over the span of
+its profiled range where their functions still change (`_varying_span`).
 
 `-quantization-precision=Int16` follows TFLite's 16x8 scheme (CMSIS-NN's s16 functions):
 activations are int16 and symmetric (offset 0: the asymmetric schemas become `symmetric`),
@@ -65,6 +67,7 @@ from glowmlir.quantization.params import (
     QuantParams,
     choose_params,
     dequantize_as,
+    percentile_range,
     quantize,
     quantize_per_channel,
 )
@@ -219,9 +222,16 @@ class _FunctionQuantizer:
                 calibration = self.config.calibration
                 if calibration == "KL" and not _feeds_only_weighted_ops(value):
                     calibration = "None"
-                self._profiled[value] = self.element(choose_params(
-                    entry.min, entry.max, self.activation_schema, self.config.precision, entry.histogram, calibration,
-                    self.config.percentile))
+                span = _varying_span(value, entry.min, entry.max)
+                if span == (entry.min, entry.max):
+                    params = choose_params(entry.min, entry.max, self.activation_schema, self.config.precision,
+                                           entry.histogram, calibration, self.config.percentile)
+                else:  # the span of the profiled range lookup tables tell apart (within Percentile's, if asked)
+                    if calibration == "Percentile":
+                        kept = percentile_range(entry.histogram, entry.min, entry.max, self.config.percentile)
+                        span = max(span[0], kept[0]), min(span[1], kept[1])
+                    params = choose_params(*span, self.activation_schema, self.config.precision)
+                self._profiled[value] = self.element(params)
         return self._profiled[value]
 
     def input_type(self, value: SSAValue) -> UniformQuantizedType | None:
@@ -643,6 +653,35 @@ def _feeds_only_weighted_ops(value: SSAValue) -> bool:
     agreement at a lower RMS error)."""
     return bool(value.uses) and all(isinstance(use.operation, (glow.ConvolutionOp, glow.FullyConnectedOp))
                                     and use.index == 0 for use in value.uses)
+
+
+SPAN_SAMPLES = 4096
+"""Points at which `_varying_span` evaluates lookup-table functions over a value's range."""
+
+
+def _varying_span(value: SSAValue, low: float, high: float) -> tuple[float, float]:
+    """The part of `value`'s profiled range [low, high] outside which every user's result stays the
+    same, where all its users are lookup-table ops (HardSwish is 0 below -3, HardSigmoid 0
+    below -3 and 1 above 3): from the last of `SPAN_SAMPLES` points at which every user's
+    function still gives its result at `low`, to the first from which it gives its result at
+    `high`. Quantized to that span, the value saturates only where the tables would give the
+    same entry anyway, and its levels are spent where the tables tell values apart (as
+    onnxruntime quantizes a convolution followed by Relu or Clip with their output's range;
+    our fused Relu does the same). [low, high] itself where some user is another op."""
+    users = [use.operation for use in value.uses]
+    if not users or not low < high or any(type(user) not in lookup_table_ops() for user in users):
+        return low, high
+    points = np.linspace(low, high, SPAN_SAMPLES)  # float64: a smooth function (a sigmoid) is not constant
+    with np.errstate(all="ignore"):  # where float32 merely cannot show it change; a clip is
+        results = [np.nan_to_num(np.asarray(user.FACTS.numpy(user, points), np.float64), nan=0.0)
+                   for user in users]  # NaN as the tables hold it (`_convert_to_lookup_table`)
+    at_low = np.logical_and.reduce([result == result[0] for result in results])
+    at_high = np.logical_and.reduce([result == result[-1] for result in results])
+    if at_low.all():  # every user constant over the whole range
+        return low, high
+    first = int(np.argmin(at_low)) - 1  # the last point of the run that gives the result at `low`
+    last = SPAN_SAMPLES - int(np.argmin(at_high[::-1]))  # the first point of the run at `high`
+    return (low if first == 0 else float(points[first]), high if last == SPAN_SAMPLES - 1 else float(points[last]))
 
 
 def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp,
