@@ -21,11 +21,18 @@ from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
-"""The kernel's portable form and its form for the Arm DSP extension (four input channels a step)."""
-DSP_CHANNELS = 4
-"""The DSP-extension form's input channels a step (a layer's count must be a multiple)."""
+"""The kernel's portable form and its form for the Arm DSP extension (a pointwise
+convolution's: pixels x output channels a step on int16 pairs)."""
 OUTPUT_BLOCK = 2
-"""Output channels the kernel computes together (a layer needs at least this many)."""
+"""Output channels the portable kernel computes together (a layer needs at least this many)."""
+DSP_PIXELS = 2
+"""Adjacent pixels the DSP-extension form computes together (a layer needs at least this many)."""
+DSP_BLOCK = 2
+"""Output channels the DSP-extension form computes together (a layer needs at least this many)."""
+DSP_GATHER_BYTES = 4096
+"""The DSP-extension form gathers the input channels of `DSP_PIXELS` pixels as int16 pairs
+into this many bytes of stack: a layer has at most `DSP_MAX_CHANNELS` input channels."""
+DSP_MAX_CHANNELS = DSP_GATHER_BYTES // (2 * DSP_PIXELS)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,23 @@ SHAPE_SLOT = len(dataclasses.fields(KernelParameters))
 """Where the shape words start in a record (after the quantization numbers)."""
 SHAPE_WORDS = len(dataclasses.fields(MatrixShape))
 RECORD_WORDS = SHAPE_SLOT + SHAPE_WORDS
+
+
+def dsp_blocks(out_channels: int) -> int:
+    """Blocks of `DSP_BLOCK` output channels of the DSP-extension form: block k holds channels
+    min(k * DSP_BLOCK, out_channels - DSP_BLOCK) on, so the last overlaps the one before
+    when the block does not divide the channels (those are computed twice, the same numbers)."""
+    return -(-out_channels // DSP_BLOCK)
+
+
+def pack_dsp_weights(centred: np.ndarray) -> np.ndarray:
+    """An [O, C] int8 filter less its zero point (C even) as the int16 weight pairs the
+    DSP-extension form reads: [blocks, C / 2, DSP_BLOCK, 2], for each block and input channel
+    pair (2i, 2i + 1) the pairs of its `DSP_BLOCK` channels side by side (`dsp_blocks`)."""
+    out_channels, channels = centred.shape
+    firsts = [min(k * DSP_BLOCK, out_channels - DSP_BLOCK) for k in range(dsp_blocks(out_channels))]
+    rows = np.stack([centred[first:first + DSP_BLOCK] for first in firsts])  # [blocks, DSP_BLOCK, C]
+    return rows.reshape(len(firsts), DSP_BLOCK, channels // 2, 2).transpose(0, 2, 1, 3).astype(np.int16).copy()
 
 
 def layer_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> np.ndarray:

@@ -37,8 +37,11 @@ from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
 from glowmlir.libraries.shape_record import (
-    DSP_CHANNELS,
+    DSP_BLOCK,
+    DSP_GATHER_BYTES,
+    DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
+    DSP_PIXELS,
     OUTPUT_BLOCK,
     SHAPE_SLOT,
     SHAPE_WORDS,
@@ -46,58 +49,45 @@ from glowmlir.libraries.shape_record import (
 )
 from glowmlir.lowering import arm_dsp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
 
 
-def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
-                        op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
-    """The kernel (see the module docstring): shapes and strides loaded from the record; two
-    output channels a step of the outer loop (their biases and requantization read once;
-    with an odd count the last step takes the last two, computing one of them again), one
-    pixel a step of the middle one, the input channels summed in the inner one, each input
-    loaded once for both channels: one a step with multiply-adds, or, in the DSP-extension
-    kernel (`shape-parameterised-dsp`), four a step with `SMLAD`s."""
+def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                  view: ViewOf) -> tuple[MatrixShape, View, View]:
+    """The layer's shape, loaded from its record, and its input and output as [channel, pixel]
+    views with the record's strides."""
     record = view(op.parameters)
     shape = MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
 
-    def runtime_view(buffer, strides, element_type=None) -> View:
+    def runtime_view(buffer, strides) -> View:
         contiguous = view(buffer)
-        return View(contiguous.base, (0, 0), tuple(strides), 0, element_type or contiguous.element_type)
+        return View(contiguous.base, (0, 0), tuple(strides), 0, contiguous.element_type)
 
-    src = runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride))
-    dest = runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride))
+    return (shape, runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride)),
+            runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
+
+
+def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
+                        op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
+    """The kernel (see the module docstring): its DSP-extension form (`dsp_matrix_product`), or
+    the portable one: two output channels a step of the outer loop (their biases and
+    requantization read once; with an odd count the last step takes the last two, computing
+    one of them again), one pixel a step of the middle one, the input channels summed in the
+    inner one, one a step with multiply-adds, each input loaded once for both channels."""
+    if op.microkernel.data == DSP_MICROKERNEL:
+        dsp_matrix_product(b, domain, op, view)
+        return
+    shape, src, dest = runtime_views(b, op, view)
     bias = view(op.bias)
+    weights = View(view(op.operands[2]).base, (0, 0), (shape.input_channels, 1), 0, view(op.operands[2]).element_type)
     folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
 
-    def input_level(channel: Index, pixel: Index) -> SSAValue:
-        return arm_dsp.level(b, src, [channel, pixel]) if folded else domain.input(src, [channel, pixel])
-
-    if op.microkernel.data == DSP_MICROKERNEL:  # four input channels a step, two SMLADs per output channel
-        count = b.div(shape.input_channels, DSP_CHANNELS)
-        weights = runtime_view(op.operands[2], (count, 1), i32)  # a word of four weights a step
-        weight_offset = arm_dsp.offset_pair(b, domain.weight_offset)
-
-        def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-            first = b.mul(step, DSP_CHANNELS)
-            x = [input_level(b.add(first, j), pixel) for j in range(DSP_CHANNELS)]
-            inputs = arm_dsp.pack_halves(b, x[0], x[2]), arm_dsp.pack_halves(b, x[1], x[3])
-            sums = []
-            for o, total in zip(channels, totals):
-                word = arm_dsp.load_word(b, weights, [o, step], aligned=True)
-                for pair, weight_pair in zip(inputs, arm_dsp.input_pairs(b, word, weight_offset)):
-                    total = arm_dsp.smlad(b, pair, weight_pair, total)
-                sums.append(total)
-            return sums
-    else:
-        weights = runtime_view(op.operands[2], (shape.input_channels, 1))
-        count = shape.input_channels
-
-        def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-            x = input_level(step, pixel)
-            return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
-                    for total, o in zip(totals, channels)]
+    def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
+        x = arm_dsp.level(b, src, [step, pixel]) if folded else domain.input(src, [step, pixel])
+        return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
+                for total, o in zip(totals, channels)]
 
     last = b.sub(shape.output_channels, OUTPUT_BLOCK)
     with b.loop(0, b.ceil_div(shape.output_channels, OUTPUT_BLOCK)) as block:
@@ -106,10 +96,64 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
         starts = [domain.bias(bias, o) for o in channels]
         stores = [domain.output(o, dest.element_type) for o in channels]
         with b.loop(0, shape.pixels) as p:
-            with b.loop(0, count, carried=starts) as step:
+            with b.loop(0, shape.input_channels, carried=starts) as step:
                 step.next(*products(step.carried, channels, step.index, p.index))
             for o, stored, total in zip(channels, stores, step.results):
                 b.store(stored(total), dest, [o, p.index])
+
+
+def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """The DSP-extension form, for a pointwise convolution (pixels adjacent, `DSP_PIXELS` of
+    them at least; an even count of input channels), register-blocked as the per-layer
+    `arm_dsp.gathered_product`: per run of `DSP_PIXELS` adjacent pixels (the last run ends at
+    the last pixel, overlapping the one before when the count is odd), their input channels
+    are gathered once onto the stack as int16 pairs (channels 2i, 2i + 1; less the input
+    offset unless the bias holds it), a word per pixel side by side; then each block of
+    `DSP_BLOCK` output channels (`shape_record.dsp_blocks`, the last overlapping) sums them
+    in 2 x `DSP_BLOCK` accumulators, per channel pair one `LDRD` of the pixels' pairs, two of
+    the block's weight pairs (`shape_record.pack_dsp_weights`) and eight `SMLAD`s."""
+    shape, src, dest = runtime_views(b, op, view)
+    bias = view(op.bias)
+    pairs = b.div(shape.input_channels, 2)
+    x_offset = None if op.folded_input_offset is not None else arm_dsp.offset_pair(b, domain.input_offset)
+    packed = view(op.operands[2])  # [blocks, pairs, DSP_BLOCK, 2] int16: a word per weight pair
+    weights = View(packed.base, (0, 0, DSP_BLOCK), (b.mul(pairs, DSP_BLOCK), DSP_BLOCK, 1), 0, i32)
+    gathered = View.contiguous(b.alloca(DSP_GATHER_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),
+                               (DSP_MAX_CHANNELS // 2, DSP_PIXELS), element_type=i32)
+    last_run, last_block = b.sub(shape.pixels, DSP_PIXELS), b.sub(shape.output_channels, DSP_BLOCK)
+    with b.loop(0, b.ceil_div(shape.pixels, DSP_PIXELS)) as run:
+        first_pixel = b.min(b.mul(run.index, DSP_PIXELS), last_run)
+        with b.loop(0, pairs) as i:
+            channel = b.mul(i.index, 2)
+            words = arm_dsp.pixel_channel_pairs(b, src, [channel, first_pixel], [b.add(channel, 1), first_pixel],
+                                                DSP_PIXELS, x_offset)
+            for q, word in enumerate(words):
+                b.store(word, gathered, [i.index, q])
+        with b.loop(0, dsp_blocks_of(b, shape.output_channels)) as block:
+            first = b.min(b.mul(block.index, DSP_BLOCK), last_block)
+            channels = [b.add(first, j) for j in range(DSP_BLOCK)]
+            starts = [domain.bias(bias, o) for o in channels]
+
+            def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
+                """`totals` ([pixel][channel]) plus the products of input channel pair i."""
+                inputs = arm_dsp.load_words(b, gathered, [i, 0], DSP_PIXELS)
+                weight_words = arm_dsp.load_words(b, weights, [block.index, i, 0], DSP_BLOCK)
+                totals = list(totals)
+                for q, word in enumerate(inputs):
+                    for j, weight in enumerate(weight_words):
+                        totals[q * DSP_BLOCK + j] = arm_dsp.smlad(b, word, weight, totals[q * DSP_BLOCK + j])
+                return totals
+
+            with b.loop(0, pairs, carried=starts * DSP_PIXELS) as i:
+                i.next(*pair_products(i.carried, i.index))
+            outputs = [Row(dest, (o,)) for o in channels]
+            arm_dsp.store_tile(b, domain, channels, outputs, i.results,
+                               [b.add(first_pixel, q) for q in range(DSP_PIXELS)])
+
+
+def dsp_blocks_of(b: KernelBuilder, out_channels: Index) -> Index:
+    """`shape_record.dsp_blocks` of a run-time channel count."""
+    return b.ceil_div(out_channels, DSP_BLOCK)
 
 
 emit_convolution = emit_matrix_product

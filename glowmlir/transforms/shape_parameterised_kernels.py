@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -39,16 +39,26 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries.shape_record import (
-    DSP_CHANNELS,
+    DSP_BLOCK,
+    DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
+    DSP_PIXELS,
     MICROKERNEL,
     OUTPUT_BLOCK,
     MatrixShape,
     layer_record,
+    pack_dsp_weights,
 )
 from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
 from glowmlir.transforms.quantization_records import attach_record, takes_record
-from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, fold_input_offset, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import (
+    accumulator_bias,
+    centred_type,
+    fits_narrow_requantization,
+    fold_input_offset,
+    int8_buffers,
+)
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
@@ -56,46 +66,74 @@ MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
-    microkernel yet, of two output channels at least (and, with `dsp`, a multiple of 4 input
-    channels)."""
+    microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
+    of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
+    and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
+    reads its int8 weights as they are: its weights are most of a net's, read once each)."""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
         return False
     shape = MatrixShape.of(op)
-    if shape.output_channels < OUTPUT_BLOCK or (dsp and shape.input_channels % DSP_CHANNELS):
+    if shape.output_channels < OUTPUT_BLOCK:
         return False
     if isinstance(op, glowll.FullyConnectedOp):
-        return True
+        return not dsp
+    if dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
+                or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
+        return False
     return (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
             and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
             and op.residual is None and glow.shape_of(op.input)[0] == 1)
 
 
-def arithmetic_variant(op: MatrixProduct) -> tuple:
+def centred_weights(op: MatrixProduct) -> np.ndarray:
+    """The layer's weights less their zero point, [O, C] int64."""
+    weights = op.operands[2]
+    levels = array_from_dense(weights.owner.value).astype(np.int64)
+    centred = levels - weight_zero_point(weights.type.element_type)
+    return centred.reshape(centred.shape[0], -1)
+
+
+def arithmetic_variant(op: MatrixProduct, dsp: bool) -> tuple:
     """What the matrix product's code depends on besides its shape: which numbers it reads
     are zero (they stay constants), whether each output channel has its own requantization
-    and whether the input zero point goes into the bias (then the kernel does not read it)."""
+    and whether the input zero point goes into the bias (then the kernel does not read it);
+    in the DSP-extension form, whose weights are stored less their zero point, not the
+    weight zero point but whether the requantization is narrow (`narrow_requantization`)."""
     folds = accumulator_bias(op) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
-    return op.requantization is not None, folds, tuple(value == 0 for value in numbers.record())
+    narrow = None
+    if dsp:
+        numbers = dataclasses.replace(numbers, weight_offset=0)
+        narrow = fits_narrow_requantization(op, centred_weights(op))
+    return op.requantization is not None, folds, narrow, tuple(value == 0 for value in numbers.record())
 
 
 @dataclass
 class SelectMatrixProduct(RewritePattern):
-    microkernel: str
+    dsp: bool
     chosen: set[MatrixProduct] = field(default_factory=set)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
         if op not in self.chosen:
             return
-        weights = op.operands[2]
-        centred = array_from_dense(weights.owner.value).astype(np.int64) - weight_zero_point(weights.type.element_type)
-        fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1), rewriter)
-        attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(self.microkernel))
+        centred = centred_weights(op)
+        if self.dsp:  # int16 pairs less the zero point, doubled for a narrow requantization's doubled sums
+            narrow = fits_narrow_requantization(op, centred)
+            weights = op.operands[2].owner
+            op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
+            packed = pack_dsp_weights(centred * (2 if narrow else 1))
+            op.operands[2] = insert_weight(f"{weights.name_.data}_shape_parameterised_dsp", packed, op, rewriter,
+                                           centred_type(op.operands[2].type.element_type))
+            erase_if_unused(weights, rewriter)
+            if narrow:
+                op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
+        fold_input_offset(op, centred.sum(axis=1), rewriter)
+        attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(DSP_MICROKERNEL if self.dsp else MICROKERNEL))
 
 
 @dataclass(frozen=True)
@@ -115,8 +153,8 @@ class ShapeParameterisedKernels(ModulePass):
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
             if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.dsp):
-                alike[arithmetic_variant(instruction)].append(instruction)
+                alike[arithmetic_variant(instruction, self.dsp)].append(instruction)
         chosen = {instruction for layers in alike.values()
                   if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
-        selection = SelectMatrixProduct(DSP_MICROKERNEL if self.dsp else MICROKERNEL, chosen)
+        selection = SelectMatrixProduct(self.dsp, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)
