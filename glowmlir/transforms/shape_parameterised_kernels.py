@@ -133,7 +133,8 @@ class SelectMatrixProduct(RewritePattern):
             if narrow:
                 op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
         fold_input_offset(op, centred.sum(axis=1), rewriter)
-        attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(DSP_MICROKERNEL if self.dsp else MICROKERNEL))
+        microkernel = StringAttr(DSP_MICROKERNEL if self.dsp else MICROKERNEL)
+        attach_record(op, layer_record(op), rewriter, microkernel=microkernel)
 
 
 @dataclass(frozen=True)
