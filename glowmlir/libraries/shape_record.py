@@ -21,6 +21,8 @@ from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
+DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise"
+"""The depthwise convolution's kernel (every core)."""
 """The kernel's portable form and its form for the Arm DSP extension (a pointwise
 convolution's: pixels x output channels a step on int16 pairs)."""
 OUTPUT_BLOCK = 2
@@ -62,10 +64,47 @@ class MatrixShape:
         return np.array(dataclasses.astuple(self), dtype=np.int32)
 
 
+@dataclass(frozen=True)
+class DepthwiseShape:
+    """The shape words of a depthwise convolution's record, in field order: its channels,
+    input and output planes, strides, top and left pads, and the padded input plane the
+    kernel copies each channel into (`DEPTHWISE_PLANE_BYTES` at most)."""
+
+    channels: object
+    height: object
+    width: object
+    out_height: object
+    out_width: object
+    stride_y: object
+    stride_x: object
+    pad_top: object
+    pad_left: object
+    padded_height: object
+    padded_width: object
+
+    @staticmethod
+    def of(op: glowll.ConvolutionOp) -> DepthwiseShape:
+        _, channels, height, width = glow.shape_of(op.input)
+        _, _, out_height, out_width = glow.shape_of(op.dest)
+        top, left, bottom, right = op.pads.get_values()
+        return DepthwiseShape(channels, height, width, out_height, out_width, *op.strides.get_values(), top, left,
+                              top + height + bottom, left + width + right)
+
+    def record(self) -> np.ndarray:
+        return np.array(dataclasses.astuple(self), dtype=np.int32)
+
+
+DEPTHWISE_PLANE_BYTES = 4096
+"""The stack plane of the depthwise kernel: a layer's padded input plane fits in it."""
+DEPTHWISE_PIXELS = 2
+"""Adjacent outputs of a row the depthwise kernel computes together (a row has at least this many)."""
+
 SHAPE_SLOT = len(dataclasses.fields(KernelParameters))
 """Where the shape words start in a record (after the quantization numbers)."""
 SHAPE_WORDS = len(dataclasses.fields(MatrixShape))
 RECORD_WORDS = SHAPE_SLOT + SHAPE_WORDS
+DEPTHWISE_WORDS = len(dataclasses.fields(DepthwiseShape))
+DEPTHWISE_RECORD_WORDS = SHAPE_SLOT + DEPTHWISE_WORDS
 
 
 def dsp_blocks(out_channels: int) -> int:
@@ -85,6 +124,8 @@ def pack_dsp_weights(centred: np.ndarray) -> np.ndarray:
     return rows.reshape(len(firsts), DSP_BLOCK, channels // 2, 2).transpose(0, 2, 1, 3).astype(np.int16).copy()
 
 
-def layer_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> np.ndarray:
-    """The record a shape-parameterised kernel reads: the layer's numbers, then its shape."""
-    return np.concatenate([KernelParameters.of(op).record(), MatrixShape.of(op).record()])
+def layer_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, depthwise: bool = False) -> np.ndarray:
+    """The record a shape-parameterised kernel reads: the layer's numbers, then its shape (a
+    `DepthwiseShape` with `depthwise`, else a `MatrixShape`)."""
+    shape = DepthwiseShape.of(op) if depthwise else MatrixShape.of(op)
+    return np.concatenate([KernelParameters.of(op).record(), shape.record()])

@@ -35,8 +35,12 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.shape_record import (
+    DEPTHWISE_MICROKERNEL,
+    DEPTHWISE_PIXELS,
+    DEPTHWISE_PLANE_BYTES,
+    DEPTHWISE_WORDS,
     DSP_BLOCK,
     DSP_GATHER_BYTES,
     DSP_MAX_CHANNELS,
@@ -45,6 +49,7 @@ from glowmlir.libraries.shape_record import (
     OUTPUT_BLOCK,
     SHAPE_SLOT,
     SHAPE_WORDS,
+    DepthwiseShape,
     MatrixShape,
 )
 from glowmlir.lowering import arm_dsp
@@ -156,5 +161,71 @@ def dsp_blocks_of(b: KernelBuilder, out_channels: Index) -> Index:
     return b.ceil_div(out_channels, DSP_BLOCK)
 
 
-emit_convolution = emit_matrix_product
+def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """The depthwise kernel (`shape-parameterised-depthwise`), its shape from the record
+    (`shape_record.DepthwiseShape`), its kernel size in the code. A stack plane of the
+    padded input size is filled with the input zero point once; per channel the input plane
+    is copied into its interior, so every tap of every output lies in the plane (a tap in
+    the padding adds what the folded bias takes off, or, not folded, its level less the
+    offset is 0). Per output row, `DEPTHWISE_PIXELS` adjacent outputs a step (the row's last
+    step ends at its last output, overlapping the one before when the count is odd), each
+    weight (int16, less its zero point) loaded once for both, a multiply-add per tap."""
+    record = view(op.parameters)
+    shape = DepthwiseShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(DEPTHWISE_WORDS)))
+    k_h, k_w = glow.shape_of(op.filter)[2:]
+    plane_size = b.mul(shape.height, shape.width)
+    src = View(view(op.input).base, (0, 0, 0), (plane_size, shape.width, 1), 0, view(op.input).element_type)
+    dest = View(view(op.dest).base, (0, 0, 0), (b.mul(shape.out_height, shape.out_width), shape.out_width, 1), 0,
+                view(op.dest).element_type)
+    weights, bias = view(op.filter), view(op.bias)  # [C, 1, KH, KW] int16
+    words = b.ceil_div(b.mul(shape.padded_height, shape.padded_width), 4)
+    plane = View.contiguous(b.alloca(DEPTHWISE_PLANE_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),
+                            (DEPTHWISE_PLANE_BYTES // 4,), element_type=i32)
+    padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), 0xFF), 0x01010101)
+    with b.loop(0, words) as i:
+        b.store(padding, plane, [i.index])
+    levels = View(plane.base, (0, 0), (shape.padded_width, 1), 0, src.element_type)  # [padded rows, columns]
+    folded = op.folded_input_offset is not None
+    last = b.sub(shape.out_width, DEPTHWISE_PIXELS)
+    with b.loop(0, shape.channels) as c:
+        with b.loop(0, shape.height) as y:
+            into = Row(levels, (b.add(y.index, shape.pad_top),))
+            copy_bytes(b, Row(src, (c.index, y.index)), into, shape.pad_left, shape.width)
+        start, stored = domain.bias(bias, c.index), domain.output(c.index, dest.element_type)
+        with b.loop(0, shape.out_height) as y:
+            top = b.mul(y.index, shape.stride_y)
+            with b.loop(0, b.ceil_div(shape.out_width, DEPTHWISE_PIXELS)) as step:
+                x0 = b.min(b.mul(step.index, DEPTHWISE_PIXELS), last)
+                lefts = [b.mul(b.add(x0, p), shape.stride_x) for p in range(DEPTHWISE_PIXELS)]
+                totals = [start] * DEPTHWISE_PIXELS
+                for ky in range(k_h):
+                    row = b.add(top, ky)
+                    for kx in range(k_w):
+                        weight = arm_dsp.level(b, weights, [c.index, 0, ky, kx])
+                        for p, left in enumerate(lefts):
+                            at = [row, b.add(left, kx)]
+                            x = arm_dsp.level(b, levels, at) if folded else domain.input(levels, at)
+                            totals[p] = domain.multiply_accumulate(totals[p], x, weight)
+                for p, total in enumerate(totals):
+                    b.store(stored(total), dest, [c.index, y.index, b.add(x0, p)])
+
+
+def copy_bytes(b: KernelBuilder, source: Row, into: Row, first: Index, count: Index) -> None:
+    """`count` bytes of `source` into `into` from column `first`: a word at a time (any
+    addresses), then the bytes left one by one."""
+    words = b.div(count, 4)
+    with b.loop(0, words) as i:
+        x = b.mul(i.index, 4)
+        arm_dsp.store_word(b, arm_dsp.load_word(b, source.view, source.at(x)), into, b.add(first, x))
+    with b.loop(b.mul(words, 4), count) as x:
+        b.store(b.load(source.view, source.at(x.index)), into.view, into.at(b.add(first, x.index)))
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    if op.microkernel.data == DEPTHWISE_MICROKERNEL:
+        depthwise_convolution(b, domain, op, view)
+    else:
+        emit_matrix_product(b, domain, op, view)
+
+
 emit_fully_connected = emit_matrix_product

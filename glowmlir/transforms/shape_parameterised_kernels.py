@@ -39,12 +39,16 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries.shape_record import (
+    DEPTHWISE_MICROKERNEL,
+    DEPTHWISE_PIXELS,
+    DEPTHWISE_PLANE_BYTES,
     DSP_BLOCK,
     DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
     DSP_PIXELS,
     MICROKERNEL,
     OUTPUT_BLOCK,
+    DepthwiseShape,
     MatrixShape,
     layer_record,
     pack_dsp_weights,
@@ -87,6 +91,25 @@ def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
             and op.residual is None and glow.shape_of(op.input)[0] == 1)
 
 
+def is_depthwise(op: MatrixProduct) -> bool:
+    """An int8 depthwise convolution (one input and one output channel per group) of constant
+    weights, without a record or microkernel yet: undilated, unpooled, without a residual,
+    batch 1, whose padded input plane fits `DEPTHWISE_PLANE_BYTES` and whose output rows are
+    `DEPTHWISE_PIXELS` wide at least."""
+    if not isinstance(op, glowll.ConvolutionOp):
+        return False
+    weights = op.filter.owner
+    if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.filter)
+            or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None
+            or op.pool is not None or op.residual is not None or set(op.dilations.get_values()) != {1}):
+        return False
+    batch, channels, _, _ = glow.shape_of(op.input)
+    shape = DepthwiseShape.of(op)
+    return (batch == 1 and op.group.value.data == channels == glow.shape_of(op.dest)[1]
+            and glow.shape_of(op.filter)[1] == 1 and shape.out_width >= DEPTHWISE_PIXELS
+            and shape.padded_height * shape.padded_width <= DEPTHWISE_PLANE_BYTES)
+
+
 def centred_weights(op: MatrixProduct) -> np.ndarray:
     """The layer's weights less their zero point, [O, C] int64."""
     weights = op.operands[2]
@@ -95,25 +118,53 @@ def centred_weights(op: MatrixProduct) -> np.ndarray:
     return centred.reshape(centred.shape[0], -1)
 
 
-def arithmetic_variant(op: MatrixProduct, dsp: bool) -> tuple:
-    """What the matrix product's code depends on besides its shape: which numbers it reads
-    are zero (they stay constants), whether each output channel has its own requantization
-    and whether the input zero point goes into the bias (then the kernel does not read it);
-    in the DSP-extension form, whose weights are stored less their zero point, not the
-    weight zero point but whether the requantization is narrow (`narrow_requantization`)."""
+def arithmetic_variant(op: MatrixProduct, centred: bool) -> tuple:
+    """What a shape-parameterised kernel's code depends on besides its shape: which numbers
+    it reads are zero (they stay constants), whether each output channel has its own
+    requantization and whether the input zero point goes into the bias (then the kernel does
+    not read it); for `centred` weights (stored less their zero point: the DSP-extension
+    matrix product's, the depthwise kernel's) not the weight zero point but whether the
+    requantization is narrow (`narrow_requantization`)."""
     folds = accumulator_bias(op) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
     narrow = None
-    if dsp:
+    if centred:
         numbers = dataclasses.replace(numbers, weight_offset=0)
         narrow = fits_narrow_requantization(op, centred_weights(op))
     return op.requantization is not None, folds, narrow, tuple(value == 0 for value in numbers.record())
 
 
+def kernel_variant(op: MatrixProduct, dsp: bool) -> tuple | None:
+    """Which shape-parameterised kernel would serve `op` (None: none): layers of one variant
+    share it. A depthwise convolution's kernel keeps its kernel size in its code."""
+    if is_depthwise(op):
+        return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
+    if isinstance(op, MatrixProduct) and is_matrix_product(op, dsp):
+        return ("matrix product", *arithmetic_variant(op, dsp))
+    return None
+
+
+def layer_shape(op: MatrixProduct) -> DepthwiseShape | MatrixShape:
+    return DepthwiseShape.of(op) if is_depthwise(op) else MatrixShape.of(op)
+
+
+def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewriter: PatternRewriter) -> None:
+    """The layer's weights replaced by `packed` (int16, less the zero point; doubled when
+    `narrow`: then the layer is marked `narrow_requantization` and `doubled_accumulators`, its
+    requantization one rounding high multiply of the doubled sums)."""
+    weights = op.operands[2].owner
+    op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
+    op.operands[2] = insert_weight(f"{weights.name_.data}_shape_parameterised", packed * np.int16(2 if narrow else 1),
+                                   op, rewriter, centred_type(op.operands[2].type.element_type))
+    erase_if_unused(weights, rewriter)
+    if narrow:
+        op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
+
+
 @dataclass
-class SelectMatrixProduct(RewritePattern):
+class SelectShapeParameterisedKernel(RewritePattern):
     dsp: bool
     chosen: set[MatrixProduct] = field(default_factory=set)
 
@@ -122,19 +173,18 @@ class SelectMatrixProduct(RewritePattern):
         if op not in self.chosen:
             return
         centred = centred_weights(op)
-        if self.dsp:  # int16 pairs less the zero point, doubled for a narrow requantization's doubled sums
-            narrow = fits_narrow_requantization(op, centred)
-            weights = op.operands[2].owner
-            op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
-            packed = pack_dsp_weights(centred * (2 if narrow else 1))
-            op.operands[2] = insert_weight(f"{weights.name_.data}_shape_parameterised_dsp", packed, op, rewriter,
-                                           centred_type(op.operands[2].type.element_type))
-            erase_if_unused(weights, rewriter)
-            if narrow:
-                op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
+        depthwise = is_depthwise(op)
+        if depthwise:
+            microkernel = DEPTHWISE_MICROKERNEL
+            replace_by_centred(op, centred.reshape(glow.shape_of(op.filter)).astype(np.int16),
+                               fits_narrow_requantization(op, centred), rewriter)
+        elif self.dsp:
+            microkernel = DSP_MICROKERNEL
+            replace_by_centred(op, pack_dsp_weights(centred), fits_narrow_requantization(op, centred), rewriter)
+        else:
+            microkernel = MICROKERNEL
         fold_input_offset(op, centred.sum(axis=1), rewriter)
-        microkernel = StringAttr(DSP_MICROKERNEL if self.dsp else MICROKERNEL)
-        attach_record(op, layer_record(op), rewriter, microkernel=microkernel)
+        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=StringAttr(microkernel))
 
 
 @dataclass(frozen=True)
@@ -153,9 +203,10 @@ class ShapeParameterisedKernels(ModulePass):
             raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
-            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.dsp):
-                alike[arithmetic_variant(instruction, self.dsp)].append(instruction)
+            variant = kernel_variant(instruction, self.dsp) if isinstance(instruction, MatrixProduct) else None
+            if variant is not None:
+                alike[variant].append(instruction)
         chosen = {instruction for layers in alike.values()
-                  if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
-        selection = SelectMatrixProduct(self.dsp, chosen)
+                  if len({layer_shape(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
+        selection = SelectShapeParameterisedKernel(self.dsp, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)
