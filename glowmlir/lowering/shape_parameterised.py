@@ -74,6 +74,15 @@ def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConne
             runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
 
 
+def read_table_by_record(domain: ArithmeticDomain, channels: Index) -> None:
+    """A per-channel requantization table ([2, channels]: multipliers, then shifts) read with
+    the record's channel count as its row stride, so that its layer's channel count is not
+    compiled into the kernel."""
+    table = domain.requantization.table
+    if table is not None:
+        domain.requantization.table = View(table.base, (2, 0), (channels, 1), 0, table.element_type)
+
+
 def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
                         op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
     """The kernel (see the module docstring): its DSP-extension form (`dsp_matrix_product`), or
@@ -85,6 +94,7 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
         dsp_matrix_product(b, domain, op, view)
         return
     shape, src, dest = runtime_views(b, op, view)
+    read_table_by_record(domain, shape.output_channels)
     bias = view(op.bias)
     weights = View(view(op.operands[2]).base, (0, 0), (shape.input_channels, 1), 0, view(op.operands[2]).element_type)
     folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
@@ -118,6 +128,7 @@ def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
     in 2 x `DSP_BLOCK` accumulators, per channel pair one `LDRD` of the pixels' pairs, two of
     the block's weight pairs (`shape_record.pack_dsp_weights`) and eight `SMLAD`s."""
     shape, src, dest = runtime_views(b, op, view)
+    read_table_by_record(domain, shape.output_channels)
     bias = view(op.bias)
     pairs = b.div(shape.input_channels, 2)
     x_offset = None if op.folded_input_offset is not None else arm_dsp.offset_pair(b, domain.input_offset)
@@ -172,6 +183,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     weight (int16, less its zero point) loaded once for both, a multiply-add per tap."""
     record = view(op.parameters)
     shape = DepthwiseShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(DEPTHWISE_WORDS)))
+    read_table_by_record(domain, shape.channels)
     k_h, k_w = glow.shape_of(op.filter)[2:]
     plane_size = b.mul(shape.height, shape.width)
     src = View(view(op.input).base, (0, 0, 0), (plane_size, shape.width, 1), 0, view(op.input).element_type)
