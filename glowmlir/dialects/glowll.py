@@ -368,7 +368,7 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-depthwise", "vector-depthwise-int8",
                 "vector-planes-int8", "shape-parameterised", "shape-parameterised-dsp", "shape-parameterised-depthwise",
-                "vector-columns",
+                "shape-parameterised-depthwise-dsp", "vector-columns",
                 "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
@@ -402,7 +402,8 @@ def verify_microkernel(op: IRDLOperation) -> None:
 
     record_words = {shape_record.MICROKERNEL: shape_record.RECORD_WORDS,
                     shape_record.DSP_MICROKERNEL: shape_record.RECORD_WORDS,
-                    shape_record.DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS}
+                    shape_record.DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS,
+                    shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS}
     if op.microkernel.data in record_words:  # shapes in the record
         words = record_words[op.microkernel.data]
         if op.parameters is None or glow.shape_of(op.parameters) != (words,):

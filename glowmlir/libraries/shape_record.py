@@ -17,12 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.libraries.arm_dsp_layout import PairTiling, pair_tiling, tiling_weight_words
 from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
 DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise"
-"""The depthwise convolution's kernel (every core)."""
+DSP_DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise-dsp"
+"""The depthwise convolution's kernel: portable (a multiply-add a tap), and its form for the
+Arm DSP extension (a word of four input bytes a step along a window row, `SMLAD`s)."""
 """The kernel's portable form and its form for the Arm DSP extension (a pointwise
 convolution's: pixels x output channels a step on int16 pairs)."""
 OUTPUT_BLOCK = 2
@@ -95,7 +98,11 @@ class DepthwiseShape:
 
 
 DEPTHWISE_PLANE_BYTES = 4096
-"""The stack plane of the depthwise kernel: a layer's padded input plane fits in it."""
+"""The stack plane of the depthwise kernel: a layer's padded input plane fits in it, with
+`PLANE_SLACK` bytes to spare."""
+PLANE_SLACK = 4
+"""Bytes after the padded plane (holding the input zero point) that the DSP-extension form's
+last word of a window row may read (multiplied by weight 0)."""
 DEPTHWISE_PIXELS = 2
 """Adjacent outputs of a row the depthwise kernel computes together (a row has at least this many)."""
 
@@ -122,6 +129,20 @@ def pack_dsp_weights(centred: np.ndarray) -> np.ndarray:
     firsts = [min(k * DSP_BLOCK, out_channels - DSP_BLOCK) for k in range(dsp_blocks(out_channels))]
     rows = np.stack([centred[first:first + DSP_BLOCK] for first in firsts])  # [blocks, DSP_BLOCK, C]
     return rows.reshape(len(firsts), DSP_BLOCK, channels // 2, 2).transpose(0, 2, 1, 3).astype(np.int16).copy()
+
+
+def window_row(kernel_width: int) -> PairTiling:
+    """How the DSP-extension depthwise kernel reads a window row of `kernel_width` taps: words
+    of four input bytes from the window's first column (two bytes apart), each as the pairs
+    (0, 2) and (1, 3), multiplied by weight words (`arm_dsp_layout.pair_tiling` of one output)."""
+    return pair_tiling(kernel_width, 1, 1, pixels=1)
+
+
+def pack_depthwise_weights(centred: np.ndarray) -> np.ndarray:
+    """A [C, 1, KH, KW] depthwise filter less its zero point as the int16 weight words of
+    `window_row`, [C, KH, words, 2] (a half with no tap: 0)."""
+    tiling = window_row(centred.shape[3])
+    return tiling_weight_words(centred[:, 0], [tiling], [0], len(tiling.weight_words))
 
 
 def layer_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, depthwise: bool = False) -> np.ndarray:

@@ -35,22 +35,25 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glow, glowll
+from glowmlir.dialects import glowll
 from glowmlir.libraries.shape_record import (
     DEPTHWISE_MICROKERNEL,
     DEPTHWISE_PIXELS,
     DEPTHWISE_PLANE_BYTES,
     DEPTHWISE_WORDS,
     DSP_BLOCK,
+    DSP_DEPTHWISE_MICROKERNEL,
     DSP_GATHER_BYTES,
     DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
     DSP_PIXELS,
     OUTPUT_BLOCK,
+    PLANE_SLACK,
     SHAPE_SLOT,
     SHAPE_WORDS,
     DepthwiseShape,
     MatrixShape,
+    window_row,
 )
 from glowmlir.lowering import arm_dsp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -173,24 +176,28 @@ def dsp_blocks_of(b: KernelBuilder, out_channels: Index) -> Index:
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    """The depthwise kernel (`shape-parameterised-depthwise`), its shape from the record
+    """The depthwise kernel (`shape-parameterised-depthwise[-dsp]`), its shape from the record
     (`shape_record.DepthwiseShape`), its kernel size in the code. A stack plane of the
     padded input size is filled with the input zero point once; per channel the input plane
     is copied into its interior, so every tap of every output lies in the plane (a tap in
     the padding adds what the folded bias takes off, or, not folded, its level less the
     offset is 0). Per output row, `DEPTHWISE_PIXELS` adjacent outputs a step (the row's last
     step ends at its last output, overlapping the one before when the count is odd), each
-    weight (int16, less its zero point) loaded once for both, a multiply-add per tap."""
+    weight (int16, less its zero point) loaded once for both. Portable: a multiply-add a
+    tap. On the DSP extension: a window row as words of four input bytes from its first
+    column (`shape_record.window_row`), each split into the pairs (0, 2) and (1, 3) by
+    `SXTB16`, times the weight words by `SMLAD` (a byte past the row's last tap times a
+    weight 0: the plane has `PLANE_SLACK` bytes of the zero point past its end)."""
     record = view(op.parameters)
     shape = DepthwiseShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(DEPTHWISE_WORDS)))
     read_table_by_record(domain, shape.channels)
-    k_h, k_w = glow.shape_of(op.filter)[2:]
+    k_h, k_w = op.filter_shape.get_values()[2:]
     plane_size = b.mul(shape.height, shape.width)
     src = View(view(op.input).base, (0, 0, 0), (plane_size, shape.width, 1), 0, view(op.input).element_type)
     dest = View(view(op.dest).base, (0, 0, 0), (b.mul(shape.out_height, shape.out_width), shape.out_width, 1), 0,
                 view(op.dest).element_type)
-    weights, bias = view(op.filter), view(op.bias)  # [C, 1, KH, KW] int16
-    words = b.ceil_div(b.mul(shape.padded_height, shape.padded_width), 4)
+    weights, bias = view(op.filter), view(op.bias)  # [C, 1, KH, KW] int16, or the DSP form's [C, KH, words, 2]
+    words = b.ceil_div(b.add(b.mul(shape.padded_height, shape.padded_width), PLANE_SLACK), 4)
     plane = View.contiguous(b.alloca(DEPTHWISE_PLANE_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),
                             (DEPTHWISE_PLANE_BYTES // 4,), element_type=i32)
     padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), 0xFF), 0x01010101)
@@ -198,6 +205,28 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         b.store(padding, plane, [i.index])
     levels = View(plane.base, (0, 0), (shape.padded_width, 1), 0, src.element_type)  # [padded rows, columns]
     folded = op.folded_input_offset is not None
+    dsp = op.microkernel.data == DSP_DEPTHWISE_MICROKERNEL
+    tiling = window_row(k_w)
+    x_offset = None if folded else arm_dsp.offset_pair(b, domain.input_offset)
+
+    def window_row_taps(totals: list[SSAValue], c: Index, ky: int, y: Index, lefts: list[Index]) -> list[SSAValue]:
+        """`totals` plus the taps of window row `ky` (plane row y) of the outputs whose windows
+        start at columns `lefts`."""
+        totals = list(totals)
+        if dsp:
+            words = arm_dsp.load_words(b, weights, [c, ky, 0, 0], len(tiling.weight_words))
+            for p, left in enumerate(lefts):
+                pairs = arm_dsp.tile_pairs(b, Row(levels, (y,)), left, tiling, x_offset)
+                totals[p], = arm_dsp.tile_products(b, tiling, pairs, 1, [totals[p]], lambda j: words)
+            return totals
+        for kx in range(k_w):
+            weight = arm_dsp.level(b, weights, [c, 0, ky, kx])
+            for p, left in enumerate(lefts):
+                at = [y, b.add(left, kx)]
+                x = arm_dsp.level(b, levels, at) if folded else domain.input(levels, at)
+                totals[p] = domain.multiply_accumulate(totals[p], x, weight)
+        return totals
+
     last = b.sub(shape.out_width, DEPTHWISE_PIXELS)
     with b.loop(0, shape.channels) as c:
         with b.loop(0, shape.height) as y:
@@ -208,16 +237,11 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
             top = b.mul(y.index, shape.stride_y)
             with b.loop(0, b.ceil_div(shape.out_width, DEPTHWISE_PIXELS)) as step:
                 x0 = b.min(b.mul(step.index, DEPTHWISE_PIXELS), last)
-                lefts = [b.mul(b.add(x0, p), shape.stride_x) for p in range(DEPTHWISE_PIXELS)]
+                first = b.mul(x0, shape.stride_x)
+                lefts = [first] + [b.add(first, b.mul(p, shape.stride_x)) for p in range(1, DEPTHWISE_PIXELS)]
                 totals = [start] * DEPTHWISE_PIXELS
                 for ky in range(k_h):
-                    row = b.add(top, ky)
-                    for kx in range(k_w):
-                        weight = arm_dsp.level(b, weights, [c.index, 0, ky, kx])
-                        for p, left in enumerate(lefts):
-                            at = [row, b.add(left, kx)]
-                            x = arm_dsp.level(b, levels, at) if folded else domain.input(levels, at)
-                            totals[p] = domain.multiply_accumulate(totals[p], x, weight)
+                    totals = window_row_taps(totals, c.index, ky, b.add(top, ky), lefts)
                 for p, total in enumerate(totals):
                     b.store(stored(total), dest, [c.index, y.index, b.add(x0, p)])
 
@@ -234,7 +258,7 @@ def copy_bytes(b: KernelBuilder, source: Row, into: Row, first: Index, count: In
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
-    if op.microkernel.data == DEPTHWISE_MICROKERNEL:
+    if op.microkernel.data in (DEPTHWISE_MICROKERNEL, DSP_DEPTHWISE_MICROKERNEL):
         depthwise_convolution(b, domain, op, view)
     else:
         emit_matrix_product(b, domain, op, view)

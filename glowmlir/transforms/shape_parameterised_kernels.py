@@ -43,14 +43,17 @@ from glowmlir.libraries.shape_record import (
     DEPTHWISE_PIXELS,
     DEPTHWISE_PLANE_BYTES,
     DSP_BLOCK,
+    DSP_DEPTHWISE_MICROKERNEL,
     DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
     DSP_PIXELS,
     MICROKERNEL,
     OUTPUT_BLOCK,
+    PLANE_SLACK,
     DepthwiseShape,
     MatrixShape,
     layer_record,
+    pack_depthwise_weights,
     pack_dsp_weights,
 )
 from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
@@ -94,8 +97,8 @@ def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
 def is_depthwise(op: MatrixProduct) -> bool:
     """An int8 depthwise convolution (one input and one output channel per group) of constant
     weights, without a record or microkernel yet: undilated, unpooled, without a residual,
-    batch 1, whose padded input plane fits `DEPTHWISE_PLANE_BYTES` and whose output rows are
-    `DEPTHWISE_PIXELS` wide at least."""
+    batch 1, whose padded input plane fits `DEPTHWISE_PLANE_BYTES` (`PLANE_SLACK` bytes
+    spare) and whose output rows are `DEPTHWISE_PIXELS` wide at least."""
     if not isinstance(op, glowll.ConvolutionOp):
         return False
     weights = op.filter.owner
@@ -107,7 +110,7 @@ def is_depthwise(op: MatrixProduct) -> bool:
     shape = DepthwiseShape.of(op)
     return (batch == 1 and op.group.value.data == channels == glow.shape_of(op.dest)[1]
             and glow.shape_of(op.filter)[1] == 1 and shape.out_width >= DEPTHWISE_PIXELS
-            and shape.padded_height * shape.padded_width <= DEPTHWISE_PLANE_BYTES)
+            and shape.padded_height * shape.padded_width + PLANE_SLACK <= DEPTHWISE_PLANE_BYTES)
 
 
 def centred_weights(op: MatrixProduct) -> np.ndarray:
@@ -174,10 +177,11 @@ class SelectShapeParameterisedKernel(RewritePattern):
             return
         centred = centred_weights(op)
         depthwise = is_depthwise(op)
-        if depthwise:
-            microkernel = DEPTHWISE_MICROKERNEL
-            replace_by_centred(op, centred.reshape(glow.shape_of(op.filter)).astype(np.int16),
-                               fits_narrow_requantization(op, centred), rewriter)
+        if depthwise:  # on the DSP extension, int16 weight words along the window rows
+            microkernel = DSP_DEPTHWISE_MICROKERNEL if self.dsp else DEPTHWISE_MICROKERNEL
+            filter_levels = centred.reshape(glow.shape_of(op.filter))
+            packed = pack_depthwise_weights(filter_levels) if self.dsp else filter_levels.astype(np.int16)
+            replace_by_centred(op, packed, fits_narrow_requantization(op, centred), rewriter)
         elif self.dsp:
             microkernel = DSP_MICROKERNEL
             replace_by_centred(op, pack_dsp_weights(centred), fits_narrow_requantization(op, centred), rewriter)

@@ -78,15 +78,17 @@ glowll.function @net {
 // b and e, two shapes still, take the DSP form: weights int16 pairs less their zero point (2),
 // doubled, [blocks, input channel pairs, 2 output channels, 2]; e's 3 output channels in two
 // blocks, the second (channels 1 and 2) overlapping the first. The depthwise layers take the
-// depthwise kernel, as on any core.
+// depthwise kernel's DSP form: each window row's weights as the int16 words (tap 0, tap 2),
+// (tap 1, 0) that a word of four input bytes makes with SXTB16.
 // DSP:      glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
 // DSP:      %[[WB:.*]] = glowll.weight "wb_shape_parameterised" {value = dense<{{\[\[\[\[}}6, -8], [-6, 10]], {{\[\[}}2, -2], [4, -10]]]]> : tensor<1x2x2x2xi16>}
 // DSP:      glowll.convolution %yb, %xb, %[[WB]], %{{.*}} parameters %{{.*}} activation relu {{.*}}filter_shape = array<i64: 2, 4, 1, 1>, narrow_requantization, doubled_accumulators, folded_input_offset, microkernel = "shape-parameterised-dsp"}
 // DSP:      glowll.fully_connected %z, %v, %fw, %fb activation relu :
 // DSP:      %[[WE:.*]] = glowll.weight "we_shape_parameterised" {value = dense<{{\[\[\[\[}}6, -8], [2, -2]]], {{\[\[\[}}2, -2], [-6, 10]]]]> : tensor<2x1x2x2xi16>}
 // DSP:      glowll.convolution %ye, %xe, %[[WE]], %{{.*}} parameters %{{.*}} activation relu {{.*}}microkernel = "shape-parameterised-dsp"}
-// DSP:      glowll.convolution %yf, %xf, {{.*}}microkernel = "shape-parameterised-depthwise"}
-// DSP:      glowll.convolution %yg, %xg, {{.*}}microkernel = "shape-parameterised-depthwise"}
+// DSP:      %[[WF:.*]] = glowll.weight "wf_shape_parameterised" {value = dense<{{\[\[\[\[}}4, 8], [6, 0]], {{\[\[}}10, 14], [12, 0]], {{\[\[}}16, 20], [18, 0]]], {{\[\[\[}}0, 10], [2, 0]], {{\[\[}}6, 6], [6, 0]], {{\[\[}}2, 2], [4, 0]]]]> : tensor<2x3x2x2xi16>}
+// DSP:      glowll.convolution %yf, %xf, %[[WF]], {{.*}}filter_shape = array<i64: 2, 1, 3, 3>, {{.*}}microkernel = "shape-parameterised-depthwise-dsp"}
+// DSP:      glowll.convolution %yg, %xg, {{.*}}microkernel = "shape-parameterised-depthwise-dsp"}
 
 // The four matrix products call one kernel, which loads its shape from words 10 to 16 of
 // the record (its fifth pointer); the 3x3 convolution and convolution d have their own; the

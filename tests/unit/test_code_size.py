@@ -106,17 +106,20 @@ def depthwise_layers_of_many_shapes():
     return cases + [convolution_case(60, CONVOLUTIONS["depthwise_x2"], suffix="_m")]
 
 
-@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])
 def test_depthwise_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
     """At -Oz the depthwise layers take the shape-parameterised depthwise kernel, one kernel
     function for each kind of code (the 3x3 ones with a clip, the 3x3 ones with a relu, the
     5x3 ones, per channel: their tables read with the record's channel count), the channel
-    multiplier 2 one its own (on the M7 a DSP kernel function; the M3's generic kernel is
-    inlined); each layer's outputs are the int8 reference's."""
+    multiplier 2 one its own (on the M7 and M55 a DSP kernel function; the M3's generic kernel
+    is inlined). The M7 and M55 (DSP kernels at -Oz) take the kernel's DSP form, the M3 the
+    portable one. Each layer's outputs are the int8 reference's."""
     cases = depthwise_layers_of_many_shapes()
     bundle = run_cases(cases, board, "Oz")
-    assert bundle.ir["glowll"].count('microkernel = "shape-parameterised-depthwise"') == len(cases) - 1
-    assert len(kernel_names(bundle, "convolution")) == (4 if board == "mps2-an500" else 3)
+    dsp = board != "mps2-an385"
+    form = "shape-parameterised-depthwise-dsp" if dsp else "shape-parameterised-depthwise"
+    assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases) - 1
+    assert len(kernel_names(bundle, "convolution")) == (4 if dsp else 3)
 
 
 @pytest.mark.parametrize("board, level, form", [
