@@ -1,4 +1,4 @@
-"""The record of a shape-parameterised int8 kernel (`lowering.shape_parameterised`).
+"""The record and weight layouts of the shape-parameterised int8 kernels (`lowering.shape_parameterised`).
 
 A size-first build's int8 layer reads its quantization numbers from an i32 record
 (`glowll-quantization-records`: `quantization.rescaling.KernelParameters`, 10 words). A
@@ -6,7 +6,9 @@ layer given the shape-parameterised matrix product (`glowll-shape-parameterised-
 has a longer record: those 10 words, then its `MatrixShape` (7 words), so that one kernel
 serves layers of any shape. Element strides address its input and output as [channel,
 pixel] matrices: a convolution's NCHW input is [C, pixels] (channel stride = pixels), a
-FullyConnected's [rows, K] input has pixel (row) stride K.
+FullyConnected's [rows, K] input has pixel (row) stride K. A depthwise convolution's
+record holds its `DepthwiseShape` (11 words) instead. The weight layouts of the kernels'
+DSP-extension forms are here too (`pack_dsp_weights`, `pack_depthwise_weights`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Int8 kernels whose shapes are data: one matrix product for pointwise convolutions and FullyConnected.
+"""Int8 kernels whose shapes are data: a matrix product (pointwise convolutions, FullyConnected), a depthwise one.
 
 A kernel compiled for one layer holds its shapes as constants (loop bounds, strides), so
 layers of different shapes each get their own, even in a size-first build where their
@@ -21,13 +21,15 @@ per-layer kernels, bit for bit.
 `glowll-shape-parameterised-kernels` chooses it (`microkernel = "shape-parameterised"`) in
 size-first builds where it makes the code smaller (`docs/code-size.md`). Where it could, the
 pass folded the input zero point into the bias (`folded_input_offset`), and the inputs are
-multiplied as they are. On a core with the DSP extension (`microkernel =
-"shape-parameterised-dsp"`, layers of a multiple of 4 input channels) the inner loop takes
-four input channels a step: the four input bytes packed into the pairs (0, 2) and (1, 3)
-(`arm_dsp.pack_halves`), and one word of four int8 weights, as they are stored, split into
-the same pairs less the weight zero point (`arm_dsp.input_pairs`), two `SMLAD`s per output
-channel (`arm_dsp.smlad`); elsewhere (the M3) it takes one, a multiply-add of two loaded
-bytes.
+multiplied as they are. The portable form takes one input channel a step, a multiply-add
+of two loaded bytes. On a core with the DSP extension (`microkernel =
+"shape-parameterised-dsp"`, pointwise convolutions only) `dsp_matrix_product` gathers two
+pixels' input channels as int16 pairs and multiplies them by int16 weight pairs laid out at
+compile time, two pixels x two output channels a step, with `SMLAD`s.
+
+The depthwise convolution has a kernel of its own (`depthwise_convolution`,
+`shape-parameterised-depthwise[-dsp]`): its shape (channels, planes, strides, pads) from
+the record (`shape_record.DepthwiseShape`), its kernel size in the code.
 """
 
 from __future__ import annotations

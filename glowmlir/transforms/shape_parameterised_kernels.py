@@ -1,22 +1,28 @@
-"""`glowll-shape-parameterised-kernels`: one int8 matrix product, its shapes read as data, for layers of many shapes.
+"""`glowll-shape-parameterised-kernels`: int8 kernels whose shapes are read as data, for layers of many shapes.
 
 In a size-first build every int8 layer reads its quantization numbers from a record
 (`glowll-quantization-records`), so layers of equal shapes share a kernel; but shapes stay
 compiled in, and MobileNetV2's 34 pointwise convolutions, of 17 shapes, get a kernel per
-shape at least. This pass gives the int8 1x1 convolutions (stride 1, unpadded, ungrouped,
-unpooled, batch 1) and FullyConnected `microkernel = "shape-parameterised"`
-(`"shape-parameterised-dsp"` with `dsp`) and a record that holds their shapes after their
-numbers (`libraries.shape_record`), so one kernel
-(`lowering.shape_parameterised`) serves them all. Layers take it only where that makes the
-code smaller: among the layers whose kernels would come out alike (the same numbers zero,
-the same kind of requantization, the input zero point folded into the bias or not) it is
-chosen when they have at least `minimum_shapes` distinct shapes, i.e. when it replaces that
-many per-layer kernels by one.
+shape at least (its 17 depthwise ones, of 9 shapes, too). This pass gives the int8 1x1
+convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected
+`microkernel = "shape-parameterised"`, and the int8 depthwise convolutions
+`"shape-parameterised-depthwise"`, and a record that holds their shapes after their numbers
+(`libraries.shape_record`), so that one kernel (`lowering.shape_parameterised`) serves all
+the matrix products, and one each kernel size of depthwise convolution. Layers take it only
+where that makes the code smaller: among the layers whose kernels would come out alike
+(`kernel_variant`: the same numbers zero, the same kind of requantization, the input zero
+point folded into the bias or not, ...) it is chosen when they have at least
+`minimum_shapes` distinct shapes, i.e. when it replaces that many per-layer kernels by one.
 
 Where the bias is in accumulator units, the input zero point goes into it
 (`folded_input_offset`, as the DSP-kernel selection does). With `dsp` (a core with the DSP
-extension) the layers get the kernel's `SMLAD` form (`shape-parameterised-dsp`), which only
-layers of a multiple of 4 input channels take; weights stay int8 as they are.
+extension) the layers get the kernels' `SMLAD` forms (`shape-parameterised-dsp`, which only
+pointwise convolutions take: a FullyConnected keeps the DSP kernel of its own;
+`shape-parameterised-depthwise-dsp`), their weights re-laid as int16 pairs less the zero
+point (`shape_record.pack_dsp_weights`, `pack_depthwise_weights`). The depthwise kernel's
+weights are int16 less the zero point in either form; where the sums allow, the
+requantization of both is narrow (`narrow_requantization`, weights doubled), as the DSP
+kernels' is.
 
 Run before the DSP-kernel selection (which leaves a layer with a microkernel as it is) and
 before `glowll-quantization-records` (which gives the other layers their records);
@@ -194,9 +200,9 @@ class SelectShapeParameterisedKernel(RewritePattern):
 @dataclass(frozen=True)
 class ShapeParameterisedKernels(ModulePass):
     """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
-    matrix product where, among alike layers, at least `minimum_shapes` shapes would
-    otherwise each get a kernel; `dsp`: its form for the DSP extension (see the module
-    docstring)."""
+    matrix product, and the int8 depthwise convolutions the shape-parameterised depthwise
+    kernel, where, among alike layers, at least `minimum_shapes` shapes would otherwise each
+    get a kernel; `dsp`: their forms for the DSP extension (see the module docstring)."""
 
     name = "glowll-shape-parameterised-kernels"
     minimum_shapes: int = 2
