@@ -24,7 +24,10 @@ On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP e
 build at -O3 on the M7 gives the int8 / float ratio. Outputs are not checked here (the tests
 do: tests/unit/test_arm_dsp_kernels.py), only that each run produced them.
 
-    .venv/bin/python bench/bench_cortex_m.py [--models lenet,cifar,mobilenet,dscnn] [--cores m7,m55] [--json out]
+    .venv/bin/python bench/bench_cortex_m.py [--models lenet,cifar,mobilenet,dscnn] [--cores m7,m55]
+        [--opt-levels Os,Oz] [--json out]
+
+The float build (and the int8 / float ratio) runs only when O3 is among the levels.
 """
 
 from __future__ import annotations
@@ -103,20 +106,24 @@ def measure(model: str, profile: str | None, board: str, level: str) -> dict:
             "constants": bundle.layout.constant_size}
 
 
-def print_code_table(results: dict, cores: list[str]) -> None:
+def print_code_table(results: dict, cores: list[str], levels: list[str]) -> None:
     """Code bytes per model and core, one column per optimization level."""
-    print(f"\n{'code B':16s} " + " ".join(f"{level:>8s}" for level in LEVELS))
+    print(f"\n{'code B':16s} " + " ".join(f"{level:>8s}" for level in levels))
     for name, figures in results.items():
         for core in cores:
-            print(f"{name:10s} {core:5s} " + " ".join(f"{figures[f'{core} {level}']['code']:>8,}" for level in LEVELS))
+            print(f"{name:10s} {core:5s} " + " ".join(f"{figures[f'{core} {level}']['code']:>8,}" for level in levels))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="lenet,cifar,mobilenet,dscnn")
     parser.add_argument("--cores", default=",".join(CORES))
+    parser.add_argument("--opt-levels", default=",".join(LEVELS), help="some of O3, Os, Oz")
     parser.add_argument("--json")
     args = parser.parse_args()
+    levels = args.opt_levels.split(",")
+    if unknown := set(levels) - set(LEVELS):
+        parser.error(f"--opt-levels: unknown level(s) {', '.join(sorted(unknown))} (expected some of O3, Os, Oz)")
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
     print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'multiplies':>12s} {'code B':>9s} "
@@ -125,12 +132,12 @@ def main() -> None:
     for name, (model, profile) in models(directory, args.models.split(",")).items():
         results[name] = {}
         for core in args.cores.split(","):
-            for level in LEVELS:
+            for level in levels:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
                 print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} "
                       f"{figures['multiplies']:>12,} {figures['code']:>9,} {figures['constants']:>12,}", flush=True)
-        if "m7" in args.cores.split(","):
+        if "m7" in args.cores.split(",") and "O3" in levels:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
                 float_m7 = measure(model, None, CORES["m7"], "O3")
@@ -141,7 +148,7 @@ def main() -> None:
             ratio = results[name]["m7 O3"]["instructions"] / float_m7["instructions"]
             print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions "
                   f"({float_m7['multiplies']:,} multiplies), int8 / float {ratio:.2f}{bar}", flush=True)
-    print_code_table(results, args.cores.split(","))
+    print_code_table(results, args.cores.split(","), levels)
     if "mobilenet" in results and "m7 Os" in results["mobilenet"]:
         code = results["mobilenet"]["m7 Os"]["code"]
         print(f"MobileNetV2 int8 code at -Os on the M7: {code:,} B (bar {MOBILENET_CODE_BAR_OS:,}: "

@@ -109,8 +109,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     the core's `arm_dsp.LOOP_PAIRS` channel pairs a step. At -Oz, and at -Os on a core
     without the DSP extension or VNNI (whose kernels the shape-parameterised one would slow
     most), int8 pointwise convolutions and FullyConnected of many shapes share one kernel
-    that reads its shapes from the record (`glowll-shape-parameterised-kernels`,
-    docs/code-size.md)."""
+    that reads its shapes from the record, and depthwise convolutions one per kernel size
+    (`glowll-shape-parameterised-kernels`, docs/code-size.md)."""
     from glowmlir.lowering.arm_dsp import LOOP_PAIRS
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory

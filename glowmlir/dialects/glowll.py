@@ -367,15 +367,16 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 
 MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-depthwise", "vector-depthwise-int8",
-                "vector-planes-int8", "shape-parameterised", "shape-parameterised-dsp", "vector-columns",
+                "vector-planes-int8", "shape-parameterised", "shape-parameterised-dsp", "shape-parameterised-depthwise",
+                "shape-parameterised-depthwise-dsp", "vector-columns",
                 "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
 convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, the int8
 matrix product whose shapes are data (a size-first build's, portable or on the DSP extension,
-see `lowering.shape_parameterised`), and the float convolutions on vectors of output columns,
-of whole planes, of output channels, or of a depthwise convolution's rows, of a host's
-vector unit."""
+and its depthwise convolution, see `lowering.shape_parameterised`), and the float
+convolutions on vectors of output columns, of whole planes, of output channels, or of a
+depthwise convolution's rows, of a host's vector unit."""
 HELIUM_ELEMENTWISE = ("add", "sub", "mul")
 """The `glowll.elementwise` kinds with a Helium microkernel, "arm-mve" (int8 operands, of one
 shape or broadcast)."""
@@ -399,10 +400,15 @@ def verify_microkernel(op: IRDLOperation) -> None:
                   "(lanes, accumulators)")
     from glowmlir.libraries import arm_dsp_layout, column_layout, shape_record, vnni_layout
 
-    if op.microkernel.data in (shape_record.MICROKERNEL, shape_record.DSP_MICROKERNEL):  # shapes in the record
-        if op.parameters is None or glow.shape_of(op.parameters) != (shape_record.RECORD_WORDS,):
+    record_words = {shape_record.MICROKERNEL: shape_record.RECORD_WORDS,
+                    shape_record.DSP_MICROKERNEL: shape_record.RECORD_WORDS,
+                    shape_record.DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS,
+                    shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS}
+    if op.microkernel.data in record_words:  # shapes in the record
+        words = record_words[op.microkernel.data]
+        if op.parameters is None or glow.shape_of(op.parameters) != (words,):
             _fail(op, f"the {op.microkernel.data} microkernel reads its numbers and shapes from a "
-                      f"{shape_record.RECORD_WORDS}-word parameters record")
+                      f"{words}-word parameters record")
         return
     if op.microkernel.data == vnni_layout.MICROKERNEL:  # [O / 16, C / 4, KH, KW, 16, 4] int8
         if isinstance(op, ConvolutionOp) and (op.filter_shape is None or op.group.value.data != 1):

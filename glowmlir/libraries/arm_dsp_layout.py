@@ -333,13 +333,14 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
         return padded.reshape(out_c // (block * interleaved), interleaved, block, -1, 2).transpose(0, 3, 1, 2, 4).copy()
     if kind == DEPTHWISE:
         plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations)
-        return _weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words)
+        return tiling_weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words)
     plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations, group)
     blocked = centred.reshape(out_c // block, block, group_c, k_h, -1).transpose(0, 2, 3, 1, 4)
-    return _weight_words(blocked, plan.tilings, plan.word_offsets, plan.words)
+    return tiling_weight_words(blocked, plan.tilings, plan.word_offsets, plan.words)
 
 
-def _weight_words(rows: np.ndarray, tilings: Sequence[PairTiling], offsets: Sequence[int], words: int) -> np.ndarray:
+def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling], offsets: Sequence[int],
+                        words: int) -> np.ndarray:
     """Kernel rows [..., taps] as the weight words of `tilings` [..., words, 2], each
     tiling's from its offset (a half with no tap: 0)."""
     packed = np.zeros((*rows.shape[:-1], words, 2), np.int16)

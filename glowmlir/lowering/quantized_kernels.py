@@ -93,7 +93,9 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
                 "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
                 "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni,
-                shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised}
+                shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
+                shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
+                shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 

@@ -1,4 +1,4 @@
-"""Int8 kernels whose shapes are data: one matrix product for pointwise convolutions and FullyConnected.
+"""Int8 kernels whose shapes are data: a matrix product (pointwise convolutions, FullyConnected), a depthwise one.
 
 A kernel compiled for one layer holds its shapes as constants (loop bounds, strides), so
 layers of different shapes each get their own, even in a size-first build where their
@@ -21,13 +21,15 @@ per-layer kernels, bit for bit.
 `glowll-shape-parameterised-kernels` chooses it (`microkernel = "shape-parameterised"`) in
 size-first builds where it makes the code smaller (`docs/code-size.md`). Where it could, the
 pass folded the input zero point into the bias (`folded_input_offset`), and the inputs are
-multiplied as they are. On a core with the DSP extension (`microkernel =
-"shape-parameterised-dsp"`, layers of a multiple of 4 input channels) the inner loop takes
-four input channels a step: the four input bytes packed into the pairs (0, 2) and (1, 3)
-(`arm_dsp.pack_halves`), and one word of four int8 weights, as they are stored, split into
-the same pairs less the weight zero point (`arm_dsp.input_pairs`), two `SMLAD`s per output
-channel (`arm_dsp.smlad`); elsewhere (the M3) it takes one, a multiply-add of two loaded
-bytes.
+multiplied as they are. The portable form takes one input channel a step, a multiply-add
+of two loaded bytes. On a core with the DSP extension (`microkernel =
+"shape-parameterised-dsp"`, pointwise convolutions only) `dsp_matrix_product` gathers two
+pixels' input channels as int16 pairs and multiplies them by int16 weight pairs laid out at
+compile time, two pixels x two output channels a step, with `SMLAD`s.
+
+The depthwise convolution has a kernel of its own (`depthwise_convolution`,
+`shape-parameterised-depthwise[-dsp]`): its shape (channels, planes, strides, pads) from
+the record (`shape_record.DepthwiseShape`), its kernel size in the code.
 """
 
 from __future__ import annotations
@@ -37,67 +39,75 @@ from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
 from glowmlir.libraries.shape_record import (
-    DSP_CHANNELS,
+    DEPTHWISE_MICROKERNEL,
+    DEPTHWISE_PIXELS,
+    DEPTHWISE_PLANE_BYTES,
+    DEPTHWISE_WORDS,
+    DSP_BLOCK,
+    DSP_DEPTHWISE_MICROKERNEL,
+    DSP_GATHER_BYTES,
+    DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
+    DSP_PIXELS,
     OUTPUT_BLOCK,
+    PLANE_SLACK,
     SHAPE_SLOT,
     SHAPE_WORDS,
+    DepthwiseShape,
     MatrixShape,
+    window_row,
 )
 from glowmlir.lowering import arm_dsp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
 
 
-def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
-                        op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
-    """The kernel (see the module docstring): shapes and strides loaded from the record; two
-    output channels a step of the outer loop (their biases and requantization read once;
-    with an odd count the last step takes the last two, computing one of them again), one
-    pixel a step of the middle one, the input channels summed in the inner one, each input
-    loaded once for both channels: one a step with multiply-adds, or, in the DSP-extension
-    kernel (`shape-parameterised-dsp`), four a step with `SMLAD`s."""
+def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                  view: ViewOf) -> tuple[MatrixShape, View, View]:
+    """The layer's shape, loaded from its record, and its input and output as [channel, pixel]
+    views with the record's strides."""
     record = view(op.parameters)
     shape = MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
 
-    def runtime_view(buffer, strides, element_type=None) -> View:
+    def runtime_view(buffer, strides) -> View:
         contiguous = view(buffer)
-        return View(contiguous.base, (0, 0), tuple(strides), 0, element_type or contiguous.element_type)
+        return View(contiguous.base, (0, 0), tuple(strides), 0, contiguous.element_type)
 
-    src = runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride))
-    dest = runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride))
+    return (shape, runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride)),
+            runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
+
+
+def read_table_by_record(domain: ArithmeticDomain, channels: Index) -> None:
+    """A per-channel requantization table ([2, channels]: multipliers, then shifts) read with
+    the record's channel count as its row stride, so that its layer's channel count is not
+    compiled into the kernel."""
+    table = domain.requantization.table
+    if table is not None:
+        domain.requantization.table = View(table.base, (2, 0), (channels, 1), 0, table.element_type)
+
+
+def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
+                        op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
+    """The kernel (see the module docstring): its DSP-extension form (`dsp_matrix_product`), or
+    the portable one: two output channels a step of the outer loop (their biases and
+    requantization read once; with an odd count the last step takes the last two, computing
+    one of them again), one pixel a step of the middle one, the input channels summed in the
+    inner one, one a step with multiply-adds, each input loaded once for both channels."""
+    if op.microkernel.data == DSP_MICROKERNEL:
+        dsp_matrix_product(b, domain, op, view)
+        return
+    shape, src, dest = runtime_views(b, op, view)
+    read_table_by_record(domain, shape.output_channels)
     bias = view(op.bias)
+    weights = View(view(op.operands[2]).base, (0, 0), (shape.input_channels, 1), 0, view(op.operands[2]).element_type)
     folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
 
-    def input_level(channel: Index, pixel: Index) -> SSAValue:
-        return arm_dsp.level(b, src, [channel, pixel]) if folded else domain.input(src, [channel, pixel])
-
-    if op.microkernel.data == DSP_MICROKERNEL:  # four input channels a step, two SMLADs per output channel
-        count = b.div(shape.input_channels, DSP_CHANNELS)
-        weights = runtime_view(op.operands[2], (count, 1), i32)  # a word of four weights a step
-        weight_offset = arm_dsp.offset_pair(b, domain.weight_offset)
-
-        def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-            first = b.mul(step, DSP_CHANNELS)
-            x = [input_level(b.add(first, j), pixel) for j in range(DSP_CHANNELS)]
-            inputs = arm_dsp.pack_halves(b, x[0], x[2]), arm_dsp.pack_halves(b, x[1], x[3])
-            sums = []
-            for o, total in zip(channels, totals):
-                word = arm_dsp.load_word(b, weights, [o, step], aligned=True)
-                for pair, weight_pair in zip(inputs, arm_dsp.input_pairs(b, word, weight_offset)):
-                    total = arm_dsp.smlad(b, pair, weight_pair, total)
-                sums.append(total)
-            return sums
-    else:
-        weights = runtime_view(op.operands[2], (shape.input_channels, 1))
-        count = shape.input_channels
-
-        def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-            x = input_level(step, pixel)
-            return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
-                    for total, o in zip(totals, channels)]
+    def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
+        x = arm_dsp.level(b, src, [step, pixel]) if folded else domain.input(src, [step, pixel])
+        return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
+                for total, o in zip(totals, channels)]
 
     last = b.sub(shape.output_channels, OUTPUT_BLOCK)
     with b.loop(0, b.ceil_div(shape.output_channels, OUTPUT_BLOCK)) as block:
@@ -106,11 +116,154 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
         starts = [domain.bias(bias, o) for o in channels]
         stores = [domain.output(o, dest.element_type) for o in channels]
         with b.loop(0, shape.pixels) as p:
-            with b.loop(0, count, carried=starts) as step:
+            with b.loop(0, shape.input_channels, carried=starts) as step:
                 step.next(*products(step.carried, channels, step.index, p.index))
             for o, stored, total in zip(channels, stores, step.results):
                 b.store(stored(total), dest, [o, p.index])
 
 
-emit_convolution = emit_matrix_product
+def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """The DSP-extension form, for a pointwise convolution (pixels adjacent, `DSP_PIXELS` of
+    them at least; an even count of input channels), register-blocked as the per-layer
+    `arm_dsp.gathered_product`: per run of `DSP_PIXELS` adjacent pixels (the last run ends at
+    the last pixel, overlapping the one before when the count is odd), their input channels
+    are gathered once onto the stack as int16 pairs (channels 2i, 2i + 1; less the input
+    offset unless the bias holds it), a word per pixel side by side; then each block of
+    `DSP_BLOCK` output channels (`shape_record.dsp_blocks`, the last overlapping) sums them
+    in 2 x `DSP_BLOCK` accumulators, per channel pair one `LDRD` of the pixels' pairs, two of
+    the block's weight pairs (`shape_record.pack_dsp_weights`) and eight `SMLAD`s."""
+    shape, src, dest = runtime_views(b, op, view)
+    read_table_by_record(domain, shape.output_channels)
+    bias = view(op.bias)
+    pairs = b.div(shape.input_channels, 2)
+    x_offset = None if op.folded_input_offset is not None else arm_dsp.offset_pair(b, domain.input_offset)
+    packed = view(op.operands[2])  # [blocks, pairs, DSP_BLOCK, 2] int16: a word per weight pair
+    weights = View(packed.base, (0, 0, DSP_BLOCK), (b.mul(pairs, DSP_BLOCK), DSP_BLOCK, 1), 0, i32)
+    gathered = View.contiguous(b.alloca(DSP_GATHER_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),
+                               (DSP_MAX_CHANNELS // 2, DSP_PIXELS), element_type=i32)
+    last_run, last_block = b.sub(shape.pixels, DSP_PIXELS), b.sub(shape.output_channels, DSP_BLOCK)
+    with b.loop(0, b.ceil_div(shape.pixels, DSP_PIXELS)) as run:
+        first_pixel = b.min(b.mul(run.index, DSP_PIXELS), last_run)
+        with b.loop(0, pairs) as i:
+            channel = b.mul(i.index, 2)
+            words = arm_dsp.pixel_channel_pairs(b, src, [channel, first_pixel], [b.add(channel, 1), first_pixel],
+                                                DSP_PIXELS, x_offset)
+            for q, word in enumerate(words):
+                b.store(word, gathered, [i.index, q])
+        with b.loop(0, dsp_blocks_of(b, shape.output_channels)) as block:
+            first = b.min(b.mul(block.index, DSP_BLOCK), last_block)
+            channels = [b.add(first, j) for j in range(DSP_BLOCK)]
+            starts = [domain.bias(bias, o) for o in channels]
+
+            def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
+                """`totals` ([pixel][channel]) plus the products of input channel pair i."""
+                inputs = arm_dsp.load_words(b, gathered, [i, 0], DSP_PIXELS)
+                weight_words = arm_dsp.load_words(b, weights, [block.index, i, 0], DSP_BLOCK)
+                totals = list(totals)
+                for q, word in enumerate(inputs):
+                    for j, weight in enumerate(weight_words):
+                        totals[q * DSP_BLOCK + j] = arm_dsp.smlad(b, word, weight, totals[q * DSP_BLOCK + j])
+                return totals
+
+            with b.loop(0, pairs, carried=starts * DSP_PIXELS) as i:
+                i.next(*pair_products(i.carried, i.index))
+            outputs = [Row(dest, (o,)) for o in channels]
+            arm_dsp.store_tile(b, domain, channels, outputs, i.results,
+                               [b.add(first_pixel, q) for q in range(DSP_PIXELS)])
+
+
+def dsp_blocks_of(b: KernelBuilder, out_channels: Index) -> Index:
+    """`shape_record.dsp_blocks` of a run-time channel count."""
+    return b.ceil_div(out_channels, DSP_BLOCK)
+
+
+def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    """The depthwise kernel (`shape-parameterised-depthwise[-dsp]`), its shape from the record
+    (`shape_record.DepthwiseShape`), its kernel size in the code. A stack plane of the
+    padded input size is filled with the input zero point once; per channel the input plane
+    is copied into its interior, so every tap of every output lies in the plane (a tap in
+    the padding adds what the folded bias takes off, or, not folded, its level less the
+    offset is 0). Per output row, `DEPTHWISE_PIXELS` adjacent outputs a step (the row's last
+    step ends at its last output, overlapping the one before when the count is odd), each
+    weight (int16, less its zero point) loaded once for both. Portable: a multiply-add a
+    tap. On the DSP extension: a window row as words of four input bytes from its first
+    column (`shape_record.window_row`), each split into the pairs (0, 2) and (1, 3) by
+    `SXTB16`, times the weight words by `SMLAD` (a byte past the row's last tap times a
+    weight 0: the plane has `PLANE_SLACK` bytes of the zero point past its end)."""
+    record = view(op.parameters)
+    shape = DepthwiseShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(DEPTHWISE_WORDS)))
+    read_table_by_record(domain, shape.channels)
+    k_h, k_w = op.filter_shape.get_values()[2:]
+    plane_size = b.mul(shape.height, shape.width)
+    src = View(view(op.input).base, (0, 0, 0), (plane_size, shape.width, 1), 0, view(op.input).element_type)
+    dest = View(view(op.dest).base, (0, 0, 0), (b.mul(shape.out_height, shape.out_width), shape.out_width, 1), 0,
+                view(op.dest).element_type)
+    weights, bias = view(op.filter), view(op.bias)  # [C, 1, KH, KW] int16, or the DSP form's [C, KH, words, 2]
+    words = b.ceil_div(b.add(b.mul(shape.padded_height, shape.padded_width), PLANE_SLACK), 4)
+    plane = View.contiguous(b.alloca(DEPTHWISE_PLANE_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),
+                            (DEPTHWISE_PLANE_BYTES // 4,), element_type=i32)
+    padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), 0xFF), 0x01010101)
+    with b.loop(0, words) as i:
+        b.store(padding, plane, [i.index])
+    levels = View(plane.base, (0, 0), (shape.padded_width, 1), 0, src.element_type)  # [padded rows, columns]
+    folded = op.folded_input_offset is not None
+    dsp = op.microkernel.data == DSP_DEPTHWISE_MICROKERNEL
+    tiling = window_row(k_w)
+    x_offset = None if folded else arm_dsp.offset_pair(b, domain.input_offset)
+
+    def window_row_taps(totals: list[SSAValue], c: Index, ky: int, y: Index, lefts: list[Index]) -> list[SSAValue]:
+        """`totals` plus the taps of window row `ky` (plane row y) of the outputs whose windows
+        start at columns `lefts`."""
+        totals = list(totals)
+        if dsp:
+            words = arm_dsp.load_words(b, weights, [c, ky, 0, 0], len(tiling.weight_words))
+            for p, left in enumerate(lefts):
+                pairs = arm_dsp.tile_pairs(b, Row(levels, (y,)), left, tiling, x_offset)
+                totals[p], = arm_dsp.tile_products(b, tiling, pairs, 1, [totals[p]], lambda j: words)
+            return totals
+        for kx in range(k_w):
+            weight = arm_dsp.level(b, weights, [c, 0, ky, kx])
+            for p, left in enumerate(lefts):
+                at = [y, b.add(left, kx)]
+                x = arm_dsp.level(b, levels, at) if folded else domain.input(levels, at)
+                totals[p] = domain.multiply_accumulate(totals[p], x, weight)
+        return totals
+
+    last = b.sub(shape.out_width, DEPTHWISE_PIXELS)
+    with b.loop(0, shape.channels) as c:
+        with b.loop(0, shape.height) as y:
+            into = Row(levels, (b.add(y.index, shape.pad_top),))
+            copy_bytes(b, Row(src, (c.index, y.index)), into, shape.pad_left, shape.width)
+        start, stored = domain.bias(bias, c.index), domain.output(c.index, dest.element_type)
+        with b.loop(0, shape.out_height) as y:
+            top = b.mul(y.index, shape.stride_y)
+            with b.loop(0, b.ceil_div(shape.out_width, DEPTHWISE_PIXELS)) as step:
+                x0 = b.min(b.mul(step.index, DEPTHWISE_PIXELS), last)
+                first = b.mul(x0, shape.stride_x)
+                lefts = [first] + [b.add(first, b.mul(p, shape.stride_x)) for p in range(1, DEPTHWISE_PIXELS)]
+                totals = [start] * DEPTHWISE_PIXELS
+                for ky in range(k_h):
+                    totals = window_row_taps(totals, c.index, ky, b.add(top, ky), lefts)
+                for p, total in enumerate(totals):
+                    b.store(stored(total), dest, [c.index, y.index, b.add(x0, p)])
+
+
+def copy_bytes(b: KernelBuilder, source: Row, into: Row, first: Index, count: Index) -> None:
+    """`count` bytes of `source` into `into` from column `first`: a word at a time (any
+    addresses), then the bytes left one by one."""
+    words = b.div(count, 4)
+    with b.loop(0, words) as i:
+        x = b.mul(i.index, 4)
+        arm_dsp.store_word(b, arm_dsp.load_word(b, source.view, source.at(x)), into, b.add(first, x))
+    with b.loop(b.mul(words, 4), count) as x:
+        b.store(b.load(source.view, source.at(x.index)), into.view, into.at(b.add(first, x.index)))
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
+    if op.microkernel.data in (DEPTHWISE_MICROKERNEL, DSP_DEPTHWISE_MICROKERNEL):
+        depthwise_convolution(b, domain, op, view)
+    else:
+        emit_matrix_product(b, domain, op, view)
+
+
 emit_fully_connected = emit_matrix_product

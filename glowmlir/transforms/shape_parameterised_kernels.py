@@ -1,22 +1,28 @@
-"""`glowll-shape-parameterised-kernels`: one int8 matrix product, its shapes read as data, for layers of many shapes.
+"""`glowll-shape-parameterised-kernels`: int8 kernels whose shapes are read as data, for layers of many shapes.
 
 In a size-first build every int8 layer reads its quantization numbers from a record
 (`glowll-quantization-records`), so layers of equal shapes share a kernel; but shapes stay
 compiled in, and MobileNetV2's 34 pointwise convolutions, of 17 shapes, get a kernel per
-shape at least. This pass gives the int8 1x1 convolutions (stride 1, unpadded, ungrouped,
-unpooled, batch 1) and FullyConnected `microkernel = "shape-parameterised"`
-(`"shape-parameterised-dsp"` with `dsp`) and a record that holds their shapes after their
-numbers (`libraries.shape_record`), so one kernel
-(`lowering.shape_parameterised`) serves them all. Layers take it only where that makes the
-code smaller: among the layers whose kernels would come out alike (the same numbers zero,
-the same kind of requantization, the input zero point folded into the bias or not) it is
-chosen when they have at least `minimum_shapes` distinct shapes, i.e. when it replaces that
-many per-layer kernels by one.
+shape at least (its 17 depthwise ones, of 9 shapes, too). This pass gives the int8 1x1
+convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected
+`microkernel = "shape-parameterised"`, and the int8 depthwise convolutions
+`"shape-parameterised-depthwise"`, and a record that holds their shapes after their numbers
+(`libraries.shape_record`), so that one kernel (`lowering.shape_parameterised`) serves all
+the matrix products, and one each kernel size of depthwise convolution. Layers take it only
+where that makes the code smaller: among the layers whose kernels would come out alike
+(`kernel_variant`: the same numbers zero, the same kind of requantization, the input zero
+point folded into the bias or not, ...) it is chosen when they have at least
+`minimum_shapes` distinct shapes, i.e. when it replaces that many per-layer kernels by one.
 
 Where the bias is in accumulator units, the input zero point goes into it
 (`folded_input_offset`, as the DSP-kernel selection does). With `dsp` (a core with the DSP
-extension) the layers get the kernel's `SMLAD` form (`shape-parameterised-dsp`), which only
-layers of a multiple of 4 input channels take; weights stay int8 as they are.
+extension) the layers get the kernels' `SMLAD` forms (`shape-parameterised-dsp`, which only
+pointwise convolutions take: a FullyConnected keeps the DSP kernel of its own;
+`shape-parameterised-depthwise-dsp`), their weights re-laid as int16 pairs less the zero
+point (`shape_record.pack_dsp_weights`, `pack_depthwise_weights`). The depthwise kernel's
+weights are int16 less the zero point in either form; where the sums allow, the
+requantization of both is narrow (`narrow_requantization`, weights doubled), as the DSP
+kernels' is.
 
 Run before the DSP-kernel selection (which leaves a layer with a microkernel as it is) and
 before `glowll-quantization-records` (which gives the other layers their records);
@@ -31,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -39,16 +45,33 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries.shape_record import (
-    DSP_CHANNELS,
+    DEPTHWISE_MICROKERNEL,
+    DEPTHWISE_PIXELS,
+    DEPTHWISE_PLANE_BYTES,
+    DSP_BLOCK,
+    DSP_DEPTHWISE_MICROKERNEL,
+    DSP_MAX_CHANNELS,
     DSP_MICROKERNEL,
+    DSP_PIXELS,
     MICROKERNEL,
     OUTPUT_BLOCK,
+    PLANE_SLACK,
+    DepthwiseShape,
     MatrixShape,
     layer_record,
+    pack_depthwise_weights,
+    pack_dsp_weights,
 )
 from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
 from glowmlir.transforms.quantization_records import attach_record, takes_record
-from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, fold_input_offset, int8_buffers
+from glowmlir.transforms.select_arm_dsp_kernels import (
+    accumulator_bias,
+    centred_type,
+    fits_narrow_requantization,
+    fold_input_offset,
+    int8_buffers,
+)
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
@@ -56,54 +79,130 @@ MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
-    microkernel yet, of two output channels at least (and, with `dsp`, a multiple of 4 input
-    channels)."""
+    microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
+    of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
+    and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
+    reads its int8 weights as they are: its weights are most of a net's, read once each)."""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
         return False
     shape = MatrixShape.of(op)
-    if shape.output_channels < OUTPUT_BLOCK or (dsp and shape.input_channels % DSP_CHANNELS):
+    if shape.output_channels < OUTPUT_BLOCK:
         return False
     if isinstance(op, glowll.FullyConnectedOp):
-        return True
+        return not dsp
+    if dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
+                or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
+        return False
     return (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
             and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
             and op.residual is None and glow.shape_of(op.input)[0] == 1)
 
 
-def arithmetic_variant(op: MatrixProduct) -> tuple:
-    """What the matrix product's code depends on besides its shape: which numbers it reads
-    are zero (they stay constants), whether each output channel has its own requantization
-    and whether the input zero point goes into the bias (then the kernel does not read it)."""
+def is_depthwise(op: MatrixProduct) -> bool:
+    """An int8 depthwise convolution (one input and one output channel per group) of constant
+    weights, without a record or microkernel yet: undilated, unpooled, without a residual,
+    batch 1, whose padded input plane fits `DEPTHWISE_PLANE_BYTES` (`PLANE_SLACK` bytes
+    spare) and whose output rows are `DEPTHWISE_PIXELS` wide at least."""
+    if not isinstance(op, glowll.ConvolutionOp):
+        return False
+    weights = op.filter.owner
+    if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.filter)
+            or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None
+            or op.pool is not None or op.residual is not None or set(op.dilations.get_values()) != {1}):
+        return False
+    batch, channels, _, _ = glow.shape_of(op.input)
+    shape = DepthwiseShape.of(op)
+    return (batch == 1 and op.group.value.data == channels == glow.shape_of(op.dest)[1]
+            and glow.shape_of(op.filter)[1] == 1 and shape.out_width >= DEPTHWISE_PIXELS
+            and shape.padded_height * shape.padded_width + PLANE_SLACK <= DEPTHWISE_PLANE_BYTES)
+
+
+def centred_weights(op: MatrixProduct) -> np.ndarray:
+    """The layer's weights less their zero point, [O, C] int64."""
+    weights = op.operands[2]
+    levels = array_from_dense(weights.owner.value).astype(np.int64)
+    centred = levels - weight_zero_point(weights.type.element_type)
+    return centred.reshape(centred.shape[0], -1)
+
+
+def arithmetic_variant(op: MatrixProduct, centred: bool) -> tuple:
+    """What a shape-parameterised kernel's code depends on besides its shape: which numbers
+    it reads are zero (they stay constants), whether each output channel has its own
+    requantization and whether the input zero point goes into the bias (then the kernel does
+    not read it); for `centred` weights (stored less their zero point: the DSP-extension
+    matrix product's, the depthwise kernel's) not the weight zero point but whether the
+    requantization is narrow (`narrow_requantization`)."""
     folds = accumulator_bias(op) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
-    return op.requantization is not None, folds, tuple(value == 0 for value in numbers.record())
+    narrow = None
+    if centred:
+        numbers = dataclasses.replace(numbers, weight_offset=0)
+        narrow = fits_narrow_requantization(op, centred_weights(op))
+    return op.requantization is not None, folds, narrow, tuple(value == 0 for value in numbers.record())
+
+
+def kernel_variant(op: MatrixProduct, dsp: bool) -> tuple | None:
+    """Which shape-parameterised kernel would serve `op` (None: none): layers of one variant
+    share it. A depthwise convolution's kernel keeps its kernel size in its code."""
+    if is_depthwise(op):
+        return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
+    if isinstance(op, MatrixProduct) and is_matrix_product(op, dsp):
+        return ("matrix product", *arithmetic_variant(op, dsp))
+    return None
+
+
+def layer_shape(op: MatrixProduct) -> DepthwiseShape | MatrixShape:
+    return DepthwiseShape.of(op) if is_depthwise(op) else MatrixShape.of(op)
+
+
+def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewriter: PatternRewriter) -> None:
+    """The layer's weights replaced by `packed` (int16, less the zero point; doubled when
+    `narrow`: then the layer is marked `narrow_requantization` and `doubled_accumulators`, its
+    requantization one rounding high multiply of the doubled sums)."""
+    weights = op.operands[2].owner
+    op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
+    op.operands[2] = insert_weight(f"{weights.name_.data}_shape_parameterised", packed * np.int16(2 if narrow else 1),
+                                   op, rewriter, centred_type(op.operands[2].type.element_type))
+    erase_if_unused(weights, rewriter)
+    if narrow:
+        op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
 
 
 @dataclass
-class SelectMatrixProduct(RewritePattern):
-    microkernel: str
+class SelectShapeParameterisedKernel(RewritePattern):
+    dsp: bool
     chosen: set[MatrixProduct] = field(default_factory=set)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
         if op not in self.chosen:
             return
-        weights = op.operands[2]
-        centred = array_from_dense(weights.owner.value).astype(np.int64) - weight_zero_point(weights.type.element_type)
-        fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1), rewriter)
-        attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(self.microkernel))
+        centred = centred_weights(op)
+        depthwise = is_depthwise(op)
+        if depthwise:  # on the DSP extension, int16 weight words along the window rows
+            microkernel = DSP_DEPTHWISE_MICROKERNEL if self.dsp else DEPTHWISE_MICROKERNEL
+            filter_levels = centred.reshape(glow.shape_of(op.filter))
+            packed = pack_depthwise_weights(filter_levels) if self.dsp else filter_levels.astype(np.int16)
+            replace_by_centred(op, packed, fits_narrow_requantization(op, centred), rewriter)
+        elif self.dsp:
+            microkernel = DSP_MICROKERNEL
+            replace_by_centred(op, pack_dsp_weights(centred), fits_narrow_requantization(op, centred), rewriter)
+        else:
+            microkernel = MICROKERNEL
+        fold_input_offset(op, centred.sum(axis=1), rewriter)
+        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=StringAttr(microkernel))
 
 
 @dataclass(frozen=True)
 class ShapeParameterisedKernels(ModulePass):
     """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
-    matrix product where, among alike layers, at least `minimum_shapes` shapes would
-    otherwise each get a kernel; `dsp`: its form for the DSP extension (see the module
-    docstring)."""
+    matrix product, and the int8 depthwise convolutions the shape-parameterised depthwise
+    kernel, where, among alike layers, at least `minimum_shapes` shapes would otherwise each
+    get a kernel; `dsp`: their forms for the DSP extension (see the module docstring)."""
 
     name = "glowll-shape-parameterised-kernels"
     minimum_shapes: int = 2
@@ -114,9 +213,10 @@ class ShapeParameterisedKernels(ModulePass):
             raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
-            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.dsp):
-                alike[arithmetic_variant(instruction)].append(instruction)
+            variant = kernel_variant(instruction, self.dsp) if isinstance(instruction, MatrixProduct) else None
+            if variant is not None:
+                alike[variant].append(instruction)
         chosen = {instruction for layers in alike.values()
-                  if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
-        selection = SelectMatrixProduct(DSP_MICROKERNEL if self.dsp else MICROKERNEL, chosen)
+                  if len({layer_shape(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
+        selection = SelectShapeParameterisedKernel(self.dsp, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

@@ -69,14 +69,57 @@ def layers_of_many_shapes():
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
 def test_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
-    """At -Oz the five layers take the shape-parameterised matrix product (the M7's form with
-    SMLAD, the M3's portable one): the object has one kernel function for all of them, and
-    each layer's outputs are the int8 reference's."""
+    """At -Oz the five layers take the shape-parameterised matrix product, each layer's
+    outputs the int8 reference's. On the M3 (the portable form) all five call one kernel
+    function. On the M7 the three convolutions take the DSP-extension form (int16 weight
+    pairs, two pixels x two output channels a step: 7 channels end in an overlapping block,
+    15 pixels in an overlapping pair) and call one kernel; the FullyConnected keep their own
+    DSP kernels (int8 weights as they are)."""
     cases = layers_of_many_shapes()
     bundle = run_cases(cases, board, "Oz")
-    form = "shape-parameterised-dsp" if board == "mps2-an500" else "shape-parameterised"
-    assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases)
-    assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 1
+    convolutions = kernel_names(bundle, "convolution")
+    if board == "mps2-an385":
+        assert bundle.ir["glowll"].count('microkernel = "shape-parameterised"') == len(cases)
+        assert len(convolutions | kernel_names(bundle, "fully_connected")) == 1
+    else:
+        assert bundle.ir["glowll"].count('microkernel = "shape-parameterised-dsp"') == 3
+        assert bundle.ir["glowll"].count('microkernel = "arm-dsp"') == 2
+        assert len(convolutions) == 1 and len(kernel_names(bundle, "fully_connected")) == 2
+
+
+def depthwise_layers_of_many_shapes():
+    """Int8 depthwise convolutions, random weights, inputs and numbers: 3x3 ones of four shapes
+    (strides 1 and 2, symmetric and TF-style asymmetric pads, unpadded; odd and even output
+    widths; per tensor with every zero point nonzero, seeded so), two with a clip and two
+    with a relu (whose clamp bounds are zero in other places: two kinds of code), two 5x3
+    ones of two shapes (per channel, stride 1 x 2), and one of channel multiplier 2 (no
+    candidate: it keeps its per-layer kernel)."""
+    geometries = [((1, 6, 7, 5), (1, 1), (1, 1, 1, 1)), ((1, 4, 9, 8), (2, 2), (0, 0, 1, 1)),
+                  ((1, 5, 6, 6), (2, 2), (1, 1, 1, 1)), ((1, 3, 5, 4), (1, 1), (0, 0, 0, 0))]
+    cases = [convolution_case(40 + index, (x, (x[1], 1, 3, 3), strides, pads, (1, 1), x[1]),
+                              activation=("clip", "relu")[index // 2], suffix=f"_d{index}")
+             for index, (x, strides, pads) in enumerate(geometries)]
+    tall = [((1, 3, 8, 6), (1, 2)), ((1, 2, 5, 9), (1, 2))]
+    cases += [convolution_case(50 + index, (x, (x[1], 1, 5, 3), strides, (2, 1, 2, 1), (1, 1), x[1]),
+                               per_channel=True, activation="relu", suffix=f"_t{index}")
+              for index, (x, strides) in enumerate(tall)]
+    return cases + [convolution_case(60, CONVOLUTIONS["depthwise_x2"], suffix="_m")]
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])
+def test_depthwise_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
+    """At -Oz the depthwise layers take the shape-parameterised depthwise kernel, one kernel
+    function for each kind of code (the 3x3 ones with a clip, the 3x3 ones with a relu, the
+    5x3 ones, per channel: their tables read with the record's channel count), the channel
+    multiplier 2 one its own (on the M7 and M55 a DSP kernel function; the M3's generic kernel
+    is inlined). The M7 and M55 (DSP kernels at -Oz) take the kernel's DSP form, the M3 the
+    portable one. Each layer's outputs are the int8 reference's."""
+    cases = depthwise_layers_of_many_shapes()
+    bundle = run_cases(cases, board, "Oz")
+    dsp = board != "mps2-an385"
+    form = "shape-parameterised-depthwise-dsp" if dsp else "shape-parameterised-depthwise"
+    assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases) - 1
+    assert len(kernel_names(bundle, "convolution")) == (4 if dsp else 3)
 
 
 @pytest.mark.parametrize("board, level, form", [
