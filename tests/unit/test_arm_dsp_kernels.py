@@ -365,6 +365,52 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
 
 
+def int16_cases() -> list[Case]:
+    """Every convolution case's geometry (and fused pool) and FullyConnected shapes of the
+    int8 cases with int16 data (`-quantization-precision=Int16`: offset 0, int8 weights),
+    against the int16 reference (tests/support/int16_reference.py); outputs named `*_16`."""
+    from tests.unit import test_int16_kernels as int16
+
+    cases = []
+    for index, (output, geometry, pool) in enumerate(convolution_cases()):
+        per_channel = output.endswith("_per_channel")
+        body, inputs, constants, expected = int16.convolution_case(
+            2500 + index, geometry, per_channel, "relu" if per_channel or pool else None, pool,
+            suffix=output.removeprefix("y") + "_16")
+        cases.append(Case(body, inputs, constants, output + "_16", expected))
+    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4), (2, 64, 12)]):
+        suffix = f"_fc{index}_16"
+        body, inputs, constants, expected = int16.fully_connected_case(2700 + index, rows, depth, columns,
+                                                                       activation="relu" if index % 2 else None,
+                                                                       suffix=suffix)
+        cases.append(Case(body, inputs, constants, "y" + suffix, expected))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def cases16() -> list[Case]:
+    return int16_cases()
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
+    """Int16 layers whose sums fit int32 take the DSP kernels (on the M55 too, whose Helium
+    kernels take int8 only), bit-identical to the int16 reference; those whose sums need
+    int64 (`wide_accumulators`) keep the generic kernel."""
+    body = "".join(case.body for case in cases16)
+    constants = {name: value for case in cases16 for name, value in case.constants.items()}
+    bundle = build(body, constants, target=target_for(board))
+    lines = instruction_lines(bundle)
+    assert len(lines) == len(cases16)
+    wide = [line for line in lines if "wide_accumulators" in line]
+    generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
+    assert 0 < len(wide) < 5 and len(generic) == len(wide) + 2  # and the two padded 1x1s (int8's too)
+    outputs = run_on_board(bundle, board, {name: v for case in cases16 for name, v in case.inputs.items()}).outputs
+    for case in cases16:
+        actual = outputs[case.output].reshape(case.expected.shape).astype(np.int16)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+
+
 @pytest.mark.parametrize("ratio", [1 / 16, 0.73])
 def test_narrow_requantization_of_consecutive_accumulators_on_the_m7(ratio):
     """The one-SMMLAR requantization (`requantization.requantize_narrow`, its multiplier

@@ -59,9 +59,10 @@ def wide(element: str) -> str:
 
 
 def convolution_case(seed: int, geometry, per_channel: bool, activation: str | None = None, pool: dict | None = None,
-                     extreme_weights: bool = False, bias_bits: int = 32):
+                     extreme_weights: bool = False, bias_bits: int = 32, suffix: str = ""):
     """(glow body, inputs, constants, expected) of a random 16x8 convolution (with `bias_bits`
-    64, an int64 bias of levels 2^31 to 2^34 either way, the output range covering it all)."""
+    64, an int64 bias of levels 2^31 to 2^34 either way, the output range covering it all);
+    its values are named x, w, b and y + `suffix`."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -98,13 +99,14 @@ def convolution_case(seed: int, geometry, per_channel: bool, activation: str | N
                           f'pool_pads = {ints(pool["pads"])}')
     x_t, w_t, b_t = tensor(x_shape, s16(x_scale)), tensor(w_shape, w_element), tensor((out_c,), b_element)
     y_t = tensor(expected.shape, s16(out_scale))
+    x_, w_, b_, y_ = (name + suffix for name in "xwby")
     body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.convolution %x, %w, %b{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    return body, {"x": x}, {"w": w, "b": bias}, expected
+  %{x_} = glow.placeholder "{x_}" : {x_t}
+  %{w_} = glow.constant "{w_}" elided : {w_t}
+  %{b_} = glow.constant "{b_}" elided : {b_t}
+  %{y_} = glow.convolution %{x_}, %{w_}, %{b_}{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %{y_} as "{y_}" : {y_t}"""
+    return body, {x_: x}, {w_: w, b_: bias}, expected
 
 
 @pytest.mark.parametrize("name,per_channel,activation", [
@@ -166,30 +168,40 @@ def test_small_convolutions_sum_in_int32():
 # ----------------------------------------------------------------------------- fully connected
 
 
-@pytest.mark.parametrize("depth,extreme,activation", [(40, False, None), (300, False, "relu"), (700, True, None)])
-def test_fully_connected(depth, extreme, activation):
-    rng = np.random.default_rng(1700 + depth)
-    x = levels16(rng, 3, depth)
-    w = rng.choice(np.array([-127, 127], np.int8), (depth, 8)) if extreme else \
-        rng.integers(-128, 128, (depth, 8), dtype=np.int8)
+def fully_connected_case(seed: int, rows: int, depth: int, columns: int, extreme: bool = False,
+                         activation: str | None = None, suffix: str = ""):
+    """(glow body, inputs, constants, expected) of a random 16x8 FullyConnected (weights +-127
+    with `extreme`), its values named x, w, b, f and y + `suffix`."""
+    rng = np.random.default_rng(seed)
+    x = levels16(rng, rows, depth)
+    w = rng.choice(np.array([-127, 127], np.int8), (depth, columns)) if extreme else \
+        rng.integers(-128, 128, (depth, columns), dtype=np.int8)
     x_scale, w_type = ref8.f32(scale(rng) / 256), (scale(rng), 0 if extreme else int(rng.integers(-20, 21)))
-    bias = rng.integers(-2_000_000, 2_000_001, 8).astype(np.int32)
+    bias = rng.integers(-2_000_000, 2_000_001, columns).astype(np.int32)
     acc = x.astype(np.int64) @ (w.astype(np.int64) - w_type[1]) + bias
     out_scale = spread16(acc * np.float64(x_scale) * w_type[0])
     expected = ref.fully_connected(x, w, bias, x_scale, w_type, out_scale, activation)
     x_t, w_t = tensor(x.shape, s16(x_scale)), tensor(w.shape, q8(*w_type))
-    b_t, y_t = tensor((8,), q32(np.float32(x_scale) * np.float32(w_type[0]))), tensor(expected.shape, s16(out_scale))
+    b_t = tensor((columns,), q32(np.float32(x_scale) * np.float32(w_type[0])))
+    y_t = tensor(expected.shape, s16(out_scale))
+    x_, w_, b_, f_, y_ = (name + suffix for name in "xwbfy")
     body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %f = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  %y = {"glow.relu %f" if activation else "glow.rescale_quantized %f"} : ({y_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    bundle = build(body, {"w": w, "b": bias})
+  %{x_} = glow.placeholder "{x_}" : {x_t}
+  %{w_} = glow.constant "{w_}" elided : {w_t}
+  %{b_} = glow.constant "{b_}" elided : {b_t}
+  %{f_} = glow.fully_connected %{x_}, %{w_}, %{b_} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  %{y_} = {f"glow.relu %{f_}" if activation else f"glow.rescale_quantized %{f_}"} : ({y_t}) -> {y_t}
+  glow.save %{y_} as "{y_}" : {y_t}"""
+    return body, {x_: x}, {w_: w, b_: bias}, expected
+
+
+@pytest.mark.parametrize("depth,extreme,activation", [(40, False, None), (300, False, "relu"), (700, True, None)])
+def test_fully_connected(depth, extreme, activation):
+    body, inputs, constants, expected = fully_connected_case(1700 + depth, 3, depth, 8, extreme, activation)
+    bundle = build(body, constants)
     assert ("wide_accumulators" in bundle.ir["glowll"]) == extreme
     assert_spread16(expected)
-    np.testing.assert_array_equal(bundle.run({"x": x})["y"], expected)
+    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
 
 
 def test_fully_connected_int64_bias_beyond_the_output_range_saturates():
