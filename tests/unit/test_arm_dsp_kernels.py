@@ -354,15 +354,22 @@ def cases() -> list[Case]:
     return all_cases()
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
+def check_on_board(cases: list[Case], board: str):
+    """Builds every case into one bundle for `board`, runs it there and checks each output
+    against its reference, bit for bit; returns the bundle."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     bundle = build(body, constants, target=target_for(board))
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
-        actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
+        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+    return bundle
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
+    check_on_board(cases, board)
 
 
 def int16_cases() -> list[Case]:
@@ -397,18 +404,12 @@ def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
     """Int16 layers whose sums fit int32 take the DSP kernels (on the M55 too, whose Helium
     kernels take int8 only), bit-identical to the int16 reference; those whose sums need
     int64 (`wide_accumulators`) keep the generic kernel."""
-    body = "".join(case.body for case in cases16)
-    constants = {name: value for case in cases16 for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board))
-    lines = instruction_lines(bundle)
+    assert all(case.expected.dtype == np.int16 for case in cases16)
+    lines = instruction_lines(check_on_board(cases16, board))
     assert len(lines) == len(cases16)
     wide = [line for line in lines if "wide_accumulators" in line]
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
     assert 0 < len(wide) < 5 and len(generic) == len(wide) + 2  # and the two padded 1x1s (int8's too)
-    outputs = run_on_board(bundle, board, {name: v for case in cases16 for name, v in case.inputs.items()}).outputs
-    for case in cases16:
-        actual = outputs[case.output].reshape(case.expected.shape).astype(np.int16)
-        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
 
 
 @pytest.mark.parametrize("ratio", [1 / 16, 0.73])
