@@ -165,7 +165,10 @@ def _intrinsic(b: KernelBuilder, name: str, *args: SSAValue) -> SSAValue:
 
 
 def smlad(b: KernelBuilder, a: SSAValue, c: SSAValue, total: SSAValue) -> SSAValue:
-    """total + a.lo * c.lo + a.hi * c.hi."""
+    """total + a.lo * c.lo + a.hi * c.hi: `SMLAD` into an i32 total, `SMLALD` into an i64 one
+    (the int64 sums of an int16 layer with `wide_accumulators`)."""
+    if total.type == i64:
+        return b.emit(llvm.CallIntrinsicOp("llvm.arm.smlald", [a, c, total], [i64]))
     return _intrinsic(b, "smlad", a, c, total)
 
 

@@ -23,9 +23,9 @@ int8 softmax. With `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`)
 pairs, N pairs a step. Outputs stay bit-identical to the generic int8 kernels.
 
 Int16 layers (int16 input and output of offset 0, int8 weights: `-quantization-precision=
-Int16`) take the "arm-dsp" kernels the same way, on every core with the DSP extension (Helium's
-and its dot products take int8 only), where their sums fit int32: a layer with
-`wide_accumulators` keeps the generic kernel (`dsp_buffers`).
+Int16`) take the "arm-dsp" kernels the same way (`dsp_buffers`), on every core with the DSP
+extension (Helium's kernels and its dot products take int8 only); a layer with
+`wide_accumulators` sums in int64 there (`SMLALD`), its bias as it is.
 """
 
 from __future__ import annotations
@@ -100,10 +100,10 @@ def int8_buffers(*buffers) -> bool:
 
 def int16_data(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     """An int16 layer the DSP kernels take: int16 input (offset 0: its pairs need no
-    offset) and output, int8 weights, and int32 sums (no `wide_accumulators`)."""
+    offset) and output, int8 weights (its sums int32, or int64 with `wide_accumulators`:
+    `SMLALD`)."""
     return (all(storage_type(v.type.element_type) == i16 for v in (op.dest, op.input))
-            and op.input.type.element_type.offset == 0 and int8_buffers(op.operands[2])
-            and op.wide_accumulators is None)
+            and op.input.type.element_type.offset == 0 and int8_buffers(op.operands[2]))
 
 
 def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
@@ -211,7 +211,7 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     output, goes into a new bias (when the bias is stored in accumulator units), so the
     kernel multiplies the inputs as they are (`folded_input_offset`)."""
     bias = accumulator_bias(op)
-    if bias is None:
+    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
         return
     folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
     if np.abs(folded).max(initial=0) >= 2**31:

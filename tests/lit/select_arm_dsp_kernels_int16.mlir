@@ -6,7 +6,8 @@
 // the input offset, 0, is "folded": the bias keeps its levels); both sum little enough for
 // narrow requantization, the packed filter doubled. On a Helium core they take the DSP
 // kernels too (Helium's take int8 only). The FullyConnected whose sums need int64
-// (`wide_accumulators`: 32768 x 127 x 600 > 2^31) keeps the generic kernel.
+// (`wide_accumulators`: 32768 x 127 x 600 > 2^31) takes them with its int64 sums (`SMLALD`),
+// its bias as it is (no fold, no narrow requantization).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x1x2x4x!quant.uniform<i16:f32, 4.8828125e-04:0>>
@@ -30,8 +31,8 @@ glowll.function @net {
 // CHECK-NEXT: %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[10, -20]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
-// CHECK:      glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators} :
+// CHECK:      glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators, microkernel = "arm-dsp"} :
 
 // HELIUM:     glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:     glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
-// HELIUM:     glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators} :
+// HELIUM:     glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators, microkernel = "arm-dsp"} :
