@@ -388,8 +388,8 @@ TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-plan
 
 def verify_microkernel(op: IRDLOperation) -> None:
     """A microkernel is known, runs its numbers (int8, also int16 of offset 0 for "arm-dsp",
-    or f32 for `vector-columns`, a convolution with its
-    `vector_tile`), and a convolution's filter is packed for it."""
+    or f32 for `vector-columns`, a convolution with its `vector_tile`), and a convolution's
+    filter is packed for it."""
     if op.microkernel.data not in MICROKERNELS:
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
     numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8

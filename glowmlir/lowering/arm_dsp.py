@@ -33,13 +33,14 @@ The input zero point is either folded into the bias by the pass (`folded_input_o
 subtracted from each input pair with one `SADD16`. Every output is exactly the int32 sum the
 generic int8 kernel computes, so outputs are bit-identical to it.
 
-Int16 data (`-quantization-precision=Int16`, offset 0, int8 weights) takes the same kernels
-where its sums fit int32 (no `wide_accumulators`), as CMSIS-NN's s16 kernels multiply int16
-inputs read in pairs with `SMLAD`: a word of int16 memory already holds a pair, so where the
-int8 kernels split a word of four levels into the pairs (0, 2) and (1, 3) with two `SXTB16`s,
-the int16 ones load two words and repack their halves into the same pairs (`PKHBT`, `PKHTB`:
-`pairs_of_four`); the packed filters, the gathered buffers and the products are the int8
-kernels' own. Stack copies of input planes hold int16 elements.
+Int16 data (`-quantization-precision=Int16`, offset 0, int8 weights) takes the same kernels,
+as CMSIS-NN's s16 kernels multiply int16 inputs read in pairs with `SMLAD`: a word of int16
+memory already holds a pair, so where the int8 kernels split a word of four levels into the
+pairs (0, 2) and (1, 3) with two `SXTB16`s, the int16 ones load two words and repack their
+halves into the same pairs (`PKHBT`, `PKHTB`: `pairs_of_four`); the packed filters, the
+gathered buffers and the products are the int8 kernels' own. Stack copies of input planes
+hold int16 elements. A layer whose sums could leave int32 (`wide_accumulators`) keeps them
+in int64 registers, each product pair added by `SMLALD` (`smlad` on an i64 total).
 """
 
 from __future__ import annotations

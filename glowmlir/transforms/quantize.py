@@ -624,8 +624,6 @@ def _quantized_bias(op: glow.ConvolutionOp | glow.FullyConnectedOp, bias_type: U
       a warning (a bias 2^47 input x weight scales away from 0: far beyond any output range);
     * int8 data: the int32 kernels and libraries keep int32 biases: it saturates, with a warning.
     """
-    name = op.attributes.get(glow.NODE_NAME)
-    name = name.data if name else op.name
     if bias_type.bitwidth != 32:
         return _quantized_constant(op.bias, bias_type, op)
     wide_type = bias_type.with_storage_type(STORAGE_TYPES["Int64"])
@@ -633,6 +631,8 @@ def _quantized_bias(op: glow.ConvolutionOp | glow.FullyConnectedOp, bias_type: U
     int32 = np.iinfo(np.int32)
     if levels.min(initial=0) >= int32.min and levels.max(initial=0) <= int32.max:
         return _quantized_constant(op.bias, bias_type, op)
+    name = op.attributes.get(glow.NODE_NAME)
+    name = name.data if name else op.name
     if input_type.bitwidth == 8:
         warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds int32 in accumulator units (input x weight "
                                   "scale) and saturates; -quantization-precision=Int16 keeps it in int64"))
