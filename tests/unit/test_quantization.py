@@ -686,9 +686,9 @@ def _large_bias_model(rng: np.random.Generator, conv_bias: list[float]) -> onnx.
 
 def test_int16_bias_beyond_int32_is_kept_in_int64(tmp_path):
     """Int16 accumulator units (input x weight scale) are 2^8 times finer than int8's: over an
-    input range of +-0.003, a convolution bias of 40 is 4e10 of them, beyond int32. The bias
+    input range of +-0.004, a convolution bias of 40 is 3e10 of them, beyond int32. The bias
     is kept exactly in int64 and the layer sums in int64 (it was saturated to int32: outputs
-    36.0, -27.0, 11.4 for float's 15.7, -56.3, 204.0); the outputs then follow float
+    43.0, -22.2, 12.5 for float's 266.4, -79.8, 83.8); the outputs then follow float
     onnxruntime's to within 0.1 %."""
     from tests.support.models import onnxruntime_outputs
 
