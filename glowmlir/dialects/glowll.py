@@ -388,13 +388,18 @@ TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-plan
 
 
 def verify_microkernel(op: IRDLOperation) -> None:
-    """A microkernel is known, runs its numbers (int8, or f32 for `vector-columns`, a
-    convolution with its `vector_tile`), and a convolution's filter is packed for it."""
+    """A microkernel is known, runs its numbers (int8, also int16 of offset 0 for "arm-dsp",
+    or f32 for `vector-columns`, a convolution with its `vector_tile`), and a convolution's
+    filter is packed for it."""
     if op.microkernel.data not in MICROKERNELS:
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
     numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8
-    if not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
-        _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output")
+    int16_data = (op.microkernel.data == "arm-dsp"
+                  and all(storage_type(v.type.element_type) == i16 for v in (op.dest, op.input))
+                  and op.input.type.element_type.offset == 0)
+    if not int16_data and not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
+        _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output"
+                  + (" (or int16 of offset 0)" if op.microkernel.data == "arm-dsp" else ""))
     if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
                   "(lanes, accumulators)")

@@ -3,7 +3,8 @@
     !quant.uniform<i8:f32, 0.0235294:-128>          one scale and offset for the tensor
     !quant.uniform<i8:f32:0, {0.01:0, 0.02:0}>      one per index of dimension 0 (per channel)
 
-An integer `q` of the storage type (i8, i16 or i32) stands for the real value
+An integer `q` of the storage type (i8, i16, i32; i64 for the bias of an int16 layer whose
+accumulator units are too fine for i32) stands for the real value
 `scale * (q - offset)`; Glow calls the zero point "offset". Tensors and memrefs of this
 type are what the quantization passes produce; kernels read the scale and offset from
 their operands' types. Scales are float32 values, printed with the fewest digits that
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import (
     i8,
     i16,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
@@ -34,8 +36,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.quantization.params import round_to_float32
 
-STORAGE_TYPES = {"Int8": i8, "Int16": i16, "Int32": i32}
-"""Glow's precision names and their storage types."""
+STORAGE_TYPES = {"Int8": i8, "Int16": i16, "Int32": i32, "Int64": i64}
+"""Glow's precision names and their storage types (Int64 only for biases of int16 data, as
+TFLite's 16x8 scheme and CMSIS-NN's s16 kernels keep them: `quantize._quantized_bias`)."""
 
 
 def _format_scale(value: float) -> str:
@@ -93,6 +96,10 @@ class UniformQuantizedType(ParametrizedAttribute, FixedBitwidthType, TypeAttribu
     def offset_array(self) -> np.ndarray:
         return np.array([o.data for o in self.offsets.data], np.int32)
 
+    def with_storage_type(self, storage_type: IntegerType) -> UniformQuantizedType:
+        """The same scales, offsets and axis in another storage type."""
+        return UniformQuantizedType.new([storage_type, self.scales, self.offsets, self.axis])
+
     @property
     def value_range(self) -> tuple[int, int]:
         """The storage type's integer range (Glow restricts i32 to +-2^29 for biases)."""
@@ -102,8 +109,8 @@ class UniformQuantizedType(ParametrizedAttribute, FixedBitwidthType, TypeAttribu
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
     def verify(self) -> None:
-        if self.storage_type.width.data not in (8, 16, 32):
-            raise VerifyException("quant.uniform: storage type must be i8, i16 or i32")
+        if self.storage_type.width.data not in (8, 16, 32, 64):
+            raise VerifyException("quant.uniform: storage type must be i8, i16, i32 or i64")
         if len(self.scales.data) != len(self.offsets.data) or not self.scales.data:
             raise VerifyException("quant.uniform: one offset per scale")
         if not self.per_channel and len(self.scales.data) != 1:

@@ -32,6 +32,15 @@ packs them.
 The input zero point is either folded into the bias by the pass (`folded_input_offset`) or
 subtracted from each input pair with one `SADD16`. Every output is exactly the int32 sum the
 generic int8 kernel computes, so outputs are bit-identical to it.
+
+Int16 data (`-quantization-precision=Int16`, offset 0, int8 weights) takes the same kernels,
+as CMSIS-NN's s16 kernels multiply int16 inputs read in pairs with `SMLAD`: a word of int16
+memory already holds a pair, so where the int8 kernels split a word of four levels into the
+pairs (0, 2) and (1, 3) with two `SXTB16`s, the int16 ones load two words and repack their
+halves into the same pairs (`PKHBT`, `PKHTB`: `pairs_of_four`); the packed filters, the
+gathered buffers and the products are the int8 kernels' own. Stack copies of input planes
+hold int16 elements. A layer whose sums could leave int32 (`wide_accumulators`) keeps them
+in int64 registers, each product pair added by `SMLALD` (`smlad` on an i64 total).
 """
 
 from __future__ import annotations
@@ -157,7 +166,10 @@ def _intrinsic(b: KernelBuilder, name: str, *args: SSAValue) -> SSAValue:
 
 
 def smlad(b: KernelBuilder, a: SSAValue, c: SSAValue, total: SSAValue) -> SSAValue:
-    """total + a.lo * c.lo + a.hi * c.hi."""
+    """total + a.lo * c.lo + a.hi * c.hi: `SMLAD` into an i32 total, `SMLALD` into an i64 one
+    (the int64 sums of an int16 layer with `wide_accumulators`)."""
+    if total.type == i64:
+        return b.emit(llvm.CallIntrinsicOp("llvm.arm.smlald", [a, c, total], [i64]))
     return _intrinsic(b, "smlad", a, c, total)
 
 
@@ -170,6 +182,22 @@ def input_pairs(b: KernelBuilder, word: SSAValue, offset_pair: SSAValue | None) 
     if offset_pair is None:
         return low, high
     return _intrinsic(b, "sadd16", low, offset_pair), _intrinsic(b, "sadd16", high, offset_pair)
+
+
+def pairs_of_four(b: KernelBuilder, view: View, indices: Sequence[Index],
+                  offset_pair: SSAValue | None) -> tuple[SSAValue, SSAValue]:
+    """The pairs (x0, x2) and (x1, x3) of the four elements of `view` from `indices` (along its
+    last dimension), plus `offset_pair` when given: of int8 data one word split by `SXTB16`s
+    (`input_pairs`), of int16 data two words whose low halves and whose high halves are
+    packed together (`PKHBT`, `PKHTB`). Either way the same pairs meet the same weight words."""
+    if view.element_type != i16:
+        return input_pairs(b, load_word(b, view, indices), offset_pair)
+    first = load_word(b, view, indices)
+    second = load_word(b, view, [*indices[:-1], b.add(indices[-1], 2)])
+    pairs = pack_halves(b, first, second), high_halves(b, first, second)
+    if offset_pair is None:
+        return pairs
+    return tuple(_intrinsic(b, "sadd16", pair, offset_pair) for pair in pairs)
 
 
 def offset_pair(b: KernelBuilder, zero_point: int | SSAValue) -> SSAValue | None:
@@ -298,11 +326,12 @@ def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, wo
 
 def tile_pairs(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling,
                x_offset: SSAValue | None) -> list[SSAValue]:
-    """The input pairs a tile reads from `row`: its `tiling.words` words from column `first`
-    (two bytes apart), two pairs each, less `x_offset` when given."""
+    """The input pairs a tile reads from `row`: its `tiling.words` runs of four elements from
+    column `first` (two elements apart), two pairs each (`pairs_of_four`), less `x_offset`
+    when given."""
     pairs = []
     for word in range(tiling.words):
-        pairs.extend(input_pairs(b, load_word(b, row.view, row.at(b.add(first, 2 * word))), x_offset))
+        pairs.extend(pairs_of_four(b, row.view, row.at(b.add(first, 2 * word)), x_offset))
     return pairs
 
 
@@ -416,8 +445,14 @@ def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue
 def pixel_channel_pairs(b: KernelBuilder, src: View, at_first: list[Index], at_second: list[Index], pixels: int,
                         x_offset: SSAValue | None) -> list[SSAValue]:
     """The pairs (first channel, second channel) of `pixels` (4, 2 or 1) adjacent pixels from
-    `src[at_first]` and `src[at_second]`, less `x_offset` (both halves) when given."""
-    if pixels == 4:
+    `src[at_first]` and `src[at_second]`, less `x_offset` (both halves) when given. Of int16
+    data, each word of two pixels of both channels gives their two pairs (`PKHBT`, `PKHTB`)."""
+    if src.element_type == i16 and pixels > 1:
+        pairs = []
+        for x in range(0, pixels, 2):
+            first, second = (load_word(b, src, [*at[:-1], b.add(at[-1], x)]) for at in (at_first, at_second))
+            pairs += [pack_halves(b, first, second), high_halves(b, first, second)]
+    elif pixels == 4:
         pairs = channel_pairs(b, load_word(b, src, at_first), load_word(b, src, at_second))
     elif pixels == 2:  # two halfwords side by side: bytes p0 p1 q0 q1
         side_by_side = b.int_or(_halfword(b, src, at_first), b.shift_left(_halfword(b, src, at_second), 16))
@@ -434,14 +469,19 @@ def channel_pairs(b: KernelBuilder, first: SSAValue, second: SSAValue) -> list[S
     the words' low halves side by side (PKHBT), their high halves (PKHTB), each split in two
     pairs by SXTB16."""
     low = pack_halves(b, first, second)  # bytes p0 p1 q0 q1
-    high = b.int_or(b.int_and(second, -0x10000), b.shift_right_logical(first, 16))  # p2 p3 q2 q3
+    high = high_halves(b, first, second)  # p2 p3 q2 q3
     (p0, p1), (p2, p3) = input_pairs(b, low, None), input_pairs(b, high, None)
     return [p0, p1, p2, p3]
 
 
 def pack_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
-    """The pair (low, high) of two int16 values held in i32s."""
+    """The pair (low, high) of two int16 values held in i32s (`PKHBT`)."""
     return b.int_or(b.int_and(low, 0xFFFF), b.shift_left(high, 16))
+
+
+def high_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
+    """The pair of the high halves of two words: (low.hi, high.hi) (`PKHTB`)."""
+    return b.int_or(b.int_and(high, -0x10000), b.shift_right_logical(low, 16))
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -740,8 +780,7 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                 their pairs, from pair `first_pair`."""
                 if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
                     pairs = [pair for c, ky in np.ndindex(channels, k_h) for x, _ in columns[::4]
-                             for pair in input_pairs(b, load_word(b, view, [*prefix, b.add(first, c), rows[ky][0], x]),
-                                                     x_offset)]
+                             for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), rows[ky][0], x], x_offset)]
                 else:
                     levels = []
                     for c, ky in np.ndindex(channels, k_h):
@@ -783,10 +822,11 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 # ----------------------------------------------------------------------------- padded copies
 
 
-def zero_point_plane(b: KernelBuilder, domain: ArithmeticDomain, words: int) -> tuple[View, SSAValue]:
-    """A stack buffer of `words` words, every byte the input zero point (stored once here:
-    copies into it write only the input's columns), and the word of four zero points."""
-    padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), 0xFF), 0x01010101)
+def zero_point_plane(b: KernelBuilder, domain: ArithmeticDomain, words: int, element=i8) -> tuple[View, SSAValue]:
+    """A stack buffer of `words` words, every `element` (int8 or int16) the input zero point
+    (stored once here: copies into it write only the input's columns), and the word of them."""
+    mask, copies = (0xFF, 0x01010101) if element == i8 else (0xFFFF, 0x10001)
+    padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), mask), copies)
     plane = View.contiguous(b.alloca(words, i32, STACK_ALIGNMENT), (words,), element_type=i32)
     with b.loop(0, words) as i:
         b.store(padding, plane, [i.index])
@@ -794,11 +834,12 @@ def zero_point_plane(b: KernelBuilder, domain: ArithmeticDomain, words: int) -> 
 
 
 def copy_row(b: KernelBuilder, source: Row, into: Row, width: int) -> None:
-    """`width` bytes of `source` into `into`, a word at a time (any addresses)."""
-    with b.loop(0, width // 4) as i:
-        x = b.mul(i.index, 4)
+    """`width` elements of `source` into `into`, a word at a time (any addresses)."""
+    per_word = 4 // element_bytes(source.view)
+    with b.loop(0, width // per_word) as i:
+        x = b.mul(i.index, per_word)
         store_word(b, load_word(b, source.view, source.at(x)), into, x)
-    for x in range(width // 4 * 4, width):
+    for x in range(width // per_word * per_word, width):
         b.store(b.load(source.view, source.at(x)), into.view, into.at(x))
 
 
@@ -812,8 +853,8 @@ rows of four taps gathered as words, `window_row_order`)."""
 
 @dataclasses.dataclass
 class PaddedInput:
-    """A copy of an input image, [C, pad top + H + pad bottom, pad left + W + pad right] int8,
-    whose padding holds the input zero point (`copy(n)` writes image n's levels)."""
+    """A copy of an input image, [C, pad top + H + pad bottom, pad left + W + pad right] of its
+    elements, whose padding holds the input zero point (`copy(n)` writes image n's levels)."""
 
     b: KernelBuilder
     src: View
@@ -834,10 +875,10 @@ def padded_input(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     pt, pl, pb, pr = op.pads.get_values()
     _, channels, height, width = src.shape
     shape = (channels, pt + height + pb, pl + width + pr)
-    if not any((pt, pl, pb, pr)) or int(np.prod(shape)) > PADDED_INPUT_BYTES:
+    if not any((pt, pl, pb, pr)) or int(np.prod(shape)) * element_bytes(src) > PADDED_INPUT_BYTES:
         return None
-    plane, _ = zero_point_plane(b, domain, -(-int(np.prod(shape)) // 4))
-    view = View.contiguous(plane.base, shape, element_type=i8)
+    plane, _ = zero_point_plane(b, domain, -(-int(np.prod(shape)) * element_bytes(src) // 4), src.element_type)
+    view = View.contiguous(plane.base, shape, element_type=src.element_type)
     return PaddedInput(b, src, view, (pt, pl))
 
 
@@ -866,11 +907,14 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     def rows_read(outputs: int) -> int:
         return (outputs - 1) * sy + (k_h - 1) * dy + 1
 
-    band = next((rows for rows in range(out_h, 0, -1) if rows_read(rows) * plan.padded_width <= PLANE_BYTES), 1)
+    size = element_bytes(src)
+    band = next((rows for rows in range(out_h, 0, -1)
+                 if rows_read(rows) * plan.padded_width * size <= PLANE_BYTES), 1)
     bands = -(-out_h // band)
-    words = -(-rows_read(band) * plan.padded_width // 4)
-    plane_words, padding = zero_point_plane(b, domain, words)
-    plane = View.contiguous(plane_words.base, (words * 4 // plan.padded_width, plan.padded_width), element_type=i8)
+    words = -(-rows_read(band) * plan.padded_width * size // 4)
+    plane_words, padding = zero_point_plane(b, domain, words, src.element_type)
+    plane = View.contiguous(plane_words.base, (words * 4 // size // plan.padded_width, plan.padded_width),
+                            element_type=src.element_type)
     columns = plane.reshaped(plane.shape, plane.strides, plan.pad_left)  # the input's columns of the plane
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
 
@@ -884,7 +928,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 copy_row(b, source, into, in_w)
             if bands > 1:
                 with b.when(b.compare("uge", in_y, in_h)):
-                    fill_row(b, into, in_w, lambda x: b.truncate(padding, i8))
+                    fill_row(b, into, in_w, lambda x: b.truncate(padding, src.element_type))
 
     def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue, index: int, x0: Index) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
@@ -923,9 +967,9 @@ def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
-    """Per input row, `FC_BLOCKS` outputs at a time: each word of four inputs becomes two
-    pairs shared by the block, each weight word two pairs; a tail of fewer than four
-    products is added one by one."""
+    """Per input row, `FC_BLOCKS` outputs at a time: each run of four inputs becomes two
+    pairs shared by the block (`pairs_of_four`), each weight word two pairs; a tail of fewer
+    than four products is added one by one."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
@@ -944,7 +988,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             def words_at(totals: list[SSAValue], columns: list[Index]) -> list[SSAValue]:
                 """The products of the words of four inputs at each of `columns`."""
                 for column in columns:
-                    inputs = input_pairs(b, load_word(b, src, [m.index, column]), x_offset)
+                    inputs = pairs_of_four(b, src, [m.index, column], x_offset)
                     for j, n in enumerate(outputs):
                         for pair, weight in zip(inputs, input_pairs(b, load_word(b, weights, [n, column]), w_offset)):
                             totals[j] = smlad(b, pair, weight, totals[j])
@@ -986,6 +1030,11 @@ def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValu
     return b.emit(llvm.ZExtOp(b.emit(llvm.LoadOp(b.element(view, indices), i16, alignment=1)), i32))
 
 
+def element_bytes(view: View) -> int:
+    """The bytes of one element of an int8 or int16 view."""
+    return view.element_type.width.data // 8
+
+
 def level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
-    """An int8 level as it is, widened to i32."""
+    """An int8 (int16) level as it is, widened to i32."""
     return b.sign_extend(b.load(view, indices))

@@ -224,13 +224,16 @@ def requantize_wide(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValu
     """CMSIS-NN's `arm_nn_requantize_s64` (TFLite's int64 `MultiplyByQuantizedMultiplier`) of an
     i64 accumulator (|value| < 2^47) to an i32: `((value * R) >> (14 - shift) + 1) >> 1` with
     R the Q15 `reduced_multiplier` of M, the product in 64 bits, the first shift's result
-    truncated to 32 bits. A run-time multiplier and shift (a per-channel table) are reduced
-    here; compile-time ones fold."""
+    saturated to [-2^31, 2^31 - 2] (CMSIS-NN truncates it to 32 bits: an int64 bias far beyond
+    the output's range, `quantize._quantized_bias`, would wrap there; saturated, and short of
+    the top so that the rounding's + 1 cannot wrap, it clamps as it should). A run-time
+    multiplier and shift (a per-channel table) are reduced here; compile-time ones fold."""
     if isinstance(multiplier, int):
         reduced = b.integer(reduced_multiplier(multiplier), i64)
     else:
         rounded = b.shift_right(b.int_add(multiplier, 1 << 15), 16)
         reduced = b.sign_extend(b.select(b.int_compare("slt", multiplier, 0x7FFF0000), rounded, 0x7FFF), i64)
     right = 14 - shift if isinstance(shift, int) else b.sign_extend(b.int_sub(14, shift), i64)
-    scaled = b.truncate(b.shift_right(b.int_mul(value, reduced), b.int_value(right, i64)), i32)
+    scaled = b.shift_right(b.int_mul(value, reduced), b.int_value(right, i64))
+    scaled = b.truncate(b.clamp(scaled, -(1 << 31), (1 << 31) - 2), i32)
     return b.shift_right(b.int_add(scaled, 1), 1)

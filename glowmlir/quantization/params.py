@@ -23,9 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-RANGES = {"Int8": (-128, 127), "Int16": (-32768, 32767), "Int32": (-536870912, 536870911)}
+RANGES = {"Int8": (-128, 127), "Int16": (-32768, 32767), "Int32": (-536870912, 536870911),
+          "Int64": (-(1 << 62), (1 << 62) - 1)}
 """Glow's `getQuantizedRange`: Int32 is restricted to [INT32_MIN >> 2, INT32_MAX >> 2] so that
-`bias - biasOffset` cannot overflow and the scale (max - min) / (qmax - qmin) stays accurate."""
+`bias - biasOffset` cannot overflow and the scale (max - min) / (qmax - qmin) stays accurate.
+Int64 (not Glow's: the biases of int16 layers, TFLite's 16x8 scheme) holds +-2^62, whose
+bounds float64 represents exactly."""
 
 SCHEMAS = ("asymmetric", "symmetric", "symmetric_with_uint8", "symmetric_with_power2_scale")
 """Glow's `-quantization-schema` values (Asymmetric, Symmetric, SymmetricWithUnsigned,
@@ -55,7 +58,7 @@ seeds; a window that cuts a sparse long tail and halves the scale saves far more
 FLT_MAX = float(np.finfo(np.float32).max)
 FLT_EPSILON = float(np.finfo(np.float32).eps)
 
-_STORAGE_DTYPES = {"Int8": np.int8, "Int16": np.int16, "Int32": np.int32}
+_STORAGE_DTYPES = {"Int8": np.int8, "Int16": np.int16, "Int32": np.int32, "Int64": np.int64}
 # Doubles at or beyond this magnitude round to float32 infinity (FLT_MAX plus half an ulp).
 _FLOAT32_OVERFLOW = FLT_MAX + 2.0 ** 103
 
@@ -449,14 +452,15 @@ def _storage_dtype(precision: str):
 def _quantize_levels(values: np.ndarray, scales: np.ndarray, offsets: np.ndarray, precision: str) -> np.ndarray:
     """Glow's `quantize<DestTy>`: `float r = x / scale + offset`, `nearbyintf` (half to even),
     clipped to the storage type's limits (Glow clips to `DestTy`, so Int32 uses the full int32
-    range here; `RANGES` only restricts the range parameters are chosen for)."""
+    range here; `RANGES` only restricts the range parameters are chosen for; Int64 is clipped
+    to its `RANGES`, as float64 cannot hold int64's own limits)."""
     dtype = _storage_dtype(precision)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         levels = np.rint(values / scales + offsets)
     if np.isnan(levels).any():
         raise ValueError("cannot quantize NaN")
-    limits = np.iinfo(dtype)
-    return np.clip(levels.astype(np.float64), limits.min, limits.max).astype(dtype)
+    low, high = RANGES["Int64"] if dtype == np.int64 else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    return np.clip(levels.astype(np.float64), low, high).astype(dtype)
 
 
 def _channel_shape(values: np.ndarray, channel_params: np.ndarray, axis: int) -> tuple[int, ...]:

@@ -185,6 +185,18 @@ def accumulator_bounds(input_type, centred_weights: np.ndarray, bias_levels: np.
     return np.abs(bias_levels.astype(np.int64)) + largest_input * np.abs(centred_weights.astype(np.int64)).sum(axis=1)
 
 
+WIDE_ACCUMULATOR_LIMIT = 1 << 47
+"""An int64 accumulator below this in magnitude keeps `requantize_wide`'s product with a Q15
+multiplier (at most 2^15) within int64, with room to spare."""
+
+
+def wide_bias_limits(input_type, centred_weights: np.ndarray) -> np.ndarray:
+    """Per output (row of `centred_weights`): the largest |bias| (in accumulator units) whose
+    accumulator stays below `WIDE_ACCUMULATOR_LIMIT` whatever the input."""
+    sums = accumulator_bounds(input_type, centred_weights, np.zeros(len(centred_weights), np.int64))
+    return WIDE_ACCUMULATOR_LIMIT - 1 - sums
+
+
 def needs_wide_accumulators(input_type, centred_weights: np.ndarray, bias_levels: np.ndarray) -> bool:
     """Whether a Convolution/FullyConnected of int16 data must accumulate in int64: some
     accumulator could leave int32 (`accumulator_bounds`; `bias_levels` in accumulator units).

@@ -78,6 +78,8 @@ from glowmlir.quantization.rescaling import (
     SOFTMAX_OUTPUTS,
     bias_scales,
     quantize_level,
+    weight_zero_point,
+    wide_bias_limits,
 )
 from glowmlir.transforms.constants import typed_constant
 
@@ -359,7 +361,7 @@ def _computes_float(op: Operation) -> bool:
 
 
 def _precision(element: UniformQuantizedType) -> str:
-    return {8: "Int8", 16: "Int16", 32: "Int32"}[element.bitwidth]
+    return {8: "Int8", 16: "Int16", 32: "Int32", 64: "Int64"}[element.bitwidth]
 
 
 # ----------------------------------------------------------------------------- per-op rules
@@ -619,6 +621,43 @@ def _quantized_constant(value: SSAValue, element: UniformQuantizedType, user: Op
     return op.result
 
 
+def _quantized_bias(op: glow.ConvolutionOp | glow.FullyConnectedOp, bias_type: UniformQuantizedType,
+                    input_type: UniformQuantizedType, weights: SSAValue, output_axis: int) -> SSAValue:
+    """The bias constant of `bias_type`, except that an Int32 bias whose levels leave int32
+    (accumulator units input x weight scale: 2^8 times finer with int16 data than int8's, so a
+    bias of a few units over a narrow input range can) is not saturated silently:
+
+    * int16 data: the bias becomes Int64, exact (TFLite's 16x8 scheme and CMSIS-NN's s16
+      kernels take int64 biases); the layer then sums in int64 (`needs_wide_accumulators`).
+      A level whose accumulator could reach `WIDE_ACCUMULATOR_LIMIT` is clamped there, with
+      a warning (a bias 2^47 input x weight scales away from 0: far beyond any output range);
+    * int8 data: the int32 kernels and libraries keep int32 biases: it saturates, with a warning.
+    """
+    if bias_type.bitwidth != 32:
+        return _quantized_constant(op.bias, bias_type, op)
+    wide_type = bias_type.with_storage_type(STORAGE_TYPES["Int64"])
+    levels = _quantized_levels(array_from_dense(op.bias.owner.value), wide_type)
+    int32 = np.iinfo(np.int32)
+    if levels.min(initial=0) >= int32.min and levels.max(initial=0) <= int32.max:
+        return _quantized_constant(op.bias, bias_type, op)
+    name = op.attributes.get(glow.NODE_NAME)
+    name = name.data if name else op.name
+    if input_type.bitwidth == 8:
+        warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds int32 in accumulator units (input x weight "
+                                  "scale) and saturates; -quantization-precision=Int16 keeps it in int64"))
+        return _quantized_constant(op.bias, bias_type, op)
+    filter_levels = np.moveaxis(array_from_dense(weights.owner.value).astype(np.int64), output_axis, 0)
+    centred = filter_levels.reshape(len(filter_levels), -1) - weight_zero_point(weights.type.element_type)
+    limits = wide_bias_limits(input_type, centred)
+    if (np.abs(levels) > limits).any():
+        warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds 2^47 int16 accumulator units (input x weight "
+                                  "scale) and is clamped there"))
+        levels = np.clip(levels, -limits, limits)
+    constant = typed_constant(op.bias.owner.name_.data, levels, wide_type)
+    Rewriter.insert_op(constant, InsertPoint.before(op))
+    return constant.result
+
+
 def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp) -> bool:
     """Convolution and FullyConnected: quantized input, constant weights and bias."""
     weights_value = op.filter if isinstance(op, glow.ConvolutionOp) else op.weights
@@ -637,7 +676,8 @@ def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.Fully
     bias_type = _bias_type(q, array_from_dense(bias), element.scale, weight_type)
     op.operands[0] = q.as_type(op.input, element, op)
     op.operands[1] = _quantized_constant(weights_value, weight_type, op)
-    op.operands[2] = _quantized_constant(op.bias, bias_type, op)
+    output_axis = 0 if isinstance(op, glow.ConvolutionOp) else 1
+    op.operands[2] = _quantized_bias(op, bias_type, element, op.operands[1], output_axis)
     if q.config.symmetric_weights and bias_type.bitwidth == 8:
         op.operands[2] = _widened_bias(op.bias, element.scale, weight_type, op)
     q.set_result(op, result)

@@ -21,6 +21,11 @@ Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector o
 int8 softmax. With `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each
 "arm-dsp" convolution gets `loop_pairs = N`: its kernel keeps its loop over input channel
 pairs, N pairs a step. Outputs stay bit-identical to the generic int8 kernels.
+
+Int16 layers (int16 input and output of offset 0, int8 weights: `-quantization-precision=
+Int16`) take the "arm-dsp" kernels the same way (`dsp_buffers`), on every core with the DSP
+extension (Helium's kernels and its dot products take int8 only); a layer with
+`wide_accumulators` sums in int64 there (`SMLALD`), its bias as it is.
 """
 
 from __future__ import annotations
@@ -93,6 +98,19 @@ def int8_buffers(*buffers) -> bool:
     return all(storage_type(v.type.element_type) == i8 for v in buffers)
 
 
+def int16_data(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """An int16 layer the DSP kernels take: int16 input (offset 0: its pairs need no
+    offset) and output, int8 weights (its sums int32, or int64 with `wide_accumulators`:
+    `SMLALD`)."""
+    return (all(storage_type(v.type.element_type) == i16 for v in (op.dest, op.input))
+            and op.input.type.element_type.offset == 0 and int8_buffers(op.operands[2]))
+
+
+def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """Whether the "arm-dsp" kernels take the layer's data: int8, or int16 (`int16_data`)."""
+    return int8_buffers(op.dest, op.input, op.operands[2]) or int16_data(op)
+
+
 @dataclass
 class PackConvolutionFilter(RewritePattern):
     helium: bool
@@ -102,9 +120,10 @@ class PackConvolutionFilter(RewritePattern):
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         weight = op.filter.owner
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
-                or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
+                or op.residual is not None or not dsp_buffers(op)
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None):
             return
+        helium = self.helium and not int16_data(op)  # Helium's kernels take int8 only
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape, group = glow.shape_of(op.filter), op.group.value.data
         offset = weight_zero_point(filter_type)
@@ -113,11 +132,11 @@ class PackConvolutionFilter(RewritePattern):
         columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
         windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
                     and takes_im2col(int(np.prod(shape[1:])), columns))
-        if self.helium and windowed and select_im2col(op, levels, offset, rewriter):
+        if helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
         centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
         doubled = False
-        if self.helium and columns:
+        if helium and columns:
             block = column_layout.channel_block(shape[0], group)
             microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
         elif kind is not None:
@@ -192,7 +211,7 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     output, goes into a new bias (when the bias is stored in accumulator units), so the
     kernel multiplies the inputs as they are (`folded_input_offset`)."""
     bias = accumulator_bias(op)
-    if bias is None:
+    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
         return
     folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
     if np.abs(folded).max(initial=0) >= 2**31:
@@ -216,12 +235,13 @@ def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glow
 
 @dataclass
 class SelectFullyConnected(RewritePattern):
-    microkernel: str
+    helium: bool
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
-            op.properties["microkernel"] = StringAttr(self.microkernel)
+        if op.microkernel is None and is_quantized_instruction(op) and dsp_buffers(op):
+            helium = self.helium and not int16_data(op)
+            op.properties["microkernel"] = StringAttr(HELIUM if helium else MICROKERNEL)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
                 zero_point = weight_zero_point(op.weights.type.element_type)
@@ -281,7 +301,7 @@ class SelectArmDspKernels(ModulePass):
                             "first) or the channel pairs a step of a size-first kernel's loop")
         filters = PackConvolutionFilter(self.helium, self.loop_pairs)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
-        fully_connected = SelectFullyConnected(HELIUM if self.helium else MICROKERNEL)
+        fully_connected = SelectFullyConnected(self.helium)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         if self.helium:
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),

@@ -3,7 +3,8 @@ CMSIS-NN's s16 functions implement.
 
 Written from the rules (TFLite's `reference_integer_ops` int16 paths and `lut_lookup`,
 CMSIS-NN's `arm_nn_requantize_s64` and `REDUCE_MULTIPLIER`), not from glowmlir's emitters:
-activations are int16 with offset 0, weights int8, biases int32 in accumulator units.
+activations are int16 with offset 0, weights int8, biases int32 in accumulator units (int64
+where they leave int32, as TFLite and CMSIS-NN keep them).
 Sums are exact int64; where some output's bound |bias| + 32768 x sum |w - w_offset| leaves
 int32, the layer requantizes its int64 sums as `arm_nn_requantize_s64` does, else as the
 int8 kernels do (`arm_nn_requantize`). The int8 reference's kernels that only change their
@@ -27,12 +28,13 @@ SOFTMAX_OUTPUT = (1.0 / 32768.0, 0)
 
 def requantize_s64(acc, multiplier, shift) -> np.ndarray:
     """`arm_nn_requantize_s64`: the Q31 multiplier reduced to Q15 (rounded; 0x7FFF from
-    0x7FFF0000 on), `acc * reduced >> (14 - shift)` truncated to int32, then `(r + 1) >> 1`."""
+    0x7FFF0000 on), `acc * reduced >> (14 - shift)` saturated to [-2^31, 2^31 - 2] (CMSIS-NN
+    truncates it to int32: a large int64 bias would wrap), then `(r + 1) >> 1`."""
     acc, multiplier, shift = np.broadcast_arrays(np.asarray(acc, np.int64), np.asarray(multiplier, np.int64),
                                                  np.asarray(shift, np.int64))
     reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
     assert np.abs(acc).max(initial=0) < 1 << 47
-    return (ref8.wrap_int32((acc * reduced) >> (14 - shift)) + 1) >> 1
+    return (np.clip((acc * reduced) >> (14 - shift), ref8.INT32_MIN, ref8.INT32_MAX - 1) + 1) >> 1
 
 
 def needs_int64(centred_weights: np.ndarray, bias: np.ndarray) -> bool:

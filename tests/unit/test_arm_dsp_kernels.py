@@ -354,15 +354,74 @@ def cases() -> list[Case]:
     return all_cases()
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
+def check_on_board(cases: list[Case], board: str):
+    """Builds every case into one bundle for `board`, runs it there and checks each output
+    against its reference, bit for bit; returns the bundle."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     bundle = build(body, constants, target=target_for(board))
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
-        actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
+        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+    return bundle
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
+    check_on_board(cases, board)
+
+
+WIDE_EVERY = 3
+"""Every third convolution case also runs with an int64 bias (`_16w`): int64 sums."""
+
+
+def int16_cases() -> list[Case]:
+    """Every convolution case's geometry (and fused pool) and FullyConnected shapes of the
+    int8 cases with int16 data (`-quantization-precision=Int16`: offset 0, int8 weights),
+    against the int16 reference (tests/support/int16_reference.py), outputs named `*_16`; and
+    int64 sums (`wide_accumulators`): every `WIDE_EVERY`th convolution case with an int64
+    bias (`*_16w`), a FullyConnected of 700 weights +-127."""
+    from tests.unit import test_int16_kernels as int16
+
+    cases = []
+    for index, (output, geometry, pool) in enumerate(convolution_cases()):
+        per_channel = output.endswith("_per_channel")
+        for bias_bits in (32, 64) if index % WIDE_EVERY == 0 else (32,):
+            name = output + ("_16" if bias_bits == 32 else "_16w")
+            body, inputs, constants, expected = int16.convolution_case(
+                2500 + index, geometry, per_channel, "relu" if per_channel or pool else None, pool,
+                bias_bits=bias_bits, suffix=name.removeprefix("y"))
+            cases.append(Case(body, inputs, constants, name, expected))
+    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4), (2, 64, 12),
+                                                    (2, 700, 6)]):
+        suffix = f"_fc{index}_16"
+        body, inputs, constants, expected = int16.fully_connected_case(2700 + index, rows, depth, columns,
+                                                                       extreme=depth == 700,
+                                                                       activation="relu" if index % 2 else None,
+                                                                       suffix=suffix)
+        cases.append(Case(body, inputs, constants, "y" + suffix, expected))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def cases16() -> list[Case]:
+    return int16_cases()
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
+    """Int16 layers take the DSP kernels (on the M55 too, whose Helium kernels take int8
+    only), those whose sums need int64 (`wide_accumulators`) with `SMLALD`, bit-identical to
+    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do."""
+    assert all(case.expected.dtype == np.int16 for case in cases16)
+    lines = instruction_lines(check_on_board(cases16, board))
+    assert len(lines) == len(cases16)
+    wide = [line for line in lines if "wide_accumulators" in line]
+    assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
+    assert sum('microkernel = "arm-dsp"' in line for line in wide) >= len(wide) - 2
+    generic = [case.output for case, line in zip(cases16, lines) if 'microkernel = "arm-dsp"' not in line]
+    assert generic and all(output.startswith("y_pointwise_padded") for output in generic), generic
 
 
 @pytest.mark.parametrize("ratio", [1 / 16, 0.73])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from glowmlir.quantization.params import quantize_multiplier
 from tests.support import int8_reference as ref8
 from tests.support import int16_reference as ref
 from tests.unit.test_quantized_kernels import (
@@ -52,9 +53,16 @@ def assert_spread16(y: np.ndarray) -> None:
 # ----------------------------------------------------------------------------- convolution
 
 
+def wide(element: str) -> str:
+    """An i32 bias type as the i64 one of the same scales (an int16 layer's bias beyond int32)."""
+    return element.replace("<i32:", "<i64:")
+
+
 def convolution_case(seed: int, geometry, per_channel: bool, activation: str | None = None, pool: dict | None = None,
-                     extreme_weights: bool = False):
-    """(glow body, inputs, constants, expected) of a random 16x8 convolution."""
+                     extreme_weights: bool = False, bias_bits: int = 32, suffix: str = ""):
+    """(glow body, inputs, constants, expected) of a random 16x8 convolution (with `bias_bits`
+    64, an int64 bias of levels 2^31 to 2^34 either way, the output range covering it all);
+    its values are named x, w, b and y + `suffix`."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -70,9 +78,15 @@ def convolution_case(seed: int, geometry, per_channel: bool, activation: str | N
         w_scales = np.full(out_c, scale(rng), np.float32)
         w_offsets = np.full(out_c, 0 if extreme_weights else int(rng.integers(-20, 21)), np.int64)
         w_element, b_element = q8(w_scales[0], w_offsets[0]), q32(np.float32(x_scale) * w_scales[0])
-    bias = rng.integers(-2_000_000, 2_000_001, out_c).astype(np.int32)
+    bias = (rng.choice([-1, 1], out_c) * rng.integers(1 << 31, 1 << 34, out_c) if bias_bits == 64
+            else rng.integers(-2_000_000, 2_000_001, out_c).astype(np.int32))
     acc = ref8.conv2d_accumulators(x, w, bias, 0, w_offsets, strides, pads, dilations, group, int32=False)
-    out_scale = spread16(acc * (np.float64(x_scale) * w_scales[None, :, None, None]))
+    reals = acc * (np.float64(x_scale) * w_scales[None, :, None, None])
+    if bias_bits == 64:
+        b_element = wide(b_element)
+        out_scale = ref8.f32(np.abs(reals).max() / 30000)
+    else:
+        out_scale = spread16(reals)
     expected = ref.conv2d(x, w, bias, x_scale, w_scales, w_offsets, out_scale, strides, pads, dilations, group,
                           activation, pool)
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
@@ -85,13 +99,14 @@ def convolution_case(seed: int, geometry, per_channel: bool, activation: str | N
                           f'pool_pads = {ints(pool["pads"])}')
     x_t, w_t, b_t = tensor(x_shape, s16(x_scale)), tensor(w_shape, w_element), tensor((out_c,), b_element)
     y_t = tensor(expected.shape, s16(out_scale))
+    x_, w_, b_, y_ = (name + suffix for name in "xwby")
     body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %w = glow.constant "w" elided : {w_t}
-  %b = glow.constant "b" elided : {b_t}
-  %y = glow.convolution %x, %w, %b{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    return body, {"x": x}, {"w": w, "b": bias}, expected
+  %{x_} = glow.placeholder "{x_}" : {x_t}
+  %{w_} = glow.constant "{w_}" elided : {w_t}
+  %{b_} = glow.constant "{b_}" elided : {b_t}
+  %{y_} = glow.convolution %{x_}, %{w_}, %{b_}{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %{y_} as "{y_}" : {y_t}"""
+    return body, {x_: x}, {w_: w, b_: bias}, expected
 
 
 @pytest.mark.parametrize("name,per_channel,activation", [
@@ -130,6 +145,21 @@ def test_convolution_with_int64_sums(per_channel, pool):
     np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
 
 
+@pytest.mark.parametrize("name,per_channel", [("3x3_pad1", False), ("stride2", True), ("depthwise", False)])
+def test_convolution_with_int64_bias(name, per_channel):
+    """An int64 bias (levels up to 2^40: a bias of a few units over a narrow int16 input range)
+    is added exactly and the layer sums in int64."""
+    body, inputs, constants, expected = convolution_case(1670 + list(CONVOLUTIONS).index(name), CONVOLUTIONS[name],
+                                                         per_channel, bias_bits=64)
+    bias = constants["b"]
+    assert np.abs(bias).min() > ref8.INT32_MAX
+    bundle = build(body, constants)
+    assert "wide_accumulators" in bundle.ir["glowll"]
+    for channel in range(len(bias)):  # each output channel is more than its bias
+        assert len(np.unique(expected[:, channel])) > 10
+    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
+
+
 def test_small_convolutions_sum_in_int32():
     body, _, constants, _ = convolution_case(1600, CONVOLUTIONS["3x3_pad1"], False)
     assert "wide_accumulators" not in build(body, constants).ir["glowll"]
@@ -138,29 +168,73 @@ def test_small_convolutions_sum_in_int32():
 # ----------------------------------------------------------------------------- fully connected
 
 
-@pytest.mark.parametrize("depth,extreme,activation", [(40, False, None), (300, False, "relu"), (700, True, None)])
-def test_fully_connected(depth, extreme, activation):
-    rng = np.random.default_rng(1700 + depth)
-    x = levels16(rng, 3, depth)
-    w = rng.choice(np.array([-127, 127], np.int8), (depth, 8)) if extreme else \
-        rng.integers(-128, 128, (depth, 8), dtype=np.int8)
+def fully_connected_case(seed: int, rows: int, depth: int, columns: int, extreme: bool = False,
+                         activation: str | None = None, suffix: str = ""):
+    """(glow body, inputs, constants, expected) of a random 16x8 FullyConnected (weights +-127
+    with `extreme`), its values named x, w, b, f and y + `suffix`."""
+    rng = np.random.default_rng(seed)
+    x = levels16(rng, rows, depth)
+    w = rng.choice(np.array([-127, 127], np.int8), (depth, columns)) if extreme else \
+        rng.integers(-128, 128, (depth, columns), dtype=np.int8)
     x_scale, w_type = ref8.f32(scale(rng) / 256), (scale(rng), 0 if extreme else int(rng.integers(-20, 21)))
-    bias = rng.integers(-2_000_000, 2_000_001, 8).astype(np.int32)
+    bias = rng.integers(-2_000_000, 2_000_001, columns).astype(np.int32)
     acc = x.astype(np.int64) @ (w.astype(np.int64) - w_type[1]) + bias
     out_scale = spread16(acc * np.float64(x_scale) * w_type[0])
     expected = ref.fully_connected(x, w, bias, x_scale, w_type, out_scale, activation)
     x_t, w_t = tensor(x.shape, s16(x_scale)), tensor(w.shape, q8(*w_type))
-    b_t, y_t = tensor((8,), q32(np.float32(x_scale) * np.float32(w_type[0]))), tensor(expected.shape, s16(out_scale))
+    b_t = tensor((columns,), q32(np.float32(x_scale) * np.float32(w_type[0])))
+    y_t = tensor(expected.shape, s16(out_scale))
+    x_, w_, b_, f_, y_ = (name + suffix for name in "xwbfy")
+    body = f"""
+  %{x_} = glow.placeholder "{x_}" : {x_t}
+  %{w_} = glow.constant "{w_}" elided : {w_t}
+  %{b_} = glow.constant "{b_}" elided : {b_t}
+  %{f_} = glow.fully_connected %{x_}, %{w_}, %{b_} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  %{y_} = {f"glow.relu %{f_}" if activation else f"glow.rescale_quantized %{f_}"} : ({y_t}) -> {y_t}
+  glow.save %{y_} as "{y_}" : {y_t}"""
+    return body, {x_: x}, {w_: w, b_: bias}, expected
+
+
+@pytest.mark.parametrize("depth,extreme,activation", [(40, False, None), (300, False, "relu"), (700, True, None)])
+def test_fully_connected(depth, extreme, activation):
+    body, inputs, constants, expected = fully_connected_case(1700 + depth, 3, depth, 8, extreme, activation)
+    bundle = build(body, constants)
+    assert ("wide_accumulators" in bundle.ir["glowll"]) == extreme
+    assert_spread16(expected)
+    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
+
+
+def test_fully_connected_int64_bias_beyond_the_output_range_saturates():
+    """A ReLU'd FullyConnected whose int64 bias is far below its output range (a dead
+    output, billions of output levels under 0) clamps to 0 and one far above to the top:
+    the int64 requantization saturates where CMSIS-NN's `arm_nn_requantize_s64` truncates
+    to int32 and would wrap."""
+    rng = np.random.default_rng(1760)
+    x = levels16(rng, 8, 64)
+    w = rng.integers(-128, 128, (64, 6), dtype=np.int8)
+    x_scale, w_type = ref8.f32(1e-7), (0.01, 0)
+    sums = x.astype(np.int64) @ w.astype(np.int64)
+    bias = rng.integers(-(1 << 20), 1 << 20, 6)
+    bias[:2] = [-(1 << 45), 1 << 45]
+    out_scale = spread16(sums * np.float64(x_scale) * w_type[0])
+    expected = ref.fully_connected(x, w, bias, x_scale, w_type, out_scale, "relu")
+    assert (expected[:, 0] == 0).all() and (expected[:, 1] == 32767).all() and len(np.unique(expected[:, 2:])) > 12
+    multiplier, shift = quantize_multiplier(ref8.real_multiplier(x_scale, w_type[0], out_scale))
+    reduced = (multiplier + (1 << 15)) >> 16
+    truncated = (ref8.wrap_int32((bias[:2] * reduced) >> (14 - shift)) + 1) >> 1
+    assert truncated[0] > 0 and truncated[1] < 0  # CMSIS-NN's truncation would flip both
+    x_t, w_t = tensor(x.shape, s16(x_scale)), tensor(w.shape, q8(*w_type))
+    b_t = tensor((6,), wide(q32(np.float32(x_scale) * np.float32(w_type[0]))))
+    y_t = tensor(expected.shape, s16(out_scale))
     body = f"""
   %x = glow.placeholder "x" : {x_t}
   %w = glow.constant "w" elided : {w_t}
   %b = glow.constant "b" elided : {b_t}
   %f = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  %y = {"glow.relu %f" if activation else "glow.rescale_quantized %f"} : ({y_t}) -> {y_t}
+  %y = glow.relu %f : ({y_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
     bundle = build(body, {"w": w, "b": bias})
-    assert ("wide_accumulators" in bundle.ir["glowll"]) == extreme
-    assert_spread16(expected)
+    assert "wide_accumulators" in bundle.ir["glowll"]
     np.testing.assert_array_equal(bundle.run({"x": x})["y"], expected)
 
 

@@ -19,6 +19,7 @@ import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
+from glowmlir.errors import GlowWarning
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.profiling import Profiler
@@ -670,6 +671,55 @@ def test_int16_mobile_nets_compute_in_integer_closer_to_float(tmp_path, net):
     figures = _int16_and_int8_errors(tmp_path, model, samples[:16], samples[16:], "logits", True)
     assert figures["Int16"][0] < 0.85 * figures["Int8"][0]
     assert figures["Int16"][1] > figures["Int8"][1]
+
+
+def _large_bias_model(rng: np.random.Generator, conv_bias: list[float]) -> onnx.ModelProto:
+    """Conv (random weights, `conv_bias`) -> Flatten -> Gemm (biases of tens of units)."""
+    weights = {"w": rng.normal(0, 0.5, (4, 2, 3, 3)), "b": np.array(conv_bias), "fw": rng.normal(0, 0.5, (64, 3)),
+               "fb": np.array([30.0, -20.0, 0.1])}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Flatten", ["c"], ["f"]), helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], name="gemm")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def test_int16_bias_beyond_int32_is_kept_in_int64(tmp_path):
+    """Int16 accumulator units (input x weight scale) are 2^8 times finer than int8's: over an
+    input range of +-0.004, a convolution bias of 40 is 3e10 of them, beyond int32. The bias
+    is kept exactly in int64 and the layer sums in int64 (it was saturated to int32: outputs
+    43.0, -22.2, 12.5 for float's 266.4, -79.8, 83.8); the outputs then follow float
+    onnxruntime's to within 0.1 %."""
+    from tests.support.models import onnxruntime_outputs
+
+    rng = np.random.default_rng(30)
+    model = _large_bias_model(rng, [40.0, -25.0, 3.0, 0.5])
+    samples = [{"x": (rng.normal(size=(1, 2, 4, 4)) * 1e-3).astype(np.float32)} for _ in range(12)]
+    path, profile = _profiled(tmp_path, model, samples[:8])
+    bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile, precision="Int16",
+                                                                     assert_all_nodes_quantized=True))
+    bias = next(line for line in bundle.ir["glow"].splitlines() if 'glow.constant "b"' in line)
+    assert "tensor<4xi64>" in bias and "!quant.uniform<i64:f32" in bias
+    assert "wide_accumulators" in bundle.ir["glowll"]
+    for sample in samples[8:]:
+        expected, actual = onnxruntime_outputs(model, sample)["y"], bundle.run(sample)["y"]
+        assert np.abs(actual - expected).max() < 1e-3 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("precision,bias,message", [
+    ("Int8", 5000.0, 'node "conv": its bias exceeds int32 in accumulator units (input x weight scale) and saturates'),
+    ("Int16", 1e6, 'node "conv": its bias exceeds 2^47 int16 accumulator units (input x weight scale) and is clamped')])
+def test_bias_beyond_its_accumulator_warns(tmp_path, precision, bias, message):
+    """Never silently: an int8 layer's bias beyond int32 saturates (the int8 kernels and
+    libraries take int32 biases), an int16 layer's beyond 2^47 (where the int64 requantization
+    would overflow) is clamped, each with a warning naming the node."""
+    rng = np.random.default_rng(31)
+    model = _large_bias_model(rng, [bias, 1.0, -1.0, 0.5])
+    samples = [{"x": (rng.normal(size=(1, 2, 4, 4)) * 1e-3).astype(np.float32)} for _ in range(8)]
+    path, profile = _profiled(tmp_path, model, samples)
+    with pytest.warns(GlowWarning, match=re.escape(message)):
+        glowmlir.compile(path, quantization=QuantizationOptions(profile, precision=precision))
 
 
 @pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
