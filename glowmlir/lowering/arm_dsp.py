@@ -315,7 +315,8 @@ def tile_pairs(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling,
         if word in split:
             pairs += [(pair, False) for pair in split[word]]
         else:  # (low half of the next word's pair, high half of the last one's)
-            pairs += [(pack_halves_of(b, after, before), True) for after, before in zip(split[word + 1], split[word - 1])]
+            neighbours = zip(split[word + 1], split[word - 1])
+            pairs += [(pack_halves_of(b, after, before), True) for after, before in neighbours]
     return pairs
 
 

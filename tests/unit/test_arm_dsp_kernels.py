@@ -398,11 +398,12 @@ def consecutive_pointwise_case(ratio: float, output_offset: int) -> Case:
     expected = ref.conv2d(x, w, bias, x_type, w_scales, np.zeros(32, np.int64), out_type, *geometry, "relu")
     x_t, w_t, b_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(w_scale, 0)), tensor((32,), q32(bias_scale))
     y_t = tensor(expected.shape, q8(*out_type))
+    attributes = f"strides = {ints((1, 1))}, pads = {ints((0, 0, 0, 0))}, dilations = {ints((1, 1))}"
     body = f"""
   %x = glow.placeholder "x" : {x_t}
   %w = glow.constant "w" elided : {w_t}
   %b = glow.constant "b" elided : {b_t}
-  %y = glow.convolution %x, %w, %b activation relu {{strides = {ints((1, 1))}, pads = {ints((0, 0, 0, 0))}, dilations = {ints((1, 1))}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  %y = glow.convolution %x, %w, %b activation relu {{{attributes}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
     return Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected)
 
