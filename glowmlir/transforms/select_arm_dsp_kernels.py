@@ -125,7 +125,7 @@ class PackConvolutionFilter(RewritePattern):
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                                  tiled_pool(op))
-            doubled = fits_narrow_requantization(op, centred)  # a bias in accumulator units: doubled here too
+            doubled = fits_narrow_requantization(op, centred) and accumulator_bias(op) is not None
             if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
                 packed = packed * np.int16(2)
         else:
@@ -192,9 +192,9 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     output, goes into a new bias (when the bias is stored in accumulator units), so the
     kernel multiplies the inputs as they are (`folded_input_offset`); not without
     `weight_sums`, or where the folded bias would leave int32. The new bias holds `factor`
-    times the levels: 2 for a convolution with `doubled_accumulators` (narrow accumulators,
-    `fits_narrow_requantization`: its bias is in accumulator units and within the bound, twice
-    it stays in int32), whose sums then start from it as they are."""
+    times the levels: 2 for a convolution with `doubled_accumulators` (whose bias is always
+    in accumulator units and within the narrow bound: twice it stays in int32), whose sums
+    then start from it as they are."""
     bias = accumulator_bias(op)
     if bias is None or (weight_sums is None and factor == 1):
         return
