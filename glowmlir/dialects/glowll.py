@@ -475,8 +475,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
     `doubled_accumulators` (with it, on the Arm DSP kernels): the packed filter holds twice the
-    levels less their zero point and the bias (in accumulator units) twice its levels, so
-    every sum is twice the accumulator, which the requantization multiplies as it is.
+    levels less their zero point, so every sum is twice the accumulator, which the
+    requantization multiplies as it is (the kernel doubles the bias).
     `wide_accumulators` (int16 data, set where an int32 sum could overflow:
     `quantization.rescaling.needs_wide_accumulators`): the sums are int64, requantized as
     CMSIS-NN's s16 kernels do (`requantize_wide`).

@@ -213,14 +213,13 @@ class QuantizedArithmetic(ArithmeticDomain):
         return self.b.integer(0)
 
     def bias(self, bias: View, channel: Index) -> SSAValue:
-        """As stored when its scale is input scale x weight scale (with `doubled_accumulators`
-        the stored levels are already twice the bias), else requantized (an Int8 bias keeps
-        its own scale in Glow's rule)."""
+        """As stored when its scale is input scale x weight scale, else requantized (an
+        Int8 bias keeps its own scale in Glow's rule)."""
         b, parameters = self.b, self.parameters
         level = b.int_sub(load_level(b, bias, [channel]), parameters.bias_offset)
         if not is_zero(parameters.bias_multiplier):  # not in accumulator units
             level = requantize(b, level, parameters.bias_multiplier, parameters.bias_shift)
-        return level
+        return b.shift_left(level, 1) if self.doubled else level
 
     def input(self, view: View, indices: Sequence[Index]) -> SSAValue:
         return self.b.int_sub(load_level(self.b, view, indices), self.input_offset)

@@ -125,7 +125,7 @@ class PackConvolutionFilter(RewritePattern):
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                                  tiled_pool(op))
-            doubled = fits_narrow_requantization(op, centred) and accumulator_bias(op) is not None
+            doubled = fits_narrow_requantization(op, centred)
             if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
                 packed = packed * np.int16(2)
         else:
@@ -141,8 +141,8 @@ class PackConvolutionFilter(RewritePattern):
             op.properties["doubled_accumulators"] = UnitAttr()
         # Every tap of every output is inside the input, or in a padded plane (or gathered
         # window) holding the input offset.
-        folds = not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS))
-        fold_input_offset(op, centred.sum(axis=1) if folds else None, rewriter, factor=2 if doubled else 1)
+        if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
+            fold_input_offset(op, centred.sum(axis=1), rewriter)
         erase_if_unused(weight, rewriter)
 
 
@@ -186,27 +186,20 @@ def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     return int(bound.max(initial=0)) << (left + 1) < 2**31
 
 
-def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray | None,
-                      rewriter: PatternRewriter, factor: int = 1) -> None:
+def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,
+                      rewriter: PatternRewriter) -> None:
     """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
     output, goes into a new bias (when the bias is stored in accumulator units), so the
-    kernel multiplies the inputs as they are (`folded_input_offset`); not without
-    `weight_sums`, or where the folded bias would leave int32. The new bias holds `factor`
-    times the levels: 2 for a convolution with `doubled_accumulators` (whose bias is always
-    in accumulator units and within the narrow bound: twice it stays in int32), whose sums
-    then start from it as they are."""
+    kernel multiplies the inputs as they are (`folded_input_offset`)."""
     bias = accumulator_bias(op)
-    if bias is None or (weight_sums is None and factor == 1):
+    if bias is None:
         return
-    levels = array_from_dense(bias.value).astype(np.int64)
-    folded = None if weight_sums is None else levels - op.input.type.element_type.offset * weight_sums
-    if folded is not None and np.abs(folded).max(initial=0) < 2**31:
-        levels = folded
-        op.properties["folded_input_offset"] = UnitAttr()
-    elif factor == 1:
+    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
+    if np.abs(folded).max(initial=0) >= 2**31:
         return
-    op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", (levels * factor).astype(np.int32), op, rewriter,
+    op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
                                    op.bias.type.element_type)
+    op.properties["folded_input_offset"] = UnitAttr()
     erase_if_unused(bias, rewriter)
 
 
