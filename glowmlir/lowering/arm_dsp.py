@@ -297,7 +297,7 @@ def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, wo
 
 
 def tile_pairs(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling,
-               x_offset: SSAValue | None) -> list[tuple[SSAValue, bool]]:
+               x_offset: SSAValue | None, derive: bool = True) -> list[tuple[SSAValue, bool]]:
     """The input pairs a tile reads from `row`: its `tiling.words` words from column `first`
     (two bytes apart), two pairs each, less `x_offset` when given; each with whether its
     halves are swapped (`tile_products` multiplies it by `SMLADX`).
@@ -305,9 +305,11 @@ def tile_pairs(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling,
     The words 4 bytes apart are loaded; a word between two loaded ones is not: its pairs
     (2, 4) and (3, 5) are the high half of one neighbour's pair and the low half of the
     other's, one `PKHBT` each, swapped (2 instructions for the load and the 3 of
-    `input_pairs`; DS-CNN's depthwise layers on the M7: 146k -> 138k instructions each)."""
+    `input_pairs`; DS-CNN's depthwise layers on the M7: 146k -> 138k instructions each).
+    Without `derive`, every word is loaded (a size-first build's depthwise tiles: in its
+    minimum-size code the derived pairs cost more, DS-CNN at -Oz on the M7 10.23M -> 10.25M)."""
     words = tiling.words
-    loaded = sorted(set(range(0, words, 2)) | {words - 1})
+    loaded = sorted(set(range(0, words, 2)) | {words - 1}) if derive else list(range(words))
     direct = {word: load_word(b, row.view, row.at(b.add(first, 2 * word))) for word in loaded}  # loads first
     split = {word: input_pairs(b, value, x_offset) for word, value in direct.items()}
     pairs = []
@@ -920,7 +922,8 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         tiling = plan.tilings[index]
         totals = [start] * len(tiling.products)
         for ky in range(k_h):
-            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset)
+            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset,
+                               derive=op.loop_pairs is None)
             weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
         store_tile(b, domain, [c], [Row(dest, (n, c, y))], totals, [b.add(x0, p) for p in range(len(totals))])
