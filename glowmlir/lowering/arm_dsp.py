@@ -297,21 +297,27 @@ def _tile_taps(b: KernelBuilder, src: View, packed: View, tiling: PairTiling, wo
 
 
 def tile_pairs(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling,
-               x_offset: SSAValue | None, derive: bool = True) -> list[tuple[SSAValue, bool]]:
+               x_offset: SSAValue | None, derive: bool = False) -> list[tuple[SSAValue, bool]]:
     """The input pairs a tile reads from `row`: its `tiling.words` words from column `first`
     (two bytes apart), two pairs each, less `x_offset` when given; each with whether its
     halves are swapped (`tile_products` multiplies it by `SMLADX`).
 
-    The words 4 bytes apart are loaded; a word between two loaded ones is not: its pairs
+    With `derive` (the depthwise kernel's tiles, but in a size-first build), the words 4
+    bytes apart are loaded, all first; a word between two loaded ones is not: its pairs
     (2, 4) and (3, 5) are the high half of one neighbour's pair and the low half of the
     other's, one `PKHBT` each, swapped (2 instructions for the load and the 3 of
-    `input_pairs`; DS-CNN's depthwise layers on the M7: 146k -> 138k instructions each).
-    Without `derive`, every word is loaded (a size-first build's depthwise tiles: in its
-    minimum-size code the derived pairs cost more, DS-CNN at -Oz on the M7 10.23M -> 10.25M)."""
+    `input_pairs`; DS-CNN's depthwise layers on the M7: 146k -> 138k instructions each, 141k
+    with each word split as it is loaded). In minimum-size code the derived pairs cost more
+    (DS-CNN at -Oz on the M7: 10.23M -> 10.25M), and the row kernel's tiles keep each word
+    loaded and split in turn (loaded first, LeNet on the M7: 3.07M -> 3.11M)."""
     words = tiling.words
-    loaded = sorted(set(range(0, words, 2)) | {words - 1}) if derive else list(range(words))
-    direct = {word: load_word(b, row.view, row.at(b.add(first, 2 * word))) for word in loaded}  # loads first
-    split = {word: input_pairs(b, value, x_offset) for word, value in direct.items()}
+    if derive:
+        loaded = sorted(set(range(0, words, 2)) | {words - 1})
+        direct = {word: load_word(b, row.view, row.at(b.add(first, 2 * word))) for word in loaded}
+        split = {word: input_pairs(b, value, x_offset) for word, value in direct.items()}
+    else:
+        split = {word: input_pairs(b, load_word(b, row.view, row.at(b.add(first, 2 * word))), x_offset)
+                 for word in range(words)}
     pairs = []
     for word in range(words):
         if word in split:
