@@ -252,14 +252,16 @@ class QuantizedArithmetic(ArithmeticDomain):
         # Clamped to the whole storage range (one SSAT), the offset goes inside the rounding
         # division (one add fewer); a narrower clamp LLVM takes best before the offset is added.
         offset_inside = narrow and (self.low, self.high) == self.out_type.value_range
+        # a fused relu (or none, at an offset of the type's minimum): no sign in the rounding
+        relu = isinstance(self.low, int) and isinstance(self.output_offset, int) and self.low >= self.output_offset
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
                 level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
-                                          self.rounding)
+                                          self.rounding, clamped_below_offset=relu)
             elif narrow:
-                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled),
-                                  self.output_offset)
+                level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled,
+                                                    clamped_below_offset=relu), self.output_offset)
             else:
                 level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
             return b.truncate(b.clamp(level, self.low, self.high), storage)

@@ -98,7 +98,8 @@ def wrapped_double(multiplier: int) -> int | None:
 
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
                       shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False,
-                      doubled: bool = False, rounding: SSAValue | None = None) -> SSAValue:
+                      doubled: bool = False, rounding: SSAValue | None = None,
+                      clamped_below_offset: bool = False) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -118,7 +119,13 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     `doubled`: `value` is already twice the accumulator (`doubled_accumulators`): it is
     multiplied as it is. `rounding`: the constant rounding terms (`rounding_terms`) as a
     value made once where the kernel starts (`KernelBuilder.opaque`), so that LLVM adds them
-    and the sign in one `add r, k, v, asr #31` (with `doubled`: add, SMMLAR, SSAT)."""
+    and the sign in one `add r, k, v, asr #31` (with `doubled`: add, SMMLAR, SSAT).
+
+    `clamped_below_offset` (a fused relu: the caller clamps levels below `offset` to it, or
+    higher) drops the sign: where value < 0, high <= 0 (M > 0), so the rounded quotient is at
+    most 0 and the level at most the offset with the sign or without it, and the clamp gives
+    the same number. With `rounding` the step is then SMMLAR (the rounding terms as its
+    accumulator), SSAT: one instruction fewer an output."""
     left, right = shift_split(b, shift)
     if wrapped or doubled:  # value << left, multiplied as it is
         multiplicand = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
@@ -129,10 +136,12 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     if wrapped:
         high = b.int_add(high, multiplicand)
     folded = rounding_terms(shift, offset) is not None
+    sign = None if clamped_below_offset else multiplicand
     if rounding is not None:
         assert folded, "rounding terms in a register need a constant shift and offset"
-        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(multiplicand, 31), rounding)), right)
-    divided = _divide_narrow(b, high, multiplicand, right, offset * (1 << right) if folded else 0)
+        terms = rounding if sign is None else b.int_add(b.shift_right(sign, 31), rounding)
+        return b.shift_right(b.int_add(high, terms), right)
+    divided = _divide_narrow(b, high, sign, right, offset * (1 << right) if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
 
 
@@ -192,16 +201,21 @@ def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
     return (1 << (right - 1)) + offset * (1 << right) if right > 0 and offset_folds(right, offset) else None
 
 
-def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue, right: int | SSAValue,
+def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue | None, right: int | SSAValue,
                    added: int = 0) -> SSAValue:
     """`(high + added) / 2^right` rounded half away from zero, the sign taken from `doubled`
-    (`added` a multiple of 2^right)."""
+    (`added` a multiple of 2^right); rounded half up when `doubled` is None (a level clamped
+    below the offset, `requantize_narrow`'s `clamped_below_offset`)."""
     if isinstance(right, int):
         if right == 0:
             return high
-        return b.shift_right(b.int_add(high, b.int_add(b.shift_right(doubled, 31), (1 << (right - 1)) + added)),
-                             right)
+        terms = (1 << (right - 1)) + added
+        if doubled is not None:
+            terms = b.int_add(b.shift_right(doubled, 31), terms)
+        return b.shift_right(b.int_add(high, terms), right)
     half = b.shift_right(b.shift_left(1, right), 1)
+    if doubled is None:
+        return b.shift_right(b.int_add(high, half), right)
     negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(doubled, 31), 0)
     return b.shift_right(b.int_add(b.int_add(high, half), negative), right)
 

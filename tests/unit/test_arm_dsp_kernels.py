@@ -40,6 +40,7 @@ from tests.unit.test_quantized_kernels import (
     build,
     consecutive_accumulators_case,
     convolution_case,
+    ints,
     levels,
     offset,
     q8,
@@ -425,14 +426,58 @@ def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
 
 
 @pytest.mark.parametrize("ratio", [1 / 16, 0.73])
-def test_narrow_requantization_of_consecutive_accumulators_on_the_m7(ratio):
+@pytest.mark.parametrize("activation", [None, "relu"])
+def test_narrow_requantization_of_consecutive_accumulators_on_the_m7(ratio, activation):
     """The one-SMMLAR requantization (`requantization.requantize_narrow`, its multiplier
     doubled and wrapped to int32) on every accumulator of a range of consecutive ones, of
     both signs (`consecutive_accumulators_case`): a power-of-two ratio meets every rounding of
-    a half (its multiplier 2^30, the least that wraps)."""
-    case = consecutive_accumulators_case(ratio)
+    a half (its multiplier 2^30, the least that wraps); with a fused relu, without the sign
+    term (`clamped_below_offset`)."""
+    case = consecutive_accumulators_case(ratio, activation)
     bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
     assert all("narrow_requantization" in line for line in instruction_lines(bundle))
+    actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
+    np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
+
+
+def consecutive_pointwise_case(ratio: float, output_offset: int) -> Case:
+    """A 1x1 convolution of one input channel holding every level (16 x 16 pixels) into 32
+    output channels of weight 1 and biases 256 apart, per tensor, with a fused relu: its
+    accumulators are the 8,192 consecutive integers around 0, on the gathered products
+    with doubled accumulators. At an output offset of -128 the relu is the whole int8 range
+    (the rounding terms in a register, as DS-CNN's layers have them)."""
+    x = np.arange(-128, 128, dtype=np.int8).reshape(1, 1, 16, 16)
+    w = np.ones((32, 1, 1, 1), np.int8)
+    x_type, w_scale = (0.05, 0), 0.01
+    bias = (np.arange(32, dtype=np.int32) - 16) * 256
+    bias_scale = ref.f32(np.float32(x_type[0]) * np.float32(w_scale))
+    out_type = (float(np.float32(bias_scale / np.float32(ratio))), output_offset)
+    w_scales = np.full(32, w_scale, np.float32)
+    geometry = ((1, 1), (0, 0, 0, 0), (1, 1), 1)
+    expected = ref.conv2d(x, w, bias, x_type, w_scales, np.zeros(32, np.int64), out_type, *geometry, "relu")
+    x_t, w_t, b_t = tensor(x.shape, q8(*x_type)), tensor(w.shape, q8(w_scale, 0)), tensor((32,), q32(bias_scale))
+    y_t = tensor(expected.shape, q8(*out_type))
+    attributes = f"strides = {ints((1, 1))}, pads = {ints((0, 0, 0, 0))}, dilations = {ints((1, 1))}"
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %w = glow.constant "w" elided : {w_t}
+  %b = glow.constant "b" elided : {b_t}
+  %y = glow.convolution %x, %w, %b activation relu {{{attributes}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    return Case(body, {"x": x}, {"w": w, "b": bias}, "y", expected)
+
+
+@pytest.mark.parametrize("ratio", [1 / 16, 0.73])
+@pytest.mark.parametrize("output_offset", [-128, 5])
+def test_relu_requantization_of_consecutive_accumulators_on_the_m7(ratio, output_offset):
+    """A convolution's requantization under a fused relu drops the sign term
+    (`requantize_narrow`'s `clamped_below_offset`): on every accumulator of a range of
+    consecutive ones of both signs (`consecutive_pointwise_case`), every rounding of a half
+    met (a power-of-two ratio), as the int8 reference rounds them."""
+    case = consecutive_pointwise_case(ratio, output_offset)
+    bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
+    line, = instruction_lines(bundle)
+    assert all(word in line for word in ('microkernel = "arm-dsp"', "narrow_requantization", "doubled_accumulators"))
     actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
     np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
 
