@@ -172,7 +172,7 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
     return column
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--no-boards", action="store_true")
@@ -182,7 +182,7 @@ def main() -> None:
     parser.add_argument("--precision", choices=("Int8", "Int16"), default="Int8",
                         help="our builds' -quantization-precision (Int16: int16 activations, int8 weights)")
     parser.add_argument("--seeds", type=int, help="the random-weight nets of weight seeds 0 to N - 1")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     seeds = {"MobileNetV3": (1,), "DS-CNN": (0,)} if args.seeds is None else \
         dict.fromkeys(("MobileNetV3", "DS-CNN"), range(args.seeds))
     named = (lambda name, seed: name) if args.seeds is None else (lambda name, seed: f"{name} seed {seed}")

@@ -1,11 +1,17 @@
-"""LeNet quantized with each of Glow's four schemas: memory, accuracy and speed.
+"""LeNet quantized with each of Glow's four schemas: memory, accuracy and speed; then the mobile nets.
 
 The profile comes from the 20 example digits (examples/lenet_mnist/images) through
 glow-profile's pipeline; accuracy is on the 1,000 held-out MNIST digits. Instructions per
 inference are counted exactly on the emulated Cortex-M7 (mps2-an500) and Cortex-M3
 (mps2-an385, no FPU) with the default -O3 build; "int8 I/O" rows use -convert-placeholders.
 
-    .venv/bin/python bench/bench_quantization.py [--json out.json] [--no-boards]
+Then, unless `--lenet-only`, the figures of "integer all the way" (issue 17) on a
+MobileNetV3-small-style net, a DS-CNN-style net and LeNet: ops left float, top-1 agreement
+with float against onnxruntime's static int8 quantization, host latency and code bytes int8
+vs float, Cortex-M7 and M3 instructions int8 vs float (`bench_integer_only.py`, which runs
+alone with more options: several weight seeds, Int16).
+
+    .venv/bin/python bench/bench_quantization.py [--json out.json] [--no-boards] [--lenet-only]
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import bench_integer_only  # noqa: E402
 
 import glowmlir  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
@@ -62,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json")
     parser.add_argument("--no-boards", action="store_true")
+    parser.add_argument("--lenet-only", action="store_true", help="only the LeNet schemas table")
     args = parser.parse_args()
     heldout = np.load(os.path.join(EXAMPLE, "heldout.npz"))
     images, labels = (heldout["images"].astype(np.float32) / np.float32(255))[:, None, None], heldout["labels"]
@@ -91,6 +100,9 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)
+    if not args.lenet_only:
+        print("\nmobile nets, integer all the way (bench_integer_only.py):", flush=True)
+        bench_integer_only.main(["--no-boards"] if args.no_boards else [])
 
 
 if __name__ == "__main__":
