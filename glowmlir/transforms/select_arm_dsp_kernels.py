@@ -66,6 +66,14 @@ a VMLAVA: MobileNetV2's 16-channel pointwise layers ran 18% slower as dot produc
 DS-CNN's 64-channel ones 8% faster)."""
 
 
+LEVEL_TABLE_ENTRIES = 256
+"""A table of one int8 operand's levels (`lowering.level_tables`). An entry costs what one
+element's term (an add's) or exp (a softmax's) costs, and a lookup much less: an add or sub
+takes its two tables from more elements than their entries (MobileNetV2's smallest residual
+adds, 864 elements, on the M7: 21.8k instructions generic), a softmax its table from more
+exps, two an element, than it holds."""
+
+
 STRIDED_ROW_VECTORS = 2
 """Helium's column kernel takes a convolution of stride 2 along its rows (gathering every
 other input column) when its output rows fill at least this many vectors: on narrower rows
@@ -259,6 +267,27 @@ class SelectHeliumSoftmax(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+class SelectLevelTables(RewritePattern):
+    """On the DSP extension without Helium: an int8 add or sub of more elements than its two
+    tables hold entries, and an int8 softmax computing more exps (two an element) than its
+    table holds, `microkernel = "level-tables"` (`lowering.level_tables`: the function of one
+    level computed once per level, then looked up; `LEVEL_TABLE_ENTRIES`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp | glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is not None or not all(is_quantized(v.type) for v in op.operands)
+                or not int8_buffers(*op.operands)):
+            return
+        elements = int(np.prod(glow.shape_of(op.dest)))
+        if isinstance(op, glowll.ElementwiseOp):
+            worth = op.kind.data in glowll.LEVEL_TABLE_ELEMENTWISE and elements > 2 * LEVEL_TABLE_ENTRIES
+        else:
+            worth = 2 * elements > LEVEL_TABLE_ENTRIES
+        if worth:
+            op.properties["microkernel"] = StringAttr(glowll.LEVEL_TABLES)
+            rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
@@ -286,3 +315,5 @@ class SelectArmDspKernels(ModulePass):
         if self.helium:
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),
                                  apply_recursively=False).rewrite_module(op)
+        else:
+            PatternRewriteWalker(SelectLevelTables(), apply_recursively=False).rewrite_module(op)
