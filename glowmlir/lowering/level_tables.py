@@ -57,22 +57,24 @@ def level_table(b: KernelBuilder, value_of: Callable[[SSAValue], SSAValue]) -> V
     return table
 
 
-def looked_up(b: KernelBuilder, table: View, level: SSAValue) -> SSAValue:
-    """The entry of an int8 level (i8) in a `level_table`."""
-    return b.load(table, [b.add(b.as_index(level), 128)])
+def by_level(b: KernelBuilder, table: View) -> View:
+    """A `level_table` indexed by the level itself: its middle entry's address, made opaque
+    (`KernelBuilder.opaque`) so that LLVM loads an entry in one `LDR r, [middle, level, LSL #2]`
+    (else it adds the table's address and the level, then loads at an offset of 512)."""
+    return View.contiguous(b.opaque(b.element(table, [128])), (LEVELS,), element_type=i32)
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
     """An int8 Add or Sub: each input's terms from a table of its levels."""
     from glowmlir.lowering.quantized_kernels import add_terms  # the module that picks this one
 
-    first_term, second_term, combined = add_terms(b, op)
-    tables = [level_table(b, term) for term in (first_term, second_term)]
+    first_term, second_term, combined = add_terms(b, op, opaque_multipliers=True)
+    tables = [by_level(b, level_table(b, term)) for term in (first_term, second_term)]
     low, high = activation_bounds(op, op.dest.type.element_type)
     dest, sources = elementwise_views(op, view)
 
     def compute(levels: list[SSAValue]) -> SSAValue:
-        terms = [looked_up(b, table, level) for table, level in zip(tables, levels)]
+        terms = [b.load(table, [b.as_index(level)]) for table, level in zip(tables, levels)]
         return b.truncate(b.clamp(combined(*terms), low, high), dest.element_type)
 
     emit_strided_map(b, dest, sources, compute)

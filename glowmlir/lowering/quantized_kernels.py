@@ -383,22 +383,28 @@ def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAVal
     return lambda x, y: combined(first_term(x), second_term(y))
 
 
-def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp) -> tuple[Callable[[SSAValue], SSAValue],
+def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bool = False) -> tuple[Callable[[SSAValue], SSAValue],
                                                                    Callable[[SSAValue], SSAValue],
                                                                    Callable[[SSAValue, SSAValue], SSAValue]]:
     """TFLite's int8/int16 Add or Sub in its three steps: each input's term, its level less its
     zero point shifted left and requantized to a common scale (`first`, `second`: a level to
     a term), then the terms' sum or difference requantized to the output (`combined`, before
-    the clamp). A term depends on one level only (`level_tables` keeps them in tables)."""
+    the clamp). A term depends on one level only (`level_tables` keeps them in tables).
+    `opaque_multipliers`: the multipliers as values LLVM cannot see (`KernelBuilder.opaque`),
+    which it multiplies by with one SMMULR on Arm, not a UMLAL and a MUL for the sign (see
+    `ChannelRequantization`)."""
     first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
     (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+    if opaque_multipliers:
+        m1, m2, mo = (b.opaque(b.integer(m)) for m in (m1, m2, mo))
     left_shift = add_left_shift(first, second, out_type)
     combine = b.int_add if op.kind.data == "add" else b.int_sub
     bounds = [_largest_difference(element) << left_shift for element in (first, second)]
     # |a| <= bounds[0] and |c| <= bounds[1] where their multipliers are below 1 (shifts <= 0)
     bound = sum(bounds) if max(s1, s2) <= 0 else 1 << 31
 
-    def term(element: UniformQuantizedType, multiplier: int, shift: int, bound: int) -> Callable[[SSAValue], SSAValue]:
+    def term(element: UniformQuantizedType, multiplier: int | SSAValue, shift: int,
+             bound: int) -> Callable[[SSAValue], SSAValue]:
         return lambda x: requantize_bounded(b, b.shift_left(b.int_sub(x, element.offset), left_shift), bound,
                                             multiplier, shift)
 

@@ -165,7 +165,7 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
 
 
-def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int, shift: int,
+def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int | SSAValue, shift: int,
                        offset: int = 0, clamped_below_offset: bool = False) -> SSAValue:
     """`requantize(value, multiplier, shift) + offset` of an i32 value, or a vector of them,
     known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
