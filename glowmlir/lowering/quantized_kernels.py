@@ -383,9 +383,8 @@ def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAVal
     return lambda x, y: combined(first_term(x), second_term(y))
 
 
-def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bool = False) -> tuple[Callable[[SSAValue], SSAValue],
-                                                                   Callable[[SSAValue], SSAValue],
-                                                                   Callable[[SSAValue, SSAValue], SSAValue]]:
+def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bool = False) -> tuple[
+        Callable[[SSAValue], SSAValue], Callable[[SSAValue], SSAValue], Callable[[SSAValue, SSAValue], SSAValue]]:
     """TFLite's int8/int16 Add or Sub in its three steps: each input's term, its level less its
     zero point shifted left and requantized to a common scale (`first`, `second`: a level to
     a term), then the terms' sum or difference requantized to the output (`combined`, before
