@@ -944,7 +944,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     gathered = View.contiguous(b.alloca(2 * words, i32, STACK_ALIGNMENT), (words, 2), element_type=i32) \
-        if 0 < 2 * depth <= FC_GATHER_BYTES else None
+        if words and 2 * depth <= FC_GATHER_BYTES else None
     with b.loop(0, rows) as m:
         correction = weight_offset_correction(b, domain, op, src, m.index)
         if gathered is not None:

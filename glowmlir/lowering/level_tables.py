@@ -65,11 +65,15 @@ def by_level(b: KernelBuilder, table: View) -> View:
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
-    """An int8 Add or Sub: each input's terms from a table of its levels."""
+    """An int8 Add or Sub: each input's terms from a table of its levels; where the sum's
+    requantization allows (`AddSteps.doubled_combined`), the tables hold twice the terms."""
     from glowmlir.lowering.quantized_kernels import add_terms  # the module that picks this one
 
-    first_term, second_term, combined = add_terms(b, op, opaque_multipliers=True)
-    tables = [by_level(b, level_table(b, term)) for term in (first_term, second_term)]
+    steps = add_terms(b, op, opaque_multipliers=True)
+    doubled = steps.doubled_combined is not None
+    tables = [by_level(b, level_table(b, (lambda level, term=term: b.shift_left(term(level), 1)) if doubled else term))
+              for term in (steps.first, steps.second)]
+    combined = steps.doubled_combined if doubled else steps.combined
     low, high = activation_bounds(op, op.dest.type.element_type)
     dest, sources = elementwise_views(op, view)
 

@@ -68,6 +68,7 @@ from glowmlir.lowering.loop_skeletons import (
 )
 from glowmlir.lowering.requantization import (
     divide_by_power_of_two,
+    is_narrow,
     requantize,
     requantize_bounded,
     requantize_narrow,
@@ -379,19 +380,30 @@ def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAVal
         bound = _largest_difference(first) * _largest_difference(second)
         return lambda x, y: requantize_bounded(b, b.int_mul(b.int_sub(x, first.offset), b.int_sub(y, second.offset)),
                                                bound, multiplier, shift, out_type.offset)
-    first_term, second_term, combined = add_terms(b, op)
-    return lambda x, y: combined(first_term(x), second_term(y))
+    steps = add_terms(b, op)
+    return lambda x, y: steps.combined(steps.first(x), steps.second(y))
 
 
-def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bool = False) -> tuple[
-        Callable[[SSAValue], SSAValue], Callable[[SSAValue], SSAValue], Callable[[SSAValue, SSAValue], SSAValue]]:
-    """TFLite's int8/int16 Add or Sub in its three steps: each input's term, its level less its
-    zero point shifted left and requantized to a common scale (`first`, `second`: a level to
-    a term), then the terms' sum or difference requantized to the output (`combined`, before
-    the clamp). A term depends on one level only (`level_tables` keeps them in tables).
-    `opaque_multipliers`: the multipliers as values LLVM cannot see (`KernelBuilder.opaque`),
-    which it multiplies by with one SMMULR on Arm, not a UMLAL and a MUL for the sign (see
-    `ChannelRequantization`)."""
+@dataclasses.dataclass
+class AddSteps:
+    """TFLite's int8/int16 Add or Sub in its three steps (`add_terms`): each input's term, its
+    level less its zero point shifted left and requantized to a common scale (`first`,
+    `second`: a level to a term), then the terms' sum or difference requantized to the output
+    (`combined`, before the clamp). `doubled_combined`, where the sum's requantization is
+    narrow with constant rounding terms (`requantize_narrow`), takes twice the terms: it
+    multiplies their sum as it is and adds the sign and the rounding terms in one step."""
+
+    first: Callable[[SSAValue], SSAValue]
+    second: Callable[[SSAValue], SSAValue]
+    combined: Callable[[SSAValue, SSAValue], SSAValue]
+    doubled_combined: Callable[[SSAValue, SSAValue], SSAValue] | None
+
+
+def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bool = False) -> AddSteps:
+    """The `AddSteps` of an Add or Sub. A term depends on one level only (`level_tables` keeps
+    them in tables). `opaque_multipliers`: the multipliers as values LLVM cannot see
+    (`KernelBuilder.opaque`), which it multiplies by with one SMMULR on Arm, not a UMLAL and a
+    MUL for the sign (see `ChannelRequantization`); only then is there a `doubled_combined`."""
     first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
     (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
     if opaque_multipliers:
@@ -407,8 +419,15 @@ def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bo
         return lambda x: requantize_bounded(b, b.shift_left(b.int_sub(x, element.offset), left_shift), bound,
                                             multiplier, shift)
 
-    return (term(first, m1, s1, bounds[0]), term(second, m2, s2, bounds[1]),
-            lambda a, c: requantize_bounded(b, combine(a, c), bound, mo, so, out_type.offset))
+    doubled_combined = None
+    terms = rounding_terms(so, out_type.offset)
+    if opaque_multipliers and is_narrow(bound, so) and terms is not None:
+        rounding = b.opaque(b.integer(terms))
+        doubled_combined = lambda a2, c2: requantize_narrow(  # noqa: E731
+            b, combine(a2, c2), mo, so, out_type.offset, doubled=True, rounding=rounding)
+    return AddSteps(term(first, m1, s1, bounds[0]), term(second, m2, s2, bounds[1]),
+                    lambda a, c: requantize_bounded(b, combine(a, c), bound, mo, so, out_type.offset),
+                    doubled_combined)
 
 
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:

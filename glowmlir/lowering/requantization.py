@@ -171,7 +171,7 @@ def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier
     known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
     `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way.
     `clamped_below_offset`: see `requantize_narrow_in_halves`."""
-    narrow = bound << (max(shift, 0) + 1) < 2**31
+    narrow = is_narrow(bound, shift)
     if not isinstance(value.type, VectorType):
         if narrow:
             return requantize_narrow(b, value, multiplier, shift, offset)
@@ -181,6 +181,12 @@ def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier
     else:
         level = requantize_in_halves(b, value, multiplier, shift)
     return level if offset == 0 else b.int_add(level, offset)
+
+
+def is_narrow(bound: int, shift: int) -> bool:
+    """Whether a value of |value| <= `bound` stays in int32 doubled after its left shift
+    (`requantize_narrow` then computes `requantize` exactly)."""
+    return bound << (max(shift, 0) + 1) < 2**31
 
 
 def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:

@@ -340,7 +340,8 @@ def all_cases() -> list[Case]:
         cases.append(convolution_case(500 + index, geometry, per_channel=per_channel,
                                       activation="relu" if per_channel or pool else None, pool=pool,
                                       suffix=output.removeprefix("y")))
-    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4)]):
+    # rows of inputs gathered as pairs once (`arm_dsp.FC_GATHER_BYTES`), but the last two
+    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4), (2, 2050, 6)]):
         for per_channel in (False, True):
             for zero_points in (False, True):
                 cases.append(fully_connected_case(800 + index * 4 + 2 * per_channel + zero_points, rows, depth,
@@ -607,14 +608,19 @@ def test_level_tables_take_large_adds_and_softmaxes_on_the_m7():
     """On the M7 (DSP extension, no Helium) an int8 Add or Sub of more than 512 elements, and an
     int8 softmax of more than 128 levels, take their terms and exps from tables of levels
     (`microkernel = "level-tables"`), bit-identical to the int8 reference: every level pair of
-    an Add and a Sub, broadcasts, fused activations, softmax rows of 1000 levels with ties at
-    the maximum, levels below diff_min; smaller ones and Mul keep the generic kernel."""
+    an Add and a Sub (tables of doubled terms) and of an Add whose sum is shifted right too far
+    to fold its rounding terms (single terms), broadcasts, fused activations, softmax rows of
+    1000 levels with ties at the maximum, levels below diff_min; smaller ones and Mul keep
+    the generic kernel."""
     rng = np.random.default_rng(970)
     cases = [binary_case(kind, a_shape, b_shape, 970 + i, activation, suffix=f"_{i}")
              for i, (kind, a_shape, b_shape, activation, _) in enumerate(LEVEL_TABLE_ELEMENTWISE)]
     cases += [all_level_pairs_case("add", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)),
               all_level_pairs_case("sub", (0.2, -4), (0.013, 11), (0.09, -2), columns=range(-128, 128, 5),
-                                   suffix="_sub")]
+                                   suffix="_sub"),
+              # an output scale 10x the inputs': the sum's right shift (22 > 21) keeps the tables' terms single
+              all_level_pairs_case("add", (0.01, 3), (0.012, -5), (0.1, 7), columns=range(-128, 128, 7),
+                                   suffix="_coarse")]
     below = levels(rng, 2, 200)
     below[0, :10] = [127, -128, 3, 2, 65, 66, 64, 0, -1, 120]  # diff_min -62 at scale 0.25
     ties = levels(rng, 2, 1000)
@@ -630,7 +636,7 @@ def test_level_tables_take_large_adds_and_softmaxes_on_the_m7():
     lines = [line for line in bundle.ir["glowll"].splitlines()
              if "glowll.elementwise" in line or "glowll.softmax" in line]
     assert len(lines) == len(cases)
-    from_tables = [tables for *_, tables in LEVEL_TABLE_ELEMENTWISE] + [True, True] + [True] * 4 + [False]
+    from_tables = [tables for *_, tables in LEVEL_TABLE_ELEMENTWISE] + [True] * 3 + [True] * 4 + [False]
     assert [('microkernel = "level-tables"' in line) for line in lines] == from_tables
     outputs = run_on_board(bundle, "mps2-an500", {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
