@@ -154,6 +154,12 @@ FC_GATHER_BYTES = 4096
 makes them once per input row, not once per block of outputs: MobileNetV2's classifier
 (1280 inputs, 1000 outputs) on the M7: 2,211,514 -> 2,013,746 instructions."""
 
+FC_GATHER_BLOCKS = 3
+"""... and that has more blocks of outputs than this: a word's pairs cost a load, two `SXTB16`
+and two stores to gather and one `LDRD` a block to read, against a load and two `SXTB16` a
+block in place (DS-CNN's 64 x 12 classifier, three blocks of four, on the M7: 155
+instructions more gathered)."""
+
 # ----------------------------------------------------------------------------- the instructions
 
 
@@ -930,9 +936,9 @@ def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
     """Per input row, `FC_BLOCKS` outputs at a time: each word of four inputs becomes two
     pairs shared by the block, each weight word two pairs; a tail of fewer than four
-    products is added one by one. A row of at most `FC_GATHER_BYTES` / 2 inputs has its
-    pairs made once, into a stack buffer (`gathered_row_pairs`), and read back two words at a
-    time (one `LDRD`) by every block of outputs."""
+    products is added one by one. A row of at most `FC_GATHER_BYTES` / 2 inputs, for more
+    than `FC_GATHER_BLOCKS` blocks, has its pairs made once, into a stack buffer
+    (`gathered_row_pairs`), and read back two words at a time (one `LDRD`) by every block."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
@@ -944,7 +950,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     gathered = View.contiguous(b.alloca(2 * words, i32, STACK_ALIGNMENT), (words, 2), element_type=i32) \
-        if words and 2 * depth <= FC_GATHER_BYTES else None
+        if words and 2 * depth <= FC_GATHER_BYTES and columns // block > FC_GATHER_BLOCKS else None
     with b.loop(0, rows) as m:
         correction = weight_offset_correction(b, domain, op, src, m.index)
         if gathered is not None:
