@@ -26,8 +26,9 @@ packs them.
   multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point.
-* `emit_fully_connected`: int8 weight rows as they are, two pairs a word (on Helium cores,
-  `lowering.arm_mve`'s instead).
+* `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
+  pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
+  instead).
 
 The input zero point is either folded into the bias by the pass (`folded_input_offset`) or
 subtracted from each input pair with one `SADD16`. Every output is exactly the int32 sum the
