@@ -18,7 +18,9 @@ FullyConnected and every convolution of stride 1 along its rows (or of stride 2 
 at least two vectors) get `microkernel = "arm-mve"`
 (`lowering.arm_mve`, filter layout `libraries.column_layout`) instead, and so do int8
 Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
-int8 softmax. With `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each
+int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an int8 softmax
+of more than 128 levels get `microkernel = "level-tables"` (`lowering.level_tables`: their
+terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each
 "arm-dsp" convolution gets `loop_pairs = N`: its kernel keeps its loop over input channel
 pairs, N pairs a step. Outputs stay bit-identical to the generic int8 kernels.
 """
@@ -295,7 +297,8 @@ class SelectArmDspKernels(ModulePass):
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
     on vectors of output columns, filters packed by `libraries.column_layout`), and so do
-    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`). With
+    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`);
+    without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
     `loop_pairs` (a size-first build: `glow-compile` gives the core's
     `lowering.arm_dsp.size_first_loop_pairs`), each "arm-dsp" convolution gets
     `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
