@@ -22,7 +22,8 @@ int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an in
 of more than 128 levels get `microkernel = "level-tables"` (`lowering.level_tables`: their
 terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
 `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
-gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step. Outputs stay bit-identical to the generic int8 kernels.
+gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step.
+Outputs stay bit-identical to the generic int8 kernels.
 """
 
 from __future__ import annotations
