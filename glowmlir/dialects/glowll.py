@@ -382,6 +382,10 @@ HELIUM_ELEMENTWISE = ("add", "sub", "mul")
 shape or broadcast)."""
 AVX512_ELEMENTWISE = ("add", "sub", "mul")
 """The `glowll.elementwise` kinds with an AVX-512 microkernel, "x86-avx512" (int8, broadcasting)."""
+LEVEL_TABLES = "level-tables"
+LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
+"""The `glowll.elementwise` kinds (int8) whose terms a kernel may look up in tables of levels,
+"level-tables" (`lowering.level_tables`); an int8 softmax may take it too."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
@@ -742,7 +746,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        kinds = {"arm-mve": HELIUM_ELEMENTWISE, "x86-avx512": AVX512_ELEMENTWISE}
+        kinds = {"arm-mve": HELIUM_ELEMENTWISE, "x86-avx512": AVX512_ELEMENTWISE, LEVEL_TABLES: LEVEL_TABLE_ELEMENTWISE}
         allowed = {"kind", *facts.required, *activation,
                    *(("microkernel",) if any(kind in vector_kinds for vector_kinds in kinds.values()) else ())}
         if stray := sorted(set(self.properties) - allowed):
@@ -751,7 +755,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
                 kind not in kinds.get(self.microkernel.data, ())
                 or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))):
             _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands (Helium's "
-                        "arm-mve and AVX-512's x86-avx512: add, sub, mul)")
+                        "arm-mve and AVX-512's x86-avx512: add, sub, mul; level-tables: add, sub)")
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:
@@ -764,13 +768,14 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
 class SoftMaxOp(InstructionOp):
     """Softmax over `axis`; with `log`, LogSoftmax. Quantized: the last axis, without log.
     With `microkernel = "arm-mve"` (glowll-select-arm-dsp-kernels on Helium) an int8 one
-    runs on vectors."""
+    runs on vectors; with "level-tables" (on the DSP extension without Helium) it takes its
+    exps from a table of the 256 distances to the row maximum."""
 
     name = "glowll.softmax"
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(UnitAttr)
-    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 softmax on Helium's vectors
+    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 softmax on Helium's vectors; "level-tables"
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, *, axis: int | IntegerAttr, log: bool = False):
@@ -783,10 +788,11 @@ class SoftMaxOp(InstructionOp):
         if is_quantized(self.dest.type) and (axis != rank - 1 or self.log is not None):
             _fail(self, "a quantized softmax works on the last axis, without log")
         if self.microkernel is not None and (
-                self.microkernel.data != "arm-mve"
+                self.microkernel.data not in ("arm-mve", LEVEL_TABLES)
                 or not all(is_quantized(v.type) and storage_type(v.type.element_type) == i8
                            for v in (self.dest, self.input))):
-            _fail(self, f"the {self.microkernel.data} microkernel of a softmax takes int8 levels on Helium (arm-mve)")
+            _fail(self, f"the {self.microkernel.data} microkernel of a softmax takes int8 levels (arm-mve on Helium, "
+                        f"{LEVEL_TABLES})")
 
 
 @irdl_op_definition

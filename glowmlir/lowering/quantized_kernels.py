@@ -47,6 +47,7 @@ from glowmlir.lowering import (
     arm_mve,
     int8_depthwise,
     kernels,
+    level_tables,
     loop_skeletons,
     math_approx,
     shape_parameterised,
@@ -67,6 +68,7 @@ from glowmlir.lowering.loop_skeletons import (
 )
 from glowmlir.lowering.requantization import (
     divide_by_power_of_two,
+    is_narrow,
     requantize,
     requantize_bounded,
     requantize_narrow,
@@ -92,7 +94,7 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
                 "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
-                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni,
+                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni, "level-tables": level_tables,
                 shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
                 shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
                 shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised}
@@ -375,8 +377,7 @@ def _largest_difference(element: UniformQuantizedType) -> int:
 
 def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """The output level (before the clamp) of an int8/int16 Add, Sub or Mul of two levels (i32
-    values, or vectors of them): TFLite's Add and Sub, each input less its zero point shifted
-    left and requantized to a common scale, the sum or difference requantized; its Mul,
+    values, or vectors of them): TFLite's Add and Sub (`add_terms`); its Mul,
     `requantize((a - a_offset) * (b - b_offset))`. Each requantization knows its value's bound
     (`requantize_bounded`)."""
     first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
@@ -385,19 +386,54 @@ def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAVal
         bound = _largest_difference(first) * _largest_difference(second)
         return lambda x, y: requantize_bounded(b, b.int_mul(b.int_sub(x, first.offset), b.int_sub(y, second.offset)),
                                                bound, multiplier, shift, out_type.offset)
+    steps = add_terms(b, op)
+    return lambda x, y: steps.combined(steps.first(x), steps.second(y))
+
+
+@dataclasses.dataclass
+class AddSteps:
+    """TFLite's int8/int16 Add or Sub in its three steps (`add_terms`): each input's term, its
+    level less its zero point shifted left and requantized to a common scale (`first`,
+    `second`: a level to a term), then the terms' sum or difference requantized to the output
+    (`combined`, before the clamp). `doubled_combined`, where the sum's requantization is
+    narrow with constant rounding terms (`requantize_narrow`), takes twice the terms: it
+    multiplies their sum as it is and adds the sign and the rounding terms in one step."""
+
+    first: Callable[[SSAValue], SSAValue]
+    second: Callable[[SSAValue], SSAValue]
+    combined: Callable[[SSAValue, SSAValue], SSAValue]
+    doubled_combined: Callable[[SSAValue, SSAValue], SSAValue] | None
+
+
+def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bool = False) -> AddSteps:
+    """The `AddSteps` of an Add or Sub. A term depends on one level only (`level_tables` keeps
+    them in tables). `opaque_multipliers`: the multipliers as values LLVM cannot see
+    (`KernelBuilder.opaque`), which it multiplies by with one SMMULR on Arm, not a UMLAL and a
+    MUL for the sign (see `ChannelRequantization`); only then is there a `doubled_combined`."""
+    first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
     (m1, s1), (m2, s2), (mo, so) = add_multipliers(first, second, out_type)
+    if opaque_multipliers:
+        m1, m2, mo = (b.opaque(b.integer(m)) for m in (m1, m2, mo))
     left_shift = add_left_shift(first, second, out_type)
     combine = b.int_add if op.kind.data == "add" else b.int_sub
     bounds = [_largest_difference(element) << left_shift for element in (first, second)]
     # |a| <= bounds[0] and |c| <= bounds[1] where their multipliers are below 1 (shifts <= 0)
     bound = sum(bounds) if max(s1, s2) <= 0 else 1 << 31
 
-    def level(x: SSAValue, y: SSAValue) -> SSAValue:
-        a = requantize_bounded(b, b.shift_left(b.int_sub(x, first.offset), left_shift), bounds[0], m1, s1)
-        c = requantize_bounded(b, b.shift_left(b.int_sub(y, second.offset), left_shift), bounds[1], m2, s2)
-        return requantize_bounded(b, combine(a, c), bound, mo, so, out_type.offset)
+    def term(element: UniformQuantizedType, multiplier: int | SSAValue, shift: int,
+             bound: int) -> Callable[[SSAValue], SSAValue]:
+        return lambda x: requantize_bounded(b, b.shift_left(b.int_sub(x, element.offset), left_shift), bound,
+                                            multiplier, shift)
 
-    return level
+    doubled_combined = None
+    terms = rounding_terms(so, out_type.offset)
+    if opaque_multipliers and is_narrow(bound, so) and terms is not None:
+        rounding = b.opaque(b.integer(terms))
+        doubled_combined = lambda a2, c2: requantize_narrow(  # noqa: E731
+            b, combine(a2, c2), mo, so, out_type.offset, doubled=True, rounding=rounding)
+    return AddSteps(term(first, m1, s1, bounds[0]), term(second, m2, s2, bounds[1]),
+                    lambda a, c: requantize_bounded(b, combine(a, c), bound, mo, so, out_type.offset),
+                    doubled_combined)
 
 
 def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
@@ -571,14 +607,32 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
     in fixed point, sum in Q12.19, one reciprocal per row; output scale 1/256, offset -128.
     An int16 softmax (input levels int16, output scale 1/32768, offset 0) runs the same
     arithmetic and keeps 15 fractional bits of the quotient instead of 8. (With a
-    `microkernel`, its module's vectors.)"""
+    `microkernel`, its module's vectors or tables.)"""
     if op.microkernel is not None:
         MICROKERNELS[op.microkernel.data].emit_softmax(b, op, view)
         return
-    dest, src = view(op.dest), view(op.input)
-    if op.axis.value.data != len(dest.shape) - 1 or op.log is not None:
+    if op.axis.value.data != len(op.dest.type.get_shape()) - 1 or op.log is not None:
         raise GlowError("glowll.softmax: a quantized softmax works on the last axis, without log")
     multiplier, shift, diff_min = softmax_parameters(_type(op.input))
+
+    def exp_of(distance: SSAValue) -> tuple[SSAValue, SSAValue]:
+        return b.int_compare("sge", distance, diff_min), exp_of_distance(b, distance, multiplier, shift)
+
+    softmax_rows(b, op, view, exp_of)
+
+
+def exp_of_distance(b: KernelBuilder, distance: SSAValue, multiplier: int, shift: int) -> SSAValue:
+    """exp of a level's distance to its row maximum (<= 0, in levels) in Q0.31, as `arm_softmax_s8`
+    computes it (`multiplier`, `shift` of `softmax_parameters`)."""
+    return exp_on_negative_values(b, doubling_high_mult(b, b.int_mul(distance, 1 << shift), multiplier))
+
+
+def softmax_rows(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf,
+                 exp_of: Callable[[SSAValue], tuple[SSAValue | None, SSAValue]]) -> None:
+    """`emit_quantized_softmax`'s loops on scalars: per row its maximum; the sum of the exps of
+    the distances to it; the reciprocal; each exp times it. `exp_of(distance)` gives (whether
+    the distance counts, or None where an exp of 0 stands for one that does not; its exp)."""
+    dest, src = view(op.dest), view(op.input)
     out_type = _type(op.dest)
     fraction_bits = softmax_fraction_bits(out_type)
     low, high = out_type.value_range
@@ -590,23 +644,21 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
             loop.next(b.int_max(loop.carried[0], load_level(b, src, [row.index, loop.index])))
         (largest,) = loop.results
 
-        def exp_of(column: Index) -> tuple[SSAValue, SSAValue]:
-            """(whether the column counts, exp of its distance to the maximum in Q0.31)."""
-            distance = b.int_sub(load_level(b, src, [row.index, column]), largest)
-            scaled = doubling_high_mult(b, b.int_mul(distance, 1 << shift), multiplier)
-            return b.int_compare("sge", distance, diff_min), exp_on_negative_values(b, scaled)
+        def exp_at(column: Index) -> tuple[SSAValue | None, SSAValue]:
+            return exp_of(b.int_sub(load_level(b, src, [row.index, column]), largest))
 
         with b.loop(0, size, carried=[b.integer(0)]) as loop:
-            counts, value = exp_of(loop.index)
-            term = b.select(counts, divide_by_power_of_two(b, value, ACCUMULATION_BITS), 0)
-            loop.next(b.int_add(loop.carried[0], term))
+            counts, value = exp_at(loop.index)
+            term = divide_by_power_of_two(b, value, ACCUMULATION_BITS)
+            loop.next(b.int_add(loop.carried[0], term if counts is None else b.select(counts, term, 0)))
         (total,) = loop.results
         scale, bits_over_unit = softmax_reciprocal(b, total, fraction_bits)
         with b.loop(0, size) as column:
-            counts, value = exp_of(column.index)
+            counts, value = exp_at(column.index)
             quotient = divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit)
             level = b.int_add(quotient, out_type.offset)
-            store_level(b, b.select(counts, level, out_type.offset), low, high, dest, [row.index, column.index])
+            store_level(b, level if counts is None else b.select(counts, level, out_type.offset), low, high, dest,
+                        [row.index, column.index])
 
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view: ViewOf) -> None:

@@ -174,13 +174,13 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
 
 
-def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int, shift: int,
+def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int | SSAValue, shift: int,
                        offset: int = 0, clamped_below_offset: bool = False) -> SSAValue:
     """`requantize(value, multiplier, shift) + offset` of an i32 value, or a vector of them,
     known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
     `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way.
     `clamped_below_offset`: see `requantize_narrow_in_halves`."""
-    narrow = bound << (max(shift, 0) + 1) < 2**31
+    narrow = is_narrow(bound, shift)
     if not isinstance(value.type, VectorType):
         if narrow:
             return requantize_narrow(b, value, multiplier, shift, offset)
@@ -190,6 +190,12 @@ def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier
     else:
         level = requantize_in_halves(b, value, multiplier, shift)
     return level if offset == 0 else b.int_add(level, offset)
+
+
+def is_narrow(bound: int, shift: int) -> bool:
+    """Whether a value of |value| <= `bound` stays in int32 doubled after its left shift
+    (`requantize_narrow` then computes `requantize` exactly)."""
+    return bound << (max(shift, 0) + 1) < 2**31
 
 
 def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:

@@ -18,9 +18,12 @@ FullyConnected and every convolution of stride 1 along its rows (or of stride 2 
 at least two vectors) get `microkernel = "arm-mve"`
 (`lowering.arm_mve`, filter layout `libraries.column_layout`) instead, and so do int8
 Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
-int8 softmax. With `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each
-"arm-dsp" convolution gets `loop_pairs = N`: its kernel keeps its loop over input channel
-pairs, N pairs a step. Outputs stay bit-identical to the generic int8 kernels.
+int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an int8 softmax
+of more than 128 levels get `microkernel = "level-tables"` (`lowering.level_tables`: their
+terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
+`loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
+gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step.
+Outputs stay bit-identical to the generic int8 kernels.
 
 Int16 layers (int16 input and output of offset 0, int8 weights: `-quantization-precision=
 Int16`) take the "arm-dsp" kernels the same way (`dsp_buffers`), on every core with the DSP
@@ -69,6 +72,14 @@ column kernel (which takes 16 products for about 10 instructions and requantizes
 at once, while a dot product costs about 20 instructions an output besides its 16 products
 a VMLAVA: MobileNetV2's 16-channel pointwise layers ran 18% slower as dot products, the
 DS-CNN's 64-channel ones 8% faster)."""
+
+
+LEVEL_TABLE_ENTRIES = 256
+"""A table of one int8 operand's levels (`lowering.level_tables`). An entry costs what one
+element's term (an add's) or exp (a softmax's) costs, and a lookup much less: an add or sub
+takes its two tables from more elements than their entries (MobileNetV2's smallest residual
+adds, 864 elements, on the M7: 21.8k instructions generic), a softmax its table from more
+exps, two an element, than it holds."""
 
 
 STRIDED_ROW_VECTORS = 2
@@ -279,6 +290,27 @@ class SelectHeliumSoftmax(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+class SelectLevelTables(RewritePattern):
+    """On the DSP extension without Helium: an int8 add or sub of more elements than its two
+    tables hold entries, and an int8 softmax computing more exps (two an element) than its
+    table holds, `microkernel = "level-tables"` (`lowering.level_tables`: the function of one
+    level computed once per level, then looked up; `LEVEL_TABLE_ENTRIES`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp | glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is not None or not all(is_quantized(v.type) for v in op.operands)
+                or not int8_buffers(*op.operands)):
+            return
+        elements = int(np.prod(glow.shape_of(op.dest)))
+        if isinstance(op, glowll.ElementwiseOp):
+            worth = op.kind.data in glowll.LEVEL_TABLE_ELEMENTWISE and elements > 2 * LEVEL_TABLE_ENTRIES
+        else:
+            worth = 2 * elements > LEVEL_TABLE_ENTRIES
+        if worth:
+            op.properties["microkernel"] = StringAttr(glowll.LEVEL_TABLES)
+            rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
@@ -286,7 +318,8 @@ class SelectArmDspKernels(ModulePass):
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
     on vectors of output columns, filters packed by `libraries.column_layout`), and so do
-    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`). With
+    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`);
+    without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
     `loop_pairs` (a size-first build: `glow-compile` gives the core's
     `lowering.arm_dsp.size_first_loop_pairs`), each "arm-dsp" convolution gets
     `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
@@ -306,3 +339,5 @@ class SelectArmDspKernels(ModulePass):
         if self.helium:
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),
                                  apply_recursively=False).rewrite_module(op)
+        else:
+            PatternRewriteWalker(SelectLevelTables(), apply_recursively=False).rewrite_module(op)

@@ -81,6 +81,12 @@ glowll.function @net {
   %overlapping = glowll.placeholder output "overlapping" : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>
   %wo = glowll.weight "wo" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
   glowll.convolution %overlapping, %x, %wo, %b pool max {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, pool_kernel = array<i64: 1, 2>, pool_strides = array<i64: 1, 1>, pool_pads = array<i64: 0, 0, 0, 0>} : memref<1x2x2x1x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x1x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %residual = glowll.placeholder input "residual" : memref<1x8x12x12x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %residual_sum = glowll.placeholder output "residual_sum" : memref<1x8x12x12x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %residual_sum, %residual, %residual {kind = "add"} : memref<1x8x12x12x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x8x12x12x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x8x12x12x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %classes = glowll.placeholder input "classes" : memref<1x1000x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %class_probabilities = glowll.placeholder output "class_probabilities" : memref<1x1000x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  glowll.softmax %class_probabilities, %classes {axis = 1 : i64} : memref<1x1000x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x1000x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
@@ -100,6 +106,7 @@ glowll.function @net {
 // CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
 // CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
 // CHECK-NOT:  microkernel = "arm-mve"
+// CHECK:      glowll.softmax %probabilities, %logits {axis = 1 : i64} :
 // The same 1x3 convolution with a fused 1x2 max pool whose windows tile its output (kernel =
 // strides) takes window pairs too (the filter packed as the unpooled one's, doubled); with a
 // 1x2 pool of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3
@@ -108,6 +115,11 @@ glowll.function @net {
 // CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
 // CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
+// An int8 add of more elements (1152) than its two tables of levels hold (512), and a softmax
+// of more exps (two an element) than its table holds (256), look them up (`level_tables`);
+// the 24-element add and the 2x10 softmax above keep the generic kernels.
+// CHECK:      glowll.elementwise %residual_sum, %residual, %residual {kind = "add", microkernel = "level-tables"}
+// CHECK:      glowll.softmax %class_probabilities, %classes {axis = 1 : i64, microkernel = "level-tables"}
 
 // On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
 // for MVE, and both convolutions (stride 1 along their rows) run on Helium, their filters

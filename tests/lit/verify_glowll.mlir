@@ -411,7 +411,7 @@ glowll.function @helium_mul_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.elementwise %y, %a, %b {kind = "mul", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (Helium's arm-mve and AVX-512's x86-avx512: add, sub, mul)
+// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (Helium's arm-mve and AVX-512's x86-avx512: add, sub, mul; level-tables: add, sub)
 
 // -----
 glowll.function @helium_div {
@@ -428,7 +428,7 @@ glowll.function @helium_softmax_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
   glowll.softmax %y, %x {axis = 1 : i64, microkernel = "arm-mve"} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
 }
-// CHECK: glowll.softmax: the arm-mve microkernel of a softmax takes int8 levels on Helium (arm-mve)
+// CHECK: glowll.softmax: the arm-mve microkernel of a softmax takes int8 levels (arm-mve on Helium, level-tables)
 
 // -----
 glowll.function @softmax_on_another_microkernel {
@@ -436,7 +436,7 @@ glowll.function @softmax_on_another_microkernel {
   %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>
   glowll.softmax %y, %x {axis = 1 : i64, microkernel = "x86-vnni"} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.softmax: the x86-vnni microkernel of a softmax takes int8 levels on Helium (arm-mve)
+// CHECK: glowll.softmax: the x86-vnni microkernel of a softmax takes int8 levels (arm-mve on Helium, level-tables)
 
 // -----
 glowll.function @vnni_depthwise_filter_of_int16_blocks {
@@ -455,7 +455,7 @@ glowll.function @avx512_mul_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>
   glowll.elementwise %y, %a, %b {kind = "mul", microkernel = "x86-avx512"} : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i16:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (Helium's arm-mve and AVX-512's x86-avx512: add, sub, mul)
+// CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (Helium's arm-mve and AVX-512's x86-avx512: add, sub, mul; level-tables: add, sub)
 
 // -----
 glowll.function @vbmi_lookup_table_of_int16_levels {

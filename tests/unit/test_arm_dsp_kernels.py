@@ -341,7 +341,8 @@ def all_cases() -> list[Case]:
         cases.append(convolution_case(500 + index, geometry, per_channel=per_channel,
                                       activation="relu" if per_channel or pool else None, pool=pool,
                                       suffix=output.removeprefix("y")))
-    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4)]):
+    # rows of inputs gathered as pairs once (`arm_dsp.FC_GATHER_BYTES`), but the last two
+    for index, (rows, depth, columns) in enumerate([(1, 800, 20), (2, 37, 10), (3, 6, 7), (1, 3, 4), (2, 2050, 6)]):
         for per_channel in (False, True):
             for zero_points in (False, True):
                 cases.append(fully_connected_case(800 + index * 4 + 2 * per_channel + zero_points, rows, depth,
@@ -697,3 +698,52 @@ def test_helium_softmax_takes_four_exps_at_a_time():
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
     m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
     assert "glowll.softmax" in m7 and 'microkernel = "arm-mve"' not in m7
+
+
+LEVEL_TABLE_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, from tables)
+    ("add", (1, 8, 12, 12), (1, 8, 12, 12), None, True), ("sub", (3, 257), (3, 257), None, True),
+    ("add", (1, 24, 6, 6), (1, 24, 6, 6), "clip", True), ("add", (1, 4, 16, 16), (1, 4, 1, 1), "relu", True),
+    ("sub", (2, 256), (1,), None, False), ("add", (2, 3, 4, 4), (2, 3, 4, 4), None, False),
+    ("mul", (1, 8, 12, 12), (1, 8, 12, 12), None, False),
+]
+
+
+def test_level_tables_take_large_adds_and_softmaxes_on_the_m7():
+    """On the M7 (DSP extension, no Helium) an int8 Add or Sub of more than 512 elements, and an
+    int8 softmax of more than 128 levels, take their terms and exps from tables of levels
+    (`microkernel = "level-tables"`), bit-identical to the int8 reference: every level pair of
+    an Add and a Sub (tables of doubled terms) and of an Add whose sum is shifted right too far
+    to fold its rounding terms (single terms), broadcasts, fused activations, softmax rows of
+    1000 levels with ties at the maximum, levels below diff_min; smaller ones and Mul keep
+    the generic kernel."""
+    rng = np.random.default_rng(970)
+    cases = [binary_case(kind, a_shape, b_shape, 970 + i, activation, suffix=f"_{i}")
+             for i, (kind, a_shape, b_shape, activation, _) in enumerate(LEVEL_TABLE_ELEMENTWISE)]
+    cases += [all_level_pairs_case("add", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)),
+              all_level_pairs_case("sub", (0.2, -4), (0.013, 11), (0.09, -2), columns=range(-128, 128, 5),
+                                   suffix="_sub"),
+              # an output scale 10x the inputs': the sum's right shift (22 > 21) keeps the tables' terms single
+              all_level_pairs_case("add", (0.01, 3), (0.012, -5), (0.1, 7), columns=range(-128, 128, 7),
+                                   suffix="_coarse")]
+    below = levels(rng, 2, 200)
+    below[0, :10] = [127, -128, 3, 2, 65, 66, 64, 0, -1, 120]  # diff_min -62 at scale 0.25
+    ties = levels(rng, 2, 1000)
+    ties[1, :600] = 127
+    softmaxes = [softmax_case(levels(rng, 2, 1000), 0.08, offset(rng), "_wide"),
+                 softmax_case(levels(rng, 3, 130), 0.0123, offset(rng), "_fine"),
+                 softmax_case(below, 0.25, -5, "_below"), softmax_case(ties, 0.08, 3, "_ties"),
+                 softmax_case(levels(rng, 1, 128), 0.05, offset(rng), "_small")]
+    cases += softmaxes
+    assert (softmaxes[3].expected[1, :600] == -128).all() and len(np.unique(softmaxes[0].expected)) > 3
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {}, target=target_for("mps2-an500"))
+    lines = [line for line in bundle.ir["glowll"].splitlines()
+             if "glowll.elementwise" in line or "glowll.softmax" in line]
+    assert len(lines) == len(cases)
+    from_tables = [tables for *_, tables in LEVEL_TABLE_ELEMENTWISE] + [True] * 3 + [True] * 4 + [False]
+    assert [('microkernel = "level-tables"' in line) for line in lines] == from_tables
+    outputs = run_on_board(bundle, "mps2-an500", {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
+    saturated = [np.isin(case.expected, (-128, 127)).mean() for case in cases[len(LEVEL_TABLE_ELEMENTWISE):][:2]]
+    assert all(0.05 < share < 0.95 for share in saturated), saturated
