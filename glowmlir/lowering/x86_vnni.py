@@ -76,7 +76,7 @@ from glowmlir.lowering.requantization import (
 )
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import in_tiles, inputs_read, load_vector, one_row_per_channel, store_vector
-from glowmlir.quantization.rescaling import activation_bounds
+from glowmlir.quantization.rescaling import KernelParameters, activation_bounds
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -263,6 +263,20 @@ class LaneRequantization:
                  shift: int | SSAValue):
         self.b, self.domain, self.vector = b, domain, vector
         self.multiplier, self.shift = self.lanewise(multiplier), self.lanewise(shift)
+        self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
+
+    def narrow(self) -> KernelParameters | None:
+        """The layer's compile-time numbers, when its output step is `requantize_narrow_in_halves`'s:
+        a narrow requantization by one shift for every lane (compile-time or its record's, whose
+        values the code does not depend on but for the shift's direction and whether a relu
+        clamps at the offset) whose offset folds into the rounding term (`offset_folds`)."""
+        op = self.domain.op
+        if (getattr(op, "narrow_requantization", None) is None
+                or isinstance(self.layer_shift, SSAValue) and self.domain.requantization.table is not None):
+            return None
+        numbers = KernelParameters.of(op)
+        shift = self.layer_shift if isinstance(self.layer_shift, int) else numbers.shift
+        return numbers if offset_folds(max(-shift, 0), numbers.output_offset) else None
 
     @staticmethod
     def of_block(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
@@ -286,10 +300,11 @@ class LaneRequantization:
     def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
         b, domain = self.b, self.domain
         offset = domain.output_offset
-        if (getattr(domain.op, "narrow_requantization", None) is not None and isinstance(self.shift, int)
-                and isinstance(offset, int) and offset_folds(-self.shift, offset)):
-            relu = isinstance(domain.low, int) and domain.low >= offset
-            level = requantize_narrow_in_halves(b, total, self.multiplier, self.shift, offset, relu)
+        numbers = self.narrow()
+        if numbers is not None:
+            relu = numbers.low_above_minimum + domain.out_type.value_range[0] >= numbers.output_offset
+            level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
+                                                right_shift=numbers.shift < 0)
         else:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, self.lanewise(offset))
