@@ -125,6 +125,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if size_first and (minimum_size or not (arm_dsp or vnni)):
         selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
+    elif vnni:
+        selection.append(ShapeParameterisedKernels(vnni=True))
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))

@@ -21,7 +21,14 @@ from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
-"""The kernel's portable form and its form for the Arm DSP extension (four input channels a step)."""
+VNNI_MICROKERNEL = "x86-vnni-shape-parameterised"
+"""The kernel's portable form, its form for the Arm DSP extension (four input channels a
+step), and its form for AVX-512 VNNI (`lowering.vnni_shape_parameterised`: a multiple of 4
+input channels, a convolution of one pixel or of at least 16)."""
+VNNI_LOADED_NUMBERS = ("output_offset",)
+"""The numbers the VNNI form loads from the record even when they are 0: its code for them
+(an add in the rounding term, a clamp) is the same for any value, so layers that differ in
+them share the kernel."""
 DSP_CHANNELS = 4
 """The DSP-extension form's input channels a step (a layer's count must be a multiple)."""
 OUTPUT_BLOCK = 2

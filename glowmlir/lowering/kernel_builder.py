@@ -370,11 +370,15 @@ class KernelBuilder:
     def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
         self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=_byte_size(view.element_type)))
 
-    def alloca(self, count: int, element_type: Attribute | None = None, alignment: int = 64) -> SSAValue:
+    def alloca(self, count: Index, element_type: Attribute | None = None, alignment: int = 64) -> SSAValue:
         """A stack array of `count` elements (default f32), allocated once in the function's
         entry block, aligned for the widest vector loads unless told less (a stack aligned
-        more than the target's own costs a frame pointer: one register fewer)."""
+        more than the target's own costs a frame pointer: one register fewer). A run-time
+        `count` (a shape-parameterised kernel's, from its record) is allocated where the
+        builder is, which must be outside every loop."""
         element_type = element_type or f32
+        if isinstance(count, SSAValue):
+            return self.emit(llvm.AllocaOp(self.index(count), element_type, alignment=alignment))
         entry = self.region.blocks[0]
         size = llvm.ConstantOp(IntegerAttr(count, self.index_type), self.index_type)
         array = llvm.AllocaOp(size.results[0], element_type, alignment=alignment)

@@ -35,7 +35,7 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import StringAttr, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -51,6 +51,7 @@ from glowmlir.lowering import (
     math_approx,
     shape_parameterised,
     vnni_depthwise,
+    vnni_shape_parameterised,
     x86_vnni,
 )
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
@@ -93,7 +94,8 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
                 "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
                 "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni,
-                shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised}
+                shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
+                shape_record.VNNI_MICROKERNEL: vnni_shape_parameterised}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 
@@ -119,13 +121,15 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
                       view: ViewOf) -> KernelParameters:
     """The layer's numbers (`KernelParameters`): compile-time constants, or, when the op has a
     `parameters` record, its nonzero values loaded from the record where the kernel starts
-    (the zero ones stay constants). The code then depends on which numbers are zero, not
+    (the zero ones stay constants, but for the VNNI shape-parameterised kernel's
+    `shape_record.VNNI_LOADED_NUMBERS`). The code then depends on which numbers are zero, not
     on their values, so layers that differ only in those share it."""
     numbers = KernelParameters.of(op)
     if op.parameters is None:
         return numbers
     record = view(op.parameters)
-    loaded = {field: value if value == 0 else b.load(record, [slot])
+    always = shape_record.VNNI_LOADED_NUMBERS if op.microkernel == StringAttr(shape_record.VNNI_MICROKERNEL) else ()
+    loaded = {field: value if value == 0 and field not in always else b.load(record, [slot])
               for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
     for field in ("shift", "bias_shift"):  # a shift's sign stays in the code too (no left shift in a right one's)
         value = getattr(numbers, field)

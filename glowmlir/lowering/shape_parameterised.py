@@ -32,6 +32,9 @@ bytes.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
@@ -51,6 +54,21 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf
 __all__ = ["emit_convolution", "emit_fully_connected"]
 
 
+def record_shape(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> MatrixShape:
+    """The layer's `MatrixShape`, loaded from its record as index values."""
+    record = view(op.parameters)
+    return MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
+
+
+def runtime_strided(view: ViewOf, buffer: SSAValue, strides: Sequence[Index], element_type=None,
+                    shape: Sequence[Index] | None = None) -> View:
+    """A buffer addressed through run-time strides (its compile-time shape not part of the
+    code); `shape` as the kernel's loops need it, if they read it."""
+    contiguous = view(buffer)
+    return View(contiguous.base, tuple(shape or (0,) * len(strides)), tuple(strides), 0,
+                element_type or contiguous.element_type)
+
+
 def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
                         op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf) -> None:
     """The kernel (see the module docstring): shapes and strides loaded from the record; two
@@ -59,13 +77,8 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
     pixel a step of the middle one, the input channels summed in the inner one, each input
     loaded once for both channels: one a step with multiply-adds, or, in the DSP-extension
     kernel (`shape-parameterised-dsp`), four a step with `SMLAD`s."""
-    record = view(op.parameters)
-    shape = MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
-
-    def runtime_view(buffer, strides, element_type=None) -> View:
-        contiguous = view(buffer)
-        return View(contiguous.base, (0, 0), tuple(strides), 0, element_type or contiguous.element_type)
-
+    shape = record_shape(b, op, view)
+    runtime_view = functools.partial(runtime_strided, view)
     src = runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride))
     dest = runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride))
     bias = view(op.bias)

@@ -38,26 +38,30 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.libraries import vnni_layout
 from glowmlir.libraries.shape_record import (
     DSP_CHANNELS,
     DSP_MICROKERNEL,
     MICROKERNEL,
     OUTPUT_BLOCK,
+    VNNI_LOADED_NUMBERS,
+    VNNI_MICROKERNEL,
     MatrixShape,
     layer_record,
 )
 from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
 from glowmlir.transforms.quantization_records import attach_record, takes_record
 from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, fold_input_offset, int8_buffers
+from glowmlir.transforms.select_vnni_kernels import select_vnni
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
 
-def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
+def is_matrix_product(op: MatrixProduct, dsp: bool, vnni: bool = False) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
     microkernel yet, of two output channels at least (and, with `dsp`, a multiple of 4 input
-    channels)."""
+    channels; with `vnni`, see `vnni_form`)."""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
@@ -65,21 +69,41 @@ def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
     shape = MatrixShape.of(op)
     if shape.output_channels < OUTPUT_BLOCK or (dsp and shape.input_channels % DSP_CHANNELS):
         return False
-    if isinstance(op, glowll.FullyConnectedOp):
-        return True
-    return (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
+    if isinstance(op, glowll.ConvolutionOp) and not (
+            glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
             and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
-            and op.residual is None and glow.shape_of(op.input)[0] == 1)
+            and op.residual is None and glow.shape_of(op.input)[0] == 1):
+        return False
+    return not vnni or vnni_form(op) is not None
 
 
-def arithmetic_variant(op: MatrixProduct) -> tuple:
+def vnni_form(op: MatrixProduct) -> tuple | None:
+    """Which code the VNNI kernel (`lowering.vnni_shape_parameterised`) gives the layer, if it
+    takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
+    pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
+    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels."""
+    shape = MatrixShape.of(op)
+    if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
+        return None
+    if isinstance(op, glowll.FullyConnectedOp) or shape.pixels == 1:
+        return ("fully connected",)
+    if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
+            > vnni_layout.LARGEST_PACKED_INPUT):
+        return None
+    return "pixel tiles", shape.output_channels % vnni_layout.LANES
+
+
+def arithmetic_variant(op: MatrixProduct, vnni: bool = False) -> tuple:
     """What the matrix product's code depends on besides its shape: which numbers it reads
-    are zero (they stay constants), whether each output channel has its own requantization
-    and whether the input zero point goes into the bias (then the kernel does not read it)."""
+    are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway), whether
+    each output channel has its own requantization and whether the input zero point goes into
+    the bias (then the kernel does not read it)."""
     folds = accumulator_bias(op) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
+    if vnni:
+        numbers = dataclasses.replace(numbers, **dict.fromkeys(VNNI_LOADED_NUMBERS, 1))
     return op.requantization is not None, folds, tuple(value == 0 for value in numbers.record())
 
 
@@ -91,6 +115,14 @@ class SelectMatrixProduct(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
         if op not in self.chosen:
+            return
+        if self.microkernel == VNNI_MICROKERNEL:  # the filter packed and the bias folded as x86-vnni's
+            convolution = isinstance(op, glowll.ConvolutionOp)
+            filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
+            select_vnni(op, filter_shape, rewriter)
+            if convolution:
+                op.properties["filter_shape"] = glow.ints(filter_shape)
+            attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(self.microkernel))
             return
         weights = op.operands[2]
         centred = array_from_dense(weights.owner.value).astype(np.int64) - weight_zero_point(weights.type.element_type)
@@ -108,15 +140,20 @@ class ShapeParameterisedKernels(ModulePass):
     name = "glowll-shape-parameterised-kernels"
     minimum_shapes: int = 2
     dsp: bool = False
+    vnni: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.minimum_shapes < 1:
             raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
+        if self.dsp and self.vnni:
+            raise GlowError(f"{self.name}: dsp and vnni are two targets' forms: expected one")
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
-            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.dsp):
-                alike[arithmetic_variant(instruction)].append(instruction)
+            if isinstance(instruction, MatrixProduct) and is_matrix_product(instruction, self.dsp, self.vnni):
+                form = vnni_form(instruction) if self.vnni else ()
+                alike[(*arithmetic_variant(instruction, self.vnni), form)].append(instruction)
         chosen = {instruction for layers in alike.values()
                   if len({MatrixShape.of(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
-        selection = SelectMatrixProduct(DSP_MICROKERNEL if self.dsp else MICROKERNEL, chosen)
+        microkernel = VNNI_MICROKERNEL if self.vnni else DSP_MICROKERNEL if self.dsp else MICROKERNEL
+        selection = SelectMatrixProduct(microkernel, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)
