@@ -86,7 +86,10 @@ class KernelBuilder:
     target's pointers, so that every address the target can hold is computed exactly;
     `cache_bytes`: one core's cache the kernels block their loops for (0: unknown, no
     blocking). A kernel whose code is vectorized and unrolled by hand sets `optimize_for_size`:
-    its function is then `optsize`, so that LLVM unrolls none of its loops again.
+    its function is then `optsize`, so that LLVM unrolls none of its loops again; a kernel
+    whose loops are too short for LLVM's vectorizing to pay (an int8 softmax over a row of
+    logits) sets `minimize_size` too: its function is `minsize`. Either keeps the kernel a
+    function of its own (inlined, its caller's attributes would apply).
     """
 
     def __init__(self, region: Region, block: Block, index_type: IntegerType = i64, cache_bytes: int = 0):
@@ -95,6 +98,7 @@ class KernelBuilder:
         self.index_type = index_type
         self.cache_bytes = cache_bytes
         self.optimize_for_size = False  # set by a kernel whose loops LLVM's unroller only inflates
+        self.minimize_size = False  # set by a kernel whose loops LLVM's vectorizer only inflates
         self._constants: dict[tuple[int, Attribute], SSAValue] = {}
         self._lane_constants: dict[tuple[tuple[int, ...], Attribute], SSAValue] = {}
         self._lane_ops: set[Operation] = set()

@@ -29,6 +29,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i32
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.libraries.shape_record import MatrixShape
 from glowmlir.libraries.vnni_layout import GROUP, LANES
 from glowmlir.lowering import x86_vnni
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
@@ -36,6 +37,15 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf, row
 from glowmlir.lowering.shape_parameterised import record_shape, runtime_strided
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
+
+
+def record_shape_of(b: KernelBuilder, domain: ArithmeticDomain, op, view: ViewOf) -> MatrixShape:
+    """The layer's shape from its record; a per-channel requantization table [2, O] is then
+    read through the record's O too."""
+    shape = record_shape(b, op, view)
+    if domain.requantization.table is not None:
+        domain.requantization.table = runtime_strided(view, op.requantization, (shape.output_channels, 1))
+    return shape
 
 
 def packed_filter_words(b: KernelBuilder, view: ViewOf, op, groups) -> View:
@@ -48,7 +58,7 @@ def emit_pixel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convo
     """A pointwise convolution of at least 16 pixels (see the module docstring), `optsize` as
     the per-layer kernels are."""
     b.optimize_for_size = True
-    shape = record_shape(b, op, view)
+    shape = record_shape_of(b, domain, op, view)
     pixels, groups = shape.pixels, b.div(shape.input_channels, GROUP)
     src = runtime_strided(view, op.input, (0, shape.input_channel_stride, 0, shape.input_pixel_stride))
     words = View(b.alloca(b.mul(groups, pixels), i32), (1, groups, 1, pixels), (0, pixels, 0, 1), 0, i32)
@@ -85,7 +95,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain,
                          op: glowll.FullyConnectedOp | glowll.ConvolutionOp, view: ViewOf) -> None:
     """A FullyConnected, or a pointwise convolution of one pixel, as [rows, depth] x [depth,
     outputs] (see the module docstring)."""
-    shape = record_shape(b, op, view)
+    shape = record_shape_of(b, domain, op, view)
     src = runtime_strided(view, op.input, (shape.input_pixel_stride, shape.input_channel_stride))
     dest = runtime_strided(view, op.dest, (shape.output_pixel_stride, shape.output_channel_stride))
     groups = b.div(shape.input_channels, GROUP)
