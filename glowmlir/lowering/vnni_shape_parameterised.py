@@ -73,7 +73,8 @@ def emit_pixel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convo
         channels = [b.add(first, j) for j in range(count)]
         x86_vnni.channel_rows(b, domain, op, src, None, bias, 0, channels, 0, [row(dest, 0, o, 0) for o in channels],
                               pixels, words=words, sums=None, weight_offset=domain.weight_offset, k_w=1,
-                              summed=shape.input_channels, filter_words=filter_words)
+                              summed=shape.input_channels, filter_words=filter_words,
+                              output_row=lambda j: row(dest, 0, b.add(first, j), 0))
 
     whole = b.div(shape.output_channels, LANES)
     with b.loop(0, whole) as o_block:

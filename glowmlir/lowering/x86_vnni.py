@@ -341,14 +341,17 @@ class LaneRequantization:
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                  accumulators: None = None, residual: None = None, *, words: View, sums: View | None,
-                 weight_offset: int | SSAValue, k_w: int, summed: Index, filter_words: View | None = None) -> None:
+                 weight_offset: int | SSAValue, k_w: int, summed: Index, filter_words: View | None = None,
+                 output_row: Callable[[Index], Row] | None = None) -> None:
     """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
     (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
     the input as it is, is not read) and, with a weight zero point, the `window_sums` (rows
     of channels in the lanes; rows of pixels in the lanes sum their windows themselves, over
     `summed` bytes of each word), `k_w` words a kernel row. A shape-parameterised kernel
-    gives a run-time `width` (tiles of pixels in the lanes) and its `filter_words`, the packed
-    filter as words through run-time strides."""
+    gives a run-time `width` (tiles of pixels in the lanes), its `filter_words`, the packed
+    filter as words through run-time strides, and `output_row(j)`, the row of output channel
+    channels[0] + j for a run-time j: the requantization loop stores there (16 output rows
+    through run-time strides are 16 addresses LLVM would keep on the stack)."""
     k_h = op.filter_shape.get_values()[2]
     dy, dx = op.dilations.get_values()
     sy, sx = op.strides.get_values()
@@ -429,10 +432,12 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             store_vector(b, total, sums_tile, [j, 0])
         with b.loop(0, len(channels)) as j:
             step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(b.add(channels[0], j.index)))
-            store_vector(b, step.output(load_vector(b, sums_tile, [j.index, 0], LANES), storage), stored_tile,
-                         [j.index, 0])
-        for j, into in enumerate(outputs):
-            store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
+            levels = step.output(load_vector(b, sums_tile, [j.index, 0], LANES), storage)
+            into = Row(stored_tile, (j.index,)) if output_row is None else output_row(j.index)
+            store_vector(b, levels, into.view, into.at(0 if output_row is None else x0))
+        if output_row is None:
+            for j, into in enumerate(outputs):
+                store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
 
     if pixels_in_lanes(width):
         overlapping_tiles(b, width, LANES, pixel_tile)
