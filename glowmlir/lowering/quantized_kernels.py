@@ -601,9 +601,12 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
             loop.next(b.int_add(loop.carried[0], term))
         (total,) = loop.results
         scale, bits_over_unit = softmax_reciprocal(b, total, fraction_bits)
+        # a sum of 2^28 or more shifts by 32 or more (undefined in C): a quotient under one half, 0
+        fits = b.int_compare("slt", bits_over_unit, 32)
+        exponent = b.int_min(bits_over_unit, 31)
         with b.loop(0, size) as column:
             counts, value = exp_of(column.index)
-            quotient = divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit)
+            quotient = b.select(fits, divide_by_power_of_two(b, doubling_high_mult(b, scale, value), exponent), 0)
             level = b.int_add(quotient, out_type.offset)
             store_level(b, b.select(counts, level, out_type.offset), low, high, dest, [row.index, column.index])
 
