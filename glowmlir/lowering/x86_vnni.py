@@ -293,8 +293,8 @@ class LaneRequantization:
     def narrow(self) -> KernelParameters | None:
         """The layer's compile-time numbers, when its output step is `requantize_narrow_in_halves`'s:
         a narrow requantization by one shift for every lane (compile-time or its record's, whose
-        value the code does not depend on but for its direction) whose offset folds into the
-        rounding term (`offset_folds`)."""
+        value the code does not depend on but for its direction, nor on the offset's but for
+        whether a relu clamps at it) whose offset folds into the rounding term (`offset_folds`)."""
         op = self.domain.op
         if (getattr(op, "narrow_requantization", None) is None
                 or isinstance(self.layer_shift, SSAValue) and self.domain.requantization.table is not None):
@@ -323,12 +323,14 @@ class LaneRequantization:
             return value
         return self.b.splat(value, self.vector)
 
-    def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
+    def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
+        """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
+        output zero point (code the same for relu and other layers)."""
         b, domain = self.b, self.domain
         offset = domain.output_offset
         numbers = self.narrow()
         if numbers is not None:
-            relu = isinstance(domain.low, int) and isinstance(offset, int) and domain.low >= offset
+            relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
             level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
                                                 right_shift=numbers.shift < 0)
         else:
@@ -511,7 +513,8 @@ def fully_connected_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     """Per input row: its levels as unsigned words on the stack, then per block of 16
     outputs `FULLY_CONNECTED_CHAINS` accumulators over the words, summed, requantized and
     stored as one vector (the last block's lanes past the outputs masked). The shapes may be
-    run-time numbers (a shape-parameterised kernel's; its depth a multiple of 4)."""
+    run-time numbers (a shape-parameterised kernel's; its depth a multiple of 4; its output
+    step the same for relu and other layers: they share it)."""
     b.optimize_for_size = True
     known = isinstance(depth, int)
     count = groups(depth) if known else b.div(depth, GROUP)
@@ -545,7 +548,8 @@ def fully_connected_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                 q.next(accumulate(q.carried[0], q.index))
             chains[0] = q.results[0]
         total = functools.reduce(b.int_add, chains)
-        store_vector(b, step.output(total, dest.element_type), dest, [m, b.mul(o_block, LANES)], lanes_below(b, lanes))
+        store_vector(b, step.output(total, dest.element_type, not known), dest, [m, b.mul(o_block, LANES)],
+                     lanes_below(b, lanes))
 
     with b.loop(0, rows) as m:
         with b.loop(0, full) as q:

@@ -81,7 +81,9 @@ def vnni_form(op: MatrixProduct) -> tuple | None:
     """Which code the VNNI kernel (`lowering.vnni_shape_parameterised`) gives the layer, if it
     takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
     pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
-    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels."""
+    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels and
+    whether a relu clamps at the output zero point (their rounding then ignores the sign:
+    the expanding layers' requantization is most of their time)."""
     shape = MatrixShape.of(op)
     if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
         return None
@@ -90,7 +92,8 @@ def vnni_form(op: MatrixProduct) -> tuple | None:
     if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
             > vnni_layout.LARGEST_PACKED_INPUT):
         return None
-    return "pixel tiles", shape.output_channels % vnni_layout.LANES
+    relu = KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
+    return "pixel tiles", shape.output_channels % vnni_layout.LANES, relu
 
 
 def arithmetic_variant(op: MatrixProduct, vnni: bool = False) -> tuple:
