@@ -110,7 +110,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     without the DSP extension or VNNI (whose kernels the shape-parameterised one would slow
     most), int8 pointwise convolutions and FullyConnected of many shapes share one kernel
     that reads its shapes from the record (`glowll-shape-parameterised-kernels`,
-    docs/code-size.md)."""
+    docs/code-size.md); on a VNNI host at -O3 and -Os, its VNNI form."""
     from glowmlir.lowering.arm_dsp import LOOP_PAIRS
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory

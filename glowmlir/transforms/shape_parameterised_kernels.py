@@ -18,9 +18,19 @@ Where the bias is in accumulator units, the input zero point goes into it
 extension) the layers get the kernel's `SMLAD` form (`shape-parameterised-dsp`), which only
 layers of a multiple of 4 input channels take; weights stay int8 as they are.
 
-Run before the DSP-kernel selection (which leaves a layer with a microkernel as it is) and
-before `glowll-quantization-records` (which gives the other layers their records);
-`glow-compile` runs it at -Oz (`pipeline.glowll_passes`, `docs/code-size.md`).
+With `vnni` (a host with AVX-512 VNNI) the layers get its VNNI form
+(`x86-vnni-shape-parameterised`, `lowering.vnni_shape_parameterised`): layers of a multiple
+of 4 input channels whose bias is in accumulator units, a convolution of one pixel or of at
+least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
+(`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
+(`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
+channels and relu), and the output zero point is read even when it is 0
+(`shape_record.VNNI_LOADED_NUMBERS`).
+
+Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
+it is) and before `glowll-quantization-records` (which gives the other layers their
+records); `glow-compile` runs it at -Oz, and in its VNNI form on a VNNI host at -O3 and -Os
+(`pipeline.glowll_passes`, `docs/code-size.md`).
 """
 
 from __future__ import annotations
@@ -137,8 +147,8 @@ class SelectMatrixProduct(RewritePattern):
 class ShapeParameterisedKernels(ModulePass):
     """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
     matrix product where, among alike layers, at least `minimum_shapes` shapes would
-    otherwise each get a kernel; `dsp`: its form for the DSP extension (see the module
-    docstring)."""
+    otherwise each get a kernel; `dsp`: its form for the DSP extension, `vnni`: for AVX-512
+    VNNI (see the module docstring)."""
 
     name = "glowll-shape-parameterised-kernels"
     minimum_shapes: int = 2
