@@ -18,6 +18,7 @@ from glowmlir.elf import function_ranges
 from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.targets import resolve_target
 from glowmlir.transforms import all_passes
 from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
 from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
@@ -224,3 +225,15 @@ def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
         np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
     assert "shape-parameterised" not in bundle.ir["glowll"]
     assert bundle.ir["glowll"].count('microkernel = "x86-vnni"') == 2
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.parametrize("level, form", [("O3", "vnni"), ("Os", "vnni"), ("Oz", "portable"),
+                                         ("O3 -avx512vnni", None)])
+def test_which_host_builds_take_the_vnni_shape_parameterised_kernel(level, form):
+    """On a VNNI host its form at -O3 and -Os (the per-layer kernels' speed nearly kept:
+    docs/code-size.md), the portable one at -Oz as on every core, none without VNNI."""
+    opt_level, *mattr = level.split()
+    target = resolve_target(opt_level=opt_level, mattr=mattr[0] if mattr else None)
+    chosen = [p for p in CompileOptions(target=target).pipeline().passes if isinstance(p, ShapeParameterisedKernels)]
+    assert [("vnni" if p.vnni else "dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])
