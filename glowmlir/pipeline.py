@@ -110,7 +110,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     without the DSP extension or VNNI (whose kernels the shape-parameterised one would slow
     most), int8 pointwise convolutions and FullyConnected of many shapes share one kernel
     that reads its shapes from the record, and depthwise convolutions one per kernel size
-    (`glowll-shape-parameterised-kernels`, docs/code-size.md)."""
+    (`glowll-shape-parameterised-kernels`, docs/code-size.md); on a VNNI host at -O3 and
+    -Os, the matrix product's VNNI form."""
     from glowmlir.lowering.arm_dsp import LOOP_PAIRS
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
@@ -125,6 +126,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if size_first and (minimum_size or not (arm_dsp or vnni)):
         selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
+    elif vnni:
+        selection.append(ShapeParameterisedKernels(vnni=True))
     if arm_dsp:
         loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
         selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))

@@ -368,15 +368,18 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-depthwise", "vector-depthwise-int8",
                 "vector-planes-int8", "shape-parameterised", "shape-parameterised-dsp", "shape-parameterised-depthwise",
-                "shape-parameterised-depthwise-dsp", "vector-columns",
+                "shape-parameterised-depthwise-dsp", "x86-vnni-shape-parameterised", "vector-columns",
                 "vector-planes", "vector-channels", "vector-depthwise")
 """The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
 convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, the int8
 matrix product whose shapes are data (a size-first build's, portable or on the DSP extension,
-and its depthwise convolution, see `lowering.shape_parameterised`), and the float
-convolutions on vectors of output columns, of whole planes, of output channels, or of a
-depthwise convolution's rows, of a host's vector unit."""
+and its depthwise convolution, see `lowering.shape_parameterised`; or on VNNI,
+`lowering.vnni_shape_parameterised`), and the float convolutions on vectors of output
+columns, of whole planes, of output channels, or of a depthwise convolution's rows, of a
+host's vector unit."""
+VNNI_PACKED = ("x86-vnni", "x86-vnni-shape-parameterised")
+"""The microkernels whose filter (FullyConnected weights) is packed as `vnni_layout.pack_filter`'s."""
 HELIUM_ELEMENTWISE = ("add", "sub", "mul")
 """The `glowll.elementwise` kinds with a Helium microkernel, "arm-mve" (int8 operands, of one
 shape or broadcast)."""
@@ -411,6 +414,7 @@ def verify_microkernel(op: IRDLOperation) -> None:
 
     record_words = {shape_record.MICROKERNEL: shape_record.RECORD_WORDS,
                     shape_record.DSP_MICROKERNEL: shape_record.RECORD_WORDS,
+                    shape_record.VNNI_MICROKERNEL: shape_record.RECORD_WORDS,
                     shape_record.DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS,
                     shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS}
     if op.microkernel.data in record_words:  # shapes in the record
@@ -418,10 +422,11 @@ def verify_microkernel(op: IRDLOperation) -> None:
         if op.parameters is None or glow.shape_of(op.parameters) != (words,):
             _fail(op, f"the {op.microkernel.data} microkernel reads its numbers and shapes from a "
                       f"{words}-word parameters record")
-        return
-    if op.microkernel.data == vnni_layout.MICROKERNEL:  # [O / 16, C / 4, KH, KW, 16, 4] int8
+        if op.microkernel.data != shape_record.VNNI_MICROKERNEL:
+            return
+    if op.microkernel.data in VNNI_PACKED:  # [O / 16, C / 4, KH, KW, 16, 4] int8
         if isinstance(op, ConvolutionOp) and (op.filter_shape is None or op.group.value.data != 1):
-            _fail(op, "the x86-vnni microkernel takes an ungrouped convolution with its filter_shape")
+            _fail(op, f"the {op.microkernel.data} microkernel takes an ungrouped convolution with its filter_shape")
         filter_shape = (op.filter_shape.get_values() if isinstance(op, ConvolutionOp)
                         else (glow.shape_of(op.dest)[1], glow.shape_of(op.input)[1], 1, 1))
         expected = vnni_layout.packed_filter_shape(
@@ -626,7 +631,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
         self.verify_activation()
         if self.microkernel is not None:
             verify_microkernel(self)
-        packed = self.microkernel is not None and self.microkernel.data == "x86-vnni"
+        packed = self.microkernel is not None and self.microkernel.data in VNNI_PACKED
         (m, k) = shape_of(self, self.input, "the input", 2)
         n, k_weights = (glow.shape_of(self.dest)[1], k) if packed else shape_of(self, self.weights, "weights", 2)
         if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):

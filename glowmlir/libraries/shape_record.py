@@ -24,12 +24,19 @@ from glowmlir.quantization.rescaling import KernelParameters
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
+VNNI_MICROKERNEL = "x86-vnni-shape-parameterised"
+"""The matrix product's portable form, its form for the Arm DSP extension (a pointwise
+convolution's: pixels x output channels a step on int16 pairs), and its form for AVX-512
+VNNI (`lowering.vnni_shape_parameterised`: a multiple of 4 input channels, a convolution of
+one pixel or of at least 16)."""
+VNNI_LOADED_NUMBERS = ("output_offset",)
+"""The numbers the VNNI form loads from the record even when they are 0: its code for them
+(an add in the rounding term, a clamp) is the same for any value, so layers that differ in
+them share the kernel."""
 DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise"
 DSP_DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise-dsp"
 """The depthwise convolution's kernel: portable (a multiply-add a tap), and its form for the
 Arm DSP extension (a word of four input bytes a step along a window row, `SMLAD`s)."""
-"""The kernel's portable form and its form for the Arm DSP extension (a pointwise
-convolution's: pixels x output channels a step on int16 pairs)."""
 OUTPUT_BLOCK = 2
 """Output channels the portable kernel computes together (a layer needs at least this many)."""
 DSP_PIXELS = 2

@@ -117,11 +117,12 @@ MOST_DEPTHWISE_VECTORS = 16
 compile time), so larger planes keep the vector-depthwise-int8 tiles, which loop."""
 
 
-def depthwise_filter(centred: np.ndarray) -> np.ndarray | None:
+def depthwise_filter(centred: np.ndarray, parts: int = 1) -> np.ndarray | None:
     """A depthwise filter's levels less their zero point, [C, 1, KH, KW] (each in [-255, 255]),
     as the int8 words `vpdpbusd` takes: [C, parts, KH, 4 * quads], a kernel row's taps four a
-    word (zeros past KW). Part 0 holds each level clamped to int8, part 1 (only where some
-    level does not fit) the rest; None where a rest does not fit either (a level of 255)."""
+    word (zeros past KW). Part 0 holds each level clamped to int8, part 1 (where some level
+    does not fit, or where `parts` = 2 asks for it: zeros then) the rest; None where a rest
+    does not fit either (a level of 255)."""
     channels, _, k_h, k_w = centred.shape
     words = np.zeros((channels, k_h, groups(k_w) * GROUP), np.int64)
     words[:, :, :k_w] = centred[:, 0]
@@ -129,8 +130,7 @@ def depthwise_filter(centred: np.ndarray) -> np.ndarray | None:
     rest = words - first
     if rest.max(initial=0) > 127:
         return None
-    parts = [first, rest] if rest.any() else [first]
-    return np.stack(parts, axis=1).astype(np.int8)
+    return np.stack([first, rest] if rest.any() or parts == 2 else [first], axis=1).astype(np.int8)
 
 
 @dataclass(frozen=True)

@@ -119,12 +119,14 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
         builder.emit(llvm.ReturnOp())
         result_type = llvm.LLVMVoidType()
     properties = {"arg_attrs": ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])}
-    if separate or op.properties.get("microkernel") is not None:
+    sized = ["optsize"] * (builder.optimize_for_size or builder.minimize_size) + ["minsize"] * builder.minimize_size
+    if separate or op.properties.get("microkernel") is not None or sized:
         # a microkernel is register-allocated on its own: inlined into the entry point, LLVM
-        # schedules across its tiles and spills (LeNet on the M7: 3.84M instructions, 3.49M)
+        # schedules across its tiles and spills (LeNet on the M7: 3.84M instructions, 3.49M);
+        # a kernel optimized for size keeps its attributes only as a function of its own
         properties["no_inline"] = UnitAttr()
-    if builder.optimize_for_size:
-        properties["passthrough"] = ArrayAttr([StringAttr("optsize")])
+    if sized:
+        properties["passthrough"] = ArrayAttr([StringAttr(attribute) for attribute in sized])
     return llvm.FuncOp(name, llvm.LLVMFunctionType([_POINTER] * len(distinct), result_type),
                        linkage=llvm.LinkageAttr("external" if separate else "internal"), body=region,
                        other_props=properties)

@@ -86,7 +86,10 @@ class KernelBuilder:
     target's pointers, so that every address the target can hold is computed exactly;
     `cache_bytes`: one core's cache the kernels block their loops for (0: unknown, no
     blocking). A kernel whose code is vectorized and unrolled by hand sets `optimize_for_size`:
-    its function is then `optsize`, so that LLVM unrolls none of its loops again.
+    its function is then `optsize`, so that LLVM unrolls none of its loops again; a kernel
+    whose loops are too short for LLVM's vectorizing to pay (an int8 softmax over a row of
+    logits) sets `minimize_size` too: its function is `minsize`. Either keeps the kernel a
+    function of its own (inlined, its caller's attributes would apply).
     """
 
     def __init__(self, region: Region, block: Block, index_type: IntegerType = i64, cache_bytes: int = 0):
@@ -95,6 +98,7 @@ class KernelBuilder:
         self.index_type = index_type
         self.cache_bytes = cache_bytes
         self.optimize_for_size = False  # set by a kernel whose loops LLVM's unroller only inflates
+        self.minimize_size = False  # set by a kernel whose loops LLVM's vectorizer only inflates
         self._constants: dict[tuple[int, Attribute], SSAValue] = {}
         self._lane_constants: dict[tuple[tuple[int, ...], Attribute], SSAValue] = {}
         self._lane_ops: set[Operation] = set()
@@ -370,11 +374,15 @@ class KernelBuilder:
     def store(self, value: SSAValue, view: View, indices: Sequence[Index]) -> None:
         self.emit(llvm.StoreOp(value, self.element(view, indices), alignment=_byte_size(view.element_type)))
 
-    def alloca(self, count: int, element_type: Attribute | None = None, alignment: int = 64) -> SSAValue:
+    def alloca(self, count: Index, element_type: Attribute | None = None, alignment: int = 64) -> SSAValue:
         """A stack array of `count` elements (default f32), allocated once in the function's
         entry block, aligned for the widest vector loads unless told less (a stack aligned
-        more than the target's own costs a frame pointer: one register fewer)."""
+        more than the target's own costs a frame pointer: one register fewer). A run-time
+        `count` (a shape-parameterised kernel's, from its record) is allocated where the
+        builder is, which must be outside every loop."""
         element_type = element_type or f32
+        if isinstance(count, SSAValue):
+            return self.emit(llvm.AllocaOp(self.index(count), element_type, alignment=alignment))
         entry = self.region.blocks[0]
         size = llvm.ConstantOp(IntegerAttr(count, self.index_type), self.index_type)
         array = llvm.AllocaOp(size.results[0], element_type, alignment=alignment)

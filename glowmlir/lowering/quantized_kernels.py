@@ -35,7 +35,7 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import StringAttr, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects import glowll
@@ -52,6 +52,7 @@ from glowmlir.lowering import (
     math_approx,
     shape_parameterised,
     vnni_depthwise,
+    vnni_shape_parameterised,
     x86_vnni,
 )
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
@@ -97,7 +98,8 @@ MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mv
                 "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni, "level-tables": level_tables,
                 shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
                 shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
-                shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised}
+                shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised,
+                shape_record.VNNI_MICROKERNEL: vnni_shape_parameterised}
 """The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
 `emit_fully_connected`."""
 
@@ -123,13 +125,15 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
                       view: ViewOf) -> KernelParameters:
     """The layer's numbers (`KernelParameters`): compile-time constants, or, when the op has a
     `parameters` record, its nonzero values loaded from the record where the kernel starts
-    (the zero ones stay constants). The code then depends on which numbers are zero, not
+    (the zero ones stay constants, but for the VNNI shape-parameterised kernel's
+    `shape_record.VNNI_LOADED_NUMBERS`). The code then depends on which numbers are zero, not
     on their values, so layers that differ only in those share it."""
     numbers = KernelParameters.of(op)
     if op.parameters is None:
         return numbers
     record = view(op.parameters)
-    loaded = {field: value if value == 0 else b.load(record, [slot])
+    always = shape_record.VNNI_LOADED_NUMBERS if op.microkernel == StringAttr(shape_record.VNNI_MICROKERNEL) else ()
+    loaded = {field: value if value == 0 and field not in always else b.load(record, [slot])
               for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
     for field in ("shift", "bias_shift"):  # a shift's sign stays in the code too (no left shift in a right one's)
         value = getattr(numbers, field)
@@ -611,6 +615,7 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
     if op.microkernel is not None:
         MICROKERNELS[op.microkernel.data].emit_softmax(b, op, view)
         return
+    b.minimize_size = True  # LLVM's vectors over a row of logits: LeNet's softmax 2.5 KB at O3, 1.7 KB at minsize
     if op.axis.value.data != len(op.dest.type.get_shape()) - 1 or op.log is not None:
         raise GlowError("glowll.softmax: a quantized softmax works on the last axis, without log")
     multiplier, shift, diff_min = softmax_parameters(_type(op.input))
@@ -653,9 +658,12 @@ def softmax_rows(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf,
             loop.next(b.int_add(loop.carried[0], term if counts is None else b.select(counts, term, 0)))
         (total,) = loop.results
         scale, bits_over_unit = softmax_reciprocal(b, total, fraction_bits)
+        # a sum of 2^28 or more shifts by 32 or more (undefined in C): a quotient under one half, 0
+        fits = b.int_compare("slt", bits_over_unit, 32)
+        exponent = b.int_min(bits_over_unit, 31)
         with b.loop(0, size) as column:
             counts, value = exp_at(column.index)
-            quotient = divide_by_power_of_two(b, doubling_high_mult(b, scale, value), bits_over_unit)
+            quotient = b.select(fits, divide_by_power_of_two(b, doubling_high_mult(b, scale, value), exponent), 0)
             level = b.int_add(quotient, out_type.offset)
             store_level(b, level if counts is None else b.select(counts, level, out_type.offset), low, high, dest,
                         [row.index, column.index])

@@ -145,10 +145,11 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
 
 
-def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int,
-                                offset: int, clamped_below_offset: bool = False) -> SSAValue:
+def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
+                                shift: int | SSAValue, offset: int | SSAValue, clamped_below_offset: bool = False,
+                                right_shift: bool | None = None) -> SSAValue:
     """`requantize_narrow(value, multiplier, shift, offset)` on a vector of i32 lanes, for a
-    compile-time shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
+    shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
     doubled value's even and odd lanes multiplied as `requantize_in_halves` does (one
     `vpmuldq` each), each 64-bit product plus 2^31 + 2^32 * (2^(right - 1) + offset * 2^right),
     so that its high half is the rounded high multiply with the division's rounding term
@@ -156,22 +157,38 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     and the sum shifted: `_divide_narrow`'s numbers in 12 vector instructions, not 18.
     `clamped_below_offset` (a fused relu: levels below the offset are clamped to it) drops the
     sign: a negative value's high half is at most 0, so its level is at most the offset with
-    or without it."""
-    left, right = shift_split(b, shift)
-    assert offset_folds(right, offset), "the sum stays in int32"
-    doubled = b.shift_left(value, left + 1)
+    or without it. The shift and the offset may be run-time scalars (a quantization
+    record's, the same for every lane): the rounding term is then made once, and a run-time
+    shift's direction is known at compile time (`right_shift`: the record's shift keeps its
+    sign in the code, `quantized_kernels.kernel_parameters`)."""
+    if isinstance(shift, int):
+        left, right = shift_split(b, shift)
+        assert isinstance(offset, SSAValue) or offset_folds(right, offset), "the sum stays in int32"
+    else:
+        assert right_shift is not None, "a run-time shift's direction is known"
+        left, right = (0, b.int_sub(0, shift)) if right_shift else (shift, 0)
     lanes = value.type.get_shape()[0]
+    doubled = b.shift_left(value, b.splat(b.int_add(left, 1), value.type) if isinstance(left, SSAValue) else left + 1)
     halves = VectorType(i64, [lanes // 2])
-    added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
-    rounding = b.int_value((1 << 31) + added * (1 << 32), halves)
-    factors = _lane_halves(b, b.int_value(multiplier, value.type) if isinstance(multiplier, int) else multiplier)
+    if isinstance(shift, int) and isinstance(offset, int):
+        added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
+        rounding = b.int_value((1 << 31) + added * (1 << 32), halves)
+    else:  # 2^(right - 1) + offset * 2^right, from a run-time offset or shift, in i64
+        wide_right = right if isinstance(right, int) else b.sign_extend(right, i64)
+        added = b.shift_left(b.sign_extend(b.int_value(offset), i64), wide_right)
+        if not is_zero(right):
+            added = b.int_add(added, b.shift_left(b.integer(1, i64), b.int_sub(wide_right, 1)))
+        rounding = b.splat(b.int_add(b.shift_left(added, 32), b.integer(1 << 31, i64)), halves)
+    factors = _lane_halves(b, b.int_value(multiplier, value.type) if isinstance(multiplier, int) else
+                           multiplier if isinstance(multiplier.type, VectorType) else b.splat(multiplier, value.type))
     even, odd = (b.bitcast(b.int_add(b.int_mul(x, m), rounding), value.type)
                  for x, m in zip(_lane_halves(b, doubled), factors))
     order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
-    if right == 0:
+    if is_zero(right):
         return high
-    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), right)
+    shifted = right if isinstance(right, int) else b.splat(right, value.type)
+    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), shifted)
 
 
 def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int | SSAValue, shift: int,

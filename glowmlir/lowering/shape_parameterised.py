@@ -30,9 +30,15 @@ compile time, two pixels x two output channels a step, with `SMLAD`s.
 The depthwise convolution has a kernel of its own (`depthwise_convolution`,
 `shape-parameterised-depthwise[-dsp]`): its shape (channels, planes, strides, pads) from
 the record (`shape_record.DepthwiseShape`), its kernel size in the code.
+
+On a host with AVX-512 VNNI the matrix product has a form of its own,
+`lowering.vnni_shape_parameterised` (`x86-vnni-shape-parameterised`), reading the same
+record through `record_shape` and `runtime_strided`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
@@ -64,19 +70,31 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf
 __all__ = ["emit_convolution", "emit_fully_connected"]
 
 
+def record_shape(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf,
+                 kind: type[MatrixShape] | type[DepthwiseShape] = MatrixShape) -> MatrixShape | DepthwiseShape:
+    """The layer's shape (a `MatrixShape`, or a depthwise convolution's `DepthwiseShape`),
+    loaded from its record as index values."""
+    record = view(op.parameters)
+    words = DEPTHWISE_WORDS if kind is DepthwiseShape else SHAPE_WORDS
+    return kind(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(words)))
+
+
+def runtime_strided(view: ViewOf, buffer: SSAValue, strides: Sequence[Index], element_type=None,
+                    shape: Sequence[Index] | None = None) -> View:
+    """A buffer addressed through run-time strides (its compile-time shape not part of the
+    code); `shape` as the kernel's loops need it, if they read it."""
+    contiguous = view(buffer)
+    return View(contiguous.base, tuple(shape or (0,) * len(strides)), tuple(strides), 0,
+                element_type or contiguous.element_type)
+
+
 def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
                   view: ViewOf) -> tuple[MatrixShape, View, View]:
     """The layer's shape, loaded from its record, and its input and output as [channel, pixel]
     views with the record's strides."""
-    record = view(op.parameters)
-    shape = MatrixShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(SHAPE_WORDS)))
-
-    def runtime_view(buffer, strides) -> View:
-        contiguous = view(buffer)
-        return View(contiguous.base, (0, 0), tuple(strides), 0, contiguous.element_type)
-
-    return (shape, runtime_view(op.input, (shape.input_channel_stride, shape.input_pixel_stride)),
-            runtime_view(op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
+    shape = record_shape(b, op, view)
+    return (shape, runtime_strided(view, op.input, (shape.input_channel_stride, shape.input_pixel_stride)),
+            runtime_strided(view, op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
 
 
 def read_table_by_record(domain: ArithmeticDomain, channels: Index) -> None:
@@ -101,7 +119,7 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
     shape, src, dest = runtime_views(b, op, view)
     read_table_by_record(domain, shape.output_channels)
     bias = view(op.bias)
-    weights = View(view(op.operands[2]).base, (0, 0), (shape.input_channels, 1), 0, view(op.operands[2]).element_type)
+    weights = runtime_strided(view, op.operands[2], (shape.input_channels, 1))
     folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
 
     def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
@@ -190,14 +208,12 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     column (`shape_record.window_row`), each split into the pairs (0, 2) and (1, 3) by
     `SXTB16`, times the weight words by `SMLAD` (a byte past the row's last tap times a
     weight 0: the plane has `PLANE_SLACK` bytes of the zero point past its end)."""
-    record = view(op.parameters)
-    shape = DepthwiseShape(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(DEPTHWISE_WORDS)))
+    shape = record_shape(b, op, view, DepthwiseShape)
     read_table_by_record(domain, shape.channels)
     k_h, k_w = op.filter_shape.get_values()[2:]
     plane_size = b.mul(shape.height, shape.width)
-    src = View(view(op.input).base, (0, 0, 0), (plane_size, shape.width, 1), 0, view(op.input).element_type)
-    dest = View(view(op.dest).base, (0, 0, 0), (b.mul(shape.out_height, shape.out_width), shape.out_width, 1), 0,
-                view(op.dest).element_type)
+    src = runtime_strided(view, op.input, (plane_size, shape.width, 1))
+    dest = runtime_strided(view, op.dest, (b.mul(shape.out_height, shape.out_width), shape.out_width, 1))
     weights, bias = view(op.filter), view(op.bias)  # [C, 1, KH, KW] int16, or the DSP form's [C, KH, words, 2]
     words = b.ceil_div(b.add(b.mul(shape.padded_height, shape.padded_width), PLANE_SLACK), 4)
     plane = View.contiguous(b.alloca(DEPTHWISE_PLANE_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),

@@ -75,8 +75,15 @@ from glowmlir.lowering.requantization import (
     requantize_narrow_in_halves,
 )
 from glowmlir.lowering.vector_channels import transpose
-from glowmlir.lowering.vector_columns import in_tiles, inputs_read, load_vector, one_row_per_channel, store_vector
-from glowmlir.quantization.rescaling import activation_bounds
+from glowmlir.lowering.vector_columns import (
+    in_tiles,
+    inputs_read,
+    lane_positions,
+    load_vector,
+    one_row_per_channel,
+    store_vector,
+)
+from glowmlir.quantization.rescaling import KernelParameters, activation_bounds
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -147,25 +154,42 @@ def pack_input(b: KernelBuilder, op: glowll.ConvolutionOp, src: View, slack: int
         src = src.reshaped((n_size, channels, 1, height * width), (src.strides[0], src.strides[1], 0, 1))
         words = words.reshaped((n_size, shape[1], 1, height * width), (words.strides[0], words.strides[1], 0, 1))
     rows, row = src.shape[2:]
-    levels_type = VectorType(i8, [PACKED_PIXELS])
-    missing = b.int_value(input_offset - 256 if input_offset >= 128 else input_offset, levels_type)
-
-    def pixels(n: Index, group: Index, count: int, y: Index, x0: Index, size: int) -> None:
-        loaded = None if size == PACKED_PIXELS else [lane < size for lane in range(PACKED_PIXELS)]
-        four = [load_vector(b, src, [n, b.add(b.mul(group, GROUP), j), y, x0], PACKED_PIXELS, loaded)
-                if j < count else missing for j in range(GROUP)]
-        unsigned = b.int_xor(interleave(b, interleave(b, four[0], four[1], 1), interleave(b, four[2], four[3], 1), 2),
-                             b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
-        stored = None if loaded is None else [byte < GROUP * size for byte in range(GROUP * PACKED_PIXELS)]
-        store_vector(b, unsigned, words, [n, group, b.add(y, top), b.add(x0, left)], stored)
-
+    missing = b.int_value(input_offset - 256 if input_offset >= 128 else input_offset,
+                          VectorType(i8, [PACKED_PIXELS]))
     full, rest = divmod(channels, GROUP)
     for first, count, size in ((0, GROUP, full), (full, rest, 1 if rest else 0)):
         if not size:
             continue
         with b.loops([n_size, size, rows]) as (n, g, y):
-            in_runs(b, row, PACKED_PIXELS, functools.partial(pixels, n, b.add(first, g), count, y))
+            in_runs(b, row, PACKED_PIXELS, lambda x0, pixels, n=n, g=g, y=y, first=first, count=count: pack_pixels(
+                b, src, words, [n, b.add(first, g), y, x0], count, pixels, missing, (top, left)))
     return words if padded else words.reshaped(shape, tuple(words.strides[:2]) + (shape[3], 1))
+
+
+def pack_pixels(b: KernelBuilder, src: View, words: View, at: list[Index], count: int = GROUP,
+                pixels: int = PACKED_PIXELS, missing: SSAValue | None = None, pads: tuple[int, int] = (0, 0)) -> None:
+    """`pack_input`'s step: the words of up to `PACKED_PIXELS` pixels of a group of four
+    channels, `at` = [n, group, y, x0] of the NCHW input `src` (the first `count` channels
+    read, the others `missing`, the input zero point), into `words` [N, C / 4, rows, row]
+    at the same place moved by the `pads` (top, left): a vector of each channel's levels,
+    interleaved byte by byte into one store (the pixels past `pixels` masked)."""
+    n, group, y, x0 = at
+    loaded = None if pixels == PACKED_PIXELS else [lane < pixels for lane in range(PACKED_PIXELS)]
+    four = [load_vector(b, src, [n, b.add(b.mul(group, GROUP), j), y, x0], PACKED_PIXELS, loaded)
+            if j < count else missing for j in range(GROUP)]
+    unsigned = b.int_xor(interleave(b, interleave(b, four[0], four[1], 1), interleave(b, four[2], four[3], 1), 2),
+                         b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
+    stored = None if loaded is None else [byte < GROUP * pixels for byte in range(GROUP * PACKED_PIXELS)]
+    store_vector(b, unsigned, words, [n, group, b.add(y, pads[0]), b.add(x0, pads[1])], stored)
+
+
+def overlapping_tiles(b: KernelBuilder, width: Index, size: int, tile: Callable[[Index], None]) -> None:
+    """tile(x0) for tiles of `size` covering [0, width) (width >= size): a loop whose last
+    tile ends at the row's end (x0 = min(size * t, width - size): the units it shares with the
+    one before are done twice, the same numbers), one copy of the tile's code, not two."""
+    with b.loop(0, b.ceil_div(width, size)) as t:
+        x0 = b.mul(t.index, size)
+        tile(x0 if isinstance(width, int) and width % size == 0 else b.min(x0, b.sub(width, size)))
 
 
 def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
@@ -201,13 +225,14 @@ def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
     return columns
 
 
-def channel_ones(b: KernelBuilder, group: Index, channels: int) -> SSAValue:
+def channel_ones(b: KernelBuilder, group: Index, channels: Index) -> SSAValue:
     """The word of a byte of 1 for each input channel of a group of four (the last group
-    may have fewer: its bytes past them hold the input zero point, not summed)."""
-    full, rest = divmod(channels, GROUP)
+    may have fewer: its bytes past them hold the input zero point, not summed; a run-time
+    count, a shape-parameterised kernel's, is a multiple of 4)."""
     whole = word_constant(b, dict.fromkeys(range(GROUP), 1))
-    if not rest:
+    if not isinstance(channels, int) or not channels % GROUP:
         return whole
+    full, rest = divmod(channels, GROUP)
     return b.select(b.compare("eq", group, full), word_constant(b, dict.fromkeys(range(rest), 1)), whole)
 
 
@@ -263,13 +288,28 @@ class LaneRequantization:
                  shift: int | SSAValue):
         self.b, self.domain, self.vector = b, domain, vector
         self.multiplier, self.shift = self.lanewise(multiplier), self.lanewise(shift)
+        self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
+
+    def narrow(self) -> KernelParameters | None:
+        """The layer's compile-time numbers, when its output step is `requantize_narrow_in_halves`'s:
+        a narrow requantization by one shift for every lane (compile-time or its record's, whose
+        value the code does not depend on but for its direction, nor on the offset's but for
+        whether a relu clamps at it) whose offset folds into the rounding term (`offset_folds`)."""
+        op = self.domain.op
+        if (getattr(op, "narrow_requantization", None) is None
+                or isinstance(self.layer_shift, SSAValue) and self.domain.requantization.table is not None):
+            return None
+        numbers = KernelParameters.of(op)
+        shift = self.layer_shift if isinstance(self.layer_shift, int) else numbers.shift
+        return numbers if offset_folds(max(-shift, 0), numbers.output_offset) else None
 
     @staticmethod
     def of_block(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
-                 count: int) -> tuple[SSAValue, LaneRequantization]:
+                 count: Index) -> tuple[SSAValue, LaneRequantization]:
         """The bias vector of a block of `count` output channels from `first` (lanes past them
-        masked) and its output step, the multipliers and shifts loaded once a block."""
-        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
+        masked; a run-time count's at run time) and its output step, the multipliers and
+        shifts loaded once a block."""
+        loaded = lanes_below(b, count)
         table = domain.requantization.table
         if table is None:
             multiplier, shift = domain.requantization.constant
@@ -283,13 +323,16 @@ class LaneRequantization:
             return value
         return self.b.splat(value, self.vector)
 
-    def output(self, total: SSAValue, storage: Attribute) -> SSAValue:
+    def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
+        """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
+        output zero point (code the same for relu and other layers)."""
         b, domain = self.b, self.domain
         offset = domain.output_offset
-        if (getattr(domain.op, "narrow_requantization", None) is not None and isinstance(self.shift, int)
-                and isinstance(offset, int) and offset_folds(-self.shift, offset)):
-            relu = isinstance(domain.low, int) and domain.low >= offset
-            level = requantize_narrow_in_halves(b, total, self.multiplier, self.shift, offset, relu)
+        numbers = self.narrow()
+        if numbers is not None:
+            relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
+            level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
+                                                right_shift=numbers.shift < 0)
         else:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, self.lanewise(offset))
@@ -300,21 +343,25 @@ class LaneRequantization:
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
                  bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                  accumulators: None = None, residual: None = None, *, words: View, sums: View | None,
-                 weight_offset: int | SSAValue, k_w: int, summed: int) -> None:
+                 weight_offset: int | SSAValue, k_w: int, summed: Index, filter_words: View | None = None,
+                 output_row: Callable[[Index], Row] | None = None) -> None:
     """Convolution output row `y` of the block `channels` (up to 16) into `outputs`
     (`loop_skeletons.convolution_rows`' contract), reading the packed input `words` (`src`,
     the input as it is, is not read) and, with a weight zero point, the `window_sums` (rows
     of channels in the lanes; rows of pixels in the lanes sum their windows themselves, over
-    `summed` bytes of each word), `k_w` words a kernel row."""
+    `summed` bytes of each word), `k_w` words a kernel row. A shape-parameterised kernel
+    gives a run-time `width` (tiles of pixels in the lanes), its `filter_words`, the packed
+    filter as words through run-time strides, and `output_row(j)`, the row of output channel
+    channels[0] + j for a run-time j: the requantization loop stores there (16 output rows
+    through run-time strides are 16 addresses LLVM would keep on the stack)."""
     k_h = op.filter_shape.get_values()[2]
     dy, dx = op.dilations.get_values()
     sy, sx = op.strides.get_values()
-    filter_words = packed_words(b, packed)
+    filter_words = filter_words or packed_words(b, packed)
     o_block = b.div(b.add(channels[0], LANES - 1), LANES)  # an overlapping last block's too
     storage = outputs[0].view.element_type
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
     bias_vector, step = LaneRequantization.of_block(b, domain, bias, channels[0], len(channels))
-    pixels = channel_pixels(width, k_w, REGISTERS)
     sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
     stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
 
@@ -387,27 +434,27 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             store_vector(b, total, sums_tile, [j, 0])
         with b.loop(0, len(channels)) as j:
             step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(b.add(channels[0], j.index)))
-            store_vector(b, step.output(load_vector(b, sums_tile, [j.index, 0], LANES), storage), stored_tile,
-                         [j.index, 0])
-        for j, into in enumerate(outputs):
-            store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
+            levels = step.output(load_vector(b, sums_tile, [j.index, 0], LANES), storage)
+            into = Row(stored_tile, (j.index,)) if output_row is None else output_row(j.index)
+            store_vector(b, levels, into.view, into.at(0 if output_row is None else x0))
+        if output_row is None:
+            for j, into in enumerate(outputs):
+                store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
 
-    # Whole tiles; a row's last pixels are a whole tile too, ending at the row's end (the
-    # pixels it shares with the one before are computed twice, the same numbers), the same
-    # iteration of the loop over tiles (one copy of the tile's code, not two).
-    size = LANES if pixels_in_lanes(width) else pixels
+    if pixels_in_lanes(width):
+        overlapping_tiles(b, width, LANES, pixel_tile)
+        return
+    size = channel_pixels(width, k_w, REGISTERS)
     if width < size:
         tile(0, width)
         return
-    with b.loop(0, -(-width // size)) as t:
-        x0 = b.mul(t.index, size)
-        x0 = x0 if width % size == 0 else b.min(x0, width - size)
-        pixel_tile(x0) if size == LANES else tile(x0, size)
+    overlapping_tiles(b, width, size, lambda x0: tile(x0, size))
 
 
-def pixels_in_lanes(width: int) -> bool:
-    """Whether `channel_rows` puts rows of `width` outputs in tiles of pixels in the lanes."""
-    return width >= LANES
+def pixels_in_lanes(width: Index) -> bool:
+    """Whether `channel_rows` puts rows of `width` outputs in tiles of pixels in the lanes (a
+    run-time width, a shape-parameterised kernel's, is at least 16)."""
+    return not isinstance(width, int) or width >= LANES
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -446,44 +493,63 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
+    """`fully_connected_rows` over the layer's [rows, depth] input and packed weights."""
+    dest, src = view(op.dest), view(op.input)
+    fully_connected_rows(b, domain, op, src, dest, packed_words(b, view(op.weights)), view(op.bias), dest.shape[0],
+                         src.shape[1], dest.shape[1])
+
+
+def lanes_below(b: KernelBuilder, count: Index) -> list[bool] | SSAValue | None:
+    """The lanes of a vector of `count` elements (None: all 16), a run-time count's chosen
+    at run time."""
+    if isinstance(count, int):
+        return None if count == LANES else [lane < count for lane in range(LANES)]
+    return b.int_compare("slt", lane_positions(b, 0, LANES), b.splat(b.truncate(b.index(count), i32), VECTOR))
+
+
+def fully_connected_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp | glowll.ConvolutionOp,
+                         src: View, dest: View, filter_words: View, bias: View, rows: Index, depth: Index,
+                         outputs: Index) -> None:
     """Per input row: its levels as unsigned words on the stack, then per block of 16
     outputs `FULLY_CONNECTED_CHAINS` accumulators over the words, summed, requantized and
-    stored as one vector (the last block's lanes past the outputs masked)."""
+    stored as one vector (the last block's lanes past the outputs masked). The shapes may be
+    run-time numbers (a shape-parameterised kernel's; its depth a multiple of 4; its output
+    step the same for relu and other layers: they share it)."""
     b.optimize_for_size = True
-    dest, src, packed, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
-    rows, outputs = dest.shape
-    depth = src.shape[1]
-    filter_words = packed_words(b, packed)
-    count = groups(depth)
-    words = View.contiguous(b.alloca(count, i32), (count,), element_type=i32)
+    known = isinstance(depth, int)
+    count = groups(depth) if known else b.div(depth, GROUP)
+    words = View(b.alloca(count, i32), (count,), (1,), 0, i32)
     pad_byte = op.input.type.element_type.offset + UNSIGNED_SHIFT
-    full, rest = divmod(depth, GROUP)
-    chained = count // FULLY_CONNECTED_CHAINS * FULLY_CONNECTED_CHAINS
+    full, rest = divmod(depth, GROUP) if known else (count, 0)
+    chained = count // FULLY_CONNECTED_CHAINS * FULLY_CONNECTED_CHAINS if known else \
+        b.mul(b.div(count, FULLY_CONNECTED_CHAINS), FULLY_CONNECTED_CHAINS)
 
     weight_offset = domain.weight_offset  # a record's, read at run time, or the filter's
 
-    def block(m: Index, o_block: Index, lanes: int, input_sum: SSAValue) -> None:
+    def block(m: Index, o_block: Index, lanes: Index, input_sum: SSAValue) -> None:
         bias_vector, step = LaneRequantization.of_block(b, domain, bias, b.mul(o_block, LANES), lanes)
 
-        def accumulate(chains: list[SSAValue], q: Index, chain: int) -> None:
+        def accumulate(total: SSAValue, q: Index) -> SSAValue:
             word = b.splat(b.load(words, [q]), VECTOR)
-            chains[chain] = dot_accumulate(b, chains[chain], word,
-                                           load_vector(b, filter_words, [o_block, q, 0, 0, 0], LANES))
+            return dot_accumulate(b, total, word, load_vector(b, filter_words, [o_block, q, 0, 0, 0], LANES))
 
         zero = b.constant(0, VECTOR)
         start = bias_vector if not weight_offset else b.int_sub(bias_vector, b.splat(input_sum, VECTOR))
-        with b.loop(0, chained // FULLY_CONNECTED_CHAINS,
+        with b.loop(0, b.div(chained, FULLY_CONNECTED_CHAINS),
                     carried=[start] + [zero] * (FULLY_CONNECTED_CHAINS - 1)) as k:
-            chains = list(k.carried)
-            for chain in range(FULLY_CONNECTED_CHAINS):
-                accumulate(chains, b.add(b.mul(k.index, FULLY_CONNECTED_CHAINS), chain), chain)
-            k.next(*chains)
+            k.next(*(accumulate(total, b.add(b.mul(k.index, FULLY_CONNECTED_CHAINS), chain))
+                     for chain, total in enumerate(k.carried)))
         chains = list(k.results)
-        for chain, q in enumerate(range(chained, count)):
-            accumulate(chains, q, chain)
+        if known:
+            for chain, q in enumerate(range(chained, count)):
+                chains[chain] = accumulate(chains[chain], q)
+        else:
+            with b.loop(chained, count, carried=chains[:1]) as q:
+                q.next(accumulate(q.carried[0], q.index))
+            chains[0] = q.results[0]
         total = functools.reduce(b.int_add, chains)
-        stored = None if lanes == LANES else [lane < lanes for lane in range(LANES)]
-        store_vector(b, step.output(total, dest.element_type), dest, [m, b.mul(o_block, LANES)], stored)
+        store_vector(b, step.output(total, dest.element_type, not known), dest, [m, b.mul(o_block, LANES)],
+                     lanes_below(b, lanes))
 
     with b.loop(0, rows) as m:
         with b.loop(0, full) as q:
@@ -498,10 +564,13 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                 unsigned = b.int_add(b.sign_extend(b.load(src, [m.index, k.index])), UNSIGNED_SHIFT)
                 k.next(b.int_add(k.carried[0], unsigned))
             input_sum = b.int_mul(k.results[0], weight_offset)
-        whole, last = divmod(outputs, LANES)
+        whole, last = b.div(outputs, LANES), b.remainder(outputs, LANES)
         with b.loop(0, whole) as o_block:
             block(m.index, o_block.index, LANES, input_sum)
-        if last:
+        if not isinstance(last, int):
+            with b.when(b.compare("sgt", last, 0)):
+                block(m.index, whole, last, input_sum)
+        elif last:
             block(m.index, whole, last, input_sum)
 
 

@@ -263,6 +263,11 @@ class KernelParameters:
                                 low - minimum, maximum - high, int(multiplier), int(shift),
                                 0 if bias_type.per_channel else bias_type.offset, *bias_rescaling)
 
+    def clamped_at_offset(self, minimum: int) -> bool:
+        """Whether (compile-time numbers) the lower clamp bound is at or above the output zero
+        point, as a fused relu's is: an output's rounding need not see its sign."""
+        return minimum + self.low_above_minimum >= self.output_offset
+
     def record(self) -> np.ndarray:
         """The numbers as the i32 record a kernel reads, in field order."""
         return np.array(dataclasses.astuple(self), dtype=np.int32)

@@ -23,7 +23,7 @@ bit-identical to the generic int8 kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -85,21 +85,41 @@ class PackFullyConnected(RewritePattern):
             select_vnni(op, (*glow.shape_of(op.weights), 1, 1), rewriter)
 
 
+def centred_depthwise_filter(op: glowll.ConvolutionOp) -> np.ndarray | None:
+    """The filter levels less their zero point of an int8 depthwise convolution that
+    x86-vnni-depthwise takes (see the module docstring), else None."""
+    weight, channels, shape = op.filter.owner, glow.shape_of(op.input)[1], glow.shape_of(op.filter)
+    if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+            or op.group.value.data != channels or shape[:2] != (channels, 1) or op.pool is not None
+            or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
+            or not isinstance(weight, glowll.WeightOp) or weight.value is None or accumulator_bias(op) is None
+            or not vnni_layout.DepthwiseGeometry.of(op).fits()):
+        return None
+    centred = array_from_dense(weight.value).reshape(shape).astype(np.int64)
+    centred -= weight_zero_point(op.filter.type.element_type)
+    return centred if vnni_layout.depthwise_filter(centred) is not None else None
+
+
+def depthwise_key(op: glowll.ConvolutionOp) -> tuple:
+    """What equal-shaped depthwise layers have in common: their operands' shapes."""
+    return tuple(tuple(v.type.get_shape()) for v in op.operands)
+
+
+@dataclass
 class PackDepthwise(RewritePattern):
+    two_parts: set[tuple] = field(default_factory=set)
+    """The `depthwise_key`s whose filters all take two parts, as one of them must (so that
+    equal-shaped layers keep equal shapes and share a kernel: a layer of no rest words pays
+    a test per channel)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
-        weight, channels, shape = op.filter.owner, glow.shape_of(op.input)[1], glow.shape_of(op.filter)
-        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
-                or op.group.value.data != channels or shape[:2] != (channels, 1) or op.pool is not None
-                or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
-                or not isinstance(weight, glowll.WeightOp) or weight.value is None
-                or not vnni_layout.DepthwiseGeometry.of(op).fits()):
+        centred = centred_depthwise_filter(op)
+        if centred is None:
             return
-        bias, filter_type = accumulator_bias(op), op.filter.type.element_type
-        centred = array_from_dense(weight.value).reshape(shape).astype(np.int64) - weight_zero_point(filter_type)
-        packed = vnni_layout.depthwise_filter(centred)
-        if bias is None or packed is None:
-            return
+        weight, bias, filter_type = op.filter.owner, accumulator_bias(op), op.filter.type.element_type
+        channels, shape = glow.shape_of(op.input)[1], glow.shape_of(op.filter)
+        packed = vnni_layout.depthwise_filter(centred, 2 if depthwise_key(op) in self.two_parts else 1)
         mark_narrow_requantization(op, centred.reshape(channels, -1))
         folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
         op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter,
@@ -146,6 +166,11 @@ class SelectVnniKernels(ModulePass):
         PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(SelectElementwise(), apply_recursively=False).rewrite_module(op)
         if self.depthwise:
-            PatternRewriteWalker(PackDepthwise(), apply_recursively=False).rewrite_module(op)
+            two_parts = set()
+            for layer in op.walk():
+                if isinstance(layer, glowll.ConvolutionOp) and (centred := centred_depthwise_filter(layer)) is not None:
+                    if vnni_layout.depthwise_filter(centred).shape[1] == 2:
+                        two_parts.add(depthwise_key(layer))
+            PatternRewriteWalker(PackDepthwise(two_parts), apply_recursively=False).rewrite_module(op)
         if self.lookup_tables:
             PatternRewriteWalker(SelectLookupTable(), apply_recursively=False).rewrite_module(op)

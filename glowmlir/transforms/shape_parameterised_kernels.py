@@ -24,9 +24,21 @@ weights are int16 less the zero point in either form; where the sums allow, the
 requantization of both is narrow (`narrow_requantization`, weights doubled), as the DSP
 kernels' is.
 
-Run before the DSP-kernel selection (which leaves a layer with a microkernel as it is) and
-before `glowll-quantization-records` (which gives the other layers their records);
-`glow-compile` runs it at -Oz (`pipeline.glowll_passes`, `docs/code-size.md`).
+With `vnni` (a host with AVX-512 VNNI) the matrix products get its VNNI form
+(`x86-vnni-shape-parameterised`, `lowering.vnni_shape_parameterised`; the depthwise
+convolutions keep the host's own kernels): layers of a multiple
+of 4 input channels whose bias is in accumulator units, a convolution of one pixel or of at
+least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
+(`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
+(`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
+channels and relu), and the output zero point is read even when it is 0
+(`shape_record.VNNI_LOADED_NUMBERS`).
+
+Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
+it is) and before `glowll-quantization-records` (which gives the other layers their
+records); `glow-compile` runs it at -Oz, and at -Os on a core without the DSP extension
+or VNNI, and in its VNNI form on a VNNI host at -O3 and -Os (`pipeline.glowll_passes`,
+`docs/code-size.md`).
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.libraries import vnni_layout
 from glowmlir.libraries.shape_record import (
     DEPTHWISE_MICROKERNEL,
     DEPTHWISE_PIXELS,
@@ -56,6 +69,8 @@ from glowmlir.libraries.shape_record import (
     MICROKERNEL,
     OUTPUT_BLOCK,
     PLANE_SLACK,
+    VNNI_LOADED_NUMBERS,
+    VNNI_MICROKERNEL,
     DepthwiseShape,
     MatrixShape,
     layer_record,
@@ -72,17 +87,19 @@ from glowmlir.transforms.select_arm_dsp_kernels import (
     int8_buffers,
 )
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+from glowmlir.transforms.select_vnni_kernels import select_vnni
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
 
-def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
+def is_matrix_product(op: MatrixProduct, dsp: bool, vnni: bool = False) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
     microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
     of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
     and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
-    reads its int8 weights as they are: its weights are most of a net's, read once each)."""
+    reads its int8 weights as they are: its weights are most of a net's, read once each);
+    with `vnni`, one the VNNI form takes (`vnni_form`)."""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
@@ -91,13 +108,35 @@ def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
     if shape.output_channels < OUTPUT_BLOCK:
         return False
     if isinstance(op, glowll.FullyConnectedOp):
-        return not dsp
-    if dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
-                or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
+        if dsp:
+            return False
+    elif not (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
+              and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
+              and op.residual is None and glow.shape_of(op.input)[0] == 1):
         return False
-    return (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
-            and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
-            and op.residual is None and glow.shape_of(op.input)[0] == 1)
+    elif dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
+                  or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
+        return False
+    return not vnni or vnni_form(op) is not None
+
+
+def vnni_form(op: MatrixProduct) -> tuple | None:
+    """Which code the VNNI kernel (`lowering.vnni_shape_parameterised`) gives the layer, if it
+    takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
+    pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
+    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels and
+    whether a relu clamps at the output zero point (their rounding then ignores the sign:
+    the expanding layers' requantization is most of their time)."""
+    shape = MatrixShape.of(op)
+    if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
+        return None
+    if isinstance(op, glowll.FullyConnectedOp) or shape.pixels == 1:
+        return ("fully connected",)
+    if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
+            > vnni_layout.LARGEST_PACKED_INPUT):
+        return None
+    relu = KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
+    return "pixel tiles", shape.output_channels % vnni_layout.LANES, relu
 
 
 def is_depthwise(op: MatrixProduct) -> bool:
@@ -127,17 +166,19 @@ def centred_weights(op: MatrixProduct) -> np.ndarray:
     return centred.reshape(centred.shape[0], -1)
 
 
-def arithmetic_variant(op: MatrixProduct, centred: bool) -> tuple:
+def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> tuple:
     """What a shape-parameterised kernel's code depends on besides its shape: which numbers
-    it reads are zero (they stay constants), whether each output channel has its own
-    requantization and whether the input zero point goes into the bias (then the kernel does
-    not read it); for `centred` weights (stored less their zero point: the DSP-extension
-    matrix product's, the depthwise kernel's) not the weight zero point but whether the
-    requantization is narrow (`narrow_requantization`)."""
+    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway),
+    whether each output channel has its own requantization and whether the input zero point
+    goes into the bias (then the kernel does not read it); for `centred` weights (stored less
+    their zero point: the DSP-extension matrix product's, the depthwise kernel's) not the
+    weight zero point but whether the requantization is narrow (`narrow_requantization`)."""
     folds = accumulator_bias(op) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
+    if vnni:
+        numbers = dataclasses.replace(numbers, **dict.fromkeys(VNNI_LOADED_NUMBERS, 1))
     narrow = None
     if centred:
         numbers = dataclasses.replace(numbers, weight_offset=0)
@@ -145,13 +186,15 @@ def arithmetic_variant(op: MatrixProduct, centred: bool) -> tuple:
     return op.requantization is not None, folds, narrow, tuple(value == 0 for value in numbers.record())
 
 
-def kernel_variant(op: MatrixProduct, dsp: bool) -> tuple | None:
+def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | None:
     """Which shape-parameterised kernel would serve `op` (None: none): layers of one variant
-    share it. A depthwise convolution's kernel keeps its kernel size in its code."""
-    if is_depthwise(op):
+    share it. A depthwise convolution's kernel keeps its kernel size in its code (none with
+    `vnni`: a VNNI host keeps its own depthwise kernels); the VNNI matrix product its
+    `vnni_form`."""
+    if not vnni and is_depthwise(op):
         return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
-    if isinstance(op, MatrixProduct) and is_matrix_product(op, dsp):
-        return ("matrix product", *arithmetic_variant(op, dsp))
+    if is_matrix_product(op, dsp, vnni):
+        return ("matrix product", *arithmetic_variant(op, dsp, vnni), vnni_form(op) if vnni else ())
     return None
 
 
@@ -172,14 +215,29 @@ def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewr
         op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
 
 
+def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> None:
+    """The layer's filter packed and its bias folded as the per-layer x86-vnni kernel's, and
+    its record attached for the VNNI form."""
+    convolution = isinstance(op, glowll.ConvolutionOp)
+    filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
+    select_vnni(op, filter_shape, rewriter)
+    if convolution:
+        op.properties["filter_shape"] = glow.ints(filter_shape)
+    attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(VNNI_MICROKERNEL))
+
+
 @dataclass
 class SelectShapeParameterisedKernel(RewritePattern):
     dsp: bool
+    vnni: bool
     chosen: set[MatrixProduct] = field(default_factory=set)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
         if op not in self.chosen:
+            return
+        if self.vnni:
+            select_vnni_matrix_product(op, rewriter)
             return
         centred = centred_weights(op)
         depthwise = is_depthwise(op)
@@ -202,21 +260,26 @@ class ShapeParameterisedKernels(ModulePass):
     """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
     matrix product, and the int8 depthwise convolutions the shape-parameterised depthwise
     kernel, where, among alike layers, at least `minimum_shapes` shapes would otherwise each
-    get a kernel; `dsp`: their forms for the DSP extension (see the module docstring)."""
+    get a kernel; `dsp`: their forms for the DSP extension, `vnni`: the matrix product's
+    form for AVX-512 VNNI (no depthwise kernel; see the module docstring)."""
 
     name = "glowll-shape-parameterised-kernels"
     minimum_shapes: int = 2
     dsp: bool = False
+    vnni: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.minimum_shapes < 1:
             raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
+        if self.dsp and self.vnni:
+            raise GlowError(f"{self.name}: dsp and vnni are two targets' forms: expected one")
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
-            variant = kernel_variant(instruction, self.dsp) if isinstance(instruction, MatrixProduct) else None
+            variant = (kernel_variant(instruction, self.dsp, self.vnni) if isinstance(instruction, MatrixProduct)
+                       else None)
             if variant is not None:
                 alike[variant].append(instruction)
         chosen = {instruction for layers in alike.values()
                   if len({layer_shape(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
-        selection = SelectShapeParameterisedKernel(self.dsp, chosen)
+        selection = SelectShapeParameterisedKernel(self.dsp, self.vnni, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

@@ -18,6 +18,7 @@ from glowmlir.elf import function_ranges
 from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.targets import resolve_target
 from glowmlir.transforms import all_passes
 from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
 from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
@@ -218,3 +219,64 @@ def test_the_cifar_sized_net_at_oz_on_the_m55_matches_its_o3_build(tmp_path):
                                   target=target_for("mps3-an547", level))
         outputs.append(run_on_board(bundle, "mps3-an547", samples[8]).outputs["prob"])
     np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+def pointwise_layers_on_vnni(per_channel: bool):
+    """Int8 layers for the VNNI shape-parameterised kernel, random weights, inputs and numbers,
+    weights with a zero point (per tensor; seeded so that none is 0) or per-channel scales:
+    1x1 convolutions of 16 pixels or more in three groups of two shapes (a last block of 8
+    output channels, none, and 4 with a relu; 25 and 30 pixels: a last tile overlapping the
+    one before), and a one-pixel convolution and two FullyConnected (3 rows, 1 row) for its
+    FullyConnected steps."""
+    tiled = [((1, 8, 4, 4), (24, 8, 1, 1), None), ((1, 12, 5, 5), (40, 12, 1, 1), None),
+             ((1, 16, 6, 7), (32, 16, 1, 1), None), ((1, 4, 9, 4), (16, 4, 1, 1), None),
+             ((1, 8, 4, 5), (20, 8, 1, 1), "relu"), ((1, 20, 3, 10), (36, 20, 1, 1), "relu"),
+             ((1, 24, 1, 1), (6, 24, 1, 1), None)]
+    convolutions = [convolution_case(70 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), per_channel, activation,
+                                     suffix=f"_p{index}") for index, (x, w, activation) in enumerate(tiled)]
+    return convolutions + [fully_connected_case(50, 3, 12, 5, per_channel, True, "_f0"),
+                           fully_connected_case(51, 1, 20, 19, per_channel, True, "_f1")]
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_at_o3(per_channel):
+    """At -O3 on a host with AVX-512 VNNI the nine layers take the shape-parameterised VNNI
+    matrix product (`lowering/vnni_shape_parameterised.py`), whose shapes come from their
+    records: one kernel for each group of pixel tiles (last block of 8, of none, of 4 with a
+    relu) and one for the FullyConnected steps; each layer's outputs are the int8 reference's."""
+    cases = pointwise_layers_on_vnni(per_channel)
+    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
+    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
+                                      err_msg=case.output)
+    assert bundle.ir["glowll"].count('microkernel = "x86-vnni-shape-parameterised"') == len(cases)
+    assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 4
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
+    """A group of one shape gains nothing from reading its shape: two layers of one shape keep
+    the per-layer VNNI kernel (a kernel each: their input zero points differ, which that
+    kernel compiles in)."""
+    geometry = ((1, 8, 4, 4), (24, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    cases = [convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")]
+    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
+    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    assert "shape-parameterised" not in bundle.ir["glowll"]
+    assert bundle.ir["glowll"].count('microkernel = "x86-vnni"') == 2
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.parametrize("level, form", [("O3", "vnni"), ("Os", "vnni"), ("Oz", "portable"),
+                                         ("O3 -avx512vnni", None)])
+def test_which_host_builds_take_the_vnni_shape_parameterised_kernel(level, form):
+    """On a VNNI host its form at -O3 and -Os (the per-layer kernels' speed nearly kept:
+    docs/code-size.md), the portable one at -Oz as on every core, none without VNNI."""
+    opt_level, *mattr = level.split()
+    target = resolve_target(opt_level=opt_level, mattr=mattr[0] if mattr else None)
+    chosen = [p for p in CompileOptions(target=target).pipeline().passes if isinstance(p, ShapeParameterisedKernels)]
+    assert [("vnni" if p.vnni else "dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])

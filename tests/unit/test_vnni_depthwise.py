@@ -13,9 +13,12 @@ point, keep the other kernels. The Add, Sub and Mul likewise, broadcasting eithe
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from glowmlir.elf import function_ranges
 from glowmlir.libraries import vnni_layout
 from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.targets import resolve_target
@@ -123,3 +126,25 @@ def test_add_sub_and_mul_on_avx512_match_the_int8_reference(op, a_shape, b_shape
     assert 'microkernel = "x86-avx512"' in glowll
     for actual in outputs:
         np.testing.assert_array_equal(actual, case.expected)
+
+
+@needs_vbmi
+def test_equal_shaped_layers_take_two_parts_if_one_must_and_share_a_kernel():
+    """Two depthwise layers of one shape, one whose levels less its zero point leave int8 (two
+    parts) and one of zero point 0 (one part would do): both filters take two parts (the
+    second all zeros where none is needed), so their shapes stay equal and, through their
+    records, they share one kernel; both outputs are the reference's."""
+    geometry = GEOMETRIES["3x3_pad1_ds_cnn"]
+    cases = [convolution_case(903, geometry, suffix="_a"), convolution_case(1006, geometry, suffix="_b")]
+    assert "i8:f32, " in cases[1].body and re.search(r"%w_b = [^\n]*:0>>", cases[1].body)  # zero point 0
+    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
+    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+    for case in cases:
+        all_match_the_reference([outputs[case.output]], case)
+    assert bundle.ir["glowll"].count(KERNEL) == 2
+    assert len(re.findall(r'glowll.weight "w_\w_vnni"[^\n]*memref<64x2x3x4x', bundle.ir["glowll"])) == 2
+    assert len([name for name in function_ranges(bundle.object_code) if name.endswith("_convolution")]) == 1
+    one_part = vnni_layout.depthwise_filter(np.ones((2, 1, 3, 3), np.int64))
+    two_parts = vnni_layout.depthwise_filter(np.ones((2, 1, 3, 3), np.int64), parts=2)
+    assert one_part.shape == (2, 1, 3, 4) and two_parts.shape == (2, 2, 3, 4)
+    assert (two_parts[:, 0] == one_part[:, 0]).all() and not two_parts[:, 1].any()
