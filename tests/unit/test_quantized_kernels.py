@@ -148,8 +148,13 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
 
 
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
-                     pool: dict | None = None, suffix: str = "") -> Case:
-    """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output."""
+                     pool: dict | None = None, suffix: str = "", bias_kind: str = "int32") -> Case:
+    """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
+    `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
+    tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
+    -quantization-precision-bias=Int8, rescaled to accumulator units in the kernel) or
+    "large" (int32, output channel 0's bias 2^30: its outputs saturate, the output scale is
+    the other channels')."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -168,9 +173,18 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
         w_element = q8(w_scales[0], w_offsets[0])
         bias_scales = np.full(out_c, np.float32(x_type[0]) * w_scales[0], np.float32)
         b_element = q32(bias_scales[0])
-    bias = rng.integers(-5000, 5001, out_c).astype(np.int32)
+    bias = bias_levels = rng.integers(-5000, 5001, out_c).astype(np.int32)
+    if bias_kind == "int8":
+        bias_levels, b_offset = levels(rng, out_c), offset(rng)
+        b_scale = ref.f32(float(bias_scales[0]) * rng.uniform(20, 60))
+        b_element = q8(b_scale, b_offset)
+        bias = ref.requant(bias_levels.astype(np.int64) - b_offset, *ref.multipliers(b_scale / float(bias_scales[0])))
+    elif bias_kind == "large":
+        bias[0] = 2**30
     acc = ref.conv2d_accumulators(x_levels, w_levels, bias, x_type[1], w_offsets, strides, pads, dilations, group)
     reals = acc * bias_scales[None, :, None, None].astype(np.float64)
+    if bias_kind == "large":
+        reals = reals[:, 1:]
     out_type = (spread_scale(reals), offset(rng))
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
     if group != 1:
@@ -200,7 +214,7 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
   %{b} = glow.constant "{b}" elided : {b_t}
   %{y} = glow.convolution %{x}, %{w}, %{b}{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
   glow.save %{y} as "{y}" : {y_t}"""
-    return Case(body, {x: x_levels}, {w: w_levels, b: bias}, y, expected)
+    return Case(body, {x: x_levels}, {w: w_levels, b: bias_levels}, y, expected)
 
 
 @pytest.mark.parametrize("name", list(CONVOLUTIONS))
