@@ -708,10 +708,11 @@ LEVEL_TABLE_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, from tab
 ]
 
 
-def test_level_tables_take_large_adds_and_softmaxes_on_the_m7():
-    """On the M7 (DSP extension, no Helium) an int8 Add or Sub of more than 512 elements, and an
-    int8 softmax of more than 128 levels, take their terms and exps from tables of levels
-    (`microkernel = "level-tables"`), bit-identical to the int8 reference: every level pair of
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
+def test_level_tables_take_large_adds_and_softmaxes_on_dsp_cores(board):
+    """On the M4, M7 and M33 (DSP extension, no Helium) an int8 Add or Sub of more than 512
+    elements, and an int8 softmax of more than 128 levels, take their terms and exps from
+    tables of levels (`microkernel = "level-tables"`), bit-identical to the int8 reference: every level pair of
     an Add and a Sub (tables of doubled terms) and of an Add whose sum is shifted right too far
     to fold its rounding terms (single terms), broadcasts, fused activations, softmax rows of
     1000 levels with ties at the maximum, levels below diff_min; smaller ones and Mul keep
@@ -736,13 +737,13 @@ def test_level_tables_take_large_adds_and_softmaxes_on_the_m7():
     cases += softmaxes
     assert (softmaxes[3].expected[1, :600] == -128).all() and len(np.unique(softmaxes[0].expected)) > 3
     body = "".join(case.body for case in cases)
-    bundle = build(body, {}, target=target_for("mps2-an500"))
+    bundle = build(body, {}, target=target_for(board))
     lines = [line for line in bundle.ir["glowll"].splitlines()
              if "glowll.elementwise" in line or "glowll.softmax" in line]
     assert len(lines) == len(cases)
     from_tables = [tables for *_, tables in LEVEL_TABLE_ELEMENTWISE] + [True] * 3 + [True] * 4 + [False]
     assert [('microkernel = "level-tables"' in line) for line in lines] == from_tables
-    outputs = run_on_board(bundle, "mps2-an500", {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
     saturated = [np.isin(case.expected, (-128, 127)).mean() for case in cases[len(LEVEL_TABLE_ELEMENTWISE):][:2]]
