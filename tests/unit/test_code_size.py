@@ -123,16 +123,18 @@ def test_depthwise_layers_of_many_shapes_share_one_shape_parameterised_kernel(bo
     assert len(kernel_names(bundle, "convolution")) == (4 if dsp else 3)
 
 
-def layers_of_a_bias_kind(bias_kind: str):
+def layers_of_a_bias_kind(bias_kind: str, per_channel: bool):
     """Int8 1x1 convolutions of two shapes (an even count of input channels: the DSP form's
     pairs) and 3x3 depthwise ones of two (padded, strides 1 and 2; a relu), random weights,
-    inputs and numbers, per tensor, whose biases are of `bias_kind` (`convolution_case`)."""
+    inputs and numbers, per tensor or `per_channel`, whose biases are of `bias_kind`
+    (`convolution_case`)."""
     pointwise = [((1, 6, 5, 3), (4, 6, 1, 1)), ((1, 10, 2, 4), (5, 10, 1, 1))]
     depthwise = [((1, 4, 6, 5), (1, 1)), ((1, 3, 7, 8), (2, 2))]
-    return ([convolution_case(70 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), bias_kind=bias_kind,
-                              suffix=f"_p{index}") for index, (x, w) in enumerate(pointwise)]
+    numbers = dict(per_channel=per_channel, bias_kind=bias_kind)
+    return ([convolution_case(70 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}", **numbers)
+             for index, (x, w) in enumerate(pointwise)]
             + [convolution_case(75 + index, (x, (x[1], 1, 3, 3), strides, (1, 1, 1, 1), (1, 1), x[1]),
-                                activation="relu", bias_kind=bias_kind, suffix=f"_d{index}")
+                                activation="relu", suffix=f"_d{index}", **numbers)
                for index, (x, strides) in enumerate(depthwise)])
 
 
@@ -142,24 +144,27 @@ def shape_parameterised_ops(bundle) -> list[str]:
 
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])
-@pytest.mark.parametrize("bias_kind, folded", [("int8", False), ("large", True)])
-def test_shape_parameterised_kernels_take_an_unfolded_offset_and_the_general_requantization(board, bias_kind,
-                                                                                          folded):
+@pytest.mark.parametrize("bias_kind, per_channel, folded", [("int8", False, False), ("large", False, True),
+                                                           ("large", True, True)])
+def test_shape_parameterised_kernels_take_an_unfolded_offset_and_the_general_requantization(
+        board, bias_kind, per_channel, folded):
     """The kernels' paths that the layers above (an int32 bias of a few thousand accumulator
     units: the input zero point folds into it, the requantization is narrow) leave untaken,
     at -Oz, each layer's outputs the int8 reference's. An Int8 bias of its own scale is not
     in accumulator units: the input zero point is subtracted at run time, and the
     requantization is the general one (the narrow one needs a bias bound at compile time in
-    accumulator units). A bias of 2^30 accumulator units folds, but its accumulators, doubled,
-    could leave int32: the general requantization. On the M3 the portable forms, on the M7
-    and M55 the DSP ones."""
-    cases = layers_of_a_bias_kind(bias_kind)
+    accumulator units). A bias of 2^30 accumulator units (per channel: as a near-dead
+    filter's tiny scale makes a bias) folds, but its accumulators, doubled, could leave
+    int32: the general requantization, per tensor and per channel (its table read with the
+    record's channel count). On the M3 the portable forms, on the M7 and M55 the DSP ones."""
+    cases = layers_of_a_bias_kind(bias_kind, per_channel)
     bundle = run_cases(cases, board, "Oz")
     suffix = "-dsp" if board != "mps2-an385" else ""
     layers = shape_parameterised_ops(bundle)
     assert sum(f'microkernel = "shape-parameterised{suffix}"' in line for line in layers) == 2
     assert sum(f'microkernel = "shape-parameterised-depthwise{suffix}"' in line for line in layers) == 2
-    assert all(("folded_input_offset" in line) == folded and "narrow_requantization" not in line for line in layers)
+    assert all(("folded_input_offset" in line) == folded and "narrow_requantization" not in line
+               and ("requantization %" in line) == per_channel for line in layers)
 
 
 @pytest.mark.parametrize("board, level, form", [
