@@ -221,16 +221,24 @@ def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight
     """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
     output, goes into a new bias (when the bias is stored in accumulator units), so the
     kernel multiplies the inputs as they are (`folded_input_offset`)."""
+    folded = folded_bias(op, weight_sums)
+    if folded is None:
+        return
     bias = accumulator_bias(op)
-    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
-        return
-    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
-    if np.abs(folded).max(initial=0) >= 2**31:
-        return
     op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
                                    op.bias.type.element_type)
     op.properties["folded_input_offset"] = UnitAttr()
     erase_if_unused(bias, rewriter)
+
+
+def folded_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray) -> np.ndarray | None:
+    """bias - x_offset * sum w (int64), where the input zero point folds into the bias: a
+    constant bias in accumulator units, int32 sums, the folded bias within int32."""
+    bias = accumulator_bias(op)
+    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
+        return None
+    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
+    return folded if np.abs(folded).max(initial=0) < 2**31 else None
 
 
 def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:

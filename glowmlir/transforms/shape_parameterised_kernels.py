@@ -84,6 +84,7 @@ from glowmlir.transforms.select_arm_dsp_kernels import (
     centred_type,
     fits_narrow_requantization,
     fold_input_offset,
+    folded_bias,
     int8_buffers,
 )
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
@@ -172,8 +173,11 @@ def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> 
     whether each output channel has its own requantization and whether the input zero point
     goes into the bias (then the kernel does not read it); for `centred` weights (stored less
     their zero point: the DSP-extension matrix product's, the depthwise kernel's) not the
-    weight zero point but whether the requantization is narrow (`narrow_requantization`)."""
-    folds = accumulator_bias(op) is not None
+    weight zero point but whether the requantization is narrow (`narrow_requantization`). The
+    VNNI form folds every bias in accumulator units (`select_vnni`), the others where the
+    folded bias fits int32 (`folded_bias`)."""
+    folds = (accumulator_bias(op) is not None if vnni
+             else folded_bias(op, centred_weights(op).sum(axis=1)) is not None)
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)

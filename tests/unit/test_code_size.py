@@ -167,6 +167,25 @@ def test_shape_parameterised_kernels_take_an_unfolded_offset_and_the_general_req
                and ("requantization %" in line) == per_channel for line in layers)
 
 
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_a_layer_whose_bias_cannot_take_the_input_offset_is_not_counted_among_those_that_do(board):
+    """Two 1x1 convolutions with int32 biases (the input zero point folds into them) and one
+    of a third shape whose bias is int32's lowest (`bias_kind="lowest"`: less the input zero
+    point x its weight sum it would leave int32, so it cannot fold): the third's kernel reads
+    the input zero point, a kernel of its own (not alike), so at -Oz it keeps its per-layer
+    kernel and the other two share the shape-parameterised one; outputs the int8 reference's.
+    (On the M7 its general requantization tells it apart too; on the M3 only the fold.)"""
+    pointwise = [((1, 6, 5, 3), (4, 6, 1, 1)), ((1, 10, 2, 4), (5, 10, 1, 1)), ((1, 8, 3, 3), (6, 8, 1, 1))]
+    cases = [convolution_case(80 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
+                              bias_kind="lowest" if index == 2 else "int32")
+             for index, (x, w) in enumerate(pointwise)]
+    bundle = run_cases(cases, board, "Oz")
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    assert len(lines) == 3
+    assert ["shape-parameterised" in line for line in lines] == [True, True, False]
+    assert ["folded_input_offset" in line for line in lines] == [True, True, False]
+
+
 @pytest.mark.parametrize("board, level, form", [
     ("mps2-an500", "O3", None), ("mps2-an500", "Os", None), ("mps2-an500", "Oz", "dsp"),
     ("mps2-an385", "O3", None), ("mps2-an385", "Os", "portable"), ("mps2-an385", "Oz", "portable"),

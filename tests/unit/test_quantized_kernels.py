@@ -152,9 +152,12 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
     `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
     tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
-    -quantization-precision-bias=Int8, rescaled to accumulator units in the kernel) or
-    "large" (int32, output channel 0's bias 2^30: its outputs saturate, the output scale is
-    the other channels')."""
+    -quantization-precision-bias=Int8, rescaled to accumulator units in the kernel),
+    "large" (int32, output channel 0's bias 2^30) or "lowest" (int32, output channel 0's
+    bias -(2^31 - 1), what a bias beyond int32 saturates to; a positive input zero point,
+    inputs at or above it and channel 0's weights 127, so that its sums fit int32 but its
+    bias less the input zero point x its weight sum does not). With "large" and "lowest",
+    channel 0's outputs saturate and the output scale is the other channels'."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -181,9 +184,13 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
         bias = ref.requant(bias_levels.astype(np.int64) - b_offset, *ref.multipliers(b_scale / float(bias_scales[0])))
     elif bias_kind == "large":
         bias[0] = 2**30
+    elif bias_kind == "lowest":
+        x_type = (x_type[0], abs(x_type[1]) + 1)
+        x_levels = rng.integers(x_type[1], 128, x_shape).astype(np.int8)
+        w_levels[0], bias[0] = 127, -(2**31 - 1)
     acc = ref.conv2d_accumulators(x_levels, w_levels, bias, x_type[1], w_offsets, strides, pads, dilations, group)
     reals = acc * bias_scales[None, :, None, None].astype(np.float64)
-    if bias_kind == "large":
+    if bias_kind in ("large", "lowest"):
         reals = reals[:, 1:]
     out_type = (spread_scale(reals), offset(rng))
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
