@@ -14,8 +14,9 @@ where that makes the code smaller: among the layers whose kernels would come out
 point folded into the bias or not, ...) it is chosen when they have at least
 `minimum_shapes` distinct shapes, i.e. when it replaces that many per-layer kernels by one.
 
-Where the bias is in accumulator units, the input zero point goes into it
-(`folded_input_offset`, as the DSP-kernel selection does). With `dsp` (a core with the DSP
+Where the bias is in accumulator units (and, less the input zero point x the weight sum,
+fits int32), the input zero point goes into it (`folded_input_offset`, as the DSP-kernel
+selection does). With `dsp` (a core with the DSP
 extension) the layers get the kernels' `SMLAD` forms (`shape-parameterised-dsp`, which only
 pointwise convolutions take: a FullyConnected keeps the DSP kernel of its own;
 `shape-parameterised-depthwise-dsp`), their weights re-laid as int16 pairs less the zero
