@@ -26,9 +26,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import bench_integer_only  # noqa: E402
-
 import glowmlir  # noqa: E402
+from bench import bench_integer_only  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402

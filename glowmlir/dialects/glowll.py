@@ -386,6 +386,8 @@ shape or broadcast)."""
 AVX512_ELEMENTWISE = ("add", "sub", "mul")
 """The `glowll.elementwise` kinds with an AVX-512 microkernel, "x86-avx512" (int8, broadcasting)."""
 LEVEL_TABLES = "level-tables"
+LEVEL_TABLE_ENTRIES = 256
+"""A table of levels holds one entry per int8 level."""
 LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds (int8) whose terms a kernel may look up in tables of levels,
 "level-tables" (`lowering.level_tables`); an int8 softmax may take it too."""

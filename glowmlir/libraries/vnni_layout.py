@@ -6,7 +6,8 @@ lanes of a zmm register and take the input channels four at a time:
 
 * the filter, OIHW, is stored as the kernel reads it (`pack_filter`): per block of 16 output
   channels, per group of 4 input channels and tap, 64 signed bytes, lane by lane the 4
-  weights of the group; its zero point subtracted, channels past the filter's zero;
+  weights of the group, the filter's levels as they are; channels past the filter's zero,
+  or, where the last block overlaps the one before (`pack_filter`), its last 16 channels;
 * the input is unsigned: the kernel stores each int8 level x as the byte u = x ^ 0x80 =
   x + 128 (`x86_vnni.pack_input`, with the padding as the input zero point U = x_offset +
   128), and the weights are the filter's int8 levels w as they are, so with K taps an output

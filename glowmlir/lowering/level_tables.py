@@ -29,25 +29,16 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
+from glowmlir.lowering.arm_dsp import STACK_ALIGNMENT
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 from glowmlir.quantization.rescaling import activation_bounds, softmax_parameters
 
-LEVELS = 256
-"""Entries of a table: one per int8 level."""
-
-TABLE_ALIGNMENT = 8
-"""The stack's own alignment on these cores (more would cost a frame pointer, `arm_dsp.STACK_ALIGNMENT`)."""
-
-
-def worth_tables(computations: int, tables: int) -> bool:
-    """Whether `tables` tables of `LEVELS` entries cost less than computing the function
-    `computations` times (a table entry costs about one computation)."""
-    return computations > tables * LEVELS
+LEVELS = glowll.LEVEL_TABLE_ENTRIES
 
 
 def stack_table(b: KernelBuilder) -> View:
-    return View.contiguous(b.alloca(LEVELS, i32, TABLE_ALIGNMENT), (LEVELS,), element_type=i32)
+    return View.contiguous(b.alloca(LEVELS, i32, STACK_ALIGNMENT), (LEVELS,), element_type=i32)
 
 
 def level_table(b: KernelBuilder, value_of: Callable[[SSAValue], SSAValue]) -> View:

@@ -84,6 +84,7 @@ from glowmlir.quantization.rescaling import (
     add_left_shift,
     add_multipliers,
     division_multiplier,
+    largest_difference,
     mul_multiplier,
     multiplier_and_shift,
     sign_multipliers,
@@ -95,13 +96,13 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
                 "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
-                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni, "level-tables": level_tables,
+                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni, glowll.LEVEL_TABLES: level_tables,
                 shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
                 shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
                 shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised,
                 shape_record.VNNI_MICROKERNEL: vnni_shape_parameterised}
-"""The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_convolution` and
-`emit_fully_connected`."""
+"""The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_*` for the ops it
+takes (`emit_convolution`, `emit_fully_connected`, `emit_elementwise`, `emit_softmax`)."""
 
 
 def _type(value: SSAValue) -> UniformQuantizedType:
@@ -373,12 +374,6 @@ def _rescaled(b: KernelBuilder, level: SSAValue, source: UniformQuantizedType, d
     return b.int_add(requantize(b, b.int_sub(level, source.offset), multiplier, shift), dest.offset)
 
 
-def _largest_difference(element: UniformQuantizedType) -> int:
-    """max |x - offset| over the levels of `element`."""
-    low, high = element.value_range
-    return max(high - element.offset, element.offset - low)
-
-
 def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """The output level (before the clamp) of an int8/int16 Add, Sub or Mul of two levels (i32
     values, or vectors of them): TFLite's Add and Sub (`add_terms`); its Mul,
@@ -387,7 +382,7 @@ def binary_level(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAVal
     first, second, out_type = (_type(v) for v in (*op.inputs, op.dest))
     if op.kind.data == "mul":
         multiplier, shift = mul_multiplier(first, second, out_type)
-        bound = _largest_difference(first) * _largest_difference(second)
+        bound = largest_difference(first) * largest_difference(second)
         return lambda x, y: requantize_bounded(b, b.int_mul(b.int_sub(x, first.offset), b.int_sub(y, second.offset)),
                                                bound, multiplier, shift, out_type.offset)
     steps = add_terms(b, op)
@@ -420,7 +415,7 @@ def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bo
         m1, m2, mo = (b.opaque(b.integer(m)) for m in (m1, m2, mo))
     left_shift = add_left_shift(first, second, out_type)
     combine = b.int_add if op.kind.data == "add" else b.int_sub
-    bounds = [_largest_difference(element) << left_shift for element in (first, second)]
+    bounds = [largest_difference(element) << left_shift for element in (first, second)]
     # |a| <= bounds[0] and |c| <= bounds[1] where their multipliers are below 1 (shifts <= 0)
     bound = sum(bounds) if max(s1, s2) <= 0 else 1 << 31
 

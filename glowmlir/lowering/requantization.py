@@ -192,18 +192,17 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
 
 
 def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int | SSAValue, shift: int,
-                       offset: int = 0, clamped_below_offset: bool = False) -> SSAValue:
+                       offset: int = 0) -> SSAValue:
     """`requantize(value, multiplier, shift) + offset` of an i32 value, or a vector of them,
     known to satisfy |value| <= `bound`: where the bound keeps the doubled value in int32, by
-    `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way.
-    `clamped_below_offset`: see `requantize_narrow_in_halves`."""
+    `requantize_narrow` (`requantize_narrow_in_halves` on vectors), else the general way."""
     narrow = is_narrow(bound, shift)
     if not isinstance(value.type, VectorType):
         if narrow:
             return requantize_narrow(b, value, multiplier, shift, offset)
         level = requantize(b, value, multiplier, shift)
     elif narrow and offset_folds(max(-shift, 0), offset):
-        return requantize_narrow_in_halves(b, value, multiplier, shift, offset, clamped_below_offset)
+        return requantize_narrow_in_halves(b, value, multiplier, shift, offset)
     else:
         level = requantize_in_halves(b, value, multiplier, shift)
     return level if offset == 0 else b.int_add(level, offset)

@@ -79,12 +79,11 @@ def record_shape(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnec
     return kind(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(words)))
 
 
-def runtime_strided(view: ViewOf, buffer: SSAValue, strides: Sequence[Index], element_type=None,
-                    shape: Sequence[Index] | None = None) -> View:
-    """A buffer addressed through run-time strides (its compile-time shape not part of the
-    code); `shape` as the kernel's loops need it, if they read it."""
+def runtime_strided(view: ViewOf, buffer: SSAValue, strides: Sequence[Index], element_type=None) -> View:
+    """A buffer addressed through run-time strides (its shape not part of the code: the
+    kernel's loops take their bounds from the record)."""
     contiguous = view(buffer)
-    return View(contiguous.base, tuple(shape or (0,) * len(strides)), tuple(strides), 0,
+    return View(contiguous.base, (0,) * len(strides), tuple(strides), 0,
                 element_type or contiguous.element_type)
 
 

@@ -180,9 +180,14 @@ def softmax_parameters(input_type, beta: float = 1.0) -> tuple[int, int, int]:
 def accumulator_bounds(input_type, centred_weights: np.ndarray, bias_levels: np.ndarray) -> np.ndarray:
     """The largest |accumulator| each output (row of `centred_weights`, the weight levels less
     their zero point) can reach: |bias| + max |x - x_offset| x sum |w - w_offset|."""
-    low, high = input_type.value_range
-    largest_input = max(high - input_type.offset, input_type.offset - low)
-    return np.abs(bias_levels.astype(np.int64)) + largest_input * np.abs(centred_weights.astype(np.int64)).sum(axis=1)
+    return np.abs(bias_levels.astype(np.int64)) + largest_difference(input_type) * \
+        np.abs(centred_weights.astype(np.int64)).sum(axis=1)
+
+
+def largest_difference(element) -> int:
+    """max |x - offset| over the levels of a quantized type `element`."""
+    low, high = element.value_range
+    return max(high - element.offset, element.offset - low)
 
 
 WIDE_ACCUMULATOR_LIMIT = 1 << 47

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glowmlir.errors import GlowError
+from glowmlir.memory_report import parse_size
 
 EMBEDDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded")
 
@@ -139,7 +140,7 @@ class MemoryNeeds:
 def memory_sizes(spec: Board) -> dict[str, int]:
     """The bytes of each memory region of a Cortex-M board's linker script."""
     def size(text: str) -> int:
-        return int(text[:-1]) << {"K": 10, "M": 20}[text[-1]] if text[-1] in "KM" else int(text, 0)
+        return parse_size(f"{spec.name} memory", text)
 
     memory = spec.memory
     sizes = {"CODE": size(memory["CODE_LEN"]), "RAM": size(memory["RAM_LEN"]), "BIG": size(memory["BIG_LEN"])}

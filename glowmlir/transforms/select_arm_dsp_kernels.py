@@ -74,14 +74,6 @@ a VMLAVA: MobileNetV2's 16-channel pointwise layers ran 18% slower as dot produc
 DS-CNN's 64-channel ones 8% faster)."""
 
 
-LEVEL_TABLE_ENTRIES = 256
-"""A table of one int8 operand's levels (`lowering.level_tables`). An entry costs what one
-element's term (an add's) or exp (a softmax's) costs, and a lookup much less: an add or sub
-takes its two tables from more elements than their entries (MobileNetV2's smallest residual
-adds, 864 elements, on the M7: 21.8k instructions generic), a softmax its table from more
-exps, two an element, than it holds."""
-
-
 STRIDED_ROW_VECTORS = 2
 """Helium's column kernel takes a convolution of stride 2 along its rows (gathering every
 other input column) when its output rows fill at least this many vectors: on narrower rows
@@ -302,7 +294,9 @@ class SelectLevelTables(RewritePattern):
     """On the DSP extension without Helium: an int8 add or sub of more elements than its two
     tables hold entries, and an int8 softmax computing more exps (two an element) than its
     table holds, `microkernel = "level-tables"` (`lowering.level_tables`: the function of one
-    level computed once per level, then looked up; `LEVEL_TABLE_ENTRIES`)."""
+    level computed once per level, then looked up). A table entry costs what one element's
+    term (an add's) or exp (a softmax's) costs, and a lookup much less (MobileNetV2's smallest
+    residual adds taking tables, 864 elements, on the M7: 21.8k instructions generic)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp | glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
@@ -311,9 +305,9 @@ class SelectLevelTables(RewritePattern):
             return
         elements = int(np.prod(glow.shape_of(op.dest)))
         if isinstance(op, glowll.ElementwiseOp):
-            worth = op.kind.data in glowll.LEVEL_TABLE_ELEMENTWISE and elements > 2 * LEVEL_TABLE_ENTRIES
+            worth = op.kind.data in glowll.LEVEL_TABLE_ELEMENTWISE and elements > 2 * glowll.LEVEL_TABLE_ENTRIES
         else:
-            worth = 2 * elements > LEVEL_TABLE_ENTRIES
+            worth = 2 * elements > glowll.LEVEL_TABLE_ENTRIES
         if worth:
             op.properties["microkernel"] = StringAttr(glowll.LEVEL_TABLES)
             rewriter.notify_op_modified(op)
@@ -328,8 +322,8 @@ class SelectArmDspKernels(ModulePass):
     on vectors of output columns, filters packed by `libraries.column_layout`), and so do
     int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`);
     without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
-    `loop_pairs` (a size-first build: `glow-compile` gives the core's
-    `lowering.arm_dsp.size_first_loop_pairs`), each "arm-dsp" convolution gets
+    `loop_pairs` (a size-first build: `pipeline.glowll_passes` gives the core's
+    `lowering.arm_dsp.LOOP_PAIRS`), each "arm-dsp" convolution gets
     `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
 
     name = "glowll-select-arm-dsp-kernels"

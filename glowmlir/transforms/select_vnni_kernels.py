@@ -17,8 +17,9 @@ AVX-512 VBMI too: `Target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
 within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
 (`lowering.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
 permute), its filter the levels less their zero point as int8 words
-(`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Outputs stay
-bit-identical to the generic int8 kernels.
+(`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
+and Mul get `microkernel = "x86-avx512"` (`SelectElementwise`). Outputs stay bit-identical
+to the generic int8 kernels.
 """
 
 from __future__ import annotations
@@ -155,7 +156,8 @@ class SelectVnniKernels(ModulePass):
     """Marks int8 convolutions (ungrouped, NCHW) and FullyConnected for the AVX-512 VNNI
     kernels, packing their filters and folding the unsigned input's correction into their
     biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs; with
-    `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise."""
+    `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise; int8
+    Add, Sub and Mul for x86-avx512."""
 
     name = "glowll-select-x86-vnni-kernels"
     lookup_tables: bool = False
