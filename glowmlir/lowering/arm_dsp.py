@@ -616,11 +616,18 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0."""
-        with b.loop(0, out_c // block) as o_block:
+        together = packed.shape[2] if straight else 1  # blocks a step: those interleaved
+        with b.loop(0, out_c // (block * together)) as step_index:
+            for h in range(together):
+                block_products(n, x0, count, b.add(b.mul(step_index.index, together), h))
+
+    def block_products(n: Index, x0: Index, count: int, o_block: Index) -> None:
+        """Block `o_block` of output channels of the `count` gathered pixels from x0."""
+        if True:
             reread = gathered
             if pairs <= REREAD_PAIRS:
                 reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
-            channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
+            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
             starts = [domain.bias(bias, o) for o in channels]
 
             def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
@@ -628,7 +635,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
                 totals ([pixel][channel]); read after `after_totals` is computed when given."""
                 if straight:  # both streams at constant offsets from pointers made here
-                    weights = block_weights(o_block.index)
+                    weights = block_weights(o_block)
                     words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
                                  gathered.shape, gathered.strides, 0, gathered.element_type)
                     results = starts * sum(in_pair for _, in_pair in group)
@@ -650,7 +657,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
                     def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
                         return products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                        pointwise_weight_words(b, weights, o_block.index, i))
+                                        pointwise_weight_words(b, weights, o_block, i))
 
                     with b.loop(0, pairs // step, carried=starts * in_pair) as i:
                         totals = list(i.carried)
@@ -675,7 +682,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
                 elif pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
-                    store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
+                    with domain.constants_through(lambda value: opaque_after(b, value, results[0])):
+                        store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
                 else:
                     for j, o in enumerate(channels):
                         pool.fold(o, [levels_of[j](results[k * block + j]) for k in range(len(xs))])

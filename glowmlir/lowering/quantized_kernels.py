@@ -29,8 +29,9 @@ Convolution, pooling and FullyConnected are the loop nests of `loop_skeletons`, 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -210,6 +211,27 @@ class QuantizedArithmetic(ArithmeticDomain):
                 if self.doubled and self.requantization.table is None else None
             whole_range = (self.low, self.high) == self.out_type.value_range
             self.rounding = b.opaque(b.integer(terms)) if terms is not None and whole_range else None
+
+    @contextlib.contextmanager
+    def constants_through(self, through: Callable[[SSAValue], SSAValue]) -> Iterator[None]:
+        """Within it, the per-layer values every output reads in a register (the rounding terms,
+        a constant multiplier) are `through`'s of them: a kernel whose products fill the
+        registers makes them anew after each block's products (`arm_dsp.opaque_after`), so
+        that LLVM reloads them once there, not once an output."""
+        requantization = self.requantization
+        saved = self.rounding, requantization.wrapped, requantization.constant if requantization.table is None else None
+        anew = [None if value is None or not isinstance(value, SSAValue) else through(value)
+                for value in (saved[0], saved[1], saved[2] and saved[2][0])]
+        self.rounding = anew[0] or saved[0]
+        requantization.wrapped = anew[1] or saved[1]
+        if saved[2] is not None:
+            requantization.constant = (anew[2] or saved[2][0], saved[2][1])
+        try:
+            yield
+        finally:
+            self.rounding, requantization.wrapped = saved[:2]
+            if saved[2] is not None:
+                requantization.constant = saved[2]
 
     def _stack_rows(self, count: int, width: int) -> View:
         return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)
