@@ -508,6 +508,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `loop_pairs` (an "arm-dsp" convolution of a size-first build, `glowll-select-arm-dsp-kernels
     {loop-pairs=N}`): the kernel keeps its loop over input channel pairs a loop, taking this
     many pairs a step, instead of choosing straight-line code where that is faster.
+    `biases_in_filter` (an "arm-dsp" gathered product of straight-line blocks with
+    `doubled_accumulators`): the packed filter's first pair holds each block's doubled
+    biases (`arm_dsp_layout.with_biases`), which the kernel reads there, not from `bias`.
     """
 
     name = "glowll.convolution"
@@ -525,6 +528,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     doubled_accumulators = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     loop_pairs = opt_prop_def(IntegerAttr)
+    biases_in_filter = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
@@ -584,6 +588,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
         if self.loop_pairs is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
                                             or self.loop_pairs.value.data < 1):
             _fail(self, "loop_pairs is an arm-dsp convolution's, 1 or more channel pairs a step")
+        if self.biases_in_filter is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
+                                                  or self.doubled_accumulators is None):
+            _fail(self, "biases_in_filter is an arm-dsp convolution's with doubled_accumulators")
 
 
 def verify_parameters(op: ConvolutionOp | FullyConnectedOp) -> None:

@@ -57,11 +57,13 @@ from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.arm_dsp_layout import (
+    BIAS_PAIRS,
     CHANNEL_PAIRS,
     DEPTHWISE,
     DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
+    UNROLLED_PAIRS,
     PairTiling,
     convolution_depthwise_plan,
     convolution_row_plan,
@@ -107,20 +109,6 @@ REREAD_PAIRS = 20
 channels: else LLVM unrolls the few pairs whole, hoists the buffer's loads out of the block
 loop and spills and reloads the words one by one (MobileNetV3-style net on the M7: 4.30M
 instructions hoisted, 4.14M reread). Over more pairs the loads stay in the loop anyway."""
-
-UNROLLED_PAIRS = 32
-"""A gathered product of at most this many input channel pairs multiplies the pixels of a run
-by a block of output channels in straight-line code, reading the buffer and the block's
-weight words at constant offsets from two pointers made opaque there
-(`KernelBuilder.opaque`): per channel pair one `LDRD` of weights and one of inputs per pixel
-pair, two `SMLAD`s per pixel pair and channel (`STRAIGHT_PIXEL_PAIRS`). In the loop, LLVM
-unrolls eight pairs, indexes the streams from one induction variable and spends adds and
-spills on the addresses (one DS-CNN 64-channel pointwise layer alone on the M7: 645,571
-instructions looped, 521,141 straight); over fewer pairs it unrolled the loop whole, but the
-straight products of four pixels still take fewer (DS-CNN's 20-pair stem on the M7: 353k
-looped, 332k straight). Over more pairs the loop keeps the code short. A size-first build
-keeps the loop (its convolutions carry `loop_pairs`): straight code took MobileNetV2's code at
--Os on the M7 from 29.5 KB to 32.8 KB."""
 
 STRAIGHT_PIXEL_PAIRS = 2
 """Pixel pairs of a run that the straight-line products (`UNROLLED_PAIRS`) multiply by a block
@@ -569,7 +557,9 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     src = view(op.input) if windows else flat(op.input)
     n_size, out_c, _ = dest.shape
     pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
-    pairs = packed.shape[1]
+    biases_in_filter = op.biases_in_filter is not None
+    first_pair = BIAS_PAIRS if biases_in_filter else 0  # the weight words' first pair
+    pairs = packed.shape[1] - first_pair
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
     tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
     if tiles is not None:  # one pool window's pixels a run
@@ -608,39 +598,42 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
         return totals
 
-    def block_weights(o_block: Index) -> View:
-        """The weight words of block `o_block` of output channels, [channel pair, block, 2]."""
-        first = block_weight_index(b, packed, o_block, 0)
-        return View(b.opaque(b.element(packed, first)), (pairs, block, 2), (packed.strides[1], packed.strides[3], 1),
-                    0, packed.element_type)
-
     def multiply(n: Index, x0: Index, count: int) -> None:
-        """Every output channel of the `count` gathered pixels from x0."""
-        together = packed.shape[2] if straight else 1  # blocks a step: those interleaved
+        """Every output channel of the `count` gathered pixels from x0; straight, the blocks
+        whose weight words are interleaved in one loop step, each reading them through a
+        pointer of its own made opaque there (from one pointer, LLVM would see runs of four
+        words, `SLOT_WORDS`, and form no `LDRD`)."""
+        together = packed.shape[2] if straight else 1
         with b.loop(0, out_c // (block * together)) as step_index:
             for h in range(together):
-                block_products(n, x0, count, b.add(b.mul(step_index.index, together), h))
+                weights = None if not straight else View(
+                    b.opaque(b.element(packed, [step_index.index, 0, h, 0, 0])), (packed.shape[1], block, 2),
+                    (packed.strides[1], packed.strides[3], 1), 0, packed.element_type)
+                block_products(n, x0, count, b.add(b.mul(step_index.index, together), h), weights)
 
-    def block_products(n: Index, x0: Index, count: int, o_block: Index) -> None:
-        """Block `o_block` of output channels of the `count` gathered pixels from x0."""
+    def block_products(n: Index, x0: Index, count: int, o_block: Index, weights: View | None) -> None:
+        """Block `o_block` of output channels of the `count` gathered pixels from x0; straight,
+        its `weights` [pair (the bias pairs first, `biases_in_filter`), channel, 2]."""
         if True:
             reread = gathered
             if pairs <= REREAD_PAIRS:
                 reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
             channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-            starts = [domain.bias(bias, o) for o in channels]
+            if biases_in_filter:
+                starts = load_words(b, weights, [0, 0, 0], block)
+            else:
+                starts = [domain.bias(bias, o) for o in channels]
 
             def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
                 """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
                 `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
                 totals ([pixel][channel]); read after `after_totals` is computed when given."""
                 if straight:  # both streams at constant offsets from pointers made here
-                    weights = block_weights(o_block)
                     words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
                                  gathered.shape, gathered.strides, 0, gathered.element_type)
                     results = starts * sum(in_pair for _, in_pair in group)
                     for i in range(pairs):
-                        weight_words = load_words(b, weights, [i, 0, 0], block)
+                        weight_words = load_words(b, weights, [first_pair + i, 0, 0], block)
                         first = 0  # the group's first pixel of this pixel pair
                         for q, in_pair in group:
                             inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
@@ -650,14 +643,14 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                             first += in_pair
                 else:
                     (q, in_pair), = group
-                    words, weights = reread, packed
+                    words, filter_words = reread, packed
                     if tiles is not None:  # nor the weight words shared with the pair before
                         words = dataclasses.replace(gathered, base=opaque_after(b, gathered.base, after_totals))
-                        weights = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
+                        filter_words = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
 
                     def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
                         return products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                        pointwise_weight_words(b, weights, o_block, i))
+                                        pointwise_weight_words(b, filter_words, o_block, i))
 
                     with b.loop(0, pairs // step, carried=starts * in_pair) as i:
                         totals = list(i.carried)
