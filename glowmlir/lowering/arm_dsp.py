@@ -604,16 +604,21 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         pointer of its own made opaque there (from one pointer, LLVM would see runs of four
         words, `SLOT_WORDS`, and form no `LDRD`)."""
         together = packed.shape[2] if straight else 1
-        with b.loop(0, out_c // (block * together)) as step_index:
+        start = [b.element(packed, [0] * 5)] if straight else []
+        with b.loop(0, out_c // (block * together), carried=start) as step_index:
             for h in range(together):
                 weights = None if not straight else View(
-                    b.opaque(b.element(packed, [step_index.index, 0, h, 0, 0])), (packed.shape[1], block, 2),
-                    (packed.strides[1], packed.strides[3], 1), 0, packed.element_type)
-                block_products(n, x0, count, b.add(b.mul(step_index.index, together), h), weights)
+                    b.opaque(b.offset_pointer(step_index.carried[0], h * packed.strides[2], packed.element_type)),
+                    (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0, packed.element_type)
+                results = block_products(n, x0, count, b.add(b.mul(step_index.index, together), h), weights)
+            if straight:  # the next step's weights, once the products are done
+                step_index.next(b.offset_pointer(opaque_after(b, step_index.carried[0], results[-1]),
+                                                 packed.strides[0], packed.element_type))
 
-    def block_products(n: Index, x0: Index, count: int, o_block: Index, weights: View | None) -> None:
+    def block_products(n: Index, x0: Index, count: int, o_block: Index, weights: View | None) -> list[SSAValue]:
         """Block `o_block` of output channels of the `count` gathered pixels from x0; straight,
-        its `weights` [pair (the bias pairs first, `biases_in_filter`), channel, 2]."""
+        its `weights` [pair (the bias pairs first, `biases_in_filter`), channel, 2]. Returns
+        the last totals."""
         if True:
             reread = gathered
             if pairs <= REREAD_PAIRS:
@@ -683,6 +688,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             if tiles is not None:
                 for j, o in enumerate(channels):
                     tiles.store(n, o, x0, folded[j], levels_of[j])
+            return results
 
     with b.loop(0, n_size) as n:
         if pool is not None:
