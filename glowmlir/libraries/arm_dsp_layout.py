@@ -284,8 +284,8 @@ UNROLLED_PAIRS = 32
 """A gathered product of at most this many input channel pairs multiplies the pixels of a run
 by a block of output channels in straight-line code, reading the buffer and the block's
 weight words at constant offsets from two pointers made opaque there
-(`lowering.arm_dsp.gathered_product`): per channel pair one `LDRD` of weights and one of inputs per pixel
-pair, two `SMLAD`s per pixel pair and channel (`STRAIGHT_PIXEL_PAIRS`). In the loop, LLVM
+(`lowering.arm_dsp.gathered_product`): per channel pair one `LDRD` of weights and one of
+inputs per pixel pair, two `SMLAD`s per pixel pair and channel (`STRAIGHT_PIXEL_PAIRS`). In the loop, LLVM
 unrolls eight pairs, indexes the streams from one induction variable and spends adds and
 spills on the addresses (one DS-CNN 64-channel pointwise layer alone on the M7: 645,571
 instructions looped, 521,141 straight); over fewer pairs it unrolled the loop whole, but the
@@ -293,7 +293,6 @@ straight products of four pixels still take fewer (DS-CNN's 20-pair stem on the 
 looped, 332k straight). Over more pairs the loop keeps the code short. A size-first build
 keeps the loop (its convolutions carry `loop_pairs`): straight code took MobileNetV2's code at
 -Os on the M7 from 29.5 KB to 32.8 KB."""
-
 
 
 def straight_products(kind: str | None, strides: Sequence[int], pooled: bool, pools_globally: bool, pairs: int,

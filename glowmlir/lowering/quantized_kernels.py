@@ -219,18 +219,20 @@ class QuantizedArithmetic(ArithmeticDomain):
         registers makes them anew after each block's products (`arm_dsp.opaque_after`), so
         that LLVM reloads them once there, not once an output."""
         requantization = self.requantization
-        saved = self.rounding, requantization.wrapped, requantization.constant if requantization.table is None else None
-        anew = [None if value is None or not isinstance(value, SSAValue) else through(value)
-                for value in (saved[0], saved[1], saved[2] and saved[2][0])]
-        self.rounding = anew[0] or saved[0]
-        requantization.wrapped = anew[1] or saved[1]
-        if saved[2] is not None:
-            requantization.constant = (anew[2] or saved[2][0], saved[2][1])
+        saved = self.rounding, requantization.wrapped, getattr(requantization, "constant", None)
+
+        def anew(value: int | SSAValue | None) -> int | SSAValue | None:
+            return through(value) if isinstance(value, SSAValue) else value
+
+        self.rounding, requantization.wrapped = anew(self.rounding), anew(requantization.wrapped)
+        if requantization.table is None:
+            multiplier, shift = requantization.constant
+            requantization.constant = anew(multiplier), shift
         try:
             yield
         finally:
             self.rounding, requantization.wrapped = saved[:2]
-            if saved[2] is not None:
+            if requantization.table is None:
                 requantization.constant = saved[2]
 
     def _stack_rows(self, count: int, width: int) -> View:

@@ -171,7 +171,7 @@ class PackConvolutionFilter(RewritePattern):
         # window) holding the input offset.
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
-        if microkernel == MICROKERNEL and doubled:
+        if doubled:
             packed = biases_into_filter(op, kind, packed, self.loop_pairs > 0)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        centred_type(filter_type))
