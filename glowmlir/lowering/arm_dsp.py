@@ -599,30 +599,6 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
         return totals
 
-    def multiply(n: Index, x0: Index, count: int) -> None:
-        """Every output channel of the `count` gathered pixels from x0. Straight, one loop step
-        takes the blocks whose weight words are interleaved, each reading them (and its
-        biases, `biases_in_filter`) through a pointer of its own made opaque there (from one
-        pointer, LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the
-        loop carries the step's pointer, advanced once the step's products are done (else
-        LLVM advanced it among the last block's products and spilled). Carrying the output
-        rows' pointer too took 0.1% fewer instructions on DS-CNN, 0.5% more on
-        MobileNetV3-style on the M7."""
-        if not straight:
-            with b.loop(0, out_c // block) as o_block:
-                block_products(n, x0, count, o_block.index, None)
-            return
-        together = packed.shape[2]
-        with b.loop(0, out_c // (block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
-            step_words, = blocks.carried
-            for h in range(together):
-                block_words = b.opaque(b.offset_pointer(step_words, h * packed.strides[2], packed.element_type))
-                weights = View(block_words, (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0,
-                               packed.element_type)
-                results = block_products(n, x0, count, b.add(b.mul(blocks.index, together), h), weights)
-            blocks.next(b.offset_pointer(opaque_after(b, step_words, results[-1]), packed.strides[0],
-                                         packed.element_type))
-
     def constants_anew(after_value: SSAValue):
         """Straight, the requantization's constants made anew once `after_value` is computed
         (`constants_through`): the straight products fill the registers, and LLVM reloaded
@@ -633,79 +609,103 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             return contextlib.nullcontext()
         return domain.constants_through(lambda value: opaque_after(b, value, after_value))
 
-    def block_products(n: Index, x0: Index, count: int, o_block: Index, weights: View | None) -> list[SSAValue]:
-        """Block `o_block` of output channels of the `count` gathered pixels from x0 (straight,
-        its `weights` [pair (the bias pairs first, `biases_in_filter`), channel, 2]); its
-        last totals."""
-        reread = gathered
-        if pairs <= REREAD_PAIRS:
-            reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
-        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
-        if biases_in_filter:
-            starts = load_words(b, weights, [0, 0, 0], block)
-        else:
-            starts = [domain.bias(bias, o) for o in channels]
+    def multiply(n: Index, x0: Index, count: int) -> None:
+        """Every output channel of the `count` gathered pixels from x0. Straight, one loop step
+        takes the blocks whose weight words are interleaved, each reading them (and its
+        biases, `biases_in_filter`) through a pointer of its own made opaque there (from one
+        pointer, LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the
+        loop carries the step's pointer, advanced once the step's products are done (else
+        LLVM advanced it among the last block's products and spilled). Carrying the output
+        rows' pointer too took 0.1% fewer instructions on DS-CNN, 0.5% more on
+        MobileNetV3-style on the M7."""
 
-        def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
-            """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
-            `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
-            totals ([pixel][channel]); read after `after_totals` is computed when given."""
-            if straight:  # both streams at constant offsets from pointers made here
-                words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
-                             gathered.shape, gathered.strides, 0, gathered.element_type)
-                results = starts * sum(in_pair for _, in_pair in group)
-                for i in range(pairs):
-                    weight_words = load_words(b, weights, [first_pair + i, 0, 0], block)
-                    first = 0  # the group's first pixel of this pixel pair
-                    for q, in_pair in group:
-                        inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
-                        taken = slice(first * block, (first + in_pair) * block)
-                        results[taken] = products(results[taken], inputs, weight_words)
-                        after(b, results[taken])
-                        first += in_pair
+        def block_products(o_block: Index, weights: View | None) -> list[SSAValue]:
+            """Block `o_block` of output channels (straight, its `weights` [pair (the bias pairs
+            first, `biases_in_filter`), channel, 2]); its last totals."""
+            reread = gathered
+            if pairs <= REREAD_PAIRS:
+                reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
+            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+            if biases_in_filter:
+                starts = load_words(b, weights, [0, 0, 0], block)
             else:
-                (q, in_pair), = group
-                words, filter_words = reread, packed
-                if tiles is not None:  # nor the weight words shared with the pair before
-                    words = dataclasses.replace(gathered, base=opaque_after(b, gathered.base, after_totals))
-                    filter_words = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
+                starts = [domain.bias(bias, o) for o in channels]
 
-                def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
-                    return products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                    pointwise_weight_words(b, filter_words, o_block, i))
+            def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
+                """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
+                `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
+                totals ([pixel][channel]); read after `after_totals` is computed when given."""
+                if straight:  # both streams at constant offsets from pointers made here
+                    words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
+                                 gathered.shape, gathered.strides, 0, gathered.element_type)
+                    results = starts * sum(in_pair for _, in_pair in group)
+                    for i in range(pairs):
+                        weight_words = load_words(b, weights, [first_pair + i, 0, 0], block)
+                        first = 0  # the group's first pixel of this pixel pair
+                        for q, in_pair in group:
+                            inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
+                            taken = slice(first * block, (first + in_pair) * block)
+                            results[taken] = products(results[taken], inputs, weight_words)
+                            after(b, results[taken])
+                            first += in_pair
+                else:
+                    (q, in_pair), = group
+                    words, filter_words = reread, packed
+                    if tiles is not None:  # nor the weight words shared with the pair before
+                        words = dataclasses.replace(gathered, base=opaque_after(b, gathered.base, after_totals))
+                        filter_words = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
 
-                with b.loop(0, pairs // step, carried=starts * in_pair) as i:
-                    totals = list(i.carried)
-                    for k in range(step):
-                        totals = pair_products(totals, b.add(b.mul(i.index, step), k))
-                    i.next(*totals)
-                results = i.results
-                for i in range(pairs // step * step, pairs):
-                    results = pair_products(results, i)
+                    def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
+                        return products(totals, load_words(b, words, [q, i, 0], in_pair),
+                                        pointwise_weight_words(b, filter_words, o_block, i))
+
+                    with b.loop(0, pairs // step, carried=starts * in_pair) as i:
+                        totals = list(i.carried)
+                        for k in range(step):
+                            totals = pair_products(totals, b.add(b.mul(i.index, step), k))
+                        i.next(*totals)
+                    results = i.results
+                    for i in range(pairs // step * step, pairs):
+                        results = pair_products(results, i)
+                return results
+
+            pooled = tiles is not None or pool is not None
+            levels_of = [domain.output(o, dest.element_type) for o in channels] if pooled else []
+            folded = [None] * block  # a tiled pool's, per channel: the window's pixels so far
+            groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
+            together = STRAIGHT_PIXEL_PAIRS if straight and block * sum(p for _, p in groups) <= 8 else 1
+            for first in range(0, len(groups), together):
+                group = groups[first:first + together]
+                results = pixel_pairs(group, folded[0])
+                xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
+                if tiles is not None:
+                    folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
+                elif pool is None:
+                    outputs = [Row(dest, (n, o)) for o in channels]
+                    with constants_anew(results[0]):
+                        store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
+                else:
+                    for j, o in enumerate(channels):
+                        pool.fold(o, [levels_of[j](results[k * block + j]) for k in range(len(xs))])
+            if tiles is not None:
+                for j, o in enumerate(channels):
+                    tiles.store(n, o, x0, folded[j], levels_of[j])
             return results
 
-        pooled = tiles is not None or pool is not None
-        levels_of = [domain.output(o, dest.element_type) for o in channels] if pooled else []
-        folded = [None] * block  # a tiled pool's, per channel: the window's pixels so far
-        groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
-        together = STRAIGHT_PIXEL_PAIRS if straight and block * sum(p for _, p in groups) <= 8 else 1
-        for first in range(0, len(groups), together):
-            group = groups[first:first + together]
-            results = pixel_pairs(group, folded[0])
-            xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
-            if tiles is not None:
-                folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
-            elif pool is None:
-                outputs = [Row(dest, (n, o)) for o in channels]
-                with constants_anew(results[0]):
-                    store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
-            else:
-                for j, o in enumerate(channels):
-                    pool.fold(o, [levels_of[j](results[k * block + j]) for k in range(len(xs))])
-        if tiles is not None:
-            for j, o in enumerate(channels):
-                tiles.store(n, o, x0, folded[j], levels_of[j])
-        return results
+        if not straight:
+            with b.loop(0, out_c // block) as o_block:
+                block_products(o_block.index, None)
+            return
+        together = packed.shape[2]
+        with b.loop(0, out_c // (block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
+            step_words, = blocks.carried
+            for h in range(together):
+                block_words = b.opaque(b.offset_pointer(step_words, h * packed.strides[2], packed.element_type))
+                weights = View(block_words, (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0,
+                               packed.element_type)
+                results = block_products(b.add(b.mul(blocks.index, together), h), weights)
+            blocks.next(b.offset_pointer(opaque_after(b, step_words, results[-1]), packed.strides[0],
+                                         packed.element_type))
 
     with b.loop(0, n_size) as n:
         if pool is not None:
