@@ -79,6 +79,7 @@ from glowmlir.lowering.requantization import (
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
+    SIGNED_NUMBERS,
     KernelParameters,
     activation_bounds,
     add_left_shift,
@@ -136,7 +137,7 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
     always = shape_record.VNNI_LOADED_NUMBERS if op.microkernel == StringAttr(shape_record.VNNI_MICROKERNEL) else ()
     loaded = {field: value if value == 0 and field not in always else b.load(record, [slot])
               for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
-    for field in ("shift", "bias_shift"):  # a shift's sign stays in the code too (no left shift in a right one's)
+    for field in SIGNED_NUMBERS:  # a shift's sign stays in the code too (no left shift in a right one's)
         value = getattr(numbers, field)
         if value:
             loaded[field] = b.int_min(loaded[field], -1) if value < 0 else b.int_max(loaded[field], 1)

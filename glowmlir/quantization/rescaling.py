@@ -211,6 +211,16 @@ def needs_wide_accumulators(input_type, centred_weights: np.ndarray, bias_levels
         initial=0)) > (1 << 31) - 1
 
 
+OFFSET_SHIFTS = 21
+"""`requantize_narrow` adds an offset inside its rounding division by 2^right for a right
+shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
+
+
+def offset_folds(right: int, offset: int) -> bool:
+    """Whether an offset joins the rounding term of a division by 2^right (`OFFSET_SHIFTS`)."""
+    return right <= OFFSET_SHIFTS and abs(offset) <= 256
+
+
 def reduced_multiplier(multiplier: int) -> int:
     """CMSIS-NN's `REDUCE_MULTIPLIER`: a Q31 multiplier rounded to Q15, for a requantization of
     int64 accumulators (`requantize_wide`) that stays within 64 bits."""
@@ -225,6 +235,10 @@ def weight_zero_point(weight_type) -> int:
             raise NotImplementedError("per-channel weights must be symmetric")
         return 0
     return weight_type.offset
+
+
+SIGNED_NUMBERS = ("shift", "bias_shift")
+"""The `KernelParameters` whose sign a kernel reading them from a record keeps in its code."""
 
 
 @dataclass(frozen=True)
@@ -272,6 +286,14 @@ class KernelParameters:
         """Whether (compile-time numbers) the lower clamp bound is at or above the output zero
         point, as a fused relu's is: an output's rounding need not see its sign."""
         return minimum + self.low_above_minimum >= self.output_offset
+
+    def code_pattern(self) -> tuple[int, ...]:
+        """What of these numbers the code of a kernel reading them from a record depends on
+        (`quantized_kernels.kernel_parameters`): which are 0 (those stay constants) and the
+        signs of the `SIGNED_NUMBERS` (a right shift's code has no left shift): per field,
+        its sign for those, else 1 for a nonzero number and 0 for 0."""
+        return tuple(int(np.sign(value)) if field in SIGNED_NUMBERS else int(value != 0)
+                     for field, value in dataclasses.asdict(self).items())
 
     def record(self) -> np.ndarray:
         """The numbers as the i32 record a kernel reads, in field order."""

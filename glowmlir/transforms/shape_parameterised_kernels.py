@@ -78,7 +78,7 @@ from glowmlir.libraries.shape_record import (
     pack_depthwise_weights,
     pack_dsp_weights,
 )
-from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
+from glowmlir.quantization.rescaling import KernelParameters, offset_folds, weight_zero_point
 from glowmlir.transforms.quantization_records import attach_record, takes_record
 from glowmlir.transforms.select_arm_dsp_kernels import (
     accumulator_bias,
@@ -126,19 +126,30 @@ def vnni_form(op: MatrixProduct) -> tuple | None:
     """Which code the VNNI kernel (`lowering.vnni_shape_parameterised`) gives the layer, if it
     takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
     pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
-    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels and
-    whether a relu clamps at the output zero point (their rounding then ignores the sign:
-    the expanding layers' requantization is most of their time)."""
+    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels; and
+    whether its output step is the narrow one (`vnni_narrow_step`), in the tiles with whether
+    a relu clamps at the output zero point (their rounding then ignores the sign: the
+    expanding layers' requantization is most of their time)."""
     shape = MatrixShape.of(op)
     if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
         return None
+    narrow = vnni_narrow_step(op)
     if isinstance(op, glowll.FullyConnectedOp) or shape.pixels == 1:
-        return ("fully connected",)
+        return "fully connected", narrow
     if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
             > vnni_layout.LARGEST_PACKED_INPUT):
         return None
-    relu = KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
-    return "pixel tiles", shape.output_channels % vnni_layout.LANES, relu
+    relu = narrow and KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
+    return "pixel tiles", shape.output_channels % vnni_layout.LANES, narrow, relu
+
+
+def vnni_narrow_step(op: MatrixProduct) -> bool:
+    """Whether the VNNI kernel's output step is the narrow one (`x86_vnni.LaneRequantization.narrow`):
+    a per-tensor requantization, narrow where `select_vnni` marks it so, by a shift whose
+    rounding term takes the output zero point (`offset_folds`)."""
+    numbers = KernelParameters.of(op)
+    return (op.requantization is None and offset_folds(max(-numbers.shift, 0), numbers.output_offset)
+            and fits_narrow_requantization(op, centred_weights(op)))
 
 
 def is_depthwise(op: MatrixProduct) -> bool:
@@ -170,13 +181,14 @@ def centred_weights(op: MatrixProduct) -> np.ndarray:
 
 def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> tuple:
     """What a shape-parameterised kernel's code depends on besides its shape: which numbers
-    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway),
-    whether each output channel has its own requantization and whether the input zero point
-    goes into the bias (then the kernel does not read it); for `centred` weights (stored less
-    their zero point: the DSP-extension matrix product's, the depthwise kernel's) not the
-    weight zero point but whether the requantization is narrow (`narrow_requantization`). The
-    VNNI form folds every bias in accumulator units (`select_vnni`), the others where the
-    folded bias fits int32 (`folded_bias`)."""
+    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway)
+    and the signs of its shifts (`KernelParameters.code_pattern`), whether each output
+    channel has its own requantization and whether the input zero point goes into the bias
+    (then the kernel does not read it); for `centred` weights (stored less their zero point:
+    the DSP-extension matrix product's, the depthwise kernel's) not the weight zero point but
+    whether the requantization is narrow (`narrow_requantization`; the VNNI form's narrow
+    step is its `vnni_form`'s). The VNNI form folds every bias in accumulator units
+    (`select_vnni`), the others where the folded bias fits int32 (`folded_bias`)."""
     folds = (accumulator_bias(op) is not None if vnni
              else folded_bias(op, centred_weights(op).sum(axis=1)) is not None)
     numbers = KernelParameters.of(op)
@@ -188,7 +200,7 @@ def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> 
     if centred:
         numbers = dataclasses.replace(numbers, weight_offset=0)
         narrow = fits_narrow_requantization(op, centred_weights(op))
-    return op.requantization is not None, folds, narrow, tuple(value == 0 for value in numbers.record())
+    return op.requantization is not None, folds, narrow, numbers.code_pattern()
 
 
 def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | None:

@@ -343,3 +343,41 @@ def test_which_host_builds_take_the_vnni_shape_parameterised_kernel(level, form)
     target = resolve_target(opt_level=opt_level, mattr=mattr[0] if mattr else None)
     chosen = [p for p in CompileOptions(target=target).pipeline().passes if isinstance(p, ShapeParameterisedKernels)]
     assert [("vnni" if p.vnni else "dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])
+
+
+ODD_ONE_OUT = {
+    # property: the third layer's `convolution_case` arguments
+    "wide requantization": dict(bias_kind="large"),  # a bias of 2^30: its doubled sums could leave int32
+    "left shift": dict(output_scale=1 / 3),  # an output scale below the accumulators': requantize by 3
+    "unfolded output offset": dict(output_scale=2.0**23),  # a right shift past `OFFSET_SHIFTS`
+}
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.parametrize("level", ["O3", "Os"])
+@pytest.mark.parametrize("odd_one_out", list(ODD_ONE_OUT))
+def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level):
+    """Three 1x1 convolutions of three shapes (a last block of 8 output channels each),
+    random weights, inputs and numbers, per tensor; the third differs from the first two
+    only in one property of its output step that the VNNI shape-parameterised kernel
+    compiles in (from the layer it lowers, not its record): a requantization that is not
+    narrow, a left shift, or a right shift too long for the narrow step to add the output
+    zero point in its rounding term. The first two share the shape-parameterised kernel;
+    the third, alike with no other shape, keeps its own per-layer VNNI kernel (were it
+    counted among the first two, it would take the shape-parameterised form and still a
+    kernel of its own). Each layer's outputs are the int8 reference's."""
+    geometries = [((1, 8, 4, 4), (24, 8, 1, 1)), ((1, 12, 5, 5), (40, 12, 1, 1)), ((1, 16, 4, 6), (8, 16, 1, 1))]
+    cases = [convolution_case(90 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
+                              **(ODD_ONE_OUT[odd_one_out] if index == 2 else {}))
+             for index, (x, w) in enumerate(geometries)]
+    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()},
+                   target=resolve_target(opt_level=level))
+    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
+                                      err_msg=case.output)
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    assert [re.search(r'microkernel = "([\w-]+)"', line).group(1) for line in lines] == [
+        "x86-vnni-shape-parameterised", "x86-vnni-shape-parameterised", "x86-vnni"]
+    assert ["narrow_requantization" in line for line in lines] == [True, True, odd_one_out != "wide requantization"]
+    assert len(kernel_names(bundle, "convolution")) == 2

@@ -148,7 +148,8 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
 
 
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
-                     pool: dict | None = None, suffix: str = "", bias_kind: str = "int32") -> Case:
+                     pool: dict | None = None, suffix: str = "", bias_kind: str = "int32",
+                     output_scale: float | None = None) -> Case:
     """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
     `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
     tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
@@ -157,7 +158,8 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     bias -(2^31 - 1), what a bias beyond int32 saturates to; a positive input zero point,
     inputs at or above it and channel 0's weights 127, so that its sums fit int32 but its
     bias less the input zero point x its weight sum does not). With "large" and "lowest",
-    channel 0's outputs saturate and the output scale is the other channels'."""
+    channel 0's outputs saturate and the output scale is the other channels'. `output_scale`:
+    the output scale in accumulator units (per tensor), not one that spreads the outputs."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -192,7 +194,8 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     reals = acc * bias_scales[None, :, None, None].astype(np.float64)
     if bias_kind in ("large", "lowest"):
         reals = reals[:, 1:]
-    out_type = (spread_scale(reals), offset(rng))
+    out_type = (spread_scale(reals) if output_scale is None else ref.f32(bias_scales[0] * output_scale),
+                offset(rng))
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
     if group != 1:
         attributes.append(f"group = {group} : i64")
