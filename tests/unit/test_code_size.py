@@ -381,3 +381,19 @@ def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level)
         "x86-vnni-shape-parameterised", "x86-vnni-shape-parameterised", "x86-vnni"]
     assert ["narrow_requantization" in line for line in lines] == [True, True, odd_one_out != "wide requantization"]
     assert len(kernel_names(bundle, "convolution")) == 2
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
+def test_a_layer_whose_shift_is_a_left_one_is_not_counted_among_right_shifted_ones(board):
+    """Three 1x1 convolutions of three shapes, random weights, inputs and numbers, the third's
+    output scale a third of its accumulators' (a left shift; the others' are right shifts):
+    a record's shift keeps its direction in the code (`kernel_parameters`), so at -Oz the
+    third, alike with no other shape, keeps its per-layer kernel and the first two share the
+    shape-parameterised one (portable on the M3, DSP on the M7); outputs the int8 reference's."""
+    pointwise = [((1, 6, 5, 3), (4, 6, 1, 1)), ((1, 10, 2, 4), (5, 10, 1, 1)), ((1, 8, 3, 3), (6, 8, 1, 1))]
+    cases = [convolution_case(85 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
+                              output_scale=1 / 3 if index == 2 else None)
+             for index, (x, w) in enumerate(pointwise)]
+    bundle = run_cases(cases, board, "Oz")
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    assert ["shape-parameterised" in line for line in lines] == [True, True, False]
