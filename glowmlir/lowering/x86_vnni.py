@@ -68,7 +68,7 @@ from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
 from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
 from glowmlir.lowering.requantization import (
     offset_folds,
     requantize_in_halves,
@@ -181,15 +181,6 @@ def pack_pixels(b: KernelBuilder, src: View, words: View, at: list[Index], count
                          b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
     stored = None if loaded is None else [byte < GROUP * pixels for byte in range(GROUP * PACKED_PIXELS)]
     store_vector(b, unsigned, words, [n, group, b.add(y, pads[0]), b.add(x0, pads[1])], stored)
-
-
-def overlapping_tiles(b: KernelBuilder, width: Index, size: int, tile: Callable[[Index], None]) -> None:
-    """tile(x0) for tiles of `size` covering [0, width) (width >= size): a loop whose last
-    tile ends at the row's end (x0 = min(size * t, width - size): the units it shares with the
-    one before are done twice, the same numbers), one copy of the tile's code, not two."""
-    with b.loop(0, b.ceil_div(width, size)) as t:
-        x0 = b.mul(t.index, size)
-        tile(x0 if isinstance(width, int) and width % size == 0 else b.min(x0, b.sub(width, size)))
 
 
 def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
@@ -442,13 +433,15 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
 
     if pixels_in_lanes(width):
-        overlapping_tiles(b, width, LANES, pixel_tile)
+        with overlapping_tiles(b, width, LANES) as (x0, _):
+            pixel_tile(x0)
         return
     size = channel_pixels(width, k_w, REGISTERS)
     if width < size:
         tile(0, width)
         return
-    overlapping_tiles(b, width, size, lambda x0: tile(x0, size))
+    with overlapping_tiles(b, width, size) as (x0, _):
+        tile(x0, size)
 
 
 def pixels_in_lanes(width: Index) -> bool:
