@@ -114,11 +114,6 @@ def unsigned_word(b: KernelBuilder, levels: list[SSAValue], pad_byte: int) -> SS
     return b.int_xor(word, word_constant(b, dict.fromkeys(range(len(levels)), 0x80)))
 
 
-def lanes_of(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
-    """A compile-time number as it is, a run-time i32 in every lane of a zmm register."""
-    return value if isinstance(value, int) else b.splat(value, VECTOR)
-
-
 PACKED_PIXELS = 16
 """Pixels `pack_input` packs at once: 16 levels of each of four channels, one 64-byte store."""
 
@@ -254,7 +249,7 @@ def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channel
                                                                  stride=sx), ones)
                 g.next(total)
             ky.next(*g.results)
-        store_vector(b, b.int_mul(ky.results[0], lanes_of(b, weight_offset)), sums, [n, y, x0],
+        store_vector(b, b.int_mul(ky.results[0], b.lanewise(weight_offset, VECTOR)), sums, [n, y, x0],
                      None if count == LANES else loaded)
 
     with b.loops([n_size, conv_h]) as (n, y):
@@ -278,7 +273,7 @@ class LaneRequantization:
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
                  shift: int | SSAValue):
         self.b, self.domain, self.vector = b, domain, vector
-        self.multiplier, self.shift = self.lanewise(multiplier), self.lanewise(shift)
+        self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
         self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
 
     def narrow(self) -> KernelParameters | None:
@@ -308,12 +303,6 @@ class LaneRequantization:
             multiplier, shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
         return load_vector(b, bias, [first], LANES, loaded), LaneRequantization(b, domain, VECTOR, multiplier, shift)
 
-    def lanewise(self, value: int | SSAValue) -> int | SSAValue:
-        """A compile-time number as it is, a run-time scalar in every lane, a vector as it is."""
-        if isinstance(value, int) or isinstance(value.type, VectorType):
-            return value
-        return self.b.splat(value, self.vector)
-
     def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
         """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
         output zero point (code the same for relu and other layers)."""
@@ -326,8 +315,8 @@ class LaneRequantization:
                                                 right_shift=numbers.shift < 0)
         else:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
-            level = b.int_add(scaled, self.lanewise(offset))
-        clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
+            level = b.int_add(scaled, b.lanewise(offset, self.vector))
+        clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
         return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
 
@@ -415,7 +404,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             ky.next(*g.results)
         totals = list(ky.results)
         if weight_offset:
-            correction = b.int_mul(totals.pop(), lanes_of(b, weight_offset))
+            correction = b.int_mul(totals.pop(), b.lanewise(weight_offset, VECTOR))
             totals = [b.int_sub(total, correction) for total in totals]
         if keep_accumulators:
             for into, total in zip(outputs, totals):

@@ -237,12 +237,20 @@ def weight_zero_point(weight_type) -> int:
     return weight_type.offset
 
 
+class RecordWords:
+    """A dataclass of int fields that a kernel reads as i32 words of a record, in field order."""
+
+    def record(self) -> np.ndarray:
+        """The fields as the i32 words of a record, in field order."""
+        return np.array(dataclasses.astuple(self), dtype=np.int32)
+
+
 SIGNED_NUMBERS = ("shift", "bias_shift")
 """The `KernelParameters` whose sign a kernel reading them from a record keeps in its code."""
 
 
 @dataclass(frozen=True)
-class KernelParameters:
+class KernelParameters(RecordWords):
     """The per-layer numbers of an int8 Convolution or FullyConnected kernel, each an int known
     at compile time or, in a kernel that reads them from its layer's record (`record`, see
     `glowll-quantization-records`), an SSA value of the kernel.
@@ -295,6 +303,3 @@ class KernelParameters:
         return tuple(int(np.sign(value)) if field in SIGNED_NUMBERS else int(value != 0)
                      for field, value in dataclasses.asdict(self).items())
 
-    def record(self) -> np.ndarray:
-        """The numbers as the i32 record a kernel reads, in field order."""
-        return np.array(dataclasses.astuple(self), dtype=np.int32)

@@ -235,11 +235,7 @@ def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewr
 def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> None:
     """The layer's filter packed and its bias folded as the per-layer x86-vnni kernel's, and
     its record attached for the VNNI form."""
-    convolution = isinstance(op, glowll.ConvolutionOp)
-    filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
-    select_vnni(op, filter_shape, rewriter)
-    if convolution:
-        op.properties["filter_shape"] = glow.ints(filter_shape)
+    select_vnni(op, rewriter)
     attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(VNNI_MICROKERNEL))
 
 
