@@ -97,7 +97,8 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
                 "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
-                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni, glowll.LEVEL_TABLES: level_tables,
+                "x86-vnni-depthwise": vnni_depthwise, glowll.AVX512_ELEMENTWISE_MICROKERNEL: x86_vnni,
+                glowll.LEVEL_TABLES: level_tables,
                 shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
                 shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
                 shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised,

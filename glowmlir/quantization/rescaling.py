@@ -245,6 +245,14 @@ class RecordWords:
         return np.array(dataclasses.astuple(self), dtype=np.int32)
 
 
+def centred_rows(levels: np.ndarray, weight_type, output_axis: int = 0) -> np.ndarray:
+    """A filter's levels less their zero point (`weight_zero_point`), int64, a row per output
+    channel: [O, the rest] (`output_axis`: where the output channels are, 1 in a glow
+    FullyConnected's [inputs, outputs])."""
+    rows = np.moveaxis(np.asarray(levels).astype(np.int64), output_axis, 0)
+    return rows.reshape(len(rows), -1) - weight_zero_point(weight_type)
+
+
 SIGNED_NUMBERS = ("shift", "bias_shift")
 """The `KernelParameters` whose sign a kernel reading them from a record keeps in its code."""
 

@@ -77,8 +77,8 @@ from glowmlir.quantization.rescaling import (
     RESAMPLE_FRACTION_BITS,
     SOFTMAX_OUTPUTS,
     bias_scales,
+    centred_rows,
     quantize_level,
-    weight_zero_point,
     wide_bias_limits,
 )
 from glowmlir.transforms.constants import typed_constant
@@ -646,8 +646,7 @@ def _quantized_bias(op: glow.ConvolutionOp | glow.FullyConnectedOp, bias_type: U
         warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds int32 in accumulator units (input x weight "
                                   "scale) and saturates; -quantization-precision=Int16 keeps it in int64"))
         return _quantized_constant(op.bias, bias_type, op)
-    filter_levels = np.moveaxis(array_from_dense(weights.owner.value).astype(np.int64), output_axis, 0)
-    centred = filter_levels.reshape(len(filter_levels), -1) - weight_zero_point(weights.type.element_type)
+    centred = centred_rows(array_from_dense(weights.owner.value), weights.type.element_type, output_axis)
     limits = wide_bias_limits(input_type, centred)
     if (np.abs(levels) > limits).any():
         warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds 2^47 int16 accumulator units (input x weight "

@@ -36,7 +36,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
-from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers, mark_narrow_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
@@ -54,7 +54,7 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
-    mark_narrow_requantization(op, (levels.astype(np.int64) - weight_zero_point(filter_type)).reshape(len(levels), -1))
+    mark_narrow_requantization(op, centred_rows(levels, filter_type))
     dilations = op.dilations.get_values() if convolution else (1, 1)
     packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
@@ -137,9 +137,9 @@ class PackDepthwise(RewritePattern):
 class SelectElementwise(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in glowll.AVX512_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in glowll.VECTOR_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
-            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
+            op.properties["microkernel"] = StringAttr(glowll.AVX512_ELEMENTWISE_MICROKERNEL)
             rewriter.notify_op_modified(op)
 
 

@@ -78,7 +78,7 @@ from glowmlir.libraries.shape_record import (
     pack_depthwise_weights,
     pack_dsp_weights,
 )
-from glowmlir.quantization.rescaling import KernelParameters, offset_folds, weight_zero_point
+from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
 from glowmlir.transforms.quantization_records import attach_record, takes_record
 from glowmlir.transforms.select_arm_dsp_kernels import (
     accumulator_bias,
@@ -174,9 +174,7 @@ def is_depthwise(op: MatrixProduct) -> bool:
 def centred_weights(op: MatrixProduct) -> np.ndarray:
     """The layer's weights less their zero point, [O, C] int64."""
     weights = op.operands[2]
-    levels = array_from_dense(weights.owner.value).astype(np.int64)
-    centred = levels - weight_zero_point(weights.type.element_type)
-    return centred.reshape(centred.shape[0], -1)
+    return centred_rows(array_from_dense(weights.owner.value), weights.type.element_type)
 
 
 def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> tuple:
