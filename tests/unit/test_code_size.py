@@ -33,11 +33,19 @@ def kernel_names(bundle, kind: str) -> set[str]:
     return {name for name in function_ranges(bundle.object_code) if re.fullmatch(rf"net_\d+_{kind}", name)}
 
 
-def run_cases(cases, board: str, level: str):
+def run_cases(cases, board: str | None, level: str | None = None):
+    """Builds the cases' layers as one net for `board` at `level` (None: for this host, at
+    `level` or by default), runs it there and checks each layer's outputs against its
+    reference; the bundle."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board, level))
-    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    inputs = {name: value for case in cases for name, value in case.inputs.items()}
+    if board is None:
+        bundle = build(body, constants, target=None if level is None else resolve_target(opt_level=level))
+        outputs = bundle.run(inputs)
+    else:
+        bundle = build(body, constants, target=target_for(board, level))
+        outputs = run_on_board(bundle, board, inputs).outputs
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
@@ -245,10 +253,7 @@ def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
              convolution_case(22, depthwise, per_channel=True, activation="relu", suffix="_b"),
              convolution_case(23, convolution, suffix="_c"), convolution_case(24, convolution, suffix="_d"),
              convolution_case(25, CONVOLUTIONS["stride2"], suffix="_e")]
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    bundle = run_cases(cases, None)
     records = re.findall(r'"(\w+)_parameters" \{value = dense<\[([^\]]*)\]>', bundle.ir["glowll"])
     assert [name for name, _ in records] == ["w_a_vnni", "w_b_vnni"] and records[0][1] != records[1][1]
     assert len(kernel_names(bundle, "convolution")) == 4
@@ -309,11 +314,7 @@ def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_
     records: one kernel for each group of pixel tiles (last block of 8, of none, of 4 with a
     relu) and one for the FullyConnected steps; each layer's outputs are the int8 reference's."""
     cases = pointwise_layers_on_vnni(per_channel)
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
-                                      err_msg=case.output)
+    bundle = run_cases(cases, None)
     assert bundle.ir["glowll"].count('microkernel = "x86-vnni-shape-parameterised"') == len(cases)
     assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 4
 
@@ -324,11 +325,7 @@ def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
     the per-layer VNNI kernel (a kernel each: their input zero points differ, which that
     kernel compiles in)."""
     geometry = ((1, 8, 4, 4), (24, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
-    cases = [convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")]
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    bundle = run_cases([convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")], None)
     assert "shape-parameterised" not in bundle.ir["glowll"]
     assert bundle.ir["glowll"].count('microkernel = "x86-vnni"') == 2
 
@@ -370,12 +367,7 @@ def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level)
     cases = [convolution_case(90 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
                               **(ODD_ONE_OUT[odd_one_out] if index == 2 else {}))
              for index, (x, w) in enumerate(geometries)]
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()},
-                   target=resolve_target(opt_level=level))
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
-                                      err_msg=case.output)
+    bundle = run_cases(cases, None, level)
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
     assert [re.search(r'microkernel = "([\w-]+)"', line).group(1) for line in lines] == [
         "x86-vnni-shape-parameterised", "x86-vnni-shape-parameterised", "x86-vnni"]
