@@ -94,14 +94,14 @@ from glowmlir.transforms.select_vnni_kernels import select_vnni
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
 
-def is_matrix_product(op: MatrixProduct, dsp: bool, vnni: bool = False) -> bool:
+def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
     microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
     of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
     and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
-    reads its int8 weights as they are: its weights are most of a net's, read once each);
-    with `vnni`, one the VNNI form takes (`vnni_form`)."""
+    reads its int8 weights as they are: its weights are most of a net's, read once each).
+    (The VNNI form takes those of them that have a `vnni_form`.)"""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
@@ -119,7 +119,7 @@ def is_matrix_product(op: MatrixProduct, dsp: bool, vnni: bool = False) -> bool:
     elif dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
                   or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
         return False
-    return not vnni or vnni_form(op) is not None
+    return True
 
 
 def vnni_form(op: MatrixProduct) -> tuple | None:
@@ -187,8 +187,8 @@ def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> 
     whether the requantization is narrow (`narrow_requantization`; the VNNI form's narrow
     step is its `vnni_form`'s). The VNNI form folds every bias in accumulator units
     (`select_vnni`), the others where the folded bias fits int32 (`folded_bias`)."""
-    folds = (accumulator_bias(op) is not None if vnni
-             else folded_bias(op, centred_weights(op).sum(axis=1)) is not None)
+    weights = None if vnni else centred_weights(op)
+    folds = accumulator_bias(op) is not None if vnni else folded_bias(op, weights.sum(axis=1)) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
@@ -197,7 +197,7 @@ def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> 
     narrow = None
     if centred:
         numbers = dataclasses.replace(numbers, weight_offset=0)
-        narrow = fits_narrow_requantization(op, centred_weights(op))
+        narrow = fits_narrow_requantization(op, weights)
     return op.requantization is not None, folds, narrow, numbers.code_pattern()
 
 
@@ -208,13 +208,15 @@ def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | 
     `vnni_form`."""
     if not vnni and is_depthwise(op):
         return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
-    if is_matrix_product(op, dsp, vnni):
-        return ("matrix product", *arithmetic_variant(op, dsp, vnni), vnni_form(op) if vnni else ())
-    return None
+    if not is_matrix_product(op, dsp):
+        return None
+    form = vnni_form(op) if vnni else ()
+    return None if form is None else ("matrix product", *arithmetic_variant(op, dsp, vnni), form)
 
 
-def layer_shape(op: MatrixProduct) -> DepthwiseShape | MatrixShape:
-    return DepthwiseShape.of(op) if is_depthwise(op) else MatrixShape.of(op)
+def is_depthwise_variant(variant: tuple) -> bool:
+    """Whether a `kernel_variant` is the depthwise kernel's (its layers' shapes `DepthwiseShape`s)."""
+    return variant[0] == "depthwise"
 
 
 def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewriter: PatternRewriter) -> None:
@@ -241,7 +243,8 @@ def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> 
 class SelectShapeParameterisedKernel(RewritePattern):
     dsp: bool
     vnni: bool
-    chosen: set[MatrixProduct] = field(default_factory=set)
+    chosen: dict[MatrixProduct, bool] = field(default_factory=dict)
+    """The layers that take a shape-parameterised kernel, each with whether it is depthwise."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
@@ -250,8 +253,7 @@ class SelectShapeParameterisedKernel(RewritePattern):
         if self.vnni:
             select_vnni_matrix_product(op, rewriter)
             return
-        centred = centred_weights(op)
-        depthwise = is_depthwise(op)
+        centred, depthwise = centred_weights(op), self.chosen[op]
         if depthwise:  # on the DSP extension, int16 weight words along the window rows
             microkernel = DSP_DEPTHWISE_MICROKERNEL if self.dsp else DEPTHWISE_MICROKERNEL
             filter_levels = centred.reshape(glow.shape_of(op.filter))
@@ -290,7 +292,10 @@ class ShapeParameterisedKernels(ModulePass):
                        else None)
             if variant is not None:
                 alike[variant].append(instruction)
-        chosen = {instruction for layers in alike.values()
-                  if len({layer_shape(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
+        chosen = {}
+        for variant, layers in alike.items():
+            shape = DepthwiseShape.of if is_depthwise_variant(variant) else MatrixShape.of
+            if len({shape(layer) for layer in layers}) >= self.minimum_shapes:
+                chosen.update(dict.fromkeys(layers, is_depthwise_variant(variant)))
         selection = SelectShapeParameterisedKernel(self.dsp, self.vnni, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)
