@@ -69,11 +69,7 @@ from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
-from glowmlir.lowering.requantization import (
-    offset_folds,
-    requantize_in_halves,
-    requantize_narrow_in_halves,
-)
+from glowmlir.lowering.requantization import requantize_in_halves, requantize_narrow_in_halves
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import (
     in_tiles,
@@ -83,7 +79,7 @@ from glowmlir.lowering.vector_columns import (
     one_row_per_channel,
     store_vector,
 )
-from glowmlir.quantization.rescaling import KernelParameters, activation_bounds
+from glowmlir.quantization.rescaling import KernelParameters, activation_bounds, offset_folds
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
