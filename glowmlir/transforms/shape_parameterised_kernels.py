@@ -10,8 +10,8 @@ convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnect
 (`libraries.shape_record`), so that one kernel (`lowering.shape_parameterised`) serves all
 the matrix products, and one each kernel size of depthwise convolution. Layers take it only
 where that makes the code smaller: among the layers whose kernels would come out alike
-(`kernel_variant`: the same numbers zero, the same kind of requantization, the input zero
-point folded into the bias or not, ...) it is chosen when they have at least
+(`kernel_variant`: the same numbers zero, the same shift signs, the same kind of
+requantization, the input zero point folded into the bias or not, ...) it is chosen when they have at least
 `minimum_shapes` distinct shapes, i.e. when it replaces that many per-layer kernels by one.
 
 Where the bias is in accumulator units (and, less the input zero point x the weight sum,
@@ -32,8 +32,8 @@ of 4 input channels whose bias is in accumulator units, a convolution of one pix
 least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
 (`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
 (`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
-channels and relu), and the output zero point is read even when it is 0
-(`shape_record.VNNI_LOADED_NUMBERS`).
+channels; the same output step, narrow or not, and in the narrow one the same relu), and
+the output zero point is read even when it is 0 (`shape_record.VNNI_LOADED_NUMBERS`).
 
 Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
 it is) and before `glowll-quantization-records` (which gives the other layers their
