@@ -380,11 +380,12 @@ columns, of whole planes, of output channels, or of a depthwise convolution's ro
 host's vector unit."""
 VNNI_PACKED = ("x86-vnni", "x86-vnni-shape-parameterised")
 """The microkernels whose filter (FullyConnected weights) is packed as `vnni_layout.pack_filter`'s."""
-HELIUM_ELEMENTWISE = ("add", "sub", "mul")
-"""The `glowll.elementwise` kinds with a Helium microkernel, "arm-mve" (int8 operands, of one
-shape or broadcast)."""
-AVX512_ELEMENTWISE = ("add", "sub", "mul")
-"""The `glowll.elementwise` kinds with an AVX-512 microkernel, "x86-avx512" (int8, broadcasting)."""
+AVX512_ELEMENTWISE_MICROKERNEL = "x86-avx512"
+"""An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes
+(AVX-512BW, `lowering.x86_vnni`)."""
+VECTOR_ELEMENTWISE = ("add", "sub", "mul")
+"""The `glowll.elementwise` kinds with a vector microkernel, Helium's "arm-mve" and AVX-512's
+`AVX512_ELEMENTWISE_MICROKERNEL` (int8 operands, of one shape or broadcast)."""
 LEVEL_TABLES = "level-tables"
 LEVEL_TABLE_ENTRIES = 256
 """A table of levels holds one entry per int8 level."""
@@ -760,7 +761,8 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        kinds = {"arm-mve": HELIUM_ELEMENTWISE, "x86-avx512": AVX512_ELEMENTWISE, LEVEL_TABLES: LEVEL_TABLE_ELEMENTWISE}
+        kinds = {"arm-mve": VECTOR_ELEMENTWISE, AVX512_ELEMENTWISE_MICROKERNEL: VECTOR_ELEMENTWISE,
+                 LEVEL_TABLES: LEVEL_TABLE_ELEMENTWISE}
         allowed = {"kind", *facts.required, *activation,
                    *(("microkernel",) if any(kind in vector_kinds for vector_kinds in kinds.values()) else ())}
         if stray := sorted(set(self.properties) - allowed):

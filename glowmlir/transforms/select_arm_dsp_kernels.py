@@ -67,7 +67,13 @@ from glowmlir.libraries.arm_dsp_layout import (
     tiled_pool,
     with_biases,
 )
-from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
+from glowmlir.quantization.rescaling import (
+    accumulator_bounds,
+    bias_multiplier,
+    centred_rows,
+    output_multipliers,
+    weight_zero_point,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
@@ -145,7 +151,7 @@ class PackConvolutionFilter(RewritePattern):
                     and takes_im2col(int(np.prod(shape[1:])), columns))
         if helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
-        centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
+        centred = centred_rows(levels, filter_type)
         doubled = False
         if helium and columns:
             block = column_layout.channel_block(shape[0], group)
@@ -278,8 +284,7 @@ class SelectFullyConnected(RewritePattern):
             op.properties["microkernel"] = StringAttr(HELIUM if helium else MICROKERNEL)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
-                zero_point = weight_zero_point(op.weights.type.element_type)
-                centred = array_from_dense(weights.value).astype(np.int64) - zero_point
+                centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
                 mark_narrow_requantization(op, centred)
                 fold_input_offset(op, centred.sum(axis=1), rewriter)
             rewriter.notify_op_modified(op)
@@ -293,7 +298,7 @@ class SelectHeliumElementwise(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in glowll.HELIUM_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in glowll.VECTOR_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
             if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
