@@ -58,7 +58,7 @@ from glowmlir.dialects.quant import (
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing, tiled_pool
+from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing, tiled_pool, widens_planes
 from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
@@ -144,9 +144,10 @@ class PackConvolutionFilter(RewritePattern):
             microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
         elif kind is not None:
             microkernel = MICROKERNEL
+            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input), self.loop_pairs > 0)
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
-                                 tiled_pool(op))
+                                 tiled_pool(op), widened)
             doubled = fits_narrow_requantization(op, centred)
             if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
                 packed = packed * np.int16(2)
