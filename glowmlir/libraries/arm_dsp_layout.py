@@ -174,16 +174,20 @@ class HalfwordTiling:
     """How a tile of `pixels` adjacent outputs reads one kernel row of a plane of int16
     elements (`DepthwisePlan.widened`).
 
-    `words` words are loaded from an even column of the row, word i the pair of columns
-    (2i, 2i + 1); tap k of output p is at column `shift + p * stride + k * dilation` from
-    there. `weight_words` are the distinct weight pairs, each (tap of the low half, tap of
+    Its words are the pairs of columns (2i, 2i + 1) from an even column of the row, tap k
+    of output p at column `shift + p * stride + k * dilation` from there; words
+    `first_word` .. `words` - 1 are loaded. `weight_words` are the distinct weight pairs, each (tap of the low half, tap of
     the high half), None for a zero weight; `products[p]` lists (input word, weight word,
     halves) of output p: halves None multiplies both halves (`SMLAD`: two adjacent taps of
-    a word), else (input half, weight half) one product (`SMLA<x><y>`: a tap alone)."""
+    a word), else (input half, weight half) one product (`SMLA<x><y>`: a tap alone).
+    `dropped[p]` are the taps of output p in the left padding that it leaves out: the
+    kernel starts its sum with their products (`arm_dsp.padding_products`)."""
 
     words: int
     weight_words: tuple[tuple[int | None, int | None], ...]
     products: tuple[tuple[tuple[int, int, tuple[int, int] | None], ...], ...]
+    dropped: tuple[tuple[int, ...], ...] = ()
+    first_word: int = 0
 
     def tap_position(self, tap: int) -> tuple[int, int]:
         """(weight word, half) holding the weight of `tap`."""
@@ -191,11 +195,15 @@ class HalfwordTiling:
 
 
 @cache
-def halfword_tiling(width: int, stride: int, dilation: int, pixels: int, shift: int) -> HalfwordTiling:
+def halfword_tiling(width: int, stride: int, dilation: int, pixels: int, shift: int,
+                    inside: int = 0) -> HalfwordTiling:
     """The tiling of a kernel row of `width` taps over int16 columns: two taps in one word
     (columns 2i, 2i + 1) take one `SMLAD`, any other tap one `SMLA<x><y>` by a weight word
-    that holds its weight (a pair's, else one of its own)."""
-    columns = [{shift + p * stride + k * dilation: k for k in range(width)} for p in range(pixels)]
+    that holds its weight (a pair's, else one of its own); taps left of column `inside`
+    (the left padding of a row's first tile) are dropped."""
+    every = [{shift + p * stride + k * dilation: k for k in range(width)} for p in range(pixels)]
+    columns = [{c: k for c, k in taps.items() if c >= inside} for taps in every]
+    dropped = tuple(tuple(k for c, k in taps.items() if c < inside) for taps in every)
     weight_words: dict[tuple[int | None, int | None], int] = {}
     paired = [{c for c in taps if c % 2 == 0 and c + 1 in taps} for taps in columns]
     for taps, pairs in zip(columns, paired):
@@ -213,8 +221,12 @@ def halfword_tiling(width: int, stride: int, dilation: int, pixels: int, shift: 
                 index = weight_words.setdefault(word, len(weight_words))
                 chosen.append((c // 2, index, (c % 2, word.index(tap))))
         products.append(tuple(chosen))
-    words = max(c for taps in columns for c in taps) // 2 + 1
-    return HalfwordTiling(words, tuple(weight_words), tuple(products))
+    for tap in sorted({tap for taps in dropped for tap in taps}):  # the kernel reads their weights too
+        if not any(tap in word for word in weight_words):
+            weight_words[(tap, None)] = len(weight_words)
+    read = [c for taps in columns for c in taps]
+    return HalfwordTiling(max(read) // 2 + 1, tuple(weight_words), tuple(products), dropped if any(dropped) else (),
+                          min(read) // 2)
 
 
 def slot_word(word: int) -> int:
@@ -276,13 +288,16 @@ def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation
     tiles, rest = divmod(width, DEPTHWISE_PIXELS)
     if tiles and 0 < rest <= MERGED_REST:
         tiles, rest = tiles - 1, rest + DEPTHWISE_PIXELS
-    first_column = pad_left + pad_left % 2 if widened else pad_left  # of the input's columns in the padded row
+    # the input's first column in the padded row: widened, even, a multiple of 4 when a row is one tile
+    # (which leaves out its taps in the left padding: its words from the input's first column)
+    first_column = -(-pad_left // (2 if tiles else 4)) * (2 if tiles else 4) if widened else pad_left
     tilings, ends = [], []  # ends: the columns the last tile of each tiling reads from the padded row's first one
     last_tiles = ((tiles, DEPTHWISE_PIXELS, (tiles - 1) * DEPTHWISE_PIXELS), (1, rest, tiles * DEPTHWISE_PIXELS))
     for count, pixels, first in last_tiles:
         if count and pixels:
             if widened:
-                tilings.append(halfword_tiling(kernel, stride, dilation, pixels, first_column - pad_left))
+                tilings.append(halfword_tiling(kernel, stride, dilation, pixels, first_column - pad_left,
+                                               0 if tiles else first_column))
                 ends.append(first * stride + 2 * tilings[-1].words)
             else:
                 tilings.append(pair_tiling(kernel, stride, dilation, pixels))

@@ -996,12 +996,12 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                     else:
                         fill_row(b, Row(columns, (r.index,)), in_w, lambda x: b.truncate(padding, src.element_type))
 
-    def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue, index: int, x0: Index,
+    def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int, x0: Index,
              filter_rows: View | None = None) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
-        `plane_y` under its kernel row 0)."""
+        `plane_y` under its kernel row 0), its sums from `start` (or each output's)."""
         tiling = plan.tilings[index]
-        totals = [start] * len(tiling.products)
+        totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if widened:
             group = b.div(b.mul(x0, sx), 4)  # of four columns, three words
             under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
@@ -1009,7 +1009,8 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         for ky in range(k_h):
             if widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
-                words = slotted_words(b, under, [ky * dy], 0, tiling.words)
+                words = slotted_words(b, under, [ky * dy], tiling.first_word, tiling.words - tiling.first_word)
+                words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
                 continue
             weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
@@ -1025,17 +1026,21 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         with b.loops([multiplier]) as (j,):
             c = b.add(b.mul(g, multiplier), j)
             start = domain.bias(bias, c)
-            filter_rows = None
+            filter_rows, last_start = None, start
             if widened:  # channel c's weight words, read in each tile
                 filter_rows = View.contiguous(b.opaque(b.element(packed, [c, 0, 0, 0])), packed.shape,
                                               element_type=packed.element_type)
+                if plan.tilings[-1].dropped and x_offset is None:
+                    last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
+                                                  k_h, start)
+            last = len(plan.tilings) - 1
             with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
                 plane_y = b.mul(y.index, sy)
                 if plan.tiles:
                     with b.loop(0, plan.tiles) as t:
                         tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    tile(n, c, b.add(y0, y.index), plane_y, start, len(plan.tilings) - 1, plan.tiles * DEPTHWISE_PIXELS,
+                    tile(n, c, b.add(y0, y.index), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS,
                          filter_rows)
 
 
@@ -1058,6 +1063,23 @@ def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: Vi
             value = b.int_sub(value, b.int_value(domain.input_offset))
         column = first_column + x
         b.store(b.truncate(value, i16), halves, [r, 2 * slot_word(column // 2) + column % 2])
+
+
+def padding_products(b: KernelBuilder, domain: ArithmeticDomain, filter_rows: View, tiling: HalfwordTiling,
+                     word_offset: int, k_h: int, start: SSAValue) -> list[SSAValue]:
+    """Where each output of `tiling` starts its sum: `start` plus the products its dropped
+    taps (`HalfwordTiling.dropped`, in the left padding: the input zero point) would add,
+    the zero point times their weights in each kernel row of the channel's `filter_rows`."""
+    starts = []
+    for taps in tiling.dropped:
+        weights = [level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
+                   for ky in range(k_h) for word, half in map(tiling.tap_position, taps)]
+        if not weights or is_zero(domain.input_offset):
+            starts.append(start)
+            continue
+        total = functools.reduce(b.int_add, weights)
+        starts.append(b.int_add(start, b.int_mul(total, b.int_value(domain.input_offset))))
+    return starts
 
 
 def slotted_words(b: KernelBuilder, view: View, prefix: Sequence[Index], first: int, count: int) -> list[SSAValue]:
