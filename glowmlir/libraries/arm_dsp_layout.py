@@ -176,11 +176,11 @@ class HalfwordTiling:
 
     Its words are the pairs of columns (2i, 2i + 1) from an even column of the row, tap k
     of output p at column `shift + p * stride + k * dilation` from there; words
-    `first_word` .. `words` - 1 are loaded. `weight_words` are the distinct weight pairs, each (tap of the low half, tap of
-    the high half), None for a zero weight; `products[p]` lists (input word, weight word,
-    halves) of output p: halves None multiplies both halves (`SMLAD`: two adjacent taps of
-    a word), else (input half, weight half) one product (`SMLA<x><y>`: a tap alone).
-    `dropped[p]` are the taps of output p in the left padding that it leaves out: the
+    `first_word` .. `words` - 1 are loaded. `weight_words` are the distinct weight pairs,
+    each (tap of the low half, tap of the high half), None for a zero weight;
+    `products[p]` lists (input word, weight word, halves) of output p: halves None
+    multiplies both halves (`SMLAD`: two adjacent taps of a word), else (input half, weight
+    half) one product (`SMLA<x><y>`: a tap alone). `dropped[p]` are the taps of output p in the left padding that it leaves out: the
     kernel starts its sum with their products (`arm_dsp.padding_products`)."""
 
     words: int
@@ -224,9 +224,9 @@ def halfword_tiling(width: int, stride: int, dilation: int, pixels: int, shift: 
     for tap in sorted({tap for taps in dropped for tap in taps}):  # the kernel reads their weights too
         if not any(tap in word for word in weight_words):
             weight_words[(tap, None)] = len(weight_words)
-    read = [c for taps in columns for c in taps]
-    return HalfwordTiling(max(read) // 2 + 1, tuple(weight_words), tuple(products), dropped if any(dropped) else (),
-                          min(read) // 2)
+    read = [c // 2 for taps in columns for c in taps] or [-1]  # (none: every tap left out)
+    return HalfwordTiling(max(read) + 1, tuple(weight_words), tuple(products),
+                          dropped if any(dropped) else (), max(min(read), 0))
 
 
 def slot_word(word: int) -> int:

@@ -921,7 +921,8 @@ def padded_input(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     shape = (channels, pt + height + pb, pl + width + pr)
     if not any((pt, pl, pb, pr)) or int(np.prod(shape)) * element_bytes(src) > PADDED_INPUT_BYTES:
         return None
-    plane, _ = zero_point_plane(b, domain.input_offset, -(-int(np.prod(shape)) * element_bytes(src) // 4), src.element_type)
+    words = -(-int(np.prod(shape)) * element_bytes(src) // 4)
+    plane, _ = zero_point_plane(b, domain.input_offset, words, src.element_type)
     view = View.contiguous(plane.base, shape, element_type=src.element_type)
     return PaddedInput(b, src, view, (pt, pl))
 
@@ -1053,9 +1054,10 @@ def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: Vi
     word each; the rest one by one."""
     halves = View.contiguous(plane.base, (plane.shape[0], 2 * plane.shape[1]), element_type=i16)
     with b.loop(0, width // 4) as i:
-        even, odd = input_pairs(b, load_word(b, source.view, source.at(b.mul(i.index, 4))), x_offset)  # (x0, x2), (x1, x3)
+        levels = load_word(b, source.view, source.at(b.mul(i.index, 4)))
+        even, odd = input_pairs(b, levels, x_offset)  # (x0, x2), (x1, x3)
         for half, pair in enumerate((pack_halves(b, even, odd), high_halves(b, even, odd))):
-            word = b.add(b.mul(i.index, 2), first_column // 2 + half)
+            word = b.add(b.mul(i.index, 2), first_column // 2 + half)  # of the row, at slot_word(word)
             b.store(pair, plane, [r, b.add(word, b.div(word, 2))])
     for x in range(width // 4 * 4, width):
         value = level(b, source.view, source.at(x))
