@@ -180,8 +180,9 @@ class HalfwordTiling:
     each (tap of the low half, tap of the high half), None for a zero weight;
     `products[p]` lists (input word, weight word, halves) of output p: halves None
     multiplies both halves (`SMLAD`: two adjacent taps of a word), else (input half, weight
-    half) one product (`SMLA<x><y>`: a tap alone). `dropped[p]` are the taps of output p in the left padding that it leaves out: the
-    kernel starts its sum with their products (`arm_dsp.padding_products`)."""
+    half) one product (`SMLA<x><y>`: a tap alone). `dropped[p]` are the taps of output p
+    in the left padding that it leaves out: the kernel starts its sum with their products
+    (`arm_dsp.padding_products`)."""
 
     words: int
     weight_words: tuple[tuple[int | None, int | None], ...]
