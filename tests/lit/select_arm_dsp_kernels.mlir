@@ -10,13 +10,15 @@
 // Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization,
 // so every DSP-packed filter holds twice its levels less the zero point (`doubled_accumulators`):
 // the window pairs above are stored (4, 6), (0, 2) and (8, 0), (10, 0).
-// The 1x1 convolution of the same input takes planes (a tile of four outputs: taps
-// (0, none), (none, 0)), its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
+// The 1x1 convolution of the same input takes planes, widened to int16 (a speed-first build:
+// `widens_planes`; a size-first one keeps int8 planes, select_arm_dsp_kernels_loop_pairs.mlir):
+// a tile of four outputs, each tap alone by the weight word (0, none), then the unused word
+// of its slot of three, (0, 0) twice; its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
 // one block: [1, 24, 1, 2, 2].
 // The depthwise 1x3 convolution (a group per channel) is packed per channel as the weight
-// words of a four-output tile: (0, 2), (1, none), (none, 1), each channel's weights less
-// their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
+// words of a four-output tile on int16 planes: (1, 2) and (0, 1), then an unused word, each
+// channel's weights less their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
 // all the same (its kernel pads the copied input planes with the level 3): -17 and -38.
 
 glowll.function @net {
@@ -92,11 +94,11 @@ glowll.function @net {
 // CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
-// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 2]]], {{\[\[\[}}4, 0], [0, 4]]]]> : tensor<2x1x2x2xi16>}
+// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 0], [0, 0]]], {{\[\[\[}}4, 0], [0, 0], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
 // CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x24x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>
-// CHECK:      %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}4, 8], [6, 0], [0, 6]]], {{\[\[\[}}0, 10], [2, 0], [0, 2]]]]> : tensor<2x1x3x2xi16>}
+// CHECK:      %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK-NEXT: %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
