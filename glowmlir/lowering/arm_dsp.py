@@ -1013,6 +1013,8 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 words = slotted_words(b, under, [ky * dy], tiling.first_word, tiling.words - tiling.first_word)
                 words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
+                if ky == 0:  # the next kernel rows' loads wait for the first's products
+                    after(b, totals)
                 continue
             weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset,
