@@ -431,7 +431,8 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
 # reference: rows of 1, 2, 3, 7 (a tile of four and one of three), 9 (a 5x5 kernel, pad 2: four and
 # five) and 10 outputs; rows of one tile leave out their taps in the left padding (pad 1 and 3, stride 2
 # and 3; a 1x3 kernel whose first output has no tap inside the row); two images with a channel
-# multiplier of 2; a plane in bands; an input zero point that cannot fold (the copy subtracts it).
+# multiplier of 2; a plane in bands; dilated vertically only (kernel rows two apart); an input
+# zero point that cannot fold (the copy subtracts it).
 WIDENED_DEPTHWISE = {
     "width1": (((1, 3, 6, 1), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "int32"),
     "width2_unpadded": (((1, 2, 5, 4), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2), "int32"),
@@ -443,6 +444,7 @@ WIDENED_DEPTHWISE = {
     "first_output_all_padding": (((1, 2, 3, 2), (2, 1, 1, 3), (1, 1), (0, 3, 0, 0), (1, 1), 2), "int32"),
     "two_images_multiplier2": (((2, 2, 5, 6), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
     "bands": (((1, 2, 40, 40), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "dilated_columns": (((1, 2, 9, 7), (2, 1, 3, 3), (1, 1), (2, 1, 2, 1), (2, 1), 2), "int32"),
     "not_folded": (((1, 3, 6, 5), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "lowest"),
 }
 
