@@ -1016,9 +1016,9 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 if ky == 0:  # the next kernel rows' loads wait for the first's products
                     after(b, totals)
                 continue
-            weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset,
                                derive=op.loop_pairs is None)
+            weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
         store_tile(b, domain, [c], [Row(dest, (n, c, y))], totals, [b.add(x0, p) for p in range(len(totals))])
 
