@@ -10,7 +10,8 @@ the kernel, which reads it, take the layout from here.
 A depthwise convolution (one input channel per group) runs plane by plane on a
 copy of each input plane padded with the input zero point (`DepthwisePlan`): every tile is
 then an interior tile of `DEPTHWISE_PIXELS` outputs, the row's last outputs a tile of their
-own.
+own. Of int8 data in a speed-first build (`widens_planes`) the copy holds int16 elements,
+which a tile multiplies as they are (`HalfwordTiling`).
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ packs them.
   pixel's window gathered once as pairs of taps (the padding as the input zero point), then
   multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
-  padded with the input zero point.
+  padded with the input zero point (of int8 data in a speed-first build, widened to int16:
+  `widen_row`, `halfword_products`).
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
   pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
   instead).
