@@ -10,7 +10,7 @@ the kernel, which reads it, take the layout from here.
 A depthwise convolution (one input channel per group) runs plane by plane on a
 copy of each input plane padded with the input zero point (`DepthwisePlan`): every tile is
 then an interior tile of `DEPTHWISE_PIXELS` outputs, the row's last outputs a tile of their
-own. Of int8 data in a speed-first build (`widens_planes`) the copy holds int16 elements,
+own. Of int8 data along undilated rows (`widens_planes`) the copy holds int16 elements,
 which a tile multiplies as they are (`HalfwordTiling`).
 """
 
@@ -244,10 +244,12 @@ def slotted(words: int) -> int:
     return 3 * -(-words // 2)
 
 
-def widens_planes(dilations: Sequence[int], int8_input: bool, size_first: bool) -> bool:
+def widens_planes(dilations: Sequence[int], int8_input: bool) -> bool:
     """Whether a depthwise convolution copies its input planes widened to int16
-    (`DepthwisePlan.widened`): of int8 data, undilated along the rows, in a speed-first build."""
-    return int8_input and dilations[1] == 1 and not size_first
+    (`DepthwisePlan.widened`): of int8 data, undilated along the rows (dilated, the pair
+    tiling's pairs two columns apart take its taps; int16 data is copied as it is). Faster
+    and smaller in speed-first and size-first builds alike (docs/arm-dsp-kernels.md)."""
+    return int8_input and dilations[1] == 1
 
 
 @dataclass(frozen=True)
@@ -480,7 +482,5 @@ def packed_filter_shape(op) -> tuple[int, ...]:
 
 
 def widened_planes(op) -> bool:
-    """Whether a DEPTHWISE `glowll.convolution` runs on int16 planes (`widens_planes`: int8
-    input, not a size-first build's, which carries `loop_pairs`)."""
-    return widens_planes(op.dilations.get_values(), storage_type(op.input.type.element_type) == i8,
-                         op.loop_pairs is not None)
+    """Whether a DEPTHWISE `glowll.convolution` runs on int16 planes (`widens_planes`)."""
+    return widens_planes(op.dilations.get_values(), storage_type(op.input.type.element_type) == i8)

@@ -25,7 +25,7 @@ packs them.
   pixel's window gathered once as pairs of taps (the padding as the input zero point), then
   multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
-  padded with the input zero point (of int8 data in a speed-first build, widened to int16:
+  padded with the input zero point (of int8 data along undilated rows, widened to int16:
   `widen_row`, `halfword_products`).
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
   pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
@@ -943,7 +943,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
     input channel reads the same copy.
 
-    A widened plan (int8 data, speed first: `arm_dsp_layout.widens_planes`) copies the
+    A widened plan (int8 data, undilated rows: `arm_dsp_layout.widens_planes`) copies the
     planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
     them as they are (`halfword_products`), with the weight words of each tile read through
     an opaque pointer, by `LDRD` too."""

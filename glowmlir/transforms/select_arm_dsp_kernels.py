@@ -144,7 +144,7 @@ class PackConvolutionFilter(RewritePattern):
             microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
         elif kind is not None:
             microkernel = MICROKERNEL
-            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input), self.loop_pairs > 0)
+            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                                  tiled_pool(op), widened)

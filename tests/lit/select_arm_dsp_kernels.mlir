@@ -10,9 +10,8 @@
 // Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization,
 // so every DSP-packed filter holds twice its levels less the zero point (`doubled_accumulators`):
 // the window pairs above are stored (4, 6), (0, 2) and (8, 0), (10, 0).
-// The 1x1 convolution of the same input takes planes, widened to int16 (a speed-first build:
-// `widens_planes`; a size-first one keeps int8 planes, select_arm_dsp_kernels_loop_pairs.mlir):
-// a tile of four outputs, each tap alone by the weight word (0, none), then the unused word
+// The 1x1 convolution of the same input takes planes, widened to int16 (int8 data along
+// undilated rows: `widens_planes`): a tile of four outputs, each tap alone by the weight word (0, none), then the unused word
 // of its slot of three, (0, 0) twice; its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
 // one block: [1, 24, 1, 2, 2].

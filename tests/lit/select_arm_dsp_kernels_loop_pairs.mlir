@@ -12,10 +12,10 @@
 // tail of two: one). Speed first, 24 pairs are straight-line code: 24 x 2 pixels x 2
 // channels SMLADs in each place, 288. With loop_pairs = 2 each place is a loop of 12 steps
 // of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 24 steps of 4 (12 in all).
-// The depthwise 1x3 convolution (pads 1 left and right, rows of four outputs) runs on planes:
-// speed first widened to int16, its weight words (1, 2), (0, 1) and an unused one
-// (`arm_dsp_layout.slot_word`); size first on int8 planes, the pair tiling's (0, 2), (1, none),
-// (none, 1); each less the zero point (-1), doubled.
+// The depthwise 1x3 convolution (pads 1 left and right, rows of four outputs) runs on planes
+// widened to int16 in either build, its filter packed alike: weight words (1, 2), (0, 1) and an
+// unused one (`arm_dsp_layout.slot_word`), each less the zero point (-1), doubled; size first,
+// it carries `loop_pairs` too.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -48,7 +48,7 @@ glowll.function @net {
 // SIZE-NOT:  loop_pairs
 // SIZE-SAME: microkernel = "arm-dsp"
 // SIZE-NOT:  loop_pairs
-// SIZE:      glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}4, 8], [6, 0], [0, 6]]], {{\[\[\[}}0, 10], [2, 0], [0, 2]]]]> : tensor<2x1x3x2xi16>}
+// SIZE:      glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // SIZE:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}loop_pairs = 2 : i64
 
 // STRAIGHT-LABEL: llvm.func internal @net_0_convolution

@@ -219,9 +219,8 @@ def test_dscnn_rows_take_nine_products_a_kernel_row():
     for o, ky, kx in np.ndindex(4, 3, 3):
         word, half = tiling.tap_position(kx)
         assert packed[o, ky, slot_word(word), half] == int(filt[o, 0, ky, kx]) - 3
-    # int16 data, dilated rows and size-first builds keep the byte planes
-    assert not widens_planes((1, 1), False, False) and not widens_planes((1, 2), True, False)
-    assert not widens_planes((1, 1), True, True) and widens_planes((2, 1), True, False)
+    # int16 data and dilated rows keep the byte planes
+    assert not widens_planes((1, 1), False) and not widens_planes((1, 2), True) and widens_planes((2, 1), True)
 
 
 # ----------------------------------------------------------------------------- the kernels on boards
@@ -427,7 +426,7 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
     check_on_board(cases, board)
 
 
-# Depthwise convolutions on widened planes (int8 copied as int16 pairs: -O3), each against the int8
+# Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
 # reference: rows of 1, 2, 3, 7 (a tile of four and one of three), 9 (a 5x5 kernel, pad 2: four and
 # five) and 10 outputs; rows of one tile leave out their taps in the left padding (pad 1 and 3, stride 2
 # and 3; a 1x3 kernel whose first output has no tap inside the row); two images with a channel
@@ -449,10 +448,11 @@ WIDENED_DEPTHWISE = {
 }
 
 
-@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an386"])
-def test_widened_depthwise_matches_the_int8_reference(board):
-    """On the M7 and the M4 at -O3 (per tensor and, for even channel counts, per channel),
-    bit for bit; the widened tiles' one-product multiplies are in the code."""
+@pytest.mark.parametrize("board, level", [("mps2-an500", "O3"), ("mps2-an386", "O3"), ("mps2-an505", "Os")])
+def test_widened_depthwise_matches_the_int8_reference(board, level):
+    """On the M7 and the M4 at -O3 and the M33 at -Os (per tensor and, for even channel
+    counts, per channel), bit for bit; the widened tiles' one-product multiplies are in the
+    code."""
     cases = []
     for index, (name, (geometry, bias_kind)) in enumerate(WIDENED_DEPTHWISE.items()):
         for per_channel in (False, True) if geometry[1][0] % 2 == 0 and bias_kind == "int32" else (False,):
@@ -461,7 +461,7 @@ def test_widened_depthwise_matches_the_int8_reference(board):
                                           suffix=f"_{name}{'_per_channel' * per_channel}"))
     body = "".join(case.body for case in cases)
     bundle = build(body, {name: value for case in cases for name, value in case.constants.items()},
-                   target=target_for(board), keep_assembly=True)
+                   target=target_for(board, level), keep_assembly=True)
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
