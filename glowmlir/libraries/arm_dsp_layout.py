@@ -10,7 +10,8 @@ the kernel, which reads it, take the layout from here.
 A depthwise convolution (one input channel per group) runs plane by plane on a
 copy of each input plane padded with the input zero point (`DepthwisePlan`): every tile is
 then an interior tile of `DEPTHWISE_PIXELS` outputs, the row's last outputs a tile of their
-own.
+own. Of int8 data along undilated rows (`widens_planes`) the copy holds int16 elements,
+which a tile multiplies as they are (`HalfwordTiling`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from xdsl.dialects.builtin import i8
 
 from glowmlir.dialects import glow
+from glowmlir.dialects.quant import storage_type
 
 TILE_PIXELS = 2
 """Adjacent outputs of a row computed together by the DSP convolution."""
@@ -168,6 +171,88 @@ def convolution_row_plan(input_shape: Sequence[int], filter_shape: Sequence[int]
 
 
 @dataclass(frozen=True)
+class HalfwordTiling:
+    """How a tile of `pixels` adjacent outputs reads one kernel row of a plane of int16
+    elements (`DepthwisePlan.widened`).
+
+    Its words are the pairs of columns (2i, 2i + 1) from an even column of the row, tap k
+    of output p at column `shift + p * stride + k * dilation` from there; words
+    `first_word` .. `words` - 1 are loaded. `weight_words` are the distinct weight pairs,
+    each (tap of the low half, tap of the high half), None for a zero weight;
+    `products[p]` lists (input word, weight word, halves) of output p: halves None
+    multiplies both halves (`SMLAD`: two adjacent taps of a word), else (input half, weight
+    half) one product (`SMLA<x><y>`: a tap alone). `dropped[p]` are the taps of output p
+    in the left padding that it leaves out: the kernel starts its sum with their products
+    (`arm_dsp.padding_products`)."""
+
+    words: int
+    weight_words: tuple[tuple[int | None, int | None], ...]
+    products: tuple[tuple[tuple[int, int, tuple[int, int] | None], ...], ...]
+    dropped: tuple[tuple[int, ...], ...] = ()
+    first_word: int = 0
+
+    def tap_position(self, tap: int) -> tuple[int, int]:
+        """(weight word, half) holding the weight of `tap`."""
+        return PairTiling.tap_position(self, tap)
+
+
+@cache
+def halfword_tiling(width: int, stride: int, dilation: int, pixels: int, shift: int,
+                    inside: int = 0) -> HalfwordTiling:
+    """The tiling of a kernel row of `width` taps over int16 columns: two taps in one word
+    (columns 2i, 2i + 1) take one `SMLAD`, any other tap one `SMLA<x><y>` by a weight word
+    that holds its weight (a pair's, else one of its own); taps left of column `inside`
+    (the left padding of a row's first tile) are dropped."""
+    every = [{shift + p * stride + k * dilation: k for k in range(width)} for p in range(pixels)]
+    columns = [{c: k for c, k in taps.items() if c >= inside} for taps in every]
+    dropped = tuple(tuple(k for c, k in taps.items() if c < inside) for taps in every)
+    weight_words: dict[tuple[int | None, int | None], int] = {}
+    paired = [{c for c in taps if c % 2 == 0 and c + 1 in taps} for taps in columns]
+    for taps, pairs in zip(columns, paired):
+        for c in sorted(pairs):
+            weight_words.setdefault((taps[c], taps[c + 1]), len(weight_words))
+    products = []
+    for taps, pairs in zip(columns, paired):
+        chosen = []
+        for c in sorted(taps):
+            if c in pairs:
+                chosen.append((c // 2, weight_words[(taps[c], taps[c + 1])], None))
+            elif c - 1 not in pairs:  # a tap alone: the first word holding its weight
+                tap = taps[c]
+                word = next((word for word in weight_words if tap in word), (tap, None))
+                index = weight_words.setdefault(word, len(weight_words))
+                chosen.append((c // 2, index, (c % 2, word.index(tap))))
+        products.append(tuple(chosen))
+    for tap in sorted({tap for taps in dropped for tap in taps}):  # the kernel reads their weights too
+        if not any(tap in word for word in weight_words):
+            weight_words[(tap, None)] = len(weight_words)
+    read = [c // 2 for taps in columns for c in taps] or [-1]  # (none: every tap left out)
+    return HalfwordTiling(max(read) + 1, tuple(weight_words), tuple(products),
+                          dropped if any(dropped) else (), max(min(read), 0))
+
+
+def slot_word(word: int) -> int:
+    """Where word `word` of a widened plane's row (or of a widened filter's kernel row) lies:
+    two words, then one unused, so that the words a tile loads are runs of two consecutive
+    words, each one `LDRD` (`arm_dsp.SLOT_WORDS`: LLVM's ARM backend pairs loads only so)."""
+    return word + word // 2
+
+
+def slotted(words: int) -> int:
+    """The words that `words` words laid out by `slot_word` take, the last unused one included
+    (a run of two ends at the next row's first word else)."""
+    return 3 * -(-words // 2)
+
+
+def widens_planes(dilations: Sequence[int], int8_input: bool) -> bool:
+    """Whether a depthwise convolution copies its input planes widened to int16
+    (`DepthwisePlan.widened`): of int8 data, undilated along the rows (dilated, the pair
+    tiling's pairs two columns apart take its taps; int16 data is copied as it is). Faster
+    and smaller in speed-first and size-first builds alike (docs/arm-dsp-kernels.md)."""
+    return int8_input and dilations[1] == 1
+
+
+@dataclass(frozen=True)
 class DepthwisePlan:
     """How a depthwise convolution's output row of `width` is computed from a padded input
     plane whose rows are `padded_width` bytes: the input row's columns start at byte
@@ -175,39 +260,65 @@ class DepthwisePlan:
     DEPTHWISE_PIXELS outputs from output 0 (`tilings[0]`, when there are any), then, if the
     width leaves some, one tile of the rest (`tilings[-1]`; with at most `MERGED_REST` left,
     the last tile of four takes them). The packed filter holds the
-    weight words of each tiling, the i-th's from `word_offsets[i]`."""
+    weight words of each tiling, the i-th's from `word_offsets[i]`.
 
-    tilings: tuple[PairTiling, ...]
+    `widened`: the plane holds int16 elements (`HalfwordTiling`s), its rows `padded_width`
+    columns (a multiple of 4), the input's columns from the even column `pad_left`; word i of
+    a row (columns 2i, 2i + 1) lies at word `slot_word(i)` of its `row_words`, and the
+    filter's weight words alike; a tile of outputs from x0 loads its words from column
+    x0 x stride (a multiple of 4)."""
+
+    tilings: tuple[PairTiling | HalfwordTiling, ...]
     word_offsets: tuple[int, ...]
     tiles: int
     padded_width: int
     pad_left: int
+    widened: bool = False
 
     @property
     def words(self) -> int:
-        return self.word_offsets[-1] + len(self.tilings[-1].weight_words)
+        words = self.word_offsets[-1] + len(self.tilings[-1].weight_words)
+        return slotted(words) if self.widened else words
+
+    @property
+    def row_words(self) -> int:
+        """Words of a widened plane's row, its unused ones included."""
+        return slotted(self.padded_width // 2)
 
 
 @cache
-def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int) -> DepthwisePlan:
+def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int,
+                   widened: bool = False) -> DepthwisePlan:
     tiles, rest = divmod(width, DEPTHWISE_PIXELS)
     if tiles and 0 < rest <= MERGED_REST:
         tiles, rest = tiles - 1, rest + DEPTHWISE_PIXELS
-    tilings, ends = [], []  # ends: the bytes the last tile of each tiling reads from the padded row's first byte
+    # the input's first column in the padded row: widened, even, a multiple of 4 when a row is one tile
+    # (which leaves out its taps in the left padding: its words from the input's first column)
+    first_column = -(-pad_left // (2 if tiles else 4)) * (2 if tiles else 4) if widened else pad_left
+    tilings, ends = [], []  # ends: the columns the last tile of each tiling reads from the padded row's first one
     last_tiles = ((tiles, DEPTHWISE_PIXELS, (tiles - 1) * DEPTHWISE_PIXELS), (1, rest, tiles * DEPTHWISE_PIXELS))
     for count, pixels, first in last_tiles:
         if count and pixels:
-            tilings.append(pair_tiling(kernel, stride, dilation, pixels))
-            ends.append(first * stride + tilings[-1].bytes_read)
+            if widened:
+                tilings.append(halfword_tiling(kernel, stride, dilation, pixels, first_column - pad_left,
+                                               0 if tiles else first_column))
+                ends.append(first * stride + 2 * tilings[-1].words)
+            else:
+                tilings.append(pair_tiling(kernel, stride, dilation, pixels))
+                ends.append(first * stride + tilings[-1].bytes_read)
     offsets = [0, len(tilings[0].weight_words)][:len(tilings)]
-    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, max(pad_left + in_width, *ends), pad_left)
+    padded_width = max(first_column + in_width, *ends)
+    if widened:
+        padded_width = -(-padded_width // 4) * 4
+    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened)
 
 
 def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
-                               pads: Sequence[int], dilations: Sequence[int]) -> DepthwisePlan:
-    """The depthwise plan of an NCHW convolution (OIHW filter)."""
+                               pads: Sequence[int], dilations: Sequence[int], widened: bool = False) -> DepthwisePlan:
+    """The depthwise plan of an NCHW convolution (OIHW filter); `widened`: on int16 copies
+    of the input planes (`widens_planes`)."""
     width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, input_shape[1])[3]
-    return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1])
+    return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1], widened)
 
 
 ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE, WINDOW_PAIRS = "row pairs", "channel pairs", "depthwise", "window pairs"
@@ -351,7 +462,7 @@ def interleaved_blocks(out_channels: int) -> int:
 
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
                 dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
-                tiled: bool = False) -> np.ndarray:
+                tiled: bool = False, widened: bool = False) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
     weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
@@ -360,7 +471,7 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     with a zero; `interleaved_blocks` blocks side by side), WINDOW_PAIRS the same over the
     taps of a window (C x KH x KW, in that order, each row's in `window_row_order`) instead
     of the channels. `pooled`: the convolution has a fused pool, `tiled`: one WINDOW_PAIRS
-    takes (`tiled_pool`)."""
+    takes (`tiled_pool`), `widened`: a DEPTHWISE one runs on int16 planes (`widens_planes`)."""
     out_c, group_c, k_h, _ = levels.shape
     kind = packing(levels.shape, pads, group, pooled, tiled)
     block = channel_block(out_c, group)
@@ -374,23 +485,24 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
         interleaved = interleaved_blocks(out_c)
         return padded.reshape(out_c // (block * interleaved), interleaved, block, -1, 2).transpose(0, 3, 1, 2, 4).copy()
     if kind == DEPTHWISE:
-        plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations)
-        return tiling_weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words)
+        plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations, widened)
+        return tiling_weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words,
+                                   slot_word if widened else None)
     plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations, group)
     blocked = centred.reshape(out_c // block, block, group_c, k_h, -1).transpose(0, 2, 3, 1, 4)
     return tiling_weight_words(blocked, plan.tilings, plan.word_offsets, plan.words)
 
 
-def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling], offsets: Sequence[int],
-                        words: int) -> np.ndarray:
+def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling | HalfwordTiling], offsets: Sequence[int],
+                        words: int, slot=None) -> np.ndarray:
     """Kernel rows [..., taps] as the weight words of `tilings` [..., words, 2], each
-    tiling's from its offset (a half with no tap: 0)."""
+    tiling's from its offset (a half with no tap: 0); word i at `slot(i)` when given."""
     packed = np.zeros((*rows.shape[:-1], words, 2), np.int16)
     for tiling, offset in zip(tilings, offsets):
         for index, word in enumerate(tiling.weight_words):
             for half, tap in enumerate(word):
                 if tap is not None:
-                    packed[..., offset + index, half] = rows[..., tap]
+                    packed[..., offset + index if slot is None else slot(offset + index), half] = rows[..., tap]
     return packed
 
 
@@ -408,5 +520,10 @@ def packed_filter_shape(op) -> tuple[int, ...]:
         pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if op.biases_in_filter is not None else 0)
         return (out_c // (block * interleaved), pairs, interleaved, block, 2)
     if kind == DEPTHWISE:
-        return (out_c, k_h, convolution_depthwise_plan(*geometry).words, 2)
+        return (out_c, k_h, convolution_depthwise_plan(*geometry, widened_planes(op)).words, 2)
     return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)
+
+
+def widened_planes(op) -> bool:
+    """Whether a DEPTHWISE `glowll.convolution` runs on int16 planes (`widens_planes`)."""
+    return widens_planes(op.dilations.get_values(), storage_type(op.input.type.element_type) == i8)

@@ -25,7 +25,8 @@ packs them.
   pixel's window gathered once as pairs of taps (the padding as the input zero point), then
   multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
-  padded with the input zero point.
+  padded with the input zero point (of int8 data along undilated rows, widened to int16:
+  `widen_row`, `halfword_products`).
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
   pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
   instead).
@@ -65,12 +66,15 @@ from glowmlir.libraries.arm_dsp_layout import (
     QUAD_CHANNELS,
     TILE_PIXELS,
     UNROLLED_PAIRS,
+    HalfwordTiling,
     PairTiling,
     convolution_depthwise_plan,
     convolution_row_plan,
     gathers,
     packing,
+    slot_word,
     tiled_pool,
+    widened_planes,
     window_row_order,
 )
 from glowmlir.lowering import loop_skeletons
@@ -887,11 +891,11 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 # ----------------------------------------------------------------------------- padded copies
 
 
-def zero_point_plane(b: KernelBuilder, domain: ArithmeticDomain, words: int, element=i8) -> tuple[View, SSAValue]:
-    """A stack buffer of `words` words, every `element` (int8 or int16) the input zero point
-    (stored once here: copies into it write only the input's columns), and the word of them."""
+def zero_point_plane(b: KernelBuilder, zero_point: int | SSAValue, words: int, element=i8) -> tuple[View, SSAValue]:
+    """A stack buffer of `words` words, every `element` (int8 or int16) `zero_point` (stored
+    once here: copies into it write only the input's columns), and the word of them."""
     mask, copies = (0xFF, 0x01010101) if element == i8 else (0xFFFF, 0x10001)
-    padding = b.int_mul(b.int_and(b.int_value(domain.input_offset), mask), copies)
+    padding = b.int_mul(b.int_and(b.int_value(zero_point), mask), copies)
     plane = View.contiguous(b.alloca(words, i32, STACK_ALIGNMENT), (words,), element_type=i32)
     with b.loop(0, words) as i:
         b.store(padding, plane, [i.index])
@@ -942,7 +946,8 @@ def padded_input(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     shape = (channels, pt + height + pb, pl + width + pr)
     if not any((pt, pl, pb, pr)) or int(np.prod(shape)) * element_bytes(src) > PADDED_INPUT_BYTES:
         return None
-    plane, _ = zero_point_plane(b, domain, -(-int(np.prod(shape)) * element_bytes(src) // 4), src.element_type)
+    words = -(-int(np.prod(shape)) * element_bytes(src) // 4)
+    plane, _ = zero_point_plane(b, domain.input_offset, words, src.element_type)
     view = View.contiguous(plane.base, shape, element_type=src.element_type)
     return PaddedInput(b, src, view, (pt, pl))
 
@@ -960,47 +965,82 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
     their accumulators in registers over the kernel rows (input words to pairs, weight words
     by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
-    input channel reads the same copy."""
+    input channel reads the same copy.
+
+    A widened plan (int8 data, undilated rows: `arm_dsp_layout.widens_planes`) copies the
+    planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
+    them as they are (`halfword_products`), with the weight words of each tile read through
+    an opaque pointer, by `LDRD` too."""
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels, out_h, out_w = dest.shape
     _, in_c, in_h, in_w = src.shape
     filter_shape = op.filter_shape.get_values()
     k_h = filter_shape[2]
     (sy, sx), (dy, _), pads = op.strides.get_values(), op.dilations.get_values(), op.pads.get_values()
-    plan = convolution_depthwise_plan(src.shape, filter_shape, (sy, sx), pads, op.dilations.get_values())
+    widened = widened_planes(op)
+    plan = convolution_depthwise_plan(src.shape, filter_shape, (sy, sx), pads, op.dilations.get_values(), widened)
 
     def rows_read(outputs: int) -> int:
         return (outputs - 1) * sy + (k_h - 1) * dy + 1
 
-    size = element_bytes(src)
-    band = next((rows for rows in range(out_h, 0, -1)
-                 if rows_read(rows) * plan.padded_width * size <= PLANE_BYTES), 1)
+    row_bytes = 4 * plan.row_words if widened else plan.padded_width * element_bytes(src)
+    band = next((rows for rows in range(out_h, 0, -1) if rows_read(rows) * row_bytes <= PLANE_BYTES), 1)
     bands = -(-out_h // band)
-    words = -(-rows_read(band) * plan.padded_width * size // 4)
-    plane_words, padding = zero_point_plane(b, domain, words, src.element_type)
-    plane = View.contiguous(plane_words.base, (words * 4 // size // plan.padded_width, plan.padded_width),
-                            element_type=src.element_type)
-    columns = plane.reshaped(plane.shape, plane.strides, plan.pad_left)  # the input's columns of the plane
+    words = -(-rows_read(band) * row_bytes // 4)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+    if widened:  # the offset not folded, the copy subtracts it: the padding is 0
+        plane, padding = zero_point_plane(b, 0 if x_offset is not None else domain.input_offset, words, i16)
+        plane = View.contiguous(plane.base, (rows_read(band), plan.row_words), element_type=i32)
+        columns = plane
+    else:
+        plane, padding = zero_point_plane(b, domain.input_offset, words, src.element_type)
+        plane = View.contiguous(plane.base, (words * 4 // element_bytes(src) // plan.padded_width, plan.padded_width),
+                                element_type=src.element_type)
+        columns = plane.reshaped(plane.shape, plane.strides, plan.pad_left)  # the input's columns of the plane
+
+    def copy(source: Row, r: Index) -> None:
+        if widened:
+            widen_row(b, domain, source, plane, r, plan.pad_left, in_w, x_offset)
+        else:
+            copy_row(b, source, Row(columns, (r,)), in_w)
 
     def copy_band(n: Index, c: Index, top: Index) -> None:
         """Input rows top .. top + rows_read(band) - 1 of plane (n, c) into the stack plane
         (a row outside the input: padding, when bands of the plane take turns in it)."""
+        if bands == 1 and widened:  # rows pads[0] .. pads[0] + in_h - 1 of the plane, the padding never written
+            with b.loop(0, min(in_h, rows_read(band) - pads[0])) as in_y:
+                copy(Row(src, (n, c, in_y.index)), b.add(in_y.index, pads[0]))
+            return
         with b.loop(0, rows_read(band)) as r:
             in_y = b.add(top, r.index)
-            source, into = Row(src, (n, c, in_y)), Row(columns, (r.index,))
             with b.when(b.in_range(in_y, in_h)):
-                copy_row(b, source, into, in_w)
+                copy(Row(src, (n, c, in_y)), r.index)
             if bands > 1:
                 with b.when(b.compare("uge", in_y, in_h)):
-                    fill_row(b, into, in_w, lambda x: b.truncate(padding, src.element_type))
+                    if widened:
+                        fill_row(b, Row(plane, (r.index,)), plan.row_words, lambda x: padding)
+                    else:
+                        fill_row(b, Row(columns, (r.index,)), in_w, lambda x: b.truncate(padding, src.element_type))
 
-    def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue, index: int, x0: Index) -> None:
+    def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int, x0: Index,
+             filter_rows: View | None = None) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
-        `plane_y` under its kernel row 0)."""
+        `plane_y` under its kernel row 0), its sums from `start` (or each output's)."""
         tiling = plan.tilings[index]
-        totals = [start] * len(tiling.products)
+        totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
+        if widened:
+            group = b.div(b.mul(x0, sx), 4)  # of four columns, three words
+            under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
+                                    element_type=i32)  # the tile's words from its kernel row 0
         for ky in range(k_h):
+            if widened:
+                weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
+                words = slotted_words(b, under, [ky * dy], tiling.first_word, tiling.words - tiling.first_word)
+                words = [None] * tiling.first_word + words
+                totals = halfword_products(b, tiling, words, weights, totals)
+                if ky == 0:  # the next kernel rows' loads wait for the first's products
+                    after(b, totals)
+                continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset,
                                derive=op.loop_pairs is None)
             weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
@@ -1014,13 +1054,90 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         with b.loops([multiplier]) as (j,):
             c = b.add(b.mul(g, multiplier), j)
             start = domain.bias(bias, c)
+            filter_rows, last_start = None, start
+            if widened:  # channel c's weight words, read in each tile
+                filter_rows = View.contiguous(b.opaque(b.element(packed, [c, 0, 0, 0])), packed.shape,
+                                              element_type=packed.element_type)
+                if plan.tilings[-1].dropped and x_offset is None:
+                    last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
+                                                  k_h, start)
+            last = len(plan.tilings) - 1
             with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
                 plane_y = b.mul(y.index, sy)
                 if plan.tiles:
                     with b.loop(0, plan.tiles) as t:
-                        tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
+                        tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    tile(n, c, b.add(y0, y.index), plane_y, start, len(plan.tilings) - 1, plan.tiles * DEPTHWISE_PIXELS)
+                    tile(n, c, b.add(y0, y.index), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS,
+                         filter_rows)
+
+
+def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: View, r: Index, first_column: int,
+              width: int, x_offset: SSAValue | None) -> None:
+    """`width` int8 elements of `source` as int16 into row r of a widened plane ([rows, row
+    words] of i32: word i of a row at `slot_word(i)`) from its even column `first_column`,
+    less the input offset when `x_offset` (its pair) is given: each run of four from one
+    word as the pairs (x0, x1) and (x2, x3) (`SXTB16` twice, `PKHBT`, `PKHTB`), stored as a
+    word each; the rest one by one."""
+    halves = View.contiguous(plane.base, (plane.shape[0], 2 * plane.shape[1]), element_type=i16)
+    with b.loop(0, width // 4) as i:
+        levels = load_word(b, source.view, source.at(b.mul(i.index, 4)))
+        even, odd = input_pairs(b, levels, x_offset)  # (x0, x2), (x1, x3)
+        for half, pair in enumerate((pack_halves(b, even, odd), high_halves(b, even, odd))):
+            word = b.add(b.mul(i.index, 2), first_column // 2 + half)  # of the row, at slot_word(word)
+            b.store(pair, plane, [r, b.add(word, b.div(word, 2))])
+    for x in range(width // 4 * 4, width):
+        value = level(b, source.view, source.at(x))
+        if x_offset is not None:
+            value = b.int_sub(value, b.int_value(domain.input_offset))
+        column = first_column + x
+        b.store(b.truncate(value, i16), halves, [r, 2 * slot_word(column // 2) + column % 2])
+
+
+def padding_products(b: KernelBuilder, domain: ArithmeticDomain, filter_rows: View, tiling: HalfwordTiling,
+                     word_offset: int, k_h: int, start: SSAValue) -> list[SSAValue]:
+    """Where each output of `tiling` starts its sum: `start` plus the products its dropped
+    taps (`HalfwordTiling.dropped`, in the left padding: the input zero point) would add,
+    the zero point times their weights in each kernel row of the channel's `filter_rows`."""
+    starts = []
+    for taps in tiling.dropped:
+        weights = [level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
+                   for ky in range(k_h) for word, half in map(tiling.tap_position, taps)]
+        if not weights or is_zero(domain.input_offset):
+            starts.append(start)
+            continue
+        total = functools.reduce(b.int_add, weights)
+        starts.append(b.int_add(start, b.int_mul(total, b.int_value(domain.input_offset))))
+    return starts
+
+
+def slotted_words(b: KernelBuilder, view: View, prefix: Sequence[Index], first: int, count: int) -> list[SSAValue]:
+    """Words first .. first + count - 1 of `view[*prefix]` (i32 words, or int16 pairs) laid out
+    by `slot_word`: two at a time (one `LDRD`) where they lie side by side."""
+    pairs = view.element_type != i32
+    words, word = [], first
+    while word < first + count:
+        run = 2 if word + 1 < first + count and slot_word(word + 1) == slot_word(word) + 1 else 1
+        words += load_words(b, view, [*prefix, slot_word(word), 0] if pairs else [*prefix, slot_word(word)], run)
+        word += run
+    return words
+
+
+HALF_PRODUCTS = {(0, 0): "smlabb", (0, 1): "smlabt", (1, 0): "smlatb", (1, 1): "smlatt"}
+"""The DSP extension's one-product multiply-accumulates by (input half, weight half): 0 the
+low (bottom) half, 1 the high (top)."""
+
+
+def halfword_products(b: KernelBuilder, tiling: HalfwordTiling, words: list[SSAValue], weights: list[SSAValue],
+                      totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` (one per output of the tile) plus the products of one kernel row of int16
+    `words` (`HalfwordTiling`): a word's two taps by `SMLAD`, a tap alone by `SMLA<x><y>`."""
+    totals = list(totals)
+    for p, products in enumerate(tiling.products):
+        for word, weight, halves in products:
+            totals[p] = smlad(b, words[word], weights[weight], totals[p]) if halves is None else \
+                _intrinsic(b, HALF_PRODUCTS[halves], words[word], weights[weight], totals[p])
+    return totals
 
 
 def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:

@@ -65,6 +65,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     packing,
     straight_products,
     tiled_pool,
+    widens_planes,
     with_biases,
 )
 from glowmlir.quantization.rescaling import (
@@ -158,9 +159,10 @@ class PackConvolutionFilter(RewritePattern):
             microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
         elif kind is not None:
             microkernel = MICROKERNEL
+            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
             packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                                  op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
-                                 tiled_pool(op))
+                                 tiled_pool(op), widened)
             doubled = fits_narrow_requantization(op, centred)
             if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
                 packed = packed * np.int16(2)

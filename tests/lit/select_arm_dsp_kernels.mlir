@@ -13,13 +13,14 @@
 // pairs in straight-line code (a speed-first build's gathered product of at most 32 pairs):
 // a first pair holds each channel's doubled bias as an int32 word, low half first
 // (`biases_in_filter`): -34 = 2 x -17 as (-34, -1), -76 as (-76, -1), [1, 1 + 2, 1, 2, 2].
-// The 1x1 convolution of the same input takes planes (a tile of four outputs: taps
-// (0, none), (none, 0)), its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
+// The 1x1 convolution of the same input takes planes, widened to int16 (int8 data along
+// undilated rows: `widens_planes`): a tile of four outputs, each tap alone by the weight word (0, none), then the unused word
+// of its slot of three, (0, 0) twice; its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
 // one block, its biases in front: [1, 1 + 24, 1, 2, 2].
 // The depthwise 1x3 convolution (a group per channel) is packed per channel as the weight
-// words of a four-output tile: (0, 2), (1, none), (none, 1), each channel's weights less
-// their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
+// words of a four-output tile on int16 planes: (1, 2) and (0, 1), then an unused word, each
+// channel's weights less their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
 // all the same (its kernel pads the copied input planes with the level 3): -17 and -38.
 
 glowll.function @net {
@@ -95,12 +96,12 @@ glowll.function @net {
 // CHECK:      %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>} : memref<1x3x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
-// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 2]]], {{\[\[\[}}4, 0], [0, 4]]]]> : tensor<2x1x2x2xi16>}
+// CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 0], [0, 0]]], {{\[\[\[}}4, 0], [0, 0], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
 // CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x25x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>{{.*}}biases_in_filter}
 // CHECK:      %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
-// CHECK-NEXT: %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}4, 8], [6, 0], [0, 6]]], {{\[\[\[}}0, 10], [2, 0], [0, 2]]]]> : tensor<2x1x3x2xi16>}
+// CHECK-NEXT: %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}

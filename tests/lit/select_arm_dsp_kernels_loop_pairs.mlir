@@ -14,6 +14,10 @@
 // over blocks takes together (their weight words interleaved): 576. With loop_pairs = 2 each
 // place is a loop of 12 steps of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 24
 // steps of 4 (12 in all).
+// The depthwise 1x3 convolution (pads 1 left and right, rows of four outputs) runs on planes
+// widened to int16 in either build, its filter packed alike: weight words (1, 2), (0, 1) and an
+// unused one (`arm_dsp_layout.slot_word`), each less the zero point (-1), doubled; size first,
+// it carries `loop_pairs` too.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -26,6 +30,11 @@ glowll.function @net {
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
   %fb = glowll.weight "fb" {value = dense<[100, -100]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.fully_connected %z, %v, %fw, %fb : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %d = glowll.placeholder input "d" : memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %e = glowll.placeholder output "e" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %wd = glowll.weight "wd" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %bd = glowll.weight "bd" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %e, %d, %wd, %bd {strides = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
 // SPEED:     glowll.convolution
@@ -33,11 +42,16 @@ glowll.function @net {
 // SPEED-SAME: microkernel = "arm-dsp"
 // SPEED-NOT: loop_pairs
 
+// SPEED:     glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
+// SPEED:     glowll.convolution %e, %d
+
 // SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 4, 48, 1, 1>, loop_pairs = 2 : i64,
 // SIZE:      glowll.fully_connected
 // SIZE-NOT:  loop_pairs
 // SIZE-SAME: microkernel = "arm-dsp"
 // SIZE-NOT:  loop_pairs
+// SIZE:      glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
+// SIZE:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}loop_pairs = 2 : i64
 
 // STRAIGHT-LABEL: llvm.func internal @net_0_convolution
 // STRAIGHT-COUNT-576: llvm.arm.smlad

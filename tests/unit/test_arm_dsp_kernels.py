@@ -24,11 +24,14 @@ from glowmlir.libraries.arm_dsp_layout import (
     channel_block,
     convolution_depthwise_plan,
     convolution_row_plan,
+    halfword_tiling,
     pack_filter,
     packing,
     pair_tiling,
     pool_tiles,
+    slot_word,
     straight_products,
+    widens_planes,
     window_row_order,
     with_biases,
 )
@@ -172,6 +175,55 @@ def test_depthwise_filter_holds_each_tilings_weight_words():
     pooled = pack_filter(filt, 3, (1, 5, 25, 5), (1, 1), (1, 1), (1, 1, 1, 1), 5, pooled=True)
     row_plan = convolution_row_plan((1, 5, 25, 5), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 5)
     assert pooled.shape == (5, 1, 3, 1, row_plan.words, 2)
+
+
+@pytest.mark.parametrize("width,stride,pixels", [(w, s, p) for w in (1, 2, 3, 5) for s in (1, 2, 3)
+                                                  for p in (1, 2, 4, 5)])
+def test_halfword_tiling_sums_every_tap_once(width, stride, pixels):
+    """Widened planes: every tap of every output is one half of one product (a word's two
+    taps by one SMLAD, a tap alone by SMLA<x><y>), or one of the taps in the left padding
+    that it leaves out; the words it reads lie in [first_word, words)."""
+    rng = np.random.default_rng(width * 100 + stride * 10 + pixels)
+    for shift, inside in [(0, 0), (1, 0), (1, 2), (3, 4), (1, 4)]:
+        tiling = halfword_tiling(width, stride, 1, pixels, shift, inside)
+        row = rng.integers(-128, 128, 2 * tiling.words + 2)
+        weights = rng.integers(-255, 256, width)
+        dropped = tiling.dropped or ((),) * pixels
+        for p, (products, left_out) in enumerate(zip(tiling.products, dropped)):
+            total = 0
+            for word, weight, halves in products:
+                assert tiling.first_word <= word < tiling.words
+                pairs = [(0, 0), (1, 1)] if halves is None else [halves]
+                for input_half, weight_half in pairs:
+                    tap = tiling.weight_words[weight][weight_half]
+                    total += int(row[2 * word + input_half]) * int(weights[tap])
+            columns = [shift + p * stride + k for k in range(width)]
+            assert sorted(left_out) == [k for k in range(width) if columns[k] < inside]
+            for k in left_out:  # the kernel reads the weights of the taps it leaves out
+                assert tiling.tap_position(k)
+            direct = sum(int(row[c]) * int(weights[k]) for k, c in enumerate(columns) if c >= inside)
+            assert total == direct
+
+
+def test_dscnn_rows_take_nine_products_a_kernel_row():
+    """DS-CNN's 3x3 stride-1 rows of five (pad 1): one tile whose left-padding tap is left
+    out, 9 products of three words (an LDRD and an LDR) and two weight words a kernel row;
+    the packed filter holds each kernel row's two words and an unused one (`slot_word`)."""
+    plan = convolution_depthwise_plan((1, 64, 25, 5), (64, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), widened=True)
+    (tiling,) = plan.tilings
+    assert plan.widened and plan.tiles == 0 and plan.pad_left == 4 and plan.padded_width == 12
+    assert sum(len(products) for products in tiling.products) == 9 and len(tiling.weight_words) == 2
+    assert (tiling.first_word, tiling.words) == (2, 5) and tiling.dropped == ((0,), (), (), (), ())
+    assert [slot_word(word) for word in range(6)] == [0, 1, 3, 4, 6, 7] and plan.row_words == 9
+    rng = np.random.default_rng(6)
+    filt = rng.integers(-128, 128, (4, 1, 3, 3)).astype(np.int8)
+    packed = pack_filter(filt, 3, (1, 4, 25, 5), (1, 1), (1, 1), (1, 1, 1, 1), 4, widened=True)
+    assert packed.shape == (4, 3, 3, 2) and not packed[:, :, 2].any()
+    for o, ky, kx in np.ndindex(4, 3, 3):
+        word, half = tiling.tap_position(kx)
+        assert packed[o, ky, slot_word(word), half] == int(filt[o, 0, ky, kx]) - 3
+    # int16 data and dilated rows keep the byte planes
+    assert not widens_planes((1, 1), False) and not widens_planes((1, 2), True) and widens_planes((2, 1), True)
 
 
 # ----------------------------------------------------------------------------- the kernels on boards
@@ -375,6 +427,52 @@ def check_on_board(cases: list[Case], board: str):
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
 def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
     check_on_board(cases, board)
+
+
+# Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
+# reference: rows of 1, 2, 3, 7 (a tile of four and one of three), 9 (a 5x5 kernel, pad 2: four and
+# five) and 10 outputs; rows of one tile leave out their taps in the left padding (pad 1 and 3, stride 2
+# and 3; a 1x3 kernel whose first output has no tap inside the row); two images with a channel
+# multiplier of 2; a plane in bands; dilated vertically only (kernel rows two apart); an input
+# zero point that cannot fold (the copy subtracts it).
+WIDENED_DEPTHWISE = {
+    "width1": (((1, 3, 6, 1), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "int32"),
+    "width2_unpadded": (((1, 2, 5, 4), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2), "int32"),
+    "width3_stride2": (((1, 3, 7, 6), (3, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 3), "int32"),
+    "width7": (((1, 4, 6, 7), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), "int32"),
+    "width9_5x5": (((1, 2, 8, 9), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2), "int32"),
+    "width5_stride3": (((1, 2, 7, 13), (2, 1, 3, 3), (3, 3), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "width10_pad3": (((1, 3, 4, 6), (3, 1, 1, 3), (1, 1), (0, 3, 0, 3), (1, 1), 3), "int32"),
+    "first_output_all_padding": (((1, 2, 3, 2), (2, 1, 1, 3), (1, 1), (0, 3, 0, 0), (1, 1), 2), "int32"),
+    "two_images_multiplier2": (((2, 2, 5, 6), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "bands": (((1, 2, 40, 40), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "dilated_columns": (((1, 2, 9, 7), (2, 1, 3, 3), (1, 1), (2, 1, 2, 1), (2, 1), 2), "int32"),
+    "not_folded": (((1, 3, 6, 5), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "lowest"),
+}
+
+
+@pytest.mark.parametrize("board, level", [("mps2-an500", "O3"), ("mps2-an386", "O3"), ("mps2-an505", "Os")])
+def test_widened_depthwise_matches_the_int8_reference(board, level):
+    """On the M7 and the M4 at -O3 and the M33 at -Os (per tensor and, for even channel
+    counts, per channel), bit for bit; the widened tiles' one-product multiplies are in the
+    code."""
+    cases = []
+    for index, (name, (geometry, bias_kind)) in enumerate(WIDENED_DEPTHWISE.items()):
+        for per_channel in (False, True) if geometry[1][0] % 2 == 0 and bias_kind == "int32" else (False,):
+            cases.append(convolution_case(3000 + 2 * index + per_channel, geometry, per_channel=per_channel,
+                                          activation="relu" if per_channel else None, bias_kind=bias_kind,
+                                          suffix=f"_{name}{'_per_channel' * per_channel}"))
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {name: value for case in cases for name, value in case.constants.items()},
+                   target=target_for(board, level), keep_assembly=True)
+    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+    assert all('microkernel = "arm-dsp"' in line for line in instruction_lines(bundle))
+    assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
+    folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
+    assert folded.count(False) == 1
 
 
 WIDE_EVERY = 3
