@@ -533,7 +533,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                        "type($filter) `,` type($bias) (`,` type($residual)^)? "
                        "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)?")
 
-    POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
+    POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad",
+                                              "pool_widening")
 
     def __init__(self, dest: SSAValue, input: SSAValue, filter: SSAValue, bias: SSAValue, *,
                  strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,
@@ -545,14 +546,15 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                  pool_kernel: Sequence[int] | DenseArrayBase | None = None,
                  pool_strides: Sequence[int] | DenseArrayBase | None = None,
                  pool_pads: Sequence[int] | DenseArrayBase | None = None, pool_count_include_pad: bool = False,
-                 residual: SSAValue | None = None, requantization: SSAValue | None = None,
+                 pool_widening: int | IntegerAttr | None = None, residual: SSAValue | None = None, requantization: SSAValue | None = None,
                  parameters: SSAValue | None = None):
         properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
                       "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
                       **glow.fused_activation_properties(activation, clip_min, clip_max),
                       "pool": _enum(glow.PoolKindAttr, pool), "pool_kernel": _integers(pool_kernel),
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
-                      "pool_count_include_pad": _flag(pool_count_include_pad)}
+                      "pool_count_include_pad": _flag(pool_count_include_pad),
+                      "pool_widening": _integer(pool_widening)}
         super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters],
                          properties=properties)
 
@@ -572,6 +574,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
             _fail(self, f"{stray[0]} without a fused pool")
         self.expect_dest_shape(glow.convolution_result_shape)
         self.verify_activation()
+        self.verify_pool_widening()
         if glow.shape_of(self.bias) != (glow.convolution_shape(self)[1],):
             _fail(self, "bias must have one element per output channel")
         if self.residual is not None and glow.shape_of(self.residual) != glow.shape_of(self.dest):
