@@ -403,10 +403,11 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data not in MICROKERNELS:
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
     numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8
-    int16_data = (op.microkernel.data == "arm-dsp"
-                  and all(storage_type(v.type.element_type) == i16 for v in (op.dest, op.input))
+    # a convolution's own outputs: before a widening pool (`glow.convolved_element`)
+    elements = (glow.convolved_element(op), op.input.type.element_type)
+    int16_data = (op.microkernel.data == "arm-dsp" and all(storage_type(e) == i16 for e in elements)
                   and op.input.type.element_type.offset == 0)
-    if not int16_data and not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
+    if not int16_data and not all(storage_type(e) == numbers for e in elements):
         _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output"
                   + (" (or int16 of offset 0)" if op.microkernel.data == "arm-dsp" else ""))
     if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
@@ -546,8 +547,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                  pool_kernel: Sequence[int] | DenseArrayBase | None = None,
                  pool_strides: Sequence[int] | DenseArrayBase | None = None,
                  pool_pads: Sequence[int] | DenseArrayBase | None = None, pool_count_include_pad: bool = False,
-                 pool_widening: int | IntegerAttr | None = None, residual: SSAValue | None = None, requantization: SSAValue | None = None,
-                 parameters: SSAValue | None = None):
+                 pool_widening: int | IntegerAttr | None = None, residual: SSAValue | None = None,
+                 requantization: SSAValue | None = None, parameters: SSAValue | None = None):
         properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
                       "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
                       **glow.fused_activation_properties(activation, clip_min, clip_max),
