@@ -1,0 +1,104 @@
+"""A convolution's int16-widened global average pool fused into it (`glow-fuse-conv-pool`,
+`pool_widening`): an int8 average whose profiled range is much finer than its input's is
+taken on the input widened exactly to int16 (`quantize._averaged`); after a convolution,
+the widening and the pool become the convolution's, whose kernels sum its int8 levels and
+average 256 times the sum. The outputs must be bit-identical to the unfused build's
+(`memory_fusion=False`: the convolution, the int16 widening and the int16 pool apart) on
+every kind of kernel: the host's generic ones, the Cortex-M3's, the DSP gathered product
+(M4, M7, M33) and Helium's (M55)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import glowmlir
+from glowmlir.compiler import QuantizationOptions
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support.models import ds_cnn_style
+
+SHAPE = (1, 3, 9, 7)
+
+
+def pointwise_pool_model(seed: int, pool: str) -> onnx.ModelProto:
+    """Conv 3x3 (3 -> 16) + Relu, Conv 1x1 (16 -> 16) + Relu, then a global average (`pool`:
+    "GlobalAveragePool" or "ReduceMean" over H, W, as PyTorch exports it) and Gemm to 5
+    logits; random weights."""
+    rng = np.random.default_rng(seed)
+    weights = {"w1": rng.normal(0, 0.5, (16, 3, 3, 3)), "b1": rng.normal(0, 0.1, 16),
+               "w2": rng.normal(0, 0.3, (16, 16, 1, 1)), "b2": rng.normal(0, 0.1, 16),
+               "fw": rng.normal(0, 0.3, (5, 16)), "fb": rng.normal(0, 0.1, 5)}
+    if pool == "GlobalAveragePool":
+        average = [helper.make_node("GlobalAveragePool", ["r2"], ["g"])]
+    else:
+        average = [helper.make_node("ReduceMean", ["r2"], ["g"], axes=[2, 3], keepdims=1)]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"]), helper.make_node("Relu", ["c2"], ["r2"]),
+             *average, helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "pointwise_pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def profiled(tmp_path, model: onnx.ModelProto, name: str) -> tuple[str, str]:
+    from bench.bench_cortex_m import random_profile
+
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(model, path)
+    return path, random_profile(path, str(tmp_path))
+
+
+def fused_and_unfused(path: str, profile: str, board: str | None):
+    target = {} if board is None else {"target": target_for(board)}
+    options = QuantizationOptions(profile)
+    return (glowmlir.compile(path, quantization=options, **target),
+            glowmlir.compile(path, quantization=options, memory_fusion=False, **target))
+
+
+def outputs_of(bundle, board: str | None, inputs: list[dict]) -> list[dict]:
+    if board is None:
+        return [bundle.run(sample) for sample in inputs]
+    return [run_on_board(bundle, board, sample).outputs for sample in inputs]
+
+
+def assert_fused(fused, unfused) -> None:
+    """The fused build's convolution averages (`pool_widening`), no int16 pool is left, and
+    its activations are smaller; the unfused one keeps the widening and the int16 pool."""
+    assert "pool_widening = 8" in fused.ir["glowll"]
+    assert "glowll.avg_pool" not in fused.ir["glowll"]
+    assert "pool_widening" not in unfused.ir["glowll"]
+    assert "glowll.avg_pool" in unfused.ir["glowll"] and "i16:f32" in unfused.ir["glowll"]
+    assert fused.layout.activations_size < unfused.layout.activations_size
+
+
+@pytest.mark.parametrize("board", [None, "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+@pytest.mark.parametrize("pool", ["GlobalAveragePool", "ReduceMean"])
+def test_widened_pool_fuses_bit_identically(tmp_path, board, pool):
+    """The host (None), Cortex-M3 (generic kernels), M4, M7, M33 (DSP) and M55 (Helium): the
+    fused build's logits are those of the unfused one on random inputs."""
+    path, profile = profiled(tmp_path, pointwise_pool_model(7, pool), "pointwise_pool")
+    fused, unfused = fused_and_unfused(path, profile, board)
+    assert_fused(fused, unfused)
+    rng = np.random.default_rng(8)
+    inputs = [{"x": rng.normal(size=SHAPE).astype(np.float32)} for _ in range(3 if board else 20)]
+    for expected, actual in zip(outputs_of(unfused, board, inputs), outputs_of(fused, board, inputs), strict=True):
+        np.testing.assert_array_equal(actual["y"], expected["y"])
+
+
+@pytest.mark.parametrize("board", [None, "mps2-an500"])
+def test_ds_cnn_pointwise_pool_fuses_bit_identically(tmp_path, board):
+    """The DS-CNN-style net: its last pointwise convolution takes the widening and the 25x5
+    int16 pool (8,000 int8 + 16,000 int16 bytes of activations fewer), the logits as the
+    unfused build's on random inputs, on the host and the Cortex-M7."""
+    path, profile = profiled(tmp_path, ds_cnn_style(seed=3), "dscnn")
+    fused, unfused = fused_and_unfused(path, profile, board)
+    assert_fused(fused, unfused)
+    rng = np.random.default_rng(9)
+    inputs = [{"data": rng.normal(size=(1, 1, 49, 10)).astype(np.float32)} for _ in range(2 if board else 10)]
+    for expected, actual in zip(outputs_of(unfused, board, inputs), outputs_of(fused, board, inputs), strict=True):
+        np.testing.assert_array_equal(actual["logits"], expected["logits"])
