@@ -746,7 +746,8 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
     `glow-decompose-3d-convolution` passes rewrite them as 2-D ones, the only ones lowered.
 
     `glow-fuse-conv-pool` may give it a `pool` window ("max" or "avg", with `pool_kernel`,
-    `pool_strides`, `pool_pads`): the result is then the pooled convolution.
+    `pool_strides`, `pool_pads`): the result is then the pooled convolution (with
+    `pool_widening`, an int16 average of its int8 levels widened exactly: `FusedPool`).
     `glow-fuse-residual-add` may give it a `residual` operand added to its result (before
     the activation), as in ResNet blocks. With `layout NHWC`, input and result are NHWC and
     the filter OHWI (for the kernel libraries).

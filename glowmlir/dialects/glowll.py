@@ -474,7 +474,8 @@ def verify_microkernel(op: IRDLOperation) -> None:
 class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
 
-    then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
+    then pooled by a fused `pool` window ("max" or "avg") when one is set (a quantized
+    average with `pool_widening` = k: of the int8 levels x 2^k, `glow.FusedPool`). With a
     `residual` buffer, residual[n, o, y, x] is added before the activation (it may be
     `dest` itself: the convolution then accumulates into it in place).
 
