@@ -6,7 +6,11 @@ A quantized AvgPool whose input is the convolution's int8 output widened exactly
 finer profiled range so, a global average pool's) fuses too, the widening with it: the
 convolution gets `pool_widening` (the bits) and the pool's int16 result, and its kernels
 sum its int8 levels and average 2^bits times the sum, exactly the unfused int16 pool's
-numbers, without the widened tensor or the full-resolution one.
+numbers, without the widened tensor or the full-resolution one. Not in a size-first build
+(`widened-averages=false`, -Os/-Oz): there the convolution (DS-CNN's last pointwise one)
+shares the kernel of its equal-shaped unpooled partners, and a pooled kernel of its own
+costs more code than the widening and the int16 pool (DS-CNN on the M7 at -Os: +856 B for
+-70k instructions; on the M3, whose pooled kernel is the generic one, +33k instructions).
 
 With a vector tile (`lanes`, `accumulators`, `masked-loads`, `registers`: the
 target's, as `glowll-select-vector-columns` takes them), a pool stays apart from a float
@@ -52,10 +56,13 @@ class FusePoolIntoConvolution(RewritePattern):
     avg_pool(widen(conv(x))) -> conv(x) {pool = "avg", ..., pool_widening} (`widening_of`)."""
 
     tile: VectorTile | None = None
+    widened_averages: bool = True
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glow.MaxPoolOp | glow.AvgPoolOp, rewriter: PatternRewriter) -> None:
         widening = widening_of(op)
+        if widening is not None and not self.widened_averages:
+            return
         convolved = op.input if widening is None else widening.input
         conv = convolved.owner
         if not isinstance(conv, glow.ConvolutionOp) or conv.pool is not None or not convolved.has_one_use():
@@ -96,8 +103,12 @@ class FuseConvPool(ModulePass):
     accumulators: int = 0
     masked_loads: bool = False
     registers: int = 0
+    widened_averages: bool = True
+    """An average pool of the convolution's output widened exactly to int16 fuses, the
+    widening with it (`widening_of`); false in size-first builds (the module doc)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tile = (VectorTile(self.lanes, self.accumulators, self.masked_loads, self.registers)
                 if self.lanes else None)
-        PatternRewriteWalker(FusePoolIntoConvolution(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(FusePoolIntoConvolution(tile, self.widened_averages),
+                             apply_recursively=False).rewrite_module(op)

@@ -1,12 +1,14 @@
 // RUN: glow-opt %s | filecheck %s --check-prefix=BEFORE
 // RUN: glow-opt %s -p glow-fuse-conv-pool | filecheck %s
+// RUN: glow-opt %s -p 'glow-fuse-conv-pool{widened-averages=false}' | filecheck %s --check-prefix=BEFORE
 // An int8 average of a much finer profiled range is taken on its input widened exactly to
 // int16 (`quantize._averaged`: scale / 256, offset x 256, each level x 256), then rescaled
 // once. After a convolution, the widening and the pool fuse into it: `pool_widening = 8`,
 // the pooled int16 result; the convolution still requantizes to its int8 levels
 // (0.04:-128), its kernel sums them and averages 256 x the sum, the int16 pool's numbers.
 // The rescale to int8 stays. A rescale that is not an exact widening (scale / 128 in
-// int16) stays apart, and so does its pool.
+// int16) stays apart, and so does its pool. A size-first build (widened-averages=false)
+// leaves the widening and its pool apart (the convolution keeps the kernel it shares).
 
 glow.function @net {
   %x = glow.placeholder "x" : tensor<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>
