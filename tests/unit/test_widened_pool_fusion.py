@@ -90,6 +90,15 @@ def test_widened_pool_fuses_bit_identically(tmp_path, board, pool):
         np.testing.assert_array_equal(actual["y"], expected["y"])
 
 
+def test_size_first_build_keeps_the_widened_pool_apart(tmp_path):
+    """-Os: the last pointwise convolution keeps the kernel its three equal-shaped partners
+    share (`widened-averages=false`); the int16 widening and pool stay layers of their own."""
+    path, profile = profiled(tmp_path, ds_cnn_style(seed=3), "dscnn")
+    bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile), target=target_for("mps2-an500", "Os"))
+    assert "pool_widening" not in bundle.ir["glowll"]
+    assert "glowll.avg_pool" in bundle.ir["glowll"]
+
+
 @pytest.mark.parametrize("board", [None, "mps2-an500"])
 def test_ds_cnn_pointwise_pool_fuses_bit_identically(tmp_path, board):
     """The DS-CNN-style net: its last pointwise convolution takes the widening and the 25x5
