@@ -111,3 +111,38 @@ def test_ds_cnn_pointwise_pool_fuses_bit_identically(tmp_path, board):
     inputs = [{"data": rng.normal(size=(1, 1, 49, 10)).astype(np.float32)} for _ in range(2 if board else 10)]
     for expected, actual in zip(outputs_of(unfused, board, inputs), outputs_of(fused, board, inputs), strict=True):
         np.testing.assert_array_equal(actual["logits"], expected["logits"])
+
+
+def test_unfusing_a_widened_pool_restores_the_widening():
+    """`glow-choose-conv-pool-kernels` (-use-cmsis) may split a fused convolution back: a
+    widening pool's comes back as the int8 convolution, the exact int16 widening and the
+    int16 pool, the ops and types `glow-fuse-conv-pool` took (tests/lit/fuse_widened_average.mlir)."""
+    from pathlib import Path
+
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.parser import Parser
+
+    from glowmlir.dialects import glow
+    from glowmlir.dialects.glow import Glow
+    from glowmlir.dialects.quant import Quant
+    from glowmlir.transforms.choose_conv_pool_kernels import unfuse
+    from glowmlir.transforms.fuse_conv_pool import FuseConvPool
+
+    context = Context()
+    for dialect in (Builtin, Glow, Quant):
+        context.load_dialect(dialect)
+    text = (Path(__file__).parents[1] / "lit" / "fuse_widened_average.mlir").read_text()
+
+    def ops_and_types(module) -> list[tuple[str, str]]:
+        return [(op.name, str(op.results[0].type) if op.results else "") for op in module.walk()
+                if op.dialect_name() == "glow"]
+
+    module = Parser(context, text).parse_module()
+    before = ops_and_types(module)
+    FuseConvPool().apply(context, module)
+    fused = [op for op in module.walk() if isinstance(op, glow.ConvolutionOp) and op.pool_widening is not None]
+    assert len(fused) == 1 and ops_and_types(module) != before
+    unfuse(fused[0])
+    module.verify()
+    assert ops_and_types(module) == before
