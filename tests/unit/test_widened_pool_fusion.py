@@ -79,8 +79,9 @@ def assert_fused(fused, unfused) -> None:
 @pytest.mark.parametrize("board", [None, "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
 @pytest.mark.parametrize("pool", ["GlobalAveragePool", "ReduceMean"])
 def test_widened_pool_fuses_bit_identically(tmp_path, board, pool):
-    """The host (None), Cortex-M3 (generic kernels), M4, M7, M33 (DSP) and M55 (Helium): the
-    fused build's logits are those of the unfused one on random inputs."""
+    """The host (None: the x86-vnni kernel), Cortex-M3 (the generic kernel), M4, M7, M33 (the
+    DSP gathered product) and M55 (Helium's column kernel): the fused build's logits are
+    those of the unfused one on random inputs."""
     path, profile = profiled(tmp_path, pointwise_pool_model(7, pool), "pointwise_pool")
     fused, unfused = fused_and_unfused(path, profile, board)
     assert_fused(fused, unfused)
@@ -99,14 +100,16 @@ def test_size_first_build_keeps_the_widened_pool_apart(tmp_path):
     assert "glowll.avg_pool" in bundle.ir["glowll"]
 
 
-@pytest.mark.parametrize("board", [None, "mps2-an500"])
+@pytest.mark.parametrize("board", [None, "mps2-an500", "mps3-an547"])
 def test_ds_cnn_pointwise_pool_fuses_bit_identically(tmp_path, board):
     """The DS-CNN-style net: its last pointwise convolution takes the widening and the 25x5
-    int16 pool (8,000 int8 + 16,000 int16 bytes of activations fewer), the logits as the
-    unfused build's on random inputs, on the host and the Cortex-M7."""
+    int16 pool (its activations 24,000 -> 16,000 B), the logits as the unfused build's on
+    random inputs, on the host, the Cortex-M7 (the DSP gathered product) and the M55 (64
+    taps: Helium's dot products, arm-mve-im2col)."""
     path, profile = profiled(tmp_path, ds_cnn_style(seed=3), "dscnn")
     fused, unfused = fused_and_unfused(path, profile, board)
     assert_fused(fused, unfused)
+    assert (unfused.layout.activations_size, fused.layout.activations_size) == (24_000, 16_000)
     rng = np.random.default_rng(9)
     inputs = [{"data": rng.normal(size=(1, 1, 49, 10)).astype(np.float32)} for _ in range(2 if board else 10)]
     for expected, actual in zip(outputs_of(unfused, board, inputs), outputs_of(fused, board, inputs), strict=True):
