@@ -149,3 +149,27 @@ def test_unfusing_a_widened_pool_restores_the_widening():
     unfuse(fused[0])
     module.verify()
     assert ops_and_types(module) == before
+
+
+def test_pool_widening_belongs_to_an_int16_average():
+    """The verifier refuses `pool_widening` on a max pool or on an int8 result; the
+    convolution's own levels of a widening pool are the int8 type the result refines."""
+    from xdsl.dialects.builtin import i8, i16, i32
+    from xdsl.ir import Block
+    from xdsl.utils.exceptions import VerifyException
+
+    from glowmlir.dialects import glow
+    from glowmlir.dialects.quant import UniformQuantizedType
+
+    level8 = UniformQuantizedType(i8, 0.04, -128)
+    x, w, b = Block(arg_types=[glow.tensor((1, 2, 4, 4), UniformQuantizedType(i8, 0.1, 0)),
+                               glow.tensor((3, 2, 1, 1), UniformQuantizedType(i8, 0.02, 0)),
+                               glow.tensor((3,), UniformQuantizedType(i32, 0.002, 0))]).args
+    window = {"pool_kernel": [4, 4], "pool_strides": [1, 1], "pool_pads": [0, 0, 0, 0], "pool_widening": 8}
+    widened = glow.ConvolutionOp(x, w, b, pool="avg", **window,
+                                 result_element=UniformQuantizedType(i16, 0.04 / 256, -128 * 256))
+    widened.verify()
+    assert glow.convolved_element(widened) == level8
+    for pool, element in (("max", UniformQuantizedType(i16, 0.04 / 256, -128 * 256)), ("avg", level8)):
+        with pytest.raises(VerifyException, match="pool_widening belongs to an average pool of int16 result"):
+            glow.ConvolutionOp(x, w, b, pool=pool, **window, result_element=element).verify()
