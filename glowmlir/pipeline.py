@@ -58,8 +58,9 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`). On a target with a
     vector unit (`vector_tile`), a pool stays apart from a float convolution that runs faster
     on whole planes, and float 1x1 convolutions of stride over 1 read a subsampled input
-    (`glow-subsample-strided-pointwise`). In a size-first build (`size_first`) an int16-widened
-    average stays apart from its convolution (`FuseConvPool.widened_averages`)."""
+    (`glow-subsample-strided-pointwise`). An int16-widened average fuses into its convolution
+    on the Cortex-M cores (no `vector_tile`) at -O3 only, not in a size-first build
+    (`size_first`) nor on a host (`FuseConvPool.widened_averages`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
@@ -79,7 +80,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
-                             vector_tile.registers, widened_averages=not size_first)
+                             vector_tile.registers, widened_averages=False)
                 if vector_tile is not None else FuseConvPool(widened_averages=not size_first))
         passes += [fuse, FuseResidualAdd()]
     if memory_fusion and kernel_library == "cmsis-nn" and core:

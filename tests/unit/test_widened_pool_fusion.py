@@ -4,8 +4,8 @@ taken on the input widened exactly to int16 (`quantize._averaged`); after a conv
 the widening and the pool become the convolution's, whose kernels sum its int8 levels and
 average 256 times the sum. The outputs must be bit-identical to the unfused build's
 (`memory_fusion=False`: the convolution, the int16 widening and the int16 pool apart) on
-every kind of kernel: the host's generic ones, the Cortex-M3's, the DSP gathered product
-(M4, M7, M33) and Helium's (M55)."""
+every kind of Cortex-M kernel: the M3's generic ones, the DSP gathered product (M4, M7,
+M33) and Helium's (M55). Hosts and size-first builds keep them apart."""
 
 from __future__ import annotations
 
@@ -53,16 +53,13 @@ def profiled(tmp_path, model: onnx.ModelProto, name: str) -> tuple[str, str]:
     return path, random_profile(path, str(tmp_path))
 
 
-def fused_and_unfused(path: str, profile: str, board: str | None):
-    target = {} if board is None else {"target": target_for(board)}
+def fused_and_unfused(path: str, profile: str, board: str):
     options = QuantizationOptions(profile)
-    return (glowmlir.compile(path, quantization=options, **target),
-            glowmlir.compile(path, quantization=options, memory_fusion=False, **target))
+    return (glowmlir.compile(path, quantization=options, target=target_for(board)),
+            glowmlir.compile(path, quantization=options, memory_fusion=False, target=target_for(board)))
 
 
-def outputs_of(bundle, board: str | None, inputs: list[dict]) -> list[dict]:
-    if board is None:
-        return [bundle.run(sample) for sample in inputs]
+def outputs_of(bundle, board: str, inputs: list[dict]) -> list[dict]:
     return [run_on_board(bundle, board, sample).outputs for sample in inputs]
 
 
@@ -76,42 +73,45 @@ def assert_fused(fused, unfused) -> None:
     assert fused.layout.activations_size < unfused.layout.activations_size
 
 
-@pytest.mark.parametrize("board", [None, "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+@pytest.mark.parametrize("board", ["mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
 @pytest.mark.parametrize("pool", ["GlobalAveragePool", "ReduceMean"])
 def test_widened_pool_fuses_bit_identically(tmp_path, board, pool):
-    """The host (None: the x86-vnni kernel), Cortex-M3 (the generic kernel), M4, M7, M33 (the
-    DSP gathered product) and M55 (Helium's column kernel): the fused build's logits are
-    those of the unfused one on random inputs."""
+    """Cortex-M3 (the generic kernel), M4, M7, M33 (the DSP gathered product) and M55
+    (Helium's column kernel): the fused build's logits are those of the unfused one on
+    random inputs."""
     path, profile = profiled(tmp_path, pointwise_pool_model(7, pool), "pointwise_pool")
     fused, unfused = fused_and_unfused(path, profile, board)
     assert_fused(fused, unfused)
     rng = np.random.default_rng(8)
-    inputs = [{"x": rng.normal(size=SHAPE).astype(np.float32)} for _ in range(3 if board else 20)]
+    inputs = [{"x": rng.normal(size=SHAPE).astype(np.float32)} for _ in range(3)]
     for expected, actual in zip(outputs_of(unfused, board, inputs), outputs_of(fused, board, inputs), strict=True):
         np.testing.assert_array_equal(actual["y"], expected["y"])
 
 
-def test_size_first_build_keeps_the_widened_pool_apart(tmp_path):
-    """-Os: the last pointwise convolution keeps the kernel its three equal-shaped partners
-    share (`widened-averages=false`); the int16 widening and pool stay layers of their own."""
+@pytest.mark.parametrize("board,level", [(None, "O3"), ("mps2-an500", "Os"), ("mps2-an385", "Oz")])
+def test_host_and_size_first_builds_keep_the_widened_pool_apart(tmp_path, board, level):
+    """On a host (None; its pooled convolutions run row by row) and at -Os/-Oz (where the
+    last pointwise convolution keeps the kernel its three equal-shaped partners share) the
+    int16 widening and pool stay layers of their own (`widened-averages=false`)."""
     path, profile = profiled(tmp_path, ds_cnn_style(seed=3), "dscnn")
-    bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile), target=target_for("mps2-an500", "Os"))
+    target = {} if board is None else {"target": target_for(board, level)}
+    bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile), **target)
     assert "pool_widening" not in bundle.ir["glowll"]
     assert "glowll.avg_pool" in bundle.ir["glowll"]
 
 
-@pytest.mark.parametrize("board", [None, "mps2-an500", "mps3-an547"])
+@pytest.mark.parametrize("board", ["mps2-an500", "mps3-an547"])
 def test_ds_cnn_pointwise_pool_fuses_bit_identically(tmp_path, board):
     """The DS-CNN-style net: its last pointwise convolution takes the widening and the 25x5
     int16 pool (its activations 24,000 -> 16,000 B), the logits as the unfused build's on
-    random inputs, on the host, the Cortex-M7 (the DSP gathered product) and the M55 (64
-    taps: Helium's dot products, arm-mve-im2col)."""
+    random inputs, on the Cortex-M7 (the DSP gathered product) and the M55 (64 taps:
+    Helium's dot products, arm-mve-im2col)."""
     path, profile = profiled(tmp_path, ds_cnn_style(seed=3), "dscnn")
     fused, unfused = fused_and_unfused(path, profile, board)
     assert_fused(fused, unfused)
     assert (unfused.layout.activations_size, fused.layout.activations_size) == (24_000, 16_000)
     rng = np.random.default_rng(9)
-    inputs = [{"data": rng.normal(size=(1, 1, 49, 10)).astype(np.float32)} for _ in range(2 if board else 10)]
+    inputs = [{"data": rng.normal(size=(1, 1, 49, 10)).astype(np.float32)} for _ in range(2)]
     for expected, actual in zip(outputs_of(unfused, board, inputs), outputs_of(fused, board, inputs), strict=True):
         np.testing.assert_array_equal(actual["logits"], expected["logits"])
 
