@@ -380,11 +380,12 @@ columns, of whole planes, of output channels, or of a depthwise convolution's ro
 host's vector unit."""
 VNNI_PACKED = ("x86-vnni", "x86-vnni-shape-parameterised")
 """The microkernels whose filter (FullyConnected weights) is packed as `vnni_layout.pack_filter`'s."""
-HELIUM_ELEMENTWISE = ("add", "sub", "mul")
-"""The `glowll.elementwise` kinds with a Helium microkernel, "arm-mve" (int8 operands, of one
-shape or broadcast)."""
-AVX512_ELEMENTWISE = ("add", "sub", "mul")
-"""The `glowll.elementwise` kinds with an AVX-512 microkernel, "x86-avx512" (int8, broadcasting)."""
+AVX512_ELEMENTWISE_MICROKERNEL = "x86-avx512"
+"""An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes
+(AVX-512BW, `lowering.x86_vnni`)."""
+VECTOR_ELEMENTWISE = ("add", "sub", "mul")
+"""The `glowll.elementwise` kinds with a vector microkernel, Helium's "arm-mve" and AVX-512's
+`AVX512_ELEMENTWISE_MICROKERNEL` (int8 operands, of one shape or broadcast)."""
 LEVEL_TABLES = "level-tables"
 LEVEL_TABLE_ENTRIES = 256
 """A table of levels holds one entry per int8 level."""
@@ -510,6 +511,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `loop_pairs` (an "arm-dsp" convolution of a size-first build, `glowll-select-arm-dsp-kernels
     {loop-pairs=N}`): the kernel keeps its loop over input channel pairs a loop, taking this
     many pairs a step, instead of choosing straight-line code where that is faster.
+    `biases_in_filter` (an "arm-dsp" gathered product of straight-line blocks with
+    `doubled_accumulators`): the packed filter's first pair holds each block's doubled
+    biases (`arm_dsp_layout.with_biases`), which the kernel reads there, not from `bias`.
     """
 
     name = "glowll.convolution"
@@ -527,6 +531,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     doubled_accumulators = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     loop_pairs = opt_prop_def(IntegerAttr)
+    biases_in_filter = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
@@ -589,6 +594,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
         if self.loop_pairs is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
                                             or self.loop_pairs.value.data < 1):
             _fail(self, "loop_pairs is an arm-dsp convolution's, 1 or more channel pairs a step")
+        if self.biases_in_filter is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
+                                                  or self.doubled_accumulators is None):
+            _fail(self, "biases_in_filter is an arm-dsp convolution's with doubled_accumulators")
 
 
 def verify_parameters(op: ConvolutionOp | FullyConnectedOp) -> None:
@@ -758,7 +766,8 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        kinds = {"arm-mve": HELIUM_ELEMENTWISE, "x86-avx512": AVX512_ELEMENTWISE, LEVEL_TABLES: LEVEL_TABLE_ELEMENTWISE}
+        kinds = {"arm-mve": VECTOR_ELEMENTWISE, AVX512_ELEMENTWISE_MICROKERNEL: VECTOR_ELEMENTWISE,
+                 LEVEL_TABLES: LEVEL_TABLE_ELEMENTWISE}
         allowed = {"kind", *facts.required, *activation,
                    *(("microkernel",) if any(kind in vector_kinds for vector_kinds in kinds.values()) else ())}
         if stray := sorted(set(self.properties) - allowed):

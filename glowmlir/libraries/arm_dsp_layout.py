@@ -280,6 +280,48 @@ def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled
     return None
 
 
+UNROLLED_PAIRS = 32
+"""A gathered product of at most this many input channel pairs multiplies the pixels of a run
+by a block of output channels in straight-line code, reading the buffer and the block's
+weight words at constant offsets from two pointers made opaque there
+(`lowering.arm_dsp.gathered_product`): per channel pair one `LDRD` of weights and one of
+inputs per pixel pair, two `SMLAD`s per pixel pair and channel (`STRAIGHT_PIXEL_PAIRS`). In the loop, LLVM
+unrolls eight pairs, indexes the streams from one induction variable and spends adds and
+spills on the addresses (one DS-CNN 64-channel pointwise layer alone on the M7: 645,571
+instructions looped, 521,141 straight); over fewer pairs it unrolled the loop whole, but the
+straight products of four pixels still take fewer (DS-CNN's 20-pair stem on the M7: 353k
+looped, 332k straight). Over more pairs the loop keeps the code short. A size-first build
+keeps the loop (its convolutions carry `loop_pairs`): straight code took MobileNetV2's code at
+-Os on the M7 from 29.5 KB to 32.8 KB."""
+
+
+def straight_products(kind: str | None, strides: Sequence[int], pooled: bool, pools_globally: bool, pairs: int,
+                      looped: bool) -> bool:
+    """Whether a convolution packed as `kind`, of `pairs` channel (or tap) pairs, is a gathered
+    product (`gathers`) whose blocks of output channels take them in straight-line code
+    (`UNROLLED_PAIRS`; `looped`: a size-first build's, which keeps the loop)."""
+    return gathers(kind, strides, pooled, pools_globally) and pairs <= UNROLLED_PAIRS and not looped
+
+
+BIAS_PAIRS = 1
+"""A gathered product's filter whose blocks take their pairs in straight-line code
+(`straight_products`) and whose sums are doubled (`doubled_accumulators`) may begin with
+this many pairs holding, where each block's weight words of a pair lie, its channels'
+doubled biases as int32 words (`with_biases`; the convolution is marked `biases_in_filter`):
+a block then reads its biases and its weight words from one pointer, the biases already
+doubled (one `LDRD` where the biases took two loads, two `LSL`s and a pointer of their own
+spilled over the products)."""
+
+
+def with_biases(packed: np.ndarray, biases: np.ndarray) -> np.ndarray:
+    """A CHANNEL_PAIRS or WINDOW_PAIRS filter [O / (block x interleaved), pairs, interleaved,
+    block, 2] with `BIAS_PAIRS` pairs in front holding `biases` (int32, one per output
+    channel) as the two int16 halves of each channel's word, low half first."""
+    groups, _, interleaved, block, _ = packed.shape
+    halves = biases.astype("<i4").view("<i2").astype(np.int16).reshape(groups, BIAS_PAIRS, interleaved, block, 2)
+    return np.concatenate([halves, packed], axis=1)
+
+
 def gathers(kind: str | None, strides: Sequence[int], pooled: bool, pools_globally: bool) -> bool:
     """Whether a convolution packed as `kind` runs as a matrix product over its pixels, each
     pixel's taps gathered once (`lowering.arm_dsp.gathered_product`): a WINDOW_PAIRS one, and a
@@ -363,7 +405,8 @@ def packed_filter_shape(op) -> tuple[int, ...]:
                 op.dilations.get_values())
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
         interleaved = interleaved_blocks(out_c)
-        return (out_c // (block * interleaved), -(-int(np.prod(filter_shape[1:])) // 2), interleaved, block, 2)
+        pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if op.biases_in_filter is not None else 0)
+        return (out_c // (block * interleaved), pairs, interleaved, block, 2)
     if kind == DEPTHWISE:
         return (out_c, k_h, convolution_depthwise_plan(*geometry).words, 2)
     return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)

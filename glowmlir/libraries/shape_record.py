@@ -20,7 +20,7 @@ import numpy as np
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.arm_dsp_layout import PairTiling, pair_tiling, tiling_weight_words
-from glowmlir.quantization.rescaling import KernelParameters
+from glowmlir.quantization.rescaling import KernelParameters, RecordWords
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
@@ -50,7 +50,7 @@ DSP_MAX_CHANNELS = DSP_GATHER_BYTES // (2 * DSP_PIXELS)
 
 
 @dataclass(frozen=True)
-class MatrixShape:
+class MatrixShape(RecordWords):
     """The shape words of a record, in field order (strides in elements). A field may be an
     int or, in the kernel that reads it, an SSA value."""
 
@@ -72,12 +72,9 @@ class MatrixShape:
         pixels = height * width
         return MatrixShape(pixels, channels, glow.shape_of(op.dest)[1], pixels, 1, pixels, 1)
 
-    def record(self) -> np.ndarray:
-        return np.array(dataclasses.astuple(self), dtype=np.int32)
-
 
 @dataclass(frozen=True)
-class DepthwiseShape:
+class DepthwiseShape(RecordWords):
     """The shape words of a depthwise convolution's record, in field order: its channels,
     input and output planes, strides, top and left pads, and the padded input plane the
     kernel copies each channel into (`DEPTHWISE_PLANE_BYTES` at most)."""
@@ -101,9 +98,6 @@ class DepthwiseShape:
         top, left, bottom, right = op.pads.get_values()
         return DepthwiseShape(channels, height, width, out_height, out_width, *op.strides.get_values(), top, left,
                               top + height + bottom, left + width + right)
-
-    def record(self) -> np.ndarray:
-        return np.array(dataclasses.astuple(self), dtype=np.int32)
 
 
 DEPTHWISE_PLANE_BYTES = 4096

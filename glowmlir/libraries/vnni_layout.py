@@ -28,8 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 
 MICROKERNEL = "x86-vnni"
-ELEMENTWISE_MICROKERNEL = "x86-avx512"
-"""An int8 Add, Sub or Mul's: 16 levels at once on int32 lanes (AVX-512BW)."""
 LOOKUP_TABLE_MICROKERNEL = "x86-vbmi"
 """An int8 lookup table's: 64 levels at once by `vpermi2b` (AVX-512 VBMI)."""
 LANES = 16

@@ -46,6 +46,7 @@ in int64 registers, each product pair added by `SMLALD` (`smlad` on an i64 total
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
@@ -57,11 +58,13 @@ from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.libraries.arm_dsp_layout import (
+    BIAS_PAIRS,
     CHANNEL_PAIRS,
     DEPTHWISE,
     DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
+    UNROLLED_PAIRS,
     PairTiling,
     convolution_depthwise_plan,
     convolution_row_plan,
@@ -107,20 +110,6 @@ REREAD_PAIRS = 20
 channels: else LLVM unrolls the few pairs whole, hoists the buffer's loads out of the block
 loop and spills and reloads the words one by one (MobileNetV3-style net on the M7: 4.30M
 instructions hoisted, 4.14M reread). Over more pairs the loads stay in the loop anyway."""
-
-UNROLLED_PAIRS = 32
-"""A gathered product of at most this many input channel pairs multiplies the pixels of a run
-by a block of output channels in straight-line code, reading the buffer and the block's
-weight words at constant offsets from two pointers made opaque there
-(`KernelBuilder.opaque`): per channel pair one `LDRD` of weights and one of inputs per pixel
-pair, two `SMLAD`s per pixel pair and channel (`STRAIGHT_PIXEL_PAIRS`). In the loop, LLVM
-unrolls eight pairs, indexes the streams from one induction variable and spends adds and
-spills on the addresses (one DS-CNN 64-channel pointwise layer alone on the M7: 645,571
-instructions looped, 521,141 straight); over fewer pairs it unrolled the loop whole, but the
-straight products of four pixels still take fewer (DS-CNN's 20-pair stem on the M7: 353k
-looped, 332k straight). Over more pairs the loop keeps the code short. A size-first build
-keeps the loop (its convolutions carry `loop_pairs`): straight code took MobileNetV2's code at
--Os on the M7 from 29.5 KB to 32.8 KB."""
 
 STRAIGHT_PIXEL_PAIRS = 2
 """Pixel pairs of a run that the straight-line products (`UNROLLED_PAIRS`) multiply by a block
@@ -569,7 +558,9 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     src = view(op.input) if windows else flat(op.input)
     n_size, out_c, _ = dest.shape
     pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
-    pairs = packed.shape[1]
+    biases_in_filter = op.biases_in_filter is not None
+    first_pair = BIAS_PAIRS if biases_in_filter else 0  # the weight words' first pair
+    pairs = packed.shape[1] - first_pair
     run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
     tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
     if tiles is not None:  # one pool window's pixels a run
@@ -608,32 +599,48 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
         return totals
 
-    def block_weights(o_block: Index) -> View:
-        """The weight words of block `o_block` of output channels, [channel pair, block, 2]."""
-        first = block_weight_index(b, packed, o_block, 0)
-        return View(b.opaque(b.element(packed, first)), (pairs, block, 2), (packed.strides[1], packed.strides[3], 1),
-                    0, packed.element_type)
+    def constants_anew(after_value: SSAValue):
+        """Straight, the requantization's constants made anew once `after_value` is computed
+        (`constants_through`): the straight products fill the registers, and LLVM reloaded
+        the rounding terms once an output (DS-CNN's pointwise layers on the M7: 414k -> 409k
+        instructions each, two blocks a step). Looped (a size-first build), where they may
+        stay in registers, their copies cost moves: DS-CNN on the M7 -Oz 5.48M -> 5.86M."""
+        if not straight:
+            return contextlib.nullcontext()
+        return domain.constants_through(lambda value: opaque_after(b, value, after_value))
 
     def multiply(n: Index, x0: Index, count: int) -> None:
-        """Every output channel of the `count` gathered pixels from x0."""
-        with b.loop(0, out_c // block) as o_block:
+        """Every output channel of the `count` gathered pixels from x0. Straight, one loop step
+        takes the blocks whose weight words are interleaved, each reading them (and its
+        biases, `biases_in_filter`) through a pointer of its own made opaque there (from one
+        pointer, LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the
+        loop carries the step's pointer, advanced once the step's products are done (else
+        LLVM advanced it among the last block's products and spilled). Carrying the output
+        rows' pointer too took 0.1% fewer instructions on DS-CNN, 0.5% more on
+        MobileNetV3-style on the M7."""
+
+        def block_products(o_block: Index, weights: View | None) -> list[SSAValue]:
+            """Block `o_block` of output channels (straight, its `weights` [pair (the bias pairs
+            first, `biases_in_filter`), channel, 2]); its last totals."""
             reread = gathered
             if pairs <= REREAD_PAIRS:
                 reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
-            channels = [b.add(b.mul(o_block.index, block), j) for j in range(block)]
-            starts = [domain.bias(bias, o) for o in channels]
+            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+            if biases_in_filter:
+                starts = load_words(b, weights, [0, 0, 0], block)
+            else:
+                starts = [domain.bias(bias, o) for o in channels]
 
             def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
                 """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
                 `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
                 totals ([pixel][channel]); read after `after_totals` is computed when given."""
                 if straight:  # both streams at constant offsets from pointers made here
-                    weights = block_weights(o_block.index)
                     words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
                                  gathered.shape, gathered.strides, 0, gathered.element_type)
                     results = starts * sum(in_pair for _, in_pair in group)
                     for i in range(pairs):
-                        weight_words = load_words(b, weights, [i, 0, 0], block)
+                        weight_words = load_words(b, weights, [first_pair + i, 0, 0], block)
                         first = 0  # the group's first pixel of this pixel pair
                         for q, in_pair in group:
                             inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
@@ -643,14 +650,14 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                             first += in_pair
                 else:
                     (q, in_pair), = group
-                    words, weights = reread, packed
+                    words, filter_words = reread, packed
                     if tiles is not None:  # nor the weight words shared with the pair before
                         words = dataclasses.replace(gathered, base=opaque_after(b, gathered.base, after_totals))
-                        weights = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
+                        filter_words = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
 
                     def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
                         return products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                        pointwise_weight_words(b, weights, o_block.index, i))
+                                        pointwise_weight_words(b, filter_words, o_block, i))
 
                     with b.loop(0, pairs // step, carried=starts * in_pair) as i:
                         totals = list(i.carried)
@@ -675,13 +682,30 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
                 elif pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
-                    store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
+                    with constants_anew(results[0]):
+                        store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
                 else:
                     for j, o in enumerate(channels):
                         pool.fold(o, [levels_of[j](results[k * block + j]) for k in range(len(xs))])
             if tiles is not None:
                 for j, o in enumerate(channels):
                     tiles.store(n, o, x0, folded[j], levels_of[j])
+            return results
+
+        if not straight:
+            with b.loop(0, out_c // block) as o_block:
+                block_products(o_block.index, None)
+            return
+        together = packed.shape[2]
+        with b.loop(0, out_c // (block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
+            step_words, = blocks.carried
+            for h in range(together):
+                block_words = b.opaque(b.offset_pointer(step_words, h * packed.strides[2], packed.element_type))
+                weights = View(block_words, (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0,
+                               packed.element_type)
+                results = block_products(b.add(b.mul(blocks.index, together), h), weights)
+            blocks.next(b.offset_pointer(opaque_after(b, step_words, results[-1]), packed.strides[0],
+                                         packed.element_type))
 
     with b.loop(0, n_size) as n:
         if pool is not None:

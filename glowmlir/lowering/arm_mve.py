@@ -75,13 +75,13 @@ class Int8Columns(vector_columns.ColumnArithmetic):
             widened = gather_columns(self.b, view, indices, loaded, stride)
             if folded or is_zero(offset):
                 return widened
-            centred = self.b.int_sub(widened, lanewise(self.b, offset))
+            centred = self.b.int_sub(widened, self.b.lanewise(offset, VECTOR))
             if loaded is None or all(loaded):
                 return centred
             return self.b.select(self.b.lane_mask(loaded), centred, self.b.integer(0, VECTOR))
         levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
         widened = self.b.emit(llvm.SExtOp(levels, self.vector))
-        return widened if folded or is_zero(offset) else self.b.int_sub(widened, lanewise(self.b, offset, self.vector))
+        return widened if folded or is_zero(offset) else self.b.int_sub(widened, self.b.lanewise(offset, self.vector))
 
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         return self.b.int_add(total, value)
@@ -115,8 +115,8 @@ def gather_columns(b: KernelBuilder, view: View, indices: list[Index], loaded: l
 def requantized(b: KernelBuilder, domain: QuantizedArithmetic, channel: Index, total: SSAValue) -> SSAValue:
     """`clamp(requantize(total, M, S) + y_offset)` lane by lane (`requantize_lanes`)."""
     multiplier, shift = domain.requantization.of(channel)
-    return b.clamp(b.int_add(requantize_lanes(b, total, multiplier, shift), lanewise(b, domain.output_offset)),
-                   lanewise(b, domain.low), lanewise(b, domain.high))
+    return b.clamp(b.int_add(requantize_lanes(b, total, multiplier, shift), b.lanewise(domain.output_offset, VECTOR)),
+                   b.lanewise(domain.low, VECTOR), b.lanewise(domain.high, VECTOR))
 
 
 def requantize_lanes(b: KernelBuilder, total: SSAValue, multiplier: int | SSAValue,
@@ -152,12 +152,6 @@ def rounding_divide_by_power_of_two(b: KernelBuilder, value: SSAValue, exponent:
     # not saturating, rounding, signed
     return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vshl.vector.v4i32.v4i32",
                                        [fixed, negated, b.integer(0), b.integer(1), b.integer(0)], [vector]))
-
-
-def lanewise(b: KernelBuilder, value: int | SSAValue, vector: VectorType = VECTOR) -> int | SSAValue:
-    """A compile-time number as it is (a constant vector where used), a run-time one (read
-    from a layer's quantization record) in every lane of `vector`."""
-    return value if isinstance(value, int) else b.splat(value, vector)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -224,8 +218,8 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
                 value if value is not None else operand(b.emit(llvm.SExtOp(
                     vector_columns.load_vector(b, source, [*outer, x], lanes, loaded), VECTOR)), index)
                 for index, (source, value) in enumerate(zip(sources, steady)))
-            level = b.clamp(b.int_add(combined(first, second), lanewise(b, out.offset)),
-                            lanewise(b, low), lanewise(b, high))
+            level = b.clamp(b.int_add(combined(first, second), b.lanewise(out.offset, VECTOR)),
+                            b.lanewise(low, VECTOR), b.lanewise(high, VECTOR))
             vector_columns.store_vector(b, b.truncate(level, VectorType(dest.element_type, [lanes])), dest,
                                         [*outer, x], loaded)
 
@@ -317,9 +311,7 @@ def high_mult(b: KernelBuilder, value: SSAValue, factor: int | SSAValue) -> SSAV
     scalar value in every lane: `VQRDMULH`. Its rounding is the same (half up: the generic
     nudge of 1 - 2^30 to a negative product, then a division truncating toward zero, rounds
     half up too), and so is its one saturation (INT32_MIN x INT32_MIN)."""
-    factors = factor if isinstance(factor, SSAValue) and isinstance(factor.type, VectorType) else lanewise(
-        b, factor, value.type)
-    factors = b.int_value(factors, value.type)
+    factors = b.int_value(b.lanewise(factor, value.type), value.type)
     return b.emit(llvm.CallIntrinsicOp("llvm.arm.mve.vqrdmulh.v4i32", [value, factors], [value.type]))
 
 

@@ -23,7 +23,7 @@ from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, dense_from_array, transposed
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
-from glowmlir.quantization.rescaling import bias_scales, needs_wide_accumulators, output_multipliers, weight_zero_point
+from glowmlir.quantization.rescaling import bias_scales, centred_rows, needs_wide_accumulators, output_multipliers
 
 
 def _memref(value: SSAValue) -> MemRefType:
@@ -160,8 +160,7 @@ def _accumulators(op: glow.ConvolutionOp | glow.FullyConnectedOp, weights: SSAVa
     constants = [v.owner.value if isinstance(v.owner, glow.ConstantOp) else None for v in (weights, op.bias)]
     if None in constants:
         return {"wide_accumulators": UnitAttr()}
-    levels = np.moveaxis(array_from_dense(constants[0]).astype(np.int64), channel_axis, 0)
-    centred = levels.reshape(levels.shape[0], -1) - weight_zero_point(weight_type)
+    centred = centred_rows(array_from_dense(constants[0]), weight_type, channel_axis)
     in_accumulator_units = bias_type.scale_array() / bias_scales(input_type, weight_type)
     bias = np.ceil(np.abs(array_from_dense(constants[1]).astype(np.int64) - bias_type.offset_array())
                    * in_accumulator_units).astype(np.int64)

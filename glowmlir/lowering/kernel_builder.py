@@ -149,6 +149,14 @@ class KernelBuilder:
         lanes = DenseArrayBase.from_list(i32, [0] * vector_type.get_shape()[0])
         return self.emit(llvm.ShuffleVectorOp(first, undefined, lanes, vector_type))
 
+    def lanewise(self, value: int | SSAValue, vector_type: VectorType) -> int | SSAValue:
+        """A value for lane-by-lane arithmetic on `vector_type`: a compile-time number as it is
+        (`int_value` makes it a constant vector where used), a run-time scalar (as a layer's
+        record holds) in every lane, a vector as it is."""
+        if isinstance(value, int) or isinstance(value.type, VectorType):
+            return value
+        return self.splat(value, vector_type)
+
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
         return op.results[0] if op.results else None

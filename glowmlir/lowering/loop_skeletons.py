@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm
@@ -387,6 +387,18 @@ def banded_loops(b: KernelBuilder, n_size: int, blocks: int, count: int, band: i
         step = b.add(first, in_band)
         with b.when(b.compare("slt", step, count)) if count % band else contextlib.nullcontext():
             yield n, o_block, step, first
+
+
+@contextlib.contextmanager
+def overlapping_tiles(b: KernelBuilder, width: Index, size: int) -> Iterator[tuple[Index, Index]]:
+    """Tiles of `size` covering [0, width) (width >= size): a loop over the tiles t whose body,
+    emitted inside the `with` block for (x0, t), starts at x0 = min(size * t, width - size), so
+    the last tile ends at the row's end (the units it shares with the one before are done
+    twice, the same numbers): one copy of the tile's code, not two."""
+    last = b.sub(width, size)
+    with b.loop(0, b.ceil_div(width, size)) as t:
+        x0 = b.mul(t.index, size)
+        yield (x0 if isinstance(width, int) and width % size == 0 else b.min(x0, last)), t.index
 
 
 def block_channels(b: KernelBuilder, o_block: Index, block: int, out_c: int, last_block_overlaps: bool = False):

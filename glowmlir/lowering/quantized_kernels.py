@@ -29,8 +29,9 @@ Convolution, pooling and FullyConnected are the loop nests of `loop_skeletons`, 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -79,6 +80,7 @@ from glowmlir.lowering.requantization import (
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
+    SIGNED_NUMBERS,
     KernelParameters,
     activation_bounds,
     add_left_shift,
@@ -96,7 +98,8 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
                 "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
-                "x86-vnni-depthwise": vnni_depthwise, "x86-avx512": x86_vnni, glowll.LEVEL_TABLES: level_tables,
+                "x86-vnni-depthwise": vnni_depthwise, glowll.AVX512_ELEMENTWISE_MICROKERNEL: x86_vnni,
+                glowll.LEVEL_TABLES: level_tables,
                 shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
                 shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
                 shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised,
@@ -136,7 +139,7 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
     always = shape_record.VNNI_LOADED_NUMBERS if op.microkernel == StringAttr(shape_record.VNNI_MICROKERNEL) else ()
     loaded = {field: value if value == 0 and field not in always else b.load(record, [slot])
               for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
-    for field in ("shift", "bias_shift"):  # a shift's sign stays in the code too (no left shift in a right one's)
+    for field in SIGNED_NUMBERS:  # a shift's sign stays in the code too (no left shift in a right one's)
         value = getattr(numbers, field)
         if value:
             loaded[field] = b.int_min(loaded[field], -1) if value < 0 else b.int_max(loaded[field], 1)
@@ -215,6 +218,29 @@ class QuantizedArithmetic(ArithmeticDomain):
                 if self.doubled and self.requantization.table is None else None
             whole_range = (self.low, self.high) == self.out_type.value_range
             self.rounding = b.opaque(b.integer(terms)) if terms is not None and whole_range else None
+
+    @contextlib.contextmanager
+    def constants_through(self, through: Callable[[SSAValue], SSAValue]) -> Iterator[None]:
+        """Within it, the per-layer values every output reads in a register (the rounding terms,
+        a constant multiplier) are `through`'s of them: a kernel whose products fill the
+        registers makes them anew after each block's products (`arm_dsp.opaque_after`), so
+        that LLVM reloads them once there, not once an output."""
+        requantization = self.requantization
+        saved = self.rounding, requantization.wrapped, getattr(requantization, "constant", None)
+
+        def anew(value: int | SSAValue | None) -> int | SSAValue | None:
+            return through(value) if isinstance(value, SSAValue) else value
+
+        self.rounding, requantization.wrapped = anew(self.rounding), anew(requantization.wrapped)
+        if requantization.table is None:
+            multiplier, shift = requantization.constant
+            requantization.constant = anew(multiplier), shift
+        try:
+            yield
+        finally:
+            self.rounding, requantization.wrapped = saved[:2]
+            if requantization.table is None:
+                requantization.constant = saved[2]
 
     def _stack_rows(self, count: int, width: int) -> View:
         return View.contiguous(self.b.alloca(count * width, i32), (count, width), element_type=i32)

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
-from glowmlir.quantization.rescaling import reduced_multiplier
+from glowmlir.quantization.rescaling import offset_folds, reduced_multiplier
 
 
 def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
@@ -78,16 +78,6 @@ def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SS
     half_bit = b.int_and(b.shift_right(rounded_down, b.int_max(b.int_sub(right, 1), 0)), 1)
     divided = b.int_add(b.shift_right(rounded_down, right), half_bit)
     return b.select(b.int_compare("sgt", right, 0), divided, high)
-
-
-OFFSET_SHIFTS = 21
-"""`requantize_narrow` adds an offset inside its rounding division by 2^right for a right
-shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
-
-
-def offset_folds(right: int, offset: int) -> bool:
-    """Whether an offset joins the rounding term of a division by 2^right (`OFFSET_SHIFTS`)."""
-    return right <= OFFSET_SHIFTS and abs(offset) <= 256
 
 
 def wrapped_double(multiplier: int) -> int | None:

@@ -65,7 +65,7 @@ from glowmlir.libraries.shape_record import (
 )
 from glowmlir.lowering import arm_dsp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf, overlapping_tiles
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
 
@@ -126,9 +126,7 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
         return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
                 for total, o in zip(totals, channels)]
 
-    last = b.sub(shape.output_channels, OUTPUT_BLOCK)
-    with b.loop(0, b.ceil_div(shape.output_channels, OUTPUT_BLOCK)) as block:
-        first = b.min(b.mul(block.index, OUTPUT_BLOCK), last)
+    with overlapping_tiles(b, shape.output_channels, OUTPUT_BLOCK) as (first, _):
         channels = [b.add(first, j) for j in range(OUTPUT_BLOCK)]
         starts = [domain.bias(bias, o) for o in channels]
         stores = [domain.output(o, dest.element_type) for o in channels]
@@ -158,24 +156,21 @@ def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
     weights = View(packed.base, (0, 0, DSP_BLOCK), (b.mul(pairs, DSP_BLOCK), DSP_BLOCK, 1), 0, i32)
     gathered = View.contiguous(b.alloca(DSP_GATHER_BYTES // 4, i32, arm_dsp.STACK_ALIGNMENT),
                                (DSP_MAX_CHANNELS // 2, DSP_PIXELS), element_type=i32)
-    last_run, last_block = b.sub(shape.pixels, DSP_PIXELS), b.sub(shape.output_channels, DSP_BLOCK)
-    with b.loop(0, b.ceil_div(shape.pixels, DSP_PIXELS)) as run:
-        first_pixel = b.min(b.mul(run.index, DSP_PIXELS), last_run)
+    with overlapping_tiles(b, shape.pixels, DSP_PIXELS) as (first_pixel, _):
         with b.loop(0, pairs) as i:
             channel = b.mul(i.index, 2)
             words = arm_dsp.pixel_channel_pairs(b, src, [channel, first_pixel], [b.add(channel, 1), first_pixel],
                                                 DSP_PIXELS, x_offset)
             for q, word in enumerate(words):
                 b.store(word, gathered, [i.index, q])
-        with b.loop(0, dsp_blocks_of(b, shape.output_channels)) as block:
-            first = b.min(b.mul(block.index, DSP_BLOCK), last_block)
+        with overlapping_tiles(b, shape.output_channels, DSP_BLOCK) as (first, block):
             channels = [b.add(first, j) for j in range(DSP_BLOCK)]
             starts = [domain.bias(bias, o) for o in channels]
 
             def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
                 """`totals` ([pixel][channel]) plus the products of input channel pair i."""
                 inputs = arm_dsp.load_words(b, gathered, [i, 0], DSP_PIXELS)
-                weight_words = arm_dsp.load_words(b, weights, [block.index, i, 0], DSP_BLOCK)
+                weight_words = arm_dsp.load_words(b, weights, [block, i, 0], DSP_BLOCK)
                 totals = list(totals)
                 for q, word in enumerate(inputs):
                     for j, weight in enumerate(weight_words):
@@ -187,11 +182,6 @@ def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
             outputs = [Row(dest, (o,)) for o in channels]
             arm_dsp.store_tile(b, domain, channels, outputs, i.results,
                                [b.add(first_pixel, q) for q in range(DSP_PIXELS)])
-
-
-def dsp_blocks_of(b: KernelBuilder, out_channels: Index) -> Index:
-    """`shape_record.dsp_blocks` of a run-time channel count."""
-    return b.ceil_div(out_channels, DSP_BLOCK)
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
@@ -244,7 +234,6 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 totals[p] = domain.multiply_accumulate(totals[p], x, weight)
         return totals
 
-    last = b.sub(shape.out_width, DEPTHWISE_PIXELS)
     with b.loop(0, shape.channels) as c:
         with b.loop(0, shape.height) as y:
             into = Row(levels, (b.add(y.index, shape.pad_top),))
@@ -252,8 +241,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         start, stored = domain.bias(bias, c.index), domain.output(c.index, dest.element_type)
         with b.loop(0, shape.out_height) as y:
             top = b.mul(y.index, shape.stride_y)
-            with b.loop(0, b.ceil_div(shape.out_width, DEPTHWISE_PIXELS)) as step:
-                x0 = b.min(b.mul(step.index, DEPTHWISE_PIXELS), last)
+            with overlapping_tiles(b, shape.out_width, DEPTHWISE_PIXELS) as (x0, _):
                 first = b.mul(x0, shape.stride_x)
                 lefts = [first] + [b.add(first, b.mul(p, shape.stride_x)) for p in range(1, DEPTHWISE_PIXELS)]
                 totals = [start] * DEPTHWISE_PIXELS

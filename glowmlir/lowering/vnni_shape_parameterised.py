@@ -33,7 +33,7 @@ from glowmlir.libraries.shape_record import MatrixShape
 from glowmlir.libraries.vnni_layout import GROUP, LANES
 from glowmlir.lowering import x86_vnni
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf, row
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf, overlapping_tiles, row
 from glowmlir.lowering.shape_parameterised import read_table_by_record, record_shape, runtime_strided
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
@@ -61,9 +61,8 @@ def emit_pixel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convo
     pixels, groups = shape.pixels, b.div(shape.input_channels, GROUP)
     src = runtime_strided(view, op.input, (0, shape.input_channel_stride, 0, shape.input_pixel_stride))
     words = View(b.alloca(b.mul(groups, pixels), i32), (1, groups, 1, pixels), (0, pixels, 0, 1), 0, i32)
-    with b.loop(0, groups) as g:
-        x86_vnni.overlapping_tiles(b, pixels, x86_vnni.PACKED_PIXELS,
-                                   lambda x0: x86_vnni.pack_pixels(b, src, words, [0, g.index, 0, x0]))
+    with b.loop(0, groups) as g, overlapping_tiles(b, pixels, x86_vnni.PACKED_PIXELS) as (x0, _):
+        x86_vnni.pack_pixels(b, src, words, [0, g.index, 0, x0])
     dest = runtime_strided(view, op.dest, (0, shape.output_channel_stride, 0, shape.output_pixel_stride))
     filter_words = packed_filter_words(b, view, op, groups)
     bias = view(op.bias)

@@ -68,12 +68,8 @@ from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
 from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
-from glowmlir.lowering.requantization import (
-    offset_folds,
-    requantize_in_halves,
-    requantize_narrow_in_halves,
-)
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
+from glowmlir.lowering.requantization import requantize_in_halves, requantize_narrow_in_halves
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import (
     in_tiles,
@@ -83,7 +79,7 @@ from glowmlir.lowering.vector_columns import (
     one_row_per_channel,
     store_vector,
 )
-from glowmlir.quantization.rescaling import KernelParameters, activation_bounds
+from glowmlir.quantization.rescaling import KernelParameters, activation_bounds, offset_folds
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -112,11 +108,6 @@ def unsigned_word(b: KernelBuilder, levels: list[SSAValue], pad_byte: int) -> SS
         byte = b.emit(llvm.ZExtOp(level, i32))
         word = b.int_or(word, b.shift_left(byte, 8 * j) if j else byte)
     return b.int_xor(word, word_constant(b, dict.fromkeys(range(len(levels)), 0x80)))
-
-
-def lanes_of(b: KernelBuilder, value: int | SSAValue) -> int | SSAValue:
-    """A compile-time number as it is, a run-time i32 in every lane of a zmm register."""
-    return value if isinstance(value, int) else b.splat(value, VECTOR)
 
 
 PACKED_PIXELS = 16
@@ -181,15 +172,6 @@ def pack_pixels(b: KernelBuilder, src: View, words: View, at: list[Index], count
                          b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
     stored = None if loaded is None else [byte < GROUP * pixels for byte in range(GROUP * PACKED_PIXELS)]
     store_vector(b, unsigned, words, [n, group, b.add(y, pads[0]), b.add(x0, pads[1])], stored)
-
-
-def overlapping_tiles(b: KernelBuilder, width: Index, size: int, tile: Callable[[Index], None]) -> None:
-    """tile(x0) for tiles of `size` covering [0, width) (width >= size): a loop whose last
-    tile ends at the row's end (x0 = min(size * t, width - size): the units it shares with the
-    one before are done twice, the same numbers), one copy of the tile's code, not two."""
-    with b.loop(0, b.ceil_div(width, size)) as t:
-        x0 = b.mul(t.index, size)
-        tile(x0 if isinstance(width, int) and width % size == 0 else b.min(x0, b.sub(width, size)))
 
 
 def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
@@ -263,7 +245,7 @@ def window_sums(b: KernelBuilder, op: glowll.ConvolutionOp, words: View, channel
                                                                  stride=sx), ones)
                 g.next(total)
             ky.next(*g.results)
-        store_vector(b, b.int_mul(ky.results[0], lanes_of(b, weight_offset)), sums, [n, y, x0],
+        store_vector(b, b.int_mul(ky.results[0], b.lanewise(weight_offset, VECTOR)), sums, [n, y, x0],
                      None if count == LANES else loaded)
 
     with b.loops([n_size, conv_h]) as (n, y):
@@ -287,7 +269,7 @@ class LaneRequantization:
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
                  shift: int | SSAValue):
         self.b, self.domain, self.vector = b, domain, vector
-        self.multiplier, self.shift = self.lanewise(multiplier), self.lanewise(shift)
+        self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
         self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
 
     def narrow(self) -> KernelParameters | None:
@@ -317,12 +299,6 @@ class LaneRequantization:
             multiplier, shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
         return load_vector(b, bias, [first], LANES, loaded), LaneRequantization(b, domain, VECTOR, multiplier, shift)
 
-    def lanewise(self, value: int | SSAValue) -> int | SSAValue:
-        """A compile-time number as it is, a run-time scalar in every lane, a vector as it is."""
-        if isinstance(value, int) or isinstance(value.type, VectorType):
-            return value
-        return self.b.splat(value, self.vector)
-
     def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
         """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
         output zero point (code the same for relu and other layers)."""
@@ -335,8 +311,8 @@ class LaneRequantization:
                                                 right_shift=numbers.shift < 0)
         else:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
-            level = b.int_add(scaled, self.lanewise(offset))
-        clamped = b.clamp(level, self.lanewise(domain.low), self.lanewise(domain.high))
+            level = b.int_add(scaled, b.lanewise(offset, self.vector))
+        clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
         return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
 
 
@@ -424,7 +400,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             ky.next(*g.results)
         totals = list(ky.results)
         if weight_offset:
-            correction = b.int_mul(totals.pop(), lanes_of(b, weight_offset))
+            correction = b.int_mul(totals.pop(), b.lanewise(weight_offset, VECTOR))
             totals = [b.int_sub(total, correction) for total in totals]
         if keep_accumulators:
             for into, total in zip(outputs, totals):
@@ -442,13 +418,15 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 store_vector(b, load_vector(b, stored_tile, [j, 0], LANES), into.view, into.at(x0))
 
     if pixels_in_lanes(width):
-        overlapping_tiles(b, width, LANES, pixel_tile)
+        with overlapping_tiles(b, width, LANES) as (x0, _):
+            pixel_tile(x0)
         return
     size = channel_pixels(width, k_w, REGISTERS)
     if width < size:
         tile(0, width)
         return
-    overlapping_tiles(b, width, size, lambda x0: tile(x0, size))
+    with overlapping_tiles(b, width, size) as (x0, _):
+        tile(x0, size)
 
 
 def pixels_in_lanes(width: Index) -> bool:

@@ -212,6 +212,16 @@ def needs_wide_accumulators(input_type, centred_weights: np.ndarray, bias_levels
         initial=0)) > (1 << 31) - 1
 
 
+OFFSET_SHIFTS = 21
+"""`requantize_narrow` adds an offset inside its rounding division by 2^right for a right
+shift of at most this: |high| < 2^30 and |offset| <= 2^8, so the sum stays in int32."""
+
+
+def offset_folds(right: int, offset: int) -> bool:
+    """Whether an offset joins the rounding term of a division by 2^right (`OFFSET_SHIFTS`)."""
+    return right <= OFFSET_SHIFTS and abs(offset) <= 256
+
+
 def reduced_multiplier(multiplier: int) -> int:
     """CMSIS-NN's `REDUCE_MULTIPLIER`: a Q31 multiplier rounded to Q15, for a requantization of
     int64 accumulators (`requantize_wide`) that stays within 64 bits."""
@@ -228,8 +238,28 @@ def weight_zero_point(weight_type) -> int:
     return weight_type.offset
 
 
+class RecordWords:
+    """A dataclass of int fields that a kernel reads as i32 words of a record, in field order."""
+
+    def record(self) -> np.ndarray:
+        """The fields as the i32 words of a record, in field order."""
+        return np.array(dataclasses.astuple(self), dtype=np.int32)
+
+
+def centred_rows(levels: np.ndarray, weight_type, output_axis: int = 0) -> np.ndarray:
+    """A filter's levels less their zero point (`weight_zero_point`), int64, a row per output
+    channel: [O, the rest] (`output_axis`: where the output channels are, 1 in a glow
+    FullyConnected's [inputs, outputs])."""
+    rows = np.moveaxis(np.asarray(levels).astype(np.int64), output_axis, 0)
+    return rows.reshape(len(rows), -1) - weight_zero_point(weight_type)
+
+
+SIGNED_NUMBERS = ("shift", "bias_shift")
+"""The `KernelParameters` whose sign a kernel reading them from a record keeps in its code."""
+
+
 @dataclass(frozen=True)
-class KernelParameters:
+class KernelParameters(RecordWords):
     """The per-layer numbers of an int8 Convolution or FullyConnected kernel, each an int known
     at compile time or, in a kernel that reads them from its layer's record (`record`, see
     `glowll-quantization-records`), an SSA value of the kernel.
@@ -276,6 +306,11 @@ class KernelParameters:
         point, as a fused relu's is: an output's rounding need not see its sign."""
         return minimum + self.low_above_minimum >= self.output_offset
 
-    def record(self) -> np.ndarray:
-        """The numbers as the i32 record a kernel reads, in field order."""
-        return np.array(dataclasses.astuple(self), dtype=np.int32)
+    def code_pattern(self) -> tuple[int, ...]:
+        """What of these numbers the code of a kernel reading them from a record depends on
+        (`quantized_kernels.kernel_parameters`): which are 0 (those stay constants) and the
+        signs of the `SIGNED_NUMBERS` (a right shift's code has no left shift): per field,
+        its sign for those, else 1 for a nonzero number and 0 for 0."""
+        return tuple(int(np.sign(value)) if field in SIGNED_NUMBERS else int(value != 0)
+                     for field, value in dataclasses.asdict(self).items())
+

@@ -77,8 +77,8 @@ from glowmlir.quantization.rescaling import (
     RESAMPLE_FRACTION_BITS,
     SOFTMAX_OUTPUTS,
     bias_scales,
+    centred_rows,
     quantize_level,
-    weight_zero_point,
     wide_bias_limits,
 )
 from glowmlir.transforms.constants import typed_constant
@@ -615,7 +615,13 @@ def _quantized_levels(data: np.ndarray, element: UniformQuantizedType) -> np.nda
 def _quantized_constant(value: SSAValue, element: UniformQuantizedType, user: Operation) -> SSAValue:
     """A new constant holding `value`'s data quantized to `element` (per tensor or per channel)."""
     source = value.owner
-    op = typed_constant(source.name_.data, _quantized_levels(array_from_dense(source.value), element), element)
+    return _levels_constant(source.name_.data, _quantized_levels(array_from_dense(source.value), element), element,
+                            user)
+
+
+def _levels_constant(name: str, levels: np.ndarray, element: UniformQuantizedType, user: Operation) -> SSAValue:
+    """A new constant `name` holding `levels` of `element`, before `user`."""
+    op = typed_constant(name, levels, element)
     Rewriter.insert_op(op, InsertPoint.before(user))
     return op.result
 
@@ -637,24 +643,22 @@ def _quantized_bias(op: glow.ConvolutionOp | glow.FullyConnectedOp, bias_type: U
     wide_type = bias_type.with_storage_type(STORAGE_TYPES["Int64"])
     levels = _quantized_levels(array_from_dense(op.bias.owner.value), wide_type)
     int32 = np.iinfo(np.int32)
+    constant_name = op.bias.owner.name_.data
     if levels.min(initial=0) >= int32.min and levels.max(initial=0) <= int32.max:
-        return _quantized_constant(op.bias, bias_type, op)
+        return _levels_constant(constant_name, levels.astype(np.int32), bias_type, op)
     name = op.attributes.get(glow.NODE_NAME)
     name = name.data if name else op.name
-    if input_type.bitwidth == 8:
+    if input_type.bitwidth == 8:  # the Int32 levels: the Int64 ones saturated (both clip the same float32 levels)
         warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds int32 in accumulator units (input x weight "
                                   "scale) and saturates; -quantization-precision=Int16 keeps it in int64"))
-        return _quantized_constant(op.bias, bias_type, op)
-    filter_levels = np.moveaxis(array_from_dense(weights.owner.value).astype(np.int64), output_axis, 0)
-    centred = filter_levels.reshape(len(filter_levels), -1) - weight_zero_point(weights.type.element_type)
+        return _levels_constant(constant_name, np.clip(levels, int32.min, int32.max).astype(np.int32), bias_type, op)
+    centred = centred_rows(array_from_dense(weights.owner.value), weights.type.element_type, output_axis)
     limits = wide_bias_limits(input_type, centred)
     if (np.abs(levels) > limits).any():
         warnings.warn(GlowWarning(f"node \"{name}\": its bias exceeds 2^47 int16 accumulator units (input x weight "
                                   "scale) and is clamped there"))
         levels = np.clip(levels, -limits, limits)
-    constant = typed_constant(op.bias.owner.name_.data, levels, wide_type)
-    Rewriter.insert_op(constant, InsertPoint.before(op))
-    return constant.result
+    return _levels_constant(constant_name, levels, wide_type, op)
 
 
 def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp) -> bool:
@@ -811,9 +815,7 @@ def _widened_bias(bias: SSAValue, input_scale: float, weights: UniformQuantizedT
     product = float(bias_scales(UniformQuantizedType(STORAGE_TYPES["Int8"], input_scale, 0), weights)[0])
     ratio = np.float64(int8_type.scale) / np.float64(product)
     widened = np.rint((levels - int8_type.offset) * ratio).astype(np.int32)
-    op = typed_constant(source.name_.data, widened, UniformQuantizedType(STORAGE_TYPES["Int32"], product, 0))
-    Rewriter.insert_op(op, InsertPoint.before(user))
-    return op.result
+    return _levels_constant(source.name_.data, widened, UniformQuantizedType(STORAGE_TYPES["Int32"], product, 0), user)
 
 
 _REWRITTEN_CONVERTERS: dict[type, Callable] = {

@@ -58,8 +58,22 @@ from glowmlir.dialects.quant import (
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import DEPTHWISE, WINDOW_PAIRS, pack_filter, packing, tiled_pool
-from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers, weight_zero_point
+from glowmlir.libraries.arm_dsp_layout import (
+    DEPTHWISE,
+    WINDOW_PAIRS,
+    pack_filter,
+    packing,
+    straight_products,
+    tiled_pool,
+    with_biases,
+)
+from glowmlir.quantization.rescaling import (
+    accumulator_bounds,
+    bias_multiplier,
+    centred_rows,
+    output_multipliers,
+    weight_zero_point,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
@@ -143,7 +157,7 @@ class PackConvolutionFilter(RewritePattern):
                     and takes_im2col(int(np.prod(shape[1:])), columns))
         if helium and windowed and select_im2col(op, levels, offset, rewriter):
             return
-        centred = (levels.astype(np.int64) - offset).reshape(shape[0], -1)
+        centred = centred_rows(levels, filter_type)
         doubled = False
         if helium and columns:
             block = column_layout.channel_block(shape[0], group)
@@ -158,8 +172,6 @@ class PackConvolutionFilter(RewritePattern):
                 packed = packed * np.int16(2)
         else:
             return
-        op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
-                                       centred_type(filter_type))
         op.properties["microkernel"] = StringAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         if microkernel == MICROKERNEL and self.loop_pairs:
@@ -171,7 +183,24 @@ class PackConvolutionFilter(RewritePattern):
         # window) holding the input offset.
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
+        if doubled:
+            packed = biases_into_filter(op, kind, packed, self.loop_pairs > 0)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
+                                       centred_type(filter_type))
         erase_if_unused(weight, rewriter)
+
+
+def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
+    """`packed` (doubled) with the doubled biases in front (`arm_dsp_layout.with_biases`,
+    `biases_in_filter`) where the kernel's blocks take straight-line products
+    (`straight_products`) and the bias is a constant in accumulator units; else as it is."""
+    bias = accumulator_bias(op)
+    straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
+                                 packed.shape[1], looped)
+    if not straight or bias is None or op.wide_accumulators is not None:
+        return packed
+    op.properties["biases_in_filter"] = UnitAttr()  # narrow: twice the bias is within int32
+    return with_biases(packed, 2 * array_from_dense(bias.value).astype(np.int64))
 
 
 def centred_type(filter_type: UniformQuantizedType) -> UniformQuantizedType:
@@ -261,8 +290,7 @@ class SelectFullyConnected(RewritePattern):
             op.properties["microkernel"] = StringAttr(HELIUM if helium else MICROKERNEL)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
-                zero_point = weight_zero_point(op.weights.type.element_type)
-                centred = array_from_dense(weights.value).astype(np.int64) - zero_point
+                centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
                 mark_narrow_requantization(op, centred)
                 fold_input_offset(op, centred.sum(axis=1), rewriter)
             rewriter.notify_op_modified(op)
@@ -276,7 +304,7 @@ class SelectHeliumElementwise(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in glowll.HELIUM_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in glowll.VECTOR_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
             if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:

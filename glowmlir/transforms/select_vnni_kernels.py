@@ -36,7 +36,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
-from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.select_arm_dsp_kernels import (
     accumulator_bias,
     int8_buffers,
@@ -46,29 +46,31 @@ from glowmlir.transforms.select_arm_dsp_kernels import (
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
-def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, filter_shape: tuple[int, ...],
-                rewriter: PatternRewriter) -> bool:
-    """Packs the op's constant OIHW-shaped filter (`filter_shape`) and folds its bias for the
-    VNNI kernel, if both are constants and the bias is in accumulator units."""
+def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+    """Packs the op's constant filter, seen as OIHW (a FullyConnected's [O, C] as [O, C, 1,
+    1]; a convolution keeps the shape as `filter_shape`), and folds its bias for the VNNI
+    kernel, if both are constants and the bias is in accumulator units."""
     weight, bias = op.operands[2].owner, accumulator_bias(op)
     if not isinstance(weight, glowll.WeightOp) or weight.value is None or bias is None:
-        return False
+        return
+    convolution = isinstance(op, glowll.ConvolutionOp)
+    filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
     filter_type: UniformQuantizedType = op.operands[2].type.element_type
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
-    mark_narrow_requantization(op, (levels.astype(np.int64) - weight_zero_point(filter_type)).reshape(len(levels), -1))
-    convolution = isinstance(op, glowll.ConvolutionOp)
+    mark_narrow_requantization(op, centred_rows(levels, filter_type))
     dilations = op.dilations.get_values() if convolution else (1, 1)
     packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                    stored_as(op.bias.type.element_type, i32))
     op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)
+    if convolution:
+        op.properties["filter_shape"] = glow.ints(filter_shape)
     erase_if_unused(weight, rewriter)
     erase_if_unused(bias, rewriter)
     rewriter.notify_op_modified(op)
-    return True
 
 
 class PackConvolution(RewritePattern):
@@ -79,16 +81,14 @@ class PackConvolution(RewritePattern):
                 or vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
                 > vnni_layout.LARGEST_PACKED_INPUT):
             return
-        shape = glow.shape_of(op.filter)
-        if select_vnni(op, shape, rewriter):
-            op.properties["filter_shape"] = glow.ints(shape)
+        select_vnni(op, rewriter)
 
 
 class PackFullyConnected(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
-            select_vnni(op, (*glow.shape_of(op.weights), 1, 1), rewriter)
+            select_vnni(op, rewriter)
 
 
 def centred_depthwise_filter(op: glowll.ConvolutionOp) -> np.ndarray | None:
@@ -142,9 +142,9 @@ class PackDepthwise(RewritePattern):
 class SelectElementwise(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in glowll.AVX512_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in glowll.VECTOR_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
-            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
+            op.properties["microkernel"] = StringAttr(glowll.AVX512_ELEMENTWISE_MICROKERNEL)
             rewriter.notify_op_modified(op)
 
 

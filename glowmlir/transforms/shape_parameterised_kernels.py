@@ -10,8 +10,8 @@ convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnect
 (`libraries.shape_record`), so that one kernel (`lowering.shape_parameterised`) serves all
 the matrix products, and one each kernel size of depthwise convolution. Layers take it only
 where that makes the code smaller: among the layers whose kernels would come out alike
-(`kernel_variant`: the same numbers zero, the same kind of requantization, the input zero
-point folded into the bias or not, ...) it is chosen when they have at least
+(`kernel_variant`: the same numbers zero, the same shift signs, the same kind of
+requantization, the input zero point folded into the bias or not, ...) it is chosen when they have at least
 `minimum_shapes` distinct shapes, i.e. when it replaces that many per-layer kernels by one.
 
 Where the bias is in accumulator units (and, less the input zero point x the weight sum,
@@ -32,8 +32,8 @@ of 4 input channels whose bias is in accumulator units, a convolution of one pix
 least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
 (`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
 (`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
-channels and relu), and the output zero point is read even when it is 0
-(`shape_record.VNNI_LOADED_NUMBERS`).
+channels; the same output step, narrow or not, and in the narrow one the same relu), and
+the output zero point is read even when it is 0 (`shape_record.VNNI_LOADED_NUMBERS`).
 
 Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
 it is) and before `glowll-quantization-records` (which gives the other layers their
@@ -78,7 +78,7 @@ from glowmlir.libraries.shape_record import (
     pack_depthwise_weights,
     pack_dsp_weights,
 )
-from glowmlir.quantization.rescaling import KernelParameters, weight_zero_point
+from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
 from glowmlir.transforms.quantization_records import attach_record, takes_record
 from glowmlir.transforms.select_arm_dsp_kernels import (
     accumulator_bias,
@@ -94,14 +94,14 @@ from glowmlir.transforms.select_vnni_kernels import select_vnni
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
 
-def is_matrix_product(op: MatrixProduct, dsp: bool, vnni: bool = False) -> bool:
+def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
     microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
     of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
     and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
-    reads its int8 weights as they are: its weights are most of a net's, read once each);
-    with `vnni`, one the VNNI form takes (`vnni_form`)."""
+    reads its int8 weights as they are: its weights are most of a net's, read once each).
+    (The VNNI form takes those of them that have a `vnni_form`.)"""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
@@ -119,26 +119,37 @@ def is_matrix_product(op: MatrixProduct, dsp: bool, vnni: bool = False) -> bool:
     elif dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
                   or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
         return False
-    return not vnni or vnni_form(op) is not None
+    return True
 
 
 def vnni_form(op: MatrixProduct) -> tuple | None:
     """Which code the VNNI kernel (`lowering.vnni_shape_parameterised`) gives the layer, if it
     takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
     pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
-    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels and
-    whether a relu clamps at the output zero point (their rounding then ignores the sign:
-    the expanding layers' requantization is most of their time)."""
+    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels; and
+    whether its output step is the narrow one (`vnni_narrow_step`), in the tiles with whether
+    a relu clamps at the output zero point (their rounding then ignores the sign: the
+    expanding layers' requantization is most of their time)."""
     shape = MatrixShape.of(op)
     if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
         return None
+    narrow = vnni_narrow_step(op)
     if isinstance(op, glowll.FullyConnectedOp) or shape.pixels == 1:
-        return ("fully connected",)
+        return "fully connected", narrow
     if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
             > vnni_layout.LARGEST_PACKED_INPUT):
         return None
-    relu = KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
-    return "pixel tiles", shape.output_channels % vnni_layout.LANES, relu
+    relu = narrow and KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
+    return "pixel tiles", shape.output_channels % vnni_layout.LANES, narrow, relu
+
+
+def vnni_narrow_step(op: MatrixProduct) -> bool:
+    """Whether the VNNI kernel's output step is the narrow one (`x86_vnni.LaneRequantization.narrow`):
+    a per-tensor requantization, narrow where `select_vnni` marks it so, by a shift whose
+    rounding term takes the output zero point (`offset_folds`)."""
+    numbers = KernelParameters.of(op)
+    return (op.requantization is None and offset_folds(max(-numbers.shift, 0), numbers.output_offset)
+            and fits_narrow_requantization(op, centred_weights(op)))
 
 
 def is_depthwise(op: MatrixProduct) -> bool:
@@ -163,22 +174,21 @@ def is_depthwise(op: MatrixProduct) -> bool:
 def centred_weights(op: MatrixProduct) -> np.ndarray:
     """The layer's weights less their zero point, [O, C] int64."""
     weights = op.operands[2]
-    levels = array_from_dense(weights.owner.value).astype(np.int64)
-    centred = levels - weight_zero_point(weights.type.element_type)
-    return centred.reshape(centred.shape[0], -1)
+    return centred_rows(array_from_dense(weights.owner.value), weights.type.element_type)
 
 
 def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> tuple:
     """What a shape-parameterised kernel's code depends on besides its shape: which numbers
-    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway),
-    whether each output channel has its own requantization and whether the input zero point
-    goes into the bias (then the kernel does not read it); for `centred` weights (stored less
-    their zero point: the DSP-extension matrix product's, the depthwise kernel's) not the
-    weight zero point but whether the requantization is narrow (`narrow_requantization`). The
-    VNNI form folds every bias in accumulator units (`select_vnni`), the others where the
-    folded bias fits int32 (`folded_bias`)."""
-    folds = (accumulator_bias(op) is not None if vnni
-             else folded_bias(op, centred_weights(op).sum(axis=1)) is not None)
+    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway)
+    and the signs of its shifts (`KernelParameters.code_pattern`), whether each output
+    channel has its own requantization and whether the input zero point goes into the bias
+    (then the kernel does not read it); for `centred` weights (stored less their zero point:
+    the DSP-extension matrix product's, the depthwise kernel's) not the weight zero point but
+    whether the requantization is narrow (`narrow_requantization`; the VNNI form's narrow
+    step is its `vnni_form`'s). The VNNI form folds every bias in accumulator units
+    (`select_vnni`), the others where the folded bias fits int32 (`folded_bias`)."""
+    weights = None if vnni else centred_weights(op)
+    folds = accumulator_bias(op) is not None if vnni else folded_bias(op, weights.sum(axis=1)) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
@@ -187,8 +197,8 @@ def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> 
     narrow = None
     if centred:
         numbers = dataclasses.replace(numbers, weight_offset=0)
-        narrow = fits_narrow_requantization(op, centred_weights(op))
-    return op.requantization is not None, folds, narrow, tuple(value == 0 for value in numbers.record())
+        narrow = fits_narrow_requantization(op, weights)
+    return op.requantization is not None, folds, narrow, numbers.code_pattern()
 
 
 def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | None:
@@ -198,13 +208,15 @@ def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | 
     `vnni_form`."""
     if not vnni and is_depthwise(op):
         return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
-    if is_matrix_product(op, dsp, vnni):
-        return ("matrix product", *arithmetic_variant(op, dsp, vnni), vnni_form(op) if vnni else ())
-    return None
+    if not is_matrix_product(op, dsp):
+        return None
+    form = vnni_form(op) if vnni else ()
+    return None if form is None else ("matrix product", *arithmetic_variant(op, dsp, vnni), form)
 
 
-def layer_shape(op: MatrixProduct) -> DepthwiseShape | MatrixShape:
-    return DepthwiseShape.of(op) if is_depthwise(op) else MatrixShape.of(op)
+def is_depthwise_variant(variant: tuple) -> bool:
+    """Whether a `kernel_variant` is the depthwise kernel's (its layers' shapes `DepthwiseShape`s)."""
+    return variant[0] == "depthwise"
 
 
 def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewriter: PatternRewriter) -> None:
@@ -223,11 +235,7 @@ def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewr
 def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> None:
     """The layer's filter packed and its bias folded as the per-layer x86-vnni kernel's, and
     its record attached for the VNNI form."""
-    convolution = isinstance(op, glowll.ConvolutionOp)
-    filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
-    select_vnni(op, filter_shape, rewriter)
-    if convolution:
-        op.properties["filter_shape"] = glow.ints(filter_shape)
+    select_vnni(op, rewriter)
     attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(VNNI_MICROKERNEL))
 
 
@@ -235,7 +243,8 @@ def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> 
 class SelectShapeParameterisedKernel(RewritePattern):
     dsp: bool
     vnni: bool
-    chosen: set[MatrixProduct] = field(default_factory=set)
+    chosen: dict[MatrixProduct, bool] = field(default_factory=dict)
+    """The layers that take a shape-parameterised kernel, each with whether it is depthwise."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
@@ -244,8 +253,7 @@ class SelectShapeParameterisedKernel(RewritePattern):
         if self.vnni:
             select_vnni_matrix_product(op, rewriter)
             return
-        centred = centred_weights(op)
-        depthwise = is_depthwise(op)
+        centred, depthwise = centred_weights(op), self.chosen[op]
         if depthwise:  # on the DSP extension, int16 weight words along the window rows
             microkernel = DSP_DEPTHWISE_MICROKERNEL if self.dsp else DEPTHWISE_MICROKERNEL
             filter_levels = centred.reshape(glow.shape_of(op.filter))
@@ -284,7 +292,10 @@ class ShapeParameterisedKernels(ModulePass):
                        else None)
             if variant is not None:
                 alike[variant].append(instruction)
-        chosen = {instruction for layers in alike.values()
-                  if len({layer_shape(layer) for layer in layers}) >= self.minimum_shapes for instruction in layers}
+        chosen = {}
+        for variant, layers in alike.items():
+            shape = DepthwiseShape.of if is_depthwise_variant(variant) else MatrixShape.of
+            if len({shape(layer) for layer in layers}) >= self.minimum_shapes:
+                chosen.update(dict.fromkeys(layers, is_depthwise_variant(variant)))
         selection = SelectShapeParameterisedKernel(self.dsp, self.vnni, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

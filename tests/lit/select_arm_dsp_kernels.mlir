@@ -9,11 +9,14 @@
 // int8), its bias folded too: 100 - 3 * (1 - 2 + 3 - 4) = 106, -100 - 3 * (5 + 6 - 7 + 8) = -136.
 // Every accumulator is small (|bias| + 131 * sum |w|, far below 2^30): narrow requantization,
 // so every DSP-packed filter holds twice its levels less the zero point (`doubled_accumulators`):
-// the window pairs above are stored (4, 6), (0, 2) and (8, 0), (10, 0).
+// the window pairs above are stored (4, 6), (0, 2) and (8, 0), (10, 0). Its blocks take their
+// pairs in straight-line code (a speed-first build's gathered product of at most 32 pairs):
+// a first pair holds each channel's doubled bias as an int32 word, low half first
+// (`biases_in_filter`): -34 = 2 x -17 as (-34, -1), -76 as (-76, -1), [1, 1 + 2, 1, 2, 2].
 // The 1x1 convolution of the same input takes planes (a tile of four outputs: taps
 // (0, none), (none, 0)), its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
-// one block: [1, 24, 1, 2, 2].
+// one block, its biases in front: [1, 1 + 24, 1, 2, 2].
 // The depthwise 1x3 convolution (a group per channel) is packed per channel as the weight
 // words of a four-output tile: (0, 2), (1, none), (none, 1), each channel's weights less
 // their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
@@ -89,15 +92,15 @@ glowll.function @net {
   glowll.softmax %class_probabilities, %classes {axis = 1 : i64} : memref<1x1000x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x1000x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 
-// CHECK:      %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
+// CHECK:      %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK-NEXT: %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>} : memref<1x3x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
 // CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 2]]], {{\[\[\[}}4, 0], [0, 4]]]]> : tensor<2x1x2x2xi16>}
 // CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
-// CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x24x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>
-// CHECK:      %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}4, 8], [6, 0], [0, 6]]], {{\[\[\[}}0, 10], [2, 0], [0, 2]]]]> : tensor<2x1x3x2xi16>}
-// CHECK-NEXT: %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x25x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>{{.*}}biases_in_filter}
+// CHECK:      %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK-NEXT: %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}4, 8], [6, 0], [0, 6]]], {{\[\[\[}}0, 10], [2, 0], [0, 2]]]]> : tensor<2x1x3x2xi16>}
 // CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
@@ -108,11 +111,11 @@ glowll.function @net {
 // CHECK-NOT:  microkernel = "arm-mve"
 // CHECK:      glowll.softmax %probabilities, %logits {axis = 1 : i64} :
 // The same 1x3 convolution with a fused 1x2 max pool whose windows tile its output (kernel =
-// strides) takes window pairs too (the filter packed as the unpooled one's, doubled); with a
+// strides) takes window pairs too (the filter packed as the unpooled one's, doubled, its biases in front); with a
 // 1x2 pool of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3
 // weight words, 2], the words of a two-output tile (0, 2), (1, none), (none, 1).
-// CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>}
-// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
+// CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>}
+// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
 // CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
 // CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
 // An int8 add of more elements (1152) than its two tables of levels hold (512), and a softmax

@@ -4,7 +4,8 @@
 // the DSP kernels as int8 ones do where their sums fit int32: the 1x3 convolution's
 // filter is packed as window pairs, the FullyConnected is marked (its weights stay int8;
 // the input offset, 0, is "folded": the bias keeps its levels); both sum little enough for
-// narrow requantization, the packed filter doubled. On a Helium core they take the DSP
+// narrow requantization, the packed filter doubled, the doubled biases in front (20 as
+// (20, 0), -40 as (-40, -1): `biases_in_filter`). On a Helium core they take the DSP
 // kernels too (Helium's take int8 only). The FullyConnected whose sums need int64
 // (`wide_accumulators`: 32768 x 127 x 600 > 2^31) takes them with its int64 sums (`SMLALD`),
 // its bias as it is (no fold, no narrow requantization).
@@ -27,9 +28,9 @@ glowll.function @net {
   glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators} : memref<1x2x!quant.uniform<i16:f32, 1.0e-03:0>>, memref<1x600x!quant.uniform<i16:f32, 4.8828125e-04:0>>, memref<2x600x!quant.uniform<i8:f32, 7.8125e-03:0>>, memref<2x!quant.uniform<i32:f32, 3.8146973e-06:0>>
 }
 
-// CHECK:      %[[W:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x2x1x2x2xi16>} : memref<1x2x1x2x2x!quant.uniform<i16:f32, 7.8125e-03:0>>
-// CHECK-NEXT: %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[10, -20]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
+// CHECK:      %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[10, -20]> : tensor<2xi32>}
+// CHECK-NEXT: %[[W:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}20, 0], [-40, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>} : memref<1x3x1x2x2x!quant.uniform<i16:f32, 7.8125e-03:0>>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
 // CHECK:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
 // CHECK:      glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators, microkernel = "arm-dsp"} :
 

@@ -10,8 +10,10 @@
 // The 48-channel 1x1 convolution (24 input channel pairs, two blocks of two output channels)
 // multiplies its gathered pixels in three places (a run of four pixels: two pixel pairs; a
 // tail of two: one). Speed first, 24 pairs are straight-line code: 24 x 2 pixels x 2
-// channels SMLADs in each place, 288. With loop_pairs = 2 each place is a loop of 12 steps
-// of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 24 steps of 4 (12 in all).
+// channels SMLADs in each place, 288, for each of the two blocks, which one step of the loop
+// over blocks takes together (their weight words interleaved): 576. With loop_pairs = 2 each
+// place is a loop of 12 steps of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 24
+// steps of 4 (12 in all).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -38,7 +40,7 @@ glowll.function @net {
 // SIZE-NOT:  loop_pairs
 
 // STRAIGHT-LABEL: llvm.func internal @net_0_convolution
-// STRAIGHT-COUNT-288: llvm.arm.smlad
+// STRAIGHT-COUNT-576: llvm.arm.smlad
 // STRAIGHT-NOT:   llvm.arm.smlad
 // STRAIGHT-LABEL: llvm.func internal @net_1_fully_connected
 

@@ -22,6 +22,16 @@ glowll.function @loop_pairs_of_a_generic_convolution {
 // CHECK: glowll.convolution: loop_pairs is an arm-dsp convolution's, 1 or more channel pairs a step
 
 // -----
+glowll.function @biases_in_the_filter_of_a_generic_convolution {
+  %x = glowll.placeholder input "x" : memref<1x3x8x8xf32>
+  %y = glowll.placeholder output "y" : memref<1x4x8x8xf32>
+  %w = glowll.weight "w" : memref<4x3x3x3xf32>
+  %b = glowll.weight "b" : memref<4xf32>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, biases_in_filter} : memref<1x4x8x8xf32>, memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<4xf32>
+}
+// CHECK: glowll.convolution: biases_in_filter is an arm-dsp convolution's with doubled_accumulators
+
+// -----
 glowll.function @clip_without_its_bounds {
   %x = glowll.placeholder input "x" : memref<4xf32>
   %y = glowll.placeholder output "y" : memref<4xf32>

@@ -18,6 +18,7 @@ import pytest
 from glowmlir.dialects import glow
 from glowmlir.libraries import column_layout
 from glowmlir.libraries.arm_dsp_layout import (
+    BIAS_PAIRS,
     DEPTHWISE_PIXELS,
     WINDOW_PAIRS,
     channel_block,
@@ -27,7 +28,9 @@ from glowmlir.libraries.arm_dsp_layout import (
     packing,
     pair_tiling,
     pool_tiles,
+    straight_products,
     window_row_order,
+    with_biases,
 )
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
@@ -516,6 +519,45 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
         padded = "glowll.convolution" in line and not re.search(r"[{ ]pads = array<i64: 0, 0, 0, 0>", line)
         zero_point_padding = kind in ("depthwise", "window pairs")
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (zero_point_padding or not padded)), line
+
+
+def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases):
+    """A speed-first build's gathered products whose blocks take their pairs in straight-line
+    code (at most `UNROLLED_PAIRS`), with doubled sums, carry their doubled biases in the
+    packed filter (`biases_in_filter`: one pair more); the others do not, nor does any of a
+    size-first build (whose gathered products keep their loop). The outputs are checked on
+    every board (`test_dsp_kernels_match_the_int8_reference_on_boards`)."""
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    for level, looped in (("O3", False), ("Os", True)):
+        lines = instruction_lines(build(body, constants, target=target_for("mps2-an500", level)))
+        carried = 0
+        for line, (output, geometry, pool) in zip(lines, convolution_cases()):
+            input_shape, filter_shape, strides, pads, dilations, group = geometry
+            kind = packing(filter_shape, pads, group, pool is not None, tiles(geometry, pool))
+            height, width = glow.ConvolutionOp.shape_rule(*geometry)[2:]
+            globally = pool is not None and pool["kernel"] == (height, width) and not any(pool["pads"])
+            pairs = -(-int(np.prod(filter_shape[1:])) // 2)
+            straight = straight_products(kind, strides, pool is not None, globally, pairs, looped)
+            expected = straight and "doubled_accumulators" in line
+            assert ("biases_in_filter" in line) == expected, (level, output)
+            carried += expected
+        assert carried > 10 if not looped else carried == 0
+
+
+def test_biases_lie_before_each_blocks_weight_words():
+    """`with_biases`: a first pair whose words, where a block's weight words of a pair lie, are
+    its channels' biases as int32 (low half first); the weight pairs after it as they were."""
+    rng = np.random.default_rng(5)
+    filt = rng.integers(-128, 128, (8, 6, 1, 1)).astype(np.int8)
+    packed = pack_filter(filt, 1, (1, 6, 2, 2), (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    biases = rng.integers(-2**31, 2**31, 8)
+    carried = with_biases(packed, biases)
+    assert carried.dtype == np.int16 and carried.shape == (2, BIAS_PAIRS + 3, 2, 2, 2)
+    np.testing.assert_array_equal(carried[:, BIAS_PAIRS:], packed)
+    words = carried[:, 0].astype("<i2").view("<i4")[..., 0]  # [group, interleaved block, channel]
+    for o in range(8):
+        assert words[o // 4, o // 2 % 2, o % 2] == biases[o]
 
 
 def helium_microkernel(geometry: tuple, pool: dict | None) -> str:

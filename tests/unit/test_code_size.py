@@ -33,11 +33,19 @@ def kernel_names(bundle, kind: str) -> set[str]:
     return {name for name in function_ranges(bundle.object_code) if re.fullmatch(rf"net_\d+_{kind}", name)}
 
 
-def run_cases(cases, board: str, level: str):
+def run_cases(cases, board: str | None, level: str | None = None):
+    """Builds the cases' layers as one net for `board` at `level` (None: for this host, at
+    `level` or by default), runs it there and checks each layer's outputs against its
+    reference; the bundle."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board, level))
-    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    inputs = {name: value for case in cases for name, value in case.inputs.items()}
+    if board is None:
+        bundle = build(body, constants, target=None if level is None else resolve_target(opt_level=level))
+        outputs = bundle.run(inputs)
+    else:
+        bundle = build(body, constants, target=target_for(board, level))
+        outputs = run_on_board(bundle, board, inputs).outputs
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(np.int8)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
@@ -167,23 +175,34 @@ def test_shape_parameterised_kernels_take_an_unfolded_offset_and_the_general_req
                and ("requantization %" in line) == per_channel for line in layers)
 
 
+UNLIKE_ON_CORTEX_M = {
+    # what sets the third layer apart: its `convolution_case` arguments
+    "unfoldable bias": dict(bias_kind="lowest"),  # less the input zero point x its weight sum it leaves int32
+    "left shift": dict(output_scale=1 / 3),  # an output scale below the accumulators': requantize by 3
+}
+
+
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385"])
-def test_a_layer_whose_bias_cannot_take_the_input_offset_is_not_counted_among_those_that_do(board):
+@pytest.mark.parametrize("unlike", list(UNLIKE_ON_CORTEX_M))
+def test_a_layer_unlike_the_others_is_not_counted_among_them(board, unlike):
     """Two 1x1 convolutions with int32 biases (the input zero point folds into them) and one
-    of a third shape whose bias is int32's lowest (`bias_kind="lowest"`: less the input zero
-    point x its weight sum it would leave int32, so it cannot fold): the third's kernel reads
-    the input zero point, a kernel of its own (not alike), so at -Oz it keeps its per-layer
-    kernel and the other two share the shape-parameterised one; outputs the int8 reference's.
-    (On the M7 its general requantization tells it apart too; on the M3 only the fold.)"""
+    of a third shape that differs in what the kernel compiles in: a bias of int32's lowest
+    (`bias_kind="lowest"`: less the input zero point x its weight sum it would leave int32,
+    so it cannot fold and the kernel reads the input zero point), or a left shift (an output
+    scale a third of its accumulators'; a record's shift keeps its direction in the code,
+    `kernel_parameters`). Not alike, the third keeps its per-layer kernel at -Oz and the
+    other two share the shape-parameterised one (portable on the M3, DSP on the M7; on the
+    M7 the unfoldable bias's general requantization tells it apart too); outputs the int8
+    reference's."""
     pointwise = [((1, 6, 5, 3), (4, 6, 1, 1)), ((1, 10, 2, 4), (5, 10, 1, 1)), ((1, 8, 3, 3), (6, 8, 1, 1))]
     cases = [convolution_case(80 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
-                              bias_kind="lowest" if index == 2 else "int32")
+                              **(UNLIKE_ON_CORTEX_M[unlike] if index == 2 else {}))
              for index, (x, w) in enumerate(pointwise)]
     bundle = run_cases(cases, board, "Oz")
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
-    assert len(lines) == 3
     assert ["shape-parameterised" in line for line in lines] == [True, True, False]
-    assert ["folded_input_offset" in line for line in lines] == [True, True, False]
+    assert all("folded_input_offset" in line for line in lines[:2])
+    assert unlike != "unfoldable bias" or "folded_input_offset" not in lines[2]
 
 
 @pytest.mark.parametrize("board, level, form", [
@@ -245,10 +264,7 @@ def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
              convolution_case(22, depthwise, per_channel=True, activation="relu", suffix="_b"),
              convolution_case(23, convolution, suffix="_c"), convolution_case(24, convolution, suffix="_d"),
              convolution_case(25, CONVOLUTIONS["stride2"], suffix="_e")]
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    bundle = run_cases(cases, None)
     records = re.findall(r'"(\w+)_parameters" \{value = dense<\[([^\]]*)\]>', bundle.ir["glowll"])
     assert [name for name, _ in records] == ["w_a_vnni", "w_b_vnni"] and records[0][1] != records[1][1]
     assert len(kernel_names(bundle, "convolution")) == 4
@@ -309,11 +325,7 @@ def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_
     records: one kernel for each group of pixel tiles (last block of 8, of none, of 4 with a
     relu) and one for the FullyConnected steps; each layer's outputs are the int8 reference's."""
     cases = pointwise_layers_on_vnni(per_channel)
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected,
-                                      err_msg=case.output)
+    bundle = run_cases(cases, None)
     assert bundle.ir["glowll"].count('microkernel = "x86-vnni-shape-parameterised"') == len(cases)
     assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 4
 
@@ -324,11 +336,7 @@ def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
     the per-layer VNNI kernel (a kernel each: their input zero points differ, which that
     kernel compiles in)."""
     geometry = ((1, 8, 4, 4), (24, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
-    cases = [convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")]
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+    bundle = run_cases([convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")], None)
     assert "shape-parameterised" not in bundle.ir["glowll"]
     assert bundle.ir["glowll"].count('microkernel = "x86-vnni"') == 2
 
@@ -343,3 +351,36 @@ def test_which_host_builds_take_the_vnni_shape_parameterised_kernel(level, form)
     target = resolve_target(opt_level=opt_level, mattr=mattr[0] if mattr else None)
     chosen = [p for p in CompileOptions(target=target).pipeline().passes if isinstance(p, ShapeParameterisedKernels)]
     assert [("vnni" if p.vnni else "dsp" if p.dsp else "portable") for p in chosen] == ([form] if form else [])
+
+
+ODD_ONE_OUT = {
+    # property: the third layer's `convolution_case` arguments
+    "wide requantization": dict(bias_kind="large"),  # a bias of 2^30: its doubled sums could leave int32
+    "left shift": dict(output_scale=1 / 3),  # an output scale below the accumulators': requantize by 3
+    "unfolded output offset": dict(output_scale=2.0**23),  # a right shift past `OFFSET_SHIFTS`
+}
+
+
+@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.parametrize("level", ["O3", "Os"])
+@pytest.mark.parametrize("odd_one_out", list(ODD_ONE_OUT))
+def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level):
+    """Three 1x1 convolutions of three shapes (a last block of 8 output channels each),
+    random weights, inputs and numbers, per tensor; the third differs from the first two
+    only in one property of its output step that the VNNI shape-parameterised kernel
+    compiles in (from the layer it lowers, not its record): a requantization that is not
+    narrow, a left shift, or a right shift too long for the narrow step to add the output
+    zero point in its rounding term. The first two share the shape-parameterised kernel;
+    the third, alike with no other shape, keeps its own per-layer VNNI kernel (were it
+    counted among the first two, it would take the shape-parameterised form and still a
+    kernel of its own). Each layer's outputs are the int8 reference's."""
+    geometries = [((1, 8, 4, 4), (24, 8, 1, 1)), ((1, 12, 5, 5), (40, 12, 1, 1)), ((1, 16, 4, 6), (8, 16, 1, 1))]
+    cases = [convolution_case(90 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
+                              **(ODD_ONE_OUT[odd_one_out] if index == 2 else {}))
+             for index, (x, w) in enumerate(geometries)]
+    bundle = run_cases(cases, None, level)
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    assert [re.search(r'microkernel = "([\w-]+)"', line).group(1) for line in lines] == [
+        "x86-vnni-shape-parameterised", "x86-vnni-shape-parameterised", "x86-vnni"]
+    assert ["narrow_requantization" in line for line in lines] == [True, True, odd_one_out != "wide requantization"]
+    assert len(kernel_names(bundle, "convolution")) == 2

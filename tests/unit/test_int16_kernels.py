@@ -19,8 +19,10 @@ from tests.support import int16_reference as ref
 from tests.unit.test_quantized_kernels import (
     CONVOLUTIONS,
     build,
+    convolution_text,
     exact,
     ints,
+    lookup_table_text,
     q8,
     q8_channels,
     q16,
@@ -89,24 +91,18 @@ def convolution_case(seed: int, geometry, per_channel: bool, activation: str | N
         out_scale = spread16(reals)
     expected = ref.conv2d(x, w, bias, x_scale, w_scales, w_offsets, out_scale, strides, pads, dilations, group,
                           activation, pool)
-    attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
-    if group != 1:
-        attributes.append(f"group = {group} : i64")
-    keywords = " activation relu" if activation == "relu" else ""
-    if pool is not None:
-        keywords += f' pool {pool["kind"]}'
-        attributes.append(f'pool_kernel = {ints(pool["kernel"])}, pool_strides = {ints(pool["strides"])}, '
-                          f'pool_pads = {ints(pool["pads"])}')
-    x_t, w_t, b_t = tensor(x_shape, s16(x_scale)), tensor(w_shape, w_element), tensor((out_c,), b_element)
-    y_t = tensor(expected.shape, s16(out_scale))
-    x_, w_, b_, y_ = (name + suffix for name in "xwby")
-    body = f"""
-  %{x_} = glow.placeholder "{x_}" : {x_t}
-  %{w_} = glow.constant "{w_}" elided : {w_t}
-  %{b_} = glow.constant "{b_}" elided : {b_t}
-  %{y_} = glow.convolution %{x_}, %{w_}, %{b_}{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
-  glow.save %{y_} as "{y_}" : {y_t}"""
+    types = (tensor(x_shape, s16(x_scale)), tensor(w_shape, w_element), tensor((out_c,), b_element),
+             tensor(expected.shape, s16(out_scale)))
+    body, (x_, w_, b_, _) = convolution_text(suffix, types, geometry, activation, pool)
     return body, {x_: x}, {w_: w, b_: bias}, expected
+
+
+def check_sums(body: str, inputs: dict, constants: dict, expected: np.ndarray, wide: bool) -> None:
+    """The layer sums in int64 (`wide_accumulators`) exactly when `wide`; its outputs are
+    the reference's."""
+    bundle = build(body, constants)
+    assert ("wide_accumulators" in bundle.ir["glowll"]) == wide
+    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
 
 
 @pytest.mark.parametrize("name,per_channel,activation", [
@@ -139,10 +135,8 @@ WIDE = ((1, 64, 5, 5), (6, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1)
 def test_convolution_with_int64_sums(per_channel, pool):
     body, inputs, constants, expected = convolution_case(1660 + per_channel, WIDE, per_channel, pool=pool,
                                                          extreme_weights=True)
-    bundle = build(body, constants)
-    assert "wide_accumulators" in bundle.ir["glowll"]
     assert_spread16(expected)
-    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
+    check_sums(body, inputs, constants, expected, wide=True)
 
 
 @pytest.mark.parametrize("name,per_channel", [("3x3_pad1", False), ("stride2", True), ("depthwise", False)])
@@ -153,16 +147,13 @@ def test_convolution_with_int64_bias(name, per_channel):
                                                          per_channel, bias_bits=64)
     bias = constants["b"]
     assert np.abs(bias).min() > ref8.INT32_MAX
-    bundle = build(body, constants)
-    assert "wide_accumulators" in bundle.ir["glowll"]
     for channel in range(len(bias)):  # each output channel is more than its bias
         assert len(np.unique(expected[:, channel])) > 10
-    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
+    check_sums(body, inputs, constants, expected, wide=True)
 
 
 def test_small_convolutions_sum_in_int32():
-    body, _, constants, _ = convolution_case(1600, CONVOLUTIONS["3x3_pad1"], False)
-    assert "wide_accumulators" not in build(body, constants).ir["glowll"]
+    check_sums(*convolution_case(1600, CONVOLUTIONS["3x3_pad1"], False), wide=False)
 
 
 # ----------------------------------------------------------------------------- fully connected
@@ -198,10 +189,8 @@ def fully_connected_case(seed: int, rows: int, depth: int, columns: int, extreme
 @pytest.mark.parametrize("depth,extreme,activation", [(40, False, None), (300, False, "relu"), (700, True, None)])
 def test_fully_connected(depth, extreme, activation):
     body, inputs, constants, expected = fully_connected_case(1700 + depth, 3, depth, 8, extreme, activation)
-    bundle = build(body, constants)
-    assert ("wide_accumulators" in bundle.ir["glowll"]) == extreme
     assert_spread16(expected)
-    np.testing.assert_array_equal(bundle.run(inputs)["y"], expected)
+    check_sums(body, inputs, constants, expected, wide=extreme)
 
 
 def test_fully_connected_int64_bias_beyond_the_output_range_saturates():
@@ -233,9 +222,7 @@ def test_fully_connected_int64_bias_beyond_the_output_range_saturates():
   %f = glow.fully_connected %x, %w, %b : ({x_t}, {w_t}, {b_t}) -> {y_t}
   %y = glow.relu %f : ({y_t}) -> {y_t}
   glow.save %y as "y" : {y_t}"""
-    bundle = build(body, {"w": w, "b": bias})
-    assert "wide_accumulators" in bundle.ir["glowll"]
-    np.testing.assert_array_equal(bundle.run({"x": x})["y"], expected)
+    check_sums(body, {"x": x}, {"w": w, "b": bias}, expected, wide=True)
 
 
 # ----------------------------------------------------------------------------- elementwise, pools, softmax
@@ -251,25 +238,21 @@ def binary(op: str, a: np.ndarray, b: np.ndarray, types: tuple[float, float, flo
     return run(body, {"a": a, "b": b})["y"]
 
 
-@pytest.mark.parametrize("seed,b_shape", [(0, (2, 6, 5, 5)), (1, (1, 6, 1, 1))])
-def test_add(seed, b_shape):
+@pytest.mark.parametrize("op,seed,b_shape", [("add", 0, (2, 6, 5, 5)), ("add", 1, (1, 6, 1, 1)),
+                                             ("mul", 10, (1, 6, 1, 1))])
+def test_add_and_mul(op, seed, b_shape):
+    """An Add of two maps and of a map and a per-channel one (broadcast), a Mul of the latter."""
     rng = np.random.default_rng(1800 + seed)
     a, b = levels16(rng, 2, 6, 5, 5), levels16(rng, *b_shape)
     a_scale, b_scale = scale(rng) / 256, scale(rng) / 256
-    out_scale = ref8.f32((a_scale + b_scale) * 1.2)
-    expected = ref.add(a, b, a_scale, b_scale, out_scale)
+    if op == "add":
+        out_scale = ref8.f32((a_scale + b_scale) * 1.2)
+        expected = ref.add(a, b, a_scale, b_scale, out_scale)
+    else:
+        out_scale = ref8.f32(a_scale * b_scale * 32768 * 0.5)
+        expected = ref8.mul(a, b, (a_scale, 0), (b_scale, 0), (out_scale, 0), bits=16)
     assert_spread16(expected)
-    np.testing.assert_array_equal(binary("add", a, b, (a_scale, b_scale, out_scale)), expected)
-
-
-def test_mul():
-    rng = np.random.default_rng(1810)
-    a, b = levels16(rng, 2, 6, 5, 5), levels16(rng, 1, 6, 1, 1)
-    a_scale, b_scale = scale(rng) / 256, scale(rng) / 256
-    out_scale = ref8.f32(a_scale * b_scale * 32768 * 0.5)
-    expected = ref8.mul(a, b, (a_scale, 0), (b_scale, 0), (out_scale, 0), bits=16)
-    assert_spread16(expected)
-    np.testing.assert_array_equal(binary("mul", a, b, (a_scale, b_scale, out_scale)), expected)
+    np.testing.assert_array_equal(binary(op, a, b, (a_scale, b_scale, out_scale)), expected)
 
 
 @pytest.mark.parametrize("op", ["relu", "clip", "rescale_quantized"])
@@ -342,11 +325,7 @@ def test_interpolated_lookup_table(name, function):
     np.testing.assert_array_equal(compiled, table)
     x = np.random.default_rng(1850).permutation(np.arange(-32768, 32768, dtype=np.int16)).reshape(64, 1024)
     x_t, table_t, y_t = tensor(x.shape, s16(in_scale)), tensor((513,), s16(out_scale)), tensor(x.shape, s16(out_scale))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %t = glow.constant "t" elided : {table_t}
-  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = lookup_table_text(x_t, table_t, y_t)
     actual = run(body, {"x": x}, {"t": table})["y"]
     np.testing.assert_array_equal(actual, ref.lut_lookup(x, table))
     exact_levels = function(x.astype(np.float64) * in_scale) / out_scale

@@ -148,7 +148,8 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
 
 
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
-                     pool: dict | None = None, suffix: str = "", bias_kind: str = "int32") -> Case:
+                     pool: dict | None = None, suffix: str = "", bias_kind: str = "int32",
+                     output_scale: float | None = None) -> Case:
     """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
     `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
     tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
@@ -157,7 +158,8 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     bias -(2^31 - 1), what a bias beyond int32 saturates to; a positive input zero point,
     inputs at or above it and channel 0's weights 127, so that its sums fit int32 but its
     bias less the input zero point x its weight sum does not). With "large" and "lowest",
-    channel 0's outputs saturate and the output scale is the other channels'."""
+    channel 0's outputs saturate and the output scale is the other channels'. `output_scale`:
+    the output scale in accumulator units (per tensor), not one that spreads the outputs."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -192,28 +194,39 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     reals = acc * bias_scales[None, :, None, None].astype(np.float64)
     if bias_kind in ("large", "lowest"):
         reals = reals[:, 1:]
-    out_type = (spread_scale(reals), offset(rng))
+    out_type = (spread_scale(reals) if output_scale is None else ref.f32(bias_scales[0] * output_scale),
+                offset(rng))
+    clip = {}
+    if activation == "clip":
+        std = float(np.std(reals))
+        clip = {"clip_min": float(exact(-0.6 * std)), "clip_max": float(exact(0.9 * std))}
+    expected = ref.conv2d(x_levels, w_levels, bias, x_type, w_scales, w_offsets, out_type, strides, pads, dilations,
+                          group, activation, pool=pool, **clip)
+    x_t, w_t, b_t = tensor(x_shape, q8(*x_type)), tensor(w_shape, w_element), tensor((out_c,), b_element)
+    y_t = tensor(expected.shape, q8(*out_type))
+    body, (x, w, b, y) = convolution_text(suffix, (x_t, w_t, b_t, y_t), geometry, activation, pool, clip)
+    return Case(body, {x: x_levels}, {w: w_levels, b: bias_levels}, y, expected)
+
+
+def convolution_text(suffix: str, types: tuple[str, str, str, str], geometry, activation: str | None,
+                     pool: dict | None, clip: dict | None = None) -> tuple[str, tuple[str, str, str, str]]:
+    """The glow lines of a convolution of `geometry` (`CONVOLUTIONS`' form) with a fused
+    `activation` (a clip's bounds in `clip`) and `pool`, whose input, filter, bias and output
+    (of `types`) are named x, w, b and y + `suffix`, the output saved; and those names."""
+    _, _, strides, pads, dilations, group = geometry
     attributes = [f"strides = {ints(strides)}", f"pads = {ints(pads)}", f"dilations = {ints(dilations)}"]
     if group != 1:
         attributes.append(f"group = {group} : i64")
-    clip, keywords = {}, ""
-    if activation == "relu":
-        keywords += " activation relu"
-    elif activation == "clip":
-        std = float(np.std(reals))
-        clip = {"clip_min": float(exact(-0.6 * std)), "clip_max": float(exact(0.9 * std))}
-        keywords += " activation clip"
+    keywords = f" activation {activation}" if activation else ""
+    if clip:
         attributes.append(f'clip_min = {exact(clip["clip_min"])} : f32, clip_max = {exact(clip["clip_max"])} : f32')
-    expected = ref.conv2d(x_levels, w_levels, bias, x_type, w_scales, w_offsets, out_type, strides, pads, dilations,
-                          group, activation, pool=pool, **clip)
     if pool is not None:
         keywords += f' pool {pool["kind"]}'
         attributes.append(f'pool_kernel = {ints(pool["kernel"])}, '
                           f'pool_strides = {ints(pool["strides"])}, pool_pads = {ints(pool["pads"])}')
         if pool.get("count_include_pad"):
             attributes.append("pool_count_include_pad")
-    x_t, w_t, b_t = tensor(x_shape, q8(*x_type)), tensor(w_shape, w_element), tensor((out_c,), b_element)
-    y_t = tensor(expected.shape, q8(*out_type))
+    x_t, w_t, b_t, y_t = types
     x, w, b, y = (name + suffix for name in "xwby")
     body = f"""
   %{x} = glow.placeholder "{x}" : {x_t}
@@ -221,7 +234,7 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
   %{b} = glow.constant "{b}" elided : {b_t}
   %{y} = glow.convolution %{x}, %{w}, %{b}{keywords} {{{', '.join(attributes)}}} : ({x_t}, {w_t}, {b_t}) -> {y_t}
   glow.save %{y} as "{y}" : {y_t}"""
-    return Case(body, {x: x_levels}, {w: w_levels, b: bias_levels}, y, expected)
+    return body, (x, w, b, y)
 
 
 @pytest.mark.parametrize("name", list(CONVOLUTIONS))
@@ -930,15 +943,21 @@ def test_reference_softmax_is_the_real_softmax():
 # ----------------------------------------------------------------------------- lookup table
 
 
+def lookup_table_text(x_t: str, table_t: str, y_t: str) -> str:
+    """The glow lines of an int_lookup_table of input x (of type `x_t`) through the table t,
+    saved as y."""
+    return f"""
+  %x = glow.placeholder "x" : {x_t}
+  %t = glow.constant "t" elided : {table_t}
+  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+
+
 def test_int_lookup_table_reads_the_entry_of_each_level():
     """dest = table[x + 128] for every int8 level (a random table, every level present)."""
     rng = np.random.default_rng(970)
     x = rng.permutation(np.arange(-128, 128, dtype=np.int8)).reshape(4, 64)
     table = rng.integers(-128, 128, 256, dtype=np.int8)
     x_t, table_t, y_t = tensor(x.shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(x.shape, q8(0.02, -7))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %t = glow.constant "t" elided : {table_t}
-  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = lookup_table_text(x_t, table_t, y_t)
     np.testing.assert_array_equal(run(body, {"x": x}, {"t": table})["y"], table[x.astype(np.int64) + 128])

@@ -24,6 +24,7 @@ from tests.unit.test_quantized_kernels import (
     convolution_case,
     fully_connected_body,
     levels,
+    lookup_table_text,
     offset,
     q8,
     q8_channels,
@@ -235,11 +236,7 @@ def test_lookup_table_on_vbmi_reads_the_entry_of_each_level(shape):
     x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
     table = rng.integers(-128, 128, 256, dtype=np.int8)
     x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %t = glow.constant "t" elided : {table_t}
-  %y = glow.int_lookup_table %x, %t : ({x_t}, {table_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = lookup_table_text(x_t, table_t, y_t)
     vbmi = build(body, {"t": table})
     assert 'microkernel = "x86-vbmi"' in vbmi.ir["glowll"]
     generic = build(body, {"t": table}, target=resolve_target(mattr="-avx512vbmi"))
