@@ -49,7 +49,8 @@ def pre_quantization_passes() -> list[ModulePass]:
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
                  kernel_library: str | None = None, core: str = "", ram_size: int = 0,
-                 reuse_activations: bool = True, vector_tile: VectorTile | None = None) -> list[ModulePass]:
+                 reuse_activations: bool = True, vector_tile: VectorTile | None = None,
+                 size_first: bool = False) -> list[ModulePass]:
     """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
     as in Glow (fusion then applies to the quantized ops too); with a kernel library, what it
     takes runs NHWC. With CMSIS-NN on a Cortex-M (`core`, a `conv_pool_costs.COSTS` class),
@@ -57,7 +58,9 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`). On a target with a
     vector unit (`vector_tile`), a pool stays apart from a float convolution that runs faster
     on whole planes, and float 1x1 convolutions of stride over 1 read a subsampled input
-    (`glow-subsample-strided-pointwise`)."""
+    (`glow-subsample-strided-pointwise`). An int16-widened average fuses into its convolution
+    on the Cortex-M cores (no `vector_tile`) at -O3 only, not in a size-first build
+    (`size_first`) nor on a host (`FuseConvPool.widened_averages`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
@@ -77,8 +80,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
     if memory_fusion:
         fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
-                             vector_tile.registers)
-                if vector_tile is not None else FuseConvPool())
+                             vector_tile.registers, widened_averages=False)
+                if vector_tile is not None else FuseConvPool(widened_averages=not size_first))
         passes += [fuse, FuseResidualAdd()]
     if memory_fusion and kernel_library == "cmsis-nn" and core:
         passes.append(ChooseConvPoolKernels(core, ram_size, reuse_activations))
@@ -179,7 +182,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
 
     quantization_passes = quantization.passes() if quantization is not None else ()
     glow = graph_passes(memory_fusion, quantization_passes, kernel_library, core, ram_size, reuse_activations,
-                        vector_tile)
+                        vector_tile, size_first)
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     return CompilePipeline(tuple(glow),

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
     i1,
+    i16,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -60,7 +61,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, OpTrait, Pure, SymbolOp
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from glowmlir.dialects.quant import is_quantized, storage_type
+from glowmlir.dialects.quant import coarser_levels, is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 
 # ----------------------------------------------------------------------------- helpers
@@ -540,18 +541,32 @@ class ConvolutionWindow:
 
 class FusedPool:
     """A pool window fused into a convolution's result (glow-fuse-conv-pool): `pool` ("max"
-    or "avg") with `pool_kernel`, `pool_strides`, `pool_pads` and `pool_count_include_pad`."""
+    or "avg") with `pool_kernel`, `pool_strides`, `pool_pads` and `pool_count_include_pad`.
+    `pool_widening` = k (a quantized average): the pool averages the convolution's int8
+    levels widened exactly to the result's int16 type (`quant.finer_levels`: each level x
+    2^k), as an int8 average of a much finer profiled range is taken (`quantize._averaged`);
+    the convolution's own levels are then of `convolved_element`'s type."""
 
     pool = opt_prop_def(PoolKindAttr)
     pool_kernel = opt_prop_def(DenseArrayBase)
     pool_strides = opt_prop_def(DenseArrayBase)
     pool_pads = opt_prop_def(DenseArrayBase)
     pool_count_include_pad = opt_prop_def(UnitAttr)
+    pool_widening = opt_prop_def(IntegerAttr)
+
+    def verify_pool_widening(self) -> None:
+        """A widening pool is an average of int8 levels into an int16 result."""
+        if self.pool_widening is None:
+            return
+        result = self.results[0] if self.results else self.operands[0]  # a glowll op's dest is its first operand
+        if self.pool is None or self.pool.data != PoolKind.AVG or storage_type(element_of(result)) != i16:
+            raise VerifyException(f"{self.name}: pool_widening belongs to an average pool of int16 result")
 
 
 def fused_pool_properties(pool: PoolKind | str | PoolKindAttr | None, kernel: Sequence[int] | None = None,
                           strides: Sequence[int] | None = None, pads: Sequence[int] | None = None,
-                          count_include_pad: bool = False) -> dict[str, Attribute]:
+                          count_include_pad: bool = False, widening: int | IntegerAttr | None = None
+                          ) -> dict[str, Attribute]:
     """The `FusedPool` properties: none without a pool; a pool needs its whole window."""
     pool = enum_attr(PoolKindAttr, pool)
     if pool is None:
@@ -559,7 +574,18 @@ def fused_pool_properties(pool: PoolKind | str | PoolKindAttr | None, kernel: Se
     if kernel is None or strides is None or pads is None:
         raise ValueError("a fused pool needs its kernel, strides and pads")
     return {"pool": pool, "pool_kernel": ints(kernel), "pool_strides": ints(strides), "pool_pads": ints(pads)} | \
-        flags(pool_count_include_pad=count_include_pad)
+        flags(pool_count_include_pad=count_include_pad) | \
+        ({} if widening is None else {"pool_widening": i64_attr(widening)})
+
+
+def convolved_element(op: IRDLOperation) -> Attribute:
+    """The element type of a convolution's (glow or glowll) own outputs, before its fused
+    pool: its result's, unless the pool widens them (`FusedPool.pool_widening`), then the
+    int8 type the result's finer levels come from (`quant.coarser_levels`). FullyConnected
+    has no pool: its result's."""
+    result = op.results[0] if op.results else op.operands[0]  # a glowll op's dest is its first operand
+    widening = op.properties.get("pool_widening")
+    return element_of(result) if widening is None else coarser_levels(element_of(result), widening.value.data)
 
 
 # ----------------------------------------------------------------------------- the compute op base
@@ -720,7 +746,8 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
     `glow-decompose-3d-convolution` passes rewrite them as 2-D ones, the only ones lowered.
 
     `glow-fuse-conv-pool` may give it a `pool` window ("max" or "avg", with `pool_kernel`,
-    `pool_strides`, `pool_pads`): the result is then the pooled convolution.
+    `pool_strides`, `pool_pads`): the result is then the pooled convolution (with
+    `pool_widening`, an int16 average of its int8 levels widened exactly: `FusedPool`).
     `glow-fuse-residual-add` may give it a `residual` operand added to its result (before
     the activation), as in ResNet blocks. With `layout NHWC`, input and result are NHWC and
     the filter OHWI (for the kernel libraries).
@@ -744,11 +771,12 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
                  clip_max: float | None = None, residual: SSAValue | None = None,
                  pool: PoolKind | str | None = None, pool_kernel: Sequence[int] | None = None,
                  pool_strides: Sequence[int] | None = None, pool_pads: Sequence[int] | None = None,
-                 pool_count_include_pad: bool = False, layout: Layout | str | None = None,
-                 result_element: ElementLike = None):
+                 pool_count_include_pad: bool = False, pool_widening: int | IntegerAttr | None = None,
+                 layout: Layout | str | None = None, result_element: ElementLike = None):
         properties = ({"strides": ints(strides), "pads": ints(pads), "dilations": ints(dilations),
                        "group": i64_attr(group)} | fused_activation_properties(activation, clip_min, clip_max)
-                      | fused_pool_properties(pool, pool_kernel, pool_strides, pool_pads, pool_count_include_pad)
+                      | fused_pool_properties(pool, pool_kernel, pool_strides, pool_pads, pool_count_include_pad,
+                                              pool_widening)
                       | layout_properties(layout))
         pool_window = None if pool is None else (int_values(pool_kernel), int_values(pool_strides),
                                                  int_values(pool_pads))
@@ -765,7 +793,8 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
                 "activation": self.activation, "clip_min": self.clip_min, "clip_max": self.clip_max,
                 "residual": self.residual, "pool": self.pool, "pool_kernel": self.pool_kernel,
                 "pool_strides": self.pool_strides, "pool_pads": self.pool_pads,
-                "pool_count_include_pad": self.pool_count_include_pad is not None, "layout": self.layout}
+                "pool_count_include_pad": self.pool_count_include_pad is not None,
+                "pool_widening": self.pool_widening, "layout": self.layout}
 
     @staticmethod
     def shape_rule(input_shape, filter_shape, strides, pads, dilations, group) -> tuple[int, ...]:
@@ -801,6 +830,7 @@ class ConvolutionOp(GlowOp, ConvolutionWindow, FusedActivation, FusedPool, Layou
     def verify_(self) -> None:
         super().verify_()
         self.verify_activation()
+        self.verify_pool_widening()
         if shape_of(self.bias) != (shape_of(self.filter)[0],):
             raise VerifyException("glow.convolution: bias must have one element per output channel")
         if self.residual is not None and (shape_of(self.residual) != shape_of(self.result) or self.pool is not None):

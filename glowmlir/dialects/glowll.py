@@ -404,10 +404,11 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data not in MICROKERNELS:
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
     numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8
-    int16_data = (op.microkernel.data == "arm-dsp"
-                  and all(storage_type(v.type.element_type) == i16 for v in (op.dest, op.input))
+    # a convolution's own outputs: before a widening pool (`glow.convolved_element`)
+    elements = (glow.convolved_element(op), op.input.type.element_type)
+    int16_data = (op.microkernel.data == "arm-dsp" and all(storage_type(e) == i16 for e in elements)
                   and op.input.type.element_type.offset == 0)
-    if not int16_data and not all(storage_type(v.type.element_type) == numbers for v in (op.dest, op.input)):
+    if not int16_data and not all(storage_type(e) == numbers for e in elements):
         _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output"
                   + (" (or int16 of offset 0)" if op.microkernel.data == "arm-dsp" else ""))
     if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
@@ -474,7 +475,8 @@ def verify_microkernel(op: IRDLOperation) -> None:
 class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
 
-    then pooled by a fused `pool` window ("max" or "avg") when one is set. With a
+    then pooled by a fused `pool` window ("max" or "avg") when one is set (a quantized
+    average with `pool_widening` = k: of the int8 levels x 2^k, `glow.FusedPool`). With a
     `residual` buffer, residual[n, o, y, x] is added before the activation (it may be
     `dest` itself: the convolution then accumulates into it in place).
 
@@ -538,7 +540,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                        "type($filter) `,` type($bias) (`,` type($residual)^)? "
                        "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)?")
 
-    POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad")
+    POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad",
+                                              "pool_widening")
 
     def __init__(self, dest: SSAValue, input: SSAValue, filter: SSAValue, bias: SSAValue, *,
                  strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,
@@ -550,14 +553,15 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                  pool_kernel: Sequence[int] | DenseArrayBase | None = None,
                  pool_strides: Sequence[int] | DenseArrayBase | None = None,
                  pool_pads: Sequence[int] | DenseArrayBase | None = None, pool_count_include_pad: bool = False,
-                 residual: SSAValue | None = None, requantization: SSAValue | None = None,
-                 parameters: SSAValue | None = None):
+                 pool_widening: int | IntegerAttr | None = None, residual: SSAValue | None = None,
+                 requantization: SSAValue | None = None, parameters: SSAValue | None = None):
         properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
                       "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
                       **glow.fused_activation_properties(activation, clip_min, clip_max),
                       "pool": _enum(glow.PoolKindAttr, pool), "pool_kernel": _integers(pool_kernel),
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
-                      "pool_count_include_pad": _flag(pool_count_include_pad)}
+                      "pool_count_include_pad": _flag(pool_count_include_pad),
+                      "pool_widening": _integer(pool_widening)}
         super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters],
                          properties=properties)
 
@@ -577,6 +581,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
             _fail(self, f"{stray[0]} without a fused pool")
         self.expect_dest_shape(glow.convolution_result_shape)
         self.verify_activation()
+        self.verify_pool_widening()
         if glow.shape_of(self.bias) != (glow.convolution_shape(self)[1],):
             _fail(self, "bias must have one element per output channel")
         if self.residual is not None and glow.shape_of(self.residual) != glow.shape_of(self.dest):

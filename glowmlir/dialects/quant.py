@@ -183,6 +183,17 @@ def stored_as(element_type: UniformQuantizedType, storage: Attribute, centred: b
     return UniformQuantizedType(storage, element_type.scale, 0 if centred else element_type.offset)
 
 
+def finer_levels(element: UniformQuantizedType, bits: int) -> UniformQuantizedType:
+    """A per-tensor int8 type's levels in int16 with `bits` more fractional bits (scale /
+    2^bits, offset x 2^bits): its level L is the int16 level L x 2^bits, exactly."""
+    return UniformQuantizedType(i16, element.scale / 2 ** bits, element.offset << bits)
+
+
+def coarser_levels(element: UniformQuantizedType, bits: int) -> UniformQuantizedType:
+    """The int8 type whose `finer_levels(., bits)` is `element`."""
+    return UniformQuantizedType(i8, element.scale * 2 ** bits, element.offset >> bits)
+
+
 def is_quantized_instruction(op: Operation) -> bool:
     """Whether an instruction reads or writes a quantized buffer (the kernel libraries and the
     quantized kernels take exactly these)."""

@@ -673,8 +673,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         results = pair_products(results, i)
                 return results
 
-            pooled = tiles is not None or pool is not None
-            levels_of = [domain.output(o, dest.element_type) for o in channels] if pooled else []
+            levels_of = [domain.output(o, dest.element_type) for o in channels] if tiles is not None else []
             folded = [None] * block  # a tiled pool's, per channel: the window's pixels so far
             groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
             together = STRAIGHT_PIXEL_PAIRS if straight and block * sum(p for _, p in groups) <= 8 else 1
@@ -688,9 +687,11 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     outputs = [Row(dest, (n, o)) for o in channels]
                     with constants_anew(results[0]):
                         store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
-                else:
-                    for j, o in enumerate(channels):
-                        pool.fold(o, [levels_of[j](results[k * block + j]) for k in range(len(xs))])
+                else:  # the requantization's constants made anew, as for stored outputs
+                    with constants_anew(results[0]):
+                        for j, o in enumerate(channels):
+                            level = domain.output(o, dest.element_type)
+                            pool.fold(o, [level(results[k * block + j]) for k in range(len(xs))])
             if tiles is not None:
                 for j, o in enumerate(channels):
                     tiles.store(n, o, x0, folded[j], levels_of[j])

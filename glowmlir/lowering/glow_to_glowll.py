@@ -145,7 +145,7 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
                                        group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
                                        pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
                                        pool_count_include_pad=op.pool_count_include_pad is not None,
-                                       residual=residual, requantization=requantization)
+                                       pool_widening=op.pool_widening, residual=residual, requantization=requantization)
     convolution.properties.update(_accumulators(op, op.filter))
     lowering.add(convolution)
 
@@ -173,7 +173,7 @@ def _requantization_table(lowering: _FunctionLowering, op: Operation, weights: S
     weight_type = weights.type.element_type
     if not (isinstance(weight_type, UniformQuantizedType) and weight_type.per_channel):
         return None
-    multipliers, shifts = output_multipliers(op.input.type.element_type, weight_type, op.result.type.element_type)
+    multipliers, shifts = output_multipliers(op.input.type.element_type, weight_type, glow.convolved_element(op))
     return lowering.add(glowll.WeightOp(weights.owner.name_.data + "_requantization",
                                         MemRefType(i32, [2, len(multipliers)]),
                                         dense_from_array(np.stack([multipliers, shifts]))))

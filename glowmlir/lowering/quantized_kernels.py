@@ -39,7 +39,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import StringAttr, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
 from glowmlir.libraries import shape_record
@@ -184,7 +184,9 @@ class QuantizedArithmetic(ArithmeticDomain):
     in stack rows, starting from the bias in accumulator units, then
     `clamp(requantize(sum, M, S) + y_offset)` narrowed to the storage type. Pools fold the
     raw levels (input and output share their parameters) into int32 stack rows; averages
-    are rounded half away from zero."""
+    are rounded half away from zero. A convolution's widening pool (`pool_widening` = k)
+    folds its int8 levels the same way and averages 2^k times their sum, the sum of the
+    int16 levels they widen to exactly (`glow.convolved_element`)."""
 
     def __init__(self, b: KernelBuilder, op: glowll.InstructionOp, view: ViewOf):
         super().__init__(b)
@@ -192,7 +194,10 @@ class QuantizedArithmetic(ArithmeticDomain):
         # sums twice the accumulator (`doubled_accumulators`: the packed filter's levels doubled)
         self.doubled = getattr(op, "doubled_accumulators", None) is not None
         self.rounding = None
-        self.out_type = _type(op.dest)
+        self.out_type = glow.convolved_element(op)  # an output's, before a fused pool
+        self.pooled_type = _type(op.dest)
+        widening = getattr(op, "pool_widening", None)
+        self.pool_widening = 0 if widening is None else widening.value.data
         self.output_offset = self.out_type.offset
         self.low, self.high = activation_bounds(op, self.out_type)
         if isinstance(op, glowll.ConvolutionOp | glowll.FullyConnectedOp):
@@ -313,7 +318,7 @@ class QuantizedArithmetic(ArithmeticDomain):
     def finish_pool_row(self, window: Window, pooled: Row, dest: Row, y: Index, in_hw: tuple[int, int]) -> None:
         """Maxima as they are; sums divided by the window size, rounded half away from zero
         (TFLite's average pool)."""
-        b, storage, offset = self.b, dest.view.element_type, self.out_type.offset
+        b, storage, offset = self.b, dest.view.element_type, self.pooled_type.offset
         width = dest.view.shape[-1]
         if window.is_max:
             fill_row(b, dest, width, lambda x: b.truncate(b.load(pooled.view, pooled.at(x)), storage))
@@ -327,6 +332,8 @@ class QuantizedArithmetic(ArithmeticDomain):
 
         def average(x: Index) -> SSAValue:
             total = b.load(pooled.view, pooled.at(x))
+            if self.pool_widening:  # the sum of the widened levels
+                total = b.shift_left(total, self.pool_widening)
             if padding is not None:
                 total = b.int_add(total, padding(x))
             count = b.integer(size) if isinstance(size, int) else b.truncate(b.index(size(x)), i32)

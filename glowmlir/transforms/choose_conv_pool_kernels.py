@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -39,32 +40,36 @@ def fused_convolutions(module: ModuleOp) -> list[glow.ConvolutionOp]:
     return [op for op in module.walk() if isinstance(op, glow.ConvolutionOp) and op.pool is not None]
 
 
-def unfused(fused: glow.ConvolutionOp) -> tuple[glow.ConvolutionOp, glow.PoolOp]:
-    """The convolution and pool `fused` stands for (`glow-fuse-conv-pool` in reverse),
-    inserted before it; `fused` keeps its uses."""
-    element = fused.result.type.element_type  # fusion requires the pool's to equal the convolution's
+def unfused(fused: glow.ConvolutionOp) -> tuple[glow.ConvolutionOp, glow.PoolOp, list[Operation]]:
+    """The convolution and pool `fused` stands for (`glow-fuse-conv-pool` in reverse), and
+    all the ops inserted before it (between them, a widening pool's exact int16 widening);
+    `fused` keeps its uses."""
+    element = fused.result.type.element_type  # the pool's: the convolution's unless it widens
     arguments = fused.builder_arguments() | {"pool": None}
     conv = glow.with_attributes_of(glow.ConvolutionOp(fused.input, fused.filter, fused.bias, **arguments,
-                                                      result_element=element), fused)
+                                                      result_element=glow.convolved_element(fused)), fused)
+    ops: list[Operation] = [conv]
+    if fused.pool_widening is not None:
+        ops.append(glow.RescaleQuantizedOp(conv.result, element))
     window = (fused.pool_kernel.get_values(), fused.pool_strides.get_values(), fused.pool_pads.get_values())
     if fused.pool.data == glow.PoolKind.MAX:
-        pool = glow.MaxPoolOp(conv.result, *window, layout=fused.layout, result_element=element)
+        pool = glow.MaxPoolOp(ops[-1].results[0], *window, layout=fused.layout, result_element=element)
     else:
-        pool = glow.AvgPoolOp(conv.result, *window, count_include_pad=fused.pool_count_include_pad is not None,
+        pool = glow.AvgPoolOp(ops[-1].results[0], *window, count_include_pad=fused.pool_count_include_pad is not None,
                               layout=fused.layout, result_element=element)
-    Rewriter.insert_op([conv, pool], InsertPoint.before(fused))
-    return conv, pool
+    ops.append(pool)
+    Rewriter.insert_op(ops, InsertPoint.before(fused))
+    return conv, pool, ops
 
 
-def discard(ops: tuple[glow.ConvolutionOp, glow.PoolOp]) -> None:
-    conv, pool = ops
-    Rewriter.erase_op(pool)
-    Rewriter.erase_op(conv)
+def discard(ops: list[Operation]) -> None:
+    for op in reversed(ops):
+        Rewriter.erase_op(op)
 
 
 def unfuse(fused: glow.ConvolutionOp) -> glow.ConvolutionOp:
     """Replaces `fused` by its convolution and pool; returns the convolution."""
-    conv, pool = unfused(fused)
+    conv, pool, _ = unfused(fused)
     fused.result.replace_all_uses_with(pool.result)
     Rewriter.erase_op(fused)
     return conv
@@ -90,8 +95,8 @@ class ChooseConvPoolKernels(ModulePass):
             return
         costs, accepts = COSTS[self.core], LIBRARIES[LIBRARY].accepts
         for fused in fused_convolutions(op):
-            candidate = unfused(fused)
-            if not all(accepts(part) is None for part in candidate):
+            conv, pool, candidate = unfused(fused)
+            if not all(accepts(part) is None for part in (conv, pool)):
                 discard(candidate)
                 continue  # the library would not take it: the selection says why
             work = ConvolutionWork.of(fused)
@@ -111,9 +116,9 @@ class ChooseConvPoolKernels(ModulePass):
                 discard(candidate)
                 kept = fused
             else:  # the candidate convolution and pool take its place
-                fused.result.replace_all_uses_with(candidate[1].result)
+                fused.result.replace_all_uses_with(pool.result)
                 Rewriter.erase_op(fused)
-                kept = candidate[0]
+                kept = conv
             kept.attributes[glow.KERNEL_CHOICE] = StringAttr(choice)
 
     def ram_unfused(self, module: ModuleOp, index: int) -> int:

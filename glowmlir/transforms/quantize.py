@@ -53,7 +53,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, is_quantized
+from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_levels, is_quantized
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
@@ -484,8 +484,7 @@ def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
 def _finer(element: UniformQuantizedType) -> UniformQuantizedType:
     """An int8 type's levels in int16 with `FINER_LEVEL_BITS` more fractional bits (scale
     / 256, offset x 256): every int8 level is one of its levels, exactly."""
-    return UniformQuantizedType(STORAGE_TYPES["Int16"], element.scale / 2 ** FINER_LEVEL_BITS,
-                                element.offset << FINER_LEVEL_BITS)
+    return finer_levels(element, FINER_LEVEL_BITS)
 
 
 POOL_NARROWING = 2.0

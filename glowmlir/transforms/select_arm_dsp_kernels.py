@@ -116,6 +116,12 @@ def int8_buffers(*buffers) -> bool:
     return all(storage_type(v.type.element_type) == i8 for v in buffers)
 
 
+def int8_layer(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """Int8 input, weights and outputs (a convolution's own, before a widening pool:
+    `glow.convolved_element`)."""
+    return int8_buffers(op.input, op.operands[2]) and storage_type(glow.convolved_element(op)) == i8
+
+
 def int16_data(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     """An int16 layer the DSP kernels take: int16 input (offset 0: its pairs need no
     offset) and output, int8 weights (its sums int32, or int64 with `wide_accumulators`:
@@ -126,7 +132,7 @@ def int16_data(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
 
 def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     """Whether the "arm-dsp" kernels take the layer's data: int8, or int16 (`int16_data`)."""
-    return int8_buffers(op.dest, op.input, op.operands[2]) or int16_data(op)
+    return int8_layer(op) or int16_data(op)
 
 
 @dataclass
@@ -234,7 +240,7 @@ def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     if bias is None:
         return False
     bound = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
-    _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, op.dest.type.element_type)
+    _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, glow.convolved_element(op))
     left = max(int(np.max(shifts)), 0)
     return int(bound.max(initial=0)) << (left + 1) < 2**31
 

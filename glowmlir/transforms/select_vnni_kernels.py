@@ -37,7 +37,12 @@ from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quant
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import vnni_layout
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import accumulator_bias, int8_buffers, mark_narrow_requantization
+from glowmlir.transforms.select_arm_dsp_kernels import (
+    accumulator_bias,
+    int8_buffers,
+    int8_layer,
+    mark_narrow_requantization,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
@@ -72,7 +77,7 @@ class PackConvolution(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
-                or op.group.value.data != 1 or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
+                or op.group.value.data != 1 or op.residual is not None or not int8_layer(op)
                 or vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
                 > vnni_layout.LARGEST_PACKED_INPUT):
             return
