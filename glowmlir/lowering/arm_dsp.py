@@ -63,6 +63,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     DEPTHWISE_PIXELS,
     QUAD_CHANNELS,
     TILE_PIXELS,
+    DepthwisePlan,
     HalfwordTiling,
     PairTiling,
     convolution_depthwise_plan,
@@ -154,6 +155,14 @@ them through an opaque pointer (`KernelBuilder.opaque`)."""
 PLANE_BYTES = 2048
 """A depthwise convolution copies each input plane, padded, into this many bytes of stack:
 the whole plane when it fits, else bands of it (one row of output at least)."""
+
+UNROLLED_PLANE_TILES = 32
+"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole of at most this
+many tiles (output rows x tiles a row) is multiplied in straight-line code in a speed-first
+build: its rows unrolled, each tile's words, weight words and outputs at constant offsets.
+About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3, 25 x 5) ~5 KB more a kernel,
+which its four depthwise layers share; MobileNetV2's planes of hundreds of tiles stay looped.
+A size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
 
 STACK_ALIGNMENT = 8
 """The kernels' stack buffers are aligned as the Armv7-M stack is (8 bytes; `LDRD` needs 4):
@@ -964,8 +973,11 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     bands = -(-out_h // band)
     words = -(-rows_read(band) * row_bytes // 4)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    if widened:  # the offset not folded, the copy subtracts it: the padding is 0
-        plane, padding = zero_point_plane(b, 0 if x_offset is not None else domain.input_offset, words, i16)
+    unrolled = unrolls_plane(plan, out_h, out_w, bands, op.loop_pairs is None)
+    filter_words = k_h * packed.shape[2]  # a channel's packed weight words
+    if widened:  # the offset not folded, the copy subtracts it: the padding is 0 (unrolled: the filter after it)
+        plane, padding = zero_point_plane(b, 0 if x_offset is not None else domain.input_offset,
+                                          words + (filter_words if unrolled else 0), i16)
         plane = View.contiguous(plane.base, (rows_read(band), plan.row_words), element_type=i32)
         columns = plane
     else:
@@ -1006,8 +1018,11 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if widened:
             group = b.div(b.mul(x0, sx), 4)  # of four columns, three words
-            under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
-                                    element_type=i32)  # the tile's words from its kernel row 0
+            if unrolled:  # at constant offsets from the channel's copy of the plane's address
+                under = channel_plane.reshaped(plane.shape, plane.strides, plane_y * plan.row_words + 3 * group)
+            else:
+                under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
+                                        element_type=i32)  # the tile's words from its kernel row 0
         for ky in range(k_h):
             if widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
@@ -1037,15 +1052,46 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 if plan.tilings[-1].dropped and x_offset is None:
                     last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
                                                   k_h, start)
+            if unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
+                channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
+                filter_rows = copy_filter(b, filter_rows, channel_plane.base, words, filter_words)
             last = len(plan.tilings) - 1
-            with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
-                plane_y = b.mul(y.index, sy)
-                if plan.tiles:
+
+            def row(y: Index) -> None:
+                """Output row y of the band: its tiles of four, then the last tile."""
+                plane_y = b.mul(y, sy)
+                if plan.tiles and unrolled:
+                    for t in range(plan.tiles):
+                        tile(n, c, b.add(y0, y), plane_y, start, 0, t * DEPTHWISE_PIXELS, filter_rows)
+                elif plan.tiles:
                     with b.loop(0, plan.tiles) as t:
-                        tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
+                        tile(n, c, b.add(y0, y), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    tile(n, c, b.add(y0, y.index), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS,
-                         filter_rows)
+                    tile(n, c, b.add(y0, y), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS, filter_rows)
+
+            if unrolled:
+                for y in range(out_h):
+                    row(y)
+            else:
+                with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
+                    row(y.index)
+
+
+def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int, words: int) -> View:
+    """The first `words` words of `filter_rows` (a channel's packed filter) copied to word `at`
+    of the buffer at `base`, and the view of them there."""
+    source = View.contiguous(filter_rows.base, (words,), element_type=i32)
+    into = View.contiguous(base, (words,), at, element_type=i32)
+    for word in range(words):
+        b.store(b.load(source, [word]), into, [word])
+    return View.contiguous(base, filter_rows.shape, at * 4 // element_bytes(filter_rows), filter_rows.element_type)
+
+
+def unrolls_plane(plan: DepthwisePlan, out_h: int, out_w: int, bands: int, speed_first: bool) -> bool:
+    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_TILES`): a
+    widened plane copied whole, of at most that many tiles, in a speed-first build."""
+    tiles_a_row = plan.tiles + (plan.tiles * DEPTHWISE_PIXELS < out_w)
+    return plan.widened and speed_first and bands == 1 and out_h * tiles_a_row <= UNROLLED_PLANE_TILES
 
 
 def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: View, r: Index, first_column: int,
