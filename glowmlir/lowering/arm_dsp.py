@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -1054,7 +1055,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                                                   k_h, start)
             if unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
                 channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
-                filter_rows = copy_filter(b, filter_rows, channel_plane.base, words, filter_words)
+                filter_rows = copy_filter(b, filter_rows, channel_plane.base, words)
             last = len(plan.tilings) - 1
 
             def row(y: Index) -> None:
@@ -1077,13 +1078,16 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                     row(y.index)
 
 
-def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int, words: int) -> View:
-    """The first `words` words of `filter_rows` (a channel's packed filter) copied to word `at`
-    of the buffer at `base`, and the view of them there."""
-    source = View.contiguous(filter_rows.base, (words,), element_type=i32)
-    into = View.contiguous(base, (words,), at, element_type=i32)
-    for word in range(words):
-        b.store(b.load(source, [word]), into, [word])
+def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) -> View:
+    """A channel's widened filter (`filter_rows`, [O, KH, slotted words, 2] from the channel's)
+    copied to word `at` of the buffer at `base`, the two used words of each slot (`slot_word`)
+    by one `LDRD` and one `STRD`; the view of the copy, shaped as `filter_rows`."""
+    k_h, words = filter_rows.shape[1:3]
+    source = View.contiguous(filter_rows.base, (k_h, words), element_type=i32)
+    into = View.contiguous(base, (k_h, words), at, element_type=i32)
+    for ky, slot in itertools.product(range(k_h), range(0, words, 3)):
+        pair = b.emit(llvm.LoadOp(b.element(source, [ky, slot]), i64, alignment=4))
+        b.emit(llvm.StoreOp(pair, b.element(into, [ky, slot]), alignment=4))
     return View.contiguous(base, filter_rows.shape, at * 4 // element_bytes(filter_rows), filter_rows.element_type)
 
 
