@@ -26,7 +26,8 @@ packs them.
   multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point (of int8 data along undilated rows, widened to int16:
-  `widen_row`, `halfword_products`).
+  `widen_row`, `halfword_products`; a small widened plane's rows unrolled whole at -O3,
+  `UNROLLED_PLANE_TILES`).
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
   pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
   instead).
@@ -158,12 +159,16 @@ PLANE_BYTES = 2048
 the whole plane when it fits, else bands of it (one row of output at least)."""
 
 UNROLLED_PLANE_TILES = 32
-"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole of at most this
-many tiles (output rows x tiles a row) is multiplied in straight-line code in a speed-first
-build: its rows unrolled, each tile's words, weight words and outputs at constant offsets.
-About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3, 25 x 5) ~5 KB more a kernel,
-which its four depthwise layers share; MobileNetV2's planes of hundreds of tiles stay looped.
-A size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
+"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole whose output
+takes at most this many tiles (output rows x tiles a row) is multiplied in straight-line
+code in a speed-first build (`unrolls_plane`): its rows unrolled, each tile's words, weight
+words and outputs at constant offsets from two pointers, the channel's filter copied beside
+the plane (`copy_filter`). About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3,
+25 x 5 outputs) take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in
+their requantization numbers (four kernels); their depthwise layers on the M7 119,228 ->
+105,752 instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its
+larger ones (12 x 12 outputs: 36 tiles, up to 48 x 48) stay looped. A size-first build keeps
+the loop (its convolutions carry `loop_pairs`)."""
 
 STACK_ALIGNMENT = 8
 """The kernels' stack buffers are aligned as the Armv7-M stack is (8 bytes; `LDRD` needs 4):
@@ -956,7 +961,8 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     A widened plan (int8 data, undilated rows: `arm_dsp_layout.widens_planes`) copies the
     planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
     them as they are (`halfword_products`), with the weight words of each tile read through
-    an opaque pointer, by `LDRD` too."""
+    an opaque pointer, by `LDRD` too. A small widened plane's rows are unrolled whole in a
+    speed-first build (`UNROLLED_PLANE_TILES`)."""
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels, out_h, out_w = dest.shape
     _, in_c, in_h, in_w = src.shape
