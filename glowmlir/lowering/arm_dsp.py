@@ -1091,9 +1091,9 @@ def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) ->
     k_h, words = filter_rows.shape[1:3]
     source = View.contiguous(filter_rows.base, (k_h, words), element_type=i32)
     into = View.contiguous(base, (k_h, words), at, element_type=i32)
-    for ky, slot in itertools.product(range(k_h), range(0, words, 3)):
-        pair = b.emit(llvm.LoadOp(b.element(source, [ky, slot]), i64, alignment=4))
-        b.emit(llvm.StoreOp(pair, b.element(into, [ky, slot]), alignment=4))
+    for ky, first in itertools.product(range(k_h), range(0, 2 * words // 3, 2)):  # a slot's first word
+        pair = b.emit(llvm.LoadOp(b.element(source, [ky, slot_word(first)]), i64, alignment=4))
+        b.emit(llvm.StoreOp(pair, b.element(into, [ky, slot_word(first)]), alignment=4))
     return View.contiguous(base, filter_rows.shape, at * 4 // element_bytes(filter_rows), filter_rows.element_type)
 
 
