@@ -26,7 +26,8 @@ packs them.
   multiplied as gathered channels are.
 * `depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point (of int8 data along undilated rows, widened to int16:
-  `widen_row`, `halfword_products`).
+  `widen_row`, `halfword_products`; a small widened plane's rows unrolled whole at -O3,
+  `UNROLLED_PLANE_TILES`).
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
   pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
   instead).
@@ -50,6 +51,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -66,6 +68,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     QUAD_CHANNELS,
     TILE_PIXELS,
     UNROLLED_PAIRS,
+    DepthwisePlan,
     HalfwordTiling,
     PairTiling,
     convolution_depthwise_plan,
@@ -143,6 +146,18 @@ them through an opaque pointer (`KernelBuilder.opaque`)."""
 PLANE_BYTES = 2048
 """A depthwise convolution copies each input plane, padded, into this many bytes of stack:
 the whole plane when it fits, else bands of it (one row of output at least)."""
+
+UNROLLED_PLANE_TILES = 32
+"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole whose output
+takes at most this many tiles (output rows x tiles a row) is multiplied in straight-line
+code in a speed-first build (`unrolls_plane`): its rows unrolled, each tile's words, weight
+words and outputs at constant offsets from two pointers, the channel's filter copied beside
+the plane (`copy_filter`). About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3,
+25 x 5 outputs) take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in
+their requantization numbers (four kernels); their depthwise layers on the M7 119,228 ->
+105,752 instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its
+larger ones (12 x 12 outputs: 36 tiles, up to 48 x 48) stay looped. A size-first build keeps
+the loop (its convolutions carry `loop_pairs`)."""
 
 STACK_ALIGNMENT = 8
 """The kernels' stack buffers are aligned as the Armv7-M stack is (8 bytes; `LDRD` needs 4):
@@ -971,7 +986,8 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     A widened plan (int8 data, undilated rows: `arm_dsp_layout.widens_planes`) copies the
     planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
     them as they are (`halfword_products`), with the weight words of each tile read through
-    an opaque pointer, by `LDRD` too."""
+    an opaque pointer, by `LDRD` too. A small widened plane's rows are unrolled whole in a
+    speed-first build (`UNROLLED_PLANE_TILES`)."""
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels, out_h, out_w = dest.shape
     _, in_c, in_h, in_w = src.shape
@@ -989,8 +1005,11 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     bands = -(-out_h // band)
     words = -(-rows_read(band) * row_bytes // 4)
     x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    if widened:  # the offset not folded, the copy subtracts it: the padding is 0
-        plane, padding = zero_point_plane(b, 0 if x_offset is not None else domain.input_offset, words, i16)
+    unrolled = unrolls_plane(plan, out_h, out_w, bands, op.loop_pairs is None)
+    filter_words = k_h * packed.shape[2]  # a channel's packed weight words
+    if widened:  # the offset not folded, the copy subtracts it: the padding is 0 (unrolled: the filter after it)
+        plane, padding = zero_point_plane(b, 0 if x_offset is not None else domain.input_offset,
+                                          words + (filter_words if unrolled else 0), i16)
         plane = View.contiguous(plane.base, (rows_read(band), plan.row_words), element_type=i32)
         columns = plane
     else:
@@ -1031,8 +1050,11 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if widened:
             group = b.div(b.mul(x0, sx), 4)  # of four columns, three words
-            under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
-                                    element_type=i32)  # the tile's words from its kernel row 0
+            if unrolled:  # at constant offsets from the channel's copy of the plane's address
+                under = channel_plane.reshaped(plane.shape, plane.strides, plane_y * plan.row_words + 3 * group)
+            else:
+                under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
+                                        element_type=i32)  # the tile's words from its kernel row 0
         for ky in range(k_h):
             if widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
@@ -1062,15 +1084,49 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 if plan.tilings[-1].dropped and x_offset is None:
                     last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
                                                   k_h, start)
+            if unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
+                channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
+                filter_rows = copy_filter(b, filter_rows, channel_plane.base, words)
             last = len(plan.tilings) - 1
-            with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
-                plane_y = b.mul(y.index, sy)
-                if plan.tiles:
+
+            def row(y: Index) -> None:
+                """Output row y of the band: its tiles of four, then the last tile."""
+                plane_y = b.mul(y, sy)
+                if plan.tiles and unrolled:
+                    for t in range(plan.tiles):
+                        tile(n, c, b.add(y0, y), plane_y, start, 0, t * DEPTHWISE_PIXELS, filter_rows)
+                elif plan.tiles:
                     with b.loop(0, plan.tiles) as t:
-                        tile(n, c, b.add(y0, y.index), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
+                        tile(n, c, b.add(y0, y), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    tile(n, c, b.add(y0, y.index), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS,
-                         filter_rows)
+                    tile(n, c, b.add(y0, y), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS, filter_rows)
+
+            if unrolled:
+                for y in range(out_h):
+                    row(y)
+            else:
+                with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
+                    row(y.index)
+
+
+def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) -> View:
+    """A channel's widened filter (`filter_rows`, [O, KH, slotted words, 2] from the channel's)
+    copied to word `at` of the buffer at `base`, the two used words of each slot (`slot_word`)
+    by one `LDRD` and one `STRD`; the view of the copy, shaped as `filter_rows`."""
+    k_h, words = filter_rows.shape[1:3]
+    source = View.contiguous(filter_rows.base, (k_h, words), element_type=i32)
+    into = View.contiguous(base, (k_h, words), at, element_type=i32)
+    for ky, first in itertools.product(range(k_h), range(0, 2 * words // 3, 2)):  # a slot's first word
+        pair = b.emit(llvm.LoadOp(b.element(source, [ky, slot_word(first)]), i64, alignment=4))
+        b.emit(llvm.StoreOp(pair, b.element(into, [ky, slot_word(first)]), alignment=4))
+    return View.contiguous(base, filter_rows.shape, at * 4 // element_bytes(filter_rows), filter_rows.element_type)
+
+
+def unrolls_plane(plan: DepthwisePlan, out_h: int, out_w: int, bands: int, speed_first: bool) -> bool:
+    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_TILES`): a
+    widened plane copied whole, of at most that many tiles, in a speed-first build."""
+    tiles_a_row = plan.tiles + (plan.tiles * DEPTHWISE_PIXELS < out_w)
+    return plan.widened and speed_first and bands == 1 and out_h * tiles_a_row <= UNROLLED_PLANE_TILES
 
 
 def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: View, r: Index, first_column: int,

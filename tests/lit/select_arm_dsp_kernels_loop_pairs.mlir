@@ -17,7 +17,9 @@
 // The depthwise 1x3 convolution (pads 1 left and right, rows of four outputs) runs on planes
 // widened to int16 in either build, its filter packed alike: weight words (1, 2), (0, 1) and an
 // unused one (`arm_dsp_layout.slot_word`), each less the zero point (-1), doubled; size first,
-// it carries `loop_pairs` too.
+// it carries `loop_pairs` too. Speed first, its plane of three rows of one tile (four outputs,
+// an SMLAD and a one-product multiply each) is unrolled whole (`arm_dsp.UNROLLED_PLANE_TILES`):
+// 12 SMLADs; size first, the tile sits in the loop over rows: 4.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -57,6 +59,9 @@ glowll.function @net {
 // STRAIGHT-COUNT-576: llvm.arm.smlad
 // STRAIGHT-NOT:   llvm.arm.smlad
 // STRAIGHT-LABEL: llvm.func internal @net_1_fully_connected
+// STRAIGHT-LABEL: llvm.func internal @net_2_convolution
+// STRAIGHT-COUNT-12: llvm.arm.smlad
+// STRAIGHT-NOT:   llvm.arm.smlad
 
 // STEP2-LABEL: llvm.func internal @net_0_convolution
 // STEP2:       %[[STEPS:.*]] = llvm.mlir.constant(12 : i32) : i32
@@ -64,6 +69,9 @@ glowll.function @net {
 // STEP2-COUNT-24: llvm.arm.smlad
 // STEP2-NOT:   llvm.arm.smlad
 // STEP2-LABEL: llvm.func internal @net_1_fully_connected
+// STEP2-LABEL: llvm.func internal @net_2_convolution
+// STEP2-COUNT-4: llvm.arm.smlad
+// STEP2-NOT:   llvm.arm.smlad
 
 // STEP1-LABEL: llvm.func internal @net_0_convolution
 // STEP1:       %[[STEPS:.*]] = llvm.mlir.constant(24 : i32) : i32

@@ -35,6 +35,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     window_row_order,
     with_biases,
 )
+from glowmlir.lowering.arm_dsp import unrolls_plane
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
 from tests.support import int8_reference as ref
@@ -411,12 +412,12 @@ def cases() -> list[Case]:
     return all_cases()
 
 
-def check_on_board(cases: list[Case], board: str):
+def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False):
     """Builds every case into one bundle for `board`, runs it there and checks each output
     against its reference, bit for bit; returns the bundle."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board))
+    bundle = build(body, constants, target=target_for(board), keep_assembly=keep_assembly)
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
@@ -473,6 +474,45 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
     assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
     folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
     assert folded.count(False) == 1
+
+
+# A plane of at most `arm_dsp.UNROLLED_PLANE_TILES` tiles (a DS-CNN-like one of 10 rows of five,
+# one tile a row; 3 rows of a tile of four and one of three), unrolled whole at -O3; one of more
+# (20 rows of a tile of four and one of five: 40 tiles), looped.
+UNROLLED_PLANES = {
+    "unrolled_rows_of_five": (((1, 4, 10, 5), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), True),
+    "unrolled_rows_of_seven": (((1, 2, 3, 7), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), True),
+    "looped_rows_of_nine": (((1, 2, 20, 9), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), False),
+}
+
+
+def assembly_functions(assembly: str) -> dict[str, str]:
+    """The body of each function of an assembly listing, by name."""
+    parts = re.split(r"^([A-Za-z_][\w.]*):\s*$", assembly, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an386"])
+def test_small_widened_planes_are_unrolled_whole_at_o3(board):
+    """A small plane's kernel requantizes each of its outputs in its own instructions (rows
+    unrolled: an `SSAT` per output of the plane), a large one's in a loop (fewer); both bit
+    for bit against the int8 reference on the M7 and the M4. In a size-first build no plane
+    is unrolled."""
+    cases = [convolution_case(3100 + index, geometry, suffix=f"_{name}")
+             for index, (name, (geometry, _)) in enumerate(UNROLLED_PLANES.items())]
+    bundle = check_on_board(cases, board, keep_assembly=True)
+    kernels = [body for name, body in assembly_functions(bundle.ir["assembly"]).items()
+               if name.endswith("_convolution")]
+    assert len(kernels) == len(cases)  # in the order of the cases
+    for body, (name, ((input_shape, *_), unrolled)) in zip(kernels, UNROLLED_PLANES.items()):
+        outputs = input_shape[2] * input_shape[3]  # stride 1, padded: the plane's size
+        assert (len(re.findall(r"\bssat\b", body)) >= outputs) == unrolled, name
+    for name, (geometry, unrolled) in UNROLLED_PLANES.items():
+        input_shape, filter_shape, strides, pads, dilations, _ = geometry
+        plan = convolution_depthwise_plan(input_shape, filter_shape, strides, pads, dilations, widened=True)
+        out_h, out_w = input_shape[2:]
+        assert unrolls_plane(plan, out_h, out_w, 1, speed_first=True) == unrolled, name
+        assert not unrolls_plane(plan, out_h, out_w, 1, speed_first=False)
 
 
 WIDE_EVERY = 3
