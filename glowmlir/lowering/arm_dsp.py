@@ -104,6 +104,15 @@ def gathered_bytes(pixels: int, pairs: int) -> int:
     """The stack bytes of `pixels` gathered pixels of `pairs` channel pairs."""
     return -(-pixels // 2) * pairs * SLOT_WORDS * 4 if pixels > 1 else pairs * 4
 
+GATHER_STEP_PAIRS = 8
+"""A straight gathered product (`UNROLLED_PAIRS`) gathers this many channel pairs a step of its
+loop over them (LLVM unrolled four; DS-CNN's pointwise layers on the M7: 45 instructions for
+four pairs, 85 for eight), from the last pair down: counted up, LLVM's loop strength reduction
+ran an induction variable up to zero and put the gathered words at the loop's whole range
+more from its pointer, beyond the +-1020 bytes of `STRD`'s offset for the second pixel pair
+(two `STR`s each). DS-CNN's pointwise layers on the M7: 401.5k -> 400.8k instructions each
+counted down, 400.2k eight a step."""
+
 REREAD_PAIRS = 20
 """A gathered product looped over at most this many input channel pairs (a size-first build,
 `UNROLLED_PAIRS`) reads its buffer through an opaque pointer made in each block of output
@@ -459,20 +468,25 @@ def block_weight_index(b: KernelBuilder, packed: View, o_block: Index, pair: Ind
     return [b.div(o_block, interleaved), pair, b.remainder(o_block, interleaved), 0, 0]
 
 
-def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue],
-                       downward: bool = False) -> list[SSAValue]:
+def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue], downward: bool = False,
+                       per_step: int = 1) -> list[SSAValue]:
     """`carried` after `step(carried, pair index, first channel, second channel)` of every
-    pair of input channels (2i, 2i + 1); an odd last channel is paired with itself (its
-    weight pair's high half is zero, so any level will do). `downward`: from the last pair
-    (the straight gathered product's gather: counted up, LLVM's loop strength reduction ran
-    an induction variable up to zero and put the gathered words at the loop's whole range more
-    from its pointer, beyond the +-1020 bytes of `STRD`'s offset for the second pixel pair,
-    two `STR`s each; DS-CNN's pointwise layers on the M7 402.0k -> 401.2k instructions)."""
-    with b.loop(0, in_c // 2, carried=carried) as c:
-        pair = b.sub(in_c // 2 - 1, c.index) if downward else c.index
+    pair of input channels (2i, 2i + 1), `per_step` pairs a loop step; an odd last channel is
+    paired with itself (its weight pair's high half is zero, so any level will do).
+    `downward`: from the last pair (`GATHER_STEP_PAIRS`)."""
+    def pair_step(carried: list[SSAValue], i: Index) -> list[SSAValue]:
+        pair = b.sub(in_c // 2 - 1, i) if downward else i
         first = b.mul(pair, 2)
-        c.next(*step(list(c.carried), pair, first, b.add(first, 1)))
+        return step(carried, pair, first, b.add(first, 1))
+
+    with b.loop(0, in_c // 2 // per_step, carried=carried) as c:
+        values = list(c.carried)
+        for k in range(per_step):
+            values = pair_step(values, b.add(b.mul(c.index, per_step), k))
+        c.next(*values)
     carried = c.results
+    for i in range(in_c // 2 // per_step * per_step, in_c // 2):
+        carried = pair_step(carried, i)
     if in_c % 2:
         carried = step(carried, in_c // 2, in_c - 1, in_c - 1)
     return carried
@@ -595,7 +609,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 b.store(pair, gathered, [p // 2, i, p % 2])
             return carried
 
-        over_channel_pairs(b, src.shape[1], channel_pair, [], downward=straight)
+        over_channel_pairs(b, src.shape[1], channel_pair, [], downward=straight,
+                           per_step=GATHER_STEP_PAIRS if straight else 1)
 
     def products(totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
@@ -711,7 +726,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
             def step_block(h: int) -> tuple[Index, View]:
                 """Block h of the step and its weights, through a pointer made opaque here."""
-                if h:  # after the block before's stores
+                if h or __import__("os").environ.get("BAR0"):  # after the block before's stores
                     after(b, [])
                 block_words = b.opaque(b.offset_pointer(step_words, h * packed.strides[2], packed.element_type))
                 return b.add(b.mul(blocks.index, together), h), View(
