@@ -209,6 +209,9 @@ MORE_CONVOLUTIONS = {
     "window_rows_of_four_clamped": ((1, 2, 30, 40), (4, 2, 3, 4), (1, 1), (1, 1, 1, 2), (1, 1), 1),
     "window_rows_of_four_unpadded": ((2, 1, 6, 11), (6, 1, 2, 8), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "window_padded_copy_two_images": ((2, 1, 9, 8), (4, 1, 3, 4), (1, 2), (1, 1, 1, 2), (1, 1), 1),
+    # windows gathered two pixels at a time from a padded copy, tap by tap (rows of three), an odd
+    # plane (runs of four, a pair and a single pixel left, its two blocks of a step together)
+    "window_pixel_pairs_odd_plane": ((1, 2, 7, 9), (8, 2, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
     # 1x1: pairs along the input channels (odd count, strided, rows not a multiple of four)
     "pointwise_odd": ((1, 5, 3, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_stride2": ((2, 6, 6, 9), (6, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
@@ -252,6 +255,9 @@ BLOCKED_POINTWISE = {
     # last input channel (a run and a pair of pixels left)
     "pointwise_straight": (((1, 64, 5, 5), (12, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
     "pointwise_straight_odd": (((1, 45, 2, 3), (7, 45, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    # gathered from the last pair down, eight a loop step (`arm_dsp.GATHER_STEP_PAIRS`): 11 pairs, an
+    # odd last channel; an odd plane (the last pixel on both blocks of a step together)
+    "pointwise_straight_gather_steps": (((1, 23, 3, 7), (8, 23, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
     # global pools on enough taps for Helium's dot products (a 1x1, and a padded 3x3)
     "pointwise_global_avg_deep": (((1, 56, 3, 3), (12, 56, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                                   dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(0, 0, 0, 0))),
