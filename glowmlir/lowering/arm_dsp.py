@@ -601,7 +601,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
         if windows:
             gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset, padded,
-                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None)
+                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None,
+                           by_pixel_pairs=straight)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -842,7 +843,7 @@ def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) ->
 def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
                    n: Index, x0: Index, count: int, x_offset: SSAValue | None,
                    padded: PaddedInput | None = None, pixel_at: Callable[[Index], tuple[Index, Index]] | None = None,
-                   looped: bool = False) -> None:
+                   looped: bool = False, by_pixel_pairs: bool = False) -> None:
     """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane; or
     the pixels `pixel_at(k)` = (row, column), k < count) into `gathered` ([pixel pair, tap
     pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
@@ -850,7 +851,11 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
     input, or any window of the `padded` copy of image n, loads its taps at constant offsets
     from its origin. `looped` (a size-first build): the taps of one input channel at a time
-    (two when a channel's are odd) in a loop."""
+    (two when a channel's are odd) in a loop. `by_pixel_pairs` (straight products,
+    `UNROLLED_PAIRS`), when every window is inside: two pixels' windows a loop step, each tap
+    pair of the two side by side stored with one `STRD` (DS-CNN's stem on the M7: 66
+    instructions a pixel, 108 a pixel pair). Over more pairs the code doubled for little: the
+    int16 windows of `test_arm_dsp_kernels` on the M55 took 12 KB more."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
@@ -920,7 +925,7 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
             channel_pairs(in_c - in_c % step, in_c % step, (in_c - in_c % step) * k_h * k_w // 2)
 
     inside = padded is not None or not any(op.pads.get_values())
-    paired = inside and not looped and count > 1
+    paired = inside and by_pixel_pairs and count > 1
     if paired:  # each tap pair of two pixels side by side: one STRD
         with b.loop(0, count // 2) as q:
             both = [window_pairs(b.add(b.mul(q.index, 2), p), False, 0, in_c) for p in range(2)]
