@@ -111,6 +111,16 @@ def gathered_bytes(pixels: int, pairs: int) -> int:
     """The stack bytes of `pixels` gathered pixels of `pairs` channel pairs."""
     return -(-pixels // 2) * pairs * SLOT_WORDS * 4 if pixels > 1 else pairs * 4
 
+GATHER_STEP_PAIRS = 8
+"""A straight gathered product (`UNROLLED_PAIRS`) gathers this many channel pairs a step of its
+loop over them (LLVM unrolled four; DS-CNN's pointwise layers on the M7: 45 instructions for
+four pairs, 85 for eight; the net's code at -O3 29,062 -> 29,734 B, MobileNetV2's 91,232 -> 96,272 B
+for 11.6k instructions fewer), from the last pair down: counted up, LLVM's loop strength reduction
+ran an induction variable up to zero and put the gathered words at the loop's whole range
+more from its pointer, beyond the +-1020 bytes of `STRD`'s offset for the second pixel pair
+(two `STR`s each). DS-CNN's pointwise layers on the M7: 401.5k -> 400.8k instructions each
+counted down, 400.2k eight a step."""
+
 REREAD_PAIRS = 20
 """A gathered product looped over at most this many input channel pairs (a size-first build,
 `UNROLLED_PAIRS`) reads its buffer through an opaque pointer made in each block of output
@@ -478,14 +488,25 @@ def block_weight_index(b: KernelBuilder, packed: View, o_block: Index, pair: Ind
     return [b.div(o_block, interleaved), pair, b.remainder(o_block, interleaved), 0, 0]
 
 
-def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue]) -> list[SSAValue]:
+def over_channel_pairs(b: KernelBuilder, in_c: int, step, carried: list[SSAValue], downward: bool = False,
+                       per_step: int = 1) -> list[SSAValue]:
     """`carried` after `step(carried, pair index, first channel, second channel)` of every
-    pair of input channels (2i, 2i + 1); an odd last channel is paired with itself (its
-    weight pair's high half is zero, so any level will do)."""
-    with b.loop(0, in_c // 2, carried=carried) as c:
-        first = b.mul(c.index, 2)
-        c.next(*step(list(c.carried), c.index, first, b.add(first, 1)))
+    pair of input channels (2i, 2i + 1), `per_step` pairs a loop step; an odd last channel is
+    paired with itself (its weight pair's high half is zero, so any level will do).
+    `downward`: from the last pair (`GATHER_STEP_PAIRS`)."""
+    def pair_step(carried: list[SSAValue], i: Index) -> list[SSAValue]:
+        pair = b.sub(in_c // 2 - 1, i) if downward else i
+        first = b.mul(pair, 2)
+        return step(carried, pair, first, b.add(first, 1))
+
+    with b.loop(0, in_c // 2 // per_step, carried=carried) as c:
+        values = list(c.carried)
+        for k in range(per_step):
+            values = pair_step(values, b.add(b.mul(c.index, per_step), k))
+        c.next(*values)
     carried = c.results
+    for i in range(in_c // 2 // per_step * per_step, in_c // 2):
+        carried = pair_step(carried, i)
     if in_c % 2:
         carried = step(carried, in_c // 2, in_c - 1, in_c - 1)
     return carried
@@ -599,7 +620,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
         if windows:
             gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset, padded,
-                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None)
+                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None,
+                           by_pixel_pairs=straight)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -608,14 +630,15 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 b.store(pair, gathered, [p // 2, i, p % 2])
             return carried
 
-        over_channel_pairs(b, src.shape[1], channel_pair, [])
+        over_channel_pairs(b, src.shape[1], channel_pair, [], downward=straight,
+                           per_step=GATHER_STEP_PAIRS if straight else 1)
 
     def products(totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
         totals = list(totals)
         for k, word in enumerate(inputs):
             for j, weight in enumerate(weights):
-                totals[k * block + j] = smlad(b, word, weight, totals[k * block + j])
+                totals[k * len(weights) + j] = smlad(b, word, weight, totals[k * len(weights) + j])
         return totals
 
     def constants_anew(after_value: SSAValue):
@@ -636,17 +659,26 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         loop carries the step's pointer, advanced once the step's products are done (else
         LLVM advanced it among the last block's products and spilled). Carrying the output
         rows' pointer too took 0.1% fewer instructions on DS-CNN, 0.5% more on
-        MobileNetV3-style on the M7."""
+        MobileNetV3-style on the M7. Unpooled, a block's products start after the stores of
+        the block before (`after`): else LLVM began them among its requantization and spilled
+        (DS-CNN's stem on the M7, its windows gathered by pixel pairs: 267.7k -> 264.3k
+        instructions; with a tiled pool the CIFAR-sized net's stem took 3.4k fewer on the M7,
+        3.1k more on the M4). A
+        single pixel (a plane's last, 125 = 31 x 4 + 1) takes the step's blocks together, one
+        input word for four weight words a channel pair (DS-CNN's pointwise layers on the M7:
+        402.0k -> 401.5k instructions each, its last pixel 4.5k -> 4.0k)."""
 
-        def block_products(o_block: Index, weights: View | None) -> list[SSAValue]:
-            """Block `o_block` of output channels (straight, its `weights` [pair (the bias pairs
-            first, `biases_in_filter`), channel, 2]); its last totals."""
+        def block_products(o_blocks: list[Index], weights: list[View] | None) -> list[SSAValue]:
+            """The blocks `o_blocks` of output channels together (one, or straight, the blocks of
+            a step for a single pixel) (straight, their `weights` [pair (the bias pairs first,
+            `biases_in_filter`), channel, 2]); their last totals."""
             reread = gathered
             if pairs <= REREAD_PAIRS:
                 reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
-            channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+            channels = [b.add(b.mul(o_block, block), j) for o_block in o_blocks for j in range(block)]
+            width = len(channels)
             if biases_in_filter:
-                starts = load_words(b, weights, [0, 0, 0], block)
+                starts = [word for words in weights for word in load_words(b, words, [0, 0, 0], block)]
             else:
                 starts = [domain.bias(bias, o) for o in channels]
 
@@ -659,11 +691,12 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                                  gathered.shape, gathered.strides, 0, gathered.element_type)
                     results = starts * sum(in_pair for _, in_pair in group)
                     for i in range(pairs):
-                        weight_words = load_words(b, weights, [first_pair + i, 0, 0], block)
+                        weight_words = [word for words in weights
+                                        for word in load_words(b, words, [first_pair + i, 0, 0], block)]
                         first = 0  # the group's first pixel of this pixel pair
                         for q, in_pair in group:
                             inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
-                            taken = slice(first * block, (first + in_pair) * block)
+                            taken = slice(first * width, (first + in_pair) * width)
                             results[taken] = products(results[taken], inputs, weight_words)
                             after(b, results[taken])
                             first += in_pair
@@ -676,7 +709,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
                     def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
                         return products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                        pointwise_weight_words(b, filter_words, o_block, i))
+                                        pointwise_weight_words(b, filter_words, o_blocks[0], i))
 
                     with b.loop(0, pairs // step, carried=starts * in_pair) as i:
                         totals = list(i.carried)
@@ -688,16 +721,17 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         results = pair_products(results, i)
                 return results
 
-            levels_of = [domain.output(o, dest.element_type) for o in channels] if tiles is not None else []
-            folded = [None] * block  # a tiled pool's, per channel: the window's pixels so far
+            pooled = tiles is not None or pool is not None
+            levels_of = [domain.output(o, dest.element_type) for o in channels] if pooled else []
+            folded = [None] * width  # a tiled pool's, per channel: the window's pixels so far
             groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
-            together = STRAIGHT_PIXEL_PAIRS if straight and block * sum(p for _, p in groups) <= 8 else 1
+            together = STRAIGHT_PIXEL_PAIRS if straight and width * sum(p for _, p in groups) <= 8 else 1
             for first in range(0, len(groups), together):
                 group = groups[first:first + together]
                 results = pixel_pairs(group, folded[0])
                 xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
                 if tiles is not None:
-                    folded = [tiles.fold(folded[j], results[j::block], levels_of[j]) for j in range(block)]
+                    folded = [tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
                 elif pool is None:
                     outputs = [Row(dest, (n, o)) for o in channels]
                     with constants_anew(results[0]):
@@ -706,7 +740,7 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     with constants_anew(results[0]):
                         for j, o in enumerate(channels):
                             level = domain.output(o, dest.element_type)
-                            pool.fold(o, [level(results[k * block + j]) for k in range(len(xs))])
+                            pool.fold(o, [level(results[k * width + j]) for k in range(len(xs))])
             if tiles is not None:
                 for j, o in enumerate(channels):
                     tiles.store(n, o, x0, folded[j], levels_of[j])
@@ -714,16 +748,28 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
         if not straight:
             with b.loop(0, out_c // block) as o_block:
-                block_products(o_block.index, None)
+                block_products([o_block.index], None)
             return
         together = packed.shape[2]
         with b.loop(0, out_c // (block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
             step_words, = blocks.carried
-            for h in range(together):
+
+            def step_block(h: int) -> tuple[Index, View]:
+                """Block h of the step and its weights, through a pointer made opaque here."""
+                if h and tiles is None:  # after the block before's stores
+                    after(b, [])
                 block_words = b.opaque(b.offset_pointer(step_words, h * packed.strides[2], packed.element_type))
-                weights = View(block_words, (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0,
-                               packed.element_type)
-                results = block_products(b.add(b.mul(blocks.index, together), h), weights)
+                return b.add(b.mul(blocks.index, together), h), View(
+                    block_words, (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0,
+                    packed.element_type)
+
+            if count == 1 and tiles is None:  # one pixel: the step's blocks together
+                o_blocks, weights = zip(*(step_block(h) for h in range(together)), strict=True)
+                results = block_products(list(o_blocks), list(weights))
+            else:
+                for h in range(together):
+                    o_block, words = step_block(h)
+                    results = block_products([o_block], [words])
             blocks.next(b.offset_pointer(opaque_after(b, step_words, results[-1]), packed.strides[0],
                                          packed.element_type))
 
@@ -818,7 +864,7 @@ def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) ->
 def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
                    n: Index, x0: Index, count: int, x_offset: SSAValue | None,
                    padded: PaddedInput | None = None, pixel_at: Callable[[Index], tuple[Index, Index]] | None = None,
-                   looped: bool = False) -> None:
+                   looped: bool = False, by_pixel_pairs: bool = False) -> None:
     """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane; or
     the pixels `pixel_at(k)` = (row, column), k < count) into `gathered` ([pixel pair, tap
     pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
@@ -826,7 +872,11 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
     input, or any window of the `padded` copy of image n, loads its taps at constant offsets
     from its origin. `looped` (a size-first build): the taps of one input channel at a time
-    (two when a channel's are odd) in a loop."""
+    (two when a channel's are odd) in a loop. `by_pixel_pairs` (straight products,
+    `UNROLLED_PAIRS`), when every window is inside: two pixels' windows a loop step, each tap
+    pair of the two side by side stored with one `STRD` (DS-CNN's stem on the M7: 66
+    instructions a pixel, 108 a pixel pair). Over more pairs the code doubled for little: the
+    int16 windows of `test_arm_dsp_kernels` on the M55 took 12 KB more."""
     _, in_c, in_h, in_w = src.shape
     _, _, k_h, k_w = op.filter_shape.get_values()
     sy, sx = op.strides.get_values()
@@ -840,68 +890,81 @@ def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         pixel = b.add(x0, k)
         return b.div(pixel, out_w), b.remainder(pixel, out_w)
 
-    with b.loop(0, count) as k:
-        out_y, out_x = (pixel_at or row_major)(k.index)
+    def origin(k: Index) -> tuple[Index, Index]:
+        """The row and column of pixel k's window's first tap (in the padded copy, if any)."""
+        out_y, out_x = (pixel_at or row_major)(k)
         top, left = b.mul(out_y, sy), b.mul(out_x, sx)
-        if padded is None:
-            top, left = b.sub(top, pt), b.sub(left, pl)
+        return (top, left) if padded is not None else (b.sub(top, pt), b.sub(left, pl))
 
-        def window(clamped: bool) -> None:
-            """The pixel's taps into its slots; `clamped`: some may be outside the input (clamped
-            loads, the zero point where outside), else all are inside (it or its padded copy)."""
-            def coordinates(first: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
-                """(coordinate, clamped into the input when padded, whether it is inside) per tap."""
-                found = []
-                for t in range(taps):
-                    at = b.add(first, t * step)
-                    found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if clamped else (at, None))
-                return found
+    def window_pairs(k: Index, clamped: bool, first: Index, channels: int) -> list[SSAValue]:
+        """The pairs of taps of pixel k's window in input channels first .. first + channels - 1;
+        `clamped`: some taps may be outside the input (clamped loads, the zero point where
+        outside), else all are inside (it or its padded copy)."""
+        top, left = origin(k)
 
-            rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
-            view, prefix = (src, [n]) if padded is None else (padded.view, [])
+        def coordinates(start: Index, step: int, taps: int, size: int) -> list[tuple[Index, SSAValue | None]]:
+            """(coordinate, clamped into the input when padded, whether it is inside) per tap."""
+            found = []
+            for t in range(taps):
+                at = b.add(start, t * step)
+                found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if clamped else (at, None))
+            return found
 
-            def channel_pairs(first: Index, channels: int, first_pair: Index) -> None:
-                """The taps of input channels first .. first + channels - 1 into the slots of
-                their pairs, from pair `first_pair`."""
-                if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
-                    pairs = [pair for c, ky in np.ndindex(channels, k_h) for x, _ in columns[::4]
-                             for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), rows[ky][0], x], x_offset)]
-                else:
-                    levels = []
-                    for c, ky in np.ndindex(channels, k_h):
-                        y, row_inside = rows[ky]
-                        for kx in window_row_order(k_w, dx):
-                            x, column_inside = columns[kx]
-                            loaded = level(b, view, [*prefix, b.add(first, c), y, x])
-                            levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point)
-                                          if clamped else loaded)
-                    if len(levels) % 2:
-                        levels.append(b.integer(0))
-                    pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
-                    if x_offset is not None:
-                        pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
-                for i, pair in enumerate(pairs):
-                    b.store(pair, gathered, [b.div(k.index, 2), b.add(first_pair, i), b.remainder(k.index, 2)])
+        rows, columns = coordinates(top, dy, k_h, in_h), coordinates(left, dx, k_w, in_w)
+        view, prefix = (src, [n]) if padded is None else (padded.view, [])
+        if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
+            return [pair for c, ky in np.ndindex(channels, k_h) for x, _ in columns[::4]
+                    for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), rows[ky][0], x], x_offset)]
+        levels = []
+        for c, ky in np.ndindex(channels, k_h):
+            y, row_inside = rows[ky]
+            for kx in window_row_order(k_w, dx):
+                x, column_inside = columns[kx]
+                loaded = level(b, view, [*prefix, b.add(first, c), y, x])
+                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, zero_point)
+                              if clamped else loaded)
+        if len(levels) % 2:
+            levels.append(b.integer(0))
+        pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
+        if x_offset is not None:
+            pairs = [_intrinsic(b, "sadd16", pair, x_offset) for pair in pairs]
+        return pairs
 
-            step = 1 if k_h * k_w % 2 == 0 else 2  # channels of whole pairs
-            if not looped or in_c < 2 * step:
-                channel_pairs(0, in_c, 0)
-                return
-            with b.loop(0, in_c // step) as c:
-                channel_pairs(b.mul(c.index, step), step, b.mul(c.index, step * k_h * k_w // 2))
-            if in_c % step:
-                channel_pairs(in_c - in_c % step, in_c % step, (in_c - in_c % step) * k_h * k_w // 2)
+    def window(k: Index, clamped: bool) -> None:
+        """Pixel k's taps into its slots."""
+        def channel_pairs(first: Index, channels: int, first_pair: Index) -> None:
+            for i, pair in enumerate(window_pairs(k, clamped, first, channels)):
+                b.store(pair, gathered, [b.div(k, 2), b.add(first_pair, i), b.remainder(k, 2)])
 
-        if padded is not None or not any(op.pads.get_values()):
-            window(False)
+        step = 1 if k_h * k_w % 2 == 0 else 2  # channels of whole pairs
+        if not looped or in_c < 2 * step:
+            channel_pairs(0, in_c, 0)
+            return
+        with b.loop(0, in_c // step) as c:
+            channel_pairs(b.mul(c.index, step), step, b.mul(c.index, step * k_h * k_w // 2))
+        if in_c % step:
+            channel_pairs(in_c - in_c % step, in_c % step, (in_c - in_c % step) * k_h * k_w // 2)
+
+    inside = padded is not None or not any(op.pads.get_values())
+    paired = inside and by_pixel_pairs and count > 1
+    if paired:  # each tap pair of two pixels side by side: one STRD
+        with b.loop(0, count // 2) as q:
+            both = [window_pairs(b.add(b.mul(q.index, 2), p), False, 0, in_c) for p in range(2)]
+            for i, pixel_pairs in enumerate(zip(*both, strict=True)):
+                for p, pair in enumerate(pixel_pairs):
+                    b.store(pair, gathered, [q.index, i, p])
+    with b.loop(count // 2 * 2 if paired else 0, count) as k:
+        if inside:
+            window(k.index, False)
         elif rows_inside <= 0 or columns_inside <= 0:
-            window(True)
+            window(k.index, True)
         else:  # most windows of a large input lie inside it: their taps need no clamping
+            top, left = origin(k.index)
             interior = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
             with b.when(interior):
-                window(False)
+                window(k.index, False)
             with b.when(b.int_xor(interior, b.constant(1, interior.type))):
-                window(True)
+                window(k.index, True)
 
 
 # ----------------------------------------------------------------------------- padded copies
