@@ -646,7 +646,8 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
     def multiply(n: Index, x0: Index, count: int) -> None:
         """Every output channel of the `count` gathered pixels from x0. Straight, one loop step
-        takes the blocks whose weight words are interleaved, each reading them (and its
+        takes the blocks whose weight words are interleaved (over a full run, `STEP_BLOCKS` of
+        them: two such groups), each reading them (and its
         biases, `biases_in_filter`) through a pointer of its own made opaque there (from one
         pointer, LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the
         loop carries the step's pointer, advanced once the step's products are done (else
