@@ -305,6 +305,8 @@ BLOCKED_POINTWISE = {
     # last input channel (a run and a pair of pixels left)
     "pointwise_straight": (((1, 64, 5, 5), (12, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
     "pointwise_straight_odd": (((1, 45, 2, 3), (7, 45, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
+    # eight blocks: four a step over the runs (`arm_dsp.STEP_BLOCKS`), two over the last pixels
+    "pointwise_straight_four_blocks": (((1, 50, 3, 5), (16, 50, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None),
     # global pools on enough taps for Helium's dot products (a 1x1, and a padded 3x3)
     "pointwise_global_avg_deep": (((1, 56, 3, 3), (12, 56, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
                                   dict(kind="avg", kernel=(3, 3), strides=(1, 1), pads=(0, 0, 0, 0))),
@@ -315,15 +317,18 @@ BLOCKED_POINTWISE = {
 
 # Window pairs with a fused pool whose windows tile the output: a pool window's pixels gathered
 # together, pooled in registers. The CIFAR-sized net's stem (3 channels, 27 taps: an odd last
-# pair) with its 2x2 max pool and its second convolution (16 channels, 144 taps) with its 2x2
-# average pool; an odd output plane (its last row and column under no window) over two images;
-# odd output channels (blocks of one) on 23 pairs (straight-line products); a strided,
-# asymmetrically padded convolution under a 1x2 pool; a dilated unpadded one; a 2x1 average pool;
-# rows of four taps (loaded as words) from a padded copy of the input, and from an input too
-# large to copy (its border windows clamped).
+# pair) with its 2x2 max pool, also on 16 channels (four blocks a step, `arm_dsp.STEP_BLOCKS`),
+# and its second convolution (16 channels, 144 taps) with its 2x2 average pool; an odd output
+# plane (its last row and column under no window) over two images; odd output channels (blocks
+# of one) on 23 pairs (straight-line products); a strided, asymmetrically padded convolution
+# under a 1x2 pool; a dilated unpadded one; a 2x1 average pool; rows of four taps (loaded as
+# words) from a padded copy of the input, and from an input too large to copy (its border
+# windows clamped).
 POOLED_WINDOWS = {
     "stem_3x3_max": (((1, 3, 8, 10), (8, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
                      dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
+    "stem_four_blocks_max": (((1, 3, 6, 8), (16, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                             dict(kind="max", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
     "deep_3x3_avg": (((1, 16, 6, 6), (12, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
                      dict(kind="avg", kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),
     "stem_odd_plane_avg": (((2, 3, 7, 9), (6, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
