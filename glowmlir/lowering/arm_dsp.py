@@ -1066,12 +1066,24 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 if plan.tilings[-1].dropped and x_offset is None:
                     last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
                                                   k_h, start)
-            edge_starts = {}  # unrolled: (rows skipped, tiling) -> each output's start, the padding rows' products in
-            if unrolled and x_offset is None:
-                for skipped in {padding_rows(y) for y in range(out_h)} - {()}:
+            edge_starts: dict[tuple[tuple[int, ...], int], list[SSAValue]] = {}
+
+            def make_edge_starts(y: int, filter_rows: View) -> None:
+                """Unrolled output row y's tiles leave out its kernel rows in the top or bottom
+                padding: the starts of each tiling's outputs, those rows' products in
+                (`edge_starts`). Not where the offset is not folded (the padding is 0: nothing to
+                leave out) nor in rows of fewer than four outputs (MobileNetV2's 3 x 3 planes:
+                the starts cost more than the products they save)."""
+                skipped = padding_rows(y)
+                if unrolled and x_offset is None and skipped and out_w >= DEPTHWISE_PIXELS:
                     for index in {0 if plan.tiles else last, last}:
-                        edge_starts[skipped, index] = padding_products(
-                            b, domain, filter_rows, plan.tilings[index], plan.word_offsets[index], k_h, start, skipped)
+                        if (skipped, index) not in edge_starts:
+                            edge_starts[skipped, index] = padding_products(
+                                b, domain, filter_rows, plan.tilings[index], plan.word_offsets[index], k_h, start,
+                                skipped, (plan.tilings[-1], plan.word_offsets[-1]))
+
+            for y in range(out_h // 2 if unrolled else 0):  # the top rows' starts from the filter, before its copy
+                make_edge_starts(y, filter_rows)
             if unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
                 channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
                 filter_rows = copy_filter(b, filter_rows, channel_plane.base, words)
@@ -1079,8 +1091,10 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
             def row(y: Index) -> None:
                 """Output row y of the band: its tiles of four, then the last tile."""
                 plane_y = b.mul(y, sy)
+                if unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
+                    make_edge_starts(y, filter_rows)
                 if plan.tiles and unrolled:
-                    skipped = padding_rows(y) if x_offset is None else ()  # (not folded: padding of 0, no products)
+                    skipped = padding_rows(y) if (padding_rows(y), 0) in edge_starts else ()
                     for t in range(plan.tiles):
                         tile(n, c, b.add(y0, y), plane_y, edge_starts.get((skipped, 0), start), 0, t * DEPTHWISE_PIXELS,
                              filter_rows, skipped)
@@ -1088,7 +1102,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                     with b.loop(0, plan.tiles) as t:
                         tile(n, c, b.add(y0, y), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    skipped = padding_rows(y) if unrolled and x_offset is None else ()
+                    skipped = padding_rows(y) if unrolled and (padding_rows(y), last) in edge_starts else ()
                     tile(n, c, b.add(y0, y), plane_y, edge_starts.get((skipped, last), last_start), last,
                          plan.tiles * DEPTHWISE_PIXELS, filter_rows, skipped)
 
@@ -1143,18 +1157,25 @@ def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: Vi
 
 
 def padding_products(b: KernelBuilder, domain: ArithmeticDomain, filter_rows: View, tiling: HalfwordTiling,
-                     word_offset: int, k_h: int, start: SSAValue, skipped: Sequence[int] = ()) -> list[SSAValue]:
+                     word_offset: int, k_h: int, start: SSAValue, skipped: Sequence[int] = (),
+                     whole_rows: tuple[HalfwordTiling, int] | None = None) -> list[SSAValue]:
     """Where each output of `tiling` starts its sum: `start` plus the products its left-out
     taps would add, all of them in the padding (the input zero point): its dropped taps
     (`HalfwordTiling.dropped`, in the left padding) in each kernel row, and every tap of the
     kernel rows `skipped` (wholly in the top or bottom padding of an unrolled plane); the
-    zero point times their weights in the channel's `filter_rows`."""
+    zero point times their weights in the channel's `filter_rows` (the skipped rows' read
+    where `whole_rows`, a tiling and its word offset, holds them: the same for every tiling)."""
+    def weight(ky: int, tap: int, tiling: HalfwordTiling = tiling, word_offset: int = word_offset) -> SSAValue:
+        word, half = tiling.tap_position(tap)
+        return level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
+
+    whole_tiling, whole_offset = whole_rows or (tiling, word_offset)
+    row_weights = [weight(ky, tap, whole_tiling, whole_offset) for ky in skipped for tap in tiling_taps(whole_tiling)]
     starts = []
     for p in range(len(tiling.products)):
-        taps = [(ky, tap) for ky in range(k_h)
-                for tap in (tiling_taps(tiling) if ky in skipped else tiling.dropped[p] if tiling.dropped else ())]
-        weights = [level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
-                   for ky, tap in taps for word, half in [tiling.tap_position(tap)]]
+        weights = [weight(ky, tap) for ky in range(k_h) if ky not in skipped
+                   for tap in (tiling.dropped[p] if tiling.dropped else ())]
+        weights = ([functools.reduce(b.int_add, row_weights)] if row_weights else []) + weights
         if not weights or is_zero(domain.input_offset):
             starts.append(start)
             continue
