@@ -1125,10 +1125,15 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                     else:
                         fill_row(b, Row(columns, (r.index,)), in_w, lambda x: b.truncate(padding, src.element_type))
 
+    def padding_rows(y: int) -> tuple[int, ...]:
+        """The kernel rows of (unrolled) output row y wholly in the plane's top or bottom padding."""
+        return tuple(ky for ky in range(k_h) if not 0 <= y * sy + ky * dy - pads[0] < in_h)
+
     def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int, x0: Index,
-             filter_rows: View | None = None) -> None:
+             filter_rows: View | None = None, skipped: Sequence[int] = ()) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
-        `plane_y` under its kernel row 0), its sums from `start` (or each output's)."""
+        `plane_y` under its kernel row 0), its sums from `start` (or each output's), the
+        kernel rows `skipped` left out (their products in `start`)."""
         tiling = plan.tilings[index]
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if widened:
@@ -1138,13 +1143,14 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
             else:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
-        for ky in range(k_h):
+        kept = [ky for ky in range(k_h) if ky not in skipped]
+        for ky in kept:
             if widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
                 words = slotted_words(b, under, [ky * dy], tiling.first_word, tiling.words - tiling.first_word)
                 words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
-                if ky == 0:  # the next kernel rows' loads wait for the first's products
+                if ky == kept[0]:  # the next kernel rows' loads wait for the first's products
                     after(b, totals)
                 continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset,
@@ -1154,6 +1160,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         store_tile(b, domain, [c], [Row(dest, (n, c, y))], totals, [b.add(x0, p) for p in range(len(totals))])
 
     multiplier = channels // in_c  # output channels of each input channel
+    last = len(plan.tilings) - 1
     with b.loops([n_size, in_c, bands]) as (n, g, band_index):
         y0 = b.mul(band_index, band)
         copy_band(n, g, b.sub(b.mul(y0, sy), pads[0]))
@@ -1167,22 +1174,45 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 if plan.tilings[-1].dropped and x_offset is None:
                     last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
                                                   k_h, start)
+            edge_starts: dict[tuple[tuple[int, ...], int], list[SSAValue]] = {}
+
+            def make_edge_starts(y: int, filter_rows: View) -> None:
+                """Unrolled output row y's tiles leave out its kernel rows in the top or bottom
+                padding: the starts of each tiling's outputs, those rows' products in
+                (`edge_starts`). Not where the offset is not folded (the padding is 0: nothing to
+                leave out) nor in rows of fewer than four outputs (MobileNetV2's 3 x 3 planes:
+                the starts cost more than the products they save)."""
+                skipped = padding_rows(y)
+                if unrolled and x_offset is None and skipped and out_w >= DEPTHWISE_PIXELS:
+                    for index in {0 if plan.tiles else last, last}:
+                        if (skipped, index) not in edge_starts:
+                            edge_starts[skipped, index] = padding_products(
+                                b, domain, filter_rows, plan.tilings[index], plan.word_offsets[index], k_h, start,
+                                skipped, (plan.tilings[-1], plan.word_offsets[-1]))
+
+            for y in range(out_h // 2 if unrolled else 0):  # the top rows' starts from the filter, before its copy
+                make_edge_starts(y, filter_rows)
             if unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
                 channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
                 filter_rows = copy_filter(b, filter_rows, channel_plane.base, words)
-            last = len(plan.tilings) - 1
 
             def row(y: Index) -> None:
                 """Output row y of the band: its tiles of four, then the last tile."""
                 plane_y = b.mul(y, sy)
+                if unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
+                    make_edge_starts(y, filter_rows)
                 if plan.tiles and unrolled:
+                    skipped = padding_rows(y) if (padding_rows(y), 0) in edge_starts else ()
                     for t in range(plan.tiles):
-                        tile(n, c, b.add(y0, y), plane_y, start, 0, t * DEPTHWISE_PIXELS, filter_rows)
+                        tile(n, c, b.add(y0, y), plane_y, edge_starts.get((skipped, 0), start), 0, t * DEPTHWISE_PIXELS,
+                             filter_rows, skipped)
                 elif plan.tiles:
                     with b.loop(0, plan.tiles) as t:
                         tile(n, c, b.add(y0, y), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    tile(n, c, b.add(y0, y), plane_y, last_start, last, plan.tiles * DEPTHWISE_PIXELS, filter_rows)
+                    skipped = padding_rows(y) if unrolled and (padding_rows(y), last) in edge_starts else ()
+                    tile(n, c, b.add(y0, y), plane_y, edge_starts.get((skipped, last), last_start), last,
+                         plan.tiles * DEPTHWISE_PIXELS, filter_rows, skipped)
 
             if unrolled:
                 for y in range(out_h):
@@ -1235,20 +1265,36 @@ def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: Vi
 
 
 def padding_products(b: KernelBuilder, domain: ArithmeticDomain, filter_rows: View, tiling: HalfwordTiling,
-                     word_offset: int, k_h: int, start: SSAValue) -> list[SSAValue]:
-    """Where each output of `tiling` starts its sum: `start` plus the products its dropped
-    taps (`HalfwordTiling.dropped`, in the left padding: the input zero point) would add,
-    the zero point times their weights in each kernel row of the channel's `filter_rows`."""
+                     word_offset: int, k_h: int, start: SSAValue, skipped: Sequence[int] = (),
+                     whole_rows: tuple[HalfwordTiling, int] | None = None) -> list[SSAValue]:
+    """Where each output of `tiling` starts its sum: `start` plus the products its left-out
+    taps would add, all of them in the padding (the input zero point): its dropped taps
+    (`HalfwordTiling.dropped`, in the left padding) in each kernel row, and every tap of the
+    kernel rows `skipped` (wholly in the top or bottom padding of an unrolled plane); the
+    zero point times their weights in the channel's `filter_rows` (the skipped rows' read
+    where `whole_rows`, a tiling and its word offset, holds them: the same for every tiling)."""
+    def weight(ky: int, tap: int, tiling: HalfwordTiling = tiling, word_offset: int = word_offset) -> SSAValue:
+        word, half = tiling.tap_position(tap)
+        return level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
+
+    whole_tiling, whole_offset = whole_rows or (tiling, word_offset)
+    row_weights = [weight(ky, tap, whole_tiling, whole_offset) for ky in skipped for tap in tiling_taps(whole_tiling)]
     starts = []
-    for taps in tiling.dropped:
-        weights = [level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
-                   for ky in range(k_h) for word, half in map(tiling.tap_position, taps)]
+    for p in range(len(tiling.products)):
+        weights = [weight(ky, tap) for ky in range(k_h) if ky not in skipped
+                   for tap in (tiling.dropped[p] if tiling.dropped else ())]
+        weights = ([functools.reduce(b.int_add, row_weights)] if row_weights else []) + weights
         if not weights or is_zero(domain.input_offset):
             starts.append(start)
             continue
         total = functools.reduce(b.int_add, weights)
         starts.append(b.int_add(start, b.int_mul(total, b.int_value(domain.input_offset))))
     return starts
+
+
+def tiling_taps(tiling: HalfwordTiling) -> list[int]:
+    """The taps of a kernel row of `tiling` (each in one of its weight words)."""
+    return sorted({tap for word in tiling.weight_words for tap in word if tap is not None})
 
 
 def slotted_words(b: KernelBuilder, view: View, prefix: Sequence[Index], first: int, count: int) -> list[SSAValue]:

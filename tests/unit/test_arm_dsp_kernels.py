@@ -536,6 +536,40 @@ def test_small_widened_planes_are_unrolled_whole_at_o3(board):
         assert not unrolls_plane(plan, out_h, out_w, 1, speed_first=False)
 
 
+# Unrolled planes whose first and last output rows leave out the kernel rows wholly in the top and
+# bottom padding (their zero-point products start the sums): 5x5 kernels with top/bottom padding of
+# 1 and 2 rows, of 1 and 2 (a row of a tile of four and one of five), a plane of two rows (each
+# output row skipping rows at both ends), stride 2; and an input zero point that cannot fold (the
+# padding is 0: nothing skipped starts the sums).
+EDGE_ROW_PLANES = {
+    "edge_rows_pad1_5x5": (((1, 3, 6, 5), (3, 1, 5, 5), (1, 1), (1, 2, 1, 2), (1, 1), 3), "int32"),
+    "edge_rows_pad2_5x5": (((1, 2, 7, 6), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2), "int32"),
+    "edge_rows_top1_bottom2": (((1, 2, 5, 9), (2, 1, 5, 5), (1, 1), (1, 2, 2, 2), (1, 1), 2), "int32"),
+    "edge_rows_both_ends": (((1, 2, 2, 7), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2), "int32"),
+    "edge_rows_stride2": (((1, 2, 9, 9), (2, 1, 5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 2), "int32"),
+    "edge_rows_dscnn_3x3": (((1, 4, 10, 5), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), "int32"),
+    "edge_rows_not_folded": (((1, 3, 6, 5), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3), "lowest"),
+}
+
+
+@pytest.mark.parametrize("board", ["mps2-an500", "mps2-an386"])
+def test_unrolled_planes_leave_out_their_padding_rows(board):
+    """The unrolled planes' first and last rows, their kernel rows in the top or bottom
+    padding left out, bit for bit against the int8 reference on the M7 and the M4 (per
+    tensor and per channel)."""
+    cases = []
+    for index, (name, (geometry, bias_kind)) in enumerate(EDGE_ROW_PLANES.items()):
+        input_shape, filter_shape, strides, pads, dilations, _ = geometry
+        plan = convolution_depthwise_plan(input_shape, filter_shape, strides, pads, dilations, widened=True)
+        out_h = (input_shape[2] + pads[0] + pads[2] - filter_shape[2]) // strides[0] + 1
+        out_w = (input_shape[3] + pads[1] + pads[3] - filter_shape[3]) // strides[1] + 1
+        assert unrolls_plane(plan, out_h, out_w, 1, speed_first=True), name
+        for per_channel in (False, True) if bias_kind == "int32" else (False,):
+            cases.append(convolution_case(3200 + 2 * index + per_channel, geometry, per_channel=per_channel,
+                                          bias_kind=bias_kind, suffix=f"_{name}{'_per_channel' * per_channel}"))
+    check_on_board(cases, board)
+
+
 WIDE_EVERY = 3
 """Every third convolution case also runs with an int64 bias (`_16w`): int64 sums."""
 
