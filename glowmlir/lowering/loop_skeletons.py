@@ -270,11 +270,26 @@ class GlobalPool:
 
     def fold(self, channel: Index, levels: list[SSAValue]) -> None:
         """Output levels of `channel` (at any pixels) into its running sum or maximum."""
+        self.fold_channels(channel, [levels])
+
+    def fold_channels(self, first: Index, levels: list[list[SSAValue]], load_words=None, store_words=None) -> None:
+        """Output levels of consecutive channels (`levels[j]` of channel `first` + j) into their
+        running sums or maxima, read by `load_words(view, indices, count)` and written by
+        `store_words(view, indices, values)` when given (`arm_dsp`'s: two channels' sums with
+        one `LDRD` and one `STRD`), else one at a time."""
         combine = self.domain.pool_combine(self.window)
-        folded = self.b.load(self.folded, [channel, 0])
-        for level in levels:
-            folded = combine(folded, level)
-        self.b.store(folded, self.folded, [channel, 0])
+        if load_words is None:
+            folded = [self.b.load(self.folded, [self.b.add(first, j), 0]) for j in range(len(levels))]
+        else:
+            folded = load_words(self.folded, [first, 0], len(levels))
+        for j, channel_levels in enumerate(levels):
+            for level in channel_levels:
+                folded[j] = combine(folded[j], level)
+        if store_words is None:
+            for j, value in enumerate(folded):
+                self.b.store(value, self.folded, [self.b.add(first, j), 0])
+        else:
+            store_words(self.folded, [first, 0], folded)
 
     def finish(self, n: Index) -> None:
         """Image `n`'s pooled outputs into `dest[n, o, 0, ...]`."""
