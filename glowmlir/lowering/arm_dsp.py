@@ -231,21 +231,6 @@ def load_words(b: KernelBuilder, view: View, indices: Sequence[Index], count: in
     return words
 
 
-def store_words(b: KernelBuilder, view: View, indices: Sequence[Index], words: Sequence[SSAValue]) -> None:
-    """i32 `words` to consecutive words from the 4-byte aligned address of `view[indices]`, two
-    at a time as one i64 (one STRD), as `load_words` reads them."""
-    address = b.element(view, indices)
-    for first in range(0, len(words), 2):
-        at = b.offset_pointer(address, first, i32)
-        if first + 1 == len(words):
-            b.emit(llvm.StoreOp(words[first], at, alignment=4))
-            break
-        low, high = (b.emit(llvm.ZExtOp(word, i64)) for word in words[first:first + 2])
-        # a GEP of type i64: llvmlite stores only through a pointer to the value's type
-        at = b.emit(llvm.GEPOp(at, [0], i64, inbounds=True))
-        b.emit(llvm.StoreOp(b.int_or(low, b.shift_left(high, 32)), at, alignment=4))
-
-
 def load_word(b: KernelBuilder, view: View, indices: Sequence[Index], aligned: bool = False) -> SSAValue:
     """The i32 at the address of `view[indices]`: Armv7E-M and Armv8-M Mainline load words
     from any address; `aligned` says it is a multiple of 4 (a packed weight pair), which

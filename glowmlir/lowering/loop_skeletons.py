@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -272,24 +273,16 @@ class GlobalPool:
         """Output levels of `channel` (at any pixels) into its running sum or maximum."""
         self.fold_channels(channel, [levels])
 
-    def fold_channels(self, first: Index, levels: list[list[SSAValue]], load_words=None, store_words=None) -> None:
+    def fold_channels(self, first: Index, levels: list[list[SSAValue]]) -> None:
         """Output levels of consecutive channels (`levels[j]` of channel `first` + j) into their
-        running sums or maxima, read by `load_words(view, indices, count)` and written by
-        `store_words(view, indices, values)` when given (`arm_dsp`'s: two channels' sums with
-        one `LDRD` and one `STRD`), else one at a time."""
-        combine = self.domain.pool_combine(self.window)
-        if load_words is None:
-            folded = [self.b.load(self.folded, [self.b.add(first, j), 0]) for j in range(len(levels))]
-        else:
-            folded = load_words(self.folded, [first, 0], len(levels))
-        for j, channel_levels in enumerate(levels):
-            for level in channel_levels:
-                folded[j] = combine(folded[j], level)
-        if store_words is None:
-            for j, value in enumerate(folded):
-                self.b.store(value, self.folded, [self.b.add(first, j), 0])
-        else:
-            store_words(self.folded, [first, 0], folded)
+        running sums or maxima, every one read before any is written: LLVM then keeps a
+        gathered product's block of sums apart from its stores (DS-CNN's last pointwise layer
+        and global pool on the M7: 408,244 -> 405,965 instructions)."""
+        b, combine = self.b, self.domain.pool_combine(self.window)
+        channels = [b.add(first, j) for j in range(len(levels))]
+        folded = [functools.reduce(combine, levels[j], b.load(self.folded, [o, 0])) for j, o in enumerate(channels)]
+        for value, o in zip(folded, channels):
+            b.store(value, self.folded, [o, 0])
 
     def finish(self, n: Index) -> None:
         """Image `n`'s pooled outputs into `dest[n, o, 0, ...]`."""
