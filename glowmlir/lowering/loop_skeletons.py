@@ -277,7 +277,7 @@ class GlobalPool:
         """Output levels of consecutive channels (`levels[j]` of channel `first` + j) into their
         running sums or maxima, every one read before any is written: LLVM then keeps a
         gathered product's block of sums apart from its stores (DS-CNN's last pointwise layer
-        and global pool on the M7: 408,244 -> 405,965 instructions)."""
+        and global pool on the M7: 408,244 -> 405,964 instructions)."""
         b, combine = self.b, self.domain.pool_combine(self.window)
         channels = [b.add(first, j) for j in range(len(levels))]
         folded = [functools.reduce(combine, levels[j], b.load(self.folded, [o, 0])) for j, o in enumerate(channels)]
