@@ -689,9 +689,15 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
                 else:  # the requantization's constants made anew, as for stored outputs
                     with constants_anew(results[0]):
-                        levels = [domain.output(o, dest.element_type) for o in channels]
-                        pool.fold_channels(channels[0], [[level(results[k * block + j]) for k in range(len(xs))]
-                                                         for j, level in enumerate(levels)])
+                        def levels(j: int) -> list[SSAValue]:
+                            level = domain.output(channels[j], dest.element_type)
+                            return [level(results[k * block + j]) for k in range(len(xs))]
+
+                        if straight:  # the block's sums read together (looped, MobileNetV2 -Os took 0.01% more)
+                            pool.fold_channels(channels[0], [levels(j) for j in range(block)])
+                        else:
+                            for j, o in enumerate(channels):
+                                pool.fold(o, levels(j))
             if tiles is not None:
                 for j, o in enumerate(channels):
                     tiles.store(n, o, x0, folded[j], levels_of[j])
