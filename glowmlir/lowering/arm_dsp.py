@@ -755,9 +755,15 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
                 else:  # the requantization's constants made anew, as for stored outputs
                     with constants_anew(results[0]):
-                        for j, o in enumerate(channels):
-                            level = domain.output(o, dest.element_type)
-                            pool.fold(o, [level(results[k * width + j]) for k in range(len(xs))])
+                        def levels(j: int) -> list[SSAValue]:
+                            level = domain.output(channels[j], dest.element_type)
+                            return [level(results[k * width + j]) for k in range(len(xs))]
+
+                        if loop_pairs is None:  # the sums read together (a size-first build's: 0.01% more)
+                            pool.fold_channels(channels[0], [levels(j) for j in range(width)])
+                        else:
+                            for j, o in enumerate(channels):
+                                pool.fold(o, levels(j))
             if tiles is not None:
                 for j, o in enumerate(channels):
                     tiles.store(n, o, x0, folded[j], levels_of[j])

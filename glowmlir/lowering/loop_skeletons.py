@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -270,11 +271,18 @@ class GlobalPool:
 
     def fold(self, channel: Index, levels: list[SSAValue]) -> None:
         """Output levels of `channel` (at any pixels) into its running sum or maximum."""
-        combine = self.domain.pool_combine(self.window)
-        folded = self.b.load(self.folded, [channel, 0])
-        for level in levels:
-            folded = combine(folded, level)
-        self.b.store(folded, self.folded, [channel, 0])
+        self.fold_channels(channel, [levels])
+
+    def fold_channels(self, first: Index, levels: list[list[SSAValue]]) -> None:
+        """Output levels of consecutive channels (`levels[j]` of channel `first` + j) into their
+        running sums or maxima, every one read before any is written: LLVM then keeps a
+        gathered product's block of sums apart from its stores (DS-CNN's last pointwise layer
+        and global pool on the M7: 408,244 -> 405,964 instructions)."""
+        b, combine = self.b, self.domain.pool_combine(self.window)
+        channels = [b.add(first, j) for j in range(len(levels))]
+        folded = [functools.reduce(combine, levels[j], b.load(self.folded, [o, 0])) for j, o in enumerate(channels)]
+        for value, o in zip(folded, channels):
+            b.store(value, self.folded, [o, 0])
 
     def finish(self, n: Index) -> None:
         """Image `n`'s pooled outputs into `dest[n, o, 0, ...]`."""
