@@ -613,7 +613,9 @@ def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
     only), those whose sums need int64 (`wide_accumulators`) with `SMLALD`, bit-identical to
     the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do."""
     assert all(case.expected.dtype == np.int16 for case in cases16)
-    lines = instruction_lines(check_on_board(cases16, board))
+    middle = len(cases16) // 2  # in two bundles: their speed-first code in one overflowed the M55's 512 KB
+    lines = [line for half in (cases16[:middle], cases16[middle:])
+             for line in instruction_lines(check_on_board(half, board))]
     assert len(lines) == len(cases16)
     wide = [line for line in lines if "wide_accumulators" in line]
     assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
