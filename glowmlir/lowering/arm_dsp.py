@@ -1202,23 +1202,28 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
                 filter_rows = copy_filter(b, filter_rows, channel_plane.base, words)
 
+            def starts_of(y: Index, index: int, otherwise: SSAValue) -> tuple[tuple[int, ...], SSAValue]:
+                """The kernel rows tiling `index` of output row y leaves out, and its outputs'
+                starts (`edge_starts`; else none and `otherwise`)."""
+                key = (padding_rows(y), index) if unrolled else None
+                return (key[0], edge_starts[key]) if key in edge_starts else ((), otherwise)
+
             def row(y: Index) -> None:
                 """Output row y of the band: its tiles of four, then the last tile."""
                 plane_y = b.mul(y, sy)
                 if unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
                     make_edge_starts(y, filter_rows)
                 if plan.tiles and unrolled:
-                    skipped = padding_rows(y) if (padding_rows(y), 0) in edge_starts else ()
+                    skipped, tile_start = starts_of(y, 0, start)
                     for t in range(plan.tiles):
-                        tile(n, c, b.add(y0, y), plane_y, edge_starts.get((skipped, 0), start), 0, t * DEPTHWISE_PIXELS,
-                             filter_rows, skipped)
+                        tile(n, c, b.add(y0, y), plane_y, tile_start, 0, t * DEPTHWISE_PIXELS, filter_rows, skipped)
                 elif plan.tiles:
                     with b.loop(0, plan.tiles) as t:
                         tile(n, c, b.add(y0, y), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
                 if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    skipped = padding_rows(y) if unrolled and (padding_rows(y), last) in edge_starts else ()
-                    tile(n, c, b.add(y0, y), plane_y, edge_starts.get((skipped, last), last_start), last,
-                         plan.tiles * DEPTHWISE_PIXELS, filter_rows, skipped)
+                    skipped, tile_start = starts_of(y, last, last_start)
+                    tile(n, c, b.add(y0, y), plane_y, tile_start, last, plan.tiles * DEPTHWISE_PIXELS, filter_rows,
+                         skipped)
 
             if unrolled:
                 for y in range(out_h):
@@ -1285,11 +1290,11 @@ def padding_products(b: KernelBuilder, domain: ArithmeticDomain, filter_rows: Vi
 
     whole_tiling, whole_offset = whole_rows or (tiling, word_offset)
     row_weights = [weight(ky, tap, whole_tiling, whole_offset) for ky in skipped for tap in tiling_taps(whole_tiling)]
+    rows_total = [functools.reduce(b.int_add, row_weights)] if row_weights else []  # shared by every output
     starts = []
     for p in range(len(tiling.products)):
-        weights = [weight(ky, tap) for ky in range(k_h) if ky not in skipped
-                   for tap in (tiling.dropped[p] if tiling.dropped else ())]
-        weights = ([functools.reduce(b.int_add, row_weights)] if row_weights else []) + weights
+        weights = rows_total + [weight(ky, tap) for ky in range(k_h) if ky not in skipped
+                                for tap in (tiling.dropped[p] if tiling.dropped else ())]
         if not weights or is_zero(domain.input_offset):
             starts.append(start)
             continue
