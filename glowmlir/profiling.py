@@ -9,7 +9,6 @@ another model or other input shapes is refused when quantizing.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -17,6 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from glowmlir import __version__
 from glowmlir.compiler import Bundle, CompileOptions, compile_module, import_network
 from glowmlir.dialects import glow
 from glowmlir.instrumentation import stage
@@ -25,7 +25,7 @@ from glowmlir.pipeline import pre_quantization_passes, run_passes
 from glowmlir.quantization.profile import NodeProfile, Profile
 from glowmlir.transforms.quantize import graph_hash, value_key
 
-TOOLS_VERSION = f"glowmlir {importlib.metadata.version('glowmlir')}"
+TOOLS_VERSION = f"glowmlir {__version__}"
 
 
 def instrument(module: ModuleOp) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
 import warnings
@@ -14,6 +15,10 @@ import typer
 from typer._click.exceptions import UsageError  # typer 0.29 vendors click; pinned in pyproject
 
 from glowmlir.errors import GlowError, GlowWarning
+
+CMAKE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cmake")
+"""glowmlir's CMake package (glowmlirConfig.cmake: `glowmlir_add_bundle`), package data beside
+the Python code: `glow-compile -print-cmake-dir` and `python -m glowmlir --cmake-dir` print it."""
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
 
@@ -284,8 +289,10 @@ def version_text(program: str) -> str:
 
     from llvmlite import binding
 
+    from glowmlir import __version__
+
     llvm = ".".join(map(str, binding.llvm_version_info))
-    return (f"{program} (glowmlir {importlib.metadata.version('glowmlir')}, Glow model-compiler compatible)\n"
+    return (f"{program} (glowmlir {__version__}, Glow model-compiler compatible)\n"
             f"  LLVM version {llvm} (llvmlite {importlib.metadata.version('llvmlite')}), "
             f"xDSL {importlib.metadata.version('xdsl')}")
 

@@ -6,7 +6,9 @@
 Glow's single-dash `-option=value` spelling is accepted as well as `--option value`.
 `-print-pipeline` prints the passes as the `glow-opt -p` string that runs them;
 `-dump-ir-after=all` (or `=PASS,...`) prints the IR after each pass on stderr, as MLIR's
-`-mlir-print-ir-after-all` does.
+`-mlir-print-ir-after-all` does. `-print-cmake-dir` prints the directory of glowmlir's CMake
+package (`glowmlir_DIR` for `find_package(glowmlir)`, whose `glowmlir_add_bundle` runs
+glow-compile at build time: docs/firmware.md).
 Errors are one line on stderr with exit status 2, and leave no bundle files behind.
 """
 
@@ -16,6 +18,7 @@ import collections
 import inspect
 import json
 import os
+import sys
 import time
 import warnings
 from collections.abc import Sequence
@@ -29,6 +32,7 @@ from glowmlir.bundle import StagedFiles
 from glowmlir.cli import common
 from glowmlir.cli.common import (
     BOOLEAN_QUANTIZATION_OPTIONS,
+    CMAKE_DIR,
     OBSERVER_OPTIONS,
     QuantizationArguments,
     glow_style_arguments,
@@ -329,6 +333,10 @@ def compile_command(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(argument.lstrip("-") == "print-cmake-dir" for argument in argv):
+        print(CMAKE_DIR)
+        return
     run_app(app, "glow-compile", argv, BOOLEAN_OPTIONS, FLAG_OPTIONS)
 
 
