@@ -80,7 +80,9 @@ function(glowmlir_add_bundle target)
                         "OPTIONS, WEIGHTS, WEIGHTS_SECTION, OUTPUT_DIR, DEPENDS)")
   endif()
   foreach(keyword IN LISTS arg_KEYWORDS_MISSING_VALUES)
-    message(FATAL_ERROR "${where}: ${keyword} needs a value")
+    if(NOT keyword MATCHES "^(OPTIONS|DEPENDS)$")  # may be empty lists: OPTIONS ${MORE_OPTIONS}
+      message(FATAL_ERROR "${where}: ${keyword} needs a value")
+    endif()
   endforeach()
   if(NOT GLOW_COMPILE)
     message(FATAL_ERROR "${where}: glow-compile not found: install glowmlir (pip install glowmlir) in the Python "

@@ -1,0 +1,208 @@
+"""glowmlir_add_bundle (glowmlir/cmake/glowmlirConfig.cmake) as the CMake examples use it: the
+firmware of examples/cmake/firmware built with its Arm GNU toolchain file and run on QEMU's
+mps2-an500, the host program of examples/cmake/host built and run here, both against
+onnxruntime; the next `cmake --build` recompiles the bundle when the model or an option has
+changed, and does nothing when nothing has; bad arguments stop the configuration with a
+message naming them. Makefiles, the generator that does not notice a changed command line by
+itself."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import pytest
+
+from tests.support.models import LENET, onnxruntime_outputs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples", "cmake")
+CMAKE_DIR = os.path.join(ROOT, "glowmlir", "cmake")
+GLOW_COMPILE = shutil.which("glow-compile", path=os.path.dirname(sys.executable)) or shutil.which("glow-compile")
+ENVIRONMENT = {**os.environ, "PYTHONPATH": ROOT}  # the glow-compile of this environment runs this checkout
+COMPILING = "glowmlir: compiling"
+"""The comment `cmake --build` prints when it runs glow-compile."""
+PREDICTION = re.compile(r"^(\S+): predicted (\d) \(p=([0-9.]+)\)", re.MULTILINE)
+
+
+def cmake(*arguments: str, cwd) -> subprocess.CompletedProcess:
+    result = subprocess.run(["cmake", *arguments], cwd=cwd, env=ENVIRONMENT, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, f"cmake {' '.join(arguments)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+def configure(project: str, build, *definitions: str) -> None:
+    cmake("-G", "Unix Makefiles", "-S", project, "-B", str(build), f"-Dglowmlir_DIR={CMAKE_DIR}",
+          f"-DGLOW_COMPILE={GLOW_COMPILE}", *definitions, cwd=build.parent)
+
+
+def build(directory) -> str:
+    return cmake("--build", str(directory), cwd=directory.parent).stdout
+
+
+def mtimes(*paths) -> list[int]:
+    return [os.stat(path).st_mtime_ns for path in paths]
+
+
+def expected_predictions(model: onnx.ModelProto, images: dict[str, np.ndarray]) -> dict[str, tuple[int, float]]:
+    """onnxruntime's class and probability for each image (pixels 0..255, scaled to [0,1])."""
+    expected = {}
+    for name, pixels in images.items():
+        data = (pixels.astype(np.float32) / np.float32(255)).reshape(1, 1, 28, 28)
+        softmax = onnxruntime_outputs(model, {"data": data})["softmax"].reshape(-1)
+        expected[name] = (int(softmax.argmax()), float(softmax.max()))
+    return expected
+
+
+def assert_predictions(printed: str, expected: dict[str, tuple[int, float]], tolerance: float = 2e-6) -> None:
+    """The program's lines `<name>: predicted <digit> (p=<probability>)` against onnxruntime
+    (`tolerance`: the printed digits)."""
+    found = {os.path.basename(name): (int(digit), float(p)) for name, digit, p in PREDICTION.findall(printed)}
+    assert set(found) == set(expected), printed
+    for name, (digit, probability) in expected.items():
+        assert found[name][0] == digit, f"{name}: {found[name]} != {digit}"
+        assert found[name][1] == pytest.approx(probability, abs=tolerance), name
+
+
+def favouring_three(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with the last layer's bias of class 3 raised by 40: every digit becomes a 3."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    last_gemm = [node for node in model.graph.node if node.op_type == "Gemm"][-1]
+    bias = next(tensor for tensor in model.graph.initializer if tensor.name == last_gemm.input[2])
+    values = onnx.numpy_helper.to_array(bias).copy()
+    values[3] += 40
+    bias.CopyFrom(onnx.numpy_helper.from_array(values, bias.name))
+    return model
+
+
+def firmware_digits() -> dict[str, np.ndarray]:
+    directory = os.path.join(EXAMPLES, "firmware", "digits")
+    digits = {}
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name), "rb") as f:
+            data = f.read()
+        assert data.startswith(b"P5\n28 28\n255\n")
+        digits[name] = np.frombuffer(data[13:], np.uint8)
+    return digits
+
+
+def run_on_qemu(program) -> str:
+    result = subprocess.run(["qemu-system-arm", "-M", "mps2-an500", "-nographic", "-semihosting-config",
+                             "enable=on,target=native", "-kernel", str(program)], capture_output=True, text=True,
+                            timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_firmware_example_runs_on_qemu_and_rebuilds_its_bundle_exactly_when_needed(tmp_path):
+    model_path = tmp_path / "model" / "lenet.onnx"
+    model_path.parent.mkdir()
+    shutil.copy(LENET, model_path)
+    project, build_dir = os.path.join(EXAMPLES, "firmware"), tmp_path / "build"
+    definitions = (f"-DCMAKE_TOOLCHAIN_FILE={os.path.join(project, 'arm-none-eabi.cmake')}",
+                   f"-DLENET_MODEL={model_path}")
+    configure(project, build_dir, *definitions)
+    bundle, program = build_dir / "lenet_bundle" / "lenet_mnist.o", build_dir / "lenet_firmware.elf"
+    digits = firmware_digits()
+    expected = expected_predictions(onnx.load(LENET), digits)
+
+    assert COMPILING in build(build_dir)
+    assert_predictions(run_on_qemu(program), expected)
+    assert sorted(digit for digit, _ in expected.values()) == list(range(10))  # the right digits, not just ORT's
+
+    # Nothing changed: nothing runs, nothing is rewritten, also after configuring again.
+    before = mtimes(bundle, program)
+    output = build(build_dir)
+    assert COMPILING not in output and "Linking" not in output, output
+    configure(project, build_dir, *definitions)
+    output = build(build_dir)
+    assert COMPILING not in output and "Linking" not in output and mtimes(bundle, program) == before, output
+
+    # An option changed: the bundle is recompiled with it, and the firmware relinked.
+    float_code = bundle.read_bytes()
+    configure(project, build_dir, *definitions, "-DLENET_GLOW_OPTIONS=-opt-level=Os")
+    output = build(build_dir)
+    assert COMPILING in output and "Linking C executable lenet_firmware.elf" in output, output
+    assert bundle.read_bytes() != float_code
+    assert "-opt-level=Os" in (build_dir / "CMakeFiles" / "glowmlir" / "lenet_bundle.command").read_text()
+    assert_predictions(run_on_qemu(program), expected)
+
+    # The model changed (no configuring): recompiled, and the firmware runs the new weights.
+    changed = favouring_three(onnx.load(LENET))
+    onnx.save(changed, model_path)
+    output = build(build_dir)
+    assert COMPILING in output, output
+    changed_expected = expected_predictions(changed, digits)
+    assert {digit for digit, _ in changed_expected.values()} == {3}
+    assert_predictions(run_on_qemu(program), changed_expected)
+    assert COMPILING not in build(build_dir)
+
+
+def test_host_example_builds_the_glow_style_main_and_classifies_the_digits(tmp_path):
+    from PIL import Image
+
+    images_dir = os.path.join(ROOT, "examples", "lenet_mnist", "images")
+    images = {name: np.asarray(Image.open(os.path.join(images_dir, name))) for name in sorted(os.listdir(images_dir))}
+    build_dir = tmp_path / "build"
+    configure(os.path.join(EXAMPLES, "host"), build_dir)
+    assert COMPILING in build(build_dir)
+    result = subprocess.run([str(build_dir / "lenet_mnist"), *(os.path.join(images_dir, name) for name in images)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert_predictions(result.stdout, expected_predictions(onnx.load(LENET), images), tolerance=6e-5)  # %.4f
+    assert result.stdout.strip().endswith("19/20 correct")
+    output = build(build_dir)
+    assert COMPILING not in output and "Building C object" not in output, output
+
+
+def configure_lines(directory, *lines: str) -> subprocess.CompletedProcess:
+    """Configures a project of no language made of `lines`, with the checkout's CMake package."""
+    (directory / "CMakeLists.txt").write_text("\n".join(["cmake_minimum_required(VERSION 3.20)", "project(lines NONE)",
+                                                         *lines, ""]))
+    return subprocess.run(["cmake", "-S", str(directory), "-B", str(directory / "build"), f"-Dglowmlir_DIR={CMAKE_DIR}",
+                           f"-DGLOW_COMPILE={GLOW_COMPILE}"], capture_output=True, text=True, env=ENVIRONMENT)
+
+
+BAD_CALLS = [
+    ("MODEL missing.onnx", 'glowmlir_add_bundle(bundle): MODEL "{tmp}/missing.onnx" not found'),
+    ("MODEL {lenet} WEIGHTS BIG", 'glowmlir_add_bundle(bundle): WEIGHTS "BIG": expected INCLUDE, LINK or FILE'),
+    ("MODEL {lenet} OPTIONS -mcpu=cortex-m7 -model=other.onnx",
+     'glowmlir_add_bundle(bundle): OPTIONS: "-model=other.onnx" is an argument of glowmlir_add_bundle'),
+    ("MODEL {lenet} NETWORK_NAME 9lives", 'glowmlir_add_bundle(bundle): NETWORK_NAME "9lives": expected a C name'),
+    ("SIZE 3 MODEL {lenet}", 'glowmlir_add_bundle(bundle): unknown argument "SIZE"'),
+    ("MODEL {lenet} WEIGHTS_SECTION .w", "glowmlir_add_bundle(bundle): WEIGHTS_SECTION needs WEIGHTS LINK"),
+    ("MODEL {lenet} NETWORK_NAME", "glowmlir_add_bundle(bundle): NETWORK_NAME needs a value"),
+]
+
+
+@pytest.mark.parametrize("arguments, message", BAD_CALLS, ids=[call[1].split(": ", 1)[1] for call in BAD_CALLS])
+def test_bad_arguments_stop_the_configuration_naming_them(tmp_path, arguments, message):
+    result = configure_lines(tmp_path, "find_package(glowmlir REQUIRED CONFIG)",
+                             f"glowmlir_add_bundle(bundle {arguments.format(lenet=os.path.abspath(LENET))})")
+    assert result.returncode != 0
+    assert message.format(tmp=tmp_path) in " ".join(result.stderr.split()), result.stderr
+
+
+def version_cases() -> list[tuple[str, bool]]:
+    import glowmlir
+
+    major, minor = map(int, glowmlir.__version__.split(".")[:2])
+    return [(f"{major}.{minor}", True), (glowmlir.__version__, True), (f"{major}", True),
+            (f"{major}.{minor + 1}", False), (f"{major + 1}.0", False)]
+
+
+@pytest.mark.parametrize("wanted, found", version_cases())
+def test_package_version_check(tmp_path, wanted, found):
+    """find_package's version check reads the version from glowmlir/__init__.py: this version
+    or an older one of the same 0.x minor version is found, a newer one is not."""
+    result = configure_lines(tmp_path, f"find_package(glowmlir {wanted} CONFIG)",
+                             'message(STATUS "found=${glowmlir_FOUND}")')
+    assert result.returncode == 0, result.stderr
+    assert f"found={1 if found else 0}" in result.stdout, result.stdout + result.stderr
