@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine: the system packages the tests and the example need (C compiler,
-# libpng, the Arm, AArch64 and RISC-V cross compilers, QEMU for the emulated boards) and a virtual
-# environment (.venv) holding glowmlir with its pinned dependencies.
+# libpng, the Arm, AArch64 and RISC-V cross compilers, QEMU for the emulated boards, CMake and
+# make for the CMake examples) and a virtual environment (.venv) holding glowmlir with its pinned
+# dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,8 @@ printf '#include <stdio.h>\nint main(void){puts("");return 0;}\n' > "$probe/m32.
 gcc -m32 -static "$probe/m32.c" -o "$probe/m32" 2>/dev/null || missing+=("lib32gcc-$( (gcc -dumpversion 2>/dev/null || echo 12) | cut -d. -f1)-dev" libc6-dev-i386)
 rm -rf "$probe"
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)  # examples/cmake: glowmlir_add_bundle
+command -v make >/dev/null 2>&1 || missing+=(make)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)  # -dump-graph-DAG=FILE.svg|png
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)  # reads -g bundles in the tests
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || missing+=(gcc-riscv64-unknown-elf)
