@@ -30,7 +30,7 @@ def compile_lenet(tmp_path, *arguments: str) -> subprocess.CompletedProcess:
 def test_version(program, tmp_path):
     result = tool(program, "-version", cwd=tmp_path)
     assert result.returncode == 0 and result.stderr == ""
-    assert "glowmlir 0.1.0" in result.stdout and "LLVM version" in result.stdout
+    assert f"glowmlir {glowmlir.__version__}," in result.stdout and "LLVM version" in result.stdout
 
 
 @pytest.mark.parametrize("option, fragment", [
