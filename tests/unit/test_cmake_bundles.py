@@ -206,3 +206,70 @@ def test_package_version_check(tmp_path, wanted, found):
                              'message(STATUS "found=${glowmlir_FOUND}")')
     assert result.returncode == 0, result.stderr
     assert f"found={1 if found else 0}" in result.stdout, result.stdout + result.stderr
+
+
+RUN_BUNDLE_C = """\
+/* Runs bundle `net` once: the input `data` from stdin, the output `logits` to stdout (raw bytes). */
+#include <stdio.h>
+#include "net.h"
+#include "net_weights.h"
+GLOW_MEM_ALIGN(NET_MEM_ALIGN) static uint8_t mutableWeight[NET_MUTABLE_MEM_SIZE];
+GLOW_MEM_ALIGN(NET_MEM_ALIGN) static uint8_t activations[NET_ACTIVATIONS_MEM_SIZE];
+int main(void) {
+    if (fread(GLOW_GET_ADDR(mutableWeight, NET_data), 1, 3 * 32 * 32 * 4, stdin) != 3 * 32 * 32 * 4) return 2;
+    if (net((uint8_t *)net_weights, mutableWeight, activations) != GLOW_SUCCESS) return 1;
+    fwrite(GLOW_GET_ADDR(mutableWeight, NET_logits), 1, 10 * 4, stdout);
+    return 0;
+}
+"""
+
+
+def test_quantized_bundle_with_linked_weights_follows_its_profile(tmp_path):
+    """PROFILE and WEIGHTS LINK on the host (x86 ELF): the program runs the int8 bundle exactly
+    as glowmlir.compile makes it, weights from the linked `net_weights`; a new profile
+    recompiles the bundle at the next build."""
+    import glowmlir
+    from glowmlir.transforms.quantize import QuantizationOptions
+    from tests.support.models import small_convnet
+
+    onnx.save(small_convnet(), tmp_path / "net.onnx")
+    rng = np.random.default_rng(0)
+    profile = tmp_path / "net.yaml"
+
+    def make_profile(scale: float) -> None:
+        np.savez(tmp_path / "calibration.npz", data=scale * rng.random((4, 1, 3, 32, 32), np.float32))
+        result = subprocess.run([sys.executable, "-m", "glowmlir.cli.profile", f"-model={tmp_path / 'net.onnx'}",
+                                 str(tmp_path / "calibration.npz"), f"-dump-profile={profile}"],
+                                capture_output=True, text=True, env=ENVIRONMENT)
+        assert result.returncode == 0, result.stderr
+
+    (tmp_path / "main.c").write_text(RUN_BUNDLE_C)
+    (tmp_path / "CMakeLists.txt").write_text("\n".join([
+        "cmake_minimum_required(VERSION 3.20)", "project(net C)", "find_package(glowmlir REQUIRED CONFIG)",
+        "glowmlir_add_bundle(net_bundle MODEL net.onnx PROFILE net.yaml WEIGHTS LINK)",
+        "add_executable(run_net main.c)", "target_link_libraries(run_net PRIVATE net_bundle)", ""]))
+    data = rng.random((1, 3, 32, 32), np.float32)
+    build_dir = tmp_path / "build"
+
+    def run_net() -> np.ndarray:
+        result = subprocess.run([str(build_dir / "run_net")], input=data.tobytes(), capture_output=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return np.frombuffer(result.stdout, np.float32).reshape(1, 10)
+
+    def expected() -> np.ndarray:
+        bundle = glowmlir.compile(str(tmp_path / "net.onnx"), quantization=QuantizationOptions(str(profile)))
+        assert bundle.layout.constant_size < 6000  # int8 weights: the profile was taken
+        return bundle.run(data=data)["logits"]
+
+    make_profile(1.0)
+    configure(str(tmp_path), build_dir)
+    assert COMPILING in build(build_dir)
+    first = run_net()
+    np.testing.assert_array_equal(first, expected())
+    assert COMPILING not in build(build_dir)
+
+    make_profile(8.0)  # wider ranges: other scales, other outputs
+    assert COMPILING in build(build_dir)
+    second = run_net()
+    np.testing.assert_array_equal(second, expected())
+    assert not np.array_equal(first, second)
