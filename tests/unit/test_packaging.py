@@ -128,11 +128,26 @@ def installed(release, tmp_path_factory):
                            env=clean_environment(f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"))
 
 
+CHECK_REQUIREMENTS = """
+import importlib.metadata as metadata
+for requirement in metadata.requires("glowmlir"):
+    if ";" in requirement:  # an extra's (test, train)
+        continue
+    name, pinned = requirement.replace(" ", "").split("==")
+    assert metadata.version(name) == pinned, (requirement, metadata.version(name))
+    print(name)
+"""
+"""Run by the installed Python: every requirement of the wheel (pinned `==`) is met."""
+
+
 def test_installed_tools_run_a_model_on_a_board_outside_the_checkout(installed, tmp_path):
     version = source_version()
     where = run(["python", "-c", "import glowmlir; print(glowmlir.__file__)"], tmp_path, installed.env).stdout
     assert where.strip() == os.path.join(installed.site, "glowmlir", "__init__.py")
     assert f"glowmlir {version}," in run(["glow-compile", "-version"], tmp_path, installed.env).stdout
+    # The wheel declares the dependencies the tools run with below, at the versions they have.
+    checked = run(["python", "-c", CHECK_REQUIREMENTS], tmp_path, installed.env).stdout.split()
+    assert "xdsl" in checked and "llvmlite" in checked and "onnx" in checked, checked
 
     run(["glow-compile", f"-model={os.path.abspath(LENET)}", "-emit-bundle=bundle", "-mcpu=cortex-m7"],
         tmp_path, installed.env)
