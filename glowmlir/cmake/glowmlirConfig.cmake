@@ -91,7 +91,9 @@ function(glowmlir_add_bundle target)
 
   # The model: one path (a file, or a Caffe2 directory) or a Caffe2 net and weights pair.
   list(LENGTH arg_MODEL model_count)
-  if(model_count EQUAL 0 OR model_count GREATER 2)
+  if(model_count EQUAL 0)
+    message(FATAL_ERROR "${where}: MODEL <model file> is missing")
+  elseif(model_count GREATER 2)
     message(FATAL_ERROR "${where}: MODEL takes one model (or a Caffe2 net and weights: two files)")
   endif()
   set(models "")

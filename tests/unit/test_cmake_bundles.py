@@ -180,6 +180,8 @@ BAD_CALLS = [
     ("SIZE 3 MODEL {lenet}", 'glowmlir_add_bundle(bundle): unknown argument "SIZE"'),
     ("MODEL {lenet} WEIGHTS_SECTION .w", "glowmlir_add_bundle(bundle): WEIGHTS_SECTION needs WEIGHTS LINK"),
     ("MODEL {lenet} NETWORK_NAME", "glowmlir_add_bundle(bundle): NETWORK_NAME needs a value"),
+    ("NETWORK_NAME net", "glowmlir_add_bundle(bundle): MODEL <model file> is missing"),
+    ("MODEL {lenet} {lenet} {lenet}", "glowmlir_add_bundle(bundle): MODEL takes one model (or a Caffe2 net and"),
 ]
 
 
