@@ -283,3 +283,12 @@ def test_quantized_bundle_with_linked_weights_follows_its_profile(tmp_path):
     second = run_net()
     np.testing.assert_array_equal(second, expected())
     assert not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("command", [["glowmlir.cli.compile", "-print-cmake-dir"], ["glowmlir.cli.compile",
+                                     "--print-cmake-dir"], ["glowmlir", "--cmake-dir"]])
+def test_the_tools_name_the_cmake_package(command):
+    result = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, env=ENVIRONMENT)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout == CMAKE_DIR + "\n"
+    assert os.path.isfile(os.path.join(CMAKE_DIR, "glowmlirConfig.cmake"))
