@@ -185,7 +185,8 @@ def fully_connected_case(seed: int, rows: int, depth: int, columns: int, extreme
     bias = rng.integers(-2_000_000, 2_000_001, columns).astype(np.int32)
     acc = x.astype(np.int64) @ (w.astype(np.int64) - w_type[1]) + bias
     out_scale = spread16(acc * np.float64(x_scale) * w_type[0])
-    expected = ref.fully_connected(x, w, as_tflite_bias(bias, (w.astype(np.int64) - w_type[1]).T), x_scale, w_type, out_scale, activation)
+    tflite_bias = as_tflite_bias(bias, (w.astype(np.int64) - w_type[1]).T)
+    expected = ref.fully_connected(x, w, tflite_bias, x_scale, w_type, out_scale, activation)
     x_t, w_t = tensor(x.shape, s16(x_scale)), tensor(w.shape, q8(*w_type))
     b_t = tensor((columns,), q32(np.float32(x_scale) * np.float32(w_type[0])))
     y_t = tensor(expected.shape, s16(out_scale))
