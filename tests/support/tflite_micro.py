@@ -73,10 +73,10 @@ interpreter.print_allocations()
 
 def arena_bytes(model: bytes, arena_size: int = ARENA_SIZE) -> int:
     """The tensor arena TFLite Micro allocates for `model`, in bytes. The interpreter prints
-    its allocations from C++ to the process's stdout, so it runs in a child process."""
+    its allocations from C++ to the process's stderr, so it runs in a child process."""
     result = subprocess.run([sys.executable, "-c", _ARENA_SCRIPT.format(arena=arena_size)], input=bytes(model),
                             capture_output=True, check=True)
-    match = re.search(rb"Arena allocation total (\d+) bytes", result.stdout)
+    match = re.search(rb"Arena allocation total (\d+) bytes", result.stderr)
     if match is None:
-        raise RuntimeError(f"TFLite Micro printed no arena total: {result.stdout[-500:]!r}")
+        raise RuntimeError(f"TFLite Micro printed no arena total: {result.stderr[-500:]!r}")
     return int(match.group(1))
