@@ -13,11 +13,9 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.dialects.builtin import i8
 
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
-from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
 from glowmlir.errors import GlowWarning
 from glowmlir.importers.onnx import ModelInput
