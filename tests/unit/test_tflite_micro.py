@@ -7,17 +7,22 @@ oracle of int8 TFLite models: glowmlir's host bundle gives its outputs bit for b
 * TFLite's 16x8 kernels (which glowmlir's TFLite importer does not take) check the numpy
   int16 reference (tests/support/int16_reference.py) that the int16 kernels are tested
   against: convolution and FullyConnected with int32 and int64 biases, depthwise, Add,
-  pools.
+  pools;
+* one whole int8 model on a board of each Cortex-M core family (M3, M7, M55): board ==
+  TFLite Micro == host.
 
 Inputs run over twice the calibrated range, so saturating levels are covered too.
 """
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
 import glowmlir
+from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import int8_reference as ref8
 from tests.support import int16_reference as ref16
 from tests.support import tflite_models as tm
@@ -210,3 +215,29 @@ def test_int16_reference_add_and_pools_equal_tflite_micro():
                 "avg": ref8.avg_pool(total, (3, 3), (2, 2), pads, bits=16)}
     for name, value in expected.items():
         np.testing.assert_array_equal(np.transpose(value, (0, 2, 3, 1)), got[name], err_msg=name)
+
+
+# ----------------------------------------------------------------------------- on the boards
+
+QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
+CORE_FAMILIES = {"mps2-an385": "Cortex-M3, generic kernels", "mps2-an500": "Cortex-M7, DSP-extension kernels",
+                 "mps3-an547": "Cortex-M55, Helium kernels"}
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+@pytest.mark.parametrize("board", sorted(CORE_FAMILIES))
+def test_int8_model_on_each_core_family_equals_tflite_micro(board, tmp_path):
+    """A whole int8 model (conv_net: convolutions, depthwise, a residual Add, both pools,
+    FullyConnected, softmax) on one board of each core family: the board's outputs equal
+    TFLite Micro's bit for bit, and the host bundle's."""
+    data = tm.conv_net(True, seed=5)
+    path = tmp_path / "conv_net.tflite"
+    path.write_bytes(data)
+    device = glowmlir.compile(str(path), target=target_for(board))
+    host, micro = glowmlir.compile(str(path)), MicroRunner(data)
+    for seed in range(2):
+        inputs = tm.random_inputs(data, seed=seed, low=-2.0, high=2.0)
+        expected = micro(inputs)["output"]
+        board_output = run_on_board(device, board, inputs).outputs["output"].reshape(expected.shape)
+        np.testing.assert_array_equal(board_output, expected)
+        np.testing.assert_array_equal(host.run(inputs)["output"].reshape(expected.shape), expected)
