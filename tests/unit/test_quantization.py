@@ -37,8 +37,11 @@ def glow_profile(*arguments: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def heldout():
-    data = np.load(os.path.join(EXAMPLE, "heldout.npz"))
-    return (data["images"].astype(np.float32) / np.float32(255.0))[:, None, None], data["labels"]
+    """The 980 held-out digits that are not calibration images (the profiles here are made
+    from examples/lenet_mnist/images)."""
+    from tests.support.models import lenet_evaluation_digits
+
+    return lenet_evaluation_digits()
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +106,7 @@ def test_profiler_reads_the_outputs_in_place(heldout):
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
-    """Each schema stays within 0.5 points of float on the 1,000 held-out digits, with int8
+    """Each schema stays within 0.5 points of float on the 980 held-out digits, with int8
     weights (CONSTANT <= 433,152; on an AVX-512 VNNI host, whose kernels take the filters in
     whole blocks of 16 outputs by 4 inputs, 50 -> 64 and 500 -> 512 outputs: <= 455,296) and
     int8 activations (ACTIVATIONS <= 3,680)."""
@@ -111,8 +114,17 @@ def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
     bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, schema=schema))
     assert bundle.layout.constant_size <= (455_296 if HOST.has_avx512_vnni else 433_152)
     assert bundle.layout.activations_size <= 3_680
-    float_accuracy = 0.971  # examples/lenet_mnist/accuracy.json
-    assert accuracy(bundle, images, labels) >= float_accuracy - 0.005
+    assert accuracy(bundle, images, labels) >= float_lenet_accuracy(images, labels) - 0.005
+
+
+_FLOAT_ACCURACY: dict[int, float] = {}
+
+
+def float_lenet_accuracy(images, labels) -> float:
+    """The float LeNet's accuracy on these evaluation digits (the first len(labels))."""
+    if len(labels) not in _FLOAT_ACCURACY:
+        _FLOAT_ACCURACY[len(labels)] = accuracy(glowmlir.compile(LENET), images, labels)
+    return _FLOAT_ACCURACY[len(labels)]
 
 
 def test_channelwise_and_kl_calibration(tmp_path, heldout):
@@ -147,9 +159,9 @@ def _agreement(reference: glowmlir.Bundle, bundle: glowmlir.Bundle, samples: lis
 
 def test_kl_and_percentile_keep_lenets_accuracy(tmp_path, heldout):
     """LeNet profiled with 2,048 histogram bins (TensorRT's count) on its 20 example digits: on
-    the 1,000 held-out digits the KL- and Percentile-calibrated int8 nets are at least as
-    accurate as min/max's and agree with float on >= 99.8% (KL had clipped ReLU outputs to a
-    quarter of their range with 2,048 bins; measured: min/max 999, KL 998, Percentile 999)."""
+    the 980 other held-out digits the KL- and Percentile-calibrated int8 nets are at least as
+    accurate as min/max's and agree with float on >= 99.7% (KL had clipped ReLU outputs to a
+    quarter of their range with 2,048 bins)."""
     images, labels = heldout
     path = str(tmp_path / "fine.yaml")
     result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"),
@@ -162,7 +174,7 @@ def test_kl_and_percentile_keep_lenets_accuracy(tmp_path, heldout):
     expected = np.array([np.argmax(float_bundle.run(data=image)["softmax"]) for image in images])
     for calibration in ("KL", "Percentile"):
         assert (classes[calibration] == labels).sum() >= (classes["None"] == labels).sum()
-        assert (classes[calibration] == expected).sum() >= 998
+        assert (classes[calibration] == expected).sum() >= len(images) - 3
 
 
 @pytest.fixture(scope="module")
