@@ -41,7 +41,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import glowmlir  # noqa: E402
 from bench.board_outputs import check_board_outputs  # noqa: E402
-from tests.support.models import lenet_evaluation_digits  # noqa: E402
 from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
@@ -51,7 +50,13 @@ from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
 from glowmlir.targets import resolve_target  # noqa: E402
-from tests.support.models import LENET, ds_cnn_style, mobilenet_v3_style, quantized_by_onnxruntime  # noqa: E402
+from tests.support.models import (  # noqa: E402
+    LENET,
+    ds_cnn_style,
+    lenet_evaluation_digits,
+    mobilenet_v3_style,
+    quantized_by_onnxruntime,
+)
 
 BOARDS = ("mps2-an500", "mps2-an385")
 

@@ -29,12 +29,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import glowmlir  # noqa: E402
 from bench import bench_integer_only  # noqa: E402
 from bench.board_outputs import check_board_outputs  # noqa: E402
-from tests.support.models import lenet_evaluation_digits  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from tests.support.models import lenet_evaluation_digits  # noqa: E402
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "lenet_mnist")
 LENET = os.path.join(EXAMPLE, "lenet_mnist.onnx")
