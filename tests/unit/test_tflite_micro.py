@@ -170,7 +170,7 @@ def test_int16_reference_convolution_equals_tflite_micro(bias_type, depthwise):
 @pytest.mark.parametrize("bias_type", [np.int32, np.int64])
 def test_int16_reference_fully_connected_equals_tflite_micro(bias_type):
     rng = np.random.default_rng(4200 + (bias_type == np.int64))
-    x = int16_input(rng, (3, 40))
+    x = int16_input(rng, (16, 40))
     w = rng.integers(-127, 128, (8, 40)).astype(np.int8)  # TFLite [units, depth]
     x_scale, w_scale = 1e-3, float(weight_scales(rng, 1)[0])
     bias = rng.integers(-300_000, 300_000, 8).astype(bias_type)
@@ -179,7 +179,7 @@ def test_int16_reference_fully_connected_equals_tflite_micro(bias_type):
     xi = b.input("x", x.shape, "int16", (x_scale, 0))
     wi = b.constant("w", w, (w_scale, 0))
     bi = b.constant("b", bias, (np.float32(x_scale) * np.float32(w_scale), 0))
-    yi = b.tensor("y", [3, 8], "int16", (out_scale, 0))
+    yi = b.tensor("y", [16, 8], "int16", (out_scale, 0))
     b.op("FULLY_CONNECTED", [xi, wi, bi], [yi], "FullyConnectedOptions", fused_activation_function="NONE")
     b.output(yi)
     got = MicroRunner(b.finish())({"x": x})["y"]
