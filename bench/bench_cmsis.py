@@ -22,6 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import glowmlir  # noqa: E402
+from bench.board_outputs import check_board_outputs  # noqa: E402
 from glowmlir.compiler import QuantizationOptions  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
@@ -82,12 +83,14 @@ def main() -> None:
     rows = {}
     print(f"{'configuration':40s} {'ACTIVATIONS':>11s} {'scratch':>8s} {'code M7':>8s} {'calls':>6s} "
           f"{'instr M7':>12s}")
+    host = glowmlir.compile(LENET, quantization=QuantizationOptions(profile))
     for label, options in configurations.items():
         quantization = QuantizationOptions(profile)
         device = glowmlir.compile(LENET, quantization=quantization, target=target_for("mps2-an500"), **options)
         link = [STANDINS] if options.get("kernel_library") else []
-        run = run_on_board(device, "mps2-an500", {"data": board_input(device, image)}, count_instructions=True,
-                           link=link)
+        inputs = {"data": board_input(device, image)}
+        run = run_on_board(device, "mps2-an500", inputs, count_instructions=True, link=link)
+        check_board_outputs(run.outputs, host, inputs)  # CMSIS-NN's arithmetic is our kernels'; board == host
         calls = sum(1 for _, kind, _ in device.library_calls if kind == "library")
         row = {"ACTIVATIONS": device.layout.activations_size, "library_scratch": device.layout.library_scratch,
                "code": code_size(device.object_code), "library_calls": calls, "instructions_m7": run.instructions,

@@ -21,8 +21,13 @@ constants
 
 On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP extension
 (`glowll-select-arm-dsp-kernels`); M3 has none and shows the generic int8 kernels. The float
-build at -O3 on the M7 gives the int8 / float ratio. Outputs are not checked here (the tests
-do: tests/unit/test_arm_dsp_kernels.py), only that each run produced them.
+build at -O3 on the M7 gives the int8 / float ratio.
+
+Outputs are checked on every run: the board's equal the host bundle's (the same model and
+profile compiled for the host) bit for bit (float builds: to 1e-5 relative), or the script
+stops; and the last column gives the largest difference of the board's (dequantized) outputs
+from onnxruntime's on the float model (an independent reference; int8 is not expected to
+equal it). The profile's calibration inputs (seed 0) are not the measured input (seed 1).
 
     .venv/bin/python bench/bench_cortex_m.py [--models lenet,cifar,mobilenet,dscnn] [--cores m7,m55]
         [--opt-levels Os,Oz] [--json out]
@@ -33,6 +38,7 @@ The float build (and the int8 / float ratio) runs only when O3 is among the leve
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -40,12 +46,14 @@ import tempfile
 
 import numpy as np
 import onnx
+import onnxruntime
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 import glowmlir  # noqa: E402
 from bench.bench_quantization import LENET, board_input, make_profile  # noqa: E402
+from bench.board_outputs import check_board_outputs  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.errors import GlowError  # noqa: E402
@@ -94,16 +102,44 @@ def models(directory: str, names: list[str]) -> dict[str, tuple[str, str]]:
     return found
 
 
+@functools.cache
+def references(model: str, profile: str | None) -> tuple[dict, dict, dict, object]:
+    """The measured input (float and as the bundle takes it), onnxruntime's outputs on the
+    float input, and the host bundle of the same model and profile."""
+    quantization = QuantizationOptions(profile) if profile else None
+    host = glowmlir.compile(model, quantization=quantization)
+    rng = np.random.default_rng(1)
+    floats = {p.name: rng.normal(size=p.shape).astype(np.float32) for p in host.layout.placeholders
+              if p.kind == "input"}
+    inputs = {name: board_input(host, value) for name, value in floats.items()}
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    expected = dict(zip(names, session.run(None, {i.name: floats[i.name] for i in session.get_inputs()})))
+    return floats, inputs, expected, host
+
+
+def dequantized(bundle, name: str, value: np.ndarray) -> np.ndarray:
+    quantization = bundle.layout.placeholder(name).quantization
+    if quantization is None:
+        return value.astype(np.float32)
+    scale, offset = quantization
+    return (value.astype(np.float32) - offset) * np.float32(scale)
+
+
 def measure(model: str, profile: str | None, board: str, level: str) -> dict:
     quantization = QuantizationOptions(profile) if profile else None
     bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level))
-    rng = np.random.default_rng(1)
-    inputs = {p.name: board_input(bundle, rng.normal(size=p.shape).astype(np.float32))
-              for p in bundle.layout.placeholders if p.kind == "input"}
+    _, inputs, expected, host = references(model, profile)
     run = run_on_board(bundle, board, inputs, count_instructions=True)
-    assert run.outputs, "the board printed no outputs"
+    check_board_outputs(run.outputs, host, inputs)
+    worst = 0.0
+    for name, value in run.outputs.items():
+        if name in expected:
+            reference = expected[name]
+            board_value = dequantized(bundle, name, value.reshape(reference.shape))
+            worst = max(worst, float(np.abs(board_value - reference).max()))
     return {"instructions": run.instructions, "multiplies": run.multiplies, "code": code_size(bundle.object_code),
-            "constants": bundle.layout.constant_size}
+            "constants": bundle.layout.constant_size, "vs_onnxruntime": worst}
 
 
 def print_code_table(results: dict, cores: list[str], levels: list[str]) -> None:
@@ -127,7 +163,7 @@ def main() -> None:
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
     print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'multiplies':>12s} {'code B':>9s} "
-          f"{'constants B':>12s}",
+          f"{'constants B':>12s} {'vs ORT':>8s}",
           flush=True)
     for name, (model, profile) in models(directory, args.models.split(",")).items():
         results[name] = {}
@@ -136,7 +172,8 @@ def main() -> None:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
                 print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} "
-                      f"{figures['multiplies']:>12,} {figures['code']:>9,} {figures['constants']:>12,}", flush=True)
+                      f"{figures['multiplies']:>12,} {figures['code']:>9,} {figures['constants']:>12,} "
+                      f"{figures['vs_onnxruntime']:>8.4f}", flush=True)
         if "m7" in args.cores.split(",") and "O3" in levels:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:

@@ -40,6 +40,7 @@ import onnx
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import glowmlir  # noqa: E402
+from bench.board_outputs import check_board_outputs  # noqa: E402
 from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
@@ -49,7 +50,13 @@ from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
 from glowmlir.targets import resolve_target  # noqa: E402
-from tests.support.models import LENET, ds_cnn_style, mobilenet_v3_style, quantized_by_onnxruntime  # noqa: E402
+from tests.support.models import (  # noqa: E402
+    LENET,
+    ds_cnn_style,
+    lenet_evaluation_digits,
+    mobilenet_v3_style,
+    quantized_by_onnxruntime,
+)
 
 BOARDS = ("mps2-an500", "mps2-an385")
 
@@ -74,8 +81,8 @@ def lenet(held_out: int) -> Net:
     example = os.path.dirname(LENET)
     _, feeds = calibration_samples({"data": (1, 1, 28, 28)}, [os.path.join(example, "images")], [], [],
                                    ImageOptions.parse("0to1"))
-    digits = np.load(os.path.join(example, "heldout.npz"))["images"][:held_out].astype(np.float32) / np.float32(255)
-    return Net("LeNet", onnx.load(LENET), list(feeds), [{"data": d[None, None]} for d in digits], "softmax", False)
+    digits = lenet_evaluation_digits()[0][:held_out]  # the held-out digits that are not calibration images
+    return Net("LeNet", onnx.load(LENET), list(feeds), [{"data": d} for d in digits], "softmax", False)
 
 
 def latency_ratio(first: glowmlir.Bundle, second: glowmlir.Bundle, sample: dict, rounds: int = 20,
@@ -166,8 +173,12 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
             f"{code_size(quantized.object_code):,} / {code_size(float_bundle.object_code):,}",
     }
     for board in boards:
-        counts = [run_on_board(glowmlir.compile(path, quantization=q, target=target_for(board)), board,
-                               net.held_out[0], count_instructions=True).instructions for q in (quantization, None)]
+        counts = []
+        for q, host_bundle in ((quantization, quantized), (None, float_bundle)):
+            run = run_on_board(glowmlir.compile(path, quantization=q, target=target_for(board)), board,
+                               net.held_out[0], count_instructions=True)
+            check_board_outputs(run.outputs, host_bundle, net.held_out[0])
+            counts.append(run.instructions)
         column[f"{board} instructions {ours} / float"] = f"{counts[0]:,} / {counts[1]:,} ({counts[0] / counts[1]:.2f})"
     return column
 

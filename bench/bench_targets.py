@@ -20,6 +20,7 @@ import onnx
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import glowmlir  # noqa: E402
+from bench.board_outputs import check_board_outputs  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.runtime.boards import BOARDS, run_on_board, target_for  # noqa: E402
 from glowmlir.targets import OBJECT_CPUS, resolve_target  # noqa: E402
@@ -44,9 +45,14 @@ def main() -> None:
 
     inputs = random_inputs(onnx.load(LENET))
     print(f"\n{'board':12s} {'cpu':12s} {'instructions/inference':>24s}")
+    host = glowmlir.compile(LENET)
     for name, board in BOARDS.items():
+        if not board.qemu:  # "native": this machine, no instruction counter
+            continue
         bundle = glowmlir.compile(LENET, target=target_for(name, "Os"))
-        count = run_on_board(bundle, name, inputs, count_instructions=True).instructions
+        run = run_on_board(bundle, name, inputs, count_instructions=True)
+        check_board_outputs(run.outputs, host, inputs)
+        count = run.instructions
         results["instructions"][name] = {"cpu": board.cpu, "instructions": count}
         print(f"{name:12s} {board.cpu:12s} {count:>24,}", flush=True)
     if args.json:

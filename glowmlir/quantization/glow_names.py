@@ -1,11 +1,12 @@
 """The names Glow gives graph nodes, so that a profile written by Glow finds our values.
 
 A profile keys each value `<node name>:<result>` (Glow's `NodeValue::generateNodeOutputName`).
-Our importers name an op after its model node (`glow.NODE_NAME`), which is Glow's
-`loadOperatorName` (the node's name, else its first output's), made unique. Glow's loaders
-and graph optimizer create more nodes than we do under that name — the layout transposes
-around a convolution or pool, the flatten in front of a fully connected layer, the copy of
-a Relu that transpose sinking makes — and each takes a name first, so the node computing
+Our importers name an op after its model node (`glow.NODE_NAME`: its name, else its first
+output's), made unique; Glow's `loadOperatorName` does the same except for an unnamed ONNX
+node, which it calls `<op_type>_<first output>`. Glow's loaders and graph optimizer create
+more nodes than we do under that name — the layout transposes around a convolution or pool,
+the flatten in front of a fully connected layer, the copy of a Relu that transpose sinking
+makes — and each takes a name first, so the node computing
 the value is `conv__2`, not `conv`. Where the two differ, the importer records Glow's name in
 `PROFILE_NAME` (see `glowmlir/importers/onnx/glow_names.py` for the rules), and
 `profile_keys` looks a value up under it in a profile Glow wrote.
@@ -43,26 +44,30 @@ class GlowNodeNames:
     (`registerOriginalName`)."""
 
     def __init__(self, storage: Iterable[str] = ()):
-        self.storage = {legalize_name(name) for name in storage}
+        self.storage: set[str] = set()
         self.nodes: set[str] = set()
         self.originals: set[str] = set()
+        for name in storage:  # `Module::addConstant` / `createPlaceholder`: unique among the storage names
+            self.storage.add(self._unique(legalize_name(name), self.storage))
 
     def note_original(self, name: str) -> None:
         """`Module::registerOriginalName`: the model's own node name (unlegalized, as Glow)."""
         if name:
             self.originals.add(name)
 
-    def __call__(self, name: str) -> str:
-        legal = legalize_name(name)
-        if legal not in self.storage and legal not in self.nodes:
-            self.nodes.add(legal)
+    def _unique(self, legal: str, taken: set[str]) -> str:
+        if legal not in self.storage and legal not in taken:
             return legal
         prefix = legal if legal in self.originals else glow_prefix(legal)
         k = 1
-        while f"{prefix}__{k}" in self.storage or f"{prefix}__{k}" in self.nodes:
+        while f"{prefix}__{k}" in self.storage or f"{prefix}__{k}" in taken:
             k += 1
-        self.nodes.add(f"{prefix}__{k}")
         return f"{prefix}__{k}"
+
+    def __call__(self, name: str) -> str:
+        unique = self._unique(legalize_name(name), self.nodes)
+        self.nodes.add(unique)
+        return unique
 
 
 def written_by_glowmlir(tools_version: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import onnx.backend.test
@@ -42,3 +43,31 @@ def backend_test(exclude: bool = True) -> onnx.backend.test.BackendTest:
         for name in exclusions():
             test.exclude(f"^{name}$")
     return test
+
+
+def cpu_test_cases(exclude: bool = True) -> dict[str, type]:
+    """`backend_test(exclude).test_cases` without the CUDA copy of each test: onnx's runner
+    makes a `_cuda` test beside every `_cpu` one and skips it for a backend without CUDA
+    (glowmlir has none), which would only add thousands of meaningless skips."""
+    cases = backend_test(exclude).test_cases
+    for case in cases.values():
+        for name in [name for name in vars(case) if name.startswith("test_") and name.endswith("_cuda")]:
+            delattr(case, name)
+    return cases
+
+
+@functools.cache
+def _unexcluded_cases() -> tuple[type, ...]:
+    return tuple(backend_test(exclude=False).test_cases.values())
+
+
+def run_case(name: str) -> bool:
+    """Runs one backend test (unexcluded) by name: whether it passes."""
+    import unittest
+
+    for case in _unexcluded_cases():
+        if hasattr(case, name):
+            result = unittest.TestResult()
+            case(name).run(result)
+            return result.wasSuccessful() and not result.skipped
+    raise KeyError(f"no onnx backend test {name}")

@@ -1,15 +1,24 @@
-"""Independent numpy references of the int16 kernels: TFLite's 16x8 scheme, the arithmetic
-CMSIS-NN's s16 functions implement.
+"""Independent numpy references of the int16 kernels: TFLite's 16x8 scheme as TFLite Micro's
+reference kernels compute it (checked against TFLite Micro's own interpreter in
+tests/unit/test_tflite_micro.py).
 
-Written from the rules (TFLite's `reference_integer_ops` int16 paths and `lut_lookup`,
-CMSIS-NN's `arm_nn_requantize_s64` and `REDUCE_MULTIPLIER`), not from glowmlir's emitters:
-activations are int16 with offset 0, weights int8, biases int32 in accumulator units (int64
-where they leave int32, as TFLite and CMSIS-NN keep them).
-Sums are exact int64; where some output's bound |bias| + 32768 x sum |w - w_offset| leaves
-int32, the layer requantizes its int64 sums as `arm_nn_requantize_s64` does, else as the
-int8 kernels do (`arm_nn_requantize`). The int8 reference's kernels that only change their
-storage (pools, Add with a left shift of 15, Mul, rescaling, softmax) are called with
-`bits=16`.
+Written from TFLite's `reference_integer_ops/conv.h` / `depthwise_conv.h` /
+`fully_connected.h` (the int16 `ConvPerChannel<AccumScalar>` and friends), `common.h`'s two
+`MultiplyByQuantizedMultiplier` overloads and `lut_lookup`, not from glowmlir's emitters:
+activations are int16 with offset 0, weights int8, biases int32 or int64 in accumulator
+units. TFLite's kernels take the accumulator type from the bias tensor's type:
+
+* an int32 bias (`AccumScalar = int32_t`): the sums are int32 and requantize with the Q31
+  multiplier as the int8 kernels do (`MultiplyByQuantizedMultiplier(int32_t, ...)`,
+  gemmlowp's double rounding, `arm_nn_requantize`); a sum that leaves int32 is undefined
+  behaviour in TFLite, and this reference refuses it;
+* an int64 bias (`AccumScalar = int64_t`): the sums are int64 and requantize with the
+  multiplier reduced to Q15 (`MultiplyByQuantizedMultiplier(int64_t, ...)`, which CMSIS-NN
+  calls `arm_nn_requantize_s64`).
+
+The int8 reference's kernels that only change their storage (pools, Add with a left shift
+of 15, Mul, rescaling, softmax) are called with `bits=16`. `quantize_multiplier` is the
+int8 reference's copy of TFLite's `QuantizeMultiplier`.
 """
 
 from __future__ import annotations
@@ -18,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from glowmlir.quantization.params import quantize_multiplier
 from tests.support import int8_reference as ref8
+from tests.support.int8_reference import quantize_multiplier
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 ADD_LEFT_SHIFT = 15
@@ -27,38 +36,44 @@ SOFTMAX_OUTPUT = (1.0 / 32768.0, 0)
 
 
 def requantize_s64(acc, multiplier, shift) -> np.ndarray:
-    """`arm_nn_requantize_s64`: the Q31 multiplier reduced to Q15 (rounded; 0x7FFF from
-    0x7FFF0000 on), `acc * reduced >> (14 - shift)` saturated to [-2^31, 2^31 - 2] (CMSIS-NN
-    truncates it to int32: a large int64 bias would wrap), then `(r + 1) >> 1`."""
+    """TFLite's `MultiplyByQuantizedMultiplier(int64_t x, ...)` (CMSIS-NN's
+    `arm_nn_requantize_s64`): the Q31 multiplier reduced to Q15 (rounded; 0x7FFF from
+    0x7FFF0000 on), `(x * reduced + 2^(14 - shift)) >> (15 - shift)`. TFLite assumes
+    |x| < 2^47 and a result within int32; beyond int32 this reference saturates (to
+    [-2^31, 2^31 - 1], where TFLite's and CMSIS-NN's int32 truncation would wrap)."""
     acc, multiplier, shift = np.broadcast_arrays(np.asarray(acc, np.int64), np.asarray(multiplier, np.int64),
                                                  np.asarray(shift, np.int64))
     reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
     assert np.abs(acc).max(initial=0) < 1 << 47
-    return (np.clip((acc * reduced) >> (14 - shift), ref8.INT32_MIN, ref8.INT32_MAX - 1) + 1) >> 1
+    total_shift = 15 - shift
+    result = (acc * reduced + (np.int64(1) << (total_shift - 1))) >> total_shift
+    return np.clip(result, ref8.INT32_MIN, ref8.INT32_MAX)
 
 
-def needs_int64(centred_weights: np.ndarray, bias: np.ndarray) -> bool:
-    """Whether some output of int16 data could overflow an int32 sum: centred weights
-    [outputs, taps], bias levels [outputs]."""
-    bound = np.abs(np.asarray(bias, np.int64)) + 32768 * np.abs(np.asarray(centred_weights, np.int64)).sum(axis=1)
-    return int(bound.max()) > ref8.INT32_MAX
+def accumulates_in_int64(bias) -> bool:
+    """Whether TFLite's 16x8 kernel of this bias sums in int64: its bias tensor is int64."""
+    return np.asarray(bias).dtype == np.int64
 
 
-def _requantized(acc: np.ndarray, wide: bool, multiplier, shift) -> np.ndarray:
-    return requantize_s64(acc, multiplier, shift) if wide else ref8.requant(acc, multiplier, shift)
+def _requantized(acc: np.ndarray, bias, multiplier, shift) -> np.ndarray:
+    if accumulates_in_int64(bias):
+        return requantize_s64(acc, multiplier, shift)
+    if acc.min(initial=0) < ref8.INT32_MIN or acc.max(initial=0) > ref8.INT32_MAX:
+        raise ValueError("int32 sums overflow: TFLite's 16x8 kernel with an int32 bias is undefined here")
+    return ref8.requant(acc, multiplier, shift)
 
 
 def conv2d(x, w, bias, x_scale: float, w_scales, w_offsets, out_scale: float, strides=(1, 1), pads=(0, 0, 0, 0),
            dilations=(1, 1), group: int = 1, activation: str | None = None, pool: dict | None = None) -> np.ndarray:
-    """16x8 convolution: int16 x (offset 0), int8 OIHW w, int32 bias; per-channel or per-tensor
-    weight scales; `pool` (dict(kind, kernel, strides, pads)) pools the int16 outputs."""
+    """16x8 convolution: int16 x (offset 0), int8 OIHW w, an int32 or int64 bias array (its
+    dtype is the bias tensor's type); per-channel or per-tensor weight scales; `pool`
+    (dict(kind, kernel, strides, pads)) pools the int16 outputs."""
     o = np.shape(w)[0]
     w_scales = np.broadcast_to(np.asarray(w_scales, np.float32), (o,))
     w_offsets = np.broadcast_to(np.asarray(w_offsets, np.int64), (o,))
     acc = ref8.conv2d_accumulators(x, w, bias, 0, w_offsets, strides, pads, dilations, group, int32=False)
-    wide = needs_int64(np.asarray(w, np.int64).reshape(o, -1) - w_offsets[:, None], bias)
     mult, shift = ref8.multipliers([ref8.real_multiplier(x_scale, s, out_scale) for s in w_scales])
-    levels = _requantized(acc, wide, mult[None, :, None, None], shift[None, :, None, None])
+    levels = _requantized(acc, bias, mult[None, :, None, None], shift[None, :, None, None])
     out = ref8.to_levels(np.clip(levels, *ref8.activation_range(out_scale, 0, activation, bits=16)), 16)
     if pool is not None:
         if pool["kind"] == "max":
@@ -69,12 +84,13 @@ def conv2d(x, w, bias, x_scale: float, w_scales, w_offsets, out_scale: float, st
 
 def fully_connected(x, w, bias, x_scale: float, w_type: tuple[float, int], out_scale: float,
                     activation: str | None = None) -> np.ndarray:
-    """16x8 FullyConnected: int16 x [M, K], Glow's int8 weights [K, N] (per tensor), int32 bias."""
+    """16x8 FullyConnected: int16 x [M, K], Glow's int8 weights [K, N] (per tensor), an int32
+    or int64 bias array (its dtype is the bias tensor's type)."""
     w_scale, w_offset = w_type
     centred = np.asarray(w, np.int64) - w_offset
     acc = np.asarray(x, np.int64) @ centred + np.asarray(bias, np.int64)
     mult, shift = quantize_multiplier(ref8.real_multiplier(x_scale, w_scale, out_scale))
-    levels = _requantized(acc, needs_int64(centred.T, bias), mult, shift)
+    levels = _requantized(acc, bias, mult, shift)
     return ref8.to_levels(np.clip(levels, *ref8.activation_range(out_scale, 0, activation, bits=16)), 16)
 
 

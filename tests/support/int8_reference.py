@@ -4,9 +4,9 @@ arithmetic CMSIS-NN's s8 functions reproduce bit for bit.
 Written from TFLite's kernels (`reference_integer_ops/*.h`, `reference/softmax.h`,
 `kernel_util.cc`, `add.cc`/`mul.cc` Prepare) and CMSIS-NN's `arm_nnsupportfunctions.h` /
 `arm_nn_softmax_common_s8.c`, not from glowmlir's kernel emitters, so that the two can
-check each other. Only `requantize` (CMSIS-NN `arm_nn_requantize`) and
-`quantize_multiplier` (TFLite `QuantizeMultiplier`) are shared with glowmlir; they have
-their own tests.
+check each other. Nothing is imported from glowmlir: the multiplier every kernel goes
+through is TFLite's `QuantizeMultiplier` (`quantization_util.cc`) and its application
+CMSIS-NN's `arm_nn_requantize` (`arm_nnsupportfunctions.h`), both written out below.
 
 Conventions: level arrays are int8 numpy arrays (results are returned as int8), all
 intermediate arithmetic is int64 (C int32 wrap-around is written out where the C code
@@ -22,11 +22,10 @@ Convolution / FullyConnected / Mul is `double(s_a) * double(s_b) / double(s_out)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
-
-from glowmlir.quantization.params import quantize_multiplier, requantize
 
 INT8_MIN, INT8_MAX = -128, 127
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -79,6 +78,30 @@ def real_multiplier(scale_a: float, scale_b: float, scale_out: float, product: s
     raise ValueError(product)
 
 
+def round_half_away(value: float) -> float:
+    """`TfLiteRound` (`std::round`): half away from zero."""
+    return math.copysign(math.floor(abs(value) + 0.5), value)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's `QuantizeMultiplier` (`kernels/internal/quantization_util.cc`), non-emulated
+    float branch: `(q, shift) = frexp(real)`, `q_fixed = TfLiteRound(q * 2^31)`; a q_fixed of
+    2^31 is halved with `shift + 1`; a shift below -31 flushes to (0, 0); 0 gives (0, 0).
+    `real ~ multiplier * 2^(shift - 31)`, shift > 0 meaning a left shift."""
+    if real == 0.0:
+        return 0, 0
+    q, shift = math.frexp(float(real))
+    q_fixed = int(round_half_away(q * (1 << 31)))
+    assert q_fixed <= 1 << 31
+    if q_fixed == 1 << 31:
+        q_fixed //= 2
+        shift += 1
+    assert q_fixed <= INT32_MAX
+    if shift < -31:
+        return 0, 0
+    return q_fixed, shift
+
+
 def multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
     """(multiplier, shift) int64 arrays of TFLite's QuantizeMultiplier over `reals`."""
     pairs = [quantize_multiplier(float(r)) for r in np.ravel(reals)]
@@ -88,9 +111,17 @@ def multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
 
 
 def requant(acc, multiplier, shift) -> np.ndarray:
-    """`arm_nn_requantize` on int64 arrays holding int32 values (multiplier/shift broadcast)."""
-    acc = np.asarray(acc, dtype=np.int64)
-    return requantize(acc, np.broadcast_to(multiplier, acc.shape), np.broadcast_to(shift, acc.shape)).astype(np.int64)
+    """CMSIS-NN's `arm_nn_requantize` (the default, double-rounding branch; TFLite's
+    `MultiplyByQuantizedMultiplier(int32_t, ...)` computes the same) on int64 arrays holding
+    int32 values, multiplier/shift broadcast: `divide_by_power_of_two(
+    doubling_high_mult_no_sat(acc * (1 << LEFT_SHIFT(shift)), multiplier), RIGHT_SHIFT(shift))`,
+    where `doubling_high_mult_no_sat(a, b)` is `(a * b + 2^30) >> 31` in int64."""
+    acc, multiplier, shift = np.broadcast_arrays(np.asarray(acc, np.int64), np.asarray(multiplier, np.int64),
+                                                 np.asarray(shift, np.int64))
+    assert acc.min(initial=0) >= INT32_MIN and acc.max(initial=0) <= INT32_MAX, "accumulator outside int32"
+    scaled = wrap_int32(acc << np.maximum(shift, 0))
+    high = wrap_int32((scaled * multiplier + (1 << 30)) >> 31)
+    return divide_by_power_of_two(high, np.maximum(-shift, 0))
 
 
 # ----------------------------------------------------------------------------- quantize / activation bounds

@@ -12,6 +12,19 @@ LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "dat
 LENET = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "lenet_mnist", "lenet_mnist.onnx")
 
 
+def lenet_evaluation_digits() -> tuple[np.ndarray, np.ndarray]:
+    """LeNet's evaluation set: the held-out MNIST digits (examples/lenet_mnist/heldout.npz)
+    without the 20 that the example's calibration images (examples/lenet_mnist/images, named
+    `<MNIST index>_<label>.png`) are copies of, so that no digit both calibrates and scores.
+    Images float32 [N, 1, 1, 28, 28] in [0, 1], labels [N]."""
+    example = os.path.dirname(LENET)
+    data = np.load(os.path.join(example, "heldout.npz"))
+    calibration = {int(name.split("_")[0]) for name in os.listdir(os.path.join(example, "images"))}
+    keep = np.array([int(index) not in calibration for index in data["indices"]])
+    assert len(keep) - keep.sum() == len(calibration), "a calibration image is not among the held-out digits"
+    return (data["images"][keep].astype(np.float32) / np.float32(255))[:, None, None], data["labels"][keep]
+
+
 def light_model_path(name: str) -> str:
     return os.path.join(LIGHT_DIR, f"light_{name}.onnx")
 

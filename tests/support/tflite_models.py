@@ -72,6 +72,7 @@ DTYPES = {
     "float32": (tflite.TensorType.FLOAT32, np.float32),
     "float16": (tflite.TensorType.FLOAT16, np.float16),
     "int8": (tflite.TensorType.INT8, np.int8),
+    "int16": (tflite.TensorType.INT16, np.int16),
     "uint8": (tflite.TensorType.UINT8, np.uint8),
     "int32": (tflite.TensorType.INT32, np.int32),
     "int64": (tflite.TensorType.INT64, np.int64),

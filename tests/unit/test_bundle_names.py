@@ -88,7 +88,7 @@ RESERVED = ["int", "struct", "return", "if", "default", "_Bool", "main", "memcpy
             "uint8_t", "class", "expf", "__x"]
 
 
-@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+@pytest.mark.skipif(CC is None, reason="needs a C compiler (scripts/setup.sh)")
 @pytest.mark.parametrize("network_name", RESERVED)
 def test_reserved_network_name_is_renamed_and_the_bundle_builds_and_runs(tmp_path, network_name):
     model = add_model(os.path.join(tmp_path, "m.onnx"))
@@ -98,13 +98,13 @@ def test_reserved_network_name_is_renamed_and_the_bundle_builds_and_runs(tmp_pat
     assert len(warned) == 1 and f'"{network_name}" is reserved in C' in warned[0] and f'"{name}"' in warned[0]
 
 
-@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+@pytest.mark.skipif(CC is None, reason="needs a C compiler (scripts/setup.sh)")
 def test_model_file_named_like_a_keyword_gets_a_safe_default_name(tmp_path):
     name, warned, output = build_and_run(tmp_path, add_model(os.path.join(tmp_path, "switch.onnx")))
     assert (name, output) == ("switch_", "11 22 33 44 2") and len(warned) == 1
 
 
-@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+@pytest.mark.skipif(CC is None, reason="needs a C compiler (scripts/setup.sh)")
 @pytest.mark.parametrize("network_name, first, second, renamed", [
     ("net", "a.b", "a_b", None),  # Glow's unique names already keep these apart: a_b, a_b__1
     ("net", "CONSTANT_MEM_SIZE", "x", "CONSTANT_MEM_SIZE__1"),  # NET_CONSTANT_MEM_SIZE is the size macro
@@ -130,7 +130,7 @@ def test_placeholder_macros_that_clash_are_renamed(tmp_path, network_name, first
         np.testing.assert_array_equal(bundle.run(feeds)["y"], np.full(4, 3.0, np.float32))
 
 
-@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+@pytest.mark.skipif(CC is None, reason="needs a C compiler (scripts/setup.sh)")
 def test_a_600_character_network_name_is_shortened_and_builds(tmp_path):
     model = add_model(os.path.join(tmp_path, "m.onnx"))
     name, warned, output = build_and_run(tmp_path, model, "n" * 600)
@@ -153,7 +153,7 @@ def test_legalize_name_cuts_long_names_to_the_limit_with_a_hash():
     assert legalize_name(long, 40) == legalize_name(long, 40) and len(legalize_name(long, 40)) == 40
 
 
-@pytest.mark.skipif(CC is None, reason="needs a C compiler")
+@pytest.mark.skipif(CC is None, reason="needs a C compiler (scripts/setup.sh)")
 def test_quantized_placeholder_macros_clash_with_another_placeholder(tmp_path):
     """A quantized `x` defines NET_x_scale and NET_x_offset: an input named `x_scale` is renamed."""
     from glowmlir.bundle import BundleLayout, Placeholder, _distinct_macros, header

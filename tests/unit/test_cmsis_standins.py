@@ -161,12 +161,12 @@ def test_layout_host(tmp_path):
         assert {name: getattr(mirror, name).offset for name in fields} == fields, struct
 
 
-@pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc not installed")
+@pytest.mark.skipif(ARM_GCC is None, reason="needs arm-none-eabi-gcc (scripts/setup.sh)")
 def test_layout_cortex_m7(tmp_path):
     compile_layout(ARM_GCC, CORTEX_M7_FLAGS, LAYOUT_CORTEX_M, STATUS_SIZE["cortex-m7"], tmp_path)
 
 
-@pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc not installed")
+@pytest.mark.skipif(ARM_GCC is None, reason="needs arm-none-eabi-gcc (scripts/setup.sh)")
 def test_standins_compile_for_cortex_m7(tmp_path):
     compile_object(SOURCE, tmp_path / "out.o", CMSIS_DIR, ARM_GCC, [*CORTEX_M7_FLAGS, "-O2"])
 

@@ -1,7 +1,12 @@
-"""Profiles written by Glow: their keys are Glow's node names (tests/fixtures/glow_profiles/,
-derived by hand from Glow's loaders, `Module::uniqueName` and the graph optimizer, each name
-commented with the function that makes it). Every value we quantize must get its range from
-the entry of the node Glow computes it with, and the int8 model must agree with the float one."""
+"""Profiles keyed as Glow writes them: their keys are Glow's node names. No profile written by
+Glow itself is involved (Glow's repository ships none, and its model-profiler was not built
+here): the fixtures' keys (tests/fixtures/glow_profiles/) are derived in
+`glow_profile_keys` from Glow's naming rules as its sources state them
+(tests/support/glow_naming.py: `Module::uniqueName`, `loadOperatorName`,
+`NodeValue::generateNodeOutputName`) and the order in which Glow's loaders and optimizer
+create nodes (each step cited below), not from glowmlir's names. Every value we quantize must
+get its range from the entry of the node Glow computes it with, and the int8 model must agree
+with the float one."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from glowmlir.quantization.glow_names import GlowNodeNames, glow_prefix
 from glowmlir.quantization.params import choose_params
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.transforms.quantize import Quantize, value_key
+from tests.support import glow_naming
 from tests.support.caffe2_nets import lenet_ops
 from tests.support.models import LENET
 from tests.unit.test_caffe2_importer import Weights, write_model
@@ -114,8 +120,110 @@ CASES = {
         "x:0": "x:0", "stem_conv:0": "stem_conv__2:0", "stem_relu:0": "stem_relu__1:0",
         "res_conv1:0": "res_conv1__2:0", "res_relu1:0": "res_relu1__1:0", "res_conv2:0": "res_conv2__2:0",
         "res_add:0": "res_add__1:0", "res_relu2:0": "res_relu2__1:0", "flatten:0": "flatten:0", "fc:0": "fc:0",
-        "prob__1:0": "prob:0"}, "fc:0"),
+        "prob__1:0": "Softmax_prob:0"}, "fc:0"),
 }
+
+
+# ----------------------------------------------------------------------------- Glow's keys, from Glow's rules
+
+ONNX_NODES = {
+    # op type -> nodes ONNXModelLoader (lib/Importer/ONNXModelLoader.cpp) creates under opName for a 4-D input,
+    # in order, and which of them computes the op's value
+    "Conv": (4, 2),          # loadConv2D: createTranspose(filter), createTranspose(input), createConv,
+                             # createTranspose(output)
+    "MaxPool": (3, 1),       # loadPool: createTranspose(input), createMaxPool, createTranspose(result 0)
+    "AveragePool": (3, 1),   # loadPool: createTranspose(input), createAvgPool, createTranspose
+}
+SINKABLE = {"Relu", "BatchNormalization"}
+"""lib/Optimizer/GraphOptimizer/GraphOptimizer.cpp SinkCode::run, "Sink Transpose below batch
+normalization nodes" / "batch RELU nodes": a node whose input is a layout Transpose is created
+again below it under its own name (`F->createRELU(RL->getName(), ...)`); "Sink Transpose below
+Arithmetic nodes": likewise an Add whose two inputs both are."""
+
+
+def onnx_glow_keys(path: str) -> dict[str, str]:
+    """ONNX output tensor -> the key of Glow's profile entry for it."""
+    model = onnx.load(path)
+    names = glow_naming.GlowNames()
+    for tensor in model.graph.initializer:  # ONNXModelLoader::loadInitializers: createConstant, before any op
+        names.storage(tensor.name)
+    for value in model.graph.input:          # loadInputs: createPlaceholder
+        if value.name not in {t.name for t in model.graph.initializer}:
+            names.storage(value.name)
+    node_of: dict[str, str] = {value.name: value.name for value in model.graph.input}
+    transposed: set[str] = set()             # tensors whose Glow node is followed by a layout Transpose
+    sunk = []
+    for node in model.graph.node:
+        names.original(node.name)            # ONNXModelLoader::loadOperator: mod_.registerOriginalName(op.name())
+        op_name = glow_naming.onnx_operator_name(node.name, node.op_type, list(node.output))
+        count, value = ONNX_NODES.get(node.op_type, (1, 0))  # Flatten, Gemm, Relu, Add, Softmax: one node
+        created = [names.node(op_name) for _ in range(count)]
+        node_of[node.output[0]] = created[value]
+        inputs = [name for name in node.input if name in node_of and name not in {t.name for t in
+                                                                                   model.graph.initializer}]
+        if count > 1:
+            transposed.add(node.output[0])
+        elif (node.op_type in SINKABLE and inputs[0] in transposed) or \
+                (node.op_type == "Add" and all(name in transposed for name in inputs)):
+            sunk.append(node.output[0])
+            transposed.add(node.output[0])
+    for tensor in sunk:  # SinkCode runs after loading (optimize(), to a fixed point)
+        node_of[tensor] = names.node(node_of[tensor])
+    return {tensor: glow_naming.node_output_name(name) for tensor, name in node_of.items()}
+
+
+def caffe2_lenet_glow_keys() -> dict[str, str]:
+    """Caffe2 output blob (and "ip1_flatten", the FC's flattened input) -> the key of Glow's
+    profile entry for it, for `caffe2_lenet` (lib/Importer/Caffe2ModelLoader.cpp)."""
+    names = glow_naming.GlowNames()
+    for weight in ("conv1_w", "conv1_b", "conv2_w", "conv2_b", "ip1_w", "ip1_b", "ip2_w", "ip2_b", "data"):
+        names.storage(weight)                # the init net's constants, the input placeholder
+    for output in ("softmax", "ip2"):        # loadNetwork: "Make a claim on the unique name of all output
+        names.used_storage_names.add(glow_naming.legalize_name(output))  # Placeholders" (registerStorageName)
+    keys = {"data": "data"}
+    for conv in ("conv1", "conv2"):
+        names.node(f"{conv}_w_NHWC")         # loadConv: createTranspose(w name + "_NHWC")
+        names.node(conv)                     # order NCHW: createTranspose(opName, in)
+        keys[conv] = names.node(conv)        # createConv(opName)
+        names.node(conv)                     # createTranspose(opName, node) back to NCHW
+        pool = conv.replace("conv", "pool")  # loadPool: createTranspose(opName), createMaxPool(opName), createTranspose
+        names.node(pool)
+        keys[pool] = names.node(pool)
+        names.node(pool)
+    # Graph.cpp createFullyConnected on a 4-D input: createFlatten(name + ".reshape2D")
+    keys["ip1_flatten"] = names.node("ip1.reshape2D")
+    keys["ip1"] = names.node("ip1")          # createFullyConnected(opName)
+    keys["ip1__1"] = names.node("ip1")       # in-place Relu: opName = its output "ip1" (caffe2 loadOperatorName)
+    keys["ip2"] = names.node("ip2")          # FC ip2 (2-D input: no flatten); "ip2" is claimed storage
+    names.node("softmax.selected")           # loadSoftmax: createSplat(opName + ".selected"),
+    names.node("softmax.reshapeInput")       # createFlatten(opName + ".reshapeInput"),
+    keys["softmax"] = names.node("softmax")  # createSoftMax(opName); "softmax" is claimed storage
+    return {blob: glow_naming.node_output_name(name) for blob, name in keys.items()}
+
+
+def glow_profile_keys(case_name: str, model: str) -> set[str]:
+    """The keys of Glow's profile entries for the values the case quantizes."""
+    if case_name == "lenet_caffe2":
+        return set(caffe2_lenet_glow_keys().values())
+    keys = onnx_glow_keys(model)
+    return {keys[tensor] for tensor in onnx_value_tensors(case_name)}
+
+
+def onnx_value_tensors(case_name: str) -> list[str]:
+    if case_name == "lenet_onnx":
+        return ["data", "/conv1/Conv_output_0", "/MaxPool_output_0", "/conv2/Conv_output_0", "/MaxPool_1_output_0",
+                "/Flatten_output_0", "/fc1/Gemm_output_0", "/Relu_output_0", "/fc2/Gemm_output_0", "softmax"]
+    return ["x", "stem_conv_out", "stem", "res_conv1_out", "r1", "res_conv2_out", "sum", "block", "flat", "logits",
+            "prob"]
+
+
+@pytest.mark.parametrize("case_name", sorted(CASES))
+def test_fixture_keys_follow_glows_naming_rules(case_name, tmp_path):
+    """The Glow keys the cases (and their fixtures) use are those Glow's rules give."""
+    build, _, _, fixture, glow_keys, _ = CASES[case_name]
+    derived = glow_profile_keys(case_name, build(tmp_path))
+    assert set(glow_keys.values()) == derived
+    assert derived <= set(read_profile(os.path.join(FIXTURES, fixture)).entries)
 
 
 @pytest.fixture(params=sorted(CASES))
@@ -216,11 +324,20 @@ def test_a_missing_glow_entry_names_both_keys(tmp_path):
 
 
 def test_glow_unique_name_rule():
-    """`Module::uniqueName`: storage names are never node names, `__<k>` counts from the
-    prefix without its own `__<digits>`, unless the model's node was called that."""
-    names = GlowNodeNames(storage=["softmax", "conv.weight"])
-    assert [names("conv"), names("conv"), names("conv"), names("softmax"), names("conv.weight")] == \
-        ["conv", "conv__1", "conv__2", "softmax__1", "conv_weight__1"]
-    assert names("conv__1") == "conv__3" and glow_prefix("a__12") == "a" and glow_prefix("a__b") == "a__b"
-    names.note_original("x__5")
-    assert names("x__5") == "x__5" and names("x__5") == "x__5__1"
+    """glowmlir's `GlowNodeNames` against `Module::uniqueName` as `Function::addNode` calls it
+    (tests/support/glow_naming.py): random streams of node names drawn from a few prefixes
+    with and without `__<digits>`, illegal characters, storage names and original names."""
+    rng = np.random.default_rng(41)
+    pieces = ["conv", "conv__1", "conv__2", "a__", "a__b", "x.y", "x_y", "9lives", "softmax", "relu__12"]
+    for _ in range(200):
+        storage = list(rng.choice(pieces, 2, replace=False))  # a model's storage names are distinct
+        ours, glows = GlowNodeNames(storage=storage), glow_naming.GlowNames()
+        for name in storage:
+            glows.storage(name)
+        for name in rng.choice(pieces, 12):
+            if rng.random() < 0.2:
+                ours.note_original(name)
+                glows.original(name)
+            assert ours(name) == glows.node(name), (storage, name)
+    for name in pieces:
+        assert glow_prefix(name) == glow_naming.get_prefix(name)

@@ -133,7 +133,7 @@ def test_header_declares_the_documented_prototypes(tmp_path):
         run_compiler(cxx, "-Wall", "-Werror", "-I", HIFI4_DIR, "-c", source_cc, "-o", tmp_path / "decl_cc.o")
 
 
-@pytest.mark.skipif(ARM_GCC is None, reason="arm-none-eabi-gcc not installed")
+@pytest.mark.skipif(ARM_GCC is None, reason="needs arm-none-eabi-gcc (scripts/setup.sh)")
 def test_standins_compile_for_a_32_bit_target(tmp_path):
     """A 32-bit bare-metal compile (a stand-in for the 32-bit Xtensa target)."""
     compile_object(SOURCE, tmp_path / "standins.o", HIFI4_DIR, ARM_GCC, [*CORTEX_M7_FLAGS, "-O2"])

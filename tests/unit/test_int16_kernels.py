@@ -89,12 +89,26 @@ def convolution_case(seed: int, geometry, per_channel: bool, activation: str | N
         out_scale = ref8.f32(np.abs(reals).max() / 30000)
     else:
         out_scale = spread16(reals)
-    expected = ref.conv2d(x, w, bias, x_scale, w_scales, w_offsets, out_scale, strides, pads, dilations, group,
-                          activation, pool)
+    centred = w.astype(np.int64).reshape(out_c, -1) - w_offsets[:, None]
+    expected = ref.conv2d(x, w, as_tflite_bias(bias, centred), x_scale, w_scales, w_offsets, out_scale,
+                          strides, pads, dilations, group, activation, pool)
     types = (tensor(x_shape, s16(x_scale)), tensor(w_shape, w_element), tensor((out_c,), b_element),
              tensor(expected.shape, s16(out_scale)))
     body, (x_, w_, b_, _) = convolution_text(suffix, types, geometry, activation, pool)
     return body, {x_: x}, {w_: w, b_: bias}, expected
+
+
+def as_tflite_bias(bias: np.ndarray, centred_weights: np.ndarray) -> np.ndarray:
+    """The bias TFLite's 16x8 kernel must be given to compute what glowmlir computes. TFLite
+    takes the accumulator from the bias tensor's type (int32 sums and the Q31 multiplier, or
+    int64 sums and the Q15 one); glowmlir takes it from the layer's worst case, so a layer
+    with an int32 bias whose sums could leave int32 for some input (|bias| + 32768 x sum
+    |w - w_offset| over an output's taps, `centred_weights` [outputs, taps]) is computed as
+    TFLite computes it with the bias widened to int64 (TFLite's int32 kernel could overflow
+    there; the converter writes int64 biases for 16x8 layers)."""
+    bias = np.asarray(bias)
+    bound = np.abs(bias.astype(np.int64)) + 32768 * np.abs(centred_weights).sum(axis=1)
+    return bias.astype(np.int64) if int(bound.max()) > ref8.INT32_MAX else bias
 
 
 def check_sums(body: str, inputs: dict, constants: dict, expected: np.ndarray, wide: bool) -> None:
@@ -171,7 +185,8 @@ def fully_connected_case(seed: int, rows: int, depth: int, columns: int, extreme
     bias = rng.integers(-2_000_000, 2_000_001, columns).astype(np.int32)
     acc = x.astype(np.int64) @ (w.astype(np.int64) - w_type[1]) + bias
     out_scale = spread16(acc * np.float64(x_scale) * w_type[0])
-    expected = ref.fully_connected(x, w, bias, x_scale, w_type, out_scale, activation)
+    tflite_bias = as_tflite_bias(bias, (w.astype(np.int64) - w_type[1]).T)
+    expected = ref.fully_connected(x, w, tflite_bias, x_scale, w_type, out_scale, activation)
     x_t, w_t = tensor(x.shape, s16(x_scale)), tensor(w.shape, q8(*w_type))
     b_t = tensor((columns,), q32(np.float32(x_scale) * np.float32(w_type[0])))
     y_t = tensor(expected.shape, s16(out_scale))

@@ -4,11 +4,13 @@ tests/conformance/exclusions.txt (each entry with its reason)."""
 
 import warnings
 
-from tests.conformance.suite import backend_test, exclusions
+import pytest
+
+from tests.conformance.suite import cpu_test_cases, exclusions, run_case
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-globals().update(backend_test().test_cases)
+globals().update(cpu_test_cases())  # the excluded ones are skipped, each with onnx's reason
 
 
 UNSUPPORTED_FEATURE = ("unsupported op", "is not supported", "are not supported", "are supported", "must be a constant",
@@ -21,3 +23,15 @@ have, or onnx refusing the model. A wrong number's reason (an assertion) says no
 def test_every_exclusion_is_for_an_unsupported_feature_never_for_wrong_numbers():
     for name, reason in exclusions().items():
         assert any(phrase in reason for phrase in UNSUPPORTED_FEATURE), f"{name}: {reason}"
+
+
+EXCLUSION_SAMPLE = 20
+"""How many excluded cases `test_a_sample_of_the_exclusions_still_fails` re-runs (spread over
+the whole list, so every reason group is sampled)."""
+
+
+@pytest.mark.parametrize("name", sorted(exclusions())[::max(1, len(exclusions()) // EXCLUSION_SAMPLE)])
+def test_a_sample_of_the_exclusions_still_fails(name):
+    """An excluded case that passes today must leave tests/conformance/exclusions.txt (rerun
+    tests/conformance/run_onnx_backend_tests.py --write-exclusions to rewrite it)."""
+    assert not run_case(name), f"{name} passes now: remove it from tests/conformance/exclusions.txt"

@@ -13,11 +13,9 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.dialects.builtin import i8
 
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
-from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
 from glowmlir.errors import GlowWarning
 from glowmlir.importers.onnx import ModelInput
@@ -39,8 +37,11 @@ def glow_profile(*arguments: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def heldout():
-    data = np.load(os.path.join(EXAMPLE, "heldout.npz"))
-    return (data["images"].astype(np.float32) / np.float32(255.0))[:, None, None], data["labels"]
+    """The 980 held-out digits that are not calibration images (the profiles here are made
+    from examples/lenet_mnist/images)."""
+    from tests.support.models import lenet_evaluation_digits
+
+    return lenet_evaluation_digits()
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +106,7 @@ def test_profiler_reads_the_outputs_in_place(heldout):
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
-    """Each schema stays within 0.5 points of float on the 1,000 held-out digits, with int8
+    """Each schema stays within 0.5 points of float on the 980 held-out digits, with int8
     weights (CONSTANT <= 433,152; on an AVX-512 VNNI host, whose kernels take the filters in
     whole blocks of 16 outputs by 4 inputs, 50 -> 64 and 500 -> 512 outputs: <= 455,296) and
     int8 activations (ACTIVATIONS <= 3,680)."""
@@ -113,8 +114,17 @@ def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
     bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, schema=schema))
     assert bundle.layout.constant_size <= (455_296 if HOST.has_avx512_vnni else 433_152)
     assert bundle.layout.activations_size <= 3_680
-    float_accuracy = 0.971  # examples/lenet_mnist/accuracy.json
-    assert accuracy(bundle, images, labels) >= float_accuracy - 0.005
+    assert accuracy(bundle, images, labels) >= float_lenet_accuracy(images, labels) - 0.005
+
+
+_FLOAT_ACCURACY: dict[int, float] = {}
+
+
+def float_lenet_accuracy(images, labels) -> float:
+    """The float LeNet's accuracy on these evaluation digits (the first len(labels))."""
+    if len(labels) not in _FLOAT_ACCURACY:
+        _FLOAT_ACCURACY[len(labels)] = accuracy(glowmlir.compile(LENET), images, labels)
+    return _FLOAT_ACCURACY[len(labels)]
 
 
 def test_channelwise_and_kl_calibration(tmp_path, heldout):
@@ -149,9 +159,9 @@ def _agreement(reference: glowmlir.Bundle, bundle: glowmlir.Bundle, samples: lis
 
 def test_kl_and_percentile_keep_lenets_accuracy(tmp_path, heldout):
     """LeNet profiled with 2,048 histogram bins (TensorRT's count) on its 20 example digits: on
-    the 1,000 held-out digits the KL- and Percentile-calibrated int8 nets are at least as
-    accurate as min/max's and agree with float on >= 99.8% (KL had clipped ReLU outputs to a
-    quarter of their range with 2,048 bins; measured: min/max 999, KL 998, Percentile 999)."""
+    the 980 other held-out digits the KL- and Percentile-calibrated int8 nets are at least as
+    accurate as min/max's and agree with float on >= 99.7% (KL had clipped ReLU outputs to a
+    quarter of their range with 2,048 bins)."""
     images, labels = heldout
     path = str(tmp_path / "fine.yaml")
     result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"),
@@ -164,7 +174,7 @@ def test_kl_and_percentile_keep_lenets_accuracy(tmp_path, heldout):
     expected = np.array([np.argmax(float_bundle.run(data=image)["softmax"]) for image in images])
     for calibration in ("KL", "Percentile"):
         assert (classes[calibration] == labels).sum() >= (classes["None"] == labels).sum()
-        assert (classes[calibration] == expected).sum() >= 998
+        assert (classes[calibration] == expected).sum() >= len(images) - 3
 
 
 @pytest.fixture(scope="module")
@@ -904,12 +914,28 @@ def test_a_global_average_pool_averages_at_its_own_scale(tmp_path):
         assert np.abs(dequantize(actual, QuantParams(*y_type)) - mean).max() <= y_type[0]
 
 
-def test_division_by_a_tensor_runs_in_int8(tmp_path):
-    """x / y with both tensors: an int8 Div (an integer division by y's level), bit-exact
-    against the numpy reference of the same integer arithmetic and within one output level of
-    float's quotient; divisors of both signs and broadcast over channels; counted quantized."""
-    from glowmlir.quantization.rescaling import divide_levels
+def divided_levels(x, y, x_type, y_type, q_type) -> tuple[np.ndarray, np.ndarray]:
+    """The int8 quotient of x / y from its definition: the real quotient `s_x (x - o_x) /
+    (s_y (y - o_y))` in q's levels, rounded half away from zero, plus q's offset, clamped to
+    int8; and how far each real quotient (in q's levels, before rounding) is from a rounding
+    boundary. A zero divisor saturates to the sign of the dividend (0 / 0 gives q's offset)."""
+    (sx, ox), (sy, oy), (sq, oq) = x_type, y_type, q_type
+    a = np.asarray(x, np.int64) - ox
+    d = np.asarray(y, np.int64) - oy
+    scale = np.float64(np.float32(sx)) / (np.float64(np.float32(sy)) * np.float64(np.float32(sq)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        real = np.where(d == 0, np.sign(a) * 1e9, a * scale / np.where(d == 0, 1, d))
+    rounded = np.sign(real) * np.floor(np.abs(real) + 0.5)
+    boundary = np.abs(np.abs(real) - np.floor(np.abs(real)) - 0.5)
+    return np.clip(rounded + oq, -128, 127).astype(np.int8), np.where(d == 0, np.inf, boundary)
 
+
+def test_division_by_a_tensor_runs_in_int8(tmp_path):
+    """x / y with both tensors: an int8 Div (an integer division by y's level), against the
+    quotient from its definition (`divided_levels`): equal wherever the real quotient is not
+    within 2^-13 of its magnitude of a rounding boundary (the kernel's multiplier keeps 15
+    bits), and there within one level; divisors of both signs and broadcast over channels;
+    counted quantized."""
     rng = np.random.default_rng(13)
     nodes = [helper.make_node("Div", ["x", "y"], ["q"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5]),
@@ -925,15 +951,17 @@ def test_division_by_a_tensor_runs_in_int8(tmp_path):
     float_bundle, quantized = _profile_and_compile(tmp_path, model, samples[:24], convert_placeholders=True)
     assert "glow.div" in quantized.ir["glow"] and not quantized.float_ops
     types = {name: quantized.layout.placeholder(name).quantization for name in ("x", "y", "q")}
-    element = {name: UniformQuantizedType(i8, *types[name]) for name in types}
+    near_ties = 0
     for feed in samples[24:]:
         levels = {name: quantize(feed[name], QuantParams(*types[name])) for name in ("x", "y")}
         actual = quantized.run(levels)["q"]
-        np.testing.assert_array_equal(actual, divide_levels(levels["x"], levels["y"], element["x"], element["y"],
-                                                            element["q"]))
-        real = {name: dequantize(levels[name], QuantParams(*types[name])) for name in levels}
-        exact = np.clip(real["x"] / real["y"] / types["q"][0] + types["q"][1], -128, 127)
-        assert np.abs(actual.astype(np.float64) - exact).max() <= 1.0
+        expected, boundary = divided_levels(levels["x"], levels["y"], types["x"], types["y"], types["q"])
+        difference = np.abs(actual.astype(np.int64) - expected)
+        real = np.abs(expected.astype(np.float64) - types["q"][1]) + 1
+        near_tie = boundary <= real * 2.0 ** -13
+        assert difference.max() <= 1 and not (difference[~near_tie]).any()
+        near_ties += int(near_tie.sum())
+    assert near_ties <= 4
 
 
 def test_mobilenet_v3_style_net_has_no_float_island(tmp_path):

@@ -190,6 +190,20 @@ def test_quantize_multiplier_edges():
             quantize_multiplier(bad)
 
 
+def test_quantize_multiplier_is_tflites():
+    """Against the test-side copy of TFLite's `QuantizeMultiplier` (tests/support/int8_reference.py,
+    written from `quantization_util.cc`): random reals over the whole range, and reals whose
+    Q31 fraction ends in exactly one half (TfLiteRound: away from zero)."""
+    from tests.support.int8_reference import quantize_multiplier as tflite_quantize_multiplier
+
+    rng = np.random.default_rng(5)
+    reals = list(2.0 ** rng.uniform(-31, 30, 2000)) + [2.0 ** -32 * 1.5, 2.0 ** -31, 1 - 2.0 ** -40]
+    for fraction in rng.integers(2 ** 30, 2 ** 31 - 1, 200):  # q * 2^31 = fraction + 1/2, both parities
+        reals.append((float(fraction) + 0.5) * 2.0 ** (int(rng.integers(-40, 20)) - 31))
+    for real in reals:
+        assert quantize_multiplier(real) == tflite_quantize_multiplier(real), real
+
+
 def test_multiplier_shift_arrays():
     multipliers, shifts = multiplier_shift_arrays(np.array([[0.5, 0.75], [1.0, 0.0]]))
     assert multipliers.dtype == np.int32 and shifts.dtype == np.int32

@@ -1,7 +1,8 @@
 """Glow's node names for the values of an imported model (see glowmlir/quantization/glow_names.py).
 
-Rules, from Glow's sources (`opName` is `loadOperatorName`: the node's name, else its first
-output's; each creation below goes through `Module::uniqueName`, `GlowNodeNames`):
+Rules, from Glow's sources (`opName` is `loadOperatorName`: the node's name, else, for an ONNX
+node, `<op_type>_<first output>`, for a Caffe2 op its first output; each creation below goes
+through `Module::uniqueName`, `GlowNodeNames`):
 
 * ONNX `loadConv2D`: filter transpose `opName`, input transpose `opName`, the convolution
   `opName`, output transpose `opName` — the convolution is the third: `conv__2`.
@@ -67,7 +68,9 @@ class GlowLoaderNames:
     def base(self, node: onnx.NodeProto) -> str:
         if self.loader == "caffe2" and node.doc_string.startswith(CAFFE2_GLOW_NAME):
             return node.doc_string[len(CAFFE2_GLOW_NAME):]
-        return node.name or node.output[0]
+        if node.name:
+            return node.name
+        return node.output[0] if self.loader == "caffe2" else f"{node.op_type}_{node.output[0]}"
 
     def load(self, index: int, node: onnx.NodeProto, rank: Callable[[str], int | None]) -> None:
         """Takes the names Glow's loader takes for node `index`; `rank` gives a tensor's rank."""
