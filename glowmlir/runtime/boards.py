@@ -14,6 +14,7 @@ addresses from the program's disassembly, see `glowmlir.runtime.multiplies`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -27,6 +28,7 @@ import numpy as np
 
 from glowmlir.errors import GlowError
 from glowmlir.memory_report import parse_size
+from glowmlir.runtime.cycles import NO_CYCLES, Cycles
 
 EMBEDDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded")
 
@@ -180,8 +182,16 @@ class BoardRun:
     what they call outside the functions named), and under "" those before any of them ran;
     they sum to `instructions`."""
     multiplies: int | None = None
-    """With `count_instructions` on a Cortex-M board (not with `count_functions`): how many of
-    one inference's instructions multiply (`glowmlir.runtime.multiplies.MULTIPLY_MNEMONICS`)."""
+    """With `count_instructions` on a Cortex-M board (not with `count_functions` alone): how
+    many of one inference's instructions multiply (`glowmlir.runtime.multiplies.MULTIPLY_MNEMONICS`)."""
+    cycles: Cycles | None = None
+    """With `count_cycles`: one inference's estimated core cycles at zero wait states
+    (`glowmlir.runtime.cycles`), with its range."""
+    function_cycles: dict[str, Cycles] | None = None
+    """With `count_cycles` and `count_functions`: the cycles per function named, as
+    `function_instructions` counts the instructions."""
+    timing: object | None = None
+    """With `count_cycles`: the core's timing model (its `describe()` says what it is)."""
 
 
 def board(name: str) -> Board:
@@ -261,8 +271,9 @@ def _instruction_counter(spec: Board, program: str) -> str:
     return arguments
 
 
-def _function_ranges_file(program: str, functions: Sequence[str]) -> str:
-    """Writes the address range of each function named (in order) for layercount.c."""
+def _function_ranges_file(program: str, functions: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Writes the address range of each function named (in order) for blockcount.c; the file
+    and the ranges."""
     from glowmlir.elf import function_ranges
 
     with open(program, "rb") as f:
@@ -273,7 +284,7 @@ def _function_ranges_file(program: str, functions: Sequence[str]) -> str:
     path = program + ".ranges"
     with open(path, "w") as f:
         f.writelines(f"{ranges[name][0]:x} {ranges[name][1]:x}\n" for name in functions)
-    return path
+    return path, [ranges[name] for name in functions]
 
 
 def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int,
@@ -313,17 +324,63 @@ def compiler_error(stderr: str) -> str:
     return "; ".join(errors[:3]) if errors else (lines[-1] if lines else "no message")
 
 
-def _run(spec: Board, program: str, count: bool, timeout: float,
-         functions: Sequence[str] = ()) -> tuple[str, int | None, list[int] | None, int | None]:
-    """Runs a program: its output, and if counting, its instructions (and per function named,
-    after those before any of them ran, or else its multiplies on a Cortex-M board)."""
+@dataclass
+class _Counts:
+    """What the counter of one program run found."""
+
+    instructions: int
+    per_function: list[int] | None = None  # per bucket: before any function named ran, then each
+    multiplies: int | None = None
+    cycles: object | None = None  # glowmlir.runtime.cycles.CycleCounts
+
+
+def _block_counts(spec: Board, program: str, counter_file: str, ranges: list[tuple[int, int]],
+                  cycles: bool) -> _Counts:
+    """The counts of a run under blockcount.c: per bucket, and priced if `cycles`."""
+    from glowmlir.runtime import cycles as timing_model
+
+    counts = timing_model.read_block_counts(counter_file)
+    found = _Counts(counts.instructions)
+    if ranges:
+        per_bucket = timing_model.instructions_per_bucket(counts, ranges)
+        found.per_function = [per_bucket.get(bucket, 0) for bucket in range(len(ranges) + 1)]
+    if cycles:
+        from glowmlir.runtime.multiplies import is_multiply
+
+        disassembly = timing_model.disassembly_of(program, spec.compiler.replace("gcc", "objdump"),
+                                                  spec.objdump_options)
+        found.cycles = timing_model.price(counts, disassembly, cycle_timing(spec), program, ranges)
+        found.multiplies = sum(block.count for block in counts.blocks for address, _ in block.code
+                               if is_multiply(disassembly[address].mnemonic))
+    return found
+
+
+def cycle_timing(spec: Board):
+    """The timing model of a board's core (glowmlir.runtime.cycles), or a GlowError."""
+    from glowmlir.runtime.cycles import timing_of
+
+    timing = timing_of(spec.cpu) if spec.counts_multiplies else None
+    if timing is None:
+        raise GlowError(f"{spec.name}: cycles are estimated on the Cortex-M boards only")
+    return timing
+
+
+def _run(spec: Board, program: str, count: bool, timeout: float, functions: Sequence[str] = (),
+         cycles: bool = False) -> tuple[str, _Counts | None]:
+    """Runs a program: its output, and if counting, its counts: instructions, and per function
+    named (after those before any of them ran), and its multiplies on a Cortex-M board, and
+    its estimated cycles if `cycles`."""
     command = [*spec.qemu]
     counter_file = program + ".count"
     if count and not spec.qemu:
         raise GlowError(f"{spec.name}: instructions are counted on emulated boards only")
-    if functions:
-        command += ["-plugin", f"{_plugin('layercount.c')},ranges={_function_ranges_file(program, functions)},"
-                               f"out={counter_file}"]
+    ranges = []
+    if functions or cycles:
+        plugin = f"{_plugin('blockcount.c')},out={counter_file}"
+        if functions:
+            ranges_file, ranges = _function_ranges_file(program, functions)
+            plugin += f",ranges={ranges_file}"
+        command += ["-plugin", plugin]
     elif count:
         command += ["-plugin", f"{_instruction_counter(spec, program)},out={counter_file}"]
     if spec.semihosting:
@@ -336,47 +393,44 @@ def _run(spec: Board, program: str, count: bool, timeout: float,
         raise GlowError(f"{spec.name}: the program did not finish within {timeout:.0f} s") from None
     if result.returncode:
         raise GlowError(f"{spec.name}: the program exited with status {result.returncode}: {result.stdout[-200:]}")
-    instructions = per_function = multiplies = None
-    if count:
+    found = None
+    if functions or cycles:
+        found = _block_counts(spec, program, counter_file, ranges, cycles)
+    elif count:
         with open(counter_file) as f:
             counts = f.read()
-        instructions = int(re.search(r"insns: (\d+)", counts).group(1))
-        if functions:
-            per_function = [int(count) for count in re.findall(r"^\d+ (\d+)$", counts, re.MULTILINE)]
-        elif spec.counts_multiplies:
-            multiplies = int(re.search(r"multiplies: (\d+)", counts).group(1))
-    return result.stdout + result.stderr, instructions, per_function, multiplies  # RISC-V semihosting: stderr
+        found = _Counts(int(re.search(r"insns: (\d+)", counts).group(1)))
+        if spec.counts_multiplies:
+            found.multiplies = int(re.search(r"multiplies: (\d+)", counts).group(1))
+    return result.stdout + result.stderr, found  # RISC-V semihosting: stderr
 
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
                  count_instructions: bool = False, timeout: float = 300.0, link: Sequence[str] = (),
-                 count_functions: Sequence[str] = ()) -> BoardRun:
+                 count_functions: Sequence[str] = (), count_cycles: bool = False) -> BoardRun:
     """Links `bundle` (compiled for the board's CPU, static API) for the board, with the C
     sources in `link` (e.g. a kernel library) built for it too, runs it under QEMU and
     returns its outputs and, if asked, the instructions of one inference, also per
-    function of the program if `count_functions` names some (see `BoardRun`)."""
+    function of the program if `count_functions` names some, and its estimated cycles
+    with `count_cycles` (Cortex-M boards; see `BoardRun`)."""
     spec = board(board_name)
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
     _require(spec.compiler)
     if spec.qemu:
         _require(spec.qemu[0])
+    if count_cycles:
+        cycle_timing(spec)  # a board without a timing model fails before building
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
-        count_instructions = count_instructions or bool(count_functions)
+        count_instructions = count_instructions or bool(count_functions) or count_cycles
         program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
-        stdout, once, once_per_function, multiplies_once = _run(spec, program, count_instructions, timeout,
-                                                                count_functions)
-        instructions = per_function = multiplies = None
+        stdout, once = _run(spec, program, count_instructions, timeout, count_functions, count_cycles)
+        run = BoardRun({}, None)
         if count_instructions:
-            _, twice, twice_per_function, multiplies_twice = _run(
-                spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout, count_functions)
-            instructions = twice - once
-            if multiplies_once is not None:
-                multiplies = multiplies_twice - multiplies_once
-        if count_functions:
-            per_function = {name: second - first for name, first, second
-                            in zip(["", *count_functions], once_per_function, twice_per_function)}
+            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout,
+                            count_functions, count_cycles)
+            run = _difference(once, twice, count_functions, spec if count_cycles else None)
     outputs = {}
     placeholders = {p.name: p for p in bundle.layout.placeholders}
     for line in stdout.splitlines():
@@ -386,4 +440,22 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
             outputs[name] = np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype).reshape(placeholder.shape)
     if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
         raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
-    return BoardRun(outputs, instructions, per_function, multiplies)
+    return dataclasses.replace(run, outputs=outputs)
+
+
+def _difference(once: _Counts, twice: _Counts, functions: Sequence[str], timed: Board | None) -> BoardRun:
+    """One inference's counts: the 2-inference program's minus the 1-inference program's."""
+    names = ["", *functions]
+    per_function = function_cycles = multiplies = cycles = timing = None
+    if functions:
+        per_function = {name: second - first for name, first, second
+                        in zip(names, once.per_function, twice.per_function)}
+    if once.multiplies is not None:
+        multiplies = twice.multiplies - once.multiplies
+    if timed is not None:
+        difference = twice.cycles - once.cycles
+        cycles, timing = difference.total, cycle_timing(timed)
+        if functions:
+            function_cycles = {name: difference.buckets.get(bucket, NO_CYCLES) for bucket, name in enumerate(names)}
+    return BoardRun({}, twice.instructions - once.instructions, per_function, multiplies, cycles, function_cycles,
+                    timing)
