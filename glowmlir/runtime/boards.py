@@ -291,27 +291,54 @@ def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferen
            link: Sequence[str] = ()) -> str:
     with open(os.path.join(directory, "harness.h"), "w") as f:
         f.write(_harness_header(bundle, inputs, spec.memory is not None, directory))
-    sources = [os.path.join(EMBEDDED, "main.c"), *link]
-    flags = [*spec.compiler_flags, "-I", directory, f"-DINFERENCES={inferences}"]
+    flags = ["-I", directory, f"-DINFERENCES={inferences}"]
     if weights_in == "ram":
         flags.append("-DWEIGHTS_IN_RAM")
+    memory = None
     if spec.memory is not None:
+        input_bytes = sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
+        memory = memory_values(spec, MemoryNeeds.of(bundle, input_bytes, weights_in))
+    sources = [os.path.join(EMBEDDED, "main.c"), *link, os.path.join(directory, f"{bundle.name}.o")]
+    return _link(spec, directory, sources, flags, memory, os.path.join(directory, f"prog{inferences}.elf"))
+
+
+def _link(spec: Board, directory: str, sources: Sequence[str], flags: Sequence[str], memory: dict[str, str] | None,
+          program: str) -> str:
+    """Compiles and links `sources` into `program` for the board (on a bare-metal board with
+    the start-up code and the linker script of `memory`'s values)."""
+    flags = [*spec.compiler_flags, *flags]
+    sources = list(sources)
+    if memory is not None:
         with open(os.path.join(EMBEDDED, "mps2.ld.in")) as f:
             script = f.read()
-        input_bytes = sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
-        for key, value in memory_values(spec, MemoryNeeds.of(bundle, input_bytes, weights_in)).items():
+        for key, value in memory.items():
             script = script.replace(f"@{key}@", value)
         linker_script = os.path.join(directory, "board.ld")
         with open(linker_script, "w") as f:
             f.write(script)
         sources.append(os.path.join(EMBEDDED, "startup.c"))
         flags += ["-T", linker_script]
-    program = os.path.join(directory, f"prog{inferences}.elf")
-    result = subprocess.run([spec.compiler, *flags, *sources, os.path.join(directory, f"{bundle.name}.o"), "-lm",
-                             "-o", program], capture_output=True, text=True)
+    result = subprocess.run([spec.compiler, *flags, *sources, "-lm", "-o", program], capture_output=True, text=True)
     if result.returncode:
         raise GlowError(f"linking for {spec.name} failed: {compiler_error(result.stderr)}")
     return program
+
+
+def program_cycles(board_name: str, sources: Sequence[str], functions: Sequence[str], runs: Sequence[Sequence[str]],
+                   timeout: float = 60.0) -> list[dict[str, Cycles]]:
+    """Estimated cycles per function named of a bare-metal program of `sources` (C or
+    assembly; `main` returns its exit code) on a Cortex-M board, built and run once per
+    entry of `runs` (its extra compiler flags, e.g. `-DITERATIONS=100`)."""
+    spec = board(board_name)
+    cycle_timing(spec)
+    found = []
+    with tempfile.TemporaryDirectory(prefix="glowmlir-program-") as directory:
+        for index, flags in enumerate(runs):
+            program = _link(spec, directory, sources, flags, spec.memory, os.path.join(directory, f"prog{index}.elf"))
+            _, counts = _run(spec, program, True, timeout, functions, cycles=True)
+            buckets = counts.cycles.buckets
+            found.append({name: buckets.get(bucket + 1, NO_CYCLES) for bucket, name in enumerate(functions)})
+    return found
 
 
 def compiler_error(stderr: str) -> str:

@@ -294,7 +294,7 @@ class McaTiming:
                 f"{self.branch} cycle, a conditional branch against its usual direction +{self.mispredict}")
 
 
-CORTEX_M7 = McaTiming("Cortex-M7", "cortex-m7", "thumbv7em-none-eabihf", branch=1, mispredict=6)
+CORTEX_M7 = McaTiming("Cortex-M7", "cortex-m7", "thumbv7em-none-eabihf", branch=0, mispredict=6)
 CORTEX_M55 = McaTiming("Cortex-M55", "cortex-m55", "thumbv8.1m.main-none-eabihf", branch=1, mispredict=3)
 
 TIMINGS = {"cortex-m0plus": CORTEX_M0PLUS, "cortex-m3": CORTEX_M3, "cortex-m4": CORTEX_M4, "cortex-m33": CORTEX_M33,
