@@ -8,7 +8,11 @@ one kernel, docs/code-size.md):
 
 instructions
     per inference, counted exactly by the QEMU plugin (a build running the network twice
-    minus one running it once), weights in flash. Instructions are not cycles.
+    minus one running it once), weights in flash. Instructions are not cycles:
+cycles
+    per inference, estimated core cycles at zero wait states (glowmlir.runtime.cycles: the
+    TRM timing tables on M3/M4/M33, a taken branch 1+P with P=1; llvm-mca's models on the
+    M7 and M55, a "model estimate"), and cycles / instruction;
 multiplies
     how many of those instructions multiply (integer MUL/MLA/UMULL/SMLAL/SMLAD/SMMULR..., FP
     VMUL/VMLA/VFMA..., Helium VMLAV/VMLADAV/VMULH...; the list and the rule are in
@@ -100,10 +104,10 @@ def measure(model: str, profile: str | None, board: str, level: str) -> dict:
     rng = np.random.default_rng(1)
     inputs = {p.name: board_input(bundle, rng.normal(size=p.shape).astype(np.float32))
               for p in bundle.layout.placeholders if p.kind == "input"}
-    run = run_on_board(bundle, board, inputs, count_instructions=True)
+    run = run_on_board(bundle, board, inputs, count_cycles=True)
     assert run.outputs, "the board printed no outputs"
-    return {"instructions": run.instructions, "multiplies": run.multiplies, "code": code_size(bundle.object_code),
-            "constants": bundle.layout.constant_size}
+    return {"instructions": run.instructions, "cycles": round(run.cycles.estimate), "multiplies": run.multiplies,
+            "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size}
 
 
 def print_code_table(results: dict, cores: list[str], levels: list[str]) -> None:
@@ -126,17 +130,17 @@ def main() -> None:
         parser.error(f"--opt-levels: unknown level(s) {', '.join(sorted(unknown))} (expected some of O3, Os, Oz)")
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
-    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'multiplies':>12s} {'code B':>9s} "
-          f"{'constants B':>12s}",
-          flush=True)
+    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'cycles':>14s} {'c/i':>5s} {'multiplies':>12s} "
+          f"{'code B':>9s} {'constants B':>12s}", flush=True)
     for name, (model, profile) in models(directory, args.models.split(",")).items():
         results[name] = {}
         for core in args.cores.split(","):
             for level in levels:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
-                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} "
-                      f"{figures['multiplies']:>12,} {figures['code']:>9,} {figures['constants']:>12,}", flush=True)
+                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} {figures['cycles']:>14,} "
+                      f"{figures['cycles'] / figures['instructions']:>5.2f} {figures['multiplies']:>12,} "
+                      f"{figures['code']:>9,} {figures['constants']:>12,}", flush=True)
         if "m7" in args.cores.split(",") and "O3" in levels:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
@@ -146,7 +150,7 @@ def main() -> None:
                 continue
             results[name]["m7 O3 float"] = float_m7
             ratio = results[name]["m7 O3"]["instructions"] / float_m7["instructions"]
-            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions "
+            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions, {float_m7['cycles']:,} cycles "
                   f"({float_m7['multiplies']:,} multiplies), int8 / float {ratio:.2f}{bar}", flush=True)
     print_code_table(results, args.cores.split(","), levels)
     if "mobilenet" in results and "m7 Os" in results["mobilenet"]:

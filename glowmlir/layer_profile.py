@@ -180,20 +180,21 @@ SHORT_NAME = 40
 
 
 def short_name(name: str, width: int = SHORT_NAME) -> str:
-    """A node name cut to `width` characters: TFLite's `a/b/conv2d/Relu;a/b/conv2d/BiasAdd;...`
-    keeps its first op's last path components (`…/conv2d/Relu`), a long name without paths its
-    end; a short name stays whole."""
+    """A node name cut to `width` characters: of TFLite's `a/b/conv2d/Relu;a/b/conv2d/BiasAdd;...`
+    its first op whole (`a/b/conv2d/Relu;…`) or that op's last path components
+    (`…/conv2d/Relu`); a long name without paths its end; a short name stays whole."""
     if len(name) <= width:
         return name
     first = name.split(";")[0]
+    if len(first) <= width - 2:
+        return f"{first};…"
     parts = first.split("/")
-    kept = parts[-1]
+    kept = parts[-1][-(width - 1):]
     for part in reversed(parts[:-1]):
-        if len(part) + len(kept) + 2 > width:
+        if len(part) + len(kept) + 3 > width:
             break
         kept = f"{part}/{kept}"
-    kept = kept[-(width - 1):]
-    return f"…{'/' if kept != first and '/' in first and not kept.startswith('/') else ''}{kept}"[:width]
+    return f"…/{kept}" if len(parts) > 1 and len(kept) + 2 <= width else f"…{kept}"
 
 
 def _share(amount: float, total: float) -> str:
