@@ -21,7 +21,13 @@ multiplies
 code
     the bundle object's .text + .rodata (weights are not in it);
 constants
-    the bundle's constant region (weights, and at -Os/-Oz the layers' quantization records).
+    the bundle's constant region (weights, and at -Os/-Oz the layers' quantization records);
+RAM
+    the bundle's mutable (inputs, outputs) and activations regions.
+
+With `--cmsis-nn DIR` (objects of the real CMSIS-NN built for each core, `DIR` with `{core}`
+in it, e.g. /work/ext/obj-{core}; the library is not part of this repository), each model
+also runs with `-use-cmsis -memory-fusion=false` linked against them: the "cmsis" rows.
 
 On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP extension
 (`glowll-select-arm-dsp-kernels`); M3 has none and shows the generic int8 kernels. The float
@@ -37,6 +43,7 @@ The float build (and the int8 / float ratio) runs only when O3 is among the leve
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -98,16 +105,26 @@ def models(directory: str, names: list[str]) -> dict[str, tuple[str, str]]:
     return found
 
 
-def measure(model: str, profile: str | None, board: str, level: str) -> dict:
+def measure(model: str, profile: str | None, board: str, level: str, library: list[str] | None = None) -> dict:
+    """One model on one board: with `library` (the real CMSIS-NN's objects), -use-cmsis
+    -memory-fusion=false."""
     quantization = QuantizationOptions(profile) if profile else None
-    bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level))
+    options = {"kernel_library": "cmsis-nn", "memory_fusion": False} if library else {}
+    bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level), **options)
     rng = np.random.default_rng(1)
     inputs = {p.name: board_input(bundle, rng.normal(size=p.shape).astype(np.float32))
               for p in bundle.layout.placeholders if p.kind == "input"}
-    run = run_on_board(bundle, board, inputs, count_cycles=True)
+    run = run_on_board(bundle, board, inputs, count_cycles=True, link=library or ())
     assert run.outputs, "the board printed no outputs"
     return {"instructions": run.instructions, "cycles": round(run.cycles.estimate), "multiplies": run.multiplies,
-            "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size}
+            "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size,
+            "ram": bundle.layout.mutable_size + bundle.layout.activations_size}
+
+
+def print_row(name: str, core: str, level: str, figures: dict) -> None:
+    print(f"{name:10s} {core:5s} {level:6s} {figures['instructions']:>14,} {figures['cycles']:>14,} "
+          f"{figures['cycles'] / figures['instructions']:>5.2f} {figures['multiplies']:>12,} "
+          f"{figures['code']:>9,} {figures['constants']:>12,} {figures['ram']:>9,}", flush=True)
 
 
 def print_code_table(results: dict, cores: list[str], levels: list[str]) -> None:
@@ -124,23 +141,29 @@ def main() -> None:
     parser.add_argument("--cores", default=",".join(CORES))
     parser.add_argument("--opt-levels", default=",".join(LEVELS), help="some of O3, Os, Oz")
     parser.add_argument("--json")
+    parser.add_argument("--cmsis-nn", help="objects of the real CMSIS-NN per core: a directory with {core} in it")
     args = parser.parse_args()
     levels = args.opt_levels.split(",")
     if unknown := set(levels) - set(LEVELS):
         parser.error(f"--opt-levels: unknown level(s) {', '.join(sorted(unknown))} (expected some of O3, Os, Oz)")
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
-    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'cycles':>14s} {'c/i':>5s} {'multiplies':>12s} "
-          f"{'code B':>9s} {'constants B':>12s}", flush=True)
+    print(f"{'model':10s} {'core':5s} {'opt':6s} {'instructions':>14s} {'cycles':>14s} {'c/i':>5s} "
+          f"{'multiplies':>12s} {'code B':>9s} {'constants B':>12s} {'RAM B':>9s}", flush=True)
     for name, (model, profile) in models(directory, args.models.split(",")).items():
         results[name] = {}
         for core in args.cores.split(","):
             for level in levels:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
-                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} {figures['cycles']:>14,} "
-                      f"{figures['cycles'] / figures['instructions']:>5.2f} {figures['multiplies']:>12,} "
-                      f"{figures['code']:>9,} {figures['constants']:>12,}", flush=True)
+                print_row(name, core, level, figures)
+                if args.cmsis_nn:
+                    objects = sorted(glob.glob(os.path.join(args.cmsis_nn.format(core=core), "*.o")))
+                    if not objects:
+                        parser.error(f"--cmsis-nn: no objects in {args.cmsis_nn.format(core=core)}")
+                    figures = measure(model, profile, CORES[core], level, objects)
+                    results[name][f"{core} {level} cmsis"] = figures
+                    print_row(name, core, f"{level}+c", figures)
         if "m7" in args.cores.split(",") and "O3" in levels:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:

@@ -275,7 +275,7 @@ def profile_on_board(model: str, board_name: str, inputs: Mapping[str, np.ndarra
     the program links besides the bundle (a kernel library)."""
     from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
     from glowmlir.runtime.boards import board, run_on_board
-    from glowmlir.runtime.cycles import ZERO_WAIT_STATES, timing_of
+    from glowmlir.runtime.cycles import cycles_label, timing_of
 
     bundle, layers = profiling_build(model, "kernels", options)
     entry = bundle.layout.entry_point
@@ -296,9 +296,7 @@ def profile_on_board(model: str, board_name: str, inputs: Mapping[str, np.ndarra
     if sum(row.amount for row in rows) != result.instructions:  # a bug in blockcount.c or here
         raise RuntimeError(f"layer profile on {board_name}: the rows sum to {sum(r.amount for r in rows):,}, "
                            f"not the {result.instructions:,} instructions counted")
-    label = None
-    if timing is not None:
-        label = f"{ZERO_WAIT_STATES}, model estimate" if timing.is_model_estimate else ZERO_WAIT_STATES
+    label = cycles_label(timing) if timing is not None else None
     return LayerProfile(bundle.name, board_name, "instructions", rows, normal_instructions, 1, result.outputs,
                         label, timing.describe() if timing else None)
 

@@ -179,10 +179,9 @@ def run_command(
 
 def cycles_line(board: str, cycles, instructions: int, timing) -> str:
     """What -cycles prints: the estimate, its range, cycles per instruction, the model."""
-    from glowmlir.runtime.cycles import ZERO_WAIT_STATES
+    from glowmlir.runtime.cycles import cycles_label
 
-    label = f"{ZERO_WAIT_STATES}, model estimate" if timing.is_model_estimate else ZERO_WAIT_STATES
-    text = f"{label} per inference on {board}: {round(cycles.estimate):,}"
+    text = f"{cycles_label(timing)} per inference on {board}: {round(cycles.estimate):,}"
     if round(cycles.low) != round(cycles.high):
         text += f" (range {round(cycles.low):,}-{round(cycles.high):,})"
     return text + f", {cycles.estimate / instructions:.2f} cycles/instruction [{timing.describe()}]"

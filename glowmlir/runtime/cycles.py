@@ -302,6 +302,11 @@ TIMINGS = {"cortex-m0plus": CORTEX_M0PLUS, "cortex-m3": CORTEX_M3, "cortex-m4": 
 LLVM_MCA = "llvm-mca-19"
 
 
+def cycles_label(timing: TableTiming | McaTiming) -> str:
+    """What the figures of a timing model are called where they are printed."""
+    return f"{ZERO_WAIT_STATES} (model estimate)" if timing.is_model_estimate else ZERO_WAIT_STATES
+
+
 def timing_of(cpu: str) -> TableTiming | McaTiming | None:
     return TIMINGS.get(cpu)
 
