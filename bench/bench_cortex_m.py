@@ -25,6 +25,10 @@ constants
 RAM
     the bundle's mutable (inputs, outputs) and activations regions.
 
+`--models` also takes the MLPerf Tiny int8 reference models (kws, vww, ic, ad; from
+`--mlperf-tiny DIR`, default /work/shared/models/mlperf-tiny; not part of this repository),
+run on random int8 inputs.
+
 With `--cmsis-nn DIR` (objects of the real CMSIS-NN built for each core, `DIR` with `{core}`
 in it, e.g. /work/ext/obj-{core}; the library is not part of this repository), each model
 also runs with `-use-cmsis -memory-fusion=false` linked against them: the "cmsis" rows.
@@ -87,10 +91,17 @@ def random_profile(model_path: str, directory: str, samples: int = 8, seed: int 
     return path
 
 
-def models(directory: str, names: list[str]) -> dict[str, tuple[str, str]]:
-    """name -> (model path, profile path)."""
+MLPERF_TINY = {"kws": "kws_ref_model.tflite", "vww": "vww_96_int8.tflite", "ic": "pretrainedResnet_quant.tflite",
+               "ad": "ad01_int8.tflite"}
+
+
+def models(directory: str, names: list[str], mlperf_tiny: str) -> dict[str, tuple[str, str | None]]:
+    """name -> (model path, profile path; None for an int8 TFLite model)."""
     found = {}
     for name in names:
+        if name in MLPERF_TINY:
+            found[name] = (os.path.join(mlperf_tiny, MLPERF_TINY[name]), None)
+            continue
         if name == "lenet":
             profile = os.path.join(directory, "lenet.yaml")
             make_profile(profile)
@@ -112,8 +123,16 @@ def measure(model: str, profile: str | None, board: str, level: str, library: li
     options = {"kernel_library": "cmsis-nn", "memory_fusion": False} if library else {}
     bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level), **options)
     rng = np.random.default_rng(1)
-    inputs = {p.name: board_input(bundle, rng.normal(size=p.shape).astype(np.float32))
-              for p in bundle.layout.placeholders if p.kind == "input"}
+    inputs = {}
+    for placeholder in (p for p in bundle.layout.placeholders if p.kind == "input"):
+        dtype = np.dtype(placeholder.dtype)
+        if placeholder.name == "data":
+            inputs[placeholder.name] = board_input(bundle, rng.normal(size=placeholder.shape).astype(np.float32))
+        elif dtype.kind == "f":
+            inputs[placeholder.name] = rng.normal(size=placeholder.shape).astype(dtype)
+        else:  # an int8 TFLite model's input
+            limits = np.iinfo(dtype)
+            inputs[placeholder.name] = rng.integers(limits.min, limits.max + 1, placeholder.shape).astype(dtype)
     run = run_on_board(bundle, board, inputs, count_cycles=True, link=library or ())
     assert run.outputs, "the board printed no outputs"
     return {"instructions": run.instructions, "cycles": round(run.cycles.estimate), "multiplies": run.multiplies,
@@ -141,6 +160,7 @@ def main() -> None:
     parser.add_argument("--cores", default=",".join(CORES))
     parser.add_argument("--opt-levels", default=",".join(LEVELS), help="some of O3, Os, Oz")
     parser.add_argument("--json")
+    parser.add_argument("--mlperf-tiny", default="/work/shared/models/mlperf-tiny")
     parser.add_argument("--cmsis-nn", help="objects of the real CMSIS-NN per core: a directory with {core} in it")
     args = parser.parse_args()
     levels = args.opt_levels.split(",")
@@ -150,7 +170,7 @@ def main() -> None:
     results = {}
     print(f"{'model':10s} {'core':5s} {'opt':6s} {'instructions':>14s} {'cycles':>14s} {'c/i':>5s} "
           f"{'multiplies':>12s} {'code B':>9s} {'constants B':>12s} {'RAM B':>9s}", flush=True)
-    for name, (model, profile) in models(directory, args.models.split(",")).items():
+    for name, (model, profile) in models(directory, args.models.split(","), args.mlperf_tiny).items():
         results[name] = {}
         for core in args.cores.split(","):
             for level in levels:
@@ -164,7 +184,7 @@ def main() -> None:
                     figures = measure(model, profile, CORES[core], level, objects)
                     results[name][f"{core} {level} cmsis"] = figures
                     print_row(name, core, f"{level}+c", figures)
-        if "m7" in args.cores.split(",") and "O3" in levels:
+        if "m7" in args.cores.split(",") and "O3" in levels and profile is not None:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
                 float_m7 = measure(model, None, CORES["m7"], "O3")
