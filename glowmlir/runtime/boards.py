@@ -5,11 +5,13 @@ code that turns the FPU on first, a linker script per board, a Glow-style main.c
 Debian's cross compilers, run under QEMU with semihosting, and its outputs read back
 bit-exact. With `count_instructions`, a QEMU TCG plugin counts the guest instructions of
 two builds that run the inference once and twice; the difference is the exact cost of one
-inference, soft-float library calls included. With `count_functions`, another plugin
-(`embedded/layercount.c`) counts them per function of the program (address ranges from its
-symbol table), an instruction outside those functions counting for the one that ran last.
-On the Cortex-M boards the counter also counts the multiply instructions apart (their
-addresses from the program's disassembly, see `glowmlir.runtime.multiplies`).
+inference, soft-float library calls included. With `count_functions` or `count_cycles`,
+another plugin (`embedded/blockcount.c`) records every block that ran, from which the host
+counts the instructions per function of the program (address ranges from its symbol table;
+an instruction outside those functions counts for the one that ran last) and, on the
+Cortex-M boards, estimates the core cycles (`glowmlir.runtime.cycles`). On the Cortex-M
+boards the counters also count the multiply instructions apart (their addresses from the
+program's disassembly, see `glowmlir.runtime.multiplies`).
 """
 
 from __future__ import annotations
