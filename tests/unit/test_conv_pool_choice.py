@@ -26,10 +26,10 @@ from tests.unit.test_quantized_kernels import build, convolution_case
 
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 
-LARGEST_ERROR = {"dsp": (0.18, 0.14), "generic": (0.25, 0.11), "helium": (0.26, 0.12)}
+LARGEST_ERROR = {"dsp": (0.21, 0.14), "generic": (0.25, 0.11), "helium": (0.26, 0.12)}
 """Per core class, (ours, CMSIS-NN): the largest relative error of an estimate on the
 measured layers, as libraries/conv_pool_costs.py states it."""
-OTHER_SIDE = {"dsp": (0, 0.0), "generic": (2, 0.10), "helium": (3, 0.12)}
+OTHER_SIDE = {"dsp": (1, 0.12), "generic": (2, 0.10), "helium": (3, 0.12)}
 """Per core class: how many measured layers the estimate may give to the measured slower
 side, and how close the two sides must then be measured (relative gap)."""
 
@@ -37,30 +37,31 @@ side, and how close the two sides must then be measured (relative gap)."""
 @pytest.mark.parametrize("core", list(COSTS))
 def test_estimates_are_within_the_stated_error_of_the_measured_layers(core):
     """Against tests/support/cmsis_nn/conv_pool_costs.json: our kernels as of today
-    (bench/bench_conv_pool_costs.py measures them), the real CMSIS-NN's measured once."""
+    (bench/bench_conv_pool_costs.py measures them), the real CMSIS-NN's; in the unit the
+    class's figures count (instructions, or estimated cycles: the table's *_cycles)."""
+    unit = "_cycles" if COSTS[core].unit == "cycles" else ""
     rows = [row for row in table_rows() if row["core_class"] == core]
     assert len(rows) >= 8
     ours_bound, library_bound = LARGEST_ERROR[core]
     wrong = []
     for row in rows:
-        work, library = work_of_row(row), row["cmsis_nn_conv"] + row["cmsis_nn_pool"]
-        assert abs(COSTS[core].ours(work) / row["ours"] - 1) <= ours_bound, row["layer"]
+        work, library = work_of_row(row), row[f"cmsis_nn_conv{unit}"] + row[f"cmsis_nn_pool{unit}"]
+        assert abs(COSTS[core].ours(work) / row[f"ours{unit}"] - 1) <= ours_bound, row["layer"]
         assert abs(COSTS[core].library(work) / library - 1) <= library_bound, row["layer"]
-        if (COSTS[core].ours(work) <= COSTS[core].library(work)) != (row["ours"] <= library):
-            wrong.append(abs(row["ours"] / library - 1))
+        if (COSTS[core].ours(work) <= COSTS[core].library(work)) != (row[f"ours{unit}"] <= library):
+            wrong.append(abs(row[f"ours{unit}"] / library - 1))
     count, gap = OTHER_SIDE[core]
     assert len(wrong) <= count and all(difference < gap for difference in wrong)
 
 
 def test_dsp_estimates_of_gathered_and_row_kernels():
-    """On the M7 our gathered product (LeNet's conv1: 25 taps a window, gathered once per
-    pixel) and our row kernel (conv2: 500 taps) are estimated apart: 360,288 and 2,461,728
-    instructions (the selection report's figures), measured 336,544 and 2,091,648. With one
-    figure per MAC for both, conv1 was estimated at 630,490 (the row kernel's cost)."""
+    """Our gathered product (LeNet's conv1: 25 taps a window, gathered once per pixel) and
+    our row kernel (conv2: 500 taps) are estimated apart: 480,744 and 3,324,320 cycles (the
+    selection report's figures), measured (estimated cycles on the M4) 436,067 and 2,840,590."""
     lenet = {row["layer"]: row for row in table_rows() if row["core_class"] == "dsp"}
     conv1, conv2 = (work_of_row(lenet[f"LeNet conv{index}"]) for index in (1, 2))
     assert (conv1.gathered, conv2.gathered) == (576 * 25, 0)
-    assert [COSTS["dsp"].ours(conv1), COSTS["dsp"].ours(conv2)] == [360_288, 2_461_728]
+    assert [COSTS["dsp"].ours(conv1), COSTS["dsp"].ours(conv2)] == [480_744, 3_324_320]
 
 
 def test_work_of_lenets_fused_convolutions():
@@ -106,8 +107,8 @@ def lenet_bundles(lenet_profile):  # noqa: F811 - the fixture
 
 def test_lenet_on_the_m7_keeps_both_fused_convolutions_ours(lenet_bundles):
     assert convolutions(lenet_bundles["m7"]) == [
-        ("generated: arm-dsp", "ours: faster (est. ours 360,288 vs cmsis-nn 1,749,744 instructions)"),
-        ("generated: arm-dsp", "ours: faster (est. ours 2,461,728 vs cmsis-nn 3,015,926 instructions)")]
+        ("generated: arm-dsp", "ours: faster (est. ours 480,744 vs cmsis-nn 2,093,069 cycles)"),
+        ("generated: arm-dsp", "ours: faster (est. ours 3,324,320 vs cmsis-nn 3,551,840 cycles)")]
     assert lenet_bundles["m7"].layout.activations_size == 3_680
 
 
