@@ -78,6 +78,8 @@ def run_command(
         "--instrument-debug-only", help="dump only these nodes (names, comma-separated)")] = None,
     cycles: Annotated[str, typer.Option("--cycles", help="also print the estimated core cycles of one inference "
                                                       "(Cortex-M boards)")] = "false",
+    flash_wait_states: Annotated[int, typer.Option("--flash-wait-states",
+                                                   help="with -cycles: cycles each flash access adds")] = 0,
     link: Annotated[Optional[list[str]], typer.Option(
         "--link", help="C sources, objects or archives to link (a kernel library: -use-cmsis, -use-hifi4); "
                        "repeatable")] = None,
@@ -107,6 +109,14 @@ def run_command(
         if board == "host":
             raise GlowError("-cycles: cycles are estimated on the Cortex-M boards only, not on the host")
         cycle_timing(board_spec(board))
+        if flash_wait_states < 0:
+            raise GlowError(f"-flash-wait-states={flash_wait_states}: expected 0 or more")
+        if flash_wait_states:
+            from glowmlir.runtime.boards import flash_range
+
+            flash_range(board_spec(board))
+    elif flash_wait_states:
+        raise GlowError("-flash-wait-states needs -cycles")
     links = [os.path.abspath(path) for path in link or []]
     for path in links:
         if not os.path.isfile(path):
@@ -155,7 +165,7 @@ def run_command(
         outputs, instructions = runner.run(inputs), None
     else:
         result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True, link=links,
-                              count_cycles=count_cycles)
+                              count_cycles=count_cycles, flash_wait_states=flash_wait_states)
         outputs, instructions = result.outputs, result.instructions
     if run_options is not options:
         outputs = dump_node_outputs(bundle, outputs, instrument_debug_dir, debug_format, sys.stdout)
@@ -172,16 +182,16 @@ def run_command(
     if instructions is not None:
         print(f"instructions per inference on {board}: {instructions}")
     if count_cycles:
-        print(cycles_line(board, result.cycles, instructions, result.timing))
+        print(cycles_line(board, result.cycles, instructions, result.timing, flash_wait_states))
     if show_profile:
         print_profile(model, board, inputs, runner, instructions, weights_in, options, links, picture)
 
 
-def cycles_line(board: str, cycles, instructions: int, timing) -> str:
+def cycles_line(board: str, cycles, instructions: int, timing, flash_wait_states: int = 0) -> str:
     """What -cycles prints: the estimate, its range, cycles per instruction, the model."""
     from glowmlir.runtime.cycles import cycles_label
 
-    text = f"{cycles_label(timing)} per inference on {board}: {round(cycles.estimate):,}"
+    text = f"{cycles_label(timing, flash_wait_states)} per inference on {board}: {round(cycles.estimate):,}"
     if round(cycles.low) != round(cycles.high):
         text += f" (range {round(cycles.low):,}-{round(cycles.high):,})"
     return text + f", {cycles.estimate / instructions:.2f} cycles/instruction [{timing.describe()}]"

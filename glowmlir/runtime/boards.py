@@ -327,7 +327,7 @@ def _link(spec: Board, directory: str, sources: Sequence[str], flags: Sequence[s
 
 
 def program_cycles(board_name: str, sources: Sequence[str], functions: Sequence[str], runs: Sequence[Sequence[str]],
-                   timeout: float = 60.0) -> list[dict[str, Cycles]]:
+                   timeout: float = 60.0, flash_wait_states: int = 0) -> list[dict[str, Cycles]]:
     """Estimated cycles per function named of a bare-metal program of `sources` (C or
     assembly; `main` returns its exit code) on a Cortex-M board, built and run once per
     entry of `runs` (its extra compiler flags, e.g. `-DITERATIONS=100`)."""
@@ -337,7 +337,7 @@ def program_cycles(board_name: str, sources: Sequence[str], functions: Sequence[
     with tempfile.TemporaryDirectory(prefix="glowmlir-program-") as directory:
         for index, flags in enumerate(runs):
             program = _link(spec, directory, sources, flags, spec.memory, os.path.join(directory, f"prog{index}.elf"))
-            _, counts = _run(spec, program, True, timeout, functions, cycles=True)
+            _, counts = _run(spec, program, True, timeout, functions, True, flash_wait_states)
             buckets = counts.cycles.buckets
             found.append({name: buckets.get(bucket + 1, NO_CYCLES) for bucket, name in enumerate(functions)})
     return found
@@ -363,8 +363,16 @@ class _Counts:
     cycles: object | None = None  # glowmlir.runtime.cycles.CycleCounts
 
 
+def flash_range(spec: Board) -> tuple[int, int]:
+    """The [start, end) of a board's flash (the code memory of the MPS2 boards), or a GlowError."""
+    if spec.memory is None or spec.memory["WEIGHTS_REGION"] != "CODE":
+        raise GlowError(f"-flash-wait-states: {spec.name} has no flash (code and weights in its TCM and DDR)")
+    start = int(spec.memory["CODE_ORIGIN"], 16)
+    return start, start + memory_sizes(spec)["CODE"]
+
+
 def _block_counts(spec: Board, program: str, counter_file: str, ranges: list[tuple[int, int]],
-                  cycles: bool) -> _Counts:
+                  cycles: bool, flash_wait_states: int = 0) -> _Counts:
     """The counts of a run under blockcount.c: per bucket, and priced if `cycles`."""
     from glowmlir.runtime import cycles as timing_model
 
@@ -378,7 +386,8 @@ def _block_counts(spec: Board, program: str, counter_file: str, ranges: list[tup
 
         disassembly = timing_model.disassembly_of(program, spec.compiler.replace("gcc", "objdump"),
                                                   spec.objdump_options)
-        found.cycles = timing_model.price(counts, disassembly, cycle_timing(spec), program, ranges)
+        found.cycles = timing_model.price(counts, disassembly, cycle_timing(spec), program, ranges,
+                                          flash_range(spec) if flash_wait_states else None, flash_wait_states)
         found.multiplies = sum(block.count for block in counts.blocks for address, _ in block.code
                                if is_multiply(disassembly[address].mnemonic))
     return found
@@ -395,7 +404,7 @@ def cycle_timing(spec: Board):
 
 
 def _run(spec: Board, program: str, count: bool, timeout: float, functions: Sequence[str] = (),
-         cycles: bool = False) -> tuple[str, _Counts | None]:
+         cycles: bool = False, flash_wait_states: int = 0) -> tuple[str, _Counts | None]:
     """Runs a program: its output, and if counting, its counts: instructions, and per function
     named (after those before any of them ran), and its multiplies on a Cortex-M board, and
     its estimated cycles if `cycles`."""
@@ -409,6 +418,8 @@ def _run(spec: Board, program: str, count: bool, timeout: float, functions: Sequ
         if functions:
             ranges_file, ranges = _function_ranges_file(program, functions)
             plugin += f",ranges={ranges_file}"
+        if flash_wait_states:
+            plugin += ",flash={:x}-{:x}".format(*flash_range(spec))
         command += ["-plugin", plugin]
     elif count:
         command += ["-plugin", f"{_instruction_counter(spec, program)},out={counter_file}"]
@@ -424,7 +435,7 @@ def _run(spec: Board, program: str, count: bool, timeout: float, functions: Sequ
         raise GlowError(f"{spec.name}: the program exited with status {result.returncode}: {result.stdout[-200:]}")
     found = None
     if functions or cycles:
-        found = _block_counts(spec, program, counter_file, ranges, cycles)
+        found = _block_counts(spec, program, counter_file, ranges, cycles, flash_wait_states)
     elif count:
         with open(counter_file) as f:
             counts = f.read()
@@ -436,12 +447,14 @@ def _run(spec: Board, program: str, count: bool, timeout: float, functions: Sequ
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
                  count_instructions: bool = False, timeout: float = 300.0, link: Sequence[str] = (),
-                 count_functions: Sequence[str] = (), count_cycles: bool = False) -> BoardRun:
+                 count_functions: Sequence[str] = (), count_cycles: bool = False,
+                 flash_wait_states: int = 0) -> BoardRun:
     """Links `bundle` (compiled for the board's CPU, static API) for the board, with the C
     sources in `link` (e.g. a kernel library) built for it too, runs it under QEMU and
     returns its outputs and, if asked, the instructions of one inference, also per
     function of the program if `count_functions` names some, and its estimated cycles
-    with `count_cycles` (Cortex-M boards; see `BoardRun`)."""
+    with `count_cycles` (Cortex-M boards; see `BoardRun`), `flash_wait_states` more for each
+    access to the board's flash (`glowmlir.runtime.cycles.price`)."""
     spec = board(board_name)
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
@@ -450,15 +463,18 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
         _require(spec.qemu[0])
     if count_cycles:
         cycle_timing(spec)  # a board without a timing model fails before building
+    if flash_wait_states:
+        flash_range(spec)
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
         count_instructions = count_instructions or bool(count_functions) or count_cycles
         program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
-        stdout, once = _run(spec, program, count_instructions, timeout, count_functions, count_cycles)
+        stdout, once = _run(spec, program, count_instructions, timeout, count_functions, count_cycles,
+                            flash_wait_states)
         run = BoardRun({}, None)
         if count_instructions:
             _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout,
-                            count_functions, count_cycles)
+                            count_functions, count_cycles, flash_wait_states)
             run = _difference(once, twice, count_functions, spec if count_cycles else None)
     outputs = {}
     placeholders = {p.name: p for p in bundle.layout.placeholders}

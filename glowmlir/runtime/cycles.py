@@ -66,18 +66,23 @@ class BlockCounts:
 
     instructions: int
     blocks: list[Block]
+    flash_reads: dict[int, int] = field(default_factory=dict)  # per bucket, when counted
 
 
 def read_block_counts(path: str) -> BlockCounts:
     with open(path) as f:
         header = f.readline()
-        blocks = []
+        blocks, flash_reads = [], {}
         for line in f:
+            if line.startswith("flash reads: "):
+                bucket, reads = line.split()[2:]
+                flash_reads[int(bucket)] = int(reads)
+                continue
             start, bucket, count, taken, *code = line.split()
             blocks.append(Block(int(start, 16), int(bucket), int(count), int(taken),
                                 tuple((int(address, 16), bytes.fromhex(data)) for address, data in
                                       (item.split(":") for item in code))))
-    return BlockCounts(int(re.match(r"insns: (\d+)", header).group(1)), blocks)
+    return BlockCounts(int(re.match(r"insns: (\d+)", header).group(1)), blocks, flash_reads)
 
 
 _LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t([^\t\n]+)(?:\t([^\n]*))?$", re.MULTILINE)
@@ -302,9 +307,11 @@ TIMINGS = {"cortex-m0plus": CORTEX_M0PLUS, "cortex-m3": CORTEX_M3, "cortex-m4": 
 LLVM_MCA = "llvm-mca-19"
 
 
-def cycles_label(timing: TableTiming | McaTiming) -> str:
+def cycles_label(timing: TableTiming | McaTiming, flash_wait_states: int = 0) -> str:
     """What the figures of a timing model are called where they are printed."""
-    return f"{ZERO_WAIT_STATES} (model estimate)" if timing.is_model_estimate else ZERO_WAIT_STATES
+    label = (f"estimated core cycles at {flash_wait_states} flash wait state{'s' if flash_wait_states > 1 else ''}"
+             if flash_wait_states else ZERO_WAIT_STATES)
+    return f"{label} (model estimate)" if timing.is_model_estimate else label
 
 
 def timing_of(cpu: str) -> TableTiming | McaTiming | None:
@@ -422,8 +429,12 @@ def decode(block: Block, disassembly: dict[int, Instruction], program: str) -> l
 
 
 def price(counts: BlockCounts, disassembly: dict[int, Instruction], timing: TableTiming | McaTiming,
-          program: str, ranges: Sequence[tuple[int, int]] = ()) -> CycleCounts:
-    """Estimated cycles of a program run (and per bucket)."""
+          program: str, ranges: Sequence[tuple[int, int]] = (), flash: tuple[int, int] | None = None,
+          flash_wait_states: int = 0) -> CycleCounts:
+    """Estimated cycles of a program run (and per bucket); with `flash_wait_states`, each
+    access to `flash` [low, high) costs that many more: every 32-bit word of code a block
+    fetches from there each time it runs, and every data read counted there
+    (`counts.flash_reads`). No cache, no prefetch buffer, no flash accelerator is modelled."""
     decoded = [decode(block, disassembly, program) for block in counts.blocks]
     if isinstance(timing, McaTiming):
         per_instruction = _mca_instruction_cycles(counts.blocks, decoded, timing)
@@ -440,8 +451,16 @@ def price(counts: BlockCounts, disassembly: dict[int, Instruction], timing: Tabl
             branch = timing.taken_branch().scaled(block.taken)
         else:
             branch = _mca_branch(block, instructions[-1], timing)
+        if flash_wait_states and flash[0] <= block.start < flash[1]:
+            words = {end // 4 for instruction in instructions
+                     for end in (instruction.address, instruction.address + len(instruction.encoding) - 1)}
+            branch += Cycles(*(3 * [flash_wait_states * len(words) * block.count]))
         result.buckets[buckets[-1]] = result.buckets.get(buckets[-1], NO_CYCLES) + branch
         result.total += branch
+    for bucket, reads in counts.flash_reads.items():
+        waits = Cycles(*(3 * [flash_wait_states * reads]))
+        result.buckets[bucket] = result.buckets.get(bucket, NO_CYCLES) + waits
+        result.total += waits
     return result
 
 

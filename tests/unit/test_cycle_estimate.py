@@ -47,6 +47,7 @@ LOOPS = {
     "ldrd": ("", ["ldrd r2, r3, [r1]", "ldrd r4, r5, [r1, #8]"]),
     "str": ("", ["str r3, [r1]", "str r3, [r1, #4]", "str r3, [r1, #8]", "str r3, [r1, #12]"]),
     "push_pop": ("", ["push {r4, r5, r6, r7}", "pop {r4, r5, r6, r7}"]),
+    "ldr_flash": ("ldr r1, =table", ["ldr r2, [r1]", "ldr r3, [r1, #4]", "ldr r4, [r1, #8]", "ldr r5, [r1, #12]"]),
     "vmla": ("", ["vmla.f32 s0, s4, s5", "vmla.f32 s1, s4, s5", "vmla.f32 s2, s4, s5", "vmla.f32 s3, s4, s5"]),
     # CMSIS-NN's int8 inner product (arm_nn_mat_mult_kernel_s8_s16 / read_and_pad): 4 inputs
     # and 4 weights a word, sign-extended in pairs, two dual MACs.
@@ -92,25 +93,27 @@ MODEL = {
 
 def assembly(names: list[str], thumb1: bool) -> str:
     """One function per loop: `name(iterations)`, with r1 and r2 pointing at a buffer."""
-    lines = [".syntax unified", ".thumb", ".bss", ".balign 8", "buffer: .space 64", ".text"]
+    lines = [".syntax unified", ".thumb", ".bss", ".balign 8", "buffer: .space 64", ".section .rodata", ".balign 8",
+             "table: .word 1, 2, 3, 4", ".text"]
     for name in names:
         setup, body = LOOPS[name]
         lines += [f".section .text.{name},\"ax\",%progbits", f".global {name}", f".type {name}, %function",
                   ".p2align 2", f"{name}:", "push {r4, r5, r6, r7, lr}", "ldr r1, =buffer", "ldr r2, =buffer",
-                  "movs r3, #0", "movs r6, #0", setup, "1:", *body,
+                  "movs r3, #0", "movs r6, #0", setup, ".p2align 2", "1:", *body,
                   "subs r0, r0, #1" if thumb1 else "subs r0, #1", "bne 1b", "pop {r4, r5, r6, r7, pc}", ".ltorg",
                   f".size {name}, . - {name}"]
     return "\n".join(lines) + "\n"
 
 
-def loop_cycles(tmp_path, board: str, names: list[str]) -> dict[str, float]:
+def loop_cycles(tmp_path, board: str, names: list[str], flash_wait_states: int = 0) -> dict[str, float]:
     """Estimated cycles per iteration of each loop on the board."""
     source = tmp_path / "loops.S"
     source.write_text(assembly(names, board == "mps2-an385-m0plus"))
     main = tmp_path / "main.c"
     main.write_text("".join(f"void {name}(unsigned);\n" for name in names) + "int main(void) {\n"
                     + "".join(f"    {name}(ITERATIONS);\n" for name in names) + "    return 0;\n}\n")
-    once, twice = program_cycles(board, [str(main), str(source)], names, [["-DITERATIONS=100"], ["-DITERATIONS=200"]])
+    once, twice = program_cycles(board, [str(main), str(source)], names, [["-DITERATIONS=100"], ["-DITERATIONS=200"]],
+                                 flash_wait_states=flash_wait_states)
     return {name: (twice[name] - once[name]).estimate / 100 for name in names}
 
 
@@ -146,6 +149,15 @@ def test_the_range_takes_the_refill_from_1_to_3(tmp_path):
     loop = (twice["smlad_independent"] - once["smlad_independent"]).scaled(1 / 100)
     assert (loop.estimate, loop.low, loop.high) == (7, 7, 9)
     assert "taken branch 1+P=1 (range 1-3)" in CORTEX_M4.describe()
+
+
+@needs_qemu
+def test_each_flash_access_adds_the_wait_states(tmp_path):
+    """At 2 wait states on the M4: the loops' code is in flash, 3 words a run (4 16-bit LDRs
+    and subs + bne, word-aligned), 2 cycles each; the loads from RAM add nothing, those
+    from flash (.rodata) 2 each: 8 + 3x2 and 8 + 3x2 + 4x2."""
+    assert loop_cycles(tmp_path, "mps2-an386", ["ldr_pipelined", "ldr_flash"], 2) == {"ldr_pipelined": 14,
+                                                                                     "ldr_flash": 22}
 
 
 def test_boards_without_a_timing_model_say_so():

@@ -225,3 +225,9 @@ def test_glow_run_cycles_on_the_host_is_refused():
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1] == ("glow-run: error: -cycles: cycles are estimated on the "
                                                       "Cortex-M boards only, not on the host")
+
+
+def test_glow_run_flash_wait_states_needs_cycles():
+    result = cli("-flash-wait-states=1")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == "glow-run: error: -flash-wait-states needs -cycles"

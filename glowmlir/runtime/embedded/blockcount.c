@@ -4,6 +4,8 @@
  *
  * args: ranges=FILE  optional: one "START END" line (hex, END exclusive) per range; range k
  *                    (from 1) is the k-th line
+ *       flash=LO-HI  optional (hex, HI exclusive): also count the data reads from there, per
+ *                    bucket ("flash reads: BUCKET COUNT" lines before the blocks)
  *       out=FILE     where the result goes (default: stderr):
  *                      insns: TOTAL
  *                      START BUCKET COUNT TAKEN ADDRESS:BYTES ADDRESS:BYTES ...
@@ -26,6 +28,12 @@
 typedef uint64_t qemu_plugin_id_t;
 struct qemu_plugin_tb; struct qemu_plugin_insn; typedef struct qemu_info_t qemu_info_t;
 enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+typedef uint32_t qemu_plugin_meminfo_t;
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int, qemu_plugin_meminfo_t, uint64_t, void *);
+_Bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *, qemu_plugin_vcpu_mem_cb_t, enum qemu_plugin_cb_flags,
+                                      enum qemu_plugin_mem_rw, void *);
 typedef void (*tb_trans_cb_t)(qemu_plugin_id_t, struct qemu_plugin_tb *);
 typedef void (*udata_cb_t)(qemu_plugin_id_t, void *);
 typedef void (*vcpu_udata_cb_t)(unsigned int, void *);
@@ -59,6 +67,13 @@ static struct block *previous;        /* the block that ran last, and the entry 
 static struct entry *previous_entry;
 static int last;                      /* the range that ran last (0: none yet) */
 static char outpath[256];
+static uint64_t flash_low, flash_high;  /* flash_high 0: not counting flash reads */
+static uint64_t *flash_reads;           /* per bucket */
+
+static void memory_read(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t address, void *data) {
+    if (address >= flash_low && address < flash_high && !qemu_plugin_mem_is_store(info))
+        flash_reads[last]++;  /* the bucket: the block's, or a range entered inside it (rare) */
+}
 
 static int range_of(uint64_t pc) {
     for (int k = 0; k < range_count; k++)
@@ -110,6 +125,9 @@ static void block_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
         block->end = pc + size;
         if (range)
             block->exit_range = range;
+        if (flash_high)
+            /* every access, reads told apart in memory_read: QEMU 7.2 calls a MEM_R callback on stores */
+            qemu_plugin_register_vcpu_mem_cb(insn, memory_read, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
         length += sprintf(block->text + length, " %llx:", (unsigned long long)pc);
         for (size_t b = 0; b < size; b++)
             length += sprintf(block->text + length, "%02x", bytes[b]);
@@ -126,6 +144,9 @@ static void at_exit(qemu_plugin_id_t id, void *p) {
         for (struct entry *entry = block->entries; entry; entry = entry->next)
             total += entry->count * block->instructions;
     fprintf(f, "insns: %llu\n", (unsigned long long)total);
+    if (flash_high)
+        for (int k = 0; k <= range_count; k++)
+            fprintf(f, "flash reads: %d %llu\n", k, (unsigned long long)flash_reads[k]);
     for (struct block *block = blocks; block; block = block->next)
         for (struct entry *entry = block->entries; entry; entry = entry->next)
             fprintf(f, "%llx %d %llu %llu%s\n", (unsigned long long)block->start, entry->bucket,
@@ -158,7 +179,13 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
         }
         if (!strncmp(argv[i], "out=", 4))
             strncpy(outpath, argv[i] + 4, sizeof outpath - 1);
+        if (!strncmp(argv[i], "flash=", 6)) {
+            char *end;
+            flash_low = strtoull(argv[i] + 6, &end, 16);
+            flash_high = strtoull(end + 1, 0, 16);
+        }
     }
+    flash_reads = calloc(range_count + 1, sizeof *flash_reads);
     qemu_plugin_register_vcpu_tb_trans_cb(id, block_translated);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     return 0;
