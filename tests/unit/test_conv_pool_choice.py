@@ -29,7 +29,7 @@ QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 LARGEST_ERROR = {"dsp": (0.21, 0.14), "generic": (0.25, 0.11), "helium": (0.26, 0.12)}
 """Per core class, (ours, CMSIS-NN): the largest relative error of an estimate on the
 measured layers, as libraries/conv_pool_costs.py states it."""
-OTHER_SIDE = {"dsp": (1, 0.12), "generic": (2, 0.10), "helium": (3, 0.12)}
+OTHER_SIDE = {"dsp": (1, 0.12), "generic": (2, 0.11), "helium": (3, 0.12)}
 """Per core class: how many measured layers the estimate may give to the measured slower
 side, and how close the two sides must then be measured (relative gap)."""
 
@@ -113,13 +113,13 @@ def test_lenet_on_the_m7_keeps_both_fused_convolutions_ours(lenet_bundles):
 
 
 def test_lenet_on_the_m3_gives_conv2_to_the_library(lenet_bundles):
-    """On the M3 CMSIS-NN's conv2 + pool is estimated faster (measured: 4,412,598 vs ours
-    5,425,252): unfused, both calls; conv1 stays ours, and the activations grow."""
+    """On the M3 CMSIS-NN's conv2 + pool is estimated faster (measured, estimated cycles:
+    7,340,636 vs ours 8,922,832): unfused, both calls; conv1 stays ours, and the activations grow."""
     bundle = lenet_bundles["m3"]
     assert convolutions(bundle) == [
-        ("generated", "ours: faster (est. ours 1,187,136 vs cmsis-nn 1,935,245 instructions)"),
-        ("library", "arm_convolve_wrapper_s8; cmsis-nn: faster (est. cmsis-nn 4,730,842 vs ours 5,452,160 "
-                    "instructions)")]
+        ("generated", "ours: faster (est. ours 1,827,763 vs cmsis-nn 2,797,114 cycles)"),
+        ("library", "arm_convolve_wrapper_s8; cmsis-nn: faster (est. cmsis-nn 7,828,864 vs ours 8,691,392 "
+                    "cycles)")]
     assert [detail for op, _, detail in bundle.library_calls if op == "glowll.max_pool"] == ["arm_max_pool_s8"]
     assert bundle.layout.activations_size > 3_680
 
@@ -128,7 +128,7 @@ def test_lenet_on_the_m3_keeps_the_fusion_that_fits_the_ram(lenet_bundles):
     """Unfused, conv2 needs 8,080 bytes of activations + 3,200 of placeholders: over 8K."""
     bundle = lenet_bundles["m3 8K"]
     assert convolutions(bundle)[1] == ("generated", "ours: fusion needed to fit -ram-size 8192 (unfused: 11,280 B "
-                                                    "of RAM; est. cmsis-nn 4,730,842 vs ours 5,452,160 instructions)")
+                                                    "of RAM; est. cmsis-nn 7,828,864 vs ours 8,691,392 cycles)")
     assert bundle.layout.activations_size + bundle.layout.mutable_size <= 8192
     unfused = lenet_bundles["m3"]
     assert unfused.layout.activations_size + unfused.layout.mutable_size == 11_280
@@ -152,7 +152,7 @@ def test_glow_compile_prints_each_reason(lenet_profile, tmp_path):  # noqa: F811
                              f"-emit-bundle={tmp_path / 'b'}"], capture_output=True, text=True,
                             env=os.environ | {"COLUMNS": "250"})
     assert result.returncode == 0, result.stderr
-    assert "ours: faster (est. ours 1,187,136 vs cmsis-nn 1,935,245 instructions)" in result.stdout
+    assert "ours: faster (est. ours 1,827,763 vs cmsis-nn 2,797,114 cycles)" in result.stdout
     assert "ours: fusion needed to fit -ram-size 8192 (unfused: 11,280 B of RAM" in result.stdout
 
 
