@@ -18,8 +18,15 @@ prints least-squares figures on the relative error per core class and kind of ke
 the current constants' largest errors; `--fit-only` measures nothing). `--board` measures
 on another board of the class (the M4, mps2-an386, for the dsp rows).
 
+With `--cycles`, everything is in estimated core cycles at zero wait states instead
+(`glowmlir.runtime.cycles`; the dsp rows on the M4, whose estimate follows its manual's
+table), read from and written to the table's `*_cycles` columns, and `--cmsis-nn DIR`
+(objects of the real CMSIS-NN built per core, `DIR` with `{core}` in it: m4, m3, m55; not
+part of this repository) measures the library's side too, unfused (-memory-fusion=false).
+The dsp and generic constants are fitted to cycles (`CostFigures.unit`).
+
     .venv/bin/python bench/bench_conv_pool_costs.py [--classes dsp,generic,helium] [--layers LeNet] [--board B]
-                                                    [--update] [--fit] [--fit-only]
+                                                    [--update] [--fit] [--fit-only] [--cycles [--cmsis-nn DIR]]
 """
 
 from __future__ import annotations
