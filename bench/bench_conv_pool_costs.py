@@ -18,13 +18,21 @@ prints least-squares figures on the relative error per core class and kind of ke
 the current constants' largest errors; `--fit-only` measures nothing). `--board` measures
 on another board of the class (the M4, mps2-an386, for the dsp rows).
 
+With `--cycles`, everything is in estimated core cycles at zero wait states instead
+(`glowmlir.runtime.cycles`; the dsp rows on the M4, whose estimate follows its manual's
+table), read from and written to the table's `*_cycles` columns, and `--cmsis-nn DIR`
+(objects of the real CMSIS-NN built per core, `DIR` with `{core}` in it: m4, m3, m55; not
+part of this repository) measures the library's side too, unfused (-memory-fusion=false).
+The dsp and generic constants are fitted to cycles (`CostFigures.unit`).
+
     .venv/bin/python bench/bench_conv_pool_costs.py [--classes dsp,generic,helium] [--layers LeNet] [--board B]
-                                                    [--update] [--fit] [--fit-only]
+                                                    [--update] [--fit] [--fit-only] [--cycles [--cmsis-nn DIR]]
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -49,6 +57,9 @@ from tests.support.models import ds_cnn_style, small_convnet  # noqa: E402
 
 STANDINS = os.path.join(ROOT, "tests", "support", "cmsis_nn", "standins.c")
 BOARDS = {"dsp": "mps2-an500", "generic": "mps2-an385", "helium": "mps3-an547"}
+CYCLE_BOARDS = {"dsp": "mps2-an386", "generic": "mps2-an385", "helium": "mps3-an547"}
+"""Where cycles are measured: the dsp class on the M4, whose estimate follows its manual's
+timing table (the M7's is llvm-mca's model)."""
 MODEL_LAYERS = {"LeNet conv1": ("lenet", 0), "LeNet conv2": ("lenet", 1), "CIFAR-sized c1": ("cifar", 0),
                 "CIFAR-sized c2": ("cifar", 1), "DS-CNN-style block3_pointwise": ("dscnn", 0),
                 "MobileNetV2 features.18 (global mean)": ("mobilenet", 0)}
@@ -109,13 +120,8 @@ def pool_keeping_profile(model_path: str, directory: str) -> str:
     return path
 
 
-def measure(row: dict, directory: str, board: str) -> int:
-    """Our fused kernel's instructions for the row's layer on `board`."""
-    model, profile = model_files(directory, row)
-    options = CompileOptions(target=target_for(board, "O3"), quantization=QuantizationOptions(profile),
-                             kernel_library="cmsis-nn", ram_size=1)
+def row_inputs(bundle) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1)
-    bundle, _ = profiling_build(model, "kernels", options)
     inputs = {}
     for placeholder in bundle.layout.placeholders:
         if placeholder.kind == "input":
@@ -124,7 +130,17 @@ def measure(row: dict, directory: str, board: str) -> int:
                 scale, offset = placeholder.quantization
                 value = np.clip(np.rint(value / scale) + offset, -128, 127).astype(np.int8)
             inputs[placeholder.name] = value
-    layers = [r for r in profile_on_board(model, board, inputs, 0, options, link=[STANDINS]).rows if r.layer]
+    return inputs
+
+
+def measure(row: dict, directory: str, board: str, cycles: bool = False) -> int:
+    """Our fused kernel's instructions (or estimated cycles) for the row's layer on `board`."""
+    model, profile = model_files(directory, row)
+    options = CompileOptions(target=target_for(board, "O3"), quantization=QuantizationOptions(profile),
+                             kernel_library="cmsis-nn", ram_size=1)
+    bundle, _ = profiling_build(model, "kernels", options)
+    layers = [r for r in profile_on_board(model, board, row_inputs(bundle), 0, options, link=[STANDINS]).rows
+              if r.layer]
     if len(layers) != len(bundle.library_calls):
         raise RuntimeError(f"{row['layer']}: {len(layers)} layers, {len(bundle.library_calls)} kernel selections")
     # the selection lists the layers in the profile's order; a kept fusion's says "ours: ...",
@@ -132,7 +148,23 @@ def measure(row: dict, directory: str, board: str) -> int:
     fused = [layer for layer, (op, _, detail) in zip(layers, bundle.library_calls)
              if op == "glowll.convolution" and (detail.startswith("ours") or "fused pool" in detail)]
     index = MODEL_LAYERS[row["layer"]][1] if row["layer"] in MODEL_LAYERS else 0
-    return int(fused[index].amount)
+    return round(fused[index].cycles) if cycles else int(fused[index].amount)
+
+
+def measure_library(row: dict, directory: str, board: str, objects: list[str]) -> tuple[int, int]:
+    """The real CMSIS-NN's estimated cycles for the row's convolution and pool, unfused
+    (-use-cmsis -memory-fusion=false), linked from `objects` built for the board's core."""
+    model, profile = model_files(directory, row)
+    options = CompileOptions(target=target_for(board, "O3"), quantization=QuantizationOptions(profile),
+                             kernel_library="cmsis-nn", memory_fusion=False)
+    bundle, _ = profiling_build(model, "kernels", options)
+    rows = [r for r in profile_on_board(model, board, row_inputs(bundle), 0, options, link=objects).rows if r.layer]
+    ops = [op for op, _, _ in bundle.library_calls]  # the layers' glowll ops (a library call's row says only that)
+    pairs = [(rows[k], rows[k + 1]) for k in range(len(rows) - 1)
+             if ops[k] == "glowll.convolution" and "pool" in ops[k + 1]]
+    index = MODEL_LAYERS[row["layer"]][1] if row["layer"] in MODEL_LAYERS else 0
+    convolution, pool = pairs[index]
+    return round(convolution.cycles), round(pool.cycles)
 
 
 FIT_TERMS = {"rows": ("macs", "outputs"), "gathered": ("macs", "gathered"), "helium": ("vector_macs", "outputs")}
@@ -142,22 +174,30 @@ zero), their rows and the generic kernels per MAC and per output, Helium's colum
 per vector MAC and per output."""
 
 
-def fit(rows: list[dict], core: str) -> None:
+def fit(rows: list[dict], core: str, unit: str = "") -> None:
     """Least squares on the relative error of our estimate, per kind of kernel; then the
-    current constants' largest errors and how often they pick the measured faster side."""
+    current constants' largest errors and how often they pick the measured faster side
+    (`unit` "_cycles": on the rows' cycles)."""
+    rows = [row for row in rows if f"ours{unit}" in row]
     works = [work_of_row(row) for row in rows]
     kinds = ["helium" if core == "helium" else "gathered" if core == "dsp" and work.gathered else "rows"
              for work in works]
+    libraries = [row[f"cmsis_nn_conv{unit}"] + row[f"cmsis_nn_pool{unit}"] for row in rows]
     for kind in sorted(set(kinds)):
-        chosen = [(work, row["ours"]) for work, row, k in zip(works, rows, kinds) if k == kind]
+        chosen = [(work, row[f"ours{unit}"]) for work, row, k in zip(works, rows, kinds) if k == kind]
         matrix = np.array([[getattr(work, term) / ours for term in FIT_TERMS[kind]] for work, ours in chosen])
         figures, *_ = np.linalg.lstsq(matrix, np.ones(len(chosen)), rcond=None)
         terms = ", ".join(f"per {term} {value:.3f}" for term, value in zip(FIT_TERMS[kind], figures))
         print(f"{core} {kind} ({len(chosen)} layers): {terms}")
-    costs, libraries = COSTS[core], [row["cmsis_nn_conv"] + row["cmsis_nn_pool"] for row in rows]
-    ours_error = max(abs(costs.ours(work) / row["ours"] - 1) for work, row in zip(works, rows))
+    matrix = np.array([[work.macs / library, work.outputs / library, work.row_copies / library]
+                       for work, library in zip(works, libraries)])
+    figures, *_ = np.linalg.lstsq(matrix, np.ones(len(rows)), rcond=None)
+    print(f"{core} CMSIS-NN ({len(rows)} layers): per MAC {figures[0]:.3f}, per output {figures[1]:.2f}, "
+          f"per row copy {figures[2]:.2f}")
+    costs = COSTS[core]
+    ours_error = max(abs(costs.ours(work) / row[f"ours{unit}"] - 1) for work, row in zip(works, rows))
     library_error = max(abs(costs.library(work) / library - 1) for work, library in zip(works, libraries))
-    same = sum((costs.ours(work) <= costs.library(work)) == (row["ours"] <= library)
+    same = sum((costs.ours(work) <= costs.library(work)) == (row[f"ours{unit}"] <= library)
                for work, row, library in zip(works, rows, libraries))
     print(f"{core} now: largest error ours {ours_error:.1%}, CMSIS-NN {library_error:.1%}; "
           f"same winner {same} of {len(rows)}")
@@ -173,7 +213,12 @@ def main() -> None:
     parser.add_argument("--fit-only", action="store_true", help="measure nothing: --fit on the table as it is")
     parser.add_argument("--fit", action="store_true", help="print least-squares constants of the table's rows "
                                                             "and the current constants' errors")
+    parser.add_argument("--cycles", action="store_true", help="estimated cycles (glowmlir.runtime.cycles) instead "
+                                                               "of instructions: the table's *_cycles columns")
+    parser.add_argument("--cmsis-nn", help="with --cycles: also measure the real CMSIS-NN, from its objects built "
+                                           "per core (a directory with {core} in it: m4, m3, m55)")
     args = parser.parse_args()
+    unit = "_cycles" if args.cycles else ""
     with open(TABLE) as f:
         table = json.load(f)
     directory = tempfile.mkdtemp(prefix="bench-conv-pool-costs-")
@@ -184,18 +229,28 @@ def main() -> None:
     for row in table["rows"]:
         if row["core_class"] not in classes or args.layers not in row["layer"] or args.fit_only:
             continue
-        measured = measure(row, directory, args.board or BOARDS[row["core_class"]])
+        board = args.board or (CYCLE_BOARDS if args.cycles else BOARDS)[row["core_class"]]
+        measured = measure(row, directory, board, args.cycles)
         estimate = COSTS[row["core_class"]].ours(work_of_row(row))
-        print(f"{row['core_class']:8s} {row['layer']:40s} {measured:>10,} {row['ours']:>10,} {estimate:>10,} "
-              f"{estimate / measured - 1:>+7.1%}", flush=True)
+        print(f"{row['core_class']:8s} {row['layer']:40s} {measured:>10,} {row.get('ours' + unit, 0):>10,} "
+              f"{estimate:>10,} {estimate / measured - 1:>+7.1%}", flush=True)
+        if args.cmsis_nn and args.cycles:
+            core = {"mps2-an386": "m4", "mps2-an500": "m7", "mps2-an385": "m3", "mps3-an547": "m55"}[board]
+            objects = sorted(glob.glob(os.path.join(args.cmsis_nn.format(core=core), "*.o")))
+            convolution, pool = measure_library(row, directory, board, objects)
+            print(f"{'':8s} {'CMSIS-NN conv + pool':40s} {convolution:>10,} {pool:>10,}", flush=True)
+            if args.update and not args.board:
+                row["cmsis_nn_conv_cycles"], row["cmsis_nn_pool_cycles"] = convolution, pool
         if args.update and not args.board:
-            row["ours"] = measured
+            row["ours" + unit] = measured
+            if args.cycles:
+                row["cycles_board"] = board
             with open(TABLE, "w") as f:
                 json.dump(table, f, indent=1)
                 f.write("\n")
     if args.fit or args.fit_only:
         for core in classes:
-            fit([row for row in table_rows() if row["core_class"] == core], core)
+            fit([row for row in table_rows() if row["core_class"] == core], core, unit)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,11 @@ one kernel, docs/code-size.md):
 
 instructions
     per inference, counted exactly by the QEMU plugin (a build running the network twice
-    minus one running it once), weights in flash. Instructions are not cycles.
+    minus one running it once), weights in flash. Instructions are not cycles:
+cycles
+    per inference, estimated core cycles at zero wait states (glowmlir.runtime.cycles: the
+    TRM timing tables on M3/M4/M33, a taken branch 1+P with P=1; llvm-mca's models on the
+    M7 and M55, a "model estimate"), and cycles / instruction;
 multiplies
     how many of those instructions multiply (integer MUL/MLA/UMULL/SMLAL/SMLAD/SMMULR..., FP
     VMUL/VMLA/VFMA..., Helium VMLAV/VMLADAV/VMULH...; the list and the rule are in
@@ -17,16 +21,27 @@ multiplies
 code
     the bundle object's .text + .rodata (weights are not in it);
 constants
-    the bundle's constant region (weights, and at -Os/-Oz the layers' quantization records).
+    the bundle's constant region (weights, and at -Os/-Oz the layers' quantization records);
+RAM
+    the bundle's mutable (inputs, outputs) and activations regions.
+
+`--models` also takes the MLPerf Tiny int8 reference models (kws, vww, ic, ad; from
+`--mlperf-tiny DIR`, default /work/shared/models/mlperf-tiny; not part of this repository),
+run on random int8 inputs.
+
+With `--cmsis-nn DIR` (objects of the real CMSIS-NN built for each core, `DIR` with `{core}`
+in it, e.g. /work/ext/obj-{core}; the library is not part of this repository), each model
+also runs with `-use-cmsis -memory-fusion=false` linked against them: the "cmsis" rows.
 
 On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP extension
 (`glowll-select-arm-dsp-kernels`); M3 has none and shows the generic int8 kernels. The float
 build at -O3 on the M7 gives the int8 / float ratio.
 
 Outputs are checked on every run: the board's equal the host bundle's (the same model and
-profile compiled for the host) bit for bit (float builds: to 1e-5 relative), or the script
-stops; and the last column gives the largest difference of the board's (dequantized) outputs
-from onnxruntime's on the float model (an independent reference; int8 is not expected to
+profile compiled for the host; with --cmsis-nn, the library's run too) bit for bit (float
+builds: to 1e-5 relative), or the script stops; and the last column gives the largest
+difference of the board's (dequantized) outputs from onnxruntime's on the float model (an
+independent reference, none for the MLPerf Tiny TFLite models; int8 is not expected to
 equal it). The profile's calibration inputs (seed 0) are not the measured input (seed 1).
 
     .venv/bin/python bench/bench_cortex_m.py [--models lenet,cifar,mobilenet,dscnn] [--cores m7,m55]
@@ -39,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import glob
 import json
 import os
 import sys
@@ -84,10 +100,17 @@ def random_profile(model_path: str, directory: str, samples: int = 8, seed: int 
     return path
 
 
-def models(directory: str, names: list[str]) -> dict[str, tuple[str, str]]:
-    """name -> (model path, profile path)."""
+MLPERF_TINY = {"kws": "kws_ref_model.tflite", "vww": "vww_96_int8.tflite", "ic": "pretrainedResnet_quant.tflite",
+               "ad": "ad01_int8.tflite"}
+
+
+def models(directory: str, names: list[str], mlperf_tiny: str) -> dict[str, tuple[str, str | None]]:
+    """name -> (model path, profile path; None for an int8 TFLite model)."""
     found = {}
     for name in names:
+        if name in MLPERF_TINY:
+            found[name] = (os.path.join(mlperf_tiny, MLPERF_TINY[name]), None)
+            continue
         if name == "lenet":
             profile = os.path.join(directory, "lenet.yaml")
             make_profile(profile)
@@ -103,19 +126,27 @@ def models(directory: str, names: list[str]) -> dict[str, tuple[str, str]]:
 
 
 @functools.cache
-def references(model: str, profile: str | None) -> tuple[dict, dict, dict, object]:
-    """The measured input (float and as the bundle takes it), onnxruntime's outputs on the
-    float input, and the host bundle of the same model and profile."""
+def references(model: str, profile: str | None) -> tuple[dict, dict, object]:
+    """The measured input (as the bundle takes it), onnxruntime's outputs on its float form
+    (none for an int8 TFLite model), and the host bundle of the same model and profile."""
     quantization = QuantizationOptions(profile) if profile else None
     host = glowmlir.compile(model, quantization=quantization)
     rng = np.random.default_rng(1)
-    floats = {p.name: rng.normal(size=p.shape).astype(np.float32) for p in host.layout.placeholders
-              if p.kind == "input"}
-    inputs = {name: board_input(host, value) for name, value in floats.items()}
-    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    expected = dict(zip(names, session.run(None, {i.name: floats[i.name] for i in session.get_inputs()})))
-    return floats, inputs, expected, host
+    floats, inputs = {}, {}
+    for placeholder in (p for p in host.layout.placeholders if p.kind == "input"):
+        dtype = np.dtype(placeholder.dtype)
+        if placeholder.name == "data" or dtype.kind == "f":  # "data": quantized as the bundle takes it
+            floats[placeholder.name] = rng.normal(size=placeholder.shape).astype(np.float32)
+            inputs[placeholder.name] = board_input(host, floats[placeholder.name])
+        else:  # an int8 TFLite model's input
+            limits = np.iinfo(dtype)
+            inputs[placeholder.name] = rng.integers(limits.min, limits.max + 1, placeholder.shape).astype(dtype)
+    expected = {}
+    if model.endswith(".onnx"):
+        session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        expected = dict(zip(names, session.run(None, {i.name: floats[i.name] for i in session.get_inputs()})))
+    return inputs, expected, host
 
 
 def dequantized(bundle, name: str, value: np.ndarray) -> np.ndarray:
@@ -126,20 +157,31 @@ def dequantized(bundle, name: str, value: np.ndarray) -> np.ndarray:
     return (value.astype(np.float32) - offset) * np.float32(scale)
 
 
-def measure(model: str, profile: str | None, board: str, level: str) -> dict:
+def measure(model: str, profile: str | None, board: str, level: str, library: list[str] | None = None) -> dict:
+    """One model on one board: with `library` (the real CMSIS-NN's objects), -use-cmsis
+    -memory-fusion=false. The board's outputs are checked against the host bundle's."""
     quantization = QuantizationOptions(profile) if profile else None
-    bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level))
-    _, inputs, expected, host = references(model, profile)
-    run = run_on_board(bundle, board, inputs, count_instructions=True)
+    options = {"kernel_library": "cmsis-nn", "memory_fusion": False} if library else {}
+    bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level), **options)
+    inputs, expected, host = references(model, profile)
+    run = run_on_board(bundle, board, inputs, count_cycles=True, link=library or ())
     check_board_outputs(run.outputs, host, inputs)
-    worst = 0.0
+    worst = float("nan")
     for name, value in run.outputs.items():
         if name in expected:
             reference = expected[name]
             board_value = dequantized(bundle, name, value.reshape(reference.shape))
-            worst = max(worst, float(np.abs(board_value - reference).max()))
-    return {"instructions": run.instructions, "multiplies": run.multiplies, "code": code_size(bundle.object_code),
-            "constants": bundle.layout.constant_size, "vs_onnxruntime": worst}
+            worst = np.nanmax([worst, float(np.abs(board_value - reference).max())])
+    return {"instructions": run.instructions, "cycles": round(run.cycles.estimate), "multiplies": run.multiplies,
+            "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size,
+            "ram": bundle.layout.mutable_size + bundle.layout.activations_size, "vs_onnxruntime": worst}
+
+
+def print_row(name: str, core: str, level: str, figures: dict) -> None:
+    print(f"{name:10s} {core:5s} {level:6s} {figures['instructions']:>14,} {figures['cycles']:>14,} "
+          f"{figures['cycles'] / figures['instructions']:>5.2f} {figures['multiplies']:>12,} "
+          f"{figures['code']:>9,} {figures['constants']:>12,} {figures['ram']:>9,} "
+          f"{figures['vs_onnxruntime']:>8.4f}", flush=True)
 
 
 def print_code_table(results: dict, cores: list[str], levels: list[str]) -> None:
@@ -156,25 +198,31 @@ def main() -> None:
     parser.add_argument("--cores", default=",".join(CORES))
     parser.add_argument("--opt-levels", default=",".join(LEVELS), help="some of O3, Os, Oz")
     parser.add_argument("--json")
+    parser.add_argument("--mlperf-tiny", default="/work/shared/models/mlperf-tiny")
+    parser.add_argument("--cmsis-nn", help="objects of the real CMSIS-NN per core: a directory with {core} in it")
     args = parser.parse_args()
     levels = args.opt_levels.split(",")
     if unknown := set(levels) - set(LEVELS):
         parser.error(f"--opt-levels: unknown level(s) {', '.join(sorted(unknown))} (expected some of O3, Os, Oz)")
     directory = tempfile.mkdtemp(prefix="bench-cortex-m-")
     results = {}
-    print(f"{'model':10s} {'core':5s} {'opt':4s} {'instructions':>14s} {'multiplies':>12s} {'code B':>9s} "
-          f"{'constants B':>12s} {'vs ORT':>8s}",
-          flush=True)
-    for name, (model, profile) in models(directory, args.models.split(",")).items():
+    print(f"{'model':10s} {'core':5s} {'opt':6s} {'instructions':>14s} {'cycles':>14s} {'c/i':>5s} "
+          f"{'multiplies':>12s} {'code B':>9s} {'constants B':>12s} {'RAM B':>9s} {'vs ORT':>8s}", flush=True)
+    for name, (model, profile) in models(directory, args.models.split(","), args.mlperf_tiny).items():
         results[name] = {}
         for core in args.cores.split(","):
             for level in levels:
                 figures = measure(model, profile, CORES[core], level)
                 results[name][f"{core} {level}"] = figures
-                print(f"{name:10s} {core:5s} {level:4s} {figures['instructions']:>14,} "
-                      f"{figures['multiplies']:>12,} {figures['code']:>9,} {figures['constants']:>12,} "
-                      f"{figures['vs_onnxruntime']:>8.4f}", flush=True)
-        if "m7" in args.cores.split(",") and "O3" in levels:
+                print_row(name, core, level, figures)
+                if args.cmsis_nn:
+                    objects = sorted(glob.glob(os.path.join(args.cmsis_nn.format(core=core), "*.o")))
+                    if not objects:
+                        parser.error(f"--cmsis-nn: no objects in {args.cmsis_nn.format(core=core)}")
+                    figures = measure(model, profile, CORES[core], level, objects)
+                    results[name][f"{core} {level} cmsis"] = figures
+                    print_row(name, core, f"{level}+c", figures)
+        if "m7" in args.cores.split(",") and "O3" in levels and profile is not None:
             bar = f"; bar {BARS[name]:,}" if name in BARS else ""
             try:
                 float_m7 = measure(model, None, CORES["m7"], "O3")
@@ -183,7 +231,7 @@ def main() -> None:
                 continue
             results[name]["m7 O3 float"] = float_m7
             ratio = results[name]["m7 O3"]["instructions"] / float_m7["instructions"]
-            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions "
+            print(f"{name}: float on the M7 {float_m7['instructions']:,} instructions, {float_m7['cycles']:,} cycles "
                   f"({float_m7['multiplies']:,} multiplies), int8 / float {ratio:.2f}{bar}", flush=True)
     print_code_table(results, args.cores.split(","), levels)
     if "mobilenet" in results and "m7 Os" in results["mobilenet"]:

@@ -8,7 +8,7 @@ instruction has a function of its own that LLVM does not inline; the normal buil
 them all into the entry point, so its code has no layer boundaries. The profiling build's
 code is otherwise the same, and its outputs are bit-identical.
 
-On a board, QEMU counts the instructions each function executes (`embedded/layercount.c`)
+On a board, QEMU counts the instructions each function executes (`embedded/blockcount.c`)
 in builds running the inference once and twice, and the profile is the difference, as
 for `glow-run`'s instruction count. An instruction outside every layer's function (a
 soft-float helper such as `__aeabi_fmul`, `memcpy`, libm) counts for the function that ran
@@ -59,6 +59,7 @@ class Row:
     kind: str
     amount: float
     layer: bool = True
+    cycles: float | None = None  # on a Cortex-M board: the estimated core cycles (glowmlir.runtime.cycles)
 
 
 @dataclass
@@ -72,10 +73,20 @@ class LayerProfile:
     reference: float  # the normal build's instructions per inference, or its median wall time (µs)
     repeats: int  # inferences each host layer time is the median of (1 on a board: counts are exact)
     outputs: dict[str, np.ndarray]  # the profiling build's
+    cycles_label: str | None = None  # what the rows' cycles are ("estimated core cycles at zero wait states")
+    timing: str | None = None  # the timing model, described
 
     @property
     def total(self) -> float:
         return sum(row.amount for row in self.rows)
+
+    @property
+    def total_cycles(self) -> float:
+        return sum(row.cycles for row in self.rows) if self.cycles_label else 0.0
+
+    def measure(self, row: Row) -> float:
+        """What the shares and bars show: cycles where estimated, else the amount."""
+        return row.cycles if self.cycles_label else row.amount
 
     def amount_text(self, amount: float) -> str:
         return f"{int(amount):,}" if self.unit == "instructions" else f"{amount:,.1f}"
@@ -83,8 +94,12 @@ class LayerProfile:
     def summary(self) -> str:
         """What the total is, and the normal build's figure to compare it with."""
         if self.unit == "instructions":
-            return (f"instructions per inference of the profiling build on {self.where}: {int(self.total):,} "
+            text = (f"instructions per inference of the profiling build on {self.where}: {int(self.total):,} "
                     f"(the sum of the rows); the normal build, kernels inlined: {int(self.reference):,}")
+            if self.cycles_label:
+                text += (f"\n{self.cycles_label} per inference of the profiling build: {round(self.total_cycles):,} "
+                         f"({self.total_cycles / self.total:.2f} cycles/instruction) [{self.timing}]")
+            return text
         return (f"time per inference of the profiling build on the host: {self.total:,.1f} µs (the sum of the "
                 f"layers' median times over {self.repeats} inferences); one normal inference: "
                 f"{self.reference:,.1f} µs (median wall time)")
@@ -94,18 +109,26 @@ class LayerProfile:
         from rich.bar import Bar
         from rich.table import Table
 
-        total, largest = self.total, max((row.amount for row in self.rows), default=0) or 1
-        table = Table(title=f"{self.network} on {self.where}: {self.unit} per layer", title_justify="left",
+        measured = [self.measure(row) for row in self.rows]
+        total, largest = sum(measured), max(measured, default=0) or 1
+        what = "cycles" if self.cycles_label else self.unit
+        table = Table(title=f"{self.network} on {self.where}: {what} per layer", title_justify="left",
                       show_footer=True)
-        table.add_column("#", justify="right")
-        table.add_column("node", footer="total", no_wrap=True)
-        table.add_column("kind", no_wrap=True)
-        table.add_column(self.unit, justify="right", footer=self.amount_text(total))
-        table.add_column("share", justify="right", footer="100.0%")
-        table.add_column("", width=BAR_WIDTH)
-        for index, row in enumerate(self.rows):
-            table.add_row(str(index) if row.layer else "", row.name, row.kind, self.amount_text(row.amount),
-                          _share(row.amount, total), Bar(largest, 0, max(row.amount, 0), width=BAR_WIDTH))
+        table.add_column("#", justify="right", no_wrap=True)
+        table.add_column("node", footer="total", no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column("kind", no_wrap=True, overflow="ellipsis", max_width=22)
+        table.add_column(self.unit, justify="right", footer=self.amount_text(self.total), no_wrap=True,
+                         min_width=len(self.amount_text(self.total)))
+        if self.cycles_label:
+            table.add_column("cycles", justify="right", footer=f"{round(self.total_cycles):,}", no_wrap=True,
+                             min_width=len(f"{round(self.total_cycles):,}"))
+        table.add_column("share", justify="right", footer="100.0%", no_wrap=True, min_width=6)
+        table.add_column("", width=BAR_WIDTH, no_wrap=True)
+        for index, (row, amount) in enumerate(zip(self.rows, measured)):
+            cycles = [f"{round(row.cycles):,}"] if self.cycles_label else []
+            table.add_row(str(index) if row.layer else "", short_name(row.name), row.kind,
+                          self.amount_text(row.amount), *cycles, _share(amount, total),
+                          Bar(largest, 0, max(amount, 0), width=BAR_WIDTH))
         return table
 
     def print(self, file=None) -> None:
@@ -124,29 +147,54 @@ class LayerProfile:
         from matplotlib.figure import Figure
         from matplotlib.ticker import EngFormatter
 
-        total = self.total
-        labels = [f"{row.name}  ({row.kind})" if row.kind else row.name for row in self.rows]
-        figure = Figure(figsize=(10, 1.6 + 0.45 * len(self.rows)), layout="constrained")
+        measured = [self.measure(row) for row in self.rows]
+        total = sum(measured)
+        labels = [f"{short_name(row.name)}  ({row.kind})" if row.kind else row.name for row in self.rows]
+        figure = Figure(figsize=(12, 1.6 + 0.45 * len(self.rows)), layout="constrained")
         axes = figure.add_subplot()
         positions = np.arange(len(self.rows))
         colors = ["#3b75af" if row.layer else "#a0a0a0" for row in self.rows]
-        bars = axes.barh(positions, [row.amount for row in self.rows], color=colors, height=0.7)
-        for index, (bar, row) in enumerate(zip(bars, self.rows)):
+        bars = axes.barh(positions, measured, color=colors, height=0.7)
+        text = (lambda value: f"{round(value):,}") if self.cycles_label else self.amount_text
+        for index, (bar, row, amount) in enumerate(zip(bars, self.rows, measured)):
             bar.set_gid(f"layer-{index}" if row.layer else f"other-{index}")
-            axes.annotate(f" {self.amount_text(row.amount)} ({_share(row.amount, total)})",
+            axes.annotate(f" {text(amount)} ({_share(amount, total)})",
                           (bar.get_width(), bar.get_y() + bar.get_height() / 2), va="center", fontsize=9)
         axes.set_yticks(positions, labels, fontsize=9)
         axes.invert_yaxis()
-        axes.set_xlabel(self.unit)
+        what = self.cycles_label or self.unit
+        axes.set_xlabel(what)
         axes.xaxis.set_major_formatter(EngFormatter(sep=""))
         axes.margins(x=0.25)
         axes.spines[["top", "right"]].set_visible(False)
-        axes.set_title(f"{self.network} on {self.where}: {self.unit} per layer "
-                       f"(total {self.amount_text(self.total)})", loc="left", fontsize=11)
+        axes.set_title(f"{self.network} on {self.where}: {what} per layer (total {text(total)})", loc="left",
+                       fontsize=11)
         buffer = io.BytesIO()
         with matplotlib.rc_context({"svg.hashsalt": "glowmlir"}):  # fixed SVG ids
             figure.savefig(buffer, format=extension.lstrip("."), dpi=120, metadata=_picture_metadata(extension))
         return buffer.getvalue()
+
+
+SHORT_NAME = 40
+"""Characters of a node name the table and picture show (TFLite's run to ~200)."""
+
+
+def short_name(name: str, width: int = SHORT_NAME) -> str:
+    """A node name cut to `width` characters: of TFLite's `a/b/conv2d/Relu;a/b/conv2d/BiasAdd;...`
+    its first op whole (`a/b/conv2d/Relu;…`) or that op's last path components
+    (`…/conv2d/Relu`); a long name without paths its end; a short name stays whole."""
+    if len(name) <= width:
+        return name
+    first = name.split(";")[0]
+    if len(first) <= width - 2:
+        return f"{first};…"
+    parts = first.split("/")
+    kept = parts[-1][-(width - 1):]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(kept) + 3 > width:
+            break
+        kept = f"{part}/{kept}"
+    return f"…/{kept}" if len(parts) > 1 and len(kept) + 2 <= width else f"…{kept}"
 
 
 def _share(amount: float, total: float) -> str:
@@ -226,23 +274,31 @@ def profile_on_board(model: str, board_name: str, inputs: Mapping[str, np.ndarra
     `options`: the `CompileOptions` of the normal build (its target the board's), `link` what
     the program links besides the bundle (a kernel library)."""
     from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
-    from glowmlir.runtime.boards import run_on_board
+    from glowmlir.runtime.boards import board, run_on_board
+    from glowmlir.runtime.cycles import cycles_label, timing_of
 
     bundle, layers = profiling_build(model, "kernels", options)
     entry = bundle.layout.entry_point
     kernels = [layer_kernel_name(entry, index, layer.kind) for index, layer in enumerate(layers)]
+    spec = board(board_name)
+    timing = timing_of(spec.cpu) if spec.counts_multiplies else None
     result = run_on_board(bundle, board_name, dict(inputs), weights_in, link=link,
-                          count_functions=[*kernels, entry, "main"])
+                          count_functions=[*kernels, entry, "main"], count_cycles=timing is not None)
     counts = result.function_instructions
-    rows = [Row(layer.node, layer.kind, counts[kernel]) for layer, kernel in zip(layers, kernels)]
-    rows += [Row("(entry point)", "calls between layers", counts[entry], layer=False),
-             Row("(harness)", "main.c's loop", counts["main"], layer=False)]
+    cycles = ({name: amount.estimate for name, amount in result.function_cycles.items()} if timing
+              else dict.fromkeys(counts))
+    rows = [Row(layer.node, layer.kind, counts[kernel], cycles=cycles[kernel])
+            for layer, kernel in zip(layers, kernels)]
+    rows += [Row("(entry point)", "calls between layers", counts[entry], layer=False, cycles=cycles[entry]),
+             Row("(harness)", "main.c's loop", counts["main"], layer=False, cycles=cycles["main"])]
     if counts[""]:  # before any layer ran: nothing, when the 1- and 2-inference builds start alike
-        rows.append(Row("(before the entry point)", "", counts[""], layer=False))
-    if sum(row.amount for row in rows) != result.instructions:  # a bug in layercount.c or here
+        rows.append(Row("(before the entry point)", "", counts[""], layer=False, cycles=cycles[""]))
+    if sum(row.amount for row in rows) != result.instructions:  # a bug in blockcount.c or here
         raise RuntimeError(f"layer profile on {board_name}: the rows sum to {sum(r.amount for r in rows):,}, "
                            f"not the {result.instructions:,} instructions counted")
-    return LayerProfile(bundle.name, board_name, "instructions", rows, normal_instructions, 1, result.outputs)
+    label = cycles_label(timing) if timing is not None else None
+    return LayerProfile(bundle.name, board_name, "instructions", rows, normal_instructions, 1, result.outputs,
+                        label, timing.describe() if timing else None)
 
 
 def profile_on_host(model: str, inputs: Mapping[str, np.ndarray], normal_runner, options,

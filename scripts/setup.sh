@@ -30,6 +30,7 @@ command -v gdb >/dev/null 2>&1 || missing+=(gdb)  # reads -g bundles in the test
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || missing+=(gcc-riscv64-unknown-elf)
 [ -f /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || missing+=(picolibc-riscv64-unknown-elf)
 command -v qemu-system-riscv32 >/dev/null 2>&1 || missing+=(qemu-system-misc)
+command -v llvm-mca-19 >/dev/null 2>&1 || missing+=(llvm-19)  # the Cortex-M7/M55 cycle estimate (llvm-mca)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq

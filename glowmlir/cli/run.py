@@ -7,7 +7,9 @@ Boards: `host` (this machine), QEMU's `mps2-an385` (Cortex-M3, soft float),
 `mps2-an385-m0plus` (Cortex-M0+ code on the an385), `mps2-an386` (M4F), `mps2-an500` (M7),
 `mps2-an505` (M33), `mps3-an547` (M55), `virt-rv32imc`, `virt-rv32imafc` and `aarch64`
 (Linux user mode). On emulated boards it also prints the exact number of instructions one
-inference executed.
+inference executed; with `-cycles` on the Cortex-M boards, also its estimated core cycles at
+zero wait states (`glowmlir.runtime.cycles`: the cores' timing tables, or on the M7 and M55
+llvm-mca's models, a "model estimate").
 
 `-profile` also prints a per-layer profile (`glowmlir.layer_profile`): the instructions
 each graph node executes on an emulated board, or its time on the host, with each one's
@@ -74,6 +76,10 @@ def run_command(
         "--instrument-debug-format", help="console (default), txt, bin, rawtxt, rawbin")] = "console",
     instrument_debug_only: Annotated[Optional[str], typer.Option(
         "--instrument-debug-only", help="dump only these nodes (names, comma-separated)")] = None,
+    cycles: Annotated[str, typer.Option("--cycles", help="also print the estimated core cycles of one inference "
+                                                      "(Cortex-M boards)")] = "false",
+    flash_wait_states: Annotated[int, typer.Option("--flash-wait-states",
+                                                   help="with -cycles: cycles each flash access adds")] = 0,
     link: Annotated[Optional[list[str]], typer.Option(
         "--link", help="C sources, objects or archives to link (a kernel library: -use-cmsis, -use-hifi4); "
                        "repeatable")] = None,
@@ -94,8 +100,23 @@ def run_command(
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
     show_profile, picture = parse_profile_option(profile)
+    count_cycles = parse_bool("cycles", cycles)
     if board != "host":
         board_spec(board)  # an unknown board fails before compiling
+    if count_cycles:
+        from glowmlir.runtime.boards import cycle_timing
+
+        if board == "host":
+            raise GlowError("-cycles: cycles are estimated on the Cortex-M boards only, not on the host")
+        cycle_timing(board_spec(board))
+        if flash_wait_states < 0:
+            raise GlowError(f"-flash-wait-states={flash_wait_states}: expected 0 or more")
+        if flash_wait_states:
+            from glowmlir.runtime.boards import flash_range
+
+            flash_range(board_spec(board))
+    elif flash_wait_states:
+        raise GlowError("-flash-wait-states needs -cycles")
     links = [os.path.abspath(path) for path in link or []]
     for path in links:
         if not os.path.isfile(path):
@@ -143,7 +164,8 @@ def run_command(
         runner = HostRunner(bundle.layout, bundle.object_code, link=links)
         outputs, instructions = runner.run(inputs), None
     else:
-        result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True, link=links)
+        result = run_on_board(bundle, board, inputs, weights_in, count_instructions=True, link=links,
+                              count_cycles=count_cycles, flash_wait_states=flash_wait_states)
         outputs, instructions = result.outputs, result.instructions
     if run_options is not options:
         outputs = dump_node_outputs(bundle, outputs, instrument_debug_dir, debug_format, sys.stdout)
@@ -159,8 +181,20 @@ def run_command(
             print(f"{name} argmax: {int(flat.argmax())}")
     if instructions is not None:
         print(f"instructions per inference on {board}: {instructions}")
+    if count_cycles:
+        print(cycles_line(board, result.cycles, instructions, result.timing, flash_wait_states))
     if show_profile:
         print_profile(model, board, inputs, runner, instructions, weights_in, options, links, picture)
+
+
+def cycles_line(board: str, cycles, instructions: int, timing, flash_wait_states: int = 0) -> str:
+    """What -cycles prints: the estimate, its range, cycles per instruction, the model."""
+    from glowmlir.runtime.cycles import cycles_label
+
+    text = f"{cycles_label(timing, flash_wait_states)} per inference on {board}: {round(cycles.estimate):,}"
+    if round(cycles.low) != round(cycles.high):
+        text += f" (range {round(cycles.low):,}-{round(cycles.high):,})"
+    return text + f", {cycles.estimate / instructions:.2f} cycles/instruction [{timing.describe()}]"
 
 
 def print_profile(model: list[str], board: str, inputs: dict[str, np.ndarray], runner, instructions: int | None,
@@ -182,7 +216,7 @@ def print_profile(model: list[str], board: str, inputs: dict[str, np.ndarray], r
 def main(argv: Sequence[str] | None = None) -> None:
     from glowmlir.cli.compile import BOOLEAN_OPTIONS, FLAG_OPTIONS
 
-    run_app(app, "glow-run", argv, ["profile", "instrument-debug", *BOOLEAN_OPTIONS], FLAG_OPTIONS)
+    run_app(app, "glow-run", argv, ["profile", "instrument-debug", "cycles", *BOOLEAN_OPTIONS], FLAG_OPTIONS)
 
 
 if __name__ == "__main__":

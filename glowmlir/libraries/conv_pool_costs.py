@@ -27,18 +27,20 @@ stand-ins; not part of this repository) running the same layer unfused. The laye
 LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's last
 pointwise one and MobileNetV2's last (global mean), and eight single-layer nets (all in
 tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
-constants). Instructions are not cycles.
+constants). Instructions are not cycles: the dsp and generic classes are fitted to
+estimated cycles (`glowmlir.runtime.cycles`, on the M4 and the M3, whose estimates follow
+their manuals' timing tables; the table's `*_cycles` columns), helium to instructions
+(`CostFigures.unit`; the M55's cycles are a model's).
 
 Fit on those layers (largest error of an estimate; the choice agrees with the measured
 faster side):
 
 | core class | cores measured | ours | CMSIS-NN | same winner |
 |---|---|---|---|---|
-| dsp | M7 (M4, M33 run the same code: see below) | 18% | 14% | 14 of 14 |
-| generic | M3 (M0, M0+: the M3's figures) | 25% | 11% | 12 of 14 |
+| dsp (cycles) | M4 (M7, M33 run the same code) | 20.1% | 13.2% | 13 of 14 (the other within 12%) |
+| generic (cycles) | M3 (M0, M0+: the M3's figures) | 23.0% | 9.3% | 12 of 14 |
 | helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
 
-On the M4 our counts are within 3.1% of the M7's, and the estimates within 19% of them.
 Where the estimate picks the other side the two are within 10% of each other measured on
 the M3 and 12% on the M55 (there ours 631,777 vs CMSIS-NN 569,093 for a 3-channel 3x3
 layer estimated 508,861 vs 578,316). Our dsp figures are today's kernels' (2026-11-26; the
@@ -118,6 +120,7 @@ class CostFigures:
     ours_gathered: tuple[float, float, float] | None = None
     """dsp: per MAC, per gathered tap and per output of a convolution on our gathered product
     (`ConvolutionWork.gathered`); `ours_per_mac` and `ours_per_output` are then our row kernels'."""
+    unit: str = "instructions"  # what the figures count: "instructions" or (estimated) "cycles"
 
     def ours(self, work: ConvolutionWork) -> int:
         if work.gathered and self.ours_gathered is not None:
@@ -132,11 +135,13 @@ class CostFigures:
 
 
 COSTS = {
-    "dsp": CostFigures(1.52, 9.29, 1.75, 40.37, 271.07, ours_gathered=(0.856, 7.90, 0.0)),
-    "generic": CostFigures(3.37, 18.8, 2.83, 40.82, 225.68),
+    "dsp": CostFigures(2.064, 6.85, 2.061, 45.64, 338.1, ours_gathered=(1.262, 8.145, 0.0), unit="cycles"),
+    "generic": CostFigures(5.384, 24.06, 4.736, 47.93, 305.9, unit="cycles"),
     "helium": CostFigures(0.0, 6.03, 0.18, 14.81, 124.86, ours_per_vector_mac=0.685),
 }
-"""Core class -> its fitted figures; see `core_class`."""
+"""Core class -> its fitted figures; see `core_class`. dsp and generic: estimated cycles on
+the M4 and the M3 (`glowmlir.runtime.cycles`, their manuals' timings), fitted 2026-11-28;
+helium: instructions on the M55."""
 
 
 def core_class(target) -> str:

@@ -5,15 +5,18 @@ code that turns the FPU on first, a linker script per board, a Glow-style main.c
 Debian's cross compilers, run under QEMU with semihosting, and its outputs read back
 bit-exact. With `count_instructions`, a QEMU TCG plugin counts the guest instructions of
 two builds that run the inference once and twice; the difference is the exact cost of one
-inference, soft-float library calls included. With `count_functions`, another plugin
-(`embedded/layercount.c`) counts them per function of the program (address ranges from its
-symbol table), an instruction outside those functions counting for the one that ran last.
-On the Cortex-M boards the counter also counts the multiply instructions apart (their
-addresses from the program's disassembly, see `glowmlir.runtime.multiplies`).
+inference, soft-float library calls included. With `count_functions` or `count_cycles`,
+another plugin (`embedded/blockcount.c`) records every block that ran, from which the host
+counts the instructions per function of the program (address ranges from its symbol table;
+an instruction outside those functions counts for the one that ran last) and, on the
+Cortex-M boards, estimates the core cycles (`glowmlir.runtime.cycles`). On the Cortex-M
+boards the counters also count the multiply instructions apart (their addresses from the
+program's disassembly, see `glowmlir.runtime.multiplies`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -27,6 +30,7 @@ import numpy as np
 
 from glowmlir.errors import GlowError
 from glowmlir.memory_report import parse_size
+from glowmlir.runtime.cycles import NO_CYCLES, Cycles
 
 EMBEDDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "embedded")
 
@@ -180,8 +184,16 @@ class BoardRun:
     what they call outside the functions named), and under "" those before any of them ran;
     they sum to `instructions`."""
     multiplies: int | None = None
-    """With `count_instructions` on a Cortex-M board (not with `count_functions`): how many of
-    one inference's instructions multiply (`glowmlir.runtime.multiplies.MULTIPLY_MNEMONICS`)."""
+    """With `count_instructions` on a Cortex-M board (not with `count_functions` alone): how
+    many of one inference's instructions multiply (`glowmlir.runtime.multiplies.MULTIPLY_MNEMONICS`)."""
+    cycles: Cycles | None = None
+    """With `count_cycles`: one inference's estimated core cycles at zero wait states
+    (`glowmlir.runtime.cycles`), with its range."""
+    function_cycles: dict[str, Cycles] | None = None
+    """With `count_cycles` and `count_functions`: the cycles per function named, as
+    `function_instructions` counts the instructions."""
+    timing: object | None = None
+    """With `count_cycles`: the core's timing model (its `describe()` says what it is)."""
 
 
 def board(name: str) -> Board:
@@ -261,8 +273,9 @@ def _instruction_counter(spec: Board, program: str) -> str:
     return arguments
 
 
-def _function_ranges_file(program: str, functions: Sequence[str]) -> str:
-    """Writes the address range of each function named (in order) for layercount.c."""
+def _function_ranges_file(program: str, functions: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Writes the address range of each function named (in order) for blockcount.c; the file
+    and the ranges."""
     from glowmlir.elf import function_ranges
 
     with open(program, "rb") as f:
@@ -273,34 +286,61 @@ def _function_ranges_file(program: str, functions: Sequence[str]) -> str:
     path = program + ".ranges"
     with open(path, "w") as f:
         f.writelines(f"{ranges[name][0]:x} {ranges[name][1]:x}\n" for name in functions)
-    return path
+    return path, [ranges[name] for name in functions]
 
 
 def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int,
            link: Sequence[str] = ()) -> str:
     with open(os.path.join(directory, "harness.h"), "w") as f:
         f.write(_harness_header(bundle, inputs, spec.memory is not None, directory))
-    sources = [os.path.join(EMBEDDED, "main.c"), *link]
-    flags = [*spec.compiler_flags, "-I", directory, f"-DINFERENCES={inferences}"]
+    flags = ["-I", directory, f"-DINFERENCES={inferences}"]
     if weights_in == "ram":
         flags.append("-DWEIGHTS_IN_RAM")
+    memory = None
     if spec.memory is not None:
+        input_bytes = sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
+        memory = memory_values(spec, MemoryNeeds.of(bundle, input_bytes, weights_in))
+    sources = [os.path.join(EMBEDDED, "main.c"), *link, os.path.join(directory, f"{bundle.name}.o")]
+    return _link(spec, directory, sources, flags, memory, os.path.join(directory, f"prog{inferences}.elf"))
+
+
+def _link(spec: Board, directory: str, sources: Sequence[str], flags: Sequence[str], memory: dict[str, str] | None,
+          program: str) -> str:
+    """Compiles and links `sources` into `program` for the board (on a bare-metal board with
+    the start-up code and the linker script of `memory`'s values)."""
+    flags = [*spec.compiler_flags, *flags]
+    sources = list(sources)
+    if memory is not None:
         with open(os.path.join(EMBEDDED, "mps2.ld.in")) as f:
             script = f.read()
-        input_bytes = sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
-        for key, value in memory_values(spec, MemoryNeeds.of(bundle, input_bytes, weights_in)).items():
+        for key, value in memory.items():
             script = script.replace(f"@{key}@", value)
         linker_script = os.path.join(directory, "board.ld")
         with open(linker_script, "w") as f:
             f.write(script)
         sources.append(os.path.join(EMBEDDED, "startup.c"))
         flags += ["-T", linker_script]
-    program = os.path.join(directory, f"prog{inferences}.elf")
-    result = subprocess.run([spec.compiler, *flags, *sources, os.path.join(directory, f"{bundle.name}.o"), "-lm",
-                             "-o", program], capture_output=True, text=True)
+    result = subprocess.run([spec.compiler, *flags, *sources, "-lm", "-o", program], capture_output=True, text=True)
     if result.returncode:
         raise GlowError(f"linking for {spec.name} failed: {compiler_error(result.stderr)}")
     return program
+
+
+def program_cycles(board_name: str, sources: Sequence[str], functions: Sequence[str], runs: Sequence[Sequence[str]],
+                   timeout: float = 60.0, flash_wait_states: int = 0) -> list[dict[str, Cycles]]:
+    """Estimated cycles per function named of a bare-metal program of `sources` (C or
+    assembly; `main` returns its exit code) on a Cortex-M board, built and run once per
+    entry of `runs` (its extra compiler flags, e.g. `-DITERATIONS=100`)."""
+    spec = board(board_name)
+    cycle_timing(spec)
+    found = []
+    with tempfile.TemporaryDirectory(prefix="glowmlir-program-") as directory:
+        for index, flags in enumerate(runs):
+            program = _link(spec, directory, sources, flags, spec.memory, os.path.join(directory, f"prog{index}.elf"))
+            _, counts = _run(spec, program, True, timeout, functions, True, flash_wait_states)
+            buckets = counts.cycles.buckets
+            found.append({name: buckets.get(bucket + 1, NO_CYCLES) for bucket, name in enumerate(functions)})
+    return found
 
 
 def compiler_error(stderr: str) -> str:
@@ -313,17 +353,74 @@ def compiler_error(stderr: str) -> str:
     return "; ".join(errors[:3]) if errors else (lines[-1] if lines else "no message")
 
 
-def _run(spec: Board, program: str, count: bool, timeout: float,
-         functions: Sequence[str] = ()) -> tuple[str, int | None, list[int] | None, int | None]:
-    """Runs a program: its output, and if counting, its instructions (and per function named,
-    after those before any of them ran, or else its multiplies on a Cortex-M board)."""
+@dataclass
+class _Counts:
+    """What the counter of one program run found."""
+
+    instructions: int
+    per_function: list[int] | None = None  # per bucket: before any function named ran, then each
+    multiplies: int | None = None
+    cycles: object | None = None  # glowmlir.runtime.cycles.CycleCounts
+
+
+def flash_range(spec: Board) -> tuple[int, int]:
+    """The [start, end) of a board's flash (the code memory of the MPS2 boards), or a GlowError."""
+    if spec.memory is None or spec.memory["WEIGHTS_REGION"] != "CODE":
+        raise GlowError(f"-flash-wait-states: {spec.name} has no flash (code and weights in its TCM and DDR)")
+    start = int(spec.memory["CODE_ORIGIN"], 16)
+    return start, start + memory_sizes(spec)["CODE"]
+
+
+def _block_counts(spec: Board, program: str, counter_file: str, ranges: list[tuple[int, int]],
+                  cycles: bool, flash_wait_states: int = 0) -> _Counts:
+    """The counts of a run under blockcount.c: per bucket, and priced if `cycles`."""
+    from glowmlir.runtime import cycles as timing_model
+
+    counts = timing_model.read_block_counts(counter_file)
+    found = _Counts(counts.instructions)
+    if ranges:
+        per_bucket = timing_model.instructions_per_bucket(counts, ranges)
+        found.per_function = [per_bucket.get(bucket, 0) for bucket in range(len(ranges) + 1)]
+    if cycles:
+        from glowmlir.runtime.multiplies import is_multiply
+
+        disassembly = timing_model.disassembly_of(program, spec.compiler.replace("gcc", "objdump"),
+                                                  spec.objdump_options)
+        found.cycles = timing_model.price(counts, disassembly, cycle_timing(spec), program, ranges,
+                                          flash_range(spec) if flash_wait_states else None, flash_wait_states)
+        found.multiplies = sum(block.count for block in counts.blocks for address, _ in block.code
+                               if is_multiply(disassembly[address].mnemonic))
+    return found
+
+
+def cycle_timing(spec: Board):
+    """The timing model of a board's core (glowmlir.runtime.cycles), or a GlowError."""
+    from glowmlir.runtime.cycles import timing_of
+
+    timing = timing_of(spec.cpu) if spec.counts_multiplies else None
+    if timing is None:
+        raise GlowError(f"{spec.name}: cycles are estimated on the Cortex-M boards only")
+    return timing
+
+
+def _run(spec: Board, program: str, count: bool, timeout: float, functions: Sequence[str] = (),
+         cycles: bool = False, flash_wait_states: int = 0) -> tuple[str, _Counts | None]:
+    """Runs a program: its output, and if counting, its counts: instructions, and per function
+    named (after those before any of them ran), and its multiplies on a Cortex-M board, and
+    its estimated cycles if `cycles`."""
     command = [*spec.qemu]
     counter_file = program + ".count"
     if count and not spec.qemu:
         raise GlowError(f"{spec.name}: instructions are counted on emulated boards only")
-    if functions:
-        command += ["-plugin", f"{_plugin('layercount.c')},ranges={_function_ranges_file(program, functions)},"
-                               f"out={counter_file}"]
+    ranges = []
+    if functions or cycles:
+        plugin = f"{_plugin('blockcount.c')},out={counter_file}"
+        if functions:
+            ranges_file, ranges = _function_ranges_file(program, functions)
+            plugin += f",ranges={ranges_file}"
+        if flash_wait_states:
+            plugin += ",flash={:x}-{:x}".format(*flash_range(spec))
+        command += ["-plugin", plugin]
     elif count:
         command += ["-plugin", f"{_instruction_counter(spec, program)},out={counter_file}"]
     if spec.semihosting:
@@ -336,47 +433,49 @@ def _run(spec: Board, program: str, count: bool, timeout: float,
         raise GlowError(f"{spec.name}: the program did not finish within {timeout:.0f} s") from None
     if result.returncode:
         raise GlowError(f"{spec.name}: the program exited with status {result.returncode}: {result.stdout[-200:]}")
-    instructions = per_function = multiplies = None
-    if count:
+    found = None
+    if functions or cycles:
+        found = _block_counts(spec, program, counter_file, ranges, cycles, flash_wait_states)
+    elif count:
         with open(counter_file) as f:
             counts = f.read()
-        instructions = int(re.search(r"insns: (\d+)", counts).group(1))
-        if functions:
-            per_function = [int(count) for count in re.findall(r"^\d+ (\d+)$", counts, re.MULTILINE)]
-        elif spec.counts_multiplies:
-            multiplies = int(re.search(r"multiplies: (\d+)", counts).group(1))
-    return result.stdout + result.stderr, instructions, per_function, multiplies  # RISC-V semihosting: stderr
+        found = _Counts(int(re.search(r"insns: (\d+)", counts).group(1)))
+        if spec.counts_multiplies:
+            found.multiplies = int(re.search(r"multiplies: (\d+)", counts).group(1))
+    return result.stdout + result.stderr, found  # RISC-V semihosting: stderr
 
 
 def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights_in: str = "flash",
                  count_instructions: bool = False, timeout: float = 300.0, link: Sequence[str] = (),
-                 count_functions: Sequence[str] = ()) -> BoardRun:
+                 count_functions: Sequence[str] = (), count_cycles: bool = False,
+                 flash_wait_states: int = 0) -> BoardRun:
     """Links `bundle` (compiled for the board's CPU, static API) for the board, with the C
     sources in `link` (e.g. a kernel library) built for it too, runs it under QEMU and
     returns its outputs and, if asked, the instructions of one inference, also per
-    function of the program if `count_functions` names some (see `BoardRun`)."""
+    function of the program if `count_functions` names some, and its estimated cycles
+    with `count_cycles` (Cortex-M boards; see `BoardRun`), `flash_wait_states` more for each
+    access to the board's flash (`glowmlir.runtime.cycles.price`)."""
     spec = board(board_name)
     if weights_in not in ("flash", "ram"):
         raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
     _require(spec.compiler)
     if spec.qemu:
         _require(spec.qemu[0])
+    if count_cycles:
+        cycle_timing(spec)  # a board without a timing model fails before building
+    if flash_wait_states:
+        flash_range(spec)
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
-        count_instructions = count_instructions or bool(count_functions)
+        count_instructions = count_instructions or bool(count_functions) or count_cycles
         program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
-        stdout, once, once_per_function, multiplies_once = _run(spec, program, count_instructions, timeout,
-                                                                count_functions)
-        instructions = per_function = multiplies = None
+        stdout, once = _run(spec, program, count_instructions, timeout, count_functions, count_cycles,
+                            flash_wait_states)
+        run = BoardRun({}, None)
         if count_instructions:
-            _, twice, twice_per_function, multiplies_twice = _run(
-                spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout, count_functions)
-            instructions = twice - once
-            if multiplies_once is not None:
-                multiplies = multiplies_twice - multiplies_once
-        if count_functions:
-            per_function = {name: second - first for name, first, second
-                            in zip(["", *count_functions], once_per_function, twice_per_function)}
+            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout,
+                            count_functions, count_cycles, flash_wait_states)
+            run = _difference(once, twice, count_functions, spec if count_cycles else None)
     outputs = {}
     placeholders = {p.name: p for p in bundle.layout.placeholders}
     for line in stdout.splitlines():
@@ -386,4 +485,22 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
             outputs[name] = np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype).reshape(placeholder.shape)
     if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
         raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
-    return BoardRun(outputs, instructions, per_function, multiplies)
+    return dataclasses.replace(run, outputs=outputs)
+
+
+def _difference(once: _Counts, twice: _Counts, functions: Sequence[str], timed: Board | None) -> BoardRun:
+    """One inference's counts: the 2-inference program's minus the 1-inference program's."""
+    names = ["", *functions]
+    per_function = function_cycles = multiplies = cycles = timing = None
+    if functions:
+        per_function = {name: second - first for name, first, second
+                        in zip(names, once.per_function, twice.per_function)}
+    if once.multiplies is not None:
+        multiplies = twice.multiplies - once.multiplies
+    if timed is not None:
+        difference = twice.cycles - once.cycles
+        cycles, timing = difference.total, cycle_timing(timed)
+        if functions:
+            function_cycles = {name: difference.buckets.get(bucket, NO_CYCLES) for bucket, name in enumerate(names)}
+    return BoardRun({}, twice.instructions - once.instructions, per_function, multiplies, cycles, function_cycles,
+                    timing)

@@ -100,16 +100,16 @@ class ChooseConvPoolKernels(ModulePass):
                 discard(candidate)
                 continue  # the library would not take it: the selection says why
             work = ConvolutionWork.of(fused)
-            ours, library = costs.ours(work), costs.library(work)
+            ours, library, unit = costs.ours(work), costs.library(work), costs.unit
             if ours <= library:
-                choice = f"ours: faster (est. ours {ours:,} vs cmsis-nn {library:,} instructions)"
+                choice = f"ours: faster (est. ours {ours:,} vs cmsis-nn {library:,} {unit})"
             else:
-                choice = f"cmsis-nn: faster (est. cmsis-nn {library:,} vs ours {ours:,} instructions)"
+                choice = f"cmsis-nn: faster (est. cmsis-nn {library:,} vs ours {ours:,} {unit})"
                 if self.ram_size:
                     ram = self.ram_unfused(op, fused_convolutions(op).index(fused))  # among those still fused
                     if ram > self.ram_size:
                         choice = (f"ours: fusion needed to fit -ram-size {self.ram_size} (unfused: {ram:,} B of "
-                                  f"RAM; est. cmsis-nn {library:,} vs ours {ours:,} instructions)")
+                                  f"RAM; est. cmsis-nn {library:,} vs ours {ours:,} {unit})")
                     else:
                         choice += f"; unfused: {ram:,} B of RAM fits -ram-size {self.ram_size}"
             if choice.startswith("ours"):

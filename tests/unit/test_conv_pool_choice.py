@@ -3,7 +3,8 @@ when unfusing would exceed -ram-size, else goes to the library (glow-choose-conv
 libraries/conv_pool_costs.py); the selection report says who runs it and why.
 
 Choices are asserted by outcome: the kernel chosen is the one measured cheaper on the board
-(tests/support/cmsis_nn/conv_pool_costs.json: instruction counts of both sides under QEMU),
+(tests/support/cmsis_nn/conv_pool_costs.json: both sides under QEMU, in the unit the core
+class's cost model counts: instructions, or estimated cycles, the table's *_cycles columns),
 and the estimates the report prints are within the cost model's stated error of those
 measurements; no figure is copied from the cost model."""
 
@@ -32,10 +33,10 @@ from tests.unit.test_quantized_kernels import build, convolution_case
 
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 
-LARGEST_ERROR = {"dsp": (0.18, 0.14), "generic": (0.25, 0.11), "helium": (0.26, 0.12)}
+LARGEST_ERROR = {"dsp": (0.21, 0.14), "generic": (0.25, 0.11), "helium": (0.26, 0.12)}
 """Per core class, (ours, CMSIS-NN): the largest relative error of an estimate on the
 measured layers, as libraries/conv_pool_costs.py states it."""
-OTHER_SIDE = {"dsp": (0, 0.0), "generic": (2, 0.10), "helium": (3, 0.12)}
+OTHER_SIDE = {"dsp": (1, 0.12), "generic": (2, 0.11), "helium": (3, 0.12)}
 """Per core class: how many measured layers the estimate may give to the measured slower
 side, and how close the two sides must then be measured (relative gap)."""
 
@@ -43,29 +44,37 @@ side, and how close the two sides must then be measured (relative gap)."""
 @pytest.mark.parametrize("core", list(COSTS))
 def test_estimates_are_within_the_stated_error_of_the_measured_layers(core):
     """Against tests/support/cmsis_nn/conv_pool_costs.json: our kernels as of today
-    (bench/bench_conv_pool_costs.py measures them), the real CMSIS-NN's measured once."""
+    (bench/bench_conv_pool_costs.py measures them), the real CMSIS-NN's; in the unit the
+    class's figures count (instructions, or estimated cycles: the table's *_cycles)."""
+    unit = measured_unit(core)
     rows = [row for row in table_rows() if row["core_class"] == core]
     assert len(rows) >= 8
     ours_bound, library_bound = LARGEST_ERROR[core]
     wrong = []
     for row in rows:
-        work, library = work_of_row(row), row["cmsis_nn_conv"] + row["cmsis_nn_pool"]
-        assert abs(COSTS[core].ours(work) / row["ours"] - 1) <= ours_bound, row["layer"]
+        work, library = work_of_row(row), row[f"cmsis_nn_conv{unit}"] + row[f"cmsis_nn_pool{unit}"]
+        assert abs(COSTS[core].ours(work) / row[f"ours{unit}"] - 1) <= ours_bound, row["layer"]
         assert abs(COSTS[core].library(work) / library - 1) <= library_bound, row["layer"]
-        if (COSTS[core].ours(work) <= COSTS[core].library(work)) != (row["ours"] <= library):
-            wrong.append(abs(row["ours"] / library - 1))
+        if (COSTS[core].ours(work) <= COSTS[core].library(work)) != (row[f"ours{unit}"] <= library):
+            wrong.append(abs(row[f"ours{unit}"] / library - 1))
     count, gap = OTHER_SIDE[core]
     assert len(wrong) <= count and all(difference < gap for difference in wrong)
 
 
+def measured_unit(core: str) -> str:
+    """The suffix of the table's columns in the unit `core`'s cost model counts."""
+    return "_cycles" if COSTS[core].unit == "cycles" else ""
+
+
 def measured(core: str, layer: str) -> dict[str, int]:
-    """A layer's instruction counts on the board of `core`'s class: ours, and CMSIS-NN's
-    convolution + pool."""
+    """A layer's measured cost on the board of `core`'s class (instructions or estimated
+    cycles, as its cost model counts): ours, and CMSIS-NN's convolution + pool."""
+    unit = measured_unit(core)
     row = next(row for row in table_rows() if row["core_class"] == core and row["layer"] == layer)
-    return {"ours": row["ours"], "cmsis-nn": row["cmsis_nn_conv"] + row["cmsis_nn_pool"]}
+    return {"ours": row[f"ours{unit}"], "cmsis-nn": row[f"cmsis_nn_conv{unit}"] + row[f"cmsis_nn_pool{unit}"]}
 
 
-ESTIMATE = re.compile(r"est\. (ours|cmsis-nn) ([\d,]+) vs (ours|cmsis-nn) ([\d,]+) instructions")
+ESTIMATE = re.compile(r"est\. (ours|cmsis-nn) ([\d,]+) vs (ours|cmsis-nn) ([\d,]+) (?:instructions|cycles)")
 
 
 def assert_chosen_by_outcome(core: str, layer: str, kind: str, detail: str) -> None:
@@ -83,14 +92,15 @@ def assert_chosen_by_outcome(core: str, layer: str, kind: str, detail: str) -> N
 
 
 def test_dsp_estimates_of_gathered_and_row_kernels():
-    """On the M7 our gathered product (LeNet's conv1: 25 taps a window, gathered once per
-    pixel) and our row kernel (conv2: 500 taps) are each estimated within the stated error
-    of their measured counts (336,544 and 2,091,648 instructions)."""
+    """Our gathered product (LeNet's conv1: 25 taps a window, gathered once per pixel) and
+    our row kernel (conv2: 500 taps) are each estimated within the stated error of their
+    measured cost (estimated cycles on the M4: 436,067 and 2,840,590)."""
     lenet = {row["layer"]: row for row in table_rows() if row["core_class"] == "dsp"}
     conv1, conv2 = (work_of_row(lenet[f"LeNet conv{index}"]) for index in (1, 2))
     assert (conv1.gathered, conv2.gathered) == (576 * 25, 0)
     for index, work in ((1, conv1), (2, conv2)):
-        assert abs(COSTS["dsp"].ours(work) / lenet[f"LeNet conv{index}"]["ours"] - 1) <= LARGEST_ERROR["dsp"][0]
+        cost = measured("dsp", f"LeNet conv{index}")["ours"]
+        assert abs(COSTS["dsp"].ours(work) / cost - 1) <= LARGEST_ERROR["dsp"][0]
 
 
 def test_work_of_lenets_fused_convolutions():
@@ -135,7 +145,7 @@ def lenet_bundles(lenet_profile):  # noqa: F811 - the fixture
 
 
 def test_lenet_on_the_m7_keeps_both_fused_convolutions_ours(lenet_bundles):
-    """Both measured cheaper ours on the M7 (336,544 vs 1,837,100; 2,091,648 vs 2,941,954)."""
+    """Both measured cheaper ours (estimated cycles on the M4, the class's board)."""
     chosen = convolutions(lenet_bundles["m7"])
     assert [kind for kind, _ in chosen] == ["generated: arm-dsp"] * 2
     for index, (kind, detail) in enumerate(chosen, 1):
@@ -145,8 +155,8 @@ def test_lenet_on_the_m7_keeps_both_fused_convolutions_ours(lenet_bundles):
 
 
 def test_lenet_on_the_m3_gives_conv2_to_the_library(lenet_bundles):
-    """On the M3 CMSIS-NN's conv2 + pool is measured faster (4,412,598 vs ours 5,428,572):
-    unfused, both calls; conv1 (measured ours 1,294,048 vs 2,011,214) stays ours, and the
+    """On the M3 CMSIS-NN's conv2 + pool is measured faster (estimated
+    cycles 7,340,636 vs ours 8,922,832): unfused, both calls; conv1 stays ours, and the
     activations grow."""
     bundle = lenet_bundles["m3"]
     (kind1, detail1), (kind2, detail2) = convolutions(bundle)

@@ -184,3 +184,50 @@ def test_profiling_build_kernels_are_separate_and_not_inlined():
     assert "noinline" not in normal and re.findall(r"^define .*", normal, re.MULTILINE)[0].count("@") == 1
     with pytest.raises(GlowError, match="layer_profile='fast'"):
         glowmlir.compile(LENET, layer_profile="fast")
+
+
+def test_long_node_names_keep_their_op_and_last_path_components():
+    from glowmlir.layer_profile import SHORT_NAME, short_name
+
+    tflite = ("model/block_3_depthwise/depthwise;model/block_3_depthwise_BN/FusedBatchNormV3;"
+              "model/block_3_depthwise_relu/Relu6;model/block_3_project/Conv2D" + ";x" * 40)
+    assert short_name(tflite) == "model/block_3_depthwise/depthwise;…"
+    assert short_name("sequential_1/" * 4 + "depthwise_conv2d_12/depthwise;a") == "…/depthwise_conv2d_12/depthwise"
+    assert short_name("_conv1_Conv") == "_conv1_Conv"
+    assert len(short_name("y" * 300)) == SHORT_NAME and short_name("y" * 300).startswith("…")
+
+
+@needs_qemu
+def test_glow_run_cycles_and_the_profile_in_cycles_at_160_columns(tmp_path):
+    """-cycles prints the estimate beside the instruction count; -profile then prices each
+    layer in cycles, its numbers whole at 160 columns, and the cycles sum to the total."""
+    result = subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={LENET}", f"-input={IMAGE}",
+                             "-board=mps2-an386", "-cycles", "-profile"], capture_output=True, text=True,
+                            env={**os.environ, "COLUMNS": "160"})
+    assert result.returncode == 0, result.stderr
+    instructions = int(re.search(r"instructions per inference on mps2-an386: (\d+)", result.stdout).group(1))
+    line = re.search(r"estimated core cycles at zero wait states per inference on mps2-an386: ([\d,]+) "
+                     r"\(range ([\d,]+)-([\d,]+)\), (\d\.\d\d) cycles/instruction \[Cortex-M4: .*P=1 \(range 1-3\)\]",
+                     result.stdout)
+    cycles, low, high = (int(group.replace(",", "")) for group in line.groups()[:3])
+    assert instructions < low == cycles < high
+    assert float(line.group(4)) == pytest.approx(cycles / instructions, abs=0.006)
+    rows = re.findall(r"│ +\d │ (\S+) +│ \w+ +│ +([\d,]+) │ +([\d,]+) │", result.stdout)
+    assert [name for name, _, _ in rows] == ["_conv1_Conv", "_conv2_Conv", "_fc1_Gemm", "_fc2_Gemm", "_Softmax"]
+    total = re.search(r"│ +│ total +│ +│ +([\d,]+) │ +([\d,]+) │", result.stdout)
+    layer_cycles = sum(int(c.replace(",", "")) for _, _, c in rows)
+    assert 0.99 * int(total.group(2).replace(",", "")) < layer_cycles <= int(total.group(2).replace(",", ""))
+    assert "-use-cmsis" not in result.stderr
+
+
+def test_glow_run_cycles_on_the_host_is_refused():
+    result = cli("-cycles")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == ("glow-run: error: -cycles: cycles are estimated on the "
+                                                      "Cortex-M boards only, not on the host")
+
+
+def test_glow_run_flash_wait_states_needs_cycles():
+    result = cli("-flash-wait-states=1")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == "glow-run: error: -flash-wait-states needs -cycles"
