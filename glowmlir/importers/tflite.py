@@ -36,6 +36,7 @@ from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import check_input_shape, verified, verify_imported
+from glowmlir.importers.tflite_sparsity import densified
 from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import dequantize_as
 from glowmlir.quantization.rescaling import bias_scales, quantize_level
@@ -115,8 +116,13 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
         data = buffer.DataAsNumpy()
     else:
         return None
+    itemsize = np.dtype(_NUMPY_TYPES[type_name]).itemsize
+    if data.size % itemsize:
+        raise ValueError(f"{data.size} bytes of data are not a whole number of {type_name} elements")
     array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
-    if array.size != int(np.prod(shape)):
+    if tensor.Sparsity() is not None:  # sparse weights (read by a DENSIFY): made dense here
+        array = densified(array, shape, tensor.Sparsity())
+    elif array.size != int(np.prod(shape)):
         raise ValueError(f"{array.size} elements of data for the shape {list(shape)}")
     array = array.reshape(shape)
     if type_name == "UINT8":
@@ -313,11 +319,16 @@ class TFLiteImporter:
         output_names = {info.index: self.names(info.name) for info in outputs}
         for info in inputs:
             self.values[info.index] = self.placeholder(info)
+        folded = self.fold_constant_operators()
         for index in range(graph.OperatorsLength()):
+            if index in folded:
+                continue
             self.op, self.op_index = graph.Operators(index), index
             self.import_operator()
         self.op = None
         for info in outputs:
+            if info.index not in self.values and info.data is not None:  # a folded constant
+                self.values[info.index] = self.constant_value(info)
             if info.index not in self.values:
                 raise GlowError(f"\"{self.path}\": output \"{info.name}\" is not computed by any operator")
             value = self.values[info.index]
@@ -325,6 +336,45 @@ class TFLiteImporter:
                 value = self.dequantize(value)
             self.add(glow.SaveOp(value, output_names[info.index]))
         return ModuleOp([glow.FunctionOp(network, Region(self.block))])
+
+    def fold_constant_operators(self) -> set[int]:
+        """The operators computed here, at compile time: a DEQUANTIZE of a constant (float16
+        weights, or int8 ones in front of a float operator) and a DENSIFY (sparse weights, made
+        dense when read). Their outputs become constants, read wherever a constant is read
+        (filters, biases, shapes); the indices of those operators are returned, to be skipped."""
+        folded = set()
+        for index in range(self.graph.OperatorsLength()):
+            op = self.graph.Operators(index)
+            name = self.operator_name(op)
+            if name not in ("DEQUANTIZE", "DENSIFY") or op.InputsLength() != 1 or op.OutputsLength() != 1:
+                continue
+            self.op, self.op_index = op, index
+            source, target = self.info(0), self.output_info()
+            if source is None or source.data is None or target.data is not None or target.index in self.values:
+                continue
+            if source.shape != target.shape:
+                raise self.error(f"the output's shape {list(target.shape)} is not its input's {list(source.shape)}")
+            if name == "DEQUANTIZE":
+                if target.element != f32:
+                    raise self.error(f"a DEQUANTIZE of a constant must give FLOAT32, not {target.type_name}")
+                if source.element == f32 and source.type_name != "FLOAT16":
+                    raise self.error(f"input \"{source.name}\" ({source.type_name}) is neither float16 nor quantized")
+                self._check_quantized(source)
+                data = source.float_data()
+            else:
+                if (source.type_name, source.element) != (target.type_name, target.element):
+                    raise self.error("a DENSIFY keeps its input's type")
+                data = source.data
+            self.tensors[target.index] = replace(target, data=data)
+            folded.add(index)
+        self.op, self.op_index = None, -1
+        return folded
+
+    def _check_quantized(self, info: TensorInfo) -> None:
+        """An integer tensor read as numbers (not as indices or shapes) needs a scale."""
+        if info.type_name in ("INT8", "UINT8", "INT16") and not info.quantized:
+            raise self.error(f"tensor \"{info.name}\" ({info.type_name}) has no quantization parameters "
+                             f"(scale, zero point)")
 
     def placeholder(self, info: TensorInfo) -> SSAValue:
         check_input_shape(info.name, info.shape)
@@ -343,8 +393,15 @@ class TFLiteImporter:
             raise self.error(f"unsupported operator \"{name}\"")
         infos = [self.info(i) for i in range(self.op.InputsLength())] + \
                 [self.output_info(i) for i in range(self.op.OutputsLength())]
-        quantized = any(info is not None and info.quantized for info in infos)
-        self.in_float = quantized and not (rule.int8 if isinstance(rule.int8, bool) else rule.int8(self, self.op))
+        infos = [info for info in infos if info is not None]
+        for info in infos:
+            self._check_quantized(info)
+        quantized = any(info.quantized for info in infos)
+        # A float tensor among quantized ones (a hybrid model's float activations with int8
+        # weights, a float bias) runs the operator in float, its quantized constants dequantized.
+        hybrid = quantized and any(info.element == f32 for info in infos)
+        self.in_float = quantized and (hybrid or not (rule.int8 if isinstance(rule.int8, bool)
+                                                      else rule.int8(self, self.op)))
         try:
             results = rule.build(self, self.op)
         except GlowError:
