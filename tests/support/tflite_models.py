@@ -121,6 +121,7 @@ class _Op:
     outputs: list[int]
     options: str | None
     fields: dict
+    custom_options: bytes | None = None  # a CUSTOM operator's options; its opcode is "CUSTOM:<name>"
 
 
 def _normalize_quant(quant) -> tuple | None:
@@ -235,6 +236,11 @@ class ModelBuilder:
                 raise ValueError(f"{opcode}: no tensor {index}")
         self._ops.append(_Op(opcode, [int(i) for i in inputs], [int(i) for i in outputs], options, fields))
 
+    def custom_op(self, name: str, inputs, outputs, options: bytes = b"") -> None:
+        """A CUSTOM operator `name` (e.g. MediaPipe's "Convolution2DTransposeBias") with raw options."""
+        self._ops.append(_Op(f"CUSTOM:{name}", [int(i) for i in inputs], [int(i) for i in outputs], None, {},
+                             bytes(options)))
+
     def output(self, index: int) -> None:
         self._outputs.append(int(index))
 
@@ -341,10 +347,13 @@ class ModelBuilder:
         options = self._write_options(fb, op.options, op.fields) if op.options else None
         inputs = _numpy_vector(fb, op.inputs, np.int32)
         outputs = _numpy_vector(fb, op.outputs, np.int32)
+        custom = fb.CreateNumpyVector(np.frombuffer(op.custom_options, np.uint8)) if op.custom_options else None
         mod.OperatorStart(fb)
         mod.OperatorAddOpcodeIndex(fb, opcode_index)
         mod.OperatorAddInputs(fb, inputs)
         mod.OperatorAddOutputs(fb, outputs)
+        if custom is not None:
+            mod.OperatorAddCustomOptions(fb, custom)
         if options is not None:
             mod.OperatorAddBuiltinOptionsType(fb, getattr(_module("BuiltinOptions").BuiltinOptions, op.options))
             mod.OperatorAddBuiltinOptions(fb, options)
@@ -353,8 +362,11 @@ class ModelBuilder:
     @staticmethod
     def _write_opcode(fb, opcode: str) -> int:
         mod = _module("OperatorCode")
-        code = getattr(tflite.BuiltinOperator, opcode)
+        custom = fb.CreateString(opcode.split(":", 1)[1]) if opcode.startswith("CUSTOM:") else None
+        code = getattr(tflite.BuiltinOperator, opcode.split(":", 1)[0])
         mod.OperatorCodeStart(fb)
+        if custom is not None:
+            mod.OperatorCodeAddCustomCode(fb, custom)
         mod.OperatorCodeAddDeprecatedBuiltinCode(fb, min(code, 127))
         mod.OperatorCodeAddBuiltinCode(fb, code)
         mod.OperatorCodeAddVersion(fb, 1)

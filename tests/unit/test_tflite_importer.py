@@ -269,3 +269,37 @@ def test_model_input_must_restate_the_models_shape(tmp_path):
 def test_tflite_options_need_a_tflite_model():
     with pytest.raises(GlowError, match="-tflite-float-inputs and -tflite-float-outputs apply to TFLite models only"):
         glowmlir.compile(LENET, tflite_float_inputs=True)
+
+
+def _int8_conv(x_quant=(0.05, 3), w_quant=((0.01, 0.02), (0, 0), 0), y_quant=(0.1, -5)) -> bytes:
+    """An int8 CONV_2D, 2 output channels, with the given quantization (None: none)."""
+    rng = np.random.default_rng(0)
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [1, 4, 4, 2], "int8", quant=x_quant)
+    w = builder.constant("w", rng.integers(-127, 128, (2, 1, 1, 2)).astype(np.int8), quant=w_quant)
+    b = builder.constant("b", np.zeros(2, np.int32), quant=((0.0005, 0.001), (0, 0), 0))
+    y = builder.tensor("y", [1, 4, 4, 2], "int8", quant=y_quant)
+    builder.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", padding="SAME", stride_w=1, stride_h=1)
+    builder.output(y)
+    return builder.finish()
+
+
+@pytest.mark.parametrize("model, message", [
+    (dict(w_quant=None), r'CONV_2D, output "y"\): tensor "w" \(INT8\) has no quantization parameters'),
+    (dict(y_quant=None), r'CONV_2D, output "y"\): tensor "y" \(INT8\) has no quantization parameters'),
+    (dict(w_quant=((0.01, 0.0), (0, 0), 0)), r'tensor "w": .*scale'),
+    (dict(x_quant=(0.05, 300)), r'tensor "x": .*'),
+    (dict(w_quant=((0.01, 0.02), (0, 4), 0)),
+     r'CONV_2D, output "y"\): the filter "w" is quantized per channel with nonzero zero points'),
+    (dict(w_quant=((0.01, 0.02, 0.03), (0, 0, 0), 0)), r'tensor "w" has 3 scales on dimension 0 of its shape'),
+    (dict(y_quant=((0.1, 0.1), (0, 0), 3)),
+     r'CONV_2D, output "y"\): tensor "y" is quantized per channel, which only weights can be'),
+])
+def test_quantization_is_checked_before_arithmetic(model, message, tmp_path):
+    """Missing or zero scales, zero points out of range, asymmetric per-channel weights, scales
+    that do not fit the shape: one clean error naming the operator or the tensor."""
+    path = saved(tmp_path, "conv", _int8_conv(**model))
+    with pytest.raises(GlowError, match=message):
+        glowmlir.compile(path)
+    tensor = next(name for name in "wxy" if f"tensor \"{name}\"" in message or f"filter \"{name}\"" in message)
+    assert_clean_failure(glow_compile(f"-model={path}", f"-emit-bundle={tmp_path / 'out'}"), f'"{tensor}"')
