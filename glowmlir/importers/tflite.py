@@ -35,7 +35,7 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_levels, is_quantized
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
-from glowmlir.importers.onnx import check_input_shape, verified, verify_imported
+from glowmlir.importers.onnx import check_input_shape, keep_model_names, verified, verify_imported
 from glowmlir.importers.tflite_sparsity import densified
 from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import dequantize_as
@@ -191,6 +191,7 @@ class TFLiteImporter:
         self.op = None
         self.op_index = -1
         self.in_float = False  # importing a quantized operator in float
+        self.io_names: dict[str, str] = {}  # graph inputs' and outputs' names: the model's -> the bundle's
 
     def _tensor_info(self, raw: bytes, index: int) -> TensorInfo:
         tensor = self.graph.Tensors(index)
@@ -323,6 +324,7 @@ class TFLiteImporter:
         outputs = [self.tensor(graph.Outputs(i)) for i in range(graph.OutputsLength())]
         _check_model_inputs(inputs, model_inputs)
         output_names = {info.index: self.names(info.name) for info in outputs}
+        self.io_names.update({info.name: output_names[info.index] for info in outputs})
         for info in inputs:
             self.values[info.index] = self.placeholder(info)
         folded = self.fold_constant_operators()
@@ -341,6 +343,7 @@ class TFLiteImporter:
             if self.float_outputs and is_quantized(value.type):
                 value = self.dequantize(value)
             self.add(glow.SaveOp(value, output_names[info.index]))
+        keep_model_names(self.block, self.io_names)
         return ModuleOp([glow.FunctionOp(network, Region(self.block))])
 
     def fold_constant_operators(self) -> set[int]:
@@ -394,10 +397,11 @@ class TFLiteImporter:
         if info.element != f32 and not info.quantized:
             raise GlowError(f"input \"{info.name}\": element type {info.type_name} is not supported "
                             f"(float or quantized int8 only)")
+        name = self.io_names[info.name] = self.names(info.name)
         if info.quantized and self.float_inputs:
-            value = self.add(glow.PlaceholderOp(self.names(info.name), glow.tensor(info.shape)))
+            value = self.add(glow.PlaceholderOp(name, glow.tensor(info.shape)))
             return self.converted(value, info.element)
-        return self.add(glow.PlaceholderOp(self.names(info.name), glow.tensor(info.shape, info.element)))
+        return self.add(glow.PlaceholderOp(name, glow.tensor(info.shape, info.element)))
 
     def import_operator(self) -> None:
         name = self.operator_name(self.op)

@@ -303,3 +303,31 @@ def test_quantization_is_checked_before_arithmetic(model, message, tmp_path):
         glowmlir.compile(path)
     tensor = next(name for name in "wxy" if f"tensor \"{name}\"" in message or f"filter \"{name}\"" in message)
     assert_clean_failure(glow_compile(f"-model={path}", f"-emit-bundle={tmp_path / 'out'}"), f'"{tensor}"')
+
+
+def test_names_c_cannot_take_keep_working_under_the_models_name(tmp_path):
+    """A converter's `serving_default_input_1:0` is `serving_default_input_1_0` in the bundle,
+    announced by a warning; Bundle.run and glow-run still take and give the model's names."""
+    import subprocess
+    import sys
+
+    from glowmlir.errors import GlowWarning
+
+    builder = tm.ModelBuilder()
+    x = builder.input("serving_default_input_1:0", [1, 4])
+    y = builder.tensor("StatefulPartitionedCall:0", [1, 4])
+    builder.op("RELU", [x], [y])
+    builder.output(y)
+    model = saved(tmp_path, "named", builder.finish())
+    with pytest.warns(GlowWarning, match=r'"serving_default_input_1:0" as "serving_default_input_1_0"'):
+        bundle = glowmlir.compile(model)
+    assert bundle.layout.placeholder("serving_default_input_1:0").name == "serving_default_input_1_0"
+    value = np.array([[-1, 2, -3, 4]], np.float32)
+    outputs = bundle.run(**{"serving_default_input_1:0": value})
+    np.testing.assert_array_equal(outputs["StatefulPartitionedCall:0"], np.maximum(value, 0))
+    np.save(tmp_path / "x.npy", value)
+    result = subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={model}",
+                             f"-input=serving_default_input_1:0={tmp_path / 'x.npy'}"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "StatefulPartitionedCall:0 [1, 4]: [0. 2. 0. 4.]" in result.stdout
+    assert "names C cannot take are changed in the bundle" in result.stderr
