@@ -322,6 +322,8 @@ class TFLiteImporter:
         graph = self.graph
         inputs = [self.tensor(graph.Inputs(i)) for i in range(graph.InputsLength())]
         outputs = [self.tensor(graph.Outputs(i)) for i in range(graph.OutputsLength())]
+        if not outputs:
+            raise GlowError(f"\"{self.path}\": the main subgraph has no outputs")
         _check_model_inputs(inputs, model_inputs)
         output_names = {info.index: self.names(info.name) for info in outputs}
         self.io_names.update({info.name: output_names[info.index] for info in outputs})

@@ -59,7 +59,7 @@ import tflite
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 __all__ = [
-    "ModelBuilder", "run_reference", "run_reference_float", "random_inputs", "quantize", "dequantize",
+    "ModelBuilder", "run_reference", "run_reference_float", "run_micro", "random_inputs", "quantize", "dequantize",
     "Net", "calibrate", "emit", "build", "conv_net", "mobilenet_block", "elementwise_net", "lenet", "float_io_net",
     "MODELS", "ELEMENTWISE_INT8_SKIPPED",
 ]
@@ -452,6 +452,24 @@ def _run(interp: Interpreter, inputs: dict[str, np.ndarray]) -> dict[str, np.nda
         interp.set_tensor(d["index"], value.reshape(d["shape"]))
     interp.invoke()
     return {d["name"]: interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()}
+
+
+def run_micro(model: bytes, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run `model` in TFLite Micro's own interpreter (the `tflite-micro` package: its
+    reference kernels, rounding as on a device); inputs and outputs by tensor name."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    graph = tflite.Model.GetRootAsModel(model, 0).Subgraphs(0)
+    names = lambda indices: [graph.Tensors(int(i)).Name().decode() for i in indices]  # noqa: E731
+    input_names, output_names = names(graph.InputsAsNumpy()), names(graph.OutputsAsNumpy())
+    if set(inputs) != set(input_names):
+        raise ValueError(f"model inputs are {sorted(input_names)}, got {sorted(inputs)}")
+    interpreter = runtime.Interpreter.from_bytes(bytes(model))
+    for position, name in enumerate(input_names):
+        interpreter.set_input(np.asarray(inputs[name]).reshape(interpreter.get_input_details(position)["shape"]),
+                              position)
+    interpreter.invoke()
+    return {name: interpreter.get_output(position).copy() for position, name in enumerate(output_names)}
 
 
 def quantize(x: np.ndarray, scale: float, zero_point: int, dtype=np.int8) -> np.ndarray:
