@@ -342,3 +342,50 @@ def test_names_c_cannot_take_keep_working_under_the_models_name(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "StatefulPartitionedCall:0 [1, 4]: [0. 2. 0. 4.]" in result.stdout
     assert "names C cannot take are changed in the bundle" in result.stderr
+
+
+def _wide_fully_connected() -> bytes:
+    """An int8 FULLY_CONNECTED with 2048 outputs of a fine scale: requantization ties occur."""
+    rng = np.random.default_rng(0)
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [16, 64], "int8", quant=(0.03, 2))
+    w = builder.constant("w", rng.integers(-127, 128, (128, 64)).astype(np.int8), quant=(0.004, 0))
+    b = builder.constant("b", rng.integers(-500, 500, 128).astype(np.int32), quant=(0.03 * 0.004, 0))
+    y = builder.tensor("y", [16, 128], "int8", quant=(0.09, -3))
+    builder.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions", fused_activation_function="NONE")
+    builder.output(y)
+    return builder.finish()
+
+
+def test_tflite_rounding_single_is_bit_identical_to_ai_edge_litert(tmp_path):
+    """ai-edge-litert's FULLY_CONNECTED rounds a requantization once, TFLite Micro's twice:
+    `-tflite-rounding=single` gives the former's bits, the default the latter's."""
+    data = _wide_fully_connected()
+    model = saved(tmp_path, "fc", data)
+    single, double = glowmlir.compile(model, tflite_rounding="single"), glowmlir.compile(model)
+    differing = 0
+    for seed in range(5):
+        inputs = tm.random_inputs(data, seed=seed, low=-3, high=3)
+        litert, micro = tm.run_reference(data, inputs)["y"], tm.run_micro(data, inputs)["y"]
+        np.testing.assert_array_equal(single.run(inputs)["y"], litert)
+        np.testing.assert_array_equal(double.run(inputs)["y"], micro)
+        differing += int(np.count_nonzero(litert != micro))
+    assert differing > 0  # the two conventions do differ on this model
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_tflite_rounding_single_on_the_int8_models(name, tmp_path):
+    data = getattr(tm, name)(True, seed=3)
+    bundle = glowmlir.compile(saved(tmp_path, name, data), tflite_rounding="single")
+    for seed in range(4):
+        inputs = tm.random_inputs(data, seed=seed)
+        for output, value in tm.run_reference(data, inputs).items():
+            np.testing.assert_array_equal(bundle.run(inputs)[output], value)
+
+
+def test_tflite_rounding_errors(tmp_path):
+    model = saved(tmp_path, "fc", _wide_fully_connected())
+    with pytest.raises(GlowError, match=r"-tflite-rounding=single: -use-cmsis's library rounds twice"):
+        glowmlir.compile(model, tflite_rounding="single", kernel_library="cmsis-nn")
+    assert_clean_failure(glow_compile(f"-model={model}", "-tflite-rounding=half", f"-emit-bundle={tmp_path / 'o'}"),
+                         "-tflite-rounding", "double or single")
