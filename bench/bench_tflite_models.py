@@ -96,9 +96,12 @@ def main() -> None:
         if not r["compiled"]:
             print(f"{r['model']:48} refused: {r['error'][-120:]}")
             continue
-        share = lambda pair: f"{pair[0] / pair[1]:.1%}" if pair[1] else "-"  # noqa: E731
-        print(f"{r['model']:48} float: {r['worst_relative']:.2g} of the range; int8: {r['worst_levels']} levels, "
-              f"equal to ai-edge-litert {share(r['equal_litert'])}, to TFLite Micro {share(r['equal_micro'])}")
+        share = lambda pair: f"{pair[0] / pair[1]:.1%}"  # noqa: E731
+        if r["equal_litert"][1]:
+            print(f"{r['model']:48} int8: within {r['worst_levels']} levels, equal to ai-edge-litert "
+                  f"{share(r['equal_litert'])}, to TFLite Micro {share(r['equal_micro'])}")
+        else:
+            print(f"{r['model']:48} float: within {r['worst_relative']:.2g} of the output range")
     print(f"{sum(r['compiled'] for r in results)} of {len(results)} compiled")
     if args.json:
         with open(args.json, "w") as f:
