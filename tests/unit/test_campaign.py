@@ -24,6 +24,7 @@ SUBSET = [
     "files/onnx-as-pb", "files/caffe2-without-model-input", "files/tflite-as-onnx",
     *(f"files/tflite-int8-mutant-{seed}" for seed in TFLITE_MUTANTS_ONCE_TRACEBACKS),
     "files/tflite-int8-mutant-30",  # no tensors, inputs or outputs left: was an empty bundle
+    "files/onnxtxt-negative-element-type",
     # graphs
     "graphs/add-float-and-int64", "graphs/no-outputs", "graphs/dangling-node-input", "graphs/unknown-op",
     # shapes

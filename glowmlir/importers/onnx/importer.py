@@ -57,7 +57,10 @@ def compute_element(element: Attribute) -> Attribute:
 
 def onnx_element_type(elem_type: int, what: str) -> Attribute:
     """The glow element type of an ONNX tensor type (float32, float16, double, integers, bool)."""
-    name = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        name = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:  # a number no DataType has (a damaged or hand-written model)
+        raise GlowError(f"{what}: element type {elem_type} is not an ONNX data type") from None
     try:
         return element_type_of(helper.tensor_dtype_to_np_dtype(elem_type))
     except (ValueError, KeyError, TypeError):
