@@ -675,7 +675,9 @@ def _binary(importer: TFLiteImporter, op):
 
 
 _UNARY = {"RELU": glow.ReluOp, "LOGISTIC": glow.SigmoidOp, "TANH": glow.TanhOp, "HARD_SWISH": glow.HardSwishOp,
-          "EXP": glow.ExpOp, "ABS": glow.AbsOp, "NEG": glow.NegOp, "SQRT": glow.SqrtOp, "LOG": glow.LogOp}
+          "EXP": glow.ExpOp, "ABS": glow.AbsOp, "NEG": glow.NegOp, "SQRT": glow.SqrtOp, "LOG": glow.LogOp,
+          "FLOOR": glow.FloorOp, "SIN": glow.SinOp, "COS": glow.CosOp,
+          "ELU": lambda x, result_element=None: glow.EluOp(x, 1.0, result_element=result_element)}  # alpha 1
 _CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 
 
@@ -1087,3 +1089,44 @@ def _convolution_2d_transpose_bias(importer: TFLiteImporter, op):
         raise importer.error(f"padding {padding} is not supported (1 SAME, 2 VALID)")
     tflite_padding = tflite.Padding.SAME if padding == 1 else tflite.Padding.VALID
     return [_transposed_convolution(importer, importer.input(0), 1, 2, tflite_padding, [int(stride_h), int(stride_w)])]
+
+
+@operator("SQUARE", "SQUARED_DIFFERENCE", "ADD_N")
+def _arithmetic_forms(importer: TFLiteImporter, op):
+    """x·x, (a − b)², and a sum of n inputs, from glow's Mul, Sub and Add (in float)."""
+    name = importer.operator_name(op)
+    if name == "ADD_N":
+        total = importer.input(0)
+        for position in range(1, op.InputsLength()):
+            total = importer.add(glow.AddOp(total, importer.input(position)))
+        return [total]
+    difference = importer.input(0) if name == "SQUARE" else \
+        importer.add(glow.SubOp(importer.input(0), importer.input(1)))
+    return [importer.add(glow.MulOp(difference, difference))]
+
+
+@operator("PACK", "UNPACK", int8=True)
+def _pack(importer: TFLiteImporter, op):
+    """PACK: the inputs, each given a unit axis, concatenated along it; UNPACK: a slice per
+    output along the axis, the axis then dropped."""
+    if importer.operator_name(op) == "PACK":
+        options = importer.options(tflite.PackOptions)
+        element = importer.output_element()
+        values = [importer.converted(importer.input(i), element) for i in range(op.InputsLength())]
+        shape = list(glow.shape_of(values[0]))
+        axis = options.Axis() % (len(shape) + 1)
+        expanded = [_reshaped(importer, v, shape[:axis] + [1] + shape[axis:]) for v in values]
+        return [importer.add(glow.ConcatOp(expanded, axis, result_element=element))]
+    options = importer.options(tflite.UnpackOptions)
+    x = importer.input(0)
+    shape = list(glow.shape_of(x))
+    axis = options.Axis() % len(shape)
+    if op.OutputsLength() != shape[axis]:
+        raise importer.error(f"{op.OutputsLength()} outputs for axis {axis} of {shape}")
+    results = []
+    for index in range(shape[axis]):
+        starts, sizes = [0] * len(shape), list(shape)
+        starts[axis], sizes[axis] = index, 1
+        part = importer.add(glow.SliceOp(x, starts, sizes))
+        results.append(_reshaped(importer, part, shape[:axis] + shape[axis + 1:]))
+    return results

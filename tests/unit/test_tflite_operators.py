@@ -161,3 +161,48 @@ def test_custom_operator_with_bad_options_is_named(tmp_path):
     with pytest.raises(GlowError,
                        match=r'\(CUSTOM:Convolution2DTransposeBias, output "y"\): 2 bytes of custom options'):
         glowmlir.compile(saved(tmp_path, "custom", builder.finish()))
+
+
+@pytest.mark.parametrize("opcode", ["FLOOR", "SIN", "COS", "SQUARE"])
+def test_float_elementwise(opcode, tmp_path):
+    _check(_one_op(opcode, [2, 3, 4], [[2, 3, 4]]), tmp_path, seeds=range(2))
+
+
+def test_elu_against_tflite_micro(tmp_path):
+    """ai-edge-litert's reference resolver has no ELU; TFLite Micro's has."""
+    data = _one_op("ELU", [2, 3, 4], [[2, 3, 4]])
+    bundle = glowmlir.compile(saved(tmp_path, "elu", data))
+    inputs = {"x": np.random.default_rng(0).uniform(-3, 3, (2, 3, 4)).astype(np.float32)}
+    np.testing.assert_allclose(bundle.run(inputs)["y0"], tm.run_micro(data, inputs)["y0"], rtol=1e-5, atol=1e-6)
+
+
+def test_squared_difference_add_n_pack_and_unpack(tmp_path):
+    rng = np.random.default_rng(0)
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [2, 3])
+    c = builder.constant("c", rng.normal(0, 1, (2, 3)).astype(np.float32))
+    squared, summed = builder.tensor("squared", [2, 3]), builder.tensor("summed", [2, 3])
+    packed, parts = builder.tensor("packed", [2, 3, 3]), [builder.tensor(f"part{i}", [2, 3]) for i in range(3)]
+    builder.op("SQUARED_DIFFERENCE", [x, c], [squared])
+    builder.op("ADD_N", [x, squared, c], [summed])
+    builder.op("PACK", [x, squared, summed], [packed], "PackOptions", values_count=3, axis=-1)
+    builder.op("UNPACK", [packed], parts, "UnpackOptions", num=3, axis=2)
+    for tensor in (packed, *parts):
+        builder.output(tensor)
+    _check(builder.finish(), tmp_path, seeds=range(2))
+
+
+@pytest.mark.parametrize("opcode", ["PACK", "UNPACK"])
+def test_int8_pack_and_unpack(opcode, tmp_path):
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [2, 3, 4], "int8", quant=INT8)
+    if opcode == "PACK":
+        y = builder.tensor("y", [2, 2, 3, 4], "int8", quant=INT8)
+        builder.op("PACK", [x, x], [y], "PackOptions", values_count=2, axis=1)
+        builder.output(y)
+    else:
+        parts = [builder.tensor(f"y{i}", [2, 4], "int8", quant=INT8) for i in range(3)]
+        builder.op("UNPACK", [x], parts, "UnpackOptions", num=3, axis=1)
+        for part in parts:
+            builder.output(part)
+    _check(builder.finish(), tmp_path, seeds=range(1))
