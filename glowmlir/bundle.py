@@ -121,8 +121,12 @@ class BundleLayout:
                             tuple(weights), scratch, tuple(constants))
 
     def placeholder(self, name: str) -> Placeholder:
+        """The placeholder named `name` in the bundle, or by the model (when C needed another name)."""
         for p in self.placeholders:
             if p.name == name:
+                return p
+        for p in self.placeholders:
+            if p.given_name == name:
                 return p
         raise GlowError(f"bundle {self.name} has no placeholder \"{name}\"")
 

@@ -45,12 +45,18 @@ from glowmlir.lowering.llvm_to_object import (
     compile_to_object,
     compile_with,
 )
+from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
+TFLITE_ROUNDINGS = ("double", "single")
+"""-tflite-rounding: `double` rounds every requantization's high multiply, then its division
+by a power of two (`arm_nn_requantize`: TFLite Micro's convention and CMSIS-NN's); `single`
+rounds the FullyConnected ones once, as the ai-edge-litert wheel's FULLY_CONNECTED does (its
+other int8 kernels round twice, measured), for bundles bit-identical to that interpreter."""
 
 
 @dataclass
@@ -76,6 +82,7 @@ class CompileOptions:
     ram_size: int | None = None  # -ram-size: with -use-cmsis, a fused convolution that must stay fused to fit keeps it
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
+    tflite_rounding: str = "double"  # -tflite-rounding: requantizations rounded twice (TFLite Micro) or once
     main_entry_name: str | None = None  # the inference function's name when not the network's (-main-entry-name)
     bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
     layer_profile: str = ""  # "kernels" or "timed": a layer-profiling build (glowmlir.layer_profile)
@@ -120,6 +127,11 @@ class CompileOptions:
         _expect("ram_size", self.ram_size, int, "a number of bytes", optional=True)
         if self.ram_size is not None and self.ram_size <= 0:
             raise GlowError(f"ram_size={self.ram_size} (-ram-size): expected a positive number of bytes")
+        if self.tflite_rounding not in TFLITE_ROUNDINGS:
+            raise GlowError(f"tflite_rounding={self.tflite_rounding!r} (-tflite-rounding): expected double or single")
+        if self.tflite_rounding == "single" and self.kernel_library is not None:
+            raise GlowError(f"-tflite-rounding=single: {KERNEL_LIBRARY_OPTIONS[self.kernel_library]}'s library "
+                            f"rounds twice")
         if self.layer_profile not in ("", "kernels", "timed"):
             raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
 
@@ -133,6 +145,11 @@ class CompileOptions:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         # -g and the instrumentation find every kernel call in the entry point.
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
+        if self.tflite_rounding == "single":  # the generic kernels: the microkernels' forms round twice
+            return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
+                                    self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
+                                    core=core_class(self.target), ram_size=self.ram_size or 0,
+                                    cache_bytes=self.target.cache_bytes)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
                                 arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
@@ -336,8 +353,12 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
                    timings: dict[str, float] | None = None) -> Bundle:
     """Compiles a module holding one `glow.function` into a bundle, reporting its stages and
     passes to the installed observers (`glowmlir.instrumentation`)."""
-    with cyclic_collection_paused():
-        return _compile_module(module, options, ir_log, timings)
+    token = FULLY_CONNECTED_ROUNDS_ONCE.set(options.tflite_rounding == "single")
+    try:
+        with cyclic_collection_paused():
+            return _compile_module(module, options, ir_log, timings)
+    finally:
+        FULLY_CONNECTED_ROUNDS_ONCE.reset(token)
 
 
 def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None,

@@ -122,6 +122,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         memory_fusion=parse_bool("memory-fusion", a.memory_fusion),
         tflite_float_inputs=parse_bool("tflite-float-inputs", a.tflite_float_inputs),
         tflite_float_outputs=parse_bool("tflite-float-outputs", a.tflite_float_outputs),
+        tflite_rounding=a.tflite_rounding,
     )
     if a.code_model is not None:
         if a.code_model not in ("small", "medium", "large"):
@@ -255,6 +256,10 @@ def compile_command(
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
                                                       help="float outputs for a quantized TFLite model")] = "false",
+    tflite_rounding: Annotated[str, typer.Option(
+        "--tflite-rounding", help="double: requantizations rounded twice (TFLite Micro, CMSIS-NN); single: "
+                                  "FullyConnected's rounded once, as the ai-edge-litert wheel does")
+    ] = "double",
     time_passes: common.TimeOption = "false",
     verbose: common.VerboseOption = "false",
 ) -> None:

@@ -155,7 +155,7 @@ def run_command(
         value = load_input(path, placeholder, image_mode)
         if value.size != placeholder.size:
             raise GlowError(f"-input=\"{spec}\": {value.size} values, input \"{name}\" needs {list(placeholder.shape)}")
-        inputs[name] = value.reshape(placeholder.shape)
+        inputs[placeholder.name] = value.reshape(placeholder.shape)  # the model's name or the bundle's
     missing = [p.name for p in placeholders if p.name not in inputs]
     if missing:
         raise GlowError(f"no -input for {', '.join(missing)}")
@@ -170,10 +170,11 @@ def run_command(
     if run_options is not options:
         outputs = dump_node_outputs(bundle, outputs, instrument_debug_dir, debug_format, sys.stdout)
     np.set_printoptions(precision=6, suppress=True, linewidth=120)
-    for name, value in outputs.items():
+    for key, value in outputs.items():
         flat = value.reshape(-1)
+        name = bundle.layout.placeholder(key).given_name  # the model's name for it
         print(f"{name} {list(value.shape)}: {flat}")
-        quantization = bundle.layout.placeholder(name).quantization
+        quantization = bundle.layout.placeholder(key).quantization
         if quantization is not None:
             scale, offset = quantization
             print(f"{name} dequantized: {np.float32(scale) * (flat.astype(np.float32) - offset)}")

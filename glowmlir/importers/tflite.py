@@ -32,13 +32,14 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
+from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_levels, is_quantized
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
-from glowmlir.importers.onnx import check_input_shape, verified, verify_imported
+from glowmlir.importers.onnx import check_input_shape, keep_model_names, verified, verify_imported
+from glowmlir.importers.tflite_sparsity import densified
 from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import dequantize_as
-from glowmlir.quantization.rescaling import bias_scales, quantize_level
+from glowmlir.quantization.rescaling import FINER_LEVEL_BITS, RESAMPLE_FRACTION_BITS, bias_scales, quantize_level
 
 
 def quantized_element(element: Attribute) -> bool:
@@ -110,13 +111,20 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
     if buffer is None:
         return None
     if buffer.Offset() > 1:  # a model over 2 GB keeps its data after the flatbuffer
+        if buffer.Offset() + buffer.Size() > len(raw):
+            raise ValueError(f"its data ({buffer.Size()} bytes at {buffer.Offset()}) lies past the file's end")
         data = np.frombuffer(raw, np.uint8, buffer.Size(), buffer.Offset())
     elif buffer.DataLength():
         data = buffer.DataAsNumpy()
     else:
         return None
+    itemsize = np.dtype(_NUMPY_TYPES[type_name]).itemsize
+    if data.size % itemsize:
+        raise ValueError(f"{data.size} bytes of data are not a whole number of {type_name} elements")
     array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
-    if array.size != int(np.prod(shape)):
+    if tensor.Sparsity() is not None:  # sparse weights (read by a DENSIFY): made dense here
+        array = densified(array, shape, tensor.Sparsity())
+    elif array.size != int(np.prod(shape)):
         raise ValueError(f"{array.size} elements of data for the shape {list(shape)}")
     array = array.reshape(shape)
     if type_name == "UINT8":
@@ -183,6 +191,7 @@ class TFLiteImporter:
         self.op = None
         self.op_index = -1
         self.in_float = False  # importing a quantized operator in float
+        self.io_names: dict[str, str] = {}  # graph inputs' and outputs' names: the model's -> the bundle's
 
     def _tensor_info(self, raw: bytes, index: int) -> TensorInfo:
         tensor = self.graph.Tensors(index)
@@ -192,6 +201,10 @@ class TFLiteImporter:
         if type_name not in _NUMPY_TYPES:
             raise GlowError(f"\"{self.path}\": tensor \"{name}\" has the unsupported type {type_name}")
         element = _element_type(tensor, type_name, f"tensor \"{name}\"")
+        if quantized_element(element) and element.per_channel and (
+                element.axis.data >= len(shape) or len(element.scale_array()) != shape[element.axis.data]):
+            raise GlowError(f"\"{self.path}\": tensor \"{name}\" has {len(element.scale_array())} scales on "
+                            f"dimension {element.axis.data} of its shape {list(shape)}")
         try:
             data = _tensor_data(self.model, raw, tensor, type_name, shape)
         except ValueError as error:
@@ -309,32 +322,88 @@ class TFLiteImporter:
         graph = self.graph
         inputs = [self.tensor(graph.Inputs(i)) for i in range(graph.InputsLength())]
         outputs = [self.tensor(graph.Outputs(i)) for i in range(graph.OutputsLength())]
+        if not outputs:
+            raise GlowError(f"\"{self.path}\": the main subgraph has no outputs")
         _check_model_inputs(inputs, model_inputs)
         output_names = {info.index: self.names(info.name) for info in outputs}
+        self.io_names.update({info.name: output_names[info.index] for info in outputs})
         for info in inputs:
             self.values[info.index] = self.placeholder(info)
+        folded = self.fold_constant_operators()
         for index in range(graph.OperatorsLength()):
+            if index in folded:
+                continue
             self.op, self.op_index = graph.Operators(index), index
             self.import_operator()
         self.op = None
         for info in outputs:
+            if info.index not in self.values and info.data is not None:  # a folded constant
+                self.values[info.index] = self.constant_value(info)
             if info.index not in self.values:
                 raise GlowError(f"\"{self.path}\": output \"{info.name}\" is not computed by any operator")
             value = self.values[info.index]
             if self.float_outputs and is_quantized(value.type):
                 value = self.dequantize(value)
             self.add(glow.SaveOp(value, output_names[info.index]))
+        keep_model_names(self.block, self.io_names)
         return ModuleOp([glow.FunctionOp(network, Region(self.block))])
+
+    def fold_constant_operators(self) -> set[int]:
+        """The operators computed here, at compile time: a DEQUANTIZE of a constant (float16
+        weights, or int8 ones in front of a float operator) and a DENSIFY (sparse weights, made
+        dense when read). Their outputs become constants, read wherever a constant is read
+        (filters, biases, shapes); the indices of those operators are returned, to be skipped."""
+        folded = set()
+        for index in range(self.graph.OperatorsLength()):
+            op = self.graph.Operators(index)
+            name = self.operator_name(op)
+            if name not in ("DEQUANTIZE", "DENSIFY") or op.InputsLength() != 1 or op.OutputsLength() != 1:
+                continue
+            self.op, self.op_index = op, index
+            source, target = self.info(0), self.output_info()
+            if source is None or source.data is None or target.data is not None or target.index in self.values:
+                continue
+            if source.shape != target.shape:
+                raise self.error(f"the output's shape {list(target.shape)} is not its input's {list(source.shape)}")
+            if name == "DEQUANTIZE":
+                if target.element != f32:
+                    raise self.error(f"a DEQUANTIZE of a constant must give FLOAT32, not {target.type_name}")
+                if source.element == f32 and source.type_name != "FLOAT16":
+                    raise self.error(f"input \"{source.name}\" ({source.type_name}) is neither float16 nor quantized")
+                self._check_quantized(source)
+                data = source.float_data()
+            else:
+                if (source.type_name, source.element) != (target.type_name, target.element):
+                    raise self.error("a DENSIFY keeps its input's type")
+                data = source.data
+            self.tensors[target.index] = replace(target, data=data)
+            folded.add(index)
+        self.op, self.op_index = None, -1
+        return folded
+
+    def _check_quantized(self, info: TensorInfo) -> None:
+        """An integer tensor read as numbers (not as indices or shapes) needs a scale."""
+        if info.type_name in ("INT8", "UINT8", "INT16") and not info.quantized:
+            raise self.error(f"tensor \"{info.name}\" ({info.type_name}) has no quantization parameters "
+                             f"(scale, zero point)")
+
+    def _check_not_per_channel(self, info: TensorInfo) -> None:
+        """Only constants (weights) are quantized per channel in TFLite."""
+        if info.quantized and info.element.per_channel:
+            message = f"tensor \"{info.name}\" is quantized per channel, which only weights can be"
+            raise self.error(message) if self.op is not None else GlowError(f"\"{self.path}\": {message}")
 
     def placeholder(self, info: TensorInfo) -> SSAValue:
         check_input_shape(info.name, info.shape)
+        self._check_not_per_channel(info)
         if info.element != f32 and not info.quantized:
             raise GlowError(f"input \"{info.name}\": element type {info.type_name} is not supported "
                             f"(float or quantized int8 only)")
+        name = self.io_names[info.name] = self.names(info.name)
         if info.quantized and self.float_inputs:
-            value = self.add(glow.PlaceholderOp(self.names(info.name), glow.tensor(info.shape)))
+            value = self.add(glow.PlaceholderOp(name, glow.tensor(info.shape)))
             return self.converted(value, info.element)
-        return self.add(glow.PlaceholderOp(self.names(info.name), glow.tensor(info.shape, info.element)))
+        return self.add(glow.PlaceholderOp(name, glow.tensor(info.shape, info.element)))
 
     def import_operator(self) -> None:
         name = self.operator_name(self.op)
@@ -343,8 +412,17 @@ class TFLiteImporter:
             raise self.error(f"unsupported operator \"{name}\"")
         infos = [self.info(i) for i in range(self.op.InputsLength())] + \
                 [self.output_info(i) for i in range(self.op.OutputsLength())]
-        quantized = any(info is not None and info.quantized for info in infos)
-        self.in_float = quantized and not (rule.int8 if isinstance(rule.int8, bool) else rule.int8(self, self.op))
+        infos = [info for info in infos if info is not None]
+        for info in infos:
+            self._check_quantized(info)
+        for position in range(self.op.OutputsLength()):
+            self._check_not_per_channel(self.output_info(position))
+        quantized = any(info.quantized for info in infos)
+        # A float tensor among quantized ones (a hybrid model's float activations with int8
+        # weights, a float bias) runs the operator in float, its quantized constants dequantized.
+        hybrid = quantized and any(info.element == f32 for info in infos)
+        self.in_float = quantized and (hybrid or not (rule.int8 if isinstance(rule.int8, bool)
+                                                      else rule.int8(self, self.op)))
         try:
             results = rule.build(self, self.op)
         except GlowError:
@@ -463,15 +541,19 @@ def _weights(importer: TFLiteImporter, position: int, perm: Sequence[int], what:
         raise importer.error(f"the {what} must be a constant")
     data = np.ascontiguousarray(np.transpose(info.data, perm))
     element = info.element
+    if quantized_element(element) and element.per_channel and not importer.in_float \
+            and element.offset_array().any():
+        raise importer.error(f"the {what} \"{info.name}\" is quantized per channel with nonzero zero points "
+                             f"(TFLite's int8 weights are symmetric)")
     if quantized_element(element) and element.per_channel:
         element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
                                        element.offset_array().tolist(), list(perm).index(element.axis.data))
     return importer.constant_value(replace(info, shape=data.shape, element=element, data=data))
 
 
-def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, weights: SSAValue) -> SSAValue:
+def _bias(importer: TFLiteImporter, position: int | None, channels: int, x: SSAValue, weights: SSAValue) -> SSAValue:
     """The bias (zeros if omitted); quantized, its scale is input scale x weight scale, as TFLite adds it."""
-    info = importer.info(position)
+    info = importer.info(position) if position is not None else None
     quantized = is_quantized(weights.type)
     if info is None:
         info = TensorInfo(-1, "bias", (channels,), "INT32", i32, np.zeros(channels, np.int32))
@@ -481,6 +563,9 @@ def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, w
         return importer.constant_value(info.as_float())
     weight_type = weights.type.element_type
     scales = bias_scales(x.type.element_type, weight_type)
+    if not (scales > 0).all() or not np.isfinite(scales).all():
+        raise importer.error(f"the bias scale (input scale x weight scale) is {scales.min():g}, not a positive "
+                             f"float32")
     element = (UniformQuantizedType(i32, scales.tolist(), [0] * scales.size, 0) if weight_type.per_channel
                else UniformQuantizedType(i32, float(scales[0]), 0))
     return importer.constant_value(replace(info, data=info.data.astype(np.int32), element=element))
@@ -488,7 +573,11 @@ def _bias(importer: TFLiteImporter, position: int, channels: int, x: SSAValue, w
 
 def _per_tensor_weights(position: int):
     """int8 predicate: the kernel wants one scale for the weights at `position`."""
-    return lambda importer, op: not (importer.info(position).quantized and importer.info(position).element.per_channel)
+    def per_tensor(importer: TFLiteImporter, op) -> bool:
+        info = importer.info(position)
+        return info is None or not (info.quantized and info.element.per_channel)
+
+    return per_tensor
 
 
 # ----------------------------------------------------------------------------- operators
@@ -586,7 +675,9 @@ def _binary(importer: TFLiteImporter, op):
 
 
 _UNARY = {"RELU": glow.ReluOp, "LOGISTIC": glow.SigmoidOp, "TANH": glow.TanhOp, "HARD_SWISH": glow.HardSwishOp,
-          "EXP": glow.ExpOp, "ABS": glow.AbsOp, "NEG": glow.NegOp, "SQRT": glow.SqrtOp, "LOG": glow.LogOp}
+          "EXP": glow.ExpOp, "ABS": glow.AbsOp, "NEG": glow.NegOp, "SQRT": glow.SqrtOp, "LOG": glow.LogOp,
+          "FLOOR": glow.FloorOp, "SIN": glow.SinOp, "COS": glow.CosOp,
+          "ELU": lambda x, result_element=None: glow.EluOp(x, 1.0, result_element=result_element)}  # alpha 1
 _CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 
 
@@ -716,6 +807,326 @@ def _slice(importer: TFLiteImporter, op):
 @operator("QUANTIZE", "DEQUANTIZE", int8=True)
 def _quantize(importer: TFLiteImporter, op):
     info = importer.info(0)
+    if info is None:
+        raise importer.error("input 0 is missing")
     if info.index not in importer.values and info.data is not None:  # e.g. float16 or int8 weights
         importer.values[info.index] = importer.constant_value(info.as_float())
     return [importer.converted(importer.input(0), importer.output_info().element)]
+
+
+# ----------------------------------------------------------------------------- resizing
+
+
+def _bilinear_taps(size: int, out: int, align_corners: bool, half_pixel_centers: bool,
+                   integer: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The two taps and weights of each output position of TFLite's RESIZE_BILINEAR along one
+    axis: in float32 as its float kernel computes them, or in tenths of 2^10 as its integer
+    kernel does (`ComputeInterpolationValuesInteger`), so an int8 resize weighs as TFLite's."""
+    position = np.arange(out, dtype=np.int64)
+    if integer:
+        scale = ((1 << 10) * (size - 1) + (out - 1) // 2) // (out - 1) if align_corners and out > 1 \
+            else ((1 << 10) * size + out // 2) // out
+        scaled = position * scale + (scale // 2 - (1 << 9) if half_pixel_centers else 0)
+        low = np.maximum(scaled // (1 << 10), 0)
+        high = np.minimum((scaled + (1 << 10) - 1) // (1 << 10), size - 1)
+        fraction = (scaled - (1 << 10) * low).astype(np.float64) / (1 << 10)
+    else:
+        scale = np.float32((size - 1) / (out - 1) if align_corners and out > 1 else size / out)
+        scaled = (position.astype(np.float32) + np.float32(0.5)) * scale - np.float32(0.5) if half_pixel_centers \
+            else position.astype(np.float32) * scale
+        floor = np.floor(scaled)
+        low = np.maximum(floor, 0).astype(np.int64)
+        high = np.minimum(np.ceil(scaled), size - 1).astype(np.int64)
+        fraction = (scaled - floor).astype(np.float64)
+    taps = np.stack([low, high], axis=1).astype(np.int32)
+    weights = np.stack([1 - fraction, fraction], axis=1).astype(np.float32)
+    return taps, weights
+
+
+def _nearest_taps(size: int, out: int, align_corners: bool, half_pixel_centers: bool) -> np.ndarray:
+    """TFLite's RESIZE_NEAREST_NEIGHBOR source index of each output position (`GetNearestNeighbor`)."""
+    scale = np.float32((size - 1) / (out - 1) if align_corners and out > 1 else size / out)
+    scaled = (np.arange(out, dtype=np.float32) + np.float32(0.5 if half_pixel_centers else 0.0)) * scale
+    floor = np.floor(scaled)
+    index = np.where(scaled - floor >= 0.5, floor + 1, floor) if align_corners else floor  # std::round
+    return np.clip(index.astype(np.int64), 0, size - 1)[:, None].astype(np.int32)
+
+
+def _resampled(importer: TFLiteImporter, value: SSAValue, axis: int, taps: np.ndarray, weights: np.ndarray,
+               element: Attribute | None = None) -> SSAValue:
+    """A `glow.resample` of `value` along `axis`; for a quantized value its weights are Q1.14
+    int16 levels, as the quantizer gives a Resize's (`RESAMPLE_FRACTION_BITS`)."""
+    name = importer.output_info().name
+    taps_value = importer.add(glow.ConstantOp(importer.names(f"{name}_taps{axis}"), dense_from_array(taps)))
+    weights_type = None
+    if is_quantized(value.type):
+        weights = np.round(weights.astype(np.float64) * (1 << RESAMPLE_FRACTION_BITS)).astype(np.int16)
+        weights_type = UniformQuantizedType(STORAGE_TYPES["Int16"], 2.0 ** -RESAMPLE_FRACTION_BITS, 0)
+    weights_value = importer.add(glow.ConstantOp(importer.names(f"{name}_weights{axis}"), dense_from_array(weights),
+                                                 result_element=weights_type))
+    return importer.add(glow.ResampleOp(value, taps_value, weights_value, axis, result_element=element))
+
+
+@operator("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", int8=True)
+def _resize(importer: TFLiteImporter, op):
+    """One `glow.resample` per resized axis (H, then W), on the NCHW form when there is one."""
+    bilinear = importer.operator_name(op) == "RESIZE_BILINEAR"
+    options = importer.options(tflite.ResizeBilinearOptions if bilinear else tflite.ResizeNearestNeighborOptions)
+    align_corners, half_pixel_centers = bool(options.AlignCorners()), bool(options.HalfPixelCenters())
+    if align_corners and half_pixel_centers:
+        raise importer.error("align_corners and half_pixel_centers cannot both be set")
+    x = importer.input(0)
+    shape = glow.shape_of(x)
+    if len(shape) != 4:
+        raise importer.error(f"the input must be 4-D (NHWC), not {list(shape)}")
+    sizes = [int(s) for s in importer.constant_data(1, "size").ravel()]
+    if len(sizes) != 2 or min(sizes) < 1:
+        raise importer.error(f"the size {sizes} must be two positive extents")
+    in_nchw = importer.has_nchw(x)
+    source, axes = (importer.nchw(x), (2, 3)) if in_nchw else (x, (1, 2))
+    value = source
+    integer = is_quantized(x.type)
+    resampled = []
+    for axis, size, out in zip(axes, shape[1:3], sizes, strict=True):
+        if bilinear:
+            taps, weights = _bilinear_taps(size, out, align_corners, half_pixel_centers, integer)
+        else:
+            taps = _nearest_taps(size, out, align_corners, half_pixel_centers)
+            weights = np.ones(taps.shape, np.float32)
+        if not (out == size and (taps[:, 0] == np.arange(size)).all() and (weights[:, 0] == 1).all()):
+            resampled.append((axis, taps, weights))
+    for position, (axis, taps, weights) in enumerate(resampled):
+        element = None  # a bilinear's first int8 axis keeps finer int16 levels, to round once at the end
+        if integer and bilinear and position < len(resampled) - 1:
+            element = finer_levels(x.type.element_type, FINER_LEVEL_BITS)
+        value = _resampled(importer, value, axis, taps, weights, element)
+    if value is source:
+        return [x]
+    return [importer.from_nchw(value) if in_nchw else value]
+
+
+# ----------------------------------------------------------------------------- selection and rearrangement
+
+
+def _strided_selection(importer: TFLiteImporter, shape: Sequence[int]) -> tuple[list[range], list[int]]:
+    """STRIDED_SLICE's selection as one `range` of indices per input axis, and the output
+    shape (TFLite's strided_slice_logic with its five masks and `offset`)."""
+    options = importer.options(tflite.StridedSliceOptions)
+    begin = [int(v) for v in importer.constant_data(1, "begin").ravel()]
+    end = [int(v) for v in importer.constant_data(2, "end").ravel()]
+    strides = [int(v) for v in importer.constant_data(3, "strides").ravel()] if importer.info(3) is not None \
+        else [1] * len(begin)
+    if not len(begin) == len(end) == len(strides):
+        raise importer.error(f"begin {begin}, end {end} and strides {strides} differ in length")
+    if 0 in strides:
+        raise importer.error(f"strides {strides} must not be 0")
+    bit = lambda mask, i: bool(mask >> i & 1)  # noqa: E731
+    ellipsis, new_axis, shrink = options.EllipsisMask(), options.NewAxisMask(), options.ShrinkAxisMask()
+    if bin(ellipsis).count("1") > 1:
+        raise importer.error("more than one ellipsis")
+    selected = sum(1 for i in range(len(begin)) if not bit(new_axis, i) and not bit(ellipsis, i))
+    selection: list[range] = []
+    output: list[int] = []
+    axis = 0
+    for i in range(len(begin)):
+        if bit(ellipsis, i):
+            for _ in range(len(shape) - selected):
+                selection.append(range(shape[axis]))
+                output.append(shape[axis])
+                axis += 1
+            continue
+        if bit(new_axis, i):
+            output.append(1)
+            continue
+        if axis >= len(shape):
+            raise importer.error(f"the slice has more axes than the input's {list(shape)}")
+        size = shape[axis]
+        if bit(shrink, i):
+            index = begin[i] + size if begin[i] < 0 else begin[i]
+            if not 0 <= index < size:
+                raise importer.error(f"index {begin[i]} is outside axis {axis} of {list(shape)}")
+            selection.append(range(index, index + 1))
+        else:
+            start = None if bit(options.BeginMask(), i) else begin[i]
+            stop = None if bit(options.EndMask(), i) else (begin[i] + end[i] if options.Offset() else end[i])
+            selection.append(range(size)[slice(start, stop, strides[i])])
+            output.append(len(selection[-1]))
+        axis += 1
+    for rest in shape[axis:]:
+        selection.append(range(rest))
+        output.append(rest)
+    return selection, output
+
+
+@operator("STRIDED_SLICE", int8=True)
+def _strided_slice(importer: TFLiteImporter, op):
+    """A `glow.slice` (positive steps) of the selected indices, a one-tap resample reversing
+    the axes taken backwards, and a reshape for the axes shrunk or added."""
+    x = importer.input(0)
+    selection, output = _strided_selection(importer, glow.shape_of(x))
+    if any(len(r) == 0 for r in selection):
+        raise importer.error("the slice selects nothing")
+    forward = [r if r.step > 0 else r[::-1] for r in selection]
+    value = x
+    if any(r != range(size) for r, size in zip(forward, glow.shape_of(x), strict=True)):
+        value = importer.add(glow.SliceOp(x, [r.start for r in forward], [len(r) for r in forward],
+                                          [r.step if len(r) > 1 else 1 for r in forward]))
+    for axis, r in enumerate(selection):
+        if r.step < 0 and len(r) > 1:  # reversed: a resample taking one tap, weight 1, from the far end
+            taps = np.arange(len(r) - 1, -1, -1, dtype=np.int32)[:, None]
+            value = _resampled(importer, value, axis, taps, np.ones(taps.shape, np.float32))
+    return [_reshaped(importer, value, output)]
+
+
+@operator("SPLIT", "SPLIT_V", int8=True)
+def _split(importer: TFLiteImporter, op):
+    """SPLIT (axis, value; equal parts) and SPLIT_V (value, sizes, axis; one size may be -1):
+    a `glow.slice` per output."""
+    split_v = importer.operator_name(op) == "SPLIT_V"
+    x = importer.input(0 if split_v else 1)
+    shape = glow.shape_of(x)
+    axis_data = importer.constant_data(2 if split_v else 0, "axis").ravel()
+    if axis_data.size != 1 or not -len(shape) <= int(axis_data[0]) < len(shape):
+        raise importer.error(f"axis {axis_data.tolist()} is not one axis of {list(shape)}")
+    axis = int(axis_data[0]) % len(shape)
+    parts = op.OutputsLength()
+    if split_v:
+        sizes = [int(s) for s in importer.constant_data(1, "size_splits").ravel()]
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = shape[axis] - (sum(sizes) + 1)
+    else:
+        if shape[axis] % max(parts, 1):
+            raise importer.error(f"{parts} parts do not divide axis {axis} of {list(shape)}")
+        sizes = [shape[axis] // parts] * parts
+    if len(sizes) != parts or min(sizes) < 1 or sum(sizes) != shape[axis]:
+        raise importer.error(f"sizes {sizes} do not split axis {axis} ({shape[axis]}) into {parts} outputs")
+    results, start = [], 0
+    for size in sizes:
+        starts, extents = [0] * len(shape), list(shape)
+        starts[axis], extents[axis] = start, size
+        results.append(importer.add(glow.SliceOp(x, starts, extents)))
+        start += size
+    return results
+
+
+@operator("DEPTH_TO_SPACE", "SPACE_TO_DEPTH", int8=True)
+def _depth_to_space(importer: TFLiteImporter, op):
+    """NHWC, depth in (row in block, column in block, channel) order as TFLite arranges it: a
+    6-D reshape, a transpose and a reshape."""
+    to_space = importer.operator_name(op) == "DEPTH_TO_SPACE"
+    options = importer.options(tflite.DepthToSpaceOptions if to_space else tflite.SpaceToDepthOptions)
+    block = options.BlockSize()
+    x = importer.input(0)
+    shape = glow.shape_of(x)
+    if len(shape) != 4 or block < 1:
+        raise importer.error(f"block size {block} of a {list(shape)} input (4-D NHWC)")
+    n, h, w, c = shape
+    if to_space:
+        if c % (block * block):
+            raise importer.error(f"depth {c} is not a multiple of the block size {block} squared")
+        blocks = _reshaped(importer, x, (n, h, w, block, block, c // (block * block)))
+    else:
+        if h % block or w % block:
+            raise importer.error(f"height {h} and width {w} are not multiples of the block size {block}")
+        blocks = _reshaped(importer, x, (n, h // block, block, w // block, block, c))
+    moved = importer.add(glow.transpose(blocks, (0, 1, 3, 2, 4, 5)))
+    return [_reshaped(importer, moved, importer.output_info().shape)]
+
+
+# ----------------------------------------------------------------------------- transposed convolution
+
+
+def _transposed_convolution(importer: TFLiteImporter, x: SSAValue, weights_position: int,
+                            bias_position: int | None, padding: int, strides: Sequence[int]) -> SSAValue:
+    """TFLite's transposed convolution (filter [O, KH, KW, I]) to the output tensor's shape,
+    its SAME padding as TFLite computes it from the output size."""
+    x = importer.nchw(x)
+    weights = _weights(importer, weights_position, (3, 0, 1, 2), "filter")  # -> [I, O, KH, KW]
+    _, o, kh, kw = glow.shape_of(weights)
+    out_h, out_w = importer.output_info().shape[1:3]
+    if min(strides) < 1:
+        raise importer.error(f"strides {list(strides)} must be positive")
+    begin, end, extra = [], [], []
+    for size, out, kernel, stride in zip(glow.shape_of(x)[2:], (out_h, out_w), (kh, kw), strides, strict=True):
+        full = (size - 1) * stride + kernel
+        if padding == tflite.Padding.SAME:
+            total = max((-(-out // stride) - 1) * stride + kernel - out, 0)
+        elif padding == tflite.Padding.VALID:
+            total = 0
+        else:
+            raise importer.error(f"padding {padding} is not supported")
+        before = total // 2
+        after = full - before - out
+        begin.append(before)
+        end.append(max(after, 0))
+        extra.append(max(-after, 0))
+    bias = _bias(importer, bias_position, o, x, weights)
+    result = importer.add(glow.ConvTransposeOp(x, weights, bias, strides=list(strides), pads=begin + end,
+                                               dilations=[1, 1], output_padding=extra,
+                                               result_element=importer.output_element()))
+    return importer.from_nchw(result)
+
+
+@operator("TRANSPOSE_CONV")
+def _transpose_conv(importer: TFLiteImporter, op):
+    """Inputs: output shape, filter, input, optional bias."""
+    options = importer.options(tflite.TransposeConvOptions)
+    result = _transposed_convolution(importer, importer.input(2), 1, 3 if importer.info(3) is not None else None,
+                                     options.Padding(), [options.StrideH(), options.StrideW()])
+    return [_apply_activation(importer, result, options.FusedActivationFunction())]
+
+
+@operator("CUSTOM:Convolution2DTransposeBias")
+def _convolution_2d_transpose_bias(importer: TFLiteImporter, op):
+    """MediaPipe's segmentation models' custom operator: a transposed convolution with bias;
+    its custom options are a `TfLiteTransposeConvParams` (padding 1 SAME / 2 VALID, stride
+    width, stride height, as int32)."""
+    options = op.CustomOptionsAsNumpy() if op.CustomOptionsLength() else np.zeros(0, np.uint8)
+    if options.size < 12:
+        raise importer.error(f"{options.size} bytes of custom options (a padding and two strides: 12)")
+    padding, stride_w, stride_h = np.frombuffer(options.tobytes()[:12], "<i4")
+    if padding not in (1, 2):
+        raise importer.error(f"padding {padding} is not supported (1 SAME, 2 VALID)")
+    tflite_padding = tflite.Padding.SAME if padding == 1 else tflite.Padding.VALID
+    return [_transposed_convolution(importer, importer.input(0), 1, 2, tflite_padding, [int(stride_h), int(stride_w)])]
+
+
+@operator("SQUARE", "SQUARED_DIFFERENCE", "ADD_N")
+def _arithmetic_forms(importer: TFLiteImporter, op):
+    """x·x, (a − b)², and a sum of n inputs, from glow's Mul, Sub and Add (in float)."""
+    name = importer.operator_name(op)
+    if name == "ADD_N":
+        total = importer.input(0)
+        for position in range(1, op.InputsLength()):
+            total = importer.add(glow.AddOp(total, importer.input(position)))
+        return [total]
+    difference = importer.input(0) if name == "SQUARE" else \
+        importer.add(glow.SubOp(importer.input(0), importer.input(1)))
+    return [importer.add(glow.MulOp(difference, difference))]
+
+
+@operator("PACK", "UNPACK", int8=True)
+def _pack(importer: TFLiteImporter, op):
+    """PACK: the inputs, each given a unit axis, concatenated along it; UNPACK: a slice per
+    output along the axis, the axis then dropped."""
+    if importer.operator_name(op) == "PACK":
+        options = importer.options(tflite.PackOptions)
+        element = importer.output_element()
+        values = [importer.converted(importer.input(i), element) for i in range(op.InputsLength())]
+        shape = list(glow.shape_of(values[0]))
+        axis = options.Axis() % (len(shape) + 1)
+        expanded = [_reshaped(importer, v, shape[:axis] + [1] + shape[axis:]) for v in values]
+        return [importer.add(glow.ConcatOp(expanded, axis, result_element=element))]
+    options = importer.options(tflite.UnpackOptions)
+    x = importer.input(0)
+    shape = list(glow.shape_of(x))
+    axis = options.Axis() % len(shape)
+    if op.OutputsLength() != shape[axis]:
+        raise importer.error(f"{op.OutputsLength()} outputs for axis {axis} of {shape}")
+    results = []
+    for index in range(shape[axis]):
+        starts, sizes = [0] * len(shape), list(shape)
+        starts[axis], sizes[axis] = index, 1
+        part = importer.add(glow.SliceOp(x, starts, sizes))
+        results.append(_reshaped(importer, part, shape[:axis] + shape[axis + 1:]))
+    return results

@@ -69,6 +69,8 @@ from glowmlir.lowering.loop_skeletons import (
     window_size,
 )
 from glowmlir.lowering.requantization import (
+    FULLY_CONNECTED_ROUNDS_ONCE,
+    SINGLE_ROUNDING,
     divide_by_power_of_two,
     is_narrow,
     requantize,
@@ -391,11 +393,16 @@ def emit_quantized_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolO
 
 
 def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
-    domain = quantized_arithmetic(b, op, view)
-    if op.microkernel is not None:
-        MICROKERNELS[op.microkernel.data].emit_fully_connected(b, domain, op, view)
-    else:
-        loop_skeletons.emit_fully_connected(b, domain, op, view)
+    """Rounding once under `-tflite-rounding=single` (`FULLY_CONNECTED_ROUNDS_ONCE`)."""
+    token = SINGLE_ROUNDING.set(FULLY_CONNECTED_ROUNDS_ONCE.get())
+    try:
+        domain = quantized_arithmetic(b, op, view)
+        if op.microkernel is not None:
+            MICROKERNELS[op.microkernel.data].emit_fully_connected(b, domain, op, view)
+        else:
+            loop_skeletons.emit_fully_connected(b, domain, op, view)
+    finally:
+        SINGLE_ROUNDING.reset(token)
 
 
 # ----------------------------------------------------------------------------- elementwise

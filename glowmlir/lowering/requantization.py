@@ -8,6 +8,8 @@ kernels' lanes).
 
 from __future__ import annotations
 
+import contextvars
+
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import SSAValue
@@ -23,14 +25,46 @@ def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue
     return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
 
 
+SINGLE_ROUNDING: contextvars.ContextVar[bool] = contextvars.ContextVar("single_rounding", default=False)
+"""Set while a kernel that rounds its requantizations once is emitted: `requantize` is then
+`requantize_once` (and the narrow forms, which round twice, are not taken)."""
+FULLY_CONNECTED_ROUNDS_ONCE: contextvars.ContextVar[bool] = contextvars.ContextVar("fully_connected_rounds_once",
+                                                                                   default=False)
+"""Set while a bundle compiled with `-tflite-rounding=single` is lowered: its int8
+FullyConnected kernels round once (`SINGLE_ROUNDING`), as the ai-edge-litert wheel's
+FULLY_CONNECTED does; its other int8 kernels round twice, as that wheel's do too. Only the
+generic kernels are selected then (`CompileOptions.pipeline`)."""
+
+
+def requantize_once(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
+    """TFLite's single-rounding `MultiplyByQuantizedMultiplier`: `(value * M + 2^(30 - shift))
+    >> (31 - shift)` in 64 bits (rounded half up, once), on i32 values or vectors of them."""
+    wide_type = VectorType(i64, value.type.get_shape()) if isinstance(value.type, VectorType) else i64
+    wide = b.int_mul(b.sign_extend(value, wide_type), b.sign_extend(b.int_value(multiplier, value.type), wide_type))
+    if isinstance(shift, int):
+        total = 31 - shift
+        rounded = b.shift_right(b.int_add(wide, b.int_value(1 << (total - 1), wide_type)),
+                                b.int_value(total, wide_type))
+    else:
+        total = b.int_sub(b.integer(31, i64), b.sign_extend(shift, i64))
+        if isinstance(value.type, VectorType):
+            total = b.splat(total, wide_type)
+        half = b.shift_left(b.int_value(1, wide_type), b.int_sub(total, b.int_value(1, wide_type)))
+        rounded = b.shift_right(b.int_add(wide, half), total)
+    return b.truncate(rounded, value.type)
+
+
 def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, shift: int | SSAValue) -> SSAValue:
-    """CMSIS-NN's `arm_nn_requantize(value, multiplier, shift)` on i32 values.
+    """CMSIS-NN's `arm_nn_requantize(value, multiplier, shift)` on i32 values (under
+    `SINGLE_ROUNDING`, `requantize_once`).
 
     `divide_by_power_of_two(doubling_high_mul(value << max(shift, 0), multiplier), max(-shift, 0))`
     where the doubling high multiply is `(value * multiplier + 2^30) >> 31` in 64 bits.
     Compile-time multiplier/shift fold into constants. On a vector of i32 lanes (the VNNI
     kernel's), a run-time multiplier and shift are vectors too, lane by lane.
     """
+    if SINGLE_ROUNDING.get():
+        return requantize_once(b, value, multiplier, shift)
     left, right = shift_split(b, shift)
     if not (isinstance(left, int) and left == 0):
         value = b.shift_left(value, left)
@@ -59,6 +93,8 @@ def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SS
     with y = high - 1 for a negative high (so a negative half rounds down; high > INT32_MIN as
     M < 2^31): no compare or select (with a run-time shift, one select keeps the lanes that
     shift right by 0)."""
+    if SINGLE_ROUNDING.get():
+        return requantize_once(b, value, multiplier, shift)
     left, right = shift_split(b, shift)
     if not is_zero(left):
         value = b.shift_left(value, left)
@@ -116,6 +152,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     most 0 and the level at most the offset with the sign or without it, and the clamp gives
     the same number. With `rounding` the step is then SMMLAR (the rounding terms as its
     accumulator), SSAT: one instruction fewer an output."""
+    assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     left, right = shift_split(b, shift)
     if wrapped or doubled:  # value << left, multiplied as it is
         multiplicand = value if isinstance(left, int) and left == 0 else b.shift_left(value, left)
@@ -151,6 +188,7 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     record's, the same for every lane): the rounding term is then made once, and a run-time
     shift's direction is known at compile time (`right_shift`: the record's shift keeps its
     sign in the code, `quantized_kernels.kernel_parameters`)."""
+    assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     if isinstance(shift, int):
         left, right = shift_split(b, shift)
         assert isinstance(offset, SSAValue) or offset_folds(right, offset), "the sum stays in int32"
@@ -200,8 +238,9 @@ def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier
 
 def is_narrow(bound: int, shift: int) -> bool:
     """Whether a value of |value| <= `bound` stays in int32 doubled after its left shift
-    (`requantize_narrow` then computes `requantize` exactly)."""
-    return bound << (max(shift, 0) + 1) < 2**31
+    (`requantize_narrow` then computes `requantize` exactly); never under `SINGLE_ROUNDING`
+    (the narrow form rounds twice)."""
+    return bound << (max(shift, 0) + 1) < 2**31 and not SINGLE_ROUNDING.get()
 
 
 def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:

@@ -120,8 +120,14 @@ def profile_entry(value: SSAValue, profile: Profile) -> NodeProfile | None:
 
 def graph_hash(module: ModuleOp) -> int:
     """A 64-bit hash of the graph before quantization (weights elided), as Glow's
-    GraphPreLowerHash: a profile made for another graph is refused."""
-    return int.from_bytes(hashlib.sha256(str(module).encode()).digest()[:8], "little")
+    GraphPreLowerHash: a profile made for another graph is refused. The functions' names
+    (the network name, `-network-name`) are left out, as Glow's `Function::getHash()` leaves
+    them out: a profile still fits the model compiled under another name."""
+    anonymous = module.clone()
+    for function in anonymous.ops:
+        if isinstance(function, glow.FunctionOp):
+            function.properties["sym_name"] = StringAttr("graph")
+    return int.from_bytes(hashlib.sha256(str(anonymous).encode()).digest()[:8], "little")
 
 
 def with_element_type(value_type: TensorType, element_type: Attribute) -> TensorType:

@@ -189,6 +189,12 @@ def _with_model_too(builder, file_name: str, transform):
     return setup
 
 
+TFLITE_MUTANTS_ONCE_TRACEBACKS = (48, 85, 208, 326, 453)
+"""Mutants of `tflite_int8_model` that were tracebacks: a QUANTIZE with its input index
+damaged, per-channel weights with nonzero zero points, a buffer offset past the file, a
+FULLY_CONNECTED without weights, a bias scale that underflows float32."""
+
+
 def file_cases() -> list[Case]:
     convnet = m.small_convnet().SerializeToString()
     tflite = m.tflite_model()
@@ -258,6 +264,13 @@ def file_cases() -> list[Case]:
                                   model_from(lambda s=seed: m.bit_flipped(tflite, s, 1 + s % 3), "model.tflite"),
                                   expect="either", verify="tflite",
                                   note="a random flip may leave a valid model: then it must match TFLite's kernels"))
+    tflite_int8 = m.tflite_int8_model()
+    for seed in [*range(40), *TFLITE_MUTANTS_ONCE_TRACEBACKS]:
+        cases.append(compile_case(f"files/tflite-int8-mutant-{seed}",
+                                  model_from(lambda s=seed: m.tflite_mutant(tflite_int8, s), "model.tflite"),
+                                  expect="either", verify="tflite-int8",
+                                  note="bytes of an int8 model changed (a bit, a word such as an offset or a "
+                                       "length, a run zeroed, a byte): a clean error or TFLite's numbers"))
     for fraction in (0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99):
         cases.append(compile_case(f"files/onnx-truncated-{fraction}",
                                   model_from(lambda f=fraction: m.truncated(convnet, f)), contains=["model.onnx"]))
@@ -308,6 +321,9 @@ def file_cases() -> list[Case]:
                      contains=["model.onnxtxt"]),
         compile_case("files/onnxtxt-non-utf8", model_from(lambda: b"ir_version: 8\n\xff\xfe\xfd", "model.onnxtxt"),
                      contains=["model.onnxtxt"]),
+        compile_case("files/onnxtxt-negative-element-type",
+                     _onnxtxt(m.small_convnet, lambda t: t.replace("elem_type: 1", "elem_type: -7", 1)),
+                     contains=["-7", "not an ONNX data type"], note="was a ValueError traceback"),
         compile_case("files/external-data-missing", model_from(_external_data("weights.data")),
                      contains=["weights.data"]),
         compile_case("files/external-data-escapes-directory", model_from(_external_data("../../../../etc/passwd")),

@@ -92,6 +92,20 @@ def tflite_model() -> bytes:
     return builder.finish()
 
 
+def tflite_int8_model() -> bytes:
+    """An int8 TFLite model as the converter writes one: a per-channel convolution, a
+    per-tensor fully connected layer and a softmax, x [1, 6, 6, 2] with float I/O."""
+    from tests.support.tflite_models import Net, build
+
+    net = Net(seed=0)
+    x = net.input("x", [1, 6, 6, 2])
+    x = net.conv2d(x, 4, 3, 2, "SAME", "RELU")
+    x = net.reshape(x, [1, -1])
+    x = net.fully_connected(x, 5)
+    net.output(net.softmax(x, 1.0, name="y"))
+    return build(net, quantized=True, float_io=True)
+
+
 def caffe2_ops(fc_weights: bool = True):
     """predict_net and init_net of y = relu(FC(x)), x [1, 4] (x needs -model-input)."""
     from glowmlir.importers.caffe2_schema import Argument, NetDef, OperatorDef
@@ -147,6 +161,30 @@ def flip_in_string(data: bytes, text: bytes, bit: int = 7) -> bytes:
     index = data.index(text)
     mutated = bytearray(data)
     mutated[index] ^= 1 << bit
+    return bytes(mutated)
+
+
+def tflite_mutant(data: bytes, seed: int) -> bytes:
+    """`data` with bytes changed as damage does, by `seed % 4`: 1-3 bits flipped; an aligned
+    32-bit word (a flatbuffer offset, a vector length, a scale) replaced by 0, -1, a large
+    or a random value; a run of up to 32 bytes zeroed (e.g. a quantization table); one byte
+    replaced."""
+    rng = np.random.default_rng(seed)
+    mutated = bytearray(data)
+    kind = seed % 4
+    if kind == 0:
+        for position in rng.integers(0, len(data) * 8, 1 + seed % 3):
+            mutated[position // 8] ^= 1 << (position % 8)
+    elif kind == 1:
+        position = int(rng.integers(0, len(data) // 4)) * 4
+        word = int(rng.choice([0, -1, 1, 0x7FFFFFFF, int(rng.integers(-1000, 1000)),
+                               int(rng.integers(0, 2 * len(data)))]))
+        mutated[position:position + 4] = word.to_bytes(4, "little", signed=True)
+    elif kind == 2:
+        position, length = int(rng.integers(0, len(data))), int(rng.integers(1, 32))
+        mutated[position:position + length] = bytes(len(mutated[position:position + length]))
+    else:
+        mutated[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
     return bytes(mutated)
 
 

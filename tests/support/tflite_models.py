@@ -58,8 +58,10 @@ import numpy as np
 import tflite
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
+from tests.support.tflite_micro import run_micro  # re-exported: TFLite Micro, the int8 oracle
+
 __all__ = [
-    "ModelBuilder", "run_reference", "run_reference_float", "random_inputs", "quantize", "dequantize",
+    "ModelBuilder", "run_reference", "run_reference_float", "run_micro", "random_inputs", "quantize", "dequantize",
     "Net", "calibrate", "emit", "build", "conv_net", "mobilenet_block", "elementwise_net", "lenet", "float_io_net",
     "MODELS", "ELEMENTWISE_INT8_SKIPPED",
 ]
@@ -112,6 +114,7 @@ class _Tensor:
     dtype: str
     buffer: int
     quant: tuple | None  # (scales float32[], zero_points int64[], axis)
+    sparsity: tuple | None = None  # (traversal order, block map, levels): see `sparse_constant`
 
 
 @dataclass
@@ -121,6 +124,7 @@ class _Op:
     outputs: list[int]
     options: str | None
     fields: dict
+    custom_options: bytes | None = None  # a CUSTOM operator's options; its opcode is "CUSTOM:<name>"
 
 
 def _normalize_quant(quant) -> tuple | None:
@@ -180,6 +184,46 @@ class ModelBuilder:
         self._buffers.append(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes())
         return self._add_tensor(name, array.shape, dtype, quant, buffer=len(self._buffers) - 1)
 
+    def sparse_constant(self, name: str, array: np.ndarray, formats, block: tuple[int, int] | None = None,
+                        quant=None) -> int:
+        """A constant stored sparse, as TFLite's converter writes pruned weights (read by a
+        DENSIFY): `formats` gives each traversed dimension "dense" or "csr" (the original
+        dimensions in order, then the block's); `block` = (dimension, size) splits one
+        dimension into blocks of `size`. Only the values the traversal keeps are stored."""
+        array = np.asarray(array)
+        rank = array.ndim
+        expanded, block_map = array, []
+        if block is not None:
+            dimension, size = block
+            shape = list(array.shape)
+            expanded = array.reshape(shape[:dimension] + [shape[dimension] // size, size] + shape[dimension + 1:])
+            expanded = np.moveaxis(expanded, dimension + 1, -1)
+            block_map = [dimension]
+        if len(formats) != expanded.ndim:
+            raise ValueError(f"{len(formats)} formats for {expanded.ndim} traversed dimensions")
+        nodes, levels = [expanded], []
+        for level_format in formats:
+            size = nodes[0].shape[0]
+            if level_format == "dense":
+                nodes = [node[i] for node in nodes for i in range(size)]
+                levels.append(("dense", size))
+                continue
+            segments, indices, children = [0], [], []
+            for node in nodes:
+                for i in range(size):
+                    if np.any(node[i] != 0):
+                        indices.append(i)
+                        children.append(node[i])
+                segments.append(len(indices))
+            nodes = children
+            levels.append(("csr", size, segments, indices))
+        values = np.array(nodes, array.dtype).reshape(-1)
+        self._buffers.append(values.astype(values.dtype.newbyteorder("<")).tobytes())
+        index = self._add_tensor(name, array.shape, next(k for k, (_, t) in DTYPES.items() if array.dtype == t),
+                                 quant, buffer=len(self._buffers) - 1)
+        self._tensors[index].sparsity = (list(range(rank + len(block_map))), block_map, levels)
+        return index
+
     def tensor(self, name: str, shape, dtype: str = "float32", quant=None) -> int:
         return self._add_tensor(name, shape, dtype, quant)
 
@@ -194,6 +238,11 @@ class ModelBuilder:
             if not -1 <= index < len(self._tensors):
                 raise ValueError(f"{opcode}: no tensor {index}")
         self._ops.append(_Op(opcode, [int(i) for i in inputs], [int(i) for i in outputs], options, fields))
+
+    def custom_op(self, name: str, inputs, outputs, options: bytes = b"") -> None:
+        """A CUSTOM operator `name` (e.g. MediaPipe's "Convolution2DTransposeBias") with raw options."""
+        self._ops.append(_Op(f"CUSTOM:{name}", [int(i) for i in inputs], [int(i) for i in outputs], None, {},
+                             bytes(options)))
 
     def output(self, index: int) -> None:
         self._outputs.append(int(index))
@@ -266,6 +315,7 @@ class ModelBuilder:
             q.QuantizationParametersAddZeroPoint(fb, zp_vec)
             q.QuantizationParametersAddQuantizedDimension(fb, axis)
             quant = q.QuantizationParametersEnd(fb)
+        sparsity = _write_sparsity(fb, *t.sparsity) if t.sparsity is not None else None
         name = fb.CreateString(t.name)
         shape = _numpy_vector(fb, t.shape, np.int32)
         mod.TensorStart(fb)
@@ -275,6 +325,8 @@ class ModelBuilder:
         mod.TensorAddName(fb, name)
         if quant is not None:
             mod.TensorAddQuantization(fb, quant)
+        if sparsity is not None:
+            mod.TensorAddSparsity(fb, sparsity)
         return mod.TensorEnd(fb)
 
     @staticmethod
@@ -298,10 +350,13 @@ class ModelBuilder:
         options = self._write_options(fb, op.options, op.fields) if op.options else None
         inputs = _numpy_vector(fb, op.inputs, np.int32)
         outputs = _numpy_vector(fb, op.outputs, np.int32)
+        custom = fb.CreateNumpyVector(np.frombuffer(op.custom_options, np.uint8)) if op.custom_options else None
         mod.OperatorStart(fb)
         mod.OperatorAddOpcodeIndex(fb, opcode_index)
         mod.OperatorAddInputs(fb, inputs)
         mod.OperatorAddOutputs(fb, outputs)
+        if custom is not None:
+            mod.OperatorAddCustomOptions(fb, custom)
         if options is not None:
             mod.OperatorAddBuiltinOptionsType(fb, getattr(_module("BuiltinOptions").BuiltinOptions, op.options))
             mod.OperatorAddBuiltinOptions(fb, options)
@@ -310,12 +365,53 @@ class ModelBuilder:
     @staticmethod
     def _write_opcode(fb, opcode: str) -> int:
         mod = _module("OperatorCode")
-        code = getattr(tflite.BuiltinOperator, opcode)
+        custom = fb.CreateString(opcode.split(":", 1)[1]) if opcode.startswith("CUSTOM:") else None
+        code = getattr(tflite.BuiltinOperator, opcode.split(":", 1)[0])
         mod.OperatorCodeStart(fb)
+        if custom is not None:
+            mod.OperatorCodeAddCustomCode(fb, custom)
         mod.OperatorCodeAddDeprecatedBuiltinCode(fb, min(code, 127))
         mod.OperatorCodeAddBuiltinCode(fb, code)
         mod.OperatorCodeAddVersion(fb, 1)
         return mod.OperatorCodeEnd(fb)
+
+
+def _write_sparsity(fb, order, block_map, levels) -> int:
+    """A SparsityParameters table; CSR levels index with Int32Vector tables."""
+    vector = _module("Int32Vector")
+    metadata = _module("DimensionMetadata")
+    written = []
+    for level in levels:
+        if level[0] == "dense":
+            metadata.DimensionMetadataStart(fb)
+            metadata.DimensionMetadataAddFormat(fb, tflite.DimensionType.DENSE)
+            metadata.DimensionMetadataAddDenseSize(fb, level[1])
+            written.append(metadata.DimensionMetadataEnd(fb))
+            continue
+        tables = []
+        for values in level[2:]:
+            values_vec = _numpy_vector(fb, values, np.int32)
+            vector.Int32VectorStart(fb)
+            vector.Int32VectorAddValues(fb, values_vec)
+            tables.append(vector.Int32VectorEnd(fb))
+        metadata.DimensionMetadataStart(fb)
+        metadata.DimensionMetadataAddFormat(fb, tflite.DimensionType.SPARSE_CSR)
+        metadata.DimensionMetadataAddDenseSize(fb, level[1])
+        metadata.DimensionMetadataAddArraySegmentsType(fb, tflite.SparseIndexVector.Int32Vector)
+        metadata.DimensionMetadataAddArraySegments(fb, tables[0])
+        metadata.DimensionMetadataAddArrayIndicesType(fb, tflite.SparseIndexVector.Int32Vector)
+        metadata.DimensionMetadataAddArrayIndices(fb, tables[1])
+        written.append(metadata.DimensionMetadataEnd(fb))
+    parameters = _module("SparsityParameters")
+    order_vec = _numpy_vector(fb, order, np.int32)
+    block_vec = _numpy_vector(fb, block_map, np.int32) if block_map else None
+    levels_vec = _offsets(fb, parameters.SparsityParametersStartDimMetadataVector, written)
+    parameters.SparsityParametersStart(fb)
+    parameters.SparsityParametersAddTraversalOrder(fb, order_vec)
+    if block_vec is not None:
+        parameters.SparsityParametersAddBlockMap(fb, block_vec)
+    parameters.SparsityParametersAddDimMetadata(fb, levels_vec)
+    return parameters.SparsityParametersEnd(fb)
 
 
 def _numpy_vector(fb, values, dtype) -> int:

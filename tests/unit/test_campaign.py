@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from tests.campaign.cases import all_cases
+from tests.campaign.cases import TFLITE_MUTANTS_ONCE_TRACEBACKS, all_cases
 from tests.campaign.run_campaign import run_case
 
 CASES = {case.name: case for case in all_cases()}
@@ -22,6 +22,9 @@ SUBSET = [
     # files
     "files/onnx-bit-flip-12-x8", "files/onnx-op-type-renamed-Conv-bit0", "files/external-data-missing",
     "files/onnx-as-pb", "files/caffe2-without-model-input", "files/tflite-as-onnx",
+    *(f"files/tflite-int8-mutant-{seed}" for seed in TFLITE_MUTANTS_ONCE_TRACEBACKS),
+    "files/tflite-int8-mutant-30",  # no tensors, inputs or outputs left: was an empty bundle
+    "files/onnxtxt-negative-element-type",
     # graphs
     "graphs/add-float-and-int64", "graphs/no-outputs", "graphs/dangling-node-input", "graphs/unknown-op",
     # shapes

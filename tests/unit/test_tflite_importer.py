@@ -88,6 +88,17 @@ def test_int8_model_matches_the_reference(name, tmp_path):
                             {k: np.stack(v) for k, v in expected.items()}, 8)
 
 
+@pytest.mark.parametrize("name", ALL_INT8)
+def test_int8_model_equals_tflite_micro_bit_for_bit(name, tmp_path):
+    """TFLite Micro (the `tflite-micro` package) rounds requantizations twice, as we do."""
+    data = getattr(tm, name)(True, seed=3)
+    bundle = glowmlir.compile(saved(tmp_path, name, data))
+    for seed in range(4):
+        inputs = tm.random_inputs(data, seed=seed)
+        for output, value in tm.run_micro(data, inputs).items():
+            np.testing.assert_array_equal(bundle.run(inputs)[output], value)
+
+
 def test_int8_model_with_float_io_takes_and_gives_float(tmp_path):
     """QUANTIZE -> int8 body -> DEQUANTIZE, as TFLite's converter writes models with float I/O."""
     data = tm.float_io_net(seed=1)
@@ -269,3 +280,112 @@ def test_model_input_must_restate_the_models_shape(tmp_path):
 def test_tflite_options_need_a_tflite_model():
     with pytest.raises(GlowError, match="-tflite-float-inputs and -tflite-float-outputs apply to TFLite models only"):
         glowmlir.compile(LENET, tflite_float_inputs=True)
+
+
+def _int8_conv(x_quant=(0.05, 3), w_quant=((0.01, 0.02), (0, 0), 0), y_quant=(0.1, -5)) -> bytes:
+    """An int8 CONV_2D, 2 output channels, with the given quantization (None: none)."""
+    rng = np.random.default_rng(0)
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [1, 4, 4, 2], "int8", quant=x_quant)
+    w = builder.constant("w", rng.integers(-127, 128, (2, 1, 1, 2)).astype(np.int8), quant=w_quant)
+    b = builder.constant("b", np.zeros(2, np.int32), quant=((0.0005, 0.001), (0, 0), 0))
+    y = builder.tensor("y", [1, 4, 4, 2], "int8", quant=y_quant)
+    builder.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", padding="SAME", stride_w=1, stride_h=1)
+    builder.output(y)
+    return builder.finish()
+
+
+@pytest.mark.parametrize("model, message", [
+    (dict(w_quant=None), r'CONV_2D, output "y"\): tensor "w" \(INT8\) has no quantization parameters'),
+    (dict(y_quant=None), r'CONV_2D, output "y"\): tensor "y" \(INT8\) has no quantization parameters'),
+    (dict(w_quant=((0.01, 0.0), (0, 0), 0)), r'tensor "w": .*scale'),
+    (dict(x_quant=(0.05, 300)), r'tensor "x": .*'),
+    (dict(w_quant=((0.01, 0.02), (0, 4), 0)),
+     r'CONV_2D, output "y"\): the filter "w" is quantized per channel with nonzero zero points'),
+    (dict(w_quant=((0.01, 0.02, 0.03), (0, 0, 0), 0)), r'tensor "w" has 3 scales on dimension 0 of its shape'),
+    (dict(y_quant=((0.1, 0.1), (0, 0), 3)),
+     r'CONV_2D, output "y"\): tensor "y" is quantized per channel, which only weights can be'),
+])
+def test_quantization_is_checked_before_arithmetic(model, message, tmp_path):
+    """Missing or zero scales, zero points out of range, asymmetric per-channel weights, scales
+    that do not fit the shape: one clean error naming the operator or the tensor."""
+    path = saved(tmp_path, "conv", _int8_conv(**model))
+    with pytest.raises(GlowError, match=message):
+        glowmlir.compile(path)
+    tensor = next(name for name in "wxy" if f"tensor \"{name}\"" in message or f"filter \"{name}\"" in message)
+    assert_clean_failure(glow_compile(f"-model={path}", f"-emit-bundle={tmp_path / 'out'}"), f'"{tensor}"')
+
+
+def test_names_c_cannot_take_keep_working_under_the_models_name(tmp_path):
+    """A converter's `serving_default_input_1:0` is `serving_default_input_1_0` in the bundle,
+    announced by a warning; Bundle.run and glow-run still take and give the model's names."""
+    import subprocess
+    import sys
+
+    from glowmlir.errors import GlowWarning
+
+    builder = tm.ModelBuilder()
+    x = builder.input("serving_default_input_1:0", [1, 4])
+    y = builder.tensor("StatefulPartitionedCall:0", [1, 4])
+    builder.op("RELU", [x], [y])
+    builder.output(y)
+    model = saved(tmp_path, "named", builder.finish())
+    with pytest.warns(GlowWarning, match=r'"serving_default_input_1:0" as "serving_default_input_1_0"'):
+        bundle = glowmlir.compile(model)
+    assert bundle.layout.placeholder("serving_default_input_1:0").name == "serving_default_input_1_0"
+    value = np.array([[-1, 2, -3, 4]], np.float32)
+    outputs = bundle.run(**{"serving_default_input_1:0": value})
+    np.testing.assert_array_equal(outputs["StatefulPartitionedCall:0"], np.maximum(value, 0))
+    np.save(tmp_path / "x.npy", value)
+    result = subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={model}",
+                             f"-input=serving_default_input_1:0={tmp_path / 'x.npy'}"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "StatefulPartitionedCall:0 [1, 4]: [0. 2. 0. 4.]" in result.stdout
+    assert "names C cannot take are changed in the bundle" in result.stderr
+
+
+def _wide_fully_connected() -> bytes:
+    """An int8 FULLY_CONNECTED with 2048 outputs of a fine scale: requantization ties occur."""
+    rng = np.random.default_rng(0)
+    builder = tm.ModelBuilder()
+    x = builder.input("x", [16, 64], "int8", quant=(0.03, 2))
+    w = builder.constant("w", rng.integers(-127, 128, (128, 64)).astype(np.int8), quant=(0.004, 0))
+    b = builder.constant("b", rng.integers(-500, 500, 128).astype(np.int32), quant=(0.03 * 0.004, 0))
+    y = builder.tensor("y", [16, 128], "int8", quant=(0.09, -3))
+    builder.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions", fused_activation_function="NONE")
+    builder.output(y)
+    return builder.finish()
+
+
+def test_tflite_rounding_single_is_bit_identical_to_ai_edge_litert(tmp_path):
+    """ai-edge-litert's FULLY_CONNECTED rounds a requantization once, TFLite Micro's twice:
+    `-tflite-rounding=single` gives the former's bits, the default the latter's."""
+    data = _wide_fully_connected()
+    model = saved(tmp_path, "fc", data)
+    single, double = glowmlir.compile(model, tflite_rounding="single"), glowmlir.compile(model)
+    differing = 0
+    for seed in range(5):
+        inputs = tm.random_inputs(data, seed=seed, low=-3, high=3)
+        litert, micro = tm.run_reference(data, inputs)["y"], tm.run_micro(data, inputs)["y"]
+        np.testing.assert_array_equal(single.run(inputs)["y"], litert)
+        np.testing.assert_array_equal(double.run(inputs)["y"], micro)
+        differing += int(np.count_nonzero(litert != micro))
+    assert differing > 0  # the two conventions do differ on this model
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_tflite_rounding_single_on_the_int8_models(name, tmp_path):
+    data = getattr(tm, name)(True, seed=3)
+    bundle = glowmlir.compile(saved(tmp_path, name, data), tflite_rounding="single")
+    for seed in range(4):
+        inputs = tm.random_inputs(data, seed=seed)
+        for output, value in tm.run_reference(data, inputs).items():
+            np.testing.assert_array_equal(bundle.run(inputs)[output], value)
+
+
+def test_tflite_rounding_errors(tmp_path):
+    model = saved(tmp_path, "fc", _wide_fully_connected())
+    with pytest.raises(GlowError, match=r"-tflite-rounding=single: -use-cmsis's library rounds twice"):
+        glowmlir.compile(model, tflite_rounding="single", kernel_library="cmsis-nn")
+    assert_clean_failure(glow_compile(f"-model={model}", "-tflite-rounding=half", f"-emit-bundle={tmp_path / 'o'}"),
+                         "-tflite-rounding", "double or single")

@@ -37,6 +37,7 @@ from glowmlir.importers.onnx.importer import (
     import_onnx,
     import_onnx_model,
     imports,
+    keep_model_names,
     onnx_element_type,
     verified,
     verify_imported,
@@ -46,6 +47,7 @@ from glowmlir.importers.onnx.options import INT64_MAX, ModelInput, check_symbol,
 
 __all__ = [
     "ANY_ELEMENT_TYPE", "INT64_MAX", "ModelInput", "OnnxImporter", "check_input_shape", "check_symbol",
-    "check_text_fields", "compute_element", "import_onnx", "import_onnx_model", "imports", "load_onnx_model",
+    "check_text_fields", "compute_element", "import_onnx", "import_onnx_model", "imports", "keep_model_names",
+    "load_onnx_model",
     "onnx_element_type", "parse_define_symbol", "parse_integer", "placeholder_names", "verified", "verify_imported",
 ]

@@ -5,6 +5,7 @@ op type with `@imports` (one module per op family in this package)."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -18,7 +19,7 @@ from xdsl.utils.exceptions import VerifyException
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
-from glowmlir.errors import GlowError
+from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.importers.onnx import reference_ops
 from glowmlir.importers.onnx.glow_names import GlowLoaderNames
 from glowmlir.importers.onnx.loader import (
@@ -56,12 +57,31 @@ def compute_element(element: Attribute) -> Attribute:
 
 def onnx_element_type(elem_type: int, what: str) -> Attribute:
     """The glow element type of an ONNX tensor type (float32, float16, double, integers, bool)."""
-    name = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        name = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:  # a number no DataType has (a damaged or hand-written model)
+        raise GlowError(f"{what}: element type {elem_type} is not an ONNX data type") from None
     try:
         return element_type_of(helper.tensor_dtype_to_np_dtype(elem_type))
     except (ValueError, KeyError, TypeError):
         raise GlowError(f"{what}: element type {name} is not supported "
                         f"(float32, float16, double, integers of 8 to 64 bits and bool)") from None
+
+
+def keep_model_names(block: Block, legal_names: dict[str, str]) -> None:
+    """Records the model's own name of each graph input and output that C needed renamed
+    (`legal_names`: the model's name -> the bundle's) on its placeholder and save, so that
+    `Bundle.run` and glow-run still take and give it, and announces the renaming with one
+    GlowWarning."""
+    model_names = {legal: original for original, legal in legal_names.items() if legal != original}
+    if not model_names:
+        return
+    for op in block.ops:
+        if isinstance(op, glow.PlaceholderOp | glow.SaveOp) and op.name_.data in model_names:
+            op.attributes[glow.MODEL_NAME] = StringAttr(model_names[op.name_.data])
+    renamed = ", ".join(f"\"{original}\" as \"{legal}\"" for legal, original in model_names.items())
+    warnings.warn(GlowWarning(f"names C cannot take are changed in the bundle: {renamed} (Bundle.run and glow-run "
+                              f"take the model's names too)"), stacklevel=2)
 
 
 def verified(op: Operation, error: Callable[[str], GlowError]) -> Operation:
@@ -211,10 +231,7 @@ class OnnxImporter:
             if source.type.element_type == f32 and declared:  # a float16 or double output is computed in float32
                 source = self.converted(source, onnx_element_type(declared, f"output \"{graph_output.name}\""))
             self.add(glow.SaveOp(source, placeholders[graph_output.name]))
-        model_names = {legal: original for original, legal in placeholders.items() if legal != original}
-        for op in self.block.ops:  # the model's own names, where C needed others
-            if isinstance(op, glow.PlaceholderOp | glow.SaveOp) and op.name_.data in model_names:
-                op.attributes[glow.MODEL_NAME] = StringAttr(model_names[op.name_.data])
+        keep_model_names(self.block, placeholders)
         return ModuleOp([glow.FunctionOp(name, Region(self.block))])
 
     def import_subgraph(self, graph: onnx.GraphProto, inputs: Sequence[Value]) -> list[Value]:
