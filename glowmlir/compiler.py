@@ -211,6 +211,11 @@ class Bundle:
 
     def files(self, weights_text: bool = True) -> dict[str, bytes]:
         """File name → contents, as `-emit-bundle` writes them (weights.txt only if asked)."""
+        return {name: bundle_files.rendered(contents) for name, contents in self.file_writers(weights_text).items()}
+
+    def file_writers(self, weights_text: bool = True) -> dict[str, bundle_files.Contents]:
+        """As `files`, but the weight files as functions that stream them into a file (from
+        the weights' buffers, never the whole region or its text in memory)."""
         name = self.name
         if self.bitcode is None:
             files = {f"{name}.o": self.object_code}
@@ -221,10 +226,11 @@ class Bundle:
             files[f"{name}{DEBUG_SOURCE_SUFFIX}"] = self.ir["glowll"].encode()
         if "instrument-ir.info" in self.ir:  # -instrument-ir: each callback id's instruction
             files["instrument-ir.info"] = self.ir["instrument-ir.info"].encode()
-        image = bundle_files.constant_region(self.layout)
-        files[f"{name}.weights.bin"] = image
+        layout = self.layout
+        files[f"{name}.weights.bin"] = functools.partial(bundle_files.write_constant_region, layout)
         if self.api == "static" and weights_text:
-            files[f"{name}.weights.txt"] = bundle_files.weights_text(image).encode()
+            files[f"{name}.weights.txt"] = lambda file: bundle_files.write_weights_text(
+                bundle_files.region_pieces(layout), file)
         return files
 
     def save(self, directory: str | os.PathLike, weights_text: bool = True) -> list[str]:
@@ -240,7 +246,7 @@ class Bundle:
             raise GlowError(f"{option}={directory!r}: expected a directory path (str or os.PathLike)")
         directory = os.fspath(directory)
         bundle_files.StagedFiles.check(directory, option, directory=True)
-        for file_name, contents in self.files(weights_text).items():
+        for file_name, contents in self.file_writers(weights_text).items():
             outputs.add(os.path.join(directory, file_name), contents, option)
 
     @cached_property
