@@ -244,17 +244,25 @@ def write_constant_region(layout: BundleLayout, file: BinaryIO) -> None:
 
 
 _BYTE_TEXT = np.frombuffer("".join(f" 0X{b:02X}," for b in range(256)).encode(), np.uint8).reshape(256, 6)
+_HEX_DIGITS = np.frombuffer("".join(f"{b:02X}" for b in range(256)).encode(), np.uint16)  # "HH" of each byte
 
 TEXT_CHUNK_LINES = 1 << 16
 """Lines of weights.txt formatted at a time (20 bytes each: 1.3 MB of weights, 7.9 MB of text)."""
 
 
-def _text_lines(data: np.ndarray) -> bytes:
-    """` 0X%02X,` per byte of `data` (uint8, a multiple of 20 long), 20 bytes a line, each ended."""
-    lines = np.empty((len(data) // 20, 121), np.uint8)
-    lines[:, :120] = _BYTE_TEXT[data].reshape(-1, 120)  # 20 bytes of 6 characters a line
-    lines[:, 120] = ord("\n")
-    return lines.tobytes()
+class _TextLines:
+    """Formats whole lines of weights.txt into one reused buffer: ` 0X00,` 20 times and a
+    newline, `TEXT_CHUNK_LINES` times, of which only the two hex digits of each byte change."""
+
+    def __init__(self) -> None:
+        self.text = np.frombuffer((" 0X00," * 20 + "\n").encode() * TEXT_CHUNK_LINES, np.uint8).copy()
+        self.digits = self.text.reshape(TEXT_CHUNK_LINES, 121)[:, :120].reshape(TEXT_CHUNK_LINES, 20, 6)[:, :, 3:5]
+
+    def __call__(self, data: np.ndarray) -> memoryview:
+        """The lines of `data` (uint8, a multiple of 20 long, at most a chunk), valid until the next call."""
+        lines = len(data) // 20
+        self.digits[:lines] = _HEX_DIGITS[data].view(np.uint8).reshape(lines, 20, 2)
+        return memoryview(self.text)[:lines * 121]
 
 
 def _rechunked(pieces: Iterable[memoryview], size: int) -> Iterator[np.ndarray]:
@@ -277,9 +285,10 @@ def write_weights_text(pieces: Iterable[memoryview], file: BinaryIO) -> None:
     """Writes weights.txt, the C-array text of the bytes of `pieces`: ` 0X%02X,` per byte,
     20 bytes a line, one extra newline at the end; formatted `TEXT_CHUNK_LINES` lines at a
     time, never the whole text in memory."""
+    lines = _TextLines()
     for chunk in _rechunked(pieces, 20 * TEXT_CHUNK_LINES):
         full = len(chunk) // 20 * 20
-        file.write(_text_lines(chunk[:full]))
+        file.write(lines(chunk[:full]))
         if full < len(chunk):
             file.write(_BYTE_TEXT[chunk[full:]].tobytes() + b"\n")
     file.write(b"\n")
