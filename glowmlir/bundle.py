@@ -252,11 +252,11 @@ TEXT_CHUNK_LINES = 1 << 16
 
 class _TextLines:
     """Formats whole lines of weights.txt into one reused buffer: ` 0X00,` 20 times and a
-    newline, `TEXT_CHUNK_LINES` times, of which only the two hex digits of each byte change."""
+    newline, `capacity` times, of which only the two hex digits of each byte change."""
 
-    def __init__(self) -> None:
-        self.text = np.frombuffer((" 0X00," * 20 + "\n").encode() * TEXT_CHUNK_LINES, np.uint8).copy()
-        self.digits = self.text.reshape(TEXT_CHUNK_LINES, 121)[:, :120].reshape(TEXT_CHUNK_LINES, 20, 6)[:, :, 3:5]
+    def __init__(self, capacity: int) -> None:
+        self.text = np.frombuffer((" 0X00," * 20 + "\n").encode() * capacity, np.uint8).copy()
+        self.digits = self.text.reshape(capacity, 121)[:, :120].reshape(capacity, 20, 6)[:, :, 3:5]
 
     def __call__(self, data: np.ndarray) -> memoryview:
         """The lines of `data` (uint8, a multiple of 20 long, at most a chunk), valid until the next call."""
@@ -281,12 +281,13 @@ def _rechunked(pieces: Iterable[memoryview], size: int) -> Iterator[np.ndarray]:
     yield buffer[:filled]
 
 
-def write_weights_text(pieces: Iterable[memoryview], file: BinaryIO) -> None:
-    """Writes weights.txt, the C-array text of the bytes of `pieces`: ` 0X%02X,` per byte,
-    20 bytes a line, one extra newline at the end; formatted `TEXT_CHUNK_LINES` lines at a
-    time, never the whole text in memory."""
-    lines = _TextLines()
-    for chunk in _rechunked(pieces, 20 * TEXT_CHUNK_LINES):
+def write_weights_text(pieces: Iterable[memoryview], file: BinaryIO, size: int | None = None) -> None:
+    """Writes weights.txt, the C-array text of the bytes of `pieces` (`size` of them, when
+    known): ` 0X%02X,` per byte, 20 bytes a line, one extra newline at the end; formatted
+    `TEXT_CHUNK_LINES` lines at a time, never the whole text in memory."""
+    capacity = TEXT_CHUNK_LINES if size is None else max(1, min(TEXT_CHUNK_LINES, size // 20))
+    lines = _TextLines(capacity)
+    for chunk in _rechunked(pieces, 20 * capacity):
         full = len(chunk) // 20 * 20
         file.write(lines(chunk[:full]))
         if full < len(chunk):
@@ -297,7 +298,7 @@ def write_weights_text(pieces: Iterable[memoryview], file: BinaryIO) -> None:
 def weights_text(image: bytes) -> str:
     """weights.txt of a region image (see `write_weights_text`), as a string."""
     text = io.BytesIO()
-    write_weights_text([memoryview(image)], text)
+    write_weights_text([memoryview(image)], text, len(image))
     return text.getvalue().decode()
 
 

@@ -230,7 +230,7 @@ class Bundle:
         files[f"{name}.weights.bin"] = functools.partial(bundle_files.write_constant_region, layout)
         if self.api == "static" and weights_text:
             files[f"{name}.weights.txt"] = lambda file: bundle_files.write_weights_text(
-                bundle_files.region_pieces(layout), file)
+                bundle_files.region_pieces(layout), file, layout.constant_size)
         return files
 
     def save(self, directory: str | os.PathLike, weights_text: bool = True) -> list[str]:
