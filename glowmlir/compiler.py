@@ -12,6 +12,7 @@ file or model node at fault.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import functools
 import gc
@@ -355,6 +356,19 @@ def collect_replaced_weights(module: ModuleOp) -> None:
                if isinstance(op, glow.ConstantOp | glowll.WeightOp) and "value" in op.properties)
     if held >= COLLECTED_WEIGHT_BYTES:
         gc.collect()
+        _return_free_memory()
+
+
+def _return_free_memory() -> None:
+    """Hands the C heap's free pages back to the system (glibc's `malloc_trim`): glibc keeps
+    the memory of freed weights mapped for its own reuse, which the next stages (LLVM's
+    allocations) do not take (ResNet-50: 118 MB resident after its glowll stage; elsewhere
+    a no-op)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)
 
 
 def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,
