@@ -238,6 +238,14 @@ def constant_region(layout: BundleLayout) -> bytes:
     return b"".join(region_pieces(layout))
 
 
+def copy_constant_region(layout: BundleLayout, destination: np.ndarray) -> None:
+    """Copies weights.bin into `destination` (uint8, CONSTANT_MEM_SIZE long) piece by piece."""
+    position = 0
+    for piece in region_pieces(layout):
+        destination[position:position + len(piece)] = np.frombuffer(piece, np.uint8)
+        position += len(piece)
+
+
 def write_constant_region(layout: BundleLayout, file: BinaryIO) -> None:
     """Writes weights.bin straight from the weights' buffers (no image of the region)."""
     for piece in region_pieces(layout):
