@@ -79,7 +79,12 @@ def main() -> None:
                 reference = os.path.join(args.compare, key)
                 names = sorted(os.listdir(bundle))
                 _, mismatch, errors = filecmp.cmpfiles(bundle, reference, names, shallow=False)
-                same = "identical" if not mismatch and not errors else f"DIFFERS: {', '.join(mismatch + errors)}"
+                if not os.path.isdir(reference):
+                    same = "no reference"
+                elif mismatch or errors:
+                    same = f"DIFFERS: {', '.join(mismatch + errors)}"
+                else:
+                    same = "identical"
             if args.keep:
                 shutil.rmtree(os.path.join(args.keep, key), ignore_errors=True)
                 shutil.copytree(bundle, os.path.join(args.keep, key))
