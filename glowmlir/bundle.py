@@ -7,11 +7,14 @@ off an allocated `glowll.function`.
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import BinaryIO
 
 import numpy as np
 from llvmlite import ir
@@ -21,6 +24,7 @@ from glowmlir.dialects.memory import ALIGNMENT, SCRATCH_ATTRIBUTE
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
 from glowmlir.errors import GlowError, GlowWarning
+from glowmlir.instrumentation import stage
 from glowmlir.names import is_reserved_c_name, legalize_name
 
 # ----------------------------------------------------------------------------- layout
@@ -206,27 +210,118 @@ def _distinct_macros(name: str, placeholders: tuple[Placeholder, ...]) -> tuple[
 # ----------------------------------------------------------------------------- weights
 
 
+def region_pieces(layout: BundleLayout) -> Iterator[memoryview]:
+    """weights.bin in order, piece by piece: each weight's little-endian bytes (a view of its
+    buffer, not a copy, when it is already so) and the zero gaps between them, up to
+    CONSTANT_MEM_SIZE. Concatenated, they are `constant_region(layout)`. A weight the
+    allocator gave an earlier one's offset (`glowll-allocate-memory`: equal bytes) is not
+    repeated."""
+    position = 0
+    for _, offset, data in sorted(layout.weights, key=lambda weight: weight[1]):
+        if offset > position:
+            yield from _zeros(offset - position)
+        raw = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False)
+        piece = memoryview(raw.reshape(-1)).cast("B")[max(position - offset, 0):]  # a shared offset: equal bytes
+        if len(piece):
+            yield piece
+            position = max(position, offset) + len(piece)
+    if layout.constant_size > position:
+        yield from _zeros(layout.constant_size - position)
+
+
+_ZEROS = memoryview(bytes(1 << 20))
+
+
+def _zeros(count: int) -> Iterator[memoryview]:
+    for start in range(0, count, len(_ZEROS)):
+        yield _ZEROS[:min(len(_ZEROS), count - start)]
+
+
 def constant_region(layout: BundleLayout) -> bytes:
     """weights.bin: each weight's bytes at its offset, zero gaps, CONSTANT_MEM_SIZE long."""
-    image = bytearray(layout.constant_size)
-    for _, offset, data in layout.weights:
-        raw = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False).tobytes()
-        image[offset:offset + len(raw)] = raw
-    return bytes(image)
+    return b"".join(region_pieces(layout))
+
+
+def copy_constant_region(layout: BundleLayout, destination: np.ndarray) -> None:
+    """Copies weights.bin into `destination` (uint8, CONSTANT_MEM_SIZE long) piece by piece."""
+    position = 0
+    for piece in region_pieces(layout):
+        destination[position:position + len(piece)] = np.frombuffer(piece, np.uint8)
+        position += len(piece)
+
+
+def write_constant_region(layout: BundleLayout, file: BinaryIO) -> None:
+    """Writes weights.bin straight from the weights' buffers (no image of the region)."""
+    for piece in region_pieces(layout):
+        file.write(piece)
 
 
 _BYTE_TEXT = np.frombuffer("".join(f" 0X{b:02X}," for b in range(256)).encode(), np.uint8).reshape(256, 6)
+TEXT_CHUNK_LINES = 1 << 16
+"""Lines of weights.txt formatted at a time (20 bytes each: 1.3 MB of weights, 7.9 MB of text)."""
+
+
+@functools.cache
+def _pair_text() -> np.ndarray:
+    """` 0X%02X, 0X%02X,` of every pair of bytes, indexed by the pair read as a little-endian
+    uint16: 12 characters an entry, 768 KiB."""
+    return np.frombuffer("".join(f" 0X{pair & 255:02X}, 0X{pair >> 8:02X}," for pair in range(1 << 16)).encode(),
+                         "V12")
+
+
+class _TextLines:
+    """Formats whole lines of weights.txt into one reused buffer of `capacity` lines (20
+    bytes' text and a newline each): a line is 10 entries of `_pair_text`."""
+
+    def __init__(self, capacity: int) -> None:
+        self.text = np.frombuffer((" 0X00," * 20 + "\n").encode() * capacity, np.uint8).copy()
+        self.rows = self.text.reshape(capacity, 121)[:, :120]
+        self.pairs = np.empty(capacity * 10, "V12")
+
+    def __call__(self, data: np.ndarray) -> memoryview:
+        """The lines of `data` (uint8, a multiple of 20 long, at most `capacity` lines), valid
+        until the next call."""
+        lines = len(data) // 20
+        np.take(_pair_text(), data.view("<u2"), out=self.pairs[:lines * 10])
+        self.rows[:lines] = self.pairs[:lines * 10].view(np.uint8).reshape(lines, 120)
+        return memoryview(self.text)[:lines * 121]
+
+
+def _rechunked(pieces: Iterable[memoryview], size: int) -> Iterator[np.ndarray]:
+    """The bytes of `pieces` as uint8 arrays of `size` bytes (the last one shorter), copied
+    into one reused buffer: each chunk is valid until the next is asked for."""
+    buffer, filled = np.empty(size, np.uint8), 0
+    for piece in pieces:
+        piece = np.frombuffer(piece, np.uint8)
+        while len(piece):
+            taken = min(size - filled, len(piece))
+            buffer[filled:filled + taken] = piece[:taken]
+            filled, piece = filled + taken, piece[taken:]
+            if filled == size:
+                yield buffer
+                filled = 0
+    yield buffer[:filled]
+
+
+def write_weights_text(pieces: Iterable[memoryview], file: BinaryIO, size: int | None = None) -> None:
+    """Writes weights.txt, the C-array text of the bytes of `pieces` (`size` of them, when
+    known): ` 0X%02X,` per byte, 20 bytes a line, one extra newline at the end; formatted
+    `TEXT_CHUNK_LINES` lines at a time, never the whole text in memory."""
+    capacity = TEXT_CHUNK_LINES if size is None else max(1, min(TEXT_CHUNK_LINES, size // 20))
+    lines = _TextLines(capacity)
+    for chunk in _rechunked(pieces, 20 * capacity):
+        full = len(chunk) // 20 * 20
+        file.write(lines(chunk[:full]))
+        if full < len(chunk):
+            file.write(_BYTE_TEXT[chunk[full:]].tobytes() + b"\n")
+    file.write(b"\n")
 
 
 def weights_text(image: bytes) -> str:
-    """weights.txt: ` 0X%02X,` per byte, 20 bytes a line, one extra newline at the end."""
-    data = np.frombuffer(image, np.uint8)
-    full = len(data) // 20 * 20
-    rows = _BYTE_TEXT[data[:full]].reshape(-1, 120)  # 20 bytes of 6 characters a line
-    lines = np.concatenate([rows, np.full((len(rows), 1), ord("\n"), np.uint8)], axis=1).tobytes().decode()
-    if full < len(data):
-        lines += _BYTE_TEXT[data[full:]].tobytes().decode() + "\n"
-    return lines + "\n"
+    """weights.txt of a region image (see `write_weights_text`), as a string."""
+    text = io.BytesIO()
+    write_weights_text([memoryview(image)], text, len(image))
+    return text.getvalue().decode()
 
 
 # ----------------------------------------------------------------------------- header
@@ -363,6 +458,9 @@ def add_bundle_config(module: ir.Module, layout: BundleLayout) -> None:
 
 # ----------------------------------------------------------------------------- writing files
 
+Contents = bytes | Callable[[BinaryIO], None]
+"""A file's contents: its bytes, or a function that writes them to a binary file."""
+
 
 def _nearest_existing(path: str) -> str:
     while not os.path.lexists(path):
@@ -376,7 +474,8 @@ def _nearest_existing(path: str) -> str:
 class StagedFiles:
     """The files one command writes: all of them appear, or none.
 
-    `check` validates an output path before any work is done; `add` collects contents;
+    `check` validates an output path before any work is done; `add` collects contents (bytes,
+    or a function writing them to a file: the weight files are streamed, never held whole);
     `commit` writes each file to a short temporary name in its destination's directory
     (created if absent) and renames them into place only once every one is written. A
     failure removes the temporary files and the directories it created, and raises a
@@ -388,7 +487,7 @@ class StagedFiles:
     """
 
     def __init__(self) -> None:
-        self.files: dict[str, tuple[str, bytes, str]] = {}  # real path -> (path as given, contents, option)
+        self.files: dict[str, tuple[str, Contents, str]] = {}  # real path -> (path as given, contents, option)
 
     @staticmethod
     def check(path: str, option: str, directory: bool = False) -> None:
@@ -410,14 +509,19 @@ class StagedFiles:
         except OSError as error:
             raise GlowError(f"{option}=\"{path}\": cannot write in \"{where}\": {error.strerror or error}") from None
 
-    def add(self, path: str, contents: bytes, option: str) -> None:
+    def add(self, path: str, contents: Contents, option: str) -> None:
         key = os.path.realpath(path)
         if key in self.files:
             raise GlowError(f"{option}=\"{path}\": the same file as {self.files[key][2]}'s \"{self.files[key][0]}\"")
         self.files[key] = (path, contents, option)
 
     def commit(self) -> list[str]:
-        """Writes every file, or none; returns the paths as given, in the order added."""
+        """Writes every file, or none; returns the paths as given, in the order added (the
+        stage `writing files` for `-time` and `-verbose`)."""
+        with stage("writing files"):
+            return self._commit()
+
+    def _commit(self) -> list[str]:
         created: list[str] = []
         staged: dict[str, str] = {}  # real path -> temporary file
         moved: list[str] = []
@@ -433,12 +537,12 @@ class StagedFiles:
                 staged[key] = temporary
                 os.fchmod(descriptor, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
                 with open(descriptor, "wb") as file:
-                    file.write(contents)
+                    _write(file, contents)
             for key in special:
                 path, contents, option = self.files[key]
                 current = f"{option}: cannot write \"{path}\""
                 with open(key, "wb") as file:
-                    file.write(contents)
+                    _write(file, contents)
             for key, temporary in staged.items():
                 current = f"{self.files[key][2]}: cannot write \"{self.files[key][0]}\""
                 existed = os.path.lexists(key)
@@ -452,6 +556,22 @@ class StagedFiles:
                 _remove_quietly(directory, directory=True)
             raise GlowError(f"{current}: {error.strerror or error}") from None
         return [path for path, _, _ in self.files.values()]
+
+
+def _write(file: BinaryIO, contents: Contents) -> None:
+    if callable(contents):
+        contents(file)
+    else:
+        file.write(contents)
+
+
+def rendered(contents: Contents) -> bytes:
+    """A file's contents as bytes (a writer function run into memory)."""
+    if not callable(contents):
+        return contents
+    file = io.BytesIO()
+    contents(file)
+    return file.getvalue()
 
 
 def _umask() -> int:

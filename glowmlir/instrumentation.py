@@ -11,14 +11,18 @@ inferences profiled) calls `step()` after each. With no observer installed every
 no-op. `glow-compile` and `glow-profile` install:
 
 * `StageProgress`: rich progress bars on stderr when it is a terminal (nothing on a pipe);
-* `PassTimer` for `-time`: seconds per pass and per stage, printed as a table;
-* `VerbosePasses` for `-verbose`: one line naming each pass or stage as it starts;
+* `PassTimer` for `-time`: seconds per pass and per stage, and the process's peak resident
+  memory when each ends, printed as a table;
+* `VerbosePasses` for `-verbose`: one line naming each pass or stage as it starts (a stage
+  with the resident memory then: now and the peak so far);
 * `glowmlir.pipeline.IRPrinter` for `-dump-ir-after`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import resource
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
@@ -109,12 +113,31 @@ def step() -> None:
     current().step()
 
 
+def resident_memory() -> tuple[int, int]:
+    """(bytes of the process resident now, the most resident so far): Linux's VmRSS and VmHWM;
+    elsewhere (0, getrusage's maximum)."""
+    try:
+        with open("/proc/self/status") as status:
+            fields = dict(line.split(":", 1) for line in status if line.startswith(("VmRSS:", "VmHWM:")))
+        return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return 0, peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
+
+
+def mebibytes(count: int) -> str:
+    return f"{count / 2**20:,.0f}"
+
+
 class PassTimer(Instrumentation):
     """`-time`: wall-clock seconds of each stage and of each pass or inner stage inside it, in
-    the order they ran. A pass that runs twice (constant folding) is one row with its total."""
+    the order they ran, and the process's peak resident memory when each ended (a row whose
+    peak is above the rows before raised it). A pass that runs twice (constant folding) is
+    one row with its total."""
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, ...], float] = {}  # (stage,) or (stage, pass or inner stage) -> seconds
+        self.peaks: dict[tuple[str, ...], int] = {}  # the same keys -> peak resident bytes when it ended
         self._open: list[tuple[tuple[str, ...], float]] = []
         self._pass_start = 0.0
 
@@ -126,6 +149,7 @@ class PassTimer(Instrumentation):
     def stage_finished(self, stage: str) -> None:
         key, start = self._open.pop()
         self.rows[key] += time.perf_counter() - start
+        self.peaks[key] = resident_memory()[1]
 
     def _pass_key(self, compiler_pass: ModulePass) -> tuple[str, ...]:
         return (*self._open[-1][0][:1], compiler_pass.name) if self._open else (compiler_pass.name,)
@@ -136,6 +160,7 @@ class PassTimer(Instrumentation):
 
     def after_pass(self, compiler_pass: ModulePass, module: ModuleOp) -> None:
         self.rows[self._pass_key(compiler_pass)] += time.perf_counter() - self._pass_start
+        self.peaks[self._pass_key(compiler_pass)] = resident_memory()[1]
 
     @property
     def total(self) -> float:
@@ -150,11 +175,14 @@ class PassTimer(Instrumentation):
         table.add_column("stage / pass")
         table.add_column("seconds", justify="right")
         table.add_column("share", justify="right")
+        table.add_column("peak RSS MiB", justify="right")
         total = self.total
         for key, seconds in self.rows.items():
             share = f"{100 * seconds / total:.1f}%" if total > 0 else ""
-            table.add_row("  " * (len(key) - 1) + key[-1], f"{seconds:.3f}", share)
-        table.add_row("total", f"{total:.3f}", "100.0%" if total > 0 else "", end_section=True)
+            peak = mebibytes(self.peaks[key]) if key in self.peaks else ""
+            table.add_row("  " * (len(key) - 1) + key[-1], f"{seconds:.3f}", share, peak)
+        peak = mebibytes(max(self.peaks.values(), default=0))
+        table.add_row("total", f"{total:.3f}", "100.0%" if total > 0 else "", peak, end_section=True)
         return table
 
 
@@ -167,7 +195,9 @@ class VerbosePasses(Instrumentation):
 
     def stage_started(self, stage: str, steps: int | None = None) -> None:
         count = f" ({steps})" if steps is not None else ""
-        print(f"{self.program}: {stage}{count}", file=self.stream, flush=True)
+        now, peak = resident_memory()
+        print(f"{self.program}: {stage}{count} [RSS {mebibytes(now)} MiB, peak {mebibytes(peak)} MiB]",
+              file=self.stream, flush=True)
 
     def before_pass(self, compiler_pass: ModulePass) -> None:
         print(f"{self.program}:   running {compiler_pass.name}", file=self.stream, flush=True)

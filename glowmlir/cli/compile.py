@@ -301,27 +301,27 @@ def compile_command(
         module = compiler.import_network(model, compile_options)
         imported_graph = graph_dot(module) if dump_graph_dag_before_compile is not None else None
         bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start})
-    report = make_report(bundle, board, ram, flash)
-    console = Console()
-    if require_fit and not report.weights_in_flash.fits:
-        console.print(report_table(report))
-        raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
-    outputs = StagedFiles()  # every file of this command, or none
-    bundle.stage(outputs, emit_bundle, option="-emit-bundle")
-    if llvm_save_asm:  # as Glow: the assembly beside the object
-        outputs.add(os.path.join(emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(), "-llvm-save-asm")
-    for option, path, dot in (("-dump-graph-DAG", dump_graph_dag, bundle.graph_dot),
-                              ("-dump-graph-DAG-before-compile", dump_graph_dag_before_compile, imported_graph)):
-        if path is not None:
-            outputs.add(path, render_graph(dot, path, option), option)
-    if "instrument-debug.info" in bundle.ir:  # as Glow, the dumps' index is written at compile time
-        outputs.add(os.path.join(compile_options.instrument_debug_directory, "instrument-debug.info"),
-                    bundle.ir["instrument-debug.info"].encode(), "-instrument-debug-dir")
-    if memory_plan is not None:
-        outputs.add(memory_plan, bundle.memory_plan.picture(check_picture_path(memory_plan)), "-memory-plan")
-    if memory_report is not None:
-        outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
-    written = outputs.commit()
+        report = make_report(bundle, board, ram, flash)
+        console = Console()
+        if require_fit and not report.weights_in_flash.fits:
+            console.print(report_table(report))
+            raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
+        outputs = StagedFiles()  # every file of this command, or none
+        bundle.stage(outputs, emit_bundle, option="-emit-bundle")
+        if llvm_save_asm:  # as Glow: the assembly beside the object
+            outputs.add(os.path.join(emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(), "-llvm-save-asm")
+        for option, path, dot in (("-dump-graph-DAG", dump_graph_dag, bundle.graph_dot),
+                                  ("-dump-graph-DAG-before-compile", dump_graph_dag_before_compile, imported_graph)):
+            if path is not None:
+                outputs.add(path, render_graph(dot, path, option), option)
+        if "instrument-debug.info" in bundle.ir:  # as Glow, the dumps' index is written at compile time
+            outputs.add(os.path.join(compile_options.instrument_debug_directory, "instrument-debug.info"),
+                        bundle.ir["instrument-debug.info"].encode(), "-instrument-debug-dir")
+        if memory_plan is not None:
+            outputs.add(memory_plan, bundle.memory_plan.picture(check_picture_path(memory_plan)), "-memory-plan")
+        if memory_report is not None:
+            outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
+        written = outputs.commit()
     if dump_graph:
         print(bundle.ir["glow"])
     if dump_ir:

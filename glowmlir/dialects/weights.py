@@ -79,12 +79,26 @@ def element_type_of(dtype: np.dtype) -> Attribute:
 
 
 def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    """Wrap a numpy array as a dense attribute without going through Python lists."""
+    """Wrap a numpy array as a dense attribute without going through Python lists. An array
+    that is all of a `bytes` object (an ONNX or TFLite file's weights, read by `np.frombuffer`)
+    shares it: no copy."""
     array = np.asarray(array)
     if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
         array = array.copy(order="C")
     tensor_type = TensorType(element_type_of(array.dtype), array.shape)
-    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(array.tobytes()))
+    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(bytes_of(array)))
+
+
+def bytes_of(array: np.ndarray) -> bytes:
+    """The bytes of a C-contiguous array: the `bytes` object it views, when it views all of
+    one (in native byte order), else a copy."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if (type(base) is bytes and len(base) == array.nbytes and array.dtype.isnative
+            and array.__array_interface__["data"][0] == np.frombuffer(base, np.uint8).__array_interface__["data"][0]):
+        return base
+    return array.tobytes()
 
 
 def transposed(matrix: np.ndarray, tile: int = 256) -> np.ndarray:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from glowmlir.bundle import BundleLayout, Placeholder, constant_region
+from glowmlir.bundle import BundleLayout, Placeholder, copy_constant_region
 from glowmlir.dialects.memory import align
 from glowmlir.errors import GlowError
 
@@ -111,7 +111,7 @@ class HostRunner:
         self._regions = [GuardedRegion(size, flush)
                          for size in (layout.constant_size, layout.mutable_size, layout.activations_size)]
         self.constant, self.mutable, self.activations = (region.array for region in self._regions)
-        self.constant[:] = np.frombuffer(constant_region(layout), np.uint8)
+        copy_constant_region(layout, self.constant)
         self._regions[0].make_read_only()
         self.constant.flags.writeable = False
         self._outputs = {p.name: _read_only(placeholder_view(self.mutable, p))

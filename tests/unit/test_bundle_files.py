@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import glowmlir
+from glowmlir import bundle as bundle_files
 from glowmlir.bundle import weights_text
 from glowmlir.names import UniqueNames, legalize_name
 from tests.support.models import LENET
@@ -67,6 +69,39 @@ def test_weights_txt_format(saved):
 def test_weights_txt_small_cases():
     assert weights_text(bytes([0, 255, 16])) == " 0X00, 0XFF, 0X10,\n\n"
     assert weights_text(bytes(range(20))).count("\n") == 2
+
+
+def per_byte_text(image: bytes) -> str:
+    """weights.txt as its definition says, a byte at a time."""
+    cells = [f" 0X{b:02X}," for b in image]
+    return "".join("".join(cells[i:i + 20]) + "\n" for i in range(0, len(cells), 20)) + "\n"
+
+
+def test_weights_txt_streamed_across_chunks_and_pieces(monkeypatch):
+    monkeypatch.setattr(bundle_files, "TEXT_CHUNK_LINES", 3)  # chunks of 60 bytes
+    image = np.random.default_rng(0).integers(0, 256, 7 * 20 + 13, np.uint8).tobytes()
+    cuts = [0, 1, 59, 60, 61, 100, 140, len(image)]
+    for size in (None, len(image)):
+        text = io.BytesIO()
+        bundle_files.write_weights_text([memoryview(image[a:b]) for a, b in zip(cuts, cuts[1:])], text, size)
+        assert text.getvalue().decode() == per_byte_text(image)
+    for length in (0, 1, 20, 60, 61):
+        assert weights_text(image[:length]) == per_byte_text(image[:length])
+
+
+def test_weights_bin_streamed_from_the_weights():
+    """Gaps are zeros, a weight sharing an earlier one's offset (equal bytes) is written once,
+    the region is padded to CONSTANT_MEM_SIZE."""
+    rng = np.random.default_rng(1)
+    first, second = rng.standard_normal(10).astype(np.float32), rng.integers(-128, 128, 7).astype(np.int8)
+    weights = (("b", 64, second), ("a", 0, first), ("a_again", 0, first.copy()))
+    layout = bundle_files.BundleLayout("net", 192, 0, 0, 0, (), weights)
+    image = bytearray(192)
+    image[0:40], image[64:71] = first.tobytes(), second.tobytes()
+    assert bundle_files.constant_region(layout) == bytes(image)
+    written = io.BytesIO()
+    bundle_files.write_constant_region(layout, written)
+    assert written.getvalue() == bytes(image)
 
 
 def test_names_are_legalized_as_glow_does():

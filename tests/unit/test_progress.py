@@ -17,7 +17,7 @@ from tests.support.models import LENET
 LENET_PATH = os.path.abspath(LENET)
 IMAGES = os.path.join(os.path.dirname(LENET_PATH), "images")
 COMPILE_STAGES = ("import", "graph passes", "glowll passes", "lowering to llvm", "kernels lowered",
-                  "LLVM translation", "LLVM optimisation", "object emission")
+                  "LLVM translation", "LLVM optimisation", "object emission", "writing files")
 
 
 def command(module: str, *arguments: str) -> list[str]:
@@ -88,9 +88,12 @@ def test_verbose_names_every_pass_in_order(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert [line.split("running ")[1] for line in lines if "running " in line] == pipeline_pass_names(tmp_path)
-    stages = [line.removeprefix("glow-compile: ").split(" (")[0] for line in lines if "running " not in line]
+    stages = [re.split(r" [(\[]", line.removeprefix("glow-compile: "))[0] for line in lines if "running " not in line]
     assert stages == list(COMPILE_STAGES)
-    assert "glow-compile: kernels lowered (5)" in lines
+    assert any(line.startswith("glow-compile: kernels lowered (5) [RSS ") for line in lines)
+    memory = [re.fullmatch(r".* \[RSS ([\d,]+) MiB, peak ([\d,]+) MiB\]", line)
+              for line in lines if "running " not in line]
+    assert all(memory) and all(int(m[1].replace(",", "")) <= int(m[2].replace(",", "")) for m in memory)
 
 
 def timing_rows(text: str) -> dict[str, float]:
@@ -113,6 +116,11 @@ def test_time_prints_seconds_per_stage_and_pass(tmp_path):
     outer = sum(seconds for name, seconds in rows.items() if not name.startswith("  ") and name != "total")
     assert rows["total"] == pytest.approx(outer, abs=0.002 * len(COMPILE_STAGES))
     assert rows["LLVM optimisation"] > 0
+    peaks = {(m[1] and "  ") + m[2]: int(m[3].replace(",", ""))
+             for m in re.finditer(r"│ ( *)([\w -]+?)\s*│[^│]*│[^│]*│\s*([\d,]+)\s*│\n", result.stderr)}
+    assert "peak RSS MiB" in result.stderr and len(peaks) == len(rows)  # a peak on every row, "total" too
+    stages = [peaks[name] for name in rows if not name.startswith("  ") and name != "total"]  # each run once
+    assert stages == sorted(stages) and peaks["total"] == max(peaks.values()) > 50  # a high-water mark
 
 
 def test_glow_profile_takes_time_and_verbose(tmp_path):
@@ -120,7 +128,7 @@ def test_glow_profile_takes_time_and_verbose(tmp_path):
                                     f"-dump-profile={tmp_path / 'p.yaml'}"),
                             capture_output=True, text=True, cwd=tmp_path, env=environment())
     assert result.returncode == 0, result.stderr
-    assert "glow-profile: profiling (20)" in result.stderr.splitlines()
+    assert any(line.startswith("glow-profile: profiling (20) [RSS ") for line in result.stderr.splitlines())
     assert "glow-profile:   running glow-fold-batchnorm" in result.stderr.splitlines()
     assert timing_rows(result.stderr)["profiling"] > 0
 

@@ -26,10 +26,12 @@ from glowmlir.importers.onnx.loader import (
     adopt_shapes,
     apply_input_settings,
     check_model_features,
+    initializer_arrays,
     load_onnx_model,
     one_line,
     placeholder_names,
     repair_benign_omissions,
+    weights_taken_out,
     with_output_shape_fields,
     without_large_initializers,
 )
@@ -118,8 +120,10 @@ def imports(*op_types: str, domain: str = ""):
 class OnnxImporter:
     """Walks the ONNX graph in order, building the ops of one `glow.function`."""
 
-    def __init__(self, model: onnx.ModelProto, inputs: Sequence[ModelInput] = ()):
+    def __init__(self, model: onnx.ModelProto, inputs: Sequence[ModelInput] = (),
+                 weights: dict[str, np.ndarray] | None = None):
         self.model = model
+        self.weights = weights  # the initializers' values, when taken out of `model` (see `weights_taken_out`)
         self.typed_inputs = {spec.name: spec for spec in inputs if spec.element_type != "float"}
         self.set_by_option = {spec.name for spec in inputs}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
@@ -154,7 +158,7 @@ class OnnxImporter:
         if isinstance(value, SSAValue):
             return value
         if onnx_name not in self.constants:
-            array = value.astype(np.float32) if value.dtype.kind == "f" else value
+            array = value.astype(np.float32, copy=False) if value.dtype.kind == "f" else value
             try:
                 dense = dense_from_array(array)
             except ValueError:
@@ -198,12 +202,8 @@ class OnnxImporter:
     def run(self, name: str) -> ModuleOp:
         graph = self.model.graph
         placeholders = placeholder_names(graph, self.names)
-        for init in graph.initializer:
-            try:
-                self.values[init.name] = numpy_helper.to_array(init)
-            except (ValueError, TypeError, KeyError) as error:  # onnx's checker does not read the data
-                raise GlowError(f"initializer \"{init.name}\": its data cannot be read as data type "
-                                f"{init.data_type}, shape {list(init.dims)} ({error!s})") from None
+        self.values.update(self.weights if self.weights is not None else initializer_arrays(graph))
+        self.weights = None
         for graph_input in graph.input:
             if graph_input.name in self.values:
                 continue
@@ -417,7 +417,8 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
         raise GlowError(f"{source} fails onnx's checks: {str(error).strip().splitlines()[0]}") from None
     except UnicodeDecodeError:  # onnx's message quotes a damaged name
         raise GlowError(f"{source} fails onnx's checks: a name in the model is not UTF-8 text") from None
-    module = OnnxImporter(model, inputs).run(network)
+    model, weights = weights_taken_out(model)  # the file's protobuf freed, unless the caller keeps it
+    module = OnnxImporter(model, inputs, weights).run(network)
     verify_imported(module, source)
     return module
 

@@ -9,8 +9,10 @@ import os
 import re
 from collections.abc import Sequence
 
+import numpy as np
 import onnx
 from google.protobuf import text_format
+from onnx import numpy_helper
 
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx.options import ModelInput, check_symbol
@@ -186,6 +188,37 @@ def without_large_initializers(model: onnx.ModelProto) -> tuple[onnx.ModelProto,
     light.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
                              for t in large if t.name not in listed)
     return light, names
+
+
+def initializer_arrays(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
+    """A graph's initializers as numpy arrays, by name; one that cannot be read is a GlowError."""
+    arrays = {}
+    for init in graph.initializer:
+        try:
+            arrays[init.name] = numpy_helper.to_array(init)
+        except (ValueError, TypeError, KeyError) as error:  # onnx's checker does not read the data
+            raise GlowError(f"initializer \"{init.name}\": its data cannot be read as data type "
+                            f"{init.data_type}, shape {list(init.dims)} ({error!s})") from None
+    return arrays
+
+
+def weights_taken_out(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The model's initializers as arrays (raw data read once, each array a view of its bytes,
+    not a copy), and a copy of the model whose initializers keep their names, types and
+    shapes only: once the caller drops the model it was given, the file's protobuf (the
+    weights a second time) is freed, leaving the importer the arrays alone."""
+    arrays = initializer_arrays(model.graph)
+    light = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name != "graph":
+            _copy_field(light, field, value)
+    for field, value in model.graph.ListFields():
+        if field.name == "initializer":
+            light.graph.initializer.extend(onnx.TensorProto(name=t.name, data_type=t.data_type, dims=t.dims)
+                                           for t in value)
+        else:
+            _copy_field(light.graph, field, value)
+    return light, arrays
 
 
 def _copy_field(message, field, value) -> None:

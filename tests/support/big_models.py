@@ -1,0 +1,92 @@
+"""Models with many random weights, generated: the memory bench's and the memory test's.
+
+`weight_heavy_model(megabytes)` is a small convolution block followed by fully connected
+layers (Gemm with transposed weights, as exported classifiers have them, and MatMul),
+4096 wide, with seeded normal weights (nothing a compiler could deduplicate), until its
+float weights reach `megabytes` (MB, 10^6 bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+WIDTH = 4096
+"""Features of the fully connected layers."""
+
+
+def weight_heavy_model(megabytes: float, seed: int = 0, width: int = WIDTH) -> onnx.ModelProto:
+    """Input `data` [1, 16, 16, 16] → Conv 3x3 (16 → 64) → Relu → Flatten [1, 16384] →
+    Gemm(transB) to `width` → Relu → alternately MatMul and Gemm(transB) of `width` x `width`
+    (with Relu between them) until the weights reach `megabytes`."""
+    rng = np.random.default_rng(seed)
+    initializers, nodes = [], []
+
+    def weight(name: str, shape: tuple[int, ...], fan_in: int) -> str:
+        value = rng.standard_normal(shape, dtype=np.float32) * np.float32(np.sqrt(2.0 / fan_in))
+        initializers.append(numpy_helper.from_array(value, name))
+        return name
+
+    def weight_bytes() -> int:
+        return sum(int(np.prod(t.dims)) * 4 for t in initializers)
+
+    nodes.append(helper.make_node("Conv", ["data", weight("conv_w", (64, 16, 3, 3), 144),
+                                           weight("conv_b", (64,), 144)], ["conv"], pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["conv"], ["conv_relu"]))
+    nodes.append(helper.make_node("Flatten", ["conv_relu"], ["flat"]))
+    features = 64 * 16 * 16
+    nodes.append(helper.make_node("Gemm", ["flat", weight("fc0_w", (width, features), features),
+                                           weight("fc0_b", (width,), features)], ["fc0"], transB=1))
+    last, k = "fc0", 1
+    while weight_bytes() < megabytes * 1e6:
+        nodes.append(helper.make_node("Relu", [last], [f"relu{k}"]))
+        if k % 2:
+            nodes.append(helper.make_node("MatMul", [f"relu{k}", weight(f"fc{k}_w", (width, width), width)],
+                                          [f"fc{k}"]))
+        else:
+            nodes.append(helper.make_node("Gemm", [f"relu{k}", weight(f"fc{k}_w", (width, width), width),
+                                                   weight(f"fc{k}_b", (width,), width)], [f"fc{k}"], transB=1))
+        last, k = f"fc{k}", k + 1
+    graph = helper.make_graph(nodes, "weight_heavy", [helper.make_tensor_value_info("data", TensorProto.FLOAT,
+                                                                                     [1, 16, 16, 16])],
+                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [1, width])], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def weight_bytes(model: onnx.ModelProto) -> int:
+    """The bytes of a model's initializers (as they are stored: float32 4 bytes an element)."""
+    return sum(int(np.prod(t.dims)) * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+               for t in model.graph.initializer)
+
+
+_MEASURED_COMPILE = """
+import sys
+from glowmlir.cli.compile import main
+try:
+    main(sys.argv[2:])
+finally:  # this process's own high-water mark (getrusage's would include what it was forked from)
+    with open("/proc/self/status") as status, open(sys.argv[1], "w") as report:
+        report.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
+def measured_glow_compile(arguments: list[str], directory: str, pythonpath: str) -> tuple[int, int, float, str]:
+    """Runs `glow-compile arguments` in a new Python process in `directory`; returns its exit
+    status, its peak resident bytes (Linux's VmHWM, read as it exits), its wall seconds and
+    its stderr."""
+    report = os.path.join(directory, "peak-resident-kib.txt")
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", _MEASURED_COMPILE, report, *arguments], cwd=directory,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": pythonpath})
+    wall = time.perf_counter() - start
+    with open(report) as f:
+        peak = int(f.read()) * 1024
+    os.unlink(report)
+    return result.returncode, peak, wall, result.stderr.decode(errors="replace")
