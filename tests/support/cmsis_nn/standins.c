@@ -35,6 +35,11 @@
  */
 #include "arm_nnfunctions.h"
 
+/* As the library's arm_nn_math_types.h: a core with integer MVE gets the Helium build. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(ARM_MATH_MVEI)
+#define ARM_MATH_MVEI 1
+#endif
+
 #include "../tflite_int8.h"
 
 #include <stddef.h>
