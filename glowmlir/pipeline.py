@@ -126,7 +126,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
     from glowmlir.transforms.share_buffers import ShareBuffers
 
-    selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]
+    selection = {"cmsis-nn": [SelectCmsisNN(helium)], "hifi4": [SelectHifi4()], None: []}[kernel_library]
     if size_first and (minimum_size or not (arm_dsp or vnni)):
         selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
     elif vnni:

@@ -10,14 +10,24 @@ Conventions (TFLite's): NHWC activations, OHWI filters, depthwise filters [1, KH
 FullyConnected weights [out][in] (what `glowll.fully_connected` already holds),
 `input_offset = -input zero point`, `output_offset = +output zero point`, symmetric
 weights, int32 bias with scale input x weight scale.
+
+The library's contract differs between its builds: on a core with Helium (MVE, the M55)
+its `*_get_buffer_size` functions ask for other scratch sizes, and `arm_fully_connected_s8`
+reads precomputed kernel sums from its context buffer instead of the bias. The mappings
+that depend on it take `helium` and follow the build the core gets (rules from CMSIS-NN's
+`arm_*_get_buffer_sizes_s8.c`; tests/support/cmsis_nn/cmsis_nn_outputs.json holds what both
+builds returned).
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
 from glowmlir.libraries import common
 from glowmlir.libraries.common import (
     Call,
@@ -111,7 +121,65 @@ def check_convolution(op, output: SSAValue) -> None:
         raise Declined("depthwise convolution of a batch > 1")
 
 
-def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
+CH_IN_BLOCK_MVE = 124
+"""CMSIS-NN's channels a step of the Helium depthwise kernel (arm_nnsupportfunctions.h)."""
+
+
+def convolution_scratch(g: ConvolutionGeometry, helium: bool) -> int:
+    """`arm_convolve_wrapper_s8_get_buffer_size` of the core's build (GCC): a 1x1 (unpadded,
+    undilated, ungrouped) none; otherwise, on the DSP build, two int16 im2col columns of
+    KH x KW x C_IN rounded up to 4; on the Helium build a 1 x N on one input row its
+    padded int8 window (`arm_convolve_1_x_n_s8_get_buffer_size_mve`), else four int8 columns
+    rounded up to 16 (`arm_convolve_s8_get_buffer_size_mve`)."""
+    undilated = g.dilation_h == g.dilation_w == 1
+    if (g.k_h, g.k_w) == (1, 1) and g.pad_top == g.pad_left == 0 and undilated and g.in_c == g.group_c:
+        return 0
+    taps = g.k_h * g.k_w * g.in_c
+    if not helium:
+        return 2 * (-(-taps // 4) * 4) * 2
+    im2col = 4 * -(-taps // 16) * 16
+    if not (g.in_h == 1 and g.k_h == 1 and g.dilation_w == 1 and g.stride_w * g.in_c % 4 == 0
+            and g.in_c == g.group_c):
+        return im2col
+    asymmetric = ((g.out_w - 1) * g.stride_w + g.k_w - g.in_w) % 2
+    right = max(1, -(-(g.pad_left + asymmetric) // g.stride_w)) if g.pad_left + asymmetric else 0
+    left = max(1, -(-g.pad_left // g.stride_w)) if g.pad_left else 0
+    if right + max(g.out_w - right - left, 0) + left != g.out_w:
+        return im2col
+    pad_right = right * g.in_c if asymmetric else g.pad_left * g.in_c
+    return max(g.k_w * g.in_c + g.pad_left * g.in_c, (g.k_w - 1) * g.in_c + pad_right)
+
+
+def depthwise_scratch(g: ConvolutionGeometry, helium: bool) -> int:
+    """`arm_depthwise_conv_wrapper_s8_get_buffer_size` of the core's build (GCC, batch 1)."""
+    undilated = g.dilation_h == g.dilation_w == 1
+    if helium and g.in_c == 1 and g.out_c > 1:  # run as the convolution of a [C_OUT, KH, KW, 1] filter
+        return convolution_scratch(g, True) + g.out_c * g.k_h * g.k_w
+    if g.out_c != g.in_c or not undilated:
+        return 0
+    if helium:
+        return 4 * CH_IN_BLOCK_MVE * g.k_h * g.k_w
+    three_by_three = (g.k_h, g.k_w) == (3, 3) and g.pad_top <= 1 and g.pad_left <= 1
+    return 0 if three_by_three else g.in_c * g.k_h * g.k_w * 2
+
+
+def kernel_sums(weights: np.ndarray, bias: np.ndarray, input_offset: int) -> np.ndarray:
+    """What the Helium build's `arm_fully_connected_s8` reads from its context, as the
+    library's `arm_vector_sum_s8` makes it: per output row of the weights [out][in],
+    bias + input_offset x the row's sum (int32, wrapping as the library's does)."""
+    sums = bias.astype(np.int64) + input_offset * weights.astype(np.int64).sum(axis=1)
+    return sums.astype(np.int32)
+
+
+def constant(value: SSAValue) -> np.ndarray:
+    """The data of a weight buffer (raises Declined for any other)."""
+    owner = value.owner
+    if not isinstance(owner, glowll.WeightOp) or owner.value is None:
+        raise Declined("weights or bias not constant (the Helium build needs the kernel sums at compile time)")
+    return array_from_dense(owner.value)
+
+
+def map_fully_connected(op: glowll.FullyConnectedOp, helium: bool = False) -> Call:
     require_int8([op.input, op.weights, op.bias, op.dest], op.bias)
     weights = element(op.weights)
     per_tensor_weights(weights)
@@ -123,14 +191,19 @@ def map_fully_connected(op: glowll.FullyConnectedOp) -> Call:
     params = pack("cmsis_nn_fc_params", input_offset=-element(op.input).offset, filter_offset=0,
                   output_offset=element(op.dest).offset, activation_min=low, activation_max=high)
     quant = pack("cmsis_nn_per_tensor_quant_params", multiplier=int(multiplier), shift=int(shift))
-    return Call("arm_fully_connected_s8", [op.dest, op.input, op.weights, op.bias],
-                [("fc_params", params), ("quant_params", quant), ("input_dims", dims(rows, 1, 1, depth)),
+    constants = [("fc_params", params), ("quant_params", quant), ("input_dims", dims(rows, 1, 1, depth)),
                  ("filter_dims", dims(depth, 1, 1, columns)), ("bias_dims", dims(1, 1, 1, columns)),
-                 ("output_dims", dims(rows, 1, 1, columns))], 0,
-                ["%scratch", "%c0", "%c1", "%c2", "%b1", "%c3", "%b2", "%c4", "%b3", "%c5", "%b0"])
+                 ("output_dims", dims(rows, 1, 1, columns))]
+    context = "%scratch"
+    if helium:
+        constants.append(("kernel_sums", kernel_sums(constant(op.weights), constant(op.bias),
+                                                     -element(op.input).offset)))
+        context = f"context %c{len(constants) - 1}"
+    return Call("arm_fully_connected_s8", [op.dest, op.input, op.weights, op.bias], constants, 0,
+                [context, "%c0", "%c1", "%c2", "%b1", "%c3", "%b2", "%c4", "%b3", "%c5", "%b0"])
 
 
-def map_convolution(op: glowll.ConvolutionOp) -> Call:
+def map_convolution(op: glowll.ConvolutionOp, helium: bool = False) -> Call:
     check_convolution(op, op.dest)
     g = ConvolutionGeometry.of(op)
     multipliers, shifts = per_channel_requantization(op)
@@ -140,25 +213,22 @@ def map_convolution(op: glowll.ConvolutionOp) -> Call:
                   dilation_w=g.dilation_w, dilation_h=g.dilation_h, activation_min=low, activation_max=high)
     constants = [("multipliers", multipliers), ("shifts", shifts), ("input_dims", dims(g.n, g.in_h, g.in_w, g.in_c)),
                  None, ("bias_dims", dims(1, 1, 1, g.out_c)), ("output_dims", dims(g.n, g.out_h, g.out_w, g.out_c))]
-    undilated = g.dilation_h == g.dilation_w == 1
     if is_depthwise(op):  # the filter [C, KH, KW, 1] is stored as [1, KH, KW, C]
         constants[3] = ("filter_dims", dims(1, g.k_h, g.k_w, g.out_c))
         params = pack("cmsis_nn_dw_conv_params", ch_mult=g.out_c // g.in_c, **common)
-        three_by_three = (g.k_h, g.k_w) == (3, 3) and g.pad_top <= 1 and g.pad_left <= 1
-        scratch = g.in_c * g.k_h * g.k_w * 2 if g.out_c == g.in_c and undilated and not three_by_three else 0
+        scratch = depthwise_scratch(g, helium)
         callee, permutation = "arm_depthwise_conv_wrapper_s8", (3, 1, 2, 0)
     else:
         constants[3] = ("filter_dims", dims(g.out_c, g.k_h, g.k_w, g.group_c))
         params = pack("cmsis_nn_conv_params", **common)
-        one_by_one = (g.k_h, g.k_w) == (1, 1) and g.pad_top == g.pad_left == 0 and undilated and g.in_c == g.group_c
-        scratch = 0 if one_by_one else 2 * (-(-(g.k_h * g.k_w * g.in_c) // 4) * 4) * 2  # two int16 im2col columns
+        scratch = convolution_scratch(g, helium)
         callee, permutation = "arm_convolve_wrapper_s8", None
     return Call(callee, [op.dest, op.input, op.filter, op.bias], [("conv_params", params), *constants], scratch,
                 ["%scratch", "%c0", "pointers %c1 %c2", "%c3", "%b1", "%c4", "%b2", "%c5", "%b3", "%c6", "%b0"],
                 filter_permutation=permutation)
 
 
-def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
+def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp, helium: bool = False) -> Call:
     check_pool(op, op.dest)
     if not glow.is_nhwc(op):
         raise Declined("NCHW layout (the graph was not converted to NHWC here)")
@@ -173,7 +243,7 @@ def map_pool(op: glowll.MaxPoolOp | glowll.AvgPoolOp) -> Call:
     return Call("arm_max_pool_s8" if is_max else "arm_avgpool_s8", [op.dest, op.input],
                 [("pool_params", params), ("input_dims", dims(n, in_h, in_w, channels)),
                  ("filter_dims", dims(1, k_h, k_w, 1)), ("output_dims", dims(n, out_h, out_w, channels))],
-                0 if is_max else channels * 4, ["%scratch", "%c0", "%c1", "%b1", "%c2", "%c3", "%b0"])
+                0 if is_max or helium else channels * 4, ["%scratch", "%c0", "%c1", "%b1", "%c2", "%c3", "%b0"])
 
 
 SOFTMAX_DEFINED_ROW_SIZE = 511
@@ -210,6 +280,15 @@ def map_elementwise(op: glowll.ElementwiseOp) -> Call:
                  f"int {multiplier}", f"int {shift}", f"int {low}", f"int {high}", f"int {size}"]
     return Call("arm_elementwise_mul_s8", [op.dest, *op.inputs], [], 0, arguments)
 
+
+def mappings(helium: bool) -> dict:
+    """MAPPINGS for the library's DSP (or plain) build, or with `helium` its Helium build."""
+    return {kind: (partial(mapping, helium=True) if helium and mapping in HELIUM_DEPENDENT else mapping)
+            for kind, mapping in MAPPINGS.items()}
+
+
+HELIUM_DEPENDENT = (map_fully_connected, map_convolution, map_pool)
+"""The mappings whose call depends on the library's build (they take `helium`)."""
 
 MAPPINGS = {
     glowll.FullyConnectedOp: map_fully_connected,

@@ -21,8 +21,9 @@ class Call:
     """One library call: C arguments over buffers, constants and immediates.
 
     `arguments` name the instruction's buffers `%b<k>` (`buffers[k]`), the constants
-    `%c<k>` (stored as weights), `%scratch` (a `cmsis_nn_context` of the scratch buffer) and
-    `%scratch_pointer` (a plain pointer to it, or NULL); see
+    `%c<k>` (stored as weights), `%scratch` (a `cmsis_nn_context` of the scratch buffer),
+    `context %c<k>` (one of a constant) and `%scratch_pointer` (a plain pointer to the
+    scratch, or NULL); see
     `glowll.library_call` for the forms (`buffer`, `context`, `pointers`, `int`, `null`).
     """
 

@@ -52,8 +52,9 @@ class Target:
 
     @property
     def has_arm_dsp(self) -> bool:
-        """An Arm core with the DSP extension (SMLAD, SXTB16, ...)."""
-        return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
+        """An Arm core with the DSP extension (SMLAD, SXTB16, ...), not turned off by a later
+        `-dsp` (`-mattr=-dsp` after the CPU's features)."""
+        return self.triple.startswith(("thumb", "arm")) and enabled_features(self.features.split(",")).get("dsp", False)
 
     @cached_property
     def _features(self) -> list[str]:

@@ -97,6 +97,8 @@ def _library_call(op: glowll.InstructionOp, call, prefix: str, rewriter: Pattern
         if text.startswith("%"):
             return glowll.BufferArgument(operand(text))
         kind, *words = text.split()
+        if kind == "context":  # a cmsis_nn_context of a constant (e.g. kernel sums)
+            return glowll.ContextArgument(operand(words[0]))
         if kind == "pointers":
             return glowll.PointersArgument(*map(operand, words))
         assert kind == "int" and len(words) == 1, text
@@ -192,11 +194,20 @@ class SelectLibrary(ModulePass):
 
 @dataclass(frozen=True)
 class SelectCmsisNN(SelectLibrary):
-    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls."""
+    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls; with
+    `helium=true` (`glow-compile` sets it on a core with MVE) as the library's Helium build
+    takes them (its scratch sizes, the fully connected's kernel sums)."""
 
     name = "glowll-select-cmsis-nn"
     LIBRARY: ClassVar[str] = "cmsis-nn"
     TITLE: ClassVar[str] = "CMSIS-NN"
+    helium: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glowmlir.libraries import cmsis_nn
+
+        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
+            select_library(function, cmsis_nn.mappings(self.helium), cmsis_nn.Declined, self.TITLE)
 
 
 @dataclass(frozen=True)

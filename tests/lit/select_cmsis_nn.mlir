@@ -1,4 +1,5 @@
 // RUN: glow-opt %s -p glowll-select-cmsis-nn | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-cmsis-nn{helium=true}' | filecheck %s --check-prefix=HELIUM
 // Kernel selection: a quantized FullyConnected with symmetric weights and an int32 bias
 // becomes arm_fully_connected_s8, its parameter structs (fc_params, quant_params, the
 // four dims) new weights in the constant region; the SoftMax becomes arm_softmax_s8 with
@@ -30,3 +31,9 @@ glowll.function @net {
 // CHECK-NEXT: glowll.library_call "arm_fully_connected_s8"(%h, %x, %w, %b, %[[P]], %[[Q]], {{.*}}) {replaces = "glowll.fully_connected", arguments = [#glowll.context<none>, #glowll.buffer<4>, #glowll.buffer<5>, #glowll.buffer<6>, #glowll.buffer<1>, #glowll.buffer<7>, #glowll.buffer<2>, #glowll.buffer<8>, #glowll.buffer<3>, #glowll.buffer<9>, #glowll.buffer<0>]}
 // CHECK:      glowll.fully_connected %h2, %h, %wa, %ba {library = "not CMSIS-NN: weights are not symmetric (zero point 0){{.*}}"}
 // CHECK-NEXT: glowll.library_call "arm_softmax_s8"(%y, %h2) {replaces = "glowll.softmax", arguments = [#glowll.buffer<1>, #glowll.int<1>, #glowll.int<2>, #glowll.int<1717986944>, #glowll.int<23>, #glowll.int<-248>, #glowll.buffer<0>], returns_void}
+
+// The library's Helium build (the M55) reads the fully connected's kernel sums from its
+// context instead of the bias: bias + input_offset (-3) x each weight row's sum
+// (100 + -3 x -2 = 106, -100 + -3 x 12 = -136), a constant passed as context 10.
+// HELIUM:      glowll.weight "arm_fully_connected_s8_0_kernel_sums" {value = dense<[106, -136]> : tensor<2xi32>}
+// HELIUM-NEXT: glowll.library_call "arm_fully_connected_s8"({{.*}}) {replaces = "glowll.fully_connected", arguments = [#glowll.context<10>, #glowll.buffer<4>,

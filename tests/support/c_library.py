@@ -43,11 +43,11 @@ def compile_object(source, output, include_dir: str, compiler: str = "cc", flags
     run_compiler(compiler, *C_FLAGS, "-I", include_dir, *flags, "-c", source, "-o", output)
 
 
-def build_library(source: str, include_dir: str, out_dir, name: str) -> ctypes.CDLL:
+def build_library(source: str, include_dir: str, out_dir, name: str, flags=()) -> ctypes.CDLL:
     """`source` built with the host's cc into `out_dir`/lib`name`.so (-O1, C11, every
-    warning an error) and loaded; the caller declares argtypes / restype."""
+    warning an error, and `flags`) and loaded; the caller declares argtypes / restype."""
     path = os.path.join(str(out_dir), f"lib{name}.so")
-    run_compiler("cc", "-shared", "-fPIC", "-O1", *C_FLAGS, "-I", include_dir, source, "-o", path)
+    run_compiler("cc", "-shared", "-fPIC", "-O1", *C_FLAGS, *flags, "-I", include_dir, source, "-o", path)
     return ctypes.CDLL(path)
 
 

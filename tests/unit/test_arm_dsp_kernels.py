@@ -28,16 +28,13 @@ from glowmlir.libraries.arm_dsp_layout import (
     pack_filter,
     packing,
     pair_tiling,
-    pool_tiles,
     slot_word,
-    straight_products,
     widens_planes,
     window_row_order,
     with_biases,
 )
 from glowmlir.lowering.arm_dsp import unrolls_plane
 from glowmlir.runtime.boards import run_on_board, target_for
-from glowmlir.transforms.select_arm_dsp_kernels import takes_im2col
 from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     CONVOLUTIONS,
@@ -687,11 +684,45 @@ def instruction_lines(bundle) -> list[str]:
 
 
 def tiles(geometry: tuple, pool: dict | None) -> bool:
-    """Whether a case's fused pool is one window pairs take (`arm_dsp_layout.pool_tiles`)."""
-    if pool is None:
+    """Whether a case's fused pool is one window pairs take, by docs/arm-dsp-kernels.md ("A
+    fused pool"): its windows cut the convolution's output in tiles (kernel = strides,
+    unpadded, at most four pixels) or it is global (the whole plane, unpadded)."""
+    if pool is None or any(pool["pads"]):
         return False
-    convolution_hw = glow.ConvolutionOp.shape_rule(*geometry)[2:]
-    return pool_tiles(pool["kernel"], pool["strides"], pool["pads"], convolution_hw)
+    convolution_hw = tuple(glow.ConvolutionOp.shape_rule(*geometry)[2:])
+    kernel = tuple(pool["kernel"])
+    return kernel == convolution_hw or (kernel == tuple(pool["strides"]) and kernel[0] * kernel[1] <= 4)
+
+
+def documented_kind(geometry: tuple, pool: dict | None) -> str | None:
+    """The packing docs/arm-dsp-kernels.md gives a convolution, written here from its text (not
+    `arm_dsp_layout.packing`): window pairs for an ungrouped convolution wider than 1x1 of at
+    most 144 taps, unpooled or with a tiling pool; depthwise for an unpooled one of one input
+    channel a group; row pairs along a kernel row at least two taps wide; channel pairs for an
+    unpadded ungrouped 1x1; else the generic kernel."""
+    _, (_, group_c, k_h, k_w), _, pads, _, group = geometry
+    if group == 1 and (pool is None or tiles(geometry, pool)) and k_h * k_w > 1 and group_c * k_h * k_w <= 144:
+        return WINDOW_PAIRS
+    if group_c == 1 and pool is None:
+        return "depthwise"
+    if k_w >= 2:
+        return "row pairs"
+    if k_h == 1 and group == 1 and not any(pads):
+        return "channel pairs"
+    return None
+
+
+def documented_straight(geometry: tuple, pool: dict | None, looped: bool) -> bool:
+    """Whether a convolution's products are straight-line code by docs/arm-dsp-kernels.md: a
+    gathered product (window pairs; channel pairs of stride 1, unpooled or pooled globally) of
+    at most 32 pairs (`UNROLLED_PAIRS`), in a speed-first build."""
+    _, filter_shape, strides, _, _, _ = geometry
+    kind = documented_kind(geometry, pool)
+    height, width = glow.ConvolutionOp.shape_rule(*geometry)[2:]
+    globally = pool is not None and tuple(pool["kernel"]) == (height, width) and not any(pool["pads"])
+    gathered = kind == WINDOW_PAIRS or (kind == "channel pairs" and tuple(strides) == (1, 1)
+                                        and (pool is None or globally))
+    return gathered and -(-int(np.prod(filter_shape[1:])) // 2) <= 32 and not looped
 
 
 def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
@@ -702,8 +733,7 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
-    kinds = [packing(geometry[1], geometry[3], geometry[5], pool is not None, tiles(geometry, pool))
-             for _, geometry, pool in int8_convolution_cases()]
+    kinds = [documented_kind(geometry, pool) for _, geometry, pool in int8_convolution_cases()]
     assert {"window pairs", "depthwise", "row pairs", "channel pairs"} <= set(kinds)
     pooled_windows = [kind for (output, _, _), kind in zip(int8_convolution_cases(), kinds)
                       if output.removeprefix("y_") in POOLED_WINDOWS]
@@ -728,13 +758,7 @@ def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases):
         lines = instruction_lines(build(body, constants, target=target_for("mps2-an500", level)))
         carried = 0
         for line, (output, geometry, pool) in zip(lines, int8_convolution_cases()):
-            input_shape, filter_shape, strides, pads, dilations, group = geometry
-            kind = packing(filter_shape, pads, group, pool is not None, tiles(geometry, pool))
-            height, width = glow.ConvolutionOp.shape_rule(*geometry)[2:]
-            globally = pool is not None and pool["kernel"] == (height, width) and not any(pool["pads"])
-            pairs = -(-int(np.prod(filter_shape[1:])) // 2)
-            straight = straight_products(kind, strides, pool is not None, globally, pairs, looped)
-            expected = straight and "doubled_accumulators" in line
+            expected = documented_straight(geometry, pool, looped) and "doubled_accumulators" in line
             assert ("biases_in_filter" in line) == expected, (level, output)
             carried += expected
         assert carried > 10 if not looped else carried == 0
@@ -765,7 +789,8 @@ def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
     columns = strides[1] == 1 or (strides[1] == 2 and width >= 8)
     height = (input_shape[2] + pads[0] + pads[2] - dilations[0] * (filter_shape[2] - 1) - 1) // strides[0] + 1
     pooled_globally = pool is not None and pool["kernel"] == (height, width) and not any(pool["pads"])
-    if (pool is None or pooled_globally) and group == 1 and takes_im2col(int(np.prod(filter_shape[1:])), columns):
+    taps = int(np.prod(filter_shape[1:]))  # docs/arm-dsp-kernels.md: at least 48 taps, or 8 off the column kernel
+    if (pool is None or pooled_globally) and group == 1 and (taps >= 48 or (taps >= 8 and not columns)):
         return "arm-mve-im2col"
     return "arm-mve" if columns else "arm-dsp"
 

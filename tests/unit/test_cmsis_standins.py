@@ -176,7 +176,18 @@ def test_standins_compile_for_cortex_m7(tmp_path):
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    so = build_library(SOURCE, CMSIS_DIR, tmp_path_factory.mktemp("cmsis_standins"), "cmsis_standins")
+    return declare(build_library(SOURCE, CMSIS_DIR, tmp_path_factory.mktemp("cmsis_standins"), "cmsis_standins"))
+
+
+@pytest.fixture(scope="module")
+def helium_lib(tmp_path_factory):
+    """The stand-ins as the library's Helium build: compiled with ARM_MATH_MVEI."""
+    return declare(build_library(SOURCE, CMSIS_DIR, tmp_path_factory.mktemp("cmsis_standins_mve"),
+                                 "cmsis_standins_mve", ["-DARM_MATH_MVEI"]))
+
+
+def declare(so: ctypes.CDLL) -> ctypes.CDLL:
+    """The stand-ins' argument and result types."""
     pdims = POINTER(Dims)
     conv_args = [POINTER(Context), c_void_p, POINTER(PerChannelQuant), pdims, P8, pdims, P8, pdims, P32, pdims, P8]
     so.arm_convolve_wrapper_s8.argtypes = [conv_args[0], POINTER(ConvParams), *conv_args[2:]]
@@ -768,3 +779,111 @@ def test_the_real_library_differs_from_tflite_on_long_tied_rows():
     library = int8_hex(row["output"])
     assert (library == -127).all()
     assert (ref.softmax_s8(int8_hex(row["input"])[None], 0.1) == -128).all()
+
+
+# ----------------------------------------------------------------------------- the real library, every function
+
+CMSIS_NN_OUTPUTS = os.path.join(CMSIS_DIR, "cmsis_nn_outputs.json")
+"""What Arm's CMSIS-NN returned (bench/cmsis_nn_outputs.py): its DSP build on the M4 and its
+Helium build on the M55, every function the stand-ins replace, with their buffer sizes."""
+
+
+def real_cases() -> list[dict]:
+    with open(CMSIS_NN_OUTPUTS) as f:
+        return json.load(f)["cases"]
+
+
+def helium_kernel_sums(case: dict) -> np.ndarray:
+    """What the Helium build's arm_fully_connected_s8 reads from its context: per output row,
+    bias + input_offset x the sum of the row's weights (CMSIS-NN's arm_vector_sum_s8, from its
+    documentation: "the sum of each row ..., multiply by lhs_offset and optionally add bias")."""
+    depth, columns = case["filter_dims"][0], case["output_dims"][3]
+    weights = np.array(case["filter"], np.int64).reshape(columns, depth)
+    return (np.array(case["bias"], np.int64) + case["input_offset"] * weights.sum(axis=1)).astype(np.int32)
+
+
+def run_standin(so, case: dict, kernel_sums: np.ndarray | None = None) -> tuple[int, int, np.ndarray]:
+    """The stand-in's buffer size, status and output for one recorded case, its scratch the
+    size its own getter asks for (or, for a Helium fully connected, the kernel sums)."""
+    f, i8 = case["function"], np.int8
+    out = np.full(int(np.prod(case.get("output_dims", [case.get("size") or 60]))), 0x55, np.uint8).view(i8)
+    dims = {key: Dims(*case[key]) for key in ("input_dims", "filter_dims", "output_dims") if key in case}
+    if "input" in case:
+        x = np.array(case["input"], i8)
+    if f in ("arm_convolve_wrapper_s8", "arm_depthwise_conv_wrapper_s8"):
+        (sh, sw), (ph, pw), (dh, dw), (low, high) = (case["stride"], case["padding"], case["dilation"],
+                                                      case["activation"])
+        window = (Tile(sw, sh), Tile(pw, ph), Tile(dw, dh), Activation(low, high))
+        params = (DwConvParams(case["input_offset"], case["output_offset"], case["ch_mult"], *window)
+                  if f == "arm_depthwise_conv_wrapper_s8" else
+                  ConvParams(case["input_offset"], case["output_offset"], *window))
+        size = getattr(so, f + "_get_buffer_size")(params, dims["input_dims"], dims["filter_dims"],
+                                                   dims["output_dims"])
+        scratch = Scratch(size if size > 0 else None)
+        mult, shift = np.array(case["multipliers"], np.int32), np.array(case["shifts"], np.int32)
+        w, bias = np.array(case["filter"], i8), np.array(case["bias"], np.int32)
+        status = getattr(so, f)(scratch.context, params, PerChannelQuant(p32(mult), p32(shift)), dims["input_dims"],
+                                p8(x), dims["filter_dims"], p8(w), Dims(1, 1, 1, bias.size), p32(bias),
+                                dims["output_dims"], p8(out))
+    elif f == "arm_fully_connected_s8":
+        size = so.arm_fully_connected_s8_get_buffer_size(dims["filter_dims"])
+        sums = kernel_sums if size > 0 else None
+        context = Context(None if sums is None else sums.ctypes.data, 0 if sums is None else sums.nbytes)
+        w, bias = np.array(case["filter"], i8), np.array(case["bias"], np.int32)
+        params = FcParams(case["input_offset"], 0, case["output_offset"], Activation(*case["activation"]))
+        status = so.arm_fully_connected_s8(context, params, PerTensorQuant(case["multiplier"], case["shift"]),
+                                           dims["input_dims"], p8(x), dims["filter_dims"], p8(w),
+                                           Dims(1, 1, 1, bias.size), p32(bias), dims["output_dims"], p8(out))
+    elif f in ("arm_max_pool_s8", "arm_avgpool_s8"):
+        (sh, sw), (ph, pw) = case["stride"], case["padding"]
+        size = (so.arm_avgpool_s8_get_buffer_size(case["output_dims"][2], case["input_dims"][3])
+                if f == "arm_avgpool_s8" else 0)
+        scratch = Scratch(size if size > 0 else None)
+        params = PoolParams(Tile(sw, sh), Tile(pw, ph), Activation(*case["activation"]))
+        status = getattr(so, f)(scratch.context, params, dims["input_dims"], p8(x), dims["filter_dims"],
+                                dims["output_dims"], p8(out))
+    elif f == "arm_softmax_s8":
+        size, status = 0, 0
+        so.arm_softmax_s8(p8(x), case["rows"], case["row_size"], case["mult"], case["shift"], case["diff_min"],
+                          p8(out))
+    else:
+        a, b = np.array(case["input_1"], i8), np.array(case["input_2"], i8)
+        size, (low, high) = 0, case["activation"]
+        if f == "arm_elementwise_add_s8":
+            status = so.arm_elementwise_add_s8(
+                p8(a), p8(b), case["input_1_offset"], case["input_1_mult"], case["input_1_shift"],
+                case["input_2_offset"], case["input_2_mult"], case["input_2_shift"], case["left_shift"], p8(out),
+                case["output_offset"], case["output_mult"], case["output_shift"], low, high, case["size"])
+        else:
+            status = so.arm_elementwise_mul_s8(p8(a), p8(b), case["input_1_offset"], case["input_2_offset"], p8(out),
+                                               case["output_offset"], case["output_mult"], case["output_shift"],
+                                               low, high, case["size"])
+    return size, status, out
+
+
+def test_the_table_is_of_both_builds():
+    with open(CMSIS_NN_OUTPUTS) as f:
+        table = json.load(f)
+    assert table["cmsis_nn"]["commit"] == "99f736a63036613032f9b70de36b493bcd7802d4"
+    assert "-mcpu=cortex-m4" in table["builds"]["dsp"]["flags"]
+    assert "-mcpu=cortex-m55" in table["builds"]["mve"]["flags"]
+    functions = {case["function"] for case in table["cases"]}
+    assert functions == {"arm_convolve_wrapper_s8", "arm_depthwise_conv_wrapper_s8", "arm_fully_connected_s8",
+                         "arm_max_pool_s8", "arm_avgpool_s8", "arm_softmax_s8", "arm_elementwise_add_s8",
+                         "arm_elementwise_mul_s8"}
+
+
+@pytest.mark.parametrize("build", ["dsp", "mve"])
+@pytest.mark.parametrize("case", real_cases(), ids=lambda c: c["name"])
+def test_standins_equal_the_real_library(lib, helium_lib, case, build):
+    """Buffer size, status and output bytes of the stand-in (compiled as the DSP build, or
+    with ARM_MATH_MVEI as the Helium build) against the real library's build on its board."""
+    real = case["real"][build]
+    sums = None
+    if "sums" in real:  # the Helium fully connected: the sums the library computed, as we derive them
+        sums = helium_kernel_sums(case)
+        np.testing.assert_array_equal(np.frombuffer(bytes.fromhex(real["sums"]), "<i4"), sums)
+    size, status, out = run_standin(helium_lib if build == "mve" else lib, case, sums)
+    assert (size, status) == (real["size"], real["status"])
+    np.testing.assert_array_equal(out, int8_hex(real["output"]))
+    assert len(set(out.tolist())) > 3, "a case whose outputs are all alike tells little"

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
 from glowmlir.quantization.profile import read_profile
@@ -122,6 +123,21 @@ def classified(bundle_directory, work) -> int:
     return int(re.search(r"(\d+)/20 correct", output).group(1))
 
 
+def assert_labels_are_onnxruntimes(labels: list[tuple[str, str, str]], work) -> None:
+    """Each image's printed label is onnxruntime's argmax of the float model on the image
+    (PNG grey levels / 255, -image-mode=0to1), its probability that of onnxruntime's within
+    0.05 (the int8 model's softmax, in 1/256 steps)."""
+    import onnxruntime as ort
+    from PIL import Image
+
+    session = ort.InferenceSession(LENET, providers=["CPUExecutionProvider"])
+    for path, label, probability in labels:
+        image = np.asarray(Image.open(work / path).convert("L"), np.float32)[None, None] / np.float32(255)
+        expected = session.run(None, {"data": image})[0][0]
+        assert int(label) == int(np.argmax(expected)), (path, label, expected)
+        assert abs(float(probability) - float(expected.max())) <= 0.05, (path, probability, expected.max())
+
+
 @pytest.mark.parametrize("line", COMMAND_LINES, ids=lambda line: f"{line.source}: {line.glow}")
 def test_glow_command_line_works_as_written(line, workspace, tmp_path):
     work = tmp_path / "work"
@@ -133,8 +149,9 @@ def test_glow_command_line_works_as_written(line, workspace, tmp_path):
         run(CommandLine(line.source, line.after).ours(), work)
     result = run(line.ours(), work)
     if line.classifies:
-        files = [text for text in result.stdout.splitlines() if re.match(r" File: \S+\tLabel-K1: \d", text)]
-        assert len(files) == line.classifies, result.stdout
+        labels = re.findall(r"^ File: (\S+)\tLabel-K1: (\d) \(probability: ([\d.]+)\)", result.stdout, re.MULTILINE)
+        assert len(labels) == line.classifies, result.stdout
+        assert_labels_are_onnxruntimes(labels, work)
     if line.profile:
         profile = read_profile(str(work / line.profile))
         assert len(profile.entries) >= 8  # every value of LeNet's graph, 20 images each

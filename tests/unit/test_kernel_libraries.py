@@ -491,3 +491,81 @@ def test_no_hifi4_call_writes_through_an_aliased_restrict_pointer(hifi4_bundles)
                     (name, op.callee.data, parameter)
             clamps += op.callee.data == "xa_nn_vec_activation_min_max_8_8"
     assert clamps == 2
+
+
+# ----------------------------------------------------------------------------- the glue against the real library
+
+def real_cmsis_nn_cases() -> list[dict]:
+    from tests.unit.test_cmsis_standins import real_cases
+
+    return real_cases()
+
+
+def geometry_of(case: dict) -> "cmsis_nn.ConvolutionGeometry":
+    depthwise = case["function"] == "arm_depthwise_conv_wrapper_s8"
+    n, in_h, in_w, in_c = case["input_dims"]
+    _, out_h, out_w, out_c = case["output_dims"]
+    _, k_h, k_w, _ = case["filter_dims"]
+    return cmsis_nn.ConvolutionGeometry(n, in_h, in_w, in_c, out_c, k_h, k_w, 1 if depthwise else in_c, out_h, out_w,
+                                        *case["stride"], *case["padding"], *case["dilation"])
+
+
+@pytest.mark.parametrize("build", ["dsp", "mve"])
+def test_cmsis_scratch_sizes_are_the_real_librarys(build):
+    """The scratch glowmlir plans for each convolution, depthwise convolution and average pool
+    call equals what the real CMSIS-NN's getter returned on that build (M4 DSP, M55 Helium;
+    tests/support/cmsis_nn/cmsis_nn_outputs.json)."""
+    helium, checked = build == "mve", 0
+    for case in real_cmsis_nn_cases():
+        real = case["real"][build]["size"]
+        if case["function"] == "arm_convolve_wrapper_s8":
+            assert cmsis_nn.convolution_scratch(geometry_of(case), helium) == real, case["name"]
+        elif case["function"] == "arm_depthwise_conv_wrapper_s8" and case["input_dims"][0] == 1:
+            assert cmsis_nn.depthwise_scratch(geometry_of(case), helium) == real, case["name"]
+        else:
+            continue
+        checked += 1
+    assert checked == 12
+
+
+def test_cmsis_helium_kernel_sums_are_the_real_librarys():
+    """On the M55 the fully connected's context holds per-row kernel sums; the glue's equal
+    the ones the real library's arm_vector_sum_s8 computed (recorded in the table). That the
+    call passes them is checked on the board (test_cmsis_on_the_m55_equals_the_host)."""
+    cases = [c for c in real_cmsis_nn_cases() if c["function"] == "arm_fully_connected_s8"]
+    for case in cases:
+        depth, columns = case["filter_dims"][0], case["output_dims"][3]
+        weights = np.array(case["filter"], np.int8).reshape(columns, depth)
+        sums = cmsis_nn.kernel_sums(weights, np.array(case["bias"], np.int32), case["input_offset"])
+        assert sums.dtype == np.int32
+        np.testing.assert_array_equal(sums, np.frombuffer(bytes.fromhex(case["real"]["mve"]["sums"]), "<i4"))
+    assert len(cases) == 2
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_cmsis_on_the_m55_equals_the_host(tmp_path):
+    """-use-cmsis on the Cortex-M55 links the library's Helium build, whose contract differs
+    (cmsis_nn_outputs.json): the stand-ins compiled for the M55 follow it (ARM_MATH_MVEI from
+    the core's MVE, as the library's headers decide), so the depthwise convolution's Helium
+    scratch and the fully connected's kernel sums must be planned and passed, or the calls
+    fail. The board's outputs equal the host bundle's (the DSP-build contract)."""
+    model = small_convnet(seed=2)
+    path = str(tmp_path / "convnet.onnx")
+    onnx.save(model, path)
+    rng = np.random.default_rng(7)
+    samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(10)]
+    profile = profile_for(path, samples[:8], str(tmp_path / "convnet.yaml"))
+    options = dict(quantization=QuantizationOptions(profile, convert_placeholders=True), kernel_library="cmsis-nn",
+                   memory_fusion=False)
+    host = glowmlir.compile(path, **options)
+    device = glowmlir.compile(path, target=target_for("mps3-an547"), **options)
+    callees = {detail.split(";")[0] for _, kind, detail in device.library_calls if kind == "library"}
+    assert {"arm_depthwise_conv_wrapper_s8", "arm_fully_connected_s8"} <= callees
+    assert device.layout.library_scratch >= 4 * cmsis_nn.CH_IN_BLOCK_MVE * 3 * 3 > host.layout.library_scratch
+    runner = HostRunner(host.layout, host.object_code, link=[STANDINS])
+    scale, offset = host.layout.placeholder("data").quantization
+    for sample in samples[8:]:
+        level = np.clip(np.rint(sample["data"] / np.float32(scale)) + offset, -128, 127).astype(np.int8)
+        result = run_on_board(device, "mps3-an547", {"data": level}, link=[STANDINS])
+        for name, value in runner.run(data=level).items():
+            np.testing.assert_array_equal(result.outputs[name], value)

@@ -160,8 +160,10 @@ def _agreement(reference: glowmlir.Bundle, bundle: glowmlir.Bundle, samples: lis
 def test_kl_and_percentile_keep_lenets_accuracy(tmp_path, heldout):
     """LeNet profiled with 2,048 histogram bins (TensorRT's count) on its 20 example digits: on
     the 980 other held-out digits the KL- and Percentile-calibrated int8 nets are at least as
-    accurate as min/max's and agree with float on >= 99.7% (KL had clipped ReLU outputs to a
-    quarter of their range with 2,048 bins)."""
+    accurate as min/max's and agree with float at least as often as onnxruntime's own int8
+    quantization of the same model from the same 20 digits does with the same kind of
+    calibration (quantize_static, QDQ int8, Entropy for KL, Percentile; measured: onnxruntime
+    976 and 975 of 980). KL had clipped ReLU outputs to a quarter of their range with 2,048 bins."""
     images, labels = heldout
     path = str(tmp_path / "fine.yaml")
     result = glow_profile(f"-model={LENET}", "-image-mode=0to1", os.path.join(EXAMPLE, "images"),
@@ -172,9 +174,47 @@ def test_kl_and_percentile_keep_lenets_accuracy(tmp_path, heldout):
     classes = {c: np.array([np.argmax(b.run(data=image)["softmax"]) for image in images]) for c, b in bundles.items()}
     float_bundle = glowmlir.compile(LENET)
     expected = np.array([np.argmax(float_bundle.run(data=image)["softmax"]) for image in images])
+    anchors = onnxruntime_int8_agreement(images, tmp_path)
     for calibration in ("KL", "Percentile"):
         assert (classes[calibration] == labels).sum() >= (classes["None"] == labels).sum()
-        assert (classes[calibration] == expected).sum() >= len(images) - 3
+        assert (classes[calibration] == expected).sum() >= anchors[calibration], (calibration, anchors)
+
+
+def onnxruntime_int8_agreement(images: np.ndarray, directory) -> dict[str, int]:
+    """On how many of `images` onnxruntime's int8 LeNet (its quantize_static: QDQ, int8
+    activations and weights, calibrated on the example's 20 digits by Entropy for "KL" and by
+    Percentile) gives float onnxruntime's class."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+    from PIL import Image
+
+    calibration = [np.asarray(Image.open(os.path.join(EXAMPLE, "images", name)).convert("L"), np.float32)[None, None]
+                   / np.float32(255) for name in sorted(os.listdir(os.path.join(EXAMPLE, "images")))]
+
+    class Digits(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{"data": image} for image in calibration])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    def classes(model: str) -> np.ndarray:
+        session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        return np.array([np.argmax(session.run(None, {"data": image})[0]) for image in images])
+
+    expected, agreement = classes(LENET), {}
+    for name, method in (("KL", CalibrationMethod.Entropy), ("Percentile", CalibrationMethod.Percentile)):
+        path = str(directory / f"lenet_int8_{name}.onnx")
+        quantize_static(LENET, path, Digits(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8,
+                        weight_type=QuantType.QInt8, calibrate_method=method)
+        agreement[name] = int((classes(path) == expected).sum())
+    return agreement
 
 
 @pytest.fixture(scope="module")

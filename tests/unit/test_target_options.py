@@ -36,14 +36,39 @@ def test_bad_target_options_are_refused(options, message):
         resolve_target(**options)
 
 
-@pytest.mark.parametrize("options", [{"mcpu": "cortex-m7"}, {"mcpu": "cortex-m4", "mattr": "-dsp"},
-                                     {"target": "thumbv7em-none-eabihf", "mcpu": "cortex-m7"},
-                                     {"target": "aarch64-linux-gnu", "mcpu": "cortex-a53"},
-                                     {"mcpu": "rv32imafc"}, {"mcpu": "hifi4"}, {"opt_level": "Oz"},
-                                     {"mattr": "+sse2"}, {"target": "x86_64"},
-                                     {"mcpu": "cortex-m4", "float_abi": "hard"}])
-def test_good_target_options_still_resolve(options):
-    resolve_target(**options)
+M7_FEATURES = "+fp-armv8d16,+dsp"  # ARMv7E-M's DSP extension, FPv5 with 16 double registers
+M4_FEATURES = "+vfp4d16sp,+dsp"  # FPv4, single precision only
+
+
+@pytest.mark.parametrize("options, expected", [
+    # (triple, cpu, features, opt level, size attribute, abi), as the Arm, RISC-V and LLVM
+    # documentation name them: the M cores are Thumb-only bare-metal eabihf, -mattr is
+    # appended to the CPU's features (LLVM's last one wins), -Oz is LLVM's -O2 + minsize
+    ({"mcpu": "cortex-m7"}, ("thumbv7em-unknown-none-eabihf", "cortex-m7", M7_FEATURES, 3, None, None)),
+    ({"mcpu": "cortex-m4", "mattr": "-dsp"},
+     ("thumbv7em-unknown-none-eabihf", "cortex-m4", M4_FEATURES + ",-dsp", 3, None, None)),
+    ({"target": "thumbv7em-none-eabihf", "mcpu": "cortex-m7"},
+     ("thumbv7em-unknown-none-eabihf", "cortex-m7", M7_FEATURES, 3, None, None)),
+    ({"target": "aarch64-linux-gnu", "mcpu": "cortex-a53"},
+     ("aarch64-unknown-linux-gnu", "cortex-a53", "+neon", 3, None, None)),
+    ({"mcpu": "rv32imafc"}, ("riscv32-unknown-none-elf", "generic-rv32", "+m,+a,+f,+c", 3, None, "ilp32f")),
+    ({"mcpu": "hifi4"}, ("xtensa-unknown-none-elf", "hifi4", "", 3, None, None)),
+    ({"opt_level": "Oz"}, ("", "", "", 2, "minsize", None)),
+    ({"mattr": "+sse2"}, ("", "", "+sse2", 3, None, None)),
+    ({"target": "x86_64"}, ("x86_64-unknown-linux-gnu", "", "", 3, None, None)),
+    ({"mcpu": "cortex-m4", "float_abi": "hard"},
+     ("thumbv7em-unknown-none-eabihf", "cortex-m4", M4_FEATURES, 3, None, None)),
+])
+def test_good_target_options_resolve_to_what_they_name(options, expected):
+    target = resolve_target(**options)
+    assert (target.triple, target.cpu, target.features, target.opt_level, target.size_attribute,
+            target.abi) == expected
+
+
+def test_a_feature_turned_off_is_off():
+    """-mattr=-dsp on a Cortex-M4 leaves it without the DSP kernels; the M7 keeps them."""
+    assert not resolve_target(mcpu="cortex-m4", mattr="-dsp").has_arm_dsp
+    assert resolve_target(mcpu="cortex-m7").has_arm_dsp
 
 
 def test_arm_cpu_on_x86_triple_is_a_clean_error_not_an_llvm_abort(tmp_path):

@@ -16,10 +16,17 @@
  *   out = clamp(requantize(acc, mult, shift) + output_offset, act.min, act.max)
  *
  * Scratch buffers: each *_get_buffer_size returns what the library's plain DSP (Cortex-M4/M7,
- * non-MVE, GCC) build asks for; the rules are spelled out next to each getter. Whenever that
- * size is positive the stand-in requires ctx->buf != NULL and ctx->size >= size, clears the
- * first `size` bytes and uses the buffer as its working memory (im2col columns, pooling
- * sums), so a caller that under-plans the scratch fails.
+ * non-MVE, GCC) build asks for, or, compiled with -DARM_MATH_MVEI, what its Helium (MVE,
+ * Cortex-M55, GCC) build asks for; the rules are spelled out next to each getter, from the
+ * library's arm_*_get_buffer_sizes_s8.c. Whenever that size is positive the stand-in
+ * requires ctx->buf != NULL and ctx->size >= size, clears the first `size` bytes and uses
+ * the buffer as its working memory (im2col columns, pooling sums) where it is large enough,
+ * so a caller that under-plans the scratch fails. The Helium build's arm_fully_connected_s8
+ * instead reads its context buffer: one int32 per output channel, the library's
+ * arm_vector_sum_s8 of the weights (bias + input_offset x the row's weight sum), which
+ * replaces the bias argument (ignored); the stand-in does the same.
+ * tests/support/cmsis_nn/cmsis_nn_outputs.json holds what the real library returned for
+ * both builds; tests/unit/test_cmsis_standins.py compares.
  *
  * Validation: every function returns ARM_CMSIS_NN_ARG_ERROR for arguments it cannot handle
  * (see the check_* helpers). This is deliberately stricter than the library, which mostly
@@ -27,6 +34,11 @@
  * arm_softmax_s8 returns void: on invalid arguments it writes nothing.
  */
 #include "arm_nnfunctions.h"
+
+/* As the library's arm_nn_math_types.h: a core with integer MVE gets the Helium build. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(ARM_MATH_MVEI)
+#define ARM_MATH_MVEI 1
+#endif
 
 #include "../tflite_int8.h"
 
@@ -127,12 +139,58 @@ static int conv_is_1x1(const cmsis_nn_conv_params *conv_params,
         conv_params->dilation.w == 1 && conv_params->dilation.h == 1 && input_dims->c == filter_dims->c;
 }
 
+#if !defined(ARM_MATH_MVEI)
 static int32_t conv_im2col_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
 {
     const int32_t rhs_cols = filter_dims->h * filter_dims->w * input_dims->c;
     const int32_t aligned = (rhs_cols + 3) / 4 * 4;
     return 2 * aligned * (int32_t)sizeof(int16_t);
 }
+#endif
+
+#if defined(ARM_MATH_MVEI)
+/*
+ * The Helium build (arm_convolve_wrapper_s8_get_buffer_size_mve):
+ *   - 1x1 as above: 0;
+ *   - 1 x N (input_dims->h == 1, filter_dims->h == 1, dilation.w == 1,
+ *     stride.w * input_dims->c % 4 == 0, input_dims->c == filter_dims->c), when its left,
+ *     right and unpadded output columns add up to output_dims->w: the larger of the
+ *     left-padded and right-padded int8 windows (arm_convolve_1_x_n_s8_get_buffer_size_mve);
+ *   - everything else: four int8 im2col columns of KH * KW * input_dims->c rounded up to 16
+ *     (a Q register), arm_convolve_s8_get_buffer_size_mve.
+ */
+static int32_t conv_im2col_size_mve(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
+{
+    const int32_t lanes = (input_dims->c * filter_dims->w * filter_dims->h + 15) / 16;
+    return 4 * lanes * 16;
+}
+
+static int32_t max32(int32_t a, int32_t b)
+{
+    return a > b ? a : b;
+}
+
+static int32_t conv_1_x_n_size_mve(const cmsis_nn_conv_params *conv_params,
+                                   const cmsis_nn_dims *input_dims,
+                                   const cmsis_nn_dims *filter_dims,
+                                   const cmsis_nn_dims *output_dims)
+{
+    const int32_t pad_x = conv_params->padding.w, stride_x = conv_params->stride.w;
+    const int32_t kernel_x = filter_dims->w, output_x = output_dims->w;
+    const int32_t asym_pad = ((output_x - 1) * stride_x + kernel_x - input_dims->w) % 2;
+    const int32_t right = pad_x + asym_pad != 0 ? max32(1, (pad_x + asym_pad + stride_x - 1) / stride_x) : 0;
+    const int32_t left = pad_x != 0 ? max32(1, (pad_x + stride_x - 1) / stride_x) : 0;
+    const int32_t unpadded = max32(output_x - (right + left), 0);
+    if (right + unpadded + left != output_x)
+    {
+        return conv_im2col_size_mve(input_dims, filter_dims);
+    }
+    const int32_t pad_size_left = pad_x * input_dims->c;
+    const int32_t pad_size_right = asym_pad ? right * input_dims->c : pad_size_left;
+    const int32_t elements_left = kernel_x * input_dims->c;
+    return max32(elements_left + pad_size_left, elements_left - input_dims->c + pad_size_right);
+}
+#endif
 
 int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
                                                 const cmsis_nn_dims *input_dims,
@@ -144,7 +202,16 @@ int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv
     {
         return 0;
     }
+#if defined(ARM_MATH_MVEI)
+    if (input_dims->h == 1 && conv_params->dilation.w == 1 && filter_dims->h == 1 &&
+        (conv_params->stride.w * input_dims->c) % 4 == 0 && input_dims->c == filter_dims->c)
+    {
+        return conv_1_x_n_size_mve(conv_params, input_dims, filter_dims, output_dims);
+    }
+    return conv_im2col_size_mve(input_dims, filter_dims);
+#else
     return conv_im2col_size(input_dims, filter_dims);
+#endif
 }
 
 /* The input value of one convolution tap with the input offset added, or 0 for a tap in
@@ -213,14 +280,17 @@ arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx,
     /* General path: the scratch holds the im2col column of one output pixel and group,
      * (x + input_offset) as int16 in filter order (ky, kx, channel). */
     int16_t *column = NULL;
+    const int32_t kh = filter_dims->h, kw = filter_dims->w;
+    const int32_t column_length = kh * kw * group_ch;
     if (scratch_size > 0)
     {
         memset(ctx->buf, 0, (size_t)scratch_size);
-        column = (int16_t *)ctx->buf;
+        if (scratch_size >= column_length * (int32_t)sizeof(int16_t))
+        {
+            column = (int16_t *)ctx->buf;
+        }
     }
 
-    const int32_t kh = filter_dims->h, kw = filter_dims->w;
-    const int32_t column_length = kh * kw * group_ch;
     for (int32_t b = 0; b < input_dims->n; b++)
     {
         for (int32_t oy = 0; oy < output_dims->h; oy++)
@@ -289,11 +359,36 @@ arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx,
  *       otherwise C_IN * KH * KW * sizeof(int16_t)             (arm_depthwise_conv_s8_opt);
  *   - everything else -> 0 (generic arm_depthwise_conv_s8).
  */
+/*
+ * The Helium build (arm_depthwise_conv_wrapper_s8_get_buffer_size with ARM_MATH_MVEI, GCC):
+ *   - one input channel and more than CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD
+ *     (1 with GCC) output channels: the convolution it becomes, i.e. the Helium convolution
+ *     size of filter {C_OUT, KH, KW, 1} plus C_OUT * KH * KW bytes of re-laid-out weights;
+ *   - ch_mult 1, batch 1, dilation 1 (3x3 included): 4 * CH_IN_BLOCK_MVE (124) * KH * KW;
+ *   - everything else: 0.
+ */
 int32_t arm_depthwise_conv_wrapper_s8_get_buffer_size(const cmsis_nn_dw_conv_params *dw_conv_params,
                                                       const cmsis_nn_dims *input_dims,
                                                       const cmsis_nn_dims *filter_dims,
                                                       const cmsis_nn_dims *output_dims)
 {
+#if defined(ARM_MATH_MVEI)
+    if (input_dims->c == 1 && output_dims->c > 1)
+    {
+        const cmsis_nn_dims conv_filter = {filter_dims->c, filter_dims->h, filter_dims->w, filter_dims->n};
+        const cmsis_nn_conv_params conv = {dw_conv_params->input_offset, dw_conv_params->output_offset,
+                                           dw_conv_params->stride, dw_conv_params->padding,
+                                           dw_conv_params->dilation, dw_conv_params->activation};
+        return arm_convolve_wrapper_s8_get_buffer_size(&conv, input_dims, &conv_filter, output_dims) +
+            filter_dims->c * filter_dims->h * filter_dims->w * filter_dims->n;
+    }
+    if (input_dims->c == output_dims->c && input_dims->n == 1 && dw_conv_params->dilation.w == 1 &&
+        dw_conv_params->dilation.h == 1)
+    {
+        return 4 * 124 * filter_dims->w * filter_dims->h;
+    }
+    return 0;
+#endif
     if (input_dims->c == output_dims->c && input_dims->n == 1 && dw_conv_params->dilation.w == 1 &&
         dw_conv_params->dilation.h == 1)
     {
@@ -357,7 +452,10 @@ arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx,
     if (scratch_size > 0)
     {
         memset(ctx->buf, 0, (size_t)scratch_size);
-        patch = (int16_t *)ctx->buf;
+        if (scratch_size >= filter_dims->h * filter_dims->w * in_ch * (int32_t)sizeof(int16_t))
+        {
+            patch = (int16_t *)ctx->buf;
+        }
     }
 
     const int32_t kh = filter_dims->h, kw = filter_dims->w;
@@ -409,12 +507,16 @@ arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx,
 
 /* ------------------------------------------------------------------ fully connected */
 
-/* arm_fully_connected_s8_get_buffer_size (DSP, non-MVE build): 0. (An MVE build asks for
- * C_OUT * 4 bytes of precomputed kernel sums; not modelled.) */
+/* arm_fully_connected_s8_get_buffer_size: 0 on the DSP build; C_OUT * 4 on the Helium
+ * build, which takes the kernel sums there (see the top of this file). */
 int32_t arm_fully_connected_s8_get_buffer_size(const cmsis_nn_dims *filter_dims)
 {
+#if defined(ARM_MATH_MVEI)
+    return filter_dims->c * (int32_t)sizeof(int32_t);
+#else
     (void)filter_dims;
     return 0;
+#endif
 }
 
 /*
@@ -465,11 +567,20 @@ arm_cmsis_nn_status arm_fully_connected_s8(const cmsis_nn_context *ctx,
         for (int32_t oc = 0; oc < out_ch; oc++)
         {
             const int8_t *w = filter_data + (int64_t)oc * depth;
+#if defined(ARM_MATH_MVEI)
+            (void)bias_data;
+            int64_t acc = ((const int32_t *)ctx->buf)[oc];
+            for (int32_t k = 0; k < depth; k++)
+            {
+                acc += (int64_t)x[k] * ((int64_t)w[k] + fc_params->filter_offset);
+            }
+#else
             int64_t acc = bias_data != NULL ? bias_data[oc] : 0;
             for (int32_t k = 0; k < depth; k++)
             {
                 acc += ((int64_t)x[k] + fc_params->input_offset) * ((int64_t)w[k] + fc_params->filter_offset);
             }
+#endif
             output_data[(int64_t)b * out_ch + oc] =
                 requantize_to_int8(wrap32(acc), quant_params->multiplier, quant_params->shift, fc_params->output_offset,
                                    fc_params->activation.min, fc_params->activation.max);
@@ -556,12 +667,17 @@ arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx,
     return ARM_CMSIS_NN_SUCCESS;
 }
 
-/* arm_avgpool_s8_get_buffer_size (DSP, non-MVE build): ch_src * sizeof(int32_t), one int32
- * sum per channel; the output width does not matter. */
+/* arm_avgpool_s8_get_buffer_size: on the DSP build ch_src * sizeof(int32_t), one int32 sum
+ * per channel (the output width does not matter); 0 on the Helium build. */
 int32_t arm_avgpool_s8_get_buffer_size(const int dim_dst_width, const int ch_src)
 {
     (void)dim_dst_width;
+#if defined(ARM_MATH_MVEI)
+    (void)ch_src;
+    return 0; /* the Helium build keeps its sums in vector registers */
+#else
     return ch_src * (int32_t)sizeof(int32_t);
+#endif
 }
 
 /* Average pool: the sum of the in-bounds taps (padding is not counted), divided by their
@@ -585,8 +701,12 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx,
     {
         return ARM_CMSIS_NN_ARG_ERROR;
     }
-    memset(ctx->buf, 0, (size_t)scratch_size);
-    int32_t *sums = (int32_t *)ctx->buf;
+    int32_t *sums = NULL; /* the per-channel sums of one output pixel, where the build asks for them */
+    if (scratch_size > 0)
+    {
+        memset(ctx->buf, 0, (size_t)scratch_size);
+        sums = (int32_t *)ctx->buf;
+    }
 
     const int32_t in_h = input_dims->h, in_w = input_dims->w, ch = input_dims->c;
     const int32_t out_h = output_dims->h, out_w = output_dims->w;
@@ -608,22 +728,20 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx,
                 const int32_t count = (y_end - y_start) * (x_end - x_start);
                 for (int32_t c = 0; c < ch; c++)
                 {
-                    sums[c] = 0;
-                }
-                for (int32_t y = y_start; y < y_end; y++)
-                {
-                    for (int32_t x = x_start; x < x_end; x++)
+                    int32_t sum = 0;
+                    for (int32_t y = y_start; y < y_end; y++)
                     {
-                        for (int32_t c = 0; c < ch; c++)
+                        for (int32_t x = x_start; x < x_end; x++)
                         {
-                            sums[c] += input_data[(((int64_t)b * in_h + y) * in_w + x) * ch + c];
+                            sum += input_data[(((int64_t)b * in_h + y) * in_w + x) * ch + c];
                         }
                     }
-                }
-                for (int32_t c = 0; c < ch; c++)
-                {
+                    if (sums != NULL)
+                    {
+                        sums[c] = sum;
+                    }
                     output_data[(((int64_t)b * out_h + oy) * out_w + ox) * ch + c] = (int8_t)clamp(
-                        rounded_average(sums[c], count), pool_params->activation.min, pool_params->activation.max);
+                        rounded_average(sum, count), pool_params->activation.min, pool_params->activation.max);
                 }
             }
         }
