@@ -57,7 +57,7 @@ from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_l
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
-from glowmlir.quantization.lookup_tables import interpolated_table
+from glowmlir.quantization.lookup_tables import TABLE_FUNCTION, interpolated_table, table_function_attribute
 from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import (
     CALIBRATIONS,
@@ -422,6 +422,7 @@ def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
     name = op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name
     table = typed_constant(f"{name}_table", levels, result)
     lookup = glow.IntLookupTableOp(q.as_type(op.operands[0], element, op), table.result)
+    lookup.attributes[TABLE_FUNCTION] = table_function_attribute(op)
     q.requantized.add(_rewritten(q, op, [table, lookup]))
     return True
 

@@ -1,0 +1,209 @@
+"""`glow-fold-lookup-tables`: a chain of elementwise ops computing a function of one int8
+tensor becomes one `glow.int_lookup_table`.
+
+Exporters often spell activations out: HardSwish as `x * clip(x + 3, 0, 6) / 6`, HardSigmoid
+as `clip(0.2 x + 0.5, 0, 1)`, SiLU as `x * sigmoid(x)`, GELU as `0.5 x (1 + erf(x / sqrt 2))`.
+Quantized op by op, each step is a pass over memory that requantizes; but every value of
+such a subgraph is a function of its one int8 input X, whose 256 levels give 256 results,
+so one 256-entry table computes the whole subgraph, from the float function rounded once.
+
+The pass runs after quantization (a profile's, or a QDQ model's own). A *member* is an
+elementwise op with a float semantics (`ElementwiseFacts.numpy`, not mixed-type), a lookup
+table that records its float op (`lookup_tables.TABLE_FUNCTION`, which `glow-quantize`
+writes) or a conversion (quantize, dequantize, rescale: the identity on reals), whose
+operands other than constants of one value (splats, per-tensor) are all X or members
+derived from X, and whose result has X's shape; X is an int8 per-tensor quantized value.
+The members of one X form its subgraph; a member value read outside it (by a non-member, or
+saved) is an *output*. Each int8 output whose subgraph part (its cone back to X) holds two
+ops or more becomes a table, sampled at X's 256 levels dequantized through the cone's float
+semantics (constants dequantized) and quantized to the output's own type (its profiled or
+imported parameters). Intermediate values read elsewhere are outputs too (they get their
+own table from X), and float ones stay computed as they were: every other user keeps what it
+needs. What no one reads any longer is erased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import dce
+
+from glowmlir.dialects import glow
+from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.quantization.glow_names import PROFILE_NAME
+from glowmlir.quantization.lookup_tables import table_function
+from glowmlir.quantization.params import QuantParams, dequantize, dequantize_as, quantize
+from glowmlir.transforms.constants import names_in, typed_constant
+
+MINIMUM_CONE = 2
+"""Ops a cone must hold to become a table: a single op is one pass over memory already."""
+
+
+def _int8_per_tensor(value: SSAValue) -> UniformQuantizedType | None:
+    element = glow.element_of(value)
+    if isinstance(element, UniformQuantizedType) and element.bitwidth == 8 and not element.per_channel:
+        return element
+    return None
+
+
+def scalar_constant(value: SSAValue) -> float | None:
+    """The one real a constant operand holds in every element (a splat, a float constant or a
+    per-tensor quantized one, dequantized); None for any other value."""
+    op = value.owner
+    if isinstance(op, glow.SplatOp) and not isinstance(glow.element_of(value), UniformQuantizedType):
+        return float(op.value.value.data)
+    if not isinstance(op, glow.ConstantOp) or op.value is None:
+        return None
+    data = array_from_dense(op.value)
+    element = glow.element_of(value)
+    if isinstance(element, UniformQuantizedType):
+        if element.per_channel:
+            return None
+        data = dequantize_as(data, element)
+    elif element != f32:
+        return None
+    flat = np.asarray(data, np.float32).ravel()
+    if flat.size == 0 or not (flat == flat[0]).all():
+        return None
+    return float(flat[0])
+
+
+def _real_function(op: Operation) -> Callable[..., np.ndarray] | None:
+    """A member's float semantics on reals (its data operands' arrays in, the result's out)."""
+    if isinstance(op, glow.ConversionOp):
+        return lambda x: x
+    if isinstance(op, glow.IntLookupTableOp):
+        function = table_function(op)
+        return None if function is None else (lambda x, table=None: function(x))
+    facts = getattr(op, "FACTS", None)
+    if isinstance(facts, glow.ElementwiseFacts) and facts.numpy is not None and not facts.mixed_types \
+            and type(op) in glow.numpy_semantics():
+        return lambda *arrays: facts.numpy(op, *arrays)
+    return None
+
+
+def _real_typed(value: SSAValue) -> bool:
+    element = glow.element_of(value)
+    return element == f32 or (isinstance(element, UniformQuantizedType) and not element.per_channel)
+
+
+@dataclass
+class _Subgraphs:
+    """The members of one function (see the module doc) by the int8 value X they derive from."""
+
+    source: dict[SSAValue, SSAValue]  # member result -> X
+    members: dict[SSAValue, list[Operation]]  # X -> its members, in program order
+
+    @staticmethod
+    def of(block) -> _Subgraphs:
+        source: dict[SSAValue, SSAValue] = {}
+        members: dict[SSAValue, list[Operation]] = {}
+        for op in block.ops:
+            if len(op.results) != 1 or _real_function(op) is None or not _real_typed(op.results[0]):
+                continue
+            data = op.operands[:1] if isinstance(op, glow.IntLookupTableOp) else op.operands
+            roots = {source.get(operand, operand) if _real_typed(operand) else None
+                     for operand in data if scalar_constant(operand) is None}
+            if len(roots) != 1:
+                continue
+            root = roots.pop()
+            if root is None or _int8_per_tensor(root) is None or glow.shape_of(op.results[0]) != glow.shape_of(root):
+                continue
+            source[op.results[0]] = root
+            members.setdefault(root, []).append(op)
+        subgraphs = _Subgraphs(source, members)
+        subgraphs.release_float_outputs()
+        return subgraphs
+
+    def release_float_outputs(self) -> None:
+        """Leaves out of the subgraphs the members whose float results are read outside them
+        (a dequantize before a float op or a saved output), until none is: only int8 values
+        can be tables' results; what they read is then an output."""
+        released = True
+        while released:
+            released = False
+            for root, ops in self.members.items():
+                for op in [op for op in ops if _int8_per_tensor(op.results[0]) is None]:
+                    if any(self.source.get(use.operation.results[0] if use.operation.results else None) is not root
+                           for use in op.results[0].uses):
+                        ops.remove(op)
+                        del self.source[op.results[0]]
+                        released = True
+
+    def outputs(self, root: SSAValue) -> list[SSAValue]:
+        """The members' values read by something outside the subgraph of `root`."""
+        inside = {op for op in self.members[root]}
+        return [op.results[0] for op in self.members[root]
+                if any(use.operation not in inside for use in op.results[0].uses)]
+
+    def cone(self, value: SSAValue) -> list[Operation]:
+        """The members `value` is computed from, in program order."""
+        seen: set[Operation] = set()
+        stack = [value]
+        while stack:
+            op = stack.pop().owner
+            if op in seen or not isinstance(op, Operation) or op.results[0] not in self.source:
+                continue
+            seen.add(op)
+            stack.extend(op.operands)
+        root = self.source[value]
+        return [op for op in self.members[root] if op in seen]
+
+
+def sampled_levels(cone: list[Operation], root: SSAValue, output: SSAValue) -> np.ndarray:
+    """The 256 int8 levels of `output` at the 256 levels of `root`: each level dequantized, the
+    cone's float semantics applied in float32, the result quantized to `output`'s type."""
+    element = _int8_per_tensor(root)
+    levels = np.arange(-128, 128)  # int8 storage is signed (quant.STORAGE_TYPES)
+    values: dict[SSAValue, np.ndarray] = {root: dequantize(levels, QuantParams(element.scale, element.offset))}
+    with np.errstate(all="ignore"):
+        for op in cone:
+            data = op.operands[:1] if isinstance(op, glow.IntLookupTableOp) else op.operands
+            arrays = [values[v] if v in values else np.float32(scalar_constant(v)) for v in data]
+            values[op.results[0]] = np.asarray(_real_function(op)(*arrays), np.float32)
+    finite = np.nan_to_num(values[output], nan=0.0)
+    result = _int8_per_tensor(output)
+    return quantize(finite, QuantParams(result.scale, result.offset))
+
+
+@dataclass(frozen=True)
+class FoldLookupTables(ModulePass):
+    """Folds each function of one int8 tensor computed by several elementwise ops into one
+    256-entry `glow.int_lookup_table` (see the module doc)."""
+
+    name = "glow-fold-lookup-tables"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = names_in(op)
+        folded = False
+        for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
+            subgraphs = _Subgraphs.of(function.body.block)
+            tables = []  # every table sampled before the graph changes
+            for root in subgraphs.members:
+                for output in subgraphs.outputs(root):
+                    cone = subgraphs.cone(output)
+                    result = _int8_per_tensor(output)
+                    if len(cone) >= MINIMUM_CONE and result is not None:
+                        tables.append((root, output, sampled_levels(cone, root, output)))
+            for root, output, levels in tables:
+                producer = output.owner
+                named = {k: v for k, v in producer.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)}
+                label = named[glow.NODE_NAME].data if glow.NODE_NAME in named else producer.name.split(".")[-1]
+                table = typed_constant(names(f"{label}_table"), levels.astype(np.int8), glow.element_of(output))
+                lookup = glow.IntLookupTableOp(root, table.result)
+                lookup.attributes.update(named)
+                for name in named:
+                    del producer.attributes[name]
+                Rewriter.insert_op([table, lookup], InsertPoint.before(producer))
+                output.replace_all_uses_with(lookup.result)
+                folded = True
+        if folded:
+            dce(op)
