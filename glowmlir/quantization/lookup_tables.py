@@ -78,3 +78,29 @@ def table_function(lookup: Operation) -> Callable[[np.ndarray], np.ndarray] | No
         return None
     sampled = op_class.create(properties={k: v for k, v in record.data.items() if k != "op"})
     return lambda reals: op_class.FACTS.numpy(sampled, reals)
+
+
+SPAN_SAMPLES = 4096
+"""Points at which `varying_span` evaluates functions over a range."""
+
+
+def varying_span(functions: list[Callable[[np.ndarray], np.ndarray]], low: float,
+                 high: float) -> tuple[float, float]:
+    """The part of [low, high] outside which every function of `functions` gives the same
+    result (HardSwish is 0 below -3, HardSigmoid 0 below -3 and 1 above 3): from the last of
+    `SPAN_SAMPLES` points at which every function still gives its result at `low`, to the
+    first from which it gives its result at `high`. [low, high] itself where they are all
+    constant over it."""
+    if not functions or not low < high:
+        return low, high
+    points = np.linspace(low, high, SPAN_SAMPLES)  # float64: a smooth function (a sigmoid) is not constant
+    with np.errstate(all="ignore"):  # where float32 merely cannot show it change; a clip is
+        results = [np.nan_to_num(np.asarray(function(points), np.float64), nan=0.0)
+                   for function in functions]  # NaN as the tables hold it
+    at_low = np.logical_and.reduce([result == result[0] for result in results])
+    at_high = np.logical_and.reduce([result == result[-1] for result in results])
+    if at_low.all():  # every function constant over the whole range
+        return low, high
+    first = int(np.argmin(at_low)) - 1  # the last point of the run that gives the result at `low`
+    last = SPAN_SAMPLES - int(np.argmin(at_high[::-1]))  # the first point of the run at `high`
+    return (low if first == 0 else float(points[first]), high if last == SPAN_SAMPLES - 1 else float(points[last]))

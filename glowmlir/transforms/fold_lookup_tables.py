@@ -36,11 +36,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import dce
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.quantization.glow_names import PROFILE_NAME
-from glowmlir.quantization.lookup_tables import table_function
-from glowmlir.quantization.params import QuantParams, dequantize, dequantize_as, quantize
+from glowmlir.quantization.lookup_tables import table_function, varying_span
+from glowmlir.quantization.params import QuantParams, choose_params, dequantize, dequantize_as, quantize
 from glowmlir.transforms.constants import names_in, typed_constant
 
 MINIMUM_CONE = 2
@@ -158,20 +158,51 @@ class _Subgraphs:
         return [op for op in self.members[root] if op in seen]
 
 
-def sampled_levels(cone: list[Operation], root: SSAValue, output: SSAValue) -> np.ndarray:
-    """The 256 int8 levels of `output` at the 256 levels of `root`: each level dequantized, the
-    cone's float semantics applied in float32, the result quantized to `output`'s type."""
-    element = _int8_per_tensor(root)
+def cone_function(cone: list[Operation], root: SSAValue, output: SSAValue) -> Callable[[np.ndarray], np.ndarray]:
+    """`output` as a function of the reals of `root`: the cone's float semantics, in float32."""
+
+    def function(reals: np.ndarray) -> np.ndarray:
+        values: dict[SSAValue, np.ndarray] = {root: np.asarray(reals, np.float32)}
+        with np.errstate(all="ignore"):
+            for op in cone:
+                data = op.operands[:1] if isinstance(op, glow.IntLookupTableOp) else op.operands
+                arrays = [values[v] if v in values else np.float32(scalar_constant(v)) for v in data]
+                values[op.results[0]] = np.asarray(_real_function(op)(*arrays), np.float32)
+        return values[output]
+
+    return function
+
+
+def sampled_levels(function: Callable[[np.ndarray], np.ndarray], element: UniformQuantizedType,
+                   result: UniformQuantizedType) -> np.ndarray:
+    """The 256 int8 levels of `function` at the 256 levels of `element` (its input's type):
+    each level dequantized, the function applied, the result quantized to `result`."""
     levels = np.arange(-128, 128)  # int8 storage is signed (quant.STORAGE_TYPES)
-    values: dict[SSAValue, np.ndarray] = {root: dequantize(levels, QuantParams(element.scale, element.offset))}
-    with np.errstate(all="ignore"):
-        for op in cone:
-            data = op.operands[:1] if isinstance(op, glow.IntLookupTableOp) else op.operands
-            arrays = [values[v] if v in values else np.float32(scalar_constant(v)) for v in data]
-            values[op.results[0]] = np.asarray(_real_function(op)(*arrays), np.float32)
-    finite = np.nan_to_num(values[output], nan=0.0)
-    result = _int8_per_tensor(output)
+    finite = np.nan_to_num(function(dequantize(levels, QuantParams(element.scale, element.offset))), nan=0.0)
     return quantize(finite, QuantParams(result.scale, result.offset))
+
+
+REQUANTIZING_OPS = (glow.ConvolutionOp, glow.FullyConnectedOp, glow.AddOp, glow.SubOp, glow.MulOp)
+"""Ops whose int8 result may take any parameters (they requantize their accumulators)."""
+
+
+def narrowed_type(root: SSAValue, functions: list[Callable[[np.ndarray], np.ndarray]]) -> UniformQuantizedType | None:
+    """A finer type for `root` when only the tables of `functions` read it and its producer
+    requantizes (`REQUANTIZING_OPS`): its range cut to the span where they still change
+    (`lookup_tables.varying_span`; HardSwish written out is 0 below -3, a squeeze-excitation
+    gate 0 below -2.5 and 1 above 2.5), as glow-quantize quantizes a value that only lookup-table
+    ops read. Beyond it, the saturated levels give the tables' same entries. None: no gain."""
+    element = _int8_per_tensor(root)
+    if not isinstance(root.owner, REQUANTIZING_OPS):
+        return None
+    low, high = ((np.array([-128.0, 127.0]) - element.offset) * element.scale).tolist()
+    span = varying_span(functions, low, high)
+    if span == (low, high):
+        return None
+    params = choose_params(*span, "symmetric" if element.offset == 0 else "asymmetric")
+    if params.scale >= element.scale:
+        return None
+    return UniformQuantizedType(storage_type(element), params.scale, params.offset)
 
 
 @dataclass(frozen=True)
@@ -186,24 +217,35 @@ class FoldLookupTables(ModulePass):
         folded = False
         for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
             subgraphs = _Subgraphs.of(function.body.block)
-            tables = []  # every table sampled before the graph changes
-            for root in subgraphs.members:
-                for output in subgraphs.outputs(root):
-                    cone = subgraphs.cone(output)
-                    result = _int8_per_tensor(output)
-                    if len(cone) >= MINIMUM_CONE and result is not None:
-                        tables.append((root, output, sampled_levels(cone, root, output)))
-            for root, output, levels in tables:
-                producer = output.owner
-                named = {k: v for k, v in producer.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)}
-                label = named[glow.NODE_NAME].data if glow.NODE_NAME in named else producer.name.split(".")[-1]
-                table = typed_constant(names(f"{label}_table"), levels.astype(np.int8), glow.element_of(output))
-                lookup = glow.IntLookupTableOp(root, table.result)
-                lookup.attributes.update(named)
-                for name in named:
-                    del producer.attributes[name]
-                Rewriter.insert_op([table, lookup], InsertPoint.before(producer))
-                output.replace_all_uses_with(lookup.result)
+            for root in list(subgraphs.members):
+                outputs = subgraphs.outputs(root)
+                tabled = {output: cone_function(cone, root, output) for output in outputs
+                          if len(cone := subgraphs.cone(output)) >= MINIMUM_CONE and _int8_per_tensor(output)}
+                if not tabled:
+                    continue
+                inside = set(subgraphs.members[root])
+                only_tables = len(tabled) == len(outputs) and all(use.operation in inside for use in root.uses)
+                element = narrowed_type(root, list(tabled.values())) if only_tables else None
+                levels = {output: sampled_levels(function, element or _int8_per_tensor(root),
+                                                 _int8_per_tensor(output)) for output, function in tabled.items()}
+                if element is not None:
+                    root = Rewriter.replace_value_with_new_type(root, glow.tensor(glow.shape_of(root), element))
+                for output, table_levels in levels.items():
+                    self.replace(output, root, table_levels, names)
                 folded = True
         if folded:
             dce(op)
+
+    @staticmethod
+    def replace(output: SSAValue, root: SSAValue, levels: np.ndarray, names) -> None:
+        """`output` read from a new table of `levels` of `root`, with its producer's names."""
+        producer = output.owner
+        named = {k: v for k, v in producer.attributes.items() if k in (glow.NODE_NAME, PROFILE_NAME)}
+        label = named[glow.NODE_NAME].data if glow.NODE_NAME in named else producer.name.split(".")[-1]
+        table = typed_constant(names(f"{label}_table"), levels.astype(np.int8), glow.element_of(output))
+        lookup = glow.IntLookupTableOp(root, table.result)
+        lookup.attributes.update(named)
+        for name in named:
+            del producer.attributes[name]
+        Rewriter.insert_op([table, lookup], InsertPoint.before(producer))
+        output.replace_all_uses_with(lookup.result)

@@ -10,6 +10,7 @@
 !gate = tensor<1x8x!quant.uniform<i8:f32, 2.352941e-02:-128>>
 !product = tensor<1x8x!quant.uniform<i8:f32, 1.8e-01:-115>>
 !y = tensor<1x8x!quant.uniform<i8:f32, 3.000000e-02:-115>>
+!s = tensor<1x8x!quant.uniform<i8:f32, 5.000000e-02:-1>>
 
 // HardSwish as an exporter spells it, x * clip(x + 3, 0, 6) / 6 (the division by 6 already
 // a product by its int8 reciprocal): with x's scale 0.05 the entries run from x = -6.4
@@ -94,6 +95,30 @@ glow.function @float_island {
 // CHECK-NEXT:  %[[T:.*]] = glow.constant "quantize_table" {value = dense<"0x7F7C78{{[0-9A-F]*}}8080{{[0-9A-F]*}}74787C"> : tensor<256xi8>}
 // CHECK-NEXT:  %[[Q:.*]] = glow.int_lookup_table %x, %[[T]] :
 // CHECK-NEXT:  glow.save %[[Q]] as "y"
+// CHECK-NEXT:  }
+
+// A source that only the tables read and whose producer requantizes anyway (here an Add)
+// (of two tensors) takes a finer type: its range [-6.35, 6.4] cut to where HardSwish still
+// changes, from -3 on (scale 0.0369, offset -47: level -128 is -2.99). The table is sampled
+// at the new levels: from -2.99 (-0.006: level -115, 0x8D) up to 6.42 (level 99, 0x63).
+glow.function @narrowed_source {
+  %x = glow.placeholder "x" : !x
+  %z = glow.placeholder "z" : !x
+  %s = glow.add %x, %z {name = "s"} : (!x, !x) -> !s
+  %three = glow.constant "three" {value = dense<127> : tensor<i8>} : !three
+  %a = glow.add %s, %three {name = "a"} : (!s, !three) -> !sum
+  %b = glow.clip %a {name = "b", min = 0.0 : f32, max = 6.0 : f32} : (!sum) -> !gate
+  %m = glow.mul %s, %b {name = "m"} : (!s, !gate) -> !product
+  %sixth = glow.constant "sixth" {value = dense<127> : tensor<i8>} : !sixth
+  %f = glow.mul %m, %sixth {name = "f"} : (!product, !sixth) -> !y
+  glow.save %f as "y" : !y
+}
+
+// CHECK-LABEL: glow.function @narrowed_source
+// CHECK:       %s = glow.add %x, %z {name = "s"} : {{.*}} -> tensor<1x8x!quant.uniform<i8:f32, 3.687424e-02:-47>>
+// CHECK-NEXT:  %[[T:.*]] = glow.constant "f_table__3" {value = dense<"0x8D8C8C{{[0-9A-F]*}}606263"> : tensor<256xi8>}
+// CHECK-NEXT:  %f = glow.int_lookup_table %s, %[[T]] {name = "f"}
+// CHECK-NEXT:  glow.save %f as "y"
 // CHECK-NEXT:  }
 
 // Left as they are: a product of two tensors (two sources), a per-channel constant (the
