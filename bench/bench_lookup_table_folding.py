@@ -81,6 +81,17 @@ def host_times(builds: dict, sessions: dict, sample: dict, rounds: int = 20, run
     return best
 
 
+CONVOLUTION_GROUPS = {"depthwise": lambda node: "depthwise" in node,
+                      "squeeze-excitation 1x1": lambda node: "_se_" in node,
+                      "other (stem, 1x1 expand/project)": lambda node: "depthwise" not in node and "_se_" not in node}
+
+
+def convolution_times(profile) -> dict[str, float]:
+    """The profile's convolution rows summed by `CONVOLUTION_GROUPS` (by node name)."""
+    return {group: sum(row.amount for row in profile.rows if row.kind == "convolution" and belongs(row.name))
+            for group, belongs in CONVOLUTION_GROUPS.items()}
+
+
 def elementwise_share(profile) -> tuple[float, float]:
     """(elementwise amount, its share of the profile's total)."""
     amount = sum(row.amount for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
@@ -133,14 +144,17 @@ def main(argv: list[str] | None = None) -> None:
         rows["host int8 / float"] = ["", f"{times['int8'] / times['float']:.2f}",
                                      f"{times['int8 op by op'] / times['float']:.2f}", "",
                                      f"{times['onnxruntime int8'] / reference:.2f}"]
-        shares = []
+        shares, convolutions = [], []
         for name, bundle in builds.items():
             options_of = CompileOptions(quantization=None if name == "float" else int8)
             with without_folding() if name == "int8 op by op" else contextlib.nullcontext():
                 profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
             amount, share = elementwise_share(profile)
             shares.append(f"{amount:.0f} µs ({share:.0%})")
+            convolutions.append(convolution_times(profile))
         rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
+        for group in CONVOLUTION_GROUPS:
+            rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
 
         # accuracy of the logits
         logits = {"float": glowmlir.compile(logits_path),
