@@ -17,7 +17,8 @@ from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.params import QuantParams, dequantize, quantize
 from glowmlir.quantization.profile import write_profile
-from tests.support.models import onnxruntime_outputs
+from tests.support.models import onnxruntime_outputs, ppocr_cls_style, quantized_by_onnxruntime, without_softmax
+from tests.unit.test_onnx_quantized_models import onnxruntime_int8
 
 SHAPE = [1, 4, 8, 8]
 
@@ -81,3 +82,33 @@ def test_exported_activation_becomes_one_table_within_a_level(tmp_path, name):
         actual = quantize(quantized.run(sample)["y"], output_params).astype(np.int64)
         assert np.abs(actual - reference).max() <= 1
         assert len(np.unique(reference)) > 40  # the chain spans many levels
+
+
+def test_ppocr_cls_style_net_folds_every_activation_and_beats_onnxruntime_int8(tmp_path):
+    """The PP-OCR-cls-style net (HardSwish and HardSigmoid written out, random weights): each of
+    its 18 HardSwish chains becomes one table (the squeeze-excitation gates' Mul and Add fold
+    into their convolution, glow-fold-batchnorm, and the Clip fuses into it), nothing is left
+    float, and its int8 logits are closer to float than onnxruntime's int8 (QDQ,
+    `quantize_static` on the same calibration inputs)."""
+    model = without_softmax(ppocr_cls_style())
+    path = str(tmp_path / "cls.onnx")
+    onnx.save(model, path)
+    rng = np.random.default_rng(0)
+    samples = [{"data": rng.normal(size=(1, 3, 48, 192)).astype(np.float32)} for _ in range(50)]
+    calibration, held_out = samples[:20], samples[20:]
+    profiler = Profiler.for_model(path, CompileOptions())
+    for _ in profiler.run(calibration):
+        pass
+    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
+    float_bundle = glowmlir.compile(path)
+    quantized = glowmlir.compile(path, quantization=QuantizationOptions(str(tmp_path / "profile.yaml"),
+                                                                        assert_all_nodes_quantized=True))
+    graph = quantized.ir["glow"]
+    assert graph.count("glow.int_lookup_table") == 18
+    assert not re.search(r"glow\.(clip|div|relu)\b", graph)  # every Relu and Clip fused into a convolution
+    session = onnxruntime_int8(quantized_by_onnxruntime(model, calibration, str(tmp_path), "QDQ"))
+    expected = np.stack([float_bundle.run(s)["logits"] for s in held_out])
+    ours = np.stack([quantized.run(s)["logits"] for s in held_out])
+    theirs = np.stack([session.run(None, s)[0] for s in held_out])
+    ours_error, theirs_error = (float(np.sqrt(np.mean((v - expected) ** 2))) for v in (ours, theirs))
+    assert ours_error < 0.8 * theirs_error
