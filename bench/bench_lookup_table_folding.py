@@ -1,7 +1,8 @@
 """Int8 on a PP-OCR-cls-style net whose activations are written out (issue 42): a
 MobileNetV3-small (scale 0.35) text-direction classifier, 1x3x48x192, random weights,
 HardSwish as Add -> Clip -> Mul -> Div and HardSigmoid as Mul -> Add -> Clip
-(`tests.support.models.ppocr_cls_style`), profiled on 20 random inputs.
+(`tests.support.models.ppocr_cls_style`; the gates' Mul and Add fold into their convolution,
+glow-fold-batchnorm, and the Clip fuses into it), profiled on 20 random inputs.
 
 Builds: float; int8 (the default pipeline, `glow-fold-lookup-tables` folding each chain into
 one table); int8 without that pass (op by op, as before issue 42; the pass is switched off
