@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.dialects.builtin import ModuleOp, f32, i8
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -48,8 +48,9 @@ MINIMUM_CONE = 2
 
 
 def _int8_per_tensor(value: SSAValue) -> UniformQuantizedType | None:
+    """The value's type if it is int8 (signed storage, as the tables are) per tensor."""
     element = glow.element_of(value)
-    if isinstance(element, UniformQuantizedType) and element.bitwidth == 8 and not element.per_channel:
+    if isinstance(element, UniformQuantizedType) and storage_type(element) == i8 and not element.per_channel:
         return element
     return None
 
@@ -104,10 +105,26 @@ class _Subgraphs:
 
     @staticmethod
     def of(block) -> _Subgraphs:
+        """The subgraphs of `block`'s ops, without the members whose float results are read
+        outside their subgraph (a dequantize before a float op, a saved float output: only
+        int8 values can be tables' results) and what derives from those: the members found
+        again without them until none is left out."""
+        left_out: set[Operation] = set()
+        while True:
+            subgraphs = _Subgraphs.found(block, left_out)
+            released = {op for ops in subgraphs.members.values() for op in ops
+                        if _int8_per_tensor(op.results[0]) is None and subgraphs.read_outside(op)}
+            if not released:
+                return subgraphs
+            left_out |= released
+
+    @staticmethod
+    def found(block, left_out: set[Operation]) -> _Subgraphs:
         source: dict[SSAValue, SSAValue] = {}
         members: dict[SSAValue, list[Operation]] = {}
         for op in block.ops:
-            if len(op.results) != 1 or _real_function(op) is None or not _real_typed(op.results[0]):
+            if op in left_out or len(op.results) != 1 or _real_function(op) is None \
+                    or not _real_typed(op.results[0]):
                 continue
             data = op.operands[:1] if isinstance(op, glow.IntLookupTableOp) else op.operands
             roots = {source.get(operand, operand) if _real_typed(operand) else None
@@ -119,24 +136,13 @@ class _Subgraphs:
                 continue
             source[op.results[0]] = root
             members.setdefault(root, []).append(op)
-        subgraphs = _Subgraphs(source, members)
-        subgraphs.release_float_outputs()
-        return subgraphs
+        return _Subgraphs(source, members)
 
-    def release_float_outputs(self) -> None:
-        """Leaves out of the subgraphs the members whose float results are read outside them
-        (a dequantize before a float op or a saved output), until none is: only int8 values
-        can be tables' results; what they read is then an output."""
-        released = True
-        while released:
-            released = False
-            for root, ops in self.members.items():
-                for op in [op for op in ops if _int8_per_tensor(op.results[0]) is None]:
-                    if any(self.source.get(use.operation.results[0] if use.operation.results else None) is not root
-                           for use in op.results[0].uses):
-                        ops.remove(op)
-                        del self.source[op.results[0]]
-                        released = True
+    def read_outside(self, op: Operation) -> bool:
+        """Whether a member's result is read outside its subgraph."""
+        root = self.source[op.results[0]]
+        return any(not use.operation.results or self.source.get(use.operation.results[0]) is not root
+                   for use in op.results[0].uses)
 
     def outputs(self, root: SSAValue) -> list[SSAValue]:
         """The members' values read by something outside the subgraph of `root`."""
