@@ -19,7 +19,9 @@ ops or more becomes a table, sampled at X's 256 levels dequantized through the c
 semantics (constants dequantized) and quantized to the output's own type (its profiled or
 imported parameters). Intermediate values read elsewhere are outputs too (they get their
 own table from X), and float ones stay computed as they were: every other user keeps what it
-needs. What no one reads any longer is erased.
+needs. What no one reads any longer is erased. Where only the new tables read X and X's
+producer requantizes anyway, X takes the finer type of the span where the tables still change
+(`narrowed_type`), as glow-quantize does for a value only lookup-table ops read.
 """
 
 from __future__ import annotations
