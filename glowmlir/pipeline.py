@@ -65,6 +65,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from glowmlir.transforms.choose_conv_pool_kernels import ChooseConvPoolKernels
+    from glowmlir.transforms.fold_lookup_tables import FoldLookupTables
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
@@ -77,7 +78,9 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     # stand between a convolution and its activation or pool.
     # A model quantized by its own QDQ ops is quantized first (a no-op on other graphs).
     from_model = QuantizeFromModel(symmetric_weights=kernel_library is not None)
-    passes = [*pre_quantization_passes(), from_model, *quantization, SinkTransposes(), FuseActivations()]
+    # Then chains of elementwise ops on one int8 tensor become lookup tables (a no-op in float).
+    passes = [*pre_quantization_passes(), from_model, *quantization, FoldLookupTables(), SinkTransposes(),
+              FuseActivations()]
     if memory_fusion:
         fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
                              vector_tile.registers, widened_averages=False)

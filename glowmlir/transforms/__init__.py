@@ -29,6 +29,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-optimize-quantization": ("transforms.quantize", "OptimizeQuantization"),
     "glow-quantize-from-model": ("transforms.quantize", "QuantizeFromModel"),
     "glow-convert-placeholders": ("transforms.quantize", "ConvertPlaceholders"),
+    "glow-fold-lookup-tables": ("transforms.fold_lookup_tables", "FoldLookupTables"),
     "glow-fuse-activations": ("transforms.fuse_activations", "FuseActivations"),
     "glow-convert-to-nhwc": ("transforms.layout", "ConvertToNHWC"),
     "glow-sink-transposes": ("transforms.layout", "SinkTransposes"),

@@ -57,7 +57,12 @@ from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_l
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError, GlowWarning
 from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
-from glowmlir.quantization.lookup_tables import interpolated_table
+from glowmlir.quantization.lookup_tables import (
+    TABLE_FUNCTION,
+    interpolated_table,
+    table_function_attribute,
+    varying_span,
+)
 from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import (
     CALIBRATIONS,
@@ -428,6 +433,7 @@ def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
     name = op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name
     table = typed_constant(f"{name}_table", levels, result)
     lookup = glow.IntLookupTableOp(q.as_type(op.operands[0], element, op), table.result)
+    lookup.attributes[TABLE_FUNCTION] = table_function_attribute(op)
     q.requantized.add(_rewritten(q, op, [table, lookup]))
     return True
 
@@ -704,33 +710,17 @@ def _feeds_only_weighted_ops(value: SSAValue) -> bool:
                                     and use.index == 0 for use in value.uses)
 
 
-SPAN_SAMPLES = 4096
-"""Points at which `_varying_span` evaluates lookup-table functions over a value's range."""
-
-
 def _varying_span(value: SSAValue, low: float, high: float) -> tuple[float, float]:
     """The part of `value`'s profiled range [low, high] outside which every user's result stays the
-    same, where all its users are lookup-table ops (HardSwish is 0 below -3, HardSigmoid 0
-    below -3 and 1 above 3): from the last of `SPAN_SAMPLES` points at which every user's
-    function still gives its result at `low`, to the first from which it gives its result at
-    `high`. Quantized to that span, the value saturates only where the tables would give the
-    same entry anyway, and its levels are spent where the tables tell values apart (as
-    onnxruntime quantizes a convolution followed by Relu or Clip with their output's range;
-    our fused Relu does the same). [low, high] itself where some user is another op."""
+    same, where all its users are lookup-table ops (`lookup_tables.varying_span`). Quantized to
+    that span, the value saturates only where the tables would give the same entry anyway, and
+    its levels are spent where the tables tell values apart (as onnxruntime quantizes a
+    convolution followed by Relu or Clip with their output's range; our fused Relu does the
+    same). [low, high] itself where some user is another op."""
     users = [use.operation for use in value.uses]
-    if not users or not low < high or any(type(user) not in lookup_table_ops() for user in users):
+    if not users or any(type(user) not in lookup_table_ops() for user in users):
         return low, high
-    points = np.linspace(low, high, SPAN_SAMPLES)  # float64: a smooth function (a sigmoid) is not constant
-    with np.errstate(all="ignore"):  # where float32 merely cannot show it change; a clip is
-        results = [np.nan_to_num(np.asarray(user.FACTS.numpy(user, points), np.float64), nan=0.0)
-                   for user in users]  # NaN as the tables hold it (`_convert_to_lookup_table`)
-    at_low = np.logical_and.reduce([result == result[0] for result in results])
-    at_high = np.logical_and.reduce([result == result[-1] for result in results])
-    if at_low.all():  # every user constant over the whole range
-        return low, high
-    first = int(np.argmin(at_low)) - 1  # the last point of the run that gives the result at `low`
-    last = SPAN_SAMPLES - int(np.argmin(at_high[::-1]))  # the first point of the run at `high`
-    return (low if first == 0 else float(points[first]), high if last == SPAN_SAMPLES - 1 else float(points[last]))
+    return varying_span([functools.partial(user.FACTS.numpy, user) for user in users], low, high)
 
 
 def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp,

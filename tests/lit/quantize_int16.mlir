@@ -23,7 +23,7 @@ glow.function @net {
 // CHECK-NEXT: %fc = glow.fully_connected %[[X]], %[[W]], %[[B]] {name = "fc"} : {{.*}} -> tensor<1x2x!quant.uniform<i16:f32, 3.662221e-04:0>>
 // CHECK-NEXT: %r = glow.relu %fc {name = "relu"} : {{.*}} -> tensor<1x2x!quant.uniform<i16:f32, 3.662221e-04:0>>
 // CHECK-NEXT: %[[T:.*]] = glow.constant "sig_table" elided : tensor<513x!quant.uniform<i16:f32, 3.051851e-05:0>>
-// CHECK-NEXT: %g = glow.int_lookup_table %r, %[[T]] {name = "sig"} : {{.*}} -> tensor<1x2x!quant.uniform<i16:f32, 3.051851e-05:0>>
+// CHECK-NEXT: %g = glow.int_lookup_table %r, %[[T]] {table_of = {op = "glow.sigmoid"}, name = "sig"} : {{.*}} -> tensor<1x2x!quant.uniform<i16:f32, 3.051851e-05:0>>
 // CHECK-NEXT: %s = glow.softmax %g {{.*}} -> tensor<1x2x!quant.uniform<i16:f32, 3.0517578e-05:0>>
 // CHECK-NEXT: %[[Y:.*]] = glow.dequantize %s : (tensor<1x2x!quant.uniform<i16:f32, 3.0517578e-05:0>>) -> tensor<1x2xf32>
 // CHECK-NEXT: glow.save %[[Y]] as "y" : tensor<1x2xf32>

@@ -24,9 +24,9 @@ glow.function @net {
 }
 
 // CHECK:      glow.quantize %x : (tensor<1x8xf32>) -> tensor<1x8x!quant.uniform<i8:f32, 2.7453853e-02:-19>>
-// CHECK:      glow.int_lookup_table {{.*}} {name = "hs"}
+// CHECK:      glow.int_lookup_table {{.*}} name = "hs"}
 // CHECK:      glow.quantize %h : (tensor<1x8xf32>) -> tensor<1x8x!quant.uniform<i8:f32, 1.9627955e-02:0>>
-// CHECK:      glow.int_lookup_table {{.*}} {name = "gate"}
+// CHECK:      glow.int_lookup_table {{.*}} name = "gate"}
 // CHECK:      glow.quantize %g : (tensor<1x8xf32>) -> tensor<1x8x!quant.uniform<i8:f32, 5.490196e-02:18>>
-// CHECK:      glow.int_lookup_table {{.*}} {name = "sig"}
+// CHECK:      glow.int_lookup_table {{.*}} name = "sig"}
 // CHECK:      glow.relu {{.*}} {name = "r"}

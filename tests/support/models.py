@@ -236,6 +236,84 @@ def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
 
 
+def ppocr_cls_style(seed: int = 0) -> onnx.ModelProto:
+    """A PP-OCR text-direction-classifier-style net (PaddleOCR's `cls`: MobileNetV3-small at
+    scale 0.35, input [1, 3, 48, 192]) with random weights and the activations written out as
+    Paddle's exporter writes them: HardSwish as Add(3) -> Clip(0, 6) -> Mul(x) -> Div(6),
+    HardSigmoid (the squeeze-excitation gates) as Mul(0.2) -> Add(0.5) -> Clip(0, 1). Stem
+    convolution of stride 2, eleven inverted-residual blocks (1x1 expansion, depthwise 3x3/5x5
+    of stride (2, 1) or 1, squeeze-excitation, 1x1 projection, residual Add), a 1x1 to 200
+    channels, MaxPool 2x2, GlobalAveragePool, Gemm to 2 classes, Softmax ("softmax")."""
+    rng = np.random.default_rng(seed)
+    initializers, nodes = [], []
+
+    def weight(name, *shape):
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0
+        deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
+        initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
+        return name
+
+    def scalar(name, value):
+        if name not in {i.name for i in initializers}:
+            initializers.append(numpy_helper.from_array(np.array(value, np.float32), name))
+        return name
+
+    def node(op_type, inputs, output, **attributes):
+        nodes.append(helper.make_node(op_type, inputs, [output], name=output, **attributes))
+        return output
+
+    def conv(x, name, out_channels, in_channels, kernel, stride=(1, 1), group=1):
+        filter_ = weight(f"{name}_w", out_channels, in_channels // group, kernel, kernel)
+        return node("Conv", [x, filter_, weight(f"{name}_b", out_channels)], name, pads=[kernel // 2] * 4,
+                    strides=list(stride), group=group)
+
+    def hard_swish(x):
+        gate = node("Clip", [node("Add", [x, scalar("three", 3.0)], f"{x}_add"), scalar("zero", 0.0),
+                             scalar("six", 6.0)], f"{x}_clip")
+        return node("Div", [node("Mul", [x, gate], f"{x}_mul"), "six"], f"{x}_hardswish")
+
+    def hard_sigmoid(x):
+        scaled = node("Add", [node("Mul", [x, scalar("slope", 0.2)], f"{x}_mul"), scalar("offset", 0.5)], f"{x}_add")
+        return node("Clip", [scaled, "zero", scalar("one", 1.0)], f"{x}_hardsigmoid")
+
+    def activation(x, kind):
+        return hard_swish(x) if kind == "hardswish" else node("Relu", [x], f"{x}_relu")
+
+    def squeeze_excite(x, channels):
+        pooled = node("GlobalAveragePool", [x], f"{x}_se_pool")
+        squeezed = node("Relu", [conv(pooled, f"{x}_se_reduce", channels // 4, channels, 1)], f"{x}_se_relu")
+        gate = hard_sigmoid(conv(squeezed, f"{x}_se_expand", channels, channels // 4, 1))
+        return node("Mul", [x, gate], f"{x}_se")
+
+    x = hard_swish(conv("data", "stem", 8, 3, 3, stride=(2, 2)))
+    channels = 8
+    blocks = [(3, 8, 8, True, "relu", (2, 1)), (3, 24, 8, False, "relu", (2, 1)), (3, 32, 8, False, "relu", (1, 1)),
+              (5, 32, 16, True, "hardswish", (2, 1)), (5, 88, 16, True, "hardswish", (1, 1)),
+              (5, 88, 16, True, "hardswish", (1, 1)), (5, 40, 16, True, "hardswish", (1, 1)),
+              (5, 48, 16, True, "hardswish", (1, 1)), (5, 104, 32, True, "hardswish", (2, 1)),
+              (5, 200, 32, True, "hardswish", (1, 1)), (5, 200, 32, True, "hardswish", (1, 1))]
+    for index, (kernel, expanded, out, se, kind, stride) in enumerate(blocks):
+        block = f"block{index}"
+        y = activation(conv(x, f"{block}_expand", expanded, channels, 1), kind)
+        y = activation(conv(y, f"{block}_depthwise", expanded, expanded, kernel, stride, group=expanded), kind)
+        if se:
+            y = squeeze_excite(y, expanded)
+        y = conv(y, f"{block}_project", out, expanded, 1)
+        if stride == (1, 1) and out == channels:
+            y = node("Add", [y, x], f"{block}_sum")
+        x, channels = y, out
+    x = hard_swish(conv(x, "last", 200, channels, 1))
+    x = node("MaxPool", [x], "last_pool", kernel_shape=[2, 2], strides=[2, 2])
+    x = node("Flatten", [node("GlobalAveragePool", [x], "pooled")], "flat")
+    logits = node("Gemm", [x, weight("fc_w", 2, 200), weight("fc_b", 2)], "logits", transB=1)
+    node("Softmax", [logits], "softmax", axis=1)
+    graph = helper.make_graph(nodes, "ppocr_cls_style",
+                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, 48, 192])],
+                              [helper.make_tensor_value_info("softmax", onnx.TensorProto.FLOAT, [1, 2])],
+                              initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def ds_cnn_style(seed: int = 0, classes: int = 12) -> onnx.ModelProto:
     """A DS-CNN-small-style keyword-spotting net (Arm's ML-zoo KWS) with random weights:
     [1, 1, 49, 10] MFCC features, a 10x4 stride-2 convolution to 64 channels, four

@@ -75,8 +75,10 @@ def test_int8_model_matches_the_reference(name, tmp_path):
         assert "glow.dequantize" not in bundle.ir["glow"] and "glow.quantize" not in bundle.ir["glow"]
     else:  # Logistic, Tanh, HardSwish, ... run in float between conversions
         assert "glow.dequantize" in bundle.ir["glow"]
-    if name == "elementwise_net":  # LEAKY_RELU runs TFLite's int8 kernel (a multiplier per sign)
-        assert "!quant.uniform" in next(line for line in bundle.ir["glow"].splitlines() if "glow.leaky_relu" in line)
+    if name == "elementwise_net":  # RELU, LEAKY_RELU and their MAXIMUM, all of one int8 tensor: one table
+        assert "glow.leaky_relu" not in bundle.ir["glow"]  # (glow-fold-lookup-tables), here bit-exact with TFLite
+        assert 'name = "maximum_0"' in next(line for line in bundle.ir["glow"].splitlines() if "lookup_table" in line
+                                            and "maximum_0" in line)
     outputs, expected = {}, {}
     for seed in range(8):
         inputs = tm.random_inputs(data, seed=seed)

@@ -1,0 +1,204 @@
+"""Int8 on a PP-OCR-cls-style net whose activations are written out (issue 42): a
+MobileNetV3-small (scale 0.35) text-direction classifier, 1x3x48x192, random weights,
+HardSwish as Add -> Clip -> Mul -> Div and HardSigmoid as Mul -> Add -> Clip
+(`tests.support.models.ppocr_cls_style`; the gates' Mul and Add fold into their convolution,
+glow-fold-batchnorm, and the Clip fuses into it), profiled on 20 random inputs.
+
+Builds: float; int8 (the default pipeline, `glow-fold-lookup-tables` folding each chain into
+one table); int8 without that pass (op by op, as before issue 42; the pass is switched off
+in this process only). On the host: µs per inference (the entry point on inputs in place, the
+best of interleaved batches), onnxruntime's float and int8 (its `quantize_static` QDQ model
+of the same calibration) timed in the same run, and the elementwise share of each build
+(`glow-run -profile`'s host profile: elementwise instructions and lookup tables). On the
+Cortex-M7 (mps2-an500, weights in flash): instructions per inference, elementwise share
+(the board profile), flash (code + weights) and RAM (inputs/outputs + activations). Accuracy:
+top-1 agreement with float of the logits (centred on their held-out mean: random weights)
+on `--held-out` inputs, and RMS error vs float, ours against onnxruntime's int8.
+
+    .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards] [--held-out N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import glowmlir  # noqa: E402
+from bench.tables import print_columns  # noqa: E402
+from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
+from glowmlir.layer_profile import profile_on_board, profile_on_host  # noqa: E402
+from glowmlir.memory_report import memory_report  # noqa: E402
+from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from glowmlir.transforms.fold_lookup_tables import FoldLookupTables  # noqa: E402
+from tests.support.models import ppocr_cls_style, quantized_by_onnxruntime, without_softmax  # noqa: E402
+
+BOARD = "mps2-an500"
+ELEMENTWISE_KINDS = ("elementwise", "int_lookup_table")
+
+
+@contextlib.contextmanager
+def without_folding():
+    """glow-fold-lookup-tables does nothing inside (the op-by-op int8 build, for comparison)."""
+    apply = FoldLookupTables.apply
+    FoldLookupTables.apply = lambda self, ctx, op: None
+    try:
+        yield
+    finally:
+        FoldLookupTables.apply = apply
+
+
+def best_time(call, rounds: int = 20, runs: int = 20) -> float:
+    """µs per call: the best of `rounds` batches of `runs` calls."""
+    call()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        for _ in range(runs):
+            call()
+        best = min(best, (time.perf_counter_ns() - start) / runs / 1000)
+    return best
+
+
+def host_times(builds: dict, sessions: dict, sample: dict, rounds: int = 20, runs: int = 20) -> dict[str, float]:
+    """µs per inference of each build (entry point, inputs in place) and onnxruntime session,
+    the best of `rounds` batches each, the batches taking turns."""
+    best = dict.fromkeys([*builds, *sessions], float("inf"))
+    for bundle in builds.values():
+        bundle.run(sample)
+    for _ in range(rounds):
+        for name, bundle in builds.items():
+            best[name] = min(best[name], sum(bundle.runner.time_calls(runs)) / runs / 1000)
+        for name, session in sessions.items():
+            best[name] = min(best[name], best_time(lambda s=session: s.run(None, sample), 1, runs))
+    return best
+
+
+CONVOLUTION_GROUPS = {"depthwise": lambda node: "depthwise" in node,
+                      "squeeze-excitation 1x1": lambda node: "_se_" in node,
+                      "other (stem, 1x1 expand/project)": lambda node: "depthwise" not in node and "_se_" not in node}
+
+
+def convolution_times(profile) -> dict[str, float]:
+    """The profile's convolution rows summed by `CONVOLUTION_GROUPS` (by node name)."""
+    return {group: sum(row.amount for row in profile.rows if row.kind == "convolution" and belongs(row.name))
+            for group, belongs in CONVOLUTION_GROUPS.items()}
+
+
+def elementwise_share(profile) -> tuple[float, float]:
+    """(elementwise amount, its share of the profile's total)."""
+    amount = sum(row.amount for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
+    return amount, amount / profile.total
+
+
+def main(argv: list[str] | None = None) -> None:
+    import onnxruntime
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--no-boards", action="store_true")
+    parser.add_argument("--held-out", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    samples = [{"data": rng.normal(size=(1, 3, 48, 192)).astype(np.float32)} for _ in range(20 + args.held_out)]
+    calibration, held_out = samples[:20], samples[20:]
+    model = ppocr_cls_style(args.seed)
+    rows: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as directory:
+        path, logits_path = os.path.join(directory, "ppocr_cls.onnx"), os.path.join(directory, "logits.onnx")
+        onnx.save(model, path)
+        onnx.save(without_softmax(model), logits_path)
+        from glowmlir.profiling import Profiler
+        from glowmlir.quantization.profile import write_profile
+
+        profiles = {}
+        for name, model_path in (("softmax", path), ("logits", logits_path)):
+            profiler = Profiler.for_model(model_path, CompileOptions())
+            for _ in profiler.run(calibration):
+                pass
+            profiles[name] = os.path.join(directory, f"{name}.yaml")
+            write_profile(profiles[name], profiler.profile)
+        int8 = QuantizationOptions(profiles["softmax"])
+        builds = {"float": glowmlir.compile(path), "int8": glowmlir.compile(path, quantization=int8)}
+        with without_folding():
+            builds["int8 op by op"] = glowmlir.compile(path, quantization=int8)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.log_severity_level = 1, 3
+        ort_int8_path = quantized_by_onnxruntime(model, calibration, directory, "QDQ")
+        sessions = {"onnxruntime float": onnxruntime.InferenceSession(path, options,
+                                                                      providers=["CPUExecutionProvider"]),
+                    "onnxruntime int8": onnxruntime.InferenceSession(ort_int8_path, options,
+                                                                     providers=["CPUExecutionProvider"])}
+        times = host_times(builds, sessions, held_out[0])
+        reference = times["onnxruntime float"]
+        rows["host µs per inference (/ onnxruntime float)"] = [
+            f"{times[name]:.0f} ({times[name] / reference:.2f})" for name in (*builds, *sessions)]
+        rows["host int8 / float"] = ["", f"{times['int8'] / times['float']:.2f}",
+                                     f"{times['int8 op by op'] / times['float']:.2f}", "",
+                                     f"{times['onnxruntime int8'] / reference:.2f}"]
+        shares, convolutions = [], []
+        for name, bundle in builds.items():
+            options_of = CompileOptions(quantization=None if name == "float" else int8)
+            with without_folding() if name == "int8 op by op" else contextlib.nullcontext():
+                profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
+            amount, share = elementwise_share(profile)
+            shares.append(f"{amount:.0f} µs ({share:.0%})")
+            convolutions.append(convolution_times(profile))
+        rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
+        for group in CONVOLUTION_GROUPS:
+            rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
+
+        # accuracy of the logits
+        logits = {"float": glowmlir.compile(logits_path),
+                  "int8": glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))}
+        with without_folding():
+            logits["int8 op by op"] = glowmlir.compile(logits_path,
+                                                       quantization=QuantizationOptions(profiles["logits"]))
+        outputs = {name: np.stack([b.run(s)["logits"][0] for s in held_out]) for name, b in logits.items()}
+        ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
+        session = onnxruntime.InferenceSession(ort_logits, options, providers=["CPUExecutionProvider"])
+        outputs["onnxruntime int8"] = np.stack([session.run(None, s)[0][0] for s in held_out])
+        centre = outputs["float"].mean(axis=0)
+        classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
+        agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(held_out)}" for name in outputs}
+        error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}" for name, values in outputs.items()}
+        rows["top-1 agreement with float (logits)"] = [agreement["float"], agreement["int8"],
+                                                       agreement["int8 op by op"], "", agreement["onnxruntime int8"]]
+        rows["RMS logits error vs float"] = ["", error["int8"], error["int8 op by op"], "", error["onnxruntime int8"]]
+
+        if not args.no_boards:
+            board_rows = {"M7 instructions per inference": [], "M7 elementwise instructions (share)": [],
+                          "M7 flash: code + weights (bytes)": [], "M7 RAM: I/O + activations (bytes)": []}
+            for name in builds:
+                compile_options = CompileOptions(quantization=None if name == "float" else int8,
+                                                 target=target_for(BOARD))
+                with without_folding() if name == "int8 op by op" else contextlib.nullcontext():
+                    bundle = glowmlir.compile(path, quantization=compile_options.quantization,
+                                              target=compile_options.target)
+                    instructions = run_on_board(bundle, BOARD, held_out[0], count_instructions=True).instructions
+                    profile = profile_on_board(path, BOARD, held_out[0], instructions, compile_options)
+                amount, share = elementwise_share(profile)
+                report = memory_report(bundle, BOARD)
+                board_rows["M7 instructions per inference"].append(f"{instructions:,}")
+                board_rows["M7 elementwise instructions (share)"].append(f"{int(amount):,} ({share:.0%})")
+                board_rows["M7 flash: code + weights (bytes)"].append(
+                    f"{report.weights_in_flash.flash:,} ({report.code:,} + {report.weights:,})")
+                board_rows["M7 RAM: I/O + activations (bytes)"].append(
+                    f"{report.weights_in_flash.ram:,} ({report.io:,} + {report.activations:,})")
+            rows.update({label: [*values, "", ""] for label, values in board_rows.items()})
+    columns = [*builds, *sessions]
+    print_columns(["PP-OCR-cls-style 1x3x48x192", *columns], [[label, *values] for label, values in rows.items()],
+                  args.markdown)
+
+
+if __name__ == "__main__":
+    main()
