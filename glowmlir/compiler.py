@@ -37,16 +37,10 @@ from glowmlir.instrumentation import stage
 from glowmlir.libraries.conv_pool_costs import core_class
 from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
-from glowmlir.lowering.llvm_to_object import (
-    HOST,
-    ExternalCompiler,
-    Target,
-    compile_to_llvm_ir,
-    compile_to_object,
-    compile_with,
-)
+from glowmlir.lowering.llvm_to_object import ExternalCompiler, compile_to_llvm_ir, compile_to_object, compile_with
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
+from glowmlir.target import HOST, Target
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 

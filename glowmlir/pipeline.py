@@ -29,7 +29,7 @@ from glowmlir.errors import GlowError
 from glowmlir.instrumentation import Instrumentation, current
 
 if TYPE_CHECKING:
-    from glowmlir.libraries.column_layout import VectorTile
+    from glowmlir.target import VectorTile
     from glowmlir.transforms.quantize import QuantizationOptions
 
 def pre_quantization_passes() -> list[ModulePass]:

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from glowmlir.errors import GlowError
-from glowmlir.lowering.llvm_to_object import Target
+from glowmlir.target import Target
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glowmlir.target import VectorTile
+
 COLUMNS = "vector-columns"
 """The float microkernel over vectors of a row's output columns."""
 PLANES = "vector-planes"
@@ -39,48 +41,6 @@ int32 lanes: `lowering.int8_depthwise`)."""
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
 
-
-@dataclass(frozen=True)
-class VectorTile:
-    """`lanes` per vector register, `accumulators` vector registers a tile keeps;
-    `masked_loads`: loads and stores whose lanes are chosen at run time are single
-    instructions (AVX `vmaskmov`, AVX-512 `k` masks), as the vector-planes kernel needs
-    (elsewhere LLVM splits them into a branch per lane); `registers`: the target's vector
-    registers, which a vector-channels tile (taken where masked loads are single
-    instructions: AVX, AVX-512) and a vector-depthwise tile share
-    between accumulators and weights (0: neither kernel)."""
-
-    lanes: int
-    accumulators: int
-    masked_loads: bool = False
-    registers: int = 0
-
-    @staticmethod
-    def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
-        """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
-        later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
-        enabled = enabled_features(features)
-        if triple.startswith("x86_64"):
-            if enabled.get("avx512f"):
-                return VectorTile(16, 16, masked_loads=True, registers=32)
-            if enabled.get("avx"):
-                return VectorTile(8, 12, masked_loads=True, registers=16)
-            return VectorTile(4, 12, registers=16)
-        if triple.startswith("aarch64"):
-            return VectorTile(4, 16, registers=32)
-        return None
-
-
-def enabled_features(features: Sequence[str]) -> dict[str, bool]:
-    """Whether each `+feature`/`-feature` named is on, a later one overriding an earlier one
-    (as `-mattr` after the host's features)."""
-    return {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
-
-
-DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
-"""A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
-Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
 
 HELIUM = VectorTile(4, 4)
 """MVE's int8 tile: 4 int32 lanes a Q register, 4 of its 8 Q registers accumulating."""

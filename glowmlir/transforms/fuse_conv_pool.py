@@ -34,8 +34,9 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, finer_levels
-from glowmlir.libraries.column_layout import VectorTile, prefers_planes
+from glowmlir.libraries.column_layout import prefers_planes
 from glowmlir.quantization.rescaling import FINER_LEVEL_BITS
+from glowmlir.target import VectorTile
 
 
 def widening_of(pool: glow.MaxPoolOp | glow.AvgPoolOp) -> glow.RescaleQuantizedOp | None:

@@ -15,9 +15,9 @@ from xdsl.passes import PassPipeline
 import glowmlir
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import function_ranges
-from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from glowmlir.transforms import all_passes
 from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels

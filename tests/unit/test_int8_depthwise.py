@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_quantized_kernels import build, convolution_case
 from tests.unit.test_x86_vnni import all_match_the_reference

@@ -28,11 +28,11 @@ from glowmlir.dialects.glowll import GlowLL
 from glowmlir.dialects.quant import Quant
 from glowmlir.libraries import cmsis_nn, hifi4
 from glowmlir.libraries.common import Declined
-from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.runtime.host import HostRunner
+from glowmlir.target import HOST
 from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
 from tests.support import tflite_models as tm
 from tests.support.models import LENET, small_convnet

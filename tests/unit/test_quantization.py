@@ -21,11 +21,11 @@ from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.elf import undefined_symbols
 from glowmlir.errors import GlowWarning
 from glowmlir.importers.onnx import ModelInput
-from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.params import QuantParams, choose_params, dequantize, quantize
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.target import HOST
 from tests.support.models import LENET, small_convnet
 from tests.unit.test_errors import assert_clean_failure, glow_compile
 

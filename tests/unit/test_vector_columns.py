@@ -18,9 +18,9 @@ import pytest
 from onnx import helper
 
 import glowmlir
+from glowmlir import target as target_description
 from glowmlir.libraries.column_layout import ChannelTile, VectorTile, channel_tile, plane_block, row_block, row_lanes
-from glowmlir.lowering import llvm_to_object
-from glowmlir.lowering.llvm_to_object import Target
+from glowmlir.target import Target
 from tests.support.models import onnxruntime_outputs, random_inputs
 from tests.support.onnx_graphs import nodes_model
 
@@ -223,7 +223,7 @@ def test_channel_tiles_fill_their_registers():
 def test_the_cache_follows_the_target():
     assert Target(triple="aarch64-linux-gnu").cache_bytes == 512 << 10
     assert Target(triple="x86_64-unknown-linux-gnu", features="+avx,+avx2").cache_bytes == 1 << 20
-    assert Target().cache_bytes == (llvm_to_object.host_cache_bytes() or 1 << 20)
+    assert Target().cache_bytes == (target_description.host_cache_bytes() or 1 << 20)
 
 
 @needs_x86_vectors
@@ -238,7 +238,7 @@ def test_bands_follow_the_cache(tmp_path, monkeypatch):
     expected = onnxruntime_outputs(model, inputs)["y"]
     objects = []
     for cache in (256 << 10, 64 << 20):
-        monkeypatch.setattr(llvm_to_object, "host_cache_bytes", lambda level=2, cache=cache: cache)
+        monkeypatch.setattr(target_description, "host_cache_bytes", lambda level=2, cache=cache: cache)
         bundle = glowmlir.compile(path, keep_assembly=True)
         np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * float(np.abs(expected).max()), rtol=0)
         objects.append(bundle.ir["assembly"])

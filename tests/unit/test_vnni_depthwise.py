@@ -20,7 +20,7 @@ import pytest
 
 from glowmlir.elf import function_ranges
 from glowmlir.libraries import vnni_layout
-from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_int8_depthwise import GEOMETRIES
 from tests.unit.test_quantized_kernels import Case, binary_case, build, convolution_case

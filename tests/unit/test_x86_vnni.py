@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from glowmlir.libraries import vnni_layout
-from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
