@@ -27,6 +27,7 @@ from llvmlite import binding as llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from glowmlir import bundle as bundle_files
+from glowmlir.backends.cmsis_nn.conv_pool_costs import core_class
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized
 from glowmlir.errors import GlowError
@@ -34,7 +35,6 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
-from glowmlir.libraries.conv_pool_costs import core_class
 from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
 from glowmlir.lowering.llvm_to_object import ExternalCompiler, compile_to_llvm_ir, compile_to_object, compile_with

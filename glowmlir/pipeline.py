@@ -64,7 +64,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.transforms.choose_conv_pool_kernels import ChooseConvPoolKernels
+    from glowmlir.backends.cmsis_nn.choose_conv_pool_kernels import ChooseConvPoolKernels
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
@@ -115,15 +115,15 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     that reads its shapes from the record, and depthwise convolutions one per kernel size
     (`glowll-shape-parameterised-kernels`, docs/code-size.md); on a VNNI host at -O3 and
     -Os, the matrix product's VNNI form."""
-    from glowmlir.lowering.arm_dsp import LOOP_PAIRS
+    from glowmlir.backends.arm_dsp.kernels import LOOP_PAIRS
+    from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
+    from glowmlir.backends.host_vector.select_kernels import SelectVectorColumns
+    from glowmlir.backends.size_first.quantization_records import QuantizationRecords
+    from glowmlir.backends.size_first.select_kernels import ShapeParameterisedKernels
+    from glowmlir.backends.x86.select_kernels import SelectVnniKernels
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
-    from glowmlir.transforms.quantization_records import QuantizationRecords
-    from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
     from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
-    from glowmlir.transforms.select_vector_columns import SelectVectorColumns
-    from glowmlir.transforms.select_vnni_kernels import SelectVnniKernels
-    from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     selection = {"cmsis-nn": [SelectCmsisNN()], "hifi4": [SelectHifi4()], None: []}[kernel_library]

@@ -122,13 +122,13 @@ class Target:
     @property
     def has_avx512_vnni(self) -> bool:
         """An x86-64 target with AVX-512 VNNI and BW (`vpdpbusd` on zmm registers: the int8
-        kernels of `lowering.x86_vnni`); a later `-feature` overrides an earlier `+feature`."""
+        kernels of `backends.x86.vnni_kernels`); a later `-feature` overrides an earlier `+feature`."""
         return self._x86_64_with("avx512vnni", "avx512bw")
 
     @property
     def has_avx512_vbmi(self) -> bool:
         """An x86-64 target with AVX-512 VBMI (`vpermi2b`: a 128-byte table looked up by 64
-        byte indices at once, the int8 lookup tables of `lowering.x86_vnni`)."""
+        byte indices at once, the int8 lookup tables of `backends.x86.vnni_kernels`)."""
         return self._x86_64_with("avx512vbmi", "avx512bw")
 
     def _x86_64_with(self, *names: str) -> bool:

@@ -374,15 +374,15 @@ MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-de
 the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
 convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, the int8
 matrix product whose shapes are data (a size-first build's, portable or on the DSP extension,
-and its depthwise convolution, see `lowering.shape_parameterised`; or on VNNI,
-`lowering.vnni_shape_parameterised`), and the float convolutions on vectors of output
+and its depthwise convolution, see `backends.size_first.kernels`; or on VNNI,
+`backends.x86.vnni_shape_parameterised`), and the float convolutions on vectors of output
 columns, of whole planes, of output channels, or of a depthwise convolution's rows, of a
 host's vector unit."""
 VNNI_PACKED = ("x86-vnni", "x86-vnni-shape-parameterised")
 """The microkernels whose filter (FullyConnected weights) is packed as `vnni_layout.pack_filter`'s."""
 AVX512_ELEMENTWISE_MICROKERNEL = "x86-avx512"
 """An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes
-(AVX-512BW, `lowering.x86_vnni`)."""
+(AVX-512BW, `backends.x86.vnni_kernels`)."""
 VECTOR_ELEMENTWISE = ("add", "sub", "mul")
 """The `glowll.elementwise` kinds with a vector microkernel, Helium's "arm-mve" and AVX-512's
 `AVX512_ELEMENTWISE_MICROKERNEL` (int8 operands, of one shape or broadcast)."""
@@ -391,7 +391,7 @@ LEVEL_TABLE_ENTRIES = 256
 """A table of levels holds one entry per int8 level."""
 LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds (int8) whose terms a kernel may look up in tables of levels,
-"level-tables" (`lowering.level_tables`); an int8 softmax may take it too."""
+"level-tables" (`backends.arm_dsp.level_tables`); an int8 softmax may take it too."""
 FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
 TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
 """The microkernels whose convolution carries its `vector_tile`."""
@@ -414,7 +414,10 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
                   "(lanes, accumulators)")
-    from glowmlir.libraries import arm_dsp_layout, column_layout, shape_record, vnni_layout
+    from glowmlir.backends.arm_dsp import layout as arm_dsp_layout
+    from glowmlir.backends.host_vector import layout as column_layout
+    from glowmlir.backends.size_first import record as shape_record
+    from glowmlir.backends.x86 import layout as vnni_layout
 
     record_words = {shape_record.MICROKERNEL: shape_record.RECORD_WORDS,
                     shape_record.DSP_MICROKERNEL: shape_record.RECORD_WORDS,
@@ -485,8 +488,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
 
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
-    `libraries.arm_dsp_layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
-    of output columns, `libraries.column_layout.pack_filter`); `filter_shape` keeps the OIHW
+    `backends.arm_dsp.layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
+    of output columns, `backends.host_vector.layout.pack_filter`); `filter_shape` keeps the OIHW
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
     vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
@@ -937,7 +940,7 @@ class IntLookupTableOp(InstructionOp):
         super().__init__(operands=[dest, input, table])
 
     def verify_instruction(self) -> None:
-        from glowmlir.libraries.vnni_layout import LOOKUP_TABLE_MICROKERNEL
+        from glowmlir.backends.x86.layout import LOOKUP_TABLE_MICROKERNEL
 
         if self.microkernel is not None and (
                 self.microkernel.data != LOOKUP_TABLE_MICROKERNEL

@@ -9,7 +9,7 @@ from types import ModuleType
 class _Libraries(dict):
     """Library name -> its module (`accepts`, `MAPPINGS`, `Declined`), imported on first use."""
 
-    MODULES = {"cmsis-nn": "glowmlir.libraries.cmsis_nn", "hifi4": "glowmlir.libraries.hifi4"}
+    MODULES = {"cmsis-nn": "glowmlir.backends.cmsis_nn.library", "hifi4": "glowmlir.backends.hifi4.library"}
 
     def __missing__(self, name: str) -> ModuleType:
         module = importlib.import_module(self.MODULES[name])

@@ -16,9 +16,12 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.backends.host_vector import channels as vector_channels
+from glowmlir.backends.host_vector import columns as vector_columns
+from glowmlir.backends.host_vector import depthwise as vector_depthwise
+from glowmlir.backends.host_vector.layout import CHANNELS, COLUMNS, DEPTHWISE, PLANES
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import CHANNELS, COLUMNS, DEPTHWISE, PLANES
-from glowmlir.lowering import loop_skeletons, math_approx, vector_channels, vector_columns, vector_depthwise
+from glowmlir.lowering import loop_skeletons, math_approx
 from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (

@@ -39,23 +39,18 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import StringAttr, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.backends.arm_dsp import kernels as arm_dsp
+from glowmlir.backends.arm_dsp import level_tables
+from glowmlir.backends.arm_mve import kernels as arm_mve
+from glowmlir.backends.host_vector import int8_depthwise
+from glowmlir.backends.size_first import kernels as shape_parameterised
+from glowmlir.backends.size_first import record as shape_record
+from glowmlir.backends.x86 import vnni_depthwise, vnni_shape_parameterised
+from glowmlir.backends.x86 import vnni_kernels as x86_vnni
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
-from glowmlir.libraries import shape_record
-from glowmlir.lowering import (
-    arm_dsp,
-    arm_mve,
-    int8_depthwise,
-    kernels,
-    level_tables,
-    loop_skeletons,
-    math_approx,
-    shape_parameterised,
-    vnni_depthwise,
-    vnni_shape_parameterised,
-    x86_vnni,
-)
+from glowmlir.lowering import kernels, loop_skeletons, math_approx
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,

@@ -32,9 +32,9 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends.host_vector.layout import prefers_planes
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, finer_levels
-from glowmlir.libraries.column_layout import prefers_planes
 from glowmlir.quantization.rescaling import FINER_LEVEL_BITS
 from glowmlir.target import VectorTile
 

@@ -13,6 +13,8 @@ import pytest
 from xdsl.passes import PassPipeline
 
 import glowmlir
+from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
+from glowmlir.backends.size_first.select_kernels import ShapeParameterisedKernels
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import function_ranges
 from glowmlir.pipeline import pipeline_spec
@@ -20,8 +22,6 @@ from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from glowmlir.transforms import all_passes
-from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
-from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
 from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
 from tests.unit.test_kernel_libraries import profile_for
@@ -321,7 +321,7 @@ def pointwise_layers_on_vnni(per_channel: bool):
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_at_o3(per_channel):
     """At -O3 on a host with AVX-512 VNNI the nine layers take the shape-parameterised VNNI
-    matrix product (`lowering/vnni_shape_parameterised.py`), whose shapes come from their
+    matrix product (`backends/x86/vnni_shape_parameterised.py`), whose shapes come from their
     records: one kernel for each group of pixel tiles (last block of 8, of none, of 4 with a
     relu) and one for the FullyConnected steps; each layer's outputs are the int8 reference's."""
     cases = pointwise_layers_on_vnni(per_channel)

@@ -21,12 +21,13 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.parser import Parser
 
 import glowmlir
+from glowmlir.backends.cmsis_nn import library as cmsis_nn
+from glowmlir.backends.hifi4 import library as hifi4
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.dialects import glowll
 from glowmlir.dialects.glow import Glow
 from glowmlir.dialects.glowll import GlowLL
 from glowmlir.dialects.quant import Quant
-from glowmlir.libraries import cmsis_nn, hifi4
 from glowmlir.libraries.common import Declined
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile

@@ -1,4 +1,4 @@
-"""The int8 kernels on AVX-512 VNNI (`glowll-select-x86-vnni-kernels`, `lowering/x86_vnni.py`).
+"""The int8 kernels on AVX-512 VNNI (`glowll-select-x86-vnni-kernels`, `backends/x86/vnni_kernels.py`).
 
 On a host with AVX-512 VNNI, int8 convolutions and FullyConnected of random levels, weights
 with and without a zero point, per tensor and per channel, channel counts that are not
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glowmlir.libraries import vnni_layout
+from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref

@@ -7,7 +7,7 @@ The kernels here reach them through LLVM's `llvm.arm.*` intrinsics; LLVM itself 
 `PKHBT`/`PKHTB` and `LDRD` from plain IR (an `LDRD` only from a run of two consecutive
 words, `SLOT_WORDS`), and `SMMULR` for a narrow requantization whose multiplier it cannot
 see as a constant (`quantized_kernels.ChannelRequantization`). The data layouts (the pair
-tilings, the packed filters) are `libraries.arm_dsp_layout`'s, shared with the pass that
+tilings, the packed filters) are `backends.arm_dsp.layout`'s, shared with the pass that
 packs them.
 
 * `convolution_rows`: a filter row at least two taps wide. A tile of `TILE_PIXELS` outputs
@@ -29,7 +29,7 @@ packs them.
   `widen_row`, `halfword_products`; a small widened plane's rows unrolled whole at -O3,
   `UNROLLED_PLANE_TILES`).
 * `emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
-  pairs gathered once for many blocks of outputs (on Helium cores, `lowering.arm_mve`'s
+  pairs gathered once for many blocks of outputs (on Helium cores, `backends.arm_mve.kernels`'s
   instead).
 
 The input zero point is either folded into the bias by the pass (`folded_input_offset`) or
@@ -59,8 +59,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i8, i16, i32, i64
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.arm_dsp_layout import (
+from glowmlir.backends.arm_dsp.layout import (
     BIAS_PAIRS,
     CHANNEL_PAIRS,
     DEPTHWISE,
@@ -80,6 +79,7 @@ from glowmlir.libraries.arm_dsp_layout import (
     widened_planes,
     window_row_order,
 )
+from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.arm_dsp.kernels import STACK_ALIGNMENT
 from glowmlir.dialects import glowll
-from glowmlir.lowering.arm_dsp import STACK_ALIGNMENT
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 from glowmlir.quantization.rescaling import activation_bounds, softmax_parameters

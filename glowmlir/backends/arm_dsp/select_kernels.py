@@ -6,8 +6,8 @@ int8 `glowll.convolution` with a constant filter the layout can pair (a row at l
 taps wide, an unpadded ungrouped 1x1, or an unpooled one of one input channel per group:
 depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, gets
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
-(`lowering.arm_dsp`). A convolution's filter is re-laid for it at compile time
-(`libraries.arm_dsp_layout.pack_filter`: int16 weight pairs in the order the kernel reads
+(`backends.arm_dsp.kernels`). A convolution's filter is re-laid for it at compile time
+(`backends.arm_dsp.layout.pack_filter`: int16 weight pairs in the order the kernel reads
 them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
 in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
 unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
@@ -16,10 +16,10 @@ planes with the input zero point) and a compile-time accumulator bound may allow
 `doubled_accumulators`). With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
-(`lowering.arm_mve`, filter layout `libraries.column_layout`) instead, and so do int8
+(`backends.arm_mve.kernels`, filter layout `backends.host_vector.layout`) instead, and so do int8
 Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
 int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an int8 softmax
-of more than 128 levels get `microkernel = "level-tables"` (`lowering.level_tables`: their
+of more than 128 levels get `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: their
 terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
 `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
 gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step.
@@ -47,6 +47,17 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from glowmlir.backends.arm_dsp.layout import (
+    DEPTHWISE,
+    WINDOW_PAIRS,
+    pack_filter,
+    packing,
+    straight_products,
+    tiled_pool,
+    widens_planes,
+    with_biases,
+)
+from glowmlir.backends.host_vector import layout as column_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import (
     UniformQuantizedType,
@@ -57,17 +68,6 @@ from glowmlir.dialects.quant import (
 )
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
-from glowmlir.libraries import column_layout
-from glowmlir.libraries.arm_dsp_layout import (
-    DEPTHWISE,
-    WINDOW_PAIRS,
-    pack_filter,
-    packing,
-    straight_products,
-    tiled_pool,
-    widens_planes,
-    with_biases,
-)
 from glowmlir.quantization.rescaling import (
     accumulator_bounds,
     bias_multiplier,
@@ -301,7 +301,7 @@ class SelectFullyConnected(RewritePattern):
 class SelectHeliumElementwise(RewritePattern):
     """An int8 add, sub or mul whose innermost loop fills a vector (or is its only loop: the
     operands of one shape): `microkernel = "arm-mve"` (four lanes at a time,
-    `lowering.arm_mve.emit_elementwise`). A broadcast onto shorter runs (a per-channel
+    `backends.arm_mve.kernels.emit_elementwise`). A broadcast onto shorter runs (a per-channel
     scale of [N, C, 1, 1] pixels) keeps the scalar kernel: most of its lanes would idle."""
 
     @op_type_rewrite_pattern
@@ -316,7 +316,7 @@ class SelectHeliumElementwise(RewritePattern):
 
 class SelectHeliumSoftmax(RewritePattern):
     """An int8 softmax: `microkernel = "arm-mve"` (exps on four lanes at a time,
-    `lowering.arm_mve.emit_softmax`)."""
+    `backends.arm_mve.kernels.emit_softmax`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
@@ -329,7 +329,7 @@ class SelectHeliumSoftmax(RewritePattern):
 class SelectLevelTables(RewritePattern):
     """On the DSP extension without Helium: an int8 add or sub of more elements than its two
     tables hold entries, and an int8 softmax computing more exps (two an element) than its
-    table holds, `microkernel = "level-tables"` (`lowering.level_tables`: the function of one
+    table holds, `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: the function of one
     level computed once per level, then looked up). A table entry costs what one element's
     term (an add's) or exp (a softmax's) costs, and a lookup much less (MobileNetV2's smallest
     residual adds taking tables, 864 elements, on the M7: 21.8k instructions generic)."""
@@ -354,12 +354,12 @@ class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
     filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
-    (`lowering.arm_mve`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
-    on vectors of output columns, filters packed by `libraries.column_layout`), and so do
+    (`backends.arm_mve.kernels`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
+    on vectors of output columns, filters packed by `backends.host_vector.layout`), and so do
     int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`);
     without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
     `loop_pairs` (a size-first build: `pipeline.glowll_passes` gives the core's
-    `lowering.arm_dsp.LOOP_PAIRS`), each "arm-dsp" convolution gets
+    `backends.arm_dsp.kernels.LOOP_PAIRS`), each "arm-dsp" convolution gets
     `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
 
     name = "glowll-select-arm-dsp-kernels"

@@ -7,7 +7,7 @@ multiplied into an accumulator is `VMLA.I32 q, q, r`, a masked load or store a p
 
 * Convolution of stride 1 along its rows: `vector_columns`' kernel with `Int8Columns`, 4
   accumulators of 4 int32 lanes (4 output channels x 4 columns, 2 x 8 or 1 x 16), the
-  filter int16 with its zero point subtracted (`libraries.column_layout`), requantization
+  filter int16 with its zero point subtracted (`backends.host_vector.layout`), requantization
   on the vectors (`VQRDMULH`).
 * `emit_fully_connected`: each output a plain dot product of int8 rows, which LLVM
   vectorizes into `VMLAVA.S8` (16 products an instruction).
@@ -28,10 +28,10 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.backends.arm_dsp.kernels import level, start, weight_offset_correction
+from glowmlir.backends.host_vector import columns as vector_columns
+from glowmlir.backends.host_vector.layout import HELIUM
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import HELIUM
-from glowmlir.lowering import vector_columns
-from glowmlir.lowering.arm_dsp import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, elementwise_views, merge_dimensions
 from glowmlir.lowering.requantization import requantize, shift_split

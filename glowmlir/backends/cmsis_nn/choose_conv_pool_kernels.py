@@ -6,7 +6,7 @@ cannot take it (CMSIS-NN would store it, then pool). With `-use-cmsis`, each one
 library would take once unfused (the convolution and the pool both accepted) stays fused,
 on our kernel, when
 
-* our kernel is estimated faster (`libraries/conv_pool_costs.py`: instructions from the
+* our kernel is estimated faster (`backends/cmsis_nn/conv_pool_costs.py`: instructions from the
   convolution's multiply-accumulates, outputs and im2col row copies, with constants fitted
   to the core class's measured figures), or
 * unfusing it would make the bundle's RAM (mutable placeholders + activations, as the
@@ -30,8 +30,8 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from glowmlir.backends.cmsis_nn.conv_pool_costs import COSTS, ConvolutionWork
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.conv_pool_costs import COSTS, ConvolutionWork
 
 LIBRARY = "cmsis-nn"
 

@@ -52,9 +52,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from glowmlir.backends.arm_dsp.layout import gathers, packing, tiled_pool
+from glowmlir.backends.host_vector.layout import interior_columns
 from glowmlir.dialects import glow
-from glowmlir.libraries.arm_dsp_layout import gathers, packing, tiled_pool
-from glowmlir.libraries.column_layout import interior_columns
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ VECTOR_LANES = 4
 def row_vectors(in_width: int, width: int, kernel: int, dilation: int, pad_left: int, stride: int) -> int:
     """Vectors of `VECTOR_LANES` columns Helium's column kernel takes for an output row:
     tiles over the columns whose taps are all inside the input, predicated vectors over the
-    columns before and after them (`lowering.vector_columns`)."""
+    columns before and after them (`backends.host_vector.columns`)."""
     first, end = interior_columns(in_width, width, kernel, dilation, pad_left, stride)
     interior = (end - first) // VECTOR_LANES
     after = width - first - interior * VECTOR_LANES

@@ -32,12 +32,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
-from glowmlir.libraries.column_layout import channel_is_one_row, interior_columns
-from glowmlir.lowering import loop_skeletons
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
-from glowmlir.lowering.vector_columns import (
+from glowmlir.backends.host_vector.columns import (
     ColumnArithmetic,
     in_tiles,
     inputs_read,
@@ -46,6 +41,11 @@ from glowmlir.lowering.vector_columns import (
     run_bytes,
     store_vector,
 )
+from glowmlir.backends.host_vector.layout import channel_is_one_row, interior_columns
+from glowmlir.dialects import glowll
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
 
 
 def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:

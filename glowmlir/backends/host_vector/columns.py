@@ -11,7 +11,7 @@ Columns whose taps reach into the padding, and a row's last columns, are one vec
 channel with lanes masked at compile time (tail predication: `llvm.masked.load` /
 `llvm.masked.store`, a predicated load or store on MVE and AVX-512). Kernel rows in the
 padding are skipped. The filter is laid out as the tile reads it
-(`libraries.column_layout.pack_filter`).
+(`backends.host_vector.layout.pack_filter`).
 
 What differs between int8 and float (loading and widening an input vector, the weight, the
 bias, multiply-accumulate, the output step) is a `ColumnArithmetic`.
@@ -27,8 +27,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.backends.host_vector.layout import PLANES, channel_is_one_row, interior_columns, tile_vectors
 from glowmlir.dialects import glowll
-from glowmlir.libraries.column_layout import PLANES, channel_is_one_row, interior_columns, tile_vectors
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row

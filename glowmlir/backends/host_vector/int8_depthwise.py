@@ -30,13 +30,14 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.backends.arm_mve.kernels import Int8Columns
+from glowmlir.backends.host_vector import columns as vector_columns
+from glowmlir.backends.host_vector import depthwise as vector_depthwise
+from glowmlir.backends.host_vector.layout import INT8_PLANES
+from glowmlir.backends.x86.vnni_kernels import LaneRequantization
 from glowmlir.dialects import glowll
-from glowmlir.libraries.column_layout import INT8_PLANES
-from glowmlir.lowering import vector_columns, vector_depthwise
-from glowmlir.lowering.arm_mve import Int8Columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.x86_vnni import LaneRequantization
 
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""

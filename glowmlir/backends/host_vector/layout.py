@@ -1,4 +1,4 @@
-"""The data layout of the convolution on vectors of output columns (`lowering.vector_columns`).
+"""The data layout of the convolution on vectors of output columns (`backends.host_vector.columns`).
 
 A tile holds `accumulators` vector registers: `block` output channels times `vectors`
 vectors of adjacent output columns of a row. Per tap it loads each vector of input columns
@@ -26,17 +26,17 @@ COLUMNS = "vector-columns"
 PLANES = "vector-planes"
 """The float microkernel over vectors of a plane's pixels (a "same"-padded convolution)."""
 CHANNELS = "vector-channels"
-"""The float microkernel over vectors of output channels (`lowering.vector_channels`)."""
+"""The float microkernel over vectors of output channels (`backends.host_vector.channels`)."""
 DEPTHWISE = "vector-depthwise"
 """The float microkernel of depthwise convolutions: rows x vectors of one channel's output
-columns (`lowering.vector_depthwise`)."""
+columns (`backends.host_vector.depthwise`)."""
 INT8_DEPTHWISE = "vector-depthwise-int8"
 """The int8 microkernel of depthwise convolutions on a host, on the same tiles (int32 lanes,
-the filter int16 less its zero point: `lowering.int8_depthwise`)."""
+the filter int16 less its zero point: `backends.host_vector.int8_depthwise`)."""
 INT8_PLANES = "vector-planes-int8"
 """The int8 microkernel of "same"-padded depthwise convolutions of small planes on a host:
 each channel's plane one tile of vectors of its pixels (the vector-planes kernel's, on
-int32 lanes: `lowering.int8_depthwise`)."""
+int32 lanes: `backends.host_vector.int8_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""

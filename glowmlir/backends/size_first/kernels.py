@@ -4,7 +4,7 @@ A kernel compiled for one layer holds its shapes as constants (loop bounds, stri
 layers of different shapes each get their own, even in a size-first build where their
 quantization numbers are data (`glowll-quantization-records`). The matrix product here
 reads its shapes too from the layer's record, after the `KernelParameters` words
-(`libraries.shape_record.MatrixShape`), so one kernel serves every int8 1x1 convolution
+(`backends.size_first.record.MatrixShape`), so one kernel serves every int8 1x1 convolution
 (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected whose arithmetic is
 alike (the same numbers zero, the same requantization kind, the input zero point folded
 into the bias or not):
@@ -32,7 +32,7 @@ The depthwise convolution has a kernel of its own (`depthwise_convolution`,
 the record (`shape_record.DepthwiseShape`), its kernel size in the code.
 
 On a host with AVX-512 VNNI the matrix product has a form of its own,
-`lowering.vnni_shape_parameterised` (`x86-vnni-shape-parameterised`), reading the same
+`backends.x86.vnni_shape_parameterised` (`x86-vnni-shape-parameterised`), reading the same
 record through `record_shape` and `runtime_strided`.
 """
 
@@ -43,8 +43,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
-from glowmlir.libraries.shape_record import (
+from glowmlir.backends.arm_dsp import kernels as arm_dsp
+from glowmlir.backends.size_first.record import (
     DEPTHWISE_MICROKERNEL,
     DEPTHWISE_PIXELS,
     DEPTHWISE_PLANE_BYTES,
@@ -63,7 +63,7 @@ from glowmlir.libraries.shape_record import (
     MatrixShape,
     window_row,
 )
-from glowmlir.lowering import arm_dsp
+from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf, overlapping_tiles
 

@@ -1,4 +1,4 @@
-"""The record and weight layouts of the shape-parameterised int8 kernels (`lowering.shape_parameterised`).
+"""The record and weight layouts of the shape-parameterised int8 kernels (`backends.size_first.kernels`).
 
 A size-first build's int8 layer reads its quantization numbers from an i32 record
 (`glowll-quantization-records`: `quantization.rescaling.KernelParameters`, 10 words). A
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glowmlir.backends.arm_dsp.layout import PairTiling, pair_tiling, tiling_weight_words
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.arm_dsp_layout import PairTiling, pair_tiling, tiling_weight_words
 from glowmlir.quantization.rescaling import KernelParameters, RecordWords
 
 MICROKERNEL = "shape-parameterised"
@@ -27,7 +27,7 @@ DSP_MICROKERNEL = "shape-parameterised-dsp"
 VNNI_MICROKERNEL = "x86-vnni-shape-parameterised"
 """The matrix product's portable form, its form for the Arm DSP extension (a pointwise
 convolution's: pixels x output channels a step on int16 pairs), and its form for AVX-512
-VNNI (`lowering.vnni_shape_parameterised`: a multiple of 4 input channels, a convolution of
+VNNI (`backends.x86.vnni_shape_parameterised`: a multiple of 4 input channels, a convolution of
 one pixel or of at least 16)."""
 VNNI_LOADED_NUMBERS = ("output_offset",)
 """The numbers the VNNI form loads from the record even when they are 0: its code for them

@@ -7,7 +7,7 @@ shape at least (its 17 depthwise ones, of 9 shapes, too). This pass gives the in
 convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected
 `microkernel = "shape-parameterised"`, and the int8 depthwise convolutions
 `"shape-parameterised-depthwise"`, and a record that holds their shapes after their numbers
-(`libraries.shape_record`), so that one kernel (`lowering.shape_parameterised`) serves all
+(`backends.size_first.record`), so that one kernel (`backends.size_first.kernels`) serves all
 the matrix products, and one each kernel size of depthwise convolution. Layers take it only
 where that makes the code smaller: among the layers whose kernels would come out alike
 (`kernel_variant`: the same numbers zero, the same shift signs, the same kind of
@@ -26,7 +26,7 @@ requantization of both is narrow (`narrow_requantization`, weights doubled), as 
 kernels' is.
 
 With `vnni` (a host with AVX-512 VNNI) the matrix products get its VNNI form
-(`x86-vnni-shape-parameterised`, `lowering.vnni_shape_parameterised`; the depthwise
+(`x86-vnni-shape-parameterised`, `backends.x86.vnni_shape_parameterised`; the depthwise
 convolutions keep the host's own kernels): layers of a multiple
 of 4 input channels whose bias is in accumulator units, a convolution of one pixel or of at
 least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
@@ -54,11 +54,16 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.weights import array_from_dense
-from glowmlir.errors import GlowError
-from glowmlir.libraries import vnni_layout
-from glowmlir.libraries.shape_record import (
+from glowmlir.backends.arm_dsp.select_kernels import (
+    accumulator_bias,
+    centred_type,
+    fits_narrow_requantization,
+    fold_input_offset,
+    folded_bias,
+    int8_buffers,
+)
+from glowmlir.backends.size_first.quantization_records import attach_record, takes_record
+from glowmlir.backends.size_first.record import (
     DEPTHWISE_MICROKERNEL,
     DEPTHWISE_PIXELS,
     DEPTHWISE_PLANE_BYTES,
@@ -78,18 +83,13 @@ from glowmlir.libraries.shape_record import (
     pack_depthwise_weights,
     pack_dsp_weights,
 )
+from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86.select_kernels import select_vnni
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
 from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
-from glowmlir.transforms.quantization_records import attach_record, takes_record
-from glowmlir.transforms.select_arm_dsp_kernels import (
-    accumulator_bias,
-    centred_type,
-    fits_narrow_requantization,
-    fold_input_offset,
-    folded_bias,
-    int8_buffers,
-)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
-from glowmlir.transforms.select_vnni_kernels import select_vnni
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
@@ -123,7 +123,7 @@ def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
 
 
 def vnni_form(op: MatrixProduct) -> tuple | None:
-    """Which code the VNNI kernel (`lowering.vnni_shape_parameterised`) gives the layer, if it
+    """Which code the VNNI kernel (`backends.x86.vnni_shape_parameterised`) gives the layer, if it
     takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
     pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
     FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels; and

@@ -1,4 +1,4 @@
-"""The data layout of the int8 kernels on AVX-512 VNNI (`lowering.x86_vnni`).
+"""The data layout of the int8 kernels on AVX-512 VNNI (`backends.x86.vnni_kernels`).
 
 `vpdpbusd` adds to each int32 lane the four products of that lane's four unsigned bytes of
 one operand and four signed bytes of the other. The kernels put output channels in the 16

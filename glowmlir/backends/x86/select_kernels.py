@@ -4,7 +4,7 @@ On an x86-64 target with AVX-512 VNNI and BW (`glow-compile` adds the pass for s
 or `-mattr=+avx512vnni,+avx512bw`; see `Target.has_avx512_vnni`), every int8 NCHW ungrouped
 `glowll.convolution` with a constant filter and bias in accumulator units whose input copy
 fits `vnni_layout.LARGEST_PACKED_INPUT`, and every such `glowll.fully_connected`, gets
-`microkernel = "x86-vnni"` (`lowering.x86_vnni`: 16 output channels in the lanes of a zmm
+`microkernel = "x86-vnni"` (`backends.x86.vnni_kernels`: 16 output channels in the lanes of a zmm
 register, input channels four at a time, one `vpdpbusd` for 64 products). The filter is
 re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
 the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned input bytes,
@@ -15,7 +15,7 @@ AVX-512 VBMI too: `Target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
 (VBMI too), an int8 depthwise convolution of a small plane (unpooled, no residual, at most
 `vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, each kernel row's four taps
 within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
-(`lowering.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
+(`backends.x86.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
 permute), its filter the levels less their zero point as int8 words
 (`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
 and Mul get `microkernel = "x86-avx512"` (`SelectElementwise`). Outputs stay bit-identical
@@ -32,17 +32,17 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
-from glowmlir.dialects.weights import array_from_dense
-from glowmlir.libraries import vnni_layout
-from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
-from glowmlir.transforms.select_arm_dsp_kernels import (
+from glowmlir.backends.arm_dsp.select_kernels import (
     accumulator_bias,
     int8_buffers,
     int8_layer,
     mark_narrow_requantization,
 )
+from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 

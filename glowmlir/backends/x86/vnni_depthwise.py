@@ -36,12 +36,12 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.host_vector.columns import load_vector, store_vector
+from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry
+from glowmlir.backends.x86.vnni_kernels import VECTOR, LaneRequantization, dot_accumulate
 from glowmlir.dialects import glowll
-from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.vector_columns import load_vector, store_vector
-from glowmlir.lowering.x86_vnni import VECTOR, LaneRequantization, dot_accumulate
 
 BYTES = VectorType(i8, [WINDOW])
 

@@ -3,7 +3,7 @@
 `vpdpbusd` (`llvm.x86.avx512.vpdpbusd.512`) adds to each of 16 int32 lanes the four
 products of four unsigned bytes of one operand and four signed bytes of the other: 64
 multiply-accumulates an instruction. The kernels put 16 output channels in the lanes and
-take the input channels four at a time (`libraries.vnni_layout`):
+take the input channels four at a time (`backends.x86.layout`):
 
 * the input is copied once a call into a stack buffer of i32 words (`pack_input`), each the
   four unsigned bytes x + 128 (x ^ 0x80) of a group of four channels at one pixel, the
@@ -63,15 +63,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import channel_is_one_row, channel_pixels
-from glowmlir.libraries.vnni_layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
-from glowmlir.lowering import loop_skeletons
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
-from glowmlir.lowering.requantization import requantize_in_halves, requantize_narrow_in_halves
-from glowmlir.lowering.vector_channels import transpose
-from glowmlir.lowering.vector_columns import (
+from glowmlir.backends.host_vector.channels import transpose
+from glowmlir.backends.host_vector.columns import (
     in_tiles,
     inputs_read,
     lane_positions,
@@ -79,6 +72,13 @@ from glowmlir.lowering.vector_columns import (
     one_row_per_channel,
     store_vector,
 )
+from glowmlir.backends.host_vector.layout import channel_is_one_row, channel_pixels
+from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
+from glowmlir.dialects import glow, glowll
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
+from glowmlir.lowering.requantization import requantize_in_halves, requantize_narrow_in_halves
 from glowmlir.quantization.rescaling import KernelParameters, activation_bounds, offset_folds
 
 VECTOR = VectorType(i32, [LANES])
