@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec
 
+from glowmlir.backends import GraphOptions, backends
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import Instrumentation, current
 
@@ -64,7 +65,6 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.backends.cmsis_nn.choose_conv_pool_kernels import ChooseConvPoolKernels
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
@@ -83,8 +83,9 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
                              vector_tile.registers, widened_averages=False)
                 if vector_tile is not None else FuseConvPool(widened_averages=not size_first))
         passes += [fuse, FuseResidualAdd()]
-    if memory_fusion and kernel_library == "cmsis-nn" and core:
-        passes.append(ChooseConvPoolKernels(core, ram_size, reuse_activations))
+    options = GraphOptions(memory_fusion, kernel_library, core, ram_size, reuse_activations)
+    for backend in backends():
+        passes += backend.graph_passes(options) if backend.graph_passes is not None else []
     if vector_tile is not None:
         passes.append(SubsampleStridedPointwise())
     if kernel_library is not None:

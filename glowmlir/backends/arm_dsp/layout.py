@@ -26,6 +26,14 @@ from xdsl.dialects.builtin import i8
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import storage_type
 
+LEVEL_TABLES = "level-tables"
+"""The microkernel of int8 adds, subs and softmaxes that look up values of single levels in tables
+(`level_tables`)."""
+LEVEL_TABLE_ENTRIES = 256
+"""A table of levels holds one entry per int8 level."""
+LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
+"""The `glowll.elementwise` kinds whose terms a kernel may look up in tables of levels."""
+
 TILE_PIXELS = 2
 """Adjacent outputs of a row computed together by the DSP convolution."""
 

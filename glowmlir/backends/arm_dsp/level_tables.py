@@ -29,12 +29,13 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.arm_dsp.kernels import STACK_ALIGNMENT
+from glowmlir.backends.arm_dsp.layout import LEVEL_TABLE_ENTRIES
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map
 from glowmlir.quantization.rescaling import activation_bounds, softmax_parameters
 
-LEVELS = glowll.LEVEL_TABLE_ENTRIES
+LEVELS = LEVEL_TABLE_ENTRIES
 
 
 def stack_table(b: KernelBuilder) -> View:

@@ -49,6 +49,9 @@ from xdsl.pattern_rewriter import (
 
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE,
+    LEVEL_TABLE_ELEMENTWISE,
+    LEVEL_TABLE_ENTRIES,
+    LEVEL_TABLES,
     WINDOW_PAIRS,
     pack_filter,
     packing,
@@ -57,6 +60,7 @@ from glowmlir.backends.arm_dsp.layout import (
     widens_planes,
     with_biases,
 )
+from glowmlir.backends.arm_mve.backend import ELEMENTWISE_KINDS as HELIUM_ELEMENTWISE
 from glowmlir.backends.host_vector import layout as column_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import (
@@ -306,7 +310,7 @@ class SelectHeliumElementwise(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in glowll.VECTOR_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
             if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
@@ -341,11 +345,11 @@ class SelectLevelTables(RewritePattern):
             return
         elements = int(np.prod(glow.shape_of(op.dest)))
         if isinstance(op, glowll.ElementwiseOp):
-            worth = op.kind.data in glowll.LEVEL_TABLE_ELEMENTWISE and elements > 2 * glowll.LEVEL_TABLE_ENTRIES
+            worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements > 2 * LEVEL_TABLE_ENTRIES
         else:
-            worth = 2 * elements > glowll.LEVEL_TABLE_ENTRIES
+            worth = 2 * elements > LEVEL_TABLE_ENTRIES
         if worth:
-            op.properties["microkernel"] = StringAttr(glowll.LEVEL_TABLES)
+            op.properties["microkernel"] = StringAttr(LEVEL_TABLES)
             rewriter.notify_op_modified(op)
 
 

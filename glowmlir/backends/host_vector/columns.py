@@ -6,7 +6,7 @@ accumulator a vector register: over the input channels, kernel rows and taps, ea
 input columns is loaded once and multiplied by each channel's weight broadcast over the
 lanes. That is `VLDRB.S32` + `VMLA.I32 q, q, r` on Helium (int8, `arm_mve.Int8Columns`) and
 a load + `VFMADD` with a broadcast weight on AVX2/AVX-512 or NEON (f32,
-`kernels.FloatColumns`): the accumulators never leave the registers until the tile is done.
+`float_kernels.FloatColumns`): the accumulators never leave the registers until the tile is done.
 Columns whose taps reach into the padding, and a row's last columns, are one vector per
 channel with lanes masked at compile time (tail predication: `llvm.masked.load` /
 `llvm.masked.store`, a predicated load or store on MVE and AVX-512). Kernel rows in the

@@ -11,7 +11,7 @@ of enough products per output `"vector-channels"`, output channels in the lanes)
 takes the fewest vectors per output row); its
 filter is re-laid at compile time in blocks of output channels, as the kernel reads it
 (`backends.host_vector.layout.pack_filter`), and `filter_shape` keeps its OIHW shape. The kernel
-(`backends.host_vector.columns` with `kernels.FloatColumns`) keeps a tile of output columns x
+(`backends.host_vector.columns` with `float_kernels.FloatColumns`) keeps a tile of output columns x
 channels in vector registers over all the taps: one load of input columns and one FMA per
 channel a tap, instead of loading and storing the output row at every tap. Sums are taken in
 the same order as the generic kernel's, one FMA per product.

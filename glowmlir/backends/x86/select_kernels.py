@@ -142,9 +142,9 @@ class PackDepthwise(RewritePattern):
 class SelectElementwise(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in glowll.VECTOR_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in vnni_layout.ELEMENTWISE_KINDS
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
-            op.properties["microkernel"] = StringAttr(glowll.AVX512_ELEMENTWISE_MICROKERNEL)
+            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
             rewriter.notify_op_modified(op)
 
 
