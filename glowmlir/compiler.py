@@ -27,7 +27,6 @@ from llvmlite import binding as llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from glowmlir import bundle as bundle_files
-from glowmlir.backends.cmsis_nn.conv_pool_costs import core_class
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized
 from glowmlir.errors import GlowError
@@ -129,12 +128,7 @@ class CompileOptions:
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
-                                size_first=self.target.size_attribute is not None,
-                                core=core_class(self.target), ram_size=self.ram_size or 0,
-                                vector_tile=self.target.vector_tile, cache_bytes=self.target.cache_bytes,
-                                minimum_size=self.target.size_attribute == "minsize",
-                                vnni=self.target.has_avx512_vnni, vbmi=self.target.has_avx512_vbmi)
+                                target=self.target, ram_size=self.ram_size or 0)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -86,13 +86,8 @@ class Target:
     size_attribute: str | None = None  # "optsize" or "minsize" on every function
     abi: str | None = None  # the "target-abi" module flag (RISC-V hard-float: ilp32f)
 
-    @property
-    def has_arm_dsp(self) -> bool:
-        """An Arm core with the DSP extension (SMLAD, SXTB16, ...)."""
-        return self.triple.startswith(("thumb", "arm")) and "+dsp" in self.features.split(",")
-
     @cached_property
-    def _features(self) -> list[str]:
+    def feature_list(self) -> list[str]:
         """The +/- features, the host's first when no triple or CPU is given (-mattr adds to them)."""
         features = self.features.split(",")
         if not self.triple and not self.cpu:
@@ -101,7 +96,7 @@ class Target:
         return features
 
     @cached_property
-    def _triple(self) -> str:
+    def resolved_triple(self) -> str:
         """The triple, the host's when none is given."""
         return self.triple or llvm.get_process_triple()
 
@@ -109,40 +104,15 @@ class Target:
     def vector_tile(self) -> VectorTile | None:
         """The f32 tile of the column-vector convolution on this target's vector unit (the
         host's features when no triple or CPU is given), None without one."""
-        return VectorTile.of_features(self._triple, self._features)
+        return VectorTile.of_features(self.resolved_triple, self.feature_list)
 
     @property
     def cache_bytes(self) -> int:
         """The cache of one core the kernels block their loops for: its L2, the host's as the
         OS reports it, else `DEFAULT_CACHE_BYTES` of the architecture (0: unknown)."""
-        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if self._triple.startswith(arch)), 0)
+        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if self.resolved_triple.startswith(arch)), 0)
         host = not self.triple and not self.cpu
         return (host and host_cache_bytes()) or default
-
-    @property
-    def has_avx512_vnni(self) -> bool:
-        """An x86-64 target with AVX-512 VNNI and BW (`vpdpbusd` on zmm registers: the int8
-        kernels of `backends.x86.vnni_kernels`); a later `-feature` overrides an earlier `+feature`."""
-        return self._x86_64_with("avx512vnni", "avx512bw")
-
-    @property
-    def has_avx512_vbmi(self) -> bool:
-        """An x86-64 target with AVX-512 VBMI (`vpermi2b`: a 128-byte table looked up by 64
-        byte indices at once, the int8 lookup tables of `backends.x86.vnni_kernels`)."""
-        return self._x86_64_with("avx512vbmi", "avx512bw")
-
-    def _x86_64_with(self, *names: str) -> bool:
-        """An x86-64 target with each of these AVX-512 features (a later `-feature` overrides an
-        earlier `+feature`), none of the features they build on turned off (`-mattr=-avx512f`
-        or `-avx` turns every AVX-512 feature off in LLVM, though the host's list still names them)."""
-        enabled = enabled_features(self._features)
-        return (self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
-                and not any(enabled.get(base) is False for base in ("avx512f", "avx2", "avx")))
-
-    @property
-    def has_helium(self) -> bool:
-        """An Arm core with the M-profile vector extension (MVE, Helium: Cortex-M55)."""
-        return self.triple.startswith(("thumb", "arm")) and any(f.startswith("+mve") for f in self.features.split(","))
 
     @property
     def emits_llvm_ir(self) -> bool:
@@ -156,7 +126,7 @@ class Target:
 
     def machine(self) -> llvm.TargetMachine:
         _initialize()
-        triple = self._triple
+        triple = self.resolved_triple
         try:
             target = llvm.Target.from_triple(triple)
         except RuntimeError as error:

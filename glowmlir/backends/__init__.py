@@ -29,7 +29,7 @@ defining `BACKEND`), highest priority first."""
 class Microkernel:
     """A kernel of a backend for some glowll instructions, named by their `microkernel` property.
 
-    `ops`: the glowll op names that may take it; `emitter`: the module (under `glowmlir`) whose
+    `ops`: the glowll op names that may take it; `emitter`: the module whose
     `emit_convolution`, `emit_fully_connected`, `emit_elementwise`, `emit_softmax` or
     `emit_int_lookup_table` emits it; `numbers`: "i8" or "f32", what it computes on (`int16`:
     also int16 data of offset 0); `tiled`: a convolution's that carries its `vector_tile`;
@@ -53,7 +53,7 @@ class Microkernel:
 
     def emitters(self) -> ModuleType:
         """The module of its `emit_*` functions."""
-        return importlib.import_module(f"glowmlir.{self.emitter}")
+        return importlib.import_module(self.emitter)
 
 
 @dataclass(frozen=True)
@@ -63,26 +63,50 @@ class Backend:
 
     name: str
     microkernels: tuple[Microkernel, ...] = field(default=())
+    passes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Its passes `glow-opt -p` runs: name -> (module, class)."""
     prefers_unfused: Callable[[Any, Any], bool] | None = None
     """(a glow convolution, the target's `VectorTile`) -> whether it runs faster with no pool
     fused into it (`glow-fuse-conv-pool` on a target with a vector unit)."""
-    graph_passes: Callable[[GraphOptions], list[Any]] | None = None
+    graph_passes: Callable[[PipelineOptions], list[Any]] | None = None
     """Its passes on the graph, after the fusions (in backend priority order)."""
+    glowll_passes: Callable[[PipelineOptions], list[tuple[int, Any]]] | None = None
+    """Its kernel selection passes for the options' target, each with its `SelectionOrder`."""
     library: tuple[str, str] | None = None
-    """A kernel library's option name (`-use-cmsis`: "cmsis-nn") and the module (under
-    `glowmlir`) of its mappings (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
+    """A kernel library's option name (`-use-cmsis`: "cmsis-nn") and the module of its mappings
+    (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
 
 
 @dataclass(frozen=True)
-class GraphOptions:
-    """What a backend's graph passes depend on: the compile options (`core`: the target's
-    `conv_pool_costs.COSTS` class, "" for none)."""
+class PipelineOptions:
+    """What a backend's passes depend on: the target (None: no target's kernels) and the
+    compile options."""
 
-    memory_fusion: bool = True
+    target: Any = None
     kernel_library: str | None = None
-    core: str = ""
+    memory_fusion: bool = True
     ram_size: int = 0
     reuse_activations: bool = True
+
+    @property
+    def size_first(self) -> bool:
+        """-opt-level=Os or Oz."""
+        return self.target is not None and self.target.size_attribute is not None
+
+    @property
+    def minimum_size(self) -> bool:
+        """-opt-level=Oz."""
+        return self.target is not None and self.target.size_attribute == "minsize"
+
+
+class SelectionOrder:
+    """Where a backend's glowll pass runs among the kernel selections (`Backend.glowll_passes`)."""
+
+    LIBRARY_CALLS = 0  # what a kernel library takes becomes calls into it
+    SHARED_SHAPES = 10  # kernels shared by layers of many shapes (they leave the rest to the next)
+    INSTRUCTION_SET = 20  # an instruction set's kernels
+    RECORDS = 40  # quantization numbers as data, for layers that may share a kernel
+    VECTOR_UNIT = 50  # float kernels on the vector unit
 
 
 _loaded: list[Backend] = []
@@ -128,7 +152,12 @@ def library_module(name: str) -> ModuleType:
     backend = next((b for b in backends() if b.library is not None and b.library[0] == name), None)
     if backend is None:
         raise KeyError(name)
-    return importlib.import_module(f"glowmlir.{backend.library[1]}")
+    return importlib.import_module(backend.library[1])
+
+
+def backend_passes() -> dict[str, tuple[str, str]]:
+    """Every backend's passes: name -> (module, class)."""
+    return {name: entry for backend in backends() for name, entry in backend.passes.items()}
 
 
 def microkernels_of(op_name: str) -> list[Microkernel]:

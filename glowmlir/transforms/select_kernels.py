@@ -17,7 +17,6 @@ kernel and gets a `library` attribute saying why, which `-dump-ir` shows and
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -188,21 +187,3 @@ class SelectLibrary(ModulePass):
         library = LIBRARIES[self.LIBRARY]
         for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
             select_library(function, library.MAPPINGS, library.Declined, self.TITLE)
-
-
-@dataclass(frozen=True)
-class SelectCmsisNN(SelectLibrary):
-    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls."""
-
-    name = "glowll-select-cmsis-nn"
-    LIBRARY: ClassVar[str] = "cmsis-nn"
-    TITLE: ClassVar[str] = "CMSIS-NN"
-
-
-@dataclass(frozen=True)
-class SelectHifi4(SelectLibrary):
-    """Quantized instructions HiFi 4 NNLib implements become `xa_nn_*` calls."""
-
-    name = "glowll-select-hifi4"
-    LIBRARY: ClassVar[str] = "hifi4"
-    TITLE: ClassVar[str] = "HiFi4 NNLib"

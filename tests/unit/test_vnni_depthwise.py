@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
 from glowmlir.elf import function_ranges
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
@@ -26,7 +27,7 @@ from tests.unit.test_int8_depthwise import GEOMETRIES
 from tests.unit.test_quantized_kernels import Case, binary_case, build, convolution_case
 from tests.unit.test_x86_vnni import all_match_the_reference
 
-needs_vbmi = pytest.mark.skipif(not (HOST.has_avx512_vnni and HOST.has_avx512_vbmi),
+needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(HOST)),
                                 reason="the host has no AVX-512 VNNI and VBMI")
 
 KERNEL = 'microkernel = "x86-vnni-depthwise"'

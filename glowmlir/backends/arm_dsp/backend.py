@@ -7,7 +7,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i16
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.backends import Backend, Microkernel
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
 from glowmlir.backends.arm_dsp import layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
@@ -34,9 +34,32 @@ def verify_packed_pairs(op) -> None:
         raise VerifyException(f"{op.name}: the packed filter must be int16 pairs {list(expected)}")
 
 
-BACKEND = Backend("arm_dsp", (
-    Microkernel("arm-dsp", "backends.arm_dsp.kernels", int16=True, properties=tuple(OWN_PROPERTIES),
+def glowll_passes(options: PipelineOptions) -> list:
+    """On a core with the DSP extension, `glowll-select-arm-dsp-kernels` (Helium's kernels
+    too on a Helium core, but at -Oz: LLVM vectorizes no loop in minimum-size code, so
+    Helium's dot products would be scalar, MobileNetV2 4x slower, and its ARM low-overhead-loop
+    pass aborted on the column kernel's predicated vectors). A size-first build tells the
+    kernels so (`loop_pairs`): they keep their loops, taking the core's `kernels.LOOP_PAIRS`
+    channel pairs a step."""
+    from glowmlir.backends.arm_dsp.kernels import LOOP_PAIRS
+    from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
+    from glowmlir.backends.arm_dsp.target import has_arm_dsp
+    from glowmlir.backends.arm_mve.target import has_helium
+
+    if options.target is None or not has_arm_dsp(options.target):
+        return []
+    helium = has_helium(options.target)
+    loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
+    return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs))]
+
+
+PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_kernels", "SelectArmDspKernels")}
+"""Its passes for `glow-opt -p`: name -> (module, class)."""
+
+BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
+    Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.kernels", int16=True, properties=tuple(OWN_PROPERTIES),
                 verify=verify_packed_pairs),
-    Microkernel(layout.LEVEL_TABLES, "backends.arm_dsp.level_tables", ops=("glowll.elementwise", "glowll.softmax"),
+    Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
+                ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-))
+), glowll_passes=glowll_passes)

@@ -60,7 +60,6 @@ from glowmlir.backends.arm_dsp.layout import (
     widens_planes,
     with_biases,
 )
-from glowmlir.backends.arm_mve.backend import ELEMENTWISE_KINDS as HELIUM_ELEMENTWISE
 from glowmlir.backends.host_vector import layout as column_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import (
@@ -84,6 +83,8 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 MICROKERNEL = "arm-dsp"
 HELIUM = "arm-mve"
 IM2COL = "arm-mve-im2col"
+HELIUM_ELEMENTWISE = ("add", "sub", "mul")
+"""The int8 `glowll.elementwise` kinds on Helium's vectors (operands of one shape or broadcast)."""
 IM2COL_DEPTHS = (8, 48)
 """Taps (input channels x kernel height x width) from which dot products of gathered windows
 are faster than the DSP kernel (a convolution of stride 2 along its rows) and than Helium's

@@ -8,13 +8,11 @@ from __future__ import annotations
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel
+from glowmlir.backends.arm_dsp.select_kernels import HELIUM as MICROKERNEL
+from glowmlir.backends.arm_dsp.select_kernels import HELIUM_ELEMENTWISE as ELEMENTWISE_KINDS
+from glowmlir.backends.arm_dsp.select_kernels import IM2COL as IM2COL_MICROKERNEL
 from glowmlir.backends.host_vector.backend import verify_column_filter
 from glowmlir.dialects import glow, glowll
-
-MICROKERNEL = "arm-mve"
-IM2COL_MICROKERNEL = "arm-mve-im2col"
-ELEMENTWISE_KINDS = ("add", "sub", "mul")
-"""The int8 `glowll.elementwise` kinds on Helium's vectors (operands of one shape or broadcast)."""
 
 
 def verify_im2col(op) -> None:
@@ -27,8 +25,8 @@ def verify_im2col(op) -> None:
 
 
 BACKEND = Backend("arm_mve", (
-    Microkernel(MICROKERNEL, "backends.arm_mve.kernels",
+    Microkernel(MICROKERNEL, "glowmlir.backends.arm_mve.kernels",
                 ops=("glowll.convolution", "glowll.fully_connected", "glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=ELEMENTWISE_KINDS, verify=verify_column_filter),
-    Microkernel(IM2COL_MICROKERNEL, "backends.arm_mve.kernels", verify=verify_im2col),
+    Microkernel(IM2COL_MICROKERNEL, "glowmlir.backends.arm_mve.kernels", verify=verify_im2col),
 ))

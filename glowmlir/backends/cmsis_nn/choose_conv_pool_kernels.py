@@ -32,8 +32,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.backends.cmsis_nn.conv_pool_costs import COSTS, ConvolutionWork
 from glowmlir.dialects import glow, glowll
+from glowmlir.target import Target
 
 LIBRARY = "cmsis-nn"
+
+CORE_TARGETS = {"helium": Target(triple="thumbv8.1m.main-unknown-none-eabihf", features="+mve.fp,+dsp"),
+                "dsp": Target(triple="thumbv7em-unknown-none-eabihf", features="+dsp"),
+                "generic": Target(triple="thumbv7m-unknown-none-eabi")}
+"""A target of each core class (`conv_pool_costs.core_class`): the rest of the pipeline runs for it."""
 
 
 def fused_convolutions(module: ModuleOp) -> list[glow.ConvolutionOp]:
@@ -129,8 +135,7 @@ class ChooseConvPoolKernels(ModulePass):
         copy = module.clone()
         unfuse(fused_convolutions(copy)[index])
         pipeline = default_pipeline(kernel_library=LIBRARY, reuse_activations=self.reuse_activations, pointer_width=32,
-                                    arm_dsp=self.core in ("dsp", "helium"), helium=self.core == "helium",
-                                    core=self.core, ram_size=self.ram_size)
+                                    target=CORE_TARGETS[self.core], ram_size=self.ram_size)
         passes = [*pipeline.glow, *pipeline.glowll]
         rest = passes[[p.name for p in passes].index(self.name) + 1:]
         PassPipeline(tuple(rest)).apply(Context(), copy)

@@ -143,9 +143,12 @@ def core_class(target) -> str:
     """The `COSTS` key of a target's core: "helium" (Cortex-M55), "dsp" (M4, M7, M33: our
     DSP-extension kernels, CMSIS-NN's DSP path), "generic" (M0, M0+, M3); "" for a target
     that is not a Cortex-M (no figures: the fusion is kept)."""
-    if target.has_helium:
+    from glowmlir.backends.arm_dsp.target import has_arm_dsp
+    from glowmlir.backends.arm_mve.target import has_helium
+
+    if has_helium(target):
         return "helium"
-    if target.has_arm_dsp:
+    if has_arm_dsp(target):
         return "dsp"
     if target.triple.startswith(("thumbv6m", "thumbv7m", "thumbv8m.base")):
         return "generic"

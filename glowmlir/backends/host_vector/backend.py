@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import f32, i16
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.backends import Backend, Microkernel, microkernel
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, microkernel
 from glowmlir.backends.host_vector import layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
@@ -43,16 +43,30 @@ def runs_on_planes(conv, tile) -> bool:
 
 
 def _float(name: str) -> Microkernel:
-    return Microkernel(name, "backends.host_vector.float_kernels", ops=("glowll.convolution",), numbers="f32",
+    return Microkernel(name, "glowmlir.backends.host_vector.float_kernels", ops=("glowll.convolution",), numbers="f32",
                        tiled=True, verify=verify_column_filter)
 
 
 def _int8(name: str) -> Microkernel:
-    return Microkernel(name, "backends.host_vector.int8_depthwise", ops=("glowll.convolution",), tiled=True,
+    return Microkernel(name, "glowmlir.backends.host_vector.int8_depthwise", ops=("glowll.convolution",), tiled=True,
                        verify=verify_column_filter)
 
 
-BACKEND = Backend("host_vector", (
+def glowll_passes(options: PipelineOptions) -> list:
+    """On a target with a vector unit, `glowll-select-vector-columns` on its tile."""
+    from glowmlir.backends.host_vector.select_kernels import SelectVectorColumns
+
+    tile = options.target.vector_tile if options.target is not None else None
+    if tile is None:
+        return []
+    return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
+                                                             tile.registers))]
+
+
+PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select_kernels", "SelectVectorColumns")}
+"""Its passes for `glow-opt -p`: name -> (module, class)."""
+
+BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
-), prefers_unfused=runs_on_planes)
+), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i8
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.backends import Backend, Microkernel
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
 from glowmlir.backends.size_first import record
 from glowmlir.backends.size_first.backend import record_check
 from glowmlir.backends.x86 import layout
@@ -50,13 +50,30 @@ def verify_shape_parameterised(op) -> None:
     verify_vnni_filter(op)
 
 
-BACKEND = Backend("x86", (
-    Microkernel(layout.MICROKERNEL, "backends.x86.vnni_kernels", packed_weights=True, verify=verify_vnni_filter),
-    Microkernel(layout.DEPTHWISE_MICROKERNEL, "backends.x86.vnni_depthwise", ops=("glowll.convolution",),
+def glowll_passes(options: PipelineOptions) -> list:
+    """On an AVX-512 VNNI target, `glowll-select-x86-vnni-kernels` (with VBMI: lookup tables and
+    depthwise convolutions of small planes too)."""
+    from glowmlir.backends.x86.select_kernels import SelectVnniKernels
+    from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
+
+    if options.target is None or not has_avx512_vnni(options.target):
+        return []
+    vbmi = has_avx512_vbmi(options.target)
+    return [(SelectionOrder.INSTRUCTION_SET, SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))]
+
+
+PASSES = {"glowll-select-x86-vnni-kernels": ("glowmlir.backends.x86.select_kernels", "SelectVnniKernels")}
+"""Its passes for `glow-opt -p`: name -> (module, class)."""
+
+BACKEND = Backend("x86", passes=PASSES, microkernels=(
+    Microkernel(layout.MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
+                packed_weights=True, verify=verify_vnni_filter),
+    Microkernel(layout.DEPTHWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_depthwise", ops=("glowll.convolution",),
                 verify=verify_depthwise_filter),
-    Microkernel(record.VNNI_MICROKERNEL, "backends.x86.vnni_shape_parameterised", packed_weights=True,
+    Microkernel(record.VNNI_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised", packed_weights=True,
                 loaded_numbers=record.VNNI_LOADED_NUMBERS, verify=verify_shape_parameterised),
-    Microkernel(layout.ELEMENTWISE_MICROKERNEL, "backends.x86.vnni_kernels", ops=("glowll.elementwise",),
+    Microkernel(layout.ELEMENTWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels", ops=("glowll.elementwise",),
                 elementwise_kinds=layout.ELEMENTWISE_KINDS),
-    Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "backends.x86.vnni_kernels", ops=("glowll.int_lookup_table",)),
-))
+    Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
+                ops=("glowll.int_lookup_table",)),
+), glowll_passes=glowll_passes)

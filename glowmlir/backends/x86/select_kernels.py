@@ -1,7 +1,7 @@
 """`glowll-select-x86-vnni-kernels`: int8 convolutions and FullyConnected onto AVX-512 VNNI.
 
 On an x86-64 target with AVX-512 VNNI and BW (`glow-compile` adds the pass for such a host,
-or `-mattr=+avx512vnni,+avx512bw`; see `Target.has_avx512_vnni`), every int8 NCHW ungrouped
+or `-mattr=+avx512vnni,+avx512bw`; see `target.has_avx512_vnni`), every int8 NCHW ungrouped
 `glowll.convolution` with a constant filter and bias in accumulator units whose input copy
 fits `vnni_layout.LARGEST_PACKED_INPUT`, and every such `glowll.fully_connected`, gets
 `microkernel = "x86-vnni"` (`backends.x86.vnni_kernels`: 16 output channels in the lanes of a zmm
@@ -10,7 +10,7 @@ re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIH
 the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned input bytes,
 x + 128). Grouped convolutions keep the generic kernel (depthwise ones take
 `glowll-select-vector-columns`' vector-depthwise-int8). With `lookup_tables` (a host with
-AVX-512 VBMI too: `Target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
+AVX-512 VBMI too: `target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
 `microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`). With `depthwise`
 (VBMI too), an int8 depthwise convolution of a small plane (unpooled, no residual, at most
 `vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, each kernel row's four taps
