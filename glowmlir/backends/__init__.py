@@ -4,9 +4,11 @@ A backend (`glowmlir/backends/<name>/`) holds its kernel selection pass(es), its
 its kernel emitters and its cost figures, and describes itself in `<name>/backend.py` as
 `BACKEND = Backend(...)`: the microkernels it implements (`Microkernel`: which glowll
 instructions each takes, in which numbers, the module that emits it, the rules its operands
-must meet). The shared layers (dialects, transforms, lowering) name no backend: the glowll
-verifier and the kernel dispatch ask this registry (`microkernel(name)`), which imports a
-backend's description only when first asked, as `transforms.PASSES` imports a pass.
+must meet), its passes and their place in the pipeline for a target it serves
+(`glowll_passes`, `graph_passes`, `SelectionOrder`), its `glow-opt` pass names, and what the
+graph passes ask it. The shared layers (dialects, transforms, lowering) and the pipeline
+builder name no backend: they ask this registry (`backends()`, `microkernel(name)`), which
+imports a backend's description only when first asked, as `transforms.PASSES` imports a pass.
 
 `REGISTERED` lists the backends in priority order; adding one is a folder and a line here
 (docs/architecture.md, "Adding a target").
