@@ -1,5 +1,5 @@
 """Our fused convolution + pool kernels per layer, measured, against the estimates of
-`glowmlir/libraries/conv_pool_costs.py` (what `-use-cmsis` compares with CMSIS-NN).
+`glowmlir/backends/cmsis_nn/conv_pool_costs.py` (what `-use-cmsis` compares with CMSIS-NN).
 
 For every layer of tests/support/cmsis_nn/conv_pool_costs.json (LeNet's two convolutions,
 the CIFAR-sized net's two, the DS-CNN-style net's last pointwise one, MobileNetV2's last,
@@ -47,9 +47,9 @@ sys.path.insert(0, ROOT)
 
 from bench.bench_cortex_m import MOBILENET, random_profile  # noqa: E402
 from bench.bench_quantization import LENET, make_profile  # noqa: E402
+from glowmlir.backends.cmsis_nn.conv_pool_costs import COSTS  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.layer_profile import profile_on_board, profiling_build  # noqa: E402
-from glowmlir.libraries.conv_pool_costs import COSTS  # noqa: E402
 from glowmlir.quantization.profile import read_profile, write_profile  # noqa: E402
 from glowmlir.runtime.boards import target_for  # noqa: E402
 from tests.support.conv_pool_table import TABLE, table_rows, work_of_row  # noqa: E402

@@ -45,10 +45,10 @@ from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.datasets import ImageOptions, calibration_samples  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
-from glowmlir.lowering.llvm_to_object import Target  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from glowmlir.target import Target  # noqa: E402
 from glowmlir.targets import resolve_target  # noqa: E402
 from tests.support.models import (  # noqa: E402
     LENET,

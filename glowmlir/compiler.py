@@ -35,20 +35,13 @@ from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
 from glowmlir.instrumentation import stage
-from glowmlir.libraries.conv_pool_costs import core_class
 from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
-from glowmlir.lowering.llvm_to_object import (
-    HOST,
-    ExternalCompiler,
-    Target,
-    compile_to_llvm_ir,
-    compile_to_object,
-    compile_with,
-)
+from glowmlir.lowering.llvm_to_object import ExternalCompiler, compile_to_llvm_ir, compile_to_object, compile_with
 from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
+from glowmlir.target import HOST, Target
 from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
@@ -146,19 +139,13 @@ class CompileOptions:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         # -g and the instrumentation find every kernel call in the entry point.
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
-        if self.tflite_rounding == "single":  # the generic kernels: the microkernels' forms round twice
+        if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    core=core_class(self.target), ram_size=self.ram_size or 0,
-                                    cache_bytes=self.target.cache_bytes)
+                                    target=None, ram_size=self.ram_size or 0)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                arm_dsp=self.target.has_arm_dsp, helium=self.target.has_helium,
-                                size_first=self.target.size_attribute is not None,
-                                core=core_class(self.target), ram_size=self.ram_size or 0,
-                                vector_tile=self.target.vector_tile, cache_bytes=self.target.cache_bytes,
-                                minimum_size=self.target.size_attribute == "minsize",
-                                vnni=self.target.has_avx512_vnni, vbmi=self.target.has_avx512_vbmi)
+                                target=self.target, ram_size=self.ram_size or 0)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

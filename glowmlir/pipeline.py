@@ -25,11 +25,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec
 
+from glowmlir.backends import PipelineOptions, backends
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import Instrumentation, current
 
 if TYPE_CHECKING:
-    from glowmlir.libraries.column_layout import VectorTile
+    from glowmlir.target import Target
     from glowmlir.transforms.quantize import QuantizationOptions
 
 def pre_quantization_passes() -> list[ModulePass]:
@@ -48,23 +49,21 @@ def pre_quantization_passes() -> list[ModulePass]:
 
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
-                 kernel_library: str | None = None, core: str = "", ram_size: int = 0,
-                 reuse_activations: bool = True, vector_tile: VectorTile | None = None,
-                 size_first: bool = False) -> list[ModulePass]:
+                 kernel_library: str | None = None, target: Target | None = None, ram_size: int = 0,
+                 reuse_activations: bool = True) -> list[ModulePass]:
     """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
-    as in Glow (fusion then applies to the quantized ops too); with a kernel library, what it
-    takes runs NHWC. With CMSIS-NN on a Cortex-M (`core`, a `conv_pool_costs.COSTS` class),
-    each fused convolution + pool goes to whichever kernel is estimated faster, unless
-    unfusing it would exceed `ram_size` (`glow-choose-conv-pool-kernels`). On a target with a
-    vector unit (`vector_tile`), a pool stays apart from a float convolution that runs faster
-    on whole planes, and float 1x1 convolutions of stride over 1 read a subsampled input
+    as in Glow (fusion then applies to the quantized ops too); after the fusions, the passes
+    of the backends (`Backend.graph_passes`, in priority order: with CMSIS-NN on a Cortex-M,
+    `glow-choose-conv-pool-kernels`, which may unfuse a convolution + pool within `ram_size`);
+    with a kernel library, what it takes runs NHWC. On a `target` with a vector unit
+    (`Target.vector_tile`), a pool stays apart from a float convolution a backend runs faster
+    unfused, and float 1x1 convolutions of stride over 1 read a subsampled input
     (`glow-subsample-strided-pointwise`). An int16-widened average fuses into its convolution
-    on the Cortex-M cores (no `vector_tile`) at -O3 only, not in a size-first build
-    (`size_first`) nor on a host (`FuseConvPool.widened_averages`)."""
+    on a core without a vector unit at -O3 only, not in a size-first build nor on a host
+    (`FuseConvPool.widened_averages`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.transforms.choose_conv_pool_kernels import ChooseConvPoolKernels
     from glowmlir.transforms.fold_lookup_tables import FoldLookupTables
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
@@ -74,6 +73,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.schedule import ScheduleForMemory
     from glowmlir.transforms.subsample_strided_pointwise import SubsampleStridedPointwise
 
+    vector_tile = target.vector_tile if target is not None else None
+    size_first = target is not None and target.size_attribute is not None
     # Transposes sink before fusion, so that layout changes (TFLite's NHWC graphs) do not
     # stand between a convolution and its activation or pool.
     # A model quantized by its own QDQ ops is quantized first (a no-op on other graphs).
@@ -86,8 +87,9 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
                              vector_tile.registers, widened_averages=False)
                 if vector_tile is not None else FuseConvPool(widened_averages=not size_first))
         passes += [fuse, FuseResidualAdd()]
-    if memory_fusion and kernel_library == "cmsis-nn" and core:
-        passes.append(ChooseConvPoolKernels(core, ram_size, reuse_activations))
+    options = PipelineOptions(target, kernel_library, memory_fusion, ram_size, reuse_activations)
+    for backend in backends():
+        passes += backend.graph_passes(options) if backend.graph_passes is not None else []
     if vector_tile is not None:
         passes.append(SubsampleStridedPointwise())
     if kernel_library is not None:
@@ -95,55 +97,21 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
-def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None,
-                  pointer_width: int = 64, arm_dsp: bool = False, helium: bool = False,
-                  size_first: bool = False, vector_tile: VectorTile | None = None,
-                  minimum_size: bool = False, vnni: bool = False, vbmi: bool = False) -> list[ModulePass]:
-    """From the optimized graph to an allocated `glowll.function`; with a kernel library,
-    the instructions it implements become calls into it; on a core with the Arm DSP
-    extension (`arm_dsp`), the int8 instructions left get the DSP microkernels (FullyConnected
-    Helium's, with `helium`); in a size-first build (`-opt-level=Os/Oz`) the int8 layers'
-    quantization numbers become data, so that equal-shaped layers share a kernel (with `vnni`
-    at -O3 too, for the layers that have an equal-shaped partner); on a target
-    with a vector unit (`vector_tile`), float convolutions get the column-vector kernel; on
-    one with AVX-512 VNNI (`vnni`), int8 convolutions and FullyConnected get its kernels, and
-    with VBMI too (`vbmi`) int8 lookup tables get theirs;
-    `minimum_size` (-Oz) keeps a Helium core on the DSP kernels: LLVM vectorizes no loop in
-    minimum-size code (Helium's dot products would be scalar: MobileNetV2 4x slower), and
-    its ARM low-overhead-loop pass aborted on the column kernel's predicated vectors. A
-    size-first build tells the DSP kernels so (`loop_pairs`): they keep their loops, taking
-    the core's `arm_dsp.LOOP_PAIRS` channel pairs a step. At -Oz, and at -Os on a core
-    without the DSP extension or VNNI (whose kernels the shape-parameterised one would slow
-    most), int8 pointwise convolutions and FullyConnected of many shapes share one kernel
-    that reads its shapes from the record, and depthwise convolutions one per kernel size
-    (`glowll-shape-parameterised-kernels`, docs/code-size.md); on a VNNI host at -O3 and
-    -Os, the matrix product's VNNI form."""
-    from glowmlir.lowering.arm_dsp import LOOP_PAIRS
+def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
+                  target: Target | None = None) -> list[ModulePass]:
+    """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
+    selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
+    their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
+    instruction-set kernels, quantization records, vector-unit kernels; backends in priority
+    order within one), then buffers shared and memory allocated."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
-    from glowmlir.transforms.quantization_records import QuantizationRecords
-    from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
-    from glowmlir.transforms.select_kernels import SelectCmsisNN, SelectHifi4
-    from glowmlir.transforms.select_vector_columns import SelectVectorColumns
-    from glowmlir.transforms.select_vnni_kernels import SelectVnniKernels
-    from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
     from glowmlir.transforms.share_buffers import ShareBuffers
 
-    selection = {"cmsis-nn": [SelectCmsisNN(helium)], "hifi4": [SelectHifi4()], None: []}[kernel_library]
-    if size_first and (minimum_size or not (arm_dsp or vnni)):
-        selection.append(ShapeParameterisedKernels(dsp=arm_dsp))
-    elif vnni:
-        selection.append(ShapeParameterisedKernels(vnni=True))
-    if arm_dsp:
-        loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if size_first else 0
-        selection.append(SelectArmDspKernels(helium and not minimum_size, loop_pairs))
-    if vnni:
-        selection.append(SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))
-    if size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
-        selection.append(QuantizationRecords(partnered=not size_first))
-    if vector_tile is not None:
-        selection.append(SelectVectorColumns(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
-                                             vector_tile.registers))
+    options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations)
+    selection = [entry for backend in backends() if backend.glowll_passes is not None
+                 for entry in backend.glowll_passes(options)]
+    selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
     return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -167,32 +135,26 @@ class CompilePipeline:
 def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptions | None = None,
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
-                     save_node_outputs: str | None = None, segmented: bool = True, arm_dsp: bool = False,
-                     helium: bool = False, size_first: bool = False, core: str = "",
-                     ram_size: int = 0, vector_tile: VectorTile | None = None,
-                     minimum_size: bool = False, vnni: bool = False, vbmi: bool = False,
-                     cache_bytes: int = 0) -> CompilePipeline:
-    """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`);
-    `arm_dsp` selects the Arm DSP-extension int8 kernels, `size_first` (-opt-level=Os/Oz) int8
-    kernels shared by equal-shaped layers; `layer_profile` makes a
+                     save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
+                     ram_size: int = 0) -> CompilePipeline:
+    """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
+    `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
-    bundle instrumentation); `core` and `ram_size` as `graph_passes` takes them; `cache_bytes`
-    the cache of one core the float kernels block their loops for (0: unknown, no blocking)."""
+    bundle instrumentation); `ram_size` as `graph_passes` takes it. The float kernels of a
+    target with a vector unit block their loops for its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
     quantization_passes = quantization.passes() if quantization is not None else ()
-    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, core, ram_size, reuse_activations,
-                        vector_tile, size_first)
+    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, target, ram_size, reuse_activations)
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
-    return CompilePipeline(tuple(glow),
-                           tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, arm_dsp, helium,
-                                               size_first, vector_tile, minimum_size, vnni, vbmi)),
+    cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
+    return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
-                                              cache_bytes if vector_tile is not None else 0),))
+                                              cache_bytes),))
 
 
 def pipeline_spec(passes: Sequence[ModulePass]) -> str:

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from glowmlir.errors import GlowError
-from glowmlir.lowering.llvm_to_object import Target
+from glowmlir.target import Target
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class CpuPreset:
     triple: str
     features: str
     note: str
+    llvm_cpu: str = ""  # LLVM's name for the CPU, where it is not the preset's
 
     @property
     def emits_object(self) -> bool:
@@ -132,8 +133,9 @@ def resolve_target(target: str | None = None, mcpu: str | None = None, mattr: st
         features = ",".join(f for f in features.split(",") if "fp" not in f and "mve" not in f)
     if float_abi == "hard" and preset and triple.startswith(("thumb", "arm")) and "fp" not in features:
         raise GlowError(f"-float-abi=hard: {mcpu} has no floating-point unit (use -float-abi=soft or default)")
-    cpu = {"rv32imc": "generic-rv32", "rv32imafc": "generic-rv32", "x86-64": "x86-64", "i386": "pentium4"}.get(
-        mcpu or "", mcpu or "")
+    cpu = (preset.llvm_cpu if preset is not None and preset.llvm_cpu else
+           {"rv32imc": "generic-rv32", "rv32imafc": "generic-rv32", "x86-64": "x86-64", "i386": "pentium4"}.get(
+               mcpu or "", mcpu or ""))
     abi = "ilp32f" if triple.startswith("riscv32") and "+f" in features.split(",") and float_abi != "soft" else None
     result = Target(triple=triple, cpu=cpu, features=features,
                     relocation=relocation_model or "static", code_model=code_model, abi=abi)

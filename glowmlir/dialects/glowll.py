@@ -67,6 +67,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from glowmlir.backends import all_microkernels, microkernel, microkernels_of
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
@@ -366,109 +367,57 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
-MICROKERNELS = ("arm-dsp", "arm-mve", "arm-mve-im2col", "x86-vnni", "x86-vnni-depthwise", "vector-depthwise-int8",
-                "vector-planes-int8", "shape-parameterised", "shape-parameterised-dsp", "shape-parameterised-depthwise",
-                "shape-parameterised-depthwise-dsp", "x86-vnni-shape-parameterised", "vector-columns",
-                "vector-planes", "vector-channels", "vector-depthwise")
-"""The `microkernel`s a convolution or FullyConnected may name (see their selection passes):
-the int8 ones of the Arm DSP extension, of Helium, of AVX-512 VNNI (and its depthwise
-convolution of small planes, with VBMI) and of a host's int8 depthwise convolution, the int8
-matrix product whose shapes are data (a size-first build's, portable or on the DSP extension,
-and its depthwise convolution, see `lowering.shape_parameterised`; or on VNNI,
-`lowering.vnni_shape_parameterised`), and the float convolutions on vectors of output
-columns, of whole planes, of output channels, or of a depthwise convolution's rows, of a
-host's vector unit."""
-VNNI_PACKED = ("x86-vnni", "x86-vnni-shape-parameterised")
-"""The microkernels whose filter (FullyConnected weights) is packed as `vnni_layout.pack_filter`'s."""
-AVX512_ELEMENTWISE_MICROKERNEL = "x86-avx512"
-"""An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes
-(AVX-512BW, `lowering.x86_vnni`)."""
-VECTOR_ELEMENTWISE = ("add", "sub", "mul")
-"""The `glowll.elementwise` kinds with a vector microkernel, Helium's "arm-mve" and AVX-512's
-`AVX512_ELEMENTWISE_MICROKERNEL` (int8 operands, of one shape or broadcast)."""
-LEVEL_TABLES = "level-tables"
-LEVEL_TABLE_ENTRIES = 256
-"""A table of levels holds one entry per int8 level."""
-LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
-"""The `glowll.elementwise` kinds (int8) whose terms a kernel may look up in tables of levels,
-"level-tables" (`lowering.level_tables`); an int8 softmax may take it too."""
-FLOAT_MICROKERNELS = ("vector-columns", "vector-planes", "vector-channels", "vector-depthwise")
-TILED_MICROKERNELS = (*FLOAT_MICROKERNELS, "vector-depthwise-int8", "vector-planes-int8")
-"""The microkernels whose convolution carries its `vector_tile`."""
-
-
 def verify_microkernel(op: IRDLOperation) -> None:
-    """A microkernel is known, runs its numbers (int8, also int16 of offset 0 for "arm-dsp",
-    or f32 for `vector-columns`, a convolution with its `vector_tile`), and a convolution's
-    filter is packed for it."""
-    if op.microkernel.data not in MICROKERNELS:
-        _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(MICROKERNELS)})")
-    numbers = f32 if op.microkernel.data in FLOAT_MICROKERNELS else i8
+    """A microkernel is registered by a backend (`glowmlir.backends`), runs its numbers (int8,
+    also int16 of offset 0 where it says so, or f32), is a convolution's with its `vector_tile`
+    where its tiles are the target's vectors, and meets its backend's rules (a packed filter's
+    shape, a record's size)."""
+    kernel = microkernel(op.microkernel.data)
+    if kernel is None:
+        known = [k.name for k in microkernels_of("glowll.convolution")]
+        _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(known)})")
+    if op.name not in kernel.ops and not kernel.tiled:  # a tiled one's op is refused below
+        _fail(op, f"the {op.microkernel.data} microkernel takes no {op.name}")
+    numbers = f32 if kernel.numbers == "f32" else i8
     # a convolution's own outputs: before a widening pool (`glow.convolved_element`)
     elements = (glow.convolved_element(op), op.input.type.element_type)
-    int16_data = (op.microkernel.data == "arm-dsp" and all(storage_type(e) == i16 for e in elements)
+    int16_data = (kernel.int16 and all(storage_type(e) == i16 for e in elements)
                   and op.input.type.element_type.offset == 0)
     if not int16_data and not all(storage_type(e) == numbers for e in elements):
         _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output"
-                  + (" (or int16 of offset 0)" if op.microkernel.data == "arm-dsp" else ""))
-    if op.microkernel.data in TILED_MICROKERNELS and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
+                  + (" (or int16 of offset 0)" if kernel.int16 else ""))
+    if kernel.tiled and (not isinstance(op, ConvolutionOp) or op.vector_tile is None):
         _fail(op, f"the {op.microkernel.data} microkernel is a convolution's, with its vector_tile "
                   "(lanes, accumulators)")
-    from glowmlir.libraries import arm_dsp_layout, column_layout, shape_record, vnni_layout
+    if kernel.verify is not None:
+        kernel.verify(op)
 
-    record_words = {shape_record.MICROKERNEL: shape_record.RECORD_WORDS,
-                    shape_record.DSP_MICROKERNEL: shape_record.RECORD_WORDS,
-                    shape_record.VNNI_MICROKERNEL: shape_record.RECORD_WORDS,
-                    shape_record.DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS,
-                    shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_record.DEPTHWISE_RECORD_WORDS}
-    if op.microkernel.data in record_words:  # shapes in the record
-        words = record_words[op.microkernel.data]
-        if op.parameters is None or glow.shape_of(op.parameters) != (words,):
-            _fail(op, f"the {op.microkernel.data} microkernel reads its numbers and shapes from a "
-                      f"{words}-word parameters record")
-        if op.microkernel.data != shape_record.VNNI_MICROKERNEL:
-            return
-    if op.microkernel.data in VNNI_PACKED:  # [O / 16, C / 4, KH, KW, 16, 4] int8
-        if isinstance(op, ConvolutionOp) and (op.filter_shape is None or op.group.value.data != 1):
-            _fail(op, f"the {op.microkernel.data} microkernel takes an ungrouped convolution with its filter_shape")
-        filter_shape = (op.filter_shape.get_values() if isinstance(op, ConvolutionOp)
-                        else (glow.shape_of(op.dest)[1], glow.shape_of(op.input)[1], 1, 1))
-        expected = vnni_layout.packed_filter_shape(
-            filter_shape, op.dilations.get_values() if isinstance(op, ConvolutionOp) else (1, 1))
-        if storage_type(op.operands[2].type.element_type) != i8 or glow.shape_of(op.operands[2]) != expected:
-            _fail(op, f"the packed filter must be int8 blocks {list(expected)}")
-        return
-    if not isinstance(op, ConvolutionOp):
-        return
-    if op.microkernel.data == vnni_layout.DEPTHWISE_MICROKERNEL:  # [C, parts, KH, 4 * quads] int8
-        channels = glow.shape_of(op.input)[1]
-        shape = glow.shape_of(op.filter)
-        if (op.filter_shape is None or op.group.value.data != channels
-                or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4 or shape[0] != channels
-                or shape[1] not in (1, 2) or shape[2:] != (op.filter_shape.get_values()[2],
-                                                           vnni_layout.groups(op.filter_shape.get_values()[3])
-                                                           * vnni_layout.GROUP)):
-            _fail(op, "the x86-vnni-depthwise microkernel takes a depthwise convolution with its filter_shape, "
-                      "its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]")
-        return
-    if op.microkernel.data == "arm-mve-im2col":  # the filter as it is, the input zero point in the bias
-        if (op.folded_input_offset is None or (op.pool is not None and not glow.pools_globally(op))
-                or op.group.value.data != 1):
-            _fail(op, "the arm-mve-im2col microkernel takes an ungrouped convolution, unpooled or with a global "
-                      "pool, with its input offset folded into the bias")
-        return
-    if op.filter_shape is None:
-        _fail(op, "a packed filter needs its filter_shape")
-    if op.microkernel.data == "arm-dsp":
-        expected, element, what = arm_dsp_layout.packed_filter_shape(op), i16, "int16 pairs"
-    else:  # vectors of output columns: int16 levels on Helium and for a host's int8 depthwise, f32 on a host
-        block = glow.shape_of(op.filter)[-1]
-        if (op.filter_shape.get_values()[0] // op.group.value.data) % block:
-            _fail(op, f"a block of {block} output channels does not divide a group's")
-        expected = column_layout.packed_filter_shape(op.filter_shape.get_values(), block)
-        element, what = ((f32, "f32 blocks") if op.microkernel.data in FLOAT_MICROKERNELS else (i16, "int16 blocks"))
-    if storage_type(op.filter.type.element_type) != element or glow.shape_of(op.filter) != expected:
-        _fail(op, f"the packed filter must be {what} {list(expected)}")
+
+def packed_weights(op: IRDLOperation) -> bool:
+    """A FullyConnected whose microkernel packs its weights (dest and input give their shape)."""
+    kernel = microkernel(op.microkernel.data) if op.microkernel is not None else None
+    return kernel is not None and kernel.packed_weights
+
+
+def verify_kernel_of(op: IRDLOperation, what: str, numbers: str, kind: str | None = None, levels: bool = True
+                     ) -> None:
+    """An elementwise op's, softmax's or lookup table's microkernel: one registered for the op
+    (and its `kind`), on int8 `numbers` (`levels`: the operands are quantized where that is asked)."""
+    kernels = microkernels_of(op.name)
+    kernel = next((k for k in kernels if k.name == op.microkernel.data), None)
+    if (kernel is None or (kind is not None and kind not in kernel.elementwise_kinds) or not levels
+            or not all(storage_type(v.type.element_type) == i8 for v in op.operands)):
+        takes = ("; ".join(f"{k.name}: {', '.join(k.elementwise_kinds)}" for k in kernels) if kind is not None
+                 else ", ".join(k.name for k in kernels))
+        _fail(op, f"the {op.microkernel.data} microkernel of {what} takes {numbers} ({takes})")
+
+
+def verify_own_properties(op: IRDLOperation) -> None:
+    """A property a microkernel owns (`Microkernel.properties`) only on an op of that microkernel."""
+    for kernel in all_microkernels():
+        for name in kernel.properties:
+            if name in op.properties and (op.microkernel is None or op.microkernel.data != kernel.name):
+                _fail(op, f"{name} is an {kernel.name} convolution's")
 
 
 @irdl_op_definition
@@ -485,8 +434,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
 
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
-    `libraries.arm_dsp_layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
-    of output columns, `libraries.column_layout.pack_filter`); `filter_shape` keeps the OIHW
+    `backends.arm_dsp.layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
+    of output columns, `backends.host_vector.layout.pack_filter`); `filter_shape` keeps the OIHW
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
     vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
@@ -591,12 +540,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                 or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
         verify_parameters(self)
-        if self.loop_pairs is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
-                                            or self.loop_pairs.value.data < 1):
-            _fail(self, "loop_pairs is an arm-dsp convolution's, 1 or more channel pairs a step")
-        if self.biases_in_filter is not None and (self.microkernel is None or self.microkernel.data != "arm-dsp"
-                                                  or self.doubled_accumulators is None):
-            _fail(self, "biases_in_filter is an arm-dsp convolution's with doubled_accumulators")
+        verify_own_properties(self)
 
 
 def verify_parameters(op: ConvolutionOp | FullyConnectedOp) -> None:
@@ -646,7 +590,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
         self.verify_activation()
         if self.microkernel is not None:
             verify_microkernel(self)
-        packed = self.microkernel is not None and self.microkernel.data in VNNI_PACKED
+        packed = packed_weights(self)
         (m, k) = shape_of(self, self.input, "the input", 2)
         n, k_weights = (glow.shape_of(self.dest)[1], k) if packed else shape_of(self, self.weights, "weights", 2)
         if k != k_weights or glow.shape_of(self.dest) != (m, n) or glow.shape_of(self.bias) != (n,):
@@ -766,17 +710,12 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # A fused activation only where the glow op has one (glow-fuse-activations); any other
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
-        kinds = {"arm-mve": VECTOR_ELEMENTWISE, AVX512_ELEMENTWISE_MICROKERNEL: VECTOR_ELEMENTWISE,
-                 LEVEL_TABLES: LEVEL_TABLE_ELEMENTWISE}
-        allowed = {"kind", *facts.required, *activation,
-                   *(("microkernel",) if any(kind in vector_kinds for vector_kinds in kinds.values()) else ())}
+        with_kernel = any(kind in kernel.elementwise_kinds for kernel in microkernels_of(self.name))
+        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ())}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
-        if self.microkernel is not None and (
-                kind not in kinds.get(self.microkernel.data, ())
-                or not all(storage_type(v.type.element_type) == i8 for v in (self.dest, *self.inputs))):
-            _fail(self, f"the {self.microkernel.data} microkernel of \"{kind}\" takes int8 operands (Helium's "
-                        "arm-mve and AVX-512's x86-avx512: add, sub, mul; level-tables: add, sub)")
+        if self.microkernel is not None:
+            verify_kernel_of(self, f"\"{kind}\"", "int8 operands", kind)
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))
         self.verify_activation()
         if kind == "compare" and self.dest.type.element_type != i1:
@@ -808,12 +747,8 @@ class SoftMaxOp(InstructionOp):
         axis = axis_of(self, self.axis.value.data, rank)
         if is_quantized(self.dest.type) and (axis != rank - 1 or self.log is not None):
             _fail(self, "a quantized softmax works on the last axis, without log")
-        if self.microkernel is not None and (
-                self.microkernel.data not in ("arm-mve", LEVEL_TABLES)
-                or not all(is_quantized(v.type) and storage_type(v.type.element_type) == i8
-                           for v in (self.dest, self.input))):
-            _fail(self, f"the {self.microkernel.data} microkernel of a softmax takes int8 levels (arm-mve on Helium, "
-                        f"{LEVEL_TABLES})")
+        if self.microkernel is not None:
+            verify_kernel_of(self, "a softmax", "int8 levels", levels=all(is_quantized(v.type) for v in self.operands))
 
 
 @irdl_op_definition
@@ -937,13 +872,8 @@ class IntLookupTableOp(InstructionOp):
         super().__init__(operands=[dest, input, table])
 
     def verify_instruction(self) -> None:
-        from glowmlir.libraries.vnni_layout import LOOKUP_TABLE_MICROKERNEL
-
-        if self.microkernel is not None and (
-                self.microkernel.data != LOOKUP_TABLE_MICROKERNEL
-                or not all(storage_type(v.type.element_type) == i8 for v in self.operands)):
-            _fail(self, f"the {self.microkernel.data} microkernel of a lookup table takes int8 levels and an int8 "
-                        f"table ({LOOKUP_TABLE_MICROKERNEL})")
+        if self.microkernel is not None:
+            verify_kernel_of(self, "a lookup table", "int8 levels and an int8 table")
         self.expect_dest_shape(glow_shape_rule(glow.IntLookupTableOp))
 
 

@@ -1,18 +1,19 @@
-"""Kernel libraries that kernel selection maps quantized instructions onto."""
+"""Kernel libraries that kernel selection maps quantized instructions onto: what they share
+(`common`); each library is a backend (`glowmlir.backends.cmsis_nn`, `.hifi4`) that names its
+mappings module (`Backend.library`)."""
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
+
+from glowmlir.backends import library_module
 
 
 class _Libraries(dict):
     """Library name -> its module (`accepts`, `MAPPINGS`, `Declined`), imported on first use."""
 
-    MODULES = {"cmsis-nn": "glowmlir.libraries.cmsis_nn", "hifi4": "glowmlir.libraries.hifi4"}
-
     def __missing__(self, name: str) -> ModuleType:
-        module = importlib.import_module(self.MODULES[name])
+        module = library_module(name)
         self[name] = module
         return module
 

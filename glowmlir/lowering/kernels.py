@@ -13,12 +13,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.backends import microkernel
 from glowmlir.dialects import glow, glowll
-from glowmlir.libraries.column_layout import CHANNELS, COLUMNS, DEPTHWISE, PLANES
-from glowmlir.lowering import loop_skeletons, math_approx, vector_channels, vector_columns, vector_depthwise
+from glowmlir.lowering import loop_skeletons, math_approx
 from glowmlir.lowering.activations import UNBOUNDED, Interval, clamp, clamp_interval, fused_activation
 from glowmlir.lowering.kernel_builder import REASSOCIATE, Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
@@ -105,45 +104,9 @@ class FloatArithmetic(ArithmeticDomain):
             fill_row(b, dest, width, lambda x: b.fdiv(b.load(pooled.view, pooled.at(x)), b.to_f32(size(x))))
 
 
-class FloatColumns(vector_columns.ColumnArithmetic):
-    """f32 vectors of the host's vector unit (`vector_tile`: lanes, accumulator registers,
-    and a vector-depthwise tile's rows):
-    a multiply-accumulate LLVM fuses into one FMA with the broadcast weight; the fused
-    relu/clip on the vectors (`llvm.maxnum`/`llvm.minnum`, the scalar kernels' results
-    NaN included)."""
-
-    def __init__(self, b: KernelBuilder, domain: FloatArithmetic, op: glowll.ConvolutionOp):
-        super().__init__(b, domain, op)
-        self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
-        self.vector = VectorType(f32, [self.lanes])
-
-    def input(self, view: View, indices: list[Index], loaded: list[bool] | None, stride: int) -> SSAValue:
-        return vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, 0.0, stride)
-
-    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
-        return self.b.fadd(total, value)
-
-    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
-        return self.b.fadd(total, self.b.fmul(pixels, weight))
-
-    def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
-        b, suffix = self.b, f"v{self.lanes}f32"
-
-        def bound(name: str) -> Callable[[SSAValue, SSAValue], SSAValue]:
-            return lambda x, y: b.emit(llvm.CallIntrinsicOp(f"llvm.{name}.{suffix}", [x, y], [self.vector]))
-
-        return clamp(total, self.domain.activation, bound("maxnum"), bound("minnum"),
-                     lambda value: b.splat(b.f32(value), self.vector))
-
-
-FLOAT_MICROKERNELS = {COLUMNS: vector_columns, PLANES: vector_columns, CHANNELS: vector_channels,
-                      DEPTHWISE: vector_depthwise}
-"""The module of each float `microkernel` (`glowll.FLOAT_MICROKERNELS`): its `emit_convolution`."""
-
-
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     if op.microkernel is not None:  # the filter is packed as its microkernel reads it
-        FLOAT_MICROKERNELS[op.microkernel.data].emit_convolution(b, FloatArithmetic(b, op), op, view, FloatColumns)
+        microkernel(op.microkernel.data).emitters().emit_convolution(b, FloatArithmetic(b, op), op, view)
         return
     loop_skeletons.emit_convolution(b, FloatArithmetic(b, op), op, view)
 

@@ -7,12 +7,9 @@ on) and emits an ELF object for the target machine.
 
 from __future__ import annotations
 
-import glob
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -22,141 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage
-from glowmlir.libraries.column_layout import DEFAULT_CACHE_BYTES, VectorTile, enabled_features
 from glowmlir.lowering.bundle_instrumentation import BundleInstrumentation, instrument
 from glowmlir.lowering.debug_info import DebugSource, add_debug_info
-
-_initialized = False
-
-
-def _initialize() -> None:
-    global _initialized
-    if not _initialized:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        _initialized = True
-
-
-@dataclass(frozen=True)
-class Target:
-    """An LLVM target machine: 4-part triple, CPU, features and relocation model."""
-
-    triple: str = ""
-    cpu: str = ""
-    features: str = ""
-    relocation: str = "pic"
-    code_model: str = "small"
-    opt_level: int = 3
-    size_attribute: str | None = None  # "optsize" or "minsize" on every function
-    abi: str | None = None  # the "target-abi" module flag (RISC-V hard-float: ilp32f)
-
-    @property
-    def has_arm_dsp(self) -> bool:
-        """An Arm core with the DSP extension (SMLAD, SXTB16, ...), not turned off by a later
-        `-dsp` (`-mattr=-dsp` after the CPU's features)."""
-        return self.triple.startswith(("thumb", "arm")) and enabled_features(self.features.split(",")).get("dsp", False)
-
-    @cached_property
-    def _features(self) -> list[str]:
-        """The +/- features, the host's first when no triple or CPU is given (-mattr adds to them)."""
-        features = self.features.split(",")
-        if not self.triple and not self.cpu:
-            _initialize()
-            features = llvm.get_host_cpu_features().flatten().split(",") + features
-        return features
-
-    @cached_property
-    def _triple(self) -> str:
-        """The triple, the host's when none is given."""
-        return self.triple or llvm.get_process_triple()
-
-    @property
-    def vector_tile(self) -> VectorTile | None:
-        """The f32 tile of the column-vector convolution on this target's vector unit (the
-        host's features when no triple or CPU is given), None without one."""
-        return VectorTile.of_features(self._triple, self._features)
-
-    @property
-    def cache_bytes(self) -> int:
-        """The cache of one core the kernels block their loops for: its L2, the host's as the
-        OS reports it, else `DEFAULT_CACHE_BYTES` of the architecture (0: unknown)."""
-        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if self._triple.startswith(arch)), 0)
-        host = not self.triple and not self.cpu
-        return (host and host_cache_bytes()) or default
-
-    @property
-    def has_avx512_vnni(self) -> bool:
-        """An x86-64 target with AVX-512 VNNI and BW (`vpdpbusd` on zmm registers: the int8
-        kernels of `lowering.x86_vnni`); a later `-feature` overrides an earlier `+feature`."""
-        return self._x86_64_with("avx512vnni", "avx512bw")
-
-    @property
-    def has_avx512_vbmi(self) -> bool:
-        """An x86-64 target with AVX-512 VBMI (`vpermi2b`: a 128-byte table looked up by 64
-        byte indices at once, the int8 lookup tables of `lowering.x86_vnni`)."""
-        return self._x86_64_with("avx512vbmi", "avx512bw")
-
-    def _x86_64_with(self, *names: str) -> bool:
-        """An x86-64 target with each of these AVX-512 features (a later `-feature` overrides an
-        earlier `+feature`), none of the features they build on turned off (`-mattr=-avx512f`
-        or `-avx` turns every AVX-512 feature off in LLVM, though the host's list still names them)."""
-        enabled = enabled_features(self._features)
-        return (self._triple.startswith("x86_64") and all(enabled.get(name) for name in names)
-                and not any(enabled.get(base) is False for base in ("avx512f", "avx2", "avx")))
-
-    @property
-    def has_helium(self) -> bool:
-        """An Arm core with the M-profile vector extension (MVE, Helium: Cortex-M55)."""
-        return self.triple.startswith(("thumb", "arm")) and any(f.startswith("+mve") for f in self.features.split(","))
-
-    @property
-    def emits_llvm_ir(self) -> bool:
-        """Xtensa (HiFi4): llvmlite's LLVM has no back end for it; the bundle carries LLVM IR."""
-        return self.triple.startswith("xtensa")
-
-    @cached_property
-    def pointer_width(self) -> int:
-        """Bits in a pointer of address space 0, from the target's data layout."""
-        return pointer_bits(XTENSA_DATA_LAYOUT if self.emits_llvm_ir else str(self.machine().target_data))
-
-    def machine(self) -> llvm.TargetMachine:
-        _initialize()
-        triple = self._triple
-        try:
-            target = llvm.Target.from_triple(triple)
-        except RuntimeError as error:
-            raise GlowError(f"-target=\"{triple}\": {str(error).strip()}") from None
-        cpu = self.cpu or (llvm.get_host_cpu_name() if not self.triple else "")
-        host_features = llvm.get_host_cpu_features().flatten() if not self.triple and not self.cpu else ""
-        features = ",".join(f for f in (host_features, self.features) if f)  # -mattr adds to the host's
-        return target.create_target_machine(cpu=cpu, features=features, opt=self.opt_level,
-                                            reloc=self.relocation, codemodel=self.code_model)
-
-
-HOST = Target()
-
-
-def host_cache_bytes(level: int = 2) -> int:
-    """One core's cache of `level` as Linux reports it (/sys/devices/system/cpu/cpu0/cache),
-    0 where it does not."""
-    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
-        try:
-            with open(os.path.join(index, "level")) as f, open(os.path.join(index, "type")) as kind:
-                if int(f.read()) != level or kind.read().strip() == "Instruction":
-                    continue
-            with open(os.path.join(index, "size")) as f:
-                size = f.read().strip()
-        except (OSError, ValueError):
-            continue
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        return int(size[:-1]) * units[size[-1]] if size[-1:] in units else int(size)
-    return 0
-
-
-def pointer_bits(data_layout: str) -> int:
-    """Bits in a pointer of address space 0, from an LLVM data layout string."""
-    match = re.search(r"(?:^|-)p:(\d+)", data_layout)
-    return int(match.group(1)) if match else 64  # LLVM's default pointer size
+from glowmlir.target import HOST, XTENSA_DATA_LAYOUT, Target, pointer_bits
 
 
 def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[ir.Module], None] | None = None,
@@ -227,9 +92,6 @@ def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[
     with stage("object emission"):
         return machine.emit_object(ir_module), texts
 
-
-XTENSA_DATA_LAYOUT = "e-m:e-p:32:32-i8:8:32-i16:16:32-i64:64-n32"
-"""LLVM's Xtensa data layout (32-bit pointers, little endian)."""
 
 _XTENSA_STAND_IN = Target(triple="riscv32-unknown-none-elf", cpu="generic-rv32", features="+m", relocation="static")
 """A 32-bit little-endian machine without vector units, used to translate and optimize an

@@ -33,29 +33,19 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from types import ModuleType
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import StringAttr, i32, i64
+from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation
 
+from glowmlir.backends import microkernel
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
-from glowmlir.libraries import shape_record
-from glowmlir.lowering import (
-    arm_dsp,
-    arm_mve,
-    int8_depthwise,
-    kernels,
-    level_tables,
-    loop_skeletons,
-    math_approx,
-    shape_parameterised,
-    vnni_depthwise,
-    vnni_shape_parameterised,
-    x86_vnni,
-)
+from glowmlir.lowering import kernels, loop_skeletons, math_approx
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -98,16 +88,13 @@ from glowmlir.quantization.rescaling import (
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
-MICROKERNELS = {"arm-dsp": arm_dsp, "arm-mve": arm_mve, "arm-mve-im2col": arm_mve, "x86-vnni": x86_vnni,
-                "x86-vbmi": x86_vnni, "vector-depthwise-int8": int8_depthwise, "vector-planes-int8": int8_depthwise,
-                "x86-vnni-depthwise": vnni_depthwise, glowll.AVX512_ELEMENTWISE_MICROKERNEL: x86_vnni,
-                glowll.LEVEL_TABLES: level_tables,
-                shape_record.MICROKERNEL: shape_parameterised, shape_record.DSP_MICROKERNEL: shape_parameterised,
-                shape_record.DEPTHWISE_MICROKERNEL: shape_parameterised,
-                shape_record.DSP_DEPTHWISE_MICROKERNEL: shape_parameterised,
-                shape_record.VNNI_MICROKERNEL: vnni_shape_parameterised}
-"""The module of each `microkernel` (`glowll.MICROKERNELS`): its `emit_*` for the ops it
-takes (`emit_convolution`, `emit_fully_connected`, `emit_elementwise`, `emit_softmax`)."""
+
+
+def emitters(op: IRDLOperation) -> ModuleType:
+    """The module of the op's `microkernel` (registered by its backend, `glowmlir.backends`):
+    its `emit_*` for the ops it takes (`emit_convolution`, `emit_fully_connected`,
+    `emit_elementwise`, `emit_softmax`, `emit_int_lookup_table`)."""
+    return microkernel(op.microkernel.data).emitters()
 
 
 def _type(value: SSAValue) -> UniformQuantizedType:
@@ -132,13 +119,13 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
     """The layer's numbers (`KernelParameters`): compile-time constants, or, when the op has a
     `parameters` record, its nonzero values loaded from the record where the kernel starts
     (the zero ones stay constants, but for the VNNI shape-parameterised kernel's
-    `shape_record.VNNI_LOADED_NUMBERS`). The code then depends on which numbers are zero, not
+    `Microkernel.loaded_numbers`). The code then depends on which numbers are zero, not
     on their values, so layers that differ only in those share it."""
     numbers = KernelParameters.of(op)
     if op.parameters is None:
         return numbers
     record = view(op.parameters)
-    always = shape_record.VNNI_LOADED_NUMBERS if op.microkernel == StringAttr(shape_record.VNNI_MICROKERNEL) else ()
+    always = microkernel(op.microkernel.data).loaded_numbers if op.microkernel is not None else ()
     loaded = {field: value if value == 0 and field not in always else b.load(record, [slot])
               for slot, (field, value) in enumerate(dataclasses.asdict(numbers).items())}
     for field in SIGNED_NUMBERS:  # a shift's sign stays in the code too (no left shift in a right one's)
@@ -383,7 +370,7 @@ def quantized_arithmetic(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.Ful
 def emit_quantized_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     domain = quantized_arithmetic(b, op, view)
     if op.microkernel is not None:  # the filter is packed for the microkernel
-        MICROKERNELS[op.microkernel.data].emit_convolution(b, domain, op, view)
+        emitters(op).emit_convolution(b, domain, op, view)
     else:
         loop_skeletons.emit_convolution(b, domain, op, view)
 
@@ -398,7 +385,7 @@ def emit_quantized_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp
     try:
         domain = quantized_arithmetic(b, op, view)
         if op.microkernel is not None:
-            MICROKERNELS[op.microkernel.data].emit_fully_connected(b, domain, op, view)
+            emitters(op).emit_fully_connected(b, domain, op, view)
         else:
             loop_skeletons.emit_fully_connected(b, domain, op, view)
     finally:
@@ -506,7 +493,7 @@ def _divided(b: KernelBuilder, a: SSAValue, d: SSAValue, multiplier: int, expone
 
 def emit_quantized_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
     if op.microkernel is not None:
-        MICROKERNELS[op.microkernel.data].emit_elementwise(b, op, view)
+        emitters(op).emit_elementwise(b, op, view)
         return
     dest, sources = elementwise_views(op, view)
     kind = op.kind.data
@@ -648,7 +635,7 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
     arithmetic and keeps 15 fractional bits of the quotient instead of 8. (With a
     `microkernel`, its module's vectors or tables.)"""
     if op.microkernel is not None:
-        MICROKERNELS[op.microkernel.data].emit_softmax(b, op, view)
+        emitters(op).emit_softmax(b, op, view)
         return
     b.minimize_size = True  # LLVM's vectors over a row of logits: LeNet's softmax 2.5 KB at O3, 1.7 KB at minsize
     if op.axis.value.data != len(op.dest.type.get_shape()) - 1 or op.log is not None:
@@ -709,7 +696,7 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view: V
     element (with a `microkernel`, its module's vectors). int16 input: the 513-entry table of
     TFLite's and CMSIS-NN's int16 LUT ops, interpolated (`interpolated_lookup`)."""
     if op.microkernel is not None:
-        MICROKERNELS[op.microkernel.data].emit_int_lookup_table(b, op, view)
+        emitters(op).emit_int_lookup_table(b, op, view)
         return
     dest, source, table = view(op.dest), view(op.input), view(op.table)
     size = int(np.prod(dest.shape))

@@ -10,10 +10,10 @@ from xdsl.passes import ModulePass
 
 
 def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    """A factory importing `name` from `glowmlir.<module>` only when the pass is asked for."""
+    """A factory importing `name` from `module` only when the pass is asked for."""
 
     def load() -> type[ModulePass]:
-        return getattr(importlib.import_module(f"glowmlir.{module}"), name)
+        return getattr(importlib.import_module(module), name)
 
     return load
 
@@ -36,25 +36,21 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-fuse-conv-pool": ("transforms.fuse_conv_pool", "FuseConvPool"),
     "glow-fuse-residual-add": ("transforms.fuse_residual_add", "FuseResidualAdd"),
     "glow-subsample-strided-pointwise": ("transforms.subsample_strided_pointwise", "SubsampleStridedPointwise"),
-    "glow-choose-conv-pool-kernels": ("transforms.choose_conv_pool_kernels", "ChooseConvPoolKernels"),
     "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
     "glow-save-node-outputs": ("transforms.save_node_outputs", "SaveNodeOutputs"),
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
-    "glowll-select-cmsis-nn": ("transforms.select_kernels", "SelectCmsisNN"),
-    "glowll-select-hifi4": ("transforms.select_kernels", "SelectHifi4"),
-    "glowll-select-arm-dsp-kernels": ("transforms.select_arm_dsp_kernels", "SelectArmDspKernels"),
-    "glowll-select-vector-columns": ("transforms.select_vector_columns", "SelectVectorColumns"),
-    "glowll-select-x86-vnni-kernels": ("transforms.select_vnni_kernels", "SelectVnniKernels"),
-    "glowll-quantization-records": ("transforms.quantization_records", "QuantizationRecords"),
-    "glowll-shape-parameterised-kernels": ("transforms.shape_parameterised_kernels", "ShapeParameterisedKernels"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),
     "glowll-allocate-memory": ("transforms.allocate_memory", "AllocateMemory"),
     "lower-glowll-to-llvm": ("lowering.glowll_to_llvm", "LowerGlowLLToLLVM"),
 }
-"""Every pass `glow-opt -p` runs: name -> (module under glowmlir, class)."""
+"""The shared passes `glow-opt -p` runs: name -> (module under glowmlir, class). A backend's own
+passes are in its description (`Backend.passes`)."""
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name → factory of its class, for xDSL's opt driver."""
-    return {name: _lazy(module, cls) for name, (module, cls) in PASSES.items()}
+    from glowmlir.backends import backend_passes
+
+    shared = {name: (f"glowmlir.{module}", cls) for name, (module, cls) in PASSES.items()}
+    return {name: _lazy(module, cls) for name, (module, cls) in {**shared, **backend_passes()}.items()}

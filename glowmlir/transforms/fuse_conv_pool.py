@@ -16,10 +16,10 @@ by row (DS-CNN on an AVX-512 VNNI host: 13% slower, +3.7 KB of code).
 
 With a vector tile (`lanes`, `accumulators`, `masked-loads`, `registers`: the
 target's, as `glowll-select-vector-columns` takes them), a pool stays apart from a float
-convolution that alone would run on whole planes computing fewer lanes than its rows
-(`column_layout.prefers_planes`; one that takes the vector-channels kernel fuses): fused,
-it would be computed row by row (VGG-19's pooled 3x3s on 56 x 56: 1.15 x onnxruntime's
-time as rows, 1.06 as planes). That costs the
+convolution that alone would run on whole planes computing fewer lanes than its rows (a
+backend's `Backend.prefers_unfused`: the host vector unit's; one that takes the
+vector-channels kernel fuses): fused, it would be computed row by row (VGG-19's pooled
+3x3s on 56 x 56: 1.15 x onnxruntime's time as rows, 1.06 as planes). That costs the
 convolution's full output in activations, so only hosts (targets with a vector tile) ask
 for it."""
 
@@ -28,14 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends import backends
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, finer_levels
-from glowmlir.libraries.column_layout import VectorTile, prefers_planes
 from glowmlir.quantization.rescaling import FINER_LEVEL_BITS
+from glowmlir.target import VectorTile
 
 
 def widening_of(pool: glow.MaxPoolOp | glow.AvgPoolOp) -> glow.RescaleQuantizedOp | None:
@@ -87,11 +88,9 @@ class FusePoolIntoConvolution(RewritePattern):
         rewriter.erase(conv)
 
     def runs_on_planes(self, conv: glow.ConvolutionOp) -> bool:
-        if glow.is_nhwc(conv) or any(glow.element_of(v) != f32 for v in (conv.input, conv.result)):
-            return False
-        height, width = glow.shape_of(conv.result)[2:]
-        return prefers_planes(glow.shape_of(conv.filter), conv.strides.get_values(), conv.pads.get_values(),
-                              conv.dilations.get_values(), conv.group.value.data, height, width, self.tile)
+        """A backend runs it faster unpooled (`Backend.prefers_unfused`)."""
+        return any(backend.prefers_unfused is not None and backend.prefers_unfused(conv, self.tile)
+                   for backend in backends())
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ kernel and gets a `library` attribute saying why, which `-dump-ir` shows and
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -190,30 +189,3 @@ class SelectLibrary(ModulePass):
         library = LIBRARIES[self.LIBRARY]
         for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
             select_library(function, library.MAPPINGS, library.Declined, self.TITLE)
-
-
-@dataclass(frozen=True)
-class SelectCmsisNN(SelectLibrary):
-    """Quantized instructions CMSIS-NN implements become `arm_*_s8` calls; with
-    `helium=true` (`glow-compile` sets it on a core with MVE) as the library's Helium build
-    takes them (its scratch sizes, the fully connected's kernel sums)."""
-
-    name = "glowll-select-cmsis-nn"
-    LIBRARY: ClassVar[str] = "cmsis-nn"
-    TITLE: ClassVar[str] = "CMSIS-NN"
-    helium: bool = False
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glowmlir.libraries import cmsis_nn
-
-        for function in [f for f in op.body.block.ops if isinstance(f, glowll.FunctionOp)]:
-            select_library(function, cmsis_nn.mappings(self.helium), cmsis_nn.Declined, self.TITLE)
-
-
-@dataclass(frozen=True)
-class SelectHifi4(SelectLibrary):
-    """Quantized instructions HiFi 4 NNLib implements become `xa_nn_*` calls."""
-
-    name = "glowll-select-hifi4"
-    LIBRARY: ClassVar[str] = "hifi4"
-    TITLE: ClassVar[str] = "HiFi4 NNLib"

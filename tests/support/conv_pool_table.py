@@ -1,4 +1,4 @@
-"""The per-layer instruction counts `glowmlir/libraries/conv_pool_costs.py` is fitted to
+"""The per-layer instruction counts `glowmlir/backends/cmsis_nn/conv_pool_costs.py` is fitted to
 (tests/support/cmsis_nn/conv_pool_costs.json; `bench/bench_conv_pool_costs.py` measures
 our side), and the work of each of its layers as the estimates take it."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import os
 
-from glowmlir.libraries.arm_dsp_layout import gathers, packing
-from glowmlir.libraries.conv_pool_costs import VECTOR_LANES, ConvolutionWork, row_vectors
+from glowmlir.backends.arm_dsp.layout import gathers, packing
+from glowmlir.backends.cmsis_nn.conv_pool_costs import VECTOR_LANES, ConvolutionWork, row_vectors
 
 TABLE = os.path.join(os.path.dirname(__file__), "cmsis_nn", "conv_pool_costs.json")
 

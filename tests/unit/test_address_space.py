@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 
 import glowmlir
 from glowmlir.errors import GlowError
-from glowmlir.lowering.llvm_to_object import Target
+from glowmlir.target import Target
 from glowmlir.targets import resolve_target
 from glowmlir.transforms.allocate_memory import max_object_size
 from tests.unit.test_errors import assert_clean_failure, glow_compile

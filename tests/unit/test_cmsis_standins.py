@@ -773,7 +773,7 @@ def test_softmax_equals_the_real_library(lib, row):
 
 def test_the_real_library_differs_from_tflite_on_long_tied_rows():
     """What the table shows, and why glowmlir keeps its own kernel for rows of 512 or more
-    (libraries/cmsis_nn.py): 1,000 equal entries are each 1/1,000, i.e. 0.256 output levels,
+    (backends/cmsis_nn/library.py): 1,000 equal entries are each 1/1,000, i.e. 0.256 output levels,
     which TFLite's arithmetic (and our kernel) round to -128; the library gives -127."""
     row = next(r for r in arm_softmax_rows() if r["row"] == "1000 equal")
     library = int8_hex(row["output"])

@@ -13,15 +13,16 @@ import pytest
 from xdsl.passes import PassPipeline
 
 import glowmlir
+from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
+from glowmlir.backends.size_first.select_kernels import ShapeParameterisedKernels
+from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import function_ranges
-from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.pipeline import pipeline_spec
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from glowmlir.transforms import all_passes
-from glowmlir.transforms.select_arm_dsp_kernels import SelectArmDspKernels
-from glowmlir.transforms.shape_parameterised_kernels import ShapeParameterisedKernels
 from tests.support.models import small_convnet
 from tests.unit.test_arm_dsp_kernels import all_cases, fully_connected_case
 from tests.unit.test_kernel_libraries import profile_for
@@ -251,7 +252,7 @@ def test_a_size_first_build_tells_the_dsp_kernels_their_loop_pairs(board, level,
     assert PassPipeline.parse_spec(all_passes(), glowll_stage).passes == pipeline.glowll
 
 
-@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
 def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
     """At -O3 on a host with AVX-512 VNNI, only layers with an equal-shaped partner get records
     (`glowll-quantization-records{partnered}`, after the kernel selection, so that
@@ -317,11 +318,11 @@ def pointwise_layers_on_vnni(per_channel: bool):
                            fully_connected_case(51, 1, 20, 19, per_channel, True, "_f1")]
 
 
-@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_at_o3(per_channel):
     """At -O3 on a host with AVX-512 VNNI the nine layers take the shape-parameterised VNNI
-    matrix product (`lowering/vnni_shape_parameterised.py`), whose shapes come from their
+    matrix product (`backends/x86/vnni_shape_parameterised.py`), whose shapes come from their
     records: one kernel for each group of pixel tiles (last block of 8, of none, of 4 with a
     relu) and one for the FullyConnected steps; each layer's outputs are the int8 reference's."""
     cases = pointwise_layers_on_vnni(per_channel)
@@ -330,7 +331,7 @@ def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_
     assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 4
 
 
-@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
 def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
     """A group of one shape gains nothing from reading its shape: two layers of one shape keep
     the per-layer VNNI kernel (a kernel each: their input zero points differ, which that
@@ -341,7 +342,7 @@ def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
     assert bundle.ir["glowll"].count('microkernel = "x86-vnni"') == 2
 
 
-@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
 @pytest.mark.parametrize("level, form", [("O3", "vnni"), ("Os", "vnni"), ("Oz", "portable"),
                                          ("O3 -avx512vnni", None)])
 def test_which_host_builds_take_the_vnni_shape_parameterised_kernel(level, form):
@@ -361,7 +362,7 @@ ODD_ONE_OUT = {
 }
 
 
-@pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+@pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
 @pytest.mark.parametrize("level", ["O3", "Os"])
 @pytest.mark.parametrize("odd_one_out", list(ODD_ONE_OUT))
 def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level):

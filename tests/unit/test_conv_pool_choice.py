@@ -1,6 +1,6 @@
 """-use-cmsis: each convolution whose pool we fuse keeps our kernel when estimated faster or
 when unfusing would exceed -ram-size, else goes to the library (glow-choose-conv-pool-kernels,
-libraries/conv_pool_costs.py); the selection report says who runs it and why.
+backends/cmsis_nn/conv_pool_costs.py); the selection report says who runs it and why.
 
 Choices are asserted by outcome: the kernel chosen is the one measured cheaper on the board
 (tests/support/cmsis_nn/conv_pool_costs.json: both sides under QEMU, in the unit the core
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import glowmlir
+from glowmlir.backends.cmsis_nn.conv_pool_costs import COSTS, ConvolutionWork, core_class, row_vectors
 from glowmlir.compiler import CompileOptions, QuantizationOptions, import_network
 from glowmlir.dialects import glow
-from glowmlir.libraries.conv_pool_costs import COSTS, ConvolutionWork, core_class, row_vectors
 from glowmlir.pipeline import run_passes
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.targets import resolve_target
@@ -35,7 +35,7 @@ QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 
 LARGEST_ERROR = {"dsp": (0.21, 0.14), "generic": (0.25, 0.11), "helium": (0.26, 0.12)}
 """Per core class, (ours, CMSIS-NN): the largest relative error of an estimate on the
-measured layers, as libraries/conv_pool_costs.py states it."""
+measured layers, as backends/cmsis_nn/conv_pool_costs.py states it."""
 OTHER_SIDE = {"dsp": (1, 0.12), "generic": (2, 0.11), "helium": (3, 0.12)}
 """Per core class: how many measured layers the estimate may give to the measured slower
 side, and how close the two sides must then be measured (relative gap)."""

@@ -1,5 +1,5 @@
 """The int8 depthwise convolution on a host's vector unit (`vector-depthwise-int8`:
-`glowll-select-vector-columns`, `lowering/int8_depthwise.py`).
+`glowll-select-vector-columns`, `backends/host_vector/int8_depthwise.py`).
 
 Depthwise convolutions of random levels, weights with and without a zero point, per tensor
 and per channel, 3x3 and 5x5, strides 1 and 2, padding (uneven too), rows narrower than a
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_quantized_kernels import build, convolution_case
 from tests.unit.test_x86_vnni import all_match_the_reference

@@ -21,18 +21,20 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.parser import Parser
 
 import glowmlir
+from glowmlir.backends.cmsis_nn import library as cmsis_nn
+from glowmlir.backends.hifi4 import library as hifi4
+from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.dialects import glowll
 from glowmlir.dialects.glow import Glow
 from glowmlir.dialects.glowll import GlowLL
 from glowmlir.dialects.quant import Quant
-from glowmlir.libraries import cmsis_nn, hifi4
 from glowmlir.libraries.common import Declined
-from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.runtime.host import HostRunner
+from glowmlir.target import HOST
 from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
 from tests.support import tflite_models as tm
 from tests.support.models import LENET, small_convnet
@@ -209,7 +211,7 @@ def test_cortex_m7_runs_the_fused_convolutions_cmsis_declines_on_its_dsp_kernels
     device = glowmlir.compile(LENET, target=target_for("mps2-an500"), **options)
     kinds = [kind for op, kind, _ in device.library_calls if op == "glowll.convolution"]
     assert kinds == ["generated: arm-dsp"] * 2
-    host_kind = "generated: x86-vnni" if HOST.has_avx512_vnni else "generated"
+    host_kind = "generated: x86-vnni" if has_avx512_vnni(HOST) else "generated"
     assert [kind for op, kind, _ in host.library_calls if op == "glowll.convolution"] == [host_kind] * 2
     scale, offset = host.layout.placeholder("data").quantization
     for image in digits(3):

@@ -1,5 +1,7 @@
-"""The package's layers, read from the import statements (ast, nothing imported): dialects
-import neither transforms nor lowering; transforms never import lowering."""
+"""The package's layers, read from the import statements (ast, nothing imported; imports inside
+functions and under `TYPE_CHECKING` count as any other): dialects import neither transforms nor
+lowering; transforms never import lowering; no shared layer imports a backend (only the
+registry, `glowmlir.backends`); and no two modules import each other, directly or through others."""
 
 from __future__ import annotations
 
@@ -42,6 +44,105 @@ def violations(layer: str) -> list[str]:
             for path in sorted((PACKAGE / layer).rglob("*.py"))
             for line, module in imported_modules(path)
             if any(module == f or module.startswith(f + ".") for f in forbidden)]
+
+
+SHARED = ("dialects", "transforms", "lowering", "quantization", "importers", "libraries")
+"""The layers every backend builds on: they name none (`glowmlir.backends.<name>`), asking the
+registry (`glowmlir.backends`) instead."""
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (a `from package import name` of a submodule
+    is that submodule; a package's own submodules importing it are left out, as Python loads a
+    package before its submodules)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+    def resolve(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = {resolve(module) for _, module in imported_modules(path) if module.startswith(PACKAGE.name + ".")}
+        graph[name] = {t for t in targets if t and t != name and not name.startswith(t + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_sees_a_cycle_hidden_in_a_function(tmp_path, monkeypatch):
+    fake = tmp_path / "glowmlir"
+    (fake / "lowering").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "lowering" / "__init__.py").write_text("")
+    (fake / "lowering" / "dispatch.py").write_text("from glowmlir.lowering import helpers\n")
+    (fake / "lowering" / "helpers.py").write_text("import glowmlir.lowering.leaf\n")
+    (fake / "lowering" / "leaf.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from glowmlir.lowering.dispatch import X\n")
+    monkeypatch.setitem(globals(), "PACKAGE", fake)
+    assert cycles(import_graph()) == [["glowmlir.lowering.dispatch", "glowmlir.lowering.helpers",
+                                       "glowmlir.lowering.leaf"]]
+
+
+def backend_imports(layers=SHARED) -> list[str]:
+    """Imports of a backend (`glowmlir.backends.<name>...`, a folder) in the shared layers; the
+    registry's own names (`from glowmlir.backends import microkernel`) are what they may import."""
+    return [f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
+            for layer in layers for path in sorted((PACKAGE / layer).rglob("*.py"))
+            for line, module in imported_modules(path)
+            if module.startswith(f"{PACKAGE.name}.backends.")
+            and (PACKAGE / "backends" / module.split(".")[2]).is_dir()]
+
+
+def test_shared_layers_import_no_backend():
+    assert backend_imports() == []
+
+
+def test_the_backend_check_sees_a_backend(tmp_path, monkeypatch):
+    fake = tmp_path / "glowmlir"
+    (fake / "dialects").mkdir(parents=True)
+    (fake / "backends" / "x86").mkdir(parents=True)
+    (fake / "dialects" / "ok.py").write_text("from glowmlir.backends import microkernel\n")
+    (fake / "dialects" / "bad.py").write_text("def late():\n    from glowmlir.backends.x86 import layout\n")
+    monkeypatch.setitem(globals(), "PACKAGE", fake)
+    assert backend_imports(("dialects",)) == ["glowmlir/dialects/bad.py:2 imports glowmlir.backends.x86.layout"]
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))

@@ -26,11 +26,12 @@ from glowmlir.dialects.quant import Quant
 from glowmlir.dialects.weights import printing_all_weights
 from glowmlir.importers.onnx import import_onnx
 from glowmlir.lowering.glowll_to_llvm import LowerGlowLLToLLVM
-from glowmlir.lowering.llvm_to_object import Target, compile_to_object
+from glowmlir.lowering.llvm_to_object import compile_to_object
 from glowmlir.pipeline import default_pipeline
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
 from glowmlir.reference import run_function
+from glowmlir.target import Target
 from tests.support.models import LENET, onnxruntime_outputs, random_inputs
 
 

@@ -15,15 +15,16 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
+from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.elf import undefined_symbols
 from glowmlir.errors import GlowWarning
 from glowmlir.importers.onnx import ModelInput
-from glowmlir.lowering.llvm_to_object import HOST
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.params import QuantParams, choose_params, dequantize, quantize
 from glowmlir.quantization.profile import read_profile, write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.target import HOST
 from tests.support.models import LENET, small_convnet
 from tests.unit.test_errors import assert_clean_failure, glow_compile
 
@@ -112,7 +113,7 @@ def test_quantized_lenet_accuracy_and_memory(lenet_profile, heldout, schema):
     int8 activations (ACTIVATIONS <= 3,680)."""
     images, labels = heldout
     bundle = glowmlir.compile(LENET, quantization=QuantizationOptions(lenet_profile, schema=schema))
-    assert bundle.layout.constant_size <= (455_296 if HOST.has_avx512_vnni else 433_152)
+    assert bundle.layout.constant_size <= (455_296 if has_avx512_vnni(HOST) else 433_152)
     assert bundle.layout.activations_size <= 3_680
     assert accuracy(bundle, images, labels) >= float_lenet_accuracy(images, labels) - 0.005
 

@@ -243,11 +243,11 @@ def _one_op_model(opcode: str, options: str | None = None, **fields) -> bytes:
 
 
 def test_unsupported_operator_names_it_and_its_output(tmp_path):
-    model = saved(tmp_path, "floor", _one_op_model("FLOOR"))
-    with pytest.raises(GlowError, match=r'TFLite operator 0 \(FLOOR, output "y"\): unsupported operator "FLOOR"'):
+    model = saved(tmp_path, "ceil", _one_op_model("CEIL"))
+    with pytest.raises(GlowError, match=r'TFLite operator 0 \(CEIL, output "y"\): unsupported operator "CEIL"'):
         glowmlir.compile(model)
     out_dir = str(tmp_path / "bundle")
-    assert_clean_failure(glow_compile(f"-model={model}", f"-emit-bundle={out_dir}"), "unsupported operator \"FLOOR\"")
+    assert_clean_failure(glow_compile(f"-model={model}", f"-emit-bundle={out_dir}"), "unsupported operator \"CEIL\"")
     assert not os.path.exists(out_dir)
 
 

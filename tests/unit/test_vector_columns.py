@@ -1,5 +1,5 @@
 """The float convolution on vectors of output columns (`glowll-select-vector-columns`,
-`lowering/vector_columns.py` with `kernels.FloatColumns`), on the host's vector unit at each
+`backends/host_vector/columns.py` with `float_kernels.FloatColumns`), on the host's vector unit at each
 width it has (AVX-512's 16 lanes, AVX2's 8 with -mattr=-avx512f, SSE's 4 with
 -mattr=-avx,-avx2,-avx512f on an x86-64 host), against onnxruntime on random weights and
 inputs: rows wider than a tile, narrower than a vector, padded edges (predicated lanes),
@@ -18,9 +18,16 @@ import pytest
 from onnx import helper
 
 import glowmlir
-from glowmlir.libraries.column_layout import ChannelTile, VectorTile, channel_tile, plane_block, row_block, row_lanes
-from glowmlir.lowering import llvm_to_object
-from glowmlir.lowering.llvm_to_object import Target
+from glowmlir import target as target_description
+from glowmlir.backends.host_vector.layout import (
+    ChannelTile,
+    VectorTile,
+    channel_tile,
+    plane_block,
+    row_block,
+    row_lanes,
+)
+from glowmlir.target import Target
 from tests.support.models import onnxruntime_outputs, random_inputs
 from tests.support.onnx_graphs import nodes_model
 
@@ -223,7 +230,7 @@ def test_channel_tiles_fill_their_registers():
 def test_the_cache_follows_the_target():
     assert Target(triple="aarch64-linux-gnu").cache_bytes == 512 << 10
     assert Target(triple="x86_64-unknown-linux-gnu", features="+avx,+avx2").cache_bytes == 1 << 20
-    assert Target().cache_bytes == (llvm_to_object.host_cache_bytes() or 1 << 20)
+    assert Target().cache_bytes == (target_description.host_cache_bytes() or 1 << 20)
 
 
 @needs_x86_vectors
@@ -238,7 +245,7 @@ def test_bands_follow_the_cache(tmp_path, monkeypatch):
     expected = onnxruntime_outputs(model, inputs)["y"]
     objects = []
     for cache in (256 << 10, 64 << 20):
-        monkeypatch.setattr(llvm_to_object, "host_cache_bytes", lambda level=2, cache=cache: cache)
+        monkeypatch.setattr(target_description, "host_cache_bytes", lambda level=2, cache=cache: cache)
         bundle = glowmlir.compile(path, keep_assembly=True)
         np.testing.assert_allclose(bundle.run(inputs)["y"], expected, atol=1e-5 * float(np.abs(expected).max()), rtol=0)
         objects.append(bundle.ir["assembly"])

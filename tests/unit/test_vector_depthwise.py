@@ -1,5 +1,5 @@
 """The float depthwise convolution on tiles of rows (`microkernel = "vector-depthwise"`,
-`lowering/vector_depthwise.py`) at each width of the host's vector unit (AVX-512's 16 lanes,
+`backends/host_vector/depthwise.py`) at each width of the host's vector unit (AVX-512's 16 lanes,
 AVX2's 8, SSE's 4), against onnxruntime on random weights and inputs: 3x3 of stride 1 and 2,
 5x5, dilation, asymmetric pads, planes whose rows and columns are no multiple of the tile's
 rows, vectors or lanes, fused relu and clip, two images; and the tile each target chooses.
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from glowmlir.libraries.column_layout import DepthwiseTile, VectorTile, depthwise_tile
+from glowmlir.backends.host_vector.layout import DepthwiseTile, VectorTile, depthwise_tile
 from tests.unit.test_vector_columns import WIDTHS, compiled_convolution, needs_x86_vectors
 
 DEPTHWISE = [

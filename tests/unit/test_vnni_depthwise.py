@@ -1,6 +1,6 @@
 """The int8 depthwise convolution of small planes on AVX-512 VNNI and VBMI
 (`microkernel = "x86-vnni-depthwise"`: `glowll-select-x86-vnni-kernels`,
-`lowering/vnni_depthwise.py`) and the int8 Add, Sub and Mul on AVX-512 (`"x86-avx512"`).
+`backends/x86/vnni_depthwise.py`) and the int8 Add, Sub and Mul on AVX-512 (`"x86-avx512"`).
 
 Depthwise convolutions of random levels, weights with a zero point (levels less it beyond
 int8: the second part words) and without, per tensor and per channel, 3x3 and 5x5, strides
@@ -18,15 +18,16 @@ import re
 import numpy as np
 import pytest
 
+from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
 from glowmlir.elf import function_ranges
-from glowmlir.libraries import vnni_layout
-from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_int8_depthwise import GEOMETRIES
 from tests.unit.test_quantized_kernels import Case, binary_case, build, convolution_case
 from tests.unit.test_x86_vnni import all_match_the_reference
 
-needs_vbmi = pytest.mark.skipif(not (HOST.has_avx512_vnni and HOST.has_avx512_vbmi),
+needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(HOST)),
                                 reason="the host has no AVX-512 VNNI and VBMI")
 
 KERNEL = 'microkernel = "x86-vnni-depthwise"'

@@ -126,10 +126,10 @@ def test_unfusing_a_widened_pool_restores_the_widening():
     from xdsl.dialects.builtin import Builtin
     from xdsl.parser import Parser
 
+    from glowmlir.backends.cmsis_nn.choose_conv_pool_kernels import unfuse
     from glowmlir.dialects import glow
     from glowmlir.dialects.glow import Glow
     from glowmlir.dialects.quant import Quant
-    from glowmlir.transforms.choose_conv_pool_kernels import unfuse
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
 
     context = Context()

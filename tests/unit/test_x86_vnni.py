@@ -1,4 +1,4 @@
-"""The int8 kernels on AVX-512 VNNI (`glowll-select-x86-vnni-kernels`, `lowering/x86_vnni.py`).
+"""The int8 kernels on AVX-512 VNNI (`glowll-select-x86-vnni-kernels`, `backends/x86/vnni_kernels.py`).
 
 On a host with AVX-512 VNNI, int8 convolutions and FullyConnected of random levels, weights
 with and without a zero point, per tensor and per channel, channel counts that are not
@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glowmlir.libraries import vnni_layout
-from glowmlir.lowering.llvm_to_object import HOST
+from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
+from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
@@ -35,7 +36,7 @@ from tests.unit.test_quantized_kernels import (
     tensor,
 )
 
-needs_vnni = pytest.mark.skipif(not HOST.has_avx512_vnni, reason="the host has no AVX-512 VNNI")
+needs_vnni = pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
 
 GEOMETRIES = {
     # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group)
@@ -221,7 +222,7 @@ def test_folded_bias_is_the_generic_sum_less_the_unsigned_products():
     np.testing.assert_array_equal((actual - expected) % 2**32, 0)
 
 
-needs_vbmi = pytest.mark.skipif(not (HOST.has_avx512_vnni and HOST.has_avx512_vbmi),
+needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(HOST)),
                                 reason="the host has no AVX-512 VNNI and VBMI")
 
 

@@ -1,0 +1,167 @@
+"""Backends: one folder per instruction set or kernel library, and their registry.
+
+A backend (`glowmlir/backends/<name>/`) holds its kernel selection pass(es), its data layouts,
+its kernel emitters and its cost figures, and describes itself in `<name>/backend.py` as
+`BACKEND = Backend(...)`: the microkernels it implements (`Microkernel`: which glowll
+instructions each takes, in which numbers, the module that emits it, the rules its operands
+must meet), its passes and their place in the pipeline for a target it serves
+(`glowll_passes`, `graph_passes`, `SelectionOrder`), its `glow-opt` pass names, and what the
+graph passes ask it. The shared layers (dialects, transforms, lowering) and the pipeline
+builder name no backend: they ask this registry (`backends()`, `microkernel(name)`), which
+imports a backend's description only when first asked, as `transforms.PASSES` imports a pass.
+
+`REGISTERED` lists the backends in priority order; adding one is a folder and a line here
+(docs/architecture.md, "Adding a target").
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+REGISTERED: list[str] = ["arm_dsp", "arm_mve", "x86", "host_vector", "size_first", "cmsis_nn", "hifi4"]
+"""The backends (modules `glowmlir.backends.<name>.backend`, or any importable module
+defining `BACKEND`), highest priority first."""
+
+
+@dataclass(frozen=True)
+class Microkernel:
+    """A kernel of a backend for some glowll instructions, named by their `microkernel` property.
+
+    `ops`: the glowll op names that may take it; `emitter`: the module whose
+    `emit_convolution`, `emit_fully_connected`, `emit_elementwise`, `emit_softmax` or
+    `emit_int_lookup_table` emits it; `numbers`: "i8" or "f32", what it computes on (`int16`:
+    also int16 data of offset 0); `tiled`: a convolution's that carries its `vector_tile`;
+    `elementwise_kinds`: the `glowll.elementwise` kinds it takes; `packed_weights`: a
+    FullyConnected's weights are packed (the dest and input give its shape);
+    `properties`: the convolution properties that belong to it alone; `loaded_numbers`: the
+    `KernelParameters` it loads from a layer's record even when they are 0; `verify`: its own
+    rules (a packed filter's shape, a record's size), raising `VerifyException`."""
+
+    name: str
+    emitter: str
+    ops: tuple[str, ...] = ("glowll.convolution", "glowll.fully_connected")
+    numbers: str = "i8"
+    int16: bool = False
+    tiled: bool = False
+    elementwise_kinds: tuple[str, ...] = ()
+    packed_weights: bool = False
+    properties: tuple[str, ...] = ()
+    loaded_numbers: tuple[str, ...] = ()
+    verify: Callable[[Any], None] | None = None
+
+    def emitters(self) -> ModuleType:
+        """The module of its `emit_*` functions."""
+        return importlib.import_module(self.emitter)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A target's kernels: its name, its microkernels (see the module doc) and what the graph
+    passes ask it."""
+
+    name: str
+    microkernels: tuple[Microkernel, ...] = field(default=())
+    passes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Its passes `glow-opt -p` runs: name -> (module, class)."""
+    prefers_unfused: Callable[[Any, Any], bool] | None = None
+    """(a glow convolution, the target's `VectorTile`) -> whether it runs faster with no pool
+    fused into it (`glow-fuse-conv-pool` on a target with a vector unit)."""
+    graph_passes: Callable[[PipelineOptions], list[Any]] | None = None
+    """Its passes on the graph, after the fusions (in backend priority order)."""
+    glowll_passes: Callable[[PipelineOptions], list[tuple[int, Any]]] | None = None
+    """Its kernel selection passes for the options' target, each with its `SelectionOrder`."""
+    library: tuple[str, str] | None = None
+    """A kernel library's option name (`-use-cmsis`: "cmsis-nn") and the module of its mappings
+    (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """What a backend's passes depend on: the target (None: no target's kernels) and the
+    compile options."""
+
+    target: Any = None
+    kernel_library: str | None = None
+    memory_fusion: bool = True
+    ram_size: int = 0
+    reuse_activations: bool = True
+
+    @property
+    def size_first(self) -> bool:
+        """-opt-level=Os or Oz."""
+        return self.target is not None and self.target.size_attribute is not None
+
+    @property
+    def minimum_size(self) -> bool:
+        """-opt-level=Oz."""
+        return self.target is not None and self.target.size_attribute == "minsize"
+
+
+class SelectionOrder:
+    """Where a backend's glowll pass runs among the kernel selections (`Backend.glowll_passes`)."""
+
+    LIBRARY_CALLS = 0  # what a kernel library takes becomes calls into it
+    SHARED_SHAPES = 10  # kernels shared by layers of many shapes (they leave the rest to the next)
+    INSTRUCTION_SET = 20  # an instruction set's kernels
+    RECORDS = 40  # quantization numbers as data, for layers that may share a kernel
+    VECTOR_UNIT = 50  # float kernels on the vector unit
+
+
+_loaded: list[Backend] = []
+
+
+def backends() -> list[Backend]:
+    """The registered backends, in priority order (their descriptions imported on first use)."""
+    if len(_loaded) != len(REGISTERED):
+        _loaded[:] = [_load(name) for name in REGISTERED]
+    return list(_loaded)
+
+
+def _load(name: str) -> Backend:
+    module = name if "." in name else f"glowmlir.backends.{name}.backend"
+    return importlib.import_module(module).BACKEND
+
+
+def register(module: str, priority: int | None = None) -> None:
+    """Adds a backend (a module defining `BACKEND`) at `priority` (an index into the order;
+    default last)."""
+    if module not in REGISTERED:
+        REGISTERED.insert(len(REGISTERED) if priority is None else priority, module)
+    _loaded.clear()
+
+
+def unregister(module: str) -> None:
+    REGISTERED.remove(module)
+    _loaded.clear()
+
+
+def all_microkernels() -> Iterator[Microkernel]:
+    for backend in backends():
+        yield from backend.microkernels
+
+
+def microkernel(name: str) -> Microkernel | None:
+    """The registered microkernel of this name, None if no backend has it."""
+    return next((kernel for kernel in all_microkernels() if kernel.name == name), None)
+
+
+def library_module(name: str) -> ModuleType:
+    """The mappings module of the kernel library of this option name ("cmsis-nn", "hifi4")."""
+    backend = next((b for b in backends() if b.library is not None and b.library[0] == name), None)
+    if backend is None:
+        raise KeyError(name)
+    return importlib.import_module(backend.library[1])
+
+
+def backend_passes() -> dict[str, tuple[str, str]]:
+    """Every backend's passes: name -> (module, class)."""
+    return {name: entry for backend in backends() for name, entry in backend.passes.items()}
+
+
+def microkernels_of(op_name: str) -> list[Microkernel]:
+    """The microkernels an op of this name may take, in priority order."""
+    return [kernel for kernel in all_microkernels() if op_name in kernel.ops]

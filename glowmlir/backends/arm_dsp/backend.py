@@ -1,0 +1,65 @@
+"""The Arm DSP extension's microkernels: "arm-dsp" (int8 or int16 convolutions and
+FullyConnected on packed int16 pairs, `kernels`) and "level-tables" (int8 adds, subs and
+softmaxes on tables of levels, `level_tables`); `glowll-select-arm-dsp-kernels` picks them."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i16
+from xdsl.utils.exceptions import VerifyException
+
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends.arm_dsp import layout
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import storage_type
+
+OWN_PROPERTIES = {"loop_pairs": ", 1 or more channel pairs a step",
+                  "biases_in_filter": " with doubled_accumulators"}
+"""The convolution properties only an "arm-dsp" convolution has -> what the message adds."""
+
+
+def verify_packed_pairs(op) -> None:
+    """A convolution's filter packed as `layout.pack_filter` packs it (int16 pairs), and the
+    properties of a size-first build's loops and of biases packed into the filter."""
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    if op.loop_pairs is not None and op.loop_pairs.value.data < 1:
+        raise VerifyException(f"{op.name}: loop_pairs is an arm-dsp convolution's{OWN_PROPERTIES['loop_pairs']}")
+    if op.biases_in_filter is not None and op.doubled_accumulators is None:
+        raise VerifyException(f"{op.name}: biases_in_filter is an arm-dsp convolution's"
+                              f"{OWN_PROPERTIES['biases_in_filter']}")
+    if op.filter_shape is None:
+        raise VerifyException(f"{op.name}: a packed filter needs its filter_shape")
+    expected = layout.packed_filter_shape(op)
+    if storage_type(op.filter.type.element_type) != i16 or glow.shape_of(op.filter) != expected:
+        raise VerifyException(f"{op.name}: the packed filter must be int16 pairs {list(expected)}")
+
+
+def glowll_passes(options: PipelineOptions) -> list:
+    """On a core with the DSP extension, `glowll-select-arm-dsp-kernels` (Helium's kernels
+    too on a Helium core, but at -Oz: LLVM vectorizes no loop in minimum-size code, so
+    Helium's dot products would be scalar, MobileNetV2 4x slower, and its ARM low-overhead-loop
+    pass aborted on the column kernel's predicated vectors). A size-first build tells the
+    kernels so (`loop_pairs`): they keep their loops, taking the core's `kernels.LOOP_PAIRS`
+    channel pairs a step."""
+    from glowmlir.backends.arm_dsp.kernels import LOOP_PAIRS
+    from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
+    from glowmlir.backends.arm_dsp.target import has_arm_dsp
+    from glowmlir.backends.arm_mve.target import has_helium
+
+    if options.target is None or not has_arm_dsp(options.target):
+        return []
+    helium = has_helium(options.target)
+    loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
+    return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs))]
+
+
+PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_kernels", "SelectArmDspKernels")}
+"""Its passes for `glow-opt -p`: name -> (module, class)."""
+
+BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
+    Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.kernels", int16=True, properties=tuple(OWN_PROPERTIES),
+                verify=verify_packed_pairs),
+    Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
+                ops=("glowll.elementwise", "glowll.softmax"),
+                elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
+), glowll_passes=glowll_passes)

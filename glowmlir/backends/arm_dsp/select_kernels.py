@@ -1,0 +1,386 @@
+"""`glowll-select-arm-dsp-kernels`: int8 convolutions and FullyConnected onto the Arm DSP extension.
+
+On a core with the DSP extension (Cortex-M4, M7, M33, M55: `+dsp` among the target's
+features, `glow-compile` adds the pass by itself, `helium=true` on a core with MVE) every
+int8 `glowll.convolution` with a constant filter the layout can pair (a row at least two
+taps wide, an unpadded ungrouped 1x1, or an unpooled one of one input channel per group:
+depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, gets
+`microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
+(`backends.arm_dsp.kernels`). A convolution's filter is re-laid for it at compile time
+(`backends.arm_dsp.layout.pack_filter`: int16 weight pairs in the order the kernel reads
+them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
+in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
+unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
+planes with the input zero point) and a compile-time accumulator bound may allow
+`narrow_requantization` (a DSP-packed filter then holds twice its levels,
+`doubled_accumulators`). With `helium=true`,
+FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
+at least two vectors) get `microkernel = "arm-mve"`
+(`backends.arm_mve.kernels`, filter layout `backends.host_vector.layout`) instead, and so do int8
+Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
+int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an int8 softmax
+of more than 128 levels get `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: their
+terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
+`loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
+gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step.
+Outputs stay bit-identical to the generic int8 kernels.
+
+Int16 layers (int16 input and output of offset 0, int8 weights: `-quantization-precision=
+Int16`) take the "arm-dsp" kernels the same way (`dsp_buffers`), on every core with the DSP
+extension (Helium's kernels and its dot products take int8 only); a layer with
+`wide_accumulators` sums in int64 there (`SMLALD`), its bias as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i8, i16, i64
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from glowmlir.backends.arm_dsp.layout import (
+    DEPTHWISE,
+    LEVEL_TABLE_ELEMENTWISE,
+    LEVEL_TABLE_ENTRIES,
+    LEVEL_TABLES,
+    WINDOW_PAIRS,
+    pack_filter,
+    packing,
+    straight_products,
+    tiled_pool,
+    widens_planes,
+    with_biases,
+)
+from glowmlir.backends.host_vector import layout as column_layout
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import (
+    UniformQuantizedType,
+    is_quantized,
+    is_quantized_instruction,
+    storage_type,
+    stored_as,
+)
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
+from glowmlir.quantization.rescaling import (
+    accumulator_bounds,
+    bias_multiplier,
+    centred_rows,
+    output_multipliers,
+    weight_zero_point,
+)
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+MICROKERNEL = "arm-dsp"
+HELIUM = "arm-mve"
+IM2COL = "arm-mve-im2col"
+HELIUM_ELEMENTWISE = ("add", "sub", "mul")
+"""The int8 `glowll.elementwise` kinds on Helium's vectors (operands of one shape or broadcast)."""
+IM2COL_DEPTHS = (8, 48)
+"""Taps (input channels x kernel height x width) from which dot products of gathered windows
+are faster than the DSP kernel (a convolution of stride 2 along its rows) and than Helium's
+column kernel (which takes 16 products for about 10 instructions and requantizes 4 outputs
+at once, while a dot product costs about 20 instructions an output besides its 16 products
+a VMLAVA: MobileNetV2's 16-channel pointwise layers ran 18% slower as dot products, the
+DS-CNN's 64-channel ones 8% faster)."""
+
+
+STRIDED_ROW_VECTORS = 2
+"""Helium's column kernel takes a convolution of stride 2 along its rows (gathering every
+other input column) when its output rows fill at least this many vectors: on narrower rows
+most lanes of a row's last vector idle, and the DSP kernel was 3-10% ahead (a depthwise 3x3/2
+onto 6 or 3 columns), while onto 12 to 24 columns the gathers took a third fewer
+instructions."""
+
+
+def takes_helium_columns(strides, output_width: int) -> bool:
+    """Helium's column kernel: a convolution of stride 1 along its rows, or of stride 2 onto
+    rows of at least `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before
+    a fused pool)."""
+    return column_layout.takes_columns(strides) or (
+        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * column_layout.HELIUM.lanes)
+
+
+def takes_im2col(depth: int, columns: bool) -> bool:
+    """An ungrouped convolution (unpooled, or pooled globally) of `depth` taps a window on
+    dot products, where `columns` says whether Helium's column kernel could take it."""
+    return depth >= IM2COL_DEPTHS[1] or (depth >= IM2COL_DEPTHS[0] and not columns)
+
+
+def int8_buffers(*buffers) -> bool:
+    """Every buffer's elements are int8 levels (a quantized type stored as i8)."""
+    return all(storage_type(v.type.element_type) == i8 for v in buffers)
+
+
+def int8_layer(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """Int8 input, weights and outputs (a convolution's own, before a widening pool:
+    `glow.convolved_element`)."""
+    return int8_buffers(op.input, op.operands[2]) and storage_type(glow.convolved_element(op)) == i8
+
+
+def int16_data(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """An int16 layer the DSP kernels take: int16 input (offset 0: its pairs need no
+    offset) and output, int8 weights (its sums int32, or int64 with `wide_accumulators`:
+    `SMLALD`)."""
+    return (all(storage_type(v.type.element_type) == i16 for v in (op.dest, op.input))
+            and op.input.type.element_type.offset == 0 and int8_buffers(op.operands[2]))
+
+
+def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """Whether the "arm-dsp" kernels take the layer's data: int8, or int16 (`int16_data`)."""
+    return int8_layer(op) or int16_data(op)
+
+
+@dataclass
+class PackConvolutionFilter(RewritePattern):
+    helium: bool
+    loop_pairs: int = 0
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+                or op.residual is not None or not dsp_buffers(op)
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None):
+            return
+        helium = self.helium and not int16_data(op)  # Helium's kernels take int8 only
+        filter_type: UniformQuantizedType = op.filter.type.element_type
+        shape, group = glow.shape_of(op.filter), op.group.value.data
+        offset = weight_zero_point(filter_type)
+        levels = array_from_dense(weight.value)
+        kind = packing(shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op))
+        columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
+        windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
+                    and takes_im2col(int(np.prod(shape[1:])), columns))
+        if helium and windowed and select_im2col(op, levels, offset, rewriter):
+            return
+        centred = centred_rows(levels, filter_type)
+        doubled = False
+        if helium and columns:
+            block = column_layout.channel_block(shape[0], group)
+            microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
+        elif kind is not None:
+            microkernel = MICROKERNEL
+            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
+            packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
+                                 op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
+                                 tiled_pool(op), widened)
+            doubled = fits_narrow_requantization(op, centred)
+            if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
+                packed = packed * np.int16(2)
+        else:
+            return
+        op.properties["microkernel"] = StringAttr(microkernel)
+        op.properties["filter_shape"] = glow.ints(shape)
+        if microkernel == MICROKERNEL and self.loop_pairs:
+            op.properties["loop_pairs"] = IntegerAttr(self.loop_pairs, i64)
+        mark_narrow_requantization(op, centred)
+        if doubled:
+            op.properties["doubled_accumulators"] = UnitAttr()
+        # Every tap of every output is inside the input, or in a padded plane (or gathered
+        # window) holding the input offset.
+        if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
+            fold_input_offset(op, centred.sum(axis=1), rewriter)
+        if doubled:
+            packed = biases_into_filter(op, kind, packed, self.loop_pairs > 0)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
+                                       centred_type(filter_type))
+        erase_if_unused(weight, rewriter)
+
+
+def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
+    """`packed` (doubled) with the doubled biases in front (`arm_dsp_layout.with_biases`,
+    `biases_in_filter`) where the kernel's blocks take straight-line products
+    (`straight_products`) and the bias is a constant in accumulator units; else as it is."""
+    bias = accumulator_bias(op)
+    straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
+                                 packed.shape[1], looped)
+    if not straight or bias is None or op.wide_accumulators is not None:
+        return packed
+    op.properties["biases_in_filter"] = UnitAttr()  # narrow: twice the bias is within int32
+    return with_biases(packed, 2 * array_from_dense(bias.value).astype(np.int64))
+
+
+def centred_type(filter_type: UniformQuantizedType) -> UniformQuantizedType:
+    """The type of a filter's levels less their zero point as int16: the same reals with
+    offset 0 (per tensor or per channel)."""
+    return stored_as(filter_type, i16, centred=True)
+
+
+def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:
+    """`microkernel = "arm-mve-im2col"` (dot products of gathered windows, the filter as it
+    is) when the input zero point folds into the bias: the gathered padding holds it, so
+    the fold is exact at the borders too."""
+    centred = (levels.astype(np.int64) - offset).reshape(levels.shape[0], -1)
+    fold_input_offset(op, centred.sum(axis=1), rewriter)
+    if op.folded_input_offset is None:
+        return False
+    op.properties["microkernel"] = StringAttr(IM2COL)
+    mark_narrow_requantization(op, centred)
+    rewriter.notify_op_modified(op)
+    return True
+
+
+def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> None:
+    """`narrow_requantization` where `fits_narrow_requantization`: requantization is then one
+    rounding high multiply (SMMULR)."""
+    if fits_narrow_requantization(op, centred):
+        op.properties["narrow_requantization"] = UnitAttr()
+
+
+def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> bool:
+    """Whether no accumulator, shifted left by its requantization shift plus one, can leave
+    int32: |bias| + max |x - x_offset| * sum |w - w_offset| is bounded at compile time (the
+    filter's scales: a packed filter's are the int8 one's)."""
+    bias, input_type = accumulator_bias(op), op.input.type.element_type
+    if bias is None:
+        return False
+    bound = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
+    _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, glow.convolved_element(op))
+    left = max(int(np.max(shifts)), 0)
+    return int(bound.max(initial=0)) << (left + 1) < 2**31
+
+
+def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,
+                      rewriter: PatternRewriter) -> None:
+    """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
+    output, goes into a new bias (when the bias is stored in accumulator units), so the
+    kernel multiplies the inputs as they are (`folded_input_offset`)."""
+    folded = folded_bias(op, weight_sums)
+    if folded is None:
+        return
+    bias = accumulator_bias(op)
+    op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
+                                   op.bias.type.element_type)
+    op.properties["folded_input_offset"] = UnitAttr()
+    erase_if_unused(bias, rewriter)
+
+
+def folded_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray) -> np.ndarray | None:
+    """bias - x_offset * sum w (int64), where the input zero point folds into the bias: a
+    constant bias in accumulator units, int32 sums, the folded bias within int32."""
+    bias = accumulator_bias(op)
+    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
+        return None
+    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
+    return folded if np.abs(folded).max(initial=0) < 2**31 else None
+
+
+def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
+    """The bias weight, when it is a constant stored in accumulator units (input scale x
+    weight scale, no offset)."""
+    bias = op.bias.owner
+    if not isinstance(bias, glowll.WeightOp) or bias.value is None:
+        return None
+    rescaled = bias_multiplier(op.input.type.element_type, op.operands[2].type.element_type,
+                               op.bias.type.element_type)
+    return bias if rescaled is None else None
+
+
+@dataclass
+class SelectFullyConnected(RewritePattern):
+    helium: bool
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and is_quantized_instruction(op) and dsp_buffers(op):
+            helium = self.helium and not int16_data(op)
+            op.properties["microkernel"] = StringAttr(HELIUM if helium else MICROKERNEL)
+            weights = op.weights.owner
+            if isinstance(weights, glowll.WeightOp) and weights.value is not None:
+                centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
+                mark_narrow_requantization(op, centred)
+                fold_input_offset(op, centred.sum(axis=1), rewriter)
+            rewriter.notify_op_modified(op)
+
+
+class SelectHeliumElementwise(RewritePattern):
+    """An int8 add, sub or mul whose innermost loop fills a vector (or is its only loop: the
+    operands of one shape): `microkernel = "arm-mve"` (four lanes at a time,
+    `backends.arm_mve.kernels.emit_elementwise`). A broadcast onto shorter runs (a per-channel
+    scale of [N, C, 1, 1] pixels) keeps the scalar kernel: most of its lanes would idle."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
+            if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
+                op.properties["microkernel"] = StringAttr(HELIUM)
+                rewriter.notify_op_modified(op)
+
+
+class SelectHeliumSoftmax(RewritePattern):
+    """An int8 softmax: `microkernel = "arm-mve"` (exps on four lanes at a time,
+    `backends.arm_mve.kernels.emit_softmax`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and all(is_quantized(v.type) for v in op.operands)
+                and int8_buffers(*op.operands)):
+            op.properties["microkernel"] = StringAttr(HELIUM)
+            rewriter.notify_op_modified(op)
+
+
+class SelectLevelTables(RewritePattern):
+    """On the DSP extension without Helium: an int8 add or sub of more elements than its two
+    tables hold entries, and an int8 softmax computing more exps (two an element) than its
+    table holds, `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: the function of one
+    level computed once per level, then looked up). A table entry costs what one element's
+    term (an add's) or exp (a softmax's) costs, and a lookup much less (MobileNetV2's smallest
+    residual adds taking tables, 864 elements, on the M7: 21.8k instructions generic)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp | glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is not None or not all(is_quantized(v.type) for v in op.operands)
+                or not int8_buffers(*op.operands)):
+            return
+        elements = int(np.prod(glow.shape_of(op.dest)))
+        if isinstance(op, glowll.ElementwiseOp):
+            worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements > 2 * LEVEL_TABLE_ENTRIES
+        else:
+            worth = 2 * elements > LEVEL_TABLE_ENTRIES
+        if worth:
+            op.properties["microkernel"] = StringAttr(LEVEL_TABLES)
+            rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class SelectArmDspKernels(ModulePass):
+    """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
+    filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
+    convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
+    (`backends.arm_mve.kernels`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
+    on vectors of output columns, filters packed by `backends.host_vector.layout`), and so do
+    int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`);
+    without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
+    `loop_pairs` (a size-first build: `pipeline.glowll_passes` gives the core's
+    `backends.arm_dsp.kernels.LOOP_PAIRS`), each "arm-dsp" convolution gets
+    `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
+
+    name = "glowll-select-arm-dsp-kernels"
+    helium: bool = False
+    loop_pairs: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.loop_pairs < 0:
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{loop-pairs={self.loop_pairs}}}: expected 0 (speed "
+                            "first) or the channel pairs a step of a size-first kernel's loop")
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs)
+        PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
+        fully_connected = SelectFullyConnected(self.helium)
+        PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
+        if self.helium:
+            PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),
+                                 apply_recursively=False).rewrite_module(op)
+        else:
+            PatternRewriteWalker(SelectLevelTables(), apply_recursively=False).rewrite_module(op)

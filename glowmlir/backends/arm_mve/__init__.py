@@ -1,0 +1,1 @@
+"""Arm Helium (M-profile vector extension, Cortex-M55): int8 kernels on 128-bit vectors."""

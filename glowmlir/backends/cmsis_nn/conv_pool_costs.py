@@ -1,0 +1,160 @@
+"""How many instructions a convolution with a fused pool costs on our kernel, and the same
+convolution and pool as CMSIS-NN calls: the estimates `glow-choose-conv-pool-kernels`
+compares (`-use-cmsis`).
+
+For a convolution of `outputs` full-resolution results (batch x channels x rows x columns,
+before the pool), `macs` = outputs x kernel height x kernel width x input channels per
+group, and `row_copies` = output pixels x kernel height (CMSIS-NN's im2col copies one
+kernel row of input per output pixel and converts it to int16; a 1x1 convolution has one):
+
+    ours     = ours_per_mac x macs + ours_per_output x outputs
+               (dsp, a convolution our DSP kernels run as a gathered product,
+               `arm_dsp_layout.gathers`: per MAC x macs + per gathered tap x gathered,
+               `gathered` = output pixels x taps a window, each pixel's taps gathered once
+               for all output channels; Helium: ours_per_vector_mac x vector_macs instead
+               of the MACs: its column kernel computes whole vectors of 4 output columns,
+               partly idle at a row's edges)
+    CMSIS-NN = library_per_mac x macs + library_per_output x outputs
+               + library_per_row_copy x row_copies          (convolution and pool calls)
+
+The pool's own work is per full-resolution output (every output is read once), so it is in
+the per-output constant. The constants were fitted (least squares on the relative error)
+to instruction counts measured on QEMU per layer (`glow-run -profile`'s layer counter):
+our fused kernel at -O3 with -use-cmsis (`bench/bench_conv_pool_costs.py`, which measures
+and fits them), and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at 99f736a6, every
+source built with arm-none-eabi-gcc -O2 for the core and linked where the tests link the
+stand-ins; not part of this repository) running the same layer unfused. The layers:
+LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's last
+pointwise one and MobileNetV2's last (global mean), and eight single-layer nets (all in
+tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
+constants). Instructions are not cycles: the dsp and generic classes are fitted to
+estimated cycles (`glowmlir.runtime.cycles`, on the M4 and the M3, whose estimates follow
+their manuals' timing tables; the table's `*_cycles` columns), helium to instructions
+(`CostFigures.unit`; the M55's cycles are a model's).
+
+Fit on those layers (largest error of an estimate; the choice agrees with the measured
+faster side):
+
+| core class | cores measured | ours | CMSIS-NN | same winner |
+|---|---|---|---|---|
+| dsp (cycles) | M4 (M7, M33 run the same code) | 20.1% | 13.2% | 13 of 14 (the other within 12%) |
+| generic (cycles) | M3 (M0, M0+: the M3's figures) | 23.0% | 9.3% | 12 of 14 |
+| helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
+
+Where the estimate picks the other side the two are within 10% of each other measured on
+the M3 and 12% on the M55 (there ours 631,777 vs CMSIS-NN 569,093 for a 3-channel 3x3
+layer estimated 508,861 vs 578,316). Our dsp figures are today's kernels' (2026-11-26; the
+row-pairs kernel the first fit saw took LeNet's conv1 662,648 instructions, the gathered
+product 336,544); the generic ones were fitted before and still hold (the M3's kernels
+measured within 5% of the first fit's counts).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from glowmlir.backends.arm_dsp.layout import gathers, packing, tiled_pool
+from glowmlir.backends.host_vector.layout import interior_columns
+from glowmlir.dialects import glow
+
+
+@dataclass(frozen=True)
+class ConvolutionWork:
+    """The sizes the estimates take, of a convolution without its pool."""
+
+    macs: int
+    outputs: int
+    row_copies: int
+    vector_macs: int = 0
+    """MACs counted in whole vectors of `VECTOR_LANES` output columns, as Helium's column
+    kernel computes them (a row's edge vectors are partly idle; see `row_vectors`)."""
+    gathered: int = 0
+    """Taps our DSP kernels gather once per output pixel, for all output channels (pixels x
+    taps of a window), when the convolution runs on their gathered product
+    (`arm_dsp_layout.gathers`); 0 when it runs on their row kernels."""
+
+    @staticmethod
+    def of(conv: glow.ConvolutionOp) -> ConvolutionWork:
+        """Of a `glow` convolution (fused pool or not, NCHW or NHWC)."""
+        filter_shape, nhwc = glow.shape_of(conv.filter), glow.is_nhwc(conv)
+        unpooled = glow.convolution_shape(conv)  # NCHW
+        kernel_height, kernel_width = filter_shape[1:3] if nhwc else filter_shape[2:4]
+        width = unpooled[3]
+        in_width = glow.shape_of(conv.input)[2 if nhwc else 3]
+        outputs, pixels = math.prod(unpooled), math.prod(unpooled) // unpooled[1]
+        taps = math.prod(filter_shape[1:])
+        vectors = row_vectors(in_width, width, kernel_width, conv.dilations.get_values()[1], conv.pads.get_values()[1],
+                              conv.strides.get_values()[1])
+        kind = packing(glow.to_nchw(filter_shape) if nhwc else filter_shape, conv.pads.get_values(),
+                       conv.group.value.data, conv.pool is not None, tiled_pool(conv))
+        gathered = gathers(kind, conv.strides.get_values(), conv.pool is not None, glow.pools_globally(conv))
+        return ConvolutionWork(outputs * taps, outputs, pixels * kernel_height,
+                               outputs // width * vectors * VECTOR_LANES * taps, pixels * taps if gathered else 0)
+
+
+VECTOR_LANES = 4
+"""Lanes of Helium's column kernel (int32 in a Q register)."""
+
+
+def row_vectors(in_width: int, width: int, kernel: int, dilation: int, pad_left: int, stride: int) -> int:
+    """Vectors of `VECTOR_LANES` columns Helium's column kernel takes for an output row:
+    tiles over the columns whose taps are all inside the input, predicated vectors over the
+    columns before and after them (`backends.host_vector.columns`)."""
+    first, end = interior_columns(in_width, width, kernel, dilation, pad_left, stride)
+    interior = (end - first) // VECTOR_LANES
+    after = width - first - interior * VECTOR_LANES
+    return -(-first // VECTOR_LANES) + interior + -(-after // VECTOR_LANES)
+
+
+@dataclass(frozen=True)
+class CostFigures:
+    """Instructions per unit of work, one core class (see the module doc)."""
+
+    ours_per_mac: float
+    ours_per_output: float
+    library_per_mac: float
+    library_per_output: float
+    library_per_row_copy: float
+    ours_per_vector_mac: float = 0.0
+    ours_gathered: tuple[float, float, float] | None = None
+    """dsp: per MAC, per gathered tap and per output of a convolution on our gathered product
+    (`ConvolutionWork.gathered`); `ours_per_mac` and `ours_per_output` are then our row kernels'."""
+    unit: str = "instructions"  # what the figures count: "instructions" or (estimated) "cycles"
+
+    def ours(self, work: ConvolutionWork) -> int:
+        if work.gathered and self.ours_gathered is not None:
+            per_mac, per_tap, per_output = self.ours_gathered
+            return round(per_mac * work.macs + per_tap * work.gathered + per_output * work.outputs)
+        return round(self.ours_per_mac * work.macs + self.ours_per_vector_mac * work.vector_macs
+                     + self.ours_per_output * work.outputs)
+
+    def library(self, work: ConvolutionWork) -> int:
+        return round(self.library_per_mac * work.macs + self.library_per_output * work.outputs
+                     + self.library_per_row_copy * work.row_copies)
+
+
+COSTS = {
+    "dsp": CostFigures(2.064, 6.85, 2.061, 45.64, 338.1, ours_gathered=(1.262, 8.145, 0.0), unit="cycles"),
+    "generic": CostFigures(5.384, 24.06, 4.736, 47.93, 305.9, unit="cycles"),
+    "helium": CostFigures(0.0, 6.03, 0.18, 14.81, 124.86, ours_per_vector_mac=0.685),
+}
+"""Core class -> its fitted figures; see `core_class`. dsp and generic: estimated cycles on
+the M4 and the M3 (`glowmlir.runtime.cycles`, their manuals' timings), fitted 2026-11-28;
+helium: instructions on the M55."""
+
+
+def core_class(target) -> str:
+    """The `COSTS` key of a target's core: "helium" (Cortex-M55), "dsp" (M4, M7, M33: our
+    DSP-extension kernels, CMSIS-NN's DSP path), "generic" (M0, M0+, M3); "" for a target
+    that is not a Cortex-M (no figures: the fusion is kept)."""
+    from glowmlir.backends.arm_dsp.target import has_arm_dsp
+    from glowmlir.backends.arm_mve.target import has_helium
+
+    if has_helium(target):
+        return "helium"
+    if has_arm_dsp(target):
+        return "dsp"
+    if target.triple.startswith(("thumbv6m", "thumbv7m", "thumbv8m.base")):
+        return "generic"
+    return ""

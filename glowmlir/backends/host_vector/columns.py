@@ -1,0 +1,449 @@
+"""Convolution on vectors of output columns: the register-blocked kernel of the vector units.
+
+A convolution of stride 1 along its rows computes, for one output row, *tiles* of
+`vectors` x `lanes` adjacent output columns times a block of output channels, every
+accumulator a vector register: over the input channels, kernel rows and taps, each vector of
+input columns is loaded once and multiplied by each channel's weight broadcast over the
+lanes. That is `VLDRB.S32` + `VMLA.I32 q, q, r` on Helium (int8, `arm_mve.Int8Columns`) and
+a load + `VFMADD` with a broadcast weight on AVX2/AVX-512 or NEON (f32,
+`float_kernels.FloatColumns`): the accumulators never leave the registers until the tile is done.
+Columns whose taps reach into the padding, and a row's last columns, are one vector per
+channel with lanes masked at compile time (tail predication: `llvm.masked.load` /
+`llvm.masked.store`, a predicated load or store on MVE and AVX-512). Kernel rows in the
+padding are skipped. The filter is laid out as the tile reads it
+(`backends.host_vector.layout.pack_filter`).
+
+What differs between int8 and float (loading and widening an input vector, the weight, the
+bias, multiply-accumulate, the output step) is a `ColumnArithmetic`.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Callable, Iterator
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i32, i64
+from xdsl.ir import Attribute, SSAValue
+
+from glowmlir.backends.host_vector.layout import PLANES, channel_is_one_row, interior_columns, tile_vectors
+from glowmlir.dialects import glowll
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
+
+# ----------------------------------------------------------------------------- vector memory
+
+
+def _mangled(vector: VectorType) -> str:
+    """An intrinsic's type suffix: v4i8, v16f32."""
+    element = vector.element_type
+    kind = f"i{element.width.data}" if isinstance(element, IntegerType) else "f32"
+    return f"v{vector.get_shape()[0]}{kind}"
+
+
+def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
+                loaded: list[bool] | SSAValue | None = None, passthrough: int | float | SSAValue = 0,
+                stride: int = 1) -> SSAValue:
+    """`lanes` elements of `view` `stride` apart from `indices` (its last index, the first
+    lane's column, may be negative when masked); with `loaded`, only those lanes are read
+    (a predicated load; an `<N x i1>` value: lanes chosen at run time), the others are
+    `passthrough` (an integer value is truncated to the element type). A stride over 1
+    loads `stride` times the lanes and keeps every `stride`-th (a shuffle)."""
+    if stride > 1:
+        assert not isinstance(loaded, SSAValue), "a strided vector takes compile-time lanes"
+        wide = load_vector(b, view, indices, lanes * stride,
+                           None if loaded is None else [element % stride == 0 and loaded[element // stride]
+                                                        for element in range(lanes * stride)], passthrough)
+        every = DenseArrayBase.from_list(i32, [lane * stride for lane in range(lanes)])
+        return b.emit(llvm.ShuffleVectorOp(wide, wide, every, VectorType(view.element_type, [lanes])))
+    vector = VectorType(view.element_type, [lanes])
+    if loaded is None:
+        return b.emit(llvm.LoadOp(b.element(view, indices), vector, alignment=1))
+    address = column_address(b, view, indices)
+    if isinstance(passthrough, SSAValue):
+        others = b.splat(b.truncate(passthrough, view.element_type), vector)
+    elif isinstance(view.element_type, IntegerType):
+        others = b.int_value(int(passthrough), vector)
+    else:
+        others = b.splat(b.emit(llvm.ConstantOp(FloatAttr(float(passthrough), view.element_type),
+                                                view.element_type)), vector)
+    mask = loaded if isinstance(loaded, SSAValue) else b.lane_mask(loaded)
+    return b.emit(llvm.CallIntrinsicOp(f"llvm.masked.load.{_mangled(vector)}.p0",
+                                       [address, b.integer(1), mask, others], [vector]))
+
+
+def column_address(b: KernelBuilder, view: View, indices: list[Index]) -> SSAValue:
+    """The address of `view[indices]` whose last index, a masked vector's first lane, may lie
+    outside the row (negative): an offset from the row's start, which is inside the buffer."""
+    row_start = b.element(view, [*indices[:-1], 0])
+    return b.emit(llvm.GEPOp(row_start, [llvm.GEP_USE_SSA_VAL], view.element_type,
+                             ssa_indices=[b.index(indices[-1])]))
+
+
+def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index],
+                 stored: list[bool] | SSAValue | None = None) -> None:
+    """A vector into consecutive elements of `view` from `indices`; with `stored`, only those
+    lanes (a predicated store; an `<N x i1>` value: chosen at run time)."""
+    address = b.element(view, indices)
+    if stored is None:
+        # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
+        address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
+        b.emit(llvm.StoreOp(value, address, alignment=1))
+        return
+    mask = stored if isinstance(stored, SSAValue) else b.lane_mask(stored)
+    b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(value.type)}.p0",
+                                [value, address, b.integer(1), mask], []))
+
+
+# ----------------------------------------------------------------------------- the arithmetic
+
+
+class ColumnArithmetic(abc.ABC):
+    """The number-dependent steps of the column kernel, for one instruction and one
+    `ArithmeticDomain` (the skeleton may hand the rows a domain that keeps accumulators)."""
+
+    lanes: int
+    """Lanes of an accumulator vector."""
+    accumulators: int
+    """Accumulator vectors a tile keeps in registers."""
+    vector: VectorType
+    """An accumulator vector."""
+    widest_output = 0
+    """Lanes `output` takes at most in one vector of several accumulators joined (0: one
+    accumulator a call)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
+        self.b, self.domain, self.op = b, domain, op
+
+    @abc.abstractmethod
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None,
+              stride: int) -> SSAValue:
+        """An input vector from `view[indices]`, lanes `stride` columns apart, ready to
+        multiply (`loaded`: the lanes read, at compile or run time; the others, taps in the
+        padding, must add what the bias expects of them: a real 0, or the input zero point
+        where the bias has it folded in)."""
+
+    def weight(self, packed: View, indices: list[Index]) -> SSAValue:
+        """A weight broadcast over the lanes."""
+        return self.b.splat(self.domain.weight(packed, indices), self.vector)
+
+    def start(self, bias: View, channel: Index) -> SSAValue:
+        """The bias of an output channel in every lane."""
+        return self.b.splat(self.domain.bias(bias, channel), self.vector)
+
+    @abc.abstractmethod
+    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        """total + value, lane by lane."""
+
+    @abc.abstractmethod
+    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
+        """total + pixels * weight, lane by lane."""
+
+    @abc.abstractmethod
+    def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
+        """The accumulators of output `channel` as stored elements of `storage` (the domain's
+        output step on vectors), or as they are if the domain keeps accumulators."""
+
+
+# ----------------------------------------------------------------------------- the kernel
+
+
+def tile_starts(columns: ColumnArithmetic, bias: View, channels: list[Index], vectors: int,
+                residual: Callable[[int, Index], SSAValue] | None) -> list[SSAValue]:
+    """A tile's accumulators before its taps, vector-major: each channel's bias in every lane,
+    plus, with a fused residual, its vector (`residual(v, channel)`)."""
+    starts = []
+    for v in range(vectors):
+        for o in channels:
+            start = columns.start(bias, o)
+            starts.append(start if residual is None else columns.add(start, residual(v, o)))
+    return starts
+
+
+def accumulate_tap(columns: ColumnArithmetic, sums: list[SSAValue], packed: View, weight_at: list[Index],
+                   inputs: list[tuple[int, SSAValue]]) -> None:
+    """sums[v * block + j] += inputs' vector v * the tap's weight of channel j of the block
+    (`weight_at`: the packed filter's indices of the tap, less the channel in the block)."""
+    block = packed.shape[-1]
+    for j in range(block):
+        weight = columns.weight(packed, [*weight_at, j])
+        for v, pixels in inputs:
+            sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels, weight)
+
+
+def store_tile(b: KernelBuilder, columns: ColumnArithmetic, channels: list[Index], totals: list[SSAValue],
+               at: Callable[[int, int], tuple[View, list[Index]]], stored: list) -> None:
+    """A tile's accumulators through the output step: vector v of channel j to `at(v, j)`
+    (a view and the first lane's indices), its lanes `stored[v]`."""
+    for v in range(len(totals) // len(channels)):
+        for j, o in enumerate(channels):
+            view, indices = at(v, j)
+            value = columns.output(o, totals[v * len(channels) + j], view.element_type)
+            store_vector(b, value, view, indices, stored[v])
+
+
+def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                     bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                     accumulators: None = None, residual: View | None = None, *,
+                     arithmetic: type[ColumnArithmetic]) -> None:
+    """Convolution output row `y` of the output channels `channels` (one block) into
+    `outputs` (`loop_skeletons.convolution_rows`' contract): the row as vectors from column
+    0, in tiles; a loop over the tiles whose columns' taps all lie inside the input row,
+    tiles with compile-time lane masks at the row's edges."""
+    columns = arithmetic(b, domain, op)
+    lanes = columns.lanes
+    _, _, in_h, in_w = src.shape
+    out_c, group_c, k_h, k_w = op.filter_shape.get_values()
+    _, pl, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    sx = op.strides.get_values()[1]
+    group = op.group.value.data
+    block = len(channels)
+    first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
+    o_block = b.div(channels[0], block) if block > 1 else channels[0]
+    top, ky_lo, ky_hi = kernel_rows_inside(b, op, y, in_h, k_h)
+
+    def tile(x0: Index, vectors: int, edge: bool = False) -> None:
+        """`vectors` x `lanes` outputs of each channel from column x0, all taps inside the
+        input; or (`edge`: a compile-time x0) vectors whose lanes past the row's end and
+        whose taps outside the input row are masked."""
+        counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
+        stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
+
+        def taps(sums: list[SSAValue], channel: Index, c: Index, in_y: Index, ky: Index) -> list[SSAValue]:
+            for kx in range(k_w):
+                inputs = []
+                for v in range(vectors):
+                    column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
+                    loaded = edge_lanes(column, counts[v], lanes, sx, in_w) if edge else None
+                    if loaded is not None and not any(loaded):
+                        continue
+                    inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded, sx)))
+                accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
+            return sums
+
+        starts = tile_starts(columns, bias, channels, vectors, residual and (
+            lambda v, o: load_vector(b, residual, [n, o, y, b.add(x0, v * lanes)], lanes, stored[v])))
+        with b.loop(0, group_c, carried=starts) as c:
+            with b.loop(ky_lo, ky_hi, carried=c.carried) as ky:
+                in_y = b.add(top, b.mul(ky.index, dy))
+                ky.next(*taps(list(ky.carried), b.add(first_channel, c.index), c.index, in_y, ky.index))
+            c.next(*ky.results)
+        store_tile(b, columns, channels, c.results,
+                   lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
+
+    row_vectors(b, width, lanes, tile_vectors(block, columns.accumulators),
+                interior_columns(in_w, width, k_w, dx, pl, sx), tile)
+
+
+def row_vectors(b: KernelBuilder, width: int, lanes: int, vectors: int, clean: tuple[int, int],
+                tile: Callable[[Index, int, bool], None]) -> None:
+    """A row of `width` outputs as vectors of `lanes` from column 0, tiles of `vectors`:
+    those whose lanes all lie in the row with all their taps inside the input (`clean`, the
+    columns [first, end) of `interior_columns`) in a loop, the others in tiles of their own
+    with masks known at compile time (a row of 28 on 16 lanes: two vectors, one tile).
+    `tile(first column, vectors, edge)`."""
+    first, end = clean
+    count = -(-width // lanes)
+    in_tiles(b, count, min(vectors, count), -(-first // lanes), end // lanes,
+             lambda v, size, edge: tile(b.mul(v, lanes), size, edge))
+
+
+def inputs_read(count: int, kernel: int, stride: int, dilation: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """The input columns (or rows) a tile of `count` outputs along them reads, as offsets from
+    its first output's first tap, each with the (output, kernel position) pairs that read it:
+    loaded or broadcast once, an input feeds them all."""
+    for offset in range((count - 1) * stride + (kernel - 1) * dilation + 1):
+        taps = [(p, k) for k in range(kernel) for p in [(offset - k * dilation) // stride]
+                if (offset - k * dilation) % stride == 0 and 0 <= p < count]
+        if taps:
+            yield offset, taps
+
+
+def edge_lanes(column: int, count: int, lanes: int, stride: int, in_w: int) -> list[bool] | None:
+    """The lanes of an input vector read from compile-time `column`, `stride` apart, for a
+    vector of `count` outputs: those inside the input row (all False: none), or None when
+    all are and the strided read stays inside (a strided vector reads past its last lane)."""
+    loaded = [lane < count and 0 <= column + lane * stride < in_w for lane in range(lanes)]
+    return None if all(loaded) and column + lanes * stride - 1 < in_w else loaded
+
+
+def in_tiles(b: KernelBuilder, count: int, size: int, clean_from: int, clean_end: int,
+             tile: Callable[[Index, int, bool], None]) -> None:
+    """Units [0, count) (vectors of a row, rows of a plane) in tiles of `size`: those within
+    [clean_from, clean_end) in a loop (`tile(first unit, size, False)`), the others in tiles
+    of their own, their first unit known at compile time (`tile(first, size or fewer, True)`)."""
+    u = 0
+    while u < count:
+        if clean_from <= u and u + size <= clean_end:
+            tiles = (clean_end - u) // size
+            with b.loop(0, tiles) as t:
+                tile(b.add(u, b.mul(t.index, size)), size, False)
+            u += tiles * size
+        else:  # an edge tile, as wide as a tile
+            part = min(size, count - u)
+            tile(u, part, True)
+            u += part
+
+
+def lane_positions(b: KernelBuilder, first: Index, lanes: int) -> SSAValue:
+    """The `<lanes x i32>` vector first, first + 1, ..., first + lanes - 1."""
+    vector = VectorType(i32, [lanes])
+    steps = b.emit(llvm.UndefOp(vector))
+    for lane in range(lanes):
+        steps = b.emit(llvm.InsertElementOp(steps, b.integer(lane), b.integer(lane)))
+    start = b.emit(llvm.TruncOp(b.index(first), i32)) if not isinstance(first, int) else b.integer(first)
+    return b.emit(llvm.AddOp(b.splat(start, vector), steps))
+
+
+def same_padded_planes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view, block: int,
+                       arithmetic: type[ColumnArithmetic]) -> None:
+    """A convolution of stride 1 whose padding keeps the planes' size (`vector-planes`), each
+    channel's plane seen as one row: a tile is `vectors` x `lanes` adjacent pixels of the
+    plane, running across its rows, and a tap one offset into the input plane. The lanes
+    whose tap falls in the padding, or would wrap into the row above or below, are masked at
+    run time (from each lane's row and column, computed once a tile), and so are the lanes
+    past the plane's end when stored. A 14x14 plane on 16 lanes: 13 vectors, not 14."""
+    columns = arithmetic(b, domain, op)
+    lanes = columns.lanes
+    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    residual = view(op.residual) if getattr(op, "residual", None) is not None else None
+    n_size, out_c, height, width = dest.shape
+    pixels = height * width
+    _, group_c, k_h, k_w = op.filter_shape.get_values()
+    top, left, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    group = op.group.value.data
+    vectors = min(tile_vectors(block, columns.accumulators), -(-pixels // lanes))
+    span = vectors * lanes
+    index_vector = VectorType(i32, [lanes])
+
+    def flat(whole: View) -> View:
+        n, channels = whole.shape[:2]
+        return whole.reshaped((n, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
+
+    def below(values: SSAValue, size: int) -> SSAValue:
+        flag = llvm.ICmpPredicateFlag("ult").to_int()
+        return b.emit(llvm.ICmpOp(values, b.constant(size, index_vector), IntegerAttr(flag, i64)))
+
+    def shifted(values: SSAValue, by: int) -> SSAValue:
+        return values if by == 0 else b.emit(llvm.AddOp(values, b.constant(by, index_vector)))
+
+    dest, src = flat(dest), flat(src)
+    residual = flat(residual) if residual is not None else None
+    with b.loops([n_size, out_c // block, -(-pixels // span)]) as (n, o_block, t):
+        channels = [b.add(b.mul(o_block, block), j) for j in range(block)]
+        first_channel = b.mul(b.div(channels[0], out_c // group), group_c) if group > 1 else 0
+        p0 = b.mul(t, span)
+        positions = [lane_positions(b, b.add(p0, v * lanes), lanes) for v in range(vectors)]
+        lane_rows = [b.emit(llvm.UDivOp(p, b.constant(width, index_vector))) for p in positions]
+        lane_columns = [b.emit(llvm.URemOp(p, b.constant(width, index_vector))) for p in positions]
+        stored = [below(p, pixels) for p in positions]
+        inside_columns = {(kx, v): below(shifted(lane_columns[v], kx * dx - left), width)
+                          for kx in range(k_w) for v in range(vectors)}
+
+        starts = tile_starts(columns, bias, channels, vectors, residual and (
+            lambda v, o: load_vector(b, residual, [n, o, 0, b.add(p0, v * lanes)], lanes, stored[v])))
+
+        def kernel_row(sums: list[SSAValue], channel: Index, c: Index, ky: int) -> list[SSAValue]:
+            row_shift = ky * dy - top
+            inside_rows = [below(shifted(lane_rows[v], row_shift), height) for v in range(vectors)]
+            for kx in range(k_w):
+                offset = b.add(b.mul(row_shift, width), kx * dx - left)
+                inputs = [(v, columns.input(src, [n, channel, 0, b.add(b.add(p0, v * lanes), offset)],
+                                            b.emit(llvm.AndOp(inside_rows[v], inside_columns[kx, v])), 1))
+                          for v in range(vectors)]
+                accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
+            return sums
+
+        with b.loop(0, group_c, carried=starts) as c:  # kernel rows unrolled: their masks are hoisted
+            sums = list(c.carried)
+            for ky in range(k_h):
+                sums = kernel_row(sums, b.add(first_channel, c.index), c.index, ky)
+            c.next(*sums)
+        store_tile(b, columns, channels, c.results, lambda v, j: (dest, [n, channels[j], 0, b.add(p0, v * lanes)]),
+                   stored)
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     arithmetic: type[ColumnArithmetic]) -> None:
+    """A convolution packed for the column kernel: the shared skeleton with
+    `convolution_rows`; an unpooled, unpadded 1x1 convolution of stride 1 sees each
+    channel's pixels as one row; `vector-planes`, each plane (`same_padded_planes`)."""
+    rows = functools.partial(convolution_rows, arithmetic=arithmetic)
+    block = view(op.filter).shape[4]
+    if op.microkernel.data == PLANES:
+        same_padded_planes(b, domain, op, view, block, arithmetic)
+    elif channel_is_one_row(op.filter_shape.get_values(), op.strides.get_values(), op.pads.get_values(),
+                          op.pool is not None):
+        span = None  # Helium's: the whole plane in one pass
+        if op.vector_tile is not None:
+            lanes, accumulators = op.vector_tile.get_values()
+            span = tile_vectors(block, accumulators) * lanes
+        one_row_per_channel(b, domain, op, view, rows, block, span)
+    else:
+        loop_skeletons.emit_convolution(b, domain, op, view, rows, block,
+                                        run_bytes(b) if op.vector_tile is not None else None)
+
+
+CACHE_SHARE = 4
+"""A run of pixels or band of rows reads at most this share of a core's cache
+(`KernelBuilder.cache_bytes`, the target's L2): room is left for the block's filter and the
+output rows."""
+
+
+def run_bytes(b: KernelBuilder) -> int | None:
+    """The input a pass over all output channels reads: a larger plane is computed in runs of
+    pixels (a 1x1 seen as one row) or bands of rows whose input stays in the core's cache,
+    every block of output channels per run (ResNet-50's 1x1s of 64 to 256 channels on 56x56
+    planes read their 800 KB input once per block of 4 channels); None on a target whose
+    cache is unknown (no runs)."""
+    return b.cache_bytes // CACHE_SHARE or None
+
+
+def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                        rows: loop_skeletons.ConvolutionRows, block: int, span: int | None,
+                        last_block_overlaps: bool = False) -> None:
+    """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
+    (`rows` called once per block of output channels, its tiles of `span` outputs running
+    across the input rows; a residual seen the same way); with `span`, a plane whose input
+    exceeds `run_bytes` in runs of whole tiles of pixels, each run for every block of
+    channels (`loop_skeletons.block_channels`, with `last_block_overlaps`)."""
+    def flat(buffer: SSAValue) -> View:
+        whole = view(buffer)
+        n_size, channels, height, width = whole.shape
+        pixels = height * width
+        return whole.reshaped((n_size, channels, 1, pixels), (channels * pixels, pixels, pixels, 1))
+
+    def run_of(whole: View | None, start: Index, width: int) -> View | None:
+        """Pixels [start, start + width) of each channel of a flat view."""
+        if whole is None:
+            return None
+        base = b.offset_pointer(whole.base, b.add(whole.offset, start), whole.element_type)
+        return View(base, (*whole.shape[:3], width), whole.strides, 0, whole.element_type)
+
+    dest, src, packed, bias = flat(op.dest), flat(op.input), view(op.filter), view(op.bias)
+    residual = flat(op.residual) if getattr(op, "residual", None) is not None else None
+    n_size, out_c, _, pixels = dest.shape
+    budget = run_bytes(b)
+    run = pixels if span is None or budget is None else max(span, budget // (4 * src.shape[1]) // span * span)
+
+    def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
+        into = run_of(dest, start, width)
+        for channels in loop_skeletons.block_channels(b, o_block, block, out_c, last_block_overlaps):
+            rows(b, domain, op, run_of(src, start, width), packed, bias, n, channels, 0,
+                 [row(into, n, o, 0) for o in channels], width, None, run_of(residual, start, width))
+
+    blocks = -(-out_c // block)
+    if run >= pixels:
+        with b.loops([n_size, blocks]) as (n, o_block):
+            pass_over(n, o_block, 0, pixels)
+        return
+    runs, rest = divmod(pixels, run)
+    with b.loops([n_size, runs, blocks]) as (n, r, o_block):
+        pass_over(n, o_block, b.mul(r, run), run)
+    if rest:
+        with b.loops([n_size, blocks]) as (n, o_block):
+            pass_over(n, o_block, runs * run, rest)

@@ -1,0 +1,117 @@
+"""The float depthwise convolution on tiles of rows (`microkernel = "vector-depthwise"`).
+
+On the column kernel (`vector_columns`) a depthwise convolution has a block of one channel:
+each tap loads the tile's input vectors and does one FMA per load. Here a tile is `rows`
+output rows times `vectors` vectors of `lanes` output columns of one channel, every
+accumulator a vector register, and the channel's k_h x k_w weights are broadcast once a
+channel. Each input row the tile reads is loaded once per kernel column (as `vectors`
+vectors; of stride 2, two loads and a shuffle: `vector_columns.load_vector`) and multiplied
+into every row of the tile whose window covers it: (rows - 1 + k_h) loads for rows x k_h
+FMAs a kernel column (a 3x3 on 4 rows: 6 loads for 12 FMAs). Sums are taken in the
+generic kernel's order (bias, then kernel rows, then kernel columns).
+
+Edges as on the column kernel: each row cut into vectors from column 0, the vectors whose
+taps all lie inside the input row in tiles in a loop, the others in tiles with lanes masked
+at compile time; the rows alike, those whose input rows all lie inside in groups in a loop,
+the first and last groups known at compile time, where the input rows outside the input are
+skipped. The fused relu/clip is applied to the accumulators (`ColumnArithmetic.output`);
+where the arithmetic takes wider vectors there (`widest_output`: the int8 requantization) and
+a row is one whole vector, the rows of a tile are joined into vectors of that width for it
+(rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4).
+Unpooled convolutions without a residual only (`column_layout.depthwise_tile`).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.host_vector.columns import (
+    ColumnArithmetic,
+    edge_lanes,
+    in_tiles,
+    inputs_read,
+    row_vectors,
+    store_vector,
+)
+from glowmlir.backends.host_vector.layout import interior_columns
+from glowmlir.dialects import glowll
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+
+
+def join(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
+    """A power of two of vectors of one type one after the other in one vector (pairwise shuffles)."""
+    while len(vectors) > 1:
+        lanes = vectors[0].type.get_shape()[0]
+        both = VectorType(vectors[0].type.element_type, [2 * lanes])
+        order = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
+        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, order, both))
+                   for first, second in zip(vectors[::2], vectors[1::2])]
+    return vectors[0]
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     arithmetic: type[ColumnArithmetic]) -> None:
+    """A depthwise convolution (filter packed [C, 1, KH, KW, 1], `vector_tile` = lanes,
+    accumulators, rows): per image and channel, the weights broadcast, then the output plane
+    in tiles of rows x vectors."""
+    columns = arithmetic(b, domain, op)
+    lanes = columns.lanes
+    rows = op.vector_tile.get_values()[2]
+    vectors = columns.accumulators // rows
+    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, channels, height, width = dest.shape
+    _, _, in_h, in_w = src.shape
+    _, _, k_h, k_w = op.filter_shape.get_values()
+    pt, pl, _, _ = op.pads.get_values()
+    dy, dx = op.dilations.get_values()
+    sy, sx = op.strides.get_values()
+    storage = dest.element_type
+
+    with b.loops([n_size, channels]) as (n, c):
+        weights = [[columns.weight(packed, [c, 0, ky, kx, 0]) for kx in range(k_w)] for ky in range(k_h)]
+        start = columns.start(bias, c)
+
+        def tile(y0: Index, count_y: int, x0: Index, count_v: int, row_edge: bool, column_edge: bool) -> None:
+            """Output rows [y0, y0 + count_y) x vectors [x0, x0 + count_v * lanes); a
+            compile-time y0 (`row_edge`) skips the input rows outside the input, a
+            compile-time x0 (`column_edge`) masks the lanes past the row's end and the
+            input columns outside it."""
+            counts = [min(lanes, width - x0 - v * lanes) if column_edge else lanes for v in range(count_v)]
+            sums: list[SSAValue] = [start] * (count_y * count_v)  # row-major
+            top = b.sub(b.mul(y0, sy), pt)  # the input row of the first row's first kernel row
+            for i, covered in inputs_read(count_y, k_h, sy, dy):  # the tile's input rows
+                if row_edge and not 0 <= top + i < in_h:
+                    continue
+                for kx in range(k_w):
+                    for v in range(count_v):
+                        column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
+                        loaded = edge_lanes(column, counts[v], lanes, sx, in_w) if column_edge else None
+                        if loaded is not None and not any(loaded):
+                            continue
+                        pixels = columns.input(src, [n, c, b.add(top, i), column], loaded, sx)
+                        for r, ky in covered:
+                            at = r * count_v + v
+                            sums[at] = columns.multiply_accumulate(sums[at], pixels, weights[ky][kx])
+            joined = columns.widest_output // lanes if count_v == 1 and width == lanes == dest.strides[2] else 1
+            while joined > 1 and count_y % joined:
+                joined //= 2
+            for r in range(0, count_y, joined) if joined > 1 else ():  # whole rows, one after the other
+                store_vector(b, columns.output(c, join(b, sums[r:r + joined]), storage), dest,
+                             [n, c, b.add(y0, r), 0])
+            for r in range(count_y) if joined <= 1 else ():
+                for v in range(count_v):
+                    stored = None if counts[v] == lanes else [lane < counts[v] for lane in range(lanes)]
+                    store_vector(b, columns.output(c, sums[r * count_v + v], storage), dest,
+                                 [n, c, b.add(y0, r), b.add(x0, v * lanes)], stored)
+
+        clean_columns = interior_columns(in_w, width, k_w, dx, pl, sx)
+
+        def row_group(y0: Index, count_y: int, row_edge: bool) -> None:
+            row_vectors(b, width, lanes, vectors, clean_columns,
+                        lambda x0, count_v, column_edge: tile(y0, count_y, x0, count_v, row_edge, column_edge))
+
+        first_row, end_row = interior_columns(in_h, height, k_h, dy, pt, sy)
+        in_tiles(b, height, rows, first_row, end_row, row_group)

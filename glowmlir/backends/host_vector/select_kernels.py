@@ -1,0 +1,167 @@
+"""`glowll-select-vector-columns`: float convolutions onto the vectors of output columns.
+
+On a target with a vector unit (`glow-compile` adds the pass for the host and other x86-64
+or AArch64 targets, with the tile of the target's registers: AVX-512 16 lanes x 16
+accumulators, AVX/AVX2 8 x 12, SSE 4 x 12, NEON 4 x 16; see `VectorTile.of_features`), every
+f32 NCHW `glowll.convolution` of stride 1 or 2 along its rows with a constant filter gets
+`microkernel = "vector-columns"` (an unpooled depthwise one without a residual
+`"vector-depthwise"`, output rows of a plane in a tile; on AVX and AVX-512 an ungrouped one
+of enough products per output `"vector-channels"`, output channels in the lanes) and
+`vector_tile = array<i64: lanes, accumulators>` (the vector width, at most the target's, that
+takes the fewest vectors per output row); its
+filter is re-laid at compile time in blocks of output channels, as the kernel reads it
+(`backends.host_vector.layout.pack_filter`), and `filter_shape` keeps its OIHW shape. The kernel
+(`backends.host_vector.columns` with `float_kernels.FloatColumns`) keeps a tile of output columns x
+channels in vector registers over all the taps: one load of input columns and one FMA per
+channel a tap, instead of loading and storing the output row at every tap. Sums are taken in
+the same order as the generic kernel's, one FMA per product.
+
+Where masked loads are single instructions (AVX, AVX-512), an int8 depthwise convolution
+(unpooled, no residual, stride 1 or 2 along its rows) gets `microkernel =
+"vector-depthwise-int8"`: the float depthwise tile on int32 lanes (`backends.host_vector.int8_depthwise`),
+its filter int16 less its zero point; a "same"-padded one of a small plane
+`"vector-planes-int8"`, each plane one tile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.backends.arm_dsp.select_kernels import (
+    centred_type,
+    fold_input_offset,
+    int8_buffers,
+    mark_narrow_requantization,
+)
+from glowmlir.backends.host_vector import layout as column_layout
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import is_quantized_instruction
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
+from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+LARGEST_STRIDE = 2
+"""Along a row: a vector of stride 2 is two loads and one shuffle (the even lanes)."""
+
+
+@dataclass
+class PackFloatConvolution(RewritePattern):
+    tile: column_layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or glow.is_nhwc(op)
+                or any(v.type.element_type != f32 for v in (op.dest, op.input, op.filter))
+                or not isinstance(weight, glowll.WeightOp) or weight.value is None):
+            return
+        shape = glow.shape_of(op.filter)
+        _, _, height, width = glow.convolution_shape(op)  # before a fused pool
+        strides, pads, pooled = op.strides.get_values(), op.pads.get_values(), op.pool is not None
+        accumulators = self.tile.accumulators
+        microkernel, block = column_layout.COLUMNS, None
+        depthwise_tile = column_layout.depthwise_tile(shape, op.group.value.data, height, width, self.tile)
+        if (depthwise_tile is not None and not pooled and getattr(op, "residual", None) is None
+                and column_layout.takes_columns(strides, LARGEST_STRIDE)):
+            lanes, rows = depthwise_tile.lanes, depthwise_tile.rows
+            self.pack(op, weight, rewriter, column_layout.DEPTHWISE, 1, (lanes, rows * depthwise_tile.vectors, rows))
+            return
+        row_width = column_layout.row_width(shape, strides, pads, pooled, height, width)
+        channel_tile = column_layout.channel_tile(shape, op.group.value.data, row_width, self.tile)
+        if channel_tile is None and not column_layout.takes_columns(strides, LARGEST_STRIDE):
+            return
+        if channel_tile is None and not pooled:
+            block = column_layout.planes_block(shape, strides, pads, op.dilations.get_values(), op.group.value.data,
+                                               height, width, self.tile)
+        if channel_tile is not None:
+            microkernel, lanes = column_layout.CHANNELS, channel_tile.lanes
+            block, accumulators = channel_tile.block, channel_tile.pixels
+        elif block is not None:
+            microkernel, lanes = column_layout.PLANES, self.tile.lanes
+        else:
+            lanes = column_layout.row_lanes(self.tile.lanes, row_width)
+            block = column_layout.row_block(shape[0], op.group.value.data, row_width, lanes, self.tile.accumulators)
+        self.pack(op, weight, rewriter, microkernel, block, (lanes, accumulators))
+
+    @staticmethod
+    def pack(op: glowll.ConvolutionOp, weight: glowll.WeightOp, rewriter: PatternRewriter, microkernel: str,
+             block: int, vector_tile: tuple[int, ...], levels: np.ndarray | None = None, element_type=None) -> None:
+        """`op` onto `microkernel`, its filter packed in blocks of `block` output channels (the
+        weight's values, or `levels` of `element_type`)."""
+        shape = glow.shape_of(op.filter)
+        packed = column_layout.pack_filter(array_from_dense(weight.value) if levels is None else levels, block)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter, element_type)
+        op.properties["microkernel"] = StringAttr(microkernel)
+        op.properties["filter_shape"] = glow.ints(shape)
+        op.properties["vector_tile"] = glow.ints(vector_tile)
+        erase_if_unused(weight, rewriter)
+
+
+@dataclass
+class PackInt8Depthwise(RewritePattern):
+    """An int8 depthwise convolution (unpooled, no residual, stride 1 or 2 along its rows)
+    onto the vector-depthwise tiles on int32 lanes, where masked loads are single
+    instructions, or a "same"-padded one of a small plane onto vector-planes-int8 (each
+    plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero
+    point; on vector-planes-int8, the input zero point folded into its bias where that fits
+    (`fold_input_offset`)."""
+
+    tile: column_layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+                or glow.is_nhwc(op) or op.pool is not None or op.residual is not None
+                or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
+                or weight.value is None or not column_layout.takes_columns(op.strides.get_values(), LARGEST_STRIDE)):
+            return
+        _, _, height, width = glow.convolution_shape(op)
+        shape, group = glow.shape_of(op.filter), op.group.value.data
+        planes = column_layout.int8_plane_vectors(shape, op.strides.get_values(), op.pads.get_values(),
+                                                  op.dilations.get_values(), group, height, width, self.tile)
+        tile = column_layout.depthwise_tile(shape, group, height, width, self.tile)
+        if planes is not None:
+            microkernel, vector_tile = column_layout.INT8_PLANES, (self.tile.lanes, planes)
+        elif tile is not None:
+            microkernel, vector_tile = column_layout.INT8_DEPTHWISE, (tile.lanes, tile.rows * tile.vectors, tile.rows)
+        else:
+            return
+        filter_type = op.filter.type.element_type
+        centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
+        mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
+        PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, centred, centred_type(filter_type))
+        if planes is not None:  # every tap is loaded, the padding's as the input zero point
+            fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
+
+
+@dataclass(frozen=True)
+class SelectVectorColumns(ModulePass):
+    """Marks float convolutions of stride 1 or 2 along their rows for the column-vector kernel
+    (`lanes` f32 lanes a vector register, `accumulators` registers a tile keeps), packing
+    their filters; with `planes` (a target with run-time masked loads), "same"-padded ones of
+    stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
+    (the target's vector registers), unpooled depthwise ones without a residual for the
+    vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
+    (those of small "same"-padded planes for vector-planes-int8)."""
+
+    name = "glowll-select-vector-columns"
+    lanes: int = 8
+    accumulators: int = 12
+    planes: bool = False
+    registers: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
+            raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
+                            "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
+        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
+        PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)

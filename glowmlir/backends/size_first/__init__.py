@@ -1,0 +1,1 @@
+"""Size-first builds (-Os/-Oz): quantization numbers as data, kernels whose shapes are data, shared by layers."""

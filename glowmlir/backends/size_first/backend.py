@@ -1,0 +1,65 @@
+"""The size-first microkernels: int8 matrix products and depthwise convolutions whose shapes
+are data (`kernels`), portable or on the Arm DSP extension, read from a layer's parameters
+record (`record`); `glowll-shape-parameterised-kernels` picks them."""
+
+from __future__ import annotations
+
+from xdsl.utils.exceptions import VerifyException
+
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends.size_first import record
+from glowmlir.dialects import glow
+
+
+def record_check(words: int):
+    """The rule of a kernel that reads its numbers and shapes from a record of `words` words."""
+
+    def verify(op) -> None:
+        if op.parameters is None or glow.shape_of(op.parameters) != (words,):
+            raise VerifyException(f"{op.name}: the {op.microkernel.data} microkernel reads its numbers and shapes "
+                                  f"from a {words}-word parameters record")
+
+    return verify
+
+
+def _kernel(name: str, words: int) -> Microkernel:
+    return Microkernel(name, "glowmlir.backends.size_first.kernels", verify=record_check(words))
+
+
+def glowll_passes(options: PipelineOptions) -> list:
+    """In a size-first build (-Os/-Oz) the int8 layers' quantization numbers become data, so
+    that equal-shaped layers share a kernel (on a VNNI host at -O3 too, for the layers that
+    have an equal-shaped partner). At -Oz, and at -Os on a core without the DSP extension or
+    VNNI (whose kernels the shape-parameterised one would slow most), int8 pointwise
+    convolutions and FullyConnected of many shapes share one kernel that reads its shapes
+    from the record, and depthwise convolutions one per kernel size
+    (`glowll-shape-parameterised-kernels`, docs/code-size.md); on a VNNI host at -O3 and -Os,
+    the matrix product's VNNI form."""
+    from glowmlir.backends.arm_dsp.target import has_arm_dsp
+    from glowmlir.backends.size_first.quantization_records import QuantizationRecords
+    from glowmlir.backends.size_first.select_kernels import ShapeParameterisedKernels
+    from glowmlir.backends.x86.target import has_avx512_vnni
+
+    if options.target is None:
+        return []
+    dsp, vnni = has_arm_dsp(options.target), has_avx512_vnni(options.target)
+    passes = []
+    if options.size_first and (options.minimum_size or not (dsp or vnni)):
+        passes.append((SelectionOrder.SHARED_SHAPES, ShapeParameterisedKernels(dsp=dsp)))
+    elif vnni:
+        passes.append((SelectionOrder.SHARED_SHAPES, ShapeParameterisedKernels(vnni=True)))
+    if options.size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
+        passes.append((SelectionOrder.RECORDS, QuantizationRecords(partnered=not options.size_first)))
+    return passes
+
+
+PASSES = {"glowll-quantization-records": ("glowmlir.backends.size_first.quantization_records", "QuantizationRecords"),
+          "glowll-shape-parameterised-kernels":
+              ("glowmlir.backends.size_first.select_kernels", "ShapeParameterisedKernels")}
+"""Its passes for `glow-opt -p`: name -> (module, class)."""
+
+BACKEND = Backend("size_first", passes=PASSES, microkernels=(
+    _kernel(record.MICROKERNEL, record.RECORD_WORDS), _kernel(record.DSP_MICROKERNEL, record.RECORD_WORDS),
+    _kernel(record.DEPTHWISE_MICROKERNEL, record.DEPTHWISE_RECORD_WORDS),
+    _kernel(record.DSP_DEPTHWISE_MICROKERNEL, record.DEPTHWISE_RECORD_WORDS),
+), glowll_passes=glowll_passes)

@@ -1,0 +1,301 @@
+"""`glowll-shape-parameterised-kernels`: int8 kernels whose shapes are read as data, for layers of many shapes.
+
+In a size-first build every int8 layer reads its quantization numbers from a record
+(`glowll-quantization-records`), so layers of equal shapes share a kernel; but shapes stay
+compiled in, and MobileNetV2's 34 pointwise convolutions, of 17 shapes, get a kernel per
+shape at least (its 17 depthwise ones, of 9 shapes, too). This pass gives the int8 1x1
+convolutions (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected
+`microkernel = "shape-parameterised"`, and the int8 depthwise convolutions
+`"shape-parameterised-depthwise"`, and a record that holds their shapes after their numbers
+(`backends.size_first.record`), so that one kernel (`backends.size_first.kernels`) serves all
+the matrix products, and one each kernel size of depthwise convolution. Layers take it only
+where that makes the code smaller: among the layers whose kernels would come out alike
+(`kernel_variant`: the same numbers zero, the same shift signs, the same kind of
+requantization, the input zero point folded into the bias or not, ...) it is chosen when they have at least
+`minimum_shapes` distinct shapes, i.e. when it replaces that many per-layer kernels by one.
+
+Where the bias is in accumulator units (and, less the input zero point x the weight sum,
+fits int32), the input zero point goes into it (`folded_input_offset`, as the DSP-kernel
+selection does). With `dsp` (a core with the DSP
+extension) the layers get the kernels' `SMLAD` forms (`shape-parameterised-dsp`, which only
+pointwise convolutions take: a FullyConnected keeps the DSP kernel of its own;
+`shape-parameterised-depthwise-dsp`), their weights re-laid as int16 pairs less the zero
+point (`shape_record.pack_dsp_weights`, `pack_depthwise_weights`). The depthwise kernel's
+weights are int16 less the zero point in either form; where the sums allow, the
+requantization of both is narrow (`narrow_requantization`, weights doubled), as the DSP
+kernels' is.
+
+With `vnni` (a host with AVX-512 VNNI) the matrix products get its VNNI form
+(`x86-vnni-shape-parameterised`, `backends.x86.vnni_shape_parameterised`; the depthwise
+convolutions keep the host's own kernels): layers of a multiple
+of 4 input channels whose bias is in accumulator units, a convolution of one pixel or of at
+least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
+(`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
+(`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
+channels; the same output step, narrow or not, and in the narrow one the same relu), and
+the output zero point is read even when it is 0 (`shape_record.VNNI_LOADED_NUMBERS`).
+
+Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
+it is) and before `glowll-quantization-records` (which gives the other layers their
+records); `glow-compile` runs it at -Oz, and at -Os on a core without the DSP extension
+or VNNI, and in its VNNI form on a VNNI host at -O3 and -Os (`pipeline.glowll_passes`,
+`docs/code-size.md`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.backends.arm_dsp.select_kernels import (
+    accumulator_bias,
+    centred_type,
+    fits_narrow_requantization,
+    fold_input_offset,
+    folded_bias,
+    int8_buffers,
+)
+from glowmlir.backends.size_first.quantization_records import attach_record, takes_record
+from glowmlir.backends.size_first.record import (
+    DEPTHWISE_MICROKERNEL,
+    DEPTHWISE_PIXELS,
+    DEPTHWISE_PLANE_BYTES,
+    DSP_BLOCK,
+    DSP_DEPTHWISE_MICROKERNEL,
+    DSP_MAX_CHANNELS,
+    DSP_MICROKERNEL,
+    DSP_PIXELS,
+    MICROKERNEL,
+    OUTPUT_BLOCK,
+    PLANE_SLACK,
+    VNNI_LOADED_NUMBERS,
+    VNNI_MICROKERNEL,
+    DepthwiseShape,
+    MatrixShape,
+    layer_record,
+    pack_depthwise_weights,
+    pack_dsp_weights,
+)
+from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86.select_kernels import select_vnni
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
+from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
+
+
+def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
+    """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
+    one group, no fused pool or residual, batch 1; of constant weights, without a record or
+    microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
+    of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
+    and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
+    reads its int8 weights as they are: its weights are most of a net's, read once each).
+    (The VNNI form takes those of them that have a `vnni_form`.)"""
+    weights = op.operands[2].owner
+    if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
+            or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
+        return False
+    shape = MatrixShape.of(op)
+    if shape.output_channels < OUTPUT_BLOCK:
+        return False
+    if isinstance(op, glowll.FullyConnectedOp):
+        if dsp:
+            return False
+    elif not (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
+              and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
+              and op.residual is None and glow.shape_of(op.input)[0] == 1):
+        return False
+    elif dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
+                  or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
+        return False
+    return True
+
+
+def vnni_form(op: MatrixProduct) -> tuple | None:
+    """Which code the VNNI kernel (`backends.x86.vnni_shape_parameterised`) gives the layer, if it
+    takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
+    pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
+    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels; and
+    whether its output step is the narrow one (`vnni_narrow_step`), in the tiles with whether
+    a relu clamps at the output zero point (their rounding then ignores the sign: the
+    expanding layers' requantization is most of their time)."""
+    shape = MatrixShape.of(op)
+    if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
+        return None
+    narrow = vnni_narrow_step(op)
+    if isinstance(op, glowll.FullyConnectedOp) or shape.pixels == 1:
+        return "fully connected", narrow
+    if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
+            > vnni_layout.LARGEST_PACKED_INPUT):
+        return None
+    relu = narrow and KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
+    return "pixel tiles", shape.output_channels % vnni_layout.LANES, narrow, relu
+
+
+def vnni_narrow_step(op: MatrixProduct) -> bool:
+    """Whether the VNNI kernel's output step is the narrow one (`x86_vnni.LaneRequantization.narrow`):
+    a per-tensor requantization, narrow where `select_vnni` marks it so, by a shift whose
+    rounding term takes the output zero point (`offset_folds`)."""
+    numbers = KernelParameters.of(op)
+    return (op.requantization is None and offset_folds(max(-numbers.shift, 0), numbers.output_offset)
+            and fits_narrow_requantization(op, centred_weights(op)))
+
+
+def is_depthwise(op: MatrixProduct) -> bool:
+    """An int8 depthwise convolution (one input and one output channel per group) of constant
+    weights, without a record or microkernel yet: undilated, unpooled, without a residual,
+    batch 1, whose padded input plane fits `DEPTHWISE_PLANE_BYTES` (`PLANE_SLACK` bytes
+    spare) and whose output rows are `DEPTHWISE_PIXELS` wide at least."""
+    if not isinstance(op, glowll.ConvolutionOp):
+        return False
+    weights = op.filter.owner
+    if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.filter)
+            or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None
+            or op.pool is not None or op.residual is not None or set(op.dilations.get_values()) != {1}):
+        return False
+    batch, channels, _, _ = glow.shape_of(op.input)
+    shape = DepthwiseShape.of(op)
+    return (batch == 1 and op.group.value.data == channels == glow.shape_of(op.dest)[1]
+            and glow.shape_of(op.filter)[1] == 1 and shape.out_width >= DEPTHWISE_PIXELS
+            and shape.padded_height * shape.padded_width + PLANE_SLACK <= DEPTHWISE_PLANE_BYTES)
+
+
+def centred_weights(op: MatrixProduct) -> np.ndarray:
+    """The layer's weights less their zero point, [O, C] int64."""
+    weights = op.operands[2]
+    return centred_rows(array_from_dense(weights.owner.value), weights.type.element_type)
+
+
+def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> tuple:
+    """What a shape-parameterised kernel's code depends on besides its shape: which numbers
+    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway)
+    and the signs of its shifts (`KernelParameters.code_pattern`), whether each output
+    channel has its own requantization and whether the input zero point goes into the bias
+    (then the kernel does not read it); for `centred` weights (stored less their zero point:
+    the DSP-extension matrix product's, the depthwise kernel's) not the weight zero point but
+    whether the requantization is narrow (`narrow_requantization`; the VNNI form's narrow
+    step is its `vnni_form`'s). The VNNI form folds every bias in accumulator units
+    (`select_vnni`), the others where the folded bias fits int32 (`folded_bias`)."""
+    weights = None if vnni else centred_weights(op)
+    folds = accumulator_bias(op) is not None if vnni else folded_bias(op, weights.sum(axis=1)) is not None
+    numbers = KernelParameters.of(op)
+    if folds:
+        numbers = dataclasses.replace(numbers, input_offset=0)
+    if vnni:
+        numbers = dataclasses.replace(numbers, **dict.fromkeys(VNNI_LOADED_NUMBERS, 1))
+    narrow = None
+    if centred:
+        numbers = dataclasses.replace(numbers, weight_offset=0)
+        narrow = fits_narrow_requantization(op, weights)
+    return op.requantization is not None, folds, narrow, numbers.code_pattern()
+
+
+def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | None:
+    """Which shape-parameterised kernel would serve `op` (None: none): layers of one variant
+    share it. A depthwise convolution's kernel keeps its kernel size in its code (none with
+    `vnni`: a VNNI host keeps its own depthwise kernels); the VNNI matrix product its
+    `vnni_form`."""
+    if not vnni and is_depthwise(op):
+        return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
+    if not is_matrix_product(op, dsp):
+        return None
+    form = vnni_form(op) if vnni else ()
+    return None if form is None else ("matrix product", *arithmetic_variant(op, dsp, vnni), form)
+
+
+def is_depthwise_variant(variant: tuple) -> bool:
+    """Whether a `kernel_variant` is the depthwise kernel's (its layers' shapes `DepthwiseShape`s)."""
+    return variant[0] == "depthwise"
+
+
+def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewriter: PatternRewriter) -> None:
+    """The layer's weights replaced by `packed` (int16, less the zero point; doubled when
+    `narrow`: then the layer is marked `narrow_requantization` and `doubled_accumulators`, its
+    requantization one rounding high multiply of the doubled sums)."""
+    weights = op.operands[2].owner
+    op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
+    op.operands[2] = insert_weight(f"{weights.name_.data}_shape_parameterised", packed * np.int16(2 if narrow else 1),
+                                   op, rewriter, centred_type(op.operands[2].type.element_type))
+    erase_if_unused(weights, rewriter)
+    if narrow:
+        op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
+
+
+def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> None:
+    """The layer's filter packed and its bias folded as the per-layer x86-vnni kernel's, and
+    its record attached for the VNNI form."""
+    select_vnni(op, rewriter)
+    attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(VNNI_MICROKERNEL))
+
+
+@dataclass
+class SelectShapeParameterisedKernel(RewritePattern):
+    dsp: bool
+    vnni: bool
+    chosen: dict[MatrixProduct, bool] = field(default_factory=dict)
+    """The layers that take a shape-parameterised kernel, each with whether it is depthwise."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
+        if op not in self.chosen:
+            return
+        if self.vnni:
+            select_vnni_matrix_product(op, rewriter)
+            return
+        centred, depthwise = centred_weights(op), self.chosen[op]
+        if depthwise:  # on the DSP extension, int16 weight words along the window rows
+            microkernel = DSP_DEPTHWISE_MICROKERNEL if self.dsp else DEPTHWISE_MICROKERNEL
+            filter_levels = centred.reshape(glow.shape_of(op.filter))
+            packed = pack_depthwise_weights(filter_levels) if self.dsp else filter_levels.astype(np.int16)
+            replace_by_centred(op, packed, fits_narrow_requantization(op, centred), rewriter)
+        elif self.dsp:
+            microkernel = DSP_MICROKERNEL
+            replace_by_centred(op, pack_dsp_weights(centred), fits_narrow_requantization(op, centred), rewriter)
+        else:
+            microkernel = MICROKERNEL
+        fold_input_offset(op, centred.sum(axis=1), rewriter)
+        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=StringAttr(microkernel))
+
+
+@dataclass(frozen=True)
+class ShapeParameterisedKernels(ModulePass):
+    """Gives the int8 pointwise convolutions and FullyConnected the shape-parameterised
+    matrix product, and the int8 depthwise convolutions the shape-parameterised depthwise
+    kernel, where, among alike layers, at least `minimum_shapes` shapes would otherwise each
+    get a kernel; `dsp`: their forms for the DSP extension, `vnni`: the matrix product's
+    form for AVX-512 VNNI (no depthwise kernel; see the module docstring)."""
+
+    name = "glowll-shape-parameterised-kernels"
+    minimum_shapes: int = 2
+    dsp: bool = False
+    vnni: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.minimum_shapes < 1:
+            raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
+        if self.dsp and self.vnni:
+            raise GlowError(f"{self.name}: dsp and vnni are two targets' forms: expected one")
+        alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
+        for instruction in op.walk():
+            variant = (kernel_variant(instruction, self.dsp, self.vnni) if isinstance(instruction, MatrixProduct)
+                       else None)
+            if variant is not None:
+                alike[variant].append(instruction)
+        chosen = {}
+        for variant, layers in alike.items():
+            shape = DepthwiseShape.of if is_depthwise_variant(variant) else MatrixShape.of
+            if len({shape(layer) for layer in layers}) >= self.minimum_shapes:
+                chosen.update(dict.fromkeys(layers, is_depthwise_variant(variant)))
+        selection = SelectShapeParameterisedKernel(self.dsp, self.vnni, chosen)
+        PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

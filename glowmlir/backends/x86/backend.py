@@ -1,0 +1,79 @@
+"""The AVX-512 microkernels: "x86-vnni" (int8 convolutions and FullyConnected on `vpdpbusd`,
+`vnni_kernels`), "x86-vnni-depthwise" (depthwise convolutions of small planes, with VBMI,
+`vnni_depthwise`), "x86-vnni-shape-parameterised" (the size-first matrix product on VNNI,
+`vnni_shape_parameterised`), "x86-avx512" (int8 adds, subs, muls) and "x86-vbmi" (int8
+lookup tables on `vpermi2b`); `glowll-select-x86-vnni-kernels` picks them."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i8
+from xdsl.utils.exceptions import VerifyException
+
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends.size_first import record
+from glowmlir.backends.size_first.backend import record_check
+from glowmlir.backends.x86 import layout
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import storage_type
+
+
+def verify_vnni_filter(op) -> None:
+    """An ungrouped convolution's filter (FullyConnected's weights) packed in [O / 16, C / 4,
+    KH, KW, 16, 4] int8 blocks (`layout.pack_filter`)."""
+    convolution = isinstance(op, glowll.ConvolutionOp)
+    if convolution and (op.filter_shape is None or op.group.value.data != 1):
+        raise VerifyException(f"{op.name}: the {op.microkernel.data} microkernel takes an ungrouped convolution "
+                              "with its filter_shape")
+    filter_shape = (op.filter_shape.get_values() if convolution
+                    else (glow.shape_of(op.dest)[1], glow.shape_of(op.input)[1], 1, 1))
+    expected = layout.packed_filter_shape(filter_shape, op.dilations.get_values() if convolution else (1, 1))
+    if storage_type(op.operands[2].type.element_type) != i8 or glow.shape_of(op.operands[2]) != expected:
+        raise VerifyException(f"{op.name}: the packed filter must be int8 blocks {list(expected)}")
+
+
+def verify_depthwise_filter(op) -> None:
+    """A depthwise convolution's filter as int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]."""
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    channels = glow.shape_of(op.input)[1]
+    shape = glow.shape_of(op.filter)
+    if (op.filter_shape is None or op.group.value.data != channels
+            or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4 or shape[0] != channels
+            or shape[1] not in (1, 2) or shape[2:] != (op.filter_shape.get_values()[2],
+                                                       layout.groups(op.filter_shape.get_values()[3]) * layout.GROUP)):
+        raise VerifyException(f"{op.name}: the x86-vnni-depthwise microkernel takes a depthwise convolution with its "
+                              "filter_shape, its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]")
+
+
+def verify_shape_parameterised(op) -> None:
+    record_check(record.RECORD_WORDS)(op)
+    verify_vnni_filter(op)
+
+
+def glowll_passes(options: PipelineOptions) -> list:
+    """On an AVX-512 VNNI target, `glowll-select-x86-vnni-kernels` (with VBMI: lookup tables and
+    depthwise convolutions of small planes too)."""
+    from glowmlir.backends.x86.select_kernels import SelectVnniKernels
+    from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
+
+    if options.target is None or not has_avx512_vnni(options.target):
+        return []
+    vbmi = has_avx512_vbmi(options.target)
+    return [(SelectionOrder.INSTRUCTION_SET, SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))]
+
+
+PASSES = {"glowll-select-x86-vnni-kernels": ("glowmlir.backends.x86.select_kernels", "SelectVnniKernels")}
+"""Its passes for `glow-opt -p`: name -> (module, class)."""
+
+BACKEND = Backend("x86", passes=PASSES, microkernels=(
+    Microkernel(layout.MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
+                packed_weights=True, verify=verify_vnni_filter),
+    Microkernel(layout.DEPTHWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_depthwise", ops=("glowll.convolution",),
+                verify=verify_depthwise_filter),
+    Microkernel(record.VNNI_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised", packed_weights=True,
+                loaded_numbers=record.VNNI_LOADED_NUMBERS, verify=verify_shape_parameterised),
+    Microkernel(layout.ELEMENTWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels", ops=("glowll.elementwise",),
+                elementwise_kinds=layout.ELEMENTWISE_KINDS),
+    Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
+                ops=("glowll.int_lookup_table",)),
+), glowll_passes=glowll_passes)

@@ -1,0 +1,216 @@
+"""The data layout of the int8 kernels on AVX-512 VNNI (`backends.x86.vnni_kernels`).
+
+`vpdpbusd` adds to each int32 lane the four products of that lane's four unsigned bytes of
+one operand and four signed bytes of the other. The kernels put output channels in the 16
+lanes of a zmm register and take the input channels four at a time:
+
+* the filter, OIHW, is stored as the kernel reads it (`pack_filter`): per block of 16 output
+  channels, per group of 4 input channels and tap, 64 signed bytes, lane by lane the 4
+  weights of the group, the filter's levels as they are; channels past the filter's zero,
+  or, where the last block overlaps the one before (`pack_filter`), its last 16 channels;
+* the input is unsigned: the kernel stores each int8 level x as the byte u = x ^ 0x80 =
+  x + 128 (`x86_vnni.pack_input`, with the padding as the input zero point U = x_offset +
+  128), and the weights are the filter's int8 levels w as they are, so with K taps an output
+  `sum (x - x_offset)(w - w_offset) = sum u w - U sum w - w_offset sum u + w_offset U K`:
+  the second and fourth terms go into the bias at compile time (`folded_bias`), the third,
+  a sum over the input window alone, the kernel subtracts per pixel when w_offset is not 0.
+  Sums wrap modulo 2^32 as the generic kernel's do, so the outputs are its own, bit for bit.
+
+FullyConnected is the same product over one pixel: its [N, K] weights are packed as a 1x1
+filter of K input channels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MICROKERNEL = "x86-vnni"
+LOOKUP_TABLE_MICROKERNEL = "x86-vbmi"
+"""An int8 lookup table's: 64 levels at once by `vpermi2b` (AVX-512 VBMI)."""
+LANES = 16
+"""int32 accumulators in a zmm register: output channels a block computes."""
+GROUP = 4
+"""Bytes `vpdpbusd` multiplies into one lane: input channels taken together."""
+UNSIGNED_SHIFT = 128
+"""x ^ 0x80 = x + 128: an int8 level as the unsigned byte `vpdpbusd` takes."""
+ELEMENTWISE_MICROKERNEL = "x86-avx512"
+"""An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes (AVX-512BW,
+`vnni_kernels`), for these kinds (`ELEMENTWISE_KINDS`, operands of one shape or broadcast)."""
+ELEMENTWISE_KINDS = ("add", "sub", "mul")
+
+LARGEST_PACKED_INPUT = 512 * 1024
+"""Bytes of the stack copy of a convolution's input (its channels in groups of 4, its
+padding written out) above which a convolution keeps the generic int8 kernel."""
+
+
+def groups(channels: int) -> int:
+    return -(-channels // GROUP)
+
+
+def blocks(channels: int) -> int:
+    return -(-channels // LANES)
+
+
+def columns_in_bytes(filter_shape: Sequence[int], dilations: Sequence[int]) -> bool:
+    """A filter of one input channel, over one column wide, its kernel columns one apart:
+    four kernel columns take the four bytes of a word as four channels would (the filter
+    packed as if OIHW were [O, KW, KH, 1], the input's words holding four adjacent columns:
+    DS-CNN's 10x4 stem one `vpdpbusd` a kernel row, not four of one byte each)."""
+    return filter_shape[1] == 1 and filter_shape[3] > 1 and dilations[1] == 1
+
+
+def last_block_overlaps(filter_shape: Sequence[int]) -> bool:
+    """Whether a VNNI convolution of this OIHW filter computes its last block of channels as
+    the last 16 (over 16 channels, not a multiple): one kind of block, one copy of its code
+    (LeNet's two convolutions 13.9 -> 9.8 KB, the net 1.1x slower). Not a 1x1 one: the
+    MobileNets' hot layers, where the channels computed twice cost 5% of the net's time."""
+    return tuple(filter_shape[2:]) != (1, 1)
+
+
+def pack_filter(levels: np.ndarray, dilations: Sequence[int] = (1, 1), last_block_overlaps: bool = False) -> np.ndarray:
+    """An OIHW int8 filter as [O / 16, C / 4, KH, KW, 16, 4] int8, zero-padded to whole blocks
+    and groups (with `columns_in_bytes`, as [O / 16, KW / 4, KH, 1, 16, 4]). With
+    `last_block_overlaps` and over 16 channels, the last block is the last 16 channels (O-16
+    to O-1, some of them also the block before's), not padded."""
+    if columns_in_bytes(levels.shape, dilations):
+        levels = levels.transpose(0, 3, 2, 1)
+    out_c, in_c, k_h, k_w = levels.shape
+    if last_block_overlaps and out_c > LANES:
+        levels = levels[[*range(out_c // LANES * LANES), *range(out_c - LANES, out_c)][:blocks(out_c) * LANES]]
+    padded = np.zeros((blocks(out_c) * LANES, groups(in_c) * GROUP, k_h, k_w), np.int8)
+    padded[:len(levels), :in_c] = levels
+    return padded.reshape(blocks(out_c), LANES, groups(in_c), GROUP, k_h, k_w).transpose(0, 2, 4, 5, 1, 3).copy()
+
+
+def packed_filter_shape(filter_shape: Sequence[int], dilations: Sequence[int] = (1, 1)) -> tuple[int, ...]:
+    out_c, in_c, k_h, k_w = filter_shape
+    if columns_in_bytes(filter_shape, dilations):
+        in_c, k_w = k_w, 1
+    return (blocks(out_c), groups(in_c), k_h, k_w, LANES, GROUP)
+
+
+def folded_bias(bias: np.ndarray, levels: np.ndarray, input_offset: int, weight_offset: int) -> np.ndarray:
+    """bias - U * sum w + w_offset * U * K for each output of an OIHW filter (U = x_offset +
+    128, K taps an output), as int32 modulo 2^32."""
+    shifted_offset = input_offset + UNSIGNED_SHIFT
+    rows = levels.reshape(levels.shape[0], -1).astype(np.int64)
+    folded = bias.astype(np.int64) - shifted_offset * rows.sum(axis=1) + weight_offset * shifted_offset * rows.shape[1]
+    return ((folded + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def packed_input_bytes(input_shape: Sequence[int], pads: Sequence[int]) -> int:
+    """Bytes of the convolution's unsigned input copy: [N, C / 4, H + pads, W + pads, 4]."""
+    n, channels, height, width = input_shape
+    top, left, bottom, right = pads
+    return n * groups(channels) * (height + top + bottom) * (width + left + right) * GROUP
+
+
+# ----------------------------------------------------------------------------- depthwise on byte permutes
+
+DEPTHWISE_MICROKERNEL = "x86-vnni-depthwise"
+"""A depthwise convolution of a small plane: four taps of a kernel row a `vpdpbusd`, the
+input bytes of each output's taps gathered by one byte permute (AVX-512 VBMI)."""
+WINDOW = 64
+"""Bytes of input one load brings (a zmm register): a permute picks any of them for any lane."""
+MOST_DEPTHWISE_VECTORS = 16
+"""Vectors of 16 outputs a plane may take: each is code of its own (its permutes fixed at
+compile time), so larger planes keep the vector-depthwise-int8 tiles, which loop."""
+
+
+def depthwise_filter(centred: np.ndarray, parts: int = 1) -> np.ndarray | None:
+    """A depthwise filter's levels less their zero point, [C, 1, KH, KW] (each in [-255, 255]),
+    as the int8 words `vpdpbusd` takes: [C, parts, KH, 4 * quads], a kernel row's taps four a
+    word (zeros past KW). Part 0 holds each level clamped to int8, part 1 (where some level
+    does not fit, or where `parts` = 2 asks for it: zeros then) the rest; None where a rest
+    does not fit either (a level of 255)."""
+    channels, _, k_h, k_w = centred.shape
+    words = np.zeros((channels, k_h, groups(k_w) * GROUP), np.int64)
+    words[:, :, :k_w] = centred[:, 0]
+    first = np.clip(words, -128, 127)
+    rest = words - first
+    if rest.max(initial=0) > 127:
+        return None
+    return np.stack([first, rest] if rest.any() or parts == 2 else [first], axis=1).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class PermutedTaps:
+    """Four taps of kernel row `ky` (columns 4 * quad on) for 16 outputs: `order`, 64 byte
+    indices into a window of input bytes (lane i's byte j at 4i + j), `WINDOW` where the tap
+    lies in the padding or past the kernel (the byte is then the input zero point)."""
+
+    ky: int
+    quad: int
+    order: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class InputWindow:
+    """`WINDOW` input bytes of a plane from `start`, and the taps permuted out of them."""
+
+    start: int
+    taps: tuple[PermutedTaps, ...]
+
+
+@dataclass(frozen=True)
+class DepthwiseGeometry:
+    in_hw: tuple[int, int]
+    out_hw: tuple[int, int]
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int]  # top, left
+    dilations: tuple[int, int]
+
+    @staticmethod
+    def of(op) -> DepthwiseGeometry:
+        """The geometry of a depthwise `glowll.convolution` (OIHW filter, NCHW planes)."""
+        from glowmlir.dialects import glow
+
+        return DepthwiseGeometry(tuple(glow.shape_of(op.input)[2:]), tuple(glow.convolution_shape(op)[2:]),
+                                 tuple(op.filter_shape.get_values()[2:]) if op.filter_shape is not None
+                                 else tuple(glow.shape_of(op.filter)[2:]), tuple(op.strides.get_values()),
+                                 tuple(op.pads.get_values()[:2]), tuple(op.dilations.get_values()))
+
+    def windows(self, first: int, count: int) -> tuple[list[InputWindow], list[tuple[int, int]]] | None:
+        """The loads and permutes of the outputs [first, first + count) of a plane (row-major),
+        and the (ky, quad) whose taps all lie in the padding for them all; None if some four
+        taps span more than a window."""
+        (in_h, in_w), (_, out_w) = self.in_hw, self.out_hw
+        k_h, k_w = self.kernel
+        spans, padding = [], []
+        for ky in range(k_h):
+            for quad in range(groups(k_w)):
+                flat: list[int | None] = []
+                for lane in range(LANES):
+                    y, x = divmod(first + lane, out_w)
+                    for kx in range(4 * quad, 4 * quad + GROUP):
+                        iy = y * self.strides[0] + ky * self.dilations[0] - self.pads[0]
+                        ix = x * self.strides[1] + kx * self.dilations[1] - self.pads[1]
+                        inside = lane < count and kx < k_w and 0 <= iy < in_h and 0 <= ix < in_w
+                        flat.append(iy * in_w + ix if inside else None)
+                read = [f for f in flat if f is not None]
+                if not read:
+                    padding.append((ky, quad))
+                elif max(read) - min(read) >= WINDOW:
+                    return None
+                else:
+                    spans.append((min(read), max(read), ky, quad, flat))
+        windows: list[tuple[int, list]] = []
+        for low, high, ky, quad, flat in sorted(spans, key=lambda span: span[0]):
+            if not windows or high >= windows[-1][0] + WINDOW:
+                windows.append((low, []))
+            start = windows[-1][0]
+            windows[-1][1].append(PermutedTaps(ky, quad, tuple(WINDOW if f is None else f - start for f in flat)))
+        return [InputWindow(start, tuple(taps)) for start, taps in windows], padding
+
+    def vectors(self) -> int:
+        return -(-self.out_hw[0] * self.out_hw[1] // LANES)
+
+    def fits(self) -> bool:
+        """Whether the kernel takes the plane: few enough vectors, each tap's bytes in a window."""
+        plane = self.out_hw[0] * self.out_hw[1]
+        return self.vectors() <= MOST_DEPTHWISE_VECTORS and all(
+            self.windows(first, min(LANES, plane - first)) is not None for first in range(0, plane, LANES))

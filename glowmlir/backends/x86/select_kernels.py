@@ -1,0 +1,183 @@
+"""`glowll-select-x86-vnni-kernels`: int8 convolutions and FullyConnected onto AVX-512 VNNI.
+
+On an x86-64 target with AVX-512 VNNI and BW (`glow-compile` adds the pass for such a host,
+or `-mattr=+avx512vnni,+avx512bw`; see `target.has_avx512_vnni`), every int8 NCHW ungrouped
+`glowll.convolution` with a constant filter and bias in accumulator units whose input copy
+fits `vnni_layout.LARGEST_PACKED_INPUT`, and every such `glowll.fully_connected`, gets
+`microkernel = "x86-vnni"` (`backends.x86.vnni_kernels`: 16 output channels in the lanes of a zmm
+register, input channels four at a time, one `vpdpbusd` for 64 products). The filter is
+re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
+the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned input bytes,
+x + 128). Grouped convolutions keep the generic kernel (depthwise ones take
+`glowll-select-vector-columns`' vector-depthwise-int8). With `lookup_tables` (a host with
+AVX-512 VBMI too: `target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
+`microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`). With `depthwise`
+(VBMI too), an int8 depthwise convolution of a small plane (unpooled, no residual, at most
+`vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, each kernel row's four taps
+within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
+(`backends.x86.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
+permute), its filter the levels less their zero point as int8 words
+(`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
+and Mul get `microkernel = "x86-avx512"` (`SelectElementwise`). Outputs stay bit-identical
+to the generic int8 kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, i8, i32
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.backends.arm_dsp.select_kernels import (
+    accumulator_bias,
+    int8_buffers,
+    int8_layer,
+    mark_narrow_requantization,
+)
+from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+
+def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+    """Packs the op's constant filter, seen as OIHW (a FullyConnected's [O, C] as [O, C, 1,
+    1]; a convolution keeps the shape as `filter_shape`), and folds its bias for the VNNI
+    kernel, if both are constants and the bias is in accumulator units."""
+    weight, bias = op.operands[2].owner, accumulator_bias(op)
+    if not isinstance(weight, glowll.WeightOp) or weight.value is None or bias is None:
+        return
+    convolution = isinstance(op, glowll.ConvolutionOp)
+    filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
+    filter_type: UniformQuantizedType = op.operands[2].type.element_type
+    levels = array_from_dense(weight.value).reshape(filter_shape)
+    folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
+                                     weight_zero_point(filter_type))
+    mark_narrow_requantization(op, centred_rows(levels, filter_type))
+    dilations = op.dilations.get_values() if convolution else (1, 1)
+    packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
+    op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
+    op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
+                                   stored_as(op.bias.type.element_type, i32))
+    op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)
+    if convolution:
+        op.properties["filter_shape"] = glow.ints(filter_shape)
+    erase_if_unused(weight, rewriter)
+    erase_if_unused(bias, rewriter)
+    rewriter.notify_op_modified(op)
+
+
+class PackConvolution(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+                or op.group.value.data != 1 or op.residual is not None or not int8_layer(op)
+                or vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
+                > vnni_layout.LARGEST_PACKED_INPUT):
+            return
+        select_vnni(op, rewriter)
+
+
+class PackFullyConnected(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
+            select_vnni(op, rewriter)
+
+
+def centred_depthwise_filter(op: glowll.ConvolutionOp) -> np.ndarray | None:
+    """The filter levels less their zero point of an int8 depthwise convolution that
+    x86-vnni-depthwise takes (see the module docstring), else None."""
+    weight, channels, shape = op.filter.owner, glow.shape_of(op.input)[1], glow.shape_of(op.filter)
+    if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
+            or op.group.value.data != channels or shape[:2] != (channels, 1) or op.pool is not None
+            or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
+            or not isinstance(weight, glowll.WeightOp) or weight.value is None or accumulator_bias(op) is None
+            or not vnni_layout.DepthwiseGeometry.of(op).fits()):
+        return None
+    centred = array_from_dense(weight.value).reshape(shape).astype(np.int64)
+    centred -= weight_zero_point(op.filter.type.element_type)
+    return centred if vnni_layout.depthwise_filter(centred) is not None else None
+
+
+def depthwise_key(op: glowll.ConvolutionOp) -> tuple:
+    """What equal-shaped depthwise layers have in common: their operands' shapes."""
+    return tuple(tuple(v.type.get_shape()) for v in op.operands)
+
+
+@dataclass
+class PackDepthwise(RewritePattern):
+    two_parts: set[tuple] = field(default_factory=set)
+    """The `depthwise_key`s whose filters all take two parts, as one of them must (so that
+    equal-shaped layers keep equal shapes and share a kernel: a layer of no rest words pays
+    a test per channel)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        centred = centred_depthwise_filter(op)
+        if centred is None:
+            return
+        weight, bias, filter_type = op.filter.owner, accumulator_bias(op), op.filter.type.element_type
+        channels, shape = glow.shape_of(op.input)[1], glow.shape_of(op.filter)
+        packed = vnni_layout.depthwise_filter(centred, 2 if depthwise_key(op) in self.two_parts else 1)
+        mark_narrow_requantization(op, centred.reshape(channels, -1))
+        folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter,
+                                       stored_as(filter_type, i8, centred=True))
+        op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
+                                       stored_as(op.bias.type.element_type, i32))
+        op.properties["microkernel"] = StringAttr(vnni_layout.DEPTHWISE_MICROKERNEL)
+        op.properties["filter_shape"] = glow.ints(shape)
+        erase_if_unused(weight, rewriter)
+        erase_if_unused(bias, rewriter)
+        rewriter.notify_op_modified(op)
+
+
+class SelectElementwise(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and op.kind.data in vnni_layout.ELEMENTWISE_KINDS
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
+            rewriter.notify_op_modified(op)
+
+
+class SelectLookupTable(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and int8_buffers(op.dest, op.input, op.table):
+            op.properties["microkernel"] = StringAttr(vnni_layout.LOOKUP_TABLE_MICROKERNEL)
+            rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class SelectVnniKernels(ModulePass):
+    """Marks int8 convolutions (ungrouped, NCHW) and FullyConnected for the AVX-512 VNNI
+    kernels, packing their filters and folding the unsigned input's correction into their
+    biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs; with
+    `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise; int8
+    Add, Sub and Mul for x86-avx512."""
+
+    name = "glowll-select-x86-vnni-kernels"
+    lookup_tables: bool = False
+    depthwise: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SelectElementwise(), apply_recursively=False).rewrite_module(op)
+        if self.depthwise:
+            two_parts = set()
+            for layer in op.walk():
+                if isinstance(layer, glowll.ConvolutionOp) and (centred := centred_depthwise_filter(layer)) is not None:
+                    if vnni_layout.depthwise_filter(centred).shape[1] == 2:
+                        two_parts.add(depthwise_key(layer))
+            PatternRewriteWalker(PackDepthwise(two_parts), apply_recursively=False).rewrite_module(op)
+        if self.lookup_tables:
+            PatternRewriteWalker(SelectLookupTable(), apply_recursively=False).rewrite_module(op)
