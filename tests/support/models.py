@@ -175,6 +175,16 @@ def quantized_by_onnxruntime(model: onnx.ModelProto, samples: list[dict[str, np.
     return target
 
 
+def he_initialized(rng: np.random.Generator, initializers: list, name: str, *shape: int) -> str:
+    """Appends to `initializers` a random weight `name` of `shape` with He's deviation
+    sqrt(2 / fan-in); a bias (one dimension) gets a small deviation, so that outputs follow the
+    input. Returns the name."""
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0
+    deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
+    initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
+    return name
+
+
 def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx.ModelProto:
     """A MobileNetV3-small-style net with random weights: HardSwish stem, inverted residual
     blocks (1x1 expansion, depthwise 3x3/5x5, squeeze-excitation with ReLU and HardSigmoid
@@ -184,10 +194,7 @@ def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx
     initializers, nodes = [], []
 
     def weight(name, *shape):
-        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0  # biases: small, so outputs follow the input
-        deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
-        initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
-        return name
+        return he_initialized(rng, initializers, name, *shape)
 
     def conv(x, name, out_channels, in_channels, kernel, stride=1, group=1):
         filter_ = weight(f"{name}_w", out_channels, in_channels // group, kernel, kernel)
@@ -248,10 +255,7 @@ def ppocr_cls_style(seed: int = 0) -> onnx.ModelProto:
     initializers, nodes = [], []
 
     def weight(name, *shape):
-        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0
-        deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
-        initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
-        return name
+        return he_initialized(rng, initializers, name, *shape)
 
     def scalar(name, value):
         if name not in {i.name for i in initializers}:
@@ -323,10 +327,7 @@ def ds_cnn_style(seed: int = 0, classes: int = 12) -> onnx.ModelProto:
     initializers, nodes = [], []
 
     def weight(name, *shape):
-        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 0
-        deviation = np.sqrt(2 / fan_in) if fan_in else 0.05
-        initializers.append(numpy_helper.from_array(rng.normal(0, deviation, shape).astype(np.float32), name))
-        return name
+        return he_initialized(rng, initializers, name, *shape)
 
     def conv_relu(x, name, out_channels, in_channels, kernel, pads, stride=1, group=1):
         filter_ = weight(f"{name}_w", out_channels, in_channels // group, *kernel)

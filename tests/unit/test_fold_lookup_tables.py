@@ -52,6 +52,18 @@ def _parameters(text: str) -> list[QuantParams]:
             for scale, offset in re.findall(r"!quant.uniform<i8:f32, ([-0-9.e+]+):([-0-9]+)>", text)]
 
 
+def float_and_int8(path: str, calibration: list[dict[str, np.ndarray]], directory) -> tuple:
+    """The model's float bundle and its int8 bundle from a profile of `calibration` (every
+    node quantized)."""
+    profiler = Profiler.for_model(path, CompileOptions())
+    for _ in profiler.run(calibration):
+        pass
+    write_profile(str(directory / "profile.yaml"), profiler.profile)
+    float_bundle = glowmlir.compile(path)
+    return float_bundle, glowmlir.compile(path, quantization=QuantizationOptions(str(directory / "profile.yaml"),
+                                                                                 assert_all_nodes_quantized=True))
+
+
 @pytest.mark.parametrize("name", list(CHAINS))
 def test_exported_activation_becomes_one_table_within_a_level(tmp_path, name):
     model = chain_model(name)
@@ -59,13 +71,7 @@ def test_exported_activation_becomes_one_table_within_a_level(tmp_path, name):
     onnx.save(model, path)
     rng = np.random.default_rng(5)
     samples = [{"x": rng.normal(0, 2.5, SHAPE).astype(np.float32)} for _ in range(6)]
-    profiler = Profiler.for_model(path, CompileOptions())
-    for _ in profiler.run(samples[:4]):
-        pass
-    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
-    float_bundle = glowmlir.compile(path)
-    quantized = glowmlir.compile(path, quantization=QuantizationOptions(str(tmp_path / "profile.yaml"),
-                                                                        assert_all_nodes_quantized=True))
+    float_bundle, quantized = float_and_int8(path, samples[:4], tmp_path)
 
     graph = quantized.ir["glow"]
     table_lines = [line for line in graph.splitlines() if "glow.int_lookup_table" in line]
@@ -96,13 +102,7 @@ def test_ppocr_cls_style_net_folds_every_activation_and_beats_onnxruntime_int8(t
     rng = np.random.default_rng(0)
     samples = [{"data": rng.normal(size=(1, 3, 48, 192)).astype(np.float32)} for _ in range(50)]
     calibration, held_out = samples[:20], samples[20:]
-    profiler = Profiler.for_model(path, CompileOptions())
-    for _ in profiler.run(calibration):
-        pass
-    write_profile(str(tmp_path / "profile.yaml"), profiler.profile)
-    float_bundle = glowmlir.compile(path)
-    quantized = glowmlir.compile(path, quantization=QuantizationOptions(str(tmp_path / "profile.yaml"),
-                                                                        assert_all_nodes_quantized=True))
+    float_bundle, quantized = float_and_int8(path, calibration, tmp_path)
     graph = quantized.ir["glow"]
     assert graph.count("glow.int_lookup_table") == 18
     assert not re.search(r"glow\.(clip|div|relu)\b", graph)  # every Relu and Clip fused into a convolution

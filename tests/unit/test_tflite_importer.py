@@ -90,17 +90,6 @@ def test_int8_model_matches_the_reference(name, tmp_path):
                             {k: np.stack(v) for k, v in expected.items()}, 8)
 
 
-@pytest.mark.parametrize("name", ALL_INT8)
-def test_int8_model_equals_tflite_micro_bit_for_bit(name, tmp_path):
-    """TFLite Micro (the `tflite-micro` package) rounds requantizations twice, as we do."""
-    data = getattr(tm, name)(True, seed=3)
-    bundle = glowmlir.compile(saved(tmp_path, name, data))
-    for seed in range(4):
-        inputs = tm.random_inputs(data, seed=seed)
-        for output, value in tm.run_micro(data, inputs).items():
-            np.testing.assert_array_equal(bundle.run(inputs)[output], value)
-
-
 def test_int8_model_with_float_io_takes_and_gives_float(tmp_path):
     """QUANTIZE -> int8 body -> DEQUANTIZE, as TFLite's converter writes models with float I/O."""
     data = tm.float_io_net(seed=1)
