@@ -1,4 +1,4 @@
-"""How many instructions a convolution with a fused pool costs on our kernel, and the same
+"""How many cycles (estimated) a convolution with a fused pool costs on our kernel, and the same
 convolution and pool as CMSIS-NN calls: the estimates `glow-choose-conv-pool-kernels`
 compares (`-use-cmsis`).
 
@@ -19,18 +19,20 @@ kernel row of input per output pixel and converts it to int16; a 1x1 convolution
 
 The pool's own work is per full-resolution output (every output is read once), so it is in
 the per-output constant. The constants were fitted (least squares on the relative error)
-to instruction counts measured on QEMU per layer (`glow-run -profile`'s layer counter):
-our fused kernel at -O3 with -use-cmsis (`bench/bench_conv_pool_costs.py`, which measures
-and fits them), and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at 99f736a6, every
-source built with arm-none-eabi-gcc -O2 for the core and linked where the tests link the
-stand-ins; not part of this repository) running the same layer unfused. The layers:
+to counts measured on QEMU per layer (`glow-run -profile`'s layer counter): our fused
+kernel at -O3 with -use-cmsis (`bench/bench_conv_pool_costs.py`, which measures and fits
+them), and the real CMSIS-NN (github.com/ARM-software/CMSIS-NN at 99f736a6, every source
+built with arm-none-eabi-gcc for the core and linked where the tests link the stand-ins; not
+part of this repository) running the same layer unfused: in cycles -O3 for the M4 (dsp) and
+the M55 (helium), -O2 for the M3 (generic; the instruction columns: -O2). The layers:
 LeNet's two convolutions, the CIFAR-10-sized test net's two, the DS-CNN-style net's last
 pointwise one and MobileNetV2's last (global mean), and eight single-layer nets (all in
 tests/support/cmsis_nn/conv_pool_costs.json, against which the tests check these
-constants). Instructions are not cycles: the dsp and generic classes are fitted to
-estimated cycles (`glowmlir.runtime.cycles`, on the M4 and the M3, whose estimates follow
-their manuals' timing tables; the table's `*_cycles` columns), helium to instructions
-(`CostFigures.unit`; the M55's cycles are a model's).
+constants). Instructions are not cycles: every class is fitted to estimated cycles
+(`glowmlir.runtime.cycles`; the table's `*_cycles` columns, `CostFigures.unit`): dsp on the
+M4 and generic on the M3, whose estimates follow their manuals' timing tables, helium on the
+M55, whose estimate is a model's (llvm-mca's Cortex-M55 scheduling model), with the real
+CMSIS-NN's Helium build (-O3 for cortex-m55, its MVE path) on the other side.
 
 Fit on those layers (largest error of an estimate; the choice agrees with the measured
 faster side):
@@ -39,14 +41,19 @@ faster side):
 |---|---|---|---|---|
 | dsp (cycles) | M4 (M7, M33 run the same code) | 20.1% | 13.2% | 13 of 14 (the other within 12%) |
 | generic (cycles) | M3 (M0, M0+: the M3's figures) | 23.0% | 9.3% | 12 of 14 |
-| helium | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 26% | 12% | 5 of 8 |
+| helium (cycles) | M55 (ours: the Helium column kernel; CMSIS-NN's MVE path) | 23.8% | 9.1% | 8 of 8 |
 
-Where the estimate picks the other side the two are within 10% of each other measured on
-the M3 and 12% on the M55 (there ours 631,777 vs CMSIS-NN 569,093 for a 3-channel 3x3
-layer estimated 508,861 vs 578,316). Our dsp figures are today's kernels' (2026-11-26; the
-row-pairs kernel the first fit saw took LeNet's conv1 662,648 instructions, the gathered
-product 336,544); the generic ones were fitted before and still hold (the M3's kernels
-measured within 5% of the first fit's counts).
+Where the estimate picks the other side the two are within 12% of each other measured on
+the M4 (32x32k3h8max: ours 1,501,942 vs CMSIS-NN 1,343,463 cycles) and 11% on the M3. On
+the M55 our largest error is an 8-channel 3x3 layer (measured 367,558 cycles, estimated
+280,093; CMSIS-NN measured 214,918, estimated 219,637: the same winner); in cycles the
+3-channel 3x3 layer is ours (609,134 vs CMSIS-NN 628,890; in instructions it was the
+library's, 631,777 vs 569,093) and so is the 16-channel 1x1 (123,125 vs 140,880). The
+library's -O3 M4 build runs these layers within 3.4% of its -O2 build's cycles. Our dsp
+figures are today's kernels' (2026-11-26; the row-pairs kernel the first fit saw took
+LeNet's conv1 662,648 instructions, the gathered product 336,544); the generic ones were
+fitted before and still hold (the M3's kernels measured within 5% of the first fit's
+counts).
 """
 
 from __future__ import annotations
@@ -109,7 +116,7 @@ def row_vectors(in_width: int, width: int, kernel: int, dilation: int, pad_left:
 
 @dataclass(frozen=True)
 class CostFigures:
-    """Instructions per unit of work, one core class (see the module doc)."""
+    """Cycles (or instructions: `unit`) per unit of work, one core class (see the module doc)."""
 
     ours_per_mac: float
     ours_per_output: float
@@ -135,13 +142,13 @@ class CostFigures:
 
 
 COSTS = {
-    "dsp": CostFigures(2.064, 6.85, 2.061, 45.64, 338.1, ours_gathered=(1.262, 8.145, 0.0), unit="cycles"),
+    "dsp": CostFigures(2.064, 6.851, 2.051, 46.43, 331.93, ours_gathered=(1.262, 8.147, 0.0), unit="cycles"),
     "generic": CostFigures(5.384, 24.06, 4.736, 47.93, 305.9, unit="cycles"),
-    "helium": CostFigures(0.0, 6.03, 0.18, 14.81, 124.86, ours_per_vector_mac=0.685),
+    "helium": CostFigures(0.0, 5.382, 0.179, 18.39, 119.17, ours_per_vector_mac=0.700, unit="cycles"),
 }
-"""Core class -> its fitted figures; see `core_class`. dsp and generic: estimated cycles on
-the M4 and the M3 (`glowmlir.runtime.cycles`, their manuals' timings), fitted 2026-11-28;
-helium: instructions on the M55."""
+"""Core class -> its fitted figures; see `core_class`. Estimated cycles
+(`glowmlir.runtime.cycles`), fitted 2026-11-28: dsp and generic on the M4 and the M3 (their
+manuals' timings), helium on the M55 (llvm-mca's model)."""
 
 
 def core_class(target) -> str:
