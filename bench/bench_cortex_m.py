@@ -38,7 +38,9 @@ On M4, M7, M33 and M55 the int8 convolutions and FullyConnected run on the DSP e
 build at -O3 on the M7 gives the int8 / float ratio.
 
 Outputs are checked on every run: the board's equal the host bundle's (the same model and
-profile compiled for the host; with --cmsis-nn, the library's run too) bit for bit (float
+profile compiled for the host; with --cmsis-nn, the library's run against the host bundle of
+the same options, `-use-cmsis -memory-fusion=false`, whose weights are quantized
+symmetrically for the library, linked with the stand-ins) bit for bit (float
 builds: to 1e-5 relative), or the script stops; and the last column gives the largest
 difference of the board's (dequantized) outputs from onnxruntime's on the float model (an
 independent reference, none for the MLPerf Tiny TFLite models; int8 is not expected to
@@ -76,7 +78,10 @@ from glowmlir.errors import GlowError  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from glowmlir.runtime.host import HostRunner  # noqa: E402
 from tests.support.models import ds_cnn_style, small_convnet  # noqa: E402
+
+STANDINS = os.path.join(ROOT, "tests", "support", "cmsis_nn", "standins.c")
 
 MOBILENET = os.path.join(ROOT, "examples", "mobilenet_v2", "mobilenet_v2.onnx")
 CORES = {"m3": "mps2-an385", "m4": "mps2-an386", "m7": "mps2-an500", "m33": "mps2-an505", "m55": "mps3-an547"}
@@ -149,6 +154,17 @@ def references(model: str, profile: str | None) -> tuple[dict, dict, object]:
     return inputs, expected, host
 
 
+@functools.cache
+def library_host(model: str, profile: str | None):
+    """The host bundle of the --cmsis-nn rows' options (-use-cmsis -memory-fusion=false: its
+    weights quantized symmetrically, as the library takes them, unlike the plain host
+    bundle's), its library calls linked with the stand-ins (the library's arithmetic)."""
+    quantization = QuantizationOptions(profile) if profile else None
+    host = glowmlir.compile(model, quantization=quantization, kernel_library="cmsis-nn", memory_fusion=False)
+    host.runner = HostRunner(host.layout, host.object_code, link=[STANDINS])  # Bundle.run runs it
+    return host
+
+
 def dequantized(bundle, name: str, value: np.ndarray) -> np.ndarray:
     quantization = bundle.layout.placeholder(name).quantization
     if quantization is None:
@@ -165,7 +181,7 @@ def measure(model: str, profile: str | None, board: str, level: str, library: li
     bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level), **options)
     inputs, expected, host = references(model, profile)
     run = run_on_board(bundle, board, inputs, count_cycles=True, link=library or ())
-    check_board_outputs(run.outputs, host, inputs)
+    check_board_outputs(run.outputs, library_host(model, profile) if library else host, inputs)
     worst = float("nan")
     for name, value in run.outputs.items():
         if name in expected:
