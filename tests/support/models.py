@@ -149,7 +149,7 @@ def without_softmax(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def quantized_by_onnxruntime(model: onnx.ModelProto, samples: list[dict[str, np.ndarray]], directory: str,
-                             quant_format: str = "QDQ", per_channel: bool = False) -> str:
+                             quant_format: str = "QDQ", per_channel: bool = False, reduce_range: bool = True) -> str:
     """The model quantized by onnxruntime's `quantize_static` (int8 activations and weights,
     calibrated on `samples`) in the QDQ or QOperator form; returns its path.
 
@@ -157,7 +157,10 @@ def quantized_by_onnxruntime(model: onnx.ModelProto, samples: list[dict[str, np.
     convolutions and matrix products multiply in pairs summed into saturating 16-bit lanes
     (AVX2 `vpmaddubsw`), so with full-range weights its own int8 run is not exact there (LeNet's
     logits came out 3 levels from the exact result on an AVX2-only host); with 7-bit weights it
-    is exact on every CPU, and an oracle."""
+    is exact on every CPU, and an oracle. With `reduce_range=False` (8-bit weights, for a
+    comparison of accuracy), run the QDQ model with onnxruntime's graph optimizations off
+    (`exact_qdq_session`): DequantizeLinear -> float op -> QuantizeLinear, the same numbers on
+    every CPU."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     class Samples(CalibrationDataReader):
@@ -171,8 +174,20 @@ def quantized_by_onnxruntime(model: onnx.ModelProto, samples: list[dict[str, np.
     onnx.save(model, source)
     quantize_static(source, target, Samples(), quant_format=QuantFormat[quant_format],
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=per_channel,
-                    reduce_range=True)
+                    reduce_range=reduce_range)
     return target
+
+
+def exact_qdq_session(path: str):
+    """An onnxruntime session of a QDQ model that computes what the model says on every CPU:
+    graph optimizations off, so no QDQ group is fused into an int8 kernel (whose AVX2 form
+    saturates 16-bit pair sums on a CPU without VNNI)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
 def he_initialized(rng: np.random.Generator, initializers: list, name: str, *shape: int) -> str:

@@ -202,6 +202,8 @@ def test_compile_leaves_the_garbage_collector_as_it_found_it(relu):
     try:
         frozen = gc.get_freeze_count()
         glowmlir.compile(relu)
-        assert gc.get_freeze_count() == frozen
+        # Still frozen (not thawed to 0), and nothing of the compilation's frozen with them; a
+        # frozen object the compilation lets go of (a cache entry replaced) is freed as usual.
+        assert 0.99 * frozen <= gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()

@@ -272,17 +272,13 @@ def test_bias_correction_beats_onnxruntime_on_a_keyword_spotter(keyword_spotter,
     onnxruntime's static int8 quantization of the model with the same 32 calibration inputs
     (which it trails without). A profile
     without channel means (as Glow writes them) leaves the biases as they are."""
-    import onnxruntime
-
-    from tests.support.models import quantized_by_onnxruntime
+    from tests.support.models import exact_qdq_session, quantized_by_onnxruntime
 
     path, profile, calibration, held_out, reference = keyword_spotter
     plain_error, plain_agreement = _logits_error_and_agreement(keyword_spotter, bias_correction=False)
     corrected_error, corrected_agreement = _logits_error_and_agreement(keyword_spotter)  # on by default
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(quantized_by_onnxruntime(onnx.load(path), calibration, str(tmp_path)),
-                                           options, providers=["CPUExecutionProvider"])
+    session = exact_qdq_session(quantized_by_onnxruntime(onnx.load(path), calibration, str(tmp_path),
+                                                         reduce_range=False))
     expected = np.stack([reference.run(s)["logits"][0] for s in held_out])
     theirs = np.stack([session.run(["logits"], s)[0][0] for s in held_out])
     centre = expected.mean(axis=0)
