@@ -82,22 +82,23 @@ def main() -> None:
     }
     rows = {}
     print(f"{'configuration':40s} {'ACTIVATIONS':>11s} {'scratch':>8s} {'code M7':>8s} {'calls':>6s} "
-          f"{'instr M7':>12s}")
+          f"{'instr M7':>12s} {'cycles M7':>12s}")
     host = glowmlir.compile(LENET, quantization=QuantizationOptions(profile))
     for label, options in configurations.items():
         quantization = QuantizationOptions(profile)
         device = glowmlir.compile(LENET, quantization=quantization, target=target_for("mps2-an500"), **options)
         link = [STANDINS] if options.get("kernel_library") else []
         inputs = {"data": board_input(device, image)}
-        run = run_on_board(device, "mps2-an500", inputs, count_instructions=True, link=link)
+        run = run_on_board(device, "mps2-an500", inputs, count_cycles=True, link=link)
         check_board_outputs(run.outputs, host, inputs)  # CMSIS-NN's arithmetic is our kernels'; board == host
         calls = sum(1 for _, kind, _ in device.library_calls if kind == "library")
         row = {"ACTIVATIONS": device.layout.activations_size, "library_scratch": device.layout.library_scratch,
                "code": code_size(device.object_code), "library_calls": calls, "instructions_m7": run.instructions,
+               "cycles_m7": round(run.cycles.estimate),
                "selection": device.library_calls}
         rows[label] = row
         print(f"{label:40s} {row['ACTIVATIONS']:>11,} {row['library_scratch']:>8,} {row['code']:>8,} {calls:>6} "
-              f"{row['instructions_m7']:>12,}", flush=True)
+              f"{row['instructions_m7']:>12,} {row['cycles_m7']:>12,}", flush=True)
     print(f"bar: ACTIVATIONS <= {BAR_TENSORS:,} + the scratch CMSIS-NN asks for; Glow with CMSIS-NN: "
           f"{GLOW_CMSIS_ACTIVATIONS:,} bytes")
     rows["mobilenet_v2"] = mobilenet()

@@ -173,13 +173,16 @@ def measure(net: Net, directory: str, boards: tuple[str, ...], host: Target | No
             f"{code_size(quantized.object_code):,} / {code_size(float_bundle.object_code):,}",
     }
     for board in boards:
-        counts = []
+        counts, cycles = [], []
         for q, host_bundle in ((quantization, quantized), (None, float_bundle)):
             run = run_on_board(glowmlir.compile(path, quantization=q, target=target_for(board)), board,
-                               net.held_out[0], count_instructions=True)
+                               net.held_out[0], count_cycles=True)
             check_board_outputs(run.outputs, host_bundle, net.held_out[0])
             counts.append(run.instructions)
+            cycles.append(round(run.cycles.estimate))
         column[f"{board} instructions {ours} / float"] = f"{counts[0]:,} / {counts[1]:,} ({counts[0] / counts[1]:.2f})"
+        column[f"{board} estimated cycles {ours} / float"] = \
+            f"{cycles[0]:,} / {cycles[1]:,} ({cycles[0] / cycles[1]:.2f})"
     return column
 
 

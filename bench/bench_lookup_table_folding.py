@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> None:
         rows["RMS logits error vs float"] = ["", error["int8"], error["int8 op by op"], "", error["onnxruntime int8"]]
 
         if not args.no_boards:
-            board_rows = {"M7 instructions per inference": [], "M7 elementwise instructions (share)": [],
+            board_rows = {"M7 instructions per inference": [], "M7 estimated cycles per inference": [],
+                          "M7 elementwise instructions (share)": [],
                           "M7 flash: code + weights (bytes)": [], "M7 RAM: I/O + activations (bytes)": []}
             for name in builds:
                 compile_options = CompileOptions(quantization=None if name == "float" else int8,
@@ -184,11 +185,13 @@ def main(argv: list[str] | None = None) -> None:
                 with without_folding() if name == "int8 op by op" else contextlib.nullcontext():
                     bundle = glowmlir.compile(path, quantization=compile_options.quantization,
                                               target=compile_options.target)
-                    instructions = run_on_board(bundle, BOARD, held_out[0], count_instructions=True).instructions
+                    run = run_on_board(bundle, BOARD, held_out[0], count_cycles=True)
+                    instructions = run.instructions
                     profile = profile_on_board(path, BOARD, held_out[0], instructions, compile_options)
                 amount, share = elementwise_share(profile)
                 report = memory_report(bundle, BOARD)
                 board_rows["M7 instructions per inference"].append(f"{instructions:,}")
+                board_rows["M7 estimated cycles per inference"].append(f"{round(run.cycles.estimate):,}")
                 board_rows["M7 elementwise instructions (share)"].append(f"{int(amount):,} ({share:.0%})")
                 board_rows["M7 flash: code + weights (bytes)"].append(
                     f"{report.weights_in_flash.flash:,} ({report.code:,} + {report.weights:,})")

@@ -81,7 +81,7 @@ def main() -> None:
     rows = {}
     header = f"{'configuration':26s} {'CONSTANT':>9s} {'ACTIVATIONS':>11s} {'accuracy':>8s}"
     boards = () if args.no_boards else BOARDS
-    print(header + "".join(f" {'instr ' + b:>18s}" for b in boards))
+    print(header + "".join(f" {'instr ' + b:>18s} {'cycles':>14s}" for b in boards))
     for label, quantization in configurations.items():
         bundle = glowmlir.compile(LENET, quantization=quantization)
         row = {"CONSTANT": bundle.layout.constant_size, "ACTIVATIONS": bundle.layout.activations_size}
@@ -89,12 +89,13 @@ def main() -> None:
         for board in boards:
             device = glowmlir.compile(LENET, quantization=quantization, target=target_for(board))
             inputs = {"data": board_input(device, images[0])}
-            run = run_on_board(device, board, inputs, count_instructions=True)
+            run = run_on_board(device, board, inputs, count_cycles=True)
             check_board_outputs(run.outputs, bundle, inputs)
             row[f"instructions {board}"] = run.instructions
+            row[f"cycles {board}"] = round(run.cycles.estimate)
         rows[label] = row
         text = f"{label:26s} {row['CONSTANT']:>9,} {row['ACTIVATIONS']:>11,} {row['accuracy']:>8.3f}"
-        print(text + "".join(f" {row[f'instructions {b}']:>18,}" for b in boards), flush=True)
+        print(text + "".join(f" {row[f'instructions {b}']:>18,} {row[f'cycles {b}']:>14,}" for b in boards), flush=True)
     print(f"bars: CONSTANT <= {BARS['CONSTANT']:,}, ACTIVATIONS <= {BARS['ACTIVATIONS']:,} (no Glow figure is "
           "printed beside them: none measured or sourced here)")
     if args.json:

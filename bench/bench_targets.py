@@ -22,11 +22,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import glowmlir  # noqa: E402
 from bench.board_outputs import check_board_outputs  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
-from glowmlir.runtime.boards import BOARDS, run_on_board, target_for  # noqa: E402
+from glowmlir.errors import GlowError  # noqa: E402
+from glowmlir.runtime.boards import BOARDS, cycle_timing, run_on_board, target_for  # noqa: E402
 from glowmlir.targets import OBJECT_CPUS, resolve_target  # noqa: E402
 
 LENET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "lenet_mnist", "lenet_mnist.onnx")
 GLOW_LENET_FLASH_RT1060 = 9_640
+
+
+def estimates_cycles(board) -> bool:
+    """A board whose core has a timing model (the Cortex-M boards: glowmlir.runtime.cycles)."""
+    try:
+        cycle_timing(board)
+    except GlowError:
+        return False
+    return True
 
 
 def main() -> None:
@@ -44,17 +54,18 @@ def main() -> None:
     from tests.support.models import random_inputs  # noqa: E402 - the same inputs as the tests
 
     inputs = random_inputs(onnx.load(LENET))
-    print(f"\n{'board':12s} {'cpu':12s} {'instructions/inference':>24s}")
+    print(f"\n{'board':12s} {'cpu':12s} {'instructions/inference':>24s} {'estimated cycles':>18s}")
     host = glowmlir.compile(LENET)
     for name, board in BOARDS.items():
         if not board.qemu:  # "native": this machine, no instruction counter
             continue
         bundle = glowmlir.compile(LENET, target=target_for(name, "Os"))
-        run = run_on_board(bundle, name, inputs, count_instructions=True)
+        run = run_on_board(bundle, name, inputs, count_instructions=True, count_cycles=estimates_cycles(board))
         check_board_outputs(run.outputs, host, inputs)
         count = run.instructions
-        results["instructions"][name] = {"cpu": board.cpu, "instructions": count}
-        print(f"{name:12s} {board.cpu:12s} {count:>24,}", flush=True)
+        cycles = round(run.cycles.estimate) if run.cycles is not None else None
+        results["instructions"][name] = {"cpu": board.cpu, "instructions": count, "cycles": cycles}
+        print(f"{name:12s} {board.cpu:12s} {count:>24,} {f'{cycles:,}' if cycles else '-':>18s}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
