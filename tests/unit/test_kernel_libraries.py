@@ -46,6 +46,16 @@ HIFI4_STANDINS = os.path.join(os.path.dirname(__file__), "..", "support", "hifi4
 STANDINS_OF = {"cmsis-nn": STANDINS, "hifi4": HIFI4_STANDINS}
 
 
+def convnet_with_profile(directory, count: int, calibration: int = 8) -> tuple[str, list[dict], str]:
+    """The small conv net (seed 2) saved in `directory`, `count` random inputs (seed 7) and a
+    profile of the first `calibration` of them: (model path, inputs, profile path)."""
+    path = os.path.join(directory, "convnet.onnx")
+    onnx.save(small_convnet(seed=2), path)
+    rng = np.random.default_rng(7)
+    samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(count)]
+    return path, samples, profile_for(path, samples[:calibration], os.path.join(directory, "convnet.yaml"))
+
+
 def profile_for(model_path: str, samples: list[dict], path: str) -> str:
     profiler = Profiler.for_model(model_path, CompileOptions())
     for _ in profiler.run(samples):
@@ -107,12 +117,7 @@ def test_lenet_unfused_runs_nhwc_with_no_transpose_left(lenet_profile):
 @pytest.mark.parametrize("library_name", ["cmsis-nn", "hifi4"])
 @pytest.mark.parametrize("memory_fusion", [True, False])
 def test_convnet_with_depthwise_residual_and_average_pooling(tmp_path, memory_fusion, library_name):
-    model = small_convnet(seed=2)
-    path = str(tmp_path / "convnet.onnx")
-    onnx.save(model, path)
-    rng = np.random.default_rng(7)
-    samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(12)]
-    profile = profile_for(path, samples[:8], str(tmp_path / "convnet.yaml"))
+    path, samples, profile = convnet_with_profile(tmp_path, 12)
     library, runner, ours = compile_both(path, profile, library_name, memory_fusion=memory_fusion)
     callees = {detail for _, kind, detail in library.library_calls if kind == "library"}
     expected = {"cmsis-nn": {"arm_depthwise_conv_wrapper_s8", "arm_fully_connected_s8", "arm_softmax_s8"},
@@ -430,11 +435,7 @@ def hifi4_bundles(lenet_profile, mobilenet_profile, tmp_path_factory):
     MobileNetV2, and a model whose fused activations are clamp calls."""
     directory = tmp_path_factory.mktemp("hifi4")
     (directory / "clamped.tflite").write_bytes(clamped_int8_model())
-    path = str(directory / "convnet.onnx")
-    onnx.save(small_convnet(seed=2), path)
-    rng = np.random.default_rng(7)
-    convnet_profile = profile_for(path, [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)}
-                                         for _ in range(4)], str(directory / "convnet.yaml"))
+    path, _, convnet_profile = convnet_with_profile(directory, 4, calibration=4)
     compile_hifi4 = functools.partial(glowmlir.compile, kernel_library="hifi4")
     return {"lenet": compile_hifi4(LENET, quantization=QuantizationOptions(lenet_profile), memory_fusion=False),
             "convnet": compile_hifi4(path, quantization=QuantizationOptions(convnet_profile), memory_fusion=False),
@@ -551,12 +552,7 @@ def test_cmsis_on_the_m55_equals_the_host(tmp_path):
     the core's MVE, as the library's headers decide), so the depthwise convolution's Helium
     scratch and the fully connected's kernel sums must be planned and passed, or the calls
     fail. The board's outputs equal the host bundle's (the DSP-build contract)."""
-    model = small_convnet(seed=2)
-    path = str(tmp_path / "convnet.onnx")
-    onnx.save(model, path)
-    rng = np.random.default_rng(7)
-    samples = [{"data": rng.normal(size=(1, 3, 32, 32)).astype(np.float32)} for _ in range(10)]
-    profile = profile_for(path, samples[:8], str(tmp_path / "convnet.yaml"))
+    path, samples, profile = convnet_with_profile(tmp_path, 10)
     options = dict(quantization=QuantizationOptions(profile, convert_placeholders=True), kernel_library="cmsis-nn",
                    memory_fusion=False)
     host = glowmlir.compile(path, **options)
