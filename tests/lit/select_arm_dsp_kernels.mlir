@@ -1,5 +1,8 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{helium=true}' | filecheck %s --check-prefix=HELIUM
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{only=generic}' | filecheck %s --check-prefix=GENERIC
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{only=level-tables}' | filecheck %s --check-prefix=TABLES
+// RUN: not glow-opt %s -p 'glowll-select-arm-dsp-kernels{only=vectors}' 2>&1 | filecheck %s --check-prefix=BAD
 // DSP-extension kernels: the 1x3 convolution of a one-channel input (ungrouped, unpooled,
 // three taps a window) takes window pairs: its filter (2 output channels) is packed as pairs
 // of a window's taps, [O / 4, ceil(3 / 2), 1, 2, 2], both channels' weights of a pair side by
@@ -119,9 +122,9 @@ glowll.function @net {
 // CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
 // CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
 // CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
-// An int8 add of more elements (1152) than its two tables of levels hold (512), and a softmax
-// of more exps (two an element) than its table holds (256), look them up (`level_tables`);
-// the 24-element add and the 2x10 softmax above keep the generic kernels.
+// An int8 add of 192 elements or more (1152: `LEVEL_TABLE_ELEMENTWISE_FROM`, measured), and a
+// softmax of more exps (two an element) than its table holds (256), look them up
+// (`level_tables`); the 24-element add and the 2x10 softmax above keep the generic kernels.
 // CHECK:      glowll.elementwise %residual_sum, %residual, %residual {kind = "add", microkernel = "level-tables"}
 // CHECK:      glowll.softmax %class_probabilities, %classes {axis = 1 : i64, microkernel = "level-tables"}
 
@@ -147,16 +150,27 @@ glowll.function @net {
 // HELIUM:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 4>
 // HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
 // HELIUM:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = "arm-mve"} :
-// So do int8 Muls, and broadcasts whose innermost loop fills a vector: a per-channel scale of
-// 3 x 4 pixels (runs of 12), a scalar (one loop of 24), a scale along the last axis (runs
-// of 4 channels) and one level a row of 4. A scale of 3 pixels keeps the generic kernel
-// (runs of 3: a lane in four would idle).
+// So do int8 Muls, and broadcasts whose innermost loop is two levels or more (measured:
+// `HELIUM_ELEMENTWISE_RUNS`): a per-channel scale of 3 x 4 pixels (runs of 12), a scalar
+// (one loop of 24), a scale along the last axis (runs of 4 channels), one level a row of 4,
+// and a scale of 3 pixels (runs of 3: a lane in four idles, yet 62% fewer cycles than scalar).
 // HELIUM:      glowll.elementwise %product, %d, %e {kind = "mul", microkernel = "arm-mve"} :
 // HELIUM:      glowll.elementwise %scaled, %d, %gate {kind = "mul", microkernel = "arm-mve"} :
 // HELIUM:      glowll.elementwise %shifted, %one, %d {kind = "sub", microkernel = "arm-mve"} :
 // HELIUM:      glowll.elementwise %nhwc, %d, %channels {kind = "mul", microkernel = "arm-mve"} :
 // HELIUM:      glowll.elementwise %rows, %narrow, %d {kind = "add", microkernel = "arm-mve"} :
-// HELIUM:      glowll.elementwise %shorter, %short, %gate {kind = "mul"} :
+// HELIUM:      glowll.elementwise %shorter, %short, %gate {kind = "mul", microkernel = "arm-mve"} :
 // An int8 softmax runs on Helium's vectors; an int16 one keeps the generic kernel.
 // HELIUM:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = "arm-mve"} :
 // HELIUM:      glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} :
+// The test hook `only` (tests/unit/test_arm_dsp_kernel_choices.py builds every candidate
+// kernel of a layer): "generic" gives no microkernel; "level-tables" gives tables to every
+// int8 add, sub and softmax whatever its size (the 24-element add, the 2x10 softmax), and no
+// other kernel; an unknown kernel is an error naming the option.
+// GENERIC-NOT: microkernel
+// TABLES-NOT:  arm-dsp
+// TABLES:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = "level-tables"}
+// TABLES:      glowll.elementwise %product, %d, %e {kind = "mul"} :
+// TABLES:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = "level-tables"}
+// TABLES-NOT:  arm-dsp
+// BAD: glowll-select-arm-dsp-kernels{only=vectors}: expected one of generic, arm-dsp, arm-mve, arm-mve-im2col, level-tables

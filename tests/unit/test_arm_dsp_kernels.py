@@ -825,8 +825,8 @@ HELIUM_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, on Helium)
     # a scale along the last axis (channels last), a scalar either side, both operands broadcast
     ("mul", (1, 5, 5, 12), (1, 1, 1, 12), None, True), ("mul", (1,), (2, 3, 7), None, True),
     ("sub", (2, 3, 7), (1,), None, True), ("add", (1, 4, 1, 1), (2, 4, 3, 3), "clip", True),
-    # runs of 3 pixels: the scalar kernel
-    ("mul", (1, 4, 1, 3), (1, 4, 1, 1), None, False),
+    # runs of 3 pixels on the vectors; of one (a trailing unit dimension): the scalar kernel
+    ("mul", (1, 4, 1, 3), (1, 4, 1, 1), None, True), ("mul", (1, 4, 3, 1), (1, 4, 1, 1), None, False),
 ]
 
 
@@ -845,7 +845,7 @@ def test_helium_adds_subtracts_and_multiplies_four_lanes_at_a_time():
     """An int8 Add, Sub or Mul, of operands of one shape or broadcast onto runs of a vector
     or more, takes the M55's vector kernel (`microkernel = "arm-mve"`), bit-identical to
     TFLite's int8 Add, Sub and Mul (every level pair, saturating, a Mul whose multiplier
-    shifts left); a broadcast onto shorter runs and the M7's keep the scalar kernel."""
+    shifts left); a broadcast onto runs of one level and the M7's keep the scalar kernel."""
     cases = [binary_case(kind, a_shape, b_shape, 900 + i, activation, suffix=f"_{i}")
              for i, (kind, a_shape, b_shape, activation, _) in enumerate(HELIUM_ELEMENTWISE)]
     cases += [all_level_pairs_case("sub", (0.0123, 25), (0.1, -7), (0.051, 3), columns=range(-128, 128, 3)),
@@ -965,15 +965,16 @@ def test_helium_softmax_takes_four_exps_at_a_time():
 LEVEL_TABLE_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, from tables)
     ("add", (1, 8, 12, 12), (1, 8, 12, 12), None, True), ("sub", (3, 257), (3, 257), None, True),
     ("add", (1, 24, 6, 6), (1, 24, 6, 6), "clip", True), ("add", (1, 4, 16, 16), (1, 4, 1, 1), "relu", True),
-    ("sub", (2, 256), (1,), None, False), ("add", (2, 3, 4, 4), (2, 3, 4, 4), None, False),
+    ("sub", (2, 256), (1,), None, True), ("add", (2, 3, 4, 4), (2, 3, 4, 4), None, False),
+    ("add", (1, 4, 6, 6), (1, 4, 6, 6), None, False),
     ("mul", (1, 8, 12, 12), (1, 8, 12, 12), None, False),
 ]
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
 def test_level_tables_take_large_adds_and_softmaxes_on_dsp_cores(board):
-    """On the M4, M7 and M33 (DSP extension, no Helium) an int8 Add or Sub of more than 512
-    elements, and an int8 softmax of more than 128 levels, take their terms and exps from
+    """On the M4, M7 and M33 (DSP extension, no Helium) an int8 Add or Sub of 192 elements or
+    more, and an int8 softmax of more than 128 levels, take their terms and exps from
     tables of levels (`microkernel = "level-tables"`), bit-identical to the int8 reference: every level pair of
     an Add and a Sub (tables of doubled terms) and of an Add whose sum is shifted right too far
     to fold its rounding terms (single terms), broadcasts, fused activations, softmax rows of

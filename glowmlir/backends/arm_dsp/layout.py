@@ -33,6 +33,17 @@ LEVEL_TABLE_ENTRIES = 256
 """A table of levels holds one entry per int8 level."""
 LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds whose terms a kernel may look up in tables of levels."""
+LEVEL_TABLE_ELEMENTWISE_FROM = 192
+"""Elements from which an int8 Add or Sub takes tables of levels. Measured in estimated
+cycles (tests/unit/test_arm_dsp_kernel_choices.py; /tmp sweeps of adds of 96 to 512
+elements) the two kernels meet at 150 to 190 elements on the M4 and the M33 (filling the
+two tables costs 2,800 to 3,700 cycles, with the quantization parameters; a generic
+element about 27, a looked-up one about 11) and at about 120 on the M7: a table entry
+costs about a fifth of an element's generic work. From 192 the tables are ahead on all
+three (M4: 4,697 against 5,409 cycles at 192; the M7 gives up 12-30% on adds of 120 to
+191 elements). The rule this replaced (more than 512 elements: a table entry priced as
+an element's term) kept adds of 192 to 512 elements generic, 13-67% slower on the M4 and
+47-55% on the M7."""
 
 TILE_PIXELS = 2
 """Adjacent outputs of a row computed together by the DSP convolution."""

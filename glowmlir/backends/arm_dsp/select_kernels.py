@@ -17,8 +17,8 @@ planes with the input zero point) and a compile-time accumulator bound may allow
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
 (`backends.arm_mve.kernels`, filter layout `backends.host_vector.layout`) instead, and so do int8
-Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
-int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an int8 softmax
+Add, Sub and Mul (of operands of one shape, or broadcast onto runs of two levels or more) and
+int8 softmax; without it, an int8 Add or Sub of 192 elements or more and an int8 softmax
 of more than 128 levels get `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: their
 terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
 `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
@@ -50,6 +50,7 @@ from xdsl.pattern_rewriter import (
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
+    LEVEL_TABLE_ELEMENTWISE_FROM,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
     WINDOW_PAIRS,
@@ -85,6 +86,12 @@ HELIUM = "arm-mve"
 IM2COL = "arm-mve-im2col"
 HELIUM_ELEMENTWISE = ("add", "sub", "mul")
 """The int8 `glowll.elementwise` kinds on Helium's vectors (operands of one shape or broadcast)."""
+HELIUM_ELEMENTWISE_RUNS = 2
+"""The shortest innermost loop on which Helium's elementwise kernel beats the scalar one
+(tests/unit/test_arm_dsp_kernel_choices.py, estimated cycles on the M55): runs of 2 and 3
+levels took 39% and 62% fewer cycles on the vectors (a per-channel Mul onto 1 x 3 pixels:
+283 against 738), runs of 1 (a trailing unit dimension) 10% more (514 against 461). The
+rule this replaced (runs of a whole vector, 4) kept runs of 2 and 3 scalar."""
 IM2COL_DEPTHS = (8, 48)
 """Taps (input channels x kernel height x width) from which dot products of gathered windows
 are faster than the DSP kernel (a convolution of stride 2 along its rows) and than Helium's
@@ -140,10 +147,15 @@ def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     return int8_layer(op) or int16_data(op)
 
 
+FORCED_KERNELS = ("generic", MICROKERNEL, HELIUM, IM2COL, LEVEL_TABLES)
+"""What `only` may name (`SelectArmDspKernels`)."""
+
+
 @dataclass
 class PackConvolutionFilter(RewritePattern):
     helium: bool
     loop_pairs: int = 0
+    only: str = ""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
@@ -153,6 +165,8 @@ class PackConvolutionFilter(RewritePattern):
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None):
             return
         helium = self.helium and not int16_data(op)  # Helium's kernels take int8 only
+        if self.only not in ("", MICROKERNEL, HELIUM, IM2COL) or (self.only in (HELIUM, IM2COL) and not helium):
+            return
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape, group = glow.shape_of(op.filter), op.group.value.data
         offset = weight_zero_point(filter_type)
@@ -161,7 +175,13 @@ class PackConvolutionFilter(RewritePattern):
         columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
         windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
                     and takes_im2col(int(np.prod(shape[1:])), columns))
+        if self.only:  # where the forced kernel can take the layer, whatever it costs
+            helium = self.only != MICROKERNEL
+            columns = self.only == HELIUM and column_layout.takes_columns(op.strides.get_values(), 2)
+            windowed = self.only == IM2COL and (op.pool is None or glow.pools_globally(op)) and group == 1
         if helium and windowed and select_im2col(op, levels, offset, rewriter):
+            return
+        if self.only == IM2COL or (self.only == HELIUM and not columns):
             return
         centred = centred_rows(levels, filter_type)
         doubled = False
@@ -289,11 +309,15 @@ def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glow
 @dataclass
 class SelectFullyConnected(RewritePattern):
     helium: bool
+    only: str = ""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and is_quantized_instruction(op) and dsp_buffers(op):
             helium = self.helium and not int16_data(op)
+            if self.only not in ("", MICROKERNEL, HELIUM) or (self.only == HELIUM and not helium):
+                return
+            helium = helium and self.only != MICROKERNEL
             op.properties["microkernel"] = StringAttr(HELIUM if helium else MICROKERNEL)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
@@ -303,18 +327,21 @@ class SelectFullyConnected(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+@dataclass
 class SelectHeliumElementwise(RewritePattern):
-    """An int8 add, sub or mul whose innermost loop fills a vector (or is its only loop: the
-    operands of one shape): `microkernel = "arm-mve"` (four lanes at a time,
-    `backends.arm_mve.kernels.emit_elementwise`). A broadcast onto shorter runs (a per-channel
-    scale of [N, C, 1, 1] pixels) keeps the scalar kernel: most of its lanes would idle."""
+    """An int8 add, sub or mul whose innermost loop is at least `HELIUM_ELEMENTWISE_RUNS`
+    long (or is its only loop: the operands of one shape): `microkernel = "arm-mve"` (four
+    lanes at a time, `backends.arm_mve.kernels.emit_elementwise`). A broadcast onto runs of
+    one level (a trailing unit dimension) keeps the scalar kernel (`forced`: takes them too)."""
+
+    forced: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
-            if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
+            if self.forced or len(loops) == 1 or loops[-1] >= HELIUM_ELEMENTWISE_RUNS:
                 op.properties["microkernel"] = StringAttr(HELIUM)
                 rewriter.notify_op_modified(op)
 
@@ -331,13 +358,18 @@ class SelectHeliumSoftmax(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+@dataclass
 class SelectLevelTables(RewritePattern):
-    """On the DSP extension without Helium: an int8 add or sub of more elements than its two
-    tables hold entries, and an int8 softmax computing more exps (two an element) than its
-    table holds, `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: the function of one
-    level computed once per level, then looked up). A table entry costs what one element's
-    term (an add's) or exp (a softmax's) costs, and a lookup much less (MobileNetV2's smallest
-    residual adds taking tables, 864 elements, on the M7: 21.8k instructions generic)."""
+    """On the DSP extension without Helium: an int8 add or sub of at least
+    `LEVEL_TABLE_ELEMENTWISE_FROM` elements (measured: a table entry costs about a fifth of
+    an element's generic work), and an int8 softmax computing more exps (two an element)
+    than its table holds, `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`:
+    the function of one level computed once per level, then looked up). The softmax's rule
+    is the M7's crossing (about 128 levels); on the M4 and the M33 the tables are cheaper
+    from about 90 (tests/unit/test_arm_dsp_kernel_choices.py). `forced`: every one,
+    whatever its size."""
+
+    forced: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp | glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
@@ -346,10 +378,10 @@ class SelectLevelTables(RewritePattern):
             return
         elements = int(np.prod(glow.shape_of(op.dest)))
         if isinstance(op, glowll.ElementwiseOp):
-            worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements > 2 * LEVEL_TABLE_ENTRIES
+            worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements >= LEVEL_TABLE_ELEMENTWISE_FROM
         else:
             worth = 2 * elements > LEVEL_TABLE_ENTRIES
-        if worth:
+        if worth or (self.forced and (isinstance(op, glowll.SoftMaxOp) or op.kind.data in LEVEL_TABLE_ELEMENTWISE)):
             op.properties["microkernel"] = StringAttr(LEVEL_TABLES)
             rewriter.notify_op_modified(op)
 
@@ -365,22 +397,32 @@ class SelectArmDspKernels(ModulePass):
     without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
     `loop_pairs` (a size-first build: `pipeline.glowll_passes` gives the core's
     `backends.arm_dsp.kernels.LOOP_PAIRS`), each "arm-dsp" convolution gets
-    `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
+    `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step.
+
+    `only` (a test hook: tests/unit/test_arm_dsp_kernel_choices.py measures each choice by
+    building every candidate) gives one microkernel of `FORCED_KERNELS` wherever it can take
+    a layer, whatever the cost rules above say, and no other ("generic": none)."""
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
     loop_pairs: int = 0
+    only: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{loop-pairs={self.loop_pairs}}}: expected 0 (speed "
                             "first) or the channel pairs a step of a size-first kernel's loop")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs)
+        if self.only not in ("", *FORCED_KERNELS):
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{only={self.only}}}: expected one of "
+                            f"{', '.join(FORCED_KERNELS)}")
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
-        fully_connected = SelectFullyConnected(self.helium)
+        fully_connected = SelectFullyConnected(self.helium, self.only)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
-        if self.helium:
-            PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(), SelectHeliumSoftmax()]),
+        if self.helium and self.only in ("", HELIUM):
+            PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(self.only == HELIUM),
+                                                              SelectHeliumSoftmax()]),
                                  apply_recursively=False).rewrite_module(op)
-        else:
-            PatternRewriteWalker(SelectLevelTables(), apply_recursively=False).rewrite_module(op)
+        elif self.only == LEVEL_TABLES or (not self.helium and not self.only):
+            PatternRewriteWalker(SelectLevelTables(self.only == LEVEL_TABLES),
+                                 apply_recursively=False).rewrite_module(op)
