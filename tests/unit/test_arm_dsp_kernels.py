@@ -699,7 +699,9 @@ def documented_kind(geometry: tuple, pool: dict | None) -> str | None:
     `arm_dsp_layout.packing`): window pairs for an ungrouped convolution wider than 1x1 of at
     most 144 taps, unpooled or with a tiling pool; depthwise for an unpooled one of one input
     channel a group; row pairs along a kernel row at least two taps wide; channel pairs for an
-    unpadded ungrouped 1x1; else the generic kernel."""
+    unpadded ungrouped 1x1; else the generic kernel. This checks the code against the docs;
+    that the documented choices are the cheaper ones is measured on the boards
+    (tests/unit/test_arm_dsp_kernel_choices.py)."""
     _, (_, group_c, k_h, k_w), _, pads, _, group = geometry
     if group == 1 and (pool is None or tiles(geometry, pool)) and k_h * k_w > 1 and group_c * k_h * k_w <= 144:
         return WINDOW_PAIRS
@@ -783,7 +785,9 @@ def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
     """What the M55 runs a convolution case on: dot products of gathered windows (unpooled
     or pooled globally, ungrouped, enough taps: every case's bias takes the input offset), else vectors of
     output columns (stride 1 along the row, or stride 2 onto rows of 8 outputs or more; any
-    padding: predicated edge lanes), else the DSP kernel (stride 2 onto narrower rows)."""
+    padding: predicated edge lanes), else the DSP kernel (stride 2 onto narrower rows). The
+    code against the docs; each rule's choice is measured cheapest in
+    tests/unit/test_arm_dsp_kernel_choices.py."""
     input_shape, filter_shape, strides, pads, dilations, group = geometry
     width = (input_shape[3] + pads[1] + pads[3] - dilations[1] * (filter_shape[3] - 1) - 1) // strides[1] + 1
     columns = strides[1] == 1 or (strides[1] == 2 and width >= 8)
