@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from glowmlir.backends.arm_dsp.kernels import unrolls_plane
+from glowmlir.backends.arm_dsp.depthwise import unrolls_plane
 from glowmlir.backends.arm_dsp.layout import (
     BIAS_PAIRS,
     DEPTHWISE_PIXELS,

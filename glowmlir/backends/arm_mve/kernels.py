@@ -28,7 +28,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.backends.arm_dsp.kernels import level, start, weight_offset_correction
+from glowmlir.backends.arm_dsp.fully_connected import start, weight_offset_correction
+from glowmlir.backends.arm_dsp.instructions import level
 from glowmlir.backends.host_vector import columns as vector_columns
 from glowmlir.backends.host_vector.layout import HELIUM
 from glowmlir.dialects import glow, glowll
