@@ -7,8 +7,9 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i16
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
 from glowmlir.backends.arm_dsp import layout
+from glowmlir.backends.arm_dsp.target import has_arm_dsp
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 
@@ -43,12 +44,10 @@ def glowll_passes(options: PipelineOptions) -> list:
     channel pairs a step."""
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
-    from glowmlir.backends.arm_dsp.target import has_arm_dsp
-    from glowmlir.backends.arm_mve.target import has_helium
 
     if options.target is None or not has_arm_dsp(options.target):
         return []
-    helium = has_helium(options.target)
+    helium = serves("arm_mve", options.target)
     loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs))]
 
@@ -62,4 +61,4 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-), glowll_passes=glowll_passes)
+), glowll_passes=glowll_passes, serves=has_arm_dsp)

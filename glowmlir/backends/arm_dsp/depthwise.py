@@ -4,6 +4,7 @@ int16: `widen_row`, `halfword_products`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Sequence
@@ -18,7 +19,6 @@ from glowmlir.backends.arm_dsp.instructions import (
     high_halves,
     input_pairs,
     intrinsic,
-    level,
     load_word,
     load_words,
     offset_pair,
@@ -36,6 +36,7 @@ from glowmlir.backends.arm_dsp.layout import (
 from glowmlir.backends.arm_dsp.row_kernels import store_tile, tile_pairs, tile_products
 from glowmlir.backends.arm_dsp.stack_copies import copy_row, zero_point_plane
 from glowmlir.dialects import glowll
+from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -71,167 +72,225 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
     their accumulators in registers over the kernel rows (input words to pairs, weight words
     by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
-    input channel reads the same copy.
+    input channel reads the same copy (`DepthwiseChannel`).
 
     A widened plan (int8 data, undilated rows: `arm_dsp_layout.widens_planes`) copies the
     planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
     them as they are (`halfword_products`), with the weight words of each tile read through
     an opaque pointer, by `LDRD` too. A small widened plane's rows are unrolled whole in a
     speed-first build (`UNROLLED_PLANE_TILES`)."""
-    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
-    n_size, channels, out_h, out_w = dest.shape
-    _, in_c, in_h, in_w = src.shape
-    filter_shape = op.filter_shape.get_values()
-    k_h = filter_shape[2]
-    (sy, sx), (dy, _), pads = op.strides.get_values(), op.dilations.get_values(), op.pads.get_values()
-    widened = widened_planes(op)
-    plan = convolution_depthwise_plan(src.shape, filter_shape, (sy, sx), pads, op.dilations.get_values(), widened)
+    DepthwiseConvolution(b, domain, op, view).emit()
 
-    def rows_read(outputs: int) -> int:
-        return (outputs - 1) * sy + (k_h - 1) * dy + 1
 
-    row_bytes = 4 * plan.row_words if widened else plan.padded_width * element_bytes(src)
-    band = next((rows for rows in range(out_h, 0, -1) if rows_read(rows) * row_bytes <= PLANE_BYTES), 1)
-    bands = -(-out_h // band)
-    words = -(-rows_read(band) * row_bytes // 4)
-    x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    unrolled = unrolls_plane(plan, out_h, out_w, bands, op.loop_pairs is None)
-    filter_words = k_h * packed.shape[2]  # a channel's packed weight words
-    if widened:  # the offset not folded, the copy subtracts it: the padding is 0 (unrolled: the filter after it)
-        plane, padding = zero_point_plane(b, 0 if x_offset is not None else domain.input_offset,
-                                          words + (filter_words if unrolled else 0), i16)
-        plane = View.contiguous(plane.base, (rows_read(band), plan.row_words), element_type=i32)
-        columns = plane
-    else:
-        plane, padding = zero_point_plane(b, domain.input_offset, words, src.element_type)
-        plane = View.contiguous(plane.base, (words * 4 // element_bytes(src) // plan.padded_width, plan.padded_width),
-                                element_type=src.element_type)
-        columns = plane.reshaped(plane.shape, plane.strides, plan.pad_left)  # the input's columns of the plane
+class DepthwiseConvolution:
+    """A depthwise convolution's views, plan, bands of rows and stack plane
+    (`depthwise_convolution`)."""
 
-    def copy(source: Row, r: Index) -> None:
-        if widened:
-            widen_row(b, domain, source, plane, r, plan.pad_left, in_w, x_offset)
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view):
+        self.b, self.domain, self.op = b, domain, op
+        self.dest, self.src, self.packed, self.bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+        self.n_size, self.channels, self.out_h, self.out_w = self.dest.shape
+        _, self.in_c, self.in_h, self.in_w = self.src.shape
+        filter_shape = op.filter_shape.get_values()
+        self.k_h = filter_shape[2]
+        (self.sy, self.sx), (self.dy, _) = op.strides.get_values(), op.dilations.get_values()
+        self.pads = op.pads.get_values()
+        self.widened = widened_planes(op)
+        self.plan = plan = convolution_depthwise_plan(self.src.shape, filter_shape, (self.sy, self.sx), self.pads,
+                                                      op.dilations.get_values(), self.widened)
+        row_bytes = 4 * plan.row_words if self.widened else plan.padded_width * element_bytes(self.src)
+        self.band = next((rows for rows in range(self.out_h, 0, -1)
+                          if self.rows_read(rows) * row_bytes <= PLANE_BYTES), 1)
+        self.bands = -(-self.out_h // self.band)
+        self.words = -(-self.rows_read(self.band) * row_bytes // 4)
+        self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+        self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, op.loop_pairs is None)
+        self.make_plane()
+
+    def rows_read(self, outputs: int) -> int:
+        """The input rows `outputs` output rows read."""
+        return (outputs - 1) * self.sy + (self.k_h - 1) * self.dy + 1
+
+    def make_plane(self) -> None:
+        """The stack plane (`plane`, its input columns `columns`) and the word of its padding."""
+        b, domain, plan, src = self.b, self.domain, self.plan, self.src
+        filter_words = self.k_h * self.packed.shape[2]  # a channel's packed weight words
+        # widened, the offset not folded, the copy subtracts it: the padding is 0 (unrolled: the filter after it)
+        if self.widened:
+            plane, self.padding = zero_point_plane(b, 0 if self.x_offset is not None else domain.input_offset,
+                                                   self.words + (filter_words if self.unrolled else 0), i16)
+            self.plane = View.contiguous(plane.base, (self.rows_read(self.band), plan.row_words), element_type=i32)
+            self.columns = self.plane
         else:
-            copy_row(b, source, Row(columns, (r,)), in_w)
+            plane, self.padding = zero_point_plane(b, domain.input_offset, self.words, src.element_type)
+            self.plane = View.contiguous(
+                plane.base, (self.words * 4 // element_bytes(src) // plan.padded_width, plan.padded_width),
+                element_type=src.element_type)
+            self.columns = self.plane.reshaped(self.plane.shape, self.plane.strides, plan.pad_left)  # the input's
 
-    def copy_band(n: Index, c: Index, top: Index) -> None:
+    def emit(self) -> None:
+        """Every band of every input plane copied, then each output channel of its input channel."""
+        b = self.b
+        multiplier = self.channels // self.in_c  # output channels of each input channel
+        with b.loops([self.n_size, self.in_c, self.bands]) as (n, g, band_index):
+            y0 = b.mul(band_index, self.band)
+            self.copy_band(n, g, b.sub(b.mul(y0, self.sy), self.pads[0]))
+            with b.loops([multiplier]) as (j,):
+                DepthwiseChannel.of(self, n, b.add(b.mul(g, multiplier), j), y0).emit()
+
+    def copy(self, source: Row, r: Index) -> None:
+        if self.widened:
+            widen_row(self.b, self.domain, source, self.plane, r, self.plan.pad_left, self.in_w, self.x_offset)
+        else:
+            copy_row(self.b, source, Row(self.columns, (r,)), self.in_w)
+
+    def copy_band(self, n: Index, c: Index, top: Index) -> None:
         """Input rows top .. top + rows_read(band) - 1 of plane (n, c) into the stack plane
         (a row outside the input: padding, when bands of the plane take turns in it)."""
-        if bands == 1 and widened:  # rows pads[0] .. pads[0] + in_h - 1 of the plane, the padding never written
-            with b.loop(0, min(in_h, rows_read(band) - pads[0])) as in_y:
-                copy(Row(src, (n, c, in_y.index)), b.add(in_y.index, pads[0]))
+        b, src, in_h, pads = self.b, self.src, self.in_h, self.pads
+        if self.bands == 1 and self.widened:  # rows pads[0] .. pads[0] + in_h - 1, the padding never written
+            with b.loop(0, min(in_h, self.rows_read(self.band) - pads[0])) as in_y:
+                self.copy(Row(src, (n, c, in_y.index)), b.add(in_y.index, pads[0]))
             return
-        with b.loop(0, rows_read(band)) as r:
+        with b.loop(0, self.rows_read(self.band)) as r:
             in_y = b.add(top, r.index)
             with b.when(b.in_range(in_y, in_h)):
-                copy(Row(src, (n, c, in_y)), r.index)
-            if bands > 1:
+                self.copy(Row(src, (n, c, in_y)), r.index)
+            if self.bands > 1:
                 with b.when(b.compare("uge", in_y, in_h)):
-                    if widened:
-                        fill_row(b, Row(plane, (r.index,)), plan.row_words, lambda x: padding)
+                    if self.widened:
+                        fill_row(b, Row(self.plane, (r.index,)), self.plan.row_words, lambda x: self.padding)
                     else:
-                        fill_row(b, Row(columns, (r.index,)), in_w, lambda x: b.truncate(padding, src.element_type))
+                        fill_row(b, Row(self.columns, (r.index,)), self.in_w,
+                                 lambda x: b.truncate(self.padding, src.element_type))
 
-    def padding_rows(y: int) -> tuple[int, ...]:
+    def padding_rows(self, y: int) -> tuple[int, ...]:
         """The kernel rows of (unrolled) output row y wholly in the plane's top or bottom padding."""
-        return tuple(ky for ky in range(k_h) if not 0 <= y * sy + ky * dy - pads[0] < in_h)
+        return tuple(ky for ky in range(self.k_h) if not 0 <= y * self.sy + ky * self.dy - self.pads[0] < self.in_h)
 
-    def tile(n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int, x0: Index,
-             filter_rows: View | None = None, skipped: Sequence[int] = ()) -> None:
+    def tile(self, n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int,
+             x0: Index, filter_rows: View | None = None, skipped: Sequence[int] = (),
+             channel_plane: View | None = None) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
         `plane_y` under its kernel row 0), its sums from `start` (or each output's), the
-        kernel rows `skipped` left out (their products in `start`)."""
+        kernel rows `skipped` left out (their products in `start`); unrolled, the plane read
+        through `channel_plane`."""
+        b, plan, plane = self.b, self.plan, self.plane
         tiling = plan.tilings[index]
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
-        if widened:
-            group = b.div(b.mul(x0, sx), 4)  # of four columns, three words
-            if unrolled:  # at constant offsets from the channel's copy of the plane's address
+        if self.widened:
+            group = b.div(b.mul(x0, self.sx), 4)  # of four columns, three words
+            if self.unrolled:  # at constant offsets from the channel's copy of the plane's address
                 under = channel_plane.reshaped(plane.shape, plane.strides, plane_y * plan.row_words + 3 * group)
             else:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
-        kept = [ky for ky in range(k_h) if ky not in skipped]
+        kept = [ky for ky in range(self.k_h) if ky not in skipped]
         for ky in kept:
-            if widened:
+            if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
-                words = slotted_words(b, under, [ky * dy], tiling.first_word, tiling.words - tiling.first_word)
+                words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
                 words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
                 if ky == kept[0]:  # the next kernel rows' loads wait for the first's products
                     after(b, totals)
                 continue
-            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * dy),)), b.mul(x0, sx), tiling, x_offset,
-                               derive=op.loop_pairs is None)
-            weights = load_words(b, packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
+            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
+                               self.x_offset, derive=self.op.loop_pairs is None)
+            weights = load_words(b, self.packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
-        store_tile(b, domain, [c], [Row(dest, (n, c, y))], totals, [b.add(x0, p) for p in range(len(totals))])
+        store_tile(b, self.domain, [c], [Row(self.dest, (n, c, y))], totals,
+                   [b.add(x0, p) for p in range(len(totals))])
 
-    multiplier = channels // in_c  # output channels of each input channel
-    last = len(plan.tilings) - 1
-    with b.loops([n_size, in_c, bands]) as (n, g, band_index):
-        y0 = b.mul(band_index, band)
-        copy_band(n, g, b.sub(b.mul(y0, sy), pads[0]))
-        with b.loops([multiplier]) as (j,):
-            c = b.add(b.mul(g, multiplier), j)
-            start = domain.bias(bias, c)
-            filter_rows, last_start = None, start
-            if widened:  # channel c's weight words, read in each tile
-                filter_rows = View.contiguous(b.opaque(b.element(packed, [c, 0, 0, 0])), packed.shape,
-                                              element_type=packed.element_type)
-                if plan.tilings[-1].dropped and x_offset is None:
-                    last_start = padding_products(b, domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
-                                                  k_h, start)
-            edge_starts: dict[tuple[tuple[int, ...], int], list[SSAValue]] = {}
 
-            def make_edge_starts(y: int, filter_rows: View) -> None:
-                """Unrolled output row y's tiles leave out its kernel rows in the top or bottom
-                padding: the starts of each tiling's outputs, those rows' products in
-                (`edge_starts`). Not where the offset is not folded (the padding is 0: nothing to
-                leave out) nor in rows of fewer than four outputs (MobileNetV2's 3 x 3 planes:
-                the starts cost more than the products they save)."""
-                skipped = padding_rows(y)
-                if unrolled and x_offset is None and skipped and out_w >= DEPTHWISE_PIXELS:
-                    for index in {0 if plan.tiles else last, last}:
-                        if (skipped, index) not in edge_starts:
-                            edge_starts[skipped, index] = padding_products(
-                                b, domain, filter_rows, plan.tilings[index], plan.word_offsets[index], k_h, start,
-                                skipped, (plan.tilings[-1], plan.word_offsets[-1]))
+@dataclasses.dataclass
+class DepthwiseChannel:
+    """Output channel c of a depthwise convolution over a band of rows (from output row y0) of
+    its input plane's copy: where its sums start (`start`; the last tile's `last_start`, an
+    unrolled row's tiles' `edge_starts`), its weight words (`filter_rows`, widened) and,
+    unrolled, the plane and the filter's copy after it (`channel_plane`)."""
 
-            for y in range(out_h // 2 if unrolled else 0):  # the top rows' starts from the filter, before its copy
-                make_edge_starts(y, filter_rows)
-            if unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
-                channel_plane = View.contiguous(b.opaque(plane.base), plane.shape, element_type=i32)
-                filter_rows = copy_filter(b, filter_rows, channel_plane.base, words)
+    kernel: DepthwiseConvolution
+    n: Index
+    c: Index
+    y0: Index
+    start: SSAValue
+    last_start: SSAValue
+    filter_rows: View | None
+    channel_plane: View | None = None
+    edge_starts: dict[tuple[tuple[int, ...], int], list[SSAValue]] = dataclasses.field(default_factory=dict)
 
-            def starts_of(y: Index, index: int, otherwise: SSAValue) -> tuple[tuple[int, ...], SSAValue]:
-                """The kernel rows tiling `index` of output row y leaves out, and its outputs'
-                starts (`edge_starts`; else none and `otherwise`)."""
-                key = (padding_rows(y), index) if unrolled else None
-                return (key[0], edge_starts[key]) if key in edge_starts else ((), otherwise)
+    @classmethod
+    def of(cls, kernel: DepthwiseConvolution, n: Index, c: Index, y0: Index) -> DepthwiseChannel:
+        """Channel c's bias, and widened, its weight words read in each tile (and the last
+        tile's starts, its dropped taps' products in)."""
+        b, plan = kernel.b, kernel.plan
+        start = kernel.domain.bias(kernel.bias, c)
+        filter_rows, last_start = None, start
+        if kernel.widened:  # channel c's weight words, read in each tile
+            filter_rows = View.contiguous(b.opaque(b.element(kernel.packed, [c, 0, 0, 0])), kernel.packed.shape,
+                                          element_type=kernel.packed.element_type)
+            if plan.tilings[-1].dropped and kernel.x_offset is None:
+                last_start = padding_products(b, kernel.domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
+                                              kernel.k_h, start)
+        return cls(kernel, n, c, y0, start, last_start, filter_rows)
 
-            def row(y: Index) -> None:
-                """Output row y of the band: its tiles of four, then the last tile."""
-                plane_y = b.mul(y, sy)
-                if unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
-                    make_edge_starts(y, filter_rows)
-                if plan.tiles and unrolled:
-                    skipped, tile_start = starts_of(y, 0, start)
-                    for t in range(plan.tiles):
-                        tile(n, c, b.add(y0, y), plane_y, tile_start, 0, t * DEPTHWISE_PIXELS, filter_rows, skipped)
-                elif plan.tiles:
-                    with b.loop(0, plan.tiles) as t:
-                        tile(n, c, b.add(y0, y), plane_y, start, 0, b.mul(t.index, DEPTHWISE_PIXELS), filter_rows)
-                if plan.tiles * DEPTHWISE_PIXELS < out_w:
-                    skipped, tile_start = starts_of(y, last, last_start)
-                    tile(n, c, b.add(y0, y), plane_y, tile_start, last, plan.tiles * DEPTHWISE_PIXELS, filter_rows,
-                         skipped)
+    def emit(self) -> None:
+        """The channel's output rows of the band (unrolled: with their edge starts)."""
+        kernel, b = self.kernel, self.kernel.b
+        for y in range(kernel.out_h // 2 if kernel.unrolled else 0):  # the top rows' starts, before the filter's copy
+            self.make_edge_starts(y)
+        if kernel.unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
+            self.channel_plane = View.contiguous(b.opaque(kernel.plane.base), kernel.plane.shape, element_type=i32)
+            self.filter_rows = copy_filter(b, self.filter_rows, self.channel_plane.base, kernel.words)
+        if kernel.unrolled:
+            for y in range(kernel.out_h):
+                self.row(y)
+        else:
+            with b.loop(0, b.min(kernel.band, b.sub(kernel.out_h, self.y0))) as y:
+                self.row(y.index)
 
-            if unrolled:
-                for y in range(out_h):
-                    row(y)
-            else:
-                with b.loop(0, b.min(band, b.sub(out_h, y0))) as y:
-                    row(y.index)
+    def make_edge_starts(self, y: int) -> None:
+        """Unrolled output row y's tiles leave out its kernel rows in the top or bottom
+        padding: the starts of each tiling's outputs, those rows' products in
+        (`edge_starts`). Not where the offset is not folded (the padding is 0: nothing to
+        leave out) nor in rows of fewer than four outputs (MobileNetV2's 3 x 3 planes:
+        the starts cost more than the products they save)."""
+        kernel = self.kernel
+        plan, last = kernel.plan, len(kernel.plan.tilings) - 1
+        skipped = kernel.padding_rows(y)
+        if kernel.unrolled and kernel.x_offset is None and skipped and kernel.out_w >= DEPTHWISE_PIXELS:
+            for index in {0 if plan.tiles else last, last}:
+                if (skipped, index) not in self.edge_starts:
+                    self.edge_starts[skipped, index] = padding_products(
+                        kernel.b, kernel.domain, self.filter_rows, plan.tilings[index], plan.word_offsets[index],
+                        kernel.k_h, self.start, skipped, (plan.tilings[-1], plan.word_offsets[-1]))
+
+    def starts_of(self, y: Index, index: int, otherwise: SSAValue) -> tuple[tuple[int, ...], SSAValue]:
+        """The kernel rows tiling `index` of output row y leaves out, and its outputs'
+        starts (`edge_starts`; else none and `otherwise`)."""
+        key = (self.kernel.padding_rows(y), index) if self.kernel.unrolled else None
+        return (key[0], self.edge_starts[key]) if key in self.edge_starts else ((), otherwise)
+
+    def row(self, y: Index) -> None:
+        """Output row y of the band: its tiles of four, then the last tile."""
+        kernel, b, n, c = self.kernel, self.kernel.b, self.n, self.c
+        plan, last = kernel.plan, len(kernel.plan.tilings) - 1
+        plane_y = b.mul(y, kernel.sy)
+        tile = functools.partial(kernel.tile, filter_rows=self.filter_rows, channel_plane=self.channel_plane)
+        if kernel.unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
+            self.make_edge_starts(y)
+        if plan.tiles and kernel.unrolled:
+            skipped, tile_start = self.starts_of(y, 0, self.start)
+            for t in range(plan.tiles):
+                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * DEPTHWISE_PIXELS, skipped=skipped)
+        elif plan.tiles:
+            with b.loop(0, plan.tiles) as t:
+                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
+        if plan.tiles * DEPTHWISE_PIXELS < kernel.out_w:
+            skipped, tile_start = self.starts_of(y, last, self.last_start)
+            tile(n, c, b.add(self.y0, y), plane_y, tile_start, last,
+                 plan.tiles * DEPTHWISE_PIXELS, skipped=skipped)
 
 
 def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) -> View:

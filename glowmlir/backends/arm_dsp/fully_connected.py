@@ -9,7 +9,6 @@ from xdsl.ir import SSAValue
 from glowmlir.backends.arm_dsp.instructions import (
     STACK_ALIGNMENT,
     input_pairs,
-    level,
     load_word,
     load_words,
     offset_pair,
@@ -17,7 +16,8 @@ from glowmlir.backends.arm_dsp.instructions import (
     smlad,
 )
 from glowmlir.dialects import glowll
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
+from glowmlir.lowering.int8_sums import level, start, weight_offset_correction
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
 )
@@ -97,20 +97,3 @@ def gathered_row_pairs(b: KernelBuilder, src: View, m: Index, x_offset: SSAValue
         pairs = pairs_of_four(b, src, [m, b.mul(word.index, 4)], x_offset)
         for half, pair in enumerate(pairs):
             b.store(pair, gathered, [word.index, half])
-
-
-def weight_offset_correction(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, src: View,
-                              m: Index) -> SSAValue | None:
-    """With the input offset folded, sum x * (w - w_offset) = sum x * w - w_offset * sum x:
-    `w_offset * sum x` of input row m, once per row (None when there is nothing to subtract)."""
-    if op.folded_input_offset is None or is_zero(domain.weight_offset):
-        return None
-    with b.loop(0, src.shape[1], carried=[b.integer(0)]) as k:
-        k.next(b.int_add(k.carried[0], level(b, src, [m, k.index])))
-    return b.int_mul(k.results[0], domain.weight_offset)
-
-
-def start(b: KernelBuilder, domain: ArithmeticDomain, bias: View, n: Index, correction: SSAValue | None) -> SSAValue:
-    """Where output n's sum starts: its bias, less the row's weight-offset correction."""
-    start = domain.bias(bias, n)
-    return start if correction is None else b.int_sub(start, correction)

@@ -40,8 +40,6 @@ from glowmlir.lowering.loop_skeletons import (
 )
 
 GATHERED_PIXELS = (4, 2, 1)
-
-
 GATHER_BYTES = 4096
 """A pointwise convolution of stride 1 gathers the channels of the first count of pixels of
 `GATHERED_PIXELS` whose buffer (`gathered_bytes`) fits in `GATHER_BYTES` of stack (one pixel
@@ -132,220 +130,283 @@ def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     as many accumulators. The gathering is paid once for all output channels. A global pool
     folds each output level into a stack sum (or maximum) per channel, averaged once at the
     end; a pool whose windows tile the output (`TiledPool`) makes each run one pool window's
-    pixels, pooled in registers."""
-    def flat(buffer: SSAValue) -> View:
-        whole = view(buffer)
-        n_size, channels, height, width = whole.shape
-        pixels = height * width
-        return whole.reshaped((n_size, channels, pixels), (channels * pixels, pixels, 1))
+    pixels, pooled in registers (`GatheredProduct` holds the kernel's buffers and choices)."""
+    GatheredProduct(b, domain, op, view, block).emit()
 
-    dest, packed, bias = flat(op.dest), view(op.filter), view(op.bias)
-    windows = op.filter_shape.get_values()[2:] != (1, 1)
-    src = view(op.input) if windows else flat(op.input)
-    n_size, out_c, _ = dest.shape
-    pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
-    biases_in_filter = op.biases_in_filter is not None
-    first_pair = BIAS_PAIRS if biases_in_filter else 0  # the weight words' first pair
-    pairs = packed.shape[1] - first_pair
-    run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
-    tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
-    if tiles is not None:  # one pool window's pixels a run
-        pixels, run = tiles.windows, tiles.pixels
-    slot = SLOT_WORDS if run > 1 else 1
-    gathered = View.contiguous(b.alloca(gathered_bytes(run, pairs) // 4, i32, STACK_ALIGNMENT),
-                               (-(-run // 2), pairs, slot), element_type=i32)
-    x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-    pool = None if op.pool is None or tiles is not None else GlobalPool(b, domain, op, view(op.dest))
-    loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
-    straight = pairs <= UNROLLED_PAIRS and loop_pairs is None
-    step = loop_pairs or 1
 
-    padded = padded_input(b, domain, op, src) if windows else None
+def flat_pixels(whole: View) -> View:
+    """An [N, C, H, W] view as [N, C, H * W]."""
+    n_size, channels, height, width = whole.shape
+    pixels = height * width
+    return whole.reshaped((n_size, channels, pixels), (channels * pixels, pixels, 1))
 
-    def gather(n: Index, x0: Index, count: int) -> None:
+
+@dataclasses.dataclass
+class BlockStep:
+    """What the blocks of output channels a `GatheredProduct.block_products` call takes share:
+    their channels, the totals they start from, their weight words (straight: one view each,
+    [pair, channel, 2]) and the gathered words as their looped products read them."""
+
+    o_blocks: list[Index]
+    channels: list[Index]
+    starts: list[SSAValue]
+    weights: list[View] | None
+    reread: View
+
+    @property
+    def width(self) -> int:
+        return len(self.channels)
+
+
+class GatheredProduct:
+    """The gathered product of one convolution (`gathered_product`): its views, its run of
+    pixels, its stack buffer of gathered words, its fused pool (global, `GlobalPool`, or
+    tiled, `TiledPool`) and whether its products are straight-line code (`UNROLLED_PAIRS`) or
+    a loop over the channel pairs (a size-first build's `loop_pairs` a step)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view, block: int):
+        self.b, self.domain, self.op, self.block = b, domain, op, block
+        self.dest, self.packed, self.bias = flat_pixels(view(op.dest)), view(op.filter), view(op.bias)
+        self.windows = op.filter_shape.get_values()[2:] != (1, 1)
+        self.src = view(op.input) if self.windows else flat_pixels(view(op.input))
+        self.n_size, self.out_c, _ = self.dest.shape
+        self.pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
+        self.biases_in_filter = op.biases_in_filter is not None
+        self.first_pair = BIAS_PAIRS if self.biases_in_filter else 0  # the weight words' first pair
+        self.pairs = pairs = self.packed.shape[1] - self.first_pair
+        self.run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
+        self.tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
+        if self.tiles is not None:  # one pool window's pixels a run
+            self.pixels, self.run = self.tiles.windows, self.tiles.pixels
+        slot = SLOT_WORDS if self.run > 1 else 1
+        self.gathered = View.contiguous(b.alloca(gathered_bytes(self.run, pairs) // 4, i32, STACK_ALIGNMENT),
+                                        (-(-self.run // 2), pairs, slot), element_type=i32)
+        self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+        self.pool = None if op.pool is None or self.tiles is not None else GlobalPool(b, domain, op, view(op.dest))
+        self.loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
+        self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
+        self.step = self.loop_pairs or 1
+        self.padded = padded_input(b, domain, op, self.src) if self.windows else None
+
+    def emit(self) -> None:
+        """Every image: its runs of pixels gathered and multiplied, then the last pixels of
+        the plane (two, one) and the global pool's averages."""
+        b, pixels, run, tiles = self.b, self.pixels, self.run, self.tiles
+        with b.loop(0, self.n_size) as n:
+            if self.pool is not None:
+                self.pool.start()
+            if self.padded is not None:
+                self.padded.copy(n.index)
+            with b.loop(0, pixels // run if tiles is None else pixels) as t:
+                x0 = b.mul(t.index, run) if tiles is None else t.index  # a tiled pool's: its window
+                self.gather(n.index, x0, run)
+                self.multiply(n.index, x0, run)
+            tail = pixels % run if tiles is None else 0
+            for count in (2, 1):
+                if tail >= count:
+                    self.gather(n.index, pixels - tail, count)
+                    self.multiply(n.index, pixels - tail, count)
+                    tail -= count
+            if self.pool is not None:
+                self.pool.finish(n.index)
+
+    def gather(self, n: Index, x0: Index, count: int) -> None:
         """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
-        if windows:
-            gather_windows(b, domain, op, src, gathered, n, x0, count, x_offset, padded,
-                           None if tiles is None else tiles.convolution_pixel(x0), looped=loop_pairs is not None,
-                           by_pixel_pairs=straight)
+        b = self.b
+        if self.windows:
+            gather_windows(b, self.domain, self.op, self.src, self.gathered, n, x0, count, self.x_offset, self.padded,
+                           None if self.tiles is None else self.tiles.convolution_pixel(x0),
+                           looped=self.loop_pairs is not None, by_pixel_pairs=self.straight)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
-            loaded = pixel_channel_pairs(b, src, [n, first, x0], [n, second, x0], count, x_offset)
+            loaded = pixel_channel_pairs(b, self.src, [n, first, x0], [n, second, x0], count, self.x_offset)
             for p, pair in enumerate(loaded):
-                b.store(pair, gathered, [p // 2, i, p % 2])
+                b.store(pair, self.gathered, [p // 2, i, p % 2])
             return carried
 
-        over_channel_pairs(b, src.shape[1], channel_pair, [], downward=straight,
-                           per_step=GATHER_STEP_PAIRS if straight else 1)
+        over_channel_pairs(b, self.src.shape[1], channel_pair, [], downward=self.straight,
+                           per_step=GATHER_STEP_PAIRS if self.straight else 1)
 
-    def products(totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
+    def products(self, totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
         totals = list(totals)
         for k, word in enumerate(inputs):
             for j, weight in enumerate(weights):
-                totals[k * len(weights) + j] = smlad(b, word, weight, totals[k * len(weights) + j])
+                totals[k * len(weights) + j] = smlad(self.b, word, weight, totals[k * len(weights) + j])
         return totals
 
-    def constants_anew(after_value: SSAValue):
+    def constants_anew(self, after_value: SSAValue):
         """Straight, the requantization's constants made anew once `after_value` is computed
         (`constants_through`): the straight products fill the registers, and LLVM reloaded
         the rounding terms once an output (DS-CNN's pointwise layers on the M7: 414k -> 409k
         instructions each, two blocks a step). Looped (a size-first build), where they may
         stay in registers, their copies cost moves: DS-CNN on the M7 -Oz 5.48M -> 5.86M."""
-        if not straight:
+        if not self.straight:
             return contextlib.nullcontext()
-        return domain.constants_through(lambda value: opaque_after(b, value, after_value))
+        return self.domain.constants_through(lambda value: opaque_after(self.b, value, after_value))
 
-    def multiply(n: Index, x0: Index, count: int) -> None:
-        """Every output channel of the `count` gathered pixels from x0. Straight, one loop step
-        takes the blocks whose weight words are interleaved (over a full run, `STEP_BLOCKS` of
-        them: two such groups), each reading them (and its
-        biases, `biases_in_filter`) through a pointer of its own made opaque there (from one
-        pointer, LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the
-        loop carries the step's pointer, advanced once the step's products are done (else
-        LLVM advanced it among the last block's products and spilled). Carrying the output
-        rows' pointer too took 0.1% fewer instructions on DS-CNN, 0.5% more on
-        MobileNetV3-style on the M7. Unpooled, a block's products start after the stores of
-        the block before (`after`): else LLVM began them among its requantization and spilled
-        (DS-CNN's stem on the M7, its windows gathered by pixel pairs: 267.7k -> 264.3k
-        instructions; with a tiled pool the CIFAR-sized net's stem took 3.4k fewer on the M7,
-        3.1k more on the M4). A
-        single pixel (a plane's last, 125 = 31 x 4 + 1) takes the step's blocks together, one
-        input word for four weight words a channel pair (DS-CNN's pointwise layers on the M7:
-        402.0k -> 401.5k instructions each, its last pixel 4.5k -> 4.0k)."""
-
-        def block_products(o_blocks: list[Index], weights: list[View] | None) -> list[SSAValue]:
-            """The blocks `o_blocks` of output channels together (one, or straight, the blocks of
-            a step for a single pixel) (straight, their `weights` [pair (the bias pairs first,
-            `biases_in_filter`), channel, 2]); their last totals."""
-            reread = gathered
-            if pairs <= REREAD_PAIRS:
-                reread = dataclasses.replace(gathered, base=b.opaque(gathered.base))
-            channels = [b.add(b.mul(o_block, block), j) for o_block in o_blocks for j in range(block)]
-            width = len(channels)
-            if biases_in_filter:
-                starts = [word for words in weights for word in load_words(b, words, [0, 0, 0], block)]
-            else:
-                starts = [domain.bias(bias, o) for o in channels]
-
-            def pixel_pairs(group: list[tuple[int, int]], after_totals: SSAValue | None) -> list[SSAValue]:
-                """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
-                `group` (one pair, or straight, `STRAIGHT_PIXEL_PAIRS`), every channel pair: their
-                totals ([pixel][channel]); read after `after_totals` is computed when given."""
-                if straight:  # both streams at constant offsets from pointers made here
-                    words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
-                                 gathered.shape, gathered.strides, 0, gathered.element_type)
-                    results = starts * sum(in_pair for _, in_pair in group)
-                    for i in range(pairs):
-                        weight_words = [word for words in weights
-                                        for word in load_words(b, words, [first_pair + i, 0, 0], block)]
-                        first = 0  # the group's first pixel of this pixel pair
-                        for q, in_pair in group:
-                            inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
-                            taken = slice(first * width, (first + in_pair) * width)
-                            results[taken] = products(results[taken], inputs, weight_words)
-                            after(b, results[taken])
-                            first += in_pair
-                else:
-                    (q, in_pair), = group
-                    words, filter_words = reread, packed
-                    if tiles is not None:  # nor the weight words shared with the pair before
-                        words = dataclasses.replace(gathered, base=opaque_after(b, gathered.base, after_totals))
-                        filter_words = dataclasses.replace(packed, base=opaque_after(b, packed.base, after_totals))
-
-                    def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
-                        return products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                        pointwise_weight_words(b, filter_words, o_blocks[0], i))
-
-                    with b.loop(0, pairs // step, carried=starts * in_pair) as i:
-                        totals = list(i.carried)
-                        for k in range(step):
-                            totals = pair_products(totals, b.add(b.mul(i.index, step), k))
-                        i.next(*totals)
-                    results = i.results
-                    for i in range(pairs // step * step, pairs):
-                        results = pair_products(results, i)
-                return results
-
-            pooled = tiles is not None or pool is not None
-            levels_of = [domain.output(o, dest.element_type) for o in channels] if pooled else []
-            folded = [None] * width  # a tiled pool's, per channel: the window's pixels so far
-            groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
-            together = STRAIGHT_PIXEL_PAIRS if straight and width * sum(p for _, p in groups) <= 8 else 1
-            for first in range(0, len(groups), together):
-                group = groups[first:first + together]
-                results = pixel_pairs(group, folded[0])
-                xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
-                if tiles is not None:
-                    folded = [tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
-                elif pool is None:
-                    outputs = [Row(dest, (n, o)) for o in channels]
-                    with constants_anew(results[0]):
-                        store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
-                else:  # the requantization's constants made anew, as for stored outputs
-                    with constants_anew(results[0]):
-                        def levels(j: int) -> list[SSAValue]:
-                            level = domain.output(channels[j], dest.element_type)
-                            return [level(results[k * width + j]) for k in range(len(xs))]
-
-                        if loop_pairs is None:  # the sums read together (a size-first build's: 0.01% more)
-                            pool.fold_channels(channels[0], [levels(j) for j in range(width)])
-                        else:
-                            for j, o in enumerate(channels):
-                                pool.fold(o, levels(j))
-            if tiles is not None:
-                for j, o in enumerate(channels):
-                    tiles.store(n, o, x0, folded[j], levels_of[j])
-            return results
-
-        if not straight:
-            with b.loop(0, out_c // block) as o_block:
-                block_products([o_block.index], None)
+    def multiply(self, n: Index, x0: Index, count: int) -> None:
+        """Every output channel of the `count` gathered pixels from x0: looped, one block of
+        output channels a step (`block_products`); straight, `multiply_straight`."""
+        if self.straight:
+            self.multiply_straight(n, x0, count)
             return
+        with self.b.loop(0, self.out_c // self.block) as o_block:
+            self.block_products(n, x0, count, [o_block.index], None)
+
+    def multiply_straight(self, n: Index, x0: Index, count: int) -> None:
+        """Straight, one loop step takes the blocks whose weight words are interleaved (over a
+        full run, `STEP_BLOCKS` of them: two such groups), each reading them (and its biases,
+        `biases_in_filter`) through a pointer of its own made opaque there (from one pointer,
+        LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the loop carries
+        the step's pointer, advanced once the step's products are done (else LLVM advanced it
+        among the last block's products and spilled). Carrying the output rows' pointer too
+        took 0.1% fewer instructions on DS-CNN, 0.5% more on MobileNetV3-style on the M7.
+        Unpooled, a block's products start after the stores of the block before (`after`):
+        else LLVM began them among its requantization and spilled (DS-CNN's stem on the M7,
+        its windows gathered by pixel pairs: 267.7k -> 264.3k instructions; with a tiled pool
+        the CIFAR-sized net's stem took 3.4k fewer on the M7, 3.1k more on the M4). A single
+        pixel (a plane's last, 125 = 31 x 4 + 1) takes the step's blocks together, one input
+        word for four weight words a channel pair (DS-CNN's pointwise layers on the M7:
+        402.0k -> 401.5k instructions each, its last pixel 4.5k -> 4.0k)."""
+        b, packed = self.b, self.packed
         interleaved = packed.shape[2]
-        together = straight_step_blocks(out_c // block, interleaved) if count == run else interleaved
+        together = straight_step_blocks(self.out_c // self.block, interleaved) if count == self.run else interleaved
         groups = together // interleaved  # of interleaved blocks, a step
-        with b.loop(0, out_c // (block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
+        with b.loop(0, self.out_c // (self.block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
             step_words, = blocks.carried
-
-            def step_block(h: int) -> tuple[Index, View]:
-                """Block h of the step and its weights, through a pointer made opaque here."""
-                if h and tiles is None:  # after the block before's stores
-                    after(b, [])
-                offset = h // interleaved * packed.strides[0] + h % interleaved * packed.strides[2]
-                block_words = b.opaque(b.offset_pointer(step_words, offset, packed.element_type))
-                return b.add(b.mul(blocks.index, together), h), View(
-                    block_words, (packed.shape[1], block, 2), (packed.strides[1], packed.strides[3], 1), 0,
-                    packed.element_type)
-
-            if count == 1 and tiles is None:  # one pixel: the step's blocks together
-                o_blocks, weights = zip(*(step_block(h) for h in range(together)), strict=True)
-                results = block_products(list(o_blocks), list(weights))
+            if count == 1 and self.tiles is None:  # one pixel: the step's blocks together
+                o_blocks, weights = zip(*(self.step_block(blocks.index, step_words, together, h)
+                                          for h in range(together)), strict=True)
+                results = self.block_products(n, x0, count, list(o_blocks), list(weights))
             else:
                 for h in range(together):
-                    o_block, words = step_block(h)
-                    results = block_products([o_block], [words])
+                    o_block, words = self.step_block(blocks.index, step_words, together, h)
+                    results = self.block_products(n, x0, count, [o_block], [words])
             blocks.next(b.offset_pointer(opaque_after(b, step_words, results[-1]), groups * packed.strides[0],
                                          packed.element_type))
 
-    with b.loop(0, n_size) as n:
-        if pool is not None:
-            pool.start()
-        if padded is not None:
-            padded.copy(n.index)
-        with b.loop(0, pixels // run if tiles is None else pixels) as t:
-            x0 = b.mul(t.index, run) if tiles is None else t.index  # a tiled pool's: its window
-            gather(n.index, x0, run)
-            multiply(n.index, x0, run)
-        tail = pixels % run if tiles is None else 0
-        for count in (2, 1):
-            if tail >= count:
-                gather(n.index, pixels - tail, count)
-                multiply(n.index, pixels - tail, count)
-                tail -= count
-        if pool is not None:
-            pool.finish(n.index)
+    def step_block(self, step: Index, step_words: SSAValue, together: int, h: int) -> tuple[Index, View]:
+        """Block h of loop step `step` (of `together` blocks, their weight words from
+        `step_words`) and its weights, through a pointer made opaque here."""
+        b, packed = self.b, self.packed
+        interleaved = packed.shape[2]
+        if h and self.tiles is None:  # after the block before's stores
+            after(b, [])
+        offset = h // interleaved * packed.strides[0] + h % interleaved * packed.strides[2]
+        block_words = b.opaque(b.offset_pointer(step_words, offset, packed.element_type))
+        return b.add(b.mul(step, together), h), View(
+            block_words, (packed.shape[1], self.block, 2), (packed.strides[1], packed.strides[3], 1), 0,
+            packed.element_type)
+
+    def block_products(self, n: Index, x0: Index, count: int, o_blocks: list[Index],
+                       weights: list[View] | None) -> list[SSAValue]:
+        """The blocks `o_blocks` of output channels together (one, or straight, the blocks of a
+        step for a single pixel) (straight, their `weights` [pair (the bias pairs first,
+        `biases_in_filter`), channel, 2]) at the `count` gathered pixels from x0, their
+        outputs stored or pooled; their last totals."""
+        b, block = self.b, self.block
+        reread = self.gathered
+        if self.pairs <= REREAD_PAIRS:
+            reread = dataclasses.replace(self.gathered, base=b.opaque(self.gathered.base))
+        channels = [b.add(b.mul(o_block, block), j) for o_block in o_blocks for j in range(block)]
+        if self.biases_in_filter:
+            starts = [word for words in weights for word in load_words(b, words, [0, 0, 0], block)]
+        else:
+            starts = [self.domain.bias(self.bias, o) for o in channels]
+        step = BlockStep(o_blocks, channels, starts, weights, reread)
+        width = step.width
+        pooled = self.tiles is not None or self.pool is not None
+        levels_of = [self.domain.output(o, self.dest.element_type) for o in channels] if pooled else []
+        folded = [None] * width  # a tiled pool's, per channel: the window's pixels so far
+        groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
+        together = STRAIGHT_PIXEL_PAIRS if self.straight and width * sum(p for _, p in groups) <= 8 else 1
+        for first in range(0, len(groups), together):
+            group = groups[first:first + together]
+            if self.straight:
+                results = self.straight_pixel_pairs(step, group, folded[0])
+            else:
+                results = self.looped_pixel_pairs(step, group, folded[0])
+            xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
+            folded = self.outputs(n, x0, channels, results, xs, levels_of, folded)
+        if self.tiles is not None:
+            for j, o in enumerate(channels):
+                self.tiles.store(n, o, x0, folded[j], levels_of[j])
+        return results
+
+    def straight_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
+                             after_totals: SSAValue | None) -> list[SSAValue]:
+        """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
+        `group` (`STRAIGHT_PIXEL_PAIRS` at most), every channel pair in straight-line code,
+        both streams at constant offsets from pointers made here: their totals
+        ([pixel][channel]); read after `after_totals` is computed when given."""
+        b, gathered = self.b, self.gathered
+        words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
+                     gathered.shape, gathered.strides, 0, gathered.element_type)
+        results = step.starts * sum(in_pair for _, in_pair in group)
+        for i in range(self.pairs):
+            weight_words = [word for words in step.weights
+                            for word in load_words(b, words, [self.first_pair + i, 0, 0], self.block)]
+            first = 0  # the group's first pixel of this pixel pair
+            for q, in_pair in group:
+                inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
+                taken = slice(first * step.width, (first + in_pair) * step.width)
+                results[taken] = self.products(results[taken], inputs, weight_words)
+                after(b, results[taken])
+                first += in_pair
+        return results
+
+    def looped_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
+                           after_totals: SSAValue | None) -> list[SSAValue]:
+        """Pixel 2q (and 2q + 1 when `in_pair` is 2) of the run, (q, in_pair) the one of
+        `group`, in a loop over the channel pairs (`loop_pairs` of them a step): its totals
+        ([pixel][channel]); with a tiled pool, read after `after_totals` is computed."""
+        b = self.b
+        (q, in_pair), = group
+        words, filter_words = step.reread, self.packed
+        if self.tiles is not None:  # nor the weight words shared with the pair before
+            words = dataclasses.replace(self.gathered, base=opaque_after(b, self.gathered.base, after_totals))
+            filter_words = dataclasses.replace(self.packed, base=opaque_after(b, self.packed.base, after_totals))
+
+        def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
+            return self.products(totals, load_words(b, words, [q, i, 0], in_pair),
+                                 pointwise_weight_words(b, filter_words, step.o_blocks[0], i))
+
+        pairs, per_step = self.pairs, self.step
+        with b.loop(0, pairs // per_step, carried=step.starts * in_pair) as i:
+            totals = list(i.carried)
+            for k in range(per_step):
+                totals = pair_products(totals, b.add(b.mul(i.index, per_step), k))
+            i.next(*totals)
+        results = i.results
+        for i in range(pairs // per_step * per_step, pairs):
+            results = pair_products(results, i)
+        return results
+
+    def outputs(self, n: Index, x0: Index, channels: list[Index], results: list[SSAValue], xs: list[int],
+                levels_of: list[StoredElement], folded: list[SSAValue | None]) -> list[SSAValue | None]:
+        """The totals `results` ([pixel][channel]) of the run's pixels `xs` (from x0): folded
+        into a tiled pool's windows (the new `folded`), stored, or folded into the global pool."""
+        b, domain, width = self.b, self.domain, len(channels)
+        if self.tiles is not None:
+            return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
+        if self.pool is None:
+            outputs = [Row(self.dest, (n, o)) for o in channels]
+            with self.constants_anew(results[0]):
+                store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
+            return folded
+        with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
+            def levels(j: int) -> list[SSAValue]:
+                level = domain.output(channels[j], self.dest.element_type)
+                return [level(results[k * width + j]) for k in range(len(xs))]
+
+            if self.loop_pairs is None:  # the sums read together (a size-first build's: 0.01% more)
+                self.pool.fold_channels(channels[0], [levels(j) for j in range(width)])
+            else:
+                for j, o in enumerate(channels):
+                    self.pool.fold(o, levels(j))
+        return folded
 
 
 class TiledPool:

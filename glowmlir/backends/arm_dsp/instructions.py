@@ -10,6 +10,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i16, i32, i64
 from xdsl.ir import SSAValue
 
+from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     Row,
@@ -164,8 +165,3 @@ def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValu
 def element_bytes(view: View) -> int:
     """The bytes of one element of an int8 or int16 view."""
     return view.element_type.width.data // 8
-
-
-def level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
-    """An int8 (int16) level as it is, widened to i32."""
-    return b.sign_extend(b.load(view, indices))

@@ -15,7 +15,6 @@ from xdsl.ir import SSAValue
 from glowmlir.backends.arm_dsp.instructions import (
     input_pairs,
     intrinsic,
-    level,
     load_word,
     load_words,
     offset_pair,
@@ -31,6 +30,7 @@ from glowmlir.backends.arm_dsp.layout import (
     convolution_row_plan,
 )
 from glowmlir.dialects import glowll
+from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,

@@ -65,6 +65,7 @@ from glowmlir.backends.size_first.record import (
     window_row,
 )
 from glowmlir.dialects import glowll
+from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf, overlapping_tiles
 
@@ -123,7 +124,7 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
     folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
 
     def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-        x = arm_dsp.level(b, src, [step, pixel]) if folded else domain.input(src, [step, pixel])
+        x = level(b, src, [step, pixel]) if folded else domain.input(src, [step, pixel])
         return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
                 for total, o in zip(totals, channels)]
 
@@ -228,10 +229,10 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
                 totals[p], = row_kernels.tile_products(b, tiling, pairs, 1, [totals[p]], lambda j: words)
             return totals
         for kx in range(k_w):
-            weight = arm_dsp.level(b, weights, [c, 0, ky, kx])
+            weight = level(b, weights, [c, 0, ky, kx])
             for p, left in enumerate(lefts):
                 at = [y, b.add(left, kx)]
-                x = arm_dsp.level(b, levels, at) if folded else domain.input(levels, at)
+                x = level(b, levels, at) if folded else domain.input(levels, at)
                 totals[p] = domain.multiply_accumulate(totals[p], x, weight)
         return totals
 
