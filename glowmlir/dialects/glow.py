@@ -3,7 +3,8 @@
 A network is a `glow.function` whose single block holds the graph: `glow.placeholder`
 ops read the inputs, `glow.constant` ops hold the weights, compute ops (Convolution,
 FullyConnected, pools, elementwise arithmetic, ...) produce new tensors, and `glow.save`
-ops name the outputs. Layouts are ONNX's: NCHW activations, OIHW filters. FullyConnected
+ops name the outputs. A network with state kept between calls (a streaming model's) reads
+it with `glow.state` and gives the next call's with `glow.state_store`. Layouts are ONNX's: NCHW activations, OIHW filters. FullyConnected
 takes its weights as [in, out], as Glow does.
 
 Each compute op has one shape rule, a static `shape_rule(...)` of its operand shapes and
@@ -734,6 +735,59 @@ class SaveOp(IRDLOperation):
     def __init__(self, input: SSAValue, name: str):
         super().__init__(operands=[input], properties={"name": StringAttr(name)})
 
+
+
+@irdl_op_definition
+class StateOp(NamedWeightSyntax, IRDLOperation):
+    """State the network keeps between calls (a TFLite resource variable): its value when a
+    call starts. `value` is the initial value, the one the first call starts from (and the
+    first after a reset); the function's `glow.state_store` of the same name gives the one
+    the next call starts from (with none, the state keeps its initial value)."""
+
+    name = "glow.state"
+    name_ = prop_def(StringAttr, prop_name="name")
+    value = opt_prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)  # not Pure: each read is of the call's starting value
+
+    def __init__(self, name: str, value: DenseIntOrFPElementsAttr, result_element: Attribute | None = None):
+        """`result_element`: the element type when it is not the value's (quantized state holds its levels)."""
+        result_type = value.type if result_element is None else tensor(value.type.get_shape(), result_element)
+        super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        verify_static_shape(self)
+        if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
+            raise VerifyException(f"glow.state \"{self.name_.data}\": initial value shape does not match the "
+                                  f"result type")
+
+
+@irdl_op_definition
+class StateStoreOp(IRDLOperation):
+    """Gives the `glow.state` named `name` the value the next call starts from (written when
+    this call's computation is done: every read of the state sees the value it started with)."""
+
+    name = "glow.state_store"
+    input = operand_def(TensorType)
+    name_ = prop_def(StringAttr, prop_name="name")
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `as` $name attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue, name: str):
+        super().__init__(operands=[input], properties={"name": StringAttr(name)})
+
+    def verify_(self) -> None:
+        block = self.parent_block()
+        if block is None:
+            return
+        name = self.name_.data
+        states = [op for op in block.ops if isinstance(op, StateOp) and op.name_.data == name]
+        if not states:
+            raise VerifyException(f"glow.state_store: no glow.state \"{name}\" in the function")
+        if states[0].result.type != self.input.type:
+            raise VerifyException(f"glow.state_store: state \"{name}\" is {states[0].result.type}, the value "
+                                  f"stored {self.input.type}")
+        if sum(1 for op in block.ops if isinstance(op, StateStoreOp) and op.name_.data == name) > 1:
+            raise VerifyException(f"glow.state_store: state \"{name}\" is stored more than once")
 
 
 # ----------------------------------------------------------------------------- compute ops
@@ -2099,7 +2153,7 @@ class PadOp(UnaryOp):
 Glow = Dialect(
     "glow",
     [
-        FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
+        FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp, StateOp, StateStoreOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ConvTransposeOp,
         ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,
