@@ -4,8 +4,8 @@ A network is a `glow.function` whose single block holds the graph: `glow.placeho
 ops read the inputs, `glow.constant` ops hold the weights, compute ops (Convolution,
 FullyConnected, pools, elementwise arithmetic, ...) produce new tensors, and `glow.save`
 ops name the outputs. A network with state kept between calls (a streaming model's) reads
-it with `glow.state` and gives the next call's with `glow.state_store`. Layouts are ONNX's: NCHW activations, OIHW filters. FullyConnected
-takes its weights as [in, out], as Glow does.
+it with `glow.state` and gives the next call's with `glow.state_store`. Layouts are ONNX's:
+NCHW activations, OIHW filters. FullyConnected takes its weights as [in, out], as Glow does.
 
 Each compute op has one shape rule, a static `shape_rule(...)` of its operand shapes and
 attribute values. Its builder (`__init__`, taking operands and attributes as Python values)

@@ -5,12 +5,13 @@
 * `glowll-allocate-memory` places every buffer on a 64-byte boundary (Glow's
   TensorAlignment). Weights go back to back, identical weights stored once; placeholders
   likewise, inputs before outputs (Glow's order), state last (the ready word first: the
-  state is one span of the mutable region, which the header gives). Activations are placed by several
-  strategies — Glow's three orderings, greedy by size (TFLite Micro, TVM) and greedy by
-  conflicts — and the smallest result is kept. The function records the region sizes,
-  the strategy chosen and `activations_lower_bound`: the most bytes live at any one
-  instruction, which no placement can beat. `reuse=false` gives every activation its own
-  slot (`-reuse-activation-memory-allocations=false`).
+  state is one span of the mutable region, which the header gives; the activations'
+  planner never sees it). Activations are placed by several strategies — Glow's three
+  orderings, greedy by size (TFLite Micro, TVM) and greedy by conflicts — and the smallest
+  result is kept. The function records the region sizes, the strategy chosen and
+  `activations_lower_bound`: the most bytes live at any one instruction, which no placement
+  can beat. `reuse=false` gives every activation its own slot
+  (`-reuse-activation-memory-allocations=false`).
 
 Every buffer must end within what the target can address: a region is one object to
 LLVM, whose offsets are signed integers of the pointer's width, so no byte may lie past
