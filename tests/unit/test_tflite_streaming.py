@@ -7,10 +7,13 @@ then per call READ_VARIABLE of each state, CONCATENATION of it with the new fram
 STRIDED_SLICE of the newest ones ASSIGN_VARIABLE'd back, and the convolutions over the
 concatenation. Random weights, 20 consecutive random frames: the bundle's outputs equal
 ai-edge-litert's and TFLite Micro's (which runs resource variables as it does on a device)
-bit for bit, frame by frame.
+bit for bit, frame by frame; on a Cortex-M7 board too (the harness runs the frames in one
+program).
 """
 
 from __future__ import annotations
+
+import shutil
 
 import numpy as np
 import pytest
@@ -19,6 +22,7 @@ from tflite_micro.python.tflite_micro import runtime
 
 import glowmlir
 from glowmlir.errors import GlowError
+from glowmlir.runtime.boards import run_frames_on_board, target_for
 from tests.support import tflite_models as tm
 from tests.support.tflite_micro import tensor_names
 
@@ -278,3 +282,19 @@ def test_variable_errors_name_the_operator(options, message, tmp_path):
     path.write_bytes(_variable_model(**options))
     with pytest.raises(GlowError, match=message):
         glowmlir.compile(str(path))
+
+
+@pytest.mark.skipif(not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")),
+                    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_streaming_model_on_a_cortex_m7_board_equals_tflite_micro(tmp_path):
+    """The bundle for the Cortex-M7 (its DSP-extension kernels) runs the 20 frames in one
+    program, one mutableWeight kept, as a device does: each frame's outputs equal TFLite Micro's."""
+    model = streaming_model()
+    path = tmp_path / "streaming.tflite"
+    path.write_bytes(model)
+    device = glowmlir.compile(str(path), target=target_for("mps2-an500"))
+    inputs = frames()
+    outputs = run_frames_on_board(device, "mps2-an500", [{"input_audio": frame} for frame in inputs])
+    for frame, (got, expected) in enumerate(zip(outputs, micro_frames(model, inputs), strict=True)):
+        for name in ("output", "state_after"):
+            np.testing.assert_array_equal(got[name], expected[name], err_msg=f"frame {frame}, {name}")
