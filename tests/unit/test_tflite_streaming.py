@@ -44,9 +44,9 @@ def _range_quant(values: np.ndarray, relu: bool = False) -> tuple[float, int]:
     return scale, int(np.clip(round(-128 - low / scale), -128, 127))
 
 
-def streaming_model(seed: int = 7, uniform_first_state: bool = False) -> bytes:
+def streaming_model(seed: int = 7, first_level: int | None = None) -> bytes:
     """An int8 streaming model: x [1, 2, 1, 8] per call; state "stream/states" (the last 3 input
-    steps, random initial levels) feeds a 4-step CONV_2D (per-channel weights, RELU), state
+    steps, random initial levels or `first_level` everywhere) feeds a 4-step CONV_2D (per-channel weights, RELU), state
     "stream_1/states" (its last 2 outputs, initially zero) a 3-step DEPTHWISE_CONV_2D, then a
     FULLY_CONNECTED. A second output reads "stream/states" after its ASSIGN_VARIABLE."""
     rng = np.random.default_rng(seed)
@@ -120,7 +120,7 @@ def streaming_model(seed: int = 7, uniform_first_state: bool = False) -> bytes:
 
     init = b.subgraph("NoOp")
     init_1, init_2 = init.tensor("stream/states1", [], "resource"), init.tensor("stream_1/states1", [], "resource")
-    first = (np.full((1, 3, 1, FEATURES), 5, np.int8) if uniform_first_state
+    first = (np.full((1, 3, 1, FEATURES), first_level, np.int8) if first_level is not None
              else rng.integers(-128, 128, (1, 3, 1, FEATURES)).astype(np.int8))
     value_1 = init.constant("tfl.pseudo_qconst", first, INPUT_QUANT)
     value_2 = init.constant("tfl.pseudo_qconst1", np.full((1, 2, 1, CHANNELS), q_conv[1], np.int8), q_conv)
@@ -201,10 +201,31 @@ def test_reset_state_starts_over(streaming):
     np.testing.assert_array_equal(np.array(first), np.array([e["output"] for e in expected]))
 
 
+def test_reset_state_is_tflite_micro_reset_for_states_starting_at_zero(tmp_path):
+    """TFLite Micro's `reset()` sets every variable to its zero point (real 0) and does not run
+    CALL_ONCE again; `reset_state` goes back to the CALL_ONCE values: the same where those are
+    real 0, as in the converter's streaming models."""
+    model = streaming_model(first_level=INPUT_QUANT[1])
+    path = tmp_path / "zero_state.tflite"
+    path.write_bytes(model)
+    bundle = glowmlir.compile(str(path))
+    interpreter = runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
+    inputs = frames(seed=11)[:6]
+    for _ in range(2):
+        for frame, x in enumerate(inputs):
+            interpreter.set_input(x, 0)
+            interpreter.invoke()
+            got = bundle.run(input_audio=x)
+            for position, name in enumerate(("output", "state_after")):
+                np.testing.assert_array_equal(got[name], interpreter.get_output(position), err_msg=f"frame {frame}")
+        interpreter.reset()
+        bundle.reset_state()
+
+
 def test_uniform_initial_state_is_a_fill(tmp_path):
     """An initial value of one level everywhere is written by the first call, no weight kept."""
     path = tmp_path / "uniform.tflite"
-    model = streaming_model(uniform_first_state=True)
+    model = streaming_model(first_level=5)
     path.write_bytes(model)
     bundle = glowmlir.compile(str(path))
     assert "fill = 5.0" in bundle.ir["glowll"]
