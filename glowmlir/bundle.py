@@ -89,6 +89,9 @@ class BundleLayout:
     library_scratch: int = 0  # the largest scratch buffer a library call asks for (in ACTIVATIONS)
     constants: tuple[Placeholder, ...] = ()  # the weights described as the header's verbose list shows them
     entry: str = ""  # the entry point's name (-main-entry-name) when it is not the network's
+    states: tuple[Placeholder, ...] = ()  # the state kept in the mutable region between calls (kind "state")
+    state_offset: int = 0  # the state's span of the mutable region: its ready word, then `states`
+    state_size: int = 0
 
     @property
     def entry_point(self) -> str:
@@ -100,12 +103,17 @@ class BundleLayout:
         if function.activations_size is None:
             raise GlowError(f"{function.sym_name.data}: memory is not allocated (run glowll-allocate-memory)")
         ops = list(function.body.block.ops)
-        placeholders = tuple(sorted(
+        described = sorted(
             (Placeholder(op.name_.data, op.kind.data, tuple(op.buffer.type.get_shape()),
                          np.dtype(numpy_dtype(op.buffer.type.element_type)), op.offset.value.data,
                          _quantization(op.buffer.type.element_type),
                          op.attributes[glow.MODEL_NAME].data if glow.MODEL_NAME in op.attributes else None)
-             for op in ops if isinstance(op, glowll.PlaceholderOp)), key=lambda p: p.offset))
+             for op in ops if isinstance(op, glowll.PlaceholderOp)), key=lambda p: p.offset)
+        placeholders = tuple(p for p in described if p.kind != glowll.PlaceholderKind.STATE)
+        ready = {glowll.root_buffer(op.ready)[0].name_.data for op in ops if isinstance(op, glowll.InitializeStateOp)}
+        state = [p for p in described if p.kind == glowll.PlaceholderKind.STATE]
+        state_offset = state[0].offset if state else 0
+        state_size = max((p.offset + p.byte_size for p in state), default=0) - state_offset
         weights, constants = [], []
         for op in ops:
             if isinstance(op, glowll.WeightOp):
@@ -121,8 +129,10 @@ class BundleLayout:
         name = function.sym_name.data
         return BundleLayout(name, function.constant_size.value.data,
                             function.mutable_size.value.data, function.activations_size.value.data,
-                            function.activations_lower_bound.value.data, _distinct_macros(name, placeholders),
-                            tuple(weights), scratch, tuple(constants))
+                            function.activations_lower_bound.value.data,
+                            _distinct_macros(name, placeholders, stateful=bool(state)), tuple(weights), scratch,
+                            tuple(constants), states=tuple(p for p in state if p.name not in ready),
+                            state_offset=state_offset, state_size=state_size)
 
     def placeholder(self, name: str) -> Placeholder:
         """The placeholder named `name` in the bundle, or by the model (when C needed another name)."""
@@ -145,12 +155,15 @@ HEADER_MACROS = frozenset({"GLOW_SUCCESS", "GLOW_MEM_ALIGN", "GLOW_GET_ADDR", "_
 """The macros every bundle header defines (its common definitions)."""
 
 _MEMORY_MACROS = ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")
+_STATE_MACROS = ("STATE_OFFSET", "STATE_SIZE", "RESET_STATE")
+"""Defined only by a bundle with state (a streaming model's): not in Glow's headers."""
 
 
-def network_macros(name: str) -> list[str]:
-    """The macros a bundle named `name` defines for itself (its memory sizes; the header
-    guard `_GLOW_BUNDLE_<NAME>_H` is Glow's and cannot clash with them)."""
-    return [f"{name.upper()}_{suffix}" for suffix in _MEMORY_MACROS]
+def network_macros(name: str, stateful: bool = False) -> list[str]:
+    """The macros a bundle named `name` defines for itself (its memory sizes, and with
+    `stateful` where its state is; the header guard `_GLOW_BUNDLE_<NAME>_H` is Glow's and
+    cannot clash with them)."""
+    return [f"{name.upper()}_{suffix}" for suffix in _MEMORY_MACROS + (_STATE_MACROS if stateful else ())]
 
 
 def placeholder_macros(name: str, placeholder: Placeholder) -> list[str]:
@@ -186,12 +199,13 @@ def _shown(name: str) -> str:
     return name if len(name) <= 60 else f"{name[:30]}...{name[-24:]}"
 
 
-def _distinct_macros(name: str, placeholders: tuple[Placeholder, ...]) -> tuple[Placeholder, ...]:
+def _distinct_macros(name: str, placeholders: tuple[Placeholder, ...], stateful: bool = False
+                     ) -> tuple[Placeholder, ...]:
     """The placeholders, a placeholder whose header macro would clash with the header's
     other macros (`NET_x_scale` of a quantized `x` and an input `x_scale`, an input named
     `MEM_ALIGN`) or a reserved name renamed `<name>__<k>` (Glow's unique-name rule), with a
     GlowWarning. The renamed name is the bundle's: its header, symbol table and `Bundle.run`."""
-    taken = set(HEADER_MACROS) | set(network_macros(name))
+    taken = set(HEADER_MACROS) | set(network_macros(name, stateful))
     result = []
     for placeholder in placeholders:
         candidate, k = placeholder, 1
@@ -402,6 +416,9 @@ def header(layout: BundleLayout, api: str = "static", verbose: bool = False) -> 
              f"// Model name: \"{layout.name}\"", f"// Total data size: {total} (bytes)",
              f"// Activations allocation efficiency: {allocation_efficiency(layout):.4f}", "// Placeholders:", "//"]
     lines += _described(layout.placeholders)
+    if layout.states:
+        lines += ["// State (kept in \"mutableWeight\" between calls, see STATE_OFFSET below):", "//",
+                  *_described(layout.states)]
     if verbose:
         lines += ["// Constants:", "//", *_described(layout.constants)]
     lines += ["// NOTE: Placeholders are allocated within the \"mutableWeight\"",
@@ -426,12 +443,30 @@ def header(layout: BundleLayout, api: str = "static", verbose: bool = False) -> 
     else:
         lines += ["// Bundle memory configuration (memory layout).",
                   f"extern struct BundleConfig {layout.name}_config;", ""]
+    lines += _state_macros(layout)
     lines += ["// Bundle entry point (inference function). Returns 0",
               "// for correct execution or some error code otherwise.",
               f"int {layout.entry_point}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);",
               "",
               "#ifdef __cplusplus", "}", "#endif", "#endif", ""]
     return "\n".join(lines)
+
+
+def _state_macros(layout: BundleLayout) -> list[str]:
+    """Where a streaming model's state lies in mutableWeight and how to start it over (none
+    for a network without state: Glow's header as it is)."""
+    if not layout.states:
+        return []
+    upper = layout.name.upper()
+    return ["// State kept between calls: bytes [STATE_OFFSET, STATE_OFFSET + STATE_SIZE) of",
+            "// \"mutableWeight\", which must be kept from one call to the next (one mutableWeight",
+            "// buffer per stream). The first call initialises them (the model's initial values), and",
+            "// so does the first call after RESET_STATE. A mutableWeight that is not zero-filled when",
+            "// allocated (malloc) needs one RESET_STATE before the first call.",
+            f"#define {upper}_STATE_OFFSET  {layout.state_offset}",
+            f"#define {upper}_STATE_SIZE    {layout.state_size}",
+            f"#define {upper}_RESET_STATE(mutableWeight)  \\",
+            f"  (*(volatile int32_t *)((uint8_t *)(mutableWeight) + {upper}_STATE_OFFSET) = 0)", ""]
 
 
 def add_bundle_config(module: ir.Module, layout: BundleLayout) -> None:

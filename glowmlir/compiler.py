@@ -263,9 +263,23 @@ class Bundle:
     def run(self, inputs: Mapping[str, np.ndarray] | None = None, **named: np.ndarray) -> dict[str, np.ndarray]:
         """Runs the bundle on the host (host target only): every input by the model's name for it
         (or its placeholder's C name), in `inputs` or as keywords; returns the outputs by the
-        model's names (`ModelOutputs`: their C names find them too)."""
+        model's names (`ModelOutputs`: their C names find them too). A streaming model's state
+        is kept from one `run` to the next (one frame a run; `reset_state` starts over)."""
         arrays = self._input_arrays(inputs, named)  # before `runner` links a bundle that may not be the host's
         return ModelOutputs(self.layout, self.runner.run(arrays))
+
+    def reset_state(self) -> None:
+        """A streaming model's bundle: the next `run` starts from the model's initial state, as
+        the first did (the header's `<NAME>_RESET_STATE`). Each `run` otherwise starts from the
+        state the previous one left: frames are run one `run` each, in order."""
+        if not self.layout.states:
+            raise GlowError(f"bundle {self.name} keeps no state between calls")
+        self.runner.reset_state()
+
+    def state(self) -> dict[str, np.ndarray]:
+        """A streaming model's state as the next `run` will start from it, by state name (its
+        initial values are written by the first `run`)."""
+        return self.runner.state()
 
     def run_in_place(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """As `run`, but the outputs are read-only views of the bundle's memory, overwritten by

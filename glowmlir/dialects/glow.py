@@ -3,8 +3,9 @@
 A network is a `glow.function` whose single block holds the graph: `glow.placeholder`
 ops read the inputs, `glow.constant` ops hold the weights, compute ops (Convolution,
 FullyConnected, pools, elementwise arithmetic, ...) produce new tensors, and `glow.save`
-ops name the outputs. Layouts are ONNX's: NCHW activations, OIHW filters. FullyConnected
-takes its weights as [in, out], as Glow does.
+ops name the outputs. A network with state kept between calls (a streaming model's) reads
+it with `glow.state` and gives the next call's with `glow.state_store`. Layouts are ONNX's:
+NCHW activations, OIHW filters. FullyConnected takes its weights as [in, out], as Glow does.
 
 Each compute op has one shape rule, a static `shape_rule(...)` of its operand shapes and
 attribute values. Its builder (`__init__`, taking operands and attributes as Python values)
@@ -680,27 +681,32 @@ class PlaceholderOp(IRDLOperation):
         verify_static_shape(self)
 
 
-@irdl_op_definition
-class ConstantOp(NamedWeightSyntax, IRDLOperation):
-    """A named constant tensor (a weight); large values print as `elided`."""
+class NamedTensorOp(NamedWeightSyntax, IRDLOperation):
+    """A named tensor whose `value` the op holds (printed `elided` when large): a constant's,
+    or a state's initial value."""
 
-    name = "glow.constant"
     name_ = prop_def(StringAttr, prop_name="name")
     value = opt_prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
 
     def __init__(self, name: str, value: DenseIntOrFPElementsAttr, result_element: Attribute | None = None):
         """`result_element`: the element type of the result when it is not the value's (a
-        quantized constant holds its integers)."""
+        quantized tensor holds its integers)."""
         result_type = value.type if result_element is None else tensor(value.type.get_shape(), result_element)
         super().__init__(properties={"name": StringAttr(name), "value": value}, result_types=[result_type])
-
 
     def verify_(self) -> None:
         verify_static_shape(self)
         if self.value is not None and tuple(self.value.get_shape()) != shape_of(self.result):
-            raise VerifyException(f"glow.constant \"{self.name_.data}\": value shape does not match the result type")
+            raise VerifyException(f"{self.name} \"{self.name_.data}\": value shape does not match the result type")
+
+
+@irdl_op_definition
+class ConstantOp(NamedTensorOp):
+    """A named constant tensor (a weight); large values print as `elided`."""
+
+    name = "glow.constant"
+    traits = traits_def(Pure())
 
 
 @irdl_op_definition
@@ -721,11 +727,9 @@ class SplatOp(IRDLOperation):
         verify_static_shape(self)
 
 
-@irdl_op_definition
-class SaveOp(IRDLOperation):
-    """Writes a tensor to the output placeholder `name` (Glow's Save node)."""
+class NamedStoreOp(IRDLOperation):
+    """Writes a tensor to the storage named `name`."""
 
-    name = "glow.save"
     input = operand_def(TensorType)
     name_ = prop_def(StringAttr, prop_name="name")
     irdl_options = (ParsePropInAttrDict(),)
@@ -734,6 +738,45 @@ class SaveOp(IRDLOperation):
     def __init__(self, input: SSAValue, name: str):
         super().__init__(operands=[input], properties={"name": StringAttr(name)})
 
+
+@irdl_op_definition
+class SaveOp(NamedStoreOp):
+    """Writes a tensor to the output placeholder `name` (Glow's Save node)."""
+
+    name = "glow.save"
+
+
+@irdl_op_definition
+class StateOp(NamedTensorOp):
+    """State the network keeps between calls (a TFLite resource variable): its value when a
+    call starts. `value` is the initial value, the one the first call starts from (and the
+    first after a reset); the function's `glow.state_store` of the same name gives the one
+    the next call starts from (with none, the state keeps its initial value). Not Pure: each
+    is the call's own starting value."""
+
+    name = "glow.state"
+
+
+@irdl_op_definition
+class StateStoreOp(NamedStoreOp):
+    """Gives the `glow.state` named `name` the value the next call starts from (written when
+    this call's computation is done: every read of the state sees the value it started with)."""
+
+    name = "glow.state_store"
+
+    def verify_(self) -> None:
+        block = self.parent_block()
+        if block is None:
+            return
+        name = self.name_.data
+        states = [op for op in block.ops if isinstance(op, StateOp) and op.name_.data == name]
+        if not states:
+            raise VerifyException(f"glow.state_store: no glow.state \"{name}\" in the function")
+        if states[0].result.type != self.input.type:
+            raise VerifyException(f"glow.state_store: state \"{name}\" is {states[0].result.type}, the value "
+                                  f"stored {self.input.type}")
+        if sum(1 for op in block.ops if isinstance(op, StateStoreOp) and op.name_.data == name) > 1:
+            raise VerifyException(f"glow.state_store: state \"{name}\" is stored more than once")
 
 
 # ----------------------------------------------------------------------------- compute ops
@@ -2099,7 +2142,7 @@ class PadOp(UnaryOp):
 Glow = Dialect(
     "glow",
     [
-        FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp,
+        FunctionOp, PlaceholderOp, ConstantOp, SplatOp, SaveOp, StateOp, StateStoreOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ConvTransposeOp,
         ReluOp, SigmoidOp, TanhOp, ClipOp, SoftMaxOp, BatchNormalizationOp, LocalResponseNormalizationOp,

@@ -4,7 +4,8 @@ Every value is a buffer (a `memref`) that lives in one of the bundle's three mem
 regions:
 
 * `glowll.weight`      — the constant region (`constantWeight`), holding weights;
-* `glowll.placeholder` — the mutable region (`mutableWeight`), the network's inputs and outputs;
+* `glowll.placeholder` — the mutable region (`mutableWeight`), the network's inputs and outputs
+  (and its state, kept there between calls);
 * `glowll.alloc`       — the activations region (`activations`), scratch for intermediates.
 
 Each carries an `offset` (bytes from the start of its region) once memory is allocated.
@@ -222,6 +223,7 @@ class WeightOp(NamedWeightSyntax, BufferOp):
 class PlaceholderKind(StrEnum):
     INPUT = "input"
     OUTPUT = "output"
+    STATE = "state"  # kept between calls (`glow.state`); a `glowll.initialize_state` gives its first value
 
 
 @irdl_attr_definition
@@ -231,7 +233,7 @@ class PlaceholderKindAttr(EnumAttribute[PlaceholderKind], SpacedOpaqueSyntaxAttr
 
 @irdl_op_definition
 class PlaceholderOp(BufferOp):
-    """A network input or output in the mutable region."""
+    """A network input or output in the mutable region, or state kept there between calls."""
 
     name = "glowll.placeholder"
     REGION: ClassVar[str] = "mutable"
@@ -921,6 +923,40 @@ class CopyOp(InstructionOp):
         same_storage(self, self.dest, self.input, "dest and input")
 
 
+STATE_READY = 1
+"""What the ready word of a network's state holds once the state is initialised (any other
+value: the next call initialises it; the header's `<NAME>_RESET_STATE` writes 0)."""
+
+
+@irdl_op_definition
+class InitializeStateOp(InstructionOp):
+    """Unless `ready` (an i32 [1] state placeholder) holds `STATE_READY`, dest (a state
+    placeholder) takes its initial value: `initial`'s elements, or `fill` (a level, for
+    quantized state) in every element. The instructions initialising a function's state come
+    first; an `elementwise "splat"` of `STATE_READY` into `ready` follows them."""
+
+    name = "glowll.initialize_state"
+    ready = operand_def(MemRefType)
+    initial = opt_operand_def(MemRefType)
+    fill = opt_prop_def(FloatAttr)
+    assembly_format = "$dest `,` $ready (`initial` $initial^)? attr-dict `:` type($dest) `,` type($ready) " \
+                      "(`,` type($initial)^)?"
+
+    def __init__(self, dest: SSAValue, ready: SSAValue, initial: SSAValue | None = None,
+                 fill: float | FloatAttr | None = None):
+        super().__init__(operands=[dest, ready, initial], properties={"fill": _float(fill)})
+
+    def verify_instruction(self) -> None:
+        if self.ready.type.element_type != i32 or glow.shape_of(self.ready) != (1,):
+            _fail(self, f"the ready word must be memref<1xi32>, not {self.ready.type}")
+        if (self.initial is None) == (self.fill is None):
+            _fail(self, "give the initial value as one of `initial` (a buffer) and `fill`")
+        if self.initial is not None:
+            if glow.shape_of(self.initial) != glow.shape_of(self.dest):
+                _fail(self, f"initial {self.initial.type} and dest {self.dest.type} differ in shape")
+            same_storage(self, self.dest, self.initial, "dest and initial")
+
+
 @irdl_op_definition
 class TransposeOp(InstructionOp):
     name = "glowll.transpose"
@@ -1178,7 +1214,7 @@ class LibraryCallOp(InstructionOp):
 GlowLL = Dialect(
     "glowll",
     [
-        FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp,
+        FunctionOp, WeightOp, PlaceholderOp, AllocOp, TensorViewOp, InitializeStateOp,
         ConvolutionOp, FullyConnectedOp, MatMulOp, MaxPoolOp, AvgPoolOp,
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp,
         ScatterNDOp, IntLookupTableOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,

@@ -14,6 +14,12 @@ transpose in and a transpose out, and the importer remembers the NCHW value behi
 transposed one, so a chain of convolutions, pools, pads, activations and concatenations
 transposes only at its ends (Glow's loader leaves that to its graph optimizer).
 
+Resource variables (a streaming model's state: VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
+with CALL_ONCE running an initialisation subgraph) become `glow.state`: a variable read
+before the call assigns it is the state the call starts from, initialised with the value
+the CALL_ONCE subgraph assigns it (a constant); its last value assigned is stored for the
+next call (`glow.state_store`).
+
 Quantized graph inputs and outputs stay quantized (the header gives their scale and
 offset) unless `-tflite-float-inputs` / `-tflite-float-outputs` ask for float ones.
 """
@@ -175,14 +181,31 @@ def operator(*names: str, int8: Callable | bool = False):
     return register
 
 
+VARIABLE_OPERATORS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
+"""The resource-variable operators (`TFLiteImporter.import_variable_operator`)."""
+
+
+@dataclass
+class Variable:
+    """A resource variable, known by its VAR_HANDLE's (container, shared name)."""
+
+    name: str
+    initial: TensorInfo | None = None  # the constant the CALL_ONCE subgraph assigns it
+    state: SSAValue | None = None  # its `glow.state`: the value the call starts with, when the call reads it
+    value: SSAValue | None = None  # its value at this point of the call (None: not read nor assigned yet)
+    assigned: TensorInfo | None = None  # the tensor last assigned to it in this call
+
+
 class TFLiteImporter:
     """Walks the main subgraph's operators in order, building one `glow.function`."""
 
     def __init__(self, model, raw: bytes, path: str, float_inputs: bool, float_outputs: bool):
-        self.model, self.path = model, path
+        self.model, self.path, self.raw = model, path, raw
         self.graph = model.Subgraphs(0)
         self.float_inputs, self.float_outputs = float_inputs, float_outputs
-        self.tensors = [self._tensor_info(raw, i) for i in range(self.graph.TensorsLength())]
+        self.tensors = [self._tensor_info(raw, self.graph, i) for i in range(self.graph.TensorsLength())]
+        self.variables: dict[tuple[str, str], Variable] = {}
+        self.handles: dict[int, Variable] = {}  # a main-subgraph RESOURCE tensor's variable
         self.block = Block()
         self.names = UniqueNames()
         self.values: dict[int, SSAValue] = {}
@@ -193,11 +216,13 @@ class TFLiteImporter:
         self.in_float = False  # importing a quantized operator in float
         self.io_names: dict[str, str] = {}  # graph inputs' and outputs' names: the model's -> the bundle's
 
-    def _tensor_info(self, raw: bytes, index: int) -> TensorInfo:
-        tensor = self.graph.Tensors(index)
+    def _tensor_info(self, raw: bytes, graph, index: int) -> TensorInfo:
+        tensor = graph.Tensors(index)
         name = tensor.Name().decode() if tensor.Name() else f"tensor_{index}"
         type_name = TENSOR_TYPES.get(tensor.Type(), str(tensor.Type()))
         shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+        if type_name == "RESOURCE":  # a resource variable's handle: no data of its own
+            return TensorInfo(index, name, shape, type_name, i32, None)
         if type_name not in _NUMPY_TYPES:
             raise GlowError(f"\"{self.path}\": tensor \"{name}\" has the unsupported type {type_name}")
         element = _element_type(tensor, type_name, f"tensor \"{name}\"")
@@ -334,8 +359,12 @@ class TFLiteImporter:
             if index in folded:
                 continue
             self.op, self.op_index = graph.Operators(index), index
-            self.import_operator()
+            if self.operator_name(self.op) in VARIABLE_OPERATORS:
+                self.import_variable_operator()
+            else:
+                self.import_operator()
         self.op = None
+        self.store_variables()
         for info in outputs:
             if info.index not in self.values and info.data is not None:  # a folded constant
                 self.values[info.index] = self.constant_value(info)
@@ -347,6 +376,129 @@ class TFLiteImporter:
             self.add(glow.SaveOp(value, output_names[info.index]))
         keep_model_names(self.block, self.io_names)
         return ModuleOp([glow.FunctionOp(network, Region(self.block))])
+
+    # ----------------------------------------------------------------- resource variables
+
+    def variable(self, op) -> Variable:
+        """The variable a VAR_HANDLE (`op`) names, by its container and shared name."""
+        table = op.BuiltinOptions()
+        options = tflite.VarHandleOptions()
+        if table is not None:
+            options.Init(table.Bytes, table.Pos)
+        container = options.Container().decode() if table is not None and options.Container() else ""
+        shared = options.SharedName().decode() if table is not None and options.SharedName() else ""
+        if not shared:
+            raise self.error("a VAR_HANDLE needs a shared_name (the variable it names)")
+        return self.variables.setdefault((container, shared), Variable(shared))
+
+    def handle(self, position: int) -> Variable:
+        """The variable of the operator's RESOURCE input at `position` (its VAR_HANDLE's)."""
+        info = self.info(position)
+        if info is None or info.index not in self.handles:
+            raise self.error(f"input {position} is not a RESOURCE tensor a VAR_HANDLE made")
+        return self.handles[info.index]
+
+    def import_variable_operator(self) -> None:
+        """VAR_HANDLE names a variable; READ_VARIABLE gives its value (the `glow.state` the call
+        starts from, if the call has not assigned it yet); ASSIGN_VARIABLE gives it a value;
+        CALL_ONCE runs an initialisation subgraph, which gives variables their initial values."""
+        name = self.operator_name(self.op)
+        if name == "VAR_HANDLE":
+            output = self.output_info() if self.op.OutputsLength() == 1 else None
+            if output is None or output.type_name != "RESOURCE":
+                raise self.error("a VAR_HANDLE gives one RESOURCE tensor")
+            self.handles[output.index] = self.variable(self.op)
+        elif name == "CALL_ONCE":
+            table = self.op.BuiltinOptions()
+            if table is None:
+                raise self.error("missing CallOnceOptions")
+            options = tflite.CallOnceOptions()
+            options.Init(table.Bytes, table.Pos)
+            self.initialize_variables(options.InitSubgraphIndex())
+        elif name == "READ_VARIABLE":
+            variable, output = self.handle(0), self.output_info()
+            if variable.value is None:
+                if variable.initial is None:
+                    raise self.error(f"variable \"{variable.name}\" is read before any value is given to it "
+                                     f"(no CALL_ONCE initialises it)")
+                variable.state = variable.value = self.state(variable)
+            self._check_variable_type(variable, output, "read as")
+            self.values[output.index] = variable.value
+        else:  # ASSIGN_VARIABLE
+            variable, value = self.handle(0), self.info(1)
+            if value is None:
+                raise self.error("input 1 (the value) is missing")
+            self._check_variable_type(variable, value, "assigned")
+            variable.value, variable.assigned = self.input(1), value
+
+    def _check_variable_type(self, variable: Variable, info: TensorInfo, how: str) -> None:
+        """TFLite copies a variable's bytes as they are: a value read or assigned must be of
+        its type and shape (another quantization would reinterpret the levels)."""
+        known = variable.initial or variable.assigned
+        if known is not None and (known.element, known.shape) != (info.element, info.shape):
+            raise self.error(f"variable \"{variable.name}\" holds {known.type_name} {list(known.shape)} "
+                             f"{known.element}; tensor \"{info.name}\" {how} it is {info.type_name} "
+                             f"{list(info.shape)} {info.element}")
+        if info.element != f32 and not info.quantized:
+            raise self.error(f"variable \"{variable.name}\" of type {info.type_name}: only float and quantized "
+                             f"variables are supported")
+        self._check_not_per_channel(info)
+        if not info.shape or 0 in info.shape:
+            raise self.error(f"variable \"{variable.name}\" has the shape {list(info.shape)} (a tensor of at "
+                             f"least one element and one dimension is supported)")
+
+    def state(self, variable: Variable) -> SSAValue:
+        """The `glow.state` of a variable: its value when the call starts, initially its CALL_ONCE value."""
+        initial = variable.initial
+        data = initial.data if initial.quantized else initial.data.astype(np.float32)
+        return self.add(glow.StateOp(self.names(variable.name), dense_from_array(data),
+                                     result_element=initial.element if initial.quantized else None))
+
+    def initialize_variables(self, index: int) -> None:
+        """The initial values a CALL_ONCE's subgraph `index` assigns (VAR_HANDLE and ASSIGN_VARIABLE
+        of constants; it runs once, before anything else reads them)."""
+        if not 0 < index < self.model.SubgraphsLength():
+            raise self.error(f"init subgraph {index} is not a subgraph of the model (it has "
+                             f"{self.model.SubgraphsLength()})")
+        graph = self.model.Subgraphs(index)
+        if graph.InputsLength() or graph.OutputsLength():
+            raise self.error(f"init subgraph {index} has inputs or outputs (TFLite's CALL_ONCE takes none)")
+        tensors = [self._tensor_info(self.raw, graph, i) for i in range(graph.TensorsLength())]
+
+        def tensor(op, position: int) -> TensorInfo:
+            number = op.Inputs(position) if position < op.InputsLength() else -1
+            if not 0 <= number < len(tensors):
+                raise GlowError(f"{where}: input {position} is not a tensor of the subgraph")
+            return tensors[number]
+
+        handles: dict[int, Variable] = {}
+        for number in range(graph.OperatorsLength()):
+            op = graph.Operators(number)
+            name = self.operator_name(op)
+            where = f"TFLite subgraph {index} (CALL_ONCE's) operator {number} ({name})"
+            if name == "VAR_HANDLE" and op.OutputsLength() == 1:
+                handles[op.Outputs(0)] = self.variable(op)
+            elif name == "ASSIGN_VARIABLE" and op.InputsLength() == 2:
+                handle, value = tensor(op, 0), tensor(op, 1)
+                if handle.index not in handles:
+                    raise GlowError(f"{where}: input 0 is not a RESOURCE tensor a VAR_HANDLE made")
+                variable = handles[handle.index]
+                if value.data is None:
+                    raise GlowError(f"{where}: the initial value of variable \"{variable.name}\" is not a constant "
+                                    f"(only constant initial values are supported)")
+                if variable.value is not None:
+                    raise GlowError(f"{where}: variable \"{variable.name}\" is initialised after the main "
+                                    f"subgraph used it")
+                variable.initial = value
+            else:
+                raise GlowError(f"{where}: an initialisation subgraph may only give variables constant values "
+                                f"(VAR_HANDLE, ASSIGN_VARIABLE)")
+
+    def store_variables(self) -> None:
+        """The value each variable the call started from ends the call with: the next call's."""
+        for variable in self.variables.values():
+            if variable.state is not None and variable.value is not variable.state:
+                self.add(glow.StateStoreOp(variable.value, variable.state.owner.name_.data))
 
     def fold_constant_operators(self) -> set[int]:
         """The operators computed here, at compile time: a DEQUANTIZE of a constant (float16

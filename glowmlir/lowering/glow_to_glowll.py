@@ -5,6 +5,14 @@ placeholders become input `glowll.placeholder`s, constants `glowll.weight`s, eve
 compute result a `glowll.alloc` written by one instruction. A value that only feeds a
 `glow.save` is written straight into its output placeholder, so no final copy is made.
 Buffers get no offsets here: `glowll-allocate-memory` places them.
+
+State (`glow.state`) becomes a state `glowll.placeholder`, which keeps its bytes between
+calls. A state i32 [1] placeholder, the ready word, comes first: the function starts by
+initialising every state from its initial value (`glowll.initialize_state`: a weight, or a
+fill for a uniform one) unless the ready word holds `glowll.STATE_READY`, and then writes
+that there. A `glow.state_store` becomes a copy into the state placeholder after every other
+instruction, when no instruction reads the value the call started with any more (a value
+that is itself a state's is copied aside first).
 """
 
 from __future__ import annotations
@@ -87,13 +95,55 @@ class _FunctionLowering:
                 source = source.owner.input
             producer = source.owner
             if (source.has_one_use() and isinstance(producer, Operation) and source not in self.outputs
-                    and not isinstance(producer, glow.PlaceholderOp | glow.ConstantOp | glow.ReshapeOp)):
+                    and not isinstance(producer, glow.PlaceholderOp | glow.StateOp | glow.ConstantOp
+                                       | glow.ReshapeOp)):
                 self.outputs[source] = output if source is save.input else \
                     self.add(glowll.TensorViewOp(output, _memref(source)))
+        self.declare_states([op for op in ops if isinstance(op, glow.StateOp)])
+        stores = [op for op in ops if isinstance(op, glow.StateStoreOp)]
         for op in ops:
-            if not isinstance(op, glow.PlaceholderOp):
+            if not isinstance(op, glow.PlaceholderOp | glow.StateOp | glow.StateStoreOp):
                 self.lower(op)
+        self.store_states(stores)
         return glowll.FunctionOp(self.function.sym_name.data, Region(self.block))
+
+    def declare_states(self, states: list[glow.StateOp]) -> None:
+        """The state placeholders after the ready word, each initialised unless it is ready."""
+        if not states:
+            return
+        taken = {state.name_.data for state in states}
+        ready_name = next(name for name in (f"states_ready{'_' * k}" for k in range(len(taken) + 1))
+                          if name not in taken)
+        ready = self.add(glowll.PlaceholderOp(glowll.PlaceholderKind.STATE, ready_name, MemRefType(i32, [1])))
+        for state in states:
+            buffer = self.buffers[state.result] = self.add(glow.with_attributes_of(glowll.PlaceholderOp(
+                glowll.PlaceholderKind.STATE, state.name_, _memref(state.result)), state))
+            if state.value is None:
+                raise GlowError(f"glow.state \"{state.name_.data}\": its initial value is elided (pass its "
+                                f"--weights-file)")
+            initial = array_from_dense(state.value)
+            if (initial == initial.flat[0]).all():
+                self.add(glowll.InitializeStateOp(buffer, ready, fill=float(initial.flat[0])))
+            else:
+                weight = self.add(glowll.WeightOp(f"{state.name_.data}_initial", _memref(state.result), state.value))
+                self.add(glowll.InitializeStateOp(buffer, ready, weight))
+        self.add(glowll.ElementwiseOp(ready, [], "splat", value=float(glowll.STATE_READY)))
+
+    def store_states(self, stores: list[glow.StateStoreOp]) -> None:
+        """Each stored value copied into its state, after every instruction reading the old one."""
+        states = {op.name_.data: buffer for value, buffer in self.buffers.items()
+                  if isinstance(op := value.owner, glow.StateOp)}
+        sources = []
+        for store in stores:
+            source = self.buffer(store.input)
+            root, _ = glowll.root_buffer(source)
+            if isinstance(root, glowll.PlaceholderOp) and root.kind.data == glowll.PlaceholderKind.STATE:
+                aside = self.add(glowll.AllocOp(_memref(store.input)))  # another state's old value
+                self.add(glowll.CopyOp(aside, source))
+                source = aside
+            sources.append(source)
+        for store, source in zip(stores, sources, strict=True):
+            self.add(glowll.CopyOp(states[store.name_.data], source))
 
     def lower(self, op: Operation) -> None:
         lowering = _LOWERINGS.get(type(op))

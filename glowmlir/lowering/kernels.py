@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import llvm
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.backends import microkernel
@@ -255,6 +256,20 @@ def emit_copy(b: KernelBuilder, op: glowll.CopyOp, view: ViewOf) -> None:
                      lambda v: v[0])
 
 
+def emit_initialize_state(b: KernelBuilder, op: glowll.InitializeStateOp, view: ViewOf) -> None:
+    """dest = initial (or fill) unless the ready word holds `glowll.STATE_READY`."""
+    dest, ready = view(op.dest), view(op.ready)
+    size = int(np.prod(dest.shape))
+    flat = dest.reshaped((size,), (1,))
+    with b.when(b.int_compare("ne", b.load(ready, [0]), b.integer(glowll.STATE_READY))):
+        if op.initial is not None:
+            emit_strided_map(b, flat, [view(op.initial).reshaped((size,), (1,))], lambda v: v[0])
+        else:
+            fill = op.fill.value.data
+            value = b.f32(fill) if dest.element_type == f32 else b.integer(int(fill), dest.element_type)
+            emit_strided_map(b, flat, [], lambda v: value)
+
+
 def emit_transpose(b: KernelBuilder, op: glowll.TransposeOp, view: ViewOf) -> None:
     dest, src = view(op.dest), view(op.input)
     perm = op.perm.get_values()
@@ -354,6 +369,7 @@ def emit_resample(b: KernelBuilder, op: glowll.ResampleOp, view: ViewOf,
 
 
 KERNELS: dict[type, Callable[[KernelBuilder, object, ViewOf], None]] = {
+    glowll.InitializeStateOp: emit_initialize_state,
     glowll.ConvolutionOp: emit_convolution,
     glowll.FullyConnectedOp: emit_fully_connected,
     glowll.MatMulOp: emit_matmul,

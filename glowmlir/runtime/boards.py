@@ -219,7 +219,9 @@ def _c_bytes(data: bytes) -> str:
     return ",".join(str(b) for b in data)
 
 
-def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool, directory: str) -> str:
+def _harness_header(bundle, frames: Sequence[dict[str, np.ndarray]], bare_metal: bool, directory: str) -> str:
+    """harness.h: the bundle's names and sizes, and the inputs of each frame (one after the
+    other in one array per input; main.c runs the frames in order, printing each one's outputs)."""
     layout = bundle.layout
     upper = layout.name.upper()
     weights = os.path.join(directory, f"{layout.name}.weights.bin")
@@ -232,16 +234,20 @@ def _harness_header(bundle, inputs: dict[str, np.ndarray], bare_metal: bool, dir
     lines.append("struct tensor_out { const char *name; unsigned offset; unsigned size; };")
     entries = []
     for index, placeholder in enumerate(p for p in layout.placeholders if p.kind == "input"):
-        if placeholder.name not in inputs:
-            raise GlowError(f"no value given for input \"{placeholder.name}\"")
-        data = np.ascontiguousarray(inputs[placeholder.name], placeholder.dtype).tobytes()
-        if len(data) != placeholder.byte_size:
-            raise GlowError(f"input \"{placeholder.name}\" has {len(data)} bytes, "
-                            f"the bundle expects {placeholder.byte_size}")
+        data = b""
+        for inputs in frames:
+            if placeholder.name not in inputs:
+                raise GlowError(f"no value given for input \"{placeholder.name}\"")
+            frame = np.ascontiguousarray(inputs[placeholder.name], placeholder.dtype).tobytes()
+            if len(frame) != placeholder.byte_size:
+                raise GlowError(f"input \"{placeholder.name}\" has {len(frame)} bytes, "
+                                f"the bundle expects {placeholder.byte_size}")
+            data += frame
         lines.append(f"static const uint8_t input_{index}[] __attribute__((aligned(8))) = {{{_c_bytes(data)}}};")
         entries.append(f"{{{upper}_{placeholder.name}, {placeholder.byte_size}, input_{index}}}")
     lines.append(f"static const struct tensor_in inputs[] = {{{', '.join(entries)}}};")
     lines.append(f"#define NUM_INPUTS {len(entries)}")
+    lines.append(f"#define NUM_FRAMES {len(frames)}")
     outputs = [p for p in layout.placeholders if p.kind == "output"]
     lines.append("static const struct tensor_out outputs[] = {" + ", ".join(
         f"{{\"{p.name}\", {upper}_{p.name}, {p.byte_size}}}" for p in outputs) + "};")
@@ -289,16 +295,16 @@ def _function_ranges_file(program: str, functions: Sequence[str]) -> tuple[str, 
     return path, [ranges[name] for name in functions]
 
 
-def _build(bundle, spec: Board, directory: str, inputs, weights_in: str, inferences: int,
-           link: Sequence[str] = ()) -> str:
+def _build(bundle, spec: Board, directory: str, frames: Sequence[dict[str, np.ndarray]], weights_in: str,
+           inferences: int, link: Sequence[str] = ()) -> str:
     with open(os.path.join(directory, "harness.h"), "w") as f:
-        f.write(_harness_header(bundle, inputs, spec.memory is not None, directory))
+        f.write(_harness_header(bundle, frames, spec.memory is not None, directory))
     flags = ["-I", directory, f"-DINFERENCES={inferences}"]
     if weights_in == "ram":
         flags.append("-DWEIGHTS_IN_RAM")
     memory = None
     if spec.memory is not None:
-        input_bytes = sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
+        input_bytes = len(frames) * sum(p.byte_size for p in bundle.layout.placeholders if p.kind == "input")
         memory = memory_values(spec, MemoryNeeds.of(bundle, input_bytes, weights_in))
     sources = [os.path.join(EMBEDDED, "main.c"), *link, os.path.join(directory, f"{bundle.name}.o")]
     return _link(spec, directory, sources, flags, memory, os.path.join(directory, f"prog{inferences}.elf"))
@@ -468,24 +474,49 @@ def run_on_board(bundle, board_name: str, inputs: dict[str, np.ndarray], weights
     with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
         bundle.save(directory, weights_text=False)  # the harness takes weights.bin
         count_instructions = count_instructions or bool(count_functions) or count_cycles
-        program = _build(bundle, spec, directory, inputs, weights_in, 1, link)
+        program = _build(bundle, spec, directory, [inputs], weights_in, 1, link)
         stdout, once = _run(spec, program, count_instructions, timeout, count_functions, count_cycles,
                             flash_wait_states)
         run = BoardRun({}, None)
         if count_instructions:
-            _, twice = _run(spec, _build(bundle, spec, directory, inputs, weights_in, 2, link), True, timeout,
+            _, twice = _run(spec, _build(bundle, spec, directory, [inputs], weights_in, 2, link), True, timeout,
                             count_functions, count_cycles, flash_wait_states)
             run = _difference(once, twice, count_functions, spec if count_cycles else None)
-    outputs = {}
+    return dataclasses.replace(run, outputs=_printed_outputs(bundle, spec, stdout, 1)[0])
+
+
+def run_frames_on_board(bundle, board_name: str, frames: Sequence[dict[str, np.ndarray]], weights_in: str = "flash",
+                        timeout: float = 300.0, link: Sequence[str] = ()) -> list[dict[str, np.ndarray]]:
+    """Runs `bundle` on the board once per frame, in order, in one program (one mutableWeight:
+    a streaming model's state goes on from frame to frame, as on a device); each frame's outputs."""
+    spec = board(board_name)
+    if weights_in not in ("flash", "ram"):
+        raise GlowError(f"-weights-in=\"{weights_in}\": expected flash or ram")
+    if not frames:
+        raise GlowError("no frames to run")
+    _require(spec.compiler)
+    if spec.qemu:
+        _require(spec.qemu[0])
+    with tempfile.TemporaryDirectory(prefix="glowmlir-board-") as directory:
+        bundle.save(directory, weights_text=False)
+        stdout, _ = _run(spec, _build(bundle, spec, directory, frames, weights_in, 1, link), False, timeout)
+    return _printed_outputs(bundle, spec, stdout, len(frames))
+
+
+def _printed_outputs(bundle, spec: Board, stdout: str, frames: int) -> list[dict[str, np.ndarray]]:
+    """The outputs of each frame the harness printed (`output <name> <hex bytes>` lines, frame after frame)."""
     placeholders = {p.name: p for p in bundle.layout.placeholders}
+    count = sum(1 for p in bundle.layout.placeholders if p.kind == "output")
+    printed = []
     for line in stdout.splitlines():
         if line.startswith("output "):
             _, name, hex_bytes = line.split()
             placeholder = placeholders[name]
-            outputs[name] = np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype).reshape(placeholder.shape)
-    if len(outputs) != sum(1 for p in bundle.layout.placeholders if p.kind == "output"):
+            printed.append((name, np.frombuffer(bytes.fromhex(hex_bytes), placeholder.dtype)
+                            .reshape(placeholder.shape)))
+    if len(printed) != frames * count:
         raise GlowError(f"{spec.name}: the program printed no outputs: {stdout[-200:]}")
-    return dataclasses.replace(run, outputs=outputs)
+    return [dict(printed[frame * count:(frame + 1) * count]) for frame in range(frames)]
 
 
 def _difference(once: _Counts, twice: _Counts, functions: Sequence[str], timed: Board | None) -> BoardRun:

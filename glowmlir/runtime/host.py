@@ -137,6 +137,14 @@ class HostRunner:
         self._call()
         return dict(self._outputs)
 
+    def reset_state(self) -> None:
+        """The next call starts from the initial state (a streaming model's): its ready word cleared."""
+        self.mutable[self.layout.state_offset:self.layout.state_offset + 4] = 0
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Copies of the state the next call starts from (once a call has initialised it), by name."""
+        return {p.name: placeholder_view(self.mutable, p).copy() for p in self.layout.states}
+
     def _call(self) -> None:
         status = self._entry(*(region.address for region in self._regions))
         if status != 0:

@@ -4,12 +4,14 @@
   instruction (in schedule order) that touches its memory, through any view.
 * `glowll-allocate-memory` places every buffer on a 64-byte boundary (Glow's
   TensorAlignment). Weights go back to back, identical weights stored once; placeholders
-  likewise, inputs before outputs (Glow's order). Activations are placed by several
-  strategies — Glow's three orderings, greedy by size (TFLite Micro, TVM) and greedy by
-  conflicts — and the smallest result is kept. The function records the region sizes,
-  the strategy chosen and `activations_lower_bound`: the most bytes live at any one
-  instruction, which no placement can beat. `reuse=false` gives every activation its own
-  slot (`-reuse-activation-memory-allocations=false`).
+  likewise, inputs before outputs (Glow's order), state last (the ready word first: the
+  state is one span of the mutable region, which the header gives; the activations'
+  planner never sees it). Activations are placed by several strategies — Glow's three
+  orderings, greedy by size (TFLite Micro, TVM) and greedy by conflicts — and the smallest
+  result is kept. The function records the region sizes, the strategy chosen and
+  `activations_lower_bound`: the most bytes live at any one instruction, which no placement
+  can beat. `reuse=false` gives every activation its own slot
+  (`-reuse-activation-memory-allocations=false`).
 
 Every buffer must end within what the target can address: a region is one object to
 LLVM, whose offsets are signed integers of the pointer's width, so no byte may lie past
@@ -224,7 +226,7 @@ def allocate_function(function: glowll.FunctionOp, reuse: bool = True, pointer_w
     constant_size = _allocate_weights([b for b in buffers if isinstance(b, glowll.WeightOp)], offsets)
     mutable_end = 0
     placeholders = [b for b in buffers if isinstance(b, glowll.PlaceholderOp)]
-    for placeholder in sorted(placeholders, key=lambda p: p.kind.data != "input"):
+    for placeholder in sorted(placeholders, key=lambda p: list(glowll.PlaceholderKind).index(p.kind.data)):
         offsets[placeholder] = mutable_end
         mutable_end += align(placeholder.byte_size)
     ranges = live_ranges(function)

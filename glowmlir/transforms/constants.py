@@ -11,10 +11,10 @@ from glowmlir.names import UniqueNames
 
 
 def names_in(module: Operation) -> UniqueNames:
-    """A name source that avoids every constant/placeholder/output name already present."""
+    """A name source that avoids every constant/placeholder/output/state name already present."""
     names = UniqueNames()
     for op in module.walk():
-        if isinstance(op, glow.ConstantOp | glow.PlaceholderOp | glow.SaveOp):
+        if isinstance(op, glow.ConstantOp | glow.PlaceholderOp | glow.SaveOp | glow.StateOp):
             names.taken.add(op.name_.data)
     return names
 

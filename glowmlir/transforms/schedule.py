@@ -19,7 +19,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow
 
-_STORAGE = (glow.PlaceholderOp, glow.ConstantOp, glow.SaveOp)
+_STORAGE = (glow.PlaceholderOp, glow.StateOp, glow.ConstantOp, glow.SaveOp, glow.StateStoreOp)
 
 
 def _result_bytes(op: Operation) -> int:
@@ -80,10 +80,10 @@ def memory_first_order(ops: list[Operation]) -> list[Operation]:
                 stack.extend((child, False) for child in reversed(children[op]))
 
     for op in ops:
-        if isinstance(op, glow.PlaceholderOp):
+        if isinstance(op, glow.PlaceholderOp | glow.StateOp):
             visit(op)
     for op in ops:
-        if isinstance(op, glow.SaveOp):
+        if isinstance(op, glow.SaveOp | glow.StateStoreOp):
             visit(op)
     for op in ops:  # anything not feeding an output keeps its place at the end
         visit(op)

@@ -406,7 +406,7 @@ glowll.function @alloc_live_range_backwards {
 glowll.function @placeholder_kind_mx {
   %x = glowll.placeholder mx "x" : memref<4xf32>
 }
-// CHECK: Expected `input`, or `output`.
+// CHECK: Expected `input`, `output`, or `state`.
 
 // -----
 glowll.function @placeholder_of_dynamic_shape {
@@ -484,3 +484,28 @@ glowll.function @lookup_table_of_an_unknown_microkernel {
   glowll.int_lookup_table %y, %x, %t {microkernel = "arm-mve"} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 }
 // CHECK: glowll.int_lookup_table: the arm-mve microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)
+
+// -----
+glowll.function @initialize_state_with_a_wide_ready_word {
+  %r = glowll.placeholder state "ready" : memref<2xi32>
+  %s = glowll.placeholder state "s" : memref<4xf32>
+  glowll.initialize_state %s, %r {fill = 0.0 : f32} : memref<4xf32>, memref<2xi32>
+}
+// CHECK: glowll.initialize_state: the ready word must be memref<1xi32>, not memref<2xi32>
+
+// -----
+glowll.function @initialize_state_with_no_initial_value {
+  %r = glowll.placeholder state "ready" : memref<1xi32>
+  %s = glowll.placeholder state "s" : memref<4xf32>
+  glowll.initialize_state %s, %r : memref<4xf32>, memref<1xi32>
+}
+// CHECK: glowll.initialize_state: give the initial value as one of `initial` (a buffer) and `fill`
+
+// -----
+glowll.function @initialize_state_from_another_shape {
+  %r = glowll.placeholder state "ready" : memref<1xi32>
+  %s = glowll.placeholder state "s" : memref<4xf32>
+  %i = glowll.weight "i" : memref<2x2xf32>
+  glowll.initialize_state %s, %r initial %i : memref<4xf32>, memref<1xi32>, memref<2x2xf32>
+}
+// CHECK: glowll.initialize_state: initial memref<2x2xf32> and dest memref<4xf32> differ in shape

@@ -78,6 +78,7 @@ DTYPES = {
     "uint8": (tflite.TensorType.UINT8, np.uint8),
     "int32": (tflite.TensorType.INT32, np.int32),
     "int64": (tflite.TensorType.INT64, np.int64),
+    "resource": (tflite.TensorType.RESOURCE, None),  # a resource variable's handle (VAR_HANDLE's output)
 }
 
 # Enum types of options fields, for fields given by member name ("SAME", "RELU6", ...).
@@ -153,13 +154,22 @@ class ModelBuilder:
     Non-constant tensors point at buffer 0, the empty buffer TFLite requires first.
     """
 
-    def __init__(self, description: str = "glowmlir test model"):
-        self.description = description
+    def __init__(self, description: str = "glowmlir test model", name: str = "main"):
+        self.description, self.name = description, name
         self._tensors: list[_Tensor] = []
         self._buffers: list[bytes] = [b""]
         self._ops: list[_Op] = []
         self._inputs: list[int] = []
         self._outputs: list[int] = []
+        self._subgraphs: list[ModelBuilder] = []
+
+    def subgraph(self, name: str) -> ModelBuilder:
+        """Another subgraph of this model (numbered 1, 2, ... in the order made; e.g. the one a
+        CALL_ONCE runs): its own tensors, operators, inputs and outputs, the model's buffers."""
+        child = ModelBuilder(self.description, name)
+        child._buffers = self._buffers
+        self._subgraphs.append(child)
+        return child
 
     # -- graph building ----------------------------------------------------------------
 
@@ -252,28 +262,14 @@ class ModelBuilder:
     def finish(self) -> bytes:
         fb = flatbuffers.Builder(1024)
         buffers = [self._write_buffer(fb, data) for data in self._buffers]
-        tensors = [self._write_tensor(fb, t) for t in self._tensors]
-        opcodes = list(dict.fromkeys(op.opcode for op in self._ops))
-        operators = [self._write_operator(fb, op, opcodes.index(op.opcode)) for op in self._ops]
-
-        sg = _module("SubGraph")
-        tensors_vec = _offsets(fb, sg.SubGraphStartTensorsVector, tensors)
-        inputs_vec = _numpy_vector(fb, self._inputs, np.int32)
-        outputs_vec = _numpy_vector(fb, self._outputs, np.int32)
-        operators_vec = _offsets(fb, sg.SubGraphStartOperatorsVector, operators)
-        name = fb.CreateString("main")
-        sg.SubGraphStart(fb)
-        sg.SubGraphAddTensors(fb, tensors_vec)
-        sg.SubGraphAddInputs(fb, inputs_vec)
-        sg.SubGraphAddOutputs(fb, outputs_vec)
-        sg.SubGraphAddOperators(fb, operators_vec)
-        sg.SubGraphAddName(fb, name)
-        subgraph = sg.SubGraphEnd(fb)
+        graphs = [self, *self._subgraphs]
+        opcodes = list(dict.fromkeys(op.opcode for graph in graphs for op in graph._ops))
+        subgraphs = [graph._write_subgraph(fb, opcodes) for graph in graphs]
 
         codes = [self._write_opcode(fb, opcode) for opcode in opcodes]
         m = _module("Model")
         codes_vec = _offsets(fb, m.ModelStartOperatorCodesVector, codes)
-        subgraphs_vec = _offsets(fb, m.ModelStartSubgraphsVector, [subgraph])
+        subgraphs_vec = _offsets(fb, m.ModelStartSubgraphsVector, subgraphs)
         buffers_vec = _offsets(fb, m.ModelStartBuffersVector, buffers)
         description = fb.CreateString(self.description)
         m.ModelStart(fb)
@@ -285,6 +281,23 @@ class ModelBuilder:
         model = m.ModelEnd(fb)
         fb.Finish(model, file_identifier=b"TFL3")
         return bytes(fb.Output())
+
+    def _write_subgraph(self, fb, opcodes: list[str]) -> int:
+        tensors = [self._write_tensor(fb, t) for t in self._tensors]
+        operators = [self._write_operator(fb, op, opcodes.index(op.opcode)) for op in self._ops]
+        sg = _module("SubGraph")
+        tensors_vec = _offsets(fb, sg.SubGraphStartTensorsVector, tensors)
+        inputs_vec = _numpy_vector(fb, self._inputs, np.int32)
+        outputs_vec = _numpy_vector(fb, self._outputs, np.int32)
+        operators_vec = _offsets(fb, sg.SubGraphStartOperatorsVector, operators)
+        name = fb.CreateString(self.name)
+        sg.SubGraphStart(fb)
+        sg.SubGraphAddTensors(fb, tensors_vec)
+        sg.SubGraphAddInputs(fb, inputs_vec)
+        sg.SubGraphAddOutputs(fb, outputs_vec)
+        sg.SubGraphAddOperators(fb, operators_vec)
+        sg.SubGraphAddName(fb, name)
+        return sg.SubGraphEnd(fb)
 
     @staticmethod
     def _write_buffer(fb, data: bytes) -> int:
@@ -339,6 +352,8 @@ class ModelBuilder:
                 raise ValueError(f"{options} has no field {name!r}")
             if isinstance(value, (list, tuple, np.ndarray)):
                 value = _numpy_vector(fb, value, np.int32)
+            elif isinstance(value, str) and name not in _FIELD_ENUMS:  # a string field (VarHandleOptions')
+                value = fb.CreateString(value)
             setters.append((add, _enum_value(name, value)))
         getattr(mod, f"{options}Start")(fb)
         for add, value in setters:

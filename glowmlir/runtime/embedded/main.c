@@ -7,8 +7,10 @@
  *
  *   WEIGHTS_IN_RAM     copy the weights from flash into a RAM buffer before inference
  *   BIG_BSS            (from harness.h) puts the large RAM buffers in the board's big RAM
- *   INFERENCES         how many times the entry point runs (instruction counting runs
- *                      1 and 2 and takes the difference)
+ *   INFERENCES         how many times the entry point runs on a frame (instruction counting
+ *                      runs 1 and 2 and takes the difference)
+ *   NUM_FRAMES         (from harness.h) the frames of inputs, run in order with one
+ *                      mutableWeight (a streaming model's state goes on), each one's outputs printed
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,20 +38,23 @@ int main(void) {
     memcpy(constantWeightRam, constantWeightFlash, sizeof constantWeightRam);
     constantWeight = constantWeightRam;
 #endif
-    for (unsigned i = 0; i < NUM_INPUTS; i++)
-        memcpy(GLOW_GET_ADDR(mutableWeight, inputs[i].offset), inputs[i].data, inputs[i].size);
-    for (int run = 0; run < INFERENCES; run++) {
-        if (BUNDLE_ENTRY(constantWeight, mutableWeight, activations) != GLOW_SUCCESS) {
-            printf("error: the bundle returned an error\n");
-            return 1;
+    for (unsigned frame = 0; frame < NUM_FRAMES; frame++) {
+        for (unsigned i = 0; i < NUM_INPUTS; i++)
+            memcpy(GLOW_GET_ADDR(mutableWeight, inputs[i].offset), inputs[i].data + frame * inputs[i].size,
+                   inputs[i].size);
+        for (int run = 0; run < INFERENCES; run++) {
+            if (BUNDLE_ENTRY(constantWeight, mutableWeight, activations) != GLOW_SUCCESS) {
+                printf("error: the bundle returned an error\n");
+                return 1;
+            }
         }
-    }
-    for (unsigned i = 0; i < NUM_OUTPUTS; i++) {
-        const uint8_t *bytes = GLOW_GET_ADDR(mutableWeight, outputs[i].offset);
-        printf("output %s ", outputs[i].name);
-        for (unsigned k = 0; k < outputs[i].size; k++)
-            printf("%02x", bytes[k]);
-        printf("\n");
+        for (unsigned i = 0; i < NUM_OUTPUTS; i++) {
+            const uint8_t *bytes = GLOW_GET_ADDR(mutableWeight, outputs[i].offset);
+            printf("output %s ", outputs[i].name);
+            for (unsigned k = 0; k < outputs[i].size; k++)
+                printf("%02x", bytes[k]);
+            printf("\n");
+        }
     }
     return 0;
 }
