@@ -79,8 +79,10 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     # stand between a convolution and its activation or pool.
     # A model quantized by its own QDQ ops is quantized first (a no-op on other graphs).
     from_model = QuantizeFromModel(symmetric_weights=kernel_library is not None)
-    # Then chains of elementwise ops on one int8 tensor become lookup tables (a no-op in float).
-    passes = [*pre_quantization_passes(), from_model, *quantization, FoldLookupTables(), SinkTransposes(),
+    # Then chains of elementwise ops on one int8 tensor become lookup tables (a no-op in float);
+    # their sources take finer types only where the compiler chose the types (a profile).
+    fold = FoldLookupTables(narrow_sources=bool(quantization))
+    passes = [*pre_quantization_passes(), from_model, *quantization, fold, SinkTransposes(),
               FuseActivations()]
     if memory_fusion:
         fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,

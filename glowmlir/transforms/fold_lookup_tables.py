@@ -21,7 +21,10 @@ imported parameters). Intermediate values read elsewhere are outputs too (they g
 own table from X), and float ones stay computed as they were: every other user keeps what it
 needs. What no one reads any longer is erased. Where only the new tables read X and X's
 producer requantizes anyway, X takes the finer type of the span where the tables still change
-(`narrowed_type`), as glow-quantize does for a value only lookup-table ops read.
+(`narrowed_type`), as glow-quantize does for a value only lookup-table ops read; only with
+`narrow-sources=true`, which the pipeline sets when the compiler chose the types (a profile):
+the types a quantized model brings are kept, so that its producers round as the model's own
+interpreter does.
 """
 
 from __future__ import annotations
@@ -220,6 +223,9 @@ class FoldLookupTables(ModulePass):
 
     name = "glow-fold-lookup-tables"
 
+    narrow_sources: bool = False
+    """Give a source only the new tables read a finer type (`narrowed_type`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         names = names_in(op)
         folded = False
@@ -233,7 +239,7 @@ class FoldLookupTables(ModulePass):
                     continue
                 inside = set(subgraphs.members[root])
                 only_tables = len(tabled) == len(outputs) and all(use.operation in inside for use in root.uses)
-                element = narrowed_type(root, list(tabled.values())) if only_tables else None
+                element = narrowed_type(root, list(tabled.values())) if only_tables and self.narrow_sources else None
                 levels = {output: sampled_levels(function, element or _int8_per_tensor(root),
                                                  _int8_per_tensor(output)) for output, function in tabled.items()}
                 if element is not None:

@@ -1,4 +1,5 @@
-// RUN: glow-opt --print-weights %s -p glow-fold-lookup-tables | filecheck %s
+// RUN: glow-opt --print-weights %s -p 'glow-fold-lookup-tables{narrow-sources=true}' | filecheck %s
+// RUN: glow-opt --print-weights %s -p glow-fold-lookup-tables | filecheck %s --check-prefix=KEPT
 // Elementwise ops computing a function of one int8 tensor become one 256-entry table,
 // sampled from their float semantics at the tensor's 256 levels and rounded once to the
 // last op's type (glow-fold-lookup-tables).
@@ -113,6 +114,12 @@ glow.function @narrowed_source {
   %f = glow.mul %m, %sixth {name = "f"} : (!product, !sixth) -> !y
   glow.save %f as "y" : !y
 }
+
+// Without narrow-sources (a model's own quantization), the Add keeps its type.
+// KEPT-LABEL: glow.function @narrowed_source
+// KEPT:       %s = glow.add %x, %z {name = "s"} : {{.*}} -> tensor<1x8x!quant.uniform<i8:f32, 5.0e-02:-1>>
+// KEPT-NEXT:  %{{.*}} = glow.constant "f_table{{.*}}"
+// KEPT-NEXT:  %f = glow.int_lookup_table %s
 
 // CHECK-LABEL: glow.function @narrowed_source
 // CHECK:       %s = glow.add %x, %z {name = "s"} : {{.*}} -> tensor<1x8x!quant.uniform<i8:f32, 3.687424e-02:-47>>
