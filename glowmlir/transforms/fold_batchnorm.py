@@ -23,7 +23,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.weights import dense_from_array
+from glowmlir.dialects.weights import dense_from_array, release_weights
 from glowmlir.names import UniqueNames
 from glowmlir.transforms.constants import constant_name, constant_value, names_in
 
@@ -44,7 +44,11 @@ def fold_into_convolution(value: SSAValue, factor: np.ndarray | None, shift: np.
         new_filter = glow.ConstantOp(names(constant_name(conv.filter, tag)),
                                      dense_from_array((filter_ * factor.reshape(-1, 1, 1, 1)).astype(filter_.dtype)))
         rewriter.insert(new_filter, InsertPoint.before(conv))
+        old_filter = conv.filter.owner
         conv.operands[1] = new_filter.result
+        if not old_filter.result.uses:
+            rewriter.erase_op(old_filter)
+            release_weights(old_filter)
         conv_bias = conv_bias * factor
     new_bias = glow.ConstantOp(names(constant_name(conv.bias, tag)),
                                dense_from_array((conv_bias + (0 if shift is None else shift)).astype(np.float32)))
