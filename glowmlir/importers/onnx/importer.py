@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, f16, f32, f64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -20,7 +19,6 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError, GlowWarning
-from glowmlir.importers.onnx import reference_ops
 from glowmlir.importers.onnx.glow_names import GlowLoaderNames
 from glowmlir.importers.onnx.loader import (
     adopt_shapes,
@@ -371,6 +369,12 @@ class OnnxImporter:
 
     def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
         """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
+        # onnx's reference evaluator imported here, when a model has a node to fold: its ops are
+        # 20 MB and a third of a second to import
+        from onnx.reference import ReferenceEvaluator
+
+        from glowmlir.importers.onnx import reference_ops
+
         feeds = {name: self.values[name] for name in node.input if name}
         try:
             graph = helper.make_graph([node], "fold",
