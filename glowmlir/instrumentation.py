@@ -140,6 +140,24 @@ def collect_garbage() -> None:
     trim(0)
 
 
+LARGE_ALLOCATION_BYTES = 256 << 10
+"""Allocations from this size are mapped pages of their own (`return_large_allocations`)."""
+
+
+def return_large_allocations() -> None:
+    """Makes glibc map every allocation of `LARGE_ALLOCATION_BYTES` or more apart and unmap
+    it when freed (`mallopt(M_MMAP_THRESHOLD)`). By default glibc raises that threshold to
+    the size of each large block freed, so the weights a pass replaces (the filters batch-norm
+    folding scales) are carved out of its heap afterwards and their memory stays with the
+    process, fragmented (ResNet-50: 29 MB more at the peak). For a process that compiles
+    (glow-compile): it sets the allocator of the whole process; elsewhere a no-op."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(-3, LARGE_ALLOCATION_BYTES)  # M_MMAP_THRESHOLD
+
+
 def mebibytes(count: int) -> str:
     return f"{count / 2**20:,.0f}"
 

@@ -4,10 +4,10 @@
 bytes, then the protobuf's copy of each `raw_data`), and the importer's arrays are views of
 the protobuf's. Here the file is mapped and its protobuf wire format walked (ModelProto →
 graph → initializer → raw_data, the field numbers of onnx.proto): each large initializer's
-raw data is copied into a `bytes` object of its own (the array a view of it, as
-`numpy_helper.to_array`'s is of `raw_data`) and its pages of the mapping let go at once, and
-what protobuf parses is the file without those raw data, a few hundred kilobytes. The peak is
-the weights once.
+raw data is read (not through the mapping) into a `bytes` object of its own (the array a
+view of it, as `numpy_helper.to_array`'s is of `raw_data`), the mapping's pages read are let
+go as the walk goes, and what protobuf parses is the file without those raw data, a few
+hundred kilobytes. The peak is the weights once.
 
 Anything unusual (external data, groups, a length past the end, a second graph field, a type
 other than the plain numeric ones) gives None: the caller reads the file with `onnx.load`,
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import mmap
+import os
 
 import numpy as np
 import onnx
@@ -96,7 +97,7 @@ def _dims(data, payload: int, stop: int, wire: int) -> list[int]:
     return dims
 
 
-def _tensor_without_raw_data(data, start: int, end: int, release) -> tuple[bytes, str, np.ndarray] | None:
+def _tensor_without_raw_data(data, start: int, end: int, read) -> tuple[bytes, str, np.ndarray] | None:
     """The TensorProto data[start:end] without its raw data, its name and its value as an
     array, if it is a large plain one; else None."""
     dims, data_type, name, raw, external = [], onnx.TensorProto.FLOAT, None, None, False
@@ -120,8 +121,7 @@ def _tensor_without_raw_data(data, start: int, end: int, release) -> tuple[bytes
             or raw[2] - raw[1] != elements * np.dtype(dtype).itemsize):
         return None
     field, payload, stop = raw
-    values = data[payload:stop]  # a bytes object of its own
-    release(payload, stop)
+    values = read(payload, stop)  # a bytes object of its own
     array = np.frombuffer(values, dtype).reshape(dims)
     return bytes(data[start:field]) + bytes(data[stop:end]), name, array
 
@@ -139,34 +139,41 @@ def load_with_weights_apart(path: str) -> tuple[onnx.ModelProto, dict[str, np.nd
             data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):  # an empty file
             return None
-    with data:
-        def release(start: int, stop: int) -> None:  # the mapping's pages just copied leave the resident set
-            first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
-            if stop - first >= mmap.PAGESIZE:
-                data.madvise(mmap.MADV_DONTNEED, first, (stop - first) // mmap.PAGESIZE * mmap.PAGESIZE)
 
-        try:
-            graphs = [f for f in _fields(data, 0, len(data)) if f[0] == _MODEL_GRAPH]
-            if len(graphs) != 1 or graphs[0][1] != _LENGTH_DELIMITED:
-                return None
-            _, _, graph_field, graph_payload, graph_end = graphs[0]
-            graph, arrays = bytearray(), {}
-            for number, wire, field, payload, stop in _fields(data, graph_payload, graph_end):
-                light = None
-                if number == _GRAPH_INITIALIZER and wire == _LENGTH_DELIMITED:
-                    light = _tensor_without_raw_data(data, payload, stop, release)
-                if light is None:
-                    graph += data[field:stop]
-                else:
-                    if light[1] in arrays:
+        def read(start: int, stop: int) -> bytes:  # read, not mapped: the raw data never enter the resident set
+            values = os.pread(file.fileno(), stop - start, start)
+            if len(values) != stop - start:
+                raise _Unusual
+            return values
+
+        def release(start: int, stop: int) -> None:  # the mapping's pages read so far leave the resident set
+            first = start // mmap.PAGESIZE * mmap.PAGESIZE
+            data.madvise(mmap.MADV_DONTNEED, first, min(len(data), stop) - first)
+
+        with data:
+            try:
+                graphs = [f for f in _fields(data, 0, len(data)) if f[0] == _MODEL_GRAPH]
+                if len(graphs) != 1 or graphs[0][1] != _LENGTH_DELIMITED:
+                    return None
+                _, _, graph_field, graph_payload, graph_end = graphs[0]
+                graph, arrays = bytearray(), {}
+                for number, wire, field, payload, stop in _fields(data, graph_payload, graph_end):
+                    light = None
+                    if number == _GRAPH_INITIALIZER and wire == _LENGTH_DELIMITED:
+                        light = _tensor_without_raw_data(data, payload, stop, read)
+                    if light is None:
+                        graph += data[field:stop]
+                    elif light[1] in arrays:
                         return None
-                    graph += _length_delimited(_GRAPH_INITIALIZER, light[0])
-                    arrays[light[1]] = light[2]
-            if not arrays:
+                    else:
+                        graph += _length_delimited(_GRAPH_INITIALIZER, light[0])
+                        arrays[light[1]] = light[2]
+                    release(field, stop)
+                if not arrays:
+                    return None
+                text = data[:graph_field] + _length_delimited(_MODEL_GRAPH, bytes(graph)) + data[graph_end:]
+            except _Unusual:
                 return None
-            text = data[:graph_field] + _length_delimited(_MODEL_GRAPH, bytes(graph)) + data[graph_end:]
-        except _Unusual:
-            return None
     try:
         model = onnx.ModelProto.FromString(text)
     except Exception:  # protobuf raises several unrelated types: onnx.load words the error
