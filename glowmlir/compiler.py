@@ -12,7 +12,6 @@ file or model node at fault.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import functools
 import gc
@@ -34,7 +33,7 @@ from glowmlir.errors import GlowError
 from glowmlir.graph_dot import graph_dot
 from glowmlir.importers import ImportOptions, default_network_name, import_model
 from glowmlir.importers.onnx import ModelInput
-from glowmlir.instrumentation import stage
+from glowmlir.instrumentation import collect_garbage, stage
 from glowmlir.lowering.bundle_instrumentation import plan_of as instrumentation_plan
 from glowmlir.lowering.debug_info import DEBUG_SOURCE_SUFFIX, DebugSource
 from glowmlir.lowering.llvm_to_object import ExternalCompiler, compile_to_llvm_ir, compile_to_object, compile_with
@@ -373,20 +372,7 @@ def collect_replaced_weights(module: ModuleOp) -> None:
     held = sum(len(op.properties["value"].data.data) for op in module.walk()
                if isinstance(op, glow.ConstantOp | glowll.WeightOp) and "value" in op.properties)
     if held >= COLLECTED_WEIGHT_BYTES:
-        gc.collect()
-        _return_free_memory()
-
-
-def _return_free_memory() -> None:
-    """Hands the C heap's free pages back to the system (glibc's `malloc_trim`): glibc keeps
-    the memory of freed weights mapped for its own reuse, which the next stages (LLVM's
-    allocations) do not take (ResNet-50: 118 MB resident after its glowll stage; elsewhere
-    a no-op)."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
+        collect_garbage()
 
 
 def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,

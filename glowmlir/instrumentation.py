@@ -21,6 +21,8 @@ no-op. `glow-compile` and `glow-profile` install:
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import gc
 import resource
 import sys
 import time
@@ -123,6 +125,37 @@ def resident_memory() -> tuple[int, int]:
     except (OSError, KeyError, ValueError):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return 0, peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
+
+
+def collect_garbage() -> None:
+    """A full cyclic collection, then the C heap's free pages handed back to the system
+    (glibc's `malloc_trim`): glibc keeps the memory of freed weights and IR mapped for its
+    own reuse, which the next stages (LLVM's allocations) do not take (ResNet-50: 118 MB
+    resident after its glowll stage; the trim is a no-op elsewhere)."""
+    gc.collect()
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)
+
+
+LARGE_ALLOCATION_BYTES = 256 << 10
+"""Allocations from this size are mapped pages of their own (`return_large_allocations`)."""
+
+
+def return_large_allocations() -> None:
+    """Makes glibc map every allocation of `LARGE_ALLOCATION_BYTES` or more apart and unmap
+    it when freed (`mallopt(M_MMAP_THRESHOLD)`). By default glibc raises that threshold to
+    the size of each large block freed, so the weights a pass replaces (the filters batch-norm
+    folding scales) are carved out of its heap afterwards and their memory stays with the
+    process, fragmented (ResNet-50: 29 MB more at the peak). For a process that compiles
+    (glow-compile): it sets the allocator of the whole process; elsewhere a no-op."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(-3, LARGE_ALLOCATION_BYTES)  # M_MMAP_THRESHOLD
 
 
 def mebibytes(count: int) -> str:

@@ -42,6 +42,7 @@ from glowmlir.cli.common import (
     run_app,
 )
 from glowmlir.errors import GlowError, GlowWarning
+from glowmlir.instrumentation import return_large_allocations
 
 if TYPE_CHECKING:
     from glowmlir import compiler
@@ -342,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if any(argument.lstrip("-") == "print-cmake-dir" for argument in argv):
         print(CMAKE_DIR)
         return
+    return_large_allocations()
     run_app(app, "glow-compile", argv, BOOLEAN_OPTIONS, FLAG_OPTIONS)
 
 

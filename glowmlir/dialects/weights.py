@@ -112,6 +112,13 @@ def transposed(matrix: np.ndarray, tile: int = 256) -> np.ndarray:
     return result
 
 
+def release_weights(op: Operation) -> None:
+    """Lets an erased constant-like op's weights go now: an erased op and its results are a
+    reference cycle, which only the cyclic collector frees, and it is paused while compiling
+    (a pass replacing every filter would hold the weights twice until its stage ends)."""
+    op.properties.pop("value", None)
+
+
 def array_from_dense(value: DenseIntOrFPElementsAttr) -> np.ndarray:
     """The numpy view of a dense attribute (read only, no copy)."""
     dtype = numpy_dtype(value.get_element_type())

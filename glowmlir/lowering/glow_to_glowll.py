@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType
-from glowmlir.dialects.weights import array_from_dense, dense_from_array, transposed
+from glowmlir.dialects.weights import array_from_dense, dense_from_array, release_weights, transposed
 from glowmlir.errors import GlowError
 from glowmlir.lowering import replace_functions
 from glowmlir.quantization.rescaling import bias_scales, centred_rows, needs_wide_accumulators, output_multipliers
@@ -370,6 +370,17 @@ class LowerGlowToGlowLL(ModulePass):
     name = "lower-glow-to-glowll"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replace_functions(op, glow.FunctionOp, lambda function: [_FunctionLowering(function).run()])
+        replace_functions(op, glow.FunctionOp, _lowered)
+
+
+def _lowered(function: glow.FunctionOp) -> list[Operation]:
+    """The glowll function of a glow function, whose constants then let their weights go: the
+    glowll weights share the arrays they keep, and a selection pass that packs a filter
+    frees the unpacked one only if nothing else holds it (`release_weights`)."""
+    lowered = _FunctionLowering(function).run()
+    for op in function.walk():
+        if isinstance(op, glow.ConstantOp):
+            release_weights(op)
+    return [lowered]
 
 

@@ -18,7 +18,7 @@ from xdsl.dialects import llvm as xllvm
 from xdsl.dialects.builtin import ModuleOp
 
 from glowmlir.errors import GlowError
-from glowmlir.instrumentation import stage
+from glowmlir.instrumentation import collect_garbage, stage
 from glowmlir.lowering.bundle_instrumentation import BundleInstrumentation, instrument
 from glowmlir.lowering.debug_info import DebugSource, add_debug_info
 from glowmlir.target import HOST, XTENSA_DATA_LAYOUT, Target, pointer_bits
@@ -61,7 +61,13 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
         flag = ir_module.add_metadata([ir.Constant(ir.IntType(32), 1), ir.MetaDataString(ir_module, "target-abi"),
                                        ir.MetaDataString(ir_module, abi)])
         ir_module.add_named_metadata("llvm.module.flags", flag)
-    parsed = llvm.parse_assembly(str(ir_module))
+    text = str(ir_module)
+    ir_module = functions = function = None  # (the loop's last function holds the module too)
+    # llvmlite's module (its functions point back at it) and the glowll function lowered
+    # before are cycles, which only the paused collector frees: freed before LLVM parses
+    # (ResNet-50's peak: 35 MB less)
+    collect_garbage()
+    parsed = llvm.parse_assembly(text)
     parsed.verify()
     return parsed
 

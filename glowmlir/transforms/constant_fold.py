@@ -16,7 +16,7 @@ from glowmlir import reference
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.names import UniqueNames
-from glowmlir.transforms.constants import constant_name, constant_value, names_in
+from glowmlir.transforms.constants import constant_name, constant_value, erase_unused_constants, names_in
 
 FOLD_LIMIT = 1 << 31
 """Results past this many bytes are computed at run time, not folded into the weights."""
@@ -42,7 +42,9 @@ class FoldConstantOperands(RewritePattern):
             return
         result = reference.evaluate(op, *values)
         name = self.names(constant_name(op.operands[0], "folded"))
+        operands = [v.owner for v in op.operands]
         rewriter.replace(op, glow.ConstantOp(name, dense_from_array(result)))
+        erase_unused_constants(operands, rewriter)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 
 from glowmlir.dialects import glow
-from glowmlir.dialects.weights import array_from_dense, dense_from_array
+from glowmlir.dialects.weights import array_from_dense, dense_from_array, release_weights
 from glowmlir.names import UniqueNames
 
 
@@ -42,3 +45,12 @@ def typed_constant(name: str, data: np.ndarray, element_type: Attribute) -> glow
     """A `glow.constant` holding `data` (the stored values: quantized levels, for instance)
     whose result has `element_type`, which may differ from the data's own (a `quant.uniform`)."""
     return glow.ConstantOp(name, dense_from_array(data), result_element=element_type)
+
+
+def erase_unused_constants(owners: Sequence[Operation], rewriter: PatternRewriter) -> None:
+    """Erases the `glow.constant`s among `owners` that nothing uses any more (a rewrite
+    replaced their users), their weights let go at once (`release_weights`)."""
+    for op in dict.fromkeys(owners):
+        if isinstance(op, glow.ConstantOp) and op.parent is not None and not op.result.uses:
+            rewriter.erase_op(op)
+            release_weights(op)

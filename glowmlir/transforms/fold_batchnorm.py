@@ -25,7 +25,7 @@ from xdsl.rewriter import InsertPoint
 from glowmlir.dialects import glow
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.names import UniqueNames
-from glowmlir.transforms.constants import constant_name, constant_value, names_in
+from glowmlir.transforms.constants import constant_name, constant_value, erase_unused_constants, names_in
 
 
 def fold_into_convolution(value: SSAValue, factor: np.ndarray | None, shift: np.ndarray | None,
@@ -44,7 +44,9 @@ def fold_into_convolution(value: SSAValue, factor: np.ndarray | None, shift: np.
         new_filter = glow.ConstantOp(names(constant_name(conv.filter, tag)),
                                      dense_from_array((filter_ * factor.reshape(-1, 1, 1, 1)).astype(filter_.dtype)))
         rewriter.insert(new_filter, InsertPoint.before(conv))
+        old_filter = conv.filter.owner
         conv.operands[1] = new_filter.result
+        erase_unused_constants([old_filter], rewriter)
         conv_bias = conv_bias * factor
     new_bias = glow.ConstantOp(names(constant_name(conv.bias, tag)),
                                dense_from_array((conv_bias + (0 if shift is None else shift)).astype(np.float32)))

@@ -30,7 +30,7 @@ from xdsl.rewriter import InsertPoint
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.memory import SCRATCH_ATTRIBUTE
 from glowmlir.dialects.quant import is_quantized_instruction
-from glowmlir.dialects.weights import array_from_dense, dense_from_array, element_type_of
+from glowmlir.dialects.weights import array_from_dense, dense_from_array, element_type_of, release_weights
 
 LIBRARY_ATTRIBUTE = "library"
 """On an instruction a library did not take: why."""
@@ -48,9 +48,11 @@ def insert_weight(name: str, data: np.ndarray, before: Operation, rewriter: Patt
 
 
 def erase_if_unused(weight: glowll.WeightOp, rewriter: PatternRewriter) -> None:
-    """Erases a weight no instruction reads any more (one a selection pass replaced)."""
+    """Erases a weight no instruction reads any more (one a selection pass replaced), its
+    values let go at once (`release_weights`)."""
     if not weight.buffer.uses:
         rewriter.erase(weight)
+        release_weights(weight)
 
 
 def _allocate_intermediates(op: glowll.InstructionOp, calls: list, rewriter: PatternRewriter) -> None:

@@ -9,9 +9,11 @@ float weights reach `megabytes` (MB, 10^6 bytes).
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -76,17 +78,31 @@ finally:  # this process's own high-water mark (getrusage's would include what i
 """
 
 
-def measured_glow_compile(arguments: list[str], directory: str, pythonpath: str) -> tuple[int, int, float, str]:
-    """Runs `glow-compile arguments` in a new Python process in `directory`; returns its exit
-    status, its peak resident bytes (Linux's VmHWM, read as it exits), its wall seconds and
-    its stderr."""
+class MeasuredCompile(NamedTuple):
+    status: int
+    """glow-compile's exit status."""
+    peak: int
+    """Its peak resident bytes (Linux's VmHWM, read as it exits)."""
+    wall: float
+    """Its wall seconds."""
+    cpu: float
+    """Its processor seconds, user and system (getrusage of the child): the wall time it would
+    take on an idle machine, where the wall time of a shared one is the machine's."""
+    stderr: str
+
+
+def measured_glow_compile(arguments: list[str], directory: str, pythonpath: str) -> MeasuredCompile:
+    """Runs `glow-compile arguments` in a new Python process in `directory`, measured."""
     report = os.path.join(directory, "peak-resident-kib.txt")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-c", _MEASURED_COMPILE, report, *arguments], cwd=directory,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": pythonpath})
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     with open(report) as f:
         peak = int(f.read()) * 1024
     os.unlink(report)
-    return result.returncode, peak, wall, result.stderr.decode(errors="replace")
+    return MeasuredCompile(result.returncode, peak, wall, cpu, result.stderr.decode(errors="replace"))

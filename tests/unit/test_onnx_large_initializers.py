@@ -56,3 +56,36 @@ def test_model_input_errors_name_only_real_inputs(tmp_path):
     onnx.save(gemm_model(8, False), path)
     with pytest.raises(GlowError, match=r"no input \"w\" \(inputs: x\)"):
         glowmlir.compile(path, model_inputs=["w,float,[300,64]"])
+
+
+def test_large_weights_read_apart_from_the_file(tmp_path):
+    """`file_weights`: the large initializer's values come from the file, as onnx reads them;
+    the model protobuf parses keeps everything else (the small initializers' data included)."""
+    from glowmlir.importers.onnx.file_weights import load_with_weights_apart
+
+    model = gemm_model(8, False)
+    path = os.path.join(tmp_path, "gemm.onnx")
+    onnx.save(model, path)
+    light, arrays = load_with_weights_apart(path)
+    expected = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    assert list(arrays) == ["w"]
+    np.testing.assert_array_equal(arrays["w"], expected["w"])
+    assert arrays["w"].dtype == np.float32 and not arrays["w"].flags.writeable
+    read = {t.name: t for t in light.graph.initializer}
+    assert not read["w"].HasField("raw_data") and list(read["w"].dims) == [300, 64]
+    for name in ("c", "shape"):
+        np.testing.assert_array_equal(numpy_helper.to_array(read[name]), expected[name])
+    assert light.graph.node == model.graph.node and light.opset_import == model.opset_import
+
+
+def test_weights_in_an_external_file_are_read_by_onnx(tmp_path):
+    from glowmlir.importers.onnx.file_weights import load_with_weights_apart
+
+    model = gemm_model(8, False)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    expected = onnxruntime_outputs(model, {"x": x})["y"]
+    path = os.path.join(tmp_path, "gemm.onnx")
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="gemm.data",
+              size_threshold=0)
+    assert load_with_weights_apart(path) is None  # onnx.load reads the external data
+    np.testing.assert_allclose(glowmlir.compile(path).run(x=x)["y"], expected, rtol=1e-5, atol=1e-5)

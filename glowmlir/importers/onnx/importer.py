@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, f16, f32, f64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -20,14 +19,13 @@ from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized
 from glowmlir.dialects.weights import dense_from_array, element_type_of, numpy_dtype
 from glowmlir.errors import GlowError, GlowWarning
-from glowmlir.importers.onnx import reference_ops
 from glowmlir.importers.onnx.glow_names import GlowLoaderNames
 from glowmlir.importers.onnx.loader import (
     adopt_shapes,
     apply_input_settings,
     check_model_features,
     initializer_arrays,
-    load_onnx_model,
+    load_onnx_model_and_weights,
     one_line,
     placeholder_names,
     repair_benign_omissions,
@@ -371,6 +369,12 @@ class OnnxImporter:
 
     def fold(self, node: onnx.NodeProto) -> list[np.ndarray]:
         """Evaluates a node on compile-time inputs with onnx's reference evaluator."""
+        # onnx's reference evaluator imported here, when a model has a node to fold: its ops are
+        # 20 MB and a third of a second to import
+        from onnx.reference import ReferenceEvaluator
+
+        from glowmlir.importers.onnx import reference_ops
+
         feeds = {name: self.values[name] for name in node.input if name}
         try:
             graph = helper.make_graph([node], "fold",
@@ -395,16 +399,20 @@ def import_onnx(path: str, inputs: Sequence[ModelInput] = (), symbols: dict[str,
                 name: str | None = None) -> ModuleOp:
     """Load, check, shape and import an ONNX model file into a module holding one `glow.function`."""
     network = name or legalize_name(os.path.splitext(os.path.basename(path))[0])
-    return import_onnx_model(load_onnx_model(path), network, f"\"{path}\"", inputs, symbols)
+    model, weights = load_onnx_model_and_weights(path)
+    return import_onnx_model(model, network, f"\"{path}\"", inputs, symbols, weights)
 
 
 def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs: Sequence[ModelInput] = (),
-                      symbols: dict[str, int] | None = None) -> ModuleOp:
+                      symbols: dict[str, int] | None = None, weights: dict[str, np.ndarray] | None = None
+                      ) -> ModuleOp:
     """Check, shape and import an in-memory ONNX model (the Caffe2 importer builds one);
-    `source` names the model in errors."""
+    `source` names the model in errors; `weights`: the values of the initializers read apart
+    (see `load_onnx_model_and_weights`)."""
     repair_benign_omissions(model, network)
     check_model_features(model, source)
-    light, set_aside = without_large_initializers(model)  # the weights are not serialized to onnx's C++
+    # the weights are not serialized to onnx's C++
+    light, set_aside = without_large_initializers(model, frozenset(weights or ()))
     try:
         onnx.checker.check_model(with_output_shape_fields(light))
         apply_input_settings(light, inputs, symbols or {}, set_aside)
@@ -417,7 +425,7 @@ def import_onnx_model(model: onnx.ModelProto, network: str, source: str, inputs:
         raise GlowError(f"{source} fails onnx's checks: {str(error).strip().splitlines()[0]}") from None
     except UnicodeDecodeError:  # onnx's message quotes a damaged name
         raise GlowError(f"{source} fails onnx's checks: a name in the model is not UTF-8 text") from None
-    model, weights = weights_taken_out(model)  # the file's protobuf freed, unless the caller keeps it
+    model, weights = weights_taken_out(model, weights)  # the file's protobuf freed, unless the caller keeps it
     module = OnnxImporter(model, inputs, weights).run(network)
     verify_imported(module, source)
     return module

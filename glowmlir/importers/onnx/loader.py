@@ -21,8 +21,21 @@ from glowmlir.names import UniqueNames
 
 def load_onnx_model(path: str) -> onnx.ModelProto:
     """Read a binary `.onnx` or protobuf-text `.onnxtxt` model; errors name the file."""
+    return load_onnx_model_and_weights(path, apart=False)[0]
+
+
+def load_onnx_model_and_weights(path: str, apart: bool = True) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """`load_onnx_model`, the large initializers of a binary model read apart (with `apart`,
+    see `file_weights`): the model, whose initializers named in the arrays returned have no
+    data, and those arrays."""
     if not os.path.isfile(path):
         raise GlowError(f"-model: file \"{path}\" not found")
+    if apart and not path.endswith(".onnxtxt"):
+        from glowmlir.importers.onnx.file_weights import load_with_weights_apart
+
+        read = load_with_weights_apart(path)
+        if read is not None and (read[0].graph.node or read[0].graph.output):
+            return read
     try:
         if path.endswith(".onnxtxt"):
             with open(path, encoding="utf-8") as f:
@@ -34,7 +47,7 @@ def load_onnx_model(path: str) -> onnx.ModelProto:
         raise GlowError(f"-model: \"{path}\" is not an ONNX model ({type(error).__name__})") from None
     if not model.graph.node and not model.graph.output:
         raise GlowError(f"-model: \"{path}\" is not an ONNX model (no graph)")
-    return model
+    return model, {}
 
 
 def check_text_fields(message, source: str) -> None:
@@ -160,7 +173,8 @@ LARGE_INITIALIZER_ELEMENTS = 1 << 14
 """Initializers this large are left out of what onnx's checker and shape inference see."""
 
 
-def without_large_initializers(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset[str]]:
+def without_large_initializers(model: onnx.ModelProto, apart: frozenset[str] = frozenset()
+                               ) -> tuple[onnx.ModelProto, frozenset[str]]:
     """The model for onnx's checker and shape inference, and the initializers left out of it.
 
     Both serialize the whole model and shape inference parses its result back (VGG-19's
@@ -168,10 +182,12 @@ def without_large_initializers(model: onnx.ModelProto) -> tuple[onnx.ModelProto,
     (shapes, axes, slice bounds) are looked at. So an initializer of `LARGE_INITIALIZER_ELEMENTS`
     or more, plain raw data, is left out, declared a graph input of its type and shape
     instead (unless one already); `adopt_shapes` takes the results back. Without large
-    initializers, the model itself."""
+    initializers, the model itself. The initializers named in `apart` (their data read apart,
+    see `load_onnx_model_and_weights`) are left out too."""
     graph = model.graph
-    large = [t for t in graph.initializer if t.data_type != onnx.TensorProto.STRING and t.HasField("raw_data")
-             and t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) >= LARGE_INITIALIZER_ELEMENTS]
+    large = [t for t in graph.initializer if t.name in apart or (
+        t.data_type != onnx.TensorProto.STRING and t.HasField("raw_data")
+        and t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) >= LARGE_INITIALIZER_ELEMENTS)]
     if not large:
         return model, frozenset()
     names = frozenset(t.name for t in large)
@@ -190,10 +206,14 @@ def without_large_initializers(model: onnx.ModelProto) -> tuple[onnx.ModelProto,
     return light, names
 
 
-def initializer_arrays(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
-    """A graph's initializers as numpy arrays, by name; one that cannot be read is a GlowError."""
+def initializer_arrays(graph: onnx.GraphProto, apart: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """A graph's initializers as numpy arrays, by name (those in `apart` read already); one
+    that cannot be read is a GlowError."""
     arrays = {}
     for init in graph.initializer:
+        if apart and init.name in apart:
+            arrays[init.name] = apart[init.name]
+            continue
         try:
             arrays[init.name] = numpy_helper.to_array(init)
         except (ValueError, TypeError, KeyError) as error:  # onnx's checker does not read the data
@@ -202,12 +222,14 @@ def initializer_arrays(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
     return arrays
 
 
-def weights_taken_out(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+def weights_taken_out(model: onnx.ModelProto, apart: dict[str, np.ndarray] | None = None
+                      ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     """The model's initializers as arrays (raw data read once, each array a view of its bytes,
     not a copy), and a copy of the model whose initializers keep their names, types and
     shapes only: once the caller drops the model it was given, the file's protobuf (the
-    weights a second time) is freed, leaving the importer the arrays alone."""
-    arrays = initializer_arrays(model.graph)
+    weights a second time) is freed, leaving the importer the arrays alone. `apart`: the
+    arrays of initializers read apart already."""
+    arrays = initializer_arrays(model.graph, apart)
     light = onnx.ModelProto()
     for field, value in model.ListFields():
         if field.name != "graph":
