@@ -548,6 +548,13 @@ def _weights(importer: TFLiteImporter, position: int, perm: Sequence[int], what:
     if quantized_element(element) and element.per_channel:
         element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
                                        element.offset_array().tolist(), list(perm).index(element.axis.data))
+    if importer.in_float and quantized_element(element) and element.storage_type == i8 \
+            and not element.offset_array().any():
+        # A hybrid layer's symmetric int8 weights: kept, behind a dequantize that
+        # glow-choose-hybrid-weights computes at compile time or leaves to the kernel.
+        levels = importer.add(glow.ConstantOp(importer.names(info.name), dense_from_array(data),
+                                              result_element=element))
+        return importer.dequantize(levels)
     return importer.constant_value(replace(info, shape=data.shape, element=element, data=data))
 
 
