@@ -144,11 +144,14 @@ def _lower_dequantize(lowering: _FunctionLowering, op: glow.DequantizeOp) -> Non
 
 
 def _weight_scales(lowering: _FunctionLowering, levels: SSAValue, axis: int, channels: int) -> SSAValue:
-    """The f32 [channels] weight of the scale of each output channel of dequantized-on-use
-    int8 weights (quantized per tensor: the one scale, repeated)."""
+    """The f32 [channels] weight `<constant>_scales` of the scale of each output channel of the
+    dequantized-on-use int8 constant `levels` (quantized per tensor: the one scale, repeated),
+    whose output channels are along `axis`."""
     element = levels.type.element_type
+    if element.per_channel and element.axis.data != axis:
+        raise GlowError(f"\"{levels.owner.name_.data}\": weights dequantized on use are quantized per output "
+                        f"channel (axis {axis}), not along axis {element.axis.data}")
     scales = element.scale_array() if element.per_channel else np.full(channels, element.scale)
-    assert not element.per_channel or element.axis.data == axis, "the scales' axis is the output channels'"
     return lowering.add(glowll.WeightOp(levels.owner.name_.data + "_scales", MemRefType(f32, [channels]),
                                         dense_from_array(np.asarray(scales, np.float32))))
 
@@ -220,7 +223,7 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
     dest = lowering.result_buffer(op.result)
     weight_scales = None
     if levels is not None:
-        weight_scales = _weight_scales(lowering, weights, 0, columns)
+        weight_scales = _weight_scales(lowering, levels, 1, columns)
     fully_connected = glowll.FullyConnectedOp(dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias),
                                               **_fused_activation(op), requantization=requantization,
                                               weight_scales=weight_scales)

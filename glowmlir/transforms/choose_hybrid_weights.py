@@ -22,9 +22,9 @@ its int8 constant. This pass chooses, layer by layer, one of two forms:
   `DEQUANTIZATION_OVERHEAD` (convolutions of output rows `1 / DEQUANTIZATION_OVERHEAD` wide or
   wider), float otherwise.
 
-Only symmetric int8 levels (TFLite's weights: zero points 0) whose every use is a float
-convolution's filter or FullyConnected's weights are candidates; a dequantize of any other
-constant is left as it is.
+Only symmetric int8 levels (TFLite's weights: zero points 0), per tensor or per output
+channel, whose every use is a float convolution's filter or FullyConnected's weights are
+candidates; a dequantize of any other constant is left as it is.
 """
 
 from __future__ import annotations
@@ -70,8 +70,13 @@ def hybrid_weights(function: glow.FunctionOp) -> list[glow.DequantizeOp]:
 
 
 def _reads_as_weights(op, index: int) -> bool:
-    return (isinstance(op, glow.ConvolutionOp | glow.FullyConnectedOp) and index == 1
-            and op.input.type.element_type == f32 and op.results[0].type.element_type == f32)
+    """Whether operand `index` of `op` is a float layer's weights whose per-channel scales (if
+    any) are along its output channels (OIHW filter: 0; [in, out] matrix: 1)."""
+    if not (isinstance(op, glow.ConvolutionOp | glow.FullyConnectedOp) and index == 1
+            and op.input.type.element_type == f32 and op.results[0].type.element_type == f32):
+        return False
+    levels = op.operands[1].owner.input.type.element_type
+    return not levels.per_channel or levels.axis.data == (0 if isinstance(op, glow.ConvolutionOp) else 1)
 
 
 def _bytes(value) -> int:
