@@ -49,7 +49,8 @@ def quantized_element(element: Attribute) -> bool:
 OPERATOR_NAMES = {value: name for name, value in vars(tflite.BuiltinOperator).items() if name.isupper()}
 TENSOR_TYPES = {value: name for name, value in vars(tflite.TensorType).items() if name.isupper()}
 _NUMPY_TYPES = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
-                "INT64": np.int64, "INT8": np.int8, "INT16": np.int16, "BOOL": np.bool_}
+                "INT64": np.int64, "INT8": np.int8, "INT16": np.int16, "BOOL": np.bool_, "INT4": np.int8}
+"""The numpy type a tensor's elements are read as (INT4: two to a byte, widened to int8 levels)."""
 
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 NHWC_AXIS_IN_NCHW = (0, 2, 3, 1)
@@ -91,8 +92,9 @@ def _element_type(tensor, type_name: str, where: str) -> Attribute:
     scales = quantization.ScaleAsNumpy() if quantization is not None and quantization.ScaleLength() else None
     if scales is None:
         return f32 if type_name in ("FLOAT32", "FLOAT16") else {"INT32": i32, "INT64": i64}.get(type_name, i8)
-    if type_name not in ("INT8", "UINT8", "INT32"):
-        raise GlowError(f"{where}: quantized type {type_name} is not supported (INT8, UINT8 and INT32 biases)")
+    if type_name not in ("INT8", "UINT8", "INT32", "INT4"):
+        raise GlowError(f"{where}: quantized type {type_name} is not supported (INT8, INT4 and UINT8, and INT32 "
+                        f"biases)")
     offsets = (quantization.ZeroPointAsNumpy() if quantization.ZeroPointLength() else np.zeros_like(scales)).astype(int)
     if type_name == "UINT8":
         offsets = offsets - 128
@@ -118,10 +120,15 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
         data = buffer.DataAsNumpy()
     else:
         return None
-    itemsize = np.dtype(_NUMPY_TYPES[type_name]).itemsize
-    if data.size % itemsize:
-        raise ValueError(f"{data.size} bytes of data are not a whole number of {type_name} elements")
-    array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
+    if type_name == "INT4":
+        if tensor.Sparsity() is not None:
+            raise ValueError("sparse INT4 data is not supported")
+        array = _unpacked_int4(data, int(np.prod(shape)))
+    else:
+        itemsize = np.dtype(_NUMPY_TYPES[type_name]).itemsize
+        if data.size % itemsize:
+            raise ValueError(f"{data.size} bytes of data are not a whole number of {type_name} elements")
+        array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
     if tensor.Sparsity() is not None:  # sparse weights (read by a DENSIFY): made dense here
         array = densified(array, shape, tensor.Sparsity())
     elif array.size != int(np.prod(shape)):
@@ -130,6 +137,15 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
     if type_name == "UINT8":
         return (array.astype(np.int16) - 128).astype(np.int8)
     return array.astype(np.float32) if type_name == "FLOAT16" else array
+
+
+def _unpacked_int4(data: np.ndarray, count: int) -> np.ndarray:
+    """INT4 data as int8 levels in [-8, 7]: two to a byte, the first in the low nibble
+    (TFLite's `UnpackDenseInt4IntoInt8`)."""
+    if data.size != (count + 1) // 2:
+        raise ValueError(f"{data.size} bytes of data are not {count} INT4 elements (two to a byte)")
+    nibbles = np.stack([data & 0xF, data >> 4], axis=-1).reshape(-1)[:count].astype(np.int8)
+    return np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8)
 
 
 def load_tflite_model(path: str):
@@ -383,7 +399,7 @@ class TFLiteImporter:
 
     def _check_quantized(self, info: TensorInfo) -> None:
         """An integer tensor read as numbers (not as indices or shapes) needs a scale."""
-        if info.type_name in ("INT8", "UINT8", "INT16") and not info.quantized:
+        if info.type_name in ("INT8", "INT4", "UINT8", "INT16") and not info.quantized:
             raise self.error(f"tensor \"{info.name}\" ({info.type_name}) has no quantization parameters "
                              f"(scale, zero point)")
 

@@ -59,24 +59,28 @@ def per_channel_by_default(opcode: str) -> bool:
 
 
 def hybrid_layer(opcode: str, dequantized_in_file: bool = False, per_channel: bool | None = None, size: int = 5,
-                 seed: int = 2) -> bytes:
-    """Int8 weights (symmetric; per channel or per tensor) with float activations and a float
-    bias, as the converter's dynamic-range quantization writes them; or the same weights
-    behind a DEQUANTIZE, which the interpreter runs in float."""
+                 seed: int = 2, bits: int = 8) -> bytes:
+    """Int8 (or, `bits=4`, INT4) weights (symmetric; per channel or per tensor) with float
+    activations and a float bias, as the converter's dynamic-range quantization writes them;
+    or the same levels, stored int8, behind a DEQUANTIZE, which the interpreter runs in float."""
     per_channel = per_channel_by_default(opcode) if per_channel is None else per_channel
     weights, bias = random_weights(opcode, seed, size)
     axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
     reduce_axes = tuple(a for a in range(weights.ndim) if a != axis)
+    largest = 2 ** (bits - 1) - 1
     if per_channel:
-        scales = (np.abs(weights).max(axis=reduce_axes) / 127).astype(np.float32)
+        scales = (np.abs(weights).max(axis=reduce_axes) / largest).astype(np.float32)
         levels = np.round(weights / np.expand_dims(scales, reduce_axes)).astype(np.int8)
         quant = (scales, np.zeros(scales.size, np.int64), axis)
     else:
-        scale = np.float32(np.abs(weights).max() / 127)
+        scale = np.float32(np.abs(weights).max() / largest)
         levels, quant = np.round(weights / scale).astype(np.int8), (scale, 0)
     builder = tm.ModelBuilder()
     x = builder.input("x", [1, size, size, 4])
-    w = builder.constant("w8", levels, quant=quant)
+    if bits == 4 and not dequantized_in_file:
+        w = builder.int4_constant("w4", levels, quant=quant)
+    else:
+        w = builder.constant("w8", levels, quant=quant)
     if dequantized_in_file:
         stored, w = w, builder.tensor("w", weights.shape)
         builder.op("DEQUANTIZE", [stored], [w])

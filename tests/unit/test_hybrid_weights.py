@@ -58,6 +58,18 @@ def test_hybrid_layer_in_either_form_matches_the_interpreter(case, form, tmp_pat
     _check_against_interpreter(bundle, hybrid, dequantized)
 
 
+@pytest.mark.parametrize("form", ["float", "int8"])
+@pytest.mark.parametrize("opcode", ["CONV_2D", "FULLY_CONNECTED"])
+def test_int4_hybrid_weights_in_either_form_match_the_interpreter(opcode, form, tmp_path):
+    """INT4 weights (two to a byte in the file; the interpreter's hybrid CONV_2D and
+    FULLY_CONNECTED take them) are read as int8 levels in [-8, 7]."""
+    hybrid = hybrid_layer(opcode, bits=4)
+    dequantized = hybrid_layer(opcode, dequantized_in_file=True, bits=4)
+    bundle = glowmlir.compile(saved(tmp_path, "hybrid4", hybrid), hybrid_weights=form)
+    assert _int8_form(bundle) == (form == "int8")
+    _check_against_interpreter(bundle, hybrid, dequantized)
+
+
 @pytest.mark.parametrize("case", LAYERS, ids=_case_id)
 def test_interpreter_hybrid_kernels_quantize_their_input_on_the_fly(case):
     """What ours differ from the interpreter by, and why: its hybrid kernels are the float layer
