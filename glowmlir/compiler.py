@@ -50,6 +50,10 @@ HYBRID_WEIGHTS = ("auto", "float", "int8")
 """-hybrid-weights: a hybrid model's int8 weights (TFLite dynamic range) dequantized at compile
 time (`float`), kept int8 and dequantized by the kernels as they read them (`int8`), or chosen
 layer by layer by flash size or estimated cost (`auto`: `glowmlir.transforms.choose_hybrid_weights`)."""
+TFLITE_HYBRID_INPUTS = ("float", "quantized")
+"""-tflite-hybrid-inputs: a hybrid layer (int8 weights, float activations) computes on its float
+input as it is (`float`: the float model's arithmetic), or on it quantized to int8 per batch as
+TFLite's hybrid kernels do (`quantized`: ai-edge-litert's results, `importers.tflite_hybrid`)."""
 TFLITE_ROUNDINGS = ("double", "single")
 """-tflite-rounding: `double` rounds every requantization's high multiply, then its division
 by a power of two (`arm_nn_requantize`: TFLite Micro's convention and CMSIS-NN's); `single`
@@ -82,6 +86,7 @@ class CompileOptions:
     hybrid_weights: str = "auto"  # -hybrid-weights: a hybrid model's int8 weights auto, float or int8 (HYBRID_WEIGHTS)
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
+    tflite_hybrid_inputs: str = "float"  # -tflite-hybrid-inputs: a hybrid layer's input as it is, or quantized
     tflite_rounding: str = "double"  # -tflite-rounding: requantizations rounded twice (TFLite Micro) or once
     main_entry_name: str | None = None  # the inference function's name when not the network's (-main-entry-name)
     bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
@@ -132,6 +137,9 @@ class CompileOptions:
             raise GlowError(f"flash_size={self.flash_size} (-flash-size): expected a positive number of bytes")
         if self.hybrid_weights not in HYBRID_WEIGHTS:
             raise GlowError(f"hybrid_weights={self.hybrid_weights!r} (-hybrid-weights): expected auto, float or int8")
+        if self.tflite_hybrid_inputs not in TFLITE_HYBRID_INPUTS:
+            raise GlowError(f"tflite_hybrid_inputs={self.tflite_hybrid_inputs!r} (-tflite-hybrid-inputs): expected "
+                            f"float or quantized")
         if self.tflite_rounding not in TFLITE_ROUNDINGS:
             raise GlowError(f"tflite_rounding={self.tflite_rounding!r} (-tflite-rounding): expected double or single")
         if self.tflite_rounding == "single" and self.kernel_library is not None:
@@ -141,7 +149,8 @@ class CompileOptions:
             raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
 
     def import_options(self) -> ImportOptions:
-        return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs)
+        return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs,
+                             self.tflite_hybrid_inputs)
 
     def pipeline(self) -> CompilePipeline:
         """The passes these options compile with (`glow-compile -print-pipeline` prints them)."""

@@ -123,6 +123,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         tflite_float_inputs=parse_bool("tflite-float-inputs", a.tflite_float_inputs),
         tflite_float_outputs=parse_bool("tflite-float-outputs", a.tflite_float_outputs),
         tflite_rounding=a.tflite_rounding,
+        tflite_hybrid_inputs=a.tflite_hybrid_inputs,
     )
     if a.code_model is not None:
         if a.code_model not in ("small", "medium", "large"):
@@ -267,6 +268,10 @@ def compile_command(
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
                                                       help="float outputs for a quantized TFLite model")] = "false",
+    tflite_hybrid_inputs: Annotated[str, typer.Option(
+        "--tflite-hybrid-inputs", help="a hybrid model's layers compute on their float input (float, default) or "
+                                       "on it quantized to int8 per batch as TFLite's hybrid kernels do (quantized)")
+    ] = "float",
     tflite_rounding: Annotated[str, typer.Option(
         "--tflite-rounding", help="double: requantizations rounded twice (TFLite Micro, CMSIS-NN); single: "
                                   "FullyConnected's rounded once, as the ai-edge-litert wheel does")

@@ -36,6 +36,7 @@ from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_l
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import check_input_shape, keep_model_names, verified, verify_imported
+from glowmlir.importers.tflite_hybrid import quantized_like_hybrid_kernels
 from glowmlir.importers.tflite_sparsity import densified
 from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import dequantize_as
@@ -194,8 +195,10 @@ def operator(*names: str, int8: Callable | bool = False):
 class TFLiteImporter:
     """Walks the main subgraph's operators in order, building one `glow.function`."""
 
-    def __init__(self, model, raw: bytes, path: str, float_inputs: bool, float_outputs: bool):
+    def __init__(self, model, raw: bytes, path: str, float_inputs: bool, float_outputs: bool,
+                 hybrid_inputs: str = "float"):
         self.model, self.path = model, path
+        self.hybrid_inputs = hybrid_inputs  # "quantized": hybrid layers' inputs as TFLite's kernels quantize them
         self.graph = model.Subgraphs(0)
         self.float_inputs, self.float_outputs = float_inputs, float_outputs
         self.tensors = [self._tensor_info(raw, i) for i in range(self.graph.TensorsLength())]
@@ -481,7 +484,8 @@ def import_tflite(path: str, options, network: str) -> ModuleOp:
     """Load and import a TFLite model file (`options`: an `importers.ImportOptions`)."""
     model, raw = load_tflite_model(path)
     try:
-        importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs)
+        importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs,
+                                  options.tflite_hybrid_inputs)
         module = importer.run(network, options.model_inputs)
     except GlowError:
         raise
@@ -594,6 +598,16 @@ def _bias(importer: TFLiteImporter, position: int | None, channels: int, x: SSAV
     return importer.constant_value(replace(info, data=info.data.astype(np.int32), element=element))
 
 
+def _hybrid_input(importer: TFLiteImporter, x: SSAValue, asymmetric: bool) -> SSAValue:
+    """The input `x` of a hybrid layer (a float input, quantized weights at position 1): with
+    `-tflite-hybrid-inputs=quantized`, quantized per batch (per row of `x`) as TFLite's hybrid
+    kernels quantize it (`tflite_hybrid`); otherwise as it is."""
+    source, weights = importer.info(0), importer.info(1)
+    if importer.hybrid_inputs != "quantized" or source.element != f32 or weights is None or not weights.quantized:
+        return x
+    return quantized_like_hybrid_kernels(importer.add, importer.names, x, asymmetric)
+
+
 def _per_tensor_weights(position: int):
     """int8 predicate: the kernel wants one scale for the weights at `position`."""
     def per_tensor(importer: TFLiteImporter, op) -> bool:
@@ -607,7 +621,8 @@ def _per_tensor_weights(position: int):
 
 
 def _convolution(importer: TFLiteImporter, options, filter_perm: Sequence[int], group_of: Callable[[int, int], int]):
-    x = importer.nchw(importer.input(0))
+    # TFLite's per-channel hybrid convolutions quantize their input with a zero point
+    x = _hybrid_input(importer, importer.nchw(importer.input(0)), asymmetric=importer.info(1).element.per_channel)
     _, c, h, w = glow.shape_of(x)
     weights = _weights(importer, 1, filter_perm, "filter")
     o, _, kh, kw = glow.shape_of(weights)
@@ -647,7 +662,7 @@ def _fully_connected(importer: TFLiteImporter, op):
     weights = _weights(importer, 1, (1, 0), "weight matrix")  # [O, I] -> [I, O]
     depth, units = glow.shape_of(weights)
     rows = int(np.prod(glow.shape_of(x))) // depth
-    flat = _reshaped(importer, x, (rows, depth))
+    flat = _hybrid_input(importer, _reshaped(importer, x, (rows, depth)), options.AsymmetricQuantizeInputs())
     bias = _bias(importer, 2, units, x, weights)
     fc = glow.FullyConnectedOp(flat, weights, bias, result_element=importer.output_element(),
                                **_fused_activation(importer, options.FusedActivationFunction()))
