@@ -199,6 +199,7 @@ class TFLiteImporter:
                  hybrid_inputs: str = "float"):
         self.model, self.path = model, path
         self.hybrid_inputs = hybrid_inputs  # "quantized": hybrid layers' inputs as TFLite's kernels quantize them
+        self.hybrid_scalars: dict = {}  # the constants of that quantization, shared by the layers
         self.graph = model.Subgraphs(0)
         self.float_inputs, self.float_outputs = float_inputs, float_outputs
         self.tensors = [self._tensor_info(raw, i) for i in range(self.graph.TensorsLength())]
@@ -605,7 +606,7 @@ def _hybrid_input(importer: TFLiteImporter, x: SSAValue, asymmetric: bool) -> SS
     source, weights = importer.info(0), importer.info(1)
     if importer.hybrid_inputs != "quantized" or source.element != f32 or weights is None or not weights.quantized:
         return x
-    return quantized_like_hybrid_kernels(importer.add, importer.names, x, asymmetric)
+    return quantized_like_hybrid_kernels(importer.add, importer.names, x, asymmetric, importer.hybrid_scalars)
 
 
 def _per_tensor_weights(position: int):
@@ -622,7 +623,9 @@ def _per_tensor_weights(position: int):
 
 def _convolution(importer: TFLiteImporter, options, filter_perm: Sequence[int], group_of: Callable[[int, int], int]):
     # TFLite's per-channel hybrid convolutions quantize their input with a zero point
-    x = _hybrid_input(importer, importer.nchw(importer.input(0)), asymmetric=importer.info(1).element.per_channel)
+    filter_info = importer.info(1)
+    per_channel = filter_info is not None and filter_info.quantized and filter_info.element.per_channel
+    x = _hybrid_input(importer, importer.nchw(importer.input(0)), asymmetric=per_channel)
     _, c, h, w = glow.shape_of(x)
     weights = _weights(importer, 1, filter_perm, "filter")
     o, _, kh, kw = glow.shape_of(weights)

@@ -34,16 +34,18 @@ TINY = float(np.finfo(np.float32).tiny)
 
 
 def quantized_like_hybrid_kernels(add: Callable[[Operation], SSAValue], names: UniqueNames, x: SSAValue,
-                                  asymmetric: bool) -> SSAValue:
+                                  asymmetric: bool, scalars: dict[tuple[float, int], SSAValue]) -> SSAValue:
     """`x` quantized per batch (its first dimension) and dequantized again, as TFLite's hybrid
     kernels quantize their input (module doc); `add` adds an op and gives its result, `names`
-    names the scalar constants."""
+    names the scalar constants, `scalars` keeps them by (value, rank) for the next layers."""
     rank = len(glow.shape_of(x))
     axes = list(range(1, rank))
 
     def scalar(value: float) -> SSAValue:
-        return add(glow.ConstantOp(names(f"hybrid_input_{value:g}"),
-                                   dense_from_array(np.full([1] * rank, value, np.float32))))
+        if (value, rank) not in scalars:
+            scalars[value, rank] = add(glow.ConstantOp(names(f"hybrid_input_{value:g}"),
+                                                       dense_from_array(np.full([1] * rank, value, np.float32))))
+        return scalars[value, rank]
 
     def rounded(value: SSAValue) -> SSAValue:  # half away from zero
         half_up = add(glow.FloorOp(add(glow.AddOp(add(glow.AbsOp(value)), scalar(0.5)))))

@@ -86,6 +86,28 @@ def test_interpreter_hybrid_kernels_quantize_their_input_on_the_fly(case):
         np.testing.assert_allclose(emulated, interpreter, rtol=0, atol=2e-6 * np.abs(interpreter).max())
 
 
+def _check_equal_to_hybrid_kernels(hybrid: bytes, run) -> None:
+    for seed in range(3):
+        inputs = tm.random_inputs(hybrid, seed=seed)
+        interpreter = tm.run_reference(hybrid, inputs)["y"]
+        ours = run(inputs)["y"].reshape(interpreter.shape)
+        np.testing.assert_allclose(ours, interpreter, rtol=0, atol=1e-6 * np.ptp(interpreter))
+
+
+@pytest.mark.parametrize("case", LAYERS, ids=_case_id)
+def test_quantized_hybrid_inputs_give_the_interpreters_hybrid_kernels(case, tmp_path):
+    """-tflite-hybrid-inputs=quantized: each layer's input quantized per batch as TFLite's
+    hybrid kernels quantize it; the interpreter's results to float rounding (int8 form; the
+    per-channel convolution in the float form too)."""
+    opcode, per_channel = case
+    hybrid = hybrid_layer(opcode, per_channel=per_channel)
+    forms = ["int8", "float"] if case == ("CONV_2D", True) else ["int8"]
+    for form in forms:
+        bundle = glowmlir.compile(saved(tmp_path, "hybrid", hybrid), hybrid_weights=form,
+                                  tflite_hybrid_inputs="quantized")
+        _check_equal_to_hybrid_kernels(hybrid, bundle.run)
+
+
 def test_auto_form_without_a_flash_size_follows_the_estimated_cost(tmp_path):
     """A convolution of output rows 8 wide or more goes int8 (its kernel dequantizes a weight
     once per output row), one of rows 5 wide and a FullyConnected stay float."""
@@ -104,8 +126,11 @@ def test_auto_form_keeps_int8_weights_where_float_ones_do_not_fit_the_flash(tmp_
     assert (options.flash_size, options.hybrid_weights) == (8 << 20, "int8")
 
 
-def test_bad_hybrid_weights_option_is_one_clear_error(tmp_path):
+def test_bad_hybrid_options_are_one_clear_error(tmp_path):
     path = saved(tmp_path, "fc", hybrid_layer("FULLY_CONNECTED"))
+    with pytest.raises(GlowError, match=r"tflite_hybrid_inputs='int8' \(-tflite-hybrid-inputs\): expected float or "
+                                        r"quantized"):
+        glowmlir.compile(path, tflite_hybrid_inputs="int8")
     with pytest.raises(GlowError, match=r"hybrid_weights='int4' \(-hybrid-weights\): expected auto, float or int8"):
         glowmlir.compile(path, hybrid_weights="int4")
     with pytest.raises(GlowError, match=r"flash_size=0 \(-flash-size\): expected a positive number of bytes"):
@@ -125,3 +150,13 @@ def test_int8_form_on_the_cortex_m7_board(case, tmp_path):
     assert _int8_form(bundle)
     _check_against_interpreter(bundle, hybrid, dequantized,
                                run=lambda inputs: run_on_board(bundle, "mps2-an500", inputs).outputs)
+
+
+def test_quantized_hybrid_inputs_on_the_cortex_m7_board(tmp_path):
+    """The input quantization's ops (reductions, floor, sign, clips) built for the Cortex-M7:
+    a per-channel hybrid convolution (asymmetric input quantization) in the int8 form equals
+    the interpreter's hybrid kernels under QEMU."""
+    hybrid = hybrid_layer("CONV_2D", per_channel=True)
+    bundle = glowmlir.compile(saved(tmp_path, "hybrid", hybrid), hybrid_weights="int8",
+                              tflite_hybrid_inputs="quantized", target=target_for("mps2-an500", "Os"))
+    _check_equal_to_hybrid_kernels(hybrid, lambda inputs: run_on_board(bundle, "mps2-an500", inputs).outputs)
