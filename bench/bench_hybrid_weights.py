@@ -8,7 +8,9 @@ representative dataset; default model: MLPerf Tiny's kws_ref_model_float32.tflit
 /work/shared/models/mlperf-tiny, not part of this repository). Each model is compiled for the
 board (default the Cortex-M7 mps2-an500) with `-hybrid-weights=float` (weights dequantized at
 compile time) and `-hybrid-weights=int8` (levels kept, dequantized by the kernel as it reads
-them), and for each form the table gives
+them), each with `-tflite-hybrid-inputs=float` (the layers compute on their float input) and
+`=quantized` (on it quantized per batch as TFLite's hybrid kernels do), and for each the table
+gives
 
 code        the bundle object's .text + .rodata;
 constants   the bundle's constant region (weights);
@@ -19,8 +21,8 @@ instr, cycles   one inference's instructions (QEMU plugin) and estimated core cy
 vs litert   the largest difference of the board's outputs from ai-edge-litert's on the hybrid
             model (its hybrid kernels, reference resolver), relative to the output's range, over
             `--inputs` random inputs (uniform in [-1, 1));
-vs float    the same against the host bundle of the float form (the two forms compute the
-            same products; they differ by float rounding).
+vs host     the same against the host bundle of the float form with the same inputs setting
+            (the two forms compute the same products; they differ by float rounding).
 
 Then, for one generated layer of each kind (tests/support/tflite_hybrid.py), the two ways of
 reproducing the interpreter's hybrid kernels: ours (the float layer on dequantized weights) and
@@ -52,16 +54,18 @@ from tests.support.tflite_hybrid import (  # noqa: E402
 
 KWS = "/work/shared/models/mlperf-tiny/kws_ref_model_float32.tflite"
 FORMS = ("float", "int8")
+INPUTS = ("float", "quantized")
 
 
 def relative(ours: np.ndarray, reference: np.ndarray) -> float:
     return float(np.abs(ours.reshape(reference.shape) - reference).max() / np.ptp(reference))
 
 
-def measure(path: str, board: str, level: str, form: str, inputs: list[dict]) -> dict:
+def measure(path: str, board: str, level: str, form: str, hybrid_inputs: str, inputs: list[dict]) -> dict:
     data = open(path, "rb").read()
-    bundle = glowmlir.compile(path, hybrid_weights=form, target=target_for(board, level))
-    host = glowmlir.compile(path, hybrid_weights="float")
+    bundle = glowmlir.compile(path, hybrid_weights=form, tflite_hybrid_inputs=hybrid_inputs,
+                              target=target_for(board, level))
+    host = glowmlir.compile(path, hybrid_weights="float", tflite_hybrid_inputs=hybrid_inputs)
     figures = {"code": code_size(bundle.object_code), "constants": bundle.layout.constant_size,
                "ram": bundle.layout.mutable_size + bundle.layout.activations_size,
                "vs_litert": 0.0, "vs_float": 0.0}
@@ -105,18 +109,18 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
     results = {}
-    print(f"{'model':28s} {'level':5s} {'form':5s} {'code':>8s} {'constants':>10s} {'flash':>8s} {'RAM':>8s} "
-          f"{'instr':>12s} {'cycles':>12s} {'vs litert':>10s} {'vs float':>9s}")
+    print(f"{'model':28s} {'level':5s} {'form':5s} {'inputs':9s} {'code':>8s} {'constants':>10s} {'flash':>8s} "
+          f"{'RAM':>8s} {'instr':>12s} {'cycles':>12s} {'vs litert':>10s} {'vs host':>9s}")
     for path in args.models:
         data = open(path, "rb").read()
         inputs = [tm.random_inputs(data, seed=seed) for seed in range(args.inputs)]
         for level in args.opt_levels.split(","):
-            for form in FORMS:
-                f = measure(path, args.board, level, form, inputs)
-                results[f"{os.path.basename(path)} {level} {form}"] = f
-                print(f"{os.path.basename(path):28s} {level:5s} {form:5s} {f['code']:>8,} {f['constants']:>10,} "
-                      f"{f['flash']:>8,} {f['ram']:>8,} {f['instructions']:>12,} {f['cycles']:>12,} "
-                      f"{f['vs_litert']:>10.2e} {f['vs_float']:>9.1e}", flush=True)
+            for hybrid_inputs, form in ((i, f) for i in INPUTS for f in FORMS):
+                f = measure(path, args.board, level, form, hybrid_inputs, inputs)
+                results[f"{os.path.basename(path)} {level} {form} {hybrid_inputs}"] = f
+                print(f"{os.path.basename(path):28s} {level:5s} {form:5s} {hybrid_inputs:9s} {f['code']:>8,} "
+                      f"{f['constants']:>10,} {f['flash']:>8,} {f['ram']:>8,} {f['instructions']:>12,} "
+                      f"{f['cycles']:>12,} {f['vs_litert']:>10.2e} {f['vs_float']:>9.1e}", flush=True)
     print("\nreproducing the interpreter's hybrid kernels (largest difference / output range, 5 inputs):")
     print(f"{'layer':32s} {'dequantized weights (ours)':>27s} {'input quantized (TFLite)':>25s}")
     for layer, ours, emulated in semantics():
