@@ -474,8 +474,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     bias = operand_def(MemRefType)
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
-    parameters = opt_operand_def(MemRefType)
     weight_scales = opt_operand_def(MemRefType)
+    parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
     microkernel = opt_prop_def(StringAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     vector_tile = opt_prop_def(DenseArrayBase)
@@ -518,7 +518,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad),
                       "pool_widening": _integer(pool_widening)}
-        super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters, weight_scales],
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization, weight_scales, parameters],
                          properties=properties)
 
     def verify_instruction(self) -> None:
@@ -596,8 +596,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
-    parameters = opt_operand_def(MemRefType)
     weight_scales = opt_operand_def(MemRefType)
+    parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
     microkernel = opt_prop_def(StringAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
@@ -614,7 +614,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
                  requantization: SSAValue | None = None, parameters: SSAValue | None = None,
                  weight_scales: SSAValue | None = None):
-        super().__init__(operands=[dest, input, weights, bias, requantization, parameters, weight_scales],
+        super().__init__(operands=[dest, input, weights, bias, requantization, weight_scales, parameters],
                          properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:
