@@ -45,6 +45,14 @@ from glowmlir.transforms.quantize import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
+HYBRID_WEIGHTS = ("auto", "float", "int8")
+"""-hybrid-weights: a hybrid model's int8 weights (TFLite dynamic range) dequantized at compile
+time (`float`), kept int8 and dequantized by the kernels as they read them (`int8`), or chosen
+layer by layer by flash size or estimated cost (`auto`: `glowmlir.transforms.choose_hybrid_weights`)."""
+TFLITE_HYBRID_INPUTS = ("float", "quantized")
+"""-tflite-hybrid-inputs: a hybrid layer (int8 weights, float activations) computes on its float
+input as it is (`float`: the float model's arithmetic), or on it quantized to int8 per batch as
+TFLite's hybrid kernels do (`quantized`: ai-edge-litert's results, `importers.tflite_hybrid`)."""
 TFLITE_ROUNDINGS = ("double", "single")
 """-tflite-rounding: `double` rounds every requantization's high multiply, then its division
 by a power of two (`arm_nn_requantize`: TFLite Micro's convention and CMSIS-NN's); `single`
@@ -73,8 +81,11 @@ class CompileOptions:
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     ram_size: int | None = None  # -ram-size: with -use-cmsis, a fused convolution that must stay fused to fit keeps it
+    flash_size: int | None = None  # -flash-size (or -board's): hybrid weights go int8 where float ones do not fit
+    hybrid_weights: str = "auto"  # -hybrid-weights: a hybrid model's int8 weights auto, float or int8 (HYBRID_WEIGHTS)
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
+    tflite_hybrid_inputs: str = "float"  # -tflite-hybrid-inputs: a hybrid layer's input as it is, or quantized
     tflite_rounding: str = "double"  # -tflite-rounding: requantizations rounded twice (TFLite Micro) or once
     main_entry_name: str | None = None  # the inference function's name when not the network's (-main-entry-name)
     bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
@@ -120,6 +131,14 @@ class CompileOptions:
         _expect("ram_size", self.ram_size, int, "a number of bytes", optional=True)
         if self.ram_size is not None and self.ram_size <= 0:
             raise GlowError(f"ram_size={self.ram_size} (-ram-size): expected a positive number of bytes")
+        _expect("flash_size", self.flash_size, int, "a number of bytes", optional=True)
+        if self.flash_size is not None and self.flash_size <= 0:
+            raise GlowError(f"flash_size={self.flash_size} (-flash-size): expected a positive number of bytes")
+        if self.hybrid_weights not in HYBRID_WEIGHTS:
+            raise GlowError(f"hybrid_weights={self.hybrid_weights!r} (-hybrid-weights): expected auto, float or int8")
+        if self.tflite_hybrid_inputs not in TFLITE_HYBRID_INPUTS:
+            raise GlowError(f"tflite_hybrid_inputs={self.tflite_hybrid_inputs!r} (-tflite-hybrid-inputs): expected "
+                            f"float or quantized")
         if self.tflite_rounding not in TFLITE_ROUNDINGS:
             raise GlowError(f"tflite_rounding={self.tflite_rounding!r} (-tflite-rounding): expected double or single")
         if self.tflite_rounding == "single" and self.kernel_library is not None:
@@ -129,7 +148,8 @@ class CompileOptions:
             raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
 
     def import_options(self) -> ImportOptions:
-        return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs)
+        return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs,
+                             self.tflite_hybrid_inputs)
 
     def pipeline(self) -> CompilePipeline:
         """The passes these options compile with (`glow-compile -print-pipeline` prints them)."""
@@ -138,13 +158,14 @@ class CompileOptions:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
         # -g and the instrumentation find every kernel call in the entry point.
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
+        hybrid = {"hybrid_weights": self.hybrid_weights, "flash_size": self.flash_size or 0}
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    target=None, ram_size=self.ram_size or 0)
+                                    target=None, ram_size=self.ram_size or 0, **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0)
+                                target=self.target, ram_size=self.ram_size or 0, **hybrid)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

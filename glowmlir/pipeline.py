@@ -33,9 +33,12 @@ if TYPE_CHECKING:
     from glowmlir.target import Target
     from glowmlir.transforms.quantize import QuantizationOptions
 
-def pre_quantization_passes() -> list[ModulePass]:
+def pre_quantization_passes(hybrid_weights: str = "auto", flash_size: int = 0) -> list[ModulePass]:
     """The graph passes before quantization: a profile is taken of the graph they leave. The
-    decompositions come first: what they leave is what the lowering takes."""
+    decompositions come first: what they leave is what the lowering takes. Then a hybrid
+    model's int8 weights are dequantized, or kept to be dequantized as they are read
+    (`glow-choose-hybrid-weights`: `hybrid_weights` auto, float or int8; `flash_size` 0: unknown)."""
+    from glowmlir.transforms.choose_hybrid_weights import ChooseHybridWeights
     from glowmlir.transforms.constant_fold import ConstantFold
     from glowmlir.transforms.decompose_1d_windows import Decompose1DWindows
     from glowmlir.transforms.decompose_3d_convolution import Decompose3DConvolution
@@ -45,12 +48,14 @@ def pre_quantization_passes() -> list[ModulePass]:
 
     # A 1-D transposed convolution becomes a 1-D convolution, which then becomes a 2-D one.
     decompositions = [DecomposeConvTranspose(), Decompose3DConvolution(), Decompose3DPools(), Decompose1DWindows()]
-    return [*decompositions, ConstantFold(), FoldBatchNorm(), ConstantFold()]
+    return [*decompositions, ChooseHybridWeights(hybrid_weights, flash_size), ConstantFold(), FoldBatchNorm(),
+            ConstantFold()]
 
 
 def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] = (),
                  kernel_library: str | None = None, target: Target | None = None, ram_size: int = 0,
-                 reuse_activations: bool = True) -> list[ModulePass]:
+                 reuse_activations: bool = True, hybrid_weights: str = "auto",
+                 flash_size: int = 0) -> list[ModulePass]:
     """The `glow` graph optimizations, in order; `quantization` passes run before the fusions,
     as in Glow (fusion then applies to the quantized ops too); after the fusions, the passes
     of the backends (`Backend.graph_passes`, in priority order: with CMSIS-NN on a Cortex-M,
@@ -82,8 +87,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     # Then chains of elementwise ops on one int8 tensor become lookup tables (a no-op in float);
     # their sources take finer types only where the compiler chose the types (a profile).
     fold = FoldLookupTables(narrow_sources=bool(quantization))
-    passes = [*pre_quantization_passes(), from_model, *quantization, fold, SinkTransposes(),
-              FuseActivations()]
+    passes = [*pre_quantization_passes(hybrid_weights, flash_size), from_model, *quantization, fold,
+              SinkTransposes(), FuseActivations()]
     if memory_fusion:
         fuse = (FuseConvPool(vector_tile.lanes, vector_tile.accumulators, vector_tile.masked_loads,
                              vector_tile.registers, widened_averages=False)
@@ -138,19 +143,21 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
-                     ram_size: int = 0) -> CompilePipeline:
+                     ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
     `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
-    bundle instrumentation); `ram_size` as `graph_passes` takes it. The float kernels of a
+    bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
+    takes them. The float kernels of a
     target with a vector unit block their loops for its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
     quantization_passes = quantization.passes() if quantization is not None else ()
-    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, target, ram_size, reuse_activations)
+    glow = graph_passes(memory_fusion, quantization_passes, kernel_library, target, ram_size, reuse_activations,
+                        hybrid_weights, flash_size)
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0

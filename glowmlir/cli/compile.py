@@ -124,6 +124,7 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         tflite_float_inputs=parse_bool("tflite-float-inputs", a.tflite_float_inputs),
         tflite_float_outputs=parse_bool("tflite-float-outputs", a.tflite_float_outputs),
         tflite_rounding=a.tflite_rounding,
+        tflite_hybrid_inputs=a.tflite_hybrid_inputs,
     )
     if a.code_model is not None:
         if a.code_model not in ("small", "medium", "large"):
@@ -152,6 +153,11 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         options["ram_size"] = parse_size("ram-size", a.ram_size)
     elif a.board is not None:
         options["ram_size"] = board_preset(a.board).ram
+    if a.flash_size is not None:
+        options["flash_size"] = parse_size("flash-size", a.flash_size)
+    elif a.board is not None:
+        options["flash_size"] = board_preset(a.board).flash
+    options["hybrid_weights"] = a.hybrid_weights
     return compiler.CompileOptions(**options)
 
 
@@ -217,7 +223,13 @@ def compile_command(
     ram_size: Annotated[Optional[str], typer.Option(
         "--ram-size", help="RAM of the target, e.g. 512K (with -use-cmsis: a fused convolution that must stay "
                            "fused to fit keeps our kernel)")] = None,
-    flash_size: Annotated[Optional[str], typer.Option("--flash-size", help="flash of the target, e.g. 2M")] = None,
+    flash_size: Annotated[Optional[str], typer.Option(
+        "--flash-size", help="flash of the target, e.g. 2M (a hybrid model's weights stay int8 where float ones "
+                             "do not fit)")] = None,
+    hybrid_weights: Annotated[str, typer.Option(
+        "--hybrid-weights", help="a hybrid (dynamic-range) model's int8 weights: auto (by -flash-size, else by "
+                                 "estimated cost), float (dequantized at compile time) or int8 (dequantized by "
+                                 "the kernels as they read them)")] = "auto",
     require_fit: Annotated[bool, typer.Option("--require-fit",
                                               help="fail unless the bundle fits (weights in flash)")] = False,
     target: Annotated[Optional[str], typer.Option("--target", help="LLVM triple, e.g. thumbv7em-none-eabihf")] = None,
@@ -257,6 +269,10 @@ def compile_command(
                                                      help="float inputs for a quantized TFLite model")] = "false",
     tflite_float_outputs: Annotated[str, typer.Option("--tflite-float-outputs",
                                                       help="float outputs for a quantized TFLite model")] = "false",
+    tflite_hybrid_inputs: Annotated[str, typer.Option(
+        "--tflite-hybrid-inputs", help="a hybrid model's layers compute on their float input (float, default) or "
+                                       "on it quantized to int8 per batch as TFLite's hybrid kernels do (quantized)")
+    ] = "float",
     tflite_rounding: Annotated[str, typer.Option(
         "--tflite-rounding", help="double: requantizations rounded twice (TFLite Micro, CMSIS-NN); single: "
                                   "FullyConnected's rounded once, as the ai-edge-litert wheel does")

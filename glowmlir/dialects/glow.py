@@ -71,6 +71,10 @@ from glowmlir.dialects.weights import NamedWeightSyntax, array_from_dense
 NODE_NAME = "name"
 """The attribute naming a compute op after the model node it came from (profiles key values
 as `<name>:0`)."""
+DEQUANTIZE_ON_USE = "dequantize_on_use"
+"""On a `glow.dequantize` of an int8 constant whose every use is a float convolution's filter
+or FullyConnected's weights (a hybrid model's, `glow-choose-hybrid-weights`): those ops read
+the int8 levels and dequantize each as they read it; the dequantize computes nothing itself."""
 KERNEL_CHOICE = "kernel_choice"
 """On a convolution `glow-choose-conv-pool-kernels` decided (`-use-cmsis`): who runs it and why
 (its glowll instructions carry it too, for the kernel selection report)."""
@@ -2270,3 +2274,14 @@ def numpy_semantics(ops: OpClasses = None) -> dict[type[GlowOp], Callable[..., n
     """Op class -> its numpy reference semantics, for the elementwise ops that have one."""
     return {op: op.FACTS.numpy for op in compute_ops(ops)
             if isinstance(op.FACTS, ElementwiseFacts) and op.FACTS.numpy is not None}
+
+
+def dequantized_on_use(value: SSAValue) -> SSAValue | None:
+    """The int8 constant whose levels a convolution filter or FullyConnected weights `value`
+    are, dequantized as they are read (`DEQUANTIZE_ON_USE`); None for any other value."""
+    op = value.owner
+    if (isinstance(op, DequantizeOp) and DEQUANTIZE_ON_USE in op.attributes and isinstance(op.input.owner, ConstantOp)
+            and all(isinstance(use.operation, ConvolutionOp | FullyConnectedOp) and use.index == 1
+                    for use in op.result.uses)):
+        return op.input
+    return None

@@ -70,7 +70,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from glowmlir.backends import all_microkernels, microkernel, microkernels_of
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import is_quantized, storage_type
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
 
 REGIONS = ("constant", "mutable", "activations")
@@ -465,6 +465,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `biases_in_filter` (an "arm-dsp" gathered product of straight-line blocks with
     `doubled_accumulators`): the packed filter's first pair holds each block's doubled
     biases (`arm_dsp_layout.with_biases`), which the kernel reads there, not from `bias`.
+    With `weight_scales` (a hybrid layer, `glow-choose-hybrid-weights`), input, output and
+    bias are f32 and the filter holds symmetric int8 levels, each dequantized as the kernel
+    reads it: filter[o, ...] x weight_scales[o] (an f32 [O] weight).
     """
 
     name = "glowll.convolution"
@@ -473,7 +476,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     bias = operand_def(MemRefType)
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
-    parameters = opt_operand_def(MemRefType)
+    weight_scales = opt_operand_def(MemRefType)
+    parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
     microkernel = opt_prop_def(StringAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     vector_tile = opt_prop_def(DenseArrayBase)
@@ -486,10 +490,12 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
+                       "(`weight_scales` $weight_scales^)? "
                        "(`activation` $activation^)? (`pool` $pool^)? "
                        "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? "
-                       "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)?")
+                       "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)? "
+                       "(`weight_scales` type($weight_scales)^)?")
 
     POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad",
                                               "pool_widening")
@@ -505,7 +511,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                  pool_strides: Sequence[int] | DenseArrayBase | None = None,
                  pool_pads: Sequence[int] | DenseArrayBase | None = None, pool_count_include_pad: bool = False,
                  pool_widening: int | IntegerAttr | None = None, residual: SSAValue | None = None,
-                 requantization: SSAValue | None = None, parameters: SSAValue | None = None):
+                 requantization: SSAValue | None = None, parameters: SSAValue | None = None,
+                 weight_scales: SSAValue | None = None):
         properties = {"strides": _integers(strides), "pads": _integers(pads), "dilations": _integers(dilations),
                       "group": _integer(group), "layout": _enum(glow.LayoutAttr, layout),
                       **glow.fused_activation_properties(activation, clip_min, clip_max),
@@ -513,7 +520,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad),
                       "pool_widening": _integer(pool_widening)}
-        super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters],
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization, weight_scales, parameters],
                          properties=properties)
 
     def verify_instruction(self) -> None:
@@ -542,7 +549,27 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                 or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
         verify_parameters(self)
+        verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
         verify_own_properties(self)
+
+
+def dequantizes_weights(op: IRDLOperation) -> bool:
+    """A float Convolution or FullyConnected whose int8 weights are dequantized as they are
+    read (`weight_scales`), not a quantized instruction."""
+    return getattr(op, "weight_scales", None) is not None
+
+
+def verify_weight_scales(op: ConvolutionOp | FullyConnectedOp, weights: SSAValue, channels: int) -> None:
+    """`weight_scales`: an f32 [output channels] buffer of a float instruction with symmetric
+    int8 weights."""
+    if op.weight_scales is None:
+        return
+    if op.weight_scales.type.element_type != f32 or glow.shape_of(op.weight_scales) != (channels,):
+        _fail(op, f"weight_scales must be an f32 [{channels}] buffer (one scale per output channel)")
+    element = weights.type.element_type
+    if (not isinstance(element, UniformQuantizedType) or element.storage_type != i8 or element.offset_array().any()
+            or any(v.type.element_type != f32 for v in (op.dest, op.input, op.bias)) or op.microkernel is not None):
+        _fail(op, "weight_scales belong to a float instruction (f32 dest, input and bias) of symmetric int8 weights")
 
 
 def verify_parameters(op: ConvolutionOp | FullyConnectedOp) -> None:
@@ -561,8 +588,9 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
     contiguous row. Quantized with one weight scale per output (axis 0), `requantization` is
-    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters` and
-    `wide_accumulators` as for a convolution.
+    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters`,
+    `wide_accumulators` and `weight_scales` (int8 weights dequantized as they are read) as for
+    a convolution.
     """
 
     name = "glowll.fully_connected"
@@ -570,22 +598,25 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     weights = operand_def(MemRefType)
     bias = operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
-    parameters = opt_operand_def(MemRefType)
+    weight_scales = opt_operand_def(MemRefType)
+    parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
     microkernel = opt_prop_def(StringAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
-                       "(`parameters` $parameters^)? (`activation` $activation^)? attr-dict `:` type($dest) `,` "
+                       "(`parameters` $parameters^)? (`weight_scales` $weight_scales^)? (`activation` $activation^)? "
+                       "attr-dict `:` type($dest) `,` "
                        "type($input) `,` type($weights) `,` type($bias) (`requantization` type($requantization)^)? "
-                       "(`parameters` type($parameters)^)?")
+                       "(`parameters` type($parameters)^)? (`weight_scales` type($weight_scales)^)?")
 
     def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
                  activation: glow.Activation | glow.ActivationAttr | None = None,
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
-                 requantization: SSAValue | None = None, parameters: SSAValue | None = None):
-        super().__init__(operands=[dest, input, weights, bias, requantization, parameters],
+                 requantization: SSAValue | None = None, parameters: SSAValue | None = None,
+                 weight_scales: SSAValue | None = None):
+        super().__init__(operands=[dest, input, weights, bias, requantization, weight_scales, parameters],
                          properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:
@@ -599,6 +630,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
             _fail(self, f"dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], weights [{n}, {k_weights}] "
                         f"(out, in) and bias {list(glow.shape_of(self.bias))} do not fit")
         verify_parameters(self)
+        verify_weight_scales(self, self.weights, n)
 
 
 @irdl_op_definition

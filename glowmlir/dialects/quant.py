@@ -196,7 +196,10 @@ def coarser_levels(element: UniformQuantizedType, bits: int) -> UniformQuantized
 
 def is_quantized_instruction(op: Operation) -> bool:
     """Whether an instruction reads or writes a quantized buffer (the kernel libraries and the
-    quantized kernels take exactly these)."""
+    quantized kernels take exactly these); not a float one whose int8 weights it dequantizes as
+    it reads them (`weight_scales`: `glowll.dequantizes_weights`)."""
+    if getattr(op, "weight_scales", None) is not None:
+        return False
     return any(is_quantized(v.type) for v in op.operands)
 
 

@@ -26,6 +26,7 @@ class ImportOptions:
     symbols: dict[str, int] = field(default_factory=dict)  # -onnx-define-symbol
     tflite_float_inputs: bool = False  # -tflite-float-inputs: a quantized model takes float inputs
     tflite_float_outputs: bool = False  # -tflite-float-outputs: ... and gives float outputs
+    tflite_hybrid_inputs: str = "float"  # -tflite-hybrid-inputs: "quantized" as TFLite's hybrid kernels do
 
 
 def model_format(paths: Sequence[str]) -> str:
@@ -55,6 +56,8 @@ def import_model(models: str | Sequence[str], options: ImportOptions = ImportOpt
         raise GlowError("-onnx-define-symbol applies to ONNX models only")
     if kind != "tflite" and (options.tflite_float_inputs or options.tflite_float_outputs):
         raise GlowError("-tflite-float-inputs and -tflite-float-outputs apply to TFLite models only")
+    if kind != "tflite" and options.tflite_hybrid_inputs != "float":
+        raise GlowError(f"-tflite-hybrid-inputs={options.tflite_hybrid_inputs} applies to TFLite models only")
     if kind == "caffe2":
         from glowmlir.importers.caffe2 import import_caffe2
 

@@ -42,6 +42,7 @@ from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_l
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.errors import GlowError
 from glowmlir.importers.onnx import check_input_shape, keep_model_names, verified, verify_imported
+from glowmlir.importers.tflite_hybrid import quantized_like_hybrid_kernels
 from glowmlir.importers.tflite_sparsity import densified
 from glowmlir.names import UniqueNames
 from glowmlir.quantization.params import dequantize_as
@@ -55,7 +56,8 @@ def quantized_element(element: Attribute) -> bool:
 OPERATOR_NAMES = {value: name for name, value in vars(tflite.BuiltinOperator).items() if name.isupper()}
 TENSOR_TYPES = {value: name for name, value in vars(tflite.TensorType).items() if name.isupper()}
 _NUMPY_TYPES = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
-                "INT64": np.int64, "INT8": np.int8, "INT16": np.int16, "BOOL": np.bool_}
+                "INT64": np.int64, "INT8": np.int8, "INT16": np.int16, "BOOL": np.bool_, "INT4": np.int8}
+"""The numpy type a tensor's elements are read as (INT4: two to a byte, widened to int8 levels)."""
 
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 NHWC_AXIS_IN_NCHW = (0, 2, 3, 1)
@@ -97,8 +99,9 @@ def _element_type(tensor, type_name: str, where: str) -> Attribute:
     scales = quantization.ScaleAsNumpy() if quantization is not None and quantization.ScaleLength() else None
     if scales is None:
         return f32 if type_name in ("FLOAT32", "FLOAT16") else {"INT32": i32, "INT64": i64}.get(type_name, i8)
-    if type_name not in ("INT8", "UINT8", "INT32"):
-        raise GlowError(f"{where}: quantized type {type_name} is not supported (INT8, UINT8 and INT32 biases)")
+    if type_name not in ("INT8", "UINT8", "INT32", "INT4"):
+        raise GlowError(f"{where}: quantized type {type_name} is not supported (INT8, INT4 and UINT8, and INT32 "
+                        f"biases)")
     offsets = (quantization.ZeroPointAsNumpy() if quantization.ZeroPointLength() else np.zeros_like(scales)).astype(int)
     if type_name == "UINT8":
         offsets = offsets - 128
@@ -124,10 +127,15 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
         data = buffer.DataAsNumpy()
     else:
         return None
-    itemsize = np.dtype(_NUMPY_TYPES[type_name]).itemsize
-    if data.size % itemsize:
-        raise ValueError(f"{data.size} bytes of data are not a whole number of {type_name} elements")
-    array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
+    if type_name == "INT4":
+        if tensor.Sparsity() is not None:
+            raise ValueError("sparse INT4 data is not supported")
+        array = _unpacked_int4(data, int(np.prod(shape)))
+    else:
+        itemsize = np.dtype(_NUMPY_TYPES[type_name]).itemsize
+        if data.size % itemsize:
+            raise ValueError(f"{data.size} bytes of data are not a whole number of {type_name} elements")
+        array = np.frombuffer(data.tobytes(), _NUMPY_TYPES[type_name])
     if tensor.Sparsity() is not None:  # sparse weights (read by a DENSIFY): made dense here
         array = densified(array, shape, tensor.Sparsity())
     elif array.size != int(np.prod(shape)):
@@ -136,6 +144,15 @@ def _tensor_data(model, raw: bytes, tensor, type_name: str, shape: tuple[int, ..
     if type_name == "UINT8":
         return (array.astype(np.int16) - 128).astype(np.int8)
     return array.astype(np.float32) if type_name == "FLOAT16" else array
+
+
+def _unpacked_int4(data: np.ndarray, count: int) -> np.ndarray:
+    """INT4 data as int8 levels in [-8, 7]: two to a byte, the first in the low nibble
+    (TFLite's `UnpackDenseInt4IntoInt8`)."""
+    if data.size != (count + 1) // 2:
+        raise ValueError(f"{data.size} bytes of data are not {count} INT4 elements (two to a byte)")
+    nibbles = np.stack([data & 0xF, data >> 4], axis=-1).reshape(-1)[:count].astype(np.int8)
+    return np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8)
 
 
 def load_tflite_model(path: str):
@@ -199,8 +216,11 @@ class Variable:
 class TFLiteImporter:
     """Walks the main subgraph's operators in order, building one `glow.function`."""
 
-    def __init__(self, model, raw: bytes, path: str, float_inputs: bool, float_outputs: bool):
+    def __init__(self, model, raw: bytes, path: str, float_inputs: bool, float_outputs: bool,
+                 hybrid_inputs: str = "float"):
         self.model, self.path, self.raw = model, path, raw
+        self.hybrid_inputs = hybrid_inputs  # "quantized": hybrid layers' inputs as TFLite's kernels quantize them
+        self.hybrid_scalars: dict = {}  # the constants of that quantization, shared by the layers
         self.graph = model.Subgraphs(0)
         self.float_inputs, self.float_outputs = float_inputs, float_outputs
         self.tensors = [self._tensor_info(raw, self.graph, i) for i in range(self.graph.TensorsLength())]
@@ -535,7 +555,7 @@ class TFLiteImporter:
 
     def _check_quantized(self, info: TensorInfo) -> None:
         """An integer tensor read as numbers (not as indices or shapes) needs a scale."""
-        if info.type_name in ("INT8", "UINT8", "INT16") and not info.quantized:
+        if info.type_name in ("INT8", "INT4", "UINT8", "INT16") and not info.quantized:
             raise self.error(f"tensor \"{info.name}\" ({info.type_name}) has no quantization parameters "
                              f"(scale, zero point)")
 
@@ -617,7 +637,8 @@ def import_tflite(path: str, options, network: str) -> ModuleOp:
     """Load and import a TFLite model file (`options`: an `importers.ImportOptions`)."""
     model, raw = load_tflite_model(path)
     try:
-        importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs)
+        importer = TFLiteImporter(model, raw, path, options.tflite_float_inputs, options.tflite_float_outputs,
+                                  options.tflite_hybrid_inputs)
         module = importer.run(network, options.model_inputs)
     except GlowError:
         raise
@@ -700,6 +721,13 @@ def _weights(importer: TFLiteImporter, position: int, perm: Sequence[int], what:
     if quantized_element(element) and element.per_channel:
         element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
                                        element.offset_array().tolist(), list(perm).index(element.axis.data))
+    if importer.in_float and quantized_element(element) and element.storage_type == i8 \
+            and not element.offset_array().any():
+        # A hybrid layer's symmetric int8 weights: kept, behind a dequantize that
+        # glow-choose-hybrid-weights computes at compile time or leaves to the kernel.
+        levels = importer.add(glow.ConstantOp(importer.names(info.name), dense_from_array(data),
+                                              result_element=element))
+        return importer.dequantize(levels)
     return importer.constant_value(replace(info, shape=data.shape, element=element, data=data))
 
 
@@ -723,6 +751,16 @@ def _bias(importer: TFLiteImporter, position: int | None, channels: int, x: SSAV
     return importer.constant_value(replace(info, data=info.data.astype(np.int32), element=element))
 
 
+def _hybrid_input(importer: TFLiteImporter, x: SSAValue, asymmetric: bool) -> SSAValue:
+    """The input `x` of a hybrid layer (a float input, quantized weights at position 1): with
+    `-tflite-hybrid-inputs=quantized`, quantized per batch (per row of `x`) as TFLite's hybrid
+    kernels quantize it (`tflite_hybrid`); otherwise as it is."""
+    source, weights = importer.info(0), importer.info(1)
+    if importer.hybrid_inputs != "quantized" or source.element != f32 or weights is None or not weights.quantized:
+        return x
+    return quantized_like_hybrid_kernels(importer.add, importer.names, x, asymmetric, importer.hybrid_scalars)
+
+
 def _per_tensor_weights(position: int):
     """int8 predicate: the kernel wants one scale for the weights at `position`."""
     def per_tensor(importer: TFLiteImporter, op) -> bool:
@@ -736,7 +774,10 @@ def _per_tensor_weights(position: int):
 
 
 def _convolution(importer: TFLiteImporter, options, filter_perm: Sequence[int], group_of: Callable[[int, int], int]):
-    x = importer.nchw(importer.input(0))
+    # TFLite's per-channel hybrid convolutions quantize their input with a zero point
+    filter_info = importer.info(1)
+    per_channel = filter_info is not None and filter_info.quantized and filter_info.element.per_channel
+    x = _hybrid_input(importer, importer.nchw(importer.input(0)), asymmetric=per_channel)
     _, c, h, w = glow.shape_of(x)
     weights = _weights(importer, 1, filter_perm, "filter")
     o, _, kh, kw = glow.shape_of(weights)
@@ -776,7 +817,7 @@ def _fully_connected(importer: TFLiteImporter, op):
     weights = _weights(importer, 1, (1, 0), "weight matrix")  # [O, I] -> [I, O]
     depth, units = glow.shape_of(weights)
     rows = int(np.prod(glow.shape_of(x))) // depth
-    flat = _reshaped(importer, x, (rows, depth))
+    flat = _hybrid_input(importer, _reshaped(importer, x, (rows, depth)), options.AsymmetricQuantizeInputs())
     bias = _bias(importer, 2, units, x, weights)
     fc = glow.FullyConnectedOp(flat, weights, bias, result_element=importer.output_element(),
                                **_fused_activation(importer, options.FusedActivationFunction()))

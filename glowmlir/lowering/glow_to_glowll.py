@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import MemRefType, ModuleOp, UnitAttr, i32
+from xdsl.dialects.builtin import MemRefType, ModuleOp, UnitAttr, f32, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -186,8 +186,30 @@ def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
     lowering.add(glowll.ElementwiseOp(lowering.result_buffer(op.result), [], "splat", value=op.value))
 
 
+def _lower_dequantize(lowering: _FunctionLowering, op: glow.DequantizeOp) -> None:
+    """Dequantized on use (`glow.DEQUANTIZE_ON_USE`), the levels are the layers' weights: no
+    instruction; otherwise an elementwise dequantization."""
+    if glow.dequantized_on_use(op.result) is None:
+        _lower_elementwise(lowering, op)
+
+
+def _weight_scales(lowering: _FunctionLowering, levels: SSAValue, axis: int, channels: int) -> SSAValue:
+    """The f32 [channels] weight `<constant>_scales` of the scale of each output channel of the
+    dequantized-on-use int8 constant `levels` (quantized per tensor: the one scale, repeated),
+    whose output channels are along `axis`."""
+    element = levels.type.element_type
+    if element.per_channel and element.axis.data != axis:
+        raise GlowError(f"\"{levels.owner.name_.data}\": weights dequantized on use are quantized per output "
+                        f"channel (axis {axis}), not along axis {element.axis.data}")
+    scales = element.scale_array() if element.per_channel else np.full(channels, element.scale)
+    return lowering.add(glowll.WeightOp(levels.owner.name_.data + "_scales", MemRefType(f32, [channels]),
+                                        dense_from_array(np.asarray(scales, np.float32))))
+
+
 def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> None:
-    sources = [lowering.buffer(v) for v in (op.input, op.filter, op.bias)]
+    levels = glow.dequantized_on_use(op.filter)
+    sources = [lowering.buffer(v) for v in (op.input, op.filter if levels is None else levels, op.bias)]
+    weight_scales = None if levels is None else _weight_scales(lowering, levels, 0, glow.shape_of(levels)[0])
     residual = lowering.buffer(op.residual) if op.residual is not None else None
     requantization = _requantization_table(lowering, op, op.filter)
     dest = lowering.result_buffer(op.result)
@@ -195,7 +217,8 @@ def _lower_convolution(lowering: _FunctionLowering, op: glow.ConvolutionOp) -> N
                                        group=op.group, layout=op.layout, **_fused_activation(op), pool=op.pool,
                                        pool_kernel=op.pool_kernel, pool_strides=op.pool_strides, pool_pads=op.pool_pads,
                                        pool_count_include_pad=op.pool_count_include_pad is not None,
-                                       pool_widening=op.pool_widening, residual=residual, requantization=requantization)
+                                       pool_widening=op.pool_widening, residual=residual, requantization=requantization,
+                                       weight_scales=weight_scales)
     convolution.properties.update(_accumulators(op, op.filter))
     lowering.add(convolution)
 
@@ -232,13 +255,15 @@ def _requantization_table(lowering: _FunctionLowering, op: Operation, weights: S
 def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedOp) -> None:
     # glowll wants [out, in] weights: transpose a constant here, anything else at run time.
     depth, columns = glow.shape_of(op.weights)
-    element = op.weights.type.element_type
+    levels = glow.dequantized_on_use(op.weights)
+    stored = op.weights if levels is None else levels
+    element = stored.type.element_type
     if isinstance(element, UniformQuantizedType) and element.per_channel:  # one scale per output: axis 1 -> 0
         element = UniformQuantizedType(element.storage_type, element.scale_array().tolist(),
                                        element.offset_array().tolist(), 0)
     transposed_type = MemRefType(element, [columns, depth])
     requantization = _requantization_table(lowering, op, op.weights)
-    constant = op.weights.owner
+    constant = stored.owner
     if isinstance(constant, glow.ConstantOp) and constant.value is not None:
         weights = lowering.add(glowll.WeightOp(constant.name_.data + "_transposed", transposed_type,
                                                dense_from_array(transposed(array_from_dense(constant.value)))))
@@ -246,8 +271,12 @@ def _lower_fully_connected(lowering: _FunctionLowering, op: glow.FullyConnectedO
         weights = lowering.add(glowll.AllocOp(transposed_type))
         lowering.add(glowll.TransposeOp(weights, lowering.buffer(op.weights), perm=[1, 0]))
     dest = lowering.result_buffer(op.result)
+    weight_scales = None
+    if levels is not None:
+        weight_scales = _weight_scales(lowering, levels, 1, columns)
     fully_connected = glowll.FullyConnectedOp(dest, lowering.buffer(op.input), weights, lowering.buffer(op.bias),
-                                              **_fused_activation(op), requantization=requantization)
+                                              **_fused_activation(op), requantization=requantization,
+                                              weight_scales=weight_scales)
     fully_connected.properties.update(_accumulators(op, op.weights, channel_axis=1))
     lowering.add(fully_connected)
 
@@ -338,6 +367,7 @@ def _lower_pad(lowering: _FunctionLowering, op: glow.PadOp) -> None:
 
 _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ConstantOp: lambda lowering, op: None,  # declared where first used
+    glow.DequantizeOp: _lower_dequantize,
     glow.SaveOp: _lower_save,
     glow.SplatOp: _lower_splat,
     glow.ConvolutionOp: _lower_convolution,

@@ -105,11 +105,31 @@ class FloatArithmetic(ArithmeticDomain):
             fill_row(b, dest, width, lambda x: b.fdiv(b.load(pooled.view, pooled.at(x)), b.to_f32(size(x))))
 
 
+class DequantizingArithmetic(FloatArithmetic):
+    """f32 arithmetic on int8 weights dequantized as they are read (a hybrid layer's,
+    `weight_scales`): weight[o, ...] = level x scale[o], o the output channel (the weights'
+    first index)."""
+
+    def __init__(self, b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, scales: View):
+        super().__init__(b, op)
+        self.scales = scales
+
+    def weight(self, view: View, indices: Sequence[Index]) -> SSAValue:
+        return self.b.fmul(self.b.to_f32(self.b.load(view, indices)), self.b.load(self.scales, [indices[0]]))
+
+
+def float_arithmetic(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                     view: ViewOf) -> FloatArithmetic:
+    if op.weight_scales is not None:
+        return DequantizingArithmetic(b, op, view(op.weight_scales))
+    return FloatArithmetic(b, op)
+
+
 def emit_convolution(b: KernelBuilder, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     if op.microkernel is not None:  # the filter is packed as its microkernel reads it
         microkernel(op.microkernel.data).emitters().emit_convolution(b, FloatArithmetic(b, op), op, view)
         return
-    loop_skeletons.emit_convolution(b, FloatArithmetic(b, op), op, view)
+    loop_skeletons.emit_convolution(b, float_arithmetic(b, op, view), op, view)
 
 
 def emit_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: ViewOf) -> None:
@@ -117,7 +137,7 @@ def emit_pool(b: KernelBuilder, op: glowll.MaxPoolOp | glowll.AvgPoolOp, view: V
 
 
 def emit_fully_connected(b: KernelBuilder, op: glowll.FullyConnectedOp, view: ViewOf) -> None:
-    loop_skeletons.emit_fully_connected(b, FloatArithmetic(b, op), op, view)
+    loop_skeletons.emit_fully_connected(b, float_arithmetic(b, op, view), op, view)
 
 
 def emit_matmul(b: KernelBuilder, op: glowll.MatMulOp, view: ViewOf) -> None:

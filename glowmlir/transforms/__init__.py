@@ -23,6 +23,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-decompose-3d-convolution": ("transforms.decompose_3d_convolution", "Decompose3DConvolution"),
     "glow-decompose-3d-pools": ("transforms.decompose_3d_pools", "Decompose3DPools"),
     "glow-decompose-1d-windows": ("transforms.decompose_1d_windows", "Decompose1DWindows"),
+    "glow-choose-hybrid-weights": ("transforms.choose_hybrid_weights", "ChooseHybridWeights"),
     "glow-constant-fold": ("transforms.constant_fold", "ConstantFold"),
     "glow-fold-batchnorm": ("transforms.fold_batchnorm", "FoldBatchNorm"),
     "glow-quantize": ("transforms.quantize", "Quantize"),

@@ -79,6 +79,7 @@ DTYPES = {
     "int32": (tflite.TensorType.INT32, np.int32),
     "int64": (tflite.TensorType.INT64, np.int64),
     "resource": (tflite.TensorType.RESOURCE, None),  # a resource variable's handle (VAR_HANDLE's output)
+    "int4": (tflite.TensorType.INT4, None),  # written by `ModelBuilder.int4_constant`, two to a byte
 }
 
 # Enum types of options fields, for fields given by member name ("SAME", "RELU6", ...).
@@ -193,6 +194,18 @@ class ModelBuilder:
             raise ValueError(f"unsupported constant dtype {array.dtype}")
         self._buffers.append(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes())
         return self._add_tensor(name, array.shape, dtype, quant, buffer=len(self._buffers) - 1)
+
+    def int4_constant(self, name: str, levels: np.ndarray, quant=None) -> int:
+        """A constant of INT4 `levels` (int8 values in [-8, 7]), stored two to a byte, the
+        first in the low nibble (TFLite's `PackInt8IntoDenseInt4`)."""
+        levels = np.asarray(levels, np.int8)
+        if levels.min(initial=0) < -8 or levels.max(initial=0) > 7:
+            raise ValueError("INT4 levels lie in [-8, 7]")
+        nibbles = (levels.reshape(-1).astype(np.uint8) & 0xF)
+        if nibbles.size % 2:
+            nibbles = np.append(nibbles, np.uint8(0))
+        self._buffers.append((nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes())
+        return self._add_tensor(name, levels.shape, "int4", quant, buffer=len(self._buffers) - 1)
 
     def sparse_constant(self, name: str, array: np.ndarray, formats, block: tuple[int, int] | None = None,
                         quant=None) -> int:

@@ -146,7 +146,8 @@ def test_printed_pipeline_run_by_glow_opt_gives_the_compiled_glowll(tmp_path, qu
     spec = printed.stdout.strip()
     assert "\n" not in spec and not (tmp_path / "b").exists()
     assert spec.startswith("glow-decompose-conv-transpose,glow-decompose-3d-convolution,glow-decompose-3d-pools,"
-                           "glow-decompose-1d-windows,glow-constant-fold,glow-fold-batchnorm,glow-constant-fold,")
+                           "glow-decompose-1d-windows,glow-choose-hybrid-weights,glow-constant-fold,glow-fold-batchnorm,"
+                           "glow-constant-fold,")
     # the host's kernels block their loops for its cache (`Target.cache_bytes`)
     cache = Target().cache_bytes
     assert spec.endswith(",lower-glowll-to-llvm{pointer-width=32}" if quantized else

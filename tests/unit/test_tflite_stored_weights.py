@@ -1,5 +1,5 @@
-"""Weights as TensorFlow's converter stores them: float16 behind a DEQUANTIZE, int8 in a float
-("hybrid", dynamic-range) model, and sparse behind a DENSIFY. Each is read wherever a
+"""Weights as TensorFlow's converter stores them: float16 behind a DEQUANTIZE and sparse behind
+a DENSIFY (int8 in a float, "hybrid", model: test_hybrid_weights.py). Each is read wherever a
 constant is read (filters, biases) and checked against ai-edge-litert's reference kernels."""
 
 from __future__ import annotations
@@ -10,34 +10,8 @@ import pytest
 import glowmlir
 from glowmlir.errors import GlowError
 from tests.support import tflite_models as tm
+from tests.support.tflite_hybrid import LAYERS, layer, random_weights
 from tests.unit.test_tflite_importer import saved
-
-CONV = {"CONV_2D": ("Conv2DOptions", (6, 3, 3, 4)),
-        "DEPTHWISE_CONV_2D": ("DepthwiseConv2DOptions", (1, 3, 3, 8)),
-        "FULLY_CONNECTED": ("FullyConnectedOptions", (6, 4 * 5 * 5))}
-
-
-def _layer(builder: tm.ModelBuilder, opcode: str, x: int, weights: int, bias: int, dtype="float32", quant=None):
-    """One CONV_2D, DEPTHWISE_CONV_2D (multiplier 2) or FULLY_CONNECTED of a [1, 5, 5, 4] input."""
-    options, shape = CONV[opcode]
-    fields = {"fused_activation_function": "RELU"}
-    if opcode == "FULLY_CONNECTED":
-        out = builder.tensor("y", [1, shape[0]], dtype, quant)
-    else:
-        fields.update(padding="SAME", stride_w=1, stride_h=1)
-        if opcode == "DEPTHWISE_CONV_2D":
-            fields["depth_multiplier"] = 2
-        out = builder.tensor("y", [1, 5, 5, shape[0] if opcode == "CONV_2D" else shape[3]], dtype, quant)
-    builder.op(opcode, [x, weights, bias], [out], options, **fields)
-    builder.output(out)
-    return out
-
-
-def _random_weights(opcode: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    shape = CONV[opcode][1]
-    channels = shape[0] if opcode != "DEPTHWISE_CONV_2D" else shape[3]
-    return rng.normal(0, 0.3, shape).astype(np.float32), rng.normal(0, 0.2, channels).astype(np.float32)
 
 
 def _assert_matches(data: bytes, tmp_path, name: str, seeds=range(3), atol=1e-5) -> None:
@@ -47,10 +21,10 @@ def _assert_matches(data: bytes, tmp_path, name: str, seeds=range(3), atol=1e-5)
         np.testing.assert_allclose(bundle.run(inputs)["y"], tm.run_reference(data, inputs)["y"], rtol=1e-4, atol=atol)
 
 
-@pytest.mark.parametrize("opcode", CONV)
+@pytest.mark.parametrize("opcode", LAYERS)
 def test_float16_filter_and_bias_behind_dequantize(opcode, tmp_path):
     """The converter's float16 option: weights stored as float16, widened by a DEQUANTIZE."""
-    weights, bias = _random_weights(opcode, seed=1)
+    weights, bias = random_weights(opcode, seed=1)
     builder = tm.ModelBuilder()
     x = builder.input("x", [1, 5, 5, 4])
     stored_w = builder.constant("w16", weights.astype(np.float16))
@@ -58,51 +32,11 @@ def test_float16_filter_and_bias_behind_dequantize(opcode, tmp_path):
     w, b = builder.tensor("w", weights.shape), builder.tensor("b", bias.shape)
     builder.op("DEQUANTIZE", [stored_w], [w])
     builder.op("DEQUANTIZE", [stored_b], [b])
-    _layer(builder, opcode, x, w, b)
+    layer(builder, opcode, x, w, b)
     data = builder.finish()
     _assert_matches(data, tmp_path, opcode)
     ir = glowmlir.compile(saved(tmp_path, opcode, data)).ir["glow"]
     assert "glow.dequantize" not in ir  # folded at compile time
-
-
-def _hybrid(opcode: str, dequantized_in_file: bool) -> bytes:
-    """Int8 weights (symmetric; per channel for the convolutions) with float activations and a
-    float bias, as the converter's dynamic-range quantization writes them; or the same weights
-    behind a DEQUANTIZE, which the interpreter runs in float."""
-    weights, bias = _random_weights(opcode, seed=2)
-    axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
-    reduce_axes = tuple(a for a in range(weights.ndim) if a != axis)
-    scales = (np.abs(weights).max(axis=reduce_axes) / 127).astype(np.float32)
-    if opcode == "FULLY_CONNECTED":
-        scales = np.float32(np.abs(weights).max() / 127)
-        levels = np.round(weights / scales).astype(np.int8)
-    else:
-        levels = np.round(weights / np.expand_dims(scales, reduce_axes)).astype(np.int8)
-    builder = tm.ModelBuilder()
-    x = builder.input("x", [1, 5, 5, 4])
-    quant = (scales, 0) if opcode == "FULLY_CONNECTED" else (scales, np.zeros(scales.size, np.int64), axis)
-    w = builder.constant("w8", levels, quant=quant)
-    if dequantized_in_file:
-        stored, w = w, builder.tensor("w", weights.shape)
-        builder.op("DEQUANTIZE", [stored], [w])
-    _layer(builder, opcode, x, w, builder.constant("b", bias))
-    return builder.finish()
-
-
-@pytest.mark.parametrize("opcode", CONV)
-def test_hybrid_model_runs_in_float_with_its_int8_weights_dequantized(opcode, tmp_path):
-    """A hybrid operator runs in float with its weights dequantized: the interpreter's result
-    for the same weights behind a DEQUANTIZE, and within the interpreter's own error on the
-    hybrid model (its hybrid kernels quantize the float input to int8 on the fly)."""
-    hybrid, dequantized = _hybrid(opcode, False), _hybrid(opcode, True)
-    bundle = glowmlir.compile(saved(tmp_path, "hybrid", hybrid))
-    assert "!quant.uniform" not in bundle.ir["glow"]  # the weights dequantized at compile time
-    for seed in range(3):
-        inputs = tm.random_inputs(hybrid, seed=seed)
-        ours = bundle.run(inputs)["y"]
-        np.testing.assert_allclose(ours, tm.run_reference(dequantized, inputs)["y"], rtol=1e-4, atol=1e-5)
-        interpreter = tm.run_reference(hybrid, inputs)["y"]
-        assert np.abs(ours - interpreter).max() <= 0.02 * np.abs(interpreter).max()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int8])
