@@ -31,7 +31,7 @@ from glowmlir.instrumentation import Instrumentation, current
 
 if TYPE_CHECKING:
     from glowmlir.target import Target
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantized_conversion import QuantizationOptions
 
 def pre_quantization_passes() -> list[ModulePass]:
     """The graph passes before quantization: a profile is taken of the graph they leave. The
@@ -69,7 +69,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
     from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
-    from glowmlir.transforms.quantize import QuantizeFromModel
+    from glowmlir.transforms.quantized_conversion import QuantizeFromModel
     from glowmlir.transforms.schedule import ScheduleForMemory
     from glowmlir.transforms.subsample_strided_pointwise import SubsampleStridedPointwise
 
