@@ -42,7 +42,7 @@ from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.target import HOST, Target
-from glowmlir.transforms.quantized_conversion import QuantizationOptions
+from glowmlir.transforms.quantization_options import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}

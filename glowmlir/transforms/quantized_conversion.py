@@ -1,74 +1,30 @@
-"""Profile-guided quantization of the `glow` graph (Glow's FunctionQuantizer).
-
-* `glow-quantize{profile=F schema=... precision=... ...}` — every op that has an integer
-  kernel and whose values the profile covers gets quantized types
-  (`!quant.uniform<i8:f32, scale:offset>`); `glow.quantize`/`glow.dequantize` appear at
-  the boundaries with float ops and graph I/O, constants are quantized at compile time;
-* `glow-optimize-quantization` — removes conversion pairs that cancel and folds the rest
-  (Glow's OptimizeQuantization);
-* `glow-convert-placeholders` — graph inputs and outputs take the quantized types
-  themselves (`-convert-placeholders`), so no conversion runs in the bundle.
-
-Parameters follow Glow (glow-quantization.md): activations use the profiled range and the
-schema; weights their own range; a bias is int32 with scale = input scale x weight scale
-(what CMSIS-NN adds straight into its accumulators) and offset 0. `-enable-channelwise`
-gives convolution filters one symmetric scale per output channel (axis 0, OIHW);
-bias correction (an extension, on by default; `-quantization-bias-correction=false`) moves each
-Convolution/FullyConnected bias by the mean error of the op's integer form, from the profile's
-channel means (`_bias_corrected`; a profile Glow wrote has none: its biases stay).
-Max/AvgPool, Reshape, Transpose, Slice and Pad keep their input's type (but an int8 average
-whose profiled range is much narrower, a global average pool's, takes its own: `_averaged`); Concat rescales its
-inputs to its own type; SoftMax outputs have scale 1/256 and offset -128 (TFLite's rule).
-A value read only by lookup tables (HardSwish, HardSigmoid, ...) is quantized over the span of
-its profiled range where their functions still change (`_varying_span`).
-
-`-quantization-precision=Int16` follows TFLite's 16x8 scheme (CMSIS-NN's s16 functions):
-activations are int16 and symmetric (offset 0: the asymmetric schemas become `symmetric`),
-weights stay int8 (per the schema, symmetric per channel), biases int32; SoftMax outputs
-have scale 1/32768 and offset 0; lookup-table ops get 513-entry interpolated int16 tables
-(`quantization.lookup_tables`). Div by a tensor has no int16 kernel and stays float.
-"""
+"""How each `glow` op takes its quantized form, op by op (`FunctionQuantizer`, Glow's
+FunctionQuantizer): what `glow-quantize` (types from a profile) and `glow-quantize-from-model`
+(types from the model's own quantize ops) share. See `quantize` for the parameters."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import hashlib
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import STORAGE_TYPES, UniformQuantizedType, finer_levels, is_quantized
 from glowmlir.dialects.weights import array_from_dense, dense_from_array
 from glowmlir.errors import GlowError, GlowWarning
-from glowmlir.quantization.glow_names import PROFILE_NAME, profile_keys, written_by_glowmlir
+from glowmlir.quantization.glow_names import PROFILE_NAME
 from glowmlir.quantization.lookup_tables import (
     TABLE_FUNCTION,
     interpolated_table,
     table_function_attribute,
     varying_span,
 )
-from glowmlir.quantization.node_kinds import check_node_kinds
 from glowmlir.quantization.params import (
-    CALIBRATIONS,
-    KL_QUANTIZED_BINS,
-    PERCENTILE,
-    SCHEMAS,
     QuantParams,
     choose_params,
     dequantize_as,
@@ -76,7 +32,7 @@ from glowmlir.quantization.params import (
     quantize,
     quantize_per_channel,
 )
-from glowmlir.quantization.profile import NodeProfile, Profile, read_profile
+from glowmlir.quantization.profile import NodeProfile, Profile
 from glowmlir.quantization.rescaling import (
     FINER_LEVEL_BITS,
     RESAMPLE_FRACTION_BITS,
@@ -87,116 +43,33 @@ from glowmlir.quantization.rescaling import (
     wide_bias_limits,
 )
 from glowmlir.transforms.constants import typed_constant
+from glowmlir.transforms.profile_keys import profile_entry
+from glowmlir.transforms.quantization_options import QuantizationOptions
 
 KEPT_FLOAT = "kept_float"
 """On a compute op quantization left in float: why (`NO_INTEGER_KERNEL`, `KEPT_BY_OPTION`);
 `-dump-graph` shows it and `glow-compile` counts these ops in its summary."""
+
+
 NO_INTEGER_KERNEL = "no int8 kernel"
+
+
 NO_INT16_KERNEL = "no int16 kernel"
+
 
 WEIGHT_PRECISION = "Int8"
 """Weights are int8 with Int8 activations and with Int16 ones (TFLite's 16x8 scheme; Glow
 would quantize them to int16 too)."""
+
+
 KEPT_BY_OPTION = "-keep-original-precision-for-nodes"
-
-
-def value_key(value: SSAValue) -> str | None:
-    """The profile key of a value: `<node name>:0`, or None for an unnamed op's result."""
-    op = value.owner
-    if isinstance(op, glow.PlaceholderOp):
-        return f"{op.name_.data}:0"
-    name = op.attributes.get(glow.NODE_NAME) if isinstance(op, Operation) else None
-    return f"{name.data}:0" if name is not None else None
-
-
-def profile_entry(value: SSAValue, profile: Profile) -> NodeProfile | None:
-    """The entry a profile has for a value: under its key (`value_key`) in a profile
-    glow-profile wrote; first under Glow's name for it (`PROFILE_NAME`, see
-    quantization/glow_names.py), then its key, in a profile Glow (or anyone else) wrote."""
-    key = value_key(value)
-    if key is None:
-        return None
-    glow_name = value.owner.attributes.get(PROFILE_NAME) if isinstance(value.owner, Operation) else None
-    for candidate in profile_keys(key[:-2], glow_name.data if glow_name else None, profile.tools_version):
-        if candidate in profile.entries:
-            return profile.entries[candidate]
-    return None
-
-
-def graph_hash(module: ModuleOp) -> int:
-    """A 64-bit hash of the graph before quantization (weights elided), as Glow's
-    GraphPreLowerHash: a profile made for another graph is refused. The functions' names
-    (the network name, `-network-name`) are left out, as Glow's `Function::getHash()` leaves
-    them out: a profile still fits the model compiled under another name."""
-    anonymous = module.clone()
-    for function in anonymous.ops:
-        if isinstance(function, glow.FunctionOp):
-            function.properties["sym_name"] = StringAttr("graph")
-    return int.from_bytes(hashlib.sha256(str(anonymous).encode()).digest()[:8], "little")
 
 
 def with_element_type(value_type: TensorType, element_type: Attribute) -> TensorType:
     return TensorType(element_type, value_type.get_shape())
 
 
-QUANTIZATION_CHOICES = {"quantization-schema": SCHEMAS, "quantization-precision": ("Int8", "Int16"),
-                        "quantization-precision-bias": ("Int8", "Int32"), "quantization-calibration": CALIBRATIONS}
-"""The values Glow's quantization options take."""
-
-
-def check_choice(option: str, value: str) -> None:
-    """Refuses a value `-option` (one of `QUANTIZATION_CHOICES`) does not take."""
-    if value not in QUANTIZATION_CHOICES[option]:
-        raise GlowError(f"-{option}=\"{value}\": expected one of {', '.join(QUANTIZATION_CHOICES[option])}")
-
-
-def check_percentile(percentile: float) -> None:
-    """`-quantization-percentile` keeps a share of each histogram: more than 50 %, at most 100 %."""
-    if not 50.0 < percentile <= 100.0:
-        raise GlowError(f"-quantization-percentile={percentile:g}: expected a percentage above 50 and at most 100")
-
-
-@dataclass(frozen=True)
-class QuantizationOptions:
-    """`-load-profile` and the options that go with it (Glow's names and defaults)."""
-
-    profile: str
-    schema: str = "asymmetric"
-    precision: str = "Int8"
-    precision_bias: str = "Int32"
-    channelwise: bool = False
-    calibration: str = "None"
-    percentile: float = PERCENTILE  # -quantization-percentile (an extension): what Percentile keeps
-    calibrate_constants: bool = False  # -calibrate-constants: weights' ranges calibrated too
-    keep_original_precision_for_nodes: tuple[str, ...] = ()
-    assert_all_nodes_quantized: bool = False
-    convert_placeholders: bool = False
-    symmetric_weights: bool = False  # set by -use-cmsis / -use-hifi4: the libraries need them, and an Int32
-    # bias (an Int8 one is widened to Int32 exactly, `_widened_bias`)
-    bias_correction: bool = True  # -quantization-bias-correction (an extension): `_bias_corrected`; a profile
-    # without channel means (Glow's) leaves the biases as they are whatever this says
-
-    def passes(self) -> list[ModulePass]:
-        """glow-quantize, glow-optimize-quantization and, if asked, glow-convert-placeholders."""
-        options = {field.name: getattr(self, field.name) for field in dataclasses.fields(Quantize)}
-        quantize = Quantize(**options | {"keep_original_precision_for_nodes":
-                                         ",".join(self.keep_original_precision_for_nodes)})
-        return [quantize, OptimizeQuantization()] + ([ConvertPlaceholders()] if self.convert_placeholders else [])
-
-    def check(self) -> None:
-        if not self.profile:
-            raise GlowError("-load-profile: the path is empty")
-        for option, value in (("quantization-schema", self.schema), ("quantization-precision", self.precision),
-                              ("quantization-precision-bias", self.precision_bias),
-                              ("quantization-calibration", self.calibration)):
-            check_choice(option, value)
-        check_node_kinds("keep-original-precision-for-nodes", self.keep_original_precision_for_nodes)
-        check_percentile(self.percentile)
-        if self.channelwise and self.precision_bias != "Int32":
-            raise GlowError("-enable-channelwise needs -quantization-precision-bias=Int32")
-
-
-class _FunctionQuantizer:
+class FunctionQuantizer:
     """Converts one `glow.function`, op by op in order (producers before users)."""
 
     def __init__(self, function: glow.FunctionOp, profile: Profile, config: QuantizationOptions):
@@ -375,10 +248,7 @@ def _precision(element: UniformQuantizedType) -> str:
     return {8: "Int8", 16: "Int16", 32: "Int32", 64: "Int64"}[element.bitwidth]
 
 
-# ----------------------------------------------------------------------------- per-op rules
-
-
-def _convert_follow_input(q: _FunctionQuantizer, op: Operation) -> bool:
+def _convert_follow_input(q: FunctionQuantizer, op: Operation) -> bool:
     """Data movement keeps its input's type; only worth it when the input is quantized (in a
     quantized model: or dequantized from quantized data)."""
     if not is_quantized(op.operands[0].type):
@@ -393,7 +263,7 @@ def _convert_follow_input(q: _FunctionQuantizer, op: Operation) -> bool:
     return True
 
 
-def _convert_generic(q: _FunctionQuantizer, op: Operation) -> bool:
+def _convert_generic(q: FunctionQuantizer, op: Operation) -> bool:
     """Relu, Clip, Add, Mul: each input keeps (or gets) its own parameters; the result has its profile's."""
     result = q.profiled(op.results[0])
     inputs = [q.input_type(v) for v in op.operands]
@@ -414,7 +284,7 @@ def lookup_table_ops() -> tuple[type[Operation], ...]:
                  and not op.FACTS.mixed_types and not issubclass(op, glow.ConversionOp))
 
 
-def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
+def _convert_to_lookup_table(q: FunctionQuantizer, op: Operation) -> bool:
     """A unary function of int8 data as the 256-entry table of its results (Glow's
     IntLookupTable, TFLite's int8 LUT ops): each input level dequantized, the op's numpy
     semantics applied, the result quantized with the op's profiled parameters. Of int16
@@ -438,7 +308,7 @@ def _convert_to_lookup_table(q: _FunctionQuantizer, op: Operation) -> bool:
     return True
 
 
-def _rewritten(q: _FunctionQuantizer, op: Operation, replacement: list[Operation]) -> SSAValue:
+def _rewritten(q: FunctionQuantizer, op: Operation, replacement: list[Operation]) -> SSAValue:
     """Replaces `op` by the ops `replacement` (the last gives its result), keeping its names."""
     for new in replacement:
         Rewriter.insert_op(new, InsertPoint.before(op))
@@ -448,7 +318,7 @@ def _rewritten(q: _FunctionQuantizer, op: Operation, replacement: list[Operation
     return last.results[0]
 
 
-def _convert_division(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
+def _convert_division(q: FunctionQuantizer, op: glow.DivOp) -> bool:
     """x / c with a constant c: an int8 (int16) Mul by the constant 1 / c; x / y with a tensor
     y: an int8 Div (an integer division by y's level, `rescaling.divide_levels`; none for int16)."""
     divisor = op.rhs.owner
@@ -465,7 +335,7 @@ def _convert_division(q: _FunctionQuantizer, op: glow.DivOp) -> bool:
     return _convert_generic(q, product)
 
 
-def _convert_leaky_relu(q: _FunctionQuantizer, op: glow.LeakyReluOp) -> bool:
+def _convert_leaky_relu(q: FunctionQuantizer, op: glow.LeakyReluOp) -> bool:
     """An int8 LeakyRelu (TFLite's: each side its own multiplier, `rescaling.sign_multipliers`);
     a negative alpha has no (positive) multiplier: it becomes a lookup table."""
     if op.alpha.value.data < 0:
@@ -473,7 +343,7 @@ def _convert_leaky_relu(q: _FunctionQuantizer, op: glow.LeakyReluOp) -> bool:
     return _convert_generic(q, op)
 
 
-def _convert_resample(q: _FunctionQuantizer, op: glow.ResampleOp) -> bool:
+def _convert_resample(q: FunctionQuantizer, op: glow.ResampleOp) -> bool:
     """One axis of a Resize: int8 taps weighted by Q1.14 integers (`RESAMPLE_FRACTION_BITS`),
     requantized to the result's profiled parameters. The axes before a Resize's last have no
     profile entry (no name): they keep their input's parameters (a weighted mean of taps
@@ -502,12 +372,14 @@ def _finer(element: UniformQuantizedType) -> UniformQuantizedType:
 POOL_NARROWING = 2.0
 """How much finer than its input's scale an int8 average's profiled scale must be for the
 average to be taken at its own scale (`_averaged`): at least one bit."""
+
+
 WIDENED_POOL_TAPS = 1 << 16
 """A window of fewer taps than this sums int16 levels (at most 2^15 in magnitude) within
 int32: only such averages are widened (`_averaged`)."""
 
 
-def _averaged(q: _FunctionQuantizer, pool: glow.AvgPoolOp, source: SSAValue, element: UniformQuantizedType,
+def _averaged(q: FunctionQuantizer, pool: glow.AvgPoolOp, source: SSAValue, element: UniformQuantizedType,
               result: UniformQuantizedType | None, user: Operation) -> list[Operation]:
     """Types an int8 (int16) average `pool` of `source` (of type `element`): it keeps its
     input's type, unless it is int8 and its profiled type `result` is much finer
@@ -530,7 +402,7 @@ def _averaged(q: _FunctionQuantizer, pool: glow.AvgPoolOp, source: SSAValue, ele
     return [pool, glow.RescaleQuantizedOp(pool.results[0], with_element_type(pool.results[0].type, result))]
 
 
-def _convert_avg_pool(q: _FunctionQuantizer, op: glow.AvgPoolOp) -> bool:
+def _convert_avg_pool(q: FunctionQuantizer, op: glow.AvgPoolOp) -> bool:
     """An int8 AvgPool: at its input's scale, or its own profiled one (`_averaged`)."""
     if not is_quantized(op.input.type):
         return _convert_follow_input(q, op)
@@ -542,7 +414,7 @@ def _convert_avg_pool(q: _FunctionQuantizer, op: glow.AvgPoolOp) -> bool:
     return True
 
 
-def _convert_spatial_mean(q: _FunctionQuantizer, op: glow.ReduceOp) -> bool:
+def _convert_spatial_mean(q: FunctionQuantizer, op: glow.ReduceOp) -> bool:
     """The mean over the spatial axes of an NCHW tensor (global average pooling, as PyTorch
     exports it): an int8 AvgPool over the whole plane (typed by `_averaged`)."""
     shape = glow.shape_of(op.input)
@@ -560,7 +432,7 @@ def _convert_spatial_mean(q: _FunctionQuantizer, op: glow.ReduceOp) -> bool:
     return True
 
 
-def _convert_concat(q: _FunctionQuantizer, op: glow.ConcatOp) -> bool:
+def _convert_concat(q: FunctionQuantizer, op: glow.ConcatOp) -> bool:
     result = q.profiled(op.result)
     if result is None or any(q.input_type(v) is None for v in op.inputs):
         return False
@@ -570,7 +442,7 @@ def _convert_concat(q: _FunctionQuantizer, op: glow.ConcatOp) -> bool:
     return True
 
 
-def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
+def _convert_softmax(q: FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
     element = q.input_type(op.input)
     last_axis = op.axis.value.data == len(glow.shape_of(op.input)) - 1
     if element is None or not last_axis or op.log is not None:
@@ -580,7 +452,7 @@ def _convert_softmax(q: _FunctionQuantizer, op: glow.SoftMaxOp) -> bool:
     return True
 
 
-def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int | None,
+def _weight_type(q: FunctionQuantizer, weights: np.ndarray, channel_axis: int | None,
                  precision: str = WEIGHT_PRECISION) -> UniformQuantizedType:
     """A weight's type from its own range: per tensor, or symmetric per channel; a constant
     operand of data (`precision` Int16: a Mul's, an Add's) is symmetric as int16 data is."""
@@ -600,7 +472,7 @@ def _weight_type(q: _FunctionQuantizer, weights: np.ndarray, channel_axis: int |
                                 [p.offset for p in params], channel_axis)
 
 
-def _bias_type(q: _FunctionQuantizer, bias: np.ndarray, input_scale: float,
+def _bias_type(q: FunctionQuantizer, bias: np.ndarray, input_scale: float,
                weights: UniformQuantizedType) -> UniformQuantizedType:
     """Int32: scale = input scale x weight scale, offset 0. Int8 (Glow's rule): that product
     when it is at least the bias's own scale or the bias is all zeros, else the bias's own."""
@@ -673,7 +545,7 @@ def _quantized_bias(op: glow.ConvolutionOp | glow.FullyConnectedOp, bias_type: U
     return _levels_constant(constant_name, levels, wide_type, op)
 
 
-def _convert_weighted(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp) -> bool:
+def _convert_weighted(q: FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp) -> bool:
     """Convolution and FullyConnected: quantized input, constant weights and bias."""
     weights_value = op.filter if isinstance(op, glow.ConvolutionOp) else op.weights
     result = q.profiled(op.result)
@@ -723,7 +595,7 @@ def _varying_span(value: SSAValue, low: float, high: float) -> tuple[float, floa
     return varying_span([functools.partial(user.FACTS.numpy, user) for user in users], low, high)
 
 
-def _bias_corrected(q: _FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp,
+def _bias_corrected(q: FunctionQuantizer, op: glow.ConvolutionOp | glow.FullyConnectedOp,
                     weight_type: UniformQuantizedType, input_type: UniformQuantizedType) -> None:
     """Bias correction (Nagel et al. 2019, "Data-Free Quantization", section 4.2, with the means
     measured): gives `op` a float bias that cancels the mean error of its integer form.
@@ -819,6 +691,7 @@ _REWRITTEN_CONVERTERS: dict[type, Callable] = {
 }
 """Ops with no integer kernel that become ones that have one: the spatial mean (an AvgPool)."""
 
+
 _CONVERTERS: dict[type, Callable] = {
     glow.ConvolutionOp: _convert_weighted,
     glow.FullyConnectedOp: _convert_weighted,
@@ -831,220 +704,6 @@ _CONVERTERS: dict[type, Callable] = {
 }
 
 
-class _ModelQuantizer(_FunctionQuantizer):
-    """Quantizes with the types a quantized model's own `glow.quantize` ops give (ONNX QDQ):
-    an op's result takes the type of the quantize ops that use it (the float ops a model's
-    QuantizeLinear/DequantizeLinear pairs enclose), constants the types their file gives them."""
-
-    follows_dequantized = True
-
-    def keep_float(self, op: Operation) -> None:
-        """Only what this pass quantized is dequantized for an op it leaves alone: the graph
-        is the model's (quantized data may flow where the model sends it)."""
-        for index, operand in enumerate(op.operands):
-            if operand in self.requantized:
-                op.operands[index] = self.as_float(operand, op)
-
-    def profiled(self, value: SSAValue) -> UniformQuantizedType | None:
-        types = {use.operation.result.type.element_type for use in value.uses if _is_model_quantize(use.operation)}
-        return types.pop() if len(types) == 1 else None
-
-    def run(self) -> None:
-        super().run()
-        for op in list(self.function.body.block.ops):  # the model's quantize ops of what is quantized now
-            if _is_model_quantize(op) and is_quantized(op.input.type):
-                if op.input.type == op.result.type:
-                    Rewriter.replace_op(op, [], [op.input])
-                else:
-                    Rewriter.replace_op(op, glow.RescaleQuantizedOp(op.input, op.result.type))
-
-
-def _is_model_quantize(op: Operation) -> bool:
+def is_model_quantize(op: Operation) -> bool:
     """A `glow.quantize` a quantized model's file states (ONNX QuantizeLinear)."""
     return isinstance(op, glow.QuantizeOp) and glow.MODEL_QUANTIZATION in op.attributes
-
-
-@dataclass(frozen=True)
-class QuantizeFromModel(ModulePass):
-    """Quantizes a model that carries its own quantization (ONNX QDQ: QuantizeLinear and
-    DequantizeLinear around float ops): every op with an integer kernel between them takes
-    the file's scales and zero points, without a profile (see `_ModelQuantizer`), and the
-    conversions left between them are optimized as `glow-optimize-quantization` does. A graph
-    without such quantize ops (`glow.MODEL_QUANTIZATION` on them) is left as it is."""
-
-    name = "glow-quantize-from-model"
-
-    symmetric_weights: bool = False
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = QuantizationOptions(profile="(the model)", symmetric_weights=self.symmetric_weights)
-        functions = [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)
-                     and any(map(_is_model_quantize, f.body.block.ops))]
-        for function in functions:
-            _ModelQuantizer(function, Profile(tools_version="", graph_hash=0), config).run()
-        if functions:
-            OptimizeQuantization().apply(ctx, op)
-
-
-KL_BINS = 2048
-"""The histogram bins KL calibration is meant for (TensorRT's count): the window search sees
-quantization error only where a window holds several bins per int8 level."""
-
-
-def warn_coarse_histograms(profile: Profile) -> None:
-    """KL narrows a range only down to 255 of its histogram's bins: with fewer than 2 x 255 it
-    can hardly narrow at all (with 255, never), which deserves a word."""
-    bins = min((entry.histogram.size for entry in profile.entries.values()), default=KL_BINS)
-    if bins < 2 * KL_QUANTIZED_BINS:
-        warnings.warn(GlowWarning(f"-quantization-calibration=KL: the profile's histograms have {bins} bins; KL "
-                                  f"narrows a range to no fewer than {KL_QUANTIZED_BINS} of them (profile with "
-                                  f"-num-histogram-bins={KL_BINS})"))
-
-
-def check_profile_matches(module: ModuleOp, profile: Profile, path: str) -> None:
-    """A profile made by glowmlir must be for this graph; any profile must name its values.
-    The hash of a profile Glow wrote is of Glow's graph and cannot be compared (Glow's own
-    loader refuses a mismatch): its entries are matched by name alone."""
-    if written_by_glowmlir(profile.tools_version) and profile.graph_hash != graph_hash(module):
-        raise GlowError(f"-load-profile: \"{path}\" was made for another graph (graph hash mismatch; "
-                        f"profile again with the same model and options)")
-    for op in module.walk():
-        if isinstance(op, glow.PlaceholderOp) or (type(op) in glow.glow_kinds() and glow.NODE_NAME in op.attributes):
-            value = op.results[0]
-            if value.type.element_type == f32 and profile_entry(value, profile) is None:
-                glow_name = op.attributes.get(PROFILE_NAME)
-                also = f" (or Glow's \"{glow_name.data}:0\")" if glow_name and \
-                    not written_by_glowmlir(profile.tools_version) else ""
-                raise GlowError(f"-load-profile: \"{path}\" has no entry \"{value_key(value)}\"{also}: "
-                                f"it was made for another model")
-
-
-@dataclass(frozen=True)
-class Quantize(ModulePass):
-    """Quantizes every op with an integer kernel, using a Glow profile (see module doc)."""
-
-    name = "glow-quantize"
-
-    profile: str = ""
-    schema: str = "asymmetric"
-    precision: str = "Int8"
-    precision_bias: str = "Int32"
-    channelwise: bool = False
-    calibration: str = "None"
-    percentile: float = PERCENTILE
-    calibrate_constants: bool = False
-    keep_original_precision_for_nodes: str = ""
-    assert_all_nodes_quantized: bool = False
-    symmetric_weights: bool = False
-    bias_correction: bool = True
-
-    def config(self) -> QuantizationOptions:
-        options = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        kinds = tuple(kind for kind in self.keep_original_precision_for_nodes.split(",") if kind)
-        return QuantizationOptions(**options | {"keep_original_precision_for_nodes": kinds})
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.profile:
-            raise GlowError("glow-quantize needs profile=<file>")
-        config = self.config()
-        config.check()
-        profile = read_profile(self.profile)
-        check_profile_matches(op, profile, self.profile)
-        if config.calibration == "KL":
-            warn_coarse_histograms(profile)
-        for function in [f for f in op.body.block.ops if isinstance(f, glow.FunctionOp)]:
-            _FunctionQuantizer(function, profile, config).run()
-
-
-# ----------------------------------------------------------------------------- optimization
-
-
-class CancelConversions(RewritePattern):
-    """Dequantize(Quantize(x)) -> x; Quantize(Dequantize(x)) -> x or Rescale(x);
-    Rescale(Rescale(x)) -> Rescale(x); a Rescale to the same type -> its input. A Quantize the
-    model itself states (a QDQ model's QuantizeLinear) is part of what the model computes: its
-    rounding stays, so Dequantize(Quantize(x)) is kept there."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glow.ConversionOp, rewriter: PatternRewriter) -> None:
-        source = op.input.owner
-        if isinstance(op, glow.RescaleQuantizedOp) and op.input.type == op.result.type:
-            rewriter.replace(op, [], [op.input])
-        elif isinstance(op, glow.DequantizeOp) and isinstance(source, glow.QuantizeOp) \
-                and not _is_model_quantize(source):
-            rewriter.replace(op, [], [source.input])
-        elif isinstance(op, glow.QuantizeOp | glow.RescaleQuantizedOp) and \
-                isinstance(source, glow.DequantizeOp | glow.RescaleQuantizedOp):
-            rewriter.replace(op, glow.RescaleQuantizedOp(source.input, op.result.type))
-
-
-class MergeRescaleIntoProducer(RewritePattern):
-    """Rescale(op(...)) -> op(...) with the rescaled type, for ops that requantize their
-    result anyway (Convolution, FullyConnected, Add, Mul, Relu, Clip) and have no other user,
-    where the rescale keeps the storage width: a widening one (to an int16 average,
-    `_averaged`) stays, so that the op keeps the int8 result its fast kernels take."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glow.RescaleQuantizedOp, rewriter: PatternRewriter) -> None:
-        producer = op.input.owner
-        if isinstance(producer, glow.ConvolutionOp | glow.FullyConnectedOp | glow.AddOp | glow.MulOp | glow.ReluOp
-                      | glow.ClipOp) and op.input.has_one_use() and \
-                op.input.type.element_type.bitwidth == op.result.type.element_type.bitwidth:
-            rewriter.replace(op, [], [rewriter.replace_value_with_new_type(producer.results[0], op.result.type)])
-
-
-@dataclass(frozen=True)
-class OptimizeQuantization(ModulePass):
-    """Removes and merges the conversions quantization left (Glow's OptimizeQuantization)."""
-
-    name = "glow-optimize-quantization"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([CancelConversions(), MergeRescaleIntoProducer()])
-                             ).rewrite_module(op)
-        from xdsl.transforms.dead_code_elimination import dce
-
-        dce(op)
-
-
-# ----------------------------------------------------------------------------- placeholders
-
-
-class QuantizeInput(RewritePattern):
-    """An input placeholder used only by identical Quantize ops takes their quantized type."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glow.PlaceholderOp, rewriter: PatternRewriter) -> None:
-        users = [use.operation for use in op.result.uses]
-        types = {u.result.type for u in users if isinstance(u, glow.QuantizeOp)}
-        if not users or len(types) != 1 or not all(isinstance(u, glow.QuantizeOp) for u in users):
-            return
-        quantized = rewriter.replace_value_with_new_type(op.result, types.pop())
-        for user in users:
-            rewriter.replace(user, [], [quantized])
-
-
-class SaveQuantized(RewritePattern):
-    """save(dequantize(x)) -> save(x): the output placeholder takes the quantized type."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glow.SaveOp, rewriter: PatternRewriter) -> None:
-        dequantize = op.input.owner
-        if not isinstance(dequantize, glow.DequantizeOp):
-            return
-        op.operands[0] = dequantize.input
-        rewriter.notify_op_modified(op)
-        if not dequantize.result.uses:
-            rewriter.erase(dequantize)
-
-
-@dataclass(frozen=True)
-class ConvertPlaceholders(ModulePass):
-    """`-convert-placeholders`: an input used only by identical Quantize ops becomes
-    quantized itself; an output saved from a Dequantize is saved quantized."""
-
-    name = "glow-convert-placeholders"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for pattern in (QuantizeInput(), SaveQuantized()):  # every input first, as Glow does
-            PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
