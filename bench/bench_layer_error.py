@@ -40,7 +40,7 @@ from tests.support.models import ds_cnn_style, mobilenet_v3_style, quantized_by_
 
 LOOKUP_TABLE_READERS = ("HardSwish", "HardSigmoid")
 """Ops our int8 graph computes as lookup tables, whose input we quantize only over the span
-where they change (`quantize._varying_span`): such an input is compared as its reader sees
+where they change (`quantized_conversion._varying_span`): such an input is compared as its reader sees
 it, the reader applied to it (below that span ours saturates, and the reader's result does
 not change)."""
 

@@ -19,7 +19,7 @@ from glowmlir.compiler import CompileOptions  # noqa: E402
 from glowmlir.datasets import ImageOptions, load_image  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
-from glowmlir.transforms.quantize import QuantizationOptions  # noqa: E402
+from glowmlir.transforms.quantization_options import QuantizationOptions  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LENET = os.path.join(ROOT, "examples", "lenet_mnist", "lenet_mnist.onnx")

@@ -41,7 +41,7 @@ from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.target import HOST, Target
-from glowmlir.transforms.quantize import QuantizationOptions
+from glowmlir.transforms.quantization_options import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
 KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
@@ -476,7 +476,7 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
 
 def kept_float_ops(module: ModuleOp) -> list[tuple[str, str, str]]:
     """(node name, op, why) of every compute op a quantized graph keeps in float."""
-    from glowmlir.transforms.quantize import KEPT_FLOAT
+    from glowmlir.transforms.quantized_conversion import KEPT_FLOAT
 
     return [((op.attributes[glow.NODE_NAME].data if glow.NODE_NAME in op.attributes else op.name), op.name,
              op.attributes[KEPT_FLOAT].data) for op in module.walk() if KEPT_FLOAT in op.attributes]

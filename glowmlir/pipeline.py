@@ -31,7 +31,7 @@ from glowmlir.instrumentation import Instrumentation, current
 
 if TYPE_CHECKING:
     from glowmlir.target import Target
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
 def pre_quantization_passes(hybrid_weights: str = "auto", flash_size: int = 0) -> list[ModulePass]:
     """The graph passes before quantization: a profile is taken of the graph they leave. The
@@ -74,7 +74,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
     from glowmlir.transforms.fuse_residual_add import FuseResidualAdd
     from glowmlir.transforms.layout import ConvertToNHWC, SinkTransposes
-    from glowmlir.transforms.quantize import QuantizeFromModel
+    from glowmlir.transforms.quantize_from_model import QuantizeFromModel
     from glowmlir.transforms.schedule import ScheduleForMemory
     from glowmlir.transforms.subsample_strided_pointwise import SubsampleStridedPointwise
 
@@ -153,9 +153,10 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     takes them. The float kernels of a
     target with a vector unit block their loops for its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
+    from glowmlir.transforms.quantize import quantization_passes as passes_of
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
 
-    quantization_passes = quantization.passes() if quantization is not None else ()
+    quantization_passes = passes_of(quantization) if quantization is not None else ()
     glow = graph_passes(memory_fusion, quantization_passes, kernel_library, target, ram_size, reuse_activations,
                         hybrid_weights, flash_size)
     if save_node_outputs is not None:

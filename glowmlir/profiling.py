@@ -23,7 +23,7 @@ from glowmlir.instrumentation import stage
 from glowmlir.names import UniqueNames
 from glowmlir.pipeline import pre_quantization_passes, run_passes
 from glowmlir.quantization.profile import NodeProfile, Profile
-from glowmlir.transforms.quantize import graph_hash, value_key
+from glowmlir.transforms.profile_keys import graph_hash, value_key
 
 TOOLS_VERSION = f"glowmlir {__version__}"
 

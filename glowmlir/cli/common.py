@@ -86,7 +86,7 @@ class QuantizationArguments:
 
     def __post_init__(self) -> None:
         from glowmlir.quantization.node_kinds import check_node_kinds
-        from glowmlir.transforms.quantize import check_choice
+        from glowmlir.transforms.quantization_options import check_choice
 
         for option, value in self.values().items():
             check_choice(option, value)
@@ -97,7 +97,7 @@ class QuantizationArguments:
             check_node_kinds("keep-original-precision-for-nodes", self.kinds_kept())
         self.flags()
         if self.percentile is not None:
-            from glowmlir.transforms.quantize import check_percentile
+            from glowmlir.transforms.quantization_options import check_percentile
 
             check_percentile(self.percentile)
 
@@ -133,7 +133,7 @@ class QuantizationArguments:
 
     def options(self, profile: str):
         """The `QuantizationOptions` of `-load-profile=<profile>` with these options."""
-        from glowmlir.transforms.quantize import QuantizationOptions
+        from glowmlir.transforms.quantization_options import QuantizationOptions
 
         values, flags = self.values(), self.flags()
         if flags["calibrate-constants"] and values.get("quantization-calibration", "None") == "None":

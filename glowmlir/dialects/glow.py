@@ -549,7 +549,7 @@ class FusedPool:
     or "avg") with `pool_kernel`, `pool_strides`, `pool_pads` and `pool_count_include_pad`.
     `pool_widening` = k (a quantized average): the pool averages the convolution's int8
     levels widened exactly to the result's int16 type (`quant.finer_levels`: each level x
-    2^k), as an int8 average of a much finer profiled range is taken (`quantize._averaged`);
+    2^k), as an int8 average of a much finer profiled range is taken (`quantized_conversion._averaged`);
     the convolution's own levels are then of `convolved_element`'s type."""
 
     pool = opt_prop_def(PoolKindAttr)

@@ -369,6 +369,34 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
     integers(op, pads, 4)
 
 
+@irdl_attr_definition
+class MicrokernelAttr(ParametrizedAttribute):
+    """`#glowll.microkernel<"arm-dsp">`: the kernel a backend's selection pass chose for an
+    instruction, one a registered backend declares (`glowmlir.backends.Microkernel`); the
+    instruction's verifier asks the registry for it and runs its rules (`verify_microkernel`)."""
+
+    name = "glowll.microkernel"
+    kernel: StringAttr
+
+    def __init__(self, kernel: str):
+        super().__init__(StringAttr(kernel))
+
+    @property
+    def data(self) -> str:
+        """The kernel's name."""
+        return self.kernel.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_str_literal()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.kernel.data)
+        printer.print_string(">")
+
+
 def verify_microkernel(op: IRDLOperation) -> None:
     """A microkernel is registered by a backend (`glowmlir.backends`), runs its numbers (int8,
     also int16 of offset 0 where it says so, or f32), is a convolution's with its `vector_tile`
@@ -478,7 +506,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     requantization = opt_operand_def(MemRefType)
     weight_scales = opt_operand_def(MemRefType)
     parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
-    microkernel = opt_prop_def(StringAttr)
+    microkernel = opt_prop_def(MicrokernelAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     vector_tile = opt_prop_def(DenseArrayBase)
     folded_input_offset = opt_prop_def(UnitAttr)
@@ -600,7 +628,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     requantization = opt_operand_def(MemRefType)
     weight_scales = opt_operand_def(MemRefType)
     parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
-    microkernel = opt_prop_def(StringAttr)
+    microkernel = opt_prop_def(MicrokernelAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
@@ -712,7 +740,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
     predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
-    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 add, sub or mul on Helium's vectors
+    microkernel = opt_prop_def(MicrokernelAttr)  # "arm-mve": an int8 add, sub or mul on Helium's vectors
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -769,7 +797,7 @@ class SoftMaxOp(InstructionOp):
     input = operand_def(MemRefType)
     axis = prop_def(IntegerAttr)
     log = opt_prop_def(UnitAttr)
-    microkernel = opt_prop_def(StringAttr)  # "arm-mve": an int8 softmax on Helium's vectors; "level-tables"
+    microkernel = opt_prop_def(MicrokernelAttr)  # "arm-mve": an int8 softmax on Helium's vectors; "level-tables"
     assembly_format = "$dest `,` $input attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, *, axis: int | IntegerAttr, log: bool = False):
@@ -899,7 +927,7 @@ class IntLookupTableOp(InstructionOp):
     name = "glowll.int_lookup_table"
     input = operand_def(MemRefType)
     table = operand_def(MemRefType)
-    microkernel = opt_prop_def(StringAttr)  # "x86-vbmi": 64 levels at once by vpermi2b
+    microkernel = opt_prop_def(MicrokernelAttr)  # "x86-vbmi": 64 levels at once by vpermi2b
     assembly_format = "$dest `,` $input `,` $table attr-dict `:` type(operands)"
 
     def __init__(self, dest: SSAValue, input: SSAValue, table: SSAValue):
@@ -1251,5 +1279,5 @@ GlowLL = Dialect(
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp,
         ScatterNDOp, IntLookupTableOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
     ],
-    [PlaceholderKindAttr, *LIBRARY_ARGUMENTS],
+    [PlaceholderKindAttr, MicrokernelAttr, *LIBRARY_ARGUMENTS],
 )

@@ -38,7 +38,7 @@ from glowmlir.quantization.params import round_to_float32
 
 STORAGE_TYPES = {"Int8": i8, "Int16": i16, "Int32": i32, "Int64": i64}
 """Glow's precision names and their storage types (Int64 only for biases of int16 data, as
-TFLite's 16x8 scheme and CMSIS-NN's s16 kernels keep them: `quantize._quantized_bias`)."""
+TFLite's 16x8 scheme and CMSIS-NN's s16 kernels keep them: `quantized_conversion._quantized_bias`)."""
 
 
 def _format_scale(value: float) -> str:

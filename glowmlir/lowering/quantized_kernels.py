@@ -348,7 +348,7 @@ class WideQuantizedArithmetic(QuantizedArithmetic):
         return self.b.integer(0, i64)
 
     def bias(self, bias: View, channel: Index) -> SSAValue:
-        if bias.element_type == i64:  # an Int64 bias (`quantize._quantized_bias`): in accumulator units
+        if bias.element_type == i64:  # an Int64 bias (`quantized_conversion._quantized_bias`): in accumulator units
             return self.b.load(bias, [channel])
         return self.b.sign_extend(super().bias(bias, channel), i64)
 

@@ -291,7 +291,7 @@ def requantize_wide(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValu
     i64 accumulator (|value| < 2^47) to an i32: `((value * R) >> (14 - shift) + 1) >> 1` with
     R the Q15 `reduced_multiplier` of M, the product in 64 bits, the first shift's result
     saturated to [-2^31, 2^31 - 2] (CMSIS-NN truncates it to 32 bits: an int64 bias far beyond
-    the output's range, `quantize._quantized_bias`, would wrap there; saturated, and short of
+    the output's range, `quantized_conversion._quantized_bias`, would wrap there; saturated, and short of
     the top so that the rounding's + 1 cannot wrap, it clamps as it should). A run-time
     multiplier and shift (a per-channel table) are reduced here; compile-time ones fold."""
     if isinstance(multiplier, int):

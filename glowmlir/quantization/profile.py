@@ -124,7 +124,7 @@ class NodeProfile:
 
     `channel_means` (a glowmlir extension, None when unknown): the mean of each channel (axis
     1 of an NCHW or [batch, features] tensor) over every inference observed, for bias
-    correction (`transforms/quantize.py` `_bias_corrected`)."""
+    correction (`transforms/quantized_conversion.py` `_bias_corrected`)."""
 
     name: str
     min: float

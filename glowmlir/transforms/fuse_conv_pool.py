@@ -2,7 +2,7 @@
 fused `pool` window, so only the pooled output is stored.
 
 A quantized AvgPool whose input is the convolution's int8 output widened exactly to int16
-(a `glow.rescale_quantized` to `quant.finer_levels`: `quantize._averaged` averages a much
+(a `glow.rescale_quantized` to `quant.finer_levels`: `quantized_conversion._averaged` averages a much
 finer profiled range so, a global average pool's) fuses too, the widening with it: the
 convolution gets `pool_widening` (the bits) and the pool's int16 result, and its kernels
 sum its int8 levels and average 2^bits times the sum, exactly the unfused int16 pool's

@@ -98,70 +98,70 @@ glowll.function @net {
 
 // CHECK:      %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>} : memref<1x3x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
 // CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 0], [0, 0]]], {{\[\[\[}}4, 0], [0, 0], [0, 0]]]]> : tensor<2x1x3x2xi16>}
-// CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
+// CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
 // CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x25x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 48, 1, 1>{{.*}}biases_in_filter}
+// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 48, 1, 1>{{.*}}biases_in_filter}
 // CHECK:      %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
-// CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
+// CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = "arm-dsp", narrow_requantization, folded_input_offset}
+// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = #glowll.microkernel<"arm-dsp">, narrow_requantization, folded_input_offset}
 // Both strided convolutions take the DSP kernel, and the Add keeps the generic one.
-// CHECK:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
-// CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
+// CHECK:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">
+// CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">
 // CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
-// CHECK-NOT:  microkernel = "arm-mve"
+// CHECK-NOT:  microkernel = #glowll.microkernel<"arm-mve">
 // CHECK:      glowll.softmax %probabilities, %logits {axis = 1 : i64} :
 // The same 1x3 convolution with a fused 1x2 max pool whose windows tile its output (kernel =
 // strides) takes window pairs too (the filter packed as the unpooled one's, doubled, its biases in front); with a
 // 1x2 pool of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3
 // weight words, 2], the words of a two-output tile (0, 2), (1, none), (none, 1).
 // CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>}
-// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
+// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
 // CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
-// CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 2, 1, 1, 3>
+// CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>
 // An int8 add of 192 elements or more (1152: `LEVEL_TABLE_ELEMENTWISE_FROM`, measured), and a
 // softmax of more exps (two an element) than its table holds (256), look them up
 // (`level_tables`); the 24-element add and the 2x10 softmax above keep the generic kernels.
-// CHECK:      glowll.elementwise %residual_sum, %residual, %residual {kind = "add", microkernel = "level-tables"}
-// CHECK:      glowll.softmax %class_probabilities, %classes {axis = 1 : i64, microkernel = "level-tables"}
+// CHECK:      glowll.elementwise %residual_sum, %residual, %residual {kind = "add", microkernel = #glowll.microkernel<"level-tables">}
+// CHECK:      glowll.softmax %class_probabilities, %classes {axis = 1 : i64, microkernel = #glowll.microkernel<"level-tables">}
 
 // On a Cortex-M55 (helium=true) the FullyConnected is a plain dot product LLVM vectorizes
 // for MVE, and both convolutions (stride 1 along their rows) run on Helium, their filters
 // as blocks of output channels [O / 2, C, KH, KW, 2]: both channels' weights of a tap side
 // by side, zero point (-1 for the 1x3 one) taken off.
 // HELIUM:      %[[W:.*]] = glowll.weight "w_arm_mve" {value = dense<{{\[\[\[\[\[}}2, 0], [3, 1], [4, 5]]]]]> : tensor<1x1x1x3x2xi16>}
-// HELIUM:      glowll.convolution %y, %x, %[[W]], %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 3>
+// HELIUM:      glowll.convolution %y, %x, %[[W]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:      %[[W1:.*]] = glowll.weight "w1_arm_mve" {value = dense<{{\[\[\[\[\[}}1, 2]]]]]> : tensor<1x1x1x1x2xi16>}
-// HELIUM:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 1>
+// HELIUM:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 1>
 // The 48-channel 1x1 one (48 taps a window) runs as dot products of gathered windows: its
 // filter as it is, the input zero point folded into the bias: 10 - 3 * 48 = -134,
 // -20 - 3 * 48 = -164.
 // HELIUM:      %[[B48:.*]] = glowll.weight "b48_arm_dsp" {value = dense<[-134, -164]> : tensor<2xi32>}
-// HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}folded_input_offset, microkernel = "arm-mve-im2col", narrow_requantization}
+// HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}folded_input_offset, microkernel = #glowll.microkernel<"arm-mve-im2col">, narrow_requantization}
 // The depthwise one (stride 1) is on Helium too: a block of one channel, its padding predicated.
-// HELIUM:      glowll.convolution %e, %d, %{{.*}}, %bd {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 3>
-// HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = "arm-mve", narrow_requantization, folded_input_offset}
+// HELIUM:      glowll.convolution %e, %d, %{{.*}}, %bd {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 3>
+// HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = #glowll.microkernel<"arm-mve">, narrow_requantization, folded_input_offset}
 // A convolution of stride 2 onto rows of 8 outputs (two vectors) runs on Helium (its input
 // columns gathered, every other one); one of stride 4 keeps the DSP kernel. The int8 Add of
 // operands of one shape runs on Helium's vectors.
-// HELIUM:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-mve", filter_shape = array<i64: 2, 1, 1, 4>
-// HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp"
-// HELIUM:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = "arm-mve"} :
+// HELIUM:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 4>
+// HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">
+// HELIUM:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = #glowll.microkernel<"arm-mve">} :
 // So do int8 Muls, and broadcasts whose innermost loop is two levels or more (measured:
 // `HELIUM_ELEMENTWISE_RUNS`): a per-channel scale of 3 x 4 pixels (runs of 12), a scalar
 // (one loop of 24), a scale along the last axis (runs of 4 channels), one level a row of 4,
 // and a scale of 3 pixels (runs of 3: a lane in four idles, yet 62% fewer cycles than scalar).
-// HELIUM:      glowll.elementwise %product, %d, %e {kind = "mul", microkernel = "arm-mve"} :
-// HELIUM:      glowll.elementwise %scaled, %d, %gate {kind = "mul", microkernel = "arm-mve"} :
-// HELIUM:      glowll.elementwise %shifted, %one, %d {kind = "sub", microkernel = "arm-mve"} :
-// HELIUM:      glowll.elementwise %nhwc, %d, %channels {kind = "mul", microkernel = "arm-mve"} :
-// HELIUM:      glowll.elementwise %rows, %narrow, %d {kind = "add", microkernel = "arm-mve"} :
-// HELIUM:      glowll.elementwise %shorter, %short, %gate {kind = "mul", microkernel = "arm-mve"} :
+// HELIUM:      glowll.elementwise %product, %d, %e {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} :
+// HELIUM:      glowll.elementwise %scaled, %d, %gate {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} :
+// HELIUM:      glowll.elementwise %shifted, %one, %d {kind = "sub", microkernel = #glowll.microkernel<"arm-mve">} :
+// HELIUM:      glowll.elementwise %nhwc, %d, %channels {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} :
+// HELIUM:      glowll.elementwise %rows, %narrow, %d {kind = "add", microkernel = #glowll.microkernel<"arm-mve">} :
+// HELIUM:      glowll.elementwise %shorter, %short, %gate {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} :
 // An int8 softmax runs on Helium's vectors; an int16 one keeps the generic kernel.
-// HELIUM:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = "arm-mve"} :
+// HELIUM:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = #glowll.microkernel<"arm-mve">} :
 // HELIUM:      glowll.softmax %wide_probabilities, %wide_logits {axis = 1 : i64} :
 // The test hook `only` (tests/unit/test_arm_dsp_kernel_choices.py builds every candidate
 // kernel of a layer): "generic" gives no microkernel; "level-tables" gives tables to every
@@ -169,8 +169,8 @@ glowll.function @net {
 // other kernel; an unknown kernel is an error naming the option.
 // GENERIC-NOT: microkernel
 // TABLES-NOT:  arm-dsp
-// TABLES:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = "level-tables"}
+// TABLES:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = #glowll.microkernel<"level-tables">}
 // TABLES:      glowll.elementwise %product, %d, %e {kind = "mul"} :
-// TABLES:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = "level-tables"}
+// TABLES:      glowll.softmax %probabilities, %logits {axis = 1 : i64, microkernel = #glowll.microkernel<"level-tables">}
 // TABLES-NOT:  arm-dsp
 // BAD: glowll-select-arm-dsp-kernels{only=vectors}: expected one of generic, arm-dsp, arm-mve, arm-mve-im2col, level-tables

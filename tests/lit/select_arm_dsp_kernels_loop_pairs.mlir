@@ -41,16 +41,16 @@ glowll.function @net {
 
 // SPEED:     glowll.convolution
 // SPEED-NOT: loop_pairs
-// SPEED-SAME: microkernel = "arm-dsp"
+// SPEED-SAME: microkernel = #glowll.microkernel<"arm-dsp">
 // SPEED-NOT: loop_pairs
 
 // SPEED:     glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // SPEED:     glowll.convolution %e, %d
 
-// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = "arm-dsp", filter_shape = array<i64: 4, 48, 1, 1>, loop_pairs = 2 : i64,
+// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 4, 48, 1, 1>, loop_pairs = 2 : i64,
 // SIZE:      glowll.fully_connected
 // SIZE-NOT:  loop_pairs
-// SIZE-SAME: microkernel = "arm-dsp"
+// SIZE-SAME: microkernel = #glowll.microkernel<"arm-dsp">
 // SIZE-NOT:  loop_pairs
 // SIZE:      glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // SIZE:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}loop_pairs = 2 : i64

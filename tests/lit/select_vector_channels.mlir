@@ -21,9 +21,9 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<1x8x3x3x16xf32>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-channels", filter_shape = array<i64: 16, 8, 3, 3>, vector_tile = array<i64: 16, 5>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = #glowll.microkernel<"vector-channels">, filter_shape = array<i64: 16, 8, 3, 3>, vector_tile = array<i64: 16, 5>}
 // CHECK:      %[[W3:.*]] = glowll.weight "w3_columns" elided : memref<1x3x3x3x16xf32>
-// CHECK-NEXT: glowll.convolution %z, %x3, %[[W3]], %b {{.*}}microkernel = "vector-planes"
+// CHECK-NEXT: glowll.convolution %z, %x3, %[[W3]], %b {{.*}}microkernel = #glowll.microkernel<"vector-planes">
 
-// NONE:       glowll.convolution %y, {{.*}}microkernel = "vector-columns"
-// NONE:       glowll.convolution %z, {{.*}}microkernel = "vector-planes"
+// NONE:       glowll.convolution %y, {{.*}}microkernel = #glowll.microkernel<"vector-columns">
+// NONE:       glowll.convolution %z, {{.*}}microkernel = #glowll.microkernel<"vector-planes">

@@ -33,15 +33,15 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" {value = dense<{{\[\[\[\[\[}}1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]]]]> : tensor<1x1x1x3x2xf32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{{.*}}microkernel = "vector-columns", filter_shape = array<i64: 2, 1, 1, 3>, vector_tile = array<i64: 4, 16>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{{.*}}microkernel = #glowll.microkernel<"vector-columns">, filter_shape = array<i64: 2, 1, 1, 3>, vector_tile = array<i64: 4, 16>}
 // CHECK:      %[[W1:.*]] = glowll.weight "w1_columns" {value = dense<{{\[\[\[\[\[}}1.000000e+00, 2.000000e+00]]]]]> : tensor<1x1x1x1x2xf32>}
-// CHECK-NEXT: glowll.convolution %p, %x, %[[W1]], %b {{{.*}}microkernel = "vector-columns", filter_shape = array<i64: 2, 1, 1, 1>, vector_tile = array<i64: 16, 16>}
+// CHECK-NEXT: glowll.convolution %p, %x, %[[W1]], %b {{{.*}}microkernel = #glowll.microkernel<"vector-columns">, filter_shape = array<i64: 2, 1, 1, 1>, vector_tile = array<i64: 16, 16>}
 // CHECK:      glowll.convolution %s, %x, %w, %b {strides = array<i64: 1, 3>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
 
-// CHECK:      glowll.convolution %q, {{.*}}microkernel = "vector-columns", filter_shape = array<i64: 16, 1, 3, 3>, vector_tile = array<i64: 16, 16>}
+// CHECK:      glowll.convolution %q, {{.*}}microkernel = #glowll.microkernel<"vector-columns">, filter_shape = array<i64: 16, 1, 3, 3>, vector_tile = array<i64: 16, 16>}
 
 // PLANES:     glowll.weight "w3_columns" elided : memref<1x1x3x3x16xf32>
-// PLANES-NEXT: glowll.convolution %q, {{.*}}microkernel = "vector-planes", filter_shape = array<i64: 16, 1, 3, 3>, vector_tile = array<i64: 16, 16>}
+// PLANES-NEXT: glowll.convolution %q, {{.*}}microkernel = #glowll.microkernel<"vector-planes">, filter_shape = array<i64: 16, 1, 3, 3>, vector_tile = array<i64: 16, 16>}
 
 // SSE:        glowll.convolution %y, {{.*}}vector_tile = array<i64: 4, 12>}
 // SSE:        glowll.convolution %p, {{.*}}vector_tile = array<i64: 4, 12>}

@@ -20,8 +20,8 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<8x1x3x3x1xf32>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-depthwise", filter_shape = array<i64: 8, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
-// CHECK:      glowll.convolution %z, {{.*}}microkernel = "vector-columns"
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = #glowll.microkernel<"vector-depthwise">, filter_shape = array<i64: 8, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
+// CHECK:      glowll.convolution %z, {{.*}}microkernel = #glowll.microkernel<"vector-columns">
 
-// NONE:       glowll.convolution %y, {{.*}}microkernel = "vector-columns"
-// NONE:       glowll.convolution %z, {{.*}}microkernel = "vector-columns"
+// NONE:       glowll.convolution %y, {{.*}}microkernel = #glowll.microkernel<"vector-columns">
+// NONE:       glowll.convolution %z, {{.*}}microkernel = #glowll.microkernel<"vector-columns">

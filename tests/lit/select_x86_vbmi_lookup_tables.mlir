@@ -11,5 +11,5 @@ glowll.function @net {
   glowll.int_lookup_table %y, %x, %t : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 }
 
-// CHECK:      glowll.int_lookup_table %y, %x, %t {microkernel = "x86-vbmi"} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+// CHECK:      glowll.int_lookup_table %y, %x, %t {microkernel = #glowll.microkernel<"x86-vbmi">} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 // NO-VBMI:    glowll.int_lookup_table %y, %x, %t : memref

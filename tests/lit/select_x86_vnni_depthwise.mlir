@@ -20,5 +20,5 @@ glowll.function @net {
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_vnni" {value = dense<{{\[\[\[\[}}2, 3, 4, 0]]], {{\[\[\[}}0, 1, 5, 0]]]]> : tensor<2x1x1x4xi8>} : memref<2x1x1x4x!quant.uniform<i8:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[B:.*]] = glowll.weight "b_vnni" {value = dense<[-1169, -806]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}group = 2 : i64, narrow_requantization, microkernel = "x86-vnni-depthwise", filter_shape = array<i64: 2, 1, 1, 3>}
-// CHECK:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = "x86-avx512"}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}group = 2 : i64, narrow_requantization, microkernel = #glowll.microkernel<"x86-vnni-depthwise">, filter_shape = array<i64: 2, 1, 1, 3>}
+// CHECK:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"x86-avx512">}

@@ -18,6 +18,6 @@ glowll.function @net {
 }
 
 // CHECK:      %[[WA:.*]] = glowll.weight "wa_vnni" {value = dense<{{\[\[\[\[}}2, 3, 4, 0]], {{\[\[}}0, 0, 0, 0]]], {{\[\[\[}}0, 1, 5, 0]], {{\[\[}}0, 0, 0, 0]]]]> : tensor<2x2x1x4xi8>}
-// CHECK:      glowll.convolution %ya, %x, %[[WA]], %{{.*}} microkernel = "x86-vnni-depthwise"
+// CHECK:      glowll.convolution %ya, %x, %[[WA]], %{{.*}} microkernel = #glowll.microkernel<"x86-vnni-depthwise">
 // CHECK:      %[[WB:.*]] = glowll.weight "wb_vnni" {value = dense<{{\[\[\[\[}}127, 102, 103, 0]], {{\[\[}}73, 0, 0, 0]]], {{\[\[\[}}99, 100, 104, 0]], {{\[\[}}0, 0, 0, 0]]]]> : tensor<2x2x1x4xi8>}
-// CHECK:      glowll.convolution %yb, %x, %[[WB]], %{{.*}} microkernel = "x86-vnni-depthwise"
+// CHECK:      glowll.convolution %yb, %x, %[[WB]], %{{.*}} microkernel = #glowll.microkernel<"x86-vnni-depthwise">

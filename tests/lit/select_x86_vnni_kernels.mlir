@@ -33,8 +33,8 @@ glowll.function @net {
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_vnni" elided : memref<1x1x1x1x16x4x!quant.uniform<i8:f32, 1.0e-02:-1>>
 // CHECK-NEXT: %[[B:.*]] = glowll.weight "b_vnni" {value = dense<[-1169, -806]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = "x86-vnni", filter_shape = array<i64: 2, 1, 1, 3>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = #glowll.microkernel<"x86-vnni">, filter_shape = array<i64: 2, 1, 1, 3>}
 // CHECK:      glowll.convolution %d, %x2, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} :
 // CHECK:      %[[FW:.*]] = glowll.weight "fw_vnni" elided : memref<1x1x1x1x16x4x!quant.uniform<i8:f32, 1.0e-02:0>>
 // CHECK-NEXT: %[[FB:.*]] = glowll.weight "fb_vnni" {value = dense<[-162, -624]> : tensor<2xi32>}
-// CHECK-NEXT: glowll.fully_connected %f, %v, %[[FW]], %[[FB]] {narrow_requantization, microkernel = "x86-vnni"}
+// CHECK-NEXT: glowll.fully_connected %f, %v, %[[FW]], %[[FB]] {narrow_requantization, microkernel = #glowll.microkernel<"x86-vnni">}

@@ -58,20 +58,20 @@ glowll.function @net {
 
 // CHECK:      %[[BA:.*]] = glowll.weight "ba_arm_dsp" {value = dense<[-17, -38, 3, -70]> : tensor<4xi32>}
 // CHECK-NEXT: %[[A:.*]] = glowll.weight "wa_parameters" {value = dense<[3, -1, -4, 124, 0, 1374389504, -7, 0, 0, 0, 4, 3, 4, 4, 1, 4, 1]> : tensor<17xi32>} : memref<17xi32>
-// CHECK-NEXT: glowll.convolution %ya, %x, %wa, %[[BA]] parameters %[[A]] activation relu {{.*}}folded_input_offset, microkernel = "shape-parameterised"{{.*}} parameters memref<17xi32>
+// CHECK-NEXT: glowll.convolution %ya, %x, %wa, %[[BA]] parameters %[[A]] activation relu {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"shape-parameterised">{{.*}} parameters memref<17xi32>
 // CHECK:      %[[B:.*]] = glowll.weight "wb_parameters" {value = dense<[3, 2, 6, 134, 0, 1374389504, -8, 0, 0, 0, 3, 4, 2, 3, 1, 3, 1]> : tensor<17xi32>} : memref<17xi32>
-// CHECK-NEXT: glowll.convolution %yb, %xb, %wb, %{{.*}} parameters %[[B]] activation relu {{.*}}microkernel = "shape-parameterised"
+// CHECK-NEXT: glowll.convolution %yb, %xb, %wb, %{{.*}} parameters %[[B]] activation relu {{.*}}microkernel = #glowll.microkernel<"shape-parameterised">
 // CHECK:      %[[F:.*]] = glowll.weight "fw_parameters" {value = dense<[3, 1, -2, 126, 0, 1374389504, -7, 0, 0, 0, 1, 4, 2, 1, 4, 1, 2]> : tensor<17xi32>} : memref<17xi32>
-// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %{{.*}} parameters %[[F]] activation relu {folded_input_offset, microkernel = "shape-parameterised"}
+// CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %{{.*}} parameters %[[F]] activation relu {folded_input_offset, microkernel = #glowll.microkernel<"shape-parameterised">}
 // CHECK:      glowll.convolution %yc, %x, %wc, %bc activation relu {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} :
 // CHECK:      glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
-// CHECK:      glowll.convolution %ye, %xe, %we, %{{.*}} parameters %{{.*}} activation relu {{.*}}microkernel = "shape-parameterised"
+// CHECK:      glowll.convolution %ye, %xe, %we, %{{.*}} parameters %{{.*}} activation relu {{.*}}microkernel = #glowll.microkernel<"shape-parameterised">
 // CHECK:      %[[WF:.*]] = glowll.weight "wf_shape_parameterised" {value = dense<{{\[\[\[\[}}4, 6, 8], [10, 12, 14], [16, 18, 20]]], {{\[\[\[}}0, 2, 10], [6, 6, 6], [2, 4, 2]]]]> : tensor<2x1x3x3xi16>}
 // CHECK-NEXT: %[[BF:.*]] = glowll.weight "bf_arm_dsp" {value = dense<[-152, -77]> : tensor<2xi32>}
 // CHECK-NEXT: %[[F2:.*]] = glowll.weight "wf_shape_parameterised_parameters" {value = dense<[3, 0, -4, 124, 0, 1374389504, -7, 0, 0, 0, 2, 3, 3, 3, 3, 1, 1, 1, 1, 5, 5]> : tensor<21xi32>}
-// CHECK-NEXT: glowll.convolution %yf, %xf, %[[WF]], %[[BF]] parameters %[[F2]] activation relu {{.*}}filter_shape = array<i64: 2, 1, 3, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, microkernel = "shape-parameterised-depthwise"}
+// CHECK-NEXT: glowll.convolution %yf, %xf, %[[WF]], %[[BF]] parameters %[[F2]] activation relu {{.*}}filter_shape = array<i64: 2, 1, 3, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, microkernel = #glowll.microkernel<"shape-parameterised-depthwise">}
 // CHECK:      %[[G:.*]] = glowll.weight "wg_shape_parameterised_parameters" {value = dense<[3, 0, -4, 124, 0, 1374389504, -7, 0, 0, 0, 2, 4, 4, 2, 2, 2, 2, 1, 1, 5, 5]> : tensor<21xi32>}
-// CHECK-NEXT: glowll.convolution %yg, %xg, %{{.*}}, %{{.*}} parameters %[[G]] activation relu {{.*}}microkernel = "shape-parameterised-depthwise"}
+// CHECK-NEXT: glowll.convolution %yg, %xg, %{{.*}}, %{{.*}} parameters %[[G]] activation relu {{.*}}microkernel = #glowll.microkernel<"shape-parameterised-depthwise">}
 
 // On a core with the DSP extension convolution a, of 3 input channels, keeps its per-layer
 // kernel, and so does the FullyConnected (its own DSP kernel reads int8 weights as they are);
@@ -82,13 +82,13 @@ glowll.function @net {
 // (tap 1, 0) that a word of four input bytes makes with SXTB16.
 // DSP:      glowll.convolution %ya, %x, %wa, %ba activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
 // DSP:      %[[WB:.*]] = glowll.weight "wb_shape_parameterised" {value = dense<{{\[\[\[\[}}6, -8], [-6, 10]], {{\[\[}}2, -2], [4, -10]]]]> : tensor<1x2x2x2xi16>}
-// DSP:      glowll.convolution %yb, %xb, %[[WB]], %{{.*}} parameters %{{.*}} activation relu {{.*}}filter_shape = array<i64: 2, 4, 1, 1>, narrow_requantization, doubled_accumulators, folded_input_offset, microkernel = "shape-parameterised-dsp"}
+// DSP:      glowll.convolution %yb, %xb, %[[WB]], %{{.*}} parameters %{{.*}} activation relu {{.*}}filter_shape = array<i64: 2, 4, 1, 1>, narrow_requantization, doubled_accumulators, folded_input_offset, microkernel = #glowll.microkernel<"shape-parameterised-dsp">}
 // DSP:      glowll.fully_connected %z, %v, %fw, %fb activation relu :
 // DSP:      %[[WE:.*]] = glowll.weight "we_shape_parameterised" {value = dense<{{\[\[\[\[}}6, -8], [2, -2]]], {{\[\[\[}}2, -2], [-6, 10]]]]> : tensor<2x1x2x2xi16>}
-// DSP:      glowll.convolution %ye, %xe, %[[WE]], %{{.*}} parameters %{{.*}} activation relu {{.*}}microkernel = "shape-parameterised-dsp"}
+// DSP:      glowll.convolution %ye, %xe, %[[WE]], %{{.*}} parameters %{{.*}} activation relu {{.*}}microkernel = #glowll.microkernel<"shape-parameterised-dsp">}
 // DSP:      %[[WF:.*]] = glowll.weight "wf_shape_parameterised" {value = dense<{{\[\[\[\[}}4, 8], [6, 0]], {{\[\[}}10, 14], [12, 0]], {{\[\[}}16, 20], [18, 0]]], {{\[\[\[}}0, 10], [2, 0]], {{\[\[}}6, 6], [6, 0]], {{\[\[}}2, 2], [4, 0]]]]> : tensor<2x3x2x2xi16>}
-// DSP:      glowll.convolution %yf, %xf, %[[WF]], {{.*}}filter_shape = array<i64: 2, 1, 3, 3>, {{.*}}microkernel = "shape-parameterised-depthwise-dsp"}
-// DSP:      glowll.convolution %yg, %xg, {{.*}}microkernel = "shape-parameterised-depthwise-dsp"}
+// DSP:      glowll.convolution %yf, %xf, %[[WF]], {{.*}}filter_shape = array<i64: 2, 1, 3, 3>, {{.*}}microkernel = #glowll.microkernel<"shape-parameterised-depthwise-dsp">}
+// DSP:      glowll.convolution %yg, %xg, {{.*}}microkernel = #glowll.microkernel<"shape-parameterised-depthwise-dsp">}
 
 // The four matrix products call one kernel, which loads its shape from words 10 to 16 of
 // the record (its fifth pointer); the 3x3 convolution and convolution d have their own; the

@@ -33,13 +33,13 @@ glowll.function @net {
 // CHECK:      %[[WA:.*]] = glowll.weight "wa_vnni" {value = dense<{{\[\[\[\[\[\[}}1, 2, 3, 4], [-1, 0, 4, -5], [0, 0, 0, 0]{{.*}}tensor<1x1x1x1x16x4xi8>}
 // CHECK-NEXT: %[[BA:.*]] = glowll.weight "ba_vnni" {value = dense<[-1824, -282]> : tensor<2xi32>}
 // CHECK-NEXT: %[[A:.*]] = glowll.weight "wa_vnni_parameters" {value = dense<[3, -1, -4, 0, 0, 1374389504, -7, 0, 0, 0, 16, 4, 2, 16, 1, 16, 1]> : tensor<17xi32>}
-// CHECK-NEXT: glowll.convolution %ya, %xa, %[[WA]], %[[BA]] parameters %[[A]] {{.*}}microkernel = "x86-vnni-shape-parameterised", filter_shape = array<i64: 2, 4, 1, 1>}
+// CHECK-NEXT: glowll.convolution %ya, %xa, %[[WA]], %[[BA]] parameters %[[A]] {{.*}}microkernel = #glowll.microkernel<"x86-vnni-shape-parameterised">, filter_shape = array<i64: 2, 4, 1, 1>}
 // CHECK:      %[[B:.*]] = glowll.weight "wb_vnni_parameters" {value = dense<[3, 2, 6, 0, 0, 1374389504, -8, 0, 0, 0, 20, 8, 2, 20, 1, 20, 1]> : tensor<17xi32>}
-// CHECK-NEXT: glowll.convolution %yb, %xb, %{{.*}}, %{{.*}} parameters %[[B]] {{.*}}microkernel = "x86-vnni-shape-parameterised", filter_shape = array<i64: 2, 8, 1, 1>}
+// CHECK-NEXT: glowll.convolution %yb, %xb, %{{.*}}, %{{.*}} parameters %[[B]] {{.*}}microkernel = #glowll.microkernel<"x86-vnni-shape-parameterised">, filter_shape = array<i64: 2, 8, 1, 1>}
 // CHECK:      %[[C:.*]] = glowll.weight "wa_vnni_parameters" {value = dense<[3, -1, -4, 0, 0, 1374389504, -7, 0, 0, 0, 1, 4, 2, 1, 1, 1, 1]> : tensor<17xi32>}
-// CHECK-NEXT: glowll.convolution %yc, %xc, %{{.*}}, %{{.*}} parameters %[[C]] {{.*}}microkernel = "x86-vnni-shape-parameterised"
+// CHECK-NEXT: glowll.convolution %yc, %xc, %{{.*}}, %{{.*}} parameters %[[C]] {{.*}}microkernel = #glowll.microkernel<"x86-vnni-shape-parameterised">
 // CHECK:      %[[F:.*]] = glowll.weight "fw_vnni_parameters" {value = dense<[3, 1, -2, 0, 0, 1374389504, -7, 0, 0, 0, 3, 8, 2, 1, 8, 1, 2]> : tensor<17xi32>}
-// CHECK-NEXT: glowll.fully_connected %z, %v, %{{.*}}, %{{.*}} parameters %[[F]] {narrow_requantization, microkernel = "x86-vnni-shape-parameterised"}
+// CHECK-NEXT: glowll.fully_connected %z, %v, %{{.*}}, %{{.*}} parameters %[[F]] {narrow_requantization, microkernel = #glowll.microkernel<"x86-vnni-shape-parameterised">}
 
 // The VNNI kernels' clamps select on vectors of i1, which xDSL's llvm.select does not verify
 // (LLVM takes them): this run does not verify.

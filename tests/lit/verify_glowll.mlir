@@ -419,7 +419,7 @@ glowll.function @helium_mul_of_int16_levels {
   %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>
   %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
-  glowll.elementwise %y, %a, %b {kind = "mul", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %y, %a, %b {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 // CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (level-tables: add, sub; arm-mve: add, sub, mul; x86-avx512: add, sub, mul)
 
@@ -428,7 +428,7 @@ glowll.function @helium_div {
   %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
-  glowll.elementwise %y, %a, %b {kind = "div", microkernel = "arm-mve"} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %y, %a, %b {kind = "div", microkernel = #glowll.microkernel<"arm-mve">} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 // CHECK: glowll.elementwise: "div" takes no microkernel
 
@@ -436,7 +436,7 @@ glowll.function @helium_div {
 glowll.function @helium_softmax_of_int16_levels {
   %x = glowll.placeholder input "x" : memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
   %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>
-  glowll.softmax %y, %x {axis = 1 : i64, microkernel = "arm-mve"} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
+  glowll.softmax %y, %x {axis = 1 : i64, microkernel = #glowll.microkernel<"arm-mve">} : memref<2x10x!quant.uniform<i16:f32, 3.0517578125e-05:0>>, memref<2x10x!quant.uniform<i16:f32, 5.0e-04:0>>
 }
 // CHECK: glowll.softmax: the arm-mve microkernel of a softmax takes int8 levels (level-tables, arm-mve)
 
@@ -444,7 +444,7 @@ glowll.function @helium_softmax_of_int16_levels {
 glowll.function @softmax_on_another_microkernel {
   %x = glowll.placeholder input "x" : memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>
-  glowll.softmax %y, %x {axis = 1 : i64, microkernel = "x86-vnni"} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.softmax %y, %x {axis = 1 : i64, microkernel = #glowll.microkernel<"x86-vnni">} : memref<2x10x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<2x10x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 // CHECK: glowll.softmax: the x86-vnni microkernel of a softmax takes int8 levels (level-tables, arm-mve)
 
@@ -454,7 +454,7 @@ glowll.function @vnni_depthwise_filter_of_int16_blocks {
   %y = glowll.placeholder output "y" : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w = glowll.placeholder input "w" : memref<2x1x1x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
   %b = glowll.placeholder input "b" : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64, microkernel = "x86-vnni-depthwise", filter_shape = array<i64: 2, 1, 1, 3>} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64, microkernel = #glowll.microkernel<"x86-vnni-depthwise">, filter_shape = array<i64: 2, 1, 1, 3>} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 // CHECK: glowll.convolution: the x86-vnni-depthwise microkernel takes a depthwise convolution with its filter_shape, its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]
 
@@ -463,7 +463,7 @@ glowll.function @avx512_mul_of_int16_levels {
   %a = glowll.placeholder input "a" : memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:3>>
   %b = glowll.placeholder input "b" : memref<1x2x1x1x!quant.uniform<i16:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>
-  glowll.elementwise %y, %a, %b {kind = "mul", microkernel = "x86-avx512"} : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i16:f32, 5.0e-02:3>>
+  glowll.elementwise %y, %a, %b {kind = "mul", microkernel = #glowll.microkernel<"x86-avx512">} : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i16:f32, 5.0e-02:3>>
 }
 // CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (level-tables: add, sub; arm-mve: add, sub, mul; x86-avx512: add, sub, mul)
 
@@ -472,7 +472,7 @@ glowll.function @vbmi_lookup_table_of_int16_levels {
   %x = glowll.placeholder input "x" : memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>
   %t = glowll.placeholder input "t" : memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
-  glowll.int_lookup_table %y, %x, %t {microkernel = "x86-vbmi"} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+  glowll.int_lookup_table %y, %x, %t {microkernel = #glowll.microkernel<"x86-vbmi">} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 }
 // CHECK: glowll.int_lookup_table: the x86-vbmi microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)
 
@@ -481,7 +481,7 @@ glowll.function @lookup_table_of_an_unknown_microkernel {
   %x = glowll.placeholder input "x" : memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>
   %t = glowll.placeholder input "t" : memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
-  glowll.int_lookup_table %y, %x, %t {microkernel = "arm-mve"} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
+  glowll.int_lookup_table %y, %x, %t {microkernel = #glowll.microkernel<"arm-mve">} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 }
 // CHECK: glowll.int_lookup_table: the arm-mve microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)
 

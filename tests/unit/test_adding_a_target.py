@@ -27,10 +27,11 @@ FOLDER = {
 
         from dataclasses import dataclass
 
-        from xdsl.dialects.builtin import StringAttr, f32
+        from xdsl.dialects.builtin import f32
         from xdsl.passes import ModulePass
 
         from glowmlir.dialects import glowll
+        from glowmlir.dialects.glowll import MicrokernelAttr
         from glowmlir.dialects.quant import storage_type
 
         MICROKERNEL = "toy-direct"
@@ -44,7 +45,7 @@ FOLDER = {
                 for op in module.walk():
                     if (isinstance(op, glowll.ConvolutionOp) and op.microkernel is None
                             and storage_type(op.input.type.element_type) == f32):
-                        op.properties["microkernel"] = StringAttr(MICROKERNEL)
+                        op.properties["microkernel"] = MicrokernelAttr(MICROKERNEL)
         ''',
     "kernels.py": '''
         """The toy microkernel: the generic loop nest, counted."""
@@ -119,7 +120,7 @@ def test_a_model_compiles_and_runs_through_the_toy_backend(toy_backend, tmp_path
     options = glowmlir.CompileOptions(target=target)
     assert "glowll-select-toy-kernels" in options.pipeline().spec()
     bundle = glowmlir.compile(str(path), target=target)
-    assert 'microkernel = "toy-direct"' in bundle.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"toy-direct">' in bundle.ir["glowll"]
     assert toy_backend["toy_backend.kernels"].EMITTED == ["toy-direct"]
     x = np.random.default_rng(4).normal(size=(1, 3, 9, 11)).astype(np.float32)
     np.testing.assert_allclose(bundle.run(x=x)["y"], onnxruntime_outputs(model, {"x": x})["y"], rtol=1e-5, atol=1e-5)
@@ -146,15 +147,15 @@ def test_the_toy_pass_runs_in_glow_opt_and_its_microkernel_verifies(toy_backend,
     source.write_text(network())
     opt.main([str(source), "-p", "glowll-select-toy-kernels"])
     printed = capsys.readouterr().out
-    assert 'microkernel = "toy-direct"' in printed
+    assert 'microkernel = #glowll.microkernel<"toy-direct">' in printed
     (tmp_path / "selected.mlir").write_text(printed)
     opt.main([str(tmp_path / "selected.mlir")])  # the printed IR parses and verifies back
-    assert 'microkernel = "toy-direct"' in capsys.readouterr().out
+    assert 'microkernel = #glowll.microkernel<"toy-direct">' in capsys.readouterr().out
 
 
 def test_an_unregistered_microkernel_is_refused(tmp_path, capsys):
     source = tmp_path / "net.mlir"
-    source.write_text(network(', microkernel = "toy-direct"'))
+    source.write_text(network(', microkernel = #glowll.microkernel<"toy-direct">'))
     with pytest.raises(SystemExit):
         opt.main([str(source)])
     assert 'unknown microkernel "toy-direct"' in capsys.readouterr().err

@@ -488,7 +488,7 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
-    assert all('microkernel = "arm-dsp"' in line for line in instruction_lines(bundle))
+    assert all('microkernel = #glowll.microkernel<"arm-dsp">' in line for line in instruction_lines(bundle))
     assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
     folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
     assert folded.count(False) == 1
@@ -616,8 +616,9 @@ def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
     assert len(lines) == len(cases16)
     wide = [line for line in lines if "wide_accumulators" in line]
     assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
-    assert sum('microkernel = "arm-dsp"' in line for line in wide) >= len(wide) - 2
-    generic = [case.output for case, line in zip(cases16, lines) if 'microkernel = "arm-dsp"' not in line]
+    assert sum('microkernel = #glowll.microkernel<"arm-dsp">' in line for line in wide) >= len(wide) - 2
+    generic = [case.output for case, line in zip(cases16, lines)
+               if 'microkernel = #glowll.microkernel<"arm-dsp">' not in line]
     assert generic and all(output.startswith("y_pointwise_padded") for output in generic), generic
 
 
@@ -673,7 +674,8 @@ def test_relu_requantization_of_consecutive_accumulators_on_the_m7(ratio, output
     case = consecutive_pointwise_case(ratio, output_offset)
     bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
     line, = instruction_lines(bundle)
-    assert all(word in line for word in ('microkernel = "arm-dsp"', "narrow_requantization", "doubled_accumulators"))
+    assert all(word in line for word in ('microkernel = #glowll.microkernel<"arm-dsp">', "narrow_requantization",
+                                         "doubled_accumulators"))
     actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
     np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
 
@@ -733,7 +735,7 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps2-an500")))
     assert len(lines) == len(cases)
-    generic = [line for line in lines if 'microkernel = "arm-dsp"' not in line]
+    generic = [line for line in lines if 'microkernel = #glowll.microkernel<"arm-dsp">' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
     kinds = [documented_kind(geometry, pool) for _, geometry, pool in int8_convolution_cases()]
     assert {"window pairs", "depthwise", "row pairs", "channel pairs"} <= set(kinds)
@@ -804,7 +806,7 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps3-an547")))
     fully_connected = [line for line in lines if "glowll.fully_connected" in line]
-    assert fully_connected and all('microkernel = "arm-mve"' in line for line in fully_connected)
+    assert fully_connected and all('microkernel = #glowll.microkernel<"arm-mve">' in line for line in fully_connected)
     convolutions = [line for line in lines if "glowll.convolution" in line]
     expected = [helium_microkernel(geometry, pool) for _, geometry, pool in int8_convolution_cases()]
     assert len(convolutions) == len(expected)
@@ -812,7 +814,7 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     strided = [kind for (_, geometry, _), kind in zip(int8_convolution_cases(), expected) if geometry[2][1] == 2]
     assert "arm-mve" in strided
     for (output, _, _), kind, line in zip(int8_convolution_cases(), expected, convolutions):  # in the cases' order
-        assert f'microkernel = "{kind}"' in line, (output, line)
+        assert f'microkernel = #glowll.microkernel<"{kind}">' in line, (output, line)
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
 
 
@@ -862,14 +864,14 @@ def test_helium_adds_subtracts_and_multiplies_four_lanes_at_a_time():
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.elementwise" in line]
     assert len(lines) == len(cases)
     on_helium = [helium for *_, helium in HELIUM_ELEMENTWISE] + [True] * 3
-    assert [('microkernel = "arm-mve"' in line) for line in lines] == on_helium
+    assert [('microkernel = #glowll.microkernel<"arm-mve">' in line) for line in lines] == on_helium
     outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
     saturated = [np.isin(case.expected, (-128, 127)).mean() for case in cases[-2:]]
     assert 0.1 < saturated[0] < 0.9 and 0.1 < saturated[1] < 0.99, saturated
     m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
-    assert "glowll.elementwise" in m7 and 'microkernel = "arm-mve"' not in m7
+    assert "glowll.elementwise" in m7 and 'microkernel = #glowll.microkernel<"arm-mve">' not in m7
 
 
 def test_helium_filter_blocks_output_channels():
@@ -885,7 +887,7 @@ def test_helium_filter_blocks_output_channels():
 def test_host_builds_take_no_arm_kernel(cases):
     """A host build keeps the generic kernels, or (an AVX-512 VNNI host) takes its own."""
     lines = instruction_lines(build(cases[0].body, cases[0].constants))
-    assert lines and not any('microkernel = "arm' in line for line in lines)
+    assert lines and not any('microkernel = #glowll.microkernel<"arm' in line for line in lines)
 
 
 def test_pointwise_filter_pairs_input_channels():
@@ -958,12 +960,12 @@ def test_helium_softmax_takes_four_exps_at_a_time():
     body = "".join(case.body for case in cases)
     bundle = build(body, {}, target=target_for("mps3-an547"))
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.softmax" in line]
-    assert len(lines) == len(cases) and all('microkernel = "arm-mve"' in line for line in lines)
+    assert len(lines) == len(cases) and all('microkernel = #glowll.microkernel<"arm-mve">' in line for line in lines)
     outputs = run_on_board(bundle, "mps3-an547", {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)
     m7 = build(body, {}, target=target_for("mps2-an500")).ir["glowll"]
-    assert "glowll.softmax" in m7 and 'microkernel = "arm-mve"' not in m7
+    assert "glowll.softmax" in m7 and 'microkernel = #glowll.microkernel<"arm-mve">' not in m7
 
 
 LEVEL_TABLE_ELEMENTWISE = [  # (kind, a's shape, b's shape, activation, from tables)
@@ -1009,7 +1011,7 @@ def test_level_tables_take_large_adds_and_softmaxes_on_dsp_cores(board):
              if "glowll.elementwise" in line or "glowll.softmax" in line]
     assert len(lines) == len(cases)
     from_tables = [tables for *_, tables in LEVEL_TABLE_ELEMENTWISE] + [True] * 3 + [True] * 4 + [False]
-    assert [('microkernel = "level-tables"' in line) for line in lines] == from_tables
+    assert [('microkernel = #glowll.microkernel<"level-tables">' in line) for line in lines] == from_tables
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output], case.expected, err_msg=case.output)

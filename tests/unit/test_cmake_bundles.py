@@ -232,7 +232,7 @@ def test_quantized_bundle_with_linked_weights_follows_its_profile(tmp_path):
     as glowmlir.compile makes it, weights from the linked `net_weights`; a new profile
     recompiles the bundle at the next build."""
     import glowmlir
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
     rng = np.random.default_rng(0)
     weights = [onnx.numpy_helper.from_array(rng.normal(0, 0.3, shape).astype(np.float32), name)

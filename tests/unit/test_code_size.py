@@ -89,11 +89,11 @@ def test_layers_of_many_shapes_share_one_shape_parameterised_kernel(board):
     bundle = run_cases(cases, board, "Oz")
     convolutions = kernel_names(bundle, "convolution")
     if board == "mps2-an385":
-        assert bundle.ir["glowll"].count('microkernel = "shape-parameterised"') == len(cases)
+        assert bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"shape-parameterised">') == len(cases)
         assert len(convolutions | kernel_names(bundle, "fully_connected")) == 1
     else:
-        assert bundle.ir["glowll"].count('microkernel = "shape-parameterised-dsp"') == 3
-        assert bundle.ir["glowll"].count('microkernel = "arm-dsp"') == 2
+        assert bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"shape-parameterised-dsp">') == 3
+        assert bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"arm-dsp">') == 2
         assert len(convolutions) == 1 and len(kernel_names(bundle, "fully_connected")) == 2
 
 
@@ -128,7 +128,7 @@ def test_depthwise_layers_of_many_shapes_share_one_shape_parameterised_kernel(bo
     bundle = run_cases(cases, board, "Oz")
     dsp = board != "mps2-an385"
     form = "shape-parameterised-depthwise-dsp" if dsp else "shape-parameterised-depthwise"
-    assert bundle.ir["glowll"].count(f'microkernel = "{form}"') == len(cases) - 1
+    assert bundle.ir["glowll"].count(f'microkernel = #glowll.microkernel<"{form}">') == len(cases) - 1
     assert len(kernel_names(bundle, "convolution")) == (4 if dsp else 3)
 
 
@@ -149,7 +149,8 @@ def layers_of_a_bias_kind(bias_kind: str, per_channel: bool):
 
 def shape_parameterised_ops(bundle) -> list[str]:
     """The glowll lines of the layers that take a shape-parameterised kernel."""
-    return [line for line in bundle.ir["glowll"].splitlines() if 'microkernel = "shape-parameterised' in line]
+    return [line for line in bundle.ir["glowll"].splitlines()
+            if 'microkernel = #glowll.microkernel<"shape-parameterised' in line]
 
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps2-an385", "mps3-an547"])
@@ -170,8 +171,9 @@ def test_shape_parameterised_kernels_take_an_unfolded_offset_and_the_general_req
     bundle = run_cases(cases, board, "Oz")
     suffix = "-dsp" if board != "mps2-an385" else ""
     layers = shape_parameterised_ops(bundle)
-    assert sum(f'microkernel = "shape-parameterised{suffix}"' in line for line in layers) == 2
-    assert sum(f'microkernel = "shape-parameterised-depthwise{suffix}"' in line for line in layers) == 2
+    assert sum(f'microkernel = #glowll.microkernel<"shape-parameterised{suffix}">' in line for line in layers) == 2
+    assert sum(f'microkernel = #glowll.microkernel<"shape-parameterised-depthwise{suffix}">' in line
+               for line in layers) == 2
     assert all(("folded_input_offset" in line) == folded and "narrow_requantization" not in line
                and ("requantization %" in line) == per_channel for line in layers)
 
@@ -327,7 +329,7 @@ def test_pointwise_layers_of_many_shapes_share_vnni_shape_parameterised_kernels_
     relu) and one for the FullyConnected steps; each layer's outputs are the int8 reference's."""
     cases = pointwise_layers_on_vnni(per_channel)
     bundle = run_cases(cases, None)
-    assert bundle.ir["glowll"].count('microkernel = "x86-vnni-shape-parameterised"') == len(cases)
+    assert bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"x86-vnni-shape-parameterised">') == len(cases)
     assert len(kernel_names(bundle, "convolution") | kernel_names(bundle, "fully_connected")) == 4
 
 
@@ -339,7 +341,7 @@ def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
     geometry = ((1, 8, 4, 4), (24, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
     bundle = run_cases([convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")], None)
     assert "shape-parameterised" not in bundle.ir["glowll"]
-    assert bundle.ir["glowll"].count('microkernel = "x86-vnni"') == 2
+    assert bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"x86-vnni">') == 2
 
 
 @pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
@@ -381,7 +383,7 @@ def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level)
              for index, (x, w) in enumerate(geometries)]
     bundle = run_cases(cases, None, level)
     lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
-    assert [re.search(r'microkernel = "([\w-]+)"', line).group(1) for line in lines] == [
+    assert [re.search(r'microkernel = #glowll.microkernel<"([\w-]+)">', line).group(1) for line in lines] == [
         "x86-vnni-shape-parameterised", "x86-vnni-shape-parameterised", "x86-vnni"]
     assert ["narrow_requantization" in line for line in lines] == [True, True, odd_one_out != "wide requantization"]
     assert len(kernel_names(bundle, "convolution")) == 2

@@ -157,7 +157,7 @@ def printed_output(stdout: str, prefix: str = "softmax [1, 10]:") -> np.ndarray:
 
 def test_glow_run_takes_the_quantization_options(lenet_profile, tmp_path):
     from glowmlir.datasets import ImageOptions, load_image
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
     result = tool("run", f"-model={LENET_PATH}", f"-input={IMAGE}", f"-load-profile={lenet_profile}",
                   "-quantization-schema=symmetric", cwd=tmp_path)
@@ -346,7 +346,7 @@ def test_llvm_compiler_errors(tmp_path):
 def test_calibrate_constants_calibrates_the_weights_with_kl(tmp_path):
     import re
 
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
     images = os.path.join(os.path.dirname(LENET_PATH), "images")
     assert tool("profile", f"-model={LENET_PATH}", "-image-mode=0to1", images, "-num-histogram-bins=2048",

@@ -29,7 +29,8 @@ from glowmlir.pipeline import pre_quantization_passes, run_passes
 from glowmlir.quantization.glow_names import GlowNodeNames, glow_prefix
 from glowmlir.quantization.params import choose_params
 from glowmlir.quantization.profile import read_profile, write_profile
-from glowmlir.transforms.quantize import Quantize, value_key
+from glowmlir.transforms.profile_keys import value_key
+from glowmlir.transforms.quantize import Quantize
 from tests.support import glow_naming
 from tests.support.caffe2_nets import lenet_ops
 from tests.support.models import LENET

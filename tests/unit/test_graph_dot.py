@@ -51,7 +51,7 @@ def test_dot_has_a_node_per_op_and_an_edge_per_use():
 
 
 def test_nodes_show_names_fusions_and_quantized_types(profile, tmp_path):
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
     bundle = glowmlir.compile(LENET_PATH, quantization=QuantizationOptions(profile))
     labels = node_labels(bundle.graph_dot)
@@ -66,7 +66,7 @@ def test_nodes_show_names_fusions_and_quantized_types(profile, tmp_path):
 
 
 def test_svg_and_png_are_drawn_by_graphviz(profile, tmp_path):
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
     result = tool("compile", f"-model={LENET_PATH}", f"-load-profile={profile}", "-emit-bundle=b",
                   "-dump-graph-DAG=graph.svg", "-dump-graph-DAG-before-compile=imported.png", cwd=tmp_path)

@@ -53,7 +53,7 @@ def outputs(case, mattr: str | None, name: str) -> list[np.ndarray]:
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr) if mattr else None)
     target = resolve_target(mattr=mattr) if mattr else HOST
     kernel = "vector-planes-int8" if name in PLANES[target.vector_tile.lanes] else "vector-depthwise-int8"
-    assert f'microkernel = "{kernel}"' in fast.ir["glowll"]
+    assert f'microkernel = #glowll.microkernel<"{kernel}">' in fast.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
     assert "-int8" not in generic.ir["glowll"]
     return [bundle.run(case.inputs)[case.output] for bundle in (fast, generic)]

@@ -111,7 +111,7 @@ def test_a_bad_extension_is_refused_before_compiling(tmp_path):
 
 
 def test_library_scratch_is_shown(lenet_profile):  # noqa: F811 - the fixture imported above
-    from glowmlir.transforms.quantize import QuantizationOptions
+    from glowmlir.transforms.quantization_options import QuantizationOptions
 
     bundle = glowmlir.compile(LENET_PATH, quantization=QuantizationOptions(lenet_profile), kernel_library="cmsis-nn",
                               memory_fusion=False)

@@ -150,7 +150,8 @@ needs_x86_vectors = pytest.mark.skipif(HOST_TILE is None or HOST_TILE.lanes < 16
 def test_column_kernel_matches_onnxruntime(lanes, index, tmp_path):
     x_shape, w_shape, attributes, fused = CONVOLUTIONS[index]
     bundle, check = compiled_convolution(CONVOLUTIONS[index], 100 + index, WIDTHS[lanes], tmp_path)
-    tiles = re.findall(r'microkernel = "(vector-columns|vector-planes|vector-channels|vector-depthwise)", '
+    tiles = re.findall(r'microkernel = #glowll.microkernel<'
+                       r'"(vector-columns|vector-planes|vector-channels|vector-depthwise)">, '
                        r'filter_shape = array<i64: [\d, ]+>, vector_tile = array<i64: (\d+), (\d+)[\d, ]*>',
                        bundle.ir["glowll"])
     planes = lanes in PLANES.get(index, ())

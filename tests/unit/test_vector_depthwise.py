@@ -32,7 +32,7 @@ DEPTHWISE = [
 @pytest.mark.parametrize("index", range(len(DEPTHWISE)))
 def test_depthwise_kernel_matches_onnxruntime(lanes, index, tmp_path):
     bundle, check = compiled_convolution(DEPTHWISE[index], 200 + index, WIDTHS[lanes], tmp_path)
-    tiles = re.findall(r'microkernel = "vector-depthwise", filter_shape = array<i64: [\d, ]+>, '
+    tiles = re.findall(r'microkernel = #glowll.microkernel<"vector-depthwise">, filter_shape = array<i64: [\d, ]+>, '
                        r'vector_tile = array<i64: (\d+), (\d+), (\d+)>', bundle.ir["glowll"])
     assert len(tiles) == 1 and int(tiles[0][0]) <= lanes
     check()
@@ -42,7 +42,8 @@ def test_depthwise_kernel_matches_onnxruntime(lanes, index, tmp_path):
 def test_pooled_depthwise_stays_on_columns(tmp_path):
     case = ([1, 4, 11, 18], [4, 1, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}, "maxpool")
     bundle, check = compiled_convolution(case, 3, "", tmp_path)
-    assert 'microkernel = "vector-columns"' in bundle.ir["glowll"] and "vector-depthwise" not in bundle.ir["glowll"]
+    glowll = bundle.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"vector-columns">' in glowll and "vector-depthwise" not in glowll
     check()
 
 

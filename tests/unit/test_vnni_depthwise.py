@@ -30,7 +30,7 @@ from tests.unit.test_x86_vnni import all_match_the_reference
 needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(HOST)),
                                 reason="the host has no AVX-512 VNNI and VBMI")
 
-KERNEL = 'microkernel = "x86-vnni-depthwise"'
+KERNEL = 'microkernel = #glowll.microkernel<"x86-vnni-depthwise">'
 SMALL_PLANES = [name for name in GEOMETRIES if name != "3x3_wide_rows"]
 """The depthwise geometries of at most 16 vectors of outputs a plane (13 x 37 has 31)."""
 
@@ -124,7 +124,7 @@ def test_windows_of_a_plane_hold_every_tap_once():
 def test_add_sub_and_mul_on_avx512_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
     case = binary_case(op, a_shape, b_shape, seed, activation)
     glowll, outputs = fast_and_generic(case)
-    assert 'microkernel = "x86-avx512"' in glowll
+    assert 'microkernel = #glowll.microkernel<"x86-avx512">' in glowll
     for actual in outputs:
         np.testing.assert_array_equal(actual, case.expected)
 

@@ -1,6 +1,6 @@
 """A convolution's int16-widened global average pool fused into it (`glow-fuse-conv-pool`,
 `pool_widening`): an int8 average whose profiled range is much finer than its input's is
-taken on the input widened exactly to int16 (`quantize._averaged`); after a convolution,
+taken on the input widened exactly to int16 (`quantized_conversion._averaged`); after a convolution,
 the widening and the pool become the convolution's, whose kernels sum its int8 levels and
 average 256 times the sum. The outputs must be bit-identical to the unfused build's
 (`memory_fusion=False`: the convolution, the int16 widening and the int16 pool apart) on

@@ -61,7 +61,7 @@ def vnni_and_generic(case: Case) -> list[np.ndarray]:
     """The case's output from a host build with the VNNI kernel (checked to be taken) and
     from one without AVX-512 VNNI (the generic int8 kernel)."""
     vnni = build(case.body, dict(case.constants))
-    assert 'microkernel = "x86-vnni"' in vnni.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"x86-vnni">' in vnni.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr="-avx512vnni"))
     assert "x86-vnni" not in generic.ir["glowll"]
     return [bundle.run(case.inputs)[case.output] for bundle in (vnni, generic)]
@@ -239,7 +239,7 @@ def test_lookup_table_on_vbmi_reads_the_entry_of_each_level(shape):
     x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
     body = lookup_table_text(x_t, table_t, y_t)
     vbmi = build(body, {"t": table})
-    assert 'microkernel = "x86-vbmi"' in vbmi.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"x86-vbmi">' in vbmi.ir["glowll"]
     generic = build(body, {"t": table}, target=resolve_target(mattr="-avx512vbmi"))
     assert "x86-vbmi" not in generic.ir["glowll"]
     for bundle in (vbmi, generic):

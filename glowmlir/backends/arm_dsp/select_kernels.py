@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -66,6 +66,7 @@ from glowmlir.backends.arm_mve.layout import IM2COL
 from glowmlir.backends.arm_mve.layout import MICROKERNEL as HELIUM
 from glowmlir.backends.arm_mve.layout import TILE as HELIUM_TILE
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import (
     UniformQuantizedType,
     is_quantized,
@@ -193,7 +194,7 @@ class PackConvolutionFilter(RewritePattern):
                 packed = packed * np.int16(2)
         else:
             return
-        op.properties["microkernel"] = StringAttr(microkernel)
+        op.properties["microkernel"] = MicrokernelAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         if microkernel == MICROKERNEL and self.loop_pairs:
             op.properties["loop_pairs"] = IntegerAttr(self.loop_pairs, i64)
@@ -232,7 +233,7 @@ def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rew
     fold_input_offset(op, centred.sum(axis=1), rewriter)
     if op.folded_input_offset is None:
         return False
-    op.properties["microkernel"] = StringAttr(IM2COL)
+    op.properties["microkernel"] = MicrokernelAttr(IM2COL)
     mark_narrow_requantization(op, centred)
     rewriter.notify_op_modified(op)
     return True
@@ -250,7 +251,7 @@ class SelectFullyConnected(RewritePattern):
             if self.only not in ("", MICROKERNEL, HELIUM) or (self.only == HELIUM and not helium):
                 return
             helium = helium and self.only != MICROKERNEL
-            op.properties["microkernel"] = StringAttr(HELIUM if helium else MICROKERNEL)
+            op.properties["microkernel"] = MicrokernelAttr(HELIUM if helium else MICROKERNEL)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
                 centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
@@ -274,7 +275,7 @@ class SelectHeliumElementwise(RewritePattern):
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
             if self.forced or len(loops) == 1 or loops[-1] >= HELIUM_ELEMENTWISE_RUNS:
-                op.properties["microkernel"] = StringAttr(HELIUM)
+                op.properties["microkernel"] = MicrokernelAttr(HELIUM)
                 rewriter.notify_op_modified(op)
 
 
@@ -286,7 +287,7 @@ class SelectHeliumSoftmax(RewritePattern):
     def match_and_rewrite(self, op: glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is None and all(is_quantized(v.type) for v in op.operands)
                 and int8_buffers(*op.operands)):
-            op.properties["microkernel"] = StringAttr(HELIUM)
+            op.properties["microkernel"] = MicrokernelAttr(HELIUM)
             rewriter.notify_op_modified(op)
 
 
@@ -314,7 +315,7 @@ class SelectLevelTables(RewritePattern):
         else:
             worth = 2 * elements > LEVEL_TABLE_ENTRIES
         if worth or (self.forced and (isinstance(op, glowll.SoftMaxOp) or op.kind.data in LEVEL_TABLE_ELEMENTWISE)):
-            op.properties["microkernel"] = StringAttr(LEVEL_TABLES)
+            op.properties["microkernel"] = MicrokernelAttr(LEVEL_TABLES)
             rewriter.notify_op_modified(op)
 
 

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
@@ -98,7 +99,7 @@ class PackFloatConvolution(RewritePattern):
         shape = glow.shape_of(op.filter)
         packed = column_layout.pack_filter(array_from_dense(weight.value) if levels is None else levels, block)
         op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter, element_type)
-        op.properties["microkernel"] = StringAttr(microkernel)
+        op.properties["microkernel"] = MicrokernelAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints(vector_tile)
         erase_if_unused(weight, rewriter)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -78,6 +78,7 @@ from glowmlir.backends.size_first.record import (
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.backends.x86.select_kernels import select_vnni
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
@@ -236,7 +237,7 @@ def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> 
     """The layer's filter packed and its bias folded as the per-layer x86-vnni kernel's, and
     its record attached for the VNNI form."""
     select_vnni(op, rewriter)
-    attach_record(op, layer_record(op), rewriter, microkernel=StringAttr(VNNI_MICROKERNEL))
+    attach_record(op, layer_record(op), rewriter, microkernel=MicrokernelAttr(VNNI_MICROKERNEL))
 
 
 @dataclass
@@ -265,7 +266,7 @@ class SelectShapeParameterisedKernel(RewritePattern):
         else:
             microkernel = MICROKERNEL
         fold_input_offset(op, centred.sum(axis=1), rewriter)
-        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=StringAttr(microkernel))
+        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=MicrokernelAttr(microkernel))
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, i8, i32
+from xdsl.dialects.builtin import ModuleOp, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
@@ -65,7 +66,7 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                    stored_as(op.bias.type.element_type, i32))
-    op.properties["microkernel"] = StringAttr(vnni_layout.MICROKERNEL)
+    op.properties["microkernel"] = MicrokernelAttr(vnni_layout.MICROKERNEL)
     if convolution:
         op.properties["filter_shape"] = glow.ints(filter_shape)
     erase_if_unused(weight, rewriter)
@@ -132,7 +133,7 @@ class PackDepthwise(RewritePattern):
                                        stored_as(filter_type, i8, centred=True))
         op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                        stored_as(op.bias.type.element_type, i32))
-        op.properties["microkernel"] = StringAttr(vnni_layout.DEPTHWISE_MICROKERNEL)
+        op.properties["microkernel"] = MicrokernelAttr(vnni_layout.DEPTHWISE_MICROKERNEL)
         op.properties["filter_shape"] = glow.ints(shape)
         erase_if_unused(weight, rewriter)
         erase_if_unused(bias, rewriter)
@@ -144,7 +145,7 @@ class SelectElementwise(RewritePattern):
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is None and op.kind.data in vnni_layout.ELEMENTWISE_KINDS
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
-            op.properties["microkernel"] = StringAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
+            op.properties["microkernel"] = MicrokernelAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
             rewriter.notify_op_modified(op)
 
 
@@ -152,7 +153,7 @@ class SelectLookupTable(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and int8_buffers(op.dest, op.input, op.table):
-            op.properties["microkernel"] = StringAttr(vnni_layout.LOOKUP_TABLE_MICROKERNEL)
+            op.properties["microkernel"] = MicrokernelAttr(vnni_layout.LOOKUP_TABLE_MICROKERNEL)
             rewriter.notify_op_modified(op)
 
 
