@@ -13,7 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
 from glowmlir.errors import GlowError
-from glowmlir.importers.onnx.loader import LARGE_INITIALIZER_ELEMENTS, without_large_initializers
+from glowmlir.importers.onnx.file_weights import LARGE_INITIALIZER_ELEMENTS
+from glowmlir.importers.onnx.loader import without_large_initializers
 from tests.support.models import onnxruntime_outputs
 
 rng = np.random.default_rng(0)

@@ -23,7 +23,9 @@ import os
 import numpy as np
 import onnx
 
-from glowmlir.importers.onnx.loader import LARGE_INITIALIZER_ELEMENTS
+LARGE_INITIALIZER_ELEMENTS = 1 << 14
+"""Initializers this large are left out of what onnx's checker and shape inference see."""
+
 
 _MODEL_GRAPH, _GRAPH_INITIALIZER = 7, 5
 _TENSOR_DIMS, _TENSOR_DATA_TYPE, _TENSOR_NAME, _TENSOR_RAW_DATA, _TENSOR_DATA_LOCATION = 1, 2, 8, 9, 14

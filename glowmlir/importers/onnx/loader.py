@@ -15,6 +15,7 @@ from google.protobuf import text_format
 from onnx import numpy_helper
 
 from glowmlir.errors import GlowError
+from glowmlir.importers.onnx.file_weights import LARGE_INITIALIZER_ELEMENTS, load_with_weights_apart
 from glowmlir.importers.onnx.options import ModelInput, check_symbol
 from glowmlir.names import UniqueNames
 
@@ -31,16 +32,15 @@ def load_onnx_model_and_weights(path: str, apart: bool = True) -> tuple[onnx.Mod
     if not os.path.isfile(path):
         raise GlowError(f"-model: file \"{path}\" not found")
     if apart and not path.endswith(".onnxtxt"):
-        from glowmlir.importers.onnx.file_weights import load_with_weights_apart
-
         read = load_with_weights_apart(path)
         if read is not None and (read[0].graph.node or read[0].graph.output):
             return read
     try:
         if path.endswith(".onnxtxt"):
             with open(path, encoding="utf-8") as f:
-                return text_format.Parse(f.read(), onnx.ModelProto())
-        model = onnx.load(path)
+                model = text_format.Parse(f.read(), onnx.ModelProto())
+        else:
+            model = onnx.load(path)
     except onnx.checker.ValidationError as error:  # its external data file is missing or outside its directory
         raise GlowError(f"-model: \"{path}\": {one_line(str(error))}") from None
     except Exception as error:  # protobuf raises several unrelated types
@@ -169,8 +169,6 @@ def repair_benign_omissions(model: onnx.ModelProto, network: str) -> None:
                 graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
 
 
-LARGE_INITIALIZER_ELEMENTS = 1 << 14
-"""Initializers this large are left out of what onnx's checker and shape inference see."""
 
 
 def without_large_initializers(model: onnx.ModelProto, apart: frozenset[str] = frozenset()
