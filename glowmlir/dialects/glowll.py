@@ -69,7 +69,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from glowmlir.backends import all_microkernels, microkernel, microkernels_of
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import is_quantized, storage_type
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
 
 REGIONS = ("constant", "mutable", "activations")
@@ -420,6 +420,26 @@ def verify_own_properties(op: IRDLOperation) -> None:
                 _fail(op, f"{name} is an {kernel.name} convolution's")
 
 
+def verify_lookup_table(op: ConvolutionOp | FullyConnectedOp) -> None:
+    """A fused `lookup_table` (glowll-fuse-lookup-tables): 256 int8 entries of dest's type, read
+    at the level the op requantizes to, of `lookup_input` (an int8 type), less its minimum;
+    no fused pool, and a microkernel only one that applies it (`Microkernel.lookup_tables`)."""
+    table, levels = op.lookup_table, op.properties.get("lookup_input")
+    if table is None:
+        if levels is not None:
+            _fail(op, "lookup_input without a lookup_table")
+        return
+    dest = op.dest.type.element_type
+    if glow.shape_of(table) != (256,) or table.type.element_type != dest or storage_type(dest) != i8:
+        _fail(op, "the lookup_table holds 256 int8 entries of dest's type")
+    if not isinstance(levels, UniformQuantizedType) or storage_type(levels) != i8 or levels.per_channel:
+        _fail(op, "a lookup_table needs its lookup_input, the int8 type it is indexed by")
+    if getattr(op, "pool", None) is not None:
+        _fail(op, "a lookup_table and a fused pool do not go together")
+    if op.microkernel is not None and not microkernel(op.microkernel.data).lookup_tables:
+        _fail(op, f"the {op.microkernel.data} microkernel applies no lookup_table")
+
+
 @irdl_op_definition
 class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
@@ -472,6 +492,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
     parameters = opt_operand_def(MemRefType)
+    lookup_table = opt_operand_def(MemRefType)
+    lookup_input = opt_prop_def(Attribute)
     microkernel = opt_prop_def(StringAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     vector_tile = opt_prop_def(DenseArrayBase)
@@ -484,10 +506,11 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
-                       "(`activation` $activation^)? (`pool` $pool^)? "
+                       "(`lookup` $lookup_table^)? (`activation` $activation^)? (`pool` $pool^)? "
                        "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? "
-                       "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)?")
+                       "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)? "
+                       "(`lookup` type($lookup_table)^)?")
 
     POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad",
                                               "pool_widening")
@@ -511,7 +534,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad),
                       "pool_widening": _integer(pool_widening)}
-        super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters],
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization, parameters, None],
                          properties=properties)
 
     def verify_instruction(self) -> None:
@@ -540,6 +563,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                 or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
         verify_parameters(self)
+        verify_lookup_table(self)
         verify_own_properties(self)
 
 
@@ -569,21 +593,24 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     bias = operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
     parameters = opt_operand_def(MemRefType)
+    lookup_table = opt_operand_def(MemRefType)
+    lookup_input = opt_prop_def(Attribute)
     microkernel = opt_prop_def(StringAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
-                       "(`parameters` $parameters^)? (`activation` $activation^)? attr-dict `:` type($dest) `,` "
-                       "type($input) `,` type($weights) `,` type($bias) (`requantization` type($requantization)^)? "
-                       "(`parameters` type($parameters)^)?")
+                       "(`parameters` $parameters^)? (`lookup` $lookup_table^)? (`activation` $activation^)? "
+                       "attr-dict `:` type($dest) `,` type($input) `,` type($weights) `,` type($bias) "
+                       "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)? "
+                       "(`lookup` type($lookup_table)^)?")
 
     def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
                  activation: glow.Activation | glow.ActivationAttr | None = None,
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
                  requantization: SSAValue | None = None, parameters: SSAValue | None = None):
-        super().__init__(operands=[dest, input, weights, bias, requantization, parameters],
+        super().__init__(operands=[dest, input, weights, bias, requantization, parameters, None],
                          properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:
@@ -597,6 +624,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
             _fail(self, f"dest {list(glow.shape_of(self.dest))}, input [{m}, {k}], weights [{n}, {k_weights}] "
                         f"(out, in) and bias {list(glow.shape_of(self.bias))} do not fit")
         verify_parameters(self)
+        verify_lookup_table(self)
 
 
 @irdl_op_definition

@@ -258,14 +258,15 @@ def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
 
 
-def ppocr_cls_style(seed: int = 0) -> onnx.ModelProto:
+def ppocr_cls_style(seed: int = 0, width: int = 192) -> onnx.ModelProto:
     """A PP-OCR text-direction-classifier-style net (PaddleOCR's `cls`: MobileNetV3-small at
     scale 0.35, input [1, 3, 48, 192]) with random weights and the activations written out as
     Paddle's exporter writes them: HardSwish as Add(3) -> Clip(0, 6) -> Mul(x) -> Div(6),
     HardSigmoid (the squeeze-excitation gates) as Mul(0.2) -> Add(0.5) -> Clip(0, 1). Stem
     convolution of stride 2, eleven inverted-residual blocks (1x1 expansion, depthwise 3x3/5x5
     of stride (2, 1) or 1, squeeze-excitation, 1x1 projection, residual Add), a 1x1 to 200
-    channels, MaxPool 2x2, GlobalAveragePool, Gemm to 2 classes, Softmax ("softmax")."""
+    channels, MaxPool 2x2, GlobalAveragePool, Gemm to 2 classes, Softmax ("softmax"). A
+    narrower `width` (a multiple of 4) makes the same net on a shorter line of text."""
     rng = np.random.default_rng(seed)
     initializers, nodes = [], []
 
@@ -327,7 +328,7 @@ def ppocr_cls_style(seed: int = 0) -> onnx.ModelProto:
     logits = node("Gemm", [x, weight("fc_w", 2, 200), weight("fc_b", 2)], "logits", transB=1)
     node("Softmax", [logits], "softmax", axis=1)
     graph = helper.make_graph(nodes, "ppocr_cls_style",
-                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, 48, 192])],
+                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, 48, width])],
                               [helper.make_tensor_value_info("softmax", onnx.TensorProto.FLOAT, [1, 2])],
                               initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)

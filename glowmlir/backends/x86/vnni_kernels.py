@@ -76,6 +76,7 @@ from glowmlir.backends.host_vector.layout import channel_is_one_row, channel_pix
 from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
 from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
 from glowmlir.lowering.requantization import requantize_in_halves, requantize_narrow_in_halves
@@ -313,7 +314,7 @@ class LaneRequantization:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
         clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
-        return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
+        return looked_up(b, domain.lookup_table, b.truncate(clamped, VectorType(storage, self.vector.get_shape())))
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
