@@ -420,6 +420,14 @@ def verify_own_properties(op: IRDLOperation) -> None:
                 _fail(op, f"{name} is an {kernel.name} convolution's")
 
 
+def with_operands(op: IRDLOperation, **operands: SSAValue) -> IRDLOperation:
+    """A new op like `op` (operands, properties, attributes) but for the named operands, set or
+    replaced by name (an optional one too: its operand segment follows)."""
+    values = {name: getattr(op, name) for name, _ in op.get_irdl_definition().operands} | operands
+    properties = {k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
+    return type(op).build(operands=list(values.values()), properties=properties, attributes=dict(op.attributes))
+
+
 def verify_lookup_table(op: ConvolutionOp | FullyConnectedOp) -> None:
     """A fused `lookup_table` (glowll-fuse-lookup-tables): 256 int8 entries of dest's type, read
     at the level the op requantizes to, of `lookup_input` (an int8 type), less its minimum;

@@ -26,15 +26,19 @@ def lookup_table_by_level(op: IRDLOperation, view) -> View | None:
 def looked_up(b: KernelBuilder, table: View | None, levels: SSAValue) -> SSAValue:
     """Clamped int8 levels as stored, each replaced by its entry of a fused lookup table
     (`lookup_table_by_level`; none: as they are): an int8 or i32 level, or a vector of int8
-    levels, one lane at a time (a table read per output, in the store's own loop). Every kernel
+    levels, one lane at a time (a table read per output, in the store's own loop: no gather
+    takes 8-bit indices on Helium nor AVX-512; VBMI's `vpermi2b` would). Every kernel
     family applies its op's table here, to the levels it would store."""
     if table is None:
         return levels
     if not isinstance(levels.type, VectorType):
         return b.load(table, [b.as_index(levels)])
-    result = levels
-    for lane in range(levels.type.get_shape()[0]):
-        level = b.emit(llvm.ExtractElementOp(levels, b.integer(lane)))
-        entry = b.load(table, [b.as_index(level)])
-        result = b.emit(llvm.InsertElementOp(result, entry, b.integer(lane)))
-    return result
+    # Through a stack slot, lane by lane (LLVM's SROA makes it lane extracts and inserts).
+    lanes = levels.type.get_shape()[0]
+    slot = View.contiguous(b.alloca(lanes, levels.type.element_type, alignment=min(lanes, 16)), (lanes,),
+                           element_type=levels.type.element_type)
+    # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
+    b.emit(llvm.StoreOp(levels, b.emit(llvm.GEPOp(slot.base, [0], levels.type, inbounds=True)), alignment=1))
+    for lane in range(lanes):
+        b.store(b.load(table, [b.as_index(b.load(slot, [lane]))]), slot, [lane])
+    return b.emit(llvm.LoadOp(slot.base, levels.type, alignment=1))

@@ -78,12 +78,8 @@ def fuse(lookup: glowll.IntLookupTableOp, producer: glowll.ConvolutionOp | glowl
     if not (_before(lookup.dest, producer) and _before(lookup.table, producer)):
         return
     levels = producer.dest
-    operands = {name: getattr(producer, name) for name, _ in producer.get_irdl_definition().operands}
-    operands |= {"dest": lookup.dest, "lookup_table": lookup.table}
-    properties = {k: v for k, v in producer.properties.items() if k != "operandSegmentSizes"}
-    properties["lookup_input"] = levels.type.element_type
-    fused = type(producer).build(operands=list(operands.values()), properties=properties,
-                                 attributes=dict(producer.attributes))
+    fused = glowll.with_operands(producer, dest=lookup.dest, lookup_table=lookup.table)
+    fused.properties["lookup_input"] = levels.type.element_type
     Rewriter.replace_op(producer, fused, new_results=[])
     Rewriter.erase_op(lookup)
     Rewriter.erase_op(levels.owner)
