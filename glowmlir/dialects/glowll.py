@@ -458,7 +458,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `dest` itself: the convolution then accumulates into it in place).
 
     Quantized with a per-channel filter, `requantization` is an i32 [2, O] weight: the
-    multiplier of each output channel, then its shift.
+    multiplier of each output channel, then its shift. With a `lookup_table` (int8, 256 entries
+    of dest's type; glowll-fuse-lookup-tables) each output is requantized to `lookup_input`'s
+    type and clamped as it would be stored there, then dest gets its entry (`verify_lookup_table`).
 
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
@@ -591,8 +593,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
 
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
     contiguous row. Quantized with one weight scale per output (axis 0), `requantization` is
-    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters` and
-    `wide_accumulators` as for a convolution.
+    an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters`,
+    `wide_accumulators` and a fused `lookup_table` as for a convolution.
     """
 
     name = "glowll.fully_connected"
