@@ -18,7 +18,7 @@ flash (code + weights) and RAM (inputs/outputs + activations). Accuracy:
 top-1 agreement with float of the logits (centred on their held-out mean: random weights)
 on `--held-out` inputs, and RMS error vs float, ours against onnxruntime's int8.
 
-    .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards] [--held-out N]
+    .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards | --no-host] [--held-out N]
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--no-boards", action="store_true")
+    parser.add_argument("--no-host", action="store_true", help="the board rows only")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -148,47 +149,51 @@ def main(argv: list[str] | None = None) -> None:
         for name in INT8_BUILDS:
             with passes_of(name):
                 builds[name] = glowmlir.compile(path, quantization=int8)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads, options.log_severity_level = 1, 3
-        ort_int8_path = quantized_by_onnxruntime(model, calibration, directory, "QDQ")
-        sessions = {"onnxruntime float": onnxruntime.InferenceSession(path, options,
-                                                                      providers=["CPUExecutionProvider"]),
-                    "onnxruntime int8": onnxruntime.InferenceSession(ort_int8_path, options,
-                                                                     providers=["CPUExecutionProvider"])}
-        times = host_times(builds, sessions, held_out[0])
-        reference = times["onnxruntime float"]
-        rows["host µs per inference (/ onnxruntime float)"] = [
-            f"{times[name]:.0f} ({times[name] / reference:.2f})" for name in (*builds, *sessions)]
-        rows["host int8 / float"] = ["", *(f"{times[name] / times['float']:.2f}" for name in INT8_BUILDS), "",
-                                     f"{times['onnxruntime int8'] / reference:.2f}"]
-        shares, convolutions = [], []
-        for name, bundle in builds.items():
-            options_of = CompileOptions(quantization=None if name == "float" else int8)
-            with passes_of(name):
-                profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
-            amount, share = elementwise_share(profile)
-            shares.append(f"{amount:.0f} µs ({share:.0%})")
-            convolutions.append(convolution_times(profile))
-        rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
-        for group in CONVOLUTION_GROUPS:
-            rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
+        if not args.no_host:
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads, options.log_severity_level = 1, 3
+            ort_int8_path = quantized_by_onnxruntime(model, calibration, directory, "QDQ")
+            sessions = {"onnxruntime float": onnxruntime.InferenceSession(path, options,
+                                                                          providers=["CPUExecutionProvider"]),
+                        "onnxruntime int8": onnxruntime.InferenceSession(ort_int8_path, options,
+                                                                         providers=["CPUExecutionProvider"])}
+            times = host_times(builds, sessions, held_out[0])
+            reference = times["onnxruntime float"]
+            rows["host µs per inference (/ onnxruntime float)"] = [
+                f"{times[name]:.0f} ({times[name] / reference:.2f})" for name in (*builds, *sessions)]
+            rows["host int8 / float"] = ["", *(f"{times[name] / times['float']:.2f}" for name in INT8_BUILDS), "",
+                                         f"{times['onnxruntime int8'] / reference:.2f}"]
+            shares, convolutions = [], []
+            for name, bundle in builds.items():
+                options_of = CompileOptions(quantization=None if name == "float" else int8)
+                with passes_of(name):
+                    profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
+                amount, share = elementwise_share(profile)
+                shares.append(f"{amount:.0f} µs ({share:.0%})")
+                convolutions.append(convolution_times(profile))
+            rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
+            for group in CONVOLUTION_GROUPS:
+                rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
 
-        # accuracy of the logits
-        logits = {"float": glowmlir.compile(logits_path)}
-        for name in INT8_BUILDS:
-            with passes_of(name):
-                logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))
-        outputs = {name: np.stack([b.run(s)["logits"][0] for s in held_out]) for name, b in logits.items()}
-        ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
-        session = onnxruntime.InferenceSession(ort_logits, options, providers=["CPUExecutionProvider"])
-        outputs["onnxruntime int8"] = np.stack([session.run(None, s)[0][0] for s in held_out])
-        centre = outputs["float"].mean(axis=0)
-        classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
-        agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(held_out)}" for name in outputs}
-        error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}" for name, values in outputs.items()}
-        rows["top-1 agreement with float (logits)"] = [agreement["float"], *(agreement[name] for name in INT8_BUILDS),
-                                                       "", agreement["onnxruntime int8"]]
-        rows["RMS logits error vs float"] = ["", *(error[name] for name in INT8_BUILDS), "", error["onnxruntime int8"]]
+            # accuracy of the logits
+            logits = {"float": glowmlir.compile(logits_path)}
+            for name in INT8_BUILDS:
+                with passes_of(name):
+                    logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))
+            outputs = {name: np.stack([b.run(s)["logits"][0] for s in held_out]) for name, b in logits.items()}
+            ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
+            session = onnxruntime.InferenceSession(ort_logits, options, providers=["CPUExecutionProvider"])
+            outputs["onnxruntime int8"] = np.stack([session.run(None, s)[0][0] for s in held_out])
+            centre = outputs["float"].mean(axis=0)
+            classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
+            agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(held_out)}"
+                         for name in outputs}
+            error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}"
+                     for name, values in outputs.items()}
+            rows["top-1 agreement with float (logits)"] = [
+                agreement["float"], *(agreement[name] for name in INT8_BUILDS), "", agreement["onnxruntime int8"]]
+            rows["RMS logits error vs float"] = ["", *(error[name] for name in INT8_BUILDS), "",
+                                                 error["onnxruntime int8"]]
 
         if not args.no_boards:
             board_rows = {"M7 instructions per inference": [], "M7 estimated cycles per inference": [],
@@ -216,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
                 board_rows["M7 RAM: I/O + activations (bytes)"].append(
                     f"{report.weights_in_flash.ram:,} ({report.io:,} + {report.activations:,})")
             rows.update({label: [*values, "", ""] for label, values in board_rows.items()})
-    columns = [*builds, *sessions]
+    columns = [*builds, "onnxruntime float", "onnxruntime int8"]
     print_columns(["PP-OCR-cls-style 1x3x48x192", *columns], [[label, *values] for label, values in rows.items()],
                   args.markdown)
 
