@@ -132,3 +132,14 @@ def test_board_kernels_apply_the_tables(model, board, level, kernel):
     samples = model[2]
     assert_same_bits([run_on_board(fused, board, s).outputs for s in samples],
                      [run_on_board(plain, board, s).outputs for s in samples])
+
+
+@pytest.mark.parametrize("library, target", [("cmsis-nn", "cortex-m7"), ("hifi4", "hifi4")])
+def test_a_library_call_keeps_its_table_a_pass_of_its_own(model, library, target):
+    """CMSIS-NN's and HiFi4's functions store their outputs themselves: the table after each
+    stays a `glowll.int_lookup_table`."""
+    path, quantization, _ = model
+    glowll = glowmlir.compile(path, quantization=quantization, target=target, kernel_library=library).ir["glowll"]
+    assert fused_layers(glowll) == []
+    instructions = [line.split()[0] for line in glowll.splitlines() if line.lstrip().startswith("glowll.")]
+    assert instructions.count("glowll.library_call") == instructions.count("glowll.int_lookup_table") == LAYERS
