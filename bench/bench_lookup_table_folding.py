@@ -5,17 +5,20 @@ HardSwish as Add -> Clip -> Mul -> Div and HardSigmoid as Mul -> Add -> Clip
 glow-fold-batchnorm, and the Clip fuses into it), profiled on 20 random inputs.
 
 Builds: float; int8 (the default pipeline, `glow-fold-lookup-tables` folding each chain into
-one table); int8 without that pass (op by op, as before issue 42; the pass is switched off
-in this process only). On the host: µs per inference (the entry point on inputs in place, the
+one table, which `glowll-fuse-lookup-tables` applies in the kernel of the convolution before
+it, as it stores); int8 with each table a pass of its own (no `glowll-fuse-lookup-tables`);
+int8 without either pass (op by op, as before issue 42). The passes are switched off in
+this process only. On the host: µs per inference (the entry point on inputs in place, the
 best of interleaved batches), onnxruntime's float and int8 (its `quantize_static` QDQ model
 of the same calibration) timed in the same run, and the elementwise share of each build
 (`glow-run -profile`'s host profile: elementwise instructions and lookup tables). On the
 Cortex-M7 (mps2-an500, weights in flash): instructions per inference, elementwise share
-(the board profile), flash (code + weights) and RAM (inputs/outputs + activations). Accuracy:
+(the board profile), estimated cycles (`glow-run -cycles`) and their elementwise share,
+flash (code + weights) and RAM (inputs/outputs + activations). Accuracy:
 top-1 agreement with float of the logits (centred on their held-out mean: random weights)
 on `--held-out` inputs, and RMS error vs float, ours against onnxruntime's int8.
 
-    .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards] [--held-out N]
+    .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards | --no-host] [--held-out N]
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from glowmlir.layer_profile import profile_on_board, profile_on_host  # noqa: E4
 from glowmlir.memory_report import memory_report  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
 from glowmlir.transforms.fold_lookup_tables import FoldLookupTables  # noqa: E402
+from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables  # noqa: E402
 from tests.support.models import ppocr_cls_style, quantized_by_onnxruntime, without_softmax  # noqa: E402
 
 BOARD = "mps2-an500"
@@ -46,14 +50,26 @@ ELEMENTWISE_KINDS = ("elementwise", "int_lookup_table")
 
 
 @contextlib.contextmanager
-def without_folding():
-    """glow-fold-lookup-tables does nothing inside (the op-by-op int8 build, for comparison)."""
-    apply = FoldLookupTables.apply
-    FoldLookupTables.apply = lambda self, ctx, op: None
+def without(*passes: type):
+    """The passes do nothing inside (builds for comparison)."""
+    applies = [compiler_pass.apply for compiler_pass in passes]
+    for compiler_pass in passes:
+        compiler_pass.apply = lambda self, ctx, op: None
     try:
         yield
     finally:
-        FoldLookupTables.apply = apply
+        for compiler_pass, apply in zip(passes, applies):
+            compiler_pass.apply = apply
+
+
+INT8_BUILDS = {"int8": (), "int8 tables apart": (FuseLookupTables,),
+               "int8 op by op": (FoldLookupTables, FuseLookupTables)}
+"""The int8 builds: the passes each goes without."""
+
+
+def passes_of(name: str):
+    """The context a build is made (and profiled) in."""
+    return without(*INT8_BUILDS.get(name, ()))
 
 
 def best_time(call, rounds: int = 20, runs: int = 20) -> float:
@@ -105,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--no-boards", action="store_true")
+    parser.add_argument("--no-host", action="store_true", help="the board rows only")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -128,61 +145,64 @@ def main(argv: list[str] | None = None) -> None:
             profiles[name] = os.path.join(directory, f"{name}.yaml")
             write_profile(profiles[name], profiler.profile)
         int8 = QuantizationOptions(profiles["softmax"])
-        builds = {"float": glowmlir.compile(path), "int8": glowmlir.compile(path, quantization=int8)}
-        with without_folding():
-            builds["int8 op by op"] = glowmlir.compile(path, quantization=int8)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads, options.log_severity_level = 1, 3
-        ort_int8_path = quantized_by_onnxruntime(model, calibration, directory, "QDQ")
-        sessions = {"onnxruntime float": onnxruntime.InferenceSession(path, options,
-                                                                      providers=["CPUExecutionProvider"]),
-                    "onnxruntime int8": onnxruntime.InferenceSession(ort_int8_path, options,
-                                                                     providers=["CPUExecutionProvider"])}
-        times = host_times(builds, sessions, held_out[0])
-        reference = times["onnxruntime float"]
-        rows["host µs per inference (/ onnxruntime float)"] = [
-            f"{times[name]:.0f} ({times[name] / reference:.2f})" for name in (*builds, *sessions)]
-        rows["host int8 / float"] = ["", f"{times['int8'] / times['float']:.2f}",
-                                     f"{times['int8 op by op'] / times['float']:.2f}", "",
-                                     f"{times['onnxruntime int8'] / reference:.2f}"]
-        shares, convolutions = [], []
-        for name, bundle in builds.items():
-            options_of = CompileOptions(quantization=None if name == "float" else int8)
-            with without_folding() if name == "int8 op by op" else contextlib.nullcontext():
-                profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
-            amount, share = elementwise_share(profile)
-            shares.append(f"{amount:.0f} µs ({share:.0%})")
-            convolutions.append(convolution_times(profile))
-        rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
-        for group in CONVOLUTION_GROUPS:
-            rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
+        builds = {"float": glowmlir.compile(path)}
+        for name in INT8_BUILDS:
+            with passes_of(name):
+                builds[name] = glowmlir.compile(path, quantization=int8)
+        if not args.no_host:
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads, options.log_severity_level = 1, 3
+            ort_int8_path = quantized_by_onnxruntime(model, calibration, directory, "QDQ")
+            sessions = {"onnxruntime float": onnxruntime.InferenceSession(path, options,
+                                                                          providers=["CPUExecutionProvider"]),
+                        "onnxruntime int8": onnxruntime.InferenceSession(ort_int8_path, options,
+                                                                         providers=["CPUExecutionProvider"])}
+            times = host_times(builds, sessions, held_out[0])
+            reference = times["onnxruntime float"]
+            rows["host µs per inference (/ onnxruntime float)"] = [
+                f"{times[name]:.0f} ({times[name] / reference:.2f})" for name in (*builds, *sessions)]
+            rows["host int8 / float"] = ["", *(f"{times[name] / times['float']:.2f}" for name in INT8_BUILDS), "",
+                                         f"{times['onnxruntime int8'] / reference:.2f}"]
+            shares, convolutions = [], []
+            for name, bundle in builds.items():
+                options_of = CompileOptions(quantization=None if name == "float" else int8)
+                with passes_of(name):
+                    profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
+                amount, share = elementwise_share(profile)
+                shares.append(f"{amount:.0f} µs ({share:.0%})")
+                convolutions.append(convolution_times(profile))
+            rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
+            for group in CONVOLUTION_GROUPS:
+                rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
 
-        # accuracy of the logits
-        logits = {"float": glowmlir.compile(logits_path),
-                  "int8": glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))}
-        with without_folding():
-            logits["int8 op by op"] = glowmlir.compile(logits_path,
-                                                       quantization=QuantizationOptions(profiles["logits"]))
-        outputs = {name: np.stack([b.run(s)["logits"][0] for s in held_out]) for name, b in logits.items()}
-        ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
-        session = onnxruntime.InferenceSession(ort_logits, options, providers=["CPUExecutionProvider"])
-        outputs["onnxruntime int8"] = np.stack([session.run(None, s)[0][0] for s in held_out])
-        centre = outputs["float"].mean(axis=0)
-        classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
-        agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(held_out)}" for name in outputs}
-        error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}" for name, values in outputs.items()}
-        rows["top-1 agreement with float (logits)"] = [agreement["float"], agreement["int8"],
-                                                       agreement["int8 op by op"], "", agreement["onnxruntime int8"]]
-        rows["RMS logits error vs float"] = ["", error["int8"], error["int8 op by op"], "", error["onnxruntime int8"]]
+            # accuracy of the logits
+            logits = {"float": glowmlir.compile(logits_path)}
+            for name in INT8_BUILDS:
+                with passes_of(name):
+                    logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))
+            outputs = {name: np.stack([b.run(s)["logits"][0] for s in held_out]) for name, b in logits.items()}
+            ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
+            session = onnxruntime.InferenceSession(ort_logits, options, providers=["CPUExecutionProvider"])
+            outputs["onnxruntime int8"] = np.stack([session.run(None, s)[0][0] for s in held_out])
+            centre = outputs["float"].mean(axis=0)
+            classes = {name: (values - centre).argmax(axis=1) for name, values in outputs.items()}
+            agreement = {name: f"{int((classes[name] == classes['float']).sum())}/{len(held_out)}"
+                         for name in outputs}
+            error = {name: f"{np.sqrt(np.mean((values - outputs['float']) ** 2)):.4f}"
+                     for name, values in outputs.items()}
+            rows["top-1 agreement with float (logits)"] = [
+                agreement["float"], *(agreement[name] for name in INT8_BUILDS), "", agreement["onnxruntime int8"]]
+            rows["RMS logits error vs float"] = ["", *(error[name] for name in INT8_BUILDS), "",
+                                                 error["onnxruntime int8"]]
 
         if not args.no_boards:
             board_rows = {"M7 instructions per inference": [], "M7 estimated cycles per inference": [],
-                          "M7 elementwise instructions (share)": [],
+                          "M7 elementwise instructions (share)": [], "M7 elementwise cycles (share)": [],
                           "M7 flash: code + weights (bytes)": [], "M7 RAM: I/O + activations (bytes)": []}
             for name in builds:
                 compile_options = CompileOptions(quantization=None if name == "float" else int8,
                                                  target=target_for(BOARD))
-                with without_folding() if name == "int8 op by op" else contextlib.nullcontext():
+                with passes_of(name):
                     bundle = glowmlir.compile(path, quantization=compile_options.quantization,
                                               target=compile_options.target)
                     run = run_on_board(bundle, BOARD, held_out[0], count_cycles=True)
@@ -193,12 +213,15 @@ def main(argv: list[str] | None = None) -> None:
                 board_rows["M7 instructions per inference"].append(f"{instructions:,}")
                 board_rows["M7 estimated cycles per inference"].append(f"{round(run.cycles.estimate):,}")
                 board_rows["M7 elementwise instructions (share)"].append(f"{int(amount):,} ({share:.0%})")
+                cycles = sum(row.cycles for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
+                board_rows["M7 elementwise cycles (share)"].append(
+                    f"{round(cycles):,} ({cycles / profile.total_cycles:.0%})")
                 board_rows["M7 flash: code + weights (bytes)"].append(
                     f"{report.weights_in_flash.flash:,} ({report.code:,} + {report.weights:,})")
                 board_rows["M7 RAM: I/O + activations (bytes)"].append(
                     f"{report.weights_in_flash.ram:,} ({report.io:,} + {report.activations:,})")
             rows.update({label: [*values, "", ""] for label, values in board_rows.items()})
-    columns = [*builds, *sessions]
+    columns = [*builds, "onnxruntime float", "onnxruntime int8"]
     print_columns(["PP-OCR-cls-style 1x3x48x192", *columns], [[label, *values] for label, values in rows.items()],
                   args.markdown)
 

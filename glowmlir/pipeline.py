@@ -110,16 +110,20 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
     instruction-set kernels, quantization records, vector-unit kernels; backends in priority
-    order within one), then buffers shared and memory allocated."""
+    order within one), then the lookup tables that follow a convolution or FullyConnected fused
+    into its kernel (`glowll-fuse-lookup-tables`), buffers shared and memory allocated."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
+    from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations)
     selection = [entry for backend in backends() if backend.glowll_passes is not None
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
-    return [LowerGlowToGlowLL(), *selection, ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
+    # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
+    return [LowerGlowToGlowLL(), *selection, FuseLookupTables(), ShareBuffers(),
+            AllocateMemory(reuse_activations, pointer_width)]
 
 
 @dataclass(frozen=True)

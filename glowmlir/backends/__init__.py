@@ -38,8 +38,10 @@ class Microkernel:
     `elementwise_kinds`: the `glowll.elementwise` kinds it takes; `packed_weights`: a
     FullyConnected's weights are packed (the dest and input give its shape);
     `properties`: the convolution properties that belong to it alone; `loaded_numbers`: the
-    `KernelParameters` it loads from a layer's record even when they are 0; `verify`: its own
-    rules (a packed filter's shape, a record's size), raising `VerifyException`."""
+    `KernelParameters` it loads from a layer's record even when they are 0; `lookup_tables`: it
+    applies a convolution's or FullyConnected's fused `lookup_table` to each output as it stores
+    it (`glowll-fuse-lookup-tables`); `verify`: its own rules (a packed filter's shape, a
+    record's size), raising `VerifyException`."""
 
     name: str
     emitter: str
@@ -51,6 +53,7 @@ class Microkernel:
     packed_weights: bool = False
     properties: tuple[str, ...] = ()
     loaded_numbers: tuple[str, ...] = ()
+    lookup_tables: bool = False
     verify: Callable[[Any], None] | None = None
 
     def emitters(self) -> ModuleType:

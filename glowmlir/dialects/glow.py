@@ -585,10 +585,14 @@ def fused_pool_properties(pool: PoolKind | str | PoolKindAttr | None, kernel: Se
 
 def convolved_element(op: IRDLOperation) -> Attribute:
     """The element type of a convolution's (glow or glowll) own outputs, before its fused
-    pool: its result's, unless the pool widens them (`FusedPool.pool_widening`), then the
-    int8 type the result's finer levels come from (`quant.coarser_levels`). FullyConnected
-    has no pool: its result's."""
+    pool or lookup table: a fused table's `lookup_input` (glowll-fuse-lookup-tables); else its
+    result's, unless the pool widens them (`FusedPool.pool_widening`), then the int8 type the
+    result's finer levels come from (`quant.coarser_levels`). FullyConnected has no pool: its
+    result's, or its table's `lookup_input`."""
     result = op.results[0] if op.results else op.operands[0]  # a glowll op's dest is its first operand
+    table_input = op.properties.get("lookup_input")  # a fused lookup table's input (`glowll.ConvolutionOp`)
+    if table_input is not None:
+        return table_input
     widening = op.properties.get("pool_widening")
     return element_of(result) if widening is None else coarser_levels(element_of(result), widening.value.data)
 

@@ -450,6 +450,34 @@ def verify_own_properties(op: IRDLOperation) -> None:
                 _fail(op, f"{name} is an {kernel.name} convolution's")
 
 
+def with_operands(op: IRDLOperation, **operands: SSAValue) -> IRDLOperation:
+    """A new op like `op` (operands, properties, attributes) but for the named operands, set or
+    replaced by name (an optional one too: its operand segment follows)."""
+    values = {name: getattr(op, name) for name, _ in op.get_irdl_definition().operands} | operands
+    properties = {k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
+    return type(op).build(operands=list(values.values()), properties=properties, attributes=dict(op.attributes))
+
+
+def verify_lookup_table(op: ConvolutionOp | FullyConnectedOp) -> None:
+    """A fused `lookup_table` (glowll-fuse-lookup-tables): 256 int8 entries of dest's type, read
+    at the level the op requantizes to, of `lookup_input` (an int8 type), less its minimum;
+    no fused pool, and a microkernel only one that applies it (`Microkernel.lookup_tables`)."""
+    table, levels = op.lookup_table, op.properties.get("lookup_input")
+    if table is None:
+        if levels is not None:
+            _fail(op, "lookup_input without a lookup_table")
+        return
+    dest = op.dest.type.element_type
+    if glow.shape_of(table) != (256,) or table.type.element_type != dest or storage_type(dest) != i8:
+        _fail(op, "the lookup_table holds 256 int8 entries of dest's type")
+    if not isinstance(levels, UniformQuantizedType) or storage_type(levels) != i8 or levels.per_channel:
+        _fail(op, "a lookup_table needs its lookup_input, the int8 type it is indexed by")
+    if getattr(op, "pool", None) is not None:
+        _fail(op, "a lookup_table and a fused pool do not go together")
+    if op.microkernel is not None and not microkernel(op.microkernel.data).lookup_tables:
+        _fail(op, f"the {op.microkernel.data} microkernel applies no lookup_table")
+
+
 @irdl_op_definition
 class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation, glow.FusedPool, glow.LayoutProperty):
     """dest[n, o, y, x] = act(bias[o] + sum input[n, c, y*s+ky*d-p, x*s+kx*d-p] * filter[o, c', ky, kx]),
@@ -460,7 +488,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `dest` itself: the convolution then accumulates into it in place).
 
     Quantized with a per-channel filter, `requantization` is an i32 [2, O] weight: the
-    multiplier of each output channel, then its shift.
+    multiplier of each output channel, then its shift. With a `lookup_table` (int8, 256 entries
+    of dest's type; glowll-fuse-lookup-tables) each output is requantized to `lookup_input`'s
+    type and clamped as it would be stored there, then dest gets its entry (`verify_lookup_table`).
 
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
@@ -505,7 +535,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     residual = opt_operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
     weight_scales = opt_operand_def(MemRefType)
-    parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
+    parameters = opt_operand_def(MemRefType)
+    lookup_table = opt_operand_def(MemRefType)
+    lookup_input = opt_prop_def(Attribute)
     microkernel = opt_prop_def(MicrokernelAttr)
     filter_shape = opt_prop_def(DenseArrayBase)
     vector_tile = opt_prop_def(DenseArrayBase)
@@ -519,11 +551,11 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
                        "(`weight_scales` $weight_scales^)? "
-                       "(`activation` $activation^)? (`pool` $pool^)? "
+                       "(`lookup` $lookup_table^)? (`activation` $activation^)? (`pool` $pool^)? "
                        "(`layout` $layout^)? attr-dict `:` type($dest) `,` type($input) `,` "
                        "type($filter) `,` type($bias) (`,` type($residual)^)? "
                        "(`requantization` type($requantization)^)? (`parameters` type($parameters)^)? "
-                       "(`weight_scales` type($weight_scales)^)?")
+                       "(`weight_scales` type($weight_scales)^)? (`lookup` type($lookup_table)^)?")
 
     POOL_WINDOW: ClassVar[tuple[str, ...]] = ("pool_kernel", "pool_strides", "pool_pads", "pool_count_include_pad",
                                               "pool_widening")
@@ -548,7 +580,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad),
                       "pool_widening": _integer(pool_widening)}
-        super().__init__(operands=[dest, input, filter, bias, residual, requantization, weight_scales, parameters],
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization, weight_scales, parameters, None],
                          properties=properties)
 
     def verify_instruction(self) -> None:
@@ -578,6 +610,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
         verify_parameters(self)
         verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
+        verify_lookup_table(self)
         verify_own_properties(self)
 
 
@@ -617,8 +650,8 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     Unlike `glow.fully_connected`, weights are [out, in], so that each output reads one
     contiguous row. Quantized with one weight scale per output (axis 0), `requantization` is
     an i32 [2, out] weight: the multiplier of each output, then its shift; `parameters`,
-    `wide_accumulators` and `weight_scales` (int8 weights dequantized as they are read) as for
-    a convolution.
+    `wide_accumulators`, `weight_scales` (int8 weights dequantized as they are read) and a
+    fused `lookup_table` as for a convolution.
     """
 
     name = "glowll.fully_connected"
@@ -627,24 +660,27 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
     bias = operand_def(MemRefType)
     requantization = opt_operand_def(MemRefType)
     weight_scales = opt_operand_def(MemRefType)
-    parameters = opt_operand_def(MemRefType)  # last: glowll-quantization-records appends it
+    parameters = opt_operand_def(MemRefType)
+    lookup_table = opt_operand_def(MemRefType)
+    lookup_input = opt_prop_def(Attribute)
     microkernel = opt_prop_def(MicrokernelAttr)
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $weights `,` $bias (`requantization` $requantization^)? "
-                       "(`parameters` $parameters^)? (`weight_scales` $weight_scales^)? (`activation` $activation^)? "
-                       "attr-dict `:` type($dest) `,` "
+                       "(`parameters` $parameters^)? (`weight_scales` $weight_scales^)? (`lookup` $lookup_table^)? "
+                       "(`activation` $activation^)? attr-dict `:` type($dest) `,` "
                        "type($input) `,` type($weights) `,` type($bias) (`requantization` type($requantization)^)? "
-                       "(`parameters` type($parameters)^)? (`weight_scales` type($weight_scales)^)?")
+                       "(`parameters` type($parameters)^)? (`weight_scales` type($weight_scales)^)? "
+                       "(`lookup` type($lookup_table)^)?")
 
     def __init__(self, dest: SSAValue, input: SSAValue, weights: SSAValue, bias: SSAValue, *,
                  activation: glow.Activation | glow.ActivationAttr | None = None,
                  clip_min: float | FloatAttr | None = None, clip_max: float | FloatAttr | None = None,
                  requantization: SSAValue | None = None, parameters: SSAValue | None = None,
                  weight_scales: SSAValue | None = None):
-        super().__init__(operands=[dest, input, weights, bias, requantization, weight_scales, parameters],
+        super().__init__(operands=[dest, input, weights, bias, requantization, weight_scales, parameters, None],
                          properties=glow.fused_activation_properties(activation, clip_min, clip_max))
 
     def verify_instruction(self) -> None:
@@ -659,6 +695,7 @@ class FullyConnectedOp(InstructionOp, glow.FusedActivation):
                         f"(out, in) and bias {list(glow.shape_of(self.bias))} do not fit")
         verify_parameters(self)
         verify_weight_scales(self, self.weights, n)
+        verify_lookup_table(self)
 
 
 @irdl_op_definition

@@ -46,6 +46,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 from glowmlir.errors import GlowError
 from glowmlir.lowering import kernels, loop_skeletons, math_approx
+from glowmlir.lowering.fused_tables import looked_up, lookup_table_by_level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -109,6 +110,7 @@ def store_level(b: KernelBuilder, level: SSAValue, low: int, high: int, view: Vi
 def load_level(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:
     """An element widened to i32."""
     return b.sign_extend(b.load(view, indices))
+
 
 
 # ----------------------------------------------------------------------------- the int8 arithmetic domain
@@ -189,6 +191,7 @@ class QuantizedArithmetic(ArithmeticDomain):
         self.pool_widening = 0 if widening is None else widening.value.data
         self.output_offset = self.out_type.offset
         self.low, self.high = activation_bounds(op, self.out_type)
+        self.lookup_table = lookup_table_by_level(op, view)  # applied to each clamped level stored
         if isinstance(op, glowll.ConvolutionOp | glowll.FullyConnectedOp):
             if getattr(op, "residual", None) is not None:
                 raise GlowError(f"{op.name}: a quantized convolution has no fused residual")
@@ -291,6 +294,8 @@ class QuantizedArithmetic(ArithmeticDomain):
                                                     clamped_below_offset=relu), self.output_offset)
             else:
                 level = b.int_add(rescale(b, total, multiplier, shift), self.output_offset)
+            if self.lookup_table is not None:
+                return looked_up(b, self.lookup_table, b.clamp(level, self.low, self.high))
             return b.truncate(b.clamp(level, self.low, self.high), storage)
 
         return stored

@@ -14,6 +14,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.quantization.rescaling import KernelParameters, offset_folds, reduced_multiplier
@@ -344,4 +345,4 @@ class LaneRequantization:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
         clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
-        return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
+        return looked_up(b, domain.lookup_table, b.truncate(clamped, VectorType(storage, self.vector.get_shape())))

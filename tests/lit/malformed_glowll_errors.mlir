@@ -16,3 +16,7 @@
 // RUN: not glow-opt %S/inputs/glowll_wrong_attribute_type.mlir 2>&1 | filecheck %s --check-prefix=TYPE
 // TYPE: glow-opt: error: {{.*}}glowll_wrong_attribute_type.mlir: invalid IR: "x" should be of base attribute integer
 // TYPE-NOT: Traceback
+
+// RUN: not glow-opt %S/inputs/glowll_lookup_table_without_input.mlir 2>&1 | filecheck %s --check-prefix=LOOKUP
+// LOOKUP: glow-opt: error: {{.*}}glowll_lookup_table_without_input.mlir: invalid IR: glowll.convolution: a lookup_table needs its lookup_input, the int8 type it is indexed by
+// LOOKUP-NOT: Traceback

@@ -258,14 +258,15 @@ def mobilenet_v3_style(seed: int = 0, size: int = 64, classes: int = 10) -> onnx
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
 
 
-def ppocr_cls_style(seed: int = 0) -> onnx.ModelProto:
+def ppocr_cls_style(seed: int = 0, width: int = 192) -> onnx.ModelProto:
     """A PP-OCR text-direction-classifier-style net (PaddleOCR's `cls`: MobileNetV3-small at
     scale 0.35, input [1, 3, 48, 192]) with random weights and the activations written out as
     Paddle's exporter writes them: HardSwish as Add(3) -> Clip(0, 6) -> Mul(x) -> Div(6),
     HardSigmoid (the squeeze-excitation gates) as Mul(0.2) -> Add(0.5) -> Clip(0, 1). Stem
     convolution of stride 2, eleven inverted-residual blocks (1x1 expansion, depthwise 3x3/5x5
     of stride (2, 1) or 1, squeeze-excitation, 1x1 projection, residual Add), a 1x1 to 200
-    channels, MaxPool 2x2, GlobalAveragePool, Gemm to 2 classes, Softmax ("softmax")."""
+    channels, MaxPool 2x2, GlobalAveragePool, Gemm to 2 classes, Softmax ("softmax"). A
+    narrower `width` (a multiple of 4) makes the same net on a shorter line of text."""
     rng = np.random.default_rng(seed)
     initializers, nodes = [], []
 
@@ -327,8 +328,56 @@ def ppocr_cls_style(seed: int = 0) -> onnx.ModelProto:
     logits = node("Gemm", [x, weight("fc_w", 2, 200), weight("fc_b", 2)], "logits", transB=1)
     node("Softmax", [logits], "softmax", axis=1)
     graph = helper.make_graph(nodes, "ppocr_cls_style",
-                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, 48, 192])],
+                              [helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, [1, 3, 48, width])],
                               [helper.make_tensor_value_info("softmax", onnx.TensorProto.FLOAT, [1, 2])],
+                              initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def activations_after_layers(seed: int = 0) -> onnx.ModelProto:
+    """Each kind of layer followed by an activation written out, as exporters do, with random
+    weights: input "x" [1, 4, 10, 12]; a 3x3 convolution to 8 channels then HardSwish
+    (Add -> Clip -> Mul -> Div), a 3x3 depthwise one then SiLU (Sigmoid -> Mul), a 1x1 one to
+    12 channels then GELU (Div -> Erf -> Add -> Mul -> Mul), saved as "features"; then
+    GlobalAveragePool, Flatten, Gemm to 6 and HardSwish, saved as "y"."""
+    rng = np.random.default_rng(seed)
+    initializers, nodes = [], []
+
+    def node(op_type, inputs, output, **attributes):
+        nodes.append(helper.make_node(op_type, inputs, [output], name=output, **attributes))
+        return output
+
+    def conv(x, name, out_channels, in_channels, kernel, group=1):
+        filter_ = he_initialized(rng, initializers, f"{name}_w", out_channels, in_channels // group, kernel, kernel)
+        return node("Conv", [x, filter_, he_initialized(rng, initializers, f"{name}_b", out_channels)], name,
+                    pads=[kernel // 2] * 4, group=group)
+
+    for name, value in (("three", 3.0), ("zero", 0.0), ("six", 6.0), ("sqrt2", float(np.sqrt(2.0))), ("one", 1.0),
+                        ("half", 0.5)):
+        initializers.append(numpy_helper.from_array(np.array(value, np.float32), name))
+
+    def hard_swish(x):
+        gate = node("Clip", [node("Add", [x, "three"], f"{x}_add"), "zero", "six"], f"{x}_clip")
+        return node("Div", [node("Mul", [x, gate], f"{x}_mul"), "six"], f"{x}_hardswish")
+
+    def silu(x):
+        return node("Mul", [x, node("Sigmoid", [x], f"{x}_sigmoid")], f"{x}_silu")
+
+    def gelu(x, output):
+        erf = node("Erf", [node("Div", [x, "sqrt2"], f"{x}_div")], f"{x}_erf")
+        return node("Mul", [node("Mul", [x, node("Add", [erf, "one"], f"{x}_add")], f"{x}_mul"), "half"], output)
+
+    x = hard_swish(conv("x", "conv", 8, 4, 3))
+    x = silu(conv(x, "depthwise", 8, 8, 3, group=8))
+    features = gelu(conv(x, "pointwise", 12, 8, 1), "features")
+    flat = node("Flatten", [node("GlobalAveragePool", [features], "pooled")], "flat")
+    logits = node("Gemm", [flat, he_initialized(rng, initializers, "fc_w", 6, 12),
+                           he_initialized(rng, initializers, "fc_b", 6)], "fc", transB=1)
+    node("Identity", [hard_swish(logits)], "y")
+    graph = helper.make_graph(nodes, "activations_after_layers",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4, 10, 12])],
+                              [helper.make_tensor_value_info("features", onnx.TensorProto.FLOAT, [1, 12, 10, 12]),
+                               helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 6])],
                               initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 

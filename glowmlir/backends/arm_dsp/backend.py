@@ -57,7 +57,7 @@ PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_ke
 
 BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.emitters", int16=True, properties=tuple(OWN_PROPERTIES),
-                verify=verify_packed_pairs),
+                lookup_tables=True, verify=verify_packed_pairs),
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),

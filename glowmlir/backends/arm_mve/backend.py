@@ -28,6 +28,6 @@ def verify_im2col(op) -> None:
 BACKEND = Backend("arm_mve", (
     Microkernel(MICROKERNEL, "glowmlir.backends.arm_mve.kernels",
                 ops=("glowll.convolution", "glowll.fully_connected", "glowll.elementwise", "glowll.softmax"),
-                elementwise_kinds=ELEMENTWISE_KINDS, verify=verify_column_filter),
-    Microkernel(IM2COL_MICROKERNEL, "glowmlir.backends.arm_mve.kernels", verify=verify_im2col),
+                elementwise_kinds=ELEMENTWISE_KINDS, lookup_tables=True, verify=verify_column_filter),
+    Microkernel(IM2COL_MICROKERNEL, "glowmlir.backends.arm_mve.kernels", lookup_tables=True, verify=verify_im2col),
 ), serves=has_helium)

@@ -32,6 +32,7 @@ from glowmlir.backends.arm_mve.layout import IM2COL
 from glowmlir.backends.arm_mve.layout import TILE as HELIUM
 from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import vector_columns
+from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.int8_sums import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, elementwise_views, merge_dimensions
@@ -82,7 +83,8 @@ class Int8Columns(vector_columns.Int8ColumnArithmetic):
     def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
         if self.domain.output(channel, storage) is None:  # accumulators kept (a fused max pool)
             return total
-        return self.b.truncate(requantized(self.b, self.domain, channel, total), VectorType(storage, [self.lanes]))
+        levels = self.b.truncate(requantized(self.b, self.domain, channel, total), VectorType(storage, [self.lanes]))
+        return looked_up(self.b, self.domain.lookup_table, levels)
 
 
 def gather_columns(b: KernelBuilder, view: View, indices: list[Index], loaded: list[bool] | None,

@@ -31,7 +31,7 @@ def _float(name: str) -> Microkernel:
 
 def _int8(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.int8_depthwise", ops=("glowll.convolution",), tiled=True,
-                       verify=verify_column_filter)
+                       lookup_tables=True, verify=verify_column_filter)
 
 
 def glowll_passes(options: PipelineOptions) -> list:

@@ -23,7 +23,7 @@ def record_check(words: int):
 
 
 def _kernel(name: str, words: int) -> Microkernel:
-    return Microkernel(name, "glowmlir.backends.size_first.kernels", verify=record_check(words))
+    return Microkernel(name, "glowmlir.backends.size_first.kernels", lookup_tables=True, verify=record_check(words))
 
 
 def glowll_passes(options: PipelineOptions) -> list:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i32
+from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
@@ -52,10 +52,9 @@ def attach_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, record: np
     owner = weights.owner if isinstance(weights.owner, glowll.WeightOp) else bias.owner
     name = f"{owner.name_.data}_parameters" if isinstance(owner, glowll.WeightOp) else "layer_parameters"
     buffer = insert_weight(name, record, op, rewriter, i32)
-    segments = [*op.properties["operandSegmentSizes"].get_values()[:-1], 1]  # `parameters` is the last
-    properties = op.properties | properties | {"operandSegmentSizes": DenseArrayBase.from_list(i32, segments)}
-    rewriter.replace(op, type(op).create(operands=[*op.operands, buffer], properties=properties,
-                                            attributes=dict(op.attributes)))
+    recorded = glowll.with_operands(op, parameters=buffer)
+    recorded.properties.update(properties)
+    rewriter.replace(op, recorded)
 
 
 def shape_key(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> tuple:

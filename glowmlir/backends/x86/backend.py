@@ -68,11 +68,11 @@ PASSES = {"glowll-select-x86-vnni-kernels": ("glowmlir.backends.x86.select_kerne
 
 BACKEND = Backend("x86", passes=PASSES, microkernels=(
     Microkernel(layout.MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
-                packed_weights=True, verify=verify_vnni_filter),
+                packed_weights=True, lookup_tables=True, verify=verify_vnni_filter),
     Microkernel(layout.DEPTHWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_depthwise", ops=("glowll.convolution",),
-                verify=verify_depthwise_filter),
+                lookup_tables=True, verify=verify_depthwise_filter),
     Microkernel(record.VNNI_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised", packed_weights=True,
-                loaded_numbers=record.VNNI_LOADED_NUMBERS, verify=verify_shape_parameterised),
+                loaded_numbers=record.VNNI_LOADED_NUMBERS, lookup_tables=True, verify=verify_shape_parameterised),
     Microkernel(layout.ELEMENTWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels", ops=("glowll.elementwise",),
                 elementwise_kinds=layout.ELEMENTWISE_KINDS),
     Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",

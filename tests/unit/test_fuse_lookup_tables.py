@@ -1,0 +1,145 @@
+"""glowll-fuse-lookup-tables (issue 42): the int8 table of an activation written out after a
+convolution, a depthwise convolution or a FullyConnected is applied in that layer's kernel as
+it stores, in every kernel family, and the outputs are the very bits of the unfused build (the
+separate `glowll.int_lookup_table` pass) on the same target. Random weights and inputs."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import numpy as np
+import onnx
+import pytest
+
+import glowmlir
+from glowmlir.backends.x86.target import has_avx512_vnni
+from glowmlir.compiler import CompileOptions, QuantizationOptions
+from glowmlir.profiling import Profiler
+from glowmlir.quantization.profile import write_profile
+from glowmlir.runtime.boards import run_on_board, target_for
+from glowmlir.target import HOST
+from glowmlir.targets import resolve_target
+from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
+from tests.support.models import activations_after_layers
+
+SHAPE = (1, 4, 10, 12)
+LAYERS = 4
+"""The layers of `activations_after_layers` an activation table follows (three convolutions, a Gemm)."""
+
+
+@contextlib.contextmanager
+def unfused():
+    """Builds within it keep every lookup table a pass of its own."""
+    saved = FuseLookupTables.apply
+    FuseLookupTables.apply = lambda self, ctx, op: None
+    try:
+        yield
+    finally:
+        FuseLookupTables.apply = saved
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """The net's path, its int8 quantization (profiled on random inputs) and three other inputs."""
+    directory = tmp_path_factory.mktemp("fuse_lookup_tables")
+    path = str(directory / "net.onnx")
+    onnx.save(activations_after_layers(), path)
+    rng = np.random.default_rng(3)
+    samples = [{"x": rng.normal(0, 1.5, SHAPE).astype(np.float32)} for _ in range(7)]
+    profiler = Profiler.for_model(path, CompileOptions())
+    for _ in profiler.run(samples[:4]):
+        pass
+    write_profile(str(directory / "profile.yaml"), profiler.profile)
+    quantization = QuantizationOptions(str(directory / "profile.yaml"), assert_all_nodes_quantized=True)
+    return path, quantization, samples[4:]
+
+
+def fused_layers(glowll: str) -> list[str]:
+    """The convolutions and FullyConnected of a glowll listing that apply a lookup table."""
+    return [line for line in glowll.splitlines()
+            if re.search(r"glowll\.(convolution|fully_connected) .* lookup %", line)]
+
+
+def fused_and_unfused(model, target=None) -> tuple:
+    path, quantization, _ = model
+    options = {"quantization": quantization} | ({} if target is None else {"target": target})
+    fused = glowmlir.compile(path, **options)
+    with unfused():
+        plain = glowmlir.compile(path, **options)
+    assert "lookup %" not in plain.ir["glowll"]
+    return fused, plain
+
+
+def assert_same_bits(fused_outputs: list[dict], plain_outputs: list[dict]) -> None:
+    for fused, plain in zip(fused_outputs, plain_outputs, strict=True):
+        for name in ("features", "y"):
+            np.testing.assert_array_equal(fused[name], plain[name])
+    features = np.concatenate([outputs["features"].ravel() for outputs in fused_outputs])
+    assert len(np.unique(features)) > 60  # the GELU table spans many levels
+
+
+def test_every_layer_takes_its_table_and_the_host_outputs_are_the_unfused_bits(model):
+    fused, plain = fused_and_unfused(model)
+    glowll = fused.ir["glowll"]
+    assert len(fused_layers(glowll)) == LAYERS, glowll
+    assert "glowll.int_lookup_table" not in glowll
+    assert plain.ir["glowll"].count("glowll.int_lookup_table") == LAYERS
+    samples = model[2]
+    assert_same_bits([fused.run(s) for s in samples], [plain.run(s) for s in samples])
+
+
+def test_the_portable_and_host_vector_kernels_apply_the_tables(model):
+    """Without AVX-512 VNNI the host's depthwise layer takes the host vector kernel, the
+    others the portable kernels."""
+    fused, plain = fused_and_unfused(model, resolve_target(mattr="-avx512vnni"))
+    layers = fused_layers(fused.ir["glowll"])
+    assert len(layers) == LAYERS
+    assert sum("microkernel" not in line for line in layers) == LAYERS - 1, layers
+    assert any('microkernel = "vector-depthwise-int8"' in line for line in layers), layers
+    samples = model[2]
+    assert_same_bits([fused.run(s) for s in samples], [plain.run(s) for s in samples])
+
+
+VNNI = resolve_target(target="x86_64-unknown-linux-gnu", mcpu="icelake-server",
+                      mattr="+avx512vnni,+avx512bw,+avx512vbmi")
+
+
+def test_x86_vnni_kernels_apply_the_tables(model):
+    """Built for AVX-512 VNNI every layer takes its table in a VNNI kernel; run where the host has it."""
+    fused, plain = fused_and_unfused(model, HOST if has_avx512_vnni(HOST) else VNNI)
+    layers = fused_layers(fused.ir["glowll"])
+    assert len(layers) == LAYERS and all('microkernel = "x86-vnni' in line for line in layers), layers
+    if not has_avx512_vnni(HOST):
+        pytest.skip("built; the host has no AVX-512 VNNI to run it")
+    samples = model[2]
+    assert_same_bits([fused.run(s) for s in samples], [plain.run(s) for s in samples])
+
+
+@pytest.mark.parametrize("board, level, kernel", [
+    ("mps2-an386", None, "arm-dsp"),  # Cortex-M4
+    ("mps2-an500", None, "arm-dsp"),  # Cortex-M7
+    ("mps3-an547", None, "arm-mve"),  # Cortex-M55, Helium
+    ("mps2-an500", "Os", None),  # size-first: kernels shared by records
+    ("mps2-an386", "Oz", None),
+])
+def test_board_kernels_apply_the_tables(model, board, level, kernel):
+    fused, plain = fused_and_unfused(model, target_for(board, level))
+    layers = fused_layers(fused.ir["glowll"])
+    assert len(layers) == LAYERS, fused.ir["glowll"]
+    if kernel is not None:
+        assert any(f'microkernel = "{kernel}' in line for line in layers), layers
+    samples = model[2]
+    assert_same_bits([run_on_board(fused, board, s).outputs for s in samples],
+                     [run_on_board(plain, board, s).outputs for s in samples])
+
+
+@pytest.mark.parametrize("library, target", [("cmsis-nn", "cortex-m7"), ("hifi4", "hifi4")])
+def test_a_library_call_keeps_its_table_a_pass_of_its_own(model, library, target):
+    """CMSIS-NN's and HiFi4's functions store their outputs themselves: the table after each
+    stays a `glowll.int_lookup_table`."""
+    path, quantization, _ = model
+    glowll = glowmlir.compile(path, quantization=quantization, target=target, kernel_library=library).ir["glowll"]
+    assert fused_layers(glowll) == []
+    instructions = [line.split()[0] for line in glowll.splitlines() if line.lstrip().startswith("glowll.")]
+    assert instructions.count("glowll.library_call") == instructions.count("glowll.int_lookup_table") == LAYERS
