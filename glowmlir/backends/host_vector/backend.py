@@ -6,7 +6,7 @@ by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import f32, i16
+from xdsl.dialects.builtin import f32, i16, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, microkernel
@@ -42,6 +42,24 @@ def runs_on_planes(conv, tile) -> bool:
                                  conv.dilations.get_values(), conv.group.value.data, height, width, tile)
 
 
+def verify_pair_words(op) -> None:
+    """A 1x1 convolution's filter as int32 words of two input channels' weights
+    (`int8_pointwise.pair_words`)."""
+    from glowmlir.backends.host_vector.int8_pointwise import pair_words_shape
+
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    if op.filter_shape is None or op.vector_tile is None:
+        raise VerifyException(f"{op.name}: vector-pointwise-int8 needs its filter_shape and vector_tile")
+    block = glow.shape_of(op.filter)[-1]
+    filter_shape = op.filter_shape.get_values()
+    if (op.group.value.data != 1 or filter_shape[2:] != (1, 1) or filter_shape[0] % block
+            or storage_type(op.filter.type.element_type) != i32
+            or glow.shape_of(op.filter) != pair_words_shape(filter_shape, block)):
+        raise VerifyException(f"{op.name}: vector-pointwise-int8 takes an ungrouped 1x1 convolution, its filter "
+                              f"int32 words {list(pair_words_shape(filter_shape, block))}")
+
+
 def _float(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.float_kernels", ops=("glowll.convolution",), numbers="f32",
                        tiled=True, verify=verify_column_filter)
@@ -68,5 +86,7 @@ PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select
 
 BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
+    Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
+                tiled=True, verify=verify_pair_words),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes)

@@ -40,6 +40,7 @@ from glowmlir.backends.arm_dsp.select_kernels import (
     mark_narrow_requantization,
 )
 from glowmlir.backends.host_vector import layout as column_layout
+from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Pointwise
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense
@@ -165,3 +166,4 @@ class SelectVectorColumns(ModulePass):
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
