@@ -129,6 +129,21 @@ class ColumnArithmetic(abc.ABC):
         """A weight broadcast over the lanes."""
         return self.b.splat(self.domain.weight(packed, indices), self.vector)
 
+    taps_per_product = 1
+    """Adjacent kernel columns one `multiply_accumulate` takes (the depthwise tiles': 2 where
+    each lane holds two int16 products, `int8_pointwise.PairedTaps`)."""
+
+    def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
+        """The weights of `taps_per_product` adjacent taps (fewer at the filter's last column),
+        as `multiply_accumulate` takes them."""
+        return self.weight(packed, indices[0])
+
+    def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
+                   stride: int) -> SSAValue:
+        """The input vectors of adjacent taps (`input`'s, each with its lanes `loaded`), as
+        `multiply_accumulate` takes them."""
+        return self.input(view, indices[0], loaded[0], stride)
+
     def start(self, bias: View, channel: Index) -> SSAValue:
         """The bias of an output channel in every lane."""
         return self.b.splat(self.domain.bias(bias, channel), self.vector)

@@ -81,5 +81,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
-    else:
-        vector_depthwise.emit_convolution(b, domain, op, view, HostInt8Columns)
+    else:  # two kernel columns a vpmaddwd
+        from glowmlir.backends.host_vector.int8_pointwise import PairedTaps
+
+        vector_depthwise.emit_convolution(b, domain, op, view, PairedTaps)

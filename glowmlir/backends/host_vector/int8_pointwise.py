@@ -69,8 +69,7 @@ class PairColumns(HostInt8Columns):
 
         first = levels(channel)
         other = levels(self.b.add(channel, 1)) if second else self.b.int_value(0, halves)
-        order = DenseArrayBase.from_list(i32, [k // 2 + (k % 2) * self.lanes for k in range(2 * self.lanes)])
-        return self.b.emit(llvm.ShuffleVectorOp(first, other, order, VectorType(i16, [2 * self.lanes])))
+        return interleaved(self.b, first, other)
 
     def word(self, packed: View, indices: list[Index]) -> SSAValue:
         """A packed pair of weights in every int32 lane, as int16 halves."""
@@ -81,6 +80,48 @@ class PairColumns(HostInt8Columns):
         """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane, by `vpmaddwd`."""
         products = self.b.emit(llvm.CallIntrinsicOp(PMADDWD[self.lanes], [pixels, word], [self.vector]))
         return self.b.int_add(total, products)
+
+
+class PairedTaps(PairColumns):
+    """The depthwise tiles' arithmetic (`vector-depthwise-int8`) with two adjacent kernel
+    columns a `vpmaddwd`: each int32 lane holds the pixel's inputs at taps kx and kx + 1 as
+    int16 halves (less the input zero point; lanes in the padding loaded as it, so 0), and the
+    weight word the pair (w[ky, kx], w[ky, kx + 1]); an odd last column pairs with 0."""
+
+    taps_per_product = 2
+
+    def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
+        halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
+        word = halves[0] if len(halves) == 1 else self.b.int_or(halves[0], self.b.shift_left(halves[1], 16))
+        return self.b.bitcast(self.b.splat(word, self.vector), VectorType(i16, [2 * self.lanes]))
+
+    def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
+                   stride: int) -> SSAValue:
+        halves = VectorType(i16, [self.lanes])
+        offset = zero_point = self.domain.input_offset
+        if isinstance(offset, SSAValue):
+            offset = self.b.splat(self.b.truncate(offset, i16), halves)
+
+        def levels(at: list[Index], lanes_read: list[bool] | None) -> SSAValue:
+            if lanes_read is not None and not any(lanes_read):  # a tap wholly in the padding
+                return self.b.int_value(0, halves)
+            read = vector_columns.load_vector(self.b, view, at, self.lanes, lanes_read, zero_point, stride)
+            widened = self.b.emit(llvm.SExtOp(read, halves))
+            return widened if isinstance(offset, int) and offset == 0 else self.b.int_sub(widened, offset)
+
+        first = levels(indices[0], loaded[0])
+        other = levels(indices[1], loaded[1]) if len(indices) > 1 else self.b.int_value(0, halves)
+        return interleaved(self.b, first, other)
+
+    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
+        return self.pair_multiply_accumulate(total, pixels, weight)
+
+
+def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:
+    """Two vectors of int16 lanes as one of pairs: (first[0], other[0], first[1], ...)."""
+    lanes = first.type.get_shape()[0]
+    order = DenseArrayBase.from_list(i32, [k // 2 + (k % 2) * lanes for k in range(2 * lanes)])
+    return b.emit(llvm.ShuffleVectorOp(first, other, order, VectorType(i16, [2 * lanes])))
 
 
 def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
