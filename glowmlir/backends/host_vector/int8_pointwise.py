@@ -24,12 +24,12 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector import columns as vector_columns
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD, HostInt8Columns
-from glowmlir.backends.host_vector.layout import tile_vectors
 from glowmlir.dialects import glowll
+from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
+from glowmlir.lowering.vector_layout import tile_vectors
 
 
 def pair_words(centred: np.ndarray, block: int) -> np.ndarray:

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import StringAttr, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.arm_dsp.select_kernels import int8_buffers, mark_narrow_requantization
-from glowmlir.backends.host_vector import layout
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
+from glowmlir.lowering import vector_layout as layout
 from glowmlir.quantization.rescaling import centred_rows
+from glowmlir.transforms.int8_kernel_selection import int8_buffers, mark_narrow_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
