@@ -20,11 +20,9 @@ channel's multiplier and shift in every lane, the fused relu/clip in its clamp).
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.int8_depthwise import PMADDWD, HostInt8Columns
+from glowmlir.backends.host_vector.int8_depthwise import PairColumns
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -47,88 +45,6 @@ def pair_words(centred: np.ndarray, block: int) -> np.ndarray:
 def pair_words_shape(filter_shape, block: int) -> tuple[int, ...]:
     out_c, in_c = filter_shape[:2]
     return out_c // block, -(-in_c // 2), 1, 1, block
-
-
-class PairColumns(HostInt8Columns):
-    """`HostInt8Columns` whose lanes each hold a pixel's two input channels as int16 halves."""
-
-    def centred_pairs(self, levels: SSAValue) -> SSAValue:
-        """Interleaved int8 levels as int16 less the input zero point (one widening, one
-        subtraction for both of a lane's pair)."""
-        pairs = VectorType(i16, [2 * self.lanes])
-        widened = self.b.emit(llvm.SExtOp(levels, pairs))
-        offset = self.domain.input_offset
-        if isinstance(offset, int):
-            return widened if offset == 0 else self.b.int_sub(widened, offset)
-        return self.b.int_sub(widened, self.b.splat(self.b.truncate(offset, i16), pairs))
-
-    def pair(self, src: View, n: Index, channel: Index, column: Index, loaded: list[bool] | None,
-             second: bool = True) -> SSAValue:
-        """The levels of `channel` and (`second`) the next one from `column`, less the input
-        zero point as int16, interleaved: lane i holds (x[channel, i], x[channel + 1, i])."""
-        def levels(c: Index) -> SSAValue:
-            return vector_columns.load_vector(self.b, src, [n, c, 0, column], self.lanes, loaded)
-
-        other = levels(self.b.add(channel, 1)) if second else self.zero_levels()
-        return self.centred_pairs(interleaved(self.b, levels(channel), other))
-
-    def zero_levels(self) -> SSAValue:
-        """Lanes of the input zero point: 0 once centred."""
-        offset = self.domain.input_offset
-        vector = VectorType(i8, [self.lanes])
-        return self.b.int_value(offset, vector) if isinstance(offset, int) else self.b.splat(
-            self.b.truncate(offset, i8), vector)
-
-    def word(self, packed: View, indices: list[Index]) -> SSAValue:
-        """A packed pair of weights in every int32 lane, as int16 halves."""
-        word = self.b.splat(self.b.load(packed, indices), self.vector)
-        return self.b.bitcast(word, VectorType(i16, [2 * self.lanes]))
-
-    def pair_multiply_accumulate(self, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
-        """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane, by `vpmaddwd`."""
-        products = self.b.emit(llvm.CallIntrinsicOp(PMADDWD[self.lanes], [pixels, word], [self.vector]))
-        return self.b.int_add(total, products)
-
-
-class PairedTaps(PairColumns):
-    """The depthwise tiles' arithmetic (`vector-depthwise-int8`) with two adjacent kernel
-    columns a `vpmaddwd`: each int32 lane holds the pixel's inputs at taps kx and kx + 1 as
-    int16 halves (less the input zero point; lanes in the padding loaded as it, so 0), and the
-    weight word the pair (w[ky, kx], w[ky, kx + 1]); an odd last column pairs with 0. Of
-    stride 2 and undilated, the pairs of a row's vector are its 2 x lanes bytes from the
-    first tap's column, as they lie: one load."""
-
-    taps_per_product = 2
-
-    def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
-        halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
-        word = halves[0] if len(halves) == 1 else self.b.int_or(halves[0], self.b.shift_left(halves[1], 16))
-        return self.b.bitcast(self.b.splat(word, self.vector), VectorType(i16, [2 * self.lanes]))
-
-    def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
-                   stride: int) -> SSAValue:
-        zero_point = self.domain.input_offset
-        if (len(indices) == 2 and stride == 2 and self.op.dilations.get_values()[1] == 1
-                and loaded[0] is None and loaded[1] is None):
-            return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
-
-        def levels(at: list[Index], lanes_read: list[bool] | None) -> SSAValue:
-            if lanes_read is not None and not any(lanes_read):  # a tap wholly in the padding
-                return self.zero_levels()
-            return vector_columns.load_vector(self.b, view, at, self.lanes, lanes_read, zero_point, stride)
-
-        other = levels(indices[1], loaded[1]) if len(indices) > 1 else self.zero_levels()
-        return self.centred_pairs(interleaved(self.b, levels(indices[0], loaded[0]), other))
-
-    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
-        return self.pair_multiply_accumulate(total, pixels, weight)
-
-
-def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:
-    """Two vectors as one of pairs: (first[0], other[0], first[1], other[1], ...)."""
-    lanes = first.type.get_shape()[0]
-    order = DenseArrayBase.from_list(i32, [k // 2 + (k % 2) * lanes for k in range(2 * lanes)])
-    return b.emit(llvm.ShuffleVectorOp(first, other, order, VectorType(first.type.element_type, [2 * lanes])))
 
 
 def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
