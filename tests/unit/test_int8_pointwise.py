@@ -1,5 +1,8 @@
 """The int8 1x1 convolution on a host's vector unit, two input channels a `vpmaddwd`
-(`vector-pointwise-int8`: `glowll-select-vector-columns`, `backends/host_vector/int8_pointwise.py`).
+(`vector-pointwise-int8`: `glowll-select-vector-columns`, `backends/host_vector/int8_pointwise.py`),
+and the other ungrouped ones on the column tiles, two kernel columns a `vpmaddwd`
+(`vector-columns-int8`, `backends/host_vector/int8_columns.py`: 3 to 96 channels, kernels 1,
+3, 5 and 3x2 dilated, strides 1 and 2, padding, uneven too).
 
 1x1 convolutions of random levels, weights with and without a zero point, per tensor and per
 channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels that a block
@@ -46,9 +49,9 @@ def case_of(seed: int, name: str, per_channel: bool = False, activation: str | N
     return convolution_case(seed, (x_shape, (out_c, x_shape[1], 1, 1), *ONE_BY_ONE), per_channel, activation)
 
 
-def check(case, mattr: str) -> None:
+def check(case, mattr: str, kernel: str = "vector-pointwise-int8") -> None:
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
-    assert 'microkernel = "vector-pointwise-int8"' in fast.ir["glowll"]
+    assert f'microkernel = "{kernel}"' in fast.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
     assert "-int8" not in generic.ir["glowll"]
     all_match_the_reference([bundle.run(case.inputs)[case.output] for bundle in (fast, generic)], case)
@@ -79,3 +82,23 @@ def test_pointwise_matches_the_int8_reference(name, per_channel):
 ])
 def test_fused_activations_match_the_int8_reference(name, activation, mattr):
     check(case_of(1000 + list(GEOMETRIES).index(name), name, activation=activation), mattr)
+
+
+COLUMNS = {
+    # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group): vector-columns-int8
+    "stem_3_to_8_3x3_stride2": ((1, 3, 24, 40), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "8_to_16_5x5_pad2": ((1, 8, 9, 21), (16, 8, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),
+    "16_to_24_3x3_stride_2_1": ((2, 16, 12, 13), (24, 16, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 1),
+    "24_to_40_3x3_unpadded": ((1, 24, 7, 30), (40, 24, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "40_to_96_1x1_stride2": ((1, 40, 6, 14), (96, 40, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "uneven_pads_dilated": ((1, 5, 12, 19), (6, 5, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 1),
+}
+
+
+@needs_avx2
+@pytest.mark.parametrize("name", list(COLUMNS))
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_columns_match_the_int8_reference(name, per_channel):
+    case = convolution_case(1100 + list(COLUMNS).index(name) + 50 * per_channel, COLUMNS[name], per_channel,
+                            "relu" if name.startswith("stem") else None)
+    check(case, TARGETS[0], "vector-columns-int8")

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import StringAttr, i32
+import numpy as np
+from xdsl.dialects.builtin import StringAttr, i16, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
@@ -56,6 +57,43 @@ class PackInt8Pointwise(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_pairs", pair_words(centred, block), op, rewriter,
                                        stored_as(filter_type, i32, centred=True))
         op.properties["microkernel"] = StringAttr(layout.INT8_POINTWISE)
+        op.properties["filter_shape"] = glow.ints(shape)
+        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
+        erase_if_unused(weight, rewriter)
+        rewriter.notify_op_modified(op)
+
+
+@dataclass
+class PackInt8Columns(RewritePattern):
+    """An int8 NCHW ungrouped convolution that is no 1x1 of `PackInt8Pointwise` (stride 1 or 2
+    along its rows, unpooled, no residual, a constant filter), where masked loads are single
+    instructions: `microkernel = "vector-columns-int8"` (`backends.host_vector.int8_columns`),
+    its filter packed as the float column kernel's (`layout.pack_filter`, blocks of
+    `layout.row_block` output channels) as int16 levels less their zero point."""
+
+    tile: layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+                or glow.is_nhwc(op) or op.group.value.data != 1 or op.residual is not None or op.pool is not None
+                or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
+                or weight.value is None or not layout.takes_columns(op.strides.get_values(), 2)):
+            return
+        shape = glow.shape_of(op.filter)
+        width = glow.shape_of(op.dest)[3]
+        lanes = layout.row_lanes(self.tile.lanes, width)
+        if lanes not in PMADDWD:
+            return
+        filter_type = op.filter.type.element_type
+        centred = centred_rows(array_from_dense(weight.value), filter_type)
+        mark_narrow_requantization(op, centred)
+        block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
+        packed = layout.pack_filter(centred.reshape(shape).astype(np.int16), block)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter,
+                                       stored_as(filter_type, i16, centred=True))
+        op.properties["microkernel"] = StringAttr(layout.INT8_COLUMNS)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
         erase_if_unused(weight, rewriter)

@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Pointwise
+from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense
@@ -167,3 +167,4 @@ class SelectVectorColumns(ModulePass):
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
