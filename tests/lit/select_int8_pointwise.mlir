@@ -6,9 +6,11 @@
 // channels (low half channel 2c, high half 2c + 1; the odd third channel pairs with 0) in
 // one block of both output channels: [O / 2, ceil(C / 2), 1, 1, 2] =
 // [[(3 << 16) | 2, (1 << 16) | 0], [4, 2]]; the packed type's offset is 0. The 6x6 plane's
-// 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one keeps
-// the generic kernel (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
-// Without masked loads (SSE) the 1x1 keeps the generic int8 kernel too.
+// 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one takes
+// vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both channels), its
+// filter packed [O / 2, C, KH, KW, 2] as int16 levels less the zero point (the printout elides them)
+// (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
+// Without masked loads (SSE) both keep the generic int8 kernel.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -23,8 +25,8 @@ glowll.function @net {
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}196610, 65536{{\]\]\]}}, {{\[\[\[}}4, 2{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-pointwise-int8", filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
-// CHECK:      glowll.convolution %y2, %x, %w2, %b
-// CHECK-NOT:  microkernel
+// CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = "vector-columns-int8", filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
 // SSE-NOT:   microkernel
