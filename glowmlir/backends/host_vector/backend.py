@@ -2,7 +2,9 @@
 of output columns ("vector-columns"), of whole planes ("vector-planes"), of output channels
 ("vector-channels") and of a depthwise convolution's rows ("vector-depthwise"), all emitted
 by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
-"vector-planes-int8", `int8_depthwise`). `glowll-select-vector-columns` picks them."""
+"vector-planes-int8", `int8_depthwise`); int8 ungrouped ones, two int16 products a lane
+("vector-pointwise-int8" for 1x1s, `int8_pointwise`; "vector-columns-int8", `int8_columns`).
+`glowll-select-vector-columns` picks them."""
 
 from __future__ import annotations
 
