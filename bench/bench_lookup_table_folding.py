@@ -174,6 +174,10 @@ def main(argv: list[str] | None = None) -> None:
             rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
             for group in CONVOLUTION_GROUPS:
                 rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
+            float_convolutions = convolutions[0]
+            for group in CONVOLUTION_GROUPS:  # the int8 kernels against the float ones, layer class by class
+                rows[f"host {group} convolutions, int8 / float"] = ["", *(
+                    f"{times[group] / float_convolutions[group]:.2f}" for times in convolutions[1:])] + ["", ""]
 
             # accuracy of the logits
             logits = {"float": glowmlir.compile(logits_path)}

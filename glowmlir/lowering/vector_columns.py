@@ -129,6 +129,21 @@ class ColumnArithmetic(abc.ABC):
         """A weight broadcast over the lanes."""
         return self.b.splat(self.domain.weight(packed, indices), self.vector)
 
+    taps_per_product = 1
+    """Adjacent kernel columns one `multiply_accumulate` takes (the depthwise tiles': 2 where
+    each lane holds two int16 products, `int8_pointwise.PairedTaps`)."""
+
+    def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
+        """The weights of `taps_per_product` adjacent taps (fewer at the filter's last column),
+        as `multiply_accumulate` takes them."""
+        return self.weight(packed, indices[0])
+
+    def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
+                   stride: int) -> SSAValue:
+        """The input vectors of adjacent taps (`input`'s, each with its lanes `loaded`), as
+        `multiply_accumulate` takes them."""
+        return self.input(view, indices[0], loaded[0], stride)
+
     def start(self, bias: View, channel: Index) -> SSAValue:
         """The bias of an output channel in every lane."""
         return self.b.splat(self.domain.bias(bias, channel), self.vector)
@@ -186,12 +201,13 @@ def tile_starts(columns: ColumnArithmetic, bias: View, channels: list[Index], ve
 
 
 def accumulate_tap(columns: ColumnArithmetic, sums: list[SSAValue], packed: View, weight_at: list[Index],
-                   inputs: list[tuple[int, SSAValue]]) -> None:
+                   inputs: list[tuple[int, SSAValue]], more_taps: tuple[list[Index], ...] = ()) -> None:
     """sums[v * block + j] += inputs' vector v * the tap's weight of channel j of the block
-    (`weight_at`: the packed filter's indices of the tap, less the channel in the block)."""
+    (`weight_at`: the packed filter's indices of the tap, less the channel in the block;
+    `more_taps`: those of the adjacent taps one product takes too, `taps_per_product`)."""
     block = packed.shape[-1]
     for j in range(block):
-        weight = columns.weight(packed, [*weight_at, j])
+        weight = columns.taps_weight(packed, [[*at, j] for at in (weight_at, *more_taps)])
         for v, pixels in inputs:
             sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels, weight)
 
@@ -236,15 +252,19 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
 
         def taps(sums: list[SSAValue], channel: Index, c: Index, in_y: Index, ky: Index) -> list[SSAValue]:
-            for kx in range(k_w):
+            for first in range(0, k_w, columns.taps_per_product):
+                group = range(first, min(first + columns.taps_per_product, k_w))
                 inputs = []
                 for v in range(vectors):
-                    column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
-                    loaded = edge_lanes(column, counts[v], lanes, sx, in_w) if edge else None
-                    if loaded is not None and not any(loaded):
+                    at_columns = [b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx) for kx in group]
+                    loaded = [edge_lanes(column, counts[v], lanes, sx, in_w) if edge else None
+                              for column in at_columns]
+                    if all(lanes_read is not None and not any(lanes_read) for lanes_read in loaded):
                         continue
-                    inputs.append((v, columns.input(src, [n, channel, in_y, column], loaded, sx)))
-                accumulate_tap(columns, sums, packed, [o_block, c, ky, kx], inputs)
+                    inputs.append((v, columns.taps_input(src, [[n, channel, in_y, column] for column in at_columns],
+                                                         loaded, sx)))
+                accumulate_tap(columns, sums, packed, [o_block, c, ky, first], inputs,
+                               tuple([o_block, c, ky, kx] for kx in group[1:]))
             return sums
 
         starts = tile_starts(columns, bias, channels, vectors, residual and (

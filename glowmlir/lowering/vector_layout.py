@@ -43,6 +43,13 @@ INT8_PLANES = "vector-planes-int8"
 each channel's plane one tile of vectors of its pixels (the vector-planes kernel's, on
 int32 lanes: `backends.host_vector.int8_depthwise`)."""
 
+INT8_COLUMNS = "vector-columns-int8"
+"""The int8 microkernel of ungrouped convolutions on a host: the float column kernel's
+tiles, two kernel columns a `vpmaddwd` (`backends.host_vector.int8_columns`)."""
+INT8_POINTWISE = "vector-pointwise-int8"
+"""The int8 microkernel of 1x1 convolutions on a host: vectors of a plane's pixels, two
+input channels a `vpmaddwd` (`backends.host_vector.int8_pointwise`)."""
+
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
 

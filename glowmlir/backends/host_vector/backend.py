@@ -2,14 +2,18 @@
 of output columns ("vector-columns"), of whole planes ("vector-planes"), of output channels
 ("vector-channels") and of a depthwise convolution's rows ("vector-depthwise"), all emitted
 by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
-"vector-planes-int8", `int8_depthwise`). `glowll-select-vector-columns` picks them."""
+"vector-planes-int8", `int8_depthwise`); int8 ungrouped ones, two int16 products a lane
+("vector-pointwise-int8" for 1x1s, `int8_pointwise`; "vector-columns-int8", `int8_columns`).
+`glowll-select-vector-columns` picks them."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i32
+from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.dialects import glow
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
 from glowmlir.lowering.vector_layout import verify_column_filter
 
@@ -22,6 +26,24 @@ def runs_on_planes(conv, tile) -> bool:
     height, width = glow.shape_of(conv.result)[2:]
     return layout.prefers_planes(glow.shape_of(conv.filter), conv.strides.get_values(), conv.pads.get_values(),
                                  conv.dilations.get_values(), conv.group.value.data, height, width, tile)
+
+
+def verify_pair_words(op) -> None:
+    """A 1x1 convolution's filter as int32 words of two input channels' weights
+    (`int8_pointwise.pair_words`)."""
+    from glowmlir.backends.host_vector.int8_pointwise import pair_words_shape
+
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    if op.filter_shape is None or op.vector_tile is None:
+        raise VerifyException(f"{op.name}: vector-pointwise-int8 needs its filter_shape and vector_tile")
+    block = glow.shape_of(op.filter)[-1]
+    filter_shape = op.filter_shape.get_values()
+    if (op.group.value.data != 1 or filter_shape[2:] != (1, 1) or filter_shape[0] % block
+            or storage_type(op.filter.type.element_type) != i32
+            or glow.shape_of(op.filter) != pair_words_shape(filter_shape, block)):
+        raise VerifyException(f"{op.name}: vector-pointwise-int8 takes an ungrouped 1x1 convolution, its filter "
+                              f"int32 words {list(pair_words_shape(filter_shape, block))}")
 
 
 def _float(name: str) -> Microkernel:
@@ -50,5 +72,9 @@ PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select
 
 BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
+    Microkernel(layout.INT8_COLUMNS, "glowmlir.backends.host_vector.int8_columns", ops=("glowll.convolution",),
+                tiled=True, verify=verify_column_filter),
+    Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
+                tiled=True, verify=verify_pair_words),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes)

@@ -71,7 +71,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     storage = dest.element_type
 
     with b.loops([n_size, channels]) as (n, c):
-        weights = [[columns.weight(packed, [c, 0, ky, kx, 0]) for kx in range(k_w)] for ky in range(k_h)]
+        taps = [list(range(kx, min(kx + columns.taps_per_product, k_w)))
+                for kx in range(0, k_w, columns.taps_per_product)]  # kernel columns one product takes
+        weights = [[columns.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
+                   for ky in range(k_h)]
         start = columns.start(bias, c)
 
         def tile(y0: Index, count_y: int, x0: Index, count_v: int, row_edge: bool, column_edge: bool) -> None:
@@ -85,16 +88,18 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             for i, covered in inputs_read(count_y, k_h, sy, dy):  # the tile's input rows
                 if row_edge and not 0 <= top + i < in_h:
                     continue
-                for kx in range(k_w):
+                for g, group in enumerate(taps):
                     for v in range(count_v):
-                        column = b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx)
-                        loaded = edge_lanes(column, counts[v], lanes, sx, in_w) if column_edge else None
-                        if loaded is not None and not any(loaded):
+                        at_columns = [b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx) for kx in group]
+                        loaded = [edge_lanes(column, counts[v], lanes, sx, in_w) if column_edge else None
+                                  for column in at_columns]
+                        if all(lanes_read is not None and not any(lanes_read) for lanes_read in loaded):
                             continue
-                        pixels = columns.input(src, [n, c, b.add(top, i), column], loaded, sx)
+                        pixels = columns.taps_input(src, [[n, c, b.add(top, i), column] for column in at_columns],
+                                                    loaded, sx)
                         for r, ky in covered:
                             at = r * count_v + v
-                            sums[at] = columns.multiply_accumulate(sums[at], pixels, weights[ky][kx])
+                            sums[at] = columns.multiply_accumulate(sums[at], pixels, weights[ky][g])
             joined = columns.widest_output // lanes if count_v == 1 and width == lanes == dest.strides[2] else 1
             while joined > 1 and count_y % joined:
                 joined //= 2

@@ -3,20 +3,23 @@
 The float depthwise kernel's tiles (`vector_depthwise`: rows x vectors of one channel's
 output columns, every accumulator a vector register, each input row the tile reads loaded
 once per kernel column and multiplied into every row of the tile whose window covers it) on
-int32 lanes (`HostInt8Columns`): an input vector is `lanes` int8 levels sign-extended (one
-`vpmovsxbd`), less the input zero point, the lanes in the padding or past the row's end
-loaded as the zero point (a masked load), so they add 0 (the tiles skip the input rows and
-vectors wholly outside the input). The weights are int16 with their zero point subtracted at compile time
-(`transforms.int8_kernel_selection.centred_type`), zero-extended into the lanes once a channel. Both
-factors fit 16 bits, so they are multiplied by `vpmaddwd` (AVX2, AVX-512BW: one uop, where
-`vpmulld` takes two and twice the latency; with AVX-512 VNNI LLVM fuses the add into
-`vpdpwssd`): the weight's high half 0, the input's high half is multiplied by 0. The sums
-are the generic kernel's modulo 2^32 (int32, the same products), and the output step is
-`lowering.requantization.LaneRequantization`'s: the channel's multiplier and shift in every lane, the fused
-relu/clip in its clamp.
+int32 lanes, two adjacent kernel columns a product (`PairedTaps`): the input vectors of taps
+kx and kx + 1 (`lanes` int8 levels each, the lanes in the padding or past the row's end
+loaded as the zero point by a masked load) are interleaved, sign-extended to int16 and less
+the input zero point, so each int32 lane holds its output's pair of inputs as two int16
+halves (of stride 2 and undilated, the pairs are the row's 2 x lanes bytes as they lie: one
+load). The weights are int16 with their zero point subtracted at compile time
+(`transforms.int8_kernel_selection.centred_type`), a channel's pairs (w[ky, kx], w[ky, kx + 1])
+made int32 words once a channel (an odd last column pairs with 0). `vpmaddwd` (AVX2,
+AVX-512BW) multiplies both halves and sums them: two products a lane an instruction. Both
+factors lie in [-255, 255], so the sums are the generic kernel's modulo 2^32 (int32, the same
+products), and the output step is `lowering.requantization.LaneRequantization`'s: the
+channel's multiplier and shift in every lane, the fused relu/clip in its clamp. The tiles skip
+the input rows and pairs of taps wholly outside the input.
 
 A "same"-padded depthwise convolution of small planes (`microkernel = "vector-planes-int8"`,
-`column_layout.int8_plane_vectors`) runs the same arithmetic on the vector-planes kernel's
+`column_layout.int8_plane_vectors`) runs one tap a product (`HostInt8Columns`: each lane one
+sign-extended level, the weight's high half 0) on the vector-planes kernel's
 tiles, each channel's whole plane one tile of vectors of its pixels: the lanes whose tap
 falls in the padding masked at run time, the masks the same for every channel. Every tap is
 loaded there, so the selection pass folds `-x_offset * sum w` into the bias
@@ -27,7 +30,7 @@ loaded as the zero point (where the folded bias would not fit int32, as on the t
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, i16, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
@@ -74,10 +77,92 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         return LaneRequantization(self.b, self.domain, total.type, multiplier, shift).output(total, storage)
 
 
+class PairColumns(HostInt8Columns):
+    """`HostInt8Columns` whose lanes each hold a pixel's two input channels as int16 halves."""
+
+    def centred_pairs(self, levels: SSAValue) -> SSAValue:
+        """Interleaved int8 levels as int16 less the input zero point (one widening, one
+        subtraction for both of a lane's pair)."""
+        pairs = VectorType(i16, [2 * self.lanes])
+        widened = self.b.emit(llvm.SExtOp(levels, pairs))
+        offset = self.domain.input_offset
+        if isinstance(offset, int):
+            return widened if offset == 0 else self.b.int_sub(widened, offset)
+        return self.b.int_sub(widened, self.b.splat(self.b.truncate(offset, i16), pairs))
+
+    def pair(self, src: View, n: Index, channel: Index, column: Index, loaded: list[bool] | None,
+             second: bool = True) -> SSAValue:
+        """The levels of `channel` and (`second`) the next one from `column`, less the input
+        zero point as int16, interleaved: lane i holds (x[channel, i], x[channel + 1, i])."""
+        def levels(c: Index) -> SSAValue:
+            return vector_columns.load_vector(self.b, src, [n, c, 0, column], self.lanes, loaded)
+
+        other = levels(self.b.add(channel, 1)) if second else self.zero_levels()
+        return self.centred_pairs(interleaved(self.b, levels(channel), other))
+
+    def zero_levels(self) -> SSAValue:
+        """Lanes of the input zero point: 0 once centred."""
+        offset = self.domain.input_offset
+        vector = VectorType(i8, [self.lanes])
+        return self.b.int_value(offset, vector) if isinstance(offset, int) else self.b.splat(
+            self.b.truncate(offset, i8), vector)
+
+    def word(self, packed: View, indices: list[Index]) -> SSAValue:
+        """A packed pair of weights in every int32 lane, as int16 halves."""
+        word = self.b.splat(self.b.load(packed, indices), self.vector)
+        return self.b.bitcast(word, VectorType(i16, [2 * self.lanes]))
+
+    def pair_multiply_accumulate(self, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
+        """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane, by `vpmaddwd`."""
+        products = self.b.emit(llvm.CallIntrinsicOp(PMADDWD[self.lanes], [pixels, word], [self.vector]))
+        return self.b.int_add(total, products)
+
+
+class PairedTaps(PairColumns):
+    """The depthwise tiles' arithmetic (`vector-depthwise-int8`) with two adjacent kernel
+    columns a `vpmaddwd`: each int32 lane holds the pixel's inputs at taps kx and kx + 1 as
+    int16 halves (less the input zero point; lanes in the padding loaded as it, so 0), and the
+    weight word the pair (w[ky, kx], w[ky, kx + 1]); an odd last column pairs with 0. Of
+    stride 2 and undilated, the pairs of a row's vector are its 2 x lanes bytes from the
+    first tap's column, as they lie: one load."""
+
+    taps_per_product = 2
+
+    def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
+        halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
+        word = halves[0] if len(halves) == 1 else self.b.int_or(halves[0], self.b.shift_left(halves[1], 16))
+        return self.b.bitcast(self.b.splat(word, self.vector), VectorType(i16, [2 * self.lanes]))
+
+    def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
+                   stride: int) -> SSAValue:
+        zero_point = self.domain.input_offset
+        if (len(indices) == 2 and stride == 2 and self.op.dilations.get_values()[1] == 1
+                and loaded[0] is None and loaded[1] is None):
+            return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
+
+        def levels(at: list[Index], lanes_read: list[bool] | None) -> SSAValue:
+            if lanes_read is not None and not any(lanes_read):  # a tap wholly in the padding
+                return self.zero_levels()
+            return vector_columns.load_vector(self.b, view, at, self.lanes, lanes_read, zero_point, stride)
+
+        other = levels(indices[1], loaded[1]) if len(indices) > 1 else self.zero_levels()
+        return self.centred_pairs(interleaved(self.b, levels(indices[0], loaded[0]), other))
+
+    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
+        return self.pair_multiply_accumulate(total, pixels, weight)
+
+
+def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:
+    """Two vectors as one of pairs: (first[0], other[0], first[1], other[1], ...)."""
+    lanes = first.type.get_shape()[0]
+    order = DenseArrayBase.from_list(i32, [k // 2 + (k % 2) * lanes for k in range(2 * lanes)])
+    return b.emit(llvm.ShuffleVectorOp(first, other, order, VectorType(first.type.element_type, [2 * lanes])))
+
+
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """On the depthwise tiles, or (`vector-planes-int8`) each channel's plane as one tile of
     the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
-    else:
-        vector_depthwise.emit_convolution(b, domain, op, view, HostInt8Columns)
+    else:  # two kernel columns a vpmaddwd
+        vector_depthwise.emit_convolution(b, domain, op, view, PairedTaps)

@@ -20,7 +20,10 @@ Where masked loads are single instructions (AVX, AVX-512), an int8 depthwise con
 (unpooled, no residual, stride 1 or 2 along its rows) gets `microkernel =
 "vector-depthwise-int8"`: the float depthwise tile on int32 lanes (`backends.host_vector.int8_depthwise`),
 its filter int16 less its zero point; a "same"-padded one of a small plane
-`"vector-planes-int8"`, each plane one tile.
+`"vector-planes-int8"`, each plane one tile. There too, an int8 ungrouped convolution that
+no instruction set's kernel took (AVX-512 VNNI's run first) gets `"vector-pointwise-int8"`
+if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
+`"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction
@@ -166,3 +170,5 @@ class SelectVectorColumns(ModulePass):
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,88 @@
+"""The int8 1x1 convolution on a host's vector unit, two input channels a product
+(`microkernel = "vector-pointwise-int8"`).
+
+An unpooled, unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
+(`vector_columns.one_row_per_channel`): a tile is `vectors` x `lanes` adjacent pixels of a
+block of output channels, every accumulator a vector of int32 lanes. Over the input channels
+*in pairs*, a tile loads each channel's vector of int8 levels once, interleaves the two,
+sign-extends them to int16 and subtracts the input zero point: each int32 lane holds the pair
+(x[c], x[c + 1]) of its pixel as two int16 halves. The filter is packed as int32 words
+(`pair_words`), each the pair (w[o, c], w[o, c + 1]) of levels less their zero point, so one
+`vpmaddwd` (`int8_depthwise.PMADDWD`, AVX2 / AVX-512BW / SSE2) of the pixels and the
+broadcast word is both products of the pair summed, per lane, and its add the accumulation:
+twice the products of `vector-depthwise-int8`'s `vpmaddwd`, whose weight's high half is 0.
+An odd last channel is a pair whose second weight is 0 (its input's second half is the sign
+of the first). Both factors lie in [-255, 255], so the pair sum fits int32 exactly; the sums
+are the generic kernel's modulo 2^32, and the output step is `HostInt8Columns`'s (the
+channel's multiplier and shift in every lane, the fused relu/clip in its clamp).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.host_vector.int8_depthwise import PairColumns
+from glowmlir.dialects import glowll
+from glowmlir.lowering import vector_columns
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
+from glowmlir.lowering.vector_layout import tile_vectors
+
+
+def pair_words(centred: np.ndarray, block: int) -> np.ndarray:
+    """A 1x1 filter's levels less their zero point, [O, C] (|w| < 2^15), as int32 words
+    [O / block, ceil(C / 2), 1, 1, block]: word (o, c) holds w[o, 2c] in its low half and
+    w[o, 2c + 1] (0 past the last channel) in its high half."""
+    out_c, in_c = centred.shape
+    padded = np.zeros((out_c, in_c + in_c % 2), np.int64)
+    padded[:, :in_c] = centred
+    low, high = padded[:, 0::2] & 0xFFFF, padded[:, 1::2] & 0xFFFF
+    words = ((high << 16) | low).astype(np.uint32).view(np.int32)
+    return np.ascontiguousarray(words.reshape(out_c // block, block, -1).transpose(0, 2, 1))[:, :, None, None, :]
+
+
+def pair_words_shape(filter_shape, block: int) -> tuple[int, ...]:
+    out_c, in_c = filter_shape[:2]
+    return out_c // block, -(-in_c // 2), 1, 1, block
+
+
+def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+                   bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
+                   accumulators: None = None, residual: View | None = None) -> None:
+    """The pixels [0, width) of the output channels `channels` (one block) into `outputs`
+    (`loop_skeletons.convolution_rows`' contract, each channel's pixels one row), in tiles
+    of vectors of pixels, the input channels two at a time."""
+    columns = PairColumns(b, domain, op)
+    lanes, block, in_c = columns.lanes, len(channels), src.shape[1]
+    o_block = b.div(channels[0], block) if block > 1 else channels[0]
+
+    def tile(x0: Index, vectors: int, edge: bool = False) -> None:
+        counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
+        stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
+
+        def step(sums: list[SSAValue], pair: Index, second: bool) -> list[SSAValue]:
+            channel = b.mul(pair, 2)
+            inputs = [columns.pair(src, n, channel, b.add(x0, v * lanes), stored[v], second) for v in range(vectors)]
+            for j in range(block):
+                word = columns.word(packed, [o_block, pair, 0, 0, j])
+                for v, pixels in enumerate(inputs):
+                    sums[v * block + j] = columns.pair_multiply_accumulate(sums[v * block + j], pixels, word)
+            return sums
+
+        starts = vector_columns.tile_starts(columns, bias, channels, vectors, None)
+        with b.loop(0, in_c // 2, carried=starts) as c:
+            c.next(*step(list(c.carried), c.index, True))
+        sums = step(list(c.results), in_c // 2, False) if in_c % 2 else list(c.results)
+        vector_columns.store_tile(b, columns, channels, sums,
+                                  lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
+
+    vector_columns.row_vectors(b, width, lanes, tile_vectors(block, columns.accumulators), (0, width), tile)
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """Each block of output channels over runs of pixels (`vector_columns.one_row_per_channel`)."""
+    block = view(op.filter).shape[4]
+    lanes, accumulators = op.vector_tile.get_values()[:2]
+    vector_columns.one_row_per_channel(b, domain, op, view, pointwise_rows, block,
+                                       tile_vectors(block, accumulators) * lanes)

@@ -1,0 +1,100 @@
+"""The selection of int8 1x1 convolutions for `vector-pointwise-int8` (a pattern of
+`glowll-select-vector-columns`).
+
+Where masked loads are single instructions (AVX, AVX-512: the x86 vector units, whose
+`vpmaddwd` the kernel uses), an int8 NCHW ungrouped 1x1 convolution of stride 1, unpadded,
+unpooled, without a residual and with a constant filter, that no instruction set's kernel
+took (AVX-512 VNNI's `x86-vnni` runs first), gets `microkernel = "vector-pointwise-int8"`
+(`backends.host_vector.int8_pointwise`): its filter the levels less their zero point packed
+as int32 words of two input channels (`int8_pointwise.pair_words`) in blocks of
+`layout.channel_block` output channels, `vector_tile = array<i64: lanes, accumulators>`
+(the lanes that take the fewest vectors for the plane's pixels, `layout.row_lanes`), and
+`filter_shape` its OIHW shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr, i16, i32
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
+from glowmlir.backends.host_vector.int8_pointwise import pair_words
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import is_quantized_instruction, stored_as
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.lowering import vector_layout as layout
+from glowmlir.quantization.rescaling import centred_rows
+from glowmlir.transforms.int8_kernel_selection import int8_buffers, mark_narrow_requantization
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+
+@dataclass
+class PackInt8Pointwise(RewritePattern):
+    tile: layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+                or glow.is_nhwc(op) or op.group.value.data != 1 or op.residual is not None
+                or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
+                or weight.value is None
+                or not layout.channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(),
+                                                 op.pads.get_values(), op.pool is not None)):
+            return
+        shape = glow.shape_of(op.filter)
+        height, width = glow.shape_of(op.dest)[2:]
+        lanes = layout.row_lanes(self.tile.lanes, height * width)
+        if lanes not in PMADDWD:
+            return
+        filter_type = op.filter.type.element_type
+        centred = centred_rows(array_from_dense(weight.value), filter_type)
+        mark_narrow_requantization(op, centred)
+        block = layout.channel_block(shape[0], 1)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_pairs", pair_words(centred, block), op, rewriter,
+                                       stored_as(filter_type, i32, centred=True))
+        op.properties["microkernel"] = StringAttr(layout.INT8_POINTWISE)
+        op.properties["filter_shape"] = glow.ints(shape)
+        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
+        erase_if_unused(weight, rewriter)
+        rewriter.notify_op_modified(op)
+
+
+@dataclass
+class PackInt8Columns(RewritePattern):
+    """An int8 NCHW ungrouped convolution that is no 1x1 of `PackInt8Pointwise` (stride 1 or 2
+    along its rows, unpooled, no residual, a constant filter), where masked loads are single
+    instructions: `microkernel = "vector-columns-int8"` (`backends.host_vector.int8_columns`),
+    its filter packed as the float column kernel's (`layout.pack_filter`, blocks of
+    `layout.row_block` output channels) as int16 levels less their zero point."""
+
+    tile: layout.VectorTile
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        weight = op.filter.owner
+        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+                or glow.is_nhwc(op) or op.group.value.data != 1 or op.residual is not None or op.pool is not None
+                or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
+                or weight.value is None or not layout.takes_columns(op.strides.get_values(), 2)):
+            return
+        shape = glow.shape_of(op.filter)
+        width = glow.shape_of(op.dest)[3]
+        lanes = layout.row_lanes(self.tile.lanes, width)
+        if lanes not in PMADDWD:
+            return
+        filter_type = op.filter.type.element_type
+        centred = centred_rows(array_from_dense(weight.value), filter_type)
+        mark_narrow_requantization(op, centred)
+        block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
+        packed = layout.pack_filter(centred.reshape(shape).astype(np.int16), block)
+        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter,
+                                       stored_as(filter_type, i16, centred=True))
+        op.properties["microkernel"] = StringAttr(layout.INT8_COLUMNS)
+        op.properties["filter_shape"] = glow.ints(shape)
+        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
+        erase_if_unused(weight, rewriter)
+        rewriter.notify_op_modified(op)

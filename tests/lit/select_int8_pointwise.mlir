@@ -1,0 +1,34 @@
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16}' | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=12 registers=16}' | filecheck %s --check-prefix=SSE
+// Where masked loads are single instructions (`planes`: AVX, AVX-512), an int8 ungrouped 1x1
+// convolution of stride 1, unpadded, takes vector-pointwise-int8: its filter the levels less
+// the weight zero point -1, [[2, 3, 4], [0, 1, 2]], packed as int32 words of two input
+// channels (low half channel 2c, high half 2c + 1; the odd third channel pairs with 0) in
+// one block of both output channels: [O / 2, ceil(C / 2), 1, 1, 2] =
+// [[(3 << 16) | 2, (1 << 16) | 0], [4, 2]]; the packed type's offset is 0. The 6x6 plane's
+// 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one takes
+// vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both channels), its
+// filter packed [O / 2, C, KH, KW, 2] as int16 levels less the zero point (the printout elides them)
+// (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
+// Without masked loads (SSE) both keep the generic int8 kernel.
+
+glowll.function @net {
+  %x = glowll.placeholder input "x" : memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w = glowll.weight "w" {value = dense<[[[[1]], [[2]], [[3]]], [[[-1]], [[0]], [[1]]]]> : tensor<2x3x1x1xi8>} : memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %b = glowll.weight "b" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %y2 = glowll.placeholder output "y2" : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w2 = glowll.weight "w2" {value = dense<1> : tensor<2x3x3x3xi8>} : memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  glowll.convolution %y2, %x, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+
+// CHECK:      %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}196610, 65536{{\]\]\]}}, {{\[\[\[}}4, 2{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-pointwise-int8", filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
+// CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = "vector-columns-int8", filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
+
+// SSE:       glowll.convolution %y, %x, %w, %b
+// SSE-NOT:   microkernel
+// SSE:       glowll.convolution %y2, %x, %w2, %b
+// SSE-NOT:   microkernel

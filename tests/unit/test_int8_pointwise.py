@@ -1,0 +1,104 @@
+"""The int8 1x1 convolution on a host's vector unit, two input channels a `vpmaddwd`
+(`vector-pointwise-int8`: `glowll-select-vector-columns`, `backends/host_vector/int8_pointwise.py`),
+and the other ungrouped ones on the column tiles, two kernel columns a `vpmaddwd`
+(`vector-columns-int8`, `backends/host_vector/int8_columns.py`: 3 to 96 channels, kernels 1,
+3, 5 and 3x2 dilated, strides 1 and 2, padding, uneven too).
+
+1x1 convolutions of random levels, weights with and without a zero point, per tensor and per
+channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels that a block
+of 4 divides and that it does not, planes wider than a tile and narrower than a vector (the
+squeeze-excitation block's 1x1 on 1x1 spatial), fused relu and clip: each must take the kernel
+on the host's AVX2 (`-mattr=-avx512f`; and without VNNI, `-avx512vnni`, which on an AVX-512 host
+is AVX-512BW) and give, bit for bit, the independent int8 reference's outputs
+(tests/support/int8_reference.py) and the generic int8 kernel's (SSE only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glowmlir.backends.host_vector.int8_pointwise import pair_words
+from glowmlir.target import HOST
+from glowmlir.targets import resolve_target
+from tests.unit.test_quantized_kernels import build, convolution_case
+from tests.unit.test_x86_vnni import all_match_the_reference
+
+needs_avx2 = pytest.mark.skipif(HOST.vector_tile is None or not HOST.vector_tile.masked_loads,
+                                reason="the host has no AVX2")
+
+ONE_BY_ONE = ((1, 1), (0, 0, 0, 0), (1, 1), 1)  # strides, pads, dilations, group
+GEOMETRIES = {
+    # name: (input shape, output channels)
+    "8_to_24_on_24x96": ((1, 8, 24, 96), 24),
+    "24_to_8_on_12x96": ((1, 24, 12, 96), 8),
+    "40_to_96_on_6x48": ((1, 40, 6, 48), 96),
+    "96_to_40_odd_plane": ((2, 96, 5, 7), 40),
+    "16_to_6_narrow": ((1, 16, 3, 3), 6),
+    "odd_13_to_10": ((1, 13, 6, 11), 10),
+    "rgb_3_to_16": ((1, 3, 16, 16), 16),
+    "se_reduce_96_to_24_on_1x1": ((1, 96, 1, 1), 24),
+    "se_expand_8_to_96_on_1x1": ((2, 8, 1, 1), 96),
+}
+TARGETS = ("-avx512f", "-avx512vnni")
+GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, the generic int8 kernel
+
+
+def case_of(seed: int, name: str, per_channel: bool = False, activation: str | None = None):
+    x_shape, out_c = GEOMETRIES[name]
+    return convolution_case(seed, (x_shape, (out_c, x_shape[1], 1, 1), *ONE_BY_ONE), per_channel, activation)
+
+
+def check(case, mattr: str, kernel: str = "vector-pointwise-int8") -> None:
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+    assert f'microkernel = "{kernel}"' in fast.ir["glowll"]
+    generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
+    assert "-int8" not in generic.ir["glowll"]
+    all_match_the_reference([bundle.run(case.inputs)[case.output] for bundle in (fast, generic)], case)
+
+
+def test_pair_words_hold_two_channels_in_int16_halves():
+    centred = np.array([[1, -2, 255, -255, 7], [-1, 0, 3, 4, -5]])
+    words = pair_words(centred, 2)
+    assert words.shape == (1, 3, 1, 1, 2) and words.dtype == np.int32
+    halves = words[0, :, 0, 0, :].astype(np.uint32)
+    low, high = (halves & 0xFFFF).astype(np.uint16).view(np.int16), (halves >> 16).astype(np.uint16).view(np.int16)
+    np.testing.assert_array_equal(low.T, centred[:, 0::2])
+    np.testing.assert_array_equal(high.T[:, :2], centred[:, 1::2])
+    np.testing.assert_array_equal(high.T[:, 2], [0, 0])
+
+
+@needs_avx2
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_pointwise_matches_the_int8_reference(name, per_channel):
+    check(case_of(900 + list(GEOMETRIES).index(name) + 50 * per_channel, name, per_channel), TARGETS[0])
+
+
+@needs_avx2
+@pytest.mark.parametrize("name,activation,mattr", [
+    ("8_to_24_on_24x96", "relu", TARGETS[1]), ("96_to_40_odd_plane", "clip", TARGETS[1]),
+    ("odd_13_to_10", "relu", TARGETS[0]), ("se_expand_8_to_96_on_1x1", "clip", TARGETS[0]),
+])
+def test_fused_activations_match_the_int8_reference(name, activation, mattr):
+    check(case_of(1000 + list(GEOMETRIES).index(name), name, activation=activation), mattr)
+
+
+COLUMNS = {
+    # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group): vector-columns-int8
+    "stem_3_to_8_3x3_stride2": ((1, 3, 24, 40), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "8_to_16_5x5_pad2": ((1, 8, 9, 21), (16, 8, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),
+    "16_to_24_3x3_stride_2_1": ((2, 16, 12, 13), (24, 16, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 1),
+    "24_to_40_3x3_unpadded": ((1, 24, 7, 30), (40, 24, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "40_to_96_1x1_stride2": ((1, 40, 6, 14), (96, 40, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "uneven_pads_dilated": ((1, 5, 12, 19), (6, 5, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 1),
+}
+
+
+@needs_avx2
+@pytest.mark.parametrize("name", list(COLUMNS))
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_columns_match_the_int8_reference(name, per_channel):
+    case = convolution_case(1100 + list(COLUMNS).index(name) + 50 * per_channel, COLUMNS[name], per_channel,
+                            "relu" if name.startswith("stem") else None)
+    check(case, TARGETS[0], "vector-columns-int8")
