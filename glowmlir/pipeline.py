@@ -64,6 +64,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+    from glowmlir.transforms.convolve_interleaved_rows import ConvolveInterleavedRows
     from glowmlir.transforms.fold_lookup_tables import FoldLookupTables
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
@@ -94,6 +95,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
         passes.append(SubsampleStridedPointwise())
     if kernel_library is not None:
         passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
+    # A convolution of the transposed NHWC input (TFLite's) reads the input in place.
+    passes.append(ConvolveInterleavedRows())
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
