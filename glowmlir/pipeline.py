@@ -60,7 +60,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     unfused, and float 1x1 convolutions of stride over 1 read a subsampled input
     (`glow-subsample-strided-pointwise`). An int16-widened average fuses into its convolution
     on a core without a vector unit at -O3 only, not in a size-first build nor on a host
-    (`FuseConvPool.widened_averages`)."""
+    (`FuseConvPool.widened_averages`). Last, a convolution of a transposed NHWC tensor (a
+    TFLite model's input) reads it in place (`glow-convolve-interleaved-rows`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
