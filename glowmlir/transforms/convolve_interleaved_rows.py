@@ -9,7 +9,9 @@ convolution with an undilated row (KW taps, stride s, pads l and r, one group) o
 channels is then the one-channel convolution over those rows with KW*C taps (filter [O, 1,
 KH, KW*C], the OHWI filter's rows), stride s*C and pads l*C and r*C: the same products in
 each output's sum, so the same (exact, integer) result, and the transpose's copy goes
-(reshapes are views). Transposes that feed anything else stay.
+(reshapes are views). Transposes that feed anything else stay, and so do those of float
+convolutions (their sums would be reassociated, and their host kernels are not measured on
+the longer rows).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
-from glowmlir.dialects import glow
+from glowmlir.dialects import glow, quant
 from glowmlir.transforms.constants import constant_value, names_in, typed_constant
 from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBuilder
 
@@ -33,7 +35,8 @@ def interleaved_rows(builder: DecompositionBuilder, op: glow.ConvolutionOp) -> S
     transpose of, or None to keep `op`."""
     transpose = op.input.owner
     if (not isinstance(transpose, glow.TransposeOp) or tuple(transpose.perm.get_values()) != glow.NHWC_TO_NCHW
-            or glow.is_nhwc(op) or op.group.value.data != 1 or op.dilations.get_values()[1] != 1):
+            or glow.is_nhwc(op) or op.group.value.data != 1 or op.dilations.get_values()[1] != 1
+            or not quant.is_quantized(op.input.type)):
         return None
     filter_ = constant_value(op.filter)
     if filter_ is None or not isinstance(op.filter.owner, glow.ConstantOp):
