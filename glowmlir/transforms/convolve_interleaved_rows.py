@@ -1,5 +1,5 @@
-"""`glow-convolve-interleaved-rows`: a convolution of an NHWC tensor transposed to NCHW reads
-the NHWC tensor in place, as one channel whose rows interleave the channels.
+"""`glow-convolve-interleaved-rows`: a convolution of an NHWC input transposed to NCHW reads
+the input in place, as one channel whose rows interleave the channels.
 
 TFLite graphs are NHWC; the importer transposes their input to the NCHW our kernels read,
 a copy of the whole input before the first layer (visual wake words: 27,648 B and ~58k
@@ -10,8 +10,9 @@ channels is then the one-channel convolution over those rows with KW*C taps (fil
 KH, KW*C], the OHWI filter's rows), stride s*C and pads l*C and r*C: the same products in
 each output's sum, so the same (exact, integer) result, and the transpose's copy goes
 (reshapes are views). Transposes that feed anything else stay, and so do those of float
-convolutions (their sums would be reassociated, and their host kernels are not measured on
-the longer rows).
+convolutions (their sums would be reassociated) and of tensors other than the graph's inputs
+(a library's NHWC activation into one of our convolutions: hundreds of channels, rows of
+hundreds of taps, which no kernel here is measured on).
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from glowmlir.transforms.decompose_builder import DecomposeOps, DecompositionBui
 
 
 def interleaved_rows(builder: DecompositionBuilder, op: glow.ConvolutionOp) -> SSAValue | None:
-    """The one-channel convolution over the rows of the NHWC tensor `op`'s input is a
+    """The one-channel convolution over the rows of the NHWC graph input `op`'s input is a
     transpose of, or None to keep `op`."""
     transpose = op.input.owner
     if (not isinstance(transpose, glow.TransposeOp) or tuple(transpose.perm.get_values()) != glow.NHWC_TO_NCHW
+            or not isinstance(transpose.input.owner, glow.PlaceholderOp)
             or glow.is_nhwc(op) or op.group.value.data != 1 or op.dilations.get_values()[1] != 1
             or not quant.is_quantized(op.input.type)):
         return None
@@ -57,8 +59,8 @@ def interleaved_rows(builder: DecompositionBuilder, op: glow.ConvolutionOp) -> S
 
 @dataclass(frozen=True)
 class ConvolveInterleavedRows(ModulePass):
-    """Rewrites convolutions of NHWC tensors transposed to NCHW as one-channel convolutions
-    over the NHWC rows (see module doc)."""
+    """Rewrites convolutions of NHWC graph inputs transposed to NCHW as one-channel
+    convolutions over the NHWC rows (see module doc)."""
 
     name = "glow-convolve-interleaved-rows"
 

@@ -2,7 +2,8 @@
 // A convolution of an NHWC input transposed to NCHW reads the input in place: a reshape
 // (a view) to one channel whose rows interleave the 2 channels, a filter [O, 1, KH, KW*C]
 // (the OHWI filter's rows), the row's stride and pads times C; the transpose goes. A grouped
-// convolution of a transposed input keeps its transpose, and so does a float one.
+// convolution of a transposed input keeps its transpose, and so do a float one and one of a
+// tensor that is not a graph input.
 
 glow.function @net {
   %x = glow.placeholder "x" : tensor<1x5x5x2x!quant.uniform<i8:f32, 1.0e-01:-3>>
@@ -17,6 +18,10 @@ glow.function @net {
   %gb = glow.constant "gb" {value = dense<0> : tensor<2xi32>} : tensor<2x!quant.uniform<i32:f32, 2.0e-03:0>>
   %d = glow.convolution %u, %g, %gb {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:-3>>, tensor<2x1x2x2x!quant.uniform<i8:f32, 2.0e-02:0>>, tensor<2x!quant.uniform<i32:f32, 2.0e-03:0>>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 5.0e-02:0>>
   glow.save %d as "grouped" : tensor<1x2x4x4x!quant.uniform<i8:f32, 5.0e-02:0>>
+  %a = glow.relu %x : (tensor<1x5x5x2x!quant.uniform<i8:f32, 1.0e-01:-3>>) -> tensor<1x5x5x2x!quant.uniform<i8:f32, 1.0e-01:-3>>
+  %at = glow.transpose %a {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x5x5x2x!quant.uniform<i8:f32, 1.0e-01:-3>>) -> tensor<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:-3>>
+  %ac = glow.convolution %at, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:-3>>, tensor<1x2x2x2x!quant.uniform<i8:f32, 2.0e-02:0>>, tensor<1x!quant.uniform<i32:f32, 2.0e-03:0>>) -> tensor<1x1x4x4x!quant.uniform<i8:f32, 5.0e-02:0>>
+  glow.save %ac as "inner" : tensor<1x1x4x4x!quant.uniform<i8:f32, 5.0e-02:0>>
   %f = glow.placeholder "f" : tensor<1x5x5x2xf32>
   %ft = glow.transpose %f {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xf32>
   %fw = glow.constant "fw" elided : tensor<1x2x2x2xf32>
@@ -32,5 +37,7 @@ glow.function @net {
 // CHECK-NEXT: glow.save %[[C]] as "y"
 // CHECK:      %[[U:.*]] = glow.transpose %z {perm = array<i64: 0, 3, 1, 2>}
 // CHECK:      glow.convolution %[[U]], %g, %gb
+// CHECK:      %[[AT:.*]] = glow.transpose %a {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: glow.convolution %[[AT]], %w, %b
 // CHECK:      %[[FT:.*]] = glow.transpose %f {perm = array<i64: 0, 3, 1, 2>}
 // CHECK:      glow.convolution %[[FT]], %fw, %fb
