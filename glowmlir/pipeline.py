@@ -60,12 +60,10 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
     unfused, and float 1x1 convolutions of stride over 1 read a subsampled input
     (`glow-subsample-strided-pointwise`). An int16-widened average fuses into its convolution
     on a core without a vector unit at -O3 only, not in a size-first build nor on a host
-    (`FuseConvPool.widened_averages`). Last, a convolution of a transposed NHWC tensor (a
-    TFLite model's input) reads it in place (`glow-convolve-interleaved-rows`)."""
+    (`FuseConvPool.widened_averages`)."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from glowmlir.transforms.convolve_interleaved_rows import ConvolveInterleavedRows
     from glowmlir.transforms.fold_lookup_tables import FoldLookupTables
     from glowmlir.transforms.fuse_activations import FuseActivations
     from glowmlir.transforms.fuse_conv_pool import FuseConvPool
@@ -96,8 +94,6 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
         passes.append(SubsampleStridedPointwise())
     if kernel_library is not None:
         passes += [ConvertToNHWC(kernel_library), SinkTransposes()]
-    # A convolution of the transposed NHWC input (TFLite's) reads the input in place.
-    passes.append(ConvolveInterleavedRows())
     return passes + [CommonSubexpressionElimination(), DeadCodeElimination(), ScheduleForMemory()]
 
 
