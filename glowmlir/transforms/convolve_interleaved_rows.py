@@ -2,9 +2,12 @@
 the input in place, as one channel whose rows interleave the channels.
 
 TFLite graphs are NHWC; the importer transposes their input to the NCHW our kernels read,
-a copy of the whole input before the first layer (visual wake words: 27,648 B and ~58k
-instructions on a Cortex-M7). An NHWC tensor [N, H, W, C] is, unchanged in memory, the
-NCHW tensor [N, 1, H, W*C]: row h holds pixel w's channel c at column w*C + c. A
+a copy of the whole input before the first layer (visual wake words: 27,648 B and ~100k
+instructions on a Cortex-M7). The DSP-extension cores without Helium run this pass
+(`backends.arm_dsp.backend.graph_passes`): their kernels take the long strided rows.
+
+An NHWC tensor [N, H, W, C] is, unchanged in memory, the NCHW tensor [N, 1, H, W*C]: row h
+holds pixel w's channel c at column w*C + c. A
 convolution with an undilated row (KW taps, stride s, pads l and r, one group) over the C
 channels is then the one-channel convolution over those rows with KW*C taps (filter [O, 1,
 KH, KW*C], the OHWI filter's rows), stride s*C and pads l*C and r*C: the same products in
