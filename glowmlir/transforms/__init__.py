@@ -34,6 +34,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-fuse-activations": ("transforms.fuse_activations", "FuseActivations"),
     "glow-convert-to-nhwc": ("transforms.layout", "ConvertToNHWC"),
     "glow-sink-transposes": ("transforms.layout", "SinkTransposes"),
+    "glow-convolve-interleaved-rows": ("transforms.convolve_interleaved_rows", "ConvolveInterleavedRows"),
     "glow-fuse-conv-pool": ("transforms.fuse_conv_pool", "FuseConvPool"),
     "glow-fuse-residual-add": ("transforms.fuse_residual_add", "FuseResidualAdd"),
     "glow-subsample-strided-pointwise": ("transforms.subsample_strided_pointwise", "SubsampleStridedPointwise"),

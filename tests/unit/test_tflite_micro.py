@@ -241,3 +241,38 @@ def test_int8_model_on_each_core_family_equals_tflite_micro(board, tmp_path):
         board_output = run_on_board(device, board, inputs).outputs["output"].reshape(expected.shape)
         np.testing.assert_array_equal(board_output, expected)
         np.testing.assert_array_equal(host.run(inputs)["output"].reshape(expected.shape), expected)
+
+
+def visual_wake_words_stem(seed: int = 7) -> tm.Net:
+    """A small VWW-like net (random weights): an NHWC 3-channel image, MobileNetV1's stride-2
+    stem convolution, a depthwise and a pointwise one, the global average, FullyConnected."""
+    net = tm.Net(seed)
+    x = net.input("input", [1, 24, 24, 3])
+    x = net.conv2d(x, 8, 3, 2, "SAME", "RELU")
+    x = net.conv2d(net.depthwise_conv2d(x, 3, 1, "SAME", "RELU"), 16, 1, 1, "VALID", "RELU")
+    net.output(net.softmax(net.fully_connected(net.mean(x, [1, 2]), 2), 1.0, name="output"))
+    return net
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_stem_convolution_reads_the_nhwc_input_in_place(tmp_path):
+    """On the DSP-extension cores (Cortex-M4, M7), the stem convolution reads the NHWC image
+    where the caller put it (one channel of interleaved rows, `glow-convolve-interleaved-rows`):
+    no transpose, no activation buffer of the input's size; the Cortex-M7's outputs (and the
+    host's, which keeps the transpose) equal TFLite Micro's bit for bit."""
+    data = tm.build(visual_wake_words_stem(), quantized=True)
+    path = tmp_path / "vww_stem.tflite"
+    path.write_bytes(data)
+    bundles = {"host": glowmlir.compile(str(path))} | {
+        board: glowmlir.compile(str(path), target=target_for(board)) for board in ("mps2-an386", "mps2-an500")}
+    for board in ("mps2-an386", "mps2-an500"):
+        glowll = bundles[board].ir["glowll"]
+        assert "glowll.transpose" not in glowll
+        assert "tensorview %0 {offset = 0 : i64} : memref<1x24x24x3x!quant.uniform<i8" in glowll
+    micro = MicroRunner(data)
+    for seed in range(2):
+        inputs = tm.random_inputs(data, seed=seed, low=-2.0, high=2.0)
+        expected = micro(inputs)["output"]
+        np.testing.assert_array_equal(bundles["host"].run(inputs)["output"].reshape(expected.shape), expected)
+        board_output = run_on_board(bundles["mps2-an500"], "mps2-an500", inputs).outputs["output"]
+        np.testing.assert_array_equal(board_output.reshape(expected.shape), expected)
