@@ -74,6 +74,7 @@ class CompileOptions:
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     ram_size: int | None = None  # -ram-size: with -use-cmsis, a fused convolution that must stay fused to fit keeps it
+    flash_size: int | None = None  # -flash-size: the packed filters that fit it (backends.arm_dsp.flash_budget)
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False
     tflite_rounding: str = "double"  # -tflite-rounding: requantizations rounded twice (TFLite Micro) or once
@@ -121,6 +122,9 @@ class CompileOptions:
         _expect("ram_size", self.ram_size, int, "a number of bytes", optional=True)
         if self.ram_size is not None and self.ram_size <= 0:
             raise GlowError(f"ram_size={self.ram_size} (-ram-size): expected a positive number of bytes")
+        _expect("flash_size", self.flash_size, int, "a number of bytes", optional=True)
+        if self.flash_size is not None and self.flash_size <= 0:
+            raise GlowError(f"flash_size={self.flash_size} (-flash-size): expected a positive number of bytes")
         if self.tflite_rounding not in TFLITE_ROUNDINGS:
             raise GlowError(f"tflite_rounding={self.tflite_rounding!r} (-tflite-rounding): expected double or single")
         if self.tflite_rounding == "single" and self.kernel_library is not None:
@@ -142,10 +146,11 @@ class CompileOptions:
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    target=None, ram_size=self.ram_size or 0)
+                                    target=None, ram_size=self.ram_size or 0, flash_size=self.flash_size or 0)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0)
+                                target=self.target, ram_size=self.ram_size or 0,
+                                flash_size=self.flash_size or 0)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:

@@ -151,6 +151,10 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         options["ram_size"] = parse_size("ram-size", a.ram_size)
     elif a.board is not None:
         options["ram_size"] = board_preset(a.board).ram
+    if a.flash_size is not None:
+        options["flash_size"] = parse_size("flash-size", a.flash_size)
+    elif a.board is not None:
+        options["flash_size"] = board_preset(a.board).flash
     return compiler.CompileOptions(**options)
 
 
@@ -216,7 +220,9 @@ def compile_command(
     ram_size: Annotated[Optional[str], typer.Option(
         "--ram-size", help="RAM of the target, e.g. 512K (with -use-cmsis: a fused convolution that must stay "
                            "fused to fit keeps our kernel)")] = None,
-    flash_size: Annotated[Optional[str], typer.Option("--flash-size", help="flash of the target, e.g. 2M")] = None,
+    flash_size: Annotated[Optional[str], typer.Option(
+        "--flash-size", help="flash of the target, e.g. 2M (on a DSP core: the fastest packed filters that fit it "
+                             "beside 48 KB of code)")] = None,
     require_fit: Annotated[bool, typer.Option("--require-fit",
                                               help="fail unless the bundle fits (weights in flash)")] = False,
     target: Annotated[Optional[str], typer.Option("--target", help="LLVM triple, e.g. thumbv7em-none-eabihf")] = None,
@@ -268,7 +274,7 @@ def compile_command(
     from glowmlir.graph_dot import check_graphviz, graph_dot, render_graph
     from glowmlir.instrumentation import instrumented
     from glowmlir.memory_plan import check_picture_path
-    from glowmlir.memory_report import board_preset, parse_size, report_table
+    from glowmlir.memory_report import board_preset, report_table
     from glowmlir.memory_report import memory_report as make_report
     from glowmlir.pipeline import ir_dumper
 
@@ -276,7 +282,7 @@ def compile_command(
         board_preset(board)  # fail before compiling
     compile_options = options_of(locals())
     ram = compile_options.ram_size
-    flash = parse_size("flash-size", flash_size) if flash_size is not None else None
+    flash = compile_options.flash_size if flash_size is not None else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
     pipeline = compile_options.pipeline()

@@ -47,11 +47,14 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from glowmlir.backends.arm_dsp.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
+    UNROLLED_PAIRS,
+    WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
     pack_filter,
     packing,
@@ -62,6 +65,7 @@ from glowmlir.backends.arm_dsp.layout import (
 )
 from glowmlir.backends.host_vector import layout as column_layout
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import (
     UniformQuantizedType,
     is_quantized,
@@ -140,18 +144,31 @@ def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     return int8_layer(op) or int16_data(op)
 
 
+@dataclass(frozen=True)
+class FilterPacking:
+    """What `PackConvolutionFilter` would make of a convolution: its microkernel, packed filter
+    and packing kind (`layout.packing`), or Helium's dot products (`im2col`: the filter kept)."""
+
+    microkernel: str
+    packed: np.ndarray | None = None
+    kind: str | None = None
+    doubled: bool = False
+
+
 @dataclass
 class PackConvolutionFilter(RewritePattern):
     helium: bool
     loop_pairs: int = 0
+    packed: set[int] | None = None
+    """The `id`s of the convolutions to pack (None: every one; `flash_budget.choose_packed`)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+    def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
+        """The convolution's packing, or None when no kernel here takes it; changes nothing."""
         weight = op.filter.owner
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
                 or op.residual is not None or not dsp_buffers(op)
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None):
-            return
+            return None
         helium = self.helium and not int16_data(op)  # Helium's kernels take int8 only
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape, group = glow.shape_of(op.filter), op.group.value.data
@@ -161,28 +178,45 @@ class PackConvolutionFilter(RewritePattern):
         columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
         windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
                     and takes_im2col(int(np.prod(shape[1:])), columns))
-        if helium and windowed and select_im2col(op, levels, offset, rewriter):
-            return
-        centred = centred_rows(levels, filter_type)
-        doubled = False
+        sums = (levels.astype(np.int64) - offset).reshape(shape[0], -1).sum(axis=1)
+        if helium and windowed and folded_bias(op, sums) is not None:  # `select_im2col` takes it
+            return FilterPacking(IM2COL)
         if helium and columns:
             block = column_layout.channel_block(shape[0], group)
-            microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
-        elif kind is not None:
-            microkernel = MICROKERNEL
-            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
-            packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
-                                 op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
-                                 tiled_pool(op), widened)
-            doubled = fits_narrow_requantization(op, centred)
-            if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
-                packed = packed * np.int16(2)
-        else:
+            return FilterPacking(HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block),
+                                 kind)
+        if kind is None:
+            return None
+        widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
+        packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
+                             op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
+                             tiled_pool(op), widened)
+        doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
+        if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
+            packed = packed * np.int16(2)
+        return FilterPacking(MICROKERNEL, packed, kind, doubled)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        if self.packed is not None and id(op) not in self.packed:
             return
+        plan = self.packing_of(op)
+        if plan is None:
+            return
+        weight = op.filter.owner
+        filter_type: UniformQuantizedType = op.filter.type.element_type
+        if plan.microkernel == IM2COL:
+            select_im2col(op, array_from_dense(weight.value), weight_zero_point(filter_type), rewriter)
+            return
+        microkernel, packed, kind, doubled = plan.microkernel, plan.packed, plan.kind, plan.doubled
+        centred = centred_rows(array_from_dense(weight.value), filter_type)
         op.properties["microkernel"] = StringAttr(microkernel)
-        op.properties["filter_shape"] = glow.ints(shape)
-        if microkernel == MICROKERNEL and self.loop_pairs:
-            op.properties["loop_pairs"] = IntegerAttr(self.loop_pairs, i64)
+        op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
+        loop_pairs = self.loop_pairs
+        if microkernel == MICROKERNEL and not loop_pairs and kind == WINDOW_PAIRS and packed.shape[1] > UNROLLED_PAIRS:
+            loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
+        if microkernel == MICROKERNEL and loop_pairs:
+            op.properties["loop_pairs"] = IntegerAttr(loop_pairs, i64)
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -191,7 +225,7 @@ class PackConvolutionFilter(RewritePattern):
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
-            packed = biases_into_filter(op, kind, packed, self.loop_pairs > 0)
+            packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        centred_type(filter_type))
         erase_if_unused(weight, rewriter)
@@ -370,12 +404,18 @@ class SelectArmDspKernels(ModulePass):
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
     loop_pairs: int = 0
+    constant_ratio: float = 0.0
+    flash_size: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{loop-pairs={self.loop_pairs}}}: expected 0 (speed "
                             "first) or the channel pairs a step of a size-first kernel's loop")
+        if self.constant_ratio < 0 or self.flash_size < 0:
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{constant-ratio={self.constant_ratio} flash-size="
+                            f"{self.flash_size}}}: expected 0 (no budget) or a positive ratio or size")
         filters = PackConvolutionFilter(self.helium, self.loop_pairs)
+        filters.packed = self.packed_within_budget(op, filters)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(self.helium)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
@@ -384,3 +424,26 @@ class SelectArmDspKernels(ModulePass):
                                  apply_recursively=False).rewrite_module(op)
         else:
             PatternRewriteWalker(SelectLevelTables(), apply_recursively=False).rewrite_module(op)
+
+    def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter) -> set[int] | None:
+        """The convolutions whose packed filters fit the constants' budget
+        (`flash_budget.constants_budget`, None: every one), most cycles saved per extra byte
+        first (`flash_budget.choose_packed`); each layer's saving is the estimated cycles of
+        the generic kernel less those of the DSP kernel (`conv_pool_costs.COSTS`)."""
+        from glowmlir.backends.cmsis_nn.conv_pool_costs import COSTS, ConvolutionWork
+
+        int8_bytes = int8_constants(module)
+        budget = constants_budget(int8_bytes, self.constant_ratio, self.flash_size)
+        if budget is None:
+            return None
+        costs = []
+        for conv in module.walk():
+            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
+                continue
+            work = ConvolutionWork.of(conv)
+            fast = COSTS["helium" if plan.microkernel != MICROKERNEL else "dsp"]
+            extra = 0 if plan.packed is None else (align(plan.packed.nbytes) + (4 * glow.shape_of(conv.filter)[0]
+                                                                               if plan.doubled else 0)
+                                                   - align(conv.filter.owner.byte_size))
+            costs.append(PackingCost(conv, extra, COSTS["generic"].ours(work) - fast.ours(work)))
+        return choose_packed(costs, int8_bytes, budget)
