@@ -77,6 +77,9 @@ class Backend:
     library: tuple[str, str] | None = None
     """A kernel library's option name (`-use-cmsis`: "cmsis-nn") and the module of its mappings
     (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
+    serves: Callable[[Any], bool] | None = None
+    """Whether a `Target` has its instruction set (other backends ask it through `serves`,
+    never by importing it)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,13 @@ def library_module(name: str) -> ModuleType:
 def backend_passes() -> dict[str, tuple[str, str]]:
     """Every backend's passes: name -> (module, class)."""
     return {name: entry for backend in backends() for name, entry in backend.passes.items()}
+
+
+def serves(name: str, target: Any) -> bool:
+    """Whether the backend of this name is registered and serves `target` (its `Backend.serves`):
+    how a backend asks about another's instruction set without importing it."""
+    backend = next((b for b in backends() if b.name == name), None)
+    return backend is not None and backend.serves is not None and target is not None and backend.serves(target)
 
 
 def microkernels_of(op_name: str) -> list[Microkernel]:

@@ -435,7 +435,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     With `microkernel = "arm-dsp"` (glowll-select-arm-dsp-kernels) the int8 convolution runs
     on the Arm DSP extension, its filter packed as that kernel reads it (int16 pairs, see
     `backends.arm_dsp.layout.pack_filter`); with `microkernel = "arm-mve"` on Helium (vectors
-    of output columns, `backends.host_vector.layout.pack_filter`); `filter_shape` keeps the OIHW
+    of output columns, `lowering.vector_layout.pack_filter`); `filter_shape` keeps the OIHW
     shape it had. With `microkernel = "vector-columns"` a float convolution runs on a host's
     vector unit, `vector_tile` = (lanes, accumulator registers) (glowll-select-vector-columns;
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8

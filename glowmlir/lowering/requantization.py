@@ -12,10 +12,11 @@ import contextvars
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
-from glowmlir.quantization.rescaling import offset_folds, reduced_multiplier
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.quantization.rescaling import KernelParameters, offset_folds, reduced_multiplier
 
 
 def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
@@ -302,3 +303,45 @@ def requantize_wide(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValu
     scaled = b.shift_right(b.int_mul(value, reduced), b.int_value(right, i64))
     scaled = b.truncate(b.clamp(scaled, -(1 << 31), (1 << 31) - 2), i32)
     return b.shift_right(b.int_add(scaled, 1), 1)
+
+
+class LaneRequantization:
+    """The output step on vectors of int32 lanes, `clamp(requantize(total) + y_offset)` lane
+    by lane (the generic kernel's arithmetic): `multiplier` and `shift` a vector each (a
+    lane's own channel) or one number for every lane (compile-time, or a run-time value of a
+    quantization record or of one channel's table entry)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
+                 shift: int | SSAValue):
+        self.b, self.domain, self.vector = b, domain, vector
+        self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
+        self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
+
+    def narrow(self) -> KernelParameters | None:
+        """The layer's compile-time numbers, when its output step is `requantize_narrow_in_halves`'s:
+        a narrow requantization by one shift for every lane (compile-time or its record's, whose
+        value the code does not depend on but for its direction, nor on the offset's but for
+        whether a relu clamps at it) whose offset folds into the rounding term (`offset_folds`)."""
+        op = self.domain.op
+        if (getattr(op, "narrow_requantization", None) is None
+                or isinstance(self.layer_shift, SSAValue) and self.domain.requantization.table is not None):
+            return None
+        numbers = KernelParameters.of(op)
+        shift = self.layer_shift if isinstance(self.layer_shift, int) else numbers.shift
+        return numbers if offset_folds(max(-shift, 0), numbers.output_offset) else None
+
+    def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
+        """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
+        output zero point (code the same for relu and other layers)."""
+        b, domain = self.b, self.domain
+        offset = domain.output_offset
+        numbers = self.narrow()
+        if numbers is not None:
+            relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
+            level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
+                                                right_shift=numbers.shift < 0)
+        else:
+            scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
+            level = b.int_add(scaled, b.lanewise(offset, self.vector))
+        clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
+        return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))

@@ -1,4 +1,4 @@
-"""The Arm DSP-extension int8 kernels (`glowll-select-arm-dsp-kernels`, `backends/arm_dsp/kernels.py`).
+"""The Arm DSP-extension int8 kernels (`glowll-select-arm-dsp-kernels`, `backends/arm_dsp/`).
 
 The pair tiling is checked on its own (every output of a tile sums exactly its taps, no
 load leaves the tile's span), and both filter packings; the kernels run on the emulated Cortex-M4, M7, M33 and M55,
@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from glowmlir.backends.arm_dsp.kernels import unrolls_plane
+from glowmlir.backends.arm_dsp.depthwise import unrolls_plane
 from glowmlir.backends.arm_dsp.layout import (
     BIAS_PAIRS,
     DEPTHWISE_PIXELS,
@@ -32,8 +32,8 @@ from glowmlir.backends.arm_dsp.layout import (
     window_row_order,
     with_biases,
 )
-from glowmlir.backends.host_vector import layout as column_layout
 from glowmlir.dialects import glow
+from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (

@@ -1,7 +1,8 @@
 """The package's layers, read from the import statements (ast, nothing imported; imports inside
 functions and under `TYPE_CHECKING` count as any other): dialects import neither transforms nor
 lowering; transforms never import lowering; no shared layer imports a backend (only the
-registry, `glowmlir.backends`); and no two modules import each other, directly or through others."""
+registry, `glowmlir.backends`); a backend folder imports no other; and no two modules import each
+other, directly or through others."""
 
 from __future__ import annotations
 
@@ -143,6 +144,66 @@ def test_the_backend_check_sees_a_backend(tmp_path, monkeypatch):
     (fake / "dialects" / "bad.py").write_text("def late():\n    from glowmlir.backends.x86 import layout\n")
     monkeypatch.setitem(globals(), "PACKAGE", fake)
     assert backend_imports(("dialects",)) == ["glowmlir/dialects/bad.py:2 imports glowmlir.backends.x86.layout"]
+
+
+def backend_folder_imports() -> list[str]:
+    """Imports, in a backend folder (`glowmlir/backends/<name>/`), of another backend folder: a
+    backend asks another through the registry (`backends.serves`, `backends.microkernel`) and
+    shares code through the shared layers, never by importing it."""
+    backends = PACKAGE / "backends"
+    found = []
+    for folder in sorted(p for p in backends.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        for path in sorted(folder.rglob("*.py")):
+            for line, module in sorted(imported_modules(path)):
+                parts = module.split(".")
+                if (module.startswith(f"{PACKAGE.name}.backends.") and len(parts) > 2 and parts[2] != folder.name
+                        and (backends / parts[2]).is_dir()):
+                    found.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {'.'.join(parts[:4])}")
+    return found
+
+
+CROSS_BACKEND_IMPORTS = {
+    # The Arm DSP selection pass picks Helium's kernels on a Helium core (their names, its tile).
+    "glowmlir/backends/arm_dsp/select_kernels.py": "glowmlir.backends.arm_mve.layout",
+    # CMSIS-NN's choice between a fused conv + pool and its two calls costs our DSP kernel.
+    "glowmlir/backends/cmsis_nn/conv_pool_costs.py": "glowmlir.backends.arm_dsp.layout",
+    # The shape-parameterised kernels' DSP-extension and VNNI forms (size_first <-> arm_dsp, x86).
+    "glowmlir/backends/size_first/kernels.py": "glowmlir.backends.arm_dsp.",
+    "glowmlir/backends/size_first/record.py": "glowmlir.backends.arm_dsp.layout",
+    "glowmlir/backends/size_first/select_kernels.py": "glowmlir.backends.x86.",
+    "glowmlir/backends/x86/backend.py": "glowmlir.backends.size_first.",
+    "glowmlir/backends/x86/vnni_shape_parameterised.py": "glowmlir.backends.size_first.",
+}
+"""The backend folders' imports of another still left (issue 35): file -> the module prefix it
+imports. The list only shrinks."""
+
+
+def test_backend_folders_import_no_other_backend_folder():
+    unexpected = [v for v in backend_folder_imports()
+                  if not any(v.startswith(f"{path}:") and v.split(" imports ")[1].startswith(prefix)
+                             for path, prefix in CROSS_BACKEND_IMPORTS.items())]
+    assert unexpected == []
+    left = {v.split(":")[0] for v in backend_folder_imports()}
+    assert sorted(left) == sorted(CROSS_BACKEND_IMPORTS)  # an import removed: its line goes too
+
+
+def test_the_backend_folder_check_sees_another_backend(tmp_path, monkeypatch):
+    fake = tmp_path / "glowmlir"
+    for folder in ("arm_dsp", "x86"):
+        (fake / "backends" / folder).mkdir(parents=True)
+    (fake / "backends" / "__init__.py").write_text("")
+    (fake / "backends" / "x86" / "ok.py").write_text(
+        "from glowmlir.backends import serves\nfrom glowmlir.backends.x86 import layout\n"
+        "from glowmlir.lowering import kernel_builder\n")
+    (fake / "backends" / "x86" / "bad.py").write_text(
+        "def late():\n    from glowmlir.backends.arm_dsp.layout import pack_filter\n"
+        "import glowmlir.backends.arm_dsp\n")
+    (fake / "backends" / "arm_dsp" / "bad.py").write_text("from ...backends.x86 import layout\n")
+    monkeypatch.setitem(globals(), "PACKAGE", fake)
+    assert backend_folder_imports() == [
+        "glowmlir/backends/arm_dsp/bad.py:1 imports glowmlir.backends.x86.layout",
+        "glowmlir/backends/x86/bad.py:2 imports glowmlir.backends.arm_dsp.layout",
+        "glowmlir/backends/x86/bad.py:3 imports glowmlir.backends.arm_dsp"]
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))

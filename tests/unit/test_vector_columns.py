@@ -1,5 +1,5 @@
 """The float convolution on vectors of output columns (`glowll-select-vector-columns`,
-`backends/host_vector/columns.py` with `float_kernels.FloatColumns`), on the host's vector unit at each
+`lowering/vector_columns.py` with `float_kernels.FloatColumns`), on the host's vector unit at each
 width it has (AVX-512's 16 lanes, AVX2's 8 with -mattr=-avx512f, SSE's 4 with
 -mattr=-avx,-avx2,-avx512f on an x86-64 host), against onnxruntime on random weights and
 inputs: rows wider than a tile, narrower than a vector, padded edges (predicated lanes),
@@ -19,7 +19,7 @@ from onnx import helper
 
 import glowmlir
 from glowmlir import target as target_description
-from glowmlir.backends.host_vector.layout import (
+from glowmlir.lowering.vector_layout import (
     ChannelTile,
     VectorTile,
     channel_tile,

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from glowmlir.backends.host_vector.layout import DepthwiseTile, VectorTile, depthwise_tile
+from glowmlir.lowering.vector_layout import DepthwiseTile, VectorTile, depthwise_tile
 from tests.unit.test_vector_columns import WIDTHS, compiled_convolution, needs_x86_vectors
 
 DEPTHWISE = [

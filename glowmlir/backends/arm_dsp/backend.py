@@ -1,5 +1,5 @@
 """The Arm DSP extension's microkernels: "arm-dsp" (int8 or int16 convolutions and
-FullyConnected on packed int16 pairs, `kernels`) and "level-tables" (int8 adds, subs and
+FullyConnected on packed int16 pairs, `emitters`) and "level-tables" (int8 adds, subs and
 softmaxes on tables of levels, `level_tables`); `glowll-select-arm-dsp-kernels` picks them."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i16
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
 from glowmlir.backends.arm_dsp import layout
+from glowmlir.backends.arm_dsp.target import has_arm_dsp
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 
@@ -39,17 +40,15 @@ def glowll_passes(options: PipelineOptions) -> list:
     too on a Helium core, but at -Oz: LLVM vectorizes no loop in minimum-size code, so
     Helium's dot products would be scalar, MobileNetV2 4x slower, and its ARM low-overhead-loop
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
-    kernels so (`loop_pairs`): they keep their loops, taking the core's `kernels.LOOP_PAIRS`
+    kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
     channel pairs a step."""
     from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO
-    from glowmlir.backends.arm_dsp.kernels import LOOP_PAIRS
+    from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
-    from glowmlir.backends.arm_dsp.target import has_arm_dsp
-    from glowmlir.backends.arm_mve.target import has_helium
 
     if options.target is None or not has_arm_dsp(options.target):
         return []
-    helium = has_helium(options.target)
+    helium = serves("arm_mve", options.target)
     loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
     # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights.
     ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
@@ -61,9 +60,9 @@ PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_ke
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
-    Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.kernels", int16=True, properties=tuple(OWN_PROPERTIES),
+    Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.emitters", int16=True, properties=tuple(OWN_PROPERTIES),
                 verify=verify_packed_pairs),
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-), glowll_passes=glowll_passes)
+), glowll_passes=glowll_passes, serves=has_arm_dsp)

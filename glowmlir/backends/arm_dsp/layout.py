@@ -1,4 +1,4 @@
-"""The data layout of the Arm DSP-extension int8 convolution (`backends.arm_dsp.kernels`).
+"""The data layout of the Arm DSP-extension int8 convolution (`backends.arm_dsp.emitters`).
 
 Along a row of the input, one word load gives the int16 *input pairs* (i, i + 2) and
 (i + 1, i + 3) of four adjacent columns (`SXTB16`, `SXTB16 ror #8`). A *tile* of
@@ -422,7 +422,7 @@ UNROLLED_PAIRS = 32
 """A gathered product of at most this many input channel pairs multiplies the pixels of a run
 by a block of output channels in straight-line code, reading the buffer and the block's
 weight words at constant offsets from two pointers made opaque there
-(`backends.arm_dsp.kernels.gathered_product`): per channel pair one `LDRD` of weights and one of
+(`backends.arm_dsp.gathered_product`): per channel pair one `LDRD` of weights and one of
 inputs per pixel pair, two `SMLAD`s per pixel pair and channel (`STRAIGHT_PIXEL_PAIRS`). In the loop, LLVM
 unrolls eight pairs, indexes the streams from one induction variable and spends adds and
 spills on the addresses (one DS-CNN 64-channel pointwise layer alone on the M7: 645,571
@@ -462,7 +462,7 @@ def with_biases(packed: np.ndarray, biases: np.ndarray) -> np.ndarray:
 
 def gathers(kind: str | None, strides: Sequence[int], pooled: bool, pools_globally: bool) -> bool:
     """Whether a convolution packed as `kind` runs as a matrix product over its pixels, each
-    pixel's taps gathered once (`backends.arm_dsp.kernels.gathered_product`): a WINDOW_PAIRS one, and a
+    pixel's taps gathered once (`backends.arm_dsp.gathered_product`): a WINDOW_PAIRS one, and a
     CHANNEL_PAIRS one of stride 1, unpooled or pooled globally; the others run on rows."""
     return kind == WINDOW_PAIRS or (kind == CHANNEL_PAIRS and tuple(strides) == (1, 1)
                                     and (not pooled or pools_globally))

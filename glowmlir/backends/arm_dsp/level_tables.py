@@ -28,7 +28,7 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.arm_dsp.kernels import STACK_ALIGNMENT
+from glowmlir.backends.arm_dsp.instructions import STACK_ALIGNMENT
 from glowmlir.backends.arm_dsp.layout import LEVEL_TABLE_ENTRIES
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import KernelBuilder, View

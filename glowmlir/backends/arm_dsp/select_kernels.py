@@ -6,7 +6,7 @@ int8 `glowll.convolution` with a constant filter the layout can pair (a row at l
 taps wide, an unpadded ungrouped 1x1, or an unpooled one of one input channel per group:
 depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, gets
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
-(`backends.arm_dsp.kernels`). A convolution's filter is re-laid for it at compile time
+(`backends.arm_dsp.emitters`). A convolution's filter is re-laid for it at compile time
 (`backends.arm_dsp.layout.pack_filter`: int16 weight pairs in the order the kernel reads
 them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
 in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
@@ -16,7 +16,7 @@ planes with the input zero point) and a compile-time accumulator bound may allow
 `doubled_accumulators`). With `helium=true`,
 FullyConnected and every convolution of stride 1 along its rows (or of stride 2 onto rows of
 at least two vectors) get `microkernel = "arm-mve"`
-(`backends.arm_mve.kernels`, filter layout `backends.host_vector.layout`) instead, and so do int8
+(`backends.arm_mve.kernels`, filter layout `lowering.vector_layout`) instead, and so do int8
 Add, Sub and Mul (of operands of one shape, or broadcast onto runs of a vector or more) and
 int8 softmax; without it, an int8 Add or Sub of more elements than 512 and an int8 softmax
 of more than 128 levels get `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: their
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i8, i16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -47,7 +47,13 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from glowmlir.backends.arm_dsp.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
+from glowmlir.backends.arm_dsp.flash_budget import (
+    PackingCost,
+    choose_packed,
+    constants_budget,
+    int8_constants,
+    saved_cycles,
+)
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
@@ -63,7 +69,10 @@ from glowmlir.backends.arm_dsp.layout import (
     widens_planes,
     with_biases,
 )
-from glowmlir.backends.host_vector import layout as column_layout
+from glowmlir.backends.arm_mve.layout import ELEMENTWISE as HELIUM_ELEMENTWISE
+from glowmlir.backends.arm_mve.layout import IM2COL
+from glowmlir.backends.arm_mve.layout import MICROKERNEL as HELIUM
+from glowmlir.backends.arm_mve.layout import TILE as HELIUM_TILE
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import (
@@ -71,24 +80,27 @@ from glowmlir.dialects.quant import (
     is_quantized,
     is_quantized_instruction,
     storage_type,
-    stored_as,
 )
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.quantization.rescaling import (
-    accumulator_bounds,
-    bias_multiplier,
     centred_rows,
-    output_multipliers,
     weight_zero_point,
+)
+from glowmlir.transforms.int8_kernel_selection import (
+    accumulator_bias,
+    centred_type,
+    fits_narrow_requantization,
+    fold_input_offset,
+    folded_bias,
+    int8_buffers,
+    int8_layer,
+    mark_narrow_requantization,
 )
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
-HELIUM = "arm-mve"
-IM2COL = "arm-mve-im2col"
-HELIUM_ELEMENTWISE = ("add", "sub", "mul")
-"""The int8 `glowll.elementwise` kinds on Helium's vectors (operands of one shape or broadcast)."""
 IM2COL_DEPTHS = (8, 48)
 """Taps (input channels x kernel height x width) from which dot products of gathered windows
 are faster than the DSP kernel (a convolution of stride 2 along its rows) and than Helium's
@@ -111,24 +123,13 @@ def takes_helium_columns(strides, output_width: int) -> bool:
     rows of at least `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before
     a fused pool)."""
     return column_layout.takes_columns(strides) or (
-        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * column_layout.HELIUM.lanes)
+        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * HELIUM_TILE.lanes)
 
 
 def takes_im2col(depth: int, columns: bool) -> bool:
     """An ungrouped convolution (unpooled, or pooled globally) of `depth` taps a window on
     dot products, where `columns` says whether Helium's column kernel could take it."""
     return depth >= IM2COL_DEPTHS[1] or (depth >= IM2COL_DEPTHS[0] and not columns)
-
-
-def int8_buffers(*buffers) -> bool:
-    """Every buffer's elements are int8 levels (a quantized type stored as i8)."""
-    return all(storage_type(v.type.element_type) == i8 for v in buffers)
-
-
-def int8_layer(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
-    """Int8 input, weights and outputs (a convolution's own, before a widening pool:
-    `glow.convolved_element`)."""
-    return int8_buffers(op.input, op.operands[2]) and storage_type(glow.convolved_element(op)) == i8
 
 
 def int16_data(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
@@ -244,12 +245,6 @@ def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.nd
     return with_biases(packed, 2 * array_from_dense(bias.value).astype(np.int64))
 
 
-def centred_type(filter_type: UniformQuantizedType) -> UniformQuantizedType:
-    """The type of a filter's levels less their zero point as int16: the same reals with
-    offset 0 (per tensor or per channel)."""
-    return stored_as(filter_type, i16, centred=True)
-
-
 def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:
     """`microkernel = "arm-mve-im2col"` (dot products of gathered windows, the filter as it
     is) when the input zero point folds into the bias: the gathered padding holds it, so
@@ -262,62 +257,6 @@ def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rew
     mark_narrow_requantization(op, centred)
     rewriter.notify_op_modified(op)
     return True
-
-
-def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> None:
-    """`narrow_requantization` where `fits_narrow_requantization`: requantization is then one
-    rounding high multiply (SMMULR)."""
-    if fits_narrow_requantization(op, centred):
-        op.properties["narrow_requantization"] = UnitAttr()
-
-
-def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> bool:
-    """Whether no accumulator, shifted left by its requantization shift plus one, can leave
-    int32: |bias| + max |x - x_offset| * sum |w - w_offset| is bounded at compile time (the
-    filter's scales: a packed filter's are the int8 one's)."""
-    bias, input_type = accumulator_bias(op), op.input.type.element_type
-    if bias is None:
-        return False
-    bound = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
-    _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, glow.convolved_element(op))
-    left = max(int(np.max(shifts)), 0)
-    return int(bound.max(initial=0)) << (left + 1) < 2**31
-
-
-def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,
-                      rewriter: PatternRewriter) -> None:
-    """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
-    output, goes into a new bias (when the bias is stored in accumulator units), so the
-    kernel multiplies the inputs as they are (`folded_input_offset`)."""
-    folded = folded_bias(op, weight_sums)
-    if folded is None:
-        return
-    bias = accumulator_bias(op)
-    op.operands[3] = insert_weight(f"{bias.name_.data}_arm_dsp", folded.astype(np.int32), op, rewriter,
-                                   op.bias.type.element_type)
-    op.properties["folded_input_offset"] = UnitAttr()
-    erase_if_unused(bias, rewriter)
-
-
-def folded_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray) -> np.ndarray | None:
-    """bias - x_offset * sum w (int64), where the input zero point folds into the bias: a
-    constant bias in accumulator units, int32 sums, the folded bias within int32."""
-    bias = accumulator_bias(op)
-    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
-        return None
-    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
-    return folded if np.abs(folded).max(initial=0) < 2**31 else None
-
-
-def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
-    """The bias weight, when it is a constant stored in accumulator units (input scale x
-    weight scale, no offset)."""
-    bias = op.bias.owner
-    if not isinstance(bias, glowll.WeightOp) or bias.value is None:
-        return None
-    rescaled = bias_multiplier(op.input.type.element_type, op.operands[2].type.element_type,
-                               op.bias.type.element_type)
-    return bias if rescaled is None else None
 
 
 @dataclass
@@ -348,7 +287,7 @@ class SelectHeliumElementwise(RewritePattern):
         if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
-            if len(loops) == 1 or loops[-1] >= column_layout.HELIUM.lanes:
+            if len(loops) == 1 or loops[-1] >= HELIUM_TILE.lanes:
                 op.properties["microkernel"] = StringAttr(HELIUM)
                 rewriter.notify_op_modified(op)
 
@@ -394,11 +333,11 @@ class SelectArmDspKernels(ModulePass):
     filters; with `helium` (a core with MVE, the Cortex-M55) FullyConnected and the
     convolutions of stride 1 along their rows get `microkernel = "arm-mve"` instead
     (`backends.arm_mve.kernels`: FullyConnected as dot products LLVM turns into VMLAVA, convolutions
-    on vectors of output columns, filters packed by `backends.host_vector.layout`), and so do
+    on vectors of output columns, filters packed by `lowering.vector_layout`), and so do
     int8 Add, Sub, Mul and softmax (`SelectHeliumElementwise`, `SelectHeliumSoftmax`);
     without `helium`, large int8 Add, Sub and softmax take tables (`SelectLevelTables`). With
     `loop_pairs` (a size-first build: `pipeline.glowll_passes` gives the core's
-    `backends.arm_dsp.kernels.LOOP_PAIRS`), each "arm-dsp" convolution gets
+    `backends.arm_dsp.gathered_product.LOOP_PAIRS`), each "arm-dsp" convolution gets
     `loop_pairs`: its kernel keeps its loop over input channel pairs, this many a step."""
 
     name = "glowll-select-arm-dsp-kernels"
@@ -428,10 +367,7 @@ class SelectArmDspKernels(ModulePass):
     def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter) -> set[int] | None:
         """The convolutions whose packed filters fit the constants' budget
         (`flash_budget.constants_budget`, None: every one), most cycles saved per extra byte
-        first (`flash_budget.choose_packed`); each layer's saving is the estimated cycles of
-        the generic kernel less those of the DSP kernel (`conv_pool_costs.COSTS`)."""
-        from glowmlir.backends.cmsis_nn.conv_pool_costs import COSTS, ConvolutionWork
-
+        first (`flash_budget.choose_packed`, `flash_budget.saved_cycles`)."""
         int8_bytes = int8_constants(module)
         budget = constants_budget(int8_bytes, self.constant_ratio, self.flash_size)
         if budget is None:
@@ -440,10 +376,8 @@ class SelectArmDspKernels(ModulePass):
         for conv in module.walk():
             if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
                 continue
-            work = ConvolutionWork.of(conv)
-            fast = COSTS["helium" if plan.microkernel != MICROKERNEL else "dsp"]
-            extra = 0 if plan.packed is None else (align(plan.packed.nbytes) + (4 * glow.shape_of(conv.filter)[0]
-                                                                               if plan.doubled else 0)
-                                                   - align(conv.filter.owner.byte_size))
-            costs.append(PackingCost(conv, extra, COSTS["generic"].ours(work) - fast.ours(work)))
+            extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
+                                                   + (4 * glow.shape_of(conv.filter)[0] if plan.doubled else 0))
+            macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
+            costs.append(PackingCost(conv, extra, saved_cycles(macs)))
         return choose_packed(costs, int8_bytes, budget)

@@ -8,11 +8,12 @@ from __future__ import annotations
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel
-from glowmlir.backends.arm_dsp.select_kernels import HELIUM as MICROKERNEL
-from glowmlir.backends.arm_dsp.select_kernels import HELIUM_ELEMENTWISE as ELEMENTWISE_KINDS
-from glowmlir.backends.arm_dsp.select_kernels import IM2COL as IM2COL_MICROKERNEL
-from glowmlir.backends.host_vector.backend import verify_column_filter
+from glowmlir.backends.arm_mve.layout import ELEMENTWISE as ELEMENTWISE_KINDS
+from glowmlir.backends.arm_mve.layout import IM2COL as IM2COL_MICROKERNEL
+from glowmlir.backends.arm_mve.layout import MICROKERNEL
+from glowmlir.backends.arm_mve.target import has_helium
 from glowmlir.dialects import glow, glowll
+from glowmlir.lowering.vector_layout import verify_column_filter
 
 
 def verify_im2col(op) -> None:
@@ -29,4 +30,4 @@ BACKEND = Backend("arm_mve", (
                 ops=("glowll.convolution", "glowll.fully_connected", "glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=ELEMENTWISE_KINDS, verify=verify_column_filter),
     Microkernel(IM2COL_MICROKERNEL, "glowmlir.backends.arm_mve.kernels", verify=verify_im2col),
-))
+), serves=has_helium)

@@ -7,7 +7,7 @@ multiplied into an accumulator is `VMLA.I32 q, q, r`, a masked load or store a p
 
 * Convolution of stride 1 along its rows: `vector_columns`' kernel with `Int8Columns`, 4
   accumulators of 4 int32 lanes (4 output channels x 4 columns, 2 x 8 or 1 x 16), the
-  filter int16 with its zero point subtracted (`backends.host_vector.layout`), requantization
+  filter int16 with its zero point subtracted (`lowering.vector_layout`), requantization
   on the vectors (`VQRDMULH`).
 * `emit_fully_connected`: each output a plain dot product of int8 rows, which LLVM
   vectorizes into `VMLAVA.S8` (16 products an instruction).
@@ -28,10 +28,11 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i8, i32
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.backends.arm_dsp.kernels import level, start, weight_offset_correction
-from glowmlir.backends.host_vector import columns as vector_columns
-from glowmlir.backends.host_vector.layout import HELIUM
+from glowmlir.backends.arm_mve.layout import IM2COL
+from glowmlir.backends.arm_mve.layout import TILE as HELIUM
 from glowmlir.dialects import glow, glowll
+from glowmlir.lowering import vector_columns
+from glowmlir.lowering.int8_sums import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, GlobalPool, elementwise_views, merge_dimensions
 from glowmlir.lowering.requantization import requantize, shift_split
@@ -47,16 +48,16 @@ from glowmlir.quantization.rescaling import (
 if TYPE_CHECKING:  # the int8 domain's module picks these kernels
     from glowmlir.lowering.quantized_kernels import QuantizedArithmetic
 
-IM2COL = "arm-mve-im2col"
 """The microkernel of an unpooled, ungrouped convolution as dot products (`emit_im2col_convolution`)."""
 
 VECTOR = VectorType(i32, [HELIUM.lanes])
 """One Q register as int32 lanes."""
 
 
-class Int8Columns(vector_columns.ColumnArithmetic):
-    """int8 inputs widened to int32 lanes, less the input zero point unless the pass folded
-    it into the bias; int16 weights (zero point subtracted); requantized on the vectors."""
+class Int8Columns(vector_columns.Int8ColumnArithmetic):
+    """int8 inputs widened to int32 lanes of Q registers, less the input zero point unless the
+    pass folded it into the bias; int16 weights (zero point subtracted); requantized on the
+    vectors."""
 
     lanes, accumulators, vector = HELIUM.lanes, HELIUM.accumulators, VECTOR
     domain: QuantizedArithmetic
@@ -64,30 +65,19 @@ class Int8Columns(vector_columns.ColumnArithmetic):
     """A strided vector of input columns is one MVE gather (`gather_columns`)."""
 
     def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None, stride: int) -> SSAValue:
-        """The levels less the input zero point; with it folded into the bias
-        (`folded_input_offset`: the bias holds bias - x_offset * sum w), the levels as they
-        are. Lanes not `loaded` (the padding) are loaded as the zero point: a real 0, or the
-        x_offset * w the folded bias takes off. (A gather reads them as 0: Helium folds the
-        zero point only where no tap is in the padding.)"""
+        """`Int8ColumnArithmetic.input`, a strided vector gathered. (A gather reads the lanes
+        not `loaded` as 0: Helium folds the zero point only where no tap is in the padding.)"""
+        if not (stride > 1 and self.gathers_strided_columns):
+            return super().input(view, indices, loaded, stride)
         folded = self.op.folded_input_offset is not None
         offset = self.domain.input_offset
-        if stride > 1 and self.gathers_strided_columns:
-            widened = gather_columns(self.b, view, indices, loaded, stride)
-            if folded or is_zero(offset):
-                return widened
-            centred = self.b.int_sub(widened, self.b.lanewise(offset, VECTOR))
-            if loaded is None or all(loaded):
-                return centred
-            return self.b.select(self.b.lane_mask(loaded), centred, self.b.integer(0, VECTOR))
-        levels = vector_columns.load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
-        widened = self.b.emit(llvm.SExtOp(levels, self.vector))
-        return widened if folded or is_zero(offset) else self.b.int_sub(widened, self.b.lanewise(offset, self.vector))
-
-    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
-        return self.b.int_add(total, value)
-
-    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
-        return self.b.int_add(total, self.b.int_mul(pixels, weight))
+        widened = gather_columns(self.b, view, indices, loaded, stride)
+        if folded or is_zero(offset):
+            return widened
+        centred = self.b.int_sub(widened, self.b.lanewise(offset, VECTOR))
+        if loaded is None or all(loaded):
+            return centred
+        return self.b.select(self.b.lane_mask(loaded), centred, self.b.integer(0, VECTOR))
 
     def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
         if self.domain.output(channel, storage) is None:  # accumulators kept (a fused max pool)

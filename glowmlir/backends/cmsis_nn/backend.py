@@ -5,7 +5,7 @@ between our fused convolution + pool and the library's two calls
 
 from __future__ import annotations
 
-from glowmlir.backends import Backend, PipelineOptions, SelectionOrder
+from glowmlir.backends import Backend, PipelineOptions, SelectionOrder, serves
 
 LIBRARY = "cmsis-nn"
 
@@ -21,12 +21,11 @@ def graph_passes(options: PipelineOptions) -> list:
 
 
 def glowll_passes(options: PipelineOptions) -> list:
-    from glowmlir.backends.arm_mve.target import has_helium
     from glowmlir.backends.cmsis_nn.select_kernels import SelectCmsisNN
 
     if options.kernel_library != LIBRARY:
         return []
-    helium = options.target is not None and has_helium(options.target)
+    helium = serves("arm_mve", options.target)
     return [(SelectionOrder.LIBRARY_CALLS, SelectCmsisNN(helium))]
 
 

@@ -62,8 +62,8 @@ import math
 from dataclasses import dataclass
 
 from glowmlir.backends.arm_dsp.layout import gathers, packing, tiled_pool
-from glowmlir.backends.host_vector.layout import interior_columns
 from glowmlir.dialects import glow
+from glowmlir.lowering.vector_layout import interior_columns
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ VECTOR_LANES = 4
 def row_vectors(in_width: int, width: int, kernel: int, dilation: int, pad_left: int, stride: int) -> int:
     """Vectors of `VECTOR_LANES` columns Helium's column kernel takes for an output row:
     tiles over the columns whose taps are all inside the input, predicated vectors over the
-    columns before and after them (`backends.host_vector.columns`)."""
+    columns before and after them (`lowering.vector_columns`)."""
     first, end = interior_columns(in_width, width, kernel, dilation, pad_left, stride)
     interior = (end - first) // VECTOR_LANES
     after = width - first - interior * VECTOR_LANES
@@ -155,12 +155,11 @@ def core_class(target) -> str:
     """The `COSTS` key of a target's core: "helium" (Cortex-M55), "dsp" (M4, M7, M33: our
     DSP-extension kernels, CMSIS-NN's DSP path), "generic" (M0, M0+, M3); "" for a target
     that is not a Cortex-M (no figures: the fusion is kept)."""
-    from glowmlir.backends.arm_dsp.target import has_arm_dsp
-    from glowmlir.backends.arm_mve.target import has_helium
+    from glowmlir.backends import serves
 
-    if has_helium(target):
+    if serves("arm_mve", target):
         return "helium"
-    if has_arm_dsp(target):
+    if serves("arm_dsp", target):
         return "dsp"
     if target.triple.startswith(("thumbv6m", "thumbv7m", "thumbv8m.base")):
         return "generic"

@@ -6,30 +6,12 @@ by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import f32, i16
-from xdsl.utils.exceptions import VerifyException
+from xdsl.dialects.builtin import f32
 
-from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, microkernel
-from glowmlir.backends.host_vector import layout
-from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import storage_type
-
-
-def verify_column_filter(op) -> None:
-    """A convolution's filter packed in blocks of output channels (`layout.pack_filter`):
-    int16 levels less the zero point for an int8 kernel, f32 for a float one."""
-    if not isinstance(op, glowll.ConvolutionOp):
-        return
-    if op.filter_shape is None:
-        raise VerifyException(f"{op.name}: a packed filter needs its filter_shape")
-    block = glow.shape_of(op.filter)[-1]
-    if (op.filter_shape.get_values()[0] // op.group.value.data) % block:
-        raise VerifyException(f"{op.name}: a block of {block} output channels does not divide a group's")
-    expected = layout.packed_filter_shape(op.filter_shape.get_values(), block)
-    float_kernel = microkernel(op.microkernel.data).numbers == "f32"
-    element, what = (f32, "f32 blocks") if float_kernel else (i16, "int16 blocks")
-    if storage_type(op.filter.type.element_type) != element or glow.shape_of(op.filter) != expected:
-        raise VerifyException(f"{op.name}: the packed filter must be {what} {list(expected)}")
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.dialects import glow
+from glowmlir.lowering import vector_layout as layout
+from glowmlir.lowering.vector_layout import verify_column_filter
 
 
 def runs_on_planes(conv, tile) -> bool:

@@ -27,7 +27,10 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.columns import (
+from glowmlir.dialects import glowll
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.lowering.vector_columns import (
     ColumnArithmetic,
     edge_lanes,
     in_tiles,
@@ -35,10 +38,7 @@ from glowmlir.backends.host_vector.columns import (
     row_vectors,
     store_vector,
 )
-from glowmlir.backends.host_vector.layout import interior_columns
-from glowmlir.dialects import glowll
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.lowering.vector_layout import interior_columns
 
 
 def join(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:

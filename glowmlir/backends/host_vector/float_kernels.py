@@ -9,15 +9,14 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.backends.host_vector import channels as vector_channels
-from glowmlir.backends.host_vector import columns as vector_columns
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
-from glowmlir.backends.host_vector.layout import CHANNELS, COLUMNS, DEPTHWISE, PLANES
 from glowmlir.dialects import glowll
+from glowmlir.lowering import vector_channels, vector_columns
 from glowmlir.lowering.activations import clamp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.kernels import FloatArithmetic
 from glowmlir.lowering.loop_skeletons import ViewOf
+from glowmlir.lowering.vector_layout import CHANNELS, COLUMNS, DEPTHWISE, PLANES
 
 
 class FloatColumns(vector_columns.ColumnArithmetic):

@@ -7,12 +7,12 @@ int32 lanes (`HostInt8Columns`): an input vector is `lanes` int8 levels sign-ext
 `vpmovsxbd`), less the input zero point, the lanes in the padding or past the row's end
 loaded as the zero point (a masked load), so they add 0 (the tiles skip the input rows and
 vectors wholly outside the input). The weights are int16 with their zero point subtracted at compile time
-(`select_arm_dsp_kernels.centred_type`), zero-extended into the lanes once a channel. Both
+(`transforms.int8_kernel_selection.centred_type`), zero-extended into the lanes once a channel. Both
 factors fit 16 bits, so they are multiplied by `vpmaddwd` (AVX2, AVX-512BW: one uop, where
 `vpmulld` takes two and twice the latency; with AVX-512 VNNI LLVM fuses the add into
 `vpdpwssd`): the weight's high half 0, the input's high half is multiplied by 0. The sums
 are the generic kernel's modulo 2^32 (int32, the same products), and the output step is
-`x86_vnni.LaneRequantization`'s: the channel's multiplier and shift in every lane, the fused
+`lowering.requantization.LaneRequantization`'s: the channel's multiplier and shift in every lane, the fused
 relu/clip in its clamp.
 
 A "same"-padded depthwise convolution of small planes (`microkernel = "vector-planes-int8"`,
@@ -30,24 +30,22 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.backends.arm_mve.kernels import Int8Columns
-from glowmlir.backends.host_vector import columns as vector_columns
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
-from glowmlir.backends.host_vector.layout import INT8_PLANES
-from glowmlir.backends.x86.vnni_kernels import LaneRequantization
 from glowmlir.dialects import glowll
+from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.vector_layout import INT8_PLANES
 
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
 
 
-class HostInt8Columns(Int8Columns):
-    """Helium's int8 column arithmetic on the host's vectors (`vector_tile`: lanes,
+class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
+    """The int8 column arithmetic on the host's vectors (`vector_tile`: lanes,
     accumulators), requantized with the generic arithmetic on the lanes."""
 
-    gathers_strided_columns = False  # a strided vector: a wider load and a shuffle
     widest_output = 16  # rows of 4 or 8 lanes requantized 16 lanes at a time
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):

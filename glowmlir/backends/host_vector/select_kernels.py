@@ -10,8 +10,8 @@ of enough products per output `"vector-channels"`, output channels in the lanes)
 `vector_tile = array<i64: lanes, accumulators>` (the vector width, at most the target's, that
 takes the fewest vectors per output row); its
 filter is re-laid at compile time in blocks of output channels, as the kernel reads it
-(`backends.host_vector.layout.pack_filter`), and `filter_shape` keeps its OIHW shape. The kernel
-(`backends.host_vector.columns` with `float_kernels.FloatColumns`) keeps a tile of output columns x
+(`lowering.vector_layout.pack_filter`), and `filter_shape` keeps its OIHW shape. The kernel
+(`lowering.vector_columns` with `float_kernels.FloatColumns`) keeps a tile of output columns x
 channels in vector registers over all the taps: one load of input columns and one FMA per
 channel a tap, instead of loading and storing the output row at every tap. Sums are taken in
 the same order as the generic kernel's, one FMA per product.
@@ -33,18 +33,18 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.arm_dsp.select_kernels import (
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import is_quantized_instruction
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
+from glowmlir.lowering import vector_layout as column_layout
+from glowmlir.quantization.rescaling import weight_zero_point
+from glowmlir.transforms.int8_kernel_selection import (
     centred_type,
     fold_input_offset,
     int8_buffers,
     mark_narrow_requantization,
 )
-from glowmlir.backends.host_vector import layout as column_layout
-from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import is_quantized_instruction
-from glowmlir.dialects.weights import array_from_dense
-from glowmlir.errors import GlowError
-from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 LARGEST_STRIDE = 2

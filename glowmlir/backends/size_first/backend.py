@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from xdsl.utils.exceptions import VerifyException
 
-from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
 from glowmlir.backends.size_first import record
 from glowmlir.dialects import glow
 
@@ -35,14 +35,12 @@ def glowll_passes(options: PipelineOptions) -> list:
     from the record, and depthwise convolutions one per kernel size
     (`glowll-shape-parameterised-kernels`, docs/code-size.md); on a VNNI host at -O3 and -Os,
     the matrix product's VNNI form."""
-    from glowmlir.backends.arm_dsp.target import has_arm_dsp
     from glowmlir.backends.size_first.quantization_records import QuantizationRecords
     from glowmlir.backends.size_first.select_kernels import ShapeParameterisedKernels
-    from glowmlir.backends.x86.target import has_avx512_vnni
 
     if options.target is None:
         return []
-    dsp, vnni = has_arm_dsp(options.target), has_avx512_vnni(options.target)
+    dsp, vnni = serves("arm_dsp", options.target), serves("x86", options.target)
     passes = []
     if options.size_first and (options.minimum_size or not (dsp or vnni)):
         passes.append((SelectionOrder.SHARED_SHAPES, ShapeParameterisedKernels(dsp=dsp)))

@@ -43,7 +43,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.arm_dsp import kernels as arm_dsp
+from glowmlir.backends.arm_dsp import instructions as arm_dsp
+from glowmlir.backends.arm_dsp import row_kernels
 from glowmlir.backends.size_first.record import (
     DEPTHWISE_MICROKERNEL,
     DEPTHWISE_PIXELS,
@@ -64,6 +65,7 @@ from glowmlir.backends.size_first.record import (
     window_row,
 )
 from glowmlir.dialects import glowll
+from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf, overlapping_tiles
 
@@ -122,7 +124,7 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
     folded = op.folded_input_offset is not None  # the bias holds bias - x_offset * sum w
 
     def products(totals: list[SSAValue], channels: list[Index], step: Index, pixel: Index) -> list[SSAValue]:
-        x = arm_dsp.level(b, src, [step, pixel]) if folded else domain.input(src, [step, pixel])
+        x = level(b, src, [step, pixel]) if folded else domain.input(src, [step, pixel])
         return [domain.multiply_accumulate(total, x, domain.weight(weights, [o, step]), reduction=True)
                 for total, o in zip(totals, channels)]
 
@@ -140,7 +142,7 @@ def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,
 def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view: ViewOf) -> None:
     """The DSP-extension form, for a pointwise convolution (pixels adjacent, `DSP_PIXELS` of
     them at least; an even count of input channels), register-blocked as the per-layer
-    `arm_dsp.gathered_product`: per run of `DSP_PIXELS` adjacent pixels (the last run ends at
+    `arm_dsp.gathered_product.gathered_product`: per run of `DSP_PIXELS` adjacent pixels (the last run ends at
     the last pixel, overlapping the one before when the count is odd), their input channels
     are gathered once onto the stack as int16 pairs (channels 2i, 2i + 1; less the input
     offset unless the bias holds it), a word per pixel side by side; then each block of
@@ -180,7 +182,7 @@ def dsp_matrix_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Co
             with b.loop(0, pairs, carried=starts * DSP_PIXELS) as i:
                 i.next(*pair_products(i.carried, i.index))
             outputs = [Row(dest, (o,)) for o in channels]
-            arm_dsp.store_tile(b, domain, channels, outputs, i.results,
+            row_kernels.store_tile(b, domain, channels, outputs, i.results,
                                [b.add(first_pixel, q) for q in range(DSP_PIXELS)])
 
 
@@ -223,14 +225,14 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
         if dsp:
             words = arm_dsp.load_words(b, weights, [c, ky, 0, 0], len(tiling.weight_words))
             for p, left in enumerate(lefts):
-                pairs = arm_dsp.tile_pairs(b, Row(levels, (y,)), left, tiling, x_offset)
-                totals[p], = arm_dsp.tile_products(b, tiling, pairs, 1, [totals[p]], lambda j: words)
+                pairs = row_kernels.tile_pairs(b, Row(levels, (y,)), left, tiling, x_offset)
+                totals[p], = row_kernels.tile_products(b, tiling, pairs, 1, [totals[p]], lambda j: words)
             return totals
         for kx in range(k_w):
-            weight = arm_dsp.level(b, weights, [c, 0, ky, kx])
+            weight = level(b, weights, [c, 0, ky, kx])
             for p, left in enumerate(lefts):
                 at = [y, b.add(left, kx)]
-                x = arm_dsp.level(b, levels, at) if folded else domain.input(levels, at)
+                x = level(b, levels, at) if folded else domain.input(levels, at)
                 totals[p] = domain.multiply_accumulate(totals[p], x, weight)
         return totals
 

@@ -54,14 +54,6 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.arm_dsp.select_kernels import (
-    accumulator_bias,
-    centred_type,
-    fits_narrow_requantization,
-    fold_input_offset,
-    folded_bias,
-    int8_buffers,
-)
 from glowmlir.backends.size_first.quantization_records import attach_record, takes_record
 from glowmlir.backends.size_first.record import (
     DEPTHWISE_MICROKERNEL,
@@ -89,6 +81,14 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
+from glowmlir.transforms.int8_kernel_selection import (
+    accumulator_bias,
+    centred_type,
+    fits_narrow_requantization,
+    fold_input_offset,
+    folded_bias,
+    int8_buffers,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
@@ -144,7 +144,7 @@ def vnni_form(op: MatrixProduct) -> tuple | None:
 
 
 def vnni_narrow_step(op: MatrixProduct) -> bool:
-    """Whether the VNNI kernel's output step is the narrow one (`x86_vnni.LaneRequantization.narrow`):
+    """Whether the VNNI kernel's output step is the narrow one (`lowering.requantization.LaneRequantization.narrow`):
     a per-tensor requantization, narrow where `select_vnni` marks it so, by a shift whose
     rounding term takes the output zero point (`offset_folds`)."""
     numbers = KernelParameters.of(op)

@@ -13,6 +13,7 @@ from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOr
 from glowmlir.backends.size_first import record
 from glowmlir.backends.size_first.backend import record_check
 from glowmlir.backends.x86 import layout
+from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 
@@ -54,7 +55,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     """On an AVX-512 VNNI target, `glowll-select-x86-vnni-kernels` (with VBMI: lookup tables and
     depthwise convolutions of small planes too)."""
     from glowmlir.backends.x86.select_kernels import SelectVnniKernels
-    from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
+    from glowmlir.backends.x86.target import has_avx512_vbmi
 
     if options.target is None or not has_avx512_vnni(options.target):
         return []
@@ -76,4 +77,4 @@ BACKEND = Backend("x86", passes=PASSES, microkernels=(
                 elementwise_kinds=layout.ELEMENTWISE_KINDS),
     Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
                 ops=("glowll.int_lookup_table",)),
-), glowll_passes=glowll_passes)
+), glowll_passes=glowll_passes, serves=has_avx512_vnni)

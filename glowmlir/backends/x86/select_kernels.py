@@ -32,17 +32,17 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.arm_dsp.select_kernels import (
-    accumulator_bias,
-    int8_buffers,
-    int8_layer,
-    mark_narrow_requantization,
-)
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
+from glowmlir.transforms.int8_kernel_selection import (
+    accumulator_bias,
+    int8_buffers,
+    int8_layer,
+    mark_narrow_requantization,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 

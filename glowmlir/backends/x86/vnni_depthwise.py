@@ -20,7 +20,7 @@ A level s in [-255, 255] that is no int8 is split into two, part 0 clamped to in
 1 the rest (`vnni_layout.depthwise_filter`): a channel with such levels takes a second
 `vpdpbusd` per word (a loop of one trip for it, of none for the others: in a layer of
 asymmetric weights the extremes lie in few channels). Sums wrap modulo 2^32 as the generic
-kernel's do; the output step is `x86_vnni.LaneRequantization`'s, so the outputs are the int8
+kernel's do; the output step is `lowering.requantization.LaneRequantization`'s, so the outputs are the int8
 reference's, bit for bit.
 
 Every vector of a plane is code of its own (its permutes are constants), the channels a loop
@@ -36,12 +36,13 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.columns import load_vector, store_vector
 from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry
-from glowmlir.backends.x86.vnni_kernels import VECTOR, LaneRequantization, dot_accumulate
+from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.vector_columns import load_vector, store_vector
 
 BYTES = VectorType(i8, [WINDOW])
 

@@ -61,10 +61,16 @@ from collections.abc import Callable
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.channels import transpose
-from glowmlir.backends.host_vector.columns import (
+from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
+from glowmlir.dialects import glow, glowll
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
+from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.vector_channels import transpose
+from glowmlir.lowering.vector_columns import (
     in_tiles,
     inputs_read,
     lane_positions,
@@ -72,14 +78,8 @@ from glowmlir.backends.host_vector.columns import (
     one_row_per_channel,
     store_vector,
 )
-from glowmlir.backends.host_vector.layout import channel_is_one_row, channel_pixels
-from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
-from glowmlir.dialects import glow, glowll
-from glowmlir.lowering import loop_skeletons
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
-from glowmlir.lowering.requantization import requantize_in_halves, requantize_narrow_in_halves
-from glowmlir.quantization.rescaling import KernelParameters, activation_bounds, offset_folds
+from glowmlir.lowering.vector_layout import channel_is_one_row, channel_pixels
+from glowmlir.quantization.rescaling import activation_bounds
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -260,60 +260,18 @@ def packed_words(b: KernelBuilder, packed: View) -> View:
     return View(base, shape, tuple(stride // GROUP for stride in packed.strides[:5]), 0, i32)
 
 
-class LaneRequantization:
-    """The output step on vectors of int32 lanes, `clamp(requantize(total) + y_offset)` lane
-    by lane (the generic kernel's arithmetic): `multiplier` and `shift` a vector each (a
-    lane's own channel) or one number for every lane (compile-time, or a run-time value of a
-    quantization record or of one channel's table entry)."""
-
-    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
-                 shift: int | SSAValue):
-        self.b, self.domain, self.vector = b, domain, vector
-        self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
-        self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
-
-    def narrow(self) -> KernelParameters | None:
-        """The layer's compile-time numbers, when its output step is `requantize_narrow_in_halves`'s:
-        a narrow requantization by one shift for every lane (compile-time or its record's, whose
-        value the code does not depend on but for its direction, nor on the offset's but for
-        whether a relu clamps at it) whose offset folds into the rounding term (`offset_folds`)."""
-        op = self.domain.op
-        if (getattr(op, "narrow_requantization", None) is None
-                or isinstance(self.layer_shift, SSAValue) and self.domain.requantization.table is not None):
-            return None
-        numbers = KernelParameters.of(op)
-        shift = self.layer_shift if isinstance(self.layer_shift, int) else numbers.shift
-        return numbers if offset_folds(max(-shift, 0), numbers.output_offset) else None
-
-    @staticmethod
-    def of_block(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
-                 count: Index) -> tuple[SSAValue, LaneRequantization]:
-        """The bias vector of a block of `count` output channels from `first` (lanes past them
-        masked; a run-time count's at run time) and its output step, the multipliers and
-        shifts loaded once a block."""
-        loaded = lanes_below(b, count)
-        table = domain.requantization.table
-        if table is None:
-            multiplier, shift = domain.requantization.constant
-        else:
-            multiplier, shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
-        return load_vector(b, bias, [first], LANES, loaded), LaneRequantization(b, domain, VECTOR, multiplier, shift)
-
-    def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
-        """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
-        output zero point (code the same for relu and other layers)."""
-        b, domain = self.b, self.domain
-        offset = domain.output_offset
-        numbers = self.narrow()
-        if numbers is not None:
-            relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
-            level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
-                                                right_shift=numbers.shift < 0)
-        else:
-            scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
-            level = b.int_add(scaled, b.lanewise(offset, self.vector))
-        clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
-        return b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
+def block_requantization(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
+             count: Index) -> tuple[SSAValue, LaneRequantization]:
+    """The bias vector of a block of `count` output channels from `first` (lanes past them
+    masked; a run-time count's at run time) and its output step (`LaneRequantization`), the multipliers and
+    shifts loaded once a block."""
+    loaded = lanes_below(b, count)
+    table = domain.requantization.table
+    if table is None:
+        multiplier, shift = domain.requantization.constant
+    else:
+        multiplier, shift = (load_vector(b, table, [row, first], LANES, loaded) for row in (0, 1))
+    return load_vector(b, bias, [first], LANES, loaded), LaneRequantization(b, domain, VECTOR, multiplier, shift)
 
 
 def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
@@ -337,7 +295,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     o_block = b.div(b.add(channels[0], LANES - 1), LANES)  # an overlapping last block's too
     storage = outputs[0].view.element_type
     keep_accumulators = domain.output(channels[0], storage) is None  # a fused max pool requantizes after it
-    bias_vector, step = LaneRequantization.of_block(b, domain, bias, channels[0], len(channels))
+    bias_vector, step = block_requantization(b, domain, bias, channels[0], len(channels))
     sums_tile = View(b.alloca(LANES * LANES, i32), (LANES, LANES), (LANES, 1), 0, i32)
     stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
 
@@ -505,7 +463,7 @@ def fully_connected_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     weight_offset = domain.weight_offset  # a record's, read at run time, or the filter's
 
     def block(m: Index, o_block: Index, lanes: Index, input_sum: SSAValue) -> None:
-        bias_vector, step = LaneRequantization.of_block(b, domain, bias, b.mul(o_block, LANES), lanes)
+        bias_vector, step = block_requantization(b, domain, bias, b.mul(o_block, LANES), lanes)
 
         def accumulate(total: SSAValue, q: Index) -> SSAValue:
             word = b.splat(b.load(words, [q]), VECTOR)

@@ -1,4 +1,4 @@
-"""The data layout of the convolution on vectors of output columns (`backends.host_vector.columns`).
+"""The data layout of the convolution on vectors of output columns (`lowering.vector_columns`).
 
 A tile holds `accumulators` vector registers: `block` output channels times `vectors`
 vectors of adjacent output columns of a row. Per tap it loads each vector of input columns
@@ -7,7 +7,7 @@ stored as the tile reads it (`pack_filter`): per block of output channels, per i
 and tap, the block's weights side by side. Lanes are adjacent output columns, so the
 convolution must step one input column per output column (`takes_columns`).
 
-Helium (int8 on the Cortex-M55) keeps 4 accumulators of 4 int32 lanes (`HELIUM`), its
+Helium (int8 on the Cortex-M55) keeps 4 accumulators of 4 int32 lanes (`backends.arm_mve.layout.TILE`), its
 filter int16 with the weight zero point subtracted; float on a host keeps as many
 accumulators as its vector registers allow (`VectorTile.of_features`).
 """
@@ -18,7 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import f32, i16
+from xdsl.utils.exceptions import VerifyException
 
+from glowmlir.backends import microkernel
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import storage_type
 from glowmlir.target import VectorTile
 
 COLUMNS = "vector-columns"
@@ -26,7 +31,7 @@ COLUMNS = "vector-columns"
 PLANES = "vector-planes"
 """The float microkernel over vectors of a plane's pixels (a "same"-padded convolution)."""
 CHANNELS = "vector-channels"
-"""The float microkernel over vectors of output channels (`backends.host_vector.channels`)."""
+"""The float microkernel over vectors of output channels (`lowering.vector_channels`)."""
 DEPTHWISE = "vector-depthwise"
 """The float microkernel of depthwise convolutions: rows x vectors of one channel's output
 columns (`backends.host_vector.depthwise`)."""
@@ -40,10 +45,6 @@ int32 lanes: `backends.host_vector.int8_depthwise`)."""
 
 CHANNEL_BLOCKS = (4, 2, 1)
 """Output channels a tile computes together: the first that divides a group's channels."""
-
-
-HELIUM = VectorTile(4, 4)
-"""MVE's int8 tile: 4 int32 lanes a Q register, 4 of its 8 Q registers accumulating."""
 
 
 def row_lanes(widest: int, width: int) -> int:
@@ -306,3 +307,20 @@ def pack_filter(weights: np.ndarray, block: int) -> np.ndarray:
 def packed_filter_shape(filter_shape: Sequence[int], block: int) -> tuple[int, ...]:
     out_c, group_c, k_h, k_w = filter_shape
     return (out_c // block, group_c, k_h, k_w, block)
+
+
+def verify_column_filter(op) -> None:
+    """A convolution's filter packed in blocks of output channels (`pack_filter`):
+    int16 levels less the zero point for an int8 kernel, f32 for a float one."""
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    if op.filter_shape is None:
+        raise VerifyException(f"{op.name}: a packed filter needs its filter_shape")
+    block = glow.shape_of(op.filter)[-1]
+    if (op.filter_shape.get_values()[0] // op.group.value.data) % block:
+        raise VerifyException(f"{op.name}: a block of {block} output channels does not divide a group's")
+    expected = packed_filter_shape(op.filter_shape.get_values(), block)
+    float_kernel = microkernel(op.microkernel.data).numbers == "f32"
+    element, what = (f32, "f32 blocks") if float_kernel else (i16, "int16 blocks")
+    if storage_type(op.filter.type.element_type) != element or glow.shape_of(op.filter) != expected:
+        raise VerifyException(f"{op.name}: the packed filter must be {what} {list(expected)}")

@@ -32,7 +32,11 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.columns import (
+from glowmlir.dialects import glowll
+from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
+from glowmlir.lowering.vector_columns import (
     ColumnArithmetic,
     in_tiles,
     inputs_read,
@@ -41,11 +45,7 @@ from glowmlir.backends.host_vector.columns import (
     run_bytes,
     store_vector,
 )
-from glowmlir.backends.host_vector.layout import channel_is_one_row, interior_columns
-from glowmlir.dialects import glowll
-from glowmlir.lowering import loop_skeletons
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside
+from glowmlir.lowering.vector_layout import channel_is_one_row, interior_columns
 
 
 def transpose(b: KernelBuilder, rows: list[SSAValue]) -> list[SSAValue]:

@@ -4,14 +4,14 @@ A convolution of stride 1 along its rows computes, for one output row, *tiles* o
 `vectors` x `lanes` adjacent output columns times a block of output channels, every
 accumulator a vector register: over the input channels, kernel rows and taps, each vector of
 input columns is loaded once and multiplied by each channel's weight broadcast over the
-lanes. That is `VLDRB.S32` + `VMLA.I32 q, q, r` on Helium (int8, `arm_mve.Int8Columns`) and
+lanes. That is `VLDRB.S32` + `VMLA.I32 q, q, r` on Helium (int8, `Int8ColumnArithmetic`) and
 a load + `VFMADD` with a broadcast weight on AVX2/AVX-512 or NEON (f32,
 `float_kernels.FloatColumns`): the accumulators never leave the registers until the tile is done.
 Columns whose taps reach into the padding, and a row's last columns, are one vector per
 channel with lanes masked at compile time (tail predication: `llvm.masked.load` /
 `llvm.masked.store`, a predicated load or store on MVE and AVX-512). Kernel rows in the
 padding are skipped. The filter is laid out as the tile reads it
-(`backends.host_vector.layout.pack_filter`).
+(`lowering.vector_layout.pack_filter`).
 
 What differs between int8 and float (loading and widening an input vector, the weight, the
 bias, multiply-accumulate, the output step) is a `ColumnArithmetic`.
@@ -27,11 +27,11 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
-from glowmlir.backends.host_vector.layout import PLANES, channel_is_one_row, interior_columns, tile_vectors
 from glowmlir.dialects import glowll
 from glowmlir.lowering import loop_skeletons
-from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, kernel_rows_inside, row
+from glowmlir.lowering.vector_layout import PLANES, channel_is_one_row, interior_columns, tile_vectors
 
 # ----------------------------------------------------------------------------- vector memory
 
@@ -148,6 +148,29 @@ class ColumnArithmetic(abc.ABC):
 
 
 # ----------------------------------------------------------------------------- the kernel
+
+
+class Int8ColumnArithmetic(ColumnArithmetic):
+    """int8 inputs widened to int32 lanes, less the input zero point unless the pass folded
+    it into the bias (`folded_input_offset`: the bias holds bias - x_offset * sum w); int16
+    weights (zero point subtracted); int32 sums. A backend's subclass gives its lanes and its
+    output step (Helium's `Int8Columns`, the host's `HostInt8Columns`)."""
+
+    def input(self, view: View, indices: list[Index], loaded: list[bool] | SSAValue | None, stride: int) -> SSAValue:
+        """The levels less the input zero point (with it folded into the bias, the levels as
+        they are); lanes not `loaded` (the padding) are loaded as the zero point: a real 0, or
+        the x_offset * w the folded bias takes off."""
+        folded = self.op.folded_input_offset is not None
+        offset = self.domain.input_offset
+        levels = load_vector(self.b, view, indices, self.lanes, loaded, offset, stride)
+        widened = self.b.emit(llvm.SExtOp(levels, self.vector))
+        return widened if folded or is_zero(offset) else self.b.int_sub(widened, self.b.lanewise(offset, self.vector))
+
+    def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        return self.b.int_add(total, value)
+
+    def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
+        return self.b.int_add(total, self.b.int_mul(pixels, weight))
 
 
 def tile_starts(columns: ColumnArithmetic, bias: View, channels: list[Index], vectors: int,

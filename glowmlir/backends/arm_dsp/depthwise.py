@@ -1,0 +1,397 @@
+"""The depthwise convolution on the DSP extension: one input channel per group, on copies of the
+input planes padded with the input zero point (of int8 data along undilated rows, widened to
+int16: `widen_row`, `halfword_products`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i16, i32, i64
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.arm_dsp.instructions import (
+    after,
+    element_bytes,
+    high_halves,
+    input_pairs,
+    intrinsic,
+    load_word,
+    load_words,
+    offset_pair,
+    pack_halves,
+    smlad,
+)
+from glowmlir.backends.arm_dsp.layout import (
+    DEPTHWISE_PIXELS,
+    DepthwisePlan,
+    HalfwordTiling,
+    convolution_depthwise_plan,
+    slot_word,
+    widened_planes,
+)
+from glowmlir.backends.arm_dsp.row_kernels import store_tile, tile_pairs, tile_products
+from glowmlir.backends.arm_dsp.stack_copies import copy_row, zero_point_plane
+from glowmlir.dialects import glowll
+from glowmlir.lowering.int8_sums import level
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
+from glowmlir.lowering.loop_skeletons import (
+    ArithmeticDomain,
+    Row,
+    fill_row,
+)
+
+PLANE_BYTES = 2048
+"""A depthwise convolution copies each input plane, padded, into this many bytes of stack:
+the whole plane when it fits, else bands of it (one row of output at least)."""
+
+
+UNROLLED_PLANE_TILES = 32
+"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole whose output
+takes at most this many tiles (output rows x tiles a row) is multiplied in straight-line
+code in a speed-first build (`unrolls_plane`): its rows unrolled, each tile's words, weight
+words and outputs at constant offsets from two pointers, the channel's filter copied beside
+the plane (`copy_filter`). About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3,
+25 x 5 outputs) take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in
+their requantization numbers (four kernels); their depthwise layers on the M7 119,228 ->
+105,752 instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its
+larger ones (12 x 12 outputs: 36 tiles, up to 48 x 48) stay looped. A size-first build keeps
+the loop (its convolutions carry `loop_pairs`)."""
+
+
+def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """An unpooled convolution of one input channel per group (depthwise, of any channel
+    multiplier, or of a one-channel input), plane by plane (`arm_dsp_layout.DepthwisePlan`).
+
+    Each input plane (or band of its rows, `PLANE_BYTES`) is copied a word at a time into a
+    stack plane whose padding holds the input zero point: a padded tap then adds the
+    product the folded bias takes off (or, not folded, its pair less the offset is 0), so
+    every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
+    their accumulators in registers over the kernel rows (input words to pairs, weight words
+    by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
+    input channel reads the same copy (`DepthwiseChannel`).
+
+    A widened plan (int8 data, undilated rows: `arm_dsp_layout.widens_planes`) copies the
+    planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
+    them as they are (`halfword_products`), with the weight words of each tile read through
+    an opaque pointer, by `LDRD` too. A small widened plane's rows are unrolled whole in a
+    speed-first build (`UNROLLED_PLANE_TILES`)."""
+    DepthwiseConvolution(b, domain, op, view).emit()
+
+
+class DepthwiseConvolution:
+    """A depthwise convolution's views, plan, bands of rows and stack plane
+    (`depthwise_convolution`)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view):
+        self.b, self.domain, self.op = b, domain, op
+        self.dest, self.src, self.packed, self.bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+        self.n_size, self.channels, self.out_h, self.out_w = self.dest.shape
+        _, self.in_c, self.in_h, self.in_w = self.src.shape
+        filter_shape = op.filter_shape.get_values()
+        self.k_h = filter_shape[2]
+        (self.sy, self.sx), (self.dy, _) = op.strides.get_values(), op.dilations.get_values()
+        self.pads = op.pads.get_values()
+        self.widened = widened_planes(op)
+        self.plan = plan = convolution_depthwise_plan(self.src.shape, filter_shape, (self.sy, self.sx), self.pads,
+                                                      op.dilations.get_values(), self.widened)
+        row_bytes = 4 * plan.row_words if self.widened else plan.padded_width * element_bytes(self.src)
+        self.band = next((rows for rows in range(self.out_h, 0, -1)
+                          if self.rows_read(rows) * row_bytes <= PLANE_BYTES), 1)
+        self.bands = -(-self.out_h // self.band)
+        self.words = -(-self.rows_read(self.band) * row_bytes // 4)
+        self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+        self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, op.loop_pairs is None)
+        self.make_plane()
+
+    def rows_read(self, outputs: int) -> int:
+        """The input rows `outputs` output rows read."""
+        return (outputs - 1) * self.sy + (self.k_h - 1) * self.dy + 1
+
+    def make_plane(self) -> None:
+        """The stack plane (`plane`, its input columns `columns`) and the word of its padding."""
+        b, domain, plan, src = self.b, self.domain, self.plan, self.src
+        filter_words = self.k_h * self.packed.shape[2]  # a channel's packed weight words
+        # widened, the offset not folded, the copy subtracts it: the padding is 0 (unrolled: the filter after it)
+        if self.widened:
+            plane, self.padding = zero_point_plane(b, 0 if self.x_offset is not None else domain.input_offset,
+                                                   self.words + (filter_words if self.unrolled else 0), i16)
+            self.plane = View.contiguous(plane.base, (self.rows_read(self.band), plan.row_words), element_type=i32)
+            self.columns = self.plane
+        else:
+            plane, self.padding = zero_point_plane(b, domain.input_offset, self.words, src.element_type)
+            self.plane = View.contiguous(
+                plane.base, (self.words * 4 // element_bytes(src) // plan.padded_width, plan.padded_width),
+                element_type=src.element_type)
+            self.columns = self.plane.reshaped(self.plane.shape, self.plane.strides, plan.pad_left)  # the input's
+
+    def emit(self) -> None:
+        """Every band of every input plane copied, then each output channel of its input channel."""
+        b = self.b
+        multiplier = self.channels // self.in_c  # output channels of each input channel
+        with b.loops([self.n_size, self.in_c, self.bands]) as (n, g, band_index):
+            y0 = b.mul(band_index, self.band)
+            self.copy_band(n, g, b.sub(b.mul(y0, self.sy), self.pads[0]))
+            with b.loops([multiplier]) as (j,):
+                DepthwiseChannel.of(self, n, b.add(b.mul(g, multiplier), j), y0).emit()
+
+    def copy(self, source: Row, r: Index) -> None:
+        if self.widened:
+            widen_row(self.b, self.domain, source, self.plane, r, self.plan.pad_left, self.in_w, self.x_offset)
+        else:
+            copy_row(self.b, source, Row(self.columns, (r,)), self.in_w)
+
+    def copy_band(self, n: Index, c: Index, top: Index) -> None:
+        """Input rows top .. top + rows_read(band) - 1 of plane (n, c) into the stack plane
+        (a row outside the input: padding, when bands of the plane take turns in it)."""
+        b, src, in_h, pads = self.b, self.src, self.in_h, self.pads
+        if self.bands == 1 and self.widened:  # rows pads[0] .. pads[0] + in_h - 1, the padding never written
+            with b.loop(0, min(in_h, self.rows_read(self.band) - pads[0])) as in_y:
+                self.copy(Row(src, (n, c, in_y.index)), b.add(in_y.index, pads[0]))
+            return
+        with b.loop(0, self.rows_read(self.band)) as r:
+            in_y = b.add(top, r.index)
+            with b.when(b.in_range(in_y, in_h)):
+                self.copy(Row(src, (n, c, in_y)), r.index)
+            if self.bands > 1:
+                with b.when(b.compare("uge", in_y, in_h)):
+                    if self.widened:
+                        fill_row(b, Row(self.plane, (r.index,)), self.plan.row_words, lambda x: self.padding)
+                    else:
+                        fill_row(b, Row(self.columns, (r.index,)), self.in_w,
+                                 lambda x: b.truncate(self.padding, src.element_type))
+
+    def padding_rows(self, y: int) -> tuple[int, ...]:
+        """The kernel rows of (unrolled) output row y wholly in the plane's top or bottom padding."""
+        return tuple(ky for ky in range(self.k_h) if not 0 <= y * self.sy + ky * self.dy - self.pads[0] < self.in_h)
+
+    def tile(self, n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int,
+             x0: Index, filter_rows: View | None = None, skipped: Sequence[int] = (),
+             channel_plane: View | None = None) -> None:
+        """The tile of tiling `index` from output column x0 of output row y (stack plane row
+        `plane_y` under its kernel row 0), its sums from `start` (or each output's), the
+        kernel rows `skipped` left out (their products in `start`); unrolled, the plane read
+        through `channel_plane`."""
+        b, plan, plane = self.b, self.plan, self.plane
+        tiling = plan.tilings[index]
+        totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
+        if self.widened:
+            group = b.div(b.mul(x0, self.sx), 4)  # of four columns, three words
+            if self.unrolled:  # at constant offsets from the channel's copy of the plane's address
+                under = channel_plane.reshaped(plane.shape, plane.strides, plane_y * plan.row_words + 3 * group)
+            else:
+                under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
+                                        element_type=i32)  # the tile's words from its kernel row 0
+        kept = [ky for ky in range(self.k_h) if ky not in skipped]
+        for ky in kept:
+            if self.widened:
+                weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
+                words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
+                words = [None] * tiling.first_word + words
+                totals = halfword_products(b, tiling, words, weights, totals)
+                if ky == kept[0]:  # the next kernel rows' loads wait for the first's products
+                    after(b, totals)
+                continue
+            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
+                               self.x_offset, derive=self.op.loop_pairs is None)
+            weights = load_words(b, self.packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
+            totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
+        store_tile(b, self.domain, [c], [Row(self.dest, (n, c, y))], totals,
+                   [b.add(x0, p) for p in range(len(totals))])
+
+
+@dataclasses.dataclass
+class DepthwiseChannel:
+    """Output channel c of a depthwise convolution over a band of rows (from output row y0) of
+    its input plane's copy: where its sums start (`start`; the last tile's `last_start`, an
+    unrolled row's tiles' `edge_starts`), its weight words (`filter_rows`, widened) and,
+    unrolled, the plane and the filter's copy after it (`channel_plane`)."""
+
+    kernel: DepthwiseConvolution
+    n: Index
+    c: Index
+    y0: Index
+    start: SSAValue
+    last_start: SSAValue
+    filter_rows: View | None
+    channel_plane: View | None = None
+    edge_starts: dict[tuple[tuple[int, ...], int], list[SSAValue]] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, kernel: DepthwiseConvolution, n: Index, c: Index, y0: Index) -> DepthwiseChannel:
+        """Channel c's bias, and widened, its weight words read in each tile (and the last
+        tile's starts, its dropped taps' products in)."""
+        b, plan = kernel.b, kernel.plan
+        start = kernel.domain.bias(kernel.bias, c)
+        filter_rows, last_start = None, start
+        if kernel.widened:  # channel c's weight words, read in each tile
+            filter_rows = View.contiguous(b.opaque(b.element(kernel.packed, [c, 0, 0, 0])), kernel.packed.shape,
+                                          element_type=kernel.packed.element_type)
+            if plan.tilings[-1].dropped and kernel.x_offset is None:
+                last_start = padding_products(b, kernel.domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
+                                              kernel.k_h, start)
+        return cls(kernel, n, c, y0, start, last_start, filter_rows)
+
+    def emit(self) -> None:
+        """The channel's output rows of the band (unrolled: with their edge starts)."""
+        kernel, b = self.kernel, self.kernel.b
+        for y in range(kernel.out_h // 2 if kernel.unrolled else 0):  # the top rows' starts, before the filter's copy
+            self.make_edge_starts(y)
+        if kernel.unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
+            self.channel_plane = View.contiguous(b.opaque(kernel.plane.base), kernel.plane.shape, element_type=i32)
+            self.filter_rows = copy_filter(b, self.filter_rows, self.channel_plane.base, kernel.words)
+        if kernel.unrolled:
+            for y in range(kernel.out_h):
+                self.row(y)
+        else:
+            with b.loop(0, b.min(kernel.band, b.sub(kernel.out_h, self.y0))) as y:
+                self.row(y.index)
+
+    def make_edge_starts(self, y: int) -> None:
+        """Unrolled output row y's tiles leave out its kernel rows in the top or bottom
+        padding: the starts of each tiling's outputs, those rows' products in
+        (`edge_starts`). Not where the offset is not folded (the padding is 0: nothing to
+        leave out) nor in rows of fewer than four outputs (MobileNetV2's 3 x 3 planes:
+        the starts cost more than the products they save)."""
+        kernel = self.kernel
+        plan, last = kernel.plan, len(kernel.plan.tilings) - 1
+        skipped = kernel.padding_rows(y)
+        if kernel.unrolled and kernel.x_offset is None and skipped and kernel.out_w >= DEPTHWISE_PIXELS:
+            for index in {0 if plan.tiles else last, last}:
+                if (skipped, index) not in self.edge_starts:
+                    self.edge_starts[skipped, index] = padding_products(
+                        kernel.b, kernel.domain, self.filter_rows, plan.tilings[index], plan.word_offsets[index],
+                        kernel.k_h, self.start, skipped, (plan.tilings[-1], plan.word_offsets[-1]))
+
+    def starts_of(self, y: Index, index: int, otherwise: SSAValue) -> tuple[tuple[int, ...], SSAValue]:
+        """The kernel rows tiling `index` of output row y leaves out, and its outputs'
+        starts (`edge_starts`; else none and `otherwise`)."""
+        key = (self.kernel.padding_rows(y), index) if self.kernel.unrolled else None
+        return (key[0], self.edge_starts[key]) if key in self.edge_starts else ((), otherwise)
+
+    def row(self, y: Index) -> None:
+        """Output row y of the band: its tiles of four, then the last tile."""
+        kernel, b, n, c = self.kernel, self.kernel.b, self.n, self.c
+        plan, last = kernel.plan, len(kernel.plan.tilings) - 1
+        plane_y = b.mul(y, kernel.sy)
+        tile = functools.partial(kernel.tile, filter_rows=self.filter_rows, channel_plane=self.channel_plane)
+        if kernel.unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
+            self.make_edge_starts(y)
+        if plan.tiles and kernel.unrolled:
+            skipped, tile_start = self.starts_of(y, 0, self.start)
+            for t in range(plan.tiles):
+                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * DEPTHWISE_PIXELS, skipped=skipped)
+        elif plan.tiles:
+            with b.loop(0, plan.tiles) as t:
+                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
+        if plan.tiles * DEPTHWISE_PIXELS < kernel.out_w:
+            skipped, tile_start = self.starts_of(y, last, self.last_start)
+            tile(n, c, b.add(self.y0, y), plane_y, tile_start, last,
+                 plan.tiles * DEPTHWISE_PIXELS, skipped=skipped)
+
+
+def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) -> View:
+    """A channel's widened filter (`filter_rows`, [O, KH, slotted words, 2] from the channel's)
+    copied to word `at` of the buffer at `base`, the two used words of each slot (`slot_word`)
+    by one `LDRD` and one `STRD`; the view of the copy, shaped as `filter_rows`."""
+    k_h, words = filter_rows.shape[1:3]
+    source = View.contiguous(filter_rows.base, (k_h, words), element_type=i32)
+    into = View.contiguous(base, (k_h, words), at, element_type=i32)
+    for ky, first in itertools.product(range(k_h), range(0, 2 * words // 3, 2)):  # a slot's first word
+        pair = b.emit(llvm.LoadOp(b.element(source, [ky, slot_word(first)]), i64, alignment=4))
+        b.emit(llvm.StoreOp(pair, b.element(into, [ky, slot_word(first)]), alignment=4))
+    return View.contiguous(base, filter_rows.shape, at * 4 // element_bytes(filter_rows), filter_rows.element_type)
+
+
+def unrolls_plane(plan: DepthwisePlan, out_h: int, out_w: int, bands: int, speed_first: bool) -> bool:
+    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_TILES`): a
+    widened plane copied whole, of at most that many tiles, in a speed-first build."""
+    tiles_a_row = plan.tiles + (plan.tiles * DEPTHWISE_PIXELS < out_w)
+    return plan.widened and speed_first and bands == 1 and out_h * tiles_a_row <= UNROLLED_PLANE_TILES
+
+
+def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: View, r: Index, first_column: int,
+              width: int, x_offset: SSAValue | None) -> None:
+    """`width` int8 elements of `source` as int16 into row r of a widened plane ([rows, row
+    words] of i32: word i of a row at `slot_word(i)`) from its even column `first_column`,
+    less the input offset when `x_offset` (its pair) is given: each run of four from one
+    word as the pairs (x0, x1) and (x2, x3) (`SXTB16` twice, `PKHBT`, `PKHTB`), stored as a
+    word each; the rest one by one."""
+    halves = View.contiguous(plane.base, (plane.shape[0], 2 * plane.shape[1]), element_type=i16)
+    with b.loop(0, width // 4) as i:
+        levels = load_word(b, source.view, source.at(b.mul(i.index, 4)))
+        even, odd = input_pairs(b, levels, x_offset)  # (x0, x2), (x1, x3)
+        for half, pair in enumerate((pack_halves(b, even, odd), high_halves(b, even, odd))):
+            word = b.add(b.mul(i.index, 2), first_column // 2 + half)  # of the row, at slot_word(word)
+            b.store(pair, plane, [r, b.add(word, b.div(word, 2))])
+    for x in range(width // 4 * 4, width):
+        value = level(b, source.view, source.at(x))
+        if x_offset is not None:
+            value = b.int_sub(value, b.int_value(domain.input_offset))
+        column = first_column + x
+        b.store(b.truncate(value, i16), halves, [r, 2 * slot_word(column // 2) + column % 2])
+
+
+def padding_products(b: KernelBuilder, domain: ArithmeticDomain, filter_rows: View, tiling: HalfwordTiling,
+                     word_offset: int, k_h: int, start: SSAValue, skipped: Sequence[int] = (),
+                     whole_rows: tuple[HalfwordTiling, int] | None = None) -> list[SSAValue]:
+    """Where each output of `tiling` starts its sum: `start` plus the products its left-out
+    taps would add, all of them in the padding (the input zero point): its dropped taps
+    (`HalfwordTiling.dropped`, in the left padding) in each kernel row, and every tap of the
+    kernel rows `skipped` (wholly in the top or bottom padding of an unrolled plane); the
+    zero point times their weights in the channel's `filter_rows` (the skipped rows' read
+    where `whole_rows`, a tiling and its word offset, holds them: the same for every tiling)."""
+    def weight(ky: int, tap: int, tiling: HalfwordTiling = tiling, word_offset: int = word_offset) -> SSAValue:
+        word, half = tiling.tap_position(tap)
+        return level(b, filter_rows, [0, ky, slot_word(word_offset + word), half])
+
+    whole_tiling, whole_offset = whole_rows or (tiling, word_offset)
+    row_weights = [weight(ky, tap, whole_tiling, whole_offset) for ky in skipped for tap in tiling_taps(whole_tiling)]
+    rows_total = [functools.reduce(b.int_add, row_weights)] if row_weights else []  # shared by every output
+    starts = []
+    for p in range(len(tiling.products)):
+        weights = rows_total + [weight(ky, tap) for ky in range(k_h) if ky not in skipped
+                                for tap in (tiling.dropped[p] if tiling.dropped else ())]
+        if not weights or is_zero(domain.input_offset):
+            starts.append(start)
+            continue
+        total = functools.reduce(b.int_add, weights)
+        starts.append(b.int_add(start, b.int_mul(total, b.int_value(domain.input_offset))))
+    return starts
+
+
+def tiling_taps(tiling: HalfwordTiling) -> list[int]:
+    """The taps of a kernel row of `tiling` (each in one of its weight words)."""
+    return sorted({tap for word in tiling.weight_words for tap in word if tap is not None})
+
+
+def slotted_words(b: KernelBuilder, view: View, prefix: Sequence[Index], first: int, count: int) -> list[SSAValue]:
+    """Words first .. first + count - 1 of `view[*prefix]` (i32 words, or int16 pairs) laid out
+    by `slot_word`: two at a time (one `LDRD`) where they lie side by side."""
+    pairs = view.element_type != i32
+    words, word = [], first
+    while word < first + count:
+        run = 2 if word + 1 < first + count and slot_word(word + 1) == slot_word(word) + 1 else 1
+        words += load_words(b, view, [*prefix, slot_word(word), 0] if pairs else [*prefix, slot_word(word)], run)
+        word += run
+    return words
+
+
+HALF_PRODUCTS = {(0, 0): "smlabb", (0, 1): "smlabt", (1, 0): "smlatb", (1, 1): "smlatt"}
+"""The DSP extension's one-product multiply-accumulates by (input half, weight half): 0 the
+low (bottom) half, 1 the high (top)."""
+
+
+def halfword_products(b: KernelBuilder, tiling: HalfwordTiling, words: list[SSAValue], weights: list[SSAValue],
+                      totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` (one per output of the tile) plus the products of one kernel row of int16
+    `words` (`HalfwordTiling`): a word's two taps by `SMLAD`, a tap alone by `SMLA<x><y>`."""
+    totals = list(totals)
+    for p, products in enumerate(tiling.products):
+        for word, weight, halves in products:
+            totals[p] = smlad(b, words[word], weights[weight], totals[p]) if halves is None else \
+                intrinsic(b, HALF_PRODUCTS[halves], words[word], weights[weight], totals[p])
+    return totals

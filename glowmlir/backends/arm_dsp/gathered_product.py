@@ -1,0 +1,478 @@
+"""The gathered product: a 1x1 convolution of stride 1 (unpooled or pooled globally) or a
+WINDOW_PAIRS convolution as a matrix product over its output pixels, each run of pixels'
+channels (or windows, `window_gathering`) gathered once as pairs, then multiplied by every
+block of output channels."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.arm_dsp.instructions import (
+    STACK_ALIGNMENT,
+    after,
+    load_words,
+    offset_pair,
+    pixel_channel_pairs,
+    smlad,
+)
+from glowmlir.backends.arm_dsp.layout import (
+    BIAS_PAIRS,
+    UNROLLED_PAIRS,
+)
+from glowmlir.backends.arm_dsp.row_kernels import over_channel_pairs, pointwise_weight_words, store_tile
+from glowmlir.backends.arm_dsp.stack_copies import padded_input
+from glowmlir.backends.arm_dsp.window_gathering import gather_windows
+from glowmlir.dialects import glow, glowll
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import (
+    ArithmeticDomain,
+    GlobalPool,
+    Row,
+    StoredElement,
+    Window,
+)
+
+GATHERED_PIXELS = (4, 2, 1)
+GATHER_BYTES = 4096
+"""A pointwise convolution of stride 1 gathers the channels of the first count of pixels of
+`GATHERED_PIXELS` whose buffer (`gathered_bytes`) fits in `GATHER_BYTES` of stack (one pixel
+at least)."""
+
+
+SLOT_WORDS = 4
+"""The gathered words of a pair of pixels for one channel pair lie in a slot of this many
+words, two of them used: LLVM's ARM backend pairs two loads into one `LDRD` only where their
+run of consecutive words is two long (a longer run it leaves for an `LDM` it then rarely
+forms; the weights are laid out for it too, `arm_dsp_layout.INTERLEAVED_BLOCKS`). DS-CNN's
+64-channel pointwise layers: 668k instructions each on the M7 with the words side by side,
+631k in slots."""
+
+
+def gathered_bytes(pixels: int, pairs: int) -> int:
+    """The stack bytes of `pixels` gathered pixels of `pairs` channel pairs."""
+    return -(-pixels // 2) * pairs * SLOT_WORDS * 4 if pixels > 1 else pairs * 4
+
+
+GATHER_STEP_PAIRS = 8
+"""A straight gathered product (`UNROLLED_PAIRS`) gathers this many channel pairs a step of its
+loop over them (LLVM unrolled four; DS-CNN's pointwise layers on the M7: 45 instructions for
+four pairs, 85 for eight; the net's code at -O3 29,062 -> 29,734 B, MobileNetV2's 91,232 -> 96,272 B
+for 11.6k instructions fewer), from the last pair down: counted up, LLVM's loop strength reduction
+ran an induction variable up to zero and put the gathered words at the loop's whole range
+more from its pointer, beyond the +-1020 bytes of `STRD`'s offset for the second pixel pair
+(two `STR`s each). DS-CNN's pointwise layers on the M7: 401.5k -> 400.8k instructions each
+counted down, 400.2k eight a step."""
+
+
+REREAD_PAIRS = 20
+"""A gathered product looped over at most this many input channel pairs (a size-first build,
+`UNROLLED_PAIRS`) reads its buffer through an opaque pointer made in each block of output
+channels: else LLVM unrolls the few pairs whole, hoists the buffer's loads out of the block
+loop and spills and reloads the words one by one (MobileNetV3-style net on the M7: 4.30M
+instructions hoisted, 4.14M reread). Over more pairs the loads stay in the loop anyway."""
+
+
+STRAIGHT_PIXEL_PAIRS = 2
+"""Pixel pairs of a run that the straight-line products (`UNROLLED_PAIRS`) multiply by a block
+of output channels together, at most 8 accumulators (4 pixels x 2 channels, in the 14
+registers a kernel without a frame pointer has, `STACK_ALIGNMENT`): per channel pair one
+`LDRD` of weights serves both pixel pairs' `LDRD`s, three loads for eight `SMLAD`s instead of
+four (DS-CNN's 64-channel pointwise layers on the M7: 468k -> 432k instructions each)."""
+
+
+LOOP_PAIRS = {"dsp": 2, "helium": 1}
+"""Channel pairs a step of the gathered product's loop over them in a size-first build
+(-Os/-Oz, where LLVM unrolls no loop), by core class (`conv_pool_costs.core_class`): the
+selection pass puts it on each convolution as `loop_pairs` (`pipeline.glowll_passes`). On the
+M4, M7 and M33 two pairs a step halve the loop's overhead (MobileNetV2's 1x1 expansions at
+-Os on the M7: a 16 x 24 x 24 to 96-channel layer alone 2.77M -> 2.52M instructions, a
+336-channel one 609k -> 529k; DS-CNN -Os 5.86M -> 5.11M, -Oz 6.42M -> 5.87M). On the M55
+(at -Oz, where it keeps the DSP kernels) one pair a step is faster and smaller (DS-CNN -Oz
+5.75M -> 4.75M, MobileNetV2 29.8M -> 26.8M instructions). At -O3 LLVM unrolls the loop of one
+pair a step itself (two a step: MobileNetV3-style's 88-channel projection 143k -> 155k)."""
+
+
+STEP_BLOCKS = 4
+"""A speed-first build's straight gathered products (`UNROLLED_PAIRS`) over a full run of pixels
+take this many blocks of output channels a step of the loop over blocks where the blocks divide
+by it: two groups of `INTERLEAVED_BLOCKS`, each group's weight words side by side for `LDRD`,
+the loop's overhead (pointers, counter) paid once for four blocks. The last pixels of a plane
+keep the interleaved blocks a step: their code would grow as much for almost nothing saved
+(DS-CNN on the M7 -O3: 2,310,230 -> 2,297,960 instructions, code 49.1 KB -> 63.3 KB; with the
+last pixels too 2,297,942 at 68.3 KB)."""
+
+
+def straight_step_blocks(blocks: int, interleaved: int) -> int:
+    """Blocks of output channels a step of a straight gathered product's loop over a full run
+    takes: `STEP_BLOCKS` where `blocks` divide by it, else the `interleaved` ones."""
+    return STEP_BLOCKS if blocks % STEP_BLOCKS == 0 and STEP_BLOCKS % interleaved == 0 else interleaved
+
+
+def gathered_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
+                     block: int) -> None:
+    """A 1x1 convolution of stride 1, unpooled or with a global pool (`glow.pools_globally`), or
+    a WINDOW_PAIRS convolution, as a matrix product over the output pixels, register-blocked
+    as CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`.
+
+    Per run of (up to) four pixels (`GATHERED_PIXELS`), their input channels (or the taps of
+    their windows, `gather_windows`) are gathered once, as int16 pairs less the input offset,
+    into a stack buffer of `[pixel pairs, pairs, SLOT_WORDS]` words: for each pair, the words
+    of a pair of pixels side by side, as the weight words of a block of output channels are.
+    Every block of output channels then takes the pixels two at a time: per pair, one `LDRD`
+    of the two pixels' words and one of the block's weight words, 2 x `block` `SMLAD`s into
+    as many accumulators. The gathering is paid once for all output channels. A global pool
+    folds each output level into a stack sum (or maximum) per channel, averaged once at the
+    end; a pool whose windows tile the output (`TiledPool`) makes each run one pool window's
+    pixels, pooled in registers (`GatheredProduct` holds the kernel's buffers and choices)."""
+    GatheredProduct(b, domain, op, view, block).emit()
+
+
+def flat_pixels(whole: View) -> View:
+    """An [N, C, H, W] view as [N, C, H * W]."""
+    n_size, channels, height, width = whole.shape
+    pixels = height * width
+    return whole.reshaped((n_size, channels, pixels), (channels * pixels, pixels, 1))
+
+
+@dataclasses.dataclass
+class BlockStep:
+    """What the blocks of output channels a `GatheredProduct.block_products` call takes share:
+    their channels, the totals they start from, their weight words (straight: one view each,
+    [pair, channel, 2]) and the gathered words as their looped products read them."""
+
+    o_blocks: list[Index]
+    channels: list[Index]
+    starts: list[SSAValue]
+    weights: list[View] | None
+    reread: View
+
+    @property
+    def width(self) -> int:
+        return len(self.channels)
+
+
+class GatheredProduct:
+    """The gathered product of one convolution (`gathered_product`): its views, its run of
+    pixels, its stack buffer of gathered words, its fused pool (global, `GlobalPool`, or
+    tiled, `TiledPool`) and whether its products are straight-line code (`UNROLLED_PAIRS`) or
+    a loop over the channel pairs (a size-first build's `loop_pairs` a step)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view, block: int):
+        self.b, self.domain, self.op, self.block = b, domain, op, block
+        self.dest, self.packed, self.bias = flat_pixels(view(op.dest)), view(op.filter), view(op.bias)
+        self.windows = op.filter_shape.get_values()[2:] != (1, 1)
+        self.src = view(op.input) if self.windows else flat_pixels(view(op.input))
+        self.n_size, self.out_c, _ = self.dest.shape
+        self.pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
+        self.biases_in_filter = op.biases_in_filter is not None
+        self.first_pair = BIAS_PAIRS if self.biases_in_filter else 0  # the weight words' first pair
+        self.pairs = pairs = self.packed.shape[1] - self.first_pair
+        self.run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
+        self.tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
+        if self.tiles is not None:  # one pool window's pixels a run
+            self.pixels, self.run = self.tiles.windows, self.tiles.pixels
+        slot = SLOT_WORDS if self.run > 1 else 1
+        self.gathered = View.contiguous(b.alloca(gathered_bytes(self.run, pairs) // 4, i32, STACK_ALIGNMENT),
+                                        (-(-self.run // 2), pairs, slot), element_type=i32)
+        self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
+        self.pool = None if op.pool is None or self.tiles is not None else GlobalPool(b, domain, op, view(op.dest))
+        self.loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
+        self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
+        self.step = self.loop_pairs or 1
+        self.padded = padded_input(b, domain, op, self.src) if self.windows else None
+
+    def emit(self) -> None:
+        """Every image: its runs of pixels gathered and multiplied, then the last pixels of
+        the plane (two, one) and the global pool's averages."""
+        b, pixels, run, tiles = self.b, self.pixels, self.run, self.tiles
+        with b.loop(0, self.n_size) as n:
+            if self.pool is not None:
+                self.pool.start()
+            if self.padded is not None:
+                self.padded.copy(n.index)
+            with b.loop(0, pixels // run if tiles is None else pixels) as t:
+                x0 = b.mul(t.index, run) if tiles is None else t.index  # a tiled pool's: its window
+                self.gather(n.index, x0, run)
+                self.multiply(n.index, x0, run)
+            tail = pixels % run if tiles is None else 0
+            for count in (2, 1):
+                if tail >= count:
+                    self.gather(n.index, pixels - tail, count)
+                    self.multiply(n.index, pixels - tail, count)
+                    tail -= count
+            if self.pool is not None:
+                self.pool.finish(n.index)
+
+    def gather(self, n: Index, x0: Index, count: int) -> None:
+        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
+        b = self.b
+        if self.windows:
+            gather_windows(b, self.domain, self.op, self.src, self.gathered, n, x0, count, self.x_offset, self.padded,
+                           None if self.tiles is None else self.tiles.convolution_pixel(x0),
+                           looped=self.loop_pairs is not None, by_pixel_pairs=self.straight)
+            return
+
+        def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
+            loaded = pixel_channel_pairs(b, self.src, [n, first, x0], [n, second, x0], count, self.x_offset)
+            for p, pair in enumerate(loaded):
+                b.store(pair, self.gathered, [p // 2, i, p % 2])
+            return carried
+
+        over_channel_pairs(b, self.src.shape[1], channel_pair, [], downward=self.straight,
+                           per_step=GATHER_STEP_PAIRS if self.straight else 1)
+
+    def products(self, totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
+        """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
+        totals = list(totals)
+        for k, word in enumerate(inputs):
+            for j, weight in enumerate(weights):
+                totals[k * len(weights) + j] = smlad(self.b, word, weight, totals[k * len(weights) + j])
+        return totals
+
+    def constants_anew(self, after_value: SSAValue):
+        """Straight, the requantization's constants made anew once `after_value` is computed
+        (`constants_through`): the straight products fill the registers, and LLVM reloaded
+        the rounding terms once an output (DS-CNN's pointwise layers on the M7: 414k -> 409k
+        instructions each, two blocks a step). Looped (a size-first build), where they may
+        stay in registers, their copies cost moves: DS-CNN on the M7 -Oz 5.48M -> 5.86M."""
+        if not self.straight:
+            return contextlib.nullcontext()
+        return self.domain.constants_through(lambda value: opaque_after(self.b, value, after_value))
+
+    def multiply(self, n: Index, x0: Index, count: int) -> None:
+        """Every output channel of the `count` gathered pixels from x0: looped, one block of
+        output channels a step (`block_products`); straight, `multiply_straight`."""
+        if self.straight:
+            self.multiply_straight(n, x0, count)
+            return
+        with self.b.loop(0, self.out_c // self.block) as o_block:
+            self.block_products(n, x0, count, [o_block.index], None)
+
+    def multiply_straight(self, n: Index, x0: Index, count: int) -> None:
+        """Straight, one loop step takes the blocks whose weight words are interleaved (over a
+        full run, `STEP_BLOCKS` of them: two such groups), each reading them (and its biases,
+        `biases_in_filter`) through a pointer of its own made opaque there (from one pointer,
+        LLVM would see runs of four words and form no `LDRD`, `SLOT_WORDS`); the loop carries
+        the step's pointer, advanced once the step's products are done (else LLVM advanced it
+        among the last block's products and spilled). Carrying the output rows' pointer too
+        took 0.1% fewer instructions on DS-CNN, 0.5% more on MobileNetV3-style on the M7.
+        Unpooled, a block's products start after the stores of the block before (`after`):
+        else LLVM began them among its requantization and spilled (DS-CNN's stem on the M7,
+        its windows gathered by pixel pairs: 267.7k -> 264.3k instructions; with a tiled pool
+        the CIFAR-sized net's stem took 3.4k fewer on the M7, 3.1k more on the M4). A single
+        pixel (a plane's last, 125 = 31 x 4 + 1) takes the step's blocks together, one input
+        word for four weight words a channel pair (DS-CNN's pointwise layers on the M7:
+        402.0k -> 401.5k instructions each, its last pixel 4.5k -> 4.0k)."""
+        b, packed = self.b, self.packed
+        interleaved = packed.shape[2]
+        together = straight_step_blocks(self.out_c // self.block, interleaved) if count == self.run else interleaved
+        groups = together // interleaved  # of interleaved blocks, a step
+        with b.loop(0, self.out_c // (self.block * together), carried=[b.element(packed, [0] * 5)]) as blocks:
+            step_words, = blocks.carried
+            if count == 1 and self.tiles is None:  # one pixel: the step's blocks together
+                o_blocks, weights = zip(*(self.step_block(blocks.index, step_words, together, h)
+                                          for h in range(together)), strict=True)
+                results = self.block_products(n, x0, count, list(o_blocks), list(weights))
+            else:
+                for h in range(together):
+                    o_block, words = self.step_block(blocks.index, step_words, together, h)
+                    results = self.block_products(n, x0, count, [o_block], [words])
+            blocks.next(b.offset_pointer(opaque_after(b, step_words, results[-1]), groups * packed.strides[0],
+                                         packed.element_type))
+
+    def step_block(self, step: Index, step_words: SSAValue, together: int, h: int) -> tuple[Index, View]:
+        """Block h of loop step `step` (of `together` blocks, their weight words from
+        `step_words`) and its weights, through a pointer made opaque here."""
+        b, packed = self.b, self.packed
+        interleaved = packed.shape[2]
+        if h and self.tiles is None:  # after the block before's stores
+            after(b, [])
+        offset = h // interleaved * packed.strides[0] + h % interleaved * packed.strides[2]
+        block_words = b.opaque(b.offset_pointer(step_words, offset, packed.element_type))
+        return b.add(b.mul(step, together), h), View(
+            block_words, (packed.shape[1], self.block, 2), (packed.strides[1], packed.strides[3], 1), 0,
+            packed.element_type)
+
+    def block_products(self, n: Index, x0: Index, count: int, o_blocks: list[Index],
+                       weights: list[View] | None) -> list[SSAValue]:
+        """The blocks `o_blocks` of output channels together (one, or straight, the blocks of a
+        step for a single pixel) (straight, their `weights` [pair (the bias pairs first,
+        `biases_in_filter`), channel, 2]) at the `count` gathered pixels from x0, their
+        outputs stored or pooled; their last totals."""
+        b, block = self.b, self.block
+        reread = self.gathered
+        if self.pairs <= REREAD_PAIRS:
+            reread = dataclasses.replace(self.gathered, base=b.opaque(self.gathered.base))
+        channels = [b.add(b.mul(o_block, block), j) for o_block in o_blocks for j in range(block)]
+        if self.biases_in_filter:
+            starts = [word for words in weights for word in load_words(b, words, [0, 0, 0], block)]
+        else:
+            starts = [self.domain.bias(self.bias, o) for o in channels]
+        step = BlockStep(o_blocks, channels, starts, weights, reread)
+        width = step.width
+        pooled = self.tiles is not None or self.pool is not None
+        levels_of = [self.domain.output(o, self.dest.element_type) for o in channels] if pooled else []
+        folded = [None] * width  # a tiled pool's, per channel: the window's pixels so far
+        groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
+        together = STRAIGHT_PIXEL_PAIRS if self.straight and width * sum(p for _, p in groups) <= 8 else 1
+        for first in range(0, len(groups), together):
+            group = groups[first:first + together]
+            if self.straight:
+                results = self.straight_pixel_pairs(step, group, folded[0])
+            else:
+                results = self.looped_pixel_pairs(step, group, folded[0])
+            xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
+            folded = self.outputs(n, x0, channels, results, xs, levels_of, folded)
+        if self.tiles is not None:
+            for j, o in enumerate(channels):
+                self.tiles.store(n, o, x0, folded[j], levels_of[j])
+        return results
+
+    def straight_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
+                             after_totals: SSAValue | None) -> list[SSAValue]:
+        """Pixels 2q (and 2q + 1 when `in_pair` is 2) of the run for each (q, in_pair) of
+        `group` (`STRAIGHT_PIXEL_PAIRS` at most), every channel pair in straight-line code,
+        both streams at constant offsets from pointers made here: their totals
+        ([pixel][channel]); read after `after_totals` is computed when given."""
+        b, gathered = self.b, self.gathered
+        words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
+                     gathered.shape, gathered.strides, 0, gathered.element_type)
+        results = step.starts * sum(in_pair for _, in_pair in group)
+        for i in range(self.pairs):
+            weight_words = [word for words in step.weights
+                            for word in load_words(b, words, [self.first_pair + i, 0, 0], self.block)]
+            first = 0  # the group's first pixel of this pixel pair
+            for q, in_pair in group:
+                inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
+                taken = slice(first * step.width, (first + in_pair) * step.width)
+                results[taken] = self.products(results[taken], inputs, weight_words)
+                after(b, results[taken])
+                first += in_pair
+        return results
+
+    def looped_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
+                           after_totals: SSAValue | None) -> list[SSAValue]:
+        """Pixel 2q (and 2q + 1 when `in_pair` is 2) of the run, (q, in_pair) the one of
+        `group`, in a loop over the channel pairs (`loop_pairs` of them a step): its totals
+        ([pixel][channel]); with a tiled pool, read after `after_totals` is computed."""
+        b = self.b
+        (q, in_pair), = group
+        words, filter_words = step.reread, self.packed
+        if self.tiles is not None:  # nor the weight words shared with the pair before
+            words = dataclasses.replace(self.gathered, base=opaque_after(b, self.gathered.base, after_totals))
+            filter_words = dataclasses.replace(self.packed, base=opaque_after(b, self.packed.base, after_totals))
+
+        def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
+            return self.products(totals, load_words(b, words, [q, i, 0], in_pair),
+                                 pointwise_weight_words(b, filter_words, step.o_blocks[0], i))
+
+        pairs, per_step = self.pairs, self.step
+        with b.loop(0, pairs // per_step, carried=step.starts * in_pair) as i:
+            totals = list(i.carried)
+            for k in range(per_step):
+                totals = pair_products(totals, b.add(b.mul(i.index, per_step), k))
+            i.next(*totals)
+        results = i.results
+        for i in range(pairs // per_step * per_step, pairs):
+            results = pair_products(results, i)
+        return results
+
+    def outputs(self, n: Index, x0: Index, channels: list[Index], results: list[SSAValue], xs: list[int],
+                levels_of: list[StoredElement], folded: list[SSAValue | None]) -> list[SSAValue | None]:
+        """The totals `results` ([pixel][channel]) of the run's pixels `xs` (from x0): folded
+        into a tiled pool's windows (the new `folded`), stored, or folded into the global pool."""
+        b, domain, width = self.b, self.domain, len(channels)
+        if self.tiles is not None:
+            return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
+        if self.pool is None:
+            outputs = [Row(self.dest, (n, o)) for o in channels]
+            with self.constants_anew(results[0]):
+                store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
+            return folded
+        with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
+            def levels(j: int) -> list[SSAValue]:
+                level = domain.output(channels[j], self.dest.element_type)
+                return [level(results[k * width + j]) for k in range(len(xs))]
+
+            if self.loop_pairs is None:  # the sums read together (a size-first build's: 0.01% more)
+                self.pool.fold_channels(channels[0], [levels(j) for j in range(width)])
+            else:
+                for j, o in enumerate(channels):
+                    self.pool.fold(o, levels(j))
+        return folded
+
+
+class TiledPool:
+    """A fused pool whose windows tile the convolution's output (`arm_dsp_layout.tiled_pool`)
+    in the gathered product: each run of gathered pixels is one window's, and its totals are
+    pooled in registers. A max pool takes the maximum of the accumulators and requantizes
+    it once (`output_is_monotonic`); else each pixel's level is folded (`pool_combine`) and
+    the window finished as the generic kernel's pooled rows are (`finish_pool_row`)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, dest: View):
+        self.b, self.domain = b, domain
+        self.window = Window.of_fused_pool(op)
+        self.kernel = self.window.kernel
+        self.pixels = self.kernel[0] * self.kernel[1]
+        n_size, channels, out_h, self.out_w = dest.shape
+        self.windows = out_h * self.out_w
+        self.in_hw = tuple(glow.convolution_shape(op)[2:])
+        self.dest = dest.reshaped((n_size, channels, self.windows, 1), (*dest.strides[:2], 1, 1))
+        self.after_maximum = self.window.is_max and domain.output_is_monotonic
+        self.folded = None if self.after_maximum else View.contiguous(b.alloca(1, i32, STACK_ALIGNMENT), (1, 1),
+                                                                       element_type=i32)
+
+    def convolution_pixel(self, window: Index) -> Callable[[Index], tuple[Index, Index]]:
+        """Pixel k of pool window `window` (row-major over the pooled plane): its row and
+        column of the convolution's output."""
+        b, (k_h, k_w) = self.b, self.kernel
+
+        def pixel(k: Index) -> tuple[Index, Index]:
+            y, x = b.div(window, self.out_w), b.remainder(window, self.out_w)
+            return b.add(b.mul(y, k_h), b.div(k, k_w)), b.add(b.mul(x, k_w), b.remainder(k, k_w))
+
+        return pixel
+
+    def fold(self, folded: SSAValue | None, totals: list[SSAValue], stored: StoredElement) -> SSAValue:
+        """`folded` (None: no pixel yet) with the accumulators `totals` of one channel at some
+        pixels of its window: their maximum, or the pool's fold of their output levels."""
+        if self.after_maximum:
+            for total in totals:
+                folded = total if folded is None else self.b.int_max(folded, total)
+            return folded
+        combine = self.domain.pool_combine(self.window)
+        folded = self.domain.pool_start(self.window) if folded is None else folded
+        for total in totals:
+            folded = combine(folded, stored(total))
+        return folded
+
+    def store(self, n: Index, channel: Index, window: Index, folded: SSAValue, stored: StoredElement) -> None:
+        """The pooled output of `channel` at `window` from its window's `fold`."""
+        if self.after_maximum:
+            self.b.store(stored(folded), self.dest, [n, channel, window, 0])
+            return
+        self.b.store(folded, self.folded, [0, 0])
+        self.domain.finish_pool_row(self.window, Row(self.folded, (0,)), Row(self.dest, (n, channel, window)), 0,
+                                    self.in_hw)
+
+
+def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) -> SSAValue:
+    """`pointer` made opaque (`KernelBuilder.opaque`); given `after`, also only once `after`
+    is computed (an input of the empty inline asm): loads through it wait for it. A tiled
+    pool's window whose pixel pairs are multiplied apart (looped, or more pixels than one
+    straight group takes, `STRAIGHT_PIXEL_PAIRS`) reads the gathered words and the weight
+    words so, each pair after the previous one's totals: else LLVM interleaves the pairs'
+    products, or keeps the weight words of the first for the second, and spills (the
+    CIFAR-sized net's stem and 2x2 max pool on the M7, a pixel pair at a time: 819k
+    instructions with neither, 637k read through opaque pointers, 621k each pair after the
+    one before)."""
+    if after is None:
+        return b.opaque(pointer)
+    return b.emit(llvm.InlineAsmOp("", "=r,0,r", [pointer, after], [pointer.type]))

@@ -1,0 +1,150 @@
+"""The gathered product's windows: each output pixel's taps (a WINDOW_PAIRS convolution) gathered
+once as pairs, in the packed filter's order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.arm_dsp.instructions import intrinsic, pack_halves, pairs_of_four
+from glowmlir.backends.arm_dsp.layout import (
+    window_row_order,
+)
+from glowmlir.backends.arm_dsp.stack_copies import PaddedInput
+from glowmlir.dialects import glow, glowll
+from glowmlir.lowering.int8_sums import level
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import (
+    ArithmeticDomain,
+)
+
+
+def gather_windows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, gathered: View,
+                   n: Index, x0: Index, count: int, x_offset: SSAValue | None,
+                   padded: PaddedInput | None = None, pixel_at: Callable[[Index], tuple[Index, Index]] | None = None,
+                   looped: bool = False, by_pixel_pairs: bool = False) -> None:
+    """The windows of output pixels x0 .. x0 + count - 1 (row-major over the output plane; or
+    the pixels `pixel_at(k)` = (row, column), k < count) into `gathered` ([pixel pair, tap
+    pair, slot]) as pairs of taps (c, ky, kx) in the packed filter's order, an odd last tap
+    paired with 0: a tap in the padding is the input zero point (the folded bias takes off
+    its product; not folded, the pair less `x_offset` is 0). A window wholly inside the
+    input, or any window of the `padded` copy of image n, loads its taps at constant offsets
+    from its origin. `looped` (a size-first build): the taps of one input channel at a time
+    (two when a channel's are odd) in a loop. `by_pixel_pairs` (straight products,
+    `UNROLLED_PAIRS`), when every window is inside: two pixels' windows a loop step, each tap
+    pair of the two side by side stored with one `STRD` (DS-CNN's stem on the M7: 66
+    instructions a pixel, 108 a pixel pair). Over more pairs the code doubled for little: the
+    int16 windows of `test_arm_dsp_kernels` on the M55 took 12 KB more."""
+    WindowGathering(b, domain, op, src, gathered, n, x0, x_offset, padded, pixel_at, looped).gather(
+        count, by_pixel_pairs)
+
+
+class WindowGathering:
+    """The windows of a run of output pixels of image n from pixel x0 (`gather_windows`): the
+    convolution's window, where its taps are read (the input, or its `padded` copy) and the
+    zero point a tap outside it takes."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View,
+                 gathered: View, n: Index, x0: Index, x_offset: SSAValue | None, padded: PaddedInput | None,
+                 pixel_at: Callable[[Index], tuple[Index, Index]] | None, looped: bool):
+        self.b, self.src, self.gathered, self.n, self.x0, self.x_offset = b, src, gathered, n, x0, x_offset
+        self.padded, self.pixel_at, self.looped = padded, pixel_at, looped
+        _, self.in_c, self.in_h, self.in_w = src.shape
+        _, _, self.k_h, self.k_w = op.filter_shape.get_values()
+        self.sy, self.sx = op.strides.get_values()
+        self.dy, self.dx = op.dilations.get_values()
+        self.pt, self.pl, _, _ = op.pads.get_values()
+        self.out_w = glow.convolution_shape(op)[3]
+        self.zero_point = b.int_value(domain.input_offset)
+        self.inside = padded is not None or not any(op.pads.get_values())  # every window
+
+    def gather(self, count: int, by_pixel_pairs: bool) -> None:
+        """The `count` pixels' windows into their slots (two pixels' a step, `by_pixel_pairs`)."""
+        b, in_h, in_w = self.b, self.in_h, self.in_w
+        rows_inside = in_h - (self.k_h - 1) * self.dy  # window origins inside
+        columns_inside = in_w - (self.k_w - 1) * self.dx
+        paired = self.inside and by_pixel_pairs and count > 1
+        if paired:  # each tap pair of two pixels side by side: one STRD
+            with b.loop(0, count // 2) as q:
+                both = [self.window_pairs(b.add(b.mul(q.index, 2), p), False, 0, self.in_c) for p in range(2)]
+                for i, pixel_pairs in enumerate(zip(*both, strict=True)):
+                    for p, pair in enumerate(pixel_pairs):
+                        b.store(pair, self.gathered, [q.index, i, p])
+        with b.loop(count // 2 * 2 if paired else 0, count) as k:
+            if self.inside:
+                self.window(k.index, False)
+            elif rows_inside <= 0 or columns_inside <= 0:
+                self.window(k.index, True)
+            else:  # most windows of a large input lie inside it: their taps need no clamping
+                top, left = self.origin(k.index)
+                interior = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
+                with b.when(interior):
+                    self.window(k.index, False)
+                with b.when(b.int_xor(interior, b.constant(1, interior.type))):
+                    self.window(k.index, True)
+
+    def row_major(self, k: Index) -> tuple[Index, Index]:
+        pixel = self.b.add(self.x0, k)
+        return self.b.div(pixel, self.out_w), self.b.remainder(pixel, self.out_w)
+
+    def origin(self, k: Index) -> tuple[Index, Index]:
+        """The row and column of pixel k's window's first tap (in the padded copy, if any)."""
+        b = self.b
+        out_y, out_x = (self.pixel_at or self.row_major)(k)
+        top, left = b.mul(out_y, self.sy), b.mul(out_x, self.sx)
+        return (top, left) if self.padded is not None else (b.sub(top, self.pt), b.sub(left, self.pl))
+
+    def coordinates(self, start: Index, step: int, taps: int, size: int,
+                    clamped: bool) -> list[tuple[Index, SSAValue | None]]:
+        """(coordinate, clamped into the input when `clamped`, whether it is inside) per tap."""
+        b, found = self.b, []
+        for t in range(taps):
+            at = b.add(start, t * step)
+            found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if clamped else (at, None))
+        return found
+
+    def window_pairs(self, k: Index, clamped: bool, first: Index, channels: int) -> list[SSAValue]:
+        """The pairs of taps of pixel k's window in input channels first .. first + channels - 1;
+        `clamped`: some taps may be outside the input (clamped loads, the zero point where
+        outside), else all are inside (it or its padded copy)."""
+        b, k_h, k_w, dx = self.b, self.k_h, self.k_w, self.dx
+        top, left = self.origin(k)
+        rows = self.coordinates(top, self.dy, k_h, self.in_h, clamped)
+        columns = self.coordinates(left, dx, k_w, self.in_w, clamped)
+        view, prefix = (self.src, [self.n]) if self.padded is None else (self.padded.view, [])
+        if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
+            return [pair for c, ky in np.ndindex(channels, k_h) for x, _ in columns[::4]
+                    for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), rows[ky][0], x], self.x_offset)]
+        levels = []
+        for c, ky in np.ndindex(channels, k_h):
+            y, row_inside = rows[ky]
+            for kx in window_row_order(k_w, dx):
+                x, column_inside = columns[kx]
+                loaded = level(b, view, [*prefix, b.add(first, c), y, x])
+                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, self.zero_point)
+                              if clamped else loaded)
+        if len(levels) % 2:
+            levels.append(b.integer(0))
+        pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
+        if self.x_offset is not None:
+            pairs = [intrinsic(b, "sadd16", pair, self.x_offset) for pair in pairs]
+        return pairs
+
+    def window(self, k: Index, clamped: bool) -> None:
+        """Pixel k's taps into its slots (`looped`: a loop over its input channels)."""
+        b, in_c, taps = self.b, self.in_c, self.k_h * self.k_w
+
+        def channel_pairs(first: Index, channels: int, first_pair: Index) -> None:
+            for i, pair in enumerate(self.window_pairs(k, clamped, first, channels)):
+                b.store(pair, self.gathered, [b.div(k, 2), b.add(first_pair, i), b.remainder(k, 2)])
+
+        step = 1 if taps % 2 == 0 else 2  # channels of whole pairs
+        if not self.looped or in_c < 2 * step:
+            channel_pairs(0, in_c, 0)
+            return
+        with b.loop(0, in_c // step) as c:
+            channel_pairs(b.mul(c.index, step), step, b.mul(c.index, step * taps // 2))
+        if in_c % step:
+            channel_pairs(in_c - in_c % step, in_c % step, (in_c - in_c % step) * taps // 2)

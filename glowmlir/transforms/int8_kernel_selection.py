@@ -1,0 +1,93 @@
+"""What the int8 kernel selections of every backend share: which layers are int8, a filter's
+levels less their zero point (`centred_type`), the input zero point folded into the bias
+(`fold_input_offset`, `folded_input_offset`) and the narrow requantization a bounded
+accumulator allows (`mark_narrow_requantization`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import UnitAttr, i8, i16
+from xdsl.pattern_rewriter import PatternRewriter
+
+from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.quant import UniformQuantizedType, storage_type, stored_as
+from glowmlir.dialects.weights import array_from_dense
+from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers
+from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
+
+FOLDED_BIAS_SUFFIX = "_arm_dsp"
+"""The name of a folded bias is its bias's with this suffix (the first selection pass to fold
+one named it so; kept, as the weights are laid out by name)."""
+
+
+def int8_buffers(*buffers) -> bool:
+    """Every buffer's elements are int8 levels (a quantized type stored as i8)."""
+    return all(storage_type(v.type.element_type) == i8 for v in buffers)
+
+
+def int8_layer(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """Int8 input, weights and outputs (a convolution's own, before a widening pool:
+    `glow.convolved_element`)."""
+    return int8_buffers(op.input, op.operands[2]) and storage_type(glow.convolved_element(op)) == i8
+
+
+def centred_type(filter_type: UniformQuantizedType) -> UniformQuantizedType:
+    """The type of a filter's levels less their zero point as int16: the same reals with
+    offset 0 (per tensor or per channel)."""
+    return stored_as(filter_type, i16, centred=True)
+
+
+def mark_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> None:
+    """`narrow_requantization` where `fits_narrow_requantization`: requantization is then one
+    rounding high multiply (SMMULR)."""
+    if fits_narrow_requantization(op, centred):
+        op.properties["narrow_requantization"] = UnitAttr()
+
+
+def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, centred: np.ndarray) -> bool:
+    """Whether no accumulator, shifted left by its requantization shift plus one, can leave
+    int32: |bias| + max |x - x_offset| * sum |w - w_offset| is bounded at compile time (the
+    filter's scales: a packed filter's are the int8 one's)."""
+    bias, input_type = accumulator_bias(op), op.input.type.element_type
+    if bias is None:
+        return False
+    bound = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
+    _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, glow.convolved_element(op))
+    left = max(int(np.max(shifts)), 0)
+    return int(bound.max(initial=0)) << (left + 1) < 2**31
+
+
+def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,
+                      rewriter: PatternRewriter) -> None:
+    """sum (x - x_offset) * w = sum x * w - x_offset * sum w: the second term, a constant per
+    output, goes into a new bias (when the bias is stored in accumulator units), so the
+    kernel multiplies the inputs as they are (`folded_input_offset`)."""
+    folded = folded_bias(op, weight_sums)
+    if folded is None:
+        return
+    bias = accumulator_bias(op)
+    op.operands[3] = insert_weight(bias.name_.data + FOLDED_BIAS_SUFFIX, folded.astype(np.int32), op, rewriter,
+                                   op.bias.type.element_type)
+    op.properties["folded_input_offset"] = UnitAttr()
+    erase_if_unused(bias, rewriter)
+
+
+def folded_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray) -> np.ndarray | None:
+    """bias - x_offset * sum w (int64), where the input zero point folds into the bias: a
+    constant bias in accumulator units, int32 sums, the folded bias within int32."""
+    bias = accumulator_bias(op)
+    if bias is None or op.wide_accumulators is not None:  # int64 sums: int16 data, offset 0
+        return None
+    folded = array_from_dense(bias.value).astype(np.int64) - op.input.type.element_type.offset * weight_sums
+    return folded if np.abs(folded).max(initial=0) < 2**31 else None
+
+
+def accumulator_bias(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> glowll.WeightOp | None:
+    """The bias weight, when it is a constant stored in accumulator units (input scale x
+    weight scale, no offset)."""
+    bias = op.bias.owner
+    if not isinstance(bias, glowll.WeightOp) or bias.value is None:
+        return None
+    rescaled = bias_multiplier(op.input.type.element_type, op.operands[2].type.element_type,
+                               op.bias.type.element_type)
+    return bias if rescaled is None else None
