@@ -936,7 +936,7 @@ def lenet_description(seed: int = 0) -> Net:
 def resnet8_description(seed: int = 0, size: int = 32) -> Net:
     """MLPerf Tiny's image classification architecture (ResNet-8 on CIFAR-10: a 16-channel stem,
     three residual stacks of 16, 32 and 64 channels, the last two strided with a 1x1 shortcut,
-    a global average and a 10-way classifier), random weights, on `size` x `size` images: the
+    an 8x8 average pool and a 10-way classifier), random weights, on `size` x `size` images: the
     reference model's layers and weights (77,360 int8 filter levels) on fewer pixels."""
     net = Net(seed)
     x = net.conv2d(net.input("input", [1, size, size, 3]), 16, 3, 1, "SAME", "RELU")
@@ -945,7 +945,7 @@ def resnet8_description(seed: int = 0, size: int = 32) -> Net:
         y = net.conv2d(y, channels, 3, 1, "SAME")
         shortcut = x if stride == 1 else net.conv2d(x, channels, 1, stride, "VALID")
         x = net.add(y, shortcut, "RELU")
-    x = net.mean(x, [1, 2], keep_dims=False)
+    x = net.reshape(net.avg_pool(x, size // 4, size // 4), [1, 64])
     net.output(net.softmax(net.fully_connected(x, 10), 1.0, name="output"))
     return net
 
