@@ -41,7 +41,6 @@ from tests.unit.test_quantized_kernels import (
     Case,
     all_level_pairs_case,
     binary_case,
-    build,
     consecutive_accumulators_case,
     convolution_case,
     ints,
@@ -55,6 +54,18 @@ from tests.unit.test_quantized_kernels import (
     spread_scale,
     tensor,
 )
+from tests.unit.test_quantized_kernels import build as build_net
+
+EVERY_FILTER_PACKED = 4 << 20
+"""The flash these tests state (-flash-size): the kernels' tests put many layers in one net,
+whose packed filters the default budget on the constants would not all take
+(backends/arm_dsp/flash_budget.py, tests/unit/test_flash_budget.py)."""
+
+
+def build(body: str, constants: dict[str, np.ndarray] | None = None, **options):
+    """`test_quantized_kernels.build` with a flash every packed filter fits."""
+    return build_net(body, constants, flash_size=EVERY_FILTER_PACKED, **options)
+
 
 # ----------------------------------------------------------------------------- the tiling
 
