@@ -708,11 +708,13 @@ def tiles(geometry: tuple, pool: dict | None) -> bool:
 def documented_kind(geometry: tuple, pool: dict | None) -> str | None:
     """The packing docs/arm-dsp-kernels.md gives a convolution, written here from its text (not
     `arm_dsp_layout.packing`): window pairs for an ungrouped convolution wider than 1x1 of at
-    most 144 taps, unpooled or with a tiling pool; depthwise for an unpooled one of one input
-    channel a group; row pairs along a kernel row at least two taps wide; channel pairs for an
-    unpadded ungrouped 1x1; else the generic kernel."""
+    most 144 taps, unpooled or with a tiling pool, or unpooled of at most 1,024; depthwise for an
+    unpooled one of one input channel a group; row pairs along a kernel row at least two taps
+    wide; channel pairs for an unpadded ungrouped 1x1; else the generic kernel."""
     _, (_, group_c, k_h, k_w), _, pads, _, group = geometry
-    if group == 1 and (pool is None or tiles(geometry, pool)) and k_h * k_w > 1 and group_c * k_h * k_w <= 144:
+    taps = group_c * k_h * k_w
+    if group == 1 and k_h * k_w > 1 and ((pool is None or tiles(geometry, pool)) and taps <= 144
+                                         or pool is None and taps <= 1024):
         return WINDOW_PAIRS
     if group_c == 1 and pool is None:
         return "depthwise"
