@@ -135,8 +135,11 @@ def test_window_filter_pairs_the_taps_of_a_window():
     # up to WINDOW_TAPS taps, unpooled or with a pool whose windows tile the output
     assert packing((8, 16, 3, 3), (1, 1, 1, 1), 1) == WINDOW_PAIRS
     assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True, tiled=True) == WINDOW_PAIRS
-    # over WINDOW_TAPS taps, grouped, pooled otherwise or 1x1: other packings
-    assert packing((8, 17, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
+    # unpooled up to GATHERED_WINDOW_TAPS (1,024) taps too (ResNet-8's 64-channel 3x3: 576)
+    assert packing((8, 64, 3, 3), (1, 1, 1, 1), 1) == WINDOW_PAIRS
+    # pooled over WINDOW_TAPS taps, unpooled over 1,024, grouped, pooled otherwise or 1x1: others
+    assert packing((8, 17, 3, 3), (1, 1, 1, 1), 1, pooled=True, tiled=True) == "row pairs"
+    assert packing((8, 114, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
     assert packing((8, 1, 3, 3), (1, 1, 1, 1), 8) == "depthwise"
     assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True) == "row pairs"
     assert packing((8, 3, 1, 1), (0, 0, 0, 0), 1) == "channel pairs"
