@@ -47,7 +47,11 @@ independent reference, none for the MLPerf Tiny TFLite models; int8 is not expec
 equal it). The profile's calibration inputs (seed 0) are not the measured input (seed 1).
 
     .venv/bin/python bench/bench_cortex_m.py [--models lenet,cifar,mobilenet,dscnn] [--cores m7,m55]
-        [--opt-levels Os,Oz] [--json out]
+        [--opt-levels Os,Oz] [--flash-size 4M] [--json out]
+
+`--flash-size` compiles every build with -flash-size (on the DSP cores the fastest packed
+filters that fit it beside 48 KB of code; without it, the constants stay within 1.25 times the
+int8 weights: backends/arm_dsp/flash_budget.py).
 
 The float build (and the int8 / float ratio) runs only when O3 is among the levels.
 """
@@ -75,6 +79,7 @@ from bench.board_outputs import check_board_outputs  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.errors import GlowError  # noqa: E402
+from glowmlir.memory_report import parse_size  # noqa: E402
 from glowmlir.profiling import Profiler  # noqa: E402
 from glowmlir.quantization.profile import write_profile  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
@@ -173,11 +178,15 @@ def dequantized(bundle, name: str, value: np.ndarray) -> np.ndarray:
     return (value.astype(np.float32) - offset) * np.float32(scale)
 
 
-def measure(model: str, profile: str | None, board: str, level: str, library: list[str] | None = None) -> dict:
+def measure(model: str, profile: str | None, board: str, level: str, library: list[str] | None = None,
+            flash_size: int | None = None) -> dict:
     """One model on one board: with `library` (the real CMSIS-NN's objects), -use-cmsis
-    -memory-fusion=false. The board's outputs are checked against the host bundle's."""
+    -memory-fusion=false; with `flash_size`, -flash-size. The board's outputs are checked
+    against the host bundle's."""
     quantization = QuantizationOptions(profile) if profile else None
     options = {"kernel_library": "cmsis-nn", "memory_fusion": False} if library else {}
+    if flash_size is not None:
+        options["flash_size"] = flash_size
     bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level), **options)
     inputs, expected, host = references(model, profile)
     run = run_on_board(bundle, board, inputs, count_cycles=True, link=library or ())
@@ -216,7 +225,10 @@ def main() -> None:
     parser.add_argument("--json")
     parser.add_argument("--mlperf-tiny", default="/work/shared/models/mlperf-tiny")
     parser.add_argument("--cmsis-nn", help="objects of the real CMSIS-NN per core: a directory with {core} in it")
+    parser.add_argument("--flash-size", help="-flash-size for every build, e.g. 4M (default: none, the constants "
+                                             "within 1.25x the int8 weights on the DSP cores)")
     args = parser.parse_args()
+    flash_size = parse_size("flash-size", args.flash_size) if args.flash_size else None
     levels = args.opt_levels.split(",")
     if unknown := set(levels) - set(LEVELS):
         parser.error(f"--opt-levels: unknown level(s) {', '.join(sorted(unknown))} (expected some of O3, Os, Oz)")
@@ -228,7 +240,7 @@ def main() -> None:
         results[name] = {}
         for core in args.cores.split(","):
             for level in levels:
-                figures = measure(model, profile, CORES[core], level)
+                figures = measure(model, profile, CORES[core], level, flash_size=flash_size)
                 results[name][f"{core} {level}"] = figures
                 print_row(name, core, level, figures)
                 if args.cmsis_nn:

@@ -81,7 +81,8 @@ class CompileOptions:
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     ram_size: int | None = None  # -ram-size: with -use-cmsis, a fused convolution that must stay fused to fit keeps it
-    flash_size: int | None = None  # -flash-size (or -board's): hybrid weights go int8 where float ones do not fit
+    flash_size: int | None = None  # -flash-size (or -board's): the packed filters that fit it
+    # (backends.arm_dsp.flash_budget); hybrid weights go int8 where float ones do not fit
     hybrid_weights: str = "auto"  # -hybrid-weights: a hybrid model's int8 weights auto, float or int8 (HYBRID_WEIGHTS)
     tflite_float_inputs: bool = False
     tflite_float_outputs: bool = False

@@ -105,19 +105,20 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
-                  target: Target | None = None) -> list[ModulePass]:
+                  target: Target | None = None, flash_size: int = 0) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
     instruction-set kernels, quantization records, vector-unit kernels; backends in priority
-    order within one), then the lookup tables that follow a convolution or FullyConnected fused
-    into its kernel (`glowll-fuse-lookup-tables`), buffers shared and memory allocated."""
+    order within one; `flash_size`, bytes or 0, is the flash they fit their constants in), then
+    the lookup tables that follow a convolution or FullyConnected fused into its kernel
+    (`glowll-fuse-lookup-tables`), buffers shared and memory allocated."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
 
-    options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations)
+    options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations, flash_size=flash_size)
     selection = [entry for backend in backends() if backend.glowll_passes is not None
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
@@ -154,8 +155,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
     bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
-    takes them. The float kernels of a
-    target with a vector unit block their loops for its cache (`Target.cache_bytes`)."""
+    takes them, `flash_size` as `glowll_passes` too. The float kernels of a target with a vector
+    unit block their loops for its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.quantize import quantization_passes as passes_of
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
@@ -166,7 +167,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     if save_node_outputs is not None:
         glow.append(SaveNodeOutputs(save_node_outputs))
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
-    return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target)),
+    return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
+                                                              flash_size)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

@@ -95,6 +95,8 @@ class PipelineOptions:
     memory_fusion: bool = True
     ram_size: int = 0
     reuse_activations: bool = True
+    flash_size: int = 0
+    """-flash-size (or a -board preset's flash), bytes; 0: not given."""
 
     @property
     def size_first(self) -> bool:

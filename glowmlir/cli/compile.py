@@ -224,8 +224,9 @@ def compile_command(
         "--ram-size", help="RAM of the target, e.g. 512K (with -use-cmsis: a fused convolution that must stay "
                            "fused to fit keeps our kernel)")] = None,
     flash_size: Annotated[Optional[str], typer.Option(
-        "--flash-size", help="flash of the target, e.g. 2M (a hybrid model's weights stay int8 where float ones "
-                             "do not fit)")] = None,
+        "--flash-size", help="flash of the target, e.g. 2M (on a DSP core: the fastest packed filters that fit it "
+                             "beside 48 KB of code; a hybrid model's weights stay int8 where float ones do not "
+                             "fit)")] = None,
     hybrid_weights: Annotated[str, typer.Option(
         "--hybrid-weights", help="a hybrid (dynamic-range) model's int8 weights: auto (by -flash-size, else by "
                                  "estimated cost), float (dequantized at compile time) or int8 (dequantized by "
@@ -285,7 +286,7 @@ def compile_command(
     from glowmlir.graph_dot import check_graphviz, graph_dot, render_graph
     from glowmlir.instrumentation import instrumented
     from glowmlir.memory_plan import check_picture_path
-    from glowmlir.memory_report import board_preset, parse_size, report_table
+    from glowmlir.memory_report import board_preset, report_table
     from glowmlir.memory_report import memory_report as make_report
     from glowmlir.pipeline import ir_dumper
 
@@ -293,7 +294,7 @@ def compile_command(
         board_preset(board)  # fail before compiling
     compile_options = options_of(locals())
     ram = compile_options.ram_size
-    flash = parse_size("flash-size", flash_size) if flash_size is not None else None
+    flash = compile_options.flash_size if flash_size is not None else None
     if require_fit and board is None and ram is None and flash is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
     pipeline = compile_options.pipeline()

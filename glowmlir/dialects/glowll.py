@@ -580,8 +580,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                       "pool_strides": _integers(pool_strides), "pool_pads": _integers(pool_pads),
                       "pool_count_include_pad": _flag(pool_count_include_pad),
                       "pool_widening": _integer(pool_widening)}
-        super().__init__(operands=[dest, input, filter, bias, residual, requantization, weight_scales, parameters, None],
-                         properties=properties)
+        super().__init__(operands=[dest, input, filter, bias, residual, requantization, weight_scales, parameters,
+                                   None], properties=properties)
 
     def verify_instruction(self) -> None:
         shape_of(self, self.input, "the input", 4)

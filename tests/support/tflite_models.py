@@ -961,6 +961,37 @@ def lenet_description(seed: int = 0) -> Net:
     return net
 
 
+def resnet8_description(seed: int = 0, size: int = 32) -> Net:
+    """MLPerf Tiny's image classification architecture (ResNet-8 on CIFAR-10: a 16-channel stem,
+    three residual stacks of 16, 32 and 64 channels, the last two strided with a 1x1 shortcut,
+    an 8x8 average pool and a 10-way classifier), random weights, on `size` x `size` images: the
+    reference model's layers and weights (77,360 int8 filter levels) on fewer pixels."""
+    net = Net(seed)
+    x = net.conv2d(net.input("input", [1, size, size, 3]), 16, 3, 1, "SAME", "RELU")
+    for channels, stride in ((16, 1), (32, 2), (64, 2)):
+        y = net.conv2d(x, channels, 3, stride, "SAME", "RELU")
+        y = net.conv2d(y, channels, 3, 1, "SAME")
+        shortcut = x if stride == 1 else net.conv2d(x, channels, 1, stride, "VALID")
+        x = net.add(y, shortcut, "RELU")
+    x = net.reshape(net.avg_pool(x, size // 4, size // 4), [1, 64])
+    net.output(net.softmax(net.fully_connected(x, 10), 1.0, name="output"))
+    return net
+
+
+def ds_cnn_description(seed: int = 0) -> Net:
+    """MLPerf Tiny's keyword spotting architecture (DS-CNN: a 64-channel strided stem on 49 x 10
+    MFCC features, four depthwise-separable blocks of 64 channels, a global average and a
+    12-way classifier), random weights; the stem 4x4 where the reference's is 10x4."""
+    net = Net(seed)
+    x = net.conv2d(net.input("input", [1, 49, 10, 1]), 64, 4, 2, "SAME", "RELU")
+    for _ in range(4):
+        x = net.depthwise_conv2d(x, 3, 1, "SAME", "RELU")
+        x = net.conv2d(x, 64, 1, 1, "VALID", "RELU")
+    x = net.mean(x, [1, 2], keep_dims=False)
+    net.output(net.softmax(net.fully_connected(x, 12), 1.0, name="output"))
+    return net
+
+
 def conv_net(quantized: bool = False, seed: int = 0, float_io: bool = False) -> bytes:
     """[1,16,16,3] -> conv/depthwise/residual add/pools/reshape/FC -> softmax [1,10] "output"."""
     return build(conv_net_description(seed), quantized, float_io)

@@ -41,7 +41,6 @@ from tests.unit.test_quantized_kernels import (
     Case,
     all_level_pairs_case,
     binary_case,
-    build,
     consecutive_accumulators_case,
     convolution_case,
     ints,
@@ -55,6 +54,18 @@ from tests.unit.test_quantized_kernels import (
     spread_scale,
     tensor,
 )
+from tests.unit.test_quantized_kernels import build as build_net
+
+EVERY_FILTER_PACKED = 4 << 20
+"""The flash these tests state (-flash-size): the kernels' tests put many layers in one net,
+whose packed filters the default budget on the constants would not all take
+(backends/arm_dsp/flash_budget.py, tests/unit/test_flash_budget.py)."""
+
+
+def build(body: str, constants: dict[str, np.ndarray] | None = None, **options):
+    """`test_quantized_kernels.build` with a flash every packed filter fits."""
+    return build_net(body, constants, flash_size=EVERY_FILTER_PACKED, **options)
+
 
 # ----------------------------------------------------------------------------- the tiling
 
@@ -124,8 +135,11 @@ def test_window_filter_pairs_the_taps_of_a_window():
     # up to WINDOW_TAPS taps, unpooled or with a pool whose windows tile the output
     assert packing((8, 16, 3, 3), (1, 1, 1, 1), 1) == WINDOW_PAIRS
     assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True, tiled=True) == WINDOW_PAIRS
-    # over WINDOW_TAPS taps, grouped, pooled otherwise or 1x1: other packings
-    assert packing((8, 17, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
+    # unpooled up to GATHERED_WINDOW_TAPS (1,024) taps too (ResNet-8's 64-channel 3x3: 576)
+    assert packing((8, 64, 3, 3), (1, 1, 1, 1), 1) == WINDOW_PAIRS
+    # pooled over WINDOW_TAPS taps, unpooled over 1,024, grouped, pooled otherwise or 1x1: others
+    assert packing((8, 17, 3, 3), (1, 1, 1, 1), 1, pooled=True, tiled=True) == "row pairs"
+    assert packing((8, 114, 3, 3), (1, 1, 1, 1), 1) == "row pairs"
     assert packing((8, 1, 3, 3), (1, 1, 1, 1), 8) == "depthwise"
     assert packing((8, 3, 3, 3), (1, 1, 1, 1), 1, pooled=True) == "row pairs"
     assert packing((8, 3, 1, 1), (0, 0, 0, 0), 1) == "channel pairs"
@@ -699,13 +713,15 @@ def tiles(geometry: tuple, pool: dict | None) -> bool:
 def documented_kind(geometry: tuple, pool: dict | None) -> str | None:
     """The packing docs/arm-dsp-kernels.md gives a convolution, written here from its text (not
     `arm_dsp_layout.packing`): window pairs for an ungrouped convolution wider than 1x1 of at
-    most 144 taps, unpooled or with a tiling pool; depthwise for an unpooled one of one input
-    channel a group; row pairs along a kernel row at least two taps wide; channel pairs for an
-    unpadded ungrouped 1x1; else the generic kernel. This checks the code against the docs;
-    that the documented choices are the cheaper ones is measured on the boards
-    (tests/unit/test_arm_dsp_kernel_choices.py)."""
+    most 144 taps, unpooled or with a tiling pool, or unpooled of at most 1,024; depthwise for an
+    unpooled one of one input channel a group; row pairs along a kernel row at least two taps
+    wide; channel pairs for an unpadded ungrouped 1x1; else the generic kernel. This checks the
+    code against the docs; that the documented choices are the cheaper ones is measured on the
+    boards (tests/unit/test_arm_dsp_kernel_choices.py)."""
     _, (_, group_c, k_h, k_w), _, pads, _, group = geometry
-    if group == 1 and (pool is None or tiles(geometry, pool)) and k_h * k_w > 1 and group_c * k_h * k_w <= 144:
+    taps = group_c * k_h * k_w
+    if group == 1 and k_h * k_w > 1 and ((pool is None or tiles(geometry, pool)) and taps <= 144
+                                         or pool is None and taps <= 1024):
         return WINDOW_PAIRS
     if group_c == 1 and pool is None:
         return "depthwise"

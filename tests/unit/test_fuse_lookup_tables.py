@@ -96,7 +96,7 @@ def test_the_portable_and_host_vector_kernels_apply_the_tables(model):
     layers = fused_layers(fused.ir["glowll"])
     assert len(layers) == LAYERS
     assert sum("microkernel" not in line for line in layers) == LAYERS - 1, layers
-    assert any('microkernel = "vector-depthwise-int8"' in line for line in layers), layers
+    assert any('microkernel = #glowll.microkernel<"vector-depthwise-int8">' in line for line in layers), layers
     samples = model[2]
     assert_same_bits([fused.run(s) for s in samples], [plain.run(s) for s in samples])
 
@@ -109,7 +109,7 @@ def test_x86_vnni_kernels_apply_the_tables(model):
     """Built for AVX-512 VNNI every layer takes its table in a VNNI kernel; run where the host has it."""
     fused, plain = fused_and_unfused(model, HOST if has_avx512_vnni(HOST) else VNNI)
     layers = fused_layers(fused.ir["glowll"])
-    assert len(layers) == LAYERS and all('microkernel = "x86-vnni' in line for line in layers), layers
+    assert len(layers) == LAYERS and all('microkernel = #glowll.microkernel<"x86-vnni' in line for line in layers), layers
     if not has_avx512_vnni(HOST):
         pytest.skip("built; the host has no AVX-512 VNNI to run it")
     samples = model[2]
@@ -128,7 +128,7 @@ def test_board_kernels_apply_the_tables(model, board, level, kernel):
     layers = fused_layers(fused.ir["glowll"])
     assert len(layers) == LAYERS, fused.ir["glowll"]
     if kernel is not None:
-        assert any(f'microkernel = "{kernel}' in line for line in layers), layers
+        assert any(f'microkernel = #glowll.microkernel<"{kernel}' in line for line in layers), layers
     samples = model[2]
     assert_same_bits([run_on_board(fused, board, s).outputs for s in samples],
                      [run_on_board(plain, board, s).outputs for s in samples])

@@ -57,6 +57,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
     kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
     channel pairs a step."""
+    from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
 
@@ -64,7 +65,11 @@ def glowll_passes(options: PipelineOptions) -> list:
         return []
     helium = serves("arm_mve", options.target)
     loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
-    return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs))]
+    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights.
+    ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
+    return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
+                                                                 constant_ratio=ratio,
+                                                                 flash_size=options.flash_size))]
 
 
 PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_kernels", "SelectArmDspKernels")}

@@ -99,14 +99,15 @@ M4, M7 and M33 two pairs a step halve the loop's overhead (MobileNetV2's 1x1 exp
 pair a step itself (two a step: MobileNetV3-style's 88-channel projection 143k -> 155k)."""
 
 
-STEP_BLOCKS = 4
+STEP_BLOCKS = 2
 """A speed-first build's straight gathered products (`UNROLLED_PAIRS`) over a full run of pixels
 take this many blocks of output channels a step of the loop over blocks where the blocks divide
-by it: two groups of `INTERLEAVED_BLOCKS`, each group's weight words side by side for `LDRD`,
-the loop's overhead (pointers, counter) paid once for four blocks. The last pixels of a plane
-keep the interleaved blocks a step: their code would grow as much for almost nothing saved
-(DS-CNN on the M7 -O3: 2,310,230 -> 2,297,960 instructions, code 49.1 KB -> 63.3 KB; with the
-last pixels too 2,297,942 at 68.3 KB)."""
+by it (`INTERLEAVED_BLOCKS`, their weight words side by side for `LDRD`). Four blocks a step
+(two such groups, the loop's overhead paid once for four) bought too little for its code,
+which issue 37 bounds at 48 KB: DS-CNN on the M7 -O3 2,310,230 -> 2,297,960 instructions for
+code 49.1 KB -> 63.3 KB; measured again on the M4 (estimated cycles, 2026-11-29), MLPerf Tiny's
+keyword spotting model 3,734,141 cycles at 72,746 B of code with four, 3,740,891 at 57,266 B
+with two; visual wake words 14,363,427 at 74,494 B, 14,388,383 at 59,210 B."""
 
 
 def straight_step_blocks(blocks: int, interleaved: int) -> int:

@@ -354,6 +354,22 @@ channels (144 taps) with its 2x2 average pool 1.97M on row pairs. A pool window'
 are gathered together (`TILED_POOL_PIXELS` at most): 144 taps keep them in 2,304 bytes of
 stack."""
 
+GATHERED_WINDOW_TAPS = 1024
+"""An unpooled ungrouped convolution wider than 1x1 of more taps than `WINDOW_TAPS`, up to this
+many (a pixel's window 2 KB of stack as int16 pairs), pairs them too
+(WINDOW_PAIRS): the kernel gathers as many pixels a run as its buffer holds (one at least).
+ResNet-8's 3x3 convolutions of 32 and 64 input channels (288 and 576 taps) ran on ROW_PAIRS,
+whose filter keeps the weight words of every tiling of the row plan (12 times the int8
+bytes): on the M4 at -O3 the net's constants 729,664 -> 158,208 B and its estimated cycles
+29,633,881 -> 22,964,333 (those windows gathered looped, `WINDOW_LOOP_PAIRS`)."""
+
+WINDOW_LOOP_PAIRS = 2
+"""A speed-first build's WINDOW_PAIRS convolution of more tap pairs than `UNROLLED_PAIRS` keeps
+its window's gather and its products looped, this many pairs a step (`loop_pairs`, as a
+size-first build's): its products loop anyway, and the straight gather of a large window was
+larger and slower (ResNet-8's 576-tap layer on the M4: 26,568 B of code, 4.83M cycles straight;
+1,516 B, 4.66M looped; its 144-tap layers 4.45M -> 4.24M cycles)."""
+
 TILED_POOL_PIXELS = 4
 """A fused pool whose windows tile the convolution's output (kernel = strides, unpadded) and
 hold at most this many pixels lets the convolution run on WINDOW_PAIRS: the kernel gathers
@@ -392,14 +408,17 @@ def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled
             tiled: bool = False) -> str | None:
     """How a convolution's filter is packed: WINDOW_PAIRS along the taps of a whole window of
     an ungrouped convolution wider than 1x1 of at most `WINDOW_TAPS` taps, unpooled or with a
-    pool whose windows tile its output (`tiled`, see `tiled_pool`); DEPTHWISE
+    pool whose windows tile its output (`tiled`, see `tiled_pool`), or unpooled of at most
+    `GATHERED_WINDOW_TAPS`; DEPTHWISE
     for an unpooled convolution of one input channel per group (depthwise, of any channel
     multiplier: planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel
     row at least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded,
     ungrouped 1x1 convolution (pointwise: nothing to pair along a row); None: the generic
     kernel."""
     _, group_c, k_h, k_w = filter_shape
-    if group == 1 and (tiled or not pooled) and k_h * k_w > 1 and group_c * k_h * k_w <= WINDOW_TAPS:
+    taps = group_c * k_h * k_w
+    if group == 1 and k_h * k_w > 1 and ((tiled or not pooled) and taps <= WINDOW_TAPS
+                                         or not pooled and taps <= GATHERED_WINDOW_TAPS):
         return WINDOW_PAIRS
     if filter_shape[1] == 1 and not pooled:
         return DEPTHWISE

@@ -47,12 +47,21 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from glowmlir.backends.arm_dsp.flash_budget import (
+    PackingCost,
+    choose_packed,
+    constants_budget,
+    int8_constants,
+    saved_cycles,
+)
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
+    UNROLLED_PAIRS,
+    WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
     pack_filter,
     packing,
@@ -67,6 +76,7 @@ from glowmlir.backends.arm_mve.layout import MICROKERNEL as HELIUM
 from glowmlir.backends.arm_mve.layout import TILE as HELIUM_TILE
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
+from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import (
     UniformQuantizedType,
     is_quantized,
@@ -85,6 +95,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     centred_type,
     fits_narrow_requantization,
     fold_input_offset,
+    folded_bias,
     int8_buffers,
     int8_layer,
     mark_narrow_requantization,
@@ -146,22 +157,35 @@ FORCED_KERNELS = ("generic", MICROKERNEL, HELIUM, IM2COL, LEVEL_TABLES)
 """What `only` may name (`SelectArmDspKernels`)."""
 
 
+@dataclass(frozen=True)
+class FilterPacking:
+    """What `PackConvolutionFilter` would make of a convolution: its microkernel, packed filter
+    and packing kind (`layout.packing`), or Helium's dot products (`im2col`: the filter kept)."""
+
+    microkernel: str
+    packed: np.ndarray | None = None
+    kind: str | None = None
+    doubled: bool = False
+
+
 @dataclass
 class PackConvolutionFilter(RewritePattern):
     helium: bool
     loop_pairs: int = 0
     only: str = ""
+    packed: set[int] | None = None
+    """The `id`s of the convolutions to pack (None: every one; `flash_budget.choose_packed`)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+    def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
+        """The convolution's packing, or None when no kernel here takes it; changes nothing."""
         weight = op.filter.owner
         if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
                 or op.residual is not None or not dsp_buffers(op)
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None):
-            return
+            return None
         helium = self.helium and not int16_data(op)  # Helium's kernels take int8 only
         if self.only not in ("", MICROKERNEL, HELIUM, IM2COL) or (self.only in (HELIUM, IM2COL) and not helium):
-            return
+            return None
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape, group = glow.shape_of(op.filter), op.group.value.data
         offset = weight_zero_point(filter_type)
@@ -174,30 +198,47 @@ class PackConvolutionFilter(RewritePattern):
             helium = self.only != MICROKERNEL
             columns = self.only == HELIUM and column_layout.takes_columns(op.strides.get_values(), 2)
             windowed = self.only == IM2COL and (op.pool is None or glow.pools_globally(op)) and group == 1
-        if helium and windowed and select_im2col(op, levels, offset, rewriter):
-            return
+        sums = (levels.astype(np.int64) - offset).reshape(shape[0], -1).sum(axis=1)
+        if helium and windowed and folded_bias(op, sums) is not None:  # `select_im2col` takes it
+            return FilterPacking(IM2COL)
         if self.only == IM2COL or (self.only == HELIUM and not columns):
-            return
-        centred = centred_rows(levels, filter_type)
-        doubled = False
+            return None
         if helium and columns:
             block = column_layout.channel_block(shape[0], group)
-            microkernel, packed = HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block)
-        elif kind is not None:
-            microkernel = MICROKERNEL
-            widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
-            packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
-                                 op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
-                                 tiled_pool(op), widened)
-            doubled = fits_narrow_requantization(op, centred)
-            if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
-                packed = packed * np.int16(2)
-        else:
+            return FilterPacking(HELIUM, column_layout.pack_filter(levels.astype(np.int16) - np.int16(offset), block),
+                                 kind)
+        if kind is None:
+            return None
+        widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
+        packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
+                             op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
+                             tiled_pool(op), widened)
+        doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
+        if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
+            packed = packed * np.int16(2)
+        return FilterPacking(MICROKERNEL, packed, kind, doubled)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+        if self.packed is not None and id(op) not in self.packed:
             return
+        plan = self.packing_of(op)
+        if plan is None:
+            return
+        weight = op.filter.owner
+        filter_type: UniformQuantizedType = op.filter.type.element_type
+        if plan.microkernel == IM2COL:
+            select_im2col(op, array_from_dense(weight.value), weight_zero_point(filter_type), rewriter)
+            return
+        microkernel, packed, kind, doubled = plan.microkernel, plan.packed, plan.kind, plan.doubled
+        centred = centred_rows(array_from_dense(weight.value), filter_type)
         op.properties["microkernel"] = MicrokernelAttr(microkernel)
-        op.properties["filter_shape"] = glow.ints(shape)
-        if microkernel == MICROKERNEL and self.loop_pairs:
-            op.properties["loop_pairs"] = IntegerAttr(self.loop_pairs, i64)
+        op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
+        loop_pairs = self.loop_pairs
+        if microkernel == MICROKERNEL and not loop_pairs and kind == WINDOW_PAIRS and packed.shape[1] > UNROLLED_PAIRS:
+            loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
+        if microkernel == MICROKERNEL and loop_pairs:
+            op.properties["loop_pairs"] = IntegerAttr(loop_pairs, i64)
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -206,7 +247,7 @@ class PackConvolutionFilter(RewritePattern):
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
-            packed = biases_into_filter(op, kind, packed, self.loop_pairs > 0)
+            packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        centred_type(filter_type))
         erase_if_unused(weight, rewriter)
@@ -340,6 +381,8 @@ class SelectArmDspKernels(ModulePass):
     helium: bool = False
     loop_pairs: int = 0
     only: str = ""
+    constant_ratio: float = 0.0
+    flash_size: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -348,7 +391,11 @@ class SelectArmDspKernels(ModulePass):
         if self.only not in ("", *FORCED_KERNELS):
             raise GlowError(f"glowll-select-arm-dsp-kernels{{only={self.only}}}: expected one of "
                             f"{', '.join(FORCED_KERNELS)}")
+        if self.constant_ratio < 0 or self.flash_size < 0:
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{constant-ratio={self.constant_ratio} flash-size="
+                            f"{self.flash_size}}}: expected 0 (no budget) or a positive ratio or size")
         filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only)
+        filters.packed = None if self.only else self.packed_within_budget(op, filters)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(self.helium, self.only)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
@@ -359,3 +406,21 @@ class SelectArmDspKernels(ModulePass):
         elif self.only == LEVEL_TABLES or (not self.helium and not self.only):
             PatternRewriteWalker(SelectLevelTables(self.only == LEVEL_TABLES),
                                  apply_recursively=False).rewrite_module(op)
+
+    def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter) -> set[int] | None:
+        """The convolutions whose packed filters fit the constants' budget
+        (`flash_budget.constants_budget`, None: every one), most cycles saved per extra byte
+        first (`flash_budget.choose_packed`, `flash_budget.saved_cycles`)."""
+        int8_bytes = int8_constants(module)
+        budget = constants_budget(int8_bytes, self.constant_ratio, self.flash_size)
+        if budget is None:
+            return None
+        costs = []
+        for conv in module.walk():
+            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
+                continue
+            extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
+                                                   + (4 * glow.shape_of(conv.filter)[0] if plan.doubled else 0))
+            macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
+            costs.append(PackingCost(conv, extra, saved_cycles(macs)))
+        return choose_packed(costs, int8_bytes, budget)

@@ -1,0 +1,98 @@
+"""Which convolutions get packed int16 filters when flash is a budget, not an afterthought.
+
+A packed filter (`layout.pack_filter`) holds int16 pairs where the model holds int8 levels:
+twice the bytes at least, and more where a row plan keeps the weight words of every tiling of
+a row (a 3x3 convolution of 64 input channels on row pairs: 12 times its int8 bytes). The
+layers left out keep their int8 filters and the generic int8 kernels (bit-identical outputs,
+more cycles). `glowll-select-arm-dsp-kernels` takes two budgets on the module's constants:
+
+* `constant_ratio` (`glow-compile`'s default on a core with the DSP extension and no
+  Helium: `DEFAULT_CONSTANT_RATIO`): at most this many times the constants the module holds
+  with every filter int8, or `SMALL_MODEL_SLACK` bytes more, whichever is larger;
+* `flash_size` (`-flash-size`, or a `-board` preset's flash): the flash less `CODE_BUDGET`
+  bytes kept for the code; when given it replaces the ratio, and when even int8 filters do not
+  fit, compilation stops with one line (`GlowError`).
+
+Within the budget, each layer's packing is worth its estimated cycles saved (`saved_cycles`)
+per extra byte; layers are packed from the best ratio down while they fit (`choose_packed`),
+so the fastest choice that fits is taken layer by layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from glowmlir.dialects import glowll
+from glowmlir.dialects.memory import align
+from glowmlir.errors import GlowError
+
+DEFAULT_CONSTANT_RATIO = 2.0
+"""The constants of a default build for a DSP core (Cortex-M4, M7, M33) at most twice the
+model's int8 weights. Issue 37's bar is 1.25, but today the layers that would go without their
+packed filters fall to the generic kernel, 2.5-3x slower (keyword spotting 2.7x slower at
+1.25): until a kernel reads int8 filter words (`SXTB16`), twice keeps the MLPerf Tiny models at
+full speed (every filter packed they measure 1.9-2.06x) and cuts what made ResNet-8 8.8x.
+`-flash-size` (or a board's) spends exactly what the flash allows."""
+
+SMALL_MODEL_SLACK = 4096
+"""Bytes of constants over the int8 weights a small model may always spend on packed filters,
+whatever the ratio: a few KB never stop a model from fitting a board, and a one-layer net's
+filter packed is twice its bytes."""
+
+CODE_BUDGET = 48 * 1024
+"""Bytes of flash kept for the code when `flash_size` sets the constants' budget (issue 37's
+bound on a default build's code)."""
+
+
+SAVED_CYCLES_PER_MAC = 3.3
+"""Estimated cycles the DSP kernels save a multiply-accumulate over the generic int8 kernel: the
+fitted figures of `glow-choose-conv-pool-kernels`' cost model (cmsis_nn/conv_pool_costs.py),
+5.384 cycles a MAC for the generic kernel (M3) and 2.064 for our DSP row kernels (M4; their
+gathered product 1.262, which this leaves as a margin)."""
+
+
+def saved_cycles(macs: int) -> int:
+    """Estimated cycles a convolution of `macs` multiply-accumulates saves on the DSP kernels."""
+    return round(SAVED_CYCLES_PER_MAC * macs)
+
+
+@dataclass(frozen=True)
+class PackingCost:
+    """A convolution's packed filter: how many bytes more than its int8 filter it takes, and
+    the estimated cycles it saves."""
+
+    op: glowll.ConvolutionOp
+    extra_bytes: int
+    saved_cycles: int
+
+
+def int8_constants(module) -> int:
+    """The constant region's bytes with every filter as it is (before packing)."""
+    return sum(align(op.byte_size) for op in module.walk() if isinstance(op, glowll.WeightOp))
+
+
+def constants_budget(int8_bytes: int, constant_ratio: float, flash_size: int) -> int | None:
+    """The constants' budget in bytes (None: none): `flash_size` less `CODE_BUDGET` when given,
+    else `constant_ratio` times the int8 constants (at least `SMALL_MODEL_SLACK` over them)."""
+    if flash_size:
+        budget = flash_size - CODE_BUDGET
+        if budget < int8_bytes:
+            raise GlowError(f"-flash-size={flash_size}: the constants take {int8_bytes:,} B with every filter int8, "
+                            f"more than the {max(budget, 0):,} B the flash leaves beside {CODE_BUDGET:,} B of code")
+        return budget
+    if constant_ratio:
+        return max(int(constant_ratio * int8_bytes), int8_bytes + SMALL_MODEL_SLACK)
+    return None
+
+
+def choose_packed(costs: list[PackingCost], int8_bytes: int, budget: int | None) -> set[int]:
+    """The `id`s of the convolutions to pack: all without a budget, else greedily, most cycles
+    saved per extra byte first, each layer that still fits."""
+    if budget is None:
+        return {id(cost.op) for cost in costs}
+    chosen, total = set(), int8_bytes
+    for cost in sorted(costs, key=lambda c: -c.saved_cycles / max(c.extra_bytes, 1)):
+        if cost.extra_bytes <= 0 or total + cost.extra_bytes <= budget:
+            chosen.add(id(cost.op))
+            total += max(cost.extra_bytes, 0)
+    return chosen

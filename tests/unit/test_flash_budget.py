@@ -1,0 +1,123 @@
+"""Flash as a budget on the DSP cores (`backends/arm_dsp/flash_budget.py`): the constants of a
+default Cortex-M4 / M7 build at most `DEFAULT_CONSTANT_RATIO` (2) times the model's int8
+weights and its code at most 48 KB, on random-weight nets of MLPerf Tiny's architectures (generated, tests/support/
+tflite_models.py); `-flash-size` choosing fewer packed filters, outputs equal to TFLite
+Micro's; a flash too small for the int8 filters: one line.
+
+The int8 weights are measured, not computed here: the Cortex-M3 build's constant region
+(its generic kernels keep every filter as the model stores it)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import glowmlir
+from glowmlir.backends.arm_dsp.flash_budget import (
+    CODE_BUDGET,
+    DEFAULT_CONSTANT_RATIO,
+    SMALL_MODEL_SLACK,
+    PackingCost,
+    choose_packed,
+    constants_budget,
+)
+from glowmlir.elf import code_size
+from glowmlir.errors import GlowError
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support import tflite_models as tm
+from tests.support.tflite_micro import MicroRunner
+
+QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
+NETS = {"resnet8": lambda: tm.resnet8_description(0, size=16), "ds_cnn": lambda: tm.ds_cnn_description(0)}
+DSP_BOARDS = ("mps2-an386", "mps2-an500")  # Cortex-M4, M7
+
+
+@functools.cache
+def model(tmp_root: str, name: str) -> str:
+    path = os.path.join(tmp_root, f"{name}.tflite")
+    with open(path, "wb") as f:
+        f.write(tm.build(NETS[name](), quantized=True))
+    return path
+
+
+@functools.cache
+def int8_constants(path: str) -> int:
+    return glowmlir.compile(path, target=target_for("mps2-an385")).layout.constant_size
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("flash"))
+
+
+def test_budget_is_the_ratio_or_the_flash_beside_the_code():
+    assert constants_budget(100_000, 1.25, 0) == 125_000
+    assert constants_budget(1_000, 1.25, 0) == 1_000 + SMALL_MODEL_SLACK
+    assert constants_budget(100_000, 1.25, 1 << 20) == (1 << 20) - CODE_BUDGET
+    assert constants_budget(100_000, 0.0, 0) is None
+    with pytest.raises(GlowError, match=r"^-flash-size=120000: the constants take 100,000 B with every filter int8, "
+                                        r"more than the 70,848 B the flash leaves beside 49,152 B of code$"):
+        constants_budget(100_000, 1.25, 120_000)
+
+
+def test_layers_packed_by_cycles_saved_per_extra_byte():
+    a, b, c, d = (PackingCost(object(), extra, saved) for extra, saved in
+                  ((1_000, 50_000), (10_000, 100_000), (2_000, 60_000), (-64, 0)))
+    # 50 and 30 cycles a byte fit 4,000 bytes; 10 a byte does not; fewer bytes always fit
+    def ids(*costs: PackingCost) -> set[int]:
+        return {id(cost.op) for cost in costs}
+
+    assert choose_packed([a, b, c, d], 10_000, 14_000) == ids(a, c, d)
+    assert choose_packed([a, b, c, d], 10_000, 10_000) == ids(d)
+    assert choose_packed([a, b, c, d], 10_000, None) == ids(a, b, c, d)
+
+
+@pytest.mark.parametrize("board", DSP_BOARDS)
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_default_build_keeps_constants_and_code_within_budget(root, name, board):
+    path = model(root, name)
+    bundle = glowmlir.compile(path, target=target_for(board))
+    int8 = int8_constants(path)
+    assert bundle.layout.constant_size <= DEFAULT_CONSTANT_RATIO * int8, (bundle.layout.constant_size, int8)
+    assert code_size(bundle.object_code) <= CODE_BUDGET
+    # the budget is spent: some filters are packed for the DSP kernels
+    assert "arm-dsp" in bundle.ir["glowll"] and bundle.layout.constant_size > int8
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_flash_size_packs_what_fits_and_outputs_equal_tflite_micro(root):
+    """A flash that leaves 8 KB over the int8 constants beside the code packs fewer filters than
+    the default budget, which packs no more than a large one (every one); the board's outputs equal
+    TFLite Micro's and the host bundle's."""
+    path = model(root, "resnet8")
+    int8 = int8_constants(path)
+    large = glowmlir.compile(path, target=target_for("mps2-an386"), flash_size=4 << 20)
+    tight = glowmlir.compile(path, target=target_for("mps2-an386"), flash_size=CODE_BUDGET + int8 + 8192)
+    default = glowmlir.compile(path, target=target_for("mps2-an386"))
+    assert tight.layout.constant_size <= int8 + 8192 < default.layout.constant_size <= large.layout.constant_size
+    packed = [bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"arm-dsp">')
+              for bundle in (tight, default, large)]
+    assert packed[0] < packed[1] <= packed[2]
+    data = open(path, "rb").read()
+    micro, host = MicroRunner(data), glowmlir.compile(path)
+    inputs = tm.random_inputs(data, seed=1, low=-2.0, high=2.0)
+    expected = micro(inputs)["output"]
+    board_output = run_on_board(tight, "mps2-an386", inputs).outputs["output"].reshape(expected.shape)
+    np.testing.assert_array_equal(board_output, expected)
+    np.testing.assert_array_equal(host.run(inputs)["output"].reshape(expected.shape), expected)
+
+
+def test_flash_too_small_for_int8_filters_is_one_line(root, tmp_path):
+    result = subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={model(root, 'ds_cnn')}",
+                             "-mcpu=cortex-m4", "-flash-size=64K", "-emit-bundle=out"], capture_output=True,
+                            text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("glow-compile: error: -flash-size=65536: the constants take "), lines
+    assert not os.path.exists(tmp_path / "out")
