@@ -37,7 +37,7 @@ from glowmlir.runtime.boards import BOARDS, run_on_board, target_for  # noqa: E4
 
 BOARD = "aarch64"
 DEFAULT_MODELS = ("lenet", "mobilenet_v2")
-VECTOR_KERNEL = 'microkernel = "vector-'
+VECTOR_KERNEL = 'microkernel = #glowll.microkernel<"vector-'
 
 
 def measure(key: str) -> dict:

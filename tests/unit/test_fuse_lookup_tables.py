@@ -109,7 +109,8 @@ def test_x86_vnni_kernels_apply_the_tables(model):
     """Built for AVX-512 VNNI every layer takes its table in a VNNI kernel; run where the host has it."""
     fused, plain = fused_and_unfused(model, HOST if has_avx512_vnni(HOST) else VNNI)
     layers = fused_layers(fused.ir["glowll"])
-    assert len(layers) == LAYERS and all('microkernel = #glowll.microkernel<"x86-vnni' in line for line in layers), layers
+    vnni = 'microkernel = #glowll.microkernel<"x86-vnni'
+    assert len(layers) == LAYERS and all(vnni in line for line in layers), layers
     if not has_avx512_vnni(HOST):
         pytest.skip("built; the host has no AVX-512 VNNI to run it")
     samples = model[2]

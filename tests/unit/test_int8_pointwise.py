@@ -51,7 +51,7 @@ def case_of(seed: int, name: str, per_channel: bool = False, activation: str | N
 
 def check(case, mattr: str, kernel: str = "vector-pointwise-int8") -> None:
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
-    assert f'microkernel = "{kernel}"' in fast.ir["glowll"]
+    assert f'microkernel = #glowll.microkernel<"{kernel}">' in fast.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
     assert "-int8" not in generic.ir["glowll"]
     all_match_the_reference([bundle.run(case.inputs)[case.output] for bundle in (fast, generic)], case)
