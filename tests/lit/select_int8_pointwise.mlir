@@ -24,9 +24,9 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}196610, 65536{{\]\]\]}}, {{\[\[\[}}4, 2{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = "vector-pointwise-int8", filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = "vector-columns-int8", filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
+// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
 // SSE-NOT:   microkernel

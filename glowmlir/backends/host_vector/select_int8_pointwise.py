@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr, i16, i32
+from xdsl.dialects.builtin import i16, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import vector_layout as layout
@@ -56,7 +57,7 @@ class PackInt8Pointwise(RewritePattern):
         block = layout.channel_block(shape[0], 1)
         op.operands[2] = insert_weight(f"{weight.name_.data}_pairs", pair_words(centred, block), op, rewriter,
                                        stored_as(filter_type, i32, centred=True))
-        op.properties["microkernel"] = StringAttr(layout.INT8_POINTWISE)
+        op.properties["microkernel"] = MicrokernelAttr(layout.INT8_POINTWISE)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
         erase_if_unused(weight, rewriter)
@@ -93,7 +94,7 @@ class PackInt8Columns(RewritePattern):
         packed = layout.pack_filter(centred.reshape(shape).astype(np.int16), block)
         op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter,
                                        stored_as(filter_type, i16, centred=True))
-        op.properties["microkernel"] = StringAttr(layout.INT8_COLUMNS)
+        op.properties["microkernel"] = MicrokernelAttr(layout.INT8_COLUMNS)
         op.properties["filter_shape"] = glow.ints(shape)
         op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
         erase_if_unused(weight, rewriter)
