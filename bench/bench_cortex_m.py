@@ -50,7 +50,7 @@ equal it). The profile's calibration inputs (seed 0) are not the measured input 
         [--opt-levels Os,Oz] [--flash-size 4M] [--json out]
 
 `--flash-size` compiles every build with -flash-size (on the DSP cores the fastest packed
-filters that fit it beside 48 KB of code; without it, the constants stay within 1.25 times the
+filters that fit it beside 48 KB of code; without it, the constants stay within twice the
 int8 weights: backends/arm_dsp/flash_budget.py).
 
 The float build (and the int8 / float ratio) runs only when O3 is among the levels.
@@ -226,7 +226,7 @@ def main() -> None:
     parser.add_argument("--mlperf-tiny", default="/work/shared/models/mlperf-tiny")
     parser.add_argument("--cmsis-nn", help="objects of the real CMSIS-NN per core: a directory with {core} in it")
     parser.add_argument("--flash-size", help="-flash-size for every build, e.g. 4M (default: none, the constants "
-                                             "within 1.25x the int8 weights on the DSP cores)")
+                                             "within 2x the int8 weights on the DSP cores)")
     args = parser.parse_args()
     flash_size = parse_size("flash-size", args.flash_size) if args.flash_size else None
     levels = args.opt_levels.split(",")

@@ -186,13 +186,6 @@ def _lower_splat(lowering: _FunctionLowering, op: glow.SplatOp) -> None:
     lowering.add(glowll.ElementwiseOp(lowering.result_buffer(op.result), [], "splat", value=op.value))
 
 
-def _lower_dequantize(lowering: _FunctionLowering, op: glow.DequantizeOp) -> None:
-    """Dequantized on use (`glow.DEQUANTIZE_ON_USE`), the levels are the layers' weights: no
-    instruction; otherwise an elementwise dequantization."""
-    if glow.dequantized_on_use(op.result) is None:
-        _lower_elementwise(lowering, op)
-
-
 def _weight_scales(lowering: _FunctionLowering, levels: SSAValue, axis: int, channels: int) -> SSAValue:
     """The f32 [channels] weight `<constant>_scales` of the scale of each output channel of the
     dequantized-on-use int8 constant `levels` (quantized per tensor: the one scale, repeated),
@@ -304,6 +297,10 @@ def _elementwise(lowering: _FunctionLowering, op: Operation, kind: str, **proper
 
 
 def _lower_elementwise(lowering: _FunctionLowering, op: Operation) -> None:
+    """The op's kind (its facts); a dequantization marked dequantized on use
+    (`glow.DEQUANTIZE_ON_USE`) is none: its levels are the layers' weights."""
+    if isinstance(op, glow.DequantizeOp) and glow.dequantized_on_use(op.result) is not None:
+        return
     properties = {name: getattr(op, name) for name in ("alpha", "beta", "predicate") if hasattr(op, name)}
     if isinstance(op, glow.FusedActivationMixin):
         properties |= _fused_activation(op)
@@ -367,7 +364,6 @@ def _lower_pad(lowering: _FunctionLowering, op: glow.PadOp) -> None:
 
 _LOWERINGS: dict[type, Callable[[_FunctionLowering, Operation], None]] = {
     glow.ConstantOp: lambda lowering, op: None,  # declared where first used
-    glow.DequantizeOp: _lower_dequantize,
     glow.SaveOp: _lower_save,
     glow.SplatOp: _lower_splat,
     glow.ConvolutionOp: _lower_convolution,

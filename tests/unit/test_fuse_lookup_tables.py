@@ -90,13 +90,14 @@ def test_every_layer_takes_its_table_and_the_host_outputs_are_the_unfused_bits(m
 
 
 def test_the_portable_and_host_vector_kernels_apply_the_tables(model):
-    """Without AVX-512 VNNI the host's depthwise layer takes the host vector kernel, the
-    others the portable kernels."""
+    """Without AVX-512 VNNI the host's convolutions take the host vector unit's int8 kernels
+    (depthwise, two-column products, paired 1x1 words), the Gemm the portable kernel."""
     fused, plain = fused_and_unfused(model, resolve_target(mattr="-avx512vnni"))
     layers = fused_layers(fused.ir["glowll"])
     assert len(layers) == LAYERS
-    assert sum("microkernel" not in line for line in layers) == LAYERS - 1, layers
-    assert any('microkernel = #glowll.microkernel<"vector-depthwise-int8">' in line for line in layers), layers
+    assert sum("microkernel" not in line for line in layers) == 1, layers
+    for kernel in ("vector-depthwise-int8", "vector-columns-int8", "vector-pointwise-int8"):
+        assert any(f'microkernel = #glowll.microkernel<"{kernel}">' in line for line in layers), (kernel, layers)
     samples = model[2]
     assert_same_bits([fused.run(s) for s in samples], [plain.run(s) for s in samples])
 

@@ -73,8 +73,8 @@ PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select
 BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
     Microkernel(layout.INT8_COLUMNS, "glowmlir.backends.host_vector.int8_columns", ops=("glowll.convolution",),
-                tiled=True, verify=verify_column_filter),
+                tiled=True, lookup_tables=True, verify=verify_column_filter),
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
-                tiled=True, verify=verify_pair_words),
+                tiled=True, lookup_tables=True, verify=verify_pair_words),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes)
