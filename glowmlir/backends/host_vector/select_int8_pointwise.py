@@ -55,13 +55,8 @@ class PackInt8Pointwise(RewritePattern):
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
         block = layout.channel_block(shape[0], 1)
-        op.operands[2] = insert_weight(f"{weight.name_.data}_pairs", pair_words(centred, block), op, rewriter,
-                                       stored_as(filter_type, i32, centred=True))
-        op.properties["microkernel"] = MicrokernelAttr(layout.INT8_POINTWISE)
-        op.properties["filter_shape"] = glow.ints(shape)
-        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
-        erase_if_unused(weight, rewriter)
-        rewriter.notify_op_modified(op)
+        repack(op, pair_words(centred, block), "pairs", stored_as(filter_type, i32, centred=True),
+               layout.INT8_POINTWISE, (lanes, self.tile.accumulators), rewriter)
 
 
 @dataclass
@@ -92,10 +87,19 @@ class PackInt8Columns(RewritePattern):
         mark_narrow_requantization(op, centred)
         block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
         packed = layout.pack_filter(centred.reshape(shape).astype(np.int16), block)
-        op.operands[2] = insert_weight(f"{weight.name_.data}_columns", packed, op, rewriter,
-                                       stored_as(filter_type, i16, centred=True))
-        op.properties["microkernel"] = MicrokernelAttr(layout.INT8_COLUMNS)
-        op.properties["filter_shape"] = glow.ints(shape)
-        op.properties["vector_tile"] = glow.ints((lanes, self.tile.accumulators))
-        erase_if_unused(weight, rewriter)
-        rewriter.notify_op_modified(op)
+        repack(op, packed, "columns", stored_as(filter_type, i16, centred=True), layout.INT8_COLUMNS,
+               (lanes, self.tile.accumulators), rewriter)
+
+
+def repack(op: glowll.ConvolutionOp, packed: np.ndarray, suffix: str, element, microkernel: str,
+           vector_tile: tuple[int, int], rewriter: PatternRewriter) -> None:
+    """`op` reading `packed` (a new weight `<filter>_<suffix>` of `element`) with `microkernel`
+    on `vector_tile` (lanes, accumulators); its filter's shape kept in `filter_shape`."""
+    weight = op.filter.owner
+    shape = glow.shape_of(op.filter)
+    op.operands[2] = insert_weight(f"{weight.name_.data}_{suffix}", packed, op, rewriter, element)
+    op.properties["microkernel"] = MicrokernelAttr(microkernel)
+    op.properties["filter_shape"] = glow.ints(shape)
+    op.properties["vector_tile"] = glow.ints(vector_tile)
+    erase_if_unused(weight, rewriter)
+    rewriter.notify_op_modified(op)
