@@ -256,11 +256,9 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 group = range(first, min(first + columns.taps_per_product, k_w))
                 inputs = []
                 for v in range(vectors):
-                    at_columns = [b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx) for kx in group]
-                    loaded = [edge_lanes(column, counts[v], lanes, sx, in_w) if edge else None
-                              for column in at_columns]
-                    if all(lanes_read is not None and not any(lanes_read) for lanes_read in loaded):
+                    if (read := tap_columns(b, x0, v, group, (sx, dx, pl, lanes, in_w), counts[v], edge)) is None:
                         continue
+                    at_columns, loaded = read
                     inputs.append((v, columns.taps_input(src, [[n, channel, in_y, column] for column in at_columns],
                                                          loaded, sx)))
                 accumulate_tap(columns, sums, packed, [o_block, c, ky, first], inputs,
@@ -303,6 +301,20 @@ def inputs_read(count: int, kernel: int, stride: int, dilation: int) -> Iterator
                 if (offset - k * dilation) % stride == 0 and 0 <= p < count]
         if taps:
             yield offset, taps
+
+
+def tap_columns(b: KernelBuilder, x0: Index, v: int, group: range | list[int], row: tuple[int, int, int, int, int],
+                count: int, edge: bool) -> tuple[list[Index], list[list[bool] | None]] | None:
+    """The input columns that the taps `group` (kernel columns) read for vector `v` of a tile of
+    a row's outputs from `x0`, and the lanes each reads (`edge_lanes`, of the vector's `count`
+    outputs; None: every lane, away from an `edge`); None when no lane of any is in the row.
+    `row` is (stride, dilation, left pad, lanes, input width)."""
+    sx, dx, pl, lanes, in_w = row
+    at_columns = [b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx) for kx in group]
+    loaded = [edge_lanes(column, count, lanes, sx, in_w) if edge else None for column in at_columns]
+    if all(lanes_read is not None and not any(lanes_read) for lanes_read in loaded):
+        return None
+    return at_columns, loaded
 
 
 def edge_lanes(column: int, count: int, lanes: int, stride: int, in_w: int) -> list[bool] | None:

@@ -32,11 +32,11 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.vector_columns import (
     ColumnArithmetic,
-    edge_lanes,
     in_tiles,
     inputs_read,
     row_vectors,
     store_vector,
+    tap_columns,
 )
 from glowmlir.lowering.vector_layout import interior_columns
 
@@ -90,11 +90,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                     continue
                 for g, group in enumerate(taps):
                     for v in range(count_v):
-                        at_columns = [b.add(b.mul(x0, sx), kx * dx - pl + v * lanes * sx) for kx in group]
-                        loaded = [edge_lanes(column, counts[v], lanes, sx, in_w) if column_edge else None
-                                  for column in at_columns]
-                        if all(lanes_read is not None and not any(lanes_read) for lanes_read in loaded):
+                        read = tap_columns(b, x0, v, group, (sx, dx, pl, lanes, in_w), counts[v], column_edge)
+                        if read is None:
                             continue
+                        at_columns, loaded = read
                         pixels = columns.taps_input(src, [[n, c, b.add(top, i), column] for column in at_columns],
                                                     loaded, sx)
                         for r, ky in covered:
