@@ -11,6 +11,8 @@ import functools
 import io
 import os
 import tempfile
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -24,7 +26,7 @@ from glowmlir.dialects.memory import ALIGNMENT, SCRATCH_ATTRIBUTE
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense, numpy_dtype
 from glowmlir.errors import GlowError, GlowWarning
-from glowmlir.instrumentation import stage
+from glowmlir.instrumentation import stage, stage_ran
 from glowmlir.names import is_reserved_c_name, legalize_name
 
 # ----------------------------------------------------------------------------- layout
@@ -268,6 +270,16 @@ def write_constant_region(layout: BundleLayout, file: BinaryIO) -> None:
     """Writes weights.bin straight from the weights' buffers (no image of the region)."""
     for piece in region_pieces(layout):
         file.write(piece)
+
+
+def weight_file_writers(layout: BundleLayout, api: str, weights_text: bool = True) -> dict[str, Contents]:
+    """`<name>.weights.bin`, and `<name>.weights.txt` for the static API (if `weights_text`),
+    as functions streaming them into a file from the weights' buffers."""
+    files: dict[str, Contents] = {f"{layout.name}.weights.bin": functools.partial(write_constant_region, layout)}
+    if api == "static" and weights_text:
+        files[f"{layout.name}.weights.txt"] = lambda file: write_weights_text(region_pieces(layout), file,
+                                                                              layout.constant_size)
+    return files
 
 
 _BYTE_TEXT = np.frombuffer("".join(f" 0X{b:02X}," for b in range(256)).encode(), np.uint8).reshape(256, 6)
@@ -520,10 +532,17 @@ class StagedFiles:
     A path that is a device or a pipe (`/dev/stdout`, `/dev/null`) is written directly,
     never replaced by a rename: after the other files are staged and before they are
     renamed, so that its failure (`/dev/full`) still leaves none of them behind.
+
+    `write_early` starts a file (glow-compile: the weight files, once the weights are laid
+    out) into its temporary name on a thread of its own while the caller goes on (LLVM's
+    code generation); `commit` waits for it, `discard` (the command failed, or the `with`
+    block around the work raised) removes it.
     """
 
     def __init__(self) -> None:
         self.files: dict[str, tuple[str, Contents, str]] = {}  # real path -> (path as given, contents, option)
+        self._early: dict[str, _EarlyWrite] = {}  # real path -> its write under way
+        self._created: list[str] = []  # directories the early writes made
 
     @staticmethod
     def check(path: str, option: str, directory: bool = False) -> None:
@@ -546,26 +565,71 @@ class StagedFiles:
             raise GlowError(f"{option}=\"{path}\": cannot write in \"{where}\": {error.strerror or error}") from None
 
     def add(self, path: str, contents: Contents, option: str) -> None:
+        """Adds a file; one `write_early` started is kept (its contents), moved to this place
+        in the order."""
         key = os.path.realpath(path)
+        if key in self._early:
+            self.files[key] = self.files.pop(key)
+            return
         if key in self.files:
             raise GlowError(f"{option}=\"{path}\": the same file as {self.files[key][2]}'s \"{self.files[key][0]}\"")
         self.files[key] = (path, contents, option)
 
+    def write_early(self, path: str, contents: Contents, option: str) -> None:
+        """Adds a file and starts writing it now, on a thread. Anything that stops it (a
+        device or pipe, a directory it cannot make, a failed write) leaves the file to
+        `commit`, which writes it again and reports the error."""
+        key = os.path.realpath(path)
+        if key in self.files or (os.path.exists(key) and not os.path.isfile(key)):
+            return
+        try:
+            _make_directories(os.path.dirname(key), self._created)
+            descriptor, temporary = tempfile.mkstemp(prefix=".glowmlir-", dir=os.path.dirname(key))
+            os.fchmod(descriptor, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+        except OSError:
+            return
+        self.files[key] = (path, contents, option)
+        self._early[key] = _EarlyWrite(descriptor, temporary, contents, next(reversed(self._early.values()), None))
+
+    def __enter__(self) -> StagedFiles:
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        """A block that fails (before its `commit`) leaves no early write behind."""
+        if error_type is not None:
+            self.discard()
+
+    def discard(self) -> None:
+        """The command failed: the early writes are stopped and removed (and the directories
+        they made)."""
+        for early in self._early.values():
+            early.wait()
+            _remove_quietly(early.temporary)
+        for directory in reversed(self._created):
+            _remove_quietly(directory, directory=True)
+        self._early.clear()
+
     def commit(self) -> list[str]:
         """Writes every file, or none; returns the paths as given, in the order added (the
-        stage `writing files` for `-time` and `-verbose`)."""
+        stage `writing files` for `-time` and `-verbose`, with the wait for the early ones)."""
         with stage("writing files"):
             return self._commit()
 
     def _commit(self) -> list[str]:
-        created: list[str] = []
+        created: list[str] = self._created
         staged: dict[str, str] = {}  # real path -> temporary file
         moved: list[str] = []
         current = ""
+        for key, early in self._early.items():
+            if early.wait():
+                staged[key] = early.temporary
+                stage_ran(f"{os.path.basename(key)}, written alongside", early.seconds)
+            else:
+                _remove_quietly(early.temporary)
         try:
             special = [key for key in self.files if os.path.exists(key) and not os.path.isfile(key)]
             for key, (path, contents, option) in self.files.items():
-                if key in special:
+                if key in special or key in staged:
                     continue
                 current = f"{option}: cannot write \"{path}\""
                 _make_directories(os.path.dirname(key), created)
@@ -599,6 +663,35 @@ def _write(file: BinaryIO, contents: Contents) -> None:
         contents(file)
     else:
         file.write(contents)
+
+
+class _EarlyWrite:
+    """A file written into its temporary on a thread of its own (`StagedFiles.write_early`),
+    once the write started before it (`after`) is done: one file at a time, one core."""
+
+    def __init__(self, descriptor: int, temporary: str, contents: Contents, after: _EarlyWrite | None) -> None:
+        self.temporary = temporary
+        self.failed = False
+        self.seconds = 0.0
+        self.thread = threading.Thread(target=self._run, args=(descriptor, contents, after), daemon=True,
+                                       name=f"write {os.path.basename(temporary)}")
+        self.thread.start()
+
+    def _run(self, descriptor: int, contents: Contents, after: _EarlyWrite | None) -> None:
+        if after is not None:
+            after.thread.join()
+        start = time.perf_counter()
+        try:
+            with open(descriptor, "wb") as file:
+                _write(file, contents)
+        except BaseException:  # noqa: BLE001 - commit writes the file again and reports the error
+            self.failed = True
+        self.seconds = time.perf_counter() - start
+
+    def wait(self) -> bool:
+        """Waits for the write; whether it succeeded."""
+        self.thread.join()
+        return not self.failed
 
 
 def rendered(contents: Contents) -> bytes:

@@ -18,7 +18,7 @@ import gc
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -252,11 +252,7 @@ class Bundle:
             files[f"{name}{DEBUG_SOURCE_SUFFIX}"] = self.ir["glowll"].encode()
         if "instrument-ir.info" in self.ir:  # -instrument-ir: each callback id's instruction
             files["instrument-ir.info"] = self.ir["instrument-ir.info"].encode()
-        layout = self.layout
-        files[f"{name}.weights.bin"] = functools.partial(bundle_files.write_constant_region, layout)
-        if self.api == "static" and weights_text:
-            files[f"{name}.weights.txt"] = lambda file: bundle_files.write_weights_text(
-                bundle_files.region_pieces(layout), file, layout.constant_size)
+        files.update(bundle_files.weight_file_writers(self.layout, self.api, weights_text))
         return files
 
     def save(self, directory: str | os.PathLike, weights_text: bool = True) -> list[str]:
@@ -398,19 +394,23 @@ def collect_replaced_weights(module: ModuleOp) -> None:
 
 
 def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None = None,
-                   timings: dict[str, float] | None = None) -> Bundle:
+                   timings: dict[str, float] | None = None,
+                   laid_out: Callable[[bundle_files.BundleLayout], None] | None = None) -> Bundle:
     """Compiles a module holding one `glow.function` into a bundle, reporting its stages and
-    passes to the installed observers (`glowmlir.instrumentation`)."""
+    passes to the installed observers (`glowmlir.instrumentation`). `laid_out` is told the
+    bundle's layout as soon as it is known, before the code is generated (glow-compile starts
+    writing the weight files then)."""
     token = FULLY_CONNECTED_ROUNDS_ONCE.set(options.tflite_rounding == "single")
     try:
         with cyclic_collection_paused():
-            return _compile_module(module, options, ir_log, timings)
+            return _compile_module(module, options, ir_log, timings, laid_out)
     finally:
         FULLY_CONNECTED_ROUNDS_ONCE.reset(token)
 
 
 def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None,
-                    timings: dict[str, float] | None) -> Bundle:
+                    timings: dict[str, float] | None,
+                    laid_out: Callable[[bundle_files.BundleLayout], None] | None) -> Bundle:
     ir_log = {} if ir_log is None else ir_log
     timings = {} if timings is None else timings
     pipeline = options.pipeline()
@@ -441,6 +441,8 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
         layout = dataclasses.replace(layout, entry=options.main_entry_name)
         function.sym_name = StringAttr(options.main_entry_name)  # the entry point's symbol, as in Glow
     library_calls = library_report(function)
+    if laid_out is not None:
+        laid_out(layout)
     run_stage("llvm", keep_ir=False)
     start = time.perf_counter()
     extend = (functools.partial(bundle_files.add_bundle_config, layout=layout) if options.bundle_api == "dynamic"

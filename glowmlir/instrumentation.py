@@ -46,6 +46,10 @@ class Instrumentation:
     def stage_finished(self, stage: str) -> None:
         """The stage that began last ends."""
 
+    def stage_ran(self, stage: str, seconds: float) -> None:
+        """A stage that ran alongside the current one, on a thread of its own (the weight
+        files, written while LLVM generates the code), took `seconds`."""
+
     def before_pass(self, compiler_pass: ModulePass) -> None:
         """A pass is about to run."""
 
@@ -70,6 +74,10 @@ class _Observers(Instrumentation):
     def stage_finished(self, stage: str) -> None:
         for observer in self.observers:
             observer.stage_finished(stage)
+
+    def stage_ran(self, stage: str, seconds: float) -> None:
+        for observer in self.observers:
+            observer.stage_ran(stage, seconds)
 
     def before_pass(self, compiler_pass: ModulePass) -> None:
         for observer in self.observers:
@@ -113,6 +121,11 @@ def stage(name: str, steps: int | None = None) -> Iterator[None]:
 def step() -> None:
     """Reports one step of the current stage."""
     current().step()
+
+
+def stage_ran(name: str, seconds: float) -> None:
+    """Reports a stage that ran alongside the current one, on a thread of its own."""
+    current().stage_ran(name, seconds)
 
 
 def resident_memory() -> tuple[int, int]:
@@ -184,6 +197,11 @@ class PassTimer(Instrumentation):
         self.rows[key] += time.perf_counter() - start
         self.peaks[key] = resident_memory()[1]
 
+    def stage_ran(self, stage: str, seconds: float) -> None:
+        key = (*self._open[-1][0][:1], stage) if self._open else (stage,)
+        self.rows[key] = self.rows.get(key, 0.0) + seconds
+        self.peaks[key] = resident_memory()[1]
+
     def _pass_key(self, compiler_pass: ModulePass) -> tuple[str, ...]:
         return (*self._open[-1][0][:1], compiler_pass.name) if self._open else (compiler_pass.name,)
 
@@ -230,6 +248,11 @@ class VerbosePasses(Instrumentation):
         count = f" ({steps})" if steps is not None else ""
         now, peak = resident_memory()
         print(f"{self.program}: {stage}{count} [RSS {mebibytes(now)} MiB, peak {mebibytes(peak)} MiB]",
+              file=self.stream, flush=True)
+
+    def stage_ran(self, stage: str, seconds: float) -> None:
+        now, peak = resident_memory()
+        print(f"{self.program}:   {stage}: {seconds:.1f} s [RSS {mebibytes(now)} MiB, peak {mebibytes(peak)} MiB]",
               file=self.stream, flush=True)
 
     def before_pass(self, compiler_pass: ModulePass) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.console import Console
 
-from glowmlir.bundle import StagedFiles
+from glowmlir.bundle import BundleLayout, StagedFiles, weight_file_writers
 from glowmlir.cli import common
 from glowmlir.cli.common import (
     BOOLEAN_QUANTIZATION_OPTIONS,
@@ -314,17 +314,23 @@ def compile_command(
                 check_graphviz(path, option)
             if option == "-memory-plan":
                 check_picture_path(path)
-    with observed("glow-compile", time_passes, verbose), instrumented(ir_printer):
+    outputs = StagedFiles()  # every file of this command, or none
+
+    def write_weights_early(layout: BundleLayout) -> None:  # while LLVM generates the code
+        for file_name, contents in weight_file_writers(layout, compile_options.bundle_api).items():
+            outputs.write_early(os.path.join(emit_bundle, file_name), contents, "-emit-bundle")
+
+    with observed("glow-compile", time_passes, verbose), instrumented(ir_printer), outputs:
         start = time.perf_counter()
         module = compiler.import_network(model, compile_options)
         imported_graph = graph_dot(module) if dump_graph_dag_before_compile is not None else None
-        bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start})
+        bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start},
+                                         laid_out=write_weights_early)
         report = make_report(bundle, board, ram, flash)
         console = Console()
         if require_fit and not report.weights_in_flash.fits:
             console.print(report_table(report))
             raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
-        outputs = StagedFiles()  # every file of this command, or none
         bundle.stage(outputs, emit_bundle, option="-emit-bundle")
         if llvm_save_asm:  # as Glow: the assembly beside the object
             outputs.add(os.path.join(emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(), "-llvm-save-asm")

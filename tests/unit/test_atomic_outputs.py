@@ -129,3 +129,49 @@ def test_written_files_have_the_permissions_open_gives(tmp_path):
     assert result.returncode == 0, result.stderr
     for path in [*(tmp_path / "bundle").iterdir(), tmp_path / "report.json"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
+
+
+def test_a_file_written_early_is_committed_with_the_others_in_the_order_added(tmp_path):
+    """glow-compile writes the weight files on a thread while LLVM generates the code: the
+    file is only renamed into place by `commit`, where the bundle adds it again."""
+    outputs = StagedFiles()
+    outputs.write_early(str(tmp_path / "b/w.bin"), lambda file: file.write(b"weights" * 1000), "-emit-bundle")
+    outputs.add(str(tmp_path / "b/x.o"), b"code", "-emit-bundle")
+    outputs.add(str(tmp_path / "b/w.bin"), b"not these", "-emit-bundle")  # already under way: kept
+    assert outputs.commit() == [str(tmp_path / "b/x.o"), str(tmp_path / "b/w.bin")]
+    assert entries(tmp_path / "b") == ["w.bin", "x.o"]
+    assert (tmp_path / "b/w.bin").read_bytes() == b"weights" * 1000
+
+
+def test_a_failure_after_an_early_write_leaves_nothing(tmp_path):
+    """-require-fit's failure, or the compiler's, once the weight files are under way."""
+    with pytest.raises(GlowError, match="does not fit"), StagedFiles() as outputs:
+        outputs.write_early(str(tmp_path / "new/b/w.bin"), lambda file: file.write(b"w" * 100000), "-emit-bundle")
+        outputs.write_early(str(tmp_path / "new/b/w.txt"), lambda file: file.write(b"t" * 100000), "-emit-bundle")
+        raise GlowError("bundle b does not fit the target")
+    assert entries(tmp_path) == []
+
+
+def test_an_early_write_that_failed_is_written_again_by_commit(tmp_path):
+    """Its error, if it persists, is commit's one line naming the option and the path."""
+    tries = []
+
+    def flaky(file):
+        tries.append(1)
+        if len(tries) == 1:
+            raise OSError("transient")
+        file.write(b"ok")
+
+    outputs = StagedFiles()
+    outputs.write_early(str(tmp_path / "w.bin"), flaky, "-emit-bundle")
+    assert outputs.commit() == [str(tmp_path / "w.bin")]
+    assert (tmp_path / "w.bin").read_bytes() == b"ok" and len(tries) == 2 and entries(tmp_path) == ["w.bin"]
+
+    def full(file):
+        raise OSError(28, "No space left on device")
+
+    outputs = StagedFiles()
+    outputs.write_early(str(tmp_path / "v.bin"), full, "-emit-bundle")
+    with pytest.raises(GlowError, match='-emit-bundle: cannot write ".*v.bin": No space left on device'):
+        outputs.commit()
+    assert entries(tmp_path) == ["w.bin"]
