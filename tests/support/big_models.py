@@ -68,10 +68,12 @@ def weight_bytes(model: onnx.ModelProto) -> int:
 
 
 _MEASURED_COMPILE = """
-import sys
+import resource, sys
+if sys.argv[2] != "-":  # the limit on the process's data (heap and private mappings: the weights)
+    resource.setrlimit(resource.RLIMIT_DATA, (int(sys.argv[2]), int(sys.argv[2])))
 from glowmlir.cli.compile import main
 try:
-    main(sys.argv[2:])
+    main(sys.argv[3:])
 finally:  # this process's own high-water mark (getrusage's would include what it was forked from)
     with open("/proc/self/status") as status, open(sys.argv[1], "w") as report:
         report.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
@@ -91,12 +93,16 @@ class MeasuredCompile(NamedTuple):
     stderr: str
 
 
-def measured_glow_compile(arguments: list[str], directory: str, pythonpath: str) -> MeasuredCompile:
-    """Runs `glow-compile arguments` in a new Python process in `directory`, measured."""
+def measured_glow_compile(arguments: list[str], directory: str, pythonpath: str,
+                          data_limit: int | None = None) -> MeasuredCompile:
+    """Runs `glow-compile arguments` in a new Python process in `directory`, measured; with
+    `data_limit`, the process may not hold more than that many bytes of data (`RLIMIT_DATA`:
+    an allocation beyond it fails)."""
     report = os.path.join(directory, "peak-resident-kib.txt")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-c", _MEASURED_COMPILE, report, *arguments], cwd=directory,
+    limit = "-" if data_limit is None else str(data_limit)
+    result = subprocess.run([sys.executable, "-c", _MEASURED_COMPILE, report, limit, *arguments], cwd=directory,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": pythonpath})
     wall = time.perf_counter() - start
