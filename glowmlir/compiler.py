@@ -469,7 +469,8 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
                     ir_log["instrument-debug.info"] = instrumentation.debug_info()
                 if options.instrument_ir:
                     ir_log["instrument-ir.info"] = instrumentation.ir_info()
-            object_code, texts = compile_to_object(module, options.target, extend, keep, debug, instrumentation)
+            object_code, texts = compile_to_object(module, options.target, extend, keep, debug, instrumentation,
+                                                   consume=True)
             ir_log.update(texts)
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,

@@ -27,19 +27,26 @@ from glowmlir.target import HOST, XTENSA_DATA_LAYOUT, Target, pointer_bits
 def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[ir.Module], None] | None = None,
                size_attribute: str | None = None, abi: str | None = None,
                debug: DebugSource | None = None,
-               instrumentation: BundleInstrumentation | None = None) -> llvm.ModuleRef:
+               instrumentation: BundleInstrumentation | None = None, consume: bool = False) -> llvm.ModuleRef:
     """Translate and verify; function attributes that xDSL's translator drops are added here.
 
     Every function is `nounwind` and `no-builtins` (LLVM must not turn loops into calls
     to memset/memcpy: the bundle calls nothing outside itself), and `optsize`/`minsize`
     when asked. `extend` may add globals (the dynamic bundle API's config); `debug` adds DWARF
-    debug information (`-g`, see `debug_info`).
+    debug information (`-g`, see `debug_info`). `consume`: the module's ops are detached and
+    freed once translated (the compiler's own module, which nothing reads after: ResNet-50's
+    is 18 MB, held otherwise while LLVM optimizes).
     """
     ir_module = convert_module(module, fallback_target_triple=machine.triple, data_layout=str(machine.target_data))
     functions = [op for op in module.body.block.ops if isinstance(op, xllvm.FuncOp)]  # top-level: no walk
     linkage = {op.sym_name.data: op.linkage.linkage.data for op in functions}
     no_inline = {op.sym_name.data for op in functions if op.no_inline is not None}  # a layer-profiling build's
     passthrough = {op.sym_name.data: [a.data for a in op.passthrough] for op in functions if op.passthrough is not None}
+    if consume:
+        for op in list(module.body.block.ops):
+            op.detach()
+        functions = None
+        collect_garbage()  # (cycles: ops and their results) before the text is made beside the llvmlite module
     for function in ir_module.functions:
         if not function.is_declaration:
             function.attributes.add("nounwind")
@@ -68,6 +75,7 @@ def to_llvm_ir(module: ModuleOp, machine: llvm.TargetMachine, extend: Callable[[
     # (ResNet-50's peak: 35 MB less)
     collect_garbage()
     parsed = llvm.parse_assembly(text)
+    del text  # (LLVM's module holds it all now)
     parsed.verify()
     return parsed
 
@@ -82,12 +90,15 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: i
 
 def compile_to_object(module: ModuleOp, target: Target = HOST, extend: Callable[[ir.Module], None] | None = None,
                       keep: Sequence[str] = (), debug: DebugSource | None = None,
-                      instrumentation: BundleInstrumentation | None = None) -> tuple[bytes, dict[str, str]]:
+                      instrumentation: BundleInstrumentation | None = None,
+                      consume: bool = False) -> tuple[bytes, dict[str, str]]:
     """Object code for the module's functions, and the texts named in `keep`: "llvm-ir" (the
-    optimized LLVM IR) and "assembly" (the target's assembly, `-dump-llvm-asm`); `debug`: `-g`."""
+    optimized LLVM IR) and "assembly" (the target's assembly, `-dump-llvm-asm`); `debug`: `-g`;
+    `consume`: the module emptied once translated (`to_llvm_ir`)."""
     machine = target.machine()
     with stage("LLVM translation"):
-        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi, debug, instrumentation)
+        ir_module = to_llvm_ir(module, machine, extend, target.size_attribute, target.abi, debug, instrumentation,
+                               consume)
     with stage("LLVM optimisation"):
         optimize(ir_module, machine, target.opt_level)
     texts = {}
