@@ -88,7 +88,11 @@ def test_verbose_names_every_pass_in_order(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert [line.split("running ")[1] for line in lines if "running " in line] == pipeline_pass_names(tmp_path)
-    stages = [re.split(r" [(\[]", line.removeprefix("glow-compile: "))[0] for line in lines if "running " not in line]
+    alongside = [line for line in lines if "written alongside" in line]  # the weight files' thread, reported at the end
+    assert [line.split(",")[0] for line in alongside] == ["glow-compile:   lenet_mnist.weights.bin",
+                                                          "glow-compile:   lenet_mnist.weights.txt"]
+    stages = [re.split(r" [(\[]", line.removeprefix("glow-compile: "))[0] for line in lines
+              if "running " not in line and line not in alongside]
     assert stages == list(COMPILE_STAGES)
     assert any(line.startswith("glow-compile: kernels lowered (5) [RSS ") for line in lines)
     memory = [re.fullmatch(r".* \[RSS ([\d,]+) MiB, peak ([\d,]+) MiB\]", line)
@@ -116,6 +120,7 @@ def test_time_prints_seconds_per_stage_and_pass(tmp_path):
     outer = sum(seconds for name, seconds in rows.items() if not name.startswith("  ") and name != "total")
     assert rows["total"] == pytest.approx(outer, abs=0.002 * len(COMPILE_STAGES))
     assert rows["LLVM optimisation"] > 0
+    assert re.search(r"│   lenet_mnist\.weights\.txt, written alongside\s*│\s*[0-9.]+\s*│", result.stderr)
     peaks = {(m[1] and "  ") + m[2]: int(m[3].replace(",", ""))
              for m in re.finditer(r"│ ( *)([\w -]+?)\s*│[^│]*│[^│]*│\s*([\d,]+)\s*│\n", result.stderr)}
     assert "peak RSS MiB" in result.stderr and len(peaks) == len(rows)  # a peak on every row, "total" too
