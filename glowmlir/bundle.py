@@ -565,10 +565,10 @@ class StagedFiles:
             raise GlowError(f"{option}=\"{path}\": cannot write in \"{where}\": {error.strerror or error}") from None
 
     def add(self, path: str, contents: Contents, option: str) -> None:
-        """Adds a file; one `write_early` started is kept (its contents), moved to this place
-        in the order."""
+        """Adds a file; one `write_early` started for the same option is kept (its contents),
+        moved to this place in the order."""
         key = os.path.realpath(path)
-        if key in self._early:
+        if key in self._early and self.files[key][2] == option:
             self.files[key] = self.files.pop(key)
             return
         if key in self.files:

@@ -143,6 +143,12 @@ def test_a_file_written_early_is_committed_with_the_others_in_the_order_added(tm
     assert (tmp_path / "b/w.bin").read_bytes() == b"weights" * 1000
 
 
+def test_another_output_onto_a_weight_file_is_refused(tmp_path):
+    result = glow_compile("-emit-bundle=b", "-memory-report=b/lenet_mnist.weights.bin", cwd=tmp_path)
+    assert_clean_failure(result, '-memory-report="b/lenet_mnist.weights.bin": the same file as -emit-bundle')
+    assert entries(tmp_path) == []
+
+
 def test_a_failure_after_an_early_write_leaves_nothing(tmp_path):
     """-require-fit's failure, or the compiler's, once the weight files are under way."""
     with pytest.raises(GlowError, match="does not fit"), StagedFiles() as outputs:
