@@ -343,6 +343,12 @@ def in_tiles(b: KernelBuilder, count: int, size: int, clean_from: int, clean_end
             u += part
 
 
+def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
+    """step(first, count) over [0, size) in runs of `lanes` (a loop), the last run shorter
+    (`in_tiles` with every run clean but the last)."""
+    in_tiles(b, size, lanes, 0, size, lambda first, count, _: step(first, count))
+
+
 def lane_positions(b: KernelBuilder, first: Index, lanes: int) -> SSAValue:
     """The `<lanes x i32>` vector first, first + 1, ..., first + lanes - 1."""
     vector = VectorType(i32, [lanes])

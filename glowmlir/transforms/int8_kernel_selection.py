@@ -1,16 +1,20 @@
 """What the int8 kernel selections of every backend share: which layers are int8, a filter's
 levels less their zero point (`centred_type`), the input zero point folded into the bias
-(`fold_input_offset`, `folded_input_offset`) and the narrow requantization a bounded
-accumulator allows (`mark_narrow_requantization`)."""
+(`fold_input_offset`, `folded_input_offset`), the narrow requantization a bounded
+accumulator allows (`mark_narrow_requantization`) and the int8 Add, Sub and Mul onto a
+vector kernel (`SelectInt8Elementwise`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from xdsl.dialects.builtin import UnitAttr, i8, i16
-from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.quant import UniformQuantizedType, storage_type, stored_as
+from glowmlir.dialects.glowll import MicrokernelAttr
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, storage_type, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
@@ -23,6 +27,23 @@ one named it so; kept, as the weights are laid out by name)."""
 def int8_buffers(*buffers) -> bool:
     """Every buffer's elements are int8 levels (a quantized type stored as i8)."""
     return all(storage_type(v.type.element_type) == i8 for v in buffers)
+
+
+@dataclass
+class SelectInt8Elementwise(RewritePattern):
+    """An int8 elementwise op of one of `kinds` (operands of one shape or broadcast) that no
+    kernel took yet onto `microkernel` (`lowering.vector_elementwise`'s, by its name on the
+    target)."""
+
+    microkernel: str
+    kinds: tuple[str, ...]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is None and op.kind.data in self.kinds
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+            op.properties["microkernel"] = MicrokernelAttr(self.microkernel)
+            rewriter.notify_op_modified(op)
 
 
 def int8_layer(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:

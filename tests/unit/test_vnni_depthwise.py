@@ -111,8 +111,7 @@ def test_windows_of_a_plane_hold_every_tap_once():
                         assert read[ky, kx // 4][4 * lane + kx % 4] == (plane[iy, ix] if inside else None)
 
 
-@needs_vbmi
-@pytest.mark.parametrize("op,a_shape,b_shape,activation,seed", [
+BINARY_CASES = [
     ("add", (2, 3, 5, 5), (2, 3, 5, 5), None, 820),
     ("add", (1, 4, 1, 1), (2, 4, 3, 3), None, 821),
     ("add", (2, 6, 3, 17), (1, 6, 1, 1), "relu", 826),
@@ -120,7 +119,14 @@ def test_windows_of_a_plane_hold_every_tap_once():
     ("mul", (1, 16, 16, 16), (1, 16, 1, 1), None, 823),
     ("mul", (1, 1, 1, 37), (2, 3, 5, 1), None, 824),
     ("add", (3, 40), (3, 40), "clip", 825),
-])
+    ("mul", (1, 20, 2, 35), (1, 20, 1, 1), None, 827),
+]
+"""Int8 Add, Sub and Mul (op, shapes, fused activation, seed): either operand broadcast, rows
+shorter and longer than a vector, a squeeze-and-excitation block's channel scale."""
+
+
+@needs_vbmi
+@pytest.mark.parametrize("op,a_shape,b_shape,activation,seed", BINARY_CASES)
 def test_add_sub_and_mul_on_avx512_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
     case = binary_case(op, a_shape, b_shape, seed, activation)
     glowll, outputs = fast_and_generic(case)

@@ -3,7 +3,8 @@ of output columns ("vector-columns"), of whole planes ("vector-planes"), of outp
 ("vector-channels") and of a depthwise convolution's rows ("vector-depthwise"), all emitted
 by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
 "vector-planes-int8", `int8_depthwise`); int8 ungrouped ones, two int16 products a lane
-("vector-pointwise-int8" for 1x1s, `int8_pointwise`; "vector-columns-int8", `int8_columns`).
+("vector-pointwise-int8" for 1x1s, `int8_pointwise`; "vector-columns-int8", `int8_columns`);
+int8 Add, Sub and Mul on int32 lanes ("vector-elementwise-int8", `lowering.vector_elementwise`).
 `glowll-select-vector-columns` picks them."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOr
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
+from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
 from glowmlir.lowering.vector_layout import verify_column_filter
 
 
@@ -76,5 +78,7 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
                 tiled=True, lookup_tables=True, verify=verify_column_filter),
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
                 tiled=True, lookup_tables=True, verify=verify_pair_words),
+    Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
+                elementwise_kinds=ELEMENTWISE_KINDS),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes)

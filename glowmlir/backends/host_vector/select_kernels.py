@@ -23,7 +23,9 @@ its filter int16 less its zero point; a "same"-padded one of a small plane
 `"vector-planes-int8"`, each plane one tile. There too, an int8 ungrouped convolution that
 no instruction set's kernel took (AVX-512 VNNI's run first) gets `"vector-pointwise-int8"`
 if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
-`"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane).
+`"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane). There
+too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
+`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`).
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ from glowmlir.dialects.quant import is_quantized_instruction
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
+from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
+    SelectInt8Elementwise,
     centred_type,
     fold_input_offset,
     int8_buffers,
@@ -155,7 +159,8 @@ class SelectVectorColumns(ModulePass):
     stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
     (the target's vector registers), unpooled depthwise ones without a residual for the
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
-    (those of small "same"-padded planes for vector-planes-int8)."""
+    (those of small "same"-padded planes for vector-planes-int8) and int8 Add, Sub and Mul
+    for vector-elementwise-int8."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -172,3 +177,6 @@ class SelectVectorColumns(ModulePass):
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
+        if self.planes:  # masked loads for the last run
+            PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
+                                 apply_recursively=False).rewrite_module(op)

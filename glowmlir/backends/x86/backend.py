@@ -73,7 +73,7 @@ BACKEND = Backend("x86", passes=PASSES, microkernels=(
                 lookup_tables=True, verify=verify_depthwise_filter),
     Microkernel(record.VNNI_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised", packed_weights=True,
                 loaded_numbers=record.VNNI_LOADED_NUMBERS, lookup_tables=True, verify=verify_shape_parameterised),
-    Microkernel(layout.ELEMENTWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels", ops=("glowll.elementwise",),
+    Microkernel(layout.ELEMENTWISE_MICROKERNEL, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=layout.ELEMENTWISE_KINDS),
     Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
                 ops=("glowll.int_lookup_table",)),

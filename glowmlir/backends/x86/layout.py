@@ -37,8 +37,8 @@ GROUP = 4
 UNSIGNED_SHIFT = 128
 """x ^ 0x80 = x + 128: an int8 level as the unsigned byte `vpdpbusd` takes."""
 ELEMENTWISE_MICROKERNEL = "x86-avx512"
-"""An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes (AVX-512BW,
-`vnni_kernels`), for these kinds (`ELEMENTWISE_KINDS`, operands of one shape or broadcast)."""
+"""An int8 `glowll.elementwise`'s AVX-512 microkernel: 16 levels at once on int32 lanes
+(`lowering.vector_elementwise`), for these kinds (`ELEMENTWISE_KINDS`, operands of one shape or broadcast)."""
 ELEMENTWISE_KINDS = ("add", "sub", "mul")
 
 LARGEST_PACKED_INPUT = 512 * 1024

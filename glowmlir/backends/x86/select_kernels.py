@@ -18,7 +18,7 @@ within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
 (`backends.x86.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
 permute), its filter the levels less their zero point as int8 words
 (`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
-and Mul get `microkernel = "x86-avx512"` (`SelectElementwise`). Outputs stay bit-identical
+and Mul get `microkernel = "x86-avx512"` (`SelectInt8Elementwise`). Outputs stay bit-identical
 to the generic int8 kernels.
 """
 
@@ -35,10 +35,11 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, is_quantized_instruction, stored_as
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
+    SelectInt8Elementwise,
     accumulator_bias,
     int8_buffers,
     int8_layer,
@@ -140,15 +141,6 @@ class PackDepthwise(RewritePattern):
         rewriter.notify_op_modified(op)
 
 
-class SelectElementwise(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in vnni_layout.ELEMENTWISE_KINDS
-                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
-            op.properties["microkernel"] = MicrokernelAttr(vnni_layout.ELEMENTWISE_MICROKERNEL)
-            rewriter.notify_op_modified(op)
-
-
 class SelectLookupTable(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
@@ -172,7 +164,8 @@ class SelectVnniKernels(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(SelectElementwise(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS),
+                             apply_recursively=False).rewrite_module(op)
         if self.depthwise:
             two_parts = set()
             for layer in op.walk():

@@ -43,10 +43,8 @@ unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`). FullyConnected is the same product over one pixel,
 several independent accumulators a block of outputs, stored as vectors.
 
-An int8 Add, Sub or Mul (`microkernel = "x86-avx512"`, broadcasting as the generic map does)
-runs on 16 int32 lanes: the views' dimensions merged, the innermost in vectors of 16 levels
-(the last masked), a source broadcast along it one level in every lane, the generic
-kernel's arithmetic (`quantized_kernels.binary_level`) on the lanes.
+An int8 Add, Sub or Mul (`microkernel = "x86-avx512"`) runs on 16 int32 lanes
+(`lowering.vector_elementwise`, whose kernel serves every host's vector unit).
 
 With AVX-512 VBMI too, an int8 lookup table (`microkernel = "x86-vbmi"`) looks 64 levels up
 at once: `vpermi2b` picks bytes of two registers (128 table entries) by each index byte's low
@@ -71,7 +69,7 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_
 from glowmlir.lowering.requantization import LaneRequantization
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import (
-    in_tiles,
+    in_runs,
     inputs_read,
     lane_positions,
     load_vector,
@@ -79,7 +77,6 @@ from glowmlir.lowering.vector_columns import (
     store_vector,
 )
 from glowmlir.lowering.vector_layout import channel_is_one_row, channel_pixels
-from glowmlir.quantization.rescaling import activation_bounds
 
 VECTOR = VectorType(i32, [LANES])
 """A zmm register as int32 lanes."""
@@ -172,12 +169,6 @@ def pack_pixels(b: KernelBuilder, src: View, words: View, at: list[Index], count
                          b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
     stored = None if loaded is None else [byte < GROUP * pixels for byte in range(GROUP * PACKED_PIXELS)]
     store_vector(b, unsigned, words, [n, group, b.add(y, pads[0]), b.add(x0, pads[1])], stored)
-
-
-def in_runs(b: KernelBuilder, size: int, lanes: int, step: Callable[[Index, int], None]) -> None:
-    """step(first, count) over [0, size) in runs of `lanes` (a loop), the last run shorter
-    (`vector_columns.in_tiles` with every run clean but the last)."""
-    in_tiles(b, size, lanes, 0, size, lambda first, count, _: step(first, count))
 
 
 def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
@@ -535,35 +526,3 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -
         store_vector(b, entries, flat_dest, [at], loaded)
 
     in_runs(b, size, TABLE_LEVELS, look_up)
-
-
-def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
-    """An int8 Add, Sub or Mul, 16 levels at a time along the innermost merged dimension (a
-    source of stride 0 along it: its level in every lane); views whose innermost stride is
-    another take the generic map, level by level."""
-    from glowmlir.lowering.quantized_kernels import binary_level  # (that module imports this one)
-
-    dest, sources = loop_skeletons.elementwise_views(op, view)
-    shape, views = loop_skeletons.merge_dimensions(dest, sources)
-    level = binary_level(b, op)
-    low, high = activation_bounds(op, op.dest.type.element_type)
-    storage = dest.element_type
-    if views[0].strides[-1] != 1 or any(v.strides[-1] not in (0, 1) for v in views[1:]):
-        loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
-            b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
-        return
-    *outer, inner = shape
-
-    def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
-        if source.strides[-1] == 0:
-            return b.splat(b.sign_extend(b.load(source, at)), VECTOR)
-        return b.emit(llvm.SExtOp(load_vector(b, source, at, LANES, loaded), VECTOR))
-
-    def vector_at(indices: list[Index], first: Index, count: int) -> None:
-        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
-        value = level(*(levels(source, [*indices, first], loaded) for source in views[1:]))
-        clamped = b.clamp(value, b.int_value(low, VECTOR), b.int_value(high, VECTOR))
-        store_vector(b, b.truncate(clamped, VectorType(storage, [LANES])), views[0], [*indices, first], loaded)
-
-    with b.loops(outer) as indices:
-        in_runs(b, inner, LANES, functools.partial(vector_at, list(indices)))
