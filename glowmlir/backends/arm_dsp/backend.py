@@ -72,6 +72,16 @@ def glowll_passes(options: PipelineOptions) -> list:
                                                                  flash_size=options.flash_size))]
 
 
+def tuning(options: PipelineOptions) -> tuple[str, ...]:
+    """The kernels the autotuner measures on a core with the DSP extension (our kernels; none
+    with a kernel library, whose calls are chosen before)."""
+    from glowmlir.backends.arm_dsp.select_kernels import tuning_kernels
+
+    if options.target is None or not has_arm_dsp(options.target) or options.kernel_library is not None:
+        return ()
+    return tuning_kernels(serves("arm_mve", options.target) and not options.minimum_size)
+
+
 PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_kernels", "SelectArmDspKernels")}
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
@@ -81,4 +91,4 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp)
+), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, tuning=tuning)
