@@ -131,7 +131,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
         from glowmlir.autotune.signature import core_key
         from glowmlir.transforms.apply_tuned_kernels import ApplyTunedKernels
 
-        selection.insert(0, ApplyTunedKernels(tuning_cache, core_key(target, candidates), ",".join(candidates),
+        selection.insert(0, ApplyTunedKernels(tuning_cache, core_key(target, candidates), "+".join(candidates),
                                               forced_kernel))
     # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
     return [LowerGlowToGlowLL(), *selection, FuseLookupTables(), ShareBuffers(),

@@ -76,9 +76,11 @@ class TuningCache:
         return kernel, cycles
 
     def save(self) -> None:
-        """Writes the cache (atomically: a file beside it, then renamed)."""
+        """Writes the cache, merged with what the file holds by then (another build's layers:
+        this one's figures win), atomically: a file beside it, then renamed."""
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
+        layers = {**TuningCache.load(self.path).layers, **self.layers}
         with tempfile.NamedTemporaryFile("w", dir=directory, suffix=".tmp", delete=False) as f:
-            json.dump({"format": FORMAT, "version": VERSION, "layers": self.layers}, f, indent=1, sort_keys=True)
+            json.dump({"format": FORMAT, "version": VERSION, "layers": layers}, f, indent=1, sort_keys=True)
         os.replace(f.name, self.path)

@@ -5,7 +5,7 @@ whose backends offer kernels to tune, `Backend.tuning`). For every instruction t
 chooses a kernel for (`autotune.signature.TUNED_OPS`) whose signature (`core`: the core and
 kernel options, `autotune.signature.core_key`) the cache file holds, it adds
 `tuned_kernel = #glowll.tuned_kernel<"kernel", cycles, generic cycles>`: the fastest of
-`candidates` (comma-separated) measured, where two or more were. The selection pass of the backend owning that
+`candidates` (joined by "+") measured, where two or more were. The selection pass of the backend owning that
 kernel gives it to the instruction (within its budgets); "generic" keeps every backend's
 kernel off it. With `force` (a measuring build, `autotune.measure`) every such instruction
 gets that kernel instead, cycles 0. A missing cache file changes nothing; a bad one stops
@@ -36,7 +36,7 @@ class ApplyTunedKernels(ModulePass):
     force: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        candidates = tuple(self.candidates.split(",")) if self.candidates else ()
+        candidates = tuple(self.candidates.split("+")) if self.candidates else ()
         if self.force:
             if self.force not in candidates:
                 raise GlowError(f"glowll-apply-tuned-kernels{{force={self.force}}}: expected one of the candidates "
