@@ -65,11 +65,13 @@ def glowll_passes(options: PipelineOptions) -> list:
         return []
     helium = serves("arm_mve", options.target)
     loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
-    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights.
-    ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
+    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights;
+    # none in the autotuner's measuring builds (every layer measured, whatever fits).
+    measuring = bool(options.forced_kernel)
+    ratio = 0.0 if helium or measuring else DEFAULT_CONSTANT_RATIO
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
-                                                                 flash_size=options.flash_size))]
+                                                                 flash_size=0 if measuring else options.flash_size))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:
