@@ -29,11 +29,17 @@ from glowmlir.errors import GlowError
 
 @dataclass(frozen=True)
 class ApplyTunedKernels(ModulePass):
+    """Marks each measured layer with its fastest kernel (see the module doc)."""
+
     name = "glowll-apply-tuned-kernels"
     cache: str = ""
+    """The cache file ("": none, nothing marked)."""
     core: str = ""
+    """The core and kernel options the figures must be of (`autotune.signature.core_key`)."""
     candidates: str = ""
+    """The kernels to choose from, joined by "+"."""
     force: str = ""
+    """A measuring build's kernel: every layer marked with it."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         candidates = tuple(self.candidates.split("+")) if self.candidates else ()
