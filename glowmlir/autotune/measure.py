@@ -107,15 +107,21 @@ def measure_candidate(model, options, board: str, kernel: str) -> list[tuple[str
             if signature is not None and took == kernel]
 
 
-def tune(model, options, executor: str = "processes", workers: int | None = None) -> TuningCache:
-    """Measures every candidate kernel of the layers the cache (`options.tuning_cache()`)
-    lacks, and saves the cache; returns it. `workers`: processes at once (default: the CPUs)."""
+def tune(model, options, executor: str = "processes", workers: int | None = None,
+         kernels: tuple[str, ...] | None = None) -> TuningCache:
+    """Measures every candidate kernel (`kernels`: only these of them) of the layers the cache
+    (`options.tuning_cache()`) lacks, and saves the cache; returns it. `workers`: processes
+    at once (default: the CPUs)."""
     if executor not in EXECUTORS:
         raise GlowError(f"autotune executor \"{executor}\": expected {' or '.join(EXECUTORS)}")
     candidates = candidates_of(options)
     if not candidates:
         raise GlowError(f"-autotune: no backend offers kernels to measure for -mcpu={options.target.cpu or 'host'}"
                         + (" with a kernel library" if options.kernel_library else ""))
+    if kernels is not None:
+        if unknown := [kernel for kernel in kernels if kernel not in candidates]:
+            raise GlowError(f"autotune kernels: {', '.join(unknown)} not among {', '.join(candidates)}")
+        candidates = tuple(kernels)
     cache = TuningCache.load(options.tuning_cache())
     board = board_of(options.target)
     missing = [key for key, _ in _glowll_layers(model, options) if not cache.measured(key)]

@@ -6,7 +6,7 @@ is tuned for the Cortex-M4 board (mps2-an386): every candidate kernel ("generic"
 processes. The build that reads the cache gives each layer the candidate measured fastest
 (`#glowll.tuned_kernel`, its `microkernel`), and runs on the board bit-identical to TFLite's
 int8 reference kernels. The cache round-trips (a second tune measures nothing, and the
-build is the same); Ray tasks on a local instance measure the same cycles as the processes;
+build is the same); a Ray task on a local instance measures the same cycles as the processes;
 a file that is not a cache stops the build with one line naming it.
 """
 
@@ -115,11 +115,14 @@ def test_ray_tasks_on_a_local_instance_measure_what_the_processes_do(tuned, tmp_
     path, cache_path = tuned
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": ROOT}})
-    try:
-        cache = tune(path, options(str(tmp_path / "ray.json")), executor="ray")
+    try:  # one candidate, one task: the measurements are the processes' bit for bit
+        cache = tune(path, options(str(tmp_path / "ray.json")), executor="ray", kernels=("arm-dsp",))
     finally:
         ray.shutdown()
-    assert cache.layers == TuningCache.load(cache_path).layers
+    by_processes = TuningCache.load(cache_path)
+    assert cache.layers and all(entry["cycles"] == {"arm-dsp": by_processes.measured(key)["arm-dsp"]}
+                                for key, entry in cache.layers.items()), cache.layers
+    assert len(cache.layers) == sum("arm-dsp" in entry["cycles"] for entry in by_processes.layers.values())
 
 
 @pytest.mark.parametrize("content, problem", [("{not json", "not readable JSON"),
