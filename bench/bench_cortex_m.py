@@ -179,12 +179,13 @@ def dequantized(bundle, name: str, value: np.ndarray) -> np.ndarray:
 
 
 def measure(model: str, profile: str | None, board: str, level: str, library: list[str] | None = None,
-            flash_size: int | None = None) -> dict:
+            flash_size: int | None = None, extra: dict | None = None) -> dict:
     """One model on one board: with `library` (the real CMSIS-NN's objects), -use-cmsis
-    -memory-fusion=false; with `flash_size`, -flash-size. The board's outputs are checked
-    against the host bundle's."""
+    -memory-fusion=false; with `flash_size`, -flash-size; `extra`: more compile options.
+    The board's outputs are checked against the host bundle's."""
     quantization = QuantizationOptions(profile) if profile else None
     options = {"kernel_library": "cmsis-nn", "memory_fusion": False} if library else {}
+    options.update(extra or {})
     if flash_size is not None:
         options["flash_size"] = flash_size
     bundle = glowmlir.compile(model, quantization=quantization, target=target_for(board, level), **options)

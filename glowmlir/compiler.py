@@ -92,6 +92,9 @@ class CompileOptions:
     bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
     layer_profile: str = ""  # "kernels" or "timed": a layer-profiling build (glowmlir.layer_profile)
     save_node_outputs: str | None = None  # node names ("" all): their results become outputs too (-instrument-debug)
+    autotune: bool = False  # -autotune: each layer's kernel measured on the target's board (glowmlir.autotune)
+    autotune_cache: str | None = None  # -autotune-cache: its cache file (default: autotune.cache.default_path())
+    forced_kernel: str = ""  # a measuring build's kernel (autotune.measure): every layer it takes gets it
 
     def __post_init__(self) -> None:
         """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
@@ -147,6 +150,18 @@ class CompileOptions:
                             f"rounds twice")
         if self.layer_profile not in ("", "kernels", "timed"):
             raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
+        _expect("autotune", self.autotune, bool, "True or False")
+        _expect("autotune_cache", self.autotune_cache, str, "a file path", optional=True)
+
+    def tuning_cache(self) -> str:
+        """The autotuner's cache file the build reads: -autotune-cache, else the default one
+        (`autotune.cache.default_path`) when -autotune is given or the file exists; "": none."""
+        from glowmlir.autotune.cache import default_path
+
+        if self.autotune_cache is not None:
+            return self.autotune_cache
+        path = default_path()
+        return path if self.autotune or os.path.exists(path) else ""
 
     def import_options(self) -> ImportOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs,
@@ -160,13 +175,15 @@ class CompileOptions:
         # -g and the instrumentation find every kernel call in the entry point.
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
         hybrid = {"hybrid_weights": self.hybrid_weights, "flash_size": self.flash_size or 0}
+        tuning = {"tuning_cache": "" if self.forced_kernel else self.tuning_cache(),
+                  "forced_kernel": self.forced_kernel}
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
                                     target=None, ram_size=self.ram_size or 0, **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0, **hybrid)
+                                target=self.target, ram_size=self.ram_size or 0, **hybrid, **tuning)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
@@ -486,6 +503,15 @@ def kept_float_ops(module: ModuleOp) -> list[tuple[str, str, str]]:
              op.attributes[KEPT_FLOAT].data) for op in module.walk() if KEPT_FLOAT in op.attributes]
 
 
+def tune_if_asked(model, options: CompileOptions) -> None:
+    """With -autotune, measures the candidate kernels of the model's layers its cache lacks
+    (`autotune.measure.tune`), so that the build that follows reads them."""
+    if options.autotune and not options.forced_kernel:
+        from glowmlir.autotune.measure import tune
+
+        tune(model, options)
+
+
 def import_network(model: str | os.PathLike | Sequence[str | os.PathLike], options: CompileOptions) -> ModuleOp:
     """The model as a module holding one `glow.function` named as its bundle will be (see `bundle_name`)."""
     paths = model_paths(model)
@@ -511,6 +537,7 @@ def compile(model: str | os.PathLike | Sequence[str | os.PathLike], *extra, **op
     if unknown:
         raise GlowError(f"compile(): unknown keyword argument \"{unknown[0]}\" (options: {', '.join(known)})")
     compile_options = CompileOptions(**options)
+    tune_if_asked(model, compile_options)
     start = time.perf_counter()
     module = import_network(model, compile_options)
     timings = {"import": time.perf_counter() - start}

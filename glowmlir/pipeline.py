@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import ArgSpec
 
-from glowmlir.backends import PipelineOptions, backends
+from glowmlir.backends import PipelineOptions, backends, tuning_candidates
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import Instrumentation, current
 
@@ -105,12 +105,15 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
-                  target: Target | None = None, flash_size: int = 0) -> list[ModulePass]:
+                  target: Target | None = None, flash_size: int = 0, tuning_cache: str = "",
+                  forced_kernel: str = "") -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
     instruction-set kernels, quantization records, vector-unit kernels; backends in priority
-    order within one; `flash_size`, bytes or 0, is the flash they fit their constants in), then
+    order within one; `flash_size`, bytes or 0, is the flash they fit their constants in),
+    preceded on a target with kernels to tune (`Backend.tuning`) by `glowll-apply-tuned-kernels`
+    when a `tuning_cache` file is given (or a measuring build's `forced_kernel`), then
     the lookup tables that follow a convolution or FullyConnected fused into its kernel
     (`glowll-fuse-lookup-tables`), buffers shared and memory allocated."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
@@ -118,10 +121,18 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
 
-    options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations, flash_size=flash_size)
+    options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations, flash_size=flash_size,
+                              tuning_cache=tuning_cache, forced_kernel=forced_kernel)
     selection = [entry for backend in backends() if backend.glowll_passes is not None
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
+    candidates = tuning_candidates(options)
+    if candidates and (tuning_cache or forced_kernel):
+        from glowmlir.autotune.signature import core_key
+        from glowmlir.transforms.apply_tuned_kernels import ApplyTunedKernels
+
+        selection.insert(0, ApplyTunedKernels(tuning_cache, core_key(target, candidates), "+".join(candidates),
+                                              forced_kernel))
     # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
     return [LowerGlowToGlowLL(), *selection, FuseLookupTables(), ShareBuffers(),
             AllocateMemory(reuse_activations, pointer_width)]
@@ -148,15 +159,17 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
-                     ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0) -> CompilePipeline:
+                     ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0, tuning_cache: str = "",
+                     forced_kernel: str = "") -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
     `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
     bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
-    takes them, `flash_size` as `glowll_passes` too. The float kernels of a target with a vector
-    unit block their loops for its cache (`Target.cache_bytes`)."""
+    takes them, `flash_size`, `tuning_cache` and `forced_kernel` as `glowll_passes` too. The
+    float kernels of a target with a vector unit block their loops for its cache
+    (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.quantize import quantization_passes as passes_of
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
@@ -168,7 +181,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
     return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
-                                                              flash_size)),
+                                                              flash_size, tuning_cache, forced_kernel)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

@@ -40,4 +40,5 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+# ray: the optional extra whose path tests/unit/test_autotune.py runs on a local instance.
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,ray]"

@@ -14,6 +14,10 @@ variable set such a skip is a failure, so CI cannot pass without running those t
 feature no script can install (AVX-512 VNNI, ...) stays a skip with its reason."""
 INSTALLED_BY_SETUP = "scripts/setup.sh"
 
+# The autotuner's default cache (the user's, glowmlir/autotune/cache.py) must not change the
+# kernels the tests' builds get: a file that does not exist, unless a run names one.
+os.environ.setdefault("GLOWMLIR_AUTOTUNE_CACHE", os.path.join(ROOT, ".no-autotune-cache", "autotune.json"))
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):

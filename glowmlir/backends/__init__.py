@@ -83,6 +83,10 @@ class Backend:
     serves: Callable[[Any], bool] | None = None
     """Whether a `Target` has its instruction set (other backends ask it through `serves`,
     never by importing it)."""
+    tuning: Callable[[PipelineOptions], tuple[str, ...]] | None = None
+    """The kernels the autotuner (`glowmlir.autotune`) may measure for the options' target: the
+    microkernels its selection pass gives an instruction the autotuner chose for it
+    (`glowll.TunedKernelAttr`), whatever its cost rules say; () for none."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,11 @@ class PipelineOptions:
     reuse_activations: bool = True
     flash_size: int = 0
     """-flash-size (or a -board preset's flash), bytes; 0: not given."""
+    tuning_cache: str = ""
+    """The autotuner's cache file (`glowmlir.autotune.cache`): measured layers take the kernel
+    measured fastest (`glowll-apply-tuned-kernels`); "": no tuning."""
+    forced_kernel: str = ""
+    """A measuring build's kernel (`glowmlir.autotune.measure`): every layer it can take gets it."""
 
     @property
     def size_first(self) -> bool:
@@ -175,6 +184,17 @@ def serves(name: str, target: Any) -> bool:
     how a backend asks about another's instruction set without importing it."""
     backend = next((b for b in backends() if b.name == name), None)
     return backend is not None and backend.serves is not None and target is not None and backend.serves(target)
+
+
+GENERIC = "generic"
+"""The autotuner's name for an instruction's shared loop-nest kernel (no microkernel)."""
+
+
+def tuning_candidates(options: PipelineOptions) -> tuple[str, ...]:
+    """The kernels the autotuner measures for the options' target: the generic one, then each
+    backend's (`Backend.tuning`); () when no backend has any."""
+    found = [kernel for backend in backends() if backend.tuning is not None for kernel in backend.tuning(options)]
+    return (GENERIC, *dict.fromkeys(found)) if found else ()
 
 
 def microkernels_of(op_name: str) -> list[Microkernel]:

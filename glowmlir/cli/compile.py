@@ -158,6 +158,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     elif a.board is not None:
         options["flash_size"] = board_preset(a.board).flash
     options["hybrid_weights"] = a.hybrid_weights
+    options["autotune"] = a.autotune
+    options["autotune_cache"] = a.autotune_cache
     return compiler.CompileOptions(**options)
 
 
@@ -231,6 +233,12 @@ def compile_command(
         "--hybrid-weights", help="a hybrid (dynamic-range) model's int8 weights: auto (by -flash-size, else by "
                                  "estimated cost), float (dequantized at compile time) or int8 (dequantized by "
                                  "the kernels as they read them)")] = "auto",
+    autotune: Annotated[bool, typer.Option(
+        "--autotune", help="each layer's kernel measured in estimated cycles on the target's emulated board, "
+                           "the fastest that fits the budgets taken; measurements cached by layer signature")] = False,
+    autotune_cache: Annotated[Optional[str], typer.Option(
+        "--autotune-cache", help="the autotuner's cache file (default: $GLOWMLIR_AUTOTUNE_CACHE, else "
+                                 "~/.cache/glowmlir/autotune.json); a build reads it whenever it exists")] = None,
     require_fit: Annotated[bool, typer.Option("--require-fit",
                                               help="fail unless the bundle fits (weights in flash)")] = False,
     target: Annotated[Optional[str], typer.Option("--target", help="LLVM triple, e.g. thumbv7em-none-eabihf")] = None,
@@ -321,6 +329,7 @@ def compile_command(
             outputs.write_early(os.path.join(emit_bundle, file_name), contents, "-emit-bundle")
 
     with observed("glow-compile", time_passes, verbose), instrumented(ir_printer), outputs:
+        compiler.tune_if_asked(model, compile_options)
         start = time.perf_counter()
         module = compiler.import_network(model, compile_options)
         imported_graph = graph_dot(module) if dump_graph_dag_before_compile is not None else None

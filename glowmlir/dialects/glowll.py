@@ -397,6 +397,57 @@ class MicrokernelAttr(ParametrizedAttribute):
         printer.print_string(">")
 
 
+TUNED_KERNEL = "tuned_kernel"
+"""The discardable attribute `glowll-apply-tuned-kernels` puts on an instruction (`TunedKernelAttr`)."""
+
+
+@irdl_attr_definition
+class TunedKernelAttr(ParametrizedAttribute):
+    """`#glowll.tuned_kernel<"arm-dsp", 1200, 3400>`: the kernel the autotuner measured fastest
+    for an instruction (`glowmlir.autotune`; "generic": no backend's microkernel), its
+    estimated cycles and the generic kernel's on the target's board (0: not measured). The
+    selection pass of the backend that owns the kernel gives the instruction that kernel, where
+    the budgets let it (`glowll-apply-tuned-kernels`)."""
+
+    name = "glowll.tuned_kernel"
+    kernel: StringAttr
+    cycles: IntAttr
+    generic_cycles: IntAttr
+
+    def __init__(self, kernel: str, cycles: int, generic_cycles: int):
+        super().__init__(StringAttr(kernel), IntAttr(cycles), IntAttr(generic_cycles))
+
+    @property
+    def data(self) -> str:
+        """The kernel's name."""
+        return self.kernel.data
+
+    @property
+    def saved_cycles(self) -> int:
+        """Estimated cycles the kernel saves over the generic one (0: unknown)."""
+        return max(self.generic_cycles.data - self.cycles.data, 0) if self.generic_cycles.data else 0
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kernel = StringAttr(parser.parse_str_literal())
+            parser.parse_punctuation(",")
+            cycles = IntAttr(parser.parse_integer(allow_negative=False, allow_boolean=False))
+            parser.parse_punctuation(",")
+            return kernel, cycles, IntAttr(parser.parse_integer(allow_negative=False, allow_boolean=False))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_string_literal(self.kernel.data)
+        printer.print_string(f", {self.cycles.data}, {self.generic_cycles.data}>")
+
+
+def tuned_kernel(op: IRDLOperation) -> str:
+    """The kernel the autotuner chose for an instruction ("" when none was)."""
+    attribute = op.attributes.get(TUNED_KERNEL)
+    return attribute.data if isinstance(attribute, TunedKernelAttr) else ""
+
+
 def verify_microkernel(op: IRDLOperation) -> None:
     """A microkernel is registered by a backend (`glowmlir.backends`), runs its numbers (int8,
     also int16 of offset 0 where it says so, or f32), is a convolution's with its `vector_tile`
@@ -1316,5 +1367,5 @@ GlowLL = Dialect(
         ElementwiseOp, SoftMaxOp, LocalResponseNormalizationOp, ReduceOp, ArgReduceOp, GatherOp, GatherElementsOp,
         ScatterNDOp, IntLookupTableOp, CopyOp, TransposeOp, InsertTensorOp, ExtractTensorOp, ResampleOp, LibraryCallOp,
     ],
-    [PlaceholderKindAttr, MicrokernelAttr, *LIBRARY_ARGUMENTS],
+    [PlaceholderKindAttr, MicrokernelAttr, TunedKernelAttr, *LIBRARY_ARGUMENTS],
 )

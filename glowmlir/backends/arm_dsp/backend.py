@@ -65,11 +65,23 @@ def glowll_passes(options: PipelineOptions) -> list:
         return []
     helium = serves("arm_mve", options.target)
     loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
-    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights.
-    ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
+    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights;
+    # none in the autotuner's measuring builds (every layer measured, whatever fits).
+    measuring = bool(options.forced_kernel)
+    ratio = 0.0 if helium or measuring else DEFAULT_CONSTANT_RATIO
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
-                                                                 flash_size=options.flash_size))]
+                                                                 flash_size=0 if measuring else options.flash_size))]
+
+
+def tuning(options: PipelineOptions) -> tuple[str, ...]:
+    """The kernels the autotuner measures on a core with the DSP extension (our kernels; none
+    with a kernel library, whose calls are chosen before)."""
+    from glowmlir.backends.arm_dsp.select_kernels import tuning_kernels
+
+    if options.target is None or not has_arm_dsp(options.target) or options.kernel_library is not None:
+        return ()
+    return tuning_kernels(serves("arm_mve", options.target) and not options.minimum_size)
 
 
 PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_kernels", "SelectArmDspKernels")}
@@ -81,4 +93,4 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp)
+), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, tuning=tuning)

@@ -75,7 +75,7 @@ from glowmlir.backends.arm_mve.layout import IM2COL
 from glowmlir.backends.arm_mve.layout import MICROKERNEL as HELIUM
 from glowmlir.backends.arm_mve.layout import TILE as HELIUM_TILE
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.glowll import MicrokernelAttr
+from glowmlir.dialects.glowll import TUNED_KERNEL, MicrokernelAttr, tuned_kernel
 from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import (
     UniformQuantizedType,
@@ -154,7 +154,18 @@ def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
 
 
 FORCED_KERNELS = ("generic", MICROKERNEL, HELIUM, IM2COL, LEVEL_TABLES)
-"""What `only` may name (`SelectArmDspKernels`)."""
+"""What `only` may name (`SelectArmDspKernels`), and what the autotuner measures (`tuning_kernels`)."""
+
+
+def tuning_kernels(helium: bool) -> tuple[str, ...]:
+    """The kernels the autotuner measures on a DSP core (`backend.tuning`), Helium's on a Helium one."""
+    return (MICROKERNEL, HELIUM, IM2COL) if helium else (MICROKERNEL, LEVEL_TABLES)
+
+
+def forced(op, only: str) -> str:
+    """The kernel an instruction is given whatever the cost rules say: `only` (the test
+    hook), else the one the autotuner measured fastest (`glowll.TunedKernelAttr`), else ""."""
+    return only or tuned_kernel(op)
 
 
 @dataclass(frozen=True)
@@ -184,7 +195,8 @@ class PackConvolutionFilter(RewritePattern):
                 or not isinstance(weight, glowll.WeightOp) or weight.value is None):
             return None
         helium = self.helium and not int16_data(op)  # Helium's kernels take int8 only
-        if self.only not in ("", MICROKERNEL, HELIUM, IM2COL) or (self.only in (HELIUM, IM2COL) and not helium):
+        only = forced(op, self.only)
+        if only not in ("", MICROKERNEL, HELIUM, IM2COL) or (only in (HELIUM, IM2COL) and not helium):
             return None
         filter_type: UniformQuantizedType = op.filter.type.element_type
         shape, group = glow.shape_of(op.filter), op.group.value.data
@@ -194,14 +206,14 @@ class PackConvolutionFilter(RewritePattern):
         columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
         windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
                     and takes_im2col(int(np.prod(shape[1:])), columns))
-        if self.only:  # where the forced kernel can take the layer, whatever it costs
-            helium = self.only != MICROKERNEL
-            columns = self.only == HELIUM and column_layout.takes_columns(op.strides.get_values(), 2)
-            windowed = self.only == IM2COL and (op.pool is None or glow.pools_globally(op)) and group == 1
+        if only:  # where the forced kernel can take the layer, whatever it costs
+            helium = only != MICROKERNEL
+            columns = only == HELIUM and column_layout.takes_columns(op.strides.get_values(), 2)
+            windowed = only == IM2COL and (op.pool is None or glow.pools_globally(op)) and group == 1
         sums = (levels.astype(np.int64) - offset).reshape(shape[0], -1).sum(axis=1)
         if helium and windowed and folded_bias(op, sums) is not None:  # `select_im2col` takes it
             return FilterPacking(IM2COL)
-        if self.only == IM2COL or (self.only == HELIUM and not columns):
+        if only == IM2COL or (only == HELIUM and not columns):
             return None
         if helium and columns:
             block = column_layout.channel_block(shape[0], group)
@@ -289,9 +301,10 @@ class SelectFullyConnected(RewritePattern):
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and is_quantized_instruction(op) and dsp_buffers(op):
             helium = self.helium and not int16_data(op)
-            if self.only not in ("", MICROKERNEL, HELIUM) or (self.only == HELIUM and not helium):
+            only = forced(op, self.only)
+            if only not in ("", MICROKERNEL, HELIUM) or (only == HELIUM and not helium):
                 return
-            helium = helium and self.only != MICROKERNEL
+            helium = helium and only != MICROKERNEL
             op.properties["microkernel"] = MicrokernelAttr(HELIUM if helium else MICROKERNEL)
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
@@ -315,7 +328,10 @@ class SelectHeliumElementwise(RewritePattern):
         if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
-            if self.forced or len(loops) == 1 or loops[-1] >= HELIUM_ELEMENTWISE_RUNS:
+            tuned = tuned_kernel(op)
+            if tuned and tuned != HELIUM:
+                return
+            if self.forced or tuned or len(loops) == 1 or loops[-1] >= HELIUM_ELEMENTWISE_RUNS:
                 op.properties["microkernel"] = MicrokernelAttr(HELIUM)
                 rewriter.notify_op_modified(op)
 
@@ -327,7 +343,7 @@ class SelectHeliumSoftmax(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.SoftMaxOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is None and all(is_quantized(v.type) for v in op.operands)
-                and int8_buffers(*op.operands)):
+                and int8_buffers(*op.operands) and tuned_kernel(op) in ("", HELIUM)):
             op.properties["microkernel"] = MicrokernelAttr(HELIUM)
             rewriter.notify_op_modified(op)
 
@@ -351,11 +367,15 @@ class SelectLevelTables(RewritePattern):
                 or not int8_buffers(*op.operands)):
             return
         elements = int(np.prod(glow.shape_of(op.dest)))
+        tuned = tuned_kernel(op)
+        if tuned and tuned != LEVEL_TABLES:
+            return
+        forced_here = self.forced or tuned == LEVEL_TABLES
         if isinstance(op, glowll.ElementwiseOp):
             worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements >= LEVEL_TABLE_ELEMENTWISE_FROM
         else:
             worth = 2 * elements > LEVEL_TABLE_ENTRIES
-        if worth or (self.forced and (isinstance(op, glowll.SoftMaxOp) or op.kind.data in LEVEL_TABLE_ELEMENTWISE)):
+        if worth or (forced_here and (isinstance(op, glowll.SoftMaxOp) or op.kind.data in LEVEL_TABLE_ELEMENTWISE)):
             op.properties["microkernel"] = MicrokernelAttr(LEVEL_TABLES)
             rewriter.notify_op_modified(op)
 
@@ -375,7 +395,10 @@ class SelectArmDspKernels(ModulePass):
 
     `only` (a test hook: tests/unit/test_arm_dsp_kernel_choices.py measures each choice by
     building every candidate) gives one microkernel of `FORCED_KERNELS` wherever it can take
-    a layer, whatever the cost rules above say, and no other ("generic": none)."""
+    a layer, whatever the cost rules above say, and no other ("generic": none). An
+    instruction the autotuner chose a kernel for (`tuned_kernel`, `glowll-apply-tuned-kernels`)
+    is given that one the same way, a convolution's packed filter within the constants'
+    budget (its measured saving per extra byte), else the generic kernel."""
 
     name = "glowll-select-arm-dsp-kernels"
     helium: bool = False
@@ -422,5 +445,7 @@ class SelectArmDspKernels(ModulePass):
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
                                                    + (4 * glow.shape_of(conv.filter)[0] if plan.doubled else 0))
             macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
-            costs.append(PackingCost(conv, extra, saved_cycles(macs)))
+            tuned = conv.attributes.get(TUNED_KERNEL)  # its saving measured by the autotuner
+            saved = tuned.saved_cycles if tuned is not None and tuned.saved_cycles else saved_cycles(macs)
+            costs.append(PackingCost(conv, extra, saved))
         return choose_packed(costs, int8_bytes, budget)
