@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i8, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -55,6 +55,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     saved_cycles,
 )
 from glowmlir.backends.arm_dsp.layout import (
+    CHANNEL_PAIRS,
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
@@ -63,6 +64,7 @@ from glowmlir.backends.arm_dsp.layout import (
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
+    int8_filter_words,
     pack_filter,
     packing,
     straight_products,
@@ -82,6 +84,7 @@ from glowmlir.dialects.quant import (
     is_quantized,
     is_quantized_instruction,
     storage_type,
+    stored_as,
 )
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
@@ -156,6 +159,11 @@ def dsp_buffers(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
 FORCED_KERNELS = ("generic", MICROKERNEL, HELIUM, IM2COL, LEVEL_TABLES)
 """What `only` may name (`SelectArmDspKernels`)."""
 
+INT8_WORDS = "int8"
+FILTER_WORDS = ("", INT8_WORDS)
+"""What `filter_words` may name (`SelectArmDspKernels`): "" the flash budget's choice, "int8"
+int8 filter words wherever a kernel reads them."""
+
 
 @dataclass(frozen=True)
 class FilterPacking:
@@ -166,6 +174,13 @@ class FilterPacking:
     packed: np.ndarray | None = None
     kind: str | None = None
     doubled: bool = False
+    int8_words: np.ndarray | None = None
+    """The filter as int8 words (`layout.int8_filter_words`, undoubled), where a gathered
+    product's kernel can read them (None: int16 pairs only)."""
+
+    def as_int8_words(self) -> FilterPacking:
+        """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
+        return FilterPacking(self.microkernel, self.int8_words, self.kind)
 
 
 @dataclass
@@ -174,7 +189,11 @@ class PackConvolutionFilter(RewritePattern):
     loop_pairs: int = 0
     only: str = ""
     packed: set[int] | None = None
-    """The `id`s of the convolutions to pack (None: every one; `flash_budget.choose_packed`)."""
+    """The `id`s of the convolutions to pack as int16 pairs (None: every one;
+    `flash_budget.choose_packed`); the others that can take int8 filter words take them."""
+    filter_words: str = ""
+    """"int8": every convolution that can take int8 filter words takes them (a test and
+    tuning hook, `FILTER_WORDS`); "": as `packed` says."""
 
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
@@ -213,18 +232,22 @@ class PackConvolutionFilter(RewritePattern):
         packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                              tiled_pool(op), widened)
+        words = int8_filter_words(packed) if kind in (CHANNEL_PAIRS, WINDOW_PAIRS) else None
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
-        return FilterPacking(MICROKERNEL, packed, kind, doubled)
+        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words)
+        return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
-        if self.packed is not None and id(op) not in self.packed:
-            return
         plan = self.packing_of(op)
         if plan is None:
             return
+        if self.packed is not None and id(op) not in self.packed:
+            if plan.int8_words is None or plan.microkernel != MICROKERNEL:
+                return
+            plan = plan.as_int8_words()
         weight = op.filter.owner
         filter_type: UniformQuantizedType = op.filter.type.element_type
         if plan.microkernel == IM2COL:
@@ -248,8 +271,10 @@ class PackConvolutionFilter(RewritePattern):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
+        filter_words = stored_as(filter_type, i8, centred=True) if packed.dtype == np.int8 else \
+            centred_type(filter_type)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
-                                       centred_type(filter_type))
+                                       filter_words)
         erase_if_unused(weight, rewriter)
 
 
@@ -383,6 +408,7 @@ class SelectArmDspKernels(ModulePass):
     only: str = ""
     constant_ratio: float = 0.0
     flash_size: int = 0
+    filter_words: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -394,8 +420,11 @@ class SelectArmDspKernels(ModulePass):
         if self.constant_ratio < 0 or self.flash_size < 0:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{constant-ratio={self.constant_ratio} flash-size="
                             f"{self.flash_size}}}: expected 0 (no budget) or a positive ratio or size")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only)
-        filters.packed = None if self.only else self.packed_within_budget(op, filters)
+        if self.filter_words not in FILTER_WORDS:
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
+                            f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
+        filters.packed = None if self.only or self.filter_words else self.packed_within_budget(op, filters)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(self.helium, self.only)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
