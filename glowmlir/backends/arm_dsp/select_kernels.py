@@ -282,13 +282,17 @@ def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.nd
     """`packed` (doubled) with the doubled biases in front (`arm_dsp_layout.with_biases`,
     `biases_in_filter`) where the kernel's blocks take straight-line products
     (`straight_products`) and the bias is a constant in accumulator units; else as it is."""
-    bias = accumulator_bias(op)
-    straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
-                                 packed.shape[1], looped)
-    if not straight or bias is None or op.wide_accumulators is not None:
+    if not takes_biases(op, kind, packed, looped):
         return packed
     op.properties["biases_in_filter"] = UnitAttr()  # narrow: twice the bias is within int32
-    return with_biases(packed, 2 * array_from_dense(bias.value).astype(np.int64))
+    return with_biases(packed, 2 * array_from_dense(accumulator_bias(op).value).astype(np.int64))
+
+
+def takes_biases(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> bool:
+    """Whether `biases_into_filter` puts the doubled biases in front of `packed`."""
+    straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
+                                 packed.shape[1], looped)
+    return straight and accumulator_bias(op) is not None and op.wide_accumulators is None
 
 
 def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:
@@ -448,8 +452,9 @@ class SelectArmDspKernels(ModulePass):
         for conv in module.walk():
             if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
                 continue
+            biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
-                                                   + (4 * glow.shape_of(conv.filter)[0] if plan.doubled else 0))
+                                                   + (4 * glow.shape_of(conv.filter)[0] if biases else 0))
             macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
-            costs.append(PackingCost(conv, extra, saved_cycles(macs)))
+            costs.append(PackingCost(conv, extra, saved_cycles(macs, plan.int8_words is not None)))
         return choose_packed(costs, int8_bytes, budget)
