@@ -70,7 +70,8 @@ def filter_storage(bundle) -> list[str]:
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
 def test_int8_filter_words_equal_the_reference(board):
-    cases = [convolution_case(3700 + k, geometry, per_channel=True, suffix=f"_{name}") for k, (name, geometry) in enumerate(LAYERS)]
+    cases = [convolution_case(3700 + k, geometry, per_channel=True, suffix=f"_{name}")
+             for k, (name, geometry) in enumerate(LAYERS)]
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     cycles, constants = {}, {}
     for words in ("", "int8"):
