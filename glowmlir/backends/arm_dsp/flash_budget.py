@@ -6,7 +6,8 @@ a row (a 3x3 convolution of 64 input channels on row pairs: 12 times its int8 by
 layers left out keep the DSP kernels on int8 filter words where a kernel reads them (gathered
 products and strided pointwise rows: `layout.int8_filter_words`, 1x the int8 bytes, about
 0.1 cycle a MAC more, `INT8_WORDS_EXTRA_CYCLES_PER_MAC`), else their int8 filters and the
-generic int8 kernels (bit-identical outputs either way, 3.3 cycles a MAC more). `glowll-select-arm-dsp-kernels` takes two budgets on the module's constants:
+generic int8 kernels (bit-identical outputs either way, 3.3 cycles a MAC more).
+`glowll-select-arm-dsp-kernels` takes two budgets on the module's constants:
 
 * `constant_ratio` (`glow-compile`'s default on a core with the DSP extension and no
   Helium: `DEFAULT_CONSTANT_RATIO`): at most this many times the constants the module holds
