@@ -4,8 +4,9 @@ A gathered product's (or a strided pointwise convolution's) filter may be kept a
 words, 1x the model's int8 weights, each word widened into two channels' weight pairs by
 `SXTB16` and `SXTB16 ror #8` (`arm_dsp.instructions.weight_pairs`), instead of int16 pairs,
 2x. Random-weight layers of each kernel that reads them (straight and looped pointwise
-products, windows of few and of many taps, a tiled pool, a strided pointwise row kernel)
-are built both ways (the pass's `filter_words` hook) and run on the Cortex-M4 and M7
+products, windows of few and of many taps, rows of four taps, a strided pointwise row
+kernel) are built both ways (the pass's `filter_words` hook through
+`test_arm_dsp_kernel_choices.build`) and run on the Cortex-M4 and M7
 boards: both equal the int8 reference (tests/support/int8_reference.py) bit for bit, the
 int8 build holds its filters as int8 words, and its constants are smaller. Each layer's
 estimated cycles both ways are printed (-s): the flash budget's
@@ -14,19 +15,15 @@ estimated cycles both ways are printed (-s): the flash budget's
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import numpy as np
 import pytest
 
-from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
-from glowmlir.compiler import CompileOptions, compile_module
-from glowmlir.dialects import glow
-from glowmlir.dialects.weights import dense_from_array
 from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
-from glowmlir.runtime.boards import run_on_board, target_for
-from tests.unit.test_quantized_kernels import Case, Parser, _context, convolution_case
+from glowmlir.runtime.boards import run_on_board
+from tests.unit.test_arm_dsp_kernel_choices import build
+from tests.unit.test_quantized_kernels import convolution_case
 
 # Geometry: input, filter, strides, pads, dilations, group.
 LAYERS = [
@@ -37,29 +34,6 @@ LAYERS = [
     ("window_looped", ((1, 32, 4, 4), (4, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1)),
     ("window_rows_of_four", ((1, 1, 12, 8), (6, 1, 3, 4), (2, 2), (1, 1, 1, 2), (1, 1), 1)),
 ]
-
-
-@dataclasses.dataclass
-class FilterWords(CompileOptions):
-    """A build whose `glowll-select-arm-dsp-kernels` takes `filter_words` ("": the rules)."""
-
-    filter_words: str = ""
-
-    def pipeline(self):
-        pipeline = super().pipeline()
-        passes = tuple(dataclasses.replace(p, filter_words=self.filter_words, constant_ratio=0.0)
-                       if isinstance(p, SelectArmDspKernels) else p for p in pipeline.glowll)
-        return dataclasses.replace(pipeline, glowll=passes)
-
-
-def build(cases: list[Case], board: str, filter_words: str):
-    module = Parser(_context(), "glow.function @net {\n" + "".join(c.body for c in cases) + "\n}\n").parse_module()
-    constants = {name: value for case in cases for name, value in case.constants.items()}
-    for op in module.walk():
-        if isinstance(op, glow.ConstantOp):
-            op.properties["value"] = dense_from_array(constants[op.name_.data])
-    return compile_module(module, FilterWords(target=target_for(board), layer_profile="kernels",
-                                              filter_words=filter_words))
 
 
 def filter_storage(bundle) -> list[str]:
@@ -75,7 +49,7 @@ def test_int8_filter_words_equal_the_reference(board):
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     cycles, constants = {}, {}
     for words in ("", "int8"):
-        bundle = build(cases, board, words)
+        bundle = build(cases, board, "", words)
         text = bundle.ir["glowll"]
         kernels = re.findall(r"glowll\.convolution (%\d+),.*microkernel = #glowll.microkernel<\"arm-dsp\">", text)
         assert len(kernels) == len(cases), text
