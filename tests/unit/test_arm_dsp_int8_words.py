@@ -19,7 +19,11 @@ import re
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 
+from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
+from glowmlir.errors import GlowError
 from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
 from glowmlir.runtime.boards import run_on_board
 from tests.unit.test_arm_dsp_kernel_choices import build
@@ -65,3 +69,9 @@ def test_int8_filter_words_equal_the_reference(board):
     for (name, _), int16, int8 in zip(LAYERS, cycles[""], cycles["int8"]):
         print(f"{board} {name}: int16 pairs {int16:,.0f} cycles, int8 words {int8:,.0f} ({int8 / int16 - 1:+.1%})")
     assert constants["int8"] < constants[""], constants
+
+
+def test_an_unknown_filter_words_value_is_one_line():
+    with pytest.raises(GlowError, match=r"^glowll-select-arm-dsp-kernels\{filter-words=int4\}: expected int8 \(int8 "
+                                        r"filter words wherever a kernel reads them\) or nothing$"):
+        SelectArmDspKernels(filter_words="int4").apply(Context(), ModuleOp([]))
