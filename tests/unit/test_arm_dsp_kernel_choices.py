@@ -101,25 +101,28 @@ BOARDS = {  # board -> (its layers, the kernels tried)
 
 @dataclasses.dataclass
 class OnlyKernel(CompileOptions):
-    """A build whose `glowll-select-arm-dsp-kernels` gives `only` this kernel ("": the rules)."""
+    """A build whose `glowll-select-arm-dsp-kernels` gives `only` this kernel ("": the rules),
+    its filters as `filter_words` says ("int8": int8 words wherever a kernel reads them)."""
 
     only: str = ""
+    filter_words: str = ""
 
     def pipeline(self):
         pipeline = super().pipeline()
-        passes = tuple(dataclasses.replace(p, only=self.only) if isinstance(p, SelectArmDspKernels) else p
-                       for p in pipeline.glowll)
+        passes = tuple(dataclasses.replace(p, only=self.only, filter_words=self.filter_words)
+                       if isinstance(p, SelectArmDspKernels) else p for p in pipeline.glowll)
         assert any(isinstance(p, SelectArmDspKernels) for p in passes)
         return dataclasses.replace(pipeline, glowll=passes)
 
 
-def build(cases: list[Case], board: str, only: str):
+def build(cases: list[Case], board: str, only: str, filter_words: str = ""):
     module = Parser(_context(), "glow.function @net {\n" + "".join(c.body for c in cases) + "\n}\n").parse_module()
     constants = {name: value for case in cases for name, value in case.constants.items()}
     for op in module.walk():
         if isinstance(op, glow.ConstantOp):
             op.properties["value"] = dense_from_array(constants[op.name_.data])
-    return compile_module(module, OnlyKernel(target=target_for(board), layer_profile="kernels", only=only))
+    return compile_module(module, OnlyKernel(target=target_for(board), layer_profile="kernels", only=only,
+                                             filter_words=filter_words))
 
 
 def layer_kernels(bundle) -> list[tuple[str, str, str]]:

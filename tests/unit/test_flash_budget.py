@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,18 +94,21 @@ def test_default_build_keeps_constants_and_code_within_budget(root, name, board)
 
 @pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
 def test_flash_size_packs_what_fits_and_outputs_equal_tflite_micro(root):
-    """A flash that leaves 8 KB over the int8 constants beside the code packs fewer filters than
-    the default budget, which packs no more than a large one (every one); the board's outputs equal
-    TFLite Micro's and the host bundle's."""
+    """A flash that leaves 8 KB over the int8 constants beside the code packs fewer filters as
+    int16 pairs than the default budget, which packs no more than a large one (every one); the
+    others keep the DSP kernels on int8 filter words (every convolution is "arm-dsp" in all
+    three); the board's outputs equal TFLite Micro's and the host bundle's."""
     path = model(root, "resnet8")
     int8 = int8_constants(path)
     large = glowmlir.compile(path, target=target_for("mps2-an386"), flash_size=4 << 20)
     tight = glowmlir.compile(path, target=target_for("mps2-an386"), flash_size=CODE_BUDGET + int8 + 8192)
     default = glowmlir.compile(path, target=target_for("mps2-an386"))
     assert tight.layout.constant_size <= int8 + 8192 < default.layout.constant_size <= large.layout.constant_size
-    packed = [bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"arm-dsp">')
-              for bundle in (tight, default, large)]
+    packed = [filters_stored_as(bundle, "i16") for bundle in (tight, default, large)]
     assert packed[0] < packed[1] <= packed[2]
+    assert filters_stored_as(tight, "i8") > 0
+    dsp = [bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"arm-dsp">') for bundle in (tight, large)]
+    assert dsp[0] == dsp[1]
     data = open(path, "rb").read()
     micro, host = MicroRunner(data), glowmlir.compile(path)
     inputs = tm.random_inputs(data, seed=1, low=-2.0, high=2.0)
@@ -112,6 +116,13 @@ def test_flash_size_packs_what_fits_and_outputs_equal_tflite_micro(root):
     board_output = run_on_board(tight, "mps2-an386", inputs).outputs["output"].reshape(expected.shape)
     np.testing.assert_array_equal(board_output, expected)
     np.testing.assert_array_equal(host.run(inputs)["output"].reshape(expected.shape), expected)
+
+
+def filters_stored_as(bundle, storage: str) -> int:
+    """How many "arm-dsp" convolutions hold their filter as `storage` ("i16": pairs, "i8": words)."""
+    lines = [line for line in bundle.ir["glowll"].splitlines()
+             if "glowll.convolution" in line and '"arm-dsp"' in line]
+    return sum(re.findall(r"x!quant\.uniform<(\w+)", line)[2] == storage for line in lines)
 
 
 def test_flash_too_small_for_int8_filters_is_one_line(root, tmp_path):
@@ -122,3 +133,19 @@ def test_flash_too_small_for_int8_filters_is_one_line(root, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("glow-compile: error: -flash-size=65536: the constants take "), lines
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_a_quarter_over_the_int8_weights_keeps_every_convolution_on_the_dsp_kernels(root):
+    """Within 1.25x the int8 constants (issue 37's bound, as `-flash-size` beside the code),
+    DS-CNN's random-weight net keeps its pointwise and stem convolutions on the DSP kernels,
+    as int16 pairs where they fit and int8 words where not; only a depthwise one, whose
+    kernel has no int8-word form, may fall to the generic kernel (here the last: 48 B over)."""
+    path = model(root, "ds_cnn")
+    int8 = int8_constants(path)
+    bundle = glowmlir.compile(path, target=target_for("mps2-an386"), flash_size=CODE_BUDGET + int(1.25 * int8))
+    assert bundle.layout.constant_size <= 1.25 * int8, (bundle.layout.constant_size, int8)
+    convolutions = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    generic = [line for line in convolutions if '"arm-dsp"' not in line]
+    assert all(re.search(r"memref<64x1x3x3x!quant", line) for line in generic), generic
+    assert len(generic) <= 1
+    assert filters_stored_as(bundle, "i8") > 0 and filters_stored_as(bundle, "i16") > 0

@@ -4,7 +4,7 @@ softmaxes on tables of levels, `level_tables`); `glowll-select-arm-dsp-kernels` 
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i16
+from xdsl.dialects.builtin import i8, i16
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
@@ -19,7 +19,8 @@ OWN_PROPERTIES = {"loop_pairs": ", 1 or more channel pairs a step",
 
 
 def verify_packed_pairs(op) -> None:
-    """A convolution's filter packed as `layout.pack_filter` packs it (int16 pairs), and the
+    """A convolution's filter packed as `layout.pack_filter` packs it (int16 pairs, or int8 words
+    `layout.int8_filter_words` where `layout.takes_int8_words`), and the
     properties of a size-first build's loops and of biases packed into the filter."""
     if not isinstance(op, glowll.ConvolutionOp):
         return
@@ -31,8 +32,13 @@ def verify_packed_pairs(op) -> None:
     if op.filter_shape is None:
         raise VerifyException(f"{op.name}: a packed filter needs its filter_shape")
     expected = layout.packed_filter_shape(op)
+    if storage_type(op.filter.type.element_type) == i8 and layout.takes_int8_words(op):
+        if op.doubled_accumulators is None and glow.shape_of(op.filter) == expected:
+            return
+        raise VerifyException(f"{op.name}: a filter of int8 words must be {list(expected)}, its levels undoubled")
     if storage_type(op.filter.type.element_type) != i16 or glow.shape_of(op.filter) != expected:
-        raise VerifyException(f"{op.name}: the packed filter must be int16 pairs {list(expected)}")
+        raise VerifyException(f"{op.name}: the packed filter must be int16 pairs {list(expected)}"
+                              + (" or int8 words" if layout.takes_int8_words(op) else ""))
 
 
 def graph_passes(options: PipelineOptions) -> list:

@@ -25,6 +25,10 @@ packs them.
   (`TiledPool`: a pool window's pixels gathered together and pooled in registers), each
   pixel's window gathered once as pairs of taps (the padding as the input zero point), then
   multiplied as gathered channels are.
+* A gathered product's filter (and a strided pointwise row kernel's) may be int8 words
+  instead (`layout.int8_filter_words`, 1x the int8 weights, where the flash budget leaves
+  no room for int16 pairs): each word widened into two output channels' weight pairs by
+  `SXTB16` and `SXTB16 ror #8` (`instructions.weight_pairs`).
 * `depthwise.depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point (of int8 data along undilated rows, widened to int16:
   `widen_row`, `halfword_products`; a small widened plane's rows unrolled whole at -O3,

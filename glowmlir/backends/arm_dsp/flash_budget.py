@@ -3,8 +3,11 @@
 A packed filter (`layout.pack_filter`) holds int16 pairs where the model holds int8 levels:
 twice the bytes at least, and more where a row plan keeps the weight words of every tiling of
 a row (a 3x3 convolution of 64 input channels on row pairs: 12 times its int8 bytes). The
-layers left out keep their int8 filters and the generic int8 kernels (bit-identical outputs,
-more cycles). `glowll-select-arm-dsp-kernels` takes two budgets on the module's constants:
+layers left out keep the DSP kernels on int8 filter words where a kernel reads them (gathered
+products and strided pointwise rows: `layout.int8_filter_words`, 1x the int8 bytes, about
+0.1 cycle a MAC more, `INT8_WORDS_EXTRA_CYCLES_PER_MAC`), else their int8 filters and the
+generic int8 kernels (bit-identical outputs either way, 3.3 cycles a MAC more).
+`glowll-select-arm-dsp-kernels` takes two budgets on the module's constants:
 
 * `constant_ratio` (`glow-compile`'s default on a core with the DSP extension and no
   Helium: `DEFAULT_CONSTANT_RATIO`): at most this many times the constants the module holds
@@ -28,11 +31,13 @@ from glowmlir.errors import GlowError
 
 DEFAULT_CONSTANT_RATIO = 2.0
 """The constants of a default build for a DSP core (Cortex-M4, M7, M33) at most twice the
-model's int8 weights. Issue 37's bar is 1.25, but today the layers that would go without their
-packed filters fall to the generic kernel, 2.5-3x slower (keyword spotting 2.7x slower at
-1.25): until a kernel reads int8 filter words (`SXTB16`), twice keeps the MLPerf Tiny models at
-full speed (every filter packed they measure 1.9-2.06x) and cuts what made ResNet-8 8.8x.
-`-flash-size` (or a board's) spends exactly what the flash allows."""
+model's int8 weights. Issue 37's bar is 1.25: there the layers without int16 pairs keep the
+DSP kernels on int8 filter words (`layout.int8_filter_words`; only row-pairs and depthwise
+layers fall to the generic kernel), but those still cost 3-10% more cycles a layer than int16
+pairs (no `LDRD` of two weight words, no doubled accumulators): keyword spotting on the M4
+3.74M -> 3.93M cycles at 1.25 (docs/arm-dsp-kernels.md), more than the 2% the default may
+give up. Twice keeps the MLPerf Tiny models at full speed (every filter packed they measure
+1.9-2.06x). `-flash-size` (or a board's) spends exactly what the flash allows."""
 
 SMALL_MODEL_SLACK = 4096
 """Bytes of constants over the int8 weights a small model may always spend on packed filters,
@@ -51,9 +56,18 @@ fitted figures of `glow-choose-conv-pool-kernels`' cost model (cmsis_nn/conv_poo
 gathered product 1.262, which this leaves as a margin)."""
 
 
-def saved_cycles(macs: int) -> int:
-    """Estimated cycles a convolution of `macs` multiply-accumulates saves on the DSP kernels."""
-    return round(SAVED_CYCLES_PER_MAC * macs)
+INT8_WORDS_EXTRA_CYCLES_PER_MAC = 0.1
+"""Estimated cycles a multiply-accumulate costs more on int8 filter words
+(`layout.int8_filter_words`: one load and two `SXTB16`s a channel pair and block where int16
+pairs take one `LDRD`, and no doubled accumulators) than on int16 pairs: tests/unit/
+test_arm_dsp_int8_words.py's layers on the M4 took 0.086-0.13 cycles a MAC more (3-6%), on
+the M7 0.05-0.13."""
+
+
+def saved_cycles(macs: int, int8_words: bool = False) -> int:
+    """Estimated cycles a convolution of `macs` multiply-accumulates saves on packed int16
+    pairs: over the generic kernel, or (`int8_words`) over its int8 filter words."""
+    return round((INT8_WORDS_EXTRA_CYCLES_PER_MAC if int8_words else SAVED_CYCLES_PER_MAC) * macs)
 
 
 @dataclass(frozen=True)

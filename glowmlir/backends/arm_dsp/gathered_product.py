@@ -21,6 +21,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     offset_pair,
     pixel_channel_pairs,
     smlad,
+    weight_pairs,
 )
 from glowmlir.backends.arm_dsp.layout import (
     BIAS_PAIRS,
@@ -348,7 +349,7 @@ class GatheredProduct:
         results = step.starts * sum(in_pair for _, in_pair in group)
         for i in range(self.pairs):
             weight_words = [word for words in step.weights
-                            for word in load_words(b, words, [self.first_pair + i, 0, 0], self.block)]
+                            for word in weight_pairs(b, words, [self.first_pair + i, 0, 0], self.block)]
             first = 0  # the group's first pixel of this pixel pair
             for q, in_pair in group:
                 inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)

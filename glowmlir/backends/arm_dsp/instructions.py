@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i16, i32, i64
+from xdsl.dialects.builtin import i8, i16, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.lowering.int8_sums import level
@@ -85,6 +85,16 @@ def load_words(b: KernelBuilder, view: View, indices: Sequence[Index], count: in
         double = b.emit(llvm.LoadOp(at, i64, alignment=4))
         words += [b.truncate(double, i32), b.truncate(b.shift_right_logical(double, 32), i32)]
     return words
+
+
+def weight_pairs(b: KernelBuilder, packed: View, indices: Sequence[Index], block: int) -> list[SSAValue]:
+    """The weight pairs of a block of `block` output channels at `packed[indices]` of a
+    gathered product's filter: of int16 pairs, `block` words (one `LDRD` for two); of int8
+    words (`layout.int8_filter_words`, a block of two channels), one word widened by
+    `SXTB16` (channel 0's pair) and `SXTB16 ror #8` (channel 1's)."""
+    if packed.element_type == i8:
+        return list(input_pairs(b, load_word(b, packed, indices, aligned=True), None))
+    return load_words(b, packed, indices, block)
 
 
 def load_word(b: KernelBuilder, view: View, indices: Sequence[Index], aligned: bool = False) -> SSAValue:

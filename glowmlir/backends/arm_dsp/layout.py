@@ -531,6 +531,21 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     return tiling_weight_words(blocked, plan.tilings, plan.word_offsets, plan.words)
 
 
+def int8_filter_words(packed: np.ndarray) -> np.ndarray | None:
+    """A gathered product's CHANNEL_PAIRS or WINDOW_PAIRS filter of int16 pairs [groups, pairs,
+    interleaved, block, 2] as int8 words of the same shape, the last two axes swapped: per
+    pair, a block of two output channels' word holds the bytes (channel 0's low, channel 1's
+    low, channel 0's high, channel 1's high), which `SXTB16` and `SXTB16 ror #8` widen into
+    the weight pairs of channels 0 and 1 as the int16 form holds them
+    (`instructions.weight_pairs`, CMSIS-NN's `read_and_pad_reordered`): 1x the int8 weights
+    for one load and two `SXTB16`s a pair where the int16 form takes one `LDRD`. None where
+    the blocks are not pairs of channels or a level less its zero point leaves int8."""
+    if packed.ndim != 5 or packed.shape[3] != CHANNEL_BLOCK or packed.min(initial=0) < -128 \
+            or packed.max(initial=0) > 127:
+        return None
+    return packed.transpose(0, 1, 2, 4, 3).astype(np.int8)
+
+
 def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling | HalfwordTiling], offsets: Sequence[int],
                         words: int, slot=None) -> np.ndarray:
     """Kernel rows [..., taps] as the weight words of `tilings` [..., words, 2], each
@@ -560,6 +575,14 @@ def packed_filter_shape(op) -> tuple[int, ...]:
     if kind == DEPTHWISE:
         return (out_c, k_h, convolution_depthwise_plan(*geometry, widened_planes(op)).words, 2)
     return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)
+
+
+def takes_int8_words(op) -> bool:
+    """Whether a `glowll.convolution` with `filter_shape` may hold its filter as int8 words
+    (`int8_filter_words`): a CHANNEL_PAIRS or WINDOW_PAIRS one of blocks of two output channels."""
+    filter_shape = op.filter_shape.get_values()
+    kind = packing(filter_shape, op.pads.get_values(), op.group.value.data, op.pool is not None, tiled_pool(op))
+    return kind in (CHANNEL_PAIRS, WINDOW_PAIRS) and channel_block(filter_shape[0], op.group.value.data) == 2
 
 
 def widened_planes(op) -> bool:

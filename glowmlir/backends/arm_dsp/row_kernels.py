@@ -22,6 +22,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     pairs_of_four,
     pixel_channel_pairs,
     smlad,
+    weight_pairs,
 )
 from glowmlir.backends.arm_dsp.layout import (
     QUAD_CHANNELS,
@@ -240,8 +241,9 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
 
 def pointwise_weight_words(b: KernelBuilder, packed: View, o_block: Index, pair: Index) -> list[SSAValue]:
     """The weight words of block `o_block` of output channels for channel `pair` of a
-    CHANNEL_PAIRS filter (`arm_dsp_layout.pack_filter`), two at a time by one `LDRD`."""
-    return load_words(b, packed, block_weight_index(b, packed, o_block, pair), packed.shape[3])
+    CHANNEL_PAIRS filter (`arm_dsp_layout.pack_filter`), two at a time by one `LDRD`, or of
+    its int8 words (`weight_pairs`)."""
+    return weight_pairs(b, packed, block_weight_index(b, packed, o_block, pair), packed.shape[3])
 
 
 def block_weight_index(b: KernelBuilder, packed: View, o_block: Index, pair: Index) -> list[Index]:

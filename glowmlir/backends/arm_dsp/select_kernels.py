@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i8, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -55,6 +55,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     saved_cycles,
 )
 from glowmlir.backends.arm_dsp.layout import (
+    CHANNEL_PAIRS,
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
@@ -63,6 +64,7 @@ from glowmlir.backends.arm_dsp.layout import (
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
+    int8_filter_words,
     pack_filter,
     packing,
     straight_products,
@@ -82,6 +84,7 @@ from glowmlir.dialects.quant import (
     is_quantized,
     is_quantized_instruction,
     storage_type,
+    stored_as,
 )
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
@@ -168,6 +171,12 @@ def forced(op, only: str) -> str:
     return only or tuned_kernel(op)
 
 
+INT8_WORDS = "int8"
+FILTER_WORDS = ("", INT8_WORDS)
+"""What `filter_words` may name (`SelectArmDspKernels`): "" the flash budget's choice, "int8"
+int8 filter words wherever a kernel reads them."""
+
+
 @dataclass(frozen=True)
 class FilterPacking:
     """What `PackConvolutionFilter` would make of a convolution: its microkernel, packed filter
@@ -177,6 +186,13 @@ class FilterPacking:
     packed: np.ndarray | None = None
     kind: str | None = None
     doubled: bool = False
+    int8_words: np.ndarray | None = None
+    """The filter as int8 words (`layout.int8_filter_words`, undoubled), where a gathered
+    product's kernel can read them (None: int16 pairs only)."""
+
+    def as_int8_words(self) -> FilterPacking:
+        """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
+        return FilterPacking(self.microkernel, self.int8_words, self.kind)
 
 
 @dataclass
@@ -185,7 +201,11 @@ class PackConvolutionFilter(RewritePattern):
     loop_pairs: int = 0
     only: str = ""
     packed: set[int] | None = None
-    """The `id`s of the convolutions to pack (None: every one; `flash_budget.choose_packed`)."""
+    """The `id`s of the convolutions to pack as int16 pairs (None: every one;
+    `flash_budget.choose_packed`); the others that can take int8 filter words take them."""
+    filter_words: str = ""
+    """"int8": every convolution that can take int8 filter words takes them (a test and
+    tuning hook, `FILTER_WORDS`); "": as `packed` says."""
 
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
@@ -225,18 +245,22 @@ class PackConvolutionFilter(RewritePattern):
         packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                              tiled_pool(op), widened)
+        words = int8_filter_words(packed) if kind in (CHANNEL_PAIRS, WINDOW_PAIRS) else None
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
-        return FilterPacking(MICROKERNEL, packed, kind, doubled)
+        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words)
+        return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
-        if self.packed is not None and id(op) not in self.packed:
-            return
         plan = self.packing_of(op)
         if plan is None:
             return
+        if self.packed is not None and id(op) not in self.packed:
+            if plan.int8_words is None or plan.microkernel != MICROKERNEL:
+                return
+            plan = plan.as_int8_words()
         weight = op.filter.owner
         filter_type: UniformQuantizedType = op.filter.type.element_type
         if plan.microkernel == IM2COL:
@@ -260,8 +284,10 @@ class PackConvolutionFilter(RewritePattern):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
+        filter_words = stored_as(filter_type, i8, centred=True) if packed.dtype == np.int8 else \
+            centred_type(filter_type)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
-                                       centred_type(filter_type))
+                                       filter_words)
         erase_if_unused(weight, rewriter)
 
 
@@ -269,13 +295,17 @@ def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.nd
     """`packed` (doubled) with the doubled biases in front (`arm_dsp_layout.with_biases`,
     `biases_in_filter`) where the kernel's blocks take straight-line products
     (`straight_products`) and the bias is a constant in accumulator units; else as it is."""
-    bias = accumulator_bias(op)
-    straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
-                                 packed.shape[1], looped)
-    if not straight or bias is None or op.wide_accumulators is not None:
+    if not takes_biases(op, kind, packed, looped):
         return packed
     op.properties["biases_in_filter"] = UnitAttr()  # narrow: twice the bias is within int32
-    return with_biases(packed, 2 * array_from_dense(bias.value).astype(np.int64))
+    return with_biases(packed, 2 * array_from_dense(accumulator_bias(op).value).astype(np.int64))
+
+
+def takes_biases(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> bool:
+    """Whether `biases_into_filter` puts the doubled biases in front of `packed`."""
+    straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
+                                 packed.shape[1], looped)
+    return straight and accumulator_bias(op) is not None and op.wide_accumulators is None
 
 
 def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rewriter: PatternRewriter) -> bool:
@@ -406,6 +436,7 @@ class SelectArmDspKernels(ModulePass):
     only: str = ""
     constant_ratio: float = 0.0
     flash_size: int = 0
+    filter_words: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -417,8 +448,11 @@ class SelectArmDspKernels(ModulePass):
         if self.constant_ratio < 0 or self.flash_size < 0:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{constant-ratio={self.constant_ratio} flash-size="
                             f"{self.flash_size}}}: expected 0 (no budget) or a positive ratio or size")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only)
-        filters.packed = None if self.only else self.packed_within_budget(op, filters)
+        if self.filter_words not in FILTER_WORDS:
+            raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
+                            f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
+        filters.packed = None if self.only or self.filter_words else self.packed_within_budget(op, filters)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         fully_connected = SelectFullyConnected(self.helium, self.only)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
@@ -442,10 +476,13 @@ class SelectArmDspKernels(ModulePass):
         for conv in module.walk():
             if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
                 continue
+            biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
-                                                   + (4 * glow.shape_of(conv.filter)[0] if plan.doubled else 0))
+                                                   + (4 * glow.shape_of(conv.filter)[0] if biases else 0))
             macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
-            tuned = conv.attributes.get(TUNED_KERNEL)  # its saving measured by the autotuner
-            saved = tuned.saved_cycles if tuned is not None and tuned.saved_cycles else saved_cycles(macs)
+            # the autotuner measured its saving over the generic kernel; over int8 words, the estimate
+            tuned = conv.attributes.get(TUNED_KERNEL) if plan.int8_words is None else None
+            saved = (tuned.saved_cycles if tuned is not None and tuned.saved_cycles
+                     else saved_cycles(macs, plan.int8_words is not None))
             costs.append(PackingCost(conv, extra, saved))
         return choose_packed(costs, int8_bytes, budget)
