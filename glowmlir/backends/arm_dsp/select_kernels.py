@@ -480,8 +480,9 @@ class SelectArmDspKernels(ModulePass):
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
                                                    + (4 * glow.shape_of(conv.filter)[0] if biases else 0))
             macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
-            # the autotuner measured its saving over the generic kernel; over int8 words, the estimate
-            tuned = conv.attributes.get(TUNED_KERNEL) if plan.int8_words is None else None
+            # the autotuner's saving is measured over the generic kernel: it ranks the layers
+            # over int8 filter words too (their own cost is not measured)
+            tuned = conv.attributes.get(TUNED_KERNEL)
             saved = (tuned.saved_cycles if tuned is not None and tuned.saved_cycles
                      else saved_cycles(macs, plan.int8_words is not None))
             costs.append(PackingCost(conv, extra, saved))
