@@ -92,6 +92,7 @@ class CompileOptions:
     bundle_api_verbose: bool = False  # the header also describes the weights (-bundle-api-verbose)
     layer_profile: str = ""  # "kernels" or "timed": a layer-profiling build (glowmlir.layer_profile)
     save_node_outputs: str | None = None  # node names ("" all): their results become outputs too (-instrument-debug)
+    in_place: bool | None = None  # in-place convolutions: None chosen to fit ram_size (plan_choice), or forced
 
     def __post_init__(self) -> None:
         """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
@@ -152,8 +153,10 @@ class CompileOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs,
                              self.tflite_hybrid_inputs)
 
-    def pipeline(self) -> CompilePipeline:
-        """The passes these options compile with (`glow-compile -print-pipeline` prints them)."""
+    def pipeline(self, in_place: bool | None = None) -> CompilePipeline:
+        """The passes these options compile with (`glow-compile -print-pipeline` prints them);
+        `in_place` overrides the option's (the plan chooser's candidates)."""
+        in_place = bool(self.in_place) if in_place is None else in_place
         quantization = self.quantization
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
@@ -163,10 +166,10 @@ class CompileOptions:
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    target=None, ram_size=self.ram_size or 0, **hybrid)
+                                    target=None, ram_size=self.ram_size or 0, in_place=in_place, **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0, **hybrid)
+                                target=self.target, ram_size=self.ram_size or 0, in_place=in_place, **hybrid)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
