@@ -105,17 +105,17 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
-                  target: Target | None = None, flash_size: int = 0, in_place: bool = False) -> list[ModulePass]:
+                  target: Target | None = None, flash_size: int = 0, in_place: int = 0) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
     instruction-set kernels, quantization records, vector-unit kernels; backends in priority
     order within one; `flash_size`, bytes or 0, is the flash they fit their constants in), then
     the lookup tables that follow a convolution or FullyConnected fused into its kernel
-    (`glowll-fuse-lookup-tables`), buffers shared and memory allocated. With `in_place` (a plan
-    below the layer-by-layer bound, `plan_choice`), `glowll-convolve-in-place` stages depthwise
-    convolutions over their input before the selection and writes pointwise ones over theirs
-    after it."""
+    (`glowll-fuse-lookup-tables`), buffers shared and memory allocated. With `in_place` channels
+    (a plan below the layer-by-layer bound, `plan_choice`; 0: none), `glowll-convolve-in-place`
+    stages depthwise convolutions over their input, that many channels a slice, before the
+    selection, and writes pointwise ones over theirs after it."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace
@@ -127,7 +127,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
     # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
-    staged = [ConvolveInPlace(depthwise=True, pointwise=False)] if in_place else []
+    staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place)] if in_place else []
     overwritten = [ConvolveInPlace(depthwise=False, pointwise=True)] if in_place else []
     return [LowerGlowToGlowLL(), *staged, *selection, FuseLookupTables(), *overwritten, ShareBuffers(),
             AllocateMemory(reuse_activations, pointer_width)]
@@ -155,7 +155,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
                      ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0,
-                     in_place: bool = False) -> CompilePipeline:
+                     in_place: int = 0) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
     `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
