@@ -41,8 +41,8 @@ from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
 from glowmlir.plan_choice import PlanChoice, choose_plan
-from glowmlir.transforms.convolve_in_place import STAGED_CHANNELS
 from glowmlir.target import HOST, Target
+from glowmlir.transforms.convolve_in_place import STAGED_CHANNELS
 from glowmlir.transforms.quantization_options import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
