@@ -9,8 +9,9 @@ passes of its plan:
   slice (16, 8, 4, 2, 1: smaller stages, more kernel calls).
 
 Each candidate's cost is estimated in cycles over layer by layer (`extra_cycles`): a staged
-slice costs a kernel call (`CALL_CYCLES`) and its copy (`COPY_CYCLES_PER_BYTE`); a pointwise
-layer written over its input costs nothing (its kernel gathers its pixels anyway). Its bytes
+slice costs kernel calls (`CALL_CYCLES`) and a pass over bytes (`COPY_CYCLES_PER_BYTE`): a
+depthwise slice's copy, or a residual slice's second reading of its input; a pointwise layer
+written over its input costs nothing (its kernel gathers its pixels anyway). Its bytes
 are the bundle's RAM with weights in flash: MUTABLE + ACTIVATIONS. Without a RAM limit the
 first candidate is taken (no default figure moves); with one, the cheapest that fits, and a
 RAM no candidate fits is refused (one line, nothing written).
@@ -76,21 +77,25 @@ PLAN_FAMILIES: list[Callable[[ModuleOp], Iterator[PlanCandidate]]] = [layer_by_l
 
 
 def extra_cycles(function: glowll.FunctionOp) -> int:
-    """Estimated cycles the plan's in-place layers add: a call and a copy per staged slice."""
-    copies = [op for op in function.body.block.ops if isinstance(op, glowll.CopyOp)
-              and isinstance(glowll.root_buffer(op.input)[0], glowll.AllocOp)
-              and glowll.root_buffer(op.dest)[0] is not glowll.root_buffer(op.input)[0]
-              and _stages(op)]
-    return int(sum(2 * CALL_CYCLES + COPY_CYCLES_PER_BYTE * glowll.byte_size(op.dest.type) for op in copies))
-
-
-def _stages(copy: glowll.CopyOp) -> bool:
-    """A staging copy: from a buffer a convolution wrote just before, over that convolution's input."""
-    previous = copy.prev_op
-    while previous is not None and not isinstance(previous, glowll.InstructionOp):
-        previous = previous.prev_op
-    return (isinstance(previous, glowll.ConvolutionOp) and previous.dest is copy.input
-            and glowll.root_buffer(previous.input)[0] is glowll.root_buffer(copy.dest)[0])
+    """Estimated cycles the plan's in-place layers add: per staged slice a kernel call and the
+    pass that empties the stage (a copy, or the residual add that reads it, which layer by
+    layer reads a whole buffer as well: its call only); a slice of output channels reads its
+    whole input again (a gathering pass over it, `COPY_CYCLES_PER_BYTE`)."""
+    writers: dict[glowll.AllocOp, list[glowll.ConvolutionOp]] = {}
+    for op in function.body.block.ops:
+        if isinstance(op, glowll.ConvolutionOp) and isinstance(op.dest.owner, glowll.AllocOp):
+            writers.setdefault(op.dest.owner, []).append(op)
+    cycles = 0.0
+    for stage, slices in writers.items():
+        if len(slices) < 2:
+            continue
+        for op in slices:
+            cycles += 2 * CALL_CYCLES
+            if op.group.value.data == 1:  # output channels: the whole input read again
+                cycles += COPY_CYCLES_PER_BYTE * glowll.byte_size(op.input.type)
+            else:  # channels of a depthwise convolution: the slice copied over its input
+                cycles += COPY_CYCLES_PER_BYTE * glowll.byte_size(stage.buffer.type)
+    return int(cycles)
 
 
 def ram_of(function: glowll.FunctionOp) -> int:

@@ -11,6 +11,12 @@ Layer by layer, a convolution's input and output are live together. Two kinds ne
   starts). The kernels need nothing new: each slice is an ordinary depthwise convolution
   on a contiguous view, whose filter, bias and requantization are that slice's weights.
   RAM: input + one slice's output, instead of input + output.
+* A convolution whose output only the add right after it reads, beside a residual of the same
+  shape that dies there (ResNet's second convolution of a block, or its 1x1 shortcut), becomes
+  one convolution per slice of `staged_channels` output channels into a staging buffer, each
+  followed by the add of that slice over the residual's own channels (the add in place: each
+  element read before it is written, at the same position). The add's output is a view of
+  the residual. RAM: input + residual + one slice, instead of input + residual + output.
 * A pointwise convolution (1x1, stride 1, unpadded, ungrouped, unpooled, no more output
   than input channels) whose kernel stages each run of pixels before writing it: its
   output becomes a view of its input (offset 0), and the op is marked `in_place`. Which
@@ -138,6 +144,76 @@ def stage_depthwise(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -
     _erase_unused_weights(block)
 
 
+def _next_instruction(op: glowll.InstructionOp) -> glowll.InstructionOp | None:
+    following = op.next_op
+    while following is not None and not isinstance(following, glowll.InstructionOp):
+        following = following.next_op
+    return following
+
+
+def residual_add_of(op: glowll.ConvolutionOp, instructions, channels: int = STAGED_CHANNELS
+                    ) -> glowll.ElementwiseOp | None:
+    """The add right after `op` that alone reads its output, with an other operand of the add's
+    shape and element size that dies there (a residual): `op` may be staged by output
+    channels, each slice added over its own part of that operand."""
+    add = _next_instruction(op)
+    out_c = glow.shape_of(op.dest)[1]
+    if (not isinstance(add, glowll.ElementwiseOp) or add.kind.data != "add" or len(add.inputs) != 2
+            or op.dest not in add.inputs or not isinstance(op.dest.owner, glowll.AllocOp)
+            or not isinstance(add.dest.owner, glowll.AllocOp) or op.group.value.data != 1 or glow.is_nhwc(op)
+            or op.microkernel is not None or add.microkernel is not None or op.weight_scales is not None
+            or op.residual is not None or op.lookup_table is not None or op.parameters is not None
+            or out_c <= _slice_channels(out_c, channels)):
+        return None
+    other = add.inputs[1] if add.inputs[0] is op.dest else add.inputs[0]
+    if (other is op.dest or other.type.get_shape() != add.dest.type.get_shape()
+            or other.type.get_shape() != op.dest.type.get_shape()
+            or other.type.element_type.compile_time_size != add.dest.type.element_type.compile_time_size
+            or not _dies_at(other, add, instructions) or not _dies_at(op.dest, add, instructions)
+            or glowll.root_buffer(other)[0] is glowll.root_buffer(op.input)[0]):
+        return None
+    weights = [op.filter, op.bias] + ([op.requantization] if op.requantization is not None else [])
+    if not all(isinstance(w.owner, glowll.WeightOp) and w.owner.value is not None for w in weights):
+        return None
+    return add
+
+
+def stage_residual(op: glowll.ConvolutionOp, add: glowll.ElementwiseOp, channels: int = STAGED_CHANNELS) -> None:
+    """Replaces `op` and its residual `add` by slices of output channels: each slice convolved
+    into a staging buffer, then added over its own channels of the residual, which becomes the
+    add's output (a view of the residual's memory)."""
+    block = op.parent_block()
+    _, out_c, out_h, out_w = glow.shape_of(op.dest)
+    step = _slice_channels(out_c, channels)
+    other = add.inputs[1] if add.inputs[0] is op.dest else add.inputs[0]
+    stage = glowll.AllocOp(_sliced_type(op.dest.type, 1, 0, step))
+    output = glowll.TensorViewOp(other, add.dest.type, 0)
+    block.insert_ops_before([stage, output], op)
+    plane = out_h * out_w
+    for start in range(0, out_c, step):
+        part_of_other = glowll.TensorViewOp(other, _sliced_type(other.type, 1, start, step), start * plane)
+        into = glowll.TensorViewOp(other, _sliced_type(add.dest.type, 1, start, step), start * plane)
+        weights = {op.filter: _weight_slice(op.filter, 0, start, step), op.bias: _weight_slice(op.bias, 0, start, step)}
+        if op.requantization is not None:
+            weights[op.requantization] = _weight_slice(op.requantization, 1, start, step)
+        block.insert_ops_before([part_of_other, into, *weights.values()], op)
+        named = {"dest": stage.buffer, "filter": weights[op.filter].buffer, "bias": weights[op.bias].buffer}
+        if op.requantization is not None:
+            named["requantization"] = weights[op.requantization].buffer
+        sources = [stage.buffer if source is op.dest else part_of_other.buffer for source in add.inputs]
+        block.insert_ops_before([glowll.with_operands(op, **named),
+                                 glowll.with_operands(add, dest=into.buffer, inputs=sources)], op)
+    conv_dest, add_dest = op.dest.owner, add.dest.owner
+    for erased in (add, op):
+        erased.detach()
+        erased.erase()
+    add_dest.buffer.replace_all_uses_with(output.buffer)
+    for buffer in (add_dest, conv_dest):
+        buffer.detach()
+        buffer.erase()
+    _erase_unused_weights(block)
+
+
 def _erase_unused_weights(block) -> None:
     for weight in [o for o in block.ops if isinstance(o, glowll.WeightOp)]:
         if not weight.buffer.uses:
@@ -182,9 +258,12 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
     made = 0
     for op in [o for o in _instructions(function) if isinstance(o, glowll.ConvolutionOp)]:
         instructions = _instructions(function)
-        if not _own_buffers(op, instructions):
+        if depthwise and (add := residual_add_of(op, instructions, channels)) is not None:
+            stage_residual(op, add, channels)
+            made += 1
+        elif not _own_buffers(op, instructions):
             continue
-        if depthwise and is_stageable_depthwise(op, channels):
+        elif depthwise and is_stageable_depthwise(op, channels):
             stage_depthwise(op, channels)
             made += 1
         elif pointwise and is_in_place_pointwise(op):
@@ -195,9 +274,11 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
 
 @dataclass(frozen=True)
 class ConvolveInPlace(ModulePass):
-    """Depthwise convolutions staged by channel slices over their input (`depthwise`, before
-    kernel selection: the slices are selected as any convolution), pointwise ones written over
-    their input where their kernel stages its pixels (`pointwise`, after kernel selection)."""
+    """Depthwise convolutions staged by channel slices over their input and convolutions
+    before a residual add by output channel slices added over the residual (`depthwise`,
+    before kernel selection: the slices are selected as any convolution), pointwise ones
+    written over their input where their kernel stages its pixels (`pointwise`, after kernel
+    selection)."""
 
     name = "glowll-convolve-in-place"
     depthwise: bool = True
