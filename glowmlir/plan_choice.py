@@ -17,7 +17,7 @@ first candidate is taken (no default figure moves); with one, the cheapest that 
 RAM no candidate fits is refused (one line, nothing written).
 
 Hook for patch-by-patch execution: `PLAN_FAMILIES` lists functions that yield candidates for
-a module; a patched plan (a transformation of the `glow`-stage module taking the cut layer and
+a module, each family's cheapest first (the first of a family that fits ends that family); a patched plan (a transformation of the `glow`-stage module taking the cut layer and
 the number of patches, returning the transformed module) is one more family yielding a
 `PlanCandidate` per (cut, patches) whose `transform` applies it and whose `estimate` gives its
 recomputed halo's cycles.
@@ -120,10 +120,12 @@ def choose_plan(module: ModuleOp, ram_size: int | None, lower: Callable[[ModuleO
             if ram_size is None:
                 return lowered, choice
             tried.append((candidate.name, choice.ram))
-            if choice.ram <= ram_size and (best is None or choice.extra_cycles < best[1].extra_cycles):
-                best = lowered, choice
-            if best is not None and best[1].extra_cycles == 0:
-                return best  # nothing is faster than a free plan
+            if choice.ram <= ram_size:
+                if best is None or choice.extra_cycles < best[1].extra_cycles:
+                    best = lowered, choice
+                break  # a family yields its candidates cheapest first: the first that fits is its best
+        if best is not None and best[1].extra_cycles == 0:
+            return best  # nothing is faster than a free plan
     if best is None:
         smallest = min(tried, key=lambda t: t[1])
         raise GlowError(f"-ram-size {ram_size:,} B: no plan fits (the smallest, {smallest[0]}, needs "
