@@ -41,8 +41,9 @@ def measure(path: str, board_name: str, ram_size: int | None, micro: MicroRunner
     run = run_on_board(bundle, board_name, inputs, count_cycles=True)
     same = all(np.array_equal(np.asarray(got).reshape(want.shape), want)
                for got, want in zip(run.outputs.values(), expected.values()))
-    return {"plan": bundle.plan.name if bundle.plan else "layer by layer", "activations": bundle.layout.activations_size,
-            "mutable": bundle.layout.mutable_size, "cycles": run.cycles.estimate,
+    return {"plan": bundle.plan.name if bundle.plan else "layer by layer",
+            "activations": bundle.layout.activations_size, "mutable": bundle.layout.mutable_size,
+            "cycles": run.cycles.estimate,
             "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size, "bit_identical": same}
 
 

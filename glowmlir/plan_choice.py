@@ -17,10 +17,12 @@ first candidate is taken (no default figure moves); with one, the cheapest that 
 RAM no candidate fits is refused (one line, nothing written).
 
 Hook for patch-by-patch execution: `PLAN_FAMILIES` lists functions that yield candidates for
-a module, each family's cheapest first (the first of a family that fits ends that family); a patched plan (a transformation of the `glow`-stage module taking the cut layer and
-the number of patches, returning the transformed module) is one more family yielding a
-`PlanCandidate` per (cut, patches) whose `transform` applies it and whose `estimate` gives its
-recomputed halo's cycles.
+a module, each family's cheapest first (the first of a family that fits ends that family). A
+patched plan (a transformation of the `glow`-stage module taking the cut layer and the number
+of patches, returning the transformed module) is one more family: a function yielding a
+`PlanCandidate` per (cut, patches), fewest patches first, whose `transform` applies it and whose
+`estimate` gives its cycles over layer by layer (the recomputed halos), appended to
+`PLAN_FAMILIES`; a patched candidate may set `in_place` too (in-place layers after the cut).
 """
 
 from __future__ import annotations
@@ -43,11 +45,13 @@ COPY_CYCLES_PER_BYTE = 0.5
 @dataclass(frozen=True)
 class PlanCandidate:
     """A way to run the network: `name` for the report, the `in_place` channels of its glowll
-    passes (0: none), and an optional `transform` of the glow-stage module (a patched plan)."""
+    passes (0: none), an optional `transform` of the glow-stage module (a patched plan) and
+    its cost `estimate` on the lowered function."""
 
     name: str
     in_place: int = 0
     transform: Callable[[ModuleOp], ModuleOp] | None = None
+    estimate: Callable[[glowll.FunctionOp], int] | None = None  # cycles over layer by layer (default: extra_cycles)
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,8 @@ def choose_plan(module: ModuleOp, ram_size: int | None, lower: Callable[[ModuleO
                 graph = candidate.transform(graph)
             lowered = lower(graph, candidate.in_place)
             function = next(op for op in lowered.body.block.ops if isinstance(op, glowll.FunctionOp))
-            choice = PlanChoice(candidate.name, ram_of(function), extra_cycles(function), ram_size)
+            cost = (candidate.estimate or extra_cycles)(function)
+            choice = PlanChoice(candidate.name, ram_of(function), cost, ram_size)
             if ram_size is None:
                 return lowered, choice
             tried.append((candidate.name, choice.ram))
