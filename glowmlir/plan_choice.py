@@ -133,6 +133,7 @@ def choose_plan(module: ModuleOp, ram_size: int | None, lower: Callable[[ModuleO
             return best  # nothing is faster than a free plan
     if best is None:
         smallest = min(tried, key=lambda t: t[1])
-        raise GlowError(f"-ram-size {ram_size:,} B: no plan fits (the smallest, {smallest[0]}, needs "
-                        f"{smallest[1]:,} B of RAM: inputs/outputs and activations)")
+        raise GlowError(f"the bundle does not fit the target's RAM: -ram-size {ram_size:,} B, and no plan fits (the "
+                        f"smallest, {smallest[0]}, needs {smallest[1]:,} B: inputs/outputs and activations); nothing "
+                        f"written")
     return best

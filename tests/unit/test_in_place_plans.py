@@ -126,7 +126,8 @@ def test_ram_no_plan_fits_is_one_line_exit_2_nothing_written(ds_cnn, tmp_path):
                              "-ram-size", "2K"], capture_output=True, text=True)
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if "Warning" not in line and "if abs" not in line]
-    assert len(lines) == 1 and lines[0].startswith("glow-compile: error: -ram-size 2,048 B: no plan fits"), lines
+    assert len(lines) == 1 and lines[0].startswith("glow-compile: error: the bundle does not fit the target's RAM: "
+                                            "-ram-size 2,048 B, and no plan fits"), lines
     assert not out.exists()
 
 
