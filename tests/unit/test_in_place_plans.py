@@ -99,6 +99,9 @@ def test_ds_cnn_in_place_on_cortex_m4_equals_tflite_micro(ds_cnn):
     # Depthwise layers staged and pointwise ones over their input: one 10 x 10 x 64 tensor and a stage.
     assert chosen.layout.activations_size <= 6400 + 1600 < whole.layout.activations_size == 12800
     assert "in_place" in chosen.ir["glowll"]
+    # The memory plan (its picture) shows the stage and the buffer the layers work in place in.
+    roles = {buffer.role for buffer in chosen.memory_plan.buffers}
+    assert {"staging", "in place"} <= roles and "staging" in chosen.memory_plan.picture(".svg").decode()
     inputs, expected = next(expected_outputs(data))
     outputs = run_on_board(chosen, "mps2-an386", inputs).outputs
     assert np.array_equal(np.asarray(outputs["output"]).reshape(expected["output"].shape), expected["output"])
