@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import glowmlir
-from glowmlir.runtime.boards import run_on_board
+from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import tflite_models as tm
 from tests.support.tflite_micro import MicroRunner
 from tests.support.valgrind import VALGRIND, run_under_valgrind
@@ -119,6 +119,18 @@ def test_resnet8_residual_slices_on_host_and_cortex_m7_equal_tflite_micro(resnet
     assert np.array_equal(ours["output"].reshape(expected["output"].shape), expected["output"])
     _, on_board = fitted(path, "cortex-m7")
     outputs = run_on_board(on_board, "mps2-an500", inputs).outputs
+    assert np.array_equal(np.asarray(outputs["output"]).reshape(expected["output"].shape), expected["output"])
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+@pytest.mark.parametrize("board_name, level", [("mps3-an547", None), ("mps2-an386", "Oz")])
+def test_resnet8_residual_slices_on_helium_and_a_size_first_build_equal_tflite_micro(resnet8, board_name, level):
+    """The slices are ordinary convolutions and adds: Helium's kernels and a size-first
+    build's (loop pairs, quantization records) take them as any other."""
+    path, data = resnet8
+    inputs, expected = next(expected_outputs(data))
+    whole, chosen = fitted(path, target_for(board_name, level))
+    outputs = run_on_board(chosen, board_name, inputs).outputs
     assert np.array_equal(np.asarray(outputs["output"]).reshape(expected["output"].shape), expected["output"])
 
 
