@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import glowmlir
+from glowmlir.memory_report import memory_report
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import tflite_models as tm
 from tests.support.tflite_micro import MicroRunner
@@ -102,6 +103,9 @@ def test_ds_cnn_in_place_on_cortex_m4_equals_tflite_micro(ds_cnn):
     # The memory plan (its picture) shows the stage and the buffer the layers work in place in.
     roles = {buffer.role for buffer in chosen.memory_plan.buffers}
     assert {"staging", "in place"} <= roles and "staging" in chosen.memory_plan.picture(".svg").decode()
+    report = memory_report(chosen, ram_size=chosen.plan.ram_size)
+    assert report.plan == chosen.plan.name and report.plan_extra_cycles == chosen.plan.extra_cycles > 0
+    assert report.weights_in_flash.fits
     inputs, expected = next(expected_outputs(data))
     outputs = run_on_board(chosen, "mps2-an386", inputs).outputs
     assert np.array_equal(np.asarray(outputs["output"]).reshape(expected["output"].shape), expected["output"])
