@@ -43,7 +43,7 @@ def measure(path: str, board_name: str, ram_size: int | None, micro: MicroRunner
                for got, want in zip(run.outputs.values(), expected.values()))
     return {"plan": bundle.plan.name if bundle.plan else "layer by layer",
             "activations": bundle.layout.activations_size, "mutable": bundle.layout.mutable_size,
-            "cycles": run.cycles.estimate,
+            "cycles": round(run.cycles.estimate),
             "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size, "bit_identical": same}
 
 
