@@ -40,7 +40,9 @@ from glowmlir.lowering.llvm_to_object import ExternalCompiler, compile_to_llvm_i
 from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
+from glowmlir.plan_choice import PlanChoice, choose_plan
 from glowmlir.target import HOST, Target
+from glowmlir.transforms.convolve_in_place import STAGED_CHANNELS
 from glowmlir.transforms.quantization_options import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
@@ -95,6 +97,7 @@ class CompileOptions:
     autotune: bool = False  # -autotune: each layer's kernel measured on the target's board (glowmlir.autotune)
     autotune_cache: str | None = None  # -autotune-cache: its cache file (default: autotune.cache.default_path())
     forced_kernel: str = ""  # a measuring build's kernel (autotune.measure): every layer it takes gets it
+    in_place: bool | None = None  # in-place convolutions: None chosen to fit ram_size (plan_choice), or forced on/off
 
     def __post_init__(self) -> None:
         """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
@@ -105,6 +108,7 @@ class CompileOptions:
             raise GlowError("network_name (-network-name) must not be empty")
         _expect("main_entry_name", self.main_entry_name, str, "a string", optional=True)
         _expect("save_node_outputs", self.save_node_outputs, str, "node names, comma-separated", optional=True)
+        _expect("in_place", self.in_place, bool, "True or False", optional=True)
         _expect("external_compiler", self.external_compiler, ExternalCompiler, "an ExternalCompiler", optional=True)
         if self.external_compiler is not None and (self.keep_llvm_ir or self.keep_assembly):
             raise GlowError("-dump-llvm-ir, -dump-llvm-asm and -llvm-save-asm come from our back end: not with "
@@ -167,8 +171,12 @@ class CompileOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs,
                              self.tflite_hybrid_inputs)
 
-    def pipeline(self) -> CompilePipeline:
-        """The passes these options compile with (`glow-compile -print-pipeline` prints them)."""
+    def pipeline(self, in_place: int | None = None) -> CompilePipeline:
+        """The passes these options compile with (`glow-compile -print-pipeline` prints them);
+        `in_place` (channels a staged depthwise slice takes, 0: no in-place layers) overrides
+        the option's (the plan chooser's candidates)."""
+        if in_place is None:
+            in_place = STAGED_CHANNELS if self.in_place else 0
         quantization = self.quantization
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
@@ -180,10 +188,11 @@ class CompileOptions:
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    target=None, ram_size=self.ram_size or 0, **hybrid)
+                                    target=None, ram_size=self.ram_size or 0, in_place=in_place, **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0, **hybrid, **tuning)
+                                target=self.target, ram_size=self.ram_size or 0, in_place=in_place, **hybrid,
+                                **tuning)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
@@ -247,6 +256,7 @@ class Bundle:
     debug_info: bool = False  # -g: the object has DWARF pointing at <name>.glowll.mlir, written with the bundle
     memory_plan: MemoryPlan | None = None  # where each activation buffer lives, when (-memory-plan draws it)
     float_ops: list[tuple[str, str, str]] | None = None  # a quantized graph's ops left float, see kept_float_ops
+    plan: PlanChoice | None = None  # the plan chosen to fit -ram-size (plan_choice), None: layer by layer, unchosen
 
     @property
     def name(self) -> str:
@@ -450,7 +460,21 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
     graph = graph_dot(module)
     quantized = any(is_quantized(r.type) for op in module.walk() for r in op.results)
     float_ops = kept_float_ops(module) if quantized else None
-    run_stage("glowll")
+    if options.in_place is None and options.ram_size is not None:  # the fastest plan that fits (plan_choice)
+        def lower(graph: ModuleOp, in_place: int) -> ModuleOp:
+            run_passes(graph, options.pipeline(in_place).glowll)
+            return graph
+
+        start = time.perf_counter()
+        with stage(STAGE_NAMES["glowll"]):
+            module, plan = choose_plan(module, options.ram_size, lower)
+            collect_replaced_weights(module)
+            module.verify()
+            ir_log["glowll"] = str(module)
+        timings["glowll"] = time.perf_counter() - start
+    else:
+        run_stage("glowll")
+        plan = None
     function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
     layout = bundle_files.BundleLayout.of(function)
     memory_plan = MemoryPlan.of(function)
@@ -492,7 +516,7 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
     timings["object"] = time.perf_counter() - start
     return Bundle(layout, object_code, options.bundle_api, ir_log, timings, graph, library_calls, bitcode,
                   options.target, options.bundle_api_verbose, options.debug_info and bitcode is None, memory_plan,
-                  float_ops)
+                  float_ops, plan)
 
 
 def kept_float_ops(module: ModuleOp) -> list[tuple[str, str, str]]:

@@ -10,7 +10,9 @@ writes it. Colours tell buffers apart:
   source, or wrote a concatenation's parts in place);
 * fused: the result of a convolution with a fused pool or residual add (its full-resolution
   output is never stored);
-* library scratch: scratch memory a CMSIS-NN or HiFi 4 call asks for.
+* library scratch: scratch memory a CMSIS-NN or HiFi 4 call asks for;
+* staging: the stage of an in-place plan's sliced convolution (`glowll-convolve-in-place`),
+  which each slice writes before it is copied or added over the buffer it works in place in.
 
 Lines mark the region's size (ACTIVATIONS_MEM_SIZE), the lower bound (the most bytes live at
 once, which no placement beats) and the instruction where that peak is reached. The SVG and HTML
@@ -32,7 +34,8 @@ from glowmlir.dialects.memory import SCRATCH_ATTRIBUTE
 from glowmlir.errors import GlowError
 
 PICTURE_FORMATS = (".svg", ".png", ".html")
-ROLES = {"activation": "#8fb8de", "in place": "#f2b26b", "fused": "#9fd39a", "library scratch": "#d9a3d9"}
+ROLES = {"activation": "#8fb8de", "in place": "#f2b26b", "fused": "#9fd39a", "library scratch": "#d9a3d9",
+         "staging": "#e8d36b"}
 """Each kind of buffer and its colour."""
 
 
@@ -80,6 +83,9 @@ class MemoryPlan:
             writer = written_by[0] if written_by else instructions[first]
             if SCRATCH_ATTRIBUTE in alloc.attributes:
                 role = "library scratch"
+            elif len(written_by) > 1 and all(isinstance(w, glowll.ConvolutionOp) and w.dest is alloc.buffer
+                                             for w in written_by):
+                role = "staging"
             elif alloc in in_place or len(written_by) > 1:
                 role = "in place"
             elif isinstance(writer, glowll.ConvolutionOp) and (writer.pool is not None or writer.residual is not None):

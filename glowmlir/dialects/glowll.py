@@ -577,6 +577,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     With `weight_scales` (a hybrid layer, `glow-choose-hybrid-weights`), input, output and
     bias are f32 and the filter holds symmetric int8 levels, each dequantized as the kernel
     reads it: filter[o, ...] x weight_scales[o] (an f32 [O] weight).
+    `in_place` (glowll-convolve-in-place): dest is a view of the input's memory at the same
+    offset, which the kernel overwrites as it goes; only a kernel whose microkernel says it
+    stages what it still reads (`writes_over_input` in its emitters) is given it.
     """
 
     name = "glowll.convolution"
@@ -598,6 +601,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     wide_accumulators = opt_prop_def(UnitAttr)
     loop_pairs = opt_prop_def(IntegerAttr)
     biases_in_filter = opt_prop_def(UnitAttr)
+    in_place = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
                        "(`requantization` $requantization^)? (`parameters` $parameters^)? "
@@ -663,6 +667,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
         verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
         verify_lookup_table(self)
         verify_own_properties(self)
+        if self.in_place is not None and root_buffer(self.dest) != root_buffer(self.input):
+            _fail(self, "in_place: dest must be the input's memory (a view of it at the same offset)")
 
 
 def dequantizes_weights(op: IRDLOperation) -> bool:

@@ -42,7 +42,7 @@ from xdsl.passes import ModulePass
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.memory import ALIGNMENT
-from glowmlir.dialects.quant import is_quantized_instruction, storage_type
+from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, storage_type
 from glowmlir.errors import GlowError
 from glowmlir.instrumentation import stage, step
 from glowmlir.lowering import replace_functions
@@ -257,13 +257,21 @@ def _new_kernel(op: glowll.InstructionOp, name: str, addresses: list[tuple[str, 
                 kernels: dict[tuple | str, llvm.FuncOp], cache_bytes: int) -> llvm.FuncOp:
     """The kernel of an instruction of a signature not seen yet, or, for one that reads its
     layer's numbers from a record (`glowll-quantization-records`: equal-shaped int8 layers
-    differ only in those), the kernel of an earlier instruction whose code came out the
-    same (`kernels` keeps such kernels under their code too)."""
+    differ only in those) or whose operand types hold per-channel scales (the signature tells
+    slices of a layer apart by them), the kernel of an earlier instruction whose code came out
+    the same (`kernels` keeps such kernels under their code too)."""
     kernel = lower_instruction(op, name, addresses, index_type, cache_bytes=cache_bytes)
-    if getattr(op, "parameters", None) is None:
+    if getattr(op, "parameters", None) is None and not _per_channel_operands(op):
         return kernel
     code = str(kernel).replace(f"@{name}(", "@kernel(", 1)
     return kernels.setdefault(code, kernel)
+
+
+def _per_channel_operands(op: glowll.InstructionOp) -> bool:
+    """Whether an operand's type holds per-channel scales: instructions differing only in those
+    (channel slices of one layer, `glowll-convolve-in-place`) may still come out as one code."""
+    return any(isinstance(t.element_type, UniformQuantizedType) and t.element_type.per_channel
+               for t in op.operand_types if hasattr(t, "element_type"))
 
 
 def _mark_layer(builder: KernelBuilder, mark: int) -> None:

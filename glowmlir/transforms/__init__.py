@@ -43,6 +43,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
     "glowll-apply-tuned-kernels": ("transforms.apply_tuned_kernels", "ApplyTunedKernels"),
     "glowll-fuse-lookup-tables": ("transforms.fuse_lookup_tables", "FuseLookupTables"),
+    "glowll-convolve-in-place": ("transforms.convolve_in_place", "ConvolveInPlace"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),
     "glowll-allocate-memory": ("transforms.allocate_memory", "AllocateMemory"),

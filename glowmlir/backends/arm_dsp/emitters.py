@@ -89,4 +89,14 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         loop_skeletons.emit_convolution(b, domain, op, view, rows, packed_shape[3])
 
 
-__all__ = ["emit_convolution", "emit_fully_connected"]
+def writes_over_input(op: glowll.ConvolutionOp) -> bool:
+    """Whether the kernel may write its output over its input (`glowll-convolve-in-place`): an
+    unpooled pointwise gathered product copies each run of pixels' channels to the stack
+    (`GatheredProduct.gather`) before it stores that run's outputs, and later runs read later
+    pixels only, so output (o, p) may lie on input (o, p) (NCHW, no more output channels)."""
+    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None,
+                   tiled_pool(op))
+    return kind == CHANNEL_PAIRS and op.pool is None and gathers(kind, op.strides.get_values(), False, False)
+
+
+__all__ = ["emit_convolution", "emit_fully_connected", "writes_over_input"]
