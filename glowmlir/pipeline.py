@@ -105,16 +105,20 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
-                  target: Target | None = None, flash_size: int = 0) -> list[ModulePass]:
+                  target: Target | None = None, flash_size: int = 0,
+                  patches: tuple[str, int] | None = None) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
     instruction-set kernels, quantization records, vector-unit kernels; backends in priority
     order within one; `flash_size`, bytes or 0, is the flash they fit their constants in), then
     the lookup tables that follow a convolution or FullyConnected fused into its kernel
-    (`glowll-fuse-lookup-tables`), buffers shared and memory allocated."""
+    (`glowll-fuse-lookup-tables`), buffers shared and memory allocated. With `patches` (cut
+    instruction, n), the layers up to the cut run over n x n patches of its output
+    (`glowll-execute-in-patches`, right after the lowering: the kernels are chosen per patch)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
+    from glowmlir.transforms.execute_in_patches import ExecuteInPatches
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
 
@@ -123,7 +127,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
     # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
-    return [LowerGlowToGlowLL(), *selection, FuseLookupTables(), ShareBuffers(),
+    patched = [] if patches is None else [ExecuteInPatches(*patches)]
+    return [LowerGlowToGlowLL(), *patched, *selection, FuseLookupTables(), ShareBuffers(),
             AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -148,14 +153,15 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      kernel_library: str | None = None, reuse_activations: bool = True,
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
-                     ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0) -> CompilePipeline:
+                     ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0,
+                     patches: tuple[str, int] | None = None) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
     `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
     bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
-    takes them, `flash_size` as `glowll_passes` too. The float kernels of a target with a vector
+    takes them, `flash_size` and `patches` as `glowll_passes` does. The float kernels of a target with a vector
     unit block their loops for its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.quantize import quantization_passes as passes_of
@@ -168,7 +174,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
     return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
-                                                              flash_size)),
+                                                              flash_size, patches)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

@@ -41,6 +41,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
     "glow-save-node-outputs": ("transforms.save_node_outputs", "SaveNodeOutputs"),
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
+    "glowll-execute-in-patches": ("transforms.execute_in_patches", "ExecuteInPatches"),
     "glowll-fuse-lookup-tables": ("transforms.fuse_lookup_tables", "FuseLookupTables"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),
