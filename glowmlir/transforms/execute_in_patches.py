@@ -314,11 +314,11 @@ class ExecuteInPatches(ModulePass):
 
     name = "glowll-execute-in-patches"
 
-    cut: str = ""
+    cut: str | int = ""
     patches: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.cut:
+        if self.cut == "":
             _fail("give the cut: cut=<instruction name or index>")
         for function in op.body.block.ops:
             if isinstance(function, glowll.FunctionOp):
