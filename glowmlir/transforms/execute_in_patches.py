@@ -248,6 +248,11 @@ def _emit_patch(stage: list[glowll.InstructionOp], region: Region, index: int, b
 
     for op in stage:
         step = steps[op]
+        if isinstance(op, glowll.TransposeOp) and op.input not in patch_buffers and op is not cut \
+                and _gathers_planes(op):
+            patch_buffers[op.dest] = _buffer(needed[op.dest], op.dest, before)
+            _gather_planes(op, step.sources[1], patch_buffers[op.dest], before)
+            continue
         operands = list(op.operands)
         for operand, source_region in step.sources.items():
             operands[operand] = read(op.operands[operand], source_region)
@@ -264,6 +269,31 @@ def _emit_patch(stage: list[glowll.InstructionOp], region: Region, index: int, b
         if op is cut and not whole_output:
             Rewriter.insert_op(glowll.InsertTensorOp(op.dest, operands[0], offsets=[lo for lo, _ in region]),
                                InsertPoint.before(before))
+
+
+def _gathers_planes(op: glowll.TransposeOp) -> bool:
+    """A transpose keeping the order of its last two axes (NHWC to NCHW): each of its planes
+    is a strided part of its input."""
+    perm = op.perm.get_values()
+    return len(perm) >= 2 and perm[-2] < perm[-1]
+
+
+def _gather_planes(op: glowll.TransposeOp, source: Region, dest: SSAValue, before: Operation) -> None:
+    """The transpose of the `source` region of a stage input, straight from the whole input:
+    one `extract_tensor` per plane of dest (a view of it), so that no copy of the patch's input
+    in the input's layout is made first."""
+    perm = op.perm.get_values()
+    shape = glow.shape_of(dest)
+    plane = shape[-2] * shape[-1]
+    for index, outer in enumerate(np.ndindex(*shape[:-2])):
+        view_shape, starts = [1] * len(perm), [lo for lo, _ in source]
+        for axis, position in enumerate(outer):
+            starts[perm[axis]] += position
+        view_shape[perm[-2]], view_shape[perm[-1]] = shape[-2], shape[-1]
+        view = glowll.TensorViewOp(dest, MemRefType(dest.type.element_type, view_shape), index * plane)
+        Rewriter.insert_op(view, InsertPoint.before(before))
+        Rewriter.insert_op(glowll.ExtractTensorOp(view.buffer, op.input, starts=starts, steps=[1] * len(perm)),
+                           InsertPoint.before(before))
 
 
 def execute_in_patches(function: glowll.FunctionOp, cut: str, patches: int) -> None:
