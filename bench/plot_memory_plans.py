@@ -1,5 +1,6 @@
 """Draws the activations memory plans shown in docs/memory-plan.md: LeNet in float and in int8
-(profiled on the example digits) and MobileNetV2, as `glow-compile -memory-plan` draws them, and
+(profiled on the example digits) and MobileNetV2 (layer by layer, and its first stage patch by
+patch: `-patches=11,3`), as `glow-compile -memory-plan` draws them, and
 prints each plan's region size against its lower bound.
 
     .venv/bin/python bench/plot_memory_plans.py [--out docs/images]
@@ -24,6 +25,8 @@ from glowmlir.transforms.quantization_options import QuantizationOptions  # noqa
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LENET = os.path.join(ROOT, "examples", "lenet_mnist", "lenet_mnist.onnx")
 MOBILENET = os.path.join(ROOT, "examples", "mobilenet_v2", "mobilenet_v2.onnx")
+MOBILENET_PATCHES = ("11", 3)
+"""The layers up to block 4's projection (12x12x8) run over 3 x 3 patches (docs/memory-plan.md)."""
 
 
 def lenet_profile(path: str) -> str:
@@ -45,7 +48,8 @@ def main() -> None:
     profile = lenet_profile(os.path.join(arguments.out, ".lenet-profile.yaml"))
     bundles = {"lenet-float": glowmlir.compile(LENET),
                "lenet-int8": glowmlir.compile(LENET, quantization=QuantizationOptions(profile)),
-               "mobilenet_v2-float": glowmlir.compile(MOBILENET)}
+               "mobilenet_v2-float": glowmlir.compile(MOBILENET),
+               "mobilenet_v2-float-patched": glowmlir.compile(MOBILENET, patches=MOBILENET_PATCHES)}
     os.remove(profile)
     print(f"{'model':<20} {'buffers':>8} {'region B':>10} {'lower bound B':>14}  peak at")
     for name, bundle in bundles.items():

@@ -83,6 +83,7 @@ class CompileOptions:
     quantization: QuantizationOptions | None = None
     kernel_library: str | None = None  # "cmsis-nn" (-use-cmsis) or "hifi4" (-use-hifi4)
     ram_size: int | None = None  # -ram-size: with -use-cmsis, a fused convolution that must stay fused to fit keeps it
+    patches: tuple[str, int] | None = None  # -patches=<cut>,<n>: the layers up to the cut run over n x n patches
     flash_size: int | None = None  # -flash-size (or -board's): the packed filters that fit it
     # (backends.arm_dsp.flash_budget); hybrid weights go int8 where float ones do not fit
     hybrid_weights: str = "auto"  # -hybrid-weights: a hybrid model's int8 weights auto, float or int8 (HYBRID_WEIGHTS)
@@ -139,6 +140,11 @@ class CompileOptions:
         _expect("ram_size", self.ram_size, int, "a number of bytes", optional=True)
         if self.ram_size is not None and self.ram_size <= 0:
             raise GlowError(f"ram_size={self.ram_size} (-ram-size): expected a positive number of bytes")
+        if self.patches is not None:
+            if not (isinstance(self.patches, tuple) and len(self.patches) == 2 and isinstance(self.patches[0], str)
+                    and isinstance(self.patches[1], int) and self.patches[0] and self.patches[1] >= 1):
+                raise GlowError(f"patches={self.patches!r} (-patches): expected (cut layer name or index, "
+                                f"patches per side >= 1)")
         _expect("flash_size", self.flash_size, int, "a number of bytes", optional=True)
         if self.flash_size is not None and self.flash_size <= 0:
             raise GlowError(f"flash_size={self.flash_size} (-flash-size): expected a positive number of bytes")
@@ -188,10 +194,12 @@ class CompileOptions:
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    target=None, ram_size=self.ram_size or 0, in_place=in_place, **hybrid)
+                                    target=None, ram_size=self.ram_size or 0, in_place=in_place, patches=self.patches,
+                                    **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0, in_place=in_place, **hybrid,
+                                target=self.target, ram_size=self.ram_size or 0, in_place=in_place, patches=self.patches,
+                                **hybrid,
                                 **tuning)
 
 

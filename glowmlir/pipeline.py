@@ -106,7 +106,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
                   target: Target | None = None, flash_size: int = 0, tuning_cache: str = "",
-                  forced_kernel: str = "", in_place: int = 0) -> list[ModulePass]:
+                  forced_kernel: str = "", in_place: int = 0,
+                  patches: tuple[str, int] | None = None) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
@@ -118,10 +119,13 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     (`glowll-fuse-lookup-tables`), buffers shared and memory allocated. With `in_place` channels
     (a plan below the layer-by-layer bound, `plan_choice`; 0: none), `glowll-convolve-in-place`
     stages depthwise convolutions over their input, that many channels a slice, before the
-    selection, and writes pointwise ones over theirs after it."""
+    selection, and writes pointwise ones over theirs after it. With `patches` (cut
+    instruction, n), the layers up to the cut run over n x n patches of its output
+    (`glowll-execute-in-patches`, right after the lowering: the kernels are chosen per patch)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace
+    from glowmlir.transforms.execute_in_patches import ExecuteInPatches
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
 
@@ -138,9 +142,10 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
         selection.insert(0, ApplyTunedKernels(tuning_cache, core_key(target, candidates), "+".join(candidates),
                                               forced_kernel))
     # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
+    patched = [] if patches is None else [ExecuteInPatches(*patches)]
     staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place)] if in_place else []
     overwritten = [ConvolveInPlace(depthwise=False, pointwise=True)] if in_place else []
-    return [LowerGlowToGlowLL(), *staged, *selection, FuseLookupTables(), *overwritten, ShareBuffers(),
+    return [LowerGlowToGlowLL(), *patched, *staged, *selection, FuseLookupTables(), *overwritten, ShareBuffers(),
             AllocateMemory(reuse_activations, pointer_width)]
 
 
@@ -166,16 +171,17 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      pointer_width: int = 64, layer_profile: str = "",
                      save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
                      ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0, tuning_cache: str = "",
-                     forced_kernel: str = "", in_place: int = 0) -> CompilePipeline:
+                     forced_kernel: str = "", in_place: int = 0,
+                     patches: tuple[str, int] | None = None) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
     `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
     bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
-    takes them, `flash_size`, `tuning_cache`, `forced_kernel` and `in_place` as `glowll_passes` too.
-    The float kernels of a target with a vector unit block their loops for its cache
-    (`Target.cache_bytes`)."""
+    takes them, `flash_size`, `tuning_cache`, `forced_kernel`, `in_place` and `patches` as
+    `glowll_passes` too. The float kernels of a target with a vector unit block their loops for
+    its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.quantize import quantization_passes as passes_of
     from glowmlir.transforms.save_node_outputs import SaveNodeOutputs
@@ -187,7 +193,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
         glow.append(SaveNodeOutputs(save_node_outputs))
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
     return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
-                                                              flash_size, tuning_cache, forced_kernel, in_place)),
+                                                              flash_size, tuning_cache, forced_kernel, in_place,
+                                                              patches)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

@@ -86,6 +86,15 @@ def print_summary(report, written: Sequence[str], console: Console) -> None:
     console.print("wrote " + ", ".join(written))
 
 
+def parse_patches(text: str) -> tuple[str, int]:
+    """`-patches=CUT,N`: the cut instruction's name (or index) and the patches per side."""
+    cut, _, count = text.rpartition(",")
+    if not cut or not count.isdigit() or int(count) < 1:
+        raise GlowError(f"-patches=\"{text}\": expected CUT,N (the cut layer's name or index, N patches per side "
+                        f">= 1)")
+    return cut, int(count)
+
+
 def options_of(arguments: dict) -> compiler.CompileOptions:
     """The `CompileOptions` of `glow-compile`'s arguments (its parameters by name), every value
     checked; `glow-run` builds its bundles from the same arguments."""
@@ -153,6 +162,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
         options["ram_size"] = parse_size("ram-size", a.ram_size)
     elif a.board is not None:
         options["ram_size"] = board_preset(a.board).ram
+    if getattr(a, "patches", None) is not None:
+        options["patches"] = parse_patches(a.patches)
     if a.flash_size is not None:
         options["flash_size"] = parse_size("flash-size", a.flash_size)
     elif a.board is not None:
@@ -225,6 +236,10 @@ def compile_command(
     ram_size: Annotated[Optional[str], typer.Option(
         "--ram-size", help="RAM of the target, e.g. 512K (with -use-cmsis: a fused convolution that must stay "
                            "fused to fit keeps our kernel)")] = None,
+    patches: Annotated[Optional[str], typer.Option(
+        "--patches", help="CUT,N: the layers up to the instruction CUT (its name or index in the low-level IR) run "
+                          "over N x N spatial patches of its output, so that one patch's buffers are live at a "
+                          "time (more MACs, less RAM)")] = None,
     flash_size: Annotated[Optional[str], typer.Option(
         "--flash-size", help="flash of the target, e.g. 2M (on a DSP core: the fastest packed filters that fit it "
                              "beside 48 KB of code; a hybrid model's weights stay int8 where float ones do not "

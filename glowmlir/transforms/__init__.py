@@ -42,6 +42,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-save-node-outputs": ("transforms.save_node_outputs", "SaveNodeOutputs"),
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
     "glowll-apply-tuned-kernels": ("transforms.apply_tuned_kernels", "ApplyTunedKernels"),
+    "glowll-execute-in-patches": ("transforms.execute_in_patches", "ExecuteInPatches"),
     "glowll-fuse-lookup-tables": ("transforms.fuse_lookup_tables", "FuseLookupTables"),
     "glowll-convolve-in-place": ("transforms.convolve_in_place", "ConvolveInPlace"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),

@@ -472,7 +472,11 @@ class SelectArmDspKernels(ModulePass):
         budget = constants_budget(int8_bytes, self.constant_ratio, self.flash_size)
         if budget is None:
             return None
-        costs = []
+        # Convolutions packing one filter into the same words (the patches of a layer,
+        # glowll-execute-in-patches) store it once (glowll-allocate-memory keeps one copy of equal
+        # weights): one cost for them all, the cycles they save together.
+        groups: dict[tuple, list[glowll.ConvolutionOp]] = {}
+        costs: dict[tuple, PackingCost] = {}
         for conv in module.walk():
             if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
                 continue
@@ -485,5 +489,11 @@ class SelectArmDspKernels(ModulePass):
             tuned = conv.attributes.get(TUNED_KERNEL)
             saved = (tuned.saved_cycles if tuned is not None and tuned.saved_cycles
                      else saved_cycles(macs, plan.int8_words is not None))
-            costs.append(PackingCost(conv, extra, saved))
-        return choose_packed(costs, int8_bytes, budget)
+            key = (conv.filter, plan.doubled, None if plan.packed is None else
+                   (plan.packed.shape, plan.packed.tobytes()))
+            groups.setdefault(key, []).append(conv)
+            shared = costs.get(key)
+            costs[key] = PackingCost(conv if shared is None else shared.op, extra,
+                                     saved + (0 if shared is None else shared.saved_cycles))
+        chosen = choose_packed(list(costs.values()), int8_bytes, budget)
+        return {id(conv) for key, convs in groups.items() if id(costs[key].op) in chosen for conv in convs}
