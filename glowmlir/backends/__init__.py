@@ -17,7 +17,7 @@ imports a backend's description only when first asked, as `transforms.PASSES` im
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -77,12 +77,18 @@ class Backend:
     """Its passes on the graph, after the fusions (in backend priority order)."""
     glowll_passes: Callable[[PipelineOptions], list[tuple[int, Any]]] | None = None
     """Its kernel selection passes for the options' target, each with its `SelectionOrder`."""
-    library: tuple[str, str] | None = None
-    """A kernel library's option name (`-use-cmsis`: "cmsis-nn") and the module of its mappings
-    (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
+    library: tuple[str, str, str] | None = None
+    """A kernel library's name ("cmsis-nn"), its `glow-compile` flag ("-use-cmsis") and the
+    module of its mappings (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
     serves: Callable[[Any], bool] | None = None
     """Whether a `Target` has its instruction set (other backends ask it through `serves`,
     never by importing it)."""
+    vector_tile: Callable[[str, Sequence[str]], Any] | None = None
+    """(triple, +/- features) -> the f32 `VectorTile` of the vector unit its kernels tile, None
+    where the target has none it knows (`Target.vector_tile` asks the backends in order)."""
+    cache_bytes: Callable[[str], int] | None = None
+    """(triple) -> one core's cache its kernels block their loops for where the target is not
+    the host (0: unknown; `Target.cache_bytes`)."""
 
 
 @dataclass(frozen=True)
@@ -157,12 +163,31 @@ def microkernel(name: str) -> Microkernel | None:
     return next((kernel for kernel in all_microkernels() if kernel.name == name), None)
 
 
+def kernel_libraries() -> dict[str, str]:
+    """The registered kernel libraries: name ("cmsis-nn") -> its `glow-compile` flag ("-use-cmsis")."""
+    return {backend.library[0]: backend.library[1] for backend in backends() if backend.library is not None}
+
+
 def library_module(name: str) -> ModuleType:
-    """The mappings module of the kernel library of this option name ("cmsis-nn", "hifi4")."""
+    """The mappings module of the kernel library of this name (`kernel_libraries`)."""
     backend = next((b for b in backends() if b.library is not None and b.library[0] == name), None)
     if backend is None:
         raise KeyError(name)
-    return importlib.import_module(backend.library[1])
+    return importlib.import_module(backend.library[2])
+
+
+def vector_tile(triple: str, features: Sequence[str]) -> Any:
+    """The f32 `VectorTile` of a target's vector unit, from the first backend that knows it
+    (`Backend.vector_tile`); None where none does."""
+    tiles = (b.vector_tile(triple, features) for b in backends() if b.vector_tile is not None)
+    return next((tile for tile in tiles if tile is not None), None)
+
+
+def default_cache_bytes(triple: str) -> int:
+    """One core's cache, from the first backend that knows the architecture (`Backend.cache_bytes`;
+    0: none does)."""
+    sizes = (b.cache_bytes(triple) for b in backends() if b.cache_bytes is not None)
+    return next((size for size in sizes if size), 0)
 
 
 def backend_passes() -> dict[str, tuple[str, str]]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.console import Console
 
+from glowmlir.backends import kernel_libraries
 from glowmlir.bundle import StagedFiles
 from glowmlir.cli import common
 from glowmlir.cli.common import (
@@ -142,9 +143,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     elif quantization.given():
         warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect without "
                                   f"-load-profile (the model is compiled in float)"))
-    requested = {"cmsis-nn": a.use_cmsis, "hifi4": a.use_hifi4}
-    libraries = [library for library, option in compiler.KERNEL_LIBRARY_OPTIONS.items()
-                 if parse_bool(option[1:], requested[library])]
+    requested = {"-use-cmsis": a.use_cmsis, "-use-hifi4": a.use_hifi4}  # Glow's flags
+    libraries = [library for library, flag in kernel_libraries().items() if parse_bool(flag[1:], requested[flag])]
     if len(libraries) > 1:
         raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
     if libraries:
