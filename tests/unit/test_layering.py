@@ -207,8 +207,8 @@ def test_the_backend_folder_check_sees_another_backend(tmp_path, monkeypatch):
         "glowmlir/backends/x86/bad.py:3 imports glowmlir.backends.arm_dsp"]
 
 
-ISA_PATTERN = re.compile(r"arm[-_]dsp|arm[-_]mve|helium|\bmve\b|x86|vnni|vbmi|avx|(?<![a-z])sse\d|smlad|neon|cmsis|hifi",
-                         re.IGNORECASE)
+ISA_PATTERN = re.compile(r"arm[-_]dsp|arm[-_]mve|helium|\bmve\b|x86|vnni|vbmi|avx|(?<![a-z])sse\d|smlad|neon"
+                         r"|cmsis|hifi", re.IGNORECASE)
 """Names of an instruction set (extension) or a vendor kernel library: what a backend is for. An
 architecture in a triple (thumb, aarch64, xtensa) is the target description's, not a backend's."""
 
