@@ -55,6 +55,8 @@ class Microkernel:
     loaded_numbers: tuple[str, ...] = ()
     lookup_tables: bool = False
     verify: Callable[[Any], None] | None = None
+    lanes: int = 0
+    """A vector kernel's int32 lanes a vector (output columns a vector for a column kernel)."""
 
     def emitters(self) -> ModuleType:
         """The module of its `emit_*` functions."""
@@ -83,6 +85,10 @@ class Backend:
     serves: Callable[[Any], bool] | None = None
     """Whether a `Target` has its instruction set (other backends ask it through `serves`,
     never by importing it)."""
+    gathers_windows: Callable[[Any], bool] | None = None
+    """(a glow convolution) -> whether its kernels run it as a matrix product over its pixels,
+    each pixel's window gathered once for all output channels (what another backend's cost
+    model of them counts: `cmsis_nn.conv_pool_costs`)."""
     vector_tile: Callable[[str, Sequence[str]], Any] | None = None
     """(triple, +/- features) -> the f32 `VectorTile` of the vector unit its kernels tile, None
     where the target has none it knows (`Target.vector_tile` asks the backends in order)."""
@@ -195,10 +201,15 @@ def backend_passes() -> dict[str, tuple[str, str]]:
     return {name: entry for backend in backends() for name, entry in backend.passes.items()}
 
 
+def named(name: str) -> Backend | None:
+    """The registered backend of this name, None if there is none."""
+    return next((b for b in backends() if b.name == name), None)
+
+
 def serves(name: str, target: Any) -> bool:
     """Whether the backend of this name is registered and serves `target` (its `Backend.serves`):
     how a backend asks about another's instruction set without importing it."""
-    backend = next((b for b in backends() if b.name == name), None)
+    backend = named(name)
     return backend is not None and backend.serves is not None and target is not None and backend.serves(target)
 
 

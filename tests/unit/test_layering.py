@@ -164,10 +164,6 @@ def backend_folder_imports() -> list[str]:
 
 
 CROSS_BACKEND_IMPORTS = {
-    # The Arm DSP selection pass picks Helium's kernels on a Helium core (their names, its tile).
-    "glowmlir/backends/arm_dsp/select_kernels.py": "glowmlir.backends.arm_mve.layout",
-    # CMSIS-NN's choice between a fused conv + pool and its two calls costs our DSP kernel.
-    "glowmlir/backends/cmsis_nn/conv_pool_costs.py": "glowmlir.backends.arm_dsp.layout",
     # The shape-parameterised kernels' DSP-extension and VNNI forms (size_first <-> arm_dsp, x86).
     "glowmlir/backends/size_first/kernels.py": "glowmlir.backends.arm_dsp.",
     "glowmlir/backends/size_first/record.py": "glowmlir.backends.arm_dsp.layout",

@@ -81,4 +81,4 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp)
+), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, gathers_windows=layout.gathers_windows)

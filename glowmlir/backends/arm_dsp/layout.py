@@ -479,6 +479,15 @@ def gathers(kind: str | None, strides: Sequence[int], pooled: bool, pools_global
                                     and (not pooled or pools_globally))
 
 
+def gathers_windows(conv) -> bool:
+    """Whether a `glow` convolution (NCHW or NHWC, fused pool or not) would run on the
+    gathered product (`gathers` of its `packing`)."""
+    filter_shape = glow.shape_of(conv.filter)
+    kind = packing(glow.to_nchw(filter_shape) if glow.is_nhwc(conv) else filter_shape, conv.pads.get_values(),
+                   conv.group.value.data, conv.pool is not None, tiled_pool(conv))
+    return gathers(kind, conv.strides.get_values(), conv.pool is not None, glow.pools_globally(conv))
+
+
 def channel_block(out_channels: int, group: int) -> int:
     return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
 

@@ -47,6 +47,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from glowmlir.backends import microkernel as registered_kernel
 from glowmlir.backends.arm_dsp.flash_budget import (
     PackingCost,
     choose_packed,
@@ -70,10 +71,6 @@ from glowmlir.backends.arm_dsp.layout import (
     widens_planes,
     with_biases,
 )
-from glowmlir.backends.arm_mve.layout import ELEMENTWISE as HELIUM_ELEMENTWISE
-from glowmlir.backends.arm_mve.layout import IM2COL
-from glowmlir.backends.arm_mve.layout import MICROKERNEL as HELIUM
-from glowmlir.backends.arm_mve.layout import TILE as HELIUM_TILE
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.memory import align
@@ -103,6 +100,9 @@ from glowmlir.transforms.int8_kernel_selection import (
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
+HELIUM, IM2COL = "arm-mve", "arm-mve-im2col"
+"""Helium's microkernels (`backends.arm_mve`), which this pass picks on a Helium core (`helium`):
+their lanes and elementwise kinds are the registry's (`registered_kernel(HELIUM)`)."""
 HELIUM_ELEMENTWISE_RUNS = 2
 """The shortest innermost loop on which Helium's elementwise kernel beats the scalar one
 (tests/unit/test_arm_dsp_kernel_choices.py, estimated cycles on the M55): runs of 2 and 3
@@ -130,8 +130,9 @@ def takes_helium_columns(strides, output_width: int) -> bool:
     """Helium's column kernel: a convolution of stride 1 along its rows, or of stride 2 onto
     rows of at least `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before
     a fused pool)."""
+    lanes = registered_kernel(HELIUM).lanes
     return column_layout.takes_columns(strides) or (
-        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * HELIUM_TILE.lanes)
+        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * lanes)
 
 
 def takes_im2col(depth: int, columns: bool) -> bool:
@@ -312,7 +313,7 @@ class SelectHeliumElementwise(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in registered_kernel(HELIUM).elementwise_kinds
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
             if self.forced or len(loops) == 1 or loops[-1] >= HELIUM_ELEMENTWISE_RUNS:
