@@ -37,7 +37,8 @@ class Microkernel:
     also int16 data of offset 0); `tiled`: a convolution's that carries its `vector_tile`;
     `elementwise_kinds`: the `glowll.elementwise` kinds it takes; `packed_weights`: a
     FullyConnected's weights are packed (the dest and input give its shape);
-    `properties`: the convolution properties that belong to it alone; `loaded_numbers`: the
+    `parameters`: the parameters its `#glowll.microkernel<"name", {...}>` attribute may carry
+    (which its `verify` checks); `loaded_numbers`: the
     `KernelParameters` it loads from a layer's record even when they are 0; `lookup_tables`: it
     applies a convolution's or FullyConnected's fused `lookup_table` to each output as it stores
     it (`glowll-fuse-lookup-tables`); `verify`: its own rules (a packed filter's shape, a
@@ -51,7 +52,7 @@ class Microkernel:
     tiled: bool = False
     elementwise_kinds: tuple[str, ...] = ()
     packed_weights: bool = False
-    properties: tuple[str, ...] = ()
+    parameters: tuple[str, ...] = ()
     loaded_numbers: tuple[str, ...] = ()
     lookup_tables: bool = False
     verify: Callable[[Any], None] | None = None

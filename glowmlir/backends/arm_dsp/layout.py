@@ -564,7 +564,8 @@ def packed_filter_shape(op) -> tuple[int, ...]:
                 op.dilations.get_values())
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
         interleaved = interleaved_blocks(out_c)
-        pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if op.biases_in_filter is not None else 0)
+        biases = op.microkernel.parameter("biases_in_filter") is not None
+        pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if biases else 0)
         return (out_c // (block * interleaved), pairs, interleaved, block, 2)
     if kind == DEPTHWISE:
         return (out_c, k_h, convolution_depthwise_plan(*geometry, widened_planes(op)).words, 2)

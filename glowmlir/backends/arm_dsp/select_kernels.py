@@ -239,7 +239,7 @@ class PackConvolutionFilter(RewritePattern):
         if microkernel == MICROKERNEL and not loop_pairs and kind == WINDOW_PAIRS and packed.shape[1] > UNROLLED_PAIRS:
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
-            op.properties["loop_pairs"] = IntegerAttr(loop_pairs, i64)
+            op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -263,7 +263,8 @@ def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.nd
                                  packed.shape[1], looped)
     if not straight or bias is None or op.wide_accumulators is not None:
         return packed
-    op.properties["biases_in_filter"] = UnitAttr()  # narrow: twice the bias is within int32
+    # narrow: twice the bias is within int32
+    op.properties["microkernel"] = op.microkernel.with_parameter("biases_in_filter", UnitAttr())
     return with_biases(packed, 2 * array_from_dense(bias.value).astype(np.int64))
 
 
