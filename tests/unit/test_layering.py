@@ -168,8 +168,6 @@ CROSS_BACKEND_IMPORTS = {
     "glowmlir/backends/size_first/kernels.py": "glowmlir.backends.arm_dsp.",
     "glowmlir/backends/size_first/record.py": "glowmlir.backends.arm_dsp.layout",
     "glowmlir/backends/size_first/select_kernels.py": "glowmlir.backends.x86.",
-    "glowmlir/backends/x86/backend.py": "glowmlir.backends.size_first.",
-    "glowmlir/backends/x86/vnni_shape_parameterised.py": "glowmlir.backends.size_first.",
 }
 """The backend folders' imports of another still left (issue 35): file -> the module prefix it
 imports. The list only shrinks."""
