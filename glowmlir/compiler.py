@@ -27,6 +27,7 @@ from llvmlite import binding as llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from glowmlir import bundle as bundle_files
+from glowmlir.backends import kernel_libraries
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized
 from glowmlir.errors import GlowError
@@ -46,7 +47,6 @@ from glowmlir.transforms.convolve_in_place import STAGED_CHANNELS
 from glowmlir.transforms.quantization_options import QuantizationOptions
 from glowmlir.transforms.select_kernels import library_report
 
-KERNEL_LIBRARY_OPTIONS = {"cmsis-nn": "-use-cmsis", "hifi4": "-use-hifi4"}
 HYBRID_WEIGHTS = ("auto", "float", "int8")
 """-hybrid-weights: a hybrid model's int8 weights (TFLite dynamic range) dequantized at compile
 time (`float`), kept int8 and dequantized by the kernels as they read them (`int8`), or chosen
@@ -134,9 +134,9 @@ class CompileOptions:
         _expect("quantization", self.quantization, QuantizationOptions, "a QuantizationOptions", optional=True)
         if self.quantization is not None:
             self.quantization.check()  # before the model is read
-        if self.kernel_library is not None and self.kernel_library not in KERNEL_LIBRARY_OPTIONS:
+        if self.kernel_library is not None and self.kernel_library not in kernel_libraries():
             raise GlowError(f"kernel_library={self.kernel_library!r}: expected None or one of "
-                            f"{', '.join(map(repr, KERNEL_LIBRARY_OPTIONS))}")
+                            f"{', '.join(map(repr, kernel_libraries()))}")
         _expect("ram_size", self.ram_size, int, "a number of bytes", optional=True)
         if self.ram_size is not None and self.ram_size <= 0:
             raise GlowError(f"ram_size={self.ram_size} (-ram-size): expected a positive number of bytes")
@@ -156,7 +156,7 @@ class CompileOptions:
         if self.tflite_rounding not in TFLITE_ROUNDINGS:
             raise GlowError(f"tflite_rounding={self.tflite_rounding!r} (-tflite-rounding): expected double or single")
         if self.tflite_rounding == "single" and self.kernel_library is not None:
-            raise GlowError(f"-tflite-rounding=single: {KERNEL_LIBRARY_OPTIONS[self.kernel_library]}'s library "
+            raise GlowError(f"-tflite-rounding=single: {kernel_libraries()[self.kernel_library]}'s library "
                             f"rounds twice")
         if self.layer_profile not in ("", "kernels", "timed"):
             raise GlowError(f"layer_profile={self.layer_profile!r}: expected \"\", \"kernels\" or \"timed\"")
@@ -198,9 +198,8 @@ class CompileOptions:
                                     **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                target=self.target, ram_size=self.ram_size or 0, in_place=in_place, patches=self.patches,
-                                **hybrid,
-                                **tuning)
+                                target=self.target, ram_size=self.ram_size or 0, in_place=in_place,
+                                patches=self.patches, **hybrid, **tuning)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
@@ -463,7 +462,7 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
 
     run_stage("glow")
     if options.kernel_library is not None and not any(is_quantized(r.type) for op in module.walk() for r in op.results):
-        raise GlowError(f"{KERNEL_LIBRARY_OPTIONS[options.kernel_library]} needs a quantized model (-load-profile, or "
+        raise GlowError(f"{kernel_libraries()[options.kernel_library]} needs a quantized model (-load-profile, or "
                         f"an int8 TFLite model): the library's functions are int8")
     graph = graph_dot(module)
     quantized = any(is_quantized(r.type) for op in module.walk() for r in op.results)

@@ -17,6 +17,7 @@ from functools import cached_property
 
 import llvmlite.binding as llvm
 
+from glowmlir import backends
 from glowmlir.errors import GlowError
 
 
@@ -37,19 +38,9 @@ class VectorTile:
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:
-        """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-        SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
-        later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
-        enabled = enabled_features(features)
-        if triple.startswith("x86_64"):
-            if enabled.get("avx512f"):
-                return VectorTile(16, 16, masked_loads=True, registers=32)
-            if enabled.get("avx"):
-                return VectorTile(8, 12, masked_loads=True, registers=16)
-            return VectorTile(4, 12, registers=16)
-        if triple.startswith("aarch64"):
-            return VectorTile(4, 16, registers=32)
-        return None
+        """The f32 tile of a CPU's vector unit, as the backend serving it describes it
+        (`Backend.vector_tile`); None without one."""
+        return backends.vector_tile(triple, features)
 
 
 def enabled_features(features: Sequence[str]) -> dict[str, bool]:
@@ -57,10 +48,6 @@ def enabled_features(features: Sequence[str]) -> dict[str, bool]:
     (as `-mattr` after the host's features)."""
     return {feature[1:]: feature[0] == "+" for feature in features if feature[:1] in ("+", "-")}
 
-
-DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
-"""A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
-Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
 
 _initialized = False
 
@@ -109,8 +96,9 @@ class Target:
     @property
     def cache_bytes(self) -> int:
         """The cache of one core the kernels block their loops for: its L2, the host's as the
-        OS reports it, else `DEFAULT_CACHE_BYTES` of the architecture (0: unknown)."""
-        default = next((size for arch, size in DEFAULT_CACHE_BYTES.items() if self.resolved_triple.startswith(arch)), 0)
+        OS reports it, else the default of the backend serving the architecture
+        (`Backend.cache_bytes`; 0: unknown)."""
+        default = backends.default_cache_bytes(self.resolved_triple)
         host = not self.triple and not self.cpu
         return (host and host_cache_bytes()) or default
 

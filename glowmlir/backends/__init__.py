@@ -17,7 +17,7 @@ imports a backend's description only when first asked, as `transforms.PASSES` im
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -37,7 +37,8 @@ class Microkernel:
     also int16 data of offset 0); `tiled`: a convolution's that carries its `vector_tile`;
     `elementwise_kinds`: the `glowll.elementwise` kinds it takes; `packed_weights`: a
     FullyConnected's weights are packed (the dest and input give its shape);
-    `properties`: the convolution properties that belong to it alone; `loaded_numbers`: the
+    `parameters`: the parameters its `#glowll.microkernel<"name", {...}>` attribute may carry
+    (which its `verify` checks); `loaded_numbers`: the
     `KernelParameters` it loads from a layer's record even when they are 0; `lookup_tables`: it
     applies a convolution's or FullyConnected's fused `lookup_table` to each output as it stores
     it (`glowll-fuse-lookup-tables`); `verify`: its own rules (a packed filter's shape, a
@@ -51,10 +52,12 @@ class Microkernel:
     tiled: bool = False
     elementwise_kinds: tuple[str, ...] = ()
     packed_weights: bool = False
-    properties: tuple[str, ...] = ()
+    parameters: tuple[str, ...] = ()
     loaded_numbers: tuple[str, ...] = ()
     lookup_tables: bool = False
     verify: Callable[[Any], None] | None = None
+    lanes: int = 0
+    """A vector kernel's int32 lanes a vector (output columns a vector for a column kernel)."""
 
     def emitters(self) -> ModuleType:
         """The module of its `emit_*` functions."""
@@ -77,9 +80,9 @@ class Backend:
     """Its passes on the graph, after the fusions (in backend priority order)."""
     glowll_passes: Callable[[PipelineOptions], list[tuple[int, Any]]] | None = None
     """Its kernel selection passes for the options' target, each with its `SelectionOrder`."""
-    library: tuple[str, str] | None = None
-    """A kernel library's option name (`-use-cmsis`: "cmsis-nn") and the module of its mappings
-    (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
+    library: tuple[str, str, str] | None = None
+    """A kernel library's name ("cmsis-nn"), its `glow-compile` flag ("-use-cmsis") and the
+    module of its mappings (`accepts`, `MAPPINGS`, `Declined`, see `libraries`)."""
     serves: Callable[[Any], bool] | None = None
     """Whether a `Target` has its instruction set (other backends ask it through `serves`,
     never by importing it)."""
@@ -87,6 +90,16 @@ class Backend:
     """The kernels the autotuner (`glowmlir.autotune`) may measure for the options' target: the
     microkernels its selection pass gives an instruction the autotuner chose for it
     (`glowll.TunedKernelAttr`), whatever its cost rules say; () for none."""
+    gathers_windows: Callable[[Any], bool] | None = None
+    """(a glow convolution) -> whether its kernels run it as a matrix product over its pixels,
+    each pixel's window gathered once for all output channels (what another backend's cost
+    model of them counts: `cmsis_nn.conv_pool_costs`)."""
+    vector_tile: Callable[[str, Sequence[str]], Any] | None = None
+    """(triple, +/- features) -> the f32 `VectorTile` of the vector unit its kernels tile, None
+    where the target has none it knows (`Target.vector_tile` asks the backends in order)."""
+    cache_bytes: Callable[[str], int] | None = None
+    """(triple) -> one core's cache its kernels block their loops for where the target is not
+    the host (0: unknown; `Target.cache_bytes`)."""
 
 
 @dataclass(frozen=True)
@@ -166,12 +179,31 @@ def microkernel(name: str) -> Microkernel | None:
     return next((kernel for kernel in all_microkernels() if kernel.name == name), None)
 
 
+def kernel_libraries() -> dict[str, str]:
+    """The registered kernel libraries: name ("cmsis-nn") -> its `glow-compile` flag ("-use-cmsis")."""
+    return {backend.library[0]: backend.library[1] for backend in backends() if backend.library is not None}
+
+
 def library_module(name: str) -> ModuleType:
-    """The mappings module of the kernel library of this option name ("cmsis-nn", "hifi4")."""
+    """The mappings module of the kernel library of this name (`kernel_libraries`)."""
     backend = next((b for b in backends() if b.library is not None and b.library[0] == name), None)
     if backend is None:
         raise KeyError(name)
-    return importlib.import_module(backend.library[1])
+    return importlib.import_module(backend.library[2])
+
+
+def vector_tile(triple: str, features: Sequence[str]) -> Any:
+    """The f32 `VectorTile` of a target's vector unit, from the first backend that knows it
+    (`Backend.vector_tile`); None where none does."""
+    tiles = (b.vector_tile(triple, features) for b in backends() if b.vector_tile is not None)
+    return next((tile for tile in tiles if tile is not None), None)
+
+
+def default_cache_bytes(triple: str) -> int:
+    """One core's cache, from the first backend that knows the architecture (`Backend.cache_bytes`;
+    0: none does)."""
+    sizes = (b.cache_bytes(triple) for b in backends() if b.cache_bytes is not None)
+    return next((size for size in sizes if size), 0)
 
 
 def backend_passes() -> dict[str, tuple[str, str]]:
@@ -179,10 +211,15 @@ def backend_passes() -> dict[str, tuple[str, str]]:
     return {name: entry for backend in backends() for name, entry in backend.passes.items()}
 
 
+def named(name: str) -> Backend | None:
+    """The registered backend of this name, None if there is none."""
+    return next((b for b in backends() if b.name == name), None)
+
+
 def serves(name: str, target: Any) -> bool:
     """Whether the backend of this name is registered and serves `target` (its `Backend.serves`):
     how a backend asks about another's instruction set without importing it."""
-    backend = next((b for b in backends() if b.name == name), None)
+    backend = named(name)
     return backend is not None and backend.serves is not None and target is not None and backend.serves(target)
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.console import Console
 
+from glowmlir.backends import kernel_libraries
 from glowmlir.bundle import BundleLayout, StagedFiles, weight_file_writers
 from glowmlir.cli import common
 from glowmlir.cli.common import (
@@ -151,9 +152,8 @@ def options_of(arguments: dict) -> compiler.CompileOptions:
     elif quantization.given():
         warnings.warn(GlowWarning(f"{', '.join('-' + o for o in quantization.given())}: no effect without "
                                   f"-load-profile (the model is compiled in float)"))
-    requested = {"cmsis-nn": a.use_cmsis, "hifi4": a.use_hifi4}
-    libraries = [library for library, option in compiler.KERNEL_LIBRARY_OPTIONS.items()
-                 if parse_bool(option[1:], requested[library])]
+    requested = {"-use-cmsis": a.use_cmsis, "-use-hifi4": a.use_hifi4}  # Glow's flags
+    libraries = [library for library, flag in kernel_libraries().items() if parse_bool(flag[1:], requested[flag])]
     if len(libraries) > 1:
         raise GlowError("-use-cmsis and -use-hifi4 exclude each other")
     if libraries:
@@ -305,20 +305,14 @@ def compile_command(
     verbose: common.VerboseOption = "false",
 ) -> None:
     """Compile a model into a Glow bundle."""
-    from glowmlir import compiler
-    from glowmlir.graph_dot import check_graphviz, graph_dot, render_graph
     from glowmlir.instrumentation import instrumented
-    from glowmlir.memory_plan import check_picture_path
-    from glowmlir.memory_report import board_preset, report_table
-    from glowmlir.memory_report import memory_report as make_report
+    from glowmlir.memory_report import board_preset
     from glowmlir.pipeline import ir_dumper
 
     if board is not None:
         board_preset(board)  # fail before compiling
     compile_options = options_of(locals())
-    ram = compile_options.ram_size
-    flash = compile_options.flash_size if flash_size is not None else None
-    if require_fit and board is None and ram is None and flash is None:
+    if require_fit and board is None and compile_options.ram_size is None and flash_size is None:
         raise GlowError("-require-fit needs -board, -ram-size or -flash-size")
     pipeline = compile_options.pipeline()
     if print_pipeline:
@@ -327,57 +321,102 @@ def compile_command(
     ir_printer = ir_dumper(dump_ir_after, pipeline) if dump_ir_after is not None else None
     if emit_bundle is None:
         raise GlowError("Missing option '-emit-bundle' (the bundle's output directory)")
-    file_options = {"-memory-report": memory_report, "-dump-graph-DAG": dump_graph_dag,
-                    "-dump-graph-DAG-before-compile": dump_graph_dag_before_compile, "-memory-plan": memory_plan}
-    StagedFiles.check(emit_bundle, "-emit-bundle", directory=True)  # before the work, not after it
-    for option, path in file_options.items():
+    outputs = SimpleNamespace(emit_bundle=emit_bundle, memory_report=memory_report, dump_graph_dag=dump_graph_dag,
+                              dump_graph_dag_before_compile=dump_graph_dag_before_compile, memory_plan=memory_plan,
+                              llvm_save_asm=llvm_save_asm)
+    check_output_paths(outputs)  # before the work, not after it
+    flash = compile_options.flash_size if flash_size is not None else None
+    with observed("glow-compile", time_passes, verbose), instrumented(ir_printer):
+        bundle, report, written = compile_and_write(model, compile_options, outputs, board, require_fit, flash)
+    dumps = {"glow": dump_graph, "glowll": dump_ir, "llvm-ir": dump_llvm_ir, "assembly": dump_llvm_asm}
+    for stage in (stage for stage, asked in dumps.items() if asked):
+        print(bundle.ir[stage])
+    print_results(bundle, report, written)
+
+
+def check_output_paths(outputs: SimpleNamespace) -> None:
+    """Every file the command will write can be written (Graphviz there for a picture, a
+    picture format the memory plan draws), checked before any work."""
+    from glowmlir.graph_dot import check_graphviz
+    from glowmlir.memory_plan import check_picture_path
+
+    StagedFiles.check(outputs.emit_bundle, "-emit-bundle", directory=True)
+    for option, path in file_options(outputs).items():
         if path is not None:
             StagedFiles.check(path, option)
             if option.startswith("-dump-graph-DAG"):
                 check_graphviz(path, option)
             if option == "-memory-plan":
                 check_picture_path(path)
-    outputs = StagedFiles()  # every file of this command, or none
+
+
+def file_options(outputs: SimpleNamespace) -> dict[str, str | None]:
+    """The options that name a file the command writes besides the bundle -> their paths."""
+    return {"-memory-report": outputs.memory_report, "-dump-graph-DAG": outputs.dump_graph_dag,
+            "-dump-graph-DAG-before-compile": outputs.dump_graph_dag_before_compile,
+            "-memory-plan": outputs.memory_plan}
+
+
+def compile_and_write(model: list[str], options, outputs: SimpleNamespace, board: str | None, require_fit: bool,
+                      flash: int | None):
+    """Imports and compiles the model, then writes the bundle and every file asked for, all or
+    none (a bundle that must fit and does not: none). Returns the bundle, its memory report
+    and the paths written."""
+    from glowmlir import compiler
+    from glowmlir.graph_dot import graph_dot
+    from glowmlir.memory_report import memory_report, report_table
+
+    staged = StagedFiles()  # every file of this command, or none
 
     def write_weights_early(layout: BundleLayout) -> None:  # while LLVM generates the code
-        for file_name, contents in weight_file_writers(layout, compile_options.bundle_api).items():
-            outputs.write_early(os.path.join(emit_bundle, file_name), contents, "-emit-bundle")
+        for file_name, contents in weight_file_writers(layout, options.bundle_api).items():
+            staged.write_early(os.path.join(outputs.emit_bundle, file_name), contents, "-emit-bundle")
 
-    with observed("glow-compile", time_passes, verbose), instrumented(ir_printer), outputs:
-        compiler.tune_if_asked(model, compile_options)
+    with staged:
+        compiler.tune_if_asked(model, options)
         start = time.perf_counter()
-        module = compiler.import_network(model, compile_options)
-        imported_graph = graph_dot(module) if dump_graph_dag_before_compile is not None else None
-        bundle = compiler.compile_module(module, compile_options, timings={"import": time.perf_counter() - start},
+        module = compiler.import_network(model, options)
+        imported_graph = graph_dot(module) if outputs.dump_graph_dag_before_compile is not None else None
+        bundle = compiler.compile_module(module, options, timings={"import": time.perf_counter() - start},
                                          laid_out=write_weights_early)
-        report = make_report(bundle, board, ram, flash)
-        console = Console()
+        report = memory_report(bundle, board, options.ram_size, flash)
         if require_fit and not report.weights_in_flash.fits:
-            console.print(report_table(report))
+            Console().print(report_table(report))
             raise GlowError(f"bundle {bundle.name} does not fit the target (weights in flash); nothing written")
-        bundle.stage(outputs, emit_bundle, option="-emit-bundle")
-        if llvm_save_asm:  # as Glow: the assembly beside the object
-            outputs.add(os.path.join(emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(), "-llvm-save-asm")
-        for option, path, dot in (("-dump-graph-DAG", dump_graph_dag, bundle.graph_dot),
-                                  ("-dump-graph-DAG-before-compile", dump_graph_dag_before_compile, imported_graph)):
-            if path is not None:
-                outputs.add(path, render_graph(dot, path, option), option)
-        if "instrument-debug.info" in bundle.ir:  # as Glow, the dumps' index is written at compile time
-            outputs.add(os.path.join(compile_options.instrument_debug_directory, "instrument-debug.info"),
-                        bundle.ir["instrument-debug.info"].encode(), "-instrument-debug-dir")
-        if memory_plan is not None:
-            outputs.add(memory_plan, bundle.memory_plan.picture(check_picture_path(memory_plan)), "-memory-plan")
-        if memory_report is not None:
-            outputs.add(memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
-        written = outputs.commit()
-    if dump_graph:
-        print(bundle.ir["glow"])
-    if dump_ir:
-        print(bundle.ir["glowll"])
-    if dump_llvm_ir:
-        print(bundle.ir["llvm-ir"])
-    if dump_llvm_asm:
-        print(bundle.ir["assembly"])
+        stage_outputs(staged, bundle, report, outputs, imported_graph, options.instrument_debug_directory)
+        return bundle, report, staged.commit()
+
+
+def stage_outputs(staged: StagedFiles, bundle, report, outputs: SimpleNamespace, imported_graph: str | None,
+                  instrument_debug_directory: str) -> None:
+    """Stages the bundle's files and those its options ask for (assembly, graph pictures, the
+    debug dumps' index, the memory plan and report)."""
+    from glowmlir.graph_dot import render_graph
+
+    bundle.stage(staged, outputs.emit_bundle, option="-emit-bundle")
+    if outputs.llvm_save_asm:  # as Glow: the assembly beside the object
+        staged.add(os.path.join(outputs.emit_bundle, f"{bundle.name}.s"), bundle.ir["assembly"].encode(),
+                   "-llvm-save-asm")
+    for option, path, dot in (("-dump-graph-DAG", outputs.dump_graph_dag, bundle.graph_dot),
+                              ("-dump-graph-DAG-before-compile", outputs.dump_graph_dag_before_compile,
+                               imported_graph)):
+        if path is not None:
+            staged.add(path, render_graph(dot, path, option), option)
+    if "instrument-debug.info" in bundle.ir:  # as Glow, the dumps' index is written at compile time
+        staged.add(os.path.join(instrument_debug_directory, "instrument-debug.info"),
+                   bundle.ir["instrument-debug.info"].encode(), "-instrument-debug-dir")
+    if outputs.memory_plan is not None:
+        from glowmlir.memory_plan import check_picture_path
+
+        staged.add(outputs.memory_plan, bundle.memory_plan.picture(check_picture_path(outputs.memory_plan)),
+                   "-memory-plan")
+    if outputs.memory_report is not None:
+        staged.add(outputs.memory_report, (json.dumps(report.as_json(), indent=2)).encode(), "-memory-report")
+
+
+def print_results(bundle, report, written: Sequence[str]) -> None:
+    """The summary: files written, memory, float ops left in a quantized model, library calls."""
+    console = Console()
     print_summary(report, written, console)
     if bundle.float_ops is not None:
         console.print(float_ops_line(bundle.float_ops), highlight=False)

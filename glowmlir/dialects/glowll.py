@@ -20,7 +20,7 @@ ones it handles. Malformed IR is a `VerifyException` naming the op, never a cras
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import ClassVar, NoReturn
 
@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FloatAttr,
     IntAttr,
     IntegerAttr,
@@ -68,7 +69,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from glowmlir.backends import all_microkernels, microkernel, microkernels_of
+from glowmlir.backends import microkernel, microkernels_of
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
@@ -371,29 +372,51 @@ def _verify_window(op: IRDLOperation, kernel: str, strides: str, pads: str) -> N
 
 @irdl_attr_definition
 class MicrokernelAttr(ParametrizedAttribute):
-    """`#glowll.microkernel<"arm-dsp">`: the kernel a backend's selection pass chose for an
-    instruction, one a registered backend declares (`glowmlir.backends.Microkernel`); the
+    """`#glowll.microkernel<"vector-columns">`: the kernel a backend's selection pass chose for an
+    instruction, one a registered backend declares (`glowmlir.backends.Microkernel`), with the
+    parameters that kernel alone takes, its backend's to define and verify
+    (`#glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>`, `Microkernel.parameters`); the
     instruction's verifier asks the registry for it and runs its rules (`verify_microkernel`)."""
 
     name = "glowll.microkernel"
     kernel: StringAttr
+    kernel_parameters: DictionaryAttr
 
-    def __init__(self, kernel: str):
-        super().__init__(StringAttr(kernel))
+    def __init__(self, kernel: str, parameters: Mapping[str, Attribute] | DictionaryAttr | None = None):
+        if not isinstance(parameters, DictionaryAttr):
+            parameters = DictionaryAttr(dict(parameters or {}))
+        super().__init__(StringAttr(kernel), parameters)
 
     @property
     def data(self) -> str:
         """The kernel's name."""
         return self.kernel.data
 
+    def parameter(self, name: str) -> Attribute | None:
+        """The value of one of its parameters, None when it is not set."""
+        return self.kernel_parameters.data.get(name)
+
+    def with_parameter(self, name: str, value: Attribute) -> MicrokernelAttr:
+        """The same kernel, with this parameter set."""
+        return MicrokernelAttr(self.data, {**self.kernel_parameters.data, name: value})
+
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
-            return (StringAttr(parser.parse_str_literal()),)
+            kernel = StringAttr(parser.parse_str_literal())
+            parameters = DictionaryAttr({})
+            if parser.parse_optional_punctuation(",") is not None:
+                parameters = parser.parse_attribute()
+                if not isinstance(parameters, DictionaryAttr):
+                    parser.raise_error("expected a dictionary of the microkernel's parameters")
+            return (kernel, parameters)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")
         printer.print_string_literal(self.kernel.data)
+        if self.kernel_parameters.data:
+            printer.print_string(", ")
+            printer.print_attribute(self.kernel_parameters)
         printer.print_string(">")
 
 
@@ -457,6 +480,9 @@ def verify_microkernel(op: IRDLOperation) -> None:
     if kernel is None:
         known = [k.name for k in microkernels_of("glowll.convolution")]
         _fail(op, f"unknown microkernel \"{op.microkernel.data}\" (expected {', '.join(known)})")
+    if stray := [name for name in op.microkernel.kernel_parameters.data if name not in kernel.parameters]:
+        _fail(op, f"the {op.microkernel.data} microkernel takes no parameter {stray[0]}"
+                  + (f" (it takes {', '.join(kernel.parameters)})" if kernel.parameters else ""))
     if op.name not in kernel.ops and not kernel.tiled:  # a tiled one's op is refused below
         _fail(op, f"the {op.microkernel.data} microkernel takes no {op.name}")
     numbers = f32 if kernel.numbers == "f32" else i8
@@ -491,14 +517,6 @@ def verify_kernel_of(op: IRDLOperation, what: str, numbers: str, kind: str | Non
         takes = ("; ".join(f"{k.name}: {', '.join(k.elementwise_kinds)}" for k in kernels) if kind is not None
                  else ", ".join(k.name for k in kernels))
         _fail(op, f"the {op.microkernel.data} microkernel of {what} takes {numbers} ({takes})")
-
-
-def verify_own_properties(op: IRDLOperation) -> None:
-    """A property a microkernel owns (`Microkernel.properties`) only on an op of that microkernel."""
-    for kernel in all_microkernels():
-        for name in kernel.properties:
-            if name in op.properties and (op.microkernel is None or op.microkernel.data != kernel.name):
-                _fail(op, f"{name} is an {kernel.name} convolution's")
 
 
 def with_operands(op: IRDLOperation, **operands: SSAValue) -> IRDLOperation:
@@ -559,7 +577,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
-    `doubled_accumulators` (with it, on the Arm DSP kernels): the packed filter holds twice the
+    `doubled_accumulators` (with it, on a kernel whose filter is packed less its zero point): it holds twice the
     levels less their zero point, so every sum is twice the accumulator, which the
     requantization multiplies as it is (the kernel doubles the bias).
     `wide_accumulators` (int16 data, set where an int32 sum could overflow:
@@ -568,12 +586,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     Quantized, `parameters` may be an i32 weight of the layer's numbers (offsets, clamp bounds,
     per-tensor requantization: `quantization.rescaling.KernelParameters`), which the kernel
     then reads at run time instead of compiling them in (`glowll-quantization-records`).
-    `loop_pairs` (an "arm-dsp" convolution of a size-first build, `glowll-select-arm-dsp-kernels
-    {loop-pairs=N}`): the kernel keeps its loop over input channel pairs a loop, taking this
-    many pairs a step, instead of choosing straight-line code where that is faster.
-    `biases_in_filter` (an "arm-dsp" gathered product of straight-line blocks with
-    `doubled_accumulators`): the packed filter's first pair holds each block's doubled
-    biases (`arm_dsp_layout.with_biases`), which the kernel reads there, not from `bias`.
+    A microkernel's own parameters are its attribute's (`MicrokernelAttr`), defined and verified
+    by its backend (e.g. `backends.arm_dsp.backend.PARAMETERS`).
     With `weight_scales` (a hybrid layer, `glow-choose-hybrid-weights`), input, output and
     bias are f32 and the filter holds symmetric int8 levels, each dequantized as the kernel
     reads it: filter[o, ...] x weight_scales[o] (an f32 [O] weight).
@@ -599,8 +613,6 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     narrow_requantization = opt_prop_def(UnitAttr)
     doubled_accumulators = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
-    loop_pairs = opt_prop_def(IntegerAttr)
-    biases_in_filter = opt_prop_def(UnitAttr)
     in_place = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dest `,` $input `,` $filter `,` $bias (`residual` $residual^)? "
@@ -666,7 +678,6 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
         verify_parameters(self)
         verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
         verify_lookup_table(self)
-        verify_own_properties(self)
         if self.in_place is not None and root_buffer(self.dest) != root_buffer(self.input):
             _fail(self, "in_place: dest must be the input's memory (a view of it at the same offset)")
 

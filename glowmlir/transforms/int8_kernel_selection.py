@@ -19,7 +19,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
-FOLDED_BIAS_SUFFIX = "_arm_dsp"
+FOLDED_BIAS_SUFFIX = "_adjusted"
 """The name of a folded bias is its bias's with this suffix (the first selection pass to fold
 one named it so; kept, as the weights are laid out by name)."""
 

@@ -1,6 +1,6 @@
 """Layout passes on the `glow` dialect: NHWC where a kernel library runs, NCHW elsewhere.
 
-* `glow-convert-to-nhwc{library=cmsis-nn}` — every Convolution/MaxPool/AvgPool the library
+* `glow-convert-to-nhwc{library=NAME}` — every Convolution/MaxPool/AvgPool the library
   will take becomes its NHWC form (`layout NHWC`, OHWI filter permuted at compile
   time) between a transpose to NHWC and one back;
 * `glow-sink-transposes` — moves those transposes out of the way until they cancel:
@@ -76,7 +76,8 @@ class ConvertToNHWC(ModulePass):
 
     name = "glow-convert-to-nhwc"
 
-    library: str = "cmsis-nn"
+    library: str
+    """The kernel library's name (`glowmlir.backends.kernel_libraries`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glowmlir.libraries import LIBRARIES

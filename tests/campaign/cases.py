@@ -1064,8 +1064,9 @@ def opt_cases() -> list[Case]:
                          "fc-bad-shapes": bad_sources["fc-bad-shapes"]}.items():
         cases.append(opt(f"glow-opt/lowered-{slug}", source, "-p", "lower-glow-to-glowll,glowll-allocate-memory",
                          contains=["input.mlir"]))
-    passes = ["glow-constant-fold", "glow-fold-batchnorm", "glow-fuse-activations", "glow-convert-to-nhwc",
-              "glow-schedule-for-memory", "lower-glow-to-glowll", "glowll-share-buffers", "glowll-liveness"]
+    passes = ["glow-constant-fold", "glow-fold-batchnorm", "glow-fuse-activations",
+              "glow-convert-to-nhwc{library=cmsis-nn}", "glow-schedule-for-memory", "lower-glow-to-glowll",
+              "glowll-share-buffers", "glowll-liveness"]
     for name in passes:
         cases.append(opt(f"glow-opt/pass-{name}-on-valid", GOOD_GLOW, "-p", name, expect="success"))
     cases += [

@@ -1,5 +1,5 @@
-// RUN: glow-opt %s -p glow-convert-to-nhwc | filecheck %s
-// RUN: glow-opt %s -p glow-convert-to-nhwc,glow-sink-transposes | filecheck %s --check-prefix=SUNK
+// RUN: glow-opt %s -p "glow-convert-to-nhwc{library=cmsis-nn}" | filecheck %s
+// RUN: glow-opt %s -p "glow-convert-to-nhwc{library=cmsis-nn},glow-sink-transposes" | filecheck %s --check-prefix=SUNK
 // The convolution and pool CMSIS-NN takes run NHWC (OIHW filter permuted to OHWI at
 // compile time) between transposes; sinking cancels the inner pair, moves the other
 // through the Relu, and turns the input's (one channel) into a reshape. The transpose

@@ -96,21 +96,21 @@ glowll.function @net {
   glowll.softmax %class_probabilities, %classes {axis = 1 : i64} : memref<1x1000x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x1000x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
 
-// CHECK:      %[[BIAS:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK:      %[[BIAS:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: %[[PACKED:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>} : memref<1x3x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 0], [0, 0]]], {{\[\[\[}}4, 0], [0, 0], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
 // CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x25x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 48, 1, 1>{{.*}}biases_in_filter}
-// CHECK:      %[[BD:.*]] = glowll.weight "bd_arm_dsp" {value = dense<[-17, -38]> : tensor<2xi32>}
+// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 48, 1, 1>{{.*}}}
+// CHECK:      %[[BD:.*]] = glowll.weight "bd_adjusted" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
-// CHECK:      %[[FB:.*]] = glowll.weight "fb_arm_dsp" {value = dense<[106, -136]> : tensor<2xi32>}
+// CHECK:      %[[FB:.*]] = glowll.weight "fb_adjusted" {value = dense<[106, -136]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.fully_connected %z, %v, %fw, %[[FB]] {microkernel = #glowll.microkernel<"arm-dsp">, narrow_requantization, folded_input_offset}
 // Both strided convolutions take the DSP kernel, and the Add keeps the generic one.
-// CHECK:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">
-// CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">
+// CHECK:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>
+// CHECK:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>
 // CHECK:      glowll.elementwise %sum, %d, %e {kind = "add"} :
 // CHECK-NOT:  microkernel = #glowll.microkernel<"arm-mve">
 // CHECK:      glowll.softmax %probabilities, %logits {axis = 1 : i64} :
@@ -119,7 +119,7 @@ glowll.function @net {
 // 1x2 pool of stride 1 (windows that would overlap) it keeps row pairs: [O / 2, C, KH, 2, 3
 // weight words, 2], the words of a two-output tile (0, 2), (1, none), (none, 1).
 // CHECK:      %[[WT:.*]] = glowll.weight "wt_arm_dsp" {value = dense<{{\[\[\[\[\[}}-34, -1], [-76, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>}
-// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
+// CHECK:      glowll.convolution %tiled, %x, %[[WT]], %{{.*}} pool max {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[WO:.*]] = glowll.weight "wo_arm_dsp" {{.*}} : tensor<1x1x1x2x3x2xi16>}
 // CHECK:      glowll.convolution %overlapping, %x, %[[WO]], %{{.*}} pool max {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>
 // An int8 add of 192 elements or more (1152: `LEVEL_TABLE_ELEMENTWISE_FROM`, measured), and a
@@ -139,7 +139,7 @@ glowll.function @net {
 // The 48-channel 1x1 one (48 taps a window) runs as dot products of gathered windows: its
 // filter as it is, the input zero point folded into the bias: 10 - 3 * 48 = -134,
 // -20 - 3 * 48 = -164.
-// HELIUM:      %[[B48:.*]] = glowll.weight "b48_arm_dsp" {value = dense<[-134, -164]> : tensor<2xi32>}
+// HELIUM:      %[[B48:.*]] = glowll.weight "b48_adjusted" {value = dense<[-134, -164]> : tensor<2xi32>}
 // HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}folded_input_offset, microkernel = #glowll.microkernel<"arm-mve-im2col">, narrow_requantization}
 // The depthwise one (stride 1) is on Helium too: a block of one channel, its padding predicated.
 // HELIUM:      glowll.convolution %e, %d, %{{.*}}, %bd {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 3>
@@ -148,7 +148,7 @@ glowll.function @net {
 // columns gathered, every other one); one of stride 4 keeps the DSP kernel. The int8 Add of
 // operands of one shape runs on Helium's vectors.
 // HELIUM:      glowll.convolution %t, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 4>
-// HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">
+// HELIUM:      glowll.convolution %t4, %s, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>
 // HELIUM:      glowll.elementwise %sum, %d, %e {kind = "add", microkernel = #glowll.microkernel<"arm-mve">} :
 // So do int8 Muls, and broadcasts whose innermost loop is two levels or more (measured:
 // `HELIUM_ELEMENTWISE_RUNS`): a per-channel scale of 3 x 4 pixels (runs of 12), a scalar

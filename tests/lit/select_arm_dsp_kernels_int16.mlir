@@ -28,12 +28,12 @@ glowll.function @net {
   glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators} : memref<1x2x!quant.uniform<i16:f32, 1.0e-03:0>>, memref<1x600x!quant.uniform<i16:f32, 4.8828125e-04:0>>, memref<2x600x!quant.uniform<i8:f32, 7.8125e-03:0>>, memref<2x!quant.uniform<i32:f32, 3.8146973e-06:0>>
 }
 
-// CHECK:      %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[10, -20]> : tensor<2xi32>}
+// CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[10, -20]> : tensor<2xi32>}
 // CHECK-NEXT: %[[W:.*]] = glowll.weight "w_arm_dsp" {value = dense<{{\[\[\[\[\[}}20, 0], [-40, -1]]], {{\[\[\[}}4, 6], [0, 2]]], {{\[\[\[}}8, 0], [10, 0]]]]]> : tensor<1x3x1x2x2xi16>} : memref<1x3x1x2x2x!quant.uniform<i16:f32, 7.8125e-03:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, biases_in_filter}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = #glowll.microkernel<"arm-dsp">, narrow_requantization, folded_input_offset}
 // CHECK:      glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators, microkernel = #glowll.microkernel<"arm-dsp">} :
 
-// HELIUM:     glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>
+// HELIUM:     glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:     glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = #glowll.microkernel<"arm-dsp">, narrow_requantization, folded_input_offset}
 // HELIUM:     glowll.fully_connected %t, %u, %uw, %ub {wide_accumulators, microkernel = #glowll.microkernel<"arm-dsp">} :

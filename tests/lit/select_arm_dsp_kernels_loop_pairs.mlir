@@ -1,6 +1,7 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s --check-prefix=SPEED
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2}' | filecheck %s --check-prefix=SIZE
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2}' | glow-opt | filecheck %s --check-prefix=SIZE
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2}' | sed 's/loop_pairs = 2/loop_pairs = 0/' | glow-opt --verify-diagnostics | filecheck %s --check-prefix=ZERO
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels,glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32} | filecheck %s --check-prefix=STRAIGHT
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=2},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=STEP2
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{loop-pairs=1},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=STEP1
@@ -41,19 +42,19 @@ glowll.function @net {
 
 // SPEED:     glowll.convolution
 // SPEED-NOT: loop_pairs
-// SPEED-SAME: microkernel = #glowll.microkernel<"arm-dsp">
+// SPEED-SAME: microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>
 // SPEED-NOT: loop_pairs
 
 // SPEED:     glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // SPEED:     glowll.convolution %e, %d
 
-// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 4, 48, 1, 1>, loop_pairs = 2 : i64,
+// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>, filter_shape = array<i64: 4, 48, 1, 1>,
 // SIZE:      glowll.fully_connected
 // SIZE-NOT:  loop_pairs
 // SIZE-SAME: microkernel = #glowll.microkernel<"arm-dsp">
 // SIZE-NOT:  loop_pairs
 // SIZE:      glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
-// SIZE:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}loop_pairs = 2 : i64
+// SIZE:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>
 
 // STRAIGHT-LABEL: llvm.func internal @net_0_convolution
 // STRAIGHT-COUNT-576: llvm.arm.smlad
@@ -79,3 +80,4 @@ glowll.function @net {
 // STEP1-COUNT-12: llvm.arm.smlad
 // STEP1-NOT:   llvm.arm.smlad
 // STEP1-LABEL: llvm.func internal @net_1_fully_connected
+// ZERO:      an arm-dsp convolution's loop_pairs is 1 or more channel pairs a step

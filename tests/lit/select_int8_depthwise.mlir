@@ -25,7 +25,7 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: %[[B:.*]] = glowll.weight "b_arm_dsp" {value = dense<[-152, -128]> : tensor<2xi32>}
+// CHECK-NEXT: %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-152, -128]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}microkernel = #glowll.microkernel<"vector-planes-int8">, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 16, 2>, folded_input_offset}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x2, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-depthwise-int8">, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}

@@ -56,7 +56,7 @@ glowll.function @net {
   glowll.convolution %yg, %xg, %wg, %bg activation relu {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:-4>>, memref<1x2x4x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      %[[BA:.*]] = glowll.weight "ba_arm_dsp" {value = dense<[-17, -38, 3, -70]> : tensor<4xi32>}
+// CHECK:      %[[BA:.*]] = glowll.weight "ba_adjusted" {value = dense<[-17, -38, 3, -70]> : tensor<4xi32>}
 // CHECK-NEXT: %[[A:.*]] = glowll.weight "wa_parameters" {value = dense<[3, -1, -4, 124, 0, 1374389504, -7, 0, 0, 0, 4, 3, 4, 4, 1, 4, 1]> : tensor<17xi32>} : memref<17xi32>
 // CHECK-NEXT: glowll.convolution %ya, %x, %wa, %[[BA]] parameters %[[A]] activation relu {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"shape-parameterised">{{.*}} parameters memref<17xi32>
 // CHECK:      %[[B:.*]] = glowll.weight "wb_parameters" {value = dense<[3, 2, 6, 134, 0, 1374389504, -8, 0, 0, 0, 3, 4, 2, 3, 1, 3, 1]> : tensor<17xi32>} : memref<17xi32>
@@ -67,7 +67,7 @@ glowll.function @net {
 // CHECK:      glowll.convolution %yd, %x, %wd, %bd activation relu {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
 // CHECK:      glowll.convolution %ye, %xe, %we, %{{.*}} parameters %{{.*}} activation relu {{.*}}microkernel = #glowll.microkernel<"shape-parameterised">
 // CHECK:      %[[WF:.*]] = glowll.weight "wf_shape_parameterised" {value = dense<{{\[\[\[\[}}4, 6, 8], [10, 12, 14], [16, 18, 20]]], {{\[\[\[}}0, 2, 10], [6, 6, 6], [2, 4, 2]]]]> : tensor<2x1x3x3xi16>}
-// CHECK-NEXT: %[[BF:.*]] = glowll.weight "bf_arm_dsp" {value = dense<[-152, -77]> : tensor<2xi32>}
+// CHECK-NEXT: %[[BF:.*]] = glowll.weight "bf_adjusted" {value = dense<[-152, -77]> : tensor<2xi32>}
 // CHECK-NEXT: %[[F2:.*]] = glowll.weight "wf_shape_parameterised_parameters" {value = dense<[3, 0, -4, 124, 0, 1374389504, -7, 0, 0, 0, 2, 3, 3, 3, 3, 1, 1, 1, 1, 5, 5]> : tensor<21xi32>}
 // CHECK-NEXT: glowll.convolution %yf, %xf, %[[WF]], %[[BF]] parameters %[[F2]] activation relu {{.*}}filter_shape = array<i64: 2, 1, 3, 3>, narrow_requantization, doubled_accumulators, folded_input_offset, microkernel = #glowll.microkernel<"shape-parameterised-depthwise">}
 // CHECK:      %[[G:.*]] = glowll.weight "wg_shape_parameterised_parameters" {value = dense<[3, 0, -4, 124, 0, 1374389504, -7, 0, 0, 0, 2, 4, 4, 2, 2, 2, 2, 1, 1, 5, 5]> : tensor<21xi32>}

@@ -12,24 +12,14 @@ glowll.function @convolution_dest_with_the_wrong_channel_count {
 // CHECK: glowll.convolution: dest has shape [1, 2, 8, 8], the operands give [1, 4, 8, 8]
 
 // -----
-glowll.function @loop_pairs_of_a_generic_convolution {
+glowll.function @loop_pairs_of_a_kernel_that_takes_none {
   %x = glowll.placeholder input "x" : memref<1x3x8x8xf32>
   %y = glowll.placeholder output "y" : memref<1x4x8x8xf32>
   %w = glowll.weight "w" : memref<4x3x3x3xf32>
   %b = glowll.weight "b" : memref<4xf32>
-  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, loop_pairs = 2 : i64} : memref<1x4x8x8xf32>, memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<4xf32>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, microkernel = #glowll.microkernel<"vector-columns", {loop_pairs = 2 : i64}>, vector_tile = array<i64: 8, 12>} : memref<1x4x8x8xf32>, memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<4xf32>
 }
-// CHECK: glowll.convolution: loop_pairs is an arm-dsp convolution's
-
-// -----
-glowll.function @biases_in_the_filter_of_a_generic_convolution {
-  %x = glowll.placeholder input "x" : memref<1x3x8x8xf32>
-  %y = glowll.placeholder output "y" : memref<1x4x8x8xf32>
-  %w = glowll.weight "w" : memref<4x3x3x3xf32>
-  %b = glowll.weight "b" : memref<4xf32>
-  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, biases_in_filter} : memref<1x4x8x8xf32>, memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<4xf32>
-}
-// CHECK: glowll.convolution: biases_in_filter is an arm-dsp convolution's
+// CHECK: glowll.convolution: the vector-columns microkernel takes no parameter loop_pairs
 
 // -----
 glowll.function @clip_without_its_bounds {

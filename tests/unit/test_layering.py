@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -163,16 +164,10 @@ def backend_folder_imports() -> list[str]:
 
 
 CROSS_BACKEND_IMPORTS = {
-    # The Arm DSP selection pass picks Helium's kernels on a Helium core (their names, its tile).
-    "glowmlir/backends/arm_dsp/select_kernels.py": "glowmlir.backends.arm_mve.layout",
-    # CMSIS-NN's choice between a fused conv + pool and its two calls costs our DSP kernel.
-    "glowmlir/backends/cmsis_nn/conv_pool_costs.py": "glowmlir.backends.arm_dsp.layout",
     # The shape-parameterised kernels' DSP-extension and VNNI forms (size_first <-> arm_dsp, x86).
     "glowmlir/backends/size_first/kernels.py": "glowmlir.backends.arm_dsp.",
     "glowmlir/backends/size_first/record.py": "glowmlir.backends.arm_dsp.layout",
     "glowmlir/backends/size_first/select_kernels.py": "glowmlir.backends.x86.",
-    "glowmlir/backends/x86/backend.py": "glowmlir.backends.size_first.",
-    "glowmlir/backends/x86/vnni_shape_parameterised.py": "glowmlir.backends.size_first.",
 }
 """The backend folders' imports of another still left (issue 35): file -> the module prefix it
 imports. The list only shrinks."""
@@ -204,6 +199,68 @@ def test_the_backend_folder_check_sees_another_backend(tmp_path, monkeypatch):
         "glowmlir/backends/arm_dsp/bad.py:1 imports glowmlir.backends.x86.layout",
         "glowmlir/backends/x86/bad.py:2 imports glowmlir.backends.arm_dsp.layout",
         "glowmlir/backends/x86/bad.py:3 imports glowmlir.backends.arm_dsp"]
+
+
+ISA_PATTERN = re.compile(r"arm[-_]dsp|arm[-_]mve|helium|\bmve\b|x86|vnni|vbmi|avx|(?<![a-z])sse\d|smlad|neon"
+                         r"|cmsis|hifi", re.IGNORECASE)
+"""Names of an instruction set (extension) or a vendor kernel library: what a backend is for. An
+architecture in a triple (thumb, aarch64, xtensa) is the target description's, not a backend's."""
+
+TARGET_DATA = ("targets.py",)
+"""Top-level modules exempt from the ISA-name check: the CPU presets (`targets.py`: a preset is a
+line of data naming its triple and features). The front ends (`cli/`: Glow's flags
+`-use-cmsis`, `-use-hifi4`) and the emulator runtime (`runtime/`: boards, instruction counts)
+are outside the compiler's layers."""
+
+
+def isa_names(path: pathlib.Path, pattern: re.Pattern = ISA_PATTERN) -> list[str]:
+    """`path:line name` for each identifier, attribute, argument, import or string (docstrings
+    excepted: prose may say where a backend helps) that names an ISA (`ISA_PATTERN`)."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {id(stmt.value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  for stmt in node.body
+                  if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                  and isinstance(stmt.value.value, str)}
+    found = []
+    for node in ast.walk(tree):
+        text = {ast.Name: lambda n: n.id, ast.Attribute: lambda n: n.attr, ast.arg: lambda n: n.arg,
+                ast.FunctionDef: lambda n: n.name, ast.ClassDef: lambda n: n.name, ast.keyword: lambda n: n.arg,
+                ast.alias: lambda n: f"{n.name} {n.asname or ''}", ast.ImportFrom: lambda n: n.module,
+                ast.Constant: lambda n: n.value if isinstance(n.value, str) and id(n) not in docstrings else None,
+                }.get(type(node), lambda n: None)(node)
+        if text and pattern.search(text):
+            found.append((getattr(node, "lineno", 0), text[:60]))
+    return [f"{path.relative_to(PACKAGE.parent)}:{line} {text}" for line, text in sorted(found)]
+
+
+def shared_modules() -> list[pathlib.Path]:
+    """The shared layers' modules and the top-level ones (but `TARGET_DATA`)."""
+    return ([path for layer in SHARED for path in sorted((PACKAGE / layer).rglob("*.py"))]
+            + [path for path in sorted(PACKAGE.glob("*.py")) if path.name not in TARGET_DATA])
+
+
+def test_shared_modules_name_no_isa():
+    """A shared module asks the registry (`backends()`, `microkernel(name)`, `serves(name, target)`,
+    `kernel_libraries()`) instead of naming an instruction set or a backend."""
+    assert [hit for path in shared_modules() for hit in isa_names(path)] == []
+
+
+def test_the_isa_check_sees_a_name(tmp_path):
+    path = tmp_path / "glowmlir" / "shared.py"
+    path.parent.mkdir()
+    path.write_text('"""Helium and AVX in prose are fine."""\nfrom glowmlir.backends.x86 import layout\n'
+                    'KIND = "arm-mve"\ndef has_avx512(target):\n    """On AVX-512."""\n    return target.neon\n'
+                    'def pick(sse4=1): return "cmsis-nn"\n')
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setitem(globals(), "PACKAGE", tmp_path / "glowmlir")
+    try:
+        hits = isa_names(path)
+    finally:
+        monkeypatch.undo()
+    assert hits == ["glowmlir/shared.py:2 glowmlir.backends.x86", "glowmlir/shared.py:3 arm-mve",
+                    "glowmlir/shared.py:4 has_avx512", "glowmlir/shared.py:6 neon",
+                    "glowmlir/shared.py:7 cmsis-nn", "glowmlir/shared.py:7 sse4"]
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))

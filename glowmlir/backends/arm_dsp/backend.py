@@ -4,7 +4,7 @@ softmaxes on tables of levels, `level_tables`); `glowll-select-arm-dsp-kernels` 
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i8, i16
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i8, i16
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
@@ -13,9 +13,13 @@ from glowmlir.backends.arm_dsp.target import has_arm_dsp
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 
-OWN_PROPERTIES = {"loop_pairs": ", 1 or more channel pairs a step",
-                  "biases_in_filter": " with doubled_accumulators"}
-"""The convolution properties only an "arm-dsp" convolution has -> what the message adds."""
+PARAMETERS = ("loop_pairs", "biases_in_filter")
+"""An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
+`loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
+keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
+choosing straight-line code where that is faster; `biases_in_filter` (a gathered product of
+straight-line blocks with `doubled_accumulators`): the packed filter's first pair holds each
+block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`."""
 
 
 def verify_packed_pairs(op) -> None:
@@ -24,11 +28,14 @@ def verify_packed_pairs(op) -> None:
     properties of a size-first build's loops and of biases packed into the filter."""
     if not isinstance(op, glowll.ConvolutionOp):
         return
-    if op.loop_pairs is not None and op.loop_pairs.value.data < 1:
-        raise VerifyException(f"{op.name}: loop_pairs is an arm-dsp convolution's{OWN_PROPERTIES['loop_pairs']}")
-    if op.biases_in_filter is not None and op.doubled_accumulators is None:
-        raise VerifyException(f"{op.name}: biases_in_filter is an arm-dsp convolution's"
-                              f"{OWN_PROPERTIES['biases_in_filter']}")
+    loop_pairs = op.microkernel.parameter("loop_pairs")
+    if loop_pairs is not None and (not isinstance(loop_pairs, IntegerAttr) or loop_pairs.value.data < 1):
+        raise VerifyException(f"{op.name}: an arm-dsp convolution's loop_pairs is 1 or more channel pairs a step")
+    biases_in_filter = op.microkernel.parameter("biases_in_filter")
+    if biases_in_filter is not None and (not isinstance(biases_in_filter, UnitAttr)
+                                         or op.doubled_accumulators is None):
+        raise VerifyException(f"{op.name}: an arm-dsp convolution's biases_in_filter (a unit attribute) goes with "
+                              "doubled_accumulators")
     if op.filter_shape is None:
         raise VerifyException(f"{op.name}: a packed filter needs its filter_shape")
     expected = layout.packed_filter_shape(op)
@@ -94,9 +101,10 @@ PASSES = {"glowll-select-arm-dsp-kernels": ("glowmlir.backends.arm_dsp.select_ke
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
-    Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.emitters", int16=True, properties=tuple(OWN_PROPERTIES),
+    Microkernel("arm-dsp", "glowmlir.backends.arm_dsp.emitters", int16=True, parameters=PARAMETERS,
                 lookup_tables=True, verify=verify_packed_pairs),
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
-), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, tuning=tuning)
+), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, tuning=tuning,
+    gathers_windows=layout.gathers_windows)

@@ -104,7 +104,8 @@ class DepthwiseConvolution:
         self.bands = -(-self.out_h // self.band)
         self.words = -(-self.rows_read(self.band) * row_bytes // 4)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
-        self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, op.loop_pairs is None)
+        self.derived = op.microkernel.parameter("loop_pairs") is None  # not a size-first build's loop
+        self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, self.derived)
         self.make_plane()
 
     def rows_read(self, outputs: int) -> int:
@@ -196,7 +197,7 @@ class DepthwiseConvolution:
                     after(b, totals)
                 continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
-                               self.x_offset, derive=self.op.loop_pairs is None)
+                               self.x_offset, derive=self.derived)
             weights = load_words(b, self.packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
         store_tile(b, self.domain, [c], [Row(self.dest, (n, c, y))], totals,

@@ -173,7 +173,7 @@ class GatheredProduct:
         self.src = view(op.input) if self.windows else flat_pixels(view(op.input))
         self.n_size, self.out_c, _ = self.dest.shape
         self.pixels = int(np.prod(glow.convolution_shape(op)[2:]))  # before a fused pool
-        self.biases_in_filter = op.biases_in_filter is not None
+        self.biases_in_filter = op.microkernel.parameter("biases_in_filter") is not None
         self.first_pair = BIAS_PAIRS if self.biases_in_filter else 0  # the weight words' first pair
         self.pairs = pairs = self.packed.shape[1] - self.first_pair
         self.run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
@@ -185,7 +185,8 @@ class GatheredProduct:
                                         (-(-self.run // 2), pairs, slot), element_type=i32)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.pool = None if op.pool is None or self.tiles is not None else GlobalPool(b, domain, op, view(op.dest))
-        self.loop_pairs = op.loop_pairs.value.data if op.loop_pairs is not None else None  # a size-first build's
+        loop_pairs = op.microkernel.parameter("loop_pairs")
+        self.loop_pairs = loop_pairs.value.data if loop_pairs is not None else None  # a size-first build's
         self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
         self.step = self.loop_pairs or 1
         self.padded = padded_input(b, domain, op, self.src) if self.windows else None

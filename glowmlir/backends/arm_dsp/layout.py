@@ -479,6 +479,15 @@ def gathers(kind: str | None, strides: Sequence[int], pooled: bool, pools_global
                                     and (not pooled or pools_globally))
 
 
+def gathers_windows(conv) -> bool:
+    """Whether a `glow` convolution (NCHW or NHWC, fused pool or not) would run on the
+    gathered product (`gathers` of its `packing`)."""
+    filter_shape = glow.shape_of(conv.filter)
+    kind = packing(glow.to_nchw(filter_shape) if glow.is_nhwc(conv) else filter_shape, conv.pads.get_values(),
+                   conv.group.value.data, conv.pool is not None, tiled_pool(conv))
+    return gathers(kind, conv.strides.get_values(), conv.pool is not None, glow.pools_globally(conv))
+
+
 def channel_block(out_channels: int, group: int) -> int:
     return CHANNEL_BLOCK if (out_channels // group) % CHANNEL_BLOCK == 0 else 1
 
@@ -570,7 +579,8 @@ def packed_filter_shape(op) -> tuple[int, ...]:
                 op.dilations.get_values())
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
         interleaved = interleaved_blocks(out_c)
-        pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if op.biases_in_filter is not None else 0)
+        biases = op.microkernel.parameter("biases_in_filter") is not None
+        pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if biases else 0)
         return (out_c // (block * interleaved), pairs, interleaved, block, 2)
     if kind == DEPTHWISE:
         return (out_c, k_h, convolution_depthwise_plan(*geometry, widened_planes(op)).words, 2)

@@ -47,6 +47,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from glowmlir.backends import microkernel as registered_kernel
 from glowmlir.backends.arm_dsp.flash_budget import (
     PackingCost,
     choose_packed,
@@ -72,10 +73,6 @@ from glowmlir.backends.arm_dsp.layout import (
     widens_planes,
     with_biases,
 )
-from glowmlir.backends.arm_mve.layout import ELEMENTWISE as HELIUM_ELEMENTWISE
-from glowmlir.backends.arm_mve.layout import IM2COL
-from glowmlir.backends.arm_mve.layout import MICROKERNEL as HELIUM
-from glowmlir.backends.arm_mve.layout import TILE as HELIUM_TILE
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import TUNED_KERNEL, MicrokernelAttr, tuned_kernel
 from glowmlir.dialects.memory import align
@@ -106,6 +103,9 @@ from glowmlir.transforms.int8_kernel_selection import (
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
+HELIUM, IM2COL = "arm-mve", "arm-mve-im2col"
+"""Helium's microkernels (`backends.arm_mve`), which this pass picks on a Helium core (`helium`):
+their lanes and elementwise kinds are the registry's (`registered_kernel(HELIUM)`)."""
 HELIUM_ELEMENTWISE_RUNS = 2
 """The shortest innermost loop on which Helium's elementwise kernel beats the scalar one
 (tests/unit/test_arm_dsp_kernel_choices.py, estimated cycles on the M55): runs of 2 and 3
@@ -133,8 +133,9 @@ def takes_helium_columns(strides, output_width: int) -> bool:
     """Helium's column kernel: a convolution of stride 1 along its rows, or of stride 2 onto
     rows of at least `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before
     a fused pool)."""
+    lanes = registered_kernel(HELIUM).lanes
     return column_layout.takes_columns(strides) or (
-        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * HELIUM_TILE.lanes)
+        column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * lanes)
 
 
 def takes_im2col(depth: int, columns: bool) -> bool:
@@ -274,7 +275,7 @@ class PackConvolutionFilter(RewritePattern):
         if microkernel == MICROKERNEL and not loop_pairs and kind == WINDOW_PAIRS and packed.shape[1] > UNROLLED_PAIRS:
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
-            op.properties["loop_pairs"] = IntegerAttr(loop_pairs, i64)
+            op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -297,7 +298,8 @@ def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.nd
     (`straight_products`) and the bias is a constant in accumulator units; else as it is."""
     if not takes_biases(op, kind, packed, looped):
         return packed
-    op.properties["biases_in_filter"] = UnitAttr()  # narrow: twice the bias is within int32
+    # narrow: twice the bias is within int32
+    op.properties["microkernel"] = op.microkernel.with_parameter("biases_in_filter", UnitAttr())
     return with_biases(packed, 2 * array_from_dense(accumulator_bias(op).value).astype(np.int64))
 
 
@@ -355,7 +357,7 @@ class SelectHeliumElementwise(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in HELIUM_ELEMENTWISE
+        if (op.microkernel is None and op.kind.data in registered_kernel(HELIUM).elementwise_kinds
                 and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
             loops = glow.broadcast_loops(glow.shape_of(op.dest), [glow.shape_of(v) for v in op.inputs])
             tuned = tuned_kernel(op)

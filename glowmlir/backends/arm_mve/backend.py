@@ -10,7 +10,7 @@ from xdsl.utils.exceptions import VerifyException
 from glowmlir.backends import Backend, Microkernel
 from glowmlir.backends.arm_mve.layout import ELEMENTWISE as ELEMENTWISE_KINDS
 from glowmlir.backends.arm_mve.layout import IM2COL as IM2COL_MICROKERNEL
-from glowmlir.backends.arm_mve.layout import MICROKERNEL
+from glowmlir.backends.arm_mve.layout import MICROKERNEL, TILE
 from glowmlir.backends.arm_mve.target import has_helium
 from glowmlir.dialects import glow, glowll
 from glowmlir.lowering.vector_layout import verify_column_filter
@@ -28,6 +28,6 @@ def verify_im2col(op) -> None:
 BACKEND = Backend("arm_mve", (
     Microkernel(MICROKERNEL, "glowmlir.backends.arm_mve.kernels",
                 ops=("glowll.convolution", "glowll.fully_connected", "glowll.elementwise", "glowll.softmax"),
-                elementwise_kinds=ELEMENTWISE_KINDS, lookup_tables=True, verify=verify_column_filter),
+                elementwise_kinds=ELEMENTWISE_KINDS, lookup_tables=True, verify=verify_column_filter, lanes=TILE.lanes),
     Microkernel(IM2COL_MICROKERNEL, "glowmlir.backends.arm_mve.kernels", lookup_tables=True, verify=verify_im2col),
 ), serves=has_helium)

@@ -35,4 +35,4 @@ PASSES = {"glow-choose-conv-pool-kernels":
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("cmsis_nn", passes=PASSES, graph_passes=graph_passes, glowll_passes=glowll_passes,
-                  library=(LIBRARY, "glowmlir.backends.cmsis_nn.library"))
+                  library=(LIBRARY, "-use-cmsis", "glowmlir.backends.cmsis_nn.library"))

@@ -9,7 +9,7 @@ kernel row of input per output pixel and converts it to int16; a 1x1 convolution
 
     ours     = ours_per_mac x macs + ours_per_output x outputs
                (dsp, a convolution our DSP kernels run as a gathered product,
-               `arm_dsp_layout.gathers`: per MAC x macs + per gathered tap x gathered,
+               `Backend.gathers_windows`: per MAC x macs + per gathered tap x gathered,
                `gathered` = output pixels x taps a window, each pixel's taps gathered once
                for all output channels; Helium: ours_per_vector_mac x vector_macs instead
                of the MACs: its column kernel computes whole vectors of 4 output columns,
@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from glowmlir.backends.arm_dsp.layout import gathers, packing, tiled_pool
+from glowmlir.backends import named
 from glowmlir.dialects import glow
 from glowmlir.lowering.vector_layout import interior_columns
 
@@ -81,7 +81,7 @@ class ConvolutionWork:
     gathered: int = 0
     """Taps our DSP kernels gather once per output pixel, for all output channels (pixels x
     taps of a window), when the convolution runs on their gathered product
-    (`arm_dsp_layout.gathers`); 0 when it runs on their row kernels."""
+    (`Backend.gathers_windows`); 0 when it runs on their row kernels."""
 
     @staticmethod
     def of(conv: glow.ConvolutionOp) -> ConvolutionWork:
@@ -95,12 +95,14 @@ class ConvolutionWork:
         taps = math.prod(filter_shape[1:])
         vectors = row_vectors(in_width, width, kernel_width, conv.dilations.get_values()[1], conv.pads.get_values()[1],
                               conv.strides.get_values()[1])
-        kind = packing(glow.to_nchw(filter_shape) if nhwc else filter_shape, conv.pads.get_values(),
-                       conv.group.value.data, conv.pool is not None, tiled_pool(conv))
-        gathered = gathers(kind, conv.strides.get_values(), conv.pool is not None, glow.pools_globally(conv))
+        gathered = named(OURS).gathers_windows(conv)
         return ConvolutionWork(outputs * taps, outputs, pixels * kernel_height,
                                outputs // width * vectors * VECTOR_LANES * taps, pixels * taps if gathered else 0)
 
+
+OURS = "arm_dsp"
+"""The backend of our kernels on a Cortex-M core, whose work `ConvolutionWork` counts (asked
+through the registry: `Backend.gathers_windows`)."""
 
 VECTOR_LANES = 4
 """Lanes of Helium's column kernel (int32 in a Q register)."""

@@ -18,4 +18,4 @@ PASSES = {"glowll-select-hifi4": ("glowmlir.backends.hifi4.select_kernels", "Sel
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("hifi4", passes=PASSES,
-                  glowll_passes=glowll_passes, library=(LIBRARY, "glowmlir.backends.hifi4.library"))
+                  glowll_passes=glowll_passes, library=(LIBRARY, "-use-hifi4", "glowmlir.backends.hifi4.library"))

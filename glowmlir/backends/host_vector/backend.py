@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends.host_vector.target import cache_bytes, vector_tile
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
@@ -81,4 +82,4 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
-), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes)
+), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes)

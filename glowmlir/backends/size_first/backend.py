@@ -4,22 +4,9 @@ record (`record`); `glowll-shape-parameterised-kernels` picks them."""
 
 from __future__ import annotations
 
-from xdsl.utils.exceptions import VerifyException
-
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
 from glowmlir.backends.size_first import record
-from glowmlir.dialects import glow
-
-
-def record_check(words: int):
-    """The rule of a kernel that reads its numbers and shapes from a record of `words` words."""
-
-    def verify(op) -> None:
-        if op.parameters is None or glow.shape_of(op.parameters) != (words,):
-            raise VerifyException(f"{op.name}: the {op.microkernel.data} microkernel reads its numbers and shapes "
-                                  f"from a {words}-word parameters record")
-
-    return verify
+from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
 
 def _kernel(name: str, words: int) -> Microkernel:
@@ -57,7 +44,7 @@ PASSES = {"glowll-quantization-records": ("glowmlir.backends.size_first.quantiza
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("size_first", passes=PASSES, microkernels=(
-    _kernel(record.MICROKERNEL, record.RECORD_WORDS), _kernel(record.DSP_MICROKERNEL, record.RECORD_WORDS),
-    _kernel(record.DEPTHWISE_MICROKERNEL, record.DEPTHWISE_RECORD_WORDS),
-    _kernel(record.DSP_DEPTHWISE_MICROKERNEL, record.DEPTHWISE_RECORD_WORDS),
+    _kernel(record.MICROKERNEL, RECORD_WORDS), _kernel(record.DSP_MICROKERNEL, RECORD_WORDS),
+    _kernel(record.DEPTHWISE_MICROKERNEL, DEPTHWISE_RECORD_WORDS),
+    _kernel(record.DSP_DEPTHWISE_MICROKERNEL, DEPTHWISE_RECORD_WORDS),
 ), glowll_passes=glowll_passes)

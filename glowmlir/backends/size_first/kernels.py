@@ -4,7 +4,7 @@ A kernel compiled for one layer holds its shapes as constants (loop bounds, stri
 layers of different shapes each get their own, even in a size-first build where their
 quantization numbers are data (`glowll-quantization-records`). The matrix product here
 reads its shapes too from the layer's record, after the `KernelParameters` words
-(`backends.size_first.record.MatrixShape`), so one kernel serves every int8 1x1 convolution
+(`lowering.shape_records.MatrixShape`), so one kernel serves every int8 1x1 convolution
 (stride 1, unpadded, ungrouped, unpooled, batch 1) and FullyConnected whose arithmetic is
 alike (the same numbers zero, the same requantization kind, the input zero point folded
 into the bias or not):
@@ -38,8 +38,6 @@ record through `record_shape` and `runtime_strided`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
@@ -49,7 +47,6 @@ from glowmlir.backends.size_first.record import (
     DEPTHWISE_MICROKERNEL,
     DEPTHWISE_PIXELS,
     DEPTHWISE_PLANE_BYTES,
-    DEPTHWISE_WORDS,
     DSP_BLOCK,
     DSP_DEPTHWISE_MICROKERNEL,
     DSP_GATHER_BYTES,
@@ -58,35 +55,21 @@ from glowmlir.backends.size_first.record import (
     DSP_PIXELS,
     OUTPUT_BLOCK,
     PLANE_SLACK,
-    SHAPE_SLOT,
-    SHAPE_WORDS,
-    DepthwiseShape,
-    MatrixShape,
     window_row,
 )
 from glowmlir.dialects import glowll
 from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, ViewOf, overlapping_tiles
+from glowmlir.lowering.shape_records import (
+    DepthwiseShape,
+    MatrixShape,
+    read_table_by_record,
+    record_shape,
+    runtime_strided,
+)
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
-
-
-def record_shape(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp, view: ViewOf,
-                 kind: type[MatrixShape] | type[DepthwiseShape] = MatrixShape) -> MatrixShape | DepthwiseShape:
-    """The layer's shape (a `MatrixShape`, or a depthwise convolution's `DepthwiseShape`),
-    loaded from its record as index values."""
-    record = view(op.parameters)
-    words = DEPTHWISE_WORDS if kind is DepthwiseShape else SHAPE_WORDS
-    return kind(*(b.as_index(b.load(record, [SHAPE_SLOT + slot])) for slot in range(words)))
-
-
-def runtime_strided(view: ViewOf, buffer: SSAValue, strides: Sequence[Index], element_type=None) -> View:
-    """A buffer addressed through run-time strides (its shape not part of the code: the
-    kernel's loops take their bounds from the record)."""
-    contiguous = view(buffer)
-    return View(contiguous.base, (0,) * len(strides), tuple(strides), 0,
-                element_type or contiguous.element_type)
 
 
 def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
@@ -96,15 +79,6 @@ def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConne
     shape = record_shape(b, op, view)
     return (shape, runtime_strided(view, op.input, (shape.input_channel_stride, shape.input_pixel_stride)),
             runtime_strided(view, op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
-
-
-def read_table_by_record(domain: ArithmeticDomain, channels: Index) -> None:
-    """A per-channel requantization table ([2, channels]: multipliers, then shifts) read with
-    the record's channel count as its row stride, so that its layer's channel count is not
-    compiled into the kernel."""
-    table = domain.requantization.table
-    if table is not None:
-        domain.requantization.table = View(table.base, (2, 0), (channels, 1), 0, table.element_type)
 
 
 def emit_matrix_product(b: KernelBuilder, domain: ArithmeticDomain,

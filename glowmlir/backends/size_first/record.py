@@ -13,26 +13,15 @@ DSP-extension forms are here too (`pack_dsp_weights`, `pack_depthwise_weights`).
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
 import numpy as np
 
 from glowmlir.backends.arm_dsp.layout import PairTiling, pair_tiling, tiling_weight_words
-from glowmlir.dialects import glow, glowll
-from glowmlir.quantization.rescaling import KernelParameters, RecordWords
 
 MICROKERNEL = "shape-parameterised"
 DSP_MICROKERNEL = "shape-parameterised-dsp"
-VNNI_MICROKERNEL = "x86-vnni-shape-parameterised"
-"""The matrix product's portable form, its form for the Arm DSP extension (a pointwise
-convolution's: pixels x output channels a step on int16 pairs), and its form for AVX-512
-VNNI (`backends.x86.vnni_shape_parameterised`: a multiple of 4 input channels, a convolution of
-one pixel or of at least 16)."""
-VNNI_LOADED_NUMBERS = ("output_offset",)
-"""The numbers the VNNI form loads from the record even when they are 0: its code for them
-(an add in the rounding term, a clamp) is the same for any value, so layers that differ in
-them share the kernel."""
+"""The matrix product's portable form and its form for the Arm DSP extension (a pointwise
+convolution's: pixels x output channels a step on int16 pairs); its form for AVX-512 VNNI is
+the x86 backend's (`backends.x86.vnni_shape_parameterised`)."""
 DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise"
 DSP_DEPTHWISE_MICROKERNEL = "shape-parameterised-depthwise-dsp"
 """The depthwise convolution's kernel: portable (a multiply-add a tap), and its form for the
@@ -49,57 +38,6 @@ into this many bytes of stack: a layer has at most `DSP_MAX_CHANNELS` input chan
 DSP_MAX_CHANNELS = DSP_GATHER_BYTES // (2 * DSP_PIXELS)
 
 
-@dataclass(frozen=True)
-class MatrixShape(RecordWords):
-    """The shape words of a record, in field order (strides in elements). A field may be an
-    int or, in the kernel that reads it, an SSA value."""
-
-    pixels: object
-    input_channels: object
-    output_channels: object
-    input_channel_stride: object
-    input_pixel_stride: object
-    output_channel_stride: object
-    output_pixel_stride: object
-
-    @staticmethod
-    def of(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> MatrixShape:
-        if isinstance(op, glowll.FullyConnectedOp):
-            rows, columns = glow.shape_of(op.dest)
-            depth = glow.shape_of(op.input)[1]
-            return MatrixShape(rows, depth, columns, 1, depth, 1, columns)
-        _, channels, height, width = glow.shape_of(op.input)
-        pixels = height * width
-        return MatrixShape(pixels, channels, glow.shape_of(op.dest)[1], pixels, 1, pixels, 1)
-
-
-@dataclass(frozen=True)
-class DepthwiseShape(RecordWords):
-    """The shape words of a depthwise convolution's record, in field order: its channels,
-    input and output planes, strides, top and left pads, and the padded input plane the
-    kernel copies each channel into (`DEPTHWISE_PLANE_BYTES` at most)."""
-
-    channels: object
-    height: object
-    width: object
-    out_height: object
-    out_width: object
-    stride_y: object
-    stride_x: object
-    pad_top: object
-    pad_left: object
-    padded_height: object
-    padded_width: object
-
-    @staticmethod
-    def of(op: glowll.ConvolutionOp) -> DepthwiseShape:
-        _, channels, height, width = glow.shape_of(op.input)
-        _, _, out_height, out_width = glow.shape_of(op.dest)
-        top, left, bottom, right = op.pads.get_values()
-        return DepthwiseShape(channels, height, width, out_height, out_width, *op.strides.get_values(), top, left,
-                              top + height + bottom, left + width + right)
-
-
 DEPTHWISE_PLANE_BYTES = 4096
 """The stack plane of the depthwise kernel: a layer's padded input plane fits in it, with
 `PLANE_SLACK` bytes to spare."""
@@ -108,14 +46,6 @@ PLANE_SLACK = 4
 last word of a window row may read (multiplied by weight 0)."""
 DEPTHWISE_PIXELS = 2
 """Adjacent outputs of a row the depthwise kernel computes together (a row has at least this many)."""
-
-SHAPE_SLOT = len(dataclasses.fields(KernelParameters))
-"""Where the shape words start in a record (after the quantization numbers)."""
-SHAPE_WORDS = len(dataclasses.fields(MatrixShape))
-RECORD_WORDS = SHAPE_SLOT + SHAPE_WORDS
-DEPTHWISE_WORDS = len(dataclasses.fields(DepthwiseShape))
-DEPTHWISE_RECORD_WORDS = SHAPE_SLOT + DEPTHWISE_WORDS
-
 
 def dsp_blocks(out_channels: int) -> int:
     """Blocks of `DSP_BLOCK` output channels of the DSP-extension form: block k holds channels
@@ -146,10 +76,3 @@ def pack_depthwise_weights(centred: np.ndarray) -> np.ndarray:
     `window_row`, [C, KH, words, 2] (a half with no tap: 0)."""
     tiling = window_row(centred.shape[3])
     return tiling_weight_words(centred[:, 0], [tiling], [0], len(tiling.weight_words))
-
-
-def layer_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, depthwise: bool = False) -> np.ndarray:
-    """The record a shape-parameterised kernel reads: the layer's numbers, then its shape (a
-    `DepthwiseShape` with `depthwise`, else a `MatrixShape`)."""
-    shape = DepthwiseShape.of(op) if depthwise else MatrixShape.of(op)
-    return np.concatenate([KernelParameters.of(op).record(), shape.record()])

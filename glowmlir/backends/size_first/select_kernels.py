@@ -33,7 +33,7 @@ least 16; the filter is packed and the bias folded as for the per-layer x86-vnni
 (`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
 (`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
 channels; the same output step, narrow or not, and in the narrow one the same relu), and
-the output zero point is read even when it is 0 (`shape_record.VNNI_LOADED_NUMBERS`).
+the output zero point is read even when it is 0 (`x86 layout.SHAPE_PARAMETERISED_LOADED_NUMBERS`).
 
 Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
 it is) and before `glowll-quantization-records` (which gives the other layers their
@@ -67,20 +67,18 @@ from glowmlir.backends.size_first.record import (
     MICROKERNEL,
     OUTPUT_BLOCK,
     PLANE_SLACK,
-    VNNI_LOADED_NUMBERS,
-    VNNI_MICROKERNEL,
-    DepthwiseShape,
-    MatrixShape,
-    layer_record,
     pack_depthwise_weights,
     pack_dsp_weights,
 )
 from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86.layout import SHAPE_PARAMETERISED_LOADED_NUMBERS as VNNI_LOADED_NUMBERS
+from glowmlir.backends.x86.layout import SHAPE_PARAMETERISED_MICROKERNEL as VNNI_MICROKERNEL
 from glowmlir.backends.x86.select_kernels import select_vnni
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.lowering.shape_records import DepthwiseShape, MatrixShape, layer_record
 from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,

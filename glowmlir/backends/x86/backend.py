@@ -10,12 +10,11 @@ from xdsl.dialects.builtin import i8
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.backends.size_first import record
-from glowmlir.backends.size_first.backend import record_check
 from glowmlir.backends.x86 import layout
 from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
+from glowmlir.lowering.shape_records import RECORD_WORDS, record_check
 
 
 def verify_vnni_filter(op) -> None:
@@ -47,7 +46,7 @@ def verify_depthwise_filter(op) -> None:
 
 
 def verify_shape_parameterised(op) -> None:
-    record_check(record.RECORD_WORDS)(op)
+    record_check(RECORD_WORDS)(op)
     verify_vnni_filter(op)
 
 
@@ -71,8 +70,9 @@ BACKEND = Backend("x86", passes=PASSES, microkernels=(
                 packed_weights=True, lookup_tables=True, verify=verify_vnni_filter),
     Microkernel(layout.DEPTHWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_depthwise", ops=("glowll.convolution",),
                 lookup_tables=True, verify=verify_depthwise_filter),
-    Microkernel(record.VNNI_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised", packed_weights=True,
-                loaded_numbers=record.VNNI_LOADED_NUMBERS, lookup_tables=True, verify=verify_shape_parameterised),
+    Microkernel(layout.SHAPE_PARAMETERISED_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised",
+                packed_weights=True, loaded_numbers=layout.SHAPE_PARAMETERISED_LOADED_NUMBERS, lookup_tables=True,
+                verify=verify_shape_parameterised),
     Microkernel(layout.ELEMENTWISE_MICROKERNEL, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=layout.ELEMENTWISE_KINDS),
     Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",

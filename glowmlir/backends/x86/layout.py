@@ -214,3 +214,12 @@ class DepthwiseGeometry:
         plane = self.out_hw[0] * self.out_hw[1]
         return self.vectors() <= MOST_DEPTHWISE_VECTORS and all(
             self.windows(first, min(LANES, plane - first)) is not None for first in range(0, plane, LANES))
+
+
+SHAPE_PARAMETERISED_MICROKERNEL = "x86-vnni-shape-parameterised"
+"""The size-first matrix product's form for AVX-512 VNNI (`vnni_shape_parameterised`: a multiple of
+4 input channels, a convolution of one pixel or of at least 16)."""
+SHAPE_PARAMETERISED_LOADED_NUMBERS = ("output_offset",)
+"""The numbers the VNNI form loads from the record even when they are 0: its code for them
+(an add in the rounding term, a clamp) is the same for any value, so layers that differ in
+them share the kernel."""

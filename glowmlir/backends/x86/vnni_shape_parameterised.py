@@ -3,7 +3,7 @@
 `backends.x86.vnni_kernels` compiles a kernel per layer: its loop bounds and strides are constants,
 so the MobileNetV3-style net's ten pointwise convolutions of ten shapes were ten kernels of
 1.3-2.3 KB each. This kernel reads the shape from the layer's record
-(`backends.size_first.record.MatrixShape`, after the quantization numbers), as the Cortex-M
+(`lowering.shape_records.MatrixShape`, after the quantization numbers), as the Cortex-M
 matrix product does (`backends.size_first.kernels`), so one kernel serves the layers whose
 arithmetic is alike (`glowll-shape-parameterised-kernels{vnni=true}` groups them). Its steps
 are `x86_vnni`'s, on views through the record's strides, so the outputs are theirs bit for
@@ -28,13 +28,12 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import i32
 
-from glowmlir.backends.size_first.kernels import read_table_by_record, record_shape, runtime_strided
-from glowmlir.backends.size_first.record import MatrixShape
 from glowmlir.backends.x86 import vnni_kernels as x86_vnni
 from glowmlir.backends.x86.layout import GROUP, LANES
 from glowmlir.dialects import glow, glowll
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, ViewOf, overlapping_tiles, row
+from glowmlir.lowering.shape_records import MatrixShape, read_table_by_record, record_shape, runtime_strided
 
 __all__ = ["emit_convolution", "emit_fully_connected"]
 

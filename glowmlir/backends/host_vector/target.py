@@ -1,0 +1,34 @@
+"""The vector units the host-vector backend's kernels tile: x86-64 (SSE, AVX, AVX-512) and
+AArch64 (NEON), and the cache of one such core they block their loops for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from glowmlir.target import VectorTile, enabled_features
+
+
+def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
+    """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
+    SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
+    later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
+    enabled = enabled_features(features)
+    if triple.startswith("x86_64"):
+        if enabled.get("avx512f"):
+            return VectorTile(16, 16, masked_loads=True, registers=32)
+        if enabled.get("avx"):
+            return VectorTile(8, 12, masked_loads=True, registers=16)
+        return VectorTile(4, 12, registers=16)
+    if triple.startswith("aarch64"):
+        return VectorTile(4, 16, registers=32)
+    return None
+
+
+DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
+"""A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
+Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
+
+
+def cache_bytes(triple: str) -> int:
+    """`DEFAULT_CACHE_BYTES` of the triple's architecture (0: not one of them)."""
+    return next((size for arch, size in DEFAULT_CACHE_BYTES.items() if triple.startswith(arch)), 0)
