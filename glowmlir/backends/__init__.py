@@ -100,6 +100,14 @@ class Backend:
     cache_bytes: Callable[[str], int] | None = None
     """(triple) -> one core's cache its kernels block their loops for where the target is not
     the host (0: unknown; `Target.cache_bytes`)."""
+    shape_parameterised: str | None = None
+    """The module of its forms of the size-first int8 kernels whose shapes are data
+    (`glowll-shape-parameterised-kernels`, which asks for it by the backend's name): its
+    microkernels `MATRIX_PRODUCT` and `DEPTHWISE` (None: no depthwise form),
+    `matrix_product_form(op, shape)` (of a layer the portable matrix product takes: None if the
+    form does not, else what its code depends on beyond the arithmetic, a tuple), and how it lays
+    a layer out: `pack_matrix_product(centred)` and `pack_depthwise(centred)` (int16 weights
+    less their zero point), or `select_matrix_product(op, rewriter)` (its own packing)."""
 
 
 @dataclass(frozen=True)

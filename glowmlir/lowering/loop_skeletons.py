@@ -90,6 +90,19 @@ def fill_row(b: KernelBuilder, into: Row, width: int, value_at: Callable[[Index]
         b.store(value_at(x.index), into.view, into.at(x.index))
 
 
+def load_word(b: KernelBuilder, view: View, indices: Sequence[Index], aligned: bool = False) -> SSAValue:
+    """The i32 at the address of `view[indices]`, for a target that loads words from any address
+    (Armv7E-M and Armv8-M Mainline do); `aligned` says it is a multiple of 4 (a packed weight
+    pair), which lets LLVM load two words with one LDRD."""
+    return b.emit(llvm.LoadOp(b.element(view, indices), i32, alignment=4 if aligned else 1))
+
+
+def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:
+    """The i32 `word` as the four bytes of `into` from column x (any address)."""
+    address = b.emit(llvm.GEPOp(b.element(into.view, into.at(x)), [0], i32, inbounds=True))  # an i32 pointer
+    b.emit(llvm.StoreOp(word, address, alignment=1))
+
+
 def window_columns(b: KernelBuilder, kx: Index, in_width: int, out_width: int, stride: int, pad: int,
                    dilation: int) -> tuple[Index, Index, Index]:
     """For kernel column kx: the output columns [lo, hi) whose input column

@@ -119,6 +119,15 @@ def runtime_strided(view: ViewOf, buffer: SSAValue, strides: Sequence[Index], el
                 element_type or contiguous.element_type)
 
 
+def runtime_views(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                  view: ViewOf) -> tuple[MatrixShape, View, View]:
+    """The layer's shape, loaded from its record, and its input and output as [channel, pixel]
+    views with the record's strides."""
+    shape = record_shape(b, op, view)
+    return (shape, runtime_strided(view, op.input, (shape.input_channel_stride, shape.input_pixel_stride)),
+            runtime_strided(view, op.dest, (shape.output_channel_stride, shape.output_pixel_stride)))
+
+
 def read_table_by_record(domain: ArithmeticDomain, channels: Index) -> None:
     """A per-channel requantization table ([2, channels]: multipliers, then shifts) read with
     the record's channel count as its row stride, so that its layer's channel count is not

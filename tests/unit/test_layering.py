@@ -163,23 +163,8 @@ def backend_folder_imports() -> list[str]:
     return found
 
 
-CROSS_BACKEND_IMPORTS = {
-    # The shape-parameterised kernels' DSP-extension and VNNI forms (size_first <-> arm_dsp, x86).
-    "glowmlir/backends/size_first/kernels.py": "glowmlir.backends.arm_dsp.",
-    "glowmlir/backends/size_first/record.py": "glowmlir.backends.arm_dsp.layout",
-    "glowmlir/backends/size_first/select_kernels.py": "glowmlir.backends.x86.",
-}
-"""The backend folders' imports of another still left (issue 35): file -> the module prefix it
-imports. The list only shrinks."""
-
-
 def test_backend_folders_import_no_other_backend_folder():
-    unexpected = [v for v in backend_folder_imports()
-                  if not any(v.startswith(f"{path}:") and v.split(" imports ")[1].startswith(prefix)
-                             for path, prefix in CROSS_BACKEND_IMPORTS.items())]
-    assert unexpected == []
-    left = {v.split(":")[0] for v in backend_folder_imports()}
-    assert sorted(left) == sorted(CROSS_BACKEND_IMPORTS)  # an import removed: its line goes too
+    assert backend_folder_imports() == []
 
 
 def test_the_backend_folder_check_sees_another_backend(tmp_path, monkeypatch):

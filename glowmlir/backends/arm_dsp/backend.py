@@ -1,6 +1,9 @@
 """The Arm DSP extension's microkernels: "arm-dsp" (int8 or int16 convolutions and
 FullyConnected on packed int16 pairs, `emitters`) and "level-tables" (int8 adds, subs and
-softmaxes on tables of levels, `level_tables`); `glowll-select-arm-dsp-kernels` picks them."""
+softmaxes on tables of levels, `level_tables`); `glowll-select-arm-dsp-kernels` picks them.
+And the DSP-extension forms of the size-first backend's kernels whose shapes are data,
+"shape-parameterised-dsp" and "shape-parameterised-depthwise-dsp" (`shape_parameterised`),
+which `glowll-shape-parameterised-kernels{dsp=true}` picks."""
 
 from __future__ import annotations
 
@@ -8,10 +11,11 @@ from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i8, i16
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder, serves
-from glowmlir.backends.arm_dsp import layout
+from glowmlir.backends.arm_dsp import layout, shape_parameterised
 from glowmlir.backends.arm_dsp.target import has_arm_dsp
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
+from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
 PARAMETERS = ("loop_pairs", "biases_in_filter")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
@@ -106,5 +110,9 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
+    Microkernel(shape_parameterised.MATRIX_PRODUCT, "glowmlir.backends.arm_dsp.shape_parameterised",
+                ops=("glowll.convolution",), lookup_tables=True, verify=record_check(RECORD_WORDS)),
+    Microkernel(shape_parameterised.DEPTHWISE, "glowmlir.backends.arm_dsp.shape_parameterised",
+                ops=("glowll.convolution",), lookup_tables=True, verify=record_check(DEPTHWISE_RECORD_WORDS)),
 ), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, tuning=tuning,
-    gathers_windows=layout.gathers_windows)
+    gathers_windows=layout.gathers_windows, shape_parameterised="glowmlir.backends.arm_dsp.shape_parameterised")

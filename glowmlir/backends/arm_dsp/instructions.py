@@ -12,9 +12,8 @@ from xdsl.ir import SSAValue
 
 from glowmlir.lowering.int8_sums import level
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.loop_skeletons import (
-    Row,
-)
+from glowmlir.lowering.loop_skeletons import load_word as load_word
+from glowmlir.lowering.loop_skeletons import store_word as store_word
 
 STACK_ALIGNMENT = 8
 """The kernels' stack buffers are aligned as the Armv7-M stack is (8 bytes; `LDRD` needs 4):
@@ -97,13 +96,6 @@ def weight_pairs(b: KernelBuilder, packed: View, indices: Sequence[Index], block
     return load_words(b, packed, indices, block)
 
 
-def load_word(b: KernelBuilder, view: View, indices: Sequence[Index], aligned: bool = False) -> SSAValue:
-    """The i32 at the address of `view[indices]`: Armv7E-M and Armv8-M Mainline load words
-    from any address; `aligned` says it is a multiple of 4 (a packed weight pair), which
-    lets LLVM load two words with one LDRD."""
-    return b.emit(llvm.LoadOp(b.element(view, indices), i32, alignment=4 if aligned else 1))
-
-
 def after(b: KernelBuilder, values: Sequence[SSAValue]) -> None:
     """An empty inline asm that reads `values` and may touch memory (no instruction): the loads
     that follow stay after the instructions computing them. The straight gathered products
@@ -159,12 +151,6 @@ def pack_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
 def high_halves(b: KernelBuilder, low: SSAValue, high: SSAValue) -> SSAValue:
     """The pair of the high halves of two words: (low.hi, high.hi) (`PKHTB`)."""
     return b.int_or(b.int_and(high, -0x10000), b.shift_right_logical(low, 16))
-
-
-def store_word(b: KernelBuilder, word: SSAValue, into: Row, x: Index) -> None:
-    """The i32 `word` as the four bytes of `into` from column x (any address)."""
-    address = b.emit(llvm.GEPOp(b.element(into.view, into.at(x)), [0], i32, inbounds=True))  # an i32 pointer
-    b.emit(llvm.StoreOp(word, address, alignment=1))
 
 
 def _halfword(b: KernelBuilder, view: View, indices: Sequence[Index]) -> SSAValue:

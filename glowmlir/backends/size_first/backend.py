@@ -1,6 +1,7 @@
 """The size-first microkernels: int8 matrix products and depthwise convolutions whose shapes
-are data (`kernels`), portable or on the Arm DSP extension, read from a layer's parameters
-record (`record`); `glowll-shape-parameterised-kernels` picks them."""
+are data (`kernels`), read from a layer's parameters record (`record`);
+`glowll-shape-parameterised-kernels` picks them, or a backend's forms of them
+(`Backend.shape_parameterised`: the Arm DSP extension's, AVX-512 VNNI's)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,5 @@ PASSES = {"glowll-quantization-records": ("glowmlir.backends.size_first.quantiza
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("size_first", passes=PASSES, microkernels=(
-    _kernel(record.MICROKERNEL, RECORD_WORDS), _kernel(record.DSP_MICROKERNEL, RECORD_WORDS),
-    _kernel(record.DEPTHWISE_MICROKERNEL, DEPTHWISE_RECORD_WORDS),
-    _kernel(record.DSP_DEPTHWISE_MICROKERNEL, DEPTHWISE_RECORD_WORDS),
+    _kernel(record.MICROKERNEL, RECORD_WORDS), _kernel(record.DEPTHWISE_MICROKERNEL, DEPTHWISE_RECORD_WORDS),
 ), glowll_passes=glowll_passes)

@@ -16,24 +16,25 @@ requantization, the input zero point folded into the bias or not, ...) it is cho
 
 Where the bias is in accumulator units (and, less the input zero point x the weight sum,
 fits int32), the input zero point goes into it (`folded_input_offset`, as the DSP-kernel
-selection does). With `dsp` (a core with the DSP
-extension) the layers get the kernels' `SMLAD` forms (`shape-parameterised-dsp`, which only
-pointwise convolutions take: a FullyConnected keeps the DSP kernel of its own;
-`shape-parameterised-depthwise-dsp`), their weights re-laid as int16 pairs less the zero
-point (`shape_record.pack_dsp_weights`, `pack_depthwise_weights`). The depthwise kernel's
-weights are int16 less the zero point in either form; where the sums allow, the
-requantization of both is narrow (`narrow_requantization`, weights doubled), as the DSP
-kernels' is.
+selection does). With `dsp` (a core with the DSP extension) or `vnni` (a host with
+AVX-512 VNNI) the layers get that backend's forms of the kernels, which the pass asks the
+registry for (`Backend.shape_parameterised`: `backends.arm_dsp.shape_parameterised`,
+`backends.x86.shape_parameterised`): which layers each takes (`matrix_product_form`) and how
+it lays out their weights. The DSP extension's `SMLAD` forms (`shape-parameterised-dsp`,
+which only pointwise convolutions take: a FullyConnected keeps the DSP kernel of its own;
+`shape-parameterised-depthwise-dsp`) take their weights re-laid as int16 pairs less the zero
+point (`pack_matrix_product`, `pack_depthwise`). The depthwise kernel's weights are int16
+less the zero point in either form; where the sums allow, the requantization of both is
+narrow (`narrow_requantization`, weights doubled), as the DSP kernels' is.
 
-With `vnni` (a host with AVX-512 VNNI) the matrix products get its VNNI form
-(`x86-vnni-shape-parameterised`, `backends.x86.vnni_shape_parameterised`; the depthwise
-convolutions keep the host's own kernels): layers of a multiple
-of 4 input channels whose bias is in accumulator units, a convolution of one pixel or of at
-least 16; the filter is packed and the bias folded as for the per-layer x86-vnni kernel
-(`select_vnni_kernels.select_vnni`). Its layers are alike when they also take the same code
-(`vnni_form`: the FullyConnected steps, or pixel tiles with the same last block of
+The VNNI form (`x86-vnni-shape-parameterised`, `backends.x86.vnni_shape_parameterised`; the
+depthwise convolutions keep the host's own kernels) takes layers of a multiple of 4 input
+channels whose bias is in accumulator units, a convolution of one pixel or of at least 16,
+and packs the filter and folds the bias itself (`select_matrix_product`, as the per-layer
+x86-vnni kernel). Its layers are alike when they also take the same code (its
+`matrix_product_form`: the FullyConnected steps, or pixel tiles with the same last block of
 channels; the same output step, narrow or not, and in the narrow one the same relu), and
-the output zero point is read even when it is 0 (`x86 layout.SHAPE_PARAMETERISED_LOADED_NUMBERS`).
+the output zero point is read even when it is 0 (its microkernel's `loaded_numbers`).
 
 Run before the DSP- and VNNI-kernel selections (which leave a layer with a microkernel as
 it is) and before `glowll-quantization-records` (which gives the other layers their
@@ -45,8 +46,10 @@ or VNNI, and in its VNNI form on a VNNI host at -O3 and -Os (`pipeline.glowll_pa
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 from xdsl.context import Context
@@ -54,32 +57,16 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends import microkernel, named
 from glowmlir.backends.size_first.quantization_records import attach_record, takes_record
-from glowmlir.backends.size_first.record import (
-    DEPTHWISE_MICROKERNEL,
-    DEPTHWISE_PIXELS,
-    DEPTHWISE_PLANE_BYTES,
-    DSP_BLOCK,
-    DSP_DEPTHWISE_MICROKERNEL,
-    DSP_MAX_CHANNELS,
-    DSP_MICROKERNEL,
-    DSP_PIXELS,
-    MICROKERNEL,
-    OUTPUT_BLOCK,
-    PLANE_SLACK,
-    pack_depthwise_weights,
-    pack_dsp_weights,
-)
-from glowmlir.backends.x86 import layout as vnni_layout
-from glowmlir.backends.x86.layout import SHAPE_PARAMETERISED_LOADED_NUMBERS as VNNI_LOADED_NUMBERS
-from glowmlir.backends.x86.layout import SHAPE_PARAMETERISED_MICROKERNEL as VNNI_MICROKERNEL
-from glowmlir.backends.x86.select_kernels import select_vnni
+from glowmlir.backends.size_first.record import DEPTHWISE_MICROKERNEL, MICROKERNEL, OUTPUT_BLOCK
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.lowering.shape_parameterised_depthwise import DEPTHWISE_PIXELS, DEPTHWISE_PLANE_BYTES, PLANE_SLACK
 from glowmlir.lowering.shape_records import DepthwiseShape, MatrixShape, layer_record
-from glowmlir.quantization.rescaling import KernelParameters, centred_rows, offset_folds
+from glowmlir.quantization.rescaling import KernelParameters, centred_rows
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     centred_type,
@@ -93,62 +80,35 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 MatrixProduct = glowll.ConvolutionOp | glowll.FullyConnectedOp
 
 
-def is_matrix_product(op: MatrixProduct, dsp: bool) -> bool:
+def is_matrix_product(op: MatrixProduct) -> bool:
     """An int8 FullyConnected, or an int8 1x1 convolution that is one: stride 1, no pads,
     one group, no fused pool or residual, batch 1; of constant weights, without a record or
-    microkernel yet, of two output channels at least. With `dsp`, only such a convolution,
-    of an even count of input channels up to `DSP_MAX_CHANNELS`, `DSP_BLOCK` output channels
-    and `DSP_PIXELS` pixels at least (a FullyConnected keeps the DSP kernel of its own, which
-    reads its int8 weights as they are: its weights are most of a net's, read once each).
-    (The VNNI form takes those of them that have a `vnni_form`.)"""
+    microkernel yet, of two output channels at least. (A backend's form takes those of them
+    its `matrix_product_form` admits.)"""
     weights = op.operands[2].owner
     if (not takes_record(op) or op.microkernel is not None or not int8_buffers(op.dest, op.input, op.operands[2])
             or op.wide_accumulators is not None or not isinstance(weights, glowll.WeightOp) or weights.value is None):
         return False
-    shape = MatrixShape.of(op)
-    if shape.output_channels < OUTPUT_BLOCK:
+    if MatrixShape.of(op).output_channels < OUTPUT_BLOCK:
         return False
-    if isinstance(op, glowll.FullyConnectedOp):
-        if dsp:
-            return False
-    elif not (glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
-              and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
-              and op.residual is None and glow.shape_of(op.input)[0] == 1):
-        return False
-    elif dsp and (shape.input_channels % 2 or shape.input_channels > DSP_MAX_CHANNELS
-                  or shape.output_channels < DSP_BLOCK or shape.pixels < DSP_PIXELS):
-        return False
-    return True
+    return isinstance(op, glowll.FullyConnectedOp) or (
+        glow.shape_of(op.filter)[2:] == (1, 1) and set(op.strides.get_values()) == {1}
+        and not any(op.pads.get_values()) and op.group.value.data == 1 and op.pool is None
+        and op.residual is None and glow.shape_of(op.input)[0] == 1)
 
 
-def vnni_form(op: MatrixProduct) -> tuple | None:
-    """Which code the VNNI kernel (`backends.x86.vnni_shape_parameterised`) gives the layer, if it
-    takes it (a bias in accumulator units, a multiple of 4 input channels, a convolution of one
-    pixel or of at least 16 whose input copy fits `vnni_layout.LARGEST_PACKED_INPUT`): the
-    FullyConnected steps, or tiles of pixels with a last block of `O % 16` channels; and
-    whether its output step is the narrow one (`vnni_narrow_step`), in the tiles with whether
-    a relu clamps at the output zero point (their rounding then ignores the sign: the
-    expanding layers' requantization is most of their time)."""
-    shape = MatrixShape.of(op)
-    if accumulator_bias(op) is None or shape.input_channels % vnni_layout.GROUP:
-        return None
-    narrow = vnni_narrow_step(op)
-    if isinstance(op, glowll.FullyConnectedOp) or shape.pixels == 1:
-        return "fully connected", narrow
-    if (shape.pixels < vnni_layout.LANES or vnni_layout.packed_input_bytes(glow.shape_of(op.input), (0, 0, 0, 0))
-            > vnni_layout.LARGEST_PACKED_INPUT):
-        return None
-    relu = narrow and KernelParameters.of(op).clamped_at_offset(op.dest.type.element_type.value_range[0])
-    return "pixel tiles", shape.output_channels % vnni_layout.LANES, narrow, relu
+def form_of(backend: str) -> ModuleType:
+    """A backend's forms of the kernels (`Backend.shape_parameterised`)."""
+    found = named(backend)
+    if found is None or found.shape_parameterised is None:
+        raise GlowError(f"glowll-shape-parameterised-kernels: no registered backend {backend} has forms of the kernels")
+    return importlib.import_module(found.shape_parameterised)
 
 
-def vnni_narrow_step(op: MatrixProduct) -> bool:
-    """Whether the VNNI kernel's output step is the narrow one (`lowering.requantization.LaneRequantization.narrow`):
-    a per-tensor requantization, narrow where `select_vnni` marks it so, by a shift whose
-    rounding term takes the output zero point (`offset_folds`)."""
-    numbers = KernelParameters.of(op)
-    return (op.requantization is None and offset_folds(max(-numbers.shift, 0), numbers.output_offset)
-            and fits_narrow_requantization(op, centred_weights(op)))
+def lays_out_itself(form: ModuleType | None) -> bool:
+    """Whether a form packs a layer's weights and folds its bias itself (`select_matrix_product`:
+    every bias in accumulator units), rather than taking them as int16 less their zero point."""
+    return form is not None and hasattr(form, "select_matrix_product")
 
 
 def is_depthwise(op: MatrixProduct) -> bool:
@@ -176,23 +136,25 @@ def centred_weights(op: MatrixProduct) -> np.ndarray:
     return centred_rows(array_from_dense(weights.owner.value), weights.type.element_type)
 
 
-def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> tuple:
+def arithmetic_variant(op: MatrixProduct, centred: bool, form: ModuleType | None = None) -> tuple:
     """What a shape-parameterised kernel's code depends on besides its shape: which numbers
-    it reads are zero (they stay constants; the VNNI form loads `VNNI_LOADED_NUMBERS` anyway)
-    and the signs of its shifts (`KernelParameters.code_pattern`), whether each output
-    channel has its own requantization and whether the input zero point goes into the bias
-    (then the kernel does not read it); for `centred` weights (stored less their zero point:
-    the DSP-extension matrix product's, the depthwise kernel's) not the weight zero point but
-    whether the requantization is narrow (`narrow_requantization`; the VNNI form's narrow
-    step is its `vnni_form`'s). The VNNI form folds every bias in accumulator units
-    (`select_vnni`), the others where the folded bias fits int32 (`folded_bias`)."""
-    weights = None if vnni else centred_weights(op)
-    folds = accumulator_bias(op) is not None if vnni else folded_bias(op, weights.sum(axis=1)) is not None
+    it reads are zero (they stay constants; a form's kernel loads its microkernel's
+    `loaded_numbers` anyway) and the signs of its shifts (`KernelParameters.code_pattern`),
+    whether each output channel has its own requantization and whether the input zero point
+    goes into the bias (then the kernel does not read it); for `centred` weights (stored less
+    their zero point: the DSP-extension matrix product's, the depthwise kernel's) not the
+    weight zero point but whether the requantization is narrow (`narrow_requantization`; the
+    VNNI form's narrow step is in its `matrix_product_form`). A `form` that lays the layer out
+    itself (`lays_out_itself`) folds every bias in accumulator units, the others where the
+    folded bias fits int32 (`folded_bias`)."""
+    itself = lays_out_itself(form)
+    weights = None if itself else centred_weights(op)
+    folds = accumulator_bias(op) is not None if itself else folded_bias(op, weights.sum(axis=1)) is not None
     numbers = KernelParameters.of(op)
     if folds:
         numbers = dataclasses.replace(numbers, input_offset=0)
-    if vnni:
-        numbers = dataclasses.replace(numbers, **dict.fromkeys(VNNI_LOADED_NUMBERS, 1))
+    if itself:
+        numbers = dataclasses.replace(numbers, **dict.fromkeys(microkernel(form.MATRIX_PRODUCT).loaded_numbers, 1))
     narrow = None
     if centred:
         numbers = dataclasses.replace(numbers, weight_offset=0)
@@ -200,17 +162,20 @@ def arithmetic_variant(op: MatrixProduct, centred: bool, vnni: bool = False) -> 
     return op.requantization is not None, folds, narrow, numbers.code_pattern()
 
 
-def kernel_variant(op: MatrixProduct, dsp: bool, vnni: bool = False) -> tuple | None:
+def kernel_variant(op: MatrixProduct, form: ModuleType | None = None) -> tuple | None:
     """Which shape-parameterised kernel would serve `op` (None: none): layers of one variant
-    share it. A depthwise convolution's kernel keeps its kernel size in its code (none with
-    `vnni`: a VNNI host keeps its own depthwise kernels); the VNNI matrix product its
-    `vnni_form`."""
-    if not vnni and is_depthwise(op):
+    share it. A depthwise convolution's kernel keeps its kernel size in its code (none with a
+    `form` that has no depthwise one: a VNNI host keeps its own depthwise kernels); the
+    matrix product of a `form` what its `matrix_product_form` says."""
+    if (form is None or form.DEPTHWISE is not None) and is_depthwise(op):
         return ("depthwise", glow.shape_of(op.filter)[2:], *arithmetic_variant(op, True))
-    if not is_matrix_product(op, dsp):
+    if not is_matrix_product(op):
         return None
-    form = vnni_form(op) if vnni else ()
-    return None if form is None else ("matrix product", *arithmetic_variant(op, dsp, vnni), form)
+    extra = () if form is None else form.matrix_product_form(op, MatrixShape.of(op))
+    if extra is None:
+        return None
+    centred = form is not None and not lays_out_itself(form)
+    return ("matrix product", *arithmetic_variant(op, centred, form if lays_out_itself(form) else None), extra)
 
 
 def is_depthwise_variant(variant: tuple) -> bool:
@@ -231,17 +196,10 @@ def replace_by_centred(op: MatrixProduct, packed: np.ndarray, narrow: bool, rewr
         op.properties["narrow_requantization"] = op.properties["doubled_accumulators"] = UnitAttr()
 
 
-def select_vnni_matrix_product(op: MatrixProduct, rewriter: PatternRewriter) -> None:
-    """The layer's filter packed and its bias folded as the per-layer x86-vnni kernel's, and
-    its record attached for the VNNI form."""
-    select_vnni(op, rewriter)
-    attach_record(op, layer_record(op), rewriter, microkernel=MicrokernelAttr(VNNI_MICROKERNEL))
-
-
 @dataclass
 class SelectShapeParameterisedKernel(RewritePattern):
-    dsp: bool
-    vnni: bool
+    form: ModuleType | None
+    """A backend's forms of the kernels (`Backend.shape_parameterised`), None: the portable ones."""
     chosen: dict[MatrixProduct, bool] = field(default_factory=dict)
     """The layers that take a shape-parameterised kernel, each with whether it is depthwise."""
 
@@ -249,22 +207,25 @@ class SelectShapeParameterisedKernel(RewritePattern):
     def match_and_rewrite(self, op: MatrixProduct, rewriter: PatternRewriter) -> None:
         if op not in self.chosen:
             return
-        if self.vnni:
-            select_vnni_matrix_product(op, rewriter)
+        form = self.form
+        if lays_out_itself(form):
+            form.select_matrix_product(op, rewriter)
+            attach_record(op, layer_record(op), rewriter, microkernel=MicrokernelAttr(form.MATRIX_PRODUCT))
             return
         centred, depthwise = centred_weights(op), self.chosen[op]
-        if depthwise:  # on the DSP extension, int16 weight words along the window rows
-            microkernel = DSP_DEPTHWISE_MICROKERNEL if self.dsp else DEPTHWISE_MICROKERNEL
+        if depthwise:  # in a form, its weight layout (on the DSP extension int16 words along the window rows)
+            kernel = DEPTHWISE_MICROKERNEL if form is None else form.DEPTHWISE
             filter_levels = centred.reshape(glow.shape_of(op.filter))
-            packed = pack_depthwise_weights(filter_levels) if self.dsp else filter_levels.astype(np.int16)
+            packed = filter_levels.astype(np.int16) if form is None else form.pack_depthwise(filter_levels)
             replace_by_centred(op, packed, fits_narrow_requantization(op, centred), rewriter)
-        elif self.dsp:
-            microkernel = DSP_MICROKERNEL
-            replace_by_centred(op, pack_dsp_weights(centred), fits_narrow_requantization(op, centred), rewriter)
+        elif form is not None:
+            kernel = form.MATRIX_PRODUCT
+            replace_by_centred(op, form.pack_matrix_product(centred), fits_narrow_requantization(op, centred),
+                               rewriter)
         else:
-            microkernel = MICROKERNEL
+            kernel = MICROKERNEL
         fold_input_offset(op, centred.sum(axis=1), rewriter)
-        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=MicrokernelAttr(microkernel))
+        attach_record(op, layer_record(op, depthwise), rewriter, microkernel=MicrokernelAttr(kernel))
 
 
 @dataclass(frozen=True)
@@ -285,10 +246,10 @@ class ShapeParameterisedKernels(ModulePass):
             raise GlowError(f"{self.name}{{minimum-shapes={self.minimum_shapes}}}: expected 1 or more")
         if self.dsp and self.vnni:
             raise GlowError(f"{self.name}: dsp and vnni are two targets' forms: expected one")
+        form = form_of("arm_dsp") if self.dsp else form_of("x86") if self.vnni else None
         alike: dict[tuple, list[MatrixProduct]] = defaultdict(list)
         for instruction in op.walk():
-            variant = (kernel_variant(instruction, self.dsp, self.vnni) if isinstance(instruction, MatrixProduct)
-                       else None)
+            variant = kernel_variant(instruction, form) if isinstance(instruction, MatrixProduct) else None
             if variant is not None:
                 alike[variant].append(instruction)
         chosen = {}
@@ -296,5 +257,5 @@ class ShapeParameterisedKernels(ModulePass):
             shape = DepthwiseShape.of if is_depthwise_variant(variant) else MatrixShape.of
             if len({shape(layer) for layer in layers}) >= self.minimum_shapes:
                 chosen.update(dict.fromkeys(layers, is_depthwise_variant(variant)))
-        selection = SelectShapeParameterisedKernel(self.dsp, self.vnni, chosen)
+        selection = SelectShapeParameterisedKernel(form, chosen)
         PatternRewriteWalker(selection, apply_recursively=False).rewrite_module(op)

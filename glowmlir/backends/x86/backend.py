@@ -1,8 +1,9 @@
 """The AVX-512 microkernels: "x86-vnni" (int8 convolutions and FullyConnected on `vpdpbusd`,
 `vnni_kernels`), "x86-vnni-depthwise" (depthwise convolutions of small planes, with VBMI,
 `vnni_depthwise`), "x86-vnni-shape-parameterised" (the size-first matrix product on VNNI,
-`vnni_shape_parameterised`), "x86-avx512" (int8 adds, subs, muls) and "x86-vbmi" (int8
-lookup tables on `vpermi2b`); `glowll-select-x86-vnni-kernels` picks them."""
+`vnni_shape_parameterised`, its selection `shape_parameterised`), "x86-avx512" (int8 adds,
+subs, muls) and "x86-vbmi" (int8 lookup tables on `vpermi2b`); `glowll-select-x86-vnni-kernels`
+picks them."""
 
 from __future__ import annotations
 
@@ -77,4 +78,5 @@ BACKEND = Backend("x86", passes=PASSES, microkernels=(
                 elementwise_kinds=layout.ELEMENTWISE_KINDS),
     Microkernel(layout.LOOKUP_TABLE_MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
                 ops=("glowll.int_lookup_table",)),
-), glowll_passes=glowll_passes, serves=has_avx512_vnni)
+), glowll_passes=glowll_passes, serves=has_avx512_vnni,
+    shape_parameterised="glowmlir.backends.x86.shape_parameterised")
