@@ -26,8 +26,11 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 from bench.bench_cortex_m import CORES, measure, models  # noqa: E402
-from glowmlir.autotune.measure import tune  # noqa: E402
-from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
+from glowmlir.compiler import (  # noqa: E402
+    CompileOptions,
+    QuantizationOptions,
+    tune,  # noqa: E402
+)
 from glowmlir.memory_report import parse_size  # noqa: E402
 from glowmlir.runtime.boards import target_for  # noqa: E402
 

@@ -27,6 +27,7 @@ from llvmlite import binding as llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from glowmlir import bundle as bundle_files
+from glowmlir.autotune.cache import TuningCache
 from glowmlir.backends import kernel_libraries
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import is_quantized
@@ -534,12 +535,19 @@ def kept_float_ops(module: ModuleOp) -> list[tuple[str, str, str]]:
              op.attributes[KEPT_FLOAT].data) for op in module.walk() if KEPT_FLOAT in op.attributes]
 
 
+def tune(model, options: CompileOptions, **how) -> TuningCache:
+    """Measures the candidate kernels of the model's layers its cache lacks and saves the cache
+    (`autotune.measure.tune` with this module's builds; `how`: its executor, workers, kernels)."""
+    from glowmlir.autotune.measure import Builder
+    from glowmlir.autotune.measure import tune as measure
+
+    return measure(model, options, Builder(import_network, compile_module), **how)
+
+
 def tune_if_asked(model, options: CompileOptions) -> None:
     """With -autotune, measures the candidate kernels of the model's layers its cache lacks
-    (`autotune.measure.tune`), so that the build that follows reads them."""
+    (`tune`), so that the build that follows reads them."""
     if options.autotune and not options.forced_kernel:
-        from glowmlir.autotune.measure import tune
-
         tune(model, options)
 
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,6 +28,17 @@ from glowmlir.backends import GENERIC, PipelineOptions, tuning_candidates
 from glowmlir.errors import GlowError
 
 EXECUTORS = ("processes", "ray")
+
+
+@dataclass(frozen=True)
+class Builder:
+    """The compiler's steps a measuring build takes: `import_network(model, options)` and
+    `compile_module(module, options)` (`glowmlir.compiler.tune` passes its own, so the
+    autotuner, which the compiler calls, imports no compiler). Module-level functions: a
+    worker process or a Ray task receives them by name."""
+
+    import_network: Callable
+    compile_module: Callable
 
 
 def candidates_of(options) -> tuple[str, ...]:
@@ -45,15 +58,14 @@ def board_of(target) -> str:
     raise GlowError(f"-autotune: no emulated board estimates the cycles of -mcpu={target.cpu or 'the host'}")
 
 
-def _glowll_layers(model, options) -> list[tuple[str, dict]]:
+def _glowll_layers(model, options, builder: Builder) -> list[tuple[str, dict]]:
     """(key, signature) of each tuned layer of the model, as `glowll-apply-tuned-kernels` sees them."""
-    from glowmlir.compiler import import_network
     from glowmlir.pipeline import run_passes
     from glowmlir.transforms.apply_tuned_kernels import ApplyTunedKernels
 
     options = dataclasses.replace(options, autotune=False, forced_kernel=GENERIC)
     pipeline = options.pipeline()
-    module = import_network(model, options)
+    module = builder.import_network(model, options)
     run_passes(module, pipeline.glow)
     passes = list(pipeline.glowll)
     tuner = next(p for p in passes if isinstance(p, ApplyTunedKernels))
@@ -61,9 +73,8 @@ def _glowll_layers(model, options) -> list[tuple[str, dict]]:
     return [(signature_key(s), s) for s in (layer_signature(op, tuner.core) for op in tuned_layers(module))]
 
 
-def measure_candidate(model, options, board: str, kernel: str) -> list[tuple[str, dict, float]]:
+def measure_candidate(model, options, board: str, kernel: str, builder: Builder) -> list[tuple[str, dict, float]]:
     """(key, signature, estimated cycles) of each layer that takes `kernel` in a measuring build."""
-    from glowmlir.compiler import compile_module, import_network
     from glowmlir.dialects import glowll
     from glowmlir.instrumentation import Instrumentation, instrumented
     from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
@@ -89,7 +100,7 @@ def measure_candidate(model, options, board: str, kernel: str) -> list[tuple[str
                                    op.name.removeprefix("glowll.")))
 
     with instrumented(LayerRecorder()):
-        bundle = compile_module(import_network(model, options), options)
+        bundle = builder.compile_module(builder.import_network(model, options), options)
     rng = np.random.default_rng(0)
     inputs = {}
     for placeholder in (p for p in bundle.layout.placeholders if p.kind == "input"):
@@ -107,7 +118,7 @@ def measure_candidate(model, options, board: str, kernel: str) -> list[tuple[str
             if signature is not None and took == kernel]
 
 
-def tune(model, options, executor: str = "processes", workers: int | None = None,
+def tune(model, options, builder: Builder, executor: str = "processes", workers: int | None = None,
          kernels: tuple[str, ...] | None = None) -> TuningCache:
     """Measures every candidate kernel (`kernels`: only these of them) of the layers the cache
     (`options.tuning_cache()`) lacks, and saves the cache; returns it. `workers`: processes
@@ -124,17 +135,18 @@ def tune(model, options, executor: str = "processes", workers: int | None = None
         candidates = tuple(kernels)
     cache = TuningCache.load(options.tuning_cache())
     board = board_of(options.target)
-    missing = [key for key, _ in _glowll_layers(model, options) if not cache.measured(key)]
+    missing = [key for key, _ in _glowll_layers(model, options, builder) if not cache.measured(key)]
     if not missing:
         return cache
     if executor == "ray":
         import ray
 
         remote = ray.remote(measure_candidate)
-        results = ray.get([remote.remote(model, options, board, kernel) for kernel in candidates])
+        results = ray.get([remote.remote(model, options, board, kernel, builder) for kernel in candidates])
     else:
         with ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(candidates))) as pool:
-            results = list(pool.map(measure_candidate, *zip(*((model, options, board, k) for k in candidates))))
+            arguments = zip(*((model, options, board, kernel, builder) for kernel in candidates))
+            results = list(pool.map(measure_candidate, *arguments))
     for kernel, measured in zip(candidates, results):
         for key, signature, cycles in measured:
             cache.record(key, signature, kernel, cycles)

@@ -25,8 +25,7 @@ import pytest
 import glowmlir
 from glowmlir.autotune import measure
 from glowmlir.autotune.cache import TuningCache
-from glowmlir.autotune.measure import tune
-from glowmlir.compiler import CompileOptions
+from glowmlir.compiler import CompileOptions, tune
 from glowmlir.errors import GlowError
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import tflite_models as tm
