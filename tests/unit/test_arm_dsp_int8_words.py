@@ -55,7 +55,7 @@ def test_int8_filter_words_equal_the_reference(board):
     for words in ("", "int8"):
         bundle = build(cases, board, "", words)
         text = bundle.ir["glowll"]
-        kernels = re.findall(r"glowll\.convolution (%\d+),.*microkernel = #glowll.microkernel<\"arm-dsp\">", text)
+        kernels = re.findall(r"glowll\.convolution (%\d+),.*microkernel = #glowll.microkernel<\"arm-dsp\"", text)
         assert len(kernels) == len(cases), text
         functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
         run = run_on_board(bundle, board, inputs, count_functions=[*functions, bundle.layout.entry_point, "main"],

@@ -132,7 +132,7 @@ def layer_kernels(bundle) -> list[tuple[str, str, str]]:
     found = []
     for kind, dest, rest in re.findall(r"^\s*glowll\.(convolution|fully_connected|elementwise|softmax) (%\d+),(.*)$",
                                        text, re.M):
-        microkernel = re.search(r'microkernel = #glowll.microkernel<"([\w-]+)">', rest)
+        microkernel = re.search(r'microkernel = #glowll.microkernel<"([\w-]+)"', rest)
         found.append((outputs[dest], kind, microkernel.group(1) if microkernel else GENERIC))
     return found
 

@@ -502,7 +502,7 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
-    assert all('microkernel = #glowll.microkernel<"arm-dsp">' in line for line in instruction_lines(bundle))
+    assert all('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in instruction_lines(bundle))
     assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
     folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
     assert folded.count(False) == 1
@@ -630,9 +630,9 @@ def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
     assert len(lines) == len(cases16)
     wide = [line for line in lines if "wide_accumulators" in line]
     assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
-    assert sum('microkernel = #glowll.microkernel<"arm-dsp">' in line for line in wide) >= len(wide) - 2
+    assert sum('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in wide) >= len(wide) - 2
     generic = [case.output for case, line in zip(cases16, lines)
-               if 'microkernel = #glowll.microkernel<"arm-dsp">' not in line]
+               if 'microkernel = #glowll.microkernel<"arm-dsp"' not in line]
     assert generic and all(output.startswith("y_pointwise_padded") for output in generic), generic
 
 
@@ -688,7 +688,7 @@ def test_relu_requantization_of_consecutive_accumulators_on_the_m7(ratio, output
     case = consecutive_pointwise_case(ratio, output_offset)
     bundle = build(case.body, case.constants, target=target_for("mps2-an500"))
     line, = instruction_lines(bundle)
-    assert all(word in line for word in ('microkernel = #glowll.microkernel<"arm-dsp">', "narrow_requantization",
+    assert all(word in line for word in ('microkernel = #glowll.microkernel<"arm-dsp"', "narrow_requantization",
                                          "doubled_accumulators"))
     actual = run_on_board(bundle, "mps2-an500", case.inputs).outputs[case.output]
     np.testing.assert_array_equal(actual.reshape(case.expected.shape).astype(np.int8), case.expected)
@@ -751,7 +751,7 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
     constants = {name: value for case in cases for name, value in case.constants.items()}
     lines = instruction_lines(build(body, constants, target=target_for("mps2-an500")))
     assert len(lines) == len(cases)
-    generic = [line for line in lines if 'microkernel = #glowll.microkernel<"arm-dsp">' not in line]
+    generic = [line for line in lines if 'microkernel = #glowll.microkernel<"arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
     kinds = [documented_kind(geometry, pool) for _, geometry, pool in int8_convolution_cases()]
     assert {"window pairs", "depthwise", "row pairs", "channel pairs"} <= set(kinds)

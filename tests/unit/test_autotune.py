@@ -63,7 +63,7 @@ def tuned_kernels(bundle) -> list[tuple[str, int, int, str]]:
     for line in bundle.ir["glowll"].splitlines():
         tuned = re.search(r'tuned_kernel = #glowll.tuned_kernel<"([\w-]+)", (\d+), (\d+)>', line)
         if tuned:
-            given = re.search(r'microkernel = #glowll.microkernel<"([\w-]+)">', line)
+            given = re.search(r'microkernel = #glowll.microkernel<"([\w-]+)"', line)  # its parameters after
             found.append((tuned.group(1), int(tuned.group(2)), int(tuned.group(3)),
                           given.group(1) if given else "generic"))
     return found

@@ -107,7 +107,7 @@ def test_flash_size_packs_what_fits_and_outputs_equal_tflite_micro(root):
     packed = [filters_stored_as(bundle, "i16") for bundle in (tight, default, large)]
     assert packed[0] < packed[1] <= packed[2]
     assert filters_stored_as(tight, "i8") > 0
-    dsp = [bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"arm-dsp">') for bundle in (tight, large)]
+    dsp = [bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"arm-dsp"') for bundle in (tight, large)]
     assert dsp[0] == dsp[1]
     data = open(path, "rb").read()
     micro, host = MicroRunner(data), glowmlir.compile(path)
