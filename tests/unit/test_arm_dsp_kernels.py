@@ -830,7 +830,7 @@ def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
     strided = [kind for (_, geometry, _), kind in zip(int8_convolution_cases(), expected) if geometry[2][1] == 2]
     assert "arm-mve" in strided
     for (output, _, _), kind, line in zip(int8_convolution_cases(), expected, convolutions):  # in the cases' order
-        assert f'microkernel = #glowll.microkernel<"{kind}">' in line, (output, line)
+        assert f'microkernel = #glowll.microkernel<"{kind}"' in line, (output, line)
         assert kind != "arm-mve-im2col" or "folded_input_offset" in line
 
 

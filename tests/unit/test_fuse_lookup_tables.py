@@ -97,7 +97,7 @@ def test_the_portable_and_host_vector_kernels_apply_the_tables(model):
     assert len(layers) == LAYERS
     assert sum("microkernel" not in line for line in layers) == 1, layers
     for kernel in ("vector-depthwise-int8", "vector-columns-int8", "vector-pointwise-int8"):
-        assert any(f'microkernel = #glowll.microkernel<"{kernel}">' in line for line in layers), (kernel, layers)
+        assert any(f'microkernel = #glowll.microkernel<"{kernel}"' in line for line in layers), (kernel, layers)
     samples = model[2]
     assert_same_bits([fused.run(s) for s in samples], [plain.run(s) for s in samples])
 
