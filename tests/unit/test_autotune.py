@@ -110,7 +110,7 @@ def test_the_cache_round_trips_and_reproduces_the_build(tuned, tmp_path, monkeyp
 
 @needs_qemu
 def test_ray_tasks_on_a_local_instance_measure_what_the_processes_do(tuned, tmp_path):
-    ray = pytest.importorskip("ray", reason="ray does not import on this platform (glowmlir[ray])")
+    ray = pytest.importorskip("ray", reason="ray (glowmlir[ray], installed by scripts/setup.sh)")
     path, cache_path = tuned
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": ROOT}})
