@@ -28,9 +28,10 @@ from tests.unit.test_quantized_kernels import (
 
 # (rows, depth, columns, fused activation): gathered rows (more than `FC_GATHER_BLOCKS` blocks) of
 # depth 640 (the anomaly detector's first layer), 130 and 23 (tails of two and three), 68 (none);
-# 22 outputs are blocks of two; 12 outputs (three blocks of four) and 9 (blocks of one) are not gathered.
+# 22 outputs are blocks of two; 12 outputs (three blocks of four) and 9 (blocks of one) are not gathered;
+# 68 and 163 inputs (17 and 40 runs of four) leave runs after the last loop step (`FC_STEPS`).
 LAYERS = [(1, 640, 128, "relu"), (1, 130, 68, "relu"), (1, 68, 36, None), (2, 23, 22, "relu"), (3, 37, 12, None),
-          (1, 129, 9, "relu")]
+          (1, 129, 9, "relu"), (1, 163, 20, "relu")]
 
 
 def dense_case(seed: int, rows: int, depth: int, columns: int, activation: str | None, suffix: str) -> Case:

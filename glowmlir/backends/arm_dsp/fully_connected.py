@@ -39,6 +39,13 @@ block in place (DS-CNN's 64 x 12 classifier, three blocks of four, on the M7: 15
 instructions more gathered)."""
 
 
+FC_STEPS = 16
+"""Runs of four inputs a gathered row's loop takes per iteration (all of a shorter row): the
+anomaly detector (ten layers, eight of 128 or 640 inputs) on the M4 at 1, 4, 8 and 16 steps:
+505,685, 468,597, 431,957 and 421,758 estimated cycles, 5.2, -, 9.5 and 15.3 KB of code; on
+the M7 (8, 16) 278,879 and 273,333."""
+
+
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
     """Per input row, `FC_BLOCKS` outputs at a time: each run of four inputs becomes two
     pairs shared by the block (`pairs_of_four`), each weight word two pairs; a tail of fewer
@@ -59,7 +66,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     w_offset = None if folded else offset_pair(b, weight_offset)
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
-    gathered = View.contiguous(b.alloca(2 * words, i32, STACK_ALIGNMENT), (words, 2), element_type=i32) \
+    gathered = View.contiguous(b.alloca(2 * words, i32, STACK_ALIGNMENT), (2, words), element_type=i32) \
         if words and 2 * depth <= FC_GATHER_BYTES and columns // block > FC_GATHER_BLOCKS else None
     with b.loop(0, rows) as m:
         correction = weight_offset_correction(b, domain, op, src, m.index)
@@ -69,23 +76,10 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             outputs = [b.add(b.mul(n_block.index, block), j) for j in range(block)]
             starts = [start(b, domain, bias, n, correction) for n in outputs]
 
-            def words_at(totals: list[SSAValue], word: Index) -> list[SSAValue]:
-                """The products of the run of four inputs `word` at each output."""
-                column = b.mul(word, 4)
-                if gathered is None:
-                    inputs = pairs_of_four(b, src, [m.index, column], x_offset)
-                    weight_words = [load_word(b, weights, [n, column]) for n in outputs]
-                else:  # one run of loads (N+1 cycles on the M4), then the products
-                    weight_words = in_order(b, [load_word(b, weights, [n, column]) for n in outputs])
-                    inputs = in_order(b, [load_word(b, gathered, [word, half]) for half in range(2)])
-                for j, weight_word in enumerate(weight_words):
-                    for pair, weight in zip(inputs, input_pairs(b, weight_word, w_offset)):
-                        totals[j] = smlad(b, pair, weight, totals[j])
-                return totals if gathered is None else in_order(b, totals)
-
-            with b.loop(0, words, carried=starts) as k:
-                k.next(*words_at(list(k.carried), k.index))
-            totals = k.results
+            if gathered is None:
+                totals = in_place_products(b, src, weights, m.index, outputs, starts, x_offset, w_offset, words)
+            else:
+                totals = gathered_products(b, weights, gathered, outputs, starts, w_offset, words)
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
@@ -97,12 +91,75 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                 b.store(domain.output(n, dest.element_type)(total), dest, [m.index, n])
 
 
+def products(b: KernelBuilder, inputs: list[SSAValue], weight_words: list[SSAValue], w_offset: SSAValue | None,
+             totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` plus the products of a run of four inputs (its two pairs) and each output's
+    weight word."""
+    for j, weight_word in enumerate(weight_words):
+        for pair, weight in zip(inputs, input_pairs(b, weight_word, w_offset)):
+            totals[j] = smlad(b, pair, weight, totals[j])
+    return totals
+
+
+def in_place_products(b: KernelBuilder, src: View, weights: View, m: Index, outputs: list[Index],
+                      starts: list[SSAValue], x_offset: SSAValue | None, w_offset: SSAValue | None,
+                      words: int) -> list[SSAValue]:
+    """The totals of a block of outputs over the runs of four inputs of row m, each run's pairs
+    made where it is used (`pairs_of_four`)."""
+    with b.loop(0, words, carried=starts) as k:
+        column = b.mul(k.index, 4)
+        inputs = pairs_of_four(b, src, [m, column], x_offset)
+        k.next(*products(b, list(inputs), [load_word(b, weights, [n, column]) for n in outputs], w_offset,
+                         list(k.carried)))
+    return k.results
+
+
+def gathered_products(b: KernelBuilder, weights: View, gathered: View, outputs: list[Index],
+                      starts: list[SSAValue], w_offset: SSAValue | None, words: int) -> list[SSAValue]:
+    """The totals of a block of outputs over a gathered row, `FC_STEPS` runs of four inputs a
+    loop iteration, read through pointers the loop carries (constant offsets from them, no
+    index: LLVM kept an index and spilled). Each run loads its weight words and its two pairs
+    (`gathered` holds each run's first pairs, then its second ones: never neighbours, which
+    LLVM would load as one `LDRD`, 3 cycles and the end of a run of loads) before its products
+    (`in_order`), and its totals are made before the next run's loads."""
+    steps = min(FC_STEPS, words)
+
+    def block_from(weight_at: SSAValue) -> View:
+        """The block's weight rows from the column at `weight_at` on."""
+        return View(weight_at, (len(outputs), weights.shape[1]), weights.strides, 0, weights.element_type)
+
+    def pairs_from(pairs_at: SSAValue) -> View:
+        return View(pairs_at, gathered.shape, gathered.strides, 0, i32)
+
+    with b.loop(0, words // steps, carried=[b.element(weights, [outputs[0], 0]), gathered.base, *starts]) as k:
+        weight_at, pairs_at, *totals = k.carried
+        for step in range(steps):
+            totals = gathered_run(b, block_from(weight_at), pairs_from(pairs_at), step, w_offset, totals)
+        k.next(b.offset_pointer(weight_at, 4 * steps, weights.element_type),
+               b.offset_pointer(pairs_at, steps, i32), *totals)
+    weight_at, pairs_at, *totals = k.results
+    for step in range(words % steps):
+        totals = gathered_run(b, block_from(weight_at), pairs_from(pairs_at), step, w_offset, totals)
+    return totals
+
+
+def gathered_run(b: KernelBuilder, rows: View, pairs: View, word: int, w_offset: SSAValue | None,
+                 totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` plus the products of the run of four inputs `word` (from `rows` and `pairs`):
+    its loads, one run, first."""
+    loaded = in_order(b, [*(load_word(b, rows, [j, 4 * word]) for j in range(rows.shape[0])),
+                          *(load_word(b, pairs, [half, word]) for half in range(2))])
+    weight_words, inputs = loaded[:-2], loaded[-2:]
+    return in_order(b, products(b, inputs, weight_words, w_offset, totals))
+
+
 def gathered_row_pairs(b: KernelBuilder, src: View, m: Index, x_offset: SSAValue | None, gathered: View) -> None:
-    """The pairs of each run of four inputs of row m (`pairs_of_four`) into `gathered` [words, 2]."""
-    with b.loop(0, gathered.shape[0]) as word:
+    """The pairs of each run of four inputs of row m (`pairs_of_four`) into `gathered`
+    [2, words]: the first pairs, then the second ones."""
+    with b.loop(0, gathered.shape[1]) as word:
         pairs = pairs_of_four(b, src, [m, b.mul(word.index, 4)], x_offset)
         for half, pair in enumerate(pairs):
-            b.store(pair, gathered, [word.index, half])
+            b.store(pair, gathered, [half, word.index])
 
 
 def in_order(b: KernelBuilder, values: list[SSAValue]) -> list[SSAValue]:
