@@ -46,6 +46,9 @@ glowll.function @net {
   %wd = glowll.weight "wd" {value = dense<[[[[1, 2, 3]]], [[[-1, 0, 4]]]]> : tensor<2x1x1x3xi8>} : memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
   %bd = glowll.weight "bd" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.convolution %e, %d, %wd, %bd {strides = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %d8 = glowll.placeholder input "d8" : memref<1x2x2x8x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %e8 = glowll.placeholder output "e8" : memref<1x2x2x8x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.convolution %e8, %d8, %wd, %bd {strides = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x2x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x8x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -141,8 +144,12 @@ glowll.function @net {
 // -20 - 3 * 48 = -164.
 // HELIUM:      %[[B48:.*]] = glowll.weight "b48_adjusted" {value = dense<[-134, -164]> : tensor<2xi32>}
 // HELIUM-NEXT: glowll.convolution %q, %x48, %w48, %[[B48]] {{{.*}}folded_input_offset, microkernel = #glowll.microkernel<"arm-mve-im2col">, narrow_requantization}
-// The depthwise one (stride 1) is on Helium too: a block of one channel, its padding predicated.
-// HELIUM:      glowll.convolution %e, %d, %{{.*}}, %bd {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 3>
+// The depthwise one (stride 1) onto rows of 4 outputs (one vector) keeps the DSP kernel; onto
+// rows of 8 (two whole vectors) it is on Helium: a block of one channel, its padding predicated
+// (measured: `DEPTHWISE_ROW_VECTORS`; on rows of 5, the keyword spotter's, Helium took twice
+// the cycles).
+// HELIUM:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>
+// HELIUM:      glowll.convolution %e8, %d8, %{{.*}}, %bd {{{.*}}microkernel = #glowll.microkernel<"arm-mve">, filter_shape = array<i64: 2, 1, 1, 3>
 // HELIUM:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = #glowll.microkernel<"arm-mve">, narrow_requantization, folded_input_offset}
 // A convolution of stride 2 onto rows of 8 outputs (two vectors) runs on Helium (its input
 // columns gathered, every other one); one of stride 4 keeps the DSP kernel. The int8 Add of

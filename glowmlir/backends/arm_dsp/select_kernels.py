@@ -129,11 +129,25 @@ onto 6 or 3 columns), while onto 12 to 24 columns the gathers took a third fewer
 instructions."""
 
 
-def takes_helium_columns(strides, output_width: int) -> bool:
-    """Helium's column kernel: a convolution of stride 1 along its rows, or of stride 2 onto
-    rows of at least `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before
-    a fused pool)."""
+DEPTHWISE_ROW_VECTORS = (2, 3)
+"""Helium's column kernel takes a depthwise convolution of stride 1 along its rows (that the
+DSP kernel can take) onto rows of whole vectors, at least `DEPTHWISE_ROW_VECTORS[0]`, or of
+more than `DEPTHWISE_ROW_VECTORS[1]` vectors; onto shorter rows (a row's last vector partly
+filled, or one vector) the DSP kernel was ahead. Estimated M55 cycles, Helium / DSP, 3x3
+pad 1, 16 channels (tests/unit/test_arm_dsp_kernel_choices.py's harness): rows of 8, 12, 16,
+20, 24: 0.86, 0.91 (0.79 6 high), 0.82, 0.83, 0.73; of 14, 18, 25: 0.99, 0.81, 0.80; of 3,
+4, 5, 6, 7, 9, 10: 1.60, 1.13, 1.23, 1.86, 1.12, 1.10, 1.20 (the keyword spotter's 25 x 5
+planes of 64 channels: 235,620 against 112,953)."""
+
+
+def takes_helium_columns(strides, output_width: int, depthwise: bool = False) -> bool:
+    """Helium's column kernel: a convolution of stride 1 along its rows (a `depthwise` one
+    onto rows as `DEPTHWISE_ROW_VECTORS` says), or of stride 2 onto rows of at least
+    `STRIDED_ROW_VECTORS` vectors (`output_width`: the convolution's, before a fused pool)."""
     lanes = registered_kernel(HELIUM).lanes
+    if depthwise and column_layout.takes_columns(strides):
+        whole, longer = DEPTHWISE_ROW_VECTORS
+        return (output_width % lanes == 0 and output_width >= whole * lanes) or output_width > longer * lanes
     return column_layout.takes_columns(strides) or (
         column_layout.takes_columns(strides, 2) and output_width >= STRIDED_ROW_VECTORS * lanes)
 
@@ -224,7 +238,8 @@ class PackConvolutionFilter(RewritePattern):
         offset = weight_zero_point(filter_type)
         levels = array_from_dense(weight.value)
         kind = packing(shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op))
-        columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3])
+        depthwise = group > 1 and shape[1] == 1 and kind is not None  # one the DSP kernel takes too
+        columns = takes_helium_columns(op.strides.get_values(), glow.convolution_shape(op)[3], depthwise)
         windowed = ((op.pool is None or glow.pools_globally(op)) and group == 1
                     and takes_im2col(int(np.prod(shape[1:])), columns))
         if only:  # where the forced kernel can take the layer, whatever it costs
