@@ -13,7 +13,8 @@ TRM's cycle table) the DSP kernels against the generic ones, and level tables ag
 generic add and softmax (`LEVEL_TABLE_ELEMENTWISE_FROM` elements an add, more than 128
 levels a softmax); on the Cortex-M55 (LLVM's scheduling model) Helium's column kernel, its dot products of gathered
 windows (`IM2COL_DEPTHS`: 48 taps a window, 8 off the column kernel) and the DSP kernel (a
-stride-2 row onto fewer than `STRIDED_ROW_VECTORS` vectors), and the vector elementwise kernel
+stride-2 row onto fewer than `STRIDED_ROW_VECTORS` vectors, a stride-1 depthwise row of a
+vector and a part: `DEPTHWISE_ROW_VECTORS`), and the vector elementwise kernel
 against the scalar one (a broadcast onto runs of one level, `HELIUM_ELEMENTWISE_RUNS`).
 
 Two rules were changed by what this measured: an Add or Sub took tables only above 512
@@ -84,6 +85,8 @@ def m55_layers() -> list[tuple[str, Case]]:
              "arm-mve-im2col"),
         conv("depthwise_onto6", 5505, ((1, 16, 12, 12), (16, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 16), "arm-dsp"),
         conv("depthwise_onto12", 5506, ((1, 8, 12, 24), (8, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 8), "arm-mve"),
+        conv("depthwise_rows_of5", 5512, ((1, 16, 6, 5), (16, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16), "arm-dsp"),
+        conv("depthwise_rows_of8", 5513, ((1, 8, 6, 8), (8, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 8), "arm-mve"),
         ("arm-mve", fully_connected_case(5507, 1, 64, 16, False, True, "_fc")),
         ("arm-mve", binary_case("mul", (1, 16, 5, 5), (1, 16, 1, 1), 5508, suffix="_mul_runs25")),
         ("arm-mve", binary_case("mul", (1, 8, 1, 3), (1, 8, 1, 1), 5509, suffix="_mul_runs3")),
