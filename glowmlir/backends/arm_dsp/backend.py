@@ -21,7 +21,8 @@ PARAMETERS = ("loop_pairs", "biases_in_filter")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
-choosing straight-line code where that is faster; `biases_in_filter` (a gathered product of
+choosing straight-line code where that is faster (a FullyConnected's gathered row: one run of
+four inputs a step); `biases_in_filter` (a gathered product of
 straight-line blocks with `doubled_accumulators`): the packed filter's first pair holds each
 block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`."""
 

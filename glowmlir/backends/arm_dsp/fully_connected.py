@@ -79,7 +79,8 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             if gathered is None:
                 totals = in_place_products(b, src, weights, m.index, outputs, starts, x_offset, w_offset, words)
             else:
-                totals = gathered_products(b, weights, gathered, outputs, starts, w_offset, words)
+                steps = 1 if op.microkernel.parameter("loop_pairs") is not None else FC_STEPS  # size first
+                totals = gathered_products(b, weights, gathered, outputs, starts, w_offset, words, steps)
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
@@ -115,14 +116,15 @@ def in_place_products(b: KernelBuilder, src: View, weights: View, m: Index, outp
 
 
 def gathered_products(b: KernelBuilder, weights: View, gathered: View, outputs: list[Index],
-                      starts: list[SSAValue], w_offset: SSAValue | None, words: int) -> list[SSAValue]:
-    """The totals of a block of outputs over a gathered row, `FC_STEPS` runs of four inputs a
+                      starts: list[SSAValue], w_offset: SSAValue | None, words: int, steps: int
+                      ) -> list[SSAValue]:
+    """The totals of a block of outputs over a gathered row, `steps` runs of four inputs a
     loop iteration, read through pointers the loop carries (constant offsets from them, no
     index: LLVM kept an index and spilled). Each run loads its weight words and its two pairs
     (`gathered` holds each run's first pairs, then its second ones: never neighbours, which
     LLVM would load as one `LDRD`, 3 cycles and the end of a run of loads) before its products
     (`in_order`), and its totals are made before the next run's loads."""
-    steps = min(FC_STEPS, words)
+    steps = min(steps, words)
 
     def block_from(weight_at: SSAValue) -> View:
         """The block's weight rows from the column at `weight_at` on."""

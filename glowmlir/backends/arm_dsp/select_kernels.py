@@ -344,6 +344,9 @@ def select_im2col(op: glowll.ConvolutionOp, levels: np.ndarray, offset: int, rew
 class SelectFullyConnected(RewritePattern):
     helium: bool
     only: str = ""
+    loop_pairs: int = 0
+    """A size-first build's (`SelectArmDspKernels.loop_pairs`): an "arm-dsp" FullyConnected gets
+    it too, and its gathered row's loop takes one run of four inputs a step, not `FC_STEPS`."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
@@ -354,6 +357,9 @@ class SelectFullyConnected(RewritePattern):
                 return
             helium = helium and only != MICROKERNEL
             op.properties["microkernel"] = MicrokernelAttr(HELIUM if helium else MICROKERNEL)
+            if not helium and self.loop_pairs:
+                op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs",
+                                                                            IntegerAttr(self.loop_pairs, i64))
             weights = op.weights.owner
             if isinstance(weights, glowll.WeightOp) and weights.value is not None:
                 centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
@@ -472,7 +478,7 @@ class SelectArmDspKernels(ModulePass):
         filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
         filters.packed = None if self.only or self.filter_words else self.packed_within_budget(op, filters)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
-        fully_connected = SelectFullyConnected(self.helium, self.only)
+        fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         if self.helium and self.only in ("", HELIUM):
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(self.only == HELIUM),
