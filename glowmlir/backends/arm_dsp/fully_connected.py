@@ -34,7 +34,7 @@ makes them once per input row, not once per block of outputs: MobileNetV2's clas
 
 FC_GATHER_BLOCKS = 3
 """... and that has more blocks of outputs than this: a word's pairs cost a load, two `SXTB16`
-and two stores to gather and one `LDRD` a block to read, against a load and two `SXTB16` a
+and two stores to gather and two loads a block to read, against a load and two `SXTB16` a
 block in place (DS-CNN's 64 x 12 classifier, three blocks of four, on the M7: 155
 instructions more gathered)."""
 
@@ -55,7 +55,8 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     first, one run of loads (`in_order`), and multiplies after: on the Cortex-M4 neighbouring
     loads pipeline (N + 1 cycles; a load before an unrelated instruction costs 2), and LLVM
     otherwise put each load beside its `SXTB16`s (the anomaly detector on the M4: 582,358 ->
-    505,032 estimated cycles, 450,629 -> 449,239 instructions; on the M7 368,226 -> 283,095)."""
+    505,032 estimated cycles, 450,629 -> 449,239 instructions; on the M7 368,226 -> 283,095),
+    `FC_STEPS` runs a loop iteration (`gathered_products`; one in a size-first build)."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
