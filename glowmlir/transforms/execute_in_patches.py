@@ -346,7 +346,7 @@ class PatchCost:
     the instructions the patches run beyond one patch's, the bytes of every patch's regions copied (the
     parts extracted from whole buffers, the cut's parts inserted), and the bytes live while
     the stage runs: the cut's whole output and the largest input + output regions of one
-    patch's instruction."""
+    patch's instruction (an estimate: the kernels chosen later may hold a buffer less)."""
 
     extra_macs: int
     extra_instructions: int
@@ -371,7 +371,9 @@ def patch_cost(cut: glowll.InstructionOp, patches: int) -> PatchCost:
             if step.convolved is not None:
                 patch_macs += int(np.prod(_shape(step.convolved))) * _filter_size(op)
             reads = 0
-            for operand, source_region in step.sources.items():
+            gathered = (isinstance(op, glowll.TransposeOp) and op.input not in written and op is not cut
+                        and _gathers_planes(op))  # planes gathered straight from the whole input
+            for operand, source_region in ({} if gathered else step.sources).items():
                 value = op.operands[operand]
                 if not isinstance(value.owner, glowll.AllocOp) and source_region == whole(value):
                     continue  # a whole stage input (the network's input) read as it is

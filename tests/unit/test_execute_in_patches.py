@@ -20,6 +20,7 @@ import pytest
 import glowmlir
 from glowmlir.memory_report import memory_report
 from glowmlir.runtime.host import FLUSH_PLACEMENTS, HostRunner
+from glowmlir.transforms.execute_in_patches import patched
 from tests.support.tflite_micro import run_micro
 from tests.support.tflite_models import Net, build, random_inputs, run_reference_float
 
@@ -153,3 +154,75 @@ def test_patched_gives_the_module_and_its_extra_macs(model):
     assert 0 < two.extra_macs < two.macs // 2
     assert two.extra_macs == convolution_macs(two.module) - convolution_macs(module)
     assert two.extra_macs < patched(module, CUT, 4).extra_macs
+
+
+# ------------------------------------------------------------------- the chooser picks patches (-ram-size alone)
+
+def _ram(bundle: glowmlir.Bundle) -> int:
+    return bundle.layout.mutable_size + bundle.layout.activations_size
+
+
+def chosen_by_ram(path: str, target: str) -> tuple[glowmlir.Bundle, glowmlir.Bundle]:
+    """(layer-by-layer bundle, bundle compiled with only a `-ram-size` below what the layer-by-
+    layer plan and every in-place plan need): the chooser must take a patched plan by itself."""
+    whole = glowmlir.compile(path, target=target)
+    ram_size = _ram(whole) - 1
+    in_place = glowmlir.compile(path, target=target, in_place=True)
+    assert _ram(in_place) > ram_size  # the first pointwise widens 8 -> 16 channels: no in-place layer takes it
+    chosen = glowmlir.compile(path, target=target, ram_size=ram_size)
+    assert chosen.plan is not None and chosen.plan.name.startswith("patched up to instruction "), chosen.plan
+    assert _ram(chosen) == chosen.plan.ram <= ram_size and chosen.plan.extra_macs > 0
+    return whole, chosen
+
+
+def test_the_chooser_takes_a_patched_plan_that_fits_on_host_without_out_of_bounds_access(model):
+    path, content = model
+    whole, chosen = chosen_by_ram(path, "x86-64")
+    assert "glowll.insert_tensor" in chosen.ir["glowll"] and "insert_tensor" not in whole.ir["glowll"]
+    report = memory_report(chosen, ram_size=chosen.plan.ram_size)
+    assert report.weights_in_flash.fits and report.plan == chosen.plan.name
+    assert report.plan_extra_macs == chosen.plan.extra_macs and report.plan_extra_cycles == chosen.plan.extra_cycles
+    inputs = random_inputs(content, 3)
+    for flush in FLUSH_PLACEMENTS:  # each region flush against a guard page, at its start and at its end
+        _assert_tflite_micro_outputs(HostRunner(chosen.layout, chosen.object_code, flush=flush).run(inputs), content,
+                                     inputs)
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_the_chooser_takes_a_patched_plan_on_the_cortex_m4_equal_to_tflite_micro(model):
+    from glowmlir.runtime.boards import run_on_board, target_for
+
+    path, content = model
+    _, chosen = chosen_by_ram(path, target_for("mps2-an386", "O3"))
+    inputs = random_inputs(content, 4)
+    _assert_tflite_micro_outputs(run_on_board(chosen, "mps2-an386", inputs).outputs, content, inputs)
+
+
+def test_patch_cost_counts_what_the_pass_adds(model):
+    """The chooser's estimate from the regions alone: the same extra MACs as the rewritten IR,
+    one patch's instructions per extra patch, and the bytes the allocated plan holds within 15%
+    (the kernels chosen after it may hold a buffer less: an estimate, not a bound)."""
+    from glowmlir.compiler import CompileOptions, import_network
+    from glowmlir.dialects import glowll
+    from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
+    from glowmlir.pipeline import run_passes
+    from glowmlir.transforms.execute_in_patches import find_cut, patch_cost, stage_of
+
+    path, _ = model
+    module = import_network(path, CompileOptions())
+    run_passes(module, (*CompileOptions().pipeline().glow, LowerGlowToGlowLL()))
+    function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
+    cut = find_cut(function, CUT)
+    for patches in (2, 3):
+        cost = patch_cost(cut, patches)
+        assert cost.extra_macs == patched(module, CUT, patches).extra_macs > 0
+        assert cost.extra_instructions == len(stage_of(cut)) * (patches * patches - 1)
+        allocated = glowmlir.compile(path, patches=(CUT, patches)).layout.activations_size
+        assert abs(cost.stage_bytes - allocated) <= 0.15 * allocated, (cost, allocated)
+
+
+def test_given_patches_the_chooser_adds_no_other_patches(model, bundles):
+    """`-patches` and `-ram-size` together: the user's stage, the chooser's in-place layers at most."""
+    path, _ = model
+    bundle = glowmlir.compile(path, patches=(CUT, 2), ram_size=_ram(bundles[1]))
+    assert bundle.plan.name == "layer by layer" and bundle.layout.activations_size == bundles[1].layout.activations_size
