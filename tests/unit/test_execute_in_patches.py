@@ -226,3 +226,20 @@ def test_given_patches_the_chooser_adds_no_other_patches(model, bundles):
     path, _ = model
     bundle = glowmlir.compile(path, patches=(CUT, 2), ram_size=_ram(bundles[1]))
     assert bundle.plan.name == "layer by layer" and bundle.layout.activations_size == bundles[1].layout.activations_size
+
+
+def test_use_cmsis_patched_plan_calls_the_library_per_patch_equal_to_tflite_micro(model):
+    """-use-cmsis with only a `-ram-size`: the chooser patches the NHWC stage too; each patch's
+    layers are library calls on the patch's buffers (host: the CMSIS-NN stand-ins, written from
+    the library's contract), and the outputs are TFLite Micro's."""
+    from tests.unit.test_kernel_libraries import STANDINS
+
+    path, content = model
+    whole = glowmlir.compile(path, kernel_library="cmsis-nn")
+    chosen = glowmlir.compile(path, kernel_library="cmsis-nn", ram_size=_ram(whole) - 1)
+    assert chosen.plan.name.startswith("patched up to instruction ") and _ram(chosen) < _ram(whole)
+    calls = [detail for _, kind, detail in chosen.library_calls if kind == "library"]
+    assert calls.count("arm_convolve_wrapper_s8") > 4  # layer by layer: 4 convolutions, each a call
+    inputs = random_inputs(content, 5)
+    _assert_tflite_micro_outputs(HostRunner(chosen.layout, chosen.object_code, link=[STANDINS]).run(inputs),
+                                 content, inputs)
