@@ -1,10 +1,10 @@
 """RAM below the layer-by-layer bound: each MLPerf Tiny int8 model's layer-by-layer plan
-beside the plan `-ram-size` chooses (`glowmlir.plan_choice`: in-place layers) for a RAM of
+beside the plan `-ram-size` chooses (`glowmlir.plan_choice`: in-place layers or patches) for a RAM of
 MUTABLE + the goal's ACTIVATIONS, on the Cortex-M4 and M7 boards: ACTIVATIONS, MUTABLE,
 estimated cycles of one inference, code and constants, and whether the board's outputs equal
 TFLite Micro's (`tflite-micro`) bit for bit on a random input.
 
-    .venv/bin/python bench/bench_in_place.py [--models kws,ic] [--boards mps2-an386,mps2-an500]
+    .venv/bin/python bench/bench_in_place.py [--models kws,ic,vww] [--boards mps2-an386,mps2-an500]
 
 The models are not in the repository; they are read from /work/shared/models/mlperf-tiny.
 """
@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--models", default="kws,ic")
     parser.add_argument("--boards", default="mps2-an386,mps2-an500")
     args = parser.parse_args()
-    print(f"{'model':5} {'board':11} {'plan':30} {'ACTIVATIONS':>11} {'MUTABLE':>8} {'cycles':>10} {'+%':>6} "
+    print(f"{'model':5} {'board':11} {'plan':52} {'ACTIVATIONS':>11} {'MUTABLE':>8} {'cycles':>10} {'+%':>6} "
           f"{'code':>7} {'constants':>9}  outputs")
     for name in args.models.split(","):
         file, goal = MODELS[name]
@@ -69,7 +69,7 @@ def main() -> None:
                 if row is None:
                     continue
                 extra = 100 * (row["cycles"] / whole["cycles"] - 1)
-                print(f"{name:5} {board_name:11} {row['plan']:30} {row['activations']:>11,} {row['mutable']:>8,} "
+                print(f"{name:5} {board_name:11} {row['plan']:52} {row['activations']:>11,} {row['mutable']:>8,} "
                       f"{row['cycles']:>10,} {extra:>+6.1f} {row['code']:>7,} {row['constants']:>9,}  "
                       f"{'bit-identical' if row['bit_identical'] else 'DIFFER'} to TFLite Micro", flush=True)
 

@@ -42,7 +42,7 @@ from glowmlir.lowering.llvm_to_object import ExternalCompiler, compile_to_llvm_i
 from glowmlir.lowering.requantization import FULLY_CONNECTED_ROUNDS_ONCE
 from glowmlir.memory_plan import MemoryPlan
 from glowmlir.pipeline import CompilePipeline, default_pipeline, run_passes
-from glowmlir.plan_choice import PlanChoice, choose_plan
+from glowmlir.plan_choice import PlanChoice, choose_plan, layer_by_layer_and_in_place
 from glowmlir.target import HOST, Target
 from glowmlir.transforms.convolve_in_place import STAGED_CHANNELS
 from glowmlir.transforms.quantization_options import QuantizationOptions
@@ -178,12 +178,14 @@ class CompileOptions:
         return ImportOptions(self.model_inputs, self.symbols, self.tflite_float_inputs, self.tflite_float_outputs,
                              self.tflite_hybrid_inputs)
 
-    def pipeline(self, in_place: int | None = None) -> CompilePipeline:
+    def pipeline(self, in_place: int | None = None, patches: tuple[str, int] | None = None) -> CompilePipeline:
         """The passes these options compile with (`glow-compile -print-pipeline` prints them);
-        `in_place` (channels a staged depthwise slice takes, 0: no in-place layers) overrides
-        the option's (the plan chooser's candidates)."""
+        `in_place` (channels a staged depthwise slice takes, 0: no in-place layers) and `patches`
+        (cut, patches per side) override the options' (the plan chooser's candidates)."""
         if in_place is None:
             in_place = STAGED_CHANNELS if self.in_place else 0
+        if patches is None:
+            patches = self.patches
         quantization = self.quantization
         if quantization is not None and self.kernel_library is not None:
             quantization = dataclasses.replace(quantization, symmetric_weights=True)  # what the libraries take
@@ -195,12 +197,12 @@ class CompileOptions:
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
-                                    target=None, ram_size=self.ram_size or 0, in_place=in_place, patches=self.patches,
+                                    target=None, ram_size=self.ram_size or 0, in_place=in_place, patches=patches,
                                     **hybrid)
         return default_pipeline(self.memory_fusion, quantization, self.kernel_library, self.reuse_activations,
                                 self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
                                 target=self.target, ram_size=self.ram_size or 0, in_place=in_place,
-                                patches=self.patches, **hybrid, **tuning)
+                                patches=patches, **hybrid, **tuning)
 
 
 def _expect(argument: str, value: object, kind: type, description: str, optional: bool = False) -> None:
@@ -469,13 +471,15 @@ def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str,
     quantized = any(is_quantized(r.type) for op in module.walk() for r in op.results)
     float_ops = kept_float_ops(module) if quantized else None
     if options.in_place is None and options.ram_size is not None:  # the fastest plan that fits (plan_choice)
-        def lower(graph: ModuleOp, in_place: int) -> ModuleOp:
-            run_passes(graph, options.pipeline(in_place).glowll)
+        def lower(graph: ModuleOp, in_place: int, patches: tuple[str, int] | None) -> ModuleOp:
+            run_passes(graph, options.pipeline(in_place, patches).glowll)
             return graph
 
+        # -patches given: the stage is the user's, the chooser only adds in-place layers.
+        families = [layer_by_layer_and_in_place] if options.patches is not None else None
         start = time.perf_counter()
         with stage(STAGE_NAMES["glowll"]):
-            module, plan = choose_plan(module, options.ram_size, lower)
+            module, plan = choose_plan(module, options.ram_size, lower, families)
             collect_replaced_weights(module)
             module.verify()
             ir_log["glowll"] = str(module)

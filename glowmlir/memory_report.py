@@ -86,6 +86,7 @@ class MemoryReport:
     library_scratch: int = 0  # of the activations: the largest scratch a library call asks for
     plan: str = "layer by layer"  # the plan chosen to fit the RAM (plan_choice)
     plan_extra_cycles: int = 0  # its estimated cycles over layer by layer
+    plan_extra_macs: int = 0  # the multiply-accumulates it adds (a patched plan's halos)
 
     def as_json(self) -> dict:
         report = asdict(self)
@@ -113,7 +114,8 @@ def memory_report(bundle, board: str | None = None, ram_size: int | None = None,
                         weights_in_ram=placement(weights + code, weights + io + activations),
                         board=board, ram_size=ram_size, flash_size=flash_size, library_scratch=layout.library_scratch,
                         **({} if bundle.plan is None else {"plan": bundle.plan.name,
-                                                           "plan_extra_cycles": bundle.plan.extra_cycles}))
+                                                           "plan_extra_cycles": bundle.plan.extra_cycles,
+                                                           "plan_extra_macs": bundle.plan.extra_macs}))
 
 
 def _fit_text(margin: int | None) -> str:
@@ -138,8 +140,10 @@ def report_table(report: MemoryReport):
                   f"lower bound {report.activations_lower_bound:,}")
     if report.library_scratch:
         table.add_row("  of which library scratch (largest call)", f"{report.library_scratch:,}", "")
-    table.add_row("plan", report.plan, f"~{report.plan_extra_cycles:,} cycles over layer by layer"
-                  if report.plan_extra_cycles else "")
+    cost = f"~{report.plan_extra_cycles:,} cycles over layer by layer" if report.plan_extra_cycles else ""
+    if report.plan_extra_macs:
+        cost += f", {report.plan_extra_macs:,} MACs more"
+    table.add_row("plan", report.plan, cost)
     table.add_row("code (.text + .rodata)", f"{report.code:,}", "", end_section=True)
     for label, placement in (("weights in flash", report.weights_in_flash), ("weights in RAM", report.weights_in_ram)):
         table.add_row(f"{label}: Flash", f"{placement.flash:,}", _fit_text(placement.flash_margin))

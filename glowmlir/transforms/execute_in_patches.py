@@ -31,7 +31,8 @@ The stage's instructions are convolutions (with a fused activation, pool or resi
 max and average pools, elementwise ops and transposes (the layout change of the input); a
 buffer of the stage other than the cut's output must be read by the stage alone.
 `patched(module, cut, patches)` gives the transformed copy of a module and the extra
-multiply-accumulates the halos cost (for a planner choosing the cut and the patches).
+multiply-accumulates the halos cost; `patch_cost(cut, patches)` what a plan would cost and
+hold without rewriting anything (for a planner choosing the cut and the patches, `plan_choice`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ class _Step:
 
     sources: dict[int, Region]  # operand index -> region read
     properties: dict[str, list[int]]  # pads (and pool_pads) for the patch
+    convolved: Region | None = None  # a convolution's own output region (before a fused pool)
 
 
 def _needs(op: Operation, out: Region) -> _Step:
@@ -131,7 +133,7 @@ def _needs(op: Operation, out: Region) -> _Step:
         sources = {op.operands.index(op.input): region}
         if op.residual is not None:
             sources[op.operands.index(op.residual)] = out
-        return _Step(sources, properties)
+        return _Step(sources, properties, out)
     if isinstance(op, glowll.MaxPoolOp | glowll.AvgPoolOp):
         region, pads = _through_window(out, spatial_axes(op), glow.shape_of(op.input), op.kernel.get_values(),
                                        op.strides.get_values(), op.pads.get_values())
@@ -224,15 +226,23 @@ def _buffer(region: Region, like: SSAValue, before: Operation) -> SSAValue:
     return alloc.buffer
 
 
-def _emit_patch(stage: list[glowll.InstructionOp], region: Region, index: int, before: Operation) -> None:
-    """The stage's instructions for the patch `region` of the cut's output, ahead of `before`."""
-    cut = stage[-1]
-    needed: dict[SSAValue, Region] = {cut.dest: region}
+def _patch_steps(stage: list[glowll.InstructionOp], region: Region
+                 ) -> tuple[dict[SSAValue, Region], dict[Operation, _Step]]:
+    """What each stage instruction computes and reads for the patch `region` of the cut's
+    output: the region of every buffer the patch needs, and each instruction's step."""
+    needed: dict[SSAValue, Region] = {stage[-1].dest: region}
     steps: dict[Operation, _Step] = {}
     for op in reversed(stage):
         steps[op] = step = _needs(op, needed[op.dest])
         for operand, source_region in step.sources.items():
             needed[op.operands[operand]] = _union(needed.get(op.operands[operand]), source_region)
+    return needed, steps
+
+
+def _emit_patch(stage: list[glowll.InstructionOp], region: Region, index: int, before: Operation) -> None:
+    """The stage's instructions for the patch `region` of the cut's output, ahead of `before`."""
+    cut = stage[-1]
+    needed, steps = _patch_steps(stage, region)
     patch_buffers: dict[SSAValue, SSAValue] = {}  # a stage buffer -> its patch's buffer (over needed[...])
 
     def read(value: SSAValue, wanted: Region) -> SSAValue:
@@ -317,6 +327,64 @@ def convolution_macs(module: ModuleOp) -> int:
             filter_shape = glow.shape_of(op.filter) if op.filter_shape is None else op.filter_shape.get_values()
             total += int(np.prod(glow.convolution_shape(op))) * int(np.prod(filter_shape[1:]))
     return total
+
+
+def _filter_size(op: glowll.ConvolutionOp) -> int:
+    """The multiply-accumulates of one output element."""
+    filter_shape = glow.shape_of(op.filter) if op.filter_shape is None else op.filter_shape.get_values()
+    return int(np.prod(filter_shape[1:]))
+
+
+def _bytes(value: SSAValue, region: Region) -> int:
+    return int(np.prod(_shape(region))) * value.type.element_type.compile_time_size
+
+
+@dataclass(frozen=True)
+class PatchCost:
+    """What running a stage patch by patch costs and holds, from the regions alone (no rewriting;
+    the planner weighs many (cut, patches) with it): the multiply-accumulates the halos add,
+    the instructions the patches run beyond one patch's, the bytes of every patch's regions copied (the
+    parts extracted from whole buffers, the cut's parts inserted), and the bytes live while
+    the stage runs: the cut's whole output and the largest input + output regions of one
+    patch's instruction (an estimate: the kernels chosen later may hold a buffer less)."""
+
+    extra_macs: int
+    extra_instructions: int
+    copied_bytes: int
+    stage_bytes: int
+
+
+def patch_cost(cut: glowll.InstructionOp, patches: int) -> PatchCost:
+    """The cost of `glowll-execute-in-patches` at `cut` with `patches` per side (the stage is
+    refused as the pass refuses it)."""
+    stage = stage_of(cut)
+    macs = sum(int(np.prod(glow.convolution_shape(op))) * _filter_size(op)
+               for op in stage if isinstance(op, glowll.ConvolutionOp))
+    cut_bytes = glowll.byte_size(cut.dest.type)
+    patch_macs = copied = live = 0
+    written = {op.dest for op in stage}
+    regions = patch_regions(cut, patches)
+    for region in regions:
+        needed, steps = _patch_steps(stage, region)
+        for op in stage:
+            step = steps[op]
+            if step.convolved is not None:
+                patch_macs += int(np.prod(_shape(step.convolved))) * _filter_size(op)
+            reads = 0
+            gathered = (isinstance(op, glowll.TransposeOp) and op.input not in written and op is not cut
+                        and _gathers_planes(op))  # planes gathered straight from the whole input
+            for operand, source_region in ({} if gathered else step.sources).items():
+                value = op.operands[operand]
+                if not isinstance(value.owner, glowll.AllocOp) and source_region == whole(value):
+                    continue  # a whole stage input (the network's input) read as it is
+                reads += _bytes(value, source_region)
+                if source_region != (needed[value] if value in written else whole(value)):
+                    copied += _bytes(value, source_region)
+            writes = _bytes(op.dest, needed[op.dest])
+            if op is cut:
+                copied += writes
+            live = max(live, cut_bytes + reads + (writes if op is not cut or len(regions) > 1 else 0))
+    return PatchCost(patch_macs - macs, len(stage) * (len(regions) - 1), copied, live)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ page) and on the emulated Cortex-M4.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 import glowmlir
 from glowmlir.memory_report import memory_report
 from glowmlir.runtime.host import FLUSH_PLACEMENTS, HostRunner
+from glowmlir.transforms.execute_in_patches import patched
 from tests.support.tflite_micro import run_micro
 from tests.support.tflite_models import Net, build, random_inputs, run_reference_float
 
@@ -82,15 +84,20 @@ def test_a_patched_plan_fits_a_ram_size_the_layer_by_layer_plan_cannot(model, bu
 
 
 def test_glow_compile_patches_option_meets_require_fit(model, bundles, tmp_path):
-    """`-patches=CUT,N` with `-ram-size` and `-require-fit`: the patched bundle is written; the
-    layer-by-layer one, refused. The cut given by its index is the same instruction."""
+    """`-patches=CUT,N` with `-ram-size` and `-require-fit`: the patched bundle is written (the cut
+    given by its index is the same instruction); with `-ram-size` alone, the chooser patches the
+    stage by itself (the memory report names the plan and its extra MACs)."""
     path, _ = model
     patched = bundles[1]
-    ram_size = str(patched.layout.mutable_size + patched.layout.activations_size)
+    ram_size = patched.layout.mutable_size + patched.layout.activations_size
     command = [sys.executable, "-m", "glowmlir.cli.compile", f"-model={path}", f"-ram-size={ram_size}",
                "-require-fit"]
-    refused = subprocess.run([*command, f"-emit-bundle={tmp_path / 'whole'}"], capture_output=True, text=True)
-    assert refused.returncode != 0 and "does not fit the target" in refused.stderr
+    chosen = subprocess.run([*command, f"-emit-bundle={tmp_path / 'chosen'}",
+                             f"-memory-report={tmp_path / 'report.json'}"], capture_output=True, text=True)
+    assert chosen.returncode == 0, chosen.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["plan"].startswith("patched up to instruction ") and report["plan_extra_macs"] > 0
+    assert report["io"] + report["activations"] <= ram_size
     written = subprocess.run([*command, f"-emit-bundle={tmp_path / 'patched'}", "-patches=5,2"],
                              capture_output=True, text=True)
     assert written.returncode == 0, written.stderr
@@ -153,3 +160,92 @@ def test_patched_gives_the_module_and_its_extra_macs(model):
     assert 0 < two.extra_macs < two.macs // 2
     assert two.extra_macs == convolution_macs(two.module) - convolution_macs(module)
     assert two.extra_macs < patched(module, CUT, 4).extra_macs
+
+
+# ------------------------------------------------------------------- the chooser picks patches (-ram-size alone)
+
+def _ram(bundle: glowmlir.Bundle) -> int:
+    return bundle.layout.mutable_size + bundle.layout.activations_size
+
+
+def chosen_by_ram(path: str, target: str) -> tuple[glowmlir.Bundle, glowmlir.Bundle]:
+    """(layer-by-layer bundle, bundle compiled with only a `-ram-size` below what the layer-by-
+    layer plan and every in-place plan need): the chooser must take a patched plan by itself."""
+    whole = glowmlir.compile(path, target=target)
+    ram_size = _ram(whole) - 1
+    in_place = glowmlir.compile(path, target=target, in_place=True)
+    assert _ram(in_place) > ram_size  # the first pointwise widens 8 -> 16 channels: no in-place layer takes it
+    chosen = glowmlir.compile(path, target=target, ram_size=ram_size)
+    assert chosen.plan is not None and chosen.plan.name.startswith("patched up to instruction "), chosen.plan
+    assert _ram(chosen) == chosen.plan.ram <= ram_size and chosen.plan.extra_macs > 0
+    return whole, chosen
+
+
+def test_the_chooser_takes_a_patched_plan_that_fits_on_host_without_out_of_bounds_access(model):
+    path, content = model
+    whole, chosen = chosen_by_ram(path, "x86-64")
+    assert "glowll.insert_tensor" in chosen.ir["glowll"] and "insert_tensor" not in whole.ir["glowll"]
+    report = memory_report(chosen, ram_size=chosen.plan.ram_size)
+    assert report.weights_in_flash.fits and report.plan == chosen.plan.name
+    assert report.plan_extra_macs == chosen.plan.extra_macs and report.plan_extra_cycles == chosen.plan.extra_cycles
+    inputs = random_inputs(content, 3)
+    for flush in FLUSH_PLACEMENTS:  # each region flush against a guard page, at its start and at its end
+        _assert_tflite_micro_outputs(HostRunner(chosen.layout, chosen.object_code, flush=flush).run(inputs), content,
+                                     inputs)
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_the_chooser_takes_a_patched_plan_on_the_cortex_m4_equal_to_tflite_micro(model):
+    from glowmlir.runtime.boards import run_on_board, target_for
+
+    path, content = model
+    _, chosen = chosen_by_ram(path, target_for("mps2-an386", "O3"))
+    inputs = random_inputs(content, 4)
+    _assert_tflite_micro_outputs(run_on_board(chosen, "mps2-an386", inputs).outputs, content, inputs)
+
+
+def test_patch_cost_counts_what_the_pass_adds(model):
+    """The chooser's estimate from the regions alone: the same extra MACs as the rewritten IR,
+    one patch's instructions per extra patch, and the bytes the allocated plan holds within 15%
+    (the kernels chosen after it may hold a buffer less: an estimate, not a bound)."""
+    from glowmlir.compiler import CompileOptions, import_network
+    from glowmlir.dialects import glowll
+    from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
+    from glowmlir.pipeline import run_passes
+    from glowmlir.transforms.execute_in_patches import find_cut, patch_cost, stage_of
+
+    path, _ = model
+    module = import_network(path, CompileOptions())
+    run_passes(module, (*CompileOptions().pipeline().glow, LowerGlowToGlowLL()))
+    function = next(op for op in module.body.block.ops if isinstance(op, glowll.FunctionOp))
+    cut = find_cut(function, CUT)
+    for patches in (2, 3):
+        cost = patch_cost(cut, patches)
+        assert cost.extra_macs == patched(module, CUT, patches).extra_macs > 0
+        assert cost.extra_instructions == len(stage_of(cut)) * (patches * patches - 1)
+        allocated = glowmlir.compile(path, patches=(CUT, patches)).layout.activations_size
+        assert abs(cost.stage_bytes - allocated) <= 0.15 * allocated, (cost, allocated)
+
+
+def test_given_patches_the_chooser_adds_no_other_patches(model, bundles):
+    """`-patches` and `-ram-size` together: the user's stage, the chooser's in-place layers at most."""
+    path, _ = model
+    bundle = glowmlir.compile(path, patches=(CUT, 2), ram_size=_ram(bundles[1]))
+    assert bundle.plan.name == "layer by layer" and bundle.layout.activations_size == bundles[1].layout.activations_size
+
+
+def test_use_cmsis_patched_plan_calls_the_library_per_patch_equal_to_tflite_micro(model):
+    """-use-cmsis with only a `-ram-size`: the chooser patches the NHWC stage too; each patch's
+    layers are library calls on the patch's buffers (host: the CMSIS-NN stand-ins, written from
+    the library's contract), and the outputs are TFLite Micro's."""
+    from tests.unit.test_kernel_libraries import STANDINS
+
+    path, content = model
+    whole = glowmlir.compile(path, kernel_library="cmsis-nn")
+    chosen = glowmlir.compile(path, kernel_library="cmsis-nn", ram_size=_ram(whole) - 1)
+    assert chosen.plan.name.startswith("patched up to instruction ") and _ram(chosen) < _ram(whole)
+    calls = [detail for _, kind, detail in chosen.library_calls if kind == "library"]
+    assert calls.count("arm_convolve_wrapper_s8") > 4  # layer by layer: 4 convolutions, each a call
+    inputs = random_inputs(content, 5)
+    _assert_tflite_micro_outputs(HostRunner(chosen.layout, chosen.object_code, link=[STANDINS]).run(inputs),
+                                 content, inputs)

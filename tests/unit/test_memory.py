@@ -153,7 +153,7 @@ def test_cli_writes_the_json_report_and_refuses_what_does_not_fit(tmp_path):
     assert report["activations"] == 14_720 and report["weights_in_flash"]["fits"] is True
     assert "fits, " in result.stdout
     small = os.path.join(tmp_path, "small")
-    result = glow_compile(f"-model={LENET}", f"-emit-bundle={small}", "-ram-size=16K", "-flash-size=2M", "-require-fit")
+    result = glow_compile(f"-model={LENET}", f"-emit-bundle={small}", "-ram-size=4K", "-flash-size=2M", "-require-fit")
     assert result.returncode == 2
     assert "does not fit" in result.stderr and not os.path.exists(small)
     result = glow_compile(f"-model={LENET}", f"-emit-bundle={small}", "-board=arduino")
