@@ -143,7 +143,8 @@ def table_shift_sign(table: SSAValue) -> int:
     shifts) is 0 or less, 1 when every one is 0 or more, else (or not a constant) 0. A
     loaded shift clamped to its sign lets LLVM drop the shift it never takes (per-channel
     int8 layers, whose scales make every shift a right one: no left shift per output, nor
-    its amount per channel)."""
+    its amount per channel). Part of a kernel's signature (`glowll_to_llvm`): instructions
+    alike in all else may share a kernel only with tables of one sign."""
     owner = table.owner
     if not isinstance(owner, glowll.WeightOp) or owner.value is None:
         return 0
@@ -160,7 +161,9 @@ class ChannelRequantization:
         self.b = b
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
-        self.shift_sign = table_shift_sign(table) if table is not None else 0
+        # (not where a kernel serves layers whose numbers are data: records, shape-parameterised)
+        self.shift_sign = table_shift_sign(table) if table is not None and getattr(op, "parameters", None) is None \
+            else 0
         self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier
