@@ -2,7 +2,7 @@
 the loaded shift is clamped to that sign, so that LLVM drops the shift no channel takes (per-channel
 int8 layers: no left shift per output). Bit for bit against the int8 reference on the Cortex-M4 and
 M7 for depthwise convolutions (stride 1 and 2, padded and not, odd channel counts, a channel
-multiplier of 2, a plane in bands) whose shifts are all right ones, all left ones, or mixed."""
+multiplier of 2, a plane in bands, a 24 x 24 plane whole) whose shifts are all right ones, all left ones, or mixed."""
 
 from __future__ import annotations
 
@@ -40,13 +40,15 @@ def test_a_table_not_constant_has_no_sign():
 
 
 # (input NCHW, filter OIHW, strides, pads, dilations, group): stride 1 and 2, padded and unpadded,
-# odd channel counts, a channel multiplier of 2, a plane copied in bands (more than 2 KB widened).
+# odd channel counts, a channel multiplier of 2, a plane copied in bands (more than
+# `arm_dsp.PLANE_BYTES` widened) and a 24 x 24 one copied whole.
 DEPTHWISE = {
     "s1_pad1_c3": ((1, 3, 9, 11), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
     "s2_pad1_c5": ((1, 5, 12, 12), (5, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 5),
     "s2_unpadded_c4": ((1, 4, 9, 13), (4, 1, 3, 3), (2, 2), (0, 0, 0, 0), (1, 1), 4),
     "s1_multiplier2": ((1, 3, 6, 7), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
     "s1_bands_c2": ((1, 2, 40, 40), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    "s2_whole_24x24_c3": ((1, 3, 24, 24), (3, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 3),
 }
 OUTPUT_SCALES = {"right": 64.0, "left": 1 / 4096, "mixed": None}
 """The output scale in accumulator units (channel 0's): large, every multiplier below 1 (right
