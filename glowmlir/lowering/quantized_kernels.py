@@ -44,6 +44,7 @@ from xdsl.irdl import IRDLOperation
 from glowmlir.backends import microkernel
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
+from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import kernels, loop_skeletons, math_approx
 from glowmlir.lowering.fused_tables import looked_up, lookup_table_by_level
@@ -137,6 +138,20 @@ def kernel_parameters(b: KernelBuilder, op: glowll.ConvolutionOp | glowll.FullyC
     return KernelParameters(**loaded)
 
 
+def table_shift_sign(table: SSAValue) -> int:
+    """-1 when every shift of a constant requantization table ([2, channels]: multipliers,
+    shifts) is 0 or less, 1 when every one is 0 or more, else (or not a constant) 0. A
+    loaded shift clamped to its sign lets LLVM drop the shift it never takes (per-channel
+    int8 layers, whose scales make every shift a right one: no left shift per output, nor
+    its amount per channel). Part of a kernel's signature (`glowll_to_llvm`): instructions
+    alike in all else may share a kernel only with tables of one sign."""
+    owner = table.owner
+    if not isinstance(owner, glowll.WeightOp) or owner.value is None:
+        return 0
+    shifts = array_from_dense(owner.value)[1]
+    return -1 if (shifts <= 0).all() else 1 if (shifts >= 0).all() else 0
+
+
 class ChannelRequantization:
     """The (multiplier, shift) of each output channel: the layer's `KernelParameters` for a
     per-tensor filter, else loaded from the instruction's `requantization` buffer ([2,
@@ -146,6 +161,9 @@ class ChannelRequantization:
         self.b = b
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
+        # (not where a kernel serves layers whose numbers are data: records, shape-parameterised)
+        self.shift_sign = table_shift_sign(table) if table is not None and getattr(op, "parameters", None) is None \
+            else 0
         self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier
@@ -159,9 +177,17 @@ class ChannelRequantization:
             self.constant = (multiplier, parameters.shift)
 
     def of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue]:
+        """Channel `channel`'s (multiplier, shift); a loaded shift keeps the sign every
+        channel's shares in the code (`table_shift_sign`): right shifts only, no left shift."""
         if self.table is None:
             return self.constant
-        return self.b.load(self.table, [0, channel]), self.b.load(self.table, [1, channel])
+        b = self.b
+        shift = b.load(self.table, [1, channel])
+        if self.shift_sign < 0:
+            shift = b.int_min(shift, 0)
+        elif self.shift_sign > 0:
+            shift = b.int_max(shift, 0)
+        return b.load(self.table, [0, channel]), shift
 
     def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
         """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""

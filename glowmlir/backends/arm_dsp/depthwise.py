@@ -33,7 +33,7 @@ from glowmlir.backends.arm_dsp.layout import (
     slot_word,
     widened_planes,
 )
-from glowmlir.backends.arm_dsp.row_kernels import store_tile, tile_pairs, tile_products
+from glowmlir.backends.arm_dsp.row_kernels import tile_pairs, tile_products
 from glowmlir.backends.arm_dsp.stack_copies import copy_row, zero_point_plane
 from glowmlir.dialects import glowll
 from glowmlir.lowering.int8_sums import level
@@ -41,12 +41,17 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
     Row,
+    StoredElement,
     fill_row,
 )
 
-PLANE_BYTES = 2048
+PLANE_BYTES = 2304
 """A depthwise convolution copies each input plane, padded, into this many bytes of stack:
-the whole plane when it fits, else bands of it (one row of output at least)."""
+the whole plane when it fits, else bands of it (one row of output at least). 2,304 holds a
+widened 24 x 24 plane (26 rows of 84 bytes), which 2,048 cut into a band of 22 rows and one
+of 2: visual wake words' 24 -> 12 stride-2 layer on the M4 180,482 -> 162,124 cycles, its
+24 x 24 x 32 one 484,823 -> 489,787 (the whole model 13,967,253 -> 13,966,170, M7 8,814,847
+-> 8,801,841, code 524 B less). The 48 x 48 planes (7.8 KB) stay in bands."""
 
 
 UNROLLED_PLANE_TILES = 32
@@ -171,11 +176,12 @@ class DepthwiseConvolution:
 
     def tile(self, n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int,
              x0: Index, filter_rows: View | None = None, skipped: Sequence[int] = (),
-             channel_plane: View | None = None) -> None:
+             channel_plane: View | None = None, stored: StoredElement | None = None) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
         `plane_y` under its kernel row 0), its sums from `start` (or each output's), the
         kernel rows `skipped` left out (their products in `start`); unrolled, the plane read
-        through `channel_plane`."""
+        through `channel_plane`; the outputs stored through `stored` (the channel's
+        `ArithmeticDomain.output`, None: as they are)."""
         b, plan, plane = self.b, self.plan, self.plane
         tiling = plan.tilings[index]
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
@@ -200,8 +206,8 @@ class DepthwiseConvolution:
                                self.x_offset, derive=self.derived)
             weights = load_words(b, self.packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
-        store_tile(b, self.domain, [c], [Row(self.dest, (n, c, y))], totals,
-                   [b.add(x0, p) for p in range(len(totals))])
+        for p, total in enumerate(totals):  # through the channel's output step, made once a channel
+            b.store(stored(total) if stored is not None else total, self.dest, [n, c, y, b.add(x0, p)])
 
 
 @dataclasses.dataclass
@@ -219,6 +225,7 @@ class DepthwiseChannel:
     last_start: SSAValue
     filter_rows: View | None
     channel_plane: View | None = None
+    stored: StoredElement | None = None
     edge_starts: dict[tuple[tuple[int, ...], int], list[SSAValue]] = dataclasses.field(default_factory=dict)
 
     @classmethod
@@ -234,7 +241,8 @@ class DepthwiseChannel:
             if plan.tilings[-1].dropped and kernel.x_offset is None:
                 last_start = padding_products(b, kernel.domain, filter_rows, plan.tilings[-1], plan.word_offsets[-1],
                                               kernel.k_h, start)
-        return cls(kernel, n, c, y0, start, last_start, filter_rows)
+        stored = kernel.domain.output(c, kernel.dest.element_type)  # its numbers read once a channel
+        return cls(kernel, n, c, y0, start, last_start, filter_rows, stored=stored)
 
     def emit(self) -> None:
         """The channel's output rows of the band (unrolled: with their edge starts)."""
@@ -278,7 +286,8 @@ class DepthwiseChannel:
         kernel, b, n, c = self.kernel, self.kernel.b, self.n, self.c
         plan, last = kernel.plan, len(kernel.plan.tilings) - 1
         plane_y = b.mul(y, kernel.sy)
-        tile = functools.partial(kernel.tile, filter_rows=self.filter_rows, channel_plane=self.channel_plane)
+        tile = functools.partial(kernel.tile, filter_rows=self.filter_rows, channel_plane=self.channel_plane,
+                                 stored=self.stored)
         if kernel.unrolled:  # the bottom rows' from the copy, right before them (made first: held in registers)
             self.make_edge_starts(y)
         if plan.tiles and kernel.unrolled:
