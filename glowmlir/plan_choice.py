@@ -10,8 +10,9 @@ passes of its plan:
 
 Each candidate's cost is estimated in cycles over layer by layer (`extra_cycles`): a staged
 slice costs kernel calls (`CALL_CYCLES`) and a pass over bytes (`COPY_CYCLES_PER_BYTE`): a
-depthwise slice's copy, or a residual slice's second reading of its input; a pointwise layer
-written over its input costs nothing (its kernel gathers its pixels anyway). Its bytes
+depthwise slice's copy, or a residual slice's second reading of its input, or a pointwise
+layer's block of rows gathered and inserted; a pointwise layer written over its input by a
+kernel that stages its pixels costs nothing (it gathers them anyway). Its bytes
 are the bundle's RAM with weights in flash: MUTABLE + ACTIVATIONS. Without a RAM limit the
 first candidate is taken (no default figure moves); with one, the cheapest that fits, and a
 RAM no candidate fits is refused (one line, nothing written).
@@ -84,7 +85,8 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
     """Estimated cycles the plan's in-place layers add: per staged slice a kernel call and the
     pass that empties the stage (a copy, or the residual add that reads it, which layer by
     layer reads a whole buffer as well: its call only); a slice of output channels reads its
-    whole input again (a gathering pass over it, `COPY_CYCLES_PER_BYTE`)."""
+    whole input again (a gathering pass over it, `COPY_CYCLES_PER_BYTE`); a block of a
+    pointwise layer's rows is gathered and inserted (a pass over its input and output rows)."""
     writers: dict[glowll.AllocOp, list[glowll.ConvolutionOp]] = {}
     for op in function.body.block.ops:
         if isinstance(op, glowll.ConvolutionOp) and isinstance(op.dest.owner, glowll.AllocOp):
@@ -95,11 +97,20 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
             continue
         for op in slices:
             cycles += 2 * CALL_CYCLES
-            if op.group.value.data == 1:  # output channels: the whole input read again
+            if _gathered(op):  # a block of a pointwise layer's rows: gathered and inserted
+                cycles += CALL_CYCLES + COPY_CYCLES_PER_BYTE * (glowll.byte_size(op.input.type)
+                                                                 + glowll.byte_size(op.dest.type))
+            elif op.group.value.data == 1:  # output channels: the whole input read again
                 cycles += COPY_CYCLES_PER_BYTE * glowll.byte_size(op.input.type)
             else:  # channels of a depthwise convolution: the slice copied over its input
                 cycles += COPY_CYCLES_PER_BYTE * glowll.byte_size(stage.buffer.type)
     return int(cycles)
+
+
+def _gathered(op: glowll.ConvolutionOp) -> bool:
+    """Whether `op` reads a stage `glowll.extract_tensor` gathers (a block of rows)."""
+    return any(isinstance(use.operation, glowll.ExtractTensorOp) and use.operation.dest is op.input
+               for use in op.input.uses)
 
 
 def ram_of(function: glowll.FunctionOp) -> int:

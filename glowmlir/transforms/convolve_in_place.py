@@ -22,11 +22,22 @@ Layer by layer, a convolution's input and output are live together. Two kinds ne
   output becomes a view of its input (offset 0), and the op is marked `in_place`. Which
   kernels stage so is their microkernel's answer (`writes_over_input(op)` in its emitters
   module): the Arm DSP gathered product copies a run of pixels' channels to its stack
-  before it stores that run's outputs (NCHW: output (o, p) lies on input (o, p), o < C, of
-  a pixel already gathered). The shared skeleton computes blocks of output channels over
-  whole planes, and the kernel libraries take no aliased buffers (CMSIS-NN's convolutions
-  write `output_data` while reading `input_data` through other pixels' windows or its
-  im2col buffer; HiFi4's NNLib states the same): those stay out of place.
+  before it stores that run's outputs, Helium's `arm-mve-im2col` one pixel's (NCHW: output
+  (o, p) lies on input (o, p), o < C, of a pixel already gathered).
+* Any other such pointwise convolution (NCHW, batch 1: the host's kernels, the portable
+  ones, a size-first build's, whose shared skeletons compute blocks of output channels over
+  whole planes) runs in blocks of rows (`pointwise_rows`, before kernel selection, on a
+  target none of whose kernels stage their pixels, `kernels_stage_pointwise_pixels`): each
+  block's input rows gathered (`glowll.extract_tensor`) into a stage, convolved into a
+  second stage, which is inserted (`glowll.insert_tensor`) over the output's rows, a view of
+  the input (output (o, y, x) lies on input (o, y, x), o < C, of a row already gathered).
+  Each block is an ordinary convolution of the same shape and weights: one kernel serves
+  them all. RAM: input + a block of input and output rows, instead of input + output.
+
+The kernel libraries take no aliased buffers (CMSIS-NN's convolutions write `output_data`
+while reading `input_data` through other pixels' windows or its im2col buffer; HiFi4's NNLib
+states the same): their layers (NHWC) stay out of place, and every slice above gives its
+kernel distinct input and output buffers.
 
 Only buffers planned in the activations region are shared (an alloc the input is all of,
 which dies at the convolution); inputs and outputs of the network keep their own.
@@ -232,12 +243,70 @@ def writes_over_input(op: glowll.ConvolutionOp) -> bool:
     return answer is not None and answer(op)
 
 
-def is_in_place_pointwise(op: glowll.ConvolutionOp) -> bool:
+def _is_narrowing_pointwise(op: glowll.ConvolutionOp) -> bool:
+    """An NCHW 1x1 convolution (stride 1, unpadded, ungrouped, unpooled) to no more channels."""
     _, out_c, out_h, out_w = glow.shape_of(op.dest)
     _, in_c, in_h, in_w = glow.shape_of(op.input)
     return (op.pool is None and op.group.value.data == 1 and (out_h, out_w) == (in_h, in_w) and out_c <= in_c
             and not glow.is_nhwc(op) and tuple(op.strides.get_values()) == (1, 1)
-            and not any(op.pads.get_values()) and writes_over_input(op))
+            and not any(op.pads.get_values()))
+
+
+def is_in_place_pointwise(op: glowll.ConvolutionOp) -> bool:
+    return _is_narrowing_pointwise(op) and writes_over_input(op)
+
+
+def kernels_stage_pointwise_pixels(options) -> bool:
+    """Whether a backend serving `options.target` (a `PipelineOptions`) has a kernel that
+    writes a pointwise convolution over its input (`writes_over_input` in its emitters),
+    outside a size-first build (whose layers read their numbers from records, `parameters`,
+    and stay out of place): there the pointwise layers are left to it, elsewhere they run
+    in blocks of rows (`pointwise_rows`)."""
+    from glowmlir.backends import backends
+
+    if options.target is None or options.size_first:
+        return False
+    return any(hasattr(kernel.emitters(), "writes_over_input")
+               for backend in backends() if backend.serves is not None and backend.serves(options.target)
+               for kernel in backend.microkernels)
+
+
+def row_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
+    """Rows a block of `pointwise_rows` takes: the most that divide the height with the input
+    block no larger than `channels` whole input planes (0: `op` does not take blocks)."""
+    n, in_c, height, _ = glow.shape_of(op.input)
+    out_c = glow.shape_of(op.dest)[1]
+    # One output channel: a block of rows is contiguous in the output, and glowll-share-buffers
+    # would have the convolution write its stage straight there, over rows still to be read.
+    if n != 1 or out_c < 2 or op.microkernel is not None or not _is_narrowing_pointwise(op):
+        return 0
+    rows = _slice_channels(height, max(1, channels * height // in_c))
+    return rows if rows < height else 0
+
+
+def pointwise_rows(op: glowll.ConvolutionOp, rows: int) -> None:
+    """Replaces `op` by blocks of `rows` rows: each block's input rows gathered into a stage,
+    convolved into a second stage, inserted over the output's rows, a view of the input."""
+    block = op.parent_block()
+    height = glow.shape_of(op.input)[2]
+    gathered = glowll.AllocOp(_sliced_type(op.input.type, 2, 0, rows))
+    computed = glowll.AllocOp(_sliced_type(op.dest.type, 2, 0, rows))
+    output = glowll.TensorViewOp(op.input, op.dest.type, 0)
+    block.insert_ops_before([gathered, computed, output], op)
+    for top in range(0, height, rows):
+        extract = glowll.ExtractTensorOp(gathered.buffer, op.input, starts=[0, 0, top, 0], steps=[1, 1, 1, 1])
+        part = glowll.with_operands(op, dest=computed.buffer, input=gathered.buffer)
+        insert = glowll.InsertTensorOp(output.buffer, computed.buffer, offsets=[0, 0, top, 0])
+        for copy in (extract, insert):
+            if glow.NODE_NAME in op.attributes:
+                copy.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
+        block.insert_ops_before([extract, part, insert], op)
+    dest = op.dest.owner
+    op.detach()
+    op.erase()
+    dest.buffer.replace_all_uses_with(output.buffer)
+    dest.detach()
+    dest.erase()
 
 
 def pointwise_in_place(op: glowll.ConvolutionOp) -> None:
@@ -253,7 +322,7 @@ def pointwise_in_place(op: glowll.ConvolutionOp) -> None:
 
 
 def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: bool,
-                      channels: int = STAGED_CHANNELS) -> int:
+                      channels: int = STAGED_CHANNELS, rows: bool = False) -> int:
     """The in-place rewrites of `function`'s convolutions; returns how many were made."""
     made = 0
     for op in [o for o in _instructions(function) if isinstance(o, glowll.ConvolutionOp)]:
@@ -269,6 +338,9 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
         elif pointwise and is_in_place_pointwise(op):
             pointwise_in_place(op)
             made += 1
+        elif rows and (block := row_block(op, channels)):
+            pointwise_rows(op, block)
+            made += 1
     return made
 
 
@@ -277,15 +349,18 @@ class ConvolveInPlace(ModulePass):
     """Depthwise convolutions staged by channel slices over their input and convolutions
     before a residual add by output channel slices added over the residual (`depthwise`,
     before kernel selection: the slices are selected as any convolution), pointwise ones
-    written over their input where their kernel stages its pixels (`pointwise`, after kernel
-    selection)."""
+    in blocks of rows over their input (`pointwise_rows`, before kernel selection too, on a
+    target whose kernels do not stage their pixels) or written over their input where their
+    kernel stages its pixels (`pointwise`, after kernel selection)."""
 
     name = "glowll-convolve-in-place"
     depthwise: bool = True
     pointwise: bool = False
     staged_channels: int = STAGED_CHANNELS
+    pointwise_rows: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.body.block.ops:
             if isinstance(function, glowll.FunctionOp):
-                convolve_in_place(function, self.depthwise, self.pointwise, self.staged_channels)
+                convolve_in_place(function, self.depthwise, self.pointwise, self.staged_channels,
+                                  self.pointwise_rows)
