@@ -147,7 +147,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     rows = not kernels_stage_pointwise_pixels(options)
     staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place, pointwise_rows=rows)
               ] if in_place else []
-    overwritten = [ConvolveInPlace(depthwise=False, pointwise=True)] if in_place else []
+    overwritten = [ConvolveInPlace(depthwise=False, pointwise=True, staged_channels=in_place)] if in_place else []
     return [LowerGlowToGlowLL(), *patched, *staged, *selection, FuseLookupTables(), *overwritten, ShareBuffers(),
             AllocateMemory(reuse_activations, pointer_width)]
 

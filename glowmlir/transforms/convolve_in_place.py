@@ -27,7 +27,9 @@ Layer by layer, a convolution's input and output are live together. Two kinds ne
 * Any other such pointwise convolution (NCHW, batch 1: the host's kernels, the portable
   ones, a size-first build's, whose shared skeletons compute blocks of output channels over
   whole planes) runs in blocks of rows (`pointwise_rows`, before kernel selection, on a
-  target none of whose kernels stage their pixels, `kernels_stage_pointwise_pixels`): each
+  target none of whose kernels stage their pixels, `kernels_stage_pointwise_pixels`; after
+  it, with `pointwise`, a layer its kernel did not take so, such as Helium's column
+  kernel's, unless that kernel carries parameters that may depend on the plane): each
   block's input rows gathered (`glowll.extract_tensor`) into a stage, convolved into a
   second stage, which is inserted (`glowll.insert_tensor`) over the output's rows, a view of
   the input (output (o, y, x) lies on input (o, y, x), o < C, of a row already gathered).
@@ -76,11 +78,18 @@ def _dies_at(value: SSAValue, op: glowll.InstructionOp, instructions: list[glowl
     return instructions[last] is op
 
 
+def _first_written_by(value: SSAValue, op: glowll.InstructionOp, instructions) -> bool:
+    """Whether no instruction before `op` touches `value` (not a stage earlier slices wrote)."""
+    before = instructions[:instructions.index(op)]
+    return not any(value in other.operands for other in before)
+
+
 def _own_buffers(op: glowll.ConvolutionOp, instructions) -> bool:
     """Input dying here and output a fresh activation buffer of the same element size, no
-    larger: the output may live in the input's memory."""
+    larger, first written here: the output may live in the input's memory."""
     dest, source = op.dest, op.input
     return (isinstance(dest.owner, glowll.AllocOp) and _dies_at(source, op, instructions)
+            and _first_written_by(dest, op, instructions)
             and dest.type.element_type.compile_time_size == source.type.element_type.compile_time_size
             and dest.type.element_count() <= source.type.element_count()
             and op.residual is None and op.lookup_table is None and op.parameters is None)
@@ -278,7 +287,10 @@ def row_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
     out_c = glow.shape_of(op.dest)[1]
     # One output channel: a block of rows is contiguous in the output, and glowll-share-buffers
     # would have the convolution write its stage straight there, over rows still to be read.
-    if n != 1 or out_c < 2 or op.microkernel is not None or not _is_narrowing_pointwise(op):
+    # After kernel selection, a kernel chosen with parameters (`#glowll.microkernel<"k", {...}>`)
+    # may depend on the plane: not sliced.
+    if (n != 1 or out_c < 2 or not _is_narrowing_pointwise(op)
+            or (op.microkernel is not None and op.microkernel.kernel_parameters.data)):
         return 0
     rows = _slice_channels(height, max(1, channels * height // in_c))
     return rows if rows < height else 0
@@ -338,7 +350,7 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
         elif pointwise and is_in_place_pointwise(op):
             pointwise_in_place(op)
             made += 1
-        elif rows and (block := row_block(op, channels)):
+        elif (rows or pointwise) and (block := row_block(op, channels)):
             pointwise_rows(op, block)
             made += 1
     return made

@@ -1,0 +1,92 @@
+"""Pointwise layers written over their input on every kernel family (`glowll-convolve-in-place`):
+in blocks of rows where the kernels do not stage their pixels (the host's, the portable ones of
+a Cortex-M3, a size-first build's), by Helium's im2col product itself on the Cortex-M55. A
+depthwise-separable int8 net (random weights) whose peak is a pointwise layer, compiled with a
+RAM only such a plan meets, runs bit-identical to TFLite Micro: on the host under valgrind's
+memcheck (each region a heap block of exactly its size), on the emulated boards."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import glowmlir
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support import tflite_models as tm
+from tests.support.tflite_micro import MicroRunner
+from tests.support.valgrind import VALGRIND, run_under_valgrind
+
+QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
+
+PLANE = 12 * 12
+"""The net's feature maps: 12 x 12 pixels, 32 channels (4,608 bytes)."""
+
+
+def pointwise_peak_description(seed: int) -> tm.Net:
+    """Two depthwise-separable blocks, 32 -> 32 and 32 -> 24 pointwise layers: layer by layer
+    two 32-channel maps live at each; in place, one and a stage."""
+    net = tm.Net(seed)
+    x = net.conv2d(net.input("input", [1, 12, 12, 1]), 32, 3, 1, "SAME", "RELU")
+    for channels in (32, 24):
+        x = net.depthwise_conv2d(x, 3, 1, "SAME", "RELU")
+        x = net.conv2d(x, channels, 1, 1, "VALID", "RELU")
+    x = net.reshape(net.avg_pool(x, 12, 12), [1, 24])
+    net.output(net.softmax(net.fully_connected(x, 10), 1.0, name="output"))
+    return net
+
+
+@pytest.fixture(scope="module")
+def pointwise_peak(tmp_path_factory):
+    data = tm.build(pointwise_peak_description(seed=11), quantized=True)
+    path = tmp_path_factory.mktemp("pointwise_peak") / "pointwise_peak.tflite"
+    path.write_bytes(data)
+    return str(path), data
+
+
+def in_place(path: str, target):
+    """The bundle compiled with a RAM only in-place pointwise layers meet: one 32-channel map,
+    half another (a depthwise stage), less than two."""
+    whole = glowmlir.compile(path, target=target)
+    assert whole.layout.activations_size == 2 * 32 * PLANE
+    chosen = glowmlir.compile(path, target=target, ram_size=whole.layout.mutable_size + 32 * PLANE * 3 // 2)
+    assert chosen.plan is not None and chosen.plan.name.startswith("in place") and chosen.plan.extra_cycles > 0
+    return chosen
+
+
+def expected(data: bytes, seed: int = 0):
+    inputs = tm.random_inputs(data, seed=seed, low=-2.0, high=2.0)
+    return inputs, MicroRunner(data)(inputs)["output"]
+
+
+def same(outputs, want) -> bool:
+    return np.array_equal(np.asarray(outputs["output"]).reshape(want.shape), want)
+
+
+@pytest.mark.skipif(VALGRIND is None, reason="valgrind is not installed (scripts/setup.sh installs it)")
+def test_host_pointwise_blocks_of_rows_equal_tflite_micro_without_out_of_bounds_access(pointwise_peak, tmp_path):
+    path, data = pointwise_peak
+    chosen = in_place(path, "x86-64")
+    ir = chosen.ir["glowll"]
+    assert ir.count("glowll.extract_tensor") >= 2 and "in_place" not in ir
+    for seed in range(2):
+        inputs, want = expected(data, seed)
+        assert same(run_under_valgrind(chosen.layout, chosen.object_code, inputs, str(tmp_path)), want)
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+@pytest.mark.parametrize("board_name, level, rows_only", [
+    # Helium: the im2col product writes over its input, a layer its column kernel takes in rows
+    ("mps3-an547", None, False),
+    ("mps2-an385", None, True),  # Cortex-M3: the portable kernels, in blocks of rows
+    ("mps3-an547", "Oz", True),  # size-first: record-reading kernels, in blocks of rows
+])
+def test_pointwise_in_place_on_boards_equals_tflite_micro(pointwise_peak, board_name, level, rows_only):
+    path, data = pointwise_peak
+    chosen = in_place(path, target_for(board_name, level))
+    ir = chosen.ir["glowll"]
+    assert "glowll.extract_tensor" in ir or (not rows_only and "in_place" in ir)
+    assert not (rows_only and "in_place" in ir)
+    inputs, want = expected(data)
+    assert same(run_on_board(chosen, board_name, inputs).outputs, want)
