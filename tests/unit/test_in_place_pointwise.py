@@ -20,37 +20,46 @@ from tests.support.valgrind import VALGRIND, run_under_valgrind
 
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 
-PLANE = 12 * 12
-"""The net's feature maps: 12 x 12 pixels, 32 channels (4,608 bytes)."""
-
-
-def pointwise_peak_description(seed: int) -> tm.Net:
-    """Two depthwise-separable blocks, 32 -> 32 and 32 -> 24 pointwise layers: layer by layer
-    two 32-channel maps live at each; in place, one and a stage."""
+def pointwise_peak_description(seed: int, size: int = 12, channels: int = 32) -> tm.Net:
+    """Two depthwise-separable blocks on `size` x `size` maps, `channels` -> `channels` and
+    `channels` -> 24 pointwise layers: layer by layer two maps of `channels` live at each; in
+    place, one and a stage."""
     net = tm.Net(seed)
-    x = net.conv2d(net.input("input", [1, 12, 12, 1]), 32, 3, 1, "SAME", "RELU")
-    for channels in (32, 24):
+    x = net.conv2d(net.input("input", [1, size, size, 1]), channels, 3, 1, "SAME", "RELU")
+    for out in (channels, 24):
         x = net.depthwise_conv2d(x, 3, 1, "SAME", "RELU")
-        x = net.conv2d(x, channels, 1, 1, "VALID", "RELU")
-    x = net.reshape(net.avg_pool(x, 12, 12), [1, 24])
+        x = net.conv2d(x, out, 1, 1, "VALID", "RELU")
+    x = net.reshape(net.avg_pool(x, size, size), [1, 24])
     net.output(net.softmax(net.fully_connected(x, 10), 1.0, name="output"))
     return net
 
 
-@pytest.fixture(scope="module")
-def pointwise_peak(tmp_path_factory):
-    data = tm.build(pointwise_peak_description(seed=11), quantized=True)
-    path = tmp_path_factory.mktemp("pointwise_peak") / "pointwise_peak.tflite"
+def saved(directory, name: str, data: bytes) -> tuple[str, bytes]:
+    path = directory / f"{name}.tflite"
     path.write_bytes(data)
     return str(path), data
 
 
+@pytest.fixture(scope="module")
+def pointwise_peak(tmp_path_factory):
+    """12 x 12 x 32 maps (4,608 bytes)."""
+    return saved(tmp_path_factory.mktemp("pointwise_peak"), "pointwise_peak",
+                 tm.build(pointwise_peak_description(seed=11), quantized=True))
+
+
+@pytest.fixture(scope="module")
+def small_planes(tmp_path_factory):
+    """5 x 5 x 64 maps, whose pointwise layers Helium's im2col product takes."""
+    return saved(tmp_path_factory.mktemp("small_planes"), "small_planes",
+                 tm.build(pointwise_peak_description(seed=12, size=5, channels=64), quantized=True))
+
+
 def in_place(path: str, target):
-    """The bundle compiled with a RAM only in-place pointwise layers meet: one 32-channel map,
-    half another (a depthwise stage), less than two."""
+    """The bundle compiled with a RAM only in-place pointwise layers meet: one map, half
+    another (a depthwise stage), less than two."""
     whole = glowmlir.compile(path, target=target)
-    assert whole.layout.activations_size == 2 * 32 * PLANE
-    chosen = glowmlir.compile(path, target=target, ram_size=whole.layout.mutable_size + 32 * PLANE * 3 // 2)
+    biggest = max(whole.layout.activations_size // 2, 1)
+    chosen = glowmlir.compile(path, target=target, ram_size=whole.layout.mutable_size + biggest * 3 // 2)
     assert chosen.plan is not None and chosen.plan.name.startswith("in place") and chosen.plan.extra_cycles > 0
     return chosen
 
@@ -90,3 +99,13 @@ def test_pointwise_in_place_on_boards_equals_tflite_micro(pointwise_peak, board_
     assert not (rows_only and "in_place" in ir)
     inputs, want = expected(data)
     assert same(run_on_board(chosen, board_name, inputs).outputs, want)
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_helium_im2col_pointwise_over_its_input_equals_tflite_micro(small_planes):
+    path, data = small_planes
+    chosen = in_place(path, target_for("mps3-an547"))
+    ir = chosen.ir["glowll"]
+    assert "in_place" in ir and "arm-mve-im2col" in ir and "glowll.extract_tensor" not in ir
+    inputs, want = expected(data)
+    assert same(run_on_board(chosen, "mps3-an547", inputs).outputs, want)
