@@ -10,9 +10,8 @@ passes of its plan:
 
 Each candidate's cost is estimated in cycles over layer by layer (`extra_cycles`): a staged
 slice costs kernel calls (`CALL_CYCLES`) and a pass over bytes (`COPY_CYCLES_PER_BYTE`): a
-depthwise slice's copy, or a residual slice's second reading of its input, or a pointwise
-layer's block of rows gathered and inserted; a pointwise layer written over its input by a
-kernel that stages its pixels costs nothing (it gathers them anyway). Its bytes
+depthwise slice's copy, or a residual slice's second reading of its input; a pointwise layer
+written over its input costs nothing (its kernel gathers its pixels anyway). Its bytes
 are the bundle's RAM with weights in flash: MUTABLE + ACTIVATIONS. Without a RAM limit the
 first candidate is taken (no default figure moves); with one, the cheapest that fits, and a
 RAM no candidate fits is refused (one line, nothing written).
