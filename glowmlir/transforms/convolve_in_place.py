@@ -333,6 +333,63 @@ def pointwise_in_place(op: glowll.ConvolutionOp) -> None:
     op.properties["in_place"] = UnitAttr()
 
 
+def input_transposed_for(op: glowll.ConvolutionOp, instructions) -> glowll.TransposeOp | None:
+    """The transpose of the network's NHWC input to NCHW that alone writes `op`'s input, a
+    buffer no other instruction touches: `op` (batch 1, unpooled, undilated) may read the input's
+    rows itself (`stem_rows`)."""
+    root = op.input.owner
+    touching = [other for other in instructions if op.input in other.operands]
+    transpose = touching[0] if len(touching) == 2 and touching[1] is op else None
+    if (not isinstance(root, glowll.AllocOp) or not isinstance(transpose, glowll.TransposeOp)
+            or transpose.dest is not op.input or tuple(transpose.perm.get_values()) != (0, 3, 1, 2)
+            or not isinstance(transpose.input.owner, glowll.PlaceholderOp) or glow.is_nhwc(op)
+            or glow.shape_of(op.input)[0] != 1 or op.pool is not None or op.residual is not None
+            or any(d != 1 for d in op.dilations.get_values()) or not isinstance(op.dest.owner, glowll.AllocOp)):
+        return None
+    return transpose
+
+
+def stem_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
+    """Output rows a block of `stem_rows` takes: the most that divide the height with their
+    input rows (their windows') no more than `channels` (0: the whole height)."""
+    out_h = glow.shape_of(op.dest)[2]
+    stride, window = op.strides.get_values()[0], glow.shape_of(op.filter)[2]
+    rows = _slice_channels(out_h, max(1, (channels - window) // stride + 1))
+    return rows if rows < out_h else 0
+
+
+def stem_rows(op: glowll.ConvolutionOp, transpose: glowll.TransposeOp, rows: int) -> None:
+    """Replaces `transpose` and `op` by blocks of `rows` output rows: each block's input rows
+    (a view of the NHWC input) transposed into a stage, convolved (the pads of the image's top
+    and bottom edges at the first and last blocks only) into a second stage, inserted into the
+    output's rows. No whole-tensor copy of the input in the kernels' layout is made."""
+    block = op.parent_block()
+    _, channels, height, width = glow.shape_of(op.input)
+    out_h = glow.shape_of(op.dest)[2]
+    stride, window = op.strides.get_values()[0], glow.shape_of(op.filter)[2]
+    top, left, bottom, right = op.pads.get_values()
+    computed = glowll.AllocOp(_sliced_type(op.dest.type, 2, 0, rows))
+    block.insert_op_before(computed, transpose)
+    for first in range(0, out_h, rows):
+        start, end = first * stride - top, (first + rows - 1) * stride - top + window  # the windows' rows
+        low, high = max(0, start), min(height, end)
+        nhwc = transpose.input.type
+        source = glowll.TensorViewOp(transpose.input, _sliced_type(nhwc, 1, 0, high - low), low * width * channels)
+        gathered = glowll.AllocOp(_sliced_type(op.input.type, 2, 0, high - low))
+        part = glowll.with_operands(op, dest=computed.buffer, input=gathered.buffer)
+        part.properties["pads"] = glow.ints([low - start, left, end - high, right])
+        insert = glowll.InsertTensorOp(op.dest, computed.buffer, offsets=[0, 0, first, 0])
+        copy = glowll.TransposeOp(gathered.buffer, source.buffer, perm=[0, 3, 1, 2])
+        for instruction in (copy, insert):
+            if glow.NODE_NAME in op.attributes:
+                instruction.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
+        block.insert_ops_before([source, gathered, copy, part, insert], op)
+    whole = transpose.dest.owner
+    for erased in (op, transpose, whole):
+        erased.detach()
+        erased.erase()
+
+
 def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: bool,
                       channels: int = STAGED_CHANNELS, rows: bool = False) -> int:
     """The in-place rewrites of `function`'s convolutions; returns how many were made."""
@@ -341,6 +398,10 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
         instructions = _instructions(function)
         if depthwise and (add := residual_add_of(op, instructions, channels)) is not None:
             stage_residual(op, add, channels)
+            made += 1
+        elif (depthwise and (transpose := input_transposed_for(op, instructions)) is not None
+              and (block := stem_block(op, channels))):
+            stem_rows(op, transpose, block)
             made += 1
         elif not _own_buffers(op, instructions):
             continue
