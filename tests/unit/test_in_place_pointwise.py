@@ -3,7 +3,9 @@ in blocks of rows where the kernels do not stage their pixels (the host's, x86-6
 the portable ones of a Cortex-M3, a size-first build's), by Helium's im2col product itself on the Cortex-M55. A
 depthwise-separable int8 net (random weights) whose peak is a pointwise layer, compiled with a
 RAM only such a plan meets, runs bit-identical to TFLite Micro: on the host under valgrind's
-memcheck (each region a heap block of exactly its size), on the emulated boards."""
+memcheck (each region a heap block of exactly its size), on the emulated boards. And a
+stem convolution of the NHWC input that reads the input's rows itself, without a whole-tensor
+transpose into an activation buffer."""
 
 from __future__ import annotations
 
@@ -109,5 +111,49 @@ def test_helium_im2col_pointwise_over_its_input_equals_tflite_micro(small_planes
     chosen = in_place(path, target_for("mps3-an547"))
     ir = chosen.ir["glowll"]
     assert "in_place" in ir and "arm-mve-im2col" in ir and "glowll.extract_tensor" not in ir
+    inputs, want = expected(data)
+    assert same(run_on_board(chosen, "mps3-an547", inputs).outputs, want)
+
+
+def stem_description(seed: int) -> tm.Net:
+    """A 3-channel 24 x 24 NHWC input, a 3x3 stride-2 stem convolution (the kernels' NCHW input
+    is a whole transpose of it, layer by layer, at the peak with the stem's output)."""
+    net = tm.Net(seed)
+    x = net.conv2d(net.input("input", [1, 24, 24, 3]), 8, 3, 2, "SAME", "RELU")
+    x = net.depthwise_conv2d(x, 3, 1, "SAME", "RELU")
+    x = net.conv2d(x, 8, 1, 1, "VALID", "RELU")
+    x = net.reshape(net.avg_pool(x, 12, 12), [1, 8])
+    net.output(net.softmax(net.fully_connected(x, 4), 1.0, name="output"))
+    return net
+
+
+@pytest.fixture(scope="module")
+def stem(tmp_path_factory):
+    return saved(tmp_path_factory.mktemp("stem"), "stem", tm.build(stem_description(seed=21), quantized=True))
+
+
+def stem_in_rows(path: str, target):
+    whole = glowmlir.compile(path, target=target)
+    transposed = 3 * 24 * 24
+    assert whole.layout.activations_size == transposed + 8 * 12 * 12
+    chosen = glowmlir.compile(path, target=target, ram_size=whole.layout.mutable_size + transposed)
+    ir = chosen.ir["glowll"]
+    assert chosen.plan.name.startswith("in place") and "memref<1x3x24x24x" not in ir
+    assert ir.count("glowll.transpose") >= 2
+    return chosen
+
+
+@pytest.mark.skipif(VALGRIND is None, reason="valgrind is not installed (scripts/setup.sh installs it)")
+def test_host_stem_reads_the_nhwc_input_rows_equal_tflite_micro_without_out_of_bounds_access(stem, tmp_path):
+    path, data = stem
+    chosen = stem_in_rows(path, "x86-64")
+    inputs, want = expected(data)
+    assert same(run_under_valgrind(chosen.layout, chosen.object_code, inputs, str(tmp_path)), want)
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+def test_helium_stem_reads_the_nhwc_input_rows_equals_tflite_micro(stem):
+    path, data = stem
+    chosen = stem_in_rows(path, target_for("mps3-an547"))
     inputs, want = expected(data)
     assert same(run_on_board(chosen, "mps3-an547", inputs).outputs, want)
