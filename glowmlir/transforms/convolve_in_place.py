@@ -36,6 +36,13 @@ Layer by layer, a convolution's input and output are live together. Two kinds ne
   Each block is an ordinary convolution of the same shape and weights: one kernel serves
   them all. RAM: input + a block of input and output rows, instead of input + output.
 
+* A convolution (batch 1, NCHW, unpooled, undilated) of the network's NHWC input, which the
+  lowering transposes whole into an activation buffer of the kernels' layout first, reads the
+  input's rows itself (`stem_rows`): in blocks of output rows, each block's input rows (its
+  windows', a view of the NHWC input) transposed into a stage, convolved (the top pad at the
+  first block only, the bottom one at the last) into a second stage and inserted into the
+  output. RAM: a block's rows instead of the whole transposed input (VWW: 27,648 bytes).
+
 The kernel libraries take no aliased buffers (CMSIS-NN's convolutions write `output_data`
 while reading `input_data` through other pixels' windows or its im2col buffer; HiFi4's NNLib
 states the same): their layers (NHWC) stay out of place, and every slice above gives its
@@ -419,9 +426,10 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
 
 @dataclass(frozen=True)
 class ConvolveInPlace(ModulePass):
-    """Depthwise convolutions staged by channel slices over their input and convolutions
-    before a residual add by output channel slices added over the residual (`depthwise`,
-    before kernel selection: the slices are selected as any convolution), pointwise ones
+    """Depthwise convolutions staged by channel slices over their input, convolutions
+    before a residual add by output channel slices added over the residual and the network
+    input's convolution reading its NHWC rows (`depthwise`, before kernel selection: the slices
+    are selected as any convolution), pointwise ones
     in blocks of rows over their input (`pointwise_rows`, before kernel selection too, on a
     target whose kernels do not stage their pixels) or written over their input where their
     kernel stages its pixels (`pointwise`, after kernel selection)."""
