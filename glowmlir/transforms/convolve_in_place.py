@@ -158,17 +158,26 @@ def stage_depthwise(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -
         part = glowll.with_operands(op, **named)
         part.properties["group"] = glow.i64_attr(step)
         block.insert_op_before(part, op)
-        copy = glowll.CopyOp(into.buffer, stage.buffer)
-        if glow.NODE_NAME in op.attributes:
-            copy.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
-        block.insert_op_before(copy, op)
+        block.insert_op_before(_named_after(op, glowll.CopyOp(into.buffer, stage.buffer)), op)
+    _replace_result(op, output.buffer)
+    _erase_unused_weights(block)
+
+
+def _named_after(op: glowll.InstructionOp, instruction: glowll.InstructionOp) -> glowll.InstructionOp:
+    """`instruction` (a copy a rewrite of `op` adds) with `op`'s node name, for the profiles."""
+    if glow.NODE_NAME in op.attributes:
+        instruction.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
+    return instruction
+
+
+def _replace_result(op: glowll.InstructionOp, output: SSAValue) -> None:
+    """Erases `op` and its dest's alloc, whose readers read `output` instead."""
     dest = op.dest.owner
     op.detach()
     op.erase()
-    dest.buffer.replace_all_uses_with(output.buffer)
+    dest.buffer.replace_all_uses_with(output)
     dest.detach()
     dest.erase()
-    _erase_unused_weights(block)
 
 
 def _next_instruction(op: glowll.InstructionOp) -> glowll.InstructionOp | None:
@@ -316,16 +325,8 @@ def pointwise_rows(op: glowll.ConvolutionOp, rows: int) -> None:
         extract = glowll.ExtractTensorOp(gathered.buffer, op.input, starts=[0, 0, top, 0], steps=[1, 1, 1, 1])
         part = glowll.with_operands(op, dest=computed.buffer, input=gathered.buffer)
         insert = glowll.InsertTensorOp(output.buffer, computed.buffer, offsets=[0, 0, top, 0])
-        for copy in (extract, insert):
-            if glow.NODE_NAME in op.attributes:
-                copy.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
-        block.insert_ops_before([extract, part, insert], op)
-    dest = op.dest.owner
-    op.detach()
-    op.erase()
-    dest.buffer.replace_all_uses_with(output.buffer)
-    dest.detach()
-    dest.erase()
+        block.insert_ops_before([_named_after(op, extract), part, _named_after(op, insert)], op)
+    _replace_result(op, output.buffer)
 
 
 def pointwise_in_place(op: glowll.ConvolutionOp) -> None:
@@ -387,10 +388,7 @@ def stem_rows(op: glowll.ConvolutionOp, transpose: glowll.TransposeOp, rows: int
         part.properties["pads"] = glow.ints([low - start, left, end - high, right])
         insert = glowll.InsertTensorOp(op.dest, computed.buffer, offsets=[0, 0, first, 0])
         copy = glowll.TransposeOp(gathered.buffer, source.buffer, perm=[0, 3, 1, 2])
-        for instruction in (copy, insert):
-            if glow.NODE_NAME in op.attributes:
-                instruction.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
-        block.insert_ops_before([source, gathered, copy, part, insert], op)
+        block.insert_ops_before([source, gathered, _named_after(op, copy), part, _named_after(op, insert)], op)
     whole = transpose.dest.owner
     for erased in (op, transpose, whole):
         erased.detach()

@@ -20,6 +20,7 @@ from glowmlir.targets import resolve_target
 from tests.support import tflite_models as tm
 from tests.support.tflite_micro import MicroRunner
 from tests.support.valgrind import VALGRIND, run_under_valgrind
+from tests.unit.test_in_place_plans import saved
 
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 
@@ -35,12 +36,6 @@ def pointwise_peak_description(seed: int, size: int = 12, channels: int = 32) ->
     x = net.reshape(net.avg_pool(x, size, size), [1, 24])
     net.output(net.softmax(net.fully_connected(x, 10), 1.0, name="output"))
     return net
-
-
-def saved(directory, name: str, data: bytes) -> tuple[str, bytes]:
-    path = directory / f"{name}.tflite"
-    path.write_bytes(data)
-    return str(path), data
 
 
 @pytest.fixture(scope="module")
