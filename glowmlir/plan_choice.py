@@ -85,7 +85,8 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
     pass that empties the stage (a copy, or the residual add that reads it, which layer by
     layer reads a whole buffer as well: its call only); a slice of output channels reads its
     whole input again (a gathering pass over it, `COPY_CYCLES_PER_BYTE`); a block of a
-    pointwise layer's rows is gathered and inserted (a pass over its input and output rows)."""
+    pointwise layer's rows, or of the network input's, is gathered (transposed) and inserted (a
+    pass over its input and output rows)."""
     writers: dict[glowll.AllocOp, list[glowll.ConvolutionOp]] = {}
     for op in function.body.block.ops:
         if isinstance(op, glowll.ConvolutionOp) and isinstance(op.dest.owner, glowll.AllocOp):
@@ -96,7 +97,7 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
             continue
         for op in slices:
             cycles += 2 * CALL_CYCLES
-            if _gathered(op):  # a block of a pointwise layer's rows: gathered and inserted
+            if _gathered(op):  # a block of rows: gathered (or transposed) and inserted
                 cycles += CALL_CYCLES + COPY_CYCLES_PER_BYTE * (glowll.byte_size(op.input.type)
                                                                  + glowll.byte_size(op.dest.type))
             elif op.group.value.data == 1:  # output channels: the whole input read again
@@ -107,9 +108,10 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
 
 
 def _gathered(op: glowll.ConvolutionOp) -> bool:
-    """Whether `op` reads a stage `glowll.extract_tensor` gathers (a block of rows)."""
-    return any(isinstance(use.operation, glowll.ExtractTensorOp) and use.operation.dest is op.input
-               for use in op.input.uses)
+    """Whether `op` reads a stage a `glowll.extract_tensor` or `glowll.transpose` fills (a block
+    of a pointwise layer's rows, or of the network input's)."""
+    return any(isinstance(use.operation, glowll.ExtractTensorOp | glowll.TransposeOp)
+               and use.operation.dest is op.input for use in op.input.uses)
 
 
 def ram_of(function: glowll.FunctionOp) -> int:
