@@ -357,12 +357,17 @@ def input_transposed_for(op: glowll.ConvolutionOp, instructions) -> glowll.Trans
     return transpose
 
 
-def stem_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
+STEM_BLOCKS = 4
+"""`stem_rows` reads the input in blocks of at most 1/STEM_BLOCKS of its rows (its cost, a
+kernel call and a transpose a block, does not grow with the plan's smaller slices)."""
+
+
+def stem_block(op: glowll.ConvolutionOp) -> int:
     """Output rows a block of `stem_rows` takes: the most that divide the height with their
-    input rows (their windows') no more than `channels` (0: the whole height)."""
-    out_h = glow.shape_of(op.dest)[2]
+    input rows (their windows') no more than 1/`STEM_BLOCKS` of the input's (0: the whole)."""
+    out_h, in_h = glow.shape_of(op.dest)[2], glow.shape_of(op.input)[2]
     stride, window = op.strides.get_values()[0], glow.shape_of(op.filter)[2]
-    rows = _slice_channels(out_h, max(1, (channels - window) // stride + 1))
+    rows = _slice_channels(out_h, max(1, (in_h // STEM_BLOCKS - window) // stride + 1))
     return rows if rows < out_h else 0
 
 
@@ -405,7 +410,7 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
             stage_residual(op, add, channels)
             made += 1
         elif (depthwise and (transpose := input_transposed_for(op, instructions)) is not None
-              and (block := stem_block(op, channels))):
+              and (block := stem_block(op))):
             stem_rows(op, transpose, block)
             made += 1
         elif not _own_buffers(op, instructions):

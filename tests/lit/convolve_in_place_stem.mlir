@@ -1,8 +1,8 @@
-// RUN: glow-opt %s -p "lower-glow-to-glowll,glowll-convolve-in-place{staged-channels=5}" | filecheck %s
+// RUN: glow-opt %s -p "lower-glow-to-glowll,glowll-convolve-in-place" | filecheck %s
 // A 3x3 stride-2 convolution of the network's NHWC input (6 x 4 x 2), which the lowering
 // transposes whole to NCHW first, reads the input's rows itself in blocks of output rows
-// (staged-channels=5: at most 5 input rows a block, the windows of 2 output rows, so 1, the
-// largest divisor of 3 no more than 2): each block's rows, a view of the NHWC input, transposed into a stage and
+// (at most a quarter of the input's rows a block, at least one window's: one output row a
+// block): each block's rows, a view of the NHWC input, transposed into a stage and
 // convolved with the top pad at the first block only, the bottom one at the last only.
 
 glow.function @net {
