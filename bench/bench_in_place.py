@@ -1,10 +1,11 @@
 """RAM below the layer-by-layer bound: each MLPerf Tiny int8 model's layer-by-layer plan
 beside the plan `-ram-size` chooses (`glowmlir.plan_choice`: in-place layers or patches) for a RAM of
-MUTABLE + the goal's ACTIVATIONS, on the Cortex-M4 and M7 boards: ACTIVATIONS, MUTABLE,
-estimated cycles of one inference, code and constants, and whether the board's outputs equal
-TFLite Micro's (`tflite-micro`) bit for bit on a random input.
+MUTABLE + the goal's ACTIVATIONS, on the Cortex-M4 and M7 boards (or any board, and `host`):
+ACTIVATIONS, MUTABLE, estimated cycles of one inference (on `host`: microseconds, the median
+of 200 runs), code and constants, and whether the outputs equal TFLite Micro's
+(`tflite-micro`) bit for bit on a random input.
 
-    .venv/bin/python bench/bench_in_place.py [--models kws,ic,vww] [--boards mps2-an386,mps2-an500]
+    .venv/bin/python bench/bench_in_place.py [--models kws,ic,vww] [--boards mps2-an386,mps2-an500,host]
 
 The models are not in the repository; they are read from /work/shared/models/mlperf-tiny.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -32,18 +34,38 @@ MODELS = {  # name: (file, the issue's ACTIVATIONS goal)
 }
 
 
+HOST = "host"
+"""The `--boards` name of this machine: the bundle compiled for x86-64, timed in microseconds."""
+
+
+def host_run(bundle, inputs: dict, runs: int = 200) -> tuple[dict, float]:
+    """The host bundle's outputs and its median time of one inference, microseconds."""
+    outputs = bundle.run(inputs)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        bundle.run_in_place(inputs)
+        times.append(time.perf_counter() - start)
+    return outputs, 1e6 * float(np.median(times))
+
+
 def measure(path: str, board_name: str, ram_size: int | None, micro: MicroRunner, seed: int = 0) -> dict:
-    bundle = glowmlir.compile(path, target=board(board_name).cpu, ram_size=ram_size)
+    target = "x86-64" if board_name == HOST else board(board_name).cpu
+    bundle = glowmlir.compile(path, target=target, ram_size=ram_size)
     rng = np.random.default_rng(seed)
     placeholders = [p for p in bundle.layout.placeholders if p.kind == "input"]
     inputs = {p.name: rng.integers(-128, 128, p.shape).astype(np.int8) for p in placeholders}
     expected = micro(dict(zip(micro.input_names, inputs.values())))
-    run = run_on_board(bundle, board_name, inputs, count_cycles=True)
+    if board_name == HOST:
+        outputs, cost = host_run(bundle, inputs)
+    else:
+        run = run_on_board(bundle, board_name, inputs, count_cycles=True)
+        outputs, cost = run.outputs, run.cycles.estimate
     same = all(np.array_equal(np.asarray(got).reshape(want.shape), want)
-               for got, want in zip(run.outputs.values(), expected.values()))
+               for got, want in zip(outputs.values(), expected.values()))
     return {"plan": bundle.plan.name if bundle.plan else "layer by layer",
             "activations": bundle.layout.activations_size, "mutable": bundle.layout.mutable_size,
-            "cycles": round(run.cycles.estimate),
+            "cycles": round(cost),
             "code": code_size(bundle.object_code), "constants": bundle.layout.constant_size, "bit_identical": same}
 
 
@@ -52,7 +74,7 @@ def main() -> None:
     parser.add_argument("--models", default="kws,ic")
     parser.add_argument("--boards", default="mps2-an386,mps2-an500")
     args = parser.parse_args()
-    print(f"{'model':5} {'board':11} {'plan':52} {'ACTIVATIONS':>11} {'MUTABLE':>8} {'cycles':>10} {'+%':>6} "
+    print(f"{'model':5} {'board':11} {'plan':52} {'ACTIVATIONS':>11} {'MUTABLE':>8} {'cycles|us':>10} {'+%':>6} "
           f"{'code':>7} {'constants':>9}  outputs")
     for name in args.models.split(","):
         file, goal = MODELS[name]

@@ -119,12 +119,13 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     (`glowll-fuse-lookup-tables`), buffers shared and memory allocated. With `in_place` channels
     (a plan below the layer-by-layer bound, `plan_choice`; 0: none), `glowll-convolve-in-place`
     stages depthwise convolutions over their input, that many channels a slice, before the
-    selection, and writes pointwise ones over theirs after it. With `patches` (cut
+    selection, and writes pointwise ones over theirs: after it where the target's kernels
+    stage their pixels, else in blocks of rows before it. With `patches` (cut
     instruction, n), the layers up to the cut run over n x n patches of its output
     (`glowll-execute-in-patches`, right after the lowering: the kernels are chosen per patch)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
-    from glowmlir.transforms.convolve_in_place import ConvolveInPlace
+    from glowmlir.transforms.convolve_in_place import ConvolveInPlace, kernels_stage_pointwise_pixels
     from glowmlir.transforms.execute_in_patches import ExecuteInPatches
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
@@ -143,8 +144,10 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
                                               forced_kernel))
     # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
     patched = [] if patches is None else [ExecuteInPatches(*patches)]
-    staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place)] if in_place else []
-    overwritten = [ConvolveInPlace(depthwise=False, pointwise=True)] if in_place else []
+    rows = not kernels_stage_pointwise_pixels(options)
+    staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place, pointwise_rows=rows)
+              ] if in_place else []
+    overwritten = [ConvolveInPlace(depthwise=False, pointwise=True, staged_channels=in_place)] if in_place else []
     return [LowerGlowToGlowLL(), *patched, *staged, *selection, FuseLookupTables(), *overwritten, ShareBuffers(),
             AllocateMemory(reuse_activations, pointer_width)]
 

@@ -163,7 +163,9 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
     """Estimated cycles the plan's in-place layers add: per staged slice a kernel call and the
     pass that empties the stage (a copy, or the residual add that reads it, which layer by
     layer reads a whole buffer as well: its call only); a slice of output channels reads its
-    whole input again (a gathering pass over it, `COPY_CYCLES_PER_BYTE`)."""
+    whole input again (a gathering pass over it, `COPY_CYCLES_PER_BYTE`); a block of a
+    pointwise layer's rows, or of the network input's, is gathered (transposed) and inserted (a
+    pass over its input and output rows)."""
     writers: dict[glowll.AllocOp, list[glowll.ConvolutionOp]] = {}
     for op in function.body.block.ops:
         if isinstance(op, glowll.ConvolutionOp) and isinstance(op.dest.owner, glowll.AllocOp):
@@ -174,11 +176,21 @@ def extra_cycles(function: glowll.FunctionOp) -> int:
             continue
         for op in slices:
             cycles += 2 * CALL_CYCLES
-            if op.group.value.data == 1:  # output channels: the whole input read again
+            if _gathered(op):  # a block of rows: gathered (or transposed) and inserted
+                cycles += CALL_CYCLES + COPY_CYCLES_PER_BYTE * (glowll.byte_size(op.input.type)
+                                                                 + glowll.byte_size(op.dest.type))
+            elif op.group.value.data == 1:  # output channels: the whole input read again
                 cycles += COPY_CYCLES_PER_BYTE * glowll.byte_size(op.input.type)
             else:  # channels of a depthwise convolution: the slice copied over its input
                 cycles += COPY_CYCLES_PER_BYTE * glowll.byte_size(stage.buffer.type)
     return int(cycles)
+
+
+def _gathered(op: glowll.ConvolutionOp) -> bool:
+    """Whether `op` reads a stage a `glowll.extract_tensor` or `glowll.transpose` fills (a block
+    of a pointwise layer's rows, or of the network input's)."""
+    return any(isinstance(use.operation, glowll.ExtractTensorOp | glowll.TransposeOp)
+               and use.operation.dest is op.input for use in op.input.uses)
 
 
 def ram_of(function: glowll.FunctionOp) -> int:

@@ -22,11 +22,31 @@ Layer by layer, a convolution's input and output are live together. Two kinds ne
   output becomes a view of its input (offset 0), and the op is marked `in_place`. Which
   kernels stage so is their microkernel's answer (`writes_over_input(op)` in its emitters
   module): the Arm DSP gathered product copies a run of pixels' channels to its stack
-  before it stores that run's outputs (NCHW: output (o, p) lies on input (o, p), o < C, of
-  a pixel already gathered). The shared skeleton computes blocks of output channels over
-  whole planes, and the kernel libraries take no aliased buffers (CMSIS-NN's convolutions
-  write `output_data` while reading `input_data` through other pixels' windows or its
-  im2col buffer; HiFi4's NNLib states the same): those stay out of place.
+  before it stores that run's outputs, Helium's `arm-mve-im2col` one pixel's (NCHW: output
+  (o, p) lies on input (o, p), o < C, of a pixel already gathered).
+* Any other such pointwise convolution (NCHW, batch 1: the host's kernels, the portable
+  ones, a size-first build's, whose shared skeletons compute blocks of output channels over
+  whole planes) runs in blocks of rows (`pointwise_rows`, before kernel selection, on a
+  target none of whose kernels stage their pixels, `kernels_stage_pointwise_pixels`; after
+  it, with `pointwise`, a layer its kernel did not take so, such as Helium's column
+  kernel's, unless that kernel carries parameters that may depend on the plane): each
+  block's input rows gathered (`glowll.extract_tensor`) into a stage, convolved into a
+  second stage, which is inserted (`glowll.insert_tensor`) over the output's rows, a view of
+  the input (output (o, y, x) lies on input (o, y, x), o < C, of a row already gathered).
+  Each block is an ordinary convolution of the same shape and weights: one kernel serves
+  them all. RAM: input + a block of input and output rows, instead of input + output.
+
+* A convolution (batch 1, NCHW, unpooled, undilated) of the network's NHWC input, which the
+  lowering transposes whole into an activation buffer of the kernels' layout first, reads the
+  input's rows itself (`stem_rows`): in blocks of output rows, each block's input rows (its
+  windows', a view of the NHWC input) transposed into a stage, convolved (the top pad at the
+  first block only, the bottom one at the last) into a second stage and inserted into the
+  output. RAM: a block's rows instead of the whole transposed input (VWW: 27,648 bytes).
+
+The kernel libraries take no aliased buffers (CMSIS-NN's convolutions write `output_data`
+while reading `input_data` through other pixels' windows or its im2col buffer; HiFi4's NNLib
+states the same): their layers (NHWC) stay out of place, and every slice above gives its
+kernel distinct input and output buffers.
 
 Only buffers planned in the activations region are shared (an alloc the input is all of,
 which dies at the convolution); inputs and outputs of the network keep their own.
@@ -65,11 +85,18 @@ def _dies_at(value: SSAValue, op: glowll.InstructionOp, instructions: list[glowl
     return instructions[last] is op
 
 
+def _first_written_by(value: SSAValue, op: glowll.InstructionOp, instructions) -> bool:
+    """Whether no instruction before `op` touches `value` (not a stage earlier slices wrote)."""
+    before = instructions[:instructions.index(op)]
+    return not any(value in other.operands for other in before)
+
+
 def _own_buffers(op: glowll.ConvolutionOp, instructions) -> bool:
     """Input dying here and output a fresh activation buffer of the same element size, no
-    larger: the output may live in the input's memory."""
+    larger, first written here: the output may live in the input's memory."""
     dest, source = op.dest, op.input
     return (isinstance(dest.owner, glowll.AllocOp) and _dies_at(source, op, instructions)
+            and _first_written_by(dest, op, instructions)
             and dest.type.element_type.compile_time_size == source.type.element_type.compile_time_size
             and dest.type.element_count() <= source.type.element_count()
             and op.residual is None and op.lookup_table is None and op.parameters is None)
@@ -131,17 +158,26 @@ def stage_depthwise(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -
         part = glowll.with_operands(op, **named)
         part.properties["group"] = glow.i64_attr(step)
         block.insert_op_before(part, op)
-        copy = glowll.CopyOp(into.buffer, stage.buffer)
-        if glow.NODE_NAME in op.attributes:
-            copy.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
-        block.insert_op_before(copy, op)
+        block.insert_op_before(_named_after(op, glowll.CopyOp(into.buffer, stage.buffer)), op)
+    _replace_result(op, output.buffer)
+    _erase_unused_weights(block)
+
+
+def _named_after(op: glowll.InstructionOp, instruction: glowll.InstructionOp) -> glowll.InstructionOp:
+    """`instruction` (a copy a rewrite of `op` adds) with `op`'s node name, for the profiles."""
+    if glow.NODE_NAME in op.attributes:
+        instruction.attributes[glow.NODE_NAME] = op.attributes[glow.NODE_NAME]
+    return instruction
+
+
+def _replace_result(op: glowll.InstructionOp, output: SSAValue) -> None:
+    """Erases `op` and its dest's alloc, whose readers read `output` instead."""
     dest = op.dest.owner
     op.detach()
     op.erase()
-    dest.buffer.replace_all_uses_with(output.buffer)
+    dest.buffer.replace_all_uses_with(output)
     dest.detach()
     dest.erase()
-    _erase_unused_weights(block)
 
 
 def _next_instruction(op: glowll.InstructionOp) -> glowll.InstructionOp | None:
@@ -232,12 +268,65 @@ def writes_over_input(op: glowll.ConvolutionOp) -> bool:
     return answer is not None and answer(op)
 
 
-def is_in_place_pointwise(op: glowll.ConvolutionOp) -> bool:
+def _is_narrowing_pointwise(op: glowll.ConvolutionOp) -> bool:
+    """An NCHW 1x1 convolution (stride 1, unpadded, ungrouped, unpooled) to no more channels."""
     _, out_c, out_h, out_w = glow.shape_of(op.dest)
     _, in_c, in_h, in_w = glow.shape_of(op.input)
     return (op.pool is None and op.group.value.data == 1 and (out_h, out_w) == (in_h, in_w) and out_c <= in_c
             and not glow.is_nhwc(op) and tuple(op.strides.get_values()) == (1, 1)
-            and not any(op.pads.get_values()) and writes_over_input(op))
+            and not any(op.pads.get_values()))
+
+
+def is_in_place_pointwise(op: glowll.ConvolutionOp) -> bool:
+    return _is_narrowing_pointwise(op) and writes_over_input(op)
+
+
+def kernels_stage_pointwise_pixels(options) -> bool:
+    """Whether a backend serving `options.target` (a `PipelineOptions`) has a kernel that
+    writes a pointwise convolution over its input (`writes_over_input` in its emitters),
+    outside a size-first build (whose layers read their numbers from records, `parameters`,
+    and stay out of place): there the pointwise layers are left to it, elsewhere they run
+    in blocks of rows (`pointwise_rows`)."""
+    from glowmlir.backends import backends
+
+    if options.target is None or options.size_first:
+        return False
+    return any(hasattr(kernel.emitters(), "writes_over_input")
+               for backend in backends() if backend.serves is not None and backend.serves(options.target)
+               for kernel in backend.microkernels)
+
+
+def row_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
+    """Rows a block of `pointwise_rows` takes: the most that divide the height with the input
+    block no larger than `channels` whole input planes (0: `op` does not take blocks)."""
+    n, in_c, height, _ = glow.shape_of(op.input)
+    out_c = glow.shape_of(op.dest)[1]
+    # One output channel: a block of rows is contiguous in the output, and glowll-share-buffers
+    # would have the convolution write its stage straight there, over rows still to be read.
+    # After kernel selection, a kernel chosen with parameters (`#glowll.microkernel<"k", {...}>`)
+    # may depend on the plane: not sliced.
+    if (n != 1 or out_c < 2 or not _is_narrowing_pointwise(op)
+            or (op.microkernel is not None and op.microkernel.kernel_parameters.data)):
+        return 0
+    rows = _slice_channels(height, max(1, channels * height // in_c))
+    return rows if rows < height else 0
+
+
+def pointwise_rows(op: glowll.ConvolutionOp, rows: int) -> None:
+    """Replaces `op` by blocks of `rows` rows: each block's input rows gathered into a stage,
+    convolved into a second stage, inserted over the output's rows, a view of the input."""
+    block = op.parent_block()
+    height = glow.shape_of(op.input)[2]
+    gathered = glowll.AllocOp(_sliced_type(op.input.type, 2, 0, rows))
+    computed = glowll.AllocOp(_sliced_type(op.dest.type, 2, 0, rows))
+    output = glowll.TensorViewOp(op.input, op.dest.type, 0)
+    block.insert_ops_before([gathered, computed, output], op)
+    for top in range(0, height, rows):
+        extract = glowll.ExtractTensorOp(gathered.buffer, op.input, starts=[0, 0, top, 0], steps=[1, 1, 1, 1])
+        part = glowll.with_operands(op, dest=computed.buffer, input=gathered.buffer)
+        insert = glowll.InsertTensorOp(output.buffer, computed.buffer, offsets=[0, 0, top, 0])
+        block.insert_ops_before([_named_after(op, extract), part, _named_after(op, insert)], op)
+    _replace_result(op, output.buffer)
 
 
 def pointwise_in_place(op: glowll.ConvolutionOp) -> None:
@@ -252,14 +341,77 @@ def pointwise_in_place(op: glowll.ConvolutionOp) -> None:
     op.properties["in_place"] = UnitAttr()
 
 
+def input_transposed_for(op: glowll.ConvolutionOp, instructions) -> glowll.TransposeOp | None:
+    """The transpose of the network's NHWC input to NCHW that alone writes `op`'s input, a
+    buffer no other instruction touches: `op` (batch 1, unpooled, undilated) may read the input's
+    rows itself (`stem_rows`)."""
+    root = op.input.owner
+    touching = [other for other in instructions if op.input in other.operands]
+    transpose = touching[0] if len(touching) == 2 and touching[1] is op else None
+    if (not isinstance(root, glowll.AllocOp) or not isinstance(transpose, glowll.TransposeOp)
+            or transpose.dest is not op.input or tuple(transpose.perm.get_values()) != (0, 3, 1, 2)
+            or not isinstance(transpose.input.owner, glowll.PlaceholderOp) or glow.is_nhwc(op)
+            or glow.shape_of(op.input)[0] != 1 or op.pool is not None or op.residual is not None
+            or any(d != 1 for d in op.dilations.get_values()) or not isinstance(op.dest.owner, glowll.AllocOp)):
+        return None
+    return transpose
+
+
+STEM_BLOCKS = 4
+"""`stem_rows` reads the input in blocks of at most 1/STEM_BLOCKS of its rows (its cost, a
+kernel call and a transpose a block, does not grow with the plan's smaller slices)."""
+
+
+def stem_block(op: glowll.ConvolutionOp) -> int:
+    """Output rows a block of `stem_rows` takes: the most that divide the height with their
+    input rows (their windows') no more than 1/`STEM_BLOCKS` of the input's (0: the whole)."""
+    out_h, in_h = glow.shape_of(op.dest)[2], glow.shape_of(op.input)[2]
+    stride, window = op.strides.get_values()[0], glow.shape_of(op.filter)[2]
+    rows = _slice_channels(out_h, max(1, (in_h // STEM_BLOCKS - window) // stride + 1))
+    return rows if rows < out_h else 0
+
+
+def stem_rows(op: glowll.ConvolutionOp, transpose: glowll.TransposeOp, rows: int) -> None:
+    """Replaces `transpose` and `op` by blocks of `rows` output rows: each block's input rows
+    (a view of the NHWC input) transposed into a stage, convolved (the pads of the image's top
+    and bottom edges at the first and last blocks only) into a second stage, inserted into the
+    output's rows. No whole-tensor copy of the input in the kernels' layout is made."""
+    block = op.parent_block()
+    _, channels, height, width = glow.shape_of(op.input)
+    out_h = glow.shape_of(op.dest)[2]
+    stride, window = op.strides.get_values()[0], glow.shape_of(op.filter)[2]
+    top, left, bottom, right = op.pads.get_values()
+    computed = glowll.AllocOp(_sliced_type(op.dest.type, 2, 0, rows))
+    block.insert_op_before(computed, transpose)
+    for first in range(0, out_h, rows):
+        start, end = first * stride - top, (first + rows - 1) * stride - top + window  # the windows' rows
+        low, high = max(0, start), min(height, end)
+        nhwc = transpose.input.type
+        source = glowll.TensorViewOp(transpose.input, _sliced_type(nhwc, 1, 0, high - low), low * width * channels)
+        gathered = glowll.AllocOp(_sliced_type(op.input.type, 2, 0, high - low))
+        part = glowll.with_operands(op, dest=computed.buffer, input=gathered.buffer)
+        part.properties["pads"] = glow.ints([low - start, left, end - high, right])
+        insert = glowll.InsertTensorOp(op.dest, computed.buffer, offsets=[0, 0, first, 0])
+        copy = glowll.TransposeOp(gathered.buffer, source.buffer, perm=[0, 3, 1, 2])
+        block.insert_ops_before([source, gathered, _named_after(op, copy), part, _named_after(op, insert)], op)
+    whole = transpose.dest.owner
+    for erased in (op, transpose, whole):
+        erased.detach()
+        erased.erase()
+
+
 def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: bool,
-                      channels: int = STAGED_CHANNELS) -> int:
+                      channels: int = STAGED_CHANNELS, rows: bool = False) -> int:
     """The in-place rewrites of `function`'s convolutions; returns how many were made."""
     made = 0
     for op in [o for o in _instructions(function) if isinstance(o, glowll.ConvolutionOp)]:
         instructions = _instructions(function)
         if depthwise and (add := residual_add_of(op, instructions, channels)) is not None:
             stage_residual(op, add, channels)
+            made += 1
+        elif (depthwise and (transpose := input_transposed_for(op, instructions)) is not None
+              and (block := stem_block(op))):
+            stem_rows(op, transpose, block)
             made += 1
         elif not _own_buffers(op, instructions):
             continue
@@ -269,23 +421,30 @@ def convolve_in_place(function: glowll.FunctionOp, depthwise: bool, pointwise: b
         elif pointwise and is_in_place_pointwise(op):
             pointwise_in_place(op)
             made += 1
+        elif (rows or pointwise) and (block := row_block(op, channels)):
+            pointwise_rows(op, block)
+            made += 1
     return made
 
 
 @dataclass(frozen=True)
 class ConvolveInPlace(ModulePass):
-    """Depthwise convolutions staged by channel slices over their input and convolutions
-    before a residual add by output channel slices added over the residual (`depthwise`,
-    before kernel selection: the slices are selected as any convolution), pointwise ones
-    written over their input where their kernel stages its pixels (`pointwise`, after kernel
-    selection)."""
+    """Depthwise convolutions staged by channel slices over their input, convolutions
+    before a residual add by output channel slices added over the residual and the network
+    input's convolution reading its NHWC rows (`depthwise`, before kernel selection: the slices
+    are selected as any convolution), pointwise ones
+    in blocks of rows over their input (`pointwise_rows`, before kernel selection too, on a
+    target whose kernels do not stage their pixels) or written over their input where their
+    kernel stages its pixels (`pointwise`, after kernel selection)."""
 
     name = "glowll-convolve-in-place"
     depthwise: bool = True
     pointwise: bool = False
     staged_channels: int = STAGED_CHANNELS
+    pointwise_rows: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.body.block.ops:
             if isinstance(function, glowll.FunctionOp):
-                convolve_in_place(function, self.depthwise, self.pointwise, self.staged_channels)
+                convolve_in_place(function, self.depthwise, self.pointwise, self.staged_channels,
+                                  self.pointwise_rows)

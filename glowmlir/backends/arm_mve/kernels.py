@@ -153,6 +153,15 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         vector_columns.emit_convolution(b, domain, op, view, Int8Columns)
 
 
+def writes_over_input(op: glowll.ConvolutionOp) -> bool:
+    """Whether the kernel may write its output over its input (`glowll-convolve-in-place`):
+    the unpooled im2col product copies each output pixel's window (a 1x1 one: the pixel's
+    channels) to its stack patch before it stores that pixel's outputs, and later pixels
+    read later pixels only, so output (o, p) may lie on input (o, p) (NCHW, no more output
+    channels). The column kernel reads whole rows of columns across channels: not it."""
+    return op.microkernel is not None and op.microkernel.data == IM2COL and op.pool is None
+
+
 # ----------------------------------------------------------------------------- elementwise
 
 
