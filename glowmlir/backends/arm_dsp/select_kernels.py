@@ -20,7 +20,9 @@ at least two vectors) get `microkernel = "arm-mve"`
 Add, Sub and Mul (of operands of one shape, or broadcast onto runs of two levels or more) and
 int8 softmax; without it, an int8 Add or Sub of 192 elements or more and an int8 softmax
 of more than 128 levels get `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: their
-terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
+terms and exps looked up in tables of the 256 levels, `SelectLevelTables`), and an int8 Mul of a
+tensor by one level per channel `microkernel = "channel-products"` (`backends.arm_dsp.channel_products`,
+`SelectChannelProducts`). With
 `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
 gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step.
 Outputs stay bit-identical to the generic int8 kernels.
@@ -57,6 +59,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
 )
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
+    CHANNEL_PRODUCTS,
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
@@ -412,6 +415,24 @@ class SelectLevelTables(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+@dataclass
+class SelectChannelProducts(RewritePattern):
+    """On the DSP extension without Helium: an int8 Mul of a tensor by one level per channel
+    (a squeeze-excitation gate, `channel_products.gate_operand`), `microkernel =
+    "channel-products"` (`backends.arm_dsp.channel_products`: the gate's terms once per
+    channel, then one multiply-accumulate and a narrow requantization an element)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        from glowmlir.backends.arm_dsp.channel_products import gate_operand
+
+        if (op.microkernel is not None or not all(is_quantized(v.type) for v in op.operands)
+                or not int8_buffers(*op.operands) or tuned_kernel(op) or gate_operand(op) is None):
+            return
+        op.properties["microkernel"] = MicrokernelAttr(CHANNEL_PRODUCTS)
+        rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
@@ -465,6 +486,8 @@ class SelectArmDspKernels(ModulePass):
         elif self.only == LEVEL_TABLES or (not self.helium and not self.only):
             PatternRewriteWalker(SelectLevelTables(self.only == LEVEL_TABLES),
                                  apply_recursively=False).rewrite_module(op)
+        if not self.helium and not self.only:
+            PatternRewriteWalker(SelectChannelProducts(), apply_recursively=False).rewrite_module(op)
 
     def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter) -> set[int] | None:
         """The convolutions whose packed filters fit the constants' budget
