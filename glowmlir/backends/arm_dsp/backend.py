@@ -74,6 +74,13 @@ def verify_channel_products(op) -> None:
     verify(op)
 
 
+def verify_reciprocal_quantize(op) -> None:
+    """A quantize of f32 to int8 (`reciprocal_quantize`)."""
+    from glowmlir.backends.arm_dsp.reciprocal_quantize import verify_reciprocal_quantize as verify
+
+    verify(op)
+
+
 def glowll_passes(options: PipelineOptions) -> list:
     """On a core with the DSP extension, `glowll-select-arm-dsp-kernels` (Helium's kernels
     too on a Helium core, but at -Oz: LLVM vectorizes no loop in minimum-size code, so
@@ -119,6 +126,8 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
     Microkernel(layout.CHANNEL_PRODUCTS, "glowmlir.backends.arm_dsp.channel_products", ops=("glowll.elementwise",),
                 elementwise_kinds=("mul",), verify=verify_channel_products),
+    Microkernel(layout.RECIPROCAL_QUANTIZE, "glowmlir.backends.arm_dsp.reciprocal_quantize",
+                ops=("glowll.elementwise",), elementwise_kinds=("quantize",), verify=verify_reciprocal_quantize),
     Microkernel(shape_parameterised.MATRIX_PRODUCT, "glowmlir.backends.arm_dsp.shape_parameterised",
                 ops=("glowll.convolution",), lookup_tables=True, verify=record_check(RECORD_WORDS)),
     Microkernel(shape_parameterised.DEPTHWISE, "glowmlir.backends.arm_dsp.shape_parameterised",
