@@ -92,8 +92,11 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -
     low, high = out_type.value_range
     narrow = is_narrow(bound, shift)
     terms = rounding_terms(shift, out_type.offset)
-    # made where the kernel starts, opaque: LLVM adds the sign to it in one instruction
+    # made where the kernel starts, opaque: LLVM adds the sign to the rounding terms in one
+    # instruction and multiplies by the multiplier with one SMMLAR (a constant: UMLAL, MUL)
     rounding = b.opaque(b.integer(terms)) if narrow and terms is not None else None
+    if narrow:
+        multiplier = b.opaque(b.integer(multiplier))
     factor = 2 if narrow else 1  # the narrow requantization takes the doubled product
     with b.loops(shape[:-1]) as outer:
         level = b.sign_extend(b.load(gate, [*outer, 0]), i32)
