@@ -117,9 +117,9 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     when a `tuning_cache` file is given (or a measuring build's `forced_kernel`), then
     the lookup tables that follow a convolution or FullyConnected fused into its kernel
     (`glowll-fuse-lookup-tables`), the exact int8-to-int16 widenings average pools alone read
-    folded into them (`glowll-fold-pool-widening`, with `memory_fusion`), buffers shared and memory allocated. With `in_place` channels
-    (a plan below the layer-by-layer bound, `plan_choice`; 0: none), `glowll-convolve-in-place`
-    stages depthwise convolutions over their input, that many channels a slice, before the
+    folded into them (`glowll-fold-pool-widening`, with `memory_fusion`), buffers shared and
+    memory allocated. With `in_place` channels (a plan below the layer-by-layer bound,
+    `plan_choice`; 0: none), `glowll-convolve-in-place` stages depthwise convolutions over their input, that many channels a slice, before the
     selection, and writes pointwise ones over theirs after it. With `patches` (cut
     instruction, n), the layers up to the cut run over n x n patches of its output
     (`glowll-execute-in-patches`, right after the lowering: the kernels are chosen per patch)."""
