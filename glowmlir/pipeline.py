@@ -121,8 +121,9 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     memory allocated. With `in_place` channels (a plan below the layer-by-layer bound,
     `plan_choice`; 0: none), `glowll-convolve-in-place` stages depthwise convolutions over
     their input, that many channels a slice, before the selection, and writes pointwise ones
-    over theirs after it. With `patches` (cut instruction, n), the layers up to the cut run over n x n patches of its output
-    (`glowll-execute-in-patches`, right after the lowering: the kernels are chosen per patch)."""
+    over theirs after it. With `patches` (cut instruction, n), the layers up to the cut run
+    over n x n patches of its output (`glowll-execute-in-patches`, right after the lowering:
+    the kernels are chosen per patch)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace
