@@ -54,7 +54,8 @@ def gate_operand(op: glowll.ElementwiseOp) -> int | None:
 def verify_channel_products(op) -> None:
     """The kernel takes an int8 Mul of a tensor by one level per channel (`gate_operand`)."""
     if not isinstance(op, glowll.ElementwiseOp) or gate_operand(op) is None \
-            or not all(storage_type(v.type.element_type) == i8 for v in op.operands):
+            or not all(storage_type(v.type.element_type) == i8 and not v.type.element_type.per_channel
+                       for v in op.operands):
         raise VerifyException(f"{op.name}: the channel-products microkernel takes an int8 Mul of a tensor by one "
                               "level per channel, broadcast over the rest of its shape")
 

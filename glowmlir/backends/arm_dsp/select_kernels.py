@@ -429,7 +429,8 @@ class SelectChannelProducts(RewritePattern):
         from glowmlir.backends.arm_dsp.channel_products import gate_operand
 
         if (op.microkernel is not None or not all(is_quantized(v.type) for v in op.operands)
-                or not int8_buffers(*op.operands) or tuned_kernel(op) or gate_operand(op) is None):
+                or not int8_buffers(*op.operands) or tuned_kernel(op) or gate_operand(op) is None
+                or any(v.type.element_type.per_channel for v in op.operands)):
             return
         op.properties["microkernel"] = MicrokernelAttr(CHANNEL_PRODUCTS)
         rewriter.notify_op_modified(op)
@@ -445,7 +446,7 @@ class SelectReciprocalQuantize(RewritePattern):
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.microkernel is not None or op.kind.data != "quantize" or tuned_kernel(op)
                 or op.inputs[0].type.element_type != f32 or not is_quantized(op.dest.type)
-                or not int8_buffers(op.dest)):
+                or not int8_buffers(op.dest) or op.dest.type.element_type.per_channel):
             return
         op.properties["microkernel"] = MicrokernelAttr(RECIPROCAL_QUANTIZE)
         rewriter.notify_op_modified(op)
