@@ -107,7 +107,7 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
                   target: Target | None = None, flash_size: int = 0, tuning_cache: str = "",
                   forced_kernel: str = "", in_place: int = 0,
-                  patches: tuple[str, int] | None = None) -> list[ModulePass]:
+                  patches: tuple[str, int] | None = None, memory_fusion: bool = True) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
@@ -116,17 +116,20 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     preceded on a target with kernels to tune (`Backend.tuning`) by `glowll-apply-tuned-kernels`
     when a `tuning_cache` file is given (or a measuring build's `forced_kernel`), then
     the lookup tables that follow a convolution or FullyConnected fused into its kernel
-    (`glowll-fuse-lookup-tables`), buffers shared and memory allocated. With `in_place` channels
-    (a plan below the layer-by-layer bound, `plan_choice`; 0: none), `glowll-convolve-in-place`
-    stages depthwise convolutions over their input, that many channels a slice, before the
-    selection, and writes pointwise ones over theirs: after it where the target's kernels
-    stage their pixels, else in blocks of rows before it. With `patches` (cut
-    instruction, n), the layers up to the cut run over n x n patches of its output
-    (`glowll-execute-in-patches`, right after the lowering: the kernels are chosen per patch)."""
+    (`glowll-fuse-lookup-tables`), the exact int8-to-int16 widenings average pools alone read
+    folded into them (`glowll-fold-pool-widening`, with `memory_fusion`), buffers shared and
+    memory allocated. With `in_place` channels (a plan below the layer-by-layer bound,
+    `plan_choice`; 0: none), `glowll-convolve-in-place` stages depthwise convolutions over
+    their input, that many channels a slice, before the selection, and writes pointwise ones
+    over theirs: after it where the target's kernels stage their pixels, else in blocks of rows
+    before it. With `patches` (cut instruction, n), the layers up to the cut run over n x n
+    patches of its output (`glowll-execute-in-patches`, right after the lowering: the kernels
+    are chosen per patch)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace, kernels_stage_pointwise_pixels
     from glowmlir.transforms.execute_in_patches import ExecuteInPatches
+    from glowmlir.transforms.fold_pool_widening import FoldPoolWidening
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
 
@@ -142,14 +145,16 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
 
         selection.insert(0, ApplyTunedKernels(tuning_cache, core_key(target, candidates), "+".join(candidates),
                                               forced_kernel))
-    # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them.
+    # Once each op's kernel is known, the lookup tables that kernels can apply as they store fuse into them,
+    # and the average pools of the generic kernel take their inputs' exact widenings.
     patched = [] if patches is None else [ExecuteInPatches(*patches)]
     rows = not kernels_stage_pointwise_pixels(options)
     staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place, pointwise_rows=rows)
               ] if in_place else []
     overwritten = [ConvolveInPlace(depthwise=False, pointwise=True, staged_channels=in_place)] if in_place else []
-    return [LowerGlowToGlowLL(), *patched, *staged, *selection, FuseLookupTables(), *overwritten, ShareBuffers(),
-            AllocateMemory(reuse_activations, pointer_width)]
+    return [LowerGlowToGlowLL(), *patched, *staged, *selection, FuseLookupTables(),
+            *([FoldPoolWidening()] if memory_fusion else []), *overwritten,
+            ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 
 
 @dataclass(frozen=True)
@@ -197,7 +202,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
     return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
                                                               flash_size, tuning_cache, forced_kernel, in_place,
-                                                              patches)),
+                                                              patches, memory_fusion)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

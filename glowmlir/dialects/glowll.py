@@ -71,7 +71,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from glowmlir.backends import microkernel, microkernels_of
 from glowmlir.dialects import glow
-from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, storage_type
+from glowmlir.dialects.quant import UniformQuantizedType, finer_levels, is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
 
 REGIONS = ("constant", "mutable", "activations")
@@ -509,11 +509,13 @@ def packed_weights(op: IRDLOperation) -> bool:
 def verify_kernel_of(op: IRDLOperation, what: str, numbers: str, kind: str | None = None, levels: bool = True
                      ) -> None:
     """An elementwise op's, softmax's or lookup table's microkernel: one registered for the op
-    (and its `kind`), on int8 `numbers` (`levels`: the operands are quantized where that is asked)."""
+    (and its `kind`), on int8 `numbers` (`levels`: the operands are quantized where that is asked;
+    a quantize's input is f32)."""
     kernels = microkernels_of(op.name)
     kernel = next((k for k in kernels if k.name == op.microkernel.data), None)
     if (kernel is None or (kind is not None and kind not in kernel.elementwise_kinds) or not levels
-            or not all(storage_type(v.type.element_type) == i8 for v in op.operands)):
+            or not all(storage_type(v.type.element_type) == (f32 if kind == "quantize" and i else i8)
+                       for i, v in enumerate(op.operands))):  # a quantize's input: the f32 it quantizes
         takes = ("; ".join(f"{k.name}: {', '.join(k.elementwise_kinds)}" for k in kernels) if kind is not None
                  else ", ".join(k.name for k in kernels))
         _fail(op, f"the {op.microkernel.data} microkernel of {what} takes {numbers} ({takes})")
@@ -815,10 +817,27 @@ class MaxPoolOp(PoolOp):
 
 @irdl_op_definition
 class AvgPoolOp(PoolOp):
-    """`count_include_pad`: divide by the whole window, pads included."""
+    """`count_include_pad`: divide by the whole window, pads included. `pool_widening` = k:
+    the int8 input is averaged as its levels widened exactly to the int16 result's type
+    (`quant.finer_levels`: each level x 2^k; `glowll-fold-pool-widening` folds the widening
+    rescale into the pool, which sums the int8 levels and shifts the sum)."""
 
     name = "glowll.avg_pool"
     count_include_pad = opt_prop_def(UnitAttr)
+    pool_widening = opt_prop_def(IntegerAttr)
+
+    def verify_instruction(self) -> None:
+        if self.pool_widening is None:
+            super().verify_instruction()
+            return
+        shape_of(self, self.input, "the input", 4)
+        _verify_window(self, "kernel", "strides", "pads")
+        self.expect_dest_shape(glow.pool_result_shape)
+        source, result = self.input.type.element_type, self.dest.type.element_type
+        if not (isinstance(source, UniformQuantizedType) and storage_type(source) == i8 and not source.per_channel
+                and result == finer_levels(source, self.pool_widening.value.data)):
+            _fail(self, f"pool_widening = {self.pool_widening.value.data} averages int8 levels into their int16 "
+                        "finer levels (quant.finer_levels)")
 
     def __init__(self, dest: SSAValue, input: SSAValue, *, kernel: Sequence[int] | DenseArrayBase,
                  strides: Sequence[int] | DenseArrayBase, pads: Sequence[int] | DenseArrayBase,

@@ -44,6 +44,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glowll-apply-tuned-kernels": ("transforms.apply_tuned_kernels", "ApplyTunedKernels"),
     "glowll-execute-in-patches": ("transforms.execute_in_patches", "ExecuteInPatches"),
     "glowll-fuse-lookup-tables": ("transforms.fuse_lookup_tables", "FuseLookupTables"),
+    "glowll-fold-pool-widening": ("transforms.fold_pool_widening", "FoldPoolWidening"),
     "glowll-convolve-in-place": ("transforms.convolve_in_place", "ConvolveInPlace"),
     "glowll-share-buffers": ("transforms.share_buffers", "ShareBuffers"),
     "glowll-liveness": ("transforms.allocate_memory", "Liveness"),

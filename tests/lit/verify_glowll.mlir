@@ -411,7 +411,7 @@ glowll.function @helium_mul_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.elementwise %y, %a, %b {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (level-tables: add, sub; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul)
+// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (level-tables: add, sub; channel-products: mul; reciprocal-quantize: quantize; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul)
 
 // -----
 glowll.function @helium_div {
@@ -455,7 +455,7 @@ glowll.function @avx512_mul_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>
   glowll.elementwise %y, %a, %b {kind = "mul", microkernel = #glowll.microkernel<"x86-avx512">} : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i16:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (level-tables: add, sub; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul)
+// CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (level-tables: add, sub; channel-products: mul; reciprocal-quantize: quantize; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul)
 
 // -----
 glowll.function @vbmi_lookup_table_of_int16_levels {
@@ -499,3 +499,11 @@ glowll.function @initialize_state_from_another_shape {
   glowll.initialize_state %s, %r initial %i : memref<4xf32>, memref<1xi32>, memref<2x2xf32>
 }
 // CHECK: glowll.initialize_state: initial memref<2x2xf32> and dest memref<4xf32> differ in shape
+
+// -----
+glowll.function @avg_pool_widening_to_another_scale {
+  %x = glowll.placeholder input "x" : memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:-128>>
+  %y = glowll.placeholder output "y" : memref<1x2x1x1x!quant.uniform<i16:f32, 1.0e-04:-32768>>
+  glowll.avg_pool %y, %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, pool_widening = 8 : i64} : memref<1x2x1x1x!quant.uniform<i16:f32, 1.0e-04:-32768>>, memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:-128>>
+}
+// CHECK: glowll.avg_pool: pool_widening = 8 averages int8 levels into their int16 finer levels (quant.finer_levels)

@@ -145,3 +145,17 @@ def test_a_library_call_keeps_its_table_a_pass_of_its_own(model, library, target
     assert fused_layers(glowll) == []
     instructions = [line.split()[0] for line in glowll.splitlines() if line.lstrip().startswith("glowll.")]
     assert instructions.count("glowll.library_call") == instructions.count("glowll.int_lookup_table") == LAYERS
+
+
+def test_every_int8_convolution_kernel_of_every_backend_applies_tables():
+    """Each registered int8 microkernel of convolutions or FullyConnected (Arm DSP, Helium,
+    host vector, x86 VNNI, size-first) applies a fused table as it stores
+    (`Microkernel.lookup_tables`), so `glowll-fuse-lookup-tables` fuses whichever it picked;
+    a kernel added without it fails here. Only float kernels (no int8 table follows them) do not."""
+    from glowmlir.backends import backends
+
+    kernels = [(backend.name, kernel) for backend in backends() for kernel in backend.microkernels
+               if {"glowll.convolution", "glowll.fully_connected"} & set(kernel.ops)]
+    assert {name for name, _ in kernels} >= {"arm_dsp", "arm_mve", "host_vector", "x86", "size_first"}
+    without = [(name, kernel.name) for name, kernel in kernels if kernel.numbers == "i8" and not kernel.lookup_tables]
+    assert without == []

@@ -92,12 +92,17 @@ def test_widened_pool_fuses_bit_identically(tmp_path, board, pool):
 def test_host_and_size_first_builds_keep_the_widened_pool_apart(tmp_path, board, level):
     """On a host (None; its pooled convolutions run row by row) and at -Os/-Oz (where the
     last pointwise convolution keeps the kernel its three equal-shaped partners share) the
-    int16 widening and pool stay layers of their own (`widened-averages=false`)."""
+    pool stays a layer of its own (`widened-averages=false`), the int16 widening folded into
+    it (`glowll-fold-pool-widening`: it sums the int8 levels, `pool_widening = 8`)."""
     path, profile = profiled(tmp_path, ds_cnn_style(seed=3), "dscnn")
     target = {} if board is None else {"target": target_for(board, level)}
     bundle = glowmlir.compile(path, quantization=QuantizationOptions(profile), **target)
-    assert "pool_widening" not in bundle.ir["glowll"]
-    assert "glowll.avg_pool" in bundle.ir["glowll"]
+    lines = bundle.ir["glowll"].splitlines()
+    assert not any("pool_widening" in line for line in lines if "glowll.convolution" in line)
+    pools = [line for line in lines if "glowll.avg_pool" in line]
+    assert len(pools) == 1 and "pool_widening = 8" in pools[0] and "uniform<i8" in pools[0].rsplit("memref", 1)[1]
+    rescales = [line.split("memref", 2)[1] for line in lines if '"rescale_quantized"' in line]
+    assert len(rescales) == 1 and "1x64x1x1x!quant.uniform<i8" in rescales[0]  # the average's, to int8
 
 
 @pytest.mark.parametrize("board", ["mps2-an500", "mps3-an547"])

@@ -68,6 +68,20 @@ def graph_passes(options: PipelineOptions) -> list:
     return [ConvolveInterleavedRows()]
 
 
+def verify_channel_products(op) -> None:
+    """An int8 Mul of a tensor by one level per channel (`channel_products.gate_operand`)."""
+    from glowmlir.backends.arm_dsp.channel_products import verify_channel_products as verify
+
+    verify(op)
+
+
+def verify_reciprocal_quantize(op) -> None:
+    """A quantize of f32 to int8 (`reciprocal_quantize`)."""
+    from glowmlir.backends.arm_dsp.reciprocal_quantize import verify_reciprocal_quantize as verify
+
+    verify(op)
+
+
 def glowll_passes(options: PipelineOptions) -> list:
     """On a core with the DSP extension, `glowll-select-arm-dsp-kernels` (Helium's kernels
     too on a Helium core, but at -Oz: LLVM vectorizes no loop in minimum-size code, so
@@ -111,6 +125,10 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
     Microkernel(layout.LEVEL_TABLES, "glowmlir.backends.arm_dsp.level_tables",
                 ops=("glowll.elementwise", "glowll.softmax"),
                 elementwise_kinds=layout.LEVEL_TABLE_ELEMENTWISE),
+    Microkernel(layout.CHANNEL_PRODUCTS, "glowmlir.backends.arm_dsp.channel_products", ops=("glowll.elementwise",),
+                elementwise_kinds=("mul",), verify=verify_channel_products),
+    Microkernel(layout.RECIPROCAL_QUANTIZE, "glowmlir.backends.arm_dsp.reciprocal_quantize",
+                ops=("glowll.elementwise",), elementwise_kinds=("quantize",), verify=verify_reciprocal_quantize),
     Microkernel(shape_parameterised.MATRIX_PRODUCT, "glowmlir.backends.arm_dsp.shape_parameterised",
                 ops=("glowll.convolution",), lookup_tables=True, verify=record_check(RECORD_WORDS)),
     Microkernel(shape_parameterised.DEPTHWISE, "glowmlir.backends.arm_dsp.shape_parameterised",

@@ -33,6 +33,12 @@ LEVEL_TABLE_ENTRIES = 256
 """A table of levels holds one entry per int8 level."""
 LEVEL_TABLE_ELEMENTWISE = ("add", "sub")
 """The `glowll.elementwise` kinds whose terms a kernel may look up in tables of levels."""
+CHANNEL_PRODUCTS = "channel-products"
+"""The microkernel of int8 Muls of a tensor by one level per channel (`channel_products`)."""
+
+RECIPROCAL_QUANTIZE = "reciprocal-quantize"
+"""The microkernel of float to int8 quantizes by a multiply (`reciprocal_quantize`)."""
+
 LEVEL_TABLE_ELEMENTWISE_FROM = 192
 """Elements from which an int8 Add or Sub takes tables of levels. Measured in estimated
 cycles (tests/unit/test_arm_dsp_kernel_choices.py; /tmp sweeps of adds of 96 to 512

@@ -20,7 +20,10 @@ at least two vectors) get `microkernel = "arm-mve"`
 Add, Sub and Mul (of operands of one shape, or broadcast onto runs of two levels or more) and
 int8 softmax; without it, an int8 Add or Sub of 192 elements or more and an int8 softmax
 of more than 128 levels get `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: their
-terms and exps looked up in tables of the 256 levels, `SelectLevelTables`). With
+terms and exps looked up in tables of the 256 levels, `SelectLevelTables`), and an int8 Mul of a
+tensor by one level per channel `microkernel = "channel-products"` (`backends.arm_dsp.channel_products`,
+`SelectChannelProducts`), and a quantize of f32 to int8 `microkernel = "reciprocal-quantize"`
+(`backends.arm_dsp.reciprocal_quantize`: no division an element, `SelectReciprocalQuantize`). With
 `loop-pairs=N` (a size-first build, `pipeline.glowll_passes`) each "arm-dsp" convolution
 gets `loop_pairs = N`: its kernel keeps its loop over input channel pairs, N pairs a step.
 Outputs stay bit-identical to the generic int8 kernels.
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i8, i16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, f32, i8, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -57,11 +60,13 @@ from glowmlir.backends.arm_dsp.flash_budget import (
 )
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
+    CHANNEL_PRODUCTS,
     DEPTHWISE,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
+    RECIPROCAL_QUANTIZE,
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
@@ -434,6 +439,41 @@ class SelectLevelTables(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+@dataclass
+class SelectChannelProducts(RewritePattern):
+    """On the DSP extension without Helium: an int8 Mul of a tensor by one level per channel
+    (a squeeze-excitation gate, `channel_products.gate_operand`), `microkernel =
+    "channel-products"` (`backends.arm_dsp.channel_products`: the gate's terms once per
+    channel, then one multiply-accumulate and a narrow requantization an element)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        from glowmlir.backends.arm_dsp.channel_products import gate_operand
+
+        if (op.microkernel is not None or not all(is_quantized(v.type) for v in op.operands)
+                or not int8_buffers(*op.operands) or tuned_kernel(op) or gate_operand(op) is None
+                or any(v.type.element_type.per_channel for v in op.operands)):
+            return
+        op.properties["microkernel"] = MicrokernelAttr(CHANNEL_PRODUCTS)
+        rewriter.notify_op_modified(op)
+
+
+@dataclass
+class SelectReciprocalQuantize(RewritePattern):
+    """On the DSP extension without Helium: a quantize of f32 to int8, `microkernel =
+    "reciprocal-quantize"` (`backends.arm_dsp.reciprocal_quantize`: a multiply by the
+    reciprocal, the rare element near a half level divided again; no VDIV an element)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.microkernel is not None or op.kind.data != "quantize" or tuned_kernel(op)
+                or op.inputs[0].type.element_type != f32 or not is_quantized(op.dest.type)
+                or not int8_buffers(op.dest) or op.dest.type.element_type.per_channel):
+            return
+        op.properties["microkernel"] = MicrokernelAttr(RECIPROCAL_QUANTIZE)
+        rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectArmDspKernels(ModulePass):
     """Marks int8 convolutions and FullyConnected for the DSP-extension kernels, packing
@@ -486,6 +526,9 @@ class SelectArmDspKernels(ModulePass):
                                  apply_recursively=False).rewrite_module(op)
         elif self.only == LEVEL_TABLES or (not self.helium and not self.only):
             PatternRewriteWalker(SelectLevelTables(self.only == LEVEL_TABLES),
+                                 apply_recursively=False).rewrite_module(op)
+        if not self.helium and not self.only:
+            PatternRewriteWalker(GreedyRewritePatternApplier([SelectChannelProducts(), SelectReciprocalQuantize()]),
                                  apply_recursively=False).rewrite_module(op)
 
     def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter) -> set[int] | None:
