@@ -1,13 +1,14 @@
 """The blocked gathered product (`arm_dsp.gathered_product.BLOCKED_PIXELS`): a speed-first build's
-gathered product of more pairs than `UNROLLED_PAIRS` on int8 filter words multiplies runs of four
-pixels by each block of two output channels in one loop over the pairs (eight accumulators).
+gathered product of more pairs than `UNROLLED_PAIRS` multiplies runs of four pixels by each block
+of two output channels in one loop over the pairs (eight accumulators), on int8 filter words or
+int16 pairs.
 
 Random-weight layers that take it (3x3 windows of stride 1 and 2, padded, of odd input channel
 counts, a pointwise layer; pixel counts not a multiple of four and pair counts not a multiple of
 the loop's step, so that the tails run too) are built with int8 filter words (the pass's
-`filter_words` hook) and run on the Cortex-M4 and M7 boards: each equals the int8 reference
-(tests/support/int8_reference.py) bit for bit, and each convolution is marked `blocked_pixels`.
-Each layer's estimated cycles a MAC are printed (-s).
+`filter_words` hook) and run on the Cortex-M4 and M7 boards, and with int16 pairs on the M4: each
+equals the int8 reference (tests/support/int8_reference.py) bit for bit, and each convolution is
+marked `blocked_pixels`. Each layer's estimated cycles a MAC are printed (-s).
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ LAYERS = [
 ]
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
-def test_blocked_products_equal_the_reference(board):
+@pytest.mark.parametrize(("board", "words"), [("mps2-an386", "int8"), ("mps2-an500", "int8"), ("mps2-an386", "")])
+def test_blocked_products_equal_the_reference(board, words):
     cases = [convolution_case(3900 + k, geometry, per_channel=True, suffix=f"_{name}")
              for k, (name, geometry) in enumerate(LAYERS)]
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
-    bundle = build(cases, board, "", "int8")
+    bundle = build(cases, board, "", words)
     text = bundle.ir["glowll"]
     blocked = re.findall(r'glowll\.convolution .*microkernel = #glowll.microkernel<"arm-dsp", \{[^}]*blocked_pixels',
                          text)
@@ -48,4 +49,5 @@ def test_blocked_products_equal_the_reference(board):
         actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
         macs = int(np.prod(case.expected.shape)) * int(np.prod(geometry[1][1:]))
-        print(f"{board} {name}: {run.function_cycles[function].estimate / macs:.3f} cycles a MAC")
+        cycles = run.function_cycles[function].estimate
+        print(f"{board} {words or 'int16 pairs'} {name}: {cycles / macs:.3f} cycles a MAC")

@@ -277,8 +277,8 @@ class PackConvolutionFilter(RewritePattern):
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
         if (microkernel == MICROKERNEL and not self.loop_pairs and kind in (CHANNEL_PAIRS, WINDOW_PAIRS)
-                and packed.dtype == np.int8 and packed.shape[1] > UNROLLED_PAIRS):
-            # a speed-first build's looped gathered product on int8 filter words (`gathered_product.BLOCKED_PIXELS`)
+                and packed.shape[1] > UNROLLED_PAIRS and op.wide_accumulators is None):
+            # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
