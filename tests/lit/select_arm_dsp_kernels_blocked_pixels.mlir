@@ -4,12 +4,12 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s --check-prefix=PAIRS
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{filter-words=int8},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=LLVM
 // The blocked gathered product (`arm_dsp.gathered_product.BLOCKED_PIXELS`): speed first, a
-// gathered product on int8 filter words of more pairs than `UNROLLED_PAIRS` (32) is marked
-// `blocked_pixels`: the 1x1 convolution of 80 input channels (40 pairs) and the 3x3 one of 8
+// gathered product (here on int8 filter words) of more pairs than `UNROLLED_PAIRS` (32) is marked
+// `blocked_pixels`: the 1x1 convolution of 80 input channels (40 pairs) and the 3x3 one of 16
 // (72 tap pairs), printed and parsed back. Its kernel multiplies each run of four pixels by a
-// block of two output channels in a do-while loop over the pairs, four a step, ended by its
-// gathered words' pointer (a `ptrtoint` compared with the end). A size-first build
-// (`loop-pairs`), and int16 pairs (the default without the hook), keep the loop of two pixels.
+// block of two output channels in a do-while loop over the pairs (8 and 12 a step), ended by its
+// gathered words' pointer (a `ptrtoint` compared with the end). Int16 pairs (the default
+// without the hook) take it too; a size-first build (`loop-pairs`) keeps the loop of two pixels.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x80x1x5x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -36,7 +36,10 @@ glowll.function @net {
 // SIZE-NOT:   blocked_pixels
 // SIZE-SAME:  loop_pairs = 2 : i64
 
-// PAIRS-NOT:  blocked_pixels
+// PAIRS:      glowll.convolution %y, %x
+// PAIRS-SAME: blocked_pixels
+// PAIRS:      glowll.convolution %e, %d
+// PAIRS-SAME: blocked_pixels
 
 // LLVM:       llvm.func internal @net_0_convolution
 // LLVM:       llvm.ptrtoint

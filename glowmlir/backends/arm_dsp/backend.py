@@ -26,7 +26,7 @@ straight-line blocks with `doubled_accumulators`): the packed filter's first pai
 block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`;
 `blocked_pixels` (a speed-first build's gathered product of more pairs than `UNROLLED_PAIRS`): runs
 of four pixels multiplied by each block of two output channels together in one loop over the pairs
-(`gathered_product.BlockedProduct`)."""
+(`GatheredProduct.blocked_pixels`)."""
 
 
 def verify_packed_pairs(op) -> None:

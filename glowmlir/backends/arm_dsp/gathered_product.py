@@ -108,12 +108,12 @@ pair a step itself (two a step: MobileNetV3-style's 88-channel projection 143k -
 BLOCKED_PIXELS = 4
 """A speed-first build's gathered product of more channel (or tap) pairs than `UNROLLED_PAIRS`
 (the selection pass marks it `blocked_pixels`, `select_kernels`) multiplies a run of this many
-pixels by a block of two output channels in one loop over the pairs (`BlockedProduct`): eight
+pixels by a block of two output channels in one loop over the pairs (`GatheredProduct.blocked_pixels`): eight
 accumulators, each block's weight pair (an int8 word widened by two `SXTB16`s, or an int16
 pair) serving four pixels instead of two."""
 
 BLOCKED_GATHER_BYTES = 4608
-"""The stack a blocked product's gathered pixels may take (`BlockedProduct`: 16 bytes a pair):
+"""The stack a blocked product's gathered pixels may take (`GatheredProduct.blocked_pixels`: 16 bytes a pair):
 ResNet-8's 3x3 convolutions of 64 input channels (288 tap pairs) gather four pixels."""
 
 BLOCKED_STEP_PAIRS = (16, 12, 8)

@@ -65,6 +65,7 @@ from glowmlir.backends.arm_dsp.layout import (
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
+    gathers,
     int8_filter_words,
     pack_filter,
     packing,
@@ -276,8 +277,9 @@ class PackConvolutionFilter(RewritePattern):
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
-        if (microkernel == MICROKERNEL and not self.loop_pairs and kind in (CHANNEL_PAIRS, WINDOW_PAIRS)
-                and packed.shape[1] > UNROLLED_PAIRS and op.wide_accumulators is None):
+        if (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
+                and packed.shape[3] == 2 and not tiled_pool(op) and op.wide_accumulators is None
+                and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
         mark_narrow_requantization(op, centred)
