@@ -277,8 +277,9 @@ class PackConvolutionFilter(RewritePattern):
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
+        unpooled = op.pool is None or glow.pools_globally(op)  # not a tiled pool's gathered product
         if (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
-                and packed.shape[3] == 2 and not tiled_pool(op) and op.wide_accumulators is None
+                and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
                 and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
