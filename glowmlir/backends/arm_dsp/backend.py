@@ -17,14 +17,17 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
-PARAMETERS = ("loop_pairs", "biases_in_filter")
+PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
 choosing straight-line code where that is faster (a FullyConnected's gathered row: one run of
 four inputs a step); `biases_in_filter` (a gathered product of
 straight-line blocks with `doubled_accumulators`): the packed filter's first pair holds each
-block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`."""
+block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`;
+`blocked_pixels` (a speed-first build's gathered product of more pairs than `UNROLLED_PAIRS`): runs
+of four pixels multiplied by each block of two output channels together in one loop over the pairs
+(`GatheredProduct.blocked_pixels`)."""
 
 
 def verify_packed_pairs(op) -> None:

@@ -25,6 +25,9 @@ packs them.
   (`TiledPool`: a pool window's pixels gathered together and pooled in registers), each
   pixel's window gathered once as pairs of taps (the padding as the input zero point), then
   multiplied as gathered channels are.
+* A speed-first build's gathered product of more pairs than `UNROLLED_PAIRS` (`blocked_pixels`):
+  each run of four pixels by a block of two output channels in one loop over the pairs, eight
+  accumulators (`gathered_product.BLOCKED_PIXELS`).
 * A gathered product's filter (and a strided pointwise row kernel's) may be int8 words
   instead (`layout.int8_filter_words`, 1x the int8 weights, where the flash budget leaves
   no room for int16 pairs): each word widened into two output channels' weight pairs by

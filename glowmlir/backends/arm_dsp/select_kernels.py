@@ -70,6 +70,7 @@ from glowmlir.backends.arm_dsp.layout import (
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
+    gathers,
     int8_filter_words,
     pack_filter,
     packing,
@@ -297,6 +298,12 @@ class PackConvolutionFilter(RewritePattern):
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
+        unpooled = op.pool is None or glow.pools_globally(op)  # not a tiled pool's gathered product
+        if (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
+                and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
+                and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
+            # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
+            op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
