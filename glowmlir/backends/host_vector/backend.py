@@ -4,7 +4,8 @@ of output columns ("vector-columns"), of whole planes ("vector-planes"), of outp
 by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
 "vector-planes-int8", `int8_depthwise`); int8 ungrouped ones, two int16 products a lane
 ("vector-pointwise-int8" for 1x1s, `int8_pointwise`; "vector-columns-int8", `int8_columns`);
-int8 Add, Sub and Mul on int32 lanes ("vector-elementwise-int8", `lowering.vector_elementwise`).
+int8 Add, Sub and Mul on int32 lanes ("vector-elementwise-int8", `lowering.vector_elementwise`);
+int8 lookup tables on byte shuffles ("vector-lookup-int8", `table_lookup`).
 `glowll-select-vector-columns` picks them."""
 
 from __future__ import annotations
@@ -81,5 +82,7 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
                 tiled=True, lookup_tables=True, verify=verify_pair_words),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS),
+    Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),
+                parameters=("bytes",)),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes)

@@ -25,7 +25,10 @@ no instruction set's kernel took (AVX-512 VNNI's run first) gets `"vector-pointw
 if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
 `"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane). There
 too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
-`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`).
+`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`),
+and an int8 lookup table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step by
+byte shuffles, `#glowll.microkernel<"vector-lookup-int8", {bytes = 32 : i64}>` on AVX2, 64
+on AVX-512).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, f32, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -151,6 +154,21 @@ class PackInt8Depthwise(RewritePattern):
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
+@dataclass
+class SelectVectorLookup(RewritePattern):
+    """An int8 lookup table that no instruction set's kernel took onto `vector-lookup-int8`,
+    `bytes` levels a step."""
+
+    bytes: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and int8_buffers(op.dest, op.input, op.table):
+            op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_LOOKUP,
+                                                           {"bytes": IntegerAttr(self.bytes, i64)})
+            rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectVectorColumns(ModulePass):
     """Marks float convolutions of stride 1 or 2 along their rows for the column-vector kernel
@@ -159,8 +177,9 @@ class SelectVectorColumns(ModulePass):
     stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
     (the target's vector registers), unpooled depthwise ones without a residual for the
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
-    (those of small "same"-padded planes for vector-planes-int8) and int8 Add, Sub and Mul
-    for vector-elementwise-int8."""
+    (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
+    for vector-elementwise-int8 and int8 lookup tables for vector-lookup-int8 (4 x `lanes`
+    levels a step)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -180,3 +199,5 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
+            if self.lanes > 4:  # AVX2's or AVX-512's byte shuffles
+                PatternRewriteWalker(SelectVectorLookup(4 * self.lanes), apply_recursively=False).rewrite_module(op)
