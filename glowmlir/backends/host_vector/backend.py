@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.backends.host_vector.target import cache_bytes, vector_tile
+from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, vector_tile
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
@@ -67,8 +67,10 @@ def glowll_passes(options: PipelineOptions) -> list:
     tile = options.target.vector_tile if options.target is not None else None
     if tile is None:
         return []
+    target = options.target
+    shuffles = byte_shuffles(target.resolved_triple, target.feature_list)
     return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
-                                                             tile.registers))]
+                                                             tile.registers, shuffles))]
 
 
 PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select_kernels", "SelectVectorColumns")}
@@ -83,6 +85,6 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),
-                parameters=("bytes",)),
+                parameters=("shuffles",)),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes)

@@ -26,9 +26,9 @@ if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
 `"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane). There
 too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
 `"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`),
-and an int8 lookup table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step by
-byte shuffles, `#glowll.microkernel<"vector-lookup-int8", {bytes = 32 : i64}>` on AVX2, 64
-on AVX-512).
+and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
+table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
+`#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, f32, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise
+from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction
@@ -156,16 +157,16 @@ class PackInt8Depthwise(RewritePattern):
 
 @dataclass
 class SelectVectorLookup(RewritePattern):
-    """An int8 lookup table that no instruction set's kernel took onto `vector-lookup-int8`,
-    `bytes` levels a step."""
+    """An int8 lookup table that no instruction set's kernel took onto `vector-lookup-int8`
+    on the byte shuffles `shuffles` (`table_lookup.SHUFFLE_BYTES`)."""
 
-    bytes: int
+    shuffles: str
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and int8_buffers(op.dest, op.input, op.table):
             op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_LOOKUP,
-                                                           {"bytes": IntegerAttr(self.bytes, i64)})
+                                                           {"shuffles": StringAttr(self.shuffles)})
             rewriter.notify_op_modified(op)
 
 
@@ -178,14 +179,15 @@ class SelectVectorColumns(ModulePass):
     (the target's vector registers), unpooled depthwise ones without a residual for the
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
-    for vector-elementwise-int8 and int8 lookup tables for vector-lookup-int8 (4 x `lanes`
-    levels a step)."""
+    for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
+    tables for vector-lookup-int8."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
     accumulators: int = 12
     planes: bool = False
     registers: int = 0
+    shuffles: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -199,5 +201,8 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            if self.lanes > 4:  # AVX2's or AVX-512's byte shuffles
-                PatternRewriteWalker(SelectVectorLookup(4 * self.lanes), apply_recursively=False).rewrite_module(op)
+        if self.shuffles:
+            if self.shuffles not in SHUFFLE_BYTES:
+                raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
+                                f"{', '.join(SHUFFLE_BYTES)}")
+            PatternRewriteWalker(SelectVectorLookup(self.shuffles), apply_recursively=False).rewrite_module(op)

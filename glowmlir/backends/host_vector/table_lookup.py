@@ -12,7 +12,9 @@ stays non-negative for k <= level >> 4, so the XORs telescope to `T[level >> 4][
 and is negative past it (as is every x of a level of the other half: saturation keeps it
 so), so those shuffles add 0. One shuffle, one XOR and one subtraction a sub-table: 47
 instructions for 16, 32 or 64 levels (xmm, ymm, zmm), against a load and a store a level
-one lane at a time; `glowll-select-vector-columns` takes the ymm or zmm form (`VECTOR_BYTES`).
+one lane at a time; `glowll-select-vector-columns` takes the ymm or zmm form (`SHUFFLE_BYTES`).
+On AArch64, NEON's `tbl`/`tbx` read 64 entries (four registers) at once: one `tbl` and three
+`tbx` for 16 levels (`neon_lookup`).
 """
 
 from __future__ import annotations
@@ -27,16 +29,23 @@ from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 
-SHUFFLE_BYTES = {16: "llvm.x86.ssse3.pshuf.b.128", 32: "llvm.x86.avx2.pshuf.b", 64: "llvm.x86.avx512.pshuf.b.512"}
+PSHUFB = {16: "llvm.x86.ssse3.pshuf.b.128", 32: "llvm.x86.avx2.pshuf.b", 64: "llvm.x86.avx512.pshuf.b.512"}
 """`vpshufb` by vector bytes: each 128-bit lane looked up in its own 16 bytes."""
+
+SHUFFLE_BYTES = {"avx2": 32, "avx512bw": 64, "neon": 16}
+"""Levels a stand-alone lookup takes a step, by the target's byte shuffles
+(`host_vector.target.byte_shuffles`)."""
+
+NEON_REGISTERS = 4
+"""Table registers a NEON `tbl`/`tbx` reads: 64 entries."""
 
 SUB_TABLE = 16
 """Entries a shuffle indexes (a 128-bit lane)."""
 
 
-def vector_bytes(op: glowll.IntLookupTableOp) -> int:
-    """The bytes a stand-alone lookup takes a step: its microkernel's `bytes` parameter."""
-    return op.microkernel.parameter("bytes").value.data
+def shuffles_of(op: glowll.IntLookupTableOp) -> str:
+    """A stand-alone lookup's byte shuffles: its microkernel's `shuffles` parameter."""
+    return op.microkernel.parameter("shuffles").data
 
 
 def differences(b: KernelBuilder, table_by_level: View, width: int) -> list[list[SSAValue]]:
@@ -60,7 +69,7 @@ def shuffled_lookup(b: KernelBuilder, tables: list[list[SSAValue]], levels: SSAV
     """Each int8 level of `levels` (16, 32 or 64 of them) replaced by its table entry, from
     `differences` of the same width (the module doc)."""
     vector = levels.type
-    intrinsic, step = SHUFFLE_BYTES[vector.get_shape()[0]], b.constant(SUB_TABLE, vector)
+    intrinsic, step = PSHUFB[vector.get_shape()[0]], b.constant(SUB_TABLE, vector)
     entries = None
     for sub_tables, start in zip(tables, (levels, b.int_xor(levels, b.constant(-128, vector)))):
         index = start
@@ -86,19 +95,43 @@ def shuffled_levels(b: KernelBuilder, tables: list[list[SSAValue]], levels: SSAV
                                        levels.type))
 
 
+def neon_lookup(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) -> SSAValue:
+    """16 int8 levels looked up on NEON: the table's four quarters of 64 entries, each four
+    registers; `tbl` reads the first by the level + 128 (an index of 64 or more gives 0), and
+    `tbx` each next one by the index less 64 more (an index out of its range keeps the lane)."""
+    vector = levels.type
+    index = b.int_xor(levels, b.constant(-128, vector))  # level + 128, as an unsigned byte
+    entries = b.emit(llvm.CallIntrinsicOp("llvm.aarch64.neon.tbl4.v16i8", [*quarters[0], index], [vector]))
+    for quarter in quarters[1:]:
+        index = b.int_sub(index, b.constant(4 * SUB_TABLE, vector))
+        entries = b.emit(llvm.CallIntrinsicOp("llvm.aarch64.neon.tbx4.v16i8", [entries, *quarter, index], [vector]))
+    return entries
+
+
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
-    """dest[i] = table[input[i] + 128], `vector_bytes` levels a step by `shuffled_lookup` (the
-    last step's lanes masked)."""
+    """dest[i] = table[input[i] + 128], `SHUFFLE_BYTES` levels a step by `shuffled_lookup`
+    (x86) or `neon_lookup` (the last step's lanes masked)."""
     b.optimize_for_size = True
     dest, source, table = view(op.dest), view(op.input), view(op.table)
-    width = vector_bytes(op)
+    shuffles = shuffles_of(op)
+    width = SHUFFLE_BYTES[shuffles]
     size = math.prod(dest.shape)
     flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
-    tables = differences(b, table.reshaped(table.shape, table.strides, table.offset + 128), width)
+    if shuffles == "neon":
+        quarters = [[load_vector(b, table, [SUB_TABLE * (NEON_REGISTERS * q + r)], SUB_TABLE)
+                     for r in range(NEON_REGISTERS)] for q in range(256 // (NEON_REGISTERS * SUB_TABLE))]
+
+        def entries_of(levels: SSAValue) -> SSAValue:
+            return neon_lookup(b, quarters, levels)
+    else:
+        tables = differences(b, table.reshaped(table.shape, table.strides, table.offset + 128), width)
+
+        def entries_of(levels: SSAValue) -> SSAValue:
+            return shuffled_lookup(b, tables, levels)
 
     def look_up(at: Index, count: int) -> None:
         loaded = None if count == width else [lane < count for lane in range(width)]
         levels = load_vector(b, flat_source, [at], width, loaded)
-        store_vector(b, shuffled_lookup(b, tables, levels), flat_dest, [at], loaded)
+        store_vector(b, entries_of(levels), flat_dest, [at], loaded)
 
     in_runs(b, size, width, look_up)
