@@ -331,11 +331,9 @@ class LaneRequantization:
         shift = self.layer_shift if isinstance(self.layer_shift, int) else numbers.shift
         return numbers if offset_folds(max(-shift, 0), numbers.output_offset) else None
 
-    def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False,
-               apply_table: bool = True) -> SSAValue:
+    def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
         """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
-        output zero point (code the same for relu and other layers); not `apply_table`: before
-        the fused lookup table (the caller applies it)."""
+        output zero point (code the same for relu and other layers)."""
         b, domain = self.b, self.domain
         offset = domain.output_offset
         numbers = self.narrow()
@@ -347,5 +345,4 @@ class LaneRequantization:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
         clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
-        levels = b.truncate(clamped, VectorType(storage, self.vector.get_shape()))
-        return looked_up(b, domain.lookup_table, levels) if apply_table else levels
+        return looked_up(b, domain.lookup_table, b.truncate(clamped, VectorType(storage, self.vector.get_shape())))

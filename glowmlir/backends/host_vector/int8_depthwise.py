@@ -34,7 +34,6 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
-from glowmlir.backends.host_vector import table_lookup
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -56,9 +55,6 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         super().__init__(b, domain, op)
         self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
         self.vector = VectorType(i32, [self.lanes])
-        # a fused lookup table's shuffled sub-tables, once a kernel (`table_lookup`)
-        self.shuffle_tables = None if domain.lookup_table is None else \
-            table_lookup.differences(b, domain.lookup_table, table_lookup.SUB_TABLE)
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """The int16 weight zero-extended into every int32 lane: its high half 0."""
@@ -78,10 +74,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         if self.domain.output(channel, storage) is None:  # accumulators kept
             return total
         multiplier, shift = self.domain.requantization.of(channel)
-        step = LaneRequantization(self.b, self.domain, total.type, multiplier, shift)
-        if self.shuffle_tables is None:
-            return step.output(total, storage)
-        return table_lookup.shuffled_levels(self.b, self.shuffle_tables, step.output(total, storage, apply_table=False))
+        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift).output(total, storage)
 
 
 class PairColumns(HostInt8Columns):

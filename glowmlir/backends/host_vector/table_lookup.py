@@ -82,19 +82,6 @@ def shuffled_lookup(b: KernelBuilder, tables: list[list[SSAValue]], levels: SSAV
     return entries
 
 
-def shuffled_levels(b: KernelBuilder, tables: list[list[SSAValue]], levels: SSAValue) -> SSAValue:
-    """`shuffled_lookup` of a vector of up to 16 int8 levels (a convolution's output step, with
-    a fused table) by 16-byte `differences`: fewer levels are widened to 16 lanes and back."""
-    count = levels.type.get_shape()[0]
-    if count == SUB_TABLE:
-        return shuffled_lookup(b, tables, levels)
-    wide = VectorType(i8, [SUB_TABLE])
-    order = DenseArrayBase.from_list(i32, [lane % count for lane in range(SUB_TABLE)])
-    entries = shuffled_lookup(b, tables, b.emit(llvm.ShuffleVectorOp(levels, levels, order, wide)))
-    return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(count))),
-                                       levels.type))
-
-
 def neon_lookup(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) -> SSAValue:
     """16 int8 levels looked up on NEON: the table's four quarters of 64 entries, each four
     registers; `tbl` reads the first by the level + 128 (an index of 64 or more gives 0), and
