@@ -1046,7 +1046,8 @@ class GatherElementsOp(IndexedReadOp):
 @irdl_op_definition
 class IntLookupTableOp(InstructionOp):
     """dest[i] = table[input[i] + 128]: see `glow.int_lookup_table`. With `microkernel =
-    "x86-vbmi"` (glowll-select-x86-vnni-kernels{lookup_tables}), 64 levels at once by `vpermi2b`."""
+    "x86-vbmi"` (glowll-select-x86-vnni-kernels{lookup_tables}), 64 levels at once by `vpermi2b`;
+    with "vector-lookup-int8" (glowll-select-vector-columns), 32 or 64 by byte shuffles."""
 
     name = "glowll.int_lookup_table"
     input = operand_def(MemRefType)

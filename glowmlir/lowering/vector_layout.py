@@ -49,6 +49,9 @@ tiles, two kernel columns a `vpmaddwd` (`backends.host_vector.int8_columns`)."""
 INT8_ELEMENTWISE = "vector-elementwise-int8"
 """The int8 Add, Sub and Mul on a host's vector unit: 16 levels a step on int32 lanes
 (`lowering.vector_elementwise`)."""
+INT8_LOOKUP = "vector-lookup-int8"
+"""An int8 lookup table on a host's byte shuffles, a vector of levels a step
+(`backends.host_vector.table_lookup`)."""
 INT8_POINTWISE = "vector-pointwise-int8"
 """The int8 microkernel of 1x1 convolutions on a host: vectors of a plane's pixels, two
 input channels a `vpmaddwd` (`backends.host_vector.int8_pointwise`)."""

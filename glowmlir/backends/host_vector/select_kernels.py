@@ -25,7 +25,10 @@ no instruction set's kernel took (AVX-512 VNNI's run first) gets `"vector-pointw
 if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
 `"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane). There
 too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
-`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`).
+`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`),
+and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
+table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
+`#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise
+from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction
@@ -151,6 +155,21 @@ class PackInt8Depthwise(RewritePattern):
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
+@dataclass
+class SelectVectorLookup(RewritePattern):
+    """An int8 lookup table that no instruction set's kernel took onto `vector-lookup-int8`
+    on the byte shuffles `shuffles` (`table_lookup.SHUFFLE_BYTES`)."""
+
+    shuffles: str
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
+        if op.microkernel is None and int8_buffers(op.dest, op.input, op.table):
+            op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_LOOKUP,
+                                                           {"shuffles": StringAttr(self.shuffles)})
+            rewriter.notify_op_modified(op)
+
+
 @dataclass(frozen=True)
 class SelectVectorColumns(ModulePass):
     """Marks float convolutions of stride 1 or 2 along their rows for the column-vector kernel
@@ -159,14 +178,16 @@ class SelectVectorColumns(ModulePass):
     stride 1 for the vector-planes kernel where that computes fewer lanes; with `registers`
     (the target's vector registers), unpooled depthwise ones without a residual for the
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
-    (those of small "same"-padded planes for vector-planes-int8) and int8 Add, Sub and Mul
-    for vector-elementwise-int8."""
+    (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
+    for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
+    tables for vector-lookup-int8."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
     accumulators: int = 12
     planes: bool = False
     registers: int = 0
+    shuffles: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -180,3 +201,8 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
+        if self.shuffles:
+            if self.shuffles not in SHUFFLE_BYTES:
+                raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
+                                f"{', '.join(SHUFFLE_BYTES)}")
+            PatternRewriteWalker(SelectVectorLookup(self.shuffles), apply_recursively=False).rewrite_module(op)

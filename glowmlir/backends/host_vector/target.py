@@ -24,6 +24,18 @@ def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
     return None
 
 
+def byte_shuffles(triple: str, features: Sequence[str]) -> str:
+    """The byte shuffles `table_lookup` looks an int8 table up by: "avx512bw" (zmm `vpshufb`),
+    "avx2" (ymm), "neon" (`tbl`/`tbx` of four registers, AArch64); "" (none: SSE, AVX
+    without AVX2, other targets)."""
+    enabled = enabled_features(features)
+    if triple.startswith("x86_64"):
+        if enabled.get("avx512bw") and enabled.get("avx512f") is not False:
+            return "avx512bw"
+        return "avx2" if enabled.get("avx2") and enabled.get("avx") is not False else ""
+    return "neon" if triple.startswith("aarch64") else ""
+
+
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
 """A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
 Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
