@@ -16,8 +16,7 @@ import pytest
 from glowmlir.backends.x86.target import has_avx512_vbmi
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.target import HOST, enabled_features
-from glowmlir.targets import resolve_target
-from tests.unit.test_quantized_kernels import build, lookup_table_text, q8, tensor
+from tests.unit.test_quantized_kernels import build, check_lookup_table_kernel, lookup_table_text, q8, tensor
 
 AVX2 = HOST.resolved_triple.startswith("x86_64") and enabled_features(HOST.feature_list).get("avx2", False)
 needs_avx2 = pytest.mark.skipif(not AVX2 or has_avx512_vbmi(HOST), reason="the host has no AVX2 (or has VBMI)")
@@ -26,18 +25,7 @@ needs_avx2 = pytest.mark.skipif(not AVX2 or has_avx512_vbmi(HOST), reason="the h
 @needs_avx2
 @pytest.mark.parametrize("shape", [(4, 64), (1, 16, 9, 7), (3, 5), (2, 200)])
 def test_lookup_table_on_byte_shuffles_reads_the_entry_of_each_level(shape):
-    rng = np.random.default_rng(sum(shape) + 42)
-    size = int(np.prod(shape))
-    x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
-    table = rng.integers(-128, 128, 256, dtype=np.int8)
-    x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
-    body = lookup_table_text(x_t, table_t, y_t)
-    shuffled = build(body, {"t": table})
-    assert '#glowll.microkernel<"vector-lookup-int8", {shuffles = ' in shuffled.ir["glowll"]
-    generic = build(body, {"t": table}, target=resolve_target(mattr="-avx"))
-    assert "vector-lookup-int8" not in generic.ir["glowll"]
-    for bundle in (shuffled, generic):
-        np.testing.assert_array_equal(bundle.run({"x": x})["y"], table[x.astype(np.int64) + 128])
+    check_lookup_table_kernel(shape, sum(shape) + 42, '#glowll.microkernel<"vector-lookup-int8", {shuffles = ', "-avx")
 
 
 @pytest.mark.parametrize("shape", [(2, 200)])

@@ -21,11 +21,11 @@ from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     Case,
     build,
+    check_lookup_table_kernel,
     consecutive_accumulators_case,
     convolution_case,
     fully_connected_body,
     levels,
-    lookup_table_text,
     offset,
     q8,
     q8_channels,
@@ -232,15 +232,4 @@ def test_lookup_table_on_vbmi_reads_the_entry_of_each_level(shape):
     """dest = table[x + 128] by `vpermi2b` for random levels (every level present where the
     tensor has 256 or more; sizes a multiple of 64, and not: the last lanes masked) and a
     random table, as the generic scalar kernel reads it (the build with -mattr=-avx512vbmi)."""
-    rng = np.random.default_rng(sum(shape))
-    size = int(np.prod(shape))
-    x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
-    table = rng.integers(-128, 128, 256, dtype=np.int8)
-    x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
-    body = lookup_table_text(x_t, table_t, y_t)
-    vbmi = build(body, {"t": table})
-    assert 'microkernel = #glowll.microkernel<"x86-vbmi">' in vbmi.ir["glowll"]
-    generic = build(body, {"t": table}, target=resolve_target(mattr="-avx512vbmi"))
-    assert "x86-vbmi" not in generic.ir["glowll"]
-    for bundle in (vbmi, generic):
-        np.testing.assert_array_equal(bundle.run({"x": x})["y"], table[x.astype(np.int64) + 128])
+    check_lookup_table_kernel(shape, sum(shape), 'microkernel = #glowll.microkernel<"x86-vbmi">', "-avx512vbmi")
