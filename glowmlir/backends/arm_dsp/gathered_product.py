@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import i8, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.arm_dsp.instructions import (
@@ -390,16 +390,28 @@ class GatheredProduct:
         words = View(opaque_after(b, b.element(gathered, [group[0][0], 0, 0]), after_totals),
                      gathered.shape, gathered.strides, 0, gathered.element_type)
         results = step.starts * sum(in_pair for _, in_pair in group)
+
+        def pair_weights(i: int) -> list[SSAValue]:
+            return [word for words in step.weights
+                    for word in weight_pairs(b, words, [self.first_pair + i, 0, 0], self.block)]
+
+        # int8 filter words: the next pair's words loaded before the last group's `after`, so
+        # their `SXTB16`s may issue beside the loads of the pixel words (M7 dual issue)
+        ahead = self.packed.element_type == i8
+        weight_words = pair_weights(0) if ahead else None
         for i in range(self.pairs):
-            weight_words = [word for words in step.weights
-                            for word in weight_pairs(b, words, [self.first_pair + i, 0, 0], self.block)]
+            weight_words = weight_words if ahead else pair_weights(i)
             first = 0  # the group's first pixel of this pixel pair
-            for q, in_pair in group:
+            for index, (q, in_pair) in enumerate(group):
                 inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
                 taken = slice(first * step.width, (first + in_pair) * step.width)
                 results[taken] = self.products(results[taken], inputs, weight_words)
+                if ahead and index == len(group) - 1 and i + 1 < self.pairs:
+                    next_words = pair_weights(i + 1)
                 after(b, results[taken])
                 first += in_pair
+            if ahead and i + 1 < self.pairs:
+                weight_words = next_words
         return results
 
     def blocked_pixels(self, step: BlockStep) -> list[SSAValue]:
