@@ -37,8 +37,8 @@ generic kernel, so those are packed first), at 3-10% more cycles a layer than in
 `LDRD` of two weight words, two `SXTB16`s a word). `bench/bench_cortex_m.py --models
 kws,vww,ic,ad --cores m4,m7 --opt-levels O3` (2026-11-29; at 2.0 before): keyword spotting M4
 3,841,158 cycles, 35,904 B of constants (1.24x; 56,128 B at 2.0), M7 2,543,029 (2,369,412 at
-2.0), 2,527,077 with the straight products' next int8 words loaded ahead (`glow-run
--board=mps2-an500 -cycles`) -- 1% over issue 37's 2.5M; visual wake words M4 12,929,848 at
+2.0), 2,467,303 with the straight products. int8 words loaded ahead (`glow-run
+-board=mps2-an500 -cycles`, `GatheredProduct.interleaved_int8_words`; M4 3,851,239); visual wake words M4 12,929,848 at
 298,240 B. `-flash-size` (or a board's) spends exactly what the flash allows."""
 
 SMALL_MODEL_SLACK = 4096
