@@ -31,15 +31,15 @@ from glowmlir.errors import GlowError
 
 DEFAULT_CONSTANT_RATIO = 1.25
 """The constants of a default build for a DSP core (Cortex-M4, M7, M33) at most 1.25 times the
-model's int8 weights (issue 37's bar). The layers without int16 pairs keep the DSP kernels on
-int8 filter words (`layout.int8_filter_words`; only row-pairs and depthwise layers fall to the
-generic kernel, so those are packed first), at 3-10% more cycles a layer than int16 pairs (no
-`LDRD` of two weight words, two `SXTB16`s a word). `bench/bench_cortex_m.py --models
-kws,vww,ic,ad --cores m4,m7 --opt-levels O3` (2026-11-29; at 2.0 before): keyword spotting M4
-3,841,158 cycles, 35,904 B of constants (1.24x; 56,128 B at 2.0), M7 2,543,029 (2,369,412 at
-2.0), 2,467,303 with the straight products. int8 words loaded ahead (`glow-run
--board=mps2-an500 -cycles`, `GatheredProduct.interleaved_int8_words`; M4 3,851,239); visual wake words M4 12,929,848 at
-298,240 B. `-flash-size` (or a board's) spends exactly what the flash allows."""
+model's int8 weights (issue 37's bound). The layers without int16 pairs keep the DSP kernels
+on int8 filter words (`layout.int8_filter_words`; only row-pairs and depthwise layers fall to
+the generic kernel, so those are packed first), a few percent slower a layer than int16 pairs
+(no `LDRD` of two weight words, two `SXTB16`s a word). Keyword spotting at 1.25x packs its
+depthwise filters only (35,904 B of constants, 1.24x; 56,128 B at 2.0): M4 3,851,239 cycles,
+M7 2,467,303 (2,369,412 at 2.0; 2,543,029 before the straight int8-word products loaded the
+weight word ahead, `GatheredProduct.interleaved_int8_words`), within issue 37's 4.1M and
+2.5M; every MLPerf Tiny row in docs/arm-dsp-kernels.md. `-flash-size` (or a board's) spends
+exactly what the flash allows."""
 
 SMALL_MODEL_SLACK = 4096
 """Bytes of constants over the int8 weights a small model may always spend on packed filters,
