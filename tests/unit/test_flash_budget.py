@@ -1,5 +1,5 @@
 """Flash as a budget on the DSP cores (`backends/arm_dsp/flash_budget.py`): the constants of a
-default Cortex-M4 / M7 build at most `DEFAULT_CONSTANT_RATIO` (2) times the model's int8
+default Cortex-M4 / M7 build at most `DEFAULT_CONSTANT_RATIO` (1.25) times the model's int8
 weights and its code at most 48 KB, on random-weight nets of MLPerf Tiny's architectures (generated, tests/support/
 tflite_models.py); `-flash-size` choosing fewer packed filters, outputs equal to TFLite
 Micro's; a flash too small for the int8 filters: one line.

@@ -29,15 +29,17 @@ from glowmlir.dialects import glowll
 from glowmlir.dialects.memory import align
 from glowmlir.errors import GlowError
 
-DEFAULT_CONSTANT_RATIO = 2.0
-"""The constants of a default build for a DSP core (Cortex-M4, M7, M33) at most twice the
-model's int8 weights. Issue 37's bar is 1.25: there the layers without int16 pairs keep the
-DSP kernels on int8 filter words (`layout.int8_filter_words`; only row-pairs and depthwise
-layers fall to the generic kernel), but those still cost 3-10% more cycles a layer than int16
-pairs (no `LDRD` of two weight words, no doubled accumulators): keyword spotting on the M4
-3.74M -> 3.93M cycles at 1.25 (docs/arm-dsp-kernels.md), more than the 2% the default may
-give up. Twice keeps the MLPerf Tiny models at full speed (every filter packed they measure
-1.9-2.06x). `-flash-size` (or a board's) spends exactly what the flash allows."""
+DEFAULT_CONSTANT_RATIO = 1.25
+"""The constants of a default build for a DSP core (Cortex-M4, M7, M33) at most 1.25 times the
+model's int8 weights (issue 37's bound). The layers without int16 pairs keep the DSP kernels
+on int8 filter words (`layout.int8_filter_words`; only row-pairs and depthwise layers fall to
+the generic kernel, so those are packed first), a few percent slower a layer than int16 pairs
+(no `LDRD` of two weight words, two `SXTB16`s a word). Keyword spotting at 1.25x packs its
+depthwise filters only (35,904 B of constants, 1.24x; 56,128 B at 2.0): M4 3,851,239 cycles,
+M7 2,467,303 (2,369,412 at 2.0; 2,543,029 before the straight int8-word products loaded the
+weight word ahead, `GatheredProduct.interleaved_int8_words`), within issue 37's 4.1M and
+2.5M; every MLPerf Tiny row in docs/arm-dsp-kernels.md. `-flash-size` (or a board's) spends
+exactly what the flash allows."""
 
 SMALL_MODEL_SLACK = 4096
 """Bytes of constants over the int8 weights a small model may always spend on packed filters,
