@@ -3,7 +3,7 @@
 
 Depthwise convolutions of random levels, weights with and without a zero point, per tensor
 and per channel, 3x3 and 5x5, strides 1 and 2, padding (uneven too), rows narrower than a
-vector and wider than a tile, dilation, fused relu and clip: each must take the kernel on the
+vector and wider than a tile, dilation, fused relu and clip, PP-OCR's stride (2, 1): each must take the kernel on the
 host (AVX-512 with `-mattr=-avx512vbmi`, and AVX2 with `-mattr=-avx512f`) and give, bit for bit, the independent int8
 reference's outputs (tests/support/int8_reference.py) and the generic int8 kernel's (the same
 build for a target without AVX: SSE only).
@@ -33,6 +33,7 @@ GEOMETRIES = {
     "uneven_pads_dilated": ((1, 6, 12, 19), (6, 1, 3, 2), (1, 2), (2, 0, 1, 3), (2, 1), 6),
     "same_5x5_of_8x8": ((2, 12, 8, 8), (12, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 12),
     "3x3_narrow_rows": ((1, 6, 12, 3), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6),
+    "5x5_stride_2_1_ppocr": ((1, 11, 5, 40), (11, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 11),
 }
 
 TARGETS = {"host": "-avx512vbmi", "avx2": "-avx512f"}
@@ -80,3 +81,20 @@ def test_depthwise_matches_the_int8_reference(name, per_channel):
 def test_fused_activations_and_avx2_match_the_int8_reference(name, activation, target):
     check(name, convolution_case(800 + list(GEOMETRIES).index(name), GEOMETRIES[name], activation=activation),
           TARGETS[target])
+
+
+@needs_avx
+@pytest.mark.parametrize("name,target,stride", [("5x5_stride_2_1_ppocr", "avx2", (1, 1)),
+                                                ("5x5_stride_2_1_ppocr", "avx2", (1, 2)),
+                                                ("3x3_unpadded", "host", (1, 1))])
+def test_edge_tiles_load_whole_vectors_of_the_row(name, target, stride):
+    """Rows at least a vector wide: the edge tiles' taps that reach into the padding or past
+    the row's end load a whole vector inside the row and shuffle it (AVX2 has no byte-masked
+    load: LLVM would insert the bytes one by one); bit for bit the reference's outputs, the
+    padding's lanes the input zero point (left and right padding, stride 1 and 2)."""
+    x_shape, w_shape, _, pads, dilations, group = GEOMETRIES[name]
+    case = convolution_case(900 + 10 * stride[1], (x_shape, w_shape, stride, pads, dilations, group), True, "relu")
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS[target]), keep_llvm_ir=True)
+    assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+    assert "i8.p0" not in "".join(line for line in bundle.ir["llvm-ir"].splitlines() if "masked.load" in line)
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

@@ -82,7 +82,7 @@ def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_i
             op.properties["value"] = dense_from_array(constants.pop(op.name_.data))
     assert not constants, f"unused constants {sorted(constants)}"
     options = CompileOptions(keep_llvm_ir=keep_llvm_ir, **options) if target is None else \
-        CompileOptions(target=target, **options)
+        CompileOptions(target=target, keep_llvm_ir=keep_llvm_ir, **options)
     return compile_module(module, options)
 
 

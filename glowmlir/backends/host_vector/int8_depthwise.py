@@ -100,10 +100,10 @@ class PairColumns(HostInt8Columns):
         other = levels(self.b.add(channel, 1)) if second else self.zero_levels()
         return self.centred_pairs(interleaved(self.b, levels(channel), other))
 
-    def zero_levels(self) -> SSAValue:
-        """Lanes of the input zero point: 0 once centred."""
+    def zero_levels(self, lanes: int | None = None) -> SSAValue:
+        """`lanes` (default: the tile's) lanes of the input zero point: 0 once centred."""
         offset = self.domain.input_offset
-        vector = VectorType(i8, [self.lanes])
+        vector = VectorType(i8, [lanes or self.lanes])
         return self.b.int_value(offset, vector) if isinstance(offset, int) else self.b.splat(
             self.b.truncate(offset, i8), vector)
 
@@ -140,13 +140,43 @@ class PairedTaps(PairColumns):
                 and loaded[0] is None and loaded[1] is None):
             return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
 
-        def levels(at: list[Index], lanes_read: list[bool] | None) -> SSAValue:
+        in_row = [lanes_read is not None and any(lanes_read) and isinstance(at[-1], int)
+                  and view.shape[-1] >= self.lanes * stride for at, lanes_read in zip(indices, loaded)]
+
+        def levels(k: int) -> SSAValue:
+            at, lanes_read = indices[k], loaded[k]
             if lanes_read is not None and not any(lanes_read):  # a tap wholly in the padding
                 return self.zero_levels()
+            if in_row[k]:
+                return self.in_row_levels(view, at, lanes_read, stride)
             return vector_columns.load_vector(self.b, view, at, self.lanes, lanes_read, zero_point, stride)
 
-        other = levels(indices[1], loaded[1]) if len(indices) > 1 else self.zero_levels()
-        return self.centred_pairs(interleaved(self.b, levels(indices[0], loaded[0]), other))
+        other = levels(1) if len(indices) > 1 else self.zero_levels()
+        pairs = self.centred_pairs(interleaved(self.b, levels(0), other))
+        if not any(in_row):
+            return pairs
+        # the lanes an in-row load left outside the row: their centred halves 0, as the padding's zero point
+        kept = [half >= len(indices) or not in_row[half] or loaded[half][lane]
+                for lane in range(self.lanes) for half in (0, 1)]
+        return self.b.int_and(pairs, self.b.lane_constants([-1 if keep else 0 for keep in kept], i16))
+
+    def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
+        """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
+        column `indices[-1]`) by one unmasked load of the `lanes x stride` columns of the row
+        that hold every `loaded` lane (a row at least that wide) and one shuffle; the others
+        (in the padding or past the row's end) hold some level of the row, for `taps_input`
+        to clear once centred. AVX2 has no byte-masked load (LLVM inserts a masked load's
+        bytes one at a time), and a shuffle that fills them with the zero point becomes an
+        SSE4a `insertq` on AMD hosts (an SSE instruction among AVX ones: twice the time)."""
+        count = self.lanes * stride
+        column, width = indices[-1], view.shape[-1]
+        wanted = [column + lane * stride for lane in range(self.lanes) if loaded[lane]]
+        start = min(wanted[0], width - count)  # in the row, and so is every loaded lane's column
+        window = self.b.emit(llvm.LoadOp(self.b.element(view, [*indices[:-1], start]), VectorType(i8, [count]),
+                                         alignment=1))
+        order = [(column + lane * stride if loaded[lane] else wanted[0]) - start for lane in range(self.lanes)]
+        return self.b.emit(llvm.ShuffleVectorOp(window, window, DenseArrayBase.from_list(i32, order),
+                                                VectorType(i8, [self.lanes])))
 
     def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
         return self.pair_multiply_accumulate(total, pixels, weight)
