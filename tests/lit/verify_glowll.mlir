@@ -464,7 +464,7 @@ glowll.function @vbmi_lookup_table_of_int16_levels {
   %t = glowll.placeholder input "t" : memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
   glowll.int_lookup_table %y, %x, %t {microkernel = #glowll.microkernel<"x86-vbmi">} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 }
-// CHECK: glowll.int_lookup_table: the x86-vbmi microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)
+// CHECK: glowll.int_lookup_table: the x86-vbmi microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi, vector-lookup-int8)
 
 // -----
 glowll.function @lookup_table_of_an_unknown_microkernel {
@@ -473,7 +473,7 @@ glowll.function @lookup_table_of_an_unknown_microkernel {
   %t = glowll.placeholder input "t" : memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
   glowll.int_lookup_table %y, %x, %t {microkernel = #glowll.microkernel<"arm-mve">} : memref<2x100x!quant.uniform<i8:f32, 2.0e-02:-7>>, memref<2x100x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<256x!quant.uniform<i8:f32, 2.0e-02:-7>>
 }
-// CHECK: glowll.int_lookup_table: the arm-mve microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi)
+// CHECK: glowll.int_lookup_table: the arm-mve microkernel of a lookup table takes int8 levels and an int8 table (x86-vbmi, vector-lookup-int8)
 
 // -----
 glowll.function @initialize_state_with_a_wide_ready_word {

@@ -802,13 +802,16 @@ def test_biases_lie_before_each_blocks_weight_words():
 def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
     """What the M55 runs a convolution case on: dot products of gathered windows (unpooled
     or pooled globally, ungrouped, enough taps: every case's bias takes the input offset), else vectors of
-    output columns (stride 1 along the row, or stride 2 onto rows of 8 outputs or more; any
-    padding: predicated edge lanes), else the DSP kernel (stride 2 onto narrower rows). The
+    output columns (stride 1 along the row, a depthwise one onto rows of two or more whole
+    vectors or of more than three; or stride 2 onto rows of 8 outputs or more; any padding:
+    predicated edge lanes), else the DSP kernel (stride 2 onto narrower rows). The
     code against the docs; each rule's choice is measured cheapest in
     tests/unit/test_arm_dsp_kernel_choices.py."""
     input_shape, filter_shape, strides, pads, dilations, group = geometry
     width = (input_shape[3] + pads[1] + pads[3] - dilations[1] * (filter_shape[3] - 1) - 1) // strides[1] + 1
     columns = strides[1] == 1 or (strides[1] == 2 and width >= 8)
+    if group > 1 and filter_shape[1] == 1 and strides[1] == 1:  # depthwise: rows of whole vectors (4 lanes), two
+        columns = (width % 4 == 0 and width >= 8) or width > 12  # or more, or more than three vectors
     height = (input_shape[2] + pads[0] + pads[2] - dilations[0] * (filter_shape[2] - 1) - 1) // strides[0] + 1
     pooled_globally = pool is not None and pool["kernel"] == (height, width) and not any(pool["pads"])
     taps = int(np.prod(filter_shape[1:]))  # docs/arm-dsp-kernels.md: at least 48 taps, or 8 off the column kernel
