@@ -155,11 +155,14 @@ def test_every_int8_convolution_kernel_of_every_backend_applies_tables():
     """Each registered int8 microkernel of convolutions or FullyConnected (Arm DSP, Helium,
     host vector, x86 VNNI, size-first) applies a fused table as it stores
     (`Microkernel.lookup_tables`), so `glowll-fuse-lookup-tables` fuses whichever it picked;
-    a kernel added without it fails here. Only float kernels (no int8 table follows them) do not."""
+    a kernel added without it fails here. Only float kernels (no int8 table follows them) and
+    the host vector unit's int8 kernels (their tables apart, on byte shuffles) do not."""
     from glowmlir.backends import backends
 
     kernels = [(backend.name, kernel) for backend in backends() for kernel in backend.microkernels
                if {"glowll.convolution", "glowll.fully_connected"} & set(kernel.ops)]
     assert {name for name, _ in kernels} >= {"arm_dsp", "arm_mve", "host_vector", "x86", "size_first"}
     without = [(name, kernel.name) for name, kernel in kernels if kernel.numbers == "i8" and not kernel.lookup_tables]
-    assert without == []
+    # The host vector unit's int8 kernels keep their tables apart, on byte shuffles
+    # (`vector-lookup-int8`): measured faster than a lane at a time in their output step.
+    assert {name for name, _ in without} <= {"host_vector"}
