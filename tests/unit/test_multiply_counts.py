@@ -104,5 +104,5 @@ def test_int8_fully_connected_on_the_dsp_extension_does_two_macs_per_smlad(fc_mo
     """On the M7 the int8 kernel's SMLAD does two multiply-accumulates; the requantization
     adds a few multiplies per output (at most five). On the M3 the generic kernel multiplies once per MAC."""
     m7 = count(fc_model, "mps2-an500", int8=True)
-    assert MACS // 2 <= m7 <= MACS // 2 + 5 * WIDTH  # 880: the runs-of-four FullyConnected's requantization
+    assert MACS // 2 <= m7 <= MACS // 2 + 5 * WIDTH  # 880 since the runs-of-four kernel: 16 extra, untraced
     assert MACS <= count(fc_model, "mps2-an385", int8=True) <= MACS + 4 * WIDTH
