@@ -155,8 +155,8 @@ def test_printed_pipeline_run_by_glow_opt_gives_the_compiled_glowll(tmp_path, qu
     if quantized:
         assert f'glow-quantize{{profile="{lenet_profile}" symmetric-weights=true}}' in spec
         # what CMSIS-NN does not take runs on the M7's DSP extension
-        assert ("glowll-select-cmsis-nn,glowll-select-arm-dsp-kernels{constant-ratio=2.0},glowll-fuse-lookup-tables,"
-                "glowll-share-buffers,"
+        assert ("glowll-select-cmsis-nn,glowll-select-arm-dsp-kernels{constant-ratio=1.25},glowll-fuse-lookup-tables,"
+                "glowll-fold-pool-widening,glowll-share-buffers,"
                 "glowll-allocate-memory{reuse=false pointer-width=32}") in spec
     compiled = _tool("compile", *options, "-emit-bundle=b", "-dump-ir", cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
