@@ -17,7 +17,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
-PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels")
+PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -27,13 +27,23 @@ straight-line blocks with `doubled_accumulators`): the packed filter's first pai
 block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`;
 `blocked_pixels` (a speed-first build's gathered product of more pairs than `UNROLLED_PAIRS`): runs
 of four pixels multiplied by each block of two output channels together in one loop over the pairs
-(`GatheredProduct.blocked_pixels`)."""
+(`GatheredProduct.blocked_pixels`); `weight_pairs` (an int8 FullyConnected the flash budget
+allows): its weights int16 levels less their zero point, each run of four in the order of its
+input pairs (`fully_connected.pair_weight_rows`)."""
 
 
 def verify_packed_pairs(op) -> None:
     """A convolution's filter packed as `layout.pack_filter` packs it (int16 pairs, or int8 words
     `layout.int8_filter_words` where `layout.takes_int8_words`), and the
     properties of a size-first build's loops and of biases packed into the filter."""
+    if isinstance(op, glowll.FullyConnectedOp):
+        paired = op.microkernel.parameter("weight_pairs")
+        int16_weights = storage_type(op.weights.type.element_type) == i16
+        if paired is not None and not isinstance(paired, UnitAttr):
+            raise VerifyException(f"{op.name}: an arm-dsp FullyConnected's weight_pairs is a unit attribute")
+        if (paired is not None) != (int16_weights and storage_type(op.input.type.element_type) == i8):
+            raise VerifyException(f"{op.name}: an arm-dsp FullyConnected of int8 data has int16 weights (centred) "
+                                  "exactly when it has weight_pairs")
     if not isinstance(op, glowll.ConvolutionOp):
         return
     loop_pairs = op.microkernel.parameter("loop_pairs")

@@ -72,12 +72,23 @@ def saved_cycles(macs: int, int8_words: bool = False) -> int:
     return round((INT8_WORDS_EXTRA_CYCLES_PER_MAC if int8_words else SAVED_CYCLES_PER_MAC) * macs)
 
 
+FC_PAIRS_SAVED_CYCLES_PER_MAC = 0.2
+"""Estimated cycles a FullyConnected's multiply-accumulate saves on int16 weight pairs
+(`fully_connected.WEIGHT_PAIRS`: a load and an `SMLAD` a pair) over its int8 weight words (a
+load, two `SXTB16`s and two `SMLAD`s for two pairs)."""
+
+
+def weight_pairs_saved_cycles(macs: int) -> int:
+    """Estimated cycles a FullyConnected of `macs` multiply-accumulates saves on int16 weight pairs."""
+    return round(FC_PAIRS_SAVED_CYCLES_PER_MAC * macs)
+
+
 @dataclass(frozen=True)
 class PackingCost:
-    """A convolution's packed filter: how many bytes more than its int8 filter it takes, and
-    the estimated cycles it saves."""
+    """A convolution's packed filter (or a FullyConnected's int16 weight pairs): how many bytes
+    more than its int8 weights it takes, and the estimated cycles it saves."""
 
-    op: glowll.ConvolutionOp
+    op: glowll.ConvolutionOp | glowll.FullyConnectedOp
     extra_bytes: int
     saved_cycles: int
 

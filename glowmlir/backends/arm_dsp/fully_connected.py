@@ -1,8 +1,10 @@
-"""FullyConnected on the DSP extension: int8 weight rows as they are, two pairs a word, the input
-row's pairs gathered once for many blocks of outputs."""
+"""FullyConnected on the DSP extension: int8 weight rows as they are, two pairs a word, or (where
+the flash budget leaves room, `WEIGHT_PAIRS`) rows of int16 weight pairs; the input row's pairs
+gathered once for many blocks of outputs."""
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
@@ -21,6 +23,37 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
 )
+
+WEIGHT_PAIRS = "weight_pairs"
+"""The microkernel parameter of a FullyConnected whose weights are int16 pairs (`pair_weight_rows`):
+one load and one `SMLAD` a pair of products, where an int8 word takes one load, two `SXTB16`s
+and two `SMLAD`s for four (`flash_budget.FC_PAIRS_SAVED_CYCLES_PER_MAC`)."""
+
+
+def pair_weight_rows(levels: np.ndarray, offset: int) -> np.ndarray:
+    """FullyConnected weights [outputs, depth] (int8 levels of zero point `offset`) as int16
+    levels less the zero point, each run of four inputs' weights in the order of its input
+    pairs (`pairs_of_four`: inputs 0 and 2, then 1 and 3), so that a word of the row is the
+    weight pair of one input pair; the tail after the last run as it is."""
+    centred = levels.astype(np.int16) - np.int16(offset)
+    runs = centred.shape[1] // 4 * 4
+    paired = centred.copy()
+    paired[:, :runs] = centred[:, :runs].reshape(centred.shape[0], -1, 2, 2).transpose(0, 1, 3, 2).reshape(
+        centred.shape[0], runs)
+    return paired
+
+
+def takes_weight_pairs(depth: int, columns: int, loop_pairs: bool) -> bool:
+    """Whether a FullyConnected of `depth` inputs and `columns` outputs may take int16 weight
+    pairs: a speed-first build's (not `loop_pairs`) gathered rows (`gathers_rows`)."""
+    return not loop_pairs and gathers_rows(depth, columns)
+
+
+def gathers_rows(depth: int, columns: int) -> bool:
+    """Whether the kernel gathers each input row's pairs once (`FC_GATHER_BYTES`, `FC_GATHER_BLOCKS`)."""
+    block = next(size for size in FC_BLOCKS if columns % size == 0)
+    return depth >= 4 and 2 * depth <= FC_GATHER_BYTES and columns // block > FC_GATHER_BLOCKS
+
 
 FC_BLOCKS = (4, 2, 1)
 """Outputs of a FullyConnected computed together: the first that divides the outputs."""
@@ -62,13 +95,15 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     depth = src.shape[1]
     weight_offset = domain.weight_offset
     folded = op.folded_input_offset is not None
+    paired = op.microkernel.parameter(WEIGHT_PAIRS) is not None  # centred: weight offset 0
     # Folded: sum x * (w - w_offset) = sum x * w - w_offset * sum x, the input sum once per row.
     x_offset = None if folded else offset_pair(b, domain.input_offset)
     w_offset = None if folded else offset_pair(b, weight_offset)
     words, tail = depth // 4, range(depth // 4 * 4, depth)
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     gathered = View.contiguous(b.alloca(2 * words, i32, STACK_ALIGNMENT), (2, words), element_type=i32) \
-        if words and 2 * depth <= FC_GATHER_BYTES and columns // block > FC_GATHER_BLOCKS else None
+        if gathers_rows(depth, columns) else None
+    w_offset = None if paired else w_offset
     with b.loop(0, rows) as m:
         correction = weight_offset_correction(b, domain, op, src, m.index)
         if gathered is not None:
@@ -78,10 +113,11 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
             starts = [start(b, domain, bias, n, correction) for n in outputs]
 
             if gathered is None:
-                totals = in_place_products(b, src, weights, m.index, outputs, starts, x_offset, w_offset, words)
+                totals = in_place_products(b, src, weights, m.index, outputs, starts, x_offset, w_offset, words,
+                                           paired)
             else:
                 steps = 1 if op.microkernel.parameter("loop_pairs") is not None else FC_STEPS  # size first
-                totals = gathered_products(b, weights, gathered, outputs, starts, w_offset, words, steps)
+                totals = gathered_products(b, weights, gathered, outputs, starts, w_offset, words, steps, paired)
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
@@ -97,35 +133,51 @@ def products(b: KernelBuilder, inputs: list[SSAValue], weight_words: list[SSAVal
              totals: list[SSAValue]) -> list[SSAValue]:
     """`totals` plus the products of a run of four inputs (its two pairs) and each output's
     weight word."""
-    for j, weight_word in enumerate(weight_words):
-        for pair, weight in zip(inputs, input_pairs(b, weight_word, w_offset)):
+    for j, weight_word in enumerate(weight_words):  # each word widened beside its products (registers)
+        totals[j:j + 1] = pair_products(b, inputs, [input_pairs(b, weight_word, w_offset)], totals[j:j + 1])
+    return totals
+
+
+def pair_products(b: KernelBuilder, inputs: list[SSAValue], weight_pairs: list[list[SSAValue]],
+                  totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` plus the products of input pairs and each output's weight pairs."""
+    for j, pairs in enumerate(weight_pairs):
+        for pair, weight in zip(inputs, pairs):
             totals[j] = smlad(b, pair, weight, totals[j])
     return totals
 
 
 def in_place_products(b: KernelBuilder, src: View, weights: View, m: Index, outputs: list[Index],
                       starts: list[SSAValue], x_offset: SSAValue | None, w_offset: SSAValue | None,
-                      words: int) -> list[SSAValue]:
+                      words: int, paired: bool = False) -> list[SSAValue]:
     """The totals of a block of outputs over the runs of four inputs of row m, each run's pairs
-    made where it is used (`pairs_of_four`)."""
+    made where it is used (`pairs_of_four`); `paired`: the weights int16 pairs, two words a run."""
     with b.loop(0, words, carried=starts) as k:
         column = b.mul(k.index, 4)
-        inputs = pairs_of_four(b, src, [m, column], x_offset)
-        k.next(*products(b, list(inputs), [load_word(b, weights, [n, column]) for n in outputs], w_offset,
-                         list(k.carried)))
+        inputs = list(pairs_of_four(b, src, [m, column], x_offset))
+        if paired:
+            weight_pairs = [[load_word(b, weights, [n, b.add(column, 2 * half)]) for half in range(2)]
+                            for n in outputs]
+            k.next(*pair_products(b, inputs, weight_pairs, list(k.carried)))
+        else:
+            k.next(*products(b, inputs, [load_word(b, weights, [n, column]) for n in outputs], w_offset,
+                             list(k.carried)))
     return k.results
 
 
 def gathered_products(b: KernelBuilder, weights: View, gathered: View, outputs: list[Index],
-                      starts: list[SSAValue], w_offset: SSAValue | None, words: int, steps: int
-                      ) -> list[SSAValue]:
+                      starts: list[SSAValue], w_offset: SSAValue | None, words: int, steps: int,
+                      paired: bool = False) -> list[SSAValue]:
     """The totals of a block of outputs over a gathered row, `steps` runs of four inputs a
     loop iteration, read through pointers the loop carries (constant offsets from them, no
     index: LLVM kept an index and spilled). Each run loads its weight words and its two pairs
     (`gathered` holds each run's first pairs, then its second ones: never neighbours, which
     LLVM would load as one `LDRD`, 3 cycles and the end of a run of loads) before its products
-    (`in_order`), and its totals are made before the next run's loads."""
+    (`in_order`), and its totals are made before the next run's loads; `paired`: the weights
+    int16 pairs, each half of a run (one input pair) loaded and multiplied in turn
+    (`gathered_pairs_run`: five loads a block of four, not ten, within the registers)."""
     steps = min(steps, words)
+    run = gathered_pairs_run if paired else gathered_run
 
     def block_from(weight_at: SSAValue) -> View:
         """The block's weight rows from the column at `weight_at` on."""
@@ -137,12 +189,12 @@ def gathered_products(b: KernelBuilder, weights: View, gathered: View, outputs: 
     with b.loop(0, words // steps, carried=[b.element(weights, [outputs[0], 0]), gathered.base, *starts]) as k:
         weight_at, pairs_at, *totals = k.carried
         for step in range(steps):
-            totals = gathered_run(b, block_from(weight_at), pairs_from(pairs_at), step, w_offset, totals)
+            totals = run(b, block_from(weight_at), pairs_from(pairs_at), step, w_offset, totals)
         k.next(b.offset_pointer(weight_at, 4 * steps, weights.element_type),
                b.offset_pointer(pairs_at, steps, i32), *totals)
     weight_at, pairs_at, *totals = k.results
     for step in range(words % steps):
-        totals = gathered_run(b, block_from(weight_at), pairs_from(pairs_at), step, w_offset, totals)
+        totals = run(b, block_from(weight_at), pairs_from(pairs_at), step, w_offset, totals)
     return totals
 
 
@@ -154,6 +206,18 @@ def gathered_run(b: KernelBuilder, rows: View, pairs: View, word: int, w_offset:
                           *(load_word(b, pairs, [half, word]) for half in range(2))])
     weight_words, inputs = loaded[:-2], loaded[-2:]
     return in_order(b, products(b, inputs, weight_words, w_offset, totals))
+
+
+def gathered_pairs_run(b: KernelBuilder, rows: View, pairs: View, word: int, w_offset: None,
+                       totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` plus the products of the run of four inputs `word` on int16 weight pairs
+    (`pair_weight_rows`): per input pair, its weight words and the pair loaded (one run), then
+    multiplied."""
+    for half in range(2):
+        loaded = in_order(b, [load_word(b, pairs, [half, word]),
+                              *(load_word(b, rows, [j, 4 * word + 2 * half]) for j in range(rows.shape[0]))])
+        totals = in_order(b, pair_products(b, loaded[:1], [[w] for w in loaded[1:]], totals))
+    return totals
 
 
 def gathered_row_pairs(b: KernelBuilder, src: View, m: Index, x_offset: SSAValue | None, gathered: View) -> None:

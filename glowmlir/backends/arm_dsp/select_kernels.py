@@ -57,6 +57,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     constants_budget,
     int8_constants,
     saved_cycles,
+    weight_pairs_saved_cycles,
 )
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
@@ -359,25 +360,59 @@ class SelectFullyConnected(RewritePattern):
     loop_pairs: int = 0
     """A size-first build's (`SelectArmDspKernels.loop_pairs`): an "arm-dsp" FullyConnected gets
     it too, and its gathered row's loop takes one run of four inputs a step, not `FC_STEPS`."""
+    paired: set[int] | None = None
+    """The `id`s of the FullyConnected to give int16 weight pairs (`fully_connected.WEIGHT_PAIRS`;
+    None: every one that can take them; `flash_budget.choose_packed`)."""
+    filter_words: str = ""
+    """"int8": int8 weights everywhere (`SelectArmDspKernels.filter_words`)."""
+
+    def kernel_of(self, op: glowll.FullyConnectedOp) -> str | None:
+        """The FullyConnected's microkernel here (None: none); changes nothing."""
+        if op.microkernel is not None or not is_quantized_instruction(op) or not dsp_buffers(op):
+            return None
+        helium = self.helium and not int16_data(op)
+        only = forced(op, self.only)
+        if only not in ("", MICROKERNEL, HELIUM) or (only == HELIUM and not helium):
+            return None
+        return HELIUM if helium and only != MICROKERNEL else MICROKERNEL
+
+    def weight_pairs_of(self, op: glowll.FullyConnectedOp) -> np.ndarray | None:
+        """The FullyConnected's weights as int16 pairs (`fully_connected.pair_weight_rows`) where
+        its "arm-dsp" kernel can take them, else None; changes nothing."""
+        from glowmlir.backends.arm_dsp.fully_connected import pair_weight_rows, takes_weight_pairs
+
+        weights = op.weights.owner
+        if (self.kernel_of(op) != MICROKERNEL or not int8_layer(op) or self.filter_words == INT8_WORDS
+                or not isinstance(weights, glowll.WeightOp) or weights.value is None):
+            return None
+        columns, depth = glow.shape_of(op.weights)
+        if not takes_weight_pairs(depth, columns, self.loop_pairs > 0):
+            return None
+        return pair_weight_rows(array_from_dense(weights.value), weight_zero_point(op.weights.type.element_type))
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        if op.microkernel is None and is_quantized_instruction(op) and dsp_buffers(op):
-            helium = self.helium and not int16_data(op)
-            only = forced(op, self.only)
-            if only not in ("", MICROKERNEL, HELIUM) or (only == HELIUM and not helium):
-                return
-            helium = helium and only != MICROKERNEL
-            op.properties["microkernel"] = MicrokernelAttr(HELIUM if helium else MICROKERNEL)
-            if not helium and self.loop_pairs:
-                op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs",
-                                                                            IntegerAttr(self.loop_pairs, i64))
-            weights = op.weights.owner
-            if isinstance(weights, glowll.WeightOp) and weights.value is not None:
-                centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
-                mark_narrow_requantization(op, centred)
-                fold_input_offset(op, centred.sum(axis=1), rewriter)
-            rewriter.notify_op_modified(op)
+        from glowmlir.backends.arm_dsp.fully_connected import WEIGHT_PAIRS
+
+        kernel = self.kernel_of(op)
+        if kernel is None:
+            return
+        pairs = self.weight_pairs_of(op) if self.paired is None or id(op) in self.paired else None
+        op.properties["microkernel"] = MicrokernelAttr(kernel)
+        if kernel == MICROKERNEL and self.loop_pairs:
+            op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs",
+                                                                        IntegerAttr(self.loop_pairs, i64))
+        weights = op.weights.owner
+        if isinstance(weights, glowll.WeightOp) and weights.value is not None:
+            centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
+            mark_narrow_requantization(op, centred)
+            fold_input_offset(op, centred.sum(axis=1), rewriter)
+        if pairs is not None:
+            op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHT_PAIRS, UnitAttr())
+            op.operands[2] = insert_weight(f"{weights.name_.data}_{WEIGHT_PAIRS}", pairs, op, rewriter,
+                                           centred_type(op.weights.type.element_type))
+            erase_if_unused(weights, rewriter)
+        rewriter.notify_op_modified(op)
 
 
 @dataclass
@@ -523,9 +558,11 @@ class SelectArmDspKernels(ModulePass):
             raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
                             f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
         filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
-        filters.packed = None if self.only or self.filter_words else self.packed_within_budget(op, filters)
+        fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs, filter_words=self.filter_words)
+        filters.packed = None if self.only or self.filter_words else \
+            self.packed_within_budget(op, filters, fully_connected)
+        fully_connected.paired = filters.packed
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
-        fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         if self.helium and self.only in ("", HELIUM):
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(self.only == HELIUM),
@@ -538,10 +575,12 @@ class SelectArmDspKernels(ModulePass):
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectChannelProducts(), SelectReciprocalQuantize()]),
                                  apply_recursively=False).rewrite_module(op)
 
-    def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter) -> set[int] | None:
-        """The convolutions whose packed filters fit the constants' budget
-        (`flash_budget.constants_budget`, None: every one), most cycles saved per extra byte
-        first (`flash_budget.choose_packed`, `flash_budget.saved_cycles`)."""
+    def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter,
+                             fully_connected: SelectFullyConnected) -> set[int] | None:
+        """The convolutions whose packed filters, and the FullyConnected whose int16 weight
+        pairs, fit the constants' budget (`flash_budget.constants_budget`, None: every one),
+        most cycles saved per extra byte first (`flash_budget.choose_packed`,
+        `flash_budget.saved_cycles`, `flash_budget.weight_pairs_saved_cycles`)."""
         int8_bytes = int8_constants(module)
         budget = constants_budget(int8_bytes, self.constant_ratio, self.flash_size)
         if budget is None:
@@ -569,5 +608,12 @@ class SelectArmDspKernels(ModulePass):
             shared = costs.get(key)
             costs[key] = PackingCost(conv if shared is None else shared.op, extra,
                                      saved + (0 if shared is None else shared.saved_cycles))
+        for dense in module.walk():
+            pairs = fully_connected.weight_pairs_of(dense) if isinstance(dense, glowll.FullyConnectedOp) else None
+            if pairs is not None:
+                extra = align(pairs.nbytes) - align(dense.weights.owner.byte_size)
+                macs = glow.shape_of(dense.input)[0] * pairs.size
+                groups[(dense,)] = [dense]
+                costs[(dense,)] = PackingCost(dense, extra, weight_pairs_saved_cycles(macs))
         chosen = choose_packed(list(costs.values()), int8_bytes, budget)
         return {id(conv) for key, convs in groups.items() if id(costs[key].op) in chosen for conv in convs}
