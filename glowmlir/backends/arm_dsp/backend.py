@@ -17,7 +17,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
-PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs")
+PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -29,7 +29,9 @@ block's doubled biases (`layout.with_biases`), which the kernel reads there, not
 of four pixels multiplied by each block of two output channels together in one loop over the pairs
 (`GatheredProduct.blocked_pixels`); `weight_pairs` (an int8 FullyConnected the flash budget
 allows): its weights int16 levels less their zero point, each run of four in the order of its
-input pairs (`fully_connected.pair_weight_rows`)."""
+input pairs (`fully_connected.pair_weight_rows`); `output_pairs` (an int8 FullyConnected whose
+sums allow it): its int8 weights less their zero point as words of two outputs' weights
+(`fully_connected.output_pair_words`, 1x the bytes)."""
 
 
 def verify_packed_pairs(op) -> None:
@@ -41,6 +43,12 @@ def verify_packed_pairs(op) -> None:
         int16_weights = storage_type(op.weights.type.element_type) == i16
         if paired is not None and not isinstance(paired, UnitAttr):
             raise VerifyException(f"{op.name}: an arm-dsp FullyConnected's weight_pairs is a unit attribute")
+        output_pairs = op.microkernel.parameter("output_pairs")
+        if output_pairs is not None and (not isinstance(output_pairs, UnitAttr) or paired is not None
+                                         or storage_type(op.weights.type.element_type) != i8
+                                         or glow.shape_of(op.weights)[0] % 2):
+            raise VerifyException(f"{op.name}: an arm-dsp FullyConnected's output_pairs (a unit attribute) takes "
+                                  "int8 weights of an even number of outputs, and no weight_pairs")
         if (paired is not None) != (int16_weights and storage_type(op.input.type.element_type) == i8):
             raise VerifyException(f"{op.name}: an arm-dsp FullyConnected of int8 data has int16 weights (centred) "
                                   "exactly when it has weight_pairs")

@@ -12,6 +12,7 @@ from xdsl.ir import SSAValue
 from glowmlir.backends.arm_dsp.instructions import (
     STACK_ALIGNMENT,
     input_pairs,
+    intrinsic,
     load_word,
     offset_pair,
     pairs_of_four,
@@ -41,6 +42,52 @@ def pair_weight_rows(levels: np.ndarray, offset: int) -> np.ndarray:
     paired[:, :runs] = centred[:, :runs].reshape(centred.shape[0], -1, 2, 2).transpose(0, 1, 3, 2).reshape(
         centred.shape[0], runs)
     return paired
+
+
+OUTPUT_PAIRS = "output_pairs"
+"""The microkernel parameter of a FullyConnected whose int8 weights are laid out as words of
+two outputs' weights (`output_pair_words`, 1x the int8 bytes): per word, one `SXTB16` and two
+`SMLAD`s, where an int8 word of one output takes two `SXTB16`s."""
+
+OUTPUT_PAIR_LIMIT = 1 << 23
+"""The sums of an output pair's second output stay below this in magnitude (`takes_output_pairs`):
+its accumulator holds 256 times them beside the first output's sums (mod 2^32), and an
+arithmetic shift right by 8 of the difference gives them back exactly."""
+
+
+def output_pair_words(levels: np.ndarray, offset: int) -> np.ndarray | None:
+    """FullyConnected weights [outputs, depth] (int8 levels of zero point `offset`) as words of
+    output pairs: for outputs 2p, 2p+1 and a run of four inputs, row 2p's word holds (w[2p, 0],
+    w[2p+1, 0] - borrow, w[2p, 2], w[2p+1, 2] - borrow) and row 2p+1's the same of inputs 1 and 3,
+    where borrow is 1 when the byte before is negative: each halfword, read as int16, is
+    256 w[2p+1, k] + w[2p, k], and `SXTB16` of the word gives (w[2p, k], w[2p, k+2]). The tail
+    after the last run as it is. None where a level less its zero point, or a borrowed byte,
+    leaves int8, or the outputs are odd."""
+    centred = levels.astype(np.int16) - np.int16(offset)
+    outputs, depth = centred.shape
+    runs = depth // 4 * 4
+    if outputs % 2 or centred.min(initial=0) < -128 or centred.max(initial=0) > 127:
+        return None
+    first = centred[0::2, :runs].reshape(outputs // 2, -1, 2, 2)  # [pair, run, (k0, k2) / (k1, k3) ... ]
+    second = centred[1::2, :runs].reshape(outputs // 2, -1, 2, 2)
+    first, second = first.transpose(0, 1, 3, 2), second.transpose(0, 1, 3, 2)  # [pair, run, half, (k, k+2)]
+    borrowed = second - (first < 0)
+    if borrowed.min(initial=0) < -128:
+        return None
+    words = np.stack([first, borrowed], axis=-1)  # [pair, run, half, (k, k+2), (2p, 2p+1)]
+    laid = centred.astype(np.int8)
+    rows = words.reshape(outputs // 2, -1, 2, 4).transpose(0, 2, 1, 3).reshape(outputs, runs)
+    laid[:, :runs] = rows.astype(np.int8)
+    return laid
+
+
+def takes_output_pairs(centred: np.ndarray, largest_input: int, columns: int, depth: int, loop_pairs: bool) -> bool:
+    """Whether a FullyConnected may take `OUTPUT_PAIRS`: gathered rows of blocks of an even
+    number of outputs, each odd output's sums over its runs of four below `OUTPUT_PAIR_LIMIT`
+    (`largest_input`: the largest |input| its products take)."""
+    block = next(size for size in FC_BLOCKS if columns % size == 0)
+    bound = largest_input * np.abs(centred[1::2, :depth // 4 * 4].astype(np.int64)).sum(axis=1).max(initial=0)
+    return not loop_pairs and block % 2 == 0 and gathers_rows(depth, columns) and bound < OUTPUT_PAIR_LIMIT
 
 
 def takes_weight_pairs(depth: int, columns: int, loop_pairs: bool) -> bool:
@@ -96,6 +143,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     weight_offset = domain.weight_offset
     folded = op.folded_input_offset is not None
     paired = op.microkernel.parameter(WEIGHT_PAIRS) is not None  # centred: weight offset 0
+    output_pairs = op.microkernel.parameter(OUTPUT_PAIRS) is not None  # centred too
     # Folded: sum x * (w - w_offset) = sum x * w - w_offset * sum x, the input sum once per row.
     x_offset = None if folded else offset_pair(b, domain.input_offset)
     w_offset = None if folded else offset_pair(b, weight_offset)
@@ -103,7 +151,7 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     gathered = View.contiguous(b.alloca(2 * words, i32, STACK_ALIGNMENT), (2, words), element_type=i32) \
         if gathers_rows(depth, columns) else None
-    w_offset = None if paired else w_offset
+    w_offset = None if paired or output_pairs else w_offset
     with b.loop(0, rows) as m:
         correction = weight_offset_correction(b, domain, op, src, m.index)
         if gathered is not None:
@@ -117,7 +165,12 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
                                            paired)
             else:
                 steps = 1 if op.microkernel.parameter("loop_pairs") is not None else FC_STEPS  # size first
-                totals = gathered_products(b, weights, gathered, outputs, starts, w_offset, words, steps, paired)
+                run = gathered_pairs_run if paired else output_pairs_run if output_pairs else gathered_run
+                paired_starts = [starts[j - j % 2] for j in range(block)] if output_pairs else starts
+                totals = gathered_products(b, weights, gathered, outputs, paired_starts, w_offset, words, steps,
+                                           run)
+                if output_pairs:
+                    totals = split_output_pairs(b, totals, starts)
             for n, total in zip(outputs, totals):
                 for column in tail:
                     if folded:
@@ -167,17 +220,16 @@ def in_place_products(b: KernelBuilder, src: View, weights: View, m: Index, outp
 
 def gathered_products(b: KernelBuilder, weights: View, gathered: View, outputs: list[Index],
                       starts: list[SSAValue], w_offset: SSAValue | None, words: int, steps: int,
-                      paired: bool = False) -> list[SSAValue]:
+                      run=None) -> list[SSAValue]:
     """The totals of a block of outputs over a gathered row, `steps` runs of four inputs a
     loop iteration, read through pointers the loop carries (constant offsets from them, no
     index: LLVM kept an index and spilled). Each run loads its weight words and its two pairs
     (`gathered` holds each run's first pairs, then its second ones: never neighbours, which
     LLVM would load as one `LDRD`, 3 cycles and the end of a run of loads) before its products
-    (`in_order`), and its totals are made before the next run's loads; `paired`: the weights
-    int16 pairs, each half of a run (one input pair) loaded and multiplied in turn
-    (`gathered_pairs_run`: five loads a block of four, not ten, within the registers)."""
+    (`in_order`), and its totals are made before the next run's loads (`run`: `gathered_run`,
+    or `gathered_pairs_run` on int16 weight pairs, `output_pairs_run` on output pair words)."""
     steps = min(steps, words)
-    run = gathered_pairs_run if paired else gathered_run
+    run = run or gathered_run
 
     def block_from(weight_at: SSAValue) -> View:
         """The block's weight rows from the column at `weight_at` on."""
@@ -218,6 +270,34 @@ def gathered_pairs_run(b: KernelBuilder, rows: View, pairs: View, word: int, w_o
                               *(load_word(b, rows, [j, 4 * word + 2 * half]) for j in range(rows.shape[0]))])
         totals = in_order(b, pair_products(b, loaded[:1], [[w] for w in loaded[1:]], totals))
     return totals
+
+
+def output_pairs_run(b: KernelBuilder, rows: View, pairs: View, word: int, w_offset: None,
+                     totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` plus the products of the run of four inputs `word` on output pair words
+    (`output_pair_words`): per pair of outputs, its two words (the run's input pairs 0 and 1)
+    each multiplied by its input pair twice, widened by `SXTB16` into the first output's
+    total and as it is into the second's (256 times its products plus the first's:
+    `split_output_pairs`)."""
+    loaded = in_order(b, [*(load_word(b, rows, [j, 4 * word]) for j in range(rows.shape[0])),
+                          *(load_word(b, pairs, [half, word]) for half in range(2))])
+    weight_words, inputs = loaded[:-2], loaded[-2:]
+    totals = list(totals)
+    for first in range(0, len(weight_words), 2):
+        for pair, weight_word in zip(inputs, weight_words[first:first + 2]):
+            totals[first] = smlad(b, pair, intrinsic(b, "sxtb16", weight_word), totals[first])
+            totals[first + 1] = smlad(b, pair, weight_word, totals[first + 1])
+    return in_order(b, totals)
+
+
+def split_output_pairs(b: KernelBuilder, totals: list[SSAValue], starts: list[SSAValue]) -> list[SSAValue]:
+    """The totals of output pairs (`output_pairs_run`, both started at the first output's start):
+    the first's as it is; the second's its start plus the difference, shifted right by 8."""
+    split = list(totals)
+    for first in range(0, len(totals), 2):
+        difference = b.int_sub(totals[first + 1], totals[first])
+        split[first + 1] = b.int_add(starts[first + 1], b.shift_right(difference, 8))
+    return split
 
 
 def gathered_row_pairs(b: KernelBuilder, src: View, m: Index, x_offset: SSAValue | None, gathered: View) -> None:

@@ -376,28 +376,53 @@ class SelectFullyConnected(RewritePattern):
             return None
         return HELIUM if helium and only != MICROKERNEL else MICROKERNEL
 
-    def weight_pairs_of(self, op: glowll.FullyConnectedOp) -> np.ndarray | None:
-        """The FullyConnected's weights as int16 pairs (`fully_connected.pair_weight_rows`) where
-        its "arm-dsp" kernel can take them, else None; changes nothing."""
-        from glowmlir.backends.arm_dsp.fully_connected import pair_weight_rows, takes_weight_pairs
-
+    def constant_int8_weights(self, op: glowll.FullyConnectedOp) -> np.ndarray | None:
+        """The int8 levels of an "arm-dsp" FullyConnected of int8 data and constant weights, else None."""
         weights = op.weights.owner
         if (self.kernel_of(op) != MICROKERNEL or not int8_layer(op) or self.filter_words == INT8_WORDS
                 or not isinstance(weights, glowll.WeightOp) or weights.value is None):
             return None
-        columns, depth = glow.shape_of(op.weights)
-        if not takes_weight_pairs(depth, columns, self.loop_pairs > 0):
+        return array_from_dense(weights.value)
+
+    def output_pairs_of(self, op: glowll.FullyConnectedOp) -> np.ndarray | None:
+        """The FullyConnected's weights as output pair words (`fully_connected.output_pair_words`,
+        1x the int8 bytes) where its "arm-dsp" kernel can take them, else None; changes nothing."""
+        from glowmlir.backends.arm_dsp.fully_connected import output_pair_words, takes_output_pairs
+        from glowmlir.quantization.rescaling import largest_difference
+
+        levels = self.constant_int8_weights(op)
+        if levels is None:
             return None
-        return pair_weight_rows(array_from_dense(weights.value), weight_zero_point(op.weights.type.element_type))
+        columns, depth = glow.shape_of(op.weights)
+        input_type = op.input.type.element_type
+        centred = centred_rows(levels, op.weights.type.element_type)
+        largest_input = max(largest_difference(input_type), *np.abs(input_type.value_range))  # folded or not
+        if not takes_output_pairs(centred, largest_input, columns, depth, self.loop_pairs > 0):
+            return None
+        return output_pair_words(levels, weight_zero_point(op.weights.type.element_type))
+
+    def weight_pairs_of(self, op: glowll.FullyConnectedOp) -> np.ndarray | None:
+        """The FullyConnected's weights as int16 pairs (`fully_connected.pair_weight_rows`) where
+        its "arm-dsp" kernel can take them and not output pair words (as fast, in half the
+        bytes), else None; changes nothing."""
+        from glowmlir.backends.arm_dsp.fully_connected import pair_weight_rows, takes_weight_pairs
+
+        levels = self.constant_int8_weights(op)
+        columns, depth = glow.shape_of(op.weights)
+        if levels is None or not takes_weight_pairs(depth, columns, self.loop_pairs > 0) \
+                or self.output_pairs_of(op) is not None:
+            return None
+        return pair_weight_rows(levels, weight_zero_point(op.weights.type.element_type))
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        from glowmlir.backends.arm_dsp.fully_connected import WEIGHT_PAIRS
+        from glowmlir.backends.arm_dsp.fully_connected import OUTPUT_PAIRS, WEIGHT_PAIRS
 
         kernel = self.kernel_of(op)
         if kernel is None:
             return
         pairs = self.weight_pairs_of(op) if self.paired is None or id(op) in self.paired else None
+        output_pairs = self.output_pairs_of(op)
         op.properties["microkernel"] = MicrokernelAttr(kernel)
         if kernel == MICROKERNEL and self.loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs",
@@ -411,6 +436,11 @@ class SelectFullyConnected(RewritePattern):
             op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHT_PAIRS, UnitAttr())
             op.operands[2] = insert_weight(f"{weights.name_.data}_{WEIGHT_PAIRS}", pairs, op, rewriter,
                                            centred_type(op.weights.type.element_type))
+            erase_if_unused(weights, rewriter)
+        elif output_pairs is not None:
+            op.properties["microkernel"] = op.microkernel.with_parameter(OUTPUT_PAIRS, UnitAttr())
+            op.operands[2] = insert_weight(f"{weights.name_.data}_{OUTPUT_PAIRS}", output_pairs, op, rewriter,
+                                           stored_as(op.weights.type.element_type, i8, centred=True))
             erase_if_unused(weights, rewriter)
         rewriter.notify_op_modified(op)
 
