@@ -384,19 +384,24 @@ class SelectFullyConnected(RewritePattern):
             return None
         return array_from_dense(weights.value)
 
-    def output_pairs_of(self, op: glowll.FullyConnectedOp) -> np.ndarray | None:
+    def output_pairs_of(self, op: glowll.FullyConnectedOp, levels: np.ndarray | None = None,
+                        folded: bool | None = None) -> np.ndarray | None:
         """The FullyConnected's weights as output pair words (`fully_connected.output_pair_words`,
-        1x the int8 bytes) where its "arm-dsp" kernel can take them, else None; changes nothing."""
+        1x the int8 bytes) where its "arm-dsp" kernel can take them, else None; changes nothing.
+        `levels` and `folded` (whether the input offset is folded) once the kernel is chosen."""
         from glowmlir.backends.arm_dsp.fully_connected import output_pair_words, takes_output_pairs
         from glowmlir.quantization.rescaling import largest_difference
 
-        levels = self.constant_int8_weights(op)
+        levels = self.constant_int8_weights(op) if levels is None else levels
         if levels is None:
             return None
         columns, depth = glow.shape_of(op.weights)
         input_type = op.input.type.element_type
         centred = centred_rows(levels, op.weights.type.element_type)
-        largest_input = max(largest_difference(input_type), *np.abs(input_type.value_range))  # folded or not
+        # the products take the levels themselves where the input offset is folded, else less the offset
+        # (before the fold is decided, `weight_pairs_of`: the larger)
+        levels_bound, difference = int(np.max(np.abs(input_type.value_range))), largest_difference(input_type)
+        largest_input = max(levels_bound, difference) if folded is None else levels_bound if folded else difference
         if not takes_output_pairs(centred, largest_input, columns, depth, self.loop_pairs > 0):
             return None
         return output_pair_words(levels, weight_zero_point(op.weights.type.element_type))
@@ -421,8 +426,8 @@ class SelectFullyConnected(RewritePattern):
         kernel = self.kernel_of(op)
         if kernel is None:
             return
+        levels = self.constant_int8_weights(op)
         pairs = self.weight_pairs_of(op) if self.paired is None or id(op) in self.paired else None
-        output_pairs = self.output_pairs_of(op)
         op.properties["microkernel"] = MicrokernelAttr(kernel)
         if kernel == MICROKERNEL and self.loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs",
@@ -432,6 +437,8 @@ class SelectFullyConnected(RewritePattern):
             centred = centred_rows(array_from_dense(weights.value), op.weights.type.element_type)
             mark_narrow_requantization(op, centred)
             fold_input_offset(op, centred.sum(axis=1), rewriter)
+        output_pairs = None if pairs is not None or levels is None else \
+            self.output_pairs_of(op, levels, op.folded_input_offset is not None)
         if pairs is not None:
             op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHT_PAIRS, UnitAttr())
             op.operands[2] = insert_weight(f"{weights.name_.data}_{WEIGHT_PAIRS}", pairs, op, rewriter,
