@@ -37,8 +37,10 @@ packs them.
   `widen_row`, `halfword_products`; a small widened plane's rows unrolled whole at -O3,
   `UNROLLED_PLANE_TILES`).
 * `fully_connected.emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
-  pairs gathered once for many blocks of outputs (on Helium cores, `backends.arm_mve.kernels`'s
-  instead).
+  pairs gathered once for many blocks of outputs; on gathered rows the weights laid out as output
+  pair words (two outputs' weights a word, one `SXTB16` for two `SMLAD`s, 1x the bytes) or, where
+  those do not fit and the flash budget allows, int16 weight pairs (on Helium cores,
+  `backends.arm_mve.kernels`'s instead).
 
 The input zero point is either folded into the bias by the pass (`folded_input_offset`) or
 subtracted from each input pair with one `SADD16`. Every output is exactly the int32 sum the

@@ -1,6 +1,7 @@
-"""FullyConnected on the DSP extension: int8 weight rows as they are, two pairs a word, or (where
-the flash budget leaves room, `WEIGHT_PAIRS`) rows of int16 weight pairs; the input row's pairs
-gathered once for many blocks of outputs."""
+"""FullyConnected on the DSP extension: int8 weight rows as they are, two pairs a word; on
+gathered rows, output pair words (`OUTPUT_PAIRS`: two outputs' int8 weights a word, one `SXTB16`
+for two `SMLAD`s) or, where those do not fit and the flash budget leaves room, rows of int16
+weight pairs (`WEIGHT_PAIRS`); the input row's pairs gathered once for many blocks of outputs."""
 
 from __future__ import annotations
 
@@ -136,7 +137,10 @@ def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
     loads pipeline (N + 1 cycles; a load before an unrelated instruction costs 2), and LLVM
     otherwise put each load beside its `SXTB16`s (the anomaly detector on the M4: 582,358 ->
     505,032 estimated cycles, 450,629 -> 449,239 instructions; on the M7 368,226 -> 283,095),
-    `FC_STEPS` runs a loop iteration (`gathered_products`; one in a size-first build)."""
+    `FC_STEPS` runs a loop iteration (`gathered_products`; one in a size-first build). On
+    `OUTPUT_PAIRS` weights a block's outputs go in pairs (`output_pairs_run`,
+    `split_output_pairs`), on `WEIGHT_PAIRS` ones each word is a weight pair
+    (`gathered_pairs_run`); both centred (weight offset 0)."""
     dest, src, weights, bias = view(op.dest), view(op.input), view(op.weights), view(op.bias)
     rows, columns = dest.shape
     depth = src.shape[1]
