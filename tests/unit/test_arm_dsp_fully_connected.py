@@ -3,7 +3,10 @@ M7 boards, bit for bit against the numpy int8 reference (`int8_reference.fully_c
 random weights (per tensor, zero point 0, as TFLite's) and inputs (with a zero point); rows of
 inputs gathered as pairs once (each step's weight words and gathered pairs loaded together,
 `fully_connected.in_order`) and not; odd depths (a tail of one to three products); blocks of
-four and of two outputs; with and without a fused ReLU; an anomaly-detection-sized 640 -> 128."""
+four and of two outputs; with and without a fused ReLU; an anomaly-detection-sized 640 -> 128.
+The weight layouts of gathered rows (output pair words, int16 weight pairs and the fallbacks
+between them) the same way, and which one each layer takes within the default budget and
+within a `-flash-size`."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from glowmlir.backends.arm_dsp.flash_budget import CODE_BUDGET
+from glowmlir.backends.arm_dsp.flash_budget import CODE_BUDGET, DEFAULT_CONSTANT_RATIO
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import int8_reference as ref
 from tests.unit.test_arm_dsp_kernels import check_on_board
@@ -97,11 +100,16 @@ def paired_weights(kind):
 
 
 def test_pair_layouts_match_the_int8_reference_on_boards():
-    """Each layout on the M4 and the M7, bit for bit; the layers take the variant the table says."""
+    """Each layout on the M4 and the M7, bit for bit; the layers take the variant the table says,
+    the constants within the default budget (1.25x the int8 ones, the M3 build's)."""
     cases = [dense_case(3800 + index, *layer, f"_{name}", paired_weights(kind))
              for index, (name, (layer, kind)) in enumerate(PAIRED_LAYERS.items())]
+    int8_bytes = build("".join(case.body for case in cases),
+                       {name: value for case in cases for name, value in case.constants.items()},
+                       target=target_for("mps2-an385")).layout.constant_size
     for board in ("mps2-an386", "mps2-an500"):
         bundle = check_on_board(cases, board)
+        assert int8_bytes < bundle.layout.constant_size <= DEFAULT_CONSTANT_RATIO * int8_bytes
         glowll_ir = bundle.ir["glowll"]
         for name, ((_, depth, columns, _), _) in PAIRED_LAYERS.items():
             line = next(line for line in glowll_ir.splitlines()  # by its weights' shape [columns, depth]
