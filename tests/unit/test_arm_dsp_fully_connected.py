@@ -138,3 +138,18 @@ def test_flash_size_chooses_the_weight_pairs_that_fit():
     outputs = run_on_board(bundle, "mps2-an386", {n: v for case in cases for n, v in case.inputs.items()}).outputs
     for case in cases:
         np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)
+
+
+def test_size_first_build_takes_output_pairs():
+    """A size-first build (-Os on the M4: one run of four a loop step) takes output pair words too, bit
+    for bit, and no int16 weight pairs."""
+    cases = [dense_case(3900 + index, *layer, f"_{name}", paired_weights(kind))
+             for index, (name, (layer, kind)) in enumerate(PAIRED_LAYERS.items()) if kind == "symmetric"]
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {name: value for case in cases for name, value in case.constants.items()},
+                   target=target_for("mps2-an386", "Os"))
+    lines = [line for line in bundle.ir["glowll"].splitlines() if "glowll.fully_connected" in line]
+    assert sum("output_pairs" in line for line in lines) == 3 and not any("weight_pairs" in line for line in lines)
+    outputs = run_on_board(bundle, "mps2-an386", {n: v for case in cases for n, v in case.inputs.items()}).outputs
+    for case in cases:
+        np.testing.assert_array_equal(outputs[case.output].reshape(case.expected.shape), case.expected)

@@ -82,13 +82,14 @@ def output_pair_words(levels: np.ndarray, offset: int) -> np.ndarray | None:
     return laid
 
 
-def takes_output_pairs(centred: np.ndarray, largest_input: int, columns: int, depth: int, loop_pairs: bool) -> bool:
-    """Whether a FullyConnected may take `OUTPUT_PAIRS`: gathered rows of blocks of an even
-    number of outputs, each odd output's sums over its runs of four below `OUTPUT_PAIR_LIMIT`
-    (`largest_input`: the largest |input| its products take)."""
+def takes_output_pairs(centred: np.ndarray, largest_input: int, columns: int, depth: int) -> bool:
+    """Whether a FullyConnected may take `OUTPUT_PAIRS` (in a speed-first build or a size-first
+    one: fewer instructions either way): gathered rows of blocks of an even number of outputs,
+    each odd output's sums over its runs of four below `OUTPUT_PAIR_LIMIT` (`largest_input`:
+    the largest |input| its products take)."""
     block = next(size for size in FC_BLOCKS if columns % size == 0)
     bound = largest_input * np.abs(centred[1::2, :depth // 4 * 4].astype(np.int64)).sum(axis=1).max(initial=0)
-    return not loop_pairs and block % 2 == 0 and gathers_rows(depth, columns) and bound < OUTPUT_PAIR_LIMIT
+    return block % 2 == 0 and gathers_rows(depth, columns) and bound < OUTPUT_PAIR_LIMIT
 
 
 def takes_weight_pairs(depth: int, columns: int, loop_pairs: bool) -> bool:

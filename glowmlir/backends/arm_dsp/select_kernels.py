@@ -402,7 +402,7 @@ class SelectFullyConnected(RewritePattern):
         # (before the fold is decided, `weight_pairs_of`: the larger)
         levels_bound, difference = int(np.max(np.abs(input_type.value_range))), largest_difference(input_type)
         largest_input = max(levels_bound, difference) if folded is None else levels_bound if folded else difference
-        if not takes_output_pairs(centred, largest_input, columns, depth, self.loop_pairs > 0):
+        if not takes_output_pairs(centred, largest_input, columns, depth):
             return None
         return output_pair_words(levels, weight_zero_point(op.weights.type.element_type))
 
