@@ -230,6 +230,12 @@ class GatheredProduct:
         self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
         self.step = self.loop_pairs or 1
         self.padded = padded_input(b, domain, op, self.src) if self.windows else None
+        filter_type = op.filter.type.element_type
+        self.weight_offset = 0 if self.packed.element_type != i8 or filter_type.per_channel else filter_type.offset
+        # int8 words of the model's levels (`select_kernels.FilterPacking.uncentred_words`): each
+        # gathered pixel's zero point times its sum, taken off its totals (`window_corrections`)
+        self.corrections = None if not self.weight_offset else \
+            View.contiguous(b.alloca(self.run, i32, STACK_ALIGNMENT), (self.run,), element_type=i32)
 
     def emit(self) -> None:
         """Every image: its runs of pixels gathered and multiplied, then the last pixels of
@@ -254,12 +260,14 @@ class GatheredProduct:
                 self.pool.finish(n.index)
 
     def gather(self, n: Index, x0: Index, count: int) -> None:
-        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
+        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots (and, with an
+        uncentred filter, their `window_corrections`)."""
         b = self.b
         if self.windows:
             gather_windows(b, self.domain, self.op, self.src, self.gathered, n, x0, count, self.x_offset, self.padded,
                            None if self.tiles is None else self.tiles.convolution_pixel(x0),
                            looped=self.loop_pairs is not None, by_pixel_pairs=self.straight)
+            self.window_corrections(count)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -270,6 +278,20 @@ class GatheredProduct:
 
         over_channel_pairs(b, self.src.shape[1], channel_pair, [], downward=self.straight,
                            per_step=GATHER_STEP_PAIRS if self.straight else 1)
+        self.window_corrections(count)
+
+    def window_corrections(self, count: int) -> None:
+        """With int8 words of the model's levels (zero point z): sum (w - z) x = sum w x - z sum x,
+        so each of the `count` gathered pixels' z x (the sum of its gathered pairs, one `SMLAD`
+        by (1, 1) a pair), once for every output channel; `outputs` takes it off each total."""
+        if self.corrections is None:
+            return
+        b = self.b
+        ones = b.integer(0x00010001)
+        for p in range(count):
+            with b.loop(0, self.pairs, carried=[b.integer(0)]) as i:
+                i.next(smlad(b, b.load(self.gathered, [p // 2, i.index, p % 2]), ones, i.carried[0]))
+            b.store(b.int_mul(i.results[0], b.integer(self.weight_offset)), self.corrections, [p])
 
     def products(self, totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
@@ -521,6 +543,12 @@ class GatheredProduct:
         """The totals `results` ([pixel][channel]) of the run's pixels `xs` (from x0): folded
         into a tiled pool's windows (the new `folded`), stored, or folded into the global pool."""
         b, domain, width = self.b, self.domain, len(channels)
+        if self.corrections is not None:
+            results = list(results)
+            for k, x in enumerate(xs):
+                correction = b.load(self.corrections, [x])
+                for j in range(width):
+                    results[k * width + j] = b.int_sub(results[k * width + j], correction)
         if self.tiles is not None:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:

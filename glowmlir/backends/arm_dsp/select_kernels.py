@@ -211,10 +211,14 @@ class FilterPacking:
     int8_words: np.ndarray | None = None
     """The filter as int8 words (`layout.int8_filter_words`, undoubled), where a gathered
     product's kernel can read them (None: int16 pairs only)."""
+    uncentred_words: bool = False
+    """`int8_words` hold the model's levels, not less their zero point (a per-tensor
+    asymmetric filter whose levels less it leave int8, read only by the gathered product:
+    it subtracts the zero point times each gathered window's sum, `gathered_product`)."""
 
     def as_int8_words(self) -> FilterPacking:
         """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
-        return FilterPacking(self.microkernel, self.int8_words, self.kind)
+        return FilterPacking(self.microkernel, self.int8_words, self.kind, uncentred_words=self.uncentred_words)
 
 
 @dataclass
@@ -269,10 +273,16 @@ class PackConvolutionFilter(RewritePattern):
                              op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                              tiled_pool(op), widened)
         words = int8_filter_words(packed) if kind in (CHANNEL_PAIRS, WINDOW_PAIRS) else None
+        uncentred = (words is None and offset != 0 and not filter_type.per_channel
+                     and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
+        if uncentred:  # the model's levels as int8 words, the zero point taken off per window
+            words = int8_filter_words(pack_filter(levels, 0, glow.shape_of(op.input), op.strides.get_values(),
+                                                  op.dilations.get_values(), op.pads.get_values(), group,
+                                                  op.pool is not None, tiled_pool(op), widened))
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
-        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words)
+        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None)
         return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
     @op_type_rewrite_pattern
@@ -313,7 +323,7 @@ class PackConvolutionFilter(RewritePattern):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
-        filter_words = stored_as(filter_type, i8, centred=True) if packed.dtype == np.int8 else \
+        filter_words = stored_as(filter_type, i8, centred=not plan.uncentred_words) if packed.dtype == np.int8 else \
             centred_type(filter_type)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        filter_words)
