@@ -215,10 +215,14 @@ class FilterPacking:
     """`int8_words` hold the model's levels, not less their zero point (a per-tensor
     asymmetric filter whose levels less it leave int8, read only by the gathered product:
     it subtracts the zero point times each gathered window's sum, `gathered_product`)."""
+    words_kind: str | None = None
+    """The packing kind of `int8_words` where it is not `kind` (a pooled window of more than
+    `layout.WINDOW_TAPS` taps: row pairs as int16 pairs, window pairs as int8 words)."""
 
     def as_int8_words(self) -> FilterPacking:
         """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
-        return FilterPacking(self.microkernel, self.int8_words, self.kind, uncentred_words=self.uncentred_words)
+        return FilterPacking(self.microkernel, self.int8_words, self.words_kind or self.kind,
+                             uncentred_words=self.uncentred_words)
 
 
 @dataclass
@@ -272,17 +276,25 @@ class PackConvolutionFilter(RewritePattern):
         packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                              tiled_pool(op), widened)
-        words = int8_filter_words(packed) if kind in (CHANNEL_PAIRS, WINDOW_PAIRS) else None
+        words_kind = packing(shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op), int8_words=True)
+
+        def words_packed(weight_offset: int) -> np.ndarray:
+            return pack_filter(levels, weight_offset, glow.shape_of(op.input), op.strides.get_values(),
+                               op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
+                               tiled_pool(op), widened, int8_words=True)
+
+        words = None
+        if words_kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
+            words = int8_filter_words(packed if words_kind == kind else words_packed(offset))
         uncentred = (words is None and offset != 0 and not filter_type.per_channel
-                     and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
+                     and gathers(words_kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
         if uncentred:  # the model's levels as int8 words, the zero point taken off per window
-            words = int8_filter_words(pack_filter(levels, 0, glow.shape_of(op.input), op.strides.get_values(),
-                                                  op.dilations.get_values(), op.pads.get_values(), group,
-                                                  op.pool is not None, tiled_pool(op), widened))
+            words = int8_filter_words(words_packed(0))
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
-        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None)
+        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None,
+                             None if words_kind == kind else words_kind)
         return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
     @op_type_rewrite_pattern
