@@ -339,11 +339,20 @@ class GatheredProduct:
         output channels a step (`block_products`); straight, `multiply_straight`.
         `pool_pixel`: the one gathered pixel is that pixel of tiled pool window x0
         (`pool_pixels`)."""
+        b = self.b
         if self.straight:
             assert pool_pixel is None, "a window gathered a pixel at a time is never straight"
             self.multiply_straight(n, x0, count)
             return
-        with self.b.loop(0, self.out_c // self.block) as o_block:
+        if pool_pixel is not None:  # two blocks a step: each gathered word serves four channels
+            blocks = self.out_c // self.block
+            with b.loop(0, blocks // 2) as two:
+                first = b.mul(two.index, 2)
+                self.block_products(n, x0, count, [first, b.add(first, 1)], None, pool_pixel)
+            if blocks % 2:
+                self.block_products(n, x0, count, [blocks - 1], None, pool_pixel)
+            return
+        with b.loop(0, self.out_c // self.block) as o_block:
             self.block_products(n, x0, count, [o_block.index], None, pool_pixel)
 
     def multiply_straight(self, n: Index, x0: Index, count: int) -> None:
@@ -556,7 +565,8 @@ class GatheredProduct:
 
         def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
             return self.products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                 pointwise_weight_words(b, filter_words, step.o_blocks[0], i))
+                                 [word for o_block in step.o_blocks
+                                  for word in pointwise_weight_words(b, filter_words, o_block, i)])
 
         pairs, per_step = self.pairs, self.step
         with b.loop(0, pairs // per_step, carried=step.starts * in_pair) as i:
