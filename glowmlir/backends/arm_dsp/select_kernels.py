@@ -584,7 +584,7 @@ class SelectArmDspKernels(ModulePass):
             # over int8 filter words too (their own cost is not measured)
             tuned = conv.attributes.get(TUNED_KERNEL)
             saved = (tuned.saved_cycles if tuned is not None and tuned.saved_cycles
-                     else saved_cycles(macs, plan.int8_words is not None))
+                     else saved_cycles(macs, plan.int8_words is not None, plan.uncentred_words))
             key = (conv.filter, plan.doubled, None if plan.packed is None else
                    (plan.packed.shape, plan.packed.tobytes()))
             groups.setdefault(key, []).append(conv)
