@@ -8,8 +8,11 @@
 // tap, channel 0's high tap, channel 1's high tap), 1x the int8 bytes; without the hook the
 // same layout holds int16 pairs, 2x, its levels doubled (`doubled_accumulators`), the doubled
 // biases in front (`biases_in_filter`). A filter of
-// zero point 100 leaves int8 less it (-128 - 100) and keeps int16 pairs either way. The
-// kernel widens each word with two SXTB16 (the second after a rotation by 8: `llvm.fshr`).
+// zero point 100 leaves int8 less it (-128 - 100): its int8 words hold the model's levels and
+// keep the zero point in their type (`uncentred_words`), and the gathered product takes 100
+// times each gathered pixel's sum (one SMLAD by the pair (1, 1), 65537, a pair) off its
+// totals; without the hook it keeps int16 pairs. The kernel widens each word with two SXTB16
+// (the second after a rotation by 8: `llvm.fshr`).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x4x1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -27,12 +30,19 @@ glowll.function @net {
 // CHECK:      glowll.convolution %y, %x
 // CHECK-NOT:  doubled_accumulators
 // CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp">
-// CHECK:      glowll.weight "v_arm_dsp" {{.*}} : memref<1x3x2x2x2x!quant.uniform<i16
+// CHECK:      glowll.weight "v_arm_dsp" {value = dense<-128> : tensor<1x2x2x2x2xi8>} : memref<1x2x2x2x2x!quant.uniform<i8:f32, 1.0e-02:100>>
 // CHECK:      glowll.convolution %z, %x
+// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp">
 
 // PAIRS:      glowll.weight "w_arm_dsp" {{.*}} : memref<1x3x2x2x2x!quant.uniform<i16
 // PAIRS:      glowll.convolution %y, %x, {{.*}} doubled_accumulators
+// PAIRS:      glowll.weight "v_arm_dsp" {{.*}} : memref<1x3x2x2x2x!quant.uniform<i16
 
 // LLVM-LABEL: llvm.func internal @net_0_convolution
 // LLVM:       llvm.call_intrinsic "llvm.fshr.i32"
+// LLVM:       llvm.call_intrinsic "llvm.arm.sxtb16"
+
+// LLVM-LABEL: llvm.func internal @net_1_convolution
+// LLVM:       %[[ONES:.*]] = llvm.mlir.constant(65537 : i32) : i32
+// LLVM:       llvm.call_intrinsic "llvm.arm.smlad"(%{{.*}}, %[[ONES]], %{{.*}})
 // LLVM:       llvm.call_intrinsic "llvm.arm.sxtb16"

@@ -46,10 +46,35 @@ def filter_storage(bundle) -> list[str]:
     return re.findall(r"glowll\.convolution %\d+, %\d+, %\d+ : [^,]*, memref<[^>]*x!quant\.uniform<(\w+)", text)
 
 
+POOLED_LAYERS = [
+    ("window_pooled_pixelwise", ((1, 8, 10, 10), (6, 8, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1)),
+    ("window_average_pooled_pixelwise", ((1, 20, 7, 7), (4, 20, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1)),
+]
+"""Pooled windows of more than `layout.WINDOW_TAPS` taps (200 with a 2x2 max pool, 180 with a
+2x2 average pool): row pairs as int16 pairs, window pairs as int8 words, their pool windows'
+pixels gathered one at a time (`gathered_product.POOLED_GATHER_BYTES`)."""
+ASYMMETRIC_LAYERS = [layer for layer in LAYERS if layer[0] != "pointwise_strided"] + [
+    ("window_pooled", ((1, 1, 14, 14), (8, 1, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1)),
+] + POOLED_LAYERS
+"""Per-tensor filters of zero points up to +-20 over all 256 levels: less the zero point they
+leave int8, so the gathered products (not the strided pointwise rows) read the model's levels
+as int8 words and take the zero point times each gathered pixel's sum off its totals
+(`gathered_product.GatheredProduct.window_corrections`); "window_pooled" has LeNet's first
+convolution's 5x5 window of one channel and 2x2 max pool."""
+POOLS = {"max": {"kind": "max", "kernel": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0]},
+         "average": {"kind": "avg", "kernel": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0]}}
+
+
+def pool_of(name: str) -> dict | None:
+    return POOLS["average"] if "average_pooled" in name else POOLS["max"] if "pooled" in name else None
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
-def test_int8_filter_words_equal_the_reference(board):
-    cases = [convolution_case(3700 + k, geometry, per_channel=True, suffix=f"_{name}")
-             for k, (name, geometry) in enumerate(LAYERS)]
+def test_int8_filter_words_equal_the_reference(board, symmetric):
+    layers = LAYERS + POOLED_LAYERS if symmetric else ASYMMETRIC_LAYERS
+    cases = [convolution_case(3700 + k, geometry, per_channel=symmetric, suffix=f"_{name}", pool=pool_of(name))
+             for k, (name, geometry) in enumerate(layers)]
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     cycles, constants = {}, {}
     for words in ("", "int8"):
@@ -57,6 +82,11 @@ def test_int8_filter_words_equal_the_reference(board):
         text = bundle.ir["glowll"]
         kernels = re.findall(r"glowll\.convolution (%\d+),.*microkernel = #glowll.microkernel<\"arm-dsp\"", text)
         assert len(kernels) == len(cases), text
+        storage = re.findall(r'glowll\.weight "w_\w+_arm_dsp" .*!quant\.uniform<(\w+):', text)
+        assert not words or storage == ["i8"] * len(cases), text  # else as the default budget packs them
+        if words and not symmetric:  # the model's levels, their zero point kept
+            zeros = re.findall(r'glowll\.weight "w_\w+_arm_dsp" .*!quant\.uniform<i8:f32, [^:>]*:(-?\d+)>', text)
+            assert len(zeros) == len(cases) and any(zero != "0" for zero in zeros), text
         functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
         run = run_on_board(bundle, board, inputs, count_functions=[*functions, bundle.layout.entry_point, "main"],
                            count_cycles=True)
@@ -66,7 +96,7 @@ def test_int8_filter_words_equal_the_reference(board):
         cycles[words] = [run.function_cycles[function].estimate for function in functions]
         constants[words] = bundle.layout.constant_size
         print(bundle.ir["glowll"])
-    for (name, _), int16, int8 in zip(LAYERS, cycles[""], cycles["int8"]):
+    for (name, _), int16, int8 in zip(layers, cycles[""], cycles["int8"]):
         print(f"{board} {name}: int16 pairs {int16:,.0f} cycles, int8 words {int8:,.0f} ({int8 / int16 - 1:+.1%})")
     assert constants["int8"] < constants[""], constants
 

@@ -65,8 +65,7 @@ from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     DEPTHWISE,
     gathers,
-    packing,
-    tiled_pool,
+    packing_of,
 )
 from glowmlir.backends.arm_dsp.row_kernels import convolution_rows, pointwise_rows
 from glowmlir.dialects import glow, glowll
@@ -82,8 +81,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
     WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
     packed_shape = glow.shape_of(op.filter)
-    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None,
-                   tiled_pool(op))
+    kind = packing_of(op)
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
         return
@@ -99,8 +97,7 @@ def writes_over_input(op: glowll.ConvolutionOp) -> bool:
     unpooled pointwise gathered product copies each run of pixels' channels to the stack
     (`GatheredProduct.gather`) before it stores that run's outputs, and later runs read later
     pixels only, so output (o, p) may lie on input (o, p) (NCHW, no more output channels)."""
-    kind = packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None,
-                   tiled_pool(op))
+    kind = packing_of(op)
     return kind == CHANNEL_PAIRS and op.pool is None and gathers(kind, op.strides.get_values(), False, False)
 
 

@@ -70,10 +70,22 @@ test_arm_dsp_int8_words.py's layers on the M4 took 0.086-0.13 cycles a MAC more 
 the M7 0.05-0.13."""
 
 
-def saved_cycles(macs: int, int8_words: bool = False) -> int:
+UNCENTRED_WORDS_EXTRA_CYCLES_PER_MAC = 0.3
+"""Estimated cycles a multiply-accumulate costs more on int8 filter words of an asymmetric
+filter's own levels (`select_kernels.FilterPacking.uncentred_words`: each gathered pixel's sum
+besides) than on int16 pairs: tests/unit/test_arm_dsp_int8_words.py's asymmetric layers took
+8-28% more cycles on the M4 and M7 (0.1-0.4 a MAC), the layers of few output channels most.
+With 0.1 the CIFAR-sized net's default build left its 144-tap pooled layer on them for its
+depthwise one's pairs: 2.7% more cycles on the M4."""
+
+
+def saved_cycles(macs: int, int8_words: bool = False, uncentred: bool = False) -> int:
     """Estimated cycles a convolution of `macs` multiply-accumulates saves on packed int16
-    pairs: over the generic kernel, or (`int8_words`) over its int8 filter words."""
-    return round((INT8_WORDS_EXTRA_CYCLES_PER_MAC if int8_words else SAVED_CYCLES_PER_MAC) * macs)
+    pairs: over the generic kernel, or (`int8_words`) over its int8 filter words
+    (`uncentred`: of the model's asymmetric levels)."""
+    if not int8_words:
+        return round(SAVED_CYCLES_PER_MAC * macs)
+    return round((UNCENTRED_WORDS_EXTRA_CYCLES_PER_MAC if uncentred else INT8_WORDS_EXTRA_CYCLES_PER_MAC) * macs)
 
 
 FC_PAIRS_SAVED_CYCLES_PER_MAC = 0.2

@@ -63,6 +63,17 @@ forms; the weights are laid out for it too, `arm_dsp_layout.INTERLEAVED_BLOCKS`)
 631k in slots."""
 
 
+POOLED_GATHER_BYTES = 2304
+"""A tiled pool's window of pixels is gathered whole while its words fit this many bytes of
+stack (`layout.WINDOW_TAPS`: four pixels of 144 taps); a larger window (int8 filter words of
+up to `layout.GATHERED_WINDOW_TAPS` taps, `layout.packing`) is gathered one pixel at a time,
+every two blocks of output channels multiplied by it (each gathered word serving four
+channels) and folded into the pool's running value of each channel, kept on the stack
+(`GatheredProduct.pool_pixels`): LeNet's second convolution (500 taps, 2x2 max pool) takes
+1,000 + 200 bytes where its whole window took 8,000; on the M4 2.07 cycles a MAC (2.2 a
+block a step), where its int16 row pairs took 1.78."""
+
+
 def gathered_bytes(pixels: int, pairs: int) -> int:
     """The stack bytes of `pixels` gathered pixels of `pairs` channel pairs."""
     return -(-pixels // 2) * pairs * SLOT_WORDS * 4 if pixels > 1 else pairs * 4
@@ -211,8 +222,13 @@ class GatheredProduct:
         self.pairs = pairs = self.packed.shape[1] - self.first_pair
         self.run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
         self.tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
+        self.pool_pixels = None  # one pixel of a tiled pool's window a run: the channels' pool so far
         if self.tiles is not None:  # one pool window's pixels a run
             self.pixels, self.run = self.tiles.windows, self.tiles.pixels
+            if gathered_bytes(self.run, pairs) > POOLED_GATHER_BYTES:
+                self.run = 1
+                self.pool_pixels = View.contiguous(b.alloca(self.out_c, i32, STACK_ALIGNMENT), (self.out_c,),
+                                                   element_type=i32)
         self.blocked = (op.microkernel.parameter("blocked_pixels") is not None and self.tiles is None
                         and block == 2 and 4 * BLOCKED_PIXELS * pairs <= BLOCKED_GATHER_BYTES)
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
@@ -230,6 +246,12 @@ class GatheredProduct:
         self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
         self.step = self.loop_pairs or 1
         self.padded = padded_input(b, domain, op, self.src) if self.windows else None
+        filter_type = op.filter.type.element_type
+        self.weight_offset = 0 if self.packed.element_type != i8 or filter_type.per_channel else filter_type.offset
+        # int8 words of the model's levels (`select_kernels.FilterPacking.uncentred_words`): each
+        # gathered pixel's zero point times its sum, taken off its totals (`window_corrections`)
+        self.corrections = None if not self.weight_offset else \
+            View.contiguous(b.alloca(self.run, i32, STACK_ALIGNMENT), (self.run,), element_type=i32)
 
     def emit(self) -> None:
         """Every image: its runs of pixels gathered and multiplied, then the last pixels of
@@ -242,8 +264,13 @@ class GatheredProduct:
                 self.padded.copy(n.index)
             with b.loop(0, pixels // run if tiles is None else pixels) as t:
                 x0 = b.mul(t.index, run) if tiles is None else t.index  # a tiled pool's: its window
-                self.gather(n.index, x0, run)
-                self.multiply(n.index, x0, run)
+                if self.pool_pixels is not None:  # the window's pixels one at a time
+                    for k in range(tiles.pixels):
+                        self.gather(n.index, x0, 1, first_pixel=k)
+                        self.multiply(n.index, x0, 1, pool_pixel=k)
+                else:
+                    self.gather(n.index, x0, run)
+                    self.multiply(n.index, x0, run)
             tail = pixels % run if tiles is None else 0
             for count in (2, 1):
                 if tail >= count:
@@ -253,13 +280,19 @@ class GatheredProduct:
             if self.pool is not None:
                 self.pool.finish(n.index)
 
-    def gather(self, n: Index, x0: Index, count: int) -> None:
-        """Pixels x0 .. x0 + count - 1 into the buffer's first `count` slots."""
+    def gather(self, n: Index, x0: Index, count: int, first_pixel: int = 0) -> None:
+        """Pixels x0 .. x0 + count - 1 (a tiled pool's: of window x0, from its pixel
+        `first_pixel`) into the buffer's first `count` slots (and, with an uncentred filter,
+        their `window_corrections`)."""
         b = self.b
         if self.windows:
+            pixel_at = None
+            if self.tiles is not None:
+                pixel = self.tiles.convolution_pixel(x0)
+                pixel_at = pixel if not first_pixel else (lambda k: pixel(b.add(k, first_pixel)))
             gather_windows(b, self.domain, self.op, self.src, self.gathered, n, x0, count, self.x_offset, self.padded,
-                           None if self.tiles is None else self.tiles.convolution_pixel(x0),
-                           looped=self.loop_pairs is not None, by_pixel_pairs=self.straight)
+                           pixel_at, looped=self.loop_pairs is not None, by_pixel_pairs=self.straight)
+            self.window_corrections(count)
             return
 
         def channel_pair(carried: list[SSAValue], i: Index, first: Index, second: Index) -> list[SSAValue]:
@@ -270,6 +303,20 @@ class GatheredProduct:
 
         over_channel_pairs(b, self.src.shape[1], channel_pair, [], downward=self.straight,
                            per_step=GATHER_STEP_PAIRS if self.straight else 1)
+        self.window_corrections(count)
+
+    def window_corrections(self, count: int) -> None:
+        """With int8 words of the model's levels (zero point z): sum (w - z) x = sum w x - z sum x,
+        so each of the `count` gathered pixels' z x (the sum of its gathered pairs, one `SMLAD`
+        by (1, 1) a pair), once for every output channel; `outputs` takes it off each total."""
+        if self.corrections is None:
+            return
+        b = self.b
+        ones = b.integer(0x00010001)
+        for p in range(count):
+            with b.loop(0, self.pairs, carried=[b.integer(0)]) as i:
+                i.next(smlad(b, b.load(self.gathered, [p // 2, i.index, p % 2]), ones, i.carried[0]))
+            b.store(b.int_mul(i.results[0], b.integer(self.weight_offset)), self.corrections, [p])
 
     def products(self, totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
@@ -289,14 +336,26 @@ class GatheredProduct:
             return contextlib.nullcontext()
         return self.domain.constants_through(lambda value: opaque_after(self.b, value, after_value))
 
-    def multiply(self, n: Index, x0: Index, count: int) -> None:
+    def multiply(self, n: Index, x0: Index, count: int, pool_pixel: int | None = None) -> None:
         """Every output channel of the `count` gathered pixels from x0: looped, one block of
-        output channels a step (`block_products`); straight, `multiply_straight`."""
+        output channels a step (`block_products`); straight, `multiply_straight`.
+        `pool_pixel`: the one gathered pixel is that pixel of tiled pool window x0
+        (`pool_pixels`)."""
+        b = self.b
         if self.straight:
+            assert pool_pixel is None, "a window gathered a pixel at a time is never straight"
             self.multiply_straight(n, x0, count)
             return
-        with self.b.loop(0, self.out_c // self.block) as o_block:
-            self.block_products(n, x0, count, [o_block.index], None)
+        if pool_pixel is not None:  # two blocks a step: each gathered word serves four channels
+            blocks = self.out_c // self.block
+            with b.loop(0, blocks // 2) as two:
+                first = b.mul(two.index, 2)
+                self.block_products(n, x0, count, [first, b.add(first, 1)], None, pool_pixel)
+            if blocks % 2:
+                self.block_products(n, x0, count, [blocks - 1], None, pool_pixel)
+            return
+        with b.loop(0, self.out_c // self.block) as o_block:
+            self.block_products(n, x0, count, [o_block.index], None, pool_pixel)
 
     def multiply_straight(self, n: Index, x0: Index, count: int) -> None:
         """Straight, one loop step takes the blocks whose weight words are interleaved (over a
@@ -344,7 +403,7 @@ class GatheredProduct:
             packed.element_type)
 
     def block_products(self, n: Index, x0: Index, count: int, o_blocks: list[Index],
-                       weights: list[View] | None) -> list[SSAValue]:
+                       weights: list[View] | None, pool_pixel: int | None = None) -> list[SSAValue]:
         """The blocks `o_blocks` of output channels together (one, or straight, the blocks of a
         step for a single pixel) (straight, their `weights` [pair (the bias pairs first,
         `biases_in_filter`), channel, 2]) at the `count` gathered pixels from x0, their
@@ -363,6 +422,8 @@ class GatheredProduct:
         pooled = self.tiles is not None or self.pool is not None
         levels_of = [self.domain.output(o, self.dest.element_type) for o in channels] if pooled else []
         folded = [None] * width  # a tiled pool's, per channel: the window's pixels so far
+        if pool_pixel:  # the pixels of the window before this one, folded
+            folded = [b.load(self.pool_pixels, [o]) for o in channels]
         groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
         together = STRAIGHT_PIXEL_PAIRS if self.straight and width * sum(p for _, p in groups) <= 8 else 1
         if self.blocked and count == BLOCKED_PIXELS:
@@ -379,7 +440,10 @@ class GatheredProduct:
             folded = self.outputs(n, x0, channels, results, xs, levels_of, folded)
         if self.tiles is not None:
             for j, o in enumerate(channels):
-                self.tiles.store(n, o, x0, folded[j], levels_of[j])
+                if pool_pixel is not None and pool_pixel < self.tiles.pixels - 1:
+                    b.store(folded[j], self.pool_pixels, [o])
+                else:
+                    self.tiles.store(n, o, x0, folded[j], levels_of[j])
         return results
 
     def straight_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
@@ -503,7 +567,8 @@ class GatheredProduct:
 
         def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
             return self.products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                 pointwise_weight_words(b, filter_words, step.o_blocks[0], i))
+                                 [word for o_block in step.o_blocks
+                                  for word in pointwise_weight_words(b, filter_words, o_block, i)])
 
         pairs, per_step = self.pairs, self.step
         with b.loop(0, pairs // per_step, carried=step.starts * in_pair) as i:
@@ -521,6 +586,12 @@ class GatheredProduct:
         """The totals `results` ([pixel][channel]) of the run's pixels `xs` (from x0): folded
         into a tiled pool's windows (the new `folded`), stored, or folded into the global pool."""
         b, domain, width = self.b, self.domain, len(channels)
+        if self.corrections is not None:
+            results = list(results)
+            for k, x in enumerate(xs):
+                correction = b.load(self.corrections, [x])
+                for j in range(width):
+                    results[k * width + j] = b.int_sub(results[k * width + j], correction)
         if self.tiles is not None:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:

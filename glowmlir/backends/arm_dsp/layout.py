@@ -411,11 +411,13 @@ def window_row_order(width: int, dilation: int) -> tuple[int, ...]:
 
 
 def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
-            tiled: bool = False) -> str | None:
+            tiled: bool = False, int8_words: bool = False) -> str | None:
     """How a convolution's filter is packed: WINDOW_PAIRS along the taps of a whole window of
     an ungrouped convolution wider than 1x1 of at most `WINDOW_TAPS` taps, unpooled or with a
     pool whose windows tile its output (`tiled`, see `tiled_pool`), or unpooled of at most
-    `GATHERED_WINDOW_TAPS`; DEPTHWISE
+    `GATHERED_WINDOW_TAPS`, or (`int8_words`: its filter as int8 words) tiled of at most
+    `GATHERED_WINDOW_TAPS`, its pool window's pixels gathered one at a time
+    (`gathered_product.POOLED_GATHER_BYTES`); DEPTHWISE
     for an unpooled convolution of one input channel per group (depthwise, of any channel
     multiplier: planes padded with the input zero point, row pairs); ROW_PAIRS along a kernel
     row at least two taps wide; CHANNEL_PAIRS along the input channels of an unpadded,
@@ -424,7 +426,7 @@ def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled
     _, group_c, k_h, k_w = filter_shape
     taps = group_c * k_h * k_w
     if group == 1 and k_h * k_w > 1 and ((tiled or not pooled) and taps <= WINDOW_TAPS
-                                         or not pooled and taps <= GATHERED_WINDOW_TAPS):
+                                         or (int8_words and tiled or not pooled) and taps <= GATHERED_WINDOW_TAPS):
         return WINDOW_PAIRS
     if filter_shape[1] == 1 and not pooled:
         return DEPTHWISE
@@ -515,7 +517,7 @@ def interleaved_blocks(out_channels: int) -> int:
 
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
                 dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
-                tiled: bool = False, widened: bool = False) -> np.ndarray:
+                tiled: bool = False, widened: bool = False, int8_words: bool = False) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
     weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
@@ -524,9 +526,10 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     with a zero; `interleaved_blocks` blocks side by side), WINDOW_PAIRS the same over the
     taps of a window (C x KH x KW, in that order, each row's in `window_row_order`) instead
     of the channels. `pooled`: the convolution has a fused pool, `tiled`: one WINDOW_PAIRS
-    takes (`tiled_pool`), `widened`: a DEPTHWISE one runs on int16 planes (`widens_planes`)."""
+    takes (`tiled_pool`), `widened`: a DEPTHWISE one runs on int16 planes (`widens_planes`),
+    `int8_words`: packed for int8 words (`packing`)."""
     out_c, group_c, k_h, _ = levels.shape
-    kind = packing(levels.shape, pads, group, pooled, tiled)
+    kind = packing(levels.shape, pads, group, pooled, tiled, int8_words)
     block = channel_block(out_c, group)
     centred = levels.astype(np.int16) - np.int16(weight_offset)
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
@@ -574,12 +577,19 @@ def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling | Halfwor
     return packed
 
 
+def packing_of(op) -> str | None:
+    """`packing` of a `glowll.convolution` with `filter_shape`, its filter as it is stored
+    (int8: int8 words)."""
+    return packing(op.filter_shape.get_values(), op.pads.get_values(), op.group.value.data, op.pool is not None,
+                   tiled_pool(op), storage_type(op.filter.type.element_type) == i8)
+
+
 def packed_filter_shape(op) -> tuple[int, ...]:
     """The packed filter's shape for a `glowll.convolution` with `filter_shape` (see `pack_filter`)."""
     filter_shape = op.filter_shape.get_values()
     out_c, group_c, k_h, _ = filter_shape
     group = op.group.value.data
-    kind = packing(filter_shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op))
+    kind = packing_of(op)
     block = channel_block(out_c, group)
     geometry = (glow.shape_of(op.input), filter_shape, op.strides.get_values(), op.pads.get_values(),
                 op.dilations.get_values())
@@ -597,7 +607,7 @@ def takes_int8_words(op) -> bool:
     """Whether a `glowll.convolution` with `filter_shape` may hold its filter as int8 words
     (`int8_filter_words`): a CHANNEL_PAIRS or WINDOW_PAIRS one of blocks of two output channels."""
     filter_shape = op.filter_shape.get_values()
-    kind = packing(filter_shape, op.pads.get_values(), op.group.value.data, op.pool is not None, tiled_pool(op))
+    kind = packing_of(op)
     return kind in (CHANNEL_PAIRS, WINDOW_PAIRS) and channel_block(filter_shape[0], op.group.value.data) == 2
 
 

@@ -212,10 +212,18 @@ class FilterPacking:
     int8_words: np.ndarray | None = None
     """The filter as int8 words (`layout.int8_filter_words`, undoubled), where a gathered
     product's kernel can read them (None: int16 pairs only)."""
+    uncentred_words: bool = False
+    """`int8_words` hold the model's levels, not less their zero point (a per-tensor
+    asymmetric filter whose levels less it leave int8, read only by the gathered product:
+    it subtracts the zero point times each gathered window's sum, `gathered_product`)."""
+    words_kind: str | None = None
+    """The packing kind of `int8_words` where it is not `kind` (a pooled window of more than
+    `layout.WINDOW_TAPS` taps: row pairs as int16 pairs, window pairs as int8 words)."""
 
     def as_int8_words(self) -> FilterPacking:
         """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
-        return FilterPacking(self.microkernel, self.int8_words, self.kind)
+        return FilterPacking(self.microkernel, self.int8_words, self.words_kind or self.kind,
+                             uncentred_words=self.uncentred_words)
 
 
 @dataclass
@@ -269,11 +277,25 @@ class PackConvolutionFilter(RewritePattern):
         packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
                              tiled_pool(op), widened)
-        words = int8_filter_words(packed) if kind in (CHANNEL_PAIRS, WINDOW_PAIRS) else None
+        words_kind = packing(shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op), int8_words=True)
+
+        def words_packed(weight_offset: int) -> np.ndarray:
+            return pack_filter(levels, weight_offset, glow.shape_of(op.input), op.strides.get_values(),
+                               op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
+                               tiled_pool(op), widened, int8_words=True)
+
+        words = None
+        if words_kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
+            words = int8_filter_words(packed if words_kind == kind else words_packed(offset))
+        uncentred = (words is None and offset != 0 and not filter_type.per_channel
+                     and gathers(words_kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
+        if uncentred:  # the model's levels as int8 words, the zero point taken off per window
+            words = int8_filter_words(words_packed(0))
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
-        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words)
+        plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None,
+                             None if words_kind == kind else words_kind)
         return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
     @op_type_rewrite_pattern
@@ -314,7 +336,7 @@ class PackConvolutionFilter(RewritePattern):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
-        filter_words = stored_as(filter_type, i8, centred=True) if packed.dtype == np.int8 else \
+        filter_words = stored_as(filter_type, i8, centred=not plan.uncentred_words) if packed.dtype == np.int8 else \
             centred_type(filter_type)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        filter_words)
@@ -638,7 +660,7 @@ class SelectArmDspKernels(ModulePass):
             # over int8 filter words too (their own cost is not measured)
             tuned = conv.attributes.get(TUNED_KERNEL)
             saved = (tuned.saved_cycles if tuned is not None and tuned.saved_cycles
-                     else saved_cycles(macs, plan.int8_words is not None))
+                     else saved_cycles(macs, plan.int8_words is not None, plan.uncentred_words))
             key = (conv.filter, plan.doubled, None if plan.packed is None else
                    (plan.packed.shape, plan.packed.tobytes()))
             groups.setdefault(key, []).append(conv)
