@@ -78,10 +78,19 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
 
 def _lane_halves(b: KernelBuilder, vector: SSAValue) -> tuple[SSAValue, SSAValue]:
     """The even and the odd lanes of an i32 vector, each sign-extended in its i64 half (what
-    `vpmuldq` multiplies)."""
-    halves = VectorType(i64, [vector.type.get_shape()[0] // 2])
-    wide = b.bitcast(vector, halves)
-    return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
+    `vpmuldq` multiplies). Both are sign-extended in place (`shl 32; ashr 32`), the odd lanes
+    first moved onto the even ones by a shuffle: LLVM sees that form as `vpmuldq`'s operand
+    on every x86 vector unit, where an i64 `ashr` by 32 (no `vpsraq` below AVX-512) became a
+    64 x 64 multiply of three `vpmuludq`s (and a shift's form folds back to that `ashr`)."""
+    lanes = vector.type.get_shape()[0]
+    halves = VectorType(i64, [lanes // 2])
+    odd_down = b.emit(llvm.ShuffleVectorOp(vector, vector, DenseArrayBase.from_list(
+        i32, [lane | 1 for lane in range(lanes)]), vector.type))
+
+    def sign_extended(pairs: SSAValue) -> SSAValue:
+        return b.shift_right(b.shift_left(b.bitcast(pairs, halves), 32), 32)
+
+    return sign_extended(vector), sign_extended(odd_down)
 
 
 def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
