@@ -5,7 +5,8 @@
 // the weight zero point -1, [[2, 3, 4], [0, 1, 2]], packed as int32 words of two input
 // channels (low half channel 2c, high half 2c + 1; the odd third channel pairs with 0) in
 // one block of both output channels: [O / 2, ceil(C / 2), 1, 1, 2] =
-// [[(3 << 16) | 2, (1 << 16) | 0], [4, 2]]; the packed type's offset is 0. The 6x6 plane's
+// [[(3 << 16) | 2, (1 << 16) | 0], [4, 2]]; the packed type's offset is 0; the input zero
+// point 3 folded into a new bias (`folded_input_offset`): [10 - 3 * 9, -20 - 3 * 3]. The 6x6 plane's
 // 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one takes
 // vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both channels), its
 // filter packed [O / 2, C, KH, KW, 2] as int16 levels less the zero point (the printout elides them)
@@ -23,8 +24,9 @@ glowll.function @net {
   glowll.convolution %y2, %x, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}196610, 65536{{\]\]\]}}, {{\[\[\[}}4, 2{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
+// CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -29]> : tensor<2xi32>}
+// CHECK-NEXT: %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}196610, 65536{{\]\]\]}}, {{\[\[\[}}4, 2{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 

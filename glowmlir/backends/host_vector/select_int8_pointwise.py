@@ -28,7 +28,7 @@ from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import vector_layout as layout
 from glowmlir.quantization.rescaling import centred_rows
-from glowmlir.transforms.int8_kernel_selection import int8_buffers, mark_narrow_requantization
+from glowmlir.transforms.int8_kernel_selection import fold_input_offset, int8_buffers, mark_narrow_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
@@ -54,6 +54,7 @@ class PackInt8Pointwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
+        fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
         block = layout.channel_block(shape[0], 1)
         repack(op, pair_words(centred, block), "pairs", stored_as(filter_type, i32, centred=True),
                layout.INT8_POINTWISE, (lanes, self.tile.accumulators), rewriter)
