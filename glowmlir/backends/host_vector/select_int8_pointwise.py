@@ -7,7 +7,7 @@ unpooled, without a residual and with a constant filter, that no instruction set
 took (AVX-512 VNNI's `x86-vnni` runs first), gets `microkernel = "vector-pointwise-int8"`
 (`backends.host_vector.int8_pointwise`): its filter the levels less their zero point packed
 as int32 words of two input channels (`int8_pointwise.pair_words`) in blocks of
-`layout.channel_block` output channels, `vector_tile = array<i64: lanes, accumulators>`
+`pointwise_block` output channels, `vector_tile = array<i64: lanes, accumulators>`
 (the lanes that take the fewest vectors for the plane's pixels, `layout.row_lanes`), and
 `filter_shape` its OIHW shape.
 """
@@ -55,9 +55,17 @@ class PackInt8Pointwise(RewritePattern):
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
-        block = layout.channel_block(shape[0], 1)
+        block = pointwise_block(shape[0], self.tile.accumulators)
         repack(op, pair_words(centred, block), "pairs", stored_as(filter_type, i32, centred=True),
                layout.INT8_POINTWISE, (lanes, self.tile.accumulators), rewriter)
+
+
+def pointwise_block(out_channels: int, accumulators: int) -> int:
+    """The output channels a `vector-pointwise-int8` tile computes: the most that divide the
+    layer's and fit the accumulators (a tile of one vector of pixels then; 24 channels: 12),
+    so that each pair of input vectors, loaded and widened once, serves as many channels as
+    it can (the widening is a quarter of the work of a channel's products)."""
+    return max(size for size in range(1, accumulators + 1) if out_channels % size == 0)
 
 
 @dataclass
