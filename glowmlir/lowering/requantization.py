@@ -185,7 +185,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
 
 def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
                                 shift: int | SSAValue, offset: int | SSAValue, clamped_below_offset: bool = False,
-                                right_shift: bool | None = None) -> SSAValue:
+                                right_shift: bool | None = None, doubled: bool = False) -> SSAValue:
     """`requantize_narrow(value, multiplier, shift, offset)` on a vector of i32 lanes, for a
     shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
     doubled value's even and odd lanes multiplied as `requantize_in_halves` does (one
@@ -198,7 +198,8 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     or without it. The shift and the offset may be run-time scalars (a quantization
     record's, the same for every lane): the rounding term is then made once, and a run-time
     shift's direction is known at compile time (`right_shift`: the record's shift keeps its
-    sign in the code, `quantized_kernels.kernel_parameters`)."""
+    sign in the code, `quantized_kernels.kernel_parameters`). `doubled`: `value` is already
+    twice the accumulator (`doubled_accumulators`), shifted left by the left shift alone."""
     assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     if isinstance(shift, int):
         left, right = shift_split(b, shift)
@@ -207,7 +208,8 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
         assert right_shift is not None, "a run-time shift's direction is known"
         left, right = (0, b.int_sub(0, shift)) if right_shift else (shift, 0)
     lanes = value.type.get_shape()[0]
-    doubled = b.shift_left(value, b.splat(b.int_add(left, 1), value.type) if isinstance(left, SSAValue) else left + 1)
+    by = b.int_add(left, int(not doubled)) if isinstance(left, SSAValue) else left + int(not doubled)
+    twice = value if is_zero(by) else b.shift_left(value, b.splat(by, value.type) if isinstance(by, SSAValue) else by)
     halves = VectorType(i64, [lanes // 2])
     if isinstance(shift, int) and isinstance(offset, int):
         added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
@@ -221,13 +223,13 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     factors = _lane_halves(b, b.int_value(multiplier, value.type) if isinstance(multiplier, int) else
                            multiplier if isinstance(multiplier.type, VectorType) else b.splat(multiplier, value.type))
     even, odd = (b.bitcast(b.int_add(b.int_mul(x, m), rounding), value.type)
-                 for x, m in zip(_lane_halves(b, doubled), factors))
+                 for x, m in zip(_lane_halves(b, twice), factors))
     order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
     if is_zero(right):
         return high
     shifted = right if isinstance(right, int) else b.splat(right, value.type)
-    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), shifted)
+    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(twice, 31)), shifted)
 
 
 def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int | SSAValue, shift: int,
@@ -346,11 +348,14 @@ class LaneRequantization:
         b, domain = self.b, self.domain
         offset = domain.output_offset
         numbers = self.narrow()
+        doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
         if numbers is not None:
             relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
             level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
-                                                right_shift=numbers.shift < 0)
+                                                right_shift=numbers.shift < 0, doubled=doubled)
         else:
+            if doubled:  # an even number: halved exactly
+                total = b.shift_right(total, 1)
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
         clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import i16, i32
+from xdsl.dialects.builtin import UnitAttr, i16, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
@@ -56,8 +56,20 @@ class PackInt8Pointwise(RewritePattern):
         mark_narrow_requantization(op, centred)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
         block = pointwise_block(shape[0], self.tile.accumulators)
-        repack(op, pair_words(centred, block), "pairs", stored_as(filter_type, i32, centred=True),
-               layout.INT8_POINTWISE, (lanes, self.tile.accumulators), rewriter)
+        repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
+               stored_as(filter_type, i32, centred=True), layout.INT8_POINTWISE, (lanes, self.tile.accumulators),
+               rewriter)
+
+
+def doubled_if_narrow(op: glowll.ConvolutionOp, centred: np.ndarray) -> np.ndarray:
+    """The centred levels to pack: doubled where the requantization is narrow (|w| <= 510
+    fits the int16 halves), the layer marked `doubled_accumulators` (the kernel doubles the
+    bias): every sum is then twice the accumulator, which the output step multiplies as it
+    is (`requantize_narrow_in_halves(doubled=True)`: one shift a vector fewer)."""
+    if op.narrow_requantization is None:
+        return centred
+    op.properties["doubled_accumulators"] = UnitAttr()
+    return 2 * centred
 
 
 def pointwise_block(out_channels: int, accumulators: int) -> int:

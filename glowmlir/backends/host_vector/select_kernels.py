@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise
+from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
@@ -150,7 +150,8 @@ class PackInt8Depthwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
-        PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, centred, centred_type(filter_type))
+        packed = centred if planes is not None else doubled_if_narrow(op, centred)
+        PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
