@@ -24,13 +24,11 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.depthwise import join
 from glowmlir.backends.host_vector.int8_depthwise import PairColumns
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
-from glowmlir.lowering.vector_columns import store_vector
 from glowmlir.lowering.vector_layout import tile_vectors
 
 
@@ -78,30 +76,10 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         with b.loop(0, in_c // 2, carried=starts) as c:
             c.next(*step(list(c.carried), c.index, True))
         sums = step(list(c.results), in_c // 2, False) if in_c % 2 else list(c.results)
-        for j, channel in enumerate(channels):
-            for first, count in joined_runs(stored, columns.widest_output // lanes):
-                total = join(b, [sums[v * block + j] for v in range(first, first + count)])
-                store_vector(b, columns.output(channel, total, outputs[j].view.element_type), outputs[j].view,
-                             outputs[j].at(b.add(x0, first * lanes)), stored[first] if count == 1 else None)
+        vector_columns.store_tile(b, columns, channels, sums,
+                                  lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
 
     vector_columns.row_vectors(b, width, lanes, tile_vectors(block, columns.accumulators), (0, width), tile)
-
-
-def joined_runs(stored: list[list[bool] | None], widest: int) -> list[tuple[int, int]]:
-    """A tile's vectors (`stored`: None where every lane is stored) as runs (first, count) of
-    adjacent whole vectors requantized and stored as one: a power of two of them, at most
-    `widest` (the arithmetic's `widest_output` in vectors), a partly stored vector alone.
-    Joined, the output step packs the int32 lanes of 16 outputs to bytes in one sequence of
-    packs (`vpackssdw`, `vpacksswb` and one lane permute on AVX2) and stores them at once."""
-    runs, v = [], 0
-    while v < len(stored):
-        count = 1
-        while (2 * count <= widest and v + 2 * count <= len(stored)
-               and all(lanes is None for lanes in stored[v:v + 2 * count])):
-            count *= 2
-        runs.append((v, count))
-        v += count
-    return runs
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
