@@ -123,7 +123,8 @@ class PackInt8Depthwise(RewritePattern):
     onto the vector-depthwise tiles on int32 lanes, where masked loads are single
     instructions, or a "same"-padded one of a small plane onto vector-planes-int8 (each
     plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero
-    point; on vector-planes-int8, the input zero point folded into its bias where that fits
+    point (on the tiles doubled where the requantization is narrow, `doubled_if_narrow`);
+    on vector-planes-int8, the input zero point folded into its bias where that fits
     (`fold_input_offset`)."""
 
     tile: column_layout.VectorTile
