@@ -127,3 +127,22 @@ def test_columns_match_the_int8_reference(name, per_channel):
     case = convolution_case(1100 + list(COLUMNS).index(name) + 50 * per_channel, COLUMNS[name], per_channel,
                             "relu" if name.startswith("stem") else None)
     check(case, TARGETS[0], "vector-columns-int8")
+
+
+
+@needs_avx2
+def test_doubled_sums_read_from_records_match_the_int8_reference():
+    """At -Os the host's int8 layers read their numbers from records (`glowll-quantization-records`:
+    a run-time shift and offset, per-channel tables): the pointwise and depthwise kernels'
+    doubled sums (`doubled_accumulators`) through that output step, relu or not, per tensor and
+    per channel, bit for bit (`run_cases` checks every layer's outputs)."""
+    from tests.unit.test_code_size import run_cases
+
+    pointwise = ((1, 24, 12, 96), (8, 24, 1, 1), *ONE_BY_ONE)
+    depthwise = ((1, 32, 6, 96), (32, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 32)
+    cases = [convolution_case(1400, pointwise, activation="relu", suffix="_a"),
+             convolution_case(1401, pointwise, per_channel=True, suffix="_b"),
+             convolution_case(1402, depthwise, activation="relu", suffix="_c"),
+             convolution_case(1403, depthwise, per_channel=True, suffix="_d")]
+    ir = run_cases(cases, None, "Os").ir["glowll"]
+    assert ir.count("doubled_accumulators") == 4 and ir.count('_parameters"') == 4
