@@ -117,10 +117,18 @@ class PackFloatConvolution(RewritePattern):
         erase_if_unused(weight, rewriter)
 
 
+MOST_INT8_DEPTHWISE_ROWS = 8
+"""Output rows an int8 depthwise tile takes (the float tile's 4, `column_layout.depthwise_tile`,
+leave registers for its k_h x k_w weights; the int8 tile's are ceil(k_w / 2) words a kernel
+row): each input row's pairs, interleaved and widened once, serve every row of the tile whose
+window covers it (a 3x3 on 6x96: 8 widenings a row for 6 rows, not 9 for 4)."""
+
+
 @dataclass
 class PackInt8Depthwise(RewritePattern):
     """An int8 depthwise convolution (unpooled, no residual, stride 1 or 2 along its rows)
-    onto the vector-depthwise tiles on int32 lanes, where masked loads are single
+    onto the vector-depthwise tiles on int32 lanes (up to `MOST_INT8_DEPTHWISE_ROWS` rows),
+    where masked loads are single
     instructions, or a "same"-padded one of a small plane onto vector-planes-int8 (each
     plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero
     point (on the tiles doubled where the requantization is narrow, `doubled_if_narrow`);
@@ -145,7 +153,9 @@ class PackInt8Depthwise(RewritePattern):
         if planes is not None:
             microkernel, vector_tile = column_layout.INT8_PLANES, (self.tile.lanes, planes)
         elif tile is not None:
-            microkernel, vector_tile = column_layout.INT8_DEPTHWISE, (tile.lanes, tile.rows * tile.vectors, tile.rows)
+            rows = min(height, MOST_INT8_DEPTHWISE_ROWS)
+            vectors = max(1, tile.rows * tile.vectors // rows)
+            microkernel, vector_tile = column_layout.INT8_DEPTHWISE, (tile.lanes, rows * vectors, rows)
         else:
             return
         filter_type = op.filter.type.element_type
