@@ -78,10 +78,19 @@ def requantize(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, sh
 
 def _lane_halves(b: KernelBuilder, vector: SSAValue) -> tuple[SSAValue, SSAValue]:
     """The even and the odd lanes of an i32 vector, each sign-extended in its i64 half (what
-    `vpmuldq` multiplies)."""
-    halves = VectorType(i64, [vector.type.get_shape()[0] // 2])
-    wide = b.bitcast(vector, halves)
-    return b.shift_right(b.shift_left(wide, 32), 32), b.shift_right(wide, 32)
+    `vpmuldq` multiplies). Both are sign-extended in place (`shl 32; ashr 32`), the odd lanes
+    first moved onto the even ones by a shuffle: LLVM sees that form as `vpmuldq`'s operand
+    on every x86 vector unit, where an i64 `ashr` by 32 (no `vpsraq` below AVX-512) became a
+    64 x 64 multiply of three `vpmuludq`s (and a shift's form folds back to that `ashr`)."""
+    lanes = vector.type.get_shape()[0]
+    halves = VectorType(i64, [lanes // 2])
+    odd_down = b.emit(llvm.ShuffleVectorOp(vector, vector, DenseArrayBase.from_list(
+        i32, [lane | 1 for lane in range(lanes)]), vector.type))
+
+    def sign_extended(pairs: SSAValue) -> SSAValue:
+        return b.shift_right(b.shift_left(b.bitcast(pairs, halves), 32), 32)
+
+    return sign_extended(vector), sign_extended(odd_down)
 
 
 def requantize_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
@@ -176,7 +185,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
 
 def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
                                 shift: int | SSAValue, offset: int | SSAValue, clamped_below_offset: bool = False,
-                                right_shift: bool | None = None) -> SSAValue:
+                                right_shift: bool | None = None, doubled: bool = False) -> SSAValue:
     """`requantize_narrow(value, multiplier, shift, offset)` on a vector of i32 lanes, for a
     shift of at most `OFFSET_SHIFTS` to the right and |offset| <= 256: the
     doubled value's even and odd lanes multiplied as `requantize_in_halves` does (one
@@ -189,7 +198,8 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     or without it. The shift and the offset may be run-time scalars (a quantization
     record's, the same for every lane): the rounding term is then made once, and a run-time
     shift's direction is known at compile time (`right_shift`: the record's shift keeps its
-    sign in the code, `quantized_kernels.kernel_parameters`)."""
+    sign in the code, `quantized_kernels.kernel_parameters`). `doubled`: `value` is already
+    twice the accumulator (`doubled_accumulators`), shifted left by the left shift alone."""
     assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     if isinstance(shift, int):
         left, right = shift_split(b, shift)
@@ -198,7 +208,8 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
         assert right_shift is not None, "a run-time shift's direction is known"
         left, right = (0, b.int_sub(0, shift)) if right_shift else (shift, 0)
     lanes = value.type.get_shape()[0]
-    doubled = b.shift_left(value, b.splat(b.int_add(left, 1), value.type) if isinstance(left, SSAValue) else left + 1)
+    by = b.int_add(left, int(not doubled)) if isinstance(left, SSAValue) else left + int(not doubled)
+    twice = value if is_zero(by) else b.shift_left(value, b.splat(by, value.type) if isinstance(by, SSAValue) else by)
     halves = VectorType(i64, [lanes // 2])
     if isinstance(shift, int) and isinstance(offset, int):
         added = offset * (1 << right) + ((1 << (right - 1)) if right else 0)
@@ -212,13 +223,13 @@ def requantize_narrow_in_halves(b: KernelBuilder, value: SSAValue, multiplier: i
     factors = _lane_halves(b, b.int_value(multiplier, value.type) if isinstance(multiplier, int) else
                            multiplier if isinstance(multiplier.type, VectorType) else b.splat(multiplier, value.type))
     even, odd = (b.bitcast(b.int_add(b.int_mul(x, m), rounding), value.type)
-                 for x, m in zip(_lane_halves(b, doubled), factors))
+                 for x, m in zip(_lane_halves(b, twice), factors))
     order = [lane + 1 if lane % 2 == 0 else lanes + lane for lane in range(lanes)]  # the high halves: 1, 17, 3, 19, ...
     high = b.emit(llvm.ShuffleVectorOp(even, odd, DenseArrayBase.from_list(i32, order), value.type))
     if is_zero(right):
         return high
     shifted = right if isinstance(right, int) else b.splat(right, value.type)
-    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(doubled, 31)), shifted)
+    return b.shift_right(high if clamped_below_offset else b.int_add(high, b.shift_right(twice, 31)), shifted)
 
 
 def requantize_bounded(b: KernelBuilder, value: SSAValue, bound: int, multiplier: int | SSAValue, shift: int,
@@ -337,12 +348,34 @@ class LaneRequantization:
         b, domain = self.b, self.domain
         offset = domain.output_offset
         numbers = self.narrow()
+        doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
         if numbers is not None:
             relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
             level = requantize_narrow_in_halves(b, total, self.multiplier, self.layer_shift, offset, relu,
-                                                right_shift=numbers.shift < 0)
+                                                right_shift=numbers.shift < 0, doubled=doubled)
         else:
+            if doubled:  # an even number: halved exactly
+                total = b.shift_right(total, 1)
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
-        clamped = b.clamp(level, b.lanewise(domain.low, self.vector), b.lanewise(domain.high, self.vector))
-        return looked_up(b, domain.lookup_table, b.truncate(clamped, VectorType(storage, self.vector.get_shape())))
+        return looked_up(b, domain.lookup_table, self.narrowed(level, storage))
+
+    def narrowed(self, level: SSAValue, storage: Attribute) -> SSAValue:
+        """`level` clamped to [low, high] as `storage` lanes: saturated to the storage's range
+        first (the form LLVM narrows by saturating packs, `vpackssdw`/`vpacksswb`), then the
+        activation's bounds inside it on the narrow lanes (a relu's at the output zero point:
+        one `vpmaxsb` for 16 or 32 levels instead of a compare on every 8 int32 lanes)."""
+        b, domain = self.b, self.domain
+        narrow = VectorType(storage, self.vector.get_shape())
+        bits = storage.width.data
+        lowest, highest = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        levels = b.truncate(b.clamp(level, lowest, highest), narrow)
+
+        def bound(value: int | SSAValue) -> int | SSAValue:
+            return value if isinstance(value, int) else b.splat(b.truncate(value, storage), narrow)
+
+        if not (isinstance(domain.low, int) and domain.low <= lowest):
+            levels = b.int_max(levels, bound(domain.low))
+        if not (isinstance(domain.high, int) and domain.high >= highest):
+            levels = b.int_min(levels, bound(domain.high))
+        return levels

@@ -212,15 +212,46 @@ def accumulate_tap(columns: ColumnArithmetic, sums: list[SSAValue], packed: View
             sums[v * block + j] = columns.multiply_accumulate(sums[v * block + j], pixels, weight)
 
 
+def join(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
+    """A power of two of vectors of one type one after the other in one vector (pairwise shuffles)."""
+    while len(vectors) > 1:
+        lanes = vectors[0].type.get_shape()[0]
+        both = VectorType(vectors[0].type.element_type, [2 * lanes])
+        order = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
+        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, order, both))
+                   for first, second in zip(vectors[::2], vectors[1::2])]
+    return vectors[0]
+
+
+def joined_runs(stored: list[list[bool] | None], widest: int) -> list[tuple[int, int]]:
+    """A tile's vectors (`stored`: None where every lane is stored) as runs (first, count) of
+    adjacent whole vectors that go through the output step as one: a power of two of them,
+    at most `widest` (the arithmetic's `widest_output` in vectors; 0 or 1: each alone), a
+    partly stored vector alone. Joined, the int8 output step packs 16 levels by one
+    sequence of saturating packs and stores them at once."""
+    runs, v = [], 0
+    while v < len(stored):
+        count = 1
+        while (2 * count <= widest and v + 2 * count <= len(stored)
+               and all(lanes is None for lanes in stored[v:v + 2 * count])):
+            count *= 2
+        runs.append((v, count))
+        v += count
+    return runs
+
+
 def store_tile(b: KernelBuilder, columns: ColumnArithmetic, channels: list[Index], totals: list[SSAValue],
                at: Callable[[int, int], tuple[View, list[Index]]], stored: list) -> None:
     """A tile's accumulators through the output step: vector v of channel j to `at(v, j)`
-    (a view and the first lane's indices), its lanes `stored[v]`."""
-    for v in range(len(totals) // len(channels)):
+    (a view and the first lane's indices; vector v + 1's lanes follow vector v's), its lanes
+    `stored[v]`; adjacent whole vectors of a channel joined up to the arithmetic's
+    `widest_output` (`joined_runs`)."""
+    block = len(channels)
+    for first, count in joined_runs(stored, columns.widest_output // columns.lanes):
         for j, o in enumerate(channels):
-            view, indices = at(v, j)
-            value = columns.output(o, totals[v * len(channels) + j], view.element_type)
-            store_vector(b, value, view, indices, stored[v])
+            view, indices = at(first, j)
+            total = join(b, [totals[v * block + j] for v in range(first, first + count)])
+            store_vector(b, columns.output(o, total, view.element_type), view, indices, stored[first])
 
 
 def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,

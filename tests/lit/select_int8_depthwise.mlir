@@ -1,8 +1,10 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=16 accumulators=16 planes=true registers=32}' | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=12 registers=16}' | filecheck %s --check-prefix=SSE
 // Where masked loads are single instructions (`planes`: AVX, AVX-512), an int8 depthwise
-// convolution takes the vector-depthwise-int8 kernel, on the float depthwise tile: the
-// stride-2 one (rows of 5 outputs: one vector of 8 int32 lanes, 4 rows). The "same"-padded
+// convolution takes the vector-depthwise-int8 kernel, on the depthwise tiles of up to 8 rows
+// (`MOST_INT8_DEPTHWISE_ROWS`): the stride-2 one (rows of 5 outputs: one vector of 8 int32
+// lanes, its 5 rows one tile), its levels doubled (narrow requantization:
+// doubled_accumulators). The "same"-padded
 // one of stride 1 on 5 x 5 planes takes vector-planes-int8 instead: each plane of 25 pixels
 // is 2 vectors of 16 lanes (on the depthwise tiles, 5 rows of one vector), vector_tile =
 // (lanes, vectors). Both filters are packed [C, 1, KH, KW, 1] as int16 levels less the
@@ -28,7 +30,7 @@ glowll.function @net {
 // CHECK-NEXT: %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-152, -128]> : tensor<2xi32>}
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}microkernel = #glowll.microkernel<"vector-planes-int8">, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 16, 2>, folded_input_offset}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y2, %x2, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-depthwise-int8">, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
+// CHECK-NEXT: glowll.convolution %y2, %x2, %[[W2]], %b {{.*}}doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8">, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 5, 5>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
 // SSE-NOT:   microkernel

@@ -2,14 +2,16 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=12 registers=16}' | filecheck %s --check-prefix=SSE
 // Where masked loads are single instructions (`planes`: AVX, AVX-512), an int8 ungrouped 1x1
 // convolution of stride 1, unpadded, takes vector-pointwise-int8: its filter the levels less
-// the weight zero point -1, [[2, 3, 4], [0, 1, 2]], packed as int32 words of two input
-// channels (low half channel 2c, high half 2c + 1; the odd third channel pairs with 0) in
-// one block of both output channels: [O / 2, ceil(C / 2), 1, 1, 2] =
-// [[(3 << 16) | 2, (1 << 16) | 0], [4, 2]]; the packed type's offset is 0. The 6x6 plane's
-// 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one takes
-// vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both channels), its
-// filter packed [O / 2, C, KH, KW, 2] as int16 levels less the zero point (the printout elides them)
-// (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
+// the weight zero point -1, [[2, 3, 4], [0, 1, 2]], doubled (its requantization is narrow:
+// `doubled_accumulators`, the output step multiplies the doubled sums as they are), packed as
+// int32 words of two input channels (low half channel 2c, high half 2c + 1; the odd third
+// channel pairs with 0) in one block of both output channels: [O / 2, ceil(C / 2), 1, 1, 2] =
+// [[(6 << 16) | 4, (2 << 16) | 0], [8, 4]]; the packed type's offset is 0; the input zero
+// point 3 folded into a new bias (`folded_input_offset`): [10 - 3 * 9, -20 - 3 * 3]. The 6x6
+// plane's 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one
+// takes vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both
+// channels), its filter packed [O / 2, C, KH, KW, 2] as int16 levels less the zero point (the
+// printout elides them) (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
 // Without masked loads (SSE) both keep the generic int8 kernel.
 
 glowll.function @net {
@@ -23,8 +25,9 @@ glowll.function @net {
   glowll.convolution %y2, %x, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}196610, 65536{{\]\]\]}}, {{\[\[\[}}4, 2{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %b {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
+// CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -29]> : tensor<2xi32>}
+// CHECK-NEXT: %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}393220, 131072{{\]\]\]}}, {{\[\[\[}}8, 4{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}narrow_requantization, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 

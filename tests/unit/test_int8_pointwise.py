@@ -7,7 +7,9 @@ and the other ungrouped ones on the column tiles, two kernel columns a `vpmaddwd
 1x1 convolutions of random levels, weights with and without a zero point, per tensor and per
 channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels that a block
 of 4 divides and that it does not, planes wider than a tile and narrower than a vector (the
-squeeze-excitation block's 1x1 on 1x1 spatial), fused relu and clip: each must take the kernel
+squeeze-excitation block's 1x1 on 1x1 spatial; PP-OCR-cls's 32 -> 200 and 104 -> 32 on 2x96),
+fused relu and clip, the input zero point folded into the bias and the levels doubled (narrow
+requantization) or not (`test_folded_and_doubled_forms_match_the_int8_reference`): each must take the kernel
 on the host's AVX2 (`-mattr=-avx512f`; and without VNNI, `-avx512vnni`, which on an AVX-512 host
 is AVX-512BW) and give, bit for bit, the independent int8 reference's outputs
 (tests/support/int8_reference.py) and the generic int8 kernel's (SSE only).
@@ -39,6 +41,8 @@ GEOMETRIES = {
     "rgb_3_to_16": ((1, 3, 16, 16), 16),
     "se_reduce_96_to_24_on_1x1": ((1, 96, 1, 1), 24),
     "se_expand_8_to_96_on_1x1": ((2, 8, 1, 1), 96),
+    "32_to_200_on_2x96": ((1, 32, 2, 96), 200),  # tiles of 10 channels (pointwise_block)
+    "104_to_32_on_2x96": ((1, 104, 2, 96), 32),
 }
 TARGETS = ("-avx512f", "-avx512vnni")
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, the generic int8 kernel
@@ -84,6 +88,27 @@ def test_fused_activations_match_the_int8_reference(name, activation, mattr):
     check(case_of(1000 + list(GEOMETRIES).index(name), name, activation=activation), mattr)
 
 
+FORMS = ("narrow_requantization", "folded_input_offset", "doubled_accumulators")
+
+
+@needs_avx2
+@pytest.mark.parametrize("bias_kind,forms", [
+    ("int32", FORMS),
+    ("large", ("folded_input_offset",)),  # a bias of 2^30: the general requantization of the sums as they are
+    ("lowest", ()),  # a bias of -(2^31 - 1): no folded bias fits int32 (the zero point subtracted), nor narrow
+])
+def test_folded_and_doubled_forms_match_the_int8_reference(bias_kind, forms):
+    """The selection folds the input zero point into the bias where the folded bias fits int32
+    and doubles the packed levels where the requantization is narrow: each form, and the
+    kernel without it (the zero point subtracted from the widened levels; the sums as they are,
+    `requantize_in_halves`), bit for bit."""
+    case = convolution_case(1200, (GEOMETRIES["24_to_8_on_12x96"][0], (8, 24, 1, 1), *ONE_BY_ONE),
+                            bias_kind=bias_kind)
+    ir = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS[0])).ir["glowll"]
+    assert [form for form in FORMS if form in ir] == list(forms)
+    check(case, TARGETS[0])
+
+
 COLUMNS = {
     # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group): vector-columns-int8
     "stem_3_to_8_3x3_stride2": ((1, 3, 24, 40), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
@@ -102,3 +127,22 @@ def test_columns_match_the_int8_reference(name, per_channel):
     case = convolution_case(1100 + list(COLUMNS).index(name) + 50 * per_channel, COLUMNS[name], per_channel,
                             "relu" if name.startswith("stem") else None)
     check(case, TARGETS[0], "vector-columns-int8")
+
+
+
+@needs_avx2
+def test_doubled_sums_read_from_records_match_the_int8_reference():
+    """At -Os the host's int8 layers read their numbers from records (`glowll-quantization-records`:
+    a run-time shift and offset, per-channel tables): the pointwise and depthwise kernels'
+    doubled sums (`doubled_accumulators`) through that output step, relu or not, per tensor and
+    per channel, bit for bit (`run_cases` checks every layer's outputs)."""
+    from tests.unit.test_code_size import run_cases
+
+    pointwise = ((1, 24, 12, 96), (8, 24, 1, 1), *ONE_BY_ONE)
+    depthwise = ((1, 32, 6, 96), (32, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 32)
+    cases = [convolution_case(1400, pointwise, activation="relu", suffix="_a"),
+             convolution_case(1401, pointwise, per_channel=True, suffix="_b"),
+             convolution_case(1402, depthwise, activation="relu", suffix="_c"),
+             convolution_case(1403, depthwise, per_channel=True, suffix="_d")]
+    ir = run_cases(cases, None, "Os").ir["glowll"]
+    assert ir.count("doubled_accumulators") == 4 and ir.count('_parameters"') == 4

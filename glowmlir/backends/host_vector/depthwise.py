@@ -23,8 +23,6 @@ Unpooled convolutions without a residual only (`column_layout.depthwise_tile`).
 
 from __future__ import annotations
 
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -34,22 +32,12 @@ from glowmlir.lowering.vector_columns import (
     ColumnArithmetic,
     in_tiles,
     inputs_read,
+    join,
     row_vectors,
     store_vector,
     tap_columns,
 )
 from glowmlir.lowering.vector_layout import interior_columns
-
-
-def join(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
-    """A power of two of vectors of one type one after the other in one vector (pairwise shuffles)."""
-    while len(vectors) > 1:
-        lanes = vectors[0].type.get_shape()[0]
-        both = VectorType(vectors[0].type.element_type, [2 * lanes])
-        order = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
-        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, order, both))
-                   for first, second in zip(vectors[::2], vectors[1::2])]
-    return vectors[0]
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,

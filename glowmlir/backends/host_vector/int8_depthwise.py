@@ -82,10 +82,13 @@ class PairColumns(HostInt8Columns):
 
     def centred_pairs(self, levels: SSAValue) -> SSAValue:
         """Interleaved int8 levels as int16 less the input zero point (one widening, one
-        subtraction for both of a lane's pair)."""
+        subtraction for both of a lane's pair); as they are where the selection pass folded
+        the zero point into the bias (`folded_input_offset`: `vector-pointwise-int8`)."""
         pairs = VectorType(i16, [2 * self.lanes])
         widened = self.b.emit(llvm.SExtOp(levels, pairs))
         offset = self.domain.input_offset
+        if self.op.folded_input_offset is not None:
+            return widened
         if isinstance(offset, int):
             return widened if offset == 0 else self.b.int_sub(widened, offset)
         return self.b.int_sub(widened, self.b.splat(self.b.truncate(offset, i16), pairs))

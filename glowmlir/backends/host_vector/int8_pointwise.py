@@ -4,17 +4,19 @@
 An unpooled, unpadded 1x1 convolution of stride 1 sees each channel's pixels as one row
 (`vector_columns.one_row_per_channel`): a tile is `vectors` x `lanes` adjacent pixels of a
 block of output channels, every accumulator a vector of int32 lanes. Over the input channels
-*in pairs*, a tile loads each channel's vector of int8 levels once, interleaves the two,
-sign-extends them to int16 and subtracts the input zero point: each int32 lane holds the pair
-(x[c], x[c + 1]) of its pixel as two int16 halves. The filter is packed as int32 words
-(`pair_words`), each the pair (w[o, c], w[o, c + 1]) of levels less their zero point, so one
-`vpmaddwd` (`int8_depthwise.PMADDWD`, AVX2 / AVX-512BW / SSE2) of the pixels and the
-broadcast word is both products of the pair summed, per lane, and its add the accumulation:
-twice the products of `vector-depthwise-int8`'s `vpmaddwd`, whose weight's high half is 0.
-An odd last channel is a pair whose second weight is 0 (its input's second half is the sign
-of the first). Both factors lie in [-255, 255], so the pair sum fits int32 exactly; the sums
-are the generic kernel's modulo 2^32, and the output step is `HostInt8Columns`'s (the
-channel's multiplier and shift in every lane, the fused relu/clip in its clamp).
+*in pairs*, a tile loads each channel's vector of int8 levels once, interleaves the two and
+sign-extends them to int16 (the selection pass folded the input zero point into the bias,
+`folded_input_offset`; where that bias would leave int32, the zero point is subtracted
+here): each int32 lane holds the pair (x[c], x[c + 1]) of its pixel as two int16 halves.
+The filter is packed as int32 words (`pair_words`), each the pair (w[o, c], w[o, c + 1])
+of levels less their zero point, so one `vpmaddwd` (`int8_depthwise.PMADDWD`, AVX2 /
+AVX-512BW / SSE2) of the pixels and the broadcast word is both products of the pair summed,
+per lane, and its add the accumulation: twice the products of `vector-depthwise-int8`'s
+`vpmaddwd`, whose weight's high half is 0. An odd last channel is a pair whose second
+weight is 0 (its input's second half is the input zero point). Both factors lie in [-255,
+255], so the pair sum fits int32 exactly; the sums are the generic kernel's modulo 2^32, and
+the output step is `HostInt8Columns`'s (the channel's multiplier and shift in every lane,
+the fused relu/clip in its clamp).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ unpooled, without a residual and with a constant filter, that no instruction set
 took (AVX-512 VNNI's `x86-vnni` runs first), gets `microkernel = "vector-pointwise-int8"`
 (`backends.host_vector.int8_pointwise`): its filter the levels less their zero point packed
 as int32 words of two input channels (`int8_pointwise.pair_words`) in blocks of
-`layout.channel_block` output channels, `vector_tile = array<i64: lanes, accumulators>`
+`pointwise_block` output channels, `vector_tile = array<i64: lanes, accumulators>`
 (the lanes that take the fewest vectors for the plane's pixels, `layout.row_lanes`), and
 `filter_shape` its OIHW shape.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import i16, i32
+from xdsl.dialects.builtin import UnitAttr, i16, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
@@ -28,7 +28,7 @@ from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import vector_layout as layout
 from glowmlir.quantization.rescaling import centred_rows
-from glowmlir.transforms.int8_kernel_selection import int8_buffers, mark_narrow_requantization
+from glowmlir.transforms.int8_kernel_selection import fold_input_offset, int8_buffers, mark_narrow_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
@@ -54,9 +54,30 @@ class PackInt8Pointwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
-        block = layout.channel_block(shape[0], 1)
-        repack(op, pair_words(centred, block), "pairs", stored_as(filter_type, i32, centred=True),
-               layout.INT8_POINTWISE, (lanes, self.tile.accumulators), rewriter)
+        fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
+        block = pointwise_block(shape[0], self.tile.accumulators)
+        repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
+               stored_as(filter_type, i32, centred=True), layout.INT8_POINTWISE, (lanes, self.tile.accumulators),
+               rewriter)
+
+
+def doubled_if_narrow(op: glowll.ConvolutionOp, centred: np.ndarray) -> np.ndarray:
+    """The centred levels to pack: doubled where the requantization is narrow (|w| <= 510
+    fits the int16 halves), the layer marked `doubled_accumulators` (the kernel doubles the
+    bias): every sum is then twice the accumulator, which the output step multiplies as it
+    is (`requantize_narrow_in_halves(doubled=True)`: one shift a vector fewer)."""
+    if op.narrow_requantization is None:
+        return centred
+    op.properties["doubled_accumulators"] = UnitAttr()
+    return 2 * centred
+
+
+def pointwise_block(out_channels: int, accumulators: int) -> int:
+    """The output channels a `vector-pointwise-int8` tile computes: the most that divide the
+    layer's and fit the accumulators (a tile of one vector of pixels then; 24 channels: 12),
+    so that each pair of input vectors, loaded and widened once, serves as many channels as
+    it can (the widening is a quarter of the work of a channel's products)."""
+    return max(size for size in range(1, accumulators + 1) if out_channels % size == 0)
 
 
 @dataclass

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise
+from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
@@ -117,13 +117,22 @@ class PackFloatConvolution(RewritePattern):
         erase_if_unused(weight, rewriter)
 
 
+MOST_INT8_DEPTHWISE_ROWS = 8
+"""Output rows an int8 depthwise tile takes (the float tile's 4, `column_layout.depthwise_tile`,
+leave registers for its k_h x k_w weights; the int8 tile's are ceil(k_w / 2) words a kernel
+row): each input row's pairs, interleaved and widened once, serve every row of the tile whose
+window covers it (a 3x3 on 6x96: 8 widenings a row for 6 rows, not 9 for 4)."""
+
+
 @dataclass
 class PackInt8Depthwise(RewritePattern):
     """An int8 depthwise convolution (unpooled, no residual, stride 1 or 2 along its rows)
-    onto the vector-depthwise tiles on int32 lanes, where masked loads are single
+    onto the vector-depthwise tiles on int32 lanes (up to `MOST_INT8_DEPTHWISE_ROWS` rows),
+    where masked loads are single
     instructions, or a "same"-padded one of a small plane onto vector-planes-int8 (each
     plane one tile, `column_layout.int8_plane_vectors`): its filter int16 less its zero
-    point; on vector-planes-int8, the input zero point folded into its bias where that fits
+    point (on the tiles doubled where the requantization is narrow, `doubled_if_narrow`);
+    on vector-planes-int8, the input zero point folded into its bias where that fits
     (`fold_input_offset`)."""
 
     tile: column_layout.VectorTile
@@ -144,13 +153,16 @@ class PackInt8Depthwise(RewritePattern):
         if planes is not None:
             microkernel, vector_tile = column_layout.INT8_PLANES, (self.tile.lanes, planes)
         elif tile is not None:
-            microkernel, vector_tile = column_layout.INT8_DEPTHWISE, (tile.lanes, tile.rows * tile.vectors, tile.rows)
+            rows = min(height, MOST_INT8_DEPTHWISE_ROWS)
+            vectors = max(1, tile.rows * tile.vectors // rows)
+            microkernel, vector_tile = column_layout.INT8_DEPTHWISE, (tile.lanes, rows * vectors, rows)
         else:
             return
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
-        PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, centred, centred_type(filter_type))
+        packed = centred if planes is not None else doubled_if_narrow(op, centred)
+        PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 

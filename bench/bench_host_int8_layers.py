@@ -1,0 +1,87 @@
+"""The host's int8 convolution kernels against float, layer by layer (issue 42: no int8 layer
+slower than its float form): the convolution shapes of the PP-OCR-cls-style net
+(`tests.support.models.ppocr_cls_style`: the stem, 1x1 expansions and projections, 3x3 and
+5x5 depthwise of stride 1 and (2, 1)), each a random int8 layer (`convolution_case`: random
+levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host.
+µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
+taking turns (on a loaded machine only the ratios of one run compare); the kernel each
+build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
+
+    .venv/bin/python bench/bench_host_int8_layers.py [--markdown] [--rounds N] [--runs N] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from bench.tables import print_columns  # noqa: E402
+from tests.unit.test_quantized_kernels import build, convolution_case  # noqa: E402
+
+
+def pointwise(in_c: int, out_c: int, height: int, width: int):
+    return (1, in_c, height, width), (out_c, in_c, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1
+
+
+def depthwise(channels: int, kernel: int, height: int, width: int, row_stride: int):
+    return ((1, channels, height, width), (channels, 1, kernel, kernel), (row_stride, 1), (kernel // 2,) * 4, (1, 1),
+            channels)
+
+
+LAYERS = {
+    "stem 3->8 3x3 s2 on 48x192": ((1, 3, 48, 192), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "1x1 8->24 on 12x96": pointwise(8, 24, 12, 96),
+    "1x1 24->8 on 6x96": pointwise(24, 8, 6, 96),
+    "1x1 16->88 on 3x96": pointwise(16, 88, 3, 96),
+    "1x1 88->16 on 3x96": pointwise(88, 16, 3, 96),
+    "1x1 32->200 on 2x96": pointwise(32, 200, 2, 96),
+    "1x1 200->32 on 2x96": pointwise(200, 32, 2, 96),
+    "depthwise 3x3 24 s(2,1) to 12x96": depthwise(24, 3, 24, 96, 2),
+    "depthwise 3x3 32 on 6x96": depthwise(32, 3, 6, 96, 1),
+    "depthwise 5x5 88 on 3x96": depthwise(88, 5, 3, 96, 1),
+    "depthwise 5x5 104 s(2,1) to 2x96": depthwise(104, 5, 3, 96, 2),
+    "depthwise 5x5 200 on 2x96": depthwise(200, 5, 2, 96, 1),
+}
+"""name: the geometry `convolution_case` takes (input shape, filter shape, strides, pads,
+dilations, group)."""
+
+
+def microkernel(bundle) -> str:
+    found = re.search(r'microkernel<"([a-z0-9-]+)"', bundle.ir["glowll"])
+    return found.group(1) if found else "generic"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="layers whose name contains one of these (default: all)")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args(argv)
+    rows = []
+    for name, geometry in LAYERS.items():
+        if args.names and not any(part in name for part in args.names):
+            continue
+        case = convolution_case(7, geometry, per_channel=False, activation="relu")
+        int8 = build(case.body, dict(case.constants))
+        np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
+        float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
+                        {key: value.astype(np.float32) for key, value in case.constants.items()})
+        float32.run({key: value.astype(np.float32) for key, value in case.inputs.items()})
+        best = {"int8": float("inf"), "float": float("inf")}
+        for _ in range(args.rounds):
+            for label, bundle in (("int8", int8), ("float", float32)):
+                best[label] = min(best[label], min(bundle.runner.time_calls(args.runs)) / 1000)
+        rows.append([name, f"{best['float']:.2f}", f"{best['int8']:.2f}", f"{best['int8'] / best['float']:.2f}",
+                     microkernel(float32), microkernel(int8)])
+    print_columns(["layer", "float µs", "int8 µs", "int8 / float", "float kernel", "int8 kernel"], rows, args.markdown)
+
+
+if __name__ == "__main__":
+    main()
