@@ -74,6 +74,7 @@ from glowmlir.lowering.requantization import (
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
+    OFFSET_SHIFTS,
     SIGNED_NUMBERS,
     KernelParameters,
     activation_bounds,
@@ -152,6 +153,17 @@ def table_shift_sign(table: SSAValue) -> int:
     return -1 if (shifts <= 0).all() else 1 if (shifts >= 0).all() else 0
 
 
+def table_rights_fold(table: SSAValue) -> bool:
+    """Whether every shift of a constant requantization table is at most `OFFSET_SHIFTS` to
+    the right: an output offset of at most 256 then joins each channel's rounding term
+    (`requantize_narrow`'s `shift_folds`: no add an output). Part of a kernel's signature
+    with `table_shift_sign` (`glowll_to_llvm`)."""
+    owner = table.owner
+    if not isinstance(owner, glowll.WeightOp) or owner.value is None:
+        return False
+    return bool((array_from_dense(owner.value)[1] >= -OFFSET_SHIFTS).all())
+
+
 class ChannelRequantization:
     """The (multiplier, shift) of each output channel: the layer's `KernelParameters` for a
     per-tensor filter, else loaded from the instruction's `requantization` buffer ([2,
@@ -162,8 +174,9 @@ class ChannelRequantization:
         table = getattr(op, "requantization", None)
         self.table = view(table) if table is not None else None
         # (not where a kernel serves layers whose numbers are data: records, shape-parameterised)
-        self.shift_sign = table_shift_sign(table) if table is not None and getattr(op, "parameters", None) is None \
-            else 0
+        constant_table = table is not None and getattr(op, "parameters", None) is None
+        self.shift_sign = table_shift_sign(table) if constant_table else 0
+        self.rights_fold = constant_table and table_rights_fold(table)  # the offset in each channel's rounding term
         self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier
@@ -314,7 +327,8 @@ class QuantizedArithmetic(ArithmeticDomain):
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
                 level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
-                                          self.rounding, clamped_below_offset=relu)
+                                          self.rounding, clamped_below_offset=relu,
+                                          shift_folds=self.requantization.rights_fold)
             elif narrow:
                 level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled,
                                                     clamped_below_offset=relu), self.output_offset)
