@@ -274,7 +274,10 @@ class KernelBuilder:
     def int_add(self, a, b) -> SSAValue:
         return self.emit(llvm.AddOp(*self._same_int(a, b)))
 
-    def int_sub(self, a, b) -> SSAValue:
+    def int_sub(self, a, b, no_signed_wrap: bool = False) -> SSAValue:
+        """a - b; `no_signed_wrap`: the caller knows it does not overflow (LLVM's `nsw`)."""
+        if no_signed_wrap:
+            return self.emit(llvm.SubOp(*self._same_int(a, b), overflow=_NSW))
         return self.emit(llvm.SubOp(*self._same_int(a, b)))
 
     def int_mul(self, a, b) -> SSAValue:

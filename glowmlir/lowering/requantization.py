@@ -21,10 +21,13 @@ from glowmlir.quantization.rescaling import OFFSET_SHIFTS, KernelParameters, off
 
 
 def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
-    """A requantization shift as (left shift, right shift), each max(+-shift, 0)."""
+    """A requantization shift as (left shift, right shift), each max(+-shift, 0). A shift is
+    far from int32's minimum: its negation does not wrap (`nsw`), so that LLVM drops the
+    right shift's max where the shift is known to be 0 or less (`table_shift_sign`: one
+    `RSB` a channel, not `RSB` and `BIC`)."""
     if isinstance(shift, int):
         return max(shift, 0), max(-shift, 0)
-    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift, no_signed_wrap=True), 0)
 
 
 SINGLE_ROUNDING: contextvars.ContextVar[bool] = contextvars.ContextVar("single_rounding", default=False)
@@ -275,10 +278,9 @@ def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue | None, r
         if doubled is not None:
             terms = b.int_add(b.shift_right(doubled, 31), terms)
         return b.shift_right(b.int_add(high, terms), right)
-    power = b.shift_left(1, right)
-    half = b.shift_right(power, 1)
-    if offset:  # made once a channel, where the shift is loaded
-        half = b.int_add(half, b.int_mul(power, offset))
+    # 2^(right - 1) + offset * 2^right as ((2 * offset + 1) << right) >> 1 (offset at right 0),
+    # made once a channel where the shift is loaded
+    half = b.shift_right(b.shift_left(2 * offset + 1, right), 1)
     if doubled is None:
         return b.shift_right(b.int_add(high, half), right)
     negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(doubled, 31), 0)
