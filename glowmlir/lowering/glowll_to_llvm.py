@@ -283,7 +283,8 @@ def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]
     table = getattr(op, "requantization", None)  # its shifts' sign and range are in the code (`table_shift_sign`)
     return (op.name, str(op.properties), tuple(str(t) for t in op.operand_types),
             tuple(distinct.index(a) for a in addresses), tuple(_alignment(offset) for _, offset in distinct),
-            table_shift_sign(table) if table is not None else 0, table is not None and table_rights_fold(table))
+            table_shift_sign(table) if table is not None else 0,
+            table is not None and table_rights_fold(table, getattr(glow.convolved_element(op), "offset", None)))
 
 
 @dataclass(frozen=True)

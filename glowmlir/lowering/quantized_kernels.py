@@ -74,7 +74,6 @@ from glowmlir.lowering.requantization import (
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
 from glowmlir.quantization.rescaling import (
-    OFFSET_SHIFTS,
     SIGNED_NUMBERS,
     KernelParameters,
     activation_bounds,
@@ -153,15 +152,17 @@ def table_shift_sign(table: SSAValue) -> int:
     return -1 if (shifts <= 0).all() else 1 if (shifts >= 0).all() else 0
 
 
-def table_rights_fold(table: SSAValue) -> bool:
-    """Whether every shift of a constant requantization table is at most `OFFSET_SHIFTS` to
-    the right: an output offset of at most 256 then joins each channel's rounding term
-    (`requantize_narrow`'s `shift_folds`: no add an output). Part of a kernel's signature
-    with `table_shift_sign` (`glowll_to_llvm`)."""
+def table_rights_fold(table: SSAValue, offset: int | SSAValue | None) -> bool:
+    """Whether an output offset (a constant) joins each channel's rounding term of a constant
+    requantization table (`requantize_narrow`'s `shift_folds`: no add an output): for every
+    channel's right shift r, |offset| * 2^r + 2^(r - 1) <= 2^30, so that the term plus the
+    high multiply (|high| < 2^30) stays in int32 (r <= 22 for visual wake words' offset of
+    -128). Part of a kernel's signature with `table_shift_sign` (`glowll_to_llvm`)."""
     owner = table.owner
-    if not isinstance(owner, glowll.WeightOp) or owner.value is None:
+    if not isinstance(owner, glowll.WeightOp) or owner.value is None or not isinstance(offset, int):
         return False
-    return bool((array_from_dense(owner.value)[1] >= -OFFSET_SHIFTS).all())
+    rights = np.maximum(-array_from_dense(owner.value)[1].astype(np.int64), 0)
+    return bool(((2 * abs(offset) + 1) << int(rights.max(initial=0))) <= 1 << 31)
 
 
 class ChannelRequantization:
@@ -176,7 +177,8 @@ class ChannelRequantization:
         # (not where a kernel serves layers whose numbers are data: records, shape-parameterised)
         constant_table = table is not None and getattr(op, "parameters", None) is None
         self.shift_sign = table_shift_sign(table) if constant_table else 0
-        self.rights_fold = constant_table and table_rights_fold(table)  # the offset in each channel's rounding term
+        # the output offset in each channel's rounding term
+        self.rights_fold = constant_table and table_rights_fold(table, parameters.output_offset)
         self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         if self.table is None:
             multiplier = parameters.multiplier

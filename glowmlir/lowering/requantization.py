@@ -17,7 +17,7 @@ from xdsl.ir import Attribute, SSAValue
 from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.quantization.rescaling import OFFSET_SHIFTS, KernelParameters, offset_folds, reduced_multiplier
+from glowmlir.quantization.rescaling import KernelParameters, offset_folds, reduced_multiplier
 
 
 def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
@@ -158,11 +158,11 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     the same number. With `rounding` the step is then SMMLAR (the rounding terms as its
     accumulator), SSAT: one instruction fewer an output.
 
-    `shift_folds`: a run-time shift (a per-channel table's) is known to be at most
-    `OFFSET_SHIFTS` to the right (`quantized_kernels.table_rights_fold`): a constant offset
-    of at most 256 then joins the rounding term made once a channel, `2^(right - 1) +
-    offset * 2^right`, instead of being added to each output (the output step of a
-    per-channel int8 layer SMMLAR, ASR, SSAT: one `SUB` fewer an output)."""
+    `shift_folds`: a run-time shift (a per-channel table's) is known to be small enough that
+    a constant offset joins the rounding term in int32 (`quantized_kernels.table_rights_fold`):
+    the term made once a channel, `2^(right - 1) + offset * 2^right`, instead of the offset
+    added to each output (the output step of a per-channel int8 layer SMMLAR, ASR, SSAT: one
+    `SUB` fewer an output)."""
     assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     left, right = shift_split(b, shift)
     if wrapped or doubled:  # value << left, multiplied as it is
@@ -174,7 +174,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     if wrapped:
         high = b.int_add(high, multiplicand)
     folded = rounding_terms(shift, offset) is not None or (
-        shift_folds and isinstance(shift, SSAValue) and isinstance(offset, int) and offset_folds(OFFSET_SHIFTS, offset))
+        shift_folds and isinstance(shift, SSAValue) and isinstance(offset, int))
     sign = None if clamped_below_offset else multiplicand
     if rounding is not None:
         assert folded, "rounding terms in a register need a constant shift and offset"

@@ -1,10 +1,10 @@
 """The output zero point inside each channel's rounding term (`requantize_narrow`'s `shift_folds`,
-`quantized_kernels.table_rights_fold`): where every shift of a constant per-channel table is at
-most `OFFSET_SHIFTS` to the right, the offset joins the rounding term made once a channel
-(`2^(right - 1) + offset * 2^right`) instead of being added to each output. Bit for bit against
+`quantized_kernels.table_rights_fold`): where every right shift r of a constant per-channel table
+keeps |offset| * 2^r + 2^(r - 1) within 2^30 (the sum stays in int32), the offset joins the
+rounding term made once a channel instead of being added to each output. Bit for bit against
 the int8 reference on the Cortex-M4 and M7 for per-channel depthwise, pointwise and few-channel
 stem convolutions, with a relu (no sign term) and without (the sign term), at random output
-zero points, and a table with a shift beyond `OFFSET_SHIFTS` (not folded)."""
+zero points, and tables of shifts too far to the right (not folded)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from xdsl.ir import Block
 from glowmlir.dialects import glowll
 from glowmlir.dialects.weights import dense_from_array
 from glowmlir.lowering import quantized_kernels
-from glowmlir.quantization.rescaling import OFFSET_SHIFTS
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.unit.test_arm_dsp_kernels import build
 from tests.unit.test_quantized_kernels import convolution_case
@@ -32,15 +31,17 @@ def table(shifts: list[int]):
     return glowll.WeightOp("requantization", MemRefType(i32, list(values.shape)), dense_from_array(values)).buffer
 
 
-@pytest.mark.parametrize("shifts,folds", [([-3, 0, -7], True), ([-OFFSET_SHIFTS, -1], True),
-                                          ([-OFFSET_SHIFTS - 1, -2], False), ([2, 0, 5], True)])
-def test_the_rights_of_a_constant_table_fold(shifts, folds):
-    assert quantized_kernels.table_rights_fold(table(shifts)) is folds
+@pytest.mark.parametrize("shifts,offset,folds", [
+    ([-3, 0, -7], -128, True), ([-22, -1], -128, True), ([-23, -2], -128, False), ([-21, 0], 256, True),
+    ([-22, 0], 256, False), ([-31, -5], 0, True), ([2, 0, 5], 127, True), ([-3, -1], None, False)])
+def test_the_rights_of_a_constant_table_fold_at_an_offset(shifts, offset, folds):
+    """|offset| * 2^right + 2^(right - 1) at most 2^30 for every channel's right shift."""
+    assert quantized_kernels.table_rights_fold(table(shifts), offset) is folds
 
 
 def test_a_table_not_constant_does_not_fold():
     argument = Block(arg_types=[MemRefType(i32, [2, 3])]).args[0]
-    assert quantized_kernels.table_rights_fold(argument) is False
+    assert quantized_kernels.table_rights_fold(argument, -128) is False
 
 
 # (input NCHW, filter OIHW, strides, pads, dilations, group): depthwise of stride 1 and 2, a
@@ -51,10 +52,10 @@ GEOMETRIES = {
     "pw_8_16": ((1, 8, 6, 10), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "stem_3_8": ((1, 3, 12, 12), (8, 3, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 1),
 }
-KINDS = {"relu_spread": ("relu", None), "none_spread": (None, None), "relu_far": ("relu", 2.0**24)}
+KINDS = {"relu_spread": ("relu", None), "none_spread": (None, None), "relu_far": ("relu", 2.0**28)}
 """The activation and the output scale in accumulator units: spread over the outputs (shifts of
-a few bits, the table folds), or 2^24 (every shift more than `OFFSET_SHIFTS` to the right: the
-offset is added to each output as before)."""
+a few bits, the table folds), or 2^28 (shifts of some 28 bits to the right: at an offset beyond
+3 the term would leave int32, the offset is added to each output as before)."""
 
 
 @pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
@@ -62,7 +63,7 @@ offset is added to each output as before)."""
 def test_per_channel_layers_with_the_offset_folded_match_the_int8_reference(board, monkeypatch):
     folds = []
     original = quantized_kernels.table_rights_fold
-    monkeypatch.setattr(quantized_kernels, "table_rights_fold", lambda t: folds.append(original(t)) or folds[-1])
+    monkeypatch.setattr(quantized_kernels, "table_rights_fold", lambda t, o: folds.append(original(t, o)) or folds[-1])
     cases = [convolution_case(4100 + 7 * index + kind_index, geometry, per_channel=True, activation=activation,
                               output_scale=scale, suffix=f"_{name}_{kind}")
              for index, (name, geometry) in enumerate(GEOMETRIES.items())
