@@ -314,6 +314,11 @@ class KernelBuilder:
         a, b = self._same_int(a, b) if isinstance(a, int) or isinstance(b, int) else (a, b)
         return self.emit(llvm.SelectOp(condition, a, b))
 
+    def assume(self, condition: SSAValue) -> None:
+        """Tells LLVM that an i1 `condition` holds (`llvm.assume`: the program is undefined
+        where it does not), so that it drops what the fact makes dead."""
+        self.emit(llvm.CallIntrinsicOp("llvm.assume", [condition], []))
+
     def int_max(self, a, b) -> SSAValue:
         return self.select(self.int_compare("sgt", a, b), a, b)
 
