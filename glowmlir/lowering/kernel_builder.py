@@ -274,7 +274,10 @@ class KernelBuilder:
     def int_add(self, a, b) -> SSAValue:
         return self.emit(llvm.AddOp(*self._same_int(a, b)))
 
-    def int_sub(self, a, b) -> SSAValue:
+    def int_sub(self, a, b, no_signed_wrap: bool = False) -> SSAValue:
+        """a - b; `no_signed_wrap`: the caller knows it does not overflow (LLVM's `nsw`)."""
+        if no_signed_wrap:
+            return self.emit(llvm.SubOp(*self._same_int(a, b), overflow=_NSW))
         return self.emit(llvm.SubOp(*self._same_int(a, b)))
 
     def int_mul(self, a, b) -> SSAValue:
@@ -310,6 +313,11 @@ class KernelBuilder:
     def select(self, condition: SSAValue, a, b) -> SSAValue:
         a, b = self._same_int(a, b) if isinstance(a, int) or isinstance(b, int) else (a, b)
         return self.emit(llvm.SelectOp(condition, a, b))
+
+    def assume(self, condition: SSAValue) -> None:
+        """Tells LLVM that an i1 `condition` holds (`llvm.assume`: the program is undefined
+        where it does not), so that it drops what the fact makes dead."""
+        self.emit(llvm.CallIntrinsicOp("llvm.assume", [condition], []))
 
     def int_max(self, a, b) -> SSAValue:
         return self.select(self.int_compare("sgt", a, b), a, b)

@@ -21,10 +21,13 @@ from glowmlir.quantization.rescaling import KernelParameters, offset_folds, redu
 
 
 def shift_split(b: KernelBuilder, shift: int | SSAValue) -> tuple[int | SSAValue, int | SSAValue]:
-    """A requantization shift as (left shift, right shift), each max(+-shift, 0)."""
+    """A requantization shift as (left shift, right shift), each max(+-shift, 0). A shift is
+    far from int32's minimum: its negation does not wrap (`nsw`), so that LLVM drops the
+    right shift's max where the shift is known to be 0 or less (`table_shift_sign`: one
+    `RSB` a channel, not `RSB` and `BIC`)."""
     if isinstance(shift, int):
         return max(shift, 0), max(-shift, 0)
-    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift), 0)
+    return b.int_max(shift, 0), b.int_max(b.int_sub(0, shift, no_signed_wrap=True), 0)
 
 
 SINGLE_ROUNDING: contextvars.ContextVar[bool] = contextvars.ContextVar("single_rounding", default=False)
@@ -136,7 +139,7 @@ def wrapped_double(multiplier: int) -> int | None:
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
                       shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False,
                       doubled: bool = False, rounding: SSAValue | None = None,
-                      clamped_below_offset: bool = False) -> SSAValue:
+                      clamped_below_offset: bool = False, shift_folds: bool = False) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -162,7 +165,13 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     higher) drops the sign: where value < 0, high <= 0 (M > 0), so the rounded quotient is at
     most 0 and the level at most the offset with the sign or without it, and the clamp gives
     the same number. With `rounding` the step is then SMMLAR (the rounding terms as its
-    accumulator), SSAT: one instruction fewer an output."""
+    accumulator), SSAT: one instruction fewer an output.
+
+    `shift_folds`: a run-time shift (a per-channel table's) is known to be small enough that
+    a constant offset joins the rounding term in int32 (`quantized_kernels.table_rights_fold`):
+    the term made once a channel, `2^(right - 1) + offset * 2^right`, instead of the offset
+    added to each output (the output step of a per-channel int8 layer SMMLAR, ASR, SSAT: one
+    `SUB` fewer an output)."""
     assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     left, right = shift_split(b, shift)
     if wrapped or doubled:  # value << left, multiplied as it is
@@ -173,13 +182,14 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     high = b.truncate(b.shift_right(b.int_add(wide, 1 << 31), 32), i32)
     if wrapped:
         high = b.int_add(high, multiplicand)
-    folded = rounding_terms(shift, offset) is not None
+    folded = rounding_terms(shift, offset) is not None or (
+        shift_folds and isinstance(shift, SSAValue) and isinstance(offset, int))
     sign = None if clamped_below_offset else multiplicand
     if rounding is not None:
         assert folded, "rounding terms in a register need a constant shift and offset"
         terms = rounding if sign is None else b.int_add(b.shift_right(sign, 31), rounding)
         return b.shift_right(b.int_add(high, terms), right)
-    divided = _divide_narrow(b, high, sign, right, offset * (1 << right) if folded else 0)
+    divided = _divide_narrow(b, high, sign, right, offset if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
 
 
@@ -266,18 +276,22 @@ def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue | None, right: int | SSAValue,
-                   added: int = 0) -> SSAValue:
-    """`(high + added) / 2^right` rounded half away from zero, the sign taken from `doubled`
-    (`added` a multiple of 2^right); rounded half up when `doubled` is None (a level clamped
-    below the offset, `requantize_narrow`'s `clamped_below_offset`)."""
+                   offset: int = 0) -> SSAValue:
+    """`high / 2^right + offset`, the quotient rounded half away from zero, the sign taken from
+    `doubled`; rounded half up when `doubled` is None (a level clamped below the offset,
+    `requantize_narrow`'s `clamped_below_offset`). The offset is added inside the division,
+    as `offset * 2^right` with its rounding term (`(a + offset * 2^right) >> right` is `(a >>
+    right) + offset` exactly): the caller knows the sum stays in int32 (`offset_folds`)."""
     if isinstance(right, int):
         if right == 0:
-            return high
-        terms = (1 << (right - 1)) + added
+            return b.int_add(high, offset) if offset else high
+        terms = (1 << (right - 1)) + offset * (1 << right)
         if doubled is not None:
             terms = b.int_add(b.shift_right(doubled, 31), terms)
         return b.shift_right(b.int_add(high, terms), right)
-    half = b.shift_right(b.shift_left(1, right), 1)
+    # 2^(right - 1) + offset * 2^right as ((2 * offset + 1) << right) >> 1 (offset at right 0),
+    # made once a channel where the shift is loaded
+    half = b.shift_right(b.shift_left(2 * offset + 1, right), 1)
     if doubled is None:
         return b.shift_right(b.int_add(high, half), right)
     negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(doubled, 31), 0)

@@ -1,5 +1,5 @@
 """Per-channel requantization tables whose shifts share a sign (`quantized_kernels.table_shift_sign`):
-the loaded shift is clamped to that sign, so that LLVM drops the shift no channel takes (per-channel
+the loaded shift is known to have that sign (`llvm.assume`), so that LLVM drops the shift no channel takes (per-channel
 int8 layers: no left shift per output). Bit for bit against the int8 reference on the Cortex-M4 and
 M7 for depthwise convolutions (stride 1 and 2, padded and not, odd channel counts, a channel
 multiplier of 2, a plane in bands, a 24 x 24 plane whole) whose shifts are all right ones, all left ones, or mixed."""
