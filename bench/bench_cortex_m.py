@@ -227,7 +227,7 @@ def main() -> None:
     parser.add_argument("--mlperf-tiny", default="/work/shared/models/mlperf-tiny")
     parser.add_argument("--cmsis-nn", help="objects of the real CMSIS-NN per core: a directory with {core} in it")
     parser.add_argument("--flash-size", help="-flash-size for every build, e.g. 4M (default: none, the constants "
-                                             "within 2x the int8 weights on the DSP cores)")
+                                             "within 1.25x the int8 weights on the DSP cores)")
     args = parser.parse_args()
     flash_size = parse_size("flash-size", args.flash_size) if args.flash_size else None
     levels = args.opt_levels.split(",")
