@@ -107,7 +107,8 @@ def graph_passes(memory_fusion: bool = True, quantization: Sequence[ModulePass] 
 def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = None, pointer_width: int = 64,
                   target: Target | None = None, flash_size: int = 0, tuning_cache: str = "",
                   forced_kernel: str = "", in_place: int = 0,
-                  patches: tuple[str, int] | None = None, memory_fusion: bool = True) -> list[ModulePass]:
+                  patches: tuple[str, int] | None = None, memory_fusion: bool = True,
+                  profile_quantized: bool = False) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
@@ -124,7 +125,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     over theirs: after it where the target's kernels stage their pixels, else in blocks of rows
     before it. With `patches` (cut instruction, n), the layers up to the cut run over n x n
     patches of its output (`glowll-execute-in-patches`, right after the lowering: the kernels
-    are chosen per patch)."""
+    are chosen per patch). A `profile_quantized` model (quantized from a profile, Glow's flow)
+    keeps its constants within Glow's own bundle's by default (`PipelineOptions.profile_quantized`)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace, kernels_stage_pointwise_pixels
@@ -134,7 +136,8 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.share_buffers import ShareBuffers
 
     options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations, flash_size=flash_size,
-                              tuning_cache=tuning_cache, forced_kernel=forced_kernel)
+                              tuning_cache=tuning_cache, forced_kernel=forced_kernel,
+                              profile_quantized=profile_quantized)
     selection = [entry for backend in backends() if backend.glowll_passes is not None
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
@@ -188,7 +191,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
     bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
     takes them, `flash_size`, `tuning_cache`, `forced_kernel`, `in_place` and `patches` as
-    `glowll_passes` too. The float kernels of a target with a vector unit block their loops for
+    `glowll_passes` too; a model `quantization` quantizes is `glowll_passes`' `profile_quantized`
+    one (Glow's constants its default budget). The float kernels of a target with a vector unit block their loops for
     its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
     from glowmlir.transforms.quantize import quantization_passes as passes_of
@@ -202,7 +206,7 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
     return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
                                                               flash_size, tuning_cache, forced_kernel, in_place,
-                                                              patches, memory_fusion)),
+                                                              patches, memory_fusion, quantization is not None)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

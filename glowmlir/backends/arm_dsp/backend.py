@@ -110,7 +110,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
     kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
     channel pairs a step."""
-    from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO
+    from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO, GLOW_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
 
@@ -118,10 +118,12 @@ def glowll_passes(options: PipelineOptions) -> list:
         return []
     helium = serves("arm_mve", options.target)
     loop_pairs = LOOP_PAIRS["helium" if helium else "dsp"] if options.size_first else 0
-    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights;
+    # Constants within a budget (`flash_budget`): the flash given, else a ratio to the int8 weights
+    # (Glow's own constants for a model quantized from a profile, on Helium too);
     # none in the autotuner's measuring builds (every layer measured, whatever fits).
     measuring = bool(options.forced_kernel)
-    ratio = 0.0 if helium or measuring else DEFAULT_CONSTANT_RATIO
+    default_ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
+    ratio = 0.0 if measuring else GLOW_CONSTANT_RATIO if options.profile_quantized else default_ratio
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
                                                                  flash_size=0 if measuring else options.flash_size))]

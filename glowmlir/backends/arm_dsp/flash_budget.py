@@ -11,8 +11,10 @@ generic int8 kernels (bit-identical outputs either way, 3.3 cycles a MAC more).
 `glowll-select-arm-dsp-kernels` takes two budgets on the module's constants:
 
 * `constant_ratio` (`glow-compile`'s default on a core with the DSP extension and no
-  Helium: `DEFAULT_CONSTANT_RATIO`): at most this many times the constants the module holds
-  with every filter int8, or `SMALL_MODEL_SLACK` bytes more, whichever is larger;
+  Helium: `DEFAULT_CONSTANT_RATIO`; for a model it quantizes from a profile, on every such
+  core: `GLOW_CONSTANT_RATIO`, Glow's own constants): at most this many times the constants
+  the module holds with every filter int8, or above a ratio of 1 `SMALL_MODEL_SLACK` bytes
+  more, whichever is larger;
 * `flash_size` (`-flash-size`, or a `-board` preset's flash): the flash less `CODE_BUDGET`
   bytes kept for the code; when given it replaces the ratio, and when even int8 filters do not
   fit, compilation stops with one line (`GlowError`).
@@ -45,10 +47,20 @@ weight word ahead, `GatheredProduct.interleaved_int8_words`), within issue 37's 
 2.5M; every MLPerf Tiny row in docs/arm-dsp-kernels.md. `-flash-size` (or a board's) spends
 exactly what the flash allows."""
 
+GLOW_CONSTANT_RATIO = 1.0
+"""The constants of a default build of a model `glow-compile` quantizes itself (Glow's flow:
+a float model and `-load-profile`, `PipelineOptions.profile_quantized`), on every target: at
+most its int8 weights as they are, which is what Glow's own bundle holds (each weight 64-byte
+aligned as Glow aligns it; LeNet 433,088 B, Glow's 433,152), so a Glow user's bundle is no
+larger than Glow's. Only the packings of no extra bytes are taken (int8 filter words, a
+FullyConnected's output pairs); the layers left take their int8 filters' kernels. A model
+quantized before (TFLite int8, QDQ ONNX) keeps `DEFAULT_CONSTANT_RATIO`; `-flash-size` (or a
+board's) replaces either."""
+
 SMALL_MODEL_SLACK = 4096
-"""Bytes of constants over the int8 weights a small model may always spend on packed filters,
-whatever the ratio: a few KB never stop a model from fitting a board, and a one-layer net's
-filter packed is twice its bytes."""
+"""Bytes of constants over the int8 weights a small model may always spend on packed filters
+at a ratio above 1 (not at `GLOW_CONSTANT_RATIO`): a few KB never stop a model from fitting a
+board, and a one-layer net's filter packed is twice its bytes."""
 
 CODE_BUDGET = 48 * 1024
 """Bytes of flash kept for the code when `flash_size` sets the constants' budget (issue 37's
@@ -118,7 +130,8 @@ def int8_constants(module) -> int:
 
 def constants_budget(int8_bytes: int, constant_ratio: float, flash_size: int) -> int | None:
     """The constants' budget in bytes (None: none): `flash_size` less `CODE_BUDGET` when given,
-    else `constant_ratio` times the int8 constants (at least `SMALL_MODEL_SLACK` over them)."""
+    else `constant_ratio` times the int8 constants (above a ratio of 1, at least
+    `SMALL_MODEL_SLACK` over them)."""
     if flash_size:
         budget = flash_size - CODE_BUDGET
         if budget < int8_bytes:
@@ -126,7 +139,8 @@ def constants_budget(int8_bytes: int, constant_ratio: float, flash_size: int) ->
                             f"more than the {max(budget, 0):,} B the flash leaves beside {CODE_BUDGET:,} B of code")
         return budget
     if constant_ratio:
-        return max(int(constant_ratio * int8_bytes), int8_bytes + SMALL_MODEL_SLACK)
+        budget = int(constant_ratio * int8_bytes)
+        return budget if constant_ratio <= GLOW_CONSTANT_RATIO else max(budget, int8_bytes + SMALL_MODEL_SLACK)
     return None
 
 

@@ -22,7 +22,8 @@ def glowll_passes(options: PipelineOptions) -> list:
     convolutions and FullyConnected of many shapes share one kernel that reads its shapes
     from the record, and depthwise convolutions one per kernel size
     (`glowll-shape-parameterised-kernels`, docs/code-size.md); on a VNNI host at -O3 and -Os,
-    the matrix product's VNNI form."""
+    the matrix product's VNNI form, unless a constants budget weighs each layer's VNNI filter
+    (a model quantized from a profile, or -flash-size: `glowll-select-x86-vnni-kernels`)."""
     from glowmlir.backends.size_first.quantization_records import QuantizationRecords
     from glowmlir.backends.size_first.select_kernels import ShapeParameterisedKernels
 
@@ -32,7 +33,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     passes = []
     if options.size_first and (options.minimum_size or not (dsp or vnni)):
         passes.append((SelectionOrder.SHARED_SHAPES, ShapeParameterisedKernels(dsp=dsp)))
-    elif vnni:
+    elif vnni and not (options.profile_quantized or options.flash_size):
         passes.append((SelectionOrder.SHARED_SHAPES, ShapeParameterisedKernels(vnni=True)))
     if options.size_first or vnni:  # on a VNNI host at -O3 only layers that may share a kernel
         passes.append((SelectionOrder.RECORDS, QuantizationRecords(partnered=not options.size_first)))

@@ -53,14 +53,18 @@ def verify_shape_parameterised(op) -> None:
 
 def glowll_passes(options: PipelineOptions) -> list:
     """On an AVX-512 VNNI target, `glowll-select-x86-vnni-kernels` (with VBMI: lookup tables and
-    depthwise convolutions of small planes too)."""
+    depthwise convolutions of small planes too); a model quantized from a profile keeps Glow's
+    constants (`PipelineOptions.profile_quantized`), a -flash-size its budget."""
+    from glowmlir.backends.arm_dsp.flash_budget import GLOW_CONSTANT_RATIO
     from glowmlir.backends.x86.select_kernels import SelectVnniKernels
     from glowmlir.backends.x86.target import has_avx512_vbmi
 
     if options.target is None or not has_avx512_vnni(options.target):
         return []
     vbmi = has_avx512_vbmi(options.target)
-    return [(SelectionOrder.INSTRUCTION_SET, SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi))]
+    ratio = GLOW_CONSTANT_RATIO if options.profile_quantized else 0.0
+    return [(SelectionOrder.INSTRUCTION_SET, SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi,
+                                                               constant_ratio=ratio, flash_size=options.flash_size))]
 
 
 PASSES = {"glowll-select-x86-vnni-kernels": ("glowmlir.backends.x86.select_kernels", "SelectVnniKernels")}

@@ -32,11 +32,14 @@ from xdsl.dialects.builtin import ModuleOp, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends.arm_dsp.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
+from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
+from glowmlir.errors import GlowError
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -75,21 +78,70 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     rewriter.notify_op_modified(op)
 
 
+def takes_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """Whether x86-vnni takes the layer (see the module docstring)."""
+    if op.microkernel is not None or not is_quantized_instruction(op):
+        return False
+    if isinstance(op, glowll.FullyConnectedOp):
+        return int8_buffers(op.dest, op.input, op.weights)
+    return (not glow.is_nhwc(op) and op.group.value.data == 1 and op.residual is None and int8_layer(op)
+            and vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
+            <= vnni_layout.LARGEST_PACKED_INPUT)
+
+
+def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> PackingCost:
+    """The bytes x86-vnni's packed filter takes over the layer's int8 one (output channels to
+    whole blocks of 16, input channels to groups of 4; the folded bias is the bias's size), and
+    its multiply-accumulates as the cycles it saves (one per MAC: the VNNI kernels' lead over
+    the AVX2 ones is much alike per MAC)."""
+    convolution = isinstance(op, glowll.ConvolutionOp)
+    filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
+    packed = vnni_layout.packed_filter_shape(filter_shape, op.dilations.get_values() if convolution else (1, 1))
+    extra = align(int(np.prod(packed))) - align(op.operands[2].owner.byte_size)
+    pixels = int(np.prod(glow.convolution_shape(op)[2:])) if convolution else glow.shape_of(op.input)[0]
+    return PackingCost(op, extra, pixels * int(np.prod(filter_shape)))
+
+
+def depthwise_packing_cost(op: glowll.ConvolutionOp, centred: np.ndarray) -> PackingCost:
+    """The bytes x86-vnni-depthwise's filter words take over the layer's int8 filter, and its MACs."""
+    extra = align(vnni_layout.depthwise_filter(centred).nbytes) - align(op.filter.owner.byte_size)
+    return PackingCost(op, extra, int(np.prod(glow.convolution_shape(op))) * int(np.prod(centred.shape[2:])))
+
+
+def packed_within_budget(module: ModuleOp, budget: int | None) -> set[int] | None:
+    """The layers (`id`s) whose VNNI filters fit the constants' `budget` (None: every one),
+    most MACs per extra byte first (`flash_budget.choose_packed`); the others keep their int8
+    filters and the next kernels (AVX2's on such a host)."""
+    if budget is None:
+        return None
+    costs = []
+    for layer in module.walk():
+        if isinstance(layer, glowll.ConvolutionOp | glowll.FullyConnectedOp) and takes_vnni(layer):
+            costs.append(vnni_packing_cost(layer))
+        elif isinstance(layer, glowll.ConvolutionOp) and (centred := centred_depthwise_filter(layer)) is not None:
+            costs.append(depthwise_packing_cost(layer, centred))
+    return choose_packed(costs, int8_constants(module), budget)
+
+
+@dataclass
 class PackConvolution(RewritePattern):
+    packed: set[int] | None = None
+    """The layers (`id`s) the constants' budget lets take packed filters (None: every one)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is not None or not is_quantized_instruction(op) or glow.is_nhwc(op)
-                or op.group.value.data != 1 or op.residual is not None or not int8_layer(op)
-                or vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
-                > vnni_layout.LARGEST_PACKED_INPUT):
-            return
-        select_vnni(op, rewriter)
+        if takes_vnni(op) and (self.packed is None or id(op) in self.packed):
+            select_vnni(op, rewriter)
 
 
+@dataclass
 class PackFullyConnected(RewritePattern):
+    packed: set[int] | None = None
+    """As `PackConvolution.packed`."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
-        if op.microkernel is None and is_quantized_instruction(op) and int8_buffers(op.dest, op.input, op.weights):
+        if takes_vnni(op) and (self.packed is None or id(op) in self.packed):
             select_vnni(op, rewriter)
 
 
@@ -119,11 +171,13 @@ class PackDepthwise(RewritePattern):
     """The `depthwise_key`s whose filters all take two parts, as one of them must (so that
     equal-shaped layers keep equal shapes and share a kernel: a layer of no rest words pays
     a test per channel)."""
+    packed: set[int] | None = None
+    """As `PackConvolution.packed`."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         centred = centred_depthwise_filter(op)
-        if centred is None:
+        if centred is None or (self.packed is not None and id(op) not in self.packed):
             return
         weight, bias, filter_type = op.filter.owner, accumulator_bias(op), op.filter.type.element_type
         channels, shape = glow.shape_of(op.input)[1], glow.shape_of(op.filter)
@@ -155,15 +209,24 @@ class SelectVnniKernels(ModulePass):
     kernels, packing their filters and folding the unsigned input's correction into their
     biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs; with
     `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise; int8
-    Add, Sub and Mul for x86-avx512."""
+    Add, Sub and Mul for x86-avx512. Within a constants' budget (`constant_ratio` to the
+    int8 constants, or `flash_size`, as `glowll-select-arm-dsp-kernels` takes them:
+    `arm_dsp.flash_budget.constants_budget`; 0: none), only the layers whose packed filters fit
+    (`packed_within_budget`)."""
 
     name = "glowll-select-x86-vnni-kernels"
     lookup_tables: bool = False
     depthwise: bool = False
+    constant_ratio: float = 0.0
+    flash_size: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(PackConvolution(), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackFullyConnected(), apply_recursively=False).rewrite_module(op)
+        if self.constant_ratio < 0 or self.flash_size < 0:
+            raise GlowError(f"{self.name}{{constant-ratio={self.constant_ratio} flash-size={self.flash_size}}}: "
+                            "expected 0 (no budget) or a positive ratio or size")
+        packed = packed_within_budget(op, constants_budget(int8_constants(op), self.constant_ratio, self.flash_size))
+        PatternRewriteWalker(PackConvolution(packed), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackFullyConnected(packed), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS),
                              apply_recursively=False).rewrite_module(op)
         if self.depthwise:
@@ -172,6 +235,6 @@ class SelectVnniKernels(ModulePass):
                 if isinstance(layer, glowll.ConvolutionOp) and (centred := centred_depthwise_filter(layer)) is not None:
                     if vnni_layout.depthwise_filter(centred).shape[1] == 2:
                         two_parts.add(depthwise_key(layer))
-            PatternRewriteWalker(PackDepthwise(two_parts), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(PackDepthwise(two_parts, packed), apply_recursively=False).rewrite_module(op)
         if self.lookup_tables:
             PatternRewriteWalker(SelectLookupTable(), apply_recursively=False).rewrite_module(op)
