@@ -23,6 +23,7 @@ import glowmlir
 from glowmlir.backends.arm_dsp.flash_budget import (
     CODE_BUDGET,
     DEFAULT_CONSTANT_RATIO,
+    GLOW_CONSTANT_RATIO,
     SMALL_MODEL_SLACK,
     PackingCost,
     choose_packed,
@@ -62,6 +63,9 @@ def test_budget_is_the_ratio_or_the_flash_beside_the_code():
     assert constants_budget(1_000, 1.25, 0) == 1_000 + SMALL_MODEL_SLACK
     assert constants_budget(100_000, 1.25, 1 << 20) == (1 << 20) - CODE_BUDGET
     assert constants_budget(100_000, 0.0, 0) is None
+    # Glow's constants (a model quantized from a profile): the int8 weights exactly, no slack
+    assert constants_budget(1_000, GLOW_CONSTANT_RATIO, 0) == 1_000
+    assert constants_budget(1_000, GLOW_CONSTANT_RATIO, 1 << 20) == (1 << 20) - CODE_BUDGET
     with pytest.raises(GlowError, match=r"^-flash-size=120000: the constants take 100,000 B with every filter int8, "
                                         r"more than the 70,848 B the flash leaves beside 49,152 B of code$"):
         constants_budget(100_000, 1.25, 120_000)
