@@ -28,8 +28,10 @@ from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.targets import resolve_target
 from tests.support import tflite_models as tm
 from tests.support.models import LENET
-from tests.unit.test_kernel_libraries import digits
-from tests.unit.test_kernel_libraries import lenet_profile  # noqa: F401 - a fixture
+from tests.unit.test_kernel_libraries import (
+    digits,
+    lenet_profile,  # noqa: F401 - a fixture
+)
 
 GLOW_CONSTANTS = 433_152
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
