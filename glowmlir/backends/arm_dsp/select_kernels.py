@@ -36,6 +36,7 @@ extension (Helium's kernels and its dot products take int8 only); a layer with
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -304,6 +305,8 @@ class PackConvolutionFilter(RewritePattern):
         if plan is None:
             return
         if self.packed is not None and id(op) not in self.packed:
+            if plan.microkernel == HELIUM:  # Helium's int16 columns left out: the DSP kernel's int8 words
+                plan = dataclasses.replace(self, helium=False).packing_of(op) or plan
             if plan.int8_words is None or plan.microkernel != MICROKERNEL:
                 return
             plan = plan.as_int8_words()
