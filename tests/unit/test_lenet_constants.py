@@ -7,7 +7,7 @@ profile (Glow's flow) gets Glow's constants as its default budget
 every target packs no filter wider: on the DSP cores (M4, M7, M33) the convolutions read
 int8 filter words (the first on its asymmetric levels) and the FullyConnected its int8
 weights; on the M55, Helium's column filters have no int8 form and the convolutions take the
-generic kernel; the VNNI host's packing pads channels to blocks of 16 (453,632 B), so its
+DSP kernel's int8 words instead (the FullyConnected stay Helium's); the VNNI host's packing pads channels to blocks of 16 (453,632 B), so its
 layers keep the AVX2 kernels. A pre-quantized model of the same architecture keeps the 1.25x
 budget (docs/arm-dsp-kernels.md, "LeNet against Glow's constants"); an explicit
 `-flash-size` still replaces either.
@@ -71,7 +71,7 @@ def test_lenet_default_build_holds_no_more_constants_than_glow(lenet_profile, na
     assert bundle.layout.constant_size <= GLOW_CONSTANTS
     assert filter_storage(bundle) == ["i8"] * 4, bundle.ir["glowll"]
     expected = {"cortex-m4": ["arm-dsp"] * 4, "cortex-m7": ["arm-dsp"] * 4, "cortex-m33": ["arm-dsp"] * 4,
-                "cortex-m55": ["generic", "generic", "arm-mve", "arm-mve"]}.get(name, ["generic"] * 4)
+                "cortex-m55": ["arm-dsp", "arm-dsp", "arm-mve", "arm-mve"]}.get(name, ["generic"] * 4)
     assert kernels(bundle) == expected, bundle.ir["glowll"]
 
 
