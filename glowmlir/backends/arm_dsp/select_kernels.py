@@ -234,7 +234,8 @@ class PackConvolutionFilter(RewritePattern):
     only: str = ""
     packed: set[int] | None = None
     """The `id`s of the convolutions to pack as int16 pairs (None: every one;
-    `flash_budget.choose_packed`); the others that can take int8 filter words take them."""
+    `flash_budget.choose_packed`); the others that can take int8 filter words take them (on
+    Helium, a layer its int16 columns are refused takes the DSP kernel's int8 words)."""
     filter_words: str = ""
     """"int8": every convolution that can take int8 filter words takes them (a test and
     tuning hook, `FILTER_WORDS`); "": as `packed` says."""
