@@ -8,9 +8,9 @@ every target packs no filter wider: on the DSP cores (M4, M7, M33) the convoluti
 int8 filter words (the first on its asymmetric levels) and the FullyConnected its int8
 weights; on the M55, Helium's column filters have no int8 form and the convolutions take the
 DSP kernel's int8 words instead (the FullyConnected stay Helium's); the VNNI host's
-packing pads channels to blocks of 16 (453,632 B), so its layers keep the AVX2 kernels. A pre-quantized model of the same architecture keeps the 1.25x
-budget (docs/arm-dsp-kernels.md, "LeNet against Glow's constants"); an explicit
-`-flash-size` still replaces either.
+packing pads channels to blocks of 16 (453,632 B), so its layers keep the AVX2 kernels. A
+pre-quantized model of the same architecture keeps the 1.25x budget (docs/arm-dsp-kernels.md,
+"LeNet against Glow's constants"); an explicit `-flash-size` still replaces either.
 """
 
 from __future__ import annotations
