@@ -23,7 +23,6 @@ from xdsl.parser import Parser
 import glowmlir
 from glowmlir.backends.cmsis_nn import library as cmsis_nn
 from glowmlir.backends.hifi4 import library as hifi4
-from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.dialects import glowll
 from glowmlir.dialects.glow import Glow
@@ -34,7 +33,6 @@ from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.runtime.host import HostRunner
-from glowmlir.target import HOST
 from glowmlir.transforms.select_kernels import SCRATCH_ATTRIBUTE
 from tests.support import tflite_models as tm
 from tests.support.models import LENET, small_convnet
@@ -209,15 +207,15 @@ def test_cortex_m7_bundle_with_the_standins_matches_the_host(lenet_profile):
 def test_cortex_m7_runs_the_fused_convolutions_cmsis_declines_on_its_dsp_kernels(lenet_profile):
     """With -use-cmsis on the M7, the convolutions whose pooling we fuse keep our kernel, the
     DSP-extension one, and the selection says so; outputs equal the host's kernels' (the
-    generic ones, or on an AVX-512 VNNI host its own)."""
+    generic ones; on an AVX-512 VNNI host too, where Glow's constants, the default budget of
+    a model quantized from a profile, leave no room for VNNI's padded filters)."""
     options = dict(quantization=QuantizationOptions(lenet_profile, convert_placeholders=True),
                    kernel_library="cmsis-nn")
     host = glowmlir.compile(LENET, **options)
     device = glowmlir.compile(LENET, target=target_for("mps2-an500"), **options)
     kinds = [kind for op, kind, _ in device.library_calls if op == "glowll.convolution"]
     assert kinds == ["generated: arm-dsp"] * 2
-    host_kind = "generated: x86-vnni" if has_avx512_vnni(HOST) else "generated"
-    assert [kind for op, kind, _ in host.library_calls if op == "glowll.convolution"] == [host_kind] * 2
+    assert [kind for op, kind, _ in host.library_calls if op == "glowll.convolution"] == ["generated"] * 2
     scale, offset = host.layout.placeholder("data").quantization
     for image in digits(3):
         level = np.clip(np.rint(image / np.float32(scale)) + offset, -128, 127).astype(np.int8)
