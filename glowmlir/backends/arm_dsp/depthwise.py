@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i16, i32, i64
@@ -74,7 +74,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     Each input plane (or band of its rows, `PLANE_BYTES`) is copied a word at a time into a
     stack plane whose padding holds the input zero point: a padded tap then adds the
     product the folded bias takes off (or, not folded, its pair less the offset is 0), so
-    every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
+    every tile is an interior one. Per output row, tiles of `plan.pixels` outputs keep
     their accumulators in registers over the kernel rows (input words to pairs, weight words
     by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
     input channel reads the same copy (`DepthwiseChannel`).
@@ -196,10 +196,9 @@ class DepthwiseConvolution:
         for ky in kept:
             if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
-                words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
-                words = [None] * tiling.first_word + words
+                words = functools.partial(slotted_run, b, under, [ky * self.dy], tiling)
                 totals = halfword_products(b, tiling, words, weights, totals)
-                if ky == kept[0]:  # the next kernel rows' loads wait for the first's products
+                if ky != kept[-1]:  # the next kernel row's loads wait for this one's products
                     after(b, totals)
                 continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
@@ -293,14 +292,14 @@ class DepthwiseChannel:
         if plan.tiles and kernel.unrolled:
             skipped, tile_start = self.starts_of(y, 0, self.start)
             for t in range(plan.tiles):
-                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * DEPTHWISE_PIXELS, skipped=skipped)
+                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * plan.pixels, skipped=skipped)
         elif plan.tiles:
             with b.loop(0, plan.tiles) as t:
-                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
-        if plan.tiles * DEPTHWISE_PIXELS < kernel.out_w:
+                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, plan.pixels))
+        if plan.tiles * plan.pixels < kernel.out_w:
             skipped, tile_start = self.starts_of(y, last, self.last_start)
             tile(n, c, b.add(self.y0, y), plane_y, tile_start, last,
-                 plan.tiles * DEPTHWISE_PIXELS, skipped=skipped)
+                 plan.tiles * plan.pixels, skipped=skipped)
 
 
 def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) -> View:
@@ -319,7 +318,7 @@ def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) ->
 def unrolls_plane(plan: DepthwisePlan, out_h: int, out_w: int, bands: int, speed_first: bool) -> bool:
     """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_TILES`): a
     widened plane copied whole, of at most that many tiles, in a speed-first build."""
-    tiles_a_row = plan.tiles + (plan.tiles * DEPTHWISE_PIXELS < out_w)
+    tiles_a_row = plan.tiles + (plan.tiles * plan.pixels < out_w)
     return plan.widened and speed_first and bands == 1 and out_h * tiles_a_row <= UNROLLED_PLANE_TILES
 
 
@@ -395,13 +394,32 @@ HALF_PRODUCTS = {(0, 0): "smlabb", (0, 1): "smlabt", (1, 0): "smlatb", (1, 1): "
 low (bottom) half, 1 the high (top)."""
 
 
-def halfword_products(b: KernelBuilder, tiling: HalfwordTiling, words: list[SSAValue], weights: list[SSAValue],
+def slotted_run(b: KernelBuilder, view: View, prefix: Sequence[Index], tiling: HalfwordTiling,
+                word: int) -> dict[int, SSAValue]:
+    """Word `word` of a tile's kernel row (`HalfwordTiling`) and the word beside it in its
+    slot when the tile reads it (one `LDRD`; `slot_word`), by their indices."""
+    run = [word, word + 1] if word % 2 == 0 and tiling.first_word <= word + 1 < tiling.words else [word]
+    run = [w for w in run if w >= tiling.first_word]
+    return dict(zip(run, slotted_words(b, view, prefix, run[0], len(run))))
+
+
+def halfword_products(b: KernelBuilder, tiling: HalfwordTiling,
+                      words: list[SSAValue] | Callable[[int], dict[int, SSAValue]], weights: list[SSAValue],
                       totals: list[SSAValue]) -> list[SSAValue]:
     """`totals` (one per output of the tile) plus the products of one kernel row of int16
-    `words` (`HalfwordTiling`): a word's two taps by `SMLAD`, a tap alone by `SMLA<x><y>`."""
+    `words` (`HalfwordTiling`): a word's two taps by `SMLAD`, a tap alone by `SMLA<x><y>`.
+    Given a function of a word's index (`slotted_run`), the words are loaded as the outputs
+    in order first need them, each load after the products before it (`after`: the 8-output
+    tiles keep two or three words of input live, not the row's five)."""
     totals = list(totals)
+    if callable(words):
+        load, words = words, {}
     for p, products in enumerate(tiling.products):
         for word, weight, halves in products:
+            if isinstance(words, dict) and word not in words:
+                if words:
+                    after(b, totals)
+                words.update(load(word))
             totals[p] = smlad(b, words[word], weights[weight], totals[p]) if halves is None else \
                 intrinsic(b, HALF_PRODUCTS[halves], words[word], weights[weight], totals[p])
     return totals
