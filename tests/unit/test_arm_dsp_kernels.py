@@ -513,13 +513,13 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
     assert folded.count(False) == 1
 
 
-# A plane of at most `arm_dsp.UNROLLED_PLANE_TILES` tiles (a DS-CNN-like one of 10 rows of five,
-# one tile a row; 3 rows of a tile of seven), unrolled whole at -O3; one of more (40 rows of one
-# tile of nine: 40 tiles), looped.
+# A plane of at most `arm_dsp.UNROLLED_PLANE_OUTPUTS` outputs (a DS-CNN-like one of 10 rows of
+# five, one tile a row; 3 rows of a tile of seven), unrolled whole at -O3; one of more (20 rows of
+# one tile of nine: 180 outputs), looped.
 UNROLLED_PLANES = {
     "unrolled_rows_of_five": (((1, 4, 10, 5), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), True),
     "unrolled_rows_of_seven": (((1, 2, 3, 7), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), True),
-    "looped_rows_of_nine": (((1, 2, 40, 9), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), False),
+    "looped_rows_of_nine": (((1, 2, 20, 9), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), False),
 }
 
 

@@ -27,6 +27,7 @@ from glowmlir.backends.arm_dsp.instructions import (
 )
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
+    MERGED_REST,
     DepthwisePlan,
     HalfwordTiling,
     convolution_depthwise_plan,
@@ -54,17 +55,19 @@ of 2: visual wake words' 24 -> 12 stride-2 layer on the M4 180,482 -> 162,124 cy
 -> 8,801,841, code 524 B less). The 48 x 48 planes (7.8 KB) stay in bands."""
 
 
-UNROLLED_PLANE_TILES = 32
-"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole whose output
-takes at most this many tiles (output rows x tiles a row) is multiplied in straight-line
-code in a speed-first build (`unrolls_plane`): its rows unrolled, each tile's words, weight
-words and outputs at constant offsets from two pointers, the channel's filter copied beside
-the plane (`copy_filter`). About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3,
-25 x 5 outputs) take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in
-their requantization numbers (four kernels); their depthwise layers on the M7 119,228 ->
-105,752 instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its
-larger ones (12 x 12 outputs: 36 tiles, up to 48 x 48) stay looped. A size-first build keeps
-the loop (its convolutions carry `loop_pairs`)."""
+UNROLLED_PLANE_OUTPUTS = 128
+"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole of at most this
+many outputs (output rows x columns) is multiplied in straight-line code in a speed-first
+build (`unrolls_plane`): its rows unrolled, each tile's words, weight words and outputs at
+constant offsets from two pointers, the channel's filter copied beside the plane
+(`copy_filter`). About 50 bytes of code an output: DS-CNN's planes (3x3, 25 x 5 outputs)
+take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in their
+requantization numbers (four kernels); their depthwise layers on the M7 119,228 -> 105,752
+instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its larger
+ones (12 x 12 outputs, up to 48 x 48) stay looped. (Counted in tiles of four outputs, 32,
+until the tiles of eight, `arm_dsp_layout.WIDENED_DEPTHWISE_PIXELS`: counted so, visual
+wake words' 12 x 12 planes, 24 tiles of eight, were unrolled, 13.8 KB more code.) A
+size-first build keeps the loop (its convolutions carry `loop_pairs`).the loop (its convolutions carry `loop_pairs`)."""
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -83,7 +86,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
     them as they are (`halfword_products`), with the weight words of each tile read through
     an opaque pointer, by `LDRD` too. A small widened plane's rows are unrolled whole in a
-    speed-first build (`UNROLLED_PLANE_TILES`)."""
+    speed-first build (`UNROLLED_PLANE_OUTPUTS`)."""
     DepthwiseConvolution(b, domain, op, view).emit()
 
 
@@ -193,12 +196,17 @@ class DepthwiseConvolution:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
         kept = [ky for ky in range(self.k_h) if ky not in skipped]
+        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
         for ky in kept:
             if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
-                words = functools.partial(slotted_run, b, under, [ky * self.dy], tiling)
+                if wide:  # each word loaded as the outputs need it
+                    words = functools.partial(slotted_run, b, under, [ky * self.dy], tiling)
+                else:
+                    words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
+                    words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
-                if ky != kept[-1]:  # the next kernel row's loads wait for this one's products
+                if ky == kept[0] or (wide and ky != kept[-1]):  # the next kernel rows' loads wait for its products
                     after(b, totals)
                 continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
@@ -316,10 +324,9 @@ def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) ->
 
 
 def unrolls_plane(plan: DepthwisePlan, out_h: int, out_w: int, bands: int, speed_first: bool) -> bool:
-    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_TILES`): a
-    widened plane copied whole, of at most that many tiles, in a speed-first build."""
-    tiles_a_row = plan.tiles + (plan.tiles * plan.pixels < out_w)
-    return plan.widened and speed_first and bands == 1 and out_h * tiles_a_row <= UNROLLED_PLANE_TILES
+    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_OUTPUTS`): a
+    widened plane copied whole, of at most that many outputs, in a speed-first build."""
+    return plan.widened and speed_first and bands == 1 and out_h * out_w <= UNROLLED_PLANE_OUTPUTS
 
 
 def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: View, r: Index, first_column: int,
