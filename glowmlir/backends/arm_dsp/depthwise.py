@@ -66,8 +66,8 @@ requantization numbers (four kernels); their depthwise layers on the M7 119,228 
 instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its larger
 ones (12 x 12 outputs, up to 48 x 48) stay looped. (Counted in tiles of four outputs, 32,
 until the tiles of eight, `arm_dsp_layout.WIDENED_DEPTHWISE_PIXELS`: counted so, visual
-wake words' 12 x 12 planes, 24 tiles of eight, were unrolled, 13.8 KB more code.) A
-size-first build keeps the loop (its convolutions carry `loop_pairs`).the loop (its convolutions carry `loop_pairs`)."""
+wake words' 12 x 12 planes, 24 tiles of eight, were unrolled: about 13 KB more code.) A
+size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:

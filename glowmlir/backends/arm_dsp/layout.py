@@ -134,9 +134,9 @@ WIDENED_DEPTHWISE_PIXELS = 8
 """Adjacent outputs of a row computed together on a widened plane (`DepthwisePlan.widened`):
 eight accumulators, the weight words of a kernel row loaded once for eight outputs instead
 of four, and each input word once for the tile (issue 37: visual wake words' depthwise
-layers on the M4 2.81 -> 2.46 cycles a MAC at 48 x 48 x 8; the words of a kernel row are
-loaded as the outputs need them, `arm_dsp.slotted_run`, or LLVM loads the row's five
-first and spills accumulators)."""
+layers on the M4 2.81 -> 2.46 cycles a MAC at 48 x 48 x 8; in a tile of more than five
+outputs the words of a kernel row are loaded as the outputs need them, `arm_dsp.slotted_run`,
+or LLVM loads the row's five first and spills accumulators)."""
 
 MERGED_REST = 1
 """A depthwise row whose tiles of DEPTHWISE_PIXELS leave at most this many outputs takes
