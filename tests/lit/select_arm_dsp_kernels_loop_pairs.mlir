@@ -21,7 +21,7 @@
 // widened to int16 in either build, its filter packed alike: weight words (1, 2), (0, 1) and an
 // unused one (`arm_dsp_layout.slot_word`), each less the zero point (-1), doubled; size first,
 // it carries `loop_pairs` too. Speed first, its plane of three rows of one tile (four outputs,
-// an SMLAD and a one-product multiply each) is unrolled whole (`arm_dsp.UNROLLED_PLANE_TILES`):
+// an SMLAD and a one-product multiply each) is unrolled whole (`arm_dsp.UNROLLED_PLANE_OUTPUTS`):
 // 12 SMLADs; size first, the tile sits in the loop over rows: 4.
 
 glowll.function @net {

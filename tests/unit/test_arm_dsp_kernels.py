@@ -463,8 +463,10 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
 
 
 # Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
-# reference: rows of 1, 2, 3, 7 (a tile of four and one of three), 9 (a 5x5 kernel, pad 2: four and
-# five) and 10 outputs; rows of one tile leave out their taps in the left padding (pad 1 and 3, stride 2
+# reference: rows of 1, 2, 3, 7 (one tile of seven), 9 (a 5x5 kernel, pad 2: one tile of nine) and
+# 10 outputs (a tile of eight and one of two); of visual wake words' shapes, rows of 24 (three tiles of
+# eight), stride 2 padded only below and right (12 outputs), and an odd 17 (a tile of eight and one of
+# nine); rows of one tile leave out their taps in the left padding (pad 1 and 3, stride 2
 # and 3; a 1x3 kernel whose first output has no tap inside the row); two images with a channel
 # multiplier of 2; a plane in bands; dilated vertically only (kernel rows two apart); an input
 # zero point that cannot fold (the copy subtracts it).
@@ -481,6 +483,9 @@ WIDENED_DEPTHWISE = {
     "bands": (((1, 2, 40, 40), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
     "dilated_columns": (((1, 2, 9, 7), (2, 1, 3, 3), (1, 1), (2, 1, 2, 1), (2, 1), 2), "int32"),
     "not_folded": (((1, 3, 6, 5), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "lowest"),
+    "width24": (((1, 2, 9, 24), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "width12_stride2_same": (((1, 2, 8, 24), (2, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 2), "int32"),
+    "width17": (((1, 2, 5, 17), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
 }
 
 
@@ -508,9 +513,9 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
     assert folded.count(False) == 1
 
 
-# A plane of at most `arm_dsp.UNROLLED_PLANE_TILES` tiles (a DS-CNN-like one of 10 rows of five,
-# one tile a row; 3 rows of a tile of four and one of three), unrolled whole at -O3; one of more
-# (20 rows of a tile of four and one of five: 40 tiles), looped.
+# A plane of at most `arm_dsp.UNROLLED_PLANE_OUTPUTS` outputs (a DS-CNN-like one of 10 rows of
+# five, one tile a row; 3 rows of a tile of seven), unrolled whole at -O3; one of more (20 rows of
+# one tile of nine: 180 outputs), looped.
 UNROLLED_PLANES = {
     "unrolled_rows_of_five": (((1, 4, 10, 5), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), True),
     "unrolled_rows_of_seven": (((1, 2, 3, 7), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), True),

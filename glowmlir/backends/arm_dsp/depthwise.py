@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i16, i32, i64
@@ -27,6 +27,7 @@ from glowmlir.backends.arm_dsp.instructions import (
 )
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
+    MERGED_REST,
     DepthwisePlan,
     HalfwordTiling,
     convolution_depthwise_plan,
@@ -54,17 +55,19 @@ of 2: visual wake words' 24 -> 12 stride-2 layer on the M4 180,482 -> 162,124 cy
 -> 8,801,841, code 524 B less). The 48 x 48 planes (7.8 KB) stay in bands."""
 
 
-UNROLLED_PLANE_TILES = 32
-"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole whose output
-takes at most this many tiles (output rows x tiles a row) is multiplied in straight-line
-code in a speed-first build (`unrolls_plane`): its rows unrolled, each tile's words, weight
-words and outputs at constant offsets from two pointers, the channel's filter copied beside
-the plane (`copy_filter`). About 200 bytes of code a tile: DS-CNN's 25-tile planes (3x3,
-25 x 5 outputs) take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in
-their requantization numbers (four kernels); their depthwise layers on the M7 119,228 ->
-105,752 instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its
-larger ones (12 x 12 outputs: 36 tiles, up to 48 x 48) stay looped. A size-first build keeps
-the loop (its convolutions carry `loop_pairs`)."""
+UNROLLED_PLANE_OUTPUTS = 128
+"""A widened depthwise plane (`arm_dsp_layout.widens_planes`) copied whole of at most this
+many outputs (output rows x columns) is multiplied in straight-line code in a speed-first
+build (`unrolls_plane`): its rows unrolled, each tile's words, weight words and outputs at
+constant offsets from two pointers, the channel's filter copied beside the plane
+(`copy_filter`). About 50 bytes of code an output: DS-CNN's planes (3x3, 25 x 5 outputs)
+take 5.1 KB more a kernel, and its four depthwise layers' kernels differ in their
+requantization numbers (four kernels); their depthwise layers on the M7 119,228 -> 105,752
+instructions each. MobileNetV2's planes of 6 x 6 outputs or fewer are unrolled, its larger
+ones (12 x 12 outputs, up to 48 x 48) stay looped. (Counted in tiles of four outputs, 32,
+until the tiles of eight, `arm_dsp_layout.WIDENED_DEPTHWISE_PIXELS`: counted so, visual
+wake words' 12 x 12 planes, 24 tiles of eight, were unrolled: about 13 KB more code.) A
+size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -74,7 +77,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     Each input plane (or band of its rows, `PLANE_BYTES`) is copied a word at a time into a
     stack plane whose padding holds the input zero point: a padded tap then adds the
     product the folded bias takes off (or, not folded, its pair less the offset is 0), so
-    every tile is an interior one. Per output row, tiles of `DEPTHWISE_PIXELS` outputs keep
+    every tile is an interior one. Per output row, tiles of `plan.pixels` outputs keep
     their accumulators in registers over the kernel rows (input words to pairs, weight words
     by `LDRD`, `SMLAD`s), then one tile of the outputs left; every output channel of the
     input channel reads the same copy (`DepthwiseChannel`).
@@ -83,7 +86,7 @@ def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     planes as int16 (`widen_row`): the tiles load their words two at a time and multiply
     them as they are (`halfword_products`), with the weight words of each tile read through
     an opaque pointer, by `LDRD` too. A small widened plane's rows are unrolled whole in a
-    speed-first build (`UNROLLED_PLANE_TILES`)."""
+    speed-first build (`UNROLLED_PLANE_OUTPUTS`)."""
     DepthwiseConvolution(b, domain, op, view).emit()
 
 
@@ -193,13 +196,17 @@ class DepthwiseConvolution:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
         kept = [ky for ky in range(self.k_h) if ky not in skipped]
+        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
         for ky in kept:
             if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
-                words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
-                words = [None] * tiling.first_word + words
+                if wide:  # each word loaded as the outputs need it
+                    words = functools.partial(slotted_run, b, under, [ky * self.dy], tiling)
+                else:
+                    words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
+                    words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
-                if ky == kept[0]:  # the next kernel rows' loads wait for the first's products
+                if ky == kept[0] or (wide and ky != kept[-1]):  # the next kernel rows' loads wait for its products
                     after(b, totals)
                 continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
@@ -293,14 +300,14 @@ class DepthwiseChannel:
         if plan.tiles and kernel.unrolled:
             skipped, tile_start = self.starts_of(y, 0, self.start)
             for t in range(plan.tiles):
-                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * DEPTHWISE_PIXELS, skipped=skipped)
+                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * plan.pixels, skipped=skipped)
         elif plan.tiles:
             with b.loop(0, plan.tiles) as t:
-                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, DEPTHWISE_PIXELS))
-        if plan.tiles * DEPTHWISE_PIXELS < kernel.out_w:
+                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, plan.pixels))
+        if plan.tiles * plan.pixels < kernel.out_w:
             skipped, tile_start = self.starts_of(y, last, self.last_start)
             tile(n, c, b.add(self.y0, y), plane_y, tile_start, last,
-                 plan.tiles * DEPTHWISE_PIXELS, skipped=skipped)
+                 plan.tiles * plan.pixels, skipped=skipped)
 
 
 def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) -> View:
@@ -317,10 +324,9 @@ def copy_filter(b: KernelBuilder, filter_rows: View, base: SSAValue, at: int) ->
 
 
 def unrolls_plane(plan: DepthwisePlan, out_h: int, out_w: int, bands: int, speed_first: bool) -> bool:
-    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_TILES`): a
-    widened plane copied whole, of at most that many tiles, in a speed-first build."""
-    tiles_a_row = plan.tiles + (plan.tiles * DEPTHWISE_PIXELS < out_w)
-    return plan.widened and speed_first and bands == 1 and out_h * tiles_a_row <= UNROLLED_PLANE_TILES
+    """Whether a depthwise plane's rows are unrolled whole (`UNROLLED_PLANE_OUTPUTS`): a
+    widened plane copied whole, of at most that many outputs, in a speed-first build."""
+    return plan.widened and speed_first and bands == 1 and out_h * out_w <= UNROLLED_PLANE_OUTPUTS
 
 
 def widen_row(b: KernelBuilder, domain: ArithmeticDomain, source: Row, plane: View, r: Index, first_column: int,
@@ -395,13 +401,32 @@ HALF_PRODUCTS = {(0, 0): "smlabb", (0, 1): "smlabt", (1, 0): "smlatb", (1, 1): "
 low (bottom) half, 1 the high (top)."""
 
 
-def halfword_products(b: KernelBuilder, tiling: HalfwordTiling, words: list[SSAValue], weights: list[SSAValue],
+def slotted_run(b: KernelBuilder, view: View, prefix: Sequence[Index], tiling: HalfwordTiling,
+                word: int) -> dict[int, SSAValue]:
+    """Word `word` of a tile's kernel row (`HalfwordTiling`) and the word beside it in its
+    slot when the tile reads it (one `LDRD`; `slot_word`), by their indices."""
+    run = [word, word + 1] if word % 2 == 0 and tiling.first_word <= word + 1 < tiling.words else [word]
+    run = [w for w in run if w >= tiling.first_word]
+    return dict(zip(run, slotted_words(b, view, prefix, run[0], len(run))))
+
+
+def halfword_products(b: KernelBuilder, tiling: HalfwordTiling,
+                      words: list[SSAValue] | Callable[[int], dict[int, SSAValue]], weights: list[SSAValue],
                       totals: list[SSAValue]) -> list[SSAValue]:
     """`totals` (one per output of the tile) plus the products of one kernel row of int16
-    `words` (`HalfwordTiling`): a word's two taps by `SMLAD`, a tap alone by `SMLA<x><y>`."""
+    `words` (`HalfwordTiling`): a word's two taps by `SMLAD`, a tap alone by `SMLA<x><y>`.
+    Given a function of a word's index (`slotted_run`), the words are loaded as the outputs
+    in order first need them, each load after the products before it (`after`: the 8-output
+    tiles keep two or three words of input live, not the row's five)."""
     totals = list(totals)
+    if callable(words):
+        load, words = words, {}
     for p, products in enumerate(tiling.products):
         for word, weight, halves in products:
+            if isinstance(words, dict) and word not in words:
+                if words:
+                    after(b, totals)
+                words.update(load(word))
             totals[p] = smlad(b, words[word], weights[weight], totals[p]) if halves is None else \
                 intrinsic(b, HALF_PRODUCTS[halves], words[word], weights[weight], totals[p])
     return totals

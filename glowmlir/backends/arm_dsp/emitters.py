@@ -35,7 +35,7 @@ packs them.
 * `depthwise.depthwise_convolution`: one input channel per group, on copies of the input planes
   padded with the input zero point (of int8 data along undilated rows, widened to int16:
   `widen_row`, `halfword_products`; a small widened plane's rows unrolled whole at -O3,
-  `UNROLLED_PLANE_TILES`).
+  `UNROLLED_PLANE_OUTPUTS`).
 * `fully_connected.emit_fully_connected`: int8 weight rows as they are, two pairs a word, the input row's
   pairs gathered once for many blocks of outputs; on gathered rows the weights laid out as output
   pair words (two outputs' weights a word, one `SXTB16` for two `SMLAD`s, 1x the bytes) or, where

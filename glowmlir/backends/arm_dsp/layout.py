@@ -130,6 +130,14 @@ DEPTHWISE_PIXELS = 4
 accumulators and, for a 3-wide row of stride 1, two words of input (four pairs), three
 weight words and two SMLADs per output and kernel row."""
 
+WIDENED_DEPTHWISE_PIXELS = 8
+"""Adjacent outputs of a row computed together on a widened plane (`DepthwisePlan.widened`):
+eight accumulators, the weight words of a kernel row loaded once for eight outputs instead
+of four, and each input word once for the tile (issue 37: visual wake words' depthwise
+layers on the M4 2.81 -> 2.46 cycles a MAC at 48 x 48 x 8; in a tile of more than five
+outputs the words of a kernel row are loaded as the outputs need them, `arm_dsp.slotted_run`,
+or LLVM loads the row's five first and spills accumulators)."""
+
 MERGED_REST = 1
 """A depthwise row whose tiles of DEPTHWISE_PIXELS leave at most this many outputs takes
 them into its last tile (DS-CNN's rows of 5: one tile of five, three words of input and the
@@ -282,9 +290,9 @@ class DepthwisePlan:
     """How a depthwise convolution's output row of `width` is computed from a padded input
     plane whose rows are `padded_width` bytes: the input row's columns start at byte
     `pad_left`, every other byte holds the input zero point. `tiles` tiles of
-    DEPTHWISE_PIXELS outputs from output 0 (`tilings[0]`, when there are any), then, if the
-    width leaves some, one tile of the rest (`tilings[-1]`; with at most `MERGED_REST` left,
-    the last tile of four takes them). The packed filter holds the
+    `pixels` outputs (DEPTHWISE_PIXELS; widened, WIDENED_DEPTHWISE_PIXELS) from output 0
+    (`tilings[0]`, when there are any), then, if the width leaves some, one tile of the rest
+    (`tilings[-1]`; with at most `MERGED_REST` left, the last tile takes them). The packed filter holds the
     weight words of each tiling, the i-th's from `word_offsets[i]`.
 
     `widened`: the plane holds int16 elements (`HalfwordTiling`s), its rows `padded_width`
@@ -299,6 +307,7 @@ class DepthwisePlan:
     padded_width: int
     pad_left: int
     widened: bool = False
+    pixels: int = DEPTHWISE_PIXELS
 
     @property
     def words(self) -> int:
@@ -314,28 +323,29 @@ class DepthwisePlan:
 @cache
 def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int,
                    widened: bool = False) -> DepthwisePlan:
-    tiles, rest = divmod(width, DEPTHWISE_PIXELS)
+    pixels = WIDENED_DEPTHWISE_PIXELS if widened else DEPTHWISE_PIXELS
+    tiles, rest = divmod(width, pixels)
     if tiles and 0 < rest <= MERGED_REST:
-        tiles, rest = tiles - 1, rest + DEPTHWISE_PIXELS
+        tiles, rest = tiles - 1, rest + pixels
     # the input's first column in the padded row: widened, even, a multiple of 4 when a row is one tile
     # (which leaves out its taps in the left padding: its words from the input's first column)
     first_column = -(-pad_left // (2 if tiles else 4)) * (2 if tiles else 4) if widened else pad_left
     tilings, ends = [], []  # ends: the columns the last tile of each tiling reads from the padded row's first one
-    last_tiles = ((tiles, DEPTHWISE_PIXELS, (tiles - 1) * DEPTHWISE_PIXELS), (1, rest, tiles * DEPTHWISE_PIXELS))
-    for count, pixels, first in last_tiles:
-        if count and pixels:
+    last_tiles = ((tiles, pixels, (tiles - 1) * pixels), (1, rest, tiles * pixels))
+    for count, outputs, first in last_tiles:
+        if count and outputs:
             if widened:
-                tilings.append(halfword_tiling(kernel, stride, dilation, pixels, first_column - pad_left,
+                tilings.append(halfword_tiling(kernel, stride, dilation, outputs, first_column - pad_left,
                                                0 if tiles else first_column))
                 ends.append(first * stride + 2 * tilings[-1].words)
             else:
-                tilings.append(pair_tiling(kernel, stride, dilation, pixels))
+                tilings.append(pair_tiling(kernel, stride, dilation, outputs))
                 ends.append(first * stride + tilings[-1].bytes_read)
     offsets = [0, len(tilings[0].weight_words)][:len(tilings)]
     padded_width = max(first_column + in_width, *ends)
     if widened:
         padded_width = -(-padded_width // 4) * 4
-    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened)
+    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened, pixels)
 
 
 def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
