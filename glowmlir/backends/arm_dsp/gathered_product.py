@@ -18,6 +18,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     STACK_ALIGNMENT,
     after,
     input_pairs,
+    intrinsic,
     load_words,
     offset_pair,
     pixel_channel_pairs,
@@ -243,7 +244,9 @@ class GatheredProduct:
         self.pool = None if op.pool is None or self.tiles is not None else GlobalPool(b, domain, op, view(op.dest))
         loop_pairs = op.microkernel.parameter("loop_pairs")
         self.loop_pairs = loop_pairs.value.data if loop_pairs is not None else None  # a size-first build's
-        self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
+        # output pair words (`layout.output_pair_filter_words`): blocked, or looped (never straight)
+        self.output_pairs = op.microkernel.parameter("output_pairs") is not None
+        self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None and not self.output_pairs
         self.step = self.loop_pairs or 1
         self.padded = padded_input(b, domain, op, self.src) if self.windows else None
         filter_type = op.filter.type.element_type
@@ -354,6 +357,11 @@ class GatheredProduct:
             if blocks % 2:
                 self.block_products(n, x0, count, [blocks - 1], None, pool_pixel)
             return
+        if self.output_pairs:  # two interleaved blocks, one word each a pair (`output_pair_pixels`)
+            with b.loop(0, self.out_c // (2 * self.block)) as two:
+                first = b.mul(two.index, 2)
+                self.block_products(n, x0, count, [first, b.add(first, 1)], None, pool_pixel)
+            return
         with b.loop(0, self.out_c // self.block) as o_block:
             self.block_products(n, x0, count, [o_block.index], None, pool_pixel)
 
@@ -417,7 +425,8 @@ class GatheredProduct:
             starts = [word for words in weights for word in load_words(b, words, [0, 0, 0], block)]
         else:
             starts = [self.domain.bias(self.bias, o) for o in channels]
-        step = BlockStep(o_blocks, channels, starts, weights, reread)
+        paired_starts = [starts[j - j % 2] for j in range(len(starts))] if self.output_pairs else starts
+        step = BlockStep(o_blocks, channels, paired_starts, weights, reread)
         width = step.width
         pooled = self.tiles is not None or self.pool is not None
         levels_of = [self.domain.output(o, self.dest.element_type) for o in channels] if pooled else []
@@ -426,16 +435,21 @@ class GatheredProduct:
             folded = [b.load(self.pool_pixels, [o]) for o in channels]
         groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
         together = STRAIGHT_PIXEL_PAIRS if self.straight and width * sum(p for _, p in groups) <= 8 else 1
-        if self.blocked and count == BLOCKED_PIXELS:
+        if self.blocked and count == BLOCKED_PIXELS and not self.output_pairs:
             together = len(groups)
         for first in range(0, len(groups), together):
             group = groups[first:first + together]
-            if self.blocked and count == BLOCKED_PIXELS:
+            if self.blocked and count == BLOCKED_PIXELS and self.output_pairs:
+                results = self.output_pair_pixels(step, group[0][0])
+            elif self.blocked and count == BLOCKED_PIXELS:
                 results = self.blocked_pixels(step)
             elif self.straight:
                 results = self.straight_pixel_pairs(step, group, folded[0])
             else:
                 results = self.looped_pixel_pairs(step, group, folded[0])
+            if self.output_pairs:  # the second channels' starts loaded anew (not held through the loop)
+                after(b, results)
+                results = split_output_pairs(b, results, [self.domain.bias(self.bias, o) for o in channels])
             xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
             folded = self.outputs(n, x0, channels, results, xs, levels_of, folded)
         if self.tiles is not None:
@@ -512,12 +526,11 @@ class GatheredProduct:
         (M4 / M7 cycles a MAC): ResNet-8's 3x3 layers of 16, 32 and 64 channels 1.68 / 1.05,
         1.51 / 0.94, 1.43 / 0.82 -> 1.70 / 0.94, 1.47 / 0.81, 1.36 / 0.76; a 128-channel pointwise
         layer 1.42 / 0.87 -> 1.39 / 0.81."""
-        b, packed, gathered = self.b, self.packed, self.gathered
+        b, packed = self.b, self.packed
         o_block, = step.o_blocks
         weight_view = View(b.element(packed, block_weight_index(b, packed, o_block, self.first_pair)),
                            (self.pairs, self.block, 2), (packed.strides[1], packed.strides[3], 1), 0,
                            packed.element_type)
-        per_step = blocked_step_pairs(self.pairs)
 
         def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
             totals, weight_words = list(totals), None
@@ -529,13 +542,24 @@ class GatheredProduct:
                 totals[taken] = self.products(totals[taken], inputs, weight_words)
             return totals
 
+        return self.stepped_pairs(step, weight_view, step.starts * BLOCKED_PIXELS, pair_products)
+
+    def stepped_pairs(self, step: BlockStep, weight_view: View, starts: list[SSAValue],
+                      pair_products: Callable[[list[SSAValue], View, View, int], list[SSAValue]]) -> list[SSAValue]:
+        """`starts` plus `pair_products(totals, gathered words, weight words, k)` of every pair, in a
+        do-while loop of `blocked_step_pairs` pairs a step, pair k of a step at constant offsets
+        from the step's two pointers (made opaque as they advance), ended by the gathered words'
+        pointer (compared with its end, a stack address: no counter); the pairs left after it."""
+        b, packed, gathered = self.b, self.packed, self.gathered
+        per_step = blocked_step_pairs(self.pairs)
+
         def rebased(view: View, base: SSAValue) -> View:
             return View(base, view.shape, view.strides, 0, view.element_type)
 
         start_words = b.element(step.reread, [0, 0, 0])
         steps = self.pairs // per_step
         end_words = b.offset_pointer(start_words, steps * per_step * gathered.strides[1], gathered.element_type)
-        carried = [start_words, weight_view.base, *step.starts * BLOCKED_PIXELS]
+        carried = [start_words, weight_view.base, *starts]
         body = b.new_block([value.type for value in carried])
         b.emit(llvm.BrOp(body, *carried))
         b.block = body
@@ -553,6 +577,36 @@ class GatheredProduct:
             totals = pair_products(totals, rebased(gathered, words), rebased(weight_view, weights), k)
         return totals
 
+    def output_pair_pixels(self, step: BlockStep, q: int) -> list[SSAValue]:
+        """Pixel pair q of the run's four pixels (`BLOCKED_PIXELS`) by the two interleaved blocks
+        of `step` (four output channels) on output pair words (`layout.output_pair_filter_words`)
+        in one loop over the pairs (`stepped_pairs`): per pair one `LDRD` of the blocks' two words
+        and one of the pixel pair's two gathered words (after the products before, `after`), each
+        word multiplied raw into its block's second channel (S0 + 256 S1, from the first one's
+        start) and, widened by one `SXTB16`, into its first: eight `SMLAD`s and two `SXTB16`s
+        for sixteen MACs where int8 filter words take four `SXTB16`s. Eight accumulators. The
+        totals ([pixel][channel], `split_output_pairs` still to take)."""
+        b, packed = self.b, self.packed
+        weight_view = View(b.element(packed, block_weight_index(b, packed, step.o_blocks[0], self.first_pair)),
+                           (self.pairs, 2), (packed.strides[1], packed.strides[2]), 0, packed.element_type)
+
+        def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
+            totals = list(totals)
+            inputs = None
+            for h in range(2):  # the raw word's products first: its register then widened
+                if not h:
+                    after(b, totals)  # the loads after the products before
+                inputs = inputs or load_words(b, words, [q, i, 0], 2)
+                raw = load_word(b, weights, [i, h], aligned=True)
+                for k, word in enumerate(inputs):
+                    totals[4 * k + 2 * h + 1] = smlad(b, word, raw, totals[4 * k + 2 * h + 1])
+                wide = intrinsic(b, "sxtb16", opaque_after(b, raw, totals[2 * h + 5]))
+                for k, word in enumerate(inputs):
+                    totals[4 * k + 2 * h] = smlad(b, word, wide, totals[4 * k + 2 * h])
+            return totals
+
+        return self.stepped_pairs(step, weight_view, step.starts * 2, pair_products)
+
     def looped_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
                            after_totals: SSAValue | None) -> list[SSAValue]:
         """Pixel 2q (and 2q + 1 when `in_pair` is 2) of the run, (q, in_pair) the one of
@@ -566,9 +620,14 @@ class GatheredProduct:
             filter_words = dataclasses.replace(self.packed, base=opaque_after(b, self.packed.base, after_totals))
 
         def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
-            return self.products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                 [word for o_block in step.o_blocks
-                                  for word in pointwise_weight_words(b, filter_words, o_block, i)])
+            if self.output_pairs:  # each block's word widened (its first channel's pair) and raw
+                raw = [load_word(b, filter_words, block_weight_index(b, filter_words, o_block, i), aligned=True)
+                       for o_block in step.o_blocks]
+                weights = [word for w in raw for word in (intrinsic(b, "sxtb16", w), w)]
+            else:
+                weights = [word for o_block in step.o_blocks
+                           for word in pointwise_weight_words(b, filter_words, o_block, i)]
+            return self.products(totals, load_words(b, words, [q, i, 0], in_pair), weights)
 
         pairs, per_step = self.pairs, self.step
         with b.loop(0, pairs // per_step, carried=step.starts * in_pair) as i:
@@ -679,3 +738,14 @@ def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) ->
     if after is None:
         return b.opaque(pointer)
     return b.emit(llvm.InlineAsmOp("", "=r,0,r", [pointer, after], [pointer.type]))
+
+
+def split_output_pairs(b: KernelBuilder, totals: list[SSAValue], starts: list[SSAValue]) -> list[SSAValue]:
+    """The totals ([pixel][channel]) of blocks on output pair words, each block's two channels
+    started at the first's start: the first's as they are, the second's its start plus the
+    difference, shifted right by 8 (`layout.OUTPUT_PAIR_LIMIT`)."""
+    split, width = list(totals), len(starts)
+    for at in range(0, len(totals), 2):
+        difference = b.int_sub(totals[at + 1], totals[at])
+        split[at + 1] = b.int_add(starts[(at + 1) % width], b.shift_right(difference, 8))
+    return split

@@ -73,6 +73,7 @@ from glowmlir.backends.arm_dsp.layout import (
     WINDOW_PAIRS,
     gathers,
     int8_filter_words,
+    output_pair_filter_words,
     pack_filter,
     packing,
     straight_products,
@@ -95,6 +96,7 @@ from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.quantization.rescaling import (
     centred_rows,
+    largest_difference,
     weight_zero_point,
 )
 from glowmlir.transforms.int8_kernel_selection import (
@@ -219,6 +221,10 @@ class FilterPacking:
     words_kind: str | None = None
     """The packing kind of `int8_words` where it is not `kind` (a pooled window of more than
     `layout.WINDOW_TAPS` taps: row pairs as int16 pairs, window pairs as int8 words)."""
+    output_pair_words: np.ndarray | None = None
+    """The filter as output pair words (`layout.output_pair_filter_words`, 1x its int8 bytes)
+    where a blocked pointwise product takes them (`takes_output_pair_words`): faster than its
+    int16 pairs, so never packed as those."""
 
     def as_int8_words(self) -> FilterPacking:
         """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
@@ -294,8 +300,14 @@ class PackConvolutionFilter(RewritePattern):
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
+        output_pairs = None
+        if (words is not None and not uncentred and self.filter_words != INT8_WORDS and int8_buffers(op.input)
+                and takes_output_pair_words(op, kind, packed, self.loop_pairs)):
+            output_pairs = output_pair_filter_words(words, max(largest_difference(op.input.type.element_type),
+                                                               int(np.max(np.abs(op.input.type.element_type
+                                                                                 .value_range)))))
         plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None,
-                             None if words_kind == kind else words_kind)
+                             None if words_kind == kind else words_kind, output_pairs)
         return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
     @op_type_rewrite_pattern
@@ -303,7 +315,10 @@ class PackConvolutionFilter(RewritePattern):
         plan = self.packing_of(op)
         if plan is None:
             return
-        if self.packed is not None and id(op) not in self.packed:
+        output_pairs = plan.output_pair_words is not None
+        if output_pairs:
+            plan = FilterPacking(MICROKERNEL, plan.output_pair_words, plan.kind)
+        elif self.packed is not None and id(op) not in self.packed:
             if plan.int8_words is None or plan.microkernel != MICROKERNEL:
                 return
             plan = plan.as_int8_words()
@@ -327,6 +342,8 @@ class PackConvolutionFilter(RewritePattern):
                 and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
+        if output_pairs:
+            op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -341,6 +358,21 @@ class PackConvolutionFilter(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        filter_words)
         erase_if_unused(weight, rewriter)
+
+
+def takes_output_pair_words(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, loop_pairs: int) -> bool:
+    """Whether a convolution's filter may be output pair words (`layout.output_pair_filter_words`,
+    `gathered_product.GatheredProduct.output_pair_pixels`): an unpadded 1x1 of stride 1 (unpooled
+    or pooled globally) of int8 data whose speed-first gathered product is blocked (more pairs than
+    `UNROLLED_PAIRS`, at most `BLOCKED_GATHER_BYTES` gathered), of output channels in interleaved
+    pairs of blocks of two, int32 accumulators."""
+    from glowmlir.backends.arm_dsp.gathered_product import BLOCKED_GATHER_BYTES, BLOCKED_PIXELS
+
+    unpooled = op.pool is None or glow.pools_globally(op)
+    return (kind == CHANNEL_PAIRS and not loop_pairs and tuple(glow.shape_of(op.filter)[2:]) == (1, 1) and unpooled
+            and packed.ndim == 5 and packed.shape[1] > UNROLLED_PAIRS and tuple(packed.shape[2:4]) == (2, 2)
+            and 4 * BLOCKED_PIXELS * packed.shape[1] <= BLOCKED_GATHER_BYTES and op.wide_accumulators is None
+            and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
 
 
 def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
@@ -650,7 +682,8 @@ class SelectArmDspKernels(ModulePass):
         groups: dict[tuple, list[glowll.ConvolutionOp]] = {}
         costs: dict[tuple, PackingCost] = {}
         for conv in module.walk():
-            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
+            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None \
+                    or plan.output_pair_words is not None:  # as fast as its int16 pairs, in its int8 bytes
                 continue
             biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
