@@ -196,6 +196,12 @@ def forced(op, only: str) -> str:
     return only or tuned_kernel(op)
 
 
+OUTPUT_PAIR_CORES = ("cortex-m4",)
+"""The cores whose blocked pointwise layers take output pair words (`SelectArmDspKernels.output_pairs`):
+one `SXTB16` for two `SMLAD`s where int8 filter words take one each. Random-weight layers
+(estimated cycles a MAC, int8 words -> output pairs): on the M4 a 128 -> 128 layer on 6 x 6 1.389
+-> 1.307; on the M7 (llvm-mca's model) 0.804 -> 0.926, its schedule waiting on the loads."""
+
 INT8_WORDS = "int8"
 FILTER_WORDS = ("", INT8_WORDS)
 """What `filter_words` may name (`SelectArmDspKernels`): "" the flash budget's choice, "int8"
@@ -243,6 +249,9 @@ class PackConvolutionFilter(RewritePattern):
     filter_words: str = ""
     """"int8": every convolution that can take int8 filter words takes them (a test and
     tuning hook, `FILTER_WORDS`); "": as `packed` says."""
+    output_pairs: bool = False
+    """Blocked pointwise layers take output pair words where they can (`takes_output_pair_words`,
+    `SelectArmDspKernels.output_pairs`)."""
 
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
@@ -301,7 +310,8 @@ class PackConvolutionFilter(RewritePattern):
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
         output_pairs = None
-        if (words is not None and not uncentred and self.filter_words != INT8_WORDS and int8_buffers(op.input)
+        if (self.output_pairs and words is not None and not uncentred and self.filter_words != INT8_WORDS
+                and int8_buffers(op.input)
                 and takes_output_pair_words(op, kind, packed, self.loop_pairs)):
             output_pairs = output_pair_filter_words(words, max(largest_difference(op.input.type.element_type),
                                                                int(np.max(np.abs(op.input.type.element_type
@@ -634,6 +644,9 @@ class SelectArmDspKernels(ModulePass):
     constant_ratio: float = 0.0
     flash_size: int = 0
     filter_words: str = ""
+    output_pairs: bool = False
+    """Blocked pointwise layers on output pair words (`layout.output_pair_filter_words`, 1x the int8
+    bytes, never int16 pairs): `glow-compile` sets it on the cores of `OUTPUT_PAIR_CORES`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -648,7 +661,8 @@ class SelectArmDspKernels(ModulePass):
         if self.filter_words not in FILTER_WORDS:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
                             f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words,
+                                        output_pairs=self.output_pairs)
         fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs, filter_words=self.filter_words)
         filters.packed = None if self.only or self.filter_words else \
             self.packed_within_budget(op, filters, fully_connected)
