@@ -126,7 +126,7 @@ def glowll_passes(options: PipelineOptions) -> list:
                                                                  constant_ratio=ratio,
                                                                  flash_size=0 if measuring else options.flash_size,
                                                                  output_pairs=options.target.cpu in OUTPUT_PAIR_CORES
-                                                                 and not helium))]
+                                                                 and not helium and not options.size_first))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:
