@@ -1,15 +1,14 @@
 """Blocked pointwise products on output pair words (`arm_dsp.layout.output_pair_filter_words`,
-`GatheredProduct.output_pair_pixels`): on the Cortex-M4 a speed-first build's blocked pointwise
-layer holds its int8 filter as words of two output channels whose halves read 256 w1 + w0, one
-`SXTB16` for two `SMLAD`s, the second channel's sums split off by a shift.
+`GatheredProduct.blocked_pixels`): a speed-first build's blocked pointwise layer holds its int8
+filter as words of two output channels whose halves read 256 w1 + w0, one `SXTB16` for two
+`SMLAD`s, the second channel's sums split off by a shift.
 
 Random-weight pointwise layers of visual wake words' channel counts on smaller planes (128 -> 128,
-256 -> 256 pooled globally, 130 -> 12 with a relu: pixel tails of 1-3 and pair tails after the
-loop's steps), per-channel symmetric filters (levels -127..127, as TFLite's), run on the M4
-(output pairs chosen) and the M7 (not chosen: int8 filter words, `OUTPUT_PAIR_CORES`): each
-equals the int8 reference (tests/support/int8_reference.py) bit for bit. A filter with a level
--128 in a second channel after a negative first one cannot borrow: it falls back to int8 words,
-still exact. Each layer's estimated cycles a MAC are printed (-s).
+256 -> 16 pooled globally, 130 -> 12 with a relu: pixel tails of 1-3 and pair tails after the
+loop's steps), per-channel symmetric filters (levels -127..127, as TFLite's), run on the M4 and
+the M7: each equals the int8 reference (tests/support/int8_reference.py) bit for bit. A filter
+with a level -128 in a second channel after a negative first one cannot borrow: it falls back to
+int8 words, still exact. Each layer's estimated cycles a MAC are printed (-s).
 """
 
 from __future__ import annotations
@@ -43,8 +42,8 @@ def microkernels(bundle) -> list[str]:
                       bundle.ir["glowll"])
 
 
-@pytest.mark.parametrize(("board", "chosen"), [("mps2-an386", True), ("mps2-an500", False)])
-def test_output_pair_products_equal_the_reference(board, chosen, monkeypatch):
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
+def test_output_pair_products_equal_the_reference(board, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(quantized_kernels, "levels", symmetric_levels)
         cases = [quantized_kernels.convolution_case(4100 + k, geometry, per_channel=True, activation=activation,
@@ -57,7 +56,7 @@ def test_output_pair_products_equal_the_reference(board, chosen, monkeypatch):
     bundle = build(cases, board, "")
     kernels = microkernels(bundle)
     assert len(kernels) == len(cases), bundle.ir["glowll"]
-    assert ["output_pairs" in k for k in kernels] == [chosen] * len(LAYERS) + [False], kernels
+    assert ["output_pairs" in k for k in kernels] == [True] * len(LAYERS) + [False], kernels
     assert all("blocked_pixels" in k for k in kernels), kernels
     functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
     run = run_on_board(bundle, board, inputs, count_functions=[*functions, bundle.layout.entry_point, "main"],

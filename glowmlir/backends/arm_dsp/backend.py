@@ -112,7 +112,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     channel pairs a step."""
     from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
-    from glowmlir.backends.arm_dsp.select_kernels import OUTPUT_PAIR_CORES, SelectArmDspKernels
+    from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
 
     if options.target is None or not has_arm_dsp(options.target):
         return []
@@ -124,9 +124,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     ratio = 0.0 if helium or measuring else DEFAULT_CONSTANT_RATIO
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
-                                                                 flash_size=0 if measuring else options.flash_size,
-                                                                 output_pairs=options.target.cpu in OUTPUT_PAIR_CORES
-                                                                 and not helium and not options.size_first))]
+                                                                 flash_size=0 if measuring else options.flash_size))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:

@@ -357,11 +357,6 @@ class GatheredProduct:
             if blocks % 2:
                 self.block_products(n, x0, count, [blocks - 1], None, pool_pixel)
             return
-        if self.output_pairs:  # two interleaved blocks, one word each a pair (`output_pair_pixels`)
-            with b.loop(0, self.out_c // (2 * self.block)) as two:
-                first = b.mul(two.index, 2)
-                self.block_products(n, x0, count, [first, b.add(first, 1)], None, pool_pixel)
-            return
         with b.loop(0, self.out_c // self.block) as o_block:
             self.block_products(n, x0, count, [o_block.index], None, pool_pixel)
 
@@ -435,13 +430,11 @@ class GatheredProduct:
             folded = [b.load(self.pool_pixels, [o]) for o in channels]
         groups = [(q, min(2, count - 2 * q)) for q in range(-(-count // 2))]
         together = STRAIGHT_PIXEL_PAIRS if self.straight and width * sum(p for _, p in groups) <= 8 else 1
-        if self.blocked and count == BLOCKED_PIXELS and not self.output_pairs:
+        if self.blocked and count == BLOCKED_PIXELS:
             together = len(groups)
         for first in range(0, len(groups), together):
             group = groups[first:first + together]
-            if self.blocked and count == BLOCKED_PIXELS and self.output_pairs:
-                results = self.output_pair_pixels(step, group[0][0])
-            elif self.blocked and count == BLOCKED_PIXELS:
+            if self.blocked and count == BLOCKED_PIXELS:
                 results = self.blocked_pixels(step)
             elif self.straight:
                 results = self.straight_pixel_pairs(step, group, folded[0])
@@ -526,32 +519,25 @@ class GatheredProduct:
         (M4 / M7 cycles a MAC): ResNet-8's 3x3 layers of 16, 32 and 64 channels 1.68 / 1.05,
         1.51 / 0.94, 1.43 / 0.82 -> 1.70 / 0.94, 1.47 / 0.81, 1.36 / 0.76; a 128-channel pointwise
         layer 1.42 / 0.87 -> 1.39 / 0.81."""
-        b, packed = self.b, self.packed
+        b, packed, gathered = self.b, self.packed, self.gathered
         o_block, = step.o_blocks
         weight_view = View(b.element(packed, block_weight_index(b, packed, o_block, self.first_pair)),
                            (self.pairs, self.block, 2), (packed.strides[1], packed.strides[3], 1), 0,
                            packed.element_type)
+        per_step = blocked_step_pairs(self.pairs)
 
         def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
             totals, weight_words = list(totals), None
             for q in range(BLOCKED_PIXELS // 2):  # each pixel pair's words after the products before
                 after(b, [])
+                if weight_words is None and self.output_pairs:  # widened (channel 0's pair) and raw
+                    raw = load_word(b, weights, [i, 0, 0], aligned=True)
+                    weight_words = [intrinsic(b, "sxtb16", raw), raw]
                 weight_words = weight_words or weight_pairs(b, weights, [i, 0, 0], self.block)
                 taken = slice(2 * q * self.block, (2 * q + 2) * self.block)
                 inputs = [b.load(words, [q, i, k]) for k in range(2)]
                 totals[taken] = self.products(totals[taken], inputs, weight_words)
             return totals
-
-        return self.stepped_pairs(step, weight_view, step.starts * BLOCKED_PIXELS, pair_products)
-
-    def stepped_pairs(self, step: BlockStep, weight_view: View, starts: list[SSAValue],
-                      pair_products: Callable[[list[SSAValue], View, View, int], list[SSAValue]]) -> list[SSAValue]:
-        """`starts` plus `pair_products(totals, gathered words, weight words, k)` of every pair, in a
-        do-while loop of `blocked_step_pairs` pairs a step, pair k of a step at constant offsets
-        from the step's two pointers (made opaque as they advance), ended by the gathered words'
-        pointer (compared with its end, a stack address: no counter); the pairs left after it."""
-        b, packed, gathered = self.b, self.packed, self.gathered
-        per_step = blocked_step_pairs(self.pairs)
 
         def rebased(view: View, base: SSAValue) -> View:
             return View(base, view.shape, view.strides, 0, view.element_type)
@@ -559,7 +545,7 @@ class GatheredProduct:
         start_words = b.element(step.reread, [0, 0, 0])
         steps = self.pairs // per_step
         end_words = b.offset_pointer(start_words, steps * per_step * gathered.strides[1], gathered.element_type)
-        carried = [start_words, weight_view.base, *starts]
+        carried = [start_words, weight_view.base, *step.starts * BLOCKED_PIXELS]
         body = b.new_block([value.type for value in carried])
         b.emit(llvm.BrOp(body, *carried))
         b.block = body
@@ -576,36 +562,6 @@ class GatheredProduct:
         for k in range(self.pairs % per_step):
             totals = pair_products(totals, rebased(gathered, words), rebased(weight_view, weights), k)
         return totals
-
-    def output_pair_pixels(self, step: BlockStep, q: int) -> list[SSAValue]:
-        """Pixel pair q of the run's four pixels (`BLOCKED_PIXELS`) by the two interleaved blocks
-        of `step` (four output channels) on output pair words (`layout.output_pair_filter_words`)
-        in one loop over the pairs (`stepped_pairs`): per pair one `LDRD` of the blocks' two words
-        and one of the pixel pair's two gathered words (after the products before, `after`), each
-        word multiplied raw into its block's second channel (S0 + 256 S1, from the first one's
-        start) and, widened by one `SXTB16`, into its first: eight `SMLAD`s and two `SXTB16`s
-        for sixteen MACs where int8 filter words take four `SXTB16`s. Eight accumulators. The
-        totals ([pixel][channel], `split_output_pairs` still to take)."""
-        b, packed = self.b, self.packed
-        weight_view = View(b.element(packed, block_weight_index(b, packed, step.o_blocks[0], self.first_pair)),
-                           (self.pairs, 2), (packed.strides[1], packed.strides[2]), 0, packed.element_type)
-
-        def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
-            totals = list(totals)
-            inputs = None
-            for h in range(2):  # the raw word's products first: its register then widened
-                if not h:
-                    after(b, totals)  # the loads after the products before
-                inputs = inputs or load_words(b, words, [q, i, 0], 2)
-                raw = load_word(b, weights, [i, h], aligned=True)
-                for k, word in enumerate(inputs):
-                    totals[4 * k + 2 * h + 1] = smlad(b, word, raw, totals[4 * k + 2 * h + 1])
-                wide = intrinsic(b, "sxtb16", opaque_after(b, raw, totals[2 * h + 5]))
-                for k, word in enumerate(inputs):
-                    totals[4 * k + 2 * h] = smlad(b, word, wide, totals[4 * k + 2 * h])
-            return totals
-
-        return self.stepped_pairs(step, weight_view, step.starts * 2, pair_products)
 
     def looped_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
                            after_totals: SSAValue | None) -> list[SSAValue]:

@@ -196,12 +196,6 @@ def forced(op, only: str) -> str:
     return only or tuned_kernel(op)
 
 
-OUTPUT_PAIR_CORES = ("cortex-m4",)
-"""The cores whose blocked pointwise layers take output pair words (`SelectArmDspKernels.output_pairs`):
-one `SXTB16` for two `SMLAD`s where int8 filter words take one each. Random-weight layers
-(estimated cycles a MAC, int8 words -> output pairs): on the M4 a 128 -> 128 layer on 6 x 6 1.389
--> 1.307; on the M7 (llvm-mca's model) 0.804 -> 0.926, its schedule waiting on the loads."""
-
 INT8_WORDS = "int8"
 FILTER_WORDS = ("", INT8_WORDS)
 """What `filter_words` may name (`SelectArmDspKernels`): "" the flash budget's choice, "int8"
@@ -249,9 +243,6 @@ class PackConvolutionFilter(RewritePattern):
     filter_words: str = ""
     """"int8": every convolution that can take int8 filter words takes them (a test and
     tuning hook, `FILTER_WORDS`); "": as `packed` says."""
-    output_pairs: bool = False
-    """Blocked pointwise layers take output pair words where they can (`takes_output_pair_words`,
-    `SelectArmDspKernels.output_pairs`)."""
 
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
@@ -310,8 +301,7 @@ class PackConvolutionFilter(RewritePattern):
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
         output_pairs = None
-        if (self.output_pairs and words is not None and not uncentred and self.filter_words != INT8_WORDS
-                and int8_buffers(op.input)
+        if (words is not None and not uncentred and self.filter_words != INT8_WORDS and int8_buffers(op.input)
                 and takes_output_pair_words(op, kind, packed, self.loop_pairs)):
             output_pairs = output_pair_filter_words(words, max(largest_difference(op.input.type.element_type),
                                                                int(np.max(np.abs(op.input.type.element_type
@@ -372,15 +362,14 @@ class PackConvolutionFilter(RewritePattern):
 
 def takes_output_pair_words(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, loop_pairs: int) -> bool:
     """Whether a convolution's filter may be output pair words (`layout.output_pair_filter_words`,
-    `gathered_product.GatheredProduct.output_pair_pixels`): an unpadded 1x1 of stride 1 (unpooled
-    or pooled globally) of int8 data whose speed-first gathered product is blocked (more pairs than
-    `UNROLLED_PAIRS`, at most `BLOCKED_GATHER_BYTES` gathered), of output channels in interleaved
-    pairs of blocks of two, int32 accumulators."""
+    `gathered_product.GatheredProduct.blocked_pixels`): a 1x1 of stride 1 (unpooled or pooled
+    globally) whose speed-first gathered product is blocked (more pairs than `UNROLLED_PAIRS`, at
+    most `BLOCKED_GATHER_BYTES` gathered, blocks of two output channels), int32 accumulators."""
     from glowmlir.backends.arm_dsp.gathered_product import BLOCKED_GATHER_BYTES, BLOCKED_PIXELS
 
     unpooled = op.pool is None or glow.pools_globally(op)
     return (kind == CHANNEL_PAIRS and not loop_pairs and tuple(glow.shape_of(op.filter)[2:]) == (1, 1) and unpooled
-            and packed.ndim == 5 and packed.shape[1] > UNROLLED_PAIRS and tuple(packed.shape[2:4]) == (2, 2)
+            and packed.ndim == 5 and packed.shape[1] > UNROLLED_PAIRS and packed.shape[3] == 2
             and 4 * BLOCKED_PIXELS * packed.shape[1] <= BLOCKED_GATHER_BYTES and op.wide_accumulators is None
             and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
 
@@ -644,9 +633,6 @@ class SelectArmDspKernels(ModulePass):
     constant_ratio: float = 0.0
     flash_size: int = 0
     filter_words: str = ""
-    output_pairs: bool = False
-    """Blocked pointwise layers on output pair words (`layout.output_pair_filter_words`, 1x the int8
-    bytes, never int16 pairs): `glow-compile` sets it on the cores of `OUTPUT_PAIR_CORES`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -661,8 +647,7 @@ class SelectArmDspKernels(ModulePass):
         if self.filter_words not in FILTER_WORDS:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
                             f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words,
-                                        output_pairs=self.output_pairs)
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
         fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs, filter_words=self.filter_words)
         filters.packed = None if self.only or self.filter_words else \
             self.packed_within_budget(op, filters, fully_connected)
