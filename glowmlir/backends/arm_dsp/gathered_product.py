@@ -14,6 +14,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i8, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.arm_dsp.fully_connected import split_output_pairs
 from glowmlir.backends.arm_dsp.instructions import (
     STACK_ALIGNMENT,
     after,
@@ -457,7 +458,8 @@ class GatheredProduct:
                 results = self.looped_pixel_pairs(step, group, folded[0])
             if self.output_pairs:  # the second channels' starts loaded anew (not held through the loop)
                 after(b, results)
-                results = split_output_pairs(b, results, [self.domain.bias(self.bias, o) for o in channels])
+                biases = [self.domain.bias(self.bias, o) for o in channels]
+                results = split_output_pairs(b, results, biases * (len(results) // width))
             xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
             folded = self.outputs(n, x0, channels, results, xs, levels_of, folded)
         if self.tiles is not None:
@@ -701,14 +703,3 @@ def opaque_after(b: KernelBuilder, pointer: SSAValue, after: SSAValue | None) ->
     if after is None:
         return b.opaque(pointer)
     return b.emit(llvm.InlineAsmOp("", "=r,0,r", [pointer, after], [pointer.type]))
-
-
-def split_output_pairs(b: KernelBuilder, totals: list[SSAValue], starts: list[SSAValue]) -> list[SSAValue]:
-    """The totals ([pixel][channel]) of blocks on output pair words, each block's two channels
-    started at the first's start: the first's as they are, the second's its start plus the
-    difference, shifted right by 8 (`layout.OUTPUT_PAIR_LIMIT`)."""
-    split, width = list(totals), len(starts)
-    for at in range(0, len(totals), 2):
-        difference = b.int_sub(totals[at + 1], totals[at])
-        split[at + 1] = b.int_add(starts[(at + 1) % width], b.shift_right(difference, 8))
-    return split

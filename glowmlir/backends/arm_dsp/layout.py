@@ -565,9 +565,10 @@ def int8_filter_words(packed: np.ndarray) -> np.ndarray | None:
 
 
 OUTPUT_PAIR_LIMIT = 1 << 23
-"""The sums of the second channel of an output pair stay below this in magnitude
-(`output_pair_filter_words`): its accumulator holds 256 times them beside the first channel's
-sums (mod 2^32), and an arithmetic shift right by 8 of the difference gives them back exactly."""
+"""The sums of the second output (channel) of an output pair stay below this in magnitude
+(`output_pair_filter_words`, `fully_connected.takes_output_pairs`): its accumulator holds 256
+times them beside the first one's sums (mod 2^32), and an arithmetic shift right by 8 of the
+difference gives them back exactly."""
 
 
 def output_pair_filter_words(words: np.ndarray, largest_input: int) -> np.ndarray | None:

@@ -8,7 +8,9 @@ depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, 
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
 (`backends.arm_dsp.emitters`). A convolution's filter is re-laid for it at compile time
 (`backends.arm_dsp.layout.pack_filter`: int16 weight pairs in the order the kernel reads
-them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
+them, zero point subtracted; or int8 words, `layout.int8_filter_words`, where the flash budget
+leaves it no pairs, as output pair words in a pointwise layer, `output_pairs`) and keeps its
+OIHW shape in `filter_shape`. Where the bias is
 in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
 unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
 planes with the input zero point) and a compile-time accumulator bound may allow
@@ -368,7 +370,7 @@ class PackConvolutionFilter(RewritePattern):
 
 OUTPUT_PAIRS_FROM = 16
 """The fewest input channel pairs of a pointwise layer on output pair words: each output's split
-(`gathered_product.split_output_pairs`, a bias loaded, three instructions) is paid over fewer
+(`fully_connected.split_output_pairs`, a bias loaded, three instructions) is paid over fewer
 products below. Random-weight layers on int8 words -> output pair words, estimated cycles a MAC
 (M4 / M7): 8 -> 16 channels on 12 x 12 2.963 -> 3.134 / 2.591 -> 2.546; 32 -> 32 1.614 -> 1.614 /
 1.211 -> 1.175; 64 -> 64 1.366 -> 1.335 / 0.961 -> 0.887; 64 -> 128 on 6 x 6 1.355 -> 1.315 /
