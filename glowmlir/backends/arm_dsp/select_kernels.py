@@ -201,7 +201,8 @@ def forced(op, only: str) -> str:
 INT8_WORDS, OUTPUT_PAIR_WORDS = "int8", "output-pairs"
 FILTER_WORDS = ("", INT8_WORDS, OUTPUT_PAIR_WORDS)
 """What `filter_words` may name (`SelectArmDspKernels`): "" the flash budget's choice, "int8"
-int8 filter words wherever a kernel reads them."""
+int8 filter words wherever a kernel reads them, "output-pairs" the same but output pair words
+wherever a pointwise layer can take them (`takes_output_pair_words`)."""
 
 
 @dataclass(frozen=True)
