@@ -103,5 +103,6 @@ def test_int8_filter_words_equal_the_reference(board, symmetric):
 
 def test_an_unknown_filter_words_value_is_one_line():
     with pytest.raises(GlowError, match=r"^glowll-select-arm-dsp-kernels\{filter-words=int4\}: expected int8 \(int8 "
-                                        r"filter words wherever a kernel reads them\) or nothing$"):
+                                        r"filter words wherever a kernel reads them\), output-pairs \(output pair "
+                                        r"words where they can be, else int8 words\) or nothing$"):
         SelectArmDspKernels(filter_words="int4").apply(Context(), ModuleOp([]))

@@ -31,7 +31,9 @@ of four pixels multiplied by each block of two output channels together in one l
 allows): its weights int16 levels less their zero point, each run of four in the order of its
 input pairs (`fully_connected.pair_weight_rows`); `output_pairs` (an int8 FullyConnected whose
 sums allow it): its int8 weights less their zero point as words of two outputs' weights
-(`fully_connected.output_pair_words`, 1x the bytes)."""
+(`fully_connected.output_pair_words`, 1x the bytes); on a pointwise convolution's gathered
+product, its int8 filter words as words of two output channels' weights
+(`layout.output_pair_filter_words`)."""
 
 
 def verify_packed_pairs(op) -> None:
@@ -64,6 +66,11 @@ def verify_packed_pairs(op) -> None:
                               "doubled_accumulators")
     if op.filter_shape is None:
         raise VerifyException(f"{op.name}: a packed filter needs its filter_shape")
+    output_pairs = op.microkernel.parameter("output_pairs")
+    if output_pairs is not None and (not isinstance(output_pairs, UnitAttr)
+                                     or storage_type(op.filter.type.element_type) != i8):
+        raise VerifyException(f"{op.name}: an arm-dsp convolution's output_pairs (a unit attribute) takes a filter "
+                              "of int8 words")
     expected = layout.packed_filter_shape(op)
     if storage_type(op.filter.type.element_type) == i8 and layout.takes_int8_words(op):
         if op.doubled_accumulators is None and glow.shape_of(op.filter) == expected:

@@ -21,6 +21,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     pairs_of_four,
     smlad,
 )
+from glowmlir.backends.arm_dsp.layout import OUTPUT_PAIR_LIMIT
 from glowmlir.dialects import glowll
 from glowmlir.lowering.int8_sums import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -52,10 +53,6 @@ OUTPUT_PAIRS = "output_pairs"
 two outputs' weights (`output_pair_words`, 1x the int8 bytes): per word, one `SXTB16` and two
 `SMLAD`s, where an int8 word of one output takes two `SXTB16`s."""
 
-OUTPUT_PAIR_LIMIT = 1 << 23
-"""The sums of an output pair's second output stay below this in magnitude (`takes_output_pairs`):
-its accumulator holds 256 times them beside the first output's sums (mod 2^32), and an
-arithmetic shift right by 8 of the difference gives them back exactly."""
 
 
 def output_pair_words(levels: np.ndarray, offset: int) -> np.ndarray | None:

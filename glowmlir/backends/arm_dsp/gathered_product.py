@@ -14,10 +14,12 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i8, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.arm_dsp.fully_connected import split_output_pairs
 from glowmlir.backends.arm_dsp.instructions import (
     STACK_ALIGNMENT,
     after,
     input_pairs,
+    intrinsic,
     load_words,
     offset_pair,
     pixel_channel_pairs,
@@ -31,7 +33,6 @@ from glowmlir.backends.arm_dsp.layout import (
 from glowmlir.backends.arm_dsp.row_kernels import (
     block_weight_index,
     over_channel_pairs,
-    pointwise_weight_words,
     store_tile,
 )
 from glowmlir.backends.arm_dsp.stack_copies import padded_input
@@ -243,6 +244,8 @@ class GatheredProduct:
         self.pool = None if op.pool is None or self.tiles is not None else GlobalPool(b, domain, op, view(op.dest))
         loop_pairs = op.microkernel.parameter("loop_pairs")
         self.loop_pairs = loop_pairs.value.data if loop_pairs is not None else None  # a size-first build's
+        # output pair words (`layout.output_pair_filter_words`): per word, `SXTB16` and raw
+        self.output_pairs = op.microkernel.parameter("output_pairs") is not None
         self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
         self.step = self.loop_pairs or 1
         self.padded = padded_input(b, domain, op, self.src) if self.windows else None
@@ -317,6 +320,22 @@ class GatheredProduct:
             with b.loop(0, self.pairs, carried=[b.integer(0)]) as i:
                 i.next(smlad(b, b.load(self.gathered, [p // 2, i.index, p % 2]), ones, i.carried[0]))
             b.store(b.int_mul(i.results[0], b.integer(self.weight_offset)), self.corrections, [p])
+
+    def block_weights(self, weights: View, indices: Sequence[Index]) -> list[SSAValue]:
+        """The weight words of a block of output channels at `weights[indices]` (`weight_pairs`),
+        of output pair words the word widened (channel 0's pair) and raw (`widened`)."""
+        if self.output_pairs:
+            return self.widened(load_word(self.b, weights, indices, aligned=True))
+        return weight_pairs(self.b, weights, indices, self.block)
+
+    def widened(self, word: SSAValue) -> list[SSAValue]:
+        """A block's int8 filter word as the weights its products take: of output pair words,
+        `SXTB16` of it (channel 0's pair) and the word as it is (256 w1 + w0 a half: channel 0's
+        products plus 256 times channel 1's, `split_output_pairs`); of int8 words, `SXTB16` and
+        `SXTB16 ror #8` (each channel's pair)."""
+        if self.output_pairs:
+            return [intrinsic(self.b, "sxtb16", word), word]
+        return list(input_pairs(self.b, word, None))
 
     def products(self, totals: list[SSAValue], inputs: list[SSAValue], weights: list[SSAValue]) -> list[SSAValue]:
         """`totals` ([pixel][channel]) plus each pixel's input word times each channel's weight word."""
@@ -417,7 +436,8 @@ class GatheredProduct:
             starts = [word for words in weights for word in load_words(b, words, [0, 0, 0], block)]
         else:
             starts = [self.domain.bias(self.bias, o) for o in channels]
-        step = BlockStep(o_blocks, channels, starts, weights, reread)
+        paired_starts = [starts[j - j % 2] for j in range(len(starts))] if self.output_pairs else starts
+        step = BlockStep(o_blocks, channels, paired_starts, weights, reread)
         width = step.width
         pooled = self.tiles is not None or self.pool is not None
         levels_of = [self.domain.output(o, self.dest.element_type) for o in channels] if pooled else []
@@ -436,6 +456,10 @@ class GatheredProduct:
                 results = self.straight_pixel_pairs(step, group, folded[0])
             else:
                 results = self.looped_pixel_pairs(step, group, folded[0])
+            if self.output_pairs:  # the second channels' starts loaded anew (not held through the loop)
+                after(b, results)
+                biases = [self.domain.bias(self.bias, o) for o in channels]
+                results = split_output_pairs(b, results, biases * (len(results) // width))
             xs = [2 * q + k for q, in_pair in group for k in range(in_pair)]
             folded = self.outputs(n, x0, channels, results, xs, levels_of, folded)
         if self.tiles is not None:
@@ -460,7 +484,7 @@ class GatheredProduct:
             return self.interleaved_int8_words(step.weights[0], words, group, results)
         for i in range(self.pairs):
             weight_words = [word for words in step.weights
-                            for word in weight_pairs(b, words, [self.first_pair + i, 0, 0], self.block)]
+                            for word in self.block_weights(words, [self.first_pair + i, 0, 0])]
             first = 0  # the group's first pixel of this pixel pair
             for q, in_pair in group:
                 inputs = load_words(b, words, [q - group[0][0], i, 0], in_pair)
@@ -493,7 +517,7 @@ class GatheredProduct:
         raw = load_word(b, weights, [self.first_pair, 0, 0], aligned=True)
         for i in range(self.pairs):
             x0, y0 = load_words(b, words, [0, i, 0], 2)
-            pair = input_pairs(b, opaque_after(b, raw, x0), None)  # its SXTB16s after the LDRD
+            pair = self.widened(opaque_after(b, raw, x0))  # its SXTB16s after the LDRD
             after(b, multiply([(0, x0), (1, y0)], 0, pair) + multiply([(0, x0), (1, y0)], 1, pair))
             x1, y1 = load_words(b, words, [group[1][0] - group[0][0], i, 0], 2)
             after(b, multiply([(2, x1), (3, y1)], 1, pair))
@@ -523,7 +547,7 @@ class GatheredProduct:
             totals, weight_words = list(totals), None
             for q in range(BLOCKED_PIXELS // 2):  # each pixel pair's words after the products before
                 after(b, [])
-                weight_words = weight_words or weight_pairs(b, weights, [i, 0, 0], self.block)
+                weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
                 taken = slice(2 * q * self.block, (2 * q + 2) * self.block)
                 inputs = [b.load(words, [q, i, k]) for k in range(2)]
                 totals[taken] = self.products(totals[taken], inputs, weight_words)
@@ -566,9 +590,9 @@ class GatheredProduct:
             filter_words = dataclasses.replace(self.packed, base=opaque_after(b, self.packed.base, after_totals))
 
         def pair_products(totals: list[SSAValue], i: Index) -> list[SSAValue]:
-            return self.products(totals, load_words(b, words, [q, i, 0], in_pair),
-                                 [word for o_block in step.o_blocks
-                                  for word in pointwise_weight_words(b, filter_words, o_block, i)])
+            weights = [word for o_block in step.o_blocks
+                       for word in self.block_weights(filter_words, block_weight_index(b, filter_words, o_block, i))]
+            return self.products(totals, load_words(b, words, [q, i, 0], in_pair), weights)
 
         pairs, per_step = self.pairs, self.step
         with b.loop(0, pairs // per_step, carried=step.starts * in_pair) as i:

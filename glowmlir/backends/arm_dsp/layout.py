@@ -574,6 +574,30 @@ def int8_filter_words(packed: np.ndarray) -> np.ndarray | None:
     return packed.transpose(0, 1, 2, 4, 3).astype(np.int8)
 
 
+OUTPUT_PAIR_LIMIT = 1 << 23
+"""The sums of the second output (channel) of an output pair stay below this in magnitude
+(`output_pair_filter_words`, `fully_connected.takes_output_pairs`): its accumulator holds 256
+times them beside the first one's sums (mod 2^32), and an arithmetic shift right by 8 of the
+difference gives them back exactly."""
+
+
+def output_pair_filter_words(words: np.ndarray, largest_input: int) -> np.ndarray | None:
+    """A gathered product's int8 filter words (`int8_filter_words` [groups, pairs, interleaved,
+    half, channel]) as output pair words (`fully_connected.output_pair_words`' layout for a
+    convolution): each block's channel-1 byte less 1 where the channel-0 byte before it is
+    negative, so that each halfword, read as int16, is 256 w1 + w0 and `SXTB16` of the word
+    gives channel 0's pair: one `SMLAD` of a gathered pair by the raw word sums S0 + 256 S1.
+    None where a borrowed byte leaves int8, or where some channel 1's sums may reach
+    `OUTPUT_PAIR_LIMIT` (`largest_input`: the largest |input| its products take)."""
+    first, second = words[..., 0].astype(np.int16), words[..., 1].astype(np.int16)
+    borrowed = second - (first < 0)
+    bound = largest_input * np.abs(second.astype(np.int64)).transpose(0, 2, 1, 3).reshape(
+        second.shape[0] * second.shape[2], -1).sum(axis=1).max(initial=0)
+    if borrowed.min(initial=0) < -128 or bound >= OUTPUT_PAIR_LIMIT:
+        return None
+    return np.stack([first, borrowed], axis=-1).astype(np.int8)
+
+
 def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling | HalfwordTiling], offsets: Sequence[int],
                         words: int, slot=None) -> np.ndarray:
     """Kernel rows [..., taps] as the weight words of `tilings` [..., words, 2], each

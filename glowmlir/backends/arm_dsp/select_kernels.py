@@ -8,7 +8,9 @@ depthwise, or of a one-channel input), and every int8 `glowll.fully_connected`, 
 `microkernel = "arm-dsp"`: its kernel multiplies int16 pairs with `SMLAD`
 (`backends.arm_dsp.emitters`). A convolution's filter is re-laid for it at compile time
 (`backends.arm_dsp.layout.pack_filter`: int16 weight pairs in the order the kernel reads
-them, zero point subtracted) and keeps its OIHW shape in `filter_shape`. Where the bias is
+them, zero point subtracted; or int8 words, `layout.int8_filter_words`, where the flash budget
+leaves it no pairs, as output pair words in a pointwise layer, `output_pairs`) and keeps its
+OIHW shape in `filter_shape`. Where the bias is
 in accumulator units, the input zero point is folded into it (`folded_input_offset`: an
 unpadded convolution's, and a depthwise one's, whose kernel pads its copies of the input
 planes with the input zero point) and a compile-time accumulator bound may allow
@@ -74,6 +76,7 @@ from glowmlir.backends.arm_dsp.layout import (
     WINDOW_PAIRS,
     gathers,
     int8_filter_words,
+    output_pair_filter_words,
     pack_filter,
     packing,
     straight_products,
@@ -96,6 +99,7 @@ from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.quantization.rescaling import (
     centred_rows,
+    largest_difference,
     weight_zero_point,
 )
 from glowmlir.transforms.int8_kernel_selection import (
@@ -195,10 +199,11 @@ def forced(op, only: str) -> str:
     return only or tuned_kernel(op)
 
 
-INT8_WORDS = "int8"
-FILTER_WORDS = ("", INT8_WORDS)
+INT8_WORDS, OUTPUT_PAIR_WORDS = "int8", "output-pairs"
+FILTER_WORDS = ("", INT8_WORDS, OUTPUT_PAIR_WORDS)
 """What `filter_words` may name (`SelectArmDspKernels`): "" the flash budget's choice, "int8"
-int8 filter words wherever a kernel reads them."""
+int8 filter words wherever a kernel reads them, "output-pairs" the same but output pair words
+wherever a pointwise layer can take them (`takes_output_pair_words`)."""
 
 
 @dataclass(frozen=True)
@@ -220,9 +225,20 @@ class FilterPacking:
     words_kind: str | None = None
     """The packing kind of `int8_words` where it is not `kind` (a pooled window of more than
     `layout.WINDOW_TAPS` taps: row pairs as int16 pairs, window pairs as int8 words)."""
+    output_pair_words: np.ndarray | None = None
+    """The filter as output pair words (`layout.output_pair_filter_words`, 1x its int8 bytes)
+    where a pointwise gathered product takes them (`takes_output_pair_words`): in place of its
+    int8 words (`as_int8_words`), and, blocked (`blocks_output_pairs`), of its int16 pairs too."""
+    blocks_output_pairs: bool = False
+    """`output_pair_words` feed a blocked product (`gathered_product.BLOCKED_PIXELS`), about as fast
+    as its int16 pairs: never packed as those."""
 
     def as_int8_words(self) -> FilterPacking:
-        """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs."""
+        """The packing with the filter's int8 words (1x its int8 bytes) in place of its pairs: its
+        output pair words where it has them."""
+        if self.output_pair_words is not None:
+            return FilterPacking(self.microkernel, self.output_pair_words, self.kind,
+                                 output_pair_words=self.output_pair_words)
         return FilterPacking(self.microkernel, self.int8_words, self.words_kind or self.kind,
                              uncentred_words=self.uncentred_words)
 
@@ -296,21 +312,30 @@ class PackConvolutionFilter(RewritePattern):
         doubled = fits_narrow_requantization(op, centred_rows(levels, filter_type))
         if doubled:  # twice the levels: sums the requantization takes as they are (`requantize_narrow`)
             packed = packed * np.int16(2)
+        output_pairs = None
+        if (words is not None and not uncentred and self.filter_words != INT8_WORDS and int8_buffers(op.input)
+                and takes_output_pair_words(op, kind, packed, self.loop_pairs)):
+            output_pairs = output_pair_filter_words(words, max(largest_difference(op.input.type.element_type),
+                                                               int(np.max(np.abs(op.input.type.element_type
+                                                                                 .value_range)))))
         plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None,
-                             None if words_kind == kind else words_kind)
-        return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
+                             None if words_kind == kind else words_kind, output_pairs,
+                             output_pairs is not None and packed.shape[1] > UNROLLED_PAIRS)
+        return plan.as_int8_words() if self.filter_words and words is not None else plan
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         plan = self.packing_of(op)
         if plan is None:
             return
-        if self.packed is not None and id(op) not in self.packed:
-            if plan.microkernel == HELIUM:  # Helium's int16 columns left out: the DSP kernel's int8 words
-                plan = dataclasses.replace(self, helium=False).packing_of(op) or plan
+        left_out = self.packed is not None and id(op) not in self.packed
+        if left_out and plan.microkernel == HELIUM:  # Helium's int16 columns left out: the DSP kernel's int8 words
+            plan = dataclasses.replace(self, helium=False).packing_of(op) or plan
+        if plan.blocks_output_pairs or left_out:
             if plan.int8_words is None or plan.microkernel != MICROKERNEL:
                 return
             plan = plan.as_int8_words()
+        output_pairs = plan.output_pair_words is not None and plan.packed is plan.output_pair_words
         weight = op.filter.owner
         filter_type: UniformQuantizedType = op.filter.type.element_type
         if plan.microkernel == IM2COL:
@@ -331,6 +356,8 @@ class PackConvolutionFilter(RewritePattern):
                 and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
+        if output_pairs:
+            op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -345,6 +372,30 @@ class PackConvolutionFilter(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        filter_words)
         erase_if_unused(weight, rewriter)
+
+
+OUTPUT_PAIRS_FROM = 16
+"""The fewest input channel pairs of a pointwise layer on output pair words: each output's split
+(`fully_connected.split_output_pairs`, a bias loaded, three instructions) is paid over fewer
+products below. Random-weight layers on int8 words -> output pair words, estimated cycles a MAC
+(M4 / M7): 8 -> 16 channels on 12 x 12 2.963 -> 3.134 / 2.591 -> 2.546; 32 -> 32 1.614 -> 1.614 /
+1.211 -> 1.175; 64 -> 64 1.366 -> 1.335 / 0.961 -> 0.887; 64 -> 128 on 6 x 6 1.355 -> 1.315 /
+0.917 -> 0.892; 128 -> 128 (blocked) 1.389 -> 1.301 / 0.803 -> 0.759."""
+
+
+def takes_output_pair_words(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, loop_pairs: int) -> bool:
+    """Whether a convolution's filter may be output pair words (`layout.output_pair_filter_words`,
+    `gathered_product.GatheredProduct`): a 1x1 of stride 1 (unpooled or pooled globally) in a
+    speed-first build of at least `OUTPUT_PAIRS_FROM` input channel pairs, its gathered product
+    straight (at most `UNROLLED_PAIRS`) or blocked (at most `BLOCKED_GATHER_BYTES` gathered), of
+    blocks of two output channels, int32 accumulators."""
+    from glowmlir.backends.arm_dsp.gathered_product import BLOCKED_GATHER_BYTES, BLOCKED_PIXELS
+
+    unpooled = op.pool is None or glow.pools_globally(op)
+    return (kind == CHANNEL_PAIRS and not loop_pairs and tuple(glow.shape_of(op.filter)[2:]) == (1, 1) and unpooled
+            and packed.ndim == 5 and packed.shape[1] >= OUTPUT_PAIRS_FROM and packed.shape[3] == 2
+            and 4 * BLOCKED_PIXELS * packed.shape[1] <= BLOCKED_GATHER_BYTES and op.wide_accumulators is None
+            and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
 
 
 def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
@@ -619,7 +670,8 @@ class SelectArmDspKernels(ModulePass):
                             f"{self.flash_size}}}: expected 0 (no budget) or a positive ratio or size")
         if self.filter_words not in FILTER_WORDS:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
-                            f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
+                            f"{INT8_WORDS} (int8 filter words wherever a kernel reads them), {OUTPUT_PAIR_WORDS} "
+                            "(output pair words where they can be, else int8 words) or nothing")
         filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
         fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs, filter_words=self.filter_words)
         filters.packed = None if self.only or self.filter_words else \
@@ -654,7 +706,8 @@ class SelectArmDspKernels(ModulePass):
         groups: dict[tuple, list[glowll.ConvolutionOp]] = {}
         costs: dict[tuple, PackingCost] = {}
         for conv in module.walk():
-            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
+            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None \
+                    or plan.blocks_output_pairs:  # as fast as its int16 pairs, in its int8 bytes
                 continue
             biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
