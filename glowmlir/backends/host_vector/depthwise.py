@@ -18,12 +18,15 @@ skipped. The fused relu/clip is applied to the accumulators (`ColumnArithmetic.o
 where the arithmetic takes wider vectors there (`widest_output`: the int8 requantization) and
 a row is one whole vector, the rows of a tile are joined into vectors of that width for it
 (rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4), else a row's adjacent
-whole vectors (two of 8 int8 outputs: one pack and one store of 16 levels).
+whole vectors (two of 8 int8 outputs: one pack and one store of 16 levels), or, in a tile of
+one whole vector a row, two rows' vectors (one pack, then a store of each half).
 Unpooled convolutions without a residual only (`column_layout.depthwise_tile`).
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -96,6 +99,14 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 store_vector(b, columns.output(c, join(b, sums[r:r + joined]), storage), dest,
                              [n, c, b.add(y0, r), 0])
             stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
+            if joined <= 1 and count_v == 1 and stored[0] is None and columns.widest_output >= 2 * lanes:
+                for r in range(0, count_y, 2):  # a tile of one whole vector: two rows' through one output step
+                    rows_joined = min(2, count_y - r)
+                    levels = columns.output(c, join(b, sums[r:r + rows_joined]), storage)
+                    for k in range(rows_joined):
+                        store_vector(b, levels if rows_joined == 1 else half(b, levels, k), dest,
+                                     [n, c, b.add(y0, r + k), x0])
+                return
             for r in range(count_y) if joined <= 1 else ():
                 for v, count in joined_runs(stored, columns.widest_output // lanes):  # a row's whole vectors joined
                     store_vector(b, columns.output(c, join(b, sums[r * count_v + v:r * count_v + v + count]), storage),
@@ -109,3 +120,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
         first_row, end_row = interior_columns(in_h, height, k_h, dy, pt, sy)
         in_tiles(b, height, rows, first_row, end_row, row_group)
+
+
+def half(b: KernelBuilder, vector: SSAValue, k: int) -> SSAValue:
+    """Half `k` (0: the first lanes) of a vector."""
+    lanes = vector.type.get_shape()[0] // 2
+    order = DenseArrayBase.from_list(i32, [k * lanes + lane for lane in range(lanes)])
+    return b.emit(llvm.ShuffleVectorOp(vector, vector, order, VectorType(vector.type.element_type, [lanes])))
