@@ -139,10 +139,16 @@ class ColumnArithmetic(abc.ABC):
         return self.weight(packed, indices[0])
 
     def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
-                   stride: int) -> SSAValue:
+                   stride: int, first_tap: int = 0) -> SSAValue:
         """The input vectors of adjacent taps (`input`'s, each with its lanes `loaded`), as
-        `multiply_accumulate` takes them."""
+        `multiply_accumulate` takes them; `first_tap`: the kernel column of the first."""
         return self.input(view, indices[0], loaded[0], stride)
+
+    def window_taps(self, k_w: int, dilation: int, stride: int) -> int:
+        """The kernel columns a vector away from the row's edges may read as if the kernel had
+        them (`vector_layout.interior_columns`' kernel): `k_w`, more where `taps_input` loads
+        a wider window of the row at once."""
+        return k_w
 
     def start(self, bias: View, channel: Index) -> SSAValue:
         """The bias of an output channel in every lane."""
@@ -291,7 +297,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                         continue
                     at_columns, loaded = read
                     inputs.append((v, columns.taps_input(src, [[n, channel, in_y, column] for column in at_columns],
-                                                         loaded, sx)))
+                                                         loaded, sx, first)))
                 accumulate_tap(columns, sums, packed, [o_block, c, ky, first], inputs,
                                tuple([o_block, c, ky, kx] for kx in group[1:]))
             return sums
@@ -307,7 +313,7 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                    lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
 
     row_vectors(b, width, lanes, tile_vectors(block, columns.accumulators),
-                interior_columns(in_w, width, k_w, dx, pl, sx), tile)
+                interior_columns(in_w, width, columns.window_taps(k_w, dx, sx), dx, pl, sx), tile)
 
 
 def row_vectors(b: KernelBuilder, width: int, lanes: int, vectors: int, clean: tuple[int, int],

@@ -98,3 +98,24 @@ def test_edge_tiles_load_whole_vectors_of_the_row(name, target, stride):
     assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
     assert "i8.p0" not in "".join(line for line in bundle.ir["llvm-ir"].splitlines() if "masked.load" in line)
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry,kernel", [
+    ("3x3_s1", ((1, 3, 5, 45), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "vector-depthwise-int8"),
+    ("5x5_s2_1", ((1, 3, 7, 45), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3), "vector-depthwise-int8"),
+    ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2), "vector-depthwise-int8"),
+    ("ungrouped_3x3", ((1, 4, 4, 43), (6, 4, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1), "vector-columns-int8"),
+])
+def test_taps_of_a_row_come_from_one_window(name, geometry, kernel):
+    """AVX2 tiles of stride 1 along the rows (the depthwise tiles, and the int8 column kernel's
+    of an ungrouped convolution): away from the row's edges each input row's taps are
+    shuffled out of one window of 16 levels, widened and centred once (`window_pairs`: a
+    `<16 x i8>` load), the interior narrowed by the window (`window_taps`) so that it never
+    reads past the row; bit for bit the reference's outputs (odd last kernel column, uneven
+    padding, a last partial vector)."""
+    case = convolution_case(950 + len(name), geometry, True, "relu")
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
+    assert f'microkernel = #glowll.microkernel<"{kernel}">' in bundle.ir["glowll"]
+    assert "load <16 x i8>" in bundle.ir["llvm-ir"]
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

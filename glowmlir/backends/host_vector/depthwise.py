@@ -17,12 +17,16 @@ the first and last groups known at compile time, where the input rows outside th
 skipped. The fused relu/clip is applied to the accumulators (`ColumnArithmetic.output`);
 where the arithmetic takes wider vectors there (`widest_output`: the int8 requantization) and
 a row is one whole vector, the rows of a tile are joined into vectors of that width for it
-(rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4).
+(rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4), else a row's adjacent
+whole vectors (two of 8 int8 outputs: one pack and one store of 16 levels), or, in a tile of
+one whole vector a row, two rows' vectors (one pack, then a store of each half).
 Unpooled convolutions without a residual only (`column_layout.depthwise_tile`).
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
@@ -33,6 +37,7 @@ from glowmlir.lowering.vector_columns import (
     in_tiles,
     inputs_read,
     join,
+    joined_runs,
     row_vectors,
     store_vector,
     tap_columns,
@@ -83,7 +88,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                             continue
                         at_columns, loaded = read
                         pixels = columns.taps_input(src, [[n, c, b.add(top, i), column] for column in at_columns],
-                                                    loaded, sx)
+                                                    loaded, sx, group[0])
                         for r, ky in covered:
                             at = r * count_v + v
                             sums[at] = columns.multiply_accumulate(sums[at], pixels, weights[ky][g])
@@ -93,13 +98,21 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             for r in range(0, count_y, joined) if joined > 1 else ():  # whole rows, one after the other
                 store_vector(b, columns.output(c, join(b, sums[r:r + joined]), storage), dest,
                              [n, c, b.add(y0, r), 0])
+            stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
+            if joined <= 1 and count_v == 1 and stored[0] is None and columns.widest_output >= 2 * lanes:
+                for r in range(0, count_y, 2):  # a tile of one whole vector: two rows' through one output step
+                    rows_joined = min(2, count_y - r)
+                    levels = columns.output(c, join(b, sums[r:r + rows_joined]), storage)
+                    for k in range(rows_joined):
+                        store_vector(b, levels if rows_joined == 1 else half(b, levels, k), dest,
+                                     [n, c, b.add(y0, r + k), x0])
+                return
             for r in range(count_y) if joined <= 1 else ():
-                for v in range(count_v):
-                    stored = None if counts[v] == lanes else [lane < counts[v] for lane in range(lanes)]
-                    store_vector(b, columns.output(c, sums[r * count_v + v], storage), dest,
-                                 [n, c, b.add(y0, r), b.add(x0, v * lanes)], stored)
+                for v, count in joined_runs(stored, columns.widest_output // lanes):  # a row's whole vectors joined
+                    store_vector(b, columns.output(c, join(b, sums[r * count_v + v:r * count_v + v + count]), storage),
+                                 dest, [n, c, b.add(y0, r), b.add(x0, v * lanes)], stored[v])
 
-        clean_columns = interior_columns(in_w, width, k_w, dx, pl, sx)
+        clean_columns = interior_columns(in_w, width, columns.window_taps(k_w, dx, sx), dx, pl, sx)
 
         def row_group(y0: Index, count_y: int, row_edge: bool) -> None:
             row_vectors(b, width, lanes, vectors, clean_columns,
@@ -107,3 +120,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
         first_row, end_row = interior_columns(in_h, height, k_h, dy, pt, sy)
         in_tiles(b, height, rows, first_row, end_row, row_group)
+
+
+def half(b: KernelBuilder, vector: SSAValue, k: int) -> SSAValue:
+    """Half `k` (0: the first lanes) of a vector."""
+    lanes = vector.type.get_shape()[0] // 2
+    order = DenseArrayBase.from_list(i32, [k * lanes + lane for lane in range(lanes)])
+    return b.emit(llvm.ShuffleVectorOp(vector, vector, order, VectorType(vector.type.element_type, [lanes])))

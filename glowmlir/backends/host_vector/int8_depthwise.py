@@ -41,6 +41,9 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
 from glowmlir.lowering.vector_layout import INT8_PLANES
 
+WINDOW_LANES = 8
+"""The widest tile whose taps are shuffled out of one window of the row (`PairedTaps.window_pairs`):
+AVX2's byte shuffle takes 16 levels at once (a window of 32 would cross its 128-bit halves)."""
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
 
@@ -136,12 +139,26 @@ class PairedTaps(PairColumns):
         word = halves[0] if len(halves) == 1 else self.b.int_or(halves[0], self.b.shift_left(halves[1], 16))
         return self.b.bitcast(self.b.splat(word, self.vector), VectorType(i16, [2 * self.lanes]))
 
+    def window_taps(self, k_w: int, dilation: int, stride: int) -> int:
+        """Of stride 1, undilated, `WINDOW_LANES` lanes: away from the row's edges, a
+        vector's taps are read as one window of 2 x lanes columns from its first tap's
+        (`window_pairs`), so the kernel is taken as at least lanes + 1 columns wide."""
+        return max(k_w, self.lanes + 1) if self.takes_window(dilation, stride) else k_w
+
+    def takes_window(self, dilation: int, stride: int) -> bool:
+        return stride == 1 and dilation == 1 and self.lanes <= WINDOW_LANES
+
     def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
-                   stride: int) -> SSAValue:
+                   stride: int, first_tap: int = 0) -> SSAValue:
         zero_point = self.domain.input_offset
         if (len(indices) == 2 and stride == 2 and self.op.dilations.get_values()[1] == 1
                 and loaded[0] is None and loaded[1] is None):
             return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
+        start = indices[0][-1] - first_tap if isinstance(indices[0][-1], int) else None
+        if (self.takes_window(self.op.dilations.get_values()[1], stride) and all(at is None for at in loaded)
+                and first_tap + len(indices) - 1 + self.lanes <= 2 * self.lanes
+                and (start is None or 0 <= start <= view.shape[-1] - 2 * self.lanes)):  # run-time: `window_taps`
+            return self.window_pairs(view, indices[0], first_tap, len(indices))
 
         in_row = [lanes_read is not None and any(lanes_read) and isinstance(at[-1], int)
                   and view.shape[-1] >= self.lanes * stride for at, lanes_read in zip(indices, loaded)]
@@ -162,6 +179,20 @@ class PairedTaps(PairColumns):
         kept = [half >= len(indices) or not in_row[half] or loaded[half][lane]
                 for lane in range(self.lanes) for half in (0, 1)]
         return self.b.int_and(pairs, self.b.lane_constants([-1 if keep else 0 for keep in kept], i16))
+
+    def window_pairs(self, view: View, indices: list[Index], first_tap: int, taps: int) -> SSAValue:
+        """The interleaved levels of `taps` (1 or 2) adjacent taps from kernel column
+        `first_tap` (at `indices`), of stride 1: shuffled out of the 2 x lanes columns from the
+        vector's first tap's (kernel column 0), the same load for every tap of the row (LLVM
+        keeps one), so that lane i holds columns first_tap + i and first_tap + i + 1 of it. A
+        lone last tap pairs with itself: its weight word's high half is 0. The window lies in
+        the row: a vector of a run-time column is one of the row's interior loop, whose taps
+        `window_taps` widened to the window; a compile-time one is checked by `taps_input`."""
+        column = self.b.add(indices[-1], -first_tap)
+        window = self.centred_pairs(vector_columns.load_vector(self.b, view, [*indices[:-1], column], 2 * self.lanes))
+        order = [first_tap + lane + half * (taps - 1) for lane in range(self.lanes) for half in (0, 1)]
+        return self.b.emit(llvm.ShuffleVectorOp(window, window, DenseArrayBase.from_list(i32, order),
+                                                window.type))
 
     def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
         """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
