@@ -51,6 +51,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from glowmlir.backends import microkernel as registered_kernel
+from glowmlir.backends.arm_dsp.banded_windows import BAND_WINDOWS, band_window_words, takes_band_windows
 from glowmlir.backends.arm_dsp.flash_budget import (
     PackingCost,
     choose_packed,
@@ -95,6 +96,7 @@ from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.quantization.rescaling import (
     centred_rows,
+    largest_difference,
     weight_zero_point,
 )
 from glowmlir.transforms.int8_kernel_selection import (
@@ -327,6 +329,10 @@ class PackConvolutionFilter(RewritePattern):
                 and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
+            words = band_windows_filter(op, plan, kind, packed)
+            if words is not None:  # a stride-1 window on a widened band (`banded_windows`)
+                packed = words
+                op.properties["microkernel"] = op.microkernel.with_parameter(BAND_WINDOWS, UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -341,6 +347,23 @@ class PackConvolutionFilter(RewritePattern):
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
                                        filter_words)
         erase_if_unused(weight, rewriter)
+
+
+def band_windows_filter(op: glowll.ConvolutionOp, plan: FilterPacking, kind: str | None,
+                        packed: np.ndarray) -> np.ndarray | None:
+    """A blocked WINDOW_PAIRS convolution's int8 filter words as `banded_windows.band_window_words`
+    where its kernel can take them, else None."""
+    if kind != WINDOW_PAIRS or packed.dtype != np.int8 or plan.uncentred_words or plan.doubled:
+        return None
+    filter_type = op.filter.type.element_type
+    levels = array_from_dense(op.filter.owner.value)
+    centred = levels.astype(np.int16) - np.int16(weight_zero_point(filter_type))
+    input_type = op.input.type.element_type
+    # the products take the levels themselves where the input offset is folded, else less the offset
+    largest_input = max(int(np.max(np.abs(input_type.value_range))), largest_difference(input_type))
+    if not takes_band_windows(op, centred, largest_input):
+        return None
+    return band_window_words(levels, weight_zero_point(filter_type), packed.shape[2])
 
 
 def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
