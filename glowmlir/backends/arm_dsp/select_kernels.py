@@ -330,8 +330,8 @@ class PackConvolutionFilter(RewritePattern):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
             words = band_windows_filter(op, plan, kind, packed)
-            if words is not None:  # a stride-1 window on a widened band (`banded_windows`)
-                packed = words
+            if words is not None:  # a stride-1 window on a widened band (`banded_windows`), 1x the int8 bytes
+                packed, doubled = words, False
                 op.properties["microkernel"] = op.microkernel.with_parameter(BAND_WINDOWS, UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
@@ -351,9 +351,10 @@ class PackConvolutionFilter(RewritePattern):
 
 def band_windows_filter(op: glowll.ConvolutionOp, plan: FilterPacking, kind: str | None,
                         packed: np.ndarray) -> np.ndarray | None:
-    """A blocked WINDOW_PAIRS convolution's int8 filter words as `banded_windows.band_window_words`
-    where its kernel can take them, else None."""
-    if kind != WINDOW_PAIRS or packed.dtype != np.int8 or plan.uncentred_words or plan.doubled:
+    """A blocked WINDOW_PAIRS convolution's filter as `banded_windows.band_window_words` where
+    its kernel can take them, else None: whether `plan` packs it as int16 pairs or int8 words
+    (the band's products on int8 words are the faster, at 1x the bytes)."""
+    if kind != WINDOW_PAIRS or (plan.int8_words is None and packed.dtype != np.int8) or plan.uncentred_words:
         return None
     filter_type = op.filter.type.element_type
     levels = array_from_dense(op.filter.owner.value)
