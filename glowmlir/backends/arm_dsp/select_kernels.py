@@ -300,6 +300,21 @@ class PackConvolutionFilter(RewritePattern):
                              None if words_kind == kind else words_kind)
         return plan.as_int8_words() if self.filter_words == INT8_WORDS and words is not None else plan
 
+    def blocked(self, op: glowll.ConvolutionOp, microkernel: str, kind: str | None, packed: np.ndarray) -> bool:
+        """Whether the convolution's gathered product is blocked (`gathered_product.BLOCKED_PIXELS`):
+        a speed-first build's of more pairs than `UNROLLED_PAIRS`, blocks of two output
+        channels, unpooled or pooled globally (not a tiled pool's), of int32 sums."""
+        unpooled = op.pool is None or glow.pools_globally(op)
+        return (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
+                and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
+                and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
+
+    def takes_band_windows(self, op: glowll.ConvolutionOp, plan: FilterPacking) -> bool:
+        """Whether the convolution runs on `banded_windows` whatever the budget (its filter
+        then 1x the int8 bytes: the flash budget leaves it out)."""
+        return (plan.packed is not None and self.blocked(op, plan.microkernel, plan.kind, plan.packed)
+                and band_windows_filter(op, plan, plan.kind, plan.packed) is not None)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         plan = self.packing_of(op)
@@ -323,10 +338,7 @@ class PackConvolutionFilter(RewritePattern):
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
-        unpooled = op.pool is None or glow.pools_globally(op)  # not a tiled pool's gathered product
-        if (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
-                and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
-                and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
+        if self.blocked(op, plan.microkernel, kind, packed):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
             words = band_windows_filter(op, plan, kind, packed)
@@ -674,7 +686,8 @@ class SelectArmDspKernels(ModulePass):
         groups: dict[tuple, list[glowll.ConvolutionOp]] = {}
         costs: dict[tuple, PackingCost] = {}
         for conv in module.walk():
-            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None:
+            if (not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None
+                    or filters.takes_band_windows(conv, plan)):
                 continue
             biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
