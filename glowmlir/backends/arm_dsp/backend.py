@@ -110,6 +110,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
     kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
     channel pairs a step."""
+    from glowmlir.backends.arm_dsp.banded_windows import SINGLE_ISSUE_CPUS
     from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
@@ -124,7 +125,8 @@ def glowll_passes(options: PipelineOptions) -> list:
     ratio = 0.0 if helium or measuring else DEFAULT_CONSTANT_RATIO
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
-                                                                 flash_size=0 if measuring else options.flash_size))]
+                                                                 flash_size=0 if measuring else options.flash_size,
+                                                                 single_issue=options.target.cpu in SINGLE_ISSUE_CPUS))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:

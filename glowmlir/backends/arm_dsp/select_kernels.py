@@ -239,6 +239,8 @@ class PackConvolutionFilter(RewritePattern):
     filter_words: str = ""
     """"int8": every convolution that can take int8 filter words takes them (a test and
     tuning hook, `FILTER_WORDS`); "": as `packed` says."""
+    single_issue: bool = False
+    """`SelectArmDspKernels.single_issue`."""
 
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
@@ -344,7 +346,8 @@ class PackConvolutionFilter(RewritePattern):
             words = band_windows_filter(op, plan, kind, packed)
             if words is not None:  # a stride-1 window on a widened band (`banded_windows`), 1x the int8 bytes
                 packed, doubled = words, False
-                op.properties["microkernel"] = op.microkernel.with_parameter(BAND_WINDOWS, UnitAttr())
+                op.properties["microkernel"] = op.microkernel.with_parameter(
+                    BAND_WINDOWS, IntegerAttr(int(self.single_issue), i64))
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -638,6 +641,9 @@ class SelectArmDspKernels(ModulePass):
     constant_ratio: float = 0.0
     flash_size: int = 0
     filter_words: str = ""
+    single_issue: bool = False
+    """The core issues one instruction a cycle (`banded_windows.SINGLE_ISSUE_CPUS`): the band
+    windows' loads side by side (`banded_windows.BAND_WINDOWS` = 1)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -652,7 +658,8 @@ class SelectArmDspKernels(ModulePass):
         if self.filter_words not in FILTER_WORDS:
             raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
                             f"{INT8_WORDS} (int8 filter words wherever a kernel reads them) or nothing")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words,
+                                        single_issue=self.single_issue)
         fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs, filter_words=self.filter_words)
         filters.packed = None if self.only or self.filter_words else \
             self.packed_within_budget(op, filters, fully_connected)
