@@ -72,7 +72,8 @@ def takes_band_windows(op: glowll.ConvolutionOp, centred: np.ndarray, largest_in
     below `OUTPUT_PAIR_LIMIT`."""
     out_c, in_c, _, _ = centred.shape
     bound = largest_input * np.abs(centred[1::2].astype(np.int64)).reshape(out_c // 2, -1).sum(axis=1).max(initial=0)
-    return (op.strides.get_values() == (1, 1) and op.dilations.get_values() == (1, 1) and op.group.value.data == 1
+    return (op.strides.get_values() in ((1, 1), (2, 2)) and op.dilations.get_values() == (1, 1)
+            and op.group.value.data == 1
             and op.pool is None and out_c % 2 == 0 and in_c % 2 == 0 and bound < OUTPUT_PAIR_LIMIT)
 
 
@@ -104,11 +105,11 @@ class BandedWindows:
         _, in_c, self.in_h, self.in_w = self.src.shape
         _, _, self.k_h, self.k_w = op.filter_shape.get_values()
         self.pt, self.pl, _, pr = op.pads.get_values()
-        self.band_w = self.pl + self.in_w + pr
+        self.stride, _ = op.strides.get_values()
+        self.band_w = -(-(self.pl + self.in_w + pr) // self.stride)  # the words of a row's phase
         self.channel_pairs = in_c // 2
-        words = self.channel_pairs * self.k_h * self.band_w
-        self.band = View.contiguous(b.alloca(words, i32, STACK_ALIGNMENT), (self.channel_pairs, self.k_h, self.band_w),
-                                    element_type=i32)
+        shape = (self.channel_pairs, self.k_h, self.stride, self.band_w)
+        self.band = View.contiguous(b.alloca(int(np.prod(shape)), i32, STACK_ALIGNMENT), shape, element_type=i32)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.loads_side_by_side = op.microkernel.parameter(BAND_WINDOWS).value.data == 1
 
@@ -123,8 +124,8 @@ class BandedWindows:
     def emit(self) -> None:
         b = self.b
         padding = self.padding_word()
-        with b.loops([self.channel_pairs, self.k_h, self.band_w]) as (cp, ky, x):
-            b.store(padding, self.band, [cp, ky, x])
+        with b.loops(self.band.shape) as at:
+            b.store(padding, self.band, at)
         with b.loops([self.n_size, self.out_h]) as (n, y):
             self.widen_band(n, y, padding)
             runs, tail = divmod(self.out_w, BAND_PIXELS)
@@ -139,7 +140,7 @@ class BandedWindows:
         in the padding all the zero point's."""
         b, width = self.b, self.in_w
         for ky in range(self.k_h):
-            row = b.sub(b.add(y, ky), self.pt)
+            row = b.sub(b.add(b.mul(y, self.stride), ky), self.pt)
             inside = b.in_range(row, self.in_h)
             with b.when(inside):
                 with b.loop(0, self.channel_pairs) as cp:
@@ -148,8 +149,14 @@ class BandedWindows:
                     def widen(x: Index, count: int, cp=cp.index, first=first, second=second) -> None:
                         pairs = pixel_channel_pairs(b, self.src, [n, first, row, x], [n, second, row, x], count,
                                                     self.x_offset)
-                        for p, pair in enumerate(pairs):
-                            b.store(pair, self.band, [cp, ky, b.add(b.add(x, p), self.pl)])
+                        for p, pair in enumerate(pairs):  # x a constant, or a multiple of 4 (of the stride)
+                            if isinstance(x, int):
+                                column = self.pl + x + p
+                                at = [column % self.stride, column // self.stride]
+                            else:
+                                column = self.pl + p
+                                at = [column % self.stride, b.add(b.div(x, self.stride), column // self.stride)]
+                            b.store(pair, self.band, [cp, ky, *at])
 
                     with b.loop(0, width // 4) as quad:
                         widen(b.mul(quad.index, 4), 4)
@@ -160,8 +167,8 @@ class BandedWindows:
                             done += count
             if self.pt or self.k_h - 1 - self.pt:  # rows of the padding above or below
                 with b.when(b.int_xor(inside, b.constant(1, inside.type))):
-                    with b.loops([self.channel_pairs, self.band_w]) as (cp, x):
-                        b.store(padding, self.band, [cp, ky, x])
+                    with b.loops([self.channel_pairs, self.stride, self.band_w]) as (cp, phase, x):
+                        b.store(padding, self.band, [cp, ky, phase, x])
 
     def run(self, n: Index, y: Index, x0: Index, count: int) -> None:
         """Output pixels x0 .. x0 + count - 1 of row y, every block of two output channels."""
@@ -183,26 +190,27 @@ class BandedWindows:
         band's pointer, both pointers advanced once a step through an opaque value."""
         b, band, packed, k_h, k_w = self.b, self.band, self.packed, self.k_h, self.k_w
         weight_stride = packed.strides[1]  # elements (bytes) from one pair's word to the next
-        start_band = b.element(band, [0, 0, x0])
+        start_band = b.element(band, [0, 0, 0, x0])
         start_weights = b.element(packed, block_weight_index(b, packed, o_block, 0))
-        band_step = k_h * self.band_w  # words a channel pair
+        band_step = k_h * self.stride * self.band_w  # words a channel pair
         end_band = b.offset_pointer(start_band, self.channel_pairs * band_step, i32)
         carried = [start_band, start_weights, *[start] * (2 * count)]
         body = b.new_block([value.type for value in carried])
         b.emit(llvm.BrOp(body, *carried))
         b.block = body
         words_at, weights_at, *totals = body.args
-        row_words = View(words_at, (k_h, self.band_w), (self.band_w, 1), 0, i32)
+        row_words = View(words_at, band.shape[1:], band.strides[1:], 0, i32)
         weights = View(weights_at, (k_h * k_w,), (weight_stride,), 0, packed.element_type)
-        for ky in range(k_h):
+        for ky, phase in np.ndindex(k_h, self.stride):
             inputs = []
-            for kx in range(k_w):
+            for kx in range(phase, k_w, self.stride):  # the taps of this phase: the run's words slide by one
                 if self.loads_side_by_side:
                     after(b, totals)  # this tap's loads side by side, after the products before
-                if kx:
-                    inputs = [*inputs[1:], b.load(row_words, [ky, count - 1 + kx])]
+                shift = kx // self.stride
+                if inputs:
+                    inputs = [*inputs[1:], b.load(row_words, [ky, phase, count - 1 + shift])]
                 else:
-                    inputs = [b.load(row_words, [ky, p]) for p in range(count)]
+                    inputs = [b.load(row_words, [ky, phase, shift + p]) for p in range(count)]
                 word = load_word(b, weights, [ky * k_w + kx], aligned=True)
                 low = intrinsic(b, "sxtb16", word)
                 for p, x in enumerate(inputs):
