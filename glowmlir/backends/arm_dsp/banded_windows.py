@@ -42,6 +42,11 @@ spread them among the `SMLAD`s, two cycles each). MLPerf Tiny's ResNet-8 on the 
 9.90M -> 10.68M (there the scheduler's order is kept)."""
 
 
+TAPS_PER_STEP = 9
+"""Taps a step of the loop over channel pairs takes at most: one channel pair of a 3x3 window,
+four of a 1x1 (its loop's overhead paid once for four pairs)."""
+
+
 def band_window_words(levels: np.ndarray, offset: int, interleaved: int) -> np.ndarray | None:
     """An OIHW int8 filter (levels of zero point `offset`) as the int8 words of a WINDOW_PAIRS
     filter's shape [O / (2 x interleaved), C / 2 x KH x KW, interleaved, 2, 2] whose pair i is
@@ -112,6 +117,8 @@ class BandedWindows:
         self.band = View.contiguous(b.alloca(int(np.prod(shape)), i32, STACK_ALIGNMENT), shape, element_type=i32)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.loads_side_by_side = op.microkernel.parameter(BAND_WINDOWS).value.data == 1
+        self.pairs_per_step = next(step for step in (4, 2, 1)
+                                   if self.channel_pairs % step == 0 and step * self.k_h * self.k_w <= TAPS_PER_STEP)
 
     def padding_word(self):
         """The band's word of two padding taps: the input zero point in both halves (less the
@@ -199,8 +206,25 @@ class BandedWindows:
         b.emit(llvm.BrOp(body, *carried))
         b.block = body
         words_at, weights_at, *totals = body.args
-        row_words = View(words_at, band.shape[1:], band.strides[1:], 0, i32)
-        weights = View(weights_at, (k_h * k_w,), (weight_stride,), 0, packed.element_type)
+        per_step = self.pairs_per_step
+        for pair in range(per_step):
+            row_words = View(words_at, band.shape[1:], band.strides[1:], pair * band_step, i32)
+            weights = View(weights_at, (k_h * k_w,), (weight_stride,), pair * k_h * k_w * weight_stride,
+                           packed.element_type)
+            totals = self.pair_products(row_words, weights, count, totals)
+        words_at = b.opaque(b.offset_pointer(words_at, per_step * band_step, i32))
+        weights_at = b.opaque(b.offset_pointer(weights_at, per_step * k_h * k_w * weight_stride, packed.element_type))
+        more = b.int_compare("ne", b.emit(llvm.PtrToIntOp(words_at, i32)), b.emit(llvm.PtrToIntOp(end_band, i32)))
+        done = b.new_block([value.type for value in carried])
+        b.emit(llvm.CondBrOp(more, body, [words_at, weights_at, *totals], done, [words_at, weights_at, *totals]))
+        b.block = done
+        return list(done.args[2:])
+
+    def pair_products(self, row_words: View, weights: View, count: int, totals: list) -> list:
+        """`totals` plus the products of one channel pair's taps (its band rows `row_words`
+        [ky, phase, word] from the run's first pixel, its weight words `weights`)."""
+        b, k_h, k_w = self.b, self.k_h, self.k_w
+        totals = list(totals)
         for ky, phase in np.ndindex(k_h, self.stride):
             inputs = []
             for kx in range(phase, k_w, self.stride):  # the taps of this phase: the run's words slide by one
@@ -216,13 +240,7 @@ class BandedWindows:
                 for p, x in enumerate(inputs):
                     totals[2 * p] = smlad(b, x, low, totals[2 * p])
                     totals[2 * p + 1] = smlad(b, x, word, totals[2 * p + 1])
-        words_at = b.opaque(b.offset_pointer(words_at, band_step, i32))
-        weights_at = b.opaque(b.offset_pointer(weights_at, k_h * k_w * weight_stride, packed.element_type))
-        more = b.int_compare("ne", b.emit(llvm.PtrToIntOp(words_at, i32)), b.emit(llvm.PtrToIntOp(end_band, i32)))
-        done = b.new_block([value.type for value in carried])
-        b.emit(llvm.CondBrOp(more, body, [words_at, weights_at, *totals], done, [words_at, weights_at, *totals]))
-        b.block = done
-        return list(done.args[2:])
+        return totals
 
 
 def band_windows_of(op: glowll.ConvolutionOp) -> bool:

@@ -311,11 +311,28 @@ class PackConvolutionFilter(RewritePattern):
                 and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
                 and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
 
+    def band_candidate(self, op: glowll.ConvolutionOp, microkernel: str, kind: str | None,
+                       packed: np.ndarray) -> bool:
+        """Whether `banded_windows` may take the convolution, its filter permitting
+        (`band_windows_filter`): a blocked WINDOW_PAIRS one, or an unpadded unpooled 1x1 of
+        stride 2 (CHANNEL_PAIRS, else on the strided pointwise row kernel)."""
+        strided_pointwise = (microkernel == MICROKERNEL and not self.loop_pairs and kind == CHANNEL_PAIRS
+                             and op.strides.get_values() == (2, 2) and not any(op.pads.get_values())
+                             and op.pool is None and packed.shape[3] == 2 and op.wide_accumulators is None
+                             and glow.shape_of(op.filter)[2:] == (1, 1))
+        return strided_pointwise or (kind == WINDOW_PAIRS and self.blocked(op, microkernel, kind, packed))
+
+    def band_words(self, op: glowll.ConvolutionOp, plan: FilterPacking, kind: str | None,
+                   packed: np.ndarray) -> np.ndarray | None:
+        """The convolution's filter for `banded_windows` where it runs there, else None."""
+        if not self.band_candidate(op, plan.microkernel, kind, packed):
+            return None
+        return band_windows_filter(op, plan, kind, packed)
+
     def takes_band_windows(self, op: glowll.ConvolutionOp, plan: FilterPacking) -> bool:
         """Whether the convolution runs on `banded_windows` whatever the budget (its filter
         then 1x the int8 bytes: the flash budget leaves it out)."""
-        return (plan.packed is not None and self.blocked(op, plan.microkernel, plan.kind, plan.packed)
-                and band_windows_filter(op, plan, plan.kind, plan.packed) is not None)
+        return plan.packed is not None and self.band_words(op, plan, plan.kind, plan.packed) is not None
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
@@ -340,14 +357,14 @@ class PackConvolutionFilter(RewritePattern):
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
-        if self.blocked(op, plan.microkernel, kind, packed):
+        band = self.band_words(op, plan, kind, packed)
+        if band is not None:  # on a widened band of its input (`banded_windows`), 1x the int8 bytes
+            packed, doubled = band, False
+            op.properties["microkernel"] = op.microkernel.with_parameter(
+                BAND_WINDOWS, IntegerAttr(int(self.single_issue), i64))
+        elif self.blocked(op, plan.microkernel, kind, packed):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
-            words = band_windows_filter(op, plan, kind, packed)
-            if words is not None:  # a stride-1 window on a widened band (`banded_windows`), 1x the int8 bytes
-                packed, doubled = words, False
-                op.properties["microkernel"] = op.microkernel.with_parameter(
-                    BAND_WINDOWS, IntegerAttr(int(self.single_issue), i64))
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
@@ -366,10 +383,11 @@ class PackConvolutionFilter(RewritePattern):
 
 def band_windows_filter(op: glowll.ConvolutionOp, plan: FilterPacking, kind: str | None,
                         packed: np.ndarray) -> np.ndarray | None:
-    """A blocked WINDOW_PAIRS convolution's filter as `banded_windows.band_window_words` where
-    its kernel can take them, else None: whether `plan` packs it as int16 pairs or int8 words
-    (the band's products on int8 words are the faster, at 1x the bytes)."""
-    if kind != WINDOW_PAIRS or (plan.int8_words is None and packed.dtype != np.int8) or plan.uncentred_words:
+    """A convolution's filter as `banded_windows.band_window_words` where its kernel can take
+    them (`PackConvolutionFilter.band_candidate`), else None: whether `plan` packs it as int16
+    pairs or int8 words (the band's products on int8 words are the faster, at 1x the bytes)."""
+    int8_words = plan.int8_words is not None or packed.dtype == np.int8
+    if kind not in (WINDOW_PAIRS, CHANNEL_PAIRS) or not int8_words or plan.uncentred_words:
         return None
     filter_type = op.filter.type.element_type
     levels = array_from_dense(op.filter.owner.value)
