@@ -76,10 +76,17 @@ def takes_band_windows(op: glowll.ConvolutionOp, centred: np.ndarray, largest_in
     and unpooled, an even number of input and output channels, and each odd output's sums
     below `OUTPUT_PAIR_LIMIT`."""
     out_c, in_c, _, _ = centred.shape
-    bound = largest_input * np.abs(centred[1::2].astype(np.int64)).reshape(out_c // 2, -1).sum(axis=1).max(initial=0)
     return (op.strides.get_values() in ((1, 1), (2, 2)) and op.dilations.get_values() == (1, 1)
-            and op.group.value.data == 1
-            and op.pool is None and out_c % 2 == 0 and in_c % 2 == 0 and bound < OUTPUT_PAIR_LIMIT)
+            and op.group.value.data == 1 and op.pool is None and out_c % 2 == 0 and in_c % 2 == 0
+            and pair_sums_fit(centred, largest_input))
+
+
+def pair_sums_fit(centred: np.ndarray, largest_input: int) -> bool:
+    """Whether each odd output channel's sums (OIHW `centred` filter levels, inputs of at most
+    `largest_input` in magnitude) stay below `OUTPUT_PAIR_LIMIT`: S1 is then exact from
+    S0 + 256 S1 and S0."""
+    odd = np.abs(centred[1::2].astype(np.int64)).reshape(centred.shape[0] // 2, -1)
+    return largest_input * int(odd.sum(axis=1).max(initial=0)) < OUTPUT_PAIR_LIMIT
 
 
 def banded_window_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -248,4 +255,5 @@ def band_windows_of(op: glowll.ConvolutionOp) -> bool:
     return op.microkernel is not None and op.microkernel.parameter(BAND_WINDOWS) is not None
 
 
-__all__ = ["BAND_WINDOWS", "band_window_words", "band_windows_of", "banded_window_product", "takes_band_windows"]
+__all__ = ["BAND_WINDOWS", "band_window_words", "band_windows_of", "banded_window_product", "pair_sums_fit",
+           "takes_band_windows"]
