@@ -4,8 +4,9 @@ of two output channels in one loop over the pairs (eight accumulators), on int8 
 int16 pairs.
 
 Random-weight layers that take it (3x3 windows of stride 1 and 2, padded, of odd input channel
-counts (of even ones, the band windows take them: test_arm_dsp_band_windows.py), a pointwise layer; pixel counts not a multiple of four and pair counts not a multiple of
-the loop's step, so that the tails run too) are built with int8 filter words (the pass's
+counts (of even ones, the band windows take them: test_arm_dsp_band_windows.py), a pointwise
+layer; pixel counts not a multiple of four and pair counts not a multiple of the loop's step,
+so that the tails run too) are built with int8 filter words (the pass's
 `filter_words` hook) and run on the Cortex-M4 and M7 boards, and with int16 pairs on the M4: each
 equals the int8 reference (tests/support/int8_reference.py) bit for bit, and each convolution is
 marked `blocked_pixels`. Each layer's estimated cycles a MAC are printed (-s).

@@ -31,7 +31,11 @@ of four pixels multiplied by each block of two output channels together in one l
 allows): its weights int16 levels less their zero point, each run of four in the order of its
 input pairs (`fully_connected.pair_weight_rows`); `output_pairs` (an int8 FullyConnected whose
 sums allow it): its int8 weights less their zero point as words of two outputs' weights
-(`fully_connected.output_pair_words`, 1x the bytes)."""
+(`fully_connected.output_pair_words`, 1x the bytes); `band_windows` (a speed-first build's 3x3
+convolution of an even number of channels, stride 1 or 2, or unpadded 1x1 of stride 2): its
+filter output pair words (`banded_windows.band_window_words`), multiplied on a widened band of
+its input (`banded_windows.banded_window_product`), 1 where each tap's loads go side by side
+(a single-issue core), else 0."""
 
 
 def verify_packed_pairs(op) -> None:

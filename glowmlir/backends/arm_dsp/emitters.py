@@ -80,7 +80,8 @@ from glowmlir.lowering.loop_skeletons import (
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """A convolution packed for these kernels: the shared skeleton with `convolution_rows`
     or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
-    WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
+    WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`), or with
+    `band_windows` over a widened band of their input (`banded_window_product`)."""
     packed_shape = glow.shape_of(op.filter)
     kind = packing_of(op)
     if kind == DEPTHWISE:
