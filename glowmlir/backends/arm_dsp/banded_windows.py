@@ -1,6 +1,7 @@
-"""The banded window product: a stride-1 WINDOW_PAIRS convolution of an even number of input
-channels as an implicit matrix product over a band of its input widened once per output row,
-on output pair words (`BAND_WINDOWS`), with no window gathered."""
+"""The banded window product: a WINDOW_PAIRS convolution of an even number of input channels,
+stride 1 or 2 (or an unpadded 1x1 one of stride 2), as an implicit matrix product over a band
+of its input widened once per output row, on output pair words (`BAND_WINDOWS`), with no
+window gathered."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def band_window_words(levels: np.ndarray, offset: int, interleaved: int) -> np.n
 
 def takes_band_windows(op: glowll.ConvolutionOp, centred: np.ndarray, largest_input: int) -> bool:
     """Whether a convolution (OIHW `centred` filter levels; `largest_input` the largest |input|
-    its products take) may run on `banded_window_product`: stride 1 and dilation 1, ungrouped
+    its products take) may run on `banded_window_product`: stride 1 or 2, dilation 1, ungrouped
     and unpooled, an even number of input and output channels, and each odd output's sums
     below `OUTPUT_PAIR_LIMIT`."""
     out_c, in_c, _, _ = centred.shape
