@@ -5,9 +5,10 @@
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{filter-words=int8},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=LLVM
 // The blocked gathered product (`arm_dsp.gathered_product.BLOCKED_PIXELS`): speed first, a
 // gathered product (here on int8 filter words) of more pairs than `UNROLLED_PAIRS` (32) is marked
-// `blocked_pixels`: the 1x1 convolution of 80 input channels (40 pairs) and the 3x3 one of 16
-// (72 tap pairs), printed and parsed back. Its kernel multiplies each run of four pixels by a
-// block of two output channels in a do-while loop over the pairs (8 and 12 a step), ended by its
+// `blocked_pixels`: the 1x1 convolution of 80 input channels (40 pairs) and the 3x3 one of 17
+// (77 tap pairs; of an even number of channels the band windows take it instead,
+// select_arm_dsp_kernels_band_windows.mlir), printed and parsed back. Its kernel multiplies each run of four pixels by a
+// block of two output channels in a do-while loop over the pairs (8 a step), ended by its
 // gathered words' pointer (a `ptrtoint` compared with the end). Int16 pairs (the default
 // without the hook) take it too; a size-first build (`loop-pairs`) keeps the loop of two pixels.
 
@@ -17,11 +18,11 @@ glowll.function @net {
   %w = glowll.weight "w" {value = dense<1> : tensor<4x80x1x1xi8>} : memref<4x80x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b = glowll.weight "b" {value = dense<[10, -20, 30, -40]> : tensor<4xi32>} : memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x4x1x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x80x1x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x80x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
-  %d = glowll.placeholder input "d" : memref<1x16x4x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %d = glowll.placeholder input "d" : memref<1x17x4x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %e = glowll.placeholder output "e" : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>
-  %v = glowll.weight "v" {value = dense<2> : tensor<2x16x3x3xi8>} : memref<2x16x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %v = glowll.weight "v" {value = dense<2> : tensor<2x17x3x3xi8>} : memref<2x17x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
   %c = glowll.weight "c" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %e, %d, %v, %c {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x16x4x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x16x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %e, %d, %v, %c {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x17x4x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x17x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
 // CHECK:      glowll.convolution %y, %x

@@ -17,7 +17,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
-PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs")
+PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs", "band_windows")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -33,7 +33,11 @@ input pairs (`fully_connected.pair_weight_rows`); `output_pairs` (an int8 FullyC
 sums allow it): its int8 weights less their zero point as words of two outputs' weights
 (`fully_connected.output_pair_words`, 1x the bytes); on a pointwise convolution's gathered
 product, its int8 filter words as words of two output channels' weights
-(`layout.output_pair_filter_words`)."""
+(`layout.output_pair_filter_words`); `band_windows` (a speed-first build's 3x3
+convolution of an even number of channels, stride 1 or 2, or unpadded 1x1 of stride 2): its
+filter output pair words (`banded_windows.band_window_words`), multiplied on a widened band of
+its input (`banded_windows.banded_window_product`), 1 where each tap's loads go side by side
+(a single-issue core), else 0."""
 
 
 def verify_packed_pairs(op) -> None:
@@ -117,6 +121,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
     kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
     channel pairs a step."""
+    from glowmlir.backends.arm_dsp.banded_windows import SINGLE_ISSUE_CPUS
     from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO, GLOW_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
@@ -133,7 +138,8 @@ def glowll_passes(options: PipelineOptions) -> list:
     ratio = 0.0 if measuring else GLOW_CONSTANT_RATIO if options.profile_quantized else default_ratio
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
-                                                                 flash_size=0 if measuring else options.flash_size))]
+                                                                 flash_size=0 if measuring else options.flash_size,
+                                                                 single_issue=options.target.cpu in SINGLE_ISSUE_CPUS))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:

@@ -58,6 +58,7 @@ in int64 registers, each product pair added by `SMLALD` (`instructions.smlad` on
 
 from __future__ import annotations
 
+from glowmlir.backends.arm_dsp.banded_windows import band_windows_of, banded_window_product
 from glowmlir.backends.arm_dsp.depthwise import depthwise_convolution
 from glowmlir.backends.arm_dsp.fully_connected import emit_fully_connected
 from glowmlir.backends.arm_dsp.gathered_product import gathered_product
@@ -79,13 +80,16 @@ from glowmlir.lowering.loop_skeletons import (
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """A convolution packed for these kernels: the shared skeleton with `convolution_rows`
     or `pointwise_rows`; a 1x1 convolution of stride 1, unpooled or pooled globally, and a
-    WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`)."""
+    WINDOW_PAIRS one are matrix products over their pixels (`gathered_product`), or with
+    `band_windows` over a widened band of their input (`banded_window_product`)."""
     packed_shape = glow.shape_of(op.filter)
     kind = packing_of(op)
     if kind == DEPTHWISE:
         depthwise_convolution(b, domain, op, view)
         return
-    if gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)):
+    if band_windows_of(op):
+        banded_window_product(b, domain, op, view)
+    elif gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)):
         gathered_product(b, domain, op, view, packed_shape[3])
     else:
         rows = pointwise_rows if kind == CHANNEL_PAIRS else convolution_rows

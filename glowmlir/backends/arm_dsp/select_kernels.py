@@ -54,6 +54,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from glowmlir.backends import microkernel as registered_kernel
+from glowmlir.backends.arm_dsp.banded_windows import BAND_WINDOWS, band_window_words, takes_band_windows
 from glowmlir.backends.arm_dsp.flash_budget import (
     PackingCost,
     choose_packed,
@@ -255,6 +256,8 @@ class PackConvolutionFilter(RewritePattern):
     filter_words: str = ""
     """"int8": every convolution that can take int8 filter words takes them (a test and
     tuning hook, `FILTER_WORDS`); "": as `packed` says."""
+    single_issue: bool = False
+    """`SelectArmDspKernels.single_issue`."""
 
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
@@ -323,6 +326,38 @@ class PackConvolutionFilter(RewritePattern):
                              output_pairs is not None and packed.shape[1] > UNROLLED_PAIRS)
         return plan.as_int8_words() if self.filter_words and words is not None else plan
 
+    def blocked(self, op: glowll.ConvolutionOp, microkernel: str, kind: str | None, packed: np.ndarray) -> bool:
+        """Whether the convolution's gathered product is blocked (`gathered_product.BLOCKED_PIXELS`):
+        a speed-first build's of more pairs than `UNROLLED_PAIRS`, blocks of two output
+        channels, unpooled or pooled globally (not a tiled pool's), of int32 sums."""
+        unpooled = op.pool is None or glow.pools_globally(op)
+        return (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
+                and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
+                and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
+
+    def band_candidate(self, op: glowll.ConvolutionOp, microkernel: str, kind: str | None,
+                       packed: np.ndarray) -> bool:
+        """Whether `banded_windows` may take the convolution, its filter permitting
+        (`band_windows_filter`): a blocked WINDOW_PAIRS one, or an unpadded unpooled 1x1 of
+        stride 2 (CHANNEL_PAIRS, else on the strided pointwise row kernel)."""
+        strided_pointwise = (microkernel == MICROKERNEL and not self.loop_pairs and kind == CHANNEL_PAIRS
+                             and op.strides.get_values() == (2, 2) and not any(op.pads.get_values())
+                             and op.pool is None and packed.shape[3] == 2 and op.wide_accumulators is None
+                             and glow.shape_of(op.filter)[2:] == (1, 1))
+        return strided_pointwise or (kind == WINDOW_PAIRS and self.blocked(op, microkernel, kind, packed))
+
+    def band_words(self, op: glowll.ConvolutionOp, plan: FilterPacking, kind: str | None,
+                   packed: np.ndarray) -> np.ndarray | None:
+        """The convolution's filter for `banded_windows` where it runs there, else None."""
+        if not self.band_candidate(op, plan.microkernel, kind, packed):
+            return None
+        return band_windows_filter(op, plan, kind, packed)
+
+    def takes_band_windows(self, op: glowll.ConvolutionOp, plan: FilterPacking) -> bool:
+        """Whether the convolution runs on `banded_windows` whatever the budget (its filter
+        then 1x the int8 bytes: the flash budget leaves it out)."""
+        return plan.packed is not None and self.band_words(op, plan, plan.kind, plan.packed) is not None
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         plan = self.packing_of(op)
@@ -350,13 +385,15 @@ class PackConvolutionFilter(RewritePattern):
             loop_pairs = WINDOW_LOOP_PAIRS  # a large window's gather and products looped
         if microkernel == MICROKERNEL and loop_pairs:
             op.properties["microkernel"] = op.microkernel.with_parameter("loop_pairs", IntegerAttr(loop_pairs, i64))
-        unpooled = op.pool is None or glow.pools_globally(op)  # not a tiled pool's gathered product
-        if (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
-                and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
-                and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op))):
+        band = self.band_words(op, plan, kind, packed)
+        if band is not None:  # on a widened band of its input (`banded_windows`), 1x the int8 bytes
+            packed, doubled = band, False
+            op.properties["microkernel"] = op.microkernel.with_parameter(
+                BAND_WINDOWS, IntegerAttr(int(self.single_issue), i64))
+        elif self.blocked(op, plan.microkernel, kind, packed):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
-        if output_pairs:
+        if output_pairs and band is None:
             op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
@@ -396,6 +433,25 @@ def takes_output_pair_words(op: glowll.ConvolutionOp, kind: str | None, packed: 
             and packed.ndim == 5 and packed.shape[1] >= OUTPUT_PAIRS_FROM and packed.shape[3] == 2
             and 4 * BLOCKED_PIXELS * packed.shape[1] <= BLOCKED_GATHER_BYTES and op.wide_accumulators is None
             and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
+
+
+def band_windows_filter(op: glowll.ConvolutionOp, plan: FilterPacking, kind: str | None,
+                        packed: np.ndarray) -> np.ndarray | None:
+    """A convolution's filter as `banded_windows.band_window_words` where its kernel can take
+    them (`PackConvolutionFilter.band_candidate`), else None: whether `plan` packs it as int16
+    pairs or int8 words (the band's products on int8 words are the faster, at 1x the bytes)."""
+    int8_words = plan.int8_words is not None or packed.dtype == np.int8
+    if kind not in (WINDOW_PAIRS, CHANNEL_PAIRS) or not int8_words or plan.uncentred_words:
+        return None
+    filter_type = op.filter.type.element_type
+    levels = array_from_dense(op.filter.owner.value)
+    centred = levels.astype(np.int16) - np.int16(weight_zero_point(filter_type))
+    input_type = op.input.type.element_type
+    # the products take the levels themselves where the input offset is folded, else less the offset
+    largest_input = max(int(np.max(np.abs(input_type.value_range))), largest_difference(input_type))
+    if not takes_band_windows(op, centred, largest_input):
+        return None
+    return band_window_words(levels, weight_zero_point(filter_type), packed.shape[2])
 
 
 def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
@@ -657,6 +713,9 @@ class SelectArmDspKernels(ModulePass):
     constant_ratio: float = 0.0
     flash_size: int = 0
     filter_words: str = ""
+    single_issue: bool = False
+    """The core issues one instruction a cycle (`banded_windows.SINGLE_ISSUE_CPUS`): the band
+    windows' loads side by side (`banded_windows.BAND_WINDOWS` = 1)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -672,7 +731,8 @@ class SelectArmDspKernels(ModulePass):
             raise GlowError(f"glowll-select-arm-dsp-kernels{{filter-words={self.filter_words}}}: expected "
                             f"{INT8_WORDS} (int8 filter words wherever a kernel reads them), {OUTPUT_PAIR_WORDS} "
                             "(output pair words where they can be, else int8 words) or nothing")
-        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words)
+        filters = PackConvolutionFilter(self.helium, self.loop_pairs, self.only, filter_words=self.filter_words,
+                                        single_issue=self.single_issue)
         fully_connected = SelectFullyConnected(self.helium, self.only, self.loop_pairs, filter_words=self.filter_words)
         filters.packed = None if self.only or self.filter_words else \
             self.packed_within_budget(op, filters, fully_connected)
@@ -706,8 +766,9 @@ class SelectArmDspKernels(ModulePass):
         groups: dict[tuple, list[glowll.ConvolutionOp]] = {}
         costs: dict[tuple, PackingCost] = {}
         for conv in module.walk():
-            if not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None \
-                    or plan.blocks_output_pairs:  # as fast as its int16 pairs, in its int8 bytes
+            if (not isinstance(conv, glowll.ConvolutionOp) or (plan := filters.packing_of(conv)) is None
+                    or plan.blocks_output_pairs  # as fast as its int16 pairs, in its int8 bytes
+                    or filters.takes_band_windows(conv, plan)):  # 1x the int8 bytes whatever is decided
                 continue
             biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
