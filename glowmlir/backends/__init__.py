@@ -130,7 +130,7 @@ class PipelineOptions:
     profile_quantized: bool = False
     """The model quantized by `glow-compile` itself from a profile (`-load-profile`, Glow's flow),
     not quantized before (a TFLite int8 or QDQ ONNX model): its default constants budget is
-    Glow's own bundle's, the int8 weights as they are (`arm_dsp.flash_budget.GLOW_CONSTANT_RATIO`),
+    Glow's own bundle's, the int8 weights as they are (`transforms.flash_budget.GLOW_CONSTANT_RATIO`),
     not a ratio over them; `flash_size` still replaces it."""
 
     @property

@@ -29,11 +29,15 @@ for int16 weight pairs (`fully_connected.WEIGHT_PAIRS`, twice its int8 bytes,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from glowmlir.dialects import glowll
-from glowmlir.dialects.memory import align
-from glowmlir.errors import GlowError
+from glowmlir.transforms.flash_budget import (  # noqa: F401  (the budget itself is target-neutral)
+    CODE_BUDGET,
+    GLOW_CONSTANT_RATIO,
+    SMALL_MODEL_SLACK,
+    PackingCost,
+    choose_packed,
+    constants_budget,
+    int8_constants,
+)
 
 DEFAULT_CONSTANT_RATIO = 1.25
 """The constants of a default build for a DSP core (Cortex-M4, M7, M33) at most 1.25 times the
@@ -46,26 +50,6 @@ M7 2,467,303 (2,369,412 at 2.0; 2,543,029 before the straight int8-word products
 weight word ahead, `GatheredProduct.interleaved_int8_words`), within issue 37's 4.1M and
 2.5M; every MLPerf Tiny row in docs/arm-dsp-kernels.md. `-flash-size` (or a board's) spends
 exactly what the flash allows."""
-
-GLOW_CONSTANT_RATIO = 1.0
-"""The constants of a default build of a model `glow-compile` quantizes itself (Glow's flow:
-a float model and `-load-profile`, `PipelineOptions.profile_quantized`), on every target: at
-most its int8 weights as they are, which is what Glow's own bundle holds (each weight 64-byte
-aligned as Glow aligns it; LeNet 433,088 B, Glow's 433,152), so a Glow user's bundle is no
-larger than Glow's. Only the packings of no extra bytes are taken (int8 filter words, a
-FullyConnected's output pairs); the layers left take their int8 filters' kernels. A model
-quantized before (TFLite int8, QDQ ONNX) keeps `DEFAULT_CONSTANT_RATIO`; `-flash-size` (or a
-board's) replaces either."""
-
-SMALL_MODEL_SLACK = 4096
-"""Bytes of constants over the int8 weights a small model may always spend on packed filters
-at a ratio above 1 (not at `GLOW_CONSTANT_RATIO`): a few KB never stop a model from fitting a
-board, and a one-layer net's filter packed is twice its bytes."""
-
-CODE_BUDGET = 48 * 1024
-"""Bytes of flash kept for the code when `flash_size` sets the constants' budget (issue 37's
-bound on a default build's code)."""
-
 
 SAVED_CYCLES_PER_MAC = 3.3
 """Estimated cycles the DSP kernels save a multiply-accumulate over the generic int8 kernel: the
@@ -111,47 +95,3 @@ and 17,270 -> 13,998 on the M7 (0.20)."""
 def weight_pairs_saved_cycles(macs: int) -> int:
     """Estimated cycles a FullyConnected of `macs` multiply-accumulates saves on int16 weight pairs."""
     return round(FC_PAIRS_SAVED_CYCLES_PER_MAC * macs)
-
-
-@dataclass(frozen=True)
-class PackingCost:
-    """A convolution's packed filter (or a FullyConnected's int16 weight pairs): how many bytes
-    more than its int8 weights it takes, and the estimated cycles it saves."""
-
-    op: glowll.ConvolutionOp | glowll.FullyConnectedOp
-    extra_bytes: int
-    saved_cycles: int
-
-
-def int8_constants(module) -> int:
-    """The constant region's bytes with every filter as it is (before packing)."""
-    return sum(align(op.byte_size) for op in module.walk() if isinstance(op, glowll.WeightOp))
-
-
-def constants_budget(int8_bytes: int, constant_ratio: float, flash_size: int) -> int | None:
-    """The constants' budget in bytes (None: none): `flash_size` less `CODE_BUDGET` when given,
-    else `constant_ratio` times the int8 constants (above a ratio of 1, at least
-    `SMALL_MODEL_SLACK` over them)."""
-    if flash_size:
-        budget = flash_size - CODE_BUDGET
-        if budget < int8_bytes:
-            raise GlowError(f"-flash-size={flash_size}: the constants take {int8_bytes:,} B with every filter int8, "
-                            f"more than the {max(budget, 0):,} B the flash leaves beside {CODE_BUDGET:,} B of code")
-        return budget
-    if constant_ratio:
-        budget = int(constant_ratio * int8_bytes)
-        return budget if constant_ratio <= GLOW_CONSTANT_RATIO else max(budget, int8_bytes + SMALL_MODEL_SLACK)
-    return None
-
-
-def choose_packed(costs: list[PackingCost], int8_bytes: int, budget: int | None) -> set[int]:
-    """The `id`s of the convolutions to pack: all without a budget, else greedily, most cycles
-    saved per extra byte first, each layer that still fits."""
-    if budget is None:
-        return {id(cost.op) for cost in costs}
-    chosen, total = set(), int8_bytes
-    for cost in sorted(costs, key=lambda c: -c.saved_cycles / max(c.extra_bytes, 1)):
-        if cost.extra_bytes <= 0 or total + cost.extra_bytes <= budget:
-            chosen.add(id(cost.op))
-            total += max(cost.extra_bytes, 0)
-    return chosen

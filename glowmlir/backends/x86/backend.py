@@ -55,9 +55,9 @@ def glowll_passes(options: PipelineOptions) -> list:
     """On an AVX-512 VNNI target, `glowll-select-x86-vnni-kernels` (with VBMI: lookup tables and
     depthwise convolutions of small planes too); a model quantized from a profile keeps Glow's
     constants (`PipelineOptions.profile_quantized`), a -flash-size its budget."""
-    from glowmlir.backends.arm_dsp.flash_budget import GLOW_CONSTANT_RATIO
     from glowmlir.backends.x86.select_kernels import SelectVnniKernels
     from glowmlir.backends.x86.target import has_avx512_vbmi
+    from glowmlir.transforms.flash_budget import GLOW_CONSTANT_RATIO
 
     if options.target is None or not has_avx512_vnni(options.target):
         return []

@@ -32,7 +32,6 @@ from xdsl.dialects.builtin import ModuleOp, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.arm_dsp.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
@@ -41,6 +40,7 @@ from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instructi
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
+from glowmlir.transforms.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
     accumulator_bias,
@@ -211,7 +211,7 @@ class SelectVnniKernels(ModulePass):
     `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise; int8
     Add, Sub and Mul for x86-avx512. Within a constants' budget (`constant_ratio` to the
     int8 constants, or `flash_size`, as `glowll-select-arm-dsp-kernels` takes them:
-    `arm_dsp.flash_budget.constants_budget`; 0: none), only the layers whose packed filters fit
+    `transforms.flash_budget.constants_budget`; 0: none), only the layers whose packed filters fit
     (`packed_within_budget`)."""
 
     name = "glowll-select-x86-vnni-kernels"
