@@ -44,9 +44,16 @@ spread them among the `SMLAD`s, two cycles each). MLPerf Tiny's ResNet-8 on the 
 products before (the ResNet-8's default build 9.68M -> 9.62M), the rest as LLVM schedules them."""
 
 
-TAPS_PER_STEP = 9
-"""Taps a step of the loop over channel pairs takes at most: one channel pair of a 3x3 window,
-four of a 1x1 (its loop's overhead paid once for four pairs)."""
+TAPS_PER_STEP = 36
+"""Taps a step of the loop over channel pairs takes at most (`PAIRS_PER_STEP`, the most that
+divide the channel pairs): four channel pairs of a 3x3 window, eight of a 1x1, the loop's
+overhead (two pointer steps, the end reloaded, a compare and branch) paid once for them.
+MLPerf Tiny's ResNet-8 default build, one pair of a 3x3 a step (9) -> two (18) -> four (36):
+M7 9,617,749 -> 9,462,860 -> 9,432,801 estimated cycles; M4 15,815,011 -> 15,338,390 ->
+14,997,438 (`glow-run -board=mps2-an500 / mps2-an386 -cycles`)."""
+
+PAIRS_PER_STEP = (8, 4, 2, 1)
+"""The channel pairs a step of the loop may take, the most first."""
 
 
 def band_window_words(levels: np.ndarray, offset: int, interleaved: int) -> np.ndarray | None:
@@ -126,7 +133,7 @@ class BandedWindows:
         self.band = View.contiguous(b.alloca(int(np.prod(shape)), i32, STACK_ALIGNMENT), shape, element_type=i32)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.loads_side_by_side = op.microkernel.parameter(BAND_WINDOWS).value.data == 1
-        self.pairs_per_step = next(step for step in (4, 2, 1)
+        self.pairs_per_step = next(step for step in PAIRS_PER_STEP
                                    if self.channel_pairs % step == 0 and step * self.k_h * self.k_w <= TAPS_PER_STEP)
 
     def padding_word(self):
