@@ -40,8 +40,10 @@ SINGLE_ISSUE_CPUS = ("cortex-m4", "cortex-m33")
 cycles (`BAND_WINDOWS` = 1: each tap's loads side by side, after the products before; LLVM
 spread them among the `SMLAD`s, two cycles each). MLPerf Tiny's ResNet-8 on the M4 16.65M ->
 16.30M estimated cycles; on the dual-issue M7, whose loads issue beside the products, so
-9.90M -> 10.68M: there only each band row's first loads (of the run's pixels) come after the
-products before (the ResNet-8's default build 9.68M -> 9.62M), the rest as LLVM schedules them."""
+9.90M -> 10.68M. There each band row's first loads (of the run's pixels) after the products
+before took ResNet-8's default build 9.68M -> 9.62M with one channel pair a loop step, but
+with four (`TAPS_PER_STEP`) they are only a 1x1's: 9.43M (each row's) -> 9.33M (a 1x1's;
+none: 9.38M, each pair's first row's: 9.51M); a KxK's loads LLVM schedules."""
 
 
 TAPS_PER_STEP = 36
@@ -244,7 +246,7 @@ class BandedWindows:
         for ky, phase in np.ndindex(k_h, self.stride):
             inputs = []
             for kx in range(phase, k_w, self.stride):  # the taps of this phase: the run's words slide by one
-                if self.loads_side_by_side or not inputs:  # (on a dual-issue core, each row's first loads)
+                if self.loads_side_by_side or (k_h * k_w == 1 and not inputs):  # (dual-issue: a 1x1's)
                     after(b, totals)  # this tap's loads side by side, after the products before
                 shift = kx // self.stride
                 if inputs:
