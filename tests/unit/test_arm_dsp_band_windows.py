@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 
 from glowmlir.backends.arm_dsp.banded_windows import band_window_words, pair_sums_fit
-from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
-from glowmlir.runtime.boards import run_on_board
+from tests.unit.test_arm_dsp_blocked_product import layers_equal_on_board
 from tests.unit.test_arm_dsp_kernel_choices import build
 from tests.unit.test_quantized_kernels import convolution_case
 
@@ -75,15 +74,7 @@ def test_band_windows_equal_the_reference(board):
     banded = re.findall(r'glowll\.convolution .*microkernel = #glowll.microkernel<"arm-dsp", \{[^}]*'
                         rf'band_windows = {side_by_side}', text)
     assert len(banded) == len(cases), text
-    functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
-    run = run_on_board(bundle, board, inputs, count_functions=[*functions, bundle.layout.entry_point, "main"],
-                       count_cycles=True)
-    for (name, geometry), case, function in zip(LAYERS, cases, functions, strict=True):
-        actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
-        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
-        macs = int(np.prod(case.expected.shape)) * int(np.prod(geometry[1][1:]))
-        cycles = run.function_cycles[function].estimate
-        print(f"{board} {name}: {cycles / macs:.3f} cycles a MAC")
+    layers_equal_on_board(bundle, board, inputs, cases, LAYERS, "band windows")
 
 
 def test_sums_beyond_output_pairs_keep_the_gathered_product():

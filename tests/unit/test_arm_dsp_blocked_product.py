@@ -43,12 +43,18 @@ def test_blocked_products_equal_the_reference(board, words):
     blocked = re.findall(r'glowll\.convolution .*microkernel = #glowll.microkernel<"arm-dsp", \{[^}]*blocked_pixels',
                          text)
     assert len(blocked) == len(cases), text
+    layers_equal_on_board(bundle, board, inputs, cases, LAYERS, words or "int16 pairs")
+
+
+def layers_equal_on_board(bundle, board: str, inputs: dict, cases: list, layers: list, label: str) -> None:
+    """Runs a bundle of one convolution a case on `board`: each output equals its int8
+    reference bit for bit; prints each layer's estimated cycles a MAC."""
     functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
     run = run_on_board(bundle, board, inputs, count_functions=[*functions, bundle.layout.entry_point, "main"],
                        count_cycles=True)
-    for (name, geometry), case, function in zip(LAYERS, cases, functions, strict=True):
+    for (name, geometry), case, function in zip(layers, cases, functions, strict=True):
         actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
         macs = int(np.prod(case.expected.shape)) * int(np.prod(geometry[1][1:]))
         cycles = run.function_cycles[function].estimate
-        print(f"{board} {words or 'int16 pairs'} {name}: {cycles / macs:.3f} cycles a MAC")
+        print(f"{board} {label} {name}: {cycles / macs:.3f} cycles a MAC")
