@@ -9,7 +9,7 @@ import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32
 
-from glowmlir.backends.arm_dsp.fully_connected import OUTPUT_PAIR_LIMIT, split_output_pairs
+from glowmlir.backends.arm_dsp.fully_connected import split_output_pairs
 from glowmlir.backends.arm_dsp.instructions import (
     STACK_ALIGNMENT,
     after,
@@ -19,6 +19,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     pixel_channel_pairs,
     smlad,
 )
+from glowmlir.backends.arm_dsp.layout import output_pair_bytes, output_pair_sums_fit
 from glowmlir.backends.arm_dsp.row_kernels import block_weight_index, store_tile
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -71,14 +72,12 @@ def band_window_words(levels: np.ndarray, offset: int, interleaved: int) -> np.n
     out_c, in_c, k_h, k_w = centred.shape
     if out_c % (2 * interleaved) or in_c % 2 or centred.min(initial=0) < -128 or centred.max(initial=0) > 127:
         return None
-    first, second = centred[0::2], centred[1::2]
-    borrowed = second - (first < 0)
-    if borrowed.min(initial=0) < -128:
+    words = output_pair_bytes(centred[0::2], centred[1::2])  # [block, C, KH, KW, channel of the pair]
+    if words is None:
         return None
-    words = np.stack([first, borrowed], axis=-1)  # [block, C, KH, KW, channel of the pair]
     words = words.reshape(out_c // 2, in_c // 2, 2, k_h, k_w, 2).transpose(0, 1, 3, 4, 2, 5)
     words = words.reshape(out_c // (2 * interleaved), interleaved, -1, 2, 2).transpose(0, 2, 1, 3, 4)
-    return words.astype(np.int8).copy()
+    return words.copy()
 
 
 def takes_band_windows(op: glowll.ConvolutionOp, centred: np.ndarray, largest_input: int) -> bool:
@@ -96,8 +95,7 @@ def pair_sums_fit(centred: np.ndarray, largest_input: int) -> bool:
     """Whether each odd output channel's sums (OIHW `centred` filter levels, inputs of at most
     `largest_input` in magnitude) stay below `OUTPUT_PAIR_LIMIT`: S1 is then exact from
     S0 + 256 S1 and S0."""
-    odd = np.abs(centred[1::2].astype(np.int64)).reshape(centred.shape[0] // 2, -1)
-    return largest_input * int(odd.sum(axis=1).max(initial=0)) < OUTPUT_PAIR_LIMIT
+    return output_pair_sums_fit(centred[1::2].reshape(centred.shape[0] // 2, -1), largest_input)
 
 
 def banded_window_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:

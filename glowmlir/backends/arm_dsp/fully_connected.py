@@ -21,7 +21,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     pairs_of_four,
     smlad,
 )
-from glowmlir.backends.arm_dsp.layout import OUTPUT_PAIR_LIMIT
+from glowmlir.backends.arm_dsp.layout import output_pair_bytes, output_pair_sums_fit
 from glowmlir.dialects import glowll
 from glowmlir.lowering.int8_sums import level, start, weight_offset_correction
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -71,13 +71,11 @@ def output_pair_words(levels: np.ndarray, offset: int) -> np.ndarray | None:
     first = centred[0::2, :runs].reshape(outputs // 2, -1, 2, 2)  # [pair, run, (k0, k2) / (k1, k3) ... ]
     second = centred[1::2, :runs].reshape(outputs // 2, -1, 2, 2)
     first, second = first.transpose(0, 1, 3, 2), second.transpose(0, 1, 3, 2)  # [pair, run, half, (k, k+2)]
-    borrowed = second - (first < 0)
-    if borrowed.min(initial=0) < -128:
+    words = output_pair_bytes(first, second)  # [pair, run, half, (k, k+2), (2p, 2p+1)]
+    if words is None:
         return None
-    words = np.stack([first, borrowed], axis=-1)  # [pair, run, half, (k, k+2), (2p, 2p+1)]
     laid = centred.astype(np.int8)
-    rows = words.reshape(outputs // 2, -1, 2, 4).transpose(0, 2, 1, 3).reshape(outputs, runs)
-    laid[:, :runs] = rows.astype(np.int8)
+    laid[:, :runs] = words.reshape(outputs // 2, -1, 2, 4).transpose(0, 2, 1, 3).reshape(outputs, runs)
     return laid
 
 
@@ -87,8 +85,8 @@ def takes_output_pairs(centred: np.ndarray, largest_input: int, columns: int, de
     each odd output's sums over its runs of four below `OUTPUT_PAIR_LIMIT` (`largest_input`:
     the largest |input| its products take)."""
     block = next(size for size in FC_BLOCKS if columns % size == 0)
-    bound = largest_input * np.abs(centred[1::2, :depth // 4 * 4].astype(np.int64)).sum(axis=1).max(initial=0)
-    return block % 2 == 0 and gathers_rows(depth, columns) and bound < OUTPUT_PAIR_LIMIT
+    return (block % 2 == 0 and gathers_rows(depth, columns)
+            and output_pair_sums_fit(centred[1::2, :depth // 4 * 4], largest_input))
 
 
 def takes_weight_pairs(depth: int, columns: int, loop_pairs: bool) -> bool:

@@ -581,21 +581,34 @@ times them beside the first one's sums (mod 2^32), and an arithmetic shift right
 difference gives them back exactly."""
 
 
-def output_pair_filter_words(words: np.ndarray, largest_input: int) -> np.ndarray | None:
-    """A gathered product's int8 filter words (`int8_filter_words` [groups, pairs, interleaved,
-    half, channel]) as output pair words (`fully_connected.output_pair_words`' layout for a
-    convolution): each block's channel-1 byte less 1 where the channel-0 byte before it is
-    negative, so that each halfword, read as int16, is 256 w1 + w0 and `SXTB16` of the word
-    gives channel 0's pair: one `SMLAD` of a gathered pair by the raw word sums S0 + 256 S1.
-    None where a borrowed byte leaves int8, or where some channel 1's sums may reach
-    `OUTPUT_PAIR_LIMIT` (`largest_input`: the largest |input| its products take)."""
-    first, second = words[..., 0].astype(np.int16), words[..., 1].astype(np.int16)
+def output_pair_bytes(first: np.ndarray, second: np.ndarray) -> np.ndarray | None:
+    """Two output channels' levels less their zero point (int16 arrays of one shape) as output
+    pair bytes on a new last axis, int8: (first, second less 1 where first is negative), so that
+    each pair, read as an int16 halfword, is 256 second + first. None where a borrowed byte
+    leaves int8."""
     borrowed = second - (first < 0)
-    bound = largest_input * np.abs(second.astype(np.int64)).transpose(0, 2, 1, 3).reshape(
-        second.shape[0] * second.shape[2], -1).sum(axis=1).max(initial=0)
-    if borrowed.min(initial=0) < -128 or bound >= OUTPUT_PAIR_LIMIT:
+    if borrowed.min(initial=0) < -128:
         return None
     return np.stack([first, borrowed], axis=-1).astype(np.int8)
+
+
+def output_pair_sums_fit(second_rows: np.ndarray, largest_input: int) -> bool:
+    """Whether the sums of each second channel of an output pair (`second_rows` [channels,
+    taps], its levels less their zero point; inputs of at most `largest_input` in magnitude)
+    stay below `OUTPUT_PAIR_LIMIT`."""
+    return largest_input * int(np.abs(second_rows.astype(np.int64)).sum(axis=1).max(initial=0)) < OUTPUT_PAIR_LIMIT
+
+
+def output_pair_filter_words(words: np.ndarray, largest_input: int) -> np.ndarray | None:
+    """A gathered product's int8 filter words (`int8_filter_words` [groups, pairs, interleaved,
+    half, channel]) as output pair words (`output_pair_bytes`, `fully_connected.output_pair_words`'
+    layout for a convolution): `SXTB16` of a word gives channel 0's pair, and one `SMLAD` of a
+    gathered pair by the raw word sums S0 + 256 S1. None where a borrowed byte leaves int8, or
+    where some channel 1's sums may reach `OUTPUT_PAIR_LIMIT` (`largest_input`: the largest
+    |input| its products take)."""
+    first, second = words[..., 0].astype(np.int16), words[..., 1].astype(np.int16)
+    second_rows = second.transpose(0, 2, 1, 3).reshape(second.shape[0] * second.shape[2], -1)
+    return output_pair_bytes(first, second) if output_pair_sums_fit(second_rows, largest_input) else None
 
 
 def tiling_weight_words(rows: np.ndarray, tilings: Sequence[PairTiling | HalfwordTiling], offsets: Sequence[int],
