@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import glowmlir  # noqa: E402
 from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
+from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.layer_profile import profile_on_board, profile_on_host  # noqa: E402
 from glowmlir.memory_report import memory_report  # noqa: E402
 from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
@@ -163,6 +164,12 @@ def main(argv: list[str] | None = None) -> None:
                 f"{times[name]:.0f} ({times[name] / reference:.2f})" for name in (*builds, *sessions)]
             rows["host int8 / float"] = ["", *(f"{times[name] / times['float']:.2f}" for name in INT8_BUILDS), "",
                                          f"{times['onnxruntime int8'] / reference:.2f}"]
+            rows["host flash: code + weights (bytes)"] = [
+                f"{code_size(b.object_code) + b.layout.constant_size:,} ({code_size(b.object_code):,} + "
+                f"{b.layout.constant_size:,})" for b in builds.values()] + ["", ""]
+            rows["host RAM: I/O + activations (bytes)"] = [
+                f"{b.layout.mutable_size + b.layout.activations_size:,} ({b.layout.mutable_size:,} + "
+                f"{b.layout.activations_size:,})" for b in builds.values()] + ["", ""]
             shares, convolutions = [], []
             for name, bundle in builds.items():
                 options_of = CompileOptions(quantization=None if name == "float" else int8)
