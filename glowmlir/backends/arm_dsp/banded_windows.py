@@ -5,6 +5,8 @@ window gathered."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32
@@ -54,6 +56,16 @@ overhead (two pointer steps, the end reloaded, a compare and branch) paid once f
 MLPerf Tiny's ResNet-8 default build, one pair of a 3x3 a step (9) -> two (18) -> four (36):
 M7 9,617,749 -> 9,462,860 -> 9,432,801 estimated cycles; M4 15,815,011 -> 15,338,390 ->
 14,997,438 (`glow-run -board=mps2-an500 / mps2-an386 -cycles`)."""
+
+BLOCKS_OUTSIDE_RUNS = 8
+"""The most input channel pairs of a layer whose row loops over the blocks of output channels
+outside its runs of pixels (a block's biases and requantization set up once a row, not once a
+run): with more, the runs outside. llvm-mca's Cortex-M7 model of a 3x3 of 16 channels' run:
+loop step 254 -> 244 cycles, set-up and outputs 73 -> 62; of 64 channels' the step 246 -> 259
+(LLVM's schedule of the same 352 instructions), outputs 47 -> 46. MLPerf Tiny's ResNet-8 on
+the M7 per layer (`glow-run -profile`): 3x3 16 -> 16 1.676M -> 1.585M, 1.725M -> 1.689M,
+3x3 stride 2 16 -> 32 0.872M -> 0.840M, 1x1 stride 2 16 -> 32 240k -> 235k; with 16 or 32
+pairs 1.576M -> 1.609M, 0.803M -> 0.815M, 1.527M -> 1.545M, 174k -> 176k."""
 
 PAIRS_PER_STEP = (8, 4, 2, 1)
 """The channel pairs a step of the loop may take, the most first."""
@@ -113,6 +125,18 @@ def banded_window_product(b: KernelBuilder, domain: ArithmeticDomain, op: glowll
     BandedWindows(b, domain, op, view).emit()
 
 
+@dataclass(frozen=True)
+class OutputBlock:
+    """A block of two output channels (`BandedWindows.output_block`): its index, channels,
+    biases in accumulator units and output steps (`ArithmeticDomain.output`)."""
+
+    index: Index
+    channels: list[Index]
+    starts: list
+    stored: list | None = None
+    """Each channel's output step, or None: `store_tile` sets them up as it stores."""
+
+
 class BandedWindows:
     """The views, band and plan of one `banded_window_product`."""
 
@@ -152,10 +176,18 @@ class BandedWindows:
         with b.loops([self.n_size, self.out_h]) as (n, y):
             self.widen_band(n, y, padding)
             runs, tail = divmod(self.out_w, BAND_PIXELS)
-            with b.loop(0, runs) as run:
-                self.run(n, y, b.mul(run.index, BAND_PIXELS), BAND_PIXELS)
-            if tail:
-                self.run(n, y, self.out_w - tail, tail)
+            if self.channel_pairs <= BLOCKS_OUTSIDE_RUNS:  # per block: its set-up, then the row's runs
+                with b.loop(0, self.out_c // 2) as o_block:
+                    block = self.output_block(o_block.index)
+                    with b.loop(0, runs) as run:
+                        self.run(n, y, block, b.mul(run.index, BAND_PIXELS), BAND_PIXELS)
+                    if tail:
+                        self.run(n, y, block, self.out_w - tail, tail)
+            else:  # per run: each block, set up
+                with b.loop(0, runs) as run:
+                    self.blocks_of_run(n, y, b.mul(run.index, BAND_PIXELS), BAND_PIXELS)
+                if tail:
+                    self.blocks_of_run(n, y, self.out_w - tail, tail)
 
     def widen_band(self, n: Index, y: Index, padding) -> None:
         """The input rows of output row y's windows into the band: a row inside the input as
@@ -193,19 +225,33 @@ class BandedWindows:
                     with b.loops([self.channel_pairs, self.stride, self.band_w]) as (cp, phase, x):
                         b.store(padding, self.band, [cp, ky, phase, x])
 
-    def run(self, n: Index, y: Index, x0: Index, count: int) -> None:
-        """Output pixels x0 .. x0 + count - 1 of row y, every block of two output channels."""
+    def blocks_of_run(self, n: Index, y: Index, x0: Index, count: int) -> None:
+        """Output pixels x0 .. x0 + count - 1 of row y, every block of two output channels,
+        each set up for this run."""
         b = self.b
         with b.loop(0, self.out_c // 2) as o_block:
             channels = [b.mul(o_block.index, 2), b.add(b.mul(o_block.index, 2), 1)]
             starts = [self.domain.bias(self.bias, o) for o in channels]
-            totals = self.products(o_block.index, x0, count, starts[0])
-            results = []
-            for p in range(count):  # [pixel][channel]
-                results += split_output_pairs(b, totals[2 * p:2 * p + 2], starts)
-            outputs = [Row(self.dest, (n, o)) for o in channels]
-            first = b.add(b.mul(y, self.out_w), x0)
-            store_tile(b, self.domain, channels, outputs, results, [b.add(first, p) for p in range(count)])
+            self.run(n, y, OutputBlock(o_block.index, channels, starts), x0, count)
+
+    def output_block(self, o_block: Index) -> OutputBlock:
+        """Block `o_block`'s two output channels, their biases and output steps, set up once
+        for a row's runs."""
+        channels = [self.b.mul(o_block, 2), self.b.add(self.b.mul(o_block, 2), 1)]
+        return OutputBlock(o_block, channels, [self.domain.bias(self.bias, o) for o in channels],
+                           [self.domain.output(o, self.dest.element_type) for o in channels])
+
+    def run(self, n: Index, y: Index, block: OutputBlock, x0: Index, count: int) -> None:
+        """Output pixels x0 .. x0 + count - 1 of row y by one block of two output channels."""
+        b = self.b
+        totals = self.products(block.index, x0, count, block.starts[0])
+        results = []
+        for p in range(count):  # [pixel][channel]
+            results += split_output_pairs(b, totals[2 * p:2 * p + 2], block.starts)
+        outputs = [Row(self.dest, (n, o)) for o in block.channels]
+        first = b.add(b.mul(y, self.out_w), x0)
+        store_tile(b, self.domain, block.channels, outputs, results, [b.add(first, p) for p in range(count)],
+                   block.stored)
 
     def products(self, o_block: Index, x0: Index, count: int, start) -> list:
         """The totals (S0, S0 + 256 S1 per pixel, both from `start`) of `count` pixels from

@@ -106,11 +106,11 @@ def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 
 def store_tile(b: KernelBuilder, domain: ArithmeticDomain, channels: list[Index], outputs: list[Row],
-               totals: list[SSAValue], xs: list[Index]) -> None:
+               totals: list[SSAValue], xs: list[Index], steps: list | None = None) -> None:
     """Each accumulator of a tile (`totals[p * block + j]`: output column xs[p], channel j)
-    through the domain's output step into its row."""
+    through the domain's output step (`steps[j]` where they are set up already) into its row."""
     for j, output in enumerate(outputs):
-        stored = domain.output(channels[j], output.view.element_type)
+        stored = domain.output(channels[j], output.view.element_type) if steps is None else steps[j]
         for p, x in enumerate(xs):
             total = totals[p * len(channels) + j]
             b.store(stored(total) if stored is not None else total, output.view, output.at(x))
