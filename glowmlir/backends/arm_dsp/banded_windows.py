@@ -57,15 +57,16 @@ MLPerf Tiny's ResNet-8 default build, one pair of a 3x3 a step (9) -> two (18) -
 M7 9,617,749 -> 9,462,860 -> 9,432,801 estimated cycles; M4 15,815,011 -> 15,338,390 ->
 14,997,438 (`glow-run -board=mps2-an500 / mps2-an386 -cycles`)."""
 
-BLOCKS_OUTSIDE_RUNS = 8
+BLOCKS_OUTSIDE_RUNS = (16, 8)
 """The most input channel pairs of a layer whose row loops over the blocks of output channels
-outside its runs of pixels (a block's biases and requantization set up once a row, not once a
-run): with more, the runs outside. llvm-mca's Cortex-M7 model of a 3x3 of 16 channels' run:
-loop step 254 -> 244 cycles, set-up and outputs 73 -> 62; of 64 channels' the step 246 -> 259
-(LLVM's schedule of the same 352 instructions), outputs 47 -> 46. MLPerf Tiny's ResNet-8 on
-the M7 per layer (`glow-run -profile`): 3x3 16 -> 16 1.676M -> 1.585M, 1.725M -> 1.689M,
-3x3 stride 2 16 -> 32 0.872M -> 0.840M, 1x1 stride 2 16 -> 32 240k -> 235k; with 16 or 32
-pairs 1.576M -> 1.609M, 0.803M -> 0.815M, 1.527M -> 1.545M, 174k -> 176k."""
+outside its runs of pixels (a block's biases and requantization set up once a row, kept on the
+stack, not once a run), on a dual-issue and on a single-issue core (`BAND_WINDOWS` 0 and 1);
+with more, the runs outside. Most of the difference is LLVM's schedule of the loop step, which
+the code around it moves: llvm-mca's Cortex-M7 model of a 3x3 of 16 channels' run, step 254 ->
+244 cycles, set-up and outputs 73 -> 62; of 64 channels', step 246 -> 259 (the same 352
+instructions), outputs 47 -> 46. MLPerf Tiny's ResNet-8 default build (`glow-run -cycles`),
+blocks outside the runs of at most 0 / 8 / 16 / 32 pairs: M7 9,328,918 / 9,155,171 / 9,128,042 /
+9,152,408 estimated cycles; M4 14,997,438 / 14,887,069 / 14,984,800."""
 
 PAIRS_PER_STEP = (8, 4, 2, 1)
 """The channel pairs a step of the loop may take, the most first."""
@@ -157,6 +158,7 @@ class BandedWindows:
         self.band = View.contiguous(b.alloca(int(np.prod(shape)), i32, STACK_ALIGNMENT), shape, element_type=i32)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.loads_side_by_side = op.microkernel.parameter(BAND_WINDOWS).value.data == 1
+        self.blocks_outside_runs = self.channel_pairs <= BLOCKS_OUTSIDE_RUNS[int(self.loads_side_by_side)]
         self.pairs_per_step = next(step for step in PAIRS_PER_STEP
                                    if self.channel_pairs % step == 0 and step * self.k_h * self.k_w <= TAPS_PER_STEP)
 
@@ -176,7 +178,7 @@ class BandedWindows:
         with b.loops([self.n_size, self.out_h]) as (n, y):
             self.widen_band(n, y, padding)
             runs, tail = divmod(self.out_w, BAND_PIXELS)
-            if self.channel_pairs <= BLOCKS_OUTSIDE_RUNS:  # per block: its set-up, then the row's runs
+            if self.blocks_outside_runs:  # per block: its set-up, then the row's runs
                 with b.loop(0, self.out_c // 2) as o_block:
                     block = self.output_block(o_block.index)
                     with b.loop(0, runs) as run:
