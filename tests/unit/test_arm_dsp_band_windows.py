@@ -9,6 +9,8 @@ on the Cortex-M4 (loads side by side) and M7 boards: each equals the int8 refere
 (tests/support/int8_reference.py) bit for bit, and each convolution is marked
 `band_windows`. The weights are TFLite's symmetric int8 (no -128, which a borrow in an output
 pair word would take out of int8). Each layer's estimated cycles a MAC are printed (-s).
+On each board some layers loop over their output blocks outside a row's runs and some inside
+(`BLOCKS_OUTSIDE_RUNS`: up to 8 channel pairs on the M4, 16 on the M7).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 import numpy as np
 import pytest
 
-from glowmlir.backends.arm_dsp.banded_windows import band_window_words, pair_sums_fit
+from glowmlir.backends.arm_dsp.banded_windows import BLOCKS_OUTSIDE_RUNS, band_window_words, pair_sums_fit
 from tests.unit.test_arm_dsp_blocked_product import layers_equal_on_board
 from tests.unit.test_arm_dsp_kernel_choices import build
 from tests.unit.test_quantized_kernels import convolution_case
@@ -62,6 +64,13 @@ def test_output_pair_words_give_both_channels():
     np.testing.assert_array_equal(as_bytes[..., 2], first[:, 1::2])
     levels[1, 0, 0, 0], levels[0, 0, 0, 0] = -128, -1  # a borrow from -128 leaves int8
     assert band_window_words(levels, 0, 1) is None
+
+
+def test_layers_take_both_loop_orders():
+    """The layers below run both orders of a row's loops on each board (dual- and single-issue)."""
+    pairs = [geometry[0][1] // 2 for _, geometry in LAYERS]
+    for most in BLOCKS_OUTSIDE_RUNS:
+        assert any(p <= most for p in pairs) and any(p > most for p in pairs)
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
