@@ -11,6 +11,7 @@ from xdsl.ir import SSAValue
 from glowmlir.backends.arm_dsp.instructions import intrinsic, pack_halves, pairs_of_four
 from glowmlir.backends.arm_dsp.layout import (
     window_row_order,
+    word_taps,
 )
 from glowmlir.backends.arm_dsp.stack_copies import PaddedInput
 from glowmlir.dialects import glow, glowll
@@ -114,13 +115,21 @@ class WindowGathering:
         rows = self.coordinates(top, self.dy, k_h, self.in_h, clamped)
         columns = self.coordinates(left, dx, k_w, self.in_w, clamped)
         view, prefix = (self.src, [self.n]) if self.padded is None else (self.padded.view, [])
-        if not clamped and k_w % 4 == 0 and dx == 1:  # a word of four taps: two pairs as they are
-            return [pair for c, ky in np.ndindex(channels, k_h) for x, _ in columns[::4]
-                    for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), rows[ky][0], x], self.x_offset)]
-        levels = []
+        words = word_taps(self.in_c, k_w, dx)  # each row's first taps, four a word (`window_tap_order`)
+        row_pairs, levels = [], []
         for c, ky in np.ndindex(channels, k_h):
             y, row_inside = rows[ky]
-            for kx in window_row_order(k_w, dx):
+            if not clamped:  # a word of four taps: two pairs as they are
+                row_pairs += [pair for x, _ in columns[:words:4]
+                              for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), y, x], self.x_offset)]
+                continue
+            for kx in window_row_order(words, dx):
+                x, column_inside = columns[kx]
+                loaded = level(b, view, [*prefix, b.add(first, c), y, x])
+                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, self.zero_point))
+        for c, ky in np.ndindex(channels, k_h):  # the rows' other taps, one by one
+            y, row_inside = rows[ky]
+            for kx in range(words, k_w):
                 x, column_inside = columns[kx]
                 loaded = level(b, view, [*prefix, b.add(first, c), y, x])
                 levels.append(b.select(b.int_and(row_inside, column_inside), loaded, self.zero_point)
@@ -130,7 +139,7 @@ class WindowGathering:
         pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
         if self.x_offset is not None:
             pairs = [intrinsic(b, "sadd16", pair, self.x_offset) for pair in pairs]
-        return pairs
+        return row_pairs + pairs
 
     def window(self, k: Index, clamped: bool) -> None:
         """Pixel k's taps into its slots (`looped`: a loop over its input channels)."""
