@@ -140,18 +140,6 @@ LLVM derived them from one induction variable and spent a register more). On the
 pointwise layer (64 pairs): 1.62 at 4, 1.50 at 8, 1.42 at 16. A step of 2: 2.0 and 2.05."""
 
 
-RUN_OUTPUT_PAIRS = 14
-"""A straight gathered product (`UNROLLED_PAIRS`) of at most this many channel (or tap) pairs
-stores a run's outputs at constant offsets from one pointer made opaque per block of output
-channels (`GatheredProduct.run_outputs`): else LLVM kept each pixel's offset in the run on
-the stack and stored each output through a register offset after reloading it. Visual wake
-words on the M4 (estimated cycles): its 3x3x3 stem (14 tap pairs) 1,103,922 -> 1,043,735, its
-8 -> 16 pointwise layer (4 pairs) 756,898 -> 680,860, 16 -> 32 (8 pairs) 496,543 -> 495,240;
-over more pairs the pointer took a register the products wanted: 32 -> 64 (16 pairs)
-838,543 -> 842,573, and the blocked products' (`BLOCKED_PIXELS`) 128 -> 128 on 6 x 6
-796,980 -> 818,859."""
-
-
 def blocked_step_pairs(pairs: int) -> int:
     """Pairs a step of a blocked product's loop over `pairs` pairs (`BLOCKED_STEP_PAIRS`)."""
     return next((step for step in BLOCKED_STEP_PAIRS if pairs % step == 0), BLOCKED_STEP_PAIRS[-1])
@@ -632,7 +620,7 @@ class GatheredProduct:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:
             with self.constants_anew(results[0]):
-                if self.straight and self.pairs <= RUN_OUTPUT_PAIRS:
+                if self.straight:  # `run_outputs`
                     store_tile(b, domain, channels, self.run_outputs(n, x0, channels[0], width, xs), results, xs)
                 else:
                     store_tile(b, domain, channels, [Row(self.dest, (n, o)) for o in channels], results,
@@ -653,10 +641,14 @@ class GatheredProduct:
 
     def run_outputs(self, n: Index, x0: Index, first: Index, width: int, xs: list[int]) -> list[Row]:
         """The output rows of a block's `width` channels (consecutive: `block_products`' channels
-        from `first`) as rows of the run's pixels from x0, all at constant offsets from
-        one pointer made opaque here: else LLVM kept each pixel's offset from the run, spilled
-        them, and stored each output by a register offset after reloading it (visual wake
-        words' stem on the M4: 4 more cycles an output)."""
+        from `first`) as rows of the run's pixels from x0, all at constant offsets from one
+        pointer made opaque here. The straight products store so: else LLVM kept each pixel's
+        offset in the run on the stack and stored each output through a register offset after
+        reloading it. Visual wake words on the M4 (estimated cycles): its 3x3x3 stem (14 tap
+        pairs) 1,103,922 -> 1,043,735, its 8 -> 16 pointwise layer (4 pairs) 756,898 -> 680,860,
+        16 -> 32 496,543 -> 495,240, 64 -> 128 on 6 x 6 415,945 -> 411,050 (32 -> 32 on 24 x 24
+        838,543 -> 842,573). The blocked products (`BLOCKED_PIXELS`) store as before: there the
+        pointer took a register the loop wanted (128 -> 128 on 6 x 6: 796,980 -> 818,859)."""
         b, dest = self.b, self.dest
         base = b.opaque(b.element(self.dest, [n, first, x0]))
         run = View(base, (width, max(xs) + 1), (dest.strides[1], dest.strides[2]), 0, dest.element_type)
