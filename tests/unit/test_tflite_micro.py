@@ -294,9 +294,12 @@ def test_stems_of_odd_widths_gather_window_words_bit_identical(board, tmp_path):
     (`glow-convolve-interleaved-rows`): 3x3 stride 2 is 3 rows of 9 taps, 5x5 stride 1 is 5
     rows of 15; the DSP kernel gathers each row's whole fours of taps as words and the rows'
     last taps one by one (`layout.window_tap_order`), at odd widths, at the right and bottom
-    padding and within it: the board's outputs equal TFLite Micro's bit for bit."""
+    padding and within it; the 3x3 one's padded input is too large to copy (2,775 bytes), so
+    its runs of four pixels (across rows: 19 a row) are gathered straight when inside
+    (`window_gathering.straight_run`), else pixel by pixel: the board's outputs equal
+    TFLite Micro's bit for bit."""
     for k, (shape, channels, kernel, stride, filter_shape) in enumerate([
-            ((1, 11, 13, 3), 8, 3, 2, "8, 1, 3, 9"), ((1, 7, 9, 3), 6, 5, 1, "6, 1, 5, 15")]):
+            ((1, 25, 37, 3), 8, 3, 2, "8, 1, 3, 9"), ((1, 11, 9, 3), 6, 5, 1, "6, 1, 5, 15")]):
         data = tm.build(odd_stem(shape, channels, kernel, stride, seed=11 + k), quantized=True)
         path = tmp_path / f"stem{k}.tflite"
         path.write_bytes(data)
