@@ -30,6 +30,7 @@ from glowmlir.backends.arm_dsp.layout import (
     slot_word,
     widens_planes,
     window_row_order,
+    window_tap_order,
     with_biases,
 )
 from glowmlir.dialects import glow
@@ -126,6 +127,15 @@ def test_window_filter_pairs_the_taps_of_a_window():
     assert not packed[:, 13, :, :, 1].any()
     # rows of four taps: the pairs (0, 2) and (1, 3), as a word of four input columns gives them
     assert window_row_order(8, 1) == (0, 2, 1, 3, 4, 6, 5, 7) and window_row_order(4, 2) == (0, 1, 2, 3)
+    # one channel, rows of 9 (a 3x3x3 stem read in place): each row's two words, then the ninth taps
+    assert window_tap_order(1, 3, 9, 1) == (0, 2, 1, 3, 4, 6, 5, 7, 9, 11, 10, 12, 13, 15, 14, 16,
+                                            18, 20, 19, 21, 22, 24, 23, 25, 8, 17, 26)
+    assert window_tap_order(3, 3, 3, 1) == tuple(range(27)) and window_tap_order(1, 2, 9, 2) == tuple(range(18))
+    filt = rng.integers(-128, 128, (2, 1, 3, 9)).astype(np.int8)
+    packed = pack_filter(filt, 3, (1, 1, 96, 288), (2, 6), (1, 1), (0, 0, 1, 3), 1)
+    taps = filt.reshape(2, 27).astype(np.int64)[:, list(window_tap_order(1, 3, 9, 1))] - 3
+    assert packed.shape == (1, 14, 1, 2, 2)
+    assert packed.reshape(14, 2, 2).transpose(1, 0, 2).reshape(2, 28)[:, :27].tolist() == taps.tolist()
     filt = rng.integers(-128, 128, (4, 1, 2, 4)).astype(np.int8)
     packed = pack_filter(filt, 0, (1, 1, 6, 9), (1, 1), (1, 1), (0, 0, 0, 0), 1)
     rows = filt[:, 0].astype(np.int64)

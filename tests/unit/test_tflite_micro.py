@@ -276,3 +276,36 @@ def test_stem_convolution_reads_the_nhwc_input_in_place(tmp_path):
         np.testing.assert_array_equal(bundles["host"].run(inputs)["output"].reshape(expected.shape), expected)
         board_output = run_on_board(bundles["mps2-an500"], "mps2-an500", inputs).outputs["output"]
         np.testing.assert_array_equal(board_output.reshape(expected.shape), expected)
+
+
+def odd_stem(shape: tuple[int, ...], channels: int, kernel: int, stride: int, seed: int) -> tm.Net:
+    """One SAME-padded convolution of a 3-channel NHWC image (random per-channel weights)."""
+    net = tm.Net(seed)
+    x = net.input("input", list(shape))
+    net.conv2d(x, channels, kernel, stride, "SAME", "RELU6", name="output")
+    net.output("output")
+    return net
+
+
+@pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh)")
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
+def test_stems_of_odd_widths_gather_window_words_bit_identical(board, tmp_path):
+    """A stem read in place is a one-channel convolution of rows 3 x kernel taps wide
+    (`glow-convolve-interleaved-rows`): 3x3 stride 2 is 3 rows of 9 taps, 5x5 stride 1 is 5
+    rows of 15; the DSP kernel gathers each row's whole fours of taps as words and the rows'
+    last taps one by one (`layout.window_tap_order`), at odd widths, at the right and bottom
+    padding and within it; the 3x3 one's padded input is too large to copy (2,775 bytes), so
+    its runs of four pixels (across rows: 19 a row) are gathered straight when inside
+    (`window_gathering.straight_run`), else pixel by pixel: the board's outputs equal
+    TFLite Micro's bit for bit."""
+    for k, (shape, channels, kernel, stride, filter_shape) in enumerate([
+            ((1, 25, 37, 3), 8, 3, 2, "8, 1, 3, 9"), ((1, 11, 9, 3), 6, 5, 1, "6, 1, 5, 15")]):
+        data = tm.build(odd_stem(shape, channels, kernel, stride, seed=11 + k), quantized=True)
+        path = tmp_path / f"stem{k}.tflite"
+        path.write_bytes(data)
+        bundle = glowmlir.compile(str(path), target=target_for(board))
+        assert f"filter_shape = array<i64: {filter_shape}>" in bundle.ir["glowll"]
+        inputs = tm.random_inputs(data, seed=k, low=-2.0, high=2.0)
+        expected = MicroRunner(data)(inputs)["output"]
+        actual = run_on_board(bundle, board, inputs).outputs["output"]
+        np.testing.assert_array_equal(actual.reshape(expected.shape), expected)

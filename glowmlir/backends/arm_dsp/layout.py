@@ -420,6 +420,29 @@ def window_row_order(width: int, dilation: int) -> tuple[int, ...]:
     return tuple(4 * (kx // 4) + (0, 2, 1, 3)[kx % 4] for kx in range(width))
 
 
+def word_taps(channels: int, width: int, dilation: int) -> int:
+    """The taps at the start of each window row that a WINDOW_PAIRS gather loads four a word
+    (`window_tap_order`): the row's whole fours at dilation 1 when the row is a multiple of
+    four taps wide, or when the window has one input channel (then the row's last taps are
+    loaded one by one); else none."""
+    return width // 4 * 4 if dilation == 1 and (width % 4 == 0 or channels == 1) else 0
+
+
+def window_tap_order(channels: int, height: int, width: int, dilation: int) -> tuple[int, ...]:
+    """The order of a WINDOW_PAIRS window's taps (c, ky, kx), flattened, in its pairs: the
+    `word_taps` of every row in `window_row_order`, then the other taps of every row. A window
+    of several channels is thus each row's taps in `window_row_order`, channel by channel; one
+    of a single channel whose rows are wider than four but not a multiple of four (a stem that
+    reads an NHWC image in place, `glow-convolve-interleaved-rows`: visual wake words' 3 x 3 x 3
+    is 3 rows of 9) is each row's first eight taps from two words (four `SXTB16`s), then the
+    rows' ninth taps paired together: per window 6 word loads and 3 byte loads, where its 27
+    taps took a byte load and a half of `PKHBT` each."""
+    words = word_taps(channels, width, dilation)
+    rows = [(c * height + ky) * width for c in range(channels) for ky in range(height)]
+    return tuple([row + kx for row in rows for kx in window_row_order(words, 1)]
+                 + [row + kx for row in rows for kx in range(words, width)])
+
+
 def packing(filter_shape: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
             tiled: bool = False, int8_words: bool = False) -> str | None:
     """How a convolution's filter is packed: WINDOW_PAIRS along the taps of a whole window of
@@ -534,7 +557,7 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     every tiling of the depthwise plan), CHANNEL_PAIRS [O / (block x interleaved),
     ceil(C / 2), interleaved, block, 2] (channels 2i and 2i + 1, an odd last channel paired
     with a zero; `interleaved_blocks` blocks side by side), WINDOW_PAIRS the same over the
-    taps of a window (C x KH x KW, in that order, each row's in `window_row_order`) instead
+    taps of a window (in `window_tap_order`: C x KH x KW, each row's in `window_row_order`) instead
     of the channels. `pooled`: the convolution has a fused pool, `tiled`: one WINDOW_PAIRS
     takes (`tiled_pool`), `widened`: a DEPTHWISE one runs on int16 planes (`widens_planes`),
     `int8_words`: packed for int8 words (`packing`)."""
@@ -544,10 +567,11 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     centred = levels.astype(np.int16) - np.int16(weight_offset)
     if kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
         taps = group_c * k_h * levels.shape[3]
+        centred = centred.reshape(out_c, taps)
         if kind == WINDOW_PAIRS:
-            centred = centred[..., list(window_row_order(levels.shape[3], dilations[1]))]
+            centred = centred[:, list(window_tap_order(group_c, k_h, levels.shape[3], dilations[1]))]
         padded = np.zeros((out_c, 2 * -(-taps // 2)), np.int16)
-        padded[:, :taps] = centred.reshape(out_c, taps)
+        padded[:, :taps] = centred
         interleaved = interleaved_blocks(out_c)
         return padded.reshape(out_c // (block * interleaved), interleaved, block, -1, 2).transpose(0, 3, 1, 2, 4).copy()
     if kind == DEPTHWISE:
