@@ -224,6 +224,7 @@ class GatheredProduct:
         self.run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
         self.tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
         self.pool_pixels = None  # one pixel of a tiled pool's window a run: the channels' pool so far
+        self.run_outputs = None  # unpooled: the run's first pixel's output (of channel 0), made opaque a run
         if self.tiles is not None:  # one pool window's pixels a run
             self.pixels, self.run = self.tiles.windows, self.tiles.pixels
             if gathered_bytes(self.run, pairs) > POOLED_GATHER_BYTES:
@@ -361,6 +362,8 @@ class GatheredProduct:
         `pool_pixel`: the one gathered pixel is that pixel of tiled pool window x0
         (`pool_pixels`)."""
         b = self.b
+        self.run_outputs = None if self.pool is not None or self.tiles is not None else \
+            b.opaque(b.element(self.dest, [n, 0, x0]))
         if self.straight:
             assert pool_pixel is None, "a window gathered a pixel at a time is never straight"
             self.multiply_straight(n, x0, count)
@@ -618,10 +621,10 @@ class GatheredProduct:
                     results[k * width + j] = b.int_sub(results[k * width + j], correction)
         if self.tiles is not None:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
-        if self.pool is None:
-            outputs = [Row(self.dest, (n, o)) for o in channels]
+        if self.pool is None:  # stored from the run's first pixel (`run_outputs`)
+            dest = dataclasses.replace(self.dest, base=self.run_outputs, offset=0)
             with self.constants_anew(results[0]):
-                store_tile(b, domain, channels, outputs, results, [b.add(x0, x) for x in xs])
+                store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
             return folded
         with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
             def levels(j: int) -> list[SSAValue]:
