@@ -360,7 +360,12 @@ class GatheredProduct:
         """Every output channel of the `count` gathered pixels from x0: looped, one block of
         output channels a step (`block_products`); straight, `multiply_straight`.
         `pool_pixel`: the one gathered pixel is that pixel of tiled pool window x0
-        (`pool_pixels`)."""
+        (`pool_pixels`). Unpooled, the run's outputs are stored through a pointer to its first
+        pixel's made opaque here (`run_outputs`), each store at an immediate offset from its
+        channel's row: from the output's base LLVM stored at register offsets and kept the
+        run's pixel indices on the stack (random-weight layers on the M4, cycles a MAC:
+        256 -> 256 on 3 x 3 1.401 -> 1.286, 128 -> 128 on 6 x 6 1.301 -> 1.269; visual wake
+        words M4 12,184,076 -> 12,161,195 cycles, M7 7,618,936 -> 7,539,318)."""
         b = self.b
         self.run_outputs = None if self.pool is not None or self.tiles is not None else \
             b.opaque(b.element(self.dest, [n, 0, x0]))
