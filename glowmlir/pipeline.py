@@ -109,7 +109,9 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
                   forced_kernel: str = "", in_place: int = 0,
                   patches: tuple[str, int] | None = None, memory_fusion: bool = True,
                   profile_quantized: bool = False) -> list[ModulePass]:
-    """From the optimized graph to an allocated `glowll.function`: lowered, then the kernel
+    """From the optimized graph to an allocated `glowll.function`: lowered, each int8
+    convolution's constant output channels given zero weights and their least bias
+    (`glowll-fold-constant-channels`), then the kernel
     selection passes of the backends that serve the `target` (`Backend.glowll_passes`), in
     their selection order (`SelectionOrder`: library calls, kernels shared across shapes,
     instruction-set kernels, quantization records, vector-unit kernels; backends in priority
@@ -131,6 +133,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace, kernels_stage_pointwise_pixels
     from glowmlir.transforms.execute_in_patches import ExecuteInPatches
+    from glowmlir.transforms.fold_constant_channels import FoldConstantChannels
     from glowmlir.transforms.fold_pool_widening import FoldPoolWidening
     from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables
     from glowmlir.transforms.share_buffers import ShareBuffers
@@ -155,7 +158,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     staged = [ConvolveInPlace(depthwise=True, pointwise=False, staged_channels=in_place, pointwise_rows=rows)
               ] if in_place else []
     overwritten = [ConvolveInPlace(depthwise=False, pointwise=True, staged_channels=in_place)] if in_place else []
-    return [LowerGlowToGlowLL(), *patched, *staged, *selection, FuseLookupTables(),
+    return [LowerGlowToGlowLL(), FoldConstantChannels(), *patched, *staged, *selection, FuseLookupTables(),
             *([FoldPoolWidening()] if memory_fusion else []), *overwritten,
             ShareBuffers(), AllocateMemory(reuse_activations, pointer_width)]
 

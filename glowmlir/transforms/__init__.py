@@ -41,6 +41,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "glow-schedule-for-memory": ("transforms.schedule", "ScheduleForMemory"),
     "glow-save-node-outputs": ("transforms.save_node_outputs", "SaveNodeOutputs"),
     "lower-glow-to-glowll": ("lowering.glow_to_glowll", "LowerGlowToGlowLL"),
+    "glowll-fold-constant-channels": ("transforms.fold_constant_channels", "FoldConstantChannels"),
     "glowll-apply-tuned-kernels": ("transforms.apply_tuned_kernels", "ApplyTunedKernels"),
     "glowll-execute-in-patches": ("transforms.execute_in_patches", "ExecuteInPatches"),
     "glowll-fuse-lookup-tables": ("transforms.fuse_lookup_tables", "FuseLookupTables"),

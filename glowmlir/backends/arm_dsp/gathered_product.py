@@ -224,6 +224,7 @@ class GatheredProduct:
         self.run = next((count for count in GATHERED_PIXELS if gathered_bytes(count, pairs) <= GATHER_BYTES), 1)
         self.tiles = None if op.pool is None or glow.pools_globally(op) else TiledPool(b, domain, op, view(op.dest))
         self.pool_pixels = None  # one pixel of a tiled pool's window a run: the channels' pool so far
+        self.run_outputs = None  # unpooled: the run's first pixel's output (of channel 0), made opaque a run
         if self.tiles is not None:  # one pool window's pixels a run
             self.pixels, self.run = self.tiles.windows, self.tiles.pixels
             if gathered_bytes(self.run, pairs) > POOLED_GATHER_BYTES:
@@ -359,8 +360,15 @@ class GatheredProduct:
         """Every output channel of the `count` gathered pixels from x0: looped, one block of
         output channels a step (`block_products`); straight, `multiply_straight`.
         `pool_pixel`: the one gathered pixel is that pixel of tiled pool window x0
-        (`pool_pixels`)."""
+        (`pool_pixels`). Unpooled, the run's outputs are stored through a pointer to its first
+        pixel's made opaque here (`run_outputs`), each store at an immediate offset from its
+        channel's row: from the output's base LLVM stored at register offsets and kept the
+        run's pixel indices on the stack (random-weight layers on the M4, cycles a MAC:
+        256 -> 256 on 3 x 3 1.401 -> 1.286, 128 -> 128 on 6 x 6 1.301 -> 1.269; visual wake
+        words M4 12,184,076 -> 12,161,195 cycles, M7 7,618,936 -> 7,539,318)."""
         b = self.b
+        self.run_outputs = None if self.pool is not None or self.tiles is not None else \
+            b.opaque(b.element(self.dest, [n, 0, x0]))
         if self.straight:
             assert pool_pixel is None, "a window gathered a pixel at a time is never straight"
             self.multiply_straight(n, x0, count)
@@ -618,13 +626,10 @@ class GatheredProduct:
                     results[k * width + j] = b.int_sub(results[k * width + j], correction)
         if self.tiles is not None:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
-        if self.pool is None:
+        if self.pool is None:  # stored from the run's first pixel (`run_outputs`)
+            dest = dataclasses.replace(self.dest, base=self.run_outputs, offset=0)
             with self.constants_anew(results[0]):
-                if self.straight:  # `run_outputs`
-                    store_tile(b, domain, channels, self.run_outputs(n, x0, channels[0], width, xs), results, xs)
-                else:
-                    store_tile(b, domain, channels, [Row(self.dest, (n, o)) for o in channels], results,
-                               [b.add(x0, x) for x in xs])
+                store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
             return folded
         with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
             def levels(j: int) -> list[SSAValue]:
@@ -637,22 +642,6 @@ class GatheredProduct:
                 for j, o in enumerate(channels):
                     self.pool.fold(o, levels(j))
         return folded
-
-
-    def run_outputs(self, n: Index, x0: Index, first: Index, width: int, xs: list[int]) -> list[Row]:
-        """The output rows of a block's `width` channels (consecutive: `block_products`' channels
-        from `first`) as rows of the run's pixels from x0, all at constant offsets from one
-        pointer made opaque here. The straight products store so: else LLVM kept each pixel's
-        offset in the run on the stack and stored each output through a register offset after
-        reloading it. Visual wake words on the M4 (estimated cycles): its 3x3x3 stem (14 tap
-        pairs) 1,103,922 -> 1,043,735, its 8 -> 16 pointwise layer (4 pairs) 756,898 -> 680,860,
-        16 -> 32 496,543 -> 495,240, 64 -> 128 on 6 x 6 415,945 -> 411,050 (32 -> 32 on 24 x 24
-        838,543 -> 842,573). The blocked products (`BLOCKED_PIXELS`) store as before: there the
-        pointer took a register the loop wanted (128 -> 128 on 6 x 6: 796,980 -> 818,859)."""
-        b, dest = self.b, self.dest
-        base = b.opaque(b.element(self.dest, [n, first, x0]))
-        run = View(base, (width, max(xs) + 1), (dest.strides[1], dest.strides[2]), 0, dest.element_type)
-        return [Row(run, (j,)) for j in range(width)]
 
 
 class TiledPool:
