@@ -206,10 +206,10 @@ class PairedTaps(PairColumns):
     def centred_window(self, levels: SSAValue) -> SSAValue:
         """`centred_pairs` of a row's window, held in a vector register by an empty inline asm
         (no instruction) so that LLVM does not push the zero point's subtraction past the
-        pairs' shuffles: one `vpsubw` a window, not one a pair of taps (through the
-        lane-crossing `vpermq` as well, each with its own constant)."""
+        pairs' shuffles: one `vpaddw` a window, not one a pair of taps (each with its own
+        constant, past the lane-crossing `vpermq` too)."""
         centred = self.centred_pairs(levels)
-        if centred.owner is not None and isinstance(centred.owner, llvm.SExtOp):
+        if isinstance(centred.owner, llvm.SExtOp):
             return centred  # nothing subtracted
         return self.b.emit(llvm.InlineAsmOp("", "=x,0", [centred], [centred.type]))
 
