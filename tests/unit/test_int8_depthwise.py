@@ -11,6 +11,8 @@ build for a target without AVX: SSE only).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -118,4 +120,38 @@ def test_taps_of_a_row_come_from_one_window(name, geometry, kernel):
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
     assert f'microkernel = #glowll.microkernel<"{kernel}">' in bundle.ir["glowll"]
     assert "load <16 x i8>" in bundle.ir["llvm-ir"]
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+def window_subtractions(llvm_ir: str) -> list[list[str]]:
+    """For each 16-level window the tiles load (`load <16 x i8>`), the instructions that use
+    its widening."""
+    users = []
+    for load in re.finditer(r"(%[\w.]+) = load <16 x i8>", llvm_ir):
+        widened = re.search(rf"(%[\w.]+) = sext <16 x i8> {re.escape(load[1])} to", llvm_ir)
+        if widened is not None:
+            users.append([line.strip() for line in llvm_ir.splitlines()
+                          if re.search(rf"{re.escape(widened[1])}(?![\w.])", line) and " = sext " not in line])
+    return users
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry", [
+    ("3x3_s2_1", ((1, 3, 9, 45), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)),
+    ("3x3_s1", ((1, 3, 6, 37), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
+    ("5x5_s1_3_rows", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("5x5_s1_2_rows", ((1, 2, 2, 39), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
+])
+def test_each_window_is_centred_once(name, geometry):
+    """PP-OCR's depthwise shapes (3x3 and 5x5, stride 1 and (2, 1), padded, odd widths, per
+    channel) on AVX2: each input row's window is widened and its zero point subtracted once,
+    whatever the pairs of taps shuffled out of it (`PairedTaps.centred_window`: LLVM would
+    push the subtraction past each pair's shuffle, one `vpaddw` a pair of taps, not a
+    window); bit for bit the reference's outputs."""
+    case = convolution_case(990 + len(name), geometry, True, "relu")
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
+    assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+    windows = window_subtractions(bundle.ir["llvm-ir"])
+    assert windows and all(len(users) == 1 and re.match(r"%[\w.]+ = (add|sub) nsw <16 x i16>", users[0])
+                           for users in windows), windows
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

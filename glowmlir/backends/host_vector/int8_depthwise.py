@@ -30,7 +30,7 @@ loaded as the zero point (where the folded bias would not fit int32, as on the t
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
@@ -134,6 +134,11 @@ class PairedTaps(PairColumns):
 
     taps_per_product = 2
 
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
+        super().__init__(b, domain, op)
+        self.windows: dict[tuple, SSAValue] = {}
+        """The centred windows (`window_pairs`) by block, view and indices."""
+
     def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
         halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
         word = halves[0] if len(halves) == 1 else self.b.int_or(halves[0], self.b.shift_left(halves[1], 16))
@@ -189,10 +194,24 @@ class PairedTaps(PairColumns):
         the row: a vector of a run-time column is one of the row's interior loop, whose taps
         `window_taps` widened to the window; a compile-time one is checked by `taps_input`."""
         column = self.b.add(indices[-1], -first_tap)
-        window = self.centred_pairs(vector_columns.load_vector(self.b, view, [*indices[:-1], column], 2 * self.lanes))
+        at = [*indices[:-1], column]
+        key = (id(self.b.block), id(view), tuple(linear_form(index) for index in at))
+        if key not in self.windows:
+            self.windows[key] = self.centred_window(vector_columns.load_vector(self.b, view, at, 2 * self.lanes))
+        window = self.windows[key]
         order = [first_tap + lane + half * (taps - 1) for lane in range(self.lanes) for half in (0, 1)]
         return self.b.emit(llvm.ShuffleVectorOp(window, window, DenseArrayBase.from_list(i32, order),
                                                 window.type))
+
+    def centred_window(self, levels: SSAValue) -> SSAValue:
+        """`centred_pairs` of a row's window, held in a vector register by an empty inline asm
+        (no instruction) so that LLVM does not push the zero point's subtraction past the
+        pairs' shuffles: one `vpaddw` a window, not one a pair of taps (each with its own
+        constant, past the lane-crossing `vpermq` too)."""
+        centred = self.centred_pairs(levels)
+        if isinstance(centred.owner, llvm.SExtOp):
+            return centred  # nothing subtracted
+        return self.b.emit(llvm.InlineAsmOp("", "=x,0", [centred], [centred.type]))
 
     def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
         """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
@@ -214,6 +233,33 @@ class PairedTaps(PairColumns):
 
     def multiply_accumulate(self, total: SSAValue, pixels: SSAValue, weight: SSAValue) -> SSAValue:
         return self.pair_multiply_accumulate(total, pixels, weight)
+
+
+def linear_form(index: Index) -> tuple:
+    """An index as a sum of run-time values times integers plus an integer (through the
+    builder's nsw adds, subtractions, products by constants and constants), so that two
+    indices built apart compare equal when they are the same sum."""
+    terms: dict[int, int] = {}
+    constant = 0
+
+    def walk(value: Index, factor: int) -> None:
+        nonlocal constant
+        if isinstance(value, int):
+            constant += factor * value
+            return
+        op = value.owner
+        if isinstance(op, llvm.ConstantOp) and isinstance(op.value, IntegerAttr):
+            constant += factor * op.value.value.data
+        elif isinstance(op, llvm.AddOp | llvm.SubOp):
+            walk(op.lhs, factor)
+            walk(op.rhs, -factor if isinstance(op, llvm.SubOp) else factor)
+        elif isinstance(op, llvm.MulOp) and isinstance(op.rhs.owner, llvm.ConstantOp):
+            walk(op.lhs, factor * op.rhs.owner.value.value.data)
+        else:
+            terms[id(value)] = terms.get(id(value), 0) + factor
+
+    walk(index, 1)
+    return tuple(sorted((term, factor) for term, factor in terms.items() if factor)), constant
 
 
 def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:
