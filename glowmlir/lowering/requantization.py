@@ -387,11 +387,18 @@ class LaneRequantization:
         one `vpmaxsb` for 16 or 32 levels instead of a compare on every 8 int32 lanes). `level`
         may be wider than the step's vectors: several of their levels joined
         (`HostInt8Columns.outputs`: 4 channels' 8 levels narrowed by one sequence of packs)."""
-        b, domain = self.b, self.domain
         narrow = VectorType(storage, level.type.get_shape())
         bits = storage.width.data
         lowest, highest = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        levels = b.truncate(b.clamp(level, lowest, highest), narrow)
+        return self.bounded(self.b.truncate(self.b.clamp(level, lowest, highest), narrow))
+
+    def bounded(self, levels: SSAValue) -> SSAValue:
+        """Narrow `levels` (saturated to their storage's range) clamped to the activation's
+        bounds inside it."""
+        b, domain = self.b, self.domain
+        storage, narrow = levels.type.element_type, levels.type
+        bits = storage.width.data
+        lowest, highest = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
         def bound(value: int | SSAValue) -> int | SSAValue:
             return value if isinstance(value, int) else b.splat(b.truncate(value, storage), narrow)
