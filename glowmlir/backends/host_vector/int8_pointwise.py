@@ -98,12 +98,13 @@ def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_bloc
     pairs, lanes = packed.shape[1], columns.lanes
     if pairs * block * lanes * 4 > BROADCAST_WORDS_BYTES:
         return None
-    words = View.contiguous(b.alloca(pairs * block * lanes, i32, alignment=32), (pairs, block, lanes), element_type=i32)
-    with b.loop(0, pairs) as pair:
-        for j in range(block):
-            vector_columns.store_vector(b, b.splat(b.load(packed, [o_block, pair.index, 0, 0, j]), columns.vector),
-                                        words, [pair.index, j, 0])
-    return words
+    base = b.alloca(pairs * block * lanes, i32, alignment=32)
+    blocks = packed.reshaped((packed.shape[0], pairs * block), (packed.strides[0], packed.strides[4]))
+    assert packed.strides[1] == block * packed.strides[4], "a block's words lie one after the other"
+    with b.loop(0, pairs * block) as word:  # one loop over the block's words: no copy of it per channel
+        vector_columns.store_vector(b, b.splat(b.load(blocks, [o_block, word.index]), columns.vector),
+                                    View.contiguous(base, (pairs * block, lanes), element_type=i32), [word.index, 0])
+    return View.contiguous(base, (pairs, block, lanes), element_type=i32)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
