@@ -359,6 +359,12 @@ class LaneRequantization:
     def output(self, total: SSAValue, storage: Attribute, sign_matters: bool = False) -> SSAValue:
         """The levels of `total`; `sign_matters`: even where the layer's relu clamps at the
         output zero point (code the same for relu and other layers)."""
+        return looked_up(self.b, self.domain.lookup_table, self.narrowed(self.level(total, sign_matters), storage))
+
+    def level(self, total: SSAValue, sign_matters: bool = False) -> SSAValue:
+        """`output`'s int32 levels before `narrowed` clamps and narrows them (where the relu
+        clamps at the output zero point, a negative total's level may lie anywhere below it:
+        `narrowed` must follow)."""
         b, domain = self.b, self.domain
         offset = domain.output_offset
         numbers = self.narrow()
@@ -372,18 +378,27 @@ class LaneRequantization:
                 total = b.shift_right(total, 1)
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
-        return looked_up(b, domain.lookup_table, self.narrowed(level, storage))
+        return level
 
     def narrowed(self, level: SSAValue, storage: Attribute) -> SSAValue:
         """`level` clamped to [low, high] as `storage` lanes: saturated to the storage's range
         first (the form LLVM narrows by saturating packs, `vpackssdw`/`vpacksswb`), then the
         activation's bounds inside it on the narrow lanes (a relu's at the output zero point:
-        one `vpmaxsb` for 16 or 32 levels instead of a compare on every 8 int32 lanes)."""
-        b, domain = self.b, self.domain
-        narrow = VectorType(storage, self.vector.get_shape())
+        one `vpmaxsb` for 16 or 32 levels instead of a compare on every 8 int32 lanes). `level`
+        may be wider than the step's vectors: several of their levels joined
+        (`HostInt8Columns.outputs`: 4 channels' 8 levels narrowed by one sequence of packs)."""
+        narrow = VectorType(storage, level.type.get_shape())
         bits = storage.width.data
         lowest, highest = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        levels = b.truncate(b.clamp(level, lowest, highest), narrow)
+        return self.bounded(self.b.truncate(self.b.clamp(level, lowest, highest), narrow))
+
+    def bounded(self, levels: SSAValue) -> SSAValue:
+        """Narrow `levels` (saturated to their storage's range) clamped to the activation's
+        bounds inside it."""
+        b, domain = self.b, self.domain
+        storage, narrow = levels.type.element_type, levels.type
+        bits = storage.width.data
+        lowest, highest = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
         def bound(value: int | SSAValue) -> int | SSAValue:
             return value if isinstance(value, int) else b.splat(b.truncate(value, storage), narrow)

@@ -167,6 +167,15 @@ class ColumnArithmetic(abc.ABC):
         """The accumulators of output `channel` as stored elements of `storage` (the domain's
         output step on vectors), or as they are if the domain keeps accumulators."""
 
+    def joined_channels(self, lanes: int) -> int:
+        """How many channels' vectors of `lanes` accumulators `outputs` takes at once (a power
+        of two; 1: `output` one channel at a time)."""
+        return 1
+
+    def outputs(self, channels: list[Index], totals: list[SSAValue], storage: Attribute) -> list[SSAValue]:
+        """`output` of each of `joined_channels` channels' accumulators (one vector each)."""
+        return [self.output(o, total, storage) for o, total in zip(channels, totals)]
+
 
 # ----------------------------------------------------------------------------- the kernel
 
@@ -251,13 +260,20 @@ def store_tile(b: KernelBuilder, columns: ColumnArithmetic, channels: list[Index
     """A tile's accumulators through the output step: vector v of channel j to `at(v, j)`
     (a view and the first lane's indices; vector v + 1's lanes follow vector v's), its lanes
     `stored[v]`; adjacent whole vectors of a channel joined up to the arithmetic's
-    `widest_output` (`joined_runs`)."""
+    `widest_output` (`joined_runs`), and the vectors of `joined_channels` channels through
+    `outputs` at once."""
     block = len(channels)
     for first, count in joined_runs(stored, columns.widest_output // columns.lanes):
-        for j, o in enumerate(channels):
-            view, indices = at(first, j)
-            total = join(b, [totals[v * block + j] for v in range(first, first + count)])
-            store_vector(b, columns.output(o, total, view.element_type), view, indices, stored[first])
+        j = 0
+        while j < block:
+            group = min(columns.joined_channels(count * columns.lanes), 1 << (block - j).bit_length() - 1)
+            places = [at(first, k) for k in range(j, j + group)]
+            totals_joined = [join(b, [totals[v * block + k] for v in range(first, first + count)])
+                             for k in range(j, j + group)]
+            levels = columns.outputs(channels[j:j + group], totals_joined, places[0][0].element_type)
+            for (view, indices), value in zip(places, levels):
+                store_vector(b, value, view, indices, stored[first])
+            j += group
 
 
 def convolution_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,

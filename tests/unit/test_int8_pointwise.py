@@ -8,9 +8,12 @@ and the other ungrouped ones on the column tiles, two kernel columns a `vpmaddwd
 channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels that a block
 of 4 divides and that it does not, planes wider than a tile and narrower than a vector (the
 squeeze-excitation block's 1x1 on 1x1 spatial; PP-OCR-cls's 32 -> 200 and 104 -> 32 on 2x96),
-fused relu and clip, the input zero point folded into the bias and the levels doubled (narrow
-requantization) or not (`test_folded_and_doubled_forms_match_the_int8_reference`): each must take the kernel
-on the host's AVX2 (`-mattr=-avx512f`; and without VNNI, `-avx512vnni`, which on an AVX-512 host
+fused relu and clip (a tile's channels narrowed four at a time, `HostInt8Columns.outputs`; its
+filter words broadcast once into a stack array, `int8_pointwise.broadcast_words`, or where
+that array would be too large, 200 -> 32, where used), the input zero point folded into the
+bias and the levels doubled (narrow requantization) or not
+(`test_folded_and_doubled_forms_match_the_int8_reference`): each must take the kernel on the
+host's AVX2 (`-mattr=-avx512f`; and without VNNI, `-avx512vnni`, which on an AVX-512 host
 is AVX-512BW) and give, bit for bit, the independent int8 reference's outputs
 (tests/support/int8_reference.py) and the generic int8 kernel's (SSE only).
 """
@@ -43,6 +46,8 @@ GEOMETRIES = {
     "se_expand_8_to_96_on_1x1": ((2, 8, 1, 1), 96),
     "32_to_200_on_2x96": ((1, 32, 2, 96), 200),  # tiles of 10 channels (pointwise_block)
     "104_to_32_on_2x96": ((1, 104, 2, 96), 32),
+    "200_to_32_on_2x96": ((1, 200, 2, 96), 32),  # words beyond BROADCAST_WORDS_BYTES: broadcast where used
+    "16_to_88_on_3x17": ((1, 16, 3, 17), 88),  # tiles of 11 channels: output groups of 4, 4, 2, 1; a partial vector
 }
 TARGETS = ("-avx512f", "-avx512vnni")
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, the generic int8 kernel
@@ -83,6 +88,7 @@ def test_pointwise_matches_the_int8_reference(name, per_channel):
 @pytest.mark.parametrize("name,activation,mattr", [
     ("8_to_24_on_24x96", "relu", TARGETS[1]), ("96_to_40_odd_plane", "clip", TARGETS[1]),
     ("odd_13_to_10", "relu", TARGETS[0]), ("se_expand_8_to_96_on_1x1", "clip", TARGETS[0]),
+    ("16_to_88_on_3x17", "relu", TARGETS[0]),
 ])
 def test_fused_activations_match_the_int8_reference(name, activation, mattr):
     check(case_of(1000 + list(GEOMETRIES).index(name), name, activation=activation), mattr)
@@ -112,6 +118,7 @@ def test_folded_and_doubled_forms_match_the_int8_reference(bias_kind, forms):
 COLUMNS = {
     # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group): vector-columns-int8
     "stem_3_to_8_3x3_stride2": ((1, 3, 24, 40), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "stem_3_to_16_3x3_stride2_odd": ((1, 3, 10, 66), (16, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "8_to_16_5x5_pad2": ((1, 8, 9, 21), (16, 8, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1),
     "16_to_24_3x3_stride_2_1": ((2, 16, 12, 13), (24, 16, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 1),
     "24_to_40_3x3_unpadded": ((1, 24, 7, 30), (40, 24, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
@@ -125,7 +132,7 @@ COLUMNS = {
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_columns_match_the_int8_reference(name, per_channel):
     case = convolution_case(1100 + list(COLUMNS).index(name) + 50 * per_channel, COLUMNS[name], per_channel,
-                            "relu" if name.startswith("stem") else None)
+                            "relu" if name.startswith("stem_3_to_8") else None)
     check(case, TARGETS[0], "vector-columns-int8")
 
 

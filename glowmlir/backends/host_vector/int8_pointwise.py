@@ -22,6 +22,7 @@ the fused relu/clip in its clamp).
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import VectorType, i16, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.int8_depthwise import PairColumns
@@ -30,6 +31,14 @@ from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row
 from glowmlir.lowering.vector_layout import tile_vectors
+
+BROADCAST_WORDS_BYTES = 8192
+"""The most stack a block of channels' broadcast filter words take (`broadcast_words`): a
+quarter of a host core's 32 KB L1 data cache."""
+BROADCAST_WORDS_PIXELS = 4
+"""The fewest vectors of pixels a block's words are broadcast once for (`broadcast_words`): a
+squeeze-excitation 1x1 on one pixel reads each word once (filling the array made them
+slower: 9 -> 14 µs on the PP-OCR-cls-style net)."""
 
 
 def pair_words(centred: np.ndarray, block: int) -> np.ndarray:
@@ -58,6 +67,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     columns = PairColumns(b, domain, op)
     lanes, block, in_c = columns.lanes, len(channels), src.shape[1]
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
+    words = broadcast_words(b, columns, packed, o_block, block) if width >= BROADCAST_WORDS_PIXELS * lanes else None
 
     def tile(x0: Index, vectors: int, edge: bool = False) -> None:
         counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
@@ -67,7 +77,8 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
             channel = b.mul(pair, 2)
             inputs = [columns.pair(src, n, channel, b.add(x0, v * lanes), stored[v], second) for v in range(vectors)]
             for j in range(block):
-                word = columns.word(packed, [o_block, pair, 0, 0, j])
+                word = columns.word(packed, [o_block, pair, 0, 0, j]) if words is None else b.bitcast(
+                    vector_columns.load_vector(b, words, [pair, j, 0], lanes), VectorType(i16, [2 * lanes]))
                 for v, pixels in enumerate(inputs):
                     sums[v * block + j] = columns.pair_multiply_accumulate(sums[v * block + j], pixels, word)
             return sums
@@ -80,6 +91,24 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                                   lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
 
     vector_columns.row_vectors(b, width, lanes, tile_vectors(block, columns.accumulators), (0, width), tile)
+
+
+def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_block: Index, block: int) -> View | None:
+    """The block's filter words (`pair_words`) each broadcast over a vector, in a stack array
+    [pairs, block, lanes] filled once a block of channels, so that every tile's `vpmaddwd`
+    reads its word's vector as its memory operand (a load, not a broadcast: on AVX2 a
+    broadcast from memory takes a shuffle unit, as many as the products' adds); None where
+    the array would exceed `BROADCAST_WORDS_BYTES` (the words broadcast where used)."""
+    pairs, lanes = packed.shape[1], columns.lanes
+    if pairs * block * lanes * 4 > BROADCAST_WORDS_BYTES:
+        return None
+    base = b.alloca(pairs * block * lanes, i32, alignment=32)
+    blocks = packed.reshaped((packed.shape[0], pairs * block), (packed.strides[0], packed.strides[4]))
+    assert packed.strides[1] == block * packed.strides[4], "a block's words lie one after the other"
+    with b.loop(0, pairs * block) as word:  # one loop over the block's words: no copy of it per channel
+        vector_columns.store_vector(b, b.splat(b.load(blocks, [o_block, word.index]), columns.vector),
+                                    View.contiguous(base, (pairs * block, lanes), element_type=i32), [word.index, 0])
+    return View.contiguous(base, (pairs, block, lanes), element_type=i32)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
