@@ -93,12 +93,7 @@ class WindowGathering:
             elif rows_inside <= 0 or columns_inside <= 0:
                 self.window(k.index, True)
             else:  # most windows of a large input lie inside it: their taps need no clamping
-                top, left = self.origin(k.index)
-                interior = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
-                with b.when(interior):
-                    self.window(k.index, False)
-                with b.when(b.int_xor(interior, b.constant(1, interior.type))):
-                    self.window(k.index, True)
+                self.window_tested(k.index, rows_inside, columns_inside)
 
     def straight_run(self, count: int, rows_inside: int, columns_inside: int) -> None:
         """A run of `count` pixels (`STRAIGHT_WINDOWS` at most) of a padded input too large to
@@ -108,19 +103,27 @@ class WindowGathering:
         b = self.b
         interior = None
         for k in range(count):
-            top, left = self.origin(k)
-            inside = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
+            inside = self.window_inside(k, rows_inside, columns_inside)
             interior = inside if interior is None else b.int_and(interior, inside)
         with b.when(interior):
             for k in range(count):
                 self.window(k, False)
         with b.when(b.int_xor(interior, b.constant(1, interior.type))), b.loop(0, count) as k:
-            top, left = self.origin(k.index)
-            inside = b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside))
-            with b.when(inside):
-                self.window(k.index, False)
-            with b.when(b.int_xor(inside, b.constant(1, inside.type))):
-                self.window(k.index, True)
+            self.window_tested(k.index, rows_inside, columns_inside)
+
+    def window_inside(self, k: Index, rows_inside: int, columns_inside: int) -> SSAValue:
+        """Whether pixel k's window lies inside the input (its taps need no clamping)."""
+        top, left = self.origin(k)
+        return self.b.int_and(self.b.in_range(top, rows_inside), self.b.in_range(left, columns_inside))
+
+    def window_tested(self, k: Index, rows_inside: int, columns_inside: int) -> None:
+        """Pixel k's window, gathered unclamped where it lies inside the input, clamped else."""
+        b = self.b
+        inside = self.window_inside(k, rows_inside, columns_inside)
+        with b.when(inside):
+            self.window(k, False)
+        with b.when(b.int_xor(inside, b.constant(1, inside.type))):
+            self.window(k, True)
 
     def row_major(self, k: Index) -> tuple[Index, Index]:
         pixel = self.b.add(self.x0, k)
