@@ -230,18 +230,15 @@ class BandedWindows:
     def blocks_of_run(self, n: Index, y: Index, x0: Index, count: int) -> None:
         """Output pixels x0 .. x0 + count - 1 of row y, every block of two output channels,
         each set up for this run."""
-        b = self.b
-        with b.loop(0, self.out_c // 2) as o_block:
-            channels = [b.mul(o_block.index, 2), b.add(b.mul(o_block.index, 2), 1)]
-            starts = [self.domain.bias(self.bias, o) for o in channels]
-            self.run(n, y, OutputBlock(o_block.index, channels, starts), x0, count)
+        with self.b.loop(0, self.out_c // 2) as o_block:
+            self.run(n, y, self.output_block(o_block.index, steps=False), x0, count)
 
-    def output_block(self, o_block: Index) -> OutputBlock:
-        """Block `o_block`'s two output channels, their biases and output steps, set up once
-        for a row's runs."""
+    def output_block(self, o_block: Index, steps: bool = True) -> OutputBlock:
+        """Block `o_block`'s two output channels and their biases; `steps`: their output steps
+        too, set up once for a row's runs (else `store_tile` sets them up as it stores)."""
         channels = [self.b.mul(o_block, 2), self.b.add(self.b.mul(o_block, 2), 1)]
         return OutputBlock(o_block, channels, [self.domain.bias(self.bias, o) for o in channels],
-                           [self.domain.output(o, self.dest.element_type) for o in channels])
+                           [self.domain.output(o, self.dest.element_type) for o in channels] if steps else None)
 
     def run(self, n: Index, y: Index, block: OutputBlock, x0: Index, count: int) -> None:
         """Output pixels x0 .. x0 + count - 1 of row y by one block of two output channels."""

@@ -155,24 +155,23 @@ class WindowGathering:
         columns = self.coordinates(left, dx, k_w, self.in_w, clamped)
         view, prefix = (self.src, [self.n]) if self.padded is None else (self.padded.view, [])
         words = word_taps(self.in_c, k_w, dx)  # each row's first taps, four a word (`window_tap_order`)
+
+        def tap(c: int, ky: int, kx: int) -> SSAValue:
+            """Tap (c, ky, kx)'s level: the zero point where `clamped` and outside the input."""
+            (y, row_inside), (x, column_inside) = rows[ky], columns[kx]
+            loaded = level(b, view, [*prefix, b.add(first, c), y, x])
+            return b.select(b.int_and(row_inside, column_inside), loaded, self.zero_point) if clamped else loaded
+
         row_pairs, levels = [], []
         for c, ky in np.ndindex(channels, k_h):
-            y, row_inside = rows[ky]
             if not clamped:  # a word of four taps: two pairs as they are
                 row_pairs += [pair for x, _ in columns[:words:4]
-                              for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), y, x], self.x_offset)]
+                              for pair in pairs_of_four(b, view, [*prefix, b.add(first, c), rows[ky][0], x],
+                                                        self.x_offset)]
                 continue
-            for kx in window_row_order(words, dx):
-                x, column_inside = columns[kx]
-                loaded = level(b, view, [*prefix, b.add(first, c), y, x])
-                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, self.zero_point))
+            levels += [tap(c, ky, kx) for kx in window_row_order(words, dx)]
         for c, ky in np.ndindex(channels, k_h):  # the rows' other taps, one by one
-            y, row_inside = rows[ky]
-            for kx in range(words, k_w):
-                x, column_inside = columns[kx]
-                loaded = level(b, view, [*prefix, b.add(first, c), y, x])
-                levels.append(b.select(b.int_and(row_inside, column_inside), loaded, self.zero_point)
-                              if clamped else loaded)
+            levels += [tap(c, ky, kx) for kx in range(words, k_w)]
         if len(levels) % 2:
             levels.append(b.integer(0))
         pairs = [pack_halves(b, levels[2 * i], levels[2 * i + 1]) for i in range(len(levels) // 2)]
