@@ -27,6 +27,11 @@ accumulator units and no fused residual; before kernel selection, so that the pa
 filters, the folded input offsets and `fits_narrow_requantization` see the new numbers.
 Visual wake words' 13 pointwise and depthwise layers with such channels then all take the
 narrow requantization (M4: 12,161,195 -> 11,682,191 estimated cycles).
+
+A kernel that reads the per-channel requantization table (the Arm DSP kernels) then gives each
+such channel the neutral requantization (`neutral_requantization`): its shift of up to 31 kept
+the output offset out of every channel's rounding term of its layer (`table_rights_fold`), an
+add an output (visual wake words: M4 11,304,886 -> 11,262,612, M7 6,862,034 -> 6,816,948).
 """
 
 from __future__ import annotations
