@@ -27,6 +27,11 @@ accumulator units and no fused residual; before kernel selection, so that the pa
 filters, the folded input offsets and `fits_narrow_requantization` see the new numbers.
 Visual wake words' 13 pointwise and depthwise layers with such channels then all take the
 narrow requantization (M4: 12,161,195 -> 11,682,191 estimated cycles).
+
+A kernel that reads the per-channel requantization table (the Arm DSP kernels) then gives each
+such channel the neutral requantization (`neutral_requantization`): its shift of up to 31 kept
+the output offset out of every channel's rounding term of its layer (`table_rights_fold`), an
+add an output (visual wake words: M4 11,304,886 -> 11,262,612, M7 6,862,034 -> 6,816,948).
 """
 
 from __future__ import annotations
@@ -145,3 +150,46 @@ class FoldConstantChannels(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(GreedyRewritePatternApplier([FoldConstantChannelsPattern()]),
                              apply_recursively=False).rewrite_module(op)
+
+
+NEUTRAL_MULTIPLIER = 1 << 30
+"""The requantization a channel of zero weights is given (`neutral_requantization`): one half,
+no shift, so that the level of an even accumulator 2k is k plus the output offset."""
+
+
+def neutral_requantization(op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
+    """Each output channel of zero weights (a dead one, `FoldConstantChannelsPattern`) given
+    the requantization (`NEUTRAL_MULTIPLIER`, shift 0) in the convolution's per-channel table
+    and the bias 2 (L - y_offset) that gives its level L there: its accumulator is its bias
+    for every input, so its outputs stay the same bits. A dead channel keeps its filter scale
+    of about 1e-8 and so a right shift of up to 31, beyond the 22 at which an output offset
+    of -128 joins each channel's rounding term in int32 (`quantized_kernels.table_rights_fold`):
+    one such channel cost every output of its layer an add. Only for a kernel that reads the
+    table (a library deriving the requantization from the types would not see it)."""
+    table, bias = op.requantization, accumulator_bias(op)
+    weight = op.filter.owner
+    if (table is None or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None or bias is None
+            or not isinstance(weight, glowll.WeightOp) or weight.value is None):
+        return
+    filter_type, out_type = op.filter.type.element_type, glow.convolved_element(op)
+    if not isinstance(filter_type, UniformQuantizedType) or not isinstance(out_type, UniformQuantizedType):
+        return
+    centred = centred_rows(array_from_dense(weight.value), filter_type)
+    multipliers, shifts = array_from_dense(table.owner.value).astype(np.int64)
+    dead = ~centred.any(axis=1) & ((multipliers != NEUTRAL_MULTIPLIER) | (shifts != 0))
+    if not dead.any():
+        return
+    biases = array_from_dense(bias.value).astype(np.int64).reshape(-1)
+    bounds = activation_bounds(op, out_type)
+    levels = channel_levels(biases[dead], multipliers[dead], shifts[dead], out_type.offset, bounds)
+    neutral = 2 * (levels - out_type.offset)
+    assert (channel_levels(neutral, NEUTRAL_MULTIPLIER, 0, out_type.offset, bounds) == levels).all()
+    multipliers[dead], shifts[dead] = NEUTRAL_MULTIPLIER, 0
+    new_biases = array_from_dense(bias.value).copy()
+    new_biases.reshape(-1)[dead] = neutral
+    op.operands[3] = insert_weight(bias.name_.data, new_biases, op, rewriter, op.bias.type.element_type)
+    old_table = table.owner
+    op.operands[list(op.operands).index(table)] = insert_weight(
+        old_table.name_.data, np.stack([multipliers, shifts]).astype(np.int32), op, rewriter)
+    erase_if_unused(bias, rewriter)
+    erase_if_unused(old_table, rewriter)

@@ -6,7 +6,9 @@ one-multiply requantization (`narrow_requantization`).
 Random-weight per-channel pointwise layers of visual wake words' channel counts on small planes
 (odd pixel counts; a relu, none), a quarter of their channels dead, run on the M4 and the M7:
 the outputs equal the int8 reference (tests/support/int8_reference.py) bit for bit, and each
-layer is narrow. The least bias is checked against every accumulator around it in numpy.
+layer is narrow. The least bias is checked against every accumulator around it in numpy. On
+the DSP kernels each dead channel's requantization is the neutral one (`neutral_requantization`,
+shift 0), so that no right shift keeps the output offset out of the rounding terms.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 import pytest
 
 from glowmlir.runtime.boards import run_on_board
-from glowmlir.transforms.fold_constant_channels import channel_levels, least_biases
+from glowmlir.transforms.fold_constant_channels import NEUTRAL_MULTIPLIER, channel_levels, least_biases
 from tests.support import int8_reference as ref
 from tests.unit.test_arm_dsp_kernel_choices import build
 from tests.unit.test_quantized_kernels import (
@@ -76,6 +78,15 @@ def test_dead_channels_fold_and_equal_the_reference(board):
     bundle = build(cases, board, "")
     convolutions = re.findall(r"glowll\.convolution .*", bundle.ir["glowll"])
     assert len(convolutions) == len(cases) and all("narrow_requantization" in c for c in convolutions), convolutions
+    # the dead channels' requantization made neutral (`neutral_requantization`): every right shift then
+    # small enough for the output offset to join the rounding terms (`table_rights_fold`)
+    tables = [data for name, _, data in bundle.layout.weights if name.endswith("_requantization")]
+    assert len(tables) == len(cases)
+    for table, (_, _, out_c, _) in zip(tables, LAYERS, strict=True):
+        multipliers, shifts = np.asarray(table).reshape(2, out_c)
+        dead = np.arange(out_c) % 4 == 1
+        assert np.all(multipliers[dead] == NEUTRAL_MULTIPLIER) and np.all(shifts[dead] == 0)
+        assert -shifts.min() <= 22
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     run = run_on_board(bundle, board, inputs)
     for case in cases:

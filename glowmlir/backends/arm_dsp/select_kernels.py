@@ -113,6 +113,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     int8_layer,
     mark_narrow_requantization,
 )
+from glowmlir.transforms.fold_constant_channels import neutral_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
@@ -377,6 +378,8 @@ class PackConvolutionFilter(RewritePattern):
             select_im2col(op, array_from_dense(weight.value), weight_zero_point(filter_type), rewriter)
             return
         microkernel, packed, kind, doubled = plan.microkernel, plan.packed, plan.kind, plan.doubled
+        if microkernel == MICROKERNEL:  # dead channels' shifts out of the way of the offset's folding
+            neutral_requantization(op, rewriter)
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         op.properties["microkernel"] = MicrokernelAttr(microkernel)
         op.properties["filter_shape"] = glow.ints(glow.shape_of(op.filter))
