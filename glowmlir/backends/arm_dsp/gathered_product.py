@@ -148,7 +148,8 @@ def blocked_step_pairs(pairs: int) -> int:
 UNROLLED_CHANNEL_PAIRS = 128
 """A straight gathered product (`UNROLLED_PAIRS`), unpooled, whose output channels times input
 channel (or tap) pairs are at most this many (the code of its loop over blocks of output channels
-grows with both), takes a full run's blocks of output channels in straight-line code, not in a
+grows with both), of a constant per-channel requantization table takes a full run's blocks of output channels in
+straight-line code, not in a
 loop over them, each
 channel's requantization numbers compile-time constants (`QuantizedArithmetic.channels_inlined`):
 its output step `SMMLAR`, `SSAT` with the division's shift folded in, `STRB`, its multiplier and
@@ -260,7 +261,8 @@ class GatheredProduct:
         self.output_pairs = op.microkernel.parameter("output_pairs") is not None
         self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
         self.unrolled_channels = self.straight and self.tiles is None and self.pool is None \
-            and self.out_c * pairs <= UNROLLED_CHANNEL_PAIRS and getattr(domain, "requantization", None) is not None
+            and self.out_c * pairs <= UNROLLED_CHANNEL_PAIRS \
+            and getattr(getattr(domain, "requantization", None), "numbers", None) is not None
         self.step = self.loop_pairs or 1
         self.padded = padded_input(b, domain, op, self.src) if self.windows else None
         filter_type = op.filter.type.element_type
