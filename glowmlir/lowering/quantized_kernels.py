@@ -165,6 +165,17 @@ def table_rights_fold(table: SSAValue, offset: int | SSAValue | None) -> bool:
     return bool(((2 * abs(offset) + 1) << int(rights.max(initial=0))) <= 1 << 31)
 
 
+def table_numbers(table: SSAValue | None) -> bytes | None:
+    """The numbers of a constant requantization table (None if it is not one): part of a kernel's
+    signature (`glowll_to_llvm`), as a kernel that unrolls its channels compiles them in
+    (`QuantizedArithmetic.channels_inlined`); two layers whose operand types agree have the same
+    numbers, unless their scales differ beyond the digits the types print."""
+    owner = table.owner if table is not None else None
+    if not isinstance(owner, glowll.WeightOp) or owner.value is None:
+        return None
+    return array_from_dense(owner.value).tobytes()
+
+
 class ChannelRequantization:
     """The (multiplier, shift) of each output channel: the layer's `KernelParameters` for a
     per-tensor filter, else loaded from the instruction's `requantization` buffer ([2,
