@@ -165,12 +165,14 @@ def table_rights_fold(table: SSAValue, offset: int | SSAValue | None) -> bool:
     return bool(((2 * abs(offset) + 1) << int(rights.max(initial=0))) <= 1 << 31)
 
 
-def table_numbers(table: SSAValue | None) -> bytes | None:
-    """The numbers of a constant requantization table (None if it is not one): part of a kernel's
-    signature (`glowll_to_llvm`), as a kernel that unrolls its channels compiles them in
+def table_numbers(op: IRDLOperation) -> bytes | None:
+    """The numbers of an instruction's constant requantization table (None if it has none, or its
+    kernel serves layers whose numbers are data: records): part of a kernel's signature
+    (`glowll_to_llvm`), as a kernel that unrolls its channels compiles them in
     (`QuantizedArithmetic.channels_inlined`); two layers whose operand types agree have the same
     numbers, unless their scales differ beyond the digits the types print."""
-    owner = table.owner if table is not None else None
+    table = getattr(op, "requantization", None)
+    owner = table.owner if table is not None and getattr(op, "parameters", None) is None else None
     if not isinstance(owner, glowll.WeightOp) or owner.value is None:
         return None
     return array_from_dense(owner.value).tobytes()
