@@ -50,7 +50,7 @@ from glowmlir.lowering.integer_kernels import INTEGER_KERNELS, emit_integer_elem
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
 from glowmlir.lowering.kernels import KERNELS
 from glowmlir.lowering.library_calls import declaration, emit_library_call
-from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, table_rights_fold, table_shift_sign
+from glowmlir.lowering.quantized_kernels import QUANTIZED_KERNELS, table_numbers, table_rights_fold, table_shift_sign
 from glowmlir.transforms.allocate_memory import check_address_space
 
 REGION_ARGUMENTS = ("constantWeight", "mutableWeight", "activations")
@@ -280,11 +280,14 @@ def _mark_layer(builder: KernelBuilder, mark: int) -> None:
 
 def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]) -> tuple:
     distinct = list(dict.fromkeys(addresses))
-    table = getattr(op, "requantization", None)  # its shifts' sign and range are in the code (`table_shift_sign`)
+    # its shifts' sign and range are in the code (`table_shift_sign`), and its numbers in a kernel
+    # that unrolls its channels (`table_numbers`)
+    table = getattr(op, "requantization", None)
     return (op.name, str(op.properties), tuple(str(t) for t in op.operand_types),
             tuple(distinct.index(a) for a in addresses), tuple(_alignment(offset) for _, offset in distinct),
             table_shift_sign(table) if table is not None else 0,
-            table is not None and table_rights_fold(table, getattr(glow.convolved_element(op), "offset", None)))
+            table is not None and table_rights_fold(table, getattr(glow.convolved_element(op), "offset", None)),
+            table_numbers(op))
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,19 @@ def table_rights_fold(table: SSAValue, offset: int | SSAValue | None) -> bool:
     return bool(((2 * abs(offset) + 1) << int(rights.max(initial=0))) <= 1 << 31)
 
 
+def table_numbers(op: IRDLOperation) -> bytes | None:
+    """The numbers of an instruction's constant requantization table (None if it has none, or its
+    kernel serves layers whose numbers are data: records): part of a kernel's signature
+    (`glowll_to_llvm`), as a kernel that unrolls its channels compiles them in
+    (`QuantizedArithmetic.channels_inlined`); two layers whose operand types agree have the same
+    numbers, unless their scales differ beyond the digits the types print."""
+    table = getattr(op, "requantization", None)
+    owner = table.owner if table is not None and getattr(op, "parameters", None) is None else None
+    if not isinstance(owner, glowll.WeightOp) or owner.value is None:
+        return None
+    return array_from_dense(owner.value).tobytes()
+
+
 class ChannelRequantization:
     """The (multiplier, shift) of each output channel: the layer's `KernelParameters` for a
     per-tensor filter, else loaded from the instruction's `requantization` buffer ([2,
@@ -180,6 +193,11 @@ class ChannelRequantization:
         # the output offset in each channel's rounding term
         self.rights_fold = constant_table and table_rights_fold(table, parameters.output_offset)
         self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
+        # the table's numbers, for channels known at compile time (`QuantizedArithmetic.channels_inlined`)
+        owner = table.owner if constant_table else None
+        self.numbers = array_from_dense(owner.value) if isinstance(owner, glowll.WeightOp) \
+            and owner.value is not None else None
+        self.inlined = False
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
@@ -200,6 +218,9 @@ class ChannelRequantization:
         if self.table is None:
             return self.constant
         b = self.b
+        if self.inlined and isinstance(channel, int) and self.numbers is not None:
+            multiplier, shift = (int(number) for number in self.numbers[:, channel])
+            return b.opaque(b.integer(multiplier)), shift  # opaque: one SMMLAR (a constant: UMLAL, MUL)
         shift = b.load(self.table, [1, channel])
         if self.shift_sign:  # no instruction: LLVM knows the shift's sign (the table's: `table_shift_sign`)
             b.assume(b.int_compare("sle" if self.shift_sign < 0 else "sge", shift, 0))
@@ -252,6 +273,19 @@ class QuantizedArithmetic(ArithmeticDomain):
                 if self.doubled and self.requantization.table is None else None
             whole_range = (self.low, self.high) == self.out_type.value_range
             self.rounding = b.opaque(b.integer(terms)) if terms is not None and whole_range else None
+
+    @contextlib.contextmanager
+    def channels_inlined(self) -> Iterator[None]:
+        """Within it, the output step of a channel known at compile time (an int, of a constant
+        per-channel table) takes its multiplier, shift and rounding terms as constants, not
+        loaded: the shift is then an immediate (LLVM folds the division's `ASR` into the
+        clamp's `SSAT`) and the rounding terms need no arithmetic on the loaded shift. For
+        kernels that unroll their channels (`arm_dsp.gathered_product.UNROLLED_CHANNEL_PAIRS`)."""
+        self.requantization.inlined = True
+        try:
+            yield
+        finally:
+            self.requantization.inlined = False
 
     @contextlib.contextmanager
     def constants_through(self, through: Callable[[SSAValue], SSAValue]) -> Iterator[None]:

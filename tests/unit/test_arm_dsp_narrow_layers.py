@@ -1,0 +1,59 @@
+"""Narrow layers on the Arm DSP kernels: straight gathered products of few output channels times
+input channel (or tap) pairs (`arm_dsp.gathered_product.UNROLLED_CHANNEL_PAIRS`) take their
+blocks of output channels unrolled, each channel's requantization numbers compile-time constants
+(`QuantizedArithmetic.channels_inlined`). Random weights and inputs, per-channel filters, every
+fused activation form (relu: no sign in the rounding; none: the sign and the output offset in the
+rounding terms; clip: a clamp narrower than int8), on the emulated boards, bit for bit against
+the int8 reference."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from glowmlir.backends.arm_dsp.gathered_product import UNROLLED_CHANNEL_PAIRS
+from glowmlir.runtime.boards import run_on_board, target_for
+from tests.unit.test_arm_dsp_kernels import build
+from tests.unit.test_quantized_kernels import convolution_case
+
+NARROW_LAYERS = {
+    # visual wake words' 8 -> 16 pointwise layer (runs of four pixels only), and on an odd plane
+    # (a run, then a pair and a single pixel, looped over the blocks as before)
+    "pointwise_8_16": ((1, 8, 12, 12), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "pointwise_8_16_odd_plane": ((1, 8, 5, 7), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # an odd input channel count (a last pair of one channel), fewer outputs than inputs
+    "pointwise_13_6": ((2, 13, 4, 6), (6, 13, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # visual wake words' 3 -> 8 stem: 3x3 of stride 2, padded (14 tap pairs)
+    "stem_3x3_stride2": ((1, 3, 24, 24), (8, 3, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 1),
+}
+
+
+def narrow_cases():
+    cases = []
+    for index, (name, geometry) in enumerate(NARROW_LAYERS.items()):
+        for k, activation in enumerate(("relu", None, "clip")):
+            cases.append(convolution_case(900 + 3 * index + k, geometry, per_channel=True, activation=activation,
+                                          suffix=f"_{name}_{activation}"))
+    return cases
+
+
+def test_the_cases_are_narrow():
+    for geometry in NARROW_LAYERS.values():
+        out_c, in_c, k_h, k_w = geometry[1]
+        assert out_c * -(-(in_c * k_h * k_w) // 2) <= UNROLLED_CHANNEL_PAIRS
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
+def test_narrow_layers_match_the_int8_reference(board):
+    cases = narrow_cases()
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    bundle = build(body, constants, target=target_for(board), keep_assembly=True)
+    # the division's shift an immediate of the clamp: SSAT with ASR #n
+    assert re.search(r"ssat\s+r\d+, #8, r\d+, asr #\d+", bundle.ir["assembly"])
+    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
