@@ -135,8 +135,10 @@ weight words loaded and widened at each pair's start) the M7 waited on the load 
 and LLVM spilled the weight pointer, reloading it from the stack every pair (an address chain of
 two loads): visual wake words' 128 -> 128 pointwise loop on the M7, 16 pairs a step, 190 -> 170
 cycles (llvm-mca -mcpu=cortex-m7; the ideal schedule 147, one `SMLAD` a cycle 128); the whole
-model 7,314,863 -> 7,086,994 estimated cycles. Loading the third and fourth pixels' words only
-after the first two pixels' products too: 8.89M."""
+model 7,314,863 -> 7,086,994 estimated cycles. The first two pixels' words loaded apart (LLVM
+joined them into an `LDRD`, which the M7 issues alone, no `SMLAD` beside it): 170 -> 162 cycles,
+the model 6,974,705. Loading the third and fourth pixels' words only after the first two pixels'
+products too: 8.89M."""
 
 BLOCKED_GATHER_BYTES = 4608
 """The stack a blocked product's gathered pixels may take (`GatheredProduct.blocked_pixels`: 16 bytes a pair):
@@ -589,10 +591,12 @@ class GatheredProduct:
             """`pair_products` of a dual-issue core (`WEIGHTS_AHEAD`): pair i's weight words
             `raw` were loaded during the pair before; pair i + 1's are loaded here (not after
             the `last` pair of a run), after the third pixel's products of channel 0 and
-            channel 1's first."""
+            channel 1's first. Each pixel's word is loaded alone (`LDR`s, no `LDRD`)."""
             totals, weight_words = list(totals), self.widened_block_weights(raw)
             after(b, [])
-            totals[:4] = self.products(totals[:4], [b.load(words, [0, i, k]) for k in range(2)], weight_words)
+            first = b.load(words, [0, i, 0])
+            after(b, [])  # apart: no `LDRD`, which the M7 issues alone
+            totals[:4] = self.products(totals[:4], [first, b.load(words, [0, i, 1])], weight_words)
             after(b, [])
             third, fourth = (b.load(words, [1, i, k]) for k in range(2))
             for pixel, word, j in ((2, third, 0), (3, fourth, 0), (2, third, 1)):
