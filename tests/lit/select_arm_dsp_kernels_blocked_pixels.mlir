@@ -2,6 +2,7 @@
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{filter-words=int8}' | glow-opt | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{filter-words=int8 loop-pairs=2}' | filecheck %s --check-prefix=SIZE
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s --check-prefix=PAIRS
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{filter-words=int8 single-issue=true}' | filecheck %s --check-prefix=SINGLE
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{filter-words=int8},glowll-allocate-memory,lower-glowll-to-llvm{pointer-width=32}' | filecheck %s --check-prefix=LLVM
 // The blocked gathered product (`arm_dsp.gathered_product.BLOCKED_PIXELS`): speed first, a
 // gathered product (here on int8 filter words) of more pairs than `UNROLLED_PAIRS` (32) is marked
@@ -12,6 +13,8 @@
 // loop), the 77 in a do-while loop over the pairs (8 a step), ended by its
 // gathered words' pointer (a `ptrtoint` compared with the end). Int16 pairs (the default
 // without the hook) take it too; a size-first build (`loop-pairs`) keeps the loop of two pixels.
+// On a dual-issue core (the default) each is marked `weights_ahead` too (each pair's weight words
+// loaded during the pair before, `gathered_product.WEIGHTS_AHEAD`); on a single-issue one not.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x80x1x5x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -27,9 +30,15 @@ glowll.function @net {
 }
 
 // CHECK:      glowll.convolution %y, %x
-// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels}>
+// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels, weights_ahead}>
 // CHECK:      glowll.convolution %e, %d
-// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {{{.*}}blocked_pixels{{.*}}}>
+// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {{{.*}}blocked_pixels, weights_ahead{{.*}}}>
+
+// SINGLE:      glowll.convolution %y, %x
+// SINGLE-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels}>
+// SINGLE:      glowll.convolution %e, %d
+// SINGLE-NOT:  weights_ahead
+// SINGLE-SAME: blocked_pixels
 
 // SIZE:       glowll.convolution %y, %x
 // SIZE-NOT:   blocked_pixels

@@ -22,11 +22,11 @@ glowll.function @net {
 
 // CHECK:      glowll.weight "w_arm_dsp" {{.*}} memref<1x40x2x2x2x!quant.uniform<i8:f32, 1.0e-02:0>>
 // CHECK:      glowll.convolution %y, %x
-// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels, output_pairs}>
+// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels, weights_ahead, output_pairs}>
 // CHECK:      glowll.weight "v_arm_dsp" {{.*}} memref<1x40x2x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK:      glowll.convolution %z, %x
 // CHECK-NOT:  output_pairs
-// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels}>
+// CHECK-SAME: microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels, weights_ahead}>
 
 // WORDS-NOT:  output_pairs
 // SIZE-NOT:   output_pairs

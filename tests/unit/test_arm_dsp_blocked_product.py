@@ -7,9 +7,12 @@ Random-weight layers that take it (3x3 windows of stride 1 and 2, padded, of odd
 counts (of even ones, the band windows take them: test_arm_dsp_band_windows.py), a pointwise
 layer; pixel counts not a multiple of four and pair counts not a multiple of the loop's step,
 so that the tails run too) are built with int8 filter words (the pass's
-`filter_words` hook) and run on the Cortex-M4 and M7 boards, and with int16 pairs on the M4: each
-equals the int8 reference (tests/support/int8_reference.py) bit for bit, and each convolution is
-marked `blocked_pixels`. Each layer's estimated cycles a MAC are printed (-s).
+`filter_words` hook) and run on the Cortex-M4 and M7 boards, and with int16 pairs on both (output
+pair words: test_arm_dsp_output_pairs.py, on both boards): each equals the int8 reference
+(tests/support/int8_reference.py) bit for bit, and each convolution is marked `blocked_pixels`, on
+the dual-issue M7 with `weights_ahead` too (each pair's weight words loaded during the pair before,
+`gathered_product.WEIGHTS_AHEAD`), on the M4 without. Each layer's estimated cycles a MAC are
+printed (-s).
 """
 
 from __future__ import annotations
@@ -33,16 +36,18 @@ LAYERS = [
 ]
 
 
-@pytest.mark.parametrize(("board", "words"), [("mps2-an386", "int8"), ("mps2-an500", "int8"), ("mps2-an386", "")])
+@pytest.mark.parametrize(("board", "words"), [("mps2-an386", "int8"), ("mps2-an500", "int8"), ("mps2-an386", ""),
+                                              ("mps2-an500", "")])
 def test_blocked_products_equal_the_reference(board, words):
     cases = [convolution_case(3900 + k, geometry, per_channel=True, suffix=f"_{name}")
              for k, (name, geometry) in enumerate(LAYERS)]
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     bundle = build(cases, board, "", words)
     text = bundle.ir["glowll"]
-    blocked = re.findall(r'glowll\.convolution .*microkernel = #glowll.microkernel<"arm-dsp", \{[^}]*blocked_pixels',
-                         text)
+    blocked = re.findall(r'glowll\.convolution .*microkernel = #glowll.microkernel<"arm-dsp", '
+                         r'\{([^}]*blocked_pixels[^}]*)', text)
     assert len(blocked) == len(cases), text
+    assert all(("weights_ahead" in parameters) == (board == "mps2-an500") for parameters in blocked), blocked
     layers_equal_on_board(bundle, board, inputs, cases, LAYERS, words or "int16 pairs")
 
 

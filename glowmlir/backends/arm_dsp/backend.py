@@ -17,7 +17,8 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
-PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs", "band_windows")
+PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs", "band_windows",
+              "weights_ahead")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -27,10 +28,11 @@ straight-line blocks with `doubled_accumulators`): the packed filter's first pai
 block's doubled biases (`layout.with_biases`), which the kernel reads there, not from `bias`;
 `blocked_pixels` (a speed-first build's gathered product of more pairs than `UNROLLED_PAIRS`): runs
 of four pixels multiplied by each block of two output channels together in one loop over the pairs
-(`GatheredProduct.blocked_pixels`); `weight_pairs` (an int8 FullyConnected the flash budget
-allows): its weights int16 levels less their zero point, each run of four in the order of its
-input pairs (`fully_connected.pair_weight_rows`); `output_pairs` (an int8 FullyConnected whose
-sums allow it): its int8 weights less their zero point as words of two outputs' weights
+(`GatheredProduct.blocked_pixels`), with `weights_ahead` on a dual-issue core each pair's weight
+words loaded during the pair before (`gathered_product.WEIGHTS_AHEAD`); `weight_pairs` (an int8
+FullyConnected the flash budget allows): its weights int16 levels less their zero point, each run
+of four in the order of its input pairs (`fully_connected.pair_weight_rows`); `output_pairs` (an
+int8 FullyConnected whose sums allow it): its int8 weights less their zero point as words of two outputs' weights
 (`fully_connected.output_pair_words`, 1x the bytes); on a pointwise convolution's gathered
 product, its int8 filter words as words of two output channels' weights
 (`layout.output_pair_filter_words`); `band_windows` (a speed-first build's 3x3

@@ -126,6 +126,20 @@ pixels by a block of two output channels in one loop over the pairs (`GatheredPr
 accumulators, each block's weight pair (an int8 word widened by two `SXTB16`s, or an int16
 pair) serving four pixels instead of two."""
 
+WEIGHTS_AHEAD = "weights_ahead"
+"""The microkernel parameter of a blocked product (`BLOCKED_PIXELS`) on a dual-issue core (the
+Cortex-M7; `select_kernels.SelectArmDspKernels.single_issue` false): each pair's weight words are
+loaded during the pair before, after its third pixel's first product, and the fourth pixel's
+second product follows (`GatheredProduct.blocked_pixels`). In the single-issue order (the block's
+weight words loaded and widened at each pair's start) the M7 waited on the load and the `SXTB16`,
+and LLVM spilled the weight pointer, reloading it from the stack every pair (an address chain of
+two loads): visual wake words' 128 -> 128 pointwise loop on the M7, 16 pairs a step, 190 -> 170
+cycles (llvm-mca -mcpu=cortex-m7; the ideal schedule 147, one `SMLAD` a cycle 128); the whole
+model 7,314,863 -> 7,086,994 estimated cycles. The first two pixels' words loaded apart (LLVM
+joined them into an `LDRD`, which the M7 issues alone, no `SMLAD` beside it): 170 -> 162 cycles,
+the model 6,974,705. Loading the third and fourth pixels' words only after the first two pixels'
+products too: 8.89M."""
+
 BLOCKED_GATHER_BYTES = 4608
 """The stack a blocked product's gathered pixels may take (`GatheredProduct.blocked_pixels`: 16 bytes a pair):
 ResNet-8's 3x3 convolutions of 64 input channels (288 tap pairs) gather four pixels."""
@@ -257,6 +271,7 @@ class GatheredProduct:
                                                    element_type=i32)
         self.blocked = (op.microkernel.parameter("blocked_pixels") is not None and self.tiles is None
                         and block == 2 and 4 * BLOCKED_PIXELS * pairs <= BLOCKED_GATHER_BYTES)
+        self.weights_ahead = self.blocked and op.microkernel.parameter(WEIGHTS_AHEAD) is not None
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
             self.run = BLOCKED_PIXELS
             self.gathered = View(b.alloca(BLOCKED_PIXELS * pairs, i32, STACK_ALIGNMENT),
@@ -355,6 +370,16 @@ class GatheredProduct:
         if self.output_pairs:
             return self.widened(load_word(self.b, weights, indices, aligned=True))
         return weight_pairs(self.b, weights, indices, self.block)
+
+    def raw_block_weights(self, weights: View, indices: Sequence[Index]) -> list[SSAValue]:
+        """The words `block_weights` loads, not yet widened (`widened_block_weights`)."""
+        if self.packed.element_type == i8:
+            return [load_word(self.b, weights, indices, aligned=True)]
+        return load_words(self.b, weights, indices, self.block)
+
+    def widened_block_weights(self, raw: list[SSAValue]) -> list[SSAValue]:
+        """`block_weights` of the words `raw_block_weights` loaded."""
+        return self.widened(raw[0]) if self.packed.element_type == i8 else raw
 
     def widened(self, word: SSAValue) -> list[SSAValue]:
         """A block's int8 filter word as the weights its products take: of output pair words,
@@ -602,6 +627,39 @@ class GatheredProduct:
                 totals[taken] = self.products(totals[taken], inputs, weight_words)
             return totals
 
+        def pair_products_ahead(totals: list[SSAValue], words: View, weights: View, i: int, raw: list[SSAValue],
+                                last: bool) -> tuple[list[SSAValue], list[SSAValue] | None]:
+            """`pair_products` of a dual-issue core (`WEIGHTS_AHEAD`): pair i's weight words
+            `raw` were loaded during the pair before; pair i + 1's are loaded here (not after
+            the `last` pair of a run), after the third pixel's products of channel 0 and
+            channel 1's first. Each pixel's word is loaded alone (`LDR`s, no `LDRD`)."""
+            totals, weight_words = list(totals), self.widened_block_weights(raw)
+            after(b, [])
+            first = b.load(words, [0, i, 0])
+            after(b, [])  # apart: no `LDRD`, which the M7 issues alone
+            totals[:4] = self.products(totals[:4], [first, b.load(words, [0, i, 1])], weight_words)
+            after(b, [])
+            third, fourth = (b.load(words, [1, i, k]) for k in range(2))
+            for pixel, word, j in ((2, third, 0), (3, fourth, 0), (2, third, 1)):
+                totals[2 * pixel + j] = smlad(b, word, weight_words[j], totals[2 * pixel + j])
+            ahead = None
+            if not last:
+                after(b, [totals[5]])
+                ahead = self.raw_block_weights(weights, [i + 1, 0, 0])
+            totals[7] = smlad(b, fourth, weight_words[1], totals[7])
+            return totals, ahead
+
+        def run_of_pairs(totals: list[SSAValue], words: View, weights: View, count: int) -> list[SSAValue]:
+            """The products of `count` pairs at constant offsets from `words` and `weights`."""
+            if not self.weights_ahead:
+                for k in range(count):
+                    totals = pair_products(totals, words, weights, k)
+                return totals
+            raw = self.raw_block_weights(weights, [0, 0, 0]) if count else None
+            for k in range(count):
+                totals, raw = pair_products_ahead(totals, words, weights, k, raw, k + 1 == count)
+            return totals
+
         def rebased(view: View, base: SSAValue) -> View:
             return View(base, view.shape, view.strides, 0, view.element_type)
 
@@ -618,8 +676,7 @@ class GatheredProduct:
         b.emit(llvm.BrOp(body, *carried))
         b.block = body
         words, weights, *totals = body.args
-        for k in range(per_step):
-            totals = pair_products(totals, rebased(gathered, words), rebased(weight_view, weights), k)
+        totals = run_of_pairs(totals, rebased(gathered, words), rebased(weight_view, weights), per_step)
         words = b.opaque(b.offset_pointer(words, per_step * gathered.strides[1], gathered.element_type))
         weights = b.opaque(b.offset_pointer(weights, per_step * weight_view.strides[0], packed.element_type))
         more = b.int_compare("ne", b.emit(llvm.PtrToIntOp(words, i32)), b.emit(llvm.PtrToIntOp(end_words, i32)))
@@ -627,9 +684,7 @@ class GatheredProduct:
         b.emit(llvm.CondBrOp(more, body, [words, weights, *totals], done, [words, weights, *totals]))
         b.block = done  # a do-while loop ended by its gathered pointer (the end a stack address, no counter)
         words, weights, *totals = done.args
-        for k in range(self.pairs % per_step):
-            totals = pair_products(totals, rebased(gathered, words), rebased(weight_view, weights), k)
-        return totals
+        return run_of_pairs(totals, rebased(gathered, words), rebased(weight_view, weights), self.pairs % per_step)
 
     def looped_pixel_pairs(self, step: BlockStep, group: list[tuple[int, int]],
                            after_totals: SSAValue | None) -> list[SSAValue]:

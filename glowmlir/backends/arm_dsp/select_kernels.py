@@ -63,6 +63,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     saved_cycles,
     weight_pairs_saved_cycles,
 )
+from glowmlir.backends.arm_dsp.gathered_product import WEIGHTS_AHEAD
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     CHANNEL_PRODUCTS,
@@ -396,6 +397,8 @@ class PackConvolutionFilter(RewritePattern):
         elif self.blocked(op, plan.microkernel, kind, packed):
             # a speed-first build's looped gathered product (`gathered_product.BLOCKED_PIXELS`)
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
+            if not self.single_issue:  # each pair's weight words loaded during the pair before
+                op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHTS_AHEAD, UnitAttr())
         if output_pairs and band is None:
             op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
         mark_narrow_requantization(op, centred)
