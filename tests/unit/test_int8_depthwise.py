@@ -123,16 +123,18 @@ def test_taps_of_a_row_come_from_one_window(name, geometry, kernel):
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
 
 
-def window_subtractions(llvm_ir: str) -> list[list[str]]:
+def window_users(llvm_ir: str) -> list[list[str]]:
     """For each 16-level window the tiles load (`load <16 x i8>`), the instructions that use
-    its widening."""
-    users = []
+    it, then those that use the first of them."""
+    def users(value: str) -> list[str]:
+        return [line.strip() for line in llvm_ir.splitlines()
+                if re.search(rf"{re.escape(value)}(?![\w.])", line) and not line.strip().startswith(value + " =")]
+
+    found = []
     for load in re.finditer(r"(%[\w.]+) = load <16 x i8>", llvm_ir):
-        widened = re.search(rf"(%[\w.]+) = sext <16 x i8> {re.escape(load[1])} to", llvm_ir)
-        if widened is not None:
-            users.append([line.strip() for line in llvm_ir.splitlines()
-                          if re.search(rf"{re.escape(widened[1])}(?![\w.])", line) and " = sext " not in line])
-    return users
+        first = users(load[1])
+        found.append(first + (users(first[0].split(" =")[0]) if len(first) == 1 else []))
+    return found
 
 
 @needs_avx
@@ -142,16 +144,20 @@ def window_subtractions(llvm_ir: str) -> list[list[str]]:
     ("5x5_s1_3_rows", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
     ("5x5_s1_2_rows", ((1, 2, 2, 39), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
 ])
-def test_each_window_is_centred_once(name, geometry):
+@pytest.mark.parametrize("input_offset", ["any", "-128", "127"])
+def test_each_window_is_flipped_once(name, geometry, input_offset):
     """PP-OCR's depthwise shapes (3x3 and 5x5, stride 1 and (2, 1), padded, odd widths, per
-    channel) on AVX2: each input row's window is widened and its zero point subtracted once,
-    whatever the pairs of taps shuffled out of it (`PairedTaps.centred_window`: LLVM would
-    push the subtraction past each pair's shuffle, one `vpaddw` a pair of taps, not a
-    window); bit for bit the reference's outputs."""
-    case = convolution_case(990 + len(name), geometry, True, "relu")
+    channel) on AVX2: each input row's window is copied into both 128-bit halves and XORed
+    with 0x80 once, whatever the pairs of taps shuffled out of it (`PairedTaps.flipped_window`:
+    no widening; LLVM would push the XOR past each pair's shuffle), the pairs its levels
+    zero-extended less 128 + the input zero point; bit for bit the reference's outputs, the
+    input zero point at both ends of the int8 range too (pairs of -128 - 127 and 127 + 128)."""
+    case = convolution_case(990 + len(name), geometry, True, "relu") if input_offset == "any" else \
+        convolution_case(990 + len(name), geometry, True, input_offset=int(input_offset))  # no relu: not all clamped
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
     assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
-    windows = window_subtractions(bundle.ir["llvm-ir"])
-    assert windows and all(len(users) == 1 and re.match(r"%[\w.]+ = (add|sub) nsw <16 x i16>", users[0])
+    windows = window_users(bundle.ir["llvm-ir"])
+    assert windows and all(len(users) == 2 and re.match(r"%[\w.]+ = shufflevector <16 x i8>", users[0])
+                           and re.match(r"%[\w.]+ = xor <32 x i8> %[\w.]+, splat \(i8 -128\)", users[1])
                            for users in windows), windows
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

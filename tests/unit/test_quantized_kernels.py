@@ -149,7 +149,7 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
 
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
                      pool: dict | None = None, suffix: str = "", bias_kind: str = "int32",
-                     output_scale: float | None = None) -> Case:
+                     output_scale: float | None = None, input_offset: int | None = None) -> Case:
     """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
     `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
     tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
@@ -159,13 +159,16 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     inputs at or above it and channel 0's weights 127, so that its sums fit int32 but its
     bias less the input zero point x its weight sum does not). With "large" and "lowest",
     channel 0's outputs saturate and the output scale is the other channels'. `output_scale`:
-    the output scale in accumulator units (per tensor), not one that spreads the outputs."""
+    the output scale in accumulator units (per tensor), not one that spreads the outputs;
+    `input_offset`: the input zero point, not a random one."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
     x_levels = levels(rng, *x_shape)
     w_levels = levels(rng, *w_shape)
     x_type = (scale(rng), offset(rng, 60))
+    if input_offset is not None:
+        x_type = (x_type[0], input_offset)
     if per_channel:
         w_scales = np.array([scale(rng) for _ in range(out_c)], np.float32)
         w_offsets = np.zeros(out_c, np.int64)

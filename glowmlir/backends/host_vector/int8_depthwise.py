@@ -44,6 +44,10 @@ from glowmlir.lowering.vector_layout import INT8_PLANES
 WINDOW_LANES = 8
 """The widest tile whose taps are shuffled out of one window of the row (`PairedTaps.window_pairs`):
 AVX2's byte shuffle takes 16 levels at once (a window of 32 would cross its 128-bit halves)."""
+LANES_PER_HALF = 4
+"""int32 lanes in a 128-bit half of an AVX2 vector: `vpshufb` shuffles bytes within halves."""
+FLIP = 128
+"""The bias of a flipped level (`PairedTaps.flipped_window`): x XOR 0x80 is x + 128 unsigned."""
 JOINED_LEVELS = 32
 """Output levels `HostInt8Columns.outputs` narrows at once: a 32-byte vector of int8."""
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
@@ -213,31 +217,45 @@ class PairedTaps(PairColumns):
 
     def window_pairs(self, view: View, indices: list[Index], first_tap: int, taps: int) -> SSAValue:
         """The interleaved levels of `taps` (1 or 2) adjacent taps from kernel column
-        `first_tap` (at `indices`), of stride 1: shuffled out of the 2 x lanes columns from the
-        vector's first tap's (kernel column 0), the same load for every tap of the row (LLVM
-        keeps one), so that lane i holds columns first_tap + i and first_tap + i + 1 of it. A
-        lone last tap pairs with itself: its weight word's high half is 0. The window lies in
-        the row: a vector of a run-time column is one of the row's interior loop, whose taps
+        `first_tap` (at `indices`), of stride 1, less the input zero point: shuffled out of the
+        2 x lanes columns from the vector's first tap's (kernel column 0), the same window for
+        every tap of the row (`flipped_window`), so that lane i holds columns first_tap + i
+        and first_tap + i + 1 of it. Each level is picked by `vpshufb` into the low byte of
+        its int16 half, the high byte 0: the flipped level x + 128 as it is, so the pair less
+        128 + the zero point (one `vpsubw`) is x - x_offset, in [-255, 255], exactly. A lone
+        last tap pairs with itself: its weight word's high half is 0. The window lies in the
+        row: a vector of a run-time column is one of the row's interior loop, whose taps
         `window_taps` widened to the window; a compile-time one is checked by `taps_input`."""
         column = self.b.add(indices[-1], -first_tap)
         at = [*indices[:-1], column]
         key = (id(self.b.block), id(view), tuple(linear_form(index) for index in at))
         if key not in self.windows:
-            self.windows[key] = self.centred_window(vector_columns.load_vector(self.b, view, at, 2 * self.lanes))
+            self.windows[key] = self.flipped_window(vector_columns.load_vector(self.b, view, at, 2 * self.lanes))
         window = self.windows[key]
-        order = [first_tap + lane + half * (taps - 1) for lane in range(self.lanes) for half in (0, 1)]
-        return self.b.emit(llvm.ShuffleVectorOp(window, window, DenseArrayBase.from_list(i32, order),
-                                                window.type))
+        copy = 2 * self.lanes  # a lane's level from the window's copy in the lane's own 128-bit half
+        zero = window.type.get_shape()[0]  # the first lane of the zeros
+        order = [zero if byte else first_tap + lane + half * (taps - 1) + copy * (lane // LANES_PER_HALF)
+                 for lane in range(self.lanes) for half in (0, 1) for byte in (0, 1)]
+        picked = self.b.emit(llvm.ShuffleVectorOp(window, self.b.int_value(0, window.type), DenseArrayBase.from_list(
+            i32, order), VectorType(i8, [len(order)])))
+        pairs = self.b.bitcast(picked, VectorType(i16, [2 * self.lanes]))
+        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
+        if isinstance(offset, int):
+            return self.b.int_sub(pairs, FLIP + offset)
+        return self.b.int_sub(pairs, self.b.splat(self.b.int_add(self.b.truncate(offset, i16), FLIP), pairs.type))
 
-    def centred_window(self, levels: SSAValue) -> SSAValue:
-        """`centred_pairs` of a row's window, held in a vector register by an empty inline asm
-        (no instruction) so that LLVM does not push the zero point's subtraction past the
-        pairs' shuffles: one `vpaddw` a window, not one a pair of taps (each with its own
-        constant, past the lane-crossing `vpermq` too)."""
-        centred = self.centred_pairs(levels)
-        if isinstance(centred.owner, llvm.SExtOp):
-            return centred  # nothing subtracted
-        return self.b.emit(llvm.InlineAsmOp("", "=x,0", [centred], [centred.type]))
+    def flipped_window(self, levels: SSAValue) -> SSAValue:
+        """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
+        in each 128-bit half of the pairs' vector (`vbroadcasti128` of the load: `vpshufb`
+        shuffles within halves), held in a vector register by an empty inline asm (no
+        instruction) so that LLVM neither pushes the XOR past the pairs' shuffles (one a pair
+        of taps, not a window) nor broadcasts the window again for each."""
+        count = levels.type.get_shape()[0]
+        copies = max(1, self.lanes // LANES_PER_HALF)
+        both = self.b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+            i32, list(range(count)) * copies), VectorType(i8, [count * copies])))
+        flipped = self.b.int_xor(both, self.b.int_value(-FLIP, both.type))
+        return self.b.emit(llvm.InlineAsmOp("", "=x,0", [flipped], [flipped.type]))
 
     def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
         """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
