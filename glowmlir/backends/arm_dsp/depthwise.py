@@ -206,7 +206,7 @@ class DepthwiseConvolution:
                     words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
                     words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
-                if ky == kept[0] or (wide and ky != kept[-1]):  # the next kernel rows' loads wait for its products
+                if ky == kept[0] or wide:  # the next kernel rows' loads (a wide tile's output step) wait for its products
                     after(b, totals)
                 continue
             pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
