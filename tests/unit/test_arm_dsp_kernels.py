@@ -23,6 +23,7 @@ from glowmlir.backends.arm_dsp.layout import (
     channel_block,
     convolution_depthwise_plan,
     convolution_row_plan,
+    depthwise_plan,
     halfword_tiling,
     pack_filter,
     packing,
@@ -521,6 +522,65 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
     assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
     folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
     assert folded.count(False) == 1
+
+
+# Stride-2 depthwise layers on int8 planes read in order (`arm_dsp_layout.orders_planes`): rows
+# of 24 outputs (tiles of four; visual wake words' 48 -> 24, in two bands of 12 rows), 12, 6
+# (one tile), 3 and 7 (one tile, an odd input width); the left padding of 1; a channel
+# multiplier of 2; an input zero point that cannot fold (the words less its pair).
+ORDERED_DEPTHWISE = {
+    "width24_bands": (((1, 2, 48, 48), (2, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 2), "int32"),
+    "width12": (((1, 4, 24, 24), (4, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 4), "int32"),
+    "width6": (((1, 4, 12, 12), (4, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 4), "int32"),
+    "width3": (((1, 2, 6, 6), (2, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 2), "int32"),
+    "width7_odd_input": (((1, 2, 9, 13), (2, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "width10_pad_left": (((1, 2, 10, 20), (2, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "multiplier2": (((1, 2, 8, 16), (4, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 2), "int32"),
+    "not_folded": (((1, 3, 10, 18), (3, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 3), "lowest"),
+}
+
+
+@pytest.mark.parametrize("board, level", [("mps2-an500", "O3"), ("mps2-an386", "O3"), ("mps2-an505", "Os")])
+def test_ordered_int8_depthwise_matches_the_int8_reference(board, level):
+    """Random weights and inputs on the M7 and the M4 at -O3 and the M33 at -Os (per tensor and,
+    for even channel counts, per channel with a relu), bit for bit; on the single-issue M4 and
+    M33 the derived pairs' `SMLADX` and the single products' `SMLATB` are in the code (the M7
+    keeps widened planes)."""
+    cases = []
+    for index, (name, (geometry, bias_kind)) in enumerate(ORDERED_DEPTHWISE.items()):
+        for per_channel in (False, True) if geometry[1][0] % 2 == 0 and bias_kind == "int32" else (False,):
+            cases.append(convolution_case(3100 + 2 * index + per_channel, geometry, per_channel=per_channel,
+                                          activation="relu" if per_channel else None, bias_kind=bias_kind,
+                                          suffix=f"_{name}{'_per_channel' * per_channel}"))
+    body = "".join(case.body for case in cases)
+    bundle = build(body, {name: value for case in cases for name, value in case.constants.items()},
+                   target=target_for(board, level), keep_assembly=True)
+    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
+    for case in cases:
+        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+    assert all('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in instruction_lines(bundle))
+    ordered = ["ordered_planes" in line for line in instruction_lines(bundle)]
+    assert all(ordered) == (board != "mps2-an500") and any(ordered) == all(ordered)
+    if board != "mps2-an500":
+        assert re.search(r"\bsmladx\b", bundle.ir["assembly"]) and re.search(r"\bsmlatb\b", bundle.ir["assembly"])
+    folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
+    assert folded.count(False) == 1
+
+
+def test_ordered_plan_reads_whole_words_inside_its_rows():
+    """A stride-2 int8 plan's rows are whole words, and every tile's aligned words
+    (`ordered_pair_products`) lie inside its padded row."""
+    for in_width in (6, 12, 13, 20, 24, 48):
+        for pad_left in (0, 1):
+            width = (in_width + pad_left + 1 - 3) // 2 + 1
+            plan = depthwise_plan(in_width, width, 3, 2, 1, pad_left, ordered=True)
+            assert plan.ordered and not plan.widened and plan.padded_width % 4 == 0
+            firsts = [(t * plan.pixels, plan.tilings[0]) for t in range(plan.tiles)]
+            if plan.tiles * plan.pixels < width:
+                firsts.append((plan.tiles * plan.pixels, plan.tilings[-1]))
+            for x0, tiling in firsts:
+                assert (x0 * 2) % 4 == 0 and x0 * 2 + 4 * (tiling.words // 2 + 1) <= plan.padded_width
 
 
 # A plane of at most `arm_dsp.UNROLLED_PLANE_OUTPUTS` outputs (a DS-CNN-like one of 10 rows of

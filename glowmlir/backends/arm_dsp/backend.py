@@ -18,7 +18,7 @@ from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
 PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs", "band_windows",
-              "weights_ahead")
+              "weights_ahead", "ordered_planes")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -39,7 +39,10 @@ product, its int8 filter words as words of two output channels' weights
 convolution of an even number of channels, stride 1 or 2, or unpadded 1x1 of stride 2): its
 filter output pair words (`banded_windows.band_window_words`), multiplied on a widened band of
 its input (`banded_windows.banded_window_product`), 1 where each tap's loads go side by side
-(a single-issue core), else 0."""
+(a single-issue core), else 0; `ordered_planes` (a stride-2 int8 depthwise convolution on a
+single-issue core, `layout.orders_planes`): int8 copies of its input planes, their words
+read in order (`depthwise.ordered_pair_products`), its filter the pair tiling's weight words
+unslotted."""
 
 
 def verify_packed_pairs(op) -> None:

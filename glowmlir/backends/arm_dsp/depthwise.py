@@ -23,6 +23,7 @@ from glowmlir.backends.arm_dsp.instructions import (
     load_words,
     offset_pair,
     pack_halves,
+    pack_halves_of,
     smlad,
 )
 from glowmlir.backends.arm_dsp.layout import (
@@ -30,7 +31,9 @@ from glowmlir.backends.arm_dsp.layout import (
     MERGED_REST,
     DepthwisePlan,
     HalfwordTiling,
+    PairTiling,
     convolution_depthwise_plan,
+    ordered_planes,
     slot_word,
     widened_planes,
 )
@@ -105,11 +108,12 @@ class DepthwiseConvolution:
         self.pads = op.pads.get_values()
         self.widened = widened_planes(op)
         self.plan = plan = convolution_depthwise_plan(self.src.shape, filter_shape, (self.sy, self.sx), self.pads,
-                                                      op.dilations.get_values(), self.widened)
+                                                      op.dilations.get_values(), self.widened, ordered_planes(op))
         row_bytes = 4 * plan.row_words if self.widened else plan.padded_width * element_bytes(self.src)
-        self.band = next((rows for rows in range(self.out_h, 0, -1)
-                          if self.rows_read(rows) * row_bytes <= PLANE_BYTES), 1)
-        self.bands = -(-self.out_h // self.band)
+        largest = next((rows for rows in range(self.out_h, 0, -1)
+                        if self.rows_read(rows) * row_bytes <= PLANE_BYTES), 1)
+        self.bands = -(-self.out_h // largest)
+        self.band = -(-self.out_h // self.bands)  # as even as they can be: the last band copies as many rows
         self.words = -(-self.rows_read(self.band) * row_bytes // 4)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.derived = op.microkernel.parameter("loop_pairs") is None  # not a size-first build's loop
@@ -206,12 +210,17 @@ class DepthwiseConvolution:
                     words = slotted_words(b, under, [ky * self.dy], tiling.first_word, tiling.words - tiling.first_word)
                     words = [None] * tiling.first_word + words
                 totals = halfword_products(b, tiling, words, weights, totals)
-                if ky == kept[0] or (wide and ky != kept[-1]):  # the next kernel rows' loads wait for its products
+                if ky == kept[0] or wide:  # the next kernel rows' loads (a wide tile's output step) wait for it
                     after(b, totals)
                 continue
-            pairs = tile_pairs(b, Row(plane, (b.add(plane_y, ky * self.dy),)), b.mul(x0, self.sx), tiling,
-                               self.x_offset, derive=self.derived)
+            row = Row(plane, (b.add(plane_y, ky * self.dy),))
             weights = load_words(b, self.packed, [c, ky, plan.word_offsets[index], 0], len(tiling.weight_words))
+            if plan.ordered:
+                totals = ordered_pair_products(b, row, b.mul(x0, self.sx), tiling, self.x_offset, weights, totals)
+                if ky != kept[-1]:  # the next kernel row's loads wait for its products
+                    after(b, totals)
+                continue
+            pairs = tile_pairs(b, row, b.mul(x0, self.sx), tiling, self.x_offset, derive=self.derived)
             totals = tile_products(b, tiling, pairs, 1, totals, lambda j: weights)
         for p, total in enumerate(totals):  # through the channel's output step, made once a channel
             b.store(stored(total) if stored is not None else total, self.dest, [n, c, y, b.add(x0, p)])
@@ -408,6 +417,50 @@ def slotted_run(b: KernelBuilder, view: View, prefix: Sequence[Index], tiling: H
     run = [word, word + 1] if word % 2 == 0 and tiling.first_word <= word + 1 < tiling.words else [word]
     run = [w for w in run if w >= tiling.first_word]
     return dict(zip(run, slotted_words(b, view, prefix, run[0], len(run))))
+
+
+def ordered_pair_products(b: KernelBuilder, row: Row, first: Index, tiling: PairTiling, x_offset: SSAValue | None,
+                          weights: list[SSAValue], totals: list[SSAValue]) -> list[SSAValue]:
+    """`totals` plus the products of one kernel row of a tile (`PairTiling`) over int8 `row`
+    from its column `first` (a multiple of 4), its aligned words loaded as the outputs in
+    order first need them, each load after the products before it (`after`: eight
+    accumulators, two weight words and two words' pairs fill the registers).
+
+    Pair i of the tiling is the bytes (i, i + 2) of the word at byte 2 (i // 2): of an
+    aligned word a (bytes 4a .. 4a + 3) `SXTB16` gives the pairs (4a, 4a + 2) and
+    (4a + 1, 4a + 3), multiplied by `SMLAD`. A pair of the word between two aligned ones
+    (bytes 4a + 2 .. 4a + 5) is the high half of aligned word a's pair and the low half of
+    word a + 1's: with both its taps, one `PKHBT` makes it swapped and `SMLADX` multiplies
+    it; with one tap (a weight word's other half None), `SMLATB` or `SMLABT` takes that
+    half where it is. A stride-2 row of three taps: per two outputs one load, two
+    `SXTB16`s, one `PKHBT` and four multiplies."""
+    split: dict[int, tuple[SSAValue, SSAValue]] = {}
+    derived: dict[tuple[int, int], SSAValue] = {}
+    totals = list(totals)
+
+    def aligned(a: int) -> tuple[SSAValue, SSAValue]:
+        if a not in split:
+            if split:
+                after(b, totals)
+            split[a] = input_pairs(b, load_word(b, row.view, row.at(b.add(first, 4 * a))), x_offset)
+        return split[a]
+
+    for p, products in enumerate(tiling.products):
+        for pair, weight in products:
+            word, odd = divmod(pair, 2)  # the word at byte 2 word; odd: its pair (1, 3)
+            low_tap, high_tap = tiling.weight_words[weight]
+            if word % 2 == 0:
+                totals[p] = smlad(b, aligned(word // 2)[odd], weights[weight], totals[p])
+            elif high_tap is None:  # the pair's low byte alone: aligned word a's pair, high half
+                totals[p] = intrinsic(b, "smlatb", aligned(word // 2)[odd], weights[weight], totals[p])
+            elif low_tap is None:  # its high byte alone: word a + 1's pair, low half
+                totals[p] = intrinsic(b, "smlabt", aligned(word // 2 + 1)[odd], weights[weight], totals[p])
+            else:
+                if (word, odd) not in derived:
+                    before, next_pair = aligned(word // 2)[odd], aligned(word // 2 + 1)[odd]
+                    derived[word, odd] = pack_halves_of(b, next_pair, before)  # (byte 2 word + 2, byte 2 word)
+                totals[p] = intrinsic(b, "smladx", derived[word, odd], weights[weight], totals[p])
+    return totals
 
 
 def halfword_products(b: KernelBuilder, tiling: HalfwordTiling,

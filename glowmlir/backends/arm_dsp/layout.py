@@ -138,6 +138,13 @@ layers on the M4 2.81 -> 2.46 cycles a MAC at 48 x 48 x 8; in a tile of more tha
 outputs the words of a kernel row are loaded as the outputs need them, `arm_dsp.slotted_run`,
 or LLVM loads the row's five first and spills accumulators)."""
 
+ORDERED_PIXELS = 4
+"""Adjacent outputs of a row computed together on an int8 plane read in order
+(`DepthwisePlan.ordered`) when the row has more than WIDENED_DEPTHWISE_PIXELS (else the row is
+one tile): visual wake words' 48 -> 24 stride-2 layer on the M4 282,430 cycles in tiles of
+eight (LLVM spilled a dozen values a tile), 263,262 in tiles of four; its 12 -> 6 one 74,200
+as a tile of four and one of two, 65,624 as one tile of six."""
+
 MERGED_REST = 1
 """A depthwise row whose tiles of DEPTHWISE_PIXELS leave at most this many outputs takes
 them into its last tile (DS-CNN's rows of 5: one tile of five, three words of input and the
@@ -277,12 +284,30 @@ def slotted(words: int) -> int:
     return 3 * -(-words // 2)
 
 
-def widens_planes(dilations: Sequence[int], int8_input: bool) -> bool:
+def widens_planes(dilations: Sequence[int], int8_input: bool, ordered: bool = False) -> bool:
     """Whether a depthwise convolution copies its input planes widened to int16
     (`DepthwisePlan.widened`): of int8 data, undilated along the rows (dilated, the pair
-    tiling's pairs two columns apart take its taps; int16 data is copied as it is). Faster
-    and smaller in speed-first and size-first builds alike (docs/arm-dsp-kernels.md)."""
-    return int8_input and dilations[1] == 1
+    tiling's pairs two columns apart take its taps; int16 data is copied as it is), unless
+    its int8 planes are read in order (`orders_planes`). Faster and smaller in speed-first
+    and size-first builds alike (docs/arm-dsp-kernels.md)."""
+    return int8_input and dilations[1] == 1 and not ordered
+
+
+ORDERED_PLANES = "ordered_planes"
+"""The microkernel parameter of a depthwise convolution whose int8 planes are read in order
+(`orders_planes`)."""
+
+
+def orders_planes(dilations: Sequence[int], int8_input: bool, strides: Sequence[int], single_issue: bool) -> bool:
+    """Whether a depthwise convolution multiplies int8 copies of its input planes, their
+    aligned words loaded in order as the outputs need them (`DepthwisePlan.ordered`,
+    `arm_dsp.ordered_pair_products`): of int8 data, undilated rows of stride 2 (where a
+    widened plane costs four input columns widened an output), on a single-issue core
+    (`banded_windows.SINGLE_ISSUE_CPUS`). Visual wake words' four stride-2 layers on the M4
+    275,423 + 139,403 + 64,676 + 42,220 -> 263,262 + 137,550 + 65,624 + 38,386 cycles (the
+    bundle 11,515,086 -> 11,498,319); on the M7 the profiling build's layers took 9k fewer
+    but its bundle 7,267,947 -> 7,323,483, so the M7 keeps widened planes."""
+    return int8_input and dilations[1] == 1 and strides[1] == 2 and single_issue
 
 
 @dataclass(frozen=True)
@@ -294,6 +319,9 @@ class DepthwisePlan:
     (`tilings[0]`, when there are any), then, if the width leaves some, one tile of the rest
     (`tilings[-1]`; with at most `MERGED_REST` left, the last tile takes them). The packed filter holds the
     weight words of each tiling, the i-th's from `word_offsets[i]`.
+
+    `ordered`: int8 rows of whole words, each tile's aligned words inside its row, read in
+    order (`arm_dsp.ordered_pair_products`).
 
     `widened`: the plane holds int16 elements (`HalfwordTiling`s), its rows `padded_width`
     columns (a multiple of 4), the input's columns from the even column `pad_left`; word i of
@@ -308,6 +336,7 @@ class DepthwisePlan:
     pad_left: int
     widened: bool = False
     pixels: int = DEPTHWISE_PIXELS
+    ordered: bool = False
 
     @property
     def words(self) -> int:
@@ -322,8 +351,10 @@ class DepthwisePlan:
 
 @cache
 def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int,
-                   widened: bool = False) -> DepthwisePlan:
+                   widened: bool = False, ordered: bool = False) -> DepthwisePlan:
     pixels = WIDENED_DEPTHWISE_PIXELS if widened else DEPTHWISE_PIXELS
+    if ordered:  # a row of at most WIDENED_DEPTHWISE_PIXELS outputs is one tile
+        pixels = ORDERED_PIXELS if width > WIDENED_DEPTHWISE_PIXELS else WIDENED_DEPTHWISE_PIXELS
     tiles, rest = divmod(width, pixels)
     if tiles and 0 < rest <= MERGED_REST:
         tiles, rest = tiles - 1, rest + pixels
@@ -340,20 +371,23 @@ def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation
                 ends.append(first * stride + 2 * tilings[-1].words)
             else:
                 tilings.append(pair_tiling(kernel, stride, dilation, outputs))
-                ends.append(first * stride + tilings[-1].bytes_read)
+                # ordered: the aligned words holding its pairs' bytes (`ordered_pair_products`)
+                ends.append(first * stride + (4 * (tilings[-1].words // 2 + 1) if ordered else tilings[-1].bytes_read))
     offsets = [0, len(tilings[0].weight_words)][:len(tilings)]
     padded_width = max(first_column + in_width, *ends)
-    if widened:
+    if widened or ordered:  # rows of whole words
         padded_width = -(-padded_width // 4) * 4
-    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened, pixels)
+    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened, pixels, ordered)
 
 
 def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],
-                               pads: Sequence[int], dilations: Sequence[int], widened: bool = False) -> DepthwisePlan:
+                               pads: Sequence[int], dilations: Sequence[int], widened: bool = False,
+                               ordered: bool = False) -> DepthwisePlan:
     """The depthwise plan of an NCHW convolution (OIHW filter); `widened`: on int16 copies
-    of the input planes (`widens_planes`)."""
+    of the input planes (`widens_planes`); `ordered`: on int8 copies read in order
+    (`orders_planes`)."""
     width = glow.ConvolutionOp.shape_rule(input_shape, filter_shape, strides, pads, dilations, input_shape[1])[3]
-    return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1], widened)
+    return depthwise_plan(input_shape[3], width, filter_shape[3], strides[1], dilations[1], pads[1], widened, ordered)
 
 
 ROW_PAIRS, CHANNEL_PAIRS, DEPTHWISE, WINDOW_PAIRS = "row pairs", "channel pairs", "depthwise", "window pairs"
@@ -550,7 +584,8 @@ def interleaved_blocks(out_channels: int) -> int:
 
 def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[int], strides: Sequence[int],
                 dilations: Sequence[int], pads: Sequence[int], group: int, pooled: bool = False,
-                tiled: bool = False, widened: bool = False, int8_words: bool = False) -> np.ndarray:
+                tiled: bool = False, widened: bool = False, int8_words: bool = False,
+                ordered: bool = False) -> np.ndarray:
     """An OIHW int8 filter as int16 weight pairs, zero point subtracted, in the order the
     kernel reads them: ROW_PAIRS [O / block, C / group, KH, block, weight words, 2] (the
     weight words of every tiling of the row plan), DEPTHWISE [O, KH, weight words, 2] (of
@@ -560,7 +595,8 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
     taps of a window (in `window_tap_order`: C x KH x KW, each row's in `window_row_order`) instead
     of the channels. `pooled`: the convolution has a fused pool, `tiled`: one WINDOW_PAIRS
     takes (`tiled_pool`), `widened`: a DEPTHWISE one runs on int16 planes (`widens_planes`),
-    `int8_words`: packed for int8 words (`packing`)."""
+    `int8_words`: packed for int8 words (`packing`), `ordered`: a DEPTHWISE one's tiles read
+    their int8 words in order (`orders_planes`)."""
     out_c, group_c, k_h, _ = levels.shape
     kind = packing(levels.shape, pads, group, pooled, tiled, int8_words)
     block = channel_block(out_c, group)
@@ -575,7 +611,7 @@ def pack_filter(levels: np.ndarray, weight_offset: int, input_shape: Sequence[in
         interleaved = interleaved_blocks(out_c)
         return padded.reshape(out_c // (block * interleaved), interleaved, block, -1, 2).transpose(0, 3, 1, 2, 4).copy()
     if kind == DEPTHWISE:
-        plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations, widened)
+        plan = convolution_depthwise_plan(input_shape, levels.shape, strides, pads, dilations, widened, ordered)
         return tiling_weight_words(centred[:, 0], plan.tilings, plan.word_offsets, plan.words,
                                    slot_word if widened else None)
     plan = convolution_row_plan(input_shape, levels.shape, strides, pads, dilations, group)
@@ -670,7 +706,7 @@ def packed_filter_shape(op) -> tuple[int, ...]:
         pairs = -(-int(np.prod(filter_shape[1:])) // 2) + (BIAS_PAIRS if biases else 0)
         return (out_c // (block * interleaved), pairs, interleaved, block, 2)
     if kind == DEPTHWISE:
-        return (out_c, k_h, convolution_depthwise_plan(*geometry, widened_planes(op)).words, 2)
+        return (out_c, k_h, convolution_depthwise_plan(*geometry, widened_planes(op), ordered_planes(op)).words, 2)
     return (out_c // block, group_c, k_h, block, convolution_row_plan(*geometry, group).words, 2)
 
 
@@ -684,4 +720,11 @@ def takes_int8_words(op) -> bool:
 
 def widened_planes(op) -> bool:
     """Whether a DEPTHWISE `glowll.convolution` runs on int16 planes (`widens_planes`)."""
-    return widens_planes(op.dilations.get_values(), storage_type(op.input.type.element_type) == i8)
+    return widens_planes(op.dilations.get_values(), storage_type(op.input.type.element_type) == i8,
+                         ordered_planes(op))
+
+
+def ordered_planes(op) -> bool:
+    """Whether a DEPTHWISE `glowll.convolution` reads int8 planes' words in order (`orders_planes`:
+    the selection marked it `ORDERED_PLANES`)."""
+    return op.microkernel is not None and op.microkernel.parameter(ORDERED_PLANES) is not None

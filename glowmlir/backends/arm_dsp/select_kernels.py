@@ -72,12 +72,14 @@ from glowmlir.backends.arm_dsp.layout import (
     LEVEL_TABLE_ELEMENTWISE_FROM,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
+    ORDERED_PLANES,
     RECIPROCAL_QUANTIZE,
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
     gathers,
     int8_filter_words,
+    orders_planes,
     output_pair_filter_words,
     pack_filter,
     packing,
@@ -261,6 +263,11 @@ class PackConvolutionFilter(RewritePattern):
     single_issue: bool = False
     """`SelectArmDspKernels.single_issue`."""
 
+    def orders_planes(self, op: glowll.ConvolutionOp) -> bool:
+        """Whether a depthwise convolution reads int8 planes in order on this core (`orders_planes`)."""
+        return orders_planes(op.dilations.get_values(), int8_buffers(op.input), op.strides.get_values(),
+                             self.single_issue)
+
     def packing_of(self, op: glowll.ConvolutionOp) -> FilterPacking | None:
         """The convolution's packing, or None when no kernel here takes it; changes nothing."""
         weight = op.filter.owner
@@ -296,16 +303,17 @@ class PackConvolutionFilter(RewritePattern):
                                  kind)
         if kind is None:
             return None
-        widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input))
+        ordered = kind == DEPTHWISE and self.orders_planes(op)
+        widened = widens_planes(op.dilations.get_values(), int8_buffers(op.input), ordered)
         packed = pack_filter(levels, offset, glow.shape_of(op.input), op.strides.get_values(),
                              op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
-                             tiled_pool(op), widened)
+                             tiled_pool(op), widened, ordered=ordered)
         words_kind = packing(shape, op.pads.get_values(), group, op.pool is not None, tiled_pool(op), int8_words=True)
 
         def words_packed(weight_offset: int) -> np.ndarray:
             return pack_filter(levels, weight_offset, glow.shape_of(op.input), op.strides.get_values(),
                                op.dilations.get_values(), op.pads.get_values(), group, op.pool is not None,
-                               tiled_pool(op), widened, int8_words=True)
+                               tiled_pool(op), widened, int8_words=True, ordered=ordered)
 
         words = None
         if words_kind in (CHANNEL_PAIRS, WINDOW_PAIRS):
@@ -401,6 +409,8 @@ class PackConvolutionFilter(RewritePattern):
                 op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHTS_AHEAD, UnitAttr())
         if output_pairs and band is None:
             op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
+        if microkernel == MICROKERNEL and kind == DEPTHWISE and self.orders_planes(op):
+            op.properties["microkernel"] = op.microkernel.with_parameter(ORDERED_PLANES, UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
