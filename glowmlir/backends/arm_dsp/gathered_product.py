@@ -428,7 +428,7 @@ class GatheredProduct:
             assert pool_pixel is None, "a window gathered a pixel at a time is never straight"
             self.multiply_straight(n, x0, count)
             return
-        if pool_pixel is not None or (count == 1 and self.pool is None):  # two blocks a step: a gathered word, 4 channels
+        if pool_pixel is not None or (count == 1 and self.pool is None):  # two blocks a step: a word, 4 channels
             blocks = self.out_c // self.block
             with b.loop(0, blocks // 2) as two:
                 first = b.mul(two.index, 2)

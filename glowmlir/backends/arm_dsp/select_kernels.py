@@ -106,6 +106,7 @@ from glowmlir.quantization.rescaling import (
     largest_difference,
     weight_zero_point,
 )
+from glowmlir.transforms.fold_constant_channels import neutral_requantization
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     centred_type,
@@ -116,7 +117,6 @@ from glowmlir.transforms.int8_kernel_selection import (
     int8_layer,
     mark_narrow_requantization,
 )
-from glowmlir.transforms.fold_constant_channels import neutral_requantization
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 MICROKERNEL = "arm-dsp"
