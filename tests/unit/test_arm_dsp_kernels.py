@@ -500,15 +500,16 @@ WIDENED_DEPTHWISE = {
 }
 
 
-@pytest.mark.parametrize("board, level", [("mps2-an500", "O3"), ("mps2-an386", "O3"), ("mps2-an505", "Os")])
-def test_widened_depthwise_matches_the_int8_reference(board, level):
-    """On the M7 and the M4 at -O3 and the M33 at -Os (per tensor and, for even channel
-    counts, per channel), bit for bit; the widened tiles' one-product multiplies are in the
-    code."""
+def depthwise_cases_on_board(geometries: dict, seed: int, board: str, level: str):
+    """The depthwise layers of `geometries` (name: (geometry, bias kind)), per tensor and, for
+    even channel counts with an int32 bias, per channel with a relu, of random weights and
+    inputs, built for `board` at `level` and run there: each output equals the int8 reference
+    bit for bit, every instruction takes the DSP kernel, and exactly one layer's input offset
+    is not folded (the "lowest" bias's). The bundle, for the caller's checks of its code."""
     cases = []
-    for index, (name, (geometry, bias_kind)) in enumerate(WIDENED_DEPTHWISE.items()):
+    for index, (name, (geometry, bias_kind)) in enumerate(geometries.items()):
         for per_channel in (False, True) if geometry[1][0] % 2 == 0 and bias_kind == "int32" else (False,):
-            cases.append(convolution_case(3000 + 2 * index + per_channel, geometry, per_channel=per_channel,
+            cases.append(convolution_case(seed + 2 * index + per_channel, geometry, per_channel=per_channel,
                                           activation="relu" if per_channel else None, bias_kind=bias_kind,
                                           suffix=f"_{name}{'_per_channel' * per_channel}"))
     body = "".join(case.body for case in cases)
@@ -519,9 +520,18 @@ def test_widened_depthwise_matches_the_int8_reference(board, level):
         actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
     assert all('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in instruction_lines(bundle))
-    assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
     folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
     assert folded.count(False) == 1
+    return bundle
+
+
+@pytest.mark.parametrize("board, level", [("mps2-an500", "O3"), ("mps2-an386", "O3"), ("mps2-an505", "Os")])
+def test_widened_depthwise_matches_the_int8_reference(board, level):
+    """On the M7 and the M4 at -O3 and the M33 at -Os (per tensor and, for even channel
+    counts, per channel), bit for bit; the widened tiles' one-product multiplies are in the
+    code."""
+    bundle = depthwise_cases_on_board(WIDENED_DEPTHWISE, 3000, board, level)
+    assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
 
 
 # Stride-2 depthwise layers on int8 planes read in order (`arm_dsp_layout.orders_planes`): rows
@@ -546,26 +556,11 @@ def test_ordered_int8_depthwise_matches_the_int8_reference(board, level):
     for even channel counts, per channel with a relu), bit for bit; on the single-issue M4 and
     M33 the derived pairs' `SMLADX` and the single products' `SMLATB` are in the code (the M7
     keeps widened planes)."""
-    cases = []
-    for index, (name, (geometry, bias_kind)) in enumerate(ORDERED_DEPTHWISE.items()):
-        for per_channel in (False, True) if geometry[1][0] % 2 == 0 and bias_kind == "int32" else (False,):
-            cases.append(convolution_case(3100 + 2 * index + per_channel, geometry, per_channel=per_channel,
-                                          activation="relu" if per_channel else None, bias_kind=bias_kind,
-                                          suffix=f"_{name}{'_per_channel' * per_channel}"))
-    body = "".join(case.body for case in cases)
-    bundle = build(body, {name: value for case in cases for name, value in case.constants.items()},
-                   target=target_for(board, level), keep_assembly=True)
-    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
-    for case in cases:
-        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
-        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
-    assert all('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in instruction_lines(bundle))
+    bundle = depthwise_cases_on_board(ORDERED_DEPTHWISE, 3100, board, level)
     ordered = ["ordered_planes" in line for line in instruction_lines(bundle)]
     assert all(ordered) == (board != "mps2-an500") and any(ordered) == all(ordered)
     if board != "mps2-an500":
         assert re.search(r"\bsmladx\b", bundle.ir["assembly"]) and re.search(r"\bsmlatb\b", bundle.ir["assembly"])
-    folded = ["folded_input_offset" in line for line in instruction_lines(bundle)]
-    assert folded.count(False) == 1
 
 
 def test_ordered_plan_reads_whole_words_inside_its_rows():
