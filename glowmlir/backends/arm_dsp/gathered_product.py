@@ -666,6 +666,8 @@ class GatheredProduct:
         start_words = b.element(step.reread, [0, 0, 0])
         steps = self.pairs // per_step
         if steps == 1 and per_step == self.pairs:  # straight: no loop
+            # in the single-issue order on every core: with `weights_ahead` here too, visual
+            # wake words on the M7 took 6,751,555 estimated cycles, not 6,643,796
             totals = step.starts * BLOCKED_PIXELS
             for k in range(per_step):
                 totals = pair_products(totals, rebased(gathered, start_words), weight_view, k)
