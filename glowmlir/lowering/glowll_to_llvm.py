@@ -287,7 +287,7 @@ def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]
             tuple(distinct.index(a) for a in addresses), tuple(_alignment(offset) for _, offset in distinct),
             table_shift_sign(table) if table is not None else 0,
             table is not None and table_rights_fold(table, getattr(glow.convolved_element(op), "offset", None)),
-            table_numbers(op))
+            None if (numbers := table_numbers(op)) is None else numbers.tobytes())
 
 
 @dataclass(frozen=True)

@@ -165,17 +165,18 @@ def table_rights_fold(table: SSAValue, offset: int | SSAValue | None) -> bool:
     return bool(((2 * abs(offset) + 1) << int(rights.max(initial=0))) <= 1 << 31)
 
 
-def table_numbers(op: IRDLOperation) -> bytes | None:
-    """The numbers of an instruction's constant requantization table (None if it has none, or its
-    kernel serves layers whose numbers are data: records): part of a kernel's signature
-    (`glowll_to_llvm`), as a kernel that unrolls its channels compiles them in
-    (`QuantizedArithmetic.channels_inlined`); two layers whose operand types agree have the same
-    numbers, unless their scales differ beyond the digits the types print."""
+def table_numbers(op: IRDLOperation) -> np.ndarray | None:
+    """The numbers ([2, channels]: multipliers, shifts) of an instruction's constant
+    requantization table (None if it has none, or its kernel serves layers whose numbers are
+    data: records): a kernel that unrolls its channels compiles them in
+    (`QuantizedArithmetic.channels_inlined`), so their bytes are part of its signature
+    (`glowll_to_llvm`); two layers whose operand types agree have the same numbers, unless
+    their scales differ beyond the digits the types print."""
     table = getattr(op, "requantization", None)
     owner = table.owner if table is not None and getattr(op, "parameters", None) is None else None
     if not isinstance(owner, glowll.WeightOp) or owner.value is None:
         return None
-    return array_from_dense(owner.value).tobytes()
+    return array_from_dense(owner.value)
 
 
 class ChannelRequantization:
@@ -194,9 +195,7 @@ class ChannelRequantization:
         self.rights_fold = constant_table and table_rights_fold(table, parameters.output_offset)
         self.wrapped = None  # the multiplier as `wrapped_double(M)`, when narrow and a constant
         # the table's numbers, for channels known at compile time (`QuantizedArithmetic.channels_inlined`)
-        owner = table.owner if constant_table else None
-        self.numbers = array_from_dense(owner.value) if isinstance(owner, glowll.WeightOp) \
-            and owner.value is not None else None
+        self.numbers = table_numbers(op)
         self.inlined = False
         if self.table is None:
             multiplier = parameters.multiplier

@@ -117,14 +117,18 @@ class PairColumns(HostInt8Columns):
         """Interleaved int8 levels as int16 less the input zero point (one widening, one
         subtraction for both of a lane's pair); as they are where the selection pass folded
         the zero point into the bias (`folded_input_offset`: `vector-pointwise-int8`)."""
-        pairs = VectorType(i16, [2 * self.lanes])
-        widened = self.b.emit(llvm.SExtOp(levels, pairs))
-        offset = self.domain.input_offset
-        if self.op.folded_input_offset is not None:
-            return widened
+        return self.less_input_offset(self.b.emit(llvm.SExtOp(levels, VectorType(i16, [2 * self.lanes]))))
+
+    def less_input_offset(self, pairs: SSAValue, bias: int = 0) -> SSAValue:
+        """int16 `pairs` less `bias` + the input zero point (of which nothing where the
+        selection pass folded it into the bias: `folded_input_offset`)."""
+        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
         if isinstance(offset, int):
-            return widened if offset == 0 else self.b.int_sub(widened, offset)
-        return self.b.int_sub(widened, self.b.splat(self.b.truncate(offset, i16), pairs))
+            return pairs if offset + bias == 0 else self.b.int_sub(pairs, offset + bias)
+        subtracted = self.b.truncate(offset, i16)
+        if bias:
+            subtracted = self.b.int_add(subtracted, bias)
+        return self.b.int_sub(pairs, self.b.splat(subtracted, pairs.type))
 
     def pair(self, src: View, n: Index, channel: Index, column: Index, loaded: list[bool] | None,
              second: bool = True) -> SSAValue:
@@ -238,11 +242,7 @@ class PairedTaps(PairColumns):
                  for lane in range(self.lanes) for half in (0, 1) for byte in (0, 1)]
         picked = self.b.emit(llvm.ShuffleVectorOp(window, self.b.int_value(0, window.type), DenseArrayBase.from_list(
             i32, order), VectorType(i8, [len(order)])))
-        pairs = self.b.bitcast(picked, VectorType(i16, [2 * self.lanes]))
-        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
-        if isinstance(offset, int):
-            return self.b.int_sub(pairs, FLIP + offset)
-        return self.b.int_sub(pairs, self.b.splat(self.b.int_add(self.b.truncate(offset, i16), FLIP), pairs.type))
+        return self.less_input_offset(self.b.bitcast(picked, VectorType(i16, [2 * self.lanes])), FLIP)
 
     def flipped_window(self, levels: SSAValue) -> SSAValue:
         """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
