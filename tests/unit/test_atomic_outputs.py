@@ -9,20 +9,18 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
 
 from glowmlir.bundle import StagedFiles
 from glowmlir.errors import GlowError
+from tests.support.forks import run_module
 from tests.support.models import LENET
 
 
 def glow_compile(*arguments: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={os.path.abspath(LENET)}",
-                           *arguments],
-                          capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return run_module("glowmlir.cli.compile", f"-model={os.path.abspath(LENET)}", *arguments, cwd=cwd,
+                      env={**os.environ, "PYTHONPATH": os.getcwd()})
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess, *fragments: str) -> None:

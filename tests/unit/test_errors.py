@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from tests.support.forks import run_module
 from tests.support.models import LENET
 from tests.support.onnx_graphs import single_node_model
 
 
 def glow_compile(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", *arguments], capture_output=True, text=True)
+    return run_module("glowmlir.cli.compile", *arguments)
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from tests.support.forks import run_module
 
 RELU = """\
 glow.function @net {
@@ -29,8 +30,7 @@ glow.function @net {
 
 
 def glow_opt(*arguments: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.opt", *arguments], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return run_module("glowmlir.cli.opt", *arguments, cwd=cwd, env={**os.environ, "PYTHONPATH": os.getcwd()})
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import pytest
 import glowmlir
 from glowmlir.datasets import ImageOptions, load_image
 from glowmlir.quantization.profile import read_profile
+from tests.support.forks import run_module
 from tests.support.models import LENET
 
 LENET_PATH = os.path.abspath(LENET)
@@ -23,9 +23,8 @@ LABELS = [int(name.rsplit("_", 1)[1].split(".")[0]) for name in FILES]
 
 
 def profile_tool(*arguments: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.profile", f"-model={LENET_PATH}", "-i=0to1",
-                           "-model-input-name=data", *arguments], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return run_module("glowmlir.cli.profile", f"-model={LENET_PATH}", "-i=0to1", "-model-input-name=data", *arguments,
+                      cwd=cwd, env={**os.environ, "PYTHONPATH": os.getcwd()})
 
 
 def printed_labels(stdout: str) -> dict[str, list[tuple[int, float]]]:

@@ -18,6 +18,7 @@ from glowmlir.datasets import ImageOptions, load_image
 from glowmlir.errors import GlowError
 from glowmlir.layer_profile import parse_profile_option, profile_on_board, profile_on_host, profiling_build
 from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support.forks import run_module
 from tests.support.models import LENET, random_inputs, small_convnet
 
 IMAGE = os.path.join(os.path.dirname(LENET), "images", "3900_7.png")
@@ -39,8 +40,8 @@ def board_options(board: str) -> CompileOptions:
 
 
 def cli(*arguments: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.run", f"-model={LENET}", f"-input={IMAGE}", *arguments],
-                          capture_output=True, text=True, cwd=cwd, env={**os.environ, "COLUMNS": "120"})
+    return run_module("glowmlir.cli.run", f"-model={LENET}", f"-input={IMAGE}", *arguments, cwd=cwd,
+                      env={**os.environ, "COLUMNS": "120"})
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +20,7 @@ from glowmlir.transforms.allocate_memory import (
     lower_bound,
     place,
 )
+from tests.support.forks import run_module
 from tests.support.models import LENET
 
 
@@ -140,7 +139,7 @@ def test_parse_size():
 
 
 def glow_compile(*arguments):
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", *arguments], capture_output=True, text=True)
+    return run_module("glowmlir.cli.compile", *arguments)
 
 
 def test_cli_writes_the_json_report_and_refuses_what_does_not_fit(tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
-import sys
 
 import numpy as np
 import onnx
@@ -14,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
 from glowmlir.memory_plan import MemoryPlan, svg_rectangles
+from tests.support.forks import run_module
 from tests.support.models import LENET
 from tests.unit.test_kernel_libraries import lenet_profile  # noqa: F401 - a fixture
 
@@ -21,8 +21,7 @@ LENET_PATH = os.path.abspath(LENET)
 
 
 def tool(*arguments: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", *arguments], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return run_module("glowmlir.cli.compile", *arguments, cwd=cwd, env={**os.environ, "PYTHONPATH": os.getcwd()})
 
 
 def residual_net(path) -> str:
