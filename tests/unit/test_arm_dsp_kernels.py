@@ -10,6 +10,7 @@ and output count, per-tensor and per-channel, with and without zero points.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -455,12 +456,26 @@ def cases() -> list[Case]:
     return all_cases()
 
 
-def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False):
-    """Builds every case into one bundle for `board`, runs it there and checks each output
-    against its reference, bit for bit; returns the bundle."""
+def build_cases(cases: list[Case], target=None, **options):
+    """Every case in one bundle, for `target` (the host if None)."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board), keep_assembly=keep_assembly)
+    return build(body, constants, target=target, **options)
+
+
+@pytest.fixture(scope="module")
+def cases_built(cases):
+    """target -> `build_cases(cases, target)`, built once per module (a build of every case
+    takes most of a minute): the board runs and the checks of each kernel's choice read the
+    same bundles."""
+    return functools.cache(lambda target: build_cases(cases, target))
+
+
+def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, bundle=None):
+    """Builds every case into one bundle for `board` (unless given its `bundle`), runs it there
+    and checks each output against its reference, bit for bit; returns the bundle."""
+    if bundle is None:
+        bundle = build_cases(cases, target_for(board), keep_assembly=keep_assembly)
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
         actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
@@ -469,8 +484,8 @@ def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False):
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases):
-    check_on_board(cases, board)
+def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_built):
+    check_on_board(cases, board, bundle=cases_built(target_for(board)))
 
 
 # Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
@@ -815,11 +830,9 @@ def documented_straight(geometry: tuple, pool: dict | None, looped: bool) -> boo
     return gathered and -(-int(np.prod(filter_shape[1:])) // 2) <= 32 and not looped
 
 
-def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
+def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_built):
     """Only filters with nothing to pair keep the generic kernel (a padded 1x1)."""
-    body = "".join(case.body for case in cases)
-    constants = {name: value for case in cases for name, value in case.constants.items()}
-    lines = instruction_lines(build(body, constants, target=target_for("mps2-an500")))
+    lines = instruction_lines(cases_built(target_for("mps2-an500")))
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = #glowll.microkernel<"arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
@@ -836,16 +849,14 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases):
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (zero_point_padding or not padded)), line
 
 
-def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases):
+def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases_built):
     """A speed-first build's gathered products whose blocks take their pairs in straight-line
     code (at most `UNROLLED_PAIRS`), with doubled sums, carry their doubled biases in the
     packed filter (`biases_in_filter`: one pair more); the others do not, nor does any of a
     size-first build (whose gathered products keep their loop). The outputs are checked on
     every board (`test_dsp_kernels_match_the_int8_reference_on_boards`)."""
-    body = "".join(case.body for case in cases)
-    constants = {name: value for case in cases for name, value in case.constants.items()}
     for level, looped in (("O3", False), ("Os", True)):
-        lines = instruction_lines(build(body, constants, target=target_for("mps2-an500", level)))
+        lines = instruction_lines(cases_built(target_for("mps2-an500", level)))
         carried = 0
         for line, (output, geometry, pool) in zip(lines, int8_convolution_cases()):
             expected = documented_straight(geometry, pool, looped) and "doubled_accumulators" in line
@@ -890,10 +901,8 @@ def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
     return "arm-mve" if columns else "arm-dsp"
 
 
-def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases):
-    body = "".join(case.body for case in cases)
-    constants = {name: value for case in cases for name, value in case.constants.items()}
-    lines = instruction_lines(build(body, constants, target=target_for("mps3-an547")))
+def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases_built):
+    lines = instruction_lines(cases_built(target_for("mps3-an547")))
     fully_connected = [line for line in lines if "glowll.fully_connected" in line]
     assert fully_connected and all('microkernel = #glowll.microkernel<"arm-mve">' in line for line in fully_connected)
     convolutions = [line for line in lines if "glowll.convolution" in line]
