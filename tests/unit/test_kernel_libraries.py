@@ -79,8 +79,14 @@ def compile_both(model: str, profile: str, library_name: str = "cmsis-nn",
     """The library's bundle (and a host runner linked with its stand-ins) and our own
     kernels' bundle for the same quantization (symmetric weights, as the libraries ask for)."""
     library = glowmlir.compile(model, quantization=QuantizationOptions(profile), kernel_library=library_name, **options)
-    ours = glowmlir.compile(model, quantization=QuantizationOptions(profile, symmetric_weights=True), **options)
+    ours = our_kernels(model, profile, tuple(sorted(options.items())))
     return library, HostRunner(library.layout, library.object_code, link=[STANDINS_OF[library_name]]), ours
+
+
+@functools.cache
+def our_kernels(model: str, profile: str, options: tuple[tuple[str, object], ...]) -> glowmlir.Bundle:
+    """Our own kernels' bundle of `compile_both`, compiled once for the tests of either library."""
+    return glowmlir.compile(model, quantization=QuantizationOptions(profile, symmetric_weights=True), **dict(options))
 
 
 def test_lenet_fully_connected_and_softmax_go_to_cmsis(lenet_profile):
