@@ -38,6 +38,7 @@ def serve(listener_fd: int, parent: int, modules: list[str]) -> None:
     """Imports `modules`, then takes requests on the listening socket `listener_fd` until
     process `parent` ends."""
     import select
+    import shutil
     import signal
 
     listener = socket.socket(fileno=listener_fd)
@@ -52,6 +53,7 @@ def serve(listener_fd: int, parent: int, modules: list[str]) -> None:
             listener.close()
             _handle(connection)
         connection.close()
+    shutil.rmtree(os.path.dirname(listener.getsockname()), ignore_errors=True)
 
 
 def _import(module: str) -> None:
@@ -168,7 +170,7 @@ def start_server(modules: list[str], environment: dict[str, str] | None = None) 
     listener.listen(64)  # requests wait here while the server imports
     server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "serve", str(listener.fileno()),
                                str(os.getpid()), *modules], pass_fds=[listener.fileno()], env=environment,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     listener.close()
 
     def stop() -> None:
@@ -182,8 +184,9 @@ def start_server(modules: list[str], environment: dict[str, str] | None = None) 
 
 _SERVER: dict[str, str] = {}
 """The socket of this process's server for `run_module`, once started."""
-PROGRAMS = ["glowmlir.cli.compile", "glowmlir.cli.opt", "glowmlir.cli.profile", "glowmlir.cli.run"]
-"""What `run_module`'s server imports: every glow- program the unit tests run."""
+PROGRAMS = ["glowmlir.cli.compile", "glowmlir.cli.profile", "glowmlir.cli.run"]
+"""What `run_module`'s server imports: the programs the unit tests run most (glow-opt imports its passes
+itself: in a fresh process only those it runs)."""
 
 
 def run_module(module: str, *arguments: str, cwd: str | None = None, env: dict[str, str] | None = None):
@@ -196,8 +199,12 @@ def run_module(module: str, *arguments: str, cwd: str | None = None, env: dict[s
     if "path" not in _SERVER:
         _SERVER["path"] = start_server(PROGRAMS)
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        status = request(_SERVER["path"], module, list(arguments), (stdin.fileno(), stdout.fileno(), stderr.fileno()),
-                         env, cwd and os.fspath(cwd))
+        try:
+            status = request(_SERVER["path"], module, list(arguments),
+                             (stdin.fileno(), stdout.fileno(), stderr.fileno()), env, cwd and os.fspath(cwd))
+        except OSError:  # the server is gone: the program from scratch
+            return subprocess.run([sys.executable, "-m", module, *arguments], capture_output=True, text=True,
+                                  cwd=cwd, env=env, stdin=subprocess.DEVNULL)
         outputs = []
         for stream in (stdout, stderr):
             stream.seek(0)
