@@ -68,7 +68,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 for kx in range(0, k_w, columns.taps_per_product)]  # kernel columns one product takes
         weights = [[columns.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
                    for ky in range(k_h)]
-        start = columns.start(bias, c)
+        row_starts = columns.row_starts(columns.start(bias, c), packed, c)
 
         def tile(y0: Index, count_y: int, x0: Index, count_v: int, row_edge: bool, column_edge: bool) -> None:
             """Output rows [y0, y0 + count_y) x vectors [x0, x0 + count_v * lanes); a
@@ -76,11 +76,13 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             compile-time x0 (`column_edge`) masks the lanes past the row's end and the
             input columns outside it."""
             counts = [min(lanes, width - x0 - v * lanes) if column_edge else lanes for v in range(count_v)]
-            sums: list[SSAValue] = [start] * (count_y * count_v)  # row-major
             top = b.sub(b.mul(y0, sy), pt)  # the input row of the first row's first kernel row
-            for i, covered in inputs_read(count_y, k_h, sy, dy):  # the tile's input rows
-                if row_edge and not 0 <= top + i < in_h:
-                    continue
+            rows_read = [(i, covered) for i, covered in inputs_read(count_y, k_h, sy, dy)
+                         if not row_edge or 0 <= top + i < in_h]  # the tile's input rows inside the input
+            starts = row_starts([[ky for _, covered in rows_read for r, ky in covered if r == row]
+                                 for row in range(count_y)], not column_edge)
+            sums: list[SSAValue] = [start for start in starts for _ in range(count_v)]  # row-major
+            for i, covered in rows_read:
                 for g, group in enumerate(taps):
                     for v in range(count_v):
                         read = tap_columns(b, x0, v, group, (sx, dx, pl, lanes, in_w), counts[v], column_edge)

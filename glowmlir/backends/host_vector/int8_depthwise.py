@@ -29,6 +29,9 @@ loaded as the zero point (where the folded bias would not fit int32, as on the t
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
@@ -171,7 +174,51 @@ class PairedTaps(PairColumns):
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
         super().__init__(b, domain, op)
         self.windows: dict[tuple, SSAValue] = {}
-        """The centred windows (`window_pairs`) by block, view and indices."""
+        """The flipped windows (`window_pairs`) by block, view and indices."""
+        self.flipped_sums = False
+        """Whether the tile being built multiplies the flipped levels x + 128 as they are
+        (`row_starts`: its starts hold the zero point's and the flip's products)."""
+
+    def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
+        """An interior tile of windows (`window_pairs`: stride 1, undilated, every pair of
+        taps in the window) multiplies the flipped levels x + 128 as `vpshufb` leaves them,
+        not x - x_offset (no `vpsubw` a pair of taps and input row): sum (x + 128) * w =
+        sum (x - x_offset) * w + (128 + x_offset) * sum w, so each row starts at the bias
+        less (128 + x_offset) x the sum of the weights of the kernel rows it reads (those
+        of input rows outside the input are not read: a row edge's rows start apart). The
+        channel's sums of each kernel row's weights are taken once, beside its words. All
+        of it modulo 2^32, as the sums are: the same accumulators, bit for bit. The other
+        tiles (near the row's ends: lanes in the padding) take x - x_offset from `start`."""
+        k_h, k_w = self.op.filter_shape.get_values()[2:]
+        if not self.takes_window(self.op.dilations.get_values()[1], self.op.strides.get_values()[1]) \
+                or k_w > self.lanes + 1:  # not every pair of taps from the window
+            return super().row_starts(start, packed, channel)
+        row_sums = []
+        for ky in range(k_h):
+            weights = [self.domain.weight(packed, [channel, 0, ky, kx, 0]) for kx in range(k_w)]
+            row_sums.append(functools.reduce(self.b.int_add, weights))
+        flip = self.flip_offset(row_sums[0].type)
+
+        def starts(kernel_rows: list[list[int]], interior: bool) -> list[SSAValue]:
+            self.flipped_sums = interior
+            if not interior:
+                return [start] * len(kernel_rows)
+            by_rows: dict[tuple[int, ...], SSAValue] = {}
+            for rows in map(tuple, kernel_rows):
+                if rows not in by_rows:
+                    weight_sum = functools.reduce(self.b.int_add, [row_sums[ky] for ky in rows])
+                    by_rows[rows] = self.b.int_sub(start, self.b.splat(self.b.int_mul(weight_sum, flip), self.vector))
+            return [by_rows[tuple(rows)] for rows in kernel_rows]
+
+        return starts
+
+    def flip_offset(self, scalar: Attribute) -> int | SSAValue:
+        """128 + the input zero point (of which nothing where the selection pass folded it
+        into the bias): what a flipped level holds above x - x_offset."""
+        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
+        if isinstance(offset, int):
+            return self.b.int_value(FLIP + offset, scalar)
+        return self.b.int_add(self.b.sign_extend(offset, scalar), FLIP)
 
     def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
         halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
@@ -198,6 +245,7 @@ class PairedTaps(PairColumns):
                 and first_tap + len(indices) - 1 + self.lanes <= 2 * self.lanes
                 and (start is None or 0 <= start <= view.shape[-1] - 2 * self.lanes)):  # run-time: `window_taps`
             return self.window_pairs(view, indices[0], first_tap, len(indices))
+        assert not self.flipped_sums, "a flipped tile takes every pair of taps from its window"
 
         in_row = [lanes_read is not None and any(lanes_read) and isinstance(at[-1], int)
                   and view.shape[-1] >= self.lanes * stride for at, lanes_read in zip(indices, loaded)]
@@ -242,7 +290,8 @@ class PairedTaps(PairColumns):
                  for lane in range(self.lanes) for half in (0, 1) for byte in (0, 1)]
         picked = self.b.emit(llvm.ShuffleVectorOp(window, self.b.int_value(0, window.type), DenseArrayBase.from_list(
             i32, order), VectorType(i8, [len(order)])))
-        return self.less_input_offset(self.b.bitcast(picked, VectorType(i16, [2 * self.lanes])), FLIP)
+        pairs = self.b.bitcast(picked, VectorType(i16, [2 * self.lanes]))
+        return pairs if self.flipped_sums else self.less_input_offset(pairs, FLIP)
 
     def flipped_window(self, levels: SSAValue) -> SSAValue:
         """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
