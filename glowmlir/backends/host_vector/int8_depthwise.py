@@ -85,7 +85,15 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
     def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
         if self.domain.output(channel, storage) is None:  # accumulators kept
             return total
-        return self.step(channel, total).output(total, storage)
+        step = self.step(channel, total)
+        if self.domain.lookup_table is None and self.packs_bytes(total, storage):  # 4 vectors joined
+            return step.bounded(packed_bytes(self.b, step.level(total)))
+        return step.output(total, storage)
+
+    def packs_bytes(self, levels: SSAValue, storage: Attribute) -> bool:
+        """Whether `levels` (int32, several vectors joined) narrow to int8 by `packed_bytes`:
+        32 of them on AVX2's 8 lanes."""
+        return storage == i8 and levels.type.get_shape()[0] == JOINED_LEVELS and self.lanes == 8
 
     def step(self, channel: Index, total: SSAValue) -> LaneRequantization:
         multiplier, shift = self.domain.requantization.of(channel)
@@ -104,7 +112,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
             return super().outputs(channels, totals, storage)
         steps = [self.step(o, total) for o, total in zip(channels, totals)]
         levels = vector_columns.join(self.b, [step.level(total) for step, total in zip(steps, totals)])
-        if storage == i8 and levels.type.get_shape()[0] == 32 and self.lanes == 8:
+        if self.packs_bytes(levels, storage):
             joined = steps[0].bounded(packed_bytes(self.b, levels))
         else:
             joined = steps[0].narrowed(levels, storage)
@@ -177,48 +185,7 @@ class PairedTaps(PairColumns):
         """The flipped windows (`window_pairs`) by block, view and indices."""
         self.flipped_sums = False
         """Whether the tile being built multiplies the flipped levels x + 128 as they are
-        (`row_starts`: its starts hold the zero point's and the flip's products)."""
-
-    def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
-        """An interior tile of windows (`window_pairs`: stride 1, undilated, every pair of
-        taps in the window) multiplies the flipped levels x + 128 as `vpshufb` leaves them,
-        not x - x_offset (no `vpsubw` a pair of taps and input row): sum (x + 128) * w =
-        sum (x - x_offset) * w + (128 + x_offset) * sum w, so each row starts at the bias
-        less (128 + x_offset) x the sum of the weights of the kernel rows it reads (those
-        of input rows outside the input are not read: a row edge's rows start apart). The
-        channel's sums of each kernel row's weights are taken once, beside its words. All
-        of it modulo 2^32, as the sums are: the same accumulators, bit for bit. The other
-        tiles (near the row's ends: lanes in the padding) take x - x_offset from `start`."""
-        k_h, k_w = self.op.filter_shape.get_values()[2:]
-        if not self.takes_window(self.op.dilations.get_values()[1], self.op.strides.get_values()[1]) \
-                or k_w > self.lanes + 1:  # not every pair of taps from the window
-            return super().row_starts(start, packed, channel)
-        row_sums = []
-        for ky in range(k_h):
-            weights = [self.domain.weight(packed, [channel, 0, ky, kx, 0]) for kx in range(k_w)]
-            row_sums.append(functools.reduce(self.b.int_add, weights))
-        flip = self.flip_offset(row_sums[0].type)
-
-        def starts(kernel_rows: list[list[int]], interior: bool) -> list[SSAValue]:
-            self.flipped_sums = interior
-            if not interior:
-                return [start] * len(kernel_rows)
-            by_rows: dict[tuple[int, ...], SSAValue] = {}
-            for rows in map(tuple, kernel_rows):
-                if rows not in by_rows:
-                    weight_sum = functools.reduce(self.b.int_add, [row_sums[ky] for ky in rows])
-                    by_rows[rows] = self.b.int_sub(start, self.b.splat(self.b.int_mul(weight_sum, flip), self.vector))
-            return [by_rows[tuple(rows)] for rows in kernel_rows]
-
-        return starts
-
-    def flip_offset(self, scalar: Attribute) -> int | SSAValue:
-        """128 + the input zero point (of which nothing where the selection pass folded it
-        into the bias): what a flipped level holds above x - x_offset."""
-        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
-        if isinstance(offset, int):
-            return self.b.int_value(FLIP + offset, scalar)
-        return self.b.int_add(self.b.sign_extend(offset, scalar), FLIP)
+        (`DepthwiseTaps.row_starts`: its starts hold the zero point's and the flip's products)."""
 
     def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
         halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
@@ -328,6 +295,61 @@ class PairedTaps(PairColumns):
         return self.pair_multiply_accumulate(total, pixels, weight)
 
 
+class DepthwiseTaps(PairedTaps):
+    """`PairedTaps` on the depthwise tiles (`vector-depthwise-int8`): the interior tiles
+    multiply the flipped levels as they are (`row_starts`), and on AVX2 one output step takes
+    32 levels (`widest_output`: four rows of one vector, or two rows of two, through one
+    `LaneRequantization` and `packed_bytes`: two `vpackssdw`, one `vpacksswb`, one `vpermd`
+    and one relu `vpmaxsb` for the 32, not three packs, a `vpshufd` and a `vpmaxsb` for
+    every 16)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
+        super().__init__(b, domain, op)
+        if self.lanes * 4 == JOINED_LEVELS:
+            self.widest_output = JOINED_LEVELS
+
+    def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
+        """An interior tile of windows (`window_pairs`: stride 1, undilated, every pair of
+        taps in the window) multiplies the flipped levels x + 128 as `vpshufb` leaves them,
+        not x - x_offset (no `vpsubw` a pair of taps and input row): sum (x + 128) * w =
+        sum (x - x_offset) * w + (128 + x_offset) * sum w, so each row starts at the bias
+        less (128 + x_offset) x the sum of the weights of the kernel rows it reads (those
+        of input rows outside the input are not read: a row edge's rows start apart). The
+        channel's sums of each kernel row's weights are taken once, beside its words. All
+        of it modulo 2^32, as the sums are: the same accumulators, bit for bit. The other
+        tiles (near the row's ends: lanes in the padding) take x - x_offset from `start`."""
+        k_h, k_w = self.op.filter_shape.get_values()[2:]
+        if not self.takes_window(self.op.dilations.get_values()[1], self.op.strides.get_values()[1]) \
+                or k_w > self.lanes + 1:  # not every pair of taps from the window
+            return super().row_starts(start, packed, channel)
+        row_sums = []
+        for ky in range(k_h):
+            weights = [self.domain.weight(packed, [channel, 0, ky, kx, 0]) for kx in range(k_w)]
+            row_sums.append(functools.reduce(self.b.int_add, weights))
+        flip = self.flip_offset(row_sums[0].type)
+
+        def starts(kernel_rows: list[list[int]], interior: bool) -> list[SSAValue]:
+            self.flipped_sums = interior
+            if not interior:
+                return [start] * len(kernel_rows)
+            by_rows: dict[tuple[int, ...], SSAValue] = {}
+            for rows in map(tuple, kernel_rows):
+                if rows not in by_rows:
+                    weight_sum = functools.reduce(self.b.int_add, [row_sums[ky] for ky in rows])
+                    by_rows[rows] = self.b.int_sub(start, self.b.splat(self.b.int_mul(weight_sum, flip), self.vector))
+            return [by_rows[tuple(rows)] for rows in kernel_rows]
+
+        return starts
+
+    def flip_offset(self, scalar: Attribute) -> int | SSAValue:
+        """128 + the input zero point (of which nothing where the selection pass folded it
+        into the bias): what a flipped level holds above x - x_offset."""
+        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
+        if isinstance(offset, int):
+            return self.b.int_value(FLIP + offset, scalar)
+        return self.b.int_add(self.b.sign_extend(offset, scalar), FLIP)
+
+
 def linear_form(index: Index) -> tuple:
     """An index as a sum of run-time values times integers plus an integer (through the
     builder's nsw adds, subtractions, products by constants and constants), so that two
@@ -384,4 +406,4 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
     else:  # two kernel columns a vpmaddwd
-        vector_depthwise.emit_convolution(b, domain, op, view, PairedTaps)
+        vector_depthwise.emit_convolution(b, domain, op, view, DepthwiseTaps)
