@@ -125,7 +125,9 @@ def test_taps_of_a_row_come_from_one_window(name, geometry, kernel):
 
 def window_users(llvm_ir: str) -> list[list[str]]:
     """For each 16-level window the tiles load (`load <16 x i8>`), the instructions that use
-    it, then those that use the first of them."""
+    it, then those that use the first of them; an edge tile's row's first or last 16 levels
+    (`PairedTaps.edge_window`) may be the window of several vectors, each shuffled with the
+    zero point's levels: each such shuffle, then its users."""
     def users(value: str) -> list[str]:
         return [line.strip() for line in llvm_ir.splitlines()
                 if re.search(rf"{re.escape(value)}(?![\w.])", line) and not line.strip().startswith(value + " =")]
@@ -133,7 +135,10 @@ def window_users(llvm_ir: str) -> list[list[str]]:
     found = []
     for load in re.finditer(r"(%[\w.]+) = load <16 x i8>", llvm_ir):
         first = users(load[1])
-        found.append(first + (users(first[0].split(" =")[0]) if len(first) == 1 else []))
+        if len(first) > 1 and all(re.search(r"= shufflevector .*<16 x i8> <i8 ", user) for user in first):
+            found += [[user, *users(user.split(" =")[0])] for user in first]  # edge windows
+        else:
+            found.append(first + (users(first[0].split(" =")[0]) if len(first) == 1 else []))
     return found
 
 

@@ -178,6 +178,9 @@ class PairedTaps(PairColumns):
     first tap's column, as they lie: one load."""
 
     taps_per_product = 2
+    edge_windows = False
+    """Whether the vectors of a compile-time column take their window (`window_pairs`) even
+    where it reaches past the row's ends (`edge_window`); else the taps' own vectors."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
         super().__init__(b, domain, op)
@@ -208,9 +211,11 @@ class PairedTaps(PairColumns):
                 and loaded[0] is None and loaded[1] is None):
             return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
         start = indices[0][-1] - first_tap if isinstance(indices[0][-1], int) else None
-        if (self.takes_window(self.op.dilations.get_values()[1], stride) and all(at is None for at in loaded)
+        in_row = start is None or 0 <= start <= view.shape[-1] - 2 * self.lanes  # run-time: `window_taps`
+        at_edge = self.edge_windows and start is not None and view.shape[-1] >= 2 * self.lanes
+        if (self.takes_window(self.op.dilations.get_values()[1], stride)
                 and first_tap + len(indices) - 1 + self.lanes <= 2 * self.lanes
-                and (start is None or 0 <= start <= view.shape[-1] - 2 * self.lanes)):  # run-time: `window_taps`
+                and (all(at is None for at in loaded) and in_row or at_edge)):
             return self.window_pairs(view, indices[0], first_tap, len(indices))
         assert not self.flipped_sums, "a flipped tile takes every pair of taps from its window"
 
@@ -242,14 +247,18 @@ class PairedTaps(PairColumns):
         and first_tap + i + 1 of it. Each level is picked by `vpshufb` into the low byte of
         its int16 half, the high byte 0: the flipped level x + 128 as it is, so the pair less
         128 + the zero point (one `vpsubw`) is x - x_offset, in [-255, 255], exactly. A lone
-        last tap pairs with itself: its weight word's high half is 0. The window lies in the
-        row: a vector of a run-time column is one of the row's interior loop, whose taps
-        `window_taps` widened to the window; a compile-time one is checked by `taps_input`."""
+        last tap pairs with itself: its weight word's high half is 0. A vector of a run-time
+        column is one of the row's interior loop, whose taps `window_taps` widened to the
+        window: it lies in the row. A compile-time one may reach past the row's ends (the
+        depthwise edge tiles, `edge_windows`): `edge_window`."""
         column = self.b.add(indices[-1], -first_tap)
         at = [*indices[:-1], column]
         key = (id(self.b.block), id(view), tuple(linear_form(index) for index in at))
         if key not in self.windows:
-            self.windows[key] = self.flipped_window(vector_columns.load_vector(self.b, view, at, 2 * self.lanes))
+            count, width = 2 * self.lanes, view.shape[-1]
+            levels = (self.edge_window(view, at) if isinstance(column, int) and not 0 <= column <= width - count
+                      else vector_columns.load_vector(self.b, view, at, count))
+            self.windows[key] = self.flipped_window(levels)
         window = self.windows[key]
         copy = 2 * self.lanes  # a lane's level from the window's copy in the lane's own 128-bit half
         zero = window.type.get_shape()[0]  # the first lane of the zeros
@@ -259,6 +268,19 @@ class PairedTaps(PairColumns):
             i32, order), VectorType(i8, [len(order)])))
         pairs = self.b.bitcast(picked, VectorType(i16, [2 * self.lanes]))
         return pairs if self.flipped_sums else self.less_input_offset(pairs, FLIP)
+
+    def edge_window(self, view: View, at: list[Index]) -> SSAValue:
+        """The 2 x lanes levels of the row from the compile-time column `at[-1]`, those
+        outside the row (the padding, past its end) the input zero point: one load of the
+        row's first or last 2 x lanes columns (the row at least that wide) and one shuffle
+        of it with the zero point's vector (`vpalignr`), no masked load. Centred, those lanes
+        are 0, as the padding's are."""
+        column, count, width = at[-1], 2 * self.lanes, view.shape[-1]
+        first = min(max(column, 0), width - count)
+        row = vector_columns.load_vector(self.b, view, [*at[:-1], first], count)
+        order = [column + k - first if 0 <= column + k < width else count for k in range(count)]
+        return self.b.emit(llvm.ShuffleVectorOp(row, self.zero_levels(count), DenseArrayBase.from_list(i32, order),
+                                                row.type))
 
     def flipped_window(self, levels: SSAValue) -> SSAValue:
         """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
@@ -307,6 +329,8 @@ class DepthwiseTaps(PairedTaps):
         super().__init__(b, domain, op)
         if self.lanes * 4 == JOINED_LEVELS:
             self.widest_output = JOINED_LEVELS
+
+    edge_windows = True
 
     def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
         """An interior tile of windows (`window_pairs`: stride 1, undilated, every pair of
