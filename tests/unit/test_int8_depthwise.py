@@ -184,7 +184,9 @@ def test_interior_tiles_multiply_the_flipped_levels(name, geometry, bias_kind, i
     multiply the flipped levels x + 128 as `vpshufb` leaves them (a window's pair shuffled,
     bitcast and straight into `vpmaddwd`), each row starting at its bias less
     (128 + x_offset) x the weights of the kernel rows it reads (fewer at the plane's top and
-    bottom: tiles of rows at the edge, and of rows inside it); bit for bit the reference's
+    bottom: tiles of rows at the edge, and of rows inside it), and their 32 levels (four
+    rows of one vector, or two of two) narrowed by one sequence of packs (`packed_bytes`:
+    `vpackssdw`, `vpacksswb`, `vpermd`); bit for bit the reference's
     outputs (per channel), the input zero point at both ends of the
     int8 range, and biases whose sums wrap int32 (`large`, `lowest`: the starts taken
     modulo 2^32 as the sums are)."""
@@ -196,4 +198,5 @@ def test_interior_tiles_multiply_the_flipped_levels(name, geometry, bias_kind, i
     llvm_ir = bundle.ir["llvm-ir"]
     pairs = re.findall(r"(%[\w.]+) = bitcast <32 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
     assert any(re.search(rf"pmadd\.wd\(<16 x i16> {re.escape(pair)},", llvm_ir) for pair in pairs), pairs
+    assert "llvm.x86.avx2.packssdw" in llvm_ir
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
