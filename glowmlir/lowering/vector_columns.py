@@ -154,6 +154,14 @@ class ColumnArithmetic(abc.ABC):
         """The bias of an output channel in every lane."""
         return self.b.splat(self.domain.bias(bias, channel), self.vector)
 
+    def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
+        """For the depthwise tiles (`backends.host_vector.depthwise`), built once a channel
+        beside its weights: a function of a tile's rows (the kernel rows each reads, those
+        whose input rows lie outside the input left out) and of whether the tile is
+        `interior` (no lane of it near the row's ends), giving each row's first sum:
+        `start` (the channel's bias) for every row here."""
+        return lambda kernel_rows, interior: [start] * len(kernel_rows)
+
     @abc.abstractmethod
     def add(self, total: SSAValue, value: SSAValue) -> SSAValue:
         """total + value, lane by lane."""

@@ -17,9 +17,11 @@ the first and last groups known at compile time, where the input rows outside th
 skipped. The fused relu/clip is applied to the accumulators (`ColumnArithmetic.output`);
 where the arithmetic takes wider vectors there (`widest_output`: the int8 requantization) and
 a row is one whole vector, the rows of a tile are joined into vectors of that width for it
-(rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4), else a row's adjacent
-whole vectors (two of 8 int8 outputs: one pack and one store of 16 levels), or, in a tile of
-one whole vector a row, two rows' vectors (one pack, then a store of each half).
+(rows of 4 int8 outputs: one requantization of 16 lanes, not four of 4); else, in a tile of
+whole vectors, as many whole rows as that width takes (AVX2's int8 tiles: four rows of one
+vector of 8 levels, or two of two, one sequence of packs for 32 levels, then a store of each
+row's part); else a row's adjacent whole vectors (two of 8 int8 outputs: one pack and one
+store of 16 levels).
 Unpooled convolutions without a residual only (`column_layout.depthwise_tile`).
 """
 
@@ -68,7 +70,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 for kx in range(0, k_w, columns.taps_per_product)]  # kernel columns one product takes
         weights = [[columns.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
                    for ky in range(k_h)]
-        start = columns.start(bias, c)
+        row_starts = columns.row_starts(columns.start(bias, c), packed, c)
 
         def tile(y0: Index, count_y: int, x0: Index, count_v: int, row_edge: bool, column_edge: bool) -> None:
             """Output rows [y0, y0 + count_y) x vectors [x0, x0 + count_v * lanes); a
@@ -76,11 +78,13 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             compile-time x0 (`column_edge`) masks the lanes past the row's end and the
             input columns outside it."""
             counts = [min(lanes, width - x0 - v * lanes) if column_edge else lanes for v in range(count_v)]
-            sums: list[SSAValue] = [start] * (count_y * count_v)  # row-major
             top = b.sub(b.mul(y0, sy), pt)  # the input row of the first row's first kernel row
-            for i, covered in inputs_read(count_y, k_h, sy, dy):  # the tile's input rows
-                if row_edge and not 0 <= top + i < in_h:
-                    continue
+            rows_read = [(i, covered) for i, covered in inputs_read(count_y, k_h, sy, dy)
+                         if not row_edge or 0 <= top + i < in_h]  # the tile's input rows inside the input
+            starts = row_starts([[ky for _, covered in rows_read for r, ky in covered if r == row]
+                                 for row in range(count_y)], not column_edge)
+            sums: list[SSAValue] = [start for start in starts for _ in range(count_v)]  # row-major
+            for i, covered in rows_read:
                 for g, group in enumerate(taps):
                     for v in range(count_v):
                         read = tap_columns(b, x0, v, group, (sx, dx, pl, lanes, in_w), counts[v], column_edge)
@@ -99,13 +103,16 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 store_vector(b, columns.output(c, join(b, sums[r:r + joined]), storage), dest,
                              [n, c, b.add(y0, r), 0])
             stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
-            if joined <= 1 and count_v == 1 and stored[0] is None and columns.widest_output >= 2 * lanes:
-                for r in range(0, count_y, 2):  # a tile of one whole vector: two rows' through one output step
-                    rows_joined = min(2, count_y - r)
-                    levels = columns.output(c, join(b, sums[r:r + rows_joined]), storage)
+            whole = joined <= 1 and all(lanes_stored is None for lanes_stored in stored)
+            rows_per_step = columns.widest_output // (lanes * count_v) if whole else 0
+            if rows_per_step >= 2:  # a tile of whole vectors: whole rows' through one output step
+                r = 0
+                while r < count_y:
+                    rows_joined = min(rows_per_step, 1 << ((count_y - r).bit_length() - 1))  # a power of two
+                    levels = columns.output(c, join(b, sums[r * count_v:(r + rows_joined) * count_v]), storage)
                     for k in range(rows_joined):
-                        store_vector(b, levels if rows_joined == 1 else half(b, levels, k), dest,
-                                     [n, c, b.add(y0, r + k), x0])
+                        store_vector(b, part(b, levels, k, rows_joined), dest, [n, c, b.add(y0, r + k), x0])
+                    r += rows_joined
                 return
             for r in range(count_y) if joined <= 1 else ():
                 for v, count in joined_runs(stored, columns.widest_output // lanes):  # a row's whole vectors joined
@@ -122,8 +129,10 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         in_tiles(b, height, rows, first_row, end_row, row_group)
 
 
-def half(b: KernelBuilder, vector: SSAValue, k: int) -> SSAValue:
-    """Half `k` (0: the first lanes) of a vector."""
-    lanes = vector.type.get_shape()[0] // 2
+def part(b: KernelBuilder, vector: SSAValue, k: int, parts: int) -> SSAValue:
+    """Part `k` (0: the first lanes) of a vector cut into `parts` (1: the vector)."""
+    if parts == 1:
+        return vector
+    lanes = vector.type.get_shape()[0] // parts
     order = DenseArrayBase.from_list(i32, [k * lanes + lane for lane in range(lanes)])
     return b.emit(llvm.ShuffleVectorOp(vector, vector, order, VectorType(vector.type.element_type, [lanes])))
