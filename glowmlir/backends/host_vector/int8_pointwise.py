@@ -47,6 +47,10 @@ slower: 9 -> 14 µs on the PP-OCR-cls-style net)."""
 WIDENED_BLOCKS = 2
 """The fewest blocks of output channels whose input is widened once a run (`widened_pairs`)
 rather than by each block's tiles."""
+MOST_WIDENED_BYTES = 131072
+"""The most stack a run's widened input takes (`widened_pairs`): runs of pixels keep it within
+half of `vector_columns.run_bytes` (64 KB on a 512 KB L2); a target of unknown cache has no
+runs, and a larger plane's tiles widen their own pairs."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +67,13 @@ def widened_pairs(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolu
     output channels (their tiles then load one vector of words a pair of channels, not two
     vectors of levels, a shuffle and a sign extension: 2 of a 10-channel block's 22 vector
     operations a pair), into a stack array of 2 x C x `width` bytes; `src` as it is for
-    runs shorter than `BROADCAST_WORDS_PIXELS` vectors (a squeeze-excitation 1x1)."""
+    runs shorter than `BROADCAST_WORDS_PIXELS` vectors (a squeeze-excitation 1x1) or whose
+    words would exceed `MOST_WIDENED_BYTES`."""
     columns = PairColumns(b, domain, op)
     lanes, in_c = columns.lanes, src.shape[1]
-    if width < BROADCAST_WORDS_PIXELS * lanes:
-        return src
     pairs, padded = -(-in_c // 2), -(-width // lanes) * lanes
+    if width < BROADCAST_WORDS_PIXELS * lanes or pairs * padded * 4 > MOST_WIDENED_BYTES:
+        return src
     words = View.contiguous(b.alloca(pairs * padded, i32, alignment=32), (pairs, padded), element_type=i32)
 
     def widen(pair: Index, second: bool) -> None:
