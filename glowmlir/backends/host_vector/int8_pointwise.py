@@ -8,6 +8,8 @@ block of output channels, every accumulator a vector of int32 lanes. Over the in
 sign-extends them to int16 (the selection pass folded the input zero point into the bias,
 `folded_input_offset`; where that bias would leave int32, the zero point is subtracted
 here): each int32 lane holds the pair (x[c], x[c + 1]) of its pixel as two int16 halves.
+A layer of several blocks of channels has these pairs made once a run of pixels for all its
+blocks (`widened_pairs`: a stack array of words the tiles load as they are).
 The filter is packed as int32 words (`pair_words`), each the pair (w[o, c], w[o, c + 1])
 of levels less their zero point, so one `vpmaddwd` (`int8_depthwise.PMADDWD`, AVX2 /
 AVX-512BW / SSE2) of the pixels and the broadcast word is both products of the pair summed,
