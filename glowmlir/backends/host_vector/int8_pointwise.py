@@ -78,18 +78,19 @@ def widened_pairs(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolu
         return src
     words = View.contiguous(b.alloca(pairs * padded, i32, alignment=32), (pairs, padded), element_type=i32)
 
-    def widen(pair: Index, second: bool) -> None:
-        def vector(first: Index, count: int) -> None:
-            loaded = None if count == lanes else [lane < count for lane in range(lanes)]
-            pixels = columns.pair(src, n, b.mul(pair, 2), first, loaded, second)
-            vector_columns.store_vector(b, b.bitcast(pixels, columns.vector), words, [pair, first])
+    def vector(pair: Index, first: Index, count: int, second: bool) -> None:
+        loaded = None if count == lanes else [lane < count for lane in range(lanes)]
+        pixels = columns.pair(src, n, b.mul(pair, 2), first, loaded, second)
+        vector_columns.store_vector(b, b.bitcast(pixels, columns.vector), words, [pair, first])
 
-        vector_columns.in_runs(b, width, lanes, vector)
-
-    with b.loop(0, in_c // 2) as pair:
-        widen(pair.index, True)
+    whole, rest = divmod(width, lanes)
+    with b.loop(0, in_c // 2 * whole) as at:  # one loop over the whole vectors of all pairs: LLVM unrolls it less
+        vector(b.div(at.index, whole), b.mul(b.remainder(at.index, whole), lanes), lanes, True)
+    if rest:
+        with b.loop(0, in_c // 2) as pair:
+            vector(pair.index, whole * lanes, rest, True)
     if in_c % 2:
-        widen(in_c // 2, False)
+        vector_columns.in_runs(b, width, lanes, lambda first, count: vector(in_c // 2, first, count, False))
     return WidenedPairs(words)
 
 
