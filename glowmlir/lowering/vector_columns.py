@@ -527,12 +527,16 @@ def run_bytes(b: KernelBuilder) -> int | None:
 
 def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view,
                         rows: loop_skeletons.ConvolutionRows, block: int, span: int | None,
-                        last_block_overlaps: bool = False) -> None:
+                        last_block_overlaps: bool = False,
+                        prepared_input: Callable[[Index, View, int], object] | None = None) -> None:
     """An unpooled 1x1 convolution of stride 1 with each channel's pixels seen as one row
     (`rows` called once per block of output channels, its tiles of `span` outputs running
     across the input rows; a residual seen the same way); with `span`, a plane whose input
     exceeds `run_bytes` in runs of whole tiles of pixels, each run for every block of
-    channels (`loop_skeletons.block_channels`, with `last_block_overlaps`)."""
+    channels (`loop_skeletons.block_channels`, with `last_block_overlaps`). With
+    `prepared_input`, `prepared_input(n, run's input, width)` is called once a run, before
+    its blocks of channels, and what it returns is the input `rows` take (a kernel's input
+    converted once for all its blocks)."""
     def flat(buffer: SSAValue) -> View:
         whole = view(buffer)
         n_size, channels, height, width = whole.shape
@@ -552,20 +556,32 @@ def one_row_per_channel(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
     budget = run_bytes(b)
     run = pixels if span is None or budget is None else max(span, budget // (4 * src.shape[1]) // span * span)
 
-    def pass_over(n: Index, o_block: Index, start: Index, width: int) -> None:
+    def pass_over(n: Index, o_block: Index, start: Index, width: int, inputs) -> None:
         into = run_of(dest, start, width)
         for channels in loop_skeletons.block_channels(b, o_block, block, out_c, last_block_overlaps):
-            rows(b, domain, op, run_of(src, start, width), packed, bias, n, channels, 0,
+            rows(b, domain, op, inputs, packed, bias, n, channels, 0,
                  [row(into, n, o, 0) for o in channels], width, None, run_of(residual, start, width))
 
     blocks = -(-out_c // block)
+
+    def passes(outer: list[int], start: Callable[[list[Index]], Index], width: int) -> None:
+        """For each index of the loops `outer` (n, then the run's if any), every block over
+        the run of `width` pixels from `start(indices)`."""
+        if prepared_input is None:
+            with b.loops([*outer, blocks]) as (*indices, o_block):
+                first = start(indices)
+                pass_over(indices[0], o_block, first, width, run_of(src, first, width))
+            return
+        with b.loops(outer) as indices:
+            first = start(indices)
+            inputs = prepared_input(indices[0], run_of(src, first, width), width)
+            with b.loops([blocks]) as (o_block,):
+                pass_over(indices[0], o_block, first, width, inputs)
+
     if run >= pixels:
-        with b.loops([n_size, blocks]) as (n, o_block):
-            pass_over(n, o_block, 0, pixels)
+        passes([n_size], lambda indices: 0, pixels)
         return
     runs, rest = divmod(pixels, run)
-    with b.loops([n_size, runs, blocks]) as (n, r, o_block):
-        pass_over(n, o_block, b.mul(r, run), run)
+    passes([n_size, runs], lambda indices: b.mul(indices[1], run), run)
     if rest:
-        with b.loops([n_size, blocks]) as (n, o_block):
-            pass_over(n, o_block, runs * run, rest)
+        passes([n_size], lambda indices: runs * run, rest)

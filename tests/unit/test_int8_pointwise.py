@@ -8,7 +8,8 @@ and the other ungrouped ones on the column tiles, two kernel columns a `vpmaddwd
 channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels that a block
 of 4 divides and that it does not, planes wider than a tile and narrower than a vector (the
 squeeze-excitation block's 1x1 on 1x1 spatial; PP-OCR-cls's 32 -> 200 and 104 -> 32 on 2x96),
-fused relu and clip (a tile's channels narrowed four at a time, `HostInt8Columns.outputs`; its
+the input of a layer of several blocks of channels widened once a run (`int8_pointwise.widened_pairs`:
+odd channels, partial vectors, two images, runs of pixels), fused relu and clip (a tile's channels narrowed four at a time, `HostInt8Columns.outputs`; its
 filter words broadcast once into a stack array, `int8_pointwise.broadcast_words`, or where
 that array would be too large, 200 -> 32, where used), the input zero point folded into the
 bias and the levels doubled (narrow requantization) or not
@@ -48,6 +49,8 @@ GEOMETRIES = {
     "104_to_32_on_2x96": ((1, 104, 2, 96), 32),
     "200_to_32_on_2x96": ((1, 200, 2, 96), 32),  # words beyond BROADCAST_WORDS_BYTES: broadcast where used
     "16_to_88_on_3x17": ((1, 16, 3, 17), 88),  # tiles of 11 channels: output groups of 4, 4, 2, 1; a partial vector
+    "odd_13_to_24_on_5x13": ((2, 13, 5, 13), 24),  # widened once for 2 blocks: an odd last pair, a partial vector
+    "64_to_24_on_24x96_in_runs": ((1, 64, 24, 96), 24),  # 590 KB of input: runs of pixels, each widened once
 }
 TARGETS = ("-avx512f", "-avx512vnni")
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, the generic int8 kernel

@@ -8,6 +8,8 @@ block of output channels, every accumulator a vector of int32 lanes. Over the in
 sign-extends them to int16 (the selection pass folded the input zero point into the bias,
 `folded_input_offset`; where that bias would leave int32, the zero point is subtracted
 here): each int32 lane holds the pair (x[c], x[c + 1]) of its pixel as two int16 halves.
+A layer of several blocks of channels has these pairs made once a run of pixels for all its
+blocks (`widened_pairs`: a stack array of words the tiles load as they are).
 The filter is packed as int32 words (`pair_words`), each the pair (w[o, c], w[o, c + 1])
 of levels less their zero point, so one `vpmaddwd` (`int8_depthwise.PMADDWD`, AVX2 /
 AVX-512BW / SSE2) of the pixels and the broadcast word is both products of the pair summed,
@@ -20,6 +22,9 @@ the fused relu/clip in its clamp).
 """
 
 from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import VectorType, i16, i32
@@ -41,6 +46,54 @@ squeeze-excitation 1x1 on one pixel reads each word once (filling the array made
 slower: 9 -> 14 µs on the PP-OCR-cls-style net)."""
 
 
+WIDENED_BLOCKS = 2
+"""The fewest blocks of output channels whose input is widened once a run (`widened_pairs`)
+rather than by each block's tiles."""
+MOST_WIDENED_BYTES = 131072
+"""The most stack a run's widened input takes (`widened_pairs`): runs of pixels keep it within
+half of `vector_columns.run_bytes` (64 KB on a 512 KB L2); a target of unknown cache has no
+runs, and a larger plane's tiles widen their own pairs."""
+
+
+@dataclass(frozen=True)
+class WidenedPairs:
+    """A run's input as the tiles multiply it (`widened_pairs`): int32 words [ceil(C / 2),
+    whole vectors of pixels], word (p, x) the pair (x[2p, x], x[2p + 1, x]) as int16 halves
+    less the input zero point where it is not folded (0 past the last channel)."""
+    words: View
+
+
+def widened_pairs(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, n: Index, src: View,
+                  width: int) -> View | WidenedPairs:
+    """The run `src` of `width` pixels interleaved and widened once for all the blocks of
+    output channels (their tiles then load one vector of words a pair of channels, not two
+    vectors of levels, a shuffle and a sign extension: 2 of a 10-channel block's 22 vector
+    operations a pair), into a stack array of 2 x C x `width` bytes; `src` as it is for
+    runs shorter than `BROADCAST_WORDS_PIXELS` vectors (a squeeze-excitation 1x1) or whose
+    words would exceed `MOST_WIDENED_BYTES`."""
+    columns = PairColumns(b, domain, op)
+    lanes, in_c = columns.lanes, src.shape[1]
+    pairs, padded = -(-in_c // 2), -(-width // lanes) * lanes
+    if width < BROADCAST_WORDS_PIXELS * lanes or pairs * padded * 4 > MOST_WIDENED_BYTES:
+        return src
+    words = View.contiguous(b.alloca(pairs * padded, i32, alignment=32), (pairs, padded), element_type=i32)
+
+    def vector(pair: Index, first: Index, count: int, second: bool) -> None:
+        loaded = None if count == lanes else [lane < count for lane in range(lanes)]
+        pixels = columns.pair(src, n, b.mul(pair, 2), first, loaded, second)
+        vector_columns.store_vector(b, b.bitcast(pixels, columns.vector), words, [pair, first])
+
+    whole, rest = divmod(width, lanes)
+    with b.loop(0, in_c // 2 * whole) as at:  # one loop over the whole vectors of all pairs: LLVM unrolls it less
+        vector(b.div(at.index, whole), b.mul(b.remainder(at.index, whole), lanes), lanes, True)
+    if rest:
+        with b.loop(0, in_c // 2) as pair:
+            vector(pair.index, whole * lanes, rest, True)
+    if in_c % 2:
+        vector_columns.in_runs(b, width, lanes, lambda first, count: vector(in_c // 2, first, count, False))
+    return WidenedPairs(words)
+
+
 def pair_words(centred: np.ndarray, block: int) -> np.ndarray:
     """A 1x1 filter's levels less their zero point, [O, C] (|w| < 2^15), as int32 words
     [O / block, ceil(C / 2), 1, 1, block]: word (o, c) holds w[o, 2c] in its low half and
@@ -58,14 +111,17 @@ def pair_words_shape(filter_shape, block: int) -> tuple[int, ...]:
     return out_c // block, -(-in_c // 2), 1, 1, block
 
 
-def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View, packed: View,
+def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View | WidenedPairs,
+                   packed: View,
                    bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
                    accumulators: None = None, residual: View | None = None) -> None:
     """The pixels [0, width) of the output channels `channels` (one block) into `outputs`
     (`loop_skeletons.convolution_rows`' contract, each channel's pixels one row), in tiles
-    of vectors of pixels, the input channels two at a time."""
+    of vectors of pixels, the input channels two at a time (their pairs loaded as words where
+    `src` is the run's `WidenedPairs`)."""
     columns = PairColumns(b, domain, op)
-    lanes, block, in_c = columns.lanes, len(channels), src.shape[1]
+    lanes, block = columns.lanes, len(channels)
+    in_c = op.filter_shape.get_values()[1]
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     words = broadcast_words(b, columns, packed, o_block, block) if width >= BROADCAST_WORDS_PIXELS * lanes else None
 
@@ -73,9 +129,14 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
         stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
 
+        def pair_vector(pair: Index, v: int, second: bool) -> SSAValue:
+            if isinstance(src, WidenedPairs):
+                return b.bitcast(vector_columns.load_vector(b, src.words, [pair, b.add(x0, v * lanes)], lanes),
+                                 VectorType(i16, [2 * lanes]))
+            return columns.pair(src, n, b.mul(pair, 2), b.add(x0, v * lanes), stored[v], second)
+
         def step(sums: list[SSAValue], pair: Index, second: bool) -> list[SSAValue]:
-            channel = b.mul(pair, 2)
-            inputs = [columns.pair(src, n, channel, b.add(x0, v * lanes), stored[v], second) for v in range(vectors)]
+            inputs = [pair_vector(pair, v, second) for v in range(vectors)]
             for j in range(block):
                 word = columns.word(packed, [o_block, pair, 0, 0, j]) if words is None else b.bitcast(
                     vector_columns.load_vector(b, words, [pair, j, 0], lanes), VectorType(i16, [2 * lanes]))
@@ -113,7 +174,9 @@ def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_bloc
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """Each block of output channels over runs of pixels (`vector_columns.one_row_per_channel`)."""
-    block = view(op.filter).shape[4]
+    packed = view(op.filter)
+    block = packed.shape[4]
     lanes, accumulators = op.vector_tile.get_values()[:2]
+    widened = functools.partial(widened_pairs, b, domain, op) if packed.shape[0] >= WIDENED_BLOCKS else None
     vector_columns.one_row_per_channel(b, domain, op, view, pointwise_rows, block,
-                                       tile_vectors(block, accumulators) * lanes)
+                                       tile_vectors(block, accumulators) * lanes, prepared_input=widened)
