@@ -619,6 +619,15 @@ class GatheredProduct:
 
         def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
             totals, weight_words = list(totals), None
+            if self.packed.element_type == i8:
+                for k in range(2):
+                    after(b, totals[k::2] if k else totals[1::2])
+                    inputs = [b.load(words, [q, i, k]) for q in range(BLOCKED_PIXELS // 2)]
+                    weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
+                    for q, word in enumerate(inputs):
+                        taken = slice((2 * q + k) * self.block, (2 * q + k + 1) * self.block)
+                        totals[taken] = self.products(totals[taken], [word], weight_words)
+                return totals
             for q in range(BLOCKED_PIXELS // 2):  # each pixel pair's words after the products before
                 after(b, [])
                 weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
