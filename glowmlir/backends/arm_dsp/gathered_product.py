@@ -140,6 +140,17 @@ joined them into an `LDRD`, which the M7 issues alone, no `SMLAD` beside it): 17
 the model 6,974,705. Loading the third and fourth pixels' words only after the first two pixels'
 products too: 8.89M."""
 
+PIPELINED_LOADS = "pipelined_loads"
+"""The microkernel parameter of an unpooled straight gathered product (`UNROLLED_PAIRS`) on a
+single-issue core (the Cortex-M4 and M33; `select_kernels.SelectArmDspKernels.single_issue`):
+on int16 pairs, each pair's two weight words and the first pixel pair's two words are four
+`LDR`s in a row (`GatheredProduct.pipelined_int16_pairs`), not two `LDRD`s: the M4 pipelines
+neighbouring single loads (four: 2 + 1 + 1 + 1 cycles, where two `LDRD`s take 3 + 3), 16 cycles
+a pair of 8 `SMLAD`s instead of 17. Visual wake words on the M4 10,740,438 -> 10,575,213
+estimated cycles (its 32 -> 32 and 32 -> 64 pointwise layers), code 44,718 -> 46,182 B. On the
+M7 (6,667,723 -> 6,645,595) its code went over 48 KB (47,912 -> 49,272 B: a 32-bit `LDR.W` for
+many of the loads): not there."""
+
 BLOCKED_GATHER_BYTES = 4608
 """The stack a blocked product's gathered pixels may take (`GatheredProduct.blocked_pixels`: 16 bytes a pair):
 ResNet-8's 3x3 convolutions of 64 input channels (288 tap pairs) gather four pixels."""
@@ -272,6 +283,7 @@ class GatheredProduct:
         self.blocked = (op.microkernel.parameter("blocked_pixels") is not None and self.tiles is None
                         and block == 2 and 4 * BLOCKED_PIXELS * pairs <= BLOCKED_GATHER_BYTES)
         self.weights_ahead = self.blocked and op.microkernel.parameter(WEIGHTS_AHEAD) is not None
+        self.pipelined_loads = op.microkernel.parameter(PIPELINED_LOADS) is not None
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
             self.run = BLOCKED_PIXELS
             self.gathered = View(b.alloca(BLOCKED_PIXELS * pairs, i32, STACK_ALIGNMENT),
@@ -556,6 +568,9 @@ class GatheredProduct:
         results = step.starts * sum(in_pair for _, in_pair in group)
         if self.packed.element_type == i8 and len(step.weights) == 1 and [n for _, n in group] == [2, 2]:
             return self.interleaved_int8_words(step.weights[0], words, group, results)
+        if self.pipelined_loads and self.packed.element_type != i8 and len(step.weights) == 1 \
+                and [n for _, n in group] == [2, 2]:
+            return self.pipelined_int16_pairs(step.weights[0], words, results)
         for i in range(self.pairs):
             weight_words = [word for words in step.weights
                             for word in self.block_weights(words, [self.first_pair + i, 0, 0])]
@@ -567,6 +582,29 @@ class GatheredProduct:
                 after(b, results[taken])
                 first += in_pair
         return results
+
+    def pipelined_int16_pairs(self, weights: View, words: View, totals: list[SSAValue]) -> list[SSAValue]:
+        """`straight_pixel_pairs` of two pixel pairs (four pixels, `words` based at the first)
+        by one block of two channels on int16 pairs, on a single-issue core (`PIPELINED_LOADS`):
+        per pair the block's two weight words and the first pixel pair's two words as four
+        `LDR`s in a row (the second two after an `after`, so that LLVM joins none into an
+        `LDRD`), then the first pixel pair's four `SMLAD`s, the second pair's words (`LDRD`)
+        and its four (`after` the totals between)."""
+        b = self.b
+        totals = list(totals)
+        for i in range(self.pairs):
+            at_weights = b.element(weights, [self.first_pair + i, 0, 0])
+            at_words = b.element(words, [0, i, 0])
+            w0 = b.emit(llvm.LoadOp(at_weights, i32, alignment=4))
+            x0 = b.emit(llvm.LoadOp(at_words, i32, alignment=4))
+            after(b, [])
+            w1 = b.emit(llvm.LoadOp(b.offset_pointer(at_weights, 1, i32), i32, alignment=4))
+            x1 = b.emit(llvm.LoadOp(b.offset_pointer(at_words, 1, i32), i32, alignment=4))
+            totals[:4] = self.products(totals[:4], [x0, x1], [w0, w1])
+            after(b, totals[:4])
+            totals[4:] = self.products(totals[4:], load_words(b, words, [1, i, 0], 2), [w0, w1])
+            after(b, totals[4:])
+        return totals
 
     def interleaved_int8_words(self, weights: View, words: View, group: list[tuple[int, int]],
                                totals: list[SSAValue]) -> list[SSAValue]:
@@ -619,7 +657,7 @@ class GatheredProduct:
 
         def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
             totals, weight_words = list(totals), None
-            if self.packed.element_type == i8:
+            if self.packed.element_type == i8 and not self.weights_ahead:
                 for k in range(2):
                     after(b, totals[k::2] if k else totals[1::2])
                     inputs = [b.load(words, [q, i, k]) for q in range(BLOCKED_PIXELS // 2)]
