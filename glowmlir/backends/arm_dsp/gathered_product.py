@@ -763,6 +763,26 @@ class GatheredProduct:
             results = pair_products(results, i)
         return results
 
+    def stored_in_turn(self, dest: View, channels: list[Index], results: list[SSAValue], xs: list[int]) -> None:
+        """A blocked run's totals `results` ([pixel][channel]) stored channel by channel, each
+        output's requantization begun only once the output before is stored (its total through
+        an empty inline asm that reads the stored level and may touch memory): LLVM requantized
+        a channel's four outputs together, then the next channel's, and spilled (each block of
+        visual wake words' 128 -> 128 layers on the M4 stored five totals on the stack and loaded them
+        back). The model on the
+        M4 10,575,213 -> 10,533,308 estimated cycles."""
+        b, width = self.b, len(channels)
+        level = None
+        for j, o in enumerate(channels):
+            stored, row = self.domain.output(o, dest.element_type), Row(dest, (0, o))
+            for k, x in enumerate(xs):
+                total = results[k * width + j]
+                if level is not None:
+                    total = b.emit(llvm.InlineAsmOp("", "=r,0,r,~{memory}", [total, level], [total.type],
+                                                    has_side_effects=True))
+                level = stored(total)
+                b.store(level, dest, row.at(x))
+
     def outputs(self, n: Index, x0: Index, channels: list[Index], results: list[SSAValue], xs: list[int],
                 levels_of: list[StoredElement], folded: list[SSAValue | None]) -> list[SSAValue | None]:
         """The totals `results` ([pixel][channel]) of the run's pixels `xs` (from x0): folded
@@ -778,6 +798,9 @@ class GatheredProduct:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:  # stored from the run's first pixel (`run_outputs`)
             dest = dataclasses.replace(self.dest, base=self.run_outputs, offset=0)
+            if self.blocked and len(xs) == BLOCKED_PIXELS:
+                self.stored_in_turn(dest, channels, results, xs)
+                return folded
             with self.constants_anew(results[0]):
                 store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
             return folded
