@@ -768,9 +768,9 @@ class GatheredProduct:
         output's requantization begun only once the output before is stored (its total through
         an empty inline asm that reads the stored level and may touch memory): LLVM requantized
         a channel's four outputs together, then the next channel's, and spilled (each block of
-        visual wake words' 128 -> 128 layers on the M4 stored five totals on the stack and loaded them
-        back). The model on the
-        M4 10,575,213 -> 10,533,308 estimated cycles."""
+        visual wake words' 128 -> 128 layers on the M4 stored five totals on the stack and
+        loaded them back). The model on the M4 10,575,213 -> 10,533,308 estimated cycles; on the
+        M7 (with `weights_ahead`) 6,667,723 -> 6,699,908: not there."""
         b, width = self.b, len(channels)
         level = None
         for j, o in enumerate(channels):
@@ -798,11 +798,14 @@ class GatheredProduct:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:  # stored from the run's first pixel (`run_outputs`)
             dest = dataclasses.replace(self.dest, base=self.run_outputs, offset=0)
-            if self.blocked and len(xs) == BLOCKED_PIXELS:
+            if self.blocked and not self.weights_ahead and len(xs) == BLOCKED_PIXELS:  # a single-issue core
                 self.stored_in_turn(dest, channels, results, xs)
                 return folded
             with self.constants_anew(results[0]):
-                store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
+                if self.pipelined_loads and len(xs) == 4:
+                    self.stored_in_turn(dest, channels, results, xs)
+                else:
+                    store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
             return folded
         with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
             def levels(j: int) -> list[SSAValue]:
