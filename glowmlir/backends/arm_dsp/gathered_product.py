@@ -141,9 +141,9 @@ the model 6,974,705. Loading the third and fourth pixels' words only after the f
 products too: 8.89M."""
 
 PIPELINED_LOADS = "pipelined_loads"
-"""The microkernel parameter of an unpooled straight gathered product (`UNROLLED_PAIRS`) on a
-single-issue core (the Cortex-M4 and M33; `select_kernels.SelectArmDspKernels.single_issue`):
-on int16 pairs, each pair's two weight words and the first pixel pair's two words are four
+"""The microkernel parameter of an unpooled straight gathered product (`UNROLLED_PAIRS`) of int16
+pairs on a single-issue core (the Cortex-M4 and M33; `select_kernels.SelectArmDspKernels.single_issue`):
+each pair's two weight words and the first pixel pair's two words are four
 `LDR`s in a row (`GatheredProduct.pipelined_int16_pairs`), not two `LDRD`s: the M4 pipelines
 neighbouring single loads (four: 2 + 1 + 1 + 1 cycles, where two `LDRD`s take 3 + 3), 16 cycles
 a pair of 8 `SMLAD`s instead of 17. Visual wake words on the M4 10,740,438 -> 10,575,213
@@ -773,7 +773,8 @@ class GatheredProduct:
         loaded them back). The model on the M4 10,575,213 -> 10,533,308 estimated cycles; on the
         M7 (with `weights_ahead`) 6,667,723 -> 6,699,908: not there. The straight products'
         runs so too (their 32 -> 32 and 32 -> 64 layers, no total left on the stack): the M4
-        10,518,820, code 46,150 -> 46,002 B."""
+        10,518,820, code 46,150 -> 46,002 B; on int8 filter words (`interleaved_int8_words`),
+        keyword spotting's pointwise layers on the M4, 3,707,289 -> 3,740,824: not there."""
         b, width = self.b, len(channels)
         level = None
         for j, o in enumerate(channels):

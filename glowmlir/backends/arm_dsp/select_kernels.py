@@ -408,8 +408,9 @@ class PackConvolutionFilter(RewritePattern):
             if not self.single_issue:  # each pair's weight words loaded during the pair before
                 op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHTS_AHEAD, UnitAttr())
         elif self.single_issue and microkernel == MICROKERNEL and not loop_pairs and op.pool is None \
-                and packed.shape[1] <= UNROLLED_PAIRS and gathers(kind, op.strides.get_values(), False, False):
-            # a straight gathered product: its pairs' words in runs of single loads
+                and packed.shape[1] <= UNROLLED_PAIRS and packed.dtype != np.int8 \
+                and gathers(kind, op.strides.get_values(), False, False):
+            # a straight gathered product of int16 pairs: its pairs' words in runs of single loads
             op.properties["microkernel"] = op.microkernel.with_parameter(PIPELINED_LOADS, UnitAttr())
         if output_pairs and band is None:
             op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
