@@ -568,7 +568,7 @@ class GatheredProduct:
         results = step.starts * sum(in_pair for _, in_pair in group)
         if self.packed.element_type == i8 and len(step.weights) == 1 and [n for _, n in group] == [2, 2]:
             return self.interleaved_int8_words(step.weights[0], words, group, results)
-        if self.pipelined_loads and self.packed.element_type != i8 and len(step.weights) == 1 \
+        if self.pipelined_loads and self.packed.element_type != i8 and len(step.weights) == 1 and step.width == 2 \
                 and [n for _, n in group] == [2, 2]:
             return self.pipelined_int16_pairs(step.weights[0], words, results)
         for i in range(self.pairs):
