@@ -140,6 +140,17 @@ joined them into an `LDRD`, which the M7 issues alone, no `SMLAD` beside it): 17
 the model 6,974,705. Loading the third and fourth pixels' words only after the first two pixels'
 products too: 8.89M."""
 
+PIPELINED_LOADS = "pipelined_loads"
+"""The microkernel parameter of an unpooled straight gathered product (`UNROLLED_PAIRS`) of int16
+pairs on a single-issue core (the Cortex-M4 and M33; `select_kernels.SelectArmDspKernels.single_issue`):
+each pair's two weight words and the first pixel pair's two words are four
+`LDR`s in a row (`GatheredProduct.pipelined_int16_pairs`), not two `LDRD`s: the M4 pipelines
+neighbouring single loads (four: 2 + 1 + 1 + 1 cycles, where two `LDRD`s take 3 + 3), 16 cycles
+a pair of 8 `SMLAD`s instead of 17. Visual wake words on the M4 10,740,438 -> 10,575,213
+estimated cycles (its 32 -> 32 and 32 -> 64 pointwise layers), code 44,718 -> 46,182 B. On the
+M7 (6,667,723 -> 6,645,595) its code went over 48 KB (47,912 -> 49,272 B: a 32-bit `LDR.W` for
+many of the loads): not there."""
+
 BLOCKED_GATHER_BYTES = 4608
 """The stack a blocked product's gathered pixels may take (`GatheredProduct.blocked_pixels`: 16 bytes a pair):
 ResNet-8's 3x3 convolutions of 64 input channels (288 tap pairs) gather four pixels."""
@@ -272,6 +283,7 @@ class GatheredProduct:
         self.blocked = (op.microkernel.parameter("blocked_pixels") is not None and self.tiles is None
                         and block == 2 and 4 * BLOCKED_PIXELS * pairs <= BLOCKED_GATHER_BYTES)
         self.weights_ahead = self.blocked and op.microkernel.parameter(WEIGHTS_AHEAD) is not None
+        self.pipelined_loads = op.microkernel.parameter(PIPELINED_LOADS) is not None
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
             self.run = BLOCKED_PIXELS
             self.gathered = View(b.alloca(BLOCKED_PIXELS * pairs, i32, STACK_ALIGNMENT),
@@ -556,6 +568,9 @@ class GatheredProduct:
         results = step.starts * sum(in_pair for _, in_pair in group)
         if self.packed.element_type == i8 and len(step.weights) == 1 and [n for _, n in group] == [2, 2]:
             return self.interleaved_int8_words(step.weights[0], words, group, results)
+        if self.pipelined_loads and self.packed.element_type != i8 and len(step.weights) == 1 and step.width == 2 \
+                and [n for _, n in group] == [2, 2]:
+            return self.pipelined_int16_pairs(step.weights[0], words, results)
         for i in range(self.pairs):
             weight_words = [word for words in step.weights
                             for word in self.block_weights(words, [self.first_pair + i, 0, 0])]
@@ -567,6 +582,29 @@ class GatheredProduct:
                 after(b, results[taken])
                 first += in_pair
         return results
+
+    def pipelined_int16_pairs(self, weights: View, words: View, totals: list[SSAValue]) -> list[SSAValue]:
+        """`straight_pixel_pairs` of two pixel pairs (four pixels, `words` based at the first)
+        by one block of two channels on int16 pairs, on a single-issue core (`PIPELINED_LOADS`):
+        per pair the block's two weight words and the first pixel pair's two words as four
+        `LDR`s in a row (the second two after an `after`, so that LLVM joins none into an
+        `LDRD`), then the first pixel pair's four `SMLAD`s, the second pair's words (`LDRD`)
+        and its four (`after` the totals between)."""
+        b = self.b
+        totals = list(totals)
+        for i in range(self.pairs):
+            at_weights = b.element(weights, [self.first_pair + i, 0, 0])
+            at_words = b.element(words, [0, i, 0])
+            w0 = b.emit(llvm.LoadOp(at_weights, i32, alignment=4))
+            x0 = b.emit(llvm.LoadOp(at_words, i32, alignment=4))
+            after(b, [])
+            w1 = b.emit(llvm.LoadOp(b.offset_pointer(at_weights, 1, i32), i32, alignment=4))
+            x1 = b.emit(llvm.LoadOp(b.offset_pointer(at_words, 1, i32), i32, alignment=4))
+            totals[:4] = self.products(totals[:4], [x0, x1], [w0, w1])
+            after(b, totals[:4])
+            totals[4:] = self.products(totals[4:], load_words(b, words, [1, i, 0], 2), [w0, w1])
+            after(b, totals[4:])
+        return totals
 
     def interleaved_int8_words(self, weights: View, words: View, group: list[tuple[int, int]],
                                totals: list[SSAValue]) -> list[SSAValue]:
@@ -619,6 +657,15 @@ class GatheredProduct:
 
         def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
             totals, weight_words = list(totals), None
+            if self.packed.element_type == i8 and not self.weights_ahead:
+                for k in range(2):
+                    after(b, totals[k::2] if k else totals[1::2])
+                    inputs = [b.load(words, [q, i, k]) for q in range(BLOCKED_PIXELS // 2)]
+                    weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
+                    for q, word in enumerate(inputs):
+                        taken = slice((2 * q + k) * self.block, (2 * q + k + 1) * self.block)
+                        totals[taken] = self.products(totals[taken], [word], weight_words)
+                return totals
             for q in range(BLOCKED_PIXELS // 2):  # each pixel pair's words after the products before
                 after(b, [])
                 weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
@@ -716,6 +763,30 @@ class GatheredProduct:
             results = pair_products(results, i)
         return results
 
+    def stored_in_turn(self, dest: View, channels: list[Index], results: list[SSAValue], xs: list[int]) -> None:
+        """A run of four pixels' totals `results` ([pixel][channel]) on a single-issue core
+        (blocked, or straight with `PIPELINED_LOADS`) stored channel by channel, each
+        output's requantization begun only once the output before is stored (its total through
+        an empty inline asm that reads the stored level and may touch memory): LLVM requantized
+        a channel's four outputs together, then the next channel's, and spilled (each block of
+        visual wake words' 128 -> 128 layers on the M4 stored five totals on the stack and
+        loaded them back). The model on the M4 10,575,213 -> 10,533,308 estimated cycles; on the
+        M7 (with `weights_ahead`) 6,667,723 -> 6,699,908: not there. The straight products'
+        runs so too (their 32 -> 32 and 32 -> 64 layers, no total left on the stack): the M4
+        10,518,820, code 46,150 -> 46,002 B; on int8 filter words (`interleaved_int8_words`),
+        keyword spotting's pointwise layers on the M4, 3,707,289 -> 3,740,824: not there."""
+        b, width = self.b, len(channels)
+        level = None
+        for j, o in enumerate(channels):
+            stored, row = self.domain.output(o, dest.element_type), Row(dest, (0, o))
+            for k, x in enumerate(xs):
+                total = results[k * width + j]
+                if level is not None:
+                    total = b.emit(llvm.InlineAsmOp("", "=r,0,r,~{memory}", [total, level], [total.type],
+                                                    has_side_effects=True))
+                level = stored(total)
+                b.store(level, dest, row.at(x))
+
     def outputs(self, n: Index, x0: Index, channels: list[Index], results: list[SSAValue], xs: list[int],
                 levels_of: list[StoredElement], folded: list[SSAValue | None]) -> list[SSAValue | None]:
         """The totals `results` ([pixel][channel]) of the run's pixels `xs` (from x0): folded
@@ -731,8 +802,14 @@ class GatheredProduct:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:  # stored from the run's first pixel (`run_outputs`)
             dest = dataclasses.replace(self.dest, base=self.run_outputs, offset=0)
+            if self.blocked and not self.weights_ahead and len(xs) == BLOCKED_PIXELS:  # a single-issue core
+                self.stored_in_turn(dest, channels, results, xs)
+                return folded
             with self.constants_anew(results[0]):
-                store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
+                if self.pipelined_loads and len(xs) == 4:
+                    self.stored_in_turn(dest, channels, results, xs)
+                else:
+                    store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
             return folded
         with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
             def levels(j: int) -> list[SSAValue]:

@@ -63,7 +63,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     saved_cycles,
     weight_pairs_saved_cycles,
 )
-from glowmlir.backends.arm_dsp.gathered_product import WEIGHTS_AHEAD
+from glowmlir.backends.arm_dsp.gathered_product import PIPELINED_LOADS, WEIGHTS_AHEAD
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     CHANNEL_PRODUCTS,
@@ -407,6 +407,11 @@ class PackConvolutionFilter(RewritePattern):
             op.properties["microkernel"] = op.microkernel.with_parameter("blocked_pixels", UnitAttr())
             if not self.single_issue:  # each pair's weight words loaded during the pair before
                 op.properties["microkernel"] = op.microkernel.with_parameter(WEIGHTS_AHEAD, UnitAttr())
+        elif self.single_issue and microkernel == MICROKERNEL and not loop_pairs and op.pool is None \
+                and packed.shape[1] <= UNROLLED_PAIRS and packed.dtype != np.int8 \
+                and gathers(kind, op.strides.get_values(), False, False):
+            # a straight gathered product of int16 pairs: its pairs' words in runs of single loads
+            op.properties["microkernel"] = op.microkernel.with_parameter(PIPELINED_LOADS, UnitAttr())
         if output_pairs and band is None:
             op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
         if microkernel == MICROKERNEL and kind == DEPTHWISE and self.orders_planes(op):
