@@ -183,14 +183,15 @@ class DepthwiseConvolution:
 
     def tile(self, n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int,
              x0: Index, filter_rows: View | None = None, skipped: Sequence[int] = (),
-             channel_plane: View | None = None, stored: StoredElement | None = None) -> None:
+             channel_plane: View | None = None, stored: StoredElement | None = None, shifted: bool = False) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
         `plane_y` under its kernel row 0), its sums from `start` (or each output's), the
         kernel rows `skipped` left out (their products in `start`); unrolled, the plane read
         through `channel_plane`; the outputs stored through `stored` (the channel's
-        `ArithmeticDomain.output`, None: as they are)."""
+        `ArithmeticDomain.output`, None: as they are); `shifted`: a tile from 2 columns past a
+        multiple of 4 (`DepthwisePlan.shifted`)."""
         b, plan, plane = self.b, self.plan, self.plane
-        tiling = plan.tilings[index]
+        tiling = plan.shifted if shifted else plan.tilings[index]
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if self.widened:
             group = b.div(b.mul(x0, self.sx), 4)  # of four columns, three words
@@ -309,7 +310,13 @@ class DepthwiseChannel:
         if plan.tiles and kernel.unrolled:
             skipped, tile_start = self.starts_of(y, 0, self.start)
             for t in range(plan.tiles):
-                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * plan.pixels, skipped=skipped)
+                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * plan.pixels, skipped=skipped,
+                     shifted=t * plan.pixels * kernel.sx % 4 != 0)
+        elif plan.tiles and plan.shifted is not None:  # tiles in pairs, the second from 2 columns on
+            with b.loop(0, plan.tiles // 2) as t:
+                for second in (False, True):
+                    tile(n, c, b.add(self.y0, y), plane_y, self.start, 0,
+                         b.add(b.mul(t.index, 2 * plan.pixels), plan.pixels if second else 0), shifted=second)
         elif plan.tiles:
             with b.loop(0, plan.tiles) as t:
                 tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, plan.pixels))
