@@ -29,6 +29,7 @@ from glowmlir.backends.arm_dsp.instructions import (
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
     MERGED_REST,
+    OPAQUE_STARTS,
     DepthwisePlan,
     HalfwordTiling,
     PairTiling,
@@ -117,6 +118,7 @@ class DepthwiseConvolution:
         self.words = -(-self.rows_read(self.band) * row_bytes // 4)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.derived = op.microkernel.parameter("loop_pairs") is None  # not a size-first build's loop
+        self.opaque_starts = op.microkernel.parameter(OPAQUE_STARTS) is not None
         self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, self.derived)
         self.make_plane()
 
@@ -192,6 +194,9 @@ class DepthwiseConvolution:
         multiple of 4 (`DepthwisePlan.shifted`)."""
         b, plan, plane = self.b, self.plan, self.plane
         tiling = plan.shifted if shifted else plan.tilings[index]
+        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
+        if wide and self.opaque_starts and not isinstance(start, list):
+            start = b.opaque(start)  # in a register for the tile's first products (`OPAQUE_STARTS`)
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if self.widened:
             group = b.div(b.mul(x0, self.sx), 4)  # of four columns, three words
@@ -201,7 +206,6 @@ class DepthwiseConvolution:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
         kept = [ky for ky in range(self.k_h) if ky not in skipped]
-        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
         for ky in kept:
             if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))

@@ -308,6 +308,16 @@ def widens_planes(dilations: Sequence[int], int8_input: bool, ordered: bool = Fa
     return int8_input and dilations[1] == 1 and not ordered
 
 
+OPAQUE_STARTS = "opaque_starts"
+"""The microkernel parameter of a speed-first build's depthwise convolution on widened planes
+on a dual-issue core (the Cortex-M7; `select_kernels.SelectArmDspKernels.single_issue`
+false): each tile of more than five outputs starts their sums from the bias made opaque once
+for the tile (`arm_dsp.DepthwiseConvolution.tile`), which LLVM keeps in a register for the
+tile's first products instead of reloading it for each output. Visual wake words on the M7
+(model estimate) 6,667,945 -> 6,637,053 cycles: its 48 x 48 x 8 layer 278,591 -> 255,603,
+12 x 12 x 64 138,012 -> 125,673, 24 x 24 x 32 258,408 -> 267,680. Not on the single-issue M4
+(10,944,391 -> 10,951,456: its 48 x 48 x 8 layer 403,934 -> 439,014)."""
+
 ORDERED_PLANES = "ordered_planes"
 """The microkernel parameter of a depthwise convolution whose int8 planes are read in order
 (`orders_planes`)."""
