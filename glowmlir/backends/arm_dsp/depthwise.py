@@ -74,6 +74,16 @@ wake words' 12 x 12 planes, 24 tiles of eight, were unrolled: about 13 KB more c
 size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
 
 
+STRAIGHT_ROW_TILES = 3
+"""A looped plane's stride-1 row of at most this many tiles of `plan.pixels` (not counting its
+last tile) takes them in straight-line code, each at a constant column: visual wake words'
+24 x 24 x 32 layer (three tiles of eight) on the M4 454,395 -> 374,490 cycles, on the M7
+267,680 -> 244,640. Stride 2 too, its 24 -> 12 layer on the M4 (ordered, three tiles of four)
+took 138,702 -> 133,612, its 48 -> 24 one on the M7 (widened, three of eight) 183,983 ->
+164,507, but the M7's code 49,304 B, over 48 KB. At 6, the M4's 48 x 48 x 8 layer took
+403,934 -> 428,966 (its 48 -> 24 stride-2 one 263,262 -> 246,059)."""
+
+
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """An unpooled convolution of one input channel per group (depthwise, of any channel
     multiplier, or of a one-channel input), plane by plane (`arm_dsp_layout.DepthwisePlan`).
@@ -303,7 +313,8 @@ class DepthwiseChannel:
         return (key[0], self.edge_starts[key]) if key in self.edge_starts else ((), otherwise)
 
     def row(self, y: Index) -> None:
-        """Output row y of the band: its tiles of four, then the last tile."""
+        """Output row y of the band: its tiles (straight, `STRAIGHT_ROW_TILES`; in pairs, the
+        second shifted, `DepthwisePlan.shifted`; else a loop), then the last tile."""
         kernel, b, n, c = self.kernel, self.kernel.b, self.n, self.c
         plan, last = kernel.plan, len(kernel.plan.tilings) - 1
         plane_y = b.mul(y, kernel.sy)
@@ -321,6 +332,9 @@ class DepthwiseChannel:
                 for second in (False, True):
                     tile(n, c, b.add(self.y0, y), plane_y, self.start, 0,
                          b.add(b.mul(t.index, 2 * plan.pixels), plan.pixels if second else 0), shifted=second)
+        elif plan.tiles and plan.tiles <= STRAIGHT_ROW_TILES and kernel.sx == 1:  # at constant columns
+            for t in range(plan.tiles):
+                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, t * plan.pixels)
         elif plan.tiles:
             with b.loop(0, plan.tiles) as t:
                 tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, plan.pixels))
