@@ -75,13 +75,23 @@ size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
 
 
 STRAIGHT_ROW_TILES = 3
-"""A looped plane's stride-1 row of at most this many tiles of `plan.pixels` (not counting its
+"""A looped plane's stride-1 row in a speed-first build of at most this many tiles of `plan.pixels` (not counting its
 last tile) takes them in straight-line code, each at a constant column: visual wake words'
 24 x 24 x 32 layer (three tiles of eight) on the M4 454,395 -> 374,490 cycles, on the M7
 267,680 -> 244,640. Stride 2 too, its 24 -> 12 layer on the M4 (ordered, three tiles of four)
 took 138,702 -> 133,612, its 48 -> 24 one on the M7 (widened, three of eight) 183,983 ->
 164,507, but the M7's code 49,304 B, over 48 KB. At 6, the M4's 48 x 48 x 8 layer took
 403,934 -> 428,966 (its 48 -> 24 stride-2 one 263,262 -> 246,059)."""
+
+ORDERED_ROW_TILES = 6
+"""`STRAIGHT_ROW_TILES` of a row of int8 planes read in order (stride 2 on a single-issue core,
+`DepthwisePlan.ordered`, tiles of four): visual wake words' 48 -> 24 layer (six tiles) on the
+M4 263,262 -> 246,059 cycles, its 24 -> 12 one (three) 138,702 -> 133,612."""
+
+
+def straight_row_tiles(plan: DepthwisePlan, stride: int) -> int:
+    """The most tiles a speed-first build's looped row takes in straight-line code."""
+    return ORDERED_ROW_TILES if plan.ordered else STRAIGHT_ROW_TILES if stride == 1 else 0
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -332,7 +342,7 @@ class DepthwiseChannel:
                 for second in (False, True):
                     tile(n, c, b.add(self.y0, y), plane_y, self.start, 0,
                          b.add(b.mul(t.index, 2 * plan.pixels), plan.pixels if second else 0), shifted=second)
-        elif plan.tiles and plan.tiles <= STRAIGHT_ROW_TILES and kernel.sx == 1:  # at constant columns
+        elif plan.tiles and kernel.derived and plan.tiles <= straight_row_tiles(plan, kernel.sx):  # constant columns
             for t in range(plan.tiles):
                 tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, t * plan.pixels)
         elif plan.tiles:
