@@ -180,6 +180,27 @@ def test_depthwise_plan_reads_inside_its_padded_rows(geometry):
     assert plan.pad_left == pads[1] and plan.pad_left + input_shape[3] <= plan.padded_width
 
 
+@pytest.mark.parametrize("in_width, kernel, pad_left", [(12, 3, 1), (14, 3, 0), (12, 5, 2), (13, 3, 0)])
+def test_halved_widened_row_reads_inside_its_padded_row(in_width, kernel, pad_left):
+    """A widened stride-1 row of 12 outputs is two tiles of six, the second's words from 2
+    columns past a multiple of 4 (`shifted`, the same weight words); both end inside the
+    padded row. Other widths keep the tiles of eight."""
+    width = in_width + 2 * pad_left - kernel + 1
+    plan = depthwise_plan(in_width, width, kernel, 1, 1, pad_left, widened=True)
+    if width != 12:
+        assert plan.pixels == 8 and plan.shifted is None
+        return
+    assert (plan.pixels, plan.tiles, len(plan.tilings)) == (6, 2, 1)
+    assert plan.shifted.weight_words == plan.tilings[0].weight_words and plan.shifted.first_word == 1
+    for x0, tiling in ((0, plan.tilings[0]), (6, plan.shifted)):
+        base = x0 // 4 * 4  # the padded row's column of the tile's word 0
+        assert base + 2 * tiling.words <= plan.padded_width
+        for p, products in enumerate(tiling.products):  # output x0 + p reads input columns x0 + p - pad_left + k
+            columns = sorted(base + 2 * word + half for word, _, halves in products
+                             for half in ((0, 1) if halves is None else (halves[0],)))
+            assert columns == [plan.pad_left - pad_left + x0 + p + k for k in range(kernel)]
+
+
 def test_depthwise_filter_holds_each_tilings_weight_words():
     """[O, KH, weight words, 2]: the tile of four's words, then those of the row's last outputs
     (a last output alone joins the tile before it: a row of five is one tile)."""
@@ -495,7 +516,8 @@ def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_buil
 # nine); rows of one tile leave out their taps in the left padding (pad 1 and 3, stride 2
 # and 3; a 1x3 kernel whose first output has no tap inside the row); two images with a channel
 # multiplier of 2; a plane in bands; dilated vertically only (kernel rows two apart); an input
-# zero point that cannot fold (the copy subtracts it).
+# zero point that cannot fold (the copy subtracts it); rows of 12 in two tiles of six, the second
+# shifted (`arm_dsp_layout.halved_row_pixels`): padded, unpadded, 5x5, and unrolled (10 rows).
 WIDENED_DEPTHWISE = {
     "width1": (((1, 3, 6, 1), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "int32"),
     "width2_unpadded": (((1, 2, 5, 4), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2), "int32"),
@@ -512,6 +534,10 @@ WIDENED_DEPTHWISE = {
     "width24": (((1, 2, 9, 24), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
     "width12_stride2_same": (((1, 2, 8, 24), (2, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 2), "int32"),
     "width17": (((1, 2, 5, 17), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "width12_halved": (((1, 2, 12, 12), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2), "int32"),
+    "width12_halved_unpadded": (((1, 2, 6, 14), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2), "int32"),
+    "width12_halved_5x5": (((1, 2, 5, 12), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2), "int32"),
+    "width12_halved_unrolled": (((1, 4, 10, 12), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), "int32"),
 }
 
 
@@ -544,9 +570,11 @@ def depthwise_cases_on_board(geometries: dict, seed: int, board: str, level: str
 def test_widened_depthwise_matches_the_int8_reference(board, level):
     """On the M7 and the M4 at -O3 and the M33 at -Os (per tensor and, for even channel
     counts, per channel), bit for bit; the widened tiles' one-product multiplies are in the
-    code."""
+    code; on the M7 alone the wide tiles start from an opaque bias."""
     bundle = depthwise_cases_on_board(WIDENED_DEPTHWISE, 3000, board, level)
     assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
+    # the dual-issue M7's tiles of more than five outputs start from an opaque bias (`OPAQUE_STARTS`)
+    assert any("opaque_starts" in line for line in instruction_lines(bundle)) == (board == "mps2-an500")
 
 
 # Stride-2 depthwise layers on int8 planes read in order (`arm_dsp_layout.orders_planes`): rows

@@ -29,6 +29,7 @@ from glowmlir.backends.arm_dsp.instructions import (
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
     MERGED_REST,
+    OPAQUE_STARTS,
     DepthwisePlan,
     HalfwordTiling,
     PairTiling,
@@ -71,6 +72,26 @@ ones (12 x 12 outputs, up to 48 x 48) stay looped. (Counted in tiles of four out
 until the tiles of eight, `arm_dsp_layout.WIDENED_DEPTHWISE_PIXELS`: counted so, visual
 wake words' 12 x 12 planes, 24 tiles of eight, were unrolled: about 13 KB more code.) A
 size-first build keeps the loop (its convolutions carry `loop_pairs`)."""
+
+
+STRAIGHT_ROW_TILES = 3
+"""A looped plane's stride-1 row in a speed-first build of at most this many tiles of `plan.pixels` (not counting its
+last tile) takes them in straight-line code, each at a constant column: visual wake words'
+24 x 24 x 32 layer (three tiles of eight) on the M4 454,395 -> 374,490 cycles, on the M7
+267,680 -> 244,640. Stride 2 too, its 24 -> 12 layer on the M4 (ordered, three tiles of four)
+took 138,702 -> 133,612, its 48 -> 24 one on the M7 (widened, three of eight) 183,983 ->
+164,507, but the M7's code 49,304 B, over 48 KB. At 6, the M4's 48 x 48 x 8 layer took
+403,934 -> 428,966 (its 48 -> 24 stride-2 one 263,262 -> 246,059)."""
+
+ORDERED_ROW_TILES = 6
+"""`STRAIGHT_ROW_TILES` of a row of int8 planes read in order (stride 2 on a single-issue core,
+`DepthwisePlan.ordered`, tiles of four): visual wake words' 48 -> 24 layer (six tiles) on the
+M4 263,262 -> 246,059 cycles, its 24 -> 12 one (three) 138,702 -> 133,612."""
+
+
+def straight_row_tiles(plan: DepthwisePlan, stride: int) -> int:
+    """The most tiles a speed-first build's looped row takes in straight-line code."""
+    return ORDERED_ROW_TILES if plan.ordered else STRAIGHT_ROW_TILES if stride == 1 else 0
 
 
 def depthwise_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -117,6 +138,7 @@ class DepthwiseConvolution:
         self.words = -(-self.rows_read(self.band) * row_bytes // 4)
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.derived = op.microkernel.parameter("loop_pairs") is None  # not a size-first build's loop
+        self.opaque_starts = op.microkernel.parameter(OPAQUE_STARTS) is not None
         self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, self.derived)
         self.make_plane()
 
@@ -183,14 +205,18 @@ class DepthwiseConvolution:
 
     def tile(self, n: Index, c: Index, y: Index, plane_y: Index, start: SSAValue | list[SSAValue], index: int,
              x0: Index, filter_rows: View | None = None, skipped: Sequence[int] = (),
-             channel_plane: View | None = None, stored: StoredElement | None = None) -> None:
+             channel_plane: View | None = None, stored: StoredElement | None = None, shifted: bool = False) -> None:
         """The tile of tiling `index` from output column x0 of output row y (stack plane row
         `plane_y` under its kernel row 0), its sums from `start` (or each output's), the
         kernel rows `skipped` left out (their products in `start`); unrolled, the plane read
         through `channel_plane`; the outputs stored through `stored` (the channel's
-        `ArithmeticDomain.output`, None: as they are)."""
+        `ArithmeticDomain.output`, None: as they are); `shifted`: a tile from 2 columns past a
+        multiple of 4 (`DepthwisePlan.shifted`)."""
         b, plan, plane = self.b, self.plan, self.plane
-        tiling = plan.tilings[index]
+        tiling = plan.shifted if shifted else plan.tilings[index]
+        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
+        if wide and self.opaque_starts and not isinstance(start, list):
+            start = b.opaque(start)  # in a register for the tile's first products (`OPAQUE_STARTS`)
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)
         if self.widened:
             group = b.div(b.mul(x0, self.sx), 4)  # of four columns, three words
@@ -200,7 +226,6 @@ class DepthwiseConvolution:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
         kept = [ky for ky in range(self.k_h) if ky not in skipped]
-        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
         for ky in kept:
             if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
@@ -298,7 +323,8 @@ class DepthwiseChannel:
         return (key[0], self.edge_starts[key]) if key in self.edge_starts else ((), otherwise)
 
     def row(self, y: Index) -> None:
-        """Output row y of the band: its tiles of four, then the last tile."""
+        """Output row y of the band: its tiles (straight, `STRAIGHT_ROW_TILES`; in pairs, the
+        second shifted, `DepthwisePlan.shifted`; else a loop), then the last tile."""
         kernel, b, n, c = self.kernel, self.kernel.b, self.n, self.c
         plan, last = kernel.plan, len(kernel.plan.tilings) - 1
         plane_y = b.mul(y, kernel.sy)
@@ -309,7 +335,16 @@ class DepthwiseChannel:
         if plan.tiles and kernel.unrolled:
             skipped, tile_start = self.starts_of(y, 0, self.start)
             for t in range(plan.tiles):
-                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * plan.pixels, skipped=skipped)
+                tile(n, c, b.add(self.y0, y), plane_y, tile_start, 0, t * plan.pixels, skipped=skipped,
+                     shifted=t * plan.pixels * kernel.sx % 4 != 0)
+        elif plan.tiles and plan.shifted is not None:  # tiles in pairs, the second from 2 columns on
+            with b.loop(0, plan.tiles // 2) as t:
+                for second in (False, True):
+                    tile(n, c, b.add(self.y0, y), plane_y, self.start, 0,
+                         b.add(b.mul(t.index, 2 * plan.pixels), plan.pixels if second else 0), shifted=second)
+        elif plan.tiles and kernel.derived and plan.tiles <= straight_row_tiles(plan, kernel.sx):  # constant columns
+            for t in range(plan.tiles):
+                tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, t * plan.pixels)
         elif plan.tiles:
             with b.loop(0, plan.tiles) as t:
                 tile(n, c, b.add(self.y0, y), plane_y, self.start, 0, b.mul(t.index, plan.pixels))

@@ -145,6 +145,21 @@ one tile): visual wake words' 48 -> 24 stride-2 layer on the M4 282,430 cycles i
 eight (LLVM spilled a dozen values a tile), 263,262 in tiles of four; its 12 -> 6 one 74,200
 as a tile of four and one of two, 65,624 as one tile of six."""
 
+def halved_row_pixels(width: int, stride: int) -> int | None:
+    """The tile of a widened stride-1 row of 12 outputs (more than WIDENED_DEPTHWISE_PIXELS, a
+    multiple of 4, up to twice that but not twice it): half the row, two tiles of six, the
+    second from 2 columns past a multiple of 4 (`DepthwisePlan.shifted`), instead of a tile of
+    eight and one of four (the weight words of one tiling, read once a row). Visual wake
+    words' 12 x 12 x 64 layer on the M4 221,030 -> 203,174 cycles (M7 136,704 -> 138,012). Not
+    wider rows (tiles of six in pairs a loop step: its 24 x 24 x 32 layer 454,395 -> 482,813, its
+    48 x 48 x 8 one 403,934 -> 464,672 on the M4) nor stride 2 (on the M7 its 24 -> 12 layer
+    84,883 -> 95,811 in tiles of six). None: the tiles of WIDENED_DEPTHWISE_PIXELS."""
+    pixels = width // 2
+    if stride == 1 and WIDENED_DEPTHWISE_PIXELS < width < 2 * WIDENED_DEPTHWISE_PIXELS and width % 4 == 0:
+        return pixels
+    return None
+
+
 MERGED_REST = 1
 """A depthwise row whose tiles of DEPTHWISE_PIXELS leave at most this many outputs takes
 them into its last tile (DS-CNN's rows of 5: one tile of five, three words of input and the
@@ -293,6 +308,16 @@ def widens_planes(dilations: Sequence[int], int8_input: bool, ordered: bool = Fa
     return int8_input and dilations[1] == 1 and not ordered
 
 
+OPAQUE_STARTS = "opaque_starts"
+"""The microkernel parameter of a speed-first build's depthwise convolution on widened planes
+on a dual-issue core (the Cortex-M7; `select_kernels.SelectArmDspKernels.single_issue`
+false): each tile of more than five outputs starts their sums from the bias made opaque once
+for the tile (`arm_dsp.DepthwiseConvolution.tile`), which LLVM keeps in a register for the
+tile's first products instead of reloading it for each output. Visual wake words on the M7
+(model estimate) 6,667,945 -> 6,637,053 cycles: its 48 x 48 x 8 layer 278,591 -> 255,603,
+12 x 12 x 64 138,012 -> 125,673, 24 x 24 x 32 258,408 -> 267,680. Not on the single-issue M4
+(10,944,391 -> 10,951,456: its 48 x 48 x 8 layer 403,934 -> 439,014)."""
+
 ORDERED_PLANES = "ordered_planes"
 """The microkernel parameter of a depthwise convolution whose int8 planes are read in order
 (`orders_planes`)."""
@@ -327,7 +352,9 @@ class DepthwisePlan:
     columns (a multiple of 4), the input's columns from the even column `pad_left`; word i of
     a row (columns 2i, 2i + 1) lies at word `slot_word(i)` of its `row_words`, and the
     filter's weight words alike; a tile of outputs from x0 loads its words from column
-    x0 x stride (a multiple of 4)."""
+    x0 x stride rounded down to a multiple of 4: where that leaves 2 (every other tile when
+    `pixels` x stride is 2 more than a multiple of 4), by `shifted`, the interior tiling two
+    columns on (its first word unread; the same weight words)."""
 
     tilings: tuple[PairTiling | HalfwordTiling, ...]
     word_offsets: tuple[int, ...]
@@ -337,6 +364,7 @@ class DepthwisePlan:
     widened: bool = False
     pixels: int = DEPTHWISE_PIXELS
     ordered: bool = False
+    shifted: HalfwordTiling | None = None
 
     @property
     def words(self) -> int:
@@ -352,7 +380,7 @@ class DepthwisePlan:
 @cache
 def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation: int, pad_left: int,
                    widened: bool = False, ordered: bool = False) -> DepthwisePlan:
-    pixels = WIDENED_DEPTHWISE_PIXELS if widened else DEPTHWISE_PIXELS
+    pixels = (halved_row_pixels(width, stride) or WIDENED_DEPTHWISE_PIXELS) if widened else DEPTHWISE_PIXELS
     if ordered:  # a row of at most WIDENED_DEPTHWISE_PIXELS outputs is one tile
         pixels = ORDERED_PIXELS if width > WIDENED_DEPTHWISE_PIXELS else WIDENED_DEPTHWISE_PIXELS
     tiles, rest = divmod(width, pixels)
@@ -363,12 +391,17 @@ def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation
     first_column = -(-pad_left // (2 if tiles else 4)) * (2 if tiles else 4) if widened else pad_left
     tilings, ends = [], []  # ends: the columns the last tile of each tiling reads from the padded row's first one
     last_tiles = ((tiles, pixels, (tiles - 1) * pixels), (1, rest, tiles * pixels))
+    shifted = None  # every other tile's, from 2 columns past a multiple of 4
+    if widened and tiles and pixels * stride % 4:
+        assert pixels * stride % 4 == 2 and tiles % 2 == 0, "tiles in pairs of 4k + 2 columns"
+        shifted = halfword_tiling(kernel, stride, dilation, pixels, first_column - pad_left + 2, 0)
     for count, outputs, first in last_tiles:
         if count and outputs:
             if widened:
                 tilings.append(halfword_tiling(kernel, stride, dilation, outputs, first_column - pad_left,
                                                0 if tiles else first_column))
-                ends.append(first * stride + 2 * tilings[-1].words)
+                tiling = shifted if shifted is not None and first * stride % 4 else tilings[-1]  # its last tile's
+                ends.append(first * stride // 4 * 4 + 2 * tiling.words)
             else:
                 tilings.append(pair_tiling(kernel, stride, dilation, outputs))
                 # ordered: the aligned words holding its pairs' bytes (`ordered_pair_products`)
@@ -377,7 +410,9 @@ def depthwise_plan(in_width: int, width: int, kernel: int, stride: int, dilation
     padded_width = max(first_column + in_width, *ends)
     if widened or ordered:  # rows of whole words
         padded_width = -(-padded_width // 4) * 4
-    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened, pixels, ordered)
+    assert shifted is None or shifted.weight_words == tilings[0].weight_words
+    return DepthwisePlan(tuple(tilings), tuple(offsets), tiles, padded_width, first_column, widened, pixels, ordered,
+                         shifted)
 
 
 def convolution_depthwise_plan(input_shape: Sequence[int], filter_shape: Sequence[int], strides: Sequence[int],

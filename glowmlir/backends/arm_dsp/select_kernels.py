@@ -68,15 +68,19 @@ from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     CHANNEL_PRODUCTS,
     DEPTHWISE,
+    DEPTHWISE_PIXELS,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
+    MERGED_REST,
+    OPAQUE_STARTS,
     ORDERED_PLANES,
     RECIPROCAL_QUANTIZE,
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
+    convolution_depthwise_plan,
     gathers,
     int8_filter_words,
     orders_planes,
@@ -263,6 +267,18 @@ class PackConvolutionFilter(RewritePattern):
     single_issue: bool = False
     """`SelectArmDspKernels.single_issue`."""
 
+    def opaque_starts(self, op: glowll.ConvolutionOp) -> bool:
+        """Whether a depthwise convolution's wide tiles start from an opaque bias on this core
+        (`OPAQUE_STARTS`): a speed-first build's, on widened planes with tiles of more than five
+        outputs, on a dual-issue core."""
+        if self.single_issue or self.loop_pairs or not widens_planes(op.dilations.get_values(),
+                                                                      int8_buffers(op.input)):
+            return False
+        shape = glow.shape_of(op.filter)
+        plan = convolution_depthwise_plan(glow.shape_of(op.input), shape, op.strides.get_values(),
+                                          op.pads.get_values(), op.dilations.get_values(), widened=True)
+        return any(len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST for tiling in plan.tilings)
+
     def orders_planes(self, op: glowll.ConvolutionOp) -> bool:
         """Whether a depthwise convolution reads int8 planes in order on this core (`orders_planes`)."""
         return orders_planes(op.dilations.get_values(), int8_buffers(op.input), op.strides.get_values(),
@@ -416,6 +432,8 @@ class PackConvolutionFilter(RewritePattern):
             op.properties["microkernel"] = op.microkernel.with_parameter("output_pairs", UnitAttr())
         if microkernel == MICROKERNEL and kind == DEPTHWISE and self.orders_planes(op):
             op.properties["microkernel"] = op.microkernel.with_parameter(ORDERED_PLANES, UnitAttr())
+        elif microkernel == MICROKERNEL and kind == DEPTHWISE and self.opaque_starts(op):
+            op.properties["microkernel"] = op.microkernel.with_parameter(OPAQUE_STARTS, UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
