@@ -17,7 +17,6 @@ config.environment["PYTHONPATH"] = root
 config.substitutions.append(("%python", sys.executable))
 
 
-
 def start_glow_opt_forks() -> None:
     """One process imports glow-opt and forks each of the tests' invocations
     (tests/support/forks.py): about a second of imports saved per RUN line. Ends with lit.
