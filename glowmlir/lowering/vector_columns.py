@@ -154,7 +154,8 @@ class ColumnArithmetic(abc.ABC):
         """The bias of an output channel in every lane."""
         return self.b.splat(self.domain.bias(bias, channel), self.vector)
 
-    def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
+    def row_starts(self, start: SSAValue, packed: View,
+                   channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
         """For the depthwise tiles (`backends.host_vector.depthwise`), built once a channel
         beside its weights: a function of a tile's rows (the kernel rows each reads, those
         whose input rows lie outside the input left out) and of whether the tile is

@@ -9,7 +9,8 @@ channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels
 of 4 divides and that it does not, planes wider than a tile and narrower than a vector (the
 squeeze-excitation block's 1x1 on 1x1 spatial; PP-OCR-cls's 32 -> 200 and 104 -> 32 on 2x96),
 the input of a layer of several blocks of channels widened once a run (`int8_pointwise.widened_pairs`:
-odd channels, partial vectors, two images, runs of pixels), fused relu and clip (a tile's channels narrowed four at a time, `HostInt8Columns.outputs`; its
+odd channels, partial vectors, two images, runs of pixels), fused relu and clip (a tile's
+channels narrowed four at a time, `HostInt8Columns.outputs`; its
 filter words broadcast once into a stack array, `int8_pointwise.broadcast_words`, or where
 that array would be too large, 200 -> 32, where used), the input zero point folded into the
 bias and the levels doubled (narrow requantization) or not

@@ -332,7 +332,8 @@ class DepthwiseTaps(PairedTaps):
 
     edge_windows = True
 
-    def row_starts(self, start: SSAValue, packed: View, channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
+    def row_starts(self, start: SSAValue, packed: View,
+                   channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
         """An interior tile of windows (`window_pairs`: stride 1, undilated, every pair of
         taps in the window) multiplies the flipped levels x + 128 as `vpshufb` leaves them,
         not x - x_offset (no `vpsubw` a pair of taps and input row): sum (x + 128) * w =
