@@ -28,7 +28,6 @@ from glowmlir.backends.arm_dsp.instructions import (
 )
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
-    MERGED_REST,
     OPAQUE_STARTS,
     DepthwisePlan,
     HalfwordTiling,
@@ -36,6 +35,7 @@ from glowmlir.backends.arm_dsp.layout import (
     convolution_depthwise_plan,
     ordered_planes,
     slot_word,
+    wide_tiling,
     widened_planes,
 )
 from glowmlir.backends.arm_dsp.row_kernels import tile_pairs, tile_products
@@ -214,7 +214,7 @@ class DepthwiseConvolution:
         multiple of 4 (`DepthwisePlan.shifted`)."""
         b, plan, plane = self.b, self.plan, self.plane
         tiling = plan.shifted if shifted else plan.tilings[index]
-        wide = len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST  # more accumulators than DS-CNN's five
+        wide = wide_tiling(tiling)  # more accumulators than DS-CNN's five
         if wide and self.opaque_starts and not isinstance(start, list):
             start = b.opaque(start)  # in a register for the tile's first products (`OPAQUE_STARTS`)
         totals = list(start) if isinstance(start, list) else [start] * len(tiling.products)

@@ -283,6 +283,10 @@ class GatheredProduct:
         self.blocked = (op.microkernel.parameter("blocked_pixels") is not None and self.tiles is None
                         and block == 2 and 4 * BLOCKED_PIXELS * pairs <= BLOCKED_GATHER_BYTES)
         self.weights_ahead = self.blocked and op.microkernel.parameter(WEIGHTS_AHEAD) is not None
+        self.single_issue_blocks = self.blocked and not self.weights_ahead
+        """A blocked product on a single-issue core (`select_kernels` gives every blocked product on a
+        dual-issue core `WEIGHTS_AHEAD`): its int8 pairs' pixels loaded in halves (`pair_products`),
+        its runs' outputs stored in turn (`stored_in_turn`)."""
         self.pipelined_loads = op.microkernel.parameter(PIPELINED_LOADS) is not None
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
             self.run = BLOCKED_PIXELS
@@ -657,9 +661,9 @@ class GatheredProduct:
 
         def pair_products(totals: list[SSAValue], words: View, weights: View, i: int) -> list[SSAValue]:
             totals, weight_words = list(totals), None
-            if self.packed.element_type == i8 and not self.weights_ahead:
-                for k in range(2):
-                    after(b, totals[k::2] if k else totals[1::2])
+            if self.packed.element_type == i8 and self.single_issue_blocks:
+                for k in range(2):  # pixels 0 and 2 (k = 0), then 1 and 3
+                    after(b, totals[1::2])
                     inputs = [b.load(words, [q, i, k]) for q in range(BLOCKED_PIXELS // 2)]
                     weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
                     for q, word in enumerate(inputs):
@@ -802,7 +806,7 @@ class GatheredProduct:
             return [self.tiles.fold(folded[j], results[j::width], levels_of[j]) for j in range(width)]
         if self.pool is None:  # stored from the run's first pixel (`run_outputs`)
             dest = dataclasses.replace(self.dest, base=self.run_outputs, offset=0)
-            if self.blocked and not self.weights_ahead and len(xs) == BLOCKED_PIXELS:  # a single-issue core
+            if self.single_issue_blocks and len(xs) == BLOCKED_PIXELS:
                 self.stored_in_turn(dest, channels, results, xs)
                 return folded
             with self.constants_anew(results[0]):

@@ -308,6 +308,12 @@ def widens_planes(dilations: Sequence[int], int8_input: bool, ordered: bool = Fa
     return int8_input and dilations[1] == 1 and not ordered
 
 
+def wide_tiling(tiling) -> bool:
+    """Whether a depthwise tiling keeps more accumulators than DS-CNN's five (a tile of
+    `DEPTHWISE_PIXELS` and the `MERGED_REST`): the tiles `OPAQUE_STARTS` starts from an opaque bias."""
+    return len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST
+
+
 OPAQUE_STARTS = "opaque_starts"
 """The microkernel parameter of a speed-first build's depthwise convolution on widened planes
 on a dual-issue core (the Cortex-M7; `select_kernels.SelectArmDspKernels.single_issue`

@@ -68,12 +68,10 @@ from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     CHANNEL_PRODUCTS,
     DEPTHWISE,
-    DEPTHWISE_PIXELS,
     LEVEL_TABLE_ELEMENTWISE,
     LEVEL_TABLE_ELEMENTWISE_FROM,
     LEVEL_TABLE_ENTRIES,
     LEVEL_TABLES,
-    MERGED_REST,
     OPAQUE_STARTS,
     ORDERED_PLANES,
     RECIPROCAL_QUANTIZE,
@@ -89,6 +87,7 @@ from glowmlir.backends.arm_dsp.layout import (
     packing,
     straight_products,
     tiled_pool,
+    wide_tiling,
     widens_planes,
     with_biases,
 )
@@ -277,7 +276,7 @@ class PackConvolutionFilter(RewritePattern):
         shape = glow.shape_of(op.filter)
         plan = convolution_depthwise_plan(glow.shape_of(op.input), shape, op.strides.get_values(),
                                           op.pads.get_values(), op.dilations.get_values(), widened=True)
-        return any(len(tiling.products) > DEPTHWISE_PIXELS + MERGED_REST for tiling in plan.tilings)
+        return any(wide_tiling(tiling) for tiling in plan.tilings)
 
     def orders_planes(self, op: glowll.ConvolutionOp) -> bool:
         """Whether a depthwise convolution reads int8 planes in order on this core (`orders_planes`)."""
