@@ -414,6 +414,17 @@ class GatheredProduct:
                 totals[k * len(weights) + j] = smlad(self.b, word, weight, totals[k * len(weights) + j])
         return totals
 
+    def raw_first_products(self, totals: list[SSAValue], inputs: list[SSAValue],
+                           weights: list[SSAValue]) -> list[SSAValue]:
+        """`products` of output pair words (`widened`: the `SXTB16` of the word, then the raw word)
+        with every input's raw product first: those wait only on the loads, so the `SXTB16` issues
+        beside one of them on a dual-issue core."""
+        totals = list(totals)
+        for j in reversed(range(len(weights))):
+            for k, word in enumerate(inputs):
+                totals[k * len(weights) + j] = smlad(self.b, word, weights[j], totals[k * len(weights) + j])
+        return totals
+
     def constants_anew(self, after_value: SSAValue):
         """Straight, the requantization's constants made anew once `after_value` is computed
         (`constants_through`): the straight products fill the registers, and LLVM reloaded
@@ -675,7 +686,13 @@ class GatheredProduct:
                 weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
                 taken = slice(2 * q * self.block, (2 * q + 2) * self.block)
                 inputs = [b.load(words, [q, i, k]) for k in range(2)]
-                totals[taken] = self.products(totals[taken], inputs, weight_words)
+                if self.weights_ahead and self.output_pairs:
+                    inputs = [b.load(words, [q, i, 0])]
+                    after(b, [])
+                    inputs.append(b.load(words, [q, i, 1]))
+                    totals[taken] = self.raw_first_products(totals[taken], inputs, weight_words)
+                else:
+                    totals[taken] = self.products(totals[taken], inputs, weight_words)
             return totals
 
         def pair_products_ahead(totals: list[SSAValue], words: View, weights: View, i: int, raw: list[SSAValue],
