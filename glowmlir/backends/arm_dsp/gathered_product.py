@@ -302,7 +302,8 @@ class GatheredProduct:
         self.loop_pairs = loop_pairs.value.data if loop_pairs is not None else None  # a size-first build's
         # output pair words (`layout.output_pair_filter_words`): per word, `SXTB16` and raw
         self.output_pairs = op.microkernel.parameter("output_pairs") is not None
-        self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None
+        # blocked from fewer pairs on a dual-issue core (`layout.straight_pairs`)
+        self.straight = pairs <= UNROLLED_PAIRS and self.loop_pairs is None and not self.blocked
         self.unrolled_channels = self.straight and self.tiles is None and self.pool is None \
             and self.out_c * pairs <= UNROLLED_CHANNEL_PAIRS \
             and getattr(getattr(domain, "requantization", None), "numbers", None) is not None

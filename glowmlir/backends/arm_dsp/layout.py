@@ -560,12 +560,32 @@ keeps the loop (its convolutions carry `loop_pairs`): straight code took MobileN
 -Os on the M7 from 29.5 KB to 32.8 KB."""
 
 
+DUAL_ISSUE_STRAIGHT_PAIRS = 16
+"""On a dual-issue core (the Cortex-M7) a pointwise (CHANNEL_PAIRS) gathered product of more
+channel pairs than this, not `UNROLLED_PAIRS`, is blocked (`gathered_product.BLOCKED_PIXELS`, on
+output pair words): its 64-channel layers' straight products on int16 pairs took three `LDRD`s
+for eight `SMLAD`s, and llvm-mca's M7 issues an `LDRD` alone (visual wake words' 64 -> 64 and
+64 -> 128 layers: 789 cycles a step of two blocks by four pixels, 512 `SMLAD`s; blocked, 358 a
+block, 256). Visual wake words on the M7 6,507,203 -> 6,459,346 estimated cycles, code 48,472 ->
+45,392 B, constants 293,376 -> 280,320 B (int8 output pair words, not int16 pairs). Its
+32-channel layers blocked too (from 8 pairs): 6,551,072 cycles for 40,136 B of code."""
+
+
+def straight_pairs(kind: str | None, single_issue: bool) -> int:
+    """The most channel (or tap) pairs of a gathered product packed as `kind` whose blocks take
+    them in straight-line code: `UNROLLED_PAIRS`, a pointwise one's on a dual-issue core
+    `DUAL_ISSUE_STRAIGHT_PAIRS`."""
+    return UNROLLED_PAIRS if single_issue or kind != CHANNEL_PAIRS else DUAL_ISSUE_STRAIGHT_PAIRS
+
+
 def straight_products(kind: str | None, strides: Sequence[int], pooled: bool, pools_globally: bool, pairs: int,
-                      looped: bool) -> bool:
+                      looped: bool, single_issue: bool) -> bool:
     """Whether a convolution packed as `kind`, of `pairs` channel (or tap) pairs, is a gathered
     product (`gathers`) whose blocks of output channels take them in straight-line code
-    (`UNROLLED_PAIRS`; `looped`: a size-first build's, which keeps the loop)."""
-    return gathers(kind, strides, pooled, pools_globally) and pairs <= UNROLLED_PAIRS and not looped
+    (`straight_pairs` on a core that issues one instruction a cycle or not, `single_issue`;
+    `looped`: a size-first build's, which keeps the loop)."""
+    return gathers(kind, strides, pooled, pools_globally) and pairs <= straight_pairs(kind, single_issue) \
+        and not looped
 
 
 BIAS_PAIRS = 1

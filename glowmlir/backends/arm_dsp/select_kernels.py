@@ -85,6 +85,7 @@ from glowmlir.backends.arm_dsp.layout import (
     output_pair_filter_words,
     pack_filter,
     packing,
+    straight_pairs,
     straight_products,
     tiled_pool,
     wide_tiling,
@@ -348,15 +349,16 @@ class PackConvolutionFilter(RewritePattern):
                                                                                  .value_range)))))
         plan = FilterPacking(MICROKERNEL, packed, kind, doubled, words, uncentred and words is not None,
                              None if words_kind == kind else words_kind, output_pairs,
-                             output_pairs is not None and packed.shape[1] > UNROLLED_PAIRS)
+                             output_pairs is not None and packed.shape[1] > straight_pairs(kind, self.single_issue))
         return plan.as_int8_words() if self.filter_words and words is not None else plan
 
     def blocked(self, op: glowll.ConvolutionOp, microkernel: str, kind: str | None, packed: np.ndarray) -> bool:
         """Whether the convolution's gathered product is blocked (`gathered_product.BLOCKED_PIXELS`):
-        a speed-first build's of more pairs than `UNROLLED_PAIRS`, blocks of two output
+        a speed-first build's of more pairs than `straight_pairs`, blocks of two output
         channels, unpooled or pooled globally (not a tiled pool's), of int32 sums."""
         unpooled = op.pool is None or glow.pools_globally(op)
-        return (microkernel == MICROKERNEL and not self.loop_pairs and packed.shape[1] > UNROLLED_PAIRS
+        return (microkernel == MICROKERNEL and not self.loop_pairs
+                and packed.shape[1] > straight_pairs(kind, self.single_issue)
                 and packed.shape[3] == 2 and unpooled and op.wide_accumulators is None
                 and gathers(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op)))
 
@@ -441,7 +443,7 @@ class PackConvolutionFilter(RewritePattern):
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
         if doubled:
-            packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
+            packed = biases_into_filter(op, kind, packed, loop_pairs > 0, self.single_issue)
         filter_words = stored_as(filter_type, i8, centred=not plan.uncentred_words) if packed.dtype == np.int8 else \
             centred_type(filter_type)
         op.operands[2] = insert_weight(f"{weight.name_.data}_{microkernel.replace('-', '_')}", packed, op, rewriter,
@@ -492,21 +494,23 @@ def band_windows_filter(op: glowll.ConvolutionOp, plan: FilterPacking, kind: str
     return band_window_words(levels, weight_zero_point(filter_type), packed.shape[2])
 
 
-def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> np.ndarray:
+def biases_into_filter(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool,
+                       single_issue: bool) -> np.ndarray:
     """`packed` (doubled) with the doubled biases in front (`arm_dsp_layout.with_biases`,
     `biases_in_filter`) where the kernel's blocks take straight-line products
     (`straight_products`) and the bias is a constant in accumulator units; else as it is."""
-    if not takes_biases(op, kind, packed, looped):
+    if not takes_biases(op, kind, packed, looped, single_issue):
         return packed
     # narrow: twice the bias is within int32
     op.properties["microkernel"] = op.microkernel.with_parameter("biases_in_filter", UnitAttr())
     return with_biases(packed, 2 * array_from_dense(accumulator_bias(op).value).astype(np.int64))
 
 
-def takes_biases(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool) -> bool:
+def takes_biases(op: glowll.ConvolutionOp, kind: str | None, packed: np.ndarray, looped: bool,
+                 single_issue: bool) -> bool:
     """Whether `biases_into_filter` puts the doubled biases in front of `packed`."""
     straight = straight_products(kind, op.strides.get_values(), op.pool is not None, glow.pools_globally(op),
-                                 packed.shape[1], looped)
+                                 packed.shape[1], looped, single_issue)
     return straight and accumulator_bias(op) is not None and op.wide_accumulators is None
 
 
@@ -808,7 +812,8 @@ class SelectArmDspKernels(ModulePass):
                     or plan.blocks_output_pairs  # as fast as its int16 pairs, in its int8 bytes
                     or filters.takes_band_windows(conv, plan)):  # 1x the int8 bytes whatever is decided
                 continue
-            biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0)
+            biases = plan.doubled and takes_biases(conv, plan.kind, plan.packed, filters.loop_pairs > 0,
+                                                   filters.single_issue)
             extra = 0 if plan.packed is None else (align(plan.packed.nbytes) - align(conv.filter.owner.byte_size)
                                                    + (4 * glow.shape_of(conv.filter)[0] if biases else 0))
             macs = int(np.prod(glow.convolution_shape(conv))) * int(np.prod(glow.shape_of(conv.filter)[1:]))
