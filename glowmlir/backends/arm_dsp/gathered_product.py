@@ -686,13 +686,13 @@ class GatheredProduct:
                 after(b, [])
                 weight_words = weight_words or self.block_weights(weights, [i, 0, 0])
                 taken = slice(2 * q * self.block, (2 * q + 2) * self.block)
-                inputs = [b.load(words, [q, i, k]) for k in range(2)]
-                if self.weights_ahead and self.output_pairs:
+                if self.weights_ahead and self.output_pairs:  # the words apart, the raw products first
                     inputs = [b.load(words, [q, i, 0])]
-                    after(b, [])
+                    after(b, [])  # no `LDRD`, which the M7 issues alone
                     inputs.append(b.load(words, [q, i, 1]))
                     totals[taken] = self.raw_first_products(totals[taken], inputs, weight_words)
                 else:
+                    inputs = [b.load(words, [q, i, k]) for k in range(2)]
                     totals[taken] = self.products(totals[taken], inputs, weight_words)
             return totals
 
@@ -706,7 +706,8 @@ class GatheredProduct:
             after(b, [])
             first = b.load(words, [0, i, 0])
             after(b, [])  # apart: no `LDRD`, which the M7 issues alone
-            totals[:4] = self.products(totals[:4], [first, b.load(words, [0, i, 1])], weight_words)
+            multiply = self.raw_first_products if self.output_pairs else self.products
+            totals[:4] = multiply(totals[:4], [first, b.load(words, [0, i, 1])], weight_words)
             after(b, [])
             third, fourth = (b.load(words, [1, i, k]) for k in range(2))
             for pixel, word, j in ((2, third, 0), (3, fourth, 0), (2, third, 1)):
