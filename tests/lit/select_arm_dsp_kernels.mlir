@@ -1,4 +1,5 @@
 // RUN: glow-opt %s -p glowll-select-arm-dsp-kernels | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{single-issue=true}' | filecheck %s --check-prefix=SINGLE
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{helium=true}' | filecheck %s --check-prefix=HELIUM
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{only=generic}' | filecheck %s --check-prefix=GENERIC
 // RUN: glow-opt %s -p 'glowll-select-arm-dsp-kernels{only=level-tables}' | filecheck %s --check-prefix=TABLES
@@ -20,7 +21,10 @@
 // undilated rows: `widens_planes`): a tile of four outputs, each tap alone by the weight word (0, none), then the unused word
 // of its slot of three, (0, 0) twice; its weights doubled; the 48-channel 1x1 one is packed along its input channels, in
 // pairs: [O / 4, 48 / 2, 2, 2, 2] for two blocks of two output channels side by side, here
-// one block, its biases in front: [1, 1 + 24, 1, 2, 2].
+// one block, its biases in front: [1, 1 + 24, 1, 2, 2], on a single-issue core (`single-issue`,
+// its straight int16 pairs' loads `pipelined_loads`); on a dual-issue one (the default) its 24
+// pairs are more than a pointwise layer's straight products take there (`layout.straight_pairs`,
+// 16): blocked, on output pair words, [1, 24, 1, 2, 2] bytes.
 // The depthwise 1x3 convolution (a group per channel) is packed per channel as the weight
 // words of a four-output tile on int16 planes: (1, 2) and (0, 1), then an unused word, each
 // channel's weights less their zero point (-1), doubled; padded left and right, its input zero point is folded into the bias
@@ -104,8 +108,10 @@ glowll.function @net {
 // CHECK-NEXT: glowll.convolution %y, %x, %[[PACKED]], %[[BIAS]] {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}
 // CHECK:      %[[W1:.*]] = glowll.weight "w1_arm_dsp" {value = dense<{{\[\[\[\[}}2, 0], [0, 0], [0, 0]]], {{\[\[\[}}4, 0], [0, 0], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK:      glowll.convolution %p, %x, %[[W1]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 1>, narrow_requantization, doubled_accumulators
-// CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x25x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {biases_in_filter}>, filter_shape = array<i64: 2, 48, 1, 1>{{.*}}}
+// CHECK:      %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x24x1x2x2x!quant.uniform<i8:f32, 1.0e-02:0>>
+// CHECK:      glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {blocked_pixels, weights_ahead, output_pairs}>, filter_shape = array<i64: 2, 48, 1, 1>{{.*}}}
+// SINGLE:     %[[W48:.*]] = glowll.weight "w48_arm_dsp" elided : memref<1x25x1x2x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// SINGLE:     glowll.convolution %q, %x48, %[[W48]], %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {pipelined_loads, biases_in_filter}>, filter_shape = array<i64: 2, 48, 1, 1>{{.*}}}
 // CHECK:      %[[BD:.*]] = glowll.weight "bd_adjusted" {value = dense<[-17, -38]> : tensor<2xi32>}
 // CHECK-NEXT: %[[WD:.*]] = glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // CHECK-NEXT: glowll.convolution %e, %d, %[[WD]], %[[BD]] {{{.*}}group = 2 : i64, microkernel = #glowll.microkernel<"arm-dsp">, filter_shape = array<i64: 2, 1, 1, 3>, narrow_requantization, doubled_accumulators, folded_input_offset}

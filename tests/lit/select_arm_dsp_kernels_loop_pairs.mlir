@@ -10,12 +10,13 @@
 // printed and parsed back; so does the FullyConnected, whose gathered row then takes one
 // run of four inputs a loop step (not `fully_connected.FC_STEPS`: ad01 at -Os 6,292 -> 2,342
 // bytes of code).
-// The 48-channel 1x1 convolution (24 input channel pairs, two blocks of two output channels)
+// The 32-channel 1x1 convolution (16 input channel pairs, two blocks of two output channels)
 // multiplies its gathered pixels in three places (a run of four pixels: two pixel pairs; a
-// tail of two: one). Speed first, 24 pairs are straight-line code: 24 x 2 pixels x 2
-// channels SMLADs in each place, 288, for each of the two blocks, which one step of the loop
-// over blocks takes together (their weight words interleaved): 576. With loop_pairs = 2 each
-// place is a loop of 12 steps of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 24
+// tail of two: one). Speed first, 16 pairs are straight-line code (at most 16 for a pointwise
+// layer on a dual-issue core, the default: `layout.straight_pairs`): 16 x 2 pixels x 2
+// channels SMLADs in each place, 192, for each of the two blocks, which one step of the loop
+// over blocks takes together (their weight words interleaved): 384. With loop_pairs = 2 each
+// place is a loop of 8 steps of 2 x 2 x 2 SMLADs (24 in all); with loop_pairs = 1, of 16
 // steps of 4 (12 in all).
 // The depthwise 1x3 convolution (pads 1 left and right, rows of four outputs) runs on planes
 // widened to int16 in either build, its filter packed alike: weight words (1, 2), (0, 1) and an
@@ -25,11 +26,11 @@
 // 12 SMLADs; size first, the tile sits in the loop over rows: 4.
 
 glowll.function @net {
-  %x = glowll.placeholder input "x" : memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %x = glowll.placeholder input "x" : memref<1x32x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y = glowll.placeholder output "y" : memref<1x4x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
-  %w = glowll.weight "w" {value = dense<1> : tensor<4x48x1x1xi8>} : memref<4x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %w = glowll.weight "w" {value = dense<1> : tensor<4x32x1x1xi8>} : memref<4x32x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b = glowll.weight "b" {value = dense<[10, -20, 30, -40]> : tensor<4xi32>} : memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x4x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x48x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x48x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x4x1x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x32x1x2x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x32x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
   %v = glowll.placeholder input "v" : memref<1x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %z = glowll.placeholder output "z" : memref<1x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %fw = glowll.weight "fw" {value = dense<[[1, -2, 3, -4], [5, 6, -7, 8]]> : tensor<2x4xi8>} : memref<2x4x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -50,13 +51,13 @@ glowll.function @net {
 // SPEED:     glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // SPEED:     glowll.convolution %e, %d
 
-// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>, filter_shape = array<i64: 4, 48, 1, 1>,
+// SIZE:      glowll.convolution %y, %x, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>, filter_shape = array<i64: 4, 32, 1, 1>,
 // SIZE:      glowll.fully_connected %z, %v, %fw, %{{.*}} {microkernel = #glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>
 // SIZE:      glowll.weight "wd_arm_dsp" {value = dense<{{\[\[\[\[}}6, 8], [4, 6], [0, 0]]], {{\[\[\[}}2, 10], [0, 2], [0, 0]]]]> : tensor<2x1x3x2xi16>}
 // SIZE:      glowll.convolution %e, %d, %{{.*}}, %{{.*}} {{{.*}}microkernel = #glowll.microkernel<"arm-dsp", {loop_pairs = 2 : i64}>
 
 // STRAIGHT-LABEL: llvm.func internal @net_0_convolution
-// STRAIGHT-COUNT-576: llvm.arm.smlad
+// STRAIGHT-COUNT-384: llvm.arm.smlad
 // STRAIGHT-NOT:   llvm.arm.smlad
 // STRAIGHT-LABEL: llvm.func internal @net_1_fully_connected
 // STRAIGHT-LABEL: llvm.func internal @net_2_convolution
@@ -64,7 +65,7 @@ glowll.function @net {
 // STRAIGHT-NOT:   llvm.arm.smlad
 
 // STEP2-LABEL: llvm.func internal @net_0_convolution
-// STEP2:       %[[STEPS:.*]] = llvm.mlir.constant(12 : i32) : i32
+// STEP2:       %[[STEPS:.*]] = llvm.mlir.constant(8 : i32) : i32
 // STEP2:       llvm.icmp "slt" %{{.*}}, %[[STEPS]] : i32
 // STEP2-COUNT-24: llvm.arm.smlad
 // STEP2-NOT:   llvm.arm.smlad
@@ -74,7 +75,7 @@ glowll.function @net {
 // STEP2-NOT:   llvm.arm.smlad
 
 // STEP1-LABEL: llvm.func internal @net_0_convolution
-// STEP1:       %[[STEPS:.*]] = llvm.mlir.constant(24 : i32) : i32
+// STEP1:       %[[STEPS:.*]] = llvm.mlir.constant(16 : i32) : i32
 // STEP1:       llvm.icmp "slt" %{{.*}}, %[[STEPS]] : i32
 // STEP1-COUNT-12: llvm.arm.smlad
 // STEP1-NOT:   llvm.arm.smlad
