@@ -54,4 +54,7 @@ class ColumnPairTaps(PairedTaps):
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """The column tiles, `optsize`: unrolled by LLVM (its kernel rows and input channels) the
+    PP-OCR-cls-style stem was 16,943 bytes of code for 8% less time than its 4,704 here."""
+    b.optimize_for_size = True
     vector_columns.emit_convolution(b, domain, op, view, ColumnPairTaps)
