@@ -10,8 +10,8 @@
 // point 3 folded into a new bias (`folded_input_offset`): [10 - 3 * 9, -20 - 3 * 3]. The 6x6
 // plane's 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one
 // takes vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both
-// channels), its filter packed [O / 2, C, KH, KW, 2] as int16 levels less the zero point (the
-// printout elides them) (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
+// channels), its filter packed [O / 2, C, KH, ceil(KW / 2), 2] as int32 words of two kernel
+// columns' levels less the zero point (`int8_columns.tap_pair_words`; the printout elides them) (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
 // Without masked loads (SSE) both keep the generic int8 kernel.
 
 glowll.function @net {
@@ -28,7 +28,7 @@ glowll.function @net {
 // CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -29]> : tensor<2xi32>}
 // CHECK-NEXT: %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}393220, 131072{{\]\]\]}}, {{\[\[\[}}8, 4{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}narrow_requantization, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
-// CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x3x2x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x2x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b

@@ -54,6 +54,24 @@ def verify_pair_words(op) -> None:
                               f"int32 words {list(pair_words_shape(filter_shape, block))}")
 
 
+def verify_tap_pair_words(op) -> None:
+    """An ungrouped convolution's filter as int32 words of two kernel columns' weights in
+    blocks of output channels (`int8_columns.tap_pair_words`)."""
+    from glowmlir.backends.host_vector.int8_columns import tap_pair_words_shape
+
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    if op.filter_shape is None:
+        raise VerifyException(f"{op.name}: vector-columns-int8 needs its filter_shape")
+    block = glow.shape_of(op.filter)[-1]
+    filter_shape = op.filter_shape.get_values()
+    expected = tap_pair_words_shape(filter_shape, block)
+    if (op.group.value.data != 1 or filter_shape[0] % block or storage_type(op.filter.type.element_type) != i32
+            or glow.shape_of(op.filter) != expected):
+        raise VerifyException(f"{op.name}: vector-columns-int8 takes an ungrouped convolution, its filter "
+                              f"int32 words {list(expected)}")
+
+
 def _float(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.float_kernels", ops=("glowll.convolution",), numbers="f32",
                        tiled=True, verify=verify_column_filter)
@@ -83,7 +101,7 @@ PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select
 BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
     Microkernel(layout.INT8_COLUMNS, "glowmlir.backends.host_vector.int8_columns", ops=("glowll.convolution",),
-                tiled=True, verify=verify_column_filter),
+                tiled=True, verify=verify_tap_pair_words),
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
                 tiled=True, verify=verify_pair_words),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),

@@ -207,8 +207,13 @@ class PairedTaps(PairColumns):
     def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
                    stride: int, first_tap: int = 0) -> SSAValue:
         zero_point = self.domain.input_offset
-        if (len(indices) == 2 and stride == 2 and self.op.dilations.get_values()[1] == 1
-                and loaded[0] is None and loaded[1] is None):
+        column = indices[0][-1]
+        if (stride == 2 and self.op.dilations.get_values()[1] == 1 and all(at is None for at in loaded)
+                and (len(indices) == 2 or not isinstance(column, int) or column + 2 * self.lanes <= view.shape[-1])):
+            # the pairs as the row holds them; a lone last tap's high halves are the next
+            # column's levels, which its word's high half 0 multiplies (`taps_weight`), and
+            # which lie in the row (a run-time column is an interior tile's, whose taps and
+            # the column after each do: `vector_layout.interior_columns`)
             return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
         start = indices[0][-1] - first_tap if isinstance(indices[0][-1], int) else None
         in_row = start is None or 0 <= start <= view.shape[-1] - 2 * self.lanes  # run-time: `window_taps`

@@ -94,15 +94,22 @@ def widened_pairs(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolu
     return WidenedPairs(words)
 
 
+def halves_as_words(levels: np.ndarray) -> np.ndarray:
+    """Levels (|w| < 2^15) as int32 words of two adjacent ones along the last axis, whose
+    length is halved (rounded up): word k holds levels[..., 2k] in its low half and
+    levels[..., 2k + 1] (0 past the last) in its high half, as `vpmaddwd` reads a pair."""
+    padded = np.zeros((*levels.shape[:-1], levels.shape[-1] + levels.shape[-1] % 2), np.int64)
+    padded[..., :levels.shape[-1]] = levels
+    low, high = padded[..., 0::2] & 0xFFFF, padded[..., 1::2] & 0xFFFF
+    return ((high << 16) | low).astype(np.uint32).view(np.int32)
+
+
 def pair_words(centred: np.ndarray, block: int) -> np.ndarray:
     """A 1x1 filter's levels less their zero point, [O, C] (|w| < 2^15), as int32 words
     [O / block, ceil(C / 2), 1, 1, block]: word (o, c) holds w[o, 2c] in its low half and
-    w[o, 2c + 1] (0 past the last channel) in its high half."""
-    out_c, in_c = centred.shape
-    padded = np.zeros((out_c, in_c + in_c % 2), np.int64)
-    padded[:, :in_c] = centred
-    low, high = padded[:, 0::2] & 0xFFFF, padded[:, 1::2] & 0xFFFF
-    words = ((high << 16) | low).astype(np.uint32).view(np.int32)
+    w[o, 2c + 1] (0 past the last channel) in its high half (`halves_as_words`)."""
+    out_c = centred.shape[0]
+    words = halves_as_words(centred)
     return np.ascontiguousarray(words.reshape(out_c // block, block, -1).transpose(0, 2, 1))[:, :, None, None, :]
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import UnitAttr, i16, i32
+from xdsl.dialects.builtin import UnitAttr, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends.host_vector.int8_columns import tap_pair_words
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
@@ -86,7 +87,8 @@ class PackInt8Columns(RewritePattern):
     along its rows, unpooled, no residual, a constant filter), where masked loads are single
     instructions: `microkernel = "vector-columns-int8"` (`backends.host_vector.int8_columns`),
     its filter packed as the float column kernel's (`layout.pack_filter`, blocks of
-    `layout.row_block` output channels) as int16 levels less their zero point."""
+    `layout.row_block` output channels) as int32 words of two kernel columns' levels less
+    their zero point (`int8_columns.tap_pair_words`)."""
 
     tile: layout.VectorTile
 
@@ -107,9 +109,8 @@ class PackInt8Columns(RewritePattern):
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
         block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
-        packed = layout.pack_filter(centred.reshape(shape).astype(np.int16), block)
-        repack(op, packed, "columns", stored_as(filter_type, i16, centred=True), layout.INT8_COLUMNS,
-               (lanes, self.tile.accumulators), rewriter)
+        repack(op, tap_pair_words(centred.reshape(shape), block), "columns", stored_as(filter_type, i32, centred=True),
+               layout.INT8_COLUMNS, (lanes, self.tile.accumulators), rewriter)
 
 
 def repack(op: glowll.ConvolutionOp, packed: np.ndarray, suffix: str, element, microkernel: str,
