@@ -151,7 +151,7 @@ def glowll_passes(options: PipelineOptions) -> list:
                                                                  constant_ratio=ratio,
                                                                  flash_size=0 if measuring else options.flash_size,
                                                                  single_issue=options.target.cpu in SINGLE_ISSUE_CPUS,
-                                                                 code_price=0.0 if measuring else CYCLES_PER_CODE_BYTE))]
+                                                                 code_price=0.0 if measuring or helium or loop_pairs else CYCLES_PER_CODE_BYTE))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:
