@@ -108,6 +108,7 @@ from glowmlir.dialects.quant import (
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
+from glowmlir.lowering.quantized_kernels import STORED_EXPS
 from glowmlir.quantization.rescaling import (
     centred_rows,
     largest_difference,
@@ -665,11 +666,13 @@ class SelectHeliumSoftmax(RewritePattern):
 class SelectLevelTables(RewritePattern):
     """On the DSP extension without Helium: an int8 add or sub of at least
     `LEVEL_TABLE_ELEMENTWISE_FROM` elements (measured: a table entry costs about a fifth of
-    an element's generic work), and an int8 softmax computing more exps (two an element)
-    than its table holds, `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`:
-    the function of one level computed once per level, then looked up). The softmax's rule
-    is the M7's crossing (about 128 levels); on the M4 and the M33 the tables are cheaper
-    from about 90 (tests/unit/test_arm_dsp_kernel_choices.py). `forced`: every one,
+    an element's generic work), and an int8 softmax computing more exps than its table holds
+    (one an element on rows of up to `quantized_kernels.STORED_EXPS` levels, else two),
+    `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: the function of one
+    level computed once per level, then looked up). The softmax's rule is the M7's crossing
+    (when the generic kernel computed two exps an element: about 128 levels, on the M4 and
+    the M33 about 90; with one, a softmax of 160 levels took 36,736 cycles generic, 51,266 on
+    tables on the M4, tests/unit/test_arm_dsp_kernel_choices.py). `forced`: every one,
     whatever its size."""
 
     forced: bool = False
@@ -686,8 +689,8 @@ class SelectLevelTables(RewritePattern):
         forced_here = self.forced or tuned == LEVEL_TABLES
         if isinstance(op, glowll.ElementwiseOp):
             worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements >= LEVEL_TABLE_ELEMENTWISE_FROM
-        else:
-            worth = 2 * elements > LEVEL_TABLE_ENTRIES
+        else:  # the generic kernel computes each exp once (rows of up to STORED_EXPS levels) or twice
+            worth = elements * (1 if glow.shape_of(op.dest)[-1] <= STORED_EXPS else 2) > LEVEL_TABLE_ENTRIES
         if worth or (forced_here and (isinstance(op, glowll.SoftMaxOp) or op.kind.data in LEVEL_TABLE_ELEMENTWISE)):
             op.properties["microkernel"] = MicrokernelAttr(LEVEL_TABLES)
             rewriter.notify_op_modified(op)
