@@ -285,7 +285,8 @@ def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]
     # its shifts' sign and range are in the code (`table_shift_sign`), and its numbers in a kernel
     # that unrolls its channels (`table_numbers`)
     table = getattr(op, "requantization", None)
-    return (op.name, str(op.properties), str(op.attributes.get(glowll.CODE_SIZE)), tuple(str(t) for t in op.operand_types),
+    return (op.name, str(op.properties), str(op.attributes.get(glowll.CODE_SIZE)),
+            tuple(str(t) for t in op.operand_types),
             tuple(distinct.index(a) for a in addresses), tuple(_alignment(offset) for _, offset in distinct),
             table_shift_sign(table) if table is not None else 0,
             table is not None and table_rights_fold(table, getattr(glow.convolved_element(op), "offset", None)),

@@ -147,11 +147,12 @@ def glowll_passes(options: PipelineOptions) -> list:
     measuring = bool(options.forced_kernel)
     default_ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
     ratio = 0.0 if measuring else GLOW_CONSTANT_RATIO if options.profile_quantized else default_ratio
+    speed_first_price = 0.0 if measuring or helium or loop_pairs else CYCLES_PER_CODE_BYTE
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
                                                                  flash_size=0 if measuring else options.flash_size,
                                                                  single_issue=options.target.cpu in SINGLE_ISSUE_CPUS,
-                                                                 code_price=0.0 if measuring or helium or loop_pairs else CYCLES_PER_CODE_BYTE))]
+                                                                 code_price=speed_first_price))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:
