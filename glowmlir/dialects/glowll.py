@@ -423,6 +423,12 @@ class MicrokernelAttr(ParametrizedAttribute):
 TUNED_KERNEL = "tuned_kernel"
 """The discardable attribute `glowll-apply-tuned-kernels` puts on an instruction (`TunedKernelAttr`)."""
 
+CODE_SIZE = "code_size"
+"""The discardable attribute a selection pass puts on an instruction whose kernel is to be built size first
+(`"optsize"` or `"minsize"`, a string): `lower-glowll-to-llvm` gives its function that LLVM
+attribute (`transforms.flash_budget.choose_size_first`: the layers where the bytes it saves
+cost the fewest cycles)."""
+
 
 @irdl_attr_definition
 class TunedKernelAttr(ParametrizedAttribute):

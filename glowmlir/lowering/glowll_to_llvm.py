@@ -119,7 +119,9 @@ def lower_instruction(op: glowll.InstructionOp, name: str, addresses: list[tuple
         builder.emit(llvm.ReturnOp())
         result_type = llvm.LLVMVoidType()
     properties = {"arg_attrs": ArrayAttr([_pointer_attributes(_alignment(offset)) for _, offset in distinct])}
-    sized = ["optsize"] * (builder.optimize_for_size or builder.minimize_size) + ["minsize"] * builder.minimize_size
+    chosen = op.attributes.get(glowll.CODE_SIZE)  # a size-first variant the selection chose for this layer
+    minimize = builder.minimize_size or (chosen is not None and chosen.data == "minsize")
+    sized = ["optsize"] * (builder.optimize_for_size or minimize or chosen is not None) + ["minsize"] * minimize
     if separate or op.properties.get("microkernel") is not None or sized:
         # a microkernel is register-allocated on its own: inlined into the entry point, LLVM
         # schedules across its tiles and spills (LeNet on the M7: 3.84M instructions, 3.49M);
@@ -283,7 +285,8 @@ def _kernel_signature(op: glowll.InstructionOp, addresses: list[tuple[str, int]]
     # its shifts' sign and range are in the code (`table_shift_sign`), and its numbers in a kernel
     # that unrolls its channels (`table_numbers`)
     table = getattr(op, "requantization", None)
-    return (op.name, str(op.properties), tuple(str(t) for t in op.operand_types),
+    return (op.name, str(op.properties), str(op.attributes.get(glowll.CODE_SIZE)),
+            tuple(str(t) for t in op.operand_types),
             tuple(distinct.index(a) for a in addresses), tuple(_alignment(offset) for _, offset in distinct),
             table_shift_sign(table) if table is not None else 0,
             table is not None and table_rights_fold(table, getattr(glow.convolved_element(op), "offset", None)),

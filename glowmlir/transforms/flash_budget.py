@@ -76,3 +76,46 @@ def choose_packed(costs: list[PackingCost], int8_bytes: int, budget: int | None)
             chosen.add(id(cost.op))
             total += max(cost.extra_bytes, 0)
     return chosen
+
+
+CYCLES_PER_CODE_BYTE = 20.0
+"""What a byte of code is worth, in estimated cycles of one inference, when a selection pass
+weighs a layer's size-first kernel (`choose_size_first`): issue 37's code budget (`CODE_BUDGET`)
+is what stops the next speed-ups (a pointwise kernel's that saves 100K cycles for 2 KB pays 50
+a byte), so a kernel whose size-first variant frees bytes for fewer cycles a byte takes it.
+Visual wake words' (estimated cycles lost a byte freed, M4 / M7): its FullyConnected `optsize`
+1.3 / none; its stride-2 depthwise rows looped 12 (48 -> 24) and 8 (24 -> 12) on the M4, its
+small unrolled planes looped 3 (6 x 6 x 64) and 7 (3 x 3 x 128) on the M7; left speed first: its
+6 x 6 x 128 planes looped (35 / 16, five layers, one kernel), its 24 x 24 x 32 rows (108)."""
+
+SIZE_FIRST_SHARE = 0.005
+"""The most estimated cycles the size-first kernels `choose_size_first` takes may cost
+together, as a share of the model's multiply-accumulates (a floor of its cycles on a DSP core,
+0.7-1.4 cycles a MAC): code freed at almost no cost (visual wake words' 37K of 7.49M MACs)
+and none of a small model's few deliberate speed-ups in code undone (the keyword spotter's
+unrolled 25 x 5 planes, about 20K cycles each for 5 KB, of its 2.66M MACs: 13K)."""
+
+
+@dataclass(frozen=True)
+class SizeFirstCost:
+    """An instruction's size-first kernel (`glowll.CODE_SIZE`, or a backend's looped form):
+    the bytes of code it is estimated to free and the estimated cycles of one inference it
+    costs (every layer that shares its kernel's)."""
+
+    op: glowll.InstructionOp
+    saved_bytes: int
+    lost_cycles: int
+
+
+def choose_size_first(costs: list[SizeFirstCost], macs: int, price: float = CYCLES_PER_CODE_BYTE,
+                      share: float = SIZE_FIRST_SHARE) -> set[int]:
+    """The `id`s of the instructions to build size first: greedily, fewest cycles lost a byte
+    freed first, those that cost at most `price` cycles a byte (0: none) while the cycles lost
+    together stay within `share` of the model's `macs`."""
+    chosen, lost = set(), 0
+    for cost in sorted(costs, key=lambda c: c.lost_cycles / max(c.saved_bytes, 1)):
+        if (price > 0 and cost.saved_bytes > 0 and cost.lost_cycles <= price * cost.saved_bytes
+                and lost + max(cost.lost_cycles, 0) <= share * macs):
+            chosen.add(id(cost.op))
+            lost += max(cost.lost_cycles, 0)
+    return chosen

@@ -129,9 +129,11 @@ def glowll_passes(options: PipelineOptions) -> list:
     Helium's dot products would be scalar, MobileNetV2 4x slower, and its ARM low-overhead-loop
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
     kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
-    channel pairs a step."""
+    channel pairs a step. A speed-first build's layers whose size-first kernels free code for
+    fewer than `CYCLES_PER_CODE_BYTE` estimated cycles a byte take them (`code_price`; none in
+    the autotuner's measuring builds)."""
     from glowmlir.backends.arm_dsp.banded_windows import SINGLE_ISSUE_CPUS
-    from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO, GLOW_CONSTANT_RATIO
+    from glowmlir.backends.arm_dsp.flash_budget import CYCLES_PER_CODE_BYTE, DEFAULT_CONSTANT_RATIO, GLOW_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
 
@@ -145,10 +147,12 @@ def glowll_passes(options: PipelineOptions) -> list:
     measuring = bool(options.forced_kernel)
     default_ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
     ratio = 0.0 if measuring else GLOW_CONSTANT_RATIO if options.profile_quantized else default_ratio
+    speed_first_price = 0.0 if measuring or helium or loop_pairs else CYCLES_PER_CODE_BYTE
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
                                                                  flash_size=0 if measuring else options.flash_size,
-                                                                 single_issue=options.target.cpu in SINGLE_ISSUE_CPUS))]
+                                                                 single_issue=options.target.cpu in SINGLE_ISSUE_CPUS,
+                                                                 code_price=speed_first_price))]
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:

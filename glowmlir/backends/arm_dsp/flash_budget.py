@@ -25,16 +25,26 @@ so the fastest choice that fits is taken layer by layer. A FullyConnected that c
 output pair words (`fully_connected.OUTPUT_PAIRS`, 1x the bytes, as fast) is ranked among them
 for int16 weight pairs (`fully_connected.WEIGHT_PAIRS`, twice its int8 bytes,
 `weight_pairs_saved_cycles`).
+
+The code is a budget too (`CODE_BUDGET`, issue 37): in a speed-first build the selection prices
+each layer's size-first kernel, bytes of code freed against estimated cycles lost
+(`looped_depthwise_cost`, `size_first_fully_connected_cost`), and takes those that cost at
+most `CYCLES_PER_CODE_BYTE` a byte, within `SIZE_FIRST_SHARE` of the model's MACs
+(`choose_size_first`; docs/code-size.md has visual wake words' layers, each form measured).
 """
 
 from __future__ import annotations
 
 from glowmlir.transforms.flash_budget import (  # noqa: F401  (the budget itself is target-neutral)
     CODE_BUDGET,
+    CYCLES_PER_CODE_BYTE,
     GLOW_CONSTANT_RATIO,
+    SIZE_FIRST_SHARE,
     SMALL_MODEL_SLACK,
     PackingCost,
+    SizeFirstCost,
     choose_packed,
+    choose_size_first,
     constants_budget,
     int8_constants,
 )
@@ -95,3 +105,56 @@ and 17,270 -> 13,998 on the M7 (0.20)."""
 def weight_pairs_saved_cycles(macs: int) -> int:
     """Estimated cycles a FullyConnected of `macs` multiply-accumulates saves on int16 weight pairs."""
     return round(FC_PAIRS_SAVED_CYCLES_PER_MAC * macs)
+
+
+LOOPED_PLANE_BYTES_PER_OUTPUT = 40
+"""Bytes of code a depthwise plane unrolled whole (`depthwise.unrolls_plane`) takes more an
+output than its looped rows (`depthwise.UNROLLED_PLANE_OUTPUTS` says about 50): visual wake
+words' 6 x 6 planes 1,478 and 1,348 bytes (36 outputs), its 3 x 3 one 370 (9), M4 and M7."""
+
+LOOPED_PLANE_CYCLES_PER_OUTPUT = 2.5
+"""Estimated cycles an output of each channel costs more on a plane's looped rows than on its
+unrolled ones (a bound on both cores): visual wake words' 6 x 6 x 64 stride-2 layer on the M7
+41,210 -> 45,948 (2.1 an output), its 3 x 3 x 128 one 23,607 -> 26,285 (2.3), its 6 x 6 x 128
+stride-1 ones 2.0 on the M4, 0.9 on the M7."""
+
+LOOPED_ROW_BYTES_PER_TILE = 230
+"""Bytes of code a tile of a depthwise row taken in straight-line code (`depthwise.
+straight_row_tiles`) takes more than the loop over them, a tile less: visual wake words'
+48 -> 24 (six tiles of four) and 24 -> 12 (three) stride-2 layers on the M4, 1,396 and 574."""
+
+LOOPED_ROW_CYCLES_PER_TILE = {1: 34, 2: 7}
+"""Estimated cycles a tile of a depthwise row costs more looped than in straight-line code
+(`depthwise.straight_row_tiles`), by stride: the M4's 24 x 24 x 32 stride-1 layer 376,026 ->
+454,395 (34 a tile: its constant columns save each tile's addresses), its 48 -> 24 and 24 -> 12
+stride-2 ones (ordered planes) 246,443 -> 263,262 (7.3) and 133,963 -> 138,702 (4.1)."""
+
+FULLY_CONNECTED_SIZE_FIRST_BYTES = 170
+"""Bytes of code a FullyConnected's kernel frees when built `optsize` (LLVM unrolls and
+vectorizes none of its loops again): visual wake words' 256 -> 2 layer 296 -> 122 bytes on the
+M4, 300 -> 122 on the M7."""
+
+FULLY_CONNECTED_SIZE_FIRST_CYCLES_PER_MAC = 0.5
+"""Estimated cycles a FullyConnected's multiply-accumulate costs more `optsize`: visual wake
+words' 256 -> 2 layer 1,085 -> 1,313 on the M4 (0.45 a MAC), 717 -> 600 on the M7."""
+
+
+def looped_depthwise_cost(out_h: int, out_w: int, channels: int, stride: int, unrolled: bool,
+                          straight_tiles: int) -> tuple[int, int]:
+    """(bytes of code saved, estimated cycles lost) by a depthwise convolution's size-first
+    kernel (`loop_pairs`: its rows looped) over its speed-first one, whose plane is `unrolled`
+    whole or whose rows take `straight_tiles` tiles in straight-line code (0: neither; nothing
+    saved)."""
+    if unrolled:
+        outputs = out_h * out_w
+        return (LOOPED_PLANE_BYTES_PER_OUTPUT * outputs,
+                round(LOOPED_PLANE_CYCLES_PER_OUTPUT * outputs * channels))
+    if straight_tiles > 1 and stride in LOOPED_ROW_CYCLES_PER_TILE:
+        return (LOOPED_ROW_BYTES_PER_TILE * (straight_tiles - 1),
+                LOOPED_ROW_CYCLES_PER_TILE[stride] * straight_tiles * out_h * channels)
+    return 0, 0
+
+
+def size_first_fully_connected_cost(macs: int) -> tuple[int, int]:
+    """(bytes of code saved, estimated cycles lost) by a FullyConnected's `optsize` kernel."""
+    return FULLY_CONNECTED_SIZE_FIRST_BYTES, round(FULLY_CONNECTED_SIZE_FIRST_CYCLES_PER_MAC * macs)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, f32, i8, i16, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, f32, i8, i16, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -57,13 +57,17 @@ from glowmlir.backends import microkernel as registered_kernel
 from glowmlir.backends.arm_dsp.banded_windows import BAND_WINDOWS, band_window_words, takes_band_windows
 from glowmlir.backends.arm_dsp.flash_budget import (
     PackingCost,
+    SizeFirstCost,
     choose_packed,
+    choose_size_first,
     constants_budget,
     int8_constants,
+    looped_depthwise_cost,
     saved_cycles,
+    size_first_fully_connected_cost,
     weight_pairs_saved_cycles,
 )
-from glowmlir.backends.arm_dsp.gathered_product import PIPELINED_LOADS, WEIGHTS_AHEAD
+from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS, PIPELINED_LOADS, WEIGHTS_AHEAD
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     CHANNEL_PRODUCTS,
@@ -93,7 +97,7 @@ from glowmlir.backends.arm_dsp.layout import (
     with_biases,
 )
 from glowmlir.dialects import glow, glowll
-from glowmlir.dialects.glowll import TUNED_KERNEL, MicrokernelAttr, tuned_kernel
+from glowmlir.dialects.glowll import CODE_SIZE, TUNED_KERNEL, MicrokernelAttr, tuned_kernel
 from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import (
     UniformQuantizedType,
@@ -105,6 +109,7 @@ from glowmlir.dialects.quant import (
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
+from glowmlir.lowering.quantized_kernels import STORED_EXPS
 from glowmlir.quantization.rescaling import (
     centred_rows,
     largest_difference,
@@ -665,11 +670,13 @@ class SelectHeliumSoftmax(RewritePattern):
 class SelectLevelTables(RewritePattern):
     """On the DSP extension without Helium: an int8 add or sub of at least
     `LEVEL_TABLE_ELEMENTWISE_FROM` elements (measured: a table entry costs about a fifth of
-    an element's generic work), and an int8 softmax computing more exps (two an element)
-    than its table holds, `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`:
-    the function of one level computed once per level, then looked up). The softmax's rule
-    is the M7's crossing (about 128 levels); on the M4 and the M33 the tables are cheaper
-    from about 90 (tests/unit/test_arm_dsp_kernel_choices.py). `forced`: every one,
+    an element's generic work), and an int8 softmax computing more exps than its table holds
+    (one an element on rows of up to `quantized_kernels.STORED_EXPS` levels, else two),
+    `microkernel = "level-tables"` (`backends.arm_dsp.level_tables`: the function of one
+    level computed once per level, then looked up). The softmax's rule is the M7's crossing
+    (when the generic kernel computed two exps an element: about 128 levels, on the M4 and
+    the M33 about 90; with one, a softmax of 160 levels took 36,736 cycles generic, 51,266 on
+    tables on the M4, tests/unit/test_arm_dsp_kernel_choices.py). `forced`: every one,
     whatever its size."""
 
     forced: bool = False
@@ -686,8 +693,8 @@ class SelectLevelTables(RewritePattern):
         forced_here = self.forced or tuned == LEVEL_TABLES
         if isinstance(op, glowll.ElementwiseOp):
             worth = op.kind.data in LEVEL_TABLE_ELEMENTWISE and elements >= LEVEL_TABLE_ELEMENTWISE_FROM
-        else:
-            worth = 2 * elements > LEVEL_TABLE_ENTRIES
+        else:  # the generic kernel computes each exp once (rows of up to STORED_EXPS levels) or twice
+            worth = elements * (1 if glow.shape_of(op.dest)[-1] <= STORED_EXPS else 2) > LEVEL_TABLE_ENTRIES
         if worth or (forced_here and (isinstance(op, glowll.SoftMaxOp) or op.kind.data in LEVEL_TABLE_ELEMENTWISE)):
             op.properties["microkernel"] = MicrokernelAttr(LEVEL_TABLES)
             rewriter.notify_op_modified(op)
@@ -758,6 +765,10 @@ class SelectArmDspKernels(ModulePass):
     single_issue: bool = False
     """The core issues one instruction a cycle (`banded_windows.SINGLE_ISSUE_CPUS`): the band
     windows' loads side by side (`banded_windows.BAND_WINDOWS` = 1)."""
+    code_price: float = 0.0
+    """Estimated cycles a byte of code is worth (`flash_budget.CYCLES_PER_CODE_BYTE` in a
+    default build; 0: every kernel speed first): the layers whose size-first kernel frees
+    code for fewer cycles a byte take it (`size_first_within_price`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -779,8 +790,15 @@ class SelectArmDspKernels(ModulePass):
         filters.packed = None if self.only or self.filter_words else \
             self.packed_within_budget(op, filters, fully_connected)
         fully_connected.paired = filters.packed
+        size_first = self.size_first_within_price(op, filters, fully_connected)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
+        for chosen in size_first:
+            if isinstance(chosen, glowll.ConvolutionOp):  # its rows looped, as a size-first build's
+                chosen.properties["microkernel"] = chosen.microkernel.with_parameter(
+                    "loop_pairs", IntegerAttr(LOOP_PAIRS["dsp"], i64))
+            else:
+                chosen.attributes[CODE_SIZE] = StringAttr("optsize")
         if self.helium and self.only in ("", HELIUM):
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectHeliumElementwise(self.only == HELIUM),
                                                               SelectHeliumSoftmax()]),
@@ -791,6 +809,68 @@ class SelectArmDspKernels(ModulePass):
         if not self.helium and not self.only:
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectChannelProducts(), SelectReciprocalQuantize()]),
                                  apply_recursively=False).rewrite_module(op)
+
+    def size_first_within_price(self, module: ModuleOp, filters: PackConvolutionFilter,
+                                fully_connected: SelectFullyConnected) -> list[glowll.InstructionOp]:
+        """The instructions whose size-first kernel frees code at most `code_price` estimated
+        cycles a byte, within `flash_budget.SIZE_FIRST_SHARE` of the model's multiply-accumulates
+        (`flash_budget.choose_size_first`): a depthwise convolution's rows looped
+        (`flash_budget.looped_depthwise_cost`: where its speed-first kernel unrolls its plane or
+        takes its rows' tiles in straight-line code), a FullyConnected `optsize`. Layers whose
+        kernels come out as one function (equal shapes and kernel) save its bytes once and lose
+        their cycles together. None in a size-first build (every kernel looped already), on
+        Helium, or with `only`."""
+        if not self.code_price or self.loop_pairs or self.helium or self.only or self.filter_words:
+            return []
+        groups: dict[tuple, list[glowll.InstructionOp]] = {}
+        costs: dict[tuple, SizeFirstCost] = {}
+        for layer in module.walk():
+            if isinstance(layer, glowll.ConvolutionOp):
+                saved, lost = self.looped_depthwise_cost(layer, filters)
+            elif isinstance(layer, glowll.FullyConnectedOp) and fully_connected.kernel_of(layer) == MICROKERNEL:
+                saved, lost = size_first_fully_connected_cost(glow.shape_of(layer.input)[0]
+                                                              * int(np.prod(glow.shape_of(layer.weights))))
+            else:
+                continue
+            if saved <= 0:
+                continue
+            key = (layer.name, tuple(tuple(glow.shape_of(v)) for v in layer.operands),
+                   tuple((name, str(value)) for name, value in layer.properties.items() if name != glow.NODE_NAME))
+            groups.setdefault(key, []).append(layer)
+            shared = costs.get(key)
+            costs[key] = SizeFirstCost(layer if shared is None else shared.op, saved,
+                                       lost + (0 if shared is None else shared.lost_cycles))
+        macs = sum(int(np.prod(glow.shape_of(layer.dest))) * int(np.prod(glow.shape_of(layer.filter)[1:]))
+                   if isinstance(layer, glowll.ConvolutionOp) else
+                   glow.shape_of(layer.input)[0] * int(np.prod(glow.shape_of(layer.weights)))
+                   for layer in module.walk() if isinstance(layer, (glowll.ConvolutionOp, glowll.FullyConnectedOp)))
+        chosen = choose_size_first(list(costs.values()), macs, self.code_price)
+        return [layer for key, layers in groups.items() if id(costs[key].op) in chosen for layer in layers]
+
+    @staticmethod
+    def looped_depthwise_cost(conv: glowll.ConvolutionOp, filters: PackConvolutionFilter) -> tuple[int, int]:
+        """(bytes saved, estimated cycles lost) by looping an "arm-dsp" depthwise convolution's
+        rows (`flash_budget.looped_depthwise_cost`); (0, 0) for any other convolution."""
+        from glowmlir.backends.arm_dsp.depthwise import PLANE_BYTES, straight_row_tiles, unrolls_plane
+
+        plan = filters.packing_of(conv)
+        if plan is None or plan.microkernel != MICROKERNEL or plan.kind != DEPTHWISE or conv.pool is not None:
+            return 0, 0
+        if filters.packed is not None and id(conv) not in filters.packed and plan.int8_words is None:
+            return 0, 0  # left out of the constants' budget: the generic kernel
+        ordered = filters.orders_planes(conv)
+        dilations, strides = conv.dilations.get_values(), conv.strides.get_values()
+        rows = convolution_depthwise_plan(glow.shape_of(conv.input), glow.shape_of(conv.filter), strides,
+                                          conv.pads.get_values(), dilations,
+                                          widens_planes(dilations, int8_buffers(conv.input), ordered), ordered)
+        batch, channels, out_h, out_w = glow.shape_of(conv.dest)
+        read = (out_h - 1) * strides[0] + (glow.shape_of(conv.filter)[2] - 1) * dilations[0] + 1
+        whole = rows.widened and read * 4 * rows.row_words <= PLANE_BYTES  # one band: the kernel's own test
+        unrolled = unrolls_plane(rows, out_h, out_w, 1 if whole else 2, True)
+        straight = 0 < rows.tiles <= straight_row_tiles(rows, strides[1]) and rows.shifted is None
+        saved, lost = looped_depthwise_cost(out_h, out_w, batch * channels, strides[1], unrolled,
+                                            rows.tiles if straight else 0)
+        return saved, lost
 
     def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter,
                              fully_connected: SelectFullyConnected) -> set[int] | None:
