@@ -63,6 +63,7 @@ from glowmlir.lowering.loop_skeletons import (
 from glowmlir.lowering.requantization import (
     FULLY_CONNECTED_ROUNDS_ONCE,
     SINGLE_ROUNDING,
+    channel_rounding_terms,
     divide_by_power_of_two,
     is_narrow,
     requantize,
@@ -197,6 +198,12 @@ class ChannelRequantization:
         # the table's numbers, for channels known at compile time (`QuantizedArithmetic.channels_inlined`)
         self.numbers = table_numbers(op)
         self.inlined = False
+        # each channel's rounding term as the table's third row (`channel_rounding_terms`), where
+        # a kernel loads a channel's numbers often (`arm_dsp.select_kernels.with_rounding_terms`)
+        self.terms_row = self.table is not None and self.table.shape[0] == 3
+        if self.terms_row:
+            assert self.rights_fold and self.numbers is not None and (self.numbers[2] == channel_rounding_terms(
+                self.numbers[1], parameters.output_offset)).all(), "a table's rounding terms are its shifts'"
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
@@ -218,12 +225,19 @@ class ChannelRequantization:
             return self.constant
         b = self.b
         if self.inlined and isinstance(channel, int) and self.numbers is not None:
-            multiplier, shift = (int(number) for number in self.numbers[:, channel])
+            multiplier, shift = (int(number) for number in self.numbers[:2, channel])
             return b.opaque(b.integer(multiplier)), shift  # opaque: one SMMLAR (a constant: UMLAL, MUL)
         shift = b.load(self.table, [1, channel])
         if self.shift_sign:  # no instruction: LLVM knows the shift's sign (the table's: `table_shift_sign`)
             b.assume(b.int_compare("sle" if self.shift_sign < 0 else "sge", shift, 0))
         return b.load(self.table, [0, channel]), shift
+
+    def terms_of(self, channel: Index) -> SSAValue | None:
+        """Channel `channel`'s rounding term loaded from the table's third row (`terms_row`;
+        None without one, or where `of` gives the channel's numbers as constants)."""
+        if not self.terms_row or (self.inlined and isinstance(channel, int)):
+            return None
+        return self.b.load(self.table, [2, channel])
 
     def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
         """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""
@@ -359,12 +373,13 @@ class QuantizedArithmetic(ArithmeticDomain):
         offset_inside = narrow and (self.low, self.high) == self.out_type.value_range
         # a fused relu (or none, at an offset of the type's minimum): no sign in the rounding
         relu = isinstance(self.low, int) and isinstance(self.output_offset, int) and self.low >= self.output_offset
+        terms = self.requantization.terms_of(channel) if offset_inside and self.rounding is None else None
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
                 level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
                                           self.rounding, clamped_below_offset=relu,
-                                          shift_folds=self.requantization.rights_fold)
+                                          shift_folds=self.requantization.rights_fold, terms=terms)
             elif narrow:
                 level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled,
                                                     clamped_below_offset=relu), self.output_offset)
