@@ -63,11 +63,13 @@ from glowmlir.lowering.loop_skeletons import (
 from glowmlir.lowering.requantization import (
     FULLY_CONNECTED_ROUNDS_ONCE,
     SINGLE_ROUNDING,
+    UNIFORM_SHIFT,
     channel_rounding_terms,
     divide_by_power_of_two,
     is_narrow,
     requantize,
     requantize_bounded,
+    requantize_floored,
     requantize_narrow,
     requantize_wide,
     rounding_terms,
@@ -201,7 +203,12 @@ class ChannelRequantization:
         # each channel's rounding term as the table's third row (`channel_rounding_terms`), where
         # a kernel loads a channel's numbers often (`arm_dsp.select_kernels.with_rounding_terms`)
         self.terms_row = self.table is not None and self.table.shape[0] == 3
-        if self.terms_row:
+        # one right shift for every channel (`requantize_floored`), the filter and bias scaled
+        microkernel = getattr(op, "microkernel", None)
+        self.uniform_right = -int(self.numbers[1][0]) if self.terms_row and self.numbers is not None \
+            and microkernel is not None \
+            and microkernel.parameter(UNIFORM_SHIFT) is not None else None
+        if self.terms_row and self.uniform_right is None:
             assert self.rights_fold and self.numbers is not None and (self.numbers[2] == channel_rounding_terms(
                 self.numbers[1], parameters.output_offset)).all(), "a table's rounding terms are its shifts'"
         if self.table is None:
@@ -231,6 +238,12 @@ class ChannelRequantization:
         if self.shift_sign:  # no instruction: LLVM knows the shift's sign (the table's: `table_shift_sign`)
             b.assume(b.int_compare("sle" if self.shift_sign < 0 else "sge", shift, 0))
         return b.load(self.table, [0, channel]), shift
+
+    def multiplier_of(self, channel: Index) -> SSAValue:
+        """Channel `channel`'s multiplier alone (opaque where a constant: one `SMMLA`)."""
+        if self.inlined and isinstance(channel, int) and self.numbers is not None:
+            return self.b.opaque(self.b.integer(int(self.numbers[0, channel])))
+        return self.b.load(self.table, [0, channel])
 
     def terms_of(self, channel: Index) -> SSAValue | None:
         """Channel `channel`'s rounding term loaded from the table's third row (`terms_row`;
@@ -362,6 +375,17 @@ class QuantizedArithmetic(ArithmeticDomain):
 
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
+        if self.requantization.uniform_right is not None:  # doubled, a relu (`uniform_shift_table`)
+            multiplier, right = self.requantization.multiplier_of(channel), self.requantization.uniform_right
+            terms = b.load(self.requantization.table, [2, channel])
+
+            def floored(total: SSAValue) -> SSAValue:
+                level = requantize_floored(b, total, multiplier, right, terms)
+                if self.lookup_table is not None:
+                    return looked_up(b, self.lookup_table, b.clamp(level, self.low, self.high))
+                return b.truncate(b.clamp(level, self.low, self.high), storage)
+
+            return floored
         rescale = self.rescale()
         narrow, wrapped = rescale is requantize_narrow, False
         if narrow and not self.doubled:

@@ -105,8 +105,9 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.quantized_kernels import table_rights_fold
-from glowmlir.lowering.requantization import channel_rounding_terms
+from glowmlir.lowering.requantization import UNIFORM_SHIFT, channel_rounding_terms
 from glowmlir.quantization.rescaling import (
+    activation_bounds,
     centred_rows,
     largest_difference,
     weight_zero_point,
@@ -445,7 +446,12 @@ class PackConvolutionFilter(RewritePattern):
         if self.single_issue and microkernel == MICROKERNEL and not loop_pairs and band is None \
                 and op.pool is None and gathers(kind, op.strides.get_values(), False, False) \
                 and centred.shape[0] * packed.shape[1] > UNROLLED_CHANNEL_PAIRS:
-            with_rounding_terms(op, rewriter)
+            scaled = uniform_shift_table(op, packed, centred, rewriter) if doubled and packed.dtype == np.int16 \
+                else None
+            if scaled is not None:
+                packed = scaled
+            else:
+                with_rounding_terms(op, rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0)
         filter_words = stored_as(filter_type, i8, centred=not plan.uncentred_words) if packed.dtype == np.int8 else \
@@ -476,6 +482,51 @@ def with_rounding_terms(op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> 
     op.operands[list(op.operands).index(table)] = insert_weight(
         old_table.name_.data, np.concatenate([numbers, terms[None]]).astype(np.int32), op, rewriter)
     erase_if_unused(old_table, rewriter)
+
+
+def uniform_shift_table(op: glowll.ConvolutionOp, packed: np.ndarray, centred: np.ndarray,
+                        rewriter: PatternRewriter) -> np.ndarray | None:
+    """A narrow, doubled gathered product of int16 pairs (CHANNEL_PAIRS `packed`, [groups,
+    pairs, interleaved, block, 2]) with a fused relu, requantized at one right shift k, one more
+    than its channels' largest r: each channel's filter and bias scaled by f = 2^(k - r)
+    (returned: the filter; the bias replaced), its table (multiplier, -k, terms f h + f / 2:
+    `requantization.requantize_floored`, which proves the same levels). Then its output step is
+    `SMMLA`, `SSAT` with `ASR #k`, `STRB` (no `ASR` by a register an output, no shift loaded and
+    negated a channel and run). None (nothing changed) where a scaled weight leaves int16 or a
+    sum int32 (|a| at most |bias| + 255 x the channel's sum of |w|, doubled: 2 f |a| and |terms| +
+    f |a| within int32)."""
+    table, bias = op.requantization, accumulator_bias(op)
+    if (table is None or bias is None or getattr(op, "narrow_requantization", None) is None
+            or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None):
+        return None
+    out_type = glow.convolved_element(op)
+    offset = out_type.offset
+    if activation_bounds(op, out_type)[0] < offset:  # the sign's rounding not taken: a relu only
+        return None
+    multipliers, shifts = array_from_dense(table.owner.value).astype(np.int64)
+    rights = -shifts
+    if (rights < 0).any():
+        return None
+    right = int(rights.max()) + 1
+    factors = np.left_shift(1, right - rights)
+    terms = factors * channel_rounding_terms(shifts, offset) + factors // 2
+    biases = array_from_dense(bias.value).astype(np.int64).reshape(-1)
+    sums = factors * (np.abs(biases) + 255 * np.abs(centred.astype(np.int64)).sum(axis=1))
+    groups, _, interleaved, block, _ = packed.shape
+    scaled = packed.astype(np.int64) * factors.reshape(groups, 1, interleaved, block, 1)
+    if (np.abs(scaled).max() > np.iinfo(np.int16).max or (2 * sums).max() >= 2**31
+            or (np.abs(terms) + sums).max() >= 2**31 or (2 * factors * np.abs(biases)).max() >= 2**31):
+        return None
+    op.operands[3] = insert_weight(bias.name_.data, (biases * factors).astype(np.int32), op, rewriter,
+                                   op.bias.type.element_type)
+    old_table = table.owner
+    op.operands[list(op.operands).index(table)] = insert_weight(
+        old_table.name_.data, np.stack([multipliers, np.full_like(shifts, -right), terms]).astype(np.int32), op,
+        rewriter)
+    erase_if_unused(bias, rewriter)
+    erase_if_unused(old_table, rewriter)
+    op.properties["microkernel"] = op.microkernel.with_parameter(UNIFORM_SHIFT, UnitAttr())
+    return scaled.astype(np.int16)
 
 
 OUTPUT_PAIRS_FROM = 16
