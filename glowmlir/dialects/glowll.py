@@ -560,7 +560,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
 
     Quantized with a per-channel filter, `requantization` is an i32 [2, O] weight: the
     multiplier of each output channel, then its shift (a third row, each channel's rounding
-    term, where the Arm DSP kernels load it: `arm_dsp.select_kernels.with_rounding_terms`). With a `lookup_table` (int8, 256 entries
+    terms, where the Arm DSP kernels requantize every channel at one shift:
+    `arm_dsp.select_kernels.uniform_shift_table`). With a `lookup_table` (int8, 256 entries
     of dest's type; glowll-fuse-lookup-tables) each output is requantized to `lookup_input`'s
     type and clamped as it would be stored there, then dest gets its entry (`verify_lookup_table`).
 

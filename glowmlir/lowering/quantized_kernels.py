@@ -64,7 +64,6 @@ from glowmlir.lowering.requantization import (
     FULLY_CONNECTED_ROUNDS_ONCE,
     SINGLE_ROUNDING,
     UNIFORM_SHIFT,
-    channel_rounding_terms,
     divide_by_power_of_two,
     is_narrow,
     requantize,
@@ -200,17 +199,13 @@ class ChannelRequantization:
         # the table's numbers, for channels known at compile time (`QuantizedArithmetic.channels_inlined`)
         self.numbers = table_numbers(op)
         self.inlined = False
-        # each channel's rounding term as the table's third row (`channel_rounding_terms`), where
-        # a kernel loads a channel's numbers often (`arm_dsp.select_kernels.with_rounding_terms`)
-        self.terms_row = self.table is not None and self.table.shape[0] == 3
-        # one right shift for every channel (`requantize_floored`), the filter and bias scaled
+        # one right shift for every channel (`requantize_floored`; the filter and bias scaled,
+        # the table's third row each channel's terms: `arm_dsp.select_kernels.uniform_shift_table`)
         microkernel = getattr(op, "microkernel", None)
-        self.uniform_right = -int(self.numbers[1][0]) if self.terms_row and self.numbers is not None \
-            and microkernel is not None \
-            and microkernel.parameter(UNIFORM_SHIFT) is not None else None
-        if self.terms_row and self.uniform_right is None:
-            assert self.rights_fold and self.numbers is not None and (self.numbers[2] == channel_rounding_terms(
-                self.numbers[1], parameters.output_offset)).all(), "a table's rounding terms are its shifts'"
+        uniform = microkernel is not None and microkernel.parameter(UNIFORM_SHIFT) is not None
+        assert not uniform or (self.numbers is not None and self.numbers.shape[0] == 3
+                               and (self.numbers[1] == self.numbers[1][0]).all()), "one shift, and the terms"
+        self.uniform_right = -int(self.numbers[1][0]) if uniform else None
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
@@ -244,13 +239,6 @@ class ChannelRequantization:
         if self.inlined and isinstance(channel, int) and self.numbers is not None:
             return self.b.opaque(self.b.integer(int(self.numbers[0, channel])))
         return self.b.load(self.table, [0, channel])
-
-    def terms_of(self, channel: Index) -> SSAValue | None:
-        """Channel `channel`'s rounding term loaded from the table's third row (`terms_row`;
-        None without one, or where `of` gives the channel's numbers as constants)."""
-        if not self.terms_row or (self.inlined and isinstance(channel, int)):
-            return None
-        return self.b.load(self.table, [2, channel])
 
     def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
         """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""
@@ -397,13 +385,12 @@ class QuantizedArithmetic(ArithmeticDomain):
         offset_inside = narrow and (self.low, self.high) == self.out_type.value_range
         # a fused relu (or none, at an offset of the type's minimum): no sign in the rounding
         relu = isinstance(self.low, int) and isinstance(self.output_offset, int) and self.low >= self.output_offset
-        terms = self.requantization.terms_of(channel) if offset_inside and self.rounding is None else None
 
         def stored(total: SSAValue) -> SSAValue:
             if offset_inside:
                 level = requantize_narrow(b, total, multiplier, shift, self.output_offset, wrapped, self.doubled,
                                           self.rounding, clamped_below_offset=relu,
-                                          shift_folds=self.requantization.rights_fold, terms=terms)
+                                          shift_folds=self.requantization.rights_fold)
             elif narrow:
                 level = b.int_add(requantize_narrow(b, total, multiplier, shift, wrapped=wrapped, doubled=self.doubled,
                                                     clamped_below_offset=relu), self.output_offset)

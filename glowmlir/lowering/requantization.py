@@ -141,8 +141,7 @@ def wrapped_double(multiplier: int) -> int | None:
 def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue,
                       shift: int | SSAValue, offset: int | SSAValue = 0, wrapped: bool = False,
                       doubled: bool = False, rounding: SSAValue | None = None,
-                      clamped_below_offset: bool = False, shift_folds: bool = False,
-                      terms: SSAValue | None = None) -> SSAValue:
+                      clamped_below_offset: bool = False, shift_folds: bool = False) -> SSAValue:
     """`requantize` plus `offset` for a value known to fit after `<< (max(shift, 0) + 1)` (see
     `narrow_requantization`): `(2 * (value << left) * M + 2^31) >> 32` is the doubling high
     multiply exactly (one SMMULR on Arm), and the rounding division by 2^right is
@@ -174,8 +173,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
     a constant offset joins the rounding term in int32 (`quantized_kernels.table_rights_fold`):
     the term made once a channel, `2^(right - 1) + offset * 2^right`, instead of the offset
     added to each output (the output step of a per-channel int8 layer SMMLAR, ASR, SSAT: one
-    `SUB` fewer an output). `terms`: with `shift_folds`, that channel's term as loaded from its
-    table (`channel_rounding_terms`, a table's third row), not made from the loaded shift."""
+    `SUB` fewer an output)."""
     assert not SINGLE_ROUNDING.get(), "the narrow forms round twice: single rounding takes the generic kernels"
     left, right = shift_split(b, shift)
     if wrapped or doubled:  # value << left, multiplied as it is
@@ -193,7 +191,7 @@ def requantize_narrow(b: KernelBuilder, value: SSAValue, multiplier: int | SSAVa
         assert folded, "rounding terms in a register need a constant shift and offset"
         terms = rounding if sign is None else b.int_add(b.shift_right(sign, 31), rounding)
         return b.shift_right(b.int_add(high, terms), right)
-    divided = _divide_narrow(b, high, sign, right, offset if folded else 0, terms if folded else None)
+    divided = _divide_narrow(b, high, sign, right, offset if folded else 0)
     return divided if folded or is_zero(offset) else b.int_add(divided, offset)
 
 
@@ -284,9 +282,9 @@ def channel_rounding_terms(shifts: np.ndarray, offset: int) -> np.ndarray:
     (right = max(-shift, 0)), `((2 offset + 1) << right) >> 1`: `2^(right - 1) + offset * 2^right`
     for right > 0 (the half, and the offset inside the division), `offset` for right = 0 (the
     arithmetic shift's floor of offset + 1/2). The same int32 numbers as the kernel makes from a
-    loaded shift (where `quantized_kernels.table_rights_fold` holds: no term leaves int32), so a
-    table holding them as a third row (`arm_dsp.select_kernels.with_rounding_terms`) gives the
-    same outputs bit for bit."""
+    loaded shift (where `quantized_kernels.table_rights_fold` holds: no term leaves int32); with
+    the offset inside, the rounding division of `requantize_narrow` is `floor((high + h) / 2^r)`
+    (`requantize_floored` builds on it)."""
     rights = np.maximum(-shifts.astype(np.int64), 0)
     return ((2 * offset + 1) << rights) >> 1
 
@@ -319,7 +317,7 @@ def requantize_floored(b: KernelBuilder, value: SSAValue, multiplier: int | SSAV
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue | None, right: int | SSAValue,
-                   offset: int = 0, terms: SSAValue | None = None) -> SSAValue:
+                   offset: int = 0) -> SSAValue:
     """`high / 2^right + offset`, the quotient rounded half away from zero, the sign taken from
     `doubled`; rounded half up when `doubled` is None (a level clamped below the offset,
     `requantize_narrow`'s `clamped_below_offset`). The offset is added inside the division,
@@ -333,8 +331,8 @@ def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue | None, r
             terms = b.int_add(b.shift_right(doubled, 31), terms)
         return b.shift_right(b.int_add(high, terms), right)
     # 2^(right - 1) + offset * 2^right as ((2 * offset + 1) << right) >> 1 (offset at right 0),
-    # made once a channel where the shift is loaded, or loaded beside it (`terms`)
-    half = terms if terms is not None else b.shift_right(b.shift_left(2 * offset + 1, right), 1)
+    # made once a channel where the shift is loaded
+    half = b.shift_right(b.shift_left(2 * offset + 1, right), 1)
     if doubled is None:
         return b.shift_right(b.int_add(high, half), right)
     negative = b.select(b.int_compare("sgt", right, 0), b.shift_right(doubled, 31), 0)

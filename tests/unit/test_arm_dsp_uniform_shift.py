@@ -1,11 +1,12 @@
-"""The output step of single-issue gathered products (issue 37): a per-channel table's rounding
-terms as its third row (`arm_dsp.select_kernels.with_rounding_terms`: loaded beside the multiplier
-and shift, not made from the shift), and, with a relu on int16 pairs, one right shift for every
-channel (`uniform_shift_table`: each channel's filter and bias scaled by 2^(k - r), the output
-step `SMMLA`, `SSAT` with `ASR #k`: `requantization.requantize_floored`). The arithmetic on edge
-values in numpy against TFLite's two roundings, then random-weight pointwise layers of visual
-wake words' narrow channel counts (more channel pairs than the unrolled ones) with a relu, no
-activation and a clip, on the emulated M4 and M33, bit for bit against the int8 reference."""
+"""One right shift for every channel on single-issue cores (issue 37): a narrow int16-pair
+gathered product or widened depthwise layer with a relu has each channel's filter and bias scaled
+by 2^(k - r) at compile time (`arm_dsp.select_kernels.uniform_shift_table`) and its output step
+`SMMLA`, `SSAT` with `ASR #k` (`requantization.requantize_floored`), the table's third row each
+channel's terms. The arithmetic on edge values in numpy against TFLite's two roundings, then
+random-weight pointwise layers of visual wake words' narrow channel counts (more channel pairs
+than the unrolled ones) and 3x3 depthwise layers of stride 1 and 2, with a relu (at one shift),
+no activation and a clip (as before), on the emulated M4 and M33, bit for bit against the int8
+reference."""
 
 from __future__ import annotations
 
@@ -71,17 +72,20 @@ def test_rounding_terms_are_the_kernels_int32_numbers():
         assert terms[0] == offset and all(terms[r] == (1 << (r - 1)) + offset * (1 << r) for r in range(1, 23))
 
 
-POINTWISE_LAYERS = {
+LAYERS = {
     # more output channels x input pairs than `UNROLLED_CHANNEL_PAIRS`: blocks looped, numbers loaded
     "pointwise_16_32": ((1, 16, 6, 6), (32, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_32_32_odd_plane": ((1, 32, 5, 7), (32, 32, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_32_64": ((1, 32, 4, 4), (64, 32, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # depthwise 3x3 onto `UNIFORM_SHIFT_PLANES` outputs a channel: stride 1 and 2, padded
+    "depthwise_3x3": ((1, 16, 12, 12), (16, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16),
+    "depthwise_3x3_stride2": ((1, 8, 24, 24), (8, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 8),
 }
 
 
-def pointwise_cases():
+def layer_cases():
     cases = []
-    for index, (name, geometry) in enumerate(POINTWISE_LAYERS.items()):
+    for index, (name, geometry) in enumerate(LAYERS.items()):
         for k, activation in enumerate(("relu", None, "clip")):
             cases.append(convolution_case(3700 + 3 * index + k, geometry, per_channel=True, activation=activation,
                                           suffix=f"_{name}_{activation}"))
@@ -89,15 +93,15 @@ def pointwise_cases():
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an505"])
-def test_pointwise_layers_at_one_shift_match_the_int8_reference(board):
-    cases = pointwise_cases()
+def test_layers_at_one_shift_match_the_int8_reference(board):
+    cases = layer_cases()
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     bundle = build(body, constants, target=target_for(board), keep_assembly=True)
     glowll = bundle.ir["glowll"]
-    # the relu layers at one shift, the others with their tables' rounding terms
-    assert glowll.count("uniform_shift") == len(POINTWISE_LAYERS)
-    assert len(re.findall(r"memref<3x(?:32|64)xi32>", glowll)) >= 2 * len(POINTWISE_LAYERS)
+    # the relu layers at one shift (a table of three rows), the others as before
+    assert glowll.count("uniform_shift") == len(LAYERS)
+    assert len(re.findall(r"memref<3x(?:8|16|32|64)xi32>", glowll)) >= len(LAYERS)
     assert re.search(r"smmla\s", bundle.ir["assembly"])  # the floored step's (no rounding), not SMMLAR
     outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
     for case in cases:
