@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextvars
 
 import numpy as np
-
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue

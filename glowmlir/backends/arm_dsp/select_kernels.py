@@ -104,7 +104,6 @@ from glowmlir.dialects.quant import (
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
-from glowmlir.lowering.quantized_kernels import table_rights_fold
 from glowmlir.lowering.requantization import UNIFORM_SHIFT, channel_rounding_terms
 from glowmlir.quantization.rescaling import (
     activation_bounds,
