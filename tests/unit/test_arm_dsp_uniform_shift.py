@@ -4,9 +4,9 @@ by 2^(k - r) at compile time (`arm_dsp.select_kernels.uniform_shift_table`) and 
 `SMMLA`, `SSAT` with `ASR #k` (`requantization.requantize_floored`), the table's third row each
 channel's terms. The arithmetic on edge values in numpy against TFLite's two roundings, then
 random-weight pointwise layers of visual wake words' narrow channel counts (more channel pairs
-than the unrolled ones) and 3x3 depthwise layers of stride 1 and 2, with a relu (at one shift),
-no activation and a clip (as before), on the emulated M4 and M33, bit for bit against the int8
-reference."""
+than the unrolled ones), a 3x3 stem on window pairs and 3x3 depthwise layers of stride 1 and 2,
+with a relu (at one shift), no activation and a clip (as before), on the emulated M4 and M33,
+bit for bit against the int8 reference."""
 
 from __future__ import annotations
 
@@ -77,6 +77,8 @@ LAYERS = {
     "pointwise_16_32": ((1, 16, 6, 6), (32, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_32_32_odd_plane": ((1, 32, 5, 7), (32, 32, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_32_64": ((1, 32, 4, 4), (64, 32, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # a window-pairs product (ResNet-8's 3 -> 16 stem: 14 tap pairs x 16 channels), padded
+    "stem_3x3_3_16": ((1, 3, 12, 12), (16, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
     # depthwise 3x3 onto `UNIFORM_SHIFT_PLANES` outputs a channel: stride 1 and 2, padded
     "depthwise_3x3": ((1, 16, 12, 12), (16, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16),
     "depthwise_3x3_stride2": ((1, 8, 24, 24), (8, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 8),
