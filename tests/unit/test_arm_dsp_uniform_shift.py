@@ -1,12 +1,12 @@
-"""One right shift for every channel on single-issue cores (issue 37): a narrow int16-pair
+"""One right shift for every channel (issue 37): a speed-first build's narrow int16-pair
 gathered product or widened depthwise layer with a relu has each channel's filter and bias scaled
 by 2^(k - r) at compile time (`arm_dsp.select_kernels.uniform_shift_table`) and its output step
 `SMMLA`, `SSAT` with `ASR #k` (`requantization.requantize_floored`), the table's third row each
 channel's terms. The arithmetic on edge values in numpy against TFLite's two roundings, then
 random-weight pointwise layers of visual wake words' narrow channel counts (more channel pairs
 than the unrolled ones), a 3x3 stem on window pairs and 3x3 depthwise layers of stride 1 and 2,
-with a relu (at one shift), no activation and a clip (as before), on the emulated M4 and M33,
-bit for bit against the int8 reference."""
+with a relu (at one shift), no activation and a clip (as before), on the emulated M4, M7 and
+M33, bit for bit against the int8 reference."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def layer_cases():
     return cases
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an505"])
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
 def test_layers_at_one_shift_match_the_int8_reference(board):
     cases = layer_cases()
     body = "".join(case.body for case in cases)

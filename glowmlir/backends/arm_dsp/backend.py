@@ -47,9 +47,9 @@ int16 pairs, each pair's weight words and first pixel pair's words four `LDR`s i
 the core pipelines (`gathered_product.PIPELINED_LOADS`); `opaque_starts` (a speed-first build's
 widened depthwise convolution of tiles of more than five outputs on a dual-issue core,
 `layout.OPAQUE_STARTS`): each such tile starts from its bias made opaque; `uniform_shift` (a
-straight gathered product of int16 pairs with a relu on a single-issue core,
-`select_kernels.uniform_shift_table`): requantized at one right shift for every channel, each
-channel's filter and bias scaled to it (`requantization.requantize_floored`)."""
+speed-first build's straight gathered product of int16 pairs, or widened depthwise layer, with a
+relu, `select_kernels.uniform_shift_table`): requantized at one right shift for every channel,
+each channel's filter and bias scaled to it (`requantization.requantize_floored`)."""
 
 
 def verify_packed_pairs(op) -> None:

@@ -442,7 +442,7 @@ class PackConvolutionFilter(RewritePattern):
         # window) holding the input offset.
         if not any(op.pads.get_values()) or (microkernel == MICROKERNEL and kind in (DEPTHWISE, WINDOW_PAIRS)):
             fold_input_offset(op, centred.sum(axis=1), rewriter)
-        if self.single_issue and microkernel == MICROKERNEL and not loop_pairs and band is None and doubled \
+        if microkernel == MICROKERNEL and not self.helium and not loop_pairs and band is None and doubled \
                 and packed.dtype == np.int16 and op.pool is None and (
                     (kind == DEPTHWISE and int(np.prod(glow.shape_of(op.dest)[2:])) >= UNIFORM_SHIFT_PLANES) or (
                     gathers(kind, op.strides.get_values(), False, False)
