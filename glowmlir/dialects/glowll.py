@@ -565,7 +565,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `dest` itself: the convolution then accumulates into it in place).
 
     Quantized with a per-channel filter, `requantization` is an i32 [2, O] weight: the
-    multiplier of each output channel, then its shift. With a `lookup_table` (int8, 256 entries
+    multiplier of each output channel, then its shift (a third row, each channel's rounding
+    terms, where the Arm DSP kernels requantize every channel at one shift:
+    `arm_dsp.select_kernels.uniform_shift_table`). With a `lookup_table` (int8, 256 entries
     of dest's type; glowll-fuse-lookup-tables) each output is requantized to `lookup_input`'s
     type and clamped as it would be stored there, then dest gets its entry (`verify_lookup_table`).
 
@@ -681,8 +683,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
             _fail(self, "the residual must have dest's shape")
         if self.requantization is not None and (
                 self.requantization.type.element_type != i32
-                or glow.shape_of(self.requantization) != (2, glow.shape_of(self.bias)[0])):
-            _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts)")
+                or glow.shape_of(self.requantization) not in ((rows, glow.shape_of(self.bias)[0]) for rows in (2, 3))):
+            _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts; "
+                  "a third row: rounding terms)")
         verify_parameters(self)
         verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
         verify_lookup_table(self)

@@ -63,10 +63,12 @@ from glowmlir.lowering.loop_skeletons import (
 from glowmlir.lowering.requantization import (
     FULLY_CONNECTED_ROUNDS_ONCE,
     SINGLE_ROUNDING,
+    UNIFORM_SHIFT,
     divide_by_power_of_two,
     is_narrow,
     requantize,
     requantize_bounded,
+    requantize_floored,
     requantize_narrow,
     requantize_wide,
     rounding_terms,
@@ -197,6 +199,13 @@ class ChannelRequantization:
         # the table's numbers, for channels known at compile time (`QuantizedArithmetic.channels_inlined`)
         self.numbers = table_numbers(op)
         self.inlined = False
+        # one right shift for every channel (`requantize_floored`; the filter and bias scaled,
+        # the table's third row each channel's terms: `arm_dsp.select_kernels.uniform_shift_table`)
+        microkernel = getattr(op, "microkernel", None)
+        uniform = microkernel is not None and microkernel.parameter(UNIFORM_SHIFT) is not None
+        assert not uniform or (self.numbers is not None and self.numbers.shape[0] == 3
+                               and (self.numbers[1] == self.numbers[1][0]).all()), "one shift, and the terms"
+        self.uniform_right = -int(self.numbers[1][0]) if uniform else None
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
@@ -218,12 +227,18 @@ class ChannelRequantization:
             return self.constant
         b = self.b
         if self.inlined and isinstance(channel, int) and self.numbers is not None:
-            multiplier, shift = (int(number) for number in self.numbers[:, channel])
+            multiplier, shift = (int(number) for number in self.numbers[:2, channel])
             return b.opaque(b.integer(multiplier)), shift  # opaque: one SMMLAR (a constant: UMLAL, MUL)
         shift = b.load(self.table, [1, channel])
         if self.shift_sign:  # no instruction: LLVM knows the shift's sign (the table's: `table_shift_sign`)
             b.assume(b.int_compare("sle" if self.shift_sign < 0 else "sge", shift, 0))
         return b.load(self.table, [0, channel]), shift
+
+    def multiplier_of(self, channel: Index) -> SSAValue:
+        """Channel `channel`'s multiplier alone (opaque where a constant: one `SMMLA`)."""
+        if self.inlined and isinstance(channel, int) and self.numbers is not None:
+            return self.b.opaque(self.b.integer(int(self.numbers[0, channel])))
+        return self.b.load(self.table, [0, channel])
 
     def narrow_of(self, channel: Index) -> tuple[int | SSAValue, int | SSAValue, bool]:
         """`of(channel)` for `requantize_narrow`, and whether the multiplier is wrapped."""
@@ -348,6 +363,17 @@ class QuantizedArithmetic(ArithmeticDomain):
 
     def output(self, channel: Index, storage: Attribute) -> StoredElement:
         b = self.b
+        if self.requantization.uniform_right is not None:  # doubled, a relu (`uniform_shift_table`)
+            multiplier, right = self.requantization.multiplier_of(channel), self.requantization.uniform_right
+            terms = b.load(self.requantization.table, [2, channel])
+
+            def floored(total: SSAValue) -> SSAValue:
+                level = requantize_floored(b, total, multiplier, right, terms)
+                if self.lookup_table is not None:
+                    return looked_up(b, self.lookup_table, b.clamp(level, self.low, self.high))
+                return b.truncate(b.clamp(level, self.low, self.high), storage)
+
+            return floored
         rescale = self.rescale()
         narrow, wrapped = rescale is requantize_narrow, False
         if narrow and not self.doubled:

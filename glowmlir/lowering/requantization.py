@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 
+import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
@@ -273,6 +274,45 @@ def rounding_terms(shift: int | SSAValue, offset: int | SSAValue) -> int | None:
         return None
     right = max(-shift, 0)
     return (1 << (right - 1)) + offset * (1 << right) if right > 0 and offset_folds(right, offset) else None
+
+
+def channel_rounding_terms(shifts: np.ndarray, offset: int) -> np.ndarray:
+    """Each channel's rounding term `_divide_narrow` adds before its division by 2^right
+    (right = max(-shift, 0)), `((2 offset + 1) << right) >> 1`: `2^(right - 1) + offset * 2^right`
+    for right > 0 (the half, and the offset inside the division), `offset` for right = 0 (the
+    arithmetic shift's floor of offset + 1/2). The same int32 numbers as the kernel makes from a
+    loaded shift (where `quantized_kernels.table_rights_fold` holds: no term leaves int32); with
+    the offset inside, the rounding division of `requantize_narrow` is `floor((high + h) / 2^r)`
+    (`requantize_floored` builds on it)."""
+    rights = np.maximum(-shifts.astype(np.int64), 0)
+    return ((2 * offset + 1) << rights) >> 1
+
+
+UNIFORM_SHIFT = "uniform_shift"
+"""The microkernel parameter of a convolution requantized at one right shift for every channel
+(`arm_dsp.select_kernels.uniform_shift_table`): its table's second row that shift (negated), its
+third each channel's terms for `requantize_floored`."""
+
+
+def requantize_floored(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, right: int,
+                       terms: SSAValue) -> SSAValue:
+    """`(floor(value * M / 2^32) + terms) >> right`, one `SMMLA` and the clamp's `SSAT` with
+    its `ASR #right`: a layer requantized at one right shift for every channel
+    (`uniform_shift_table`), `value` twice the accumulator scaled by the channel's 2^(right - r).
+
+    Why it equals `requantize_narrow` at the channel's own right shift r (the sums doubled, no
+    sign: a relu, `clamped_below_offset`): that one is `floor((high + h) / 2^r)`, high =
+    `floor((2a M + 2^31) / 2^32)`, h = `channel_rounding_terms` (2^(r - 1) + offset * 2^r; the
+    offset at r = 0). As `floor((floor(y / m) + h) / n) = floor((y + h m) / (m n))` for integers
+    (m, n > 0), it is `floor(S / 2^(32 + r))`, S = 2a M + 2^31 + h 2^32. With f = 2^(right - r)
+    (right > r: f even), `S / 2^(32 + r) = f S / 2^(32 + right)` and `f S = 2(f a) M + 2^32 (f h +
+    f / 2)`: an integer multiple of 2^32 beside the product, so the level is `floor((floor(2 (f a)
+    M / 2^32) + terms) / 2^right)` with terms = f h + f / 2, the same rounding once. The filter
+    and bias of the channel are scaled by f at compile time (the accumulator f a exactly), and
+    the selection checks that 2 f |a| and |terms| + f |a| stay in int32."""
+    wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
+    high = b.truncate(b.shift_right(wide, 32), i32)
+    return b.shift_right(b.int_add(high, terms), right)
 
 
 def _divide_narrow(b: KernelBuilder, high: SSAValue, doubled: SSAValue | None, right: int | SSAValue,

@@ -83,9 +83,13 @@ def test_dead_channels_fold_and_equal_the_reference(board):
     tables = [data for name, _, data in bundle.layout.weights if name.endswith("_requantization")]
     assert len(tables) == len(cases)
     for table, (_, _, out_c, _) in zip(tables, LAYERS, strict=True):
-        multipliers, shifts = np.asarray(table).reshape(2, out_c)
+        rows = np.asarray(table).reshape(-1, out_c)
+        multipliers, shifts = rows[:2]
         dead = np.arange(out_c) % 4 == 1
-        assert np.all(multipliers[dead] == NEUTRAL_MULTIPLIER) and np.all(shifts[dead] == 0)
+        assert np.all(multipliers[dead] == NEUTRAL_MULTIPLIER)
+        # on a single-issue core a relu layer's channels may share one right shift (a table of
+        # three rows: `arm_dsp.select_kernels.uniform_shift_table`), else a dead channel's is 0
+        assert (len(set(shifts.tolist())) == 1) if len(rows) == 3 else np.all(shifts[dead] == 0)
         assert -shifts.min() <= 22
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     run = run_on_board(bundle, board, inputs)
