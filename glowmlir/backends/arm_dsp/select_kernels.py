@@ -67,7 +67,12 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     size_first_fully_connected_cost,
     weight_pairs_saved_cycles,
 )
-from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS, PIPELINED_LOADS, UNROLLED_CHANNEL_PAIRS, WEIGHTS_AHEAD
+from glowmlir.backends.arm_dsp.gathered_product import (
+    LOOP_PAIRS,
+    PIPELINED_LOADS,
+    UNROLLED_CHANNEL_PAIRS,
+    WEIGHTS_AHEAD,
+)
 from glowmlir.backends.arm_dsp.layout import (
     CHANNEL_PAIRS,
     CHANNEL_PRODUCTS,
