@@ -16,7 +16,7 @@ import pytest
 from glowmlir.backends.arm_dsp.gathered_product import UNROLLED_CHANNEL_PAIRS
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.unit.test_arm_dsp_kernels import build
-from tests.unit.test_quantized_kernels import convolution_case
+from tests.unit.test_quantized_kernels import activation_cases
 
 NARROW_LAYERS = {
     # visual wake words' 8 -> 16 pointwise layer (runs of four pixels only), and on an odd plane
@@ -31,12 +31,7 @@ NARROW_LAYERS = {
 
 
 def narrow_cases():
-    cases = []
-    for index, (name, geometry) in enumerate(NARROW_LAYERS.items()):
-        for k, activation in enumerate(("relu", None, "clip")):
-            cases.append(convolution_case(900 + 3 * index + k, geometry, per_channel=True, activation=activation,
-                                          suffix=f"_{name}_{activation}"))
-    return cases
+    return activation_cases(NARROW_LAYERS, 900)
 
 
 def test_the_cases_are_narrow():

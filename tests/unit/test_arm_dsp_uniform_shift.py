@@ -18,7 +18,7 @@ import pytest
 from glowmlir.lowering.requantization import channel_rounding_terms
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.unit.test_arm_dsp_kernels import build
-from tests.unit.test_quantized_kernels import convolution_case
+from tests.unit.test_quantized_kernels import activation_cases
 
 
 def tflite_level(accumulator: int, multiplier: int, right: int, offset: int) -> int:
@@ -86,12 +86,7 @@ LAYERS = {
 
 
 def layer_cases():
-    cases = []
-    for index, (name, geometry) in enumerate(LAYERS.items()):
-        for k, activation in enumerate(("relu", None, "clip")):
-            cases.append(convolution_case(3700 + 3 * index + k, geometry, per_channel=True, activation=activation,
-                                          suffix=f"_{name}_{activation}"))
-    return cases
+    return activation_cases(LAYERS, 3700)
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])

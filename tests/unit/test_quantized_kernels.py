@@ -211,6 +211,15 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     return Case(body, {x: x_levels}, {w: w_levels, b: bias_levels}, y, expected)
 
 
+
+def activation_cases(layers: dict, first_seed: int) -> list[Case]:
+    """`convolution_case` of each named geometry in `layers` (per channel), once with a relu,
+    once without an activation and once with a clip, on seeds from `first_seed`."""
+    return [convolution_case(first_seed + 3 * index + k, geometry, per_channel=True, activation=activation,
+                             suffix=f"_{name}_{activation}")
+            for index, (name, geometry) in enumerate(layers.items())
+            for k, activation in enumerate(("relu", None, "clip"))]
+
 def convolution_text(suffix: str, types: tuple[str, str, str, str], geometry, activation: str | None,
                      pool: dict | None, clip: dict | None = None) -> tuple[str, tuple[str, str, str, str]]:
     """The glow lines of a convolution of `geometry` (`CONVOLUTIONS`' form) with a fused
