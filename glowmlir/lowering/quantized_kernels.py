@@ -227,15 +227,15 @@ class ChannelRequantization:
             return self.constant
         b = self.b
         if self.inlined and isinstance(channel, int) and self.numbers is not None:
-            multiplier, shift = (int(number) for number in self.numbers[:2, channel])
-            return b.opaque(b.integer(multiplier)), shift  # opaque: one SMMLAR (a constant: UMLAL, MUL)
+            return self.multiplier_of(channel), int(self.numbers[1, channel])
         shift = b.load(self.table, [1, channel])
         if self.shift_sign:  # no instruction: LLVM knows the shift's sign (the table's: `table_shift_sign`)
             b.assume(b.int_compare("sle" if self.shift_sign < 0 else "sge", shift, 0))
         return b.load(self.table, [0, channel]), shift
 
     def multiplier_of(self, channel: Index) -> SSAValue:
-        """Channel `channel`'s multiplier alone (opaque where a constant: one `SMMLA`)."""
+        """Channel `channel`'s multiplier alone (opaque where a constant: one `SMMLAR` or `SMMLA`;
+        a constant would be a `UMLAL` and a `MUL`)."""
         if self.inlined and isinstance(channel, int) and self.numbers is not None:
             return self.b.opaque(self.b.integer(int(self.numbers[0, channel])))
         return self.b.load(self.table, [0, channel])

@@ -122,6 +122,7 @@ from glowmlir.quantization.rescaling import (
     largest_difference,
     weight_zero_point,
 )
+from glowmlir.transforms.execute_in_patches import convolution_macs
 from glowmlir.transforms.fold_constant_channels import neutral_requantization
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
@@ -527,6 +528,11 @@ def uniform_shift_table(op: glowll.ConvolutionOp, kind: str | None, packed: np.n
     return scaled.astype(np.int16)
 
 
+def fully_connected_macs(op: glowll.FullyConnectedOp) -> int:
+    """The multiply-accumulates of a FullyConnected: rows x weights."""
+    return glow.shape_of(op.input)[0] * int(np.prod(glow.shape_of(op.weights)))
+
+
 OUTPUT_PAIRS_FROM = 16
 """The fewest input channel pairs of a pointwise layer on output pair words: each output's split
 (`fully_connected.split_output_pairs`, a bias loaded, three instructions) is paid over fewer
@@ -899,8 +905,7 @@ class SelectArmDspKernels(ModulePass):
             if isinstance(layer, glowll.ConvolutionOp):
                 saved, lost = self.looped_depthwise_cost(layer, filters)
             elif isinstance(layer, glowll.FullyConnectedOp) and fully_connected.kernel_of(layer) == MICROKERNEL:
-                saved, lost = size_first_fully_connected_cost(glow.shape_of(layer.input)[0]
-                                                              * int(np.prod(glow.shape_of(layer.weights))))
+                saved, lost = size_first_fully_connected_cost(fully_connected_macs(layer))
             else:
                 continue
             if saved <= 0:
@@ -911,10 +916,8 @@ class SelectArmDspKernels(ModulePass):
             shared = costs.get(key)
             costs[key] = SizeFirstCost(layer if shared is None else shared.op, saved,
                                        lost + (0 if shared is None else shared.lost_cycles))
-        macs = sum(int(np.prod(glow.shape_of(layer.dest))) * int(np.prod(glow.shape_of(layer.filter)[1:]))
-                   if isinstance(layer, glowll.ConvolutionOp) else
-                   glow.shape_of(layer.input)[0] * int(np.prod(glow.shape_of(layer.weights)))
-                   for layer in module.walk() if isinstance(layer, (glowll.ConvolutionOp, glowll.FullyConnectedOp)))
+        macs = convolution_macs(module) + sum(fully_connected_macs(layer) for layer in module.walk()
+                                              if isinstance(layer, glowll.FullyConnectedOp))
         chosen = choose_size_first(list(costs.values()), macs, self.code_price)
         return [layer for key, layers in groups.items() if id(costs[key].op) in chosen for layer in layers]
 
@@ -939,9 +942,8 @@ class SelectArmDspKernels(ModulePass):
         whole = rows.widened and read * 4 * rows.row_words <= PLANE_BYTES  # one band: the kernel's own test
         unrolled = unrolls_plane(rows, out_h, out_w, 1 if whole else 2, True)
         straight = 0 < rows.tiles <= straight_row_tiles(rows, strides[1]) and rows.shifted is None
-        saved, lost = looped_depthwise_cost(out_h, out_w, batch * channels, strides[1], unrolled,
-                                            rows.tiles if straight else 0)
-        return saved, lost
+        return looped_depthwise_cost(out_h, out_w, batch * channels, strides[1], unrolled,
+                                     rows.tiles if straight else 0)
 
     def packed_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter,
                              fully_connected: SelectFullyConnected) -> set[int] | None:
