@@ -38,6 +38,7 @@ def tap_pair_words(centred: np.ndarray, block: int) -> np.ndarray:
 
 
 def tap_pair_words_shape(filter_shape, block: int) -> tuple[int, ...]:
+    """The shape `tap_pair_words` gives an OIHW `filter_shape` in blocks of `block` channels."""
     out_c, in_c, k_h, k_w = filter_shape
     return out_c // block, in_c, k_h, -(-k_w // 2), block
 
