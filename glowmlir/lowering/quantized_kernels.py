@@ -61,6 +61,7 @@ from glowmlir.lowering.loop_skeletons import (
     window_size,
 )
 from glowmlir.lowering.requantization import (
+    ACCUMULATOR_SHIFTS,
     FULLY_CONNECTED_ROUNDS_ONCE,
     SINGLE_ROUNDING,
     UNIFORM_SHIFT,
@@ -206,6 +207,13 @@ class ChannelRequantization:
         assert not uniform or (self.numbers is not None and self.numbers.shape[0] == 3
                                and (self.numbers[1] == self.numbers[1][0]).all()), "one shift, and the terms"
         self.uniform_right = -int(self.numbers[1][0]) if uniform else None
+        # the same with each channel's accumulator scaled at run time by its left shift, the table's
+        # second row (`arm_dsp.select_kernels.accumulator_shift_table`)
+        scaled = microkernel.parameter(ACCUMULATOR_SHIFTS) if microkernel is not None else None
+        if scaled is not None:
+            assert self.numbers is not None and self.numbers.shape[0] == 3, "the left shifts, and the terms"
+            self.uniform_right = scaled.value.data
+        self.scaled_accumulators = scaled is not None
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
@@ -366,9 +374,12 @@ class QuantizedArithmetic(ArithmeticDomain):
         if self.requantization.uniform_right is not None:  # doubled, a relu (`uniform_shift_table`)
             multiplier, right = self.requantization.multiplier_of(channel), self.requantization.uniform_right
             terms = b.load(self.requantization.table, [2, channel])
+            left = b.load(self.requantization.table, [1, channel]) if self.requantization.scaled_accumulators \
+                else None
 
             def floored(total: SSAValue) -> SSAValue:
-                level = requantize_floored(b, total, multiplier, right, terms)
+                scaled = total if left is None else b.shift_left(total, left)
+                level = requantize_floored(b, scaled, multiplier, right, terms)
                 if self.lookup_table is not None:
                     return looked_up(b, self.lookup_table, b.clamp(level, self.low, self.high))
                 return b.truncate(b.clamp(level, self.low, self.high), storage)

@@ -294,6 +294,13 @@ UNIFORM_SHIFT = "uniform_shift"
 third each channel's terms for `requantize_floored`."""
 
 
+ACCUMULATOR_SHIFTS = "accumulator_shifts"
+"""The microkernel parameter (its value the right shift k) of a convolution requantized at one
+right shift for every channel with its accumulators scaled at run time
+(`arm_dsp.select_kernels.accumulator_shift_table`): its table's second row each channel's left
+shift s = 1 + k - r, its third each channel's terms for `requantize_floored`."""
+
+
 def requantize_floored(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, right: int,
                        terms: SSAValue) -> SSAValue:
     """`(floor(value * M / 2^32) + terms) >> right`, one `SMMLA` and the clamp's `SSAT` with
@@ -308,8 +315,9 @@ def requantize_floored(b: KernelBuilder, value: SSAValue, multiplier: int | SSAV
     (right > r: f even), `S / 2^(32 + r) = f S / 2^(32 + right)` and `f S = 2(f a) M + 2^32 (f h +
     f / 2)`: an integer multiple of 2^32 beside the product, so the level is `floor((floor(2 (f a)
     M / 2^32) + terms) / 2^right)` with terms = f h + f / 2, the same rounding once. The filter
-    and bias of the channel are scaled by f at compile time (the accumulator f a exactly), and
-    the selection checks that 2 f |a| and |terms| + f |a| stay in int32."""
+    and bias of the channel are scaled by f at compile time (the accumulator f a exactly), or
+    (`ACCUMULATOR_SHIFTS`) the accumulator at run time, `a << (1 + right - r)`; the selection
+    checks that 2 f |a| and |terms| + f |a| stay in int32."""
     wide = b.int_mul(b.sign_extend(value, i64), b.sign_extend(b.int_value(multiplier), i64))
     high = b.truncate(b.shift_right(wide, 32), i32)
     return b.shift_right(b.int_add(high, terms), right)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -288,6 +289,12 @@ class GatheredProduct:
         dual-issue core `WEIGHTS_AHEAD`): its int8 pairs' pixels loaded in halves (`pair_products`),
         its runs' outputs stored in turn (`stored_in_turn`)."""
         self.pipelined_loads = op.microkernel.parameter(PIPELINED_LOADS) is not None
+        self.dead_blocks = self.blocked and getattr(getattr(domain, "requantization", None), "scaled_accumulators",
+                                                    False)
+        """A blocked product whose requantization table gives each dead channel (weights 0, one
+        level for every input, `fold_constant_channels`) the left shift 0
+        (`select_kernels.accumulator_shift_table`): a block of two such channels skips its
+        products (`live_blocked_pixels`)."""
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
             self.run = BLOCKED_PIXELS
             self.gathered = View(b.alloca(BLOCKED_PIXELS * pairs, i32, STACK_ALIGNMENT),
@@ -553,7 +560,7 @@ class GatheredProduct:
         for first in range(0, len(groups), together):
             group = groups[first:first + together]
             if self.blocked and count == BLOCKED_PIXELS:
-                results = self.blocked_pixels(step)
+                results = self.live_blocked_pixels(step)
             elif self.straight:
                 results = self.straight_pixel_pairs(step, group, folded[0])
             else:
@@ -653,6 +660,22 @@ class GatheredProduct:
                 raw = load_word(b, weights, [self.first_pair + i + 1, 0, 0], aligned=True)
             after(b, multiply([(2, x1), (3, y1)], 0, pair))
         return totals
+
+    def live_blocked_pixels(self, step: BlockStep) -> list[SSAValue]:
+        """`blocked_pixels`, skipped for a block of two dead channels where the requantization
+        table marks them (`dead_blocks`: their totals then the starts, which their numbers ignore)."""
+        if not self.dead_blocks:
+            return self.blocked_pixels(step)
+        b, table = self.b, self.domain.requantization.table
+        lefts = [b.load(table, [1, o]) for o in step.channels]
+        live = b.int_compare("ne", functools.reduce(b.int_or, lefts), 0)
+        starts = step.starts * BLOCKED_PIXELS
+        products, done = b.new_block(), b.new_block([value.type for value in starts])
+        b.emit(llvm.CondBrOp(live, products, [], done, starts))
+        b.block = products
+        b.emit(llvm.BrOp(done, *self.blocked_pixels(step)))
+        b.block = done
+        return list(done.args)
 
     def blocked_pixels(self, step: BlockStep) -> list[SSAValue]:
         """The run's four pixels (`BLOCKED_PIXELS`) by one block of two output channels in a loop

@@ -115,7 +115,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.quantized_kernels import STORED_EXPS
-from glowmlir.lowering.requantization import UNIFORM_SHIFT, channel_rounding_terms
+from glowmlir.lowering.requantization import ACCUMULATOR_SHIFTS, UNIFORM_SHIFT, channel_rounding_terms
 from glowmlir.quantization.rescaling import (
     activation_bounds,
     centred_rows,
@@ -123,7 +123,7 @@ from glowmlir.quantization.rescaling import (
     weight_zero_point,
 )
 from glowmlir.transforms.execute_in_patches import convolution_macs
-from glowmlir.transforms.fold_constant_channels import neutral_requantization
+from glowmlir.transforms.fold_constant_channels import channel_levels, neutral_requantization
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     centred_type,
@@ -461,6 +461,8 @@ class PackConvolutionFilter(RewritePattern):
                     gathers(kind, op.strides.get_values(), False, False)
                     and centred.shape[0] * packed.shape[1] > UNROLLED_CHANNEL_PAIRS)):
             packed = uniform_shift_table(op, kind, packed, centred, rewriter)
+        elif microkernel == MICROKERNEL and not self.helium and output_pairs and band is None and op.pool is None:
+            accumulator_shift_table(op, centred, rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0, self.single_issue)
         filter_words = stored_as(filter_type, i8, centred=not plan.uncentred_words) if packed.dtype == np.int8 else \
@@ -526,6 +528,65 @@ def uniform_shift_table(op: glowll.ConvolutionOp, kind: str | None, packed: np.n
     erase_if_unused(old_table, rewriter)
     op.properties["microkernel"] = op.microkernel.with_parameter(UNIFORM_SHIFT, UnitAttr())
     return scaled.astype(np.int16)
+
+
+ACCUMULATOR_RIGHT = 16
+"""The right shift `accumulator_shift_table` gives a layer: the largest one at most this that
+keeps its sums in int32 (and one more than its channels' largest r at least). Layers of one
+shape share their kernel only where their shifts agree (the shift is in its code): at each
+layer's least shift visual wake words' five 128 -> 128 layers took four kernels (9, 10, 11,
+14; code 44.5 KB -> 55.4 KB on the M7), at 16 one."""
+
+
+def accumulator_shift_table(op: glowll.ConvolutionOp, centred: np.ndarray, rewriter: PatternRewriter) -> None:
+    """`uniform_shift_table` for a narrow convolution whose filter cannot be scaled (output pair
+    words, `layout.output_pair_filter_words`: its bytes are the int8 levels), with a fused relu:
+    requantized at one right shift k (`ACCUMULATOR_RIGHT`), each channel's accumulator a scaled at
+    run time instead, `a << s` with s = 1 + k - r (2 f a, f = 2^(k - r): the doubling of the
+    narrow multiply in the same shift). Its table: multipliers, s, terms f h + f / 2
+    (`requantization.requantize_floored`); the parameter `ACCUMULATOR_SHIFTS` k. Then the output
+    step is `LSL` by the loaded s, `SMMLA`, `SSAT` with `ASR #k`, `STRB`, where the loaded right
+    shift took `LSL #1`, `SMMLAR`, `ASR` by it, `SSAT`, `STRB`, and each channel's rounding term
+    was made from its shift (`RSB`, `LSL`, `ASR`). A dead channel (weights 0: its level L one
+    constant, `fold_constant_channels`) gets multiplier 0, s = 0 and terms L 2^k: its level L
+    whatever its sums (`gathered_product.GatheredProduct.dead_blocks` skips the products of a
+    block of two such channels). Nothing changed where no k > every live r keeps 2 f |a| and
+    |terms| + f |a| in int32 (|a| at most |bias| + 255 x the channel's sum of |w|)."""
+    table, bias = op.requantization, accumulator_bias(op)
+    if (table is None or bias is None or getattr(op, "narrow_requantization", None) is None
+            or getattr(op, "doubled_accumulators", None) is not None
+            or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None):
+        return
+    out_type = glow.convolved_element(op)
+    bounds = activation_bounds(op, out_type)
+    if bounds[0] < out_type.offset:  # the sign's rounding not taken: a relu only
+        return
+    multipliers, shifts = array_from_dense(table.owner.value).astype(np.int64)
+    rights = -shifts
+    biases = array_from_dense(bias.value).astype(np.int64).reshape(-1)
+    live = centred.any(axis=1)
+    if (rights < 0).any() or not live.any():
+        return
+    sums = np.abs(biases) + 255 * np.abs(centred.astype(np.int64)).sum(axis=1)
+
+    def fits(right: int) -> bool:
+        factors = np.left_shift(1, right - rights[live])
+        terms = factors * channel_rounding_terms(shifts[live], out_type.offset) + factors // 2
+        return bool((2 * factors * sums[live]).max() < 2**31 and (np.abs(terms) + factors * sums[live]).max() < 2**31)
+
+    right = next((k for k in range(ACCUMULATOR_RIGHT, int(rights[live].max()), -1) if fits(k)), None)
+    if right is None:
+        return
+    factors = np.left_shift(1, right - rights)
+    terms = factors * channel_rounding_terms(shifts, out_type.offset) + factors // 2
+    levels = channel_levels(biases, multipliers, shifts, out_type.offset, bounds)
+    numbers = np.stack([np.where(live, multipliers, 0), np.where(live, 1 + right - rights, 0),
+                        np.where(live, terms, levels << right)])
+    old_table = table.owner
+    op.operands[list(op.operands).index(table)] = insert_weight(old_table.name_.data, numbers.astype(np.int32), op,
+                                                                rewriter)
+    erase_if_unused(old_table, rewriter)
+    op.properties["microkernel"] = op.microkernel.with_parameter(ACCUMULATOR_SHIFTS, IntegerAttr(right, i64))
 
 
 def fully_connected_macs(op: glowll.FullyConnectedOp) -> int:
