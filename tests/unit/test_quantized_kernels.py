@@ -149,7 +149,8 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
 
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
                      pool: dict | None = None, suffix: str = "", bias_kind: str = "int32",
-                     output_scale: float | None = None, input_offset: int | None = None) -> Case:
+                     output_scale: float | None = None, input_offset: int | None = None,
+                     dead_channels: tuple[int, ...] = ()) -> Case:
     """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
     `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
     tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
@@ -160,7 +161,8 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     bias less the input zero point x its weight sum does not). With "large" and "lowest",
     channel 0's outputs saturate and the output scale is the other channels'. `output_scale`:
     the output scale in accumulator units (per tensor), not one that spreads the outputs;
-    `input_offset`: the input zero point, not a random one."""
+    `input_offset`: the input zero point, not a random one; `dead_channels`: output channels of
+    weights all at their zero point (one level for every input, `fold_constant_channels`)."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -182,6 +184,8 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
         bias_scales = np.full(out_c, np.float32(x_type[0]) * w_scales[0], np.float32)
         b_element = q32(bias_scales[0])
     bias = bias_levels = rng.integers(-5000, 5001, out_c).astype(np.int32)
+    dead = list(dead_channels)
+    w_levels[dead] = w_offsets[dead].reshape(-1, *[1] * (w_levels.ndim - 1))
     if bias_kind == "int8":
         bias_levels, b_offset = levels(rng, out_c), offset(rng)
         b_scale = ref.f32(float(bias_scales[0]) * rng.uniform(20, 60))

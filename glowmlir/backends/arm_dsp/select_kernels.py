@@ -279,6 +279,9 @@ class PackConvolutionFilter(RewritePattern):
     tuning hook, `FILTER_WORDS`); "": as `packed` says."""
     single_issue: bool = False
     """`SelectArmDspKernels.single_issue`."""
+    shift_tables: set[int] | None = None
+    """The `id`s of the convolutions on output pair words whose requantization tables may take
+    `accumulator_shift_table`'s third row (None: every one; `packed_within_budget`)."""
 
     def opaque_starts(self, op: glowll.ConvolutionOp) -> bool:
         """Whether a depthwise convolution's wide tiles start from an opaque bias on this core
@@ -461,7 +464,8 @@ class PackConvolutionFilter(RewritePattern):
                     gathers(kind, op.strides.get_values(), False, False)
                     and centred.shape[0] * packed.shape[1] > UNROLLED_CHANNEL_PAIRS)):
             packed = uniform_shift_table(op, kind, packed, centred, rewriter)
-        elif microkernel == MICROKERNEL and not self.helium and output_pairs and band is None and op.pool is None:
+        elif microkernel == MICROKERNEL and not self.helium and output_pairs and band is None and op.pool is None \
+                and (self.shift_tables is None or id(op) in self.shift_tables):
             accumulator_shift_table(op, centred, rewriter)
         if doubled:
             packed = biases_into_filter(op, kind, packed, loop_pairs > 0, self.single_issue)
@@ -1050,4 +1054,18 @@ class SelectArmDspKernels(ModulePass):
                 groups[(dense,)] = [dense]
                 costs[(dense,)] = PackingCost(dense, extra, weight_pairs_saved_cycles(macs))
         chosen = choose_packed(list(costs.values()), int8_bytes, budget)
-        return {id(conv) for key, convs in groups.items() if id(costs[key].op) in chosen for conv in convs}
+        packed = {id(conv) for key, convs in groups.items() if id(costs[key].op) in chosen for conv in convs}
+        # then, in what the packing leaves, the third table rows of the layers on output pair words
+        # (`accumulator_shift_table`), most MACs first
+        left = budget - int8_bytes - sum(max(cost.extra_bytes, 0) for cost in costs.values() if id(cost.op) in chosen)
+        filters.shift_tables = set()
+        paired = [conv for conv in module.walk() if isinstance(conv, glowll.ConvolutionOp) and id(conv) not in packed
+                  and (plan := filters.packing_of(conv)) is not None and plan.output_pair_words is not None]
+        for conv in sorted(paired, key=lambda conv: -int(np.prod(glow.convolution_shape(conv)))
+                           * int(np.prod(glow.shape_of(conv.filter)[1:]))):
+            channels = glow.shape_of(conv.filter)[0]
+            extra = align(12 * channels) - align(8 * channels)
+            if extra <= left:
+                filters.shift_tables.add(id(conv))
+                left -= extra
+        return packed
