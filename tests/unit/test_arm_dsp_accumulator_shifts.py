@@ -7,7 +7,7 @@ channel (weights at their zero point) takes multiplier 0, left shift 0 and its l
 terms, and a blocked product skips the products of a block of two such channels
 (`GatheredProduct.live_blocked_pixels`). The arithmetic on edge values against TFLite's two
 roundings, then random-weight layers with dead channels (a dead block, a block of one dead
-channel) on the emulated M4 and M7, bit for bit against the int8 reference."""
+channel; unpooled and pooled globally) on the emulated M4 and M7, bit for bit against the int8 reference."""
 
 from __future__ import annotations
 
@@ -45,15 +45,19 @@ def test_accumulators_scaled_at_the_layers_shift_give_tflites_levels(offset):
             assert ((((accumulator << 0) * 0) >> 32) + (level << shift)) >> shift == level
 
 
-# Geometry: input, filter, strides, pads, dilations, group; the fused activation; dead channels.
+# Geometry: input, filter, strides, pads, dilations, group; the fused activation; dead channels; pool.
 LAYERS = [
     # blocked (64 pairs), a pixel tail of 3: channels 2 and 3 a dead block, 5 and 15 dead beside live ones
     ("pointwise_128_relu", ((1, 128, 3, 5), (16, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu",
-     (2, 3, 5, 15)),
+     (2, 3, 5, 15), None),
     # 32 pairs (blocked on the M7, straight int16 pairs on the M4), its first two blocks dead
-    ("pointwise_64_relu", ((1, 64, 4, 4), (12, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu", (0, 1, 2, 3)),
+    ("pointwise_64_relu", ((1, 64, 4, 4), (12, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu", (0, 1, 2, 3),
+     None),
+    # blocked in a loop over its 128 pairs, pooled globally (a pixel tail of 1): a dead block, a dead channel
+    ("pointwise_256_pooled_relu", ((1, 256, 3, 3), (16, 256, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu",
+     (8, 9, 12), {"kind": "avg", "kernel": (3, 3), "strides": (1, 1), "pads": (0, 0, 0, 0)}),
     # no relu: the sign's rounding taken, its loaded right shifts as before
-    ("pointwise_128", ((1, 128, 2, 4), (8, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None, (0, 1)),
+    ("pointwise_128", ((1, 128, 2, 4), (8, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None, (0, 1), None),
 ]
 
 
@@ -62,13 +66,13 @@ def test_layers_with_scaled_accumulators_match_the_int8_reference(board, monkeyp
     with monkeypatch.context() as patch:
         patch.setattr(quantized_kernels, "levels", symmetric_levels)
         cases = [quantized_kernels.convolution_case(3810 + k, geometry, per_channel=True, activation=activation,
-                                                    suffix=f"_{name}", dead_channels=dead)
-                 for k, (name, geometry, activation, dead) in enumerate(LAYERS)]
+                                                    pool=pool, suffix=f"_{name}", dead_channels=dead)
+                 for k, (name, geometry, activation, dead, pool) in enumerate(LAYERS)]
     bundle = build(cases, board, "")
     kernels = microkernels(bundle)
-    paired = [True, board == "mps2-an500", True]  # the M4's 32-pair layer straight on int16 pairs
+    paired = [True, board == "mps2-an500", True, True]  # the M4's 32-pair layer straight on int16 pairs
     assert ["output_pairs" in k for k in kernels] == paired, kernels
-    assert ["accumulator_shifts" in k for k in kernels] == [p and activation == "relu" for p, (_, _, activation, _)
+    assert ["accumulator_shifts" in k for k in kernels] == [p and activation == "relu" for p, (_, _, activation, *_)
                                                            in zip(paired, LAYERS, strict=True)], kernels
     functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
     run = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()},

@@ -464,7 +464,7 @@ class PackConvolutionFilter(RewritePattern):
                     gathers(kind, op.strides.get_values(), False, False)
                     and centred.shape[0] * packed.shape[1] > UNROLLED_CHANNEL_PAIRS)):
             packed = uniform_shift_table(op, kind, packed, centred, rewriter)
-        elif microkernel == MICROKERNEL and not self.helium and output_pairs and band is None and op.pool is None \
+        elif microkernel == MICROKERNEL and not self.helium and output_pairs and band is None \
                 and (self.shift_tables is None or id(op) in self.shift_tables):
             accumulator_shift_table(op, centred, rewriter)
         if doubled:
