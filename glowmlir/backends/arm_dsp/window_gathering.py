@@ -3,6 +3,7 @@ once as pairs, in the packed filter's order."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -127,8 +128,11 @@ class WindowGathering:
             run = WindowOrigin(View(first, view.shape[1:], view.strides[1:], 0, view.element_type), [], 0, 0)
             for k in range(count):
                 self.window(k, False, run._replace(left=k * self.sx))
-        with b.when(b.int_xor(interior, b.constant(1, interior.type))), b.loop(0, count) as k:
-            self.window_tested(k.index, rows_inside, columns_inside)
+        with b.when(b.int_xor(interior, b.constant(1, interior.type))):
+            tested = copy.copy(self)  # from an opaque x0: no induction variables of the loop over runs
+            tested.x0 = b.opaque(self.x0) if isinstance(self.x0, SSAValue) else self.x0
+            with b.loop(0, count) as k:
+                tested.window_tested(k.index, rows_inside, columns_inside)
 
     def window_inside(self, k: Index, rows_inside: int, columns_inside: int) -> SSAValue:
         """Whether pixel k's window lies inside the input (its taps need no clamping)."""
