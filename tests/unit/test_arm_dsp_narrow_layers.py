@@ -27,6 +27,13 @@ NARROW_LAYERS = {
     "pointwise_13_6": ((2, 13, 4, 6), (6, 13, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     # visual wake words' 3 -> 8 stem: 3x3 of stride 2, padded (14 tap pairs)
     "stem_3x3_stride2": ((1, 3, 24, 24), (8, 3, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 1),
+    # inputs too large for a padded copy (`arm_dsp.stack_copies.PADDED_INPUT_BYTES`): runs of four
+    # pixels tested once (`window_gathering.straight_run`), rows of 14 and 19 pixels (runs that
+    # wrap to the next row, a last pair and a single pixel); the 3 -> 8 stem padded on every side,
+    # and as visual wake words reads its NHWC image in place, one channel of rows of 9 taps
+    # (3 columns x 3 channels: stride 6, the right padding a column's 3 taps)
+    "stem_3x3_stride2_unpadded_copy": ((1, 3, 30, 27), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "stem_rows_of_9_stride2x6": ((1, 1, 26, 114), (8, 1, 3, 9), (2, 6), (0, 0, 1, 3), (1, 1), 1),
 }
 
 

@@ -3,7 +3,9 @@ once as pairs, in the packed filter's order."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -50,6 +52,16 @@ is tested once for lying wholly inside the input, then gathered in straight-line
 computed at run time: visual wake words' stem (96 x 96 x 3, SAME, stride 2, runs of four
 pixels) on the M4 1,043,735 -> 903,452 estimated cycles, on the M7 674,144 -> 578,216 (in a
 random-weight net of its first five layers)."""
+
+
+class WindowOrigin(NamedTuple):
+    """Where a window's taps are read: tap (c, ky, kx) at `view[*prefix, c, top + ky dy,
+    left + kx dx]`."""
+
+    view: View
+    prefix: list[Index]
+    top: Index
+    left: Index
 
 
 class WindowGathering:
@@ -99,17 +111,34 @@ class WindowGathering:
         """A run of `count` pixels (`STRAIGHT_WINDOWS` at most) of a padded input too large to
         copy: when every window of the run lies inside the input (one test a run), each
         window is gathered in straight-line code, its taps and its slots at constant offsets;
-        else the pixels one at a time, each tested."""
+        else the pixels one at a time, each tested. The run is inside when its first window
+        and the window `count - 1` output columns to its right are: one division of x0 by the
+        output width, where each pixel's took one. A run that wraps to the next output row
+        never passes (an output column past the last one has a window past the input's side,
+        its first column at least `columns_inside`), so the windows between lie in one row,
+        `sx` columns apart, and every tap is at a constant offset from one pointer to the run's
+        first window (made opaque: LLVM had kept a register offset a column and computed each).
+        A run that is not inside takes its pixels from an opaque x0: else LLVM's loop strength
+        reduction carried five of their addresses on the stack over every run. Visual wake
+        words' stem (`glow-run -cycles -profile`, estimated cycles) on the M4 810,952 ->
+        791,238 (one test, one pointer) -> 770,566 (the opaque x0), on the M7 523,252 ->
+        517,453 -> 505,372."""
         b = self.b
-        interior = None
-        for k in range(count):
-            inside = self.window_inside(k, rows_inside, columns_inside)
-            interior = inside if interior is None else b.int_and(interior, inside)
-        with b.when(interior):
+        top, left = self.origin(0)
+        last = b.add(left, (count - 1) * self.sx)  # the run's last window's first column, if in the same row
+        interior = b.int_and(b.int_and(b.in_range(top, rows_inside), b.in_range(left, columns_inside)),
+                             b.in_range(last, columns_inside))
+        with b.when(interior):  # every tap at a constant offset from the run's first window's
+            view = self.src
+            first = b.opaque(b.element(view, [self.n, 0, top, left]))
+            run = WindowOrigin(View(first, view.shape[1:], view.strides[1:], 0, view.element_type), [], 0, 0)
             for k in range(count):
-                self.window(k, False)
-        with b.when(b.int_xor(interior, b.constant(1, interior.type))), b.loop(0, count) as k:
-            self.window_tested(k.index, rows_inside, columns_inside)
+                self.window(k, False, run._replace(left=k * self.sx))
+        with b.when(b.int_xor(interior, b.constant(1, interior.type))):
+            tested = copy.copy(self)  # from an opaque x0: no induction variables of the loop over runs
+            tested.x0 = b.opaque(self.x0) if isinstance(self.x0, SSAValue) else self.x0
+            with b.loop(0, count) as k:
+                tested.window_tested(k.index, rows_inside, columns_inside)
 
     def window_inside(self, k: Index, rows_inside: int, columns_inside: int) -> SSAValue:
         """Whether pixel k's window lies inside the input (its taps need no clamping)."""
@@ -145,15 +174,17 @@ class WindowGathering:
             found.append((b.min(b.max(at, 0), size - 1), b.in_range(at, size)) if clamped else (at, None))
         return found
 
-    def window_pairs(self, k: Index, clamped: bool, first: Index, channels: int) -> list[SSAValue]:
-        """The pairs of taps of pixel k's window in input channels first .. first + channels - 1;
-        `clamped`: some taps may be outside the input (clamped loads, the zero point where
-        outside), else all are inside (it or its padded copy)."""
+    def window_pairs(self, k: Index, clamped: bool, first: Index, channels: int,
+                     origin: WindowOrigin | None = None) -> list[SSAValue]:
+        """The pairs of taps of pixel k's window (from its `origin` when given) in input
+        channels first .. first + channels - 1; `clamped`: some taps may be outside the input
+        (clamped loads, the zero point where outside), else all are inside (it or its padded
+        copy)."""
         b, k_h, k_w, dx = self.b, self.k_h, self.k_w, self.dx
-        top, left = self.origin(k)
+        view, prefix, top, left = origin or WindowOrigin(
+            *((self.src, [self.n]) if self.padded is None else (self.padded.view, [])), *self.origin(k))
         rows = self.coordinates(top, self.dy, k_h, self.in_h, clamped)
         columns = self.coordinates(left, dx, k_w, self.in_w, clamped)
-        view, prefix = (self.src, [self.n]) if self.padded is None else (self.padded.view, [])
         words = word_taps(self.in_c, k_w, dx)  # each row's first taps, four a word (`window_tap_order`)
 
         def tap(c: int, ky: int, kx: int) -> SSAValue:
@@ -179,12 +210,13 @@ class WindowGathering:
             pairs = [intrinsic(b, "sadd16", pair, self.x_offset) for pair in pairs]
         return row_pairs + pairs
 
-    def window(self, k: Index, clamped: bool) -> None:
-        """Pixel k's taps into its slots (`looped`: a loop over its input channels)."""
+    def window(self, k: Index, clamped: bool, origin: WindowOrigin | None = None) -> None:
+        """Pixel k's taps (from its window's `origin` when given) into its slots (`looped`: a
+        loop over its input channels)."""
         b, in_c, taps = self.b, self.in_c, self.k_h * self.k_w
 
         def channel_pairs(first: Index, channels: int, first_pair: Index) -> None:
-            for i, pair in enumerate(self.window_pairs(k, clamped, first, channels)):
+            for i, pair in enumerate(self.window_pairs(k, clamped, first, channels, origin)):
                 b.store(pair, self.gathered, [b.div(k, 2), b.add(first_pair, i), b.remainder(k, 2)])
 
         step = 1 if taps % 2 == 0 else 2  # channels of whole pairs
