@@ -26,25 +26,27 @@ output pair words (`fully_connected.OUTPUT_PAIRS`, 1x the bytes, as fast) is ran
 for int16 weight pairs (`fully_connected.WEIGHT_PAIRS`, twice its int8 bytes,
 `weight_pairs_saved_cycles`).
 
-The code is a budget too (`CODE_BUDGET`, issue 37): in a speed-first build the selection prices
-each layer's size-first kernel, bytes of code freed against estimated cycles lost
-(`looped_depthwise_cost`, `size_first_fully_connected_cost`), and takes those that cost at
-most `CYCLES_PER_CODE_BYTE` a byte, within `SIZE_FIRST_SHARE` of the model's MACs
-(`choose_size_first`; docs/code-size.md has visual wake words' layers, each form measured).
+The code is a budget too (`CODE_BUDGET`, issue 37; with `flash_size`, the flash the constants
+leave: `code_budget`): a speed-first build takes every layer's fastest variant, and when its
+code, measured, comes out over the budget (`compiler.compile_module` builds it again, telling
+the selection the excess: `code_excess`), the selection prices each layer's size-first kernel,
+bytes of code freed against estimated cycles lost (`looped_depthwise_cost`,
+`size_first_fully_connected_cost`), and takes those of fewest cycles a byte until the bytes
+freed cover the excess (`choose_size_first`; docs/code-size.md has visual wake words' layers,
+each form measured).
 """
 
 from __future__ import annotations
 
 from glowmlir.transforms.flash_budget import (  # noqa: F401  (the budget itself is target-neutral)
     CODE_BUDGET,
-    CYCLES_PER_CODE_BYTE,
     GLOW_CONSTANT_RATIO,
-    SIZE_FIRST_SHARE,
     SMALL_MODEL_SLACK,
     PackingCost,
     SizeFirstCost,
     choose_packed,
     choose_size_first,
+    code_budget,
     constants_budget,
     int8_constants,
 )
