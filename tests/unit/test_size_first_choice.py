@@ -17,7 +17,7 @@ from glowmlir.backends.arm_dsp.flash_budget import SizeFirstCost, choose_size_fi
 from glowmlir.elf import code_size
 from glowmlir.runtime.boards import target_for
 from glowmlir.transforms import flash_budget
-from tests.unit.test_arm_dsp_kernels import check_on_board, fully_connected_case, instruction_lines
+from tests.unit.test_arm_dsp_kernels import EVERY_FILTER_PACKED, check_on_board, fully_connected_case, instruction_lines
 from tests.unit.test_quantized_kernels import build, convolution_case
 
 QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
@@ -87,8 +87,8 @@ def size_first_cases():
     return cases + [fully_connected_case(3710, 1, 64, 4, False, True, "_fully_connected")]
 
 
-def build_size_first_cases(cases, board: str, flash_size: int | None):
-    """Every case in one bundle for `board`, -flash-size `flash_size` (None: the default build)."""
+def build_size_first_cases(cases, board: str, flash_size: int):
+    """Every case in one bundle for `board`, -flash-size `flash_size`."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     return build(body, constants, target=target_for(board), flash_size=flash_size)
@@ -105,12 +105,12 @@ def size_first_layers(cases, bundle) -> set[str]:
 @pytest.mark.skipif(not QEMU, reason="needs qemu-system-arm and arm-none-eabi-gcc")
 @pytest.mark.parametrize("board", sorted(SIZE_FIRST_LAYERS))
 def test_a_small_flash_takes_size_first_kernels_that_match_the_int8_reference(board, monkeypatch):
-    """Within the default budget every layer keeps its speed-first kernel. A -flash-size that
-    leaves the code `CODE_OVER` bytes fewer than that build took (the code's reserve set to that,
-    so that the constants are packed alike) takes the cheapest size-first kernels that free them:
-    the code fits, every output bit for bit."""
+    """With the flash for every filter packed and 48 KB of code, every layer keeps its speed-first
+    kernel. A -flash-size that leaves the code `CODE_OVER` bytes fewer than that build took (the
+    code's reserve set to that, so that the constants are packed alike) takes the cheapest
+    size-first kernels that free them: the code fits, every output bit for bit."""
     cases = size_first_cases()
-    speed_first = build_size_first_cases(cases, board, None)
+    speed_first = build_size_first_cases(cases, board, EVERY_FILTER_PACKED)
     assert size_first_layers(cases, speed_first) == set()
     code, constants = code_size(speed_first.object_code), speed_first.layout.constant_size
     monkeypatch.setattr(flash_budget, "CODE_BUDGET", code - CODE_OVER)
