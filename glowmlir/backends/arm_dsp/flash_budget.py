@@ -16,8 +16,9 @@ generic int8 kernels (bit-identical outputs either way, 3.3 cycles a MAC more).
   the module holds with every filter int8, or above a ratio of 1 `SMALL_MODEL_SLACK` bytes
   more, whichever is larger;
 * `flash_size` (`-flash-size`, or a `-board` preset's flash): the flash less `CODE_BUDGET`
-  bytes kept for the code; when given it replaces the ratio, and when even int8 filters do not
-  fit, compilation stops with one line (`GlowError`).
+  bytes kept for the code (at least the int8 filters: the code then gets what they leave);
+  when given it replaces the ratio, and when even the int8 filters do not fit the flash,
+  compilation stops with one line (`GlowError`).
 
 Within the budget, each layer's packing is worth its estimated cycles saved (`saved_cycles`)
 per extra byte; layers are packed from the best ratio down while they fit (`choose_packed`),
