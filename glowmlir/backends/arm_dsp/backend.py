@@ -155,7 +155,7 @@ def glowll_passes(options: PipelineOptions) -> list:
                                                                  flash_size=0 if measuring else options.flash_size,
                                                                  single_issue=options.target.cpu in SINGLE_ISSUE_CPUS,
                                                                  code_excess=options.code_excess
-                                                                 if frees_code(options) else 0))]
+                                                                 if frees_code(options) else -1))]
 
 
 def frees_code(options: PipelineOptions) -> bool:

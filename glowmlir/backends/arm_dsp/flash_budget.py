@@ -43,6 +43,7 @@ from glowmlir.transforms.flash_budget import (  # noqa: F401  (the budget itself
     CODE_BUDGET,
     GLOW_CONSTANT_RATIO,
     SMALL_MODEL_SLACK,
+    UNMEASURABLE_CYCLES,
     PackingCost,
     SizeFirstCost,
     choose_packed,

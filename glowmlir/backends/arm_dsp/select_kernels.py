@@ -841,11 +841,13 @@ class SelectArmDspKernels(ModulePass):
     single_issue: bool = False
     """The core issues one instruction a cycle (`banded_windows.SINGLE_ISSUE_CPUS`): the band
     windows' loads side by side (`banded_windows.BAND_WINDOWS` = 1)."""
-    code_excess: int = 0
+    code_excess: int = -1
     """Bytes of code a speed-first build of the module took over its budget, measured
-    (`compiler.compile_module` builds it again with them; 0: every kernel speed first): the
-    layers whose size-first kernels free them for fewest estimated cycles take those
-    (`size_first_within_budget`)."""
+    (`compiler.compile_module` builds it again with them; 0: within it): the layers whose
+    size-first kernels free them for fewest estimated cycles take those, and, whatever the
+    excess, the layers whose speed-first variants save nothing measurable
+    (`size_first_within_budget`). -1 (`glow-opt`'s default; the autotuner's measuring builds):
+    every kernel speed first."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -893,10 +895,12 @@ class SelectArmDspKernels(ModulePass):
         estimated cycles (`flash_budget.choose_size_first`): a depthwise convolution's rows
         looped (`flash_budget.looped_depthwise_cost`: where its speed-first kernel unrolls its
         plane or takes its rows' tiles in straight-line code), a FullyConnected `optsize`.
-        Layers whose kernels come out as one function (equal shapes and kernel) save its bytes
-        once and lose their cycles together. None without an excess, in a size-first build
-        (every kernel looped already), on Helium, or with `only`."""
-        if self.code_excess <= 0 or self.loop_pairs or self.helium or self.only or self.filter_words:
+        Without an excess, those whose speed-first variants save nothing measurable
+        (`flash_budget.UNMEASURABLE_CYCLES`). Layers whose kernels come out as one function
+        (equal shapes and kernel) save its bytes once and lose their cycles together. None in a
+        size-first build (every kernel looped already), on Helium, with `only`, or with a
+        `code_excess` of -1."""
+        if self.code_excess < 0 or self.loop_pairs or self.helium or self.only or self.filter_words:
             return []
         groups: dict[tuple, list[glowll.InstructionOp]] = {}
         costs: dict[tuple, SizeFirstCost] = {}
