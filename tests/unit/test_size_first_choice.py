@@ -18,6 +18,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     SizeFirstCost,
     choose_size_first,
     looped_depthwise_cost,
+    size_first_fully_connected_cost,
 )
 from glowmlir.elf import code_size
 from glowmlir.runtime.boards import target_for
@@ -63,6 +64,26 @@ def test_looped_depthwise_cost_near_the_measured_layers(layer):
     measured_bytes, measured_cycles = MEASURED_LOOPING[layer]
     assert abs(saved - measured_bytes) <= 0.25 * measured_bytes
     assert measured_cycles / 2 <= lost <= 2 * measured_cycles
+
+
+# FullyConnected kernels built `optsize`, measured in whole bundles (docs/code-size.md): MACs ->
+# (bytes freed, estimated cycles lost) on the M4 and on the M7. Visual wake words' 256 -> 2
+# layer; the anomaly detector's 128 -> 8 and 8 -> 128 layers (two kernels: each half the figures).
+MEASURED_OPTSIZE = {
+    512: [(174, 228), (178, -117)],
+    1024: [(328 // 2, -941 // 2), (336 // 2, 382 // 2)],
+}
+
+
+@pytest.mark.parametrize("macs", sorted(MEASURED_OPTSIZE))
+def test_fully_connected_optsize_cost_near_the_measured_layers(macs):
+    """The estimate of a small FullyConnected's `optsize` kernel: bytes within 25% of those
+    measured, and cycles, as measured on both cores, below what a build can measure
+    (`UNMEASURABLE_CYCLES`: every build takes it)."""
+    saved, lost = size_first_fully_connected_cost(macs)
+    for measured_bytes, measured_cycles in MEASURED_OPTSIZE[macs]:
+        assert abs(saved - measured_bytes) <= 0.25 * measured_bytes
+        assert abs(measured_cycles) < UNMEASURABLE_CYCLES and 0 <= lost < UNMEASURABLE_CYCLES
 
 
 def test_nothing_to_loop_frees_nothing():
