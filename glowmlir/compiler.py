@@ -459,12 +459,17 @@ def _compile_within_code_budget(module: ModuleOp, options: CompileOptions, ir_lo
     the object's code (`elf.code_size`) comes out over its budget (`flash_budget.code_budget`:
     48 KB, or the flash the constants leave), compiles it again telling the selection the
     bytes over (`code_excess`, summed over the builds), up to `CODE_BUDGET_BUILDS` builds. The
-    size-first kernels change no constant, so the layout `laid_out` is told is the first's."""
+    size-first kernels change no constant, so the layout `laid_out` is told is the first's. An
+    instrumented build (a layer profile, node outputs, -g) is built once, speed first as a bundle
+    within its budget is: its own counters' and calls' code is not the bundle's."""
     from glowmlir.backends import PipelineOptions, frees_code
     from glowmlir.elf import code_size
     from glowmlir.transforms.flash_budget import code_budget
 
-    if (options.target.emits_llvm_ir or options.external_compiler is not None or options.tflite_rounding == "single"
+    instrumented = (options.layer_profile or options.save_node_outputs is not None or options.debug_info
+                    or options.instrument_ir or options.instrument_debug_directory is not None)
+    if (instrumented or options.target.emits_llvm_ir or options.external_compiler is not None
+            or options.tflite_rounding == "single"
             or not frees_code(PipelineOptions(options.target, forced_kernel=options.forced_kernel))):
         return _compile_module(module, options, ir_log, timings, laid_out)
     original = module.clone()
