@@ -458,7 +458,8 @@ def _compile_within_code_budget(module: ModuleOp, options: CompileOptions, ir_lo
     """Compiles `module` speed first; where a backend can free code (`backends.frees_code`) and
     the object's code (`elf.code_size`) comes out over its budget (`flash_budget.code_budget`:
     48 KB, or the flash the constants leave), compiles it again telling the selection the
-    bytes over (`code_excess`, summed over the builds), up to `CODE_BUDGET_BUILDS` builds. The
+    bytes over (`code_excess`, summed over the builds), up to `CODE_BUDGET_BUILDS` builds (fewer
+    when a build freed nothing: the code may stay over, `-require-fit` says so). The
     size-first kernels change no constant, so the layout `laid_out` is told is the first's. An
     instrumented build (a layer profile, node outputs, -g) is built once, speed first as a bundle
     within its budget is: its own counters' and calls' code is not the bundle's."""
@@ -474,12 +475,16 @@ def _compile_within_code_budget(module: ModuleOp, options: CompileOptions, ir_lo
         return _compile_module(module, options, ir_log, timings, laid_out)
     original = module.clone()
     bundle = _compile_module(module, options, ir_log, timings, laid_out)
+    code = code_size(bundle.object_code)
     for _ in range(CODE_BUDGET_BUILDS - 1):
-        over = code_size(bundle.object_code) - code_budget(options.flash_size or 0, bundle.layout.constant_size)
+        over = code - code_budget(options.flash_size or 0, bundle.layout.constant_size)
         if over <= 0:
             break
         options = dataclasses.replace(options, code_excess=options.code_excess + over)
         bundle = _compile_module(original.clone(), options, ir_log, timings, None)
+        code, previous = code_size(bundle.object_code), code
+        if code >= previous:  # nothing left to free (the layers' kernels have no size-first form here)
+            break
     return bundle
 
 
