@@ -100,6 +100,7 @@ class CompileOptions:
     autotune_cache: str | None = None  # -autotune-cache: its cache file (default: autotune.cache.default_path())
     forced_kernel: str = ""  # a measuring build's kernel (autotune.measure): every layer it takes gets it
     in_place: bool | None = None  # in-place convolutions: None chosen to fit ram_size (plan_choice), or forced on/off
+    code_excess: int = 0  # bytes a speed-first build's code took over its budget: compile_module builds it again
 
     def __post_init__(self) -> None:
         """Checks every field at the API boundary: a wrong type or value is a GlowError naming it.
@@ -193,7 +194,7 @@ class CompileOptions:
         segmented = not (self.debug_info or self.instrument_ir or self.instrument_debug_directory is not None)
         hybrid = {"hybrid_weights": self.hybrid_weights, "flash_size": self.flash_size or 0}
         tuning = {"tuning_cache": "" if self.forced_kernel else self.tuning_cache(),
-                  "forced_kernel": self.forced_kernel}
+                  "forced_kernel": self.forced_kernel, "code_excess": self.code_excess}
         if self.tflite_rounding == "single":  # no backend's kernels: the microkernels' forms round twice
             return default_pipeline(self.memory_fusion, quantization, None, self.reuse_activations,
                                     self.target.pointer_width, self.layer_profile, self.save_node_outputs, segmented,
@@ -440,9 +441,51 @@ def compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, 
     token = FULLY_CONNECTED_ROUNDS_ONCE.set(options.tflite_rounding == "single")
     try:
         with cyclic_collection_paused():
-            return _compile_module(module, options, ir_log, timings, laid_out)
+            return _compile_within_code_budget(module, options, ir_log, timings, laid_out)
     finally:
         FULLY_CONNECTED_ROUNDS_ONCE.reset(token)
+
+
+CODE_BUDGET_BUILDS = 3
+"""Builds a speed-first compilation takes at most to bring its code within its budget: the
+fastest, then (code over the budget) again with the excess measured, and once more should the
+estimated bytes the size-first kernels free have fallen short."""
+
+
+def _compile_within_code_budget(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None,
+                                timings: dict[str, float] | None,
+                                laid_out: Callable[[bundle_files.BundleLayout], None] | None) -> Bundle:
+    """Compiles `module` speed first; where a backend can free code (`backends.frees_code`) and
+    the object's code (`elf.code_size`) comes out over its budget (`flash_budget.code_budget`:
+    48 KB, or the flash the constants leave), compiles it again telling the selection the
+    bytes over (`code_excess`, summed over the builds), up to `CODE_BUDGET_BUILDS` builds (fewer
+    when a build freed nothing: the code may stay over, `-require-fit` says so). The
+    size-first kernels change no constant, so the layout `laid_out` is told is the first's. An
+    instrumented build (a layer profile, node outputs, -g) is built once, speed first as a bundle
+    within its budget is: its own counters' and calls' code is not the bundle's."""
+    from glowmlir.backends import PipelineOptions, frees_code
+    from glowmlir.elf import code_size
+    from glowmlir.transforms.flash_budget import code_budget
+
+    instrumented = (options.layer_profile or options.save_node_outputs is not None or options.debug_info
+                    or options.instrument_ir or options.instrument_debug_directory is not None)
+    if (instrumented or options.target.emits_llvm_ir or options.external_compiler is not None
+            or options.tflite_rounding == "single"
+            or not frees_code(PipelineOptions(options.target, forced_kernel=options.forced_kernel))):
+        return _compile_module(module, options, ir_log, timings, laid_out)
+    original = module.clone()
+    bundle = _compile_module(module, options, ir_log, timings, laid_out)
+    code = code_size(bundle.object_code)
+    for _ in range(CODE_BUDGET_BUILDS - 1):
+        over = code - code_budget(options.flash_size or 0, bundle.layout.constant_size)
+        if over <= 0:
+            break
+        options = dataclasses.replace(options, code_excess=options.code_excess + over)
+        bundle = _compile_module(original.clone(), options, ir_log, timings, None)
+        code, previous = code_size(bundle.object_code), code
+        if code >= previous:  # nothing left to free (the layers' kernels have no size-first form here)
+            break
+    return bundle
 
 
 def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None,

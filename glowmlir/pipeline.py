@@ -108,7 +108,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
                   target: Target | None = None, flash_size: int = 0, tuning_cache: str = "",
                   forced_kernel: str = "", in_place: int = 0,
                   patches: tuple[str, int] | None = None, memory_fusion: bool = True,
-                  profile_quantized: bool = False) -> list[ModulePass]:
+                  profile_quantized: bool = False, code_excess: int = 0) -> list[ModulePass]:
     """From the optimized graph to an allocated `glowll.function`: lowered, each int8
     convolution's constant output channels given zero weights and their least bias
     (`glowll-fold-constant-channels`), then the kernel
@@ -128,7 +128,9 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
     before it. With `patches` (cut instruction, n), the layers up to the cut run over n x n
     patches of its output (`glowll-execute-in-patches`, right after the lowering: the kernels
     are chosen per patch). A `profile_quantized` model (quantized from a profile, Glow's flow)
-    keeps its constants within Glow's own bundle's by default (`PipelineOptions.profile_quantized`)."""
+    keeps its constants within Glow's own bundle's by default (`PipelineOptions.profile_quantized`);
+    `code_excess` (bytes) is what a speed-first build's code measured over its budget
+    (`PipelineOptions.code_excess`)."""
     from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
     from glowmlir.transforms.allocate_memory import AllocateMemory
     from glowmlir.transforms.convolve_in_place import ConvolveInPlace, kernels_stage_pointwise_pixels
@@ -140,7 +142,7 @@ def glowll_passes(reuse_activations: bool = True, kernel_library: str | None = N
 
     options = PipelineOptions(target, kernel_library, reuse_activations=reuse_activations, flash_size=flash_size,
                               tuning_cache=tuning_cache, forced_kernel=forced_kernel,
-                              profile_quantized=profile_quantized)
+                              profile_quantized=profile_quantized, code_excess=code_excess)
     selection = [entry for backend in backends() if backend.glowll_passes is not None
                  for entry in backend.glowll_passes(options)]
     selection = [compiler_pass for _, compiler_pass in sorted(selection, key=lambda entry: entry[0])]  # stable
@@ -186,15 +188,15 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
                      save_node_outputs: str | None = None, segmented: bool = True, target: Target | None = None,
                      ram_size: int = 0, hybrid_weights: str = "auto", flash_size: int = 0, tuning_cache: str = "",
                      forced_kernel: str = "", in_place: int = 0,
-                     patches: tuple[str, int] | None = None) -> CompilePipeline:
+                     patches: tuple[str, int] | None = None, code_excess: int = 0) -> CompilePipeline:
     """The pipeline `glow-compile` runs for these options (`CompileOptions.pipeline()`) on
     `target` (None: no backend's kernels, no vector unit); `layer_profile` makes a
     layer-profiling build (see `LowerGlowLLToLLVM`), `save_node_outputs`
     (node names, or "" for all) a build whose nodes' results are outputs too (`glow-run
     -instrument-debug`); `segmented=False` keeps every kernel call in the entry point (`-g`, the
     bundle instrumentation); `ram_size`, `hybrid_weights` and `flash_size` as `graph_passes`
-    takes them, `flash_size`, `tuning_cache`, `forced_kernel`, `in_place` and `patches` as
-    `glowll_passes` too; a model `quantization` quantizes is `glowll_passes`' `profile_quantized`
+    takes them, `flash_size`, `tuning_cache`, `forced_kernel`, `in_place`, `patches` and
+    `code_excess` as `glowll_passes` too; a model `quantization` quantizes is `glowll_passes`' `profile_quantized`
     one (Glow's constants its default budget). The float kernels of a target with a vector unit block their loops for
     its cache (`Target.cache_bytes`)."""
     from glowmlir.lowering.glowll_to_llvm import SEGMENT_SIZE, LowerGlowLLToLLVM
@@ -209,7 +211,8 @@ def default_pipeline(memory_fusion: bool = True, quantization: QuantizationOptio
     cache_bytes = target.cache_bytes if target is not None and target.vector_tile is not None else 0
     return CompilePipeline(tuple(glow), tuple(glowll_passes(reuse_activations, kernel_library, pointer_width, target,
                                                               flash_size, tuning_cache, forced_kernel, in_place,
-                                                              patches, memory_fusion, quantization is not None)),
+                                                              patches, memory_fusion, quantization is not None,
+                                                              code_excess)),
                            (LowerGlowLLToLLVM(pointer_width, layer_profile, SEGMENT_SIZE if segmented else 0,
                                               cache_bytes),))
 

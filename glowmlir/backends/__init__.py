@@ -86,6 +86,9 @@ class Backend:
     serves: Callable[[Any], bool] | None = None
     """Whether a `Target` has its instruction set (other backends ask it through `serves`,
     never by importing it)."""
+    frees_code: Callable[[PipelineOptions], bool] | None = None
+    """Whether its selection gives layers their size-first kernels in a build of the options
+    whose code came out over its budget (`PipelineOptions.code_excess`; `frees_code` below)."""
     tuning: Callable[[PipelineOptions], tuple[str, ...]] | None = None
     """The kernels the autotuner (`glowmlir.autotune`) may measure for the options' target: the
     microkernels its selection pass gives an instruction the autotuner chose for it
@@ -132,6 +135,10 @@ class PipelineOptions:
     not quantized before (a TFLite int8 or QDQ ONNX model): its default constants budget is
     Glow's own bundle's, the int8 weights as they are (`transforms.flash_budget.GLOW_CONSTANT_RATIO`),
     not a ratio over them; `flash_size` still replaces it."""
+    code_excess: int = 0
+    """Bytes a speed-first build's code measured over its budget (`transforms.flash_budget.
+    code_budget`; `compiler.compile_module` builds it again with them): the backends that can
+    free code (`Backend.frees_code`) give that many bytes' layers their size-first kernels."""
 
     @property
     def size_first(self) -> bool:
@@ -238,6 +245,12 @@ def serves(name: str, target: Any) -> bool:
 
 GENERIC = "generic"
 """The autotuner's name for an instruction's shared loop-nest kernel (no microkernel)."""
+
+
+def frees_code(options: PipelineOptions) -> bool:
+    """Whether a backend serving the options' target can free code a speed-first build of them
+    takes over its budget (`Backend.frees_code`)."""
+    return any(backend.frees_code is not None and backend.frees_code(options) for backend in backends())
 
 
 def tuning_candidates(options: PipelineOptions) -> tuple[str, ...]:

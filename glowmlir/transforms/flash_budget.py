@@ -30,8 +30,8 @@ at a ratio above 1 (not at `GLOW_CONSTANT_RATIO`): a few KB never stop a model f
 board, and a one-layer net's filter packed is twice its bytes."""
 
 CODE_BUDGET = 48 * 1024
-"""Bytes of flash kept for the code when `flash_size` sets the constants' budget (issue 37's
-bound on a default build's code)."""
+"""Bytes of code a speed-first build may take (issue 37's bound on a default build's code), and
+the flash kept for them when `flash_size` sets the constants' budget (`code_budget`)."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +50,15 @@ def int8_constants(module) -> int:
 
 
 def constants_budget(int8_bytes: int, constant_ratio: float, flash_size: int) -> int | None:
-    """The constants' budget in bytes (None: none): `flash_size` less `CODE_BUDGET` when given,
-    else `constant_ratio` times the int8 constants (above a ratio of 1, at least
-    `SMALL_MODEL_SLACK` over them)."""
+    """The constants' budget in bytes (None: none): `flash_size` less `CODE_BUDGET` when given
+    (a flash that leaves less beside the int8 constants: those, every filter int8, and the code
+    the rest, `code_budget`), else `constant_ratio` times the int8 constants (above a ratio of 1,
+    at least `SMALL_MODEL_SLACK` over them)."""
     if flash_size:
-        budget = flash_size - CODE_BUDGET
-        if budget < int8_bytes:
+        if flash_size < int8_bytes:
             raise GlowError(f"-flash-size={flash_size}: the constants take {int8_bytes:,} B with every filter int8, "
-                            f"more than the {max(budget, 0):,} B the flash leaves beside {CODE_BUDGET:,} B of code")
-        return budget
+                            f"more than the flash")
+        return max(flash_size - CODE_BUDGET, int8_bytes)
     if constant_ratio:
         budget = int(constant_ratio * int8_bytes)
         return budget if constant_ratio <= GLOW_CONSTANT_RATIO else max(budget, int8_bytes + SMALL_MODEL_SLACK)
@@ -78,24 +78,6 @@ def choose_packed(costs: list[PackingCost], int8_bytes: int, budget: int | None)
     return chosen
 
 
-CYCLES_PER_CODE_BYTE = 20.0
-"""What a byte of code is worth, in estimated cycles of one inference, when a selection pass
-weighs a layer's size-first kernel (`choose_size_first`): issue 37's code budget (`CODE_BUDGET`)
-is what stops the next speed-ups (a pointwise kernel's that saves 100K cycles for 2 KB pays 50
-a byte), so a kernel whose size-first variant frees bytes for fewer cycles a byte takes it.
-Visual wake words' (estimated cycles lost a byte freed, M4 / M7): its FullyConnected `optsize`
-1.3 / none; its stride-2 depthwise rows looped 12 (48 -> 24) and 8 (24 -> 12) on the M4, its
-small unrolled planes looped 3 (6 x 6 x 64) and 7 (3 x 3 x 128) on the M7; left speed first: its
-6 x 6 x 128 planes looped (35 / 16, five layers, one kernel), its 24 x 24 x 32 rows (108)."""
-
-SIZE_FIRST_SHARE = 0.005
-"""The most estimated cycles the size-first kernels `choose_size_first` takes may cost
-together, as a share of the model's multiply-accumulates (a floor of its cycles on a DSP core,
-0.7-1.4 cycles a MAC): code freed at almost no cost (visual wake words' 37K of 7.49M MACs)
-and none of a small model's few deliberate speed-ups in code undone (the keyword spotter's
-unrolled 25 x 5 planes, about 20K cycles each for 5 KB, of its 2.66M MACs: 13K)."""
-
-
 @dataclass(frozen=True)
 class SizeFirstCost:
     """An instruction's size-first kernel (`glowll.CODE_SIZE`, or a backend's looped form):
@@ -107,15 +89,32 @@ class SizeFirstCost:
     lost_cycles: int
 
 
-def choose_size_first(costs: list[SizeFirstCost], macs: int, price: float = CYCLES_PER_CODE_BYTE,
-                      share: float = SIZE_FIRST_SHARE) -> set[int]:
-    """The `id`s of the instructions to build size first: greedily, fewest cycles lost a byte
-    freed first, those that cost at most `price` cycles a byte (0: none) while the cycles lost
-    together stay within `share` of the model's `macs`."""
-    chosen, lost = set(), 0
-    for cost in sorted(costs, key=lambda c: c.lost_cycles / max(c.saved_bytes, 1)):
-        if (price > 0 and cost.saved_bytes > 0 and cost.lost_cycles <= price * cost.saved_bytes
-                and lost + max(cost.lost_cycles, 0) <= share * macs):
+def code_budget(flash_size: int, constant_bytes: int) -> int:
+    """The bytes a build's code may take: `CODE_BUDGET`, or (`flash_size` given) the flash the
+    constants leave (`constant_bytes`: the bundle's constant region as built)."""
+    return flash_size - constant_bytes if flash_size else CODE_BUDGET
+
+
+UNMEASURABLE_CYCLES = 1000
+"""Estimated cycles of one inference below which a kernel's speed-first variant saves nothing
+measurable (the code's placement moves a layer by about 2K cycles on the M4, 6K on the M7), so
+its size-first one is taken whatever the code's budget (`choose_size_first`): the
+FullyConnected of a few hundred MACs `optsize` (visual wake words' 256 -> 2 layer +228 cycles
+on the M4, -117 on the M7; the anomaly detector's 128 -> 8 and 8 -> 128 ones -941 on the M4,
++382 on the M7, for 328 B)."""
+
+
+def choose_size_first(costs: list[SizeFirstCost], excess: int) -> set[int]:
+    """The `id`s of the instructions to build size first so that a speed-first build whose code
+    was `excess` bytes over its budget (`code_budget`; 0 or less: it fits) fits: fewest
+    estimated cycles lost a byte freed first, until the bytes freed reach `excess`. The others
+    stay speed first: within the budget a layer keeps its fastest variant. A size-first kernel
+    that frees bytes for fewer than `UNMEASURABLE_CYCLES` lost is taken whatever the excess."""
+    freeing = [cost for cost in costs if cost.saved_bytes > 0]
+    chosen = {id(cost.op) for cost in freeing if cost.lost_cycles < UNMEASURABLE_CYCLES}  # in every build
+    freed = 0
+    for cost in sorted(freeing, key=lambda c: c.lost_cycles / c.saved_bytes):
+        if freed < excess and id(cost.op) not in chosen:
             chosen.add(id(cost.op))
-            lost += max(cost.lost_cycles, 0)
+            freed += cost.saved_bytes
     return chosen

@@ -27,6 +27,7 @@ from glowmlir.backends.arm_dsp.flash_budget import (
     SMALL_MODEL_SLACK,
     PackingCost,
     choose_packed,
+    code_budget,
     constants_budget,
 )
 from glowmlir.elf import code_size
@@ -66,9 +67,12 @@ def test_budget_is_the_ratio_or_the_flash_beside_the_code():
     # Glow's constants (a model quantized from a profile): the int8 weights exactly, no slack
     assert constants_budget(1_000, GLOW_CONSTANT_RATIO, 0) == 1_000
     assert constants_budget(1_000, GLOW_CONSTANT_RATIO, 1 << 20) == (1 << 20) - CODE_BUDGET
-    with pytest.raises(GlowError, match=r"^-flash-size=120000: the constants take 100,000 B with every filter int8, "
-                                        r"more than the 70,848 B the flash leaves beside 49,152 B of code$"):
-        constants_budget(100_000, 1.25, 120_000)
+    # a flash that leaves less than `CODE_BUDGET` beside the int8 constants: those, the code the rest
+    assert constants_budget(100_000, 1.25, 120_000) == 100_000
+    assert code_budget(120_000, 100_000) == 20_000 and code_budget(0, 100_000) == CODE_BUDGET
+    with pytest.raises(GlowError, match=r"^-flash-size=90000: the constants take 100,000 B with every filter int8, "
+                                        r"more than the flash$"):
+        constants_budget(100_000, 1.25, 90_000)
 
 
 def test_layers_packed_by_cycles_saved_per_extra_byte():
@@ -131,12 +135,15 @@ def filters_stored_as(bundle, storage: str) -> int:
 
 
 def test_flash_too_small_for_int8_filters_is_one_line(root, tmp_path):
+    """A flash smaller than the int8 constants (DS-CNN's random-weight net: about 29 KB); one that
+    holds them but leaves less than 48 KB beside them builds, its code within what is left
+    (test_size_first_choice)."""
     result = subprocess.run([sys.executable, "-m", "glowmlir.cli.compile", f"-model={model(root, 'ds_cnn')}",
-                             "-mcpu=cortex-m4", "-flash-size=64K", "-emit-bundle=out"], capture_output=True,
+                             "-mcpu=cortex-m4", "-flash-size=16K", "-emit-bundle=out"], capture_output=True,
                             text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("glow-compile: error: -flash-size=65536: the constants take "), lines
+    assert len(lines) == 1 and lines[0].startswith("glow-compile: error: -flash-size=16384: the constants take "), lines
     assert not os.path.exists(tmp_path / "out")
 
 

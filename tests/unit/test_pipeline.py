@@ -155,9 +155,9 @@ def test_printed_pipeline_run_by_glow_opt_gives_the_compiled_glowll(tmp_path, qu
     if quantized:
         assert f'glow-quantize{{profile="{lenet_profile}" symmetric-weights=true}}' in spec
         # what CMSIS-NN does not take runs on the M7's DSP extension, within Glow's constants
-        # (a model quantized from a profile: flash_budget.GLOW_CONSTANT_RATIO), its cheap size-first
-        # kernels taken (flash_budget.CYCLES_PER_CODE_BYTE)
-        assert ("glowll-select-cmsis-nn,glowll-select-arm-dsp-kernels{constant-ratio=1.0 code-price=20.0},"
+        # (a model quantized from a profile: flash_budget.GLOW_CONSTANT_RATIO), speed first (its
+        # code within 48 KB: no excess, flash_budget.choose_size_first)
+        assert ("glowll-select-cmsis-nn,glowll-select-arm-dsp-kernels{constant-ratio=1.0 code-excess=0},"
                 "glowll-fuse-lookup-tables,"
                 "glowll-fold-pool-widening,glowll-share-buffers,"
                 "glowll-allocate-memory{reuse=false pointer-width=32}") in spec

@@ -135,11 +135,11 @@ def glowll_passes(options: PipelineOptions) -> list:
     Helium's dot products would be scalar, MobileNetV2 4x slower, and its ARM low-overhead-loop
     pass aborted on the column kernel's predicated vectors). A size-first build tells the
     kernels so (`loop_pairs`): they keep their loops, taking the core's `gathered_product.LOOP_PAIRS`
-    channel pairs a step. A speed-first build's layers whose size-first kernels free code for
-    fewer than `CYCLES_PER_CODE_BYTE` estimated cycles a byte take them (`code_price`; none in
-    the autotuner's measuring builds)."""
+    channel pairs a step. A speed-first build whose code came out over its budget gives the
+    layers whose size-first kernels free the excess for fewest cycles those (`code_excess`,
+    `frees_code`)."""
     from glowmlir.backends.arm_dsp.banded_windows import SINGLE_ISSUE_CPUS
-    from glowmlir.backends.arm_dsp.flash_budget import CYCLES_PER_CODE_BYTE, DEFAULT_CONSTANT_RATIO, GLOW_CONSTANT_RATIO
+    from glowmlir.backends.arm_dsp.flash_budget import DEFAULT_CONSTANT_RATIO, GLOW_CONSTANT_RATIO
     from glowmlir.backends.arm_dsp.gathered_product import LOOP_PAIRS
     from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
 
@@ -153,12 +153,20 @@ def glowll_passes(options: PipelineOptions) -> list:
     measuring = bool(options.forced_kernel)
     default_ratio = 0.0 if helium else DEFAULT_CONSTANT_RATIO
     ratio = 0.0 if measuring else GLOW_CONSTANT_RATIO if options.profile_quantized else default_ratio
-    speed_first_price = 0.0 if measuring or helium or loop_pairs else CYCLES_PER_CODE_BYTE
     return [(SelectionOrder.INSTRUCTION_SET, SelectArmDspKernels(helium and not options.minimum_size, loop_pairs,
                                                                  constant_ratio=ratio,
                                                                  flash_size=0 if measuring else options.flash_size,
                                                                  single_issue=options.target.cpu in SINGLE_ISSUE_CPUS,
-                                                                 code_price=speed_first_price))]
+                                                                 code_excess=options.code_excess
+                                                                 if frees_code(options) else -1))]
+
+
+def frees_code(options: PipelineOptions) -> bool:
+    """A speed-first build (not the autotuner's measuring one) for a core with the DSP extension
+    and no Helium: its depthwise rows and planes can be looped, its FullyConnected `optsize`
+    (`SelectArmDspKernels.size_first_within_budget`)."""
+    return (options.target is not None and has_arm_dsp(options.target) and not serves("arm_mve", options.target)
+            and not options.size_first and not options.forced_kernel)
 
 
 def tuning(options: PipelineOptions) -> tuple[str, ...]:
@@ -188,5 +196,5 @@ BACKEND = Backend("arm_dsp", passes=PASSES, microkernels=(
                 ops=("glowll.convolution",), lookup_tables=True, verify=record_check(RECORD_WORDS)),
     Microkernel(shape_parameterised.DEPTHWISE, "glowmlir.backends.arm_dsp.shape_parameterised",
                 ops=("glowll.convolution",), lookup_tables=True, verify=record_check(DEPTHWISE_RECORD_WORDS)),
-), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, tuning=tuning,
+), graph_passes=graph_passes, glowll_passes=glowll_passes, serves=has_arm_dsp, frees_code=frees_code, tuning=tuning,
     gathers_windows=layout.gathers_windows, shape_parameterised="glowmlir.backends.arm_dsp.shape_parameterised")

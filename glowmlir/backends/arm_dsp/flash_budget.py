@@ -16,8 +16,9 @@ generic int8 kernels (bit-identical outputs either way, 3.3 cycles a MAC more).
   the module holds with every filter int8, or above a ratio of 1 `SMALL_MODEL_SLACK` bytes
   more, whichever is larger;
 * `flash_size` (`-flash-size`, or a `-board` preset's flash): the flash less `CODE_BUDGET`
-  bytes kept for the code; when given it replaces the ratio, and when even int8 filters do not
-  fit, compilation stops with one line (`GlowError`).
+  bytes kept for the code (at least the int8 filters: the code then gets what they leave);
+  when given it replaces the ratio, and when even the int8 filters do not fit the flash,
+  compilation stops with one line (`GlowError`).
 
 Within the budget, each layer's packing is worth its estimated cycles saved (`saved_cycles`)
 per extra byte; layers are packed from the best ratio down while they fit (`choose_packed`),
@@ -26,25 +27,28 @@ output pair words (`fully_connected.OUTPUT_PAIRS`, 1x the bytes, as fast) is ran
 for int16 weight pairs (`fully_connected.WEIGHT_PAIRS`, twice its int8 bytes,
 `weight_pairs_saved_cycles`).
 
-The code is a budget too (`CODE_BUDGET`, issue 37): in a speed-first build the selection prices
-each layer's size-first kernel, bytes of code freed against estimated cycles lost
-(`looped_depthwise_cost`, `size_first_fully_connected_cost`), and takes those that cost at
-most `CYCLES_PER_CODE_BYTE` a byte, within `SIZE_FIRST_SHARE` of the model's MACs
-(`choose_size_first`; docs/code-size.md has visual wake words' layers, each form measured).
+The code is a budget too (`CODE_BUDGET`, issue 37; with `flash_size`, the flash the constants
+leave: `code_budget`): a speed-first build takes every layer's fastest variant, and when its
+code, measured, comes out over the budget (`compiler.compile_module` builds it again, telling
+the selection the excess: `code_excess`), the selection prices each layer's size-first kernel,
+bytes of code freed against estimated cycles lost (`looped_depthwise_cost`,
+`size_first_fully_connected_cost`), and takes those of fewest cycles a byte until the bytes
+freed cover the excess (`choose_size_first`; docs/code-size.md has visual wake words' layers,
+each form measured).
 """
 
 from __future__ import annotations
 
 from glowmlir.transforms.flash_budget import (  # noqa: F401  (the budget itself is target-neutral)
     CODE_BUDGET,
-    CYCLES_PER_CODE_BYTE,
     GLOW_CONSTANT_RATIO,
-    SIZE_FIRST_SHARE,
     SMALL_MODEL_SLACK,
+    UNMEASURABLE_CYCLES,
     PackingCost,
     SizeFirstCost,
     choose_packed,
     choose_size_first,
+    code_budget,
     constants_budget,
     int8_constants,
 )

@@ -122,7 +122,6 @@ from glowmlir.quantization.rescaling import (
     largest_difference,
     weight_zero_point,
 )
-from glowmlir.transforms.execute_in_patches import convolution_macs
 from glowmlir.transforms.fold_constant_channels import channel_levels, neutral_requantization
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
@@ -907,10 +906,13 @@ class SelectArmDspKernels(ModulePass):
     single_issue: bool = False
     """The core issues one instruction a cycle (`banded_windows.SINGLE_ISSUE_CPUS`): the band
     windows' loads side by side (`banded_windows.BAND_WINDOWS` = 1)."""
-    code_price: float = 0.0
-    """Estimated cycles a byte of code is worth (`flash_budget.CYCLES_PER_CODE_BYTE` in a
-    default build; 0: every kernel speed first): the layers whose size-first kernel frees
-    code for fewer cycles a byte take it (`size_first_within_price`)."""
+    code_excess: int = -1
+    """Bytes of code a speed-first build of the module took over its budget, measured
+    (`compiler.compile_module` builds it again with them; 0: within it): the layers whose
+    size-first kernels free them for fewest estimated cycles take those, and, whatever the
+    excess, the layers whose speed-first variants save nothing measurable
+    (`size_first_within_budget`). -1 (`glow-opt`'s default; the autotuner's measuring builds):
+    every kernel speed first."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.loop_pairs < 0:
@@ -932,7 +934,7 @@ class SelectArmDspKernels(ModulePass):
         filters.packed = None if self.only or self.filter_words else \
             self.packed_within_budget(op, filters, fully_connected)
         fully_connected.paired = filters.packed
-        size_first = self.size_first_within_price(op, filters, fully_connected)
+        size_first = self.size_first_within_budget(op, filters, fully_connected)
         PatternRewriteWalker(filters, apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(fully_connected, apply_recursively=False).rewrite_module(op)
         for chosen in size_first:
@@ -952,17 +954,18 @@ class SelectArmDspKernels(ModulePass):
             PatternRewriteWalker(GreedyRewritePatternApplier([SelectChannelProducts(), SelectReciprocalQuantize()]),
                                  apply_recursively=False).rewrite_module(op)
 
-    def size_first_within_price(self, module: ModuleOp, filters: PackConvolutionFilter,
-                                fully_connected: SelectFullyConnected) -> list[glowll.InstructionOp]:
-        """The instructions whose size-first kernel frees code at most `code_price` estimated
-        cycles a byte, within `flash_budget.SIZE_FIRST_SHARE` of the model's multiply-accumulates
-        (`flash_budget.choose_size_first`): a depthwise convolution's rows looped
-        (`flash_budget.looped_depthwise_cost`: where its speed-first kernel unrolls its plane or
-        takes its rows' tiles in straight-line code), a FullyConnected `optsize`. Layers whose
-        kernels come out as one function (equal shapes and kernel) save its bytes once and lose
-        their cycles together. None in a size-first build (every kernel looped already), on
-        Helium, or with `only`."""
-        if not self.code_price or self.loop_pairs or self.helium or self.only or self.filter_words:
+    def size_first_within_budget(self, module: ModuleOp, filters: PackConvolutionFilter,
+                                 fully_connected: SelectFullyConnected) -> list[glowll.InstructionOp]:
+        """The instructions whose size-first kernels free the `code_excess` bytes for fewest
+        estimated cycles (`flash_budget.choose_size_first`): a depthwise convolution's rows
+        looped (`flash_budget.looped_depthwise_cost`: where its speed-first kernel unrolls its
+        plane or takes its rows' tiles in straight-line code), a FullyConnected `optsize`.
+        Without an excess, those whose speed-first variants save nothing measurable
+        (`flash_budget.UNMEASURABLE_CYCLES`). Layers whose kernels come out as one function
+        (equal shapes and kernel) save its bytes once and lose their cycles together. None in a
+        size-first build (every kernel looped already), on Helium, with `only`, or with a
+        `code_excess` of -1."""
+        if self.code_excess < 0 or self.loop_pairs or self.helium or self.only or self.filter_words:
             return []
         groups: dict[tuple, list[glowll.InstructionOp]] = {}
         costs: dict[tuple, SizeFirstCost] = {}
@@ -981,9 +984,7 @@ class SelectArmDspKernels(ModulePass):
             shared = costs.get(key)
             costs[key] = SizeFirstCost(layer if shared is None else shared.op, saved,
                                        lost + (0 if shared is None else shared.lost_cycles))
-        macs = convolution_macs(module) + sum(fully_connected_macs(layer) for layer in module.walk()
-                                              if isinstance(layer, glowll.FullyConnectedOp))
-        chosen = choose_size_first(list(costs.values()), macs, self.code_price)
+        chosen = choose_size_first(list(costs.values()), self.code_excess)
         return [layer for key, layers in groups.items() if id(costs[key].op) in chosen for layer in layers]
 
     @staticmethod
