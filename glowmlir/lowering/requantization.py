@@ -407,7 +407,7 @@ class LaneRequantization:
         (`offset_folds`): a per-channel layer's, whose output step then takes the narrow form
         as a per-tensor one's does, not `requantize_in_halves` with its run-time shifts (the
         PP-OCR-cls-style 5x5 depthwise of 200 channels on 2x96, per channel, on AVX2: 23.1 ->
-        17.4 µs)."""
+        17.4 µs; the MLPerf image classification net on the host 494 -> 352 µs)."""
         numbers = getattr(self.domain.requantization, "numbers", None)
         if numbers is None or not isinstance(offset, int) or numbers.shape[0] != 2:
             return False
