@@ -13,8 +13,9 @@
 // tests/unit/test_int8_depthwise.py checks the outputs bit for bit). The planes kernel loads
 // every tap, the padding's as the input zero point 3, so its bias takes -3 * sum(w + 1)
 // (folded_input_offset): 10 - 3 * 54 = -152, -20 - 3 * 36 = -128.
-// Tiles of at most 4 rows take two vectors of a row (on AVX2's 8 lanes, the 5x5 of stride
-// (2, 1) to 3 x 24: 3 rows x 2 vectors, vector_tile = (8, 6, 3)).
+// Tiles of fewer rows take as many vectors of a row as keep 8 accumulators (on AVX2's 8
+// lanes, the 5x5 of stride (2, 1) to 3 x 24: 3 rows x 2 vectors, vector_tile = (8, 6, 3);
+// to 2 x 24: 2 rows x 4 vectors, (8, 8, 2)).
 // Without masked loads (SSE) the convolutions keep the generic int8 kernel.
 
 glowll.function @net {
@@ -31,6 +32,9 @@ glowll.function @net {
   %y3 = glowll.placeholder output "y3" : memref<1x2x3x24x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w3 = glowll.weight "w3" {value = dense<[[[[-9, -2, 5, -7, 0], [7, -5, 2, 9, -3], [4, -8, -1, 6, -6], [1, 8, -4, 3, -9], [-2, 5, -7, 0, 7]]], [[[-5, 2, 9, -3, 4], [-8, -1, 6, -6, 1], [8, -4, 3, -9, -2], [5, -7, 0, 7, -5], [2, 9, -3, 4, -8]]]]> : tensor<2x1x5x5xi8>} : memref<2x1x5x5x!quant.uniform<i8:f32, 1.0e-02:0>>
   glowll.convolution %y3, %x3, %w3, %b {strides = array<i64: 2, 1>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x3x24x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x5x24x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x5x5x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %x4 = glowll.placeholder input "x4" : memref<1x2x3x24x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y4 = glowll.placeholder output "y4" : memref<1x2x2x24x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.convolution %y4, %x4, %w3, %b {strides = array<i64: 2, 1>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x2x24x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x24x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x5x5x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
@@ -39,6 +43,7 @@ glowll.function @net {
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x2, %[[W2]], %b {{.*}}doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8">, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 5, 5>}
 // AVX2:      glowll.convolution %y3, %x3, {{.*}}microkernel = #glowll.microkernel<"vector-depthwise-int8">, filter_shape = array<i64: 2, 1, 5, 5>, vector_tile = array<i64: 8, 6, 3>}
+// AVX2:      glowll.convolution %y4, %x4, {{.*}}microkernel = #glowll.microkernel<"vector-depthwise-int8">, filter_shape = array<i64: 2, 1, 5, 5>, vector_tile = array<i64: 8, 8, 2>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
 // SSE-NOT:   microkernel
