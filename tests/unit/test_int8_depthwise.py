@@ -7,8 +7,7 @@ vector and wider than a tile, dilation, fused relu and clip, PP-OCR's stride (2,
 of one and two rows (tiles of up to 8 vectors of a row): each must take the kernel on the
 host (AVX-512 with `-mattr=-avx512vbmi`, and AVX2 with `-mattr=-avx512f`) and give, bit for
 bit, the independent int8 reference's outputs (tests/support/int8_reference.py) and the
-generic int8 kernel's (the same
-build for a target without AVX: SSE only).
+generic int8 kernel's (the same build for a target without AVX: SSE only).
 """
 
 from __future__ import annotations
