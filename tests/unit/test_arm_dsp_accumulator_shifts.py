@@ -86,9 +86,10 @@ def test_layers_with_scaled_accumulators_match_the_int8_reference(board, monkeyp
 # Blocked (64 or 128 pairs) on the single-issue cores too; dead channels by each fused activation:
 # relu (scaled accumulators: dead blocks skip their products), clip and none (their own roundings).
 DEAD_CHANNEL_LAYERS = [
-    # blocks 0, 3 and 7 dead, block 4 one dead channel beside a live one; four full runs
+    # blocks 0 and 7 dead, three dead channels beside live ones (in `dead_channel_order` three dead
+    # blocks, the channels stored to their rows from the table); four full runs
     ("pointwise_128_relu_dead_blocks", ((1, 128, 4, 4), (16, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu",
-     (0, 1, 6, 7, 8, 14, 15)),
+     (0, 1, 6, 8, 11, 14, 15)),
     ("pointwise_128_clip_dead_blocks", ((1, 128, 4, 4), (16, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "clip",
      (2, 3, 9, 12, 13)),
     # a pixel tail of 3
@@ -118,6 +119,8 @@ def test_single_issue_blocked_layers_with_dead_channels_match_the_int8_reference
     assert all("blocked_pixels" in k and "output_pairs" in k for k in kernels), kernels
     assert ["accumulator_shifts" in k for k in kernels] == [activation == "relu" for _, _, activation, _
                                                             in DEAD_CHANNEL_LAYERS], kernels
+    # the first layer's channels reordered (`dead_channel_order`); the last's dead blocks paired already
+    assert ["stored_channels" in k for k in kernels] == [True, False, False, False], kernels
     functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
     run = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()},
                        count_functions=[*functions, bundle.layout.entry_point, "main"], count_cycles=True)
