@@ -39,7 +39,6 @@ from glowmlir.backends.arm_dsp.row_kernels import (
 from glowmlir.backends.arm_dsp.stack_copies import padded_input
 from glowmlir.backends.arm_dsp.window_gathering import gather_windows
 from glowmlir.dialects import glow, glowll
-from glowmlir.lowering.requantization import LEFT_SHIFT_BITS
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import (
     ArithmeticDomain,
@@ -49,6 +48,7 @@ from glowmlir.lowering.loop_skeletons import (
     Window,
     load_word,
 )
+from glowmlir.lowering.requantization import LEFT_SHIFT_BITS
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 4096

@@ -564,7 +564,8 @@ def dead_channel_order(live: np.ndarray) -> np.ndarray | None:
     return order
 
 
-def ordered_output_pair_words(op: glowll.ConvolutionOp, words: np.ndarray | None, order: np.ndarray) -> np.ndarray | None:
+def ordered_output_pair_words(op: glowll.ConvolutionOp, words: np.ndarray | None,
+                              order: np.ndarray) -> np.ndarray | None:
     """The output pair words (`layout.output_pair_filter_words`) of the convolution's int8 filter
     words (`words` [groups, pairs, interleaved, half, channel], channel (g I + i) 2 + c) with its
     channels in `order`; None where they are not output pair words so."""
