@@ -63,7 +63,9 @@ from glowmlir.lowering.loop_skeletons import (
 from glowmlir.lowering.requantization import (
     ACCUMULATOR_SHIFTS,
     FULLY_CONNECTED_ROUNDS_ONCE,
+    LEFT_SHIFT_BITS,
     SINGLE_ROUNDING,
+    STORED_CHANNELS,
     UNIFORM_SHIFT,
     divide_by_power_of_two,
     is_narrow,
@@ -214,6 +216,8 @@ class ChannelRequantization:
             assert self.numbers is not None and self.numbers.shape[0] == 3, "the left shifts, and the terms"
             self.uniform_right = scaled.value.data
         self.scaled_accumulators = scaled is not None
+        # each left shift beside its channel's stored channel (`STORED_CHANNELS`)
+        self.stored_channels = scaled is not None and microkernel.parameter(STORED_CHANNELS) is not None
         if self.table is None:
             multiplier = parameters.multiplier
             if getattr(op, "narrow_requantization", None) is not None and isinstance(multiplier, int):
@@ -376,6 +380,8 @@ class QuantizedArithmetic(ArithmeticDomain):
             terms = b.load(self.requantization.table, [2, channel])
             left = b.load(self.requantization.table, [1, channel]) if self.requantization.scaled_accumulators \
                 else None
+            if self.requantization.stored_channels:
+                left = b.int_and(left, b.integer((1 << LEFT_SHIFT_BITS) - 1))
 
             def floored(total: SSAValue) -> SSAValue:
                 scaled = total if left is None else b.shift_left(total, left)

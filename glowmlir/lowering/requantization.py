@@ -301,6 +301,15 @@ right shift for every channel with its accumulators scaled at run time
 shift s = 1 + k - r, its third each channel's terms for `requantize_floored`."""
 
 
+STORED_CHANNELS = "stored_channels"
+"""The microkernel parameter of an `ACCUMULATOR_SHIFTS` convolution whose output channels the
+kernel takes in an order of its own (`arm_dsp.select_kernels.dead_channel_order`): each
+channel's table word of the second row holds its left shift in its low `LEFT_SHIFT_BITS` and,
+above them, the channel of the output it is stored to."""
+
+LEFT_SHIFT_BITS = 8
+
+
 def requantize_floored(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValue, right: int,
                        terms: SSAValue) -> SSAValue:
     """`(floor(value * M / 2^32) + terms) >> right`, one `SMMLA` and the clamp's `SSAT` with

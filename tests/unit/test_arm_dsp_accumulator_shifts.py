@@ -81,3 +81,50 @@ def test_layers_with_scaled_accumulators_match_the_int8_reference(board, monkeyp
         actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
         print(f"{board} {name}: {run.function_cycles[function].estimate:,} cycles")
+
+
+# Blocked (64 or 128 pairs) on the single-issue cores too; dead channels by each fused activation:
+# relu (scaled accumulators: dead blocks skip their products), clip and none (their own roundings).
+DEAD_CHANNEL_LAYERS = [
+    # blocks 0 and 7 dead, three dead channels beside live ones (in `dead_channel_order` three dead
+    # blocks, the channels stored to their rows from the table); four full runs
+    ("pointwise_128_relu_dead_blocks", ((1, 128, 4, 4), (16, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu",
+     (0, 1, 6, 8, 11, 14, 15)),
+    ("pointwise_128_clip_dead_blocks", ((1, 128, 4, 4), (16, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "clip",
+     (2, 3, 9, 12, 13)),
+    # a pixel tail of 3
+    ("pointwise_128_dead_blocks", ((1, 128, 3, 5), (12, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), None,
+     (4, 5, 10, 11)),
+    # every block but the last dead, a pixel tail of 1 (two blocks a step)
+    ("pointwise_256_relu_one_live_block", ((1, 256, 3, 3), (8, 256, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1), "relu",
+     (0, 1, 2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an505"])
+def test_single_issue_blocked_layers_with_dead_channels_match_the_int8_reference(board, monkeypatch):
+    """The M4 and M33 (single-issue: `GatheredProduct.single_issue_blocks`, outputs stored in
+    turn) take the blocked products on output pair words as the M7 does, and with a relu skip a
+    dead block's products (`live_blocked_pixels`): its totals the starts, which the dead
+    channels' numbers (multiplier 0, left shift 0, terms L 2^k) ignore. With a clip or no
+    activation the dead channels keep their neutral requantization (`neutral_requantization`)
+    and their products. Random weights and inputs, bit for bit against the int8 reference."""
+    with monkeypatch.context() as patch:
+        patch.setattr(quantized_kernels, "levels", symmetric_levels)
+        cases = [quantized_kernels.convolution_case(3830 + k, geometry, per_channel=True, activation=activation,
+                                                    suffix=f"_{name}", dead_channels=dead)
+                 for k, (name, geometry, activation, dead) in enumerate(DEAD_CHANNEL_LAYERS)]
+    bundle = build(cases, board, "")
+    kernels = microkernels(bundle)
+    assert all("blocked_pixels" in k and "output_pairs" in k for k in kernels), kernels
+    assert ["accumulator_shifts" in k for k in kernels] == [activation == "relu" for _, _, activation, _
+                                                            in DEAD_CHANNEL_LAYERS], kernels
+    # the first layer's channels reordered (`dead_channel_order`); the last's dead blocks paired already
+    assert ["stored_channels" in k for k in kernels] == [True, False, False, False], kernels
+    functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
+    run = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()},
+                       count_functions=[*functions, bundle.layout.entry_point, "main"], count_cycles=True)
+    for (name, *_), case, function in zip(DEAD_CHANNEL_LAYERS, cases, functions, strict=True):
+        actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
+        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
+        print(f"{board} {name}: {run.function_cycles[function].estimate:,} cycles")

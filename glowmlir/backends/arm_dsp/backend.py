@@ -19,7 +19,7 @@ from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS
 
 PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs", "band_windows",
               "weights_ahead", "ordered_planes", "pipelined_loads", "opaque_starts", "uniform_shift",
-              "accumulator_shifts")
+              "accumulator_shifts", "stored_channels")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -52,7 +52,10 @@ speed-first build's straight gathered product of int16 pairs, or widened depthwi
 relu, `select_kernels.uniform_shift_table`): requantized at one right shift for every channel,
 each channel's filter and bias scaled to it (`requantization.requantize_floored`);
 `accumulator_shifts` (its value the shift: a gathered product on output pair words with a relu,
-`select_kernels.accumulator_shift_table`): the same, each channel's accumulator scaled at run time."""
+`select_kernels.accumulator_shift_table`): the same, each channel's accumulator scaled at run time;
+`stored_channels` (with it, blocked and unpooled): its channels in the kernel's own order, dead
+ones two to a block (`select_kernels.dead_channel_order`), each stored to the output channel its
+table word names (`requantization.STORED_CHANNELS`)."""
 
 
 def verify_packed_pairs(op) -> None:

@@ -48,6 +48,7 @@ from glowmlir.lowering.loop_skeletons import (
     Window,
     load_word,
 )
+from glowmlir.lowering.requantization import LEFT_SHIFT_BITS
 
 GATHERED_PIXELS = (4, 2, 1)
 GATHER_BYTES = 4096
@@ -295,6 +296,10 @@ class GatheredProduct:
         level for every input, `fold_constant_channels`) the left shift 0
         (`select_kernels.accumulator_shift_table`): a block of two such channels skips its
         products (`live_blocked_pixels`)."""
+        self.stored_channels = self.dead_blocks and domain.requantization.stored_channels
+        """Its channels in an order of their own (`requantization.STORED_CHANNELS`, dead ones two
+        to a block: `select_kernels.dead_channel_order`), each stored to the channel its table word
+        names (`stored_rows`)."""
         if self.blocked:  # [pair][pixel] words: a pair's four pixels in a run of four words (LDRs)
             self.run = BLOCKED_PIXELS
             self.gathered = View(b.alloca(BLOCKED_PIXELS * pairs, i32, STACK_ALIGNMENT),
@@ -667,8 +672,10 @@ class GatheredProduct:
         if not self.dead_blocks:
             return self.blocked_pixels(step)
         b, table = self.b, self.domain.requantization.table
-        lefts = [b.load(table, [1, o]) for o in step.channels]
-        live = b.int_compare("ne", functools.reduce(b.int_or, lefts), 0)
+        lefts = functools.reduce(b.int_or, [b.load(table, [1, o]) for o in step.channels])
+        if self.stored_channels:  # the left shifts beside the stored channels
+            lefts = b.int_and(lefts, b.integer((1 << LEFT_SHIFT_BITS) - 1))
+        live = b.int_compare("ne", lefts, 0)
         starts = step.starts * BLOCKED_PIXELS
         products, done = b.new_block(), b.new_block([value.type for value in starts])
         b.emit(llvm.CondBrOp(live, products, [], done, starts))
@@ -809,6 +816,14 @@ class GatheredProduct:
             results = pair_products(results, i)
         return results
 
+    def stored_rows(self, channels: list[Index]) -> list[Index]:
+        """The output channels the kernel's `channels` are stored to: themselves, or with
+        `stored_channels` what their table words hold above their left shifts."""
+        if not self.stored_channels:
+            return channels
+        table = self.domain.requantization.table
+        return [self.b.shift_right_logical(self.b.load(table, [1, o]), LEFT_SHIFT_BITS) for o in channels]
+
     def stored_in_turn(self, dest: View, channels: list[Index], results: list[SSAValue], xs: list[int]) -> None:
         """A run of four pixels' totals `results` ([pixel][channel]) on a single-issue core
         (blocked, or straight with `PIPELINED_LOADS`) stored channel by channel, each
@@ -823,8 +838,8 @@ class GatheredProduct:
         keyword spotting's pointwise layers on the M4, 3,707,289 -> 3,740,824: not there."""
         b, width = self.b, len(channels)
         level = None
-        for j, o in enumerate(channels):
-            stored, row = self.domain.output(o, dest.element_type), Row(dest, (0, o))
+        for j, (o, stored_o) in enumerate(zip(channels, self.stored_rows(channels), strict=True)):
+            stored, row = self.domain.output(o, dest.element_type), Row(dest, (0, stored_o))
             for k, x in enumerate(xs):
                 total = results[k * width + j]
                 if level is not None:
@@ -855,7 +870,8 @@ class GatheredProduct:
                 if self.pipelined_loads and len(xs) == 4:
                     self.stored_in_turn(dest, channels, results, xs)
                 else:
-                    store_tile(b, domain, channels, [Row(dest, (0, o)) for o in channels], results, xs)
+                    store_tile(b, domain, channels, [Row(dest, (0, o)) for o in self.stored_rows(channels)],
+                               results, xs)
             return folded
         with self.constants_anew(results[0]):  # the requantization's constants made anew, as for stored outputs
             def levels(j: int) -> list[SSAValue]:
