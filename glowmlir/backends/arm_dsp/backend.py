@@ -46,7 +46,9 @@ unslotted; `pipelined_loads` (an unpooled straight gathered product on a single-
 int16 pairs, each pair's weight words and first pixel pair's words four `LDR`s in a row, which
 the core pipelines (`gathered_product.PIPELINED_LOADS`); `opaque_starts` (a speed-first build's
 widened depthwise convolution of tiles of more than five outputs on a dual-issue core,
-`layout.OPAQUE_STARTS`): each such tile starts from its bias made opaque; `uniform_shift` (a
+`layout.OPAQUE_STARTS`): each such tile starts from its bias made opaque and loads its words
+alone, ahead of their products (`depthwise.products_ahead`), a looped plane's channel filter
+copied to the stack (`depthwise.DepthwiseConvolution.stack_filter`); `uniform_shift` (a
 speed-first build's straight gathered product of int16 pairs, or widened depthwise layer, with a
 relu, `select_kernels.uniform_shift_table`): requantized at one right shift for every channel,
 each channel's filter and bias scaled to it (`requantization.requantize_floored`)."""
