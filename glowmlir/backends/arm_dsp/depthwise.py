@@ -29,6 +29,7 @@ from glowmlir.backends.arm_dsp.instructions import (
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
     OPAQUE_STARTS,
+    WORDS_AHEAD,
     DepthwisePlan,
     HalfwordTiling,
     PairTiling,
@@ -139,9 +140,10 @@ class DepthwiseConvolution:
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.derived = op.microkernel.parameter("loop_pairs") is None  # not a size-first build's loop
         self.opaque_starts = op.microkernel.parameter(OPAQUE_STARTS) is not None
+        self.words_ahead = op.microkernel.parameter(WORDS_AHEAD) is not None
         self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, self.derived)
         # looped wide tiles on a dual-issue core read the channel's filter from a copy after the plane
-        self.stack_filter = self.widened and self.opaque_starts and not self.unrolled
+        self.stack_filter = self.widened and self.words_ahead and not self.unrolled
         self.make_plane()
 
     def rows_read(self, outputs: int) -> int:
@@ -229,7 +231,7 @@ class DepthwiseConvolution:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
         kept = [ky for ky in range(self.k_h) if ky not in skipped]
-        if self.widened and wide and self.opaque_starts:  # a dual-issue core: loads ahead of their products
+        if self.widened and wide and self.words_ahead:  # the M7: loads ahead of their products
             rows = [(functools.partial(single_word, b, filter_rows, [0, ky], plan.word_offsets[index]),
                      functools.partial(single_word, b, under, [ky * self.dy], 0)) for ky in kept]
             totals = products_ahead(b, tiling, rows, totals, LOADS_AHEAD)
@@ -510,7 +512,7 @@ def ordered_pair_products(b: KernelBuilder, row: Row, first: Index, tiling: Pair
 
 
 LOADS_AHEAD = 2
-"""On a dual-issue core (`OPAQUE_STARTS`) a wide tile loads each weight word and each input
+"""On the M7 (`WORDS_AHEAD`) a wide tile loads each weight word and each input
 word alone, this many products before the first product that reads it (`products_ahead`):
 llvm-mca's Cortex-M7 issues an `LDRD` alone, an `LDR` beside an independent multiply. Visual
 wake words on the M7 (model estimate, with the filter on the stack, `DepthwiseConvolution.stack_filter`):
