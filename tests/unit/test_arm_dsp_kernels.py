@@ -570,7 +570,9 @@ def depthwise_cases_on_board(geometries: dict, seed: int, board: str, level: str
 def test_widened_depthwise_matches_the_int8_reference(board, level):
     """On the M7 and the M4 at -O3 and the M33 at -Os (per tensor and, for even channel
     counts, per channel), bit for bit; the widened tiles' one-product multiplies are in the
-    code; on the M7 alone the wide tiles start from an opaque bias."""
+    code; on the M7 alone the wide tiles start from an opaque bias, load their words alone ahead
+    of their products (`arm_dsp.products_ahead`) and, looped, read the channel's filter from the
+    stack (`stack_filter`: the 40 x 40 bands, the rows of 24)."""
     bundle = depthwise_cases_on_board(WIDENED_DEPTHWISE, 3000, board, level)
     assert re.search(r"\bsmla[bt][bt]\b", bundle.ir["assembly"])
     # the dual-issue M7's tiles of more than five outputs start from an opaque bias (`OPAQUE_STARTS`)

@@ -18,8 +18,8 @@ from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering.shape_records import DEPTHWISE_RECORD_WORDS, RECORD_WORDS, record_check
 
 PARAMETERS = ("loop_pairs", "biases_in_filter", "blocked_pixels", "weight_pairs", "output_pairs", "band_windows",
-              "weights_ahead", "ordered_planes", "pipelined_loads", "opaque_starts", "uniform_shift",
-              "accumulator_shifts", "stored_channels")
+              "weights_ahead", "ordered_planes", "pipelined_loads", "opaque_starts", "words_ahead",
+              "uniform_shift", "accumulator_shifts", "stored_channels")
 """An "arm-dsp" convolution's own parameters (`#glowll.microkernel<"arm-dsp", {...}>`):
 `loop_pairs` (a size-first build's, `glowll-select-arm-dsp-kernels{loop-pairs=N}`): the kernel
 keeps its loop over input channel pairs a loop, taking this many pairs a step, instead of
@@ -47,7 +47,10 @@ unslotted; `pipelined_loads` (an unpooled straight gathered product on a single-
 int16 pairs, each pair's weight words and first pixel pair's words four `LDR`s in a row, which
 the core pipelines (`gathered_product.PIPELINED_LOADS`); `opaque_starts` (a speed-first build's
 widened depthwise convolution of tiles of more than five outputs on a dual-issue core,
-`layout.OPAQUE_STARTS`): each such tile starts from its bias made opaque; `uniform_shift` (a
+`layout.OPAQUE_STARTS`): each such tile starts from its bias made opaque and loads its words
+alone, ahead of their products (`depthwise.products_ahead`), a looped plane's channel filter
+copied to the stack (`depthwise.DepthwiseConvolution.stack_filter`), where it carries
+`words_ahead` too (`layout.WORDS_AHEAD`: not on Helium cores); `uniform_shift` (a
 speed-first build's straight gathered product of int16 pairs, or widened depthwise layer, with a
 relu, `select_kernels.uniform_shift_table`): requantized at one right shift for every channel,
 each channel's filter and bias scaled to it (`requantization.requantize_floored`);

@@ -29,6 +29,7 @@ from glowmlir.backends.arm_dsp.instructions import (
 from glowmlir.backends.arm_dsp.layout import (
     DEPTHWISE_PIXELS,
     OPAQUE_STARTS,
+    WORDS_AHEAD,
     DepthwisePlan,
     HalfwordTiling,
     PairTiling,
@@ -139,7 +140,10 @@ class DepthwiseConvolution:
         self.x_offset = None if op.folded_input_offset is not None else offset_pair(b, domain.input_offset)
         self.derived = op.microkernel.parameter("loop_pairs") is None  # not a size-first build's loop
         self.opaque_starts = op.microkernel.parameter(OPAQUE_STARTS) is not None
+        self.words_ahead = op.microkernel.parameter(WORDS_AHEAD) is not None
         self.unrolled = unrolls_plane(plan, self.out_h, self.out_w, self.bands, self.derived)
+        # looped wide tiles on a dual-issue core read the channel's filter from a copy after the plane
+        self.stack_filter = self.widened and self.words_ahead and not self.unrolled
         self.make_plane()
 
     def rows_read(self, outputs: int) -> int:
@@ -153,7 +157,8 @@ class DepthwiseConvolution:
         # widened, the offset not folded, the copy subtracts it: the padding is 0 (unrolled: the filter after it)
         if self.widened:
             plane, self.padding = zero_point_plane(b, 0 if self.x_offset is not None else domain.input_offset,
-                                                   self.words + (filter_words if self.unrolled else 0), i16)
+                                                   self.words + (filter_words if self.unrolled or self.stack_filter
+                                                                 else 0), i16)
             self.plane = View.contiguous(plane.base, (self.rows_read(self.band), plan.row_words), element_type=i32)
             self.columns = self.plane
         else:
@@ -226,6 +231,11 @@ class DepthwiseConvolution:
                 under = View.contiguous(b.opaque(b.element(plane, [plane_y, b.mul(group, 3)])), plane.shape,
                                         element_type=i32)  # the tile's words from its kernel row 0
         kept = [ky for ky in range(self.k_h) if ky not in skipped]
+        if self.widened and wide and self.words_ahead:  # the M7: loads ahead of their products
+            rows = [(functools.partial(single_word, b, filter_rows, [0, ky], plan.word_offsets[index]),
+                     functools.partial(single_word, b, under, [ky * self.dy], 0)) for ky in kept]
+            totals = products_ahead(b, tiling, rows, totals, LOADS_AHEAD)
+            kept = []
         for ky in kept:
             if self.widened:
                 weights = slotted_words(b, filter_rows, [0, ky], plan.word_offsets[index], len(tiling.weight_words))
@@ -293,6 +303,9 @@ class DepthwiseChannel:
         if kernel.unrolled:  # the plane and a copy of the channel's filter after it, from one opaque pointer
             self.channel_plane = View.contiguous(b.opaque(kernel.plane.base), kernel.plane.shape, element_type=i32)
             self.filter_rows = copy_filter(b, self.filter_rows, self.channel_plane.base, kernel.words)
+        if kernel.stack_filter:  # at constant offsets from the stack pointer
+            copied = copy_filter(b, self.filter_rows, b.opaque(kernel.plane.base), kernel.words)
+            self.filter_rows = dataclasses.replace(copied, base=kernel.plane.base)
         if kernel.unrolled:
             for y in range(kernel.out_h):
                 self.row(y)
@@ -498,6 +511,45 @@ def ordered_pair_products(b: KernelBuilder, row: Row, first: Index, tiling: Pair
     return totals
 
 
+LOADS_AHEAD = 2
+"""On the M7 (`WORDS_AHEAD`) a wide tile loads each weight word and each input
+word alone, this many products before the first product that reads it (`products_ahead`):
+llvm-mca's Cortex-M7 issues an `LDRD` alone, an `LDR` beside an independent multiply. Visual
+wake words on the M7 (model estimate, with the filter on the stack, `DepthwiseConvolution.stack_filter`):
+its depthwise layers' looped tile of eight 89 -> 82 cycles; one product ahead, or three, lost
+to two (6,286,041 and 6,276,585 cycles against 6,256,379 without the stack filter)."""
+
+
+def single_word(b: KernelBuilder, view: View, prefix: Sequence[Index], offset: int, word: int) -> SSAValue:
+    """Word `offset + word` of `view[*prefix]` laid out by `slot_word`, loaded alone."""
+    return slotted_words(b, view, prefix, offset + word, 1)[0]
+
+
+def products_ahead(b: KernelBuilder, tiling: HalfwordTiling,
+                   rows: Sequence[tuple[Callable[[int], SSAValue], Callable[[int], SSAValue]]],
+                   totals: list[SSAValue], ahead: int) -> list[SSAValue]:
+    """`totals` plus the products of a wide tile's kernel rows (`halfword_products`' products,
+    row after row): `rows` gives each kernel row's weight word and input word by index. Each
+    word is loaded alone (`LDR`: the Cortex-M7 issues an `LDRD` alone, an `LDR` beside a
+    multiply), `ahead` products before the first product that reads it, after the products
+    before that point (`after`, which also keeps LLVM from joining two loads)."""
+    steps = [(r, p, word, weight, halves) for r in range(len(rows))
+             for p, products in enumerate(tiling.products) for word, weight, halves in products]
+    loaded: dict[tuple[int, int, int], SSAValue] = {}
+    totals = list(totals)
+    for i, (r, p, word, weight, halves) in enumerate(steps):
+        window = steps[i:i + ahead + 1]
+        needed = dict.fromkeys(key for row, _, x, w, _ in window for key in ((0, row, w), (1, row, x)))
+        for key in sorted(needed, key=lambda key: key[1]):  # a row's weight words before its input words
+            if key not in loaded:
+                if loaded:
+                    after(b, totals)
+                loaded[key] = rows[key[1]][key[0]](key[2])
+        totals[p] = halfword_product(b, loaded[1, r, word], loaded[0, r, weight], halves, totals[p])
+    after(b, totals)  # the output step waits for the last products
+    return totals
+
+
 def halfword_products(b: KernelBuilder, tiling: HalfwordTiling,
                       words: list[SSAValue] | Callable[[int], dict[int, SSAValue]], weights: list[SSAValue],
                       totals: list[SSAValue]) -> list[SSAValue]:
@@ -515,6 +567,12 @@ def halfword_products(b: KernelBuilder, tiling: HalfwordTiling,
                 if words:
                     after(b, totals)
                 words.update(load(word))
-            totals[p] = smlad(b, words[word], weights[weight], totals[p]) if halves is None else \
-                intrinsic(b, HALF_PRODUCTS[halves], words[word], weights[weight], totals[p])
+            totals[p] = halfword_product(b, words[word], weights[weight], halves, totals[p])
     return totals
+
+
+def halfword_product(b: KernelBuilder, word: SSAValue, weight: SSAValue, halves: tuple[int, int] | None,
+                     total: SSAValue) -> SSAValue:
+    """`total` plus one product of a `HalfwordTiling`: both halves (`SMLAD`), or the (input
+    half, weight half) `halves` (`SMLA<x><y>`)."""
+    return smlad(b, word, weight, total) if halves is None else intrinsic(b, HALF_PRODUCTS[halves], word, weight, total)

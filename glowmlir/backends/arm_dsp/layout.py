@@ -319,10 +319,18 @@ OPAQUE_STARTS = "opaque_starts"
 on a dual-issue core (the Cortex-M7; `select_kernels.SelectArmDspKernels.single_issue`
 false): each tile of more than five outputs starts their sums from the bias made opaque once
 for the tile (`arm_dsp.DepthwiseConvolution.tile`), which LLVM keeps in a register for the
-tile's first products instead of reloading it for each output. Visual wake words on the M7
+tile's first products instead of reloading it for each output (and on the M7 loads its words
+ahead, `WORDS_AHEAD`). Visual wake words on the M7
 (model estimate) 6,667,945 -> 6,637,053 cycles: its 48 x 48 x 8 layer 278,591 -> 255,603,
 12 x 12 x 64 138,012 -> 125,673, 24 x 24 x 32 258,408 -> 267,680. Not on the single-issue M4
 (10,944,391 -> 10,951,456: its 48 x 48 x 8 layer 403,934 -> 439,014)."""
+
+WORDS_AHEAD = "words_ahead"
+"""The microkernel parameter of an `OPAQUE_STARTS` depthwise convolution on a core without
+Helium (the Cortex-M7): its wide tiles load each word alone, ahead of its products
+(`arm_dsp.products_ahead`), a looped plane's channel filter read from the stack
+(`DepthwiseConvolution.stack_filter`). Visual wake words on the M7 6,284,078 -> 6,232,490
+estimated cycles; on the M55 (its DSP depthwise layers) 5,175,080 -> 5,203,773, so not there."""
 
 ORDERED_PLANES = "ordered_planes"
 """The microkernel parameter of a depthwise convolution whose int8 planes are read in order

@@ -87,6 +87,7 @@ from glowmlir.backends.arm_dsp.layout import (
     UNROLLED_PAIRS,
     WINDOW_LOOP_PAIRS,
     WINDOW_PAIRS,
+    WORDS_AHEAD,
     convolution_depthwise_plan,
     gathers,
     int8_filter_words,
@@ -457,6 +458,8 @@ class PackConvolutionFilter(RewritePattern):
             op.properties["microkernel"] = op.microkernel.with_parameter(ORDERED_PLANES, UnitAttr())
         elif microkernel == MICROKERNEL and kind == DEPTHWISE and self.opaque_starts(op):
             op.properties["microkernel"] = op.microkernel.with_parameter(OPAQUE_STARTS, UnitAttr())
+            if not self.helium:  # the M7: its words loaded ahead (the M55 lost so)
+                op.properties["microkernel"] = op.microkernel.with_parameter(WORDS_AHEAD, UnitAttr())
         mark_narrow_requantization(op, centred)
         if doubled:
             op.properties["doubled_accumulators"] = UnitAttr()
