@@ -460,7 +460,8 @@ def _compile_within_code_budget(module: ModuleOp, options: CompileOptions, ir_lo
     48 KB, or the flash the constants leave), compiles it again telling the selection the
     bytes over (`code_excess`, summed over the builds), up to `CODE_BUDGET_BUILDS` builds (fewer
     when a build freed nothing: the code may stay over, `-require-fit` says so). The
-    size-first kernels change no constant, so the layout `laid_out` is told is the first's. An
+    size-first kernels change no constant, so the layout `laid_out` is told is the first's (a
+    rebuild whose constants differ, `same_constants`, is not taken). An
     instrumented build (a layer profile, node outputs, -g) is built once, speed first as a bundle
     within its budget is: its own counters' and calls' code is not the bundle's."""
     from glowmlir.backends import PipelineOptions, frees_code
@@ -475,17 +476,27 @@ def _compile_within_code_budget(module: ModuleOp, options: CompileOptions, ir_lo
         return _compile_module(module, options, ir_log, timings, laid_out)
     original = module.clone()
     bundle = _compile_module(module, options, ir_log, timings, laid_out)
-    code = code_size(bundle.object_code)
+    first, code = bundle, code_size(bundle.object_code)
     for _ in range(CODE_BUDGET_BUILDS - 1):
         over = code - code_budget(options.flash_size or 0, bundle.layout.constant_size)
         if over <= 0:
             break
         options = dataclasses.replace(options, code_excess=options.code_excess + over)
-        bundle = _compile_module(original.clone(), options, ir_log, timings, None)
-        code, previous = code_size(bundle.object_code), code
+        rebuilt = _compile_module(original.clone(), options, ir_log, timings, None)
+        if not same_constants(rebuilt.layout, first.layout):  # the weights told `laid_out` must stay true
+            break
+        bundle, previous, code = rebuilt, code, code_size(rebuilt.object_code)
         if code >= previous:  # nothing left to free (the layers' kernels have no size-first form here)
             break
     return bundle
+
+
+def same_constants(layout: bundle_files.BundleLayout, other: bundle_files.BundleLayout) -> bool:
+    """Whether two layouts hold the same constant weights at the same offsets."""
+    return layout.constant_size == other.constant_size and len(layout.weights) == len(other.weights) and all(
+        (name, offset) == (other_name, other_offset) and np.array_equal(data, other_data)
+        for (name, offset, data), (other_name, other_offset, other_data) in zip(layout.weights, other.weights,
+                                                                                strict=True))
 
 
 def _compile_module(module: ModuleOp, options: CompileOptions, ir_log: dict[str, str] | None,
