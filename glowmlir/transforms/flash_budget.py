@@ -101,17 +101,26 @@ measurable (the code's placement moves a layer by about 2K cycles on the M4, 6K 
 its size-first one is taken whatever the code's budget (`choose_size_first`): the
 FullyConnected of a few hundred MACs `optsize` (visual wake words' 256 -> 2 layer +228 cycles
 on the M4, -117 on the M7; the anomaly detector's 128 -> 8 and 8 -> 128 ones -941 on the M4,
-+382 on the M7, for 328 B)."""
++382 on the M7, for 328 B). Only where they are also below `UNMEASURABLE_SHARE` of the
+model's multiply-accumulates: in a net of a few thousand MACs a few hundred cycles are a
+measurable part (and a small test net keeps the speed-first kernels it tests)."""
+
+UNMEASURABLE_SHARE = 0.005
+"""The share of a model's multiply-accumulates (as estimated cycles) below which a speed-first
+variant's saving is also too small to count (`UNMEASURABLE_CYCLES`): the anomaly detector's
+264K MACs 1,320 cycles, visual wake words' 7.49M 37K (so there the 1,000 decide)."""
 
 
-def choose_size_first(costs: list[SizeFirstCost], excess: int) -> set[int]:
+def choose_size_first(costs: list[SizeFirstCost], excess: int, macs: int) -> set[int]:
     """The `id`s of the instructions to build size first so that a speed-first build whose code
     was `excess` bytes over its budget (`code_budget`; 0 or less: it fits) fits: fewest
     estimated cycles lost a byte freed first, until the bytes freed reach `excess`. The others
     stay speed first: within the budget a layer keeps its fastest variant. A size-first kernel
-    that frees bytes for fewer than `UNMEASURABLE_CYCLES` lost is taken whatever the excess."""
+    that frees bytes for fewer than `UNMEASURABLE_CYCLES` lost, and fewer than
+    `UNMEASURABLE_SHARE` of the model's `macs`, is taken whatever the excess."""
     freeing = [cost for cost in costs if cost.saved_bytes > 0]
-    chosen = {id(cost.op) for cost in freeing if cost.lost_cycles < UNMEASURABLE_CYCLES}  # in every build
+    unmeasurable = min(UNMEASURABLE_CYCLES, UNMEASURABLE_SHARE * macs)
+    chosen = {id(cost.op) for cost in freeing if cost.lost_cycles < unmeasurable}  # in every build
     freed = 0
     for cost in sorted(freeing, key=lambda c: c.lost_cycles / c.saved_bytes):
         if freed < excess and id(cost.op) not in chosen:

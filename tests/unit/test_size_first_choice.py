@@ -15,6 +15,7 @@ import pytest
 
 from glowmlir.backends.arm_dsp.flash_budget import (
     UNMEASURABLE_CYCLES,
+    UNMEASURABLE_SHARE,
     SizeFirstCost,
     choose_size_first,
     looped_depthwise_cost,
@@ -32,16 +33,20 @@ QEMU = shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")
 def test_size_first_by_cycles_per_byte_until_the_excess_is_freed():
     """Nothing without an excess (but a kernel that frees bytes for no measurable cycles);
     cheapest cycles a byte first, until the bytes freed cover the excess; a variant that frees
-    nothing never."""
+    nothing never. What is measurable depends on the model's size (`UNMEASURABLE_SHARE`)."""
     cheap, dear, dearest, free, free_nothing = object(), object(), object(), object(), object()
     costs = [SizeFirstCost(dear, 1000, 9000), SizeFirstCost(cheap, 500, 2 * UNMEASURABLE_CYCLES),
              SizeFirstCost(dearest, 100, 5000), SizeFirstCost(free, 50, UNMEASURABLE_CYCLES - 1),
              SizeFirstCost(free_nothing, 0, -50)]
-    assert choose_size_first(costs, 0) == {id(free)}
-    assert choose_size_first(costs, 400) == {id(free), id(cheap)}
+    macs = 10**6  # a model of 1M MACs: UNMEASURABLE_CYCLES decide
+    assert choose_size_first(costs, 0, macs) == {id(free)}
+    assert choose_size_first(costs, 400, macs) == {id(free), id(cheap)}
     # the bytes `free` frees were freed in the build that measured the excess too
-    assert choose_size_first(costs, 520) == {id(free), id(cheap), id(dear)}
-    assert choose_size_first(costs, 10_000) == {id(free), id(cheap), id(dear), id(dearest)}
+    assert choose_size_first(costs, 520, macs) == {id(free), id(cheap), id(dear)}
+    assert choose_size_first(costs, 10_000, macs) == {id(free), id(cheap), id(dear), id(dearest)}
+    # in a model of 20K MACs a thousand cycles are measurable (UNMEASURABLE_SHARE: 100)
+    assert choose_size_first(costs, 0, 20_000) == set()
+    assert choose_size_first(costs, 0, round(UNMEASURABLE_CYCLES / UNMEASURABLE_SHARE)) == {id(free)}
 
 
 # Visual wake words' layers measured each way (docs/code-size.md; bytes of code freed by

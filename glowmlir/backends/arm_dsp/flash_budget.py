@@ -44,6 +44,7 @@ from glowmlir.transforms.flash_budget import (  # noqa: F401  (the budget itself
     GLOW_CONSTANT_RATIO,
     SMALL_MODEL_SLACK,
     UNMEASURABLE_CYCLES,
+    UNMEASURABLE_SHARE,
     PackingCost,
     SizeFirstCost,
     choose_packed,

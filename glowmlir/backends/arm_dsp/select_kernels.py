@@ -129,6 +129,7 @@ from glowmlir.quantization.rescaling import (
     largest_difference,
     weight_zero_point,
 )
+from glowmlir.transforms.execute_in_patches import convolution_macs
 from glowmlir.transforms.fold_constant_channels import channel_levels, neutral_requantization
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
@@ -1026,7 +1027,8 @@ class SelectArmDspKernels(ModulePass):
         looped (`flash_budget.looped_depthwise_cost`: where its speed-first kernel unrolls its
         plane or takes its rows' tiles in straight-line code), a FullyConnected `optsize`.
         Without an excess, those whose speed-first variants save nothing measurable
-        (`flash_budget.UNMEASURABLE_CYCLES`). Layers whose kernels come out as one function
+        (`flash_budget.UNMEASURABLE_CYCLES`, within `UNMEASURABLE_SHARE` of the model's
+        multiply-accumulates: `convolution_macs`, `fully_connected_macs`). Layers whose kernels come out as one function
         (equal shapes and kernel) save its bytes once and lose their cycles together. None in a
         size-first build (every kernel looped already), on Helium, with `only`, or with a
         `code_excess` of -1."""
@@ -1049,7 +1051,9 @@ class SelectArmDspKernels(ModulePass):
             shared = costs.get(key)
             costs[key] = SizeFirstCost(layer if shared is None else shared.op, saved,
                                        lost + (0 if shared is None else shared.lost_cycles))
-        chosen = choose_size_first(list(costs.values()), self.code_excess)
+        macs = convolution_macs(module) + sum(fully_connected_macs(layer) for layer in module.walk()
+                                              if isinstance(layer, glowll.FullyConnectedOp))
+        chosen = choose_size_first(list(costs.values()), self.code_excess, macs)
         return [layer for key, layers in groups.items() if id(costs[key].op) in chosen for layer in layers]
 
     @staticmethod
