@@ -74,13 +74,7 @@ def test_layers_with_scaled_accumulators_match_the_int8_reference(board, monkeyp
     assert ["output_pairs" in k for k in kernels] == paired, kernels
     assert ["accumulator_shifts" in k for k in kernels] == [p and activation == "relu" for p, (_, _, activation, *_)
                                                            in zip(paired, LAYERS, strict=True)], kernels
-    functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
-    run = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()},
-                       count_functions=[*functions, bundle.layout.entry_point, "main"], count_cycles=True)
-    for (name, *_), case, function in zip(LAYERS, cases, functions, strict=True):
-        actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
-        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
-        print(f"{board} {name}: {run.function_cycles[function].estimate:,} cycles")
+    run_and_compare(bundle, board, cases, [name for name, *_ in LAYERS])
 
 
 # Blocked (64 or 128 pairs) on the single-issue cores too; dead channels by each fused activation:
@@ -121,10 +115,16 @@ def test_single_issue_blocked_layers_with_dead_channels_match_the_int8_reference
                                                             in DEAD_CHANNEL_LAYERS], kernels
     # the first layer's channels reordered (`dead_channel_order`); the last's dead blocks paired already
     assert ["stored_channels" in k for k in kernels] == [True, False, False, False], kernels
+    run_and_compare(bundle, board, cases, [name for name, *_ in DEAD_CHANNEL_LAYERS])
+
+
+def run_and_compare(bundle, board: str, cases: list, names: list[str]) -> None:
+    """Runs the bundle's layers on the board: each case's outputs equal the int8 reference's bit
+    for bit; prints each layer kernel's estimated cycles."""
     functions = [layer_kernel_name(bundle.layout.entry_point, index, "convolution") for index in range(len(cases))]
     run = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()},
                        count_functions=[*functions, bundle.layout.entry_point, "main"], count_cycles=True)
-    for (name, *_), case, function in zip(DEAD_CHANNEL_LAYERS, cases, functions, strict=True):
+    for name, case, function in zip(names, cases, functions, strict=True):
         actual = run.outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
         np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)
         print(f"{board} {name}: {run.function_cycles[function].estimate:,} cycles")
