@@ -321,12 +321,12 @@ def execute_in_patches(function: glowll.FunctionOp, cut: str, patches: int) -> N
 
 def convolution_macs(module: ModuleOp) -> int:
     """The multiply-accumulates of the module's glowll convolutions (before any fused pool)."""
-    total = 0
-    for op in module.walk():
-        if isinstance(op, glowll.ConvolutionOp):
-            filter_shape = glow.shape_of(op.filter) if op.filter_shape is None else op.filter_shape.get_values()
-            total += int(np.prod(glow.convolution_shape(op))) * int(np.prod(filter_shape[1:]))
-    return total
+    return sum(layer_macs(op) for op in module.walk() if isinstance(op, glowll.ConvolutionOp))
+
+
+def layer_macs(op: glowll.ConvolutionOp) -> int:
+    """The multiply-accumulates of one glowll convolution (before any fused pool)."""
+    return int(np.prod(glow.convolution_shape(op))) * _filter_size(op)
 
 
 def _filter_size(op: glowll.ConvolutionOp) -> int:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, f32, i8, i16, i64
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -129,7 +130,7 @@ from glowmlir.quantization.rescaling import (
     largest_difference,
     weight_zero_point,
 )
-from glowmlir.transforms.execute_in_patches import convolution_macs
+from glowmlir.transforms.execute_in_patches import convolution_macs, layer_macs
 from glowmlir.transforms.fold_constant_channels import channel_levels, neutral_requantization
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
@@ -508,42 +509,86 @@ def uniform_shift_table(op: glowll.ConvolutionOp, kind: str | None, packed: np.n
     loads and negation a channel). Returns the filter, scaled; as it is (nothing changed)
     where a scaled weight would leave int16 or a sum int32 (|a| at most |bias| + 255 x the
     channel's sum of |w|: 2 f |a| and |terms| + f |a| within int32)."""
-    table, bias = op.requantization, accumulator_bias(op)
-    if (table is None or bias is None or getattr(op, "narrow_requantization", None) is None
-            or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None):
+    numbers = RightShiftNumbers.of(op, centred)
+    if numbers is None:
         return packed
-    out_type = glow.convolved_element(op)
-    offset = out_type.offset
-    if activation_bounds(op, out_type)[0] < offset:  # the sign's rounding not taken: a relu only
-        return packed
-    multipliers, shifts = array_from_dense(table.owner.value).astype(np.int64)
-    rights = -shifts
-    if (rights < 0).any():
-        return packed
-    right = int(rights.max()) + 1
-    factors = np.left_shift(1, right - rights)
-    terms = factors * channel_rounding_terms(shifts, offset) + factors // 2
-    biases = array_from_dense(bias.value).astype(np.int64).reshape(-1)
-    sums = factors * (np.abs(biases) + 255 * np.abs(centred.astype(np.int64)).sum(axis=1))
+    right = int(numbers.rights.max()) + 1
+    factors, terms = numbers.floored_terms(right)
+    biases, sums = numbers.biases, factors * numbers.sums
     if kind == DEPTHWISE:  # [O, ...]
         channel_factors = factors.reshape(-1, *[1] * (packed.ndim - 1))
     else:  # channel (g I + i) b + c at [g, :, i, c]
         groups, _, interleaved, block, _ = packed.shape
         channel_factors = factors.reshape(groups, 1, interleaved, block, 1)
     scaled = packed.astype(np.int64) * channel_factors
-    if (np.abs(scaled).max() > np.iinfo(np.int16).max or (2 * sums).max() >= 2**31
-            or (np.abs(terms) + sums).max() >= 2**31 or (2 * factors * np.abs(biases)).max() >= 2**31):
+    if (np.abs(scaled).max() > np.iinfo(np.int16).max or not fits_floored(sums, terms)
+            or (2 * factors * np.abs(biases)).max() >= 2**31):
         return packed
-    op.operands[3] = insert_weight(bias.name_.data, (biases * factors).astype(np.int32), op, rewriter,
-                                   op.bias.type.element_type)
-    old_table = table.owner
-    op.operands[list(op.operands).index(table)] = insert_weight(
-        old_table.name_.data, np.stack([multipliers, np.full_like(shifts, -right), terms]).astype(np.int32), op,
-        rewriter)
-    erase_if_unused(bias, rewriter)
-    erase_if_unused(old_table, rewriter)
+    numbers.replace_bias(op, biases * factors, op.bias.type.element_type, rewriter)
+    numbers.replace_table(op, np.stack([numbers.multipliers, np.full_like(numbers.shifts, -right), terms]), rewriter)
     op.properties["microkernel"] = op.microkernel.with_parameter(UNIFORM_SHIFT, UnitAttr())
     return scaled.astype(np.int16)
+
+
+def fits_floored(sums: np.ndarray, terms: np.ndarray) -> bool:
+    """Whether `requantize_floored` keeps every channel's numbers in int32: `sums` f |a|, the
+    scaled accumulators' bounds; 2 f |a| (the doubling) and |terms| + f |a|."""
+    return bool((2 * sums).max() < 2**31 and (np.abs(terms) + sums).max() < 2**31)
+
+
+@dataclass
+class RightShiftNumbers:
+    """A narrow convolution's per-channel numbers where its relu clamps at or above the output
+    offset and every channel shifts right (`uniform_shift_table`, `accumulator_shift_table`):
+    its requantization table's multipliers and shifts, its bias, and `sums`, each channel's
+    |bias| + 255 x its sum of |w| (a bound of |a|)."""
+
+    table: SSAValue
+    bias: glowll.WeightOp
+    offset: int
+    bounds: tuple[int, int]
+    multipliers: np.ndarray
+    shifts: np.ndarray
+    biases: np.ndarray
+    sums: np.ndarray
+
+    @property
+    def rights(self) -> np.ndarray:
+        return -self.shifts
+
+    @staticmethod
+    def of(op: glowll.ConvolutionOp, centred: np.ndarray) -> RightShiftNumbers | None:
+        table, bias = op.requantization, accumulator_bias(op)
+        if (table is None or bias is None or getattr(op, "narrow_requantization", None) is None
+                or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None):
+            return None
+        out_type = glow.convolved_element(op)
+        bounds = activation_bounds(op, out_type)
+        if bounds[0] < out_type.offset:  # the sign's rounding not taken: a relu only
+            return None
+        multipliers, shifts = array_from_dense(table.owner.value).astype(np.int64)
+        if (shifts > 0).any():
+            return None
+        biases = array_from_dense(bias.value).astype(np.int64).reshape(-1)
+        return RightShiftNumbers(table, bias, out_type.offset, bounds, multipliers, shifts, biases,
+                                 np.abs(biases) + 255 * np.abs(centred.astype(np.int64)).sum(axis=1))
+
+    def floored_terms(self, right: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each channel's factor f = 2^(right - r) and its terms f h + f / 2 at one `right`
+        shift (`requantization.requantize_floored`)."""
+        factors = np.left_shift(1, right - self.rights)
+        return factors, factors * channel_rounding_terms(self.shifts, self.offset) + factors // 2
+
+    def replace_bias(self, op: glowll.ConvolutionOp, biases: np.ndarray, element_type,
+                     rewriter: PatternRewriter) -> None:
+        op.operands[3] = insert_weight(self.bias.name_.data, biases.astype(np.int32), op, rewriter, element_type)
+        erase_if_unused(self.bias, rewriter)
+
+    def replace_table(self, op: glowll.ConvolutionOp, rows: np.ndarray, rewriter: PatternRewriter) -> None:
+        old_table = self.table.owner
+        op.operands[list(op.operands).index(self.table)] = insert_weight(old_table.name_.data, rows.astype(np.int32),
+                                                                         op, rewriter)
+        erase_if_unused(old_table, rewriter)
 
 
 ACCUMULATOR_RIGHT = 16
@@ -601,35 +646,22 @@ def accumulator_shift_table(op: glowll.ConvolutionOp, centred: np.ndarray, rewri
     where that pairs more dead channels: its bias and table in that order, each table word of
     the left shifts with its output channel above them (`STORED_CHANNELS`). Returns the output
     pair words in the kernel's order and the order where it reordered them, else None."""
-    table, bias = op.requantization, accumulator_bias(op)
-    if (table is None or bias is None or getattr(op, "narrow_requantization", None) is None
-            or getattr(op, "doubled_accumulators", None) is not None
-            or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None):
-        return None
-    out_type = glow.convolved_element(op)
-    bounds = activation_bounds(op, out_type)
-    if bounds[0] < out_type.offset:  # the sign's rounding not taken: a relu only
-        return None
-    multipliers, shifts = array_from_dense(table.owner.value).astype(np.int64)
-    rights = -shifts
-    biases = array_from_dense(bias.value).astype(np.int64).reshape(-1)
+    channels = RightShiftNumbers.of(op, centred) if getattr(op, "doubled_accumulators", None) is None else None
     live = centred.any(axis=1)
-    if (rights < 0).any() or not live.any():
+    if channels is None or not live.any():
         return None
-    sums = np.abs(biases) + 255 * np.abs(centred.astype(np.int64)).sum(axis=1)
+    rights = channels.rights
 
     def fits(right: int) -> bool:
-        factors = np.left_shift(1, right - rights[live])
-        terms = factors * channel_rounding_terms(shifts[live], out_type.offset) + factors // 2
-        return bool((2 * factors * sums[live]).max() < 2**31 and (np.abs(terms) + factors * sums[live]).max() < 2**31)
+        factors, terms = channels.floored_terms(right)
+        return fits_floored((factors * channels.sums)[live], terms[live])
 
     right = next((k for k in range(ACCUMULATOR_RIGHT, int(rights[live].max()), -1) if fits(k)), None)
     if right is None:
         return None
-    factors = np.left_shift(1, right - rights)
-    terms = factors * channel_rounding_terms(shifts, out_type.offset) + factors // 2
-    levels = channel_levels(biases, multipliers, shifts, out_type.offset, bounds)
-    numbers = np.stack([np.where(live, multipliers, 0), np.where(live, 1 + right - rights, 0),
+    _, terms = channels.floored_terms(right)
+    levels = channel_levels(channels.biases, channels.multipliers, channels.shifts, channels.offset, channels.bounds)
+    numbers = np.stack([np.where(live, channels.multipliers, 0), np.where(live, 1 + right - rights, 0),
                         np.where(live, terms, levels << right)])
     order = dead_channel_order(live) if (op.pool is None and words is not None
                                          and op.microkernel.parameter("blocked_pixels") is not None) else None
@@ -637,14 +669,10 @@ def accumulator_shift_table(op: glowll.ConvolutionOp, centred: np.ndarray, rewri
     if ordered is not None:
         numbers = numbers[:, order]
         numbers[1] |= order << LEFT_SHIFT_BITS
-        op.operands[3] = insert_weight(bias.name_.data, biases[order].astype(np.int32), op, rewriter,
-                                       ordered_channels(op.bias.type.element_type, order))
-        erase_if_unused(bias, rewriter)
+        channels.replace_bias(op, channels.biases[order], ordered_channels(op.bias.type.element_type, order),
+                              rewriter)
         op.properties["microkernel"] = op.microkernel.with_parameter(STORED_CHANNELS, UnitAttr())
-    old_table = table.owner
-    op.operands[list(op.operands).index(table)] = insert_weight(old_table.name_.data, numbers.astype(np.int32), op,
-                                                                rewriter)
-    erase_if_unused(old_table, rewriter)
+    channels.replace_table(op, numbers, rewriter)
     op.properties["microkernel"] = op.microkernel.with_parameter(ACCUMULATOR_SHIFTS, IntegerAttr(right, i64))
     return None if ordered is None else (ordered, order)
 
@@ -1137,8 +1165,7 @@ class SelectArmDspKernels(ModulePass):
                     and (plan := filters.packing_of(conv)) is not None and plan.output_pair_words is not None:
                 shapes.setdefault((glow.shape_of(conv.input), glow.shape_of(conv.filter), conv.pool is None),
                                   []).append(conv)
-        for (_, filter_shape, _), convs in sorted(shapes.items(), key=lambda item: -sum(
-                int(np.prod(glow.convolution_shape(conv))) * int(np.prod(item[0][1][1:])) for conv in item[1])):
+        for (_, filter_shape, _), convs in sorted(shapes.items(), key=lambda item: -sum(map(layer_macs, item[1]))):
             extra = len(convs) * (align(12 * filter_shape[0]) - align(8 * filter_shape[0]))
             if extra <= left:
                 filters.shift_tables.update(id(conv) for conv in convs)
