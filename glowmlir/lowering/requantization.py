@@ -12,12 +12,14 @@ import contextvars
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from glowmlir.dialects.llvm_casts import FPToSIOp
 from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.quantization.float_steps import FloatStep
 from glowmlir.quantization.rescaling import KernelParameters, offset_folds, reduced_multiplier
 
 
@@ -386,6 +388,30 @@ def requantize_wide(b: KernelBuilder, value: SSAValue, multiplier: int | SSAValu
     scaled = b.shift_right(b.int_mul(value, reduced), b.int_value(right, i64))
     scaled = b.truncate(b.clamp(scaled, -(1 << 31), (1 << 31) - 2), i32)
     return b.shift_right(b.int_add(scaled, 1), 1)
+
+
+EXACT_FLOATS = llvm.FastMathAttr([])
+"""No fast-math flag: a multiply and an add stay two IEEE operations (no fused multiply-add),
+as `FloatStep.levels` computes them."""
+
+
+def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSAValue:
+    """TFLite's level of each i32 lane of `value` (before the int8 clamp: the caller saturates)
+    by `step` (`quantization.float_steps`, proved equal at compile time): the lanes as
+    singles, times the scale, plus the offset of their sign (a select on the lane's sign, one
+    blend), rounded to nearest even (`llvm.rint`: one `vroundps`) and converted back. Each
+    |v * scale + offset| < 2^31 (scale < 1/2), so the conversion is exact."""
+    lanes = value.type.get_shape()[0]
+    singles = VectorType(f32, [lanes])
+
+    def splat(number: float) -> SSAValue:
+        return b.splat(b.f32(number), singles)
+
+    products = b.fmul(b.emit(llvm.SIToFPOp(value, singles)), splat(step.scale), EXACT_FLOATS)
+    negative = b.int_compare("slt", value, b.int_value(0, value.type))
+    summed = b.fadd(products, b.select(negative, splat(step.negative_offset), splat(step.offset)), EXACT_FLOATS)
+    rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{lanes}f32", [summed], [singles]))
+    return b.emit(FPToSIOp(rounded, value.type))
 
 
 class LaneRequantization:
