@@ -28,6 +28,27 @@ def test_lookup_table_on_byte_shuffles_reads_the_entry_of_each_level(shape):
     check_lookup_table_kernel(shape, sum(shape) + 42, '#glowll.microkernel<"vector-lookup-int8", {shuffles = ', "-avx")
 
 
+def table_with_repeated_sub_tables(seed: int) -> np.ndarray:
+    """A random table (by level + 128) whose runs of 16 entries repeat as a HardSwish's flat
+    ends do and elsewhere: levels -128..-81 one value, -16..15 one random run of 16 twice,
+    80..127 three times another run, the rest random."""
+    rng = np.random.default_rng(seed)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    table[:48] = table[0]
+    table[128 - 16:128 + 16] = np.tile(rng.integers(-128, 128, 16, dtype=np.int8), 2)
+    table[128 + 80:] = np.tile(rng.integers(-128, 128, 16, dtype=np.int8), 3)
+    return table
+
+
+@needs_avx2
+@pytest.mark.parametrize("seed", [0, 1])
+def test_repeated_sub_tables_are_skipped_and_every_level_still_reads_its_entry(seed):
+    """Sub-tables equal to the one before (their differences all zeros: skipped at compile
+    time, the index's subtractions merged) do not change a single entry."""
+    check_lookup_table_kernel((2, 256), seed, '#glowll.microkernel<"vector-lookup-int8", {shuffles = ', "-avx",
+                              table_with_repeated_sub_tables(seed))
+
+
 @pytest.mark.parametrize("shape", [(2, 200)])
 def test_lookup_table_on_neon_reads_the_entry_of_each_level(shape):
     """On AArch64 (NEON's tbl/tbx, 16 levels a step, the last 8 masked), under qemu-aarch64."""

@@ -969,16 +969,19 @@ def lookup_table_text(x_t: str, table_t: str, y_t: str) -> str:
   glow.save %y as "y" : {y_t}"""
 
 
-def check_lookup_table_kernel(shape: tuple[int, ...], seed: int, selected: str, without_feature: str) -> None:
+def check_lookup_table_kernel(shape: tuple[int, ...], seed: int, selected: str, without_feature: str,
+                              table: np.ndarray | None = None) -> None:
     """An int8 lookup table of random levels (every level present where the tensor has 256 or
-    more) through a random table: the default host build's IR names the `selected` kernel, the
-    build with `-mattr=<without_feature>` does not, and both give `table[x + 128]` bit for bit."""
+    more) through a random table (or `table`): the default host build's IR names the `selected`
+    kernel, the build with `-mattr=<without_feature>` does not, and both give `table[x + 128]`
+    bit for bit."""
     from glowmlir.targets import resolve_target
 
     rng = np.random.default_rng(seed)
     size = int(np.prod(shape))
     x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
-    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    if table is None:
+        table = rng.integers(-128, 128, 256, dtype=np.int8)
     x_t, table_t, y_t = tensor(shape, q8(0.05, 3)), tensor((256,), q8(0.02, -7)), tensor(shape, q8(0.02, -7))
     body = lookup_table_text(x_t, table_t, y_t)
     chosen = build(body, {"t": table})

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
+from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 
@@ -48,35 +50,50 @@ def shuffles_of(op: glowll.IntLookupTableOp) -> str:
     return op.microkernel.parameter("shuffles").data
 
 
-def differences(b: KernelBuilder, table_by_level: View, width: int) -> list[list[SSAValue]]:
+def differences(b: KernelBuilder, table_by_level: View, width: int,
+                entries: np.ndarray | None = None) -> list[list[SSAValue | None]]:
     """The sub-tables of the levels 0..127 and of -128..-1, each XORed with the one before it
     (`D[k] = T[k] ^ T[k - 1]`), every 128-bit lane of a `width`-byte vector the same 16
-    entries; `table_by_level` indexed by the level (-128..127)."""
+    entries; `table_by_level` indexed by the level (-128..127). Where the table's `entries`
+    are known at compile time (by level, -128..127), a D[k] that is all zeros (T[k] the same
+    16 entries as T[k - 1], as in a HardSwish's or HardSigmoid's flat ends) is None: its
+    shuffle would add nothing (`shuffled_lookup` skips it)."""
     order = DenseArrayBase.from_list(i32, [lane % SUB_TABLE for lane in range(width)])
     halves = []
     for first in (0, -128):
         sub_tables = []
         for k in range(128 // SUB_TABLE):
-            entries = load_vector(b, table_by_level, [first + SUB_TABLE * k], SUB_TABLE)
+            entries_k = load_vector(b, table_by_level, [first + SUB_TABLE * k], SUB_TABLE)
             if width != SUB_TABLE:
-                entries = b.emit(llvm.ShuffleVectorOp(entries, entries, order, VectorType(i8, [width])))
-            sub_tables.append(entries)
-        halves.append([sub_tables[0], *(b.int_xor(t, before) for before, t in zip(sub_tables, sub_tables[1:]))])
+                entries_k = b.emit(llvm.ShuffleVectorOp(entries_k, entries_k, order, VectorType(i8, [width])))
+            sub_tables.append(entries_k)
+        known = None if entries is None else [
+            entries[128 + first + SUB_TABLE * k:][:SUB_TABLE] for k in range(128 // SUB_TABLE)]
+        halves.append([sub_tables[0], *(
+            None if known is not None and np.array_equal(known[k], known[k - 1]) else b.int_xor(t, before)
+            for k, (before, t) in enumerate(zip(sub_tables, sub_tables[1:]), start=1))])
     return halves
 
 
-def shuffled_lookup(b: KernelBuilder, tables: list[list[SSAValue]], levels: SSAValue) -> SSAValue:
+def shuffled_lookup(b: KernelBuilder, tables: list[list[SSAValue | None]], levels: SSAValue) -> SSAValue:
     """Each int8 level of `levels` (16, 32 or 64 of them) replaced by its table entry, from
-    `differences` of the same width (the module doc)."""
+    `differences` of the same width (the module doc). A skipped sub-table (None) costs
+    nothing: the index's saturating subtractions of 16 before the next one are made as one of
+    16 m (an index at or above 16 m is exact either way, one below it negative either way)."""
     vector = levels.type
-    intrinsic, step = PSHUFB[vector.get_shape()[0]], b.constant(SUB_TABLE, vector)
+    lanes = vector.get_shape()[0]
+    intrinsic = PSHUFB[lanes]
     entries = None
     for sub_tables, start in zip(tables, (levels, b.int_xor(levels, b.constant(-128, vector)))):
-        index = start
+        index, pending = start, 0
         for k, table in enumerate(sub_tables):
-            if k:
-                index = b.emit(llvm.CallIntrinsicOp(f"llvm.ssub.sat.v{vector.get_shape()[0]}i8", [index, step],
-                                                    [vector]))
+            pending += 1 if k else 0
+            if table is None:
+                continue
+            if pending:
+                index = b.emit(llvm.CallIntrinsicOp(f"llvm.ssub.sat.v{lanes}i8",
+                                                    [index, b.constant(SUB_TABLE * pending, vector)], [vector]))
+                pending = 0
             part = b.emit(llvm.CallIntrinsicOp(intrinsic, [table, index], [vector]))
             entries = part if entries is None else b.int_xor(entries, part)
     return entries
@@ -95,6 +112,14 @@ def neon_lookup(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) ->
     return entries
 
 
+def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
+    """The table's 256 entries by level (-128..127) where it is a constant weight, else None."""
+    weight = op.table.owner
+    if isinstance(weight, glowll.WeightOp) and weight.value is not None:
+        return array_from_dense(weight.value).reshape(-1)
+    return None
+
+
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
     """dest[i] = table[input[i] + 128], `SHUFFLE_BYTES` levels a step by `shuffled_lookup`
     (x86) or `neon_lookup` (the last step's lanes masked)."""
@@ -111,7 +136,8 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -
         def entries_of(levels: SSAValue) -> SSAValue:
             return neon_lookup(b, quarters, levels)
     else:
-        tables = differences(b, table.reshaped(table.shape, table.strides, table.offset + 128), width)
+        tables = differences(b, table.reshaped(table.shape, table.strides, table.offset + 128), width,
+                             constant_entries(op))
 
         def entries_of(levels: SSAValue) -> SSAValue:
             return shuffled_lookup(b, tables, levels)
