@@ -12,7 +12,10 @@
 // takes vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both
 // channels), its filter packed [O / 2, C, KH, ceil(KW / 2), 2] as int32 words of two kernel
 // columns' levels less the zero point (`int8_columns.tap_pair_words`; the printout elides them) (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
-// Without masked loads (SSE) both keep the generic int8 kernel.
+// A 1x1 of 16 pairs of input channels (32 -> 20 on 2x8: two vectors of pixels) takes tiles of
+// two vectors x 5 channels (`pointwise_tile`): its words in blocks of 5, the accumulators a
+// tile keeps 10 (vector_tile = 8, 10).
+// Without masked loads (SSE) all keep the generic int8 kernel.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -23,6 +26,11 @@ glowll.function @net {
   %y2 = glowll.placeholder output "y2" : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w2 = glowll.weight "w2" {value = dense<1> : tensor<2x3x3x3xi8>} : memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
   glowll.convolution %y2, %x, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %x3 = glowll.placeholder input "x3" : memref<1x32x2x8x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y3 = glowll.placeholder output "y3" : memref<1x20x2x8x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w3 = glowll.weight "w3" {value = dense<1> : tensor<20x32x1x1xi8>} : memref<20x32x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b3 = glowll.weight "b3" {value = dense<0> : tensor<20xi32>} : memref<20x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y3, %x3, %w3, %b3 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x20x2x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x32x2x8x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<20x32x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<20x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
 // CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -29]> : tensor<2xi32>}
@@ -30,8 +38,12 @@ glowll.function @net {
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}narrow_requantization, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x2x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
+// CHECK:      %[[W3:.*]] = glowll.weight "w3_pairs" elided : memref<4x16x1x1x5x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], %{{.*}} {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 8, 10>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
 // SSE-NOT:   microkernel
 // SSE:       glowll.convolution %y2, %x, %w2, %b
+// SSE-NOT:   microkernel
+// SSE:       glowll.convolution %y3, %x3, %w3, %b3
 // SSE-NOT:   microkernel

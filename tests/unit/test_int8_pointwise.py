@@ -8,6 +8,7 @@ and the other ungrouped ones on the column tiles, two kernel columns a `vpmaddwd
 channel, even and odd input channels (8, 16, 24, 40, 96, 3, 13), output channels that a block
 of 4 divides and that it does not, planes wider than a tile and narrower than a vector (the
 squeeze-excitation block's 1x1 on 1x1 spatial; PP-OCR-cls's 32 -> 200 and 104 -> 32 on 2x96),
+tiles of one vector of pixels and, from 16 pairs of input channels, of two (`pointwise_tile`),
 the input of a layer of several blocks of channels widened once a run (`int8_pointwise.widened_pairs`:
 odd channels, partial vectors, two images, runs of pixels), fused relu and clip (a tile's
 channels narrowed four at a time, `HostInt8Columns.outputs`; its
@@ -26,6 +27,7 @@ import numpy as np
 import pytest
 
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
+from glowmlir.backends.host_vector.select_int8_pointwise import pointwise_tile
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_quantized_kernels import build, convolution_case
@@ -46,12 +48,13 @@ GEOMETRIES = {
     "rgb_3_to_16": ((1, 3, 16, 16), 16),
     "se_reduce_96_to_24_on_1x1": ((1, 96, 1, 1), 24),
     "se_expand_8_to_96_on_1x1": ((2, 8, 1, 1), 96),
-    "32_to_200_on_2x96": ((1, 32, 2, 96), 200),  # tiles of 10 channels (pointwise_block)
+    "32_to_200_on_2x96": ((1, 32, 2, 96), 200),  # tiles of 2 vectors x 5 channels (pointwise_tile)
     "104_to_32_on_2x96": ((1, 104, 2, 96), 32),
     "200_to_32_on_2x96": ((1, 200, 2, 96), 32),  # words beyond BROADCAST_WORDS_BYTES: broadcast where used
     "16_to_88_on_3x17": ((1, 16, 3, 17), 88),  # tiles of 11 channels: output groups of 4, 4, 2, 1; a partial vector
     "odd_13_to_24_on_5x13": ((2, 13, 5, 13), 24),  # widened once for 2 blocks: an odd last pair, a partial vector
     "64_to_24_on_24x96_in_runs": ((1, 64, 24, 96), 24),  # 590 KB of input: runs of pixels, each widened once
+    "odd_33_to_20_on_3x13": ((2, 33, 3, 13), 20),  # tiles of 2 vectors x 5 channels: an odd last pair, a partial vector
 }
 TARGETS = ("-avx512f", "-avx512vnni")
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, the generic int8 kernel
@@ -79,6 +82,17 @@ def test_pair_words_hold_two_channels_in_int16_halves():
     np.testing.assert_array_equal(low.T, centred[:, 0::2])
     np.testing.assert_array_equal(high.T[:, :2], centred[:, 1::2])
     np.testing.assert_array_equal(high.T[:, 2], [0, 0])
+
+
+@pytest.mark.parametrize("out_c,in_c,vectors,tile", [
+    (200, 32, 24, (5, 10)),  # 16 pairs: two vectors x the most channels in half the accumulators
+    (32, 200, 24, (4, 8)),  # 3 x 4 would spill
+    (24, 8, 144, (12, 12)),  # few pairs: one vector x the most channels in all the accumulators
+    (88, 16, 36, (11, 12)),
+    (24, 96, 1, (12, 12)),  # a squeeze-excitation 1x1 on one pixel: one vector
+])
+def test_pointwise_tile_takes_two_vectors_where_the_pairs_are_many(out_c, in_c, vectors, tile):
+    assert pointwise_tile(out_c, in_c, vectors, 12) == tile
 
 
 @needs_avx2
