@@ -2,7 +2,13 @@
 its filter and bias; any other BatchNormalization becomes a per-channel Mul and Add. A Mul or
 Add by a per-channel constant after a Convolution (a BatchNormalization some exporters write
 as Unsqueeze + Mul + Add, as the onnx package's Inception-v2 does) folds the same way, so the
-convolution keeps its activation and pool fusions and the model two passes over memory."""
+convolution keeps its activation and pool fusions and the model two passes over memory. A
+HardSigmoid after a Convolution, `clip(alpha y + beta, 0, 1)` (PP-OCR's exported squeeze-
+excitation gates; an exporter that spells it out writes Mul, Add and Clip, which fold here
+and in `glow-fuse-activations` already), folds the same way: the convolution computes
+`alpha y + beta` and a Clip to [0, 1] is left, which fuses into it. Quantized, the gate is
+then the convolution's requantization and clamp straight to the gate's type, not a
+convolution to the pre-activation's type and a lookup table over its levels."""
 
 from __future__ import annotations
 
@@ -96,6 +102,23 @@ class FoldChannelAffine(RewritePattern):
             return
 
 
+class FoldHardSigmoid(RewritePattern):
+    """hard_sigmoid(conv(x, w, b)) -> clip(conv(x, w * alpha, b * alpha + beta), 0, 1)."""
+
+    def __init__(self, names: UniqueNames):
+        self.names = names
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glow.HardSigmoidOp, rewriter: PatternRewriter) -> None:
+        if op.alpha is None or op.beta is None or not isinstance(op.input.owner, glow.ConvolutionOp):
+            return
+        channels = glow.shape_of(op.input)[1]
+        factor = np.full(channels, op.alpha.value.data, np.float32)
+        shift = np.full(channels, op.beta.value.data, np.float32)
+        if fold_into_convolution(op.input, factor, shift, self.names, rewriter, "hard_sigmoid"):
+            rewriter.replace(op, glow.with_attributes_of(glow.ClipOp(op.input, 0.0, 1.0), op))
+
+
 class FoldBatchNormalization(RewritePattern):
     """BN(conv(x, w, b)) -> conv(x, w * factor, b * factor + shift); else x * factor + shift."""
 
@@ -127,12 +150,14 @@ class FoldBatchNormalization(RewritePattern):
 
 @dataclass(frozen=True)
 class FoldBatchNorm(ModulePass):
-    """Folds inference BatchNormalization, and Mul/Add by per-channel constants, into the
-    preceding Convolution (a BatchNormalization elsewhere becomes a Mul and an Add)."""
+    """Folds inference BatchNormalization, Mul/Add by per-channel constants and HardSigmoid
+    into the preceding Convolution (a BatchNormalization elsewhere becomes a Mul and an Add;
+    the HardSigmoid leaves a Clip to [0, 1])."""
 
     name = "glow-fold-batchnorm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         names = names_in(op)
-        patterns = GreedyRewritePatternApplier([FoldBatchNormalization(names), FoldChannelAffine(names)])
+        patterns = GreedyRewritePatternApplier([FoldBatchNormalization(names), FoldChannelAffine(names),
+                                                FoldHardSigmoid(names)])
         PatternRewriteWalker(patterns).rewrite_module(op)

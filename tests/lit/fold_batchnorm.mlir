@@ -57,3 +57,26 @@ glow.function @affine {
 // CHECK:       glow.save %[[C2]] as "y"
 // CHECK:       %[[M:.*]] = glow.mul %{{.*}}, %r
 // CHECK:       glow.save %[[M]] as "z"
+
+// A HardSigmoid after a convolution (PP-OCR's exported squeeze-excitation gates) folds its
+// alpha and beta into the filter and bias and leaves a Clip to [0, 1]; after anything else
+// it stays.
+glow.function @hard_sigmoid {
+  %x = glow.placeholder "x" : tensor<1x1x2x2xf32>
+  %w = glow.constant "w" {value = dense<[[[[2.0]]], [[[4.0]]]]> : tensor<2x1x1x1xf32>} : tensor<2x1x1x1xf32>
+  %b = glow.constant "b" {value = dense<[1.0, -1.0]> : tensor<2xf32>} : tensor<2xf32>
+  %conv = glow.convolution %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %g = glow.hard_sigmoid %conv {alpha = 0.25 : f32, beta = 0.5 : f32} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  glow.save %g as "y" : tensor<1x2x2x2xf32>
+  %h = glow.hard_sigmoid %x {alpha = 0.25 : f32, beta = 0.5 : f32} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  glow.save %h as "z" : tensor<1x1x2x2xf32>
+}
+
+// CHECK-LABEL: glow.function @hard_sigmoid
+// CHECK:       %[[W3:.*]] = glow.constant "w_hard_sigmoid" {value = dense<{{\[\[\[\[}}5.000000e-01]]], {{\[\[\[}}1.000000e+00]]]]>
+// CHECK:       %[[B4:.*]] = glow.constant "b_hard_sigmoid" {value = dense<[7.500000e-01, 2.500000e-01]>
+// CHECK-NEXT:  %[[C3:.*]] = glow.convolution %x, %[[W3]], %[[B4]]
+// CHECK-NEXT:  %[[G:.*]] = glow.clip %[[C3]] {min = 0.000000e+00 : f32, max = 1.000000e+00 : f32}
+// CHECK:       glow.save %[[G]] as "y"
+// CHECK:       %[[H:.*]] = glow.hard_sigmoid %x
+// CHECK:       glow.save %[[H]] as "z"
