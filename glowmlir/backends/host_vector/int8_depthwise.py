@@ -42,7 +42,7 @@ from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
-from glowmlir.lowering.vector_layout import INT8_PLANES
+from glowmlir.lowering.vector_layout import INT8_PLANES, interior_columns
 
 WINDOW_LANES = 8
 """The widest tile whose taps are shuffled out of one window of the row (`PairedTaps.window_pairs`):
@@ -380,6 +380,103 @@ class DepthwiseTaps(PairedTaps):
         return self.b.int_add(self.b.sign_extend(offset, scalar), FLIP)
 
 
+class WidenedRows(PairedTaps):
+    """The depthwise convolution of stride 1 along its rows on rows widened once a channel
+    (`vector-depthwise-int8` where `takes_widened_rows`): each input row of the channel is
+    sign-extended to int16 less the input zero point once, into a stack array whose columns
+    are the input's shifted by the left padding, the padding and the slack past the row's end
+    0 (written once a call). Outputs go in chunks of 2 x lanes columns from x0, as two vectors:
+    the even outputs x0 + 2l and the odd ones x0 + 2l + 1. Read as int32 words, the row's
+    int16 from column a hold the pairs (a + 2l, a + 2l + 1): the taps (kx, kx + 1) of the even
+    outputs from a = x0 + kx, of the odd ones from x0 + 1 + kx, each ONE plain load (a
+    `vpmaddwd` memory operand), no shuffle, no edge tile (a lone last tap reads the next
+    column in its high half, which its word's high half 0 multiplies). Per output vector and
+    kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`; the widening (`vpmovsxbw`,
+    `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
+    vectors of two rows at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
+    shuffle within 128-bit halves puts each row's even and odd levels back in order."""
+
+    ROWS = 4
+    """Output rows a tile takes: 2 x 4 accumulators beside a 3x3's 6 weight words."""
+
+    @staticmethod
+    def takes_widened_rows(op: glowll.ConvolutionOp, lanes: int, in_w: int) -> bool:
+        """Of stride 1 along the rows, undilated, on AVX2's 8 lanes (the output's byte
+        shuffle within 128-bit halves), rows at least 2 x lanes wide (the widening's loads
+        lie in the row)."""
+        return (op.strides.get_values()[1] == 1 and op.dilations.get_values() == (1, 1) and lanes == 8
+                and in_w >= 2 * lanes)
+
+    def emit(self, view) -> None:
+        b, lanes = self.b, self.lanes
+        chunk = 2 * lanes  # output columns of a tile's even and odd vectors
+        dest, src, packed, bias = view(self.op.dest), view(self.op.input), view(self.op.filter), view(self.op.bias)
+        n_size, channels, height, width = dest.shape
+        _, _, in_h, in_w = src.shape
+        _, _, k_h, k_w = self.op.filter_shape.get_values()
+        pt, pl, _, _ = self.op.pads.get_values()
+        sy = self.op.strides.get_values()[0]
+        storage = dest.element_type
+        taps = [list(range(kx, min(kx + 2, k_w))) for kx in range(0, k_w, 2)]
+        chunks = -(-width // chunk)
+        row_size = -(-max(chunk * chunks + 2 * (len(taps) - 1) + 1, pl + in_w) // chunk) * chunk
+        halves = VectorType(i16, [chunk])
+        rows = View.contiguous(b.alloca(in_h * row_size, i16), [in_h, row_size], element_type=i16)
+
+        def store(value: SSAValue, indices: list[Index]) -> None:
+            address = b.emit(llvm.GEPOp(b.element(rows, indices), [0], halves, inbounds=True))
+            b.emit(llvm.StoreOp(value, address, alignment=2))
+
+        with b.loop(0, in_h) as y:  # the padding and the slack: 0
+            for x in range(0, row_size, chunk):
+                store(b.int_value(0, halves), [y.index, x])
+
+        with b.loops([n_size, channels]) as (n, c):
+            weights = [[self.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
+                       for ky in range(k_h)]
+            start = self.start(bias, c)
+            with b.loop(0, in_h) as y:  # each input row widened once
+                for x in range(0, in_w, chunk):
+                    x = min(x, in_w - chunk)  # the last chunk ends at the row's end
+                    levels = vector_columns.load_vector(b, src, [n, c, y.index, x], chunk)
+                    widened = self.less_input_offset(b.emit(llvm.SExtOp(levels, halves)))
+                    store(widened, [y.index, pl + x])
+
+            def tile(y0: Index, count_y: int, x0: Index, row_edge: bool, stored: list[bool] | None) -> None:
+                top = b.sub(b.mul(y0, sy), pt)
+                rows_read = [(i, covered) for i, covered in vector_columns.inputs_read(count_y, k_h, sy, 1)
+                             if not row_edge or 0 <= top + i < in_h]
+                sums = [start] * (2 * count_y)  # row-major: each row's even, then odd outputs
+                for i, covered in rows_read:
+                    for g, group in enumerate(taps):
+                        for odd in (0, 1):
+                            pairs = vector_columns.load_vector(b, rows, [b.add(top, i), b.add(x0, group[0] + odd)],
+                                                               chunk)
+                            for r, ky in covered:
+                                sums[2 * r + odd] = self.pair_multiply_accumulate(sums[2 * r + odd], pairs,
+                                                                                  weights[ky][g])
+                for r in range(0, count_y, 2):
+                    joined = min(2, count_y - r)
+                    levels = self.output(c, vector_columns.join(b, sums[2 * r:2 * (r + joined)]), storage)
+                    order = [group + (k % chunk) // 2 + lanes * (k % 2) for group in range(0, joined * chunk, chunk)
+                             for k in range(chunk)]  # each row's even and odd levels interleaved
+                    in_order = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, order),
+                                                           levels.type))
+                    for k in range(joined):
+                        vector_columns.store_vector(b, vector_depthwise.part(b, in_order, k, joined), dest,
+                                                    [n, c, b.add(y0, r + k), x0], stored)
+
+            def row_group(y0: Index, count_y: int, row_edge: bool) -> None:
+                whole = width // chunk
+                with b.loop(0, whole) as t:
+                    tile(y0, count_y, b.mul(t.index, chunk), row_edge, None)
+                if whole < chunks:
+                    tile(y0, count_y, whole * chunk, row_edge, [lane < width - whole * chunk for lane in range(chunk)])
+
+            first_row, end_row = interior_columns(in_h, height, k_h, 1, pt, sy)
+            vector_columns.in_tiles(b, height, self.ROWS, first_row, end_row, row_group)
+
+
 def linear_form(index: Index) -> tuple:
     """An index as a sum of run-time values times integers plus an integer (through the
     builder's nsw adds, subtractions, products by constants and constants), so that two
@@ -435,5 +532,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
+    elif WidenedRows.takes_widened_rows(op, op.vector_tile.get_values()[0], view(op.input).shape[-1]):
+        WidenedRows(b, domain, op).emit(view)
     else:  # two kernel columns a vpmaddwd
         vector_depthwise.emit_convolution(b, domain, op, view, DepthwiseTaps)
