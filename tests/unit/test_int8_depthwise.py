@@ -203,3 +203,35 @@ def test_interior_tiles_multiply_the_flipped_levels(name, geometry, bias_kind, i
     assert any(re.search(rf"pmadd\.wd\(<16 x i16> {re.escape(pair)},", llvm_ir) for pair in pairs), pairs
     assert "llvm.x86.avx2.packssdw" in llvm_ir
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry", [
+    ("3x3_s1_odd_width", ((1, 3, 6, 37), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
+    ("3x3_s2_1", ((1, 3, 9, 45), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)),
+    ("5x5_s1_3_rows", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("5x5_s2_1_two_images", ((2, 3, 7, 50), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("5x5_s1_2_rows", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
+    ("3x3_unpadded_16", ((1, 2, 10, 16), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2)),
+    ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2)),
+    ("3x2_wider_output", ((1, 2, 5, 20), (2, 1, 3, 2), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
+])
+@pytest.mark.parametrize("activation,input_offset", [("relu", None), (None, -128), (None, 127), ("clip", None)])
+def test_widened_rows_match_the_int8_reference(name, geometry, activation, input_offset):
+    """AVX2 depthwise convolutions of stride 1 along rows of at least 16 columns
+    (`WidenedRows`): each input row sign-extended and centred once into the stack array
+    (`<16 x i8>` to `<16 x i16>`), the even and odd outputs' taps plain `<16 x i16>` loads of
+    it into `vpmaddwd`, no byte shuffle before them; bit for bit the reference's outputs
+    (per channel; odd widths and a last partial chunk, padding on either side or none, an
+    odd last kernel column, rows of stride 1 and 2, the input zero point at both ends of
+    the int8 range, relu, clip and none)."""
+    case = convolution_case(1200 + len(name), geometry, True, activation, input_offset=input_offset)
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
+    assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+    llvm_ir = bundle.ir["llvm-ir"]
+    assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
+    loaded = set(re.findall(r"(%[\w.]+) = load <16 x i16>", llvm_ir))
+    multiplied = re.findall(r"pmadd\.wd\(<16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+)\)", llvm_ir)
+    assert multiplied and all(set(operands) & loaded for operands in multiplied)
+    assert "xor <32 x i8>" not in llvm_ir  # no flipped window
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
