@@ -393,11 +393,15 @@ class WidenedRows(PairedTaps):
     column in its high half, which its word's high half 0 multiplies). Per output vector and
     kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`; the widening (`vpmovsxbw`,
     `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
-    vectors of two rows at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
+    vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
     shuffle within 128-bit halves puts each row's even and odd levels back in order."""
 
     ROWS = 4
     """Output rows a tile takes: 2 x 4 accumulators beside a 3x3's 6 weight words."""
+    CHUNKS = 4
+    """Chunks of a tile's rows together: a tile of fewer rows takes more chunks of each (2 of
+    2 rows, 4 of 1): as many accumulators, more independent sums between the output steps
+    (PP-OCR-cls's 5x5 of 200 channels on 2x96: 14.9 us, not 16.8 on one chunk)."""
 
     @staticmethod
     def takes_widened_rows(op: glowll.ConvolutionOp, lanes: int, in_w: int) -> bool:
@@ -442,36 +446,44 @@ class WidenedRows(PairedTaps):
                     widened = self.less_input_offset(b.emit(llvm.SExtOp(levels, halves)))
                     store(widened, [y.index, pl + x])
 
-            def tile(y0: Index, count_y: int, x0: Index, row_edge: bool, stored: list[bool] | None) -> None:
+            def tile(y0: Index, count_y: int, x0: Index, count_x: int, row_edge: bool,
+                     stored: list[bool] | None) -> None:
+                """Output rows [y0, y0 + count_y) x `count_x` chunks from column x0 (`stored`:
+                the lanes of a last, partial chunk)."""
                 top = b.sub(b.mul(y0, sy), pt)
                 rows_read = [(i, covered) for i, covered in vector_columns.inputs_read(count_y, k_h, sy, 1)
                              if not row_edge or 0 <= top + i < in_h]
-                sums = [start] * (2 * count_y)  # row-major: each row's even, then odd outputs
+                units = [(r, x) for r in range(count_y) for x in range(count_x)]  # a row's chunk: even, odd
+                sums = [start] * (2 * len(units))
                 for i, covered in rows_read:
                     for g, group in enumerate(taps):
-                        for odd in (0, 1):
-                            pairs = vector_columns.load_vector(b, rows, [b.add(top, i), b.add(x0, group[0] + odd)],
-                                                               chunk)
-                            for r, ky in covered:
-                                sums[2 * r + odd] = self.pair_multiply_accumulate(sums[2 * r + odd], pairs,
-                                                                                  weights[ky][g])
-                for r in range(0, count_y, 2):
-                    joined = min(2, count_y - r)
-                    levels = self.output(c, vector_columns.join(b, sums[2 * r:2 * (r + joined)]), storage)
+                        for x in range(count_x):
+                            for odd in (0, 1):
+                                pairs = vector_columns.load_vector(
+                                    b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
+                                for r, ky in covered:
+                                    at = 2 * (r * count_x + x) + odd
+                                    sums[at] = self.pair_multiply_accumulate(sums[at], pairs, weights[ky][g])
+                for u in range(0, len(units), 2):  # two chunks through one output step: 32 levels
+                    joined = min(2, len(units) - u)
+                    levels = self.output(c, vector_columns.join(b, sums[2 * u:2 * (u + joined)]), storage)
                     order = [group + (k % chunk) // 2 + lanes * (k % 2) for group in range(0, joined * chunk, chunk)
-                             for k in range(chunk)]  # each row's even and odd levels interleaved
+                             for k in range(chunk)]  # each chunk's even and odd levels interleaved
                     in_order = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, order),
                                                            levels.type))
                     for k in range(joined):
+                        r, x = units[u + k]
                         vector_columns.store_vector(b, vector_depthwise.part(b, in_order, k, joined), dest,
-                                                    [n, c, b.add(y0, r + k), x0], stored)
+                                                    [n, c, b.add(y0, r), b.add(x0, x * chunk)], stored)
 
             def row_group(y0: Index, count_y: int, row_edge: bool) -> None:
-                whole = width // chunk
-                with b.loop(0, whole) as t:
-                    tile(y0, count_y, b.mul(t.index, chunk), row_edge, None)
+                whole, count_x = width // chunk, max(1, self.CHUNKS // count_y)
+                with b.loop(0, whole // count_x) as t:
+                    tile(y0, count_y, b.mul(t.index, count_x * chunk), count_x, row_edge, None)
+                for x in range(whole - whole % count_x, whole):
+                    tile(y0, count_y, x * chunk, 1, row_edge, None)
                 if whole < chunks:
-                    tile(y0, count_y, whole * chunk, row_edge, [lane < width - whole * chunk for lane in range(chunk)])
+                    tile(y0, count_y, whole * chunk, 1, row_edge, [lane < width - whole * chunk for lane in range(chunk)])
 
             first_row, end_row = interior_columns(in_h, height, k_h, 1, pt, sy)
             vector_columns.in_tiles(b, height, self.ROWS, first_row, end_row, row_group)
