@@ -106,100 +106,51 @@ def test_edge_tiles_load_whole_vectors_of_the_row(name, target, stride):
 
 
 @needs_avx
-@pytest.mark.parametrize("name,geometry,kernel", [
-    ("3x3_s1", ((1, 3, 5, 45), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3), "vector-depthwise-int8"),
-    ("5x5_s2_1", ((1, 3, 7, 45), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3), "vector-depthwise-int8"),
-    ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2), "vector-depthwise-int8"),
-    ("ungrouped_3x3", ((1, 4, 4, 43), (6, 4, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1), "vector-columns-int8"),
-])
-def test_taps_of_a_row_come_from_one_window(name, geometry, kernel):
-    """AVX2 tiles of stride 1 along the rows (the depthwise tiles, and the int8 column kernel's
-    of an ungrouped convolution): away from the row's edges each input row's taps are
-    shuffled out of one window of 16 levels, widened and centred once (`window_pairs`: a
-    `<16 x i8>` load), the interior narrowed by the window (`window_taps`) so that it never
-    reads past the row; bit for bit the reference's outputs (odd last kernel column, uneven
-    padding, a last partial vector)."""
-    case = convolution_case(950 + len(name), geometry, True, "relu")
+def test_taps_of_a_row_come_from_one_window():
+    """The int8 column kernel's AVX2 tiles of an ungrouped convolution of stride 1 along the
+    rows: away from the row's edges each input row's taps are shuffled out of one window of
+    16 levels, widened and centred once (`window_pairs`: a `<16 x i8>` load), the interior
+    narrowed by the window (`window_taps`) so that it never reads past the row; bit for bit
+    the reference's outputs (a last partial vector). The depthwise tiles of stride 1 along
+    the rows take `WidenedRows` (test_widened_rows_match_the_int8_reference)."""
+    case = convolution_case(950 + len("ungrouped_3x3"), ((1, 4, 4, 43), (6, 4, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+                            True, "relu")
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
-    assert f'microkernel = #glowll.microkernel<"{kernel}">' in bundle.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"vector-columns-int8">' in bundle.ir["glowll"]
     assert "load <16 x i8>" in bundle.ir["llvm-ir"]
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
 
 
-def window_users(llvm_ir: str) -> list[list[str]]:
-    """For each 16-level window the tiles load (`load <16 x i8>`), the instructions that use
-    it, then those that use the first of them; an edge tile's row's first or last 16 levels
-    (`PairedTaps.edge_window`) may be the window of several vectors, each shuffled with the
-    zero point's levels: each such shuffle, then its users."""
-    def users(value: str) -> list[str]:
-        return [line.strip() for line in llvm_ir.splitlines()
-                if re.search(rf"{re.escape(value)}(?![\w.])", line) and not line.strip().startswith(value + " =")]
-
-    found = []
-    for load in re.finditer(r"(%[\w.]+) = load <16 x i8>", llvm_ir):
-        first = users(load[1])
-        if len(first) > 1 and all(re.search(r"= shufflevector .*<16 x i8> <i8 ", user) for user in first):
-            found += [[user, *users(user.split(" =")[0])] for user in first]  # edge windows
-        else:
-            found.append(first + (users(first[0].split(" =")[0]) if len(first) == 1 else []))
-    return found
-
-
 @needs_avx
 @pytest.mark.parametrize("name,geometry", [
+    ("3x3_s1_odd_width", ((1, 3, 6, 37), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
     ("3x3_s2_1", ((1, 3, 9, 45), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)),
-    ("3x3_s1", ((1, 3, 6, 37), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
     ("5x5_s1_3_rows", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("5x5_s2_1_two_images", ((2, 3, 7, 50), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3)),
     ("5x5_s1_2_rows", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
-])
-@pytest.mark.parametrize("input_offset", ["any", "-128", "127"])
-def test_each_window_is_flipped_once(name, geometry, input_offset):
-    """PP-OCR's depthwise shapes (3x3 and 5x5, stride 1 and (2, 1), padded, odd widths, per
-    channel) on AVX2: each input row's window is copied into both 128-bit halves and XORed
-    with 0x80 once, whatever the pairs of taps shuffled out of it (`PairedTaps.flipped_window`:
-    no widening; LLVM would push the XOR past each pair's shuffle), the pairs its levels
-    zero-extended (less 128 + the input zero point near the row's ends); bit for bit the
-    reference's outputs, the input zero point at both ends of the int8 range too (pairs of
-    -128 - 127 and 127 + 128)."""
-    case = convolution_case(990 + len(name), geometry, True, "relu") if input_offset == "any" else \
-        convolution_case(990 + len(name), geometry, True, input_offset=int(input_offset))  # no relu: not all clamped
-    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
-    assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
-    windows = window_users(bundle.ir["llvm-ir"])
-    assert windows and all(len(users) == 2 and re.match(r"%[\w.]+ = shufflevector <16 x i8>", users[0])
-                           and re.match(r"%[\w.]+ = xor <32 x i8> %[\w.]+, splat \(i8 -128\)", users[1])
-                           for users in windows), windows
-    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
-
-
-@needs_avx
-@pytest.mark.parametrize("name,geometry", [
-    ("3x3_s1_6_rows", ((1, 3, 6, 37), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
-    ("3x3_s2_1_two_tiles", ((1, 2, 21, 40), (2, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 2)),
-    ("5x5_s1_2_rows", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
+    ("3x3_unpadded_16", ((1, 2, 10, 16), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2)),
     ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2)),
-    ("9x9_unpadded", ((1, 2, 12, 44), (2, 1, 9, 9), (1, 1), (0, 0, 0, 0), (1, 1), 2)),
+    ("3x2_wider_output", ((1, 2, 5, 20), (2, 1, 3, 2), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
 ])
-@pytest.mark.parametrize("bias_kind,input_offset", [("int32", None), ("int32", -128), ("int32", 127),
-                                                    ("large", None), ("lowest", None)])
-def test_interior_tiles_multiply_the_flipped_levels(name, geometry, bias_kind, input_offset):
-    """AVX2 depthwise tiles of windows away from the row's ends (`PairedTaps.row_starts`)
-    multiply the flipped levels x + 128 as `vpshufb` leaves them (a window's pair shuffled,
-    bitcast and straight into `vpmaddwd`), each row starting at its bias less
-    (128 + x_offset) x the weights of the kernel rows it reads (fewer at the plane's top and
-    bottom: tiles of rows at the edge, and of rows inside it), and their 32 levels (four
-    rows of one vector, or two of two) narrowed by one sequence of packs (`packed_bytes`:
-    `vpackssdw`, `vpacksswb`, `vpermd`); bit for bit the reference's
-    outputs (per channel), the input zero point at both ends of the
-    int8 range, and biases whose sums wrap int32 (`large`, `lowest`: the starts taken
-    modulo 2^32 as the sums are)."""
-    relu = bias_kind == "int32" and input_offset is None  # else not all clamped: channel 0 saturates
-    case = convolution_case(1100 + len(name), geometry, True, "relu" if relu else None, bias_kind=bias_kind,
-                            input_offset=input_offset)
+@pytest.mark.parametrize("activation,input_offset,bias_kind", [("relu", None, "int32"), (None, -128, "int32"),
+                                                                (None, 127, "int32"), ("clip", None, "int32"),
+                                                                (None, None, "large"), (None, None, "lowest")])
+def test_widened_rows_match_the_int8_reference(name, geometry, activation, input_offset, bias_kind):
+    """AVX2 depthwise convolutions of stride 1 along rows of at least 16 columns
+    (`WidenedRows`): each input row sign-extended and centred once into the stack array
+    (`<16 x i8>` to `<16 x i16>`), the even and odd outputs' taps plain `<16 x i16>` loads of
+    it into `vpmaddwd`, no byte shuffle before them; bit for bit the reference's outputs
+    (per channel; odd widths and a last partial chunk, padding on either side or none, an
+    odd last kernel column, rows of stride 1 and 2, the input zero point at both ends of
+    the int8 range, relu, clip and none, biases whose sums wrap int32: `large`, `lowest`)."""
+    case = convolution_case(1200 + len(name), geometry, True, activation, input_offset=input_offset,
+                            bias_kind=bias_kind)
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
     assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
     llvm_ir = bundle.ir["llvm-ir"]
-    pairs = re.findall(r"(%[\w.]+) = bitcast <32 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
-    assert any(re.search(rf"pmadd\.wd\(<16 x i16> {re.escape(pair)},", llvm_ir) for pair in pairs), pairs
-    assert "llvm.x86.avx2.packssdw" in llvm_ir
+    assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
+    loaded = set(re.findall(r"(%[\w.]+) = load <16 x i16>", llvm_ir))
+    multiplied = re.findall(r"pmadd\.wd\(<16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+)\)", llvm_ir)
+    assert multiplied and all(set(operands) & loaded for operands in multiplied)
+    assert "xor <32 x i8>" not in llvm_ir  # no flipped window
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

@@ -29,9 +29,6 @@ loaded as the zero point (where the folded bias would not fit int32, as on the t
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
@@ -42,7 +39,7 @@ from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
-from glowmlir.lowering.vector_layout import INT8_PLANES
+from glowmlir.lowering.vector_layout import INT8_PLANES, interior_columns
 
 WINDOW_LANES = 8
 """The widest tile whose taps are shuffled out of one window of the row (`PairedTaps.window_pairs`):
@@ -178,17 +175,11 @@ class PairedTaps(PairColumns):
     first tap's column, as they lie: one load."""
 
     taps_per_product = 2
-    edge_windows = False
-    """Whether the vectors of a compile-time column take their window (`window_pairs`) even
-    where it reaches past the row's ends (`edge_window`); else the taps' own vectors."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
         super().__init__(b, domain, op)
         self.windows: dict[tuple, SSAValue] = {}
         """The flipped windows (`window_pairs`) by block, view and indices."""
-        self.flipped_sums = False
-        """Whether the tile being built multiplies the flipped levels x + 128 as they are
-        (`DepthwiseTaps.row_starts`: its starts hold the zero point's and the flip's products)."""
 
     def taps_weight(self, packed: View, indices: list[list[Index]]) -> SSAValue:
         halves = [self.b.int_and(self.domain.weight(packed, at), 0xFFFF) for at in indices]
@@ -217,12 +208,10 @@ class PairedTaps(PairColumns):
             return self.centred_pairs(vector_columns.load_vector(self.b, view, indices[0], 2 * self.lanes))
         start = indices[0][-1] - first_tap if isinstance(indices[0][-1], int) else None
         in_row = start is None or 0 <= start <= view.shape[-1] - 2 * self.lanes  # run-time: `window_taps`
-        at_edge = self.edge_windows and start is not None and view.shape[-1] >= 2 * self.lanes
         if (self.takes_window(self.op.dilations.get_values()[1], stride)
                 and first_tap + len(indices) - 1 + self.lanes <= 2 * self.lanes
-                and (all(at is None for at in loaded) and in_row or at_edge)):
+                and all(at is None for at in loaded) and in_row):
             return self.window_pairs(view, indices[0], first_tap, len(indices))
-        assert not self.flipped_sums, "a flipped tile takes every pair of taps from its window"
 
         in_row = [lanes_read is not None and any(lanes_read) and isinstance(at[-1], int)
                   and view.shape[-1] >= self.lanes * stride for at, lanes_read in zip(indices, loaded)]
@@ -254,16 +243,12 @@ class PairedTaps(PairColumns):
         128 + the zero point (one `vpsubw`) is x - x_offset, in [-255, 255], exactly. A lone
         last tap pairs with itself: its weight word's high half is 0. A vector of a run-time
         column is one of the row's interior loop, whose taps `window_taps` widened to the
-        window: it lies in the row. A compile-time one may reach past the row's ends (the
-        depthwise edge tiles, `edge_windows`): `edge_window`."""
+        window: it lies in the row."""
         column = self.b.add(indices[-1], -first_tap)
         at = [*indices[:-1], column]
         key = (id(self.b.block), id(view), tuple(linear_form(index) for index in at))
         if key not in self.windows:
-            count, width = 2 * self.lanes, view.shape[-1]
-            levels = (self.edge_window(view, at) if isinstance(column, int) and not 0 <= column <= width - count
-                      else vector_columns.load_vector(self.b, view, at, count))
-            self.windows[key] = self.flipped_window(levels)
+            self.windows[key] = self.flipped_window(vector_columns.load_vector(self.b, view, at, 2 * self.lanes))
         window = self.windows[key]
         copy = 2 * self.lanes  # a lane's level from the window's copy in the lane's own 128-bit half
         zero = window.type.get_shape()[0]  # the first lane of the zeros
@@ -272,20 +257,7 @@ class PairedTaps(PairColumns):
         picked = self.b.emit(llvm.ShuffleVectorOp(window, self.b.int_value(0, window.type), DenseArrayBase.from_list(
             i32, order), VectorType(i8, [len(order)])))
         pairs = self.b.bitcast(picked, VectorType(i16, [2 * self.lanes]))
-        return pairs if self.flipped_sums else self.less_input_offset(pairs, FLIP)
-
-    def edge_window(self, view: View, at: list[Index]) -> SSAValue:
-        """The 2 x lanes levels of the row from the compile-time column `at[-1]`, those
-        outside the row (the padding, past its end) the input zero point: one load of the
-        row's first or last 2 x lanes columns (the row at least that wide) and one shuffle
-        of it with the zero point's vector (`vpalignr`), no masked load. Centred, those lanes
-        are 0, as the padding's are."""
-        column, count, width = at[-1], 2 * self.lanes, view.shape[-1]
-        first = min(max(column, 0), width - count)
-        row = vector_columns.load_vector(self.b, view, [*at[:-1], first], count)
-        order = [column + k - first if 0 <= column + k < width else count for k in range(count)]
-        return self.b.emit(llvm.ShuffleVectorOp(row, self.zero_levels(count), DenseArrayBase.from_list(i32, order),
-                                                row.type))
+        return self.less_input_offset(pairs, FLIP)
 
     def flipped_window(self, levels: SSAValue) -> SSAValue:
         """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
@@ -323,8 +295,8 @@ class PairedTaps(PairColumns):
 
 
 class DepthwiseTaps(PairedTaps):
-    """`PairedTaps` on the depthwise tiles (`vector-depthwise-int8`): the interior tiles
-    multiply the flipped levels as they are (`row_starts`), and on AVX2 one output step takes
+    """`PairedTaps` on the depthwise tiles (`vector-depthwise-int8`, where not on
+    `WidenedRows`): on AVX2 one output step takes
     32 levels (`widest_output`: four rows of one vector, or two rows of two, through one
     `LaneRequantization` and `packed_bytes`: two `vpackssdw`, one `vpacksswb`, one `vpermd`
     and one relu `vpmaxsb` for the 32, not three packs, a `vpshufd` and a `vpmaxsb` for
@@ -335,49 +307,115 @@ class DepthwiseTaps(PairedTaps):
         if self.lanes * 4 == JOINED_LEVELS:
             self.widest_output = JOINED_LEVELS
 
-    edge_windows = True
 
-    def row_starts(self, start: SSAValue, packed: View,
-                   channel: Index) -> Callable[[list[list[int]], bool], list[SSAValue]]:
-        """An interior tile of windows (`window_pairs`: stride 1, undilated, every pair of
-        taps in the window) multiplies the flipped levels x + 128 as `vpshufb` leaves them,
-        not x - x_offset (no `vpsubw` a pair of taps and input row): sum (x + 128) * w =
-        sum (x - x_offset) * w + (128 + x_offset) * sum w, so each row starts at the bias
-        less (128 + x_offset) x the sum of the weights of the kernel rows it reads (those
-        of input rows outside the input are not read: a row edge's rows start apart). The
-        channel's sums of each kernel row's weights are taken once, beside its words. All
-        of it modulo 2^32, as the sums are: the same accumulators, bit for bit. The other
-        tiles (near the row's ends: lanes in the padding) take x - x_offset from `start`."""
-        k_h, k_w = self.op.filter_shape.get_values()[2:]
-        if not self.takes_window(self.op.dilations.get_values()[1], self.op.strides.get_values()[1]) \
-                or k_w > self.lanes + 1:  # not every pair of taps from the window
-            return super().row_starts(start, packed, channel)
-        row_sums = []
-        for ky in range(k_h):
-            weights = [self.domain.weight(packed, [channel, 0, ky, kx, 0]) for kx in range(k_w)]
-            row_sums.append(functools.reduce(self.b.int_add, weights))
-        flip = self.flip_offset(row_sums[0].type)
+class WidenedRows(PairedTaps):
+    """The depthwise convolution of stride 1 along its rows on rows widened once a channel
+    (`vector-depthwise-int8` where `takes_widened_rows`): each input row of the channel is
+    sign-extended to int16 less the input zero point once, into a stack array whose columns
+    are the input's shifted by the left padding, the padding and the slack past the row's end
+    0 (written once a call). Outputs go in chunks of 2 x lanes columns from x0, as two vectors:
+    the even outputs x0 + 2l and the odd ones x0 + 2l + 1. Read as int32 words, the row's
+    int16 from column a hold the pairs (a + 2l, a + 2l + 1): the taps (kx, kx + 1) of the even
+    outputs from a = x0 + kx, of the odd ones from x0 + 1 + kx, each ONE plain load (a
+    `vpmaddwd` memory operand), no shuffle, no edge tile (a lone last tap reads the next
+    column in its high half, which its word's high half 0 multiplies). Per output vector and
+    kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`; the widening (`vpmovsxbw`,
+    `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
+    vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
+    shuffle within 128-bit halves puts each row's even and odd levels back in order."""
 
-        def starts(kernel_rows: list[list[int]], interior: bool) -> list[SSAValue]:
-            self.flipped_sums = interior
-            if not interior:
-                return [start] * len(kernel_rows)
-            by_rows: dict[tuple[int, ...], SSAValue] = {}
-            for rows in map(tuple, kernel_rows):
-                if rows not in by_rows:
-                    weight_sum = functools.reduce(self.b.int_add, [row_sums[ky] for ky in rows])
-                    by_rows[rows] = self.b.int_sub(start, self.b.splat(self.b.int_mul(weight_sum, flip), self.vector))
-            return [by_rows[tuple(rows)] for rows in kernel_rows]
+    ROWS = 4
+    """Output rows a tile takes: 2 x 4 accumulators beside a 3x3's 6 weight words."""
+    CHUNKS = 4
+    """Chunks of a tile's rows together: a tile of fewer rows takes more chunks of each (2 of
+    2 rows, 4 of 1): as many accumulators, more independent sums between the output steps
+    (PP-OCR-cls's 5x5 of 200 channels on 2x96: 14.9 us, not 16.8 on one chunk)."""
 
-        return starts
+    @staticmethod
+    def takes_widened_rows(op: glowll.ConvolutionOp, lanes: int, in_w: int) -> bool:
+        """Of stride 1 along the rows, undilated, on AVX2's 8 lanes (the output's byte
+        shuffle within 128-bit halves), rows at least 2 x lanes wide (the widening's loads
+        lie in the row)."""
+        return (op.strides.get_values()[1] == 1 and op.dilations.get_values() == (1, 1) and lanes == 8
+                and in_w >= 2 * lanes)
 
-    def flip_offset(self, scalar: Attribute) -> int | SSAValue:
-        """128 + the input zero point (of which nothing where the selection pass folded it
-        into the bias): what a flipped level holds above x - x_offset."""
-        offset = 0 if self.op.folded_input_offset is not None else self.domain.input_offset
-        if isinstance(offset, int):
-            return self.b.int_value(FLIP + offset, scalar)
-        return self.b.int_add(self.b.sign_extend(offset, scalar), FLIP)
+    def emit(self, view) -> None:
+        b, lanes = self.b, self.lanes
+        chunk = 2 * lanes  # output columns of a tile's even and odd vectors
+        dest, src, packed, bias = view(self.op.dest), view(self.op.input), view(self.op.filter), view(self.op.bias)
+        n_size, channels, height, width = dest.shape
+        _, _, in_h, in_w = src.shape
+        _, _, k_h, k_w = self.op.filter_shape.get_values()
+        pt, pl, _, _ = self.op.pads.get_values()
+        sy = self.op.strides.get_values()[0]
+        storage = dest.element_type
+        taps = [list(range(kx, min(kx + 2, k_w))) for kx in range(0, k_w, 2)]
+        chunks = -(-width // chunk)
+        row_size = -(-max(chunk * chunks + 2 * (len(taps) - 1) + 1, pl + in_w) // chunk) * chunk
+        halves = VectorType(i16, [chunk])
+        rows = View.contiguous(b.alloca(in_h * row_size, i16), [in_h, row_size], element_type=i16)
+
+        def store(value: SSAValue, indices: list[Index]) -> None:
+            address = b.emit(llvm.GEPOp(b.element(rows, indices), [0], halves, inbounds=True))
+            b.emit(llvm.StoreOp(value, address, alignment=2))
+
+        with b.loop(0, in_h) as y:  # the padding and the slack: 0
+            for x in range(0, row_size, chunk):
+                store(b.int_value(0, halves), [y.index, x])
+
+        with b.loops([n_size, channels]) as (n, c):
+            weights = [[self.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
+                       for ky in range(k_h)]
+            start = self.start(bias, c)
+            with b.loop(0, in_h) as y:  # each input row widened once
+                for x in range(0, in_w, chunk):
+                    x = min(x, in_w - chunk)  # the last chunk ends at the row's end
+                    levels = vector_columns.load_vector(b, src, [n, c, y.index, x], chunk)
+                    widened = self.less_input_offset(b.emit(llvm.SExtOp(levels, halves)))
+                    store(widened, [y.index, pl + x])
+
+            def tile(y0: Index, count_y: int, x0: Index, count_x: int, row_edge: bool,
+                     stored: list[bool] | None) -> None:
+                """Output rows [y0, y0 + count_y) x `count_x` chunks from column x0 (`stored`:
+                the lanes of a last, partial chunk)."""
+                top = b.sub(b.mul(y0, sy), pt)
+                rows_read = [(i, covered) for i, covered in vector_columns.inputs_read(count_y, k_h, sy, 1)
+                             if not row_edge or 0 <= top + i < in_h]
+                units = [(r, x) for r in range(count_y) for x in range(count_x)]  # a row's chunk: even, odd
+                sums = [start] * (2 * len(units))
+                for i, covered in rows_read:
+                    for g, group in enumerate(taps):
+                        for x in range(count_x):
+                            for odd in (0, 1):
+                                pairs = vector_columns.load_vector(
+                                    b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
+                                for r, ky in covered:
+                                    at = 2 * (r * count_x + x) + odd
+                                    sums[at] = self.pair_multiply_accumulate(sums[at], pairs, weights[ky][g])
+                for u in range(0, len(units), 2):  # two chunks through one output step: 32 levels
+                    joined = min(2, len(units) - u)
+                    levels = self.output(c, vector_columns.join(b, sums[2 * u:2 * (u + joined)]), storage)
+                    order = [group + (k % chunk) // 2 + lanes * (k % 2) for group in range(0, joined * chunk, chunk)
+                             for k in range(chunk)]  # each chunk's even and odd levels interleaved
+                    in_order = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, order),
+                                                           levels.type))
+                    for k in range(joined):
+                        r, x = units[u + k]
+                        vector_columns.store_vector(b, vector_depthwise.part(b, in_order, k, joined), dest,
+                                                    [n, c, b.add(y0, r), b.add(x0, x * chunk)], stored)
+
+            def row_group(y0: Index, count_y: int, row_edge: bool) -> None:
+                whole, count_x = width // chunk, max(1, self.CHUNKS // count_y)
+                with b.loop(0, whole // count_x) as t:
+                    tile(y0, count_y, b.mul(t.index, count_x * chunk), count_x, row_edge, None)
+                for x in range(whole - whole % count_x, whole):
+                    tile(y0, count_y, x * chunk, 1, row_edge, None)
+                if whole < chunks:  # a last, partial chunk
+                    last = whole * chunk
+                    tile(y0, count_y, last, 1, row_edge, [last + lane < width for lane in range(chunk)])
+
+            first_row, end_row = interior_columns(in_h, height, k_h, 1, pt, sy)
+            vector_columns.in_tiles(b, height, self.ROWS, first_row, end_row, row_group)
 
 
 def linear_form(index: Index) -> tuple:
@@ -435,5 +473,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
+    elif WidenedRows.takes_widened_rows(op, op.vector_tile.get_values()[0], view(op.input).shape[-1]):
+        WidenedRows(b, domain, op).emit(view)
     else:  # two kernel columns a vpmaddwd
         vector_depthwise.emit_convolution(b, domain, op, view, DepthwiseTaps)
