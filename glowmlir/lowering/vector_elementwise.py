@@ -70,13 +70,14 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
 
     dest, sources = loop_skeletons.elementwise_views(op, view)
     shape, views = loop_skeletons.merge_dimensions(dest, sources)
-    level = float_step_product(b, op) if getattr(op, "float_step", None) is not None else binary_level(b, op)
     low, high = activation_bounds(op, op.dest.type.element_type)
     storage = dest.element_type
     if views[0].strides[-1] != 1 or any(v.strides[-1] not in (0, 1) for v in views[1:]):
+        level = binary_level(b, op)  # level by level: the exact step
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
+    level = float_step_product(b, op) if getattr(op, "float_step", None) is not None else binary_level(b, op)
     *outer, inner = shape
 
     def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
