@@ -15,7 +15,7 @@ import pytest
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
-from tests.unit.test_quantized_kernels import Case, binary_case, build, levels, q8, tensor
+from tests.unit.test_quantized_kernels import Case, all_level_pairs_case, binary_case, build, levels, q8, tensor
 from tests.unit.test_vnni_depthwise import BINARY_CASES
 
 
@@ -77,3 +77,18 @@ def test_a_mul_whose_float_step_is_refused_keeps_the_exact_step():
     assert 'microkernel<"vector-elementwise-int8">' in fast.ir["glowll"] and "float_step" not in fast.ir["glowll"]
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
+
+
+@needs_avx
+@pytest.mark.parametrize("a_type,b_type,out_type", [
+    ((0.0123, 25), (0.1, -7), (0.051, 3)),
+    ((0.0431, -128), (1 / 256, -128), (0.0279, 127)),
+    ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
+])
+def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type):
+    """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step."""
+    a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
+    case = all_level_pairs_case("mul", a_type, b_type, out_type)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_step = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
