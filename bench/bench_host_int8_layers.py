@@ -2,7 +2,8 @@
 slower than its float form): the convolution shapes of the PP-OCR-cls-style net
 (`tests.support.models.ppocr_cls_style`: the stem, 1x1 expansions and projections, 3x3 and
 5x5 depthwise of stride 1 and (2, 1)), each a random int8 layer (`convolution_case`: random
-levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host.
+levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host;
+and its squeeze-and-excitation channel Muls (`binary_case`), with a Mul of one shape.
 µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
@@ -54,9 +55,10 @@ dilations, group)."""
 PRODUCTS = {
     "SE Mul 200x2x96 by a gate a channel": ((1, 200, 2, 96), (1, 200, 1, 1)),
     "SE Mul 88x3x96 by a gate a channel": ((1, 88, 3, 96), (1, 88, 1, 1)),
+    "Mul 88x3x96 by one of its shape": ((1, 88, 3, 96), (1, 88, 3, 96)),
 }
-"""name: the shapes of a squeeze-and-excitation block's channel Mul (`binary_case`: random
-levels and scales), the tensor's and its gate's."""
+"""name: the operands' shapes of an int8 Mul (`binary_case`: random levels and scales): a
+squeeze-and-excitation block's channel Mul, a tensor by its gate, and one of one shape."""
 
 
 def microkernel(bundle) -> str:
