@@ -2,7 +2,8 @@
 slower than its float form): the convolution shapes of the PP-OCR-cls-style net
 (`tests.support.models.ppocr_cls_style`: the stem, 1x1 expansions and projections, 3x3 and
 5x5 depthwise of stride 1 and (2, 1)), each a random int8 layer (`convolution_case`: random
-levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host.
+levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host;
+and its squeeze-and-excitation channel Muls (`binary_case`), with a Mul of one shape.
 µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
@@ -22,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bench.tables import print_columns  # noqa: E402
-from tests.unit.test_quantized_kernels import build, convolution_case  # noqa: E402
+from tests.unit.test_quantized_kernels import binary_case, build, convolution_case  # noqa: E402
 
 
 def pointwise(in_c: int, out_c: int, height: int, width: int):
@@ -51,6 +52,14 @@ LAYERS = {
 """name: the geometry `convolution_case` takes (input shape, filter shape, strides, pads,
 dilations, group)."""
 
+PRODUCTS = {
+    "SE Mul 200x2x96 by a gate a channel": ((1, 200, 2, 96), (1, 200, 1, 1)),
+    "SE Mul 88x3x96 by a gate a channel": ((1, 88, 3, 96), (1, 88, 1, 1)),
+    "Mul 88x3x96 by one of its shape": ((1, 88, 3, 96), (1, 88, 3, 96)),
+}
+"""name: the operands' shapes of an int8 Mul (`binary_case`: random levels and scales): a
+squeeze-and-excitation block's channel Mul, a tensor by its gate, and one of one shape."""
+
 
 def microkernel(bundle) -> str:
     found = re.search(r'microkernel<"([a-z0-9-]+)"', bundle.ir["glowll"])
@@ -65,10 +74,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args(argv)
     rows = []
-    for name, geometry in LAYERS.items():
+    cases = {name: lambda geometry=geometry: convolution_case(7, geometry, per_channel=False, activation="relu")
+             for name, geometry in LAYERS.items()}
+    cases.update({name: lambda shapes=shapes: binary_case("mul", *shapes, 7) for name, shapes in PRODUCTS.items()})
+    for name, make_case in cases.items():
         if args.names and not any(part in name for part in args.names):
             continue
-        case = convolution_case(7, geometry, per_channel=False, activation="relu")
+        case = make_case()
         int8 = build(case.body, dict(case.constants))
         np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
         float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),

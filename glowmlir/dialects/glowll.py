@@ -874,6 +874,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     beta = opt_prop_def(FloatAttr)
     predicate = opt_prop_def(glow.ComparisonPredicateAttr)  # of `compare`
     microkernel = opt_prop_def(MicrokernelAttr)  # "arm-mve": an int8 add, sub or mul on Helium's vectors
+    # an int8 mul's output step in singles, `array<f32: scale, offset, negative_offset>`
+    # (`quantization.float_steps.FloatStep`, proved equal to TFLite's at compile time)
+    float_step = opt_prop_def(DenseArrayBase)
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -906,9 +909,12 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
         with_kernel = any(kind in kernel.elementwise_kinds for kernel in microkernels_of(self.name))
-        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ())}
+        step = ("float_step",) if kind == "mul" and self.microkernel is not None else ()
+        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
+        if self.float_step is not None and (self.float_step.elt_type != f32 or len(self.float_step.get_values()) != 3):
+            _fail(self, "a float_step is array<f32: scale, offset, negative_offset>")
         if self.microkernel is not None:
             verify_kernel_of(self, f"\"{kind}\"", "int8 operands", kind)
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))

@@ -2,7 +2,9 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=12}' | filecheck %s --check-prefix=NONE
 // Where masked loads are single instructions (`planes`: AVX, AVX-512), an int8 Add, Sub or Mul
 // (of one shape, or broadcast: a squeeze-and-excitation block's channel scale) takes the
-// vector-elementwise-int8 kernel; a float one, a Div and an int16 Add keep the generic
+// vector-elementwise-int8 kernel, a Mul whose output step has a proved float form
+// (`quantization.float_steps`) with it as `float_step` (scale, offset, offset of the negative
+// products), one of a real multiplier above 1/2 (%r: 0.05 x 0.004 / 0.0001) without; a float one, a Div and an int16 Add keep the generic
 // kernel, and so does every elementwise op without masked loads (SSE).
 
 glowll.function @net {
@@ -10,6 +12,8 @@ glowll.function @net {
   %g = glowll.placeholder input "g" : memref<1x2x1x1x!quant.uniform<i8:f32, 4.0e-03:-128>>
   %m = glowll.placeholder output "m" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   glowll.elementwise %m, %x, %g {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 4.0e-03:-128>>
+  %r = glowll.placeholder output "r" : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-04:0>>
+  glowll.elementwise %r, %x, %g {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-04:0>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 4.0e-03:-128>>
   %s = glowll.placeholder output "s" : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.elementwise %s, %x, %m {kind = "add"} : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   %d = glowll.placeholder output "d" : memref<1x2x2x4x!quant.uniform<i8:f32, 1.0e-01:0>>
@@ -22,7 +26,8 @@ glowll.function @net {
   glowll.elementwise %k, %h, %h {kind = "add"} : memref<1x8x!quant.uniform<i16:f32, 2.0e-03:0>>, memref<1x8x!quant.uniform<i16:f32, 1.0e-03:0>>, memref<1x8x!quant.uniform<i16:f32, 1.0e-03:0>>
 }
 
-// CHECK:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">}
+// CHECK:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step = array<f32: 4.000000e-03, 3.0019989, 2.99800491>}
+// CHECK:      glowll.elementwise %r, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">} :
 // CHECK:      glowll.elementwise %s, %x, %m {kind = "add", microkernel = #glowll.microkernel<"vector-elementwise-int8">}
 // CHECK:      glowll.elementwise %d, %x, %m {kind = "div"} :
 // CHECK:      glowll.elementwise %f, %a, %a {kind = "add"} :

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from glowmlir.targets import resolve_target
+from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
-from tests.unit.test_quantized_kernels import binary_case, build
+from tests.unit.test_quantized_kernels import Case, all_level_pairs_case, binary_case, build, levels, q8, tensor
 from tests.unit.test_vnni_depthwise import BINARY_CASES
 
 
@@ -28,3 +29,66 @@ def test_add_sub_and_mul_on_avx2_match_the_int8_reference(op, a_shape, b_shape, 
     assert "microkernel" not in generic.ir["glowll"]
     for bundle in (fast, generic):
         np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+def gate_product_case(x_shape, gate_shape, seed: int, x_type, gate_type, out_type):
+    """A squeeze-and-excitation block's channel Mul (`glow.mul` of x by a gate a channel, named
+    x, s, y) of random levels, the gate's first channels at the ends of its range (-128, 127,
+    its zero point), and its int8 reference output."""
+    rng = np.random.default_rng(seed)
+    x_type, gate_type, out_type = ((ref.f32(scale), offset) for scale, offset in (x_type, gate_type, out_type))
+    x, gate = levels(rng, *x_shape), levels(rng, *gate_shape)
+    gate.reshape(-1)[:3] = [-128, 127, gate_type[1]]
+    expected = ref.mul(x, gate, x_type, gate_type, out_type)
+    x_t, s_t, y_t = tensor(x_shape, q8(*x_type)), tensor(gate_shape, q8(*gate_type)), tensor(x_shape, q8(*out_type))
+    body = f"""
+  %x = glow.placeholder "x" : {x_t}
+  %s = glow.placeholder "s" : {s_t}
+  %y = glow.mul %x, %s : ({x_t}, {s_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    return Case(body, {"x": x, "s": gate}, {}, "y", expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("x_shape,gate_shape,x_type,gate_type,out_type,seed", [
+    ((1, 24, 2, 96), (1, 24, 1, 1), (0.0431, -11), (1 / 256, -128), (0.0279, -7), 900),
+    ((2, 9, 3, 7), (2, 9, 1, 1), (0.0173, 40), (0.0078, 3), (0.0119, 12), 901),
+    ((1, 7, 1, 33), (1, 7, 1, 1), (0.0912, -128), (1 / 256, -128), (0.0455, -128), 902),
+    ((1, 5, 11, 13), (1, 5, 1, 1), (0.0301, 127), (0.0061, -60), (0.0009, 5), 903),
+    ((37, 3), (37, 3), (0.0222, 9), (0.0571, -33), (0.0817, 2), 904),
+])
+def test_channel_products_take_the_float_step_and_match_the_int8_reference(
+        x_shape, gate_shape, x_type, gate_type, out_type, seed):
+    """A channel Mul (odd planes, a tail, planes shorter than a vector, gates at the ends of
+    their range, zero points at both ends) and a Mul of one shape take the proved float step (`float_step`
+    printed on the op) and give the reference's levels bit for bit."""
+    case = gate_product_case(x_shape, gate_shape, seed, x_type, gate_type, out_type)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_step = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+def test_a_mul_whose_float_step_is_refused_keeps_the_exact_step():
+    """A Mul of a real multiplier above 1/2 (0.05 x 0.04 / 0.003: a level a product or more, no
+    float step) takes vector-elementwise-int8 without `float_step`, on `requantize_bounded`, as before."""
+    case = gate_product_case((1, 6, 3, 21), (1, 6, 1, 1), 905, (0.05, 3), (0.04, -20), (0.003, 1))
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert 'microkernel<"vector-elementwise-int8">' in fast.ir["glowll"] and "float_step" not in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+
+@needs_avx
+@pytest.mark.parametrize("a_type,b_type,out_type", [
+    ((0.0123, 25), (0.1, -7), (0.051, 3)),
+    ((0.0431, -128), (1 / 256, -128), (0.0279, 127)),
+    ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
+])
+def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type):
+    """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step."""
+    a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
+    case = all_level_pairs_case("mul", a_type, b_type, out_type)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_step = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)

@@ -25,7 +25,9 @@ no instruction set's kernel took (AVX-512 VNNI's run first) gets `"vector-pointw
 if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
 `"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane). There
 too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
-`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`),
+`"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`;
+a Mul whose output step has a proved float form its `float_step = array<f32: scale, offset,
+negative_offset>`),
 and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
 table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 `#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
@@ -50,6 +52,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
+from glowmlir.lowering.vector_elementwise import float_step_attribute, mul_float_step
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -171,6 +174,21 @@ class PackInt8Depthwise(RewritePattern):
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
+class MarkFloatStep(RewritePattern):
+    """An int8 Mul on `vector-elementwise-int8` whose output step has a proved float form
+    (`vector_elementwise.mul_float_step`) gets it as its `float_step` property."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
+        if (op.kind.data != "mul" or op.float_step is not None or op.microkernel is None
+                or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+            return
+        step = mul_float_step(op)
+        if step is not None:
+            op.properties["float_step"] = float_step_attribute(step)
+            rewriter.notify_op_modified(op)
+
+
 @dataclass
 class SelectVectorLookup(RewritePattern):
     """An int8 lookup table that no instruction set's kernel took onto `vector-lookup-int8`
@@ -217,6 +235,7 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(MarkFloatStep(), apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
