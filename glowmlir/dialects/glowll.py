@@ -587,6 +587,11 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
     leaves int32, so requantization is a single rounding high multiply (`requantize_narrow`).
+    `float_step = array<f32: scale, offset, negative_offset>` (a host vector kernel's per-tensor
+    int8 layer, `int8_kernel_selection.mark_float_step`): TFLite's output step is, on every
+    accumulator the layer can reach, `rint(f32(acc) * scale + (acc < 0 ? negative_offset :
+    offset))` (`quantization.float_steps`, proved at compile time), which the kernel computes
+    instead of the integer step (`lowering.requantization.float_step_levels`).
     `doubled_accumulators` (with it, on a kernel whose filter is packed less its zero point): it holds twice the
     levels less their zero point, so every sum is twice the accumulator, which the
     requantization multiplies as it is (the kernel doubles the bias).
@@ -622,6 +627,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     folded_input_offset = opt_prop_def(UnitAttr)
     narrow_requantization = opt_prop_def(UnitAttr)
     doubled_accumulators = opt_prop_def(UnitAttr)
+    float_step = opt_prop_def(DenseArrayBase)
     wide_accumulators = opt_prop_def(UnitAttr)
     in_place = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())

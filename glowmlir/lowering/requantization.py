@@ -468,8 +468,11 @@ class LaneRequantization:
         `narrowed` must follow)."""
         b, domain = self.b, self.domain
         offset = domain.output_offset
-        numbers = self.narrow()
         doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
+        step = self.float_step(doubled)
+        if step is not None:
+            return float_step_levels(b, total, step)
+        numbers = self.narrow()
         if numbers is not None:
             relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])
             right_shift = numbers.shift < 0 or self.right_shift_table(offset)
@@ -481,6 +484,17 @@ class LaneRequantization:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
         return level
+
+    def float_step(self, doubled: bool) -> FloatStep | None:
+        """The layer's `float_step` (a per-tensor layer's, its numbers compiled in), for a total
+        of the accumulator; where the total is twice it (`doubled`), the scale halved: exact, as
+        f32(2 a) = 2 f32(a) and 2 f32(a) x s/2 = f32(a) x s, each rounding scaled by a power of 2."""
+        op, requantization = self.domain.op, getattr(self.domain, "requantization", None)
+        step = getattr(op, "float_step", None)
+        if step is None or getattr(requantization, "table", None) is not None or not isinstance(self.layer_shift, int):
+            return None
+        scale, offset, negative_offset = step.get_values()
+        return FloatStep(float(np.float32(scale) / np.float32(2)) if doubled else scale, offset, negative_offset)
 
     def narrowed(self, level: SSAValue, storage: Attribute) -> SSAValue:
         """`level` clamped to [low, high] as `storage` lanes: saturated to the storage's range

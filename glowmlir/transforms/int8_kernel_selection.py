@@ -1,7 +1,8 @@
 """What the int8 kernel selections of every backend share: which layers are int8, a filter's
 levels less their zero point (`centred_type`), the input zero point folded into the bias
 (`fold_input_offset`, `folded_input_offset`), the narrow requantization a bounded
-accumulator allows (`mark_narrow_requantization`) and the int8 Add, Sub and Mul onto a
+accumulator allows (`mark_narrow_requantization`), the float output step it may allow
+(`mark_float_step`) and the int8 Add, Sub and Mul onto a
 vector kernel (`SelectInt8Elementwise`)."""
 
 from __future__ import annotations
@@ -9,14 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import UnitAttr, i8, i16
+from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, f32, i8, i16
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized, storage_type, stored_as
 from glowmlir.dialects.weights import array_from_dense
-from glowmlir.quantization.rescaling import accumulator_bounds, bias_multiplier, output_multipliers
+from glowmlir.quantization.float_steps import FloatStep, float_step
+from glowmlir.quantization.rescaling import KernelParameters, accumulator_bounds, bias_multiplier, output_multipliers
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 FOLDED_BIAS_SUFFIX = "_adjusted"
@@ -76,6 +78,31 @@ def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     _, shifts = output_multipliers(input_type, op.operands[2].type.element_type, glow.convolved_element(op))
     left = max(int(np.max(shifts)), 0)
     return int(bound.max(initial=0)) << (left + 1) < 2**31
+
+
+def mark_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> None:
+    """`float_step = array<f32: scale, offset, negative_offset>` where `layer_float_step`
+    finds one: for a selection whose kernel computes its output step on float lanes
+    (`lowering.requantization.LaneRequantization`)."""
+    step = layer_float_step(op, centred)
+    if step is not None:
+        op.properties["float_step"] = DenseArrayBase.from_list(f32, [step.scale, step.offset, step.negative_offset])
+
+
+def layer_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> FloatStep | None:
+    """TFLite's int8 output step of a per-tensor layer with compile-time numbers as a
+    `FloatStep` (`quantization.float_steps.float_step`), proved on every accumulator in
+    [-bound, bound], `bound` the largest |accumulator| (`accumulator_bounds`: the true one,
+    whatever the kernel sums it as: the bias folded or not, doubled or not); None where the
+    filter is per channel, the bias not a constant in accumulator units, the output not int8,
+    the numbers a record's, or no float step is exact (a tiny multiplier, about 1e-3 or less)."""
+    bias, input_type = accumulator_bias(op), op.input.type.element_type
+    if (bias is None or op.operands[2].type.element_type.per_channel or getattr(op, "parameters", None) is not None
+            or op.wide_accumulators is not None or storage_type(glow.convolved_element(op)) != i8):
+        return None
+    bound = int(accumulator_bounds(input_type, centred, array_from_dense(bias.value)).max(initial=0))
+    numbers = KernelParameters.of(op)
+    return float_step(numbers.multiplier, numbers.shift, numbers.output_offset, -bound, bound)
 
 
 def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,

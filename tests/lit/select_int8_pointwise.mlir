@@ -12,6 +12,8 @@
 // takes vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both
 // channels), its filter packed [O / 2, C, KH, ceil(KW / 2), 2] as int32 words of two kernel
 // columns' levels less the zero point (`int8_columns.tap_pair_words`; the printout elides them) (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
+// Both take the float output step (`float_step`: the real multiplier 0.005, the output zero
+// point 0, proved on the accumulator bounds: `int8_kernel_selection.mark_float_step`).
 // A 1x1 of 16 pairs of input channels (32 -> 20 on 2x8: two vectors of pixels) takes tiles of
 // two vectors x 5 channels (`pointwise_tile`): its words in blocks of 5, the accumulators a
 // tile keeps 10 (vector_tile = 8, 10).
@@ -35,15 +37,15 @@ glowll.function @net {
 
 // CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -29]> : tensor<2xi32>}
 // CHECK-NEXT: %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}393220, 131072{{\]\]\]}}, {{\[\[\[}}8, 4{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}narrow_requantization, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}narrow_requantization, float_step = array<f32: 5.000000e-03, 0.00249999762, -0.00249999762>, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x2x2x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
+// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}float_step = array<f32: 5.000000e-03, 0.00249999762, -0.00249999762>, microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 // CHECK:      %[[W3:.*]] = glowll.weight "w3_pairs" elided : memref<4x16x1x1x5x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], %{{.*}} {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 8, 10>}
 
 // SSE:       glowll.convolution %y, %x, %w, %b
-// SSE-NOT:   microkernel
+// SSE-NOT:   {{microkernel|float_step}}
 // SSE:       glowll.convolution %y2, %x, %w2, %b
-// SSE-NOT:   microkernel
+// SSE-NOT:   {{microkernel|float_step}}
 // SSE:       glowll.convolution %y3, %x3, %w3, %b3
-// SSE-NOT:   microkernel
+// SSE-NOT:   {{microkernel|float_step}}

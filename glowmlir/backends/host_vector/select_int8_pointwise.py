@@ -30,7 +30,12 @@ from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import vector_layout as layout
 from glowmlir.quantization.rescaling import centred_rows
-from glowmlir.transforms.int8_kernel_selection import fold_input_offset, int8_buffers, mark_narrow_requantization
+from glowmlir.transforms.int8_kernel_selection import (
+    fold_input_offset,
+    int8_buffers,
+    mark_float_step,
+    mark_narrow_requantization,
+)
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
@@ -56,6 +61,7 @@ class PackInt8Pointwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
+        mark_float_step(op, centred)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
         block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes), self.tile.accumulators)
         repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
@@ -127,6 +133,7 @@ class PackInt8Columns(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
+        mark_float_step(op, centred)
         block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
         repack(op, tap_pair_words(centred.reshape(shape), block), "columns", stored_as(filter_type, i32, centred=True),
                layout.INT8_COLUMNS, (lanes, self.tile.accumulators), rewriter)

@@ -59,6 +59,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     centred_type,
     fold_input_offset,
     int8_buffers,
+    mark_float_step,
     mark_narrow_requantization,
 )
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
@@ -168,6 +169,7 @@ class PackInt8Depthwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
+        mark_float_step(op, centred.reshape(centred.shape[0], -1))
         packed = centred if planes is not None else doubled_if_narrow(op, centred)
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point

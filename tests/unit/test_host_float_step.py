@@ -1,0 +1,91 @@
+"""The host int8 convolution kernels' float output step (`float_step`: issue 42).
+
+Where `glowll-select-vector-columns` gives a per-tensor int8 layer to a host vector kernel
+(vector-pointwise-int8, vector-columns-int8, vector-depthwise-int8, vector-planes-int8) and
+`quantization.float_steps.float_step` proves a float form of TFLite's output step on the
+layer's accumulator bounds, the layer is marked `float_step = array<f32: scale, offset,
+negative_offset>` and `LaneRequantization.level` computes it (`float_step_levels`: a
+conversion, a multiply, a sign's offset, `rint`, a conversion back), on the accumulator or on
+twice it (`doubled_accumulators`: the scale halved). Random levels, random weights, per tensor,
+relu, clip and no activation, on every kernel: each must take the float step and give, bit for
+bit, the independent int8 reference's outputs (tests/support/int8_reference.py); a layer whose
+float step is refused keeps the integer step, and per-channel layers are not marked.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from glowmlir.target import HOST
+from glowmlir.targets import resolve_target
+from tests.unit.test_quantized_kernels import build, convolution_case
+
+needs_avx2 = pytest.mark.skipif(HOST.vector_tile is None or not HOST.vector_tile.masked_loads,
+                                reason="the host has no AVX2")
+
+AVX2 = "-avx512f"
+
+
+def pointwise(in_c: int, out_c: int, height: int, width: int):
+    return (1, in_c, height, width), (out_c, in_c, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1
+
+
+def depthwise(channels: int, kernel: int, height: int, width: int, row_stride: int):
+    return ((1, channels, height, width), (channels, 1, kernel, kernel), (row_stride, 1), (kernel // 2,) * 4, (1, 1),
+            channels)
+
+
+LAYERS = {
+    # name: (the kernel it takes, whether its sums are doubled, geometry); the 3x3 of 8
+    # channels an output scale of 400 accumulator units (its spread's, from 72 taps, would be a
+    # real multiplier below 1e-3, where float steps are often refused)
+    "pointwise_16_to_24": ("vector-pointwise-int8", True, pointwise(16, 24, 6, 20)),
+    "pointwise_odd_13_to_10": ("vector-pointwise-int8", True, pointwise(13, 10, 5, 11)),
+    "columns_3x3_8_to_12_stride2": ("vector-columns-int8", False,
+                                    ((1, 8, 16, 24), (12, 8, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1)),
+    "depthwise_3x3_24_stride_2_1": ("vector-depthwise-int8", True, depthwise(24, 3, 12, 40, 2)),
+    "depthwise_5x5_32_two_rows": ("vector-depthwise-int8", True, depthwise(32, 5, 2, 40, 1)),
+    "planes_3x3_6_on_12x3": ("vector-planes-int8", False, depthwise(6, 3, 12, 3, 1)),
+}
+
+
+def float_steps_of(ir: str) -> list[str]:
+    return re.findall(r"float_step = array<f32: [^>]*>", ir)
+
+
+@needs_avx2
+@pytest.mark.parametrize("activation", ["relu", None, "clip"])
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_float_step_matches_the_int8_reference(name, activation):
+    kernel, doubled, geometry = LAYERS[name]
+    for seed in range(3):
+        case = convolution_case(300 + 7 * list(LAYERS).index(name) + seed, geometry, activation=activation,
+                                output_scale=400.0 if kernel == "vector-columns-int8" else None)
+        bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2))
+        ir = bundle.ir["glowll"]
+        assert f'microkernel = #glowll.microkernel<"{kernel}">' in ir
+        assert len(float_steps_of(ir)) == 1, "the layer takes the float step"
+        assert ("doubled_accumulators" in ir) == doubled
+        np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx2
+def test_refused_float_step_keeps_the_integer_step():
+    """PP-OCR-cls's 1x1 200 -> 32 on 2x96 of the layer bench's numbers (real multiplier
+    4.9e-4, accumulators up to 2.4e6): no candidate float step is exact there."""
+    case = convolution_case(7, pointwise(200, 32, 2, 96), activation="relu")
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2))
+    ir = bundle.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"vector-pointwise-int8">' in ir and not float_steps_of(ir)
+    np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx2
+def test_per_channel_layers_keep_the_integer_step():
+    case = convolution_case(11, depthwise(24, 3, 12, 40, 2), per_channel=True, activation="relu")
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2))
+    assert not float_steps_of(bundle.ir["glowll"])
+    np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
