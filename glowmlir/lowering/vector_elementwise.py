@@ -30,8 +30,8 @@ from xdsl.ir import SSAValue
 from glowmlir.dialects import glowll
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.lowering.requantization import float_step_levels
+from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.quantization.float_steps import FloatStep, float_step
 from glowmlir.quantization.rescaling import activation_bounds, largest_difference, mul_multiplier
 
