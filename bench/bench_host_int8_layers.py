@@ -23,17 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bench.tables import print_columns  # noqa: E402
-from tests.unit.test_quantized_kernels import binary_case, build, convolution_case  # noqa: E402
-
-
-def pointwise(in_c: int, out_c: int, height: int, width: int):
-    return (1, in_c, height, width), (out_c, in_c, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1
-
-
-def depthwise(channels: int, kernel: int, height: int, width: int, row_stride: int):
-    return ((1, channels, height, width), (channels, 1, kernel, kernel), (row_stride, 1), (kernel // 2,) * 4, (1, 1),
-            channels)
-
+from tests.unit.test_quantized_kernels import binary_case, build, convolution_case, depthwise, pointwise  # noqa: E402
 
 LAYERS = {
     "stem 3->8 3x3 s2 on 48x192": ((1, 3, 48, 192), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),

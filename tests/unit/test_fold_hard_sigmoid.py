@@ -15,10 +15,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
-from glowmlir.compiler import CompileOptions, QuantizationOptions
-from glowmlir.profiling import Profiler
-from glowmlir.quantization.profile import write_profile
 from tests.support import int8_reference as ref
+from tests.support.profiles import profiled
 
 ALPHA, BETA = 0.2, 0.5  # PP-OCR's gates (ONNX's defaults)
 SHAPE = (1, 24, 3, 40)  # the squeeze's channels over many pixels: more outputs to compare than a 1x1 plane
@@ -47,12 +45,7 @@ def gate(tmp_path_factory):
     onnx.save(model, path)
     rng = np.random.default_rng(4)
     samples = [{"x": rng.normal(size=SHAPE).astype(np.float32)} for _ in range(8)]
-    profiler = Profiler.for_model(path, CompileOptions())
-    for _ in profiler.run(samples[:5]):
-        pass
-    profile = str(directory / "profile.yaml")
-    write_profile(profile, profiler.profile)
-    return path, weights, QuantizationOptions(profile), samples[5:]
+    return path, weights, profiled(path, samples[:5], str(directory / "profile.yaml")), samples[5:]
 
 
 def test_float_gate_is_a_clipped_convolution(gate):

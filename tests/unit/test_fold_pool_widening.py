@@ -11,10 +11,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
-from glowmlir.compiler import CompileOptions, QuantizationOptions
-from glowmlir.profiling import Profiler
-from glowmlir.quantization.profile import write_profile
 from glowmlir.runtime.boards import run_on_board, target_for
+from tests.support.profiles import profiled
 
 SHAPE = (1, 3, 12, 10)
 
@@ -49,12 +47,7 @@ def model(tmp_path_factory):
     onnx.save(squeeze_excitation_model(5), path)
     rng = np.random.default_rng(6)
     samples = [{"x": rng.normal(size=SHAPE).astype(np.float32)} for _ in range(8)]
-    profiler = Profiler.for_model(path, CompileOptions())
-    for _ in profiler.run(samples[:5]):
-        pass
-    profile = str(directory / "profile.yaml")
-    write_profile(profile, profiler.profile)
-    return path, QuantizationOptions(profile), samples[5:]
+    return path, profiled(path, samples[:5], str(directory / "profile.yaml")), samples[5:]
 
 
 def widening_lines(bundle) -> list[str]:

@@ -21,21 +21,12 @@ import pytest
 
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
-from tests.unit.test_quantized_kernels import build, convolution_case
+from tests.unit.test_quantized_kernels import build, convolution_case, depthwise, pointwise
 
 needs_avx2 = pytest.mark.skipif(HOST.vector_tile is None or not HOST.vector_tile.masked_loads,
                                 reason="the host has no AVX2")
 
 AVX2 = "-avx512f"
-
-
-def pointwise(in_c: int, out_c: int, height: int, width: int):
-    return (1, in_c, height, width), (out_c, in_c, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1
-
-
-def depthwise(channels: int, kernel: int, height: int, width: int, row_stride: int):
-    return ((1, channels, height, width), (channels, 1, kernel, kernel), (row_stride, 1), (kernel // 2,) * 4, (1, 1),
-            channels)
 
 
 LAYERS = {

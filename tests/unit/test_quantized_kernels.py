@@ -147,6 +147,18 @@ def check_convolution(seed: int, geometry, per_channel: bool = False, activation
     np.testing.assert_array_equal(actual, case.expected)
 
 
+def pointwise(in_c: int, out_c: int, height: int, width: int):
+    """The geometry `convolution_case` takes of an unpadded 1x1 of stride 1."""
+    return (1, in_c, height, width), (out_c, in_c, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1
+
+
+def depthwise(channels: int, kernel: int, height: int, width: int, row_stride: int):
+    """The geometry `convolution_case` takes of a "same"-padded square depthwise of stride
+    (`row_stride`, 1)."""
+    return ((1, channels, height, width), (channels, 1, kernel, kernel), (row_stride, 1), (kernel // 2,) * 4, (1, 1),
+            channels)
+
+
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
                      pool: dict | None = None, suffix: str = "", bias_kind: str = "int32",
                      output_scale: float | None = None, input_offset: int | None = None,
