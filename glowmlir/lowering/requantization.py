@@ -493,8 +493,9 @@ class LaneRequantization:
         step = getattr(op, "float_step", None)
         if step is None or getattr(requantization, "table", None) is not None or not isinstance(self.layer_shift, int):
             return None
-        scale, offset, negative_offset = step.get_values()
-        return FloatStep(float(np.float32(scale) / np.float32(2)) if doubled else scale, offset, negative_offset)
+        step = FloatStep.of(step)
+        return FloatStep(float(np.float32(step.scale) / np.float32(2)), step.offset, step.negative_offset) if doubled \
+            else step
 
     def narrowed(self, level: SSAValue, storage: Attribute) -> SSAValue:
         """`level` clamped to [low, high] as `storage` lanes: saturated to the storage's range

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, f32
 
 from glowmlir.quantization.params import requantize
 
@@ -53,6 +54,15 @@ class FloatStep:
         products = values.astype(np.float32) * np.float32(self.scale)
         offsets = np.where(values < 0, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
         return np.clip(np.rint(products + offsets), *INT8_LEVELS).astype(np.int32)
+
+    def attribute(self) -> DenseArrayBase:
+        """The op property `float_step = array<f32: scale, offset, negative_offset>`."""
+        return DenseArrayBase.from_list(f32, [self.scale, self.offset, self.negative_offset])
+
+    @staticmethod
+    def of(attribute: DenseArrayBase) -> FloatStep:
+        """The step an op's `float_step` property holds."""
+        return FloatStep(*(float(number) for number in attribute.get_values()))
 
 
 def tflite_levels(values: np.ndarray, multiplier: int, shift: int, offset: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, f32, i8, i16
+from xdsl.dialects.builtin import UnitAttr, i8, i16
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
@@ -86,7 +86,7 @@ def mark_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> None:
     (`lowering.requantization.LaneRequantization`)."""
     step = layer_float_step(op, centred)
     if step is not None:
-        op.properties["float_step"] = DenseArrayBase.from_list(f32, [step.scale, step.offset, step.negative_offset])
+        op.properties["float_step"] = step.attribute()
 
 
 def layer_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> FloatStep | None:

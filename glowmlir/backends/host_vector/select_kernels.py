@@ -52,7 +52,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
-from glowmlir.lowering.vector_elementwise import float_step_attribute, mul_float_step
+from glowmlir.lowering.vector_elementwise import mul_float_step
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -187,7 +187,7 @@ class MarkFloatStep(RewritePattern):
             return
         step = mul_float_step(op)
         if step is not None:
-            op.properties["float_step"] = float_step_attribute(step)
+            op.properties["float_step"] = step.attribute()
             rewriter.notify_op_modified(op)
 
 
