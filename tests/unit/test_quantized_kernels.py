@@ -413,6 +413,15 @@ def test_leaky_relu(seed, alpha):
     check_unary(f"glow.leaky_relu %x {{alpha = {exact(alpha)} : f32}}", ALL_LEVELS, in_type, out_type, expected)
 
 
+def binary_text(op: str, x_t: str, s_t: str, y_t: str) -> str:
+    """The glow lines of `glow.<op>` of the placeholders x (of type `x_t`) and s, saved as y."""
+    return f"""
+  %x = glow.placeholder "x" : {x_t}
+  %s = glow.placeholder "s" : {s_t}
+  %y = glow.{op} %x, %s : ({x_t}, {s_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+
+
 @pytest.mark.parametrize("x_shape,slope_shape,seed", [((2, 4, 5, 6), (4, 1, 1), 740), ((3, 40), (3, 40), 741),
                                                      ((1, 6, 3, 3), (1,), 742)])
 def test_prelu(x_shape, slope_shape, seed):
@@ -425,11 +434,7 @@ def test_prelu(x_shape, slope_shape, seed):
     expected = ref.prelu(x, slope, x_type, slope_type, out_type)
     assert_spread(expected)
     x_t, s_t, y_t = tensor(x_shape, q8(*x_type)), tensor(slope_shape, q8(*slope_type)), tensor(x_shape, q8(*out_type))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %s = glow.placeholder "s" : {s_t}
-  %y = glow.prelu %x, %s : ({x_t}, {s_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
+    body = binary_text("prelu", x_t, s_t, y_t)
     np.testing.assert_array_equal(run(body, {"x": x, "s": slope})["y"], expected)
 
 

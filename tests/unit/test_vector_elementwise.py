@@ -15,7 +15,16 @@ import pytest
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
-from tests.unit.test_quantized_kernels import Case, all_level_pairs_case, binary_case, build, levels, q8, tensor
+from tests.unit.test_quantized_kernels import (
+    Case,
+    all_level_pairs_case,
+    binary_case,
+    binary_text,
+    build,
+    levels,
+    q8,
+    tensor,
+)
 from tests.unit.test_vnni_depthwise import BINARY_CASES
 
 
@@ -41,12 +50,7 @@ def gate_product_case(x_shape, gate_shape, seed: int, x_type, gate_type, out_typ
     gate.reshape(-1)[:3] = [-128, 127, gate_type[1]]
     expected = ref.mul(x, gate, x_type, gate_type, out_type)
     x_t, s_t, y_t = tensor(x_shape, q8(*x_type)), tensor(gate_shape, q8(*gate_type)), tensor(x_shape, q8(*out_type))
-    body = f"""
-  %x = glow.placeholder "x" : {x_t}
-  %s = glow.placeholder "s" : {s_t}
-  %y = glow.mul %x, %s : ({x_t}, {s_t}) -> {y_t}
-  glow.save %y as "y" : {y_t}"""
-    return Case(body, {"x": x, "s": gate}, {}, "y", expected)
+    return Case(binary_text("mul", x_t, s_t, y_t), {"x": x, "s": gate}, {}, "y", expected)
 
 
 @needs_avx
