@@ -46,6 +46,9 @@ int32 lanes: `backends.host_vector.int8_depthwise`)."""
 INT8_COLUMNS = "vector-columns-int8"
 """The int8 microkernel of ungrouped convolutions on a host: the float column kernel's
 tiles, two kernel columns a `vpmaddwd` (`backends.host_vector.int8_columns`)."""
+INT8_IM2COL = "vector-im2col-int8"
+"""The int8 microkernel of ungrouped convolutions of few taps (a stem) on a host: a 1x1 over
+each output row's im2col pairs (`backends.host_vector.int8_im2col`)."""
 INT8_ELEMENTWISE = "vector-elementwise-int8"
 """The int8 Add, Sub and Mul on a host's vector unit: 16 levels a step on int32 lanes
 (`lowering.vector_elementwise`)."""

@@ -14,6 +14,8 @@ a step (the PP-OCR-cls-style net: int8 / float 1.62 fused by shuffles, 0.80 apar
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import f32, i32
 from xdsl.utils.exceptions import VerifyException
 
@@ -72,6 +74,25 @@ def verify_tap_pair_words(op) -> None:
                               f"int32 words {list(expected)}")
 
 
+def verify_im2col_words(op) -> None:
+    """A convolution of few taps' filter as int32 words of two taps' weights in
+    `int8_im2col.im2col_taps`' order (`int8_pointwise.pair_words` of [O, taps])."""
+    from glowmlir.backends.host_vector.int8_im2col import takes_im2col
+    from glowmlir.backends.host_vector.int8_pointwise import pair_words_shape
+
+    if not isinstance(op, glowll.ConvolutionOp):
+        return
+    if op.filter_shape is None or op.vector_tile is None:
+        raise VerifyException(f"{op.name}: vector-im2col-int8 needs its filter_shape and vector_tile")
+    block = glow.shape_of(op.filter)[-1]
+    out_c, *taps = op.filter_shape.get_values()
+    expected = pair_words_shape((out_c, math.prod(taps)), block)
+    if (not takes_im2col(op.filter_shape.get_values(), op.group.value.data) or out_c % block
+            or storage_type(op.filter.type.element_type) != i32 or glow.shape_of(op.filter) != expected):
+        raise VerifyException(f"{op.name}: vector-im2col-int8 takes an ungrouped convolution of few taps, its "
+                              f"filter int32 words {list(expected)}")
+
+
 def _float(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.float_kernels", ops=("glowll.convolution",), numbers="f32",
                        tiled=True, verify=verify_column_filter)
@@ -104,6 +125,8 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
                 tiled=True, verify=verify_tap_pair_words),
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
                 tiled=True, verify=verify_pair_words),
+    Microkernel(layout.INT8_IM2COL, "glowmlir.backends.host_vector.int8_im2col", ops=("glowll.convolution",),
+                tiled=True, verify=verify_im2col_words),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),

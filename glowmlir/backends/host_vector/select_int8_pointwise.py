@@ -23,6 +23,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from glowmlir.backends.host_vector.int8_columns import tap_pair_words
 from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
+from glowmlir.backends.host_vector.int8_im2col import im2col_filter, takes_im2col
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
@@ -113,7 +114,9 @@ class PackInt8Columns(RewritePattern):
     instructions: `microkernel = "vector-columns-int8"` (`backends.host_vector.int8_columns`),
     its filter packed as the float column kernel's (`layout.pack_filter`, blocks of
     `layout.row_block` output channels) as int32 words of two kernel columns' levels less
-    their zero point (`int8_columns.tap_pair_words`)."""
+    their zero point (`int8_columns.tap_pair_words`); one of few taps (`int8_im2col.takes_im2col`:
+    a stem) `microkernel = "vector-im2col-int8"`, its filter `int8_pointwise.pair_words` of its
+    taps in `int8_im2col.im2col_taps`' order, in blocks of `pointwise_tile` output channels."""
 
     tile: layout.VectorTile
 
@@ -134,6 +137,12 @@ class PackInt8Columns(RewritePattern):
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
         mark_float_step(op, centred)
+        if takes_im2col(shape, op.group.value.data):
+            taps = im2col_filter(centred.reshape(shape))
+            block, accumulators = pointwise_tile(shape[0], taps.shape[1], -(-width // lanes), self.tile.accumulators)
+            repack(op, pair_words(doubled_if_narrow(op, taps), block), "im2col",
+                   stored_as(filter_type, i32, centred=True), layout.INT8_IM2COL, (lanes, accumulators), rewriter)
+            return
         block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
         repack(op, tap_pair_words(centred.reshape(shape), block), "columns", stored_as(filter_type, i32, centred=True),
                layout.INT8_COLUMNS, (lanes, self.tile.accumulators), rewriter)

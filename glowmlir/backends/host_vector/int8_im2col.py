@@ -1,0 +1,168 @@
+"""The int8 convolution of few taps (a stem: 3 input channels x 3x3) on a host's vector
+unit, as a 1x1 over an output row's im2col pairs (`microkernel = "vector-im2col-int8"`).
+
+The column kernel (`vector-columns-int8`) pairs two kernel columns of one input channel and
+kernel row a `vpmaddwd`: a 3x3 on 3 channels is 9 full pairs and 9 lone taps (their high
+half 0), 18 products per 8 outputs of a channel, each of its 4-channel tiles widening its
+own input vectors. Here the C x KH x KW taps are taken two at a time in `im2col_taps`' order
+(kernel columns kx and kx + 1 of one channel and row, then the lone last columns two by
+two: 27 taps, 14 pairs), and an output row's pairs are made once for all the output channels:
+word (p, x) of a stack array [pairs, whole vectors of the row] holds the inputs of pair p's
+two taps at output column x as int16 halves less the input zero point (0 in the padding).
+Of stride 2 and undilated, kernel columns kx and kx + 1 of a lane are two adjacent input
+bytes, so such a pair's vector is the 2 x lanes bytes from the first tap's column, as they
+lie (one load and one sign extension). The row is then `int8_pointwise.pointwise_rows`' 1x1
+over these pairs (the filter packed as `int8_pointwise.pair_words` of its taps in that
+order): per 8 outputs of a channel 14 `vpmaddwd`s, each word's vector loaded once for all
+the channels of a tile. Sums are the generic kernel's modulo 2^32; the output step
+`HostInt8Columns`'.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.host_vector.int8_depthwise import PairColumns, interleaved
+from glowmlir.backends.host_vector.int8_pointwise import WidenedPairs, pointwise_rows
+from glowmlir.dialects import glowll
+from glowmlir.lowering import loop_skeletons, vector_columns
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain, row
+
+IM2COL_TAPS = 32
+"""The most taps (input channels x kernel rows x kernel columns) of a layer taken as a 1x1
+over its im2col pairs: a row's pairs stay on the stack (16 x 4 bytes an output column)."""
+
+
+def im2col_taps(filter_shape) -> list[tuple[int, int, int]]:
+    """The taps (c, ky, kx) of an OIHW `filter_shape` in the order they are paired: of each
+    channel and kernel row, kernel columns (0, 1), (2, 3), ...; then the lone last columns
+    of odd-width kernels, two by two."""
+    _, in_c, k_h, k_w = filter_shape
+    paired, lone = [], []
+    for c in range(in_c):
+        for ky in range(k_h):
+            paired += [(c, ky, kx) for kx in range(k_w - k_w % 2)]
+            if k_w % 2:
+                lone.append((c, ky, k_w - 1))
+    return paired + lone
+
+
+def im2col_filter(centred: np.ndarray) -> np.ndarray:
+    """An OIHW filter's centred levels as [O, taps] in `im2col_taps`' order."""
+    return np.stack([centred[:, c, ky, kx] for c, ky, kx in im2col_taps(centred.shape)], axis=1)
+
+
+def takes_im2col(filter_shape, group: int) -> bool:
+    return group == 1 and int(np.prod(filter_shape[1:])) <= IM2COL_TAPS
+
+
+class RowPairs:
+    """The im2col pairs of output rows into a stack array (`WidenedPairs`' words)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View,
+                 out_w: int, lanes: int):
+        self.b, self.domain, self.op, self.src, self.lanes = b, domain, op, src, lanes
+        self.columns = PairColumns(b, domain, op)
+        self.filter_shape = op.filter_shape.get_values()
+        self.taps = im2col_taps(self.filter_shape)
+        self.strides, self.dilations = op.strides.get_values(), op.dilations.get_values()
+        self.pads = op.pads.get_values()
+        self.out_w = out_w
+        pairs, padded = -(-len(self.taps) // 2), -(-out_w // lanes) * lanes
+        self.words = WidenedPairs(View.contiguous(b.alloca(pairs * padded, i32, alignment=32), (pairs, padded),
+                                                  element_type=i32))
+
+    def clean_rows(self, out_h: int) -> range:
+        """The output rows all of whose kernel rows lie in the input."""
+        (s_y, _), (d_y, _), top, in_h = self.strides, self.dilations, self.pads[0], self.src.shape[2]
+        clean = [y for y in range(out_h)
+                 if y * s_y - top >= 0 and y * s_y - top + (self.filter_shape[2] - 1) * d_y < in_h]
+        return range(clean[0], clean[-1] + 1) if clean else range(0)
+
+    def clean_vectors(self) -> range:
+        """The vectors of output columns whose every tap's loads lie in the row."""
+        (_, s_x), (_, d_x), left, in_w = self.strides, self.dilations, self.pads[1], self.src.shape[3]
+        last = (self.filter_shape[3] - 1) * d_x
+        clean = [v for v in range(self.out_w // self.lanes)
+                 if v * self.lanes * s_x - left >= 0 and v * self.lanes * s_x - left + last + self.lanes * s_x <= in_w]
+        return range(clean[0], clean[-1] + 1) if clean else range(0)
+
+    def fill(self, n: Index, y: Index) -> WidenedPairs:
+        """Output row `y`'s pairs: the clean vectors in a loop, the others (compile-time lanes) one by one."""
+        vectors = self.clean_vectors()
+        with self.b.loop(vectors.start, vectors.stop) as v:
+            self.vector(n, y, self.b.mul(v.index, self.lanes), None)
+        for v in [v for v in range(-(-self.out_w // self.lanes)) if v not in vectors]:
+            self.vector(n, y, v * self.lanes, v)
+        return self.words
+
+    def vector(self, n: Index, y: Index, x0: Index, edge: int | None) -> None:
+        b, lanes = self.b, self.lanes
+        for p in range(0, len(self.taps), 2):
+            first, *second = self.taps[p:p + 2]
+            if second and self.adjacent(first, second[0]):
+                levels = self.levels(n, y, x0, edge, first, 2)
+            else:
+                levels = interleaved(b, self.levels(n, y, x0, edge, first),
+                                     self.levels(n, y, x0, edge, second[0]) if second else self.columns.zero_levels())
+            pairs = self.columns.centred_pairs(levels)
+            vector_columns.store_vector(b, b.bitcast(pairs, self.columns.vector), self.words.words, [p // 2, x0])
+
+    def adjacent(self, first: tuple[int, int, int], second: tuple[int, int, int]) -> bool:
+        """Both taps' inputs of a lane two adjacent bytes: stride 2, undilated, kx and kx + 1."""
+        return (self.strides[1], self.dilations[1]) == (2, 1) and first[:2] == second[:2] and second[2] == first[2] + 1
+
+    def levels(self, n: Index, y: Index, x0: Index, edge: int | None, tap: tuple[int, int, int],
+               adjacent: int = 1) -> SSAValue:
+        """The input levels of `tap` at output columns [x0, x0 + lanes) (with `adjacent` 2,
+        of it and the next kernel column, interleaved: the 2 x lanes bytes as they lie); the
+        zero point in the padding."""
+        b, lanes = self.b, self.lanes
+        (s_y, s_x), (d_y, d_x), (top, left) = self.strides, self.dilations, self.pads[:2]
+        c, ky, kx = tap
+        in_h, in_w = self.src.shape[2:]
+        in_y = b.add(b.mul(y, s_y), ky * d_y - top)
+        count = lanes * adjacent
+        if isinstance(in_y, int) and not 0 <= in_y < in_h:
+            return self.columns.zero_levels(count)
+        column = b.add(b.mul(x0, s_x), kx * d_x - left)
+        if edge is None:
+            return vector_columns.load_vector(b, self.src, [n, c, in_y, column], count, stride=1 if adjacent == 2 else s_x)
+        assert isinstance(column, int)
+        if adjacent == 2:
+            loaded = [0 <= column + k < in_w and edge * lanes + k // 2 < self.out_w for k in range(count)]
+            step = 1
+        else:
+            loaded = [0 <= column + k * s_x < in_w and edge * lanes + k < self.out_w for k in range(count)]
+            step = s_x
+        if not any(loaded):
+            return self.columns.zero_levels(count)
+        return vector_columns.load_vector(b, self.src, [n, c, in_y, column], count,
+                                          None if all(loaded) else loaded, self.domain.input_offset, step)
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """Each output row: its im2col pairs (`RowPairs`), then every block of output channels
+    over them as `pointwise_rows`' 1x1; the rows reading the padding one by one."""
+    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, out_c, out_h, out_w = dest.shape
+    block, lanes = packed.shape[4], op.vector_tile.get_values()[0]
+    pairs = RowPairs(b, domain, op, src, out_w, lanes)
+    taps = len(pairs.taps)
+
+    def output_row(n: Index, y: Index) -> None:
+        words = pairs.fill(n, y)
+        with b.loop(0, -(-out_c // block)) as o_block:
+            for channels in loop_skeletons.block_channels(b, o_block.index, block, out_c):
+                pointwise_rows(b, domain, op, words, packed, bias, n, channels, y,
+                               [row(dest, n, o, y) for o in channels], out_w, in_channels=taps)
+
+    clean = pairs.clean_rows(out_h)
+    with b.loop(0, n_size) as n:
+        with b.loop(clean.start, clean.stop) as y:
+            output_row(n.index, y.index)
+        for y in [y for y in range(out_h) if y not in clean]:
+            output_row(n.index, y)
