@@ -25,11 +25,12 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.int8_depthwise import PairColumns, interleaved
-from glowmlir.backends.host_vector.int8_pointwise import WidenedPairs, pointwise_rows
+from glowmlir.backends.host_vector.int8_pointwise import WidenedPairs, broadcast_words, pointwise_rows
 from glowmlir.dialects import glowll
 from glowmlir.lowering import loop_skeletons, vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, row
+from glowmlir.lowering.vector_layout import tile_vectors
 
 IM2COL_TAPS = 32
 """The most taps (input channels x kernel rows x kernel columns) of a layer taken as a 1x1
@@ -146,19 +147,23 @@ class RowPairs:
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """Each output row: its im2col pairs (`RowPairs`), then every block of output channels
-    over them as `pointwise_rows`' 1x1; the rows reading the padding one by one."""
+    over them as `pointwise_rows`' 1x1; the rows reading the padding one by one. A layer of
+    one block of tiles of one vector (the stem: 8 channels) has its words broadcast once
+    (`broadcast_words`), not once a row."""
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, out_c, out_h, out_w = dest.shape
-    block, lanes = packed.shape[4], op.vector_tile.get_values()[0]
+    block, (lanes, accumulators) = packed.shape[4], op.vector_tile.get_values()[:2]
     pairs = RowPairs(b, domain, op, src, out_w, lanes)
     taps = len(pairs.taps)
+    broadcast = broadcast_words(b, pairs.columns, packed, 0, block) \
+        if out_c == block and tile_vectors(block, accumulators) == 1 else None
 
     def output_row(n: Index, y: Index) -> None:
         words = pairs.fill(n, y)
         with b.loop(0, -(-out_c // block)) as o_block:
             for channels in loop_skeletons.block_channels(b, o_block.index, block, out_c):
                 pointwise_rows(b, domain, op, words, packed, bias, n, channels, y,
-                               [row(dest, n, o, y) for o in channels], out_w, in_channels=taps)
+                               [row(dest, n, o, y) for o in channels], out_w, in_channels=taps, broadcast=broadcast)
 
     clean = pairs.clean_rows(out_h)
     with b.loop(0, n_size) as n:

@@ -121,18 +121,20 @@ def pair_words_shape(filter_shape, block: int) -> tuple[int, ...]:
 def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View | WidenedPairs,
                    packed: View,
                    bias: View, n: Index, channels: list[Index], y: Index, outputs: list[Row], width: int,
-                   accumulators: None = None, residual: View | None = None, in_channels: int | None = None) -> None:
+                   accumulators: None = None, residual: View | None = None, in_channels: int | None = None,
+                   broadcast: View | None = None) -> None:
     """The pixels [0, width) of the output channels `channels` (one block) into `outputs`
     (`loop_skeletons.convolution_rows`' contract, each channel's pixels one row), in tiles
     of vectors of pixels, the input channels two at a time (their pairs loaded as words where
     `src` is the run's `WidenedPairs`); `in_channels` (default the filter's) the channels of
-    `src` (`int8_im2col`: an output row's taps)."""
+    `src` (`int8_im2col`: an output row's taps); `broadcast` the block's words already
+    broadcast (`broadcast_words`, filled once for all the rows of a layer of one block)."""
     columns = PairColumns(b, domain, op)
     lanes, block = columns.lanes, len(channels)
     in_c = op.filter_shape.get_values()[1] if in_channels is None else in_channels
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     vectors = tile_vectors(block, columns.accumulators)
-    words = broadcast_words(b, columns, packed, o_block, block) \
+    words = broadcast if broadcast is not None else broadcast_words(b, columns, packed, o_block, block) \
         if vectors == 1 and width >= BROADCAST_WORDS_PIXELS * lanes else None
 
     def tile(x0: Index, vectors: int, edge: bool = False) -> None:
