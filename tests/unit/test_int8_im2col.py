@@ -47,3 +47,12 @@ def test_im2col_matches_the_int8_reference(name, per_channel):
 def test_im2col_stem_with_activations_and_the_float_step(activation):
     case = convolution_case(1390, GEOMETRIES["stem_3x3_s2_on_48x192"], False, activation)
     check(case, TARGETS[0], "vector-im2col-int8")
+
+
+@needs_avx2
+@pytest.mark.parametrize("bias_kind", ["large", "lowest"])
+def test_im2col_where_the_zero_point_stays_out_of_the_bias(bias_kind):
+    """A bias the input zero point would push out of int32 keeps it (no `folded_input_offset`):
+    the pairs less the zero point, the padding 0."""
+    case = convolution_case(1395, GEOMETRIES["stem_3x3_s2_on_48x192"], False, None, bias_kind=bias_kind)
+    check(case, TARGETS[0], "vector-im2col-int8")

@@ -8,7 +8,9 @@ own input vectors. Here the C x KH x KW taps are taken two at a time in `im2col_
 (kernel columns kx and kx + 1 of one channel and row, then the lone last columns two by
 two: 27 taps, 14 pairs), and an output row's pairs are made once for all the output channels:
 word (p, x) of a stack array [pairs, whole vectors of the row] holds the inputs of pair p's
-two taps at output column x as int16 halves less the input zero point (0 in the padding).
+two taps at output column x as int16 halves, as they are where the selection pass folded the
+input zero point into the bias (`folded_input_offset`: the padding the zero point), else less
+it (the padding 0).
 Of stride 2 and undilated, kernel columns kx and kx + 1 of a lane are two adjacent input
 bytes, so such a pair's vector is the 2 x lanes bytes from the first tap's column, as they
 lie (one load and one sign extension). The row is then `int8_pointwise.pointwise_rows`' 1x1

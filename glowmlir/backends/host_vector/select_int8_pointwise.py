@@ -139,6 +139,7 @@ class PackInt8Columns(RewritePattern):
         mark_float_step(op, centred)
         if takes_im2col(shape, op.group.value.data):
             taps = im2col_filter(centred.reshape(shape))
+            fold_input_offset(op, taps.sum(axis=1, dtype=np.int64), rewriter)
             block, accumulators = pointwise_tile(shape[0], taps.shape[1], -(-width // lanes), self.tile.accumulators)
             repack(op, pair_words(doubled_if_narrow(op, taps), block), "im2col",
                    stored_as(filter_type, i32, centred=True), layout.INT8_IM2COL, (lanes, accumulators), rewriter)
