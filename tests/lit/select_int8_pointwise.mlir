@@ -9,9 +9,11 @@
 // [[(6 << 16) | 4, (2 << 16) | 0], [8, 4]]; the packed type's offset is 0; the input zero
 // point 3 folded into a new bias (`folded_input_offset`): [10 - 3 * 9, -20 - 3 * 3]. The 6x6
 // plane's 36 pixels take vectors of 8 lanes (vector_tile = lanes, accumulators). The 3x3 one
-// takes vector-columns-int8 (rows of 4 outputs: vectors of 4 lanes; a block of both
-// channels), its filter packed [O / 2, C, KH, ceil(KW / 2), 2] as int32 words of two kernel
-// columns' levels less the zero point (`int8_columns.tap_pair_words`; the printout elides them) (tests/unit/test_int8_pointwise.py checks the outputs bit for bit).
+// (27 taps: few, `int8_im2col.takes_im2col`) takes vector-im2col-int8 (rows of 4 outputs:
+// vectors of 4 lanes; a block of both channels), its filter packed as the 1x1's words of its
+// taps in `im2col_taps`' order, [O / 2, ceil(27 / 2), 1, 1, 2] (the printout elides them), the
+// input zero point folded into its own bias: [10 - 3 * 54, -20 - 3 * 54] (tests/unit/test_int8_im2col.py
+// checks the outputs bit for bit).
 // Both take the float output step (`float_step`: the real multiplier 0.005, the output zero
 // point 0, proved on the accumulator bounds: `int8_kernel_selection.mark_float_step`).
 // A 1x1 of 16 pairs of input channels (32 -> 20 on 2x8: two vectors of pixels) takes tiles of
@@ -38,8 +40,9 @@ glowll.function @net {
 // CHECK:      %[[B:.*]] = glowll.weight "b_adjusted" {value = dense<[-17, -29]> : tensor<2xi32>}
 // CHECK-NEXT: %[[W:.*]] = glowll.weight "w_pairs" {value = dense<{{\[\[\[\[\[}}393220, 131072{{\]\]\]}}, {{\[\[\[}}8, 4{{\]\]\]\]\]}}> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y, %x, %[[W]], %[[B]] {{.*}}narrow_requantization, float_step = array<f32: 5.000000e-03, 0.00249999762, -0.00249999762>, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 12>}
-// CHECK:      %[[W2:.*]] = glowll.weight "w2_columns" elided : memref<1x3x3x2x2x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %b {{.*}}float_step = array<f32: 5.000000e-03, 0.00249999762, -0.00249999762>, microkernel = #glowll.microkernel<"vector-columns-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
+// CHECK:      %[[B2:.*]] = glowll.weight "b_adjusted" {value = dense<[-152, -182]> : tensor<2xi32>}
+// CHECK-NEXT: %[[W2:.*]] = glowll.weight "w2_im2col" elided : memref<1x14x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], %[[B2]] {{.*}}float_step = array<f32: 5.000000e-03, 0.00249999762, -0.00249999762>, folded_input_offset, doubled_accumulators, microkernel = #glowll.microkernel<"vector-im2col-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 12>}
 // CHECK:      %[[W3:.*]] = glowll.weight "w3_pairs" elided : memref<4x16x1x1x5x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], %{{.*}} {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8">, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 8, 10>}
 

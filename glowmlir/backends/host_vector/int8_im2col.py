@@ -103,7 +103,9 @@ class RowPairs:
         return self.words
 
     def vector(self, n: Index, y: Index, x0: Index, edge: int | None) -> None:
-        b, lanes = self.b, self.lanes
+        """The pairs of output columns [x0, x0 + lanes) of row `y` (`edge`: the vector's index,
+        whose loads are masked where they leave the row)."""
+        b = self.b
         for p in range(0, len(self.taps), 2):
             first, *second = self.taps[p:p + 2]
             if second and self.adjacent(first, second[0]):
@@ -133,7 +135,8 @@ class RowPairs:
             return self.columns.zero_levels(count)
         column = b.add(b.mul(x0, s_x), kx * d_x - left)
         if edge is None:
-            return vector_columns.load_vector(b, self.src, [n, c, in_y, column], count, stride=1 if adjacent == 2 else s_x)
+            return vector_columns.load_vector(b, self.src, [n, c, in_y, column], count,
+                                              stride=1 if adjacent == 2 else s_x)
         assert isinstance(column, int)
         if adjacent == 2:
             loaded = [0 <= column + k < in_w and edge * lanes + k // 2 < self.out_w for k in range(count)]

@@ -23,6 +23,7 @@ its filter int16 less its zero point; a "same"-padded one of a small plane
 `"vector-planes-int8"`, each plane one tile. There too, an int8 ungrouped convolution that
 no instruction set's kernel took (AVX-512 VNNI's run first) gets `"vector-pointwise-int8"`
 if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
+`"vector-im2col-int8"` if it has few taps (a stem, `int8_im2col.takes_im2col`), else
 `"vector-columns-int8"` (`select_int8_pointwise`: two int16 products a `vpmaddwd` lane). There
 too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
 `"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`;
