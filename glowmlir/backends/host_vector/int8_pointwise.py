@@ -55,6 +55,11 @@ MOST_WIDENED_BYTES = 131072
 half of `vector_columns.run_bytes` (64 KB on a 512 KB L2); a target of unknown cache has no
 runs, and a larger plane's tiles widen their own pairs."""
 
+STEP_LOOP_PAIRS = 16
+"""The fewest pairs of input channels whose widening (`widened_pairs`) is a loop of pairs around
+a loop of steps, which LLVM unrolls (no address arithmetic a step, ~0.2-0.7 KB of code a
+layer), rather than one loop over the steps of all pairs (a division of its index a step)."""
+
 
 @dataclass(frozen=True)
 class WidenedPairs:
@@ -73,10 +78,12 @@ def widened_pairs(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolu
     runs shorter than `BROADCAST_WORDS_PIXELS` vectors (a squeeze-excitation 1x1) or whose
     words would exceed `MOST_WIDENED_BYTES`. Two whole vectors a step (`two_vectors`: per
     16 pixels of a pair on AVX2 two 16-byte loads, `vpunpcklbw`, `vpunpckhbw`, two
-    `vpmovsxbw`, two stores), in a loop of pairs around one of steps (LLVM unrolls the
-    inner one: no address arithmetic per step): on Zen 3 200 -> 32 on 2x96's widening took
-    12% of its time, now 6% (one vector a step in one loop over all of them, its pair and
-    column divided out of the index: 5 vector and ~7 scalar instructions a vector)."""
+    `vpmovsxbw`, two stores); from `STEP_LOOP_PAIRS` pairs in a loop of pairs around one of
+    steps (LLVM unrolls the inner one: no address arithmetic a step), fewer in one loop over
+    the steps of all pairs (each step's pair and column divided out of its index: less code).
+    On Zen 3 (perf samples) 200 -> 32 on 2x96's widening took 12% of its time, now 7% (one
+    vector a step in one loop: 5 vector and ~7 scalar instructions a vector; 16 pixels a
+    step in one loop: 10%)."""
     columns = PairColumns(b, domain, op)
     lanes, in_c = columns.lanes, src.shape[1]
     pairs, padded = -(-in_c // 2), -(-width // lanes) * lanes
@@ -103,8 +110,12 @@ def widened_pairs(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolu
 
     whole, rest = divmod(width, lanes)
     doubled = whole // 2
-    with b.loops([in_c // 2, doubled]) as (pair, at):
-        two_vectors(pair, b.mul(at, 2 * lanes))
+    if in_c // 2 >= STEP_LOOP_PAIRS:
+        with b.loops([in_c // 2, doubled]) as (pair, at):
+            two_vectors(pair, b.mul(at, 2 * lanes))
+    else:
+        with b.loop(0, in_c // 2 * doubled) as at:  # one loop over the steps of all pairs: LLVM unrolls it less
+            two_vectors(b.div(at.index, doubled), b.mul(b.remainder(at.index, doubled), 2 * lanes))
     if whole % 2:
         with b.loop(0, in_c // 2) as pair:
             vector(pair.index, (whole - 1) * lanes, lanes, True)
