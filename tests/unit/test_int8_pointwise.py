@@ -10,7 +10,7 @@ of 4 divides and that it does not, planes wider than a tile and narrower than a 
 squeeze-excitation block's 1x1 on 1x1 spatial; PP-OCR-cls's 32 -> 200 and 104 -> 32 on 2x96),
 tiles of one vector of pixels and, from 16 pairs of input channels, of two (`pointwise_tile`),
 the input of a layer of several blocks of channels widened once a run (`int8_pointwise.widened_pairs`:
-odd channels, partial vectors, two images, runs of pixels), fused relu and clip (a tile's
+odd channels, an odd whole vector, partial vectors, two images, runs of pixels), fused relu and clip (a tile's
 channels narrowed four at a time, `HostInt8Columns.outputs`; its
 filter words broadcast once into a stack array, `int8_pointwise.broadcast_words`, or where
 that array would be too large, 200 -> 32, where used), the input zero point folded into the
@@ -56,6 +56,8 @@ GEOMETRIES = {
     "odd_13_to_24_on_5x13": ((2, 13, 5, 13), 24),  # widened once for 2 blocks: an odd last pair, a partial vector
     "64_to_24_on_24x96_in_runs": ((1, 64, 24, 96), 24),  # 590 KB of input: runs of pixels, each widened once
     "odd_33_to_20_on_3x13": ((2, 33, 3, 13), 20),  # tiles of 2 vectors x 5 channels: an odd last pair, a partial vector
+    "odd_27_to_24_on_5x9": ((2, 27, 5, 9), 24),  # widened 16 pixels a step: an odd whole vector, a partial one
+    "odd_35_to_20_on_5x9": ((2, 35, 5, 9), 20),  # the same on tiles of 2 vectors x 5 channels
 }
 TARGETS = ("-avx512f", "-avx512vnni")
 GENERIC = "-avx512f,-avx"  # SSE only: no masked loads, the generic int8 kernel
