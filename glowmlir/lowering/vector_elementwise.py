@@ -23,17 +23,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+import numpy as np
+
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, i32
+from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
 from glowmlir.lowering import loop_skeletons
+from glowmlir.dialects.llvm_casts import FPToSIOp
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.requantization import float_step_levels
+from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
-from glowmlir.quantization.float_steps import FloatStep, float_step
-from glowmlir.quantization.rescaling import activation_bounds, largest_difference, mul_multiplier
+from glowmlir.quantization.float_steps import FloatAdd, FloatStep, float_add, float_step, tflite_add_levels
+from glowmlir.quantization.rescaling import (
+    activation_bounds,
+    add_left_shift,
+    add_multipliers,
+    largest_difference,
+    mul_multiplier,
+)
 
 LANES = 16
 """Levels a step computes, as int32 lanes."""
@@ -49,6 +58,56 @@ def mul_float_step(op: glowll.ElementwiseOp) -> FloatStep | None:
     first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
     bound = largest_difference(first) * largest_difference(second)
     return float_step(*mul_multiplier(first, second, out_type), out_type.offset, -bound, bound)
+
+
+def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
+    """The float form of an int8 Add or Sub (`quantization.float_steps.float_add`), proved on
+    every pair of levels of its two operands against TFLite's Add (`tflite_add_levels`, at
+    most 256 x 256 pairs), its scales near the Add's real multipliers of each difference
+    (M1 2^(s1 - 31) 2^20 Mo 2^(so - 31), the second negated for a Sub); None where none is
+    proved or an operand is not int8 (the op keeps `add_terms`)."""
+    first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
+    if any(t.bitwidth != 8 for t in (first, second, out_type)):
+        return None
+    multipliers = add_multipliers(first, second, out_type)
+    left_shift = add_left_shift(first, second, out_type)
+    pairs = np.meshgrid(np.arange(first.value_range[0], first.value_range[1] + 1) - first.offset,
+                        np.arange(second.value_range[0], second.value_range[1] + 1) - second.offset, indexing="ij")
+    differences = [pair.ravel() for pair in pairs]
+    subtract = op.kind.data == "sub"
+    levels = tflite_add_levels(*differences, multipliers, left_shift, out_type.offset, subtract)
+    output_ratio = multipliers[2][0] * 2.0 ** (multipliers[2][1] - 31 + left_shift)
+    first_ratio, second_ratio = (m * 2.0 ** (s - 31) * output_ratio for m, s in multipliers[:2])
+    return float_add(*differences, levels, first_ratio, -second_ratio if subtract else second_ratio)
+
+
+def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """An Add's or Sub's level (before the clamp) of two vectors of levels by its `float_add`
+    property (`FloatAdd.levels`, operation by operation): each level less its zero point as a
+    single, times its scale, the two summed, plus the offset (of the sum's sign: a compare and
+    a blend, only where the two offsets differ), rounded to nearest even and converted back."""
+    first, second = (v.type.element_type for v in op.inputs)
+    form = FloatAdd.of(op.float_add)
+
+    def levels(x: SSAValue, y: SSAValue) -> SSAValue:
+        singles = VectorType(f32, x.type.get_shape())
+
+        def splat(number: float) -> SSAValue:
+            return b.splat(b.f32(number), singles)
+
+        def scaled(levels: SSAValue, element, scale: float) -> SSAValue:
+            difference = b.emit(llvm.SIToFPOp(b.int_sub(levels, b.int_value(element.offset, levels.type)), singles))
+            return b.fmul(difference, splat(scale), EXACT_FLOATS)
+
+        summed = b.fadd(scaled(x, first, form.first_scale), scaled(y, second, form.second_scale), EXACT_FLOATS)
+        offset = splat(form.offset)
+        if form.negative_offset != form.offset:
+            negative = b.emit(llvm.FCmpOp(summed, splat(0.0), "olt"))
+            offset = b.select(negative, splat(form.negative_offset), offset)
+        rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{LANES}f32", [b.fadd(summed, offset, EXACT_FLOATS)],
+                                              [singles]))
+        return b.emit(FPToSIOp(rounded, x.type))
+    return levels
 
 
 def float_step_product(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
@@ -72,7 +131,12 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
-    level = float_step_product(b, op) if getattr(op, "float_step", None) is not None else binary_level(b, op)
+    if getattr(op, "float_step", None) is not None:
+        level = float_step_product(b, op)
+    elif getattr(op, "float_add", None) is not None:
+        level = float_add_levels(b, op)
+    else:
+        level = binary_level(b, op)
     *outer, inner = shape
 
     def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:

@@ -140,3 +140,87 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
             if np.array_equal(step.levels(values), levels):
                 return step
     return None
+
+
+@dataclass(frozen=True)
+class FloatAdd:
+    """An int8 Add (or Sub) of two levels in singles:
+    `level = clamp(rint(f32(f32(d1 * first_scale) + f32(d2 * second_scale)) + offset), -128, 127)`,
+    d the levels less their zero points (exact singles), `negative_offset` in place of
+    `offset` where the sum is negative (a Sub's `second_scale` is negative)."""
+
+    first_scale: float
+    second_scale: float
+    offset: float
+    negative_offset: float
+
+    def sums(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The singles' sum `f32(f32(d1 * first_scale) + f32(d2 * second_scale))` of int `d1`, `d2`."""
+        return (np.asarray(first).astype(np.float32) * np.float32(self.first_scale)
+                + np.asarray(second).astype(np.float32) * np.float32(self.second_scale))
+
+    def levels(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """What the kernel computes for the differences `first`, `second`, operation by operation in float32."""
+        sums = self.sums(first, second)
+        offsets = np.where(sums < 0, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
+        return np.clip(np.rint(sums + offsets), *INT8_LEVELS).astype(np.int32)
+
+    def attribute(self) -> DenseArrayBase:
+        """The op property `float_add = array<f32: first_scale, second_scale, offset, negative_offset>`."""
+        return DenseArrayBase.from_list(f32, [self.first_scale, self.second_scale, self.offset, self.negative_offset])
+
+    @staticmethod
+    def of(attribute: DenseArrayBase) -> FloatAdd:
+        """The form an op's `float_add` property holds."""
+        return FloatAdd(*(float(number) for number in attribute.get_values()))
+
+
+def tflite_add_levels(first: np.ndarray, second: np.ndarray, multipliers, left_shift: int, offset: int,
+                      subtract: bool = False) -> np.ndarray:
+    """TFLite's int8 Add (Sub) of the differences `first`, `second` (levels less their zero
+    points) with its `multipliers` ((M, shift) of each input and of the output,
+    `rescaling.add_multipliers`): each difference shifted left and requantized, the terms'
+    sum (difference) requantized, the offset added, clamped to int8."""
+    (m1, s1), (m2, s2), (mo, so) = multipliers
+    terms = [requantize(np.asarray(d, np.int64) << left_shift, m, s).astype(np.int64)
+             for d, m, s in ((first, m1, s1), (second, m2, s2))]
+    total = terms[0] - terms[1] if subtract else terms[0] + terms[1]
+    return tflite_levels(total, mo, so, offset)
+
+
+ADD_SCALE_ULPS = 3
+"""The scales tried each side of the nearest singles to an Add's two real ratios, in units in
+the last place: (2 x 3 + 1)^2 = 49 pairs at most, each checked on every pair of levels."""
+
+
+def _ulps_away(number: np.float32, ulps: int) -> np.float32:
+    for _ in range(abs(ulps)):
+        number = np.nextafter(number, np.float32(np.inf if ulps > 0 else -np.inf))
+    return number
+
+
+def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, first_ratio: float,
+              second_ratio: float) -> FloatAdd | None:
+    """A `FloatAdd` giving `levels` (an int8 Add's, clamped to int8) on every pair of differences
+    (`first[i]`, `second[i]`: every pair of levels the op can see, so that the check is the
+    proof), its scales within `ADD_SCALE_ULPS` of f32(`first_ratio`), f32(`second_ratio`) (the
+    Add's real multipliers of each difference), the offset the middle of the interval that
+    keeps every sum within half a level of its level: one for both signs where that is equal
+    (the kernel then selects none), else one a sign; None where no candidate is equal."""
+    nearest = np.float32(first_ratio), np.float32(second_ratio)
+    if not all(np.isfinite(n) and 0 < abs(n) < 2 ** 16 for n in nearest):
+        return None
+    steps = sorted(((i, j) for i in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)
+                    for j in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)), key=lambda ij: (max(map(abs, ij)), ij))
+    for i, j in steps:
+        candidate = FloatAdd(float(_ulps_away(nearest[0], i)), float(_ulps_away(nearest[1], j)), 0.0, 0.0)
+        sums = candidate.sums(first, second)
+        negative = sums < 0
+        shared = _side_offset(sums, levels)
+        for offsets in ([shared, shared], [_side_offset(sums[side], levels[side]) for side in (~negative, negative)]):
+            if offsets[0] is None or offsets[1] is None:
+                continue
+            add = FloatAdd(candidate.first_scale, candidate.second_scale, float(offsets[0]), float(offsets[1]))
+            if np.array_equal(add.levels(first, second), levels):
+                return add
+    return None
