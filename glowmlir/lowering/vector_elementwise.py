@@ -71,22 +71,24 @@ def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
         return None
     multipliers = add_multipliers(first, second, out_type)
     left_shift = add_left_shift(first, second, out_type)
-    pairs = np.meshgrid(np.arange(first.value_range[0], first.value_range[1] + 1) - first.offset,
-                        np.arange(second.value_range[0], second.value_range[1] + 1) - second.offset, indexing="ij")
-    differences = [pair.ravel() for pair in pairs]
+    pairs = [pair.ravel() for pair in np.meshgrid(np.arange(first.value_range[0], first.value_range[1] + 1),
+                                                   np.arange(second.value_range[0], second.value_range[1] + 1),
+                                                   indexing="ij")]
     subtract = op.kind.data == "sub"
-    levels = tflite_add_levels(*differences, multipliers, left_shift, out_type.offset, subtract)
+    levels = tflite_add_levels(pairs[0] - first.offset, pairs[1] - second.offset, multipliers, left_shift,
+                               out_type.offset, subtract)
     output_ratio = multipliers[2][0] * 2.0 ** (multipliers[2][1] - 31 + left_shift)
     first_ratio, second_ratio = (m * 2.0 ** (s - 31) * output_ratio for m, s in multipliers[:2])
-    return float_add(*differences, levels, first_ratio, -second_ratio if subtract else second_ratio)
+    return float_add(*pairs, levels, (first_ratio, -second_ratio if subtract else second_ratio),
+                     (first.offset, second.offset))
 
 
 def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """An Add's or Sub's level (before the clamp) of two vectors of levels by its `float_add`
-    property (`FloatAdd.levels`, operation by operation): each level less its zero point as a
-    single, times its scale, the two summed, plus the offset (of the sum's sign: a compare and
-    a blend, only where the two offsets differ), rounded to nearest even and converted back."""
-    first, second = (v.type.element_type for v in op.inputs)
+    property (`FloatAdd.levels`, operation by operation): each level as a single times its
+    scale, the two summed, plus the offset (of the sum's side of the threshold: a compare and
+    a blend, only where the two offsets differ), rounded to nearest even and converted back
+    (on AVX2 a conversion, a multiply each, two adds and a `vcvtps2dq` a vector of 8)."""
     form = FloatAdd.of(op.float_add)
 
     def levels(x: SSAValue, y: SSAValue) -> SSAValue:
@@ -95,15 +97,14 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SS
         def splat(number: float) -> SSAValue:
             return b.splat(b.f32(number), singles)
 
-        def scaled(levels: SSAValue, element, scale: float) -> SSAValue:
-            difference = b.emit(llvm.SIToFPOp(b.int_sub(levels, b.int_value(element.offset, levels.type)), singles))
-            return b.fmul(difference, splat(scale), EXACT_FLOATS)
+        def scaled(levels: SSAValue, scale: float) -> SSAValue:
+            return b.fmul(b.emit(llvm.SIToFPOp(levels, singles)), splat(scale), EXACT_FLOATS)
 
-        summed = b.fadd(scaled(x, first, form.first_scale), scaled(y, second, form.second_scale), EXACT_FLOATS)
+        summed = b.fadd(scaled(x, form.first_scale), scaled(y, form.second_scale), EXACT_FLOATS)
         offset = splat(form.offset)
         if form.negative_offset != form.offset:
-            negative = b.emit(llvm.FCmpOp(summed, splat(0.0), "olt"))
-            offset = b.select(negative, splat(form.negative_offset), offset)
+            below = b.emit(llvm.FCmpOp(summed, splat(form.threshold), "olt"))
+            offset = b.select(below, splat(form.negative_offset), offset)
         rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{LANES}f32", [b.fadd(summed, offset, EXACT_FLOATS)],
                                               [singles]))
         return b.emit(FPToSIOp(rounded, x.type))

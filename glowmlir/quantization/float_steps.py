@@ -144,30 +144,35 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
 
 @dataclass(frozen=True)
 class FloatAdd:
-    """An int8 Add (or Sub) of two levels in singles:
-    `level = clamp(rint(f32(f32(d1 * first_scale) + f32(d2 * second_scale)) + offset), -128, 127)`,
-    d the levels less their zero points (exact singles), `negative_offset` in place of
-    `offset` where the sum is negative (a Sub's `second_scale` is negative)."""
+    """An int8 Add (or Sub) of two levels q1, q2 in singles:
+    `level = clamp(rint(s + offset), -128, 127)`, s = f32(f32(q1 * first_scale) + f32(q2 *
+    second_scale)) (the levels as they are: their zero points are in the offset), with
+    `negative_offset` in place of `offset` where s < `threshold` (the sum of the zero points'
+    products: there the real sum is negative, and TFLite's halves round the other way; where
+    the two offsets are equal, no compare). A Sub's `second_scale` is negative."""
 
     first_scale: float
     second_scale: float
+    threshold: float
     offset: float
     negative_offset: float
 
     def sums(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        """The singles' sum `f32(f32(d1 * first_scale) + f32(d2 * second_scale))` of int `d1`, `d2`."""
+        """s = f32(f32(q1 * first_scale) + f32(q2 * second_scale)) of the int levels `first`, `second`."""
         return (np.asarray(first).astype(np.float32) * np.float32(self.first_scale)
                 + np.asarray(second).astype(np.float32) * np.float32(self.second_scale))
 
     def levels(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        """What the kernel computes for the differences `first`, `second`, operation by operation in float32."""
+        """What the kernel computes for the levels `first`, `second`, operation by operation in float32."""
         sums = self.sums(first, second)
-        offsets = np.where(sums < 0, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
+        offsets = np.where(sums < np.float32(self.threshold), np.float32(self.negative_offset),
+                           np.float32(self.offset)).astype(np.float32)
         return np.clip(np.rint(sums + offsets), *INT8_LEVELS).astype(np.int32)
 
     def attribute(self) -> DenseArrayBase:
-        """The op property `float_add = array<f32: first_scale, second_scale, offset, negative_offset>`."""
-        return DenseArrayBase.from_list(f32, [self.first_scale, self.second_scale, self.offset, self.negative_offset])
+        """The op property `float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`."""
+        return DenseArrayBase.from_list(f32, [self.first_scale, self.second_scale, self.threshold, self.offset,
+                                              self.negative_offset])
 
     @staticmethod
     def of(attribute: DenseArrayBase) -> FloatAdd:
@@ -199,28 +204,32 @@ def _ulps_away(number: np.float32, ulps: int) -> np.float32:
     return number
 
 
-def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, first_ratio: float,
-              second_ratio: float) -> FloatAdd | None:
-    """A `FloatAdd` giving `levels` (an int8 Add's, clamped to int8) on every pair of differences
-    (`first[i]`, `second[i]`: every pair of levels the op can see, so that the check is the
-    proof), its scales within `ADD_SCALE_ULPS` of f32(`first_ratio`), f32(`second_ratio`) (the
-    Add's real multipliers of each difference), the offset the middle of the interval that
-    keeps every sum within half a level of its level: one for both signs where that is equal
-    (the kernel then selects none), else one a sign; None where no candidate is equal."""
-    nearest = np.float32(first_ratio), np.float32(second_ratio)
+def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios: tuple[float, float],
+              zero_points: tuple[int, int]) -> FloatAdd | None:
+    """A `FloatAdd` giving `levels` (an int8 Add's, clamped to int8) on every pair of levels
+    (`first[i]`, `second[i]`: every pair the op can see, so that the check is the proof), its
+    scales within `ADD_SCALE_ULPS` of f32 of the two `ratios` (the Add's real multipliers of
+    each level less its zero point, `zero_points`), the offset the middle of the interval
+    that keeps every sum within half a level of its level: one for both signs where that is
+    equal (the kernel then compares nothing), else one a side of the threshold f32(z1 a +
+    z2 b); None where no candidate is equal."""
+    nearest = np.float32(ratios[0]), np.float32(ratios[1])
     if not all(np.isfinite(n) and 0 < abs(n) < 2 ** 16 for n in nearest):
         return None
     steps = sorted(((i, j) for i in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)
                     for j in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)), key=lambda ij: (max(map(abs, ij)), ij))
     for i, j in steps:
-        candidate = FloatAdd(float(_ulps_away(nearest[0], i)), float(_ulps_away(nearest[1], j)), 0.0, 0.0)
+        scales = _ulps_away(nearest[0], i), _ulps_away(nearest[1], j)
+        threshold = np.float32(np.float32(zero_points[0] * scales[0]) + np.float32(zero_points[1] * scales[1]))
+        candidate = FloatAdd(float(scales[0]), float(scales[1]), float(threshold), 0.0, 0.0)
         sums = candidate.sums(first, second)
-        negative = sums < 0
+        below = sums < threshold
         shared = _side_offset(sums, levels)
-        for offsets in ([shared, shared], [_side_offset(sums[side], levels[side]) for side in (~negative, negative)]):
+        for offsets in ([shared, shared], [_side_offset(sums[side], levels[side]) for side in (~below, below)]):
             if offsets[0] is None or offsets[1] is None:
                 continue
-            add = FloatAdd(candidate.first_scale, candidate.second_scale, float(offsets[0]), float(offsets[1]))
+            add = FloatAdd(candidate.first_scale, candidate.second_scale, candidate.threshold, float(offsets[0]),
+                           float(offsets[1]))
             if np.array_equal(add.levels(first, second), levels):
                 return add
     return None

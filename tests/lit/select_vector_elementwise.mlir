@@ -6,8 +6,9 @@
 // (`quantization.float_steps`) with it as `float_step` (scale, offset, offset of the negative
 // products), one of a real multiplier above 1/2 (%r: 0.05 x 0.004 / 0.0001) without; an Add
 // or Sub proved equal to a float form on every pair of levels (`float_steps.float_add`) with
-// it as `float_add` (the scales of each difference, the offsets of non-negative and negative
-// sums): %s, (d1 + d2) / 2 its halves away from zero, rint(sum +- 0.25); %t its Sub. The
+// it as `float_add` (the scales of each level, the sum of the zero points' products, the
+// offsets of sums at or above it and below it): %s, (q1 - 3 + q2 - 3) / 2 its halves away
+// from zero, rint(s - 2.75) (s >= 3), rint(s - 3.25) (s < 3); %t its Sub, rint(s +- 0.25). The
 // properties print as they parse (the second glow-opt reads them back). A float one, a Div
 // and an int16 Add keep the generic kernel, and so does every elementwise op without masked
 // loads (SSE).
@@ -35,8 +36,8 @@ glowll.function @net {
 
 // CHECK:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step = array<f32: 4.000000e-03, 3.0019989, 2.99800491>}
 // CHECK:      glowll.elementwise %r, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">} :
-// CHECK:      glowll.elementwise %s, %x, %m {kind = "add", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_add = array<f32: 5.000000e-01, 5.000000e-01, 2.500000e-01, -2.500000e-01>}
-// CHECK:      glowll.elementwise %t, %x, %m {kind = "sub", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_add = array<f32: 5.000000e-01, -5.000000e-01, 2.500000e-01, -2.500000e-01>}
+// CHECK:      glowll.elementwise %s, %x, %m {kind = "add", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_add = array<f32: 5.000000e-01, 5.000000e-01, 3.000000e+00, -2.750000e+00, -3.250000e+00>}
+// CHECK:      glowll.elementwise %t, %x, %m {kind = "sub", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_add = array<f32: 5.000000e-01, -5.000000e-01, 0.000000e+00, 2.500000e-01, -2.500000e-01>}
 // CHECK:      glowll.elementwise %d, %x, %m {kind = "div"} :
 // CHECK:      glowll.elementwise %f, %a, %a {kind = "add"} :
 // CHECK:      glowll.elementwise %k, %h, %h {kind = "add"} :

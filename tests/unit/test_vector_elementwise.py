@@ -136,13 +136,13 @@ def test_residual_adds_take_the_float_form_and_match_the_int8_reference(op, a_sh
 
 
 def test_float_add_refuses_levels_no_float_form_gives():
-    """(d1 + d2) / 2 rounded half to even (0.5 -> 0, 1.5 -> 2): no offset of a sign puts both
+    """(q1 + q2) / 2 rounded half to even (0.5 -> 0, 1.5 -> 2): no offset of a side puts both
     ties on their side, so `float_add` proves nothing; TFLite's (halves away from zero) it proves."""
     first, second = (pair.ravel() for pair in np.meshgrid(np.arange(-128, 128), np.arange(-128, 128)))
     halves_to_even = np.clip(np.rint((first + second) / 2), -128, 127).astype(np.int32)
-    assert float_add(first, second, halves_to_even, 0.5, 0.5) is None
+    assert float_add(first, second, halves_to_even, (0.5, 0.5), (0, 0)) is None
     away_from_zero = np.clip(np.trunc((first + second) / 2 + np.sign(first + second) * 0.5), -128, 127)
-    assert float_add(first, second, away_from_zero.astype(np.int32), 0.5, 0.5) is not None
+    assert float_add(first, second, away_from_zero.astype(np.int32), (0.5, 0.5), (0, 0)) is not None
 
 
 @needs_avx
