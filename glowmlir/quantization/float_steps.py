@@ -19,6 +19,12 @@ and on both sides of every threshold of TFLite's (the first value of each level,
 bisection: `step_points`). `float_step` checks exactly those values, at most 2 x 255 + 4;
 where no candidate passes it gives None and the layer keeps the integer step.
 
+An int8 Add (or Sub) as a whole (`float_add`): its level is a function of two levels, at most
+256 x 256 pairs, so the proof is TFLite's Add (`tflite_add_levels`: two shifted and
+requantized terms, their sum requantized) and the float form `FloatAdd` evaluated on every
+pair and compared: rint(f32(f32(q1 a) + f32(q2 b)) + offset), the levels as they are (the zero
+points in the offset), a and b within `ADD_SCALE_ULPS` of the real ratios.
+
 The candidates: scales within `SCALE_ULPS` units in the last place of f32(M 2^(shift - 31)),
 and for each scale and side the offset in the middle of the interval that puts every checked
 product within half a level of its level.
