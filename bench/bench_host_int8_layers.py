@@ -3,7 +3,8 @@ slower than its float form): the convolution shapes of the PP-OCR-cls-style net
 (`tests.support.models.ppocr_cls_style`: the stem, 1x1 expansions and projections, 3x3 and
 5x5 depthwise of stride 1 and (2, 1)), each a random int8 layer (`convolution_case`: random
 levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host;
-and its squeeze-and-excitation channel Muls (`binary_case`), with a Mul of one shape.
+its squeeze-and-excitation channel Muls and residual Adds (`binary_case`), with a Mul of one
+shape.
 µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
@@ -42,13 +43,16 @@ LAYERS = {
 """name: the geometry `convolution_case` takes (input shape, filter shape, strides, pads,
 dilations, group)."""
 
-PRODUCTS = {
-    "SE Mul 200x2x96 by a gate a channel": ((1, 200, 2, 96), (1, 200, 1, 1)),
-    "SE Mul 88x3x96 by a gate a channel": ((1, 88, 3, 96), (1, 88, 1, 1)),
-    "Mul 88x3x96 by one of its shape": ((1, 88, 3, 96), (1, 88, 3, 96)),
+ELEMENTWISE = {
+    "SE Mul 200x2x96 by a gate a channel": ("mul", (1, 200, 2, 96), (1, 200, 1, 1)),
+    "SE Mul 88x3x96 by a gate a channel": ("mul", (1, 88, 3, 96), (1, 88, 1, 1)),
+    "Mul 88x3x96 by one of its shape": ("mul", (1, 88, 3, 96), (1, 88, 3, 96)),
+    "residual Add 32x2x96": ("add", (1, 32, 2, 96), (1, 32, 2, 96)),
+    "residual Add 16x3x96": ("add", (1, 16, 3, 96), (1, 16, 3, 96)),
 }
-"""name: the operands' shapes of an int8 Mul (`binary_case`: random levels and scales): a
-squeeze-and-excitation block's channel Mul, a tensor by its gate, and one of one shape."""
+"""name: the kind and operands' shapes of an int8 Mul or Add (`binary_case`: random levels
+and scales): a squeeze-and-excitation block's channel Mul, a tensor by its gate, a Mul of one
+shape, and a residual block's Add (its "blockN_sum")."""
 
 
 def microkernel(bundle) -> str:
@@ -66,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     cases = {name: lambda geometry=geometry: convolution_case(7, geometry, per_channel=False, activation="relu")
              for name, geometry in LAYERS.items()}
-    cases.update({name: lambda shapes=shapes: binary_case("mul", *shapes, 7) for name, shapes in PRODUCTS.items()})
+    cases.update({name: lambda operands=operands: binary_case(*operands, 7) for name, operands in ELEMENTWISE.items()})
     for name, make_case in cases.items():
         if args.names and not any(part in name for part in args.names):
             continue

@@ -19,6 +19,12 @@ and on both sides of every threshold of TFLite's (the first value of each level,
 bisection: `step_points`). `float_step` checks exactly those values, at most 2 x 255 + 4;
 where no candidate passes it gives None and the layer keeps the integer step.
 
+An int8 Add (or Sub) as a whole (`float_add`): its level is a function of two levels, at most
+256 x 256 pairs, so the proof is TFLite's Add (`tflite_add_levels`: two shifted and
+requantized terms, their sum requantized) and the float form `FloatAdd` evaluated on every
+pair and compared: rint(f32(f32(q1 a) + f32(q2 b)) + offset), the levels as they are (the zero
+points in the offset), a and b within `ADD_SCALE_ULPS` of the real ratios.
+
 The candidates: scales within `SCALE_ULPS` units in the last place of f32(M 2^(shift - 31)),
 and for each scale and side the offset in the middle of the interval that puts every checked
 product within half a level of its level.
@@ -139,4 +145,97 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
             step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]))
             if np.array_equal(step.levels(values), levels):
                 return step
+    return None
+
+
+@dataclass(frozen=True)
+class FloatAdd:
+    """An int8 Add (or Sub) of two levels q1, q2 in singles:
+    `level = clamp(rint(s + offset), -128, 127)`, s = f32(f32(q1 * first_scale) + f32(q2 *
+    second_scale)) (the levels as they are: their zero points are in the offset), with
+    `negative_offset` in place of `offset` where s < `threshold` (the sum of the zero points'
+    products: there the real sum is negative, and TFLite's halves round the other way; where
+    the two offsets are equal, no compare). A Sub's `second_scale` is negative."""
+
+    first_scale: float
+    second_scale: float
+    threshold: float
+    offset: float
+    negative_offset: float
+
+    def sums(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """s = f32(f32(q1 * first_scale) + f32(q2 * second_scale)) of the int levels `first`, `second`."""
+        return (np.asarray(first).astype(np.float32) * np.float32(self.first_scale)
+                + np.asarray(second).astype(np.float32) * np.float32(self.second_scale))
+
+    def levels(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """What the kernel computes for the levels `first`, `second`, operation by operation in float32."""
+        sums = self.sums(first, second)
+        offsets = np.where(sums < np.float32(self.threshold), np.float32(self.negative_offset),
+                           np.float32(self.offset)).astype(np.float32)
+        return np.clip(np.rint(sums + offsets), *INT8_LEVELS).astype(np.int32)
+
+    def attribute(self) -> DenseArrayBase:
+        """The op property `float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`."""
+        return DenseArrayBase.from_list(f32, [self.first_scale, self.second_scale, self.threshold, self.offset,
+                                              self.negative_offset])
+
+    @staticmethod
+    def of(attribute: DenseArrayBase) -> FloatAdd:
+        """The form an op's `float_add` property holds."""
+        return FloatAdd(*(float(number) for number in attribute.get_values()))
+
+
+def tflite_add_levels(first: np.ndarray, second: np.ndarray, multipliers, left_shift: int, offset: int,
+                      subtract: bool = False) -> np.ndarray:
+    """TFLite's int8 Add (Sub) of the differences `first`, `second` (levels less their zero
+    points) with its `multipliers` ((M, shift) of each input and of the output,
+    `rescaling.add_multipliers`): each difference shifted left and requantized, the terms'
+    sum (difference) requantized, the offset added, clamped to int8."""
+    (m1, s1), (m2, s2), (mo, so) = multipliers
+    terms = [requantize(np.asarray(d, np.int64) << left_shift, m, s).astype(np.int64)
+             for d, m, s in ((first, m1, s1), (second, m2, s2))]
+    total = terms[0] - terms[1] if subtract else terms[0] + terms[1]
+    return tflite_levels(total, mo, so, offset)
+
+
+ADD_SCALE_ULPS = 3
+"""The scales tried each side of the nearest singles to an Add's two real ratios, in units in
+the last place: (2 x 3 + 1)^2 = 49 pairs at most, each checked on every pair of levels."""
+
+
+def _ulps_away(number: np.float32, ulps: int) -> np.float32:
+    for _ in range(abs(ulps)):
+        number = np.nextafter(number, np.float32(np.inf if ulps > 0 else -np.inf))
+    return number
+
+
+def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios: tuple[float, float],
+              zero_points: tuple[int, int]) -> FloatAdd | None:
+    """A `FloatAdd` giving `levels` (an int8 Add's, clamped to int8) on every pair of levels
+    (`first[i]`, `second[i]`: every pair the op can see, so that the check is the proof), its
+    scales within `ADD_SCALE_ULPS` of f32 of the two `ratios` (the Add's real multipliers of
+    each level less its zero point, `zero_points`), the offset the middle of the interval
+    that keeps every sum within half a level of its level: one for both signs where that is
+    equal (the kernel then compares nothing), else one a side of the threshold f32(z1 a +
+    z2 b); None where no candidate is equal."""
+    nearest = np.float32(ratios[0]), np.float32(ratios[1])
+    if not all(np.isfinite(n) and 0 < abs(n) < 2 ** 16 for n in nearest):
+        return None
+    steps = sorted(((i, j) for i in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)
+                    for j in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)), key=lambda ij: (max(map(abs, ij)), ij))
+    for i, j in steps:
+        scales = _ulps_away(nearest[0], i), _ulps_away(nearest[1], j)
+        threshold = np.float32(np.float32(zero_points[0] * scales[0]) + np.float32(zero_points[1] * scales[1]))
+        candidate = FloatAdd(float(scales[0]), float(scales[1]), float(threshold), 0.0, 0.0)
+        sums = candidate.sums(first, second)
+        below = sums < threshold
+        shared = _side_offset(sums, levels)
+        for offsets in ([shared, shared], [_side_offset(sums[side], levels[side]) for side in (~below, below)]):
+            if offsets[0] is None or offsets[1] is None:
+                continue
+            add = FloatAdd(candidate.first_scale, candidate.second_scale, candidate.threshold, float(offsets[0]),
+                           float(offsets[1]))
+            if np.array_equal(add.levels(first, second), levels):
+                return add
     return None

@@ -1,11 +1,22 @@
 """`quantization.float_steps`: TFLite's int8 output step in single-precision floats, found and
-proved at compile time, against `params.requantize` on values it did not check."""
+proved at compile time, against `params.requantize` on values it did not check; the float
+form of a whole int8 Add against the independent int8 reference on every pair of levels."""
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import i8
 
-from glowmlir.quantization.float_steps import FloatStep, float_step, step_points, tflite_levels
-from glowmlir.quantization.rescaling import multiplier_and_shift
+from glowmlir.dialects.quant import UniformQuantizedType
+from glowmlir.quantization.float_steps import (
+    FloatStep,
+    float_add,
+    float_step,
+    step_points,
+    tflite_add_levels,
+    tflite_levels,
+)
+from glowmlir.quantization.rescaling import add_multipliers, multiplier_and_shift
+from tests.support import int8_reference as ref
 
 INT32 = (-(2**31), 2**31 - 1)
 
@@ -43,3 +54,30 @@ def test_a_shifted_offset_is_caught():
     points = step_points(multiplier, shift, -17, *INT32)
     assert not np.array_equal(wrong.levels(points), tflite_levels(points, multiplier, shift, -17))
 
+
+
+@pytest.mark.parametrize("subtract", [False, True])
+def test_found_add_forms_equal_the_int8_reference_on_every_pair_of_levels(subtract):
+    """Random int8 Adds and Subs (scales 1e-3 to 0.3, some of equal input scales: ties):
+    `tflite_add_levels` is the independent int8 reference's Add on every pair, and the
+    `FloatAdd` found for it gives the reference's levels on all 65,536 pairs."""
+    rng = np.random.default_rng(200 + subtract)
+    first, second = (pair.ravel() for pair in np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij"))
+    found = 0
+    for index in range(12):
+        scales = [ref.f32(np.exp(rng.uniform(np.log(1e-3), np.log(0.3)))) for _ in range(3)]
+        if index % 4 == 0:
+            scales[1], scales[2] = scales[0], 2 * scales[0]
+        points = [int(z) for z in rng.integers(-128, 128, 3)]
+        types = [UniformQuantizedType(i8, scale, point) for scale, point in zip(scales, points)]
+        expected = ref.add(first, second, *zip(scales, points), subtract=subtract).astype(np.int64)
+        multipliers = add_multipliers(*types)
+        levels = tflite_add_levels(first - points[0], second - points[1], multipliers, 20, points[2], subtract)
+        np.testing.assert_array_equal(levels, expected)
+        output_ratio = multipliers[2][0] * 2.0 ** (multipliers[2][1] - 31 + 20)
+        ratios = [m * 2.0 ** (s - 31) * output_ratio for m, s in multipliers[:2]]
+        form = float_add(first, second, levels, (ratios[0], -ratios[1] if subtract else ratios[1]), points[:2])
+        if form is not None:
+            found += 1
+            np.testing.assert_array_equal(form.levels(first, second), expected)
+    assert found >= 11, f"a float form was found for {found} of 12 Adds"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from glowmlir.backends.host_vector import select_kernels
+from glowmlir.quantization.float_steps import float_add
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
@@ -95,4 +97,60 @@ def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type)
     case = all_level_pairs_case("mul", a_type, b_type, out_type)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
     assert "float_step = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("kind", ["add", "sub"])
+@pytest.mark.parametrize("a_type,b_type,out_type", [
+    ((0.0123, 25), (0.1, -7), (0.051, 3)),
+    ((0.05, 3), (0.05, 3), (0.1, -2)),  # (d1 + d2) / 2: ties, halves away from zero
+    ((0.0431, -128), (0.0179, 127), (0.0279, 127)),
+    ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
+])
+def test_add_and_sub_of_every_pair_of_levels_on_the_float_form(kind, a_type, b_type, out_type):
+    """TFLite's int8 Add and Sub on every pair of levels (256 x 256) on the proved float form
+    (`float_add` printed on the op), bit for bit the int8 reference's."""
+    a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
+    case = all_level_pairs_case(kind, a_type, b_type, out_type)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_add = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("op,a_shape,b_shape,activation,seed", [
+    ("add", (1, 32, 2, 96), (1, 32, 2, 96), None, 910),
+    ("add", (1, 16, 3, 96), (1, 16, 3, 96), "relu", 911),
+    ("add", (2, 6, 3, 17), (1, 6, 1, 1), "clip", 912),
+    ("sub", (1, 4, 1, 1), (2, 4, 3, 3), None, 913),
+    ("add", (3, 7), (3, 7), None, 914),
+])
+def test_residual_adds_take_the_float_form_and_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
+    """Random Adds and Subs (a residual block's of one shape, either operand broadcast, rows
+    shorter than a vector, fused relu and clip) take `float_add` and give the reference's levels."""
+    case = binary_case(op, a_shape, b_shape, seed, activation)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_add = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+def test_float_add_refuses_levels_no_float_form_gives():
+    """(q1 + q2) / 2 rounded half to even (0.5 -> 0, 1.5 -> 2): no offset of a side puts both
+    ties on their side, so `float_add` proves nothing; TFLite's (halves away from zero) it proves."""
+    first, second = (pair.ravel() for pair in np.meshgrid(np.arange(-128, 128), np.arange(-128, 128)))
+    halves_to_even = np.clip(np.rint((first + second) / 2), -128, 127).astype(np.int32)
+    assert float_add(first, second, halves_to_even, (0.5, 0.5), (0, 0)) is None
+    away_from_zero = np.clip(np.trunc((first + second) / 2 + np.sign(first + second) * 0.5), -128, 127)
+    assert float_add(first, second, away_from_zero.astype(np.int32), (0.5, 0.5), (0, 0)) is not None
+
+
+@needs_avx
+def test_an_add_without_a_float_form_keeps_the_exact_steps(monkeypatch):
+    """An Add no float form is proved for (none found: `add_float_form` gives None) takes
+    vector-elementwise-int8 without `float_add`, on TFLite's integer steps (`add_terms`), as before."""
+    monkeypatch.setattr(select_kernels, "add_float_form", lambda op: None)
+    case = binary_case("add", (1, 8, 3, 21), (1, 8, 3, 21), 915, "relu")
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert 'microkernel<"vector-elementwise-int8">' in fast.ir["glowll"] and "float_add" not in fast.ir["glowll"]
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)

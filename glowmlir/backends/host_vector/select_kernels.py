@@ -28,7 +28,8 @@ if it is an unpadded 1x1 of stride 1, else, of stride 1 or 2 along its rows,
 too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set's kernel took gets
 `"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`;
 a Mul whose output step has a proved float form its `float_step = array<f32: scale, offset,
-negative_offset>`),
+negative_offset>`, an Add or Sub proved equal to a float form on every pair of levels its
+`float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`),
 and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
 table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 `#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
@@ -53,7 +54,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
-from glowmlir.lowering.vector_elementwise import mul_float_step
+from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_step
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -179,16 +180,20 @@ class PackInt8Depthwise(RewritePattern):
 
 class MarkFloatStep(RewritePattern):
     """An int8 Mul on `vector-elementwise-int8` whose output step has a proved float form
-    (`vector_elementwise.mul_float_step`) gets it as its `float_step` property."""
+    (`vector_elementwise.mul_float_step`) gets it as its `float_step` property; an int8 Add
+    or Sub whose whole arithmetic has one (`vector_elementwise.add_float_form`), as its
+    `float_add` property."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.kind.data != "mul" or op.float_step is not None or op.microkernel is None
+        if (op.float_step is not None or op.float_add is not None or op.microkernel is None
                 or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
             return
-        step = mul_float_step(op)
+        name, form = {"mul": ("float_step", mul_float_step), "add": ("float_add", add_float_form),
+                      "sub": ("float_add", add_float_form)}.get(op.kind.data, (None, None))
+        step = form(op) if form is not None else None
         if step is not None:
-            op.properties["float_step"] = step.attribute()
+            op.properties[name] = step.attribute()
             rewriter.notify_op_modified(op)
 
 
