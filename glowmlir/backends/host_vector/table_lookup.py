@@ -1,6 +1,6 @@
 """A 256-entry int8 lookup table on a host's byte shuffles (`microkernel =
-"vector-lookup-int8"` for a stand-alone `glowll.int_lookup_table`, and the fused tables of the
-host's int8 convolution kernels).
+"vector-lookup-int8"` for a stand-alone `glowll.int_lookup_table`: the host vector unit's int8
+convolution kernels take no fused table, docs/quantization.md).
 
 `vpshufb` (SSSE3, AVX2, AVX-512BW) looks up 16 entries at once, by each byte's low four bits,
 and gives 0 where the byte's sign bit is set. The table is taken as 16 sub-tables of 16
