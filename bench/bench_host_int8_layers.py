@@ -4,7 +4,7 @@ slower than its float form): the convolution shapes of the PP-OCR-cls-style net
 5x5 depthwise of stride 1 and (2, 1)), each a random int8 layer (`convolution_case`: random
 levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host;
 its squeeze-and-excitation channel Muls and residual Adds (`binary_case`), with a Mul of one
-shape.
+shape; and its HardSwish lookup tables (`vector-lookup-int8`) against float's HardSwish op.
 µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
@@ -24,7 +24,16 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bench.tables import print_columns  # noqa: E402
-from tests.unit.test_quantized_kernels import binary_case, build, convolution_case, depthwise, pointwise  # noqa: E402
+from tests.unit.test_quantized_kernels import (  # noqa: E402
+    binary_case,
+    build,
+    convolution_case,
+    depthwise,
+    lookup_table_text,
+    pointwise,
+    q8,
+    tensor,
+)
 
 LAYERS = {
     "stem 3->8 3x3 s2 on 48x192": ((1, 3, 48, 192), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
@@ -54,6 +63,32 @@ ELEMENTWISE = {
 and scales): a squeeze-and-excitation block's channel Mul, a tensor by its gate, a Mul of one
 shape, and a residual block's Add (its "blockN_sum")."""
 
+HARD_SWISH_TABLES = {
+    "HardSwish table 200x2x96": (1, 200, 2, 96),
+    "HardSwish table 32x6x96": (1, 32, 6, 96),
+}
+"""name: the shape of an int8 HardSwish table of the net's types (input 0.045:-60, output
+0.035:-117: a span of [-3.1, 8.4], as `glow-quantize` gives a value only tables read) on
+random levels, and of float's one `glow.hard_swish` (the net writes it as four ops)."""
+
+
+class TableCase:
+    """An int8 HardSwish lookup table and its float op (`HARD_SWISH_TABLES`)."""
+
+    def __init__(self, shape: tuple[int, ...]):
+        x_type, y_type = q8(0.045, -60), q8(0.035, -117)
+        x = 0.045 * (np.arange(-128, 128) + 60)
+        table = np.clip(np.rint(x * np.clip(x + 3, 0, 6) / 6 / 0.035) - 117, -128, 127).astype(np.int8)
+        levels = np.random.default_rng(7).integers(-128, 128, shape, dtype=np.int8)
+        self.body = lookup_table_text(tensor(shape, x_type), tensor((256,), y_type), tensor(shape, y_type))
+        self.constants, self.inputs, self.output = {"t": table}, {"x": levels}, "y"
+        self.expected = table[levels.astype(np.int64) + 128]
+        float_type = tensor(shape, "f32")
+        self.float_body = f"""
+  %x = glow.placeholder "x" : {float_type}
+  %y = glow.hard_swish %x : ({float_type}) -> {float_type}
+  glow.save %y as "y" : {float_type}"""
+
 
 def microkernel(bundle) -> str:
     found = re.search(r'microkernel<"([a-z0-9-]+)"', bundle.ir["glowll"])
@@ -71,14 +106,16 @@ def main(argv: list[str] | None = None) -> None:
     cases = {name: lambda geometry=geometry: convolution_case(7, geometry, per_channel=False, activation="relu")
              for name, geometry in LAYERS.items()}
     cases.update({name: lambda operands=operands: binary_case(*operands, 7) for name, operands in ELEMENTWISE.items()})
+    cases.update({name: lambda shape=shape: TableCase(shape) for name, shape in HARD_SWISH_TABLES.items()})
     for name, make_case in cases.items():
         if args.names and not any(part in name for part in args.names):
             continue
         case = make_case()
         int8 = build(case.body, dict(case.constants))
         np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
-        float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
-                        {key: value.astype(np.float32) for key, value in case.constants.items()})
+        float32 = build(case.float_body) if isinstance(case, TableCase) else build(
+            re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
+            {key: value.astype(np.float32) for key, value in case.constants.items()})
         float32.run({key: value.astype(np.float32) for key, value in case.inputs.items()})
         best = {"int8": float("inf"), "float": float("inf")}
         for _ in range(args.rounds):

@@ -42,11 +42,64 @@ def table_with_repeated_sub_tables(seed: int) -> np.ndarray:
 
 @needs_avx2
 @pytest.mark.parametrize("seed", [0, 1])
-def test_repeated_sub_tables_are_skipped_and_every_level_still_reads_its_entry(seed):
-    """Sub-tables equal to the one before (their differences all zeros: skipped at compile
-    time, the index's subtractions merged) do not change a single entry."""
+def test_repeated_sub_tables_are_loaded_once_and_every_level_still_reads_its_entry(seed):
+    """Sub-tables of the same 16 entries (loaded once; their pairs, where equal, shuffled and
+    blended once) do not change a single entry."""
     check_lookup_table_kernel((2, 256), seed, '#glowll.microkernel<"vector-lookup-int8", {shuffles = ', "-avx",
                               table_with_repeated_sub_tables(seed))
+
+
+ACTIVATIONS = {
+    "hard_swish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hard_sigmoid": lambda x: np.clip(x / 6 + 0.5, 0, 1),
+    "silu": lambda x: x / (1 + np.exp(-x)),
+}
+
+
+def activation_chain_table(seed: int) -> tuple[str, np.ndarray]:
+    """The int8 table (by level + 128) of a random chain of one to three of `ACTIVATIONS`
+    between random input and output scales and zero points, as `glow-fold-lookup-tables`
+    makes one: flat runs at either end (a HardSigmoid's both), a quadratic or curved middle,
+    a near-affine top."""
+    rng = np.random.default_rng(seed)
+    names = list(rng.choice(sorted(ACTIVATIONS), size=int(rng.integers(1, 4))))
+    x = rng.uniform(0.01, 0.12) * (np.arange(-128, 128) - rng.integers(-100, 101))
+    for name in names:
+        x = ACTIVATIONS[name](x)
+    levels = np.rint(x / (max(float(np.ptp(x)), 1e-3) / rng.uniform(150, 300)))
+    span = int(np.ptp(levels))  # the zero point puts them within [-128, 127], give or take 20 levels
+    levels += -128 - levels.min() + rng.integers(-20, max(256 - span, 0) + 21)
+    return "/".join(names), np.clip(levels, -128, 127).astype(np.int8)
+
+
+@needs_avx2
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("shape", [(3, 5), (7, 37), (1, 16, 9, 7)])
+def test_blend_tree_reads_the_entry_of_each_level_of_activation_tables(seed, shape):
+    """Tables of random HardSwish/HardSigmoid/SiLU chains (sub-tables and pairs of them equal
+    where the chain is flat: shuffled and blended once), on odd sizes (one partial step; tails
+    of 3 and 16 levels): every level gives its entry, bit for bit."""
+    _, table = activation_chain_table(seed)
+    check_lookup_table_kernel(shape, seed, '#glowll.microkernel<"vector-lookup-int8", {shuffles = ', "-avx", table)
+
+
+def table_with_repeated_pairs(seed: int) -> np.ndarray:
+    """A random table (by level + 128) whose pairs of sub-tables (levels 16k.. and 16k - 128..)
+    repeat: pairs 0, 3 and 6 one pair, 4 and 5 another whose two sub-tables are also equal,
+    the rest random."""
+    rng = np.random.default_rng(seed)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    by_pair = table.reshape(2, 8, 16)[::-1]  # [half (0..127, -128..-1), k, entry]
+    by_pair[:, 3] = by_pair[:, 6] = by_pair[:, 0]
+    by_pair[1, 4] = by_pair[0, 5] = by_pair[1, 5] = by_pair[0, 4]
+    return table
+
+
+@needs_avx2
+@pytest.mark.parametrize("seed", [0, 1])
+def test_repeated_pairs_are_shuffled_once_and_every_level_still_reads_its_entry(seed):
+    check_lookup_table_kernel((2, 256), seed, '#glowll.microkernel<"vector-lookup-int8", {shuffles = ', "-avx",
+                              table_with_repeated_pairs(seed))
 
 
 @pytest.mark.parametrize("shape", [(2, 200)])

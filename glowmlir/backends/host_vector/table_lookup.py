@@ -1,18 +1,21 @@
 """A 256-entry int8 lookup table on a host's byte shuffles (`microkernel =
-"vector-lookup-int8"` for a stand-alone `glowll.int_lookup_table`, and the fused tables of the
-host's int8 convolution kernels).
+"vector-lookup-int8"` for a stand-alone `glowll.int_lookup_table`: the host vector unit's int8
+convolution kernels take no fused table, docs/quantization.md).
 
 `vpshufb` (SSSE3, AVX2, AVX-512BW) looks up 16 entries at once, by each byte's low four bits,
 and gives 0 where the byte's sign bit is set. The table is taken as 16 sub-tables of 16
 entries, eight for the levels 0..127 (`T[k]`: levels 16k..16k+15) and eight for -128..-1
-(indexed by the level + 128), each sub-table XORed with the one before it (`D[0] = T[0]`,
-`D[k] = T[k] ^ T[k - 1]`, computed once per kernel). Along a half, the lookup XORs
-`vpshufb(D[k], x)` for k = 0..7 while x = the level less 16k by a saturating subtraction: x
-stays non-negative for k <= level >> 4, so the XORs telescope to `T[level >> 4][level & 15]`,
-and is negative past it (as is every x of a level of the other half: saturation keeps it
-so), so those shuffles add 0. One shuffle, one XOR and one subtraction a sub-table: 47
-instructions for 16, 32 or 64 levels (xmm, ymm, zmm), against a load and a store a level
-one lane at a time; `glowll-select-vector-columns` takes the ymm or zmm form (`SHUFFLE_BYTES`).
+(indexed by the level + 128, i.e. the level ^ 0x80), in eight pairs (T[k], T[k - 8]). Pair
+k's two shuffles, by the level and by the level ^ 0x80, ORed, give in each lane the entry of
+sub-table k of the level's half (the other half's shuffle is 0 there: its index's sign bit
+is set); a tree of seven byte blends then picks, by the level's bits 4, 5 and 6, the pair
+that holds the level (`blended_lookup`). 16 shuffles, 8 ORs, 7 blends, 3 additions (bits 6,
+5 and 4 moved to the sign bit, which a blend reads) and an XOR: 35 instructions for 16, 32 or
+64 levels (xmm, ymm, zmm), against a load and a store a level one lane at a time;
+`glowll-select-vector-columns` takes the ymm or zmm form (`SHUFFLE_BYTES`). The chain it
+replaced (each sub-table XORed with the one before, the XORs of 16 shuffles by the level less
+16k telescoping: 47 instructions) ran a 38,400-level HardSwish table in 6.5 µs on the AVX2
+host, the tree in 5.2 (docs/quantization.md, "The host's lookup tables on a blend tree").
 On AArch64, NEON's `tbl`/`tbx` read 64 entries (four registers) at once: one `tbl` and three
 `tbx` for 16 levels (`neon_lookup`).
 """
@@ -50,53 +53,58 @@ def shuffles_of(op: glowll.IntLookupTableOp) -> str:
     return op.microkernel.parameter("shuffles").data
 
 
-def differences(b: KernelBuilder, table_by_level: View, width: int,
-                entries: np.ndarray | None = None) -> list[list[SSAValue | None]]:
-    """The sub-tables of the levels 0..127 and of -128..-1, each XORed with the one before it
-    (`D[k] = T[k] ^ T[k - 1]`), every 128-bit lane of a `width`-byte vector the same 16
-    entries; `table_by_level` indexed by the level (-128..127). Where the table's `entries`
-    are known at compile time (by level, -128..127), a D[k] that is all zeros (T[k] the same
-    16 entries as T[k - 1], as in a HardSwish's or HardSigmoid's flat ends) is None: its
-    shuffle would add nothing (`shuffled_lookup` skips it)."""
+def sub_tables(b: KernelBuilder, table_by_level: View, width: int,
+               entries: np.ndarray | None = None) -> list[tuple[SSAValue, SSAValue]]:
+    """The table's eight pairs of sub-tables (`T[k]`: levels 16k..16k+15, and `T[k - 8]`:
+    levels 16k - 128..16k - 113), every 128-bit lane of a `width`-byte vector the same 16
+    entries; `table_by_level` indexed by the level (-128..127). Where the table's `entries` are
+    known at compile time (by level, -128..127), equal sub-tables are one value, and pairs of
+    equal sub-tables one pair (`blended_lookup` shuffles and blends them once: a HardSwish's or
+    HardSigmoid's flat ends)."""
     order = DenseArrayBase.from_list(i32, [lane % SUB_TABLE for lane in range(width)])
-    halves = []
-    for first in (0, -128):
-        sub_tables = []
-        for k in range(128 // SUB_TABLE):
-            entries_k = load_vector(b, table_by_level, [first + SUB_TABLE * k], SUB_TABLE)
+    loaded: dict[object, SSAValue] = {}
+
+    def sub_table(first: int) -> SSAValue:
+        key = first if entries is None else entries[128 + first:][:SUB_TABLE].tobytes()
+        if key not in loaded:
+            entries_k = load_vector(b, table_by_level, [first], SUB_TABLE)
             if width != SUB_TABLE:
                 entries_k = b.emit(llvm.ShuffleVectorOp(entries_k, entries_k, order, VectorType(i8, [width])))
-            sub_tables.append(entries_k)
-        known = None if entries is None else [
-            entries[128 + first + SUB_TABLE * k:][:SUB_TABLE] for k in range(128 // SUB_TABLE)]
-        halves.append([sub_tables[0], *(
-            None if known is not None and np.array_equal(known[k], known[k - 1]) else b.int_xor(t, before)
-            for k, (before, t) in enumerate(zip(sub_tables, sub_tables[1:]), start=1))])
-    return halves
+            loaded[key] = entries_k
+        return loaded[key]
+
+    return [(sub_table(SUB_TABLE * k), sub_table(SUB_TABLE * k - 128)) for k in range(128 // SUB_TABLE)]
 
 
-def shuffled_lookup(b: KernelBuilder, tables: list[list[SSAValue | None]], levels: SSAValue) -> SSAValue:
+def blended_lookup(b: KernelBuilder, pairs: list[tuple[SSAValue, SSAValue]], levels: SSAValue) -> SSAValue:
     """Each int8 level of `levels` (16, 32 or 64 of them) replaced by its table entry, from
-    `differences` of the same width (the module doc). A skipped sub-table (None) costs
-    nothing: the index's saturating subtractions of 16 before the next one are made as one of
-    16 m (an index at or above 16 m is exact either way, one below it negative either way)."""
+    `sub_tables` of the same width (the module doc): pair k's two sub-tables shuffled by the
+    level and by the level ^ 0x80 and ORed, then the eight chosen between by a tree of seven
+    byte blends on the level's bits 4, 5 and 6 (each moved to the sign bit, which a blend
+    reads, by doubling the level: bit 6 once, bit 5 twice, bit 4 three times). A pair equal to
+    another is shuffled once, and a blend of one value with itself is none."""
     vector = levels.type
-    lanes = vector.get_shape()[0]
-    intrinsic = PSHUFB[lanes]
-    entries = None
-    for sub_tables, start in zip(tables, (levels, b.int_xor(levels, b.constant(-128, vector)))):
-        index, pending = start, 0
-        for k, table in enumerate(sub_tables):
-            pending += 1 if k else 0
-            if table is None:
-                continue
-            if pending:
-                index = b.emit(llvm.CallIntrinsicOp(f"llvm.ssub.sat.v{lanes}i8",
-                                                    [index, b.constant(SUB_TABLE * pending, vector)], [vector]))
-                pending = 0
-            part = b.emit(llvm.CallIntrinsicOp(intrinsic, [table, index], [vector]))
-            entries = part if entries is None else b.int_xor(entries, part)
-    return entries
+    intrinsic = PSHUFB[vector.get_shape()[0]]
+    other_half = b.int_xor(levels, b.constant(-128, vector))
+    shuffled: dict[tuple[SSAValue, SSAValue], SSAValue] = {}
+    for pair in pairs:
+        if pair not in shuffled:
+            high, low = (b.emit(llvm.CallIntrinsicOp(intrinsic, [table, index], [vector]))
+                         for table, index in zip(pair, (levels, other_half)))
+            shuffled[pair] = b.int_or(high, low)
+    chosen = [shuffled[pair] for pair in pairs]
+    bit_6 = b.int_add(levels, levels)
+    bit_5 = b.int_add(bit_6, bit_6)
+    bit_4 = b.int_add(bit_5, bit_5)
+    for bit in (bit_4, bit_5, bit_6):
+        set_lanes = None
+        chosen_by_bit = []
+        for clear, set_ in zip(chosen[::2], chosen[1::2]):
+            if clear is not set_ and set_lanes is None:
+                set_lanes = b.int_compare("slt", bit, b.constant(0, vector))
+            chosen_by_bit.append(clear if clear is set_ else b.select(set_lanes, set_, clear))
+        chosen = chosen_by_bit
+    return chosen[0]
 
 
 def neon_lookup(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) -> SSAValue:
@@ -121,7 +129,7 @@ def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
 
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
-    """dest[i] = table[input[i] + 128], `SHUFFLE_BYTES` levels a step by `shuffled_lookup`
+    """dest[i] = table[input[i] + 128], `SHUFFLE_BYTES` levels a step by `blended_lookup`
     (x86) or `neon_lookup` (the last step's lanes masked)."""
     b.optimize_for_size = True
     dest, source, table = view(op.dest), view(op.input), view(op.table)
@@ -136,11 +144,11 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -
         def entries_of(levels: SSAValue) -> SSAValue:
             return neon_lookup(b, quarters, levels)
     else:
-        tables = differences(b, table.reshaped(table.shape, table.strides, table.offset + 128), width,
-                             constant_entries(op))
+        pairs = sub_tables(b, table.reshaped(table.shape, table.strides, table.offset + 128), width,
+                           constant_entries(op))
 
         def entries_of(levels: SSAValue) -> SSAValue:
-            return shuffled_lookup(b, tables, levels)
+            return blended_lookup(b, pairs, levels)
 
     def look_up(at: Index, count: int) -> None:
         loaded = None if count == width else [lane < count for lane in range(width)]
