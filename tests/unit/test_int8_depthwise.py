@@ -154,3 +154,22 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     assert multiplied and all(set(operands) & loaded for operands in multiplied)
     assert "xor <32 x i8>" not in llvm_ir  # no flipped window
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry", [
+    ("3x3_s2_1", ((1, 5, 9, 45), (5, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 5)),
+    ("3x3_s1_6_rows", ((1, 4, 6, 40), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4)),
+    ("5x5_s1_2_rows", ((1, 6, 2, 48), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 6)),
+    ("5x5_s1_3_rows_odd_width", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+])
+@pytest.mark.parametrize("activation", ["relu", None, "clip"])
+def test_widened_rows_per_tensor_match_the_int8_reference(name, geometry, activation):
+    """`WidenedRows` per tensor (the float output step where proved; under a relu one offset,
+    no blend), each accumulator held in a register after each product (`in_register`): bit
+    for bit the reference's outputs, random levels and weights."""
+    for seed in range(2):
+        case = convolution_case(1300 + 10 * len(name) + seed, geometry, False, activation)
+        bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+        assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+        all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

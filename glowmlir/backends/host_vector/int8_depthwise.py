@@ -262,15 +262,14 @@ class PairedTaps(PairColumns):
     def flipped_window(self, levels: SSAValue) -> SSAValue:
         """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
         in each 128-bit half of the pairs' vector (`vbroadcasti128` of the load: `vpshufb`
-        shuffles within halves), held in a vector register by an empty inline asm (no
+        shuffles within halves), held in a vector register (`in_register`: no
         instruction) so that LLVM neither pushes the XOR past the pairs' shuffles (one a pair
         of taps, not a window) nor broadcasts the window again for each."""
         count = levels.type.get_shape()[0]
         copies = max(1, self.lanes // LANES_PER_HALF)
         both = self.b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
             i32, list(range(count)) * copies), VectorType(i8, [count * copies])))
-        flipped = self.b.int_xor(both, self.b.int_value(-FLIP, both.type))
-        return self.b.emit(llvm.InlineAsmOp("", "=x,0", [flipped], [flipped.type]))
+        return in_register(self.b, self.b.int_xor(both, self.b.int_value(-FLIP, both.type)))
 
     def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
         """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
@@ -319,7 +318,10 @@ class WidenedRows(PairedTaps):
     outputs from a = x0 + kx, of the odd ones from x0 + 1 + kx, each ONE plain load (a
     `vpmaddwd` memory operand), no shuffle, no edge tile (a lone last tap reads the next
     column in its high half, which its word's high half 0 multiplies). Per output vector and
-    kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`; the widening (`vpmovsxbw`,
+    kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`, each sum held in a register as
+    it is after each (`in_register`: LLVM's reassociation of the 8 chains spilled 9-18 ymm a
+    loop; llvm-mca znver3 cycles a loop of 8 output vectors 47.5 -> 40.1 on the 5x5 of 200
+    channels on 2x96, 49.1 -> 44.0 on the 3x3 of 32 on 6x96); the widening (`vpmovsxbw`,
     `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
     vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
     shuffle within 128-bit halves puts each row's even and odd levels back in order."""
@@ -391,7 +393,8 @@ class WidenedRows(PairedTaps):
                                     b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
                                 for r, ky in covered:
                                     at = 2 * (r * count_x + x) + odd
-                                    sums[at] = self.pair_multiply_accumulate(sums[at], pairs, weights[ky][g])
+                                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs,
+                                                                                           weights[ky][g]))
                 for u in range(0, len(units), 2):  # two chunks through one output step: 32 levels
                     joined = min(2, len(units) - u)
                     levels = self.output(c, vector_columns.join(b, sums[2 * u:2 * (u + joined)]), storage)
@@ -416,6 +419,14 @@ class WidenedRows(PairedTaps):
 
             first_row, end_row = interior_columns(in_h, height, k_h, 1, pt, sy)
             vector_columns.in_tiles(b, height, self.ROWS, first_row, end_row, row_group)
+
+
+def in_register(b: KernelBuilder, value: SSAValue) -> SSAValue:
+    """`value` through an empty inline asm that takes and gives it in one vector register (no
+    instruction): LLVM computes it there, as it is, and can neither reorder the sum it ends
+    (`WidenedRows`: its reassociation of a tile's 8 accumulations, each a chain of bias and
+    products, into trees of partial sums spilled 10-30 ymm a loop) nor push an operation past it."""
+    return b.emit(llvm.InlineAsmOp("", "=x,0", [value], [value.type]))
 
 
 def linear_form(index: Index) -> tuple:
