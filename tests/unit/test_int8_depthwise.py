@@ -127,7 +127,7 @@ def test_taps_of_a_row_come_from_one_window():
     ("3x3_s2_1", ((1, 3, 9, 45), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)),
     ("5x5_s1_3_rows", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
     ("5x5_s2_1_two_images", ((2, 3, 7, 50), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3)),
-    ("5x5_s1_2_rows_no_top_pad", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (0, 2, 2, 2), (1, 1), 2)),
+    ("5x5_s1_2_rows_top_pad_4", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (4, 2, 0, 2), (1, 1), 2)),
     ("3x3_unpadded_16", ((1, 2, 10, 16), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2)),
     ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2)),
     ("3x2_wider_output", ((1, 2, 5, 20), (2, 1, 3, 2), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
@@ -188,8 +188,8 @@ def test_widened_rows_per_tensor_match_the_int8_reference(name, geometry, activa
                                                                 (None, None, "large"), (None, None, "lowest")])
 def test_paired_rows_match_the_int8_reference(name, geometry, activation, input_offset, bias_kind):
     """AVX2 depthwise convolutions of stride 1 along rows of at least 16 columns on two input
-    rows that every output row reads both of (`PairedRows`): the rows' levels interleaved
-    (`<32 x i8>`) and widened once into int32 words of a column's pair of rows, each tap's
+    rows that every output row reads both of (`PairedRows`): the rows' 8 levels interleaved
+    (`<16 x i8>`) and widened once into int32 words of a column's pair of rows, each tap's
     words into `vpmaddwd` (loads of the stack array, which LLVM keeps in registers when
     narrow); bit for bit the reference's outputs (per
     channel; odd widths and a last partial vector, 1, 2 and 4 vectors a tile, padding on
@@ -201,7 +201,9 @@ def test_paired_rows_match_the_int8_reference(name, geometry, activation, input_
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
     assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
     llvm_ir = bundle.ir["llvm-ir"]
-    assert re.search(r"sext <32 x i8> %[\w.]+ to <32 x i16>", llvm_ir)
-    assert not re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)  # not `WidenedRows`
+    assert re.search(r"shufflevector <8 x i8> %[\w.]+, <8 x i8> %[\w.]+, <16 x i32> <i32 0, i32 8, i32 1, i32 9,",
+                     llvm_ir)  # the two rows' levels interleaved
+    assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
+    assert "load <16 x i8>" not in llvm_ir  # not `WidenedRows`' rows
     assert "pmadd.wd(<16 x i16>" in llvm_ir
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

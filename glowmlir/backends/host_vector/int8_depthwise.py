@@ -426,9 +426,10 @@ class PairedRows(WidenedRows):
     output row reads both through kernel rows (ky, ky + 1) (`takes_paired_rows`; PP-OCR-cls's
     5x5 of 200 channels on 2x96): the two rows widened once a channel into ONE stack array of
     int32 words, column a's word the pair (x[0, a], x[1, a]) as int16 halves less the input
-    zero point (one byte interleave, `vpmovsxbw`, `vpsubw` and a store per 8 columns), and the
-    weight word of output row y and kernel column kx (w[ky, kx], w[ky + 1, kx]), ky the kernel
-    row reading row 0. An output vector of 8 consecutive columns from x0 takes, per kernel
+    zero point (per 8 columns two 8-byte loads, one `vpunpcklbw`, `vpmovsxbw`, `vpsubw` and a
+    store; LLVM's form of 16 columns at once broadcast and permuted each row's half: 5
+    shuffles for 2), and the weight word of output row y and kernel column kx (w[ky, kx],
+    w[ky + 1, kx]), ky the kernel row reading row 0. An output vector of 8 consecutive columns from x0 takes, per kernel
     column, the 8 words from x0 + kx: one plain load into `vpmaddwd`, k_w of them (5: no
     column paired with 0, as `WidenedRows`' ceil(k_w / 2) a row on both rows are: 6), its
     levels in order (no even/odd shuffle). A tile: both output rows' `CHUNKS` vectors, the
@@ -452,26 +453,26 @@ class PairedRows(WidenedRows):
         pt, pl, _, _ = self.op.pads.get_values()
         sy = self.op.strides.get_values()[0]
         storage = dest.element_type
-        chunk = 2 * lanes  # input columns widened at once: 2 x lanes words
+        chunk = 2 * lanes  # int16 halves of a vector of words
         vectors = -(-width // lanes)
         columns = -(-max(vectors * lanes + k_w - 1, pl + in_w) // chunk) * chunk
-        words = VectorType(i16, [2 * chunk])
+        words = VectorType(i16, [chunk])
         pairs = View.contiguous(b.alloca(2 * columns, i16), [2 * columns], element_type=i16)
 
         def store(value: SSAValue, column: Index) -> None:
             address = b.emit(llvm.GEPOp(b.element(pairs, [b.mul(column, 2)]), [0], value.type, inbounds=True))
             b.emit(llvm.StoreOp(value, address, alignment=2))
 
-        for x in range(0, columns, chunk):  # the padding and the slack: 0
+        for x in range(0, columns, lanes):  # the padding and the slack: 0
             store(b.int_value(0, words), x)
 
         with b.loops([n_size, channels]) as (n, c):
             weights = [[self.taps_weight(packed, [[c, 0, pt - y * sy + k, kx, 0] for k in (0, 1)])
                         for kx in range(k_w)] for y in range(height)]
             start = self.start(bias, c)
-            for x in range(0, in_w, chunk):
-                x = min(x, in_w - chunk)  # the last chunk ends at the row's end
-                rows = [vector_columns.load_vector(b, src, [n, c, y, x], chunk) for y in (0, 1)]
+            for x in range(0, in_w, lanes):
+                x = min(x, in_w - lanes)  # the last run ends at the row's end
+                rows = [vector_columns.load_vector(b, src, [n, c, y, x], lanes) for y in (0, 1)]
                 store(self.less_input_offset(b.emit(llvm.SExtOp(interleaved(b, *rows), words))), pl + x)
 
             def tile(x0: Index, count: int, stored: list[bool] | None) -> None:
