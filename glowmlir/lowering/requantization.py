@@ -399,7 +399,7 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     """TFLite's level of each i32 lane of `value` (before the int8 clamp: the caller saturates)
     by `step` (`quantization.float_steps`, proved equal at compile time): the lanes as
     singles, times the scale, plus the offset of their sign (a select on the lane's sign, one
-    blend), rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the
+    blend; none where the two are one, as under a relu: `LaneRequantization.negatives_clamped`), rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the
     two one `vcvtps2dq`). Each
     |v * scale + offset| < 2^31 (scale < 1/2), so the conversion is exact."""
     lanes = value.type.get_shape()[0]
@@ -409,8 +409,11 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
         return b.splat(b.f32(number), singles)
 
     products = b.fmul(b.emit(llvm.SIToFPOp(value, singles)), splat(step.scale), EXACT_FLOATS)
-    negative = b.int_compare("slt", value, b.int_value(0, value.type))
-    summed = b.fadd(products, b.select(negative, splat(step.negative_offset), splat(step.offset)), EXACT_FLOATS)
+    offset = splat(step.offset)
+    if step.negative_offset != step.offset:  # one offset for both signs: no blend
+        negative = b.int_compare("slt", value, b.int_value(0, value.type))
+        offset = b.select(negative, splat(step.negative_offset), offset)
+    summed = b.fadd(products, offset, EXACT_FLOATS)
     rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{lanes}f32", [summed], [singles]))
     return b.emit(FPToSIOp(rounded, value.type))
 
@@ -472,6 +475,8 @@ class LaneRequantization:
         doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
         step = self.float_step(doubled)
         if step is not None:
+            if not sign_matters and self.negatives_clamped(step):
+                step = FloatStep(step.scale, step.offset, step.offset)
             return float_step_levels(b, total, step)
         numbers = self.narrow()
         if numbers is not None:
@@ -485,6 +490,17 @@ class LaneRequantization:
             scaled = requantize_in_halves(b, total, self.multiplier, self.shift)
             level = b.int_add(scaled, b.lanewise(offset, self.vector))
         return level
+
+    def negatives_clamped(self, step: FloatStep) -> bool:
+        """Whether the relu clamps every negative total's level to its bound `low` with either
+        of `step`'s offsets, so that its positive one serves both (`float_step_levels` then
+        blends none): `low` (compile-time) at or above the output zero point, where TFLite's
+        level of any v < 0 lies (its step is monotone and gives the zero point at 0), and at or
+        above rint(offset), which bounds the float form's level of any v < 0 (f32(v) x scale
+        <= 0 for a scale > 0, and IEEE adds and rint are monotone). `narrowed` follows `level`."""
+        low, offset = getattr(self.domain, "low", None), getattr(self.domain, "output_offset", None)
+        return (isinstance(low, int) and isinstance(offset, int) and low >= offset
+                and np.rint(np.float32(step.offset)) <= low and step.scale > 0)
 
     def float_step(self, doubled: bool) -> FloatStep | None:
         """The layer's `float_step` (a per-tensor layer's, its numbers compiled in), for a total

@@ -80,3 +80,22 @@ def test_per_channel_layers_keep_the_integer_step():
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2))
     assert not float_steps_of(bundle.ir["glowll"])
     np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx2
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_relu_float_step_blends_no_offset(name):
+    """Under a relu clamping at the output zero point every negative total's level is the
+    clamp's, by either offset (`LaneRequantization.negatives_clamped`): the step adds the
+    positive one to every lane, no `vblendvps` of the sign's offset; without an activation
+    it keeps the blend. Bit for bit the reference's outputs (random levels and weights: about
+    half the totals negative)."""
+    kernel, _, geometry = LAYERS[name]
+    for seed in range(3):
+        for activation in ("relu", None):
+            case = convolution_case(300 + 7 * list(LAYERS).index(name) + seed, geometry, activation=activation,
+                                    output_scale=400.0 if kernel == "vector-columns-int8" else None)
+            bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2), keep_assembly=True)
+            assert len(float_steps_of(bundle.ir["glowll"])) == 1, "the layer takes the float step"
+            assert ("vblendvps" in bundle.ir["assembly"]) == (activation is None)
+            np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)

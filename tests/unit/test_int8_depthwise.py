@@ -127,7 +127,7 @@ def test_taps_of_a_row_come_from_one_window():
     ("3x3_s2_1", ((1, 3, 9, 45), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)),
     ("5x5_s1_3_rows", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
     ("5x5_s2_1_two_images", ((2, 3, 7, 50), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3)),
-    ("5x5_s1_2_rows", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
+    ("5x5_s1_2_rows_top_pad_4", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (4, 2, 0, 2), (1, 1), 2)),
     ("3x3_unpadded_16", ((1, 2, 10, 16), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2)),
     ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2)),
     ("3x2_wider_output", ((1, 2, 5, 20), (2, 1, 3, 2), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
@@ -153,4 +153,57 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     multiplied = re.findall(r"pmadd\.wd\(<16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+)\)", llvm_ir)
     assert multiplied and all(set(operands) & loaded for operands in multiplied)
     assert "xor <32 x i8>" not in llvm_ir  # no flipped window
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry", [
+    ("3x3_s2_1", ((1, 5, 9, 45), (5, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 5)),
+    ("3x3_s1_6_rows", ((1, 4, 6, 40), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4)),
+    ("5x5_s1_2_rows", ((1, 6, 2, 48), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 6)),
+    ("5x5_s1_3_rows_odd_width", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+])
+@pytest.mark.parametrize("activation", ["relu", None, "clip"])
+def test_widened_rows_per_tensor_match_the_int8_reference(name, geometry, activation):
+    """`WidenedRows` per tensor (the float output step where proved; under a relu one offset,
+    no blend), each accumulator held in a register after each product (`in_register`): bit
+    for bit the reference's outputs, random levels and weights."""
+    for seed in range(2):
+        case = convolution_case(1300 + 10 * len(name) + seed, geometry, False, activation)
+        bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+        assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+        all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry", [
+    ("5x5_s1", ((1, 2, 2, 71), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2)),
+    ("3x3_s1_16", ((1, 3, 2, 16), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
+    ("5x5_s2_1_two_images", ((2, 3, 2, 50), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("7x7_uneven_pads", ((1, 2, 2, 43), (2, 1, 7, 7), (1, 1), (3, 2, 2, 4), (1, 1), 2)),
+    ("3x1_wider_output", ((1, 2, 2, 20), (2, 1, 3, 1), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
+])
+@pytest.mark.parametrize("activation,input_offset,bias_kind", [("relu", None, "int32"), (None, -128, "int32"),
+                                                                (None, 127, "int32"), ("clip", None, "int32"),
+                                                                (None, None, "large"), (None, None, "lowest")])
+def test_paired_rows_match_the_int8_reference(name, geometry, activation, input_offset, bias_kind):
+    """AVX2 depthwise convolutions of stride 1 along rows of at least 16 columns on two input
+    rows that every output row reads both of (`PairedRows`): the rows' 8 levels interleaved
+    (`<16 x i8>`) and widened once into int32 words of a column's pair of rows, each tap's
+    words into `vpmaddwd` (loads of the stack array, which LLVM keeps in registers when
+    narrow); bit for bit the reference's outputs (per
+    channel; odd widths and a last partial vector, 1, 2 and 4 vectors a tile, padding on
+    either side or none, 3 to 7 kernel columns, rows of stride 1 and 2, two images, the
+    input zero point at both ends of the int8 range, relu, clip and none, biases whose sums
+    wrap int32)."""
+    case = convolution_case(1400 + len(name), geometry, True, activation, input_offset=input_offset,
+                            bias_kind=bias_kind)
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
+    assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+    llvm_ir = bundle.ir["llvm-ir"]
+    assert re.search(r"shufflevector <8 x i8> %[\w.]+, <8 x i8> %[\w.]+, <16 x i32> <i32 0, i32 8, i32 1, i32 9,",
+                     llvm_ir)  # the two rows' levels interleaved
+    assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
+    assert "load <16 x i8>" not in llvm_ir  # not `WidenedRows`' rows
+    assert "pmadd.wd(<16 x i16>" in llvm_ir
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

@@ -262,15 +262,14 @@ class PairedTaps(PairColumns):
     def flipped_window(self, levels: SSAValue) -> SSAValue:
         """A row's window of int8 levels XOR 0x80 (each x + 128 as an unsigned byte), one copy
         in each 128-bit half of the pairs' vector (`vbroadcasti128` of the load: `vpshufb`
-        shuffles within halves), held in a vector register by an empty inline asm (no
+        shuffles within halves), held in a vector register (`in_register`: no
         instruction) so that LLVM neither pushes the XOR past the pairs' shuffles (one a pair
         of taps, not a window) nor broadcasts the window again for each."""
         count = levels.type.get_shape()[0]
         copies = max(1, self.lanes // LANES_PER_HALF)
         both = self.b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
             i32, list(range(count)) * copies), VectorType(i8, [count * copies])))
-        flipped = self.b.int_xor(both, self.b.int_value(-FLIP, both.type))
-        return self.b.emit(llvm.InlineAsmOp("", "=x,0", [flipped], [flipped.type]))
+        return in_register(self.b, self.b.int_xor(both, self.b.int_value(-FLIP, both.type)))
 
     def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
         """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
@@ -319,7 +318,10 @@ class WidenedRows(PairedTaps):
     outputs from a = x0 + kx, of the odd ones from x0 + 1 + kx, each ONE plain load (a
     `vpmaddwd` memory operand), no shuffle, no edge tile (a lone last tap reads the next
     column in its high half, which its word's high half 0 multiplies). Per output vector and
-    kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`; the widening (`vpmovsxbw`,
+    kernel row ceil(k_w / 2) loads, `vpmaddwd` and `vpaddd`, each sum held in a register as
+    it is after each (`in_register`: LLVM's reassociation of the 8 chains spilled 9-18 ymm a
+    loop; llvm-mca znver3 cycles a loop of 8 output vectors 47.5 -> 40.1 on the 5x5 of 200
+    channels on 2x96, 49.1 -> 44.0 on the 3x3 of 32 on 6x96); the widening (`vpmovsxbw`,
     `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
     vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
     shuffle within 128-bit halves puts each row's even and odd levels back in order."""
@@ -391,7 +393,8 @@ class WidenedRows(PairedTaps):
                                     b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
                                 for r, ky in covered:
                                     at = 2 * (r * count_x + x) + odd
-                                    sums[at] = self.pair_multiply_accumulate(sums[at], pairs, weights[ky][g])
+                                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs,
+                                                                                           weights[ky][g]))
                 for u in range(0, len(units), 2):  # two chunks through one output step: 32 levels
                     joined = min(2, len(units) - u)
                     levels = self.output(c, vector_columns.join(b, sums[2 * u:2 * (u + joined)]), storage)
@@ -416,6 +419,94 @@ class WidenedRows(PairedTaps):
 
             first_row, end_row = interior_columns(in_h, height, k_h, 1, pt, sy)
             vector_columns.in_tiles(b, height, self.ROWS, first_row, end_row, row_group)
+
+
+class PairedRows(WidenedRows):
+    """The depthwise convolution of stride 1 along its rows on an input of two rows whose every
+    output row reads both through kernel rows (ky, ky + 1) (`takes_paired_rows`; PP-OCR-cls's
+    5x5 of 200 channels on 2x96): the two rows widened once a channel into ONE stack array of
+    int32 words, column a's word the pair (x[0, a], x[1, a]) as int16 halves less the input
+    zero point (per 8 columns two 8-byte loads, one `vpunpcklbw`, `vpmovsxbw`, `vpsubw` and a
+    store; LLVM's form of 16 columns at once broadcast and permuted each row's half: 5
+    shuffles for 2), and the weight word of output row y and kernel column kx (w[ky, kx],
+    w[ky + 1, kx]), ky the kernel row reading row 0. An output vector of 8 consecutive columns from x0 takes, per kernel
+    column, the 8 words from x0 + kx: one plain load into `vpmaddwd`, k_w of them (5: no
+    column paired with 0, as `WidenedRows`' ceil(k_w / 2) a row on both rows are: 6), its
+    levels in order (no even/odd shuffle). A tile: both output rows' `CHUNKS` vectors, the
+    loads shared by the rows; 32 levels of a row through one output step."""
+
+    @staticmethod
+    def takes_paired_rows(op: glowll.ConvolutionOp, lanes: int, in_h: int, in_w: int, height: int) -> bool:
+        """`WidenedRows`' layers of two input rows, an odd kernel width (an even one takes as
+        many products either way) and every output row's kernel rows for both in the kernel."""
+        k_h, k_w = op.filter_shape.get_values()[2:]
+        pt, sy = op.pads.get_values()[0], op.strides.get_values()[0]
+        return (WidenedRows.takes_widened_rows(op, lanes, in_w) and in_h == 2 and k_w % 2 == 1
+                and all(0 <= pt - y * sy and pt - y * sy + 1 < k_h for y in range(height)))
+
+    def emit(self, view) -> None:
+        b, lanes = self.b, self.lanes
+        dest, src, packed, bias = view(self.op.dest), view(self.op.input), view(self.op.filter), view(self.op.bias)
+        n_size, channels, height, width = dest.shape
+        in_w = src.shape[-1]
+        _, _, _, k_w = self.op.filter_shape.get_values()
+        pt, pl, _, _ = self.op.pads.get_values()
+        sy = self.op.strides.get_values()[0]
+        storage = dest.element_type
+        chunk = 2 * lanes  # int16 halves of a vector of words
+        vectors = -(-width // lanes)
+        columns = -(-max(vectors * lanes + k_w - 1, pl + in_w) // chunk) * chunk
+        words = VectorType(i16, [chunk])
+        pairs = View.contiguous(b.alloca(2 * columns, i16), [2 * columns], element_type=i16)
+
+        def store(value: SSAValue, column: Index) -> None:
+            address = b.emit(llvm.GEPOp(b.element(pairs, [b.mul(column, 2)]), [0], value.type, inbounds=True))
+            b.emit(llvm.StoreOp(value, address, alignment=2))
+
+        for x in range(0, columns, lanes):  # the padding and the slack: 0
+            store(b.int_value(0, words), x)
+
+        with b.loops([n_size, channels]) as (n, c):
+            weights = [[self.taps_weight(packed, [[c, 0, pt - y * sy + k, kx, 0] for k in (0, 1)])
+                        for kx in range(k_w)] for y in range(height)]
+            start = self.start(bias, c)
+            for x in range(0, in_w, lanes):
+                x = min(x, in_w - lanes)  # the last run ends at the row's end
+                rows = [vector_columns.load_vector(b, src, [n, c, y, x], lanes) for y in (0, 1)]
+                store(self.less_input_offset(b.emit(llvm.SExtOp(interleaved(b, *rows), words))), pl + x)
+
+            def tile(x0: Index, count: int, stored: list[bool] | None) -> None:
+                """`count` (a power of two) vectors of every output row from column x0
+                (`stored`: the lanes of a last, partial vector)."""
+                sums = [[start] * count for _ in range(height)]
+                for kx in range(k_w):
+                    for v in range(count):
+                        taps = vector_columns.load_vector(b, pairs, [b.mul(b.add(x0, v * lanes + kx), 2)], chunk)
+                        for y in range(height):
+                            sums[y][v] = in_register(b, self.pair_multiply_accumulate(sums[y][v], taps,
+                                                                                      weights[y][kx]))
+                for y in range(height):
+                    levels = self.output(c, vector_columns.join(b, sums[y]), storage)
+                    vector_columns.store_vector(b, levels, dest, [n, c, y, x0], stored)
+
+            whole = width // lanes
+            with b.loop(0, whole // self.CHUNKS) as t:
+                tile(b.mul(t.index, self.CHUNKS * lanes), self.CHUNKS, None)
+            first = whole - whole % self.CHUNKS
+            for count in (2, 1):  # the vectors left, in powers of two
+                if (whole - first) & count:
+                    tile(first * lanes, count, None)
+                    first += count
+            if whole < vectors:  # a last, partial vector
+                tile(whole * lanes, 1, [whole * lanes + lane < width for lane in range(lanes)])
+
+
+def in_register(b: KernelBuilder, value: SSAValue) -> SSAValue:
+    """`value` through an empty inline asm that takes and gives it in one vector register (no
+    instruction): LLVM computes it there, as it is, and can neither reorder the sum it ends
+    (`WidenedRows`: its reassociation of a tile's 8 accumulations, each a chain of bias and
+    products, into trees of partial sums spilled 10-30 ymm a loop) nor push an operation past it."""
+    return b.emit(llvm.InlineAsmOp("", "=x,0", [value], [value.type]))
 
 
 def linear_form(index: Index) -> tuple:
@@ -473,6 +564,9 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
+    elif PairedRows.takes_paired_rows(op, op.vector_tile.get_values()[0], *view(op.input).shape[-2:],
+                                      view(op.dest).shape[-2]):
+        PairedRows(b, domain, op).emit(view)
     elif WidenedRows.takes_widened_rows(op, op.vector_tile.get_values()[0], view(op.input).shape[-1]):
         WidenedRows(b, domain, op).emit(view)
     else:  # two kernel columns a vpmaddwd
