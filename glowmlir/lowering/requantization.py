@@ -399,9 +399,9 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     """TFLite's level of each i32 lane of `value` (before the int8 clamp: the caller saturates)
     by `step` (`quantization.float_steps`, proved equal at compile time): the lanes as
     singles, times the scale, plus the offset of their sign (a select on the lane's sign, one
-    blend; none where the two are one, as under a relu: `LaneRequantization.negatives_clamped`), rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the
-    two one `vcvtps2dq`). Each
-    |v * scale + offset| < 2^31 (scale < 1/2), so the conversion is exact."""
+    blend; none where the two are one, as under a relu: `LaneRequantization.negatives_clamped`),
+    rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the two one
+    `vcvtps2dq`). Each |v * scale + offset| < 2^31 (scale < 1/2), so the conversion is exact."""
     lanes = value.type.get_shape()[0]
     singles = VectorType(f32, [lanes])
 
