@@ -119,6 +119,13 @@ def _side_offset(products: np.ndarray, levels: np.ndarray) -> np.float32 | None:
     return np.float32((lowest + highest) / 2)
 
 
+def _ulps_away(number: np.float32, ulps: int) -> np.float32:
+    """`number` moved `ulps` units in the last place (up where positive, down where negative)."""
+    for _ in range(abs(ulps)):
+        number = np.nextafter(number, np.float32(np.inf if ulps > 0 else -np.inf))
+    return number
+
+
 def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) -> FloatStep | None:
     """A `FloatStep` equal to TFLite's int8 step (`tflite_levels`) on every int32 value in
     [low, high] (the layer's value bounds), or None where none of the candidates is, or where
@@ -134,10 +141,8 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
     negative = values < 0
     singles = values.astype(np.float32)
     for ulps in range(SCALE_ULPS + 1):
-        for direction in (np.inf, -np.inf) if ulps else (np.inf,):
-            scale = nearest
-            for _ in range(ulps):
-                scale = np.nextafter(scale, np.float32(direction))
+        for signed_ulps in (ulps, -ulps) if ulps else (0,):
+            scale = _ulps_away(nearest, signed_ulps)
             products = singles * scale
             offsets = [_side_offset(products[side], levels[side]) for side in (~negative, negative)]
             if offsets[0] is None or offsets[1] is None:
@@ -202,12 +207,6 @@ def tflite_add_levels(first: np.ndarray, second: np.ndarray, multipliers, left_s
 ADD_SCALE_ULPS = 3
 """The scales tried each side of the nearest singles to an Add's two real ratios, in units in
 the last place: (2 x 3 + 1)^2 = 49 pairs at most, each checked on every pair of levels."""
-
-
-def _ulps_away(number: np.float32, ulps: int) -> np.float32:
-    for _ in range(abs(ulps)):
-        number = np.nextafter(number, np.float32(np.inf if ulps > 0 else -np.inf))
-    return number
 
 
 def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios: tuple[float, float],

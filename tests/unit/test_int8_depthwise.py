@@ -121,6 +121,12 @@ def test_taps_of_a_row_come_from_one_window():
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
 
 
+EDGE_CASES = [("relu", None, "int32"), (None, -128, "int32"), (None, 127, "int32"), ("clip", None, "int32"),
+              (None, None, "large"), (None, None, "lowest")]
+"""(activation, input zero point, bias kind) of the widened and paired rows' tests: relu, clip
+and none, the input zero point at both ends of the int8 range, biases whose sums wrap int32."""
+
+
 @needs_avx
 @pytest.mark.parametrize("name,geometry", [
     ("3x3_s1_odd_width", ((1, 3, 6, 37), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3)),
@@ -132,9 +138,7 @@ def test_taps_of_a_row_come_from_one_window():
     ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2)),
     ("3x2_wider_output", ((1, 2, 5, 20), (2, 1, 3, 2), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
 ])
-@pytest.mark.parametrize("activation,input_offset,bias_kind", [("relu", None, "int32"), (None, -128, "int32"),
-                                                                (None, 127, "int32"), ("clip", None, "int32"),
-                                                                (None, None, "large"), (None, None, "lowest")])
+@pytest.mark.parametrize("activation,input_offset,bias_kind", EDGE_CASES)
 def test_widened_rows_match_the_int8_reference(name, geometry, activation, input_offset, bias_kind):
     """AVX2 depthwise convolutions of stride 1 along rows of at least 16 columns
     (`WidenedRows`): each input row sign-extended and centred once into the stack array
@@ -183,9 +187,7 @@ def test_widened_rows_per_tensor_match_the_int8_reference(name, geometry, activa
     ("7x7_uneven_pads", ((1, 2, 2, 43), (2, 1, 7, 7), (1, 1), (3, 2, 2, 4), (1, 1), 2)),
     ("3x1_wider_output", ((1, 2, 2, 20), (2, 1, 3, 1), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
 ])
-@pytest.mark.parametrize("activation,input_offset,bias_kind", [("relu", None, "int32"), (None, -128, "int32"),
-                                                                (None, 127, "int32"), ("clip", None, "int32"),
-                                                                (None, None, "large"), (None, None, "lowest")])
+@pytest.mark.parametrize("activation,input_offset,bias_kind", EDGE_CASES)
 def test_paired_rows_match_the_int8_reference(name, geometry, activation, input_offset, bias_kind):
     """AVX2 depthwise convolutions of stride 1 along rows of at least 16 columns on two input
     rows that every output row reads both of (`PairedRows`): the rows' 8 levels interleaved
