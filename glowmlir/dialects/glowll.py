@@ -863,6 +863,10 @@ class AvgPoolOp(PoolOp):
 
 """The properties a kind cannot do without (the kernels would read a missing one as 0)."""
 
+FLOAT_FORM_PROPERTY = {"mul": "float_step", "add": "float_add", "sub": "float_add"}
+"""The property holding an int8 elementwise kind's proved float form, where a kernel took it."""
+
+
 @irdl_op_definition
 class ElementwiseOp(InstructionOp, glow.FusedActivation):
     """dest = kind(sources...), sources broadcast to dest's shape (numpy rules).
@@ -918,8 +922,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
         with_kernel = any(kind in kernel.elementwise_kinds for kernel in microkernels_of(self.name))
-        step = {"mul": ("float_step",), "add": ("float_add",), "sub": ("float_add",)}.get(kind, ()) \
-            if self.microkernel is not None else ()
+        step = (FLOAT_FORM_PROPERTY[kind],) if kind in FLOAT_FORM_PROPERTY and self.microkernel is not None else ()
         allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")

@@ -413,9 +413,16 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     if step.negative_offset != step.offset:  # one offset for both signs: no blend
         negative = b.int_compare("slt", value, b.int_value(0, value.type))
         offset = b.select(negative, splat(step.negative_offset), offset)
-    summed = b.fadd(products, offset, EXACT_FLOATS)
-    rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{lanes}f32", [summed], [singles]))
-    return b.emit(FPToSIOp(rounded, value.type))
+    return nearest_levels(b, b.fadd(products, offset, EXACT_FLOATS), value.type)
+
+
+def nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type) -> SSAValue:
+    """A vector of singles rounded to nearest even (`llvm.rint`) and converted to the integer
+    vector `levels_type` (exact where each is below 2^31; on x86 LLVM makes the two one
+    `vcvtps2dq`): the last step of every proved float form."""
+    lanes = singles.type.get_shape()[0]
+    rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{lanes}f32", [singles], [singles.type]))
+    return b.emit(FPToSIOp(rounded, levels_type))
 
 
 class LaneRequantization:

@@ -36,10 +36,9 @@ from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glowll
-from glowmlir.dialects.llvm_casts import FPToSIOp
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels
+from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels, nearest_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.quantization.float_steps import FloatAdd, FloatStep, float_add, float_step, tflite_add_levels
 from glowmlir.quantization.rescaling import (
@@ -111,9 +110,7 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SS
         if form.negative_offset != form.offset:
             below = b.emit(llvm.FCmpOp(summed, splat(form.threshold), "olt"))
             offset = b.select(below, splat(form.negative_offset), offset)
-        rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{LANES}f32", [b.fadd(summed, offset, EXACT_FLOATS)],
-                                              [singles]))
-        return b.emit(FPToSIOp(rounded, x.type))
+        return nearest_levels(b, b.fadd(summed, offset, EXACT_FLOATS), x.type)
     return levels
 
 

@@ -189,11 +189,10 @@ class MarkFloatStep(RewritePattern):
         if (op.float_step is not None or op.float_add is not None or op.microkernel is None
                 or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
             return
-        name, form = {"mul": ("float_step", mul_float_step), "add": ("float_add", add_float_form),
-                      "sub": ("float_add", add_float_form)}.get(op.kind.data, (None, None))
+        form = {"mul": mul_float_step, "add": add_float_form, "sub": add_float_form}.get(op.kind.data)
         step = form(op) if form is not None else None
         if step is not None:
-            op.properties[name] = step.attribute()
+            op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
             rewriter.notify_op_modified(op)
 
 
