@@ -186,6 +186,14 @@ class PassTimer(Instrumentation):
         self.peaks: dict[tuple[str, ...], int] = {}  # the same keys -> peak resident bytes when it ended
         self._open: list[tuple[tuple[str, ...], float]] = []
         self._pass_start = 0.0
+        self._high_water = 0
+
+    def _peak(self) -> int:
+        """The most resident so far. Linux's VmHWM is the larger of a mark it updates lazily and
+        the current resident count, so a later read can be a page or so lower than an earlier
+        one (CI saw 180 then 179 MiB); a high-water mark never falls."""
+        self._high_water = max(self._high_water, resident_memory()[1])
+        return self._high_water
 
     def stage_started(self, stage: str, steps: int | None = None) -> None:
         key = (*self._open[-1][0][:1], stage) if self._open else (stage,)
@@ -195,12 +203,12 @@ class PassTimer(Instrumentation):
     def stage_finished(self, stage: str) -> None:
         key, start = self._open.pop()
         self.rows[key] += time.perf_counter() - start
-        self.peaks[key] = resident_memory()[1]
+        self.peaks[key] = self._peak()
 
     def stage_ran(self, stage: str, seconds: float) -> None:
         key = (*self._open[-1][0][:1], stage) if self._open else (stage,)
         self.rows[key] = self.rows.get(key, 0.0) + seconds
-        self.peaks[key] = resident_memory()[1]
+        self.peaks[key] = self._peak()
 
     def _pass_key(self, compiler_pass: ModulePass) -> tuple[str, ...]:
         return (*self._open[-1][0][:1], compiler_pass.name) if self._open else (compiler_pass.name,)
@@ -211,7 +219,7 @@ class PassTimer(Instrumentation):
 
     def after_pass(self, compiler_pass: ModulePass, module: ModuleOp) -> None:
         self.rows[self._pass_key(compiler_pass)] += time.perf_counter() - self._pass_start
-        self.peaks[self._pass_key(compiler_pass)] = resident_memory()[1]
+        self.peaks[self._pass_key(compiler_pass)] = self._peak()
 
     @property
     def total(self) -> float:
