@@ -4,7 +4,9 @@ slower than its float form): the convolution shapes of the PP-OCR-cls-style net
 5x5 depthwise of stride 1 and (2, 1)), each a random int8 layer (`convolution_case`: random
 levels, per-tensor scales, a fused relu) and the same layer in float, compiled for this host;
 its squeeze-and-excitation channel Muls and residual Adds (`binary_case`), with a Mul of one
-shape; and its HardSwish lookup tables (`vector-lookup-int8`) against float's HardSwish op.
+shape; and its HardSwish lookup tables (`vector-lookup-int8`) against float's HardSwish op; and its input
+quantize (float to int8, `QUANTIZE`: float has none, its float column a float Relu of the input
+for scale).
 µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
@@ -24,6 +26,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bench.tables import print_columns  # noqa: E402
+from tests.support.int8_reference import quantize  # noqa: E402
 from tests.unit.test_quantized_kernels import (  # noqa: E402
     binary_case,
     build,
@@ -72,6 +75,31 @@ HARD_SWISH_TABLES = {
 random levels, and of float's one `glow.hard_swish` (the net writes it as four ops)."""
 
 
+QUANTIZE = {"input quantize 3x48x192": (1, 3, 48, 192)}
+"""name: the shape of the net's float input quantized to int8 (random floats over the int8 range
+and beyond, a random scale and zero point)."""
+
+
+class QuantizeCase:
+    """A float to int8 quantize (`QUANTIZE`), and a float Relu of its input."""
+
+    def __init__(self, shape: tuple[int, ...]):
+        rng = np.random.default_rng(7)
+        scale, offset = float(np.float32(rng.uniform(0.005, 0.05))), int(rng.integers(-20, 20))
+        x = (rng.uniform(-150, 150, shape) * scale).astype(np.float32)
+        float_type, int8_type = tensor(shape, "f32"), tensor(shape, q8(scale, offset))
+        self.body = f"""
+  %x = glow.placeholder "x" : {float_type}
+  %y = glow.quantize %x : ({float_type}) -> {int8_type}
+  glow.save %y as "y" : {int8_type}"""
+        self.constants, self.inputs, self.output = {}, {"x": x}, "y"
+        self.expected = quantize(x, scale, offset)
+        self.float_body = f"""
+  %x = glow.placeholder "x" : {float_type}
+  %y = glow.relu %x : ({float_type}) -> {float_type}
+  glow.save %y as "y" : {float_type}"""
+
+
 class TableCase:
     """An int8 HardSwish lookup table and its float op (`HARD_SWISH_TABLES`)."""
 
@@ -107,13 +135,14 @@ def main(argv: list[str] | None = None) -> None:
              for name, geometry in LAYERS.items()}
     cases.update({name: lambda operands=operands: binary_case(*operands, 7) for name, operands in ELEMENTWISE.items()})
     cases.update({name: lambda shape=shape: TableCase(shape) for name, shape in HARD_SWISH_TABLES.items()})
+    cases.update({name: lambda shape=shape: QuantizeCase(shape) for name, shape in QUANTIZE.items()})
     for name, make_case in cases.items():
         if args.names and not any(part in name for part in args.names):
             continue
         case = make_case()
         int8 = build(case.body, dict(case.constants))
         np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
-        float32 = build(case.float_body) if isinstance(case, TableCase) else build(
+        float32 = build(case.float_body) if isinstance(case, (TableCase, QuantizeCase)) else build(
             re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
             {key: value.astype(np.float32) for key, value in case.constants.items()})
         float32.run({key: value.astype(np.float32) for key, value in case.inputs.items()})

@@ -37,7 +37,7 @@ from types import ModuleType
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import VectorType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 
@@ -69,6 +69,7 @@ from glowmlir.lowering.requantization import (
     UNIFORM_SHIFT,
     divide_by_power_of_two,
     is_narrow,
+    nearest_levels,
     requantize,
     requantize_bounded,
     requantize_floored,
@@ -78,6 +79,7 @@ from glowmlir.lowering.requantization import (
     wrapped_double,
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
+from glowmlir.quantization.reciprocal_division import ReciprocalDivision
 from glowmlir.quantization.rescaling import (
     SIGNED_NUMBERS,
     KernelParameters,
@@ -586,20 +588,54 @@ def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bo
                     doubled_combined)
 
 
-def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
+def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType,
+                    division: ReciprocalDivision | None = None) -> SSAValue:
     """Glow's quantize before its clamp: `nearbyint(x / scale + offset)` as an i32, each step
     rounded in f32 as Glow and the reference round it (x * (1 / scale) or x / scale + offset
-    rounded once would differ from them near halves).
+    rounded once would differ from them near halves). With `division` (a target with FMA),
+    x / scale is `reciprocal_quotient`, no division, and `value` may be a vector.
 
     Rounding is done the classic way, without a float-to-int instruction (`nearest_integer`:
     adding 1.5 * 2^23 leaves the nearest integer, ties to even, in the low mantissa bits);
     a level beyond +-2^22 keeps its side, so the caller's integer clamp (`SSAT` for the whole
     int8 range) bounds it, with no clamp in floats (on the M7 the input quantize of the
     MobileNetV3-style net went from 10.8 instructions an element to 8.4)."""
-    scaled = b.fdiv(value, b.f32(dest.scale))
+    if division is None:
+        scaled = b.fdiv(value, b.f32(dest.scale))
+        if dest.offset:
+            scaled = b.fadd(scaled, b.f32(float(dest.offset)))
+        return math_approx.nearest_integer(b, scaled)
+    # the quotient below 2^16 + 1: no saturation; a vector's conversion is one instruction
+    scaled = reciprocal_quotient(b, value, division)
+    vector = value.type if isinstance(value.type, VectorType) else None
     if dest.offset:
-        scaled = b.fadd(scaled, b.f32(float(dest.offset)))
-    return math_approx.nearest_integer(b, scaled)
+        offset = b.f32(float(dest.offset))
+        scaled = b.fadd(scaled, offset if vector is None else b.splat(offset, vector), llvm.FastMathAttr(None))
+    if vector is not None:
+        return nearest_levels(b, scaled, VectorType(i32, vector.get_shape()))
+    return math_approx.nearest_integer(b, scaled, bounded=True)
+
+
+def reciprocal_quotient(b: KernelBuilder, x: SSAValue, division: ReciprocalDivision) -> SSAValue:
+    """x / scale as the division rounds it, for |x / scale| >= 2^-28 and |x| <= `division.bound`
+    (`quantization.reciprocal_division`, proved at compile time), of x clamped to +-bound
+    first (NaN to -bound: `vmaxps`' order), so that the quotient is below 2^16 + 1 in
+    magnitude: y = x r, e = fma(y, -scale, x), q = fma(e, r, y), each rounded once (no
+    fast-math: nothing contracted or reassociated). `x` an f32 or a vector of them."""
+    vector = x.type if isinstance(x.type, VectorType) else None
+
+    def constant(number: float) -> SSAValue:
+        return b.splat(b.f32(number), vector) if vector is not None else b.f32(number)
+
+    def fma(a: SSAValue, c: SSAValue, d: SSAValue) -> SSAValue:
+        mangled = f"v{vector.get_shape()[0]}f32" if vector is not None else "f32"
+        return b.emit(llvm.CallIntrinsicOp(f"llvm.fma.{mangled}", [a, c, d], [x.type]))
+
+    low, high, reciprocal = constant(-division.bound), constant(division.bound), constant(division.reciprocal)
+    x = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, low, "ogt")), x, low))
+    x = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, high, "olt")), x, high))
+    y = b.fmul(x, reciprocal, llvm.FastMathAttr(None))
+    return fma(fma(y, constant(-division.scale), x), reciprocal, y)
 
 
 def _divided(b: KernelBuilder, a: SSAValue, d: SSAValue, multiplier: int, exponent: int) -> SSAValue:
