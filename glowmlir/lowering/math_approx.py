@@ -47,7 +47,7 @@ def _float(b: KernelBuilder, bits: SSAValue) -> SSAValue:
     return b.emit(llvm.BitcastOp(bits, f32))
 
 
-def nearest_integer(b: KernelBuilder, x: SSAValue, bounded: bool = False) -> SSAValue:
+def nearest_integer(b: KernelBuilder, x: SSAValue) -> SSAValue:
     """The i32 nearest an f32 of magnitude below 2^22 (ties to even), without a float-to-int
     instruction: adding 1.5 * 2^23 leaves it in the low mantissa bits, and the sum's bits less
     those of 1.5 * 2^23 are the integer. Beyond, the result keeps x's side: a non-negative
@@ -55,11 +55,8 @@ def nearest_integer(b: KernelBuilder, x: SSAValue, bounded: bool = False) -> SSA
     saturates (`QADD` of the negated bits on the DSP extension), so x >= 2^22 (+inf
     included) gives at least 2^22 and x <= -2^22 (-inf included) at most -2^22. Clamped to
     bounds within +-2^22, it is the clamped nearest integer of every x but NaN (whose sign
-    picks a bound). `bounded`: the caller knows |x| < 2^22 (NaN excluded), and the
-    subtraction need not saturate."""
+    picks a bound)."""
     bits = _bits(b, b.fadd(x, b.f32(_ROUNDING_MAGIC)))
-    if bounded:
-        return b.int_sub(bits, _i32(b, _MAGIC_BITS))
     return b.emit(llvm.CallIntrinsicOp("llvm.ssub.sat.i32", [bits, _i32(b, _MAGIC_BITS)], [i32]))
 
 

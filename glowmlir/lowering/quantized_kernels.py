@@ -79,7 +79,6 @@ from glowmlir.lowering.requantization import (
     wrapped_double,
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
-from glowmlir.quantization.reciprocal_division import ReciprocalDivision
 from glowmlir.quantization.rescaling import (
     SIGNED_NUMBERS,
     KernelParameters,
@@ -588,54 +587,53 @@ def add_terms(b: KernelBuilder, op: glowll.ElementwiseOp, opaque_multipliers: bo
                     doubled_combined)
 
 
-def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType,
-                    division: ReciprocalDivision | None = None) -> SSAValue:
+def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
     """Glow's quantize before its clamp: `nearbyint(x / scale + offset)` as an i32, each step
     rounded in f32 as Glow and the reference round it (x * (1 / scale) or x / scale + offset
-    rounded once would differ from them near halves). With `division` (a target with FMA),
-    x / scale is `reciprocal_quotient`, no division, and `value` may be a vector.
+    rounded once would differ from them near halves).
 
     Rounding is done the classic way, without a float-to-int instruction (`nearest_integer`:
     adding 1.5 * 2^23 leaves the nearest integer, ties to even, in the low mantissa bits);
     a level beyond +-2^22 keeps its side, so the caller's integer clamp (`SSAT` for the whole
     int8 range) bounds it, with no clamp in floats (on the M7 the input quantize of the
     MobileNetV3-style net went from 10.8 instructions an element to 8.4)."""
-    if division is None:
-        scaled = b.fdiv(value, b.f32(dest.scale))
-        if dest.offset:
-            scaled = b.fadd(scaled, b.f32(float(dest.offset)))
-        return math_approx.nearest_integer(b, scaled)
-    # the quotient below 2^16 + 1: no saturation; a vector's conversion is one instruction
-    scaled = reciprocal_quotient(b, value, division)
+    return math_approx.nearest_integer(b, _quantized_sum(b, value, dest))
+
+
+def _quantized_sum(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
+    """f32(f32(x / scale) + offset) of an f32 or a vector of them."""
     vector = value.type if isinstance(value.type, VectorType) else None
-    if dest.offset:
-        offset = b.f32(float(dest.offset))
-        scaled = b.fadd(scaled, offset if vector is None else b.splat(offset, vector), llvm.FastMathAttr(None))
-    if vector is not None:
-        return nearest_levels(b, scaled, VectorType(i32, vector.get_shape()))
-    return math_approx.nearest_integer(b, scaled, bounded=True)
-
-
-def reciprocal_quotient(b: KernelBuilder, x: SSAValue, division: ReciprocalDivision) -> SSAValue:
-    """x / scale as the division rounds it, for |x / scale| >= 2^-28 and |x| <= `division.bound`
-    (`quantization.reciprocal_division`, proved at compile time), of x clamped to +-bound
-    first (NaN to -bound: `vmaxps`' order), so that the quotient is below 2^16 + 1 in
-    magnitude: y = x r, e = fma(y, -scale, x), q = fma(e, r, y), each rounded once (no
-    fast-math: nothing contracted or reassociated). `x` an f32 or a vector of them."""
-    vector = x.type if isinstance(x.type, VectorType) else None
 
     def constant(number: float) -> SSAValue:
-        return b.splat(b.f32(number), vector) if vector is not None else b.f32(number)
+        return b.f32(number) if vector is None else b.splat(b.f32(number), vector)
 
-    def fma(a: SSAValue, c: SSAValue, d: SSAValue) -> SSAValue:
-        mangled = f"v{vector.get_shape()[0]}f32" if vector is not None else "f32"
-        return b.emit(llvm.CallIntrinsicOp(f"llvm.fma.{mangled}", [a, c, d], [x.type]))
+    scaled = b.fdiv(value, constant(dest.scale))
+    return b.fadd(scaled, constant(float(dest.offset))) if dest.offset else scaled
 
-    low, high, reciprocal = constant(-division.bound), constant(division.bound), constant(division.reciprocal)
-    x = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, low, "ogt")), x, low))
-    x = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, high, "olt")), x, high))
-    y = b.fmul(x, reciprocal, llvm.FastMathAttr(None))
-    return fma(fma(y, constant(-division.scale), x), reciprocal, y)
+
+QUANTIZE_BOUND = 2.0**16
+"""`quantize_levels` clamps x to +-RN(QUANTIZE_BOUND * scale) first."""
+
+
+def quantize_bound(dest: UniformQuantizedType) -> float:
+    """RN(QUANTIZE_BOUND * scale) in f32 (infinite for a scale beyond 2^111)."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(QUANTIZE_BOUND) * np.float32(dest.scale))
+
+
+def quantize_levels(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
+    """Glow's quantize of a vector of f32 before its clamp to the int8 range, as
+    `_quantize_float` gives it after that clamp: x clamped first to +-bound (`quantize_bound`;
+    NaN to -bound, `vmaxps`' order), so that |x / scale + offset| < 2^16 + 2^8 and its
+    rounding and conversion are one `llvm.rint` and `fptosi` (one `vcvtps2dq` on x86), no
+    saturation. The clamp changes no level: the division rounds monotonically, so an |x|
+    beyond the bound has a quotient of at least RN(bound / scale) >= 2^16 - 1 in magnitude,
+    past every int8 level on its side, as the bound's own."""
+    bound = quantize_bound(dest)
+    low, high = b.splat(b.f32(-bound), value.type), b.splat(b.f32(bound), value.type)
+    value = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(value, low, "ogt")), value, low))
+    value = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(value, high, "olt")), value, high))
+    return nearest_levels(b, _quantized_sum(b, value, dest), VectorType(i32, value.type.get_shape()))
 
 
 def _divided(b: KernelBuilder, a: SSAValue, d: SSAValue, multiplier: int, exponent: int) -> SSAValue:

@@ -55,9 +55,8 @@ INT8_ELEMENTWISE = "vector-elementwise-int8"
 INT8_LOOKUP = "vector-lookup-int8"
 """An int8 lookup table on a host's byte shuffles, a vector of levels a step
 (`backends.host_vector.table_lookup`)."""
-FMA_QUANTIZE = "fma-quantize"
-"""A float to int8 quantize on a target with fused multiply-adds: x / scale by the reciprocal
-and two FMAs, as the division rounds it (`backends.host_vector.quantize`)."""
+INT8_QUANTIZE = "vector-quantize-int8"
+"""A float to int8 quantize on a host, 32 levels a step (`backends.host_vector.quantize`)."""
 INT8_POINTWISE = "vector-pointwise-int8"
 """The int8 microkernel of 1x1 convolutions on a host: vectors of a plane's pixels, two
 input channels a `vpmaddwd` (`backends.host_vector.int8_pointwise`)."""

@@ -7,7 +7,7 @@ by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
 `int8_im2col`; "vector-columns-int8", `int8_columns`);
 int8 Add, Sub and Mul on int32 lanes ("vector-elementwise-int8", `lowering.vector_elementwise`);
 int8 lookup tables on byte shuffles ("vector-lookup-int8", `table_lookup`); float to int8
-quantizes by the reciprocal and two FMAs ("fma-quantize", `quantize`).
+quantizes 32 levels a step ("vector-quantize-int8", `quantize`).
 `glowll-select-vector-columns` picks them. The int8 convolution kernels apply no fused lookup
 table (`Microkernel.lookup_tables` False): their output step would look each vector of 8 or
 16 levels up one lane at a time (or by 16-byte shuffles, the 16 sub-tables spilled from
@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.backends.host_vector.quantize import verify_fma_quantize
-from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, fused_multiply_add, vector_tile
+from glowmlir.backends.host_vector.quantize import verify_vector_quantize
+from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, vector_tile
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
@@ -115,9 +115,8 @@ def glowll_passes(options: PipelineOptions) -> list:
         return []
     target = options.target
     shuffles = byte_shuffles(target.resolved_triple, target.feature_list)
-    fma = fused_multiply_add(target.resolved_triple, target.feature_list)
     return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
-                                                             tile.registers, shuffles, fma))]
+                                                             tile.registers, shuffles))]
 
 
 PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select_kernels", "SelectVectorColumns")}
@@ -135,7 +134,7 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
                 elementwise_kinds=ELEMENTWISE_KINDS),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),
                 parameters=("shuffles",)),
-    Microkernel(layout.FMA_QUANTIZE, "glowmlir.backends.host_vector.quantize", ops=("glowll.elementwise",),
-                elementwise_kinds=("quantize",), verify=verify_fma_quantize),
+    Microkernel(layout.INT8_QUANTIZE, "glowmlir.backends.host_vector.quantize", ops=("glowll.elementwise",),
+                elementwise_kinds=("quantize",), verify=verify_vector_quantize),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes)

@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.quantize import division_of
+from glowmlir.backends.host_vector.quantize import takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
@@ -212,14 +212,14 @@ class SelectVectorLookup(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
-class SelectFmaQuantize(RewritePattern):
-    """A quantize of f32 to per-tensor int8 that no kernel took, its scale proved by
-    `reciprocal_division`: `microkernel = "fma-quantize"` (`backends.host_vector.quantize`)."""
+class SelectVectorQuantize(RewritePattern):
+    """A quantize of f32 to per-tensor int8 that no kernel took: `microkernel =
+    "vector-quantize-int8"` (`backends.host_vector.quantize`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if op.microkernel is None and division_of(op) is not None:
-            op.properties["microkernel"] = MicrokernelAttr(column_layout.FMA_QUANTIZE)
+        if op.microkernel is None and takes_vector_quantize(op):
+            op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_QUANTIZE)
             rewriter.notify_op_modified(op)
 
 
@@ -233,8 +233,7 @@ class SelectVectorColumns(ModulePass):
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
-    tables for vector-lookup-int8; with `fma` (a target with fused multiply-adds), a
-    quantize of f32 to int8 whose scale `reciprocal_division` proves for fma-quantize."""
+    tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -242,7 +241,6 @@ class SelectVectorColumns(ModulePass):
     planes: bool = False
     registers: int = 0
     shuffles: str = ""
-    fma: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -262,5 +260,4 @@ class SelectVectorColumns(ModulePass):
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
                                 f"{', '.join(SHUFFLE_BYTES)}")
             PatternRewriteWalker(SelectVectorLookup(self.shuffles), apply_recursively=False).rewrite_module(op)
-        if self.fma:
-            PatternRewriteWalker(SelectFmaQuantize(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(SelectVectorQuantize(), apply_recursively=False).rewrite_module(op)

@@ -36,15 +36,6 @@ def byte_shuffles(triple: str, features: Sequence[str]) -> str:
     return "neon" if triple.startswith("aarch64") else ""
 
 
-def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
-    """Whether the CPU has an f32 fused multiply-add: FMA3 on x86-64 (AVX2 cores; AVX-512
-    implies it), always on AArch64."""
-    enabled = enabled_features(features)
-    if triple.startswith("x86_64"):
-        return bool(enabled.get("fma") or enabled.get("avx512f"))
-    return triple.startswith("aarch64")
-
-
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
 """A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
 Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
