@@ -8,9 +8,10 @@ add, a compare and a blend), and narrows each vector of 8 levels alone (an extra
 a store of 8 bytes). Here x is clamped first so that the sum is far inside int32
 (`quantized_kernels.quantize_levels`: the same levels), rounded and converted by one
 `vcvtps2dq`, and four vectors narrowed to one of 32 bytes by two saturating packs and a
-permute: on the PP-OCR-cls-style net's 3x48x192 input (AMD Zen 3, A/B in one run) 5.82 µs ->
-5.02 µs. The division stays: x r by a reciprocal and two FMAs correcting it (Markstein's
-theorem, proved at compile time) cost 5.21 µs, a `vdivps` a vector of 8 not the bound here."""
+permute: on the PP-OCR-cls-style net's 3x48x192 input (AMD Zen 3, A/B in one run) 5.79 µs ->
+4.99 µs. The division stays: x r by a reciprocal and two FMAs correcting it (Markstein's
+theorem, proved at compile time) cost 5.21 µs against 5.02 with the division in the same loop
+(another run): a `vdivps` a vector of 8 is not the bound here (docs/quantization.md)."""
 
 from __future__ import annotations
 
