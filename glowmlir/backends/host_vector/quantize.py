@@ -32,7 +32,8 @@ BLOCK = 32
 
 
 def takes_vector_quantize(op) -> bool:
-    """A quantize of f32 to per-tensor int8 whose clamp bound (`quantize_bound`) is finite."""
+    """A quantize of f32 to per-tensor int8 whose clamp bound (`quantize_bound`) is positive
+    and finite (a scale of 0, or beyond 2^111, keeps the generic kernel)."""
     from glowmlir.lowering.quantized_kernels import quantize_bound
 
     if not (isinstance(op, glowll.ElementwiseOp) and op.kind.data == "quantize"
@@ -40,13 +41,13 @@ def takes_vector_quantize(op) -> bool:
         return False
     element = op.dest.type.element_type
     return (isinstance(element, UniformQuantizedType) and element.bitwidth == 8 and not element.per_channel
-            and math.isfinite(quantize_bound(element)))
+            and 0 < quantize_bound(element) < math.inf)
 
 
 def verify_vector_quantize(op) -> None:
     if not takes_vector_quantize(op):
         raise VerifyException(f"{op.name}: vector-quantize-int8 takes a quantize of f32 to per-tensor int8 "
-                              "of a finite clamp bound")
+                              "of a positive, finite clamp bound")
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
