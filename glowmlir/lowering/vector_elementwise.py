@@ -35,12 +35,20 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.dialects import glowll
+from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels, nearest_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
-from glowmlir.quantization.float_steps import FloatAdd, FloatStep, float_add, float_step, tflite_add_levels
+from glowmlir.quantization.float_steps import (
+    FloatAdd,
+    FloatGate,
+    FloatStep,
+    float_add,
+    float_gate,
+    float_step,
+    tflite_add_levels,
+)
 from glowmlir.quantization.rescaling import (
     activation_bounds,
     add_left_shift,
@@ -63,6 +71,37 @@ def mul_float_step(op: glowll.ElementwiseOp) -> FloatStep | None:
     first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
     bound = largest_difference(first) * largest_difference(second)
     return float_step(*mul_multiplier(first, second, out_type), out_type.offset, -bound, bound)
+
+
+def gate_operand(op: glowll.ElementwiseOp) -> int | None:
+    """Which source of a Mul is a gate fixed along the other's innermost run (its shape the
+    destination's with ones from some dimension on: a squeeze-and-excitation block's [N, C,
+    1, 1] against [N, C, H, W]), the other of the destination's shape; None where neither is."""
+    shapes = [glow.shape_of(v) for v in op.inputs]
+    dest = glow.shape_of(op.dest)
+    for gate, other in ((0, 1), (1, 0)):
+        shape = shapes[gate]
+        if (tuple(shapes[other]) == tuple(dest) and len(shape) == len(dest) and dest[-1] > 1
+                and any(tuple(shape[:axis]) == tuple(dest[:axis]) and all(n == 1 for n in shape[axis:])
+                        for axis in range(len(dest)))):
+            return gate
+    return None
+
+
+def mul_float_gate(op: glowll.ElementwiseOp) -> FloatGate | None:
+    """The fused multiply-add form of an int8 Mul by a gate fixed along x's runs
+    (`quantization.float_steps.float_gate`, proved on every pair of an x level and a gate
+    level against TFLite's Mul clamped to the fused activation); None where the Mul has no
+    such gate (`gate_operand`) or none is proved."""
+    gate = gate_operand(op)
+    if gate is None:
+        return None
+    gate_type, x_type = (op.inputs[i].type.element_type for i in (gate, 1 - gate))
+    out_type = op.dest.type.element_type
+    if any(t.bitwidth != 8 for t in (gate_type, x_type, out_type)):
+        return None
+    return float_gate(*mul_multiplier(x_type, gate_type, out_type), x_type.value_range, gate_type.value_range,
+                      (x_type.offset, gate_type.offset, out_type.offset), activation_bounds(op, out_type))
 
 
 def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
@@ -123,6 +162,40 @@ def float_step_product(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[
                                                        b.int_sub(y, b.int_value(second.offset, y.type))), step)
 
 
+def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue):
+    """A Mul's level (before the clamp) of vectors of x levels by one gate level `gate` (an
+    i32 scalar, loaded once a run) by its `float_gate` property (`FloatGate.levels`,
+    operation by operation): once a run a_g = f32(g - zg) x scale and the two offsets
+    b_g = fma(-zx, a_g, offset) (of the gate's sign: the one of x's below zx first), then per
+    vector of x the levels as singles, a compare with zx and a blend of the two offsets (none
+    where they are one), one `llvm.fma` and a rounding conversion (`nearest_levels`): on AVX2
+    `vpmovsxbd`, `vcvtdq2ps`, `vpcmpgtd`, `vblendvps`, `vfmadd`, `vcvtps2dq` a vector of 8."""
+    form = FloatGate.of(op.float_gate)
+    gate_index = gate_operand(op)
+    gate_type, x_type = (op.inputs[i].type.element_type for i in (gate_index, 1 - gate_index))
+    singles = VectorType(f32, [LANES])
+
+    def fma(x: SSAValue, a: SSAValue, c: SSAValue) -> SSAValue:
+        name = f"llvm.fma.v{LANES}f32" if isinstance(x.type, VectorType) else "llvm.fma.f32"
+        return b.emit(llvm.CallIntrinsicOp(name, [x, a, c], [x.type]))
+
+    centred = b.emit(llvm.SIToFPOp(b.int_sub(gate, b.int_value(gate_type.offset, gate.type)), f32))
+    slope = b.fmul(centred, b.f32(form.scale), EXACT_FLOATS)
+    offsets = [fma(b.f32(-x_type.offset), slope, b.f32(offset)) for offset in (form.offset, form.negative_offset)]
+    slopes = b.splat(slope, singles)
+    if form.negative_offset == form.offset:
+        offset = b.splat(offsets[0], singles)
+        return lambda x: nearest_levels(b, fma(b.emit(llvm.SIToFPOp(x, singles)), slopes, offset), x.type)
+    positive_gate = b.int_compare("sgt", gate, b.int_value(gate_type.offset, gate.type))
+    below, above = (b.splat(b.select(positive_gate, *pair), singles) for pair in (offsets[::-1], offsets))
+    zero_point = b.int_value(x_type.offset, VECTOR)
+
+    def levels(x: SSAValue) -> SSAValue:
+        offset = b.select(b.int_compare("slt", x, zero_point), below, above)
+        return nearest_levels(b, fma(b.emit(llvm.SIToFPOp(x, singles)), slopes, offset), x.type)
+    return levels
+
+
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
     from glowmlir.lowering.quantized_kernels import binary_level  # (that module imports the emitters)
 
@@ -135,7 +208,11 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
-    if getattr(op, "float_step", None) is not None:
+    gated = getattr(op, "float_gate", None) is not None
+    if gated:
+        gate_index = gate_operand(op)
+        assert views[1 + gate_index].strides[-1] == 0 and views[2 - gate_index].strides[-1] == 1
+    elif getattr(op, "float_step", None) is not None:
         level = float_step_product(b, op)
     elif getattr(op, "float_add", None) is not None:
         level = float_add_levels(b, op)
@@ -148,12 +225,19 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
 
     def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
         loaded = None if count == LANES else [lane < count for lane in range(LANES)]
-        value = level(*(broadcast[i] if i in broadcast else levels(source, [*indices, first], loaded)
-                        for i, source in enumerate(views[1:])))
+        if gated:  # the gate's level made `broadcast`'s function of x
+            value = broadcast[gate_index](levels(views[2 - gate_index], [*indices, first], loaded))
+        else:
+            value = level(*(broadcast[i] if i in broadcast else levels(source, [*indices, first], loaded)
+                            for i, source in enumerate(views[1:])))
         clamped = b.clamp(value, b.int_value(low, VECTOR), b.int_value(high, VECTOR))
         store_vector(b, b.truncate(clamped, VectorType(storage, [LANES])), views[0], [*indices, first], loaded)
 
     with b.loops(outer) as indices:
-        broadcast = {i: b.splat(b.sign_extend(b.load(source, [*indices, 0])), VECTOR)
-                     for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
+        if gated:
+            broadcast = {gate_index: float_gate_levels(b, op, b.sign_extend(b.load(views[1 + gate_index],
+                                                                                   [*indices, 0])))}
+        else:
+            broadcast = {i: b.splat(b.sign_extend(b.load(source, [*indices, 0])), VECTOR)
+                         for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
         in_runs(b, inner, LANES, functools.partial(vector_at, list(indices), broadcast))
