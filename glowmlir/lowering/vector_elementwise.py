@@ -162,38 +162,45 @@ def float_step_product(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[
                                                        b.int_sub(y, b.int_value(second.offset, y.type))), step)
 
 
-def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue):
-    """A Mul's level (before the clamp) of vectors of x levels by one gate level `gate` (an
-    i32 scalar, loaded once a run) by its `float_gate` property (`FloatGate.levels`,
-    operation by operation): once a run a_g = f32(g - zg) x scale and the two offsets
-    b_g = fma(-zx, a_g, offset) (of the gate's sign: the one of x's below zx first), then per
-    vector of x the levels as singles, a compare with zx and a blend of the two offsets (none
-    where they are one), one `llvm.fma` and a rounding conversion (`nearest_levels`): on AVX2
-    `vpmovsxbd`, `vcvtdq2ps`, `vpcmpgtd`, `vblendvps`, `vfmadd`, `vcvtps2dq` a vector of 8."""
+def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue, lanes: int):
+    """A Mul's level (before the clamp) of vectors of `lanes` x levels by one gate level
+    `gate` (an i32 scalar, loaded once a run) by its `float_gate` property (`FloatGate.levels`,
+    operation by operation): once a run the slope a_g = f32(g - zg) x scale and a mask s of
+    the gate's sign (0 where g > zg, else -1), then per vector d = x - zx, as singles, times
+    a_g plus the offset of the product's side in one `llvm.fma`, and a rounding conversion
+    (`nearest_levels`). The side is the sign of d xor s (an xor and a blend on its sign bit;
+    d = 0 takes the gate's zero side, as the model does; neither where the two offsets are
+    one): on AVX2 `vpmovsxbd`, `vpaddd`, `vpxor`, `vcvtdq2ps`, `vblendvps`, `vfmadd`,
+    `vcvtps2dq` a vector of 8, against the float step's `vpmulld` and a multiply and an add
+    more (and a compare of d itself LLVM folds into one of the int8 levels, whose mask it
+    then widens: three shuffles more)."""
     form = FloatGate.of(op.float_gate)
     gate_index = gate_operand(op)
     gate_type, x_type = (op.inputs[i].type.element_type for i in (gate_index, 1 - gate_index))
-    singles = VectorType(f32, [LANES])
+    vector, singles = VectorType(i32, [lanes]), VectorType(f32, [lanes])
+    centred_gate = b.int_sub(gate, b.int_value(gate_type.offset, gate.type))
+    slopes = b.splat(b.fmul(b.emit(llvm.SIToFPOp(centred_gate, f32)), b.f32(form.scale), EXACT_FLOATS), singles)
+    offsets = [b.splat(b.f32(offset), singles) for offset in (form.offset, form.negative_offset)]
+    zero_point = b.int_value(x_type.offset, vector)
 
-    def fma(x: SSAValue, a: SSAValue, c: SSAValue) -> SSAValue:
-        name = f"llvm.fma.v{LANES}f32" if isinstance(x.type, VectorType) else "llvm.fma.f32"
-        return b.emit(llvm.CallIntrinsicOp(name, [x, a, c], [x.type]))
-
-    centred = b.emit(llvm.SIToFPOp(b.int_sub(gate, b.int_value(gate_type.offset, gate.type)), f32))
-    slope = b.fmul(centred, b.f32(form.scale), EXACT_FLOATS)
-    offsets = [fma(b.f32(-x_type.offset), slope, b.f32(offset)) for offset in (form.offset, form.negative_offset)]
-    slopes = b.splat(slope, singles)
+    def fma(centred: SSAValue, offset: SSAValue) -> SSAValue:
+        return b.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{lanes}f32", [b.emit(llvm.SIToFPOp(centred, singles)), slopes,
+                                                                          offset], [singles]))
     if form.negative_offset == form.offset:
-        offset = b.splat(offsets[0], singles)
-        return lambda x: nearest_levels(b, fma(b.emit(llvm.SIToFPOp(x, singles)), slopes, offset), x.type)
-    positive_gate = b.int_compare("sgt", gate, b.int_value(gate_type.offset, gate.type))
-    below, above = (b.splat(b.select(positive_gate, *pair), singles) for pair in (offsets[::-1], offsets))
-    zero_point = b.int_value(x_type.offset, VECTOR)
+        return lambda x: nearest_levels(b, fma(b.int_sub(x, zero_point), offsets[0]), x.type)
+    at_most_zero = b.int_compare("sle", centred_gate, b.int_value(0, gate.type))
+    gate_sign = b.splat(b.emit(llvm.SExtOp(at_most_zero, i32)), vector)
 
     def levels(x: SSAValue) -> SSAValue:
-        offset = b.select(b.int_compare("slt", x, zero_point), below, above)
-        return nearest_levels(b, fma(b.emit(llvm.SIToFPOp(x, singles)), slopes, offset), x.type)
+        centred = b.int_sub(x, zero_point)
+        negative = b.int_compare("slt", b.emit(llvm.XOrOp(centred, gate_sign)), b.int_value(0, vector))
+        return nearest_levels(b, fma(centred, b.select(negative, offsets[1], offsets[0])), x.type)
     return levels
+
+
+GATE_LANES = 32
+"""Levels a step of the fma form computes: four ymm registers of singles, whose levels two
+`vpackssdw`, one `vpacksswb` and one lane permute narrow (16 lanes take four shuffles)."""
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
@@ -209,6 +216,8 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
     gated = getattr(op, "float_gate", None) is not None
+    lanes = GATE_LANES if gated else LANES
+    vector = VectorType(i32, [lanes])
     if gated:
         gate_index = gate_operand(op)
         assert views[1 + gate_index].strides[-1] == 0 and views[2 - gate_index].strides[-1] == 1
@@ -221,23 +230,23 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
     *outer, inner = shape
 
     def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
-        return b.emit(llvm.SExtOp(load_vector(b, source, at, LANES, loaded), VECTOR))
+        return b.emit(llvm.SExtOp(load_vector(b, source, at, lanes, loaded), vector))
 
     def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
-        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
+        loaded = None if count == lanes else [lane < count for lane in range(lanes)]
         if gated:  # the gate's level made `broadcast`'s function of x
             value = broadcast[gate_index](levels(views[2 - gate_index], [*indices, first], loaded))
         else:
             value = level(*(broadcast[i] if i in broadcast else levels(source, [*indices, first], loaded)
                             for i, source in enumerate(views[1:])))
-        clamped = b.clamp(value, b.int_value(low, VECTOR), b.int_value(high, VECTOR))
-        store_vector(b, b.truncate(clamped, VectorType(storage, [LANES])), views[0], [*indices, first], loaded)
+        clamped = b.clamp(value, b.int_value(low, vector), b.int_value(high, vector))
+        store_vector(b, b.truncate(clamped, VectorType(storage, [lanes])), views[0], [*indices, first], loaded)
 
     with b.loops(outer) as indices:
         if gated:
-            broadcast = {gate_index: float_gate_levels(b, op, b.sign_extend(b.load(views[1 + gate_index],
-                                                                                   [*indices, 0])))}
+            gate = b.sign_extend(b.load(views[1 + gate_index], [*indices, 0]))
+            broadcast = {gate_index: float_gate_levels(b, op, gate, lanes)}
         else:
             broadcast = {i: b.splat(b.sign_extend(b.load(source, [*indices, 0])), VECTOR)
                          for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
-        in_runs(b, inner, LANES, functools.partial(vector_at, list(indices), broadcast))
+        in_runs(b, inner, lanes, functools.partial(vector_at, list(indices), broadcast))

@@ -242,8 +242,8 @@ def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios:
 
 def fma_singles(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """f32(x a + b), the exact value rounded once to nearest even (IEEE fused multiply-add,
-    `llvm.fma.f32`), for singles x (of at most 29 significant bits' worth of exponent span from
-    a: x an int8 level or a small integer), a and b. The product x a is exact in double (24 +
+    `llvm.fma.f32`), for singles x, a and b whose product is exact in double (x an integer
+    of at most 29 bits, as a level less its zero point). The product x a is exact in double (24 +
     24 bits); s = x a + b in double with its exact error e (TwoSum: x a + b = s + e); s
     rounded to single is the exact sum's rounding except where s lies exactly halfway between
     two singles and e moves the sum off the tie (then the neighbour on e's side)."""
@@ -263,30 +263,29 @@ def fma_singles(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class FloatGate:
     """An int8 Mul of x by a gate g fixed along x's innermost run (a squeeze-and-excitation
     block's channel Mul) as one fused multiply-add a level:
-    `level = rint(fma(f32(x), a_g, b_g))`, a_g = f32(f32(g - zg) scale) and the offset
-    b_g = fma(f32(-zx), a_g, offset) computed once a run from the gate's level (zx, zg the
-    zero points of x and the gate); where the product (x - zx)(g - zg) is negative (x on
-    one side of zx, which side the gate's sign says), b_g of `negative_offset` instead:
-    TFLite rounds the two signs' halves away from zero, twice (`FloatStep`). Every step is
-    one IEEE single operation (`FloatGate.levels` models the kernel's)."""
+    `level = rint(fma(f32(x - zx), a_g, b))`, the slope a_g = f32(f32(g - zg) scale) computed
+    once a run from the gate's level (zx, zg the zero points of x and the gate), b `offset`
+    where the product (x - zx)(g - zg) is positive or zero, `negative_offset` where it is
+    negative (which side of x, the gate's sign says): TFLite rounds the two signs' halves away
+    from zero, twice (`FloatStep`). Every step is one IEEE single operation (`FloatGate.levels`
+    models the kernel's: the fma by `fma_singles`)."""
 
     scale: float
     offset: float
     negative_offset: float
 
-    def coefficients(self, gates: np.ndarray, gate_offset: int, x_offset: int):
-        """(a_g, b_g of `offset`, b_g of `negative_offset`) of each gate level, as the kernel computes them."""
-        centred = (np.asarray(gates, np.int64) - gate_offset).astype(np.float32)
-        slopes = (centred * np.float32(self.scale)).astype(np.float32)
-        return slopes, *(fma_singles(np.float32(-x_offset), slopes, np.float32(offset))
-                         for offset in (self.offset, self.negative_offset))
+    def slopes(self, gates: np.ndarray, gate_offset: int) -> np.ndarray:
+        """a_g of each gate level, as the kernel computes it."""
+        return ((np.asarray(gates, np.int64) - gate_offset).astype(np.float32) * np.float32(self.scale)).astype(
+            np.float32)
 
     def levels(self, x: np.ndarray, gates: np.ndarray, gate_offset: int, x_offset: int) -> np.ndarray:
         """What the kernel computes (before the clamp) for levels `x` by gate levels `gates`."""
-        slopes, offsets, negative_offsets = self.coefficients(gates, gate_offset, x_offset)
-        negative = (np.asarray(x, np.int64) < x_offset) == (np.asarray(gates, np.int64) > gate_offset)
-        offsets = np.where(negative, negative_offsets, offsets)
-        return np.rint(fma_singles(np.asarray(x, np.float32), slopes, offsets)).astype(np.int64)
+        centred = np.asarray(x, np.int64) - x_offset
+        negative = (centred < 0) == (np.asarray(gates, np.int64) > gate_offset)
+        offsets = np.where(negative, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
+        return np.rint(fma_singles(centred.astype(np.float32), self.slopes(gates, gate_offset), offsets)).astype(
+            np.int64)
 
     def attribute(self) -> DenseArrayBase:
         """The op property `float_gate = array<f32: scale, offset, negative_offset>`."""
