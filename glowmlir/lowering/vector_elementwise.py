@@ -162,8 +162,8 @@ def float_step_product(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[
                                                        b.int_sub(y, b.int_value(second.offset, y.type))), step)
 
 
-def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue, lanes: int):
-    """A Mul's level (before the clamp) of vectors of `lanes` x levels by one gate level
+def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue):
+    """A Mul's level (before the clamp) of vectors of x levels by one gate level
     `gate` (an i32 scalar, loaded once a run) by its `float_gate` property (`FloatGate.levels`,
     operation by operation): once a run the slope a_g = f32(g - zg) x scale and a mask s of
     the gate's sign (0 where g > zg, else -1), then per vector d = x - zx, as singles, times
@@ -177,14 +177,14 @@ def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue
     form = FloatGate.of(op.float_gate)
     gate_index = gate_operand(op)
     gate_type, x_type = (op.inputs[i].type.element_type for i in (gate_index, 1 - gate_index))
-    vector, singles = VectorType(i32, [lanes]), VectorType(f32, [lanes])
+    vector, singles = VECTOR, VectorType(f32, [LANES])
     centred_gate = b.int_sub(gate, b.int_value(gate_type.offset, gate.type))
     slopes = b.splat(b.fmul(b.emit(llvm.SIToFPOp(centred_gate, f32)), b.f32(form.scale), EXACT_FLOATS), singles)
     offsets = [b.splat(b.f32(offset), singles) for offset in (form.offset, form.negative_offset)]
     zero_point = b.int_value(x_type.offset, vector)
 
     def fma(centred: SSAValue, offset: SSAValue) -> SSAValue:
-        return b.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{lanes}f32", [b.emit(llvm.SIToFPOp(centred, singles)), slopes,
+        return b.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{LANES}f32", [b.emit(llvm.SIToFPOp(centred, singles)), slopes,
                                                                           offset], [singles]))
     if form.negative_offset == form.offset:
         return lambda x: nearest_levels(b, fma(b.int_sub(x, zero_point), offsets[0]), x.type)
@@ -196,11 +196,6 @@ def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue
         negative = b.int_compare("slt", b.emit(llvm.XOrOp(centred, gate_sign)), b.int_value(0, vector))
         return nearest_levels(b, fma(centred, b.select(negative, offsets[1], offsets[0])), x.type)
     return levels
-
-
-GATE_LANES = 32
-"""Levels a step of the fma form computes: four ymm registers of singles, whose levels two
-`vpackssdw`, one `vpacksswb` and one lane permute narrow (16 lanes take four shuffles)."""
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
@@ -216,8 +211,6 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
     gated = getattr(op, "float_gate", None) is not None
-    lanes = GATE_LANES if gated else LANES
-    vector = VectorType(i32, [lanes])
     if gated:
         gate_index = gate_operand(op)
         assert views[1 + gate_index].strides[-1] == 0 and views[2 - gate_index].strides[-1] == 1
@@ -230,23 +223,23 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
     *outer, inner = shape
 
     def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
-        return b.emit(llvm.SExtOp(load_vector(b, source, at, lanes, loaded), vector))
+        return b.emit(llvm.SExtOp(load_vector(b, source, at, LANES, loaded), VECTOR))
 
     def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
-        loaded = None if count == lanes else [lane < count for lane in range(lanes)]
+        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
         if gated:  # the gate's level made `broadcast`'s function of x
             value = broadcast[gate_index](levels(views[2 - gate_index], [*indices, first], loaded))
         else:
             value = level(*(broadcast[i] if i in broadcast else levels(source, [*indices, first], loaded)
                             for i, source in enumerate(views[1:])))
-        clamped = b.clamp(value, b.int_value(low, vector), b.int_value(high, vector))
-        store_vector(b, b.truncate(clamped, VectorType(storage, [lanes])), views[0], [*indices, first], loaded)
+        clamped = b.clamp(value, b.int_value(low, VECTOR), b.int_value(high, VECTOR))
+        store_vector(b, b.truncate(clamped, VectorType(storage, [LANES])), views[0], [*indices, first], loaded)
 
     with b.loops(outer) as indices:
         if gated:
             gate = b.sign_extend(b.load(views[1 + gate_index], [*indices, 0]))
-            broadcast = {gate_index: float_gate_levels(b, op, gate, lanes)}
+            broadcast = {gate_index: float_gate_levels(b, op, gate)}
         else:
             broadcast = {i: b.splat(b.sign_extend(b.load(source, [*indices, 0])), VECTOR)
                          for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
-        in_runs(b, inner, lanes, functools.partial(vector_at, list(indices), broadcast))
+        in_runs(b, inner, LANES, functools.partial(vector_at, list(indices), broadcast))
