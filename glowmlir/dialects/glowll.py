@@ -890,6 +890,10 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     # an int8 add's or sub's float form, `array<f32: first_scale, second_scale, threshold,
     # offset, negative_offset>` (`quantization.float_steps.FloatAdd`, proved on every pair of levels)
     float_add = opt_prop_def(DenseArrayBase)
+    # an int8 mul's by a gate fixed along x's runs, `array<f32: scale, offset, negative_offset>`:
+    # one fma a level of coefficients computed a run from the gate's level
+    # (`quantization.float_steps.FloatGate`, proved on every pair of levels)
+    float_gate = opt_prop_def(DenseArrayBase)
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -922,7 +926,8 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
         with_kernel = any(kind in kernel.elementwise_kinds for kernel in microkernels_of(self.name))
-        step = (FLOAT_FORM_PROPERTY[kind],) if kind in FLOAT_FORM_PROPERTY and self.microkernel is not None else ()
+        step = ((FLOAT_FORM_PROPERTY[kind], *(("float_gate",) if kind == "mul" else ()))
+                if kind in FLOAT_FORM_PROPERTY and self.microkernel is not None else ())
         allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
@@ -930,6 +935,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
             _fail(self, "a float_step is array<f32: scale, offset, negative_offset>")
         if self.float_add is not None and (self.float_add.elt_type != f32 or len(self.float_add.get_values()) != 5):
             _fail(self, "a float_add is array<f32: first_scale, second_scale, threshold, offset, negative_offset>")
+        if self.float_gate is not None and (self.float_gate.elt_type != f32 or len(self.float_gate.get_values()) != 3
+                                            or self.float_step is not None):
+            _fail(self, "a float_gate is array<f32: scale, offset, negative_offset>, not beside a float_step")
         if self.microkernel is not None:
             verify_kernel_of(self, f"\"{kind}\"", "int8 operands", kind)
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))

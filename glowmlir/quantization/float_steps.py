@@ -238,3 +238,107 @@ def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios:
             if np.array_equal(add.levels(first, second), levels):
                 return add
     return None
+
+
+def fma_singles(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """f32(x a + b), the exact value rounded once to nearest even (IEEE fused multiply-add,
+    `llvm.fma.f32`), for singles x, a and b whose product is exact in double (x an integer
+    of at most 29 bits, as a level less its zero point). The product x a is exact in double (24 +
+    24 bits); s = x a + b in double with its exact error e (TwoSum: x a + b = s + e); s
+    rounded to single is the exact sum's rounding except where s lies exactly halfway between
+    two singles and e moves the sum off the tie (then the neighbour on e's side)."""
+    product = np.asarray(x, np.float32).astype(np.float64) * np.asarray(a, np.float32).astype(np.float64)
+    addend = np.asarray(b, np.float32).astype(np.float64)
+    total = product + addend
+    virtual = total - product
+    error = (product - (total - virtual)) + (addend - virtual)
+    rounded = total.astype(np.float32)
+    off = total - rounded.astype(np.float64)
+    neighbour = np.nextafter(rounded, np.where(off > 0, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32))
+    tie = (off != 0) & (total == (rounded.astype(np.float64) + neighbour.astype(np.float64)) / 2)
+    return np.where(tie & (error != 0) & (np.sign(error) == np.sign(off)), neighbour, rounded).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class FloatGate:
+    """An int8 Mul of x by a gate g fixed along x's innermost run (a squeeze-and-excitation
+    block's channel Mul) as one fused multiply-add a level:
+    `level = rint(fma(f32(x - zx), a_g, b))`, the slope a_g = f32(f32(g - zg) scale) computed
+    once a run from the gate's level (zx, zg the zero points of x and the gate), b `offset`
+    where the product (x - zx)(g - zg) is positive or zero, `negative_offset` where it is
+    negative (which side of x, the gate's sign says): TFLite rounds the two signs' halves away
+    from zero, twice (`FloatStep`). Every step is one IEEE single operation (`FloatGate.levels`
+    models the kernel's: the fma by `fma_singles`)."""
+
+    scale: float
+    offset: float
+    negative_offset: float
+
+    def slopes(self, gates: np.ndarray, gate_offset: int) -> np.ndarray:
+        """a_g of each gate level, as the kernel computes it."""
+        return ((np.asarray(gates, np.int64) - gate_offset).astype(np.float32) * np.float32(self.scale)).astype(
+            np.float32)
+
+    def levels(self, x: np.ndarray, gates: np.ndarray, gate_offset: int, x_offset: int) -> np.ndarray:
+        """What the kernel computes (before the clamp) for levels `x` by gate levels `gates`."""
+        centred = np.asarray(x, np.int64) - x_offset
+        negative = (centred < 0) == (np.asarray(gates, np.int64) > gate_offset)
+        offsets = np.where(negative, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
+        return np.rint(fma_singles(centred.astype(np.float32), self.slopes(gates, gate_offset), offsets)).astype(
+            np.int64)
+
+    def attribute(self) -> DenseArrayBase:
+        """The op property `float_gate = array<f32: scale, offset, negative_offset>`."""
+        return DenseArrayBase.from_list(f32, [self.scale, self.offset, self.negative_offset])
+
+    @staticmethod
+    def of(attribute: DenseArrayBase) -> FloatGate:
+        """The form an op's `float_gate` property holds."""
+        return FloatGate(*(float(number) for number in attribute.get_values()))
+
+
+GATE_SCALE_ULPS = 8
+"""The scales a gate's form tries each side of the nearest single to the real multiplier."""
+
+
+def float_gate(multiplier: int, shift: int, x_levels: tuple[int, int], gate_levels: tuple[int, int],
+               zero_points: tuple[int, int, int], bounds: tuple[int, int]) -> FloatGate | None:
+    """A `FloatGate` giving TFLite's Mul level (`tflite_levels` of (x - zx)(g - zg), clamped
+    to the fused activation's `bounds`) on every pair of an x level in `x_levels` and a gate
+    level in `gate_levels` (inclusive ranges; `zero_points` (zx, zg, zo)), checked on all of
+    them (at most 65,536: the check is the proof): its scale within `GATE_SCALE_ULPS` of f32
+    of the real multiplier M 2^(shift - 31), each sign's offset zo plus the middle of the
+    interval that keeps that side's levels within half a level of the line (where the level
+    is not clamped); None where no candidate is equal."""
+    x_offset, gate_offset, out_offset = zero_points
+    low, high = bounds
+    nearest = np.float32(multiplier * 2.0 ** (shift - 31))
+    if multiplier <= 0 or not 0 < nearest < 0.5:
+        return None
+    x, gates = (pair.ravel() for pair in np.meshgrid(np.arange(x_levels[0], x_levels[1] + 1),
+                                                     np.arange(gate_levels[0], gate_levels[1] + 1), indexing="ij"))
+    products = (x - x_offset) * (gates - gate_offset)
+    levels = np.clip(tflite_levels(products, multiplier, shift, out_offset), low, high)
+    negative = products < 0
+    for ulps in range(GATE_SCALE_ULPS + 1):
+        for signed_ulps in (ulps, -ulps) if ulps else (0,):
+            scale = _ulps_away(nearest, signed_ulps)
+            line = products * np.float64(scale) + out_offset
+            offsets = [_clamped_side_offset(line[side], levels[side], bounds) for side in (~negative, negative)]
+            if offsets[0] is None or offsets[1] is None:
+                continue
+            gate = FloatGate(float(scale), *(float(np.float32(out_offset + offset)) for offset in offsets))
+            if np.array_equal(np.clip(gate.levels(x, gates, gate_offset, x_offset), low, high), levels):
+                return gate
+    return None
+
+
+def _clamped_side_offset(line: np.ndarray, levels: np.ndarray, bounds: tuple[int, int]) -> float | None:
+    """The middle of the offsets d that keep every level within half a level of line + d
+    where it is inside `bounds` (a clamped level only needs the line past its bound: there
+    the offset is bounded by one level); None where they are none."""
+    if line.size == 0:
+        return 0.0
+    lowest = np.max(levels - 0.5 - line, where=levels > bounds[0], initial=-1.0)
+    highest = np.min(levels + 0.5 - line, where=levels < bounds[1], initial=1.0)
+    return float((lowest + highest) / 2) if lowest < highest else None

@@ -9,11 +9,13 @@ for a target without AVX: SSE only, no masked loads)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from glowmlir.backends.host_vector import select_kernels
-from glowmlir.quantization.float_steps import float_add
+from glowmlir.quantization.float_steps import float_add, fma_singles
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
@@ -56,22 +58,106 @@ def gate_product_case(x_shape, gate_shape, seed: int, x_type, gate_type, out_typ
 
 
 @needs_avx
-@pytest.mark.parametrize("x_shape,gate_shape,x_type,gate_type,out_type,seed", [
-    ((1, 24, 2, 96), (1, 24, 1, 1), (0.0431, -11), (1 / 256, -128), (0.0279, -7), 900),
-    ((2, 9, 3, 7), (2, 9, 1, 1), (0.0173, 40), (0.0078, 3), (0.0119, 12), 901),
-    ((1, 7, 1, 33), (1, 7, 1, 1), (0.0912, -128), (1 / 256, -128), (0.0455, -128), 902),
-    ((1, 5, 11, 13), (1, 5, 1, 1), (0.0301, 127), (0.0061, -60), (0.0009, 5), 903),
-    ((37, 3), (37, 3), (0.0222, 9), (0.0571, -33), (0.0817, 2), 904),
+@pytest.mark.parametrize("x_shape,gate_shape,x_type,gate_type,out_type,seed,form", [
+    ((1, 24, 2, 96), (1, 24, 1, 1), (0.0431, -11), (1 / 256, -128), (0.0279, -7), 900, "float_gate"),
+    ((2, 9, 3, 7), (2, 9, 1, 1), (0.0173, 40), (0.0078, 3), (0.0119, 12), 901, "float_gate"),
+    ((1, 7, 1, 33), (1, 7, 1, 1), (0.0912, -128), (1 / 256, -128), (0.0455, -128), 902, "float_gate"),
+    ((1, 5, 11, 13), (1, 5, 1, 1), (0.0301, 127), (0.0061, -60), (0.0009, 5), 903, "float_gate"),
+    ((37, 3), (37, 3), (0.0222, 9), (0.0571, -33), (0.0817, 2), 904, "float_step"),
 ])
-def test_channel_products_take_the_float_step_and_match_the_int8_reference(
-        x_shape, gate_shape, x_type, gate_type, out_type, seed):
+def test_channel_products_take_a_float_form_and_match_the_int8_reference(
+        x_shape, gate_shape, x_type, gate_type, out_type, seed, form):
     """A channel Mul (odd planes, a tail, planes shorter than a vector, gates at the ends of
-    their range, zero points at both ends) and a Mul of one shape take the proved float step (`float_step`
-    printed on the op) and give the reference's levels bit for bit."""
+    their range, zero points at both ends) takes the proved fma form (`float_gate` printed on
+    the op; AVX2 has FMA3), a Mul of one shape the proved float step (`float_step`), and each
+    gives the reference's levels bit for bit."""
     case = gate_product_case(x_shape, gate_shape, seed, x_type, gate_type, out_type)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_step = array<f32:" in fast.ir["glowll"]
+    assert f"{form} = array<f32:" in fast.ir["glowll"]
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+def every_gate_pair_case(x_type, gate_type, out_type, plane: int, seed: int, gate_first: bool = False) -> Case:
+    """A channel Mul of 256 channels, one a gate level (shuffled), each channel's plane of
+    `plane` levels every x level (shuffled; the rest random): all 65,536 pairs of an x level
+    and a gate level, with tails where `plane` is not a multiple of 16; and its int8 reference."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (1, 256, 1, plane)).astype(np.int8)
+    for channel in range(256):
+        x[0, channel, 0, :256] = rng.permutation(np.arange(-128, 128))
+    gate = rng.permutation(np.arange(-128, 128)).astype(np.int8).reshape(1, 256, 1, 1)
+    expected = ref.mul(x, gate, x_type, gate_type, out_type)
+    x_t, s_t, y_t = tensor(x.shape, q8(*x_type)), tensor(gate.shape, q8(*gate_type)), tensor(x.shape, q8(*out_type))
+    if gate_first:
+        body = f"""
+  %s = glow.placeholder "s" : {s_t}
+  %x = glow.placeholder "x" : {x_t}
+  %y = glow.mul %s, %x : ({s_t}, {x_t}) -> {y_t}
+  glow.save %y as "y" : {y_t}"""
+    else:
+        body = binary_text("mul", x_t, s_t, y_t)
+    return Case(body, {"x": x, "s": gate}, {}, "y", expected)
+
+
+def random_types(seed: int):
+    """Random scales and zero points of x, a gate and a Mul's output whose real multiplier is below 1/2."""
+    rng = np.random.default_rng(seed)
+    while True:
+        types = [(ref.f32(rng.uniform(0.002, 0.1)), int(rng.integers(-128, 128))) for _ in range(3)]
+        if types[0][0] * types[1][0] / types[2][0] < 0.45:
+            return types
+
+
+@needs_avx
+@pytest.mark.parametrize("types,plane,gate_first", [
+    (((0.0431, -11), (1 / 256, -128), (0.0279, -7)), 256, False),  # the net's gate: hard sigmoid's 1/256
+    (((0.0912, 127), (0.0061, 40), (0.0455, -100)), 259, True),
+    (random_types(920), 263, False),
+    (random_types(921), 256, True),
+    (random_types(922), 271, False),
+])
+def test_channel_mul_of_every_pair_of_levels_on_the_fma_form(types, plane, gate_first):
+    """TFLite's int8 Mul by a gate a channel on every pair of an x level and a gate level
+    (random scales too; the gate either operand; planes with tails) on the fma form, bit for
+    bit the int8 reference's."""
+    x_type, gate_type, out_type = ((ref.f32(scale), offset) for scale, offset in types)
+    case = every_gate_pair_case(x_type, gate_type, out_type, plane, plane, gate_first)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_gate = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("mattr,refused", [(TARGETS["avx2"] + ",-fma", False), (TARGETS["avx2"], True)])
+def test_a_channel_mul_without_the_fma_form_keeps_the_float_step(monkeypatch, mattr, refused):
+    """Without FMA3 (-fma), or where no fma form is proved (`mul_float_gate` gives None), a
+    channel Mul takes `float_step` as before, bit for bit the reference's."""
+    if refused:
+        monkeypatch.setattr(select_kernels, "mul_float_gate", lambda op: None)
+    case = gate_product_case((1, 6, 3, 21), (1, 6, 1, 1), 906, (0.0431, -11), (1 / 256, -128), (0.0279, -7))
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+    assert "float_step = array<f32:" in fast.ir["glowll"] and "float_gate" not in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+def test_the_fma_model_rounds_the_exact_sum_once():
+    """`fma_singles` (the proof's model of `llvm.fma.f32`) against exact rationals: random
+    products and addends, and sums at a tie of two singles moved off it by the product's last bits."""
+    rng = np.random.default_rng(930)
+    x = rng.integers(-128, 128, 4000).astype(np.float32)
+    a = (rng.normal(size=4000) * 10.0 ** rng.integers(-6, 1, 4000)).astype(np.float32)
+    b = (rng.normal(size=4000) * 10.0 ** rng.integers(-3, 3, 4000)).astype(np.float32)
+    ties = np.arange(0, 4000, 2)  # b = half a unit of x a's single rounding less that rounding: a tie
+    rounded = (x[ties].astype(np.float64) * a[ties]).astype(np.float32)
+    b[ties] = (np.float64(rounded) + np.spacing(rounded).astype(np.float64) / 2 * rng.choice([-1, 1], ties.size)
+               - rounded).astype(np.float32)
+    got = fma_singles(x, a, b)
+    for xi, ai, bi, gi in zip(x, a, b, got):
+        exact = Fraction(float(xi)) * Fraction(float(ai)) + Fraction(float(bi))
+        candidates = [np.float32(float(exact)), *(np.nextafter(np.float32(float(exact)), np.float32(d))
+                                                  for d in (np.inf, -np.inf))]
+        best = min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.int32)) & 1))
+        assert gi == best, (xi, ai, bi)
 
 
 @needs_avx

@@ -55,7 +55,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
-from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_step
+from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -179,16 +179,26 @@ class PackInt8Depthwise(RewritePattern):
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
+@dataclass
 class MarkFloatStep(RewritePattern):
-    """An int8 Mul on `vector-elementwise-int8` whose output step has a proved float form
-    (`vector_elementwise.mul_float_step`) gets it as its `float_step` property; an int8 Add
-    or Sub whose whole arithmetic has one (`vector_elementwise.add_float_form`), as its
-    `float_add` property."""
+    """An int8 Mul on `vector-elementwise-int8` by a gate fixed along x's runs whose fused
+    multiply-add form is proved (`vector_elementwise.mul_float_gate`; with `fused_multiply_add`,
+    the target's) gets it as its `float_gate` property; any other int8 Mul whose output step
+    has a proved float form (`vector_elementwise.mul_float_step`), as its `float_step`
+    property; an int8 Add or Sub whose whole arithmetic has one
+    (`vector_elementwise.add_float_form`), as its `float_add` property."""
+
+    fused_multiply_add: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.float_step is not None or op.float_add is not None or op.microkernel is None
-                or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+        if (op.float_step is not None or op.float_add is not None or op.float_gate is not None
+                or op.microkernel is None or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+            return
+        gate = mul_float_gate(op) if self.fused_multiply_add and op.kind.data == "mul" else None
+        if gate is not None:
+            op.properties["float_gate"] = gate.attribute()
+            rewriter.notify_op_modified(op)
             return
         form = {"mul": mul_float_step, "add": add_float_form, "sub": add_float_form}.get(op.kind.data)
         step = form(op) if form is not None else None
@@ -233,7 +243,9 @@ class SelectVectorColumns(ModulePass):
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
-    tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8."""
+    tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8; with
+    `fused_multiply_add` (`target.fused_multiply_add`), an int8 Mul by a gate a run on its
+    proved fma form (`float_gate`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -241,6 +253,7 @@ class SelectVectorColumns(ModulePass):
     planes: bool = False
     registers: int = 0
     shuffles: str = ""
+    fused_multiply_add: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -254,7 +267,7 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(MarkFloatStep(), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add), apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "

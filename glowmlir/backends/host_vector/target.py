@@ -36,6 +36,15 @@ def byte_shuffles(triple: str, features: Sequence[str]) -> str:
     return "neon" if triple.startswith("aarch64") else ""
 
 
+def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
+    """Whether the vector unit has a fused multiply-add of singles that `llvm.fma` becomes in
+    one instruction: x86-64 with FMA3 (and AVX, which it needs), AArch64 (NEON's `fmla`)."""
+    enabled = enabled_features(features)
+    if triple.startswith("x86_64"):
+        return bool(enabled.get("fma")) and enabled.get("avx") is not False
+    return triple.startswith("aarch64")
+
+
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
 """A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
 Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
