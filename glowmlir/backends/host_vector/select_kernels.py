@@ -221,7 +221,9 @@ class SelectVectorColumns(ModulePass):
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
-    tables for vector-lookup-int8."""
+    tables for vector-lookup-int8; with `fused_multiply_add` (`target.fused_multiply_add`),
+    int8 1x1s' bias and output offset folded into one fused float step where it is proved
+    (`select_int8_pointwise.fuse_bias_into_step`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -229,6 +231,7 @@ class SelectVectorColumns(ModulePass):
     planes: bool = False
     registers: int = 0
     shuffles: str = ""
+    fused_multiply_add: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -237,7 +240,7 @@ class SelectVectorColumns(ModulePass):
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile, self.fused_multiply_add), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),

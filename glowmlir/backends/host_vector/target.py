@@ -36,6 +36,13 @@ def byte_shuffles(triple: str, features: Sequence[str]) -> str:
     return "neon" if triple.startswith("aarch64") else ""
 
 
+def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
+    """Whether the x86-64 target's vectors have `vfmadd` (FMA3 with AVX), which
+    `int8_pointwise`'s fused output step takes (elsewhere LLVM's fma would be a library call)."""
+    enabled = enabled_features(features)
+    return triple.startswith("x86_64") and bool(enabled.get("fma")) and enabled.get("avx") is not False
+
+
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
 """A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
 Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""
