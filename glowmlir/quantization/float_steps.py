@@ -182,6 +182,10 @@ FUSED_EXACT = 2 ** 24
 kernel's agree without a rounding of their own)."""
 
 
+FUSED_OFFSET_ULPS = 16
+"""The singles tried each side of the middle offset of a fused step's channel (`fused_bias_offsets`)."""
+
+
 def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int, biases: np.ndarray,
                        bounds: np.ndarray, clamp: tuple[int, int]) -> np.ndarray | None:
     """Per output channel j, the single c_j with which `clamp(rint(fma(f32(u), step.scale,
@@ -196,8 +200,9 @@ def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int
     or above the output zero point (a relu), where every accumulator below 0 has the low
     level: there agreeing at -1 proves every accumulator below it (the fused level is at most
     the one of -1), and the check covers [-1, bound]. c_j the middle of the interval that
-    puts every checked product within half a level of its level, checked exactly
-    (`fused_levels`). None where some channel has none, a sum reaches `FUSED_EXACT`, or no relu
+    puts every checked product within half a level of its level (or, where the single
+    rounding of a sum lands on a half level, the first of the `FUSED_OFFSET_ULPS` singles each
+    side of it that passes), checked exactly (`fused_levels`). None where some channel has none, a sum reaches `FUSED_EXACT`, or no relu
     clamps."""
     left = max(shift, 0)
     low, high = clamp
@@ -211,11 +216,17 @@ def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int
         levels = np.clip(tflite_levels(values, multiplier, shift, offset), low, high)
         sums = values - bias
         products = sums.astype(np.float32).astype(np.float64) * np.float64(np.float32(step.scale))
-        candidate = _side_offset(products, levels, clamp)
-        if candidate is None or not np.array_equal(
-                np.clip(fused_levels(sums, step.scale, np.full(sums.shape, candidate)), low, high), levels):
+        middle = _side_offset(products, levels, clamp)
+        if middle is None:
             return None
-        offsets.append(candidate)
+        for ulps in (0, *(k * sign for k in range(1, FUSED_OFFSET_ULPS + 1) for sign in (1, -1))):
+            candidate = _ulps_away(middle, ulps)
+            if np.array_equal(np.clip(fused_levels(sums, step.scale, np.full(sums.shape, candidate)), low, high),
+                              levels):
+                offsets.append(candidate)
+                break
+        else:
+            return None
     return np.array(offsets, np.float32)
 
 
