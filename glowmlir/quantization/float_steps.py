@@ -202,8 +202,8 @@ def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int
     the one of -1), and the check covers [-1, bound]. c_j the middle of the interval that
     puts every checked product within half a level of its level (or, where the single
     rounding of a sum lands on a half level, the first of the `FUSED_OFFSET_ULPS` singles each
-    side of it that passes), checked exactly (`fused_levels`). None where some channel has none, a sum reaches `FUSED_EXACT`, or no relu
-    clamps."""
+    side of it that passes), checked exactly (`fused_levels`). None where some channel has
+    none, a sum reaches `FUSED_EXACT`, or no relu clamps."""
     left = max(shift, 0)
     low, high = clamp
     if step.scale <= 0 or multiplier <= 0 or low < offset:

@@ -30,9 +30,8 @@ from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import vector_layout as layout
-from glowmlir.quantization.rescaling import centred_rows
 from glowmlir.quantization.float_steps import FloatStep, fused_bias_offsets
-from glowmlir.quantization.rescaling import KernelParameters, accumulator_bounds, activation_bounds
+from glowmlir.quantization.rescaling import KernelParameters, accumulator_bounds, activation_bounds, centred_rows
 from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     fold_input_offset,

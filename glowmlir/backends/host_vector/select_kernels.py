@@ -240,7 +240,8 @@ class SelectVectorColumns(ModulePass):
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Pointwise(tile, self.fused_multiply_add), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile, self.fused_multiply_add),
+                             apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
