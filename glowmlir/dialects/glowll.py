@@ -592,6 +592,9 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     accumulator the layer can reach, `rint(f32(acc) * scale + (acc < 0 ? negative_offset :
     offset))` (`quantization.float_steps`, proved at compile time), which the kernel computes
     instead of the integer step (`lowering.requantization.float_step_levels`).
+    `bias_in_step` (with a `float_step`): the bias operand holds per channel the bits of a single
+    c (`float_steps.fused_bias_offsets`, proved), the sums start at 0 and the level is
+    `rint(fma(f32(sum), scale, c))` (`requantization.fused_step_levels`).
     `doubled_accumulators` (with it, on a kernel whose filter is packed less its zero point): it holds twice the
     levels less their zero point, so every sum is twice the accumulator, which the
     requantization multiplies as it is (the kernel doubles the bias).
@@ -628,6 +631,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     narrow_requantization = opt_prop_def(UnitAttr)
     doubled_accumulators = opt_prop_def(UnitAttr)
     float_step = opt_prop_def(DenseArrayBase)
+    bias_in_step = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     in_place = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())

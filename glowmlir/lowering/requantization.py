@@ -416,6 +416,19 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     return nearest_levels(b, b.fadd(products, offset, EXACT_FLOATS), value.type)
 
 
+def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: SSAValue) -> SSAValue:
+    """The level of each i32 lane of `value` (a sum of products without its bias) by a fused
+    step (`float_steps.fused_bias_offsets`, proved at compile time): rint(fma(f32(v), scale,
+    `offset`)), `offset` the channel's single (its bias and the output offset): a conversion,
+    one `vfmadd` and a conversion back (x86 FMA; the caller saturates)."""
+    lanes = value.type.get_shape()[0]
+    singles = VectorType(f32, [lanes])
+    fused = b.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{lanes}f32", [b.emit(llvm.SIToFPOp(value, singles)),
+                                                                   b.splat(b.f32(scale), singles),
+                                                                   b.splat(offset, singles)], [singles]))
+    return nearest_levels(b, fused, value.type)
+
+
 def nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type) -> SSAValue:
     """A vector of singles rounded to nearest even (`llvm.rint`) and converted to the integer
     vector `levels_type` (exact where each is below 2^31; on x86 LLVM makes the two one
@@ -432,8 +445,9 @@ class LaneRequantization:
     quantization record or of one channel's table entry)."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
-                 shift: int | SSAValue):
+                 shift: int | SSAValue, fused_offset: SSAValue | None = None):
         self.b, self.domain, self.vector = b, domain, vector
+        self.fused_offset = fused_offset  # the channel's single of a `bias_in_step` layer: `fused_step_levels`
         self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
         self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
 
@@ -481,6 +495,8 @@ class LaneRequantization:
         offset = domain.output_offset
         doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
         step = self.float_step(doubled)
+        if step is not None and self.fused_offset is not None:
+            return fused_step_levels(b, total, step.scale, self.fused_offset)
         if step is not None:
             if not sign_matters and self.negatives_clamped(step):
                 step = FloatStep(step.scale, step.offset, step.offset)

@@ -103,15 +103,15 @@ def step_points(multiplier: int, shift: int, offset: int, low: int, high: int) -
     return np.unique(points[(points >= low) & (points <= high)])
 
 
-def _side_offset(products: np.ndarray, levels: np.ndarray) -> np.float32 | None:
+def _side_offset(products: np.ndarray, levels: np.ndarray, clamp: tuple[int, int] = INT8_LEVELS) -> np.float32 | None:
     """An offset that puts every product within half a level of its level where the level is
-    inside the int8 range (at the saturated ends, past them): the midpoint of the feasible
+    inside `clamp` (at its saturated ends, past them): the midpoint of the feasible
     interval, or None where it is empty."""
     if products.size == 0:
         return np.float32(0)
     wide = products.astype(np.float64)
-    lowest = np.max(levels - 0.5 - wide, where=levels > INT8_LEVELS[0], initial=-np.inf)
-    highest = np.min(levels + 0.5 - wide, where=levels < INT8_LEVELS[1], initial=np.inf)
+    lowest = np.max(levels - 0.5 - wide, where=levels > clamp[0], initial=-np.inf)
+    highest = np.min(levels + 0.5 - wide, where=levels < clamp[1], initial=np.inf)
     if not lowest < highest:
         return None
     if np.isinf(lowest) or np.isinf(highest):
@@ -151,6 +151,83 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
             if np.array_equal(step.levels(values), levels):
                 return step
     return None
+
+
+def fused_singles(values: np.ndarray, scale: float, offsets: np.ndarray) -> np.ndarray:
+    """fma(f32(v), scale, offset) in singles, as `vfmadd` computes it: the exact f32(v) x
+    scale + offset rounded once to nearest even. f32(v) x scale is exact in doubles (24 x 24
+    bits); their sum s with its exact error e (Knuth's two-sum) is the exact value s + e, and
+    the single nearest s is the single nearest s + e (|e| is at most half a double's unit,
+    finer than any single's half-way point) except where s is that half-way point: there e's
+    sign decides (0: the tie, to even, as the cast does)."""
+    products = np.asarray(values, np.int64).astype(np.float32).astype(np.float64) * np.float64(np.float32(scale))
+    offsets = np.asarray(offsets, np.float32).astype(np.float64)
+    sums = products + offsets
+    back = sums - products
+    errors = (products - (sums - back)) + (offsets - back)
+    nearest = sums.astype(np.float32)
+    other = np.nextafter(nearest, np.where(sums > nearest, np.float32(np.inf), np.float32(-np.inf)))
+    halfway = (nearest.astype(np.float64) + other.astype(np.float64)) / 2 == sums
+    past = halfway & (errors != 0) & ((errors > 0) == (other > nearest))
+    return np.where(past, other, nearest).astype(np.float32)
+
+
+def fused_levels(values: np.ndarray, scale: float, offsets: np.ndarray) -> np.ndarray:
+    """clamp(rint(fma(f32(v), scale, offset)), -128, 127) of int32 `values` (`fused_singles`)."""
+    return np.clip(np.rint(fused_singles(values, scale, offsets)), *INT8_LEVELS).astype(np.int32)
+
+
+FUSED_EXACT = 2 ** 24
+"""The largest |sum| a fused step takes: below it f32(v) is v (the check's conversion and the
+kernel's agree without a rounding of their own)."""
+
+
+FUSED_OFFSET_ULPS = 16
+"""The singles tried each side of the middle offset of a fused step's channel (`fused_bias_offsets`)."""
+
+
+def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int, biases: np.ndarray,
+                       bounds: np.ndarray, clamp: tuple[int, int]) -> np.ndarray | None:
+    """Per output channel j, the single c_j with which `clamp(rint(fma(f32(u), step.scale,
+    c_j)))` is TFLite's clamped level (`tflite_levels`, then `clamp`: the activation's levels)
+    of the accumulator u + biases[j] for every sum of products u whose accumulator lies in
+    [-bounds[j], bounds[j]]: the bias and the output offset in one single, the kernel's sums
+    starting at 0 and its output step one `vfmadd` (no bias add, no separate multiply and
+    add). Both sides are monotone non-decreasing in u (a positive scale; IEEE fma and rint are
+    monotone), so agreement on TFLite's thresholds and the ends (`step_points`, shifted by the
+    bias) is the proof. One offset rarely serves both signs (TFLite rounds its halves away
+    from zero: the two sides' thresholds tilt apart), so only where the clamp's low end is at
+    or above the output zero point (a relu), where every accumulator below 0 has the low
+    level: there agreeing at -1 proves every accumulator below it (the fused level is at most
+    the one of -1), and the check covers [-1, bound]. c_j the middle of the interval that
+    puts every checked product within half a level of its level (or, where the single
+    rounding of a sum lands on a half level, the first of the `FUSED_OFFSET_ULPS` singles each
+    side of it that passes), checked exactly (`fused_levels`). None where some channel has
+    none, a sum reaches `FUSED_EXACT`, or no relu clamps."""
+    left = max(shift, 0)
+    low, high = clamp
+    if step.scale <= 0 or multiplier <= 0 or low < offset:
+        return None
+    offsets = []
+    for bias, bound in zip(np.asarray(biases, np.int64), np.asarray(bounds, np.int64)):
+        if bound > (2**31 - 1) >> left or bound + abs(bias) >= FUSED_EXACT:
+            return None
+        values = step_points(multiplier, shift, offset, -1, max(int(bound), 0))
+        levels = np.clip(tflite_levels(values, multiplier, shift, offset), low, high)
+        sums = values - bias
+        products = sums.astype(np.float32).astype(np.float64) * np.float64(np.float32(step.scale))
+        middle = _side_offset(products, levels, clamp)
+        if middle is None:
+            return None
+        for ulps in (0, *(k * sign for k in range(1, FUSED_OFFSET_ULPS + 1) for sign in (1, -1))):
+            candidate = _ulps_away(middle, ulps)
+            if np.array_equal(np.clip(fused_levels(sums, step.scale, np.full(sums.shape, candidate)), low, high),
+                              levels):
+                offsets.append(candidate)
+                break
+        else:
+            return None
+    return np.array(offsets, np.float32)
 
 
 @dataclass(frozen=True)

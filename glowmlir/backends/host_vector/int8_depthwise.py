@@ -30,7 +30,7 @@ loaded as the zero point (where the folded bias would not fit int32, as on the t
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i8, i16, i32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, f32, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
@@ -92,9 +92,14 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         32 of them on AVX2's 8 lanes."""
         return storage == i8 and levels.type.get_shape()[0] == JOINED_LEVELS and self.lanes == 8
 
+    step_offsets: View | None = None
+    """A `bias_in_step` layer's bias operand: each channel's single of its fused step (set by
+    the kernel, `int8_pointwise.pointwise_rows`)."""
+
     def step(self, channel: Index, total: SSAValue) -> LaneRequantization:
         multiplier, shift = self.domain.requantization.of(channel)
-        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift)
+        fused = None if self.step_offsets is None else self.b.bitcast(self.b.load(self.step_offsets, [channel]), f32)
+        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift, fused)
 
     def joined_channels(self, lanes: int) -> int:
         """Channels whose int8 levels fill a 32-byte vector: each channel's vector requantized

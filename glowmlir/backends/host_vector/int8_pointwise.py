@@ -167,6 +167,9 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     in_c = op.filter_shape.get_values()[1] if in_channels is None else in_channels
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     vectors = tile_vectors(block, columns.accumulators)
+    fused = op.bias_in_step is not None  # the sums start at 0, the bias in the output step's single
+    if fused:
+        columns.step_offsets = bias
     words = broadcast if broadcast is not None else broadcast_words(b, columns, packed, o_block, block) \
         if vectors == 1 and width >= BROADCAST_WORDS_PIXELS * lanes else None
 
@@ -189,7 +192,8 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                     sums[v * block + j] = columns.pair_multiply_accumulate(sums[v * block + j], pixels, word)
             return sums
 
-        starts = vector_columns.tile_starts(columns, bias, channels, vectors, None)
+        starts = [b.splat(b.integer(0), columns.vector)] * (vectors * block) if fused \
+            else vector_columns.tile_starts(columns, bias, channels, vectors, None)
         with b.loop(0, in_c // 2, carried=starts) as c:
             c.next(*step(list(c.carried), c.index, True))
         sums = step(list(c.results), in_c // 2, False) if in_c % 2 else list(c.results)

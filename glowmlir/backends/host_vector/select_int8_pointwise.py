@@ -30,8 +30,10 @@ from glowmlir.dialects.glowll import MicrokernelAttr
 from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import vector_layout as layout
-from glowmlir.quantization.rescaling import centred_rows
+from glowmlir.quantization.float_steps import FloatStep, fused_bias_offsets
+from glowmlir.quantization.rescaling import KernelParameters, accumulator_bounds, activation_bounds, centred_rows
 from glowmlir.transforms.int8_kernel_selection import (
+    accumulator_bias,
     fold_input_offset,
     int8_buffers,
     mark_float_step,
@@ -43,6 +45,7 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 @dataclass
 class PackInt8Pointwise(RewritePattern):
     tile: layout.VectorTile
+    fused_multiply_add: bool = False  # the target's vectors have `vfmadd` (x86 FMA): `fuse_bias_into_step`
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
@@ -64,9 +67,36 @@ class PackInt8Pointwise(RewritePattern):
         mark_narrow_requantization(op, centred)
         mark_float_step(op, centred)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
+        if self.fused_multiply_add:
+            fuse_bias_into_step(op, centred, rewriter)
         block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes), self.tile.accumulators)
         repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
                stored_as(filter_type, i32, centred=True), layout.INT8_POINTWISE, (lanes, accumulators), rewriter)
+
+
+def fuse_bias_into_step(op: glowll.ConvolutionOp, centred: np.ndarray, rewriter: PatternRewriter) -> None:
+    """A layer with a `float_step` whose bias and output offset one single per channel can
+    take (`float_steps.fused_bias_offsets`, proved on every accumulator the layer reaches):
+    its bias replaced by those singles (their bits as int32, `bias_in_step`), so that the
+    kernel's sums start at 0 and its output step is rint(fma(f32(sum), scale, c)): per
+    vector of 8 outputs one `vfmadd` instead of the bias's `vpaddd`, a `vmulps` and a
+    `vaddps`."""
+    bias = accumulator_bias(op)
+    if op.float_step is None or bias is None:
+        return
+    step, numbers = FloatStep.of(op.float_step), KernelParameters.of(op)
+    biases = array_from_dense(bias.value).astype(np.int64)
+    original = biases + op.input.type.element_type.offset * centred.sum(axis=1, dtype=np.int64) \
+        if op.folded_input_offset is not None else biases
+    bounds = accumulator_bounds(op.input.type.element_type, centred, original)
+    clamp = activation_bounds(op, op.dest.type.element_type)
+    offsets = fused_bias_offsets(step, numbers.multiplier, numbers.shift, numbers.output_offset, biases, bounds, clamp)
+    if offsets is None:
+        return
+    op.operands[3] = insert_weight(bias.name_.data + "_step", offsets.view(np.int32), op, rewriter,
+                                   op.bias.type.element_type)
+    op.properties["bias_in_step"] = UnitAttr()
+    erase_if_unused(bias, rewriter)
 
 
 def doubled_if_narrow(op: glowll.ConvolutionOp, centred: np.ndarray) -> np.ndarray:

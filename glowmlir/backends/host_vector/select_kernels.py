@@ -245,7 +245,8 @@ class SelectVectorColumns(ModulePass):
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
     tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8; with
     `fused_multiply_add` (`target.fused_multiply_add`), an int8 Mul by a gate a run on its
-    proved fma form (`float_gate`)."""
+    proved fma form (`float_gate`) and int8 1x1s' bias and output offset folded into one fused
+    float step where it is proved (`select_int8_pointwise.fuse_bias_into_step`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -262,7 +263,8 @@ class SelectVectorColumns(ModulePass):
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile, self.fused_multiply_add),
+                             apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),

@@ -38,11 +38,11 @@ def byte_shuffles(triple: str, features: Sequence[str]) -> str:
 
 def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
     """Whether the vector unit has a fused multiply-add of singles that `llvm.fma` becomes in
-    one instruction: x86-64 with FMA3 (and AVX, which it needs), AArch64 (NEON's `fmla`)."""
+    one instruction, which the proved fma forms take (`float_gate`, the 1x1s' fused bias
+    step): x86-64 with FMA3 (and AVX, which it needs). AArch64 has one too (NEON's `fmla`),
+    but no fma form has been run there yet; elsewhere LLVM's fma is a library call."""
     enabled = enabled_features(features)
-    if triple.startswith("x86_64"):
-        return bool(enabled.get("fma")) and enabled.get("avx") is not False
-    return triple.startswith("aarch64")
+    return triple.startswith("x86_64") and bool(enabled.get("fma")) and enabled.get("avx") is not False
 
 
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
