@@ -411,7 +411,7 @@ glowll.function @helium_mul_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.elementwise %y, %a, %b {kind = "mul", microkernel = #glowll.microkernel<"arm-mve">} : memref<1x2x3x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:0>>, memref<1x2x1x1x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (level-tables: add, sub; channel-products: mul; reciprocal-quantize: quantize; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul)
+// CHECK: glowll.elementwise: the arm-mve microkernel of "mul" takes int8 operands (level-tables: add, sub; channel-products: mul; reciprocal-quantize: quantize; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul; vector-quantize-int8: quantize)
 
 // -----
 glowll.function @helium_div {
@@ -455,7 +455,7 @@ glowll.function @avx512_mul_of_int16_levels {
   %y = glowll.placeholder output "y" : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>
   glowll.elementwise %y, %a, %b {kind = "mul", microkernel = #glowll.microkernel<"x86-avx512">} : memref<1x2x3x4x!quant.uniform<i16:f32, 1.0e-01:0>>, memref<1x2x3x4x!quant.uniform<i16:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i16:f32, 5.0e-02:3>>
 }
-// CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (level-tables: add, sub; channel-products: mul; reciprocal-quantize: quantize; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul)
+// CHECK: glowll.elementwise: the x86-avx512 microkernel of "mul" takes int8 operands (level-tables: add, sub; channel-products: mul; reciprocal-quantize: quantize; arm-mve: add, sub, mul; x86-avx512: add, sub, mul; vector-elementwise-int8: add, sub, mul; vector-quantize-int8: quantize)
 
 // -----
 glowll.function @vbmi_lookup_table_of_int16_levels {
