@@ -591,7 +591,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     int8 layer, `int8_kernel_selection.mark_float_step`): TFLite's output step is, on every
     accumulator the layer can reach, `rint(f32(acc) * scale + (acc < 0 ? negative_offset :
     offset))` (`quantization.float_steps`, proved at compile time), which the kernel computes
-    instead of the integer step (`lowering.requantization.float_step_levels`).
+    instead of the integer step (`lowering.requantization.float_step_levels`); a fourth number
+    1 (`FloatStep.fused`, on a target with fused multiply-adds): `rint(fma(f32(acc), scale, offset))`.
     `doubled_accumulators` (with it, on a kernel whose filter is packed less its zero point): it holds twice the
     levels less their zero point, so every sum is twice the accumulator, which the
     requantization multiplies as it is (the kernel doubles the bias).

@@ -48,27 +48,55 @@ INT8_LEVELS = (-128, 127)
 @dataclass(frozen=True)
 class FloatStep:
     """`level = clamp(rint(f32(f32(v) * scale) + offset), -128, 127)` for v >= 0, and the
-    same with `negative_offset` for v < 0 (all three single-precision numbers)."""
+    same with `negative_offset` for v < 0 (all three single-precision numbers); `fused`:
+    `rint(fma(f32(v), scale, offset))`, the product and the sum rounded once (one `vfmadd`
+    where the target has it, not a multiply and an add)."""
 
     scale: float
     offset: float
     negative_offset: float
+    fused: bool = False
 
     def levels(self, values: np.ndarray) -> np.ndarray:
         """What the kernel computes for int32 `values`, operation by operation in float32."""
         values = np.asarray(values, dtype=np.int64)
-        products = values.astype(np.float32) * np.float32(self.scale)
+        singles = values.astype(np.float32)
         offsets = np.where(values < 0, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
+        if self.fused:
+            return np.clip(np.rint(fused_multiply_add(singles, np.float32(self.scale), offsets)),
+                           *INT8_LEVELS).astype(np.int32)
+        products = singles * np.float32(self.scale)
         return np.clip(np.rint(products + offsets), *INT8_LEVELS).astype(np.int32)
 
     def attribute(self) -> DenseArrayBase:
-        """The op property `float_step = array<f32: scale, offset, negative_offset>`."""
-        return DenseArrayBase.from_list(f32, [self.scale, self.offset, self.negative_offset])
+        """The op property `float_step = array<f32: scale, offset, negative_offset>`, with a
+        fourth number 1 where `fused`."""
+        return DenseArrayBase.from_list(f32, [self.scale, self.offset, self.negative_offset] + [1.0] * self.fused)
 
     @staticmethod
     def of(attribute: DenseArrayBase) -> FloatStep:
         """The step an op's `float_step` property holds."""
-        return FloatStep(*(float(number) for number in attribute.get_values()))
+        numbers = [float(number) for number in attribute.get_values()]
+        return FloatStep(*numbers[:3], fused=len(numbers) > 3 and numbers[3] != 0)
+
+
+def fused_multiply_add(singles: np.ndarray, scale: np.float32, offsets: np.ndarray) -> np.ndarray:
+    """fma(singles, scale, offsets) in float32, rounded once to nearest even, as `vfmadd`: the
+    product of two singles is exact in float64 (48 bits), its sum with the offset rounded to
+    float64 (`t`) with the error `e` of that rounding (Knuth's two-sum, exact), and `t`
+    rounded to float32, which is the exact sum's rounding unless `t` lies on the midpoint of
+    two singles and e != 0: there `t` is first moved one float64 ulp towards e."""
+    products = singles.astype(np.float64) * np.float64(scale)
+    wide_offsets = np.asarray(offsets, np.float64)
+    sums = products + wide_offsets
+    back = sums - products
+    errors = (products - (sums - back)) + (wide_offsets - back)
+    rounded = sums.astype(np.float32)
+    other = np.where(rounded.astype(np.float64) > sums, np.nextafter(rounded, np.float32(-np.inf)),
+                     np.nextafter(rounded, np.float32(np.inf)))
+    midpoint = (rounded.astype(np.float64) + other.astype(np.float64)) / 2 == sums
+    nudged = np.nextafter(sums, np.where(errors > 0, np.inf, -np.inf))
+    return np.where(midpoint & (errors != 0), nudged.astype(np.float32), rounded)
 
 
 def tflite_levels(values: np.ndarray, multiplier: int, shift: int, offset: int) -> np.ndarray:
@@ -126,10 +154,13 @@ def _ulps_away(number: np.float32, ulps: int) -> np.float32:
     return number
 
 
-def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) -> FloatStep | None:
+def float_step(multiplier: int, shift: int, offset: int, low: int, high: int,
+               fused: bool = False) -> FloatStep | None:
     """A `FloatStep` equal to TFLite's int8 step (`tflite_levels`) on every int32 value in
     [low, high] (the layer's value bounds), or None where none of the candidates is, or where
-    TFLite's left shift would wrap a value of [low, high] (its step is then not monotone)."""
+    TFLite's left shift would wrap a value of [low, high] (its step is then not monotone).
+    `fused`: a `FloatStep.fused` form, rint(fma(f32(v), scale, offset)) (the offsets chosen
+    on the exact products; monotone in v as the unfused one, so checked on the same values)."""
     left = max(shift, 0)
     if multiplier <= 0 or low < -(2**31 >> left) or high > (2**31 - 1) >> left:
         return None
@@ -143,11 +174,11 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
     for ulps in range(SCALE_ULPS + 1):
         for signed_ulps in (ulps, -ulps) if ulps else (0,):
             scale = _ulps_away(nearest, signed_ulps)
-            products = singles * scale
+            products = singles.astype(np.float64) * np.float64(scale) if fused else singles * scale
             offsets = [_side_offset(products[side], levels[side]) for side in (~negative, negative)]
             if offsets[0] is None or offsets[1] is None:
                 continue
-            step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]))
+            step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]), fused)
             if np.array_equal(step.levels(values), levels):
                 return step
     return None

@@ -2,6 +2,8 @@
 proved at compile time, against `params.requantize` on values it did not check; the float
 form of a whole int8 Add against the independent int8 reference on every pair of levels."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import i8
@@ -11,6 +13,7 @@ from glowmlir.quantization.float_steps import (
     FloatStep,
     float_add,
     float_step,
+    fused_multiply_add,
     step_points,
     tflite_add_levels,
     tflite_levels,
@@ -28,14 +31,16 @@ def random_layers(count: int, seed: int):
         yield (*multiplier_and_shift(real), int(rng.integers(-128, 40)))
 
 
+@pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_found_steps_equal_tflite_on_every_value_tried(seed):
+def test_found_steps_equal_tflite_on_every_value_tried(seed, fused):
     rng = np.random.default_rng(100 + seed)
     found = 0
     for multiplier, shift, offset in random_layers(40, seed):
-        step = float_step(multiplier, shift, offset, *INT32)
+        step = float_step(multiplier, shift, offset, *INT32, fused=fused)
         if step is None:
             continue
+        assert step.fused == fused
         found += 1
         points = step_points(multiplier, shift, offset, *INT32)
         near = (points[:, None] + np.arange(-3, 4)).ravel()
@@ -43,6 +48,30 @@ def test_found_steps_equal_tflite_on_every_value_tried(seed):
                                  np.clip(near, *INT32), np.arange(-2000, 2000)])
         np.testing.assert_array_equal(step.levels(values), tflite_levels(values, multiplier, shift, offset))
     assert found >= 15, f"the float step was found for {found} of 40 layers"
+
+
+def exact_single(value: Fraction) -> np.float32:
+    """The single nearest a rational, ties to the even one."""
+    near = np.float32(float(value))
+    candidates = [np.nextafter(near, np.float32(-np.inf)), near, np.nextafter(near, np.float32(np.inf))]
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - value), int(np.float32(c).view(np.uint32)) & 1))
+
+
+def test_fused_multiply_add_rounds_once():
+    """`fused_multiply_add` (the fused step's model of `vfmadd`) against the exact rational
+    x * s + o rounded to the nearest single: random integers and scales, a third of the
+    offsets chosen to put the exact sum near a half (the ties rint then decides)."""
+    rng = np.random.default_rng(5)
+    singles, scales, offsets = [], [], []
+    for k in range(3000):
+        x, s = np.float32(rng.integers(-(1 << 24), 1 << 24)), np.float32(rng.uniform(1e-5, 0.4))
+        o = np.float32(rng.uniform(-130, 130))
+        if k % 3 == 0 and abs(float(x) * float(s)) < 1e5:
+            o = np.float32(np.round(float(x) * float(s)) + 0.5 - float(x) * float(s))
+        singles.append(x), scales.append(s), offsets.append(o)
+    for x, s, o in zip(singles, scales, offsets):
+        wanted = exact_single(Fraction(float(x)) * Fraction(float(s)) + Fraction(float(o)))
+        assert fused_multiply_add(np.array([x], np.float32), s, np.array([o], np.float32))[0] == wanted
 
 
 def test_a_shifted_offset_is_caught():

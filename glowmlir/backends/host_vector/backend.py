@@ -114,7 +114,7 @@ def glowll_passes(options: PipelineOptions) -> list:
     target = options.target
     shuffles = byte_shuffles(target.resolved_triple, target.feature_list)
     return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
-                                                             tile.registers, shuffles))]
+                                                             tile.registers, shuffles, tile.fused_multiply_add))]
 
 
 PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select_kernels", "SelectVectorColumns")}

@@ -62,7 +62,7 @@ class PackInt8Pointwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
-        mark_float_step(op, centred)
+        mark_float_step(op, centred, self.tile.fused_multiply_add)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
         block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes), self.tile.accumulators)
         repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
@@ -136,7 +136,7 @@ class PackInt8Columns(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
-        mark_float_step(op, centred)
+        mark_float_step(op, centred, self.tile.fused_multiply_add)
         if takes_im2col(shape, op.group.value.data):
             taps = im2col_filter(centred.reshape(shape))
             fold_input_offset(op, taps.sum(axis=1, dtype=np.int64), rewriter)

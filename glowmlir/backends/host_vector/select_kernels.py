@@ -171,7 +171,7 @@ class PackInt8Depthwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
-        mark_float_step(op, centred.reshape(centred.shape[0], -1))
+        mark_float_step(op, centred.reshape(centred.shape[0], -1), self.tile.fused_multiply_add)
         packed = centred if planes is not None else doubled_if_narrow(op, centred)
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
@@ -221,7 +221,8 @@ class SelectVectorColumns(ModulePass):
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
-    tables for vector-lookup-int8."""
+    tables for vector-lookup-int8; with `fma` (the target's fused multiply-adds), the int8
+    convolutions' float output steps proved in their fused form first (`FloatStep.fused`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -229,12 +230,13 @@ class SelectVectorColumns(ModulePass):
     planes: bool = False
     registers: int = 0
     shuffles: str = ""
+    fma: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
             raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
                             "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
-        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
+        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers, self.fma)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
