@@ -927,8 +927,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
-        if self.float_step is not None and (self.float_step.elt_type != f32 or len(self.float_step.get_values()) != 3):
-            _fail(self, "a float_step is array<f32: scale, offset, negative_offset>")
+        if self.float_step is not None and (self.float_step.elt_type != f32
+                                            or len(self.float_step.get_values()) not in (3, 4)):
+            _fail(self, "a float_step is array<f32: scale, offset, negative_offset> (and 1 where fused)")
         if self.float_add is not None and (self.float_add.elt_type != f32 or len(self.float_add.get_values()) != 5):
             _fail(self, "a float_add is array<f32: first_scale, second_scale, threshold, offset, negative_offset>")
         if self.microkernel is not None:

@@ -56,13 +56,15 @@ KINDS = ("add", "sub", "mul")
 """The kinds the kernel takes (operands int8, of one shape or broadcast)."""
 
 
-def mul_float_step(op: glowll.ElementwiseOp) -> FloatStep | None:
+def mul_float_step(op: glowll.ElementwiseOp, fused: bool = False) -> FloatStep | None:
     """The float form of an int8 Mul's output step (`quantization.float_steps.float_step`)
     over every product its levels can make, |v| <= `largest_difference` of each operand
-    multiplied; None where none is proved (the Mul keeps `requantize_bounded`)."""
+    multiplied (`fused`: the fused form first, `FloatStep.fused`); None where none is proved
+    (the Mul keeps `requantize_bounded`)."""
     first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
     bound = largest_difference(first) * largest_difference(second)
-    return float_step(*mul_multiplier(first, second, out_type), out_type.offset, -bound, bound)
+    numbers = (*mul_multiplier(first, second, out_type), out_type.offset, -bound, bound)
+    return (fused and float_step(*numbers, fused=True)) or float_step(*numbers)
 
 
 def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:

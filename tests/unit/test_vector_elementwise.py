@@ -9,6 +9,8 @@ for a target without AVX: SSE only, no masked loads)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -91,12 +93,18 @@ def test_a_mul_whose_float_step_is_refused_keeps_the_exact_step():
     ((0.0431, -128), (1 / 256, -128), (0.0279, 127)),
     ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
 ])
-def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type):
-    """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step."""
+@pytest.mark.parametrize("fma", ["+fma", "-fma"])
+def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type, fma):
+    """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step: its
+    fused form (`FloatStep.fused`, a fourth number, one `vfmadd`) on a target with FMA3, else
+    the multiply and the add."""
     a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
     case = all_level_pairs_case("mul", a_type, b_type, out_type)
-    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_step = array<f32:" in fast.ir["glowll"]
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=f"{TARGETS['avx2']},{fma}"),
+                 keep_assembly=True)
+    steps = re.findall(r"float_step = array<f32: [^>]*>", fast.ir["glowll"])
+    assert len(steps) == 1 and (steps[0].count(",") == 3) == (fma == "+fma"), steps
+    assert ("vfmadd" in fast.ir["assembly"]) == (fma == "+fma")
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 

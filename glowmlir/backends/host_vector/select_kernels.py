@@ -178,19 +178,24 @@ class PackInt8Depthwise(RewritePattern):
             fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
 
 
+@dataclass
 class MarkFloatStep(RewritePattern):
     """An int8 Mul on `vector-elementwise-int8` whose output step has a proved float form
     (`vector_elementwise.mul_float_step`) gets it as its `float_step` property; an int8 Add
     or Sub whose whole arithmetic has one (`vector_elementwise.add_float_form`), as its
-    `float_add` property."""
+    `float_add` property. `fused`: the target has fused multiply-adds (a Mul's step fused
+    where proved, `FloatStep.fused`)."""
+
+    fused: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.float_step is not None or op.float_add is not None or op.microkernel is None
                 or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
             return
-        form = {"mul": mul_float_step, "add": add_float_form, "sub": add_float_form}.get(op.kind.data)
-        step = form(op) if form is not None else None
+        kind = op.kind.data
+        step = mul_float_step(op, self.fused) if kind == "mul" else add_float_form(op) if kind in ("add", "sub") \
+            else None
         if step is not None:
             op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
             rewriter.notify_op_modified(op)
@@ -244,7 +249,7 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(MarkFloatStep(), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(MarkFloatStep(self.fma), apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
