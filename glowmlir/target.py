@@ -30,7 +30,7 @@ class VectorTile:
     registers, which a vector-channels tile (taken where masked loads are single
     instructions: AVX, AVX-512) and a vector-depthwise tile share
     between accumulators and weights (0: neither kernel); `fused_multiply_add`: single-precision
-    fused multiply-adds of its vectors (x86 FMA3, AArch64), which the int8 kernels' float output
+    fused multiply-adds of its vectors (x86 FMA3), which the int8 kernels' float output
     step takes where proved (`quantization.float_steps.FloatStep.fused`)."""
 
     lanes: int

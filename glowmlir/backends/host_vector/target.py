@@ -10,8 +10,9 @@ from glowmlir.target import VectorTile, enabled_features
 
 def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
     """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-    SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4), with fused multiply-adds where the
-    target has FMA3 (always on AArch64); None without a vector unit. A
+    SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4), with fused multiply-adds where an
+    x86-64 target has FMA3 (NEON's, unused: no int8 kernel there takes a float step); None
+    without a vector unit. A
     later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
     enabled = enabled_features(features)
     if triple.startswith("x86_64"):
@@ -22,7 +23,7 @@ def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
             return VectorTile(8, 12, masked_loads=True, registers=16, fused_multiply_add=fma)
         return VectorTile(4, 12, registers=16, fused_multiply_add=fma)
     if triple.startswith("aarch64"):
-        return VectorTile(4, 16, registers=32, fused_multiply_add=True)
+        return VectorTile(4, 16, registers=32)
     return None
 
 
