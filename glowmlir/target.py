@@ -29,12 +29,15 @@ class VectorTile:
     (elsewhere LLVM splits them into a branch per lane); `registers`: the target's vector
     registers, which a vector-channels tile (taken where masked loads are single
     instructions: AVX, AVX-512) and a vector-depthwise tile share
-    between accumulators and weights (0: neither kernel)."""
+    between accumulators and weights (0: neither kernel); `fused_multiply_add`: single-precision
+    fused multiply-adds of its vectors (x86 FMA3), which the int8 kernels' float output
+    step takes where proved (`quantization.float_steps.FloatStep.fused`)."""
 
     lanes: int
     accumulators: int
     masked_loads: bool = False
     registers: int = 0
+    fused_multiply_add: bool = False
 
     @staticmethod
     def of_features(triple: str, features: Sequence[str]) -> VectorTile | None:

@@ -591,7 +591,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     int8 layer, `int8_kernel_selection.mark_float_step`): TFLite's output step is, on every
     accumulator the layer can reach, `rint(f32(acc) * scale + (acc < 0 ? negative_offset :
     offset))` (`quantization.float_steps`, proved at compile time), which the kernel computes
-    instead of the integer step (`lowering.requantization.float_step_levels`).
+    instead of the integer step (`lowering.requantization.float_step_levels`); a fourth number
+    1 (`FloatStep.fused`, on a target with fused multiply-adds): `rint(fma(f32(acc), scale, offset))`.
     `bias_in_step` (with a `float_step`): the bias operand holds per channel the bits of a single
     c (`float_steps.fused_bias_offsets`, proved), the sums start at 0 and the level is
     `rint(fma(f32(sum), scale, c))` (`requantization.fused_step_levels`).
@@ -935,8 +936,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
-        if self.float_step is not None and (self.float_step.elt_type != f32 or len(self.float_step.get_values()) != 3):
-            _fail(self, "a float_step is array<f32: scale, offset, negative_offset>")
+        if self.float_step is not None and (self.float_step.elt_type != f32
+                                            or len(self.float_step.get_values()) not in (3, 4)):
+            _fail(self, "a float_step is array<f32: scale, offset, negative_offset> (and 1 where fused)")
         if self.float_add is not None and (self.float_add.elt_type != f32 or len(self.float_add.get_values()) != 5):
             _fail(self, "a float_add is array<f32: first_scale, second_scale, threshold, offset, negative_offset>")
         if self.float_gate is not None and (self.float_gate.elt_type != f32 or len(self.float_gate.get_values()) != 3

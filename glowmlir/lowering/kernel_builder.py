@@ -252,6 +252,12 @@ class KernelBuilder:
     def fdiv(self, a, b, fast_math=CONTRACT):
         return self.emit(llvm.FDivOp(a, b, fast_math))
 
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """a * b + c rounded once (`llvm.fma`) of f32 vectors: one `vfmadd` where the target has
+        FMA3 (elsewhere a library call: the callers ask `host_vector.target.fused_multiply_add`)."""
+        lanes = a.type.get_shape()[0]
+        return self.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{lanes}f32", [a, b, c], [a.type]))
+
     def fmax(self, a, b):
         return self.emit(llvm.SelectOp(self.emit(llvm.FCmpOp(a, b, "ogt")), a, b))
 

@@ -9,6 +9,7 @@ kernels' lanes).
 from __future__ import annotations
 
 import contextvars
+from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import llvm
@@ -399,7 +400,8 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     """TFLite's level of each i32 lane of `value` (before the int8 clamp: the caller saturates)
     by `step` (`quantization.float_steps`, proved equal at compile time): the lanes as
     singles, times the scale, plus the offset of their sign (a select on the lane's sign, one
-    blend; none where the two are one, as under a relu: `LaneRequantization.negatives_clamped`),
+    blend; none where the two are one, as under a relu: `LaneRequantization.negatives_clamped`)
+    by a multiply and an add, or (`FloatStep.fused`) one fused multiply-add (`llvm.fma`),
     rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the two one
     `vcvtps2dq`). Each |v * scale + offset| < 2^31 (scale < 1/2), so the conversion is exact."""
     lanes = value.type.get_shape()[0]
@@ -408,11 +410,14 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     def splat(number: float) -> SSAValue:
         return b.splat(b.f32(number), singles)
 
-    products = b.fmul(b.emit(llvm.SIToFPOp(value, singles)), splat(step.scale), EXACT_FLOATS)
+    converted = b.emit(llvm.SIToFPOp(value, singles))
     offset = splat(step.offset)
     if step.negative_offset != step.offset:  # one offset for both signs: no blend
         negative = b.int_compare("slt", value, b.int_value(0, value.type))
         offset = b.select(negative, splat(step.negative_offset), offset)
+    if step.fused:  # one rounding: `vfmadd`
+        return nearest_levels(b, b.fma(converted, splat(step.scale), offset), value.type)
+    products = b.fmul(converted, splat(step.scale), EXACT_FLOATS)
     return nearest_levels(b, b.fadd(products, offset, EXACT_FLOATS), value.type)
 
 
@@ -423,9 +428,7 @@ def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: S
     one `vfmadd` and a conversion back (x86 FMA; the caller saturates)."""
     lanes = value.type.get_shape()[0]
     singles = VectorType(f32, [lanes])
-    fused = b.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{lanes}f32", [b.emit(llvm.SIToFPOp(value, singles)),
-                                                                   b.splat(b.f32(scale), singles),
-                                                                   b.splat(offset, singles)], [singles]))
+    fused = b.fma(b.emit(llvm.SIToFPOp(value, singles)), b.splat(b.f32(scale), singles), b.splat(offset, singles))
     return nearest_levels(b, fused, value.type)
 
 
@@ -499,7 +502,7 @@ class LaneRequantization:
             return fused_step_levels(b, total, step.scale, self.fused_offset)
         if step is not None:
             if not sign_matters and self.negatives_clamped(step):
-                step = FloatStep(step.scale, step.offset, step.offset)
+                step = replace(step, negative_offset=step.offset)
             return float_step_levels(b, total, step)
         numbers = self.narrow()
         if numbers is not None:
@@ -528,14 +531,14 @@ class LaneRequantization:
     def float_step(self, doubled: bool) -> FloatStep | None:
         """The layer's `float_step` (a per-tensor layer's, its numbers compiled in), for a total
         of the accumulator; where the total is twice it (`doubled`), the scale halved: exact, as
-        f32(2 a) = 2 f32(a) and 2 f32(a) x s/2 = f32(a) x s, each rounding scaled by a power of 2."""
+        f32(2 a) = 2 f32(a) and 2 f32(a) x s/2 = f32(a) x s, each rounding scaled by a power of 2
+        (fused: 2 f32(a) x s/2 + offset is f32(a) x s + offset, exactly, rounded once)."""
         op, requantization = self.domain.op, getattr(self.domain, "requantization", None)
         step = getattr(op, "float_step", None)
         if step is None or getattr(requantization, "table", None) is not None or not isinstance(self.layer_shift, int):
             return None
         step = FloatStep.of(step)
-        return FloatStep(float(np.float32(step.scale) / np.float32(2)), step.offset, step.negative_offset) if doubled \
-            else step
+        return replace(step, scale=float(np.float32(step.scale) / np.float32(2))) if doubled else step
 
     def narrowed(self, level: SSAValue, storage: Attribute) -> SSAValue:
         """`level` clamped to [low, high] as `storage` lanes: saturated to the storage's range

@@ -71,13 +71,15 @@ KINDS = ("add", "sub", "mul")
 """The kinds the kernel takes (operands int8, of one shape or broadcast)."""
 
 
-def mul_float_step(op: glowll.ElementwiseOp) -> FloatStep | None:
+def mul_float_step(op: glowll.ElementwiseOp, fused: bool = False) -> FloatStep | None:
     """The float form of an int8 Mul's output step (`quantization.float_steps.float_step`)
     over every product its levels can make, |v| <= `largest_difference` of each operand
-    multiplied; None where none is proved (the Mul keeps `requantize_bounded`)."""
+    multiplied (`fused`: the fused form first, `FloatStep.fused`); None where none is proved
+    (the Mul keeps `requantize_bounded`)."""
     first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
     bound = largest_difference(first) * largest_difference(second)
-    return float_step(*mul_multiplier(first, second, out_type), out_type.offset, -bound, bound)
+    numbers = (*mul_multiplier(first, second, out_type), out_type.offset, -bound, bound)
+    return (fused and float_step(*numbers, fused=True)) or float_step(*numbers)
 
 
 def gate_operand(op: glowll.ElementwiseOp) -> int | None:
@@ -191,8 +193,7 @@ def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue
     zero_point = b.int_value(x_type.offset, VECTOR)
 
     def fma(centred: SSAValue, offset: SSAValue) -> SSAValue:
-        return b.emit(llvm.CallIntrinsicOp(f"llvm.fma.v{LANES}f32", [b.emit(llvm.SIToFPOp(centred, singles)), slopes,
-                                                                          offset], [singles]))
+        return b.fma(b.emit(llvm.SIToFPOp(centred, singles)), slopes, offset)
     if form.negative_offset == form.offset:
         return lambda x: nearest_levels(b, fma(b.int_sub(x, zero_point), offsets[0]), x.type)
     at_most_zero = b.int_compare("sle", centred_gate, b.int_value(0, gate.type))

@@ -48,27 +48,55 @@ INT8_LEVELS = (-128, 127)
 @dataclass(frozen=True)
 class FloatStep:
     """`level = clamp(rint(f32(f32(v) * scale) + offset), -128, 127)` for v >= 0, and the
-    same with `negative_offset` for v < 0 (all three single-precision numbers)."""
+    same with `negative_offset` for v < 0 (all three single-precision numbers); `fused`:
+    `rint(fma(f32(v), scale, offset))`, the product and the sum rounded once (one `vfmadd`
+    where the target has it, not a multiply and an add)."""
 
     scale: float
     offset: float
     negative_offset: float
+    fused: bool = False
 
     def levels(self, values: np.ndarray) -> np.ndarray:
         """What the kernel computes for int32 `values`, operation by operation in float32."""
         values = np.asarray(values, dtype=np.int64)
-        products = values.astype(np.float32) * np.float32(self.scale)
+        singles = values.astype(np.float32)
         offsets = np.where(values < 0, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
+        if self.fused:
+            return np.clip(np.rint(fma_singles(singles, np.float32(self.scale), offsets)),
+                           *INT8_LEVELS).astype(np.int32)
+        products = singles * np.float32(self.scale)
         return np.clip(np.rint(products + offsets), *INT8_LEVELS).astype(np.int32)
 
     def attribute(self) -> DenseArrayBase:
-        """The op property `float_step = array<f32: scale, offset, negative_offset>`."""
-        return DenseArrayBase.from_list(f32, [self.scale, self.offset, self.negative_offset])
+        """The op property `float_step = array<f32: scale, offset, negative_offset>`, with a
+        fourth number 1 where `fused`."""
+        return DenseArrayBase.from_list(f32, [self.scale, self.offset, self.negative_offset] + [1.0] * self.fused)
 
     @staticmethod
     def of(attribute: DenseArrayBase) -> FloatStep:
         """The step an op's `float_step` property holds."""
-        return FloatStep(*(float(number) for number in attribute.get_values()))
+        numbers = [float(number) for number in attribute.get_values()]
+        return FloatStep(*numbers[:3], fused=len(numbers) > 3 and numbers[3] != 0)
+
+
+def fma_singles(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """f32(x a + b), the exact value rounded once to nearest even (IEEE fused multiply-add,
+    `llvm.fma.f32`), for singles x, a and b whose product is exact in double (x an integer
+    of at most 29 bits, as a level less its zero point). The product x a is exact in double (24 +
+    24 bits); s = x a + b in double with its exact error e (TwoSum: x a + b = s + e); s
+    rounded to single is the exact sum's rounding except where s lies exactly halfway between
+    two singles and e moves the sum off the tie (then the neighbour on e's side)."""
+    product = np.asarray(x, np.float32).astype(np.float64) * np.asarray(a, np.float32).astype(np.float64)
+    addend = np.asarray(b, np.float32).astype(np.float64)
+    total = product + addend
+    virtual = total - product
+    error = (product - (total - virtual)) + (addend - virtual)
+    rounded = total.astype(np.float32)
+    off = total - rounded.astype(np.float64)
+    neighbour = np.nextafter(rounded, np.where(off > 0, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32))
+    tie = (off != 0) & (total == (rounded.astype(np.float64) + neighbour.astype(np.float64)) / 2)
+    return np.where(tie & (error != 0) & (np.sign(error) == np.sign(off)), neighbour, rounded).astype(np.float32)
 
 
 def tflite_levels(values: np.ndarray, multiplier: int, shift: int, offset: int) -> np.ndarray:
@@ -126,10 +154,13 @@ def _ulps_away(number: np.float32, ulps: int) -> np.float32:
     return number
 
 
-def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) -> FloatStep | None:
+def float_step(multiplier: int, shift: int, offset: int, low: int, high: int,
+               fused: bool = False) -> FloatStep | None:
     """A `FloatStep` equal to TFLite's int8 step (`tflite_levels`) on every int32 value in
     [low, high] (the layer's value bounds), or None where none of the candidates is, or where
-    TFLite's left shift would wrap a value of [low, high] (its step is then not monotone)."""
+    TFLite's left shift would wrap a value of [low, high] (its step is then not monotone).
+    `fused`: a `FloatStep.fused` form, rint(fma(f32(v), scale, offset)) (the offsets chosen
+    on the exact products; monotone in v as the unfused one, so checked on the same values)."""
     left = max(shift, 0)
     if multiplier <= 0 or low < -(2**31 >> left) or high > (2**31 - 1) >> left:
         return None
@@ -143,38 +174,20 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int) ->
     for ulps in range(SCALE_ULPS + 1):
         for signed_ulps in (ulps, -ulps) if ulps else (0,):
             scale = _ulps_away(nearest, signed_ulps)
-            products = singles * scale
+            products = singles.astype(np.float64) * np.float64(scale) if fused else singles * scale
             offsets = [_side_offset(products[side], levels[side]) for side in (~negative, negative)]
             if offsets[0] is None or offsets[1] is None:
                 continue
-            step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]))
+            step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]), fused)
             if np.array_equal(step.levels(values), levels):
                 return step
     return None
 
 
-def fused_singles(values: np.ndarray, scale: float, offsets: np.ndarray) -> np.ndarray:
-    """fma(f32(v), scale, offset) in singles, as `vfmadd` computes it: the exact f32(v) x
-    scale + offset rounded once to nearest even. f32(v) x scale is exact in doubles (24 x 24
-    bits); their sum s with its exact error e (Knuth's two-sum) is the exact value s + e, and
-    the single nearest s is the single nearest s + e (|e| is at most half a double's unit,
-    finer than any single's half-way point) except where s is that half-way point: there e's
-    sign decides (0: the tie, to even, as the cast does)."""
-    products = np.asarray(values, np.int64).astype(np.float32).astype(np.float64) * np.float64(np.float32(scale))
-    offsets = np.asarray(offsets, np.float32).astype(np.float64)
-    sums = products + offsets
-    back = sums - products
-    errors = (products - (sums - back)) + (offsets - back)
-    nearest = sums.astype(np.float32)
-    other = np.nextafter(nearest, np.where(sums > nearest, np.float32(np.inf), np.float32(-np.inf)))
-    halfway = (nearest.astype(np.float64) + other.astype(np.float64)) / 2 == sums
-    past = halfway & (errors != 0) & ((errors > 0) == (other > nearest))
-    return np.where(past, other, nearest).astype(np.float32)
-
-
 def fused_levels(values: np.ndarray, scale: float, offsets: np.ndarray) -> np.ndarray:
-    """clamp(rint(fma(f32(v), scale, offset)), -128, 127) of int32 `values` (`fused_singles`)."""
-    return np.clip(np.rint(fused_singles(values, scale, offsets)), *INT8_LEVELS).astype(np.int32)
+    """clamp(rint(fma(f32(v), scale, offset)), -128, 127) of int32 `values` (`fma_singles`)."""
+    singles = np.asarray(values, np.int64).astype(np.float32)
+    return np.clip(np.rint(fma_singles(singles, np.float32(scale), offsets)), *INT8_LEVELS).astype(np.int32)
 
 
 FUSED_EXACT = 2 ** 24
@@ -315,25 +328,6 @@ def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios:
             if np.array_equal(add.levels(first, second), levels):
                 return add
     return None
-
-
-def fma_singles(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """f32(x a + b), the exact value rounded once to nearest even (IEEE fused multiply-add,
-    `llvm.fma.f32`), for singles x, a and b whose product is exact in double (x an integer
-    of at most 29 bits, as a level less its zero point). The product x a is exact in double (24 +
-    24 bits); s = x a + b in double with its exact error e (TwoSum: x a + b = s + e); s
-    rounded to single is the exact sum's rounding except where s lies exactly halfway between
-    two singles and e moves the sum off the tie (then the neighbour on e's side)."""
-    product = np.asarray(x, np.float32).astype(np.float64) * np.asarray(a, np.float32).astype(np.float64)
-    addend = np.asarray(b, np.float32).astype(np.float64)
-    total = product + addend
-    virtual = total - product
-    error = (product - (total - virtual)) + (addend - virtual)
-    rounded = total.astype(np.float32)
-    off = total - rounded.astype(np.float64)
-    neighbour = np.nextafter(rounded, np.where(off > 0, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32))
-    tie = (off != 0) & (total == (rounded.astype(np.float64) + neighbour.astype(np.float64)) / 2)
-    return np.where(tie & (error != 0) & (np.sign(error) == np.sign(off)), neighbour, rounded).astype(np.float32)
 
 
 @dataclass(frozen=True)

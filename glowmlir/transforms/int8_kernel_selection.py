@@ -80,16 +80,18 @@ def fits_narrow_requantization(op: glowll.ConvolutionOp | glowll.FullyConnectedO
     return int(bound.max(initial=0)) << (left + 1) < 2**31
 
 
-def mark_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> None:
+def mark_float_step(op: glowll.ConvolutionOp, centred: np.ndarray, fused: bool = False) -> None:
     """`float_step = array<f32: scale, offset, negative_offset>` where `layer_float_step`
     finds one: for a selection whose kernel computes its output step on float lanes
-    (`lowering.requantization.LaneRequantization`)."""
-    step = layer_float_step(op, centred)
+    (`lowering.requantization.LaneRequantization`); on a target with fused multiply-adds
+    (`fused`) the fused form first (`FloatStep.fused`, a fourth number 1: one `vfmadd` for the
+    multiply and the add), else the unfused one."""
+    step = (fused and layer_float_step(op, centred, fused=True)) or layer_float_step(op, centred)
     if step is not None:
         op.properties["float_step"] = step.attribute()
 
 
-def layer_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> FloatStep | None:
+def layer_float_step(op: glowll.ConvolutionOp, centred: np.ndarray, fused: bool = False) -> FloatStep | None:
     """TFLite's int8 output step of a per-tensor layer with compile-time numbers as a
     `FloatStep` (`quantization.float_steps.float_step`), proved on every accumulator in
     [-bound, bound], `bound` the largest |accumulator| (`accumulator_bounds`: the true one,
@@ -102,7 +104,7 @@ def layer_float_step(op: glowll.ConvolutionOp, centred: np.ndarray) -> FloatStep
         return None
     bound = int(accumulator_bounds(input_type, centred, array_from_dense(bias.value)).max(initial=0))
     numbers = KernelParameters.of(op)
-    return float_step(numbers.multiplier, numbers.shift, numbers.output_offset, -bound, bound)
+    return float_step(numbers.multiplier, numbers.shift, numbers.output_offset, -bound, bound, fused)
 
 
 def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,

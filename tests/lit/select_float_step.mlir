@@ -1,4 +1,5 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16}' | glow-opt | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fma=true}' | glow-opt | filecheck %s --check-prefix=FMA
 // The host int8 kernels' float output step (`int8_kernel_selection.mark_float_step`): a
 // per-tensor int8 layer given to a host vector kernel is marked `float_step = array<f32:
 // scale, offset, negative_offset>` where `quantization.float_steps.float_step` proves one on
@@ -7,7 +8,9 @@
 // point 5: rint(acc x 0.005 + 5.0025) (acc >= 0), rint(acc x 0.005 + 4.9975) (acc < 0), the
 // offsets tilting each side's ties away from zero as TFLite's rounding does. The property
 // prints as it parses (the second glow-opt reads it back). The per-channel depthwise layer
-// keeps the integer step (no per-channel float steps).
+// keeps the integer step (no per-channel float steps). With `fma` (a target with fused
+// multiply-adds) the step is the fused one, rint(fma(acc, 0.005, offset)), a fourth number 1
+// (`FloatStep.fused`).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -24,3 +27,5 @@ glowll.function @net {
 
 // CHECK:      glowll.convolution %y, %x, {{.*}}float_step = array<f32: 5.000000e-03, 5.002500e+00, 4.997500e+00>{{.*}}doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">
 // CHECK:      glowll.convolution %y2, %x2, {{.*}}group = 2 : i64, narrow_requantization, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8">
+
+// FMA:        glowll.convolution %y, %x, {{.*}}float_step = array<f32: 5.000000e-03, 5.002500e+00, 4.997500e+00, 1.000000e+00>{{.*}}doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8">

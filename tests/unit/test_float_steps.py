@@ -2,6 +2,8 @@
 proved at compile time, against `params.requantize` on values it did not check; the float
 form of a whole int8 Add against the independent int8 reference on every pair of levels."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import i8
@@ -11,6 +13,7 @@ from glowmlir.quantization.float_steps import (
     FloatStep,
     float_add,
     float_step,
+    fma_singles,
     step_points,
     tflite_add_levels,
     tflite_levels,
@@ -28,14 +31,16 @@ def random_layers(count: int, seed: int):
         yield (*multiplier_and_shift(real), int(rng.integers(-128, 40)))
 
 
+@pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_found_steps_equal_tflite_on_every_value_tried(seed):
+def test_found_steps_equal_tflite_on_every_value_tried(seed, fused):
     rng = np.random.default_rng(100 + seed)
     found = 0
     for multiplier, shift, offset in random_layers(40, seed):
-        step = float_step(multiplier, shift, offset, *INT32)
+        step = float_step(multiplier, shift, offset, *INT32, fused=fused)
         if step is None:
             continue
+        assert step.fused == fused
         found += 1
         points = step_points(multiplier, shift, offset, *INT32)
         near = (points[:, None] + np.arange(-3, 4)).ravel()
@@ -43,6 +48,42 @@ def test_found_steps_equal_tflite_on_every_value_tried(seed):
                                  np.clip(near, *INT32), np.arange(-2000, 2000)])
         np.testing.assert_array_equal(step.levels(values), tflite_levels(values, multiplier, shift, offset))
     assert found >= 15, f"the float step was found for {found} of 40 layers"
+
+
+def exact_single(value: Fraction) -> np.float32:
+    """The single nearest a rational, ties to the even one."""
+    near = np.float32(float(value))
+    candidates = [np.nextafter(near, np.float32(-np.inf)), near, np.nextafter(near, np.float32(np.inf))]
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - value), int(np.float32(c).view(np.uint32)) & 1))
+
+
+def test_fma_singles_rounds_the_exact_sum_once():
+    """`fma_singles` (the proofs' model of `llvm.fma` / `vfmadd`: the fused float steps, the
+    1x1s' bias in the step, the gate's form) against the exact rational x * a + b rounded to
+    the nearest single: random integers and scales; a third of the addends chosen to put the
+    exact sum near a half (the ties rint then decides); gate-like operands (levels by slopes
+    of many magnitudes) whose double sum is a tie of two singles moved off it by the
+    product's last bits; exact ties (to even) and a tie the double rounding hides."""
+    rng = np.random.default_rng(5)
+    x, a, b = [], [], []
+    for k in range(3000):
+        xk, ak = np.float32(rng.integers(-(1 << 24), 1 << 24)), np.float32(rng.uniform(1e-5, 0.4))
+        bk = np.float32(rng.uniform(-130, 130))
+        if k % 3 == 0 and abs(float(xk) * float(ak)) < 1e5:
+            bk = np.float32(np.round(float(xk) * float(ak)) + 0.5 - float(xk) * float(ak))
+        x.append(xk), a.append(ak), b.append(bk)
+    levels = rng.integers(-128, 128, 2000).astype(np.float32)
+    slopes = (rng.normal(size=2000) * 10.0 ** rng.integers(-6, 1, 2000)).astype(np.float32)
+    rounded = (levels.astype(np.float64) * slopes).astype(np.float32)  # b: half a unit of that rounding less it
+    addends = (np.float64(rounded) + np.spacing(rounded).astype(np.float64) / 2 * rng.choice([-1, 1], 2000)
+               - rounded).astype(np.float32)
+    x += list(levels) + [1, 3, 5, -1, -3, 1, 3, 2**16 + 1]  # v 2^-24 + 1: 1 + 2^-24 a tie; v = 3: 1.5 units
+    a += list(slopes) + [2.0 ** -24] * 7 + [2.0 ** -40]
+    b += list(addends) + [1, 1, 1, 1, 1, 1 + 2.0 ** -22, 1 + 2.0 ** -22, 1]
+    x, a, b = (np.array(values, np.float32) for values in (x, a, b))
+    got = fma_singles(x, a, b)
+    for xk, ak, bk, gk in zip(x, a, b, got):
+        assert gk == exact_single(Fraction(float(xk)) * Fraction(float(ak)) + Fraction(float(bk))), (xk, ak, bk)
 
 
 def test_a_shifted_offset_is_caught():

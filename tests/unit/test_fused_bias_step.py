@@ -4,8 +4,7 @@ Where the target has FMA and a per-tensor int8 1x1 (`vector-pointwise-int8`) has
 `float_step` whose relu clamps at or above the output zero point,
 `select_int8_pointwise.fuse_bias_into_step` replaces its bias by one single per channel
 (`float_steps.fused_bias_offsets`): the kernel's sums start at 0 and its level is
-rint(fma(f32(sum), scale, c)) (`requantization.fused_step_levels`). The check's fma in numpy
-(`fused_singles`) against exact rationals, ties included; the proof against every
+rint(fma(f32(sum), scale, c)) (`requantization.fused_step_levels`). The proof against every
 accumulator of small layers; its refusals (no relu, a clip below the zero point, per-channel
 layers, no FMA); and the kernel on random levels and weights (odd pixel counts, partial
 vectors, two images, tiles of one and two vectors of pixels, a 1x1 plane), bit for bit the
@@ -13,8 +12,6 @@ independent int8 reference's outputs (tests/support/int8_reference.py).
 """
 
 from __future__ import annotations
-
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -24,7 +21,6 @@ from glowmlir.quantization.float_steps import (
     float_step,
     fused_bias_offsets,
     fused_levels,
-    fused_singles,
     tflite_levels,
 )
 from glowmlir.target import HOST
@@ -35,34 +31,6 @@ needs_fma = pytest.mark.skipif(HOST.vector_tile is None or not HOST.vector_tile.
                                or "+fma" not in HOST.feature_list, reason="the host has no AVX2 and FMA")
 
 AVX2 = "-avx512f"
-
-
-def exact_single(value: Fraction) -> np.float32:
-    """The single nearest `value`, ties to even."""
-    near = np.float32(float(value))
-    candidates = [np.nextafter(near, np.float32(-np.inf)), near, np.nextafter(near, np.float32(np.inf))]
-    return min(candidates, key=lambda x: (abs(Fraction(float(x)) - value), int(np.array(x).view(np.int32)) & 1))
-
-
-def test_fused_singles_round_once():
-    """fma(f32(v), scale, offset) rounded once, against exact rationals: random operands, and
-    operands whose double sum is exactly half-way between two singles (the error's sign
-    decides) or is the tie itself (to even)."""
-    rng = np.random.default_rng(5)
-    values = rng.integers(-2**23, 2**23, 400)
-    scale = np.float32(rng.uniform(1e-4, 0.3))
-    offsets = rng.uniform(-130, 130, values.size).astype(np.float32)
-    # ties: v x 2^-24 + 1 is half-way between 1 and 1 + 2^-23 for v = 1; v = 3 is 1.5 units: to even
-    values = np.concatenate([values, [1, 3, 5, -1, -3, 1, 3]])
-    scales = np.concatenate([np.full(400, scale), np.full(7, np.float32(2.0 ** -24))])
-    offsets = np.concatenate([offsets, [1, 1, 1, 1, 1, 1 + 2.0 ** -22, 1 + 2.0 ** -22]]).astype(np.float32)
-    for v, s, c in zip(values, scales, offsets):
-        expected = exact_single(Fraction(float(np.float32(v))) * Fraction(float(s)) + Fraction(float(c)))
-        assert fused_singles(np.array([v]), float(s), np.array([c]))[0] == expected, (v, s, c)
-    # a tie whose double sum is rounded: v x s + c = 1 + 2^-24 + 2^-80: the single above
-    tiny = np.float32(2.0 ** -40)
-    assert fused_singles(np.array([2**16 + 1]), float(tiny * np.float32(2.0 ** 0)), np.array([np.float32(1.0)]))[0] \
-        == exact_single(Fraction(2**16 + 1) * Fraction(float(tiny)) + 1)
 
 
 @pytest.mark.parametrize("seed", range(6))

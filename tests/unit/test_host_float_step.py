@@ -99,3 +99,24 @@ def test_relu_float_step_blends_no_offset(name):
             assert len(float_steps_of(bundle.ir["glowll"])) == 1, "the layer takes the float step"
             assert ("vblendvps" in bundle.ir["assembly"]) == (activation is None)
             np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx2
+@pytest.mark.parametrize("name", ["pointwise_16_to_24", "depthwise_3x3_24_stride_2_1", "depthwise_5x5_32_two_rows",
+                                  "columns_3x3_8_to_12_stride2"])
+def test_fused_float_step_on_fma_targets(name):
+    """On a target with FMA3 the float step is proved and marked in its fused form (a fourth
+    number 1: `FloatStep.fused`) and computed by one `vfmadd` a vector, no `vmulps`; without
+    FMA3 (`-fma`) the unfused one. Bit for bit the reference's outputs either way."""
+    kernel, _, geometry = LAYERS[name]
+    for activation in ("relu", None):
+        case = convolution_case(400 + 7 * list(LAYERS).index(name), geometry, activation=activation,
+                                output_scale=400.0 if kernel == "vector-columns-int8" else None)
+        for mattr, fused in ((AVX2 + ",+fma", True), (AVX2 + ",-fma", False)):
+            bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr), keep_assembly=True)
+            steps = float_steps_of(bundle.ir["glowll"])
+            assert len(steps) == 1, "the layer takes the float step"
+            assert (steps[0].count(",") == 3) == fused, steps[0]
+            assembly = bundle.ir["assembly"]
+            assert ("vfmadd" in assembly) == fused and ("vmulps" in assembly) != fused
+            np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)

@@ -9,13 +9,13 @@ for a target without AVX: SSE only, no masked loads)."""
 
 from __future__ import annotations
 
-from fractions import Fraction
+import re
 
 import numpy as np
 import pytest
 
 from glowmlir.backends.host_vector import select_kernels
-from glowmlir.quantization.float_steps import float_add, fma_singles
+from glowmlir.quantization.float_steps import float_add
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
@@ -140,26 +140,6 @@ def test_a_channel_mul_without_the_fma_form_keeps_the_float_step(monkeypatch, ma
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
-def test_the_fma_model_rounds_the_exact_sum_once():
-    """`fma_singles` (the proof's model of `llvm.fma.f32`) against exact rationals: random
-    products and addends, and sums at a tie of two singles moved off it by the product's last bits."""
-    rng = np.random.default_rng(930)
-    x = rng.integers(-128, 128, 4000).astype(np.float32)
-    a = (rng.normal(size=4000) * 10.0 ** rng.integers(-6, 1, 4000)).astype(np.float32)
-    b = (rng.normal(size=4000) * 10.0 ** rng.integers(-3, 3, 4000)).astype(np.float32)
-    ties = np.arange(0, 4000, 2)  # b = half a unit of x a's single rounding less that rounding: a tie
-    rounded = (x[ties].astype(np.float64) * a[ties]).astype(np.float32)
-    b[ties] = (np.float64(rounded) + np.spacing(rounded).astype(np.float64) / 2 * rng.choice([-1, 1], ties.size)
-               - rounded).astype(np.float32)
-    got = fma_singles(x, a, b)
-    for xi, ai, bi, gi in zip(x, a, b, got):
-        exact = Fraction(float(xi)) * Fraction(float(ai)) + Fraction(float(bi))
-        candidates = [np.float32(float(exact)), *(np.nextafter(np.float32(float(exact)), np.float32(d))
-                                                  for d in (np.inf, -np.inf))]
-        best = min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.int32)) & 1))
-        assert gi == best, (xi, ai, bi)
-
-
 @needs_avx
 def test_a_mul_whose_float_step_is_refused_keeps_the_exact_step():
     """A Mul of a real multiplier above 1/2 (0.05 x 0.04 / 0.003: a level a product or more, no
@@ -177,12 +157,18 @@ def test_a_mul_whose_float_step_is_refused_keeps_the_exact_step():
     ((0.0431, -128), (1 / 256, -128), (0.0279, 127)),
     ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
 ])
-def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type):
-    """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step."""
+@pytest.mark.parametrize("fma", ["+fma", "-fma"])
+def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type, fma):
+    """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step: its
+    fused form (`FloatStep.fused`, a fourth number, one `vfmadd`) on a target with FMA3, else
+    the multiply and the add."""
     a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
     case = all_level_pairs_case("mul", a_type, b_type, out_type)
-    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_step = array<f32:" in fast.ir["glowll"]
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=f"{TARGETS['avx2']},{fma}"),
+                 keep_assembly=True)
+    steps = re.findall(r"float_step = array<f32: [^>]*>", fast.ir["glowll"])
+    assert len(steps) == 1 and (steps[0].count(",") == 3) == (fma == "+fma"), steps
+    assert ("vfmadd" in fast.ir["assembly"]) == (fma == "+fma")
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 

@@ -45,7 +45,6 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 @dataclass
 class PackInt8Pointwise(RewritePattern):
     tile: layout.VectorTile
-    fused_multiply_add: bool = False  # the target's vectors have `vfmadd` (x86 FMA): `fuse_bias_into_step`
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
@@ -65,9 +64,9 @@ class PackInt8Pointwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
-        mark_float_step(op, centred)
+        mark_float_step(op, centred, self.tile.fused_multiply_add)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
-        if self.fused_multiply_add:
+        if self.tile.fused_multiply_add:
             fuse_bias_into_step(op, centred, rewriter)
         block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes), self.tile.accumulators)
         repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
@@ -166,7 +165,7 @@ class PackInt8Columns(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
-        mark_float_step(op, centred)
+        mark_float_step(op, centred, self.tile.fused_multiply_add)
         if takes_im2col(shape, op.group.value.data):
             taps = im2col_filter(centred.reshape(shape))
             fold_input_offset(op, taps.sum(axis=1, dtype=np.int64), rewriter)

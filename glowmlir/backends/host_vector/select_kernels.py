@@ -172,7 +172,7 @@ class PackInt8Depthwise(RewritePattern):
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
-        mark_float_step(op, centred.reshape(centred.shape[0], -1))
+        mark_float_step(op, centred.reshape(centred.shape[0], -1), self.tile.fused_multiply_add)
         packed = centred if planes is not None else doubled_if_narrow(op, centred)
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
@@ -184,9 +184,10 @@ class MarkFloatStep(RewritePattern):
     """An int8 Mul on `vector-elementwise-int8` by a gate fixed along x's runs whose fused
     multiply-add form is proved (`vector_elementwise.mul_float_gate`; with `fused_multiply_add`,
     the target's) gets it as its `float_gate` property; any other int8 Mul whose output step
-    has a proved float form (`vector_elementwise.mul_float_step`), as its `float_step`
-    property; an int8 Add or Sub whose whole arithmetic has one
-    (`vector_elementwise.add_float_form`), as its `float_add` property."""
+    has a proved float form (`vector_elementwise.mul_float_step`; fused where proved with
+    `fused_multiply_add`, `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub
+    whose whole arithmetic has one (`vector_elementwise.add_float_form`), as its `float_add`
+    property."""
 
     fused_multiply_add: bool = False
 
@@ -200,8 +201,9 @@ class MarkFloatStep(RewritePattern):
             op.properties["float_gate"] = gate.attribute()
             rewriter.notify_op_modified(op)
             return
-        form = {"mul": mul_float_step, "add": add_float_form, "sub": add_float_form}.get(op.kind.data)
-        step = form(op) if form is not None else None
+        kind = op.kind.data
+        step = (mul_float_step(op, self.fused_multiply_add) if kind == "mul"
+                else add_float_form(op) if kind in ("add", "sub") else None)
         if step is not None:
             op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
             rewriter.notify_op_modified(op)
@@ -244,9 +246,11 @@ class SelectVectorColumns(ModulePass):
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
     tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8; with
-    `fused_multiply_add` (`target.fused_multiply_add`), an int8 Mul by a gate a run on its
-    proved fma form (`float_gate`) and int8 1x1s' bias and output offset folded into one fused
-    float step where it is proved (`select_int8_pointwise.fuse_bias_into_step`)."""
+    `fused_multiply_add` (`target.fused_multiply_add`: the target's fused multiply-adds), the
+    int8 convolutions' and Muls' float output steps proved in their fused form first
+    (`FloatStep.fused`), an int8 Mul by a gate a run on its proved fma form (`float_gate`) and
+    int8 1x1s' bias and output offset folded into one fused float step where it is proved
+    (`select_int8_pointwise.fuse_bias_into_step`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -260,11 +264,11 @@ class SelectVectorColumns(ModulePass):
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
             raise GlowError(f"glowll-select-vector-columns{{lanes={self.lanes} accumulators={self.accumulators}}}: "
                             "expected lanes 4, 8 or 16 and 1 to 32 accumulators")
-        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers)
+        tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers,
+                                        self.fused_multiply_add)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Pointwise(tile, self.fused_multiply_add),
-                             apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),

@@ -10,15 +10,17 @@ from glowmlir.target import VectorTile, enabled_features
 
 def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
     """The f32 tile of a CPU: AVX-512 (32 registers of 16 lanes), AVX/AVX2 (16 of 8),
-    SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4); None without a vector unit. A
-    later `-feature` overrides an earlier `+feature` (as `-mattr` after the host's)."""
+    SSE (16 of 4) on x86-64, NEON on AArch64 (32 of 4), with fused multiply-adds where
+    `fused_multiply_add` says; None without a vector unit. A later `-feature` overrides an
+    earlier `+feature` (as `-mattr` after the host's)."""
     enabled = enabled_features(features)
     if triple.startswith("x86_64"):
+        fma = fused_multiply_add(triple, features)
         if enabled.get("avx512f"):
-            return VectorTile(16, 16, masked_loads=True, registers=32)
+            return VectorTile(16, 16, masked_loads=True, registers=32, fused_multiply_add=fma)
         if enabled.get("avx"):
-            return VectorTile(8, 12, masked_loads=True, registers=16)
-        return VectorTile(4, 12, registers=16)
+            return VectorTile(8, 12, masked_loads=True, registers=16, fused_multiply_add=fma)
+        return VectorTile(4, 12, registers=16, fused_multiply_add=fma)
     if triple.startswith("aarch64"):
         return VectorTile(4, 16, registers=32)
     return None
