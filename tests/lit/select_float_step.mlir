@@ -1,5 +1,5 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16}' | glow-opt | filecheck %s
-// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fma=true}' | glow-opt | filecheck %s --check-prefix=FMA
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fused_multiply_add=true}' | glow-opt | filecheck %s --check-prefix=FMA
 // The host int8 kernels' float output step (`int8_kernel_selection.mark_float_step`): a
 // per-tensor int8 layer given to a host vector kernel is marked `float_step = array<f32:
 // scale, offset, negative_offset>` where `quantization.float_steps.float_step` proves one on
