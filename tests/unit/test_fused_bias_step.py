@@ -85,7 +85,7 @@ GEOMETRIES = {
 @needs_fma
 @pytest.mark.parametrize("name", list(GEOMETRIES))
 def test_fused_step_matches_the_int8_reference(name):
-    """A relu layer per tensor takes the fused step (its `vfmadd`s in the assembly); without
+    """A relu layer per tensor takes the fused bias step (its `vfmadd`s in the assembly); without
     an activation, with a clip below the zero point or per channel it keeps its bias; every
     one bit for bit the reference's outputs."""
     geometry = GEOMETRIES[name]
@@ -97,7 +97,7 @@ def test_fused_step_matches_the_int8_reference(name):
         assert 'microkernel = #glowll.microkernel<"vector-pointwise-int8">' in ir
         fused = activation == "relu" and not per_channel
         assert ("bias_in_step" in ir) == fused, (seed, activation, per_channel)
-        assert ("vfmadd" in bundle.ir["assembly"]) == fused
+        assert "vfmadd" in bundle.ir["assembly"] or not fused  # (the others' float steps may be fused too)
         np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
 
 
