@@ -410,26 +410,23 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
     def splat(number: float) -> SSAValue:
         return b.splat(b.f32(number), singles)
 
-    converted = b.emit(llvm.SIToFPOp(value, singles))
     offset = splat(step.offset)
     if step.negative_offset != step.offset:  # one offset for both signs: no blend
         negative = b.int_compare("slt", value, b.int_value(0, value.type))
         offset = b.select(negative, splat(step.negative_offset), offset)
     if step.fused:  # one rounding: `vfmadd`
-        return nearest_levels(b, b.fma(converted, splat(step.scale), offset), value.type)
-    products = b.fmul(converted, splat(step.scale), EXACT_FLOATS)
+        return fused_step_levels(b, value, step.scale, offset)
+    products = b.fmul(b.emit(llvm.SIToFPOp(value, singles)), splat(step.scale), EXACT_FLOATS)
     return nearest_levels(b, b.fadd(products, offset, EXACT_FLOATS), value.type)
 
 
 def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: SSAValue) -> SSAValue:
-    """The level of each i32 lane of `value` (a sum of products without its bias) by a fused
-    step (`float_steps.fused_bias_offsets`, proved at compile time): rint(fma(f32(v), scale,
-    `offset`)), `offset` the channel's single (its bias and the output offset): a conversion,
-    one `vfmadd` and a conversion back (x86 FMA; the caller saturates)."""
-    lanes = value.type.get_shape()[0]
-    singles = VectorType(f32, [lanes])
-    fused = b.fma(b.emit(llvm.SIToFPOp(value, singles)), b.splat(b.f32(scale), singles), b.splat(offset, singles))
-    return nearest_levels(b, fused, value.type)
+    """The level of each i32 lane of `value` by a fused step, rint(fma(f32(v), scale,
+    `offset`)) (`offset` a vector of singles: a `FloatStep.fused`'s offset of each lane's
+    sign, or a `bias_in_step` layer's channel single, `float_steps.fused_bias_offsets`):
+    a conversion, one `vfmadd` and a conversion back (x86 FMA; the caller saturates)."""
+    scales = b.splat(b.f32(scale), offset.type)
+    return nearest_levels(b, b.fma(b.emit(llvm.SIToFPOp(value, offset.type)), scales, offset), value.type)
 
 
 def nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type) -> SSAValue:
@@ -499,7 +496,8 @@ class LaneRequantization:
         doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
         step = self.float_step(doubled)
         if step is not None and self.fused_offset is not None:
-            return fused_step_levels(b, total, step.scale, self.fused_offset)
+            return fused_step_levels(b, total, step.scale,
+                                     b.splat(self.fused_offset, VectorType(f32, total.type.get_shape())))
         if step is not None:
             if not sign_matters and self.negatives_clamped(step):
                 step = replace(step, negative_offset=step.offset)

@@ -32,6 +32,7 @@ product within half a level of its level.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,9 +83,8 @@ class FloatStep:
 
 def fma_singles(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """f32(x a + b), the exact value rounded once to nearest even (IEEE fused multiply-add,
-    `llvm.fma.f32`), for singles x, a and b whose product is exact in double (x an integer
-    of at most 29 bits, as a level less its zero point). The product x a is exact in double (24 +
-    24 bits); s = x a + b in double with its exact error e (TwoSum: x a + b = s + e); s
+    `llvm.fma.f32`), for singles x, a and b (finite, their sum without overflow). The product
+    x a is exact in double (24 + 24 bits); s = x a + b in double with its exact error e (TwoSum: x a + b = s + e); s
     rounded to single is the exact sum's rounding except where s lies exactly halfway between
     two singles and e moves the sum off the tie (then the neighbour on e's side)."""
     product = np.asarray(x, np.float32).astype(np.float64) * np.asarray(a, np.float32).astype(np.float64)
@@ -147,6 +147,17 @@ def _side_offset(products: np.ndarray, levels: np.ndarray, clamp: tuple[int, int
     return np.float32((lowest + highest) / 2)
 
 
+def _nearby_singles(number: np.float32, ulps: int) -> Iterator[np.float32]:
+    """`number`, then the singles 1, -1, 2, -2, ... `ulps` units in the last place from it:
+    the candidates a proof tries, nearest first (lazily: a proof stops at the first that passes)."""
+    above = below = np.float32(number)
+    yield above
+    for _ in range(ulps):
+        above, below = np.nextafter(above, np.float32(np.inf)), np.nextafter(below, np.float32(-np.inf))
+        yield above
+        yield below
+
+
 def _ulps_away(number: np.float32, ulps: int) -> np.float32:
     """`number` moved `ulps` units in the last place (up where positive, down where negative)."""
     for _ in range(abs(ulps)):
@@ -171,16 +182,14 @@ def float_step(multiplier: int, shift: int, offset: int, low: int, high: int,
     levels = tflite_levels(values, multiplier, shift, offset)
     negative = values < 0
     singles = values.astype(np.float32)
-    for ulps in range(SCALE_ULPS + 1):
-        for signed_ulps in (ulps, -ulps) if ulps else (0,):
-            scale = _ulps_away(nearest, signed_ulps)
-            products = singles.astype(np.float64) * np.float64(scale) if fused else singles * scale
-            offsets = [_side_offset(products[side], levels[side]) for side in (~negative, negative)]
-            if offsets[0] is None or offsets[1] is None:
-                continue
-            step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]), fused)
-            if np.array_equal(step.levels(values), levels):
-                return step
+    for scale in _nearby_singles(nearest, SCALE_ULPS):
+        products = singles.astype(np.float64) * np.float64(scale) if fused else singles * scale
+        offsets = [_side_offset(products[side], levels[side]) for side in (~negative, negative)]
+        if offsets[0] is None or offsets[1] is None:
+            continue
+        step = FloatStep(float(scale), float(offsets[0]), float(offsets[1]), fused)
+        if np.array_equal(step.levels(values), levels):
+            return step
     return None
 
 
@@ -232,8 +241,7 @@ def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int
         middle = _side_offset(products, levels, clamp)
         if middle is None:
             return None
-        for ulps in (0, *(k * sign for k in range(1, FUSED_OFFSET_ULPS + 1) for sign in (1, -1))):
-            candidate = _ulps_away(middle, ulps)
+        for candidate in _nearby_singles(middle, FUSED_OFFSET_ULPS):
             if np.array_equal(np.clip(fused_levels(sums, step.scale, np.full(sums.shape, candidate)), low, high),
                               levels):
                 offsets.append(candidate)
@@ -350,10 +358,16 @@ class FloatGate:
         return ((np.asarray(gates, np.int64) - gate_offset).astype(np.float32) * np.float32(self.scale)).astype(
             np.float32)
 
+    @staticmethod
+    def negative_side(x: np.ndarray, gates: np.ndarray, gate_offset: int, x_offset: int) -> np.ndarray:
+        """Where the kernel takes `negative_offset`: the sign of x - zx flipped where g <= zg
+        (a product of 0 on either side, as the kernel's xor of sign masks puts it)."""
+        return (np.asarray(x, np.int64) - x_offset < 0) == (np.asarray(gates, np.int64) > gate_offset)
+
     def levels(self, x: np.ndarray, gates: np.ndarray, gate_offset: int, x_offset: int) -> np.ndarray:
         """What the kernel computes (before the clamp) for levels `x` by gate levels `gates`."""
         centred = np.asarray(x, np.int64) - x_offset
-        negative = (centred < 0) == (np.asarray(gates, np.int64) > gate_offset)
+        negative = self.negative_side(x, gates, gate_offset, x_offset)
         offsets = np.where(negative, np.float32(self.negative_offset), np.float32(self.offset)).astype(np.float32)
         return np.rint(fma_singles(centred.astype(np.float32), self.slopes(gates, gate_offset), offsets)).astype(
             np.int64)
@@ -378,9 +392,9 @@ def float_gate(multiplier: int, shift: int, x_levels: tuple[int, int], gate_leve
     to the fused activation's `bounds`) on every pair of an x level in `x_levels` and a gate
     level in `gate_levels` (inclusive ranges; `zero_points` (zx, zg, zo)), checked on all of
     them (at most 65,536: the check is the proof): its scale within `GATE_SCALE_ULPS` of f32
-    of the real multiplier M 2^(shift - 31), each sign's offset zo plus the middle of the
-    interval that keeps that side's levels within half a level of the line (where the level
-    is not clamped); None where no candidate is equal."""
+    of the real multiplier M 2^(shift - 31), each sign's offset the middle of the interval
+    that keeps that side's levels within half a level of the products times the scale
+    (`_side_offset`, where the level is not clamped); None where no candidate is equal."""
     x_offset, gate_offset, out_offset = zero_points
     low, high = bounds
     nearest = np.float32(multiplier * 2.0 ** (shift - 31))
@@ -390,26 +404,13 @@ def float_gate(multiplier: int, shift: int, x_levels: tuple[int, int], gate_leve
                                                      np.arange(gate_levels[0], gate_levels[1] + 1), indexing="ij"))
     products = (x - x_offset) * (gates - gate_offset)
     levels = np.clip(tflite_levels(products, multiplier, shift, out_offset), low, high)
-    negative = products < 0
-    for ulps in range(GATE_SCALE_ULPS + 1):
-        for signed_ulps in (ulps, -ulps) if ulps else (0,):
-            scale = _ulps_away(nearest, signed_ulps)
-            line = products * np.float64(scale) + out_offset
-            offsets = [_clamped_side_offset(line[side], levels[side], bounds) for side in (~negative, negative)]
-            if offsets[0] is None or offsets[1] is None:
-                continue
-            gate = FloatGate(float(scale), *(float(np.float32(out_offset + offset)) for offset in offsets))
-            if np.array_equal(np.clip(gate.levels(x, gates, gate_offset, x_offset), low, high), levels):
-                return gate
+    negative = FloatGate.negative_side(x, gates, gate_offset, x_offset)
+    for scale in _nearby_singles(nearest, GATE_SCALE_ULPS):
+        line = products * np.float64(scale)
+        offsets = [_side_offset(line[side], levels[side], bounds) for side in (~negative, negative)]
+        if offsets[0] is None or offsets[1] is None:
+            continue
+        gate = FloatGate(float(scale), float(offsets[0]), float(offsets[1]))
+        if np.array_equal(np.clip(gate.levels(x, gates, gate_offset, x_offset), low, high), levels):
+            return gate
     return None
-
-
-def _clamped_side_offset(line: np.ndarray, levels: np.ndarray, bounds: tuple[int, int]) -> float | None:
-    """The middle of the offsets d that keep every level within half a level of line + d
-    where it is inside `bounds` (a clamped level only needs the line past its bound: there
-    the offset is bounded by one level); None where they are none."""
-    if line.size == 0:
-        return 0.0
-    lowest = np.max(levels - 0.5 - line, where=levels > bounds[0], initial=-1.0)
-    highest = np.min(levels + 0.5 - line, where=levels < bounds[1], initial=1.0)
-    return float((lowest + highest) / 2) if lowest < highest else None
