@@ -29,7 +29,9 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.host_vector.table_arithmetic import HardSwishForm, computed_entries, hard_swish_form
 from glowmlir.dialects import glowll
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
@@ -128,16 +130,34 @@ def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
     return None
 
 
+def arithmetic_form(op: glowll.IntLookupTableOp) -> HardSwishForm | None:
+    """The int16 form (`table_arithmetic`) proved to give every entry of the op's constant
+    table between its int8 types, on x86; None where there is none (the table is looked up)."""
+    entries = constant_entries(op)
+    types = [value.type.element_type for value in (op.input, op.dest)]
+    if shuffles_of(op) == "neon" or entries is None or not all(
+            isinstance(t, UniformQuantizedType) and not t.per_channel for t in types):
+        return None
+    input_type, output_type = types
+    return hard_swish_form(entries.astype(np.int64), input_type.scale, input_type.offset, output_type.scale,
+                           output_type.offset)
+
+
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
-    """dest[i] = table[input[i] + 128], `SHUFFLE_BYTES` levels a step by `blended_lookup`
-    (x86) or `neon_lookup` (the last step's lanes masked)."""
+    """dest[i] = table[input[i] + 128], `SHUFFLE_BYTES` levels a step by the table's int16
+    form where one is proved (`arithmetic_form`), else by `blended_lookup` (x86) or
+    `neon_lookup` (the last step's lanes masked)."""
     b.optimize_for_size = True
     dest, source, table = view(op.dest), view(op.input), view(op.table)
     shuffles = shuffles_of(op)
     width = SHUFFLE_BYTES[shuffles]
     size = math.prod(dest.shape)
     flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
-    if shuffles == "neon":
+    form = arithmetic_form(op)
+    if form is not None:
+        def entries_of(levels: SSAValue) -> SSAValue:
+            return computed_entries(b, form, levels)
+    elif shuffles == "neon":
         quarters = [[load_vector(b, table, [SUB_TABLE * (NEON_REGISTERS * q + r)], SUB_TABLE)
                      for r in range(NEON_REGISTERS)] for q in range(256 // (NEON_REGISTERS * SUB_TABLE))]
 
