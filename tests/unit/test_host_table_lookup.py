@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from glowmlir.backends.host_vector.table_arithmetic import hard_swish_form, mulhrs
 from glowmlir.backends.x86.target import has_avx512_vbmi
 from glowmlir.runtime.boards import run_on_board, target_for
 from glowmlir.target import HOST, enabled_features
@@ -113,3 +114,61 @@ def test_lookup_table_on_neon_reads_the_entry_of_each_level(shape):
     assert '#glowll.microkernel<"vector-lookup-int8", {shuffles = "neon"}>' in bundle.ir["glowll"]
     y = run_on_board(bundle, "aarch64", {"x": x}).outputs["y"]
     np.testing.assert_array_equal(y.reshape(shape), table[x.astype(np.int64) + 128])
+
+
+def hard_swish_table(seed: int) -> tuple[tuple[float, int], tuple[float, int], np.ndarray]:
+    """A HardSwish table of random int8 types, as `glow-quantize` makes one for a value only
+    tables read: the input over a span from about -3 to a random top (0.5..10), the output over
+    HardSwish's values there; its entries rint(y / so) + zo clamped, by level (-128..127).
+    Returns (input scale, zero point), (output scale, zero point) and the entries."""
+    rng = np.random.default_rng(seed)
+    low, high = rng.uniform(-3.6, -2.4), rng.uniform(0.5, 10)
+    input_scale = float(np.float32((high - low) / 255))
+    input_offset = int(np.clip(np.rint(-128 - low / input_scale), -128, 127))
+    x = input_scale * (np.arange(-128, 128) - input_offset)
+    y = x * np.clip(x + 3, 0, 6) / 6
+    bottom = min(float(y.min()), 0.0) * rng.uniform(0.8, 1.0)  # at times the minimum clipped
+    output_scale = float(np.float32((float(y.max()) - bottom) / 255 * rng.uniform(0.97, 1.0)))
+    output_offset = int(np.clip(np.rint(-128 - bottom / output_scale), -128, 127))
+    entries = np.clip(np.rint(y / output_scale) + output_offset, -128, 127).astype(np.int8)
+    return (input_scale, input_offset), (output_scale, output_offset), entries
+
+
+def test_an_int16_form_is_found_for_most_hard_swish_tables_and_gives_each_entry():
+    """`hard_swish_form`, where it finds a form, gives every one of the 256 entries (the proof);
+    it finds one for most random HardSwish tables, and none for a random table."""
+    found = 0
+    for seed in range(40):
+        (input_scale, input_offset), (output_scale, output_offset), entries = hard_swish_table(seed)
+        form = hard_swish_form(entries.astype(np.int64), input_scale, input_offset, output_scale, output_offset)
+        if form is not None:
+            found += 1
+            np.testing.assert_array_equal(form.entries(), entries)
+    assert found >= 30
+    random_table = np.random.default_rng(0).integers(-128, 128, 256)
+    assert hard_swish_form(random_table, 0.03, -20, 0.02, -100) is None
+
+
+def test_mulhrs_is_vpmulhrsw():
+    """The model's vpmulhrsw: rounding half up, and the one saturating product."""
+    a, b = np.array([3, -3, 1 << 14, -(1 << 15)]), np.array([1 << 14, 1 << 14, 1, -(1 << 15)])
+    np.testing.assert_array_equal(mulhrs(a, b), [2, -1, 1, (1 << 15) - 1])
+
+
+@needs_avx2
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("shape", [(7, 37), (1, 16, 9, 7)])
+def test_hard_swish_tables_computed_in_int16_give_each_entry(seed, shape):
+    """Random HardSwish tables of their own int8 types (`hard_swish_table`) on odd sizes (a
+    partial last step), every level present: where a form is proved the kernel computes it
+    (`table_arithmetic`), else it looks the entries up; either way each level gives its
+    entry bit for bit."""
+    (input_scale, input_offset), (output_scale, output_offset), table = hard_swish_table(seed)
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape))
+    x = rng.permutation(np.resize(np.arange(-128, 128), size)).astype(np.int8).reshape(shape)
+    y_type = q8(output_scale, output_offset)
+    bundle = build(lookup_table_text(tensor(shape, q8(input_scale, input_offset)), tensor((256,), y_type),
+                                     tensor(shape, y_type)), {"t": table})
+    assert '#glowll.microkernel<"vector-lookup-int8", {shuffles = ' in bundle.ir["glowll"]
+    np.testing.assert_array_equal(bundle.run({"x": x})["y"], table[x.astype(np.int64) + 128])
