@@ -1,4 +1,4 @@
-"""A HardSwish-shaped int8 lookup table computed in int16 arithmetic on x86 instead of
+"""A HardSwish-shaped int8 lookup table computed in int16 arithmetic on AVX2 instead of
 looked up (`table_lookup.emit_int_lookup_table`, where the form is proved).
 
 HardSwish's levels are y = zo + rint(si / so * d * clip(si d + 3, 0, 6) / 6), d = x - zi: a
@@ -9,13 +9,15 @@ vpmulhrsw's mulhrs(a, b) = (a b + 2^14) >> 15 (`mulhrs`), the form
     R = min(max(mulhrs(w, slope) + ramp, 0), top) (the ramp clip(si d + 3, 0, 6), scaled)
     y = sat8(zo + mulhrs((x << shift) - (zi << shift), R))
 
-(`HardSwishForm`) gives a table's 256 entries exactly for most of the PP-OCR-cls-style net's
-tables (18 of 19 measured, each some of the few parameters near the real ones:
-`hard_swish_form` tries them and keeps the first that reproduces every one of the 256
-entries, the proof; a table none reproduces keeps the blend tree). 32 levels take two
-unpacks, two shifts, two subtractions, four vpmulhrsw, two additions, two max, two min, two
-more additions and a pack: 19 instructions against the tree's 35 (16 of them shuffles, two a
-cycle on Zen 3).
+(`HardSwishForm`) gives every one of the 256 entries of 17 of the PP-OCR-cls-style net's 18
+HardSwish tables (not block 3's depthwise one), and of 30 of 40 with random HardSwish types
+(`tests/unit/test_host_table_lookup.py`): `hard_swish_form` tries the parameters near the
+real ones and keeps the first that reproduces every entry, the proof; a table none
+reproduces keeps the blend tree. 32 levels take two unpacks, two shifts, two subtractions,
+four vpmulhrsw, two additions, two max, two min, two more additions and a pack: 19
+instructions against the tree's 35 (16 of them shuffles, two a cycle on Zen 3); llvm-mca
+(znver3) 5.1 cycles a step against the tree's ~10.6. AVX2 (ymm) only: the AVX-512BW kernel
+(zmm) keeps its tree (the form's zmm twin is not built: not runnable on this host).
 """
 
 from __future__ import annotations
@@ -29,12 +31,11 @@ from xdsl.ir import SSAValue
 
 from glowmlir.lowering.kernel_builder import KernelBuilder
 
-MULHRS = {16: "llvm.x86.ssse3.pmul.hr.sw.128", 32: "llvm.x86.avx2.pmul.hr.sw",
-          64: "llvm.x86.avx512.pmul.hr.sw.512"}
-"""`vpmulhrsw` by the bytes of the int8 vector its words come from."""
+MULHRS = "llvm.x86.avx2.pmul.hr.sw"
+"""ymm `vpmulhrsw`."""
 
-PACK = {16: "llvm.x86.sse2.packsswb.128", 32: "llvm.x86.avx2.packsswb", 64: "llvm.x86.avx512.packsswb.512"}
-"""`vpacksswb` (two word vectors to one of saturated bytes, 128-bit lane by lane) by bytes."""
+PACK = "llvm.x86.avx2.packsswb"
+"""ymm `vpacksswb`: two word vectors to one of saturated bytes, 128-bit lane by lane."""
 
 LEVELS = np.arange(-128, 128, dtype=np.int64)
 """The int8 levels a table has an entry for, in its order."""
@@ -127,7 +128,7 @@ def _words(b: KernelBuilder, values: SSAValue, high: bool) -> SSAValue:
 
 
 def computed_entries(b: KernelBuilder, form: HardSwishForm, levels: SSAValue) -> SSAValue:
-    """Each int8 level of `levels` (16, 32 or 64) replaced by the form's output (the module doc)."""
+    """Each of 32 int8 levels (ymm) replaced by the form's output (the module doc)."""
     width = levels.type.get_shape()[0]
     words_type = VectorType(i16, [width // 2])
 
@@ -135,7 +136,7 @@ def computed_entries(b: KernelBuilder, form: HardSwishForm, levels: SSAValue) ->
         return b.constant(value, words_type)
 
     def multiply(x: SSAValue, y: SSAValue) -> SSAValue:
-        return b.emit(llvm.CallIntrinsicOp(MULHRS[width], [x, y], [words_type]))
+        return b.emit(llvm.CallIntrinsicOp(MULHRS, [x, y], [words_type]))
 
     halves = []
     for high in (False, True):
@@ -143,4 +144,4 @@ def computed_entries(b: KernelBuilder, form: HardSwishForm, levels: SSAValue) ->
         ramp = b.clamp(b.int_add(multiply(shifted, words(form.slope)), words(form.ramp)), words(0), words(form.top))
         level = b.int_sub(b.shift_right(shifted, words(8 - form.shift)), words(form.centre << form.shift))
         halves.append(b.int_add(multiply(level, ramp), words(form.output_offset)))
-    return b.emit(llvm.CallIntrinsicOp(PACK[width], halves, [levels.type]))
+    return b.emit(llvm.CallIntrinsicOp(PACK, halves, [levels.type]))

@@ -132,10 +132,10 @@ def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
 
 def arithmetic_form(op: glowll.IntLookupTableOp) -> HardSwishForm | None:
     """The int16 form (`table_arithmetic`) proved to give every entry of the op's constant
-    table between its int8 types, on x86; None where there is none (the table is looked up)."""
+    table between its int8 types, on AVX2; None where there is none (the table is looked up)."""
     entries = constant_entries(op)
     types = [value.type.element_type for value in (op.input, op.dest)]
-    if shuffles_of(op) == "neon" or entries is None or not all(
+    if shuffles_of(op) != "avx2" or entries is None or not all(
             isinstance(t, UniformQuantizedType) and not t.per_channel for t in types):
         return None
     input_type, output_type = types
