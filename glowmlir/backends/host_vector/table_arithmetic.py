@@ -91,8 +91,10 @@ def hard_swish_form(entries: np.ndarray, input_scale: float, input_offset: int, 
         scale = 2.0 ** (15 - shift) * ratio / 6  # R per unit of clip(x + 3, 0, 6)
         if 6 * scale >= 1 << 15:
             continue
-        slopes = int(round(scale * input_scale * 128)) + np.arange(-SLOPE_STEPS, SLOPE_STEPS + 1)
-        slopes = slopes[(slopes > -(1 << 15)) & (slopes < 1 << 15)]
+        real_slope = int(round(scale * input_scale * 128))  # mulhrs(x << 8, slope): slope / 128 a level
+        if not SLOPE_STEPS <= real_slope < (1 << 15) - SLOPE_STEPS:
+            continue
+        slopes = real_slope + np.arange(-SLOPE_STEPS, SLOPE_STEPS + 1)  # the real one at SLOPE_STEPS
         real_ramps = np.rint(3 * scale - mulhrs(np.int64(input_offset << 8), slopes)).astype(np.int64)
         for top in int(round(6 * scale)) + np.arange(-TOP_STEPS, TOP_STEPS + 1):
             if not 0 <= top < 1 << 15:
@@ -105,7 +107,8 @@ def hard_swish_form(entries: np.ndarray, input_scale: float, input_offset: int, 
             for step in sorted(range(-RAMP_STEPS, RAMP_STEPS + 1), key=abs):
                 ramps = real_ramps + step
                 outputs = form.evaluate(LEVELS[None, :], slopes[:, None], ramps[:, None])
-                exact = np.nonzero((outputs == entries[None, :]).all(axis=1))[0]
+                in_words = (ramps >= -(1 << 15)) & (ramps < 1 << 15)
+                exact = np.nonzero((outputs == entries[None, :]).all(axis=1) & in_words)[0]
                 if exact.size:
                     best = exact[np.argmin(np.abs(exact - SLOPE_STEPS))]
                     return HardSwishForm(shift, input_offset, int(slopes[best]), int(ramps[best]), int(top),
