@@ -516,7 +516,7 @@ def verify_kernel_of(op: IRDLOperation, what: str, numbers: str, kind: str | Non
                      ) -> None:
     """An elementwise op's, softmax's or lookup table's microkernel: one registered for the op
     (and its `kind`), on int8 `numbers` (`levels`: the operands are quantized where that is asked;
-    a quantize's input is f32)."""
+    a quantize's input is f32), of its own parameters, meeting its backend's rules (`verify`)."""
     kernels = microkernels_of(op.name)
     kernel = next((k for k in kernels if k.name == op.microkernel.data), None)
     if (kernel is None or (kind is not None and kind not in kernel.elementwise_kinds) or not levels
@@ -525,6 +525,10 @@ def verify_kernel_of(op: IRDLOperation, what: str, numbers: str, kind: str | Non
         takes = ("; ".join(f"{k.name}: {', '.join(k.elementwise_kinds)}" for k in kernels) if kind is not None
                  else ", ".join(k.name for k in kernels))
         _fail(op, f"the {op.microkernel.data} microkernel of {what} takes {numbers} ({takes})")
+    if stray := [name for name in op.microkernel.kernel_parameters.data if name not in kernel.parameters]:
+        _fail(op, f"the {op.microkernel.data} microkernel takes no parameter {stray[0]}")
+    if kernel.verify is not None:
+        kernel.verify(op)
 
 
 def with_operands(op: IRDLOperation, **operands: SSAValue) -> IRDLOperation:

@@ -79,6 +79,7 @@ from glowmlir.lowering.requantization import (
     wrapped_double,
 )
 from glowmlir.quantization.lookup_tables import LOOKUP_STEP_BITS, LOOKUP_STEPS
+from glowmlir.quantization.reciprocal_division import ReciprocalDivision
 from glowmlir.quantization.rescaling import (
     SIGNED_NUMBERS,
     KernelParameters,
@@ -600,15 +601,29 @@ def _quantize_float(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedTyp
     return math_approx.nearest_integer(b, _quantized_sum(b, value, dest))
 
 
-def _quantized_sum(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType) -> SSAValue:
-    """f32(f32(x / scale) + offset) of an f32 or a vector of them."""
+def _quantized_sum(b: KernelBuilder, value: SSAValue, dest: UniformQuantizedType,
+                   division: ReciprocalDivision | None = None) -> SSAValue:
+    """f32(f32(x / scale) + offset) of an f32 or a vector of them; with `division` (a vector
+    on a target with FMA), x / scale without a division (`reciprocal_quotient`)."""
     vector = value.type if isinstance(value.type, VectorType) else None
 
     def constant(number: float) -> SSAValue:
         return b.f32(number) if vector is None else b.splat(b.f32(number), vector)
 
-    scaled = b.fdiv(value, constant(dest.scale))
+    if division is None:
+        scaled = b.fdiv(value, constant(dest.scale))
+    else:
+        scaled = reciprocal_quotient(b, value, constant(-division.scale), constant(division.reciprocal))
     return b.fadd(scaled, constant(float(dest.offset))) if dest.offset else scaled
+
+
+def reciprocal_quotient(b: KernelBuilder, x: SSAValue, negative_scale: SSAValue, reciprocal: SSAValue) -> SSAValue:
+    """x / scale as the division rounds it (`quantization.reciprocal_division`, proved at
+    compile time for the scale, x a vector of singles at most RN(2^16 scale)): y = x r,
+    e = fma(y, -scale, x), q = fma(e, r, y), each rounded once (one `vmulps`, one `vfnmadd`,
+    one `vfmadd`; no fast-math: nothing contracted or reassociated)."""
+    y = b.fmul(x, reciprocal, llvm.FastMathAttr(None))
+    return b.fma(b.fma(y, negative_scale, x), reciprocal, y)
 
 
 QUANTIZE_BOUND = 2.0**16

@@ -135,6 +135,6 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),
                 parameters=("shuffles",)),
     Microkernel(layout.INT8_QUANTIZE, "glowmlir.backends.host_vector.quantize", ops=("glowll.elementwise",),
-                elementwise_kinds=("quantize",), verify=verify_vector_quantize),
+                elementwise_kinds=("quantize",), parameters=("reciprocal",), verify=verify_vector_quantize),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
 ), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes)

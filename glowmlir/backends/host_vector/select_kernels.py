@@ -41,11 +41,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.quantize import takes_vector_quantize
+from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
@@ -224,14 +224,21 @@ class SelectVectorLookup(RewritePattern):
             rewriter.notify_op_modified(op)
 
 
+@dataclass
 class SelectVectorQuantize(RewritePattern):
     """A quantize of f32 to per-tensor int8 that no kernel took: `microkernel =
-    "vector-quantize-int8"` (`backends.host_vector.quantize`)."""
+    "vector-quantize-int8"` (`backends.host_vector.quantize`); with `reciprocal` (AVX2 with
+    FMA3), where `reciprocal_division` proves the scale, its `reciprocal` parameter (half the
+    vectors divided by it, `quantize.halved_levels`)."""
+
+    reciprocal: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if op.microkernel is None and takes_vector_quantize(op):
-            op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_QUANTIZE)
+            division = proved_division(op) if self.reciprocal else None
+            parameters = {} if division is None else {"reciprocal": FloatAttr(division.reciprocal, f32)}
+            op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_QUANTIZE, parameters)
             rewriter.notify_op_modified(op)
 
 
@@ -245,7 +252,8 @@ class SelectVectorColumns(ModulePass):
     vector-depthwise kernel, and with `planes` too, such int8 ones for vector-depthwise-int8
     (those of small "same"-padded planes for vector-planes-int8), int8 Add, Sub and Mul
     for vector-elementwise-int8; with `shuffles` (`target.byte_shuffles`), int8 lookup
-    tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8; with
+    tables for vector-lookup-int8; a quantize of f32 to int8 for vector-quantize-int8 (with
+    `shuffles` of AVX2 and `fused_multiply_add`, its proved `reciprocal`); with
     `fused_multiply_add` (`target.fused_multiply_add`: the target's fused multiply-adds), the
     int8 convolutions' and Muls' float output steps proved in their fused form first
     (`FloatStep.fused`), an int8 Mul by a gate a run on its proved fma form (`float_gate`) and
@@ -279,4 +287,5 @@ class SelectVectorColumns(ModulePass):
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
                                 f"{', '.join(SHUFFLE_BYTES)}")
             PatternRewriteWalker(SelectVectorLookup(self.shuffles), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(SelectVectorQuantize(), apply_recursively=False).rewrite_module(op)
+        reciprocal = self.fused_multiply_add and self.shuffles in ("avx2", "avx512bw")  # AVX2's packs, FMA3
+        PatternRewriteWalker(SelectVectorQuantize(reciprocal), apply_recursively=False).rewrite_module(op)
