@@ -37,7 +37,7 @@ from tests.unit.test_vnni_depthwise import BINARY_CASES
 def test_add_sub_and_mul_on_avx2_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
     case = binary_case(op, a_shape, b_shape, seed, activation)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert 'microkernel = #glowll.microkernel<"vector-elementwise-int8">' in fast.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"vector-elementwise-int8"' in fast.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
     assert "microkernel" not in generic.ir["glowll"]
     for bundle in (fast, generic):
@@ -172,6 +172,12 @@ def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type,
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
+BYTE_KERNELS = {TARGETS["avx2"]: '<"vector-elementwise-int8", {shuffles = "avx2"}>',
+                "-avx512f,-avx2": '<"vector-elementwise-int8">'}
+"""mattr -> the Add's kernel: AVX2's packs (32 levels a step as bytes, `emit_byte_quarters`),
+and AVX without them (16 int32 lanes)."""
+
+
 @needs_avx
 @pytest.mark.parametrize("kind", ["add", "sub"])
 @pytest.mark.parametrize("a_type,b_type,out_type", [
@@ -182,12 +188,14 @@ def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type,
 ])
 def test_add_and_sub_of_every_pair_of_levels_on_the_float_form(kind, a_type, b_type, out_type):
     """TFLite's int8 Add and Sub on every pair of levels (256 x 256) on the proved float form
-    (`float_add` printed on the op), bit for bit the int8 reference's."""
+    (`float_add` printed on the op), bit for bit the int8 reference's: on AVX2 32 levels a step
+    as bytes (the kernel's `shuffles`), on AVX without AVX2 16 as int32 lanes."""
     a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
     case = all_level_pairs_case(kind, a_type, b_type, out_type)
-    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_add = array<f32:" in fast.ir["glowll"]
-    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+    for mattr, kernel in BYTE_KERNELS.items():
+        fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+        assert "float_add = array<f32:" in fast.ir["glowll"] and kernel in fast.ir["glowll"]
+        np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
 @needs_avx
@@ -197,14 +205,23 @@ def test_add_and_sub_of_every_pair_of_levels_on_the_float_form(kind, a_type, b_t
     ("add", (2, 6, 3, 17), (1, 6, 1, 1), "clip", 912),
     ("sub", (1, 4, 1, 1), (2, 4, 3, 3), None, 913),
     ("add", (3, 7), (3, 7), None, 914),
+    ("add", (2, 5, 3, 45), (2, 5, 3, 45), "relu", 916),
+    ("add", (1, 3, 2, 63), (1, 3, 2, 63), "clip", 917),
+    ("add", (4, 33), (4, 1), None, 918),
+    ("sub", (5, 1), (5, 31), None, 919),
+    ("sub", (2, 4, 95), (2, 4, 95), None, 921),
+    ("add", (1, 9, 1, 65), (1, 9, 1, 65), None, 920),
 ])
 def test_residual_adds_take_the_float_form_and_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
     """Random Adds and Subs (a residual block's of one shape, either operand broadcast, rows
-    shorter than a vector, fused relu and clip) take `float_add` and give the reference's levels."""
+    shorter than a vector and one or two levels past whole vectors of 32 (masked runs), fused
+    relu and clip) take `float_add` and give the reference's levels, on AVX2's bytes and on
+    AVX's int32 lanes (`BYTE_KERNELS`)."""
     case = binary_case(op, a_shape, b_shape, seed, activation)
-    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_add = array<f32:" in fast.ir["glowll"]
-    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+    for mattr, kernel in BYTE_KERNELS.items():
+        fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+        assert "float_add = array<f32:" in fast.ir["glowll"] and kernel in fast.ir["glowll"]
+        np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
 def test_float_add_refuses_levels_no_float_form_gives():
