@@ -129,12 +129,13 @@ def mul_float_gate(op: glowll.ElementwiseOp) -> FloatGate | None:
                       (x_type.offset, gate_type.offset, out_type.offset), activation_bounds(op, out_type))
 
 
-def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
+def add_float_form(op: glowll.ElementwiseOp, fused: bool = False) -> FloatAdd | None:
     """The float form of an int8 Add or Sub (`quantization.float_steps.float_add`), proved on
     every pair of levels of its two operands against TFLite's Add (`tflite_add_levels`, at
     most 256 x 256 pairs), its scales near the Add's real multipliers of each difference
-    (M1 2^(s1 - 31) 2^20 Mo 2^(so - 31), the second negated for a Sub); None where none is
-    proved or an operand is not int8 (the op keeps `add_terms`)."""
+    (M1 2^(s1 - 31) 2^20 Mo 2^(so - 31), the second negated for a Sub); `fused`: the fused
+    form first (`FloatAdd.fused`); None where none is proved or an operand is not int8 (the
+    op keeps `add_terms`)."""
     first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
     if any(t.bitwidth != 8 for t in (first, second, out_type)):
         return None
@@ -149,7 +150,7 @@ def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
     output_ratio = multipliers[2][0] * 2.0 ** (multipliers[2][1] - 31 + left_shift)
     first_ratio, second_ratio = (m * 2.0 ** (s - 31) * output_ratio for m, s in multipliers[:2])
     return float_add(*pairs, levels, (first_ratio, -second_ratio if subtract else second_ratio),
-                     (first.offset, second.offset))
+                     (first.offset, second.offset), fused)
 
 
 def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
@@ -158,9 +159,11 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
     property (`FloatAdd.levels`, operation by operation): each level as a single times its
     scale, the two summed, plus the offset (of the sum's side of the threshold: a compare and
     a blend, only where the two offsets differ), rounded to nearest even and converted back
-    (on AVX2 a conversion, a multiply each, two adds and a `vcvtps2dq` a vector of 8). With
-    `unit` (a power of two: `HIGH_BYTE`), the vectors hold the levels times `unit` and the
-    scales are divided by it: every product, and so every step, the same single."""
+    (on AVX2 a conversion, a multiply each, two adds and a `vcvtps2dq` a vector of 8); a
+    `FloatAdd.fused` form rint(fma(q1, a, fma(q2, b, offset))), two `llvm.fma` (a conversion
+    each, two `vfmadd` and a `vcvtps2dq`). With `unit` (a power of two: `HIGH_BYTE`), the
+    vectors hold the levels times `unit` and the scales are divided by it: every product, and
+    so every step, the same single."""
     form = FloatAdd.of(op.float_add)
     assert all(float(np.float32(scale / unit)) * unit == scale for scale in (form.first_scale, form.second_scale))
 
@@ -173,6 +176,10 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
         def scaled(levels: SSAValue, scale: float) -> SSAValue:
             return b.fmul(b.emit(llvm.SIToFPOp(levels, singles)), splat(scale / unit), EXACT_FLOATS)
 
+        if form.fused:
+            inner = b.fma(b.emit(llvm.SIToFPOp(y, singles)), splat(form.second_scale / unit), splat(form.offset))
+            return nearest_levels(b, b.fma(b.emit(llvm.SIToFPOp(x, singles)), splat(form.first_scale / unit), inner),
+                                  x.type)
         summed = b.fadd(scaled(x, form.first_scale), scaled(y, form.second_scale), EXACT_FLOATS)
         offset = splat(form.offset)
         if form.negative_offset != form.offset:

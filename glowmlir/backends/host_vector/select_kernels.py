@@ -187,10 +187,10 @@ class MarkFloatStep(RewritePattern):
     the target's) gets it as its `float_gate` property; any other int8 Mul whose output step
     has a proved float form (`vector_elementwise.mul_float_step`; fused where proved with
     `fused_multiply_add`, `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub
-    whose whole arithmetic has one (`vector_elementwise.add_float_form`), as its `float_add`
-    property, and on byte shuffles with AVX2's packs (`shuffles` one of
-    `vector_elementwise.PACKED_SHUFFLES`) the kernel's `shuffles` parameter (32 levels a step
-    as bytes, `vector_elementwise.emit_byte_quarters`)."""
+    whose whole arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
+    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property, and on byte shuffles
+    with AVX2's packs (`shuffles` one of `vector_elementwise.PACKED_SHUFFLES`) the kernel's
+    `shuffles` parameter (32 levels a step as bytes, `vector_elementwise.emit_byte_quarters`)."""
 
     fused_multiply_add: bool = False
     shuffles: str = ""
@@ -207,7 +207,7 @@ class MarkFloatStep(RewritePattern):
             return
         kind = op.kind.data
         step = (mul_float_step(op, self.fused_multiply_add) if kind == "mul"
-                else add_float_form(op) if kind in ("add", "sub") else None)
+                else add_float_form(op, self.fused_multiply_add) if kind in ("add", "sub") else None)
         if step is not None:
             op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
             if kind != "mul" and self.shuffles in PACKED_SHUFFLES:
