@@ -29,8 +29,11 @@ as bytes (`emit_byte_quarters`): a ymm of 32 levels read as 8 words, each level'
 to the top of its word by a shift and a mask (`byte_quarters`: f32 of it is the level times
 2^24 exactly, the scales divided by 2^24: the same singles, bit for bit), the four results
 packed by `vpackssdw`, `vpacksswb` and one in-lane `vpshufb` (`in_level_order`), no
-`vpmovsxbd` (two shuffle uops a vector of 8 on Zen 3, the loop's bottleneck); llvm-mca
-(znver3) 13 cycles a 32 levels, not 19.
+`vpmovsxbd` (two shuffle uops a vector of 8 on Zen 3, the loop's bottleneck). Where the
+target has FMA3 and it is proved, the form is the fused one (`FloatAdd.fused`:
+rint(fma(q1, a, fma(q2, b, c))), two `vfmadd`, no multiply, add or compare). llvm-mca
+(znver3) a 32 levels: 19 cycles on int32 lanes, 12 as bytes, 8.3 as bytes fused; the residual
+Adds went from 1.04-1.21x float to 0.90-0.95x (docs/quantization.md, stop 57).
 
 A Mul by a gate fixed along x's runs (a squeeze-and-excitation block's channel Mul,
 `gate_operand`) with a proved fused multiply-add form (`mul_float_gate`, the op's
