@@ -943,8 +943,10 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         if self.float_step is not None and (self.float_step.elt_type != f32
                                             or len(self.float_step.get_values()) not in (3, 4)):
             _fail(self, "a float_step is array<f32: scale, offset, negative_offset> (and 1 where fused)")
-        if self.float_add is not None and (self.float_add.elt_type != f32 or len(self.float_add.get_values()) != 5):
-            _fail(self, "a float_add is array<f32: first_scale, second_scale, threshold, offset, negative_offset>")
+        if self.float_add is not None and (self.float_add.elt_type != f32
+                                           or len(self.float_add.get_values()) not in (5, 6)):
+            _fail(self, "a float_add is array<f32: first_scale, second_scale, threshold, offset, negative_offset> "
+                  "(and 1 where fused)")
         if self.float_gate is not None and (self.float_gate.elt_type != f32 or len(self.float_gate.get_values()) != 3
                                             or self.float_step is not None):
             _fail(self, "a float_gate is array<f32: scale, offset, negative_offset>, not beside a float_step")

@@ -23,7 +23,17 @@ op's `float_add` property, `float_add_levels`) takes it instead of TFLite's thre
 steps (`add_terms`): rint(f32(q1 a) + f32(q2 b) + offset), a conversion and a multiply a
 source, two adds and a rounding conversion (a compare and a blend more where the offset
 depends on the sum's side). On a residual block's Add (32 x 2 x 96, AVX2) int8 went from
-about 1.9x float (the float Add alone) to about 1.1x.
+about 1.9x float (the float Add alone) to about 1.1x. Where the target has AVX2's packs (the
+kernel's `shuffles` parameter, `PACKED_SHUFFLES`) such an Add takes `BYTE_LANES` levels a step
+as bytes (`emit_byte_quarters`): a ymm of 32 levels read as 8 words, each level's byte moved
+to the top of its word by a shift and a mask (`byte_quarters`: f32 of it is the level times
+2^24 exactly, the scales divided by 2^24: the same singles, bit for bit), the four results
+packed by `vpackssdw`, `vpacksswb` and one in-lane `vpshufb` (`in_level_order`), no
+`vpmovsxbd` (two shuffle uops a vector of 8 on Zen 3, the loop's bottleneck). Where the
+target has FMA3 and it is proved, the form is the fused one (`FloatAdd.fused`:
+rint(fma(q1, a, fma(q2, b, c))), two `vfmadd`, no multiply, add or compare). llvm-mca
+(znver3) a 32 levels: 19 cycles on int32 lanes, 12 as bytes, 8.3 as bytes fused; the residual
+Adds went from 1.04-1.21x float to 0.90-0.95x (docs/quantization.md, stop 57).
 
 A Mul by a gate fixed along x's runs (a squeeze-and-excitation block's channel Mul,
 `gate_operand`) with a proved fused multiply-add form (`mul_float_gate`, the op's
@@ -39,7 +49,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType, f32, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -48,6 +58,7 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels, nearest_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.quantization.float_steps import (
+    INT8_LEVELS,
     FloatAdd,
     FloatGate,
     FloatStep,
@@ -69,6 +80,14 @@ LANES = 16
 VECTOR = VectorType(i32, [LANES])
 KINDS = ("add", "sub", "mul")
 """The kinds the kernel takes (operands int8, of one shape or broadcast)."""
+PACKED_SHUFFLES = ("avx2", "avx512bw")
+"""The byte shuffles (`backends.host_vector.target.byte_shuffles`) of targets with AVX2's
+packs: there an Add's or Sub's float form takes `BYTE_LANES` levels a step (the kernel's
+`shuffles` parameter, `emit_byte_quarters`)."""
+BYTE_LANES = 32
+"""Levels a step of `emit_byte_quarters`: a ymm register of int8."""
+HIGH_BYTE = 1 << 24
+"""A level's unit with its byte at the top of an int32 word (`byte_quarters`)."""
 
 
 def mul_float_step(op: glowll.ElementwiseOp, fused: bool = False) -> FloatStep | None:
@@ -113,12 +132,13 @@ def mul_float_gate(op: glowll.ElementwiseOp) -> FloatGate | None:
                       (x_type.offset, gate_type.offset, out_type.offset), activation_bounds(op, out_type))
 
 
-def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
+def add_float_form(op: glowll.ElementwiseOp, fused: bool = False) -> FloatAdd | None:
     """The float form of an int8 Add or Sub (`quantization.float_steps.float_add`), proved on
     every pair of levels of its two operands against TFLite's Add (`tflite_add_levels`, at
     most 256 x 256 pairs), its scales near the Add's real multipliers of each difference
-    (M1 2^(s1 - 31) 2^20 Mo 2^(so - 31), the second negated for a Sub); None where none is
-    proved or an operand is not int8 (the op keeps `add_terms`)."""
+    (M1 2^(s1 - 31) 2^20 Mo 2^(so - 31), the second negated for a Sub); `fused`: the fused
+    form first (`FloatAdd.fused`); None where none is proved or an operand is not int8 (the
+    op keeps `add_terms`)."""
     first, second, out_type = (v.type.element_type for v in (*op.inputs, op.dest))
     if any(t.bitwidth != 8 for t in (first, second, out_type)):
         return None
@@ -133,16 +153,22 @@ def add_float_form(op: glowll.ElementwiseOp) -> FloatAdd | None:
     output_ratio = multipliers[2][0] * 2.0 ** (multipliers[2][1] - 31 + left_shift)
     first_ratio, second_ratio = (m * 2.0 ** (s - 31) * output_ratio for m, s in multipliers[:2])
     return float_add(*pairs, levels, (first_ratio, -second_ratio if subtract else second_ratio),
-                     (first.offset, second.offset))
+                     (first.offset, second.offset), fused)
 
 
-def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
+def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
+                     unit: int = 1) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """An Add's or Sub's level (before the clamp) of two vectors of levels by its `float_add`
     property (`FloatAdd.levels`, operation by operation): each level as a single times its
     scale, the two summed, plus the offset (of the sum's side of the threshold: a compare and
     a blend, only where the two offsets differ), rounded to nearest even and converted back
-    (on AVX2 a conversion, a multiply each, two adds and a `vcvtps2dq` a vector of 8)."""
+    (on AVX2 a conversion, a multiply each, two adds and a `vcvtps2dq` a vector of 8); a
+    `FloatAdd.fused` form rint(fma(q1, a, fma(q2, b, offset))), two `llvm.fma` (a conversion
+    each, two `vfmadd` and a `vcvtps2dq`). With `unit` (a power of two: `HIGH_BYTE`), the
+    vectors hold the levels times `unit` and the scales are divided by it: every product, and
+    so every step, the same single."""
     form = FloatAdd.of(op.float_add)
+    assert all(float(np.float32(scale / unit)) * unit == scale for scale in (form.first_scale, form.second_scale))
 
     def levels(x: SSAValue, y: SSAValue) -> SSAValue:
         singles = VectorType(f32, x.type.get_shape())
@@ -151,8 +177,12 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SS
             return b.splat(b.f32(number), singles)
 
         def scaled(levels: SSAValue, scale: float) -> SSAValue:
-            return b.fmul(b.emit(llvm.SIToFPOp(levels, singles)), splat(scale), EXACT_FLOATS)
+            return b.fmul(b.emit(llvm.SIToFPOp(levels, singles)), splat(scale / unit), EXACT_FLOATS)
 
+        if form.fused:
+            inner = b.fma(b.emit(llvm.SIToFPOp(y, singles)), splat(form.second_scale / unit), splat(form.offset))
+            return nearest_levels(b, b.fma(b.emit(llvm.SIToFPOp(x, singles)), splat(form.first_scale / unit), inner),
+                                  x.type)
         summed = b.fadd(scaled(x, form.first_scale), scaled(y, form.second_scale), EXACT_FLOATS)
         offset = splat(form.offset)
         if form.negative_offset != form.offset:
@@ -160,6 +190,58 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SS
             offset = b.select(below, splat(form.negative_offset), offset)
         return nearest_levels(b, b.fadd(summed, offset, EXACT_FLOATS), x.type)
     return levels
+
+
+def byte_quarters(b: KernelBuilder, levels: SSAValue) -> list[SSAValue]:
+    """`BYTE_LANES` int8 levels as four `<8 x i32>` vectors, the p-th holding level 4k + p
+    (the word k's byte p) times `HIGH_BYTE`: the byte moved to the top of its word by a shift
+    left and a mask of the top byte (the last byte a mask, the first a shift), no widening
+    shuffle; f32 of each is exact (8 significant bits)."""
+    words = b.bitcast(levels, VectorType(i32, [BYTE_LANES // 4]))
+    top = b.int_value(-HIGH_BYTE, words.type)
+    quarters = []
+    for byte in range(4):
+        moved = words if byte == 3 else b.shift_left(words, b.int_value(24 - 8 * byte, words.type))
+        quarters.append(moved if byte == 0 else b.int_and(moved, top))
+    return quarters
+
+
+def in_level_order(b: KernelBuilder, packed: SSAValue) -> SSAValue:
+    """The bytes `saturated_bytes` makes of four `byte_quarters` results back in level order:
+    in each 128-bit half byte 4p + k holds level 4k + p of the half, a 4 x 4 transpose (one
+    in-lane `vpshufb`)."""
+    order = [16 * half + 4 * (byte % 4) + byte // 4 for half in range(BYTE_LANES // 16) for byte in range(16)]
+    return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
+
+
+def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[int], views: list[View],
+                       bounds: tuple[int, int]) -> None:
+    """An Add or Sub with a `float_add` on a target with AVX2's packs: the merged views
+    (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run masked; a broadcast
+    source's level splat as bytes once a run), each vector's `byte_quarters` through
+    `float_add_levels` (in units of `HIGH_BYTE`), saturated to int8 by `saturated_bytes`,
+    put back in order (`in_level_order`), clamped to `bounds` where the activation is narrower
+    than int8, stored."""
+    from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes  # (it imports the lowering)
+
+    level = float_add_levels(b, op, HIGH_BYTE)
+    *outer, inner = shape
+    bytes_type = VectorType(views[0].element_type, [BYTE_LANES])
+
+    def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
+        loaded = None if count == BYTE_LANES else [lane < count for lane in range(BYTE_LANES)]
+        sources = [broadcast[i] if i in broadcast else load_vector(b, source, [*indices, first], BYTE_LANES, loaded)
+                   for i, source in enumerate(views[1:])]
+        quarters = [level(x, y) for x, y in zip(*(byte_quarters(b, source) for source in sources), strict=True)]
+        packed = in_level_order(b, saturated_bytes(b, quarters))
+        if tuple(bounds) != INT8_LEVELS:
+            packed = b.clamp(packed, *(b.int_value(bound, bytes_type) for bound in bounds))
+        store_vector(b, packed, views[0], [*indices, first], loaded)
+
+    with b.loops(outer) as indices:
+        broadcast = {i: b.splat(b.load(source, [*indices, 0]), bytes_type)
+                     for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
+        in_runs(b, inner, BYTE_LANES, functools.partial(vector_at, list(indices), broadcast))
 
 
 def float_step_product(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
@@ -217,6 +299,10 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
         level = binary_level(b, op)  # level by level: the exact step
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
+        return
+    shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
+    if getattr(op, "float_add", None) is not None and shuffles is not None and shuffles.data in PACKED_SHUFFLES:
+        emit_byte_quarters(b, op, shape, views, (low, high))
         return
     gate_index = gate_operand(op) if getattr(op, "float_gate", None) is not None else None
     gated = gate_index is not None and views[1 + gate_index].strides[-1] == 0

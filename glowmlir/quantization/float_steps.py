@@ -23,7 +23,9 @@ An int8 Add (or Sub) as a whole (`float_add`): its level is a function of two le
 256 x 256 pairs, so the proof is TFLite's Add (`tflite_add_levels`: two shifted and
 requantized terms, their sum requantized) and the float form `FloatAdd` evaluated on every
 pair and compared: rint(f32(f32(q1 a) + f32(q2 b)) + offset), the levels as they are (the zero
-points in the offset), a and b within `ADD_SCALE_ULPS` of the real ratios.
+points in the offset), a and b within `ADD_SCALE_ULPS` of the real ratios; on a target with a
+fused multiply-add first rint(fma(q1, a, fma(q2, b, offset))) (`FloatAdd.fused`: two `vfmadd`,
+no multiply, no add, no compare).
 
 The candidates: scales within `SCALE_ULPS` units in the last place of f32(M 2^(shift - 31)),
 and for each scale and side the offset in the middle of the interval that puts every checked
@@ -258,13 +260,17 @@ class FloatAdd:
     second_scale)) (the levels as they are: their zero points are in the offset), with
     `negative_offset` in place of `offset` where s < `threshold` (the sum of the zero points'
     products: there the real sum is negative, and TFLite's halves round the other way; where
-    the two offsets are equal, no compare). A Sub's `second_scale` is negative."""
+    the two offsets are equal, no compare). A Sub's `second_scale` is negative. `fused`:
+    `level = clamp(rint(fma(q1, first_scale, fma(q2, second_scale, offset))), -128, 127)`, each
+    fused multiply-add rounded once (`fma_singles`), one offset (`negative_offset` the same,
+    `threshold` unused)."""
 
     first_scale: float
     second_scale: float
     threshold: float
     offset: float
     negative_offset: float
+    fused: bool = False
 
     def sums(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """s = f32(f32(q1 * first_scale) + f32(q2 * second_scale)) of the int levels `first`, `second`."""
@@ -273,20 +279,27 @@ class FloatAdd:
 
     def levels(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """What the kernel computes for the levels `first`, `second`, operation by operation in float32."""
+        if self.fused:
+            inner = fma_singles(np.asarray(second).astype(np.float32), np.float32(self.second_scale),
+                                np.float32(self.offset))
+            return np.clip(np.rint(fma_singles(np.asarray(first).astype(np.float32), np.float32(self.first_scale),
+                                               inner)), *INT8_LEVELS).astype(np.int32)
         sums = self.sums(first, second)
         offsets = np.where(sums < np.float32(self.threshold), np.float32(self.negative_offset),
                            np.float32(self.offset)).astype(np.float32)
         return np.clip(np.rint(sums + offsets), *INT8_LEVELS).astype(np.int32)
 
     def attribute(self) -> DenseArrayBase:
-        """The op property `float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`."""
+        """The op property `float_add = array<f32: first_scale, second_scale, threshold, offset,
+        negative_offset>`, with a sixth number 1 where `fused`."""
         return DenseArrayBase.from_list(f32, [self.first_scale, self.second_scale, self.threshold, self.offset,
-                                              self.negative_offset])
+                                              self.negative_offset] + [1.0] * self.fused)
 
     @staticmethod
     def of(attribute: DenseArrayBase) -> FloatAdd:
         """The form an op's `float_add` property holds."""
-        return FloatAdd(*(float(number) for number in attribute.get_values()))
+        numbers = [float(number) for number in attribute.get_values()]
+        return FloatAdd(*numbers[:5], fused=len(numbers) > 5 and numbers[5] != 0)
 
 
 def tflite_add_levels(first: np.ndarray, second: np.ndarray, multipliers, left_shift: int, offset: int,
@@ -308,21 +321,25 @@ the last place: (2 x 3 + 1)^2 = 49 pairs at most, each checked on every pair of 
 
 
 def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios: tuple[float, float],
-              zero_points: tuple[int, int]) -> FloatAdd | None:
+              zero_points: tuple[int, int], fused: bool = False) -> FloatAdd | None:
     """A `FloatAdd` giving `levels` (an int8 Add's, clamped to int8) on every pair of levels
     (`first[i]`, `second[i]`: every pair the op can see, so that the check is the proof), its
     scales within `ADD_SCALE_ULPS` of f32 of the two `ratios` (the Add's real multipliers of
     each level less its zero point, `zero_points`), the offset the middle of the interval
     that keeps every sum within half a level of its level: one for both signs where that is
     equal (the kernel then compares nothing), else one a side of the threshold f32(z1 a +
-    z2 b); None where no candidate is equal."""
+    z2 b); None where no candidate is equal. `fused`: a `FloatAdd.fused` form first (its
+    offset the first of the `FUSED_OFFSET_ULPS` singles each side of the middle offset of the
+    exact sums that passes, `fused_float_add`), the unfused one where none is."""
     nearest = np.float32(ratios[0]), np.float32(ratios[1])
     if not all(np.isfinite(n) and 0 < abs(n) < 2 ** 16 for n in nearest):
         return None
     steps = sorted(((i, j) for i in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)
                     for j in range(-ADD_SCALE_ULPS, ADD_SCALE_ULPS + 1)), key=lambda ij: (max(map(abs, ij)), ij))
-    for i, j in steps:
-        scales = _ulps_away(nearest[0], i), _ulps_away(nearest[1], j)
+    scale_pairs = [(_ulps_away(nearest[0], i), _ulps_away(nearest[1], j)) for i, j in steps]
+    if fused and (add := fused_float_add(first, second, levels, scale_pairs)) is not None:
+        return add
+    for scales in scale_pairs:
         threshold = np.float32(np.float32(zero_points[0] * scales[0]) + np.float32(zero_points[1] * scales[1]))
         candidate = FloatAdd(float(scales[0]), float(scales[1]), float(threshold), 0.0, 0.0)
         sums = candidate.sums(first, second)
@@ -333,6 +350,26 @@ def float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray, ratios:
                 continue
             add = FloatAdd(candidate.first_scale, candidate.second_scale, candidate.threshold, float(offsets[0]),
                            float(offsets[1]))
+            if np.array_equal(add.levels(first, second), levels):
+                return add
+    return None
+
+
+def fused_float_add(first: np.ndarray, second: np.ndarray, levels: np.ndarray,
+                    scale_pairs: list[tuple[np.float32, np.float32]]) -> FloatAdd | None:
+    """The first `FloatAdd.fused` of the candidate `scale_pairs` giving `levels` on every pair
+    of levels (`first[i]`, `second[i]`), its offset the first of the `FUSED_OFFSET_ULPS`
+    singles each side of the middle of the interval that keeps every exact sum q1 a + q2 b
+    within half a level of its level (`_side_offset`) that passes; None where none does."""
+    singles = np.asarray(first).astype(np.float32), np.asarray(second).astype(np.float32)
+    for scales in scale_pairs:
+        exact = singles[0].astype(np.float64) * np.float64(scales[0]) + singles[1].astype(np.float64) * np.float64(
+            scales[1])
+        middle = _side_offset(exact, levels)
+        if middle is None:
+            continue
+        for offset in _nearby_singles(middle, FUSED_OFFSET_ULPS):
+            add = FloatAdd(float(scales[0]), float(scales[1]), 0.0, float(offset), float(offset), fused=True)
             if np.array_equal(add.levels(first, second), levels):
                 return add
     return None

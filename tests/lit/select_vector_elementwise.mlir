@@ -1,5 +1,6 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16}' | glow-opt | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=12}' | filecheck %s --check-prefix=NONE
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 shuffles=avx2}' | glow-opt | filecheck %s --check-prefix=PACKS
 // Where masked loads are single instructions (`planes`: AVX, AVX-512), an int8 Add, Sub or Mul
 // (of one shape, or broadcast: a squeeze-and-excitation block's channel scale) takes the
 // vector-elementwise-int8 kernel, a Mul whose output step has a proved float form
@@ -11,7 +12,9 @@
 // from zero, rint(s - 2.75) (s >= 3), rint(s - 3.25) (s < 3); %t its Sub, rint(s +- 0.25). The
 // properties print as they parse (the second glow-opt reads them back). A float one, a Div
 // and an int16 Add keep the generic kernel, and so does every elementwise op without masked
-// loads (SSE).
+// loads (SSE). On AVX2's packs (`shuffles`) the Add and the Sub with a float form carry the
+// kernel's `shuffles` parameter (32 levels a step as bytes, lower_byte_quarters.mlir); the Muls
+// do not.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -43,3 +46,8 @@ glowll.function @net {
 // CHECK:      glowll.elementwise %k, %h, %h {kind = "add"} :
 
 // NONE-NOT:   microkernel
+
+// PACKS:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step =
+// PACKS:      glowll.elementwise %s, %x, %m {kind = "add", microkernel = #glowll.microkernel<"vector-elementwise-int8", {shuffles = "avx2"}>, float_add = array<f32: 5.000000e-01, 5.000000e-01, 3.000000e+00, -2.750000e+00, -3.250000e+00>}
+// PACKS:      glowll.elementwise %t, %x, %m {kind = "sub", microkernel = #glowll.microkernel<"vector-elementwise-int8", {shuffles = "avx2"}>, float_add =
+// PACKS:      glowll.elementwise %k, %h, %h {kind = "add"} :

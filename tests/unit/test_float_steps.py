@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import i8
 
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.quantization.float_steps import (
+    FloatAdd,
     FloatStep,
     float_add,
     float_step,
@@ -97,14 +98,17 @@ def test_a_shifted_offset_is_caught():
 
 
 
+@pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("subtract", [False, True])
-def test_found_add_forms_equal_the_int8_reference_on_every_pair_of_levels(subtract):
+def test_found_add_forms_equal_the_int8_reference_on_every_pair_of_levels(subtract, fused):
     """Random int8 Adds and Subs (scales 1e-3 to 0.3, some of equal input scales: ties):
     `tflite_add_levels` is the independent int8 reference's Add on every pair, and the
-    `FloatAdd` found for it gives the reference's levels on all 65,536 pairs."""
+    `FloatAdd` found for it gives the reference's levels on all 65,536 pairs; asked for the
+    `fused` form, it is found for most (rint(fma(q1, a, fma(q2, b, c))), `fma_singles`), and
+    the property holds the form as found."""
     rng = np.random.default_rng(200 + subtract)
     first, second = (pair.ravel() for pair in np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij"))
-    found = 0
+    found = fused_found = 0
     for index in range(12):
         scales = [ref.f32(np.exp(rng.uniform(np.log(1e-3), np.log(0.3)))) for _ in range(3)]
         if index % 4 == 0:
@@ -117,8 +121,12 @@ def test_found_add_forms_equal_the_int8_reference_on_every_pair_of_levels(subtra
         np.testing.assert_array_equal(levels, expected)
         output_ratio = multipliers[2][0] * 2.0 ** (multipliers[2][1] - 31 + 20)
         ratios = [m * 2.0 ** (s - 31) * output_ratio for m, s in multipliers[:2]]
-        form = float_add(first, second, levels, (ratios[0], -ratios[1] if subtract else ratios[1]), points[:2])
+        form = float_add(first, second, levels, (ratios[0], -ratios[1] if subtract else ratios[1]), points[:2],
+                         fused)
         if form is not None:
             found += 1
+            fused_found += form.fused
             np.testing.assert_array_equal(form.levels(first, second), expected)
+            assert FloatAdd.of(form.attribute()) == form
     assert found >= 11, f"a float form was found for {found} of 12 Adds"
+    assert fused_found >= (8 if fused else 0) and (fused or fused_found == 0), f"{fused_found} fused of 12"

@@ -37,7 +37,7 @@ from tests.unit.test_vnni_depthwise import BINARY_CASES
 def test_add_sub_and_mul_on_avx2_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
     case = binary_case(op, a_shape, b_shape, seed, activation)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert 'microkernel = #glowll.microkernel<"vector-elementwise-int8">' in fast.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"vector-elementwise-int8"' in fast.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr=GENERIC))
     assert "microkernel" not in generic.ir["glowll"]
     for bundle in (fast, generic):
@@ -172,22 +172,45 @@ def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type,
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
+BYTE_KERNELS = {TARGETS["avx2"]: ('<"vector-elementwise-int8", {shuffles = "avx2"}>', True),
+                "-avx512f,-fma": ('<"vector-elementwise-int8", {shuffles = "avx2"}>', False),
+                "-avx512f,-avx2": ('<"vector-elementwise-int8">', True)}
+"""mattr -> the Add's kernel and whether the target has FMA3 (the fused float form,
+`FloatAdd.fused`, where it is proved): AVX2's packs (32 levels a step as bytes,
+`emit_byte_quarters`) with and without FMA3, and AVX without AVX2 (16 int32 lanes)."""
+
+
+def fused_float_add(ir: str, kernel: str, fma: bool) -> bool:
+    """Whether the Add, which took `kernel` with a `float_add`, has its fused form (a sixth
+    number, 1: only where the target has an `fma`)."""
+    numbers = re.search(r"float_add = array<f32: ([^>]*)>", ir).group(1).split(", ")
+    assert kernel in ir and len(numbers) in ((5, 6) if fma else (5,)), (kernel, numbers)
+    return len(numbers) == 6
+
+
 @needs_avx
-@pytest.mark.parametrize("kind", ["add", "sub"])
-@pytest.mark.parametrize("a_type,b_type,out_type", [
-    ((0.0123, 25), (0.1, -7), (0.051, 3)),
-    ((0.05, 3), (0.05, 3), (0.1, -2)),  # (d1 + d2) / 2: ties, halves away from zero
-    ((0.0431, -128), (0.0179, 127), (0.0279, 127)),
-    ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
+@pytest.mark.parametrize("kind,a_type,b_type,out_type,fused", [
+    ("add", (0.0123, 25), (0.1, -7), (0.051, 3), False),
+    ("sub", (0.0123, 25), (0.1, -7), (0.051, 3), True),
+    ("add", (0.05, 3), (0.05, 3), (0.1, -2), False),  # (d1 + d2) / 2: ties, halves away from zero
+    ("sub", (0.05, 3), (0.05, 3), (0.1, -2), False),
+    ("add", (0.0431, -128), (0.0179, 127), (0.0279, 127), True),
+    ("sub", (0.0431, -128), (0.0179, 127), (0.0279, 127), True),
+    ("add", (0.0912, 127), (0.0061, 40), (0.0455, -100), True),
+    ("sub", (0.0912, 127), (0.0061, 40), (0.0455, -100), True),
 ])
-def test_add_and_sub_of_every_pair_of_levels_on_the_float_form(kind, a_type, b_type, out_type):
+def test_add_and_sub_of_every_pair_of_levels_on_the_float_form(kind, a_type, b_type, out_type, fused):
     """TFLite's int8 Add and Sub on every pair of levels (256 x 256) on the proved float form
-    (`float_add` printed on the op), bit for bit the int8 reference's."""
+    (`float_add` printed on the op), bit for bit the int8 reference's: on AVX2 32 levels a step
+    as bytes (the kernel's `shuffles`), on AVX without AVX2 16 as int32 lanes, fused where the
+    target has FMA3 and it is proved (`fused`; the ties of (d1 + d2) / 2 want an offset a
+    side, which the fused form has not) (`BYTE_KERNELS`)."""
     a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
     case = all_level_pairs_case(kind, a_type, b_type, out_type)
-    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_add = array<f32:" in fast.ir["glowll"]
-    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+    for mattr, (kernel, fma) in BYTE_KERNELS.items():
+        fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+        assert fused_float_add(fast.ir["glowll"], kernel, fma) == (fma and fused)
+        np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
 @needs_avx
@@ -197,14 +220,23 @@ def test_add_and_sub_of_every_pair_of_levels_on_the_float_form(kind, a_type, b_t
     ("add", (2, 6, 3, 17), (1, 6, 1, 1), "clip", 912),
     ("sub", (1, 4, 1, 1), (2, 4, 3, 3), None, 913),
     ("add", (3, 7), (3, 7), None, 914),
+    ("add", (2, 5, 3, 45), (2, 5, 3, 45), "relu", 916),
+    ("add", (1, 3, 2, 63), (1, 3, 2, 63), "clip", 917),
+    ("add", (4, 33), (4, 1), None, 918),
+    ("sub", (5, 1), (5, 31), None, 919),
+    ("sub", (2, 4, 95), (2, 4, 95), None, 921),
+    ("add", (1, 9, 1, 65), (1, 9, 1, 65), None, 920),
 ])
 def test_residual_adds_take_the_float_form_and_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
     """Random Adds and Subs (a residual block's of one shape, either operand broadcast, rows
-    shorter than a vector, fused relu and clip) take `float_add` and give the reference's levels."""
-    case = binary_case(op, a_shape, b_shape, seed, activation)
-    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
-    assert "float_add = array<f32:" in fast.ir["glowll"]
-    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+    shorter than a vector and one or two levels past whole vectors of 32 (masked runs), fused
+    relu and clip) take `float_add` and give the reference's levels, on AVX2's bytes and on
+    AVX's int32 lanes (`BYTE_KERNELS`), fused where the target has FMA3."""
+    case, fused = binary_case(op, a_shape, b_shape, seed, activation), True
+    for mattr, (kernel, fma) in BYTE_KERNELS.items():
+        fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+        assert fused_float_add(fast.ir["glowll"], kernel, fma) == (fma and fused)
+        np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
 def test_float_add_refuses_levels_no_float_form_gives():
@@ -221,7 +253,7 @@ def test_float_add_refuses_levels_no_float_form_gives():
 def test_an_add_without_a_float_form_keeps_the_exact_steps(monkeypatch):
     """An Add no float form is proved for (none found: `add_float_form` gives None) takes
     vector-elementwise-int8 without `float_add`, on TFLite's integer steps (`add_terms`), as before."""
-    monkeypatch.setattr(select_kernels, "add_float_form", lambda op: None)
+    monkeypatch.setattr(select_kernels, "add_float_form", lambda op, fused=False: None)
     case = binary_case("add", (1, 8, 3, 21), (1, 8, 3, 21), 915, "relu")
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
     assert 'microkernel<"vector-elementwise-int8">' in fast.ir["glowll"] and "float_add" not in fast.ir["glowll"]

@@ -550,11 +550,18 @@ def packed_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
         return b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, list(range(8 * k, 8 * k + 8))),
                                            VectorType(i32, [8])))
 
-    words = [b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.packssdw", [quarter(k), quarter(k + 1)],
-                                         [VectorType(i16, [16])])) for k in (0, 2)]
-    packed = b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.packsswb", words, [VectorType(i8, [32])]))
+    packed = saturated_bytes(b, [quarter(k) for k in range(4)])
     order = [4 * run + byte for run in (0, 4, 1, 5, 2, 6, 3, 7) for byte in range(4)]
     return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
+
+
+def saturated_bytes(b: KernelBuilder, quarters: list[SSAValue]) -> SSAValue:
+    """Four `<8 x i32>` vectors saturated to int8 by AVX2's packs, `vpackssdw` of the first
+    and second and of the third and fourth, `vpacksswb` of the two: in each 128-bit half the
+    half's four lanes of the first vector, then the second's, the third's, the fourth's."""
+    words = [b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.packssdw", quarters[k:k + 2], [VectorType(i16, [16])]))
+             for k in (0, 2)]
+    return b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.packsswb", words, [VectorType(i8, [32])]))
 
 
 def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:

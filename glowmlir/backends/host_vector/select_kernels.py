@@ -29,7 +29,8 @@ too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set
 `"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`;
 a Mul whose output step has a proved float form its `float_step = array<f32: scale, offset,
 negative_offset>`, an Add or Sub proved equal to a float form on every pair of levels its
-`float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`),
+`float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`, and
+where the target has AVX2's packs the `shuffles` parameter: 32 levels a step as bytes),
 and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
 table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 `#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
@@ -55,7 +56,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
-from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step
+from glowmlir.lowering.vector_elementwise import PACKED_SHUFFLES, add_float_form, mul_float_gate, mul_float_step
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -186,10 +187,13 @@ class MarkFloatStep(RewritePattern):
     the target's) gets it as its `float_gate` property; any other int8 Mul whose output step
     has a proved float form (`vector_elementwise.mul_float_step`; fused where proved with
     `fused_multiply_add`, `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub
-    whose whole arithmetic has one (`vector_elementwise.add_float_form`), as its `float_add`
-    property."""
+    whose whole arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
+    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property, and on byte shuffles
+    with AVX2's packs (`shuffles` one of `vector_elementwise.PACKED_SHUFFLES`) the kernel's
+    `shuffles` parameter (32 levels a step as bytes, `vector_elementwise.emit_byte_quarters`)."""
 
     fused_multiply_add: bool = False
+    shuffles: str = ""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
@@ -203,9 +207,12 @@ class MarkFloatStep(RewritePattern):
             return
         kind = op.kind.data
         step = (mul_float_step(op, self.fused_multiply_add) if kind == "mul"
-                else add_float_form(op) if kind in ("add", "sub") else None)
+                else add_float_form(op, self.fused_multiply_add) if kind in ("add", "sub") else None)
         if step is not None:
             op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
+            if kind != "mul" and self.shuffles in PACKED_SHUFFLES:
+                op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_ELEMENTWISE,
+                                                               {"shuffles": StringAttr(self.shuffles)})
             rewriter.notify_op_modified(op)
 
 
@@ -281,7 +288,8 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add, self.shuffles),
+                                 apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
