@@ -154,8 +154,12 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     llvm_ir = bundle.ir["llvm-ir"]
     assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
     loaded = set(re.findall(r"(%[\w.]+) = load <16 x i16>", llvm_ir))
+    column_pairs = {pairs for pairs, upper, lower in re.findall(
+        r"(%[\w.]+) = shufflevector <16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+), <16 x i32> <i32 [01], i32 1[67],",
+        llvm_ir) if {upper, lower} <= loaded}  # a lone last column's two kernel rows (`column_pairs_of`)
     multiplied = re.findall(r"pmadd\.wd\(<16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+)\)", llvm_ir)
-    assert multiplied and all(set(operands) & loaded for operands in multiplied)
+    assert multiplied and all(set(operands) & (loaded | column_pairs) for operands in multiplied)
+    assert bool(column_pairs) == (geometry[1][-1] % 2 == 1 and geometry[0][2] > 2)  # an odd kernel on 3 rows
     assert "xor <32 x i8>" not in llvm_ir  # no flipped window
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
 

@@ -346,6 +346,14 @@ class WidenedRows(PairedTaps):
         return (op.strides.get_values()[1] == 1 and op.dilations.get_values() == (1, 1) and lanes == 8
                 and in_w >= 2 * lanes)
 
+    @staticmethod
+    def vertical_rows(r: int, k_h: int) -> range:
+        """The first kernel rows ka of the pairs (ka, ka + 1) whose lone last column output row
+        `r` of a tile takes vertically (`column_pairs_of`): an odd kernel's last row alone on
+        even rows, its first on odd ones, so that (of stride 1) rows 2j and 2j + 1 read the
+        same pairs of input rows; an even kernel's rows all paired."""
+        return range(1 - r % 2 if k_h % 2 else 0, k_h - 1, 2)
+
     def emit(self, view) -> None:
         b, lanes = self.b, self.lanes
         chunk = 2 * lanes  # output columns of a tile's even and odd vectors
@@ -370,9 +378,14 @@ class WidenedRows(PairedTaps):
             for x in range(0, row_size, chunk):
                 store(b.int_value(0, halves), [y.index, x])
 
+        lone = len(taps) - 1 if k_w % 2 else None  # the group of the lone last kernel column
+        column_pairs = {} if lone is None else {ka: None for ka in range(k_h - 1)}
+
         with b.loops([n_size, channels]) as (n, c):
             weights = [[self.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
                        for ky in range(k_h)]
+            for ka in column_pairs:  # the lone column's pairs of kernel rows (ka, ka + 1)
+                column_pairs[ka] = self.taps_weight(packed, [[c, 0, ka + k, k_w - 1, 0] for k in (0, 1)])
             start = self.start(bias, c)
             with b.loop(0, in_h) as y:  # each input row widened once
                 for x in range(0, in_w, chunk):
@@ -390,16 +403,36 @@ class WidenedRows(PairedTaps):
                              if not row_edge or 0 <= top + i < in_h]
                 units = [(r, x) for r in range(count_y) for x in range(count_x)]  # a row's chunk: even, odd
                 sums = [start] * (2 * len(units))
+
+                def accumulate(r: int, x: int, odd: int, pairs: SSAValue, word: SSAValue) -> None:
+                    at = 2 * (r * count_x + x) + odd
+                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs, word))
+
+                vertical = {r: [ka for ka in self.vertical_rows(r, k_h) if ka in column_pairs and (
+                    not row_edge or all(0 <= top + r * sy + ka + k < in_h for k in (0, 1)))]
+                    for r in range(count_y)}
                 for i, covered in rows_read:
                     for g, group in enumerate(taps):
+                        readers = [(r, ky) for r, ky in covered
+                                   if g != lone or not any(0 <= ky - ka <= 1 for ka in vertical[r])]
                         for x in range(count_x):
                             for odd in (0, 1):
+                                if not readers:
+                                    continue
                                 pairs = vector_columns.load_vector(
                                     b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
-                                for r, ky in covered:
-                                    at = 2 * (r * count_x + x) + odd
-                                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs,
-                                                                                           weights[ky][g]))
+                                for r, ky in readers:
+                                    accumulate(r, x, odd, pairs, weights[ky][g])
+                for i in sorted({r * sy + ka for r in vertical for ka in vertical[r]}):
+                    for x in range(count_x):
+                        upper, lower = (vector_columns.load_vector(
+                            b, rows, [b.add(top, i + k), b.add(x0, x * chunk + k_w - 1)], chunk) for k in (0, 1))
+                        for odd in (0, 1):
+                            pairs = column_pairs_of(b, upper, lower, odd)
+                            for r in vertical:
+                                for ka in vertical[r]:
+                                    if r * sy + ka == i:
+                                        accumulate(r, x, odd, pairs, column_pairs[ka])
                 for u in range(0, len(units), 2):  # two chunks through one output step: 32 levels
                     joined = min(2, len(units) - u)
                     levels = self.output(c, vector_columns.join(b, sums[2 * u:2 * (u + joined)]), storage)
@@ -504,6 +537,15 @@ class PairedRows(WidenedRows):
                     first += count
             if whole < vectors:  # a last, partial vector
                 tile(whole * lanes, 1, [whole * lanes + lane < width for lane in range(lanes)])
+
+
+def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int) -> SSAValue:
+    """The int16 of two widened rows' same columns paired: word l of the `odd` (0 or 1) outputs
+    (upper[2l + odd], lower[2l + odd]), a column of two kernel rows in one `vpmaddwd` lane
+    (`vpslld` or `vpsrld` and a `vpblendw`)."""
+    count = upper.type.get_shape()[0]
+    order = [2 * (k // 2) + odd + count * (k % 2) for k in range(count)]
+    return b.emit(llvm.ShuffleVectorOp(upper, lower, DenseArrayBase.from_list(i32, order), upper.type))
 
 
 def in_register(b: KernelBuilder, value: SSAValue) -> SSAValue:
