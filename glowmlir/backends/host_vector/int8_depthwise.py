@@ -379,7 +379,7 @@ class WidenedRows(PairedTaps):
                 store(b.int_value(0, halves), [y.index, x])
 
         lone = len(taps) - 1 if k_w % 2 else None  # the group of the lone last kernel column
-        column_pairs = {} if lone is None else {ka: None for ka in range(k_h - 1)}
+        column_pairs = {} if lone is None or sy != 1 else {ka: None for ka in range(k_h - 1)}
 
         with b.loops([n_size, channels]) as (n, c):
             weights = [[self.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
@@ -541,11 +541,18 @@ class PairedRows(WidenedRows):
 
 def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int) -> SSAValue:
     """The int16 of two widened rows' same columns paired: word l of the `odd` (0 or 1) outputs
-    (upper[2l + odd], lower[2l + odd]), a column of two kernel rows in one `vpmaddwd` lane
-    (`vpslld` or `vpsrld` and a `vpblendw`)."""
+    (upper[2l + odd], lower[2l + odd]), a column of two kernel rows in one `vpmaddwd` lane: one
+    row's words shifted by 16 bits (`vpslld` of the lower for the even, `vpsrld` of the upper
+    for the odd: FP1/FP2 on Zen 3) and one `vpblendw` (any FP pipe) of alternate halves; the
+    shifted words held in a register (`in_register`), or LLVM folds both into byte shuffles
+    (two `vpshufb` and a `vpunpcklwd` a vector, all on FP1/FP2)."""
     count = upper.type.get_shape()[0]
-    order = [2 * (k // 2) + odd + count * (k % 2) for k in range(count)]
-    return b.emit(llvm.ShuffleVectorOp(upper, lower, DenseArrayBase.from_list(i32, order), upper.type))
+    words = VectorType(i32, [count // 2])
+    shift = b.shift_right_logical if odd else b.shift_left
+    moved = in_register(b, b.bitcast(shift(b.bitcast(lower if odd == 0 else upper, words), 16), upper.type))
+    first, second = (upper, moved) if odd == 0 else (moved, lower)
+    order = [k + count * (k % 2) for k in range(count)]
+    return b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, order), upper.type))
 
 
 def in_register(b: KernelBuilder, value: SSAValue) -> SSAValue:
