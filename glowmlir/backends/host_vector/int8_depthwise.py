@@ -327,9 +327,21 @@ class WidenedRows(PairedTaps):
     it is after each (`in_register`: LLVM's reassociation of the 8 chains spilled 9-18 ymm a
     loop; llvm-mca znver3 cycles a loop of 8 output vectors 47.5 -> 40.1 on the 5x5 of 200
     channels on 2x96, 49.1 -> 44.0 on the 3x3 of 32 on 6x96); the widening (`vpmovsxbw`,
-    `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
+    `vpsubw`, a store: 16 columns) is paid once per input row, the next channel's rows while
+    this one's are read (two arrays in turn where the input's channels lie one after the
+    other: the tiles' loads, 2 to 6 bytes off the widening's 32-byte stores, never wait for
+    them to leave the store queue). The output step takes both
     vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
-    shuffle within 128-bit halves puts each row's even and odd levels back in order."""
+    shuffle within 128-bit halves puts each row's even and odd levels back in order.
+
+    Of stride 1 along the columns too, an odd kernel's lone last column takes two kernel rows
+    a `vpmaddwd` (`vertical_rows`, `column_pairs_of`): the words (x[y, a], x[y + 1, a]) of the
+    even and of the odd outputs, each built from two loads of the widened rows by a shift and
+    a `vpblendw` (FP1/FP2 and any pipe on Zen 3, where `vpmaddwd` takes FP0/FP3), the pair of
+    input rows shared by a tile's output rows 2j and 2j + 1 (kernel rows (1, 2) of the one,
+    (0, 1) of the other): a 3x3's 6 `vpmaddwd` and `vpaddd` an output vector 5, a 5x5's 15
+    13, for half a shift and half a blend. Of stride 2 along the rows no two output rows share
+    a pair (as many FP uops either way: not taken)."""
 
     ROWS = 4
     """Output rows a tile takes: 2 x 4 accumulators beside a 3x3's 6 weight words."""
@@ -368,16 +380,32 @@ class WidenedRows(PairedTaps):
         chunks = -(-width // chunk)
         row_size = -(-max(chunk * chunks + 2 * (len(taps) - 1) + 1, pl + in_w) // chunk) * chunk
         halves = VectorType(i16, [chunk])
-        rows = View.contiguous(b.alloca(in_h * row_size, i16), [in_h, row_size], element_type=i16)
+        planes = n_size * channels
+        buffers = 2 if planes > 1 and src.strides[0] == channels * src.strides[1] else 1  # `widen`
+        rows = View.contiguous(b.alloca(buffers * in_h * row_size, i16), [buffers * in_h, row_size],
+                               element_type=i16)
 
         def store(value: SSAValue, indices: list[Index]) -> None:
             address = b.emit(llvm.GEPOp(b.element(rows, indices), [0], halves, inbounds=True))
             b.emit(llvm.StoreOp(value, address, alignment=2))
 
-        with b.loop(0, in_h) as y:  # the padding and the slack: 0
+        with b.loop(0, buffers * in_h) as y:  # the padding and the slack: 0
             for x in range(0, row_size, chunk):
                 store(b.int_value(0, halves), [y.index, x])
 
+        def widen(levels: View, plane: list[Index], first_row: Index) -> None:
+            """Each input row of the channel at `plane` in `levels` widened once, into the rows
+            from `first_row`."""
+            with b.loop(0, in_h) as y:
+                for x in range(0, in_w, chunk):
+                    x = min(x, in_w - chunk)  # the last chunk ends at the row's end
+                    widened = self.less_input_offset(b.emit(llvm.SExtOp(
+                        vector_columns.load_vector(b, levels, [*plane, y.index, x], chunk), halves)))
+                    store(widened, [b.add(first_row, y.index), pl + x])
+
+        src_planes = src.reshaped([planes, in_h, in_w], src.strides[1:])  # (n, c) as plane n x channels + c
+        if buffers == 2:
+            widen(src_planes, [0], 0)
         lone = len(taps) - 1 if k_w % 2 else None  # the group of the lone last kernel column
         column_pairs = {} if lone is None or sy != 1 else {ka: None for ka in range(k_h - 1)}
 
@@ -387,18 +415,21 @@ class WidenedRows(PairedTaps):
             for ka in column_pairs:  # the lone column's pairs of kernel rows (ka, ka + 1)
                 column_pairs[ka] = self.taps_weight(packed, [[c, 0, ka + k, k_w - 1, 0] for k in (0, 1)])
             start = self.start(bias, c)
-            with b.loop(0, in_h) as y:  # each input row widened once
-                for x in range(0, in_w, chunk):
-                    x = min(x, in_w - chunk)  # the last chunk ends at the row's end
-                    levels = vector_columns.load_vector(b, src, [n, c, y.index, x], chunk)
-                    widened = self.less_input_offset(b.emit(llvm.SExtOp(levels, halves)))
-                    store(widened, [y.index, pl + x])
+            if buffers == 2:  # the next channel's rows widened while this one's are read
+                plane = b.add(b.mul(n, channels), c)
+                top_row = b.mul(b.int_and(plane, 1), in_h)  # this channel's first row
+                with b.when(b.compare("slt", b.add(plane, 1), planes)):
+                    widen(src_planes, [b.add(plane, 1)], b.sub(in_h, top_row))
+            else:
+                top_row = 0
+                widen(src, [n, c], 0)
 
             def tile(y0: Index, count_y: int, x0: Index, count_x: int, row_edge: bool,
                      stored: list[bool] | None) -> None:
                 """Output rows [y0, y0 + count_y) x `count_x` chunks from column x0 (`stored`:
                 the lanes of a last, partial chunk)."""
                 top = b.sub(b.mul(y0, sy), pt)
+                at_top = b.add(top, top_row)
                 rows_read = [(i, covered) for i, covered in vector_columns.inputs_read(count_y, k_h, sy, 1)
                              if not row_edge or 0 <= top + i < in_h]
                 units = [(r, x) for r in range(count_y) for x in range(count_x)]  # a row's chunk: even, odd
@@ -420,13 +451,13 @@ class WidenedRows(PairedTaps):
                                 if not readers:
                                     continue
                                 pairs = vector_columns.load_vector(
-                                    b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
+                                    b, rows, [b.add(at_top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
                                 for r, ky in readers:
                                     accumulate(r, x, odd, pairs, weights[ky][g])
                 for i in sorted({r * sy + ka for r in vertical for ka in vertical[r]}):
                     for x in range(count_x):
                         upper, lower = (vector_columns.load_vector(
-                            b, rows, [b.add(top, i + k), b.add(x0, x * chunk + k_w - 1)], chunk) for k in (0, 1))
+                            b, rows, [b.add(at_top, i + k), b.add(x0, x * chunk + k_w - 1)], chunk) for k in (0, 1))
                         for odd in (0, 1):
                             pairs = column_pairs_of(b, upper, lower, odd)
                             for r in vertical:
