@@ -404,8 +404,6 @@ class WidenedRows(PairedTaps):
                     store(widened, [b.add(first_row, y.index), pl + x])
 
         src_planes = src.reshaped([planes, in_h, in_w], src.strides[1:])  # (n, c) as plane n x channels + c
-        if buffers == 2:
-            widen(src_planes, [0], 0)
         lone = len(taps) - 1 if k_w % 2 else None  # the group of the lone last kernel column
         column_pairs = {} if lone is None or sy != 1 else {ka: None for ka in range(k_h - 1)}
 
@@ -415,11 +413,13 @@ class WidenedRows(PairedTaps):
             for ka in column_pairs:  # the lone column's pairs of kernel rows (ka, ka + 1)
                 column_pairs[ka] = self.taps_weight(packed, [[c, 0, ka + k, k_w - 1, 0] for k in (0, 1)])
             start = self.start(bias, c)
-            if buffers == 2:  # the next channel's rows widened while this one's are read
+            if buffers == 2:  # the next channel's rows widened while this one's are read (the first's too)
                 plane = b.add(b.mul(n, channels), c)
                 top_row = b.mul(b.int_and(plane, 1), in_h)  # this channel's first row
-                with b.when(b.compare("slt", b.add(plane, 1), planes)):
-                    widen(src_planes, [b.add(plane, 1)], b.sub(in_h, top_row))
+                with b.loop(b.min(plane, 1), 2) as ahead:  # one code for both
+                    widened = b.add(plane, ahead.index)
+                    with b.when(b.compare("slt", widened, planes)):
+                        widen(src_planes, [widened], b.mul(b.int_and(widened, 1), in_h))
             else:
                 top_row = 0
                 widen(src, [n, c], 0)
