@@ -176,6 +176,7 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     ("3x3_s1_6_rows", ((1, 4, 6, 40), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4)),
     ("5x5_s1_2_rows", ((1, 6, 2, 48), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 6)),
     ("5x5_s1_3_rows_odd_width", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("3x3_s1_33_rows", ((1, 2, 33, 40), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2)),  # one array of rows
 ])
 @pytest.mark.parametrize("activation", ["relu", None, "clip"])
 def test_widened_rows_per_tensor_match_the_int8_reference(name, geometry, activation):

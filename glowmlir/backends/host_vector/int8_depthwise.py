@@ -50,6 +50,10 @@ FLIP = 128
 """The bias of a flipped level (`PairedTaps.flipped_window`): x XOR 0x80 is x + 128 unsigned."""
 JOINED_LEVELS = 32
 """Output levels `HostInt8Columns.outputs` narrows at once: a 32-byte vector of int8."""
+STORE_QUEUE = 64
+"""Stores in flight on Zen 3: `WidenedRows` widens the next channel's rows while it reads this
+one's where a channel's widening is no more stores than this (its rows would otherwise be read
+while still queued); of more rows, they left the queue before the tiles read them."""
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
 
@@ -327,10 +331,10 @@ class WidenedRows(PairedTaps):
     it is after each (`in_register`: LLVM's reassociation of the 8 chains spilled 9-18 ymm a
     loop; llvm-mca znver3 cycles a loop of 8 output vectors 47.5 -> 40.1 on the 5x5 of 200
     channels on 2x96, 49.1 -> 44.0 on the 3x3 of 32 on 6x96); the widening (`vpmovsxbw`,
-    `vpsubw`, a store: 16 columns) is paid once per input row, the next channel's rows while
-    this one's are read (two arrays in turn where the input's channels lie one after the
-    other: the tiles' loads, 2 to 6 bytes off the widening's 32-byte stores, never wait for
-    them to leave the store queue). The output step takes both
+    `vpsubw`, a store: 16 columns) is paid once per input row; of few rows (`STORE_QUEUE`),
+    the next channel's rows while this one's are read (two arrays in turn where the input's
+    channels lie one after the other: the tiles' loads, 2 to 6 bytes off the widening's
+    32-byte stores, do not wait for them to leave the store queue). The output step takes both
     vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
     shuffle within 128-bit halves puts each row's even and odd levels back in order.
 
@@ -381,7 +385,8 @@ class WidenedRows(PairedTaps):
         row_size = -(-max(chunk * chunks + 2 * (len(taps) - 1) + 1, pl + in_w) // chunk) * chunk
         halves = VectorType(i16, [chunk])
         planes = n_size * channels
-        buffers = 2 if planes > 1 and src.strides[0] == channels * src.strides[1] else 1  # `widen`
+        stores = in_h * -(-in_w // chunk)  # a channel's widening
+        buffers = 2 if planes > 1 and src.strides[0] == channels * src.strides[1] and stores <= STORE_QUEUE else 1
         rows = View.contiguous(b.alloca(buffers * in_h * row_size, i16), [buffers * in_h, row_size],
                                element_type=i16)
 
