@@ -137,6 +137,8 @@ and none, the input zero point at both ends of the int8 range, biases whose sums
     ("3x3_unpadded_16", ((1, 2, 10, 16), (2, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 2)),
     ("7x7_uneven_pads", ((1, 2, 6, 41), (2, 1, 7, 7), (1, 1), (3, 2, 3, 4), (1, 1), 2)),
     ("3x2_wider_output", ((1, 2, 5, 20), (2, 1, 3, 2), (1, 1), (1, 0, 1, 3), (1, 1), 2)),
+    ("3x3_s1_two_images_top_pad_2", ((2, 3, 7, 35), (3, 1, 3, 3), (1, 1), (2, 1, 0, 1), (1, 1), 3)),
+    ("5x5_s1_6_rows", ((1, 4, 6, 33), (4, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 4)),
 ])
 @pytest.mark.parametrize("activation,input_offset,bias_kind", EDGE_CASES)
 def test_widened_rows_match_the_int8_reference(name, geometry, activation, input_offset, bias_kind):
@@ -146,7 +148,10 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     it into `vpmaddwd`, no byte shuffle before them; bit for bit the reference's outputs
     (per channel; odd widths and a last partial chunk, padding on either side or none, an
     odd last kernel column, rows of stride 1 and 2, the input zero point at both ends of
-    the int8 range, relu, clip and none, biases whose sums wrap int32: `large`, `lowest`)."""
+    the int8 range, relu, clip and none, biases whose sums wrap int32: `large`, `lowest`;
+    two images, each channel's rows widened while the one before is read); of stride 1 on
+    three rows or more an odd kernel's last column takes two kernel rows a `vpmaddwd`, its
+    words a `<16 x i16>` shuffle of two loads (`column_pairs_of`)."""
     case = convolution_case(1200 + len(name), geometry, True, activation, input_offset=input_offset,
                             bias_kind=bias_kind)
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]), keep_llvm_ir=True)
@@ -154,8 +159,13 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     llvm_ir = bundle.ir["llvm-ir"]
     assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
     loaded = set(re.findall(r"(%[\w.]+) = load <16 x i16>", llvm_ir))
+    column_pairs = {pairs for pairs, upper, lower in re.findall(
+        r"(%[\w.]+) = shufflevector <16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+), <16 x i32> <i32 0, i32 17,",
+        llvm_ir) if {upper, lower} & loaded}  # a lone last column's two kernel rows (`column_pairs_of`)
     multiplied = re.findall(r"pmadd\.wd\(<16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+)\)", llvm_ir)
-    assert multiplied and all(set(operands) & loaded for operands in multiplied)
+    assert multiplied and all(set(operands) & (loaded | column_pairs) for operands in multiplied)
+    (_, _, in_h, _), (_, _, _, k_w), (sy, _) = geometry[:3]
+    assert bool(column_pairs) == (k_w % 2 == 1 and in_h > 2 and sy == 1)  # an odd kernel on 3 rows, stride 1
     assert "xor <32 x i8>" not in llvm_ir  # no flipped window
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
 
@@ -166,6 +176,7 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     ("3x3_s1_6_rows", ((1, 4, 6, 40), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4)),
     ("5x5_s1_2_rows", ((1, 6, 2, 48), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 6)),
     ("5x5_s1_3_rows_odd_width", ((1, 3, 3, 41), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("3x3_s1_33_rows", ((1, 2, 33, 40), (2, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2)),  # one array of rows
 ])
 @pytest.mark.parametrize("activation", ["relu", None, "clip"])
 def test_widened_rows_per_tensor_match_the_int8_reference(name, geometry, activation):

@@ -50,6 +50,10 @@ FLIP = 128
 """The bias of a flipped level (`PairedTaps.flipped_window`): x XOR 0x80 is x + 128 unsigned."""
 JOINED_LEVELS = 32
 """Output levels `HostInt8Columns.outputs` narrows at once: a 32-byte vector of int8."""
+STORE_QUEUE = 64
+"""Stores in flight on Zen 3: `WidenedRows` widens the next channel's rows while it reads this
+one's where a channel's widening is no more stores than this (its rows would otherwise be read
+while still queued); of more rows, they left the queue before the tiles read them."""
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
 
@@ -327,9 +331,21 @@ class WidenedRows(PairedTaps):
     it is after each (`in_register`: LLVM's reassociation of the 8 chains spilled 9-18 ymm a
     loop; llvm-mca znver3 cycles a loop of 8 output vectors 47.5 -> 40.1 on the 5x5 of 200
     channels on 2x96, 49.1 -> 44.0 on the 3x3 of 32 on 6x96); the widening (`vpmovsxbw`,
-    `vpsubw`, a store: 16 columns) is paid once per input row. The output step takes both
+    `vpsubw`, a store: 16 columns) is paid once per input row; of few rows (`STORE_QUEUE`),
+    the next channel's rows while this one's are read (two arrays in turn where the input's
+    channels lie one after the other: the tiles' loads, 2 to 6 bytes off the widening's
+    32-byte stores, do not wait for them to leave the store queue). The output step takes both
     vectors of two chunks at once (32 levels, `HostInt8Columns.outputs`' packs) and one byte
-    shuffle within 128-bit halves puts each row's even and odd levels back in order."""
+    shuffle within 128-bit halves puts each row's even and odd levels back in order.
+
+    Of stride 1 along the columns too, an odd kernel's lone last column takes two kernel rows
+    a `vpmaddwd` (`vertical_rows`, `column_pairs_of`): the words (x[y, a], x[y + 1, a]) of the
+    even and of the odd outputs, each built from two loads of the widened rows by a shift and
+    a `vpblendw` (FP1/FP2 and any pipe on Zen 3, where `vpmaddwd` takes FP0/FP3), the pair of
+    input rows shared by a tile's output rows 2j and 2j + 1 (kernel rows (1, 2) of the one,
+    (0, 1) of the other): a 3x3's 6 `vpmaddwd` and `vpaddd` an output vector 5, a 5x5's 15
+    13, for half a shift and half a blend. Of stride 2 along the rows no two output rows share
+    a pair (as many FP uops either way: not taken)."""
 
     ROWS = 4
     """Output rows a tile takes: 2 x 4 accumulators beside a 3x3's 6 weight words."""
@@ -346,6 +362,14 @@ class WidenedRows(PairedTaps):
         return (op.strides.get_values()[1] == 1 and op.dilations.get_values() == (1, 1) and lanes == 8
                 and in_w >= 2 * lanes)
 
+    @staticmethod
+    def vertical_rows(r: int, k_h: int) -> range:
+        """The first kernel rows ka of the pairs (ka, ka + 1) whose lone last column output row
+        `r` of a tile takes vertically (`column_pairs_of`): an odd kernel's last row alone on
+        even rows, its first on odd ones, so that (of stride 1) rows 2j and 2j + 1 read the
+        same pairs of input rows; an even kernel's rows all paired."""
+        return range(1 - r % 2 if k_h % 2 else 0, k_h - 1, 2)
+
     def emit(self, view) -> None:
         b, lanes = self.b, self.lanes
         chunk = 2 * lanes  # output columns of a tile's even and odd vectors
@@ -360,46 +384,91 @@ class WidenedRows(PairedTaps):
         chunks = -(-width // chunk)
         row_size = -(-max(chunk * chunks + 2 * (len(taps) - 1) + 1, pl + in_w) // chunk) * chunk
         halves = VectorType(i16, [chunk])
-        rows = View.contiguous(b.alloca(in_h * row_size, i16), [in_h, row_size], element_type=i16)
+        planes = n_size * channels
+        stores = in_h * -(-in_w // chunk)  # a channel's widening
+        buffers = 2 if planes > 1 and src.strides[0] == channels * src.strides[1] and stores <= STORE_QUEUE else 1
+        rows = View.contiguous(b.alloca(buffers * in_h * row_size, i16), [buffers * in_h, row_size],
+                               element_type=i16)
 
         def store(value: SSAValue, indices: list[Index]) -> None:
             address = b.emit(llvm.GEPOp(b.element(rows, indices), [0], halves, inbounds=True))
             b.emit(llvm.StoreOp(value, address, alignment=2))
 
-        with b.loop(0, in_h) as y:  # the padding and the slack: 0
+        with b.loop(0, buffers * in_h) as y:  # the padding and the slack: 0
             for x in range(0, row_size, chunk):
                 store(b.int_value(0, halves), [y.index, x])
+
+        def widen(levels: View, plane: list[Index], first_row: Index) -> None:
+            """Each input row of the channel at `plane` in `levels` widened once, into the rows
+            from `first_row`."""
+            with b.loop(0, in_h) as y:
+                for x in range(0, in_w, chunk):
+                    x = min(x, in_w - chunk)  # the last chunk ends at the row's end
+                    widened = self.less_input_offset(b.emit(llvm.SExtOp(
+                        vector_columns.load_vector(b, levels, [*plane, y.index, x], chunk), halves)))
+                    store(widened, [b.add(first_row, y.index), pl + x])
+
+        src_planes = src.reshaped([planes, in_h, in_w], src.strides[1:])  # (n, c) as plane n x channels + c
+        lone = len(taps) - 1 if k_w % 2 else None  # the group of the lone last kernel column
+        column_pairs = {} if lone is None or sy != 1 else {ka: None for ka in range(k_h - 1)}
 
         with b.loops([n_size, channels]) as (n, c):
             weights = [[self.taps_weight(packed, [[c, 0, ky, kx, 0] for kx in group]) for group in taps]
                        for ky in range(k_h)]
+            for ka in column_pairs:  # the lone column's pairs of kernel rows (ka, ka + 1)
+                column_pairs[ka] = self.taps_weight(packed, [[c, 0, ka + k, k_w - 1, 0] for k in (0, 1)])
             start = self.start(bias, c)
-            with b.loop(0, in_h) as y:  # each input row widened once
-                for x in range(0, in_w, chunk):
-                    x = min(x, in_w - chunk)  # the last chunk ends at the row's end
-                    levels = vector_columns.load_vector(b, src, [n, c, y.index, x], chunk)
-                    widened = self.less_input_offset(b.emit(llvm.SExtOp(levels, halves)))
-                    store(widened, [y.index, pl + x])
+            if buffers == 2:  # the next channel's rows widened while this one's are read (the first's too)
+                plane = b.add(b.mul(n, channels), c)
+                top_row = b.mul(b.int_and(plane, 1), in_h)  # this channel's first row
+                with b.loop(b.min(plane, 1), 2) as ahead:  # one code for both
+                    widened = b.add(plane, ahead.index)
+                    with b.when(b.compare("slt", widened, planes)):
+                        widen(src_planes, [widened], b.mul(b.int_and(widened, 1), in_h))
+            else:
+                top_row = 0
+                widen(src, [n, c], 0)
 
             def tile(y0: Index, count_y: int, x0: Index, count_x: int, row_edge: bool,
                      stored: list[bool] | None) -> None:
                 """Output rows [y0, y0 + count_y) x `count_x` chunks from column x0 (`stored`:
                 the lanes of a last, partial chunk)."""
                 top = b.sub(b.mul(y0, sy), pt)
+                at_top = b.add(top, top_row)
                 rows_read = [(i, covered) for i, covered in vector_columns.inputs_read(count_y, k_h, sy, 1)
                              if not row_edge or 0 <= top + i < in_h]
                 units = [(r, x) for r in range(count_y) for x in range(count_x)]  # a row's chunk: even, odd
                 sums = [start] * (2 * len(units))
+
+                def accumulate(r: int, x: int, odd: int, pairs: SSAValue, word: SSAValue) -> None:
+                    at = 2 * (r * count_x + x) + odd
+                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs, word))
+
+                vertical = {r: [ka for ka in self.vertical_rows(r, k_h) if ka in column_pairs and (
+                    not row_edge or all(0 <= top + r * sy + ka + k < in_h for k in (0, 1)))]
+                    for r in range(count_y)}
                 for i, covered in rows_read:
                     for g, group in enumerate(taps):
+                        readers = [(r, ky) for r, ky in covered
+                                   if g != lone or not any(0 <= ky - ka <= 1 for ka in vertical[r])]
                         for x in range(count_x):
                             for odd in (0, 1):
+                                if not readers:
+                                    continue
                                 pairs = vector_columns.load_vector(
-                                    b, rows, [b.add(top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
-                                for r, ky in covered:
-                                    at = 2 * (r * count_x + x) + odd
-                                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs,
-                                                                                           weights[ky][g]))
+                                    b, rows, [b.add(at_top, i), b.add(x0, x * chunk + group[0] + odd)], chunk)
+                                for r, ky in readers:
+                                    accumulate(r, x, odd, pairs, weights[ky][g])
+                for i in sorted({r * sy + ka for r in vertical for ka in vertical[r]}):
+                    for x in range(count_x):
+                        upper, lower = (vector_columns.load_vector(
+                            b, rows, [b.add(at_top, i + k), b.add(x0, x * chunk + k_w - 1)], chunk) for k in (0, 1))
+                        for odd in (0, 1):
+                            pairs = column_pairs_of(b, upper, lower, odd)
+                            for r in vertical:
+                                for ka in vertical[r]:
+                                    if r * sy + ka == i:
+                                        accumulate(r, x, odd, pairs, column_pairs[ka])
                 for u in range(0, len(units), 2):  # two chunks through one output step: 32 levels
                     joined = min(2, len(units) - u)
                     levels = self.output(c, vector_columns.join(b, sums[2 * u:2 * (u + joined)]), storage)
@@ -504,6 +573,22 @@ class PairedRows(WidenedRows):
                     first += count
             if whole < vectors:  # a last, partial vector
                 tile(whole * lanes, 1, [whole * lanes + lane < width for lane in range(lanes)])
+
+
+def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int) -> SSAValue:
+    """The int16 of two widened rows' same columns paired: word l of the `odd` (0 or 1) outputs
+    (upper[2l + odd], lower[2l + odd]), a column of two kernel rows in one `vpmaddwd` lane: one
+    row's words shifted by 16 bits (`vpslld` of the lower for the even, `vpsrld` of the upper
+    for the odd: FP1/FP2 on Zen 3) and one `vpblendw` (any FP pipe) of alternate halves; the
+    shifted words held in a register (`in_register`), or LLVM folds both into byte shuffles
+    (two `vpshufb` and a `vpunpcklwd` a vector, all on FP1/FP2)."""
+    count = upper.type.get_shape()[0]
+    words = VectorType(i32, [count // 2])
+    shift = b.shift_right_logical if odd else b.shift_left
+    moved = in_register(b, b.bitcast(shift(b.bitcast(lower if odd == 0 else upper, words), 16), upper.type))
+    first, second = (upper, moved) if odd == 0 else (moved, lower)
+    order = [k + count * (k % 2) for k in range(count)]
+    return b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, order), upper.type))
 
 
 def in_register(b: KernelBuilder, value: SSAValue) -> SSAValue:
