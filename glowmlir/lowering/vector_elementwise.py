@@ -23,17 +23,9 @@ op's `float_add` property, `float_add_levels`) takes it instead of TFLite's thre
 steps (`add_terms`): rint(f32(q1 a) + f32(q2 b) + offset), a conversion and a multiply a
 source, two adds and a rounding conversion (a compare and a blend more where the offset
 depends on the sum's side). On a residual block's Add (32 x 2 x 96, AVX2) int8 went from
-about 1.9x float (the float Add alone) to about 1.1x. Where the target has AVX2's packs (the
-kernel's `shuffles` parameter, `PACKED_SHUFFLES`) such an Add takes `BYTE_LANES` levels a step
-as bytes (`emit_byte_quarters`): a ymm of 32 levels read as 8 words, each level's byte moved
-to the top of its word by a shift and a mask (`byte_quarters`: f32 of it is the level times
-2^24 exactly, the scales divided by 2^24: the same singles, bit for bit), the four results
-packed by `vpackssdw`, `vpacksswb` and one in-lane `vpshufb` (`in_level_order`), no
-`vpmovsxbd` (two shuffle uops a vector of 8 on Zen 3, the loop's bottleneck). Where the
-target has FMA3 and it is proved, the form is the fused one (`FloatAdd.fused`:
-rint(fma(q1, a, fma(q2, b, c))), two `vfmadd`, no multiply, add or compare). llvm-mca
-(znver3) a 32 levels: 19 cycles on int32 lanes, 12 as bytes, 8.3 as bytes fused; the residual
-Adds went from 1.04-1.21x float to 0.90-0.95x (docs/quantization.md, stop 57).
+about 1.9x float (the float Add alone) to about 1.1x. A backend may give such an op's
+contiguous runs a loop of its own (`emit_elementwise`'s `contiguous`: on AVX2 32 levels a step
+as bytes, `backends.host_vector.byte_elementwise`).
 
 A Mul by a gate fixed along x's runs (a squeeze-and-excitation block's channel Mul,
 `gate_operand`) with a proved fused multiply-add form (`mul_float_gate`, the op's
@@ -49,7 +41,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32
+from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
@@ -58,7 +50,6 @@ from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels, nearest_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.quantization.float_steps import (
-    INT8_LEVELS,
     FloatAdd,
     FloatGate,
     FloatStep,
@@ -80,16 +71,6 @@ LANES = 16
 VECTOR = VectorType(i32, [LANES])
 KINDS = ("add", "sub", "mul")
 """The kinds the kernel takes (operands int8, of one shape or broadcast)."""
-PACKED_SHUFFLES = ("avx2", "avx512bw")
-"""The byte shuffles (`backends.host_vector.target.byte_shuffles`) of targets with AVX2's
-packs: there an Add's or Sub's float form takes `BYTE_LANES` levels a step (the kernel's
-`shuffles` parameter, `emit_byte_quarters`)."""
-BYTE_LANES = 32
-"""Levels a step of `emit_byte_quarters`: a ymm register of int8."""
-HIGH_BYTE = 1 << 24
-"""A level's unit with its byte at the top of an int32 word (`byte_quarters`)."""
-
-
 def mul_float_step(op: glowll.ElementwiseOp, fused: bool = False) -> FloatStep | None:
     """The float form of an int8 Mul's output step (`quantization.float_steps.float_step`)
     over every product its levels can make, |v| <= `largest_difference` of each operand
@@ -164,9 +145,9 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
     a blend, only where the two offsets differ), rounded to nearest even and converted back
     (on AVX2 a conversion, a multiply each, two adds and a `vcvtps2dq` a vector of 8); a
     `FloatAdd.fused` form rint(fma(q1, a, fma(q2, b, offset))), two `llvm.fma` (a conversion
-    each, two `vfmadd` and a `vcvtps2dq`). With `unit` (a power of two: `HIGH_BYTE`), the
-    vectors hold the levels times `unit` and the scales are divided by it: every product, and
-    so every step, the same single."""
+    each, two `vfmadd` and a `vcvtps2dq`). With `unit` (a power of two: the host's bytes,
+    `byte_elementwise.HIGH_BYTE`), the vectors hold the levels times `unit` and the scales are
+    divided by it: every product, and so every step, the same single."""
     form = FloatAdd.of(op.float_add)
     assert all(float(np.float32(scale / unit)) * unit == scale for scale in (form.first_scale, form.second_scale))
 
@@ -190,58 +171,6 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
             offset = b.select(below, splat(form.negative_offset), offset)
         return nearest_levels(b, b.fadd(summed, offset, EXACT_FLOATS), x.type)
     return levels
-
-
-def byte_quarters(b: KernelBuilder, levels: SSAValue) -> list[SSAValue]:
-    """`BYTE_LANES` int8 levels as four `<8 x i32>` vectors, the p-th holding level 4k + p
-    (the word k's byte p) times `HIGH_BYTE`: the byte moved to the top of its word by a shift
-    left and a mask of the top byte (the last byte a mask, the first a shift), no widening
-    shuffle; f32 of each is exact (8 significant bits)."""
-    words = b.bitcast(levels, VectorType(i32, [BYTE_LANES // 4]))
-    top = b.int_value(-HIGH_BYTE, words.type)
-    quarters = []
-    for byte in range(4):
-        moved = words if byte == 3 else b.shift_left(words, b.int_value(24 - 8 * byte, words.type))
-        quarters.append(moved if byte == 0 else b.int_and(moved, top))
-    return quarters
-
-
-def in_level_order(b: KernelBuilder, packed: SSAValue) -> SSAValue:
-    """The bytes `saturated_bytes` makes of four `byte_quarters` results back in level order:
-    in each 128-bit half byte 4p + k holds level 4k + p of the half, a 4 x 4 transpose (one
-    in-lane `vpshufb`)."""
-    order = [16 * half + 4 * (byte % 4) + byte // 4 for half in range(BYTE_LANES // 16) for byte in range(16)]
-    return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
-
-
-def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[int], views: list[View],
-                       bounds: tuple[int, int]) -> None:
-    """An Add or Sub with a `float_add` on a target with AVX2's packs: the merged views
-    (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run masked; a broadcast
-    source's level splat as bytes once a run), each vector's `byte_quarters` through
-    `float_add_levels` (in units of `HIGH_BYTE`), saturated to int8 by `saturated_bytes`,
-    put back in order (`in_level_order`), clamped to `bounds` where the activation is narrower
-    than int8, stored."""
-    from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes  # (it imports the lowering)
-
-    level = float_add_levels(b, op, HIGH_BYTE)
-    *outer, inner = shape
-    bytes_type = VectorType(views[0].element_type, [BYTE_LANES])
-
-    def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
-        loaded = None if count == BYTE_LANES else [lane < count for lane in range(BYTE_LANES)]
-        sources = [broadcast[i] if i in broadcast else load_vector(b, source, [*indices, first], BYTE_LANES, loaded)
-                   for i, source in enumerate(views[1:])]
-        quarters = [level(x, y) for x, y in zip(*(byte_quarters(b, source) for source in sources), strict=True)]
-        packed = in_level_order(b, saturated_bytes(b, quarters))
-        if tuple(bounds) != INT8_LEVELS:
-            packed = b.clamp(packed, *(b.int_value(bound, bytes_type) for bound in bounds))
-        store_vector(b, packed, views[0], [*indices, first], loaded)
-
-    with b.loops(outer) as indices:
-        broadcast = {i: b.splat(b.load(source, [*indices, 0]), bytes_type)
-                     for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
-        in_runs(b, inner, BYTE_LANES, functools.partial(vector_at, list(indices), broadcast))
 
 
 def float_step_product(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[SSAValue, SSAValue], SSAValue]:
@@ -288,7 +217,11 @@ def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue
     return levels
 
 
-def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
+def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view,
+                     contiguous: Callable[[list[int], list[View], tuple[int, int]], None] | None = None) -> None:
+    """The op, its views merged (`loop_skeletons.merge_dimensions`): strided views level by level
+    (the exact step); contiguous ones by `contiguous` where a backend gives one (the merged shape,
+    views and the activation's bounds), else `LANES` levels a step on int32 lanes."""
     from glowmlir.lowering.quantized_kernels import binary_level  # (that module imports the emitters)
 
     dest, sources = loop_skeletons.elementwise_views(op, view)
@@ -300,9 +233,8 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
-    shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
-    if getattr(op, "float_add", None) is not None and shuffles is not None and shuffles.data in PACKED_SHUFFLES:
-        emit_byte_quarters(b, op, shape, views, (low, high))
+    if contiguous is not None:
+        contiguous(shape, views, (low, high))
         return
     gate_index = gate_operand(op) if getattr(op, "float_gate", None) is not None else None
     gated = gate_index is not None and views[1 + gate_index].strides[-1] == 0

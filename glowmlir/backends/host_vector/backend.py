@@ -130,7 +130,7 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
                 tiled=True, verify=verify_pair_words),
     Microkernel(layout.INT8_IM2COL, "glowmlir.backends.host_vector.int8_im2col", ops=("glowll.convolution",),
                 tiled=True, verify=verify_im2col_words),
-    Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.lowering.vector_elementwise", ops=("glowll.elementwise",),
+    Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.backends.host_vector.byte_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS, parameters=("shuffles",)),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),
                 parameters=("shuffles",)),

@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from glowmlir.backends.host_vector.byte_elementwise import PACKED_SHUFFLES
 from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
@@ -56,7 +57,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
-from glowmlir.lowering.vector_elementwise import PACKED_SHUFFLES, add_float_form, mul_float_gate, mul_float_step
+from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -189,8 +190,8 @@ class MarkFloatStep(RewritePattern):
     `fused_multiply_add`, `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub
     whose whole arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
     `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property, and on byte shuffles
-    with AVX2's packs (`shuffles` one of `vector_elementwise.PACKED_SHUFFLES`) the kernel's
-    `shuffles` parameter (32 levels a step as bytes, `vector_elementwise.emit_byte_quarters`)."""
+    with AVX2's packs (`shuffles` one of `byte_elementwise.PACKED_SHUFFLES`) the kernel's
+    `shuffles` parameter (32 levels a step as bytes, `byte_elementwise.emit_byte_quarters`)."""
 
     fused_multiply_add: bool = False
     shuffles: str = ""

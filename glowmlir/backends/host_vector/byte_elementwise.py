@@ -1,0 +1,99 @@
+"""Int8 Add and Sub with a proved float form (`vector_elementwise.add_float_form`, the op's
+`float_add` property) 32 levels a step as bytes, on targets with AVX2's packs (the kernel's
+`shuffles` parameter, `PACKED_SHUFFLES`; `#glowll.microkernel<"vector-elementwise-int8",
+{shuffles = "avx2"}>`, set by `select_kernels.MarkFloatStep`); every other op of the kernel is
+`lowering.vector_elementwise`'s (`emit_elementwise`).
+
+A ymm of 32 levels is read as 8 words, each level's byte moved to the top of its word by a
+shift and a mask (`byte_quarters`: f32 of it is the level times 2^24 exactly, the scales
+divided by 2^24: the same singles, bit for bit, `float_add_levels`' `unit`), the four results
+packed by `vpackssdw`, `vpacksswb` and one in-lane `vpshufb` (`in_level_order`), no
+`vpmovsxbd` (two shuffle uops a vector of 8 on Zen 3, the int32 lanes' bottleneck). Where the
+target has FMA3 and it is proved, the form is the fused one (`FloatAdd.fused`:
+rint(fma(q1, a, fma(q2, b, c))), two `vfmadd`, no multiply, add or compare). llvm-mca
+(znver3) a 32 levels: 19 cycles on int32 lanes, 12 as bytes, 8.3 as bytes fused; the residual
+Adds went from 1.04-1.21x float to 0.90-0.95x (docs/quantization.md, stop 57)."""
+
+from __future__ import annotations
+
+import functools
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes
+from glowmlir.dialects import glowll
+from glowmlir.lowering import vector_elementwise
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
+from glowmlir.lowering.vector_elementwise import float_add_levels
+from glowmlir.quantization.float_steps import INT8_LEVELS
+
+PACKED_SHUFFLES = ("avx2", "avx512bw")
+"""The byte shuffles (`backends.host_vector.target.byte_shuffles`) of targets with AVX2's
+packs: there an Add's or Sub's float form takes `BYTE_LANES` levels a step (the kernel's
+`shuffles` parameter, `emit_byte_quarters`)."""
+BYTE_LANES = 32
+"""Levels a step of `emit_byte_quarters`: a ymm register of int8."""
+HIGH_BYTE = 1 << 24
+"""A level's unit with its byte at the top of an int32 word (`byte_quarters`)."""
+
+
+def byte_quarters(b: KernelBuilder, levels: SSAValue) -> list[SSAValue]:
+    """`BYTE_LANES` int8 levels as four `<8 x i32>` vectors, the p-th holding level 4k + p
+    (the word k's byte p) times `HIGH_BYTE`: the byte moved to the top of its word by a shift
+    left and a mask of the top byte (the last byte a mask, the first a shift), no widening
+    shuffle; f32 of each is exact (8 significant bits)."""
+    words = b.bitcast(levels, VectorType(i32, [BYTE_LANES // 4]))
+    top = b.int_value(-HIGH_BYTE, words.type)
+    quarters = []
+    for byte in range(4):
+        moved = words if byte == 3 else b.shift_left(words, b.int_value(24 - 8 * byte, words.type))
+        quarters.append(moved if byte == 0 else b.int_and(moved, top))
+    return quarters
+
+
+def in_level_order(b: KernelBuilder, packed: SSAValue) -> SSAValue:
+    """The bytes `saturated_bytes` makes of four `byte_quarters` results back in level order:
+    in each 128-bit half byte 4p + k holds level 4k + p of the half, a 4 x 4 transpose (one
+    in-lane `vpshufb`)."""
+    order = [16 * half + 4 * (byte % 4) + byte // 4 for half in range(BYTE_LANES // 16) for byte in range(16)]
+    return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
+
+
+def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[int], views: list[View],
+                       bounds: tuple[int, int]) -> None:
+    """An Add or Sub with a `float_add` on a target with AVX2's packs: the merged views
+    (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run masked; a broadcast
+    source's level splat as bytes once a run), each vector's `byte_quarters` through
+    `float_add_levels` (in units of `HIGH_BYTE`), saturated to int8 by `saturated_bytes`,
+    put back in order (`in_level_order`), clamped to `bounds` where the activation is narrower
+    than int8, stored."""
+    level = float_add_levels(b, op, HIGH_BYTE)
+    *outer, inner = shape
+    bytes_type = VectorType(views[0].element_type, [BYTE_LANES])
+
+    def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
+        loaded = None if count == BYTE_LANES else [lane < count for lane in range(BYTE_LANES)]
+        sources = [broadcast[i] if i in broadcast else load_vector(b, source, [*indices, first], BYTE_LANES, loaded)
+                   for i, source in enumerate(views[1:])]
+        quarters = [level(x, y) for x, y in zip(*(byte_quarters(b, source) for source in sources), strict=True)]
+        packed = in_level_order(b, saturated_bytes(b, quarters))
+        if tuple(bounds) != INT8_LEVELS:
+            packed = b.clamp(packed, *(b.int_value(bound, bytes_type) for bound in bounds))
+        store_vector(b, packed, views[0], [*indices, first], loaded)
+
+    with b.loops(outer) as indices:
+        broadcast = {i: b.splat(b.load(source, [*indices, 0]), bytes_type)
+                     for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
+        in_runs(b, inner, BYTE_LANES, functools.partial(vector_at, list(indices), broadcast))
+
+
+def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
+    """`vector_elementwise.emit_elementwise`, its contiguous runs by `emit_byte_quarters` where
+    the op has a `float_add` and the kernel's `shuffles` are `PACKED_SHUFFLES`."""
+    shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
+    packed = (getattr(op, "float_add", None) is not None and shuffles is not None
+              and shuffles.data in PACKED_SHUFFLES)
+    vector_elementwise.emit_elementwise(b, op, view, functools.partial(emit_byte_quarters, b, op) if packed else None)
