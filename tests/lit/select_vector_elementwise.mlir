@@ -13,8 +13,8 @@
 // properties print as they parse (the second glow-opt reads them back). A float one, a Div
 // and an int16 Add keep the generic kernel, and so does every elementwise op without masked
 // loads (SSE). On AVX2's packs (`shuffles`) the Add and the Sub with a float form carry the
-// kernel's `shuffles` parameter (32 levels a step as bytes, lower_byte_quarters.mlir); the Muls
-// do not.
+// kernel's `shuffles` parameter (32 levels a step as bytes, lower_byte_quarters.mlir), and so
+// does the Mul with a float step (`byte_elementwise.float_step_bytes`); the one without does not.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -47,7 +47,8 @@ glowll.function @net {
 
 // NONE-NOT:   microkernel
 
-// PACKS:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step =
+// PACKS:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {shuffles = "avx2"}>, float_step =
+// PACKS:      glowll.elementwise %r, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">} :
 // PACKS:      glowll.elementwise %s, %x, %m {kind = "add", microkernel = #glowll.microkernel<"vector-elementwise-int8", {shuffles = "avx2"}>, float_add = array<f32: 5.000000e-01, 5.000000e-01, 3.000000e+00, -2.750000e+00, -3.250000e+00>}
 // PACKS:      glowll.elementwise %t, %x, %m {kind = "sub", microkernel = #glowll.microkernel<"vector-elementwise-int8", {shuffles = "avx2"}>, float_add =
 // PACKS:      glowll.elementwise %k, %h, %h {kind = "add"} :

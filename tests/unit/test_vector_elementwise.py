@@ -161,14 +161,41 @@ def test_a_mul_whose_float_step_is_refused_keeps_the_exact_step():
 def test_mul_of_every_pair_of_levels_on_the_float_step(a_type, b_type, out_type, fma):
     """TFLite's int8 Mul on every pair of levels (256 x 256, one shape) on the float step: its
     fused form (`FloatStep.fused`, a fourth number, one `vfmadd`) on a target with FMA3, else
-    the multiply and the add."""
+    the multiply and the add; on AVX2's packs 32 levels a step as bytes (the kernel's
+    `shuffles`, `byte_elementwise.float_step_bytes`: `vpmullw` and `vpmulhw`)."""
     a_type, b_type, out_type = ((ref.f32(scale), offset) for scale, offset in (a_type, b_type, out_type))
     case = all_level_pairs_case("mul", a_type, b_type, out_type)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=f"{TARGETS['avx2']},{fma}"),
                  keep_assembly=True)
     steps = re.findall(r"float_step = array<f32: [^>]*>", fast.ir["glowll"])
     assert len(steps) == 1 and (steps[0].count(",") == 3) == (fma == "+fma"), steps
+    assert '{shuffles = "avx2"}' in fast.ir["glowll"] and "vpmulhw" in fast.ir["assembly"]
     assert ("vfmadd" in fast.ir["assembly"]) == (fma == "+fma")
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("a_shape,b_shape,seed", [
+    ((1, 88, 3, 96), (1, 88, 3, 96), 930),
+    ((2, 5, 3, 45), (2, 5, 3, 45), 931),
+    ((1, 3, 2, 63), (1, 3, 2, 63), 932),
+    ((3, 7), (3, 7), 933),
+    ((1, 9, 1, 65), (1, 9, 1, 65), 934),
+    ((2, 6, 3, 17), (1, 6, 1, 1), 935),
+    ((1, 4, 1, 1), (2, 4, 3, 3), 936),
+    ((1, 1, 3, 40), (1, 4, 3, 40), 937),
+])
+@pytest.mark.parametrize("fma", ["+fma", "-fma"])
+def test_muls_on_the_float_step_as_bytes_match_the_int8_reference(a_shape, b_shape, seed, fma):
+    """Random Muls with a float step (of one shape, either operand broadcast, rows shorter than
+    a vector of 32 and one or two levels past whole vectors: masked runs) on AVX2's packs, 32
+    levels a step as bytes (`byte_elementwise.float_step_bytes`), fused where the target has
+    FMA3 (a channel gate without FMA3: no `float_gate`), give the reference's levels bit for
+    bit."""
+    case = binary_case("mul", a_shape, b_shape, seed)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=f"{TARGETS['avx2']},{fma}"))
+    ir = fast.ir["glowll"]
+    assert "float_gate" in ir or ("float_step" in ir and '{shuffles = "avx2"}' in ir), ir
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 

@@ -12,27 +12,35 @@ packed by `vpackssdw`, `vpacksswb` and one in-lane `vpshufb` (`in_level_order`),
 target has FMA3 and it is proved, the form is the fused one (`FloatAdd.fused`:
 rint(fma(q1, a, fma(q2, b, c))), two `vfmadd`, no multiply, add or compare). llvm-mca
 (znver3) a 32 levels: 19 cycles on int32 lanes, 12 as bytes, 8.3 as bytes fused; the residual
-Adds went from 1.04-1.21x float to 0.90-0.95x (docs/quantization.md, stop 57)."""
+Adds went from 1.04-1.21x float to 0.90-0.95x (docs/quantization.md, stop 57).
+
+A Mul with a proved float step (`float_step`) takes the same 32 levels a step
+(`float_step_bytes`): each half of 16 widened to int16 words less the zero point, the exact
+product's low and high words (`vpmullw`, `vpmulhw`) interleaved into int32 lanes, the float
+step, the packs (which undo the interleaving) and one `vpermq`: 37 instructions a step, not
+46 on int32 lanes (docs/quantization.md, stop 58)."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i16, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_elementwise
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
+from glowmlir.lowering.requantization import float_step_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.lowering.vector_elementwise import float_add_levels
-from glowmlir.quantization.float_steps import INT8_LEVELS
+from glowmlir.quantization.float_steps import INT8_LEVELS, FloatStep
 
 PACKED_SHUFFLES = ("avx2", "avx512bw")
 """The byte shuffles (`backends.host_vector.target.byte_shuffles`) of targets with AVX2's
-packs: there an Add's or Sub's float form takes `BYTE_LANES` levels a step (the kernel's
+packs: there an Add's or Sub's float form, and a Mul's float step, take `BYTE_LANES` levels a step (the kernel's
 `shuffles` parameter, `emit_byte_quarters`)."""
 BYTE_LANES = 32
 """Levels a step of `emit_byte_quarters`: a ymm register of int8."""
@@ -62,15 +70,73 @@ def in_level_order(b: KernelBuilder, packed: SSAValue) -> SSAValue:
     return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
 
 
-def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[int], views: list[View],
-                       bounds: tuple[int, int]) -> None:
-    """An Add or Sub with a `float_add` on a target with AVX2's packs: the merged views
-    (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run masked; a broadcast
-    source's level splat as bytes once a run), each vector's `byte_quarters` through
-    `float_add_levels` (in units of `HIGH_BYTE`), saturated to int8 by `saturated_bytes`,
-    put back in order (`in_level_order`), clamped to `bounds` where the activation is narrower
-    than int8, stored."""
+def float_add_bytes(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SSAValue]], SSAValue]:
+    """An Add's or Sub's `BYTE_LANES` levels of two vectors of bytes: each vector's
+    `byte_quarters` through `float_add_levels` (in units of `HIGH_BYTE`), saturated to int8 by
+    `saturated_bytes`, put back in order (`in_level_order`)."""
     level = float_add_levels(b, op, HIGH_BYTE)
+
+    def levels(sources: list[SSAValue]) -> SSAValue:
+        quarters = [level(x, y) for x, y in zip(*(byte_quarters(b, source) for source in sources), strict=True)]
+        return in_level_order(b, saturated_bytes(b, quarters))
+    return levels
+
+
+def float_step_bytes(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SSAValue]], SSAValue]:
+    """A Mul's `BYTE_LANES` levels of two vectors of bytes by its `float_step`: each 16-level
+    half widened to int16 (`vpmovsxbw`), less its zero point (|d| <= 255), the product's low
+    and high words (`vpmullw`, `vpmulhw`) interleaved within 128-bit halves into int32
+    products (`vpunpcklwd`, `vpunpckhwd`: lane i of half l the level 8l + i, then 8l + 4 + i),
+    each through `float_step_levels`, saturated to int8 by `saturated_bytes` (whose packs
+    undo the interleaving: half l holds levels 8l..8l+7 of the first 16, then of the second),
+    the two middle 8-byte runs swapped (`vpermq`). 37 vector instructions for 32 levels, not
+    46 on int32 lanes (`vpmovsxbd`, the zero points, `vpmulld` a vector of 8)."""
+    first, second = (v.type.element_type for v in op.inputs)
+    step = FloatStep.of(op.float_step)
+    half, words = BYTE_LANES // 2, VectorType(i16, [BYTE_LANES // 2])
+    quarter = VectorType(i32, [BYTE_LANES // 4])
+
+    def centred(levels: SSAValue, at: int, offset: int) -> SSAValue:
+        part = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, list(range(at, at + half))),
+                                           VectorType(levels.type.element_type, [half])))
+        return b.int_sub(b.sign_extend(part, words), b.int_value(offset, words), no_signed_wrap=True)
+
+    def products(x: SSAValue, y: SSAValue) -> list[SSAValue]:
+        low = b.int_mul(x, y)
+        high = b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.pmulh.w", [x, y], [words]))
+        return [b.bitcast(b.emit(llvm.ShuffleVectorOp(low, high, DenseArrayBase.from_list(i32, [
+            8 * lane + 4 * upper + i + part * half for lane in (0, 1) for i in range(4) for part in (0, 1)]), words)),
+            quarter) for upper in (0, 1)]
+
+    def levels(sources: list[SSAValue]) -> SSAValue:
+        x, y = sources
+        quarters = [float_step_levels(b, product, step)
+                    for at in (0, half) for product in products(centred(x, at, first.offset),
+                                                                centred(y, at, second.offset))]
+        packed = saturated_bytes(b, quarters)
+        order = [8 * run + byte for run in (0, 2, 1, 3) for byte in range(8)]
+        return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
+    return levels
+
+
+def byte_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SSAValue]], SSAValue] | None:
+    """The `BYTE_LANES` levels in order of an op's two vectors of bytes (before a clamp
+    narrower than int8): an Add's or Sub's `float_add` (`float_add_bytes`), a Mul's
+    `float_step` (`float_step_bytes`); None for any other op."""
+    if getattr(op, "float_add", None) is not None:
+        return float_add_bytes(b, op)
+    if getattr(op, "float_step", None) is not None:
+        return float_step_bytes(b, op)
+    return None
+
+
+def emit_byte_quarters(b: KernelBuilder, levels: Callable[[list[SSAValue]], SSAValue], shape: list[int],
+                       views: list[View], bounds: tuple[int, int]) -> None:
+    """An Add or Sub with a `float_add`, or a Mul with a `float_step`, on a target with AVX2's
+    packs: the merged views (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run
+    masked; a broadcast source's level splat as bytes once a run), each step's two vectors of
+    bytes through `levels` (`byte_levels`), clamped to `bounds` where the activation is
+    narrower than int8, stored."""
     *outer, inner = shape
     bytes_type = VectorType(views[0].element_type, [BYTE_LANES])
 
@@ -78,8 +144,7 @@ def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[i
         loaded = None if count == BYTE_LANES else [lane < count for lane in range(BYTE_LANES)]
         sources = [broadcast[i] if i in broadcast else load_vector(b, source, [*indices, first], BYTE_LANES, loaded)
                    for i, source in enumerate(views[1:])]
-        quarters = [level(x, y) for x, y in zip(*(byte_quarters(b, source) for source in sources), strict=True)]
-        packed = in_level_order(b, saturated_bytes(b, quarters))
+        packed = levels(sources)
         if tuple(bounds) != INT8_LEVELS:
             packed = b.clamp(packed, *(b.int_value(bound, bytes_type) for bound in bounds))
         store_vector(b, packed, views[0], [*indices, first], loaded)
@@ -92,8 +157,8 @@ def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[i
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
     """`vector_elementwise.emit_elementwise`, its contiguous runs by `emit_byte_quarters` where
-    the op has a `float_add` and the kernel's `shuffles` are `PACKED_SHUFFLES`."""
+    the kernel's `shuffles` are `PACKED_SHUFFLES` and the op has levels of bytes (`byte_levels`)."""
     shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
-    packed = (getattr(op, "float_add", None) is not None and shuffles is not None
-              and shuffles.data in PACKED_SHUFFLES)
-    vector_elementwise.emit_elementwise(b, op, view, functools.partial(emit_byte_quarters, b, op) if packed else None)
+    levels = byte_levels(b, op) if shuffles is not None and shuffles.data in PACKED_SHUFFLES else None
+    vector_elementwise.emit_elementwise(b, op, view, functools.partial(emit_byte_quarters, b, levels)
+                                        if levels is not None else None)

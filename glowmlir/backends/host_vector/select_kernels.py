@@ -189,9 +189,9 @@ class MarkFloatStep(RewritePattern):
     has a proved float form (`vector_elementwise.mul_float_step`; fused where proved with
     `fused_multiply_add`, `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub
     whose whole arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
-    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property, and on byte shuffles
-    with AVX2's packs (`shuffles` one of `byte_elementwise.PACKED_SHUFFLES`) the kernel's
-    `shuffles` parameter (32 levels a step as bytes, `byte_elementwise.emit_byte_quarters`)."""
+    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property; and either, on byte
+    shuffles with AVX2's packs (`shuffles` one of `byte_elementwise.PACKED_SHUFFLES`), the
+    kernel's `shuffles` parameter (32 levels a step as bytes, `byte_elementwise.emit_byte_quarters`)."""
 
     fused_multiply_add: bool = False
     shuffles: str = ""
@@ -211,7 +211,7 @@ class MarkFloatStep(RewritePattern):
                 else add_float_form(op, self.fused_multiply_add) if kind in ("add", "sub") else None)
         if step is not None:
             op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
-            if kind != "mul" and self.shuffles in PACKED_SHUFFLES:
+            if self.shuffles in PACKED_SHUFFLES:
                 op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_ELEMENTWISE,
                                                                {"shuffles": StringAttr(self.shuffles)})
             rewriter.notify_op_modified(op)
