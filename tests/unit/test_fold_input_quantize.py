@@ -1,0 +1,75 @@
+"""A float input's quantize folded into the host int8 im2col convolution that reads it
+(`glowll-fold-input-quantize`, `int8_im2col.QuantizedRows`): the convolution reads the floats
+and quantizes each input row once into a ring on the stack.
+
+Each case is `convolution_case`'s random int8 layer (its expected outputs the int8
+reference's, `ref.conv2d`), its int8 input replaced by a float placeholder and Glow's quantize:
+the floats are the layer's levels dequantized and moved by up to 0.4 of a step (so that
+`ref.quantize` gives the levels back, checked), the lowest and highest levels partly replaced
+by the infinities and floats far beyond the clamp, and by NaN in a row's blocks of 32 (where
+the quantize kernel gives -128; in a row's last W mod 32 columns a NaN takes the bound of its
+sign, as in the last elements of an unfolded quantize: `quantize.quantize_run`).
+Geometries: the net's stem, odd widths (a quantize tail after the blocks of 32), two images,
+stride 1 "same", unpadded (the first output row a clean one); with FMA3 (the proved
+reciprocal) and without.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from glowmlir.backends.host_vector.quantize import BLOCK
+from glowmlir.target import HOST
+from glowmlir.targets import resolve_target
+from tests.support import int8_reference as ref
+from tests.unit.test_host_quantize import WITHOUT_FMA
+from tests.unit.test_quantized_kernels import build, convolution_case
+
+needs_vectors = pytest.mark.skipif(HOST.vector_tile is None, reason="the host has no vector unit")
+
+GEOMETRIES = {
+    "stem": ((1, 3, 48, 192), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "odd": ((1, 3, 13, 45), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "two images": ((2, 3, 10, 29), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "16 channels": ((1, 3, 10, 29), (16, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "stride 1": ((1, 2, 9, 21), (8, 2, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "unpadded": ((1, 3, 11, 70), (8, 3, 3, 3), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+}
+
+
+def float_input(levels: np.ndarray, scale: float, offset: int, rng: np.random.Generator) -> np.ndarray:
+    """Floats that Glow's quantize takes to `levels` (see the module doc)."""
+    x = ((levels.astype(np.float64) - offset + rng.uniform(-0.4, 0.4, levels.shape)) * scale).astype(np.float32)
+    low, high = levels == -128, levels == 127
+    x[low & (rng.random(levels.shape) < 0.5)] = rng.choice(np.array([-np.inf, -3e38, -1e9], np.float32))
+    x[high & (rng.random(levels.shape) < 0.5)] = rng.choice(np.array([np.inf, 3e38, 1e9], np.float32))
+    blocks = np.arange(levels.shape[-1]) < levels.shape[-1] - levels.shape[-1] % BLOCK
+    x[low & blocks & (rng.random(levels.shape) < 0.3)] = np.nan
+    return x
+
+
+@needs_vectors
+@pytest.mark.parametrize("fma", [True, False])
+@pytest.mark.parametrize("name", GEOMETRIES)
+def test_folded_quantize_equals_the_reference(name, fma):
+    geometry = GEOMETRIES[name]
+    case = convolution_case(11, geometry, activation="relu")
+    x_type = re.search(r'"x" : (tensor<[^>]*!quant.uniform<i8:f32, ([^:]+):(-?\d+)>>)', case.body)
+    scale, offset = float(x_type.group(2)), int(x_type.group(3))
+    f_type = f"tensor<{'x'.join(map(str, geometry[0]))}xf32>"
+    body = case.body.replace(f'%x = glow.placeholder "x" : {x_type.group(1)}',
+                             f'%f = glow.placeholder "f" : {f_type}\n'
+                             f'  %x = glow.quantize %f : ({f_type}) -> {x_type.group(1)}')
+    levels = case.inputs["x"]
+    x = float_input(levels, scale, offset, np.random.default_rng(5))
+    with np.errstate(invalid="ignore"):
+        quantized = np.where(np.isnan(x), np.int8(-128), ref.quantize(x, scale, offset))
+    np.testing.assert_array_equal(quantized, levels)
+    bundle = build(body, dict(case.constants), target=None if fma else resolve_target(**WITHOUT_FMA))
+    glowll_text = bundle.ir["glowll"]
+    assert "quantized_input = " in glowll_text and '"quantize"' not in glowll_text
+    assert "activations_size = 0 " in glowll_text  # the int8 input buffer went
+    np.testing.assert_array_equal(bundle.run({"f": x})[case.output], case.expected)
