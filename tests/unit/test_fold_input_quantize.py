@@ -16,6 +16,7 @@ reciprocal) and without.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -26,7 +27,7 @@ from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_host_quantize import WITHOUT_FMA
-from tests.unit.test_quantized_kernels import build, convolution_case
+from tests.unit.test_quantized_kernels import Case, build, convolution_case
 
 needs_vectors = pytest.mark.skipif(HOST.vector_tile is None, reason="the host has no vector unit")
 
@@ -51,12 +52,11 @@ def float_input(levels: np.ndarray, scale: float, offset: int, rng: np.random.Ge
     return x
 
 
-@needs_vectors
-@pytest.mark.parametrize("fma", [True, False])
-@pytest.mark.parametrize("name", GEOMETRIES)
-def test_folded_quantize_equals_the_reference(name, fma):
-    geometry = GEOMETRIES[name]
-    case = convolution_case(11, geometry, activation="relu")
+def quantized_input_case(seed: int, geometry) -> tuple[Case, np.ndarray]:
+    """`convolution_case`'s random int8 layer (a relu) whose input is a float placeholder "f"
+    quantized (`glow.quantize`), and floats for it (`float_input`) that Glow's quantize takes
+    to the layer's levels (checked): the case's expected outputs are theirs."""
+    case = convolution_case(seed, geometry, activation="relu")
     x_type = re.search(r'"x" : (tensor<[^>]*!quant.uniform<i8:f32, ([^:]+):(-?\d+)>>)', case.body)
     scale, offset = float(x_type.group(2)), int(x_type.group(3))
     f_type = f"tensor<{'x'.join(map(str, geometry[0]))}xf32>"
@@ -64,12 +64,20 @@ def test_folded_quantize_equals_the_reference(name, fma):
                              f'%f = glow.placeholder "f" : {f_type}\n'
                              f'  %x = glow.quantize %f : ({f_type}) -> {x_type.group(1)}')
     levels = case.inputs["x"]
-    x = float_input(levels, scale, offset, np.random.default_rng(5))
+    x = float_input(levels, scale, offset, np.random.default_rng(seed))
     with np.errstate(invalid="ignore"):
         quantized = np.where(np.isnan(x), np.int8(-128), ref.quantize(x, scale, offset))
     np.testing.assert_array_equal(quantized, levels)
-    bundle = build(body, dict(case.constants), target=None if fma else resolve_target(**WITHOUT_FMA))
+    return dataclasses.replace(case, body=body, inputs={"f": x}), x
+
+
+@needs_vectors
+@pytest.mark.parametrize("fma", [True, False])
+@pytest.mark.parametrize("name", GEOMETRIES)
+def test_folded_quantize_equals_the_reference(name, fma):
+    case, x = quantized_input_case(11, GEOMETRIES[name])
+    bundle = build(case.body, dict(case.constants), target=None if fma else resolve_target(**WITHOUT_FMA))
     glowll_text = bundle.ir["glowll"]
     assert "quantized_input = " in glowll_text and '"quantize"' not in glowll_text
     assert "activations_size = 0 " in glowll_text  # the int8 input buffer went
-    np.testing.assert_array_equal(bundle.run({"f": x})[case.output], case.expected)
+    np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
