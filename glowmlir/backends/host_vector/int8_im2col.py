@@ -177,17 +177,19 @@ class QuantizedRows:
         return range(self.kernel_rows) if y == 0 else range(max(0, self.kernel_rows - self.stride), self.kernel_rows)
 
     def quantize(self, n: Index, y: Index, kernel_rows: range) -> None:
-        """Quantizes `kernel_rows` of output row `y` into their slots (those in the input)."""
+        """Quantizes `kernel_rows` of output row `y` (those in the input) into their slots: a
+        loop over those input rows and one over the channels (the code of one row's levels once)."""
         from glowmlir.backends.host_vector.quantize import quantize_run
 
         b, (_, channels, in_h, width) = self.b, self.src.shape
-        for ky in kernel_rows:
-            in_y = b.add(b.mul(y, self.stride), ky - self.top)
-            if isinstance(in_y, int) and not 0 <= in_y < in_h:
-                continue
-            slot = self.slot(in_y)
-            for c in range(channels):
-                quantize_run(b, self.rows, [0, c, slot], self.src, [n, c, in_y], width, self.levels, self.division)
+        first, stop = (b.add(b.mul(y, self.stride), ky - self.top) for ky in (kernel_rows.start, kernel_rows.stop))
+        if isinstance(first, int):
+            first, stop = max(first, 0), min(stop, in_h)
+            if first >= stop:
+                return
+        with b.loop(first, stop) as in_y, b.loop(0, channels) as c:
+            quantize_run(b, self.rows, [0, c.index, self.slot(in_y.index)], self.src, [n, c.index, in_y.index], width,
+                         self.levels, self.division)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
