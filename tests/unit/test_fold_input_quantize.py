@@ -17,17 +17,22 @@ reciprocal) and without.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 
 import numpy as np
 import pytest
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
 
+from glowmlir.backends.host_vector.fold_input_quantize import FoldInputQuantize
 from glowmlir.backends.host_vector.quantize import BLOCK
+from glowmlir.backends.host_vector.select_kernels import SelectVectorColumns
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_host_quantize import WITHOUT_FMA
-from tests.unit.test_quantized_kernels import Case, build, convolution_case
+from tests.unit.test_quantized_kernels import Case, _context, build, convolution_case
 
 needs_vectors = pytest.mark.skipif(HOST.vector_tile is None, reason="the host has no vector unit")
 
@@ -81,3 +86,36 @@ def test_folded_quantize_equals_the_reference(name, fma):
     assert "quantized_input = " in glowll_text and '"quantize"' not in glowll_text
     assert "activations_size = 0 " in glowll_text  # the int8 input buffer went
     np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+def folded_text() -> str:
+    """tests/lit/fold_input_quantize.mlir after the selection (AVX2 with FMA3) and the fold."""
+    ctx = _context()
+    with open(os.path.join(os.path.dirname(__file__), "..", "lit", "fold_input_quantize.mlir")) as lit:
+        module = Parser(ctx, lit.read()).parse_module()
+    SelectVectorColumns(lanes=8, accumulators=12, planes=True, registers=16, shuffles="avx2",
+                        fused_multiply_add=True).apply(ctx, module)
+    FoldInputQuantize().apply(ctx, module)
+    module.verify()
+    return str(module)
+
+
+@pytest.mark.parametrize("change", ["a reciprocal not the proved one", "a reciprocal without quantized_input",
+                                    "quantized_input of an int8 input"])
+def test_the_verifier_refuses_a_wrong_fold(change):
+    text = folded_text()
+    folded = "{quantized_input = !quant.uniform<i8:f32, 1.23e-02:3>, reciprocal = 81.3008194 : f32}"
+    assert folded in text
+    wrong = {
+        "a reciprocal not the proved one": text.replace(folded, folded.replace("81.3008194", "81.3008118")),
+        "a reciprocal without quantized_input": text.replace(folded, "{reciprocal = 81.3008194 : f32}"),
+        "quantized_input of an int8 input": text.replace(
+            '#glowll.microkernel<"vector-im2col-int8">, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = '
+            'array<i64: 8, 12>} : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x8x16x!quant',
+            f'#glowll.microkernel<"vector-im2col-int8", {folded}>, filter_shape = array<i64: 2, 3, 3, 3>, '
+            'vector_tile = array<i64: 8, 12>} : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>, '
+            'memref<1x3x8x16x!quant', 1),
+    }[change]
+    assert wrong != text
+    with pytest.raises(VerifyException, match="reciprocal|quantized_input"):
+        Parser(_context(), wrong).parse_module().verify()

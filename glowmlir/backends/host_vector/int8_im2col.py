@@ -17,7 +17,9 @@ lie (one load and one sign extension). The row is then `int8_pointwise.pointwise
 over these pairs (the filter packed as `int8_pointwise.pair_words` of its taps in that
 order): per 8 outputs of a channel 14 `vpmaddwd`s, each word's vector loaded once for all
 the channels of a tile. Sums are the generic kernel's modulo 2^32; the output step
-`HostInt8Columns`'.
+`HostInt8Columns`'. With a float input whose quantize was folded in (`glowll.QUANTIZED_INPUT`,
+`fold_input_quantize`), the taps read a ring of the input's last kernel rows of levels on the
+stack (`QuantizedRows`), each input row quantized once as the quantize kernel quantizes it.
 """
 
 from __future__ import annotations
