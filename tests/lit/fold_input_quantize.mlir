@@ -6,7 +6,8 @@
 // reads the floats (%f) and its microkernel gets the levels' type (`quantized_input`) and the
 // quantize's proved `reciprocal` (AVX2 with FMA3 only); the quantize and its buffer go
 // (tests/unit/test_fold_input_quantize.py checks the outputs bit for bit). A quantize whose
-// levels are a net's output too (%q2), or that two convolutions read (%q3), stays; without
+// levels are a net's output too (%q2), that two convolutions read (%q3), or whose floats an
+// instruction between it and the convolution writes (%q5) stays; without
 // masked loads (an SSE target, no vector-im2col-int8) nothing folds.
 
 glowll.function @net {
@@ -27,6 +28,11 @@ glowll.function @net {
   glowll.elementwise %q3, %f {kind = "quantize"} : memref<1x3x8x16x!quant.uniform<i8:f32, 1.23e-02:3>>, memref<1x3x8x16xf32>
   glowll.convolution %y3, %q3, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x8x16x!quant.uniform<i8:f32, 1.23e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 1.230000e-04:0>>
   glowll.convolution %y4, %q3, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x8x16x!quant.uniform<i8:f32, 1.23e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 1.230000e-04:0>>
+  %q5 = glowll.alloc : memref<1x3x8x16x!quant.uniform<i8:f32, 1.23e-02:3>>
+  %y5 = glowll.placeholder output "y5" : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.elementwise %q5, %f {kind = "quantize"} : memref<1x3x8x16x!quant.uniform<i8:f32, 1.23e-02:3>>, memref<1x3x8x16xf32>
+  glowll.elementwise %f, %f {kind = "relu"} : memref<1x3x8x16xf32>, memref<1x3x8x16xf32>
+  glowll.convolution %y5, %q5, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x8x16x!quant.uniform<i8:f32, 1.23e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 1.230000e-04:0>>
 }
 
 // CHECK-NOT:  %q = glowll.alloc
@@ -38,6 +44,10 @@ glowll.function @net {
 // CHECK:      glowll.elementwise %q3, %f {kind = "quantize", microkernel = #glowll.microkernel<"vector-quantize-int8", {reciprocal = 81.3008194 : f32}>}
 // CHECK:      glowll.convolution %y3, %q3, {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8">
 // CHECK:      glowll.convolution %y4, %q3, {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8">
+// CHECK:      %q5 = glowll.alloc
+// CHECK:      glowll.elementwise %q5, %f {kind = "quantize", microkernel = #glowll.microkernel<"vector-quantize-int8", {reciprocal = 81.3008194 : f32}>}
+// CHECK-NEXT: glowll.elementwise %f, %f {kind = "relu"}
+// CHECK:      glowll.convolution %y5, %q5, {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8">
 
 // NO-FMA-NOT:  %q = glowll.alloc
 // NO-FMA:      glowll.convolution %y, %f, {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8", {quantized_input = !quant.uniform<i8:f32, 1.23e-02:3>}>{{.*}} : memref<1x2x4x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x8x16xf32>,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -26,8 +26,8 @@ from glowmlir.lowering import vector_layout as layout
 
 def folding_convolution(quantize: glowll.ElementwiseOp) -> glowll.ConvolutionOp | None:
     """The convolution a `vector-quantize-int8` quantize folds into: the only reader of its
-    scratch buffer, a `vector-im2col-int8` one of undilated rows, not in place, after which
-    nothing between them writes or reads the float input."""
+    scratch buffer, a `vector-im2col-int8` one of undilated rows, not in place, with no
+    instruction between them on the float input's memory (a view of it included)."""
     if quantize.microkernel is None or quantize.microkernel.data != layout.INT8_QUANTIZE:
         return None
     levels, source = quantize.dest, quantize.inputs[0]
@@ -43,9 +43,11 @@ def folding_convolution(quantize: glowll.ElementwiseOp) -> glowll.ConvolutionOp 
             or conv.microkernel.parameter(glowll.QUANTIZED_INPUT) is not None
             or conv.dilations.get_values()[0] != 1 or conv.parent_block() is not quantize.parent_block()):
         return None
+    memory = glowll.root_buffer(source)[0]
     between = quantize.next_op
     while between is not None and between is not conv:
-        if source in between.operands:
+        if any(isinstance(value.type, MemRefType) and isinstance(value.owner, glowll.BufferOp | glowll.TensorViewOp)
+               and glowll.root_buffer(value)[0] is memory for value in between.operands):
             return None
         between = between.next_op
     return conv if between is conv else None
