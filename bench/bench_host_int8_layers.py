@@ -6,7 +6,8 @@ levels, per-tensor scales, a fused relu) and the same layer in float, compiled f
 its squeeze-and-excitation channel Muls and residual Adds (`binary_case`), with a Mul of one
 shape; and its HardSwish lookup tables (`vector-lookup-int8`) against float's HardSwish op; and its input
 quantize (float to int8, `QUANTIZE`: float has none, its float column a float Relu of the input
-for scale).
+for scale), and that quantize with the stem after it (`QUANTIZED_STEM`: on the host the
+quantize folded into the stem) against the float stem.
 µs per call: the best of `--rounds` batches of `--runs` calls, the int8 and float batches
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from bench.tables import print_columns  # noqa: E402
 from tests.support.int8_reference import quantize  # noqa: E402
+from tests.unit.test_fold_input_quantize import quantized_input_case  # noqa: E402
 from tests.unit.test_quantized_kernels import (  # noqa: E402
     binary_case,
     build,
@@ -100,6 +102,27 @@ class QuantizeCase:
   glow.save %y as "y" : {float_type}"""
 
 
+QUANTIZED_STEM = {"quantize + stem 3->8 3x3 s2 on 48x192": LAYERS["stem 3->8 3x3 s2 on 48x192"]}
+"""name: the geometry of the net's stem read through its input quantize (float to int8, then the
+int8 stem; on the host the quantize folded into the stem, `glowll-fold-input-quantize`), its
+float column the float stem alone."""
+
+
+class QuantizedStemCase:
+    """The net's input quantize then its stem (`QUANTIZED_STEM`: `quantized_input_case`'s
+    floats, saturating, infinite and NaN ones included), and the float stem of the same floats
+    (the non-finite ones 0)."""
+
+    def __init__(self, geometry):
+        case, x = quantized_input_case(7, geometry)
+        self.body, self.constants, self.inputs = case.body, case.constants, case.inputs
+        self.output, self.expected = case.output, case.expected
+        stem = convolution_case(7, geometry, activation="relu")
+        self.float_body = re.sub(r"!quant\.uniform<[^>]*>", "f32", stem.body)
+        self.float_constants = {key: value.astype(np.float32) for key, value in case.constants.items()}
+        self.float_inputs = {"x": np.where(np.isfinite(x), x, np.float32(0))}
+
+
 class TableCase:
     """An int8 HardSwish lookup table and its float op (`HARD_SWISH_TABLES`)."""
 
@@ -136,16 +159,23 @@ def main(argv: list[str] | None = None) -> None:
     cases.update({name: lambda operands=operands: binary_case(*operands, 7) for name, operands in ELEMENTWISE.items()})
     cases.update({name: lambda shape=shape: TableCase(shape) for name, shape in HARD_SWISH_TABLES.items()})
     cases.update({name: lambda shape=shape: QuantizeCase(shape) for name, shape in QUANTIZE.items()})
+    cases.update({name: lambda geometry=geometry: QuantizedStemCase(geometry)
+                  for name, geometry in QUANTIZED_STEM.items()})
     for name, make_case in cases.items():
         if args.names and not any(part in name for part in args.names):
             continue
         case = make_case()
         int8 = build(case.body, dict(case.constants))
         np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
-        float32 = build(case.float_body) if isinstance(case, (TableCase, QuantizeCase)) else build(
-            re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
-            {key: value.astype(np.float32) for key, value in case.constants.items()})
-        float32.run({key: value.astype(np.float32) for key, value in case.inputs.items()})
+        float_inputs = case.inputs
+        if isinstance(case, (TableCase, QuantizeCase)):
+            float32 = build(case.float_body)
+        elif isinstance(case, QuantizedStemCase):
+            float32, float_inputs = build(case.float_body, case.float_constants), case.float_inputs
+        else:
+            float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
+                            {key: value.astype(np.float32) for key, value in case.constants.items()})
+        float32.run({key: value.astype(np.float32) for key, value in float_inputs.items()})
         best = {"int8": float("inf"), "float": float("inf")}
         for _ in range(args.rounds):
             for label, bundle in (("int8", int8), ("float", float32)):

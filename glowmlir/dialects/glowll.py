@@ -477,6 +477,19 @@ def tuned_kernel(op: IRDLOperation) -> str:
     return attribute.data if isinstance(attribute, TunedKernelAttr) else ""
 
 
+QUANTIZED_INPUT = "quantized_input"
+"""The microkernel parameter of a convolution whose kernel reads a float input and quantizes it
+itself (`backends.host_vector.fold_input_quantize`): the int8 type it quantizes to."""
+
+
+def input_element(op: IRDLOperation) -> Attribute:
+    """The element type of an instruction's input levels: its input's, or that of the levels
+    its kernel quantizes a float input to (its microkernel's `QUANTIZED_INPUT` parameter)."""
+    microkernel = getattr(op, "microkernel", None)
+    folded = microkernel.parameter(QUANTIZED_INPUT) if microkernel is not None else None
+    return folded if folded is not None else op.input.type.element_type
+
+
 def verify_microkernel(op: IRDLOperation) -> None:
     """A microkernel is registered by a backend (`glowmlir.backends`), runs its numbers (int8,
     also int16 of offset 0 where it says so, or f32), is a convolution's with its `vector_tile`
@@ -493,9 +506,9 @@ def verify_microkernel(op: IRDLOperation) -> None:
         _fail(op, f"the {op.microkernel.data} microkernel takes no {op.name}")
     numbers = f32 if kernel.numbers == "f32" else i8
     # a convolution's own outputs: before a widening pool (`glow.convolved_element`)
-    elements = (glow.convolved_element(op), op.input.type.element_type)
+    elements = (glow.convolved_element(op), input_element(op))
     int16_data = (kernel.int16 and all(storage_type(e) == i16 for e in elements)
-                  and op.input.type.element_type.offset == 0)
+                  and input_element(op).offset == 0)
     if not int16_data and not all(storage_type(e) == numbers for e in elements):
         _fail(op, f"the {op.microkernel.data} microkernel takes {numbers} input and output"
                   + (" (or int16 of offset 0)" if kernel.int16 else ""))

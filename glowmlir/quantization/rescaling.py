@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from glowmlir.dialects.glow import convolved_element
+from glowmlir.dialects.glowll import input_element
 from glowmlir.lowering.activations import activation_of, clamp_interval
 from glowmlir.quantization.params import QuantParams, multiplier_shift_arrays, quantize, quantize_multiplier
 
@@ -289,7 +290,7 @@ class KernelParameters(RecordWords):
         """The numbers of a quantized `glowll.convolution` or `glowll.fully_connected`, from its
         types (the output's: a convolution's own levels, before a widening pool's,
         `glow.convolved_element`)."""
-        input_type, weight_type = op.input.type.element_type, op.operands[2].type.element_type
+        input_type, weight_type = input_element(op), op.operands[2].type.element_type
         output_type, bias_type = convolved_element(op), op.bias.type.element_type
         minimum, maximum = output_type.value_range
         low, high = activation_bounds(op, output_type)

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.backends.host_vector.quantize import verify_vector_quantize
+from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
 from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, vector_tile
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
@@ -94,6 +94,17 @@ def verify_im2col_words(op) -> None:
             or storage_type(op.filter.type.element_type) != i32 or glow.shape_of(op.filter) != expected):
         raise VerifyException(f"{op.name}: vector-im2col-int8 takes an ungrouped convolution of few taps, its "
                               f"filter int32 words {list(expected)}")
+    levels = op.microkernel.parameter(glowll.QUANTIZED_INPUT)
+    if levels is None:
+        if op.microkernel.parameter("reciprocal") is not None:
+            raise VerifyException(f"{op.name}: vector-im2col-int8 takes a reciprocal only with its quantized_input")
+        return
+    if (op.input.type.element_type != f32 or not takes_quantized_levels(levels)
+            or op.dilations.get_values()[0] != 1 or op.in_place is not None):
+        raise VerifyException(f"{op.name}: vector-im2col-int8's quantized_input (a quantize folded in) is the "
+                              "per-tensor int8 type of finite clamp bound its f32 input is quantized to, its rows "
+                              "undilated, not in place")
+    verify_reciprocal(op, levels)
 
 
 def _float(name: str) -> Microkernel:
@@ -107,7 +118,9 @@ def _int8(name: str) -> Microkernel:
 
 
 def glowll_passes(options: PipelineOptions) -> list:
-    """On a target with a vector unit, `glowll-select-vector-columns` on its tile."""
+    """On a target with a vector unit, `glowll-select-vector-columns` on its tile, then
+    `glowll-fold-input-quantize` (the kernels chosen)."""
+    from glowmlir.backends.host_vector.fold_input_quantize import FoldInputQuantize
     from glowmlir.backends.host_vector.select_kernels import SelectVectorColumns
 
     tile = options.target.vector_tile if options.target is not None else None
@@ -116,10 +129,12 @@ def glowll_passes(options: PipelineOptions) -> list:
     target = options.target
     shuffles = byte_shuffles(target.resolved_triple, target.feature_list)
     return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
-                                                             tile.registers, shuffles, tile.fused_multiply_add))]
+                                                             tile.registers, shuffles, tile.fused_multiply_add)),
+            (SelectionOrder.VECTOR_UNIT, FoldInputQuantize())]
 
 
-PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select_kernels", "SelectVectorColumns")}
+PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select_kernels", "SelectVectorColumns"),
+          "glowll-fold-input-quantize": ("glowmlir.backends.host_vector.fold_input_quantize", "FoldInputQuantize")}
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
@@ -129,7 +144,7 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
                 tiled=True, verify=verify_pair_words),
     Microkernel(layout.INT8_IM2COL, "glowmlir.backends.host_vector.int8_im2col", ops=("glowll.convolution",),
-                tiled=True, verify=verify_im2col_words),
+                tiled=True, parameters=(glowll.QUANTIZED_INPUT, "reciprocal"), verify=verify_im2col_words),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.backends.host_vector.byte_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS, parameters=("shuffles",)),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),

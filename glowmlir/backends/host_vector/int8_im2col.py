@@ -17,18 +17,21 @@ lie (one load and one sign extension). The row is then `int8_pointwise.pointwise
 over these pairs (the filter packed as `int8_pointwise.pair_words` of its taps in that
 order): per 8 outputs of a channel 14 `vpmaddwd`s, each word's vector loaded once for all
 the channels of a tile. Sums are the generic kernel's modulo 2^32; the output step
-`HostInt8Columns`'.
+`HostInt8Columns`'. With a float input whose quantize was folded in (`glowll.QUANTIZED_INPUT`,
+`fold_input_quantize`), the taps read a ring of the input's last kernel rows of levels on the
+stack (`QuantizedRows`), each input row quantized once as the quantize kernel quantizes it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import i8, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.int8_depthwise import PairColumns, interleaved
 from glowmlir.backends.host_vector.int8_pointwise import WidenedPairs, broadcast_words, pointwise_rows
 from glowmlir.dialects import glowll
+from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.lowering import loop_skeletons, vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, row
@@ -66,8 +69,8 @@ class RowPairs:
     """The im2col pairs of output rows into a stack array (`WidenedPairs`' words)."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, src: View,
-                 out_w: int, lanes: int):
-        self.b, self.domain, self.op, self.src, self.lanes = b, domain, op, src, lanes
+                 out_w: int, lanes: int, ring: QuantizedRows | None = None):
+        self.b, self.domain, self.op, self.src, self.lanes, self.ring = b, domain, op, src, lanes, ring
         self.columns = PairColumns(b, domain, op)
         self.filter_shape = op.filter_shape.get_values()
         self.taps = im2col_taps(self.filter_shape)
@@ -134,9 +137,9 @@ class RowPairs:
         if isinstance(in_y, int) and not 0 <= in_y < in_h:
             return self.columns.zero_levels(count)
         column = b.add(b.mul(x0, s_x), kx * d_x - left)
+        rows, at = (self.src, [n, c, in_y]) if self.ring is None else (self.ring.rows, [0, c, self.ring.slot(in_y)])
         if edge is None:
-            return vector_columns.load_vector(b, self.src, [n, c, in_y, column], count,
-                                              stride=1 if adjacent == 2 else s_x)
+            return vector_columns.load_vector(b, rows, [*at, column], count, stride=1 if adjacent == 2 else s_x)
         assert isinstance(column, int)
         if adjacent == 2:
             loaded = [0 <= column + k < in_w and edge * lanes + k // 2 < self.out_w for k in range(count)]
@@ -146,24 +149,71 @@ class RowPairs:
             step = s_x
         if not any(loaded):
             return self.columns.zero_levels(count)
-        return vector_columns.load_vector(b, self.src, [n, c, in_y, column], count,
+        return vector_columns.load_vector(b, rows, [*at, column], count,
                                           None if all(loaded) else loaded, self.domain.input_offset, step)
+
+
+class QuantizedRows:
+    """The int8 levels of the last kernel-height input rows on the stack, for a convolution
+    whose float input's quantize is folded into it (`glowll.QUANTIZED_INPUT`,
+    `fold_input_quantize`): input row r in slot r mod KH of a [1, C, KH, W] ring, each row
+    quantized once (`quantize.quantize_run`, the quantize kernel's arithmetic), when the
+    first output row that reads it comes (output rows in order; undilated rows)."""
+
+    def __init__(self, b: KernelBuilder, op: glowll.ConvolutionOp, src: View, levels: UniformQuantizedType):
+        from glowmlir.backends.host_vector.quantize import kernel_division
+
+        self.b, self.src, self.levels = b, src, levels
+        self.division = kernel_division(op, levels)
+        self.kernel_rows, self.stride, self.top = op.filter_shape.get_values()[2], op.strides.get_values()[0], \
+            op.pads.get_values()[0]
+        _, channels, _, width = src.shape
+        self.rows = View.contiguous(b.alloca(channels * self.kernel_rows * width, i8, alignment=32),
+                                    (1, channels, self.kernel_rows, width), element_type=i8)
+
+    def slot(self, in_y: Index) -> Index:
+        return self.b.remainder(in_y, self.kernel_rows)
+
+    def new_rows(self, y: Index | None = None) -> range:
+        """The kernel rows of output row `y` the one before it did not read (of row 0: all)."""
+        return range(self.kernel_rows) if y == 0 else range(max(0, self.kernel_rows - self.stride), self.kernel_rows)
+
+    def quantize(self, n: Index, y: Index, kernel_rows: range) -> None:
+        """Quantizes `kernel_rows` of output row `y` (those in the input) into their slots: a
+        loop over those input rows and one over the channels (the code of one row's levels once)."""
+        from glowmlir.backends.host_vector.quantize import quantize_run
+
+        b, (_, channels, in_h, width) = self.b, self.src.shape
+        first, stop = (b.add(b.mul(y, self.stride), ky - self.top) for ky in (kernel_rows.start, kernel_rows.stop))
+        if isinstance(first, int):
+            first, stop = max(first, 0), min(stop, in_h)
+            if first >= stop:
+                return
+        with b.loop(first, stop) as in_y, b.loop(0, channels) as c:
+            quantize_run(b, self.rows, [0, c.index, self.slot(in_y.index)], self.src, [n, c.index, in_y.index], width,
+                         self.levels, self.division)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """Each output row: its im2col pairs (`RowPairs`), then every block of output channels
-    over them as `pointwise_rows`' 1x1; the rows reading the padding one by one. A layer of
-    one block of tiles of one vector (the stem: 8 channels) has its words broadcast once
-    (`broadcast_words`), not once a row."""
+    over them as `pointwise_rows`' 1x1; the rows reading the padding one by one, in order
+    with the others. A layer of one block of tiles of one vector (the stem: 8 channels) has
+    its words broadcast once (`broadcast_words`), not once a row. Of a float input (a quantize
+    folded in), each output row first quantizes the input rows it is the first to read
+    (`QuantizedRows`)."""
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, out_c, out_h, out_w = dest.shape
     block, (lanes, accumulators) = packed.shape[4], op.vector_tile.get_values()[:2]
-    pairs = RowPairs(b, domain, op, src, out_w, lanes)
+    levels = op.microkernel.parameter(glowll.QUANTIZED_INPUT)
+    ring = QuantizedRows(b, op, src, levels) if levels is not None else None
+    pairs = RowPairs(b, domain, op, src, out_w, lanes, ring)
     taps = len(pairs.taps)
     broadcast = broadcast_words(b, pairs.columns, packed, 0, block) \
         if out_c == block and tile_vectors(block, accumulators) == 1 else None
 
-    def output_row(n: Index, y: Index) -> None:
+    def output_row(n: Index, y: Index, kernel_rows: range | None = None) -> None:
+        if ring is not None:
+            ring.quantize(n, y, ring.new_rows(y) if kernel_rows is None else kernel_rows)
         words = pairs.fill(n, y)
         with b.loop(0, -(-out_c // block)) as o_block:
             for channels in loop_skeletons.block_channels(b, o_block.index, block, out_c):
@@ -172,7 +222,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
     clean = pairs.clean_rows(out_h)
     with b.loop(0, n_size) as n:
+        for y in range(clean.start if clean else out_h):
+            output_row(n.index, y)
+        if clean and ring is not None and clean.start == 0:  # the rows the loop's first row does not quantize
+            ring.quantize(n.index, 0, range(ring.new_rows().start))
         with b.loop(clean.start, clean.stop) as y:
             output_row(n.index, y.index)
-        for y in [y for y in range(out_h) if y not in clean]:
+        for y in range(clean.stop if clean else out_h, out_h):
             output_row(n.index, y)

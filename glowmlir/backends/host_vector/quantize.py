@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
-from glowmlir.lowering.kernel_builder import KernelBuilder
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ViewOf, elementwise_views, emit_strided_map, merge_dimensions
 from glowmlir.lowering.vector_columns import join, load_vector, store_vector
 from glowmlir.quantization.reciprocal_division import ReciprocalDivision, reciprocal_division
@@ -47,17 +47,19 @@ LANES = 8
 """Singles a vector of `halved_levels` (AVX2)."""
 
 
-def takes_vector_quantize(op) -> bool:
-    """A quantize of f32 to per-tensor int8 whose clamp bound (`quantize_bound`) is positive
-    and finite (a scale of 0, or beyond 2^111, keeps the generic kernel)."""
+def takes_quantized_levels(element) -> bool:
+    """Levels `halved_levels` and `quantize_levels` quantize to: per-tensor int8 of a positive,
+    finite clamp bound (`quantize_bound`; a scale of 0, or beyond 2^111, keeps the generic kernel)."""
     from glowmlir.lowering.quantized_kernels import quantize_bound
 
-    if not (isinstance(op, glowll.ElementwiseOp) and op.kind.data == "quantize"
-            and op.inputs[0].type.element_type == f32):
-        return False
-    element = op.dest.type.element_type
     return (isinstance(element, UniformQuantizedType) and element.bitwidth == 8 and not element.per_channel
             and 0 < quantize_bound(element) < math.inf)
+
+
+def takes_vector_quantize(op) -> bool:
+    """A quantize of f32 to per-tensor int8 levels `takes_quantized_levels`."""
+    return (isinstance(op, glowll.ElementwiseOp) and op.kind.data == "quantize"
+            and op.inputs[0].type.element_type == f32 and takes_quantized_levels(op.dest.type.element_type))
 
 
 def proved_division(op) -> ReciprocalDivision | None:
@@ -65,56 +67,81 @@ def proved_division(op) -> ReciprocalDivision | None:
     return reciprocal_division(op.dest.type.element_type.scale) if takes_vector_quantize(op) else None
 
 
+def verify_reciprocal(op, levels: UniformQuantizedType) -> None:
+    """A kernel's `reciprocal` parameter, where set, is the one `reciprocal_division` proves
+    for the scale of the `levels` it quantizes to."""
+    reciprocal = op.microkernel.parameter("reciprocal")
+    if reciprocal is None:
+        return
+    division = reciprocal_division(levels.scale)
+    if (not isinstance(reciprocal, FloatAttr) or reciprocal.type != f32 or division is None
+            or reciprocal.value.data != division.reciprocal):
+        raise VerifyException(f"{op.name}: {op.microkernel.data}'s reciprocal is the f32 RN(1 / scale) that "
+                              "`reciprocal_division` proves for the quantize's scale")
+
+
 def verify_vector_quantize(op) -> None:
     if not takes_vector_quantize(op):
         raise VerifyException(f"{op.name}: vector-quantize-int8 takes a quantize of f32 to per-tensor int8 "
                               "of a positive, finite clamp bound")
-    reciprocal = op.microkernel.parameter("reciprocal")
-    if reciprocal is None:
-        return
-    division = proved_division(op)
-    if (not isinstance(reciprocal, FloatAttr) or reciprocal.type != f32 or division is None
-            or reciprocal.value.data != division.reciprocal):
-        raise VerifyException(f"{op.name}: vector-quantize-int8's reciprocal is the f32 RN(1 / scale) that "
-                              "`reciprocal_division` proves for the quantize's scale")
+    verify_reciprocal(op, op.dest.type.element_type)
+
+
+def kernel_division(op, levels: UniformQuantizedType) -> ReciprocalDivision | None:
+    """The reciprocal division a kernel quantizing to `levels` was given (its `reciprocal`), or None."""
+    return reciprocal_division(levels.scale) if op.microkernel.parameter("reciprocal") is not None else None
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view: ViewOf) -> None:
     """A float to int8 quantize (see the module doc): `BLOCK` levels a step where the two
-    buffers are contiguous, the rest one by one (the generic kernel's arithmetic)."""
-    from glowmlir.lowering.quantized_kernels import _quantize_float, quantize_levels  # it imports the emitters
-
+    buffers are contiguous (`quantize_run`), else one by one (the generic kernel's arithmetic)."""
     out_type: UniformQuantizedType = op.dest.type.element_type
-    low, high = out_type.value_range
     dest, sources = elementwise_views(op, view)
-
-    def one(x: SSAValue) -> SSAValue:
-        return b.truncate(b.clamp(_quantize_float(b, x, out_type), low, high), dest.element_type)
-
     shape, (dest, source) = merge_dimensions(dest, sources)
     if len(shape) != 1 or dest.strides[-1] != 1 or source.strides[-1] != 1:
-        emit_strided_map(b, dest, [source], lambda v: one(v[0]))
+        emit_strided_map(b, dest, [source], lambda v: quantized_level(b, v[0], out_type, dest.element_type))
         return
-    blocks = shape[0] // BLOCK
-    division = proved_division(op) if op.microkernel.parameter("reciprocal") is not None else None
+    quantize_run(b, dest, [], source, [], shape[0], out_type, kernel_division(op, out_type))
+
+
+def quantized_level(b: KernelBuilder, x: SSAValue, out_type: UniformQuantizedType, storage) -> SSAValue:
+    """One single's level (the generic kernel's arithmetic), of the `storage` type."""
+    from glowmlir.lowering.quantized_kernels import _quantize_float  # it imports the emitters
+
+    low, high = out_type.value_range
+    return b.truncate(b.clamp(_quantize_float(b, x, out_type), low, high), storage)
+
+
+def quantize_run(b: KernelBuilder, dest: View, dest_at: list[Index], source: View, source_at: list[Index],
+                 length: int, out_type: UniformQuantizedType, division: ReciprocalDivision | None) -> None:
+    """The levels of `length` consecutive singles of `source` from `source_at` (its indices but
+    the last, which runs from 0) into `dest` from `dest_at`: `BLOCK` a step (`halved_levels`
+    with `division`, else `quantize_levels`' vectors), the rest one by one."""
+    from glowmlir.lowering.quantized_kernels import quantize_levels
+
+    low, high = out_type.value_range
+    blocks = length // BLOCK
     with b.loops([blocks]) as (block,):
-        at = [b.mul(block, BLOCK)]
+        start = b.mul(block, BLOCK)
         if division is not None:
-            store_vector(b, halved_levels(b, source, at[0], out_type, division), dest, at)
+            levels = halved_levels(b, source, [*source_at, start], out_type, division)
         else:
-            levels = b.clamp(quantize_levels(b, load_vector(b, source, at, BLOCK), out_type), low, high)
-            store_vector(b, b.truncate(levels, VectorType(dest.element_type, [BLOCK])), dest, at)
-    if shape[0] % BLOCK:
-        with b.loop(blocks * BLOCK, shape[0]) as rest:
-            b.store(one(b.load(source, [rest.index])), dest, [rest.index])
+            levels = b.truncate(b.clamp(quantize_levels(b, load_vector(b, source, [*source_at, start], BLOCK),
+                                                        out_type), low, high),
+                                VectorType(dest.element_type, [BLOCK]))
+        store_vector(b, levels, dest, [*dest_at, start])
+    if length % BLOCK:
+        with b.loop(blocks * BLOCK, length) as rest:
+            level = quantized_level(b, b.load(source, [*source_at, rest.index]), out_type, dest.element_type)
+            b.store(level, dest, [*dest_at, rest.index])
 
 
-def halved_levels(b: KernelBuilder, source, start, out_type: UniformQuantizedType,
+def halved_levels(b: KernelBuilder, source: View, at: list[Index], out_type: UniformQuantizedType,
                   division: ReciprocalDivision) -> SSAValue:
-    """The `BLOCK` int8 levels of `source` from `start` (see the module doc): each vector of
-    `LANES` singles clamped above to RN(2^16 scale) (`quantize_bound`; NaN passes), divided
-    by the scale (the even vectors, `vdivps`) or by its reciprocal and two FMAs (the odd
-    ones, `quantized_kernels.reciprocal_quotient`), the offset added, converted by
+    """The `BLOCK` int8 levels of `source` from `at` (its last index the first single's; see
+    the module doc): each vector of `LANES` singles clamped above to RN(2^16 scale)
+    (`quantize_bound`; NaN passes), divided by the scale (the even vectors, `vdivps`) or by
+    its reciprocal and two FMAs (the odd ones, `quantized_kernels.reciprocal_quotient`), the offset added, converted by
     `vcvtps2dq` (`llvm.x86.avx.cvt.ps2dq.256`: INT_MIN for NaN and beyond int32, where
     `fptosi` would be poison) and narrowed with saturation (`int8_depthwise.packed_bytes`)."""
     from glowmlir.backends.host_vector.int8_depthwise import packed_bytes
@@ -124,7 +151,7 @@ def halved_levels(b: KernelBuilder, source, start, out_type: UniformQuantizedTyp
     high = b.splat(b.f32(quantize_bound(out_type)), singles)
     levels = []
     for k in range(BLOCK // LANES):
-        x = load_vector(b, source, [b.add(start, k * LANES)], LANES)
+        x = load_vector(b, source, [*at[:-1], b.add(at[-1], k * LANES)], LANES)
         x = b.emit(llvm.SelectOp(b.emit(llvm.FCmpOp(x, high, "ogt")), high, x))
         total = _quantized_sum(b, x, out_type, division if k % 2 else None)
         levels.append(b.emit(llvm.CallIntrinsicOp("llvm.x86.avx.cvt.ps2dq.256", [total], [levels_type])))
