@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, f32
+from xdsl.dialects.builtin import DenseArrayBase, f32, i16
 
 from glowmlir.quantization.params import requantize
 
@@ -414,3 +414,107 @@ def float_gate(multiplier: int, shift: int, x_levels: tuple[int, int], gate_leve
         if np.array_equal(np.clip(gate.levels(x, gates, gate_offset, x_offset), low, high), levels):
             return gate
     return None
+
+
+@dataclass(frozen=True)
+class Int16Gate:
+    """An int8 Mul of x by a gate g fixed along x's innermost run in int16 lanes, one
+    `vpmulhrsw` a level: `level = (mulhrs(256 x, k_g) + b_g) >> r_g`, mulhrs(a, k) = (a k +
+    2^14) >> 15 (arithmetic shifts), b_g `nonnegative` where x >= zx (the product (x - zx)(g -
+    zg) of the gate's sign or 0) and `negative` where x < zx: 256 x is x's int8 level a byte
+    up (exact in int16), the zero points, the output offset and TFLite's two roundings (half
+    away from zero, each sign its own way) all in the two offsets of each gate level; k_g, the
+    offsets and the shift r_g read once a run from `table` (a row of four int16 a gate level,
+    -128 to 127: k, nonnegative, negative, r). Every sum stays within int16 (the proof checks
+    it), so the kernel's adds do not wrap."""
+
+    table: np.ndarray
+
+    def levels(self, x: np.ndarray, gates: np.ndarray, x_offset: int) -> np.ndarray:
+        """What the kernel computes (before the clamp) for levels `x` by gate levels `gates`."""
+        x, gates = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(gates, np.int64))
+        k, nonnegative, negative, r = (self.table[gates + 128, column].astype(np.int64) for column in range(4))
+        return (int16_high_products(x * 256, k) + np.where(x >= x_offset, nonnegative, negative)) >> r
+
+    def attribute(self) -> DenseArrayBase:
+        """The op property `int16_gate = array<i16: k, nonnegative, negative, r, ...>` (a row a
+        gate level, -128 first)."""
+        return DenseArrayBase.from_list(i16, [int(n) for n in self.table.ravel()])
+
+    @staticmethod
+    def of(attribute: DenseArrayBase) -> Int16Gate:
+        """The form an op's `int16_gate` property holds."""
+        return Int16Gate(np.array(attribute.get_values(), np.int64).reshape(256, 4))
+
+
+def int16_high_products(a: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """`vpmulhrsw`'s lanes: (a k + 2^14) >> 15 of int16 `a` and `k` (k never -2^15: no wrap)."""
+    return (np.asarray(a, np.int64) * k + (1 << 14)) >> 15
+
+
+GATE_SLOPE_STEPS = 8
+"""The k_g an `Int16Gate` tries each side of the nearest to the gate level's real slope."""
+INT16 = (-(1 << 15), (1 << 15) - 1)
+
+
+def _offset_interval(products: np.ndarray, levels: np.ndarray, shift: int, clamp: tuple[int, int]) -> tuple[int, int]:
+    """The offsets b (an interval, empty where low > high) putting every (product + b) >> shift
+    on its level, where the level is inside `clamp` (at its saturated ends, past them)."""
+    unit = 1 << shift
+    low = np.max(np.where(levels > clamp[0], levels * unit - products, INT16[0]), initial=INT16[0])
+    high = np.min(np.where(levels < clamp[1], (levels + 1) * unit - 1 - products, INT16[1]), initial=INT16[1])
+    return int(low), int(high)
+
+
+def _int16_gate_row(multiplier: int, shift: int, x: np.ndarray, levels: np.ndarray, centred_gate: int,
+                    x_offset: int, bounds: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """(k, nonnegative, negative, r) of one gate level: the largest shift r whose nearest k
+    (or one of `GATE_SLOPE_STEPS` each side) has offsets giving `levels` on both sides of zx
+    with every sum in int16; None where none has."""
+    sides = x >= x_offset, x < x_offset
+    for r in range(14, -1, -1):
+        nearest = round(centred_gate * multiplier * 2.0 ** (shift - 31 + 7 + r))
+        for k in sorted(range(nearest - GATE_SLOPE_STEPS, nearest + GATE_SLOPE_STEPS + 1),
+                        key=lambda k: abs(k - nearest)):
+            if not INT16[0] < k <= INT16[1]:
+                continue
+            products = int16_high_products(x * 256, k)
+            offsets = []
+            for side in sides:
+                low, high = _offset_interval(products[side], levels[side], r, bounds)
+                offset = (low + high) // 2
+                sums = products[side] + offset
+                if low > high or sums.size and not (sums.min() >= INT16[0] and sums.max() <= INT16[1]):
+                    break
+                offsets.append(offset)
+            else:
+                return k, offsets[0], offsets[1], r
+    return None
+
+
+def int16_gate(multiplier: int, shift: int, x_levels: tuple[int, int], zero_points: tuple[int, int, int],
+               bounds: tuple[int, int]) -> Int16Gate | None:
+    """An `Int16Gate` giving TFLite's Mul level (`tflite_levels` of (x - zx)(g - zg), clamped
+    to the fused activation's `bounds`) on every pair of an x level in `x_levels` and each of
+    the 256 gate levels (the table has a row for every level a gate can hold), checked on all
+    of them (the check is the proof; `zero_points` (zx, zg, zo)); None where some gate level
+    has no row (`_int16_gate_row`). A single rounding of the exact product fails about half the
+    gate levels of a squeeze-and-excitation Mul (TFLite's two roundings: its doubling high
+    multiply leaves 2^-7 of a level where its shift is -7), so each side takes its own offset;
+    16 bits hold about 7 bits of a level's fraction, so the shift is each gate level's."""
+    x_offset, gate_offset, out_offset = zero_points
+    if multiplier <= 0:
+        return None
+    x = np.arange(x_levels[0], x_levels[1] + 1, dtype=np.int64)
+    rows = []
+    for gate in range(INT8_LEVELS[0], INT8_LEVELS[1] + 1):
+        levels = np.clip(tflite_levels((x - x_offset) * (gate - gate_offset), multiplier, shift, out_offset), *bounds)
+        row = _int16_gate_row(multiplier, shift, x, levels, gate - gate_offset, x_offset, bounds)
+        if row is None:
+            return None
+        rows.append(row)
+    form = Int16Gate(np.array(rows, np.int64))
+    x_all, gates = (pair.ravel() for pair in np.meshgrid(x, np.arange(-128, 128), indexing="ij"))
+    expected = np.clip(tflite_levels((x_all - x_offset) * (gates - gate_offset), multiplier, shift, out_offset),
+                       *bounds)
+    return form if np.array_equal(np.clip(form.levels(x_all, gates, x_offset), *bounds), expected) else None
