@@ -899,6 +899,9 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     # one fma a level of coefficients computed a run from the gate's level
     # (`quantization.float_steps.FloatGate`, proved on every pair of levels)
     float_gate = opt_prop_def(DenseArrayBase)
+    # an int8 mul's by a gate fixed along x's runs in int16 lanes, `array<i16: k, nonnegative,
+    # negative, r, ...>` a row a gate level (`quantization.float_steps.Int16Gate`, proved on every pair)
+    int16_gate = opt_prop_def(DenseArrayBase)
     assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
                        "`:` type(operands)")
 
@@ -931,7 +934,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
         with_kernel = any(kind in kernel.elementwise_kinds for kernel in microkernels_of(self.name))
-        step = ((FLOAT_FORM_PROPERTY[kind], *(("float_gate",) if kind == "mul" else ()))
+        step = ((FLOAT_FORM_PROPERTY[kind], *(("float_gate", "int16_gate") if kind == "mul" else ()))
                 if kind in FLOAT_FORM_PROPERTY and self.microkernel is not None else ())
         allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
@@ -944,6 +947,10 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         if self.float_gate is not None and (self.float_gate.elt_type != f32 or len(self.float_gate.get_values()) != 3
                                             or self.float_step is not None):
             _fail(self, "a float_gate is array<f32: scale, offset, negative_offset>, not beside a float_step")
+        if self.int16_gate is not None and (self.int16_gate.elt_type != i16 or len(self.int16_gate.get_values()) != 1024
+                                            or self.float_step is not None or self.float_gate is not None):
+            _fail(self, "an int16_gate is array<i16: k, nonnegative, negative, r> of each of 256 gate levels, "
+                        "alone")
         if self.microkernel is not None:
             verify_kernel_of(self, f"\"{kind}\"", "int8 operands", kind)
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))

@@ -55,7 +55,7 @@ from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
 from glowmlir.lowering.vector_elementwise import KINDS as ELEMENTWISE_KINDS
-from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step
+from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step, mul_int16_gate
 from glowmlir.quantization.rescaling import weight_zero_point
 from glowmlir.transforms.int8_kernel_selection import (
     SelectInt8Elementwise,
@@ -181,7 +181,9 @@ class PackInt8Depthwise(RewritePattern):
 
 @dataclass
 class MarkFloatStep(RewritePattern):
-    """An int8 Mul on `vector-elementwise-int8` by a gate fixed along x's runs whose fused
+    """An int8 Mul on `vector-elementwise-int8` by a gate fixed along x's runs whose int16
+    form is proved (`vector_elementwise.mul_int16_gate`; with `int16_gate`, the target's
+    `vpmulhrsw`) gets it as its `int16_gate` property; else one whose fused
     multiply-add form is proved (`vector_elementwise.mul_float_gate`; with `fused_multiply_add`,
     the target's) gets it as its `float_gate` property; any other int8 Mul whose output step
     has a proved float form (`vector_elementwise.mul_float_step`; fused where proved with
@@ -190,11 +192,18 @@ class MarkFloatStep(RewritePattern):
     property."""
 
     fused_multiply_add: bool = False
+    int16_gate: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.float_step is not None or op.float_add is not None or op.float_gate is not None
-                or op.microkernel is None or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+                or op.int16_gate is not None or op.microkernel is None
+                or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+            return
+        int16 = mul_int16_gate(op) if self.int16_gate and op.kind.data == "mul" else None
+        if int16 is not None:
+            op.properties["int16_gate"] = int16.attribute()
+            rewriter.notify_op_modified(op)
             return
         gate = mul_float_gate(op) if self.fused_multiply_add and op.kind.data == "mul" else None
         if gate is not None:
@@ -250,7 +259,8 @@ class SelectVectorColumns(ModulePass):
     int8 convolutions' and Muls' float output steps proved in their fused form first
     (`FloatStep.fused`), an int8 Mul by a gate a run on its proved fma form (`float_gate`) and
     int8 1x1s' bias and output offset folded into one fused float step where it is proved
-    (`select_int8_pointwise.fuse_bias_into_step`)."""
+    (`select_int8_pointwise.fuse_bias_into_step`); with `int16_gate` (`target.int16_high_products`:
+    AVX2's `vpmulhrsw`), an int8 Mul by a gate a run on its proved int16 form first (`int16_gate`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -259,6 +269,7 @@ class SelectVectorColumns(ModulePass):
     registers: int = 0
     shuffles: str = ""
     fused_multiply_add: bool = False
+    int16_gate: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -273,7 +284,8 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add, self.int16_gate),
+                                 apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:
                 raise GlowError(f"glowll-select-vector-columns{{shuffles={self.shuffles}}}: expected one of "
