@@ -11,9 +11,11 @@ from xdsl.dialects.builtin import i8
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.quantization.float_steps import (
     FloatStep,
+    Int16Gate,
     float_add,
     float_step,
     fma_singles,
+    int16_gate,
     step_points,
     tflite_add_levels,
     tflite_levels,
@@ -122,3 +124,52 @@ def test_found_add_forms_equal_the_int8_reference_on_every_pair_of_levels(subtra
             found += 1
             np.testing.assert_array_equal(form.levels(first, second), expected)
     assert found >= 11, f"a float form was found for {found} of 12 Adds"
+
+
+def gate_pairs(types, bounds):
+    """Every pair of an x level and a gate level (x major), TFLite's Mul of them by the
+    independent int8 reference clamped to `bounds`, and (M, shift) of the Mul's types."""
+    x, gates = (pair.ravel() for pair in np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij"))
+    (x_scale, _), (gate_scale, _), (out_scale, _) = types
+    expected = np.clip(ref.mul(x.astype(np.int8), gates.astype(np.int8), *types).astype(np.int64), *bounds)
+    return x, gates, expected, multiplier_and_shift(x_scale * gate_scale / out_scale)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_found_int16_gates_equal_the_int8_reference_on_every_pair_of_levels(seed):
+    """Where `int16_gate` gives a form, its kernel's arithmetic (`Int16Gate.levels`: vpmulhrsw,
+    a side's offset, the shift) is the int8 reference's Mul on all 65,536 pairs, clamped to
+    the int8 range, a relu's or a clip's; the random types (a multiplier below 1/2, zero
+    points anywhere, hard sigmoid's gate scale in half of them) are proved or refused, never
+    wrong. The form's property reads back as written."""
+    rng = np.random.default_rng(1000 + seed)
+    while True:
+        types = [(ref.f32(rng.uniform(0.002, 0.1)), int(rng.integers(-128, 128))) for _ in range(3)]
+        if seed % 2:
+            types[1] = (ref.f32(1 / 256), -128)
+        if types[0][0] * types[1][0] / types[2][0] < 0.45:
+            break
+    for bounds in ((-128, 127), (types[2][1], 127), tuple(sorted(rng.integers(-128, 128, 2)))):
+        x, gates, expected, (multiplier, shift) = gate_pairs(types, bounds)
+        form = int16_gate(multiplier, shift, (-128, 127), (types[0][1], types[1][1], types[2][1]), bounds)
+        if form is not None:
+            np.testing.assert_array_equal(np.clip(form.levels(x, gates, types[0][1]), *bounds), expected)
+            np.testing.assert_array_equal(Int16Gate.of(form.attribute()).table, form.table)
+            assert form.table.shape == (256, 4) and np.all(np.abs(form.table) < 2**15)
+
+
+def test_int16_gates_of_the_net_types_are_proved_and_others_refused():
+    """The net's squeeze-and-excitation types (hard sigmoid's gate, 1/256) have an int16 form;
+    types where some gate level has no k, offsets and shift (a real multiplier of 0.0122 x
+    gate levels up to 255 away from zg = 40: 16 bits of a level's fraction too few) have
+    none; and a table with one offset moved by a level is caught by the kernel's levels."""
+    types = [(ref.f32(0.0431), -11), (ref.f32(1 / 256), -128), (ref.f32(0.0279), -7)]
+    x, gates, expected, (multiplier, shift) = gate_pairs(types, (-128, 127))
+    form = int16_gate(multiplier, shift, (-128, 127), (-11, -128, -7), (-128, 127))
+    assert form is not None
+    moved = form.table.copy()
+    moved[200, 1] += 1 << int(moved[200, 3])
+    assert not np.array_equal(np.clip(Int16Gate(moved).levels(x, gates, -11), -128, 127), expected)
+    refused = [(ref.f32(0.0912), 127), (ref.f32(0.0061), 40), (ref.f32(0.0455), -100)]
+    _, _, _, (multiplier, shift) = gate_pairs(refused, (-128, 127))
+    assert int16_gate(multiplier, shift, (-128, 127), (127, 40, -100), (-128, 127)) is None
