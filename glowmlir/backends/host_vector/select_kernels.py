@@ -29,7 +29,8 @@ too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set
 `"vector-elementwise-int8"` (16 levels a step on int32 lanes, `lowering.vector_elementwise`;
 a Mul whose output step has a proved float form its `float_step = array<f32: scale, offset,
 negative_offset>`, an Add or Sub proved equal to a float form on every pair of levels its
-`float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`),
+`float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`; a
+Mul by a gate a channel its proved int16 form on AVX2, `int16_gate = array<i16: ...>`),
 and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
 table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 `#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
