@@ -22,6 +22,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.host_vector.gate_products import emit_int16_gate
 from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_elementwise
@@ -63,7 +64,7 @@ def in_level_order(b: KernelBuilder, packed: SSAValue) -> SSAValue:
 
 
 def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[int], views: list[View],
-                       bounds: tuple[int, int]) -> None:
+                       bounds: tuple[int, int]) -> bool:
     """An Add or Sub with a `float_add` on a target with AVX2's packs: the merged views
     (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run masked; a broadcast
     source's level splat as bytes once a run), each vector's `byte_quarters` through
@@ -88,12 +89,18 @@ def emit_byte_quarters(b: KernelBuilder, op: glowll.ElementwiseOp, shape: list[i
         broadcast = {i: b.splat(b.load(source, [*indices, 0]), bytes_type)
                      for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
         in_runs(b, inner, BYTE_LANES, functools.partial(vector_at, list(indices), broadcast))
+    return True
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
     """`vector_elementwise.emit_elementwise`, its contiguous runs by `emit_byte_quarters` where
-    the op has a `float_add` and the kernel's `shuffles` are `PACKED_SHUFFLES`."""
+    the op has a `float_add` and the kernel's `shuffles` are `PACKED_SHUFFLES`, by
+    `gate_products.emit_int16_gate` where it has an `int16_gate` (and its gate is along the
+    merged runs)."""
     shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
     packed = (getattr(op, "float_add", None) is not None and shuffles is not None
               and shuffles.data in PACKED_SHUFFLES)
-    vector_elementwise.emit_elementwise(b, op, view, functools.partial(emit_byte_quarters, b, op) if packed else None)
+    contiguous = functools.partial(emit_byte_quarters, b, op) if packed else None
+    if getattr(op, "int16_gate", None) is not None:
+        contiguous = functools.partial(emit_int16_gate, b, op, view(op.gate_table))
+    vector_elementwise.emit_elementwise(b, op, view, contiguous)
