@@ -215,7 +215,7 @@ class MarkFloatStep(RewritePattern):
         if int16 is not None:
             gated = glowll.with_operands(op, gate_table=self.gate_table(int16, op, rewriter))
             gated.properties["int16_gate"] = int16.attribute()
-            rewriter.replace_op(op, gated, [])
+            rewriter.replace(op, gated, [])
             return
         gate = mul_float_gate(op) if self.fused_multiply_add and op.kind.data == "mul" else None
         if gate is not None:
