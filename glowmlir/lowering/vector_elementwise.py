@@ -128,8 +128,8 @@ def gate_types(op: glowll.ElementwiseOp) -> tuple[int, Any, Any, Any] | None:
 def produced_levels(buffer: SSAValue) -> tuple[int, int]:
     """The levels a quantized buffer can hold: its type's range, narrowed where one instruction
     alone writes the whole scratch buffer (every other use reads it) to that writer's clamp
-    (`activation_bounds`: a fused relu or clip, a relu or clip kind) or, for a lookup table of
-    constant entries, to their least and greatest."""
+    (`activation_bounds`: a fused relu or clip, a relu or clip kind) or, for a lookup table (or
+    a fused one, `lookup_table`) of constant entries, to their least and greatest."""
     element_type = buffer.type.element_type
     low, high = element_type.value_range
     if not isinstance(buffer.owner, glowll.AllocOp):
@@ -139,11 +139,14 @@ def produced_levels(buffer: SSAValue) -> tuple[int, int]:
     if len(writers) != 1 or not all(isinstance(user, glowll.InstructionOp) for user in users):
         return low, high
     writer = writers[0]
-    bounds = activation_bounds(writer, element_type)
-    if isinstance(writer, glowll.IntLookupTableOp) and isinstance(writer.table.owner, glowll.WeightOp) \
-            and writer.table.owner.value is not None:
-        entries = array_from_dense(writer.table.owner.value)
+    table = writer.table if isinstance(writer, glowll.IntLookupTableOp) else getattr(writer, "lookup_table", None)
+    if table is None:
+        bounds = activation_bounds(writer, element_type)
+    elif isinstance(table.owner, glowll.WeightOp) and table.owner.value is not None:
+        entries = array_from_dense(table.owner.value)  # (a fused table's entries are what it writes)
         bounds = (int(entries.min()), int(entries.max()))
+    else:
+        return low, high
     return max(low, bounds[0]), min(high, bounds[1])
 
 
