@@ -60,13 +60,16 @@ dilations, group)."""
 ELEMENTWISE = {
     "SE Mul 200x2x96 by a gate a channel": ("mul", (1, 200, 2, 96), (1, 200, 1, 1)),
     "SE Mul 88x3x96 by a gate a channel": ("mul", (1, 88, 3, 96), (1, 88, 1, 1)),
+    "SE Mul 200x2x96, types of an int16 form": ("mul", (1, 200, 2, 96), (1, 200, 1, 1), 0),
     "Mul 88x3x96 by one of its shape": ("mul", (1, 88, 3, 96), (1, 88, 3, 96)),
     "residual Add 32x2x96": ("add", (1, 32, 2, 96), (1, 32, 2, 96)),
     "residual Add 16x3x96": ("add", (1, 16, 3, 96), (1, 16, 3, 96)),
 }
 """name: the kind and operands' shapes of an int8 Mul or Add (`binary_case`: random levels
-and scales): a squeeze-and-excitation block's channel Mul, a tensor by its gate, a Mul of one
-shape, and a residual block's Add (its "blockN_sum")."""
+and scales, of seed 7 or the fourth number): a squeeze-and-excitation block's channel Mul, a
+tensor by its gate (seed 7's 200-channel types have no int16 form, `gate_products.int16_gate`,
+and take the fma form; seed 0's have one, as six of the PP-OCR-cls-style net's nine), a Mul of
+one shape, and a residual block's Add (its "blockN_sum")."""
 
 HARD_SWISH_TABLES = {
     "HardSwish table 200x2x96": (1, 200, 2, 96),
@@ -156,7 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     cases = {name: lambda geometry=geometry: convolution_case(7, geometry, per_channel=False, activation="relu")
              for name, geometry in LAYERS.items()}
-    cases.update({name: lambda operands=operands: binary_case(*operands, 7) for name, operands in ELEMENTWISE.items()})
+    cases.update({name: lambda operands=operands: binary_case(*operands[:3], (*operands[3:], 7)[0])
+                  for name, operands in ELEMENTWISE.items()})
     cases.update({name: lambda shape=shape: TableCase(shape) for name, shape in HARD_SWISH_TABLES.items()})
     cases.update({name: lambda shape=shape: QuantizeCase(shape) for name, shape in QUANTIZE.items()})
     cases.update({name: lambda geometry=geometry: QuantizedStemCase(geometry)

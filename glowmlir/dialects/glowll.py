@@ -534,7 +534,8 @@ def verify_kernel_of(op: IRDLOperation, what: str, numbers: str, kind: str | Non
     kernel = next((k for k in kernels if k.name == op.microkernel.data), None)
     if (kernel is None or (kind is not None and kind not in kernel.elementwise_kinds) or not levels
             or not all(storage_type(v.type.element_type) == (f32 if kind == "quantize" and i else i8)
-                       for i, v in enumerate(op.operands))):  # a quantize's input: the f32 it quantizes
+                       for i, v in enumerate(op.operands)
+                   if v is not getattr(op, "gate_table", None))):  # a quantize's input: the f32 it quantizes
         takes = ("; ".join(f"{k.name}: {', '.join(k.elementwise_kinds)}" for k in kernels) if kind is not None
                  else ", ".join(k.name for k in kernels))
         _fail(op, f"the {op.microkernel.data} microkernel of {what} takes {numbers} ({takes})")
@@ -916,8 +917,15 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     # one fma a level of coefficients computed a run from the gate's level
     # (`quantization.float_steps.FloatGate`, proved on every pair of levels)
     float_gate = opt_prop_def(DenseArrayBase)
-    assembly_format = ("$dest (`,` $inputs^)? (`activation` $activation^)? (`predicate` $predicate^)? attr-dict "
-                       "`:` type(operands)")
+    # an int8 mul's by a gate fixed along x's runs in int16 lanes, `array<i32: first, last>`: the
+    # gate levels `gate_table` has a row of (k, nonnegative, negative, r) for, proved on every
+    # pair (a backend's, e.g. `backends.host_vector.gate_products.Int16Gate`)
+    int16_gate = opt_prop_def(DenseArrayBase)
+    gate_table = opt_operand_def(MemRefType)  # with int16_gate: an i16 [last - first + 1, 4] weight
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$dest (`,` $inputs^)? (`table` $gate_table^)? (`activation` $activation^)? "
+                       "(`predicate` $predicate^)? attr-dict `:` type($dest) (`,` type($inputs)^)? "
+                       "(`table` type($gate_table)^)?")
 
     def __init__(self, dest: SSAValue, sources: Sequence[SSAValue], kind: str, *,
                  value: float | FloatAttr | None = None, alpha: float | FloatAttr | None = None,
@@ -932,7 +940,7 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
                                                                                              clip_max)),
                       "alpha": _float(alpha), "beta": _float(beta),
                       "predicate": _enum(glow.ComparisonPredicateAttr, predicate)}
-        super().__init__(operands=[dest, sources], properties=properties)
+        super().__init__(operands=[dest, sources, None], properties=properties)
 
     def verify_instruction(self) -> None:
         # The kinds, their arities and properties come from the glow ops' facts.
@@ -948,9 +956,10 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         # property is refused, since the kernel would ignore it.
         activation = ("activation", "clip_min", "clip_max") if kind in glow.fused_activation_kinds() else ()
         with_kernel = any(kind in kernel.elementwise_kinds for kernel in microkernels_of(self.name))
-        step = ((FLOAT_FORM_PROPERTY[kind], *(("float_gate",) if kind == "mul" else ()))
+        step = ((FLOAT_FORM_PROPERTY[kind], *(("float_gate", "int16_gate") if kind == "mul" else ()))
                 if kind in FLOAT_FORM_PROPERTY and self.microkernel is not None else ())
-        allowed = {"kind", *facts.required, *activation, *(("microkernel",) if with_kernel else ()), *step}
+        allowed = {"kind", "operandSegmentSizes", *facts.required, *activation,
+                   *(("microkernel",) if with_kernel else ()), *step}
         if stray := sorted(set(self.properties) - allowed):
             _fail(self, f"\"{kind}\" takes no {stray[0]}")
         if self.float_step is not None and (self.float_step.elt_type != f32
@@ -963,6 +972,16 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         if self.float_gate is not None and (self.float_gate.elt_type != f32 or len(self.float_gate.get_values()) != 3
                                             or self.float_step is not None):
             _fail(self, "a float_gate is array<f32: scale, offset, negative_offset>, not beside a float_step")
+        if (self.int16_gate is None) != (self.gate_table is None):
+            _fail(self, "an int16_gate and its gate_table go together")
+        if self.int16_gate is not None:
+            first, last = (*self.int16_gate.get_values(), None, None)[:2]
+            if (self.int16_gate.elt_type != i32 or len(self.int16_gate.get_values()) != 2
+                    or self.float_step is not None or self.float_gate is not None
+                    or self.gate_table.type.element_type != i16
+                    or glow.shape_of(self.gate_table) != (last - first + 1, 4)):
+                _fail(self, "an int16_gate is array<i32: first, last>, alone, its gate_table an i16 "
+                            "[last - first + 1, 4]")
         if self.microkernel is not None:
             verify_kernel_of(self, f"\"{kind}\"", "int8 operands", kind)
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import llvm
@@ -45,6 +46,7 @@ from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.dialects import glow, glowll
+from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels, nearest_levels
@@ -101,7 +103,18 @@ def mul_float_gate(op: glowll.ElementwiseOp) -> FloatGate | None:
     """The fused multiply-add form of an int8 Mul by a gate fixed along x's runs
     (`quantization.float_steps.float_gate`, proved on every pair of an x level and a gate
     level against TFLite's Mul clamped to the fused activation); None where the Mul has no
-    such gate (`gate_operand`) or none is proved."""
+    such gate (`gate_types`) or none is proved."""
+    types = gate_types(op)
+    if types is None:
+        return None
+    _, gate_type, x_type, out_type = types
+    return float_gate(*mul_multiplier(x_type, gate_type, out_type), x_type.value_range, gate_type.value_range,
+                      (x_type.offset, gate_type.offset, out_type.offset), activation_bounds(op, out_type))
+
+
+def gate_types(op: glowll.ElementwiseOp) -> tuple[int, Any, Any, Any] | None:
+    """(gate index, gate type, x type, output type) of a Mul by a gate fixed along x's runs
+    (`gate_operand`), all int8; None where it has none."""
     gate = gate_operand(op)
     if gate is None:
         return None
@@ -109,8 +122,32 @@ def mul_float_gate(op: glowll.ElementwiseOp) -> FloatGate | None:
     out_type = op.dest.type.element_type
     if any(t.bitwidth != 8 for t in (gate_type, x_type, out_type)):
         return None
-    return float_gate(*mul_multiplier(x_type, gate_type, out_type), x_type.value_range, gate_type.value_range,
-                      (x_type.offset, gate_type.offset, out_type.offset), activation_bounds(op, out_type))
+    return gate, gate_type, x_type, out_type
+
+
+def produced_levels(buffer: SSAValue) -> tuple[int, int]:
+    """The levels a quantized buffer can hold: its type's range, narrowed where one instruction
+    alone writes the whole scratch buffer (every other use reads it) to that writer's clamp
+    (`activation_bounds`: a fused relu or clip, a relu or clip kind) or, for a lookup table (or
+    a fused one, `lookup_table`) of constant entries, to their least and greatest."""
+    element_type = buffer.type.element_type
+    low, high = element_type.value_range
+    if not isinstance(buffer.owner, glowll.AllocOp):
+        return low, high  # (an input, a weight, a view: any level of its type)
+    users = [use.operation for use in buffer.uses]
+    writers = [user for user in users if isinstance(user, glowll.InstructionOp) and user.dest is buffer]
+    if len(writers) != 1 or not all(isinstance(user, glowll.InstructionOp) for user in users):
+        return low, high
+    writer = writers[0]
+    table = writer.table if isinstance(writer, glowll.IntLookupTableOp) else getattr(writer, "lookup_table", None)
+    if table is None:
+        bounds = activation_bounds(writer, element_type)
+    elif isinstance(table.owner, glowll.WeightOp) and table.owner.value is not None:
+        entries = array_from_dense(table.owner.value)  # (a fused table's entries are what it writes)
+        bounds = (int(entries.min()), int(entries.max()))
+    else:
+        return low, high
+    return max(low, bounds[0]), min(high, bounds[1])
 
 
 def add_float_form(op: glowll.ElementwiseOp, fused: bool = False) -> FloatAdd | None:
@@ -218,10 +255,11 @@ def float_gate_levels(b: KernelBuilder, op: glowll.ElementwiseOp, gate: SSAValue
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view,
-                     contiguous: Callable[[list[int], list[View], tuple[int, int]], None] | None = None) -> None:
+                     contiguous: Callable[[list[int], list[View], tuple[int, int]], bool] | None = None) -> None:
     """The op, its views merged (`loop_skeletons.merge_dimensions`): strided views level by level
     (the exact step); contiguous ones by `contiguous` where a backend gives one (the merged shape,
-    views and the activation's bounds), else `LANES` levels a step on int32 lanes."""
+    views and the activation's bounds; it says whether it emitted them), else `LANES` levels a
+    step on int32 lanes."""
     from glowmlir.lowering.quantized_kernels import binary_level  # (that module imports the emitters)
 
     dest, sources = loop_skeletons.elementwise_views(op, view)
@@ -233,8 +271,7 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view,
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
             b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
         return
-    if contiguous is not None:
-        contiguous(shape, views, (low, high))
+    if contiguous is not None and contiguous(shape, views, (low, high)):
         return
     gate_index = gate_operand(op) if getattr(op, "float_gate", None) is not None else None
     gated = gate_index is not None and views[1 + gate_index].strides[-1] == 0

@@ -13,6 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import glowmlir
+from glowmlir.bundle import constant_region
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.params import QuantParams, dequantize, quantize
@@ -106,6 +107,11 @@ def test_ppocr_cls_style_net_folds_every_activation_and_beats_onnxruntime_int8(t
     graph = quantized.ir["glow"]
     assert graph.count("glow.int_lookup_table") == 18
     assert not re.search(r"glow\.(clip|div|relu)\b", graph)  # every Relu and Clip fused into a convolution
+    gate_tables = [weight for weight in quantized.layout.weights if weight[0].startswith("int16_gate_table")]
+    assert len(gate_tables) == quantized.ir["glowll"].count(' = glowll.weight "int16_gate_table')
+    region = constant_region(quantized.layout)  # the SE Muls' int16 tables (AVX2) are weights.bin's bytes
+    for _, offset, table in gate_tables:
+        assert region[offset:offset + table.nbytes] == table.astype("<i2").tobytes()
     session = onnxruntime_int8(quantized_by_onnxruntime(model, calibration, str(tmp_path), "QDQ"))
     expected = np.stack([float_bundle.run(s)["logits"] for s in held_out])
     ours = np.stack([quantized.run(s)["logits"] for s in held_out])

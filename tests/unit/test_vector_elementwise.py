@@ -44,6 +44,12 @@ def test_add_sub_and_mul_on_avx2_match_the_int8_reference(op, a_shape, b_shape, 
         np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
 
 
+def without_int16_gate(monkeypatch) -> None:
+    """No int16 form proved (`gate_products.mul_int16_gate` gives None): the channel Mul
+    takes the forms after it, as on a target without AVX2."""
+    monkeypatch.setattr(select_kernels, "mul_int16_gate", lambda op: None)
+
+
 def gate_product_case(x_shape, gate_shape, seed: int, x_type, gate_type, out_type):
     """A squeeze-and-excitation block's channel Mul (`glow.mul` of x by a gate a channel, named
     x, s, y) of random levels, the gate's first channels at the ends of its range (-128, 127,
@@ -66,11 +72,13 @@ def gate_product_case(x_shape, gate_shape, seed: int, x_type, gate_type, out_typ
     ((37, 3), (37, 3), (0.0222, 9), (0.0571, -33), (0.0817, 2), 904, "float_step"),
 ])
 def test_channel_products_take_a_float_form_and_match_the_int8_reference(
-        x_shape, gate_shape, x_type, gate_type, out_type, seed, form):
+        monkeypatch, x_shape, gate_shape, x_type, gate_type, out_type, seed, form):
     """A channel Mul (odd planes, a tail, planes shorter than a vector, gates at the ends of
     their range, zero points at both ends) takes the proved fma form (`float_gate` printed on
-    the op; AVX2 has FMA3), a Mul of one shape the proved float step (`float_step`), and each
-    gives the reference's levels bit for bit."""
+    the op; AVX2 has FMA3) where the int16 form is not taken (`without_int16_gate`), a Mul of
+    one shape the proved float step (`float_step`), and each gives the reference's levels bit
+    for bit."""
+    without_int16_gate(monkeypatch)
     case = gate_product_case(x_shape, gate_shape, seed, x_type, gate_type, out_type)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
     assert f"{form} = array<f32:" in fast.ir["glowll"]
@@ -116,14 +124,78 @@ def random_types(seed: int):
     (random_types(921), 256, True),
     (random_types(922), 271, False),
 ])
-def test_channel_mul_of_every_pair_of_levels_on_the_fma_form(types, plane, gate_first):
+def test_channel_mul_of_every_pair_of_levels_on_the_fma_form(monkeypatch, types, plane, gate_first):
     """TFLite's int8 Mul by a gate a channel on every pair of an x level and a gate level
     (random scales too; the gate either operand; planes with tails) on the fma form, bit for
     bit the int8 reference's."""
+    without_int16_gate(monkeypatch)
     x_type, gate_type, out_type = ((ref.f32(scale), offset) for scale, offset in types)
     case = every_gate_pair_case(x_type, gate_type, out_type, plane, plane, gate_first)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
     assert "float_gate = array<f32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+NET_GATE_TYPES = ((0.0431, -11), (1 / 256, -128), (0.0279, -7))
+"""x, gate (hard sigmoid's 1/256) and output types of a squeeze-and-excitation Mul like the net's."""
+
+
+@needs_avx
+@pytest.mark.parametrize("types,plane,gate_first", [
+    (NET_GATE_TYPES, 256, False),
+    (((0.0301, 127), (0.0061, -60), (0.0009, 5)), 259, True),
+    (random_types(920), 263, False),
+    (random_types(921), 271, True),
+    (random_types(929), 287, False),
+])
+def test_channel_mul_of_every_pair_of_levels_on_the_int16_form(types, plane, gate_first):
+    """TFLite's int8 Mul by a gate a channel on every pair of an x level and a gate level
+    (random scales whose int16 form is proved; the gate either operand; planes with tails of
+    3 to 31 levels) on the int16 form (`int16_gate` printed on the op: AVX2), bit for bit the
+    int8 reference's."""
+    x_type, gate_type, out_type = ((ref.f32(scale), offset) for scale, offset in types)
+    case = every_gate_pair_case(x_type, gate_type, out_type, plane, plane, gate_first)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "int16_gate = array<i32:" in fast.ir["glowll"] and "float_gate" not in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("x_shape,seed", [((1, 5, 11, 13), 930), ((2, 9, 3, 7), 931), ((1, 7, 1, 33), 932),
+                                          ((1, 3, 1, 2), 933), ((1, 40, 3, 96), 934)])
+def test_channel_mul_of_short_and_odd_planes_on_the_int16_form(x_shape, seed):
+    """The int16 form on planes shorter than its 32 levels, of odd lengths (masked loads and
+    stores: the last run) and of whole runs, the gate's first levels at the ends of its range,
+    bit for bit the int8 reference's."""
+    case = gate_product_case(x_shape, (*x_shape[:2], 1, 1), seed, *NET_GATE_TYPES)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "int16_gate = array<i32:" in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("seed", range(940, 946))
+def test_channel_mul_of_random_types_on_its_gate_forms(seed):
+    """A channel Mul of random types on whichever form is proved (int16, else fma, else the
+    float step: each falls back where its proof fails), bit for bit the int8 reference's."""
+    case = binary_case("mul", (1, 12, 3, 37), (1, 12, 1, 1), seed)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert 'microkernel<"vector-elementwise-int8">' in fast.ir["glowll"]
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+@pytest.mark.parametrize("mattr,types,form", [
+    (TARGETS["avx2"], ((0.0912, 127), (0.0061, 40), (0.0455, -100)), "float_gate"),  # no int16 form proved
+    (TARGETS["avx2"] + ",-avx2", NET_GATE_TYPES, "float_gate"),  # AVX and FMA3 without AVX2: no vpmulhrsw
+])
+def test_a_channel_mul_without_the_int16_form_keeps_the_fma_form(mattr, types, form):
+    """Where no int16 form is proved (`gate_products.int16_gate` gives None: some gate level has
+    no k, offsets and shift), or the target has no AVX2, a channel Mul keeps its fma form, bit
+    for bit the reference's."""
+    case = gate_product_case((1, 6, 3, 21), (1, 6, 1, 1), 950, *types)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))
+    assert f"{form} = array<f32:" in fast.ir["glowll"] and "int16_gate" not in fast.ir["glowll"]
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
@@ -132,6 +204,7 @@ def test_channel_mul_of_every_pair_of_levels_on_the_fma_form(types, plane, gate_
 def test_a_channel_mul_without_the_fma_form_keeps_the_float_step(monkeypatch, mattr, refused):
     """Without FMA3 (-fma), or where no fma form is proved (`mul_float_gate` gives None), a
     channel Mul takes `float_step` as before, bit for bit the reference's."""
+    without_int16_gate(monkeypatch)
     if refused:
         monkeypatch.setattr(select_kernels, "mul_float_gate", lambda op: None)
     case = gate_product_case((1, 6, 3, 21), (1, 6, 1, 1), 906, (0.0431, -11), (1 / 256, -128), (0.0279, -7))

@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
-from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, vector_tile
+from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, int16_high_products, vector_tile
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
@@ -129,7 +129,9 @@ def glowll_passes(options: PipelineOptions) -> list:
     target = options.target
     shuffles = byte_shuffles(target.resolved_triple, target.feature_list)
     return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
-                                                             tile.registers, shuffles, tile.fused_multiply_add)),
+                                                             tile.registers, shuffles, tile.fused_multiply_add,
+                                                             int16_high_products(target.resolved_triple,
+                                                                                 target.feature_list))),
             (SelectionOrder.VECTOR_UNIT, FoldInputQuantize())]
 
 

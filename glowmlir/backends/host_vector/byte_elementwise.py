@@ -29,6 +29,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i16, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.host_vector.gate_products import emit_int16_gate
 from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_elementwise
@@ -131,7 +132,7 @@ def byte_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SS
 
 
 def emit_byte_quarters(b: KernelBuilder, levels: Callable[[list[SSAValue]], SSAValue], shape: list[int],
-                       views: list[View], bounds: tuple[int, int]) -> None:
+                       views: list[View], bounds: tuple[int, int]) -> bool:
     """An Add or Sub with a `float_add`, or a Mul with a `float_step`, on a target with AVX2's
     packs: the merged views (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run
     masked; a broadcast source's level splat as bytes once a run), each step's two vectors of
@@ -153,12 +154,17 @@ def emit_byte_quarters(b: KernelBuilder, levels: Callable[[list[SSAValue]], SSAV
         broadcast = {i: b.splat(b.load(source, [*indices, 0]), bytes_type)
                      for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
         in_runs(b, inner, BYTE_LANES, functools.partial(vector_at, list(indices), broadcast))
+    return True
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
     """`vector_elementwise.emit_elementwise`, its contiguous runs by `emit_byte_quarters` where
-    the kernel's `shuffles` are `PACKED_SHUFFLES` and the op has levels of bytes (`byte_levels`)."""
+    the kernel's `shuffles` are `PACKED_SHUFFLES` and the op has levels of bytes (`byte_levels`),
+    by `gate_products.emit_int16_gate` where it has an `int16_gate` (and its gate is along the
+    merged runs)."""
     shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
     levels = byte_levels(b, op) if shuffles is not None and shuffles.data in PACKED_SHUFFLES else None
-    vector_elementwise.emit_elementwise(b, op, view, functools.partial(emit_byte_quarters, b, levels)
-                                        if levels is not None else None)
+    contiguous = functools.partial(emit_byte_quarters, b, levels) if levels is not None else None
+    if getattr(op, "int16_gate", None) is not None:
+        contiguous = functools.partial(emit_int16_gate, b, op, view(op.gate_table))
+    vector_elementwise.emit_elementwise(b, op, view, contiguous)

@@ -30,7 +30,9 @@ too, an int8 Add, Sub or Mul (of one shape or broadcast) that no instruction set
 a Mul whose output step has a proved float form its `float_step = array<f32: scale, offset,
 negative_offset>`, an Add or Sub proved equal to a float form on every pair of levels its
 `float_add = array<f32: first_scale, second_scale, threshold, offset, negative_offset>`, and
-where the target has AVX2's packs the `shuffles` parameter: 32 levels a step as bytes),
+where the target has AVX2's packs the `shuffles` parameter: 32 levels a step as bytes; a
+Mul by a gate a channel its proved int16 form on AVX2, `int16_gate = array<i32: first, last>`
+and its table, a weight, as `gate_table`: `gate_products`),
 and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
 table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 `#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
@@ -38,15 +40,17 @@ table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f32, i16
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.byte_elementwise import PACKED_SHUFFLES
+from glowmlir.backends.host_vector.gate_products import Int16Gate, mul_int16_gate
 from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
@@ -183,23 +187,35 @@ class PackInt8Depthwise(RewritePattern):
 
 @dataclass
 class MarkFloatStep(RewritePattern):
-    """An int8 Mul on `vector-elementwise-int8` by a gate fixed along x's runs whose fused
-    multiply-add form is proved (`vector_elementwise.mul_float_gate`; with `fused_multiply_add`,
-    the target's) gets it as its `float_gate` property; any other int8 Mul whose output step
-    has a proved float form (`vector_elementwise.mul_float_step`; fused where proved with
-    `fused_multiply_add`, `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub
-    whose whole arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
-    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property; and either, on byte
-    shuffles with AVX2's packs (`shuffles` one of `byte_elementwise.PACKED_SHUFFLES`), the
-    kernel's `shuffles` parameter (32 levels a step as bytes, `byte_elementwise.emit_byte_quarters`)."""
+    """An int8 Mul on `vector-elementwise-int8` by a gate fixed along x's runs whose int16
+    form is proved (`gate_products.mul_int16_gate`; with `int16_gate`, the target's
+    `vpmulhrsw`) gets it as its `int16_gate` property and its table as its `gate_table`
+    operand (a weight, `gate_table`); else one whose fused multiply-add form is proved
+    (`vector_elementwise.mul_float_gate`; with `fused_multiply_add`, the target's) gets it
+    as its `float_gate` property; any other int8 Mul whose output step has a proved float
+    form (`vector_elementwise.mul_float_step`; fused where proved with `fused_multiply_add`,
+    `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub whose whole
+    arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
+    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property, and on byte shuffles
+    with AVX2's packs (`shuffles` one of `byte_elementwise.PACKED_SHUFFLES`) the kernel's
+    `shuffles` parameter (32 levels a step as bytes, `byte_elementwise.emit_byte_quarters`)."""
 
     fused_multiply_add: bool = False
     shuffles: str = ""
+    int16_gate: bool = False
+    tables: dict = field(default_factory=dict)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
         if (op.float_step is not None or op.float_add is not None or op.float_gate is not None
-                or op.microkernel is None or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+                or op.int16_gate is not None or op.microkernel is None
+                or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
+            return
+        int16 = mul_int16_gate(op) if self.int16_gate and op.kind.data == "mul" else None
+        if int16 is not None:
+            gated = glowll.with_operands(op, gate_table=self.gate_table(int16, op, rewriter))
+            gated.properties["int16_gate"] = int16.attribute()
+            rewriter.replace(op, gated, [])
             return
         gate = mul_float_gate(op) if self.fused_multiply_add and op.kind.data == "mul" else None
         if gate is not None:
@@ -215,6 +231,14 @@ class MarkFloatStep(RewritePattern):
                 op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_ELEMENTWISE,
                                                                {"shuffles": StringAttr(self.shuffles)})
             rewriter.notify_op_modified(op)
+
+    def gate_table(self, form: Int16Gate, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> SSAValue:
+        """The weight holding `form`'s table: one a table of the module (Muls of the same types
+        and gate levels in a block share it), inserted before the first Mul that reads it."""
+        key = (op.parent_block(), form.first, form.table.tobytes())
+        if key not in self.tables:
+            self.tables[key] = insert_weight(f"int16_gate_table_{len(self.tables)}", form.table, op, rewriter, i16)
+        return self.tables[key]
 
 
 @dataclass
@@ -266,7 +290,8 @@ class SelectVectorColumns(ModulePass):
     int8 convolutions' and Muls' float output steps proved in their fused form first
     (`FloatStep.fused`), an int8 Mul by a gate a run on its proved fma form (`float_gate`) and
     int8 1x1s' bias and output offset folded into one fused float step where it is proved
-    (`select_int8_pointwise.fuse_bias_into_step`)."""
+    (`select_int8_pointwise.fuse_bias_into_step`); with `int16_gate` (`target.int16_high_products`:
+    AVX2's `vpmulhrsw`), an int8 Mul by a gate a run on its proved int16 form first (`int16_gate`)."""
 
     name = "glowll-select-vector-columns"
     lanes: int = 8
@@ -275,6 +300,7 @@ class SelectVectorColumns(ModulePass):
     registers: int = 0
     shuffles: str = ""
     fused_multiply_add: bool = False
+    int16_gate: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -289,7 +315,7 @@ class SelectVectorColumns(ModulePass):
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add, self.shuffles),
+            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add, self.shuffles, self.int16_gate),
                                  apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:

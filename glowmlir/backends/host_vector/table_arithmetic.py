@@ -116,7 +116,7 @@ def hard_swish_form(entries: np.ndarray, input_scale: float, input_offset: int, 
     return None
 
 
-def _words(b: KernelBuilder, values: SSAValue, high: bool) -> SSAValue:
+def high_byte_words(b: KernelBuilder, values: SSAValue, high: bool) -> SSAValue:
     """The low (or high) 8 bytes of each 128-bit lane of int8 `values`, each the high byte of
     a word (level << 8; vpunpcklbw / vpunpckhbw with zero)."""
     width = values.type.get_shape()[0]
@@ -143,7 +143,7 @@ def computed_entries(b: KernelBuilder, form: HardSwishForm, levels: SSAValue) ->
 
     halves = []
     for high in (False, True):
-        shifted = _words(b, levels, high)
+        shifted = high_byte_words(b, levels, high)
         ramp = b.clamp(b.int_add(multiply(shifted, words(form.slope)), words(form.ramp)), words(0), words(form.top))
         level = b.int_sub(b.shift_right(shifted, words(8 - form.shift)), words(form.centre << form.shift))
         halves.append(b.int_add(multiply(level, ramp), words(form.output_offset)))

@@ -47,6 +47,14 @@ def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
     return triple.startswith("x86_64") and bool(enabled.get("fma")) and enabled.get("avx") is not False
 
 
+def int16_high_products(triple: str, features: Sequence[str]) -> bool:
+    """Whether the vector unit has AVX2's `vpmulhrsw` on 16 int16 lanes, which the proved
+    int16 form of a squeeze-and-excitation Mul takes (`gate_products.Int16Gate`): x86-64 with
+    AVX2. AArch64's `sqrdmulh` is the analogue (a doubling high half, rounded), not run yet."""
+    enabled = enabled_features(features)
+    return triple.startswith("x86_64") and bool(enabled.get("avx2")) and enabled.get("avx") is not False
+
+
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
 """A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
 Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""

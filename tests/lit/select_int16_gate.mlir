@@ -1,0 +1,41 @@
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fused_multiply_add=true int16_gate=true}' | glow-opt | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fused_multiply_add=true}' | filecheck %s --check-prefix=NOINT16
+// On a target with AVX2's `vpmulhrsw` (`int16_gate`: `host_vector.target.int16_high_products`),
+// an int8 Mul by a gate fixed along x's runs (%m, %n: a squeeze-and-excitation block's
+// [1, 2, 1, 1] gate, either operand; `backends.host_vector.gate_products.int16_gate`, proved
+// on every pair of levels) takes its int16 form: `int16_gate = array<i32: first, last>`, the
+// gate levels its table has a row of, and the table, an i16 weight (`glowll.weight`, in the
+// bundle's constant region) as the op's `table` operand, a row of (k, the offsets of x >= zx
+// and of x < zx, the shift r) a gate level: level = (mulhrs(256 x, k) + offset) >> r. A gate
+// any level of its type can hold has 256 rows, which two Muls of the same types share (%m,
+// %n). A gate written by a clip to [0, 3/256] (%c) holds levels -128 to -125 only: four rows.
+// Gate level -128 is zg: k = 0 and (28671 >> 13) = 3, the output zero point; level -127 has
+// k = 4096 (0.05 x 1/256 / 0.05 a level: 2^(7 + 13) / 256). A Mul of one shape (%p) keeps
+// `float_step`; without the option, the channel Mul takes `float_gate`. The op and its
+// weight print as they parse (the second glow-opt reads them back).
+
+glowll.function @net {
+  %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %g = glowll.placeholder input "g" : memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %m = glowll.placeholder output "m" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %m, %x, %g {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %n = glowll.placeholder output "n" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %n, %g, %x {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %c = glowll.alloc : memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  glowll.elementwise %c, %g {kind = "clip", clip_min = 0.0 : f32, clip_max = 0.01171875 : f32} : memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %q = glowll.placeholder output "q" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %q, %x, %c {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %p = glowll.placeholder output "p" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  glowll.elementwise %p, %x, %x {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+}
+
+// CHECK:      %[[WHOLE:.+]] = glowll.weight "int16_gate_table_0" elided : memref<256x4xi16>
+// CHECK-NEXT: glowll.elementwise %m, %x, %g table %[[WHOLE]] {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, int16_gate = array<i32: -128, 127>} : {{.*}} table memref<256x4xi16>
+// CHECK:      glowll.elementwise %n, %g, %x table %[[WHOLE]] {kind = "mul", {{.*}}int16_gate = array<i32: -128, 127>} : {{.*}} table memref<256x4xi16>
+// CHECK:      %[[CLIPPED:.+]] = glowll.weight "int16_gate_table_1" {value = dense<{{\[}}[0, 28671, 28671, 13], [4096, {{[-0-9]+}}, {{[-0-9]+}}, {{[0-9]+}}], {{.*}}]> : tensor<4x4xi16>} : memref<4x4xi16>
+// CHECK-NEXT: glowll.elementwise %q, %x, %c table %[[CLIPPED]] {kind = "mul", {{.*}}int16_gate = array<i32: -128, -125>} : {{.*}} table memref<4x4xi16>
+// CHECK:      glowll.elementwise %p, %x, %x {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step = array<f32:
+
+// NOINT16:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_gate = array<f32:
+// NOINT16-NOT:  int16_gate
+// NOINT16-NOT:  table
