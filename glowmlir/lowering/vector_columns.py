@@ -45,18 +45,22 @@ def _mangled(vector: VectorType) -> str:
 
 def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
                 loaded: list[bool] | SSAValue | None = None, passthrough: int | float | SSAValue = 0,
-                stride: int = 1) -> SSAValue:
+                stride: int = 1, lead: int = 0) -> SSAValue:
     """`lanes` elements of `view` `stride` apart from `indices` (its last index, the first
     lane's column, may be negative when masked); with `loaded`, only those lanes are read
     (a predicated load; an `<N x i1>` value: lanes chosen at run time), the others are
     `passthrough` (an integer value is truncated to the element type). A stride over 1
-    loads `stride` times the lanes and keeps every `stride`-th (a shuffle)."""
+    loads `stride` times the lanes and keeps every `stride`-th (a shuffle): unmasked, it
+    reads `stride` - 1 elements past the last lane's, unless `lead` (< `stride`, the first
+    lane's column at least `lead`) starts it that many elements before the first lane's."""
     if stride > 1:
         assert not isinstance(loaded, SSAValue), "a strided vector takes compile-time lanes"
-        wide = load_vector(b, view, indices, lanes * stride,
+        assert lead == 0 or loaded is None, "a masked strided vector reads only its lanes"
+        at = [*indices[:-1], b.add(indices[-1], -lead)] if lead else indices
+        wide = load_vector(b, view, at, lanes * stride,
                            None if loaded is None else [element % stride == 0 and loaded[element // stride]
                                                         for element in range(lanes * stride)], passthrough)
-        every = DenseArrayBase.from_list(i32, [lane * stride for lane in range(lanes)])
+        every = DenseArrayBase.from_list(i32, [lead + lane * stride for lane in range(lanes)])
         return b.emit(llvm.ShuffleVectorOp(wide, wide, every, VectorType(view.element_type, [lanes])))
     vector = VectorType(view.element_type, [lanes])
     if loaded is None:

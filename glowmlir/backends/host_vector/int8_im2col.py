@@ -149,8 +149,13 @@ class RowPairs:
             step = s_x
         if not any(loaded):
             return self.columns.zero_levels(count)
-        return vector_columns.load_vector(b, rows, [*at, column], count,
-                                          None if all(loaded) else loaded, self.domain.input_offset, step)
+        # a strided vector's wide load reads step - 1 bytes past its last lane's: at the row's
+        # end (the input's end, in its last row) it starts that much earlier instead
+        overruns = column + count * step > in_w
+        if not all(loaded) or (overruns and column < step - 1):
+            return vector_columns.load_vector(b, rows, [*at, column], count, loaded, self.domain.input_offset, step)
+        lead = step - 1 if overruns else 0
+        return vector_columns.load_vector(b, rows, [*at, column], count, stride=step, lead=lead)
 
 
 class QuantizedRows:
