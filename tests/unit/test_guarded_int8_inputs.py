@@ -8,6 +8,11 @@ quantize of a float placeholder (floats that quantize back to the case's random 
 checked), so that an over-read of its last row faults (SIGSEGV) instead of reading the
 next buffer. The outputs equal the int8 reference's, bit for bit.
 
+An im2col convolution's input gets a second reader (the convolution without its relu, saved
+as a second output), so that
+`glowll-fold-input-quantize` leaves the quantize and its int8 buffer in place (the folded
+stem reads its levels from a ring on the stack, `tests/unit/test_fold_input_quantize.py`).
+
 The stem's im2col (`vector-im2col-int8`) strided loads of its last vector read a byte past
 the last lane's until they started one byte earlier (`vector_columns.load_vector`'s `lead`).
 """
@@ -69,15 +74,23 @@ CASES = {  # a case, its input at the guard page, the host's kernel
 }
 
 
-def guarded_input(case: Case, name: str) -> Case:
+def guarded_input(case: Case, name: str, second_reader: bool) -> Case:
     """The case with its int8 input `name` Glow's quantize of a float placeholder (the levels
-    dequantized: `ref.quantize` gives them back, checked)."""
+    dequantized: `ref.quantize` gives them back, checked); with `second_reader`, the levels
+    also read by the case's layer without its relu, saved as a second output (no quantize
+    folded into the layer)."""
     x_type = re.search(rf'"{name}" : (tensor<([^>]*)x!quant.uniform<i8:f32, ([^:]+):(-?\d+)>>)', case.body)
     shape, scale, offset = x_type.group(2), float(x_type.group(3)), int(x_type.group(4))
     f_type = f"tensor<{shape}xf32>"
     body = case.body.replace(f'%{name} = glow.placeholder "{name}" : {x_type.group(1)}',
                              f'%{name}_f = glow.placeholder "{name}_f" : {f_type}\n'
                              f'  %{name} = glow.quantize %{name}_f : ({f_type}) -> {x_type.group(1)}')
+    if second_reader:
+        layer = re.search(rf"\n  %{case.output} = .*\n  glow.save %{case.output} as .*", body).group(0)
+        again = layer.replace(" activation relu", "")  # not the same op: not merged with it
+        assert again != layer
+        body += again.replace(f"%{case.output}", f"%{case.output}_again").replace(f'"{case.output}"',
+                                                                              f'"{case.output}_again"')
     inputs = dict(case.inputs)
     levels = inputs.pop(name)
     inputs[f"{name}_f"] = ((levels.astype(np.float64) - offset) * scale).astype(np.float32)
@@ -90,7 +103,7 @@ def guarded_input(case: Case, name: str) -> Case:
 def test_an_input_at_the_guard_page_is_read_within_its_bounds(name):
     make_case, input_name, kernel = CASES[name]
     unguarded = make_case()
-    case = guarded_input(unguarded, input_name)
+    case = guarded_input(unguarded, input_name, second_reader=kernel == "vector-im2col-int8")
     bundle = build(case.body, dict(case.constants))
     assert f'"{kernel}"' in bundle.ir["glowll"]
     input_bytes = unguarded.inputs[input_name].size
