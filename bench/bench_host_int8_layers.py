@@ -61,15 +61,17 @@ ELEMENTWISE = {
     "SE Mul 200x2x96 by a gate a channel": ("mul", (1, 200, 2, 96), (1, 200, 1, 1)),
     "SE Mul 88x3x96 by a gate a channel": ("mul", (1, 88, 3, 96), (1, 88, 1, 1)),
     "SE Mul 200x2x96, types of an int16 form": ("mul", (1, 200, 2, 96), (1, 200, 1, 1), 0),
+    "SE Mul 88x3x96, a hybrid's types": ("mul", (1, 88, 3, 96), (1, 88, 1, 1), 15),
     "Mul 88x3x96 by one of its shape": ("mul", (1, 88, 3, 96), (1, 88, 3, 96)),
     "residual Add 32x2x96": ("add", (1, 32, 2, 96), (1, 32, 2, 96)),
     "residual Add 16x3x96": ("add", (1, 16, 3, 96), (1, 16, 3, 96)),
 }
 """name: the kind and operands' shapes of an int8 Mul or Add (`binary_case`: random levels
 and scales, of seed 7 or the fourth number): a squeeze-and-excitation block's channel Mul, a
-tensor by its gate (seed 7's 200-channel types have no int16 form, `gate_products.int16_gate`,
-and take the fma form; seed 0's have one, as six of the PP-OCR-cls-style net's nine), a Mul of
-one shape, and a residual block's Add (its "blockN_sum")."""
+tensor by its gate (seed 0's 200-channel types have an int16 form, `gate_products.int16_gate`,
+as six of the PP-OCR-cls-style net's nine; seed 7's and seed 15's 88-channel ones are hybrids,
+as the other three: two gate levels without an int16 row, their channels (one of each Mul's)
+on the fma loop), a Mul of one shape, and a residual block's Add (its "blockN_sum")."""
 
 HARD_SWISH_TABLES = {
     "HardSwish table 200x2x96": (1, 200, 2, 96),

@@ -919,7 +919,8 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
     float_gate = opt_prop_def(DenseArrayBase)
     # an int8 mul's by a gate fixed along x's runs in int16 lanes, `array<i32: first, last>`: the
     # gate levels `gate_table` has a row of (k, nonnegative, negative, r) for, proved on every
-    # pair (a backend's, e.g. `backends.host_vector.gate_products.Int16Gate`)
+    # pair (a backend's, e.g. `backends.host_vector.gate_products.Int16Gate`); beside a
+    # `float_gate` a hybrid: rows the backend marks unproved take the float_gate, a run at a time
     int16_gate = opt_prop_def(DenseArrayBase)
     gate_table = opt_operand_def(MemRefType)  # with int16_gate: an i16 [last - first + 1, 4] weight
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
@@ -977,11 +978,11 @@ class ElementwiseOp(InstructionOp, glow.FusedActivation):
         if self.int16_gate is not None:
             first, last = (*self.int16_gate.get_values(), None, None)[:2]
             if (self.int16_gate.elt_type != i32 or len(self.int16_gate.get_values()) != 2
-                    or self.float_step is not None or self.float_gate is not None
+                    or self.float_step is not None
                     or self.gate_table.type.element_type != i16
                     or glow.shape_of(self.gate_table) != (last - first + 1, 4)):
-                _fail(self, "an int16_gate is array<i32: first, last>, alone, its gate_table an i16 "
-                            "[last - first + 1, 4]")
+                _fail(self, "an int16_gate is array<i32: first, last>, alone or beside a float_gate (a hybrid), "
+                            "its gate_table an i16 [last - first + 1, 4]")
         if self.microkernel is not None:
             verify_kernel_of(self, f"\"{kind}\"", "int8 operands", kind)
         self.expect_dest_shape(lambda op: glow.broadcast_shapes(glow.shape_of(op.dest), *map(glow.shape_of, op.inputs)))

@@ -265,42 +265,62 @@ def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view,
     dest, sources = loop_skeletons.elementwise_views(op, view)
     shape, views = loop_skeletons.merge_dimensions(dest, sources)
     low, high = activation_bounds(op, op.dest.type.element_type)
-    storage = dest.element_type
     if views[0].strides[-1] != 1 or any(v.strides[-1] not in (0, 1) for v in views[1:]):
         level = binary_level(b, op)  # level by level: the exact step
         loop_skeletons.emit_strided_map(b, dest, sources, lambda v: b.truncate(
-            b.clamp(level(*map(b.sign_extend, v)), low, high), storage))
+            b.clamp(level(*map(b.sign_extend, v)), low, high), dest.element_type))
         return
     if contiguous is not None and contiguous(shape, views, (low, high)):
         return
     gate_index = gate_operand(op) if getattr(op, "float_gate", None) is not None else None
-    gated = gate_index is not None and views[1 + gate_index].strides[-1] == 0
+    *outer, inner = shape
+    if gate_index is not None and views[1 + gate_index].strides[-1] == 0:
+        with b.loops(outer) as indices:
+            gate = b.sign_extend(b.load(views[1 + gate_index], [*indices, 0]))
+            emit_float_gate_run(b, op, views, list(indices), gate, inner, (low, high))
+        return
     if getattr(op, "float_step", None) is not None:
         level = float_step_product(b, op)
     elif getattr(op, "float_add", None) is not None:
         level = float_add_levels(b, op)
     else:  # (and a float_gate Mul whose gate is not along the merged run: the exact step)
         level = binary_level(b, op)
-    *outer, inner = shape
-
-    def levels(source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
-        return b.emit(llvm.SExtOp(load_vector(b, source, at, LANES, loaded), VECTOR))
 
     def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
         loaded = None if count == LANES else [lane < count for lane in range(LANES)]
-        if gated:  # the gate's level made `broadcast`'s function of x
-            value = broadcast[gate_index](levels(views[2 - gate_index], [*indices, first], loaded))
-        else:
-            value = level(*(broadcast[i] if i in broadcast else levels(source, [*indices, first], loaded)
-                            for i, source in enumerate(views[1:])))
-        clamped = b.clamp(value, b.int_value(low, VECTOR), b.int_value(high, VECTOR))
-        store_vector(b, b.truncate(clamped, VectorType(storage, [LANES])), views[0], [*indices, first], loaded)
+        value = level(*(broadcast[i] if i in broadcast else widened_levels(b, source, [*indices, first], loaded)
+                        for i, source in enumerate(views[1:])))
+        store_levels(b, value, views[0], [*indices, first], loaded, (low, high))
 
     with b.loops(outer) as indices:
-        if gated:
-            gate = b.sign_extend(b.load(views[1 + gate_index], [*indices, 0]))
-            broadcast = {gate_index: float_gate_levels(b, op, gate)}
-        else:
-            broadcast = {i: b.splat(b.sign_extend(b.load(source, [*indices, 0])), VECTOR)
-                         for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
+        broadcast = {i: b.splat(b.sign_extend(b.load(source, [*indices, 0])), VECTOR)
+                     for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
         in_runs(b, inner, LANES, functools.partial(vector_at, list(indices), broadcast))
+
+
+def emit_float_gate_run(b: KernelBuilder, op: glowll.ElementwiseOp, views: list[View], indices: list[Index],
+                        gate: SSAValue, inner: int, bounds: tuple[int, int]) -> None:
+    """One run of `inner` levels of a Mul by its `float_gate` (`float_gate_levels`), `gate`
+    the run's gate level (an i32 scalar), `views` (destination first) merged as
+    `emit_elementwise`'s, the gate's along the run; `LANES` levels a step (the last masked),
+    clamped to `bounds`. (Also a backend's fallback, a run at a time: `gate_products`.)"""
+    levels = float_gate_levels(b, op, gate)
+    x_view = views[2 - gate_operand(op)]
+
+    def vector_at(first: Index, count: int) -> None:
+        loaded = None if count == LANES else [lane < count for lane in range(LANES)]
+        store_levels(b, levels(widened_levels(b, x_view, [*indices, first], loaded)), views[0], [*indices, first],
+                     loaded, bounds)
+    in_runs(b, inner, LANES, vector_at)
+
+
+def widened_levels(b: KernelBuilder, source: View, at: list[Index], loaded: list[bool] | None) -> SSAValue:
+    """`LANES` int8 levels of `source` from `at` (the lanes of `loaded` only, where given) as int32."""
+    return b.emit(llvm.SExtOp(load_vector(b, source, at, LANES, loaded), VECTOR))
+
+
+def store_levels(b: KernelBuilder, value: SSAValue, dest: View, at: list[Index], loaded: list[bool] | None,
+                 bounds: tuple[int, int]) -> None:
+    """int32 lanes `value` clamped to `bounds`, narrowed to `dest`'s storage and stored at `at`."""
+    clamped = b.clamp(value, b.int_value(bounds[0], VECTOR), b.int_value(bounds[1], VECTOR))
+    store_vector(b, b.truncate(clamped, VectorType(dest.element_type, [LANES])), dest, at, loaded)

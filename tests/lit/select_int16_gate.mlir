@@ -13,6 +13,10 @@
 // k = 4096 (0.05 x 1/256 / 0.05 a level: 2^(7 + 13) / 256). A Mul of one shape (%p) keeps
 // `float_step`; without the option, the channel Mul takes `float_gate`. The op and its
 // weight print as they parse (the second glow-opt reads them back).
+// Types whose int16 form has no row of some gate levels (%h: x 0.0912:127 by a gate
+// 0.0061:40, levels -113, -90, -83, -38 and -7 without) make a hybrid: `int16_gate` on all 256
+// levels beside its `float_gate`, the rows of those levels marked (shift -1: that run takes the
+// fma loop). Its gate clipped to levels -115 to -112 (%k): four rows, -113's marked.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -25,6 +29,14 @@ glowll.function @net {
   glowll.elementwise %c, %g {kind = "clip", clip_min = 0.0 : f32, clip_max = 0.01171875 : f32} : memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
   %q = glowll.placeholder output "q" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   glowll.elementwise %q, %x, %c {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %hx = glowll.placeholder input "hx" : memref<1x2x2x4x!quant.uniform<i8:f32, 9.12e-02:127>>
+  %hg = glowll.placeholder input "hg" : memref<1x2x1x1x!quant.uniform<i8:f32, 6.1e-03:40>>
+  %h = glowll.placeholder output "h" : memref<1x2x2x4x!quant.uniform<i8:f32, 4.55e-02:-100>>
+  glowll.elementwise %h, %hx, %hg {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 4.55e-02:-100>>, memref<1x2x2x4x!quant.uniform<i8:f32, 9.12e-02:127>>, memref<1x2x1x1x!quant.uniform<i8:f32, 6.1e-03:40>>
+  %hc = glowll.alloc : memref<1x2x1x1x!quant.uniform<i8:f32, 6.1e-03:40>>
+  glowll.elementwise %hc, %hg {kind = "clip", clip_min = -0.947 : f32, clip_max = -0.925 : f32} : memref<1x2x1x1x!quant.uniform<i8:f32, 6.1e-03:40>>, memref<1x2x1x1x!quant.uniform<i8:f32, 6.1e-03:40>>
+  %k = glowll.placeholder output "k" : memref<1x2x2x4x!quant.uniform<i8:f32, 4.55e-02:-100>>
+  glowll.elementwise %k, %hx, %hc {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 4.55e-02:-100>>, memref<1x2x2x4x!quant.uniform<i8:f32, 9.12e-02:127>>, memref<1x2x1x1x!quant.uniform<i8:f32, 6.1e-03:40>>
   %p = glowll.placeholder output "p" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
   glowll.elementwise %p, %x, %x {kind = "mul"} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
 }
@@ -34,8 +46,13 @@ glowll.function @net {
 // CHECK:      glowll.elementwise %n, %g, %x table %[[WHOLE]] {kind = "mul", {{.*}}int16_gate = array<i32: -128, 127>} : {{.*}} table memref<256x4xi16>
 // CHECK:      %[[CLIPPED:.+]] = glowll.weight "int16_gate_table_1" {value = dense<{{\[}}[0, 28671, 28671, 13], [4096, {{[-0-9]+}}, {{[-0-9]+}}, {{[0-9]+}}], {{.*}}]> : tensor<4x4xi16>} : memref<4x4xi16>
 // CHECK-NEXT: glowll.elementwise %q, %x, %c table %[[CLIPPED]] {kind = "mul", {{.*}}int16_gate = array<i32: -128, -125>} : {{.*}} table memref<4x4xi16>
+// CHECK:      %[[HYBRID:.+]] = glowll.weight "int16_gate_table_2" elided : memref<256x4xi16>
+// CHECK-NEXT: glowll.elementwise %h, %hx, %hg table %[[HYBRID]] {kind = "mul", {{.*}}int16_gate = array<i32: -128, 127>, float_gate = array<f32: {{.*}}>} : {{.*}} table memref<256x4xi16>
+// CHECK:      %[[MARKED:.+]] = glowll.weight "int16_gate_table_3" {value = dense<{{\[}}[{{[-0-9]+}}, {{[-0-9]+}}, {{[-0-9]+}}, {{[0-9]+}}], [{{[-0-9]+}}, {{[-0-9]+}}, {{[-0-9]+}}, {{[0-9]+}}], [0, 0, 0, -1], [{{[-0-9]+}}, {{[-0-9]+}}, {{[-0-9]+}}, {{[0-9]+}}]]> : tensor<4x4xi16>} : memref<4x4xi16>
+// CHECK-NEXT: glowll.elementwise %k, %hx, %hc table %[[MARKED]] {kind = "mul", {{.*}}int16_gate = array<i32: -115, -112>, float_gate = array<f32: {{.*}}>} : {{.*}} table memref<4x4xi16>
 // CHECK:      glowll.elementwise %p, %x, %x {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step = array<f32:
 
 // NOINT16:      glowll.elementwise %m, %x, %g {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_gate = array<f32:
+// NOINT16:      glowll.elementwise %h, %hx, %hg {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_gate = array<f32:
 // NOINT16-NOT:  int16_gate
 // NOINT16-NOT:  table

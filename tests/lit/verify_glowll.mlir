@@ -507,3 +507,13 @@ glowll.function @avg_pool_widening_to_another_scale {
   glowll.avg_pool %y, %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, pool_widening = 8 : i64} : memref<1x2x1x1x!quant.uniform<i16:f32, 1.0e-04:-32768>>, memref<1x2x3x3x!quant.uniform<i8:f32, 4.0e-02:-128>>
 }
 // CHECK: glowll.avg_pool: pool_widening = 8 averages int8 levels into their int16 finer levels (quant.finer_levels)
+
+// -----
+glowll.function @int16_gate_beside_a_float_step {
+  %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %g = glowll.placeholder input "g" : memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>>
+  %y = glowll.placeholder output "y" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %t = glowll.weight "t" : memref<256x4xi16>
+  glowll.elementwise %y, %x, %g table %t {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, int16_gate = array<i32: -128, 127>, float_step = array<f32: 1.0, 0.0, 0.0>} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>> table memref<256x4xi16>
+}
+// CHECK: glowll.elementwise: an int16_gate is array<i32: first, last>, alone or beside a float_gate (a hybrid), its gate_table an i16 [last - first + 1, 4]

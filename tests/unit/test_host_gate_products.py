@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glowmlir.backends.host_vector.gate_products import Int16Gate, int16_gate
+from glowmlir.backends.host_vector.gate_products import UNPROVED, Int16Gate, int16_gate
 from glowmlir.backends.host_vector.table_arithmetic import mulhrs
 from glowmlir.bundle import constant_region
 from glowmlir.quantization.rescaling import multiplier_and_shift
@@ -76,6 +76,32 @@ def test_int16_gates_of_the_net_types_are_proved_and_others_refused():
     assert narrow is not None and len(narrow.table) == 21
     np.testing.assert_array_equal(np.clip(narrow.levels(x, gates, 127), -128, 127), expected)
     assert list(mulhrs(np.array([16384, -16384, 3 << 8]), np.array([1, 1, 2 << 12]))) == [1, 0, 192]
+
+
+@pytest.mark.parametrize("types", [
+    ((0.0912, 127), (0.0061, 40), (0.0455, -100)),
+    ((0.0886, 15), (0.00435, -2), (0.0856, -36)),
+    ((0.0343, 84), (0.0192, 41), (0.0499, -120)),
+])
+def test_partial_int16_gates_mark_the_levels_without_a_row_and_prove_the_others(types):
+    """Types where some gate levels have no row (`int16_gate` gives None on all 256): with
+    `partial`, a hybrid's table, those levels' rows marked `UNPROVED` (a few, not all), and the
+    other rows' levels the int8 reference's on every pair of them; each marked level has no row
+    alone, each proved one is proved alone."""
+    types = [(ref.f32(scale), offset) for scale, offset in types]
+    x, gates, expected, (multiplier, shift) = gate_pairs(types, (-128, 127))
+    zero_points = tuple(t[1] for t in types)
+    assert int16_gate(multiplier, shift, (-128, 127), (-128, 127), zero_points, (-128, 127)) is None
+    form = int16_gate(multiplier, shift, (-128, 127), (-128, 127), zero_points, (-128, 127), partial=True)
+    assert form is not None and not form.complete and 0 < np.count_nonzero(~form.proved) < 16
+    assert (form.table[~form.proved] == [0, 0, 0, UNPROVED]).all() and (form.table[form.proved, 3] >= 0).all()
+    proved = form.proved[gates + 128]
+    np.testing.assert_array_equal(np.clip(form.levels(x[proved], gates[proved], types[0][1]), -128, 127),
+                                  expected[proved])
+    for marked in (False, True):
+        for level in np.arange(-128, 128)[form.proved != marked][:2]:
+            alone = int16_gate(multiplier, shift, (-128, 127), (level, level), zero_points, (-128, 127))
+            assert (alone is None) == marked
 
 
 def clipped_gate_case(types, clip: tuple[float, float], plane: int, seed: int) -> Case:

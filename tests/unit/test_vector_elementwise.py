@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from glowmlir.backends.host_vector import select_kernels
-from glowmlir.quantization.float_steps import float_add
+from glowmlir.backends.host_vector.gate_products import UNPROVED, int16_gate
+from glowmlir.quantization.float_steps import FloatGate, float_add
+from glowmlir.quantization.rescaling import multiplier_and_shift
 from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_int8_depthwise import GENERIC, TARGETS, needs_avx
@@ -47,7 +49,7 @@ def test_add_sub_and_mul_on_avx2_match_the_int8_reference(op, a_shape, b_shape, 
 def without_int16_gate(monkeypatch) -> None:
     """No int16 form proved (`gate_products.mul_int16_gate` gives None): the channel Mul
     takes the forms after it, as on a target without AVX2."""
-    monkeypatch.setattr(select_kernels, "mul_int16_gate", lambda op: None)
+    monkeypatch.setattr(select_kernels, "mul_int16_gate", lambda op, partial=False: None)
 
 
 def gate_product_case(x_shape, gate_shape, seed: int, x_type, gate_type, out_type):
@@ -184,14 +186,66 @@ def test_channel_mul_of_random_types_on_its_gate_forms(seed):
     np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
 
 
+HYBRID_TYPES = ((0.0912, 127), (0.0061, 40), (0.0455, -100))
+"""x, gate and output types whose int16 form has no row of gate levels -113, -90, -83, -38 and -7."""
+
+
+def marked_gate_levels(types) -> np.ndarray:
+    """The gate levels (of all 256) a hybrid's table marks `UNPROVED` for `types` (`int16_gate`'s, partial)."""
+    (x_scale, _), (gate_scale, _), (out_scale, _) = types
+    form = int16_gate(*multiplier_and_shift(ref.f32(x_scale) * ref.f32(gate_scale) / ref.f32(out_scale)),
+                      (-128, 127), (-128, 127), tuple(offset for _, offset in types), (-128, 127), partial=True)
+    return np.nonzero(~form.proved)[0] - 128
+
+
+@needs_avx
+@pytest.mark.parametrize("types,plane,gate_first", [
+    (HYBRID_TYPES, 259, True),
+    (random_types(924), 263, False),
+    (random_types(927), 256, True),
+    (random_types(966), 271, False),
+])
+def test_channel_mul_of_every_pair_of_levels_on_the_hybrid_form(types, plane, gate_first):
+    """Types whose int16 form has no row for a few gate levels (random ones too): the Mul is a
+    hybrid, `int16_gate` on all 256 levels beside its `float_gate`, its table's rows of those
+    levels (only) marked `UNPROVED`; every gate level a channel, so both loops run (the int16
+    one for most channels, the fma one for the marked levels' channels), and all 65,536 pairs
+    of levels (planes with tails) are bit for bit the int8 reference's."""
+    x_type, gate_type, out_type = ((ref.f32(scale), offset) for scale, offset in types)
+    case = every_gate_pair_case(x_type, gate_type, out_type, plane, plane, gate_first)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "int16_gate = array<i32: -128, 127>" in fast.ir["glowll"] and "float_gate = array<f32:" in fast.ir["glowll"]
+    (table,) = (data for name, _, data in fast.layout.weights if name.startswith("int16_gate"))
+    marked = np.nonzero(table[:, 3] == UNPROVED)[0] - 128
+    assert 0 < len(marked) < 16 and list(marked) == list(marked_gate_levels(types))
+    np.testing.assert_array_equal(fast.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx
+def test_a_hybrid_takes_the_fma_loop_only_on_its_marked_gate_levels(monkeypatch):
+    """The hybrid's branch a run: with its `float_gate`'s offsets moved by 4 levels (a wrong fma
+    form, monkeypatched), exactly the channels whose gate level is marked (-113, -90, -83, -38,
+    -7) differ from the reference: the int16 loop takes every other channel, the fma loop those."""
+    original = select_kernels.mul_float_gate
+
+    def moved(op):
+        form = original(op)
+        return FloatGate(form.scale, form.offset + 4, form.negative_offset + 4)
+    monkeypatch.setattr(select_kernels, "mul_float_gate", moved)
+    x_type, gate_type, out_type = ((ref.f32(scale), offset) for scale, offset in HYBRID_TYPES)
+    case = every_gate_pair_case(x_type, gate_type, out_type, 256, 961)
+    fast = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    wrong = (fast.run(case.inputs)[case.output] != case.expected).any(axis=(0, 2, 3))
+    np.testing.assert_array_equal(np.sort(case.inputs["s"].reshape(-1)[wrong]), marked_gate_levels(HYBRID_TYPES))
+
+
 @needs_avx
 @pytest.mark.parametrize("mattr,types,form", [
-    (TARGETS["avx2"], ((0.0912, 127), (0.0061, 40), (0.0455, -100)), "float_gate"),  # no int16 form proved
     (TARGETS["avx2"] + ",-avx2", NET_GATE_TYPES, "float_gate"),  # AVX and FMA3 without AVX2: no vpmulhrsw
+    (TARGETS["avx2"] + ",-avx2", HYBRID_TYPES, "float_gate"),  # (a hybrid on AVX2)
 ])
 def test_a_channel_mul_without_the_int16_form_keeps_the_fma_form(mattr, types, form):
-    """Where no int16 form is proved (`gate_products.int16_gate` gives None: some gate level has
-    no k, offsets and shift), or the target has no AVX2, a channel Mul keeps its fma form, bit
+    """Where the target has no AVX2, a channel Mul keeps its fma form (no hybrid either), bit
     for bit the reference's."""
     case = gate_product_case((1, 6, 3, 21), (1, 6, 1, 1), 950, *types)
     fast = build(case.body, dict(case.constants), target=resolve_target(mattr=mattr))

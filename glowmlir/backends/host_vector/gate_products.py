@@ -14,6 +14,13 @@ one of `GATE_SLOPE_STEPS` each side, has offsets putting every x level on its le
 sum inside int16) and checks the form on every pair of the levels x and the gate can hold (the
 proof); a Mul none is proved for keeps its fma form (`float_gate`).
 
+A Mul some of whose gate levels have no row, where its fma form is proved on every pair, is a
+hybrid (`mul_int16_gate(op, partial=True)`): the table's rows of those levels are marked (the
+shift `UNPROVED`, -1), the proof covers the other rows' pairs, and the op has both its
+`int16_gate` and its `float_gate`; the kernel branches once a run on the gate level's row,
+the int16 loop or `vector_elementwise.emit_float_gate_run`'s (docs/quantization.md, stop 58,
+branch se58b).
+
 The table is a weight (`glowll.weight`, i16 [rows, 4]) in the bundle's constant region, the
 op's `gate_table` operand, not code: a row for each level the gate can hold, no more
 (`vector_elementwise.produced_levels`: the gate's type, its writer's clamp or its lookup
@@ -36,7 +43,7 @@ from glowmlir.backends.host_vector.table_arithmetic import MULHRS, PACK, high_by
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
-from glowmlir.lowering.vector_elementwise import gate_operand, gate_types, produced_levels
+from glowmlir.lowering.vector_elementwise import emit_float_gate_run, gate_operand, gate_types, produced_levels
 from glowmlir.quantization.float_steps import INT8_LEVELS, tflite_levels
 from glowmlir.quantization.rescaling import activation_bounds, mul_multiplier
 
@@ -46,16 +53,28 @@ INT16 = (-(1 << 15), (1 << 15) - 1)
 STEP = 32
 """Levels an `emit_int16_gate` step computes: a ymm register of int8 levels, two of int16."""
 WORDS = VectorType(i16, [STEP // 2])
+UNPROVED = -1
+"""The shift of a row marking a gate level with no int16 row (a hybrid's: that level takes `float_gate`)."""
 
 
 @dataclass(frozen=True)
 class Int16Gate:
     """The module doc's form: `table` a row (k, nonnegative, negative, r) a gate level from
     `first` on. Every sum stays inside int16 (the proof checks it), so the kernel's adds do
-    not wrap."""
+    not wrap. A hybrid's table marks the gate levels it has no row for (r `UNPROVED`)."""
 
     first: int
     table: np.ndarray
+
+    @property
+    def proved(self) -> np.ndarray:
+        """Which rows are the form's (the others `UNPROVED`, their gate levels `float_gate`'s)."""
+        return self.table[:, 3] != UNPROVED
+
+    @property
+    def complete(self) -> bool:
+        """Whether every gate level of the table has its row (no `float_gate` needed)."""
+        return bool(self.proved.all())
 
     @property
     def gate_levels(self) -> tuple[int, int]:
@@ -63,7 +82,8 @@ class Int16Gate:
         return self.first, self.first + len(self.table) - 1
 
     def levels(self, x: np.ndarray, gates: np.ndarray, x_offset: int) -> np.ndarray:
-        """What the kernel computes (before its clamp) for levels `x` by gate levels `gates`."""
+        """What the kernel computes (before its clamp) for levels `x` by gate levels `gates`
+        (of proved rows: a marked row's are meaningless)."""
         x, gates = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(gates, np.int64))
         k, nonnegative, negative, r = (self.table[gates - self.first, column].astype(np.int64) for column in range(4))
         return (mulhrs(x << 8, k) + np.where(x >= x_offset, nonnegative, negative)) >> r
@@ -110,11 +130,13 @@ def _row(multiplier: int, shift: int, x: np.ndarray, levels: np.ndarray, centred
 
 
 def int16_gate(multiplier: int, shift: int, x_levels: tuple[int, int], gate_levels: tuple[int, int],
-               zero_points: tuple[int, int, int], bounds: tuple[int, int]) -> Int16Gate | None:
+               zero_points: tuple[int, int, int], bounds: tuple[int, int], partial: bool = False) -> Int16Gate | None:
     """An `Int16Gate` giving TFLite's Mul level (`tflite_levels` of (x - zx)(g - zg), clamped
     to the fused activation's `bounds`) on every pair of an x level in `x_levels` and a gate
     level in `gate_levels` (the table's rows), checked on all of them (the check is the proof;
-    `zero_points` (zx, zg, zo)); None where some gate level has no row (`_row`)."""
+    `zero_points` (zx, zg, zo)); None where some gate level has no row (`_row`) or, `partial`,
+    where none has: then the rows of those without are marked `UNPROVED` and the proof is on
+    the pairs of the others."""
     x_offset, gate_offset, out_offset = zero_points
     if multiplier <= 0:
         return None
@@ -123,29 +145,32 @@ def int16_gate(multiplier: int, shift: int, x_levels: tuple[int, int], gate_leve
     for gate in range(gate_levels[0], gate_levels[1] + 1):
         levels = np.clip(tflite_levels((x - x_offset) * (gate - gate_offset), multiplier, shift, out_offset), *bounds)
         row = _row(multiplier, shift, x, levels, gate - gate_offset, x_offset, bounds)
-        if row is None:
+        if row is None and not partial:
             return None
-        rows.append(row)
+        rows.append(row or (0, 0, 0, UNPROVED))
     form = Int16Gate(gate_levels[0], np.array(rows, np.int16))
-    x_all, gates = (pair.ravel() for pair in np.meshgrid(x, np.arange(gate_levels[0], gate_levels[1] + 1),
-                                                        indexing="ij"))
+    if not form.proved.any():
+        return None
+    proved_gates = np.arange(gate_levels[0], gate_levels[1] + 1)[form.proved]
+    x_all, gates = (pair.ravel() for pair in np.meshgrid(x, proved_gates, indexing="ij"))
     expected = np.clip(tflite_levels((x_all - x_offset) * (gates - gate_offset), multiplier, shift, out_offset),
                        *bounds)
     return form if np.array_equal(np.clip(form.levels(x_all, gates, x_offset), *bounds), expected) else None
 
 
-def mul_int16_gate(op: glowll.ElementwiseOp) -> Int16Gate | None:
+def mul_int16_gate(op: glowll.ElementwiseOp, partial: bool = False) -> Int16Gate | None:
     """The int16 form of an int8 Mul by a gate fixed along x's runs (`int16_gate`), proved on
     every pair of the levels x and the gate can hold (`vector_elementwise.produced_levels`)
     against TFLite's Mul clamped to the fused activation; None where the Mul has no such gate
-    or none is proved."""
+    or none is proved (`partial`: a hybrid's, the rows of some gate levels marked, as
+    `int16_gate`'s; the op's `float_gate` then takes them)."""
     types = gate_types(op)
     if types is None:
         return None
     gate, gate_type, x_type, out_type = types
     return int16_gate(*mul_multiplier(x_type, gate_type, out_type), produced_levels(op.inputs[1 - gate]),
                       produced_levels(op.inputs[gate]), (x_type.offset, gate_type.offset, out_type.offset),
-                      activation_bounds(op, out_type))
+                      activation_bounds(op, out_type), partial)
 
 
 def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, shape: list[int], views: list[View],
@@ -153,8 +178,9 @@ def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, sha
     """A Mul with an `int16_gate` (`table` its `gate_table`'s view) over the merged views
     (`vector_elementwise.emit_elementwise`'s) where its gate is fixed along their runs: a gate
     level's row read once a run, then `STEP` levels a step (the last masked) by the module
-    doc's form, clamped (only inside int8) and packed by `vpacksswb`. False (nothing emitted)
-    where the gate is not along the merged runs."""
+    doc's form, clamped (only inside int8) and packed by `vpacksswb`; a hybrid's (with a
+    `float_gate`) run whose row is marked `UNPROVED` by `emit_float_gate_run` instead (one
+    branch a run). False (nothing emitted) where the gate is not along the merged runs."""
     gate_index = gate_operand(op)
     if gate_index is None or views[1 + gate_index].strides[-1] != 0:
         return False
@@ -181,9 +207,19 @@ def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, sha
             halves.append(value)
         store_vector(b, b.emit(llvm.CallIntrinsicOp(PACK, halves, [x.type])), views[0], [*indices, start], loaded)
 
+    def int16_run(indices: list[Index], columns: list[SSAValue]) -> None:
+        row = tuple(b.splat(column, WORDS) for column in columns)
+        in_runs(b, inner, STEP, functools.partial(vector_at, indices, row))
+
     with b.loops(outer) as indices:
         gate = b.sign_extend(b.load(gate_view, [*indices, 0]))
         at = b.as_index(b.int_sub(gate, b.int_value(first, gate.type)))
-        row = tuple(b.splat(b.load(table, [at, column]), WORDS) for column in range(4))
-        in_runs(b, inner, STEP, functools.partial(vector_at, list(indices), row))
+        columns = [b.load(table, [at, column]) for column in range(4)]
+        if getattr(op, "float_gate", None) is None:
+            int16_run(list(indices), columns)
+        else:  # a hybrid: the row's shift says which loop the run takes
+            with b.when(b.int_compare("ne", columns[3], b.int_value(UNPROVED, i16))):
+                int16_run(list(indices), columns)
+            with b.when(b.int_compare("eq", columns[3], b.int_value(UNPROVED, i16))):
+                emit_float_gate_run(b, op, views, list(indices), gate, inner, bounds)
     return True

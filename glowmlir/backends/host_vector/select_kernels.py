@@ -192,13 +192,15 @@ class MarkFloatStep(RewritePattern):
     `vpmulhrsw`) gets it as its `int16_gate` property and its table as its `gate_table`
     operand (a weight, `gate_table`); else one whose fused multiply-add form is proved
     (`vector_elementwise.mul_float_gate`; with `fused_multiply_add`, the target's) gets it
-    as its `float_gate` property; any other int8 Mul whose output step has a proved float
-    form (`vector_elementwise.mul_float_step`; fused where proved with `fused_multiply_add`,
-    `FloatStep.fused`), as its `float_step` property; an int8 Add or Sub whose whole
-    arithmetic has one (`vector_elementwise.add_float_form`; fused where proved with
-    `fused_multiply_add`, `FloatAdd.fused`), as its `float_add` property, and on byte shuffles
-    with AVX2's packs (`shuffles` one of `byte_elementwise.PACKED_SHUFFLES`) the kernel's
-    `shuffles` parameter (32 levels a step as bytes, `byte_elementwise.emit_byte_quarters`)."""
+    as its `float_gate` property, and with `int16_gate` the int16 rows of the gate levels
+    that have one beside it (a hybrid, the others' rows marked: `mul_int16_gate(op, partial=True)`);
+    any other int8 Mul whose output step has a proved float form (`vector_elementwise.mul_float_step`;
+    fused where proved with `fused_multiply_add`, `FloatStep.fused`), as its `float_step`
+    property; an int8 Add or Sub whose whole arithmetic has one (`vector_elementwise.add_float_form`;
+    fused where proved with `fused_multiply_add`, `FloatAdd.fused`), as its `float_add`
+    property, and on byte shuffles with AVX2's packs (`shuffles` one of
+    `byte_elementwise.PACKED_SHUFFLES`) the kernel's `shuffles` parameter (32 levels a step
+    as bytes, `byte_elementwise.emit_byte_quarters`)."""
 
     fused_multiply_add: bool = False
     shuffles: str = ""
@@ -212,12 +214,16 @@ class MarkFloatStep(RewritePattern):
                 or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
             return
         int16 = mul_int16_gate(op) if self.int16_gate and op.kind.data == "mul" else None
+        gate = mul_float_gate(op) if int16 is None and self.fused_multiply_add and op.kind.data == "mul" else None
+        if gate is not None and self.int16_gate:
+            int16 = mul_int16_gate(op, partial=True)  # a hybrid: its unproved rows' gate levels the fma form's
         if int16 is not None:
             gated = glowll.with_operands(op, gate_table=self.gate_table(int16, op, rewriter))
             gated.properties["int16_gate"] = int16.attribute()
+            if gate is not None:
+                gated.properties["float_gate"] = gate.attribute()
             rewriter.replace(op, gated, [])
             return
-        gate = mul_float_gate(op) if self.fused_multiply_add and op.kind.data == "mul" else None
         if gate is not None:
             op.properties["float_gate"] = gate.attribute()
             rewriter.notify_op_modified(op)
