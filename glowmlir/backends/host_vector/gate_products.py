@@ -207,19 +207,19 @@ def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, sha
             halves.append(value)
         store_vector(b, b.emit(llvm.CallIntrinsicOp(PACK, halves, [x.type])), views[0], [*indices, start], loaded)
 
-    def int16_run(indices: list[Index], columns: list[SSAValue]) -> None:
-        row = tuple(b.splat(column, WORDS) for column in columns)
+    def int16_run(indices: list[Index], at: SSAValue) -> None:
+        row = tuple(b.splat(b.load(table, [at, column]), WORDS) for column in range(4))
         in_runs(b, inner, STEP, functools.partial(vector_at, indices, row))
 
     with b.loops(outer) as indices:
         gate = b.sign_extend(b.load(gate_view, [*indices, 0]))
         at = b.as_index(b.int_sub(gate, b.int_value(first, gate.type)))
-        columns = [b.load(table, [at, column]) for column in range(4)]
         if getattr(op, "float_gate", None) is None:
-            int16_run(list(indices), columns)
+            int16_run(list(indices), at)
         else:  # a hybrid: the row's shift says which loop the run takes
-            with b.when(b.int_compare("ne", columns[3], b.int_value(UNPROVED, i16))):
-                int16_run(list(indices), columns)
-            with b.when(b.int_compare("eq", columns[3], b.int_value(UNPROVED, i16))):
+            shift = b.load(table, [at, 3])
+            with b.when(b.int_compare("ne", shift, b.int_value(UNPROVED, i16))):
+                int16_run(list(indices), at)
+            with b.when(b.int_compare("eq", shift, b.int_value(UNPROVED, i16))):
                 emit_float_gate_run(b, op, views, list(indices), gate, inner, bounds)
     return True
