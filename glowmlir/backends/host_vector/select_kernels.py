@@ -213,11 +213,10 @@ class MarkFloatStep(RewritePattern):
                 or op.int16_gate is not None or op.microkernel is None
                 or op.microkernel.data != column_layout.INT8_ELEMENTWISE):
             return
-        int16 = mul_int16_gate(op) if self.int16_gate and op.kind.data == "mul" else None
-        gate = mul_float_gate(op) if int16 is None and self.fused_multiply_add and op.kind.data == "mul" else None
-        if gate is not None and self.int16_gate:
-            int16 = mul_int16_gate(op, partial=True)  # a hybrid: its unproved rows' gate levels the fma form's
-        if int16 is not None:
+        int16 = mul_int16_gate(op, partial=True) if self.int16_gate and op.kind.data == "mul" else None
+        complete = int16 is not None and int16.complete
+        gate = mul_float_gate(op) if not complete and self.fused_multiply_add and op.kind.data == "mul" else None
+        if int16 is not None and (complete or gate is not None):  # (a hybrid: its marked rows' levels the fma form's)
             gated = glowll.with_operands(op, gate_table=self.gate_table(int16, op, rewriter))
             gated.properties["int16_gate"] = int16.attribute()
             if gate is not None:
