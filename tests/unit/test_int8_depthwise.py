@@ -220,3 +220,36 @@ def test_paired_rows_match_the_int8_reference(name, geometry, activation, input_
     assert "load <16 x i8>" not in llvm_ir  # not `WidenedRows`' rows
     assert "pmadd.wd(<16 x i16>" in llvm_ir
     all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("name,geometry", [
+    ("3x3_s2_1_pad_rows_odd_width", ((1, 3, 9, 37), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)),
+    ("3x3_s1_two_images", ((2, 3, 6, 35), (3, 1, 3, 3), (1, 1), (2, 1, 0, 1), (1, 1), 3)),
+    ("5x5_s1_2_rows_paired", ((1, 4, 2, 43), (4, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 4)),
+    ("5x5_s2_1_two_images", ((2, 3, 3, 41), (3, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 3)),
+    ("3x3_narrow_rows_taps", ((1, 5, 7, 11), (5, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 5)),
+])
+def test_bias_in_step_matches_the_int8_reference(name, geometry):
+    """Per tensor under a relu with FMA (AVX2), the bias in the fused step's single
+    (`select_int8_pointwise.fuse_bias_into_step`, `bias_in_step`): every tile's sums start at
+    0 (`HostInt8Columns.start`: `WidenedRows`, `PairedRows` and the paired taps of narrow
+    rows), its step reads the channel's single; bit for bit the reference's outputs, random
+    levels and weights."""
+    case = convolution_case(1500 + len(name), geometry, False, "relu")
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
+    assert "bias_in_step" in bundle.ir["glowll"]
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)
+
+
+@needs_avx
+@pytest.mark.parametrize("activation,bias_kind", [(None, "int32"), ("relu", "large")])
+def test_bias_in_step_refused_keeps_the_bias(activation, bias_kind):
+    """Without a relu (no one single for both signs), or with a bias beyond `FUSED_EXACT`
+    (`large`), the layer keeps its bias: no `bias_in_step`, the reference's outputs."""
+    geometry = ((1, 3, 9, 37), (3, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3)
+    case = convolution_case(1550, geometry, False, activation, bias_kind=bias_kind)
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=TARGETS["avx2"]))
+    assert "float_step" in bundle.ir["glowll"] and "bias_in_step" not in bundle.ir["glowll"]
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

@@ -100,6 +100,15 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
     """A `bias_in_step` layer's bias operand: each channel's single of its fused step (set by
     the kernel, `int8_pointwise.pointwise_rows`)."""
 
+    def start(self, bias: View, channel: Index) -> SSAValue:
+        """The channel's first sums: its bias in every lane, or 0 for a `bias_in_step` layer
+        (`select_int8_pointwise.fuse_bias_into_step`: its bias operand the channel's single of
+        its fused step, which `step` reads: one `vpaddd` fewer an output vector)."""
+        if self.op.bias_in_step is None:
+            return super().start(bias, channel)
+        self.step_offsets = bias
+        return self.b.splat(self.b.integer(0), self.vector)
+
     def step(self, channel: Index, total: SSAValue) -> LaneRequantization:
         multiplier, shift = self.domain.requantization.of(channel)
         fused = None if self.step_offsets is None else self.b.bitcast(self.b.load(self.step_offsets, [channel]), f32)

@@ -52,7 +52,12 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from glowmlir.backends.host_vector.byte_elementwise import PACKED_SHUFFLES
 from glowmlir.backends.host_vector.gate_products import Int16Gate, mul_int16_gate
 from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
-from glowmlir.backends.host_vector.select_int8_pointwise import PackInt8Columns, PackInt8Pointwise, doubled_if_narrow
+from glowmlir.backends.host_vector.select_int8_pointwise import (
+    PackInt8Columns,
+    PackInt8Pointwise,
+    doubled_if_narrow,
+    fuse_bias_into_step,
+)
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
@@ -179,6 +184,8 @@ class PackInt8Depthwise(RewritePattern):
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
         mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
         mark_float_step(op, centred.reshape(centred.shape[0], -1), self.tile.fused_multiply_add)
+        if planes is None and self.tile.fused_multiply_add:  # on the tiles: the bias in the fused step's single
+            fuse_bias_into_step(op, centred.reshape(centred.shape[0], -1), rewriter)
         packed = centred if planes is not None else doubled_if_narrow(op, centred)
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
