@@ -149,7 +149,8 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     (per channel; odd widths and a last partial chunk, padding on either side or none, an
     odd last kernel column, rows of stride 1 and 2, the input zero point at both ends of
     the int8 range, relu, clip and none, biases whose sums wrap int32: `large`, `lowest`;
-    two images, each channel's rows widened while the one before is read); of stride 1 on
+    two images, each channel's rows widened while the one before is read; the widening's
+    stores of whole chunks 32-byte aligned); of stride 1 on
     three rows or more an odd kernel's last column takes two kernel rows a `vpmaddwd`, its
     words a `<16 x i16>` shuffle of two loads (`column_pairs_of`)."""
     case = convolution_case(1200 + len(name), geometry, True, activation, input_offset=input_offset,
@@ -158,6 +159,7 @@ def test_widened_rows_match_the_int8_reference(name, geometry, activation, input
     assert 'microkernel = #glowll.microkernel<"vector-depthwise-int8">' in bundle.ir["glowll"]
     llvm_ir = bundle.ir["llvm-ir"]
     assert re.search(r"sext <16 x i8> %[\w.]+ to <16 x i16>", llvm_ir)
+    assert re.search(r"store <16 x i16> %[\w.]+, ptr %[\w.]+, align (32|64)\b", llvm_ir)  # widened rows, aligned
     loaded = set(re.findall(r"(%[\w.]+) = load <16 x i16>", llvm_ir))
     column_pairs = {pairs for pairs, upper, lower in re.findall(
         r"(%[\w.]+) = shufflevector <16 x i16> (%[\w.]+), <16 x i16> (%[\w.]+), <16 x i32> <i32 0, i32 17,",
