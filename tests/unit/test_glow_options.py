@@ -346,6 +346,9 @@ def test_llvm_compiler_errors(tmp_path):
 def test_calibrate_constants_calibrates_the_weights_with_kl(tmp_path):
     import re
 
+    from glowmlir.compiler import CompileOptions, import_network
+    from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
+    from glowmlir.pipeline import run_passes
     from glowmlir.transforms.quantization_options import QuantizationOptions
 
     images = os.path.join(os.path.dirname(LENET_PATH), "images")
@@ -353,9 +356,11 @@ def test_calibrate_constants_calibrates_the_weights_with_kl(tmp_path):
                 "-dump-profile=kl.yaml", cwd=tmp_path).returncode == 0
 
     def weight_scales(**options) -> dict[str, float]:
-        bundle = glowmlir.compile(LENET_PATH, quantization=QuantizationOptions(str(tmp_path / "kl.yaml"), **options))
-        weights = re.findall(r'glowll.weight "(\w+_weight\w*)".*?quant.uniform<i8:f32, ([0-9.e+-]+)',
-                             bundle.ir["glowll"])
+        """The weights' scales in the lowered IR (the graph passes and glowll lowering: no code)."""
+        compile_options = CompileOptions(quantization=QuantizationOptions(str(tmp_path / "kl.yaml"), **options))
+        module = import_network(LENET_PATH, compile_options)
+        run_passes(module, (*compile_options.pipeline().glow, LowerGlowToGlowLL()))
+        weights = re.findall(r'glowll.weight "(\w+_weight\w*)".*?quant.uniform<i8:f32, ([0-9.e+-]+)', str(module))
         return {name: float(scale) for name, scale in weights}
 
     plain, calibrated = weight_scales(calibration="KL"), weight_scales(calibration="KL", calibrate_constants=True)
