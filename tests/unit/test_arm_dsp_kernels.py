@@ -48,6 +48,7 @@ from tests.unit.test_quantized_kernels import (
     convolution_case,
     ints,
     levels,
+    lower_to_glowll,
     offset,
     q8,
     q8_channels,
@@ -484,12 +485,47 @@ def build_cases(cases: list[Case], target=None, **options):
     return build(body, constants, target=target, **options)
 
 
+def choose_kernels(cases: list[Case], target) -> str:
+    """The glowll IR `build_cases(cases, target)` compiles to (`lower_to_glowll`: the kernel
+    each instruction takes, without the LLVM stage)."""
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    return lower_to_glowll(body, constants, target, flash_size=EVERY_FILTER_PACKED)
+
+
 @pytest.fixture(scope="module")
-def cases_built(cases):
-    """target -> `build_cases(cases, target)`, built once per module (a build of every case
-    takes most of a minute): the board runs and the checks of each kernel's choice read the
-    same bundles."""
-    return functools.cache(lambda target: build_cases(cases, target))
+def cases_chosen(cases):
+    """target -> `choose_kernels(cases, target)`, once per module: the checks of each kernel's
+    choice read it; the board runs check it is their bundles' glowll IR."""
+    return functools.cache(lambda target: choose_kernels(cases, target))
+
+
+@pytest.fixture(scope="module")
+def cases16_chosen(cases16):
+    """`cases_chosen` of the int16 cases."""
+    return functools.cache(lambda target: choose_kernels(cases16, target))
+
+
+SAME_KERNELS = ("mps2-an386", "mps2-an505")
+"""The Cortex-M4 and M33: single-issue cores with the DSP extension and no Helium, whose
+builds choose the same kernels (the same glowll IR, asserted; they differ in LLVM's code
+for each core alone). Each runs every other case (`board_share`), so every case's
+single-issue kernel runs once on a board; the M7 (dual issue) and the M55 (Helium) run all."""
+
+
+def board_share(cases: list, board: str, chosen) -> slice:
+    """The cases `board` runs: every other one on `SAME_KERNELS` (after asserting that both
+    boards' builds choose the same kernels: `chosen` maps a target to its glowll IR), else all."""
+    if board not in SAME_KERNELS:
+        return slice(None)
+    first, other = (target_for(name) for name in SAME_KERNELS)
+    assert chosen(first) == chosen(other), "the M4 and the M33 no longer take the same kernels: run all on each"
+    return slice(SAME_KERNELS.index(board), None, len(SAME_KERNELS))
+
+
+def unnamed(lines: list[str]) -> list[str]:
+    """Instruction lines without their SSA names (which depend on the other layers of a bundle)."""
+    return [re.sub(r"%\w+", "%", line) for line in lines]
 
 
 def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, bundle=None):
@@ -505,8 +541,13 @@ def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, b
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_built):
-    check_on_board(cases, board, bundle=cases_built(target_for(board)))
+def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_chosen):
+    """Every case on the M7 and the M55, half of them on the M4 and the other half on the M33
+    (`board_share`); the bundle's instructions take the kernels the checks of the kernels'
+    choices read (`choose_kernels`)."""
+    share = board_share(cases, board, cases_chosen)
+    bundle = check_on_board(cases[share], board)
+    assert unnamed(instruction_lines(bundle)) == unnamed(chosen_lines(cases_chosen(target_for(board)))[share])
 
 
 # Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
@@ -734,15 +775,23 @@ def cases16() -> list[Case]:
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
+def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16, cases16_chosen):
     """Int16 layers take the DSP kernels (on the M55 too, whose Helium kernels take int8
     only), those whose sums need int64 (`wide_accumulators`) with `SMLALD`, bit-identical to
-    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do."""
+    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do. Every
+    case on the M7 and the M55, half of them on the M4 and the other half on the M33
+    (`board_share`); the bundles' instructions take the kernels the checks read (`choose_kernels`)."""
     assert all(case.expected.dtype == np.int16 for case in cases16)
-    middle = len(cases16) // 2  # in two bundles: their speed-first code in one overflowed the M55's 512 KB
-    lines = [line for half in (cases16[:middle], cases16[middle:])
-             for line in instruction_lines(check_on_board(half, board))]
+    share = board_share(cases16, board, cases16_chosen)
+    lines = chosen_lines(cases16_chosen(target_for(board)))
     assert len(lines) == len(cases16)
+    if share == slice(None):  # in two bundles: their speed-first code in one overflowed the M55's 512 KB
+        middle = len(cases16) // 2
+        built = [line for half in (cases16[:middle], cases16[middle:])
+                 for line in instruction_lines(check_on_board(half, board))]
+    else:
+        built = instruction_lines(check_on_board(cases16[share], board))
+    assert unnamed(built) == unnamed(lines[share])
     wide = [line for line in lines if "wide_accumulators" in line]
     assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
     assert sum('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in wide) >= len(wide) - 2
@@ -810,8 +859,12 @@ def test_relu_requantization_of_consecutive_accumulators_on_the_m7(ratio, output
 
 
 def instruction_lines(bundle) -> list[str]:
-    return [line for line in bundle.ir["glowll"].splitlines()
-            if "glowll.convolution" in line or "glowll.fully_connected" in line]
+    return chosen_lines(bundle.ir["glowll"])
+
+
+def chosen_lines(glowll_ir: str) -> list[str]:
+    """The convolution and FullyConnected lines of glowll IR, in order."""
+    return [line for line in glowll_ir.splitlines() if "glowll.convolution" in line or "glowll.fully_connected" in line]
 
 
 def tiles(geometry: tuple, pool: dict | None) -> bool:
@@ -862,9 +915,9 @@ def documented_straight(geometry: tuple, pool: dict | None, looped: bool, dual_i
     return gathered and -(-int(np.prod(filter_shape[1:])) // 2) <= most and not looped
 
 
-def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_built):
+def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_chosen):
     """Only filters with nothing to pair keep the generic kernel (a padded 1x1)."""
-    lines = instruction_lines(cases_built(target_for("mps2-an500")))
+    lines = chosen_lines(cases_chosen(target_for("mps2-an500")))
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = #glowll.microkernel<"arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
@@ -881,14 +934,14 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_built):
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (zero_point_padding or not padded)), line
 
 
-def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases_built):
+def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases_chosen):
     """A speed-first build's gathered products whose blocks take their pairs in straight-line
     code (at most `UNROLLED_PAIRS`), with doubled sums, carry their doubled biases in the
     packed filter (`biases_in_filter`: one pair more); the others do not, nor does any of a
     size-first build (whose gathered products keep their loop). The outputs are checked on
     every board (`test_dsp_kernels_match_the_int8_reference_on_boards`)."""
     for level, looped in (("O3", False), ("Os", True)):
-        lines = instruction_lines(cases_built(target_for("mps2-an500", level)))
+        lines = chosen_lines(cases_chosen(target_for("mps2-an500", level)))
         carried = 0
         for line, (output, geometry, pool) in zip(lines, int8_convolution_cases()):
             expected = documented_straight(geometry, pool, looped, dual_issue=True) and "doubled_accumulators" in line
@@ -933,8 +986,8 @@ def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
     return "arm-mve" if columns else "arm-dsp"
 
 
-def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases_built):
-    lines = instruction_lines(cases_built(target_for("mps3-an547")))
+def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases_chosen):
+    lines = chosen_lines(cases_chosen(target_for("mps3-an547")))
     fully_connected = [line for line in lines if "glowll.fully_connected" in line]
     assert fully_connected and all('microkernel = #glowll.microkernel<"arm-mve">' in line for line in fully_connected)
     convolutions = [line for line in lines if "glowll.convolution" in line]
