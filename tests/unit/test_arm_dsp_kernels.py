@@ -540,14 +540,27 @@ def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, b
     return bundle
 
 
+def check_share_on_board(cases: list[Case], board: str, keep_assembly: bool = False, chosen=None):
+    """`check_on_board` of `board`'s share of the cases (`board_share`; `chosen`: target ->
+    `choose_kernels(cases, target)`, cached: then checked against the bundle's even where it
+    holds every case); the bundle and the glowll IR of all the cases for `board` (the bundle's
+    own if it holds them all), whose instructions the bundle's take."""
+    choices = chosen or functools.cache(lambda target: choose_kernels(cases, target))
+    share = board_share(cases, board, choices)
+    bundle = check_on_board(cases[share], board, keep_assembly=keep_assembly)
+    if share == slice(None) and chosen is None:
+        return bundle, bundle.ir["glowll"]
+    glowll = choices(target_for(board))
+    assert unnamed(instruction_lines(bundle)) == unnamed(chosen_lines(glowll)[share])
+    return bundle, glowll
+
+
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
 def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_chosen):
     """Every case on the M7 and the M55, half of them on the M4 and the other half on the M33
     (`board_share`); the bundle's instructions take the kernels the checks of the kernels'
     choices read (`choose_kernels`)."""
-    share = board_share(cases, board, cases_chosen)
-    bundle = check_on_board(cases[share], board)
-    assert unnamed(instruction_lines(bundle)) == unnamed(chosen_lines(cases_chosen(target_for(board)))[share])
+    check_share_on_board(cases, board, chosen=cases_chosen)
 
 
 # Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
