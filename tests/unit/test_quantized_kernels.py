@@ -98,9 +98,14 @@ def lower_to_glowll(body: str, constants: dict[str, np.ndarray] | None = None, t
     whole build takes most of a minute. A speed-first build whose code comes out over its
     budget is built again (`compiler.CODE_BUDGET_BUILDS`): this is its first build's IR; a
     `ram_size` (its plan chosen by building candidates) is not taken."""
-    assert options.get("ram_size") is None, "lower_to_glowll does not choose plans"
-    module = parse_net(body, constants)
-    pipeline = (CompileOptions(**options) if target is None else CompileOptions(target=target, **options)).pipeline()
+    options = CompileOptions(**options) if target is None else CompileOptions(target=target, **options)
+    return glowll_stage(parse_net(body, constants), options)
+
+
+def glowll_stage(module, options: CompileOptions) -> str:
+    """The glowll IR `compile_module(module, options)` keeps (`lower_to_glowll`)."""
+    assert options.ram_size is None, "glowll_stage does not choose plans"
+    pipeline = options.pipeline()
     run_passes(module, pipeline.glow)
     run_passes(module, pipeline.glowll)
     return str(module)
