@@ -506,21 +506,27 @@ def cases16_chosen(cases16):
     return functools.cache(lambda target: choose_kernels(cases16, target))
 
 
-SAME_KERNELS = ("mps2-an386", "mps2-an505")
-"""The Cortex-M4 and M33: single-issue cores with the DSP extension and no Helium, whose
-builds choose the same kernels (the same glowll IR, asserted; they differ in LLVM's code
-for each core alone). Each runs every other case (`board_share`), so every case's
-single-issue kernel runs once on a board; the M7 (dual issue) and the M55 (Helium) run all."""
+DSP_BOARDS = ("mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547")
+"""The boards of the Cortex-M4, M7, M33 and M55."""
+DSP_EXTENSION_BOARDS = DSP_BOARDS[:3]
+"""Those without Helium: the Cortex-M4, M7 and M33."""
 
 
-def board_share(cases: list, board: str, chosen) -> slice:
-    """The cases `board` runs: every other one on `SAME_KERNELS` (after asserting that both
-    boards' builds choose the same kernels: `chosen` maps a target to its glowll IR), else all."""
-    if board not in SAME_KERNELS:
-        return slice(None)
-    first, other = (target_for(name) for name in SAME_KERNELS)
-    assert chosen(first) == chosen(other), "the M4 and the M33 no longer take the same kernels: run all on each"
-    return slice(SAME_KERNELS.index(board), None, len(SAME_KERNELS))
+def board_share(cases: list, board: str, boards: tuple[str, ...], chosen) -> list[int]:
+    """The indices of the cases `board` runs, of those the tests run on `boards` (`chosen`: a
+    target -> the glowll IR of every case built for it, one instruction a case): of the boards
+    whose builds give a case the same instruction (its glowll line, SSA names aside: the same
+    kernel, the same LLVM IR; LLVM's code for each core apart), one runs it, in turn by case,
+    so every kernel each case takes runs once (the M4 and the M33 take the same kernels,
+    most int16 layers the same on every core)."""
+    lines = {name: unnamed(chosen_lines(chosen(target_for(name)))) for name in boards}
+    assert all(len(found) == len(cases) for found in lines.values()), "one instruction a case"
+    share = []
+    for index in range(len(cases)):
+        alike = [name for name in boards if lines[name][index] == lines[board][index]]
+        if alike[index % len(alike)] == board:
+            share.append(index)
+    return share
 
 
 def unnamed(lines: list[str]) -> list[str]:
@@ -540,27 +546,32 @@ def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, b
     return bundle
 
 
-def check_share_on_board(cases: list[Case], board: str, keep_assembly: bool = False, chosen=None):
+def check_share_on_board(cases: list[Case], board: str, boards: tuple[str, ...], keep_assembly: bool = False,
+                         chosen=None, most: int | None = None):
     """`check_on_board` of `board`'s share of the cases (`board_share`; `chosen`: target ->
-    `choose_kernels(cases, target)`, cached: then checked against the bundle's even where it
-    holds every case); the bundle and the glowll IR of all the cases for `board` (the bundle's
-    own if it holds them all), whose instructions the bundle's take."""
-    choices = chosen or functools.cache(lambda target: choose_kernels(cases, target))
-    share = board_share(cases, board, choices)
-    bundle = check_on_board(cases[share], board, keep_assembly=keep_assembly)
-    if share == slice(None) and chosen is None:
-        return bundle, bundle.ir["glowll"]
-    glowll = choices(target_for(board))
-    assert unnamed(instruction_lines(bundle)) == unnamed(chosen_lines(glowll)[share])
+    `choose_kernels(cases, target)`, cached, if given), at `most` cases a bundle (in halves);
+    the last bundle and the glowll IR of all the cases for `board`, whose instructions the
+    bundles' take."""
+    chosen = chosen or functools.cache(lambda target: choose_kernels(cases, target))
+    share = board_share(cases, board, boards, chosen)
+    size = len(share) if most is None or len(share) <= most else -(-len(share) // 2)
+    built = []
+    for first in range(0, len(share), size):
+        bundle = check_on_board([cases[index] for index in share[first:first + size]], board,
+                                keep_assembly=keep_assembly)
+        built += instruction_lines(bundle)
+    glowll = chosen(target_for(board))
+    lines = unnamed(chosen_lines(glowll))
+    assert unnamed(built) == [lines[index] for index in share]
     return bundle, glowll
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+@pytest.mark.parametrize("board", DSP_BOARDS)
 def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_chosen):
-    """Every case on the M7 and the M55, half of them on the M4 and the other half on the M33
-    (`board_share`); the bundle's instructions take the kernels the checks of the kernels'
-    choices read (`choose_kernels`)."""
-    check_share_on_board(cases, board, chosen=cases_chosen)
+    """Each case's kernel on each core that takes it once (`board_share`: the M4 and the M33
+    take the same ones); the bundle's instructions take the kernels the checks of the
+    kernels' choices read (`choose_kernels`)."""
+    check_share_on_board(cases, board, DSP_BOARDS, chosen=cases_chosen)
 
 
 # Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
@@ -787,24 +798,18 @@ def cases16() -> list[Case]:
     return int16_cases()
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
+@pytest.mark.parametrize("board", DSP_BOARDS)
 def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16, cases16_chosen):
     """Int16 layers take the DSP kernels (on the M55 too, whose Helium kernels take int8
     only), those whose sums need int64 (`wide_accumulators`) with `SMLALD`, bit-identical to
-    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do. Every
-    case on the M7 and the M55, half of them on the M4 and the other half on the M33
-    (`board_share`); the bundles' instructions take the kernels the checks read (`choose_kernels`)."""
+    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do. Each
+    case's kernel on each core that takes it once (`board_share`: most take the same
+    kernels on every core); the bundles' instructions take the kernels the checks read
+    (`choose_kernels`): those of every case for each core."""
     assert all(case.expected.dtype == np.int16 for case in cases16)
-    share = board_share(cases16, board, cases16_chosen)
-    lines = chosen_lines(cases16_chosen(target_for(board)))
-    assert len(lines) == len(cases16)
-    if share == slice(None):  # in two bundles: their speed-first code in one overflowed the M55's 512 KB
-        middle = len(cases16) // 2
-        built = [line for half in (cases16[:middle], cases16[middle:])
-                 for line in instruction_lines(check_on_board(half, board))]
-    else:
-        built = instruction_lines(check_on_board(cases16[share], board))
-    assert unnamed(built) == unnamed(lines[share])
+    # at most half the cases a bundle: the speed-first code of all in one overflowed the M55's 512 KB
+    _, glowll = check_share_on_board(cases16, board, DSP_BOARDS, chosen=cases16_chosen, most=len(cases16) // 2)
+    lines = chosen_lines(glowll)
     wide = [line for line in lines if "wide_accumulators" in line]
     assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
     assert sum('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in wide) >= len(wide) - 2

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from glowmlir.backends.arm_dsp.gathered_product import UNROLLED_CHANNEL_PAIRS
-from tests.unit.test_arm_dsp_kernels import check_share_on_board
+from tests.unit.test_arm_dsp_kernels import DSP_EXTENSION_BOARDS, check_share_on_board
 from tests.unit.test_quantized_kernels import activation_cases
 
 NARROW_LAYERS = {
@@ -45,10 +45,10 @@ def test_the_cases_are_narrow():
         assert out_c * -(-(in_c * k_h * k_w) // 2) <= UNROLLED_CHANNEL_PAIRS
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
+@pytest.mark.parametrize("board", DSP_EXTENSION_BOARDS)
 def test_narrow_layers_match_the_int8_reference(board):
-    """Every case on the M7; on the M4 and the M33, which take the same kernels, half of them
-    each (`test_arm_dsp_kernels.board_share`)."""
-    bundle, _ = check_share_on_board(narrow_cases(), board, keep_assembly=True)
+    """Each case's kernel on each core that takes it once (`test_arm_dsp_kernels.board_share`:
+    the M4 and the M33 take the same kernels)."""
+    bundle, _ = check_share_on_board(narrow_cases(), board, DSP_EXTENSION_BOARDS, keep_assembly=True)
     # the division's shift an immediate of the clamp: SSAT with ASR #n
     assert re.search(r"ssat\s+r\d+, #8, r\d+, asr #\d+", bundle.ir["assembly"])

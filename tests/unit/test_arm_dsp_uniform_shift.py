@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from glowmlir.lowering.requantization import channel_rounding_terms
-from tests.unit.test_arm_dsp_kernels import check_share_on_board
+from tests.unit.test_arm_dsp_kernels import DSP_EXTENSION_BOARDS, check_share_on_board
 from tests.unit.test_quantized_kernels import activation_cases
 
 
@@ -88,11 +88,11 @@ def layer_cases():
     return activation_cases(LAYERS, 3700)
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
+@pytest.mark.parametrize("board", DSP_EXTENSION_BOARDS)
 def test_layers_at_one_shift_match_the_int8_reference(board):
-    """Every case on the M7; on the M4 and the M33, which take the same kernels, half of them
-    each (`test_arm_dsp_kernels.board_share`: the relu layers of both halves at one shift)."""
-    bundle, glowll = check_share_on_board(layer_cases(), board, keep_assembly=True)
+    """Each case's kernel on each core that takes it once (`test_arm_dsp_kernels.board_share`:
+    the M4 and the M33 take the same kernels); the glowll IR of every case for the board read."""
+    bundle, glowll = check_share_on_board(layer_cases(), board, DSP_EXTENSION_BOARDS, keep_assembly=True)
     # the relu layers at one shift (a table of three rows), the others as before
     assert glowll.count("uniform_shift") == len(LAYERS)
     assert len(re.findall(r"memref<3x(?:8|16|32|64)xi32>", glowll)) >= len(LAYERS)
