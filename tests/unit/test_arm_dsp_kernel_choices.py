@@ -35,12 +35,10 @@ import pytest
 
 from glowmlir.backends.arm_dsp.select_kernels import SelectArmDspKernels
 from glowmlir.compiler import CompileOptions, compile_module
-from glowmlir.dialects import glow
-from glowmlir.dialects.weights import dense_from_array
 from glowmlir.lowering.glowll_to_llvm import layer_kernel_name
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.unit.test_arm_dsp_kernels import fully_connected_case, softmax_case
-from tests.unit.test_quantized_kernels import Case, Parser, _context, binary_case, convolution_case, levels
+from tests.unit.test_quantized_kernels import Case, binary_case, convolution_case, glowll_stage, levels, parse_net
 
 TOLERANCE = 0.05
 """How much more a chosen kernel may cost than the cheapest candidate measured: layers at a
@@ -119,19 +117,23 @@ class OnlyKernel(CompileOptions):
         return dataclasses.replace(pipeline, glowll=passes)
 
 
+def net(cases: list[Case]):
+    """The module of every case, its constants' data in it."""
+    return parse_net("".join(c.body for c in cases), {name: value for case in cases
+                                                       for name, value in case.constants.items()})
+
+
+def only_kernel(board: str, only: str, filter_words: str = "") -> OnlyKernel:
+    """The options of a layer-profiling build for `board` given `only` this kernel."""
+    return OnlyKernel(target=target_for(board), layer_profile="kernels", only=only, filter_words=filter_words)
+
+
 def build(cases: list[Case], board: str, only: str, filter_words: str = ""):
-    module = Parser(_context(), "glow.function @net {\n" + "".join(c.body for c in cases) + "\n}\n").parse_module()
-    constants = {name: value for case in cases for name, value in case.constants.items()}
-    for op in module.walk():
-        if isinstance(op, glow.ConstantOp):
-            op.properties["value"] = dense_from_array(constants[op.name_.data])
-    return compile_module(module, OnlyKernel(target=target_for(board), layer_profile="kernels", only=only,
-                                             filter_words=filter_words))
+    return compile_module(net(cases), only_kernel(board, only, filter_words))
 
 
-def layer_kernels(bundle) -> list[tuple[str, str, str]]:
-    """(output name, instruction kind, microkernel or "generic") of each glowll instruction, in order."""
-    text = bundle.ir["glowll"]
+def layer_kernels(text: str) -> list[tuple[str, str, str]]:
+    """(output name, instruction kind, microkernel or "generic") of each instruction of glowll IR, in order."""
     outputs = dict(re.findall(r'(%\d+) = glowll\.placeholder output "(\w+)"', text))
     found = []
     for kind, dest, rest in re.findall(r"^\s*glowll\.(convolution|fully_connected|elementwise|softmax) (%\d+),(.*)$",
@@ -156,11 +158,12 @@ def measure(board: str, cache: dict) -> tuple[list[tuple[str, Case]], dict[str, 
     layers = layers_of()
     cases = [case for _, case in layers]
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
-    chosen = {output: kernel for output, _, kernel in layer_kernels(build(cases, board, ""))}
+    # the rules' picks: the glowll stage of a build given no `only` (`glowll_stage`, no LLVM code)
+    chosen = {output: kernel for output, _, kernel in layer_kernels(glowll_stage(net(cases), only_kernel(board, "")))}
     cycles: dict[str, dict[str, float]] = {}
     for only in kernels:
         bundle = build(cases, board, only)
-        instructions = layer_kernels(bundle)
+        instructions = layer_kernels(bundle.ir["glowll"])
         assert len(instructions) == len(cases)
         functions = [layer_kernel_name(bundle.layout.entry_point, index, kind)
                      for index, (_, kind, _) in enumerate(instructions)]

@@ -48,6 +48,7 @@ from tests.unit.test_quantized_kernels import (
     convolution_case,
     ints,
     levels,
+    lower_to_glowll,
     offset,
     q8,
     q8_channels,
@@ -484,12 +485,53 @@ def build_cases(cases: list[Case], target=None, **options):
     return build(body, constants, target=target, **options)
 
 
+def choose_kernels(cases: list[Case], target) -> str:
+    """The glowll IR `build_cases(cases, target)` compiles to (`lower_to_glowll`: the kernel
+    each instruction takes, without the LLVM stage)."""
+    body = "".join(case.body for case in cases)
+    constants = {name: value for case in cases for name, value in case.constants.items()}
+    return lower_to_glowll(body, constants, target, flash_size=EVERY_FILTER_PACKED)
+
+
 @pytest.fixture(scope="module")
-def cases_built(cases):
-    """target -> `build_cases(cases, target)`, built once per module (a build of every case
-    takes most of a minute): the board runs and the checks of each kernel's choice read the
-    same bundles."""
-    return functools.cache(lambda target: build_cases(cases, target))
+def cases_chosen(cases):
+    """target -> `choose_kernels(cases, target)`, once per module: the checks of each kernel's
+    choice read it; the board runs check it is their bundles' glowll IR."""
+    return functools.cache(lambda target: choose_kernels(cases, target))
+
+
+@pytest.fixture(scope="module")
+def cases16_chosen(cases16):
+    """`cases_chosen` of the int16 cases."""
+    return functools.cache(lambda target: choose_kernels(cases16, target))
+
+
+DSP_BOARDS = ("mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547")
+"""The boards of the Cortex-M4, M7, M33 and M55."""
+DSP_EXTENSION_BOARDS = DSP_BOARDS[:3]
+"""Those without Helium: the Cortex-M4, M7 and M33."""
+
+
+def board_share(cases: list, board: str, boards: tuple[str, ...], chosen) -> list[int]:
+    """The indices of the cases `board` runs, of those the tests run on `boards` (`chosen`: a
+    target -> the glowll IR of every case built for it, one instruction a case): of the boards
+    whose builds give a case the same instruction (its glowll line, SSA names aside: the same
+    kernel, the same LLVM IR; LLVM's code for each core apart), one runs it, in turn by case,
+    so every kernel each case takes runs once (the M4 and the M33 take the same kernels,
+    most int16 layers the same on every core)."""
+    lines = {name: unnamed(chosen_lines(chosen(target_for(name)))) for name in boards}
+    assert all(len(found) == len(cases) for found in lines.values()), "one instruction a case"
+    share = []
+    for index in range(len(cases)):
+        alike = [name for name in boards if lines[name][index] == lines[board][index]]
+        if alike[index % len(alike)] == board:
+            share.append(index)
+    return share
+
+
+def unnamed(lines: list[str]) -> list[str]:
+    """Instruction lines without their SSA names (which depend on the other layers of a bundle)."""
+    return [re.sub(r"%\w+", "%", line) for line in lines]
 
 
 def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, bundle=None):
@@ -504,9 +546,32 @@ def check_on_board(cases: list[Case], board: str, keep_assembly: bool = False, b
     return bundle
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_built):
-    check_on_board(cases, board, bundle=cases_built(target_for(board)))
+def check_share_on_board(cases: list[Case], board: str, boards: tuple[str, ...], keep_assembly: bool = False,
+                         chosen=None, most: int | None = None):
+    """`check_on_board` of `board`'s share of the cases (`board_share`; `chosen`: target ->
+    `choose_kernels(cases, target)`, cached, if given), at `most` cases a bundle (in halves);
+    the last bundle and the glowll IR of all the cases for `board`, whose instructions the
+    bundles' take."""
+    chosen = chosen or functools.cache(lambda target: choose_kernels(cases, target))
+    share = board_share(cases, board, boards, chosen)
+    size = len(share) if most is None or len(share) <= most else -(-len(share) // 2)
+    built = []
+    for first in range(0, len(share), size):
+        bundle = check_on_board([cases[index] for index in share[first:first + size]], board,
+                                keep_assembly=keep_assembly)
+        built += instruction_lines(bundle)
+    glowll = chosen(target_for(board))
+    lines = unnamed(chosen_lines(glowll))
+    assert unnamed(built) == [lines[index] for index in share]
+    return bundle, glowll
+
+
+@pytest.mark.parametrize("board", DSP_BOARDS)
+def test_dsp_kernels_match_the_int8_reference_on_boards(board, cases, cases_chosen):
+    """Each case's kernel on each core that takes it once (`board_share`: the M4 and the M33
+    take the same ones); the bundle's instructions take the kernels the checks of the
+    kernels' choices read (`choose_kernels`)."""
+    check_share_on_board(cases, board, DSP_BOARDS, chosen=cases_chosen)
 
 
 # Depthwise convolutions on widened planes (int8 copied as int16 pairs), each against the int8
@@ -733,16 +798,18 @@ def cases16() -> list[Case]:
     return int16_cases()
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"])
-def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16):
+@pytest.mark.parametrize("board", DSP_BOARDS)
+def test_dsp_kernels_match_the_int16_reference_on_boards(board, cases16, cases16_chosen):
     """Int16 layers take the DSP kernels (on the M55 too, whose Helium kernels take int8
     only), those whose sums need int64 (`wide_accumulators`) with `SMLALD`, bit-identical to
-    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do."""
+    the int16 reference; only the padded 1x1s keep the generic kernel, as int8's do. Each
+    case's kernel on each core that takes it once (`board_share`: most take the same
+    kernels on every core); the bundles' instructions take the kernels the checks read
+    (`choose_kernels`): those of every case for each core."""
     assert all(case.expected.dtype == np.int16 for case in cases16)
-    middle = len(cases16) // 2  # in two bundles: their speed-first code in one overflowed the M55's 512 KB
-    lines = [line for half in (cases16[:middle], cases16[middle:])
-             for line in instruction_lines(check_on_board(half, board))]
-    assert len(lines) == len(cases16)
+    # at most half the cases a bundle: the speed-first code of all in one overflowed the M55's 512 KB
+    _, glowll = check_share_on_board(cases16, board, DSP_BOARDS, chosen=cases16_chosen, most=len(cases16) // 2)
+    lines = chosen_lines(glowll)
     wide = [line for line in lines if "wide_accumulators" in line]
     assert len(wide) >= sum(case.output.endswith("_16w") for case in cases16) + 1
     assert sum('microkernel = #glowll.microkernel<"arm-dsp"' in line for line in wide) >= len(wide) - 2
@@ -810,8 +877,12 @@ def test_relu_requantization_of_consecutive_accumulators_on_the_m7(ratio, output
 
 
 def instruction_lines(bundle) -> list[str]:
-    return [line for line in bundle.ir["glowll"].splitlines()
-            if "glowll.convolution" in line or "glowll.fully_connected" in line]
+    return chosen_lines(bundle.ir["glowll"])
+
+
+def chosen_lines(glowll_ir: str) -> list[str]:
+    """The convolution and FullyConnected lines of glowll IR, in order."""
+    return [line for line in glowll_ir.splitlines() if "glowll.convolution" in line or "glowll.fully_connected" in line]
 
 
 def tiles(geometry: tuple, pool: dict | None) -> bool:
@@ -862,9 +933,9 @@ def documented_straight(geometry: tuple, pool: dict | None, looped: bool, dual_i
     return gathered and -(-int(np.prod(filter_shape[1:])) // 2) <= most and not looped
 
 
-def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_built):
+def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_chosen):
     """Only filters with nothing to pair keep the generic kernel (a padded 1x1)."""
-    lines = instruction_lines(cases_built(target_for("mps2-an500")))
+    lines = chosen_lines(cases_chosen(target_for("mps2-an500")))
     assert len(lines) == len(cases)
     generic = [line for line in lines if 'microkernel = #glowll.microkernel<"arm-dsp"' not in line]
     assert len(generic) == sum(case.output.startswith("y_pointwise_padded") for case in cases) == 2
@@ -881,14 +952,14 @@ def test_every_eligible_instruction_gets_the_dsp_kernel(cases, cases_built):
         assert ("folded_input_offset" in line) == ('"arm-dsp"' in line and (zero_point_padding or not padded)), line
 
 
-def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases_built):
+def test_straight_gathered_blocks_read_their_biases_in_the_filter(cases_chosen):
     """A speed-first build's gathered products whose blocks take their pairs in straight-line
     code (at most `UNROLLED_PAIRS`), with doubled sums, carry their doubled biases in the
     packed filter (`biases_in_filter`: one pair more); the others do not, nor does any of a
     size-first build (whose gathered products keep their loop). The outputs are checked on
     every board (`test_dsp_kernels_match_the_int8_reference_on_boards`)."""
     for level, looped in (("O3", False), ("Os", True)):
-        lines = instruction_lines(cases_built(target_for("mps2-an500", level)))
+        lines = chosen_lines(cases_chosen(target_for("mps2-an500", level)))
         carried = 0
         for line, (output, geometry, pool) in zip(lines, int8_convolution_cases()):
             expected = documented_straight(geometry, pool, looped, dual_issue=True) and "doubled_accumulators" in line
@@ -933,8 +1004,8 @@ def helium_microkernel(geometry: tuple, pool: dict | None) -> str:
     return "arm-mve" if columns else "arm-dsp"
 
 
-def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases_built):
-    lines = instruction_lines(cases_built(target_for("mps3-an547")))
+def test_the_m55_takes_its_convolutions_and_fully_connected_on_helium(cases_chosen):
+    lines = chosen_lines(cases_chosen(target_for("mps3-an547")))
     fully_connected = [line for line in lines if "glowll.fully_connected" in line]
     assert fully_connected and all('microkernel = #glowll.microkernel<"arm-mve">' in line for line in fully_connected)
     convolutions = [line for line in lines if "glowll.convolution" in line]

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 
 from glowmlir.backends.arm_dsp.gathered_product import UNROLLED_CHANNEL_PAIRS
-from glowmlir.runtime.boards import run_on_board, target_for
-from tests.unit.test_arm_dsp_kernels import build
+from tests.unit.test_arm_dsp_kernels import DSP_EXTENSION_BOARDS, check_share_on_board
 from tests.unit.test_quantized_kernels import activation_cases
 
 NARROW_LAYERS = {
@@ -47,15 +45,10 @@ def test_the_cases_are_narrow():
         assert out_c * -(-(in_c * k_h * k_w) // 2) <= UNROLLED_CHANNEL_PAIRS
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
+@pytest.mark.parametrize("board", DSP_EXTENSION_BOARDS)
 def test_narrow_layers_match_the_int8_reference(board):
-    cases = narrow_cases()
-    body = "".join(case.body for case in cases)
-    constants = {name: value for case in cases for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board), keep_assembly=True)
+    """Each case's kernel on each core that takes it once (`test_arm_dsp_kernels.board_share`:
+    the M4 and the M33 take the same kernels)."""
+    bundle, _ = check_share_on_board(narrow_cases(), board, DSP_EXTENSION_BOARDS, keep_assembly=True)
     # the division's shift an immediate of the clamp: SSAT with ASR #n
     assert re.search(r"ssat\s+r\d+, #8, r\d+, asr #\d+", bundle.ir["assembly"])
-    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
-    for case in cases:
-        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
-        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from glowmlir.lowering.requantization import channel_rounding_terms
-from glowmlir.runtime.boards import run_on_board, target_for
-from tests.unit.test_arm_dsp_kernels import build
+from tests.unit.test_arm_dsp_kernels import DSP_EXTENSION_BOARDS, check_share_on_board
 from tests.unit.test_quantized_kernels import activation_cases
 
 
@@ -89,18 +88,12 @@ def layer_cases():
     return activation_cases(LAYERS, 3700)
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps2-an505"])
+@pytest.mark.parametrize("board", DSP_EXTENSION_BOARDS)
 def test_layers_at_one_shift_match_the_int8_reference(board):
-    cases = layer_cases()
-    body = "".join(case.body for case in cases)
-    constants = {name: value for case in cases for name, value in case.constants.items()}
-    bundle = build(body, constants, target=target_for(board), keep_assembly=True)
-    glowll = bundle.ir["glowll"]
+    """Each case's kernel on each core that takes it once (`test_arm_dsp_kernels.board_share`:
+    the M4 and the M33 take the same kernels); the glowll IR of every case for the board read."""
+    bundle, glowll = check_share_on_board(layer_cases(), board, DSP_EXTENSION_BOARDS, keep_assembly=True)
     # the relu layers at one shift (a table of three rows), the others as before
     assert glowll.count("uniform_shift") == len(LAYERS)
     assert len(re.findall(r"memref<3x(?:8|16|32|64)xi32>", glowll)) >= len(LAYERS)
     assert re.search(r"smmla\s", bundle.ir["assembly"])  # the floored step's (no rounding), not SMMLAR
-    outputs = run_on_board(bundle, board, {name: v for case in cases for name, v in case.inputs.items()}).outputs
-    for case in cases:
-        actual = outputs[case.output].reshape(case.expected.shape).astype(case.expected.dtype)
-        np.testing.assert_array_equal(actual, case.expected, err_msg=case.output)

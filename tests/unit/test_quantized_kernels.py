@@ -23,6 +23,7 @@ from xdsl.parser import Parser
 from glowmlir.compiler import CompileOptions, compile_module
 from glowmlir.dialects import glow, glowll, quant
 from glowmlir.dialects.weights import dense_from_array
+from glowmlir.pipeline import run_passes
 from glowmlir.runtime.boards import run_on_board, target_for
 from tests.support import int8_reference as ref
 
@@ -71,19 +72,43 @@ def _context() -> Context:
     return ctx
 
 
-def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_ir: bool = False, target=None,
-          **options):
-    """Compiles `glow.function @net { body }` (for the host, or `target`, with more
-    `CompileOptions` if given); constants written `elided` get their data here."""
+def parse_net(body: str, constants: dict[str, np.ndarray] | None = None):
+    """The module of `glow.function @net { body }`; constants written `elided` get their data here."""
     module = Parser(_context(), "glow.function @net {\n" + body + "\n}\n").parse_module()
     constants = dict(constants or {})
     for op in module.walk():
         if isinstance(op, glow.ConstantOp) and op.name_.data in constants:
             op.properties["value"] = dense_from_array(constants.pop(op.name_.data))
     assert not constants, f"unused constants {sorted(constants)}"
+    return module
+
+
+def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_ir: bool = False, target=None,
+          **options):
+    """Compiles `glow.function @net { body }` (for the host, or `target`, with more
+    `CompileOptions` if given); constants written `elided` get their data here."""
     options = CompileOptions(keep_llvm_ir=keep_llvm_ir, **options) if target is None else \
         CompileOptions(target=target, keep_llvm_ir=keep_llvm_ir, **options)
-    return compile_module(module, options)
+    return compile_module(parse_net(body, constants), options)
+
+
+def lower_to_glowll(body: str, constants: dict[str, np.ndarray] | None = None, target=None, **options) -> str:
+    """The glowll IR `build` compiles the net to (its `bundle.ir["glowll"]`: the kernels each
+    instruction takes) without the LLVM stage and the object code, a few seconds where the
+    whole build takes most of a minute. A speed-first build whose code comes out over its
+    budget is built again (`compiler.CODE_BUDGET_BUILDS`): this is its first build's IR; a
+    `ram_size` (its plan chosen by building candidates) is not taken."""
+    options = CompileOptions(**options) if target is None else CompileOptions(target=target, **options)
+    return glowll_stage(parse_net(body, constants), options)
+
+
+def glowll_stage(module, options: CompileOptions) -> str:
+    """The glowll IR `compile_module(module, options)` keeps (`lower_to_glowll`)."""
+    assert options.ram_size is None, "glowll_stage does not choose plans"
+    pipeline = options.pipeline()
+    run_passes(module, pipeline.glow)
+    run_passes(module, pipeline.glowll)
+    return str(module)
 
 
 def run(body: str, inputs: dict[str, np.ndarray], constants: dict[str, np.ndarray] | None = None):
