@@ -347,20 +347,18 @@ def test_calibrate_constants_calibrates_the_weights_with_kl(tmp_path):
     import re
 
     from glowmlir.compiler import CompileOptions, import_network
-    from glowmlir.lowering.glow_to_glowll import LowerGlowToGlowLL
-    from glowmlir.pipeline import run_passes
     from glowmlir.transforms.quantization_options import QuantizationOptions
+    from tests.unit.test_quantized_kernels import glowll_stage
 
     images = os.path.join(os.path.dirname(LENET_PATH), "images")
     assert tool("profile", f"-model={LENET_PATH}", "-image-mode=0to1", images, "-num-histogram-bins=2048",
                 "-dump-profile=kl.yaml", cwd=tmp_path).returncode == 0
 
     def weight_scales(**options) -> dict[str, float]:
-        """The weights' scales in the lowered IR (the graph passes and glowll lowering: no code)."""
+        """The weights' scales in the glowll IR a build keeps (`glowll_stage`: no code)."""
         compile_options = CompileOptions(quantization=QuantizationOptions(str(tmp_path / "kl.yaml"), **options))
-        module = import_network(LENET_PATH, compile_options)
-        run_passes(module, (*compile_options.pipeline().glow, LowerGlowToGlowLL()))
-        weights = re.findall(r'glowll.weight "(\w+_weight\w*)".*?quant.uniform<i8:f32, ([0-9.e+-]+)', str(module))
+        glowll = glowll_stage(import_network(LENET_PATH, compile_options), compile_options)
+        weights = re.findall(r'glowll.weight "(\w+_weight\w*)".*?quant.uniform<i8:f32, ([0-9.e+-]+)', glowll)
         return {name: float(scale) for name, scale in weights}
 
     plain, calibrated = weight_scales(calibration="KL"), weight_scales(calibration="KL", calibrate_constants=True)
