@@ -404,9 +404,7 @@ class WidenedRows(PairedTaps):
                                element_type=i16)
 
         def store(value: SSAValue, indices: list[Index]) -> None:
-            """32-byte aligned where the column is a chunk's (rows of whole chunks, the array 64-byte aligned)."""
-            address = b.emit(llvm.GEPOp(b.element(rows, indices), [0], halves, inbounds=True))
-            b.emit(llvm.StoreOp(value, address, alignment=2 * chunk if indices[-1] % chunk == 0 else 2))
+            store_widened(b, value, rows, indices)
 
         with b.loop(0, buffers * in_h) as y:  # the padding and the slack: 0
             for x in range(0, row_size, chunk):
@@ -544,13 +542,13 @@ class PairedRows(WidenedRows):
         storage = dest.element_type
         chunk = 2 * lanes  # int16 halves of a vector of words
         vectors = -(-width // lanes)
-        columns = -(-max(vectors * lanes + k_w - 1, pl + in_w) // chunk) * chunk
+        lead = -pl % lanes  # words before the left padding: the widening's stores 32-byte aligned
+        columns = -(-(lead + max(vectors * lanes + k_w - 1, pl + in_w)) // chunk) * chunk
         words = VectorType(i16, [chunk])
         pairs = View.contiguous(b.alloca(2 * columns, i16), [2 * columns], element_type=i16)
 
-        def store(value: SSAValue, column: Index) -> None:
-            address = b.emit(llvm.GEPOp(b.element(pairs, [b.mul(column, 2)]), [0], value.type, inbounds=True))
-            b.emit(llvm.StoreOp(value, address, alignment=2))
+        def store(value: SSAValue, column: int) -> None:
+            store_widened(b, value, pairs, [2 * column])
 
         for x in range(0, columns, lanes):  # the padding and the slack: 0
             store(b.int_value(0, words), x)
@@ -562,7 +560,7 @@ class PairedRows(WidenedRows):
             for x in range(0, in_w, lanes):
                 x = min(x, in_w - lanes)  # the last run ends at the row's end
                 rows = [vector_columns.load_vector(b, src, [n, c, y, x], lanes) for y in (0, 1)]
-                store(self.less_input_offset(b.emit(llvm.SExtOp(interleaved(b, *rows), words))), pl + x)
+                store(self.less_input_offset(b.emit(llvm.SExtOp(interleaved(b, *rows), words))), lead + pl + x)
 
             def tile(x0: Index, count: int, stored: list[bool] | None) -> None:
                 """`count` (a power of two) vectors of every output row from column x0
@@ -570,7 +568,8 @@ class PairedRows(WidenedRows):
                 sums = [[start] * count for _ in range(height)]
                 for kx in range(k_w):
                     for v in range(count):
-                        taps = vector_columns.load_vector(b, pairs, [b.mul(b.add(x0, v * lanes + kx), 2)], chunk)
+                        taps = vector_columns.load_vector(b, pairs, [b.mul(b.add(x0, lead + v * lanes + kx), 2)],
+                                                        chunk)
                         for y in range(height):
                             sums[y][v] = in_register(b, self.pair_multiply_accumulate(sums[y][v], taps,
                                                                                       weights[y][kx]))
@@ -588,6 +587,18 @@ class PairedRows(WidenedRows):
                     first += count
             if whole < vectors:  # a last, partial vector
                 tile(whole * lanes, 1, [whole * lanes + lane < width for lane in range(lanes)])
+
+
+def store_widened(b: KernelBuilder, value: SSAValue, rows: View, indices: list[Index]) -> None:
+    """A vector of widened int16 `value` stored into the stack array `rows` (64-byte aligned,
+    rows of whole vectors) at `indices`: aligned to the vector's size (`vmovdqa`, never split
+    across two cache lines) where the last index is a compile-time multiple of its length,
+    else to its elements' 2 bytes."""
+    count = value.type.get_shape()[0]
+    column = indices[-1]
+    aligned = isinstance(column, int) and column % count == 0
+    address = b.emit(llvm.GEPOp(b.element(rows, indices), [0], value.type, inbounds=True))
+    b.emit(llvm.StoreOp(value, address, alignment=2 * count if aligned else 2))
 
 
 def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int) -> SSAValue:
