@@ -220,7 +220,10 @@ def fused_bias_offsets(step: FloatStep, multiplier: int, shift: int, offset: int
     add). Both sides are monotone non-decreasing in u (a positive scale; IEEE fma and rint are
     monotone), so agreement on TFLite's thresholds and the ends (`step_points`, shifted by the
     bias) is the proof. One offset rarely serves both signs (TFLite rounds its halves away
-    from zero: the two sides' thresholds tilt apart), so only where the clamp's low end is at
+    from zero, twice: each side's thresholds lie 2^-(r + 1) of a level nearer 0, r its right
+    shift, so on a side that crosses many levels the offsets close in on the zero point plus
+    2^-(r + 1), on the other minus it, 2^-r apart: on the PP-OCR-cls-style net's layers
+    without a relu, no channel has one), so only where the clamp's low end is at
     or above the output zero point (a relu), where every accumulator below 0 has the low
     level: there agreeing at -1 proves every accumulator below it (the fused level is at most
     the one of -1), and the check covers [-1, bound]. c_j the middle of the interval that
