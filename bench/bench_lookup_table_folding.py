@@ -110,6 +110,21 @@ def convolution_times(profile) -> dict[str, float]:
             for group, belongs in CONVOLUTION_GROUPS.items()}
 
 
+def print_convolution_layers(float_profile, int8_profile, markdown: bool) -> None:
+    """Each convolution of the float build beside the int8 build's of the same node name:
+    µs in the layer-profiling builds, and their ratio."""
+    int8_rows = {row.name: row for row in int8_profile.rows if row.kind == "convolution"}
+    separator = " | " if markdown else "  "
+    print(separator.join(("convolution", "float µs", "int8 µs", "int8 / float")).strip())
+    if markdown:
+        print("|---|---|---|---|")
+    for row in float_profile.rows:
+        if row.kind == "convolution" and row.name in int8_rows:
+            amount = int8_rows[row.name].amount
+            cells = (row.name, f"{row.amount:.2f}", f"{amount:.2f}", f"{amount / row.amount:.2f}")
+            print(f"| {' | '.join(cells)} |" if markdown else separator.join(cells))
+
+
 def elementwise_share(profile) -> tuple[float, float]:
     """(elementwise amount, its share of the profile's total)."""
     amount = sum(row.amount for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
@@ -125,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-host", action="store_true", help="the board rows only")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--layers", action="store_true",
+                        help="also each convolution's host µs, float against int8 (issue 42: no int8 layer slower)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     samples = [{"data": rng.normal(size=(1, 3, 48, 192)).astype(np.float32)} for _ in range(20 + args.held_out)]
@@ -170,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
             rows["host RAM: I/O + activations (bytes)"] = [
                 f"{b.layout.mutable_size + b.layout.activations_size:,} ({b.layout.mutable_size:,} + "
                 f"{b.layout.activations_size:,})" for b in builds.values()] + ["", ""]
-            shares, convolutions = [], []
+            shares, convolutions, layer_profiles = [], [], {}
             for name, bundle in builds.items():
                 options_of = CompileOptions(quantization=None if name == "float" else int8)
                 with passes_of(name):
@@ -178,9 +195,12 @@ def main(argv: list[str] | None = None) -> None:
                 amount, share = elementwise_share(profile)
                 shares.append(f"{amount:.0f} µs ({share:.0%})")
                 convolutions.append(convolution_times(profile))
+                layer_profiles[name] = profile
             rows["host elementwise (glow-run -profile)"] = [*shares, "", ""]
             for group in CONVOLUTION_GROUPS:
                 rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
+            if args.layers:
+                print_convolution_layers(layer_profiles["float"], layer_profiles["int8"], args.markdown)
             float_convolutions = convolutions[0]
             for group in CONVOLUTION_GROUPS:  # the int8 kernels against the float ones, layer class by class
                 rows[f"host {group} convolutions, int8 / float"] = ["", *(
