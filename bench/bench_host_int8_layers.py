@@ -42,6 +42,8 @@ from tests.unit.test_quantized_kernels import (  # noqa: E402
 
 LAYERS = {
     "stem 3->8 3x3 s2 on 48x192": ((1, 3, 48, 192), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "1x1 8->8 on 24x96": pointwise(8, 8, 24, 96),
+    "1x1 8->8 on 12x96, no activation": pointwise(8, 8, 12, 96),
     "1x1 8->24 on 12x96": pointwise(8, 24, 12, 96),
     "1x1 24->8 on 6x96": pointwise(24, 8, 6, 96),
     "1x1 16->88 on 3x96": pointwise(16, 88, 3, 96),
@@ -55,7 +57,9 @@ LAYERS = {
     "depthwise 5x5 200 on 2x96": depthwise(200, 5, 2, 96, 1),
 }
 """name: the geometry `convolution_case` takes (input shape, filter shape, strides, pads,
-dilations, group)."""
+dilations, group); a relu fused, except in the layers whose name says "no activation" (the
+net's projections: block0_project, 8->8 on 12x96; its expansions carry a relu or a HardSwish
+table, block0_expand 8->8 on 24x96 a relu)."""
 
 ELEMENTWISE = {
     "SE Mul 200x2x96 by a gate a channel": ("mul", (1, 200, 2, 96), (1, 200, 1, 1)),
@@ -159,7 +163,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args(argv)
     rows = []
-    cases = {name: lambda geometry=geometry: convolution_case(7, geometry, per_channel=False, activation="relu")
+    cases = {name: lambda geometry=geometry, activation=None if "no activation" in name else "relu":
+             convolution_case(7, geometry, per_channel=False, activation=activation)
              for name, geometry in LAYERS.items()}
     cases.update({name: lambda operands=operands: binary_case(*operands[:3], (*operands[3:], 7)[0])
                   for name, operands in ELEMENTWISE.items()})
