@@ -114,15 +114,17 @@ def print_convolution_layers(float_profile, int8_profile, markdown: bool) -> Non
     """Each convolution of the float build beside the int8 build's of the same node name:
     µs in the layer-profiling builds, and their ratio."""
     int8_rows = {row.name: row for row in int8_profile.rows if row.kind == "convolution"}
-    separator = " | " if markdown else "  "
-    print(separator.join(("convolution", "float µs", "int8 µs", "int8 / float")).strip())
+
+    def line(cells) -> None:
+        print(f"| {' | '.join(cells)} |" if markdown else "  ".join(cells))
+
+    line(("convolution", "float µs", "int8 µs", "int8 / float"))
     if markdown:
-        print("|---|---|---|---|")
+        line(("---",) * 4)
     for row in float_profile.rows:
         if row.kind == "convolution" and row.name in int8_rows:
             amount = int8_rows[row.name].amount
-            cells = (row.name, f"{row.amount:.2f}", f"{amount:.2f}", f"{amount / row.amount:.2f}")
-            print(f"| {' | '.join(cells)} |" if markdown else separator.join(cells))
+            line((row.name, f"{row.amount:.2f}", f"{amount:.2f}", f"{amount / row.amount:.2f}"))
 
 
 def elementwise_share(profile) -> tuple[float, float]:

@@ -171,8 +171,9 @@ def test_run_takes_and_gives_tensors_by_the_models_names(tmp_path):
 
 def test_compile_leaves_the_garbage_collector_as_it_found_it(relu):
     """Compiling pauses Python's cyclic collector (compile_module); afterwards it is on or off as
-    before, the objects a process froze stay frozen, and the cycles a compilation dropped are
-    still collected."""
+    before, the objects a process froze stay frozen, the full collections it runs itself skip
+    the objects from before it (frozen meanwhile, thawed after), and the cycles a compilation
+    dropped are still collected."""
     import gc
     import weakref
 
@@ -187,8 +188,19 @@ def test_compile_leaves_the_garbage_collector_as_it_found_it(relu):
         glowmlir.compile(relu)
         return reference
 
+    frozen_at_collections = []
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            frozen_at_collections.append(gc.get_freeze_count())
+
     assert gc.isenabled()
-    dropped = compile_dropping_a_cycle()  # frozen while compiling (its collections skip it), thawed after
+    gc.callbacks.append(watch)
+    try:
+        dropped = compile_dropping_a_cycle()  # frozen while compiling (its collections skip it), thawed after
+    finally:
+        gc.callbacks.remove(watch)
+    assert max(frozen_at_collections, default=0) > 0  # the collections the compilation ran (gc's own, before: 0)
     assert gc.isenabled() and gc.get_freeze_count() == 0
     gc.collect()
     assert dropped() is None

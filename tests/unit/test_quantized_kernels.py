@@ -87,9 +87,12 @@ def build(body: str, constants: dict[str, np.ndarray] | None = None, keep_llvm_i
           **options):
     """Compiles `glow.function @net { body }` (for the host, or `target`, with more
     `CompileOptions` if given); constants written `elided` get their data here."""
-    options = CompileOptions(keep_llvm_ir=keep_llvm_ir, **options) if target is None else \
-        CompileOptions(target=target, keep_llvm_ir=keep_llvm_ir, **options)
-    return compile_module(parse_net(body, constants), options)
+    return compile_module(parse_net(body, constants), compile_options(target, keep_llvm_ir=keep_llvm_ir, **options))
+
+
+def compile_options(target=None, **options) -> CompileOptions:
+    """`CompileOptions` for the host, or for `target` if given."""
+    return CompileOptions(**options) if target is None else CompileOptions(target=target, **options)
 
 
 def lower_to_glowll(body: str, constants: dict[str, np.ndarray] | None = None, target=None, **options) -> str:
@@ -98,8 +101,7 @@ def lower_to_glowll(body: str, constants: dict[str, np.ndarray] | None = None, t
     whole build takes most of a minute. A speed-first build whose code comes out over its
     budget is built again (`compiler.CODE_BUDGET_BUILDS`): this is its first build's IR; a
     `ram_size` (its plan chosen by building candidates) is not taken."""
-    options = CompileOptions(**options) if target is None else CompileOptions(target=target, **options)
-    return glowll_stage(parse_net(body, constants), options)
+    return glowll_stage(parse_net(body, constants), compile_options(target, **options))
 
 
 def glowll_stage(module, options: CompileOptions) -> str:

@@ -182,14 +182,15 @@ class PackInt8Depthwise(RewritePattern):
             return
         filter_type = op.filter.type.element_type
         centred = array_from_dense(weight.value).astype(np.int16) - np.int16(weight_zero_point(filter_type))
-        mark_narrow_requantization(op, centred.reshape(centred.shape[0], -1))
-        mark_float_step(op, centred.reshape(centred.shape[0], -1), self.tile.fused_multiply_add)
+        channel_taps = centred.reshape(centred.shape[0], -1)
+        mark_narrow_requantization(op, channel_taps)
+        mark_float_step(op, channel_taps, self.tile.fused_multiply_add)
         if planes is None and self.tile.fused_multiply_add:  # on the tiles: the bias in the fused step's single
-            fuse_bias_into_step(op, centred.reshape(centred.shape[0], -1), rewriter)
+            fuse_bias_into_step(op, channel_taps, rewriter)
         packed = centred if planes is not None else doubled_if_narrow(op, centred)
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
-            fold_input_offset(op, centred.reshape(centred.shape[0], -1).sum(axis=1, dtype=np.int64), rewriter)
+            fold_input_offset(op, channel_taps.sum(axis=1, dtype=np.int64), rewriter)
 
 
 @dataclass
