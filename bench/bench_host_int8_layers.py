@@ -12,7 +12,10 @@ quantize folded into the stem) against the float stem.
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
 
-    .venv/bin/python bench/bench_host_int8_layers.py [--markdown] [--rounds N] [--runs N] [NAME ...]
+    .venv/bin/python bench/bench_host_int8_layers.py [--markdown] [--rounds N] [--runs N] [--mattr F] [NAME ...]
+
+`--mattr` adds to the host's features as glow-compile's `-mattr` does: `--mattr=-avx512f` builds
+both sides for AVX2 + FMA on an AVX-512 host (its AVX-512 and VNNI kernels off).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bench.tables import print_columns  # noqa: E402
+from glowmlir.targets import resolve_target  # noqa: E402
 from tests.support.int8_reference import quantize  # noqa: E402
 from tests.unit.test_fold_input_quantize import quantized_input_case  # noqa: E402
 from tests.unit.test_quantized_kernels import (  # noqa: E402
@@ -161,7 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--mattr", help="features added to the host's, as -mattr (e.g. -avx512f: AVX2 code)")
     args = parser.parse_args(argv)
+    target = resolve_target(mattr=args.mattr) if args.mattr else None
     rows = []
     cases = {name: lambda geometry=geometry, activation=None if "no activation" in name else "relu":
              convolution_case(7, geometry, per_channel=False, activation=activation)
@@ -176,16 +182,16 @@ def main(argv: list[str] | None = None) -> None:
         if args.names and not any(part in name for part in args.names):
             continue
         case = make_case()
-        int8 = build(case.body, dict(case.constants))
+        int8 = build(case.body, dict(case.constants), target=target)
         np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
         float_inputs = case.inputs
         if isinstance(case, (TableCase, QuantizeCase)):
-            float32 = build(case.float_body)
+            float32 = build(case.float_body, target=target)
         elif isinstance(case, QuantizedStemCase):
-            float32, float_inputs = build(case.float_body, case.float_constants), case.float_inputs
+            float32, float_inputs = build(case.float_body, case.float_constants, target=target), case.float_inputs
         else:
             float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
-                            {key: value.astype(np.float32) for key, value in case.constants.items()})
+                            {key: value.astype(np.float32) for key, value in case.constants.items()}, target=target)
         float32.run({key: value.astype(np.float32) for key, value in float_inputs.items()})
         best = {"int8": float("inf"), "float": float("inf")}
         for _ in range(args.rounds):
