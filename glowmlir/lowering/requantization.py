@@ -462,6 +462,8 @@ class LaneRequantization:
         op = self.domain.op
         if getattr(op, "narrow_requantization", None) is None:
             return None
+        if isinstance(self.layer_shift, SSAValue) and isinstance(self.layer_shift.type, VectorType):
+            return None  # a shift for each lane (its channel's): no one number folds into the rounding
         numbers = KernelParameters.of(op)
         if isinstance(self.layer_shift, SSAValue) and self.domain.requantization.table is not None:
             return numbers if self.right_shift_table(numbers.output_offset) else None
