@@ -96,9 +96,24 @@ def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[In
         address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
         b.emit(llvm.StoreOp(value, address, alignment=1))
         return
+    if (not isinstance(stored, SSAValue) and stored.count(True) == 1 and stored[0]
+            and isinstance(value.type.element_type, IntegerType)):
+        store_first_lane(b, value, view, indices)
+        return
     mask = stored if isinstance(stored, SSAValue) else b.lane_mask(stored)
     b.emit(llvm.CallIntrinsicOp(f"llvm.masked.store.{_mangled(value.type)}.p0",
                                 [value, address, b.integer(1), mask], []))
+
+
+def store_first_lane(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index]) -> None:
+    """Lane 0 of an integer vector into `view[indices]` by a scalar store (the vector as one
+    wide integer, truncated to its low lane), not a masked store of one lane: LLVM's x86
+    backend (llvmlite 0.50's) folds a one-lane masked store of bytes truncated from i32
+    lanes into `vmovd`, which writes four bytes, clobbering the three after it (an x86-vnni
+    convolution of output rows one pixel wide: a streaming model's 1-wide time axis)."""
+    lanes, element = value.type.get_shape()[0], value.type.element_type
+    whole = b.bitcast(value, IntegerType(lanes * element.width.data))
+    b.store(b.truncate(whole, element), view, indices)
 
 
 # ----------------------------------------------------------------------------- the arithmetic

@@ -51,6 +51,8 @@ GEOMETRIES = {
     # one input channel: four kernel columns a word (vnni_layout.columns_in_bytes)
     "one_channel_3x3": ((2, 1, 13, 21), (20, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
     "one_channel_3x6_stride_1x2": ((1, 1, 12, 17), (24, 1, 3, 6), (1, 2), (1, 2, 1, 2), (1, 1), 1),
+    # rows one pixel wide (a streaming model's time axis): each channel's one output a lane
+    "one_pixel_rows": ((2, 8, 23, 1), (20, 8, 4, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     # rows of 16 outputs or more: the pixels in the lanes
     "3x3_stride2_wide": ((1, 3, 12, 39), (20, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "dilated_wide_uneven_pads": ((2, 5, 9, 37), (18, 5, 3, 2), (1, 1), (2, 0, 1, 3), (2, 3), 1),
