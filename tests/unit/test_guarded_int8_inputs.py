@@ -25,8 +25,10 @@ import re
 import numpy as np
 import pytest
 
+from glowmlir.backends.x86.target import has_avx512_vnni
 from glowmlir.dialects.memory import ALIGNMENT
 from glowmlir.target import HOST
+from glowmlir.targets import resolve_target
 from tests.support import int8_reference as ref
 from tests.unit.test_quantized_kernels import (
     Case,
@@ -98,14 +100,30 @@ def guarded_input(case: Case, name: str, second_reader: bool) -> Case:
     return dataclasses.replace(case, body=body, inputs=inputs)
 
 
-@needs_vectors
-@pytest.mark.parametrize("name", CASES)
-def test_an_input_at_the_guard_page_is_read_within_its_bounds(name):
+def guarded_bundle(name: str, target=None) -> tuple[Case, object, int]:
+    """The case `name` with its input at the guard page, built for `target` (default the
+    host), and the input's size."""
     make_case, input_name, kernel = CASES[name]
     unguarded = make_case()
     case = guarded_input(unguarded, input_name, second_reader=kernel == "vector-im2col-int8")
-    bundle = build(case.body, dict(case.constants))
-    assert f'"{kernel}"' in bundle.ir["glowll"]
-    input_bytes = unguarded.inputs[input_name].size
+    return case, build(case.body, dict(case.constants), target=target), unguarded.inputs[input_name].size
+
+
+@needs_vectors
+@pytest.mark.parametrize("name", CASES)
+def test_an_input_at_the_guard_page_is_read_within_its_bounds(name):
+    # without AVX-512 VNNI: on a VNNI host its x86 kernels take these layers (the next test)
+    case, bundle, input_bytes = guarded_bundle(name, resolve_target(mattr="-avx512vnni"))
+    assert f'"{CASES[name][2]}"' in bundle.ir["glowll"]
     assert bundle.layout.activations_size == input_bytes and input_bytes % ALIGNMENT == 0  # flush at the guard page
+    np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+@pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
+@pytest.mark.parametrize("name", CASES)
+def test_the_vnni_hosts_kernels_read_within_the_guard_page(name):
+    """The same layers as a VNNI host builds them: x86-vnni (its packed input), x86-vnni-depthwise,
+    x86-avx512 and x86-vbmi (or the vector kernels where these leave a layer)."""
+    case, bundle, input_bytes = guarded_bundle(name)
+    assert bundle.layout.activations_size == input_bytes and input_bytes % ALIGNMENT == 0
     np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
