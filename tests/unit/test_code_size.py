@@ -34,15 +34,16 @@ def kernel_names(bundle, kind: str) -> set[str]:
     return {name for name in function_ranges(bundle.object_code) if re.fullmatch(rf"net_\d+_{kind}", name)}
 
 
-def run_cases(cases, board: str | None, level: str | None = None):
+def run_cases(cases, board: str | None, level: str | None = None, mattr: str | None = None):
     """Builds the cases' layers as one net for `board` at `level` (None: for this host, at
-    `level` or by default), runs it there and checks each layer's outputs against its
-    reference; the bundle."""
+    `level` or by default, with `mattr`'s features changed), runs it there and checks each
+    layer's outputs against its reference; the bundle."""
     body = "".join(case.body for case in cases)
     constants = {name: value for case in cases for name, value in case.constants.items()}
     inputs = {name: value for case in cases for name, value in case.inputs.items()}
     if board is None:
-        bundle = build(body, constants, target=None if level is None else resolve_target(opt_level=level))
+        bundle = build(body, constants, target=None if level is None and mattr is None
+                       else resolve_target(opt_level=level, mattr=mattr))
         outputs = bundle.run(inputs)
     else:
         bundle = build(body, constants, target=target_for(board, level))

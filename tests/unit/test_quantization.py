@@ -10,6 +10,7 @@ import subprocess
 
 import numpy as np
 import onnx
+import onnx.reference
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
