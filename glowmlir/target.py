@@ -46,32 +46,22 @@ class VectorTile:
         return backends.vector_tile(triple, features)
 
 
-X86_FEATURE_BASES = {
-    "sse2": ("sse",), "sse3": ("sse2",), "ssse3": ("sse3",), "sse4.1": ("ssse3",), "sse4.2": ("sse4.1",),
-    "avx": ("sse4.2",), "avx2": ("avx",), "fma": ("avx",), "f16c": ("avx",), "avxvnni": ("avx2",),
-    "avx512f": ("avx2", "fma", "f16c"), "avx512bw": ("avx512f",), "avx512dq": ("avx512f",),
-    "avx512vl": ("avx512f",), "avx512cd": ("avx512f",), "avx512ifma": ("avx512f",), "avx512vnni": ("avx512f",),
-    "avx512vpopcntdq": ("avx512f",), "avx512bf16": ("avx512bw",), "avx512fp16": ("avx512bw", "avx512dq", "avx512vl"),
-    "avx512vbmi": ("avx512bw",), "avx512vbmi2": ("avx512bw",), "avx512bitalg": ("avx512bw",),
-}
-"""Each x86 feature's bases, as LLVM's X86.td implies them: `+f` turns its bases on, `-f` every
-feature built on it off (`-mattr=-avx` on an AVX-512 host turns AVX-512 off too)."""
-
-
 def enabled_features(features: Sequence[str]) -> dict[str, bool]:
     """Whether each `+feature`/`-feature` named is on, a later one overriding an earlier one
-    (as `-mattr` after the host's features), with the x86 features' implications
-    (`X86_FEATURE_BASES`) as LLVM applies them, in order."""
+    (as `-mattr` after the host's features), with the implications among them that the
+    backends know (`Backend.feature_bases`) as LLVM applies them, in order: `+f` turns its
+    bases on, `-f` every feature built on it off."""
+    bases_of = backends.feature_bases()
     enabled: dict[str, bool] = {}
 
     def turn_on(name: str) -> None:
         enabled[name] = True
-        for base in X86_FEATURE_BASES.get(name, ()):
+        for base in bases_of.get(name, ()):
             turn_on(base)
 
     def turn_off(name: str) -> None:
         enabled[name] = False
-        for feature, bases in X86_FEATURE_BASES.items():
+        for feature, bases in bases_of.items():
             if name in bases and enabled.get(feature) is not False:
                 turn_off(feature)
 

@@ -103,6 +103,9 @@ class Backend:
     cache_bytes: Callable[[str], int] | None = None
     """(triple) -> one core's cache its kernels block their loops for where the target is not
     the host (0: unknown; `Target.cache_bytes`)."""
+    feature_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Target feature -> the features it builds on, as LLVM implies them (`target.enabled_features`:
+    `-avx` turns AVX-512 off too)."""
     shape_parameterised: str | None = None
     """The module of its forms of the size-first int8 kernels whose shapes are data
     (`glowll-shape-parameterised-kernels`, which asks for it by the backend's name): its
@@ -210,6 +213,11 @@ def library_module(name: str) -> ModuleType:
     if backend is None:
         raise KeyError(name)
     return importlib.import_module(backend.library[2])
+
+
+def feature_bases() -> dict[str, tuple[str, ...]]:
+    """Every registered backend's `feature_bases`, merged."""
+    return {feature: bases for backend in backends() for feature, bases in backend.feature_bases.items()}
 
 
 def vector_tile(triple: str, features: Sequence[str]) -> Any:

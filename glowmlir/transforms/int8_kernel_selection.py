@@ -40,10 +40,14 @@ class SelectInt8Elementwise(RewritePattern):
     microkernel: str
     kinds: tuple[str, ...]
 
+    def takes(self, op: glowll.ElementwiseOp) -> bool:
+        """Whether the op is one this pattern selects: no kernel yet, one of `kinds`, int8."""
+        return (op.microkernel is None and op.kind.data in self.kinds
+                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands))
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ElementwiseOp, rewriter: PatternRewriter) -> None:
-        if (op.microkernel is None and op.kind.data in self.kinds
-                and all(is_quantized(v.type) for v in op.operands) and int8_buffers(*op.operands)):
+        if self.takes(op):
             op.properties["microkernel"] = MicrokernelAttr(self.microkernel)
             rewriter.notify_op_modified(op)
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from glowmlir.backends.x86 import layout as vnni_layout
+from glowmlir.backends.x86 import select_kernels as x86_selection
 from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
 from glowmlir.elf import function_ranges
 from glowmlir.target import HOST
@@ -127,10 +128,27 @@ shorter and longer than a vector, a squeeze-and-excitation block's channel scale
 
 @needs_vbmi
 @pytest.mark.parametrize("op,a_shape,b_shape,activation,seed", BINARY_CASES)
-def test_add_sub_and_mul_on_avx512_match_the_int8_reference(op, a_shape, b_shape, activation, seed):
+def test_add_sub_and_mul_on_avx512_match_the_int8_reference(op, a_shape, b_shape, activation, seed, monkeypatch):
+    """Every case on x86-avx512: the ops with a float form are not left to the vector unit here."""
+    monkeypatch.setattr(x86_selection, "has_float_form", lambda op, fused: False)
     case = binary_case(op, a_shape, b_shape, seed, activation)
     glowll, outputs = fast_and_generic(case)
     assert 'microkernel = #glowll.microkernel<"x86-avx512">' in glowll
+    for actual in outputs:
+        np.testing.assert_array_equal(actual, case.expected)
+
+
+@needs_vbmi
+@pytest.mark.parametrize("op,a_shape,b_shape,activation,seed", BINARY_CASES)
+def test_add_sub_and_mul_of_a_float_form_are_left_to_the_vector_unit(op, a_shape, b_shape, activation, seed):
+    """On a VNNI host an op with a proved float form (`select_kernels.has_float_form`) takes
+    vector-elementwise-int8 and its form (or AVX2's int16 gate products, proved first), the
+    others x86-avx512: bit for bit either way."""
+    case = binary_case(op, a_shape, b_shape, seed, activation)
+    glowll, outputs = fast_and_generic(case)
+    form = re.search(r"(float_step|float_add|float_gate|int16_gate) = ", glowll)
+    kernel = "vector-elementwise-int8" if form else "x86-avx512"
+    assert f'microkernel = #glowll.microkernel<"{kernel}"' in glowll
     for actual in outputs:
         np.testing.assert_array_equal(actual, case.expected)
 

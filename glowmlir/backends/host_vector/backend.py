@@ -23,7 +23,13 @@ from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
-from glowmlir.backends.host_vector.target import byte_shuffles, cache_bytes, int16_high_products, vector_tile
+from glowmlir.backends.host_vector.target import (
+    X86_FEATURE_BASES,
+    byte_shuffles,
+    cache_bytes,
+    int16_high_products,
+    vector_tile,
+)
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.quant import storage_type
 from glowmlir.lowering import vector_layout as layout
@@ -154,4 +160,5 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     Microkernel(layout.INT8_QUANTIZE, "glowmlir.backends.host_vector.quantize", ops=("glowll.elementwise",),
                 elementwise_kinds=("quantize",), parameters=("reciprocal",), verify=verify_vector_quantize),
     _float(layout.COLUMNS), _float(layout.PLANES), _float(layout.CHANNELS), _float(layout.DEPTHWISE),
-), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes)
+), prefers_unfused=runs_on_planes, glowll_passes=glowll_passes, vector_tile=vector_tile, cache_bytes=cache_bytes,
+    feature_bases=X86_FEATURE_BASES)

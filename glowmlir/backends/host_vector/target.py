@@ -26,6 +26,19 @@ def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
     return None
 
 
+X86_FEATURE_BASES = {
+    "sse2": ("sse",), "sse3": ("sse2",), "ssse3": ("sse3",), "sse4.1": ("ssse3",), "sse4.2": ("sse4.1",),
+    "avx": ("sse4.2",), "avx2": ("avx",), "fma": ("avx",), "f16c": ("avx",), "avxvnni": ("avx2",),
+    "avx512f": ("avx2", "fma", "f16c"), "avx512bw": ("avx512f",), "avx512dq": ("avx512f",),
+    "avx512vl": ("avx512f",), "avx512cd": ("avx512f",), "avx512ifma": ("avx512f",), "avx512vnni": ("avx512f",),
+    "avx512vpopcntdq": ("avx512f",), "avx512bf16": ("avx512bw",), "avx512fp16": ("avx512bw", "avx512dq", "avx512vl"),
+    "avx512vbmi": ("avx512bw",), "avx512vbmi2": ("avx512bw",), "avx512bitalg": ("avx512bw",),
+}
+"""Each x86 feature's bases, as LLVM's X86.td implies them (`Backend.feature_bases`): `+f` turns
+its bases on, `-f` every feature built on it off (`-mattr=-avx` on an AVX-512 host turns AVX-512
+off too, `-fma` AVX-512F)."""
+
+
 def byte_shuffles(triple: str, features: Sequence[str]) -> str:
     """The byte shuffles `table_lookup` looks an int8 table up by: "avx512bw" (zmm `vpshufb`),
     "avx2" (ymm), "neon" (`tbl`/`tbx` of four registers, AArch64); "" (none: SSE, AVX

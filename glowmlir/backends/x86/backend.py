@@ -56,15 +56,17 @@ def glowll_passes(options: PipelineOptions) -> list:
     depthwise convolutions of small planes too); a model quantized from a profile keeps Glow's
     constants (`PipelineOptions.profile_quantized`), a -flash-size its budget."""
     from glowmlir.backends.x86.select_kernels import SelectVnniKernels
-    from glowmlir.backends.x86.target import has_avx512_vbmi
+    from glowmlir.backends.x86.target import has_avx512_vbmi, has_fma
     from glowmlir.transforms.flash_budget import GLOW_CONSTANT_RATIO
 
     if options.target is None or not has_avx512_vnni(options.target):
         return []
     vbmi = has_avx512_vbmi(options.target)
     ratio = GLOW_CONSTANT_RATIO if options.profile_quantized else 0.0
-    return [(SelectionOrder.INSTRUCTION_SET, SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi,
-                                                               constant_ratio=ratio, flash_size=options.flash_size))]
+    selection = SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi, float_forms=True,
+                                  fused_multiply_add=has_fma(options.target), constant_ratio=ratio,
+                                  flash_size=options.flash_size)
+    return [(SelectionOrder.INSTRUCTION_SET, selection)]
 
 
 PASSES = {"glowll-select-x86-vnni-kernels": ("glowmlir.backends.x86.select_kernels", "SelectVnniKernels")}

@@ -18,7 +18,9 @@ within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
 (`backends.x86.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
 permute), its filter the levels less their zero point as int8 words
 (`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
-and Mul get `microkernel = "x86-avx512"` (`SelectInt8Elementwise`). Outputs stay bit-identical
+and Mul get `microkernel = "x86-avx512"` (`SelectInt8Elementwise`); with `float_forms`, only
+those without a proved float form (`SelectElementwiseWithoutFloatForm`: the others take the
+host vector unit's vector-elementwise-int8 and its float forms). Outputs stay bit-identical
 to the generic int8 kernels.
 """
 
@@ -39,6 +41,7 @@ from glowmlir.dialects.memory import align
 from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
+from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
 from glowmlir.transforms.int8_kernel_selection import (
@@ -195,6 +198,31 @@ class PackDepthwise(RewritePattern):
         rewriter.notify_op_modified(op)
 
 
+def has_float_form(op: glowll.ElementwiseOp, fused_multiply_add: bool) -> bool:
+    """Whether an int8 Mul, Add or Sub has a proved float form (`vector_elementwise`'s
+    `mul_float_gate` with fused multiply-adds, `mul_float_step`, `add_float_form`), which
+    `glowll-select-vector-columns` marks on vector-elementwise-int8."""
+    kind = op.kind.data
+    if kind == "mul":
+        return ((fused_multiply_add and mul_float_gate(op) is not None)
+                or mul_float_step(op, fused_multiply_add) is not None)
+    return kind in ("add", "sub") and add_float_form(op, fused_multiply_add) is not None
+
+
+class SelectElementwiseWithoutFloatForm(SelectInt8Elementwise):
+    """`SelectInt8Elementwise` onto x86-avx512 for the ops without a proved float form
+    (`has_float_form`): those are left to the host vector unit's vector-elementwise-int8,
+    whose float forms (and AVX2's int16 gate products) run a squeeze-and-excitation Mul or a
+    residual Add in about half the instructions of the exact integer steps."""
+
+    def __init__(self, fused_multiply_add: bool):
+        super().__init__(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS)
+        self.fused_multiply_add = fused_multiply_add
+
+    def takes(self, op: glowll.ElementwiseOp) -> bool:
+        return super().takes(op) and not has_float_form(op, self.fused_multiply_add)
+
+
 class SelectLookupTable(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.IntLookupTableOp, rewriter: PatternRewriter) -> None:
@@ -209,7 +237,9 @@ class SelectVnniKernels(ModulePass):
     kernels, packing their filters and folding the unsigned input's correction into their
     biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs; with
     `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise; int8
-    Add, Sub and Mul for x86-avx512. Within a constants' budget (`constant_ratio` to the
+    Add, Sub and Mul for x86-avx512 (with `float_forms`, only those without a proved float
+    form, `has_float_form`, with `fused_multiply_add`'s fused forms: the others are left to
+    vector-elementwise-int8, which takes the forms). Within a constants' budget (`constant_ratio` to the
     int8 constants, or `flash_size`, as `glowll-select-arm-dsp-kernels` takes them:
     `transforms.flash_budget.constants_budget`; 0: none), only the layers whose packed filters fit
     (`packed_within_budget`)."""
@@ -217,6 +247,8 @@ class SelectVnniKernels(ModulePass):
     name = "glowll-select-x86-vnni-kernels"
     lookup_tables: bool = False
     depthwise: bool = False
+    float_forms: bool = False
+    fused_multiply_add: bool = False
     constant_ratio: float = 0.0
     flash_size: int = 0
 
@@ -227,8 +259,9 @@ class SelectVnniKernels(ModulePass):
         packed = packed_within_budget(op, constants_budget(int8_constants(op), self.constant_ratio, self.flash_size))
         PatternRewriteWalker(PackConvolution(packed), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(packed), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS),
-                             apply_recursively=False).rewrite_module(op)
+        elementwise = (SelectElementwiseWithoutFloatForm(self.fused_multiply_add) if self.float_forms
+                       else SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS))
+        PatternRewriteWalker(elementwise, apply_recursively=False).rewrite_module(op)
         if self.depthwise:
             two_parts = set()
             for layer in op.walk():

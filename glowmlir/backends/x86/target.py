@@ -17,6 +17,11 @@ def has_avx512_vbmi(target: Target) -> bool:
     return _x86_64_with(target, "avx512vbmi", "avx512bw")
 
 
+def has_fma(target: Target) -> bool:
+    """FMA3 (`vfmadd`: the fused float forms `SelectVnniKernels` proves with `fused_multiply_add`)."""
+    return bool(enabled_features(target.feature_list).get("fma"))
+
+
 def _x86_64_with(target: Target, *names: str) -> bool:
     """An x86-64 target with each of these AVX-512 features (a later `-feature` overrides an
     earlier `+feature`), none of the features they build on turned off (`-mattr=-avx512f` or
