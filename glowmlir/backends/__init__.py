@@ -56,6 +56,10 @@ class Microkernel:
     loaded_numbers: tuple[str, ...] = ()
     lookup_tables: bool = False
     verify: Callable[[Any], None] | None = None
+    plane_free_parameters: tuple[str, ...] = ()
+    """Its parameters that say what the target has, not what the layer's plane is: a layer cut
+    into blocks of rows after kernel selection (`glowll-convolve-in-place`'s `row_block`)
+    keeps them; a kernel with any other parameter is not cut."""
     lanes: int = 0
     """A vector kernel's int32 lanes a vector (output columns a vector for a column kernel)."""
 

@@ -1,9 +1,13 @@
 """A lookup table fused into a convolution's or FullyConnected's kernel
 (`glowll-fuse-lookup-tables`): each int8 level the kernel stores is replaced by its table
 entry, in the store's own loop. Every kernel family (the portable kernels, the Arm DSP,
-Helium, x86 VNNI, host vector and size-first ones) applies its op's table here."""
+Helium, x86 VNNI, host vector and size-first ones) applies its op's table here: lane by
+lane from memory, or, where a backend holds the table in registers (`TableInRegisters`:
+AVX-512 VBMI's `vpermi2b`, `backends.x86.vnni_kernels.PermutedTable`), a vector at once."""
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType
@@ -23,14 +27,26 @@ def lookup_table_by_level(op: IRDLOperation, view) -> View | None:
     return entries.reshaped(entries.shape, entries.strides, entries.offset + 128)
 
 
-def looked_up(b: KernelBuilder, table: View | None, levels: SSAValue) -> SSAValue:
+class TableInRegisters(Protocol):
+    """A fused table a backend's kernel loaded into vector registers once (in place of the
+    domain's `lookup_table` view), which looks a whole vector of int8 levels up at once."""
+
+    def look_up(self, levels: SSAValue) -> SSAValue:
+        """Each int8 level (a vector of them, or one level) replaced by its entry."""
+        ...
+
+
+def looked_up(b: KernelBuilder, table: View | TableInRegisters | None, levels: SSAValue) -> SSAValue:
     """Clamped int8 levels as stored, each replaced by its entry of a fused lookup table
     (`lookup_table_by_level`; none: as they are): an int8 or i32 level, or a vector of int8
     levels, one lane at a time (a table read per output, in the store's own loop: no gather
-    takes 8-bit indices on Helium nor AVX-512; VBMI's `vpermi2b` would). Every kernel
-    family applies its op's table here, to the levels it would store."""
+    takes 8-bit indices on Helium nor AVX-512), or by a table in registers
+    (`TableInRegisters`). Every kernel family applies its op's table here, to the levels it
+    would store."""
     if table is None:
         return levels
+    if not isinstance(table, View):
+        return table.look_up(levels)
     if not isinstance(levels.type, VectorType):
         return b.load(table, [b.as_index(levels)])
     # Through a stack slot, lane by lane (LLVM's SROA makes it lane extracts and inserts).

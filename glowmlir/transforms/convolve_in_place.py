@@ -296,6 +296,16 @@ def kernels_stage_pointwise_pixels(options) -> bool:
                for kernel in backend.microkernels)
 
 
+def _plane_parameters(op: glowll.ConvolutionOp) -> bool:
+    """Whether the op's kernel was chosen with a parameter that may depend on its plane."""
+    if op.microkernel is None:
+        return False
+    from glowmlir.backends import microkernel
+
+    plane_free = microkernel(op.microkernel.data).plane_free_parameters
+    return any(name not in plane_free for name in op.microkernel.kernel_parameters.data)
+
+
 def row_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
     """Rows a block of `pointwise_rows` takes: the most that divide the height with the input
     block no larger than `channels` whole input planes (0: `op` does not take blocks)."""
@@ -304,9 +314,8 @@ def row_block(op: glowll.ConvolutionOp, channels: int = STAGED_CHANNELS) -> int:
     # One output channel: a block of rows is contiguous in the output, and glowll-share-buffers
     # would have the convolution write its stage straight there, over rows still to be read.
     # After kernel selection, a kernel chosen with parameters (`#glowll.microkernel<"k", {...}>`)
-    # may depend on the plane: not sliced.
-    if (n != 1 or out_c < 2 or not _is_narrowing_pointwise(op)
-            or (op.microkernel is not None and op.microkernel.kernel_parameters.data)):
+    # may depend on the plane: not sliced, unless they are the target's (`plane_free_parameters`).
+    if n != 1 or out_c < 2 or not _is_narrowing_pointwise(op) or _plane_parameters(op):
         return 0
     rows = _slice_channels(height, max(1, channels * height // in_c))
     return rows if rows < height else 0

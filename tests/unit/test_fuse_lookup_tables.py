@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 import glowmlir
-from glowmlir.backends.x86.target import has_avx512_vnni
+from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
 from glowmlir.compiler import CompileOptions, QuantizationOptions
 from glowmlir.profiling import Profiler
 from glowmlir.quantization.profile import write_profile
@@ -108,16 +108,31 @@ def test_the_host_vector_kernels_keep_their_tables_on_byte_shuffles(model):
 
 VNNI = resolve_target(target="x86_64-unknown-linux-gnu", mcpu="icelake-server",
                       mattr="+avx512vnni,+avx512bw,+avx512vbmi")
+VNNI_WITHOUT_VBMI = resolve_target(target="x86_64-unknown-linux-gnu", mcpu="cascadelake",
+                                   mattr="+avx512vnni,+avx512bw,-avx512vbmi")
+"""Cascade Lake's AVX-512: VNNI, no VBMI byte permutes."""
 
 
-def test_x86_vnni_kernels_apply_the_tables(model):
+@pytest.mark.parametrize("vbmi", [True, False], ids=["vbmi", "without-vbmi"])
+def test_x86_vnni_kernels_apply_the_tables(model, vbmi):
     """Built for AVX-512 VNNI every layer takes its table in a VNNI kernel; run where the host has it.
-    A flash of 1 MB lets the layers pad their channels to VNNI's blocks (by default a model
-    quantized from a profile keeps Glow's constants, which no padded filter fits)."""
-    fused, plain = fused_and_unfused(model, HOST if has_avx512_vnni(HOST) else VNNI, flash_size=1 << 20)
+    With VBMI the x86-vnni layers carry `byte_permutes` and look their tables up by `vpermi2b`
+    (`vnni_kernels.PermutedTable`: the only byte permutes of the fused build, which has no
+    stand-alone table left), without it lane by lane (and the depthwise layer, which needs
+    VBMI's permutes, is the host vector unit's, its table apart on byte shuffles). A flash of 1 MB lets the layers pad
+    their channels to VNNI's blocks (by default a model quantized from a profile keeps Glow's
+    constants, which no padded filter fits)."""
+    if vbmi:
+        target = HOST if has_avx512_vnni(HOST) and has_avx512_vbmi(HOST) else VNNI
+    else:
+        target = resolve_target(mattr="-avx512vbmi") if has_avx512_vnni(HOST) else VNNI_WITHOUT_VBMI
+    fused, plain = fused_and_unfused(model, target, flash_size=1 << 20, keep_assembly=True)
     layers = fused_layers(fused.ir["glowll"])
     vnni = 'microkernel = #glowll.microkernel<"x86-vnni'
-    assert len(layers) == LAYERS and all(vnni in line for line in layers), layers
+    assert len(layers) == (LAYERS if vbmi else LAYERS - 1) and all(vnni in line for line in layers), layers
+    assert any('"x86-vnni", {byte_permutes}' in line for line in layers) == vbmi, layers
+    permutes = re.findall(r"\bvperm[it]2b\b", fused.ir["assembly"])
+    assert bool(permutes) == vbmi, permutes
     if not has_avx512_vnni(HOST):
         pytest.skip("built; the host has no AVX-512 VNNI to run it")
     samples = model[2]

@@ -63,7 +63,7 @@ def vnni_and_generic(case: Case) -> list[np.ndarray]:
     """The case's output from a host build with the VNNI kernel (checked to be taken) and
     from one without AVX-512 VNNI (the generic int8 kernel)."""
     vnni = build(case.body, dict(case.constants))
-    assert 'microkernel = #glowll.microkernel<"x86-vnni">' in vnni.ir["glowll"]
+    assert 'microkernel = #glowll.microkernel<"x86-vnni"' in vnni.ir["glowll"]
     generic = build(case.body, dict(case.constants), target=resolve_target(mattr="-avx512vnni"))
     assert "x86-vnni" not in generic.ir["glowll"]
     return [bundle.run(case.inputs)[case.output] for bundle in (vnni, generic)]

@@ -73,8 +73,9 @@ PASSES = {"glowll-select-x86-vnni-kernels": ("glowmlir.backends.x86.select_kerne
 """Its passes for `glow-opt -p`: name -> (module, class)."""
 
 BACKEND = Backend("x86", passes=PASSES, microkernels=(
-    Microkernel(layout.MICROKERNEL, "glowmlir.backends.x86.vnni_kernels",
-                packed_weights=True, lookup_tables=True, verify=verify_vnni_filter),
+    Microkernel(layout.MICROKERNEL, "glowmlir.backends.x86.vnni_kernels", parameters=(layout.BYTE_PERMUTES,),
+                plane_free_parameters=(layout.BYTE_PERMUTES,), packed_weights=True, lookup_tables=True,
+                verify=verify_vnni_filter),
     Microkernel(layout.DEPTHWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_depthwise", ops=("glowll.convolution",),
                 lookup_tables=True, verify=verify_depthwise_filter),
     Microkernel(layout.SHAPE_PARAMETERISED_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised",

@@ -28,6 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 MICROKERNEL = "x86-vnni"
+BYTE_PERMUTES = "byte_permutes"
+"""The x86-vnni microkernel's parameter (a unit: `#glowll.microkernel<"x86-vnni", {byte_permutes}>`)
+for a target with AVX-512 VBMI: a fused lookup table is applied by `vpermi2b`
+(`vnni_kernels.PermutedTable`), not lane by lane."""
 LOOKUP_TABLE_MICROKERNEL = "x86-vbmi"
 """An int8 lookup table's: 64 levels at once by `vpermi2b` (AVX-512 VBMI)."""
 LANES = 16

@@ -11,7 +11,9 @@ the bias replaced by `vnni_layout.folded_bias` (the kernel multiplies unsigned i
 x + 128). Grouped convolutions keep the generic kernel (depthwise ones take
 `glowll-select-vector-columns`' vector-depthwise-int8). With `lookup_tables` (a host with
 AVX-512 VBMI too: `target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
-`microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`). With `depthwise`
+`microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`) and the x86-vnni
+layers `#glowll.microkernel<"x86-vnni", {byte_permutes}>` (a table glowll-fuse-lookup-tables
+fuses into them is looked up the same way, not lane by lane). With `depthwise`
 (VBMI too), an int8 depthwise convolution of a small plane (unpooled, no residual, at most
 `vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, each kernel row's four taps
 within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, i8, i32
+from xdsl.dialects.builtin import ModuleOp, UnitAttr, i8, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -54,10 +56,12 @@ from glowmlir.transforms.int8_kernel_selection import (
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
-def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
+def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter,
+                byte_permutes: bool = False) -> None:
     """Packs the op's constant filter, seen as OIHW (a FullyConnected's [O, C] as [O, C, 1,
     1]; a convolution keeps the shape as `filter_shape`), and folds its bias for the VNNI
-    kernel, if both are constants and the bias is in accumulator units."""
+    kernel, if both are constants and the bias is in accumulator units; `byte_permutes` (a
+    VBMI target) marks the kernel's `vnni_layout.BYTE_PERMUTES`."""
     weight, bias = op.operands[2].owner, accumulator_bias(op)
     if not isinstance(weight, glowll.WeightOp) or weight.value is None or bias is None:
         return
@@ -73,7 +77,8 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
     op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                    stored_as(op.bias.type.element_type, i32))
-    op.properties["microkernel"] = MicrokernelAttr(vnni_layout.MICROKERNEL)
+    op.properties["microkernel"] = MicrokernelAttr(
+        vnni_layout.MICROKERNEL, {vnni_layout.BYTE_PERMUTES: UnitAttr()} if byte_permutes else None)
     if convolution:
         op.properties["filter_shape"] = glow.ints(filter_shape)
     erase_if_unused(weight, rewriter)
@@ -130,22 +135,26 @@ def packed_within_budget(module: ModuleOp, budget: int | None) -> set[int] | Non
 class PackConvolution(RewritePattern):
     packed: set[int] | None = None
     """The layers (`id`s) the constants' budget lets take packed filters (None: every one)."""
+    byte_permutes: bool = False
+    """As `select_vnni`'s."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         if takes_vnni(op) and (self.packed is None or id(op) in self.packed):
-            select_vnni(op, rewriter)
+            select_vnni(op, rewriter, self.byte_permutes)
 
 
 @dataclass
 class PackFullyConnected(RewritePattern):
     packed: set[int] | None = None
     """As `PackConvolution.packed`."""
+    byte_permutes: bool = False
+    """As `select_vnni`'s."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.FullyConnectedOp, rewriter: PatternRewriter) -> None:
         if takes_vnni(op) and (self.packed is None or id(op) in self.packed):
-            select_vnni(op, rewriter)
+            select_vnni(op, rewriter, self.byte_permutes)
 
 
 def centred_depthwise_filter(op: glowll.ConvolutionOp) -> np.ndarray | None:
@@ -235,7 +244,9 @@ class SelectLookupTable(RewritePattern):
 class SelectVnniKernels(ModulePass):
     """Marks int8 convolutions (ungrouped, NCHW) and FullyConnected for the AVX-512 VNNI
     kernels, packing their filters and folding the unsigned input's correction into their
-    biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs; with
+    biases; with `lookup_tables` (AVX-512 VBMI), int8 lookup tables for theirs, and the
+    x86-vnni layers' `byte_permutes` (a table fused into them later is applied by
+    `vpermi2b`); with
     `depthwise` (VBMI), depthwise convolutions of small planes for x86-vnni-depthwise; int8
     Add, Sub and Mul for x86-avx512 (with `float_forms`, only those without a proved float
     form, `has_float_form`, with `fused_multiply_add`'s fused forms: the others are left to
@@ -257,8 +268,8 @@ class SelectVnniKernels(ModulePass):
             raise GlowError(f"{self.name}{{constant-ratio={self.constant_ratio} flash-size={self.flash_size}}}: "
                             "expected 0 (no budget) or a positive ratio or size")
         packed = packed_within_budget(op, constants_budget(int8_constants(op), self.constant_ratio, self.flash_size))
-        PatternRewriteWalker(PackConvolution(packed), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackFullyConnected(packed), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackConvolution(packed, self.lookup_tables), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackFullyConnected(packed, self.lookup_tables), apply_recursively=False).rewrite_module(op)
         elementwise = (SelectElementwiseWithoutFloatForm(self.fused_multiply_add) if self.float_forms
                        else SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS))
         PatternRewriteWalker(elementwise, apply_recursively=False).rewrite_module(op)

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry
-from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate
+from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
@@ -53,7 +53,9 @@ def signed_byte(value: int) -> int:
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """Per image and channel, each vector of 16 outputs: its windows loaded, its taps
-    permuted out of them into the accumulator (bias first), requantized and stored."""
+    permuted out of them into the accumulator (bias first), requantized (a fused table looked up
+    by `vpermi2b`: `vnni_kernels.tables_in_registers`) and stored."""
+    tables_in_registers(b, domain, op, view)
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels, height, width = dest.shape
     in_plane = src.shape[2] * src.shape[3]

@@ -48,7 +48,10 @@ An int8 Add, Sub or Mul (`microkernel = "x86-avx512"`) runs on 16 int32 lanes
 
 With AVX-512 VBMI too, an int8 lookup table (`microkernel = "x86-vbmi"`) looks 64 levels up
 at once: `vpermi2b` picks bytes of two registers (128 table entries) by each index byte's low
-seven bits, so the 256 entries are two such halves and each level's sign picks the half.
+seven bits, so the 256 entries are two such halves and each level's sign picks the half
+(`permuted_entries`). A table fused into an x86-vnni layer of such a host (its microkernel's
+`byte_permutes`) or into an x86-vnni-depthwise one is looked up the same way, 16 outputs at
+once, the table loaded into four registers once a kernel (`PermutedTable`).
 """
 
 from __future__ import annotations
@@ -61,7 +64,16 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, columns_in_bytes, groups, last_block_overlaps
+from glowmlir.backends.x86.layout import (
+    BYTE_PERMUTES,
+    DEPTHWISE_MICROKERNEL,
+    GROUP,
+    LANES,
+    UNSIGNED_SHIFT,
+    columns_in_bytes,
+    groups,
+    last_block_overlaps,
+)
 from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -387,6 +399,7 @@ def pixels_in_lanes(width: Index) -> bool:
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """The input packed once (`pack_input`), then the shared skeleton with `channel_rows` over
     blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
+    tables_in_registers(b, domain, op, view)
     src = view(op.input)
     filter_shape = op.filter_shape.get_values()
     stem = columns_in_bytes(filter_shape, op.dilations.get_values())
@@ -421,6 +434,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
     """`fully_connected_rows` over the layer's [rows, depth] input and packed weights."""
+    tables_in_registers(b, domain, op, view)
     dest, src = view(op.dest), view(op.input)
     fully_connected_rows(b, domain, op, src, dest, packed_words(b, view(op.weights)), view(op.bias), dest.shape[0],
                          src.shape[1], dest.shape[1])
@@ -503,26 +517,73 @@ def fully_connected_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.
 
 TABLE_LEVELS = 64
 """Levels a lookup looks up at once: a zmm register of bytes."""
+TABLE_BYTES = VectorType(i8, [TABLE_LEVELS])
+
+
+def table_quarters(b: KernelBuilder, table: View) -> list[SSAValue]:
+    """A 256-entry table (indexed by level + 128) in four zmm registers of 64 entries."""
+    return [load_vector(b, table, [quarter * TABLE_LEVELS], TABLE_LEVELS) for quarter in range(4)]
+
+
+def permuted_entries(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) -> SSAValue:
+    """The entries of 64 int8 levels: each level's low seven bits index the table's first two
+    quarters (entries 0-127, the negative levels) and its last two by `vpermi2b`, and the
+    level's sign picks which."""
+    negative, other = (b.emit(llvm.CallIntrinsicOp("llvm.x86.avx512.vpermi2var.qi.512", [low, levels, high],
+                                                    [TABLE_BYTES]))
+                       for low, high in (quarters[:2], quarters[2:]))
+    return b.select(b.int_compare("slt", levels, b.int_value(0, TABLE_BYTES)), negative, other)
+
+
+class PermutedTable:
+    """A convolution's or FullyConnected's fused lookup table in four zmm registers, loaded once
+    a kernel (`fused_tables.TableInRegisters`, with `byte_permutes`: AVX-512 VBMI): a vector of
+    up to 64 int8 levels is looked up by `permuted_entries` (its lanes widened to 64 and
+    back: two `vpermi2b` and a blend for the 16 outputs of a VNNI vector, where a lookup lane by
+    lane takes 16 loads and a stack round trip); a lone level is read from memory."""
+
+    def __init__(self, b: KernelBuilder, table: View):
+        self.b = b
+        self.by_level = table.reshaped(table.shape, table.strides, table.offset + 128)
+        self.quarters = table_quarters(b, table)
+
+    def look_up(self, levels: SSAValue) -> SSAValue:
+        b = self.b
+        if not isinstance(levels.type, VectorType):
+            return b.load(self.by_level, [b.as_index(levels)])
+        lanes = levels.type.get_shape()[0]
+        assert levels.type.element_type == i8 and lanes <= TABLE_LEVELS, "a vector of int8 levels, a zmm at most"
+        if lanes == TABLE_LEVELS:
+            return permuted_entries(b, self.quarters, levels)
+        widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+            i32, [lane % lanes for lane in range(TABLE_LEVELS)]), TABLE_BYTES))
+        entries = permuted_entries(b, self.quarters, widened)
+        return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
+                                           levels.type))
+
+
+def tables_in_registers(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+                        view) -> None:
+    """Where the op's kernel has byte permutes (its microkernel's `byte_permutes`, or
+    x86-vnni-depthwise, which needs VBMI anyway), its fused table goes into registers once
+    (`PermutedTable`) in place of the domain's view of it."""
+    if domain.lookup_table is not None and (op.microkernel.data == DEPTHWISE_MICROKERNEL
+                                            or op.microkernel.parameter(BYTE_PERMUTES) is not None):
+        domain.lookup_table = PermutedTable(b, view(op.lookup_table))
 
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
-    """dest[i] = table[input[i] + 128], 64 levels a step: the table in four registers; each
-    level's low seven bits index its first two (entries 0-127, the negative levels) and its
-    last two by `vpermi2b`, and the level's sign picks which (the last step's lanes masked)."""
+    """dest[i] = table[input[i] + 128], 64 levels a step by `permuted_entries` (the table in
+    four registers; the last step's lanes masked)."""
     b.optimize_for_size = True
     dest, source, table = view(op.dest), view(op.input), view(op.table)
     size = math.prod(dest.shape)
     flat_dest, flat_source = dest.reshaped((size,), (1,)), source.reshaped((size,), (1,))
-    bytes_type = VectorType(i8, [TABLE_LEVELS])
-    quarters = [load_vector(b, table, [quarter * TABLE_LEVELS], TABLE_LEVELS) for quarter in range(4)]
+    quarters = table_quarters(b, table)
 
     def look_up(at: Index, count: int) -> None:
         loaded = None if count == TABLE_LEVELS else [lane < count for lane in range(TABLE_LEVELS)]
         levels = load_vector(b, flat_source, [at], TABLE_LEVELS, loaded)
-        negative, other = (b.emit(llvm.CallIntrinsicOp("llvm.x86.avx512.vpermi2var.qi.512", [low, levels, high],
-                                                        [bytes_type]))
-                           for low, high in (quarters[:2], quarters[2:]))
-        entries = b.select(b.int_compare("slt", levels, b.int_value(0, bytes_type)), negative, other)
-        store_vector(b, entries, flat_dest, [at], loaded)
+        store_vector(b, permuted_entries(b, quarters, levels), flat_dest, [at], loaded)
 
     in_runs(b, size, TABLE_LEVELS, look_up)
