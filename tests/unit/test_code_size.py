@@ -339,7 +339,8 @@ def test_a_lone_pointwise_shape_keeps_its_own_vnni_kernel():
     """A group of one shape gains nothing from reading its shape: two layers of one shape keep
     the per-layer VNNI kernel (a kernel each: their input zero points differ, which that
     kernel compiles in)."""
-    geometry = ((1, 8, 4, 4), (24, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    # 20 input channels: VNNI's (a shallower 1x1 is vector-pointwise-int8's, x86.select_kernels.shallow_pointwise)
+    geometry = ((1, 20, 4, 4), (24, 20, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
     bundle = run_cases([convolution_case(60, geometry, suffix="_a"), convolution_case(61, geometry, suffix="_b")], None)
     assert "shape-parameterised" not in bundle.ir["glowll"]
     assert bundle.ir["glowll"].count('microkernel = #glowll.microkernel<"x86-vnni"') == 2
@@ -378,7 +379,8 @@ def test_vnni_layers_whose_output_step_differs_are_not_alike(odd_one_out, level)
     the third, alike with no other shape, keeps its own per-layer VNNI kernel (were it
     counted among the first two, it would take the shape-parameterised form and still a
     kernel of its own). Each layer's outputs are the int8 reference's."""
-    geometries = [((1, 8, 4, 4), (24, 8, 1, 1)), ((1, 12, 5, 5), (40, 12, 1, 1)), ((1, 16, 4, 6), (8, 16, 1, 1))]
+    # the third of 20 input channels: VNNI's per-layer kernel (x86.select_kernels.shallow_pointwise)
+    geometries = [((1, 8, 4, 4), (24, 8, 1, 1)), ((1, 12, 5, 5), (40, 12, 1, 1)), ((1, 20, 4, 6), (8, 20, 1, 1))]
     cases = [convolution_case(90 + index, (x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), suffix=f"_p{index}",
                               **(ODD_ONE_OUT[odd_one_out] if index == 2 else {}))
              for index, (x, w) in enumerate(geometries)]

@@ -40,7 +40,8 @@ needs_vnni = pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has 
 
 GEOMETRIES = {
     # name: (input shape, filter shape, strides, pads (t, l, b, r), dilations, group)
-    "1x1_5_to_20": ((1, 5, 7, 9), (20, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # (a 1x1 of at most 16 input channels is vector-pointwise-int8's: x86.select_kernels.shallow_pointwise)
+    "1x1_21_to_20": ((1, 21, 7, 9), (20, 21, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "1x1_64_to_64": ((1, 64, 25, 5), (64, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     "1x1_stride2": ((2, 6, 9, 9), (17, 6, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
     "3x3_pad1": ((1, 7, 12, 19), (33, 7, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
@@ -146,9 +147,9 @@ def test_per_channel_shifts_of_both_signs_and_zero_match_the_int8_reference():
     1/64, 0.3, 0.75, 1.5 and 3.2 (shifts -5, -1, 0, 1 and 2), each of 16 output channels one
     of them, its accumulators small enough that even a left shift leaves outputs inside the
     int8 range."""
-    rng = np.random.default_rng(17)
-    x_levels = rng.integers(-12, 13, (1, 8, 4, 5)).astype(np.int8)
-    w_levels = rng.integers(-12, 13, (16, 8, 1, 1)).astype(np.int8)
+    rng = np.random.default_rng(17)  # 20 input channels: VNNI's (x86.select_kernels.shallow_pointwise)
+    x_levels = rng.integers(-12, 13, (1, 20, 4, 5)).astype(np.int8)
+    w_levels = rng.integers(-12, 13, (16, 20, 1, 1)).astype(np.int8)
     bias = rng.integers(-100, 101, 16).astype(np.int32)
     x_type, out_type = (0.05, 0), (0.1, 3)
     ratios = np.array([1 / 64, 0.3, 0.75, 1.5, 3.2] * 4)[:16]

@@ -3,7 +3,8 @@
 On an x86-64 target with AVX-512 VNNI and BW (`glow-compile` adds the pass for such a host,
 or `-mattr=+avx512vnni,+avx512bw`; see `target.has_avx512_vnni`), every int8 NCHW ungrouped
 `glowll.convolution` with a constant filter and bias in accumulator units whose input copy
-fits `vnni_layout.LARGEST_PACKED_INPUT`, and every such `glowll.fully_connected`, gets
+fits `vnni_layout.LARGEST_PACKED_INPUT` (but a shallow 1x1, `shallow_pointwise`: the host
+vector unit's vector-pointwise-int8 is faster), and every such `glowll.fully_connected`, gets
 `microkernel = "x86-vnni"` (`backends.x86.vnni_kernels`: 16 output channels in the lanes of a zmm
 register, input channels four at a time, one `vpdpbusd` for 64 products). The filter is
 re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
@@ -44,6 +45,7 @@ from glowmlir.dialects.quant import UniformQuantizedType, is_quantized_instructi
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering.vector_elementwise import add_float_form, mul_float_gate, mul_float_step
+from glowmlir.lowering.vector_layout import channel_is_one_row
 from glowmlir.quantization.rescaling import centred_rows, weight_zero_point
 from glowmlir.transforms.flash_budget import PackingCost, choose_packed, constants_budget, int8_constants
 from glowmlir.transforms.int8_kernel_selection import (
@@ -93,8 +95,19 @@ def takes_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     if isinstance(op, glowll.FullyConnectedOp):
         return int8_buffers(op.dest, op.input, op.weights)
     return (not glow.is_nhwc(op) and op.group.value.data == 1 and op.residual is None and int8_layer(op)
+            and not shallow_pointwise(op)
             and vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
             <= vnni_layout.LARGEST_PACKED_INPUT)
+
+
+def shallow_pointwise(op: glowll.ConvolutionOp) -> bool:
+    """An unpadded 1x1 convolution of stride 1 of at most `vnni_layout.SHALLOW_POINTWISE_CHANNELS`
+    input channels over more than one pixel: the host vector unit's vector-pointwise-int8 is
+    faster there."""
+    _, channels, height, width = glow.shape_of(op.input)
+    return (channels <= vnni_layout.SHALLOW_POINTWISE_CHANNELS and height * width > 1
+            and channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(), op.pads.get_values(),
+                                   op.pool is not None))
 
 
 def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> PackingCost:

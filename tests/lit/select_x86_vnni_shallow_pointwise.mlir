@@ -1,0 +1,30 @@
+// RUN: glow-opt %s -p glowll-select-x86-vnni-kernels | filecheck %s
+// An unpadded 1x1 convolution of stride 1 of at most 16 input channels over more than one
+// pixel is left to the host vector unit's vector-pointwise-int8 (x86.select_kernels.shallow_pointwise:
+// four vpdpbusd an output vector pay little for the input's copy): the 16-channel one on 2x3
+// keeps no microkernel here. One of 17 input channels, and one of 16 over a single pixel
+// (a squeeze-and-excitation gate's), take x86-vnni.
+
+!q = !quant.uniform<i8:f32, 5.0e-02:3>
+!o = !quant.uniform<i8:f32, 1.0e-01:0>
+!w = !quant.uniform<i8:f32, 1.0e-02:0>
+!b = !quant.uniform<i32:f32, 5.0e-04:0>
+
+glowll.function @net {
+  %x16 = glowll.placeholder input "x16" : memref<1x16x2x3x!q>
+  %y16 = glowll.placeholder output "y16" : memref<1x32x2x3x!o>
+  %w16 = glowll.weight "w16" {value = dense<1> : tensor<32x16x1x1xi8>} : memref<32x16x1x1x!w>
+  %b32 = glowll.weight "b32" {value = dense<5> : tensor<32xi32>} : memref<32x!b>
+  glowll.convolution %y16, %x16, %w16, %b32 {name = "shallow", strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x32x2x3x!o>, memref<1x16x2x3x!q>, memref<32x16x1x1x!w>, memref<32x!b>
+  %x17 = glowll.placeholder input "x17" : memref<1x17x2x3x!q>
+  %y17 = glowll.placeholder output "y17" : memref<1x32x2x3x!o>
+  %w17 = glowll.weight "w17" {value = dense<1> : tensor<32x17x1x1xi8>} : memref<32x17x1x1x!w>
+  glowll.convolution %y17, %x17, %w17, %b32 {name = "deeper", strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x32x2x3x!o>, memref<1x17x2x3x!q>, memref<32x17x1x1x!w>, memref<32x!b>
+  %g = glowll.placeholder input "g" : memref<1x16x1x1x!q>
+  %h = glowll.placeholder output "h" : memref<1x32x1x1x!o>
+  glowll.convolution %h, %g, %w16, %b32 {name = "gate", strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : memref<1x32x1x1x!o>, memref<1x16x1x1x!q>, memref<32x16x1x1x!w>, memref<32x!b>
+}
+
+// CHECK:     glowll.convolution %y16, %x16, %w16, %b32 {name = "shallow", strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} :
+// CHECK:     glowll.convolution %y17, %x17, %{{.*}}, %{{.*}} {name = "deeper", {{.*}}microkernel = #glowll.microkernel<"x86-vnni">
+// CHECK:     glowll.convolution %h, %g, %{{.*}}, %{{.*}} {name = "gate", {{.*}}microkernel = #glowll.microkernel<"x86-vnni">
