@@ -52,8 +52,9 @@ SHALLOW_POINTWISE_CHANNELS = 16
 """Input channels up to which an unpadded 1x1 convolution of stride 1 over more than one pixel
 is left to the host vector unit's vector-pointwise-int8: four or fewer `vpdpbusd` an output
 vector pay little for the input's copy and the stack tile each block requantizes through
-(PP-OCR-cls-style's expand 1x1s of 8 and 16 input channels on 6x96 and 3x96: x86-vnni 1.75,
-2.60 and 2.06 us, vector-pointwise-int8 1.03, 1.25 and 1.56 us; docs/quantization.md, "Stop 61")."""
+(PP-OCR-cls-style's expand 1x1s of 8 and 16 input channels on 6x96 and 3x96, Zen 4: x86-vnni
+1.75, 2.60 and 2.06 us, vector-pointwise-int8 1.07, 1.29 and 1.59 us; docs/quantization.md,
+"Stop 60, on a Zen 4 host")."""
 
 
 def groups(channels: int) -> int:

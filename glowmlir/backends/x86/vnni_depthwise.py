@@ -55,7 +55,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     """Per image and channel, each vector of 16 outputs: its windows loaded, its taps
     permuted out of them into the accumulator (bias first), requantized (a fused table looked up
     by `vpermi2b`: `vnni_kernels.tables_in_registers`) and stored."""
-    tables_in_registers(b, domain, op, view)
+    tables_in_registers(b, domain, op)
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels, height, width = dest.shape
     in_plane = src.shape[2] * src.shape[3]

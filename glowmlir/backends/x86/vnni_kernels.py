@@ -399,7 +399,7 @@ def pixels_in_lanes(width: Index) -> bool:
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """The input packed once (`pack_input`), then the shared skeleton with `channel_rows` over
     blocks of 16 output channels; an unpadded 1x1 of stride 1, each channel's pixels as one row."""
-    tables_in_registers(b, domain, op, view)
+    tables_in_registers(b, domain, op)
     src = view(op.input)
     filter_shape = op.filter_shape.get_values()
     stem = columns_in_bytes(filter_shape, op.dilations.get_values())
@@ -434,7 +434,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
 
 def emit_fully_connected(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.FullyConnectedOp, view) -> None:
     """`fully_connected_rows` over the layer's [rows, depth] input and packed weights."""
-    tables_in_registers(b, domain, op, view)
+    tables_in_registers(b, domain, op)
     dest, src = view(op.dest), view(op.input)
     fully_connected_rows(b, domain, op, src, dest, packed_words(b, view(op.weights)), view(op.bias), dest.shape[0],
                          src.shape[1], dest.shape[1])
@@ -520,9 +520,10 @@ TABLE_LEVELS = 64
 TABLE_BYTES = VectorType(i8, [TABLE_LEVELS])
 
 
-def table_quarters(b: KernelBuilder, table: View) -> list[SSAValue]:
-    """A 256-entry table (indexed by level + 128) in four zmm registers of 64 entries."""
-    return [load_vector(b, table, [quarter * TABLE_LEVELS], TABLE_LEVELS) for quarter in range(4)]
+def table_quarters(b: KernelBuilder, table: View, first: int = 0) -> list[SSAValue]:
+    """A 256-entry table in four zmm registers of 64 entries, its entry for level -128 at index
+    `first` of `table` (0 for the table as stored, -128 for a view indexed by level)."""
+    return [load_vector(b, table, [first + quarter * TABLE_LEVELS], TABLE_LEVELS) for quarter in range(4)]
 
 
 def permuted_entries(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) -> SSAValue:
@@ -542,10 +543,10 @@ class PermutedTable:
     back: two `vpermi2b` and a blend for the 16 outputs of a VNNI vector, where a lookup lane by
     lane takes 16 loads and a stack round trip); a lone level is read from memory."""
 
-    def __init__(self, b: KernelBuilder, table: View):
+    def __init__(self, b: KernelBuilder, by_level: View):
         self.b = b
-        self.by_level = table.reshaped(table.shape, table.strides, table.offset + 128)
-        self.quarters = table_quarters(b, table)
+        self.by_level = by_level  # the domain's view (`fused_tables.lookup_table_by_level`)
+        self.quarters = table_quarters(b, by_level, -128)
 
     def look_up(self, levels: SSAValue) -> SSAValue:
         b = self.b
@@ -562,14 +563,14 @@ class PermutedTable:
                                            levels.type))
 
 
-def tables_in_registers(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
-                        view) -> None:
+def tables_in_registers(b: KernelBuilder, domain: ArithmeticDomain,
+                        op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> None:
     """Where the op's kernel has byte permutes (its microkernel's `byte_permutes`, or
     x86-vnni-depthwise, which needs VBMI anyway), its fused table goes into registers once
     (`PermutedTable`) in place of the domain's view of it."""
     if domain.lookup_table is not None and (op.microkernel.data == DEPTHWISE_MICROKERNEL
                                             or op.microkernel.parameter(BYTE_PERMUTES) is not None):
-        domain.lookup_table = PermutedTable(b, view(op.lookup_table))
+        domain.lookup_table = PermutedTable(b, domain.lookup_table)
 
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
