@@ -18,7 +18,11 @@ flash (code + weights) and RAM (inputs/outputs + activations). Accuracy:
 top-1 agreement with float of the logits (centred on their held-out mean: random weights)
 on `--held-out` inputs, and RMS error vs float, ours against onnxruntime's int8.
 
+`--board aarch64`: the board rows on AArch64 (NEON, Cortex-A53 code under qemu-aarch64),
+instructions only; with `--layers`, each convolution's instructions there too.
+
     .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards | --no-host] [--held-out N]
+        [--board NAME] [--layers]
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.layer_profile import profile_on_board, profile_on_host  # noqa: E402
+from glowmlir.memory_report import BOARDS as MEMORY_PRESETS
 from glowmlir.memory_report import memory_report  # noqa: E402
-from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
+from glowmlir.runtime.boards import board, run_on_board, target_for  # noqa: E402
 from glowmlir.transforms.fold_lookup_tables import FoldLookupTables  # noqa: E402
 from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables  # noqa: E402
 from tests.support.models import ppocr_cls_style, quantized_by_onnxruntime, without_softmax  # noqa: E402
@@ -110,21 +115,21 @@ def convolution_times(profile) -> dict[str, float]:
             for group, belongs in CONVOLUTION_GROUPS.items()}
 
 
-def print_convolution_layers(float_profile, int8_profile, markdown: bool) -> None:
+def print_convolution_layers(float_profile, int8_profile, markdown: bool, unit: str = "µs") -> None:
     """Each convolution of the float build beside the int8 build's of the same node name:
-    µs in the layer-profiling builds, and their ratio."""
+    `unit` (host µs, a board's instructions) in the layer-profiling builds, and their ratio."""
     int8_rows = {row.name: row for row in int8_profile.rows if row.kind == "convolution"}
 
     def line(cells) -> None:
         print(f"| {' | '.join(cells)} |" if markdown else "  ".join(cells))
 
-    line(("convolution", "float µs", "int8 µs", "int8 / float"))
+    line(("convolution", f"float {unit}", f"int8 {unit}", "int8 / float"))
     if markdown:
         line(("---",) * 4)
     for row in float_profile.rows:
         if row.kind == "convolution" and row.name in int8_rows:
             amount = int8_rows[row.name].amount
-            line((row.name, f"{row.amount:.2f}", f"{amount:.2f}", f"{amount / row.amount:.2f}"))
+            line((row.name, f"{row.amount:,.2f}", f"{amount:,.2f}", f"{amount / row.amount:.2f}"))
 
 
 def elementwise_share(profile) -> tuple[float, float]:
@@ -140,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--no-boards", action="store_true")
     parser.add_argument("--no-host", action="store_true", help="the board rows only")
+    parser.add_argument("--board", default=BOARD,
+                        help=f"the emulated board of the board rows (default {BOARD}; aarch64: NEON under qemu-aarch64, "
+                             "instructions only)")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layers", action="store_true",
@@ -229,31 +237,37 @@ def main(argv: list[str] | None = None) -> None:
                                                  error["onnxruntime int8"]]
 
         if not args.no_boards:
-            board_rows = {"M7 instructions per inference": [], "M7 estimated cycles per inference": [],
-                          "M7 elementwise instructions (share)": [], "M7 elementwise cycles (share)": [],
-                          "M7 flash: code + weights (bytes)": [], "M7 RAM: I/O + activations (bytes)": []}
+            cycles_counted = board(args.board).counts_multiplies
+            board_rows: dict[str, list[str]] = {}
+            board_profiles = {}
             for name in builds:
                 compile_options = CompileOptions(quantization=None if name == "float" else int8,
-                                                 target=target_for(BOARD))
+                                                 target=target_for(args.board))
                 with passes_of(name):
                     bundle = glowmlir.compile(path, quantization=compile_options.quantization,
                                               target=compile_options.target)
-                    run = run_on_board(bundle, BOARD, held_out[0], count_cycles=True)
-                    instructions = run.instructions
-                    profile = profile_on_board(path, BOARD, held_out[0], instructions, compile_options)
+                    run = run_on_board(bundle, args.board, held_out[0], count_instructions=True,
+                                       count_cycles=cycles_counted, timeout=3600)
+                    profile = profile_on_board(path, args.board, held_out[0], run.instructions, compile_options)
+                board_profiles[name] = profile
                 amount, share = elementwise_share(profile)
-                report = memory_report(bundle, BOARD)
-                board_rows["M7 instructions per inference"].append(f"{instructions:,}")
-                board_rows["M7 estimated cycles per inference"].append(f"{round(run.cycles.estimate):,}")
-                board_rows["M7 elementwise instructions (share)"].append(f"{int(amount):,} ({share:.0%})")
-                cycles = sum(row.cycles for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
-                board_rows["M7 elementwise cycles (share)"].append(
-                    f"{round(cycles):,} ({cycles / profile.total_cycles:.0%})")
-                board_rows["M7 flash: code + weights (bytes)"].append(
-                    f"{report.weights_in_flash.flash:,} ({report.code:,} + {report.weights:,})")
-                board_rows["M7 RAM: I/O + activations (bytes)"].append(
-                    f"{report.weights_in_flash.ram:,} ({report.io:,} + {report.activations:,})")
+                report = memory_report(bundle, args.board if args.board in MEMORY_PRESETS else None)
+                figures = {"instructions per inference": f"{run.instructions:,}",
+                           "elementwise instructions (share)": f"{int(amount):,} ({share:.0%})"}
+                if cycles_counted:
+                    cycles = sum(row.cycles for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
+                    figures["estimated cycles per inference"] = f"{round(run.cycles.estimate):,}"
+                    figures["elementwise cycles (share)"] = f"{round(cycles):,} ({cycles / profile.total_cycles:.0%})"
+                figures["flash: code + weights (bytes)"] = \
+                    f"{report.weights_in_flash.flash:,} ({report.code:,} + {report.weights:,})"
+                figures["RAM: I/O + activations (bytes)"] = \
+                    f"{report.weights_in_flash.ram:,} ({report.io:,} + {report.activations:,})"
+                for label, value in figures.items():
+                    board_rows.setdefault(f"{args.board} {label}", []).append(value)
             rows.update({label: [*values, "", ""] for label, values in board_rows.items()})
+            if args.layers:
+                print_convolution_layers(board_profiles["float"], board_profiles["int8"], args.markdown,
+                                         f"{args.board} instructions")
     columns = [*builds, "onnxruntime float", "onnxruntime int8"]
     print_columns(["PP-OCR-cls-style 1x3x48x192", *columns], [[label, *values] for label, values in rows.items()],
                   args.markdown)

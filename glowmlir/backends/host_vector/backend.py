@@ -22,12 +22,14 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
+from glowmlir.backends.host_vector.int8_depthwise import PAIR_PRODUCTS
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
 from glowmlir.backends.host_vector.target import (
     X86_FEATURE_BASES,
     byte_shuffles,
     cache_bytes,
     int16_high_products,
+    pair_products,
     vector_tile,
 )
 from glowmlir.dialects import glow, glowll
@@ -120,7 +122,7 @@ def _float(name: str) -> Microkernel:
 
 def _int8(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.int8_depthwise", ops=("glowll.convolution",), tiled=True,
-                       verify=verify_column_filter)
+                       parameters=(PAIR_PRODUCTS,), plane_free_parameters=(PAIR_PRODUCTS,), verify=verify_column_filter)
 
 
 def glowll_passes(options: PipelineOptions) -> list:
@@ -137,7 +139,8 @@ def glowll_passes(options: PipelineOptions) -> list:
     return [(SelectionOrder.VECTOR_UNIT, SelectVectorColumns(tile.lanes, tile.accumulators, tile.masked_loads,
                                                              tile.registers, shuffles, tile.fused_multiply_add,
                                                              int16_high_products(target.resolved_triple,
-                                                                                 target.feature_list))),
+                                                                                 target.feature_list),
+                                                             pair_products(target.resolved_triple))),
             (SelectionOrder.VECTOR_UNIT, FoldInputQuantize())]
 
 
@@ -148,11 +151,14 @@ PASSES = {"glowll-select-vector-columns": ("glowmlir.backends.host_vector.select
 BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
     Microkernel(layout.INT8_COLUMNS, "glowmlir.backends.host_vector.int8_columns", ops=("glowll.convolution",),
-                tiled=True, verify=verify_tap_pair_words),
+                tiled=True, parameters=(PAIR_PRODUCTS,), plane_free_parameters=(PAIR_PRODUCTS,),
+                verify=verify_tap_pair_words),
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
-                tiled=True, verify=verify_pair_words),
+                tiled=True, parameters=(PAIR_PRODUCTS,), plane_free_parameters=(PAIR_PRODUCTS,),
+                verify=verify_pair_words),
     Microkernel(layout.INT8_IM2COL, "glowmlir.backends.host_vector.int8_im2col", ops=("glowll.convolution",),
-                tiled=True, parameters=(glowll.QUANTIZED_INPUT, "reciprocal"), verify=verify_im2col_words),
+                tiled=True, parameters=(glowll.QUANTIZED_INPUT, "reciprocal", PAIR_PRODUCTS),
+                plane_free_parameters=(PAIR_PRODUCTS,), verify=verify_im2col_words),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.backends.host_vector.byte_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS, parameters=("shuffles",)),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),

@@ -56,6 +56,42 @@ one's where a channel's widening is no more stores than this (its rows would oth
 while still queued); of more rows, they left the queue before the tiles read them."""
 PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
+PAIR_PRODUCTS = "products"
+"""The int8 tiles' microkernel parameter naming the instructions of their pair products where
+they are not `vpmaddwd` (`pair_sums`): "neon" on AArch64."""
+NEON_PAIR_LANES = (4,)
+"""The int32 lanes a NEON pair product takes: one Q register."""
+
+
+def pair_lanes(products: str) -> tuple[int, ...]:
+    """The int32 lanes of a vector whose pair products `products` make (`pair_sums`)."""
+    return NEON_PAIR_LANES if products == "neon" else tuple(PMADDWD)
+
+
+def pair_sums(b: KernelBuilder, pixels: SSAValue, word: SSAValue, products: str) -> SSAValue:
+    """The int32 lanes x[2i] * w[2i] + x[2i + 1] * w[2i + 1] of two vectors of int16 halves:
+    one `vpmaddwd` on x86 (`products` ""); on NEON ("neon", 4 lanes), `smull` of the low four
+    halves, `smull2` of the high four (each product exact in int32) and `addp`, which sums
+    adjacent lanes of the two: the same sums, bit for bit."""
+    lanes = pixels.type.get_shape()[0] // 2
+    vector = VectorType(i32, [lanes])
+    if products != "neon":
+        return b.emit(llvm.CallIntrinsicOp(PMADDWD[lanes], [pixels, word], [vector]))
+    quarter = VectorType(i16, [lanes])
+
+    def half(value: SSAValue, k: int) -> SSAValue:
+        return b.emit(llvm.ShuffleVectorOp(value, value, DenseArrayBase.from_list(
+            i32, list(range(k * lanes, (k + 1) * lanes))), quarter))
+
+    low, high = (b.emit(llvm.CallIntrinsicOp(f"llvm.aarch64.neon.smull.v{lanes}i32", [half(pixels, k), half(word, k)],
+                                             [vector])) for k in (0, 1))
+    return b.emit(llvm.CallIntrinsicOp(f"llvm.aarch64.neon.addp.v{lanes}i32", [low, high], [vector]))
+
+
+def products_of(op: glowll.ConvolutionOp) -> str:
+    """The op's `PAIR_PRODUCTS` parameter ("": `vpmaddwd`)."""
+    products = op.microkernel.parameter(PAIR_PRODUCTS) if op.microkernel is not None else None
+    return "" if products is None else products.data
 
 
 class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
@@ -68,6 +104,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         super().__init__(b, domain, op)
         self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
         self.vector = VectorType(i32, [self.lanes])
+        self.products = products_of(op)
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """The int16 weight zero-extended into every int32 lane: its high half 0."""
@@ -78,9 +115,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         pixel's low half its value (a level, or a level less its zero point: it fits, signed),
         the weight's high half 0: the lane's two products are the one wanted and 0."""
         halves = VectorType(i16, [2 * self.lanes])
-        products = self.b.emit(llvm.CallIntrinsicOp(PMADDWD[self.lanes], [self.b.bitcast(pixels, halves),
-                                                                          self.b.bitcast(weight, halves)],
-                                                    [self.vector]))
+        products = pair_sums(self.b, self.b.bitcast(pixels, halves), self.b.bitcast(weight, halves), self.products)
         return self.b.int_add(total, products)
 
     def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
@@ -179,9 +214,8 @@ class PairColumns(HostInt8Columns):
         return self.b.bitcast(word, VectorType(i16, [2 * self.lanes]))
 
     def pair_multiply_accumulate(self, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
-        """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane, by `vpmaddwd`."""
-        products = self.b.emit(llvm.CallIntrinsicOp(PMADDWD[self.lanes], [pixels, word], [self.vector]))
-        return self.b.int_add(total, products)
+        """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane (`pair_sums`)."""
+        return self.b.int_add(total, pair_sums(self.b, pixels, word, self.products))
 
 
 class PairedTaps(PairColumns):
@@ -287,7 +321,7 @@ class PairedTaps(PairColumns):
         copies = max(1, self.lanes // LANES_PER_HALF)
         both = self.b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
             i32, list(range(count)) * copies), VectorType(i8, [count * copies])))
-        return in_register(self.b, self.b.int_xor(both, self.b.int_value(-FLIP, both.type)))
+        return in_register(self.b, self.b.int_xor(both, self.b.int_value(-FLIP, both.type)), self.products)
 
     def in_row_levels(self, view: View, indices: list[Index], loaded: list[bool], stride: int) -> SSAValue:
         """An edge tile's levels of a tap (lanes `stride` columns apart from the compile-time
@@ -454,7 +488,7 @@ class WidenedRows(PairedTaps):
 
                 def accumulate(r: int, x: int, odd: int, pairs: SSAValue, word: SSAValue) -> None:
                     at = 2 * (r * count_x + x) + odd
-                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs, word))
+                    sums[at] = in_register(b, self.pair_multiply_accumulate(sums[at], pairs, word), self.products)
 
                 vertical = {r: [ka for ka in self.vertical_rows(r, k_h) if ka in column_pairs and (
                     not row_edge or all(0 <= top + r * sy + ka + k < in_h for k in (0, 1)))]
@@ -477,7 +511,7 @@ class WidenedRows(PairedTaps):
                         upper, lower = (vector_columns.load_vector(b, rows, [b.add(at_top, i + k), column], chunk)
                                         for k in (0, 1))
                         for odd in (0, 1):
-                            pairs = column_pairs_of(b, upper, lower, odd)
+                            pairs = column_pairs_of(b, upper, lower, odd, self.products)
                             for r in vertical:
                                 for ka in vertical[r]:
                                     if r * sy + ka == i:
@@ -604,7 +638,7 @@ def store_widened(b: KernelBuilder, value: SSAValue, rows: View, indices: list[I
     b.emit(llvm.StoreOp(value, address, alignment=2 * count if aligned else 2))
 
 
-def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int) -> SSAValue:
+def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int, products: str = "") -> SSAValue:
     """The int16 of two widened rows' same columns paired: word l of the `odd` (0 or 1) outputs
     (upper[2l + odd], lower[2l + odd]), a column of two kernel rows in one `vpmaddwd` lane: one
     row's words shifted by 16 bits (`vpslld` of the lower for the even, `vpsrld` of the upper
@@ -614,18 +648,25 @@ def column_pairs_of(b: KernelBuilder, upper: SSAValue, lower: SSAValue, odd: int
     count = upper.type.get_shape()[0]
     words = VectorType(i32, [count // 2])
     shift = b.shift_right_logical if odd else b.shift_left
-    moved = in_register(b, b.bitcast(shift(b.bitcast(lower if odd == 0 else upper, words), 16), upper.type))
+    moved = in_register(b, b.bitcast(shift(b.bitcast(lower if odd == 0 else upper, words), 16), upper.type), products)
     first, second = (upper, moved) if odd == 0 else (moved, lower)
     order = [k + count * (k % 2) for k in range(count)]
     return b.emit(llvm.ShuffleVectorOp(first, second, DenseArrayBase.from_list(i32, order), upper.type))
 
 
-def in_register(b: KernelBuilder, value: SSAValue) -> SSAValue:
+VECTOR_REGISTER = {"": "x", "neon": "w"}
+"""The inline-asm constraint of a vector register by the pair products' unit (`PAIR_PRODUCTS`):
+x86's xmm/ymm ("x"), AArch64's SIMD ("w")."""
+
+
+def in_register(b: KernelBuilder, value: SSAValue, products: str = "") -> SSAValue:
     """`value` through an empty inline asm that takes and gives it in one vector register (no
-    instruction): LLVM computes it there, as it is, and can neither reorder the sum it ends
-    (`WidenedRows`: its reassociation of a tile's 8 accumulations, each a chain of bias and
-    products, into trees of partial sums spilled 10-30 ymm a loop) nor push an operation past it."""
-    return b.emit(llvm.InlineAsmOp("", "=x,0", [value], [value.type]))
+    instruction) of the unit of `products` (`VECTOR_REGISTER`): LLVM computes it there, as it
+    is, and can neither reorder the sum it ends (`WidenedRows`: its reassociation of a tile's 8
+    accumulations, each a chain of bias and products, into trees of partial sums spilled 10-30
+    ymm a loop) nor push an operation past it."""
+    constraint = VECTOR_REGISTER[products]
+    return b.emit(llvm.InlineAsmOp("", f"={constraint},0", [value], [value.type]))
 
 
 def linear_form(index: Index) -> tuple:

@@ -18,11 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import UnitAttr, i32
+from xdsl.dialects.builtin import StringAttr, UnitAttr, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.int8_columns import tap_pair_words
-from glowmlir.backends.host_vector.int8_depthwise import PMADDWD
+from glowmlir.backends.host_vector.int8_depthwise import PAIR_PRODUCTS, pair_lanes
 from glowmlir.backends.host_vector.int8_im2col import im2col_filter, takes_im2col
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
@@ -45,11 +45,16 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 @dataclass
 class PackInt8Pointwise(RewritePattern):
     tile: layout.VectorTile
+    products: str = ""
+    """The pair products' instructions where not `vpmaddwd` (`int8_depthwise.PAIR_PRODUCTS`):
+    with them, a target without masked loads takes the kernel too (NEON: its edges' masked
+    loads lane by lane)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         weight = op.filter.owner
-        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+        if (op.microkernel is not None or not (self.tile.masked_loads or self.products)
+                or not is_quantized_instruction(op)
                 or glow.is_nhwc(op) or op.group.value.data != 1 or op.residual is not None
                 or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
                 or weight.value is None
@@ -59,7 +64,7 @@ class PackInt8Pointwise(RewritePattern):
         shape = glow.shape_of(op.filter)
         height, width = glow.shape_of(op.dest)[2:]
         lanes = layout.row_lanes(self.tile.lanes, height * width)
-        if lanes not in PMADDWD:
+        if lanes not in pair_lanes(self.products):
             return
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
@@ -70,7 +75,8 @@ class PackInt8Pointwise(RewritePattern):
             fuse_bias_into_step(op, centred, rewriter)
         block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes), self.tile.accumulators)
         repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
-               stored_as(filter_type, i32, centred=True), layout.INT8_POINTWISE, (lanes, accumulators), rewriter)
+               stored_as(filter_type, i32, centred=True), layout.INT8_POINTWISE, (lanes, accumulators), rewriter,
+               self.products)
 
 
 def fuse_bias_into_step(op: glowll.ConvolutionOp, centred: np.ndarray, rewriter: PatternRewriter) -> None:
@@ -148,11 +154,14 @@ class PackInt8Columns(RewritePattern):
     taps in `int8_im2col.im2col_taps`' order, in blocks of `pointwise_tile` output channels."""
 
     tile: layout.VectorTile
+    products: str = ""
+    """As `PackInt8Pointwise.products`."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         weight = op.filter.owner
-        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+        if (op.microkernel is not None or not (self.tile.masked_loads or self.products)
+                or not is_quantized_instruction(op)
                 or glow.is_nhwc(op) or op.group.value.data != 1 or op.residual is not None or op.pool is not None
                 or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
                 or weight.value is None or not layout.takes_columns(op.strides.get_values(), 2)):
@@ -160,7 +169,7 @@ class PackInt8Columns(RewritePattern):
         shape = glow.shape_of(op.filter)
         width = glow.shape_of(op.dest)[3]
         lanes = layout.row_lanes(self.tile.lanes, width)
-        if lanes not in PMADDWD:
+        if lanes not in pair_lanes(self.products):
             return
         filter_type = op.filter.type.element_type
         centred = centred_rows(array_from_dense(weight.value), filter_type)
@@ -171,22 +180,32 @@ class PackInt8Columns(RewritePattern):
             fold_input_offset(op, taps.sum(axis=1, dtype=np.int64), rewriter)
             block, accumulators = pointwise_tile(shape[0], taps.shape[1], -(-width // lanes), self.tile.accumulators)
             repack(op, pair_words(doubled_if_narrow(op, taps), block), "im2col",
-                   stored_as(filter_type, i32, centred=True), layout.INT8_IM2COL, (lanes, accumulators), rewriter)
+                   stored_as(filter_type, i32, centred=True), layout.INT8_IM2COL, (lanes, accumulators), rewriter,
+                   self.products)
             return
         block = layout.row_block(shape[0], 1, width, lanes, self.tile.accumulators)
         repack(op, tap_pair_words(centred.reshape(shape), block), "columns", stored_as(filter_type, i32, centred=True),
-               layout.INT8_COLUMNS, (lanes, self.tile.accumulators), rewriter)
+               layout.INT8_COLUMNS, (lanes, self.tile.accumulators), rewriter, self.products)
 
 
 def repack(op: glowll.ConvolutionOp, packed: np.ndarray, suffix: str, element, microkernel: str,
-           vector_tile: tuple[int, int], rewriter: PatternRewriter) -> None:
+           vector_tile: tuple[int, int], rewriter: PatternRewriter, products: str = "") -> None:
     """`op` reading `packed` (a new weight `<filter>_<suffix>` of `element`) with `microkernel`
-    on `vector_tile` (lanes, accumulators); its filter's shape kept in `filter_shape`."""
+    on `vector_tile` (lanes, accumulators), its pair products `products` (`mark_pair_products`);
+    its filter's shape kept in `filter_shape`."""
     weight = op.filter.owner
     shape = glow.shape_of(op.filter)
     op.operands[2] = insert_weight(f"{weight.name_.data}_{suffix}", packed, op, rewriter, element)
     op.properties["microkernel"] = MicrokernelAttr(microkernel)
+    mark_pair_products(op, products)
     op.properties["filter_shape"] = glow.ints(shape)
     op.properties["vector_tile"] = glow.ints(vector_tile)
     erase_if_unused(weight, rewriter)
     rewriter.notify_op_modified(op)
+
+
+def mark_pair_products(op: glowll.ConvolutionOp, products: str) -> None:
+    """`op`'s int8 microkernel with its pair products' instructions (`int8_depthwise.PAIR_PRODUCTS`)
+    where they are not `vpmaddwd` (`products` not "")."""
+    if products:
+        op.properties["microkernel"] = MicrokernelAttr(op.microkernel.data, {PAIR_PRODUCTS: StringAttr(products)})

@@ -57,6 +57,7 @@ from glowmlir.backends.host_vector.select_int8_pointwise import (
     PackInt8Pointwise,
     doubled_if_narrow,
     fuse_bias_into_step,
+    mark_pair_products,
 )
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
@@ -158,11 +159,14 @@ class PackInt8Depthwise(RewritePattern):
     (`fold_input_offset`)."""
 
     tile: column_layout.VectorTile
+    products: str = ""
+    """As `PackInt8Pointwise.products` (a target without masked loads: the tiles only)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         weight = op.filter.owner
-        if (op.microkernel is not None or not self.tile.masked_loads or not is_quantized_instruction(op)
+        if (op.microkernel is not None or not (self.tile.masked_loads or self.products)
+                or not is_quantized_instruction(op)
                 or glow.is_nhwc(op) or op.pool is not None or op.residual is not None
                 or not int8_buffers(op.dest, op.input, op.filter) or not isinstance(weight, glowll.WeightOp)
                 or weight.value is None or not column_layout.takes_columns(op.strides.get_values(), LARGEST_STRIDE)):
@@ -189,6 +193,7 @@ class PackInt8Depthwise(RewritePattern):
             fuse_bias_into_step(op, channel_taps, rewriter)
         packed = centred if planes is not None else doubled_if_narrow(op, centred)
         PackFloatConvolution.pack(op, weight, rewriter, microkernel, 1, vector_tile, packed, centred_type(filter_type))
+        mark_pair_products(op, self.products)
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
             fold_input_offset(op, channel_taps.sum(axis=1, dtype=np.int64), rewriter)
 
@@ -314,6 +319,7 @@ class SelectVectorColumns(ModulePass):
     shuffles: str = ""
     fused_multiply_add: bool = False
     int16_gate: bool = False
+    products: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.lanes not in (4, 8, 16) or not 1 <= self.accumulators <= 32:
@@ -322,9 +328,12 @@ class SelectVectorColumns(ModulePass):
         tile = column_layout.VectorTile(self.lanes, self.accumulators, self.planes, self.registers,
                                         self.fused_multiply_add)
         PatternRewriteWalker(PackFloatConvolution(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Depthwise(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Pointwise(tile), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Columns(tile), apply_recursively=False).rewrite_module(op)
+        if self.products and self.products != "neon":
+            raise GlowError(f"glowll-select-vector-columns{{products={self.products}}}: expected neon (or none: "
+                            "vpmaddwd)")
+        PatternRewriteWalker(PackInt8Depthwise(tile, self.products), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(tile, self.products), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Columns(tile, self.products), apply_recursively=False).rewrite_module(op)
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)

@@ -68,6 +68,13 @@ def int16_high_products(triple: str, features: Sequence[str]) -> bool:
     return triple.startswith("x86_64") and bool(enabled.get("avx2")) and enabled.get("avx") is not False
 
 
+def pair_products(triple: str) -> str:
+    """The instructions of the int8 tiles' pair products (two int16 products summed into an
+    int32 lane, `int8_depthwise.pair_sums`) where they are not x86's `vpmaddwd`: "neon" on
+    AArch64 (`smull`, `smull2`, `addp`), "" elsewhere."""
+    return "neon" if triple.startswith("aarch64") else ""
+
+
 DEFAULT_CACHE_BYTES = {"x86_64": 1 << 20, "aarch64": 512 << 10}
 """A core's L2 by architecture, where the target is not the host (x86-64: AMD Zen 4 and
 Intel server cores; AArch64: Cortex-A53/A72 as commonly configured)."""

@@ -1,0 +1,54 @@
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32 products=neon}' | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32}' | filecheck %s --check-prefix=NONE
+// RUN: not glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32 products=sdot}' 2>&1 | filecheck %s --check-prefix=BAD
+// On AArch64 (NEON: 4 int32 lanes, 32 registers, no masked loads) the pair products are
+// `smull`, `smull2` and `addp` (`products=neon`, `int8_depthwise.pair_sums`), so the int8
+// convolutions take the host's int8 tiles there too, their microkernel carrying
+// `{products = "neon"}`: the 1x1s vector-pointwise-int8 (packed, folded and doubled as on
+// AVX2: tests/lit/select_int8_pointwise.mlir; the 32 -> 20 in tiles of 5 channels), the
+// 3x3 of 3 channels (few taps) vector-im2col-int8, the depthwise 3x3 vector-depthwise-int8 on
+// the tiles (without masked loads no vector-planes-int8: 5 rows of one vector of 4 lanes,
+// vector_tile = (4, 5, 5)), and the 3x3 of 8 channels vector-columns-int8 (its words
+// [O / 4, C, KH, ceil(KW / 2), 4]). The edge vectors' masked loads are lane by lane there.
+// Without pair products and masked loads (`products` unset: SSE) all keep the generic int8
+// kernel; a `products` other than neon is refused.
+
+glowll.function @net {
+  %x = glowll.placeholder input "x" : memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w = glowll.weight "w" {value = dense<[[[[1]], [[2]], [[3]]], [[[-1]], [[0]], [[1]]]]> : tensor<2x3x1x1xi8>} : memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %b = glowll.weight "b" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %y2 = glowll.placeholder output "y2" : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w2 = glowll.weight "w2" {value = dense<1> : tensor<2x3x3x3xi8>} : memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  glowll.convolution %y2, %x, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x4x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %x3 = glowll.placeholder input "x3" : memref<1x32x2x8x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y3 = glowll.placeholder output "y3" : memref<1x20x2x8x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w3 = glowll.weight "w3" {value = dense<1> : tensor<20x32x1x1xi8>} : memref<20x32x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b3 = glowll.weight "b3" {value = dense<0> : tensor<20xi32>} : memref<20x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y3, %x3, %w3, %b3 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x20x2x8x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x32x2x8x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<20x32x1x1x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<20x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %xd = glowll.placeholder input "xd" : memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %yd = glowll.placeholder output "yd" : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %wd = glowll.weight "wd" {value = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [2, 3, 4], [5, 6, 7]]]]> : tensor<2x1x3x3xi8>} : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %bd = glowll.weight "bd" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %yd, %xd, %wd, %bd {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %x4 = glowll.placeholder input "x4" : memref<1x8x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y4 = glowll.placeholder output "y4" : memref<1x4x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w4 = glowll.weight "w4" {value = dense<1> : tensor<4x8x3x3xi8>} : memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
+  %b4 = glowll.weight "b4" {value = dense<0> : tensor<4xi32>} : memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y4, %x4, %w4, %b4 {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x4x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x8x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+
+// CHECK:      glowll.convolution %y, %x, {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 4, 16>}
+// CHECK:      %[[W2:.*]] = glowll.weight "w2_im2col" elided : memref<1x14x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8", {products = "neon"}>, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 16>}
+// CHECK:      %[[W3:.*]] = glowll.weight "w3_pairs" elided : memref<4x16x1x1x5x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon"}>, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 4, 10>}
+// CHECK:      %[[WD:.*]] = glowll.weight "wd_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %yd, %xd, %[[WD]], %bd {{.*}}microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
+// CHECK:      %[[W4:.*]] = glowll.weight "w4_columns" elided : memref<1x8x3x2x4x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y4, %x4, %[[W4]], %b4 {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8", {products = "neon"}>, filter_shape = array<i64: 4, 8, 3, 3>, vector_tile = array<i64: 4, 16>}
+
+// NONE-NOT:  microkernel
+
+// BAD: glowll-select-vector-columns{products=sdot}: expected neon (or none: vpmaddwd)
