@@ -40,7 +40,8 @@ def kernel_of(geometry) -> str:
     if group > 1:
         return "vector-depthwise-int8"
     if filter_shape[2:] == (1, 1) and geometry[2] == (1, 1) and geometry[3] == (0, 0, 0, 0):
-        return "vector-pointwise-int8"
+        pixels = geometry[0][2] * geometry[0][3]
+        return None if pixels < 4 else "vector-pointwise-int8"  # one pixel: the generic kernel
     return "vector-im2col-int8" if takes_im2col(filter_shape, group) else "vector-columns-int8"
 
 

@@ -58,7 +58,7 @@ PMADDWD = {16: "llvm.x86.avx512.pmaddw.d.512", 8: "llvm.x86.avx2.pmadd.wd", 4: "
 """`vpmaddwd` by int32 lanes: the sums of the products of adjacent int16 pairs."""
 PAIR_PRODUCTS = "products"
 """The int8 tiles' microkernel parameter naming the instructions of their pair products where
-they are not `vpmaddwd` (`pair_sums`): "neon" on AArch64."""
+they are not `vpmaddwd` (`pair_sums`): "neon" on AArch64 (`split_products`)."""
 NEON_PAIR_LANES = (4,)
 """The int32 lanes a NEON pair product takes: one Q register."""
 
@@ -68,24 +68,21 @@ def pair_lanes(products: str) -> tuple[int, ...]:
     return NEON_PAIR_LANES if products == "neon" else tuple(PMADDWD)
 
 
-def pair_sums(b: KernelBuilder, pixels: SSAValue, word: SSAValue, products: str) -> SSAValue:
+def pair_sums(b: KernelBuilder, pixels: SSAValue, word: SSAValue) -> SSAValue:
     """The int32 lanes x[2i] * w[2i] + x[2i + 1] * w[2i + 1] of two vectors of int16 halves:
-    one `vpmaddwd` on x86 (`products` ""); on NEON ("neon", 4 lanes), `smull` of the low four
-    halves, `smull2` of the high four (each product exact in int32) and `addp`, which sums
-    adjacent lanes of the two: the same sums, bit for bit."""
+    one `vpmaddwd` (x86)."""
     lanes = pixels.type.get_shape()[0] // 2
-    vector = VectorType(i32, [lanes])
-    if products != "neon":
-        return b.emit(llvm.CallIntrinsicOp(PMADDWD[lanes], [pixels, word], [vector]))
-    quarter = VectorType(i16, [lanes])
+    return b.emit(llvm.CallIntrinsicOp(PMADDWD[lanes], [pixels, word], [VectorType(i32, [lanes])]))
 
-    def half(value: SSAValue, k: int) -> SSAValue:
-        return b.emit(llvm.ShuffleVectorOp(value, value, DenseArrayBase.from_list(
-            i32, list(range(k * lanes, (k + 1) * lanes))), quarter))
 
-    low, high = (b.emit(llvm.CallIntrinsicOp(f"llvm.aarch64.neon.smull.v{lanes}i32", [half(pixels, k), half(word, k)],
-                                             [vector])) for k in (0, 1))
-    return b.emit(llvm.CallIntrinsicOp(f"llvm.aarch64.neon.addp.v{lanes}i32", [low, high], [vector]))
+def split_products(b: KernelBuilder, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
+    """NEON's pair products (`products` "neon"): `total` as split sums (`SplitSums`, twice the
+    lanes) + each int16 product of `pixels` and `word` in its own int32 lane, which AArch64's
+    LLVM selects as `smlal` of the low four halves and `smlal2` of the high four: two
+    instructions for a `vpmaddwd` and its add (each product exact in int32)."""
+    vector = total.type
+    widened = [b.emit(llvm.SExtOp(value, vector)) for value in (pixels, word)]
+    return b.int_add(total, b.int_mul(*widened))
 
 
 def products_of(op: glowll.ConvolutionOp) -> str:
@@ -105,6 +102,25 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         self.lanes, self.accumulators = op.vector_tile.get_values()[:2]
         self.vector = VectorType(i32, [self.lanes])
         self.products = products_of(op)
+        self.split = self.products == "neon"
+        """The sums split (`SplitSums`): each output's sum the two lanes 2i and 2i + 1 of a
+        vector of twice the lanes, a pair's two products one in each, added once, as the
+        output step reads them (`joined`)."""
+        self.sums = VectorType(i32, [2 * self.lanes]) if self.split else self.vector
+
+    def joined(self, total: SSAValue) -> SSAValue:
+        """Split sums (one or several vectors of them one after the other) as one sum a
+        lane: lanes 2i and 2i + 1 added (`addp` on NEON); others as they are."""
+        if not self.split:
+            return total
+        count = total.type.get_shape()[0]
+        halves = [self.b.emit(llvm.ShuffleVectorOp(total, total, DenseArrayBase.from_list(
+            i32, list(range(odd, count, 2))), VectorType(i32, [count // 2]))) for odd in (0, 1)]
+        return self.b.int_add(*halves)
+
+    def zero_sums(self) -> SSAValue:
+        """A tile's sums before its first product, all 0."""
+        return self.b.splat(self.b.integer(0), self.sums)
 
     def weight(self, packed: View, indices: list[Index]) -> SSAValue:
         """The int16 weight zero-extended into every int32 lane: its high half 0."""
@@ -115,10 +131,17 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         pixel's low half its value (a level, or a level less its zero point: it fits, signed),
         the weight's high half 0: the lane's two products are the one wanted and 0."""
         halves = VectorType(i16, [2 * self.lanes])
-        products = pair_sums(self.b, self.b.bitcast(pixels, halves), self.b.bitcast(weight, halves), self.products)
-        return self.b.int_add(total, products)
+        return self.pair_multiply_accumulate(total, self.b.bitcast(pixels, halves), self.b.bitcast(weight, halves))
+
+    def pair_multiply_accumulate(self, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
+        """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane (`pair_sums`; split sums:
+        `split_products`)."""
+        if self.split:
+            return split_products(self.b, total, pixels, word)
+        return self.b.int_add(total, pair_sums(self.b, pixels, word))
 
     def output(self, channel: Index, total: SSAValue, storage: Attribute) -> SSAValue:
+        total = self.joined(total)
         if self.domain.output(channel, storage) is None:  # accumulators kept
             return total
         step = self.step(channel, total)
@@ -140,9 +163,15 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         (`select_int8_pointwise.fuse_bias_into_step`: its bias operand the channel's single of
         its fused step, which `step` reads: one `vpaddd` fewer an output vector)."""
         if self.op.bias_in_step is None:
-            return super().start(bias, channel)
+            start = super().start(bias, channel)
+            if not self.split:
+                return start
+            # split: the bias in the even lanes, 0 in the odd ones
+            order = [k // 2 + (k % 2) * self.lanes for k in range(2 * self.lanes)]
+            return self.b.emit(llvm.ShuffleVectorOp(start, self.b.splat(self.b.integer(0), self.vector),
+                                                    DenseArrayBase.from_list(i32, order), self.sums))
         self.step_offsets = bias
-        return self.b.splat(self.b.integer(0), self.vector)
+        return self.zero_sums()
 
     def step(self, channel: Index, total: SSAValue) -> LaneRequantization:
         multiplier, shift = self.domain.requantization.of(channel)
@@ -160,6 +189,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         if (len(channels) == 1 or self.domain.output(channels[0], storage) is None
                 or self.domain.lookup_table is not None):
             return super().outputs(channels, totals, storage)
+        totals = [self.joined(total) for total in totals]
         steps = [self.step(o, total) for o, total in zip(channels, totals)]
         levels = vector_columns.join(self.b, [step.level(total) for step, total in zip(steps, totals)])
         if self.packs_bytes(levels, storage):
@@ -213,9 +243,6 @@ class PairColumns(HostInt8Columns):
         word = self.b.splat(self.b.load(packed, indices), self.vector)
         return self.b.bitcast(word, VectorType(i16, [2 * self.lanes]))
 
-    def pair_multiply_accumulate(self, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
-        """total + x[c] * w[c] + x[c + 1] * w[c + 1] in every lane (`pair_sums`)."""
-        return self.b.int_add(total, pair_sums(self.b, pixels, word, self.products))
 
 
 class PairedTaps(PairColumns):

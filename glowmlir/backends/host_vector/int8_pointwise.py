@@ -171,7 +171,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     if fused:
         columns.step_offsets = bias
     words = broadcast if broadcast is not None else broadcast_words(b, columns, packed, o_block, block) \
-        if vectors == 1 and width >= BROADCAST_WORDS_PIXELS * lanes else None
+        if (vectors == 1 or columns.split) and width >= BROADCAST_WORDS_PIXELS * lanes else None
 
     def tile(x0: Index, vectors: int, edge: bool = False) -> None:
         counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
@@ -192,7 +192,7 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
                     sums[v * block + j] = columns.pair_multiply_accumulate(sums[v * block + j], pixels, word)
             return sums
 
-        starts = [b.splat(b.integer(0), columns.vector)] * (vectors * block) if fused \
+        starts = [columns.zero_sums()] * (vectors * block) if fused \
             else vector_columns.tile_starts(columns, bias, channels, vectors, None)
         with b.loop(0, in_c // 2, carried=starts) as c:
             c.next(*step(list(c.carried), c.index, True))
@@ -208,10 +208,13 @@ def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_bloc
     [pairs, block, lanes] filled once a block of channels, so that every tile's `vpmaddwd`
     reads its word's vector as its memory operand (a load, not a broadcast: on AVX2 a
     broadcast from memory takes a shuffle unit, as many as the products' adds); None where
-    the array would exceed `BROADCAST_WORDS_BYTES` (the words broadcast where used). Only
-    for tiles of one vector of pixels: a tile of two broadcasts each word once into a
+    the array would exceed `BROADCAST_WORDS_BYTES` (the words broadcast where used). On x86
+    only for tiles of one vector of pixels: a tile of two broadcasts each word once into a
     register for both (a vector load of the array for each of its products made 32 -> 200
-    slower: 22.2 -> 23.0 µs on Zen 3)."""
+    slower: 22.2 -> 23.0 µs on Zen 3). On NEON (split sums) for every tile: a broadcast
+    load (`ld1r`) has no offset and took an address computation each, and it filled half a
+    register, the high products an `ext` more (32 -> 200 on 2x96: 669,369 -> 526,704
+    instructions under qemu-aarch64)."""
     pairs, lanes = packed.shape[1], columns.lanes
     if pairs * block * lanes * 4 > BROADCAST_WORDS_BYTES:
         return None

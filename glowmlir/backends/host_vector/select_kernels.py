@@ -36,10 +36,19 @@ and its table, a weight, as `gate_table`: `gate_products`),
 and, wherever the target has byte shuffles (`shuffles`: AVX2, AVX-512BW, NEON), an int8 lookup
 table `"vector-lookup-int8"` (`table_lookup`: a vector of levels a step,
 `#glowll.microkernel<"vector-lookup-int8", {shuffles = "avx2"}>`).
+
+On AArch64 (`products=neon`: `target.pair_products`) the int8 convolutions take the same
+tiles without masked loads (an edge vector's masked loads lane by lane; no
+vector-planes-int8): a pair product is `smlal` and `smlal2` into split sums
+(`int8_depthwise.split_products`, two registers a sum, so the tiles take half the
+accumulators), their microkernel `#glowll.microkernel<"vector-pointwise-int8", {products =
+"neon"}>`; a row narrower than a vector (a squeeze-excitation 1x1 on one pixel) keeps the
+generic kernel there (`select_int8_pointwise.takes_pair_lanes`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -331,9 +340,11 @@ class SelectVectorColumns(ModulePass):
         if self.products and self.products != "neon":
             raise GlowError(f"glowll-select-vector-columns{{products={self.products}}}: expected neon (or none: "
                             "vpmaddwd)")
-        PatternRewriteWalker(PackInt8Depthwise(tile, self.products), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Pointwise(tile, self.products), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(PackInt8Columns(tile, self.products), apply_recursively=False).rewrite_module(op)
+        # NEON's split sums take two registers a sum (`HostInt8Columns.split`): half the accumulators
+        int8_tile = dataclasses.replace(tile, accumulators=max(1, tile.accumulators // 2)) if self.products else tile
+        PatternRewriteWalker(PackInt8Depthwise(int8_tile, self.products), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Pointwise(int8_tile, self.products), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(PackInt8Columns(int8_tile, self.products), apply_recursively=False).rewrite_module(op)
         if self.planes:  # masked loads for the last run
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
