@@ -1,4 +1,4 @@
-// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32 products=neon}' | filecheck %s
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32 fused_multiply_add=true products=neon}' | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32}' | filecheck %s --check-prefix=NONE
 // RUN: not glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32 products=sdot}' 2>&1 | filecheck %s --check-prefix=BAD
 // On AArch64 (NEON: 4 int32 lanes, 32 registers, no masked loads) the pair products are
@@ -12,6 +12,8 @@
 // the tiles (without masked loads no vector-planes-int8: 5 rows of one vector of 4 lanes,
 // vector_tile = (4, 5, 5)), and the 3x3 of 8 channels vector-columns-int8 (its words
 // [O / 4, C, KH, ceil(KW / 2), 4]). The edge vectors' masked loads are lane by lane there.
+// NEON's `fmla` makes the output steps the proved fused ones (`float_step`'s fourth number 1:
+// `FloatStep.fused`), the depthwise's bias kept in its sums (no `bias_in_step` on NEON).
 // Without pair products and masked loads (`products` unset: SSE) all keep the generic int8
 // kernel; a `products` other than neon is refused.
 
@@ -47,7 +49,7 @@ glowll.function @net {
 // CHECK:      %[[W3:.*]] = glowll.weight "w3_pairs" elided : memref<5x16x1x1x4x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon"}>, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 4, 8>}
 // CHECK:      %[[WD:.*]] = glowll.weight "wd_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %yd, %xd, %[[WD]], %bd {{.*}}microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
+// CHECK-NEXT: glowll.convolution %yd, %xd, %[[WD]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
 // CHECK:      %[[W4:.*]] = glowll.weight "w4_columns" elided : memref<1x8x3x2x4x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y4, %x4, %[[W4]], %b4 {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8", {products = "neon"}>, filter_shape = array<i64: 4, 8, 3, 3>, vector_tile = array<i64: 4, 8>}
 

@@ -22,7 +22,7 @@ def vector_tile(triple: str, features: Sequence[str]) -> VectorTile | None:
             return VectorTile(8, 12, masked_loads=True, registers=16, fused_multiply_add=fma)
         return VectorTile(4, 12, registers=16, fused_multiply_add=fma)
     if triple.startswith("aarch64"):
-        return VectorTile(4, 16, registers=32)
+        return VectorTile(4, 16, registers=32, fused_multiply_add=fused_multiply_add(triple, features))
     return None
 
 
@@ -54,8 +54,10 @@ def byte_shuffles(triple: str, features: Sequence[str]) -> str:
 def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
     """Whether the vector unit has a fused multiply-add of singles that `llvm.fma` becomes in
     one instruction, which the proved fma forms take (`float_gate`, the 1x1s' fused bias
-    step): x86-64 with FMA3 (and AVX, which it needs). AArch64 has one too (NEON's `fmla`),
-    but no fma form has been run there yet; elsewhere LLVM's fma is a library call."""
+    step): x86-64 with FMA3 (and AVX, which it needs), AArch64 (NEON's `fmla`: the int8
+    tiles' fused output steps); elsewhere LLVM's fma is a library call."""
+    if triple.startswith("aarch64"):
+        return True
     enabled = enabled_features(features)
     return triple.startswith("x86_64") and bool(enabled.get("fma")) and enabled.get("avx") is not False
 
