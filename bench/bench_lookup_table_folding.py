@@ -258,6 +258,9 @@ def main(argv: list[str] | None = None) -> None:
                     cycles = sum(row.cycles for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
                     figures["estimated cycles per inference"] = f"{round(run.cycles.estimate):,}"
                     figures["elementwise cycles (share)"] = f"{round(cycles):,} ({cycles / profile.total_cycles:.0%})"
+                difference = max(float(np.max(np.abs(run.outputs[key].reshape(value.shape) - value)))
+                                 for key, value in builds[name].run(held_out[0]).items())
+                figures["largest |output - the host build's|"] = f"{difference:.3g}"
                 figures["flash: code + weights (bytes)"] = \
                     f"{report.weights_in_flash.flash:,} ({report.code:,} + {report.weights:,})"
                 figures["RAM: I/O + activations (bytes)"] = \
