@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-boards", action="store_true")
     parser.add_argument("--no-host", action="store_true", help="the board rows only")
     parser.add_argument("--board", default=BOARD,
-                        help=f"the emulated board of the board rows (default {BOARD}; aarch64: NEON under qemu-aarch64, "
-                             "instructions only)")
+                        help=f"the emulated board of the board rows (default {BOARD}; aarch64: NEON under "
+                             "qemu-aarch64, instructions only)")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layers", action="store_true",

@@ -188,7 +188,7 @@ def test_the_tile_follows_the_target():
     assert VectorTile.of_features("x86_64-unknown-linux-gnu", ["+sse4.2"]) == VectorTile(4, 12, registers=16)
     assert VectorTile.of_features(x86, ["+avx2", "+avx", "+fma"]) == VectorTile(8, 12, True, 16, True)
     assert VectorTile.of_features(x86, ["+avx", "+fma", "-fma"]) == VectorTile(8, 12, True, 16)
-    assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16, registers=32)
+    assert VectorTile.of_features("aarch64-linux-gnu", []) == VectorTile(4, 16, registers=32, fused_multiply_add=True)
     assert VectorTile.of_features("thumbv7em-none-eabi", ["+dsp"]) is None
 
 
