@@ -64,7 +64,8 @@ NEON_PAIR_LANES = (4,)
 
 
 def pair_lanes(products: str) -> tuple[int, ...]:
-    """The int32 lanes of a vector whose pair products `products` make (`pair_sums`)."""
+    """The int32 lanes of a vector whose pair products `products` make (`pair_sums`,
+    `split_products`)."""
     return NEON_PAIR_LANES if products == "neon" else tuple(PMADDWD)
 
 
@@ -76,8 +77,8 @@ def pair_sums(b: KernelBuilder, pixels: SSAValue, word: SSAValue) -> SSAValue:
 
 
 def split_products(b: KernelBuilder, total: SSAValue, pixels: SSAValue, word: SSAValue) -> SSAValue:
-    """NEON's pair products (`products` "neon"): `total` as split sums (`SplitSums`, twice the
-    lanes) + each int16 product of `pixels` and `word` in its own int32 lane, which AArch64's
+    """NEON's pair products (`products` "neon"): `total` as split sums (`HostInt8Columns.split`,
+    twice the lanes) + each int16 product of `pixels` and `word` in its own int32 lane, which AArch64's
     LLVM selects as `smlal` of the low four halves and `smlal2` of the high four: two
     instructions for a `vpmaddwd` and its add (each product exact in int32)."""
     vector = total.type
@@ -103,7 +104,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         self.vector = VectorType(i32, [self.lanes])
         self.products = products_of(op)
         self.split = self.products == "neon"
-        """The sums split (`SplitSums`): each output's sum the two lanes 2i and 2i + 1 of a
+        """The sums split (NEON, `split_products`): each output's sum the two lanes 2i and 2i + 1 of a
         vector of twice the lanes, a pair's two products one in each, added once, as the
         output step reads them (`joined`)."""
         self.sums = VectorType(i32, [2 * self.lanes]) if self.split else self.vector
@@ -749,15 +750,13 @@ def neon_saturated_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
     (LLVM's narrowing of a clamp clamped both bounds in int32 first: 2 instructions more for
     every 4 levels)."""
     count = levels.type.get_shape()[0]
-
-    def part(value: SSAValue, k: int, lanes: int) -> SSAValue:
-        return b.emit(llvm.ShuffleVectorOp(value, value, DenseArrayBase.from_list(
-            i32, list(range(k * lanes, (k + 1) * lanes))), VectorType(value.type.element_type, [lanes])))
-
+    part = vector_depthwise.part
     words = vector_columns.join(b, [b.emit(llvm.CallIntrinsicOp(
-        "llvm.aarch64.neon.sqxtn.v4i16", [part(levels, k, 4)], [VectorType(i16, [4])])) for k in range(count // 4)])
+        "llvm.aarch64.neon.sqxtn.v4i16", [part(b, levels, k, count // 4)], [VectorType(i16, [4])]))
+        for k in range(count // 4)])
     return vector_columns.join(b, [b.emit(llvm.CallIntrinsicOp(
-        "llvm.aarch64.neon.sqxtn.v8i8", [part(words, k, 8)], [VectorType(i8, [8])])) for k in range(count // 8)])
+        "llvm.aarch64.neon.sqxtn.v8i8", [part(b, words, k, count // 8)], [VectorType(i8, [8])]))
+        for k in range(count // 8)])
 
 
 def saturated_bytes(b: KernelBuilder, quarters: list[SSAValue]) -> SSAValue:

@@ -213,8 +213,8 @@ def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_bloc
     register for both (a vector load of the array for each of its products made 32 -> 200
     slower: 22.2 -> 23.0 µs on Zen 3). On NEON (split sums) for every tile: a broadcast
     load (`ld1r`) has no offset and took an address computation each, and it filled half a
-    register, the high products an `ext` more (32 -> 200 on 2x96: 669,369 -> 526,704
-    instructions under qemu-aarch64)."""
+    register, the high products an `ext` more (32 -> 200 on 2x96: 655,599 -> 512,918
+    instructions under qemu-aarch64, code 2,232 -> 2,328 B)."""
     pairs, lanes = packed.shape[1], columns.lanes
     if pairs * block * lanes * 4 > BROADCAST_WORDS_BYTES:
         return None

@@ -72,8 +72,8 @@ def int16_high_products(triple: str, features: Sequence[str]) -> bool:
 
 def pair_products(triple: str) -> str:
     """The instructions of the int8 tiles' pair products (two int16 products summed into an
-    int32 lane, `int8_depthwise.pair_sums`) where they are not x86's `vpmaddwd`: "neon" on
-    AArch64 (`smull`, `smull2`, `addp`), "" elsewhere."""
+    int32 lane) where they are not x86's `vpmaddwd` (`int8_depthwise.pair_sums`): "neon" on
+    AArch64 (`smlal`, `smlal2` into split sums, `int8_depthwise.split_products`), "" elsewhere."""
     return "neon" if triple.startswith("aarch64") else ""
 
 
