@@ -33,17 +33,16 @@ def verify_vnni_filter(op) -> None:
 
 
 def verify_depthwise_filter(op) -> None:
-    """A depthwise convolution's filter as int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]."""
+    """A depthwise convolution whose int8 filter [C, 1, KH, KW] and plane the kernel takes
+    (`layout.DepthwiseGeometry.takes`)."""
     if not isinstance(op, glowll.ConvolutionOp):
         return
     channels = glow.shape_of(op.input)[1]
     shape = glow.shape_of(op.filter)
-    if (op.filter_shape is None or op.group.value.data != channels
-            or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4 or shape[0] != channels
-            or shape[1] not in (1, 2) or shape[2:] != (op.filter_shape.get_values()[2],
-                                                       layout.groups(op.filter_shape.get_values()[3]) * layout.GROUP)):
-        raise VerifyException(f"{op.name}: the x86-vnni-depthwise microkernel takes a depthwise convolution with its "
-                              "filter_shape, its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]")
+    if (op.group.value.data != channels or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4
+            or shape[:2] != (channels, 1) or not layout.DepthwiseGeometry.of(op).takes()):
+        raise VerifyException(f"{op.name}: the x86-vnni-depthwise microkernel takes a depthwise convolution of an "
+                              "int8 filter [C, 1, KH, KW] whose taps and plane it holds")
 
 
 def verify_shape_parameterised(op) -> None:

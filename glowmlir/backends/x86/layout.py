@@ -127,24 +127,18 @@ input bytes of each output's taps gathered by one byte permute (AVX-512 VBMI).""
 WINDOW = 64
 """Bytes of input one load brings (a zmm register): a permute picks any of them for any lane."""
 MOST_DEPTHWISE_VECTORS = 16
-"""Vectors of 16 outputs a plane may take: each is code of its own (its permutes fixed at
-compile time), so larger planes keep the vector-depthwise-int8 tiles, which loop."""
+"""Vectors of 16 outputs a plane may take in the per-vector form (each is code of its own, its
+permutes fixed at compile time); larger planes take the rows form, which loops over rows."""
+LARGEST_PADDED_PLANE = 64 * 1024
+"""Bytes of the rows form's stack copy of one channel's plane (`DepthwiseGeometry.padded_plane`)
+above which a depthwise convolution keeps the host vector unit's kernels."""
 
 
-def depthwise_filter(centred: np.ndarray, parts: int = 1) -> np.ndarray | None:
-    """A depthwise filter's levels less their zero point, [C, 1, KH, KW] (each in [-255, 255]),
-    as the int8 words `vpdpbusd` takes: [C, parts, KH, 4 * quads], a kernel row's taps four a
-    word (zeros past KW). Part 0 holds each level clamped to int8, part 1 (where some level
-    does not fit, or where `parts` = 2 asks for it: zeros then) the rest; None where a rest
-    does not fit either (a level of 255)."""
-    channels, _, k_h, k_w = centred.shape
-    words = np.zeros((channels, k_h, groups(k_w) * GROUP), np.int64)
-    words[:, :, :k_w] = centred[:, 0]
-    first = np.clip(words, -128, 127)
-    rest = words - first
-    if rest.max(initial=0) > 127:
-        return None
-    return np.stack([first, rest] if rest.any() or parts == 2 else [first], axis=1).astype(np.int8)
+def depthwise_levels_fit(centred: np.ndarray) -> bool:
+    """Whether a depthwise filter's levels less their zero point split into the kernel's two
+    int8 parts (`vnni_depthwise.channel_words`: the difference saturated to int8, and the
+    rest): each in [-255, 254] (a level 127 of zero point -128, 255 from it, does not)."""
+    return int(centred.max(initial=0)) <= 254 and int(centred.min(initial=0)) >= -255
 
 
 @dataclass(frozen=True)
@@ -221,10 +215,64 @@ class DepthwiseGeometry:
         return -(-self.out_hw[0] * self.out_hw[1] // LANES)
 
     def fits(self) -> bool:
-        """Whether the kernel takes the plane: few enough vectors, each tap's bytes in a window."""
+        """Whether the per-vector form takes the plane: few enough vectors, each tap's bytes in a window."""
         plane = self.out_hw[0] * self.out_hw[1]
         return self.vectors() <= MOST_DEPTHWISE_VECTORS and all(
             self.windows(first, min(LANES, plane - first)) is not None for first in range(0, plane, LANES))
+
+    def row_vectors(self) -> int:
+        """Vectors of 16 outputs an output row takes in the rows form (the last one partial)."""
+        return -(-self.out_hw[1] // LANES)
+
+    def tap_bytes(self, lane: int, kx: int) -> int:
+        """The rows form's byte of tap column `kx` of lane `lane` in a window that starts at its
+        vector's first input column (the padding's columns written out)."""
+        return lane * self.strides[1] + kx * self.dilations[1]
+
+    def window_bytes(self) -> int:
+        """Bytes of the rows form's window loads: 16, 32 or 64, the fewest that hold every tap
+        of a vector's kernel row (LLVM loads the narrower vectors by `vpermb`'s operand)."""
+        return next(size for size in (16, 32, WINDOW) if self.tap_bytes(LANES - 1, self.kernel[1] - 1) < size)
+
+    def padded_plane(self) -> tuple[int, int]:
+        """(rows, bytes a row) of the rows form's stack copy of a channel's plane: the input rows
+        some output reads (rows in the padding are not read: their products go into the
+        start of the output rows that have them, `padded_rows`), each row from the left
+        padding on, long enough for a window (`window_bytes`) from its last vector's first
+        column (a multiple of `WINDOW`)."""
+        (in_h, _), (out_h, _) = self.in_hw, self.out_hw
+        last_row = (out_h - 1) * self.strides[0] + (self.kernel[0] - 1) * self.dilations[0] - self.pads[0]
+        row_bytes = (self.row_vectors() - 1) * LANES * self.strides[1] + self.window_bytes()
+        return min(in_h, last_row + 1), -(-row_bytes // WINDOW) * WINDOW
+
+    def padded_rows(self, y: int) -> tuple[int, ...]:
+        """The kernel rows of output row `y` that lie wholly in the padding (above or below the input)."""
+        top = y * self.strides[0] - self.pads[0]
+        return tuple(ky for ky in range(self.kernel[0]) if not 0 <= top + ky * self.dilations[0] < self.in_hw[0])
+
+    def row_classes(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        """The output rows as runs [first, stop) of one set of `padded_rows` each, top to bottom."""
+        runs: list[tuple[int, int, tuple[int, ...]]] = []
+        for y in range(self.out_hw[0]):
+            padded = self.padded_rows(y)
+            if runs and runs[-1][2] == padded:
+                runs[-1] = (runs[-1][0], y + 1, padded)
+            else:
+                runs.append((y, y + 1, padded))
+        return runs
+
+    def rows_fit(self) -> bool:
+        """Whether the rows form takes the plane: each vector's taps of a kernel row within a
+        window, the plane's copy at most `LARGEST_PADDED_PLANE` bytes."""
+        rows, row_bytes = self.padded_plane()
+        return (self.tap_bytes(LANES - 1, self.kernel[1] - 1) < WINDOW and rows > 0
+                and rows * row_bytes <= LARGEST_PADDED_PLANE)
+
+    def takes(self) -> bool:
+        """Whether x86-vnni-depthwise takes the layer: a channel's taps and its words in a
+        window each (`vnni_depthwise.channel_words`), the plane in either form."""
+        k_h, k_w = self.kernel
+        return k_h * k_w <= WINDOW and k_h * groups(k_w) * GROUP <= WINDOW and (self.fits() or self.rows_fit())
 
 
 SHAPE_PARAMETERISED_MICROKERNEL = "x86-vnni-shape-parameterised"

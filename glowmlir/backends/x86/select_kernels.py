@@ -15,12 +15,10 @@ AVX-512 VBMI too: `target.has_avx512_vbmi`), int8 `glowll.int_lookup_table`s get
 `microkernel = "x86-vbmi"` (64 levels looked up at once by two `vpermi2b`) and the x86-vnni
 layers `#glowll.microkernel<"x86-vnni", {byte_permutes}>` (a table glowll-fuse-lookup-tables
 fuses into them is looked up the same way, not lane by lane). With `depthwise`
-(VBMI too), an int8 depthwise convolution of a small plane (unpooled, no residual, at most
-`vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, each kernel row's four taps
-within 64 input bytes for them) gets `microkernel = "x86-vnni-depthwise"`
+(VBMI too), an int8 depthwise convolution (unpooled, no residual, its plane in either of the
+kernel's forms: `vnni_layout.DepthwiseGeometry.takes`) gets `microkernel = "x86-vnni-depthwise"`
 (`backends.x86.vnni_depthwise`: four taps a `vpdpbusd`, their bytes gathered by a byte
-permute), its filter the levels less their zero point as int8 words
-(`vnni_layout.depthwise_filter`), its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
+permute), its filter as it is, its bias `vnni_layout.folded_bias`'s. Int8 Add, Sub
 and Mul get `microkernel = "x86-avx512"` (`SelectInt8Elementwise`); with `float_forms`, only
 those without a proved float form (`SelectElementwiseWithoutFloatForm`: the others take the
 host vector unit's vector-elementwise-int8 and its float forms). Outputs stay bit-identical
@@ -29,11 +27,11 @@ to the generic int8 kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnitAttr, i8, i32
+from xdsl.dialects.builtin import ModuleOp, UnitAttr, i32
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -53,6 +51,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     int8_buffers,
     int8_layer,
+    mark_float_step,
     mark_narrow_requantization,
 )
 from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
@@ -123,12 +122,6 @@ def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> Pac
     return PackingCost(op, extra, pixels * int(np.prod(filter_shape)))
 
 
-def depthwise_packing_cost(op: glowll.ConvolutionOp, centred: np.ndarray) -> PackingCost:
-    """The bytes x86-vnni-depthwise's filter words take over the layer's int8 filter, and its MACs."""
-    extra = align(vnni_layout.depthwise_filter(centred).nbytes) - align(op.filter.owner.byte_size)
-    return PackingCost(op, extra, int(np.prod(glow.convolution_shape(op))) * int(np.prod(centred.shape[2:])))
-
-
 def packed_within_budget(module: ModuleOp, budget: int | None) -> set[int] | None:
     """The layers (`id`s) whose VNNI filters fit the constants' `budget` (None: every one),
     most MACs per extra byte first (`flash_budget.choose_packed`); the others keep their int8
@@ -139,8 +132,6 @@ def packed_within_budget(module: ModuleOp, budget: int | None) -> set[int] | Non
     for layer in module.walk():
         if isinstance(layer, glowll.ConvolutionOp | glowll.FullyConnectedOp) and takes_vnni(layer):
             costs.append(vnni_packing_cost(layer))
-        elif isinstance(layer, glowll.ConvolutionOp) and (centred := centred_depthwise_filter(layer)) is not None:
-            costs.append(depthwise_packing_cost(layer, centred))
     return choose_packed(costs, int8_constants(module), budget)
 
 
@@ -178,44 +169,36 @@ def centred_depthwise_filter(op: glowll.ConvolutionOp) -> np.ndarray | None:
             or op.group.value.data != channels or shape[:2] != (channels, 1) or op.pool is not None
             or op.residual is not None or not int8_buffers(op.dest, op.input, op.filter)
             or not isinstance(weight, glowll.WeightOp) or weight.value is None or accumulator_bias(op) is None
-            or not vnni_layout.DepthwiseGeometry.of(op).fits()):
+            or not vnni_layout.DepthwiseGeometry.of(op).takes()):
         return None
     centred = array_from_dense(weight.value).reshape(shape).astype(np.int64)
     centred -= weight_zero_point(op.filter.type.element_type)
-    return centred if vnni_layout.depthwise_filter(centred) is not None else None
-
-
-def depthwise_key(op: glowll.ConvolutionOp) -> tuple:
-    """What equal-shaped depthwise layers have in common: their operands' shapes."""
-    return tuple(tuple(v.type.get_shape()) for v in op.operands)
+    return centred if vnni_layout.depthwise_levels_fit(centred) else None
 
 
 @dataclass
 class PackDepthwise(RewritePattern):
-    two_parts: set[tuple] = field(default_factory=set)
-    """The `depthwise_key`s whose filters all take two parts, as one of them must (so that
-    equal-shaped layers keep equal shapes and share a kernel: a layer of no rest words pays
-    a test per channel)."""
-    packed: set[int] | None = None
-    """As `PackConvolution.packed`."""
+    """An int8 depthwise convolution onto x86-vnni-depthwise (`centred_depthwise_filter`): its
+    filter stays as it is (the kernel makes a channel's words from its levels), its bias
+    becomes the unsigned input's (`vnni_layout.folded_bias`, of the same bytes); no packing
+    costs bytes, so no constants' budget stops it."""
+
+    fused_multiply_add: bool = False
+    """The target has FMA: the output step's fused float form first (`mark_float_step`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         centred = centred_depthwise_filter(op)
-        if centred is None or (self.packed is not None and id(op) not in self.packed):
+        if centred is None:
             return
-        weight, bias, filter_type = op.filter.owner, accumulator_bias(op), op.filter.type.element_type
-        channels, shape = glow.shape_of(op.input)[1], glow.shape_of(op.filter)
-        packed = vnni_layout.depthwise_filter(centred, 2 if depthwise_key(op) in self.two_parts else 1)
-        mark_narrow_requantization(op, centred.reshape(channels, -1))
+        bias, channels = accumulator_bias(op), glow.shape_of(op.input)[1]
+        channel_taps = centred.reshape(channels, -1)
+        mark_narrow_requantization(op, channel_taps)
+        mark_float_step(op, channel_taps, self.fused_multiply_add)
         folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
-        op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter,
-                                       stored_as(filter_type, i8, centred=True))
         op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                        stored_as(op.bias.type.element_type, i32))
         op.properties["microkernel"] = MicrokernelAttr(vnni_layout.DEPTHWISE_MICROKERNEL)
-        op.properties["filter_shape"] = glow.ints(shape)
-        erase_if_unused(weight, rewriter)
         erase_if_unused(bias, rewriter)
         rewriter.notify_op_modified(op)
 
@@ -287,11 +270,6 @@ class SelectVnniKernels(ModulePass):
                        else SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS))
         PatternRewriteWalker(elementwise, apply_recursively=False).rewrite_module(op)
         if self.depthwise:
-            two_parts = set()
-            for layer in op.walk():
-                if isinstance(layer, glowll.ConvolutionOp) and (centred := centred_depthwise_filter(layer)) is not None:
-                    if vnni_layout.depthwise_filter(centred).shape[1] == 2:
-                        two_parts.add(depthwise_key(layer))
-            PatternRewriteWalker(PackDepthwise(two_parts, packed), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(PackDepthwise(self.fused_multiply_add), apply_recursively=False).rewrite_module(op)
         if self.lookup_tables:
             PatternRewriteWalker(SelectLookupTable(), apply_recursively=False).rewrite_module(op)

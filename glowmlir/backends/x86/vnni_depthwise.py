@@ -30,13 +30,11 @@ and 4 x 4, DS-CNN's 25 x 5).
 
 from __future__ import annotations
 
-import functools
-
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry
+from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
 from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -51,58 +49,163 @@ def signed_byte(value: int) -> int:
     return value - 256 if value >= 128 else value
 
 
+class ChannelSums:
+    """One channel's sums: `vpdpbusd`s of (unsigned bytes, kernel row, quad) operands with the
+    channel's words (`channel_words`), then, for a channel whose levels less their zero point
+    leave int8, with its rest words (a loop of one trip; of none for the others)."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, filter_: View, c: Index):
+        self.b = b
+        self.words, self.parts_of_channel = channel_words(b, filter_, c, domain.weight_offset)
+
+    def part(self, total: SSAValue, operands: list[tuple[SSAValue, int, int]], part: Index) -> SSAValue:
+        b = self.b
+        for unsigned, ky, quad in operands:
+            total = dot_accumulate(b, total, b.bitcast(unsigned, VECTOR),
+                                   b.splat(b.load(self.words, [part, ky, quad]), VECTOR))
+        return total
+
+    def total(self, start: SSAValue, operands: list[tuple[SSAValue, int, int]]) -> SSAValue:
+        total = self.part(start, operands, 0)
+        with self.b.loop(1, self.parts_of_channel, carried=[total]) as part:
+            part.next(self.part(part.carried[0], operands, part.index))
+        return part.results[0]
+
+
+def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int | SSAValue) -> tuple[View, Index]:
+    """Channel `c`'s int8 levels ([C, 1, KH, KW], as the model holds them) less their zero
+    point as the words `vpdpbusd` takes, made in the stack once a channel: [2, KH, quads] i32,
+    a kernel row's taps four a word (zeros past KW). Part 0 holds each level less the zero point
+    saturated to int8 (`vpsubsb`), part 1 the rest (the wrapped difference less it, exact for
+    levels in [-255, 254] from the zero point: `DepthwiseGeometry` layers are selected so);
+    and the parts the channel takes: 2 where some rest is not 0, else 1."""
+    k_h, k_w = filter_.shape[2:]
+    quads, taps = groups(k_w), k_h * k_w
+    flat = filter_.reshaped((filter_.shape[0], taps), (filter_.strides[0], 1))
+    levels = load_vector(b, flat, [c, 0], WINDOW, [lane < taps for lane in range(WINDOW)])
+    offset = b.int_value(weight_offset, BYTES) if isinstance(weight_offset, int) else \
+        b.splat(b.truncate(weight_offset, i8), BYTES)
+    first = b.emit(llvm.CallIntrinsicOp("llvm.ssub.sat.v64i8", [levels, offset], [BYTES]))
+    rest = b.int_sub(b.int_sub(levels, offset), first)
+    order = DenseArrayBase.from_list(i32, [ky * k_w + 4 * quad + j if 4 * quad + j < k_w else WINDOW
+                                           for ky in range(k_h) for quad in range(quads) for j in range(GROUP)]
+                                     + [WINDOW] * (WINDOW - GROUP * k_h * quads))
+    zeros = b.int_value(0, BYTES)
+    words = View.contiguous(b.alloca(2 * WINDOW, i8), (2, WINDOW), element_type=i8)
+    first_words, rest_words = (b.emit(llvm.ShuffleVectorOp(part, zeros, order, BYTES)) for part in (first, rest))
+    store_vector(b, first_words, words, [0, 0])
+    store_vector(b, rest_words, words, [1, 0])
+    some_rest = b.int_compare("ne", b.bitcast(b.int_compare("ne", rest_words, zeros), i64), 0)
+    parts = b.add(b.emit(llvm.ZExtOp(some_rest, b.index_type)), 1)
+    return View(words.base, (2, k_h, quads), (WINDOW // GROUP, quads, 1), 0, i32), parts
+
+
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
-    """Per image and channel, each vector of 16 outputs: its windows loaded, its taps
-    permuted out of them into the accumulator (bias first), requantized (a fused table looked up
-    by `vpermi2b`: `vnni_kernels.tables_in_registers`) and stored."""
+    """Per image and channel, each vector of 16 outputs: its taps' unsigned input bytes
+    permuted into the accumulator (bias first) with the channel's words (`channel_words`),
+    requantized (a fused table looked up by `vpermi2b`: `vnni_kernels.tables_in_registers`)
+    and stored; a plane of few vectors (`DepthwiseGeometry.fits`) in the per-vector form
+    (`emit_vectors`), a larger one in the rows form (`emit_rows`)."""
     tables_in_registers(b, domain, op)
-    dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    dest, src, filter_, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
+    n_size, channels = dest.shape[:2]
+    geometry = DepthwiseGeometry.of(op)
+    form = emit_vectors if geometry.fits() else emit_rows
+    with b.loops([n_size, channels]) as (n, c):
+        start = b.splat(b.load(bias, [c]), VECTOR)
+        step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
+        form(b, geometry, ChannelSums(b, domain, filter_, c), (n, c), start, domain.input_offset,
+             lambda total: step.output(total, dest.element_type), dest, src)
+
+
+def unsigned_zero_point(b: KernelBuilder, input_offset: int | SSAValue) -> SSAValue:
+    """The input zero point (compile-time, or a record's read at run time) as unsigned bytes
+    U = x_offset + 128: the padding's taps."""
+    if isinstance(input_offset, int):
+        return b.int_value(signed_byte(input_offset + UNSIGNED_SHIFT), BYTES)
+    return b.splat(b.truncate(b.int_add(input_offset, UNSIGNED_SHIFT), i8), BYTES)
+
+
+def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
+                 start: SSAValue, input_offset: int | SSAValue, output, dest: View, src: View) -> None:
+    """The per-vector form: the plane's outputs, row-major, cut into vectors of 16, each code of
+    its own: its windows (64 bytes of the plane each, at compile-time offsets) loaded and made
+    unsigned, its taps permuted out of them, the taps in the padding the zero point's bytes."""
+    n, c = image_channel
     n_size, channels, height, width = dest.shape
     in_plane = src.shape[2] * src.shape[3]
     plane = height * width
     assert src.strides[2:] == (src.shape[3], 1) and dest.strides[2:] == (width, 1), "planes are contiguous"
     flat_src = src.reshaped((n_size, channels, in_plane), src.strides[:2] + (1,))
     flat_dest = dest.reshaped((n_size, channels, plane), dest.strides[:2] + (1,))
-    parts, k_h, row_bytes = packed.shape[1:]
-    base = b.offset_pointer(packed.base, packed.offset, packed.element_type)
-    words = View(base, (channels, parts, k_h, row_bytes // GROUP),
-                 tuple(stride // GROUP for stride in packed.strides[:3]) + (1,), 0, i32)
-    geometry = DepthwiseGeometry.of(op)
-    vectors = [(first, min(LANES, plane - first), geometry.windows(first, min(LANES, plane - first)))
-               for first in range(0, plane, LANES)]
-    offset = domain.input_offset  # a record's, read at run time, or the input type's
-    padding = (b.int_value(signed_byte(offset + UNSIGNED_SHIFT), BYTES) if isinstance(offset, int)
-               else b.splat(b.truncate(b.int_add(offset, UNSIGNED_SHIFT), i8), BYTES))
+    flip, padding = b.int_value(-UNSIGNED_SHIFT, BYTES), unsigned_zero_point(b, input_offset)
+    for first in range(0, plane, LANES):
+        count = min(LANES, plane - first)
+        windows, padded = geometry.windows(first, count)
+        operands = [(padding, ky, quad) for ky, quad in padded]
+        for window in windows:
+            loaded = None if window.start + WINDOW <= in_plane else \
+                [window.start + k < in_plane for k in range(WINDOW)]
+            unsigned = b.int_xor(load_vector(b, flat_src, [n, c, window.start], WINDOW, loaded), flip)
+            operands += [(b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
+                                                      BYTES)), taps.ky, taps.quad) for taps in window.taps]
+        stored = None if count == LANES else [lane < count for lane in range(LANES)]
+        store_vector(b, output(sums.total(start, operands)), flat_dest, [n, c, first], stored)
+
+
+def copy_padded_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, n: Index, c: Index,
+                      plane: View, input_offset: int | SSAValue) -> None:
+    """The channel's input rows the outputs read into `plane` as unsigned bytes (x ^ 0x80), each
+    row from its left padding on, the padding's columns (and the row's bytes past the input)
+    the zero point's: a window of 64 bytes at a time, loaded masked to the input's columns."""
+    rows, row_bytes = plane.shape
+    in_w, left = geometry.in_hw[1], geometry.pads[1]
     flip = b.int_value(-UNSIGNED_SHIFT, BYTES)
-    storage = dest.element_type
+    with b.loop(0, rows) as row:
+        for first in range(0, row_bytes, WINDOW):
+            columns = [0 <= first - left + k < in_w for k in range(WINDOW)]
+            if not any(columns):
+                unsigned = unsigned_zero_point(b, input_offset)
+            else:
+                loaded = None if all(columns) else columns
+                levels = load_vector(b, src, [n, c, row.index, first - left], WINDOW, loaded, input_offset)
+                unsigned = b.int_xor(levels, flip)
+            store_vector(b, unsigned, plane, [row.index, first])
 
-    with b.loops([n_size, channels]) as (n, c):
-        start = b.splat(b.load(bias, [c]), VECTOR)
-        step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
-        parts_of_channel = 1
-        if parts > 1:  # the rest words' products only for a channel that has some (few do)
-            rest = functools.reduce(b.int_or, [b.load(words, [c, 1, ky, quad]) for ky in range(k_h)
-                                               for quad in range(row_bytes // GROUP)])
-            parts_of_channel = b.add(b.emit(llvm.ZExtOp(b.int_compare("ne", rest, 0), b.index_type)), 1)
 
-        def accumulate(total: SSAValue, operands: list[tuple[SSAValue, int, int]], part: Index) -> SSAValue:
-            for unsigned, ky, quad in operands:
-                total = dot_accumulate(b, total, b.bitcast(unsigned, VECTOR),
-                                       b.splat(b.load(words, [c, part, ky, quad]), VECTOR))
-            return total
-
-        for first, count, (windows, padded) in vectors:
-            operands = [(padding, ky, quad) for ky, quad in padded]
-            for window in windows:
-                loaded = None if window.start + WINDOW <= in_plane else \
-                    [window.start + k < in_plane for k in range(WINDOW)]
-                unsigned = b.int_xor(load_vector(b, flat_src, [n, c, window.start], WINDOW, loaded), flip)
-                operands += [(b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
-                                                          BYTES)), taps.ky, taps.quad) for taps in window.taps]
-            total = accumulate(start, operands, 0)
-            if parts > 1:
-                with b.loop(1, parts_of_channel, carried=[total]) as part:
-                    part.next(accumulate(part.carried[0], operands, part.index))
-                total = part.results[0]
-            stored = None if count == LANES else [lane < count for lane in range(LANES)]
-            store_vector(b, step.output(total, storage), flat_dest, [n, c, first], stored)
+def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
+              start: SSAValue, input_offset: int | SSAValue, output, dest: View, src: View) -> None:
+    """The rows form: the channel's plane copied into the stack, its padding written out
+    (`copy_padded_plane`), then each output row's vectors of 16: per kernel row, one window
+    from the vector's first input column and the taps permuted out of it. Kernel rows in the
+    padding above or below the input are not read: their products with the zero point's bytes
+    go into the start of the rows that have them (`DepthwiseGeometry.row_classes`), once a
+    channel."""
+    n, c = image_channel
+    b.optimize_for_size = True
+    assert src.strides[3] == 1 and dest.strides[3] == 1, "rows are contiguous"
+    (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
+    k_h, k_w = geometry.kernel
+    quads = sums.words.shape[2]
+    rows, row_bytes = geometry.padded_plane()
+    plane = View.contiguous(b.alloca(rows * row_bytes, i8), (rows, row_bytes), element_type=i8)
+    copy_padded_plane(b, geometry, src, n, c, plane, input_offset)
+    padding = unsigned_zero_point(b, input_offset)
+    orders = [DenseArrayBase.from_list(i32, [geometry.tap_bytes(lane, 4 * quad + j) if 4 * quad + j < k_w else 0
+                                             for lane in range(LANES) for j in range(GROUP)]) for quad in range(quads)]
+    out_w = dest.shape[3]
+    for first_row, stop_row, padded in geometry.row_classes():
+        class_start = sums.total(start, [(padding, ky, quad) for ky in padded for quad in range(quads)])
+        read = [ky for ky in range(k_h) if ky not in padded]
+        with b.loop(first_row, stop_row) as y:
+            top_row = b.sub(b.mul(y.index, strides_y), top)
+            for first in range(0, out_w, LANES):
+                operands = []
+                for ky in read:
+                    window = load_vector(b, plane, [b.add(top_row, ky * dilation_y), first * geometry.strides[1]],
+                                         geometry.window_bytes())
+                    operands += [(b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)), ky, quad)
+                                 for quad, order in enumerate(orders)]
+                count = min(LANES, out_w - first)
+                stored = None if count == LANES else [lane < count for lane in range(LANES)]
+                store_vector(b, output(sums.total(class_start, operands)), dest, [n, c, y.index, first], stored)
