@@ -444,9 +444,9 @@ glowll.function @vnni_depthwise_filter_of_int16_blocks {
   %y = glowll.placeholder output "y" : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w = glowll.placeholder input "w" : memref<2x1x1x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
   %b = glowll.placeholder input "b" : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
-  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64, microkernel = #glowll.microkernel<"x86-vnni-depthwise">, filter_shape = array<i64: 2, 1, 1, 3>} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64, microkernel = #glowll.microkernel<"x86-vnni-depthwise">} : memref<1x2x2x2x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x1x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
-// CHECK: glowll.convolution: the x86-vnni-depthwise microkernel takes a depthwise convolution with its filter_shape, its filter int8 words [C, 1 or 2, KH, 4 * ceil(KW / 4)]
+// CHECK: glowll.convolution: the x86-vnni-depthwise microkernel takes a depthwise convolution of an int8 filter [C, 1, KH, KW] whose taps and plane it holds
 
 // -----
 glowll.function @avx512_mul_of_int16_levels {

@@ -1,14 +1,15 @@
-"""The int8 depthwise convolution of small planes on AVX-512 VNNI and VBMI
-(`microkernel = "x86-vnni-depthwise"`: `glowll-select-x86-vnni-kernels`,
-`backends/x86/vnni_depthwise.py`) and the int8 Add, Sub and Mul on AVX-512 (`"x86-avx512"`).
+"""The int8 depthwise convolution on AVX-512 VNNI and VBMI (`microkernel = "x86-vnni-depthwise"`:
+`glowll-select-x86-vnni-kernels`, `backends/x86/vnni_depthwise.py`) and the int8 Add, Sub and
+Mul on AVX-512 (`"x86-avx512"`).
 
 Depthwise convolutions of random levels, weights with a zero point (levels less it beyond
-int8: the second part words) and without, per tensor and per channel, 3x3 and 5x5, strides
-1 and 2, padding (uneven too), dilation, several images, fused relu and clip: each must take
-the kernel on the host and give, bit for bit, the independent int8 reference's outputs
-(tests/support/int8_reference.py) and the generic int8 kernel's (the same build without
-AVX-512 VNNI). Planes of more than 16 vectors, and filters with a level 255 from their zero
-point, keep the other kernels. The Add, Sub and Mul likewise, broadcasting either operand.
+int8: the rest words the kernel makes at run time) and without, per tensor and per channel,
+3x3 and 5x5, strides 1 and 2 (along rows and columns), padding (uneven too), dilation, several
+images, fused relu and clip, planes of the per-vector form (at most 16 vectors) and of the rows
+form (the PP-OCR-cls-style planes): each must take the kernel on the host and give, bit for
+bit, the independent int8 reference's outputs (tests/support/int8_reference.py) and the generic
+int8 kernel's (the same build without AVX-512 VNNI). Filters with a level 255 from their zero
+point keep the other kernels. The Add, Sub and Mul likewise, broadcasting either operand.
 """
 
 from __future__ import annotations
@@ -32,8 +33,16 @@ needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(H
                                 reason="the host has no AVX-512 VNNI and VBMI")
 
 KERNEL = 'microkernel = #glowll.microkernel<"x86-vnni-depthwise">'
-SMALL_PLANES = [name for name in GEOMETRIES if name != "3x3_wide_rows"]
-"""The depthwise geometries of at most 16 vectors of outputs a plane (13 x 37 has 31)."""
+ROWS = {
+    "3x3_stride_2_1_ppocr": ((1, 6, 24, 96), (6, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 6),
+    "5x5_three_rows_ppocr": ((1, 5, 3, 96), (5, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 5),
+    "3x3_dilated_uneven_pads": ((2, 4, 20, 40), (4, 1, 3, 3), (1, 1), (2, 1, 2, 3), (2, 1), 4),
+    "3x3_column_stride_2": ((1, 3, 10, 70), (3, 1, 3, 3), (1, 2), (1, 1, 1, 1), (1, 1), 3),
+    "5x5_unpadded": ((1, 3, 12, 50), (3, 1, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 3),
+}
+"""Depthwise geometries of more than 16 vectors of outputs a plane: the rows form (as the
+test_int8_depthwise geometry 3x3_wide_rows, 13 x 37: 31 vectors)."""
+ALL = {**GEOMETRIES, **ROWS}
 
 
 def fast_and_generic(case: Case) -> tuple[object, list[np.ndarray]]:
@@ -45,40 +54,66 @@ def fast_and_generic(case: Case) -> tuple[object, list[np.ndarray]]:
 
 
 @needs_vbmi
-@pytest.mark.parametrize("name", SMALL_PLANES)
+@pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("per_channel", [False, True])
-def test_depthwise_of_small_planes_matches_the_int8_reference(name, per_channel):
-    case = convolution_case(900 + list(GEOMETRIES).index(name) + 50 * per_channel, GEOMETRIES[name], per_channel)
+def test_depthwise_matches_the_int8_reference(name, per_channel):
+    case = convolution_case(900 + list(ALL).index(name) + 50 * per_channel, ALL[name], per_channel)
     glowll, outputs = fast_and_generic(case)
     assert KERNEL in glowll
     all_match_the_reference(outputs, case)
+
+
+def test_the_rows_form_takes_the_larger_planes():
+    """Which form each test geometry exercises: the rows form the planes of more than 16
+    vectors; and a plane whose every output row has a kernel row in the padding (3 x 96 of a
+    5x5) takes one start a row."""
+    for name, (x_shape, w_shape, strides, pads, dilations, _) in ALL.items():
+        out_hw = tuple((size + pads[axis] + pads[axis + 2] - dilation * (k - 1) - 1) // stride + 1
+                       for axis, (size, k, stride, dilation) in enumerate(zip(x_shape[2:], w_shape[2:], strides,
+                                                                             dilations)))
+        geometry = vnni_layout.DepthwiseGeometry(x_shape[2:], out_hw, w_shape[2:], strides, pads[:2], dilations)
+        assert geometry.takes()
+        assert geometry.fits() == (name not in ROWS and name != "3x3_wide_rows"), name
+    ppocr = vnni_layout.DepthwiseGeometry((3, 96), (3, 96), (5, 5), (1, 1), (2, 2), (1, 1))
+    assert ppocr.row_classes() == [(0, 1, (0, 1)), (1, 2, (0, 4)), (2, 3, (3, 4))]
+    assert ppocr.padded_plane() == (3, 128) and ppocr.window_bytes() == 32
 
 
 @needs_vbmi
 @pytest.mark.parametrize("name,activation", [("3x3_pad1_ds_cnn", "relu"), ("5x5_stride2_odd", "clip"),
-                                             ("same_5x5_of_8x8", "relu"), ("uneven_pads_dilated", "clip")])
+                                             ("same_5x5_of_8x8", "relu"), ("uneven_pads_dilated", "clip"),
+                                             ("3x3_stride_2_1_ppocr", "relu"), ("5x5_three_rows_ppocr", "clip")])
 def test_fused_activations_match_the_int8_reference(name, activation):
-    case = convolution_case(950 + list(GEOMETRIES).index(name), GEOMETRIES[name], activation=activation)
+    case = convolution_case(950 + list(ALL).index(name), ALL[name], activation=activation)
     glowll, outputs = fast_and_generic(case)
     assert KERNEL in glowll
     all_match_the_reference(outputs, case)
 
 
+def rest_levels(case: Case) -> bool:
+    """Whether some filter level of a per-tensor case less its zero point leaves int8."""
+    zero_point = re.search(r"%w = [^\n]*!quant\.uniform<i8:f32, [^:]*:(-?\d+)>", case.body).group(1)
+    centred = case.constants["w"].astype(np.int64) - int(zero_point)
+    return bool(centred.min() < -128 or centred.max() > 127)
+
+
 @needs_vbmi
-def test_levels_beyond_int8_take_a_second_word_and_a_level_of_255_keeps_the_other_kernel():
-    """Per tensor with a zero point, some levels less it leave int8: the filter has two parts
-    (and the outputs are still the reference's). A filter holding 127 with zero point -128
-    (255 from it: no two int8 halves) is left to vector-planes-int8."""
-    case = convolution_case(903, GEOMETRIES["3x3_pad1_ds_cnn"])
+@pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_three_rows_ppocr"])
+def test_levels_beyond_int8_take_rest_words_and_a_level_of_255_keeps_the_other_kernel(name):
+    """Per tensor with a zero point, some levels less it leave int8: the filter stays as it is
+    (the kernel adds the rest words' products for those channels) and the outputs are still
+    the reference's. A filter holding 127 with zero point -128 (255 from it: the rest would be
+    128) is left to the other kernels; -255 splits (-128 and -127)."""
+    case = next(case for seed in range(903, 950) if (case := convolution_case(seed, ALL[name])) and rest_levels(case))
     glowll, outputs = fast_and_generic(case)
-    assert KERNEL in glowll and "64x2x3x4x!quant" in glowll
+    shape = "x".join(map(str, ALL[name][1]))
+    assert KERNEL in glowll and re.search(rf'glowll.weight "w" [^\n]*memref<{shape}x!quant', glowll)
     all_match_the_reference(outputs, case)
     centred = np.zeros((2, 1, 3, 3), np.int64)
     centred[1, 0, 2, 1] = 255
-    assert vnni_layout.depthwise_filter(centred) is None
+    assert not vnni_layout.depthwise_levels_fit(centred)
     centred[1, 0, 2, 1] = -255
-    packed = vnni_layout.depthwise_filter(centred)
-    assert packed.shape == (2, 2, 3, 4) and packed[1, :, 2, 1].tolist() == [-128, -127] and packed.sum() == -255
+    assert vnni_layout.depthwise_levels_fit(centred)
 
 
 def test_windows_of_a_plane_hold_every_tap_once():
@@ -154,22 +189,23 @@ def test_add_sub_and_mul_of_a_float_form_are_left_to_the_vector_unit(op, a_shape
 
 
 @needs_vbmi
-def test_equal_shaped_layers_take_two_parts_if_one_must_and_share_a_kernel():
-    """Two depthwise layers of one shape, one whose levels less its zero point leave int8 (two
-    parts) and one of zero point 0 (one part would do): both filters take two parts (the
-    second all zeros where none is needed), so their shapes stay equal and, through their
-    records, they share one kernel; both outputs are the reference's."""
+def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
+    """Two per-channel depthwise layers of one shape share one kernel through their records
+    (`glowll-quantization-records{partnered}`), whatever their levels: a channel's parts are
+    decided at run time. Two per-tensor ones, one whose levels less its zero point leave int8
+    and one of zero point 0, each keep their compiled numbers and their own proved float
+    output step (faster than a record's run-time step): two kernels. All outputs are the
+    reference's."""
     geometry = GEOMETRIES["3x3_pad1_ds_cnn"]
-    cases = [convolution_case(903, geometry, suffix="_a"), convolution_case(1006, geometry, suffix="_b")]
-    assert "i8:f32, " in cases[1].body and re.search(r"%w_b = [^\n]*:0>>", cases[1].body)  # zero point 0
-    bundle = build("".join(case.body for case in cases), {k: v for case in cases for k, v in case.constants.items()})
-    outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
-    for case in cases:
-        all_match_the_reference([outputs[case.output]], case)
-    assert bundle.ir["glowll"].count(KERNEL) == 2
-    assert len(re.findall(r'glowll.weight "w_\w_vnni"[^\n]*memref<64x2x3x4x', bundle.ir["glowll"])) == 2
-    assert len([name for name in function_ranges(bundle.object_code) if name.endswith("_convolution")]) == 1
-    one_part = vnni_layout.depthwise_filter(np.ones((2, 1, 3, 3), np.int64))
-    two_parts = vnni_layout.depthwise_filter(np.ones((2, 1, 3, 3), np.int64), parts=2)
-    assert one_part.shape == (2, 1, 3, 4) and two_parts.shape == (2, 2, 3, 4)
-    assert (two_parts[:, 0] == one_part[:, 0]).all() and not two_parts[:, 1].any()
+    for per_channel, kernels in ((True, 1), (False, 2)):
+        cases = [convolution_case(903, geometry, per_channel, suffix="_a"),
+                 convolution_case(1006, geometry, per_channel, suffix="_b")]
+        bundle = build("".join(case.body for case in cases),
+                       {k: v for case in cases for k, v in case.constants.items()})
+        outputs = bundle.run({name: value for case in cases for name, value in case.inputs.items()})
+        for case in cases:
+            all_match_the_reference([outputs[case.output]], case)
+        glowll = bundle.ir["glowll"]
+        assert glowll.count(KERNEL) == 2 and glowll.count("float_step") == 2 * (not per_channel)
+        assert len(re.findall(r'glowll.weight "w_\w"[^\n]*memref<64x1x3x3x', glowll)) == 2
+        assert len([name for name in function_ranges(bundle.object_code) if name.endswith("_convolution")]) == kernels
