@@ -179,7 +179,8 @@ def centred_depthwise_filter(op: glowll.ConvolutionOp) -> np.ndarray | None:
 @dataclass
 class PackDepthwise(RewritePattern):
     """An int8 depthwise convolution onto x86-vnni-depthwise (`centred_depthwise_filter`): its
-    filter stays as it is (the kernel makes a channel's words from its levels), its bias
+    filter stays as it is (the kernel makes a channel's words from its levels; where some
+    leave int8 less their zero point, `vnni_layout.REST_LEVELS`, its rest words too), its bias
     becomes the unsigned input's (`vnni_layout.folded_bias`, of the same bytes); no packing
     costs bytes, so no constants' budget stops it."""
 
@@ -198,7 +199,9 @@ class PackDepthwise(RewritePattern):
         folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
         op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                        stored_as(op.bias.type.element_type, i32))
-        op.properties["microkernel"] = MicrokernelAttr(vnni_layout.DEPTHWISE_MICROKERNEL)
+        op.properties["microkernel"] = MicrokernelAttr(
+            vnni_layout.DEPTHWISE_MICROKERNEL,
+            {vnni_layout.REST_LEVELS: UnitAttr()} if vnni_layout.has_rest_levels(centred) else None)
         erase_if_unused(bias, rewriter)
         rewriter.notify_op_modified(op)
 

@@ -34,7 +34,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.x86.layout import GROUP, LANES, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
+from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
 from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -54,9 +54,9 @@ class ChannelSums:
     channel's words (`channel_words`), then, for a channel whose levels less their zero point
     leave int8, with its rest words (a loop of one trip; of none for the others)."""
 
-    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, filter_: View, c: Index):
-        self.b = b
-        self.words, self.parts_of_channel = channel_words(b, filter_, c, domain.weight_offset)
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, filter_: View, c: Index, rest_levels: bool):
+        self.b, self.rest_levels = b, rest_levels
+        self.words, self.parts_of_channel = channel_words(b, filter_, c, domain.weight_offset, rest_levels)
 
     def part(self, total: SSAValue, operands: list[tuple[SSAValue, int, int]], part: Index) -> SSAValue:
         b = self.b
@@ -67,18 +67,22 @@ class ChannelSums:
 
     def total(self, start: SSAValue, operands: list[tuple[SSAValue, int, int]]) -> SSAValue:
         total = self.part(start, operands, 0)
+        if not self.rest_levels:
+            return total
         with self.b.loop(1, self.parts_of_channel, carried=[total]) as part:
             part.next(self.part(part.carried[0], operands, part.index))
         return part.results[0]
 
 
-def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int | SSAValue) -> tuple[View, Index]:
+def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int | SSAValue,
+                  rest_levels: bool) -> tuple[View, Index]:
     """Channel `c`'s int8 levels ([C, 1, KH, KW], as the model holds them) less their zero
     point as the words `vpdpbusd` takes, made in the stack once a channel: [2, KH, quads] i32,
     a kernel row's taps four a word (zeros past KW). Part 0 holds each level less the zero point
     saturated to int8 (`vpsubsb`), part 1 the rest (the wrapped difference less it, exact for
-    levels in [-255, 254] from the zero point: `DepthwiseGeometry` layers are selected so);
-    and the parts the channel takes: 2 where some rest is not 0, else 1."""
+    levels in [-255, 254] from the zero point: `DepthwiseGeometry` layers are selected so),
+    made only for a layer with `rest_levels`; and the parts the channel takes: 2 where some
+    rest is not 0, else 1."""
     k_h, k_w = filter_.shape[2:]
     quads, taps = groups(k_w), k_h * k_w
     flat = filter_.reshaped((filter_.shape[0], taps), (filter_.strides[0], 1))
@@ -86,18 +90,19 @@ def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int 
     offset = b.int_value(weight_offset, BYTES) if isinstance(weight_offset, int) else \
         b.splat(b.truncate(weight_offset, i8), BYTES)
     first = b.emit(llvm.CallIntrinsicOp("llvm.ssub.sat.v64i8", [levels, offset], [BYTES]))
-    rest = b.int_sub(b.int_sub(levels, offset), first)
     order = DenseArrayBase.from_list(i32, [ky * k_w + 4 * quad + j if 4 * quad + j < k_w else WINDOW
                                            for ky in range(k_h) for quad in range(quads) for j in range(GROUP)]
                                      + [WINDOW] * (WINDOW - GROUP * k_h * quads))
     zeros = b.int_value(0, BYTES)
     words = View.contiguous(b.alloca(2 * WINDOW, i8), (2, WINDOW), element_type=i8)
-    first_words, rest_words = (b.emit(llvm.ShuffleVectorOp(part, zeros, order, BYTES)) for part in (first, rest))
-    store_vector(b, first_words, words, [0, 0])
+    store_vector(b, b.emit(llvm.ShuffleVectorOp(first, zeros, order, BYTES)), words, [0, 0])
+    view = View(words.base, (2, k_h, quads), (WINDOW // GROUP, quads, 1), 0, i32)
+    if not rest_levels:
+        return view, 1
+    rest_words = b.emit(llvm.ShuffleVectorOp(b.int_sub(b.int_sub(levels, offset), first), zeros, order, BYTES))
     store_vector(b, rest_words, words, [1, 0])
     some_rest = b.int_compare("ne", b.bitcast(b.int_compare("ne", rest_words, zeros), i64), 0)
-    parts = b.add(b.emit(llvm.ZExtOp(some_rest, b.index_type)), 1)
-    return View(words.base, (2, k_h, quads), (WINDOW // GROUP, quads, 1), 0, i32), parts
+    return view, b.add(b.emit(llvm.ZExtOp(some_rest, b.index_type)), 1)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -114,7 +119,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     with b.loops([n_size, channels]) as (n, c):
         start = b.splat(b.load(bias, [c]), VECTOR)
         step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
-        form(b, geometry, ChannelSums(b, domain, filter_, c), (n, c), start, domain.input_offset,
+        sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None)
+        form(b, geometry, sums, (n, c), start, domain.input_offset,
              lambda total: step.output(total, dest.element_type), dest, src)
 
 
