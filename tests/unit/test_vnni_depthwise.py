@@ -26,7 +26,7 @@ from glowmlir.elf import function_ranges
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_int8_depthwise import GEOMETRIES
-from tests.unit.test_quantized_kernels import Case, binary_case, build, convolution_case
+from tests.unit.test_quantized_kernels import Case, binary_case, build, convolution_case, q8, tensor
 from tests.unit.test_x86_vnni import all_match_the_reference
 
 needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(HOST)),
@@ -35,15 +35,16 @@ needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(H
 KERNEL = 'microkernel = #glowll.microkernel<"x86-vnni-depthwise"'
 ROWS = {
     "3x3_stride_2_1_ppocr": ((1, 6, 24, 96), (6, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 6),
+    "5x5_three_rows_ppocr": ((1, 5, 3, 96), (5, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 5),
     "1x3_three_rows": ((1, 5, 3, 96), (5, 1, 1, 3), (1, 1), (0, 1, 0, 1), (1, 1), 5),
+    "5x5_unpadded": ((1, 3, 12, 50), (3, 1, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 3),
     "3x3_dilated_uneven_pads": ((2, 4, 20, 40), (4, 1, 3, 3), (1, 1), (2, 1, 2, 3), (2, 1), 4),
     "3x3_column_stride_2": ((1, 3, 10, 70), (3, 1, 3, 3), (1, 2), (1, 1, 1, 1), (1, 1), 3),
     "3x3_unpadded_one_row_class": ((1, 3, 12, 50), (3, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 3),
     "3x4_two_row_padding": ((1, 4, 8, 60), (4, 1, 3, 4), (1, 1), (2, 1, 2, 2), (1, 1), 4),
 }
 """Depthwise geometries of more than 16 vectors of outputs a plane: the rows form (as the
-test_int8_depthwise geometry 3x3_wide_rows, 13 x 37: 31 vectors), of kernels a word wide
-(wider ones take it on planes of at most 4 vectors)."""
+test_int8_depthwise geometry 3x3_wide_rows, 13 x 37: 31 vectors)."""
 
 
 def geometry_of(name: str) -> vnni_layout.DepthwiseGeometry:
@@ -55,9 +56,7 @@ def geometry_of(name: str) -> vnni_layout.DepthwiseGeometry:
     return vnni_layout.DepthwiseGeometry(x_shape[2:], out_hw, w_shape[2:], strides, pads[:2], dilations)
 
 
-ALL = {name: geometry for name, geometry in {**GEOMETRIES, **ROWS}.items() if geometry_of(name).takes()}
-"""The geometries the kernel takes: all but the 5x5s of more than 4 vectors (PP-OCR's 5 x 40
-of stride (2, 1) and 2 x 40), which keep the host vector unit's kernels."""
+ALL = {**GEOMETRIES, **ROWS}
 
 
 def fast_and_generic(case: Case) -> tuple[object, list[np.ndarray]]:
@@ -80,17 +79,14 @@ def test_depthwise_matches_the_int8_reference(name, per_channel):
 
 def test_the_rows_form_takes_the_larger_planes():
     """Which form each test geometry exercises: the rows form the planes of more than 16
-    vectors; kernels wider than a word only planes of at most 4 vectors; and a plane whose
-    every output row has a kernel row in the padding (3 x 96 of a 5x5) takes one start a row."""
-    assert set(GEOMETRIES) - set(ALL) == {"5x5_stride_2_1_ppocr", "5x5_two_rows_ppocr"}
+    vectors; and a plane whose every output row has a kernel row in the padding (3 x 96 of a
+    5x5) takes one start a row."""
     for name in ALL:
-        assert geometry_of(name).fits() == (name not in ROWS and name != "3x3_wide_rows"), name
+        assert geometry_of(name).takes() and geometry_of(name).fits() == (name not in ROWS and name != "3x3_wide_rows")
     ppocr = vnni_layout.DepthwiseGeometry((3, 96), (3, 96), (5, 5), (1, 1), (2, 2), (1, 1))
     assert ppocr.row_classes() == [(0, 1, (0, 1)), (1, 2, (0, 4)), (2, 3, (3, 4))]
     assert ppocr.padded_plane() == (3, 128) and ppocr.window_bytes() == 32
-    assert ppocr.rows_fit() and not ppocr.takes()  # a 5x5 on 18 vectors: two words a kernel row
-    small = vnni_layout.DepthwiseGeometry((8, 8), (8, 8), (5, 5), (1, 1), (2, 2), (1, 1))
-    assert small.takes()  # 4 vectors
+    assert ppocr.rows_fit() and not ppocr.fits()
 
 
 @needs_vbmi
@@ -112,7 +108,7 @@ def rest_levels(case: Case) -> bool:
 
 
 @needs_vbmi
-@pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "3x4_two_row_padding"])
+@pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_three_rows_ppocr", "5x5_two_rows_ppocr"])
 def test_levels_beyond_int8_take_rest_words_and_a_level_of_255_keeps_the_other_kernel(name):
     """Per tensor with a zero point, some levels less it leave int8: the filter stays as it is
     (the kernel adds the rest words' products for those channels) and the outputs are still
@@ -223,3 +219,27 @@ def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
         assert glowll.count(KERNEL) == 2 and glowll.count("float_step") == 2 * (not per_channel)
         assert len(re.findall(r'glowll.weight "w_\w"[^\n]*memref<64x1x3x3x', glowll)) == 2
         assert len([name for name in function_ranges(bundle.object_code) if name.endswith("_convolution")]) == kernels
+
+
+@needs_vbmi
+@pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_stride2_odd", "5x5_pad2_small", "3x3_stride_2_1_ppocr",
+                                  "5x5_unpadded", "3x3_column_stride_2"])
+def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
+    """A random int8 table after the convolution fuses into it (`glowll-fuse-lookup-tables`) and
+    is looked up by `vpermi2b` on up to four vectors of consecutive outputs joined (groups of
+    4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35): the outputs
+    are the table's entries of the reference's levels, bit for bit, and the generic kernel's."""
+    case = convolution_case(970 + list(ALL).index(name), ALL[name], activation="relu")
+    save = re.search(r'  glow.save %y as "y" : (tensor<[^\n]*>)', case.body)
+    table_type = tensor((256,), q8(0.02, -5))
+    out_type = save.group(1).rsplit("x!quant", 1)[0] + "x" + q8(0.02, -5) + ">"
+    body = case.body.replace(save.group(0), f"""
+  %t = glow.constant "t" elided : {table_type}
+  %z = glow.int_lookup_table %y, %t : ({save.group(1)}, {table_type}) -> {out_type}
+  glow.save %z as "z" : {out_type}""")
+    table = np.random.default_rng(971).integers(-128, 128, 256).astype(np.int8)
+    expected = table[case.expected.astype(np.int64) + 128]
+    table_case = Case(body, case.inputs, {**case.constants, "t": table}, "z", expected)
+    glowll, outputs = fast_and_generic(table_case)
+    assert re.search(r'glowll\.convolution [^\n]* lookup %[^\n]*' + re.escape(KERNEL), glowll)
+    all_match_the_reference(outputs, table_case)

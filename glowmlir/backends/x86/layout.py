@@ -133,12 +133,6 @@ WINDOW = 64
 MOST_DEPTHWISE_VECTORS = 16
 """Vectors of 16 outputs a plane may take in the per-vector form (each is code of its own, its
 permutes fixed at compile time); larger planes take the rows form, which loops over rows."""
-WIDE_KERNEL_VECTORS = 4
-"""Vectors of 16 outputs a plane of a kernel wider than one word (over 4 columns: two or more
-`vpdpbusd` a kernel row, 5 of a 5x5's 8 byte products used) may take: the PP-OCR-cls-style
-5x5s on 3 x 96 and 2 x 96 (12 to 18 vectors) ran 1.08-1.62x float on Zen 4 on this kernel,
-0.82-1.39x on the host vector unit's vector-depthwise-int8 (docs/quantization.md, "Stop 62");
-its 3x3s 0.66-0.78x here, 0.70-1.34x there."""
 LARGEST_PADDED_PLANE = 64 * 1024
 """Bytes of the rows form's stack copy of one channel's plane (`DepthwiseGeometry.padded_plane`)
 above which a depthwise convolution keeps the host vector unit's kernels."""
@@ -285,11 +279,9 @@ class DepthwiseGeometry:
 
     def takes(self) -> bool:
         """Whether x86-vnni-depthwise takes the layer: a channel's taps and its words in a
-        window each (`vnni_depthwise.channel_words`), the plane in either form, a kernel wider
-        than a word only on a plane of at most `WIDE_KERNEL_VECTORS` vectors."""
+        window each (`vnni_depthwise.channel_words`), the plane in either form."""
         k_h, k_w = self.kernel
-        return (k_h * k_w <= WINDOW and k_h * groups(k_w) * GROUP <= WINDOW and (self.fits() or self.rows_fit())
-                and (groups(k_w) == 1 or self.vectors() <= WIDE_KERNEL_VECTORS))
+        return k_h * k_w <= WINDOW and k_h * groups(k_w) * GROUP <= WINDOW and (self.fits() or self.rows_fit())
 
 
 SHAPE_PARAMETERISED_MICROKERNEL = "x86-vnni-shape-parameterised"

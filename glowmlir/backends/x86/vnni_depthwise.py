@@ -30,6 +30,8 @@ and 4 x 4, DS-CNN's 25 x 5).
 
 from __future__ import annotations
 
+import copy
+
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
@@ -37,6 +39,7 @@ from xdsl.ir import SSAValue
 from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
 from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, tables_in_registers
 from glowmlir.dialects import glowll
+from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
@@ -57,6 +60,12 @@ class ChannelSums:
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, filter_: View, c: Index, rest_levels: bool):
         self.b, self.rest_levels = b, rest_levels
         self.words, self.parts_of_channel = channel_words(b, filter_, c, domain.weight_offset, rest_levels)
+
+    def without_rest(self) -> ChannelSums:
+        """The same channel's sums with part 0's words alone (for a channel that has no rest)."""
+        sums = copy.copy(self)
+        sums.rest_levels = False
+        return sums
 
     def part(self, total: SSAValue, operands: list[tuple[SSAValue, int, int]], part: Index) -> SSAValue:
         b = self.b
@@ -120,8 +129,50 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         start = b.splat(b.load(bias, [c]), VECTOR)
         step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
         sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None)
-        form(b, geometry, sums, (n, c), start, domain.input_offset,
-             lambda total: step.output(total, dest.element_type), dest, src)
+
+        def channel(sums: ChannelSums) -> None:
+            form(b, geometry, sums, (n, c), start, domain.input_offset, JoinedOutputs(b, step, domain.lookup_table),
+                 dest, src)
+
+        if sums.rest_levels and form is emit_vectors:
+            # two versions of the channel: the vectors' sums would otherwise each wait on a loop over parts
+            with b.when(b.compare("ne", sums.parts_of_channel, 1)):
+                channel(sums)
+            with b.when(b.compare("eq", sums.parts_of_channel, 1)):
+                channel(sums.without_rest())
+        else:
+            channel(sums)
+
+
+JOINED_VECTORS = 4
+"""Vectors of 16 consecutive outputs a fused table looks up at once: 64 levels, two `vpermi2b`
+and a blend for the four (`vnni_kernels.PermutedTable`), not for each."""
+
+
+class JoinedOutputs:
+    """A channel's output step: each vector's total requantized and narrowed to int8 levels;
+    where a table is fused, up to `JOINED_VECTORS` vectors of consecutive outputs joined,
+    looked up at once and stored as one."""
+
+    def __init__(self, b: KernelBuilder, step: LaneRequantization, table):
+        self.b, self.step, self.table = b, step, table
+        self.joined = JOINED_VECTORS if table is not None else 1
+
+    def store(self, totals: list[SSAValue], count: int, view: View, indices: list[Index]) -> None:
+        """`totals`, at most `joined` vectors of the consecutive outputs from `indices` (`view`'s
+        last index the first one's), `count` of their lanes real."""
+        b, storage = self.b, view.element_type
+        levels = [self.step.narrowed(self.step.level(total), storage) for total in totals]
+        while len(levels) > 1:  # halves joined into vectors twice as wide, an odd one with zeros
+            if len(levels) % 2:
+                levels.append(b.int_value(0, levels[-1].type))
+            width = 2 * levels[0].type.get_shape()[0]
+            levels = [b.emit(llvm.ShuffleVectorOp(low, high, DenseArrayBase.from_list(i32, list(range(width))),
+                                                  VectorType(storage, [width])))
+                      for low, high in zip(levels[::2], levels[1::2])]
+        joined = looked_up(b, self.table, levels[0])
+        lanes = joined.type.get_shape()[0]
+        store_vector(b, joined, view, indices, None if count == lanes else [lane < count for lane in range(lanes)])
 
 
 def unsigned_zero_point(b: KernelBuilder, input_offset: int | SSAValue) -> SSAValue:
@@ -133,7 +184,8 @@ def unsigned_zero_point(b: KernelBuilder, input_offset: int | SSAValue) -> SSAVa
 
 
 def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
-                 start: SSAValue, input_offset: int | SSAValue, output, dest: View, src: View) -> None:
+                 start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
+                 src: View) -> None:
     """The per-vector form: the plane's outputs, row-major, cut into vectors of 16, each code of
     its own: its windows (64 bytes of the plane each, at compile-time offsets) loaded and made
     unsigned, its taps permuted out of them, the taps in the padding the zero point's bytes."""
@@ -145,9 +197,9 @@ def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSum
     flat_src = src.reshaped((n_size, channels, in_plane), src.strides[:2] + (1,))
     flat_dest = dest.reshaped((n_size, channels, plane), dest.strides[:2] + (1,))
     flip, padding = b.int_value(-UNSIGNED_SHIFT, BYTES), unsigned_zero_point(b, input_offset)
-    for first in range(0, plane, LANES):
-        count = min(LANES, plane - first)
-        windows, padded = geometry.windows(first, count)
+
+    def total(first: int) -> SSAValue:
+        windows, padded = geometry.windows(first, min(LANES, plane - first))
         operands = [(padding, ky, quad) for ky, quad in padded]
         for window in windows:
             loaded = None if window.start + WINDOW <= in_plane else \
@@ -155,8 +207,12 @@ def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSum
             unsigned = b.int_xor(load_vector(b, flat_src, [n, c, window.start], WINDOW, loaded), flip)
             operands += [(b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
                                                       BYTES)), taps.ky, taps.quad) for taps in window.taps]
-        stored = None if count == LANES else [lane < count for lane in range(LANES)]
-        store_vector(b, output(sums.total(start, operands)), flat_dest, [n, c, first], stored)
+        return sums.total(start, operands)
+
+    for first in range(0, plane, LANES * outputs.joined):
+        group = range(first, min(plane, first + LANES * outputs.joined), LANES)
+        outputs.store([total(vector) for vector in group], min(plane - first, LANES * outputs.joined), flat_dest,
+                      [n, c, first])
 
 
 def copy_padded_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, n: Index, c: Index,
@@ -180,7 +236,7 @@ def copy_padded_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, 
 
 
 def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
-              start: SSAValue, input_offset: int | SSAValue, output, dest: View, src: View) -> None:
+              start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View, src: View) -> None:
     """The rows form: the channel's plane copied into the stack, its padding written out
     (`copy_padded_plane`), then each output row's vectors of 16: per kernel row, one window
     from the vector's first input column and the taps permuted out of it. Kernel rows in the
@@ -205,13 +261,17 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
         read = [ky for ky in range(k_h) if ky not in padded]
         with b.loop(first_row, stop_row) as y:
             top_row = b.sub(b.mul(y.index, strides_y), top)
-            for first in range(0, out_w, LANES):
+
+            def total(first: int) -> SSAValue:
                 operands = []
                 for ky in read:
                     window = load_vector(b, plane, [b.add(top_row, ky * dilation_y), first * geometry.strides[1]],
                                          geometry.window_bytes())
                     operands += [(b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)), ky, quad)
                                  for quad, order in enumerate(orders)]
-                count = min(LANES, out_w - first)
-                stored = None if count == LANES else [lane < count for lane in range(LANES)]
-                store_vector(b, output(sums.total(class_start, operands)), dest, [n, c, y.index, first], stored)
+                return sums.total(class_start, operands)
+
+            for first in range(0, out_w, LANES * outputs.joined):
+                group = range(first, min(out_w, first + LANES * outputs.joined), LANES)
+                outputs.store([total(vector) for vector in group], min(out_w - first, LANES * outputs.joined), dest,
+                              [n, c, y.index, first])
