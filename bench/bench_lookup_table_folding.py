@@ -115,21 +115,36 @@ def convolution_times(profile) -> dict[str, float]:
             for group, belongs in CONVOLUTION_GROUPS.items()}
 
 
-def print_convolution_layers(float_profile, int8_profile, markdown: bool, unit: str = "µs") -> None:
-    """Each convolution of the float build beside the int8 build's of the same node name:
-    `unit` (host µs, a board's instructions) in the layer-profiling builds, and their ratio."""
-    int8_rows = {row.name: row for row in int8_profile.rows if row.kind == "convolution"}
+LAYER_BUILDS = ("int8", "int8 tables apart")
+"""The int8 builds `--layers` compares with float layer by layer: a layer of the default build
+may apply its activation's table in its output step (fused), which float's layer does not (its
+activation is elementwise ops of its own); with the tables apart both layers are the
+convolution alone."""
+
+
+def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool, unit: str = "µs") -> None:
+    """Each convolution of the float build beside the int8 builds' (`LAYER_BUILDS`) of the same
+    node name: `unit` (host µs, a board's instructions) in the layer-profiling builds, and their
+    ratios."""
+    int8_rows = {build: {row.name: row for row in profile.rows if row.kind == "convolution"}
+                 for build, profile in int8_profiles.items()}
 
     def line(cells) -> None:
         print(f"| {' | '.join(cells)} |" if markdown else "  ".join(cells))
 
-    line(("convolution", f"float {unit}", f"int8 {unit}", "int8 / float"))
+    header = ["convolution", f"float {unit}"]
+    for build in int8_rows:
+        header += [f"{build} {unit}", f"{build} / float"]
+    line(header)
     if markdown:
-        line(("---",) * 4)
+        line(("---",) * len(header))
     for row in float_profile.rows:
-        if row.kind == "convolution" and row.name in int8_rows:
-            amount = int8_rows[row.name].amount
-            line((row.name, f"{row.amount:,.2f}", f"{amount:,.2f}", f"{amount / row.amount:.2f}"))
+        if row.kind == "convolution" and all(row.name in rows for rows in int8_rows.values()):
+            cells = [row.name, f"{row.amount:,.2f}"]
+            for rows in int8_rows.values():
+                amount = rows[row.name].amount
+                cells += [f"{amount:,.2f}", f"{amount / row.amount:.2f}"]
+            line(cells)
 
 
 def elementwise_share(profile) -> tuple[float, float]:
@@ -210,7 +225,8 @@ def main(argv: list[str] | None = None) -> None:
             for group in CONVOLUTION_GROUPS:
                 rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
             if args.layers:
-                print_convolution_layers(layer_profiles["float"], layer_profiles["int8"], args.markdown)
+                print_convolution_layers(layer_profiles["float"],
+                                         {build: layer_profiles[build] for build in LAYER_BUILDS}, args.markdown)
             float_convolutions = convolutions[0]
             for group in CONVOLUTION_GROUPS:  # the int8 kernels against the float ones, layer class by class
                 rows[f"host {group} convolutions, int8 / float"] = ["", *(
@@ -269,7 +285,8 @@ def main(argv: list[str] | None = None) -> None:
                     board_rows.setdefault(f"{args.board} {label}", []).append(value)
             rows.update({label: [*values, "", ""] for label, values in board_rows.items()})
             if args.layers:
-                print_convolution_layers(board_profiles["float"], board_profiles["int8"], args.markdown,
+                print_convolution_layers(board_profiles["float"],
+                                         {build: board_profiles[build] for build in LAYER_BUILDS}, args.markdown,
                                          f"{args.board} instructions")
     columns = [*builds, "onnxruntime float", "onnxruntime int8"]
     print_columns(["PP-OCR-cls-style 1x3x48x192", *columns], [[label, *values] for label, values in rows.items()],
