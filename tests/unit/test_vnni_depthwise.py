@@ -21,6 +21,7 @@ import pytest
 
 from glowmlir.backends.x86 import layout as vnni_layout
 from glowmlir.backends.x86 import select_kernels as x86_selection
+from glowmlir.backends.x86 import vnni_depthwise
 from glowmlir.backends.x86.target import has_avx512_vbmi, has_avx512_vnni
 from glowmlir.elf import function_ranges
 from glowmlir.target import HOST
@@ -78,11 +79,17 @@ def test_depthwise_matches_the_int8_reference(name, per_channel):
 
 
 def test_the_rows_form_takes_the_larger_planes():
-    """Which form each test geometry exercises: the rows form the planes of more than 16
-    vectors; and a plane whose every output row has a kernel row in the padding (3 x 96 of a
-    5x5) takes one start a row."""
-    for name in ALL:
-        assert geometry_of(name).takes() and geometry_of(name).fits() == (name not in ROWS and name != "3x3_wide_rows")
+    """Which form each test geometry exercises: the short form planes of at most 4 rows at
+    least a vector wide, the rows form the other planes of more than 16 vectors, the
+    per-vector form the rest; and a plane whose every output row has a kernel row in the
+    padding (3 x 96 of a 5x5) takes one start a row."""
+    forms = {name: vnni_depthwise.form_of(geometry_of(name)).__name__ for name in ALL}
+    assert all(geometry_of(name).takes() for name in ALL)
+    assert {name for name, form in forms.items() if form == "emit_short_plane"} == {
+        "5x5_stride_2_1_ppocr", "5x5_two_rows_ppocr", "3x3_one_row", "5x5_three_rows_ppocr", "1x3_three_rows"}
+    assert {name for name, form in forms.items() if form == "emit_rows"} == {
+        "3x3_wide_rows", "3x3_stride_2_1_ppocr", "3x3_dilated_uneven_pads", "3x3_column_stride_2", "5x5_unpadded",
+        "3x3_unpadded_one_row_class", "3x4_two_row_padding"}
     ppocr = vnni_layout.DepthwiseGeometry((3, 96), (3, 96), (5, 5), (1, 1), (2, 2), (1, 1))
     assert ppocr.row_classes() == [(0, 1, (0, 1)), (1, 2, (0, 4)), (2, 3, (3, 4))]
     assert ppocr.padded_plane() == (3, 128) and ppocr.window_bytes() == 32
@@ -223,11 +230,13 @@ def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
 
 @needs_vbmi
 @pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_stride2_odd", "5x5_pad2_small", "3x3_stride_2_1_ppocr",
-                                  "5x5_unpadded", "3x3_column_stride_2"])
+                                  "5x5_unpadded", "3x3_column_stride_2", "5x5_three_rows_ppocr",
+                                  "5x5_two_rows_ppocr"])
 def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
     """A random int8 table after the convolution fuses into it (`glowll-fuse-lookup-tables`) and
     is looked up by `vpermi2b` on up to four vectors of consecutive outputs joined (groups of
-    4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35): the outputs
+    4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35, in each form):
+    the outputs
     are the table's entries of the reference's levels, bit for bit, and the generic kernel's."""
     case = convolution_case(970 + list(ALL).index(name), ALL[name], activation="relu")
     save = re.search(r'  glow.save %y as "y" : (tensor<[^\n]*>)', case.body)

@@ -133,6 +133,10 @@ WINDOW = 64
 MOST_DEPTHWISE_VECTORS = 16
 """Vectors of 16 outputs a plane may take in the per-vector form (each is code of its own, its
 permutes fixed at compile time); larger planes take the rows form, which loops over rows."""
+SHORT_PLANE_ROWS = 4
+"""Output rows up to which a plane whose rows are at least a vector wide takes the short form
+(`DepthwiseGeometry.short`: every input row's permutes made once for all the output rows that
+read it)."""
 LARGEST_PADDED_PLANE = 64 * 1024
 """Bytes of the rows form's stack copy of one channel's plane (`DepthwiseGeometry.padded_plane`)
 above which a depthwise convolution keeps the host vector unit's kernels."""
@@ -276,6 +280,11 @@ class DepthwiseGeometry:
         rows, row_bytes = self.padded_plane()
         return (self.tap_bytes(LANES - 1, self.kernel[1] - 1) < WINDOW and rows > 0
                 and rows * row_bytes <= LARGEST_PADDED_PLANE)
+
+    def short(self) -> bool:
+        """Whether the short form takes the plane: at most `SHORT_PLANE_ROWS` output rows, each at
+        least a vector wide (PP-OCR-cls-style's 2 x 96 and 3 x 96), its rows as the rows form's."""
+        return self.out_hw[0] <= SHORT_PLANE_ROWS and self.out_hw[1] >= LANES and self.rows_fit()
 
     def takes(self) -> bool:
         """Whether x86-vnni-depthwise takes the layer: a channel's taps and its words in a

@@ -124,7 +124,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     dest, src, filter_, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels = dest.shape[:2]
     geometry = DepthwiseGeometry.of(op)
-    form = emit_vectors if geometry.fits() else emit_rows
+    form = form_of(geometry)
     with b.loops([n_size, channels]) as (n, c):
         start = b.splat(b.load(bias, [c]), VECTOR)
         step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
@@ -134,7 +134,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             form(b, geometry, sums, (n, c), start, domain.input_offset, JoinedOutputs(b, step, domain.lookup_table),
                  dest, src)
 
-        if sums.rest_levels and form is emit_vectors:
+        if sums.rest_levels and form is not emit_rows:
             # two versions of the channel: the vectors' sums would otherwise each wait on a loop over parts
             with b.when(b.compare("ne", sums.parts_of_channel, 1)):
                 channel(sums)
@@ -173,6 +173,12 @@ class JoinedOutputs:
         joined = looked_up(b, self.table, levels[0])
         lanes = joined.type.get_shape()[0]
         store_vector(b, joined, view, indices, None if count == lanes else [lane < count for lane in range(lanes)])
+
+
+def form_of(geometry: DepthwiseGeometry):
+    """The form a plane takes: the short form (`DepthwiseGeometry.short`), else the per-vector
+    form (`DepthwiseGeometry.fits`), else the rows form."""
+    return emit_short_plane if geometry.short() else emit_vectors if geometry.fits() else emit_rows
 
 
 def unsigned_zero_point(b: KernelBuilder, input_offset: int | SSAValue) -> SSAValue:
@@ -235,6 +241,65 @@ def copy_padded_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, 
             store_vector(b, unsigned, plane, [row.index, first])
 
 
+def copied_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, n: Index, c: Index,
+                 input_offset: int | SSAValue) -> View:
+    """A stack array of `DepthwiseGeometry.padded_plane`'s bytes holding the channel's plane
+    (`copy_padded_plane`)."""
+    rows, row_bytes = geometry.padded_plane()
+    plane = View.contiguous(b.alloca(rows * row_bytes, i8), (rows, row_bytes), element_type=i8)
+    copy_padded_plane(b, geometry, src, n, c, plane, input_offset)
+    return plane
+
+
+def tap_orders(geometry: DepthwiseGeometry, quads: int) -> list[DenseArrayBase]:
+    """Per quad, the byte permute of a window from a vector's first input column (the plane's
+    copy) that gives each lane its four taps of a kernel row (0 past the kernel's columns,
+    whose weights are 0)."""
+    k_w = geometry.kernel[1]
+    return [DenseArrayBase.from_list(i32, [geometry.tap_bytes(lane, 4 * quad + j) if 4 * quad + j < k_w else 0
+                                           for lane in range(LANES) for j in range(GROUP)]) for quad in range(quads)]
+
+
+def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
+                     start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
+                     src: View) -> None:
+    """The short form (`DepthwiseGeometry.short`): the channel's plane copied as the rows form's,
+    then each vector of 16 columns for every output row at once: each input row's window
+    loaded and its taps permuted once for all the output rows that read it (a 5x5 on 2 x 96:
+    4 permutes for its 2 vectors of outputs, where the per-vector form takes 8), the kernel
+    rows in the padding in each output row's start."""
+    n, c = image_channel
+    (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
+    quads = sums.words.shape[2]
+    plane = copied_plane(b, geometry, src, n, c, input_offset)
+    padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
+    out_h, out_w = dest.shape[2:]
+    padded = [geometry.padded_rows(y) for y in range(out_h)]
+    starts = [sums.total(start, [(padding, ky, quad) for ky in padded[y] for quad in range(quads)])
+              for y in range(out_h)]
+
+    def totals(first: int) -> list[SSAValue]:
+        """The sums of output rows' vectors from column `first`, row by row."""
+        permuted: dict[int, list[SSAValue]] = {}
+        row_totals = []
+        for y in range(out_h):
+            operands = []
+            for ky in (ky for ky in range(geometry.kernel[0]) if ky not in padded[y]):
+                row = y * strides_y + ky * dilation_y - top
+                if row not in permuted:
+                    window = load_vector(b, plane, [row, first * geometry.strides[1]], geometry.window_bytes())
+                    permuted[row] = [b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)) for order in orders]
+                operands += [(taps, ky, quad) for quad, taps in enumerate(permuted[row])]
+            row_totals.append(sums.total(starts[y], operands))
+        return row_totals
+
+    for first in range(0, out_w, LANES * outputs.joined):
+        group = [totals(vector) for vector in range(first, min(out_w, first + LANES * outputs.joined), LANES)]
+        for y in range(out_h):
+            outputs.store([vector[y] for vector in group], min(out_w - first, LANES * outputs.joined), dest,
+                          [n, c, y, first])
+
+
 def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
               start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View, src: View) -> None:
     """The rows form: the channel's plane copied into the stack, its padding written out
@@ -247,14 +312,10 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
     b.optimize_for_size = True
     assert src.strides[3] == 1 and dest.strides[3] == 1, "rows are contiguous"
     (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
-    k_h, k_w = geometry.kernel
+    k_h = geometry.kernel[0]
     quads = sums.words.shape[2]
-    rows, row_bytes = geometry.padded_plane()
-    plane = View.contiguous(b.alloca(rows * row_bytes, i8), (rows, row_bytes), element_type=i8)
-    copy_padded_plane(b, geometry, src, n, c, plane, input_offset)
-    padding = unsigned_zero_point(b, input_offset)
-    orders = [DenseArrayBase.from_list(i32, [geometry.tap_bytes(lane, 4 * quad + j) if 4 * quad + j < k_w else 0
-                                             for lane in range(LANES) for j in range(GROUP)]) for quad in range(quads)]
+    plane = copied_plane(b, geometry, src, n, c, input_offset)
+    padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_w = dest.shape[3]
     for first_row, stop_row, padded in geometry.row_classes():
         class_start = sums.total(start, [(padding, ky, quad) for ky in padded for quad in range(quads)])
