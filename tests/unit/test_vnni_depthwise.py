@@ -37,6 +37,7 @@ KERNEL = 'microkernel = #glowll.microkernel<"x86-vnni-depthwise"'
 ROWS = {
     "3x3_stride_2_1_ppocr": ((1, 6, 24, 96), (6, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 6),
     "5x5_three_rows_ppocr": ((1, 5, 3, 96), (5, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 5),
+    "5x5_stride_2_1_three_rows": ((2, 6, 3, 40), (6, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 6),
     "1x3_three_rows": ((1, 5, 3, 96), (5, 1, 1, 3), (1, 1), (0, 1, 0, 1), (1, 1), 5),
     "5x5_unpadded": ((1, 3, 12, 50), (3, 1, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 3),
     "3x3_dilated_uneven_pads": ((2, 4, 20, 40), (4, 1, 3, 3), (1, 1), (2, 1, 2, 3), (2, 1), 4),
@@ -81,12 +82,16 @@ def test_depthwise_matches_the_int8_reference(name, per_channel):
 def test_the_rows_form_takes_the_larger_planes():
     """Which form each test geometry exercises: the short form planes of at most 4 rows at
     least a vector wide, the rows form the other planes of more than 16 vectors, the
-    per-vector form the rest; and a plane whose every output row has a kernel row in the
-    padding (3 x 96 of a 5x5) takes one start a row."""
+    per-vector form the rest; a plane whose every output row has a kernel row in the padding
+    (3 x 96 of a 5x5) takes one start a row; and the short form's 5x5s of at most 4 input rows
+    one operand for the fifth column of every input row, a word an output row."""
     forms = {name: vnni_depthwise.form_of(geometry_of(name)).__name__ for name in ALL}
     assert all(geometry_of(name).takes() for name in ALL)
     assert {name for name, form in forms.items() if form == "emit_short_plane"} == {
-        "5x5_stride_2_1_ppocr", "5x5_two_rows_ppocr", "3x3_one_row", "5x5_three_rows_ppocr", "1x3_three_rows"}
+        "5x5_stride_2_1_ppocr", "5x5_two_rows_ppocr", "3x3_one_row", "5x5_three_rows_ppocr", "1x3_three_rows",
+        "5x5_stride_2_1_three_rows"}
+    assert {name for name in ALL if geometry_of(name).column_words()} == {
+        "5x5_two_rows_ppocr", "5x5_three_rows_ppocr", "5x5_stride_2_1_three_rows"}
     assert {name for name, form in forms.items() if form == "emit_rows"} == {
         "3x3_wide_rows", "3x3_stride_2_1_ppocr", "3x3_dilated_uneven_pads", "3x3_column_stride_2", "5x5_unpadded",
         "3x3_unpadded_one_row_class", "3x4_two_row_padding"}
@@ -94,6 +99,10 @@ def test_the_rows_form_takes_the_larger_planes():
     assert ppocr.row_classes() == [(0, 1, (0, 1)), (1, 2, (0, 4)), (2, 3, (3, 4))]
     assert ppocr.padded_plane() == (3, 128) and ppocr.window_bytes() == 32
     assert ppocr.rows_fit() and not ppocr.fits()
+    # the fifth column's taps (index ky * 5 + 4) of the kernel rows that read input rows 0, 1, 2
+    assert ppocr.column_words() == ((14, 19, 24, None), (9, 14, 19, None), (4, 9, 14, None))
+    strided = vnni_layout.DepthwiseGeometry((3, 96), (2, 96), (5, 5), (2, 1), (2, 2), (1, 1))
+    assert strided.column_words() == ((14, 19, 24, None), (4, 9, 14, None))
 
 
 @needs_vbmi
@@ -231,7 +240,7 @@ def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
 @needs_vbmi
 @pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_stride2_odd", "5x5_pad2_small", "3x3_stride_2_1_ppocr",
                                   "5x5_unpadded", "3x3_column_stride_2", "5x5_three_rows_ppocr",
-                                  "5x5_two_rows_ppocr"])
+                                  "5x5_two_rows_ppocr", "5x5_stride_2_1_three_rows"])
 def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
     """A random int8 table after the convolution fuses into it (`glowll-fuse-lookup-tables`) and
     is looked up by `vpermi2b` on up to four vectors of consecutive outputs joined (groups of

@@ -286,6 +286,25 @@ class DepthwiseGeometry:
         least a vector wide (PP-OCR-cls-style's 2 x 96 and 3 x 96), its rows as the rows form's."""
         return self.out_hw[0] <= SHORT_PLANE_ROWS and self.out_hw[1] >= LANES and self.rows_fit()
 
+    def column_words(self) -> tuple[tuple[int | None, ...], ...]:
+        """The short form's words for the kernel's last column, one an output row, where that
+        column is a quad of its own with one tap (KW = 4q + 1: a 5x5's fifth) and the copied
+        rows are at most four, one kernel row apart: the column of every input row then takes
+        one operand (its bytes one an input row) and one `vpdpbusd` an output row, not one a
+        kernel row. Each word's byte t holds the tap (its index in KH x KW) of the kernel row
+        that reads input row t, None where none does; () where the form has no such words."""
+        k_h, k_w = self.kernel
+        rows = self.padded_plane()[0]
+        if not (self.short() and k_w % GROUP == 1 and self.dilations[0] == 1 and rows <= GROUP
+                and (k_h * groups(k_w) + self.out_hw[0]) * GROUP <= WINDOW):
+            return ()
+        words = []
+        for y in range(self.out_hw[0]):
+            top = y * self.strides[0] - self.pads[0]
+            words.append(tuple((row - top) * k_w + k_w - 1 if row < rows and 0 <= row - top < k_h else None
+                               for row in range(GROUP)))
+        return tuple(words)
+
     def takes(self) -> bool:
         """Whether x86-vnni-depthwise takes the layer: a channel's taps and its words in a
         window each (`vnni_depthwise.channel_words`), the plane in either form."""

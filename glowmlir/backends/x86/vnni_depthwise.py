@@ -53,13 +53,18 @@ def signed_byte(value: int) -> int:
 
 
 class ChannelSums:
-    """One channel's sums: `vpdpbusd`s of (unsigned bytes, kernel row, quad) operands with the
-    channel's words (`channel_words`), then, for a channel whose levels less their zero point
-    leave int8, with its rest words (a loop of one trip; of none for the others)."""
+    """One channel's sums: `vpdpbusd`s of (unsigned bytes, word) operands with the channel's
+    words (`channel_words`; a kernel row's quad is word `word(ky, quad)`, `extra` words after
+    them), then, for a channel whose levels less their zero point leave int8, with its rest
+    words (a loop of one trip; of none for the others)."""
 
-    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, filter_: View, c: Index, rest_levels: bool):
-        self.b, self.rest_levels = b, rest_levels
-        self.words, self.parts_of_channel = channel_words(b, filter_, c, domain.weight_offset, rest_levels)
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, filter_: View, c: Index, rest_levels: bool,
+                 extra: tuple[tuple[int | None, ...], ...] = ()):
+        self.b, self.rest_levels, self.quads = b, rest_levels, groups(filter_.shape[3])
+        self.words, self.parts_of_channel = channel_words(b, filter_, c, domain.weight_offset, rest_levels, extra)
+
+    def word(self, ky: int, quad: int) -> int:
+        return ky * self.quads + quad
 
     def without_rest(self) -> ChannelSums:
         """The same channel's sums with part 0's words alone (for a channel that has no rest)."""
@@ -67,14 +72,14 @@ class ChannelSums:
         sums.rest_levels = False
         return sums
 
-    def part(self, total: SSAValue, operands: list[tuple[SSAValue, int, int]], part: Index) -> SSAValue:
+    def part(self, total: SSAValue, operands: list[tuple[SSAValue, int]], part: Index) -> SSAValue:
         b = self.b
-        for unsigned, ky, quad in operands:
+        for unsigned, word in operands:
             total = dot_accumulate(b, total, b.bitcast(unsigned, VECTOR),
-                                   b.splat(b.load(self.words, [part, ky, quad]), VECTOR))
+                                   b.splat(b.load(self.words, [part, word]), VECTOR))
         return total
 
-    def total(self, start: SSAValue, operands: list[tuple[SSAValue, int, int]]) -> SSAValue:
+    def total(self, start: SSAValue, operands: list[tuple[SSAValue, int]]) -> SSAValue:
         total = self.part(start, operands, 0)
         if not self.rest_levels:
             return total
@@ -83,15 +88,16 @@ class ChannelSums:
         return part.results[0]
 
 
-def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int | SSAValue,
-                  rest_levels: bool) -> tuple[View, Index]:
+def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int | SSAValue, rest_levels: bool,
+                  extra: tuple[tuple[int | None, ...], ...] = ()) -> tuple[View, Index]:
     """Channel `c`'s int8 levels ([C, 1, KH, KW], as the model holds them) less their zero
-    point as the words `vpdpbusd` takes, made in the stack once a channel: [2, KH, quads] i32,
-    a kernel row's taps four a word (zeros past KW). Part 0 holds each level less the zero point
-    saturated to int8 (`vpsubsb`), part 1 the rest (the wrapped difference less it, exact for
-    levels in [-255, 254] from the zero point: `DepthwiseGeometry` layers are selected so),
-    made only for a layer with `rest_levels`; and the parts the channel takes: 2 where some
-    rest is not 0, else 1."""
+    point as the words `vpdpbusd` takes, made in the stack once a channel: [2, 16] i32, first a
+    kernel row's taps four a word (zeros past KW), KH x quads of them, then the `extra` words
+    (each four taps by their index in the channel's KH x KW, None for a 0). Part 0 holds each
+    level less the zero point saturated to int8 (`vpsubsb`), part 1 the rest (the wrapped
+    difference less it, exact for levels in [-255, 254] from the zero point:
+    `DepthwiseGeometry` layers are selected so), made only for a layer with `rest_levels`; and
+    the parts the channel takes: 2 where some rest is not 0, else 1."""
     k_h, k_w = filter_.shape[2:]
     quads, taps = groups(k_w), k_h * k_w
     flat = filter_.reshaped((filter_.shape[0], taps), (filter_.strides[0], 1))
@@ -99,13 +105,15 @@ def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int 
     offset = b.int_value(weight_offset, BYTES) if isinstance(weight_offset, int) else \
         b.splat(b.truncate(weight_offset, i8), BYTES)
     first = b.emit(llvm.CallIntrinsicOp("llvm.ssub.sat.v64i8", [levels, offset], [BYTES]))
-    order = DenseArrayBase.from_list(i32, [ky * k_w + 4 * quad + j if 4 * quad + j < k_w else WINDOW
-                                           for ky in range(k_h) for quad in range(quads) for j in range(GROUP)]
-                                     + [WINDOW] * (WINDOW - GROUP * k_h * quads))
+    words_taps = [tuple(ky * k_w + 4 * quad + j if 4 * quad + j < k_w else None for j in range(GROUP))
+                  for ky in range(k_h) for quad in range(quads)] + list(extra)
+    assert len(words_taps) * GROUP <= WINDOW, "a channel's words fit a window"
+    order = DenseArrayBase.from_list(i32, [WINDOW if tap is None else tap for word in words_taps for tap in word]
+                                     + [WINDOW] * (WINDOW - GROUP * len(words_taps)))
     zeros = b.int_value(0, BYTES)
     words = View.contiguous(b.alloca(2 * WINDOW, i8), (2, WINDOW), element_type=i8)
     store_vector(b, b.emit(llvm.ShuffleVectorOp(first, zeros, order, BYTES)), words, [0, 0])
-    view = View(words.base, (2, k_h, quads), (WINDOW // GROUP, quads, 1), 0, i32)
+    view = View(words.base, (2, WINDOW // GROUP), (WINDOW // GROUP, 1), 0, i32)
     if not rest_levels:
         return view, 1
     rest_words = b.emit(llvm.ShuffleVectorOp(b.int_sub(b.int_sub(levels, offset), first), zeros, order, BYTES))
@@ -128,7 +136,8 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     with b.loops([n_size, channels]) as (n, c):
         start = b.splat(b.load(bias, [c]), VECTOR)
         step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
-        sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None)
+        sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None,
+                           geometry.column_words() if form is emit_short_plane else ())
 
         def channel(sums: ChannelSums) -> None:
             form(b, geometry, sums, (n, c), start, domain.input_offset, JoinedOutputs(b, step, domain.lookup_table),
@@ -206,13 +215,13 @@ def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSum
 
     def total(first: int) -> SSAValue:
         windows, padded = geometry.windows(first, min(LANES, plane - first))
-        operands = [(padding, ky, quad) for ky, quad in padded]
+        operands = [(padding, sums.word(ky, quad)) for ky, quad in padded]
         for window in windows:
             loaded = None if window.start + WINDOW <= in_plane else \
                 [window.start + k < in_plane for k in range(WINDOW)]
             unsigned = b.int_xor(load_vector(b, flat_src, [n, c, window.start], WINDOW, loaded), flip)
             operands += [(b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
-                                                      BYTES)), taps.ky, taps.quad) for taps in window.taps]
+                                                      BYTES)), sums.word(taps.ky, taps.quad)) for taps in window.taps]
         return sums.total(start, operands)
 
     for first in range(0, plane, LANES * outputs.joined):
@@ -270,26 +279,31 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
     rows in the padding in each output row's start."""
     n, c = image_channel
     (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
-    quads = sums.words.shape[2]
+    quads = sums.quads
     plane = copied_plane(b, geometry, src, n, c, input_offset)
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_h, out_w = dest.shape[2:]
     padded = [geometry.padded_rows(y) for y in range(out_h)]
-    starts = [sums.total(start, [(padding, ky, quad) for ky in padded[y] for quad in range(quads)])
+    starts = [sums.total(start, [(padding, sums.word(ky, quad)) for ky in padded[y] for quad in range(quads)])
               for y in range(out_h)]
+
+    column_words = geometry.column_words()
+    first_column_word = geometry.kernel[0] * quads
+    row_quads = quads - 1 if column_words else quads
 
     def totals(first: int) -> list[SSAValue]:
         """The sums of output rows' vectors from column `first`, row by row."""
-        permuted: dict[int, list[SSAValue]] = {}
+        windows = [load_vector(b, plane, [row, first * geometry.strides[1]], geometry.window_bytes())
+                   for row in range(plane.shape[0])]
+        permuted = [[b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)) for order in orders[:row_quads]]
+                    for window in windows]
+        column = column_operand(b, geometry, windows) if column_words else None
         row_totals = []
         for y in range(out_h):
-            operands = []
-            for ky in (ky for ky in range(geometry.kernel[0]) if ky not in padded[y]):
-                row = y * strides_y + ky * dilation_y - top
-                if row not in permuted:
-                    window = load_vector(b, plane, [row, first * geometry.strides[1]], geometry.window_bytes())
-                    permuted[row] = [b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)) for order in orders]
-                operands += [(taps, ky, quad) for quad, taps in enumerate(permuted[row])]
+            operands = [(taps, sums.word(ky, quad)) for ky in range(geometry.kernel[0]) if ky not in padded[y]
+                        for quad, taps in enumerate(permuted[y * strides_y + ky * dilation_y - top])]
+            if column is not None:
+                operands.append((column, first_column_word + y))
             row_totals.append(sums.total(starts[y], operands))
         return row_totals
 
@@ -298,6 +312,20 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
         for y in range(out_h):
             outputs.store([vector[y] for vector in group], min(out_w - first, LANES * outputs.joined), dest,
                           [n, c, y, first])
+
+
+def column_operand(b: KernelBuilder, geometry: DepthwiseGeometry, windows: list[SSAValue]) -> SSAValue:
+    """The bytes of the kernel's last column for every input row (`DepthwiseGeometry.column_words`):
+    lane l's byte t input row t's tap, the windows joined in pairs and one two-source permute
+    (`vpermt2b`) picking them."""
+    width = windows[0].type.get_shape()[0]
+    rows = windows + [b.int_value(0, windows[0].type)] * (GROUP - len(windows))
+    pairs = [b.emit(llvm.ShuffleVectorOp(low, high, DenseArrayBase.from_list(i32, list(range(2 * width))),
+                                         VectorType(i8, [2 * width]))) for low, high in (rows[:2], rows[2:])]
+    last = geometry.kernel[1] - 1
+    order = [(t // 2) * 2 * width + (t % 2) * width + geometry.tap_bytes(lane, last)
+             for lane in range(LANES) for t in range(GROUP)]
+    return b.emit(llvm.ShuffleVectorOp(pairs[0], pairs[1], DenseArrayBase.from_list(i32, order), BYTES))
 
 
 def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
@@ -313,12 +341,12 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
     assert src.strides[3] == 1 and dest.strides[3] == 1, "rows are contiguous"
     (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
     k_h = geometry.kernel[0]
-    quads = sums.words.shape[2]
+    quads = sums.quads
     plane = copied_plane(b, geometry, src, n, c, input_offset)
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_w = dest.shape[3]
     for first_row, stop_row, padded in geometry.row_classes():
-        class_start = sums.total(start, [(padding, ky, quad) for ky in padded for quad in range(quads)])
+        class_start = sums.total(start, [(padding, sums.word(ky, quad)) for ky in padded for quad in range(quads)])
         read = [ky for ky in range(k_h) if ky not in padded]
         with b.loop(first_row, stop_row) as y:
             top_row = b.sub(b.mul(y.index, strides_y), top)
@@ -328,7 +356,7 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
                 for ky in read:
                     window = load_vector(b, plane, [b.add(top_row, ky * dilation_y), first * geometry.strides[1]],
                                          geometry.window_bytes())
-                    operands += [(b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)), ky, quad)
+                    operands += [(b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)), sums.word(ky, quad))
                                  for quad, order in enumerate(orders)]
                 return sums.total(class_start, operands)
 
