@@ -598,9 +598,10 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     `vector-depthwise`: (lanes, accumulators, rows of a tile); `vector-depthwise-int8`, an int8
     depthwise convolution on the same tiles, its filter int16 less its zero point;
     `vector-planes-int8`, one of small "same"-padded planes, each plane one tile: (lanes, vectors)).
-    With `microkernel = "x86-vnni-depthwise"` an int8 depthwise convolution of a small plane runs
-    on AVX-512 VNNI and VBMI, its filter int8 words [C, parts, KH, 4 * ceil(KW / 4)] of its levels
-    less their zero point (`vnni_layout.depthwise_filter`), its bias folded for unsigned input. With
+    With `microkernel = "x86-vnni-depthwise"` an int8 depthwise convolution runs on AVX-512
+    VNNI and VBMI, its filter the int8 levels as they are (the kernel makes a channel's words;
+    `{rest_levels}`: some levels less their zero point leave int8), its bias folded for
+    unsigned input. With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one

@@ -1,5 +1,5 @@
 """The AVX-512 microkernels: "x86-vnni" (int8 convolutions and FullyConnected on `vpdpbusd`,
-`vnni_kernels`), "x86-vnni-depthwise" (depthwise convolutions of small planes, with VBMI,
+`vnni_kernels`), "x86-vnni-depthwise" (depthwise convolutions, with VBMI,
 `vnni_depthwise`), "x86-vnni-shape-parameterised" (the size-first matrix product on VNNI,
 `vnni_shape_parameterised`, its selection `shape_parameterised`), "x86-avx512" (int8 adds,
 subs, muls) and "x86-vbmi" (int8 lookup tables on `vpermi2b`); `glowll-select-x86-vnni-kernels`

@@ -122,8 +122,9 @@ def packed_input_bytes(input_shape: Sequence[int], pads: Sequence[int]) -> int:
 # ----------------------------------------------------------------------------- depthwise on byte permutes
 
 DEPTHWISE_MICROKERNEL = "x86-vnni-depthwise"
-"""A depthwise convolution of a small plane: four taps of a kernel row a `vpdpbusd`, the
-input bytes of each output's taps gathered by one byte permute (AVX-512 VBMI)."""
+"""An int8 depthwise convolution: four taps of a kernel row a `vpdpbusd`, the input bytes of
+each output's taps gathered by one byte permute (AVX-512 VBMI), in one of three forms by the
+plane (`vnni_depthwise.form_of`)."""
 REST_LEVELS = "rest_levels"
 """The x86-vnni-depthwise microkernel's parameter (a unit) for a filter some of whose levels
 less their zero point leave int8: its channels take rest words where they have some (a

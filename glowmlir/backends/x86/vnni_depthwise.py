@@ -1,31 +1,34 @@
-"""An int8 depthwise convolution of a small plane on AVX-512 VNNI and VBMI (`microkernel = "x86-vnni-depthwise"`).
+"""An int8 depthwise convolution on AVX-512 VNNI and VBMI (`microkernel = "x86-vnni-depthwise"`).
 
 `vpdpbusd` adds four products of unsigned and signed bytes into each int32 lane. Here a lane
 is one output pixel and its four bytes four taps of one kernel row: the input bytes those
 taps read, gathered by one byte permute (`vpermb` / `vpermt2b`, an LLVM shufflevector of
 compile-time indices), times the word of the channel's four weights of that row broadcast.
 A 3x3 kernel is three `vpdpbusd` for 16 outputs (the int16 kernel's nine `vpdpwssd`, nine
-sign extensions and nine loads), a 5x5 ten.
+sign extensions and nine loads), a 5x5 ten (eight in the short form, below).
 
-The plane's outputs, row-major, are cut into vectors of 16 (`vnni_layout.DepthwiseGeometry`):
-for each, the taps' input bytes are found at compile time and grouped into windows of 64
-consecutive bytes of the channel's input plane, each one load (masked past the plane's end),
-made unsigned (x ^ 0x80 = x + 128) once; the bytes of a tap in the padding (or past the
-kernel's columns) are the input zero point, unsigned: U = x_offset + 128. So
+The input is made unsigned (x ^ 0x80 = x + 128) and the bytes of a tap in the padding are the
+input zero point, unsigned: U = x_offset + 128. So
 
     sum (w - w_offset)(x - x_offset) = sum s u - U sum s,    s = w - w_offset, u = x + 128,
 
 and the bias holds `bias - U sum s` (`vnni_layout.folded_bias`), exactly, at the borders too.
-A level s in [-255, 255] that is no int8 is split into two, part 0 clamped to int8 and part
-1 the rest (`vnni_layout.depthwise_filter`): a channel with such levels takes a second
-`vpdpbusd` per word (a loop of one trip for it, of none for the others: in a layer of
-asymmetric weights the extremes lie in few channels). Sums wrap modulo 2^32 as the generic
-kernel's do; the output step is `lowering.requantization.LaneRequantization`'s, so the outputs are the int8
-reference's, bit for bit.
+The filter is the model's int8 levels as they are: a channel's words are made in the stack
+once a channel (`channel_words`). A level s in [-255, 254] that is no int8 is split into
+two, part 0 saturated to int8 and part 1 the rest: in a layer that has such levels
+(`vnni_layout.REST_LEVELS`), a channel with some takes a second `vpdpbusd` per word (in
+its own version of the channel's code where the form is straight-line). Sums wrap modulo
+2^32 as the generic kernel's do; the output step is
+`lowering.requantization.LaneRequantization`'s (its proved float form where the layer has
+one), so the outputs are the int8 reference's, bit for bit.
 
-Every vector of a plane is code of its own (its permutes are constants), the channels a loop
-over it: planes of at most `vnni_layout.MOST_DEPTHWISE_VECTORS` vectors (MobileNetV3's 8 x 8
-and 4 x 4, DS-CNN's 25 x 5).
+Three forms, by the plane (`form_of`): the per-vector form (planes of at most
+`vnni_layout.MOST_DEPTHWISE_VECTORS` vectors of 16 outputs, row-major, each code of its own,
+its taps' bytes in windows of 64 bytes of the input plane at compile-time offsets:
+MobileNetV3's 8 x 8 and 4 x 4, DS-CNN's 25 x 5); the short form (at most 4 output rows, each
+a vector wide or more: every input row's permutes made once for all the output rows that read
+it); the rows form (any other plane: a loop over output rows). The short and rows forms read a
+copy of the channel's plane in the stack with its padding written out (`copy_padded_plane`).
 """
 
 from __future__ import annotations
