@@ -82,6 +82,11 @@ class ChannelSums:
                                    b.splat(b.load(self.words, [part, word]), VECTOR))
         return total
 
+    def padded_start(self, start: SSAValue, padding: SSAValue, padded: tuple[int, ...]) -> SSAValue:
+        """`start` plus the products of the kernel rows `padded` (wholly in the padding) with the
+        zero point's bytes: the start of the output rows that have them."""
+        return self.total(start, [(padding, self.word(ky, quad)) for ky in padded for quad in range(self.quads)])
+
     def total(self, start: SSAValue, operands: list[tuple[SSAValue, int]]) -> SSAValue:
         total = self.part(start, operands, 0)
         if not self.rest_levels:
@@ -129,8 +134,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     """Per image and channel, each vector of 16 outputs: its taps' unsigned input bytes
     permuted into the accumulator (bias first) with the channel's words (`channel_words`),
     requantized (a fused table looked up by `vpermi2b`: `vnni_kernels.tables_in_registers`)
-    and stored; a plane of few vectors (`DepthwiseGeometry.fits`) in the per-vector form
-    (`emit_vectors`), a larger one in the rows form (`emit_rows`)."""
+    and stored, in the plane's form (`form_of`)."""
     tables_in_registers(b, domain, op)
     dest, src, filter_, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, channels = dest.shape[:2]
@@ -287,8 +291,7 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_h, out_w = dest.shape[2:]
     padded = [geometry.padded_rows(y) for y in range(out_h)]
-    starts = [sums.total(start, [(padding, sums.word(ky, quad)) for ky in padded[y] for quad in range(quads)])
-              for y in range(out_h)]
+    starts = [sums.padded_start(start, padding, padded[y]) for y in range(out_h)]
 
     column_words = geometry.column_words()
     first_column_word = geometry.kernel[0] * quads
@@ -349,7 +352,7 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_w = dest.shape[3]
     for first_row, stop_row, padded in geometry.row_classes():
-        class_start = sums.total(start, [(padding, sums.word(ky, quad)) for ky in padded for quad in range(quads)])
+        class_start = sums.padded_start(start, padding, padded)
         read = [ky for ky in range(k_h) if ky not in padded]
         with b.loop(first_row, stop_row) as y:
             top_row = b.sub(b.mul(y.index, strides_y), top)
