@@ -174,6 +174,13 @@ class JoinedOutputs:
         self.b, self.step, self.table = b, step, table
         self.joined = JOINED_VECTORS if table is not None else 1
 
+    def groups(self, size: int):
+        """(first output, the first outputs of its vectors, real lanes) of each group of at most
+        `joined` vectors over `size` consecutive outputs."""
+        step = LANES * self.joined
+        for first in range(0, size, step):
+            yield first, range(first, min(size, first + step), LANES), min(size - first, step)
+
     def store(self, totals: list[SSAValue], count: int, view: View, indices: list[Index]) -> None:
         """`totals`, at most `joined` vectors of the consecutive outputs from `indices` (`view`'s
         last index the first one's), `count` of their lanes real."""
@@ -231,10 +238,8 @@ def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSum
                                                       BYTES)), sums.word(taps.ky, taps.quad)) for taps in window.taps]
         return sums.total(start, operands)
 
-    for first in range(0, plane, LANES * outputs.joined):
-        group = range(first, min(plane, first + LANES * outputs.joined), LANES)
-        outputs.store([total(vector) for vector in group], min(plane - first, LANES * outputs.joined), flat_dest,
-                      [n, c, first])
+    for first, vectors, count in outputs.groups(plane):
+        outputs.store([total(vector) for vector in vectors], count, flat_dest, [n, c, first])
 
 
 def copy_padded_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, n: Index, c: Index,
@@ -313,11 +318,10 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
             row_totals.append(sums.total(starts[y], operands))
         return row_totals
 
-    for first in range(0, out_w, LANES * outputs.joined):
-        group = [totals(vector) for vector in range(first, min(out_w, first + LANES * outputs.joined), LANES)]
+    for first, vectors, count in outputs.groups(out_w):
+        group = [totals(vector) for vector in vectors]
         for y in range(out_h):
-            outputs.store([vector[y] for vector in group], min(out_w - first, LANES * outputs.joined), dest,
-                          [n, c, y, first])
+            outputs.store([vector[y] for vector in group], count, dest, [n, c, y, first])
 
 
 def column_operand(b: KernelBuilder, geometry: DepthwiseGeometry, windows: list[SSAValue]) -> SSAValue:
@@ -366,7 +370,5 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
                                  for quad, order in enumerate(orders)]
                 return sums.total(class_start, operands)
 
-            for first in range(0, out_w, LANES * outputs.joined):
-                group = range(first, min(out_w, first + LANES * outputs.joined), LANES)
-                outputs.store([total(vector) for vector in group], min(out_w - first, LANES * outputs.joined), dest,
-                              [n, c, y.index, first])
+            for first, vectors, count in outputs.groups(out_w):
+                outputs.store([total(vector) for vector in vectors], count, dest, [n, c, y.index, first])
