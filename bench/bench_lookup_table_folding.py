@@ -18,11 +18,16 @@ flash (code + weights) and RAM (inputs/outputs + activations). Accuracy:
 top-1 agreement with float of the logits (centred on their held-out mean: random weights)
 on `--held-out` inputs, and RMS error vs float, ours against onnxruntime's int8.
 
+`--model PATH`: an exported classifier instead (not committed; e.g. PP-OCR's own
+`ch_ppocr_mobile_v2.0_cls_infer.onnx` from the rapidocr-onnxruntime wheel): its input fixed
+to 1x3x48x192, each Conv named after its filter (Paddle's names say "depthwise" and "_se_"),
+calibrated and held out on uniform [-1, 1] inputs.
+
 `--board aarch64`: the board rows on AArch64 (NEON, Cortex-A53 code under qemu-aarch64),
 instructions only; with `--layers`, each convolution's instructions there too.
 
     .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards | --no-host] [--held-out N]
-        [--board NAME] [--layers]
+        [--board NAME] [--layers] [--model PATH]
 """
 
 from __future__ import annotations
@@ -147,6 +152,27 @@ def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool,
             line(cells)
 
 
+INPUT_SHAPE = (1, 3, 48, 192)
+
+
+def exported_model(path: str) -> onnx.ModelProto:
+    """An exported classifier as the bench takes it: its one input's dimensions fixed to
+    `INPUT_SHAPE`, each Conv named after its filter, and nodes after the last Softmax that only
+    pass its output on (Paddle's Identity) removed, so that `without_softmax` leaves logits."""
+    model = onnx.load(path)
+    for dimension, size in zip(model.graph.input[0].type.tensor_type.shape.dim, INPUT_SHAPE):
+        dimension.Clear()
+        dimension.dim_value = size
+    for node in model.graph.node:
+        if node.op_type == "Conv":
+            node.name = node.input[1].removesuffix("_weights")
+    softmax = next(n for n in reversed(model.graph.node) if n.op_type == "Softmax")
+    while model.graph.node[-1] is not softmax and model.graph.node[-1].op_type == "Identity":
+        model.graph.output[0].name = model.graph.node[-1].input[0]
+        model.graph.node.pop()
+    return model
+
+
 def elementwise_share(profile) -> tuple[float, float]:
     """(elementwise amount, its share of the profile's total)."""
     amount = sum(row.amount for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
@@ -165,13 +191,15 @@ def main(argv: list[str] | None = None) -> None:
                              "qemu-aarch64, instructions only)")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", help="an exported classifier of input 1x3x48x192 instead of the generated net")
     parser.add_argument("--layers", action="store_true",
                         help="also each convolution's host µs, float against int8 (issue 42: no int8 layer slower)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    samples = [{"data": rng.normal(size=(1, 3, 48, 192)).astype(np.float32)} for _ in range(20 + args.held_out)]
+    model = exported_model(args.model) if args.model else ppocr_cls_style(args.seed)
+    draw = (lambda: rng.uniform(-1, 1, INPUT_SHAPE)) if args.model else (lambda: rng.normal(size=INPUT_SHAPE))
+    samples = [{model.graph.input[0].name: draw().astype(np.float32)} for _ in range(20 + args.held_out)]
     calibration, held_out = samples[:20], samples[20:]
-    model = ppocr_cls_style(args.seed)
     rows: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as directory:
         path, logits_path = os.path.join(directory, "ppocr_cls.onnx"), os.path.join(directory, "logits.onnx")
@@ -237,7 +265,8 @@ def main(argv: list[str] | None = None) -> None:
             for name in INT8_BUILDS:
                 with passes_of(name):
                     logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))
-            outputs = {name: np.stack([b.run(s)["logits"][0] for s in held_out]) for name, b in logits.items()}
+            outputs = {name: np.stack([next(iter(b.run(s).values()))[0] for s in held_out])
+                       for name, b in logits.items()}
             ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
             session = onnxruntime.InferenceSession(ort_logits, options, providers=["CPUExecutionProvider"])
             outputs["onnxruntime int8"] = np.stack([session.run(None, s)[0][0] for s in held_out])
@@ -289,7 +318,8 @@ def main(argv: list[str] | None = None) -> None:
                                          {build: board_profiles[build] for build in LAYER_BUILDS}, args.markdown,
                                          f"{args.board} instructions")
     columns = [*builds, "onnxruntime float", "onnxruntime int8"]
-    print_columns(["PP-OCR-cls-style 1x3x48x192", *columns], [[label, *values] for label, values in rows.items()],
+    title = os.path.basename(args.model) if args.model else "PP-OCR-cls-style 1x3x48x192"
+    print_columns([title, *columns], [[label, *values] for label, values in rows.items()],
                   args.markdown)
 
 
