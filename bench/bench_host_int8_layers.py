@@ -42,6 +42,7 @@ from tests.unit.test_quantized_kernels import (  # noqa: E402
     pointwise,
     q8,
     tensor,
+    with_lookup_table,
 )
 
 LAYERS = {
@@ -54,6 +55,9 @@ LAYERS = {
     "1x1 88->16 on 3x96": pointwise(88, 16, 3, 96),
     "1x1 32->200 on 2x96": pointwise(32, 200, 2, 96),
     "1x1 200->32 on 2x96": pointwise(200, 32, 2, 96),
+    "SE 1x1 16->4 on one pixel": pointwise(16, 4, 1, 1),
+    "SE 1x1 4->16 on one pixel": pointwise(4, 16, 1, 1),
+    "SE 1x1 200->50 on one pixel": pointwise(200, 50, 1, 1),
     "depthwise 3x3 24 s(2,1) to 12x96": depthwise(24, 3, 24, 96, 2),
     "depthwise 3x3 32 on 6x96": depthwise(32, 3, 6, 96, 1),
     "depthwise 5x5 88 on 3x96": depthwise(88, 5, 3, 96, 1),
@@ -88,6 +92,29 @@ HARD_SWISH_TABLES = {
 """name: the shape of an int8 HardSwish table of the net's types (input 0.045:-60, output
 0.035:-117: a span of [-3.1, 8.4], as `glow-quantize` gives a value only tables read) on
 random levels, and of float's one `glow.hard_swish` (the net writes it as four ops)."""
+
+
+FUSED_TABLES = {
+    "depthwise 5x5 200 on 2x96, a table fused": LAYERS["depthwise 5x5 200 on 2x96"],
+    "depthwise 5x5 88 on 3x96, a table fused": LAYERS["depthwise 5x5 88 on 3x96"],
+    "depthwise 3x3 24 s(2,1) to 12x96, a table fused": LAYERS["depthwise 3x3 24 s(2,1) to 12x96"],
+}
+"""name: a layer of `LAYERS` (under a relu) with a random int8 table after it, which
+`glowll-fuse-lookup-tables` applies in the layer's output step (as the net's HardSwish
+tables), against the float layer alone (float's activation is ops of its own in the net)."""
+
+
+class FusedTableCase:
+    """A `FUSED_TABLES` layer with its table, and the float layer alone."""
+
+    def __init__(self, geometry):
+        layer = convolution_case(7, geometry, activation="relu")
+        case = with_lookup_table(layer, 971)
+        self.body, self.constants, self.inputs = case.body, case.constants, case.inputs
+        self.output, self.expected = case.output, case.expected
+        self.float_body = re.sub(r"!quant\.uniform<[^>]*>", "f32", layer.body)
+        self.float_constants = {key: value.astype(np.float32) for key, value in layer.constants.items()}
+        self.float_inputs = layer.inputs
 
 
 QUANTIZE = {"input quantize 3x48x192": (1, 3, 48, 192)}
@@ -174,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
              for name, geometry in LAYERS.items()}
     cases.update({name: lambda operands=operands: binary_case(*operands[:3], (*operands[3:], 7)[0])
                   for name, operands in ELEMENTWISE.items()})
+    cases.update({name: lambda geometry=geometry: FusedTableCase(geometry) for name, geometry in FUSED_TABLES.items()})
     cases.update({name: lambda shape=shape: TableCase(shape) for name, shape in HARD_SWISH_TABLES.items()})
     cases.update({name: lambda shape=shape: QuantizeCase(shape) for name, shape in QUANTIZE.items()})
     cases.update({name: lambda geometry=geometry: QuantizedStemCase(geometry)
@@ -187,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
         float_inputs = case.inputs
         if isinstance(case, (TableCase, QuantizeCase)):
             float32 = build(case.float_body, target=target)
-        elif isinstance(case, QuantizedStemCase):
+        elif isinstance(case, (QuantizedStemCase, FusedTableCase)):
             float32, float_inputs = build(case.float_body, case.float_constants, target=target), case.float_inputs
         else:
             float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),

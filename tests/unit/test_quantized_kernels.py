@@ -255,6 +255,20 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
 
 
 
+def with_lookup_table(case: Case, seed: int) -> Case:
+    """`case` with a random int8 table (of seed `seed`, output type 0.02:-5) looked up on its
+    saved output: the table's input is the case's output, its output "z" saved instead."""
+    save = re.search(r'  glow.save %y as "y" : (tensor<[^\n]*>)', case.body)
+    table_type = tensor((256,), q8(0.02, -5))
+    out_type = save.group(1).rsplit("x!quant", 1)[0] + "x" + q8(0.02, -5) + ">"
+    body = case.body.replace(save.group(0), f"""
+  %t = glow.constant "t" elided : {table_type}
+  %z = glow.int_lookup_table %y, %t : ({save.group(1)}, {table_type}) -> {out_type}
+  glow.save %z as "z" : {out_type}""")
+    table = np.random.default_rng(seed).integers(-128, 128, 256).astype(np.int8)
+    return Case(body, case.inputs, {**case.constants, "t": table}, "z", table[case.expected.astype(np.int64) + 128])
+
+
 def activation_cases(layers: dict, first_seed: int) -> list[Case]:
     """`convolution_case` of each named geometry in `layers` (per channel), once with a relu,
     once without an activation and once with a clip, on seeds from `first_seed`."""

@@ -27,7 +27,13 @@ from glowmlir.elf import function_ranges
 from glowmlir.target import HOST
 from glowmlir.targets import resolve_target
 from tests.unit.test_int8_depthwise import GEOMETRIES
-from tests.unit.test_quantized_kernels import Case, binary_case, build, convolution_case, q8, tensor
+from tests.unit.test_quantized_kernels import (
+    Case,
+    binary_case,
+    build,
+    convolution_case,
+    with_lookup_table,
+)
 from tests.unit.test_x86_vnni import all_match_the_reference
 
 needs_vbmi = pytest.mark.skipif(not (has_avx512_vnni(HOST) and has_avx512_vbmi(HOST)),
@@ -247,17 +253,7 @@ def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
     4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35, in each form):
     the outputs
     are the table's entries of the reference's levels, bit for bit, and the generic kernel's."""
-    case = convolution_case(970 + list(ALL).index(name), ALL[name], activation="relu")
-    save = re.search(r'  glow.save %y as "y" : (tensor<[^\n]*>)', case.body)
-    table_type = tensor((256,), q8(0.02, -5))
-    out_type = save.group(1).rsplit("x!quant", 1)[0] + "x" + q8(0.02, -5) + ">"
-    body = case.body.replace(save.group(0), f"""
-  %t = glow.constant "t" elided : {table_type}
-  %z = glow.int_lookup_table %y, %t : ({save.group(1)}, {table_type}) -> {out_type}
-  glow.save %z as "z" : {out_type}""")
-    table = np.random.default_rng(971).integers(-128, 128, 256).astype(np.int8)
-    expected = table[case.expected.astype(np.int64) + 128]
-    table_case = Case(body, case.inputs, {**case.constants, "t": table}, "z", expected)
+    table_case = with_lookup_table(convolution_case(970 + list(ALL).index(name), ALL[name], activation="relu"), 971)
     glowll, outputs = fast_and_generic(table_case)
     assert re.search(r'glowll\.convolution [^\n]* lookup %[^\n]*' + re.escape(KERNEL), glowll)
     all_match_the_reference(outputs, table_case)
