@@ -250,10 +250,13 @@ def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
 def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
     """A random int8 table after the convolution fuses into it (`glowll-fuse-lookup-tables`) and
     is looked up by `vpermi2b` on up to four vectors of consecutive outputs joined (groups of
-    4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35, in each form):
-    the outputs
-    are the table's entries of the reference's levels, bit for bit, and the generic kernel's."""
-    table_case = with_lookup_table(convolution_case(970 + list(ALL).index(name), ALL[name], activation="relu"), 971)
+    4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35, in each form;
+    four vectors by the packs and one `vpermd`, `int8_depthwise.ordered_bytes`), under a relu,
+    a clip or no activation: the outputs are the table's entries of the reference's levels,
+    bit for bit, and the generic kernel's."""
+    index = list(ALL).index(name)
+    activation = ("relu", "clip", None)[index % 3]
+    table_case = with_lookup_table(convolution_case(970 + index, ALL[name], activation=activation), 971)
     glowll, outputs = fast_and_generic(table_case)
     assert re.search(r'glowll\.convolution [^\n]* lookup %[^\n]*' + re.escape(KERNEL), glowll)
     all_match_the_reference(outputs, table_case)

@@ -739,8 +739,17 @@ def packed_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
         return b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, list(range(8 * k, 8 * k + 8))),
                                            VectorType(i32, [8])))
 
-    packed = saturated_bytes(b, [quarter(k) for k in range(4)])
-    order = [4 * run + byte for run in (0, 4, 1, 5, 2, 6, 3, 7) for byte in range(4)]
+    return ordered_bytes(b, [quarter(k) for k in range(4)])
+
+
+def ordered_bytes(b: KernelBuilder, quarters: list[SSAValue]) -> SSAValue:
+    """Four int32 vectors of 8 (AVX2) or 16 lanes (AVX-512) saturated to int8 by the packs
+    (`saturated_bytes`), then put in order, the first vector's lanes first, by one `vpermd` of
+    the 4-byte runs: three packs and a permute where narrowing each vector alone and joining
+    them takes seven shuffles."""
+    packed = saturated_bytes(b, quarters)
+    runs = quarters[0].type.get_shape()[0] // 4  # a vector's runs of 4 lanes, one a 128-bit lane
+    order = [4 * (4 * (run % runs) + run // runs) + byte for run in range(4 * runs) for byte in range(4)]
     return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
 
 
@@ -759,13 +768,21 @@ def neon_saturated_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
         for k in range(count // 8)])
 
 
+PACKS = {8: ("llvm.x86.avx2.packssdw", "llvm.x86.avx2.packsswb"),
+         16: ("llvm.x86.avx512.packssdw.512", "llvm.x86.avx512.packsswb.512")}
+"""The saturating packs of int32 to int16 and int16 to int8 by the lanes of the int32 vectors
+they take (AVX2's 8, AVX-512's 16)."""
+
+
 def saturated_bytes(b: KernelBuilder, quarters: list[SSAValue]) -> SSAValue:
-    """Four `<8 x i32>` vectors saturated to int8 by AVX2's packs, `vpackssdw` of the first
-    and second and of the third and fourth, `vpacksswb` of the two: in each 128-bit half the
-    half's four lanes of the first vector, then the second's, the third's, the fourth's."""
-    words = [b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.packssdw", quarters[k:k + 2], [VectorType(i16, [16])]))
-             for k in (0, 2)]
-    return b.emit(llvm.CallIntrinsicOp("llvm.x86.avx2.packsswb", words, [VectorType(i8, [32])]))
+    """Four int32 vectors of 8 (AVX2) or 16 (AVX-512) lanes saturated to int8 by the packs,
+    `vpackssdw` of the first and second and of the third and fourth, `vpacksswb` of the two:
+    in each 128-bit lane the lane's four lanes of the first vector, then the second's, the
+    third's, the fourth's."""
+    lanes = quarters[0].type.get_shape()[0]
+    dwords, words = PACKS[lanes]
+    halves = [b.emit(llvm.CallIntrinsicOp(dwords, quarters[k:k + 2], [VectorType(i16, [2 * lanes])])) for k in (0, 2)]
+    return b.emit(llvm.CallIntrinsicOp(words, halves, [VectorType(i8, [4 * lanes])]))
 
 
 def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:
