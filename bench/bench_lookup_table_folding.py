@@ -23,11 +23,14 @@ on `--held-out` inputs, and RMS error vs float, ours against onnxruntime's int8.
 to 1x3x48x192, each Conv named after its filter (Paddle's names say "depthwise" and "_se_"),
 calibrated and held out on uniform [-1, 1] inputs.
 
+`--mattr F` adds to the host's features for the host builds, as glow-compile's `-mattr` does
+(`--mattr=-avx512f`: AVX2 + FMA code on an AVX-512 host).
+
 `--board aarch64`: the board rows on AArch64 (NEON, Cortex-A53 code under qemu-aarch64),
 instructions only; with `--layers`, each convolution's instructions there too.
 
     .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards | --no-host] [--held-out N]
-        [--board NAME] [--layers] [--model PATH]
+        [--board NAME] [--layers] [--model PATH] [--mattr F]
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ from glowmlir.layer_profile import profile_on_board, profile_on_host  # noqa: E4
 from glowmlir.memory_report import BOARDS as MEMORY_PRESETS
 from glowmlir.memory_report import memory_report  # noqa: E402
 from glowmlir.runtime.boards import board, run_on_board, target_for  # noqa: E402
+from glowmlir.target import HOST  # noqa: E402
+from glowmlir.targets import resolve_target  # noqa: E402
 from glowmlir.transforms.fold_lookup_tables import FoldLookupTables  # noqa: E402
 from glowmlir.transforms.fuse_lookup_tables import FuseLookupTables  # noqa: E402
 from tests.support.models import ppocr_cls_style, quantized_by_onnxruntime, without_softmax  # noqa: E402
@@ -191,6 +196,8 @@ def main(argv: list[str] | None = None) -> None:
                              "qemu-aarch64, instructions only)")
     parser.add_argument("--held-out", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mattr", help="features added to the host's for the host builds, as -mattr "
+                                        "(e.g. -avx512f: AVX2 code on an AVX-512 host)")
     parser.add_argument("--model", help="an exported classifier of input 1x3x48x192 instead of the generated net")
     parser.add_argument("--layers", action="store_true",
                         help="also each convolution's host µs, float against int8 (issue 42: no int8 layer slower)")
@@ -216,10 +223,11 @@ def main(argv: list[str] | None = None) -> None:
             profiles[name] = os.path.join(directory, f"{name}.yaml")
             write_profile(profiles[name], profiler.profile)
         int8 = QuantizationOptions(profiles["softmax"])
-        builds = {"float": glowmlir.compile(path)}
+        host = resolve_target(mattr=args.mattr) if args.mattr else HOST
+        builds = {"float": glowmlir.compile(path, target=host)}
         for name in INT8_BUILDS:
             with passes_of(name):
-                builds[name] = glowmlir.compile(path, quantization=int8)
+                builds[name] = glowmlir.compile(path, quantization=int8, target=host)
         if not args.no_host:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads, options.log_severity_level = 1, 3
@@ -242,7 +250,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"{b.layout.activations_size:,})" for b in builds.values()] + ["", ""]
             shares, convolutions, layer_profiles = [], [], {}
             for name, bundle in builds.items():
-                options_of = CompileOptions(quantization=None if name == "float" else int8)
+                options_of = CompileOptions(quantization=None if name == "float" else int8, target=host)
                 with passes_of(name):
                     profile = profile_on_host(path, held_out[0], bundle.runner, options_of)
                 amount, share = elementwise_share(profile)
@@ -261,10 +269,11 @@ def main(argv: list[str] | None = None) -> None:
                     f"{times[group] / float_convolutions[group]:.2f}" for times in convolutions[1:])] + ["", ""]
 
             # accuracy of the logits
-            logits = {"float": glowmlir.compile(logits_path)}
+            logits = {"float": glowmlir.compile(logits_path, target=host)}
             for name in INT8_BUILDS:
                 with passes_of(name):
-                    logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]))
+                    logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]),
+                                                    target=host)
             outputs = {name: np.stack([next(iter(b.run(s).values()))[0] for s in held_out])
                        for name, b in logits.items()}
             ort_logits = quantized_by_onnxruntime(without_softmax(model), calibration, directory, "QDQ")
