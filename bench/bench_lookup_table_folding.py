@@ -52,8 +52,9 @@ from bench.tables import print_columns  # noqa: E402
 from glowmlir.compiler import CompileOptions, QuantizationOptions  # noqa: E402
 from glowmlir.elf import code_size  # noqa: E402
 from glowmlir.layer_profile import profile_on_board, profile_on_host  # noqa: E402
-from glowmlir.memory_report import BOARDS as MEMORY_PRESETS
+from glowmlir.memory_report import BOARDS as MEMORY_PRESETS  # noqa: E402
 from glowmlir.memory_report import memory_report  # noqa: E402
+from glowmlir.names import legalize_name  # noqa: E402
 from glowmlir.runtime.boards import board, run_on_board, target_for  # noqa: E402
 from glowmlir.target import HOST  # noqa: E402
 from glowmlir.targets import resolve_target  # noqa: E402
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> None:
                     cycles = sum(row.cycles for row in profile.rows if row.kind in ELEMENTWISE_KINDS)
                     figures["estimated cycles per inference"] = f"{round(run.cycles.estimate):,}"
                     figures["elementwise cycles (share)"] = f"{round(cycles):,} ({cycles / profile.total_cycles:.0%})"
-                difference = max(float(np.max(np.abs(run.outputs[key].reshape(value.shape) - value)))
+                difference = max(float(np.max(np.abs(run.outputs[legalize_name(key)].reshape(value.shape) - value)))
                                  for key, value in builds[name].run(held_out[0]).items())
                 figures["largest |output - the host build's|"] = f"{difference:.3g}"
                 figures["flash: code + weights (bytes)"] = \
