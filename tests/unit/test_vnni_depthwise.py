@@ -130,10 +130,12 @@ def rest_levels(case: Case) -> bool:
 
 
 @needs_vbmi
-@pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_three_rows_ppocr", "5x5_two_rows_ppocr"])
+@pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_three_rows_ppocr", "5x5_two_rows_ppocr",
+                                  "3x4_two_row_padding"])
 def test_levels_beyond_int8_take_rest_words_and_a_level_of_255_keeps_the_other_kernel(name):
     """Per tensor with a zero point, some levels less it leave int8: the filter stays as it is
-    (the kernel adds the rest words' products for those channels) and the outputs are still
+    (the kernel adds the rest words' products for those channels, the padded kernel rows' in
+    one loop for every row class of the short and rows forms) and the outputs are still
     the reference's. A filter holding 127 with zero point -128 (255 from it: the rest would be
     128) is left to the other kernels; -255 splits (-128 and -127)."""
     case = next(case for seed in range(903, 950) if (case := convolution_case(seed, ALL[name])) and rest_levels(case))

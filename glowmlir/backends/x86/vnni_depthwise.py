@@ -83,10 +83,27 @@ class ChannelSums:
                                    b.splat(b.load(self.words, [part, word]), VECTOR))
         return total
 
-    def padded_start(self, start: SSAValue, padding: SSAValue, padded: tuple[int, ...]) -> SSAValue:
-        """`start` plus the products of the kernel rows `padded` (wholly in the padding) with the
-        zero point's bytes: the start of the output rows that have them."""
-        return self.total(start, [(padding, self.word(ky, quad)) for ky in padded for quad in range(self.quads)])
+    def padded_starts(self, start: SSAValue, padding: SSAValue, classes: list[tuple[int, ...]]) -> list[SSAValue]:
+        """For each class of output rows, `start` plus the products of its kernel rows wholly in
+        the padding (`classes`: the rows of each) with the zero point's bytes: the start of the
+        output rows that have them. Each such kernel row's products are made once for every
+        class, from zero, the rows independent of one another (the rest parts one loop for
+        them all), then added to `start` by a tree: a chain of one `vpdpbusd` after the other
+        (a 5x5 on 2 x 96: 6 a class) kept every channel's outputs waiting on its latency."""
+        b = self.b
+        rows = sorted({ky for padded in classes for ky in padded})
+
+        def parts(totals: list[SSAValue], part: Index) -> list[SSAValue]:
+            return [self.part(total, [(padding, self.word(ky, quad)) for quad in range(self.quads)], part)
+                    for total, ky in zip(totals, rows)]
+
+        totals = parts([b.int_value(0, VECTOR)] * len(rows), 0)
+        if self.rest_levels and rows:
+            with b.loop(1, self.parts_of_channel, carried=totals) as part:
+                part.next(*parts(part.carried, part.index))
+            totals = part.results
+        products = dict(zip(rows, totals))
+        return [tree_sum(b, [start, *(products[ky] for ky in padded)]) for padded in classes]
 
     def total(self, start: SSAValue, operands: list[tuple[SSAValue, int]]) -> SSAValue:
         total = self.part(start, operands, 0)
@@ -95,6 +112,14 @@ class ChannelSums:
         with self.b.loop(1, self.parts_of_channel, carried=[total]) as part:
             part.next(self.part(part.carried[0], operands, part.index))
         return part.results[0]
+
+
+def tree_sum(b: KernelBuilder, values: list[SSAValue]) -> SSAValue:
+    """The sum of `values` (int32 lanes, wrapping) added in pairs, a tree of depth log2 of
+    their number."""
+    while len(values) > 1:
+        values = [b.int_add(*values[k:k + 2]) if k + 1 < len(values) else values[k] for k in range(0, len(values), 2)]
+    return values[0]
 
 
 def channel_words(b: KernelBuilder, filter_: View, c: Index, weight_offset: int | SSAValue, rest_levels: bool,
@@ -303,7 +328,7 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_h, out_w = dest.shape[2:]
     padded = [geometry.padded_rows(y) for y in range(out_h)]
-    starts = [sums.padded_start(start, padding, padded[y]) for y in range(out_h)]
+    starts = sums.padded_starts(start, padding, padded)
 
     column_words = geometry.column_words()
     first_column_word = geometry.kernel[0] * quads
@@ -362,8 +387,9 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
     plane = copied_plane(b, geometry, src, n, c, input_offset)
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_w = dest.shape[3]
-    for first_row, stop_row, padded in geometry.row_classes():
-        class_start = sums.padded_start(start, padding, padded)
+    classes = geometry.row_classes()
+    starts = sums.padded_starts(start, padding, [padded for _, _, padded in classes])
+    for (first_row, stop_row, padded), class_start in zip(classes, starts):
         read = [ky for ky in range(k_h) if ky not in padded]
         with b.loop(first_row, stop_row) as y:
             top_row = b.sub(b.mul(y.index, strides_y), top)
