@@ -99,7 +99,8 @@ FUSED_TABLES = {
     "depthwise 5x5 88 on 3x96, a table fused": LAYERS["depthwise 5x5 88 on 3x96"],
     "depthwise 3x3 24 s(2,1) to 12x96, a table fused": LAYERS["depthwise 3x3 24 s(2,1) to 12x96"],
 }
-"""name: a layer of `LAYERS` (under a relu) with a random int8 table after it, which
+"""name: a layer of `LAYERS` (no activation: the table takes every level) with a random int8
+table after it, which
 `glowll-fuse-lookup-tables` applies in the layer's output step (as the net's HardSwish
 tables), against the float layer alone (float's activation is ops of its own in the net)."""
 
@@ -108,7 +109,7 @@ class FusedTableCase:
     """A `FUSED_TABLES` layer with its table, and the float layer alone."""
 
     def __init__(self, geometry):
-        layer = convolution_case(7, geometry, activation="relu")
+        layer = convolution_case(7, geometry)
         case = with_lookup_table(layer, 971)
         self.body, self.constants, self.inputs = case.body, case.constants, case.inputs
         self.output, self.expected = case.output, case.expected
