@@ -105,6 +105,20 @@ def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[In
                                 [value, address, b.integer(1), mask], []))
 
 
+def store_first_lanes(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index], count: int) -> None:
+    """The first `count` lanes of `value` into consecutive elements of `view` from `indices`:
+    where `count` is a power of two, as a vector of their own by a plain store (an x86 masked
+    store's bytes do not forward to the loads that read them next: a one-pixel input packed
+    for x86-vnni and read back at once), else by a masked store."""
+    lanes = value.type.get_shape()[0]
+    if count == lanes or count & (count - 1):
+        store_vector(b, value, view, indices, None if count == lanes else [lane < count for lane in range(lanes)])
+        return
+    first = b.emit(llvm.ShuffleVectorOp(value, value, DenseArrayBase.from_list(i32, list(range(count))),
+                                        VectorType(value.type.element_type, [count])))
+    store_vector(b, first, view, indices)
+
+
 def store_first_lane(b: KernelBuilder, value: SSAValue, view: View, indices: list[Index]) -> None:
     """Lane 0 of an integer vector into `view[indices]` by a scalar store (the vector as one
     wide integer, truncated to its low lane), not a masked store of one lane: LLVM's x86

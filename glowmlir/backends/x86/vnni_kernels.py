@@ -86,6 +86,7 @@ from glowmlir.lowering.vector_columns import (
     lane_positions,
     load_vector,
     one_row_per_channel,
+    store_first_lanes,
     store_vector,
 )
 from glowmlir.lowering.vector_layout import channel_is_one_row, channel_pixels
@@ -172,15 +173,15 @@ def pack_pixels(b: KernelBuilder, src: View, words: View, at: list[Index], count
     channels, `at` = [n, group, y, x0] of the NCHW input `src` (the first `count` channels
     read, the others `missing`, the input zero point), into `words` [N, C / 4, rows, row]
     at the same place moved by the `pads` (top, left): a vector of each channel's levels,
-    interleaved byte by byte into one store (the pixels past `pixels` masked)."""
+    interleaved byte by byte into one store (of the first `pixels` words only:
+    `store_first_lanes`)."""
     n, group, y, x0 = at
     loaded = None if pixels == PACKED_PIXELS else [lane < pixels for lane in range(PACKED_PIXELS)]
     four = [load_vector(b, src, [n, b.add(b.mul(group, GROUP), j), y, x0], PACKED_PIXELS, loaded)
             if j < count else missing for j in range(GROUP)]
     unsigned = b.int_xor(interleave(b, interleave(b, four[0], four[1], 1), interleave(b, four[2], four[3], 1), 2),
                          b.int_value(-UNSIGNED_SHIFT, VectorType(i8, [GROUP * PACKED_PIXELS])))
-    stored = None if loaded is None else [byte < GROUP * pixels for byte in range(GROUP * PACKED_PIXELS)]
-    store_vector(b, unsigned, words, [n, group, b.add(y, pads[0]), b.add(x0, pads[1])], stored)
+    store_first_lanes(b, unsigned, words, [n, group, b.add(y, pads[0]), b.add(x0, pads[1])], GROUP * pixels)
 
 
 def kernel_columns(b: KernelBuilder, words: View, quads: int) -> View:
