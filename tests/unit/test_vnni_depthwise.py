@@ -253,7 +253,7 @@ def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
     """A random int8 table after the convolution fuses into it (`glowll-fuse-lookup-tables`) and
     is looked up by `vpermi2b` on up to four vectors of consecutive outputs joined (groups of
     4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35, in each form;
-    four vectors by the packs and one `vpermd`, `int8_depthwise.ordered_bytes`), under a relu,
+    four vectors by the packs and one `vpermd`, `saturating_packs.ordered_bytes`), under a relu,
     a clip or no activation: the outputs are the table's entries of the reference's levels,
     bit for bit, and the generic kernel's."""
     index = list(ALL).index(name)

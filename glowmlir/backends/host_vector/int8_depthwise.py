@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
 from glowmlir.dialects import glowll
-from glowmlir.lowering import vector_columns
+from glowmlir.lowering import saturating_packs, vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
@@ -739,18 +739,7 @@ def packed_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
         return b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(i32, list(range(8 * k, 8 * k + 8))),
                                            VectorType(i32, [8])))
 
-    return ordered_bytes(b, [quarter(k) for k in range(4)])
-
-
-def ordered_bytes(b: KernelBuilder, quarters: list[SSAValue]) -> SSAValue:
-    """Four int32 vectors of 8 (AVX2) or 16 lanes (AVX-512) saturated to int8 by the packs
-    (`saturated_bytes`), then put in order, the first vector's lanes first, by one `vpermd` of
-    the 4-byte runs: three packs and a permute where narrowing each vector alone and joining
-    them takes seven shuffles."""
-    packed = saturated_bytes(b, quarters)
-    runs = quarters[0].type.get_shape()[0] // 4  # a vector's runs of 4 lanes, one a 128-bit lane
-    order = [4 * (4 * (run % runs) + run // runs) + byte for run in range(4 * runs) for byte in range(4)]
-    return b.emit(llvm.ShuffleVectorOp(packed, packed, DenseArrayBase.from_list(i32, order), packed.type))
+    return saturating_packs.ordered_bytes(b, [quarter(k) for k in range(4)], AVX2_PACKS)
 
 
 def neon_saturated_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
@@ -768,21 +757,15 @@ def neon_saturated_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
         for k in range(count // 8)])
 
 
-PACKS = {8: ("llvm.x86.avx2.packssdw", "llvm.x86.avx2.packsswb"),
-         16: ("llvm.x86.avx512.packssdw.512", "llvm.x86.avx512.packsswb.512")}
-"""The saturating packs of int32 to int16 and int16 to int8 by the lanes of the int32 vectors
-they take (AVX2's 8, AVX-512's 16)."""
+AVX2_PACKS = ("llvm.x86.avx2.packssdw", "llvm.x86.avx2.packsswb")
+"""AVX2's saturating packs (`saturating_packs.Packs`)."""
 
 
 def saturated_bytes(b: KernelBuilder, quarters: list[SSAValue]) -> SSAValue:
-    """Four int32 vectors of 8 (AVX2) or 16 (AVX-512) lanes saturated to int8 by the packs,
-    `vpackssdw` of the first and second and of the third and fourth, `vpacksswb` of the two:
-    in each 128-bit lane the lane's four lanes of the first vector, then the second's, the
+    """Four `<8 x i32>` vectors saturated to int8 by AVX2's packs (`saturating_packs`): in
+    each 128-bit half the half's four lanes of the first vector, then the second's, the
     third's, the fourth's."""
-    lanes = quarters[0].type.get_shape()[0]
-    dwords, words = PACKS[lanes]
-    halves = [b.emit(llvm.CallIntrinsicOp(dwords, quarters[k:k + 2], [VectorType(i16, [2 * lanes])])) for k in (0, 2)]
-    return b.emit(llvm.CallIntrinsicOp(words, halves, [VectorType(i8, [4 * lanes])]))
+    return saturating_packs.saturated_bytes(b, quarters, AVX2_PACKS)
 
 
 def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:

@@ -39,7 +39,6 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.int8_depthwise import ordered_bytes
 from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
 from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, tables_in_registers
 from glowmlir.dialects import glowll
@@ -47,6 +46,7 @@ from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.saturating_packs import ordered_bytes
 from glowmlir.lowering.vector_columns import load_vector, store_vector
 
 BYTES = VectorType(i8, [WINDOW])
@@ -186,6 +186,9 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
             channel(sums)
 
 
+AVX512_PACKS = ("llvm.x86.avx512.packssdw.512", "llvm.x86.avx512.packsswb.512")
+"""AVX-512's saturating packs (`saturating_packs.Packs`)."""
+
 JOINED_VECTORS = 4
 """Vectors of 16 consecutive outputs a fused table looks up at once: 64 levels, two `vpermi2b`
 and a blend for the four (`vnni_kernels.PermutedTable`), not for each."""
@@ -195,7 +198,7 @@ class JoinedOutputs:
     """A channel's output step: each vector's total requantized and narrowed to int8 levels;
     where a table is fused, up to `JOINED_VECTORS` vectors of consecutive outputs joined,
     looked up at once and stored as one. Four vectors are narrowed together by the packs and
-    one `vpermd` (`int8_depthwise.ordered_bytes`: 4 shuffles, where four `vpmovsdb` and three
+    one `vpermd` (`saturating_packs.ordered_bytes`: 4 shuffles, where four `vpmovsdb` and three
     inserts are 7; 5x5 of 200 channels on 2 x 96 with a table 3% faster); without a table
     each vector is stored as it is done (joined, they waited for each other: 0-3% slower)."""
 
@@ -215,7 +218,7 @@ class JoinedOutputs:
         last index the first one's), `count` of their lanes real."""
         b, storage = self.b, view.element_type
         if len(totals) == JOINED_VECTORS:  # three packs and a permute, not four narrows and three joins
-            levels = [self.step.bounded(ordered_bytes(b, [self.step.level(total) for total in totals]))]
+            levels = [self.step.bounded(ordered_bytes(b, [self.step.level(total) for total in totals], AVX512_PACKS))]
         else:
             levels = [self.step.narrowed(self.step.level(total), storage) for total in totals]
         while len(levels) > 1:  # halves joined into vectors twice as wide, an odd one with zeros
