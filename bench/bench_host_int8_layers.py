@@ -100,9 +100,9 @@ FUSED_TABLES = {
     "depthwise 3x3 24 s(2,1) to 12x96, a table fused": LAYERS["depthwise 3x3 24 s(2,1) to 12x96"],
 }
 """name: a layer of `LAYERS` (no activation: the table takes every level) with a random int8
-table after it, which
-`glowll-fuse-lookup-tables` applies in the layer's output step (as the net's HardSwish
-tables), against the float layer alone (float's activation is ops of its own in the net)."""
+table after it, which `glowll-fuse-lookup-tables` applies in the layer's output step (as the
+net's HardSwish tables), against the float layer alone (float's activation is ops of its own
+in the net)."""
 
 
 class FusedTableCase:
