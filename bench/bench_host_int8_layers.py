@@ -12,10 +12,14 @@ quantize folded into the stem) against the float stem.
 taking turns (on a loaded machine only the ratios of one run compare); the kernel each
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
 
-    .venv/bin/python bench/bench_host_int8_layers.py [--markdown] [--rounds N] [--runs N] [--mattr F] [NAME ...]
+    .venv/bin/python bench/bench_host_int8_layers.py [--markdown] [--rounds N] [--runs N] [--mattr F]
+        [--board aarch64] [NAME ...]
 
 `--mattr` adds to the host's features as glow-compile's `-mattr` does: `--mattr=-avx512f` builds
 both sides for AVX2 + FMA on an AVX-512 host (its AVX-512 and VNNI kernels off).
+`--board B` builds both sides for an emulated board instead (`aarch64`: Cortex-A53 code under
+qemu-aarch64) and counts the instructions of one call (`run_on_board`), the int8 outputs
+checked there; beside them each build's code and constants, B (`flash_of`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from bench.tables import print_columns  # noqa: E402
+from glowmlir.elf import code_size  # noqa: E402
+from glowmlir.runtime.boards import run_on_board, target_for  # noqa: E402
 from glowmlir.targets import resolve_target  # noqa: E402
 from tests.support.int8_reference import quantize  # noqa: E402
 from tests.unit.test_fold_input_quantize import quantized_input_case  # noqa: E402
@@ -187,6 +193,11 @@ def microkernel(bundle) -> str:
     return found.group(1) if found else "generic"
 
 
+def flash_of(bundle) -> str:
+    """The bundle's code and constants, B, as "code + constants"."""
+    return f"{code_size(bundle.object_code):,} + {bundle.layout.constant_size:,}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="layers whose name contains one of these (default: all)")
@@ -194,8 +205,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--mattr", help="features added to the host's, as -mattr (e.g. -avx512f: AVX2 code)")
+    parser.add_argument("--board", help="an emulated board to count instructions on (e.g. aarch64)")
     args = parser.parse_args(argv)
-    target = resolve_target(mattr=args.mattr) if args.mattr else None
+    target = target_for(args.board) if args.board else resolve_target(mattr=args.mattr) if args.mattr else None
     rows = []
     cases = {name: lambda geometry=geometry, activation=None if "no activation" in name else "relu":
              convolution_case(7, geometry, per_channel=False, activation=activation)
@@ -212,7 +224,11 @@ def main(argv: list[str] | None = None) -> None:
             continue
         case = make_case()
         int8 = build(case.body, dict(case.constants), target=target)
-        np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
+        if args.board:
+            counted = run_on_board(int8, args.board, case.inputs, count_instructions=True)
+            np.testing.assert_array_equal(counted.outputs[case.output].reshape(case.expected.shape), case.expected)
+        else:
+            np.testing.assert_array_equal(int8.run(case.inputs)[case.output], case.expected)
         float_inputs = case.inputs
         if isinstance(case, (TableCase, QuantizeCase)):
             float32 = build(case.float_body, target=target)
@@ -221,13 +237,25 @@ def main(argv: list[str] | None = None) -> None:
         else:
             float32 = build(re.sub(r"!quant\.uniform<[^>]*>", "f32", case.body),
                             {key: value.astype(np.float32) for key, value in case.constants.items()}, target=target)
-        float32.run({key: value.astype(np.float32) for key, value in float_inputs.items()})
+        float_inputs = {key: value.astype(np.float32) for key, value in float_inputs.items()}
+        if args.board:
+            instructions = {"int8": counted.instructions,
+                            "float": run_on_board(float32, args.board, float_inputs, count_instructions=True).instructions}
+            rows.append([name, f"{instructions['float']:,}", f"{instructions['int8']:,}",
+                         f"{instructions['int8'] / instructions['float']:.2f}", flash_of(float32), flash_of(int8),
+                         microkernel(int8)])
+            continue
+        float32.run(float_inputs)
         best = {"int8": float("inf"), "float": float("inf")}
         for _ in range(args.rounds):
             for label, bundle in (("int8", int8), ("float", float32)):
                 best[label] = min(best[label], min(bundle.runner.time_calls(args.runs)) / 1000)
         rows.append([name, f"{best['float']:.2f}", f"{best['int8']:.2f}", f"{best['int8'] / best['float']:.2f}",
                      microkernel(float32), microkernel(int8)])
+    if args.board:
+        print_columns(["layer", "float instructions", "int8 instructions", "int8 / float", "float code + constants, B",
+                       "int8 code + constants, B", "int8 kernel"], rows, args.markdown)
+        return
     print_columns(["layer", "float µs", "int8 µs", "int8 / float", "float kernel", "int8 kernel"], rows, args.markdown)
 
 

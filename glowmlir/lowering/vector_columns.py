@@ -91,6 +91,11 @@ def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[In
     """A vector into consecutive elements of `view` from `indices`; with `stored`, only those
     lanes (a predicated store; an `<N x i1>` value: chosen at run time)."""
     address = b.element(view, indices)
+    if stored is None and value.type.get_shape()[0] * value.type.element_type.bitwidth in (16, 32) \
+            and isinstance(value.type.element_type, IntegerType):
+        word = b.bitcast(value, IntegerType(value.type.get_shape()[0] * value.type.element_type.bitwidth))
+        b.emit(llvm.StoreOp(word, address, alignment=1))
+        return
     if stored is None:
         # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
         address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))

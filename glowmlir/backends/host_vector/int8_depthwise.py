@@ -61,12 +61,16 @@ PAIR_PRODUCTS = "products"
 they are not `vpmaddwd` (`pair_sums`): "neon" on AArch64 (`split_products`)."""
 NEON_PAIR_LANES = (4,)
 """The int32 lanes a NEON pair product takes: one Q register."""
+NEON_BYTES = "neon-bytes"
+"""The `PAIR_PRODUCTS` of a NEON 1x1 on int8 products (`int8_byte_products`)."""
+NEON_BYTE_LANES = (8,)
+"""The pixels of a `NEON_BYTES` tile's vector: 16 bytes of pairs, two registers of sums."""
 
 
 def pair_lanes(products: str) -> tuple[int, ...]:
     """The int32 lanes of a vector whose pair products `products` make (`pair_sums`,
-    `split_products`)."""
-    return NEON_PAIR_LANES if products == "neon" else tuple(PMADDWD)
+    `split_products`, `int8_byte_products`)."""
+    return {"neon": NEON_PAIR_LANES, NEON_BYTES: NEON_BYTE_LANES}.get(products, tuple(PMADDWD))
 
 
 def pair_sums(b: KernelBuilder, pixels: SSAValue, word: SSAValue) -> SSAValue:
@@ -108,6 +112,8 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         vector of twice the lanes, a pair's two products one in each, added once, as the
         output step reads them (`joined`)."""
         self.sums = VectorType(i32, [2 * self.lanes]) if self.split else self.vector
+        self.neon = self.products in ("neon", NEON_BYTES)
+        """NEON's saturating narrows (`neon_saturated_bytes`), not AVX2's packs."""
 
     def joined(self, total: SSAValue) -> SSAValue:
         """Split sums (one or several vectors of them one after the other) as one sum a
@@ -155,11 +161,11 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         them on AVX2's 8 lanes (`packed_bytes`), 8, 16 or 32 on NEON (`self.split`: `sqxtn`,
         `neon_saturated_bytes`)."""
         count = levels.type.get_shape()[0]
-        return storage == i8 and (count % 8 == 0 if self.split else count == JOINED_LEVELS and self.lanes == 8)
+        return storage == i8 and (count % 8 == 0 if self.neon else count == JOINED_LEVELS and self.lanes == 8)
 
     def packed(self, levels: SSAValue) -> SSAValue:
         """`levels` (`packs_bytes`) saturated to int8, in order."""
-        return neon_saturated_bytes(self.b, levels) if self.split else packed_bytes(self.b, levels)
+        return neon_saturated_bytes(self.b, levels) if self.neon else packed_bytes(self.b, levels)
 
     step_offsets: View | None = None
     """A `bias_in_step` layer's bias operand: each channel's single of its fused step (set by

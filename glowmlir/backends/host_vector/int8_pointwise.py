@@ -31,7 +31,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.int8_depthwise import PairColumns
+from glowmlir.backends.host_vector.int8_byte_products import BytePairColumns, PreparedBytes, prepared_bytes
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PairColumns, products_of
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -203,7 +204,8 @@ def pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     vector_columns.row_vectors(b, width, lanes, vectors, (0, width), tile)
 
 
-def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_block: Index, block: int) -> View | None:
+def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_block: Index, block: int,
+                    lanes: int | None = None) -> View | None:
     """The block's filter words (`pair_words`) each broadcast over a vector, in a stack array
     [pairs, block, lanes] filled once a block of channels, so that every tile's `vpmaddwd`
     reads its word's vector as its memory operand (a load, not a broadcast: on AVX2 a
@@ -214,17 +216,96 @@ def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_bloc
     slower: 22.2 -> 23.0 µs on Zen 3). On NEON (split sums) for every tile: a broadcast
     load (`ld1r`) has no offset and took an address computation each, and it filled half a
     register, the high products an `ext` more (32 -> 200 on 2x96: 655,599 -> 512,918
-    instructions under qemu-aarch64, code 2,232 -> 2,328 B)."""
-    pairs, lanes = packed.shape[1], columns.lanes
+    instructions under qemu-aarch64, code 2,232 -> 2,328 B). `lanes`: the vector's int32 lanes
+    (default the tile's)."""
+    pairs, lanes = packed.shape[1], lanes or columns.lanes
     if pairs * block * lanes * 4 > BROADCAST_WORDS_BYTES:
         return None
     base = b.alloca(pairs * block * lanes, i32, alignment=32)
     blocks = packed.reshaped((packed.shape[0], pairs * block), (packed.strides[0], packed.strides[4]))
     assert packed.strides[1] == block * packed.strides[4], "a block's words lie one after the other"
     with b.loop(0, pairs * block) as word:  # one loop over the block's words: no copy of it per channel
-        vector_columns.store_vector(b, b.splat(b.load(blocks, [o_block, word.index]), columns.vector),
+        vector_columns.store_vector(b, b.splat(b.load(blocks, [o_block, word.index]), VectorType(i32, [lanes])),
                                     View.contiguous(base, (pairs * block, lanes), element_type=i32), [word.index, 0])
     return View.contiguous(base, (pairs, block, lanes), element_type=i32)
+
+
+def byte_pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp,
+                        src: View | PreparedBytes, packed: View, bias: View, n: Index, channels: list[Index], y: Index,
+                        outputs: list[Row], width: int, accumulators: None = None,
+                        residual: View | None = None) -> None:
+    """`pointwise_rows` on int8 products (`int8_byte_products`): the pixels [0, width) of the
+    output channels `channels` (one block) into `outputs`, in tiles of vectors of
+    `int8_depthwise.NEON_BYTE_LANES` pixels, the input channels four at a time (a last two or
+    one after them), their pairs loaded as they lie where `src` is the run's `PreparedBytes`,
+    interleaved here otherwise."""
+    columns = BytePairColumns(b, domain, op)
+    lanes, block = columns.lanes, len(channels)
+    in_c = op.filter_shape.get_values()[1]
+    o_block = b.div(channels[0], block) if block > 1 else channels[0]
+    vectors = tile_vectors(block, columns.accumulators)
+    fused = op.bias_in_step is not None
+    if fused:
+        columns.step_offsets = bias
+    words = broadcast_words(b, columns, packed, o_block, block, columns.word_lanes)
+    prepared = isinstance(src, PreparedBytes)
+    summed = columns.weight_offset != 0 and not prepared  # the column sums made here
+    column_vector = VectorType(i16, [lanes])
+
+    def tile(x0: Index, vectors: int, edge: bool = False) -> None:
+        counts = [min(lanes, width - x0 - v * lanes) if edge else lanes for v in range(vectors)]
+        stored = [None if count == lanes else [lane < count for lane in range(lanes)] for count in counts]
+
+        def word(pair: Index, j: int) -> SSAValue:
+            if words is None:
+                return columns.word(packed, [o_block, pair, 0, 0, j])
+            return b.bitcast(vector_columns.load_vector(b, words, [pair, j, 0], columns.word_lanes),
+                             VectorType(i8, [4 * columns.word_lanes]))
+
+        def pairs_of(pair: Index, channel: Index, v: int, second: bool) -> SSAValue:
+            if prepared:
+                return vector_columns.load_vector(b, src.pairs, [pair, b.mul(b.add(x0, v * lanes), 2)], 2 * lanes)
+            return columns.pair(src, n, channel, b.add(x0, v * lanes), stored[v], second)
+
+        def step(carried: list[SSAValue], first_channel: Index, channels_here: int) -> list[SSAValue]:
+            """The products of `channels_here` (1 to 4) input channels from `first_channel`."""
+            sums, column = carried[:vectors * block], carried[vectors * block:]
+            pairs = [(b.add(b.div(first_channel, 2), p), channels_here - 2 * p > 1)
+                     for p in range(-(-channels_here // 2))]
+            inputs = [[pairs_of(pair, b.add(first_channel, 2 * p), v, second)
+                       for p, (pair, second) in enumerate(pairs)] for v in range(vectors)]
+            if summed:
+                for v in range(vectors):
+                    for pixels in inputs[v]:
+                        column[v] = columns.column_sums(column[v], pixels)
+            for j in range(block):
+                pair_words = [word(pair, j) for pair, _ in pairs]
+                for v in range(vectors):
+                    sums[v * block + j] = columns.byte_products(sums[v * block + j], list(zip(inputs[v], pair_words)),
+                                                                prepared)
+            return [*sums, *column]
+
+        starts = [columns.zero_sums()] * (vectors * block) if fused \
+            else vector_columns.tile_starts(columns, bias, channels, vectors, None)
+        starts += [b.int_value(0, column_vector)] * (vectors if summed else 0)
+        with b.loop(0, in_c // 4, carried=starts) as c:
+            c.next(*step(list(c.carried), b.mul(c.index, 4), 4))
+        carried = step(list(c.results), in_c // 4 * 4, in_c % 4) if in_c % 4 else list(c.results)
+        sums = carried[:vectors * block]
+        for v in range(vectors):  # less z_w x each pixel's column sum
+            if prepared and src.less is not None:
+                less = vector_columns.load_vector(b, src.less, [b.add(x0, v * lanes)], lanes)
+            elif summed:
+                less = b.int_mul(b.emit(llvm.SExtOp(carried[vectors * block + v], columns.vector)),
+                                 b.int_value(-columns.weight_offset, columns.vector))
+            else:
+                continue
+            for j in range(block):
+                sums[v * block + j] = b.int_add(sums[v * block + j], less)
+        vector_columns.store_tile(b, columns, channels, sums,
+                                  lambda v, j: (outputs[j].view, outputs[j].at(b.add(x0, v * lanes))), stored)
+
+    vector_columns.row_vectors(b, width, lanes, vectors, (0, width), tile)
 
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
@@ -232,6 +313,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     packed = view(op.filter)
     block = packed.shape[4]
     lanes, accumulators = op.vector_tile.get_values()[:2]
+    if products_of(op) == NEON_BYTES:
+        prepared = functools.partial(prepared_bytes, b, domain, op) if packed.shape[0] >= WIDENED_BLOCKS else None
+        vector_columns.one_row_per_channel(b, domain, op, view, byte_pointwise_rows, block,
+                                           tile_vectors(block, accumulators) * lanes, prepared_input=prepared)
+        return
     widened = functools.partial(widened_pairs, b, domain, op) if packed.shape[0] >= WIDENED_BLOCKS else None
     vector_columns.one_row_per_channel(b, domain, op, view, pointwise_rows, block,
                                        tile_vectors(block, accumulators) * lanes, prepared_input=widened)

@@ -22,7 +22,8 @@ from xdsl.dialects.builtin import StringAttr, UnitAttr, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.int8_columns import tap_pair_words
-from glowmlir.backends.host_vector.int8_depthwise import PAIR_PRODUCTS, pair_lanes
+from glowmlir.backends.host_vector.int8_byte_products import MOST_SUMMED_CHANNELS, byte_pair_words, byte_products_fit
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTE_LANES, NEON_BYTES, PAIR_PRODUCTS, pair_lanes
 from glowmlir.backends.host_vector.int8_im2col import im2col_filter, takes_im2col
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
@@ -67,16 +68,38 @@ class PackInt8Pointwise(RewritePattern):
         if not takes_pair_lanes(self.products, lanes, height * width):
             return
         filter_type = op.filter.type.element_type
-        centred = centred_rows(array_from_dense(weight.value), filter_type)
+        levels = array_from_dense(weight.value).reshape(shape[:2])
+        centred = centred_rows(levels, filter_type)
         mark_narrow_requantization(op, centred)
         mark_float_step(op, centred, self.tile.fused_multiply_add)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
         if self.tile.fused_multiply_add:
             fuse_bias_into_step(op, centred, rewriter)
+        if takes_byte_products(op, self.products, levels, height * width):
+            lanes = NEON_BYTE_LANES[0]
+            block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes),
+                                                 self.tile.accumulators)
+            repack(op, byte_pair_words(levels, block), "bytes", stored_as(filter_type, i32),
+                   layout.INT8_POINTWISE, (lanes, accumulators), rewriter, NEON_BYTES)
+            return
         block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes), self.tile.accumulators)
         repack(op, pair_words(doubled_if_narrow(op, centred), block), "pairs",
                stored_as(filter_type, i32, centred=True), layout.INT8_POINTWISE, (lanes, accumulators), rewriter,
                self.products)
+
+
+def takes_byte_products(op: glowll.ConvolutionOp, products: str, levels: np.ndarray, pixels: int) -> bool:
+    """Whether a 1x1 that takes NEON's int16 pair products ("neon") takes its int8 ones
+    (`int8_byte_products`) instead: its input zero point folded into the bias, its filter's
+    levels as they are exact in the int16 lanes (`byte_products_fit`), per-channel weights
+    symmetric or at most `MOST_SUMMED_CHANNELS` input channels (the column sums that take the
+    weights' zero point), and a plane of at least one vector of 8 pixels."""
+    filter_type = op.filter.type.element_type
+    offset = 0 if filter_type.per_channel else filter_type.offset
+    return (products == "neon" and op.folded_input_offset is not None and pixels >= NEON_BYTE_LANES[0]
+            and (offset == 0 or levels.shape[1] <= MOST_SUMMED_CHANNELS)
+            and not (filter_type.per_channel and any(filter_type.offset_array()))
+            and byte_products_fit(levels))
 
 
 def takes_pair_lanes(products: str, lanes: int, row: int) -> bool:
