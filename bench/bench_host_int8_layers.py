@@ -239,8 +239,8 @@ def main(argv: list[str] | None = None) -> None:
                             {key: value.astype(np.float32) for key, value in case.constants.items()}, target=target)
         float_inputs = {key: value.astype(np.float32) for key, value in float_inputs.items()}
         if args.board:
-            instructions = {"int8": counted.instructions,
-                            "float": run_on_board(float32, args.board, float_inputs, count_instructions=True).instructions}
+            float_run = run_on_board(float32, args.board, float_inputs, count_instructions=True)
+            instructions = {"int8": counted.instructions, "float": float_run.instructions}
             rows.append([name, f"{instructions['float']:,}", f"{instructions['int8']:,}",
                          f"{instructions['int8'] / instructions['float']:.2f}", flash_of(float32), flash_of(int8),
                          microkernel(int8)])

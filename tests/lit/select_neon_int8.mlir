@@ -5,9 +5,13 @@
 // `smlal` and `smlal2` into split sums, two registers a sum (`products=neon`,
 // `int8_depthwise.split_products`), so the int8 convolutions take the host's int8 tiles
 // there too, on half the tile's accumulators (8 of 16), their microkernel carrying
-// `{products = "neon"}`: the 1x1s vector-pointwise-int8 (packed, folded and doubled as on
-// AVX2: tests/lit/select_int8_pointwise.mlir; the 32 -> 20 in tiles of 4 channels x 2
-// vectors, `pointwise_tile` of 8 accumulators: words [5, 16, 1, 1, 4]), the
+// `{products = "neon"}`: the 1x1s vector-pointwise-int8, on int8 products (`{products =
+// "neon-bytes"}`, `int8_byte_products`: tiles of 8 pixels, the levels as they are, each word
+// a pair of bytes twice, the weight zero point kept in the type: 2 -> 3's word (1, 2, 1, 2)
+// = 33620481; the 32 -> 20 in tiles of 4 channels x 2 vectors, `pointwise_tile` of 8
+// accumulators: words [5, 16, 1, 1, 4]), and where two weights of -128 share an int16 lane
+// (w5's channels 0 and 2) on the int16 pairs (packed, folded and doubled as on AVX2:
+// tests/lit/select_int8_pointwise.mlir), the
 // 3x3 of 3 channels (few taps) vector-im2col-int8, the depthwise 3x3 vector-depthwise-int8 on
 // the tiles (without masked loads no vector-planes-int8: 5 rows of one vector of 4 lanes,
 // vector_tile = (4, 5, 5)), and the 3x3 of 8 channels vector-columns-int8 (its words
@@ -41,17 +45,23 @@ glowll.function @net {
   %w4 = glowll.weight "w4" {value = dense<1> : tensor<4x8x3x3xi8>} : memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
   %b4 = glowll.weight "b4" {value = dense<0> : tensor<4xi32>} : memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
   glowll.convolution %y4, %x4, %w4, %b4 {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x4x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x8x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>, memref<4x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %w5 = glowll.weight "w5" {value = dense<[[[[-128]], [[2]], [[-128]]], [[[-1]], [[0]], [[1]]]]> : tensor<2x3x1x1xi8>} : memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %y5 = glowll.placeholder output "y5" : memref<1x2x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.convolution %y5, %x, %w5, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x1x1x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
 }
 
-// CHECK:      glowll.convolution %y, %x, {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 4, 8>}
+// CHECK:      %[[W:.*]] = glowll.weight "w_bytes" {value = dense<{{\[\[\[\[\[}}33620481, 16711935]]], {{\[\[\[}}196611, 65537]]]]]> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:-1>>
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon-bytes"}>, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 8>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_im2col" elided : memref<1x14x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8", {products = "neon"}>, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 8>}
-// CHECK:      %[[W3:.*]] = glowll.weight "w3_pairs" elided : memref<5x16x1x1x4x!quant.uniform<i32:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon"}>, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 4, 8>}
+// CHECK:      %[[W3:.*]] = glowll.weight "w3_bytes" elided : memref<5x16x1x1x4x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y3, %x3, %[[W3]], {{.*}}microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon-bytes"}>, filter_shape = array<i64: 20, 32, 1, 1>, vector_tile = array<i64: 8, 8>}
 // CHECK:      %[[WD:.*]] = glowll.weight "wd_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %yd, %xd, %[[WD]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
 // CHECK:      %[[W4:.*]] = glowll.weight "w4_columns" elided : memref<1x8x3x2x4x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y4, %x4, %[[W4]], %b4 {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8", {products = "neon"}>, filter_shape = array<i64: 4, 8, 3, 3>, vector_tile = array<i64: 4, 8>}
+// CHECK:      %[[W5:.*]] = glowll.weight "w5_pairs" {{.*}} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %y5, %x, %[[W5]], {{.*}}doubled_accumulators, microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 4, 8>}
 
 // NONE-NOT:  microkernel
 

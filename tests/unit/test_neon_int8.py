@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
+from glowmlir.backends.host_vector.int8_byte_products import byte_pair_words, byte_products_fit
 from glowmlir.backends.host_vector.int8_im2col import takes_im2col
 from tests.unit import test_int8_depthwise, test_int8_im2col, test_int8_pointwise
 from tests.unit.test_code_size import run_cases
@@ -57,6 +59,88 @@ def test_neon_int8_tiles_match_the_int8_reference(group, per_channel):
              for k, geometry in enumerate(layers)]
     bundle = run_cases(cases, BOARD)
     convolutions = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
-    taken = [re.search(r'microkernel = #glowll\.microkernel<"([a-z0-9-]+)", \{products = "neon"\}>', line)
-             for line in convolutions]  # the layers in the net's order
-    assert [kernel and kernel.group(1) for kernel in taken] == [kernel_of(geometry) for geometry in layers]
+    taken = [kernel_and_products(line) for line in convolutions]  # the layers in the net's order
+    assert [kernel and kernel[0] for kernel in taken] == [kernel_of(geometry) for geometry in layers]
+    if group == "pointwise":  # random levels: every 1x1 of a vector of 8 pixels or more on int8 products
+        assert [kernel and kernel[1] for kernel in taken] == [
+            kernel and ("neon-bytes" if geometry[0][2] * geometry[0][3] >= 8 else "neon")
+            for kernel, geometry in zip(taken, layers)]
+
+
+def kernel_and_products(line: str) -> tuple[str, str] | None:
+    """A convolution's microkernel and its NEON products ("neon", "neon-bytes"), or None."""
+    found = re.search(r'microkernel = #glowll\.microkernel<"([a-z0-9-]+)", \{products = "(neon(?:-bytes)?)"\}>', line)
+    return found and found.groups()
+
+
+def test_byte_products_fit_where_every_pair_of_products_stays_in_int16():
+    """`byte_products_fit` against every corner of the lanes' inputs: an int16 lane sums
+    x[c] w[c] + x[c + 2] w[c + 2] of levels in [-128, 127], extreme at x = -128 or 127."""
+    rng = np.random.default_rng(5)
+    corners = np.array([(a, b) for a in (-128, 127) for b in (-128, 127)])
+    for _ in range(300):
+        levels = rng.integers(-128, 128, (3, int(rng.integers(1, 11))))
+        levels[rng.random(levels.shape) < 0.3] = -128
+        padded = np.zeros((3, -(-levels.shape[1] // 4) * 4), np.int64)
+        padded[:, :levels.shape[1]] = levels
+        lanes = padded.reshape(3, -1, 2, 2).transpose(0, 1, 3, 2).reshape(-1, 2)  # (w[c], w[c + 2]) of each lane
+        sums = lanes @ corners.T
+        assert byte_products_fit(levels) == bool(sums.max() <= 32767 and sums.min() >= -32768)
+
+
+def test_byte_pair_words_hold_each_pair_in_every_half_word():
+    levels = np.array([[1, -2, -128, 127, 7], [-1, 0, 3, 4, -5]])
+    words = byte_pair_words(levels, 2)
+    assert words.shape == (1, 3, 1, 1, 2) and words.dtype == np.int32
+    as_bytes = words[0, :, 0, 0, :].T.copy().view(np.int8).reshape(2, 3, 4)
+    np.testing.assert_array_equal(as_bytes[:, :, :2], as_bytes[:, :, 2:])
+    np.testing.assert_array_equal(as_bytes[:, :, 0], levels[:, 0::2])
+    np.testing.assert_array_equal(as_bytes[:, :2, 1], levels[:, 1::2])
+    np.testing.assert_array_equal(as_bytes[:, 2, 1], [0, 0])
+
+
+def at_the_int16_bound(x, w, w_offsets):
+    """Every int16 lane at its largest sum: w[c] = -128, w[c + 2] = -127, x = -128 in the even
+    pixels (32,640), w[c + 1] = 127, w[c + 3] = 127, x = 127 in the odd ones."""
+    w[:, 0::4], w[:, 2::4], w[:, 1::4], w[:, 3::4] = -128, -127, 127, 127
+    x[..., 0::2], x[..., 1::2] = -128, 127
+
+
+def a_pair_of_lowest_weights(x, w, w_offsets):
+    """One lane of output channel 0 two weights of -128 (x[c] w[c] + x[c + 2] w[c + 2] would
+    reach 32,768 at x = -128)."""
+    w[0, 0], w[0, 2] = -128, -128
+    x[:, 0:3:2] = -128
+
+
+BYTE_LAYERS = {
+    # name: (input shape, output channels, per channel, edit, the products taken)
+    "at_the_int16_bound_13_to_10_on_3x11": ((1, 13, 3, 11), 10, False, at_the_int16_bound, "neon-bytes"),
+    "at_the_int16_bound_per_channel": ((1, 8, 2, 12), 16, True, at_the_int16_bound, "neon-bytes"),
+    "a_pair_of_lowest_weights": ((1, 12, 2, 9), 16, False, a_pair_of_lowest_weights, "neon"),
+    "300_channels_and_a_weight_zero_point": ((1, 300, 1, 9), 8, False, None, "neon"),
+    "300_channels_per_channel": ((1, 300, 1, 9), 8, True, None, "neon-bytes"),
+    "255_to_8_one_block_a_zero_point": ((1, 255, 2, 10), 8, False, None, "neon-bytes"),
+    "odd_25_to_24_prepared_runs_a_zero_point": ((2, 25, 3, 7), 24, False, None, "neon-bytes"),
+}
+"""1x1s at the int8 products' limits (`int8_byte_products`): the largest int16 lanes (even and
+odd pixels, an odd channel count, a partial vector), a filter with a lane that could leave
+int16 and more channels than the column sums take (both on the int16 products), per-channel
+weights (no column sums), 255 channels with a weight zero point (the column sums' largest
+count on one block, summed in the tiles), and several blocks of a prepared input (the column
+sums made once a run; two images)."""
+
+
+def test_int8_products_match_the_int8_reference_at_their_limits():
+    cases = [convolution_case(2400 + k, (shape, (out_c, shape[1], 1, 1), *test_int8_pointwise.ONE_BY_ONE),
+                              per_channel, ACTIVATIONS[k % 3], suffix=f"_{k}", edit=edit)
+             for k, (shape, out_c, per_channel, edit, _) in enumerate(BYTE_LAYERS.values())]
+    bundle = run_cases(cases, BOARD)
+    convolutions = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    assert [kernel_and_products(line) for line in convolutions] == [
+        ("vector-pointwise-int8", layer[4]) for layer in BYTE_LAYERS.values()]
+    filters = [line.split(" : ")[-1].split("memref<")[3] for line in convolutions]  # each packed filter's type
+    offsets = [re.search(r"uniform<i32:f32, [^:>]*:(-?\d+)>", f) for f in filters]  # per tensor: its zero point
+    bytes_layers = [layer[4] == "neon-bytes" for layer in BYTE_LAYERS.values()]
+    assert [bool(found) and int(found.group(1)) != 0 for found, on_bytes in zip(offsets, bytes_layers) if on_bytes] \
+        == [not layer[2] for layer in BYTE_LAYERS.values() if layer[4] == "neon-bytes"]  # levels as they are

@@ -189,7 +189,7 @@ def depthwise(channels: int, kernel: int, height: int, width: int, row_stride: i
 def convolution_case(seed: int, geometry, per_channel: bool = False, activation: str | None = None,
                      pool: dict | None = None, suffix: str = "", bias_kind: str = "int32",
                      output_scale: float | None = None, input_offset: int | None = None,
-                     dead_channels: tuple[int, ...] = ()) -> Case:
+                     dead_channels: tuple[int, ...] = (), edit=None) -> Case:
     """A random int8 convolution (values named x, w, b, y + `suffix`) and its reference output.
     `bias_kind`: "int32" (in accumulator units: input scale x weight scale), "int8" (per
     tensor: an Int8 bias of its own scale and zero point, as Glow's rule keeps it with
@@ -201,7 +201,9 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
     channel 0's outputs saturate and the output scale is the other channels'. `output_scale`:
     the output scale in accumulator units (per tensor), not one that spreads the outputs;
     `input_offset`: the input zero point, not a random one; `dead_channels`: output channels of
-    weights all at their zero point (one level for every input, `fold_constant_channels`)."""
+    weights all at their zero point (one level for every input, `fold_constant_channels`);
+    `edit(x_levels, w_levels, w_offsets)`: changes the random levels in place before the
+    reference is computed (chosen extremes)."""
     x_shape, w_shape, strides, pads, dilations, group = geometry
     rng = np.random.default_rng(seed)
     out_c = w_shape[0]
@@ -236,6 +238,8 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
         x_type = (x_type[0], abs(x_type[1]) + 1)
         x_levels = rng.integers(x_type[1], 128, x_shape).astype(np.int8)
         w_levels[0], bias[0] = 127, -(2**31 - 1)
+    if edit is not None:
+        edit(x_levels, w_levels, w_offsets)
     acc = ref.conv2d_accumulators(x_levels, w_levels, bias, x_type[1], w_offsets, strides, pads, dilations, group)
     reals = acc * bias_scales[None, :, None, None].astype(np.float64)
     if bias_kind in ("large", "lowest"):

@@ -21,8 +21,8 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr, UnitAttr, i32
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.int8_columns import tap_pair_words
 from glowmlir.backends.host_vector.int8_byte_products import MOST_SUMMED_CHANNELS, byte_pair_words, byte_products_fit
+from glowmlir.backends.host_vector.int8_columns import tap_pair_words
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTE_LANES, NEON_BYTES, PAIR_PRODUCTS, pair_lanes
 from glowmlir.backends.host_vector.int8_im2col import im2col_filter, takes_im2col
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
