@@ -7,7 +7,9 @@ constraint; `WidenedRows` takes AVX2's 8 lanes only), the 1x1s (`vector-pointwis
 x86 kernels' test geometries, random levels and weights (with and without a zero point), per
 tensor and per channel, relu and clip: every layer must take its kernel with the NEON
 products and give, bit for bit, the independent int8 reference's outputs
-(tests/support/int8_reference.py). Each group is one net, built and run once."""
+(tests/support/int8_reference.py). Each group is one net, built and run once. The 1x1s of
+8 pixels or more take int8 products (`{products = "neon-bytes"}`, `int8_byte_products`),
+also tested at their limits (`BYTE_LAYERS`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ by `float_kernels`; int8 depthwise ones on int32 lanes ("vector-depthwise-int8",
 "vector-planes-int8", `int8_depthwise`); int8 ungrouped ones, two int16 products a lane
 ("vector-pointwise-int8" for 1x1s, `int8_pointwise`; "vector-im2col-int8" for few taps, a stem,
 `int8_im2col`; "vector-columns-int8", `int8_columns`; on NEON with the parameter
-`products = "neon"`, `int8_depthwise.split_products`);
+`products = "neon"`, `int8_depthwise.split_products`, or for 1x1s `products = "neon-bytes"`,
+eight int8 products an instruction, `int8_byte_products`);
 int8 Add, Sub and Mul on int32 lanes ("vector-elementwise-int8", `lowering.vector_elementwise`);
 int8 lookup tables on byte shuffles ("vector-lookup-int8", `table_lookup`); float to int8
 quantizes 32 levels a step ("vector-quantize-int8", `quantize`).

@@ -10,7 +10,10 @@ as int32 words of two input channels (`int8_pointwise.pair_words`) in blocks of
 `pointwise_tile` output channels, `vector_tile = array<i64: lanes, accumulators>`
 (the lanes that take the fewest vectors for the plane's pixels, `layout.row_lanes`; the
 accumulators a tile keeps, `pointwise_tile`), and
-`filter_shape` its OIHW shape.
+`filter_shape` its OIHW shape. On NEON (`products = "neon"`) a layer whose levels keep the
+int8 products exact (`takes_byte_products`) takes them instead: its filter the levels as they
+are, a pair of bytes twice a word (`int8_byte_products.byte_pair_words`), on tiles of 8 pixels,
+`{products = "neon-bytes"}`.
 """
 
 from __future__ import annotations

@@ -42,8 +42,11 @@ tiles without masked loads (an edge vector's masked loads lane by lane; no
 vector-planes-int8): a pair product is `smlal` and `smlal2` into split sums
 (`int8_depthwise.split_products`, two registers a sum, so the tiles take half the
 accumulators), their microkernel `#glowll.microkernel<"vector-pointwise-int8", {products =
-"neon"}>`; a row narrower than a vector (a squeeze-excitation 1x1 on one pixel) keeps the
-generic kernel there (`select_int8_pointwise.takes_pair_lanes`).
+"neon"}>`; a 1x1 of a plane of 8 pixels or more whose levels keep every int16 lane exact
+takes int8 products instead, eight an instruction (`{products = "neon-bytes"}`,
+`int8_byte_products`, `select_int8_pointwise.takes_byte_products`); a row narrower than a
+vector (a squeeze-excitation 1x1 on one pixel) keeps the generic kernel there
+(`select_int8_pointwise.takes_pair_lanes`).
 """
 
 from __future__ import annotations
